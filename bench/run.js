@@ -1,0 +1,44 @@
+// npm run bench [-- --runs N] [-- --source DIR]
+// Measures the whole build of the Spider4SPARQL dev set (or another source), stage by stage:
+// median of N runs, each in a fresh process, and the peak resident memory of each run.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const source = opt('--source', path.resolve(here, '../../shared/spider4sparql'));
+const runs = Number(opt('--runs', '5'));
+if (!fs.existsSync(path.join(source, 'dev.json')) && !fs.existsSync(path.join(source, 'questions.json'))) {
+  console.error(`bench: no benchmark source at ${source} (pass --source DIR)`);
+  process.exit(2);
+}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const results = [];
+for (let i = 0; i < runs; i++) {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-'));
+  const json = execFileSync(process.execPath, [path.join(here, 'build-once.js'), source, path.join(out, 'shards')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  fs.rmSync(out, { recursive: true, force: true });
+  results.push(JSON.parse(json));
+  process.stderr.write(`run ${i + 1}/${runs}: ${(results[i].totalMs / 1000).toFixed(2)} s\n`);
+}
+const r0 = results[0];
+console.log(`fkgqa partition on ${source}: ${r0.graphs} graphs, ${r0.triples} triples; median of ${runs} runs (${os.cpus().length} cores, node ${process.version})`);
+console.log(`  whole build      ${(median(results.map((r) => r.totalMs)) / 1000).toFixed(2)} s`);
+for (const k of Object.keys(r0.stages)) {
+  console.log(`  ${k.padEnd(16)} ${(median(results.map((r) => r.stages[k])) / 1000).toFixed(2)} s`);
+}
+console.log(`  peak RSS         ${(Math.max(...results.map((r) => r.maxRssBytes)) / 1048576).toFixed(0)} MiB (max over runs)`);

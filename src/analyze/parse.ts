@@ -1,0 +1,70 @@
+import sparqljs from 'sparqljs';
+
+/**
+ * Reverses the PN_LOCAL_ESC escapes that sparqljs 3.7.4 leaves in IRIs built from prefixed names
+ * (`:singer\#name` → `http://valuenet/ontop/singer#name`; pitfall B1, RubenVerborgh/SPARQL.js#168).
+ * An IRIREF cannot contain a backslash, so every `\x` with x one of `_~.-!$&'()*+,;=/?#@%` in an
+ * IRI value can only come from such an escape.
+ */
+export function unescapeLocalName(iri: string): string {
+  return iri.indexOf('\\') < 0 ? iri : iri.replace(/\\([_~.\-!$&'()*+,;=/?#@%])/g, '$1');
+}
+
+/** Walks any sparqljs AST value and fixes every NamedNode's IRI in place (see unescapeLocalName). */
+function fixIris(node: unknown, seen = new Set<unknown>()): void {
+  if (node === null || typeof node !== 'object' || seen.has(node)) return;
+  seen.add(node);
+  if (Array.isArray(node)) {
+    for (const x of node) fixIris(x, seen);
+    return;
+  }
+  const o = node as Record<string, unknown>;
+  if (o.termType === 'NamedNode' && typeof o.value === 'string') {
+    o.value = unescapeLocalName(o.value);
+    return;
+  }
+  for (const key of Object.keys(o)) fixIris(o[key], seen);
+}
+
+/** A gold query parsed with sparqljs, IRIs fixed. */
+export interface ParsedQuery {
+  ast: sparqljs.SparqlQuery;
+  /**
+   * The query regenerated from the fixed AST with full IRIs and no prefix declarations: what fkgqa
+   * hands to engines and endpoints (never the raw text, pitfall B1).
+   */
+  normalized: string;
+}
+
+/** Result of parsing: the parsed query, or the parser's message. */
+export type ParseOutcome = { ok: true; query: ParsedQuery } | { ok: false; error: string };
+
+/**
+ * Parses a SPARQL query with `defaultPrefix` bound to `:` unless the query declares `:` itself.
+ * Updates are refused (a gold query must be a query).
+ * @param text the query text as in the benchmark
+ * @param defaultPrefix IRI of the undeclared `:` prefix (Spider4SPARQL: `http://valuenet/ontop/`)
+ * @returns `{ok:false, error}` with sparqljs's message when the text does not parse
+ */
+export function parseQuery(text: string, defaultPrefix: string): ParseOutcome {
+  let ast: sparqljs.SparqlQuery;
+  try {
+    ast = new sparqljs.Parser({ prefixes: { '': defaultPrefix } }).parse(text);
+  } catch (e) {
+    return { ok: false, error: ((e as Error).message ?? String(e)).split('\n')[0] };
+  }
+  if (ast.type !== 'query') return { ok: false, error: 'not a query (SPARQL Update is not a gold query)' };
+  fixIris(ast);
+  const generated = { ...ast, prefixes: {} } as sparqljs.SparqlQuery;
+  const normalized = new sparqljs.Generator({ allPrefixes: false }).stringify(generated);
+  return { ok: true, query: { ast, normalized } };
+}
+
+/**
+ * The gold query text with its default prefix declared, so that it runs on any SPARQL 1.1 engine
+ * (the benchmark file stores this form). A query that already declares `:` is returned unchanged.
+ */
+export function withPrefixDeclared(text: string, defaultPrefix: string): string {
+  if (/^\s*PREFIX\s+:/im.test(text)) return text;
+  return `PREFIX : <${defaultPrefix}>\n${text}`;
+}

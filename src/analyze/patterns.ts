@@ -1,0 +1,87 @@
+import type * as RDF from '@rdfjs/types';
+import type sparqljs from 'sparqljs';
+
+/** A term of a triple pattern, as sparqljs gives it: an IRI, a variable, a literal or a blank node. */
+export type PatternTerm = RDF.NamedNode | RDF.Variable | RDF.Literal | RDF.BlankNode;
+
+/**
+ * A triple pattern of a query. When the predicate is a property path, `predicate` is undefined and
+ * `pathIris` lists the IRIs the path mentions (sorted, distinct).
+ */
+export interface TriplePattern {
+  subject: PatternTerm;
+  predicate?: RDF.NamedNode | RDF.Variable;
+  pathIris?: string[];
+  object: PatternTerm;
+}
+
+/** A compact, unambiguous text form of a pattern term (`<iri>`, `?var`, `_:b`, or N-Triples literal). */
+export function termKey(t: PatternTerm | RDF.Term): string {
+  switch (t.termType) {
+    case 'NamedNode':
+      return `<${t.value}>`;
+    case 'Variable':
+      return `?${t.value}`;
+    case 'BlankNode':
+      return `_:${t.value}`;
+    case 'Literal': {
+      const lit = t as RDF.Literal;
+      const v = JSON.stringify(lit.value);
+      if (lit.language) return `${v}@${lit.language}`;
+      return lit.datatype && lit.datatype.value !== 'http://www.w3.org/2001/XMLSchema#string' ? `${v}^^<${lit.datatype.value}>` : v;
+    }
+    default:
+      return `${t.termType}:${(t as RDF.Term).value}`;
+  }
+}
+
+/** The text form of a triple pattern, used to deduplicate patterns and in reports. */
+export function patternKey(tp: TriplePattern): string {
+  const p = tp.predicate ? termKey(tp.predicate) : `path(${(tp.pathIris ?? []).map((i) => `<${i}>`).join(' ')})`;
+  return `${termKey(tp.subject)} ${p} ${termKey(tp.object)}`;
+}
+
+function pathIris(path: unknown, out: Set<string>): void {
+  if (!path || typeof path !== 'object') return;
+  const p = path as { termType?: string; value?: string; items?: unknown[] };
+  if (p.termType === 'NamedNode' && p.value) out.add(p.value);
+  for (const item of p.items ?? []) pathIris(item, out);
+}
+
+/**
+ * T(q): every triple pattern anywhere in the query — the outer pattern, subqueries, OPTIONAL,
+ * UNION, MINUS, GRAPH, SERVICE, and EXISTS / NOT EXISTS inside FILTER, BIND, HAVING, ORDER BY or
+ * the projection — deduplicated by text form, in order of first appearance (section 4.1 of the
+ * FKGQA paper calls this the BGP of q).
+ */
+export function triplePatterns(ast: sparqljs.SparqlQuery): TriplePattern[] {
+  const out = new Map<string, TriplePattern>();
+  const visit = (node: unknown): void => {
+    if (node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const x of node) visit(x);
+      return;
+    }
+    const o = node as Record<string, unknown>;
+    if (o.type === 'bgp' && Array.isArray(o.triples)) {
+      for (const t of o.triples as sparqljs.Triple[]) {
+        const pred = t.predicate as { termType?: string; type?: string };
+        const tp: TriplePattern = { subject: t.subject as PatternTerm, object: t.object as PatternTerm };
+        if (pred.termType === 'NamedNode' || pred.termType === 'Variable') {
+          tp.predicate = t.predicate as RDF.NamedNode | RDF.Variable;
+        } else {
+          const iris = new Set<string>();
+          pathIris(pred, iris);
+          tp.pathIris = [...iris].sort();
+        }
+        const key = patternKey(tp);
+        if (!out.has(key)) out.set(key, tp);
+      }
+      return;
+    }
+    if ('termType' in o) return; // a term, nothing below it
+    for (const key of Object.keys(o)) visit(o[key]);
+  };
+  visit(ast);
+  return [...out.values()];
+}

@@ -1,0 +1,34 @@
+/**
+ * Errors fkgqa raises for bad input. Every message names the file (and line, query or option)
+ * and what is wrong, so the CLI can print it as is and exit non-zero.
+ */
+
+/** Where in the input an error was found. All fields are optional; `file` is a path as given. */
+export interface InputLocation {
+  file?: string;
+  line?: number;
+  /** Identifier of a gold query, e.g. `concert_singer#q3`. */
+  query?: string;
+}
+
+/**
+ * Bad input: a file that does not parse, a question naming a missing graph, an option out of range.
+ * The CLI prints `message` and exits with code 2.
+ */
+export class InputError extends Error {
+  readonly location: InputLocation;
+  constructor(message: string, location: InputLocation = {}) {
+    const where = [location.file, location.line !== undefined ? `line ${location.line}` : undefined, location.query]
+      .filter((x) => x !== undefined)
+      .join(', ');
+    super(where ? `${where}: ${message}` : message);
+    this.name = 'InputError';
+    this.location = location;
+  }
+}
+
+/** Extracts the line number from a parser message such as n3's "Unexpected "x" on line 2." */
+export function lineFromParserMessage(message: string): number | undefined {
+  const m = /\bline (\d+)/i.exec(message);
+  return m ? Number(m[1]) : undefined;
+}

@@ -1,0 +1,58 @@
+import type { ShardLayout } from '../plan/layout.js';
+import type { DataProfile } from './profile.js';
+
+/**
+ * Decides the shard (slot index into `layout.slots`) of every triple, with this precedence
+ * (README, "Design decisions"):
+ * 1. a predicate with a predicate shard: the triple goes there, whatever its subject;
+ * 2. a subject that is an instance of a horizontal class: the bucket of its group given by the
+ *    subject hash (the first such class in IRI order, if the subject has several);
+ * 3. a subject that is an instance of a class with a class shard: that shard (first in IRI order);
+ * 4. otherwise the base shard (slot 0).
+ */
+export class ShardAssigner {
+  private readonly slotIndex: Map<string, number>;
+  private readonly predicateSlot = new Map<string, number>();
+  /** Per class set id: base slot of the set's placement, and whether it is bucketed. */
+  private readonly setSlot: Int32Array;
+  private readonly setBucketed: Uint8Array;
+
+  constructor(
+    readonly layout: ShardLayout,
+    readonly profile: DataProfile,
+  ) {
+    this.slotIndex = new Map(layout.slots.map((s, i) => [s, i]));
+    for (const [p, k] of layout.predicateShard) this.predicateSlot.set(p, this.slotIndex.get(`predicate-${k}`)!);
+    const sets = profile.classSets;
+    this.setSlot = new Int32Array(sets.length);
+    this.setBucketed = new Uint8Array(sets.length);
+    sets.forEach((classes, id) => {
+      const h = classes.find((c) => layout.horizontalGroup.has(c));
+      if (h !== undefined) {
+        this.setSlot[id] = this.slotIndex.get(`bucket-${layout.horizontalGroup.get(h)}-0`)!;
+        this.setBucketed[id] = 1;
+        return;
+      }
+      const c = classes.find((x) => layout.classShard.has(x));
+      this.setSlot[id] = c !== undefined ? this.slotIndex.get(`class-${layout.classShard.get(c)}`)! : 0;
+    });
+  }
+
+  /** The slot of the triple (subject IRI, predicate IRI). */
+  slotOf(subject: string, predicate: string): number {
+    return this.predicateSlotOf(predicate) ?? this.subjectSlotAt(this.profile.subjectIndex.get(subject));
+  }
+
+  /** The predicate shard's slot of a predicate (rule 1 of the precedence), if it has one. */
+  predicateSlotOf(predicate: string): number | undefined {
+    return this.predicateSlot.get(predicate);
+  }
+
+  /** The slot a subject's triples go to by rules 2–4, given its number in the profile. */
+  subjectSlotAt(subjectNumber: number | undefined): number {
+    if (subjectNumber === undefined) return 0;
+    const set = this.profile.subjectClassSet[subjectNumber];
+    const slot = this.setSlot[set];
+    return this.setBucketed[set] ? slot + this.profile.subjectBucket[subjectNumber] : slot;
+  }
+}

@@ -1,0 +1,185 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { Writer } from 'n3';
+import { FingerprintSet } from '../common/fingerprints.js';
+import { getHasher, SetChecksum, type Hasher } from '../common/hash.js';
+import { RDF_TYPE } from '../common/vocab.js';
+import { scanTriples, type ByteProgress, type TripleFile } from '../load/triples.js';
+import type { DataFacts } from '../plan/rules.js';
+
+/** Options of the first pass that the bucket spread depends on. */
+export interface BucketOptions {
+  /** Buckets per horizontal group (≥ 2). */
+  buckets: number;
+  /** Seed of the xxh64 subject hash. */
+  seed: number;
+}
+
+/**
+ * What the first pass over a graph's data learns (section 4.1: "types first, then assignment"):
+ * the classes of every subject, counts per predicate and class, and the input's size and checksum.
+ * Memory grows with the number of distinct subjects (the subject map), not with the triples.
+ */
+export interface DataProfile extends DataFacts {
+  file: string;
+  /** sha256 of the file's bytes (hex). */
+  sha256: string;
+  /** Distinct triples. */
+  triples: number;
+  /** Repeated triples in the input (dropped: a graph is a set). */
+  duplicates: number;
+  /** SetChecksum digest of the distinct triples' N-Triples lines. */
+  checksum: string;
+  /** Distinct subjects, and those without an rdf:type triple. */
+  subjects: number;
+  untypedSubjects: number;
+  /** Triples whose subject is an instance of the class. */
+  classTriples: Map<string, number>;
+  /** Subject IRI → subject number (index into the arrays below). */
+  subjectIndex: Map<string, number>;
+  /** Subject number → class set id (0: untyped). */
+  subjectClassSet: Int32Array;
+  /** Subject number → bucket of its subject hash (xxh64(IRI, seed) mod buckets). */
+  subjectBucket: Uint16Array;
+  /** Class set id → sorted class IRIs (id 0 is the empty set). */
+  classSets: string[][];
+  buckets: number;
+  seed: number;
+}
+
+/** The N-Triples line of a triple (without newline), as n3 writes it: the canonical form fkgqa hashes and writes. */
+export function createLineWriter(): (t: { subject: any; predicate: any; object: any }) => string {
+  const writer = new Writer({ format: 'N-Triples' });
+  return (t) => writer.quadToString(t.subject, t.predicate, t.object).slice(0, -1);
+}
+
+/** xxh64 fingerprint halves of a line, for FingerprintSet, and the full hash for SetChecksum. */
+export function fingerprint(hasher: Hasher, line: string): { hi: number; lo: number; h: bigint } {
+  const h = hasher.h64(line);
+  return { hi: Number(h >> 32n), lo: Number(h & 0xffffffffn), h };
+}
+
+/** The bucket of a subject: xxh64 of its IRI (UTF-8) with the seed, modulo the bucket count. */
+export function bucketOf(hasher: Hasher, subject: string, seed: number, buckets: number): number {
+  return Number(hasher.h64(subject, BigInt(seed)) % BigInt(buckets));
+}
+
+/**
+ * First pass over a graph's data: types, counts, checksum.
+ * @throws InputError for a syntax error (file and line) or a missing file
+ */
+export async function profileData(src: TripleFile, opts: BucketOptions, onProgress?: ByteProgress): Promise<DataProfile> {
+  const hasher = await getHasher();
+  const sha = crypto.createHash('sha256');
+  const stream = fs.createReadStream(src.file);
+  const shaDone = new Promise<void>((resolve, reject) => {
+    stream.on('data', (c) => sha.update(c));
+    stream.on('end', () => resolve());
+    stream.on('error', reject);
+  });
+  const line = createLineWriter();
+  const seen = new FingerprintSet();
+  const checksum = new SetChecksum(hasher);
+  let duplicates = 0;
+
+  const subjectIndex = new Map<string, number>();
+  let subjectClassSet = new Int32Array(1024);
+  let subjectTriples = new Int32Array(1024);
+  const classSets: string[][] = [[]];
+  const setIds = new Map<string, number>([['', 0]]);
+  const transitions = new Map<string, number>();
+  const predicateTriples = new Map<string, number>();
+
+  const withClass = (set: number, cls: string): number => {
+    const key = `${set} ${cls}`;
+    let next = transitions.get(key);
+    if (next === undefined) {
+      const classes = classSets[set].includes(cls) ? classSets[set] : [...classSets[set], cls].sort();
+      const id = classes.join('\n');
+      next = setIds.get(id);
+      if (next === undefined) {
+        next = classSets.length;
+        classSets.push(classes);
+        setIds.set(id, next);
+      }
+      transitions.set(key, next);
+    }
+    return next;
+  };
+
+  await scanTriples(
+    src,
+    (t) => {
+      const l = line(t);
+      const f = fingerprint(hasher, l);
+      if (!seen.add(f.hi, f.lo)) {
+        duplicates++;
+        return;
+      }
+      checksum.addHash(f.h);
+      const p = t.predicate.value;
+      predicateTriples.set(p, (predicateTriples.get(p) ?? 0) + 1);
+      const s = t.subject.value;
+      let i = subjectIndex.get(s);
+      if (i === undefined) {
+        i = subjectIndex.size;
+        subjectIndex.set(s, i);
+        if (i >= subjectClassSet.length) {
+          const grow = (a: Int32Array) => {
+            const b = new Int32Array(a.length * 2);
+            b.set(a);
+            return b;
+          };
+          subjectClassSet = grow(subjectClassSet);
+          subjectTriples = grow(subjectTriples);
+        }
+      }
+      subjectTriples[i]++;
+      if (p === RDF_TYPE && t.object.termType === 'NamedNode') subjectClassSet[i] = withClass(subjectClassSet[i], t.object.value);
+    },
+    onProgress,
+  );
+  await shaDone;
+
+  const n = subjectIndex.size;
+  const subjectBucket = new Uint16Array(n);
+  const classInstances = new Map<string, number>();
+  const classTriples = new Map<string, number>();
+  const bucketSets = new Map<string, Set<number>>();
+  let untypedSubjects = 0;
+  for (const [s, i] of subjectIndex) {
+    const set = subjectClassSet[i];
+    if (set === 0) {
+      untypedSubjects++;
+      continue;
+    }
+    const b = bucketOf(hasher, s, opts.seed, opts.buckets);
+    subjectBucket[i] = b;
+    for (const c of classSets[set]) {
+      classInstances.set(c, (classInstances.get(c) ?? 0) + 1);
+      classTriples.set(c, (classTriples.get(c) ?? 0) + subjectTriples[i]);
+      let bs = bucketSets.get(c);
+      if (!bs) bucketSets.set(c, (bs = new Set()));
+      bs.add(b);
+    }
+  }
+  return {
+    file: src.file,
+    sha256: sha.digest('hex'),
+    triples: checksum.count,
+    duplicates,
+    checksum: checksum.digest,
+    subjects: n,
+    untypedSubjects,
+    predicateTriples,
+    classInstances,
+    classTriples,
+    classBucketSpread: new Map([...bucketSets].map(([c, s]) => [c, s.size])),
+    subjectIndex,
+    subjectClassSet: subjectClassSet.subarray(0, n),
+    subjectBucket,
+    classSets,
+    buckets: opts.buckets,
+    seed: opts.seed,
+  };
+}

@@ -1,0 +1,529 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { analyzeQueries, type QueryAnalysis, type ShardingKind, type UnparsableQuery } from './analyze/analyze.js';
+import { PatternMatcher } from './analyze/match.js';
+import { withPrefixDeclared } from './analyze/parse.js';
+import { InputError } from './common/errors.js';
+import { getHasher } from './common/hash.js';
+import { StagedOutput, writeJson } from './common/output.js';
+import { SPIDER_DEFAULT_PREFIX } from './common/vocab.js';
+import { EMPTY_ONTOLOGY, readOntology } from './load/ontology.js';
+import { distinctQueries, readQuestions, type GoldQuery, type Question } from './load/questions.js';
+import { openSource, type GraphSource } from './load/source.js';
+import { ShardAssigner } from './materialize/assign.js';
+import { profileData } from './materialize/profile.js';
+import { checkCompleteness, checkFederation, checkRules, type CompletenessCheck, type FederationCheck, type RuleCheck } from './materialize/verify.js';
+import { materializeGraph } from './materialize/write.js';
+import { selectRules } from './plan/cover.js';
+import { planLayout, type ShardLayout } from './plan/layout.js';
+import { candidateRules, type DroppedRule, type ShardingRule } from './plan/rules.js';
+import { SOLVER, type SolverStatistics } from './plan/solver.js';
+import { codeDigest, TOOL } from './version.js';
+
+/** Options of `fkgqa partition` (defaults in DEFAULT_PARTITION_OPTIONS). */
+export interface PartitionOptions {
+  /** Benchmark source directory (Spider4SPARQL layout). */
+  source: string;
+  /** Output directory; replaced only when the whole build succeeds. */
+  out: string;
+  /** Questions file, if not the source's `dev.json` / `questions.json` / `dev.csv` / `questions.csv`. */
+  questions?: string;
+  /** Build only these graphs (default: every graph the questions name). */
+  kgs?: string[];
+  /** Buckets per horizontal group, 2–1024. Default 2. */
+  buckets: number;
+  /** Seed of the subject hash (xxh64) and of the shard numbering, a non-negative integer. Default 0. */
+  seed: number;
+  /** IRI of the undeclared `:` prefix of the gold queries. Default `http://valuenet/ontop/`. */
+  defaultPrefix: string;
+  /** Time limit of each ASP solve in ms. Default 60 000. */
+  solverTimeoutMs: number;
+  /** Receives progress lines (the CLI prints them on stderr). */
+  progress?: (line: string) => void;
+}
+
+export const DEFAULT_PARTITION_OPTIONS = {
+  buckets: 2,
+  seed: 0,
+  defaultPrefix: SPIDER_DEFAULT_PREFIX,
+  solverTimeoutMs: 60_000,
+} as const;
+
+/** One query's entry in a graph manifest. */
+export interface ManifestQuery {
+  id: string;
+  /** Indices of the questions asking it. */
+  questions: number[];
+  status: 'covered' | 'uncoverable' | 'unparsable';
+  reason?: string;
+  /** |P(q)|, |C(q)|, |S(q)| and the applicable kinds (absent for unparsable queries). */
+  predicates?: number;
+  classes?: number;
+  subjectVariables?: number;
+  applicable?: ShardingKind[];
+  /** Ids of the chosen rules that cover it. */
+  rules?: string[];
+  /** Implied fan-out f(Q) and the shards it counts (covered queries). */
+  fanOut?: number;
+  shards?: string[];
+}
+
+/** One shard in a graph manifest. */
+export interface ManifestShard {
+  /** `shard<N>`: the public name; it says nothing about the rule that made the shard. */
+  name: string;
+  /** Endpoint name the published SPARQL-MCP server expects: `<kg>-shard<N>`. */
+  endpoint: string;
+  /** File name inside the graph folder: `shard<N>.nt`. */
+  file: string;
+  triples: number;
+  bytes: number;
+  sha256: string;
+  checksum: string;
+  /** What the shard holds (kept in the manifest only): its slot, rules and predicates or classes. */
+  role: { slot: string; rules: string[]; predicates?: string[]; classes?: string[]; bucket?: number };
+}
+
+/** The manifest of one graph: `<out>/<kg>/manifest.json`. Byte-identical for the same input and options. */
+export interface GraphManifest {
+  tool: { name: string; version: string; solver: string };
+  graph: string;
+  options: { buckets: number; seed: number; hash: string; defaultPrefix: string; solverTimeoutMs: number };
+  inputs: {
+    data: { file: string; sha256: string; triples: number; duplicates: number; checksum: string; subjects: number; untypedSubjects: number };
+    ontology: { file: string; sha256: string } | null;
+    questions: { file: string; sha256: string };
+  };
+  queries: ManifestQuery[];
+  candidates: { total: number; realisable: number; dropped: DroppedRule[] };
+  rules: { id: string; kind: ShardingKind; elements: string[]; covers: string[] }[];
+  solver: { cover: SolverStatistics; layout: SolverStatistics };
+  shards: ManifestShard[];
+  guarantees: {
+    completeness: CompletenessCheck;
+    federation: { covered: number; federated: number; exceptions: { query: string; reason: string }[] };
+    rules: RuleCheck[];
+  };
+  warnings: string[];
+}
+
+/** Wall times of one graph's stages in ms (not written to any output file: they vary). */
+export interface GraphTimings {
+  load: number;
+  analyze: number;
+  profile: number;
+  plan: number;
+  materialize: number;
+  verify: number;
+  total: number;
+}
+
+/** The in-memory result of building one graph. */
+export interface GraphBuild {
+  manifest: GraphManifest;
+  analyses: QueryAnalysis[];
+  unparsable: UnparsableQuery[];
+  chosen: ShardingRule[];
+  layout: ShardLayout;
+  federation: FederationCheck[];
+  timings: GraphTimings;
+}
+
+/** The result of `partition`. */
+export interface PartitionResult {
+  out: string;
+  graphs: GraphBuild[];
+  questions: Question[];
+  queries: GoldQuery[];
+  warnings: string[];
+  /** sha256 over every output file (path and content): equal digests mean byte-identical builds. */
+  outputDigest: string;
+  /** Comparison with the build that was in the output directory before, if any. */
+  previous: { digest: string; sameInputs: boolean; identical: boolean } | null;
+  timings: { totalMs: number };
+}
+
+/** Orders shard names `shard<N>` by N. */
+export const byShardNumber = (a: string, b: string) => Number(a.replace(/\D/g, '')) - Number(b.replace(/\D/g, ''));
+
+const sha256File = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+const ms = (t0: number) => Math.round(performance.now() - t0);
+
+function validate(o: PartitionOptions): void {
+  if (!Number.isInteger(o.buckets) || o.buckets < 2 || o.buckets > 1024) {
+    throw new InputError(`--buckets must be an integer from 2 to 1024, got ${o.buckets}`);
+  }
+  if (!Number.isSafeInteger(o.seed) || o.seed < 0) throw new InputError(`--seed must be a non-negative integer, got ${o.seed}`);
+  if (!(o.solverTimeoutMs > 0)) throw new InputError(`--solver-timeout must be positive, got ${o.solverTimeoutMs}`);
+  try {
+    new URL(o.defaultPrefix);
+  } catch {
+    throw new InputError(`--default-prefix must be an absolute IRI, got "${o.defaultPrefix}"`);
+  }
+}
+
+/** Names of the top-level entries of the output directory that a build owns. */
+export function isBuildEntry(name: string, outDir: string): boolean {
+  if (['benchmark.json', 'build.json', 'catalogue.json', 'catalogue.ttl'].includes(name)) return true;
+  return fs.existsSync(path.join(outDir, name, 'manifest.json'));
+}
+
+/**
+ * `fkgqa partition`: builds the federated shards of every selected graph (load → analyse → plan →
+ * materialise → verify), writes `<out>/<kg>/shard<N>.nt`, `<out>/<kg>/manifest.json`,
+ * `<out>/benchmark.json` and `<out>/build.json`, and checks the guarantees. Output is staged and
+ * moves into `out` only when every graph has been built.
+ * @throws InputError for bad input (nothing is written then)
+ */
+export async function partition(options: PartitionOptions): Promise<PartitionResult> {
+  const t0 = performance.now();
+  validate(options);
+  const log = options.progress ?? (() => {});
+  const source = openSource(options.source, options.questions);
+  const questions = readQuestions(source.questionsFile);
+  const queries = distinctQueries(questions);
+  const warnings: string[] = [];
+
+  const named = [...new Set(questions.map((q) => q.kg))].sort();
+  if (options.kgs?.length) {
+    for (const kg of options.kgs) {
+      if (!named.includes(kg) && !source.graphs.has(kg)) {
+        throw new InputError(`--kg ${kg}: no such graph (not in the questions nor in kg/)`, { file: source.dir });
+      }
+    }
+  }
+  const selected = named.filter((kg) => !options.kgs?.length || options.kgs.includes(kg));
+  for (const kg of selected) {
+    if (!source.graphs.has(kg)) {
+      const q = questions.find((x) => x.kg === kg)!;
+      throw new InputError(
+        `question ${q.index} names graph "${kg}", which has no data file ${path.join(source.dir, 'kg', `${kg}.nt`)} (or .ttl, .rdf, .owl, .xml)`,
+        { file: source.questionsFile },
+      );
+    }
+  }
+  for (const kg of source.graphs.keys()) {
+    if (!named.includes(kg) && (!options.kgs?.length || options.kgs.includes(kg))) {
+      warnings.push(`graph ${kg} has a data file but no questions: skipped`);
+    }
+  }
+
+  const staged = new StagedOutput(options.out);
+  try {
+    const questionsSha = sha256File(source.questionsFile);
+    const graphs: GraphBuild[] = [];
+    for (const [i, kg] of selected.entries()) {
+      const g = source.graphs.get(kg)!;
+      log(`[${i + 1}/${selected.length}] ${kg}: ${path.relative(source.dir, g.dataFile)}`);
+      const build = await buildGraph(
+        g,
+        queries.filter((q) => q.kg === kg),
+        { ...options, sourceDir: source.dir, questionsFile: source.questionsFile, questionsSha },
+        path.join(staged.dir, kg),
+        log,
+      );
+      for (const w of build.manifest.warnings) warnings.push(`${kg}: ${w}`);
+      graphs.push(build);
+      const m = build.manifest;
+      log(
+        `[${i + 1}/${selected.length}] ${kg}: ${m.inputs.data.triples} triples, ${m.queries.length} queries → ` +
+          `${m.rules.length} rules, ${m.shards.length} shards; ${m.guarantees.federation.federated}/${m.guarantees.federation.covered} federated (${build.timings.total} ms)`,
+      );
+    }
+    writeBenchmark(staged.dir, questions, queries, graphs, options.defaultPrefix, source.questionsFile, questionsSha);
+    const inputsDigest = crypto
+      .createHash('sha256')
+      .update(JSON.stringify([codeDigest(), questionsSha, graphs.map((g) => [g.manifest.inputs, g.manifest.options])]))
+      .digest('hex');
+    const outputDigest = digestTree(staged.dir);
+    writeJson(path.join(staged.dir, 'build.json'), {
+      tool: { ...TOOL, solver: SOLVER },
+      graphs: graphs.map((g) => g.manifest.graph),
+      inputsDigest,
+      outputDigest,
+    });
+    const previous = readPrevious(options.out, inputsDigest, outputDigest);
+    staged.commit(isBuildEntry);
+    return { out: options.out, graphs, questions, queries, warnings, outputDigest, previous, timings: { totalMs: ms(t0) } };
+  } catch (e) {
+    staged.discard();
+    throw e;
+  }
+}
+
+function readPrevious(out: string, inputsDigest: string, outputDigest: string): PartitionResult['previous'] {
+  const file = path.join(out, 'build.json');
+  if (!fs.existsSync(file)) return null;
+  try {
+    const prev = JSON.parse(fs.readFileSync(file, 'utf8'));
+    return { digest: prev.outputDigest, sameInputs: prev.inputsDigest === inputsDigest, identical: prev.outputDigest === outputDigest };
+  } catch {
+    return null;
+  }
+}
+
+/** sha256 over the sorted relative paths and contents of every file under `dir`. */
+export function digestTree(dir: string): string {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else files.push(p);
+    }
+  };
+  walk(dir);
+  const h = crypto.createHash('sha256');
+  for (const f of files.map((f) => path.relative(dir, f).split(path.sep).join('/')).sort()) {
+    if (f === 'build.json') continue;
+    h.update(`${f}\n${sha256File(path.join(dir, f))}\n`);
+  }
+  return h.digest('hex');
+}
+
+function writeBenchmark(
+  dir: string,
+  questions: Question[],
+  queries: GoldQuery[],
+  graphs: GraphBuild[],
+  defaultPrefix: string,
+  questionsFile: string,
+  questionsSha: string,
+): void {
+  const byGraph = new Map(graphs.map((g) => [g.manifest.graph, g.manifest]));
+  const queryOf = new Map<number, GoldQuery>();
+  for (const q of queries) for (const i of q.questions) queryOf.set(i, q);
+  const entries = questions
+    .filter((q) => byGraph.has(q.kg))
+    .map((q) => {
+      const m = byGraph.get(q.kg)!;
+      const gq = queryOf.get(q.index)!;
+      const mq = m.queries.find((x) => x.id === gq.id)!;
+      return {
+        index: q.index,
+        kg: q.kg,
+        question: q.question,
+        query: withPrefixDeclared(q.query, defaultPrefix),
+        queryId: gq.id,
+        federated: mq.status === 'covered' && (mq.fanOut ?? 0) >= 2,
+        endpoints: m.shards.map((s) => s.endpoint),
+      };
+    });
+  writeJson(path.join(dir, 'benchmark.json'), {
+    tool: TOOL,
+    questions: { file: path.basename(questionsFile), sha256: questionsSha },
+    defaultPrefix,
+    count: entries.length,
+    entries,
+  });
+}
+
+interface GraphContext extends PartitionOptions {
+  sourceDir: string;
+  questionsFile: string;
+  questionsSha: string;
+}
+
+async function buildGraph(
+  g: GraphSource,
+  queries: GoldQuery[],
+  ctx: GraphContext,
+  dir: string,
+  log: (line: string) => void,
+): Promise<GraphBuild> {
+  const tStart = performance.now();
+  const warnings: string[] = [];
+  let t = performance.now();
+  let ontology = EMPTY_ONTOLOGY;
+  if (g.ontologyFile && g.ontologyFormat) ontology = readOntology(g.ontologyFile, g.ontologyFormat);
+  else warnings.push(`no ontology in ontologies/${g.name}.(owl|rdf|xml|ttl): classes come from explicit rdf:type patterns only`);
+  const load = ms(t);
+
+  t = performance.now();
+  const { analyses, unparsable } = analyzeQueries(queries, ontology, ctx.defaultPrefix);
+  for (const u of unparsable) warnings.push(`query ${u.id} does not parse (${u.error}): ${u.text}`);
+  const analyze = ms(t);
+
+  t = performance.now();
+  const src = { file: g.dataFile, format: g.dataFormat, graph: g.name };
+  const size = fs.statSync(g.dataFile).size;
+  const progress = byteProgress(`${g.name}: reading`, size, log);
+  const profile = await profileData(src, { buckets: ctx.buckets, seed: ctx.seed }, progress);
+  if (profile.duplicates) warnings.push(`${profile.duplicates} duplicate triples in the input were dropped`);
+  if (profile.untypedSubjects) warnings.push(`${profile.untypedSubjects} subjects have no rdf:type: their triples go to the base shard unless a predicate shard takes them`);
+  const profileMs = ms(t);
+
+  t = performance.now();
+  const candidates = candidateRules(analyses, profile);
+  const cover = await selectRules(candidates.rules, candidates.coverable, ctx.solverTimeoutMs);
+  if (!cover.statistics.optimal) warnings.push(`rule selection hit the ${ctx.solverTimeoutMs} ms time limit: the rule set is the best found, not proven minimal`);
+  const layout = await planLayout(
+    cover.rules,
+    ctx.buckets,
+    { predicateTriples: profile.predicateTriples, classTriples: profile.classTriples },
+    ctx.solverTimeoutMs,
+  );
+  if (!layout.statistics.optimal) warnings.push(`shard layout hit the ${ctx.solverTimeoutMs} ms time limit: not proven to use the fewest shards`);
+  const plan = ms(t);
+
+  t = performance.now();
+  const matcher = new PatternMatcher();
+  for (const a of analyses) for (const tp of a.patterns) matcher.add(tp);
+  const work = path.join(dir, '.slots');
+  fs.mkdirSync(work, { recursive: true });
+  const assigner = new ShardAssigner(layout, profile);
+  const result = await materializeGraph(src, assigner, matcher, work, byteProgress(`${g.name}: writing shards`, size, log));
+  // Public names: non-empty slots in an order given by a seeded hash, so numbers reveal no rule.
+  const hasher = await getHasher();
+  const nonEmpty = result.slots.map((s, i) => ({ ...s, index: i })).filter((s) => s.triples > 0);
+  const order = nonEmpty
+    .map((s) => ({ s, key: hasher.h64(`${g.name}/${s.slot}`, BigInt(ctx.seed)) }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.s.slot < b.s.slot ? -1 : 1))
+    .map((x) => x.s);
+  const nameOfSlot = new Map<number, string>();
+  order.forEach((s, n) => nameOfSlot.set(s.index, `shard${n + 1}`));
+  const slotName = (i: number) => nameOfSlot.get(i) ?? `empty slot ${result.slots[i].slot}`;
+  for (const s of order) fs.renameSync(s.file, path.join(dir, `${nameOfSlot.get(s.index)}.nt`));
+  fs.rmSync(work, { recursive: true, force: true });
+  const materialize = ms(t);
+
+  t = performance.now();
+  const shardFiles = order.map((s) => ({ file: path.join(dir, `${nameOfSlot.get(s.index)}.nt`), graph: g.name }));
+  const completeness = await checkCompleteness(shardFiles, profile);
+  if (!completeness.ok) {
+    throw new Error(
+      `${g.name}: guarantee 1 failed: input ${completeness.inputTriples} triples (${completeness.inputChecksum}), shards ${completeness.shardTriples} (${completeness.shardChecksum})`,
+    );
+  }
+  const covered = new Set(candidates.coverable);
+  const federation = checkFederation(analyses, covered, matcher, result, slotName);
+  const ruleChecks = checkRules(cover.rules, result, slotName);
+  const verify = ms(t);
+
+  const ruleId = new Map(cover.rules.map((r, i) => [r.key, `r${i + 1}`]));
+  const fed = new Map(federation.map((f) => [f.query, f]));
+  const analysisOf = new Map(analyses.map((a) => [a.id, a]));
+  const uncoverable = new Map(candidates.uncoverable.map((u) => [u.id, u.reason]));
+  const unparsableOf = new Map(unparsable.map((u) => [u.id, u.error]));
+  const manifestQueries: ManifestQuery[] = queries.map((q) => {
+    const a = analysisOf.get(q.id);
+    if (!a) return { id: q.id, questions: q.questions, status: 'unparsable', reason: unparsableOf.get(q.id) };
+    const base: ManifestQuery = {
+      id: q.id,
+      questions: q.questions,
+      status: covered.has(q.id) ? 'covered' : 'uncoverable',
+      predicates: a.predicates.length,
+      classes: a.classes.length,
+      subjectVariables: a.subjectVariables.length,
+      applicable: (Object.keys(a.applicable) as ShardingKind[]).filter((k) => a.applicable[k]),
+    };
+    if (!covered.has(q.id)) return { ...base, reason: uncoverable.get(q.id) };
+    const f = fed.get(q.id)!;
+    return {
+      ...base,
+      ...(f.ok ? {} : { reason: f.reason }),
+      rules: cover.rules.filter((r) => r.covers.includes(q.id)).map((r) => ruleId.get(r.key)!),
+      fanOut: f.fanOut,
+      shards: f.slots.map(slotName).sort(byShardNumber),
+    };
+  });
+
+  const slotRules = (slot: string): ShardingRule[] => {
+    const [kind, a] = slot.split('-');
+    return cover.rules.filter((r) => {
+      if (kind === 'predicate') return r.kind === 'predicate' && r.elements.some((p) => layout.predicateShard.get(p) === Number(a));
+      if (kind === 'class') return r.kind === 'class' && r.elements.some((c) => layout.classShard.get(c) === Number(a));
+      if (kind === 'bucket') return r.kind === 'horizontal' && layout.horizontalGroup.get(r.elements[0]) === Number(a);
+      return false;
+    });
+  };
+  const members = (m: Map<string, number>, k: number) => [...m].filter(([, v]) => v === k).map(([x]) => x).sort();
+  const shards: ManifestShard[] = order.map((s) => {
+    const name = nameOfSlot.get(s.index)!;
+    const [kind, a, b] = s.slot.split('-');
+    const role: ManifestShard['role'] = { slot: s.slot, rules: slotRules(s.slot).map((r) => ruleId.get(r.key)!) };
+    if (kind === 'predicate') role.predicates = members(layout.predicateShard, Number(a));
+    if (kind === 'class') role.classes = members(layout.classShard, Number(a));
+    if (kind === 'bucket') {
+      role.classes = members(layout.horizontalGroup, Number(a));
+      role.bucket = Number(b);
+    }
+    return {
+      name,
+      endpoint: `${g.name}-${name}`,
+      file: `${name}.nt`,
+      triples: s.triples,
+      bytes: s.bytes,
+      sha256: s.sha256,
+      checksum: s.checksum,
+      role,
+    };
+  });
+  shards.sort((x, y) => Number(x.name.slice(5)) - Number(y.name.slice(5)));
+  const exceptions = federation.filter((f) => !f.ok).map((f) => ({ query: f.query, reason: f.reason! }));
+  for (const r of ruleChecks.filter((r) => !r.ok)) warnings.push(`rule ${r.rule} is not realised: ${r.detail}`);
+
+  const rel = (f: string) => path.relative(ctx.sourceDir, f).split(path.sep).join('/');
+  const manifest: GraphManifest = {
+    tool: { ...TOOL, solver: SOLVER },
+    graph: g.name,
+    options: {
+      buckets: ctx.buckets,
+      seed: ctx.seed,
+      hash: 'xxh64(UTF-8 subject IRI, seed) mod buckets',
+      defaultPrefix: ctx.defaultPrefix,
+      solverTimeoutMs: ctx.solverTimeoutMs,
+    },
+    inputs: {
+      data: {
+        file: rel(g.dataFile),
+        sha256: profile.sha256,
+        triples: profile.triples,
+        duplicates: profile.duplicates,
+        checksum: profile.checksum,
+        subjects: profile.subjects,
+        untypedSubjects: profile.untypedSubjects,
+      },
+      ontology: g.ontologyFile ? { file: rel(g.ontologyFile), sha256: sha256File(g.ontologyFile) } : null,
+      questions: { file: path.basename(ctx.questionsFile), sha256: ctx.questionsSha },
+    },
+    queries: manifestQueries,
+    candidates: {
+      total: candidates.rules.length + candidates.dropped.length,
+      realisable: candidates.rules.length,
+      dropped: candidates.dropped,
+    },
+    rules: cover.rules.map((r) => ({ id: ruleId.get(r.key)!, kind: r.kind, elements: r.elements, covers: r.covers.filter((q) => covered.has(q)) })),
+    solver: { cover: cover.statistics, layout: layout.statistics },
+    shards,
+    guarantees: {
+      completeness,
+      federation: { covered: federation.length, federated: federation.filter((f) => f.ok).length, exceptions },
+      rules: ruleChecks,
+    },
+    warnings,
+  };
+  writeJson(path.join(dir, 'manifest.json'), manifest);
+  return {
+    manifest,
+    analyses,
+    unparsable,
+    chosen: cover.rules,
+    layout,
+    federation,
+    timings: { load, analyze, profile: profileMs, plan, materialize, verify, total: ms(tStart) },
+  };
+}
+
+/** Reports reading progress of a large file every 2 s (files under 32 MB report nothing). */
+function byteProgress(label: string, size: number, log: (line: string) => void): ((bytes: number) => void) | undefined {
+  if (size < 32 << 20) return undefined;
+  let last = performance.now();
+  return (bytes) => {
+    const now = performance.now();
+    if (now - last < 2000) return;
+    last = now;
+    log(`${label} ${((100 * bytes) / size).toFixed(0)}% of ${(size / 1048576).toFixed(0)} MB`);
+  };
+}

@@ -1,0 +1,114 @@
+import { RDF_TYPE } from '../common/vocab.js';
+import type { ShardingRule } from './rules.js';
+import { atomArgs, readEncoding, solve, type SolverStatistics } from './solver.js';
+
+/**
+ * Where the chosen rules send triples (see asp/layout.lp). Shards are named here by slot:
+ * `base`, `predicate-K`, `class-K`, `bucket-G-B` (group G, bucket B counted from 0); the public
+ * names `shard<N>` are given later and reveal nothing of this.
+ */
+export interface ShardLayout {
+  /** Buckets per horizontal group. */
+  buckets: number;
+  /** Predicate IRI → its predicate shard number K (1-based). */
+  predicateShard: Map<string, number>;
+  /** Class IRI → its class shard number K (1-based). */
+  classShard: Map<string, number>;
+  /** Class IRI → its horizontal group G (1-based). */
+  horizontalGroup: Map<string, number>;
+  /** Every slot the layout defines, base first, then predicate, class and bucket slots in order. */
+  slots: string[];
+  statistics: SolverStatistics;
+  /** Wall time of the solve in ms (not deterministic; kept out of manifests). */
+  wallMs: number;
+}
+
+/** Weights for the layout's second objective: triples that would move if a node got its own shard. */
+export interface LayoutWeights {
+  /** Triples per predicate. */
+  predicateTriples: Map<string, number>;
+  /** Triples whose subject is an instance of the class. */
+  classTriples: Map<string, number>;
+}
+
+/** Lists the slots of a layout in their fixed order. */
+export function layoutSlots(p: number, c: number, h: number, buckets: number): string[] {
+  const slots = ['base'];
+  for (let k = 1; k <= p; k++) slots.push(`predicate-${k}`);
+  for (let k = 1; k <= c; k++) slots.push(`class-${k}`);
+  for (let g = 1; g <= h; g++) for (let b = 0; b < buckets; b++) slots.push(`bucket-${g}-${b}`);
+  return slots;
+}
+
+/**
+ * Computes the fewest shards that realise the chosen rules, solved with asp/layout.lp: predicate
+ * rules need the two predicates in different shards, class rules the two classes, horizontal rules
+ * their class spread over `buckets` buckets. rdf:type never moves to a predicate shard.
+ * @param rules the chosen rules of one graph
+ * @param buckets buckets per horizontal group (≥ 2)
+ * @param weights triple counts for the tie-break
+ * @param timeoutMs solver time limit
+ */
+export async function planLayout(
+  rules: ShardingRule[],
+  buckets: number,
+  weights: LayoutWeights,
+  timeoutMs: number,
+): Promise<ShardLayout> {
+  const nodes = new Map<string, { id: number; kind: 'p' | 'c'; iri: string }>();
+  const node = (kind: 'p' | 'c', iri: string) => {
+    const key = `${kind} ${iri}`;
+    let n = nodes.get(key);
+    if (!n) nodes.set(key, (n = { id: 0, kind, iri }));
+    return n;
+  };
+  for (const r of rules) for (const e of r.elements) node(r.kind === 'predicate' ? 'p' : 'c', e);
+  const ordered = [...nodes.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  ordered.forEach(([, n], i) => (n.id = i + 1));
+  const empty: ShardLayout = {
+    buckets,
+    predicateShard: new Map(),
+    classShard: new Map(),
+    horizontalGroup: new Map(),
+    slots: ['base'],
+    statistics: { result: 'OPTIMUM FOUND', optimal: true, costs: [], models: 0, programBytes: 0 },
+    wallMs: 0,
+  };
+  if (rules.length === 0) return empty;
+
+  const facts: string[] = [`nnodes(${nodes.size}).`, `buckets(${buckets}).`, `slot(1..${nodes.size}).`];
+  for (const [, n] of ordered) {
+    const w = n.kind === 'p' ? weights.predicateTriples.get(n.iri) : weights.classTriples.get(n.iri);
+    facts.push(`rank(${n.id},${n.id}). weight(${n.id},${w ?? 0}).`);
+    if (n.kind === 'p' && n.iri === RDF_TYPE) facts.push(`stays(${n.id}).`);
+  }
+  for (const r of rules) {
+    if (r.kind === 'horizontal') facts.push(`hclass(${node('c', r.elements[0]).id}).`);
+    else {
+      const k = r.kind === 'predicate' ? 'p' : 'c';
+      facts.push(`${k === 'p' ? 'psplit' : 'csplit'}(${node(k, r.elements[0]).id},${node(k, r.elements[1]).id}).`);
+    }
+  }
+  const { atoms, statistics, wallMs } = await solve(facts.join('\n') + '\n' + readEncoding('layout.lp'), timeoutMs);
+  const iriOf = new Map(ordered.map(([, n]) => [n.id, n.iri]));
+  // Slot numbers are labels: renumber each kind's slots by their first member in canonical order.
+  const canonical = (pairs: number[][]): Map<string, number> => {
+    const sorted = [...pairs].sort((a, b) => a[0] - b[0]);
+    const renumber = new Map<number, number>();
+    for (const [, k] of sorted) if (!renumber.has(k)) renumber.set(k, renumber.size + 1);
+    return new Map(sorted.map(([id, k]) => [iriOf.get(id)!, renumber.get(k)!]));
+  };
+  const predicateShard = canonical(atomArgs(atoms, 'pshard'));
+  const classShard = canonical(atomArgs(atoms, 'cshard'));
+  const horizontalGroup = canonical(atomArgs(atoms, 'hgroup'));
+  const count = (m: Map<string, number>) => new Set(m.values()).size;
+  return {
+    buckets,
+    predicateShard,
+    classShard,
+    horizontalGroup,
+    slots: layoutSlots(count(predicateShard), count(classShard), count(horizontalGroup), buckets),
+    statistics,
+    wallMs,
+  };
+}

@@ -1,0 +1,176 @@
+import { SHARDING_KINDS, type QueryAnalysis, type ShardingKind } from '../analyze/analyze.js';
+import type { PartitionResult } from '../partition.js';
+import { distribution, percent, round, type Distribution } from './figures.js';
+import { PAPER } from './paper.js';
+
+/** A count with its share in percent. */
+export interface Share {
+  count: number;
+  share: number;
+}
+
+/**
+ * The figures `fkgqa partition` prints: applicability (section 4.1), rules and shards per graph
+ * (section 4.2), and the state of the three guarantees. Deterministic for a given build.
+ */
+export interface PartitionSummary {
+  graphs: number;
+  questions: number;
+  /** Distinct (graph, query) pairs, and distinct query texts. */
+  distinctPairs: number;
+  distinctTexts: number;
+  unparsable: { id: string; error: string }[];
+  /** Share of queries to which each kind applies: over distinct query texts, and over questions (the paper's denominator). */
+  applicability: {
+    distinctQueries: number;
+    analysedQuestions: number;
+    overDistinctQueries: Record<ShardingKind, Share>;
+    overQuestions: Record<ShardingKind, Share>;
+  };
+  rulesPerGraph: Distribution & { byGraph: Record<string, number> };
+  ruleComposition: Record<ShardingKind, Share> & { total: number };
+  shards: { total: number; perGraph: Distribution; byGraph: Record<string, number> };
+  coverage: { analysed: number; covered: number; uncoverable: { id: string; reason: string }[] };
+  guarantees: {
+    completeness: { ok: number; graphs: number };
+    federation: { federated: number; covered: number; exceptions: { query: string; reason: string }[] };
+    rules: { realised: number; total: number; exceptions: { rule: string; graph: string; detail: string }[] };
+    determinism: { status: 'identical' | 'different-inputs' | 'DIFFERENT' | 'no-previous-build'; outputDigest: string };
+  };
+  solver: { optimal: number; solves: number; maxWallMs: number };
+}
+
+const byKind = <T>(f: (k: ShardingKind) => T) => Object.fromEntries(SHARDING_KINDS.map((k) => [k, f(k)])) as Record<ShardingKind, T>;
+
+/** Computes the summary of a partition build. */
+export function summarizePartition(r: PartitionResult): PartitionSummary {
+  const analyses: QueryAnalysis[] = r.graphs.flatMap((g) => g.analyses);
+  const textOf = new Map(r.queries.map((q) => [q.id, q.text]));
+  const questionsOf = new Map(r.queries.map((q) => [q.id, q.questions.length]));
+  const firstByText = new Map<string, QueryAnalysis>();
+  for (const a of analyses) if (!firstByText.has(textOf.get(a.id)!)) firstByText.set(textOf.get(a.id)!, a);
+  const distinct = [...firstByText.values()];
+  const nQuestions = analyses.reduce((n, a) => n + questionsOf.get(a.id)!, 0);
+  const share = (count: number, whole: number): Share => ({ count, share: round(percent(count, whole)) });
+
+  const rulesByGraph = Object.fromEntries(r.graphs.map((g) => [g.manifest.graph, g.manifest.rules.length]));
+  const allRules = r.graphs.flatMap((g) => g.manifest.rules);
+  const shardsByGraph = Object.fromEntries(r.graphs.map((g) => [g.manifest.graph, g.manifest.shards.length]));
+  const exceptions = r.graphs.flatMap((g) => g.manifest.guarantees.federation.exceptions);
+  const ruleChecks = r.graphs.flatMap((g) => g.manifest.guarantees.rules.map((c) => ({ ...c, graph: g.manifest.graph })));
+  const roundDist = (d: Distribution): Distribution => ({ mean: round(d.mean), median: d.median, min: d.min, max: d.max });
+  const solves = r.graphs.flatMap((g) => [g.manifest.solver.cover, g.manifest.solver.layout]);
+  return {
+    graphs: r.graphs.length,
+    questions: r.graphs.reduce((n, g) => n + g.manifest.queries.reduce((m, q) => m + q.questions.length, 0), 0),
+    distinctPairs: r.graphs.reduce((n, g) => n + g.manifest.queries.length, 0),
+    distinctTexts: new Set(r.graphs.flatMap((g) => g.manifest.queries.map((q) => textOf.get(q.id)))).size,
+    unparsable: r.graphs.flatMap((g) => g.unparsable.map((u) => ({ id: u.id, error: u.error }))),
+    applicability: {
+      distinctQueries: distinct.length,
+      analysedQuestions: nQuestions,
+      overDistinctQueries: byKind((k) => share(distinct.filter((a) => a.applicable[k]).length, distinct.length)),
+      overQuestions: byKind((k) =>
+        share(analyses.filter((a) => a.applicable[k]).reduce((n, a) => n + questionsOf.get(a.id)!, 0), nQuestions),
+      ),
+    },
+    rulesPerGraph: { ...roundDist(distribution(Object.values(rulesByGraph))), byGraph: rulesByGraph },
+    ruleComposition: { ...byKind((k) => share(allRules.filter((x) => x.kind === k).length, allRules.length)), total: allRules.length },
+    shards: {
+      total: Object.values(shardsByGraph).reduce((a, b) => a + b, 0),
+      perGraph: roundDist(distribution(Object.values(shardsByGraph))),
+      byGraph: shardsByGraph,
+    },
+    coverage: {
+      analysed: analyses.length,
+      covered: r.graphs.reduce((n, g) => n + g.manifest.queries.filter((q) => q.status === 'covered').length, 0),
+      uncoverable: r.graphs.flatMap((g) =>
+        g.manifest.queries.filter((q) => q.status === 'uncoverable').map((q) => ({ id: q.id, reason: q.reason ?? '' })),
+      ),
+    },
+    guarantees: {
+      completeness: { ok: r.graphs.filter((g) => g.manifest.guarantees.completeness.ok).length, graphs: r.graphs.length },
+      federation: {
+        federated: r.graphs.reduce((n, g) => n + g.manifest.guarantees.federation.federated, 0),
+        covered: r.graphs.reduce((n, g) => n + g.manifest.guarantees.federation.covered, 0),
+        exceptions,
+      },
+      rules: {
+        realised: ruleChecks.filter((c) => c.ok).length,
+        total: ruleChecks.length,
+        exceptions: ruleChecks.filter((c) => !c.ok).map((c) => ({ rule: c.rule, graph: c.graph, detail: c.detail })),
+      },
+      determinism: {
+        status: !r.previous
+          ? 'no-previous-build'
+          : !r.previous.sameInputs
+            ? 'different-inputs'
+            : r.previous.identical
+              ? 'identical'
+              : 'DIFFERENT',
+        outputDigest: r.outputDigest,
+      },
+    },
+    solver: {
+      optimal: solves.filter((s) => s.optimal).length,
+      solves: solves.length,
+      maxWallMs: Math.round(Math.max(0, ...r.graphs.map((g) => g.timings.plan))),
+    },
+  };
+}
+
+const pct = (x: number) => `${x.toFixed(2)}%`;
+const num = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(2));
+const pad = (s: string, n: number) => s.padEnd(n);
+
+/** The summary as the text `fkgqa partition` prints on stdout. */
+export function formatPartitionSummary(s: PartitionSummary): string {
+  const L: string[] = [];
+  const a = s.applicability;
+  L.push(
+    `fkgqa partition: ${s.graphs} graphs, ${s.questions} questions, ${s.distinctTexts} distinct queries ` +
+      `(${s.distinctPairs} distinct graph/query pairs), ${s.unparsable.length} unparsable`,
+  );
+  L.push('');
+  L.push(`${pad('Applicability (section 4.1)', 32)}${pad(`distinct queries (n=${a.distinctQueries})`, 25)}${pad(`questions (n=${a.analysedQuestions})`, 21)}paper (questions)`);
+  for (const k of ['class', 'predicate', 'horizontal'] as const) {
+    L.push(
+      `  ${pad(k, 30)}${pad(`${pct(a.overDistinctQueries[k].share)} (${a.overDistinctQueries[k].count})`, 25)}` +
+        `${pad(`${pct(a.overQuestions[k].share)} (${a.overQuestions[k].count})`, 21)}${pct(PAPER.applicability[k])}`,
+    );
+  }
+  L.push('');
+  const rp = s.rulesPerGraph;
+  const W = 40;
+  L.push(`${pad('', W + 2)}${pad('this build', 27)}paper`);
+  L.push(`  ${pad('rules per graph (mean/median/min/max)', W)}${pad(`${num(rp.mean)} / ${num(rp.median)} / ${rp.min} / ${rp.max}`, 27)}3.7 / 4 / 2 / 8`);
+  const rc = s.ruleComposition;
+  L.push(
+    `  ${pad('rules: vertical/semantic/horizontal', W)}${pad(`${pct(rc.predicate.share)} / ${pct(rc.class.share)} / ${pct(rc.horizontal.share)}`, 27)}` +
+      `18.30% / 30.42% / 51.28%`,
+  );
+  L.push(`  ${pad('shards in total', W)}${pad(`${s.shards.total} over ${s.graphs} graphs`, 27)}118 over 19 graphs`);
+  const sp = s.shards.perGraph;
+  L.push(`  ${pad('shards per graph (mean/median/min/max)', W)}${pad(`${num(sp.mean)} / ${num(sp.median)} / ${sp.min} / ${sp.max}`, 27)}6.21 / 6 / 3 / 14`);
+  L.push('');
+  L.push(`Coverage: ${s.coverage.covered} of ${s.coverage.analysed} analysed queries covered by a chosen rule`);
+  for (const u of s.coverage.uncoverable) L.push(`  not coverable: ${u.id}: ${u.reason}`);
+  for (const u of s.unparsable) L.push(`  unparsable: ${u.id}: ${u.error}`);
+  L.push(`Solver: ${s.solver.optimal}/${s.solver.solves} solves proven optimal`);
+  L.push('');
+  const g = s.guarantees;
+  L.push('Guarantees');
+  L.push(`  1. nothing lost, nothing doubled: ${g.completeness.ok}/${g.completeness.graphs} graphs (count and checksum of shards = input)`);
+  L.push(`  2. every covered query federated (f(Q) >= 2): ${g.federation.federated}/${g.federation.covered}`);
+  for (const e of g.federation.exceptions) L.push(`     exception ${e.query}: ${e.reason}`);
+  L.push(`     chosen rules realised in the data: ${g.rules.realised}/${g.rules.total}`);
+  for (const e of g.rules.exceptions) L.push(`     not realised ${e.graph}: ${e.rule}: ${e.detail}`);
+  const det = {
+    identical: 'byte-identical to the previous build of the same input and options',
+    'different-inputs': 'the previous build had other inputs, options or code: nothing to compare',
+    DIFFERENT: 'DIFFERS from the previous build of the same inputs, options and code',
+    'no-previous-build': 'no previous build in the output directory to compare with (run again to check)',
+  }[g.determinism.status];
+  L.push(`  3. deterministic: ${det}; output digest ${g.determinism.outputDigest.slice(0, 16)}`);
+  return L.join('\n') + '\n';
+}

@@ -1,0 +1,130 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { copyDir, DEMO, ROOT, tmpDir } from './helpers.js';
+
+/** Runs the built CLI (`npm test` builds dist/ first). */
+function fkgqa(...args: string[]) {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function replaceLine(file: string, n: number, text: string) {
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  lines[n - 1] = text;
+  fs.writeFileSync(file, lines.join('\n'));
+}
+
+/** Lists the entries of a directory, for "nothing left behind" checks. */
+const entries = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
+
+describe('cli / partition', () => {
+  it('builds the demo, prints the summary on stdout and progress on stderr', () => {
+    const out = path.join(tmpDir(), 'shards');
+    const r = fkgqa('partition', '--out', out);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^fkgqa partition: 2 graphs, 16 questions, 14 distinct queries/);
+    expect(r.stdout).toContain('1. nothing lost, nothing doubled: 2/2 graphs');
+    expect(r.stderr).toContain('[1/2] library:');
+    expect(entries(out)).toEqual(['benchmark.json', 'build.json', 'library', 'observatory']);
+  });
+
+  it('prints JSON only on stdout with --json', () => {
+    const r = fkgqa('partition', '--out', path.join(tmpDir(), 'shards'), '--json', '--quiet');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const j = JSON.parse(r.stdout);
+    expect(j.summary.graphs).toBe(2);
+    expect(j.summary.guarantees.federation).toEqual({ federated: 14, covered: 14, exceptions: [] });
+  });
+
+  it('explains every option in --help', () => {
+    const r = fkgqa('partition', '--help');
+    for (const o of ['--source', '--out', '--questions', '--kg', '--buckets', '--seed', '--default-prefix', '--solver-timeout', '--json', '--quiet']) {
+      expect(r.stdout).toContain(o);
+    }
+  });
+});
+
+describe('cli / bad input gets a clear error and loses nothing', () => {
+  it('names the file and line of a malformed N-Triples line, exits 2, and keeps the previous build', () => {
+    const src = copyDir(DEMO);
+    const parent = tmpDir();
+    const out = path.join(parent, 'shards');
+    expect(fkgqa('partition', '--source', src, '--out', out, '-q').code).toBe(0);
+    const before = fs.readFileSync(path.join(out, 'build.json'), 'utf8');
+    replaceLine(path.join(src, 'kg/library.nt'), 5, '<http://valuenet/ontop/author/author_id=2> <http://valuenet/ontop/author#name> "unterminated .');
+    const r = fkgqa('partition', '--source', src, '--out', out, '-q');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^fkgqa: error: .*kg\/library\.nt, line 5: /);
+    expect(fs.readFileSync(path.join(out, 'build.json'), 'utf8')).toBe(before);
+    expect(entries(parent)).toEqual(['shards']); // no staging directory left behind
+  });
+
+  it('names the file and line of a Turtle syntax error', () => {
+    const src = copyDir(DEMO);
+    replaceLine(path.join(src, 'kg/observatory.ttl'), 9, '  <telescope#name> "Kepler" ;;; ]');
+    const out = path.join(tmpDir(), 'shards');
+    const r = fkgqa('partition', '--source', src, '--out', out);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/kg\/observatory\.ttl, line 9: /);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('names the question and the graph when a question names a graph with no data file', () => {
+    const src = copyDir(DEMO);
+    const dev = JSON.parse(fs.readFileSync(path.join(src, 'dev.json'), 'utf8'));
+    dev.push({ kg_name: 'atlas', question: 'Where?', query: 'select ?x where { ?x a :place }' });
+    fs.writeFileSync(path.join(src, 'dev.json'), JSON.stringify(dev));
+    const r = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 'shards'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('dev.json: question 16 names graph "atlas", which has no data file');
+    expect(r.stderr).toContain(path.join('kg', 'atlas.nt'));
+  });
+
+  it('warns about a missing ontology and builds with explicit types only', () => {
+    const src = copyDir(DEMO);
+    fs.rmSync(path.join(src, 'ontologies/library.owl'));
+    const out = path.join(tmpDir(), 'shards');
+    const r = fkgqa('partition', '--source', src, '--out', out);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('warning: library: no ontology in ontologies/library.(owl|rdf|xml|ttl)');
+    const m = JSON.parse(fs.readFileSync(path.join(out, 'library/manifest.json'), 'utf8'));
+    expect(m.inputs.ontology).toBeNull();
+    expect(m.warnings[0]).toMatch(/explicit rdf:type patterns only/);
+  });
+
+  it('reports a query that does not parse with its text and message, and builds the rest', () => {
+    const src = copyDir(DEMO);
+    const dev = JSON.parse(fs.readFileSync(path.join(src, 'dev.json'), 'utf8'));
+    dev[0].query = 'select ?x where { ?x a :author ';
+    fs.writeFileSync(path.join(src, 'dev.json'), JSON.stringify(dev));
+    const r = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 'shards'));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('1 unparsable');
+    expect(r.stdout).toMatch(/unparsable: library\/q1: Parse error on line 1/);
+    expect(r.stderr).toContain('does not parse');
+    expect(r.stderr).toContain('select ?x where { ?x a :author ');
+  });
+
+  it('rejects bad options and bad question files with a message', () => {
+    const b = fkgqa('partition', '--buckets', '1', '--out', path.join(tmpDir(), 's'));
+    expect(b.code).not.toBe(0);
+    expect(b.stderr).toContain('--buckets must be an integer from 2 to 1024');
+    const src = copyDir(DEMO);
+    fs.rmSync(path.join(src, 'dev.json'));
+    fs.writeFileSync(path.join(src, 'questions.csv'), 'kg,question,query\nlibrary,How many?,select * where {?s ?p ?o}\n');
+    const c = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's'));
+    expect(c.code).toBe(2);
+    expect(c.stderr).toContain('questions.csv: CSV header lacks the column "kg_name"');
+    fs.writeFileSync(path.join(src, 'questions.csv'), '');
+    fs.writeFileSync(path.join(src, 'dev.json'), '{"kg_name": "library"}');
+    const j = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's'));
+    expect(j.code).toBe(2);
+    expect(j.stderr).toContain('dev.json: expected a JSON array');
+    const k = fkgqa('partition', '--kg', 'nowhere', '--out', path.join(tmpDir(), 's'));
+    expect(k.code).toBe(2);
+    expect(k.stderr).toContain('--kg nowhere: no such graph');
+  });
+});
