@@ -165,7 +165,7 @@ function validate(o: PartitionOptions): void {
 
 /** Names of the top-level entries of the output directory that a build owns. */
 export function isBuildEntry(name: string, outDir: string): boolean {
-  if (['benchmark.json', 'build.json', 'catalogue.json', 'catalogue.ttl'].includes(name)) return true;
+  if (['benchmark.json', 'build.json', 'catalogue.json', 'catalogue.ttl', 'endpoints.json'].includes(name)) return true;
   return fs.existsSync(path.join(outDir, name, 'manifest.json'));
 }
 

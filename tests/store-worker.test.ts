@@ -1,0 +1,63 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseQuery } from '../src/analyze/parse.js';
+import { StoreWorker } from '../src/common/store-worker.js';
+import { DEMO, HAS_SPIDER, SPIDER } from './helpers.js';
+
+const JSON_RESULTS = 'application/sparql-results+json';
+const count = (body: string) => Number(JSON.parse(body).results.bindings[0].n.value);
+
+describe('store worker', () => {
+  it('loads files and answers queries off the main thread', async () => {
+    const w = await StoreWorker.start([{ file: path.join(DEMO, 'kg/library.nt'), format: 'application/n-triples' }]);
+    expect(w.triples).toBe(97);
+    const r = await w.query({ query: 'SELECT (COUNT(*) AS ?n) WHERE { ?s a <http://valuenet/ontop/book> }', resultsFormat: JSON_RESULTS, timeoutMs: 10_000 });
+    expect(r.status).toBe('ok');
+    if (r.status === 'ok') expect(count(r.body)).toBe(8);
+    const bad = await w.query({ query: 'SELECT ?x WHERE { ?x ?y }', resultsFormat: JSON_RESULTS, timeoutMs: 10_000 });
+    expect(bad.status).toBe('error');
+    await w.close();
+  });
+
+  it('reports a load error with oxigraph\'s message', async () => {
+    await expect(StoreWorker.start([{ file: path.join(DEMO, 'dev.json'), format: 'application/n-triples' }])).rejects.toThrow(/line 1/);
+  });
+
+  it('stops a query over its time limit and keeps answering (pitfall B10)', async () => {
+    // 3,000 triples joined three ways: ~10^7 solutions, seconds of work for oxigraph.
+    const file = path.join(fs.mkdtempSync('/tmp/fkgqa-sw-'), 'big.nt');
+    fs.writeFileSync(file, Array.from({ length: 3000 }, (_, i) => `<http://e/s${i}> <http://e/p> <http://e/o${i % 50}> .`).join('\n'));
+    const w = await StoreWorker.start([{ file, format: 'application/n-triples' }]);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    const slow = w.query({
+      query: 'SELECT (COUNT(*) AS ?n) { ?a <http://e/p> ?x . ?b <http://e/p> ?x . ?c <http://e/p> ?x }',
+      resultsFormat: JSON_RESULTS,
+      timeoutMs: 300,
+    });
+    const next = w.query({ query: 'SELECT (COUNT(*) AS ?n) { ?a ?p ?o }', resultsFormat: JSON_RESULTS, timeoutMs: 10_000 });
+    const r = await slow;
+    clearInterval(timer);
+    expect(r.status).toBe('timeout');
+    expect(ticks).toBeGreaterThan(10); // the caller's event loop kept running
+    const after = await next;
+    expect(after.status).toBe('ok');
+    if (after.status === 'ok') expect(count(after.body)).toBe(3000);
+    expect(w.restarts).toBe(1);
+    await w.close();
+  });
+});
+
+describe.skipIf(!HAS_SPIDER)('store worker / Spider4SPARQL world_1', () => {
+  it('times out one of the gold queries oxigraph cannot finish (corpus README: dev entries 764–767, 784, 785)', async () => {
+    const dev = JSON.parse(fs.readFileSync(path.join(SPIDER, 'dev.json'), 'utf8'));
+    const parsed = parseQuery(dev[764].query, 'http://valuenet/ontop/');
+    if (!parsed.ok) throw new Error(parsed.error);
+    const w = await StoreWorker.start([{ file: path.join(SPIDER, 'kg/world_1.nt'), format: 'application/n-triples' }]);
+    expect(w.triples).toBe(38_148);
+    const r = await w.query({ query: parsed.query.normalized, resultsFormat: JSON_RESULTS, timeoutMs: 2_000 });
+    expect(r.status).toBe('timeout');
+    await w.close();
+  });
+});
