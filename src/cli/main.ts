@@ -1,9 +1,13 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { InputError } from '../common/errors.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition.js';
+import { formatStatsHtml } from '../report/html.js';
 import { formatPartitionSummary, summarizePartition } from '../report/partition-summary.js';
+import { computeStats } from '../report/stats.js';
+import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText } from '../report/stats-format.js';
 import { TOOL } from '../version.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
@@ -61,6 +65,40 @@ export function program(): Command {
       if (o.json) process.stdout.write(JSON.stringify({ out: path.resolve(result.out), summary, warnings: result.warnings }, null, 2) + '\n');
       else process.stdout.write(formatPartitionSummary(summary) + `\nShards written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
       if (summary.guarantees.determinism.status === 'DIFFERENT') process.exitCode = 1;
+    });
+
+  cli
+    .command('stats')
+    .description(
+      'Report a build: gold answers on the unsharded graphs, implied and realised fan-out, shards, rules and ' +
+        'applicability (section 4.2 of the FKGQA paper). Gold answers are stored as <kg>/gold-answers.json.',
+    )
+    .option('--shards <dir>', 'build directory written by fkgqa partition', 'shards')
+    .option('--kg <name...>', 'only these knowledge graphs')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'csv', 'markdown']).default('text'))
+    .option('--compare-paper', "a table with one row per figure: the paper's value, this build's, the difference")
+    .option('--per-query <file>', 'write one CSV row per distinct query to FILE')
+    .option('--html <file>', 'write a self-contained HTML report with charts to FILE')
+    .addOption(new Option('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such').argParser(integer('--timeout', 1)).default(30_000))
+    .option('--recompute', 'recompute gold answers even if stored ones match the build')
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(async (o) => {
+      const stats = await computeStats({
+        shards: o.shards,
+        kgs: o.kg,
+        timeoutMs: o.timeout,
+        recompute: o.recompute,
+        progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+      });
+      if (o.perQuery) fs.writeFileSync(o.perQuery, formatPerQueryCsv(stats));
+      if (o.html) fs.writeFileSync(o.html, formatStatsHtml(stats));
+      const paper = Boolean(o.comparePaper);
+      let text: string;
+      if (o.format === 'json') text = JSON.stringify(paper ? { ...stats, comparison: comparePaper(stats.figures) } : stats, null, 2) + '\n';
+      else if (o.format === 'csv') text = formatStatsCsv(stats, paper);
+      else if (o.format === 'markdown') text = formatStatsMarkdown(stats, paper);
+      else text = formatStatsText(stats, paper);
+      process.stdout.write(text);
     });
 
   return cli;

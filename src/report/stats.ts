@@ -1,0 +1,332 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SHARDING_KINDS, type ShardingKind } from '../analyze/analyze.js';
+import { parseQuery } from '../analyze/parse.js';
+import { InputError } from '../common/errors.js';
+import { writeJson } from '../common/output.js';
+import { StoreWorker, type StoreSource } from '../common/store-worker.js';
+import type { GraphManifest } from '../partition.js';
+import { ANSWERS_FILE, executeGoldQueries, readGoldAnswers, type GoldAnswer, type GoldAnswers, type GoldQueryToRun } from './answers.js';
+import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
+import { provenanceQueries } from './provenance.js';
+
+/** Options of `fkgqa stats`. */
+export interface StatsOptions {
+  /** A build directory written by `fkgqa partition`. */
+  shards: string;
+  /** Time limit per query in ms (gold answers and provenance). Default 10 000. */
+  timeoutMs: number;
+  /** Only these graphs (default: all graphs of the build). */
+  kgs?: string[];
+  /** Recompute gold answers even if stored ones match the build. */
+  recompute?: boolean;
+  /** Graphs processed at once (each uses two store workers). Default: number of CPUs. */
+  concurrency?: number;
+  progress?: (line: string) => void;
+}
+
+/** Figures for one distinct query (one row of `--per-query`). */
+export interface QueryStats {
+  graph: string;
+  /** `<kg>/q<N>`. */
+  query: string;
+  /** Number of questions asking it. */
+  questions: number;
+  predicates: number | null;
+  classes: number | null;
+  subjectVariables: number | null;
+  applicable: ShardingKind[];
+  status: 'covered' | 'uncoverable' | 'unparsable';
+  /** Covering rules as `r<N>:<kind>`. */
+  coveringRules: string[];
+  /** f(Q) (section 4.2): shards with a match for at least one triple pattern; null if not covered. */
+  impliedFanOut: number | null;
+  /** Shards holding a triple used by a solution of the query's pattern; null if not computed. */
+  realisedFanOut: number | null;
+  realisedShards: string[];
+  /** `ok`, or why realised fan-out is missing: `timeout`, `error`, `unparsable`. */
+  realisedStatus: 'ok' | 'timeout' | 'error' | 'unparsable';
+  answerStatus: GoldAnswer['status'] | 'unparsable';
+  answerRows: number | null;
+  /** The gold answer has no rows (or is ASK false). */
+  answerEmpty: boolean | null;
+  answerError?: string;
+}
+
+/** Figures for one graph. */
+export interface GraphStats {
+  graph: string;
+  shards: number;
+  /** Triples per shard, in shard order. */
+  shardSizes: number[];
+  /** Coefficient of variation of the shard sizes (population standard deviation / mean). */
+  shardBalanceCv: number;
+  rules: number;
+  ruleKinds: Record<ShardingKind, number>;
+  queries: number;
+}
+
+/** A share with its count and denominator. */
+export interface Share {
+  count: number;
+  of: number;
+  percent: number;
+}
+
+/** The build-level figures of section 4.2 and issue 3. */
+export interface BuildFigures {
+  graphs: number;
+  questions: number;
+  distinctQueries: number;
+  shards: { total: number; perGraph: Distribution };
+  rulesPerGraph: Distribution;
+  ruleComposition: Record<ShardingKind, Share>;
+  shardBalanceCv: number;
+  applicability: { overQuestions: Record<ShardingKind, Share>; overDistinctQueries: Record<ShardingKind, Share> };
+  impliedFanOut: { overDistinctQueries: Distribution; overQuestions: Distribution };
+  realisedFanOut: {
+    computed: number;
+    noMatch: { overDistinctQueries: Share; overQuestions: Share };
+    oneShard: { overDistinctQueries: Share; overQuestions: Share };
+    overDistinctQueries: Distribution;
+  };
+  goldAnswers: { distinctQueries: number; executed: number; failed: number; timedOut: number; empty: number };
+  /** Queries whose realised fan-out is far below the implied one (section 4.2, Example 2), largest gap first. */
+  gapExamples: { query: string; implied: number; realised: number }[];
+}
+
+/** Everything `fkgqa stats` reports. */
+export interface BuildStats {
+  shards: string;
+  figures: BuildFigures;
+  graphs: GraphStats[];
+  queries: QueryStats[];
+}
+
+const byKind = <T>(f: (k: ShardingKind) => T) => Object.fromEntries(SHARDING_KINDS.map((k) => [k, f(k)])) as Record<ShardingKind, T>;
+const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
+const roundDist = (d: Distribution): Distribution => ({ mean: round(d.mean), median: d.median, min: d.min, max: d.max });
+const weighted = (xs: { value: number; weight: number }[]) => xs.flatMap((x) => Array<number>(x.weight).fill(x.value));
+
+/** Named-graph IRI of a shard in the provenance store. */
+export const shardGraph = (endpoint: string) => `urn:fkgqa:shard:${endpoint}`;
+
+interface BenchmarkEntry {
+  kg: string;
+  query: string;
+  queryId: string;
+}
+
+function readBuild(dir: string): { manifests: GraphManifest[]; entries: BenchmarkEntry[]; defaultPrefix: string; digest: string } {
+  const build = path.join(dir, 'build.json');
+  const bench = path.join(dir, 'benchmark.json');
+  if (!fs.existsSync(build) || !fs.existsSync(bench)) {
+    throw new InputError('not a build directory of fkgqa partition (no build.json / benchmark.json)', { file: dir });
+  }
+  const b = JSON.parse(fs.readFileSync(build, 'utf8')) as { graphs: string[]; outputDigest: string };
+  const benchmark = JSON.parse(fs.readFileSync(bench, 'utf8')) as { defaultPrefix: string; entries: BenchmarkEntry[] };
+  const manifests = b.graphs.map((kg) => {
+    const f = path.join(dir, kg, 'manifest.json');
+    if (!fs.existsSync(f)) throw new InputError(`graph ${kg} has no manifest.json`, { file: path.join(dir, kg) });
+    return JSON.parse(fs.readFileSync(f, 'utf8')) as GraphManifest;
+  });
+  return { manifests, entries: benchmark.entries, defaultPrefix: benchmark.defaultPrefix, digest: b.outputDigest };
+}
+
+async function pool<T>(items: T[], n: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(n, items.length)) }, async () => {
+      while (next < items.length) await f(items[next++]);
+    }),
+  );
+}
+
+/**
+ * Computes the figures of a build: gold answers (stored as `<kg>/gold-answers.json`, reused while
+ * the build is unchanged), implied fan-out (from the manifests), realised fan-out (provenance
+ * queries on the shards as named graphs), and the per-graph and build figures.
+ * @throws InputError if `shards` is not a build directory
+ */
+export async function computeStats(options: StatsOptions): Promise<BuildStats> {
+  const build = readBuild(options.shards);
+  const { entries, defaultPrefix, digest } = build;
+  for (const kg of options.kgs ?? []) {
+    if (!build.manifests.some((m) => m.graph === kg)) throw new InputError(`--kg ${kg}: no such graph in this build`, { file: options.shards });
+  }
+  const manifests = options.kgs?.length ? build.manifests.filter((m) => options.kgs!.includes(m.graph)) : build.manifests;
+  const log = options.progress ?? (() => {});
+  const textOf = new Map<string, string>();
+  for (const e of entries) if (!textOf.has(e.queryId)) textOf.set(e.queryId, e.query);
+  const perGraph = new Map<string, { answers: GoldAnswer[]; realised: Map<string, { status: QueryStats['realisedStatus']; shards: string[] }> }>();
+
+  await pool(manifests, options.concurrency ?? os.cpus().length, async (m) => {
+    const t0 = performance.now();
+    const dir = path.join(options.shards, m.graph);
+    const files = m.shards.map((s) => ({ file: path.join(dir, s.file), endpoint: s.endpoint, name: s.name }));
+    const parsed = new Map(
+      m.queries.map((q) => {
+        const p = parseQuery(textOf.get(q.id) ?? '', defaultPrefix);
+        return [q.id, p.ok ? p.query : undefined] as const;
+      }),
+    );
+    const toRun: GoldQueryToRun[] = [];
+    for (const q of m.queries) {
+      const p = parsed.get(q.id);
+      if (!p) continue;
+      const ast = p.ast as { queryType: string; order?: unknown[] };
+      toRun.push({ id: q.id, normalized: p.normalized, queryType: ast.queryType, ordered: Boolean(ast.order?.length) });
+    }
+    const answersFile = path.join(dir, ANSWERS_FILE);
+    const stored = readGoldAnswers(answersFile);
+    const reuse = !options.recompute && stored?.buildDigest === digest && stored.timeoutMs === options.timeoutMs;
+    const nt = (f: { file: string }, graph?: string): StoreSource => ({ file: f.file, format: 'application/n-triples', graph });
+    // Gold answers on the unsharded graph (all shards in the default graph) ...
+    const answersTask = (async () => {
+      if (reuse) return stored!.answers;
+      const store = await StoreWorker.start(files.map((f) => nt(f)));
+      try {
+        const answers = await executeGoldQueries(store, toRun, options.timeoutMs);
+        const doc: GoldAnswers = { graph: m.graph, buildDigest: digest, timeoutMs: options.timeoutMs, engine: 'oxigraph 0.5.11', answers };
+        writeJson(answersFile, doc);
+        return answers;
+      } finally {
+        await store.close();
+      }
+    })();
+    // ... and provenance on the shards as named graphs (also loaded into the default graph, so that
+    // the patterns left unrewritten — MINUS, FILTER EXISTS, aggregating subqueries — see all data).
+    const realisedTask = (async () => {
+      const realised = new Map<string, { status: QueryStats['realisedStatus']; shards: string[] }>();
+      const store = await StoreWorker.start([...files.map((f) => nt(f, shardGraph(f.endpoint))), ...files.map((f) => nt(f))]);
+      const nameOfGraph = new Map(files.map((f) => [shardGraph(f.endpoint), f.name]));
+      try {
+        for (const q of m.queries) {
+          const p = parsed.get(q.id);
+          if (!p) {
+            realised.set(q.id, { status: 'unparsable', shards: [] });
+            continue;
+          }
+          const pq = provenanceQueries(p.ast);
+          const shards = new Set<string>();
+          let status: QueryStats['realisedStatus'] = 'ok';
+          let solutions = 0;
+          for (const [i, text] of [pq.main, ...pq.aggregates].entries()) {
+            if (i > 0 && solutions === 0) break;
+            const r = await store.query({ query: text, resultsFormat: 'application/sparql-results+json', timeoutMs: options.timeoutMs });
+            if (r.status !== 'ok') {
+              status = r.status;
+              break;
+            }
+            const bindings = (JSON.parse(r.body) as { results: { bindings: Record<string, { value: string }>[] } }).results.bindings;
+            if (i === 0) solutions = bindings.length;
+            for (const b of bindings) for (const v of Object.values(b)) if (nameOfGraph.has(v.value)) shards.add(nameOfGraph.get(v.value)!);
+          }
+          realised.set(q.id, { status, shards: status === 'ok' ? [...shards].sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))) : [] });
+        }
+      } finally {
+        await store.close();
+      }
+      return realised;
+    })();
+    const [answers, realised] = await Promise.all([answersTask, realisedTask]);
+    perGraph.set(m.graph, { answers, realised });
+    log(`${m.graph}: ${m.queries.length} queries, gold answers ${reuse ? 'reused' : 'computed'} (${Math.round(performance.now() - t0)} ms)`);
+  });
+
+  const graphs: GraphStats[] = manifests.map((m) => {
+    const sizes = m.shards.map((s) => s.triples);
+    return {
+      graph: m.graph,
+      shards: m.shards.length,
+      shardSizes: sizes,
+      shardBalanceCv: round(coefficientOfVariation(sizes), 4),
+      rules: m.rules.length,
+      ruleKinds: byKind((k) => m.rules.filter((r) => r.kind === k).length),
+      queries: m.queries.length,
+    };
+  });
+  const queries: QueryStats[] = manifests.flatMap((m) => {
+    const g = perGraph.get(m.graph)!;
+    const answerOf = new Map(g.answers.map((a) => [a.query, a]));
+    const kindOf = new Map(m.rules.map((r) => [r.id, r.kind]));
+    return m.queries.map((q) => {
+      const a = answerOf.get(q.id);
+      const r = g.realised.get(q.id)!;
+      return {
+        graph: m.graph,
+        query: q.id,
+        questions: q.questions.length,
+        predicates: q.predicates ?? null,
+        classes: q.classes ?? null,
+        subjectVariables: q.subjectVariables ?? null,
+        applicable: q.applicable ?? [],
+        status: q.status,
+        coveringRules: (q.rules ?? []).map((id) => `${id}:${kindOf.get(id)}`),
+        impliedFanOut: q.status === 'covered' ? (q.fanOut ?? null) : null,
+        realisedFanOut: r.status === 'ok' ? r.shards.length : null,
+        realisedShards: r.shards,
+        realisedStatus: r.status,
+        answerStatus: a ? a.status : 'unparsable',
+        answerRows: a?.rows ?? null,
+        answerEmpty: a?.empty ?? null,
+        ...(a?.error ? { answerError: a.error } : {}),
+      };
+    });
+  });
+  return { shards: options.shards, figures: buildFigures(manifests, queries, graphs, textOf), graphs, queries };
+}
+
+/** Computes the build figures from the per-graph and per-query figures. */
+export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], graphs: GraphStats[], textOf: Map<string, string>): BuildFigures {
+  const analysed = queries.filter((q) => q.status !== 'unparsable');
+  const firstByText = new Map<string, QueryStats>();
+  for (const q of analysed) if (!firstByText.has(textOf.get(q.query)!)) firstByText.set(textOf.get(q.query)!, q);
+  const distinct = [...firstByText.values()];
+  const nQuestions = analysed.reduce((n, q) => n + q.questions, 0);
+  const allRules = manifests.flatMap((m) => m.rules);
+  const covered = queries.filter((q) => q.impliedFanOut !== null);
+  const realised = queries.filter((q) => q.realisedFanOut !== null);
+  const realisedQuestions = realised.reduce((n, q) => n + q.questions, 0);
+  const withShare = (pred: (q: QueryStats) => boolean) => ({
+    overDistinctQueries: share(realised.filter(pred).length, realised.length),
+    overQuestions: share(realised.filter(pred).reduce((n, q) => n + q.questions, 0), realisedQuestions),
+  });
+  const answered = queries.filter((q) => q.answerStatus !== 'unparsable');
+  return {
+    graphs: manifests.length,
+    questions: queries.reduce((n, q) => n + q.questions, 0),
+    distinctQueries: queries.length,
+    shards: { total: graphs.reduce((n, g) => n + g.shards, 0), perGraph: roundDist(distribution(graphs.map((g) => g.shards))) },
+    rulesPerGraph: roundDist(distribution(graphs.map((g) => g.rules))),
+    ruleComposition: byKind((k) => share(allRules.filter((r) => r.kind === k).length, allRules.length)),
+    shardBalanceCv: round(graphs.reduce((s, g) => s + g.shardBalanceCv, 0) / Math.max(1, graphs.length)),
+    applicability: {
+      overQuestions: byKind((k) => share(analysed.filter((q) => q.applicable.includes(k)).reduce((n, q) => n + q.questions, 0), nQuestions)),
+      overDistinctQueries: byKind((k) => share(distinct.filter((q) => q.applicable.includes(k)).length, distinct.length)),
+    },
+    impliedFanOut: {
+      overDistinctQueries: roundDist(distribution(covered.map((q) => q.impliedFanOut!))),
+      overQuestions: roundDist(distribution(weighted(covered.map((q) => ({ value: q.impliedFanOut!, weight: q.questions }))))),
+    },
+    realisedFanOut: {
+      computed: realised.length,
+      noMatch: withShare((q) => q.realisedFanOut === 0),
+      oneShard: withShare((q) => q.realisedFanOut === 1),
+      overDistinctQueries: roundDist(distribution(realised.map((q) => q.realisedFanOut!))),
+    },
+    goldAnswers: {
+      distinctQueries: answered.length,
+      executed: answered.filter((q) => q.answerStatus === 'ok').length,
+      failed: answered.filter((q) => q.answerStatus === 'error').length,
+      timedOut: answered.filter((q) => q.answerStatus === 'timeout').length,
+      empty: answered.filter((q) => q.answerStatus === 'ok' && q.answerEmpty).length,
+    },
+    gapExamples: covered
+      .filter((q) => q.realisedFanOut !== null && q.realisedFanOut > 0)
+      .map((q) => ({ query: q.query, implied: q.impliedFanOut!, realised: q.realisedFanOut! }))
+      .sort((a, b) => b.implied - b.realised - (a.implied - a.realised) || (a.query < b.query ? -1 : 1))
+      .slice(0, 5),
+  };
+}

@@ -1,0 +1,143 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import { parseQuery } from '../src/analyze/parse.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
+import { formatStatsHtml } from '../src/report/html.js';
+import { provenanceQueries } from '../src/report/provenance.js';
+import { computeStats, type BuildStats } from '../src/report/stats.js';
+import { comparePaper, flattenFigures, formatPerQueryCsv, formatStatsCsv } from '../src/report/stats-format.js';
+import { DEMO, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+
+const NS = 'http://valuenet/ontop/';
+
+describe('stats / demo dataset, fan-out worked out by hand', async () => {
+  const out = path.join(tmpDir(), 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
+  const lines: string[] = [];
+  const stats = await computeStats({ shards: out, timeoutMs: 10_000, progress: (l) => lines.push(l) });
+  const q = (id: string) => stats.queries.find((x) => x.query === id)!;
+
+  // library shards (seed 0, 2 buckets): authors 1, 2, 4, 5, 6 and loans a1, a4, a5 hash to bucket 1;
+  // author 3 and loans a2, a3 to bucket 0; books stay in the base shard, book#title has its own shard.
+  it('gives the realised fan-out of single-class queries whose answers sit in one bucket (Example 2)', () => {
+    // "Authors from Peru": authors 1 and 5, both in bucket 1; authors as a whole span both buckets.
+    expect([q('library/q2').impliedFanOut, q('library/q2').realisedFanOut]).toEqual([2, 1]);
+    // "Loans over 14 days": a1 (21 days) and a4 (30 days), both in bucket 1.
+    expect([q('library/q5').impliedFanOut, q('library/q5').realisedFanOut]).toEqual([2, 1]);
+    // "How many authors": every author is used: both buckets.
+    expect([q('library/q1').impliedFanOut, q('library/q1').realisedFanOut]).toEqual([2, 2]);
+  });
+
+  it('counts joins across shards, and not the patterns under FILTER NOT EXISTS', () => {
+    // Books by Bruno Lindqvist (author 2, bucket 1): base (books), title shard, bucket 1 — not bucket 0.
+    expect([q('library/q4').impliedFanOut, q('library/q4').realisedFanOut]).toEqual([4, 3]);
+    // Books never borrowed: the loan patterns (both buckets) count for f(Q) but are not used by a solution.
+    expect([q('library/q6').impliedFanOut, q('library/q6').realisedFanOut]).toEqual([4, 2]);
+    // Loans per author country: loans in both buckets, books in base, authors 1, 2, 5 (bucket 1) and 3 (bucket 0).
+    expect([q('library/q7').impliedFanOut, q('library/q7').realisedFanOut]).toEqual([3, 3]);
+  });
+
+  it('stores the gold answers with the build and reuses them while the build is unchanged', async () => {
+    const file = path.join(out, 'library', 'gold-answers.json');
+    const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const peru = doc.answers.find((a: { query: string }) => a.query === 'library/q2');
+    expect(peru.status).toBe('ok');
+    expect(peru.results.results.bindings.map((b: Record<string, { value: string }>) => b.t1_name.value).sort()).toEqual(['Ada Quispe', 'Elena Mamani']);
+    expect(q('library/q5').answerRows).toBe(2); // Kim and Lena
+    expect(stats.figures.goldAnswers).toEqual({ distinctQueries: 14, executed: 14, failed: 0, timedOut: 0, empty: 0 });
+    const again: string[] = [];
+    await computeStats({ shards: out, timeoutMs: 10_000, progress: (l) => again.push(l) });
+    expect(lines.every((l) => l.includes('computed'))).toBe(true);
+    expect(again.every((l) => l.includes('reused'))).toBe(true);
+  });
+
+  it('writes figures as CSV that parse back to the same numbers', () => {
+    const rows = parseCsv(formatStatsCsv(stats, false), { columns: true }) as { figure: string; value: string }[];
+    expect(rows.map((r) => [r.figure, Number(r.value)])).toEqual(flattenFigures(stats.figures));
+    expect(rows.find((r) => r.figure === 'shards.total')!.value).toBe('8');
+    const paper = parseCsv(formatStatsCsv(stats, true), { columns: true }) as { figure: string; paper: string; build: string; difference: string }[];
+    expect(paper.length).toBe(comparePaper(stats.figures).length);
+    const applies = paper.find((r) => r.figure === 'predicate sharding applies, % of questions')!;
+    expect([Number(applies.paper), Number(applies.build), Number(applies.difference)]).toEqual([95.94, 81.25, -14.69]);
+  });
+
+  it('writes one per-query CSV row per distinct query', () => {
+    const rows = parseCsv(formatPerQueryCsv(stats), { columns: true }) as Record<string, string>[];
+    expect(rows.length).toBe(14);
+    expect(rows.find((r) => r.query === 'library/q4')).toMatchObject({
+      graph: 'library',
+      questions: '1',
+      predicates: '4',
+      classes: '2',
+      subject_variables: '2',
+      applicable: 'predicate class horizontal',
+      covering_rules: 'r1:class r4:predicate',
+      implied_fan_out: '4',
+      realised_fan_out: '3',
+      answer_rows: '2',
+    });
+  });
+
+  it('makes a self-contained HTML page with three charts', () => {
+    const html = formatStatsHtml(stats);
+    for (const id of ['fanout', 'sizes', 'rules']) expect(html).toContain(`<canvas id="${id}">`);
+    expect(html).toContain('Chart.js v4');
+    expect(html).not.toMatch(/(src|href)="https?:/);
+  });
+
+  const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((c) => fs.existsSync(c));
+  it.skipIf(!chromium)('draws all three charts in headless Chromium', () => {
+    const file = path.join(tmpDir(), 'report.html');
+    fs.writeFileSync(file, formatStatsHtml(stats));
+    const r = spawnSync(
+      chromium!,
+      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync', `--user-data-dir=${tmpDir('fkgqa-chromium-')}`, '--virtual-time-budget=5000', '--dump-dom', `file://${file}`],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(r.stdout).toContain('data-painted-charts="3"');
+  });
+});
+
+describe('stats / provenance queries', () => {
+  const prov = (text: string) => {
+    const p = parseQuery(text, NS);
+    if (!p.ok) throw new Error(p.error);
+    return provenanceQueries(p.query.ast);
+  };
+
+  it('wraps each triple pattern in GRAPH and leaves MINUS and FILTER EXISTS alone', () => {
+    const r = prov('select ?x where { ?x a :a . ?x :a\\#p ?v . MINUS { ?x :a\\#m ?m } FILTER NOT EXISTS { ?x :a\\#n ?n } } order by ?v limit 1');
+    expect(r.graphVariables).toBe(2);
+    expect(r.main).toContain(`GRAPH ?fkgqa_g1 { ?x <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${NS}a>. }`);
+    expect(r.main).toContain(`MINUS { ?x <${NS}a#m> ?m. }`);
+    expect(r.main).not.toMatch(/LIMIT|ORDER/);
+    expect(r.aggregates).toEqual([]);
+  });
+
+  it('answers an aggregating subquery by a separate query over its own pattern', () => {
+    const r = prov('select ?n where { ?s a :singer . ?s :singer\\#age ?a . FILTER(?a > ?avg) { select (avg(?x) as ?avg) where { ?t a :singer . ?t :singer\\#age ?x } } }');
+    expect(r.graphVariables).toBe(2);
+    expect(r.aggregates.length).toBe(1);
+    expect(r.aggregates[0]).toContain('GRAPH ?fkgqa_g3');
+    expect(r.aggregates[0]).toContain('GRAPH ?fkgqa_g4');
+  });
+});
+
+describe.skipIf(!HAS_SPIDER)('stats / Spider4SPARQL world_1', async () => {
+  const out = path.join(tmpDir(), 'shards');
+  let stats: BuildStats | undefined;
+  if (HAS_SPIDER) {
+    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out, kgs: ['world_1'] });
+    stats = await computeStats({ shards: out, timeoutMs: 3_000 });
+  }
+
+  it('reports the gold queries oxigraph cannot finish as timed out and answers the other 57', () => {
+    const f = stats!.figures.goldAnswers;
+    expect(f).toEqual({ distinctQueries: 60, executed: 57, failed: 0, timedOut: 3, empty: 2 });
+    expect(stats!.queries.filter((x) => x.answerStatus === 'timeout').map((x) => x.query)).toEqual(['world_1/q32', 'world_1/q33', 'world_1/q43']);
+  });
+});
