@@ -16,7 +16,7 @@ import { profileData } from './materialize/profile.js';
 import { checkCompleteness, checkFederation, checkRules, type CompletenessCheck, type FederationCheck, type RuleCheck } from './materialize/verify.js';
 import { materializeGraph } from './materialize/write.js';
 import { selectRules } from './plan/cover.js';
-import { planLayout, type ShardLayout } from './plan/layout.js';
+import { planLayout, type LayoutMode, type ShardLayout } from './plan/layout.js';
 import { candidateRules, type DroppedRule, type ShardingRule } from './plan/rules.js';
 import { SOLVER, type SolverStatistics } from './plan/solver.js';
 import { codeDigest, TOOL } from './version.js';
@@ -39,6 +39,12 @@ export interface PartitionOptions {
   defaultPrefix: string;
   /** Time limit of each ASP solve in ms. Default 60 000. */
   solverTimeoutMs: number;
+  /** `compact` (fewest shards, default) or `separate` (one shard per predicate / class / horizontal class). */
+  layout: LayoutMode;
+  /** T(q) includes patterns inside FILTER/BIND/HAVING expressions. Default true. */
+  expressionPatterns: boolean;
+  /** C(q) uses the ontology's rdfs:domain / rdfs:range. Default true. */
+  classInference: boolean;
   /** Receives progress lines (the CLI prints them on stderr). */
   progress?: (line: string) => void;
 }
@@ -48,7 +54,10 @@ export const DEFAULT_PARTITION_OPTIONS = {
   seed: 0,
   defaultPrefix: SPIDER_DEFAULT_PREFIX,
   solverTimeoutMs: 60_000,
-} as const;
+  layout: 'compact',
+  expressionPatterns: true,
+  classInference: true,
+} as const satisfies Partial<PartitionOptions>;
 
 /** One query's entry in a graph manifest. */
 export interface ManifestQuery {
@@ -66,6 +75,8 @@ export interface ManifestQuery {
   rules?: string[];
   /** Implied fan-out f(Q) and the shards it counts (covered queries). */
   fanOut?: number;
+  /** Σ over triple patterns of the shards matching each (TPWSS). */
+  tpwss?: number;
   shards?: string[];
 }
 
@@ -89,7 +100,16 @@ export interface ManifestShard {
 export interface GraphManifest {
   tool: { name: string; version: string; solver: string };
   graph: string;
-  options: { buckets: number; seed: number; hash: string; defaultPrefix: string; solverTimeoutMs: number };
+  options: {
+    buckets: number;
+    seed: number;
+    hash: string;
+    defaultPrefix: string;
+    solverTimeoutMs: number;
+    layout: LayoutMode;
+    expressionPatterns: boolean;
+    classInference: boolean;
+  };
   inputs: {
     data: { file: string; sha256: string; triples: number; duplicates: number; checksum: string; subjects: number; untypedSubjects: number };
     ontology: { file: string; sha256: string } | null;
@@ -155,6 +175,7 @@ function validate(o: PartitionOptions): void {
     throw new InputError(`--buckets must be an integer from 2 to 1024, got ${o.buckets}`);
   }
   if (!Number.isSafeInteger(o.seed) || o.seed < 0) throw new InputError(`--seed must be a non-negative integer, got ${o.seed}`);
+  if (o.layout !== 'compact' && o.layout !== 'separate') throw new InputError(`--layout must be compact or separate, got "${o.layout}"`);
   if (!(o.solverTimeoutMs > 0)) throw new InputError(`--solver-timeout must be positive, got ${o.solverTimeoutMs}`);
   try {
     new URL(o.defaultPrefix);
@@ -341,7 +362,10 @@ async function buildGraph(
   const load = ms(t);
 
   t = performance.now();
-  const { analyses, unparsable } = analyzeQueries(queries, ontology, ctx.defaultPrefix);
+  const { analyses, unparsable } = analyzeQueries(queries, ontology, ctx.defaultPrefix, {
+    expressionPatterns: ctx.expressionPatterns,
+    inferClasses: ctx.classInference,
+  });
   for (const u of unparsable) warnings.push(`query ${u.id} does not parse (${u.error}): ${u.text}`);
   const analyze = ms(t);
 
@@ -363,6 +387,7 @@ async function buildGraph(
     ctx.buckets,
     { predicateTriples: profile.predicateTriples, classTriples: profile.classTriples },
     ctx.solverTimeoutMs,
+    ctx.layout,
   );
   if (!layout.statistics.optimal) warnings.push(`shard layout hit the ${ctx.solverTimeoutMs} ms time limit: not proven to use the fewest shards`);
   const plan = ms(t);
@@ -425,6 +450,7 @@ async function buildGraph(
       ...(f.ok ? {} : { reason: f.reason }),
       rules: cover.rules.filter((r) => r.covers.includes(q.id)).map((r) => ruleId.get(r.key)!),
       fanOut: f.fanOut,
+      tpwss: f.tpwss,
       shards: f.slots.map(slotName).sort(byShardNumber),
     };
   });
@@ -474,6 +500,9 @@ async function buildGraph(
       hash: 'xxh64(UTF-8 subject IRI, seed) mod buckets',
       defaultPrefix: ctx.defaultPrefix,
       solverTimeoutMs: ctx.solverTimeoutMs,
+      layout: ctx.layout,
+      expressionPatterns: ctx.expressionPatterns,
+      classInference: ctx.classInference,
     },
     inputs: {
       data: {

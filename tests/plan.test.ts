@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { QueryAnalysis } from '../src/analyze/analyze.js';
 import { coverFacts, selectRules, undominatedRules } from '../src/plan/cover.js';
-import { planLayout } from '../src/plan/layout.js';
+import { planLayout, separateLayout } from '../src/plan/layout.js';
 import { candidateRules, type DataFacts, type ShardingRule } from '../src/plan/rules.js';
 import { solve } from '../src/plan/solver.js';
 
@@ -165,6 +165,14 @@ describe('plan / shard layout (asp/layout.lp)', () => {
       ['p', 1],
       ['q', 2],
     ]);
+  });
+
+  it('gives every element its own shard in the separate layout (rdf:type still stays)', () => {
+    const l = separateLayout([rule('predicate', ['p', TYPE], ['q1']), rule('predicate', ['q', 'r'], ['q2']), rule('class', ['A', 'B'], ['q3']), rule('horizontal', ['B'], ['q4'])], 2);
+    expect([...l.predicateShard]).toEqual([['p', 1], ['q', 2], ['r', 3]]);
+    expect([...l.classShard]).toEqual([['A', 1]]); // B is horizontal: its buckets separate it from A
+    expect([...l.horizontalGroup]).toEqual([['B', 1]]);
+    expect(l.slots.length).toBe(1 + 3 + 1 + 2);
   });
 
   it('gives horizontal classes a bucket group, separates split classes, and shares groups where allowed', async () => {

@@ -2,7 +2,13 @@ import { RDF_TYPE } from '../common/vocab.js';
 import type { GoldQuery } from '../load/questions.js';
 import type { Ontology } from '../load/ontology.js';
 import { parseQuery } from './parse.js';
-import { triplePatterns, type TriplePattern } from './patterns.js';
+import { triplePatterns, type PatternScope, type TriplePattern } from './patterns.js';
+
+/** Options of the analysis (defaults: the method as defined in section 4.1). */
+export interface AnalysisOptions extends PatternScope {
+  /** Infer classes from rdfs:domain and rdfs:range of the ontology (default true); false: explicit rdf:type only. */
+  inferClasses?: boolean;
+}
 
 /** The kinds of sharding of section 4.1 of the FKGQA paper. */
 export type ShardingKind = 'predicate' | 'class' | 'horizontal';
@@ -49,10 +55,12 @@ export interface UnparsableQuery {
  * Computes P(q), C(q), S(q) and the applicable shardings of a parsed query's patterns.
  * @param patterns T(q)
  * @param ontology domain and range axioms of the query's graph
+ * @param inferClasses use the ontology's domain and range (false: explicit rdf:type patterns only)
  */
 export function applicability(
   patterns: TriplePattern[],
   ontology: Ontology,
+  inferClasses = true,
 ): Pick<QueryAnalysis, 'predicates' | 'classes' | 'subjectVariables' | 'applicable'> {
   const predicates = new Set<string>();
   const classes = new Set<string>();
@@ -68,6 +76,7 @@ export function applicability(
         if (tp.predicate && tp.object.termType === 'NamedNode') classes.add(tp.object.value);
         continue;
       }
+      if (!inferClasses) continue;
       for (const c of ontology.domain.get(p) ?? []) classes.add(c);
       for (const c of ontology.range.get(p) ?? []) classes.add(c);
     }
@@ -93,6 +102,7 @@ export function analyzeQueries(
   queries: GoldQuery[],
   ontology: Ontology,
   defaultPrefix: string,
+  options: AnalysisOptions = {},
 ): { analyses: QueryAnalysis[]; unparsable: UnparsableQuery[] } {
   const analyses: QueryAnalysis[] = [];
   const unparsable: UnparsableQuery[] = [];
@@ -102,8 +112,14 @@ export function analyzeQueries(
       unparsable.push({ id: q.id, kg: q.kg, text: q.text, error: parsed.error });
       continue;
     }
-    const patterns = triplePatterns(parsed.query.ast);
-    analyses.push({ id: q.id, kg: q.kg, normalized: parsed.query.normalized, patterns, ...applicability(patterns, ontology) });
+    const patterns = triplePatterns(parsed.query.ast, options);
+    analyses.push({
+      id: q.id,
+      kg: q.kg,
+      normalized: parsed.query.normalized,
+      patterns,
+      ...applicability(patterns, ontology, options.inferClasses ?? true),
+    });
   }
   return { analyses, unparsable };
 }

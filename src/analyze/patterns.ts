@@ -48,13 +48,25 @@ function pathIris(path: unknown, out: Set<string>): void {
   for (const item of p.items ?? []) pathIris(item, out);
 }
 
+/** Which triple patterns T(q) takes from a query. */
+export interface PatternScope {
+  /**
+   * Take the patterns inside expressions — FILTER (NOT) EXISTS, and EXISTS in BIND, HAVING,
+   * ORDER BY or the projection. Default true (the method's T(q)); false reproduces the paper's
+   * published applicability figures (see README).
+   */
+  expressionPatterns?: boolean;
+}
+
 /**
  * T(q): every triple pattern anywhere in the query — the outer pattern, subqueries, OPTIONAL,
  * UNION, MINUS, GRAPH, SERVICE, and EXISTS / NOT EXISTS inside FILTER, BIND, HAVING, ORDER BY or
  * the projection — deduplicated by text form, in order of first appearance (section 4.1 of the
  * FKGQA paper calls this the BGP of q).
+ * @param scope `expressionPatterns: false` leaves out the patterns inside expressions
  */
-export function triplePatterns(ast: sparqljs.SparqlQuery): TriplePattern[] {
+export function triplePatterns(ast: sparqljs.SparqlQuery, scope: PatternScope = {}): TriplePattern[] {
+  const inExpressions = scope.expressionPatterns ?? true;
   const out = new Map<string, TriplePattern>();
   const visit = (node: unknown): void => {
     if (node === null || typeof node !== 'object') return;
@@ -80,7 +92,11 @@ export function triplePatterns(ast: sparqljs.SparqlQuery): TriplePattern[] {
       return;
     }
     if ('termType' in o) return; // a term, nothing below it
-    for (const key of Object.keys(o)) visit(o[key]);
+    if (!inExpressions && (o.type === 'filter' || o.type === 'bind' || o.type === 'operation')) return;
+    for (const key of Object.keys(o)) {
+      if (!inExpressions && (key === 'having' || key === 'order' || key === 'variables')) continue;
+      visit(o[key]);
+    }
   };
   visit(ast);
   return [...out.values()];

@@ -46,10 +46,20 @@ export function program(): Command {
         .argParser(integer('--solver-timeout', 1))
         .default(DEFAULT_PARTITION_OPTIONS.solverTimeoutMs),
     )
+    .addOption(
+      new Option('--layout <layout>', 'compact: the fewest shards that realise every rule; separate: a shard per predicate, class and horizontal class of the rules (the paper\'s literal reading)')
+        .choices(['compact', 'separate'])
+        .default(DEFAULT_PARTITION_OPTIONS.layout),
+    )
+    .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (reproduces the paper's applicability figures)")
+    .option('--no-class-inference', 'C(q) from explicit rdf:type patterns only, not from rdfs:domain/rdfs:range')
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
       const result = await partition({
+        layout: o.layout,
+        expressionPatterns: o.expressionPatterns,
+        classInference: o.classInference,
         source: o.source,
         out: o.out,
         questions: o.questions,
@@ -79,7 +89,7 @@ export function program(): Command {
     .option('--compare-paper', "a table with one row per figure: the paper's value, this build's, the difference")
     .option('--per-query <file>', 'write one CSV row per distinct query to FILE')
     .option('--html <file>', 'write a self-contained HTML report with charts to FILE')
-    .addOption(new Option('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such').argParser(integer('--timeout', 1)).default(30_000))
+    .addOption(new Option('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such').argParser(integer('--timeout', 1)).default(60_000))
     .option('--recompute', 'recompute gold answers even if stored ones match the build')
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {

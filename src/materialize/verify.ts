@@ -46,6 +46,11 @@ export interface FederationCheck {
   query: string;
   /** f(Q) = |∪_t E_t| (section 4.2 of the FKGQA paper), over slots. */
   fanOut: number;
+  /**
+   * Σ_t |E_t|: triple-pattern-wise sources (TPWSS, as LargeRDFBench and FedShop report it), the
+   * number of (pattern, shard) pairs a source selection has to consider.
+   */
+  tpwss: number;
   /** The slots in ∪_t E_t, ascending. */
   slots: number[];
   ok: boolean;
@@ -68,13 +73,15 @@ export function checkFederation(
     if (!covered.has(a.id)) continue;
     const union = new Set<number>();
     const unmatched: string[] = [];
+    let tpwss = 0;
     for (const tp of a.patterns) {
       const e = result.patternSlots[matcher.indexOf.get(patternKey(tp))!];
+      tpwss += e.size;
       if (e.size === 0) unmatched.push(patternKey(tp));
       for (const s of e) union.add(s);
     }
     const slots = [...union].sort((x, y) => x - y);
-    const check: FederationCheck = { query: a.id, fanOut: slots.length, slots, ok: slots.length >= 2 };
+    const check: FederationCheck = { query: a.id, fanOut: slots.length, tpwss, slots, ok: slots.length >= 2 };
     if (!check.ok) {
       check.reason =
         slots.length === 0

@@ -84,6 +84,7 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
   }
   L.push('Fan-out (section 4.2)');
   L.push(`  implied f(Q), covered queries, mean/median/min/max: over questions ${dist(f.impliedFanOut.overQuestions)}; over distinct queries ${dist(f.impliedFanOut.overDistinctQueries)}`);
+  L.push(`  triple-pattern-wise sources (TPWSS, Σ_t |E_t|), over questions: ${dist(f.tpwss.overQuestions)}`);
   const rf = f.realisedFanOut;
   L.push(`  realised, ${rf.computed} queries computed: mean/median/min/max ${dist(rf.overDistinctQueries)}`);
   L.push(`  no match: ${rf.noMatch.overQuestions.percent}% of questions (${rf.noMatch.overQuestions.count}/${rf.noMatch.overQuestions.of}), ${rf.noMatch.overDistinctQueries.percent}% of distinct queries`);
@@ -146,6 +147,7 @@ export function formatPerQueryCsv(s: BuildStats): string {
       status: q.status,
       covering_rules: q.coveringRules.join(' '),
       implied_fan_out: q.impliedFanOut,
+      tpwss: q.tpwss,
       realised_fan_out: q.realisedFanOut,
       realised_status: q.realisedStatus,
       answer_status: q.answerStatus,
@@ -153,7 +155,7 @@ export function formatPerQueryCsv(s: BuildStats): string {
     })),
     {
       header: true,
-      columns: ['graph', 'query', 'questions', 'predicates', 'classes', 'subject_variables', 'applicable', 'status', 'covering_rules', 'implied_fan_out', 'realised_fan_out', 'realised_status', 'answer_status', 'answer_rows'],
+      columns: ['graph', 'query', 'questions', 'predicates', 'classes', 'subject_variables', 'applicable', 'status', 'covering_rules', 'implied_fan_out', 'tpwss', 'realised_fan_out', 'realised_status', 'answer_status', 'answer_rows'],
     },
   );
 }

@@ -15,13 +15,13 @@ import { provenanceQueries } from './provenance.js';
 export interface StatsOptions {
   /** A build directory written by `fkgqa partition`. */
   shards: string;
-  /** Time limit per query in ms (gold answers and provenance). Default 10 000. */
+  /** Time limit per query in ms (gold answers and provenance). The CLI's default is 60 000. */
   timeoutMs: number;
   /** Only these graphs (default: all graphs of the build). */
   kgs?: string[];
   /** Recompute gold answers even if stored ones match the build. */
   recompute?: boolean;
-  /** Graphs processed at once (each uses two store workers). Default: number of CPUs. */
+  /** Graphs processed at once (each uses two store workers, one thread each). Default: half the CPUs, at least 1. */
   concurrency?: number;
   progress?: (line: string) => void;
 }
@@ -42,6 +42,8 @@ export interface QueryStats {
   coveringRules: string[];
   /** f(Q) (section 4.2): shards with a match for at least one triple pattern; null if not covered. */
   impliedFanOut: number | null;
+  /** Σ_t |E_t| over the query's triple patterns (TPWSS); null if not covered. */
+  tpwss: number | null;
   /** Shards holding a triple used by a solution of the query's pattern; null if not computed. */
   realisedFanOut: number | null;
   realisedShards: string[];
@@ -85,6 +87,8 @@ export interface BuildFigures {
   shardBalanceCv: number;
   applicability: { overQuestions: Record<ShardingKind, Share>; overDistinctQueries: Record<ShardingKind, Share> };
   impliedFanOut: { overDistinctQueries: Distribution; overQuestions: Distribution };
+  /** Σ_t |E_t| per covered query (TPWSS), over questions. */
+  tpwss: { overQuestions: Distribution };
   realisedFanOut: {
     computed: number;
     noMatch: { overDistinctQueries: Share; overQuestions: Share };
@@ -108,6 +112,23 @@ const byKind = <T>(f: (k: ShardingKind) => T) => Object.fromEntries(SHARDING_KIN
 const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
 const roundDist = (d: Distribution): Distribution => ({ mean: round(d.mean), median: d.median, min: d.min, max: d.max });
 const weighted = (xs: { value: number; weight: number }[]) => xs.flatMap((x) => Array<number>(x.weight).fill(x.value));
+
+/** Realised fan-out of a graph's queries: `<build>/<kg>/realised-fan-out.json`, reused while the build is unchanged. */
+interface StoredProvenance {
+  graph: string;
+  buildDigest: string;
+  timeoutMs: number;
+  realised: { query: string; status: QueryStats['realisedStatus']; shards: string[] }[];
+}
+export const PROVENANCE_FILE = 'realised-fan-out.json';
+
+function readJsonIfExists<T>(file: string): T | undefined {
+  try {
+    return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Named-graph IRI of a shard in the provenance store. */
 export const shardGraph = (endpoint: string) => `urn:fkgqa:shard:${endpoint}`;
@@ -161,7 +182,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   for (const e of entries) if (!textOf.has(e.queryId)) textOf.set(e.queryId, e.query);
   const perGraph = new Map<string, { answers: GoldAnswer[]; realised: Map<string, { status: QueryStats['realisedStatus']; shards: string[] }> }>();
 
-  await pool(manifests, options.concurrency ?? os.cpus().length, async (m) => {
+  await pool(manifests, options.concurrency ?? Math.max(1, Math.floor(os.cpus().length / 2)), async (m) => {
     const t0 = performance.now();
     const dir = path.join(options.shards, m.graph);
     const files = m.shards.map((s) => ({ file: path.join(dir, s.file), endpoint: s.endpoint, name: s.name }));
@@ -197,8 +218,15 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
     })();
     // ... and provenance on the shards as named graphs (also loaded into the default graph, so that
     // the patterns left unrewritten — MINUS, FILTER EXISTS, aggregating subqueries — see all data).
+    const provenanceFile = path.join(dir, PROVENANCE_FILE);
+    const storedProvenance = readJsonIfExists<StoredProvenance>(provenanceFile);
+    const reuseProvenance = !options.recompute && storedProvenance?.buildDigest === digest && storedProvenance.timeoutMs === options.timeoutMs;
     const realisedTask = (async () => {
       const realised = new Map<string, { status: QueryStats['realisedStatus']; shards: string[] }>();
+      if (reuseProvenance) {
+        for (const r of storedProvenance!.realised) realised.set(r.query, { status: r.status, shards: r.shards });
+        return realised;
+      }
       const store = await StoreWorker.start([...files.map((f) => nt(f, shardGraph(f.endpoint))), ...files.map((f) => nt(f))]);
       const nameOfGraph = new Map(files.map((f) => [shardGraph(f.endpoint), f.name]));
       try {
@@ -228,11 +256,21 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
       } finally {
         await store.close();
       }
+      const doc: StoredProvenance = {
+        graph: m.graph,
+        buildDigest: digest,
+        timeoutMs: options.timeoutMs,
+        realised: [...realised].map(([query, r]) => ({ query, ...r })),
+      };
+      writeJson(provenanceFile, doc);
       return realised;
     })();
     const [answers, realised] = await Promise.all([answersTask, realisedTask]);
     perGraph.set(m.graph, { answers, realised });
-    log(`${m.graph}: ${m.queries.length} queries, gold answers ${reuse ? 'reused' : 'computed'} (${Math.round(performance.now() - t0)} ms)`);
+    log(
+      `${m.graph}: ${m.queries.length} queries, gold answers ${reuse ? 'reused' : 'computed'}, ` +
+        `realised fan-out ${reuseProvenance ? 'reused' : 'computed'} (${Math.round(performance.now() - t0)} ms)`,
+    );
   });
 
   const graphs: GraphStats[] = manifests.map((m) => {
@@ -265,6 +303,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
         status: q.status,
         coveringRules: (q.rules ?? []).map((id) => `${id}:${kindOf.get(id)}`),
         impliedFanOut: q.status === 'covered' ? (q.fanOut ?? null) : null,
+        tpwss: q.status === 'covered' ? (q.tpwss ?? null) : null,
         realisedFanOut: r.status === 'ok' ? r.shards.length : null,
         realisedShards: r.shards,
         realisedStatus: r.status,
@@ -310,6 +349,7 @@ export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], 
       overDistinctQueries: roundDist(distribution(covered.map((q) => q.impliedFanOut!))),
       overQuestions: roundDist(distribution(weighted(covered.map((q) => ({ value: q.impliedFanOut!, weight: q.questions }))))),
     },
+    tpwss: { overQuestions: roundDist(distribution(weighted(covered.map((q) => ({ value: q.tpwss ?? 0, weight: q.questions }))))) },
     realisedFanOut: {
       computed: realised.length,
       noMatch: withShare((q) => q.realisedFanOut === 0),
