@@ -13,7 +13,7 @@ import { distinctQueries, readQuestions, type GoldQuery, type Question } from '.
 import { openSource, type GraphSource } from './load/source.js';
 import { ShardAssigner } from './materialize/assign.js';
 import { profileData } from './materialize/profile.js';
-import { checkCompleteness, checkFederation, checkRules, type CompletenessCheck, type FederationCheck, type RuleCheck } from './materialize/verify.js';
+import { checkFederation, checkRules, verifyShards, type CompletenessCheck, type FederationCheck, type RuleCheck } from './materialize/verify.js';
 import { materializeGraph } from './materialize/write.js';
 import { selectRules } from './plan/cover.js';
 import { planLayout, type LayoutMode, type ShardLayout } from './plan/layout.js';
@@ -111,7 +111,18 @@ export interface GraphManifest {
     classInference: boolean;
   };
   inputs: {
-    data: { file: string; sha256: string; triples: number; duplicates: number; checksum: string; subjects: number; untypedSubjects: number };
+    data: {
+      file: string;
+      sha256: string;
+      /** Triples read, duplicates included, and the multiset checksum of their N-Triples lines. */
+      triplesRead: number;
+      checksum: string;
+      /** Distinct triples (= triples in the shards) and repeated triples dropped. */
+      triples: number;
+      duplicates: number;
+      subjects: number;
+      untypedSubjects: number;
+    };
     ontology: { file: string; sha256: string } | null;
     questions: { file: string; sha256: string };
   };
@@ -374,7 +385,6 @@ async function buildGraph(
   const size = fs.statSync(g.dataFile).size;
   const progress = byteProgress(`${g.name}: reading`, size, log);
   const profile = await profileData(src, { buckets: ctx.buckets, seed: ctx.seed }, progress);
-  if (profile.duplicates) warnings.push(`${profile.duplicates} duplicate triples in the input were dropped`);
   if (profile.untypedSubjects) warnings.push(`${profile.untypedSubjects} subjects have no rdf:type: their triples go to the base shard unless a predicate shard takes them`);
   const profileMs = ms(t);
 
@@ -401,7 +411,7 @@ async function buildGraph(
   const result = await materializeGraph(src, assigner, matcher, work, byteProgress(`${g.name}: writing shards`, size, log));
   // Public names: non-empty slots in an order given by a seeded hash, so numbers reveal no rule.
   const hasher = await getHasher();
-  const nonEmpty = result.slots.map((s, i) => ({ ...s, index: i })).filter((s) => s.triples > 0);
+  const nonEmpty = result.slots.map((s, i) => ({ ...s, index: i })).filter((s) => s.lines > 0);
   const order = nonEmpty
     .map((s) => ({ s, key: hasher.h64(`${g.name}/${s.slot}`, BigInt(ctx.seed)) }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.s.slot < b.s.slot ? -1 : 1))
@@ -414,13 +424,19 @@ async function buildGraph(
   const materialize = ms(t);
 
   t = performance.now();
-  const shardFiles = order.map((s) => ({ file: path.join(dir, `${nameOfSlot.get(s.index)}.nt`), graph: g.name }));
-  const completeness = await checkCompleteness(shardFiles, profile);
+  const verified = await verifyShards(
+    order.map((s) => path.join(dir, `${nameOfSlot.get(s.index)}.nt`)),
+    result.input,
+  );
+  const completeness = verified.check;
   if (!completeness.ok) {
     throw new Error(
-      `${g.name}: guarantee 1 failed: input ${completeness.inputTriples} triples (${completeness.inputChecksum}), shards ${completeness.shardTriples} (${completeness.shardChecksum})`,
+      `${g.name}: guarantee 1 failed: input ${completeness.inputLines} triples (${completeness.inputChecksum}), shards ${completeness.shardLines} (${completeness.shardChecksum})`,
     );
   }
+  const fileOf = new Map(order.map((s, i) => [s.index, verified.shards[i]]));
+  const duplicates = verified.shards.reduce((n, f) => n + f.duplicates, 0);
+  if (duplicates) warnings.push(`${duplicates} repeated triples in the input were dropped (a graph is a set)`);
   const covered = new Set(candidates.coverable);
   const federation = checkFederation(analyses, covered, matcher, result, slotName);
   const ruleChecks = checkRules(cover.rules, result, slotName);
@@ -475,14 +491,15 @@ async function buildGraph(
       role.classes = members(layout.horizontalGroup, Number(a));
       role.bucket = Number(b);
     }
+    const f = fileOf.get(s.index)!;
     return {
       name,
       endpoint: `${g.name}-${name}`,
       file: `${name}.nt`,
-      triples: s.triples,
-      bytes: s.bytes,
-      sha256: s.sha256,
-      checksum: s.checksum,
+      triples: f.triples,
+      bytes: f.bytes,
+      sha256: f.sha256,
+      checksum: f.checksum,
       role,
     };
   });
@@ -508,9 +525,10 @@ async function buildGraph(
       data: {
         file: rel(g.dataFile),
         sha256: profile.sha256,
-        triples: profile.triples,
-        duplicates: profile.duplicates,
-        checksum: profile.checksum,
+        triplesRead: result.input.lines,
+        triples: verified.shards.reduce((n, f) => n + f.triples, 0),
+        duplicates,
+        checksum: result.input.checksum,
         subjects: profile.subjects,
         untypedSubjects: profile.untypedSubjects,
       },

@@ -40,7 +40,7 @@ describe('store worker', () => {
     const r = await slow;
     clearInterval(timer);
     expect(r.status).toBe('timeout');
-    expect(ticks).toBeGreaterThan(10); // the caller's event loop kept running
+    expect(ticks).toBeGreaterThan(3); // the caller's event loop kept running (≈30 ticks unloaded)
     const after = await next;
     expect(after.status).toBe('ok');
     if (after.status === 'ok') expect(count(after.body)).toBe(3000);

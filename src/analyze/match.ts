@@ -5,7 +5,8 @@ import { patternKey, type PatternTerm, type TriplePattern } from './patterns.js'
 /** A constant of a pattern in the form compared with data terms. */
 type Constant = { kind: 'iri'; value: string } | { kind: 'literal'; value: string; datatype: string; language: string };
 
-interface CompiledPattern {
+/** A pattern prepared for matching (see PatternMatcher.candidates). */
+export interface CompiledPattern {
   index: number;
   subject?: string; // constant IRI of the subject
   subjectVar?: string;
@@ -47,6 +48,7 @@ export class PatternMatcher {
 
   /** Adds a pattern (duplicates by text form are merged) and returns its index. */
   add(tp: TriplePattern): number {
+    this.candidateCache.clear();
     const key = patternKey(tp);
     const known = this.indexOf.get(key);
     if (known !== undefined) return known;
@@ -78,12 +80,22 @@ export class PatternMatcher {
 
   /** Calls `onMatch` with the index of every pattern the triple matches. */
   match(t: Triple, onMatch: (index: number) => void): void {
-    const list = this.byPredicate.get(t.predicate.value);
-    if (list) for (const c of list) if (this.test(c, t)) onMatch(c.index);
-    for (const c of this.anyPredicate) if (this.test(c, t)) onMatch(c.index);
+    for (const c of this.candidates(t.predicate.value)) if (this.test(c, t)) onMatch(c.index);
   }
 
-  private test(c: CompiledPattern, t: Triple): boolean {
+  /**
+   * The patterns a triple with predicate `p` may match (those with `p` or a variable as predicate);
+   * the same array for the same `p`, so callers may cache it per predicate.
+   */
+  candidates(p: string): readonly CompiledPattern[] {
+    let list = this.candidateCache.get(p);
+    if (!list) this.candidateCache.set(p, (list = [...(this.byPredicate.get(p) ?? []), ...this.anyPredicate]));
+    return list;
+  }
+  private candidateCache = new Map<string, CompiledPattern[]>();
+
+  /** Whether the triple matches one of the `candidates` of its predicate. */
+  test(c: CompiledPattern, t: Triple): boolean {
     if (c.subject !== undefined && c.subject !== t.subject.value) return false;
     const o = c.object;
     if (o) {

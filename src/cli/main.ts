@@ -8,6 +8,7 @@ import { formatStatsHtml } from '../report/html.js';
 import { formatPartitionSummary, summarizePartition } from '../report/partition-summary.js';
 import { computeStats } from '../report/stats.js';
 import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText } from '../report/stats-format.js';
+import { synthesize } from '../synth/replicate.js';
 import { TOOL } from '../version.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
@@ -109,6 +110,30 @@ export function program(): Command {
       else if (o.format === 'markdown') text = formatStatsMarkdown(stats, paper);
       else text = formatStatsText(stats, paper);
       process.stdout.write(text);
+    });
+
+  cli
+    .command('synth')
+    .description(
+      'Make a Spider-like benchmark source of a given size by replicating one graph with renamed instances ' +
+        '(for scale tests): writes dev.json with the graph\'s questions, kg/<kg>.nt and its ontology.',
+    )
+    .requiredOption('--source <dir>', 'benchmark source directory holding the graph')
+    .requiredOption('--kg <name>', 'graph to replicate')
+    .addOption(new Option('--triples <n>', 'triples of the synthetic graph').argParser(integer('--triples', 1)).makeOptionMandatory())
+    .addOption(new Option('--seed <n>', 'seed of the perturbation of numeric literals in the copies').argParser(integer('--seed', 0)).default(0))
+    .requiredOption('--out <dir>', 'output source directory')
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(async (o) => {
+      const r = await synthesize({
+        source: o.source,
+        kg: o.kg,
+        triples: o.triples,
+        seed: o.seed,
+        out: o.out,
+        progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+      });
+      process.stdout.write(`${r.file}: ${r.triples} triples (${r.copies} copies of ${r.baseTriples}), ${r.questions} questions\n`);
     });
 
   return cli;

@@ -63,7 +63,7 @@ function skolemFactory(graph: string): typeof DataFactory {
 
 function scanWithN3(src: TripleFile, onTriple: (t: Triple) => void, onProgress?: ByteProgress): Promise<void> {
   return new Promise((resolve, reject) => {
-    const input = fs.createReadStream(src.file, { highWaterMark: 1 << 16 });
+    const input = fs.createReadStream(src.file, { highWaterMark: 1 << 20 });
     const parser = new StreamParser({
       format: src.format === 'n-triples' ? 'N-Triples' : 'Turtle',
       factory: skolemFactory(src.graph),
@@ -121,7 +121,7 @@ async function scanWithOxigraph(src: TripleFile, onTriple: (t: Triple) => void, 
         throw new InputError(`unsupported term ${t.termType}`, { file: src.file });
     }
   };
-  const input = fs.createReadStream(src.file, { highWaterMark: 1 << 16 });
+  const input = fs.createReadStream(src.file, { highWaterMark: 1 << 20 });
   async function* chunks() {
     for await (const c of input) {
       onProgress?.(input.bytesRead);

@@ -1,8 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { Writer } from 'n3';
-import { FingerprintSet } from '../common/fingerprints.js';
-import { getHasher, SetChecksum, type Hasher } from '../common/hash.js';
+import { getHasher, type Hasher } from '../common/hash.js';
 import { RDF_TYPE } from '../common/vocab.js';
 import { scanTriples, type ByteProgress, type TripleFile } from '../load/triples.js';
 import type { DataFacts } from '../plan/rules.js';
@@ -17,19 +16,17 @@ export interface BucketOptions {
 
 /**
  * What the first pass over a graph's data learns (section 4.1: "types first, then assignment"):
- * the classes of every subject, counts per predicate and class, and the input's size and checksum.
- * Memory grows with the number of distinct subjects (the subject map), not with the triples.
+ * the classes of every subject and counts per predicate and class. It only parses: no
+ * serialisation, hashing of triples or duplicate removal (counts are of triples as read, which is
+ * all that realisability and the layout's weights need). Memory grows with the number of distinct
+ * subjects (the subject map), not with the triples.
  */
 export interface DataProfile extends DataFacts {
   file: string;
   /** sha256 of the file's bytes (hex). */
   sha256: string;
-  /** Distinct triples. */
-  triples: number;
-  /** Repeated triples in the input (dropped: a graph is a set). */
-  duplicates: number;
-  /** SetChecksum digest of the distinct triples' N-Triples lines. */
-  checksum: string;
+  /** Triples read (duplicates included). */
+  triplesRead: number;
   /** Distinct subjects, and those without an rdf:type triple. */
   subjects: number;
   untypedSubjects: number;
@@ -53,10 +50,10 @@ export function createLineWriter(): (t: { subject: any; predicate: any; object: 
   return (t) => writer.quadToString(t.subject, t.predicate, t.object).slice(0, -1);
 }
 
-/** xxh64 fingerprint halves of a line, for FingerprintSet, and the full hash for SetChecksum. */
-export function fingerprint(hasher: Hasher, line: string): { hi: number; lo: number; h: bigint } {
-  const h = hasher.h64(line);
-  return { hi: Number(h >> 32n), lo: Number(h & 0xffffffffn), h };
+
+/** A copy of a string that does not keep a larger parent string alive (V8 sliced strings). */
+export function detach(s: string): string {
+  return (' ' + s).slice(1);
 }
 
 /** The bucket of a subject: xxh64 of its IRI (UTF-8) with the seed, modulo the bucket count. */
@@ -77,10 +74,9 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
     stream.on('end', () => resolve());
     stream.on('error', reject);
   });
-  const line = createLineWriter();
-  const seen = new FingerprintSet();
-  const checksum = new SetChecksum(hasher);
-  let duplicates = 0;
+  let triplesRead = 0;
+  let lastSubject = '';
+  let lastIndex: number | undefined;
 
   const subjectIndex = new Map<string, number>();
   let subjectClassSet = new Int32Array(1024);
@@ -110,20 +106,17 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
   await scanTriples(
     src,
     (t) => {
-      const l = line(t);
-      const f = fingerprint(hasher, l);
-      if (!seen.add(f.hi, f.lo)) {
-        duplicates++;
-        return;
-      }
-      checksum.addHash(f.h);
+      triplesRead++;
       const p = t.predicate.value;
       predicateTriples.set(p, (predicateTriples.get(p) ?? 0) + 1);
       const s = t.subject.value;
-      let i = subjectIndex.get(s);
+      // Triples of one subject usually come together (sorted N-Triples, Turtle): remember the last one.
+      let i = s === lastSubject ? lastIndex : subjectIndex.get(s);
       if (i === undefined) {
         i = subjectIndex.size;
-        subjectIndex.set(s, i);
+        // The parser's strings are slices of its input chunks: keep a copy, or every key would
+        // keep its whole chunk alive (the subject map would hold the file).
+        subjectIndex.set(detach(s), i);
         if (i >= subjectClassSet.length) {
           const grow = (a: Int32Array) => {
             const b = new Int32Array(a.length * 2);
@@ -134,6 +127,8 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
           subjectTriples = grow(subjectTriples);
         }
       }
+      lastSubject = s;
+      lastIndex = i;
       subjectTriples[i]++;
       if (p === RDF_TYPE && t.object.termType === 'NamedNode') subjectClassSet[i] = withClass(subjectClassSet[i], t.object.value);
     },
@@ -166,9 +161,7 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
   return {
     file: src.file,
     sha256: sha.digest('hex'),
-    triples: checksum.count,
-    duplicates,
-    checksum: checksum.digest,
+    triplesRead,
     subjects: n,
     untypedSubjects,
     predicateTriples,

@@ -1,43 +1,116 @@
 import type { QueryAnalysis } from '../analyze/analyze.js';
 import type { PatternMatcher } from '../analyze/match.js';
 import { patternKey } from '../analyze/patterns.js';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { FingerprintSet } from '../common/fingerprints.js';
 import { getHasher, SetChecksum } from '../common/hash.js';
-import { scanTriples } from '../load/triples.js';
 import type { ShardingRule } from '../plan/rules.js';
-import { createLineWriter } from './profile.js';
 import type { MaterializeResult } from './write.js';
 
 /** Guarantee 1: the shards of a graph together hold exactly the input triples. */
 export interface CompletenessCheck {
   ok: boolean;
-  inputTriples: number;
+  /** Triples as read from the input (duplicates included) and their multiset checksum. */
+  inputLines: number;
   inputChecksum: string;
-  /** Count and checksum computed by parsing the written shard files back. */
-  shardTriples: number;
+  /** The same, computed from the shard files read back from disk, before duplicates are removed. */
+  shardLines: number;
   shardChecksum: string;
 }
 
+/** A shard file after verification and duplicate removal. */
+export interface ShardFile {
+  file: string;
+  /** Distinct triples. */
+  triples: number;
+  /** Repeated lines removed from the file. */
+  duplicates: number;
+  bytes: number;
+  /** sha256 of the final file (hex). */
+  sha256: string;
+  /** SetChecksum digest of the distinct lines. */
+  checksum: string;
+}
+
+/** Calls `onLine` for every non-empty line of a text file, streaming. */
+async function forEachLine(file: string, onLine: (line: string) => void, onChunk?: (chunk: Buffer) => void): Promise<void> {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 })) {
+    onChunk?.(chunk as Buffer);
+    const text = rest + decoder.write(chunk as Buffer);
+    const lines = text.split('\n');
+    rest = lines.pop()!;
+    for (const l of lines) if (l.length) onLine(l);
+  }
+  rest += decoder.end();
+  if (rest.length) onLine(rest);
+}
+
 /**
- * Parses the written shard files back and compares their triples (count and order-independent
- * checksum) with the input's, as computed by the first pass.
+ * Reads the written shard files back from disk and checks guarantee 1: together they hold exactly
+ * the lines the assignment pass read from the input (count and multiset checksum: the sum mod 2^64
+ * of xxh64 over the N-Triples lines). Then removes repeated lines within each shard (a graph is a
+ * set; a repeated input triple always lands in the same shard), rewriting only files that have
+ * any, and gives each final file's distinct triples, size, sha256 and checksum.
  */
-export async function checkCompleteness(
-  files: { file: string; graph: string }[],
-  input: { triples: number; checksum: string },
-): Promise<CompletenessCheck> {
+export async function verifyShards(files: string[], input: { lines: number; checksum: string }): Promise<{ check: CompletenessCheck; shards: ShardFile[] }> {
   const hasher = await getHasher();
-  const line = createLineWriter();
-  const total = new SetChecksum(hasher);
-  for (const f of files) {
-    // Shard files hold skolem IRIs only, so re-parsing them gives the same lines.
-    await scanTriples({ file: f.file, format: 'n-triples', graph: f.graph }, (t) => total.add(line(t)));
+  const all = new SetChecksum(hasher);
+  const shards: ShardFile[] = [];
+  for (const file of files) {
+    const seen = new FingerprintSet();
+    const distinct = new SetChecksum(hasher);
+    const sha = crypto.createHash('sha256');
+    let bytes = 0;
+    let duplicates = 0;
+    await forEachLine(
+      file,
+      (line) => {
+        const h = hasher.h64(line);
+        all.addHash(h);
+        if (seen.add(Number(h >> 32n), Number(h & 0xffffffffn))) distinct.addHash(h);
+        else duplicates++;
+      },
+      (chunk) => {
+        sha.update(chunk);
+        bytes += chunk.length;
+      },
+    );
+    let digest = sha.digest('hex');
+    if (duplicates > 0) {
+      const kept = new FingerprintSet();
+      const tmp = `${file}.dedup`;
+      const fd = fs.openSync(tmp, 'w');
+      let buffer: string[] = [];
+      await forEachLine(file, (line) => {
+        const h = hasher.h64(line);
+        if (kept.add(Number(h >> 32n), Number(h & 0xffffffffn))) buffer.push(line, '\n');
+        if (buffer.length > 8192) {
+          fs.writeSync(fd, buffer.join(''));
+          buffer = [];
+        }
+      });
+      fs.writeSync(fd, buffer.join(''));
+      fs.closeSync(fd);
+      fs.renameSync(tmp, file);
+      const content = fs.readFileSync(file);
+      digest = crypto.createHash('sha256').update(content).digest('hex');
+      bytes = content.length;
+    }
+    shards.push({ file, triples: distinct.count, duplicates, bytes, sha256: digest, checksum: distinct.digest });
   }
   return {
-    ok: total.count === input.triples && total.digest === input.checksum,
-    inputTriples: input.triples,
-    inputChecksum: input.checksum,
-    shardTriples: total.count,
-    shardChecksum: total.digest,
+    check: {
+      ok: all.count === input.lines && all.digest === input.checksum,
+      inputLines: input.lines,
+      inputChecksum: input.checksum,
+      shardLines: all.count,
+      shardChecksum: all.digest,
+    },
+    shards,
   };
 }
 

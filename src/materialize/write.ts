@@ -1,12 +1,10 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PatternMatcher } from '../analyze/match.js';
-import { FingerprintSet } from '../common/fingerprints.js';
+import type { CompiledPattern, PatternMatcher } from '../analyze/match.js';
 import { getHasher, SetChecksum } from '../common/hash.js';
 import { scanTriples, type ByteProgress, type TripleFile } from '../load/triples.js';
 import type { ShardAssigner } from './assign.js';
-import { createLineWriter, fingerprint } from './profile.js';
+import { createLineWriter, detach } from './profile.js';
 
 /** What was written to one slot. */
 export interface SlotOutput {
@@ -14,21 +12,15 @@ export interface SlotOutput {
   slot: string;
   /** Path of the written file (in the build's temporary directory). */
   file: string;
-  /** Triples written (distinct). */
-  triples: number;
-  /** Bytes written. */
-  bytes: number;
-  /** sha256 of the file (hex). */
-  sha256: string;
-  /** SetChecksum digest of the lines written. */
-  checksum: string;
+  /** Lines written (triples as read: a repeated input triple is written again, to the same slot). */
+  lines: number;
 }
 
 /** The result of the assignment pass over one graph. */
 export interface MaterializeResult {
   slots: SlotOutput[];
-  /** Duplicate triples skipped. */
-  duplicates: number;
+  /** The input as parsed: its triples as canonical N-Triples lines, count and multiset checksum. */
+  input: { lines: number; checksum: string };
   /** For every pattern of the matcher: the slots holding at least one matching triple (E_t). */
   patternSlots: Set<number>[];
   /** Predicate IRI → slots holding its triples. */
@@ -40,10 +32,12 @@ export interface MaterializeResult {
 const FLUSH_BYTES = 1 << 16;
 
 /**
- * Second pass: streams the graph's data again, drops duplicate triples, sends every triple to the
- * slot the assigner gives, and writes one N-Triples file per slot into `dir` (`<slot>.nt`, lines in
- * input order). Records which slots match each pattern (for fan-out) and where each predicate and
- * class ended up (to check that every rule is realised).
+ * Second pass: streams the graph's data again, sends every triple to the slot the assigner gives,
+ * and writes one N-Triples file per slot into `dir` (`<slot>.nt`, lines in input order). Computes
+ * the multiset checksum of the input's lines (guarantee 1 compares it with the files on disk),
+ * records which slots match each pattern (for fan-out) and where each predicate and class ended up
+ * (to check that every rule is realised). Duplicates are removed later, per shard (a repeated
+ * triple always lands in the same slot): see `verifyShards`.
  */
 export async function materializeGraph(
   src: TripleFile,
@@ -63,58 +57,58 @@ export async function materializeGraph(
       fd: fs.openSync(file, 'w'),
       buffer: [] as string[],
       buffered: 0,
-      bytes: 0,
-      sha: crypto.createHash('sha256'),
-      checksum: new SetChecksum(hasher),
+      lines: 0,
     };
   });
   const flush = (f: (typeof files)[number]) => {
     if (f.buffer.length === 0) return;
-    const chunk = Buffer.from(f.buffer.join(''), 'utf8');
-    fs.writeSync(f.fd, chunk);
-    f.sha.update(chunk);
-    f.bytes += chunk.length;
+    fs.writeSync(f.fd, f.buffer.join(''));
     f.buffer = [];
     f.buffered = 0;
   };
-  const seen = new FingerprintSet();
-  let duplicates = 0;
-  const patternSlots = matcher.patterns.map(() => new Set<number>());
-  const predicateSlots = new Map<string, Set<number>>();
-  const classSlots = new Map<string, Set<number>>();
+  const input = new SetChecksum(hasher);
+  const nSlots = slots.length;
+  // Flags instead of sets on the hot path: pattern × slot, predicate × slot, class set × slot.
+  const patternFlags = new Uint8Array(matcher.patterns.length * nSlots);
+  interface PredicateEntry {
+    slot: number | undefined;
+    candidates: readonly CompiledPattern[];
+    seen: Uint8Array;
+  }
+  const predicates = new Map<string, PredicateEntry>();
   const profile = assigner.profile;
-  const setSlotsSeen = new Map<number, Set<number>>();
+  const setFlags = profile.classSets.map(() => new Uint8Array(nSlots));
+  // Triples of one subject usually come together (sorted N-Triples, Turtle): remember the last one.
+  let lastSubject = '';
+  let lastIndex: number | undefined;
   try {
     await scanTriples(
       src,
       (t) => {
         const l = line(t);
-        const fp = fingerprint(hasher, l);
-        if (!seen.add(fp.hi, fp.lo)) {
-          duplicates++;
-          return;
-        }
+        input.add(l);
         const p = t.predicate.value;
-        const si = profile.subjectIndex.get(t.subject.value);
+        let entry = predicates.get(p);
+        if (!entry) {
+          entry = { slot: assigner.predicateSlotOf(p), candidates: matcher.candidates(p), seen: new Uint8Array(nSlots) };
+          predicates.set(detach(p), entry);
+        }
+        const subject = t.subject.value;
+        if (subject !== lastSubject) {
+          lastSubject = subject;
+          lastIndex = profile.subjectIndex.get(subject);
+        }
+        const si = lastIndex;
         const subjectSlot = assigner.subjectSlotAt(si);
-        const slot = assigner.predicateSlotOf(p) ?? subjectSlot;
+        const slot = entry.slot ?? subjectSlot;
         const f = files[slot];
         f.buffer.push(l, '\n');
         f.buffered += l.length + 1;
-        f.checksum.addHash(fp.h);
+        f.lines++;
         if (f.buffered >= FLUSH_BYTES) flush(f);
-        matcher.match(t, (i) => patternSlots[i].add(slot));
-        let ps = predicateSlots.get(p);
-        if (!ps) predicateSlots.set(p, (ps = new Set()));
-        ps.add(slot);
-        if (si !== undefined) {
-          const set = profile.subjectClassSet[si];
-          if (set !== 0) {
-            let ss = setSlotsSeen.get(set);
-            if (!ss) setSlotsSeen.set(set, (ss = new Set()));
-            ss.add(subjectSlot);
-          }
-        }
+        for (const c of entry.candidates) if (matcher.test(c, t)) patternFlags[c.index * nSlots + slot] = 1;
+        entry.seen[slot] = 1;
+        if (si !== undefined) setFlags[profile.subjectClassSet[si]][subjectSlot] = 1;
       },
       onProgress,
     );
@@ -122,23 +116,25 @@ export async function materializeGraph(
   } finally {
     for (const f of files) fs.closeSync(f.fd);
   }
-  for (const [set, ss] of setSlotsSeen) {
-    for (const c of profile.classSets[set]) {
+  const flagged = (flags: Uint8Array, offset = 0) => {
+    const out = new Set<number>();
+    for (let s = 0; s < nSlots; s++) if (flags[offset + s]) out.add(s);
+    return out;
+  };
+  const patternSlots = matcher.patterns.map((_, i) => flagged(patternFlags, i * nSlots));
+  const predicateSlots = new Map([...predicates].map(([p, e]) => [p, flagged(e.seen)]));
+  const classSlots = new Map<string, Set<number>>();
+  profile.classSets.forEach((classes, set) => {
+    if (set === 0) return;
+    for (const c of classes) {
       let cs = classSlots.get(c);
       if (!cs) classSlots.set(c, (cs = new Set()));
-      for (const s of ss) cs.add(s);
+      for (const s of flagged(setFlags[set])) cs.add(s);
     }
-  }
+  });
   return {
-    slots: files.map((f) => ({
-      slot: f.slot,
-      file: f.file,
-      triples: f.checksum.count,
-      bytes: f.bytes,
-      sha256: f.sha.digest('hex'),
-      checksum: f.checksum.digest,
-    })),
-    duplicates,
+    slots: files.map((f) => ({ slot: f.slot, file: f.file, lines: f.lines })),
+    input: { lines: input.count, checksum: input.digest },
     patternSlots,
     predicateSlots,
     classSlots,

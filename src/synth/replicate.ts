@@ -1,0 +1,96 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { DataFactory, Writer } from 'n3';
+import type * as RDF from '@rdfjs/types';
+import { InputError } from '../common/errors.js';
+import { getHasher } from '../common/hash.js';
+import { RDF_TYPE, XSD } from '../common/vocab.js';
+import { readQuestions } from '../load/questions.js';
+import { openSource } from '../load/source.js';
+import { scanTriples, type Triple } from '../load/triples.js';
+
+/** Options of `fkgqa synth`. */
+export interface SynthOptions {
+  /** Benchmark source directory holding the graph to replicate. */
+  source: string;
+  /** Graph to replicate. */
+  kg: string;
+  /** Triples of the synthetic graph (exactly; the last copy is cut short). */
+  triples: number;
+  /** Seed of the literal perturbation. */
+  seed: number;
+  /** Output source directory: `dev.json`, `kg/<kg>.nt`, `ontologies/<kg>.<ext>`. */
+  out: string;
+  progress?: (line: string) => void;
+}
+
+/** What `synthesize` wrote. */
+export interface SynthResult {
+  file: string;
+  triples: number;
+  copies: number;
+  baseTriples: number;
+  questions: number;
+}
+
+const NUMERIC = new Set([`${XSD}integer`, `${XSD}decimal`, `${XSD}double`, `${XSD}int`, `${XSD}long`]);
+
+/**
+ * Makes a Spider-like graph of a given size by replicating a graph with renamed instances, and
+ * writes it as a benchmark source with the graph's questions and ontology, so that `fkgqa
+ * partition` runs on it as on the original. Copy 0 is the original graph; in copy k ≥ 1 every
+ * IRI that is a subject in the original gets the suffix `~k` (wherever it occurs), classes and
+ * predicates stay, and numeric literals move by an offset in {-1, 0, 1} given by xxh64 of the
+ * seed, the copy and the triple, so that copies are not identical. Deterministic for the same
+ * input and options. Blank nodes are written as their skolem IRIs (see `skolemIri`).
+ * @throws InputError if the graph is not in the source
+ */
+export async function synthesize(o: SynthOptions): Promise<SynthResult> {
+  const source = openSource(o.source);
+  const g = source.graphs.get(o.kg);
+  if (!g) throw new InputError(`no graph ${o.kg} in kg/`, { file: o.source });
+  if (!Number.isSafeInteger(o.triples) || o.triples < 1) throw new InputError(`--triples must be a positive integer, got ${o.triples}`);
+  const hasher = await getHasher();
+  const base: Triple[] = [];
+  await scanTriples({ file: g.dataFile, format: g.dataFormat, graph: o.kg }, (t) => base.push(t));
+  const subjects = new Set(base.map((t) => t.subject.value));
+  const copies = Math.ceil(o.triples / base.length);
+  fs.mkdirSync(path.join(o.out, 'kg'), { recursive: true });
+  fs.mkdirSync(path.join(o.out, 'ontologies'), { recursive: true });
+  const file = path.join(o.out, 'kg', `${o.kg}.nt`);
+  const tmp = `${file}.tmp`;
+  const fd = fs.openSync(tmp, 'w');
+  const writer = new Writer({ format: 'N-Triples' });
+  let written = 0;
+  try {
+    for (let k = 0; k < copies && written < o.triples; k++) {
+      const rename = (t: RDF.NamedNode): RDF.NamedNode => (k > 0 && subjects.has(t.value) ? DataFactory.namedNode(`${t.value}~${k}`) : t);
+      const parts: string[] = [];
+      for (let i = 0; i < base.length && written < o.triples; i++, written++) {
+        const t = base[i];
+        let object: RDF.Term = t.object;
+        if (t.object.termType === 'NamedNode') {
+          if (t.predicate.value !== RDF_TYPE) object = rename(t.object);
+        } else if (k > 0 && NUMERIC.has(t.object.datatype.value) && Number.isFinite(Number(t.object.value))) {
+          const delta = Number(hasher.h64(`${k} ${i}`, BigInt(o.seed)) % 3n) - 1;
+          const v = Number(t.object.value) + delta;
+          const lexical = t.object.datatype.value === `${XSD}integer` || /^-?\d+$/.test(t.object.value) ? String(Math.trunc(v)) : String(v);
+          object = DataFactory.literal(lexical, t.object.datatype);
+        }
+        parts.push(writer.quadToString(rename(t.subject), t.predicate, object as RDF.Quad_Object));
+      }
+      fs.writeSync(fd, parts.join(''));
+      o.progress?.(`synth: copy ${k + 1}/${copies}, ${written} triples`);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+  if (g.ontologyFile) fs.copyFileSync(g.ontologyFile, path.join(o.out, 'ontologies', path.basename(g.ontologyFile)));
+  const questions = readQuestions(source.questionsFile).filter((q) => q.kg === o.kg);
+  fs.writeFileSync(
+    path.join(o.out, 'dev.json'),
+    JSON.stringify(questions.map((q) => ({ kg_name: q.kg, question: q.question, query: q.query })), null, 1) + '\n',
+  );
+  return { file, triples: written, copies, baseTriples: base.length, questions: questions.length };
+}
