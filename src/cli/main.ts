@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { InputError } from '../common/errors.js';
+import { describeBuild } from '../describe/index.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition.js';
 import { formatPartitionSummary, summarizePartition } from '../report/partition-summary.js';
 import { TOOL } from '../version.js';
@@ -42,6 +43,8 @@ export function program(): Command {
         .argParser(integer('--solver-timeout', 1))
         .default(DEFAULT_PARTITION_OPTIONS.solverTimeoutMs),
     )
+    .option('--no-void', 'do not write the VoID of the shards nor the catalogue')
+    .option('--endpoint-base <url>', 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql')
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
@@ -54,6 +57,8 @@ export function program(): Command {
         seed: o.seed,
         defaultPrefix: o.defaultPrefix,
         solverTimeoutMs: o.solverTimeout,
+        void: o.void,
+        endpointBase: o.endpointBase,
         progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
       });
       for (const w of result.warnings) if (!o.quiet) process.stderr.write(`warning: ${w}\n`);
@@ -61,6 +66,34 @@ export function program(): Command {
       if (o.json) process.stdout.write(JSON.stringify({ out: path.resolve(result.out), summary, warnings: result.warnings }, null, 2) + '\n');
       else process.stdout.write(formatPartitionSummary(summary) + `\nShards written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
       if (summary.guarantees.determinism.status === 'DIFFERENT') process.exitCode = 1;
+    });
+
+  cli
+    .command('describe')
+    .description(
+      'Compute the VoID of every shard of an existing build (standard and extended, with linksets) and the catalogue ' +
+        '(catalogue.json, catalogue.ttl) with SPARQL 1.1 aggregate queries, and write them into the build.',
+    )
+    .option('--shards <dir>', 'the build directory written by fkgqa partition', 'shards')
+    .option('--endpoint-base <url>', 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql')
+    .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
+    .option('--json', 'print the summary as JSON on stdout')
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(async (o) => {
+      const r = await describeBuild({
+        dir: o.shards,
+        endpointBase: o.endpointBase,
+        sparql: o.sparql,
+        progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+      });
+      const summary = { dir: path.resolve(o.shards), graphs: r.graphs, shards: r.shards, linksets: r.linksets, voidBytes: r.voidBytes, files: r.files.length, ms: r.timings.totalMs };
+      if (o.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+      else {
+        process.stdout.write(
+          `fkgqa describe: ${r.graphs} graphs, ${r.shards} shards, ${r.linksets} linksets; ` +
+            `${r.shards * 2} VoID files (${(r.voidBytes / 1024).toFixed(0)} KiB) and the catalogue written to ${o.shards}/ in ${(r.timings.totalMs / 1000).toFixed(1)} s\n`,
+        );
+      }
     });
 
   return cli;
