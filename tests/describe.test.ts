@@ -227,10 +227,83 @@ describe('describe / remote SPARQL endpoint (SPARQL 1.1 Protocol over HTTP)', ()
     expect(remote.reduce((n, d) => n + d.linksets.length, 0)).toBeGreaterThan(0);
   });
 
+  it('writes the same files from the endpoint as from the shard files (fkgqa describe --sparql)', async () => {
+    const local = path.join(tmpDir(), 'shards');
+    fs.cpSync(out, local, { recursive: true });
+    await describeBuild({ dir: local });
+    const viaHttp = await describeBuild({ dir: out, sparql: endpoint.url });
+    expect(viaHttp.shards).toBe(shards.length);
+    for (const f of viaHttp.files) expect(read(out, f), f).toBe(read(local, f));
+  });
+
   it('names the endpoint and the error when a query fails or nothing answers', async () => {
     const bad = new HttpSparqlClient(endpoint.url);
     await expect(bad.select('SELECT ?x WHERE { ?x ?y }')).rejects.toThrow(new RegExp(`${endpoint.url.replace(/[./]/g, '\\$&')}: HTTP 400`));
     await expect(new HttpSparqlClient('http://127.0.0.1:1/sparql', 2000).select('ASK {}')).rejects.toThrow(/127\.0\.0\.1:1\/sparql: /);
+  });
+});
+
+describe('describe / decisions on a small made-up graph', () => {
+  // shard1: s1 is both an A and a B (types here), links to s2 and s3; shard2: s2 is an A, with a
+  // language-tagged literal; s3 has no type anywhere; shard2 also describes s1 (no type there).
+  const E = 'http://e.org/';
+  const dir = tmpDir();
+  fs.writeFileSync(
+    path.join(dir, 'shard1.nt'),
+    [
+      `<${E}s1> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${E}A> .`,
+      `<${E}s1> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${E}B> .`,
+      `<${E}s1> <${E}p> <${E}s2> .`,
+      `<${E}s1> <${E}p> <${E}s3> .`,
+      `<${E}s1> <${E}q> "x" .`,
+      `<${E}s3> <${E}q> "x" .`,
+    ].join('\n') + '\n',
+  );
+  fs.writeFileSync(
+    path.join(dir, 'shard2.nt'),
+    [`<${E}s2> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${E}A> .`, `<${E}s2> <${E}q> "x"@en .`, `<${E}s1> <${E}r> <${E}s2> .`].join('\n') + '\n',
+  );
+  const shards = ['shard1', 'shard2'];
+  const described = describeGraph({ graph: 'made', dir, shards });
+
+  it('puts a subject with two types in both class partitions, and leaves untyped subjects out of them', async () => {
+    const [d1] = await described;
+    expect(d1.classPartitions.map((c) => [c.class, c.entities])).toEqual([
+      [`${E}A`, 1],
+      [`${E}B`, 1],
+    ]);
+    // s1's two triples of p count under A and under B; the object s2 is an A, s3 has no class.
+    expect(d1.classPartitions[1].properties.find((p) => p.property === `${E}p`)).toEqual({ property: `${E}p`, triples: 2, objectClasses: [{ iri: `${E}A`, triples: 1 }], datatypes: [] });
+    expect(d1.distinctSubjects).toBe(2); // s1 and the untyped s3
+  });
+
+  it('counts literals among the distinct objects, "x" once and "x"@en apart, with their datatypes', async () => {
+    const [d1, d2] = await described;
+    expect(d1.distinctObjects).toBe(5); // A, B, s2, s3, "x"
+    const q2 = d2.classPartitions.find((c) => c.class === `${E}A`)!.properties.find((p) => p.property === `${E}q`)!;
+    expect(q2.datatypes).toEqual([{ iri: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString', triples: 1 }]);
+  });
+
+  it('types subjects by the whole graph: s1 in shard2 is an A and a B by shard1\'s type triples', async () => {
+    const [, d2] = await described;
+    expect(d2.classes).toBe(1); // only shard2's own type triple (s2 a A)
+    expect(d2.classPartitions.map((c) => [c.class, c.entities])).toEqual([
+      [`${E}A`, 2],
+      [`${E}B`, 1],
+    ]);
+  });
+
+  it('links s1 → s2 and s1 → s3 only where the object is a subject in the other shard', async () => {
+    const [d1, d2] = await described;
+    expect(d1.linksets).toEqual([{ subjectsTarget: shardDatasetIri('made', 'shard1'), objectsTarget: shardDatasetIri('made', 'shard2'), linkPredicate: `${E}p`, triples: 1 }]);
+    // shard2's r triple points at s2, described in shard2 itself only: no linkset.
+    expect(d2.linksets).toEqual([]);
+  });
+
+  it('agrees with the independent count', async () => {
+    const ds = await described;
+    const counted = countedFacts(dir, shards, (s) => shardDatasetIri('made', s));
+    for (const d of ds) expect(statedFacts(renderVoid(d, 'extended')).facts).toEqual(counted.get(d.shard));
   });
 });
 
