@@ -32,6 +32,7 @@ describe('cli / partition', () => {
       [1, 2, 3, 4].flatMap((n) => [`shard${n}_void.ttl`, `shard${n}_void_extended.ttl`]),
     );
     expect(r.stderr).toMatch(/library: VoID of 4 shards, \d+ linksets/);
+    expect(r.stdout).toMatch(/Shards, their VoID \(16 files, \d+ linksets\) and the catalogue written to /);
   });
 
   it('writes no VoID and no catalogue with --no-void; fkgqa describe adds them to the build later', () => {

@@ -18,6 +18,12 @@ const integer = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) => (v
   return n;
 };
 
+/** Help text of `--endpoint-base`, shared by partition and describe. */
+const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql';
+
+/** Progress lines go to stderr unless `--quiet`. */
+const stderrProgress = (quiet: boolean | undefined) => (quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`));
+
 /** Builds the `fkgqa` command line (a thin layer over the library API). */
 export function program(): Command {
   const cli = new Command('fkgqa')
@@ -44,7 +50,7 @@ export function program(): Command {
         .default(DEFAULT_PARTITION_OPTIONS.solverTimeoutMs),
     )
     .option('--no-void', 'do not write the VoID of the shards nor the catalogue')
-    .option('--endpoint-base <url>', 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql')
+    .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
@@ -59,12 +65,18 @@ export function program(): Command {
         solverTimeoutMs: o.solverTimeout,
         void: o.void,
         endpointBase: o.endpointBase,
-        progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+        progress: stderrProgress(o.quiet),
       });
       for (const w of result.warnings) if (!o.quiet) process.stderr.write(`warning: ${w}\n`);
       const summary = summarizePartition(result);
       if (o.json) process.stdout.write(JSON.stringify({ out: path.resolve(result.out), summary, warnings: result.warnings }, null, 2) + '\n');
-      else process.stdout.write(formatPartitionSummary(summary) + `\nShards written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
+      else {
+        const described = result.graphs.flatMap((g) => g.descriptions);
+        const what = described.length
+          ? `Shards, their VoID (${described.length * 2} files, ${described.reduce((n, d) => n + d.linksets.length, 0)} linksets) and the catalogue`
+          : 'Shards';
+        process.stdout.write(formatPartitionSummary(summary) + `\n${what} written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
+      }
       if (summary.guarantees.determinism.status === 'DIFFERENT') process.exitCode = 1;
     });
 
@@ -75,7 +87,7 @@ export function program(): Command {
         '(catalogue.json, catalogue.ttl) with SPARQL 1.1 aggregate queries, and write them into the build.',
     )
     .option('--shards <dir>', 'the build directory written by fkgqa partition', 'shards')
-    .option('--endpoint-base <url>', 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql')
+    .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'no progress on stderr')
@@ -84,7 +96,7 @@ export function program(): Command {
         dir: o.shards,
         endpointBase: o.endpointBase,
         sparql: o.sparql,
-        progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+        progress: stderrProgress(o.quiet),
       });
       const summary = { dir: path.resolve(o.shards), graphs: r.graphs, shards: r.shards, linksets: r.linksets, voidBytes: r.voidBytes, files: r.files.length, ms: r.timings.totalMs };
       if (o.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
