@@ -89,11 +89,12 @@ GROUP BY ?g ?c ?p`;
 
 /**
  * Per shard, subject class, predicate and object class: triples whose object is an instance of
- * the object class. Columns: ?g ?c ?p ?oc ?triples.
+ * the object class (literals, which have no class, are filtered out first: half the time on wta_1).
+ * Columns: ?g ?c ?p ?oc ?triples.
  */
 export function objectClassQuery(graphs: string[]): string {
   return `SELECT ?g ?c ?p ?oc (COUNT(*) AS ?triples)
-WHERE { ${values('g', graphs)} GRAPH ?g { ?s ?p ?o } ${typing(graphs)} ${typing(graphs, 'o', 'oc', 'tg2')} }
+WHERE { ${values('g', graphs)} GRAPH ?g { ?s ?p ?o FILTER(!isLiteral(?o)) } ${typing(graphs)} ${typing(graphs, 'o', 'oc', 'tg2')} }
 GROUP BY ?g ?c ?p ?oc`;
 }
 
