@@ -5,10 +5,10 @@ import { analyzeQueries, type QueryAnalysis, type ShardingKind, type UnparsableQ
 import { PatternMatcher } from './analyze/match.js';
 import { withPrefixDeclared } from './analyze/parse.js';
 import { InputError } from './common/errors.js';
-import { catalogueFileTexts, describeGraph, endpointUrl, voidFileTexts, type ShardDescription } from './describe/index.js';
 import { getHasher } from './common/hash.js';
 import { StagedOutput, writeJson } from './common/output.js';
 import { SPIDER_DEFAULT_PREFIX } from './common/vocab.js';
+import { catalogueFileTexts, describeGraph, endpointUrl, voidFileTexts, type ShardDescription } from './describe/index.js';
 import { EMPTY_ONTOLOGY, readOntology } from './load/ontology.js';
 import { distinctQueries, readQuestions, type GoldQuery, type Question } from './load/questions.js';
 import { openSource, type GraphSource } from './load/source.js';
