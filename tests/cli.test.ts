@@ -35,7 +35,7 @@ describe('cli / partition', () => {
     expect(r.stdout).toMatch(/Shards, their VoID \(16 files, \d+ linksets\) and the catalogue written to /);
   });
 
-  it('writes no VoID and no catalogue with --no-void; fkgqa describe adds them to the build later', () => {
+  it('writes no VoID and no catalogue with --no-void; fkgqa describe adds them to the build later, --json prints only the summary', () => {
     const out = path.join(tmpDir(), 'shards');
     expect(fkgqa('partition', '--out', out, '--no-void', '-q').code).toBe(0);
     expect(entries(out)).toEqual(['benchmark.json', 'build.json', 'library', 'observatory']);
@@ -48,15 +48,10 @@ describe('cli / partition', () => {
     const cat = JSON.parse(fs.readFileSync(path.join(out, 'catalogue.json'), 'utf8'));
     expect(cat.shards[0].url).toBe('http://localhost:7001/library-shard1/sparql');
     expect(fs.readFileSync(path.join(out, 'library/shard1_void.ttl'), 'utf8')).toContain('void:sparqlEndpoint <http://localhost:7001/library-shard1/sparql>');
-  });
-
-  it('describe --json prints the summary only', () => {
-    const out = path.join(tmpDir(), 'shards');
-    expect(fkgqa('partition', '--out', out, '-q', '--kg', 'library').code).toBe(0);
-    const r = fkgqa('describe', '--shards', out, '--json', '-q');
-    expect(r.code).toBe(0);
-    expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toMatchObject({ graphs: 1, shards: 4, files: 10 });
+    const j = fkgqa('describe', '--shards', out, '--json', '-q');
+    expect(j.code).toBe(0);
+    expect(j.stderr).toBe('');
+    expect(JSON.parse(j.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
   });
 
   it('prints JSON only on stdout with --json', () => {

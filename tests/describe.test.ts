@@ -14,25 +14,16 @@ import {
   shardDatasetIri,
   uriSpaceOf,
   countedLabel,
-  type ShardDescription,
 } from '../src/describe/index.js';
 import { DEFAULT_PARTITION_OPTIONS, digestTree, partition, type GraphManifest } from '../src/partition.js';
-import { DEMO, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
-import { CONSUMER_QUERY, countedFacts, statedFacts } from './void-facts.js';
+import { DEMO, tmpDir } from './helpers.js';
+import { consumerRows, countedFacts, statedFacts } from './void-facts.js';
 
 const NS = 'http://valuenet/ontop/';
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const manifest = (out: string, kg: string): GraphManifest => JSON.parse(fs.readFileSync(path.join(out, kg, 'manifest.json'), 'utf8'));
 const read = (...p: string[]) => fs.readFileSync(path.join(...p), 'utf8');
 const shardByRole = (m: GraphManifest, slot: string) => m.shards.find((s) => s.role.slot === slot)!.name;
-
-/** Runs the sparql-llm consumer query on one VoID file; returns its rows as `subject prop object` strings. */
-function consumerRows(turtle: string): string[] {
-  const store = new oxigraph.Store();
-  store.load(turtle, { format: 'text/turtle' });
-  const rows = store.query(CONSUMER_QUERY) as Map<string, oxigraph.Term>[];
-  return rows.map((r) => [r.get('subjectClass')?.value, r.get('prop')?.value, r.get('objectClass')?.value ?? r.get('objectDatatype')?.value ?? '-'].join(' ')).sort();
-}
 
 /** A SPARQL 1.1 Protocol endpoint over an oxigraph store (GET ?query= and POST form), counting requests. */
 function startEndpoint(store: oxigraph.Store): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
@@ -330,52 +321,5 @@ describe('describe / words', () => {
   });
 });
 
-describe.skipIf(!HAS_SPIDER)('describe / Spider4SPARQL dev build, every shard', async () => {
-  const out = path.join(tmpDir(), 'shards');
-  const result = HAS_SPIDER ? await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out }) : undefined;
-  const graphs = result?.graphs.map((g) => g.manifest) ?? [];
-  const all = graphs.flatMap((m) => m.shards.map((s) => ({ kg: m.graph, shard: s.name })));
-
-  it('writes both VoID files for all 92 shards, and they parse with n3', () => {
-    expect(all.length).toBe(92);
-    for (const { kg, shard } of all) {
-      for (const v of ['', '_extended']) expect(statedFacts(read(out, kg, `${shard}_void${v}.ttl`)).dataset).toBe(shardDatasetIri(kg, shard));
-    }
-  });
-
-  it('states exactly the counts made from the N-Triples files (n3 + JavaScript, no SPARQL), linksets included', () => {
-    let checked = 0;
-    let linksets = 0;
-    for (const m of graphs) {
-      const names = m.shards.map((s) => s.name);
-      const counted = countedFacts(path.join(out, m.graph), names, (s) => shardDatasetIri(m.graph, s));
-      for (const s of names) {
-        const stated = statedFacts(read(out, m.graph, `${s}_void_extended.ttl`)).facts;
-        expect(stated, `${m.graph}/${s}`).toEqual(counted.get(s));
-        linksets += Object.keys(stated).filter((k) => k.startsWith('linkset')).length;
-        checked++;
-      }
-    }
-    expect(checked).toBe(92);
-    expect(linksets).toBe(174);
-    // wta_1 as a spot check of size: 152,328 triples in three shards.
-    const wta = graphs.find((m) => m.graph === 'wta_1')!;
-    const sum = wta.shards.reduce((n, s) => n + statedFacts(read(out, 'wta_1', `${s.name}_void.ttl`)).facts.triples, 0);
-    expect(sum).toBe(152_328);
-  });
-
-  it('answers the sparql-llm consumer query with rows for every shard', () => {
-    for (const { kg, shard } of all) expect(consumerRows(read(out, kg, `${shard}_void.ttl`)).length, `${kg}/${shard}`).toBeGreaterThan(0);
-  });
-
-  it('catalogues all 92 shards with a sentence each that does not name the sharding', () => {
-    const cat = JSON.parse(read(out, 'catalogue.json'));
-    expect(cat.count).toBe(92);
-    const descriptions: ShardDescription[] = result!.graphs.flatMap((g) => g.descriptions);
-    for (const e of cat.shards) {
-      expect(e.description).toMatch(/^Data about [\d,]+ .* knowledge graph\.$/);
-      expect(e.description).not.toMatch(/bucket|hash|horizontal|vertical|predicate|slot|rule|partition|split|shard/i);
-      expect(e.description).toBe(descriptions.find((d) => d.title === e.endpoint)!.description);
-    }
-  });
-});
+// The VoID of every shard of the Spider4SPARQL dev build is checked in partition.test.ts, on the build
+// made there (one build of the dev set fewer): see `itChecksDevVoid` in void-facts.ts.

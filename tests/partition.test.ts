@@ -7,6 +7,7 @@ import { bucketOf } from '../src/materialize/profile.js';
 import { DEFAULT_PARTITION_OPTIONS, partition, type GraphManifest } from '../src/partition.js';
 import { summarizePartition } from '../src/report/partition-summary.js';
 import { DEMO, HAS_SPIDER, ntLines, SPIDER, tmpDir } from './helpers.js';
+import { itChecksDevVoid } from './void-facts.js';
 
 const NS = 'http://valuenet/ontop/';
 const TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
@@ -187,6 +188,8 @@ describe.skipIf(!HAS_SPIDER)('partition / Spider4SPARQL dev set', async () => {
   it('proves every rule set and layout optimal', () => {
     expect(s!.solver.optimal).toBe(40);
   });
+
+  itChecksDevVoid(() => ({ out, result: result! }));
 
   it('rebuilds byte-identically', async () => {
     const again = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: path.join(tmpDir(), 'shards') });

@@ -9,7 +9,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Parser, Store } from 'n3';
+import * as oxigraph from 'oxigraph';
 import type * as RDF from '@rdfjs/types';
+import { expect, it } from 'vitest';
+import { shardDatasetIri } from '../src/describe/index.js';
+import type { PartitionResult } from '../src/partition.js';
 
 const VOID = 'http://rdfs.org/ns/void#';
 const EXT = 'http://ldf.fi/void-ext#';
@@ -168,3 +172,68 @@ SELECT DISTINCT ?subjectClass ?prop ?objectClass ?objectDatatype WHERE {
       void:objectsTarget [ void:class ?objectClass ] .
   }
 }`;
+
+/** Runs the consumer query on one VoID file (with oxigraph); returns its rows as sorted `subject property object` strings (`-` for no object). */
+export function consumerRows(turtle: string): string[] {
+  const store = new oxigraph.Store();
+  store.load(turtle, { format: 'text/turtle' });
+  const rows = store.query(CONSUMER_QUERY) as Map<string, oxigraph.Term>[];
+  return rows.map((r) => [r.get('subjectClass')?.value, r.get('prop')?.value, r.get('objectClass')?.value ?? r.get('objectDatatype')?.value ?? '-'].join(' ')).sort();
+}
+
+/**
+ * Registers the checks of the VoID of every shard of the Spider4SPARQL dev build, on a build made
+ * by the caller (partition.test.ts builds the dev set anyway; one build fewer for the suite).
+ * @param build returns the output directory and the result once the build has run
+ */
+export function itChecksDevVoid(build: () => { out: string; result: PartitionResult }): void {
+  const read = (...p: string[]) => fs.readFileSync(path.join(...p), 'utf8');
+  const shardsOf = () => build().result.graphs.flatMap((g) => g.manifest.shards.map((s) => ({ kg: g.manifest.graph, shard: s.name })));
+
+  it('VoID: writes both variants for all 92 shards, and they parse with n3', () => {
+    const { out } = build();
+    expect(shardsOf().length).toBe(92);
+    for (const { kg, shard } of shardsOf()) {
+      for (const v of ['', '_extended']) expect(statedFacts(read(out, kg, `${shard}_void${v}.ttl`)).dataset).toBe(shardDatasetIri(kg, shard));
+    }
+  });
+
+  it('VoID: states exactly the counts made from the N-Triples files (n3 + JavaScript, no SPARQL), linksets included', () => {
+    const { out, result } = build();
+    let checked = 0;
+    let linksets = 0;
+    for (const g of result.graphs) {
+      const kg = g.manifest.graph;
+      const names = g.manifest.shards.map((s) => s.name);
+      const counted = countedFacts(path.join(out, kg), names, (s) => shardDatasetIri(kg, s));
+      for (const s of names) {
+        const stated = statedFacts(read(out, kg, `${s}_void_extended.ttl`)).facts;
+        expect(stated, `${kg}/${s}`).toEqual(counted.get(s));
+        linksets += Object.keys(stated).filter((k) => k.startsWith('linkset')).length;
+        checked++;
+      }
+    }
+    expect(checked).toBe(92);
+    expect(linksets).toBe(174);
+    // wta_1 as a spot check of size: 152,328 triples in three shards.
+    const wta = result.graphs.find((g) => g.manifest.graph === 'wta_1')!;
+    expect(wta.manifest.shards.reduce((n, s) => n + statedFacts(read(out, 'wta_1', `${s.name}_void.ttl`)).facts.triples, 0)).toBe(152_328);
+  });
+
+  it('VoID: answers the sparql-llm consumer query with rows for every shard', () => {
+    const { out } = build();
+    for (const { kg, shard } of shardsOf()) expect(consumerRows(read(out, kg, `${shard}_void.ttl`)).length, `${kg}/${shard}`).toBeGreaterThan(0);
+  });
+
+  it('VoID: catalogues all 92 shards with a sentence each that does not name the sharding', () => {
+    const { out, result } = build();
+    const cat = JSON.parse(read(out, 'catalogue.json'));
+    expect(cat.count).toBe(92);
+    const descriptions = result.graphs.flatMap((g) => g.descriptions);
+    for (const e of cat.shards) {
+      expect(e.description).toMatch(/^Data about [\d,]+ .* knowledge graph\.$/);
+      expect(e.description).not.toMatch(/bucket|hash|horizontal|vertical|predicate|slot|rule|partition|split|shard/i);
+      expect(e.description).toBe(descriptions.find((d) => d.title === e.endpoint)!.description);
+    }
+  });
+}
