@@ -1,6 +1,8 @@
-// npm run bench [-- --runs N] [-- --source DIR]
+// npm run bench [-- --runs N] [-- --source DIR] [-- --no-compare]
 // Measures the whole build of the Spider4SPARQL dev set (or another source), stage by stage:
-// median of N runs, each in a fresh process, and the peak resident memory of each run.
+// median of N runs, each in a fresh process, and the peak resident memory of each run. Unless
+// --no-compare, each run is paired with a build without VoID (--no-void), run right after it, so
+// the time VoID adds is also measured as the difference of whole builds under the same load.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,16 +26,24 @@ const median = (xs) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
-const results = [];
-for (let i = 0; i < runs; i++) {
+const compare = !args.includes('--no-compare');
+const buildOnce = (...extra) => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-'));
-  const json = execFileSync(process.execPath, [path.join(here, 'build-once.js'), source, path.join(out, 'shards')], {
+  const json = execFileSync(process.execPath, [path.join(here, 'build-once.js'), source, path.join(out, 'shards'), ...extra], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   fs.rmSync(out, { recursive: true, force: true });
-  results.push(JSON.parse(json));
-  process.stderr.write(`run ${i + 1}/${runs}: ${(results[i].totalMs / 1000).toFixed(2)} s\n`);
+  return JSON.parse(json);
+};
+const results = [];
+const withoutVoid = [];
+for (let i = 0; i < runs; i++) {
+  results.push(buildOnce());
+  if (compare) withoutVoid.push(buildOnce('--no-void'));
+  process.stderr.write(
+    `run ${i + 1}/${runs}: ${(results[i].totalMs / 1000).toFixed(2)} s` + (compare ? `, without VoID ${(withoutVoid[i].totalMs / 1000).toFixed(2)} s` : '') + '\n',
+  );
 }
 const r0 = results[0];
 console.log(`fkgqa partition on ${source}: ${r0.graphs} graphs, ${r0.triples} triples; median of ${runs} runs (${os.cpus().length} cores, node ${process.version})`);
@@ -42,3 +52,8 @@ for (const k of Object.keys(r0.stages)) {
   console.log(`  ${k.padEnd(16)} ${(median(results.map((r) => r.stages[k])) / 1000).toFixed(2)} s`);
 }
 console.log(`  peak RSS         ${(Math.max(...results.map((r) => r.maxRssBytes)) / 1048576).toFixed(0)} MiB (max over runs)`);
+if (compare) {
+  const added = median(results.map((r, i) => r.totalMs - withoutVoid[i].totalMs));
+  console.log(`  without VoID     ${(median(withoutVoid.map((r) => r.totalMs)) / 1000).toFixed(2)} s whole build, peak RSS ${(Math.max(...withoutVoid.map((r) => r.maxRssBytes)) / 1048576).toFixed(0)} MiB`);
+  console.log(`  VoID adds        ${(added / 1000).toFixed(2)} s (median of the paired differences of whole builds)`);
+}

@@ -8,6 +8,7 @@ import { InputError } from './common/errors.js';
 import { getHasher } from './common/hash.js';
 import { StagedOutput, writeJson } from './common/output.js';
 import { SPIDER_DEFAULT_PREFIX } from './common/vocab.js';
+import { catalogueFileTexts, describeGraph, endpointUrl, voidFileTexts, type ShardDescription } from './describe/index.js';
 import { EMPTY_ONTOLOGY, readOntology } from './load/ontology.js';
 import { distinctQueries, readQuestions, type GoldQuery, type Question } from './load/questions.js';
 import { openSource, type GraphSource } from './load/source.js';
@@ -45,6 +46,10 @@ export interface PartitionOptions {
   expressionPatterns: boolean;
   /** C(q) uses the ontology's rdfs:domain / rdfs:range. Default true. */
   classInference: boolean;
+  /** Write the VoID of every shard and the catalogue (`describe` stage). Default true (CLI `--no-void` turns it off). */
+  void?: boolean;
+  /** Base URL of the shard endpoints, `<base>/<graph>-shard<N>/sparql` (see `endpointUrl`); without it, VoID and catalogue carry no URLs. */
+  endpointBase?: string;
   /** Receives progress lines (the CLI prints them on stderr). */
   progress?: (line: string) => void;
 }
@@ -147,6 +152,8 @@ export interface GraphTimings {
   plan: number;
   materialize: number;
   verify: number;
+  /** VoID of the graph's shards (0 with `void: false`). */
+  describe: number;
   total: number;
 }
 
@@ -158,6 +165,8 @@ export interface GraphBuild {
   chosen: ShardingRule[];
   layout: ShardLayout;
   federation: FederationCheck[];
+  /** The VoID descriptions of the shards (empty with `void: false`). */
+  descriptions: ShardDescription[];
   timings: GraphTimings;
 }
 
@@ -193,6 +202,7 @@ function validate(o: PartitionOptions): void {
   } catch {
     throw new InputError(`--default-prefix must be an absolute IRI, got "${o.defaultPrefix}"`);
   }
+  if (o.endpointBase !== undefined) endpointUrl(o.endpointBase, 'x');
 }
 
 /** Names of the top-level entries of the output directory that a build owns. */
@@ -203,9 +213,11 @@ export function isBuildEntry(name: string, outDir: string): boolean {
 
 /**
  * `fkgqa partition`: builds the federated shards of every selected graph (load → analyse → plan →
- * materialise → verify), writes `<out>/<kg>/shard<N>.nt`, `<out>/<kg>/manifest.json`,
- * `<out>/benchmark.json` and `<out>/build.json`, and checks the guarantees. Output is staged and
- * moves into `out` only when every graph has been built.
+ * materialise → verify → describe), writes `<out>/<kg>/shard<N>.nt`, `<out>/<kg>/manifest.json`,
+ * the VoID of every shard (`<out>/<kg>/shard<N>_void.ttl`, `…_void_extended.ttl`) and
+ * `<out>/catalogue.json|ttl` (unless `void: false`), `<out>/benchmark.json` and `<out>/build.json`,
+ * and checks the guarantees. Output is staged and moves into `out` only when every graph has been
+ * built.
  * @throws InputError for bad input (nothing is written then)
  */
 export async function partition(options: PartitionOptions): Promise<PartitionResult> {
@@ -264,9 +276,13 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
       );
     }
     writeBenchmark(staged.dir, questions, queries, graphs, options.defaultPrefix, source.questionsFile, questionsSha);
+    const describe = { void: options.void !== false, endpointBase: options.endpointBase ?? null };
+    if (describe.void) {
+      for (const [rel, text] of catalogueFileTexts(graphs.flatMap((g) => g.descriptions))) fs.writeFileSync(path.join(staged.dir, rel), text);
+    }
     const inputsDigest = crypto
       .createHash('sha256')
-      .update(JSON.stringify([codeDigest(), questionsSha, graphs.map((g) => [g.manifest.inputs, g.manifest.options])]))
+      .update(JSON.stringify([codeDigest(), questionsSha, graphs.map((g) => [g.manifest.inputs, g.manifest.options]), describe]))
       .digest('hex');
     const outputDigest = digestTree(staged.dir);
     writeJson(path.join(staged.dir, 'build.json'), {
@@ -552,6 +568,23 @@ async function buildGraph(
     warnings,
   };
   writeJson(path.join(dir, 'manifest.json'), manifest);
+
+  t = performance.now();
+  let descriptions: ShardDescription[] = [];
+  if (ctx.void !== false) {
+    const base = ctx.endpointBase;
+    descriptions = await describeGraph({
+      graph: g.name,
+      dir,
+      shards: shards.map((s) => s.name),
+      prefix: ctx.defaultPrefix,
+      endpointOf: base ? (e) => endpointUrl(base, e) : undefined,
+    });
+    for (const [rel, text] of voidFileTexts(descriptions, ctx.defaultPrefix)) fs.writeFileSync(path.join(path.dirname(dir), rel), text);
+    const linksets = descriptions.reduce((n, d) => n + d.linksets.length, 0);
+    log(`${g.name}: VoID of ${descriptions.length} shards, ${linksets} linksets (${ms(t)} ms)`);
+  }
+  const describe = ms(t);
   return {
     manifest,
     analyses,
@@ -559,7 +592,8 @@ async function buildGraph(
     chosen: cover.rules,
     layout,
     federation,
-    timings: { load, analyze, profile: profileMs, plan, materialize, verify, total: ms(tStart) },
+    descriptions,
+    timings: { load, analyze, profile: profileMs, plan, materialize, verify, describe, total: ms(tStart) },
   };
 }
 

@@ -27,7 +27,31 @@ describe('cli / partition', () => {
     expect(r.stdout).toMatch(/^fkgqa partition: 2 graphs, 16 questions, 14 distinct queries/);
     expect(r.stdout).toContain('1. nothing lost, nothing doubled: 2/2 graphs');
     expect(r.stderr).toContain('[1/2] library:');
+    expect(entries(out)).toEqual(['benchmark.json', 'build.json', 'catalogue.json', 'catalogue.ttl', 'library', 'observatory']);
+    expect(entries(path.join(out, 'library')).filter((f) => f.endsWith('.ttl'))).toEqual(
+      [1, 2, 3, 4].flatMap((n) => [`shard${n}_void.ttl`, `shard${n}_void_extended.ttl`]),
+    );
+    expect(r.stderr).toMatch(/library: VoID of 4 shards, \d+ linksets/);
+    expect(r.stdout).toMatch(/Shards, their VoID \(16 files, \d+ linksets\) and the catalogue written to /);
+  });
+
+  it('writes no VoID and no catalogue with --no-void; fkgqa describe adds them to the build later, --json prints only the summary', () => {
+    const out = path.join(tmpDir(), 'shards');
+    expect(fkgqa('partition', '--out', out, '--no-void', '-q').code).toBe(0);
     expect(entries(out)).toEqual(['benchmark.json', 'build.json', 'library', 'observatory']);
+    expect(entries(path.join(out, 'library')).some((f) => f.endsWith('.ttl'))).toBe(false);
+    const r = fkgqa('describe', '--shards', out, '--endpoint-base', 'http://localhost:7001');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^fkgqa describe: 2 graphs, 8 shards, \d+ linksets; 16 VoID files/);
+    expect(r.stderr).toContain('[1/2] library: 4 shards described');
+    expect(entries(out)).toContain('catalogue.json');
+    const cat = JSON.parse(fs.readFileSync(path.join(out, 'catalogue.json'), 'utf8'));
+    expect(cat.shards[0].url).toBe('http://localhost:7001/library-shard1/sparql');
+    expect(fs.readFileSync(path.join(out, 'library/shard1_void.ttl'), 'utf8')).toContain('void:sparqlEndpoint <http://localhost:7001/library-shard1/sparql>');
+    const j = fkgqa('describe', '--shards', out, '--json', '-q');
+    expect(j.code).toBe(0);
+    expect(j.stderr).toBe('');
+    expect(JSON.parse(j.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
   });
 
   it('prints JSON only on stdout with --json', () => {
@@ -41,9 +65,11 @@ describe('cli / partition', () => {
 
   it('explains every option in --help', () => {
     const r = fkgqa('partition', '--help');
-    for (const o of ['--source', '--out', '--questions', '--kg', '--buckets', '--seed', '--default-prefix', '--solver-timeout', '--json', '--quiet']) {
+    for (const o of ['--source', '--out', '--questions', '--kg', '--buckets', '--seed', '--default-prefix', '--solver-timeout', '--no-void', '--endpoint-base', '--json', '--quiet']) {
       expect(r.stdout).toContain(o);
     }
+    const d = fkgqa('describe', '--help');
+    for (const o of ['--shards', '--endpoint-base', '--sparql', '--json', '--quiet']) expect(d.stdout).toContain(o);
   });
 });
 
@@ -108,6 +134,23 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     expect(r.stderr).toContain('select ?x where { ?x a :author ');
   });
 
+  it('describe: names a shard file that does not load, exits 2, and writes nothing', () => {
+    const out = path.join(tmpDir(), 'shards');
+    expect(fkgqa('partition', '--out', out, '--no-void', '-q').code).toBe(0);
+    replaceLine(path.join(out, 'observatory/shard2.nt'), 3, '<http://x> <http://y> "broken .');
+    const r = fkgqa('describe', '--shards', out);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^fkgqa: error: .*observatory\/shard2\.nt, line 3: cannot load the shard/m);
+    expect(entries(out)).toEqual(['benchmark.json', 'build.json', 'library', 'observatory']);
+    expect(entries(path.join(out, 'library')).some((f) => f.endsWith('.ttl') || f.includes('tmp'))).toBe(false);
+    const n = fkgqa('describe', '--shards', path.join(out, 'nowhere'));
+    expect(n.code).toBe(2);
+    expect(n.stderr).toContain('nowhere: no such build directory');
+    const e = fkgqa('describe', '--shards', out, '--endpoint-base', 'ftp://x');
+    expect(e.code).toBe(2);
+    expect(e.stderr).toContain('--endpoint-base must be an http(s) URL');
+  });
+
   it('rejects bad options and bad question files with a message', () => {
     const b = fkgqa('partition', '--buckets', '1', '--out', path.join(tmpDir(), 's'));
     expect(b.code).not.toBe(0);
@@ -123,6 +166,9 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     const j = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's'));
     expect(j.code).toBe(2);
     expect(j.stderr).toContain('dev.json: expected a JSON array');
+    const u = fkgqa('partition', '--endpoint-base', 'not a url', '--out', path.join(tmpDir(), 's'));
+    expect(u.code).toBe(2);
+    expect(u.stderr).toContain('--endpoint-base must be an absolute URL, got "not a url"');
     const k = fkgqa('partition', '--kg', 'nowhere', '--out', path.join(tmpDir(), 's'));
     expect(k.code).toBe(2);
     expect(k.stderr).toContain('--kg nowhere: no such graph');

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { InputError } from '../common/errors.js';
+import { describeBuild } from '../describe/index.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition.js';
 import { formatStatsHtml } from '../report/html.js';
 import { formatPartitionSummary, summarizePartition } from '../report/partition-summary.js';
@@ -21,6 +22,12 @@ const integer = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) => (v
   }
   return n;
 };
+
+/** Help text of `--endpoint-base`, shared by partition and describe. */
+const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql';
+
+/** Progress lines go to stderr unless `--quiet`. */
+const stderrProgress = (quiet: boolean | undefined) => (quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`));
 
 /** Builds the `fkgqa` command line (a thin layer over the library API). */
 export function program(): Command {
@@ -54,6 +61,8 @@ export function program(): Command {
     )
     .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (reproduces the paper's applicability figures)")
     .option('--no-class-inference', 'C(q) from explicit rdf:type patterns only, not from rdfs:domain/rdfs:range')
+    .option('--no-void', 'do not write the VoID of the shards nor the catalogue')
+    .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
@@ -69,12 +78,20 @@ export function program(): Command {
         seed: o.seed,
         defaultPrefix: o.defaultPrefix,
         solverTimeoutMs: o.solverTimeout,
-        progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+        void: o.void,
+        endpointBase: o.endpointBase,
+        progress: stderrProgress(o.quiet),
       });
       for (const w of result.warnings) if (!o.quiet) process.stderr.write(`warning: ${w}\n`);
       const summary = summarizePartition(result);
       if (o.json) process.stdout.write(JSON.stringify({ out: path.resolve(result.out), summary, warnings: result.warnings }, null, 2) + '\n');
-      else process.stdout.write(formatPartitionSummary(summary) + `\nShards written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
+      else {
+        const described = result.graphs.flatMap((g) => g.descriptions);
+        const what = described.length
+          ? `Shards, their VoID (${described.length * 2} files, ${described.reduce((n, d) => n + d.linksets.length, 0)} linksets) and the catalogue`
+          : 'Shards';
+        process.stdout.write(formatPartitionSummary(summary) + `\n${what} written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
+      }
       if (summary.guarantees.determinism.status === 'DIFFERENT') process.exitCode = 1;
     });
 
@@ -134,6 +151,34 @@ export function program(): Command {
         progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
       });
       process.stdout.write(`${r.file}: ${r.triples} triples (${r.copies} copies of ${r.baseTriples}), ${r.questions} questions\n`);
+    });
+
+  cli
+    .command('describe')
+    .description(
+      'Compute the VoID of every shard of an existing build (standard and extended, with linksets) and the catalogue ' +
+        '(catalogue.json, catalogue.ttl) with SPARQL 1.1 aggregate queries, and write them into the build.',
+    )
+    .option('--shards <dir>', 'the build directory written by fkgqa partition', 'shards')
+    .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
+    .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
+    .option('--json', 'print the summary as JSON on stdout')
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(async (o) => {
+      const r = await describeBuild({
+        dir: o.shards,
+        endpointBase: o.endpointBase,
+        sparql: o.sparql,
+        progress: stderrProgress(o.quiet),
+      });
+      const summary = { dir: path.resolve(o.shards), graphs: r.graphs, shards: r.shards, linksets: r.linksets, voidBytes: r.voidBytes, files: r.files.length, ms: r.timings.totalMs };
+      if (o.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+      else {
+        process.stdout.write(
+          `fkgqa describe: ${r.graphs} graphs, ${r.shards} shards, ${r.linksets} linksets; ` +
+            `${r.shards * 2} VoID files (${(r.voidBytes / 1024).toFixed(0)} KiB) and the catalogue written to ${o.shards}/ in ${(r.timings.totalMs / 1000).toFixed(1)} s\n`,
+        );
+      }
     });
 
   return cli;

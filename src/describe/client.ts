@@ -1,0 +1,163 @@
+/**
+ * The one small interface through which VoID statistics are computed: a SPARQL 1.1 SELECT query
+ * in, a table of RDF terms out. Two implementations: an in-process oxigraph store, and a remote
+ * endpoint spoken to with the SPARQL 1.1 Protocol. Both return results through the same parser of
+ * the SPARQL 1.1 Query Results JSON Format, so the describing code cannot tell them apart.
+ */
+import fs from 'node:fs';
+import * as oxigraph from 'oxigraph';
+import { InputError, lineFromParserMessage } from '../common/errors.js';
+
+/** One RDF term of a result row, as in the SPARQL 1.1 Query Results JSON Format (§3.2.2). */
+export interface SparqlTerm {
+  type: 'uri' | 'literal' | 'bnode' | 'triple';
+  value: string;
+  datatype?: string;
+  'xml:lang'?: string;
+}
+
+/** One solution: variable name (without `?`) → bound term. Unbound variables are absent. */
+export type SparqlRow = Record<string, SparqlTerm>;
+
+/**
+ * A SPARQL endpoint, local or remote. `select` runs a SELECT query over the endpoint's dataset
+ * and resolves with its solutions in the order the endpoint returns them.
+ */
+export interface SparqlClient {
+  /** Where the queries go, for messages: a file list or a URL. */
+  readonly label: string;
+  /**
+   * Runs a SELECT query.
+   * @throws Error naming `label` when the query fails, times out, or the answer is not SPARQL JSON results
+   */
+  select(query: string): Promise<SparqlRow[]>;
+  /** Releases what the client holds (the store's memory); the client cannot be used afterwards. */
+  close(): void;
+}
+
+const JSON_RESULTS = 'application/sparql-results+json';
+
+/**
+ * Parses a SPARQL 1.1 Query Results JSON document (W3C Recommendation 2013, §3) into rows.
+ * QLever writes `null` for unbound variables (field notes §3); such entries are dropped.
+ * @throws Error if the document has no `results.bindings` array
+ */
+export function parseSparqlJson(body: string, label: string): SparqlRow[] {
+  let doc: { results?: { bindings?: Record<string, SparqlTerm | null>[] } };
+  try {
+    doc = JSON.parse(body);
+  } catch (e) {
+    throw new Error(`${label}: the answer is not JSON (${(e as Error).message}): ${body.slice(0, 200)}`);
+  }
+  const bindings = doc.results?.bindings;
+  if (!Array.isArray(bindings)) throw new Error(`${label}: the answer has no results.bindings: ${body.slice(0, 200)}`);
+  return bindings.map((b) => {
+    const row: SparqlRow = {};
+    for (const [k, v] of Object.entries(b)) if (v) row[k] = v;
+    return row;
+  });
+}
+
+/** An RDF file to load into a named graph of an `OxigraphClient`. */
+export interface GraphFile {
+  /** Path of an N-Triples file. */
+  file: string;
+  /** IRI of the named graph that receives the file's triples. */
+  graph: string;
+}
+
+/**
+ * An in-process oxigraph (npm) store holding N-Triples files, each in its own named graph.
+ * Queries run synchronously on the caller's thread (oxigraph's `query` cannot be interrupted,
+ * pitfall B10): use it for the build's own shards, whose size is known; memory is ~1 KB per
+ * triple (pitfall B12) and is given back to the WebAssembly heap by `close`.
+ */
+export class OxigraphClient implements SparqlClient {
+  readonly label: string;
+  private store: oxigraph.Store | undefined;
+
+  private constructor(files: GraphFile[]) {
+    this.label = files.length === 1 ? files[0].file : `${files.length} files (${files[0]?.file ?? 'none'}, ...)`;
+    this.store = new oxigraph.Store();
+  }
+
+  /**
+   * Loads each file into its named graph.
+   * @throws InputError naming the file (and line, when oxigraph gives one) of a file that does not load
+   */
+  static load(files: GraphFile[]): OxigraphClient {
+    const c = new OxigraphClient(files);
+    for (const f of files) {
+      try {
+        c.store!.load(fs.readFileSync(f.file), {
+          format: 'application/n-triples',
+          to_graph_name: oxigraph.namedNode(f.graph),
+          no_transaction: true,
+        });
+      } catch (e) {
+        c.close();
+        const message = (e as Error).message ?? String(e);
+        throw new InputError(`cannot load the shard into the store: ${message}`, { file: f.file, line: lineFromParserMessage(message) });
+      }
+    }
+    return c;
+  }
+
+  async select(query: string): Promise<SparqlRow[]> {
+    if (!this.store) throw new Error(`${this.label}: the store is closed`);
+    let body: string;
+    try {
+      body = this.store.query(query, { results_format: JSON_RESULTS }) as string;
+    } catch (e) {
+      throw new Error(`${this.label}: query failed: ${(e as Error).message ?? e}\n${query}`);
+    }
+    return parseSparqlJson(body, this.label);
+  }
+
+  close(): void {
+    // wasm-bindgen's free() (not in oxigraph's typings) hands the store's memory back at once.
+    (this.store as unknown as { free?: () => void } | undefined)?.free?.();
+    this.store = undefined;
+  }
+}
+
+/**
+ * A remote SPARQL endpoint, queried with the SPARQL 1.1 Protocol (W3C Recommendation 2013,
+ * §2.1.2 "query via POST with URL-encoded parameters"), asking for JSON results. Uses Node's
+ * built-in `fetch`.
+ */
+export class HttpSparqlClient implements SparqlClient {
+  readonly label: string;
+
+  /**
+   * @param endpoint URL of the endpoint, e.g. `http://127.0.0.1:7001/concert_singer-shard1/sparql`
+   * @param timeoutMs time limit of each request, in ms (default 60 000)
+   */
+  constructor(
+    readonly endpoint: string,
+    readonly timeoutMs = 60_000,
+  ) {
+    this.label = endpoint;
+  }
+
+  async select(query: string): Promise<SparqlRow[]> {
+    let res: Response;
+    try {
+      res = await fetch(this.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: JSON_RESULTS },
+        body: new URLSearchParams({ query }).toString(),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (e) {
+      const err = e as Error;
+      const why = err.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : `${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}`;
+      throw new Error(`${this.label}: ${why}`);
+    }
+    const body = await res.text();
+    if (!res.ok) throw new Error(`${this.label}: HTTP ${res.status} ${res.statusText}: ${body.slice(0, 300)}`);
+    return parseSparqlJson(body, this.label);
+  }
+
+  close(): void {}
+}

@@ -1,0 +1,262 @@
+/**
+ * Describing a build: VoID files for every shard and the catalogue, computed from the shards
+ * (`describeGraph`, used by `partition`), recomputed for an existing build (`describeBuild`,
+ * `fkgqa describe`), or re-rendered with endpoint URLs without recomputing (`setEndpoints`, for
+ * `fkgqa serve`).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { InputError } from '../common/errors.js';
+import { HttpSparqlClient, OxigraphClient, type SparqlClient } from './client.js';
+import { catalogueEntries, describeInWords, renderCatalogueJson, renderCatalogueTurtle, voidFiles } from './catalogue.js';
+import { shardDatasetIri, type ShardDescription } from './model.js';
+import { computeStatistics } from './statistics.js';
+import { readVoid, renderVoid } from './void-turtle.js';
+
+/**
+ * The endpoint URL of a shard under a base URL, following the SPARQL-MCP convention
+ * `<base>/<graph>-shard<N>/sparql` (field notes §0).
+ * @param base e.g. `http://localhost:7001` (a trailing `/` is ignored)
+ * @param endpoint endpoint name `<graph>-shard<N>`
+ * @throws InputError if `base` is not an absolute http(s) URL
+ */
+export function endpointUrl(base: string, endpoint: string): string {
+  let u: URL;
+  try {
+    u = new URL(base);
+  } catch {
+    throw new InputError(`--endpoint-base must be an absolute URL, got "${base}"`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InputError(`--endpoint-base must be an http(s) URL, got "${base}"`);
+  return `${base.replace(/\/+$/, '')}/${encodeURIComponent(endpoint)}/sparql`;
+}
+
+/** What `describeGraph` needs to know about one knowledge graph. */
+export interface GraphToDescribe {
+  /** Knowledge graph name. */
+  graph: string;
+  /** Its folder in the build, holding `shard<N>.nt`. */
+  dir: string;
+  /** Shard names `shard<N>`, in any order. */
+  shards: string[];
+  /** The build's default prefix (e.g. `http://valuenet/ontop/`): a vocabulary namespace, and `:` in the Turtle. */
+  prefix?: string;
+  /** Endpoint URL of a shard by endpoint name `<graph>-shard<N>`, if known. */
+  endpointOf?: (endpoint: string) => string | undefined;
+  /**
+   * Where the statistics are computed. Default: an in-process oxigraph store loaded with the shard
+   * files, each in the named graph `shardDatasetIri(graph, shard)`. A remote client must hold the
+   * shards under the same graph names.
+   */
+  client?: SparqlClient;
+}
+
+/**
+ * Computes the descriptions of every shard of a knowledge graph: statistics by SPARQL
+ * (`computeStatistics`, linksets included), title `<graph>-shard<N>`, the one-sentence
+ * description, and the endpoint URL if known.
+ * @returns one description per shard, in the order of `g.shards`
+ * @throws InputError naming a shard file that is missing or does not load; Error from a remote client
+ */
+export async function describeGraph(g: GraphToDescribe): Promise<ShardDescription[]> {
+  let client = g.client;
+  if (!client) {
+    const files = g.shards.map((s) => ({ file: path.join(g.dir, `${s}.nt`), graph: shardDatasetIri(g.graph, s) }));
+    for (const f of files) if (!fs.existsSync(f.file)) throw new InputError('shard file not found', { file: f.file });
+    client = OxigraphClient.load(files);
+  }
+  try {
+    const stats = await computeStatistics(client, { graph: g.graph, shards: g.shards, namespaces: g.prefix ? [g.prefix] : [] });
+    return stats.map((s) => {
+      const title = `${s.graph}-${s.shard}`;
+      const endpoint = g.endpointOf?.(title);
+      return { ...s, title, description: describeInWords(s), ...(endpoint ? { endpoint } : {}) };
+    });
+  } finally {
+    if (!g.client) client.close();
+  }
+}
+
+/**
+ * The VoID files of described shards, by path relative to the build directory:
+ * `<graph>/shard<N>_void.ttl` (standard) and `<graph>/shard<N>_void_extended.ttl` (with linksets).
+ */
+export function voidFileTexts(descriptions: ShardDescription[], prefix?: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const d of descriptions) {
+    const f = voidFiles(d.graph, d.shard);
+    out.set(f.void, renderVoid(d, 'standard', prefix));
+    out.set(f.voidExtended, renderVoid(d, 'extended', prefix));
+  }
+  return out;
+}
+
+/** The catalogue files of a build's shards: `catalogue.json` and `catalogue.ttl`. */
+export function catalogueFileTexts(descriptions: ShardDescription[]): Map<string, string> {
+  const entries = catalogueEntries(descriptions);
+  return new Map([
+    ['catalogue.json', renderCatalogueJson(entries)],
+    ['catalogue.ttl', renderCatalogueTurtle(entries)],
+  ]);
+}
+
+/**
+ * Writes files under `dir` so that none is half-written: every file goes to a temporary file
+ * beside its target first, and the temporary files are renamed only when all are written.
+ * @param files path relative to `dir` → content
+ */
+export function writeFilesTogether(dir: string, files: Map<string, string>): void {
+  const temps: [string, string][] = [];
+  try {
+    for (const [rel, text] of files) {
+      const target = path.join(dir, rel);
+      const temp = `${target}.fkgqa-tmp-${process.pid}`;
+      fs.writeFileSync(temp, text);
+      temps.push([temp, target]);
+    }
+  } catch (e) {
+    for (const [temp] of temps) fs.rmSync(temp, { force: true });
+    throw e;
+  }
+  for (const [temp, target] of temps) fs.renameSync(temp, target);
+}
+
+/** A graph of a build, as its manifest lists it. */
+interface BuiltGraph {
+  graph: string;
+  dir: string;
+  shards: string[];
+  prefix: string;
+}
+
+/** Reads the graphs of a build from `<dir>/<graph>/manifest.json`, sorted by name. */
+function builtGraphs(dir: string): BuiltGraph[] {
+  if (!fs.existsSync(dir)) throw new InputError('no such build directory', { file: dir });
+  const graphs: BuiltGraph[] = [];
+  for (const name of fs.readdirSync(dir).sort()) {
+    const file = path.join(dir, name, 'manifest.json');
+    if (!fs.existsSync(file)) continue;
+    let m: { graph?: string; options?: { defaultPrefix?: string }; shards?: { name: string }[] };
+    try {
+      m = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch (e) {
+      throw new InputError(`not valid JSON: ${(e as Error).message}`, { file });
+    }
+    if (!Array.isArray(m.shards) || typeof m.graph !== 'string') throw new InputError('not an fkgqa graph manifest (no graph or shards)', { file });
+    graphs.push({ graph: m.graph, dir: path.join(dir, name), shards: m.shards.map((s) => s.name), prefix: m.options?.defaultPrefix ?? '' });
+  }
+  if (graphs.length === 0) throw new InputError('no graph folders with a manifest.json: not an fkgqa build', { file: dir });
+  return graphs;
+}
+
+/** Options of `describeBuild` (`fkgqa describe`). */
+export interface DescribeBuildOptions {
+  /** The build directory written by `fkgqa partition`. */
+  dir: string;
+  /** Base URL of the endpoints (see `endpointUrl`); without it, no endpoint URLs are written. */
+  endpointBase?: string;
+  /**
+   * Compute the statistics through this SPARQL endpoint (SPARQL 1.1 Protocol) instead of an
+   * in-process store. It must hold every shard of the build as the named graph
+   * `shardDatasetIri(graph, shard)`.
+   */
+  sparql?: string;
+  /** Receives progress lines (the CLI prints them on stderr). */
+  progress?: (line: string) => void;
+}
+
+/** What `describeBuild` did. */
+export interface DescribeBuildResult {
+  graphs: number;
+  shards: number;
+  /** Files written, relative to the build directory, sorted. */
+  files: string[];
+  /** Bytes of the VoID files (both variants, all shards). */
+  voidBytes: number;
+  /** Linksets found (each counted once, in its subjects' shard). */
+  linksets: number;
+  descriptions: ShardDescription[];
+  timings: { totalMs: number };
+}
+
+/**
+ * `fkgqa describe`: (re)computes the VoID of every shard of an existing build and its catalogue
+ * from the shard files (or through a SPARQL endpoint), and writes them all at once.
+ * @throws InputError for a directory that is not a build, a missing or unloadable shard file, or a
+ *   bad `endpointBase` (nothing is written then); Error from a remote endpoint
+ */
+export async function describeBuild(o: DescribeBuildOptions): Promise<DescribeBuildResult> {
+  const t0 = performance.now();
+  const log = o.progress ?? (() => {});
+  const graphs = builtGraphs(o.dir);
+  if (o.endpointBase) endpointUrl(o.endpointBase, 'x'); // validate before any work
+  const client = o.sparql ? new HttpSparqlClient(o.sparql) : undefined;
+  const descriptions: ShardDescription[] = [];
+  const files = new Map<string, string>();
+  for (const [i, g] of graphs.entries()) {
+    const t = performance.now();
+    const ds = await describeGraph({ ...g, client, endpointOf: o.endpointBase ? (e) => endpointUrl(o.endpointBase!, e) : undefined });
+    for (const [rel, text] of voidFileTexts(ds, g.prefix)) files.set(rel, text);
+    descriptions.push(...ds);
+    log(`[${i + 1}/${graphs.length}] ${g.graph}: ${ds.length} shards described (${Math.round(performance.now() - t)} ms)`);
+  }
+  let voidBytes = 0;
+  for (const text of files.values()) voidBytes += Buffer.byteLength(text);
+  for (const [rel, text] of catalogueFileTexts(descriptions)) files.set(rel, text);
+  writeFilesTogether(o.dir, files);
+  return {
+    graphs: graphs.length,
+    shards: descriptions.length,
+    files: [...files.keys()].sort(),
+    voidBytes,
+    linksets: descriptions.reduce((n, d) => n + d.linksets.length, 0),
+    descriptions,
+    timings: { totalMs: Math.round(performance.now() - t0) },
+  };
+}
+
+/**
+ * Sets the endpoint URLs of shards in an existing build's VoID files and catalogue, without
+ * recomputing any statistic: each shard's extended VoID is read back (`readVoid`), given its URL
+ * (`void:sparqlEndpoint` and an `sd:Service`), and both variants and the catalogue are rendered
+ * again and written together. Shards not in `urls` keep the URL they had (or none). `build.json`
+ * is left as `partition` wrote it. For `fkgqa serve`, once it knows where each shard is served.
+ * @param dir the build directory
+ * @param urls endpoint name `<graph>-shard<N>` → URL
+ * @returns the number of shards whose URL was set
+ * @throws InputError for an endpoint name that is not a shard of the build, a missing VoID file
+ *   (build made with `--no-void`: run `fkgqa describe`), or a VoID file that does not read back
+ */
+export function setEndpoints(dir: string, urls: Map<string, string> | Record<string, string>): { updated: number } {
+  const wanted = urls instanceof Map ? new Map(urls) : new Map(Object.entries(urls));
+  const graphs = builtGraphs(dir);
+  const descriptions: ShardDescription[] = [];
+  const files = new Map<string, string>();
+  let updated = 0;
+  for (const g of graphs) {
+    const ds: ShardDescription[] = [];
+    for (const shard of g.shards) {
+      const file = path.join(dir, voidFiles(g.graph, shard).voidExtended);
+      if (!fs.existsSync(file)) throw new InputError('VoID file not found (was the build made with --no-void? run fkgqa describe)', { file });
+      const d = readVoid(fs.readFileSync(file, 'utf8'), file);
+      const url = wanted.get(d.title);
+      if (url !== undefined) {
+        try {
+          new URL(url);
+        } catch {
+          throw new InputError(`endpoint URL of ${d.title} is not an absolute URL: "${url}"`);
+        }
+        d.endpoint = url;
+        wanted.delete(d.title);
+        updated++;
+      }
+      ds.push(d);
+    }
+    for (const [rel, text] of voidFileTexts(ds, g.prefix)) files.set(rel, text);
+    descriptions.push(...ds);
+  }
+  if (wanted.size > 0) throw new InputError(`not shards of the build in ${dir}: ${[...wanted.keys()].join(', ')}`);
+  for (const [rel, text] of catalogueFileTexts(descriptions)) files.set(rel, text);
+  writeFilesTogether(dir, files);
+  return { updated };
+}

@@ -1,0 +1,325 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import * as oxigraph from 'oxigraph';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  describeBuild,
+  describeGraph,
+  HttpSparqlClient,
+  readVoid,
+  renderVoid,
+  setEndpoints,
+  shardDatasetIri,
+  uriSpaceOf,
+  countedLabel,
+} from '../src/describe/index.js';
+import { DEFAULT_PARTITION_OPTIONS, digestTree, partition, type GraphManifest } from '../src/partition.js';
+import { DEMO, tmpDir } from './helpers.js';
+import { consumerRows, countedFacts, statedFacts } from './void-facts.js';
+
+const NS = 'http://valuenet/ontop/';
+const XSD = 'http://www.w3.org/2001/XMLSchema#';
+const manifest = (out: string, kg: string): GraphManifest => JSON.parse(fs.readFileSync(path.join(out, kg, 'manifest.json'), 'utf8'));
+const read = (...p: string[]) => fs.readFileSync(path.join(...p), 'utf8');
+const shardByRole = (m: GraphManifest, slot: string) => m.shards.find((s) => s.role.slot === slot)!.name;
+
+/** A SPARQL 1.1 Protocol endpoint over an oxigraph store (GET ?query= and POST form), counting requests. */
+function startEndpoint(store: oxigraph.Store): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
+  let requests = 0;
+  const server = http.createServer((req, res) => {
+    requests++;
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const url = new URL(req.url!, 'http://x');
+      const query = req.method === 'POST' ? new URLSearchParams(body).get('query') : url.searchParams.get('query');
+      if (!query) return res.writeHead(400).end('no query');
+      try {
+        const out = store.query(query, { results_format: 'application/sparql-results+json' }) as string;
+        res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end(out);
+      } catch (e) {
+        res.writeHead(400, { 'content-type': 'text/plain' }).end(String((e as Error).message));
+      }
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({ url: `http://127.0.0.1:${port}/sparql`, requests: () => requests, close: () => new Promise((r) => server.close(() => r())) });
+    }),
+  );
+}
+
+describe('describe / demo dataset, checked by hand', async () => {
+  const out = path.join(tmpDir(), 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
+  const lib = manifest(out, 'library');
+  // library: shard of book#title (predicate rule), base (books), two buckets of authors and loans.
+  const titles = shardByRole(lib, 'predicate-1');
+  const base = shardByRole(lib, 'base');
+  const bucket0 = shardByRole(lib, 'bucket-1-0');
+  const voidOf = (shard: string, variant = '') => read(out, 'library', `${shard}_void${variant}.ttl`);
+
+  it('writes a standard and an extended VoID file for every shard, and the catalogue', () => {
+    expect(fs.readdirSync(path.join(out, 'library')).filter((f) => f.endsWith('.ttl')).length).toBe(2 * lib.shards.length);
+    expect(fs.existsSync(path.join(out, 'catalogue.json'))).toBe(true);
+    expect(fs.existsSync(path.join(out, 'catalogue.ttl'))).toBe(true);
+  });
+
+  it('counts the bucket of author 3 and loans a2, a3 as worked out from its 14 lines', () => {
+    // author 3 (4 triples) and the skolemised loans a2, a3 (5 each). "3"^^xsd:integer is both
+    // author 3's id and loan a2's book id: one distinct object. 12 distinct objects in all.
+    const { facts } = statedFacts(voidOf(bucket0));
+    expect(facts).toMatchObject({ triples: 14, distinctSubjects: 3, entities: 3, properties: 8, classes: 2, distinctObjects: 12 });
+    expect(facts[`class ${NS}author entities`]).toBe(1);
+    expect(facts[`class ${NS}loan entities`]).toBe(2);
+    expect(facts[`class ${NS}loan property ${NS}loan#ref-book_id objectClass ${NS}book triples`]).toBe(2);
+    expect(facts[`class ${NS}loan property ${NS}loan#days datatype ${XSD}integer triples`]).toBe(2);
+    expect(facts[`property ${NS}loan#member distinctObjects`]).toBe(2); // Noor, Kim
+    // Skolem IRIs (urn:fkgqa:bnode:…) beside http://valuenet/ontop/…: no common URI space.
+    expect(voidOf(bucket0)).not.toContain('void:uriSpace');
+  });
+
+  it('gives the shard of book titles class partitions from the types in the base shard', () => {
+    // The shard holds only book#title: no rdf:type triples (void:classes 0), but its 8 subjects are
+    // books by the base shard's type triples, so the class partition :book has 8 entities.
+    const { facts } = statedFacts(voidOf(titles));
+    expect(facts).toEqual({
+      triples: 8,
+      entities: 8,
+      classes: 0,
+      properties: 1,
+      distinctSubjects: 8,
+      distinctObjects: 8,
+      [`property ${NS}book#title triples`]: 8,
+      [`property ${NS}book#title distinctSubjects`]: 8,
+      [`property ${NS}book#title distinctObjects`]: 8,
+      [`class ${NS}book entities`]: 8,
+      [`class ${NS}book property ${NS}book#title triples`]: 8,
+      [`class ${NS}book property ${NS}book#title datatype ${XSD}string triples`]: 8,
+    });
+    expect(voidOf(titles)).toContain(`void:uriSpace "${NS}book/"`);
+  });
+
+  it('writes linksets only in the extended variant: loans of bucket 0 link to books in two shards', () => {
+    const ext = statedFacts(voidOf(bucket0, '_extended')).facts;
+    // loan a2 → book 3, loan a3 → book 6; books are subjects in the base shard and in the titles shard.
+    expect(Object.entries(ext).filter(([k]) => k.startsWith('linkset')).sort()).toEqual(
+      [
+        [`linkset ${shardDatasetIri('library', base)} ${NS}loan#ref-book_id triples`, 2],
+        [`linkset ${shardDatasetIri('library', titles)} ${NS}loan#ref-book_id triples`, 2],
+      ].sort(),
+    );
+    expect(Object.keys(statedFacts(voidOf(bucket0)).facts).some((k) => k.startsWith('linkset'))).toBe(false);
+  });
+
+  it('answers the sparql-llm consumer query with (class, property, class or datatype) rows for every shard', () => {
+    expect(consumerRows(voidOf(titles))).toEqual([`${NS}book ${NS}book#title ${XSD}string`]);
+    const rows = consumerRows(voidOf(bucket0));
+    expect(rows).toContain(`${NS}loan ${NS}loan#ref-book_id ${NS}book`);
+    expect(rows).toContain(`${NS}author http://www.w3.org/1999/02/22-rdf-syntax-ns#type -`);
+    for (const kg of ['library', 'observatory']) for (const s of manifest(out, kg).shards) expect(consumerRows(read(out, kg, `${s.name}_void.ttl`)).length).toBeGreaterThan(0);
+  });
+
+  it('agrees with counts made from the N-Triples files without SPARQL, for every demo shard', () => {
+    for (const kg of ['library', 'observatory']) {
+      const names = manifest(out, kg).shards.map((s) => s.name);
+      const counted = countedFacts(path.join(out, kg), names, (s) => shardDatasetIri(kg, s));
+      for (const s of names) expect(statedFacts(read(out, kg, `${s}_void_extended.ttl`)).facts, `${kg}/${s}`).toEqual(counted.get(s));
+    }
+  });
+
+  it('describes each shard in one topical sentence that does not name how it was made', () => {
+    const cat = JSON.parse(read(out, 'catalogue.json'));
+    expect(cat.count).toBe(8);
+    const entry = (e: string) => cat.shards.find((x: { endpoint: string }) => x.endpoint === e);
+    expect(entry(`library-${titles}`)).toEqual({
+      endpoint: `library-${titles}`,
+      graph: 'library',
+      shard: titles,
+      dataset: shardDatasetIri('library', titles),
+      url: null,
+      description: 'Data about 8 books (title) from the library knowledge graph.',
+      triples: 8,
+      void: `library/${titles}_void.ttl`,
+      voidExtended: `library/${titles}_void_extended.ttl`,
+    });
+    expect(entry(`library-${bucket0}`).description).toBe('Data about 2 loans (book id (link to book), days, member) and 1 author (author id, country, name) from the library knowledge graph.');
+    for (const e of cat.shards) expect(e.description).not.toMatch(/bucket|hash|horizontal|vertical|predicate|slot|rule|partition|split|shard/i);
+    expect(read(out, 'catalogue.ttl')).toContain(`<${shardDatasetIri('library', titles)}> a void:Dataset;`);
+  });
+
+  it('reads every VoID file back to the description it was written from', () => {
+    for (const kg of ['library', 'observatory']) {
+      for (const s of manifest(out, kg).shards) {
+        const file = path.join(out, kg, `${s.name}_void_extended.ttl`);
+        const d = readVoid(read(file), file);
+        expect(renderVoid(d, 'extended', NS)).toBe(read(file));
+        expect(renderVoid(d, 'standard', NS)).toBe(read(out, kg, `${s.name}_void.ttl`));
+      }
+    }
+  });
+
+  it('sets endpoint URLs in VoID and catalogue without changing a count (for fkgqa serve)', () => {
+    const dir = path.join(tmpDir(), 'shards');
+    fs.cpSync(out, dir, { recursive: true });
+    const before = statedFacts(read(dir, 'library', `${titles}_void_extended.ttl`)).facts;
+    const url = `http://127.0.0.1:7001/library-${titles}/sparql`;
+    expect(setEndpoints(dir, { [`library-${titles}`]: url })).toEqual({ updated: 1 });
+    const ttl = read(dir, 'library', `${titles}_void.ttl`);
+    expect(ttl).toContain(`void:sparqlEndpoint <${url}>`);
+    expect(ttl).toContain(`<${url}> a sd:Service;`);
+    expect(statedFacts(read(dir, 'library', `${titles}_void_extended.ttl`)).facts).toEqual(before);
+    const cat = JSON.parse(read(dir, 'catalogue.json'));
+    expect(cat.shards.filter((e: { url: string | null }) => e.url !== null).map((e: { url: string }) => e.url)).toEqual([url]);
+    expect(read(dir, 'catalogue.ttl')).toContain(`void:sparqlEndpoint <${url}>`);
+    // Unchanged shards keep their bytes; an unknown name is refused and nothing is written.
+    expect(read(dir, 'library', `${base}_void.ttl`)).toBe(read(out, 'library', `${base}_void.ttl`));
+    expect(() => setEndpoints(dir, { 'library-shard99': url })).toThrow(/not shards of the build.*library-shard99/);
+    expect(fs.readdirSync(path.join(dir, 'library')).some((f) => f.includes('tmp'))).toBe(false);
+  });
+
+  it('writes the same bytes with fkgqa describe as partition did, and endpoint URLs from a base URL', async () => {
+    const dir = path.join(tmpDir(), 'shards');
+    fs.cpSync(out, dir, { recursive: true });
+    const digest = digestTree(dir);
+    const r = await describeBuild({ dir });
+    expect(r.shards).toBe(8);
+    expect(digestTree(dir)).toBe(digest);
+    await describeBuild({ dir, endpointBase: 'http://example.org/fed/' });
+    expect(read(dir, 'library', `${titles}_void.ttl`)).toContain(`void:sparqlEndpoint <http://example.org/fed/library-${titles}/sparql>`);
+  });
+});
+
+describe('describe / remote SPARQL endpoint (SPARQL 1.1 Protocol over HTTP)', () => {
+  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
+  let out: string;
+  let shards: string[];
+  beforeAll(async () => {
+    out = path.join(tmpDir(), 'shards');
+    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out, kgs: ['library'] });
+    shards = manifest(out, 'library').shards.map((s) => s.name);
+    // The endpoint holds the shards as named graphs, plus an unrelated graph the queries must ignore.
+    const store = new oxigraph.Store();
+    for (const s of shards) store.load(read(out, 'library', `${s}.nt`), { format: 'application/n-triples', to_graph_name: oxigraph.namedNode(shardDatasetIri('library', s)) });
+    store.load('<http://e/x> <http://e/p> <http://valuenet/ontop/book/book_id=1> .', { format: 'application/n-triples', to_graph_name: oxigraph.namedNode('http://e/other') });
+    endpoint = await startEndpoint(store);
+  });
+  afterAll(async () => endpoint?.close());
+
+  it('computes the same descriptions as the in-process store, query by query over HTTP', async () => {
+    const local = await describeGraph({ graph: 'library', dir: path.join(out, 'library'), shards, prefix: NS });
+    const before = endpoint.requests();
+    const remote = await describeGraph({ graph: 'library', dir: path.join(out, 'library'), shards, prefix: NS, client: new HttpSparqlClient(endpoint.url) });
+    expect(endpoint.requests() - before).toBe(9); // the nine statistics queries
+    expect(remote).toEqual(local);
+    expect(remote.reduce((n, d) => n + d.linksets.length, 0)).toBeGreaterThan(0);
+  });
+
+  it('writes the same files from the endpoint as from the shard files (fkgqa describe --sparql)', async () => {
+    const local = path.join(tmpDir(), 'shards');
+    fs.cpSync(out, local, { recursive: true });
+    await describeBuild({ dir: local });
+    const viaHttp = await describeBuild({ dir: out, sparql: endpoint.url });
+    expect(viaHttp.shards).toBe(shards.length);
+    for (const f of viaHttp.files) expect(read(out, f), f).toBe(read(local, f));
+  });
+
+  it('names the endpoint and the error when a query fails or nothing answers', async () => {
+    const bad = new HttpSparqlClient(endpoint.url);
+    await expect(bad.select('SELECT ?x WHERE { ?x ?y }')).rejects.toThrow(new RegExp(`${endpoint.url.replace(/[./]/g, '\\$&')}: HTTP 400`));
+    await expect(new HttpSparqlClient('http://127.0.0.1:1/sparql', 2000).select('ASK {}')).rejects.toThrow(/127\.0\.0\.1:1\/sparql: /);
+  });
+});
+
+describe('describe / decisions on a small made-up graph', () => {
+  // shard1: s1 is both an A and a B (types here), links to s2 and s3; shard2: s2 is an A, with a
+  // language-tagged literal; s3 has no type anywhere; shard2 also describes s1 (no type there).
+  const E = 'http://e.org/';
+  const dir = tmpDir();
+  fs.writeFileSync(
+    path.join(dir, 'shard1.nt'),
+    [
+      `<${E}s1> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${E}A> .`,
+      `<${E}s1> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${E}B> .`,
+      `<${E}s1> <${E}p> <${E}s2> .`,
+      `<${E}s1> <${E}p> <${E}s3> .`,
+      `<${E}s1> <${E}q> "x" .`,
+      `<${E}s3> <${E}q> "x" .`,
+    ].join('\n') + '\n',
+  );
+  fs.writeFileSync(
+    path.join(dir, 'shard2.nt'),
+    [`<${E}s2> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${E}A> .`, `<${E}s2> <${E}q> "x"@en .`, `<${E}s1> <${E}r> <${E}s2> .`].join('\n') + '\n',
+  );
+  const shards = ['shard1', 'shard2'];
+  const described = describeGraph({ graph: 'made', dir, shards });
+
+  it('puts a subject with two types in both class partitions, and leaves untyped subjects out of them', async () => {
+    const [d1] = await described;
+    expect(d1.classPartitions.map((c) => [c.class, c.entities])).toEqual([
+      [`${E}A`, 1],
+      [`${E}B`, 1],
+    ]);
+    // s1's two triples of p count under A and under B; the object s2 is an A, s3 has no class.
+    expect(d1.classPartitions[1].properties.find((p) => p.property === `${E}p`)).toEqual({ property: `${E}p`, triples: 2, objectClasses: [{ iri: `${E}A`, triples: 1 }], datatypes: [] });
+    expect(d1.distinctSubjects).toBe(2); // s1 and the untyped s3
+  });
+
+  it('counts literals among the distinct objects, "x" once and "x"@en apart, with their datatypes', async () => {
+    const [d1, d2] = await described;
+    expect(d1.distinctObjects).toBe(5); // A, B, s2, s3, "x"
+    const q2 = d2.classPartitions.find((c) => c.class === `${E}A`)!.properties.find((p) => p.property === `${E}q`)!;
+    expect(q2.datatypes).toEqual([{ iri: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString', triples: 1 }]);
+  });
+
+  it('types subjects by the whole graph: s1 in shard2 is an A and a B by shard1\'s type triples', async () => {
+    const [, d2] = await described;
+    expect(d2.classes).toBe(1); // only shard2's own type triple (s2 a A)
+    expect(d2.classPartitions.map((c) => [c.class, c.entities])).toEqual([
+      [`${E}A`, 2],
+      [`${E}B`, 1],
+    ]);
+  });
+
+  it('links s1 → s2 and s1 → s3 only where the object is a subject in the other shard', async () => {
+    const [d1, d2] = await described;
+    expect(d1.linksets).toEqual([{ subjectsTarget: shardDatasetIri('made', 'shard1'), objectsTarget: shardDatasetIri('made', 'shard2'), linkPredicate: `${E}p`, triples: 1 }]);
+    // shard2's r triple points at s2, described in shard2 itself only: no linkset.
+    expect(d2.linksets).toEqual([]);
+  });
+
+  it('agrees with the independent count', async () => {
+    const ds = await described;
+    const counted = countedFacts(dir, shards, (s) => shardDatasetIri('made', s));
+    for (const d of ds) expect(statedFacts(renderVoid(d, 'extended')).facts).toEqual(counted.get(d.shard));
+  });
+});
+
+describe('describe / words', () => {
+  it('counts things in plain English', () => {
+    expect(['stadium', 'pets', 'country', 'match', 'car makers', 'singer in concert', 'people'].map((l) => countedLabel(l, 9))).toEqual([
+      'stadiums',
+      'pets',
+      'countries',
+      'matches',
+      'car makers',
+      'singer in concert records',
+      'people',
+    ]);
+    expect(['pets', 'countries', 'charges', 'singer'].map((l) => countedLabel(l, 1))).toEqual(['pet', 'country', 'charge', 'singer']);
+  });
+
+  it('finds a URI space only where every entity IRI shares a hierarchical prefix', () => {
+    expect(uriSpaceOf(`${NS}author/author_id=1`, `${NS}book/book_id=8`)).toBe(NS);
+    expect(uriSpaceOf(`${NS}book/book_id=1`, `${NS}book/book_id=8`)).toBe(`${NS}book/`);
+    expect(uriSpaceOf(`${NS}book/book_id=1`, 'urn:fkgqa:bnode:library:loan_a1')).toBeUndefined();
+    expect(uriSpaceOf('http://a.org/x', 'http://b.org/y')).toBeUndefined();
+    expect(uriSpaceOf(undefined, undefined)).toBeUndefined();
+  });
+});
+
+// The VoID of every shard of the Spider4SPARQL dev build is checked in partition.test.ts, on the build
+// made there (one build of the dev set fewer): see `itChecksDevVoid` in void-facts.ts.
