@@ -8,7 +8,7 @@ import { InputError } from './common/errors.js';
 import { getHasher } from './common/hash.js';
 import { StagedOutput, writeJson } from './common/output.js';
 import { SPIDER_DEFAULT_PREFIX } from './common/vocab.js';
-import { catalogueFileTexts, describeGraph, endpointUrl, voidFileTexts, type ShardDescription } from './describe/index.js';
+import { catalogueFileTexts, chooseVoidEngine, describeGraph, endpointUrl, voidFileTexts, type ShardDescription, type VoidEngine } from './describe/index.js';
 import { EMPTY_ONTOLOGY, readOntology } from './load/ontology.js';
 import { distinctQueries, readQuestions, type GoldQuery, type Question } from './load/questions.js';
 import { openSource, type GraphSource } from './load/source.js';
@@ -48,6 +48,8 @@ export interface PartitionOptions {
   classInference: boolean;
   /** Write the VoID of every shard and the catalogue (`describe` stage). Default true (CLI `--no-void` turns it off). */
   void?: boolean;
+  /** How VoID statistics are computed (see `chooseVoidEngine`). Default `auto`. */
+  voidEngine?: VoidEngine | 'auto';
   /** Base URL of the shard endpoints, `<base>/<graph>-shard<N>/sparql` (see `endpointUrl`); without it, VoID and catalogue carry no URLs. */
   endpointBase?: string;
   /** Receives progress lines (the CLI prints them on stderr). */
@@ -577,6 +579,7 @@ async function buildGraph(
       graph: g.name,
       dir,
       shards: shards.map((s) => s.name),
+      engine: chooseVoidEngine(ctx.voidEngine ?? 'auto', manifest.inputs.data.triples),
       prefix: ctx.defaultPrefix,
       endpointOf: base ? (e) => endpointUrl(base, e) : undefined,
     });

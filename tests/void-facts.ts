@@ -12,7 +12,7 @@ import { Parser, Store } from 'n3';
 import * as oxigraph from 'oxigraph';
 import type * as RDF from '@rdfjs/types';
 import { expect, it } from 'vitest';
-import { shardDatasetIri } from '../src/describe/index.js';
+import { shardDatasetIri, streamStatistics } from '../src/describe/index.js';
 import type { PartitionResult } from '../src/partition.js';
 
 const VOID = 'http://rdfs.org/ns/void#';
@@ -218,6 +218,17 @@ export function itChecksDevVoid(build: () => { out: string; result: PartitionRes
     // wta_1 as a spot check of size: 152,328 triples in three shards.
     const wta = result.graphs.find((g) => g.manifest.graph === 'wta_1')!;
     expect(wta.manifest.shards.reduce((n, s) => n + statedFacts(read(out, 'wta_1', `${s.name}_void.ttl`)).facts.triples, 0)).toBe(152_328);
+  });
+
+  it('VoID: the streaming engine (no store) gives the same statistics as the SPARQL queries, on every graph', async () => {
+    const { out, result } = build();
+    for (const g of result.graphs) {
+      const kg = g.manifest.graph;
+      const shards = g.manifest.shards.map((s) => s.name);
+      const streamed = await streamStatistics({ graph: kg, shards, files: shards.map((s) => path.join(out, kg, `${s}.nt`)), namespaces: [g.manifest.options.defaultPrefix] });
+      const bySparql = g.descriptions.map(({ title, description, endpoint, ...stats }) => stats);
+      expect(streamed, kg).toEqual(bySparql);
+    }
   });
 
   it('VoID: answers the sparql-llm consumer query with rows for every shard', () => {

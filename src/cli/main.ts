@@ -62,6 +62,11 @@ export function program(): Command {
     .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (reproduces the paper's applicability figures)")
     .option('--no-class-inference', 'C(q) from explicit rdf:type patterns only, not from rdfs:domain/rdfs:range')
     .option('--no-void', 'do not write the VoID of the shards nor the catalogue')
+    .addOption(
+      new Option('--void-engine <engine>', 'VoID statistics from SPARQL queries on an in-process store (sparql), from streaming the shard files (stream), or sparql up to 2 million triples per graph and stream above (auto)')
+        .choices(['auto', 'sparql', 'stream'])
+        .default('auto'),
+    )
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'no progress on stderr')
@@ -79,6 +84,7 @@ export function program(): Command {
         defaultPrefix: o.defaultPrefix,
         solverTimeoutMs: o.solverTimeout,
         void: o.void,
+        voidEngine: o.voidEngine,
         endpointBase: o.endpointBase,
         progress: stderrProgress(o.quiet),
       });
@@ -161,6 +167,7 @@ export function program(): Command {
     )
     .option('--shards <dir>', 'the build directory written by fkgqa partition', 'shards')
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
+    .addOption(new Option('--engine <engine>', 'without --sparql: sparql (in-process store), stream (shard files), auto (stream above 2 million triples per graph)').choices(['auto', 'sparql', 'stream']).default('auto'))
     .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'no progress on stderr')
@@ -169,6 +176,7 @@ export function program(): Command {
         dir: o.shards,
         endpointBase: o.endpointBase,
         sparql: o.sparql,
+        engine: o.engine,
         progress: stderrProgress(o.quiet),
       });
       const summary = { dir: path.resolve(o.shards), graphs: r.graphs, shards: r.shards, linksets: r.linksets, voidBytes: r.voidBytes, files: r.files.length, ms: r.timings.totalMs };

@@ -9,8 +9,9 @@ import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { HttpSparqlClient, OxigraphClient, type SparqlClient } from './client.js';
 import { catalogueEntries, describeInWords, renderCatalogueJson, renderCatalogueTurtle, voidFiles } from './catalogue.js';
-import { shardDatasetIri, type ShardDescription } from './model.js';
+import { shardDatasetIri, type ShardDescription, type ShardStatistics } from './model.js';
 import { computeStatistics } from './statistics.js';
+import { streamStatistics } from './stream-statistics.js';
 import { readVoid, renderVoid } from './void-turtle.js';
 
 /**
@@ -49,6 +50,27 @@ export interface GraphToDescribe {
    * shards under the same graph names.
    */
   client?: SparqlClient;
+  /**
+   * How the statistics are computed without a `client`: `sparql` (default: the aggregate queries
+   * on an in-process oxigraph store) or `stream` (`streamStatistics`: the same values from the
+   * shard files, without a store, for graphs too large for one; see `chooseVoidEngine`).
+   */
+  engine?: VoidEngine;
+}
+
+/** Where VoID statistics come from: SPARQL queries on a store, or streaming the shard files. */
+export type VoidEngine = 'sparql' | 'stream';
+
+/**
+ * Graphs above this many triples are described by streaming by default: an oxigraph store needs
+ * about 1 KB per triple inside a 4 GiB WebAssembly heap (pitfall B12), so 2 million triples keep
+ * a store well inside it.
+ */
+export const STREAM_VOID_ABOVE_TRIPLES = 2_000_000;
+
+/** `auto` → `sparql` for graphs up to STREAM_VOID_ABOVE_TRIPLES triples, `stream` above. */
+export function chooseVoidEngine(choice: VoidEngine | 'auto', triples: number): VoidEngine {
+  return choice === 'auto' ? (triples > STREAM_VOID_ABOVE_TRIPLES ? 'stream' : 'sparql') : choice;
 }
 
 /**
@@ -60,6 +82,12 @@ export interface GraphToDescribe {
  */
 export async function describeGraph(g: GraphToDescribe): Promise<ShardDescription[]> {
   let client = g.client;
+  if (!client && g.engine === 'stream') {
+    const files = g.shards.map((s) => path.join(g.dir, `${s}.nt`));
+    for (const f of files) if (!fs.existsSync(f)) throw new InputError('shard file not found', { file: f });
+    const stats = await streamStatistics({ graph: g.graph, shards: g.shards, files, namespaces: g.prefix ? [g.prefix] : [] });
+    return stats.map((s) => words(s, g));
+  }
   if (!client) {
     const files = g.shards.map((s) => ({ file: path.join(g.dir, `${s}.nt`), graph: shardDatasetIri(g.graph, s) }));
     for (const f of files) if (!fs.existsSync(f.file)) throw new InputError('shard file not found', { file: f.file });
@@ -67,14 +95,17 @@ export async function describeGraph(g: GraphToDescribe): Promise<ShardDescriptio
   }
   try {
     const stats = await computeStatistics(client, { graph: g.graph, shards: g.shards, namespaces: g.prefix ? [g.prefix] : [] });
-    return stats.map((s) => {
-      const title = `${s.graph}-${s.shard}`;
-      const endpoint = g.endpointOf?.(title);
-      return { ...s, title, description: describeInWords(s), ...(endpoint ? { endpoint } : {}) };
-    });
+    return stats.map((s) => words(s, g));
   } finally {
     if (!g.client) client.close();
   }
+}
+
+/** A shard's statistics with its title, one-sentence description and endpoint URL. */
+function words(s: ShardStatistics, g: GraphToDescribe): ShardDescription {
+  const title = `${s.graph}-${s.shard}`;
+  const endpoint = g.endpointOf?.(title);
+  return { ...s, title, description: describeInWords(s), ...(endpoint ? { endpoint } : {}) };
 }
 
 /**
@@ -127,6 +158,8 @@ interface BuiltGraph {
   dir: string;
   shards: string[];
   prefix: string;
+  /** Triples in the shards. */
+  triples: number;
 }
 
 /** Reads the graphs of a build from `<dir>/<graph>/manifest.json`, sorted by name. */
@@ -136,14 +169,20 @@ function builtGraphs(dir: string): BuiltGraph[] {
   for (const name of fs.readdirSync(dir).sort()) {
     const file = path.join(dir, name, 'manifest.json');
     if (!fs.existsSync(file)) continue;
-    let m: { graph?: string; options?: { defaultPrefix?: string }; shards?: { name: string }[] };
+    let m: { graph?: string; options?: { defaultPrefix?: string }; shards?: { name: string; triples?: number }[] };
     try {
       m = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (e) {
       throw new InputError(`not valid JSON: ${(e as Error).message}`, { file });
     }
     if (!Array.isArray(m.shards) || typeof m.graph !== 'string') throw new InputError('not an fkgqa graph manifest (no graph or shards)', { file });
-    graphs.push({ graph: m.graph, dir: path.join(dir, name), shards: m.shards.map((s) => s.name), prefix: m.options?.defaultPrefix ?? '' });
+    graphs.push({
+      graph: m.graph,
+      dir: path.join(dir, name),
+      shards: m.shards.map((s) => s.name),
+      prefix: m.options?.defaultPrefix ?? '',
+      triples: m.shards.reduce((n, s) => n + (s.triples ?? 0), 0),
+    });
   }
   if (graphs.length === 0) throw new InputError('no graph folders with a manifest.json: not an fkgqa build', { file: dir });
   return graphs;
@@ -161,6 +200,8 @@ export interface DescribeBuildOptions {
    * `shardDatasetIri(graph, shard)`.
    */
   sparql?: string;
+  /** Without `sparql`: `sparql`, `stream`, or `auto` (default; see `chooseVoidEngine`). */
+  engine?: VoidEngine | 'auto';
   /** Receives progress lines (the CLI prints them on stderr). */
   progress?: (line: string) => void;
 }
@@ -195,7 +236,8 @@ export async function describeBuild(o: DescribeBuildOptions): Promise<DescribeBu
   const files = new Map<string, string>();
   for (const [i, g] of graphs.entries()) {
     const t = performance.now();
-    const ds = await describeGraph({ ...g, client, endpointOf: o.endpointBase ? (e) => endpointUrl(o.endpointBase!, e) : undefined });
+    const engine = chooseVoidEngine(o.engine ?? 'auto', g.triples);
+    const ds = await describeGraph({ ...g, client, engine, endpointOf: o.endpointBase ? (e) => endpointUrl(o.endpointBase!, e) : undefined });
     for (const [rel, text] of voidFileTexts(ds, g.prefix)) files.set(rel, text);
     descriptions.push(...ds);
     log(`[${i + 1}/${graphs.length}] ${g.graph}: ${ds.length} shards described (${Math.round(performance.now() - t)} ms)`);

@@ -1,0 +1,251 @@
+/**
+ * The VoID statistics of `statistics.ts`, computed by streaming the shard files instead of loading
+ * them into a store: for graphs too large for one oxigraph store (about 1 KB per triple inside a
+ * 4 GiB WebAssembly heap, pitfall B12). Gives the same values as the nine SPARQL queries of
+ * `queries.ts` (a test checks equality on every graph of the dev build), with the same definitions:
+ * instances of a class are the subjects typed with it in any shard of the graph; linksets are the
+ * triples of shard A whose IRI object is a subject in shard B.
+ *
+ * Two passes over the graph's shard files: (A) subjects, the shards each is a subject in, and the
+ * classes from rdf:type triples; (B) per shard, the counts. Memory: the subject map (as in
+ * `partition`), one 64-bit fingerprint per distinct object per shard and per property partition
+ * (distinct counts of objects are exact up to xxh64 collisions, probability about n²/2^65), and
+ * a bit per subject per predicate; not the triples.
+ */
+import { FingerprintSet } from '../common/fingerprints.js';
+import { getHasher } from '../common/hash.js';
+import { RDF, RDF_TYPE } from '../common/vocab.js';
+import { scanTriples } from '../load/triples.js';
+import { detach } from '../materialize/profile.js';
+import { byCodePoint, shardDatasetIri, sortDescription, type ClassPartition, type ShardStatistics } from './model.js';
+import { namespaceOf, uriSpaceOf } from './statistics.js';
+
+/** The shard files of one knowledge graph. */
+export interface GraphShardFiles {
+  graph: string;
+  /** Shard names `shard<N>`, in the order of `files`. */
+  shards: string[];
+  /** N-Triples files of the shards (as written by `partition`: no blank nodes, no duplicates). */
+  files: string[];
+  /** Namespaces to recognise as vocabularies. */
+  namespaces?: string[];
+}
+
+const LANG_STRING = `${RDF}langString`;
+
+/** A growable bit matrix: rows × a fixed number of columns. */
+class BitRows {
+  private bits = new Uint8Array(1024);
+  constructor(private readonly columns: number) {}
+  set(row: number, col: number): void {
+    const i = row * this.columns + col;
+    if (i >= this.bits.length) {
+      let n = this.bits.length;
+      while (n <= i) n *= 2;
+      const b = new Uint8Array(n);
+      b.set(this.bits);
+      this.bits = b;
+    }
+    this.bits[i] = 1;
+  }
+  get(row: number, col: number): boolean {
+    const i = row * this.columns + col;
+    return i < this.bits.length && this.bits[i] === 1;
+  }
+}
+
+/** A growable set of small non-negative integers. */
+class BitSet {
+  private words = new Uint32Array(64);
+  size = 0;
+  add(n: number): void {
+    const w = n >>> 5;
+    if (w >= this.words.length) {
+      let len = this.words.length;
+      while (len <= w) len *= 2;
+      const b = new Uint32Array(len);
+      b.set(this.words);
+      this.words = b;
+    }
+    const m = 1 << (n & 31);
+    if (!(this.words[w] & m)) {
+      this.words[w] |= m;
+      this.size++;
+    }
+  }
+}
+
+/**
+ * Computes the statistics of every shard of a graph from its shard files.
+ * @param linksets compute the linksets too (the extended variant)
+ * @returns one value per shard, in the order of `g.shards`, every list sorted
+ * @throws InputError naming a file that is missing or does not parse
+ */
+export async function streamStatistics(g: GraphShardFiles, linksets = true): Promise<ShardStatistics[]> {
+  const hasher = await getHasher();
+  const n = g.shards.length;
+  // Pass A: subjects, where they are subjects, and their classes.
+  const subjectIndex = new Map<string, number>();
+  const subjectOf = new BitRows(n);
+  const classSets: string[][] = [[]];
+  const setIds = new Map<string, number>([['', 0]]);
+  let classSetOf = new Int32Array(1024);
+  const withClass = (set: number, c: string) => {
+    if (classSets[set].includes(c)) return set;
+    const classes = [...classSets[set], c].sort(byCodePoint);
+    const key = classes.join('\n');
+    let id = setIds.get(key);
+    if (id === undefined) {
+      id = classSets.length;
+      classSets.push(classes);
+      setIds.set(key, id);
+    }
+    return id;
+  };
+  for (const [k, file] of g.files.entries()) {
+    let last = '';
+    let lastIndex = -1;
+    await scanTriples({ file, format: 'n-triples', graph: g.graph }, (t) => {
+      const s = t.subject.value;
+      let i = s === last ? lastIndex : subjectIndex.get(s);
+      if (i === undefined) {
+        i = subjectIndex.size;
+        subjectIndex.set(detach(s), i);
+        if (i >= classSetOf.length) {
+          const b = new Int32Array(classSetOf.length * 2);
+          b.set(classSetOf);
+          classSetOf = b;
+        }
+      }
+      last = s;
+      lastIndex = i;
+      subjectOf.set(i, k);
+      if (t.predicate.value === RDF_TYPE && t.object.termType === 'NamedNode') classSetOf[i] = withClass(classSetOf[i], t.object.value);
+    });
+  }
+
+  const out: ShardStatistics[] = [];
+  for (const [k, file] of g.files.entries()) {
+    const dataset = shardDatasetIri(g.graph, g.shards[k]);
+    let triples = 0;
+    const subjects = new BitSet();
+    let lo: string | undefined;
+    let hi: string | undefined;
+    const objects = new FingerprintSet();
+    const typeObjects = new Set<string>();
+    interface PredicateStats {
+      triples: number;
+      subjects: BitSet;
+      objects: FingerprintSet;
+    }
+    const predicates = new Map<string, PredicateStats>();
+    // Counts keyed by class set of the subject (expanded to classes at the end).
+    const nested = new Map<string, number>(); // `${set}\u0000${p}`
+    const objectClass = new Map<string, number>(); // `${set}\u0000${p}\u0000${objectSet}`
+    const datatype = new Map<string, number>(); // `${set}\u0000${p}\u0000${dt}`
+    const links = new Map<string, number>(); // `${b}\u0000${p}`
+    const bump = (m: Map<string, number>, key: string) => m.set(key, (m.get(key) ?? 0) + 1);
+    let last = '';
+    let lastIndex = -1;
+    await scanTriples({ file, format: 'n-triples', graph: g.graph }, (t) => {
+      triples++;
+      const s = t.subject.value;
+      const si = s === last ? lastIndex : subjectIndex.get(s)!;
+      if (s !== last) {
+        last = s;
+        lastIndex = si;
+        if (lo === undefined || s < lo) lo = detach(s);
+        if (hi === undefined || s > hi) hi = detach(s);
+      }
+      subjects.add(si);
+      const p = t.predicate.value;
+      let ps = predicates.get(p);
+      if (!ps) predicates.set(detach(p), (ps = { triples: 0, subjects: new BitSet(), objects: new FingerprintSet(16) }));
+      ps.triples++;
+      ps.subjects.add(si);
+      const o = t.object;
+      const key = o.termType === 'NamedNode' ? `<${o.value}>` : `"${o.value}"${o.language ? `@${o.language}` : `^^<${o.datatype.value}>`}`;
+      const h = hasher.h64(key);
+      const hiBits = Number(h >> 32n);
+      const loBits = Number(h & 0xffffffffn);
+      objects.add(hiBits, loBits);
+      ps.objects.add(hiBits, loBits);
+      if (p === RDF_TYPE) typeObjects.add(key);
+      const set = classSetOf[si];
+      if (set !== 0) {
+        bump(nested, `${set}\u0000${p}`);
+        if (o.termType === 'Literal') bump(datatype, `${set}\u0000${p}\u0000${o.language ? LANG_STRING : o.datatype.value}`);
+      }
+      if (o.termType === 'NamedNode') {
+        const oi = subjectIndex.get(o.value);
+        if (oi !== undefined) {
+          if (set !== 0 && classSetOf[oi] !== 0) bump(objectClass, `${set}\u0000${p}\u0000${classSetOf[oi]}`);
+          if (linksets) for (let b = 0; b < n; b++) if (b !== k && subjectOf.get(oi, b)) bump(links, `${b}\u0000${p}`);
+        }
+      }
+    });
+
+    // Class partitions: entities from pass A, nested counts expanded from class sets to classes.
+    const partitions = new Map<string, ClassPartition>();
+    const partition = (c: string) => {
+      let cp = partitions.get(c);
+      if (!cp) partitions.set(c, (cp = { class: c, entities: 0, properties: [] }));
+      return cp;
+    };
+    for (const i of subjectIndex.values()) {
+      if (subjectOf.get(i, k)) for (const c of classSets[classSetOf[i]]) partition(c).entities++;
+    }
+    const nestedOf = (c: string, p: string) => {
+      const cp = partition(c);
+      let pp = cp.properties.find((x) => x.property === p);
+      if (!pp) cp.properties.push((pp = { property: p, triples: 0, objectClasses: [], datatypes: [] }));
+      return pp;
+    };
+    for (const [key, count] of nested) {
+      const [set, p] = key.split('\u0000');
+      for (const c of classSets[Number(set)]) nestedOf(c, p).triples += count;
+    }
+    const add = (list: { iri: string; triples: number }[], iri: string, count: number) => {
+      const x = list.find((y) => y.iri === iri);
+      if (x) x.triples += count;
+      else list.push({ iri, triples: count });
+    };
+    for (const [key, count] of objectClass) {
+      const [set, p, objectSet] = key.split('\u0000');
+      for (const c of classSets[Number(set)]) for (const oc of classSets[Number(objectSet)]) add(nestedOf(c, p).objectClasses, oc, count);
+    }
+    for (const [key, count] of datatype) {
+      const [set, p, dt] = key.split('\u0000');
+      for (const c of classSets[Number(set)]) add(nestedOf(c, p).datatypes, dt, count);
+    }
+    const stats: ShardStatistics = {
+      graph: g.graph,
+      shard: g.shards[k],
+      dataset,
+      triples,
+      entities: subjects.size,
+      classes: typeObjects.size,
+      properties: predicates.size,
+      distinctSubjects: subjects.size,
+      distinctObjects: objects.size,
+      vocabularies: [],
+      classPartitions: [...partitions.values()].filter((c) => c.entities > 0),
+      propertyPartitions: [...predicates].map(([property, ps]) => ({
+        property,
+        triples: ps.triples,
+        distinctSubjects: ps.subjects.size,
+        distinctObjects: ps.objects.size,
+      })),
+      linksets: [...links].map(([key, count]) => {
+        const [b, p] = key.split('\u0000');
+        return { subjectsTarget: dataset, objectsTarget: shardDatasetIri(g.graph, g.shards[Number(b)]), linkPredicate: p, triples: count };
+      }),
+    };
+    const space = uriSpaceOf(lo, hi);
+    if (space) stats.uriSpace = space;
+    const terms = [...stats.propertyPartitions.map((p) => p.property), ...stats.classPartitions.map((c) => c.class)];
+    stats.vocabularies = [...new Set(terms.map((t) => namespaceOf(t, g.namespaces)))].sort(byCodePoint);
+    out.push(sortDescription(stats));
+  }
+  return out;
+}
