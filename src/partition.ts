@@ -3,10 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { analyzeQueries, type QueryAnalysis, type ShardingKind, type UnparsableQuery } from './analyze/analyze.js';
 import { PatternMatcher } from './analyze/match.js';
-import { withPrefixDeclared } from './analyze/parse.js';
+import { parseQuery, withPrefixDeclared } from './analyze/parse.js';
 import { InputError } from './common/errors.js';
+import { iriError } from './common/iri.js';
 import { getHasher } from './common/hash.js';
-import { StagedOutput, writeJson } from './common/output.js';
+import { checkOutputDir, StagedOutput, writeJson } from './common/output.js';
 import { SPIDER_DEFAULT_PREFIX } from './common/vocab.js';
 import { catalogueFileTexts, chooseVoidEngine, describeGraph, endpointUrl, voidFileTexts, type ShardDescription, type VoidEngine } from './describe/index.js';
 import { EMPTY_ONTOLOGY, readOntology } from './load/ontology.js';
@@ -199,18 +200,23 @@ function validate(o: PartitionOptions): void {
   if (!Number.isSafeInteger(o.seed) || o.seed < 0) throw new InputError(`--seed must be a non-negative integer, got ${o.seed}`);
   if (o.layout !== 'compact' && o.layout !== 'separate') throw new InputError(`--layout must be compact or separate, got "${o.layout}"`);
   if (!(o.solverTimeoutMs > 0)) throw new InputError(`--solver-timeout must be positive, got ${o.solverTimeoutMs}`);
-  try {
-    new URL(o.defaultPrefix);
-  } catch {
-    throw new InputError(`--default-prefix must be an absolute IRI, got "${o.defaultPrefix}"`);
-  }
+  const prefixError = iriError(o.defaultPrefix) ?? (/^[a-z][a-z0-9+.-]*:/i.test(o.defaultPrefix) ? undefined : 'not absolute');
+  if (prefixError) throw new InputError(`--default-prefix must be an absolute IRI, got "${o.defaultPrefix}" (${prefixError})`);
   if (o.endpointBase !== undefined) endpointUrl(o.endpointBase, 'x');
 }
 
-/** Names of the top-level entries of the output directory that a build owns. */
+/**
+ * Names of the top-level entries of an output directory that a build owns (and a new build
+ * replaces): its files, and the graph folders whose manifest.json was written by fkgqa.
+ * `checkOutputDir` has made sure the directory holds an fkgqa build, if anything.
+ */
 export function isBuildEntry(name: string, outDir: string): boolean {
   if (['benchmark.json', 'build.json', 'catalogue.json', 'catalogue.ttl', 'endpoints.json'].includes(name)) return true;
-  return fs.existsSync(path.join(outDir, name, 'manifest.json'));
+  try {
+    return JSON.parse(fs.readFileSync(path.join(outDir, name, 'manifest.json'), 'utf8'))?.tool?.name === 'fkgqa';
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -225,6 +231,7 @@ export function isBuildEntry(name: string, outDir: string): boolean {
 export async function partition(options: PartitionOptions): Promise<PartitionResult> {
   const t0 = performance.now();
   validate(options);
+  checkOutputDir(options.out, options.source);
   const log = options.progress ?? (() => {});
   const source = openSource(options.source, options.questions);
   const questions = readQuestions(source.questionsFile);
@@ -251,8 +258,14 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
   }
   for (const kg of source.graphs.keys()) {
     if (!named.includes(kg) && (!options.kgs?.length || options.kgs.includes(kg))) {
+      if (options.kgs?.includes(kg)) throw new InputError(`--kg ${kg}: the graph has a data file but no questions`, { file: source.questionsFile });
       warnings.push(`graph ${kg} has a data file but no questions: skipped`);
     }
+  }
+  if (selected.length === 0) throw new InputError('no questions: nothing to build', { file: source.questionsFile });
+  const unparsable = queries.filter((q) => selected.includes(q.kg) && !parseQuery(q.text, options.defaultPrefix).ok);
+  if (unparsable.length === queries.filter((q) => selected.includes(q.kg)).length) {
+    throw new InputError(`none of the ${unparsable.length} gold queries parses: nothing to federate (first: ${unparsable[0].id}: ${(parseQuery(unparsable[0].text, options.defaultPrefix) as { error: string }).error})`, { file: source.questionsFile });
   }
 
   const staged = new StagedOutput(options.out);
@@ -294,6 +307,7 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
       outputDigest,
     });
     const previous = readPrevious(options.out, inputsDigest, outputDigest);
+    if (previous?.identical) keepStatsCaches(options.out, staged.dir, graphs.map((g) => g.manifest.graph));
     staged.commit(isBuildEntry);
     return { out: options.out, graphs, questions, queries, warnings, outputDigest, previous, timings: { totalMs: ms(t0) } };
   } catch (e) {
@@ -301,6 +315,23 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
     throw e;
   }
 }
+
+/**
+ * Carries the caches `fkgqa stats` keeps in the graph folders (gold answers, realised fan-out)
+ * from a byte-identical previous build into the new one, so that rebuilding does not throw away
+ * minutes of query time. Only for identical builds: the caches name the build digest anyway.
+ */
+function keepStatsCaches(out: string, stagedDir: string, graphs: string[]): void {
+  for (const kg of graphs) {
+    for (const f of STATS_CACHE_FILES) {
+      const from = path.join(out, kg, f);
+      if (fs.existsSync(from)) fs.copyFileSync(from, path.join(stagedDir, kg, f));
+    }
+  }
+}
+
+/** Files `fkgqa stats` adds to a graph folder. */
+export const STATS_CACHE_FILES = ['gold-answers.json', 'realised-fan-out.json'];
 
 function readPrevious(out: string, inputsDigest: string, outputDigest: string): PartitionResult['previous'] {
   const file = path.join(out, 'build.json');
@@ -395,7 +426,10 @@ async function buildGraph(
     expressionPatterns: ctx.expressionPatterns,
     inferClasses: ctx.classInference,
   });
-  for (const u of unparsable) warnings.push(`query ${u.id} does not parse (${u.error}): ${u.text}`);
+  for (const u of unparsable) {
+    const asked = queries.find((q) => q.id === u.id)!.questions;
+    warnings.push(`query ${u.id} (question${asked.length > 1 ? 's' : ''} ${asked.join(', ')}) does not parse (${u.error}): ${u.text}`);
+  }
   const analyze = ms(t);
 
   t = performance.now();
@@ -403,6 +437,7 @@ async function buildGraph(
   const size = fs.statSync(g.dataFile).size;
   const progress = byteProgress(`${g.name}: reading`, size, log);
   const profile = await profileData(src, { buckets: ctx.buckets, seed: ctx.seed }, progress);
+  if (profile.triplesRead === 0) warnings.push('the data file has no triples: no query of this graph can be federated');
   if (profile.untypedSubjects) warnings.push(`${profile.untypedSubjects} subjects have no rdf:type: their triples go to the base shard unless a predicate shard takes them`);
   const profileMs = ms(t);
 

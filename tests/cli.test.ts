@@ -134,13 +134,13 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     expect(r.stderr).toContain('select ?x where { ?x a :author ');
   });
 
-  it('describe: names a shard file that does not load, exits 2, and writes nothing', () => {
+  it('describe: refuses a shard file changed after the build, exits 2, and writes nothing', () => {
     const out = path.join(tmpDir(), 'shards');
     expect(fkgqa('partition', '--out', out, '--no-void', '-q').code).toBe(0);
     replaceLine(path.join(out, 'observatory/shard2.nt'), 3, '<http://x> <http://y> "broken .');
     const r = fkgqa('describe', '--shards', out);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^fkgqa: error: .*observatory\/shard2\.nt, line 3: cannot load the shard/m);
+    expect(r.stderr).toMatch(/^fkgqa: error: .*observatory\/shard2\.nt: shard file differs from the one the build wrote/m);
     expect(entries(out)).toEqual(['benchmark.json', 'build.json', 'library', 'observatory']);
     expect(entries(path.join(out, 'library')).some((f) => f.endsWith('.ttl') || f.includes('tmp'))).toBe(false);
     const n = fkgqa('describe', '--shards', path.join(out, 'nowhere'));

@@ -51,7 +51,10 @@ export function parseQuery(text: string, defaultPrefix: string): ParseOutcome {
   try {
     ast = new sparqljs.Parser({ prefixes: { '': defaultPrefix } }).parse(text);
   } catch (e) {
-    return { ok: false, error: ((e as Error).message ?? String(e)).split('\n')[0] };
+    // sparqljs: "Parse error on line 1:", the text, a caret line, "Expecting …, got '…'".
+    const lines = ((e as Error).message ?? String(e)).split('\n').filter((l) => l.trim() && !/^-*\^$/.test(l.trim()));
+    const expecting = lines.find((l) => /^Expecting|^Unexpected|^Unknown|^Lexical/.test(l));
+    return { ok: false, error: expecting && expecting !== lines[0] ? `${lines[0]} ${expecting}` : lines.join(' ') };
   }
   if (ast.type !== 'query') return { ok: false, error: 'not a query (SPARQL Update is not a gold query)' };
   fixIris(ast);

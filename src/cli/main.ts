@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { InputError } from '../common/errors.js';
+import { discardAllStaged } from '../common/output.js';
 import { describeBuild } from '../describe/index.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition.js';
 import { formatStatsHtml } from '../report/html.js';
@@ -29,12 +30,20 @@ const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue 
 /** Progress lines go to stderr unless `--quiet`. */
 const stderrProgress = (quiet: boolean | undefined) => (quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`));
 
+/** Checks, before any work, that a report file can be written: its folder exists and it is not a folder. */
+function checkOutputFile(file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new InputError('the folder of this output file does not exist', { file });
+  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) throw new InputError('is a directory, not a file', { file });
+}
+
 /** Builds the `fkgqa` command line (a thin layer over the library API). */
 export function program(): Command {
   const cli = new Command('fkgqa')
     .description('Build and serve the federated knowledge-graph question-answering benchmark (FKGQA).')
     .version(TOOL.version)
-    .showHelpAfterError();
+    .showHelpAfterError('(add --help for the options)')
+    .exitOverride();
 
   cli
     .command('partition')
@@ -47,7 +56,11 @@ export function program(): Command {
     .option('--questions <file>', 'questions file (JSON or CSV) if not dev.json/questions.json/dev.csv/questions.csv in the source')
     .option('--kg <name...>', 'build only these knowledge graphs')
     .addOption(new Option('--buckets <n>', 'buckets per horizontal (subject-hash) sharding').argParser(integer('--buckets', 2, 1024)).default(DEFAULT_PARTITION_OPTIONS.buckets))
-    .addOption(new Option('--seed <n>', 'seed of the xxh64 subject hash and of the shard numbering').argParser(integer('--seed', 0)).default(DEFAULT_PARTITION_OPTIONS.seed))
+    .addOption(
+      new Option('--seed <n>', 'seed of the xxh64 subject hash (the bucket of every subject; a class whose instances all fall into one bucket cannot be split horizontally, so the seed can change the chosen rules) and of the shard numbering')
+        .argParser(integer('--seed', 0))
+        .default(DEFAULT_PARTITION_OPTIONS.seed),
+    )
     .option('--default-prefix <iri>', 'IRI of the undeclared ":" prefix in the gold queries', DEFAULT_PARTITION_OPTIONS.defaultPrefix)
     .addOption(
       new Option('--solver-timeout <ms>', 'time limit of each ASP solve; on timeout the best rule set found is used and marked not optimal')
@@ -59,11 +72,11 @@ export function program(): Command {
         .choices(['compact', 'separate'])
         .default(DEFAULT_PARTITION_OPTIONS.layout),
     )
-    .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (reproduces the paper's applicability figures)")
+    .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (with --no-class-inference: the paper's published applicability figures)")
     .option('--no-class-inference', 'C(q) from explicit rdf:type patterns only, not from rdfs:domain/rdfs:range')
     .option('--no-void', 'do not write the VoID of the shards nor the catalogue')
     .addOption(
-      new Option('--void-engine <engine>', 'VoID statistics from SPARQL queries on an in-process store (sparql), from streaming the shard files (stream), or sparql up to 2 million triples per graph and stream above (auto)')
+      new Option('--void-engine <engine>', 'VoID statistics from SPARQL queries on an in-process store (sparql), from streaming the shard files (stream), or sparql up to 500,000 triples per graph and stream above (auto)')
         .choices(['auto', 'sparql', 'stream'])
         .default('auto'),
     )
@@ -117,6 +130,7 @@ export function program(): Command {
     .option('--recompute', 'recompute gold answers even if stored ones match the build')
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
+      for (const f of [o.perQuery, o.html]) if (f) checkOutputFile(f);
       const stats = await computeStats({
         shards: o.shards,
         kgs: o.kg,
@@ -167,7 +181,7 @@ export function program(): Command {
     )
     .option('--shards <dir>', 'the build directory written by fkgqa partition', 'shards')
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
-    .addOption(new Option('--engine <engine>', 'without --sparql: sparql (in-process store), stream (shard files), auto (stream above 2 million triples per graph)').choices(['auto', 'sparql', 'stream']).default('auto'))
+    .addOption(new Option('--engine <engine>', 'without --sparql: sparql (in-process store), stream (shard files), auto (stream above 500,000 triples per graph)').choices(['auto', 'sparql', 'stream']).default('auto'))
     .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
     .option('--json', 'print the summary as JSON on stdout')
     .option('-q, --quiet', 'no progress on stderr')
@@ -194,10 +208,24 @@ export function program(): Command {
 
 /** Runs the CLI; bad input exits with code 2 and a message naming the file, line or option. */
 export async function main(argv: string[]): Promise<void> {
+  // Interrupted: remove staging directories (nothing half-written stays), then exit as signalled.
+  let interrupted = false;
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.on(signal, () => {
+      if (interrupted) return; // a repeated signal while cleaning up
+      interrupted = true;
+      discardAllStaged();
+      process.stderr.write(`fkgqa: interrupted (${signal}); nothing was written\n`);
+      process.exit(code);
+    });
+  }
   try {
     await program().parseAsync(argv);
   } catch (e) {
-    if (e instanceof InputError) {
+    if (e instanceof CommanderError) {
+      // Commander has printed its message; usage errors are bad input (2), --help and --version are not errors.
+      process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? 0 : 2;
+    } else if (e instanceof InputError) {
       process.stderr.write(`fkgqa: error: ${e.message}\n`);
       process.exitCode = 2;
     } else {

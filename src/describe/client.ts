@@ -138,6 +138,13 @@ export class HttpSparqlClient implements SparqlClient {
     readonly timeoutMs = 60_000,
   ) {
     this.label = endpoint;
+    let u: URL | undefined;
+    try {
+      u = new URL(endpoint);
+    } catch {
+      /* reported below */
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) throw new InputError(`not an http(s) URL of a SPARQL endpoint: "${endpoint}"`);
   }
 
   async select(query: string): Promise<SparqlRow[]> {
@@ -152,7 +159,7 @@ export class HttpSparqlClient implements SparqlClient {
     } catch (e) {
       const err = e as Error;
       const why = err.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : `${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}`;
-      throw new Error(`${this.label}: ${why}`);
+      throw new InputError(`the SPARQL endpoint cannot be reached: ${why}`, { file: this.label });
     }
     const body = await res.text();
     if (!res.ok) throw new Error(`${this.label}: HTTP ${res.status} ${res.statusText}: ${body.slice(0, 300)}`);

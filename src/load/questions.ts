@@ -33,13 +33,23 @@ export interface GoldQuery {
  * @throws InputError naming the file and the entry (JSON index or CSV line) that is malformed
  */
 export function readQuestions(file: string): Question[] {
-  const text = fs.readFileSync(file, 'utf8');
+  const text = fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
   const rows: { kg_name?: unknown; question?: unknown; query?: unknown; where: string }[] = [];
   if (file.toLowerCase().endsWith('.csv')) {
     let records: Record<string, string>[];
     try {
-      records = parseCsv(text, { columns: true, skip_empty_lines: true, bom: true, info: false });
+      records = parseCsv(text, {
+        columns: (header: string[]) => {
+          const repeated = header.filter((c, i) => header.indexOf(c) !== i);
+          if (repeated.length) throw new InputError(`CSV header repeats the column "${repeated[0]}"`, { file });
+          return header;
+        },
+        skip_empty_lines: true,
+        bom: true,
+        info: false,
+      });
     } catch (e) {
+      if (e instanceof InputError) throw e;
       throw new InputError(`CSV does not parse: ${(e as Error).message}`, { file });
     }
     const header = records.length > 0 ? Object.keys(records[0]) : [];
@@ -48,7 +58,7 @@ export function readQuestions(file: string): Question[] {
         throw new InputError(`CSV header lacks the column "${col}" (expected kg_name,question,query)`, { file });
       }
     }
-    records.forEach((r, i) => rows.push({ ...r, where: `record ${i + 1}` }));
+    records.forEach((r, i) => rows.push({ ...r, where: `record ${i + 1} (after the header)` }));
   } else {
     let data: unknown;
     try {

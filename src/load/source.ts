@@ -30,6 +30,24 @@ export interface BenchmarkSource {
 
 const QUESTION_FILES = ['dev.json', 'questions.json', 'dev.csv', 'questions.csv'];
 
+/** Names a build writes at its top level: a graph may not be called so. */
+const RESERVED = new Set(['benchmark.json', 'build.json', 'catalogue.json', 'catalogue.ttl', 'endpoints.json']);
+
+/**
+ * Checks that a graph name can be a folder of the build: one path segment, not `.` or `..`, not
+ * hidden, no separators or control characters, not a name the build uses itself.
+ * @throws InputError naming the file the name comes from
+ */
+export function checkGraphName(name: string, file: string): void {
+  const bad =
+    name === '' ||
+    name.startsWith('.') ||
+    /[\/\\\u0000-\u001f\u007f]/.test(name) ||
+    RESERVED.has(name.toLowerCase()) ||
+    name.length > 200;
+  if (bad) throw new InputError(`"${name}" cannot be a graph name (it must be one path segment, not hidden, not one of ${[...RESERVED].join(', ')})`, { file });
+}
+
 /**
  * Finds the questions file, graphs and ontologies of a source directory.
  * @param dir the source directory
@@ -51,6 +69,7 @@ export function openSource(dir: string, questionsFile?: string): BenchmarkSource
   } else if (!fs.existsSync(qFile)) {
     throw new InputError('questions file not found', { file: qFile });
   }
+  if (!fs.statSync(qFile).isFile()) throw new InputError('questions file is not a regular file', { file: qFile });
   const kgDir = path.join(dir, 'kg');
   if (!fs.existsSync(kgDir)) throw new InputError('no kg/ folder with knowledge graphs', { file: dir });
   const ontDir = path.join(dir, 'ontologies');
@@ -59,6 +78,8 @@ export function openSource(dir: string, questionsFile?: string): BenchmarkSource
     const format = formatOf(file);
     if (!format) continue;
     const name = file.slice(0, file.length - path.extname(file).length);
+    checkGraphName(name, path.join(kgDir, file));
+    if (!fs.statSync(path.join(kgDir, file)).isFile()) throw new InputError('data file is not a regular file', { file: path.join(kgDir, file) });
     const existing = graphs.get(name);
     if (existing) {
       throw new InputError(`two data files for graph ${name}: ${path.basename(existing.dataFile)} and ${file}`, {
@@ -69,6 +90,7 @@ export function openSource(dir: string, questionsFile?: string): BenchmarkSource
     for (const ext of [...EXTENSIONS['rdf-xml'], ...EXTENSIONS.turtle]) {
       const ont = path.join(ontDir, name + ext);
       if (fs.existsSync(ont)) {
+        if (!fs.statSync(ont).isFile()) throw new InputError('ontology is not a regular file', { file: ont });
         g.ontologyFile = ont;
         g.ontologyFormat = formatOf(ont);
         break;

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import fs from 'node:fs';
 import { DataFactory, StreamParser } from 'n3';
 import type * as RDF from '@rdfjs/types';
@@ -32,6 +33,44 @@ export interface TripleFile {
  */
 export function skolemIri(graph: string, label: string): string {
   return `${SKOLEM_PREFIX}${encodeURIComponent(graph)}:${label}`;
+}
+
+/**
+ * Checks that a byte stream is UTF-8, chunk by chunk, and knows the line it has reached: N-Triples
+ * and Turtle are UTF-8, and a parser would otherwise replace bad bytes with U+FFFD silently.
+ */
+class Utf8Check {
+  private decoder = new TextDecoder('utf-8', { fatal: true });
+  private lines = 1;
+  /** Checks the next chunk; returns the 1-based line of the first bad byte sequence, or undefined. */
+  push(chunk: Buffer): number | undefined {
+    try {
+      this.decoder.decode(chunk, { stream: true });
+    } catch {
+      // Find the line: a newline byte never occurs inside a multi-byte sequence.
+      let start = 0;
+      let line = this.lines;
+      for (;;) {
+        const nl = chunk.indexOf(10, start);
+        const piece = chunk.subarray(start, nl < 0 ? chunk.length : nl);
+        if (!isUtf8(piece)) return line;
+        if (nl < 0) return line;
+        start = nl + 1;
+        line++;
+      }
+    }
+    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) this.lines++;
+    return undefined;
+  }
+  /** Checks the end of the input (an unfinished sequence); returns the last line if bad. */
+  end(): number | undefined {
+    try {
+      this.decoder.decode();
+      return undefined;
+    } catch {
+      return this.lines;
+    }
+  }
 }
 
 /** Progress callback: bytes of the file read so far. */
@@ -78,7 +117,16 @@ function scanWithN3(src: TripleFile, onTriple: (t: Triple) => void, onProgress?:
       reject(e instanceof InputError ? e : new InputError(e.message, { file: src.file, line: lineFromParserMessage(e.message) }));
     };
     input.on('error', fail);
-    if (onProgress) input.on('data', () => onProgress(input.bytesRead));
+    const utf8 = new Utf8Check();
+    input.on('data', (chunk) => {
+      const bad = utf8.push(chunk as Buffer);
+      if (bad !== undefined) fail(new InputError('invalid UTF-8 byte sequence', { file: src.file, line: bad }));
+      onProgress?.(input.bytesRead);
+    });
+    input.on('end', () => {
+      const bad = utf8.end();
+      if (bad !== undefined) fail(new InputError('invalid UTF-8 at the end of the file', { file: src.file, line: bad }));
+    });
     parser.on('error', fail);
     parser.on('data', (q: RDF.Quad) => {
       if (failed) return;

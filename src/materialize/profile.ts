@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { Writer } from 'n3';
+import { InputError } from '../common/errors.js';
 import { getHasher, type Hasher } from '../common/hash.js';
+import { findLine, iriError } from '../common/iri.js';
 import { RDF_TYPE } from '../common/vocab.js';
 import { scanTriples, type ByteProgress, type TripleFile } from '../load/triples.js';
 import type { DataFacts } from '../plan/rules.js';
@@ -103,37 +105,64 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
     return next;
   };
 
-  await scanTriples(
-    src,
-    (t) => {
-      triplesRead++;
-      const p = t.predicate.value;
-      predicateTriples.set(p, (predicateTriples.get(p) ?? 0) + 1);
-      const s = t.subject.value;
-      // Triples of one subject usually come together (sorted N-Triples, Turtle): remember the last one.
-      let i = s === lastSubject ? lastIndex : subjectIndex.get(s);
-      if (i === undefined) {
-        i = subjectIndex.size;
-        // The parser's strings are slices of its input chunks: keep a copy, or every key would
-        // keep its whole chunk alive (the subject map would hold the file).
-        subjectIndex.set(detach(s), i);
-        if (i >= subjectClassSet.length) {
-          const grow = (a: Int32Array) => {
-            const b = new Int32Array(a.length * 2);
-            b.set(a);
-            return b;
-          };
-          subjectClassSet = grow(subjectClassSet);
-          subjectTriples = grow(subjectTriples);
+  // Every IRI is checked once, when first seen, against the IRI syntax oxigraph enforces: n3 is
+  // lenient, and an IRI the shard endpoints reject must fail the build here, naming the input.
+  let badIri: { iri: string; error: string } | undefined;
+  const check = (iri: string) => {
+    const error = iriError(iri);
+    if (error) {
+      badIri = { iri, error };
+      throw new InputError(`invalid IRI <${iri}>: ${error}`, { file: src.file });
+    }
+  };
+  const otherIris = new Set<string>();
+  try {
+    await scanTriples(
+      src,
+      (t) => {
+        triplesRead++;
+        const p = t.predicate.value;
+        const count = predicateTriples.get(p);
+        if (count === undefined) check(p);
+        predicateTriples.set(count === undefined ? detach(p) : p, (count ?? 0) + 1);
+        const o = t.object;
+        const oiri = o.termType === 'NamedNode' ? o.value : o.datatype.value;
+        if (!otherIris.has(oiri) && !subjectIndex.has(oiri)) {
+          check(oiri);
+          if (o.termType !== 'NamedNode' || otherIris.size < 1_000_000) otherIris.add(detach(oiri));
         }
-      }
-      lastSubject = s;
-      lastIndex = i;
-      subjectTriples[i]++;
-      if (p === RDF_TYPE && t.object.termType === 'NamedNode') subjectClassSet[i] = withClass(subjectClassSet[i], t.object.value);
-    },
-    onProgress,
-  );
+        const s = t.subject.value;
+        // Triples of one subject usually come together (sorted N-Triples, Turtle): remember the last one.
+        let i = s === lastSubject ? lastIndex : subjectIndex.get(s);
+        if (i === undefined) {
+          check(s);
+          i = subjectIndex.size;
+          // The parser's strings are slices of its input chunks: keep a copy, or every key would
+          // keep its whole chunk alive (the subject map would hold the file).
+          subjectIndex.set(detach(s), i);
+          if (i >= subjectClassSet.length) {
+            const grow = (a: Int32Array) => {
+              const b = new Int32Array(a.length * 2);
+              b.set(a);
+              return b;
+            };
+            subjectClassSet = grow(subjectClassSet);
+            subjectTriples = grow(subjectTriples);
+          }
+        }
+        lastSubject = s;
+        lastIndex = i;
+        subjectTriples[i]++;
+        if (p === RDF_TYPE && t.object.termType === 'NamedNode') subjectClassSet[i] = withClass(subjectClassSet[i], t.object.value);
+      },
+      onProgress,
+    );
+  } catch (e) {
+    if (badIri) {
+      throw new InputError(`invalid IRI <${badIri.iri}>: ${badIri.error}`, { file: src.file, line: await findLine(src.file, badIri.iri) });
+    }
+    throw e;
+  }
   await shaDone;
 
   const n = subjectIndex.size;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { SHARDING_KINDS, type ShardingKind } from '../analyze/analyze.js';
 import { parseQuery } from '../analyze/parse.js';
 import { InputError } from '../common/errors.js';
+import { readBuildDir, readJsonFile } from '../load/build.js';
 import { writeJson } from '../common/output.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import type { GraphManifest } from '../partition.js';
@@ -140,19 +141,11 @@ interface BenchmarkEntry {
 }
 
 function readBuild(dir: string): { manifests: GraphManifest[]; entries: BenchmarkEntry[]; defaultPrefix: string; digest: string } {
-  const build = path.join(dir, 'build.json');
+  const b = readBuildDir(dir);
   const bench = path.join(dir, 'benchmark.json');
-  if (!fs.existsSync(build) || !fs.existsSync(bench)) {
-    throw new InputError('not a build directory of fkgqa partition (no build.json / benchmark.json)', { file: dir });
-  }
-  const b = JSON.parse(fs.readFileSync(build, 'utf8')) as { graphs: string[]; outputDigest: string };
-  const benchmark = JSON.parse(fs.readFileSync(bench, 'utf8')) as { defaultPrefix: string; entries: BenchmarkEntry[] };
-  const manifests = b.graphs.map((kg) => {
-    const f = path.join(dir, kg, 'manifest.json');
-    if (!fs.existsSync(f)) throw new InputError(`graph ${kg} has no manifest.json`, { file: path.join(dir, kg) });
-    return JSON.parse(fs.readFileSync(f, 'utf8')) as GraphManifest;
-  });
-  return { manifests, entries: benchmark.entries, defaultPrefix: benchmark.defaultPrefix, digest: b.outputDigest };
+  const benchmark = readJsonFile<{ defaultPrefix?: string; entries?: BenchmarkEntry[] }>(bench, 'benchmark.json');
+  if (!Array.isArray(benchmark.entries) || typeof benchmark.defaultPrefix !== 'string') throw new InputError('not a benchmark.json written by fkgqa', { file: bench });
+  return { manifests: b.manifests as unknown as GraphManifest[], entries: benchmark.entries, defaultPrefix: benchmark.defaultPrefix, digest: b.build.outputDigest };
 }
 
 async function pool<T>(items: T[], n: number, f: (item: T) => Promise<void>): Promise<void> {

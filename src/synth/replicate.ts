@@ -4,6 +4,7 @@ import { DataFactory, Writer } from 'n3';
 import type * as RDF from '@rdfjs/types';
 import { InputError } from '../common/errors.js';
 import { getHasher } from '../common/hash.js';
+import { StagedOutput } from '../common/output.js';
 import { RDF_TYPE, XSD } from '../common/vocab.js';
 import { readQuestions } from '../load/questions.js';
 import { openSource } from '../load/source.js';
@@ -50,47 +51,62 @@ export async function synthesize(o: SynthOptions): Promise<SynthResult> {
   const g = source.graphs.get(o.kg);
   if (!g) throw new InputError(`no graph ${o.kg} in kg/`, { file: o.source });
   if (!Number.isSafeInteger(o.triples) || o.triples < 1) throw new InputError(`--triples must be a positive integer, got ${o.triples}`);
+  const abs = path.resolve(o.out);
+  const src = path.resolve(o.source);
+  if (abs === src || abs.startsWith(src + path.sep) || src.startsWith(abs + path.sep)) {
+    throw new InputError('--out may not be the source directory, inside it, or contain it', { file: o.out });
+  }
+  if (fs.existsSync(abs) && (!fs.statSync(abs).isDirectory() || fs.readdirSync(abs).length > 0)) {
+    throw new InputError('--out must be a new or empty directory', { file: o.out });
+  }
+  const questions = readQuestions(source.questionsFile).filter((q) => q.kg === o.kg);
   const hasher = await getHasher();
   const base: Triple[] = [];
   await scanTriples({ file: g.dataFile, format: g.dataFormat, graph: o.kg }, (t) => base.push(t));
+  if (base.length === 0) throw new InputError(`graph ${o.kg} has no triples to replicate`, { file: g.dataFile });
+  if (o.triples < base.length) o.progress?.(`synth: ${o.triples} triples is less than the ${base.length} of ${o.kg}: writing a partial copy`);
   const subjects = new Set(base.map((t) => t.subject.value));
   const copies = Math.ceil(o.triples / base.length);
-  fs.mkdirSync(path.join(o.out, 'kg'), { recursive: true });
-  fs.mkdirSync(path.join(o.out, 'ontologies'), { recursive: true });
-  const file = path.join(o.out, 'kg', `${o.kg}.nt`);
-  const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
-  const writer = new Writer({ format: 'N-Triples' });
-  let written = 0;
+  const staged = new StagedOutput(o.out);
   try {
-    for (let k = 0; k < copies && written < o.triples; k++) {
-      const rename = (t: RDF.NamedNode): RDF.NamedNode => (k > 0 && subjects.has(t.value) ? DataFactory.namedNode(`${t.value}~${k}`) : t);
-      const parts: string[] = [];
-      for (let i = 0; i < base.length && written < o.triples; i++, written++) {
-        const t = base[i];
-        let object: RDF.Term = t.object;
-        if (t.object.termType === 'NamedNode') {
-          if (t.predicate.value !== RDF_TYPE) object = rename(t.object);
-        } else if (k > 0 && NUMERIC.has(t.object.datatype.value) && Number.isFinite(Number(t.object.value))) {
-          const delta = Number(hasher.h64(`${k} ${i}`, BigInt(o.seed)) % 3n) - 1;
-          const v = Number(t.object.value) + delta;
-          const lexical = t.object.datatype.value === `${XSD}integer` || /^-?\d+$/.test(t.object.value) ? String(Math.trunc(v)) : String(v);
-          object = DataFactory.literal(lexical, t.object.datatype);
+    fs.mkdirSync(path.join(staged.dir, 'kg'), { recursive: true });
+    fs.mkdirSync(path.join(staged.dir, 'ontologies'), { recursive: true });
+    const file = path.join(staged.dir, 'kg', `${o.kg}.nt`);
+    const fd = fs.openSync(file, 'w');
+    const writer = new Writer({ format: 'N-Triples' });
+    let written = 0;
+    try {
+      for (let k = 0; k < copies && written < o.triples; k++) {
+        const rename = (t: RDF.NamedNode): RDF.NamedNode => (k > 0 && subjects.has(t.value) ? DataFactory.namedNode(`${t.value}~${k}`) : t);
+        const parts: string[] = [];
+        for (let i = 0; i < base.length && written < o.triples; i++, written++) {
+          const t = base[i];
+          let object: RDF.Term = t.object;
+          if (t.object.termType === 'NamedNode') {
+            if (t.predicate.value !== RDF_TYPE) object = rename(t.object);
+          } else if (k > 0 && NUMERIC.has(t.object.datatype.value) && Number.isFinite(Number(t.object.value))) {
+            const delta = Number(hasher.h64(`${k} ${i}`, BigInt(o.seed)) % 3n) - 1;
+            const v = Number(t.object.value) + delta;
+            const lexical = t.object.datatype.value === `${XSD}integer` || /^-?\d+$/.test(t.object.value) ? String(Math.trunc(v)) : String(v);
+            object = DataFactory.literal(lexical, t.object.datatype);
+          }
+          parts.push(writer.quadToString(rename(t.subject), t.predicate, object as RDF.Quad_Object));
         }
-        parts.push(writer.quadToString(rename(t.subject), t.predicate, object as RDF.Quad_Object));
+        fs.writeSync(fd, parts.join(''));
+        o.progress?.(`synth: copy ${k + 1}/${copies}, ${written} triples`);
       }
-      fs.writeSync(fd, parts.join(''));
-      o.progress?.(`synth: copy ${k + 1}/${copies}, ${written} triples`);
+    } finally {
+      fs.closeSync(fd);
     }
-  } finally {
-    fs.closeSync(fd);
+    if (g.ontologyFile) fs.copyFileSync(g.ontologyFile, path.join(staged.dir, 'ontologies', path.basename(g.ontologyFile)));
+    fs.writeFileSync(
+      path.join(staged.dir, 'dev.json'),
+      JSON.stringify(questions.map((q) => ({ kg_name: q.kg, question: q.question, query: q.query })), null, 1) + '\n',
+    );
+    staged.commit(() => false);
+    return { file: path.join(o.out, 'kg', `${o.kg}.nt`), triples: written, copies, baseTriples: base.length, questions: questions.length };
+  } catch (e) {
+    staged.discard();
+    throw e;
   }
-  fs.renameSync(tmp, file);
-  if (g.ontologyFile) fs.copyFileSync(g.ontologyFile, path.join(o.out, 'ontologies', path.basename(g.ontologyFile)));
-  const questions = readQuestions(source.questionsFile).filter((q) => q.kg === o.kg);
-  fs.writeFileSync(
-    path.join(o.out, 'dev.json'),
-    JSON.stringify(questions.map((q) => ({ kg_name: q.kg, question: q.question, query: q.query })), null, 1) + '\n',
-  );
-  return { file, triples: written, copies, baseTriples: base.length, questions: questions.length };
 }

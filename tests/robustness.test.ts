@@ -1,0 +1,173 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StagedOutput } from '../src/common/output.js';
+import { copyDir, DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+
+/** Runs the built CLI (`npm test` builds dist/ first). */
+function fkgqa(...args: string[]) {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+const entries = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
+const digestOf = (out: string) => JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8')).outputDigest;
+
+/** A previous good demo build, to check that a failed build leaves it alone. */
+function goodBuild(): string {
+  const out = path.join(tmpDir(), 'shards');
+  expect(fkgqa('partition', '--out', out, '-q', '--no-void').code).toBe(0);
+  return out;
+}
+
+describe('robustness / paths', () => {
+  it('refuses graph names that are not one safe path segment', () => {
+    const src = copyDir(DEMO);
+    fs.renameSync(path.join(src, 'kg/library.nt'), path.join(src, 'kg/...nt')); // graph ".."
+    const r = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 'shards'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('kg/...nt: ".." cannot be a graph name');
+  });
+
+  it('refuses an --out that is the root, the source, or a non-empty folder without a build, and leaves it alone', () => {
+    expect(fkgqa('partition', '--out', '/').stderr).toContain('--out may not be the root of the file system');
+    const src = copyDir(DEMO);
+    expect(fkgqa('partition', '--source', src, '--out', path.join(src, 'kg')).stderr).toContain('--out may not be the source directory');
+    const project = tmpDir();
+    fs.mkdirSync(path.join(project, 'webext'));
+    fs.writeFileSync(path.join(project, 'webext/manifest.json'), '{"name":"an extension"}');
+    const r = fkgqa('partition', '--out', project);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--out is not empty and holds no fkgqa build');
+    expect(entries(path.join(project, 'webext'))).toEqual(['manifest.json']);
+  });
+
+  it('puts everything back when moving the new build into place fails half-way', () => {
+    const parent = tmpDir();
+    const out = path.join(parent, 'out');
+    fs.mkdirSync(path.join(out, 'a'), { recursive: true });
+    fs.writeFileSync(path.join(out, 'a/old.txt'), 'old a');
+    fs.writeFileSync(path.join(out, 'b.json'), 'old b');
+    const staged = new StagedOutput(out);
+    fs.mkdirSync(path.join(staged.dir, 'a'));
+    fs.writeFileSync(path.join(staged.dir, 'a/new.txt'), 'new a');
+    expect(() =>
+      staged.commit((name) => {
+        if (name === 'b.json') throw new Error('simulated failure');
+        return false;
+      }),
+    ).toThrow('simulated failure');
+    expect(fs.readFileSync(path.join(out, 'a/old.txt'), 'utf8')).toBe('old a');
+    expect(fs.readFileSync(path.join(out, 'b.json'), 'utf8')).toBe('old b');
+    staged.discard();
+    expect(entries(parent)).toEqual(['out']);
+  });
+
+  it('refuses a second build into an output another live process is writing', () => {
+    const parent = tmpDir();
+    const sleeper = spawn('sleep', ['30']);
+    try {
+      fs.writeFileSync(path.join(parent, '.shards.fkgqa-lock'), String(sleeper.pid));
+      const r = fkgqa('partition', '--out', path.join(parent, 'shards'));
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`another fkgqa process (pid ${sleeper.pid}) is writing to this output directory`);
+    } finally {
+      sleeper.kill();
+    }
+    // A lock left by a process that is gone is taken over.
+    fs.writeFileSync(path.join(parent, '.shards.fkgqa-lock'), '999999999');
+    expect(fkgqa('partition', '--out', path.join(parent, 'shards'), '-q').code).toBe(0);
+    expect(entries(parent)).toEqual(['shards']);
+  });
+});
+
+describe('robustness / input', () => {
+  it('refuses empty questions with exit 2 and keeps the previous build', () => {
+    const out = goodBuild();
+    const before = digestOf(out);
+    const src = copyDir(DEMO);
+    fs.writeFileSync(path.join(src, 'dev.json'), '[]');
+    const r = fkgqa('partition', '--source', src, '--out', out);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('dev.json: no questions: nothing to build');
+    expect(digestOf(out)).toBe(before);
+  });
+
+  it('names the file and line of invalid UTF-8 and of an IRI the endpoints would reject', () => {
+    const src = copyDir(DEMO);
+    const nt = path.join(src, 'kg/library.nt');
+    fs.appendFileSync(nt, Buffer.concat([Buffer.from('<http://valuenet/ontop/author/author_id=1> <http://valuenet/ontop/author#bio> "caf'), Buffer.from([0xe9]), Buffer.from('" .\n')]));
+    const u = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's'));
+    expect(u.code).toBe(2);
+    expect(u.stderr).toContain('kg/library.nt, line 98: invalid UTF-8 byte sequence');
+    fs.writeFileSync(nt, fs.readFileSync(path.join(DEMO, 'kg/library.nt'), 'utf8') + '<http://a/%zz> <http://valuenet/ontop/author#name> "x" .\n');
+    const i = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's'));
+    expect(i.code).toBe(2);
+    expect(i.stderr).toContain("kg/library.nt, line 98: invalid IRI <http://a/%zz>: Invalid IRI percent encoding '%zz'");
+  });
+
+  it('refuses prefixes and endpoint bases that would write broken Turtle', () => {
+    expect(fkgqa('partition', '--default-prefix', 'http://valuenet/ontop/>', '--out', path.join(tmpDir(), 's')).stderr).toContain(
+      "--default-prefix must be an absolute IRI, got \"http://valuenet/ontop/>\" (Invalid IRI code point '>')",
+    );
+    expect(fkgqa('partition', '--endpoint-base', 'http://x/a b', '--out', path.join(tmpDir(), 's')).code).toBe(2);
+  });
+
+  it('exits 2 on bad options, with a short hint instead of the whole help', () => {
+    const r = fkgqa('partition', '--seed', '-1');
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n').length).toBeLessThan(5);
+    expect(fkgqa('stats', '--timeout', '0').code).toBe(2);
+  });
+
+  it('refuses a CSV whose header repeats a column', () => {
+    const src = copyDir(DEMO);
+    fs.rmSync(path.join(src, 'dev.json'));
+    fs.writeFileSync(path.join(src, 'questions.csv'), 'kg_name,question,query,query\nlibrary,q,a,b\n');
+    expect(fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's')).stderr).toContain('CSV header repeats the column "query"');
+  });
+});
+
+describe('robustness / later stages and synth', () => {
+  it('stats refuses a build whose shard was cut short, naming the file', () => {
+    const out = goodBuild();
+    const shard = path.join(out, 'library/shard1.nt');
+    fs.writeFileSync(shard, fs.readFileSync(shard, 'utf8').split('\n').slice(0, 5).join('\n') + '\n');
+    const r = fkgqa('stats', '--shards', out, '-q');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('library/shard1.nt: shard file differs from the one the build wrote');
+    fs.writeFileSync(path.join(out, 'library/manifest.json'), '{');
+    expect(fkgqa('stats', '--shards', out).stderr).toMatch(/library\/manifest\.json: graph manifest is not valid JSON/);
+  });
+
+  it('synth refuses an empty graph and an --out that is its source, writing nothing', () => {
+    const src = copyDir(DEMO);
+    fs.writeFileSync(path.join(src, 'kg/library.nt'), '');
+    const out = path.join(tmpDir(), 'syn');
+    const e = fkgqa('synth', '--source', src, '--kg', 'library', '--triples', '10', '--out', out);
+    expect(e.code).toBe(2);
+    expect(e.stderr).toContain('graph library has no triples to replicate');
+    expect(fs.existsSync(out)).toBe(false);
+    const s = fkgqa('synth', '--source', DEMO, '--kg', 'library', '--triples', '10', '--out', DEMO);
+    expect(s.code).toBe(2);
+    expect(s.stderr).toContain('--out may not be the source directory');
+  });
+});
+
+describe.skipIf(!HAS_SPIDER)('robustness / interruption', () => {
+  it('removes the staging directory when interrupted (SIGINT) and exits 130', async () => {
+    const parent = tmpDir();
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'partition', '--source', SPIDER, '--out', path.join(parent, 'x')]);
+    let stderr = '';
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr.on('data', (d) => {
+        stderr += d;
+        if (stderr.includes('[2/20]') && !child.killed) child.kill('SIGINT');
+      });
+      child.on('exit', (c) => resolve(c));
+    });
+    expect(code).toBe(130);
+    expect(stderr).toContain('interrupted (SIGINT); nothing was written');
+    expect(entries(parent)).toEqual([]);
+  });
+});
