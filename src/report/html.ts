@@ -44,8 +44,8 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 .chart{position:relative;height:360px;margin:1em 0 2em}
 </style></head><body>
 <h1>fkgqa stats</h1>
-<p>${f.graphs} graphs, ${f.questions} questions, ${f.distinctQueries} distinct queries, ${f.shards.total} shards.
-Gold answers: ${f.goldAnswers.executed} of ${f.goldAnswers.distinctQueries} executed, ${f.goldAnswers.failed} failed, ${f.goldAnswers.timedOut} timed out.</p>
+<p>${f.graphs} graphs, ${f.questions} questions, ${f.distinctQueries} distinct queries (${f.graphQueryPairs} graph/query pairs), ${f.shards.total} shards.
+Gold answers: ${f.goldAnswers.executed} of ${f.goldAnswers.graphQueryPairs} executed, ${f.goldAnswers.failed} failed, ${f.goldAnswers.timedOut} timed out.</p>
 <h2>Fan-out (questions per number of shards)</h2><div class="chart"><canvas id="fanout"></canvas></div>
 <h2>Shard sizes per graph (triples)</h2><div class="chart"><canvas id="sizes"></canvas></div>
 <h2>Rule composition per graph</h2><div class="chart"><canvas id="rules"></canvas></div>

@@ -41,8 +41,8 @@ export function comparePaper(f: BuildFigures): PaperComparisonRow[] {
     ['implied fan-out, median', PAPER.impliedFanOut.median, f.impliedFanOut.overQuestions.median],
     ['implied fan-out, min', PAPER.impliedFanOut.min, f.impliedFanOut.overQuestions.min],
     ['implied fan-out, max', PAPER.impliedFanOut.max, f.impliedFanOut.overQuestions.max],
-    ['realised: no match, % of questions', PAPER.realisedFanOut.noMatchShare, f.realisedFanOut.noMatch.overQuestions.percent],
-    ['realised: exactly one shard, % of questions', PAPER.realisedFanOut.oneShardShare, f.realisedFanOut.oneShard.overQuestions.percent],
+    ['realised: no match, % of questions with a realised fan-out', PAPER.realisedFanOut.noMatchShare, f.realisedFanOut.noMatch.overQuestions.percent],
+    ['realised: exactly one shard, % of those questions', PAPER.realisedFanOut.oneShardShare, f.realisedFanOut.oneShard.overQuestions.percent],
   ];
   return rows.map(([figure, paper, build]) => ({ figure, paper, build, difference: r2(build - paper) }));
 }
@@ -73,7 +73,7 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
   const f = s.figures;
   const L: string[] = [];
   L.push(`fkgqa stats: ${s.shards}`);
-  L.push(`  ${f.graphs} graphs, ${f.questions} questions, ${f.distinctQueries} distinct queries`);
+  L.push(`  ${f.graphs} graphs, ${f.questions} questions, ${f.distinctQueries} distinct queries (${f.graphQueryPairs} distinct graph/query pairs: the unit below)`);
   L.push(`  shards: ${f.shards.total} in total; per graph mean/median/min/max ${dist(f.shards.perGraph)}`);
   L.push(`  rules per graph mean/median/min/max ${dist(f.rulesPerGraph)}`);
   L.push(`  rules: ${kinds.map(([k, n]) => `${n} ${f.ruleComposition[k].percent}% (${f.ruleComposition[k].count})`).join(', ')}`);
@@ -83,18 +83,18 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
     L.push(`  ${n.padEnd(22)} ${f.applicability.overQuestions[k].percent}% / ${f.applicability.overDistinctQueries[k].percent}%`);
   }
   L.push('Fan-out (section 4.2)');
-  L.push(`  implied f(Q), covered queries, mean/median/min/max: over questions ${dist(f.impliedFanOut.overQuestions)}; over distinct queries ${dist(f.impliedFanOut.overDistinctQueries)}`);
+  L.push(`  implied f(Q), covered queries, mean/median/min/max: over questions ${dist(f.impliedFanOut.overQuestions)}; over graph/query pairs ${dist(f.impliedFanOut.overGraphQueryPairs)}`);
   L.push(`  triple-pattern-wise sources (TPWSS, Σ_t |E_t|), over questions: ${dist(f.tpwss.overQuestions)}`);
   const rf = f.realisedFanOut;
-  L.push(`  realised, ${rf.computed} queries computed: mean/median/min/max ${dist(rf.overDistinctQueries)}`);
-  L.push(`  no match: ${rf.noMatch.overQuestions.percent}% of questions (${rf.noMatch.overQuestions.count}/${rf.noMatch.overQuestions.of}), ${rf.noMatch.overDistinctQueries.percent}% of distinct queries`);
-  L.push(`  exactly one shard: ${rf.oneShard.overQuestions.percent}% of questions (${rf.oneShard.overQuestions.count}/${rf.oneShard.overQuestions.of}), ${rf.oneShard.overDistinctQueries.percent}% of distinct queries`);
+  L.push(`  realised, computed for ${rf.computed} graph/query pairs (not for those whose provenance query timed out): mean/median/min/max ${dist(rf.overGraphQueryPairs)}`);
+  L.push(`  no match: ${rf.noMatch.overQuestions.percent}% of questions (${rf.noMatch.overQuestions.count}/${rf.noMatch.overQuestions.of}), ${rf.noMatch.overGraphQueryPairs.percent}% of graph/query pairs`);
+  L.push(`  exactly one shard: ${rf.oneShard.overQuestions.percent}% of questions (${rf.oneShard.overQuestions.count}/${rf.oneShard.overQuestions.of}), ${rf.oneShard.overGraphQueryPairs.percent}% of graph/query pairs`);
   if (f.gapExamples.length) {
     L.push('  realised far below implied (Example 2 of the paper):');
     for (const g of f.gapExamples) L.push(`    ${g.query}: implied ${g.implied}, realised ${g.realised}`);
   }
   const ga = f.goldAnswers;
-  L.push(`Gold answers on the unsharded graphs: ${ga.executed} of ${ga.distinctQueries} distinct queries executed (${ga.empty} empty), ${ga.failed} failed, ${ga.timedOut} timed out`);
+  L.push(`Gold answers on the unsharded graphs: ${ga.executed} of ${ga.graphQueryPairs} graph/query pairs executed (${ga.empty} empty), ${ga.failed} failed, ${ga.timedOut} timed out`);
   for (const q of s.queries.filter((x) => x.answerStatus === 'timeout' || x.answerStatus === 'error')) {
     L.push(`  ${q.query}: ${q.answerStatus}${q.answerError ? `: ${q.answerError}` : ''}`);
   }

@@ -81,22 +81,24 @@ export interface Share {
 export interface BuildFigures {
   graphs: number;
   questions: number;
+  /** Distinct query texts, and distinct (graph, query) pairs: the unit of the per-query figures. */
   distinctQueries: number;
+  graphQueryPairs: number;
   shards: { total: number; perGraph: Distribution };
   rulesPerGraph: Distribution;
   ruleComposition: Record<ShardingKind, Share>;
   shardBalanceCv: number;
   applicability: { overQuestions: Record<ShardingKind, Share>; overDistinctQueries: Record<ShardingKind, Share> };
-  impliedFanOut: { overDistinctQueries: Distribution; overQuestions: Distribution };
+  impliedFanOut: { overGraphQueryPairs: Distribution; overQuestions: Distribution };
   /** Σ_t |E_t| per covered query (TPWSS), over questions. */
   tpwss: { overQuestions: Distribution };
   realisedFanOut: {
     computed: number;
-    noMatch: { overDistinctQueries: Share; overQuestions: Share };
-    oneShard: { overDistinctQueries: Share; overQuestions: Share };
-    overDistinctQueries: Distribution;
+    noMatch: { overGraphQueryPairs: Share; overQuestions: Share };
+    oneShard: { overGraphQueryPairs: Share; overQuestions: Share };
+    overGraphQueryPairs: Distribution;
   };
-  goldAnswers: { distinctQueries: number; executed: number; failed: number; timedOut: number; empty: number };
+  goldAnswers: { graphQueryPairs: number; executed: number; failed: number; timedOut: number; empty: number };
   /** Queries whose realised fan-out is far below the implied one (section 4.2, Example 2), largest gap first. */
   gapExamples: { query: string; implied: number; realised: number }[];
 }
@@ -322,14 +324,15 @@ export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], 
   const realised = queries.filter((q) => q.realisedFanOut !== null);
   const realisedQuestions = realised.reduce((n, q) => n + q.questions, 0);
   const withShare = (pred: (q: QueryStats) => boolean) => ({
-    overDistinctQueries: share(realised.filter(pred).length, realised.length),
+    overGraphQueryPairs: share(realised.filter(pred).length, realised.length),
     overQuestions: share(realised.filter(pred).reduce((n, q) => n + q.questions, 0), realisedQuestions),
   });
   const answered = queries.filter((q) => q.answerStatus !== 'unparsable');
   return {
     graphs: manifests.length,
     questions: queries.reduce((n, q) => n + q.questions, 0),
-    distinctQueries: queries.length,
+    distinctQueries: new Set(queries.map((q) => textOf.get(q.query))).size,
+    graphQueryPairs: queries.length,
     shards: { total: graphs.reduce((n, g) => n + g.shards, 0), perGraph: roundDist(distribution(graphs.map((g) => g.shards))) },
     rulesPerGraph: roundDist(distribution(graphs.map((g) => g.rules))),
     ruleComposition: byKind((k) => share(allRules.filter((r) => r.kind === k).length, allRules.length)),
@@ -339,7 +342,7 @@ export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], 
       overDistinctQueries: byKind((k) => share(distinct.filter((q) => q.applicable.includes(k)).length, distinct.length)),
     },
     impliedFanOut: {
-      overDistinctQueries: roundDist(distribution(covered.map((q) => q.impliedFanOut!))),
+      overGraphQueryPairs: roundDist(distribution(covered.map((q) => q.impliedFanOut!))),
       overQuestions: roundDist(distribution(weighted(covered.map((q) => ({ value: q.impliedFanOut!, weight: q.questions }))))),
     },
     tpwss: { overQuestions: roundDist(distribution(weighted(covered.map((q) => ({ value: q.tpwss ?? 0, weight: q.questions }))))) },
@@ -347,10 +350,10 @@ export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], 
       computed: realised.length,
       noMatch: withShare((q) => q.realisedFanOut === 0),
       oneShard: withShare((q) => q.realisedFanOut === 1),
-      overDistinctQueries: roundDist(distribution(realised.map((q) => q.realisedFanOut!))),
+      overGraphQueryPairs: roundDist(distribution(realised.map((q) => q.realisedFanOut!))),
     },
     goldAnswers: {
-      distinctQueries: answered.length,
+      graphQueryPairs: answered.length,
       executed: answered.filter((q) => q.answerStatus === 'ok').length,
       failed: answered.filter((q) => q.answerStatus === 'error').length,
       timedOut: answered.filter((q) => q.answerStatus === 'timeout').length,
