@@ -134,17 +134,26 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
     const objects = new FingerprintSet();
     const typeObjects = new Set<string>();
     interface PredicateStats {
+      id: number;
+      iri: string;
       triples: number;
       subjects: BitSet;
       objects: FingerprintSet;
     }
     const predicates = new Map<string, PredicateStats>();
-    // Counts keyed by class set of the subject (expanded to classes at the end).
-    const nested = new Map<string, number>(); // `${set}\u0000${p}`
-    const objectClass = new Map<string, number>(); // `${set}\u0000${p}\u0000${objectSet}`
-    const datatype = new Map<string, number>(); // `${set}\u0000${p}\u0000${dt}`
-    const links = new Map<string, number>(); // `${b}\u0000${p}`
-    const bump = (m: Map<string, number>, key: string) => m.set(key, (m.get(key) ?? 0) + 1);
+    const predicateList: PredicateStats[] = [];
+    const datatypeIds = new Map<string, number>();
+    const datatypeList: string[] = [];
+    // Counts keyed by numbers (class set of the subject, predicate id, object class set or datatype
+    // id, other shard), expanded to classes at the end.
+    const P = 1 << 20; // predicate ids are below this
+    const nested = new Map<number, number>(); // set * P + p
+    const objectClass = new Map<number, number>(); // (set * P + p) * classSets + objectSet
+    const datatype = new Map<number, number>(); // (set * P + p) * D + dt
+    const D = 1 << 16; // datatype ids are below this
+    const links = new Map<number, number>(); // b * P + p
+    const bump = (m: Map<number, number>, key: number) => m.set(key, (m.get(key) ?? 0) + 1);
+    const nSets = classSets.length;
     let last = '';
     let lastIndex = -1;
     await scanTriples({ file, format: 'n-triples', graph: g.graph }, (t) => {
@@ -160,7 +169,12 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
       subjects.add(si);
       const p = t.predicate.value;
       let ps = predicates.get(p);
-      if (!ps) predicates.set(detach(p), (ps = { triples: 0, subjects: new BitSet(), objects: new FingerprintSet(16) }));
+      if (!ps) {
+        if (predicateList.length >= P) throw new Error(`more than ${P} predicates in one shard`);
+        ps = { id: predicateList.length, iri: detach(p), triples: 0, subjects: new BitSet(), objects: new FingerprintSet(16) };
+        predicates.set(ps.iri, ps);
+        predicateList.push(ps);
+      }
       ps.triples++;
       ps.subjects.add(si);
       const o = t.object;
@@ -172,15 +186,25 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
       ps.objects.add(hiBits, loBits);
       if (p === RDF_TYPE) typeObjects.add(key);
       const set = classSetOf[si];
+      const sp = set * P + ps.id;
       if (set !== 0) {
-        bump(nested, `${set}\u0000${p}`);
-        if (o.termType === 'Literal') bump(datatype, `${set}\u0000${p}\u0000${o.language ? LANG_STRING : o.datatype.value}`);
+        bump(nested, sp);
+        if (o.termType === 'Literal') {
+          const dtIri = o.language ? LANG_STRING : o.datatype.value;
+          let dt = datatypeIds.get(dtIri);
+          if (dt === undefined) {
+            dt = datatypeList.length;
+            datatypeIds.set(detach(dtIri), dt);
+            datatypeList.push(detach(dtIri));
+          }
+          bump(datatype, sp * D + dt);
+        }
       }
       if (o.termType === 'NamedNode') {
         const oi = subjectIndex.get(o.value);
         if (oi !== undefined) {
-          if (set !== 0 && classSetOf[oi] !== 0) bump(objectClass, `${set}\u0000${p}\u0000${classSetOf[oi]}`);
-          if (linksets) for (let b = 0; b < n; b++) if (b !== k && subjectOf.get(oi, b)) bump(links, `${b}\u0000${p}`);
+          if (set !== 0 && classSetOf[oi] !== 0) bump(objectClass, sp * nSets + classSetOf[oi]);
+          if (linksets) for (let b = 0; b < n; b++) if (b !== k && subjectOf.get(oi, b)) bump(links, b * P + ps.id);
         }
       }
     });
@@ -201,9 +225,10 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
       if (!pp) cp.properties.push((pp = { property: p, triples: 0, objectClasses: [], datatypes: [] }));
       return pp;
     };
+    const split = (key: number) => ({ set: Math.floor(key / P), p: predicateList[key % P].iri });
     for (const [key, count] of nested) {
-      const [set, p] = key.split('\u0000');
-      for (const c of classSets[Number(set)]) nestedOf(c, p).triples += count;
+      const { set, p } = split(key);
+      for (const c of classSets[set]) nestedOf(c, p).triples += count;
     }
     const add = (list: { iri: string; triples: number }[], iri: string, count: number) => {
       const x = list.find((y) => y.iri === iri);
@@ -211,12 +236,12 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
       else list.push({ iri, triples: count });
     };
     for (const [key, count] of objectClass) {
-      const [set, p, objectSet] = key.split('\u0000');
-      for (const c of classSets[Number(set)]) for (const oc of classSets[Number(objectSet)]) add(nestedOf(c, p).objectClasses, oc, count);
+      const { set, p } = split(Math.floor(key / nSets));
+      for (const c of classSets[set]) for (const oc of classSets[key % nSets]) add(nestedOf(c, p).objectClasses, oc, count);
     }
     for (const [key, count] of datatype) {
-      const [set, p, dt] = key.split('\u0000');
-      for (const c of classSets[Number(set)]) add(nestedOf(c, p).datatypes, dt, count);
+      const { set, p } = split(Math.floor(key / D));
+      for (const c of classSets[set]) add(nestedOf(c, p).datatypes, datatypeList[key % D], count);
     }
     const stats: ShardStatistics = {
       graph: g.graph,
@@ -230,16 +255,18 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
       distinctObjects: objects.size,
       vocabularies: [],
       classPartitions: [...partitions.values()].filter((c) => c.entities > 0),
-      propertyPartitions: [...predicates].map(([property, ps]) => ({
-        property,
+      propertyPartitions: predicateList.map((ps) => ({
+        property: ps.iri,
         triples: ps.triples,
         distinctSubjects: ps.subjects.size,
         distinctObjects: ps.objects.size,
       })),
-      linksets: [...links].map(([key, count]) => {
-        const [b, p] = key.split('\u0000');
-        return { subjectsTarget: dataset, objectsTarget: shardDatasetIri(g.graph, g.shards[Number(b)]), linkPredicate: p, triples: count };
-      }),
+      linksets: [...links].map(([key, count]) => ({
+        subjectsTarget: dataset,
+        objectsTarget: shardDatasetIri(g.graph, g.shards[Math.floor(key / P)]),
+        linkPredicate: predicateList[key % P].iri,
+        triples: count,
+      })),
     };
     const space = uriSpaceOf(lo, hi);
     if (space) stats.uriSpace = space;
