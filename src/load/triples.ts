@@ -40,55 +40,64 @@ export function skolemIri(graph: string, label: string): string {
  * and Turtle are UTF-8, and a parser would otherwise replace bad bytes with U+FFFD silently.
  */
 class Utf8Check {
-  private decoder = new TextDecoder('utf-8', { fatal: true });
+  /** Bytes of a multi-byte sequence cut by the end of the previous chunk. */
+  private carry: Buffer = Buffer.alloc(0);
   private lines = 1;
   /** Checks the next chunk; returns the 1-based line of the first bad byte sequence, or undefined. */
   push(chunk: Buffer): number | undefined {
-    try {
-      this.decoder.decode(chunk, { stream: true });
-    } catch {
+    const data = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    // Keep back an unfinished sequence at the end (at most 3 bytes after its lead byte).
+    let cut = data.length;
+    for (let i = data.length - 1; i >= Math.max(0, data.length - 4); i--) {
+      const b = data[i];
+      if (b < 0x80) break; // ASCII: nothing unfinished
+      if (b >= 0xc0) {
+        const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+        if (data.length - i < need) cut = i;
+        break;
+      }
+    }
+    const whole = data.subarray(0, cut);
+    this.carry = Buffer.from(data.subarray(cut));
+    if (!isUtf8(whole)) {
       // Find the line: a newline byte never occurs inside a multi-byte sequence.
       let start = 0;
       let line = this.lines;
       for (;;) {
-        const nl = chunk.indexOf(10, start);
-        const piece = chunk.subarray(start, nl < 0 ? chunk.length : nl);
-        if (!isUtf8(piece)) return line;
-        if (nl < 0) return line;
+        const nl = whole.indexOf(10, start);
+        if (!isUtf8(whole.subarray(start, nl < 0 ? whole.length : nl)) || nl < 0) return line;
         start = nl + 1;
         line++;
       }
     }
-    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) this.lines++;
+    for (let i = whole.indexOf(10); i >= 0; i = whole.indexOf(10, i + 1)) this.lines++;
     return undefined;
   }
   /** Checks the end of the input (an unfinished sequence); returns the last line if bad. */
   end(): number | undefined {
-    try {
-      this.decoder.decode();
-      return undefined;
-    } catch {
-      return this.lines;
-    }
+    return this.carry.length ? this.lines : undefined;
   }
 }
 
 /** Progress callback: bytes of the file read so far. */
 export type ByteProgress = (bytesRead: number) => void;
 
+/** Options of `scanTriples` beyond the triple callback. */
+export interface ScanOptions {
+  onProgress?: ByteProgress;
+  /** Receives every chunk of the file's bytes as read (e.g. to hash the file in the same read). */
+  onChunk?: (chunk: Buffer) => void;
+}
+
 /**
  * Streams the triples of a data file, blank nodes skolemised (see `skolemIri`), calling `onTriple`
  * for each triple in file order. Named graphs are not expected; a quad in a named graph is an error.
  * @throws InputError naming the file and line of the first syntax error, or the unreadable file
  */
-export async function scanTriples(
-  src: TripleFile,
-  onTriple: (t: Triple) => void,
-  onProgress?: ByteProgress,
-): Promise<void> {
+export async function scanTriples(src: TripleFile, onTriple: (t: Triple) => void, options: ScanOptions = {}): Promise<void> {
   if (!fs.existsSync(src.file)) throw new InputError('data file not found', { file: src.file });
-  if (src.format === 'rdf-xml') return scanWithOxigraph(src, onTriple, onProgress);
-  return scanWithN3(src, onTriple, onProgress);
+  if (src.format === 'rdf-xml') return scanWithOxigraph(src, onTriple, options);
+  return scanWithN3(src, onTriple, options);
 }
 
 /** An n3 data factory that turns blank nodes into skolem IRIs as the parser creates them. */
@@ -100,7 +109,7 @@ function skolemFactory(graph: string): typeof DataFactory {
   } as unknown as typeof DataFactory;
 }
 
-function scanWithN3(src: TripleFile, onTriple: (t: Triple) => void, onProgress?: ByteProgress): Promise<void> {
+function scanWithN3(src: TripleFile, onTriple: (t: Triple) => void, { onProgress, onChunk }: ScanOptions): Promise<void> {
   return new Promise((resolve, reject) => {
     const input = fs.createReadStream(src.file, { highWaterMark: 1 << 20 });
     const parser = new StreamParser({
@@ -119,6 +128,7 @@ function scanWithN3(src: TripleFile, onTriple: (t: Triple) => void, onProgress?:
     input.on('error', fail);
     const utf8 = new Utf8Check();
     input.on('data', (chunk) => {
+      onChunk?.(chunk as Buffer);
       const bad = utf8.push(chunk as Buffer);
       if (bad !== undefined) fail(new InputError('invalid UTF-8 byte sequence', { file: src.file, line: bad }));
       onProgress?.(input.bytesRead);
@@ -147,7 +157,7 @@ function scanWithN3(src: TripleFile, onTriple: (t: Triple) => void, onProgress?:
   });
 }
 
-async function scanWithOxigraph(src: TripleFile, onTriple: (t: Triple) => void, onProgress?: ByteProgress): Promise<void> {
+async function scanWithOxigraph(src: TripleFile, onTriple: (t: Triple) => void, { onProgress, onChunk }: ScanOptions): Promise<void> {
   const labels = new Map<string, string>();
   const term = (t: oxigraph.Term): RDF.Term => {
     switch (t.termType) {
@@ -172,6 +182,7 @@ async function scanWithOxigraph(src: TripleFile, onTriple: (t: Triple) => void, 
   const input = fs.createReadStream(src.file, { highWaterMark: 1 << 20 });
   async function* chunks() {
     for await (const c of input) {
+      onChunk?.(c as Buffer);
       onProgress?.(input.bytesRead);
       yield c as Buffer;
     }

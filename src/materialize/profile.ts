@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { Writer } from 'n3';
 import { InputError } from '../common/errors.js';
 import { getHasher, type Hasher } from '../common/hash.js';
@@ -70,12 +69,6 @@ export function bucketOf(hasher: Hasher, subject: string, seed: number, buckets:
 export async function profileData(src: TripleFile, opts: BucketOptions, onProgress?: ByteProgress): Promise<DataProfile> {
   const hasher = await getHasher();
   const sha = crypto.createHash('sha256');
-  const stream = fs.createReadStream(src.file);
-  const shaDone = new Promise<void>((resolve, reject) => {
-    stream.on('data', (c) => sha.update(c));
-    stream.on('end', () => resolve());
-    stream.on('error', reject);
-  });
   let triplesRead = 0;
   let lastSubject = '';
   let lastIndex: number | undefined;
@@ -86,7 +79,6 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
   const classSets: string[][] = [[]];
   const setIds = new Map<string, number>([['', 0]]);
   const transitions = new Map<string, number>();
-  const predicateTriples = new Map<string, number>();
 
   const withClass = (set: number, cls: string): number => {
     const key = `${set} ${cls}`;
@@ -116,20 +108,28 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
     }
   };
   const otherIris = new Set<string>();
+  const predicateCounts = new Map<string, { n: number }>();
   try {
     await scanTriples(
       src,
       (t) => {
         triplesRead++;
         const p = t.predicate.value;
-        const count = predicateTriples.get(p);
-        if (count === undefined) check(p);
-        predicateTriples.set(count === undefined ? detach(p) : p, (count ?? 0) + 1);
+        let counter = predicateCounts.get(p);
+        if (counter === undefined) {
+          check(p);
+          predicateCounts.set(detach(p), (counter = { n: 0 }));
+        }
+        counter.n++;
         const o = t.object;
-        const oiri = o.termType === 'NamedNode' ? o.value : o.datatype.value;
-        if (!otherIris.has(oiri) && !subjectIndex.has(oiri)) {
-          check(oiri);
-          if (o.termType !== 'NamedNode' || otherIris.size < 1_000_000) otherIris.add(detach(oiri));
+        if (o.termType === 'NamedNode') {
+          if (!subjectIndex.has(o.value) && !otherIris.has(o.value)) {
+            check(o.value);
+            if (otherIris.size < 1_000_000) otherIris.add(detach(o.value));
+          }
+        } else if (!otherIris.has(o.datatype.value)) {
+          check(o.datatype.value);
+          otherIris.add(detach(o.datatype.value));
         }
         const s = t.subject.value;
         // Triples of one subject usually come together (sorted N-Triples, Turtle): remember the last one.
@@ -155,7 +155,7 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
         subjectTriples[i]++;
         if (p === RDF_TYPE && t.object.termType === 'NamedNode') subjectClassSet[i] = withClass(subjectClassSet[i], t.object.value);
       },
-      onProgress,
+      { onProgress, onChunk: (c) => sha.update(c) },
     );
   } catch (e) {
     if (badIri) {
@@ -163,7 +163,6 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
     }
     throw e;
   }
-  await shaDone;
 
   const n = subjectIndex.size;
   const subjectBucket = new Uint16Array(n);
@@ -193,7 +192,7 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
     triplesRead,
     subjects: n,
     untypedSubjects,
-    predicateTriples,
+    predicateTriples: new Map([...predicateCounts].map(([p, c]) => [p, c.n])),
     classInstances,
     classTriples,
     classBucketSpread: new Map([...bucketSets].map(([c, s]) => [c, s.size])),

@@ -110,7 +110,7 @@ export async function materializeGraph(
         entry.seen[slot] = 1;
         if (si !== undefined) setFlags[profile.subjectClassSet[si]][subjectSlot] = 1;
       },
-      onProgress,
+      { onProgress },
     );
     for (const f of files) flush(f);
   } finally {
