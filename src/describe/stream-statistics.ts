@@ -16,7 +16,7 @@ import { FingerprintSet } from '../common/fingerprints.js';
 import { getHasher } from '../common/hash.js';
 import { RDF, RDF_TYPE } from '../common/vocab.js';
 import { scanTriples } from '../load/triples.js';
-import { detach } from '../materialize/profile.js';
+import { detach } from '../common/strings.js';
 import { byCodePoint, shardDatasetIri, sortDescription, type ClassPartition, type ShardStatistics } from './model.js';
 import { namespaceOf, uriSpaceOf } from './statistics.js';
 

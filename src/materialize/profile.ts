@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import { Writer } from 'n3';
 import { InputError } from '../common/errors.js';
 import { getHasher, type Hasher } from '../common/hash.js';
+import { detach } from '../common/strings.js';
 import { findLine, iriError } from '../common/iri.js';
 import { RDF_TYPE } from '../common/vocab.js';
 import { scanTriples, type ByteProgress, type TripleFile } from '../load/triples.js';
@@ -43,18 +43,6 @@ export interface DataProfile extends DataFacts {
   classSets: string[][];
   buckets: number;
   seed: number;
-}
-
-/** The N-Triples line of a triple (without newline), as n3 writes it: the canonical form fkgqa hashes and writes. */
-export function createLineWriter(): (t: { subject: any; predicate: any; object: any }) => string {
-  const writer = new Writer({ format: 'N-Triples' });
-  return (t) => writer.quadToString(t.subject, t.predicate, t.object).slice(0, -1);
-}
-
-
-/** A copy of a string that does not keep a larger parent string alive (V8 sliced strings). */
-export function detach(s: string): string {
-  return (' ' + s).slice(1);
 }
 
 /** The bucket of a subject: xxh64 of its IRI (UTF-8) with the seed, modulo the bucket count. */

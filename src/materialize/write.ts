@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type * as RDF from '@rdfjs/types';
+import { Writer } from 'n3';
 import type { CompiledPattern, PatternMatcher } from '../analyze/match.js';
 import { getHasher, SetChecksum } from '../common/hash.js';
 import { scanTriples, type ByteProgress, type TripleFile } from '../load/triples.js';
 import type { ShardAssigner } from './assign.js';
-import { createLineWriter, detach } from './profile.js';
+import { detach } from '../common/strings.js';
 
 /** What was written to one slot. */
 export interface SlotOutput {
@@ -27,6 +29,12 @@ export interface MaterializeResult {
   predicateSlots: Map<string, Set<number>>;
   /** Class IRI → slots holding the triples its instances' placement sends (predicate shards aside). */
   classSlots: Map<string, Set<number>>;
+}
+
+/** The N-Triples line of a triple (without newline), as n3 writes it: the canonical form fkgqa hashes and writes. */
+export function createLineWriter(): (t: { subject: RDF.Quad_Subject; predicate: RDF.Quad_Predicate; object: RDF.Quad_Object }) => string {
+  const writer = new Writer({ format: 'N-Triples' });
+  return (t) => writer.quadToString(t.subject, t.predicate, t.object).slice(0, -1);
 }
 
 const FLUSH_BYTES = 1 << 16;
