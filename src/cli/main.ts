@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { InputError } from '../common/errors.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition.js';
 import { formatPartitionSummary, summarizePartition } from '../report/partition-summary.js';
+import { registerServeCommands } from './serve.js';
 import { TOOL } from '../version.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
@@ -63,6 +64,7 @@ export function program(): Command {
       if (summary.guarantees.determinism.status === 'DIFFERENT') process.exitCode = 1;
     });
 
+  registerServeCommands(cli, integer);
   return cli;
 }
 
