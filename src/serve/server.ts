@@ -299,7 +299,10 @@ export class ShardServer {
     const bind = (port: number, only?: Endpoint) =>
       new Promise<number>((resolve, reject) => {
         const server = http.createServer((req, res) => void this.handle(req, res, only));
-        server.keepAliveTimeout = 5_000;
+        // Longer than clients keep idle sockets (Comunica's fetch reuses sockets idle for ~5 s; a
+        // 5 s server timeout raced with it and failed queries with "other side closed").
+        server.keepAliveTimeout = 65_000;
+        server.headersTimeout = 66_000;
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);

@@ -95,7 +95,9 @@ export function compareResults(gold: JsonResults, other: JsonResults, ordered: b
   const o = (other.results?.bindings ?? []).map(rowKey);
   const gv = [...(gold.head.vars ?? [])].sort();
   const ov = [...(other.head.vars ?? [])].sort();
-  const varsDiffer = gv.join(' ') !== ov.join(' ');
+  // Variables are compared when both answers have rows: for an empty answer the head is all there
+  // is, and Comunica 4.5.0 sends an empty head when it has pruned every source (README).
+  const varsDiffer = g.length > 0 && o.length > 0 && gv.join(' ') !== ov.join(' ');
   const missing = minus(multiset(g), multiset(o));
   const extra = minus(multiset(o), multiset(g));
   const result: Comparison = {

@@ -12,20 +12,38 @@ import { rowKey, termKey } from './compare.js';
 
 const KEY_VAR = '__fkgqa_order';
 
+/** Names of the variables a SELECT projects (plain variables and `(expr AS ?v)` aliases). */
+function projectedNames(ast: sparqljs.SelectQuery): Set<string> {
+  return new Set(ast.variables.map((v) => ((v as { variable?: { value: string } }).variable ?? (v as { value: string })).value));
+}
+
 /**
- * The key query of an ordered query: its projection plus one `(expr AS ?__fkgqa_orderN)` per
- * ORDER BY condition, without LIMIT and OFFSET. For `SELECT *` only variables can be keys.
+ * The variables holding the ORDER BY keys of an ordered SELECT in its key query: a condition that
+ * is a projected variable is its own key; any other gets `?__fkgqa_orderN`.
+ */
+function keyVariables(ast: sparqljs.SelectQuery): string[] {
+  const wildcard = (ast.variables[0] as { termType?: string }).termType === 'Wildcard';
+  const projected = wildcard ? undefined : projectedNames(ast);
+  return (ast.order ?? []).map((o, i) => {
+    const e = o.expression as { termType?: string; value?: string };
+    return e.termType === 'Variable' && (wildcard || projected!.has(e.value!)) ? e.value! : `${KEY_VAR}${i}`;
+  });
+}
+
+/**
+ * The key query of an ordered query: its projection plus `(expr AS ?__fkgqa_orderN)` for every
+ * ORDER BY condition that is not a projected variable, without LIMIT and OFFSET. For `SELECT *`
+ * only variables can be keys.
  * @returns the query text (full IRIs), or undefined when the query has no ORDER BY or its keys
  *   cannot be projected
  */
 export function keyQuery(ast: sparqljs.SparqlQuery): string | undefined {
   if (ast.type !== 'query' || ast.queryType !== 'SELECT' || !ast.order?.length) return undefined;
-  const wildcard = ast.variables.length === 1 && (ast.variables[0] as { termType?: string }).termType === 'Wildcard';
-  if (wildcard && ast.order.some((o) => (o.expression as { termType?: string }).termType !== 'Variable')) return undefined;
-  const keys = ast.order.map((o, i) => ({ expression: o.expression, variable: { termType: 'Variable', value: `${KEY_VAR}${i}` } }));
-  const variables = wildcard ? ast.variables : [...ast.variables, ...keys];
-  const order = wildcard ? ast.order : ast.order.map((o, i) => ({ ...o, expression: keys[i].variable }));
-  const q = { ...ast, variables, order, limit: undefined, offset: undefined, prefixes: {} } as unknown as sparqljs.SparqlQuery;
+  const keys = keyVariables(ast);
+  const wildcard = (ast.variables[0] as { termType?: string }).termType === 'Wildcard';
+  const extra = ast.order.flatMap((o, i) => (keys[i].startsWith(KEY_VAR) ? [{ expression: o.expression, variable: { termType: 'Variable', value: keys[i] } }] : []));
+  if (wildcard && extra.length > 0) return undefined;
+  const q = { ...ast, variables: [...ast.variables, ...extra], limit: undefined, offset: undefined, prefixes: {} } as unknown as sparqljs.SparqlQuery;
   return new sparqljs.Generator({ allPrefixes: false }).stringify(q);
 }
 
@@ -39,8 +57,7 @@ export function keyQuery(ast: sparqljs.SparqlQuery): string | undefined {
  */
 export function equivalentUnderTies(ast: sparqljs.SparqlQuery, keyed: JsonResults, answer: JsonResults): { equivalent: true; ties: number } | { equivalent: false; why: string } {
   if (ast.type !== 'query' || ast.queryType !== 'SELECT' || !ast.order?.length) return { equivalent: false, why: 'the query is no ordered SELECT' };
-  const wildcard = (ast.variables[0] as { termType?: string }).termType === 'Wildcard';
-  const keyVars = wildcard ? ast.order.map((o) => (o.expression as { value: string }).value) : ast.order.map((_, i) => `${KEY_VAR}${i}`);
+  const keyVars = keyVariables(ast);
   const projected = (answer.head.vars ?? []).filter((v) => !v.startsWith(KEY_VAR));
   const project = (row: Record<string, JsonTerm>) => rowKey(Object.fromEntries(projected.filter((v) => row[v]).map((v) => [v, row[v]])));
   const all = (keyed.results?.bindings ?? []).map((row) => ({ row: project(row), key: keyVars.map((v) => (row[v] ? termKey(row[v]) : '')).join(' | ') }));

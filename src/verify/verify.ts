@@ -15,6 +15,7 @@ import type { JsonResults } from '../serve/results.js';
 import { readBuild, serve, type EndpointsFile, type ShardServer } from '../serve/server.js';
 import { compareResults, type Comparison } from './compare.js';
 import { EngineWorker, type EngineOutcome } from './engine-worker.js';
+import { equivalentUnderTies, keyQuery } from './ties.js';
 import { trivialFederation } from './trivial.js';
 
 /** The two federated forms of a query. */
@@ -54,9 +55,14 @@ export interface GoldAnswer {
   results?: JsonResults;
 }
 
-/** How one form of one query fared. */
+/**
+ * How one form of one query fared: `identical` (same rows; same order where the query orders),
+ * `equivalent` (other rows or order that the query allows: solutions tie under ORDER BY and LIMIT
+ * or the order within ties differs, shown on the unsharded graph, see ties.ts), `different`, or
+ * `failed` (an error or the time limit on either side).
+ */
 export interface FormVerdict {
-  status: 'identical' | 'different' | 'failed';
+  status: 'identical' | 'equivalent' | 'different' | 'failed';
   /** Why it differs or failed (absent when identical). */
   reason?: string;
   /** Rows of the federated answer. */
@@ -82,6 +88,7 @@ export interface QueryVerdict {
 /** Counts of verdicts of one form. */
 export interface FormTotals {
   identical: number;
+  equivalent: number;
   different: number;
   failed: number;
   /** Of the failed: those where the unsharded graph did not answer either (time limit or error). */
@@ -216,7 +223,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
       if (gq.length === 0) continue;
       const stored = readGoldAnswers(options.shards, g.graph);
       // The unsharded graph: the union of its shards, which the build guarantees equals the input.
-      const store = stored ? undefined : await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
+      let store = stored ? undefined : await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
       progress(`${g.graph}: ${gq.length} queries, ${g.shards.length} shard endpoints; gold ${stored ? 'from gold-answers.json' : 'computed on the unsharded graph'}`);
       try {
         for (const q of gq) {
@@ -238,14 +245,33 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
           const { results: _results, ...goldInfo } = gold;
           const v: QueryVerdict = { id: q.id, graph: q.graph, questions: q.questions, ordered, gold: goldInfo };
           const shardEndpoints = urls.get(q.graph)!;
+          // Ties under ORDER BY: the key query's answer on the unsharded graph, computed when needed.
+          let keyed: JsonResults | null | undefined;
+          const tieCheck = async (f: FormVerdict, answer: JsonResults | undefined) => {
+            if (f.status !== 'different' || !ordered || !answer) return;
+            if (keyed === undefined) {
+              const kq = keyQuery(parsed.query.ast);
+              store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
+              const o = kq ? await store.query({ query: kq, resultsFormat: MEDIA.json, timeoutMs }) : undefined;
+              keyed = o?.status === 'ok' ? (JSON.parse(o.body) as JsonResults) : null;
+            }
+            if (!keyed) return;
+            const e = equivalentUnderTies(parsed.query.ast, keyed, answer);
+            if (e.equivalent) {
+              f.status = 'equivalent';
+              f.reason = `${f.reason}; allowed by ties under ORDER BY (${e.ties} tied solutions on the unsharded graph)`;
+            } else f.reason = `${f.reason}; not explained by ties (${e.why})`;
+          };
           if (forms.includes('federated')) {
             const o = await engine.query({ query: normalized, sources: shardEndpoints, timeoutMs });
             v.federated = verdict(gold, o, ordered, 'federated');
+            await tieCheck(v.federated, o.status === 'ok' ? outcomeJson(o) : undefined);
           }
           if (forms.includes('trivial')) {
             const t = trivialFederation(parsed.query.ast, shardEndpoints);
             const o = await engine.query({ query: t.text, sources: [], asAlgebra: true, timeoutMs });
             v.trivial = verdict(gold, o, ordered, 'trivial');
+            await tieCheck(v.trivial, o.status === 'ok' ? outcomeJson(o) : undefined);
             if (t.caveats.length > 0 && v.trivial.status !== 'identical') v.trivial.reason += ` (${t.caveats.join('; ')})`;
           }
           verdicts.push(v);
@@ -261,7 +287,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   }
   const totals: VerifyReport['totals'] = {};
   for (const f of forms) {
-    const t: FormTotals = { identical: 0, different: 0, failed: 0, failedOnBothSides: 0 };
+    const t: FormTotals = { identical: 0, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0 };
     for (const v of verdicts) {
       const s = v[f]!.status;
       t[s]++;
@@ -285,24 +311,26 @@ export function formatVerifyReport(r: VerifyReport): string {
     lines.push(`${v.id.padEnd(36)} ${gold.padEnd(14)} ${r.forms.map((f) => cell(v[f]).padEnd(24)).join(' ')}`);
   }
   lines.push('');
-  lines.push(`Totals (n=${n})     identical   different   failed (of which the unsharded graph failed too)`);
+  lines.push(`Totals (n=${n})     identical   equivalent  different   failed (of which the unsharded graph failed too)`);
   for (const f of r.forms) {
     const t = r.totals[f]!;
-    lines.push(`  ${f.padEnd(16)} ${String(t.identical).padEnd(11)} ${String(t.different).padEnd(11)} ${t.failed} (${t.failedOnBothSides})`);
+    lines.push(`  ${f.padEnd(16)} ${String(t.identical).padEnd(11)} ${String(t.equivalent).padEnd(11)} ${String(t.different).padEnd(11)} ${t.failed} (${t.failedOnBothSides})`);
   }
-  const listed = (status: 'different' | 'failed') =>
+  const listed = (status: 'equivalent' | 'different' | 'failed') =>
     r.queries.flatMap((v) =>
       r.forms
         .filter((f) => v[f]?.status === status)
         .map((f) => {
           const x = v[f]!;
           const c = x.comparison;
-          const rows = c && status === 'different' ? `\n      missing: ${c.missing.join(' | ') || '-'}\n      extra:   ${c.extra.join(' | ') || '-'}` : '';
+          const rows = c && status !== 'failed' && !c.orderOnly ? `\n      missing: ${c.missing.join(' | ') || '-'}\n      extra:   ${c.extra.join(' | ') || '-'}` : '';
           return `  ${v.id} ${f}: ${x.reason}${rows}`;
         }),
     );
+  const equivalents = listed('equivalent');
   const diffs = listed('different');
   const fails = listed('failed');
+  if (equivalents.length > 0) lines.push('', 'Equivalent (allowed by ties under ORDER BY)', ...equivalents);
   if (diffs.length > 0) lines.push('', 'Differences', ...diffs);
   if (fails.length > 0) lines.push('', 'Failures', ...fails);
   lines.push('', `verified in ${secs(r.ms)}`);
