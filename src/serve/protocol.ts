@@ -180,29 +180,21 @@ interface Offer {
   serve: string;
 }
 
+/** Aliases clients send for the SPARQL results formats. */
+const RESULT_ALIASES: Offer[] = [
+  { accept: 'application/json', serve: MEDIA.json },
+  { accept: 'application/xml', serve: MEDIA.xml },
+  { accept: 'text/xml', serve: MEDIA.xml },
+];
+const JSON_XML: Offer[] = [MEDIA.json, MEDIA.xml].map((t) => ({ accept: t, serve: t }));
+
 const OFFERS: Record<ResultForm, Offer[]> = {
   // In order of preference; the first is the default for an empty Accept or */* (JSON, as the issue asks).
-  bindings: [
-    { accept: MEDIA.json, serve: MEDIA.json },
-    { accept: MEDIA.xml, serve: MEDIA.xml },
-    { accept: MEDIA.csv, serve: MEDIA.csv },
-    { accept: MEDIA.tsv, serve: MEDIA.tsv },
-    { accept: 'application/json', serve: MEDIA.json },
-    { accept: 'application/xml', serve: MEDIA.xml },
-    { accept: 'text/xml', serve: MEDIA.xml },
-  ],
+  bindings: [...JSON_XML, ...[MEDIA.csv, MEDIA.tsv].map((t) => ({ accept: t, serve: t })), ...RESULT_ALIASES],
   // CSV and TSV are not defined for ASK (SPARQL 1.1 Query Results CSV and TSV Formats §1): 406.
-  boolean: [
-    { accept: MEDIA.json, serve: MEDIA.json },
-    { accept: MEDIA.xml, serve: MEDIA.xml },
-    { accept: 'application/json', serve: MEDIA.json },
-    { accept: 'application/xml', serve: MEDIA.xml },
-    { accept: 'text/xml', serve: MEDIA.xml },
-  ],
+  boolean: [...JSON_XML, ...RESULT_ALIASES],
   graph: [
-    { accept: MEDIA.turtle, serve: MEDIA.turtle },
-    { accept: MEDIA.ntriples, serve: MEDIA.ntriples },
-    { accept: MEDIA.rdfxml, serve: MEDIA.rdfxml },
+    ...[MEDIA.turtle, MEDIA.ntriples, MEDIA.rdfxml].map((t) => ({ accept: t, serve: t })),
     { accept: 'application/x-turtle', serve: MEDIA.turtle },
     { accept: 'text/plain', serve: MEDIA.ntriples },
   ],
