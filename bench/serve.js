@@ -1,4 +1,4 @@
-// npm run bench:serve [-- --shards DIR] [-- --connections N] [-- --duration S] [-- --startups N]
+// npm run bench:serve [-- --shards DIR] [-- --connections N] [-- --duration S] [-- --startups N] [-- --worker-per shard|graph]
 // Load figures of `fkgqa serve` (a benchmark, not a test): startup time of all endpoints, then
 // autocannon 9 with N concurrent clients for S seconds per scenario: a point query and an
 // aggregate query, on one shard and across all shards (requests cycle over every shard endpoint).
@@ -20,6 +20,7 @@ const opt = (name, dflt) => {
 const connections = Number(opt('--connections', '10'));
 const duration = Number(opt('--duration', '10'));
 const startups = Number(opt('--startups', '3'));
+const workerPer = opt('--worker-per', 'shard');
 let shards = opt('--shards', undefined);
 if (!shards) {
   const source = path.resolve(here, '../../shared/spider4sparql');
@@ -35,7 +36,7 @@ if (!shards) {
 /** Starts `fkgqa serve`; resolves when every endpoint is listed on stdout. */
 function startServer() {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--port', '0', '--quiet', '--timeout', '10000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--port', '0', '--quiet', '--timeout', '10000', '--worker-per', workerPer], { stdio: ['ignore', 'pipe', 'inherit'] });
   const expected = JSON.parse(JSON.stringify(fs.readdirSync(shards).filter((g) => fs.existsSync(path.join(shards, g, 'manifest.json')))))
     .map((g) => JSON.parse(fs.readFileSync(path.join(shards, g, 'manifest.json'), 'utf8')).shards.length)
     .reduce((a, b) => a + b, 0);
@@ -104,7 +105,7 @@ for (const [title, paths] of [
 }
 await stop(server.child);
 
-console.log(`fkgqa serve on ${shards}: ${perShard.length} shard endpoints (${os.cpus().length} cores, node ${process.version}, autocannon 9)`);
+console.log(`fkgqa serve --worker-per ${workerPer} on ${shards}: ${perShard.length} shard endpoints (${os.cpus().length} cores, node ${process.version}, autocannon 9)`);
 console.log(`  startup (all endpoints answering)  median ${(median(startMs) / 1000).toFixed(2)} s of ${startups} (${startMs.map((m) => (m / 1000).toFixed(2)).join(', ')}); RSS ${(rss / 1048576).toFixed(0)} MiB`);
 console.log(`  ${'scenario'.padEnd(44)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'requests'.padStart(9)} ${'errors'.padStart(7)}`);
 for (const r of results) {

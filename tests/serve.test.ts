@@ -230,6 +230,13 @@ describe('fkgqa serve: service description and VoID', () => {
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('library/shard2_void.ttl');
   });
+  it('picks up a VoID file written after the start (the VoID build may run later)', async () => {
+    const ep = server.endpoint('library-shard3')!.url;
+    expect((await fetch(ep.replace(/sparql$/, '.well-known/void'))).status).toBe(404);
+    fs.writeFileSync(path.join(shards, 'library', 'shard3_void.ttl'), '<urn:x:library-shard3> a <http://rdfs.org/ns/void#Dataset> .\n');
+    expect((await fetch(ep.replace(/sparql$/, '.well-known/void'))).status).toBe(200);
+    expect((await fetch(ep)).headers.get('link')).toBe(`<${ep.replace(/sparql$/, '.well-known/void')}>; rel="describedby"`);
+  });
   it('unknown paths are 404; / lists the endpoints', async () => {
     const base = new URL(url).origin;
     expect((await fetch(`${base}/nope-shard9/sparql`)).status).toBe(404);

@@ -89,7 +89,10 @@ interface Endpoint {
   store: StoreWorker;
   /** Named graphs that form the endpoint's default graph when stores hold several shards. */
   defaultGraphs?: string[];
+  /** Where the endpoint's VoID file is (or would be). */
   voidFile?: string;
+  /** URL of the endpoint's VoID route. */
+  voidUrl?: string;
   profile?: EndpointProfile;
   random: () => number;
 }
@@ -219,6 +222,7 @@ export class ShardServer {
     const planned: Planned[] = [];
     for (const g of build) {
       for (const s of g.shards) {
+        // The VoID build may write this file later: it is looked for again on every request.
         const voidFile = path.join(o.shards, g.graph, `${s.name}_void.ttl`);
         planned.push({
           id: s.endpoint,
@@ -226,7 +230,7 @@ export class ShardServer {
           shard: s.name,
           triples: s.triples,
           sources: [{ file: s.file, format: 'application/n-triples' }],
-          voidFile: fs.existsSync(voidFile) ? voidFile : undefined,
+          voidFile,
           ...(workerPer === 'graph' ? { group: g.graph, defaultGraphs: [shardGraphIri(s.endpoint)] } : {}),
         });
       }
@@ -324,7 +328,13 @@ export class ShardServer {
 
   private setUrls(ep: Endpoint, base: string): void {
     ep.info.url = `${base}/sparql`;
-    ep.info.void = ep.voidFile ? `${base}/.well-known/void` : null;
+    ep.voidUrl = `${base}/.well-known/void`;
+    ep.info.void = this.voidOf(ep) ? ep.voidUrl : null;
+  }
+
+  /** The endpoint's VoID file if it exists now. */
+  private voidOf(ep: Endpoint): string | undefined {
+    return ep.voidFile && fs.existsSync(ep.voidFile) ? ep.voidFile : undefined;
   }
 
   /** The contents of `endpoints.json`. */
@@ -427,10 +437,11 @@ export class ShardServer {
     req.resume();
     if (req.method !== 'GET' && req.method !== 'HEAD') return text(405, `method ${req.method} is not allowed here: use GET`, 'void', { Allow: 'GET, OPTIONS' });
     await this.applyLatency(ep);
-    if (!ep.voidFile) {
+    const file = this.voidOf(ep);
+    if (!file) {
       return text(404, `no VoID description for ${ep.info.id}: the build has no ${ep.info.shard ? `${ep.info.graph}/${ep.info.shard}_void.ttl` : 'VoID for unsharded graphs'} (VoID files are written by the VoID build)`, 'void');
     }
-    return { status: 200, body: fs.readFileSync(ep.voidFile, 'utf8'), type: `${MEDIA.turtle}; charset=utf-8`, kind: 'void' };
+    return { status: 200, body: fs.readFileSync(file, 'utf8'), type: `${MEDIA.turtle}; charset=utf-8`, kind: 'void' };
   }
 
   /** The SPARQL endpoint: service description or query (SPARQL 1.1 Protocol §2.1). */
@@ -447,8 +458,9 @@ export class ShardServer {
       const format = negotiate(accept, 'graph') === MEDIA.ntriples ? MEDIA.ntriples : MEDIA.turtle;
       const info = ep.info;
       const title = info.shard ? `${info.id}: ${info.shard} of graph ${info.graph}` : `${info.id}: graph ${info.graph}, unsharded`;
-      const sd = await serviceDescription({ url: info.url, title, triples: info.triples, voidUrl: info.void ?? undefined }, format);
-      return { status: 200, body: sd, type: `${format}; charset=utf-8`, kind: 'service-description', headers: info.void ? { Link: `<${info.void}>; rel="describedby"` } : {} };
+      const voidUrl = this.voidOf(ep) ? ep.voidUrl : undefined;
+      const sd = await serviceDescription({ url: info.url, title, triples: info.triples, voidUrl }, format);
+      return { status: 200, body: sd, type: `${format}; charset=utf-8`, kind: 'service-description', headers: voidUrl ? { Link: `<${voidUrl}>; rel="describedby"` } : {} };
     }
 
     try {
