@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../src/analyze/parse.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
 import type { JsonResults } from '../src/serve/results.js';
+import { serve } from '../src/serve/server.js';
 import { compareResults } from '../src/verify/compare.js';
 import { equivalentUnderTies, keyQuery } from '../src/verify/ties.js';
 import { trivialFederation } from '../src/verify/trivial.js';
@@ -96,6 +97,20 @@ describe('verify / the demo build', () => {
     expect(r.totals.federated).toEqual({ identical: 14, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0 });
     expect(r.totals.trivial).toEqual({ identical: 14, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0 });
     expect(r.queries.find((q) => q.id === 'library/q3')!.gold).toMatchObject({ status: 'ok', rows: 5, source: 'computed' });
+  });
+
+  it('verifies against running endpoints given by endpoints.json (their request log shows the traffic)', async () => {
+    const server = await serve({ shards, kgs: ['library'] });
+    try {
+      const r = await verify({ shards, endpoints: path.join(shards, 'endpoints.json'), kgs: ['library'], queries: ['library/q2'], forms: ['federated'] });
+      expect(r.endpoints).toBe(path.join(shards, 'endpoints.json'));
+      expect(r.totals.federated).toMatchObject({ identical: 1, different: 0 });
+      const counts = server.log.counts();
+      expect(Object.keys(counts)).toEqual(['library-shard1', 'library-shard2', 'library-shard3', 'library-shard4']);
+      expect(Object.values(counts).every((c) => c['service-description'] === 1)).toBe(true);
+    } finally {
+      await server.close();
+    }
   });
 
   it('uses gold-answers.json when the build has it (a wrong stored answer shows as a difference)', async () => {
