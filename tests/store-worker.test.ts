@@ -61,3 +61,19 @@ describe.skipIf(!HAS_SPIDER)('store worker / Spider4SPARQL world_1', () => {
     await w.close();
   });
 });
+
+describe('store worker / restart', () => {
+  it('answers with an error, not a crash, when its data is gone at a restart', async () => {
+    const dir = fs.mkdtempSync('/tmp/fkgqa-sw-');
+    const file = path.join(dir, 'big.nt');
+    fs.writeFileSync(file, Array.from({ length: 3000 }, (_, i) => `<http://e/s${i}> <http://e/p> <http://e/o${i % 50}> .`).join('\n'));
+    const w = await StoreWorker.start([{ file, format: 'application/n-triples' }]);
+    fs.rmSync(file);
+    const slow = await w.query({ query: 'SELECT (COUNT(*) AS ?n) { ?a <http://e/p> ?x . ?b <http://e/p> ?x . ?c <http://e/p> ?x }', resultsFormat: JSON_RESULTS, timeoutMs: 200 });
+    expect(slow.status).toBe('timeout');
+    const next = await w.query({ query: 'ASK { ?s ?p ?o }', resultsFormat: JSON_RESULTS, timeoutMs: 5_000 });
+    expect(next.status).toBe('error');
+    if (next.status === 'error') expect(next.error).toMatch(/^store worker could not load its data: .*big\.nt/);
+    await w.close();
+  });
+});

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { InputError } from '../common/errors.js';
-import { discardAllStaged } from '../common/output.js';
+import { discardAllStaged, hasStaged } from '../common/output.js';
 import { describeBuild } from '../describe/index.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition.js';
 import { formatStatsHtml } from '../report/html.js';
@@ -11,6 +11,7 @@ import { formatPartitionSummary, summarizePartition } from '../report/partition-
 import { computeStats } from '../report/stats.js';
 import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText } from '../report/stats-format.js';
 import { synthesize } from '../synth/replicate.js';
+import { registerServeCommands } from './serve.js';
 import { TOOL } from '../version.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
@@ -203,6 +204,7 @@ export function program(): Command {
       }
     });
 
+  registerServeCommands(cli, integer);
   return cli;
 }
 
@@ -213,6 +215,8 @@ export async function main(argv: string[]): Promise<void> {
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     process.on(signal, () => {
       if (interrupted) return; // a repeated signal while cleaning up
+      // A command with its own handler (fkgqa serve closes its endpoints) and nothing staged: leave it to that.
+      if (!hasStaged() && process.listenerCount(signal) > 1) return;
       interrupted = true;
       discardAllStaged();
       process.stderr.write(`fkgqa: interrupted (${signal}); nothing was written\n`);

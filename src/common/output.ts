@@ -5,6 +5,11 @@ import { InputError } from './errors.js';
 /** Staged outputs not yet committed or discarded: removed by `discardAllStaged` on SIGINT/SIGTERM. */
 const active = new Set<StagedOutput>();
 
+/** Whether this process has a staging directory that is neither committed nor discarded. */
+export function hasStaged(): boolean {
+  return active.size > 0;
+}
+
 /** Discards every staging directory of this process (for signal handlers). */
 export function discardAllStaged(): void {
   for (const s of [...active]) s.discard();

@@ -130,13 +130,21 @@ export class StoreWorker {
     // Claimed synchronously, so that no second query starts before this one is sent.
     const run = { ...p, timer: undefined as NodeJS.Timeout | undefined, started: 0 };
     this.running = run;
-    void this.ready.then(() => {
-      if (this.running !== run) return;
-      if (this.closed) return p.resolve({ status: 'error', error: 'store is closed', ms: 0 });
-      run.started = performance.now();
-      run.timer = setTimeout(() => this.onTimeout(), p.timeoutMs);
-      this.worker.postMessage(p.req);
-    });
+    this.ready.then(
+      () => {
+        if (this.running !== run) return;
+        if (this.closed) return p.resolve({ status: 'error', error: 'store is closed', ms: 0 });
+        run.started = performance.now();
+        run.timer = setTimeout(() => this.onTimeout(), p.timeoutMs);
+        this.worker.postMessage(p.req);
+      },
+      (e: Error) => {
+        // The worker could not (re)load its files, e.g. a file removed since the start.
+        if (this.running === run) this.running = undefined;
+        p.resolve({ status: 'error', error: `store worker could not load its data: ${e.message}`, ms: 0 });
+        this.pump();
+      },
+    );
   }
 
   private onReply(r: StoreReply): void {

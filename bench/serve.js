@@ -1,0 +1,113 @@
+// npm run bench:serve [-- --shards DIR] [-- --connections N] [-- --duration S] [-- --startups N] [-- --worker-per shard|graph]
+// Load figures of `fkgqa serve` (a benchmark, not a test): startup time of all endpoints, then
+// autocannon 9 with N concurrent clients for S seconds per scenario: a point query and an
+// aggregate query, on one shard and across all shards (requests cycle over every shard endpoint).
+// The server runs in its own process; without --shards the Spider4SPARQL dev set is built first.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const cli = path.resolve(here, '../bin/fkgqa.js');
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const connections = Number(opt('--connections', '10'));
+const duration = Number(opt('--duration', '10'));
+const startups = Number(opt('--startups', '3'));
+const workerPer = opt('--worker-per', 'shard');
+let shards = opt('--shards', undefined);
+if (!shards) {
+  const source = path.resolve(here, '../../shared/spider4sparql');
+  if (!fs.existsSync(path.join(source, 'dev.json'))) {
+    console.error(`bench:serve: no --shards and no corpus at ${source}`);
+    process.exit(2);
+  }
+  shards = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-serve-')), 'shards');
+  process.stderr.write(`building the dev set into ${shards}\n`);
+  execFileSync(process.execPath, [cli, 'partition', '--source', source, '--out', shards, '--quiet'], { stdio: 'ignore' });
+}
+
+/** Starts `fkgqa serve`; resolves when every endpoint is listed on stdout. */
+function startServer() {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--port', '0', '--quiet', '--timeout', '10000', '--worker-per', workerPer], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const expected = JSON.parse(JSON.stringify(fs.readdirSync(shards).filter((g) => fs.existsSync(path.join(shards, g, 'manifest.json')))))
+    .map((g) => JSON.parse(fs.readFileSync(path.join(shards, g, 'manifest.json'), 'utf8')).shards.length)
+    .reduce((a, b) => a + b, 0);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.on('exit', (code) => reject(new Error(`fkgqa serve exited with ${code}`)));
+    child.stdout.on('data', (c) => {
+      out += c;
+      const lines = out.split('\n').filter(Boolean);
+      if (lines.length >= expected) {
+        child.removeAllListeners('exit');
+        resolve({ child, ms: performance.now() - t0, endpoints: lines.map((l) => l.split('\t')) });
+      }
+    });
+  });
+}
+
+const stop = (child) => new Promise((resolve) => (child.kill('SIGTERM'), child.on('exit', resolve)));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// Startup: fresh processes, time until all endpoints answer (the CLI prints them then).
+const startMs = [];
+let server;
+for (let i = 0; i < startups; i++) {
+  server = await startServer();
+  startMs.push(server.ms);
+  process.stderr.write(`startup ${i + 1}/${startups}: ${(server.ms / 1000).toFixed(2)} s, ${server.endpoints.length} endpoints\n`);
+  if (i < startups - 1) await stop(server.child);
+}
+const rss = Number(execFileSync('ps', ['-o', 'rss=', '-p', String(server.child.pid)], { encoding: 'utf8' }).trim()) * 1024;
+
+// Per shard: a point query (first triple's subject and predicate) and an aggregate query.
+const perShard = server.endpoints.map(([id, url]) => {
+  const [kg, shard] = id.split(/-(?=shard\d+$)/);
+  const first = fs.readFileSync(path.join(shards, kg, `${shard}.nt`), 'utf8').split('\n', 1)[0];
+  const [, s, p] = /^(<[^>]*>) (<[^>]*>)/.exec(first);
+  const u = new URL(url);
+  return {
+    id,
+    origin: u.origin,
+    point: `${u.pathname}?query=${encodeURIComponent(`SELECT ?o WHERE { ${s} ${p} ?o }`)}`,
+    aggregate: `${u.pathname}?query=${encodeURIComponent('SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p')}`,
+  };
+});
+// "One shard": the largest shard of world_1 (25,315 triples on the dev build).
+const one = perShard.find((e) => e.id === 'world_1-shard1') ?? perShard[0];
+
+function run(title, paths) {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      { url: one.origin, connections, duration, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) },
+      (err, r) => (err ? reject(err) : resolve({ title, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, errors: r.errors + r.timeouts + r.non2xx })),
+    );
+  });
+}
+
+const results = [];
+for (const [title, paths] of [
+  [`point query, one shard (${one.id})`, [one.point]],
+  [`aggregate query, one shard (${one.id})`, [one.aggregate]],
+  [`point query, all ${perShard.length} shards`, perShard.map((e) => e.point)],
+  [`aggregate query, all ${perShard.length} shards`, perShard.map((e) => e.aggregate)],
+]) {
+  process.stderr.write(`${title}: ${duration} s, ${connections} connections\n`);
+  results.push(await run(title, paths));
+}
+await stop(server.child);
+
+console.log(`fkgqa serve --worker-per ${workerPer} on ${shards}: ${perShard.length} shard endpoints (${os.cpus().length} cores, node ${process.version}, autocannon 9)`);
+console.log(`  startup (all endpoints answering)  median ${(median(startMs) / 1000).toFixed(2)} s of ${startups} (${startMs.map((m) => (m / 1000).toFixed(2)).join(', ')}); RSS ${(rss / 1048576).toFixed(0)} MiB`);
+console.log(`  ${'scenario'.padEnd(44)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'requests'.padStart(9)} ${'errors'.padStart(7)}`);
+for (const r of results) {
+  console.log(`  ${r.title.padEnd(44)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${String(r.total).padStart(9)} ${String(r.errors).padStart(7)}`);
+}

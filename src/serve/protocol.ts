@@ -1,0 +1,243 @@
+/**
+ * The request side of the SPARQL 1.1 Protocol (https://www.w3.org/TR/sparql11-protocol/, §2.1):
+ * reading the query out of a GET or POST request, and content negotiation of the response.
+ * Everything here is pure except `readBody`, so the rules can be tested without a server.
+ */
+import type { IncomingMessage } from 'node:http';
+
+/** SPARQL results and RDF media types the endpoints produce. */
+export const MEDIA = {
+  json: 'application/sparql-results+json',
+  xml: 'application/sparql-results+xml',
+  csv: 'text/csv',
+  tsv: 'text/tab-separated-values',
+  turtle: 'text/turtle',
+  ntriples: 'application/n-triples',
+  rdfxml: 'application/rdf+xml',
+  sparqlQuery: 'application/sparql-query',
+  sparqlUpdate: 'application/sparql-update',
+  form: 'application/x-www-form-urlencoded',
+} as const;
+
+/** A client error: the HTTP status (4xx) and a message for the client. */
+export class ProtocolError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** Extra response headers (e.g. `Allow` for 405). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ProtocolError';
+  }
+}
+
+/** What a protocol request asks for. */
+export type ProtocolRequest =
+  /** A GET with no `query`: the service description (SPARQL 1.1 Service Description §2). */
+  | { type: 'service-description' }
+  | {
+      type: 'query';
+      /** The query text, exactly as sent. */
+      query: string;
+      /** SPARQL Protocol `default-graph-uri` parameters (§2.1.4), in order. */
+      defaultGraphs: string[];
+      /** SPARQL Protocol `named-graph-uri` parameters (§2.1.4), in order. */
+      namedGraphs: string[];
+      /** How the query was sent: §2.1.1 GET, §2.1.2 POST form, §2.1.3 POST direct. */
+      via: 'get' | 'post-form' | 'post-direct';
+    };
+
+/** Splits `type/subtype; a=b` into the lower-cased media type and its parameters. */
+export function parseMediaType(value: string): { type: string; params: Record<string, string> } {
+  const [type, ...rest] = value.split(';');
+  const params: Record<string, string> = {};
+  for (const p of rest) {
+    const i = p.indexOf('=');
+    if (i > 0) params[p.slice(0, i).trim().toLowerCase()] = p.slice(i + 1).trim().replace(/^"(.*)"$/, '$1');
+  }
+  return { type: type.trim().toLowerCase(), params };
+}
+
+/**
+ * Reads a request body into a Buffer, refusing more than `maxBytes`.
+ * @throws ProtocolError 413 when the declared `Content-Length` or the bytes received exceed `maxBytes`
+ *   (the rest of the body is drained and discarded so the client can read the answer)
+ */
+export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const tooLarge = () => new ProtocolError(413, `request body larger than the limit of ${maxBytes} bytes`);
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      req.resume();
+      reject(tooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > maxBytes) {
+        over = true;
+        chunks.length = 0;
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (e) => {
+      if (!over) reject(new ProtocolError(400, `could not read the request body: ${e.message}`));
+    });
+  });
+}
+
+/** Decodes a body as UTF-8, refusing bytes that are not UTF-8 (W3C protocol test `bad_query_non_utf8`). */
+function utf8(body: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    throw new ProtocolError(400, 'the request body is not valid UTF-8');
+  }
+}
+
+function checkCharset(params: Record<string, string>): void {
+  const cs = params.charset?.toLowerCase();
+  if (cs && cs !== 'utf-8' && cs !== 'utf8') {
+    throw new ProtocolError(415, `charset ${params.charset} is not supported: send the query as UTF-8`);
+  }
+}
+
+const UPDATE_REFUSED = 'this endpoint is read-only: SPARQL Update is not accepted';
+
+function fromParams(params: URLSearchParams, via: 'get' | 'post-form', extra?: URLSearchParams): ProtocolRequest {
+  if (params.has('update') || extra?.has('update')) throw new ProtocolError(403, UPDATE_REFUSED);
+  const queries = params.getAll('query');
+  if (extra?.has('query')) queries.push(...extra.getAll('query'));
+  if (queries.length > 1) throw new ProtocolError(400, `${queries.length} query parameters: send exactly one`);
+  const all = (k: string) => [...params.getAll(k), ...(extra?.getAll(k) ?? [])];
+  if (queries.length === 0) {
+    if (via === 'get') return { type: 'service-description' };
+    throw new ProtocolError(400, 'the form has no query parameter');
+  }
+  return { type: 'query', query: queries[0], defaultGraphs: all('default-graph-uri'), namedGraphs: all('named-graph-uri'), via };
+}
+
+/**
+ * Reads a SPARQL 1.1 Protocol query request (§2.1): GET with `query` in the URL, POST with an
+ * `application/x-www-form-urlencoded` body, or POST with an `application/sparql-query` body (then
+ * `default-graph-uri`/`named-graph-uri` come from the URL). A GET with no `query` asks for the
+ * service description.
+ * @param method the HTTP method
+ * @param search the URL's query string (`URLSearchParams`)
+ * @param contentType the request's `Content-Type` header (POST only)
+ * @param body the request body (POST only)
+ * @throws ProtocolError 405 for another method; 400 for two `query` parameters, a POST without
+ *   Content-Type or without a query, a body that is not UTF-8; 415 for another media type or charset;
+ *   403 for a SPARQL Update (the endpoints are read-only)
+ */
+export function parseProtocolRequest(method: string, search: URLSearchParams, contentType?: string, body?: Buffer): ProtocolRequest {
+  if (method === 'GET' || method === 'HEAD') return fromParams(search, 'get');
+  if (method !== 'POST') {
+    throw new ProtocolError(405, `method ${method} is not allowed: use GET or POST (SPARQL 1.1 Protocol §2.1)`, { Allow: 'GET, POST, OPTIONS' });
+  }
+  if (!contentType) {
+    throw new ProtocolError(400, `a POST needs a Content-Type: ${MEDIA.sparqlQuery} or ${MEDIA.form}`);
+  }
+  const { type, params } = parseMediaType(contentType);
+  if (type === MEDIA.sparqlUpdate) throw new ProtocolError(403, UPDATE_REFUSED);
+  if (type === MEDIA.form) {
+    checkCharset(params);
+    return fromParams(new URLSearchParams(utf8(body ?? Buffer.alloc(0))), 'post-form', search);
+  }
+  if (type === MEDIA.sparqlQuery) {
+    checkCharset(params);
+    if (search.has('query')) throw new ProtocolError(400, `a query in the URL and in the ${MEDIA.sparqlQuery} body: send one`);
+    if (search.has('update')) throw new ProtocolError(403, UPDATE_REFUSED);
+    const query = utf8(body ?? Buffer.alloc(0));
+    if (query.trim() === '') throw new ProtocolError(400, 'the request body holds no query');
+    return {
+      type: 'query',
+      query,
+      defaultGraphs: search.getAll('default-graph-uri'),
+      namedGraphs: search.getAll('named-graph-uri'),
+      via: 'post-direct',
+    };
+  }
+  throw new ProtocolError(415, `media type ${type} is not supported: POST ${MEDIA.sparqlQuery} or ${MEDIA.form}`);
+}
+
+/** The forms of SPARQL query result, which decide the media types on offer. */
+export type ResultForm = 'bindings' | 'boolean' | 'graph';
+
+/** One media type on offer: what `Accept` may name, and what it is served as. */
+interface Offer {
+  accept: string;
+  serve: string;
+}
+
+/** Aliases clients send for the SPARQL results formats. */
+const RESULT_ALIASES: Offer[] = [
+  { accept: 'application/json', serve: MEDIA.json },
+  { accept: 'application/xml', serve: MEDIA.xml },
+  { accept: 'text/xml', serve: MEDIA.xml },
+];
+const JSON_XML: Offer[] = [MEDIA.json, MEDIA.xml].map((t) => ({ accept: t, serve: t }));
+
+const OFFERS: Record<ResultForm, Offer[]> = {
+  // In order of preference; the first is the default for an empty Accept or */* (JSON, as the issue asks).
+  bindings: [...JSON_XML, ...[MEDIA.csv, MEDIA.tsv].map((t) => ({ accept: t, serve: t })), ...RESULT_ALIASES],
+  // CSV and TSV are not defined for ASK (SPARQL 1.1 Query Results CSV and TSV Formats §1): 406.
+  boolean: [...JSON_XML, ...RESULT_ALIASES],
+  graph: [
+    ...[MEDIA.turtle, MEDIA.ntriples, MEDIA.rdfxml].map((t) => ({ accept: t, serve: t })),
+    { accept: 'application/x-turtle', serve: MEDIA.turtle },
+    { accept: 'text/plain', serve: MEDIA.ntriples },
+  ],
+};
+
+/** Parses an `Accept` header into media ranges with their q-values (RFC 9110 §12.5.1). */
+export function parseAccept(header: string): { range: string; q: number }[] {
+  return header
+    .split(',')
+    .map((part) => {
+      const { type, params } = parseMediaType(part);
+      const q = params.q === undefined ? 1 : Number(params.q);
+      return { range: type, q: Number.isFinite(q) ? Math.min(Math.max(q, 0), 1) : 0 };
+    })
+    .filter((r) => r.range.length > 0);
+}
+
+/**
+ * Chooses the media type of a response by the request's `Accept` header, honouring q-values, `*\/*`
+ * and `type/*` (the most specific matching range decides a type's q). No header, or one that
+ * matches anything, gives the default of the form: SPARQL JSON results, or Turtle for graphs.
+ * @param accept the `Accept` header, if any
+ * @param form what the query returns
+ * @returns the media type to serve, or undefined when nothing acceptable is on offer (→ 406)
+ */
+export function negotiate(accept: string | undefined, form: ResultForm): string | undefined {
+  const offers = OFFERS[form];
+  if (!accept || accept.trim() === '') return offers[0].serve;
+  const ranges = parseAccept(accept);
+  let best: { offer: Offer; q: number } | undefined;
+  for (const offer of offers) {
+    const [t] = offer.accept.split('/');
+    let match: { q: number; specificity: number } | undefined;
+    for (const r of ranges) {
+      const specificity = r.range === offer.accept ? 3 : r.range === `${t}/*` ? 2 : r.range === '*/*' ? 1 : 0;
+      if (specificity > 0 && (!match || specificity > match.specificity)) match = { q: r.q, specificity };
+    }
+    if (match && match.q > 0 && (!best || match.q > best.q)) best = { offer, q: match.q };
+  }
+  return best?.offer.serve;
+}
+
+/** The media types a form can be served as (for 406 messages and the service description). */
+export function offered(form: ResultForm): string[] {
+  return [...new Set(OFFERS[form].map((o) => o.serve))];
+}

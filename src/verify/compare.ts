@@ -1,0 +1,118 @@
+/**
+ * Comparing two answers to the same query (SPARQL 1.1 JSON results): the answer on the unsharded
+ * graph (gold) and a federated one. Rows are compared by variable name (engines order the columns
+ * of `SELECT *` differently, pitfall B11), as multisets unless the query orders its results, and
+ * terms as values: numbers by numeric value, plain and xsd:string literals alike, language tags
+ * case-insensitively (pitfall B4); blank nodes all compare equal (labels are local to an answer).
+ */
+import type { JsonResults, JsonTerm } from '../serve/results.js';
+
+const XSD = 'http://www.w3.org/2001/XMLSchema#';
+const NUMERIC = new Set(
+  ['integer', 'decimal', 'double', 'float', 'int', 'long', 'short', 'byte', 'nonNegativeInteger', 'positiveInteger', 'negativeInteger', 'nonPositiveInteger', 'unsignedInt', 'unsignedLong', 'unsignedShort', 'unsignedByte'].map(
+    (t) => `${XSD}${t}`,
+  ),
+);
+
+/** Significant digits numbers are compared to (AVG and division differ in the last digits between engines). */
+export const NUMBER_DIGITS = 12;
+
+/** The comparison key of one term (see the module comment). */
+export function termKey(t: JsonTerm): string {
+  if (t.type === 'uri') return `<${t.value}>`;
+  if (t.type === 'bnode') return '_:';
+  if (t['xml:lang']) return `"${t.value}"@${t['xml:lang'].toLowerCase()}`;
+  const dt = t.datatype;
+  if (dt && NUMERIC.has(dt)) {
+    const n = Number(t.value);
+    if (Number.isFinite(n)) return `#${n === 0 ? '0' : Number(n.toPrecision(NUMBER_DIGITS)).toString()}`;
+    return `#${t.value.trim()}`;
+  }
+  if (!dt || dt === `${XSD}string`) return `"${t.value}"`;
+  return `"${t.value}"^^<${dt}>`;
+}
+
+/** The comparison key of one row: its bound variables in name order with their term keys. */
+export function rowKey(row: Record<string, JsonTerm>): string {
+  return Object.keys(row)
+    .sort()
+    .map((v) => `?${v}=${termKey(row[v])}`)
+    .join(' ');
+}
+
+/** How two answers compare. */
+export interface Comparison {
+  identical: boolean;
+  /** Why not identical, in words (absent when identical). */
+  reason?: string;
+  /** Rows of the gold answer. */
+  goldRows: number;
+  /** Rows of the other answer. */
+  rows: number;
+  /** Rows in gold but not in the other answer (multiset difference), up to `examples` of them. */
+  missing: string[];
+  missingCount: number;
+  /** Rows in the other answer but not in gold, up to `examples` of them. */
+  extra: string[];
+  extraCount: number;
+  /** Same rows, different order (only when `ordered`). */
+  orderOnly?: boolean;
+}
+
+function multiset(keys: string[]): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const k of keys) m.set(k, (m.get(k) ?? 0) + 1);
+  return m;
+}
+
+function minus(a: Map<string, number>, b: Map<string, number>): { keys: string[]; count: number } {
+  const keys: string[] = [];
+  let count = 0;
+  for (const [k, n] of a) {
+    const d = n - (b.get(k) ?? 0);
+    if (d > 0) {
+      count += d;
+      keys.push(d > 1 ? `${k} (×${d})` : k);
+    }
+  }
+  return { keys: keys.sort(), count };
+}
+
+/**
+ * Compares an answer with the gold answer.
+ * @param gold the answer on the unsharded graph
+ * @param other the federated answer
+ * @param ordered compare row order too (the query has a top-level ORDER BY)
+ * @param examples how many missing/extra rows to keep for the report
+ */
+export function compareResults(gold: JsonResults, other: JsonResults, ordered: boolean, examples = 5): Comparison {
+  const base = { missing: [], missingCount: 0, extra: [], extraCount: 0 };
+  if (gold.boolean !== undefined || other.boolean !== undefined) {
+    const same = gold.boolean === other.boolean;
+    return { ...base, identical: same, reason: same ? undefined : `ASK answered ${other.boolean}, gold ${gold.boolean}`, goldRows: 1, rows: 1 };
+  }
+  const g = (gold.results?.bindings ?? []).map(rowKey);
+  const o = (other.results?.bindings ?? []).map(rowKey);
+  const gv = [...(gold.head.vars ?? [])].sort();
+  const ov = [...(other.head.vars ?? [])].sort();
+  // Variables are compared when both answers have rows: for an empty answer the head is all there
+  // is, and Comunica 4.5.0 sends an empty head when it has pruned every source (README).
+  const varsDiffer = g.length > 0 && o.length > 0 && gv.join(' ') !== ov.join(' ');
+  const missing = minus(multiset(g), multiset(o));
+  const extra = minus(multiset(o), multiset(g));
+  const result: Comparison = {
+    identical: false,
+    goldRows: g.length,
+    rows: o.length,
+    missing: missing.keys.slice(0, examples),
+    missingCount: missing.count,
+    extra: extra.keys.slice(0, examples),
+    extraCount: extra.count,
+  };
+  if (varsDiffer) return { ...result, reason: `variables differ: gold (${gv.join(' ')}), answer (${ov.join(' ')})` };
+  if (missing.count > 0 || extra.count > 0) {
+    return { ...result, reason: `${missing.count} of ${g.length} gold rows missing, ${extra.count} extra rows` };
+  }
+  if (ordered && g.some((k, i) => k !== o[i])) return { ...result, orderOnly: true, reason: 'same rows in another order (the query orders its results)' };
+  return { ...result, identical: true };
+}

@@ -1,0 +1,130 @@
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+
+/** @internal A message to the engine thread. */
+export interface EngineRequest {
+  id: number;
+  query: string;
+  /** SPARQL endpoint URLs, each a Comunica source `{type: 'sparql', value: url}`. */
+  sources: string[];
+  /** Hand Comunica the query as algebra rather than text (see engine-thread.ts). */
+  asAlgebra: boolean;
+  /** Comunica's `httpTimeout` in ms. */
+  httpTimeoutMs: number;
+}
+
+/** @internal A message from the engine thread. */
+export type EngineReply =
+  | { type: 'ready' }
+  | { type: 'result'; id: number; body: string; ms: number }
+  | { type: 'error'; id: number; error: string; ms: number };
+
+/** The outcome of a federated query: SPARQL JSON results, Comunica's error message, or a timeout. */
+export type EngineOutcome =
+  | { status: 'ok'; body: string; ms: number }
+  | { status: 'error'; error: string; ms: number }
+  | { status: 'timeout'; ms: number };
+
+/** A federated query for EngineWorker.query. */
+export interface EngineQuery {
+  /** The query text (full IRIs). */
+  query: string;
+  /** The SPARQL endpoints to federate over (may be empty when the query names them in SERVICE). */
+  sources: string[];
+  /** Hand Comunica the parsed algebra instead of the text (needed for SERVICE without sources). */
+  asAlgebra?: boolean;
+  /** Time limit in ms; the thread is terminated and restarted when it is exceeded. */
+  timeoutMs: number;
+}
+
+function threadScript(): string {
+  const here = fileURLToPath(import.meta.url);
+  const script = here.endsWith('.ts')
+    ? fileURLToPath(new URL('../../dist/verify/engine-thread.js', import.meta.url))
+    : fileURLToPath(new URL('./engine-thread.js', import.meta.url));
+  if (!fs.existsSync(script)) throw new Error(`worker script ${script} is missing: run npm run build`);
+  return script;
+}
+
+/**
+ * A Comunica 4.5.0 query engine in its own worker thread, so that a federated query can be stopped
+ * at its time limit (the thread is terminated, which also drops its HTTP connections, and a new
+ * one started) and so that Comunica's work does not slow the endpoints when they run in the same
+ * process. Queries run one at a time, in order; the time limit counts from the start of a query.
+ */
+export class EngineWorker {
+  private worker!: Worker;
+  private ready!: Promise<void>;
+  private tail: Promise<unknown> = Promise.resolve();
+  private nextId = 1;
+  private closed = false;
+  /** Times the thread was restarted after a timeout or crash. */
+  restarts = 0;
+
+  /** Starts the thread (Comunica's engine is built in it). */
+  static async start(): Promise<EngineWorker> {
+    const w = new EngineWorker();
+    w.spawn();
+    await w.ready;
+    return w;
+  }
+
+  private spawn(): void {
+    this.worker = new Worker(threadScript());
+    this.worker.unref();
+    this.ready = new Promise((resolve, reject) => {
+      this.worker.once('message', (m: EngineReply) => (m.type === 'ready' ? resolve() : reject(new Error('engine thread failed to start'))));
+      this.worker.once('error', reject);
+    });
+  }
+
+  /** Runs one federated query; never rejects. */
+  query(q: EngineQuery): Promise<EngineOutcome> {
+    const run = this.tail.then(() => this.runOne(q));
+    this.tail = run;
+    return run;
+  }
+
+  private async runOne(q: EngineQuery): Promise<EngineOutcome> {
+    if (this.closed) return { status: 'error', error: 'engine is closed', ms: 0 };
+    await this.ready;
+    const id = this.nextId++;
+    const started = performance.now();
+    const worker = this.worker;
+    return new Promise<EngineOutcome>((resolve) => {
+      const done = (o: EngineOutcome) => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        resolve(o);
+      };
+      const restart = () => {
+        this.restarts++;
+        void worker.terminate();
+        if (!this.closed) this.spawn();
+      };
+      const onMessage = (r: EngineReply) => {
+        if (r.type === 'result' && r.id === id) done({ status: 'ok', body: r.body, ms: r.ms });
+        else if (r.type === 'error' && r.id === id) done({ status: 'error', error: r.error, ms: r.ms });
+      };
+      const onError = (e: Error) => {
+        done({ status: 'error', error: `engine thread crashed: ${e.message}`, ms: performance.now() - started });
+        restart();
+      };
+      const timer = setTimeout(() => {
+        done({ status: 'timeout', ms: performance.now() - started });
+        restart();
+      }, q.timeoutMs);
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.postMessage({ id, query: q.query, sources: q.sources, asAlgebra: !!q.asAlgebra, httpTimeoutMs: q.timeoutMs } satisfies EngineRequest);
+    });
+  }
+
+  /** Stops the thread. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.worker.terminate();
+  }
+}

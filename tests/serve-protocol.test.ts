@@ -1,0 +1,93 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MEDIA, negotiate, parseProtocolRequest, ProtocolError } from '../src/serve/protocol.js';
+import { inspectQuery } from '../src/serve/query-info.js';
+import { serializeResults, truncateBindings, type JsonResults } from '../src/serve/results.js';
+import { tmpDir } from './helpers.js';
+
+const params = (s: string) => new URLSearchParams(s);
+const status = (f: () => unknown) => {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof ProtocolError) return e.status;
+    throw e;
+  }
+  return 200;
+};
+
+describe('protocol / reading requests (SPARQL 1.1 Protocol §2.1)', () => {
+  it('reads GET, POST form and POST direct queries with their dataset parameters', () => {
+    expect(parseProtocolRequest('GET', params('query=ASK%7B%7D&default-graph-uri=urn%3Ag'))).toEqual({ type: 'query', query: 'ASK{}', defaultGraphs: ['urn:g'], namedGraphs: [], via: 'get' });
+    expect(parseProtocolRequest('GET', params(''))).toEqual({ type: 'service-description' });
+    expect(parseProtocolRequest('POST', params('named-graph-uri=urn:n'), 'application/x-www-form-urlencoded', Buffer.from('query=ASK+%7B%7D'))).toMatchObject({ query: 'ASK {}', namedGraphs: ['urn:n'], via: 'post-form' });
+    expect(parseProtocolRequest('POST', params(''), 'application/sparql-query;charset=utf-8', Buffer.from('ASK {}'))).toMatchObject({ query: 'ASK {}', via: 'post-direct' });
+  });
+  it('refuses bad requests with the right status', () => {
+    expect(status(() => parseProtocolRequest('DELETE', params('query=x')))).toBe(405);
+    expect(status(() => parseProtocolRequest('GET', params('query=a&query=b')))).toBe(400);
+    expect(status(() => parseProtocolRequest('POST', params(''), 'application/x-www-form-urlencoded', Buffer.from('query=a&query=b')))).toBe(400);
+    expect(status(() => parseProtocolRequest('POST', params('query=a'), 'application/x-www-form-urlencoded', Buffer.from('query=b')))).toBe(400);
+    expect(status(() => parseProtocolRequest('POST', params(''), undefined, Buffer.from('ASK {}')))).toBe(400);
+    expect(status(() => parseProtocolRequest('POST', params(''), 'text/plain', Buffer.from('ASK {}')))).toBe(415);
+    expect(status(() => parseProtocolRequest('POST', params(''), 'application/sparql-query; charset=UTF-16', Buffer.from('ASK {}')))).toBe(415);
+    expect(status(() => parseProtocolRequest('POST', params(''), 'application/sparql-query', Buffer.from([0xc3, 0x28])))).toBe(400);
+    expect(status(() => parseProtocolRequest('POST', params(''), 'application/sparql-update', Buffer.from('CLEAR ALL')))).toBe(403);
+    expect(status(() => parseProtocolRequest('GET', params('update=CLEAR+ALL')))).toBe(403);
+  });
+});
+
+describe('protocol / content negotiation', () => {
+  it('defaults to JSON results and Turtle, honours q-values and wildcards, and has no CSV for ASK', () => {
+    expect(negotiate(undefined, 'bindings')).toBe(MEDIA.json);
+    expect(negotiate('*/*', 'graph')).toBe(MEDIA.turtle);
+    expect(negotiate('text/*', 'bindings')).toBe(MEDIA.csv);
+    expect(negotiate('text/csv;q=0.2, application/sparql-results+xml;q=0.8', 'bindings')).toBe(MEDIA.xml);
+    expect(negotiate('application/json', 'boolean')).toBe(MEDIA.json);
+    expect(negotiate('text/csv', 'boolean')).toBeUndefined();
+    expect(negotiate('text/csv, */*;q=0', 'boolean')).toBeUndefined();
+    expect(negotiate('application/n-triples, text/turtle;q=0.5', 'graph')).toBe(MEDIA.ntriples);
+    expect(negotiate('image/png', 'graph')).toBeUndefined();
+  });
+});
+
+describe('protocol / query kinds and features', () => {
+  it('tells ASK, COUNT and data queries apart and finds SERVICE, VALUES, aggregates, sub-SELECTs', () => {
+    expect(inspectQuery('SELECT (COUNT(*) AS ?count) WHERE { ?s ?p ?o }').kind).toBe('count');
+    expect(inspectQuery('SELECT ?s (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?s').kind).toBe('data');
+    expect(inspectQuery('ASK { ?s ?p ?o }')).toMatchObject({ kind: 'ask', form: 'boolean' });
+    expect(inspectQuery('DESCRIBE <urn:x>').form).toBe('graph');
+    const f = inspectQuery('SELECT * WHERE { { SELECT ?s WHERE { ?s ?p ?o } } SERVICE <urn:e> { ?s ?q ?r } VALUES ?s { <urn:a> } }').features;
+    expect([...f].sort()).toEqual(['service', 'subqueries', 'values']);
+    expect(inspectQuery('SELECT * FROM <urn:g> WHERE { ?s ?p ?o }').hasFrom).toBe(true);
+  });
+});
+
+describe('results / writing a cut answer', () => {
+  const r: JsonResults = {
+    head: { vars: ['s', 'o'] },
+    results: {
+      bindings: [
+        { s: { type: 'uri', value: 'http://e/a' }, o: { type: 'literal', value: 'x, "y"\nz', 'xml:lang': 'en' } },
+        { s: { type: 'bnode', value: 'b1' }, o: { type: 'literal', value: '5', datatype: 'http://www.w3.org/2001/XMLSchema#integer' } },
+        { s: { type: 'uri', value: 'http://e/c' } },
+      ],
+    },
+  };
+  it('cuts to maxRows and marks the head', () => {
+    const cut = truncateBindings(r, 2);
+    expect(cut).toMatchObject({ truncated: true, rows: 3 });
+    expect(cut.results.results!.bindings).toHaveLength(2);
+    expect(cut.results.head.link).toEqual(['urn:fkgqa:truncated:max-rows=2']);
+    expect(truncateBindings(r, 3).truncated).toBe(false);
+  });
+  it('writes CSV, TSV and XML per the W3C result formats', () => {
+    expect(serializeResults(r, MEDIA.csv)).toBe('s,o\r\nhttp://e/a,"x, ""y""\nz"\r\n_:b1,5\r\nhttp://e/c,\r\n');
+    expect(serializeResults(r, MEDIA.tsv)).toBe('?s\t?o\n<http://e/a>\t"x, \\"y\\"\\nz"@en\n_:b1\t"5"^^<http://www.w3.org/2001/XMLSchema#integer>\n<http://e/c>\t\n');
+    const xml = serializeResults(r, MEDIA.xml);
+    expect(xml).toContain('<binding name="o"><literal xml:lang="en">x, &quot;y&quot;\nz</literal></binding>');
+    expect(xml).toContain('<binding name="s"><bnode>b1</bnode></binding>');
+  });
+});
+

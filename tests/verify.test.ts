@@ -1,0 +1,189 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import sparqljs from 'sparqljs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseQuery } from '../src/analyze/parse.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
+import type { JsonResults } from '../src/serve/results.js';
+import { serve } from '../src/serve/server.js';
+import { compareResults } from '../src/verify/compare.js';
+import { equivalentUnderTies, keyQuery } from '../src/verify/ties.js';
+import { trivialFederation } from '../src/verify/trivial.js';
+import { verify } from '../src/verify/verify.js';
+import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+
+const XSD = 'http://www.w3.org/2001/XMLSchema#';
+const lit = (value: string, datatype?: string) => ({ type: 'literal' as const, value, ...(datatype ? { datatype } : {}) });
+const res = (vars: string[], rows: Record<string, ReturnType<typeof lit>>[]): JsonResults => ({ head: { vars }, results: { bindings: rows } });
+const parse = (q: string) => {
+  const p = parseQuery(q, 'http://valuenet/ontop/');
+  if (!p.ok) throw new Error(p.error);
+  return p.query.ast;
+};
+
+describe('verify / comparing answers', () => {
+  it('compares rows as multisets by variable name, numbers by value', () => {
+    const gold = res(['a', 'n'], [{ a: lit('x'), n: lit('1', `${XSD}integer`) }, { a: lit('y'), n: lit('2.50', `${XSD}decimal`) }]);
+    const other = res(['n', 'a'], [{ n: lit('2.5', `${XSD}double`), a: lit('y', `${XSD}string`) }, { a: lit('x'), n: lit('1.0', `${XSD}decimal`) }]);
+    expect(compareResults(gold, other, false).identical).toBe(true);
+    const ordered = compareResults(gold, other, true);
+    expect(ordered.identical).toBe(false);
+    expect(ordered.orderOnly).toBe(true);
+  });
+  it('reports missing and extra rows with their counts (duplicates count)', () => {
+    const gold = res(['a'], [{ a: lit('x') }, { a: lit('x') }, { a: lit('y') }]);
+    const other = res(['a'], [{ a: lit('x') }, { a: lit('z') }]);
+    const c = compareResults(gold, other, false);
+    expect(c).toMatchObject({ identical: false, missingCount: 2, extraCount: 1, goldRows: 3, rows: 2 });
+    expect(c.missing).toEqual(['?a="x"', '?a="y"']);
+    expect(c.extra).toEqual(['?a="z"']);
+  });
+  it('treats different variables as a difference unless both answers are empty', () => {
+    expect(compareResults(res(['a'], [{ a: lit('x') }]), res(['b'], [{ b: lit('x') }]), false).reason).toMatch(/variables differ/);
+    expect(compareResults(res(['a'], []), res([], []), false).identical).toBe(true);
+    expect(compareResults({ head: {}, boolean: true }, { head: {}, boolean: false }, false).identical).toBe(false);
+  });
+});
+
+describe('verify / ties under ORDER BY', () => {
+  const q = 'SELECT ?name WHERE { ?x <http://e/name> ?name . ?x <http://e/age> ?age } ORDER BY ASC(?age) LIMIT 2';
+  it('builds the key query: ORDER BY keys projected, no LIMIT', () => {
+    const kq = keyQuery(parse(q))!;
+    expect(kq).toContain('(?age AS ?__fkgqa_order0)');
+    expect(kq).not.toMatch(/LIMIT/);
+    expect(keyQuery(parse('SELECT ?x WHERE { ?x ?p ?o }'))).toBeUndefined();
+  });
+  it('accepts another choice among tied solutions, refuses a row outside the tie', () => {
+    const age = (n: string) => lit(n, `${XSD}integer`);
+    const keyed = res(['name', '__fkgqa_order0'], [
+      { name: lit('ann'), __fkgqa_order0: age('20') },
+      { name: lit('bob'), __fkgqa_order0: age('30') },
+      { name: lit('cy'), __fkgqa_order0: age('30') },
+      { name: lit('dan'), __fkgqa_order0: age('40') },
+    ]);
+    const ast = parse(q);
+    expect(equivalentUnderTies(ast, keyed, res(['name'], [{ name: lit('ann') }, { name: lit('cy') }]))).toEqual({ equivalent: true, ties: 2 });
+    const wrong = equivalentUnderTies(ast, keyed, res(['name'], [{ name: lit('ann') }, { name: lit('dan') }]));
+    expect(wrong.equivalent).toBe(false);
+    expect(equivalentUnderTies(ast, keyed, res(['name'], [{ name: lit('cy') }, { name: lit('ann') }])).equivalent).toBe(false);
+  });
+});
+
+describe('verify / trivial federation (paper section 2)', () => {
+  it('rewrites every triple pattern, also inside FILTER NOT EXISTS and sub-SELECTs, into a UNION of SERVICE over all endpoints', () => {
+    const ast = parse('SELECT (COUNT(*) AS ?n) WHERE { ?a a :dogs . ?a :dogs\\#owner_id ?o . FILTER NOT EXISTS { { SELECT ?o2 WHERE { ?d :owners\\#owner_id ?o2 } } FILTER(?o = ?o2) } }');
+    const t = trivialFederation(ast, ['http://h/e1/sparql', 'http://h/e2/sparql', 'http://h/e3/sparql']);
+    expect(t.triplePatterns).toBe(3);
+    expect(t.text.match(/SERVICE/g)).toHaveLength(9);
+    expect(t.text.match(/UNION/g)).toHaveLength(6);
+    expect(t.text).toContain('SERVICE <http://h/e2/sparql> { ?d <http://valuenet/ontop/owners#owner_id> ?o2. }');
+    expect(t.caveats).toEqual([]);
+    expect(new sparqljs.Parser().parse(t.text).type).toBe('query');
+    expect(JSON.stringify(ast)).not.toContain('SERVICE');
+  });
+});
+
+describe('verify / the demo build', () => {
+  let shards: string;
+  beforeAll(async () => {
+    shards = path.join(tmpDir('fkgqa-verify-'), 'shards');
+    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+  });
+
+  it('all 14 distinct gold queries give identical answers federated and in trivial-federation form', async () => {
+    const r = await verify({ shards, timeoutMs: 20_000 });
+    expect(r.queries).toHaveLength(14);
+    expect(r.totals.federated).toEqual({ identical: 14, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0 });
+    expect(r.totals.trivial).toEqual({ identical: 14, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0 });
+    expect(r.queries.find((q) => q.id === 'library/q3')!.gold).toMatchObject({ status: 'ok', rows: 5, source: 'computed' });
+  });
+
+  it('verifies against running endpoints given by endpoints.json (their request log shows the traffic)', async () => {
+    const server = await serve({ shards, kgs: ['library'] });
+    try {
+      const r = await verify({ shards, endpoints: path.join(shards, 'endpoints.json'), kgs: ['library'], queries: ['library/q2'], forms: ['federated'] });
+      expect(r.endpoints).toBe(path.join(shards, 'endpoints.json'));
+      expect(r.totals.federated).toMatchObject({ identical: 1, different: 0 });
+      const counts = server.log.counts();
+      expect(Object.keys(counts)).toEqual(['library-shard1', 'library-shard2', 'library-shard3', 'library-shard4']);
+      expect(Object.values(counts).every((c) => c['service-description'] === 1)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('uses gold-answers.json when the build has it (a wrong stored answer shows as a difference)', async () => {
+    const gold = await verify({ shards, kgs: ['library'], queries: ['library/q1'], forms: ['federated'] });
+    const answer = { head: { vars: ['n'] }, results: { bindings: [{ n: lit('999', `${XSD}integer`) }] } };
+    const copy = path.join(tmpDir('fkgqa-verify-gold-'), 'shards');
+    fs.cpSync(shards, copy, { recursive: true });
+    fs.writeFileSync(path.join(copy, 'library', 'gold-answers.json'), JSON.stringify({ graph: 'library', answers: [{ query: 'library/q1', status: 'ok', rows: 1, results: answer }] }));
+    const r = await verify({ shards: copy, kgs: ['library'], queries: ['library/q1'], forms: ['federated'] });
+    expect(gold.queries[0].federated!.status).toBe('identical');
+    expect(r.queries[0].gold.source).toBe('gold-answers.json');
+    expect(r.queries[0].federated!.status).toBe('different');
+    expect(r.queries[0].federated!.comparison!.missing).toEqual(['?n=#999']);
+  });
+
+  it('fkgqa verify prints the totals and exits 0; fkgqa serve stops cleanly on SIGTERM', async () => {
+    const v = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shards, '--query', 'observatory/q2', 'observatory/q5', '-q'], { encoding: 'utf8' });
+    expect(v.status).toBe(0);
+    expect(v.stdout).toMatch(/^ {2}federated +2 +0 +0 +0 \(0\)$/m);
+    expect(v.stdout).toMatch(/^observatory\/q5 +6 rows +identical \(6 rows\) +identical \(6 rows\)/m);
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (c) => (err += c));
+    await new Promise<void>((resolve) => child.stdout.on('data', (c) => ((out += c), out.split('\n').length > 8 && resolve())));
+    const first = out.split('\n')[0].split('\t');
+    expect(first[0]).toBe('library-shard1');
+    const r = await fetch(`${first[1]}?query=${encodeURIComponent('ASK { ?s ?p ?o }')}`);
+    expect(((await r.json()) as { boolean: boolean }).boolean).toBe(true);
+    child.kill('SIGTERM');
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(err).toContain('library-shard1: 1 (ask 1; errors 0)');
+  });
+});
+
+describe('verify / what Comunica 4.5.0 gets wrong over several SPARQL endpoints (README)', () => {
+  it('finds the FILTER NOT EXISTS and COUNT-over-nothing differences in the federated form only', async () => {
+    // Two shards: A holds ?o <p> "1", "2"; B holds <d1> <q> "1" (see README, "Verifying the federation").
+    const shards = path.join(tmpDir('fkgqa-verify-mini-'), 'shards');
+    fs.mkdirSync(path.join(shards, 'g'), { recursive: true });
+    fs.writeFileSync(path.join(shards, 'g', 'shard1.nt'), '<http://e/o1> <http://e/p> "1" .\n<http://e/o2> <http://e/p> "2" .\n');
+    fs.writeFileSync(path.join(shards, 'g', 'shard2.nt'), '<http://e/d1> <http://e/q> "1" .\n');
+    const shard = (n: number, triples: number) => ({ name: `shard${n}`, endpoint: `g-shard${n}`, file: `shard${n}.nt`, triples });
+    fs.writeFileSync(path.join(shards, 'g', 'manifest.json'), JSON.stringify({ shards: [shard(1, 2), shard(2, 1)] }));
+    const entries = [
+      'SELECT ?o WHERE { ?o <http://e/p> ?x FILTER NOT EXISTS { ?d <http://e/q> ?x } }',
+      'SELECT (COUNT(*) AS ?n) WHERE { ?s <http://e/none> ?o }',
+      'SELECT ?o ?d WHERE { ?o <http://e/p> ?x . ?d <http://e/q> ?x }',
+    ].map((query, i) => ({ kg: 'g', query, queryId: `g/q${i + 1}` }));
+    fs.writeFileSync(path.join(shards, 'benchmark.json'), JSON.stringify({ defaultPrefix: 'http://e/', entries }));
+    const r = await verify({ shards, timeoutMs: 20_000 });
+    const byId = Object.fromEntries(r.queries.map((q) => [q.id, q]));
+    expect(byId['g/q1'].federated!.comparison).toMatchObject({ goldRows: 1, rows: 2, extra: ['?o=<http://e/o1>'] });
+    expect(byId['g/q1'].trivial!.status).toBe('identical');
+    expect(byId['g/q2'].federated!.comparison).toMatchObject({ goldRows: 1, rows: 0, missing: ['?n=#0'] });
+    expect(byId['g/q2'].trivial!.status).toBe('identical');
+    expect(byId['g/q3'].federated!.status).toBe('identical');
+    expect(r.totals.federated!.different).toBe(2);
+  });
+});
+
+describe.skipIf(!HAS_SPIDER)('verify / Spider4SPARQL battle_death', () => {
+  it('all 16 distinct queries identical or (q10, a tie under ORDER BY … LIMIT 1) equivalent in both forms', async () => {
+    const shards = path.join(tmpDir('fkgqa-verify-spider-'), 'shards');
+    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: shards, kgs: ['battle_death'] });
+    const r = await verify({ shards, timeoutMs: 30_000 });
+    expect(r.queries).toHaveLength(16);
+    for (const f of ['federated', 'trivial'] as const) {
+      // q10 ("the ship that caused most injuries") ties two ships at 3: either may be answered.
+      expect(r.totals[f]!.identical + r.totals[f]!.equivalent).toBe(16);
+      expect(r.totals[f]).toMatchObject({ different: 0, failed: 0 });
+      expect(r.queries.filter((q) => q[f]!.status !== 'identical').map((q) => q.id)).toEqual(r.totals[f]!.equivalent ? ['battle_death/q10'] : []);
+    }
+  });
+});
