@@ -45,6 +45,15 @@ for (let i = 0; i < runs; i++) {
     `run ${i + 1}/${runs}: ${(results[i].totalMs / 1000).toFixed(2)} s` + (compare ? `, without VoID ${(withoutVoid[i].totalMs / 1000).toFixed(2)} s` : '') + '\n',
   );
 }
+// The same input through a bare n3 pass-through (parse and write, nothing else), after each build:
+// materialisation throughput is reported as a ratio to it (absolute times vary between machines).
+const kgFiles = fs.readdirSync(path.join(source, 'kg')).filter((f) => f.endsWith('.nt')).map((f) => path.join(source, 'kg', f));
+const passes = [];
+for (let i = 0; i < runs; i++) {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-pass-'));
+  passes.push(JSON.parse(execFileSync(process.execPath, [path.join(here, 'passthrough.js'), out, ...kgFiles], { encoding: 'utf8' })));
+  fs.rmSync(out, { recursive: true, force: true });
+}
 const r0 = results[0];
 console.log(`fkgqa partition on ${source}: ${r0.graphs} graphs, ${r0.triples} triples; median of ${runs} runs (${os.cpus().length} cores, node ${process.version})`);
 console.log(`  whole build      ${(median(results.map((r) => r.totalMs)) / 1000).toFixed(2)} s`);
@@ -52,6 +61,11 @@ for (const k of Object.keys(r0.stages)) {
   console.log(`  ${k.padEnd(16)} ${(median(results.map((r) => r.stages[k])) / 1000).toFixed(2)} s`);
 }
 console.log(`  peak RSS         ${(Math.max(...results.map((r) => r.maxRssBytes)) / 1048576).toFixed(0)} MiB (max over runs)`);
+const passMs = median(passes.map((p) => p.ms));
+const matMs = median(results.map((r) => r.stages.materialize));
+const dataMs = median(results.map((r) => r.stages.profile + r.stages.materialize + r.stages.verify));
+console.log(`  pass-through     ${(passMs / 1000).toFixed(2)} s (n3 parse + write of the ${kgFiles.length} .nt files, ${passes[0].triples} triples)`);
+console.log(`  throughput ratio materialisation pass ${(passMs / matMs).toFixed(2)}, profile + materialise + verify ${(passMs / dataMs).toFixed(2)} (1 = as fast as the pass-through)`);
 if (compare) {
   const added = median(results.map((r, i) => r.totalMs - withoutVoid[i].totalMs));
   console.log(`  without VoID     ${(median(withoutVoid.map((r) => r.totalMs)) / 1000).toFixed(2)} s whole build, peak RSS ${(Math.max(...withoutVoid.map((r) => r.maxRssBytes)) / 1048576).toFixed(0)} MiB`);

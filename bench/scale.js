@@ -33,8 +33,8 @@ for (const n of sizes) {
   const file = path.join(src, 'kg', `${kg}.nt`);
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-scale-'));
   process.stderr.write(`${n} triples: pass-through ...\n`);
-  const pass = node(path.join(here, 'passthrough.js'), file, path.join(out, 'pass.nt'));
-  fs.rmSync(path.join(out, 'pass.nt'));
+  const pass = node(path.join(here, 'passthrough.js'), path.join(out, 'pass'), file);
+  fs.rmSync(path.join(out, 'pass'), { recursive: true, force: true });
   process.stderr.write(`${n} triples: partition ...\n`);
   const build = node(path.join(here, 'build-once.js'), src, path.join(out, 'shards'));
   fs.rmSync(out, { recursive: true, force: true });

@@ -63,15 +63,15 @@ export async function materializeGraph(
       slot,
       file,
       fd: fs.openSync(file, 'w'),
-      buffer: [] as string[],
+      // Lines are encoded straight into a byte buffer (no joined strings), written when full.
+      buffer: Buffer.allocUnsafe(FLUSH_BYTES),
       buffered: 0,
       lines: 0,
     };
   });
   const flush = (f: (typeof files)[number]) => {
-    if (f.buffer.length === 0) return;
-    fs.writeSync(f.fd, f.buffer.join(''));
-    f.buffer = [];
+    if (f.buffered === 0) return;
+    fs.writeSync(f.fd, f.buffer, 0, f.buffered);
     f.buffered = 0;
   };
   const input = new SetChecksum(hasher);
@@ -110,10 +110,14 @@ export async function materializeGraph(
         const subjectSlot = assigner.subjectSlotAt(si);
         const slot = entry.slot ?? subjectSlot;
         const f = files[slot];
-        f.buffer.push(l, '\n');
-        f.buffered += l.length + 1;
+        // A UTF-16 code unit takes at most 3 UTF-8 bytes.
+        if (f.buffered + 3 * l.length + 1 > f.buffer.length) {
+          flush(f);
+          if (3 * l.length + 1 > f.buffer.length) f.buffer = Buffer.allocUnsafe(3 * l.length + 1);
+        }
+        f.buffered += f.buffer.write(l, f.buffered);
+        f.buffer[f.buffered++] = 10;
         f.lines++;
-        if (f.buffered >= FLUSH_BYTES) flush(f);
         for (const c of entry.candidates) if (matcher.test(c, t)) patternFlags[c.index * nSlots + slot] = 1;
         entry.seen[slot] = 1;
         if (si !== undefined) setFlags[profile.subjectClassSet[si]][subjectSlot] = 1;
