@@ -7,26 +7,16 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { benchOptions, here, median } from './lib.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const source = opt('--source', path.resolve(here, '../../shared/spider4sparql'));
-const runs = Number(opt('--runs', '5'));
+const options = benchOptions({ runs: '5' }, ['no-compare']);
+const source = options.source;
+const runs = Number(options.runs);
 if (!fs.existsSync(path.join(source, 'dev.json')) && !fs.existsSync(path.join(source, 'questions.json'))) {
   console.error(`bench: no benchmark source at ${source} (pass --source DIR)`);
   process.exit(2);
 }
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const compare = !args.includes('--no-compare');
+const compare = !options['no-compare'];
 const buildOnce = (...extra) => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-'));
   const json = execFileSync(process.execPath, [path.join(here, 'build-once.js'), source, path.join(out, 'shards'), ...extra], {

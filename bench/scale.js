@@ -8,17 +8,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { benchOptions, here } from './lib.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const source = opt('--source', path.resolve(here, '../../shared/spider4sparql'));
-const kg = opt('--kg', 'wta_1');
-const sizes = opt('--sizes', '1000000,5000000,10000000').split(',').map(Number);
+const options = benchOptions({ kg: 'wta_1', sizes: '1000000,5000000,10000000' });
+const source = options.source;
+const kg = options.kg;
+const sizes = options.sizes.split(',').map(Number);
 const cache = path.join(os.tmpdir(), 'fkgqa-bench-synth');
 const node = (script, ...a) => JSON.parse(execFileSync(process.execPath, [script, ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 }));
 const cli = path.join(here, '../bin/fkgqa.js');
@@ -52,7 +47,8 @@ for (const { n, pass, build } of rows) {
       `${(pass.ms / st.materialize).toFixed(2).padStart(22)}  ${(pass.ms / (build.totalMs - st.describe)).toFixed(2).padStart(22)}`,
   );
 }
-// Least-squares fit of whole-build time against triples: cost per million triples and R².
+// Least-squares fit of whole-build time against triples: cost per million triples and R² (two sizes or more).
+if (rows.length < 2) process.exit(0);
 const xs = rows.map((r) => r.n / 1e6);
 const ys = rows.map((r) => r.build.totalMs / 1000);
 const mx = xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -7,23 +7,18 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { benchOptions, here } from './lib.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const cli = path.resolve(here, '../bin/fkgqa.js');
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const connections = Number(opt('--connections', '10'));
-const duration = Number(opt('--duration', '10'));
-const startups = Number(opt('--startups', '3'));
-const workerPer = opt('--worker-per', 'shard');
-let shards = opt('--shards', undefined);
+const options = benchOptions({ connections: '10', duration: '10', startups: '3', 'worker-per': 'shard', shards: '' });
+const connections = Number(options.connections);
+const duration = Number(options.duration);
+const startups = Number(options.startups);
+const workerPer = options['worker-per'];
+let shards = options.shards || undefined;
 if (!shards) {
-  const source = path.resolve(here, '../../shared/spider4sparql');
+  const source = options.source;
   if (!fs.existsSync(path.join(source, 'dev.json'))) {
     console.error(`bench:serve: no --shards and no corpus at ${source}`);
     process.exit(2);
