@@ -6,7 +6,7 @@ import { PatternMatcher } from './analyze/match.js';
 import { parseQuery, withPrefixDeclared } from './analyze/parse.js';
 import { InputError } from './common/errors.js';
 import { iriError } from './common/iri.js';
-import { getHasher } from './common/hash.js';
+import { getHasher, sha256OfFile } from './common/hash.js';
 import { checkOutputDir, StagedOutput, writeJson } from './common/output.js';
 import { SPIDER_DEFAULT_PREFIX } from './common/vocab.js';
 import { catalogueFileTexts, chooseVoidEngine, describeGraph, endpointUrl, voidFileTexts, type ShardDescription, type VoidEngine } from './describe/index.js';
@@ -190,7 +190,7 @@ export interface PartitionResult {
 /** Orders shard names `shard<N>` by N. */
 export const byShardNumber = (a: string, b: string) => Number(a.replace(/\D/g, '')) - Number(b.replace(/\D/g, ''));
 
-const sha256File = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+const sha256File = sha256OfFile;
 const ms = (t0: number) => Math.round(performance.now() - t0);
 
 function validate(o: PartitionOptions): void {

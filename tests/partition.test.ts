@@ -120,6 +120,28 @@ describe('partition / demo dataset, checked by hand', async () => {
   });
 });
 
+describe('partition / duplicates', () => {
+  it('drops repeated triples (a graph is a set), once per shard, and says how many', async () => {
+    const src = path.join(tmpDir(), 'src');
+    fs.cpSync(DEMO, src, { recursive: true });
+    const nt = path.join(src, 'kg/library.nt');
+    const lines = ntLines(nt);
+    // Repeat a book title (predicate shard), an author's name (bucket) and a book year (base) twice each.
+    const repeats = [lines.find((l) => l.includes('#title>'))!, lines.find((l) => l.includes('author#name>'))!, lines.find((l) => l.includes('book#year>'))!];
+    fs.appendFileSync(nt, [...repeats, ...repeats].join('\n') + '\n');
+    const out = path.join(tmpDir(), 'shards');
+    const r = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: src, out, kgs: ['library'], void: false });
+    const m = r.graphs[0].manifest;
+    expect(m.inputs.data).toMatchObject({ triplesRead: 103, triples: 97, duplicates: 6 });
+    expect(m.guarantees.completeness.ok).toBe(true);
+    expect(m.warnings).toContain('6 repeated triples in the input were dropped (a graph is a set)');
+    const all = m.shards.flatMap((s) => ntLines(path.join(out, 'library', s.file)));
+    expect(all.length).toBe(97);
+    expect(new Set(all).size).toBe(97);
+    for (const s of m.shards) expect(ntLines(path.join(out, 'library', s.file)).length).toBe(s.triples);
+  });
+});
+
 describe('partition / input formats', () => {
   it('reads an RDF/XML graph and a CSV question file to the same shards as N-Triples and JSON', async () => {
     const src = path.join(tmpDir(), 'src');

@@ -1,3 +1,5 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import xxhash from 'xxhash-wasm';
 
 /** The xxhash-wasm functions, initialised once per process. */
@@ -40,4 +42,20 @@ export class SetChecksum {
   get digest(): string {
     return this.sum.toString(16).padStart(16, '0');
   }
+}
+
+/**
+ * sha256 of a file (hex), read in 1 MiB chunks so that large shard files do not have to fit in
+ * memory at once.
+ */
+export function sha256OfFile(file: string): string {
+  const h = crypto.createHash('sha256');
+  const fd = fs.openSync(file, 'r');
+  const buf = Buffer.allocUnsafe(1 << 20);
+  try {
+    for (let n; (n = fs.readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return h.digest('hex');
 }

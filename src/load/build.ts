@@ -1,7 +1,7 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
+import { sha256OfFile } from '../common/hash.js';
 import { checkGraphName } from './source.js';
 
 /** What the later stages (`describe`, `stats`, `serve`) read of a build written by `fkgqa partition`. */
@@ -54,7 +54,7 @@ export function readBuildDir(dir: string, checkShards = true): BuildDir {
       for (const s of m.shards) {
         const shard = path.join(dir, kg, path.basename(String(s.file)));
         if (!fs.existsSync(shard)) throw new InputError('shard file listed in the manifest is missing', { file: shard });
-        const sha = crypto.createHash('sha256').update(fs.readFileSync(shard)).digest('hex');
+        const sha = sha256OfFile(shard);
         if (sha !== s.sha256) throw new InputError(`shard file differs from the one the build wrote (sha256 ${sha.slice(0, 12)}…, manifest ${String(s.sha256).slice(0, 12)}…)`, { file: shard });
       }
     }

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { FingerprintSet } from '../common/fingerprints.js';
-import { getHasher, SetChecksum } from '../common/hash.js';
+import { getHasher, SetChecksum, sha256OfFile } from '../common/hash.js';
 import type { ShardingRule } from '../plan/rules.js';
 import type { MaterializeResult } from './write.js';
 
@@ -96,9 +96,8 @@ export async function verifyShards(files: string[], input: { lines: number; chec
       fs.writeSync(fd, buffer.join(''));
       fs.closeSync(fd);
       fs.renameSync(tmp, file);
-      const content = fs.readFileSync(file);
-      digest = crypto.createHash('sha256').update(content).digest('hex');
-      bytes = content.length;
+      digest = sha256OfFile(file);
+      bytes = fs.statSync(file).size;
     }
     shards.push({ file, triples: distinct.count, duplicates, bytes, sha256: digest, checksum: distinct.digest });
   }
