@@ -13,6 +13,7 @@ import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, f
 import { synthesize } from '../synth/replicate.js';
 import { registerServeCommands } from './serve.js';
 import { TOOL } from '../version.js';
+import { stderrProgress } from './progress.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
 export const DEMO_SOURCE = fileURLToPath(new URL('../../datasets/demo', import.meta.url));
@@ -29,7 +30,6 @@ const integer = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) => (v
 const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql';
 
 /** Progress lines go to stderr unless `--quiet`. */
-const stderrProgress = (quiet: boolean | undefined) => (quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`));
 
 /** Checks, before any work, that a report file can be written: its folder exists and it is not a folder. */
 function checkOutputFile(file: string): void {
@@ -137,7 +137,7 @@ export function program(): Command {
         kgs: o.kg,
         timeoutMs: o.timeout,
         recompute: o.recompute,
-        progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+        progress: stderrProgress(o.quiet),
       });
       if (o.perQuery) fs.writeFileSync(o.perQuery, formatPerQueryCsv(stats));
       if (o.html) fs.writeFileSync(o.html, formatStatsHtml(stats));
@@ -169,7 +169,7 @@ export function program(): Command {
         triples: o.triples,
         seed: o.seed,
         out: o.out,
-        progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+        progress: stderrProgress(o.quiet),
       });
       process.stdout.write(`${r.file}: ${r.triples} triples (${r.copies} copies of ${r.baseTriples}), ${r.questions} questions\n`);
     });

@@ -4,6 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import { serve } from '../serve/server.js';
+import { stderrProgress } from './progress.js';
 import { formatVerifyReport, FORMS, verify, type FederationForm } from '../verify/verify.js';
 
 type IntegerParser = (name: string, min: number, max?: number) => (v: string) => number;
@@ -42,7 +43,7 @@ export function registerServeCommands(cli: Command, integer: IntegerParser): voi
     .option('--request-log <file>', 'append every request as a JSON line to this file')
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
-      const progress = o.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`);
+      const progress = stderrProgress(o.quiet);
       const server = await serve({
         shards: o.shards,
         host: o.host,
@@ -95,7 +96,7 @@ export function registerServeCommands(cli: Command, integer: IntegerParser): voi
         queries: o.query,
         timeoutMs: o.timeout,
         forms: o.form as FederationForm[],
-        progress: o.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+        progress: stderrProgress(o.quiet),
       });
       process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatVerifyReport(report));
       if (Object.values(report.totals).some((t) => t.different > 0)) process.exitCode = 1;
