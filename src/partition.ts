@@ -307,7 +307,6 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
       outputDigest,
     });
     const previous = readPrevious(options.out, inputsDigest, outputDigest);
-    if (previous?.identical) keepStatsCaches(options.out, staged.dir, graphs.map((g) => g.manifest.graph));
     staged.commit(isBuildEntry);
     return { out: options.out, graphs, questions, queries, warnings, outputDigest, previous, timings: { totalMs: ms(t0) } };
   } catch (e) {
@@ -315,23 +314,6 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
     throw e;
   }
 }
-
-/**
- * Carries the caches `fkgqa stats` keeps in the graph folders (gold answers, realised fan-out)
- * from a byte-identical previous build into the new one, so that rebuilding does not throw away
- * minutes of query time. Only for identical builds: the caches name the build digest anyway.
- */
-function keepStatsCaches(out: string, stagedDir: string, graphs: string[]): void {
-  for (const kg of graphs) {
-    for (const f of STATS_CACHE_FILES) {
-      const from = path.join(out, kg, f);
-      if (fs.existsSync(from)) fs.copyFileSync(from, path.join(stagedDir, kg, f));
-    }
-  }
-}
-
-/** Files `fkgqa stats` adds to a graph folder. */
-export const STATS_CACHE_FILES = ['gold-answers.json', 'realised-fan-out.json'];
 
 function readPrevious(out: string, inputsDigest: string, outputDigest: string): PartitionResult['previous'] {
   const file = path.join(out, 'build.json');
