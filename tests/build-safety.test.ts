@@ -148,3 +148,53 @@ describe('build safety / locks', () => {
     }
   });
 });
+
+describe('build safety / the build is read-only: stats writes to the state folder', () => {
+  it('fkgqa stats leaves every build file byte-identical; --state puts gold answers elsewhere', () => {
+    const out = path.join(tmpDir(), 'shards');
+    expect(fkgqa(['partition', '-q', '--out', out]).code).toBe(0);
+    const before = tree(out);
+    const s = fkgqa(['stats', '--shards', out, '-q', '--format', 'json']);
+    expect(s.code).toBe(0);
+    expect(tree(out)).toEqual(before);
+    expect(Object.keys(tree(`${out}.state`)).sort()).toEqual([
+      'gold-answers/library.json',
+      'gold-answers/observatory.json',
+      'realised-fan-out/library.json',
+      'realised-fan-out/observatory.json',
+    ]);
+    const elsewhere = path.join(tmpDir(), 'state');
+    expect(fkgqa(['stats', '--shards', out, '-q', '--state', elsewhere, '--kg', 'library']).code).toBe(0);
+    expect(Object.keys(tree(elsewhere)).sort()).toEqual(['gold-answers/library.json', 'realised-fan-out/library.json']);
+    expect(tree(out)).toEqual(before);
+  });
+});
+
+describe('build safety / one way to open a build: broken JSON is named (exit 2)', () => {
+  const good = path.join(tmpDir(), 'shards');
+  expect(fkgqa(['partition', '-q', '--no-void', '--out', good]).code).toBe(0);
+  const corruptions: [string, string, string][] = [
+    ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": ["library"', 'build.json of an fkgqa build is not valid JSON'],
+    ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": "library", "outputDigest": "x"}', '"graphs" is missing, empty or not a list of names'],
+    ['benchmark.json', '', 'benchmark.json of an fkgqa build is not valid JSON'],
+    ['benchmark.json', '{"defaultPrefix": "http://valuenet/ontop/", "entries": [{"kg": "library"}]}', 'not a benchmark.json written by fkgqa partition: entries[0]: needs string fields "kg", "query" and "queryId"'],
+    ['library/manifest.json', '{"tool": {"name": "fkg', 'graph manifest is not valid JSON'],
+    ['library/manifest.json', '[]', 'not a graph manifest written by fkgqa partition: not a JSON object'],
+  ];
+  for (const [file, text, message] of corruptions) {
+    it(`${file} = ${JSON.stringify(text.slice(0, 40))}: stats, describe, verify and serve exit 2 naming it`, () => {
+      const copy = path.join(tmpDir(), 'shards');
+      fs.cpSync(good, copy, { recursive: true });
+      if (file === 'library/manifest.json' && text.startsWith('{"tool"')) {
+        // Keep the other fields: the file cut short in the middle.
+        const full = fs.readFileSync(path.join(copy, file), 'utf8');
+        fs.writeFileSync(path.join(copy, file), full.slice(0, Math.floor(full.length / 2)));
+      } else fs.writeFileSync(path.join(copy, file), text);
+      for (const cmd of [['stats'], ['describe'], ['verify', '--query', 'library/q1'], ['serve', '--port', '0']]) {
+        const r = fkgqa([...cmd, '--shards', copy, '-q']);
+        expect(r.code, `${cmd[0]}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain(`${path.join(copy, file)}: ${message}`);
+      }
+    });
+  }
+});
