@@ -399,7 +399,9 @@ async function buildGraph(
   const warnings: string[] = [];
   let t = performance.now();
   let ontology = EMPTY_ONTOLOGY;
-  if (g.ontologyFile && g.ontologyFormat) ontology = readOntology(g.ontologyFile, g.ontologyFormat);
+  if (g.ontologyFile && g.ontologyFormat && fs.statSync(g.ontologyFile).size === 0) {
+    warnings.push(`ontology ${path.relative(ctx.sourceDir, g.ontologyFile)} is empty (0 bytes): classes come from explicit rdf:type patterns only`);
+  } else if (g.ontologyFile && g.ontologyFormat) ontology = readOntology(g.ontologyFile, g.ontologyFormat);
   else warnings.push(`no ontology in ontologies/${g.name}.(owl|rdf|xml|ttl): classes come from explicit rdf:type patterns only`);
   const load = ms(t);
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { processStartTime, StagedOutput } from '../src/common/output.js';
 import { openBuild } from '../src/load/build.js';
 import { readBuild } from '../src/serve/server.js';
-import { ROOT, tmpDir } from './helpers.js';
+import { copyDir, DEMO, ROOT, tmpDir } from './helpers.js';
 
 /** Runs the built CLI (`npm test` builds dist/ first), optionally with extra environment. */
 function fkgqa(args: string[], env: Record<string, string> = {}) {
@@ -197,4 +197,64 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
       }
     });
   }
+});
+
+describe('build safety / partition input', () => {
+  const lol = (levels: number) => {
+    const decls = ['<!ENTITY lol0 "lol">'];
+    for (let i = 1; i <= levels; i++) decls.push(`<!ENTITY lol${i} "${`&lol${i - 1};`.repeat(10)}">`);
+    return `<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n${decls.join('\n')}\n]>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:rdfs="http://www.w3.org/2000/01/rdf-schema#">\n<rdf:Description rdf:about="http://valuenet/ontop/x"><rdfs:label>&lol${levels};</rdfs:label></rdf:Description>\n</rdf:RDF>\n`;
+  };
+
+  it('a 0-byte ontology warns like a missing one', () => {
+    const src = copyDir(DEMO);
+    fs.writeFileSync(path.join(src, 'ontologies/library.owl'), '');
+    const r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('warning: library: ontology ontologies/library.owl is empty (0 bytes): classes come from explicit rdf:type patterns only');
+    fs.rmSync(path.join(src, 'ontologies/library.owl'));
+    expect(fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void']).stderr).toContain('warning: library: no ontology in ontologies/library.(owl|rdf|xml|ttl)');
+  });
+
+  it('an XML entity bomb (billion laughs) in an ontology is refused before parsing, naming the file and line', () => {
+    const src = copyDir(DEMO);
+    fs.writeFileSync(path.join(src, 'ontologies/library.owl'), lol(9)); // 10^9 × "lol" expanded
+    const t0 = Date.now();
+    const r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${path.join(src, 'ontologies/library.owl')}, line 7: entity lol4 expands to more than 10000 characters (an XML entity bomb?): refused`);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+  });
+
+  it('refuses external and parameter entities, keeps IRI abbreviations as Protégé writes them', () => {
+    const src = copyDir(DEMO);
+    const owl = path.join(src, 'ontologies/library.owl');
+    const demo = fs.readFileSync(path.join(DEMO, 'ontologies/library.owl'), 'utf8');
+    const withDoctype = (subset: string, text = demo) => text.replace('<?xml version="1.0"?>\n', `<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n${subset}\n]>\n`);
+    fs.writeFileSync(owl, withDoctype('<!ENTITY secret SYSTEM "file:///etc/passwd">'));
+    let r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${owl}, line 3: external entity secret (SYSTEM) in the DOCTYPE: refused`);
+    fs.writeFileSync(owl, withDoctype('<!ENTITY % p "x">'));
+    expect(fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']).stderr).toContain('line 3: parameter entity %p in the DOCTYPE: refused');
+    // IRI abbreviations: the same ontology, the same manifest as without them.
+    fs.writeFileSync(owl, withDoctype('<!ENTITY xsd "http://www.w3.org/2001/XMLSchema#">', demo.replaceAll('"http://www.w3.org/2001/XMLSchema#', '"&xsd;')));
+    const a = path.join(tmpDir(), 's');
+    const b = path.join(tmpDir(), 's');
+    expect(fkgqa(['partition', '--source', src, '--out', a, '-q', '--no-void', '--kg', 'library']).code).toBe(0);
+    fs.writeFileSync(owl, demo);
+    expect(fkgqa(['partition', '--source', src, '--out', b, '-q', '--no-void', '--kg', 'library']).code).toBe(0);
+    const manifest = (d: string) => JSON.parse(fs.readFileSync(path.join(d, 'library/manifest.json'), 'utf8'));
+    expect(manifest(a).rules).toEqual(manifest(b).rules);
+    expect(manifest(a).queries).toEqual(manifest(b).queries); // |C(q)| from the ranges: datatypes recognised through &xsd;
+    expect(manifest(a).rules.length).toBeGreaterThan(0);
+  });
+
+  it('--out below a regular file is an input error, not "internal error: EEXIST"', () => {
+    const file = path.join(tmpDir(), 'somefile');
+    fs.writeFileSync(file, 'x');
+    const r = fkgqa(['partition', '--out', path.join(file, 'sub'), '-q']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${path.join(file, 'sub')}: --out lies below ${file}, which is a file, not a directory`);
+  });
 });
