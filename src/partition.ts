@@ -83,6 +83,8 @@ export interface ManifestQuery {
   rules?: string[];
   /** Implied fan-out f(Q) and the shards it counts (covered queries). */
   fanOut?: number;
+  /** A required triple pattern matches nothing in the graph: the answer is necessarily empty and the query is not federated (see FederationCheck). */
+  necessarilyEmpty?: true;
   /** Σ over triple patterns of the shards matching each (TPWSS). */
   tpwss?: number;
   shards?: string[];
@@ -141,7 +143,12 @@ export interface GraphManifest {
   shards: ManifestShard[];
   guarantees: {
     completeness: CompletenessCheck;
-    federation: { covered: number; federated: number; exceptions: { query: string; reason: string }[] };
+    /**
+     * Guarantee 2 over the covered queries: `federated` have f(Q) ≥ 2; `necessarilyEmpty` have a
+     * required triple pattern that matches nothing (their answer is empty on any sharding, so they
+     * are not federated); `exceptions` lists every covered query that is not federated, with why.
+     */
+    federation: { covered: number; federated: number; necessarilyEmpty: number; exceptions: { query: string; reason: string }[] };
     rules: RuleCheck[];
   };
   warnings: string[];
@@ -369,7 +376,7 @@ function writeBenchmark(
         question: q.question,
         query: withPrefixDeclared(q.query, defaultPrefix),
         queryId: gq.id,
-        federated: mq.status === 'covered' && (mq.fanOut ?? 0) >= 2,
+        federated: mq.status === 'covered' && (mq.fanOut ?? 0) >= 2 && !mq.necessarilyEmpty,
         endpoints: m.shards.map((s) => s.endpoint),
       };
     });
@@ -501,6 +508,7 @@ async function buildGraph(
     return {
       ...base,
       ...(f.ok ? {} : { reason: f.reason }),
+      ...(f.necessarilyEmpty ? { necessarilyEmpty: true as const } : {}),
       rules: cover.rules.filter((r) => r.covers.includes(q.id)).map((r) => ruleId.get(r.key)!),
       fanOut: f.fanOut,
       tpwss: f.tpwss,
@@ -583,7 +591,7 @@ async function buildGraph(
     shards,
     guarantees: {
       completeness,
-      federation: { covered: federation.length, federated: federation.filter((f) => f.ok).length, exceptions },
+      federation: { covered: federation.length, federated: federation.filter((f) => f.ok).length, necessarilyEmpty: federation.filter((f) => f.necessarilyEmpty).length, exceptions },
       rules: ruleChecks,
     },
     warnings,

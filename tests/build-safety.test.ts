@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processStartTime, StagedOutput } from '../src/common/output.js';
+import { parseQuery } from '../src/analyze/parse.js';
+import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/load/build.js';
 import { readBuild } from '../src/serve/server.js';
 import { copyDir, DEMO, ROOT, tmpDir } from './helpers.js';
@@ -256,5 +258,21 @@ describe('build safety / partition input', () => {
     const r = fkgqa(['partition', '--out', path.join(file, 'sub'), '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${path.join(file, 'sub')}: --out lies below ${file}, which is a file, not a directory`);
+  });
+});
+
+describe('build safety / which triple patterns every solution needs', () => {
+  const req = (q: string) => {
+    const p = parseQuery(q, 'http://e/');
+    if (!p.ok) throw new Error(p.error);
+    return requiredPatterns(p.query.ast);
+  };
+  it('takes the top-level BGPs and nested groups, not OPTIONAL, UNION, MINUS, FILTER EXISTS, subqueries or property paths', () => {
+    const r = req('SELECT ?a WHERE { ?a :p ?b . { ?b :q ?c } OPTIONAL { ?a :o ?x } { ?a :u1 ?y } UNION { ?a :u2 ?y } MINUS { ?a :m ?z } FILTER EXISTS { ?a :e ?w } ?a :r+ ?v { SELECT ?a WHERE { ?a :s ?t } } }');
+    expect(r).toEqual({ keys: ['?a <http://e/p> ?b', '?b <http://e/q> ?c'], implicitGroup: false });
+  });
+  it('knows an aggregate without GROUP BY answers one row over no solutions', () => {
+    expect(req('SELECT (COUNT(*) AS ?n) WHERE { ?a :p ?b }').implicitGroup).toBe(true);
+    expect(req('SELECT ?b (COUNT(*) AS ?n) WHERE { ?a :p ?b } GROUP BY ?b').implicitGroup).toBe(false);
   });
 });
