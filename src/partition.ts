@@ -83,6 +83,8 @@ export interface ManifestQuery {
   rules?: string[];
   /** Implied fan-out f(Q) and the shards it counts (covered queries). */
   fanOut?: number;
+  /** A required triple pattern matches nothing in the graph: the answer is necessarily empty and the query is not federated (see FederationCheck). */
+  necessarilyEmpty?: true;
   /** Σ over triple patterns of the shards matching each (TPWSS). */
   tpwss?: number;
   shards?: string[];
@@ -141,7 +143,12 @@ export interface GraphManifest {
   shards: ManifestShard[];
   guarantees: {
     completeness: CompletenessCheck;
-    federation: { covered: number; federated: number; exceptions: { query: string; reason: string }[] };
+    /**
+     * Guarantee 2 over the covered queries: `federated` have f(Q) ≥ 2; `necessarilyEmpty` have a
+     * required triple pattern that matches nothing (their answer is empty on any sharding, so they
+     * are not federated); `exceptions` lists every covered query that is not federated, with why.
+     */
+    federation: { covered: number; federated: number; necessarilyEmpty: number; exceptions: { query: string; reason: string }[] };
     rules: RuleCheck[];
   };
   warnings: string[];
@@ -307,7 +314,6 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
       outputDigest,
     });
     const previous = readPrevious(options.out, inputsDigest, outputDigest);
-    if (previous?.identical) keepStatsCaches(options.out, staged.dir, graphs.map((g) => g.manifest.graph));
     staged.commit(isBuildEntry);
     return { out: options.out, graphs, questions, queries, warnings, outputDigest, previous, timings: { totalMs: ms(t0) } };
   } catch (e) {
@@ -315,23 +321,6 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
     throw e;
   }
 }
-
-/**
- * Carries the caches `fkgqa stats` keeps in the graph folders (gold answers, realised fan-out)
- * from a byte-identical previous build into the new one, so that rebuilding does not throw away
- * minutes of query time. Only for identical builds: the caches name the build digest anyway.
- */
-function keepStatsCaches(out: string, stagedDir: string, graphs: string[]): void {
-  for (const kg of graphs) {
-    for (const f of STATS_CACHE_FILES) {
-      const from = path.join(out, kg, f);
-      if (fs.existsSync(from)) fs.copyFileSync(from, path.join(stagedDir, kg, f));
-    }
-  }
-}
-
-/** Files `fkgqa stats` adds to a graph folder. */
-export const STATS_CACHE_FILES = ['gold-answers.json', 'realised-fan-out.json'];
 
 function readPrevious(out: string, inputsDigest: string, outputDigest: string): PartitionResult['previous'] {
   const file = path.join(out, 'build.json');
@@ -387,7 +376,7 @@ function writeBenchmark(
         question: q.question,
         query: withPrefixDeclared(q.query, defaultPrefix),
         queryId: gq.id,
-        federated: mq.status === 'covered' && (mq.fanOut ?? 0) >= 2,
+        federated: mq.status === 'covered' && (mq.fanOut ?? 0) >= 2 && !mq.necessarilyEmpty,
         endpoints: m.shards.map((s) => s.endpoint),
       };
     });
@@ -417,7 +406,9 @@ async function buildGraph(
   const warnings: string[] = [];
   let t = performance.now();
   let ontology = EMPTY_ONTOLOGY;
-  if (g.ontologyFile && g.ontologyFormat) ontology = readOntology(g.ontologyFile, g.ontologyFormat);
+  if (g.ontologyFile && g.ontologyFormat && fs.statSync(g.ontologyFile).size === 0) {
+    warnings.push(`ontology ${path.relative(ctx.sourceDir, g.ontologyFile)} is empty (0 bytes): classes come from explicit rdf:type patterns only`);
+  } else if (g.ontologyFile && g.ontologyFormat) ontology = readOntology(g.ontologyFile, g.ontologyFormat);
   else warnings.push(`no ontology in ontologies/${g.name}.(owl|rdf|xml|ttl): classes come from explicit rdf:type patterns only`);
   const load = ms(t);
 
@@ -517,6 +508,7 @@ async function buildGraph(
     return {
       ...base,
       ...(f.ok ? {} : { reason: f.reason }),
+      ...(f.necessarilyEmpty ? { necessarilyEmpty: true as const } : {}),
       rules: cover.rules.filter((r) => r.covers.includes(q.id)).map((r) => ruleId.get(r.key)!),
       fanOut: f.fanOut,
       tpwss: f.tpwss,
@@ -599,7 +591,7 @@ async function buildGraph(
     shards,
     guarantees: {
       completeness,
-      federation: { covered: federation.length, federated: federation.filter((f) => f.ok).length, exceptions },
+      federation: { covered: federation.length, federated: federation.filter((f) => f.ok).length, necessarilyEmpty: federation.filter((f) => f.necessarilyEmpty).length, exceptions },
       rules: ruleChecks,
     },
     warnings,

@@ -40,8 +40,9 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
     expect([q('library/q7').impliedFanOut, q('library/q7').realisedFanOut]).toEqual([3, 3]);
   });
 
-  it('stores the gold answers with the build and reuses them while the build is unchanged', async () => {
-    const file = path.join(out, 'library', 'gold-answers.json');
+  it('stores the gold answers in the state folder beside the build and reuses them while the build is unchanged', async () => {
+    const file = path.join(`${out}.state`, 'gold-answers', 'library.json');
+    expect(fs.existsSync(path.join(out, 'library', 'gold-answers.json'))).toBe(false);
     const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
     const peru = doc.answers.find((a: { query: string }) => a.query === 'library/q2');
     expect(peru.status).toBe('ok');

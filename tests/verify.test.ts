@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import sparqljs from 'sparqljs';
@@ -70,6 +71,22 @@ describe('verify / ties under ORDER BY', () => {
   });
 });
 
+describe('verify / equivalence needs every gold row', () => {
+  it('a lost row is not "equivalent" even when the key query lost it too (a damaged unsharded graph)', () => {
+    const q = 'SELECT ?name WHERE { ?x <http://e/name> ?name . ?x <http://e/age> ?age } ORDER BY ASC(?age)';
+    const age = (n: string) => lit(n, `${XSD}integer`);
+    const gold = res(['name'], [{ name: lit('ann') }, { name: lit('bob') }, { name: lit('cy') }]);
+    // The key query ran on data that lacks bob (as when a shard lost a triple): its rows match the answer.
+    const keyed = res(['name', '__fkgqa_order0'], [
+      { name: lit('ann'), __fkgqa_order0: age('20') },
+      { name: lit('cy'), __fkgqa_order0: age('30') },
+    ]);
+    const answer = res(['name'], [{ name: lit('ann') }, { name: lit('cy') }]);
+    expect(equivalentUnderTies(parse(q), keyed, answer)).toEqual({ equivalent: true, ties: 0 }); // what verify used to conclude
+    expect(equivalentUnderTies(parse(q), keyed, answer, gold)).toEqual({ equivalent: false, why: '2 rows where gold has 3' });
+  });
+});
+
 describe('verify / trivial federation (paper section 2)', () => {
   it('rewrites every triple pattern, also inside FILTER NOT EXISTS and sub-SELECTs, into a UNION of SERVICE over all endpoints', () => {
     const ast = parse('SELECT (COUNT(*) AS ?n) WHERE { ?a a :dogs . ?a :dogs\\#owner_id ?o . FILTER NOT EXISTS { { SELECT ?o2 WHERE { ?d :owners\\#owner_id ?o2 } } FILTER(?o = ?o2) } }');
@@ -113,12 +130,20 @@ describe('verify / the demo build', () => {
     }
   });
 
-  it('uses gold-answers.json when the build has it (a wrong stored answer shows as a difference)', async () => {
+  it('uses the gold answers fkgqa stats stored for this build in the state folder (a wrong stored answer shows as a difference)', async () => {
     const gold = await verify({ shards, kgs: ['library'], queries: ['library/q1'], forms: ['federated'] });
     const answer = { head: { vars: ['n'] }, results: { bindings: [{ n: lit('999', `${XSD}integer`) }] } };
     const copy = path.join(tmpDir('fkgqa-verify-gold-'), 'shards');
     fs.cpSync(shards, copy, { recursive: true });
-    fs.writeFileSync(path.join(copy, 'library', 'gold-answers.json'), JSON.stringify({ graph: 'library', answers: [{ query: 'library/q1', status: 'ok', rows: 1, results: answer }] }));
+    const digest = JSON.parse(fs.readFileSync(path.join(copy, 'build.json'), 'utf8')).outputDigest;
+    const stored = (buildDigest: string) => JSON.stringify({ graph: 'library', buildDigest, timeoutMs: 60_000, answers: [{ query: 'library/q1', status: 'ok', rows: 1, results: answer }] });
+    fs.mkdirSync(path.join(`${copy}.state`, 'gold-answers'), { recursive: true });
+    // Answers stored for another build are not used.
+    fs.writeFileSync(path.join(`${copy}.state`, 'gold-answers', 'library.json'), stored('0'.repeat(64)));
+    const other = await verify({ shards: copy, queries: ['library/q1'], forms: ['federated'] });
+    expect(other.graphs).toEqual(['library']); // --query implies its graph
+    expect(other.queries[0].gold.source).toBe('computed');
+    fs.writeFileSync(path.join(`${copy}.state`, 'gold-answers', 'library.json'), stored(digest));
     const r = await verify({ shards: copy, kgs: ['library'], queries: ['library/q1'], forms: ['federated'] });
     expect(gold.queries[0].federated!.status).toBe('identical');
     expect(r.queries[0].gold.source).toBe('gold-answers.json');
@@ -147,6 +172,95 @@ describe('verify / the demo build', () => {
   });
 });
 
+describe('verify / refuses what it cannot check (exit 2, named)', () => {
+  let shards: string;
+  const cli = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
+  /** The CLI without blocking this process (whose event loop runs the endpoints under test). */
+  const cliAsync = (...args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args]);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c) => (stdout += c));
+      child.stderr.on('data', (c) => (stderr += c));
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+  beforeAll(async () => {
+    shards = path.join(tmpDir('fkgqa-verify-refuse-'), 'shards');
+    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+  });
+
+  it('--query <kg>/qN verifies that graph only, without --kg', () => {
+    const v = cli('verify', '--shards', shards, '--query', 'library/q1', '--form', 'federated', '-q');
+    expect(v.status).toBe(0);
+    expect(v.stdout).toContain('fkgqa verify: 1 distinct gold queries over 1 graphs');
+    expect(cli('verify', '--shards', shards, '--query', 'q1', '-q').stderr).toContain('--query q1: a query id is <kg>/q<N>');
+  });
+
+  it('a shard with a triple removed: verify and serve refuse, naming the shard', () => {
+    const copy = path.join(tmpDir('fkgqa-verify-damaged-'), 'shards');
+    fs.cpSync(shards, copy, { recursive: true });
+    const shard = path.join(copy, 'library', 'shard1.nt');
+    const lines = fs.readFileSync(shard, 'utf8').split('\n');
+    fs.writeFileSync(shard, lines.slice(1).join('\n'));
+    for (const args of [['verify', '--query', 'library/q1'], ['serve', '--port', '0']]) {
+      const r = cli(...args, '--shards', copy, '-q');
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`${shard}: shard file differs from the one the build wrote`);
+    }
+  });
+
+  it('endpoints that do not answer: exit 2 naming them, before any query', async () => {
+    // A port nothing listens on: bind one, then close it.
+    const net = await import('node:net');
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const server = await serve({ shards, kgs: ['library'], writeFiles: false });
+    let file: string;
+    try {
+      const ef = server.endpointsFile();
+      ef.endpoints = ef.endpoints.map((e, i) => (i === 1 ? { ...e, url: `http://127.0.0.1:${port}/library-shard2/sparql` } : e));
+      file = path.join(tmpDir('fkgqa-verify-down-'), 'endpoints.json');
+      fs.writeFileSync(file, JSON.stringify(ef));
+      const r = await cliAsync('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '-q');
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`${file}: 1 endpoint(s) do not answer (is fkgqa serve running?): http://127.0.0.1:${port}/library-shard2/sparql: fetch failed (ECONNREFUSED)`);
+      expect(r.stdout).toBe('');
+    } finally {
+      await server.close();
+    }
+    // All of them down once the server stopped.
+    const r = cli('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '-q');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('4 endpoint(s) do not answer');
+  });
+
+  it('a missing or broken endpoints file is named; --endpoints alone means <state>/endpoints.json', () => {
+    const gone = path.join(tmpDir(), 'endpoints.json');
+    const r = cli('verify', '--shards', shards, '--endpoints', gone, '-q');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${gone}: endpoints file not found: is fkgqa serve running on this build?`);
+    const d = cli('verify', '--shards', shards, '--endpoints', '-q');
+    expect(d.status).toBe(2);
+    expect(d.stderr).toContain(`${path.join(`${shards}.state`, 'endpoints.json')}: endpoints file not found`);
+    fs.writeFileSync(gone, '{"endpoints": [{"id": 1}]}');
+    expect(cli('verify', '--shards', shards, '--endpoints', gone, '-q').stderr).toContain(`${gone}: not an endpoints file written by fkgqa serve: endpoints[0]: needs string fields`);
+  });
+
+  it('every command documents its exit codes in its help', () => {
+    for (const c of ['partition', 'stats', 'synth', 'describe', 'serve', 'verify']) {
+      const h = cli(c, '--help');
+      expect(h.status).toBe(0);
+      expect(h.stdout).toMatch(/Exit codes: 0 [^\n]*2 bad input/);
+    }
+    expect(cli('verify', '--help').stdout).toContain('1 an answer differs');
+  });
+});
+
 describe('verify / what Comunica 4.5.0 gets wrong over several SPARQL endpoints (README)', () => {
   it('finds the FILTER NOT EXISTS and COUNT-over-nothing differences in the federated form only', async () => {
     // Two shards: A holds ?o <p> "1", "2"; B holds <d1> <q> "1" (see README, "Verifying the federation").
@@ -154,8 +268,11 @@ describe('verify / what Comunica 4.5.0 gets wrong over several SPARQL endpoints 
     fs.mkdirSync(path.join(shards, 'g'), { recursive: true });
     fs.writeFileSync(path.join(shards, 'g', 'shard1.nt'), '<http://e/o1> <http://e/p> "1" .\n<http://e/o2> <http://e/p> "2" .\n');
     fs.writeFileSync(path.join(shards, 'g', 'shard2.nt'), '<http://e/d1> <http://e/q> "1" .\n');
-    const shard = (n: number, triples: number) => ({ name: `shard${n}`, endpoint: `g-shard${n}`, file: `shard${n}.nt`, triples });
-    fs.writeFileSync(path.join(shards, 'g', 'manifest.json'), JSON.stringify({ shards: [shard(1, 2), shard(2, 1)] }));
+    const sha256 = (f: string) => crypto.createHash('sha256').update(fs.readFileSync(path.join(shards, 'g', f))).digest('hex');
+    const shard = (n: number, triples: number) => ({ name: `shard${n}`, endpoint: `g-shard${n}`, file: `shard${n}.nt`, triples, sha256: sha256(`shard${n}.nt`) });
+    const tool = { name: 'fkgqa', version: '0' };
+    fs.writeFileSync(path.join(shards, 'g', 'manifest.json'), JSON.stringify({ tool, graph: 'g', options: { defaultPrefix: 'http://e/' }, shards: [shard(1, 2), shard(2, 1)] }));
+    fs.writeFileSync(path.join(shards, 'build.json'), JSON.stringify({ tool, graphs: ['g'], outputDigest: 'x' }));
     const entries = [
       'SELECT ?o WHERE { ?o <http://e/p> ?x FILTER NOT EXISTS { ?d <http://e/q> ?x } }',
       'SELECT (COUNT(*) AS ?n) WHERE { ?s <http://e/none> ?o }',

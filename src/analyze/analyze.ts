@@ -2,7 +2,7 @@ import { RDF_TYPE } from '../common/vocab.js';
 import type { GoldQuery } from '../load/questions.js';
 import type { Ontology } from '../load/ontology.js';
 import { parseQuery } from './parse.js';
-import { triplePatterns, type PatternScope, type TriplePattern } from './patterns.js';
+import { requiredPatterns, triplePatterns, type PatternScope, type TriplePattern } from './patterns.js';
 
 /** Options of the analysis (defaults: the method as defined in section 4.1). */
 export interface AnalysisOptions extends PatternScope {
@@ -26,6 +26,10 @@ export interface QueryAnalysis {
   normalized: string;
   /** T(q): the distinct triple patterns of the query, anywhere in it. */
   patterns: TriplePattern[];
+  /** Keys of the patterns of T(q) every solution must match (see `requiredPatterns`). */
+  required: string[];
+  /** An aggregate without GROUP BY: one answer row even without solutions. */
+  implicitGroup: boolean;
   /**
    * P(q): the predicate IRIs of T(q) (property-path IRIs included), rdf:type included, sorted.
    * Counting rdf:type is the paper's reading: it reproduces its 95.94% predicate applicability
@@ -113,11 +117,14 @@ export function analyzeQueries(
       continue;
     }
     const patterns = triplePatterns(parsed.query.ast, options);
+    const required = requiredPatterns(parsed.query.ast);
     analyses.push({
       id: q.id,
       kg: q.kg,
       normalized: parsed.query.normalized,
       patterns,
+      required: required.keys,
+      implicitGroup: required.implicitGroup,
       ...applicability(patterns, ontology, options.inferClasses ?? true),
     });
   }

@@ -101,3 +101,35 @@ export function triplePatterns(ast: sparqljs.SparqlQuery, scope: PatternScope = 
   visit(ast);
   return [...out.values()];
 }
+
+/**
+ * The triple patterns every solution of a query's WHERE clause must match: those of the BGPs of
+ * its top-level group and of groups nested in it directly, with an IRI or variable as predicate
+ * (not a property path, which may match zero triples). Patterns under OPTIONAL, UNION, MINUS,
+ * GRAPH, SERVICE, in subqueries or in expressions (FILTER EXISTS …) are left out: the query can
+ * have solutions without them (SPARQL 1.1 Query §18.5, the algebra of Join, LeftJoin, Union).
+ * If one of them matches no triple of the graph, the WHERE clause has no solution, whatever the
+ * shards: the answer is necessarily empty (`implicitGroup`: an aggregate without GROUP BY gives one
+ * row over no solutions, e.g. COUNT 0; ASK gives false).
+ * @returns the pattern keys (see `patternKey`) and whether the query aggregates over one implicit group
+ */
+export function requiredPatterns(ast: sparqljs.SparqlQuery): { keys: string[]; implicitGroup: boolean } {
+  const keys = new Set<string>();
+  const walk = (elements: unknown[] | undefined) => {
+    for (const el of elements ?? []) {
+      const o = el as { type?: string; triples?: sparqljs.Triple[]; patterns?: unknown[] };
+      if (o.type === 'bgp') {
+        for (const t of o.triples ?? []) {
+          const pred = t.predicate as { termType?: string };
+          if (pred.termType !== 'NamedNode' && pred.termType !== 'Variable') continue;
+          keys.add(patternKey({ subject: t.subject as PatternTerm, predicate: t.predicate as RDF.NamedNode | RDF.Variable, object: t.object as PatternTerm }));
+        }
+      } else if (o.type === 'group') walk(o.patterns);
+    }
+  };
+  if (ast.type !== 'query') return { keys: [], implicitGroup: false };
+  walk(ast.where);
+  const q = ast as sparqljs.SelectQuery;
+  const aggregates = ast.queryType === 'SELECT' && !q.group && (q.having !== undefined || JSON.stringify(q.variables ?? []).includes('"type":"aggregate"'));
+  return { keys: [...keys], implicitGroup: aggregates };
+}

@@ -38,6 +38,15 @@ function checkOutputFile(file: string): void {
   if (fs.existsSync(file) && fs.statSync(file).isDirectory()) throw new InputError('is a directory, not a file', { file });
 }
 
+/** The exit codes of each command, shown at the end of its help (verify documents its own in src/cli/serve.ts). */
+const EXIT_CODES: Record<string, string> = {
+  partition: '0 built, 1 built but a rebuild with the same inputs gave other bytes (determinism check), 2 bad input (named file, line or option; the previous build is left as it was), 3 internal error.',
+  stats: '0 reported, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
+  synth: '0 written, 2 bad input, 3 internal error.',
+  describe: '0 written, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
+  serve: '0 stopped by SIGINT/SIGTERM, 2 bad input (a build that does not check, bad profiles or options), 3 internal error.',
+};
+
 /** Builds the `fkgqa` command line (a thin layer over the library API). */
 export function program(): Command {
   const cli = new Command('fkgqa')
@@ -119,9 +128,11 @@ export function program(): Command {
     .command('stats')
     .description(
       'Report a build: gold answers on the unsharded graphs, implied and realised fan-out, shards, rules and ' +
-        'applicability (section 4.2 of the FKGQA paper). Gold answers are stored as <kg>/gold-answers.json.',
+        'applicability (section 4.2 of the FKGQA paper). Gold answers and realised fan-out are stored in the state folder ' +
+        '(<state>/gold-answers/<kg>.json, <state>/realised-fan-out/<kg>.json); the build is not written.',
     )
     .option('--shards <dir>', 'build directory written by fkgqa partition', 'shards')
+    .option('--state <dir>', 'state folder for stored gold answers and realised fan-out (default: <shards>.state beside the build)')
     .option('--kg <name...>', 'only these knowledge graphs')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'csv', 'markdown']).default('text'))
     .option('--compare-paper', "a table with one row per figure: the paper's value, this build's, the difference")
@@ -137,6 +148,7 @@ export function program(): Command {
         kgs: o.kg,
         timeoutMs: o.timeout,
         recompute: o.recompute,
+        state: o.state,
         progress: stderrProgress(o.quiet),
       });
       if (o.perQuery) fs.writeFileSync(o.perQuery, formatPerQueryCsv(stats));
@@ -205,10 +217,15 @@ export function program(): Command {
     });
 
   registerServeCommands(cli, integer);
+  for (const c of cli.commands) {
+    const codes = EXIT_CODES[c.name()];
+    if (codes) c.addHelpText('after', `\nExit codes: ${codes}`);
+  }
+  cli.addHelpText('after', `\nExit codes of every command: 0 success, 1 a real difference found (verify, partition's determinism check), 2 bad input (named file, line, query or option) or unreachable endpoints, 3 internal error (a bug: please report it). See docs/robustness.md.`);
   return cli;
 }
 
-/** Runs the CLI; bad input exits with code 2 and a message naming the file, line or option. */
+/** Runs the CLI; bad input exits with code 2 and a message naming the file, line or option; a bug exits with 3. */
 export async function main(argv: string[]): Promise<void> {
   // Interrupted: remove staging directories (nothing half-written stays), then exit as signalled.
   let interrupted = false;
@@ -234,7 +251,7 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = 2;
     } else {
       process.stderr.write(`fkgqa: internal error: ${process.env.FKGQA_DEBUG ? (e as Error).stack : (e as Error).message}\n`);
-      process.exitCode = 1;
+      process.exitCode = 3; // not 1, which means "a real difference found"
     }
   }
 }

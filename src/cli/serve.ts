@@ -78,20 +78,23 @@ export function registerServeCommands(cli: Command, integer: IntegerParser): voi
     .description(
       'Check that the federation loses no answer: run every distinct gold query federated over its graph\'s shard endpoints ' +
         '(Comunica) and in trivial-federation form (UNION of SERVICE per triple pattern), and compare with the answer on the ' +
-        'unsharded graph. Exit code 1 when any answer differs.',
+        'unsharded graph. The build is checked first (build.json, benchmark.json, manifests, shard sha256).',
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
-    .option('--endpoints <file>', 'endpoints.json of running endpoints (fkgqa serve); default: start them in this process')
+    .option('--endpoints [file]', 'use running endpoints (fkgqa serve) listed in this endpoints file; without a file: <state>/endpoints.json. Every endpoint must answer, else exit 2. Without --endpoints: start the endpoints in this process')
+    .option('--state <dir>', 'state folder of the build: stored gold answers, default endpoints file (default: <shards>.state beside the build)')
     .option('--kg <name...>', 'verify only these graphs')
-    .option('--query <id...>', 'verify only these queries (<kg>/q<N>)')
+    .option('--query <id...>', 'verify only these queries (<kg>/q<N>; without --kg, their graphs)')
     .addOption(new Option('--timeout <ms>', 'time limit per query and side (unsharded, federated, trivial)').argParser(integer('--timeout', 1)).default(20_000))
     .addOption(new Option('--form <form...>', 'forms to run').choices(FORMS).default(FORMS))
     .option('--json', 'the report as JSON on stdout')
     .option('-q, --quiet', 'no progress on stderr')
+    .addHelpText('after', '\nExit codes: 0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an answer differs, 2 bad input (build, endpoints file, options) or unreachable endpoints.')
     .action(async (o) => {
       const report = await verify({
         shards: o.shards,
         endpoints: o.endpoints,
+        state: o.state,
         kgs: o.kg,
         queries: o.query,
         timeoutMs: o.timeout,

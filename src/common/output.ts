@@ -24,12 +24,190 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Start time of a process: field 22 of `/proc/<pid>/stat` (clock ticks since boot, proc(5)), which
+ * tells a process from a later one that got the same pid. Undefined where there is no /proc (not
+ * Linux) or the process does not exist.
+ */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 2 (comm) is in parentheses and may hold spaces: count fields after the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a lock file holds: the pid of the writing process and its start time (see processStartTime). */
+interface LockContent {
+  pid: number;
+  start?: string;
+}
+
+function readLock(file: string): LockContent | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  if (/^\d+$/.test(text)) return { pid: Number(text) }; // written by fkgqa before 0.1 kept start times
+  try {
+    const j = JSON.parse(text) as LockContent;
+    return Number.isInteger(j.pid) && j.pid > 0 ? { pid: j.pid, start: typeof j.start === 'string' ? j.start : undefined } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the process a lock names still runs: its pid is alive and, when the lock records a start
+ * time and /proc gives one, the start times agree (a pid reused by another process is not the
+ * writer, so the lock is stale).
+ */
+export function lockHolderAlive(lock: LockContent): boolean {
+  if (!pidAlive(lock.pid)) return false;
+  if (lock.start === undefined) return true;
+  const now = processStartTime(lock.pid);
+  return now === undefined || now === lock.start;
+}
+
+/**
+ * Fault injection for the crash-safety tests: with `FKGQA_FAULT_AT=<step>:<k>` (step `rename` or
+ * `remove`), the process kills itself with SIGKILL just before its k-th step of that kind in
+ * `StagedOutput.commit` and in the recovery of an interrupted commit. Not for users.
+ */
+const faults = new Map<string, number>();
+function faultPoint(step: 'rename' | 'remove'): void {
+  const at = process.env.FKGQA_FAULT_AT;
+  if (!at) return;
+  const n = (faults.get(step) ?? 0) + 1;
+  faults.set(step, n);
+  if (at === `${step}:${n}`) process.kill(process.pid, 'SIGKILL');
+}
+
+function rename(from: string, to: string): void {
+  faultPoint('rename');
+  fs.renameSync(from, to);
+}
+
+function remove(p: string): void {
+  faultPoint('remove');
+  fs.rmSync(p, { recursive: true, force: true });
+}
+
+/**
+ * The folder an output path names: a symbolic link (even one dangling in the middle of a commit)
+ * is followed, so that the link itself stays and its target is what gets replaced.
+ */
+function resolveOut(out: string): string {
+  let abs = path.resolve(out);
+  for (let i = 0; i < 8; i++) {
+    try {
+      if (!fs.lstatSync(abs).isSymbolicLink()) break;
+    } catch {
+      break;
+    }
+    abs = path.resolve(path.dirname(abs), fs.readlinkSync(abs));
+  }
+  return abs;
+}
+
+/** Paths beside an output folder `<parent>/<base>` that fkgqa uses while writing it. */
+function sidePaths(out: string) {
+  const abs = resolveOut(out);
+  const parent = path.dirname(abs);
+  const base = path.basename(abs);
+  return {
+    abs,
+    parent,
+    base,
+    lock: path.join(parent, `.${base}.fkgqa-lock`),
+    journal: path.join(parent, `.${base}.fkgqa-journal`),
+    tmpPrefix: `.${base}.fkgqa-tmp-`,
+    oldPrefix: `.${base}.fkgqa-old-`,
+  };
+}
+
+/** The commit journal: written (atomically) once the new build is complete; its existence decides the commit. */
+interface Journal {
+  /** Name of the staging folder holding the complete new build (beside the output). */
+  staged: string;
+  /** Name the previous build is moved to (beside the output). */
+  aside: string;
+}
+
+/**
+ * Completes a commit that was interrupted (a journal exists): the new build is moved into place if
+ * it is not there yet, the previous build moved aside is removed, then the journal. Idempotent, so
+ * a crash during recovery is recovered by the next call. The caller holds the lock.
+ */
+function rollForward(out: string): void {
+  const p = sidePaths(out);
+  let j: Journal;
+  try {
+    j = JSON.parse(fs.readFileSync(p.journal, 'utf8')) as Journal;
+  } catch {
+    fs.rmSync(p.journal, { force: true }); // cut short before its rename: cannot be (written to .tmp first)
+    return;
+  }
+  const staged = path.join(p.parent, path.basename(j.staged));
+  const aside = path.join(p.parent, path.basename(j.aside));
+  if (fs.existsSync(staged)) {
+    if (fs.existsSync(p.abs)) {
+      if (fs.existsSync(aside)) remove(aside);
+      rename(p.abs, aside);
+    }
+    rename(staged, p.abs);
+  }
+  if (fs.existsSync(aside)) remove(aside);
+  fs.rmSync(p.journal, { force: true });
+}
+
+/**
+ * Makes sure an output folder is not caught in the middle of a commit before it is read: when a
+ * commit journal is beside it and its writer is gone, the commit is completed (the new build is
+ * what the interrupted run had finished); when its writer is still running, waits up to `waitMs`
+ * for it. Every command that opens a build calls this (through `openBuild`).
+ * @throws InputError when a live process keeps the commit unfinished past `waitMs`, or when the
+ *   recovery cannot write beside the build
+ */
+export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
+  const p = sidePaths(out);
+  if (!fs.existsSync(p.journal)) return;
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const holder = readLock(p.lock);
+    if (!holder || !lockHolderAlive(holder)) break;
+    if (!fs.existsSync(p.journal)) return; // the writer finished its commit
+    if (Date.now() > until) throw new InputError(`a build by pid ${holder.pid} is being moved into place; try again`, { file: out });
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  }
+  try {
+    fs.rmSync(p.lock, { force: true });
+    fs.writeFileSync(p.lock, lockText(), { flag: 'wx' });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return recoverInterruptedCommit(out, Math.max(0, until - Date.now()));
+    throw new InputError(`cannot finish an interrupted commit of this build: ${(e as Error).message}`, { file: out });
+  }
+  try {
+    rollForward(out);
+  } finally {
+    fs.rmSync(p.lock, { force: true });
+  }
+}
+
+function lockText(): string {
+  return JSON.stringify({ pid: process.pid, start: processStartTime(process.pid) });
+}
+
 /** Files that may sit in an output directory without making it "not a build" (e.g. shards/README.md). */
 const HARMLESS = /^(README(\.\w+)?|\.gitignore|\.gitkeep|\..*)$/;
 
 /**
  * Checks an output directory before a build writes into it.
- * @throws InputError if `out` is the file-system root, a file, the source directory or inside it,
+ * @throws InputError if `out` is the file-system root, a file, below a file, the source directory or inside it,
  *   or a non-empty directory that holds no fkgqa build (its entries could be taken for a build's)
  */
 export function checkOutputDir(out: string, source?: string): void {
@@ -39,7 +217,16 @@ export function checkOutputDir(out: string, source?: string): void {
     const src = path.resolve(source);
     if (abs === src || abs.startsWith(src + path.sep)) throw new InputError(`--out may not be the source directory ${source} or inside it`, { file: out });
   }
-  if (!fs.existsSync(abs)) return;
+  if (!fs.existsSync(abs)) {
+    // The folder is created with its parents: the nearest existing one must be a folder.
+    for (let up = path.dirname(abs); ; up = path.dirname(up)) {
+      if (fs.existsSync(up)) {
+        if (!fs.statSync(up).isDirectory()) throw new InputError(`--out lies below ${up}, which is a file, not a directory`, { file: out });
+        return;
+      }
+      if (path.dirname(up) === up) return;
+    }
+  }
   if (!fs.statSync(abs).isDirectory()) throw new InputError('--out exists and is not a directory', { file: out });
   const entries = fs.readdirSync(abs).filter((e) => !HARMLESS.test(e));
   if (entries.length > 0 && !isFkgqaBuild(abs)) {
@@ -63,78 +250,94 @@ export function isFkgqaBuild(dir: string): boolean {
  * A staging directory beside the output directory: everything is written there, and only a
  * complete, checked build is moved into place (`commit`). If the build fails or the process is
  * interrupted, `discard` removes the staging directory and the output directory is left as it
- * was. A lock file beside the output (`.<out>.fkgqa-lock`, holding the pid) keeps two builds from
- * writing the same output at once; staging directories left by a killed build are removed.
+ * was. A lock file beside the output (`.<out>.fkgqa-lock`, holding the pid and the process start
+ * time) keeps two builds from writing the same output at once; a lock whose process is gone, or
+ * whose pid now belongs to another process, is stale and taken over. Staging and moved-aside
+ * folders left by a killed build are removed, and a commit it had decided is completed.
+ *
+ * Crash safety: the output folder's content changes with one rename of a whole folder (see
+ * `commit`), decided by a journal file, so a kill at any instant leaves the previous build or the
+ * new one, and the next run or any command opening the build (`recoverInterruptedCommit`) finishes
+ * the job without manual clean-up.
  */
 export class StagedOutput {
   /** Path of the staging directory (same parent as the output, so renames stay on one file system). */
   readonly dir: string;
+  /** The output folder (a symbolic link given as `out` is resolved, so the link stays). */
+  readonly out: string;
   private readonly lock: string;
   private done = false;
 
-  constructor(readonly out: string) {
-    const abs = path.resolve(out);
-    const parent = path.dirname(abs);
-    const base = path.basename(abs);
-    fs.mkdirSync(parent, { recursive: true });
-    this.lock = path.join(parent, `.${base}.fkgqa-lock`);
-    this.takeLock();
-    for (const e of fs.readdirSync(parent)) {
-      if (e.startsWith(`.${base}.fkgqa-tmp-`)) fs.rmSync(path.join(parent, e), { recursive: true, force: true });
+  constructor(out: string) {
+    this.out = resolveOut(out);
+    const p = sidePaths(this.out);
+    fs.mkdirSync(p.parent, { recursive: true });
+    this.lock = p.lock;
+    this.takeLock(out);
+    rollForward(this.out);
+    // Left by killed builds (we hold the lock, so no live process owns them).
+    for (const e of fs.readdirSync(p.parent)) {
+      if (e.startsWith(p.tmpPrefix) || e.startsWith(p.oldPrefix) || e === `.${p.base}.fkgqa-journal.tmp`) fs.rmSync(path.join(p.parent, e), { recursive: true, force: true });
     }
-    this.dir = fs.mkdtempSync(path.join(parent, `.${base}.fkgqa-tmp-${process.pid}-`));
+    this.dir = fs.mkdtempSync(path.join(p.parent, `${p.tmpPrefix}${process.pid}-`));
     active.add(this);
   }
 
-  private takeLock(): void {
-    for (let attempt = 0; attempt < 2; attempt++) {
+  private takeLock(given: string): void {
+    for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        fs.writeFileSync(this.lock, String(process.pid), { flag: 'wx' });
+        fs.writeFileSync(this.lock, lockText(), { flag: 'wx' });
         return;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        const pid = Number(fs.readFileSync(this.lock, 'utf8'));
-        if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) {
-          throw new InputError(`another fkgqa process (pid ${pid}) is writing to this output directory`, { file: this.out });
+        const holder = readLock(this.lock);
+        if (holder && holder.pid !== process.pid && lockHolderAlive(holder)) {
+          throw new InputError(`another fkgqa process (pid ${holder.pid}) is writing to this output directory`, { file: given });
         }
-        fs.rmSync(this.lock, { force: true }); // left by a process that is gone
+        fs.rmSync(this.lock, { force: true }); // left by a process that is gone (or whose pid was reused)
       }
     }
     throw new InputError('cannot take the lock of the output directory', { file: this.lock });
   }
 
   /**
-   * Moves the staged entries into the output directory, all or nothing: entries of the previous
-   * build are first moved aside, and if any move fails every entry is put back before the error
-   * is rethrown. Entries of a previous build that this build does not write (`owned` says which
-   * names a build owns, e.g. graph folders) are removed; other files, such as a README, stay.
+   * Moves the staged build into place, all or nothing, so that a kill at any instant leaves either
+   * the previous build or the new one:
+   * 1. entries of the previous build that this build does not own (`owned` says which names a
+   *    build owns, e.g. graph folders; others are a README or .gitignore) are copied into the
+   *    staging folder, which then holds the complete new output folder;
+   * 2. a journal naming the staging folder is written (to a temporary file, then renamed): from
+   *    here on the commit is decided;
+   * 3. the previous output folder is renamed aside (`.<out>.fkgqa-old-<pid>`), the staging folder
+   *    renamed to the output;
+   * 4. the folder moved aside and the journal are removed.
+   * A kill before step 2 leaves the previous build (the staging folder is removed by the next
+   * run); after it, the next run or opener completes steps 3–4 (`rollForward`). Leftover
+   * `.X.fkgqa-old-<pid>` entries inside the output (written by earlier versions) are dropped.
+   * @throws whatever `owned` or the file system throws; the output is then left as it was
    */
   commit(owned: (name: string, outDir: string) => boolean): void {
-    fs.mkdirSync(this.out, { recursive: true });
-    const staged = fs.readdirSync(this.dir).sort();
-    const stagedSet = new Set(staged);
-    const aside: [string, string][] = []; // [original, moved-aside]
-    const placed: [string, string][] = []; // [target, staged]
-    try {
+    const p = sidePaths(this.out);
+    // mkdtemp made the staging folder 0700: give it the previous output's mode, or the umask's.
+    fs.chmodSync(this.dir, fs.existsSync(this.out) ? fs.statSync(this.out).mode & 0o7777 : 0o777 & ~process.umask());
+    if (fs.existsSync(this.out)) {
+      const staged = new Set(fs.readdirSync(this.dir));
       for (const name of fs.readdirSync(this.out).sort()) {
-        if (stagedSet.has(name) || owned(name, this.out)) {
-          const from = path.join(this.out, name);
-          const to = path.join(this.out, `.${name}.fkgqa-old-${process.pid}`);
-          fs.renameSync(from, to);
-          aside.push([from, to]);
-        }
+        if (staged.has(name) || /^\..*\.fkgqa-old-\d+$/.test(name) || owned(name, this.out)) continue;
+        fs.cpSync(path.join(this.out, name), path.join(this.dir, name), { recursive: true, preserveTimestamps: true });
       }
-      for (const name of staged) {
-        const target = path.join(this.out, name);
-        fs.renameSync(path.join(this.dir, name), target);
-        placed.push([target, path.join(this.dir, name)]);
-      }
-    } catch (e) {
-      for (const [target, back] of placed.reverse()) fs.renameSync(target, back);
-      for (const [original, movedAside] of aside.reverse()) fs.renameSync(movedAside, original);
-      throw e;
     }
-    for (const [, movedAside] of aside) fs.rmSync(movedAside, { recursive: true, force: true });
+    const journal: Journal = { staged: path.basename(this.dir), aside: `${p.oldPrefix}${process.pid}` };
+    const tmp = `${p.journal}.tmp`;
+    const fd = fs.openSync(tmp, 'w');
+    try {
+      fs.writeSync(fd, JSON.stringify(journal) + '\n');
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    rename(tmp, p.journal);
+    rollForward(this.out);
     this.finish();
   }
 

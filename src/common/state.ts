@@ -13,6 +13,7 @@
  *   endpoints.json            the endpoints of the running fkgqa serve (EndpointsFile), removed at stop
  *   requests.jsonl            request log of fkgqa serve (capped, rotated to requests.1.jsonl)
  *   gold-answers/<kg>.json    gold answers computed by fkgqa stats on the unsharded graphs
+ *   realised-fan-out/<kg>.json realised fan-out computed by fkgqa stats (provenance queries)
  *   mcp/                      caches and call logs of fkgqa mcp (VoID, class/property indexes)
  * ```
  */
@@ -27,6 +28,8 @@ export const STATE_FILES = {
   requestLog: 'requests.jsonl',
   /** Gold answers of one graph, computed by `fkgqa stats`. */
   goldAnswers: (kg: string) => path.join('gold-answers', `${kg}.json`),
+  /** Realised fan-out of one graph's queries, computed by `fkgqa stats`. */
+  realisedFanOut: (kg: string) => path.join('realised-fan-out', `${kg}.json`),
   /** Folder of `fkgqa mcp` caches and call logs. */
   mcp: 'mcp',
 } as const;

@@ -3,6 +3,7 @@ import * as oxigraph from 'oxigraph';
 import { InputError, lineFromParserMessage } from '../common/errors.js';
 import { OWL, RDF, RDF_TYPE, RDFS, RDFS_DOMAIN, RDFS_RANGE, XSD } from '../common/vocab.js';
 import { MEDIA_TYPE, type RdfFormat } from './formats.js';
+import { checkXmlEntities } from './xml-entities.js';
 
 /**
  * What fkgqa takes from an ontology: the named classes given as rdfs:domain and rdfs:range of
@@ -31,12 +32,15 @@ function isDatatype(iri: string, declaredDatatypes: Set<string>): boolean {
 /**
  * Reads rdfs:domain and rdfs:range axioms with a named class as object from an ontology in RDF/XML
  * or Turtle (parsed with oxigraph).
- * @throws InputError naming the file and line if it does not parse
+ * @throws InputError naming the file and line if it does not parse, or if it declares XML entities
+ *   that are external, parameter or expand beyond a bound (see xml-entities.ts)
  */
 export function readOntology(file: string, format: RdfFormat): Ontology {
   let quads: oxigraph.Quad[];
+  const bytes = fs.readFileSync(file);
+  if (format === 'rdf-xml') checkXmlEntities(bytes.toString('utf8'), file); // before oxigraph expands any entity
   try {
-    quads = oxigraph.parse(fs.readFileSync(file), { format: MEDIA_TYPE[format], base_iri: 'http://localhost/' });
+    quads = oxigraph.parse(bytes, { format: MEDIA_TYPE[format], base_iri: 'http://localhost/' });
   } catch (e) {
     const message = (e as Error).message ?? String(e);
     throw new InputError(`ontology does not parse: ${message}`, { file, line: lineFromParserMessage(message) });

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { DataFactory, StreamParser } from 'n3';
 import type * as RDF from '@rdfjs/types';
 import * as oxigraph from 'oxigraph';
+import { checkXmlEntities } from './xml-entities.js';
 import { InputError, lineFromParserMessage } from '../common/errors.js';
 import { SKOLEM_PREFIX } from '../common/vocab.js';
 import { MEDIA_TYPE, type RdfFormat } from './formats.js';
@@ -179,6 +180,16 @@ async function scanWithOxigraph(src: TripleFile, onTriple: (t: Triple) => void, 
         throw new InputError(`unsupported term ${t.termType}`, { file: src.file });
     }
   };
+  // Entity declarations come first (DOCTYPE): check them before the parser expands any.
+  const head = Buffer.alloc(1 << 20);
+  const fd = fs.openSync(src.file, 'r');
+  let headBytes: number;
+  try {
+    headBytes = fs.readSync(fd, head, 0, head.length, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  checkXmlEntities(head.subarray(0, headBytes).toString('utf8'), src.file, headBytes < head.length);
   const input = fs.createReadStream(src.file, { highWaterMark: 1 << 20 });
   async function* chunks() {
     for await (const c of input) {

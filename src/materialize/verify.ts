@@ -125,13 +125,20 @@ export interface FederationCheck {
   tpwss: number;
   /** The slots in ∪_t E_t, ascending. */
   slots: number[];
+  /**
+   * A triple pattern every solution must match (`QueryAnalysis.required`) matches no triple of the
+   * graph: the answer is necessarily empty on any sharding, so the query is not federated whatever f(Q).
+   */
+  necessarilyEmpty: boolean;
+  /** f(Q) ≥ 2 and not necessarily empty. */
   ok: boolean;
   reason?: string;
 }
 
 /**
  * Computes f(Q) of every covered query from the slots each pattern matched during materialisation
- * and checks f(Q) ≥ 2 (guarantee 2).
+ * and checks f(Q) ≥ 2 (guarantee 2). A query with a required triple pattern that matches nothing
+ * is classed "answer necessarily empty" and not federated, whatever its f(Q).
  */
 export function checkFederation(
   analyses: QueryAnalysis[],
@@ -153,8 +160,14 @@ export function checkFederation(
       for (const s of e) union.add(s);
     }
     const slots = [...union].sort((x, y) => x - y);
-    const check: FederationCheck = { query: a.id, fanOut: slots.length, tpwss, slots, ok: slots.length >= 2 };
-    if (!check.ok) {
+    const emptyRequired = a.required.filter((k) => unmatched.includes(k));
+    const necessarilyEmpty = emptyRequired.length > 0;
+    const check: FederationCheck = { query: a.id, fanOut: slots.length, tpwss, slots, necessarilyEmpty, ok: slots.length >= 2 && !necessarilyEmpty };
+    if (necessarilyEmpty) {
+      check.reason =
+        `answer necessarily empty${a.implicitGroup ? ' (one row over no solutions: an aggregate without GROUP BY)' : ''}: ` +
+        `no triple of the graph matches the required triple pattern${emptyRequired.length > 1 ? 's' : ''} ${emptyRequired.join(' ; ')}`;
+    } else if (!check.ok) {
       check.reason =
         slots.length === 0
           ? `no triple pattern has a match in the data (${unmatched.length} patterns)`

@@ -33,7 +33,8 @@ export interface PartitionSummary {
   coverage: { analysed: number; covered: number; uncoverable: { id: string; reason: string }[] };
   guarantees: {
     completeness: { ok: number; graphs: number };
-    federation: { federated: number; covered: number; exceptions: { query: string; reason: string }[] };
+    /** `necessarilyEmpty`: covered queries whose answer is empty on any sharding (not federated, see FederationCheck). */
+    federation: { federated: number; covered: number; necessarilyEmpty: number; exceptions: { query: string; reason: string }[] };
     rules: { realised: number; total: number; exceptions: { rule: string; graph: string; detail: string }[] };
     determinism: { status: 'identical' | 'different-inputs' | 'DIFFERENT' | 'no-previous-build'; outputDigest: string };
   };
@@ -93,6 +94,7 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
       federation: {
         federated: r.graphs.reduce((n, g) => n + g.manifest.guarantees.federation.federated, 0),
         covered: r.graphs.reduce((n, g) => n + g.manifest.guarantees.federation.covered, 0),
+        necessarilyEmpty: r.graphs.reduce((n, g) => n + (g.manifest.guarantees.federation.necessarilyEmpty ?? 0), 0),
         exceptions,
       },
       rules: {
@@ -161,7 +163,10 @@ export function formatPartitionSummary(s: PartitionSummary): string {
   const g = s.guarantees;
   L.push('Guarantees');
   L.push(`  1. nothing lost, nothing doubled: ${g.completeness.ok}/${g.completeness.graphs} graphs (count and checksum of shards = input)`);
-  L.push(`  2. every covered query federated (f(Q) >= 2): ${g.federation.federated}/${g.federation.covered}`);
+  L.push(
+    `  2. every covered query federated (f(Q) >= 2): ${g.federation.federated}/${g.federation.covered}` +
+      (g.federation.necessarilyEmpty ? ` (${g.federation.necessarilyEmpty} with answer necessarily empty: a required triple pattern matches nothing)` : ''),
+  );
   for (const e of g.federation.exceptions) L.push(`     exception ${e.query}: ${e.reason}`);
   L.push(`     chosen rules realised in the data: ${g.rules.realised}/${g.rules.total}`);
   for (const e of g.rules.exceptions) L.push(`     not realised ${e.graph}: ${e.rule}: ${e.detail}`);

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { SHARDING_KINDS, type ShardingKind } from '../analyze/analyze.js';
 import { parseQuery } from '../analyze/parse.js';
 import { InputError } from '../common/errors.js';
-import { readBuildDir, readJsonFile } from '../load/build.js';
+import { openBuild } from '../load/build.js';
 import { writeJson } from '../common/output.js';
+import { STATE_FILES, stateDir } from '../common/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import type { GraphManifest } from '../partition.js';
 import { ANSWERS_FILE, executeGoldQueries, readGoldAnswers, type GoldAnswer, type GoldAnswers, type GoldQueryToRun } from './answers.js';
@@ -22,6 +23,12 @@ export interface StatsOptions {
   kgs?: string[];
   /** Recompute gold answers even if stored ones match the build. */
   recompute?: boolean;
+  /**
+   * State folder where gold answers (`gold-answers/<kg>.json`) and realised fan-out
+   * (`realised-fan-out/<kg>.json`) are stored (default `<build>.state/` beside the build, see
+   * src/common/state.ts). The build itself is never written.
+   */
+  state?: string;
   /** Graphs processed at once (each uses two store workers, one thread each). Default: half the CPUs, at least 1. */
   concurrency?: number;
   progress?: (line: string) => void;
@@ -116,7 +123,7 @@ const share = (count: number, of: number): Share => ({ count, of, percent: round
 const roundDist = (d: Distribution): Distribution => ({ mean: round(d.mean), median: d.median, min: d.min, max: d.max });
 const weighted = (xs: { value: number; weight: number }[]) => xs.flatMap((x) => Array<number>(x.weight).fill(x.value));
 
-/** Realised fan-out of a graph's queries: `<build>/<kg>/realised-fan-out.json`, reused while the build is unchanged. */
+/** Realised fan-out of a graph's queries: `<state>/realised-fan-out/<kg>.json`, reused while the build is unchanged. */
 interface StoredProvenance {
   graph: string;
   buildDigest: string;
@@ -133,6 +140,14 @@ function readJsonIfExists<T>(file: string): T | undefined {
   }
 }
 
+/** Writes a state file (creating its folder), through a temporary file so that a kill leaves the old one or the new one. */
+function writeStateJson(file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeJson(tmp, value);
+  fs.renameSync(tmp, file);
+}
+
 /** Named-graph IRI of a shard in the provenance store. */
 export const shardGraph = (endpoint: string) => `urn:fkgqa:shard:${endpoint}`;
 
@@ -142,12 +157,10 @@ interface BenchmarkEntry {
   queryId: string;
 }
 
+/** The build through `openBuild` (checks build.json, benchmark.json, manifests, shard sha256). */
 function readBuild(dir: string): { manifests: GraphManifest[]; entries: BenchmarkEntry[]; defaultPrefix: string; digest: string } {
-  const b = readBuildDir(dir);
-  const bench = path.join(dir, 'benchmark.json');
-  const benchmark = readJsonFile<{ defaultPrefix?: string; entries?: BenchmarkEntry[] }>(bench, 'benchmark.json');
-  if (!Array.isArray(benchmark.entries) || typeof benchmark.defaultPrefix !== 'string') throw new InputError('not a benchmark.json written by fkgqa', { file: bench });
-  return { manifests: b.manifests as unknown as GraphManifest[], entries: benchmark.entries, defaultPrefix: benchmark.defaultPrefix, digest: b.build.outputDigest };
+  const b = openBuild(dir);
+  return { manifests: b.manifests as unknown as GraphManifest[], entries: b.benchmark.entries, defaultPrefix: b.benchmark.defaultPrefix, digest: b.build.outputDigest };
 }
 
 async function pool<T>(items: T[], n: number, f: (item: T) => Promise<void>): Promise<void> {
@@ -160,7 +173,7 @@ async function pool<T>(items: T[], n: number, f: (item: T) => Promise<void>): Pr
 }
 
 /**
- * Computes the figures of a build: gold answers (stored as `<kg>/gold-answers.json`, reused while
+ * Computes the figures of a build: gold answers (stored in the state folder, `<state>/gold-answers/<kg>.json`, reused while
  * the build is unchanged), implied fan-out (from the manifests), realised fan-out (provenance
  * queries on the shards as named graphs), and the per-graph and build figures.
  * @throws InputError if `shards` is not a build directory
@@ -168,6 +181,7 @@ async function pool<T>(items: T[], n: number, f: (item: T) => Promise<void>): Pr
 export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   const build = readBuild(options.shards);
   const { entries, defaultPrefix, digest } = build;
+  const state = stateDir(options.shards, options.state);
   for (const kg of options.kgs ?? []) {
     if (!build.manifests.some((m) => m.graph === kg)) throw new InputError(`--kg ${kg}: no such graph in this build`, { file: options.shards });
   }
@@ -194,8 +208,10 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
       const ast = p.ast as { queryType: string; order?: unknown[] };
       toRun.push({ id: q.id, normalized: p.normalized, queryType: ast.queryType, ordered: Boolean(ast.order?.length) });
     }
-    const answersFile = path.join(dir, ANSWERS_FILE);
-    const stored = readGoldAnswers(answersFile);
+    // Stored in the state folder (the build is read-only); answers an earlier version kept inside
+    // the build are still read when they match it.
+    const answersFile = path.join(state, STATE_FILES.goldAnswers(m.graph));
+    const stored = [readGoldAnswers(answersFile), readGoldAnswers(path.join(dir, ANSWERS_FILE))].find((a) => a?.buildDigest === digest && a.timeoutMs === options.timeoutMs);
     const reuse = !options.recompute && stored?.buildDigest === digest && stored.timeoutMs === options.timeoutMs;
     const nt = (f: { file: string }, graph?: string): StoreSource => ({ file: f.file, format: 'application/n-triples', graph });
     // Gold answers on the unsharded graph (all shards in the default graph) ...
@@ -205,7 +221,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
       try {
         const answers = await executeGoldQueries(store, toRun, options.timeoutMs);
         const doc: GoldAnswers = { graph: m.graph, buildDigest: digest, timeoutMs: options.timeoutMs, engine: 'oxigraph 0.5.11', answers };
-        writeJson(answersFile, doc);
+        writeStateJson(answersFile, doc);
         return answers;
       } finally {
         await store.close();
@@ -213,8 +229,10 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
     })();
     // ... and provenance on the shards as named graphs (also loaded into the default graph, so that
     // the patterns left unrewritten — MINUS, FILTER EXISTS, aggregating subqueries — see all data).
-    const provenanceFile = path.join(dir, PROVENANCE_FILE);
-    const storedProvenance = readJsonIfExists<StoredProvenance>(provenanceFile);
+    const provenanceFile = path.join(state, STATE_FILES.realisedFanOut(m.graph));
+    const storedProvenance = [readJsonIfExists<StoredProvenance>(provenanceFile), readJsonIfExists<StoredProvenance>(path.join(dir, PROVENANCE_FILE))].find(
+      (p) => p?.buildDigest === digest && p.timeoutMs === options.timeoutMs,
+    );
     const reuseProvenance = !options.recompute && storedProvenance?.buildDigest === digest && storedProvenance.timeoutMs === options.timeoutMs;
     const realisedTask = (async () => {
       const realised = new Map<string, { status: QueryStats['realisedStatus']; shards: string[] }>();
@@ -257,7 +275,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
         timeoutMs: options.timeoutMs,
         realised: [...realised].map(([query, r]) => ({ query, ...r })),
       };
-      writeJson(provenanceFile, doc);
+      writeStateJson(provenanceFile, doc);
       return realised;
     })();
     const [answers, realised] = await Promise.all([answersTask, realisedTask]);

@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { openBuild } from '../load/build.js';
 import { InputError } from '../common/errors.js';
 import { writeJson } from '../common/output.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
@@ -111,21 +112,15 @@ const DEFAULTS = { host: '127.0.0.1', timeoutMs: 30_000, maxBodyBytes: 1 << 20 }
  * @throws InputError when the directory has no build or a requested graph is not in it
  */
 export function readBuild(dir: string, kgs?: string[]): GraphShards[] {
-  if (!fs.existsSync(dir)) throw new InputError('shards directory not found (run fkgqa partition first)', { file: dir });
-  const graphs = fs
-    .readdirSync(dir)
-    .filter((n) => fs.existsSync(path.join(dir, n, 'manifest.json')))
-    .sort();
-  if (graphs.length === 0) throw new InputError('no <kg>/manifest.json here: not a fkgqa partition build', { file: dir });
-  for (const k of kgs ?? []) if (!graphs.includes(k)) throw new InputError(`graph ${k} is not in the build (graphs: ${graphs.join(', ')})`, { file: dir });
+  // One way to open a build (src/load/build.ts): build.json, benchmark.json, manifests, shard sha256.
+  const build = openBuild(dir, { kgs });
   const num = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
-  return graphs
-    .filter((g) => !kgs || kgs.length === 0 || kgs.includes(g))
-    .map((graph) => {
-      const m = JSON.parse(fs.readFileSync(path.join(dir, graph, 'manifest.json'), 'utf8')) as { shards: { name: string; endpoint: string; file: string; triples: number }[] };
-      const shards = [...m.shards].sort((a, b) => num(a.name) - num(b.name)).map((s) => ({ ...s, file: path.join(dir, graph, s.file) }));
-      return { graph, shards };
-    });
+  return build.manifests
+    .map((m) => ({
+      graph: m.graph,
+      shards: [...m.shards].sort((a, b) => num(a.name) - num(b.name)).map((s) => ({ name: s.name, endpoint: s.endpoint, triples: s.triples, file: path.join(dir, m.graph, s.file) })),
+    }))
+    .sort((a, b) => (a.graph < b.graph ? -1 : a.graph > b.graph ? 1 : 0));
 }
 
 /** Named graph holding a shard when several shards share one store (`workerPer: 'graph'`). */

@@ -52,10 +52,12 @@ export function keyQuery(ast: sparqljs.SparqlQuery): string | undefined {
  * @param ast the parsed query (for its LIMIT, OFFSET and ORDER BY)
  * @param keyed the key query's answer on the unsharded graph (all solutions, sorted, keys projected)
  * @param answer the federated answer
+ * @param gold the gold answer (the query on the unsharded graph): an equivalent answer has exactly
+ *   its number of rows (a lost row is never "equivalent", even when the key query lost it too)
  * @returns `{equivalent: true, ties}` with the number of tied solutions involved, or
  *   `{equivalent: false, why}`
  */
-export function equivalentUnderTies(ast: sparqljs.SparqlQuery, keyed: JsonResults, answer: JsonResults): { equivalent: true; ties: number } | { equivalent: false; why: string } {
+export function equivalentUnderTies(ast: sparqljs.SparqlQuery, keyed: JsonResults, answer: JsonResults, gold?: JsonResults): { equivalent: true; ties: number } | { equivalent: false; why: string } {
   if (ast.type !== 'query' || ast.queryType !== 'SELECT' || !ast.order?.length) return { equivalent: false, why: 'the query is no ordered SELECT' };
   const keyVars = keyVariables(ast);
   const projected = (answer.head.vars ?? []).filter((v) => !v.startsWith(KEY_VAR));
@@ -70,6 +72,10 @@ export function equivalentUnderTies(ast: sparqljs.SparqlQuery, keyed: JsonResult
   const offset = ast.offset ?? 0;
   const end = ast.limit === undefined ? all.length : Math.min(all.length, offset + ast.limit);
   const got = (answer.results?.bindings ?? []).map(project);
+  if (gold) {
+    const goldRows = gold.results?.bindings.length ?? 0;
+    if (got.length !== goldRows) return { equivalent: false, why: `${got.length} rows where gold has ${goldRows}` };
+  }
   if (got.length !== Math.max(0, end - offset)) return { equivalent: false, why: `${got.length} rows where the query selects ${Math.max(0, end - offset)}` };
   // Walk the runs overlapping the window [offset, end): from each, the answer must take exactly as
   // many rows as the window does, in run order, any of the run's rows.

@@ -9,6 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseQuery } from '../analyze/parse.js';
 import { InputError } from '../common/errors.js';
+import { STATE_FILES, stateDir } from '../common/state.js';
+import { readJsonFile } from '../load/build.js';
+import { readGoldAnswers as readStoredAnswers } from '../report/answers.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { MEDIA } from '../serve/protocol.js';
 import type { JsonResults } from '../serve/results.js';
@@ -28,13 +31,17 @@ export interface VerifyOptions {
   /** Directory of a `fkgqa partition` build (with `benchmark.json`). */
   shards: string;
   /**
-   * `endpoints.json` of running endpoints (`fkgqa serve`). Without it, verify starts the endpoints
-   * itself, in this process, on a free loopback port, and stops them at the end.
+   * `endpoints.json` of running endpoints (`fkgqa serve`, which writes it to
+   * `<state>/endpoints.json`): a file path, or `true` for that default file. Without it, verify
+   * starts the endpoints itself, in this process, on a free loopback port, and stops them at the
+   * end. Every endpoint is checked to answer before any query runs.
    */
-  endpoints?: string;
+  endpoints?: string | true;
+  /** State folder of the build (default `<shards>.state/`, see src/common/state.ts): stored gold answers and the default endpoints file. */
+  state?: string;
   /** Only these graphs. */
   kgs?: string[];
-  /** Only these query ids (`<kg>/q<N>`). */
+  /** Only these query ids (`<kg>/q<N>`); without `kgs`, their graphs are the graphs verified. */
   queries?: string[];
   /** Time limit per query and side (unsharded, federated, trivial), in ms (default 20,000). */
   timeoutMs?: number;
@@ -50,7 +57,7 @@ export interface GoldAnswer {
   error?: string;
   rows?: number;
   ms?: number;
-  /** `gold-answers.json` of the build, or computed here on the union of the graph's shards. */
+  /** Stored by `fkgqa stats` (`<state>/gold-answers/<kg>.json`, for this very build), or computed here on the union of the graph's shards. */
   source: 'gold-answers.json' | 'computed';
   results?: JsonResults;
 }
@@ -127,7 +134,7 @@ interface GoldQuery {
 export function readGoldQueries(shards: string): { defaultPrefix: string; queries: GoldQuery[] } {
   const file = path.join(shards, 'benchmark.json');
   if (!fs.existsSync(file)) throw new InputError('benchmark.json not found: not a fkgqa partition build', { file });
-  const b = JSON.parse(fs.readFileSync(file, 'utf8')) as BenchmarkFile;
+  const b = readJsonFile<BenchmarkFile>(file, 'benchmark.json of an fkgqa build');
   const byId = new Map<string, GoldQuery>();
   for (const e of b.entries) {
     const q = byId.get(e.queryId);
@@ -140,16 +147,82 @@ export function readGoldQueries(shards: string): { defaultPrefix: string; querie
 }
 
 /**
- * Gold answers stored by `fkgqa stats` (`<shards>/<kg>/gold-answers.json`), by query id; undefined
- * when the file does not exist.
+ * Gold answers stored by `fkgqa stats` for this build, by query id: `<state>/gold-answers/<kg>.json`
+ * (or `<shards>/<kg>/gold-answers.json`, where versions before the state folder kept them), used
+ * only when its `buildDigest` is the build's output digest (answers of another build are ignored).
+ * @param shards the build folder
+ * @param graph the graph
+ * @param digest the build's output digest (build.json)
+ * @param state the `--state` folder, if not `<shards>.state/`
+ * @returns the answers, or undefined when no stored answers match the build
  */
-export function readGoldAnswers(shards: string, graph: string): Map<string, GoldAnswer> | undefined {
-  const file = path.join(shards, graph, 'gold-answers.json');
-  if (!fs.existsSync(file)) return undefined;
-  const g = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-    answers: { query: string; status: 'ok' | 'error' | 'timeout'; error?: string; rows?: number; results?: JsonResults }[];
-  };
-  return new Map(g.answers.map((a) => [a.query, { status: a.status, error: a.error, rows: a.rows, results: a.results, source: 'gold-answers.json' as const }]));
+export function readGoldAnswers(shards: string, graph: string, digest: string, state?: string): Map<string, GoldAnswer> | undefined {
+  for (const file of [path.join(stateDir(shards, state), STATE_FILES.goldAnswers(graph)), path.join(shards, graph, 'gold-answers.json')]) {
+    const g = readStoredAnswers(file);
+    if (!g || g.buildDigest !== digest || !Array.isArray(g.answers)) continue;
+    return new Map(g.answers.map((a) => [a.query, { status: a.status, error: a.error, rows: a.rows, results: a.results as JsonResults | undefined, source: 'gold-answers.json' as const }]));
+  }
+  return undefined;
+}
+
+/** Checks the shape of an endpoints file and names what is wrong (undefined when fine). */
+function endpointsProblem(e: unknown): string | undefined {
+  if (!e || typeof e !== 'object' || Array.isArray(e)) return 'not a JSON object';
+  const x = e as Record<string, unknown>;
+  if (!Array.isArray(x.endpoints)) return '"endpoints" is missing or not a list';
+  for (const [i, en] of (x.endpoints as unknown[]).entries()) {
+    const o = en as Record<string, unknown> | null;
+    if (!o || typeof o !== 'object' || typeof o.id !== 'string' || typeof o.url !== 'string' || typeof o.role !== 'string' || typeof o.graph !== 'string') {
+      return `endpoints[${i}]: needs string fields "id", "url", "role" and "graph"`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Reads an endpoints file written by `fkgqa serve`.
+ * @throws InputError naming the file when it is missing (e.g. serve stopped or the build was
+ *   rebuilt), is not JSON, has the wrong shape, or belongs to another build
+ */
+export function readEndpointsFile(file: string, shards: string): EndpointsFile {
+  if (!fs.existsSync(file)) throw new InputError('endpoints file not found: is fkgqa serve running on this build? (start it, or leave out --endpoints to let verify start the endpoints)', { file });
+  const e = readJsonFile<unknown>(file, 'endpoints file');
+  const problem = endpointsProblem(e);
+  if (problem) throw new InputError(`not an endpoints file written by fkgqa serve: ${problem}`, { file });
+  const f = e as EndpointsFile;
+  if (typeof f.shards === 'string' && path.resolve(f.shards) !== path.resolve(shards)) {
+    throw new InputError(`the endpoints serve another build (${f.shards}), not ${path.resolve(shards)}`, { file });
+  }
+  return f;
+}
+
+/**
+ * Checks that every endpoint answers a SPARQL query (`ASK {}` by GET, SPARQL 1.1 Protocol) with a
+ * 2xx status within `timeoutMs`, all at once.
+ * @returns the endpoints that do not, each with why (`fetch failed`, `timeout`, `HTTP 404`), empty when all answer
+ */
+export async function unreachableEndpoints(urls: string[], timeoutMs = 5_000): Promise<{ url: string; why: string }[]> {
+  const results = await Promise.all(
+    urls.map(async (url) => {
+      try {
+        const r = await fetch(`${url}${url.includes('?') ? '&' : '?'}query=${encodeURIComponent('ASK {}')}`, {
+          headers: { accept: MEDIA.json },
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        await r.arrayBuffer();
+        return r.ok ? undefined : { url, why: `HTTP ${r.status}` };
+      } catch (e) {
+        const err = e as Error & { cause?: { code?: string } };
+        return { url, why: err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}` };
+      }
+    }),
+  );
+  return results.filter((x): x is { url: string; why: string } => x !== undefined);
+}
+
+/** The output digest of a build (build.json, already checked by `openBuild`). */
+function readBuildDigest(shards: string): string {
+  return readJsonFile<{ outputDigest: string }>(path.join(shards, 'build.json'), 'build.json of an fkgqa build').outputDigest;
 }
 
 function outcomeJson(o: { status: 'ok'; body: string }): JsonResults {
@@ -196,7 +269,13 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   const progress = options.progress ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 20_000;
   const forms = options.forms ?? FORMS;
-  const build = readBuild(options.shards, options.kgs);
+  // --query <kg>/q<N> names its graph: without --kg, verify those graphs only.
+  for (const id of options.queries ?? []) {
+    if (!/^[^/]+\/q\d+$/.test(id)) throw new InputError(`--query ${id}: a query id is <kg>/q<N>, e.g. concert_singer/q3`);
+  }
+  const kgs = options.kgs?.length ? options.kgs : options.queries?.length ? [...new Set(options.queries.map((id) => id.split('/')[0]))] : undefined;
+  const build = readBuild(options.shards, kgs); // openBuild: build.json, benchmark.json, manifests, shard sha256
+  const digest = readBuildDigest(options.shards);
   const graphs = build.map((g) => g.graph);
   const { defaultPrefix, queries: all } = readGoldQueries(options.shards);
   const wanted = options.queries ? new Set(options.queries) : undefined;
@@ -205,15 +284,27 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
 
   let server: ShardServer | undefined;
   let endpoints: EndpointsFile;
-  if (options.endpoints) {
-    endpoints = JSON.parse(fs.readFileSync(options.endpoints, 'utf8')) as EndpointsFile;
+  const endpointsPath = options.endpoints === true ? path.join(stateDir(options.shards, options.state), STATE_FILES.endpoints) : options.endpoints;
+  if (endpointsPath) {
+    endpoints = readEndpointsFile(endpointsPath, options.shards);
   } else {
     progress(`fkgqa verify: starting the shard endpoints`);
     server = await serve({ shards: options.shards, kgs: graphs, timeoutMs, writeFiles: false });
     endpoints = server.endpointsFile();
   }
   const urls = shardUrls(endpoints);
-  for (const g of graphs) if (!urls.has(g)) throw new InputError(`no shard endpoints of graph ${g} in the endpoints file`, { file: options.endpoints });
+  for (const g of graphs) if (!urls.has(g)) throw new InputError(`no shard endpoints of graph ${g} in the endpoints file`, { file: endpointsPath });
+  for (const g of build) {
+    if (urls.get(g.graph)!.length !== g.shards.length) {
+      throw new InputError(`graph ${g.graph} has ${g.shards.length} shards in the build but ${urls.get(g.graph)!.length} endpoints in the endpoints file (rebuilt since serve started?)`, { file: endpointsPath });
+    }
+  }
+  if (endpointsPath) {
+    const down = await unreachableEndpoints(graphs.flatMap((g) => urls.get(g)!));
+    if (down.length > 0) {
+      throw new InputError(`${down.length} endpoint(s) do not answer (is fkgqa serve running?): ${down.map((d) => `${d.url}: ${d.why}`).join('; ')}`, { file: endpointsPath });
+    }
+  }
 
   const engine = await EngineWorker.start();
   const verdicts: QueryVerdict[] = [];
@@ -221,7 +312,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
     for (const g of build) {
       const gq = queries.filter((q) => q.graph === g.graph);
       if (gq.length === 0) continue;
-      const stored = readGoldAnswers(options.shards, g.graph);
+      const stored = readGoldAnswers(options.shards, g.graph, digest, options.state);
       // The unsharded graph: the union of its shards, which the build guarantees equals the input.
       let store = stored ? undefined : await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
       progress(`${g.graph}: ${gq.length} queries, ${g.shards.length} shard endpoints; gold ${stored ? 'from gold-answers.json' : 'computed on the unsharded graph'}`);
@@ -256,7 +347,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
               keyed = o?.status === 'ok' ? (JSON.parse(o.body) as JsonResults) : null;
             }
             if (!keyed) return;
-            const e = equivalentUnderTies(parsed.query.ast, keyed, answer);
+            const e = equivalentUnderTies(parsed.query.ast, keyed, answer, gold.results);
             if (e.equivalent) {
               f.status = 'equivalent';
               f.reason = `${f.reason}; allowed by ties under ORDER BY (${e.ties} tied solutions on the unsharded graph)`;
@@ -295,7 +386,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
     }
     totals[f] = t;
   }
-  return { graphs, timeoutMs, endpoints: options.endpoints ?? 'started', forms, queries: verdicts, totals, ms: performance.now() - t0 };
+  return { graphs, timeoutMs, endpoints: endpointsPath ?? 'started', forms, queries: verdicts, totals, ms: performance.now() - t0 };
 }
 
 /** The report as text: one line per query, totals, then every difference and failure explained. */

@@ -1,0 +1,278 @@
+import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { processStartTime, StagedOutput } from '../src/common/output.js';
+import { parseQuery } from '../src/analyze/parse.js';
+import { requiredPatterns } from '../src/analyze/patterns.js';
+import { openBuild } from '../src/load/build.js';
+import { readBuild } from '../src/serve/server.js';
+import { copyDir, DEMO, ROOT, tmpDir } from './helpers.js';
+
+/** Runs the built CLI (`npm test` builds dist/ first), optionally with extra environment. */
+function fkgqa(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Every file below `dir` (relative path → sha256), hidden ones included. */
+function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out[path.relative(dir, p)] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** The old build has VoID, the new one does not: a mixture of the two is easy to see. */
+const OLD = ['partition', '-q'];
+const NEW = ['partition', '-q', '--no-void', '--buckets', '3'];
+
+describe('build safety / crash-safe commit (kill -9 at every rename and removal)', () => {
+  const refs = tmpDir();
+  const oldRef = path.join(refs, 'old');
+  const newRef = path.join(refs, 'new');
+  expect(fkgqa([...OLD, '--out', oldRef]).code).toBe(0);
+  expect(fkgqa([...NEW, '--out', newRef]).code).toBe(0);
+  fs.writeFileSync(path.join(oldRef, 'README.md'), 'kept across builds\n');
+  fs.writeFileSync(path.join(newRef, 'README.md'), 'kept across builds\n');
+  const oldTree = tree(oldRef);
+  const newTree = tree(newRef);
+  expect(Object.keys(oldTree).length).toBeGreaterThan(Object.keys(newTree).length); // VoID files
+
+  // Steps of a commit: rename 1 journal (the commit is decided), rename 2 old build aside, rename 3
+  // new build in, remove 1 old build. [fault, on disk right after the kill, what every opener sees]
+  const cases: [string, 'old' | 'new' | 'none', 'old' | 'new'][] = [
+    ['rename:1', 'old', 'old'],
+    ['rename:2', 'old', 'new'],
+    ['rename:3', 'none', 'new'],
+    ['remove:1', 'new', 'new'],
+  ];
+  for (const [fault, onDisk, after] of cases) {
+    it(`killed before ${fault}: the ${after} build, then a next run recovers without clean-up`, () => {
+      const parent = tmpDir();
+      const out = path.join(parent, 'shards');
+      fs.cpSync(oldRef, out, { recursive: true });
+      const killed = fkgqa([...NEW, '--out', out], { FKGQA_FAULT_AT: fault });
+      expect(killed.signal).toBe('SIGKILL');
+      // On disk: the old build, the new one, or (killed between the two renames) no folder yet.
+      if (onDisk === 'none') expect(fs.existsSync(out)).toBe(false);
+      else expect(tree(out)).toEqual(onDisk === 'old' ? oldTree : newTree);
+      // Any opener sees exactly one build, and no hidden folder as a graph.
+      const opened = openBuild(out);
+      expect(tree(out)).toEqual(after === 'old' ? oldTree : newTree);
+      expect(opened.build.graphs).toEqual(['library', 'observatory']);
+      expect(readBuild(out).map((g) => g.graph)).toEqual(['library', 'observatory']);
+      expect(fs.readdirSync(out).filter((e) => e.startsWith('.'))).toEqual([]);
+      // A next build runs and cleans up.
+      expect(fkgqa([...NEW, '--out', out]).code).toBe(0);
+      expect(tree(out)).toEqual(newTree);
+      expect(fs.readdirSync(parent)).toEqual(['shards']);
+    });
+  }
+
+  it('a kill during the recovery itself is recovered by the next run', () => {
+    const parent = tmpDir();
+    const out = path.join(parent, 'shards');
+    fs.cpSync(oldRef, out, { recursive: true });
+    expect(fkgqa([...NEW, '--out', out], { FKGQA_FAULT_AT: 'rename:3' }).signal).toBe('SIGKILL');
+    // The next run first completes the decided commit (its rename 1 is "new build in"): kill it there.
+    expect(fkgqa([...OLD, '--out', out], { FKGQA_FAULT_AT: 'rename:1' }).signal).toBe('SIGKILL');
+    expect(fs.existsSync(out)).toBe(false);
+    expect(fkgqa([...OLD, '--out', out]).code).toBe(0);
+    expect(tree(out)).toEqual(oldTree);
+    expect(fs.readdirSync(parent)).toEqual(['shards']);
+  });
+
+  it('drops .X.fkgqa-old-PID folders an earlier version left inside the build, and never serves them', () => {
+    const parent = tmpDir();
+    const out = path.join(parent, 'shards');
+    fs.cpSync(oldRef, out, { recursive: true });
+    fs.cpSync(path.join(out, 'library'), path.join(out, '.library.fkgqa-old-4242'), { recursive: true });
+    expect(readBuild(out).map((g) => g.graph)).toEqual(['library', 'observatory']);
+    expect(fkgqa([...NEW, '--out', out]).code).toBe(0);
+    expect(tree(out)).toEqual(newTree);
+  });
+
+  it('keeps the mode of the output folder (not the 0700 of a temporary folder)', () => {
+    const out = path.join(tmpDir(), 'shards');
+    expect(fkgqa([...NEW, '--out', out]).code).toBe(0);
+    expect((fs.statSync(out).mode & 0o777).toString(8)).toBe((0o777 & ~process.umask()).toString(8));
+  });
+});
+
+describe('build safety / locks', () => {
+  it('a lock naming a live process whose start time differs (a reused pid) is stale', () => {
+    const parent = tmpDir();
+    const lock = path.join(parent, '.shards.fkgqa-lock');
+    const start = processStartTime(process.ppid);
+    expect(start).toMatch(/^\d+$/);
+    // The right start time: the holder is alive, the build refused.
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, start }));
+    const busy = fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')]);
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toContain(`another fkgqa process (pid ${process.ppid}) is writing to this output directory`);
+    // Same pid, another start time: the process that wrote the lock is gone, the pid was reused.
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, start: String(Number(start) + 1) }));
+    expect(fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')]).code).toBe(0);
+    expect(fs.readdirSync(parent)).toEqual(['shards']);
+  });
+
+  it('writes its pid and start time into the lock', () => {
+    const parent = tmpDir();
+    const staged = new StagedOutput(path.join(parent, 'out'));
+    try {
+      expect(JSON.parse(fs.readFileSync(path.join(parent, '.out.fkgqa-lock'), 'utf8'))).toEqual({ pid: process.pid, start: processStartTime(process.pid) });
+    } finally {
+      staged.discard();
+    }
+    expect(fs.readdirSync(parent)).toEqual([]);
+  });
+
+  it('an opener leaves a commit of a live writer alone: it waits, then says so', () => {
+    // A commit decided by a process that is still running: the opener must not touch it.
+    const parent = tmpDir();
+    const out = path.join(parent, 'shards');
+    const sleeper = spawn('sleep', ['30']);
+    try {
+      fs.mkdirSync(out);
+      fs.writeFileSync(path.join(parent, '.shards.fkgqa-lock'), JSON.stringify({ pid: sleeper.pid, start: processStartTime(sleeper.pid!) }));
+      fs.writeFileSync(path.join(parent, '.shards.fkgqa-journal'), JSON.stringify({ staged: '.shards.fkgqa-tmp-1-a', aside: '.shards.fkgqa-old-1' }));
+      expect(() => openBuild(out)).toThrow(`a build by pid ${sleeper.pid} is being moved into place; try again`);
+    } finally {
+      sleeper.kill();
+    }
+  });
+});
+
+describe('build safety / the build is read-only: stats writes to the state folder', () => {
+  it('fkgqa stats leaves every build file byte-identical; --state puts gold answers elsewhere', () => {
+    const out = path.join(tmpDir(), 'shards');
+    expect(fkgqa(['partition', '-q', '--out', out]).code).toBe(0);
+    const before = tree(out);
+    const s = fkgqa(['stats', '--shards', out, '-q', '--format', 'json']);
+    expect(s.code).toBe(0);
+    expect(tree(out)).toEqual(before);
+    expect(Object.keys(tree(`${out}.state`)).sort()).toEqual([
+      'gold-answers/library.json',
+      'gold-answers/observatory.json',
+      'realised-fan-out/library.json',
+      'realised-fan-out/observatory.json',
+    ]);
+    const elsewhere = path.join(tmpDir(), 'state');
+    expect(fkgqa(['stats', '--shards', out, '-q', '--state', elsewhere, '--kg', 'library']).code).toBe(0);
+    expect(Object.keys(tree(elsewhere)).sort()).toEqual(['gold-answers/library.json', 'realised-fan-out/library.json']);
+    expect(tree(out)).toEqual(before);
+  });
+});
+
+describe('build safety / one way to open a build: broken JSON is named (exit 2)', () => {
+  const good = path.join(tmpDir(), 'shards');
+  expect(fkgqa(['partition', '-q', '--no-void', '--out', good]).code).toBe(0);
+  const corruptions: [string, string, string][] = [
+    ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": ["library"', 'build.json of an fkgqa build is not valid JSON'],
+    ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": "library", "outputDigest": "x"}', '"graphs" is missing, empty or not a list of names'],
+    ['benchmark.json', '', 'benchmark.json of an fkgqa build is not valid JSON'],
+    ['benchmark.json', '{"defaultPrefix": "http://valuenet/ontop/", "entries": [{"kg": "library"}]}', 'not a benchmark.json written by fkgqa partition: entries[0]: needs string fields "kg", "query" and "queryId"'],
+    ['library/manifest.json', '{"tool": {"name": "fkg', 'graph manifest is not valid JSON'],
+    ['library/manifest.json', '[]', 'not a graph manifest written by fkgqa partition: not a JSON object'],
+  ];
+  for (const [file, text, message] of corruptions) {
+    it(`${file} = ${JSON.stringify(text.slice(0, 40))}: stats, describe, verify and serve exit 2 naming it`, () => {
+      const copy = path.join(tmpDir(), 'shards');
+      fs.cpSync(good, copy, { recursive: true });
+      if (file === 'library/manifest.json' && text.startsWith('{"tool"')) {
+        // Keep the other fields: the file cut short in the middle.
+        const full = fs.readFileSync(path.join(copy, file), 'utf8');
+        fs.writeFileSync(path.join(copy, file), full.slice(0, Math.floor(full.length / 2)));
+      } else fs.writeFileSync(path.join(copy, file), text);
+      for (const cmd of [['stats'], ['describe'], ['verify', '--query', 'library/q1'], ['serve', '--port', '0']]) {
+        const r = fkgqa([...cmd, '--shards', copy, '-q']);
+        expect(r.code, `${cmd[0]}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain(`${path.join(copy, file)}: ${message}`);
+      }
+    });
+  }
+});
+
+describe('build safety / partition input', () => {
+  const lol = (levels: number) => {
+    const decls = ['<!ENTITY lol0 "lol">'];
+    for (let i = 1; i <= levels; i++) decls.push(`<!ENTITY lol${i} "${`&lol${i - 1};`.repeat(10)}">`);
+    return `<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n${decls.join('\n')}\n]>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:rdfs="http://www.w3.org/2000/01/rdf-schema#">\n<rdf:Description rdf:about="http://valuenet/ontop/x"><rdfs:label>&lol${levels};</rdfs:label></rdf:Description>\n</rdf:RDF>\n`;
+  };
+
+  it('a 0-byte ontology warns like a missing one', () => {
+    const src = copyDir(DEMO);
+    fs.writeFileSync(path.join(src, 'ontologies/library.owl'), '');
+    const r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('warning: library: ontology ontologies/library.owl is empty (0 bytes): classes come from explicit rdf:type patterns only');
+    fs.rmSync(path.join(src, 'ontologies/library.owl'));
+    expect(fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void']).stderr).toContain('warning: library: no ontology in ontologies/library.(owl|rdf|xml|ttl)');
+  });
+
+  it('an XML entity bomb (billion laughs) in an ontology is refused before parsing, naming the file and line', () => {
+    const src = copyDir(DEMO);
+    fs.writeFileSync(path.join(src, 'ontologies/library.owl'), lol(9)); // 10^9 × "lol" expanded
+    const t0 = Date.now();
+    const r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${path.join(src, 'ontologies/library.owl')}, line 7: entity lol4 expands to more than 10000 characters (an XML entity bomb?): refused`);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+  });
+
+  it('refuses external and parameter entities, keeps IRI abbreviations as Protégé writes them', () => {
+    const src = copyDir(DEMO);
+    const owl = path.join(src, 'ontologies/library.owl');
+    const demo = fs.readFileSync(path.join(DEMO, 'ontologies/library.owl'), 'utf8');
+    const withDoctype = (subset: string, text = demo) => text.replace('<?xml version="1.0"?>\n', `<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n${subset}\n]>\n`);
+    fs.writeFileSync(owl, withDoctype('<!ENTITY secret SYSTEM "file:///etc/passwd">'));
+    let r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${owl}, line 3: external entity secret (SYSTEM) in the DOCTYPE: refused`);
+    fs.writeFileSync(owl, withDoctype('<!ENTITY % p "x">'));
+    expect(fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']).stderr).toContain('line 3: parameter entity %p in the DOCTYPE: refused');
+    // IRI abbreviations: the same ontology, the same manifest as without them.
+    fs.writeFileSync(owl, withDoctype('<!ENTITY xsd "http://www.w3.org/2001/XMLSchema#">', demo.replaceAll('"http://www.w3.org/2001/XMLSchema#', '"&xsd;')));
+    const a = path.join(tmpDir(), 's');
+    const b = path.join(tmpDir(), 's');
+    expect(fkgqa(['partition', '--source', src, '--out', a, '-q', '--no-void', '--kg', 'library']).code).toBe(0);
+    fs.writeFileSync(owl, demo);
+    expect(fkgqa(['partition', '--source', src, '--out', b, '-q', '--no-void', '--kg', 'library']).code).toBe(0);
+    const manifest = (d: string) => JSON.parse(fs.readFileSync(path.join(d, 'library/manifest.json'), 'utf8'));
+    expect(manifest(a).rules).toEqual(manifest(b).rules);
+    expect(manifest(a).queries).toEqual(manifest(b).queries); // |C(q)| from the ranges: datatypes recognised through &xsd;
+    expect(manifest(a).rules.length).toBeGreaterThan(0);
+  });
+
+  it('--out below a regular file is an input error, not "internal error: EEXIST"', () => {
+    const file = path.join(tmpDir(), 'somefile');
+    fs.writeFileSync(file, 'x');
+    const r = fkgqa(['partition', '--out', path.join(file, 'sub'), '-q']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${path.join(file, 'sub')}: --out lies below ${file}, which is a file, not a directory`);
+  });
+});
+
+describe('build safety / which triple patterns every solution needs', () => {
+  const req = (q: string) => {
+    const p = parseQuery(q, 'http://e/');
+    if (!p.ok) throw new Error(p.error);
+    return requiredPatterns(p.query.ast);
+  };
+  it('takes the top-level BGPs and nested groups, not OPTIONAL, UNION, MINUS, FILTER EXISTS, subqueries or property paths', () => {
+    const r = req('SELECT ?a WHERE { ?a :p ?b . { ?b :q ?c } OPTIONAL { ?a :o ?x } { ?a :u1 ?y } UNION { ?a :u2 ?y } MINUS { ?a :m ?z } FILTER EXISTS { ?a :e ?w } ?a :r+ ?v { SELECT ?a WHERE { ?a :s ?t } } }');
+    expect(r).toEqual({ keys: ['?a <http://e/p> ?b', '?b <http://e/q> ?c'], implicitGroup: false });
+  });
+  it('knows an aggregate without GROUP BY answers one row over no solutions', () => {
+    expect(req('SELECT (COUNT(*) AS ?n) WHERE { ?a :p ?b }').implicitGroup).toBe(true);
+    expect(req('SELECT ?b (COUNT(*) AS ?n) WHERE { ?a :p ?b } GROUP BY ?b').implicitGroup).toBe(false);
+  });
+});
