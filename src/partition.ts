@@ -190,7 +190,7 @@ export interface PartitionResult {
   /** sha256 over every output file (path and content): equal digests mean byte-identical builds. */
   outputDigest: string;
   /** Comparison with the build that was in the output directory before, if any. */
-  previous: { digest: string; sameInputs: boolean; identical: boolean } | null;
+  previous: { digest: string; sameInputs: boolean; identical: boolean; graphs: string[] } | null;
   timings: { totalMs: number };
 }
 
@@ -345,7 +345,7 @@ function readPrevious(out: string, inputsDigest: string, outputDigest: string): 
   if (!fs.existsSync(file)) return null;
   try {
     const prev = JSON.parse(fs.readFileSync(file, 'utf8'));
-    return { digest: prev.outputDigest, sameInputs: prev.inputsDigest === inputsDigest, identical: prev.outputDigest === outputDigest };
+    return { digest: prev.outputDigest, sameInputs: prev.inputsDigest === inputsDigest, identical: prev.outputDigest === outputDigest, graphs: Array.isArray(prev.graphs) ? prev.graphs : [] };
   } catch {
     return null;
   }
