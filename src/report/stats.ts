@@ -35,6 +35,12 @@ export interface QueryStats {
   query: string;
   /** Number of questions asking it. */
   questions: number;
+  /** The first question asking it (benchmark.json order). */
+  question: string;
+  /** The gold query text as in benchmark.json (`PREFIX :` declared). */
+  text: string;
+  /** Implied shards (`shard<N>`): shards holding a triple that matches some triple pattern; empty if unparsable. */
+  impliedShards: string[];
   predicates: number | null;
   classes: number | null;
   subjectVariables: number | null;
@@ -154,8 +160,11 @@ export const shardGraph = (endpoint: string) => `urn:fkgqa:shard:${endpoint}`;
 
 interface BenchmarkEntry {
   kg: string;
+  question: string;
   query: string;
   queryId: string;
+  /** Endpoint names `<kg>-shard<N>` (builds since fkgqa questions; absent before). */
+  shardsImplied?: string[] | null;
 }
 
 function readBuild(dir: string): { manifests: GraphManifest[]; entries: BenchmarkEntry[]; defaultPrefix: string; digest: string } {
@@ -191,6 +200,8 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   const log = options.progress ?? (() => {});
   const textOf = new Map<string, string>();
   for (const e of entries) if (!textOf.has(e.queryId)) textOf.set(e.queryId, e.query);
+  const firstEntry = new Map<string, BenchmarkEntry>();
+  for (const e of entries) if (!firstEntry.has(e.queryId)) firstEntry.set(e.queryId, e);
   const perGraph = new Map<string, { answers: GoldAnswer[]; realised: Map<string, { status: QueryStats['realisedStatus']; shards: string[] }> }>();
   // Progress: one item per gold answer and per realised fan-out of each query.
   const ticker = new ProgressTicker(log, 'fkgqa stats', manifests.reduce((n, m) => n + 2 * m.queries.length, 0), { everyMs: options.progress ? undefined : 0 });
@@ -300,6 +311,9 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
         graph: m.graph,
         query: q.id,
         questions: q.questions.length,
+        question: firstEntry.get(q.id)?.question ?? '',
+        text: textOf.get(q.id) ?? '',
+        impliedShards: firstEntry.get(q.id)?.shardsImplied?.map((e) => e.slice(m.graph.length + 1)) ?? q.shards ?? [],
         predicates: q.predicates ?? null,
         classes: q.classes ?? null,
         subjectVariables: q.subjectVariables ?? null,
