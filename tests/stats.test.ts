@@ -7,6 +7,7 @@ import { parseQuery } from '../src/analyze/parse.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
 import { formatStatsHtml } from '../src/report/html.js';
 import { provenanceQueries } from '../src/report/provenance.js';
+import { ProgressTicker } from '../src/common/progress.js';
 import { computeStats, type BuildStats } from '../src/report/stats.js';
 import { comparePaper, flattenFigures, formatPerQueryCsv, formatStatsCsv } from '../src/report/stats-format.js';
 import { DEMO, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
@@ -80,7 +81,14 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
       implied_fan_out: '4',
       realised_fan_out: '3',
       answer_rows: '2',
+      question: 'What are the titles of the books written by Bruno Lindqvist?',
+      implied_shards: 'shard1 shard2 shard3 shard4',
+      realised_shards: 'shard1 shard2 shard4',
     });
+    // The gold query on one line, as benchmark.json has it (prefix declared).
+    expect(rows.find((r) => r.query === 'library/q2')!.gold_query).toBe(
+      "PREFIX : <http://valuenet/ontop/> select ?t1_name where { ?t1 a :author . ?t1 :author\\#name ?t1_name . ?t1 :author\\#country ?t1_country . FILTER(?t1_country = 'Peru') . }",
+    );
   });
 
   it('makes a self-contained HTML page with three charts', () => {
@@ -101,6 +109,24 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
       { encoding: 'utf8', timeout: 60_000 },
     );
     expect(r.stdout).toContain('data-painted-charts="3"');
+  });
+});
+
+describe('stats / progress', () => {
+  it('reports done/total, elapsed time and the items running long', () => {
+    let now = 0;
+    const lines: string[] = [];
+    const t = new ProgressTicker((l) => lines.push(l), 'fkgqa stats', 4, { everyMs: 0, longMs: 5_000, now: () => now });
+    t.start('world_1/q32');
+    t.start('world_1/q1');
+    t.done('world_1/q1');
+    now = 3_000;
+    t.tick();
+    now = 41_000;
+    t.start('world_1/q33');
+    t.tick();
+    t.stop();
+    expect(lines).toEqual(['fkgqa stats: 1/4 done, 3 s', 'fkgqa stats: 1/4 done, 41 s; running long: world_1/q32 (41 s)']);
   });
 });
 
