@@ -98,6 +98,31 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
     expect(html).not.toMatch(/(src|href)="https?:/);
   });
 
+  it('gives every chart a legend and axis titles, a table per graph, and figures in words', () => {
+    const html = formatStatsHtml(stats);
+    for (const t of ["axis('shards (fan-out)')", "axis('questions')", "axis('triples (log scale)')", "axis('chosen sharding rules')"]) expect(html).toContain(t);
+    expect(html.match(/plugins: legend\(/g)).toHaveLength(3);
+    // One row per graph: library has 8 questions, 7 distinct queries, 4 shards.
+    const lib = stats.graphs.find((g) => g.graph === 'library')!;
+    expect(html).toContain(`<tr><td>library</td><td>8</td><td>7</td><td>4</td><td>${lib.shardSizes.join(', ')}</td>`);
+    expect(html).toContain('<h2>Queries that timed out (0)</h2>\n<p>None.</p>');
+    // Figures in words, no camelCase JSON keys.
+    expect(html).toContain('<tr><td>realised fan-out, exactly one shard, over questions</td><td>12.5 % (2 of 16)</td></tr>');
+    expect(html).toContain('<tr><td>shards, per graph</td><td>mean 4, median 4, min 4, max 4</td></tr>');
+    expect(html).not.toMatch(/<td>[a-z]+[A-Z][a-zA-Z.]*<\/td>/);
+  });
+
+  it('lists the timed-out and uncoverable queries with their first question', () => {
+    const withTimeout: BuildStats = {
+      ...stats,
+      queries: stats.queries.map((x) => (x.query === 'library/q4' ? { ...x, answerStatus: 'timeout', realisedStatus: 'timeout' } : x.query === 'library/q6' ? { ...x, status: 'uncoverable', reason: 'no candidate rule' } : x)),
+    };
+    const html = formatStatsHtml(withTimeout);
+    expect(html).toContain('<h2>Queries that timed out (1)</h2>');
+    expect(html).toContain('<tr><td>library/q4</td><td>1</td><td>What are the titles of the books written by Bruno Lindqvist?</td><td>gold answer and realised fan-out timed out</td></tr>');
+    expect(html).toMatch(/<h2>Queries no sharding rule can cover, or that do not parse \(1\)<\/h2>\n<table class="list">.*\n<tr><td>library\/q6<\/td>.*<td>uncoverable: no candidate rule<\/td><\/tr>/);
+  });
+
   const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((c) => fs.existsSync(c));
   it.skipIf(!chromium)('draws all three charts in headless Chromium', () => {
     const file = path.join(tmpDir(), 'report.html');

@@ -46,6 +46,8 @@ export interface QueryStats {
   subjectVariables: number | null;
   applicable: ShardingKind[];
   status: 'covered' | 'uncoverable' | 'unparsable';
+  /** Why it is uncoverable, unparsable or not federated (from the manifest). */
+  reason?: string;
   /** Covering rules as `r<N>:<kind>`. */
   coveringRules: string[];
   /** f(Q) (section 4.2): shards with a match for at least one triple pattern; null if not covered. */
@@ -319,6 +321,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
         subjectVariables: q.subjectVariables ?? null,
         applicable: q.applicable ?? [],
         status: q.status,
+        ...(q.reason ? { reason: q.reason } : {}),
         coveringRules: (q.rules ?? []).map((id) => `${id}:${kindOf.get(id)}`),
         impliedFanOut: q.status === 'covered' ? (q.fanOut ?? null) : null,
         tpwss: q.status === 'covered' ? (q.tpwss ?? null) : null,
