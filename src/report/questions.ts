@@ -220,7 +220,7 @@ export function formatQuestionsText(views: QuestionView[]): string {
   const out: string[] = [];
   for (const v of views) {
     out.push(`${v.queryId} — question ${v.index}: ${v.question}`);
-    out.push(`  query:  ${v.query.replace(/\s*\n\s*/g, ' ').trim()}`);
+    out.push(`  query:  ${v.query.replace(/\s+/g, ' ').trim()}`);
     const needed = v.shardsNeeded === null ? `unknown (${v.shardsNeededStatus})` : list(v.shardsNeeded, v.kg);
     out.push(`  shards: ${v.endpoints.length} in the graph; needed ${needed}; implied ${list(v.shardsImplied, v.kg)}; ${v.status}${v.federated ? ', federated' : ''}`);
     const a = v.answer;
