@@ -20,7 +20,7 @@ import { ProgressTicker } from '../common/progress.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import { readBuildDir, readJsonFile } from '../load/build.js';
 import type { BenchmarkEntry, ManifestQuery } from '../partition.js';
-import { readGoldAnswers, type GoldAnswer, type SparqlJsonResults } from './answers.js';
+import { executeGoldQueries, readGoldAnswers, type GoldAnswer, type SparqlJsonResults } from './answers.js';
 import { realisedShards, type RealisedStatus } from './provenance.js';
 import { readStoredProvenance, shardGraph, statsCacheFiles } from './stats.js';
 
@@ -158,20 +158,8 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
             results.set(id, { answer: { ...answerView(undefined, 'none', 0), error: p.error }, realised: { status: 'unparsable', shards: [] } });
             continue;
           }
-          const ast = p.query.ast as { queryType: string };
-          const graphResult = ast.queryType === 'CONSTRUCT' || ast.queryType === 'DESCRIBE';
-          ticker.start(`${id} (gold answer)`);
-          const o = await store.query({ query: p.query.normalized, resultsFormat: graphResult ? 'application/n-triples' : 'application/sparql-results+json', timeoutMs });
-          ticker.done(`${id} (gold answer)`);
-          let gold: GoldAnswer;
-          if (o.status === 'ok' && graphResult) {
-            const rows = o.body.split('\n').filter((l) => l.trim()).length;
-            gold = { query: id, status: 'ok', rows, empty: rows === 0, results: o.body };
-          } else if (o.status === 'ok') {
-            const r = JSON.parse(o.body) as SparqlJsonResults;
-            const rows = r.results ? r.results.bindings.length : 1;
-            gold = { query: id, status: 'ok', rows, empty: r.results ? rows === 0 : r.boolean === false, results: r };
-          } else gold = { query: id, status: o.status, ...(o.status === 'error' ? { error: o.error } : {}) };
+          const ast = p.query.ast as { queryType: string; order?: unknown[] };
+          const [gold] = await executeGoldQueries(store, [{ id, normalized: p.query.normalized, queryType: ast.queryType, ordered: Boolean(ast.order?.length) }], timeoutMs, ticker);
           ticker.start(`${id} (needed shards)`);
           const realised = await realisedShards(store, p.query.ast, shardOfGraph, timeoutMs);
           ticker.done(`${id} (needed shards)`);
