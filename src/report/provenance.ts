@@ -142,7 +142,9 @@ export interface ProvenanceStore {
 /**
  * Runs the provenance queries of one gold query (see `provenanceQueries`) and collects the shards
  * whose named graphs they bind: the realised fan-out of issue 3 (`fkgqa stats`, `fkgqa questions`).
- * @param store holds each shard as named graph `shardGraphOf` maps, and the union in the default graph
+ * @param store holds each shard in its own named graph (the keys of `shardOfGraph`) and the union of
+ *   the shards in the default graph
+ * @param ast the gold query's AST with IRIs fixed (`parseQuery`)
  * @param shardOfGraph named-graph IRI → shard name `shard<N>`
  * @param timeoutMs time limit of each provenance query, in ms
  * @returns status `timeout`/`error` (and no shards) when any provenance query does not finish
