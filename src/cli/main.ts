@@ -166,12 +166,13 @@ export function program(): Command {
     .option('--query <id...>', 'only the questions asking these gold queries (<kg>/q<N>)')
     .addOption(formatOption(['text', 'json'], 'text (one block per question) or json (the benchmark.json entries with shardsNeeded and answer; default: text)'))
     .addOption(jsonOption())
+    .option('--state <dir>', 'state folder where fkgqa stats stored gold answers and realised fan-out (default: <shards>.state beside the build)')
     .addOption(new Option('--rows <n>', 'rows of each gold answer to show').argParser(integer('--rows', 0)).default(5))
     .addOption(new Option('--timeout <ms>', 'time limit per query when answers and needed shards are computed here').argParser(integer('--timeout', 1)).default(60_000))
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
       const format = outputFormat(o);
-      const views = await questionViews({ shards: o.shards, kgs: o.kg, queries: o.query, timeoutMs: o.timeout, previewRows: o.rows, progress: stderrProgress(o.quiet) });
+      const views = await questionViews({ shards: o.shards, state: o.state, kgs: o.kg, queries: o.query, timeoutMs: o.timeout, previewRows: o.rows, progress: stderrProgress(o.quiet) });
       process.stdout.write(format === 'json' ? JSON.stringify(views, null, 2) + '\n' : formatQuestionsText(views));
     });
 

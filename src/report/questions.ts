@@ -12,7 +12,9 @@
  *   build does not hold them: they are read from what `fkgqa stats` stored for the build, and
  *   computed on demand for the queries it has not (one oxigraph store per graph holding every
  *   shard as a named graph and their union as the default graph). Nothing is written.
+ *   `fkgqa stats` stores them in the state folder beside the build (`<build>.state/`).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseQuery } from '../analyze/parse.js';
 import { InputError } from '../common/errors.js';
@@ -22,7 +24,9 @@ import { readBuildDir, readJsonFile } from '../load/build.js';
 import type { BenchmarkEntry, ManifestQuery } from '../partition.js';
 import { executeGoldQueries, readGoldAnswers, type GoldAnswer, type SparqlJsonResults } from './answers.js';
 import { realisedShards, type RealisedStatus } from './provenance.js';
-import { readStoredProvenance, shardGraph, statsCacheFiles } from './stats.js';
+import { PROVENANCE_FILE, shardGraph, type QueryStats } from './stats.js';
+import { STATE_FILES, stateDir } from '../common/state.js';
+import { ANSWERS_FILE } from './answers.js';
 
 /** Options of `fkgqa questions`. */
 export interface QuestionsOptions {
@@ -34,6 +38,8 @@ export interface QuestionsOptions {
   queries?: string[];
   /** Time limit per query in ms when gold answers and realised shards are computed here. Default 60 000. */
   timeoutMs?: number;
+  /** State folder where `fkgqa stats` stored gold answers and realised fan-out (default `<build>.state/`, see src/common/state.ts). */
+  state?: string;
   /** Rows of the gold answer shown in `answer.preview`. Default 5. */
   previewRows?: number;
   progress?: (line: string) => void;
@@ -116,6 +122,7 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
   const previewRows = options.previewRows ?? 5;
   const log = options.progress ?? (() => {});
   const digest = build.build.outputDigest;
+  const state = stateDir(options.shards, options.state);
 
   const views: QuestionView[] = [];
   const kgs = [...new Set(selected.map((e) => e.kg))];
@@ -123,11 +130,9 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
   const todo: { kg: string; ids: string[] }[] = [];
   for (const kg of kgs) {
     const ids = [...new Set(selected.filter((e) => e.kg === kg).map((e) => e.queryId))];
-    const files = statsCacheFiles(options.shards, kg);
-    const answers = readGoldAnswers(files.answers);
-    const answerOf = answers?.buildDigest === digest ? new Map(answers.answers.map((a) => [a.query, a])) : undefined;
-    const stored = readStoredProvenance(files.realised);
-    const realisedOf = stored?.buildDigest === digest ? new Map(stored.realised.map((r) => [r.query, r])) : undefined;
+    const stored = storedByStats(options.shards, state, kg, digest);
+    const answerOf = stored.answers ? new Map(stored.answers.map((a) => [a.query, a])) : undefined;
+    const realisedOf = stored.realised ? new Map(stored.realised.map((r) => [r.query, r])) : undefined;
     const missing: string[] = [];
     for (const id of ids) {
       const a = answerOf?.get(id);
@@ -189,6 +194,34 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
     });
   }
   return views;
+}
+
+/** Realised fan-out of a graph as `fkgqa stats` stores it. */
+interface StoredRealised {
+  buildDigest: string;
+  realised: { query: string; status: QueryStats['realisedStatus']; shards: string[] }[];
+}
+
+function readJson<T>(file: string): T | undefined {
+  try {
+    return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What `fkgqa stats` stored for one graph of this build (the output digest must match), looked up
+ * in the state folder (`gold-answers/<kg>.json`, `realised-fan-out/<kg>.json`) and, for builds
+ * whose stats were computed by an earlier version, inside the build (`<kg>/gold-answers.json`,
+ * `<kg>/realised-fan-out.json`).
+ */
+function storedByStats(build: string, state: string, kg: string, digest: string): { answers?: GoldAnswer[]; realised?: StoredRealised['realised'] } {
+  const answers = [path.join(state, STATE_FILES.goldAnswers(kg)), path.join(build, kg, ANSWERS_FILE)].map(readGoldAnswers).find((a) => a?.buildDigest === digest);
+  const realised = [path.join(state, 'realised-fan-out', `${kg}.json`), path.join(build, kg, PROVENANCE_FILE)]
+    .map((f) => readJson<StoredRealised>(f))
+    .find((r) => r?.buildDigest === digest);
+  return { answers: answers?.answers, realised: realised?.realised };
 }
 
 const list = (xs: string[] | null, kg: string) => (xs === null ? 'unknown' : xs.length === 0 ? 'none' : `${xs.length} (${xs.map((x) => x.slice(kg.length + 1)).join(', ')})`);

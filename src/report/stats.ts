@@ -134,21 +134,6 @@ interface StoredProvenance {
 }
 export const PROVENANCE_FILE = 'realised-fan-out.json';
 
-/**
- * Where `fkgqa stats` keeps what it computed about one graph of a build (gold answers, realised
- * fan-out), reused while the build's output digest is unchanged; `fkgqa questions` reads them too.
- * @param build the build directory
- * @returns absolute or relative paths as `build` is given
- */
-export function statsCacheFiles(build: string, kg: string): { answers: string; realised: string } {
-  return { answers: path.join(build, kg, ANSWERS_FILE), realised: path.join(build, kg, PROVENANCE_FILE) };
-}
-
-/** Reads the stored realised fan-out of a graph (`statsCacheFiles(...).realised`), or undefined if missing or unreadable. */
-export function readStoredProvenance(file: string): { buildDigest: string; timeoutMs: number; realised: { query: string; status: QueryStats['realisedStatus']; shards: string[] }[] } | undefined {
-  return readJsonIfExists<StoredProvenance>(file);
-}
-
 function readJsonIfExists<T>(file: string): T | undefined {
   try {
     return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as T) : undefined;
@@ -227,7 +212,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
       const ast = p.ast as { queryType: string; order?: unknown[] };
       toRun.push({ id: q.id, normalized: p.normalized, queryType: ast.queryType, ordered: Boolean(ast.order?.length) });
     }
-    const answersFile = statsCacheFiles(options.shards, m.graph).answers;
+    const answersFile = path.join(dir, ANSWERS_FILE);
     const stored = readGoldAnswers(answersFile);
     const reuse = !options.recompute && stored?.buildDigest === digest && stored.timeoutMs === options.timeoutMs;
     const nt = (f: { file: string }, graph?: string): StoreSource => ({ file: f.file, format: 'application/n-triples', graph });
@@ -249,8 +234,8 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
     })();
     // ... and provenance on the shards as named graphs (also loaded into the default graph, so that
     // the patterns left unrewritten — MINUS, FILTER EXISTS, aggregating subqueries — see all data).
-    const provenanceFile = statsCacheFiles(options.shards, m.graph).realised;
-    const storedProvenance = readStoredProvenance(provenanceFile);
+    const provenanceFile = path.join(dir, PROVENANCE_FILE);
+    const storedProvenance = readJsonIfExists<StoredProvenance>(provenanceFile);
     const reuseProvenance = !options.recompute && storedProvenance?.buildDigest === digest && storedProvenance.timeoutMs === options.timeoutMs;
     const realisedTask = (async () => {
       const realised = new Map<string, { status: QueryStats['realisedStatus']; shards: string[] }>();
