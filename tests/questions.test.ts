@@ -60,6 +60,21 @@ describe('questions / demo dataset', async () => {
     expect(text).toContain('answer: 2 rows');
   });
 
+  it('finds what stats stored in the state folder beside the build (gold-answers/, realised-fan-out/)', async () => {
+    const state = `${out}.state`;
+    for (const [dir, file] of [['gold-answers', 'gold-answers.json'], ['realised-fan-out', 'realised-fan-out.json']]) {
+      fs.mkdirSync(path.join(state, dir), { recursive: true });
+      fs.renameSync(path.join(out, 'observatory', file), path.join(state, dir, 'observatory.json'));
+    }
+    const views = await questionViews({ shards: out, kgs: ['observatory'] });
+    expect(views.length).toBe(8);
+    expect(views.every((v) => v.answer.source === 'stats' && v.shardsNeededStatus === 'ok')).toBe(true);
+    // Elsewhere with --state: not found there, so computed.
+    const [v] = await questionViews({ shards: out, kgs: ['observatory'], state: tmpDir() });
+    expect(v.answer.source).toBe('computed');
+    expect(v.shardsNeeded).toEqual(views[0].shardsNeeded);
+  });
+
   it('limits the preview to --rows rows', async () => {
     const [v] = await questionViews({ shards: out, queries: ['library/q3'], previewRows: 2 });
     expect([v.answer.rows, v.answer.preview.length]).toEqual([5, 2]);
