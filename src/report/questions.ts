@@ -14,7 +14,6 @@
  *   shard as a named graph and their union as the default graph). Nothing is written.
  *   `fkgqa stats` stores them in the state folder beside the build (`<build>.state/`).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseQuery } from '../analyze/parse.js';
 import { InputError } from '../common/errors.js';
@@ -24,7 +23,7 @@ import { readBuildDir, readJsonFile } from '../load/build.js';
 import type { BenchmarkEntry, ManifestQuery } from '../partition.js';
 import { executeGoldQueries, readGoldAnswers, type GoldAnswer, type SparqlJsonResults } from './answers.js';
 import { realisedShards, type RealisedStatus } from './provenance.js';
-import { PROVENANCE_FILE, shardGraph, type QueryStats } from './stats.js';
+import { PROVENANCE_FILE, readJsonIfExists, shardGraph, type QueryStats } from './stats.js';
 import { STATE_FILES, stateDir } from '../common/state.js';
 import { ANSWERS_FILE } from './answers.js';
 
@@ -202,14 +201,6 @@ interface StoredRealised {
   realised: { query: string; status: QueryStats['realisedStatus']; shards: string[] }[];
 }
 
-function readJson<T>(file: string): T | undefined {
-  try {
-    return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as T) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * What `fkgqa stats` stored for one graph of this build (the output digest must match), looked up
  * in the state folder (`gold-answers/<kg>.json`, `realised-fan-out/<kg>.json`) and, for builds
@@ -219,7 +210,7 @@ function readJson<T>(file: string): T | undefined {
 function storedByStats(build: string, state: string, kg: string, digest: string): { answers?: GoldAnswer[]; realised?: StoredRealised['realised'] } {
   const answers = [path.join(state, STATE_FILES.goldAnswers(kg)), path.join(build, kg, ANSWERS_FILE)].map(readGoldAnswers).find((a) => a?.buildDigest === digest);
   const realised = [path.join(state, 'realised-fan-out', `${kg}.json`), path.join(build, kg, PROVENANCE_FILE)]
-    .map((f) => readJson<StoredRealised>(f))
+    .map((f) => readJsonIfExists<StoredRealised>(f))
     .find((r) => r?.buildDigest === digest);
   return { answers: answers?.answers, realised: realised?.realised };
 }

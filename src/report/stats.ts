@@ -134,7 +134,8 @@ interface StoredProvenance {
 }
 export const PROVENANCE_FILE = 'realised-fan-out.json';
 
-function readJsonIfExists<T>(file: string): T | undefined {
+/** Reads a JSON file, or undefined if it is missing or not valid JSON (a stale or broken cache). */
+export function readJsonIfExists<T>(file: string): T | undefined {
   try {
     return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as T) : undefined;
   } catch {
