@@ -104,7 +104,7 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
     expect(html.match(/plugins: legend\(/g)).toHaveLength(3);
     // One row per graph: library has 8 questions, 7 distinct queries, 4 shards.
     const lib = stats.graphs.find((g) => g.graph === 'library')!;
-    expect(html).toContain(`<tr><td>library</td><td>8</td><td>7</td><td>4</td><td>${lib.shardSizes.join(', ')}</td>`);
+    expect(html).toContain(`<tr><td>library</td><td>8</td><td>7</td><td>4</td><td class="sizes">${lib.shardSizes.join(', ')}</td>`);
     expect(html).toContain('<h2>Queries that timed out (0)</h2>\n<p>None.</p>');
     // Figures in words, no camelCase JSON keys.
     expect(html).toContain('<tr><td>realised fan-out, exactly one shard, over questions</td><td>12.5 % (2 of 16)</td></tr>');

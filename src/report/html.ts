@@ -115,7 +115,7 @@ export function formatStatsHtml(s: BuildStats): string {
         realised ?? '–',
         timedOut,
       ];
-      return `<tr>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
+      return `<tr>${cells.map((c, i) => (i === 4 ? `<td class="sizes">${c}</td>` : `<td>${c}</td>`)).join('')}</tr>`;
     })
     .join('\n');
   const queryList = (qs: BuildStats['queries'], why: (q: BuildStats['queries'][number]) => string) =>
@@ -132,8 +132,10 @@ export function formatStatsHtml(s: BuildStats): string {
 <html lang="en"><head><meta charset="utf-8"><title>fkgqa stats</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:left}
-table.list{width:100%}table.list td,table.list th{text-align:left}table.list td:nth-child(3){min-width:18em}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:left}
+table.list{width:100%;table-layout:fixed}table.list td,table.list th{text-align:left;overflow-wrap:anywhere}
+table.list th:nth-child(1){width:14em}table.list th:nth-child(2){width:6em}
+td.sizes{text-align:left;min-width:9em}
 .chart{position:relative;height:380px;margin:1em 0 2em}
 .note{color:#555}
 </style></head><body>
