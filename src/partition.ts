@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { analyzeQueries, type QueryAnalysis, type ShardingKind, type UnparsableQuery } from './analyze/analyze.js';
 import { PatternMatcher } from './analyze/match.js';
+import { patternKey } from './analyze/patterns.js';
 import { parseQuery, withPrefixDeclared } from './analyze/parse.js';
 import { InputError } from './common/errors.js';
 import { iriError } from './common/iri.js';
@@ -177,6 +178,12 @@ export interface GraphBuild {
   federation: FederationCheck[];
   /** The VoID descriptions of the shards (empty with `void: false`). */
   descriptions: ShardDescription[];
+  /**
+   * Implied shards of every parsed query, covered or not: the shards (`shard<N>`, in shard order)
+   * holding a triple that matches at least one of its triple patterns (for covered queries the
+   * shards f(Q) counts, section 4.2). Unparsable queries have no entry.
+   */
+  impliedShards: Map<string, string[]>;
   timings: GraphTimings;
 }
 
@@ -190,7 +197,7 @@ export interface PartitionResult {
   /** sha256 over every output file (path and content): equal digests mean byte-identical builds. */
   outputDigest: string;
   /** Comparison with the build that was in the output directory before, if any. */
-  previous: { digest: string; sameInputs: boolean; identical: boolean } | null;
+  previous: { digest: string; sameInputs: boolean; identical: boolean; graphs: string[] } | null;
   timings: { totalMs: number };
 }
 
@@ -327,7 +334,7 @@ function readPrevious(out: string, inputsDigest: string, outputDigest: string): 
   if (!fs.existsSync(file)) return null;
   try {
     const prev = JSON.parse(fs.readFileSync(file, 'utf8'));
-    return { digest: prev.outputDigest, sameInputs: prev.inputsDigest === inputsDigest, identical: prev.outputDigest === outputDigest };
+    return { digest: prev.outputDigest, sameInputs: prev.inputsDigest === inputsDigest, identical: prev.outputDigest === outputDigest, graphs: Array.isArray(prev.graphs) ? prev.graphs : [] };
   } catch {
     return null;
   }
@@ -352,6 +359,43 @@ export function digestTree(dir: string): string {
   return h.digest('hex');
 }
 
+/**
+ * One question of `<out>/benchmark.json`. Shard lists name endpoints (`<kg>-shard<N>`, the names
+ * `fkgqa serve` and the SPARQL-MCP server use), in shard order.
+ */
+export interface BenchmarkEntry {
+  /** Index of the question in the questions file (0-based). */
+  index: number;
+  kg: string;
+  question: string;
+  /** The gold query, with `PREFIX :` declared (runs on any SPARQL 1.1 engine). */
+  query: string;
+  /** `<kg>/q<N>`: one id per distinct query of a graph. */
+  queryId: string;
+  /** Whether the chosen sharding rules cover the query (section 4.1), or why not. */
+  status: 'covered' | 'uncoverable' | 'unparsable';
+  /** Covered and implied fan-out f(Q) ≥ 2. */
+  federated: boolean;
+  /** Every shard endpoint of the entry's graph: the endpoints an agent is given, NOT the shards the query needs. */
+  endpoints: string[];
+  /** Shards holding a triple that matches at least one triple pattern of the query (implied fan-out, computed by partition); null if the query does not parse. */
+  shardsImplied: string[] | null;
+}
+
+/** What each field of a benchmark entry means (written into benchmark.json as `fields`). */
+export const BENCHMARK_FIELDS: Record<keyof BenchmarkEntry, string> = {
+  index: 'index of the question in the questions file (0-based)',
+  kg: 'knowledge graph of the question',
+  question: 'the natural-language question',
+  query: 'the gold SPARQL query, with its default prefix declared',
+  queryId: 'id of the distinct gold query, <kg>/q<N>',
+  status: 'covered (the sharding rules split it), uncoverable (no rule can) or unparsable',
+  federated: 'covered, its implied fan-out is at least 2 shards, and its answer is not necessarily empty (a required triple pattern matches nothing)',
+  endpoints: "every shard endpoint of the question's graph (what an agent is given), not only the ones the query needs",
+  shardsImplied:
+    'shard endpoints holding a triple that matches some triple pattern of the query (implied fan-out); the shards whose triples the gold answer actually uses (realised) come from fkgqa questions or fkgqa stats',
+};
+
 function writeBenchmark(
   dir: string,
   questions: Question[],
@@ -362,6 +406,7 @@ function writeBenchmark(
   questionsSha: string,
 ): void {
   const byGraph = new Map(graphs.map((g) => [g.manifest.graph, g.manifest]));
+  const graphOf = new Map(graphs.map((g) => [g.manifest.graph, g]));
   const queryOf = new Map<number, GoldQuery>();
   for (const q of queries) for (const i of q.questions) queryOf.set(i, q);
   const entries = questions
@@ -370,20 +415,25 @@ function writeBenchmark(
       const m = byGraph.get(q.kg)!;
       const gq = queryOf.get(q.index)!;
       const mq = m.queries.find((x) => x.id === gq.id)!;
-      return {
+      const implied = graphOf.get(q.kg)!.impliedShards.get(gq.id);
+      const entry: BenchmarkEntry = {
         index: q.index,
         kg: q.kg,
         question: q.question,
         query: withPrefixDeclared(q.query, defaultPrefix),
         queryId: gq.id,
+        status: mq.status,
         federated: mq.status === 'covered' && (mq.fanOut ?? 0) >= 2 && !mq.necessarilyEmpty,
         endpoints: m.shards.map((s) => s.endpoint),
+        shardsImplied: implied ? implied.map((name) => `${q.kg}-${name}`) : null,
       };
+      return entry;
     });
   writeJson(path.join(dir, 'benchmark.json'), {
     tool: TOOL,
     questions: { file: path.basename(questionsFile), sha256: questionsSha },
     defaultPrefix,
+    fields: BENCHMARK_FIELDS,
     count: entries.length,
     entries,
   });
@@ -484,6 +534,13 @@ async function buildGraph(
   const covered = new Set(candidates.coverable);
   const federation = checkFederation(analyses, covered, matcher, result, slotName);
   const ruleChecks = checkRules(cover.rules, result, slotName);
+  const impliedShards = new Map(
+    analyses.map((a) => {
+      const union = new Set<number>();
+      for (const tp of a.patterns) for (const s of result.patternSlots[matcher.indexOf.get(patternKey(tp))!]) union.add(s);
+      return [a.id, [...union].map(slotName).sort(byShardNumber)] as const;
+    }),
+  );
   const verify = ms(t);
 
   const ruleId = new Map(cover.rules.map((r, i) => [r.key, `r${i + 1}`]));
@@ -623,6 +680,7 @@ async function buildGraph(
     layout,
     federation,
     descriptions,
+    impliedShards,
     timings: { load, analyze, profile: profileMs, plan, materialize, verify, describe, total: ms(tStart) },
   };
 }

@@ -3,7 +3,9 @@ import path from 'node:path';
 import * as oxigraph from 'oxigraph';
 import { describe, expect, it } from 'vitest';
 import { analyzeQueries, applicability } from '../src/analyze/analyze.js';
-import { parseQuery, unescapeLocalName, withPrefixDeclared } from '../src/analyze/parse.js';
+import { explainParseError, parseQuery, unescapeLocalName, withPrefixDeclared } from '../src/analyze/parse.js';
+import { ProtocolError } from '../src/serve/protocol.js';
+import { inspectQuery } from '../src/serve/query-info.js';
 import { patternKey, triplePatterns } from '../src/analyze/patterns.js';
 import { SPIDER_DEFAULT_PREFIX } from '../src/common/vocab.js';
 import { EMPTY_ONTOLOGY, readOntology } from '../src/load/ontology.js';
@@ -46,6 +48,27 @@ describe('analyze / escaped local names (pitfall B1)', () => {
     const r = parseQuery('select ?x where { ?x a :singer ', NS);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toMatch(/Parse error on line 1/);
+  });
+
+  it('names an undeclared prefix and says how to declare it', () => {
+    const r = parseQuery('select ?n where { ?x a :singer . ?x foaf:name ?n }', NS);
+    expect(r).toEqual({ ok: false, error: 'undeclared prefix "foaf:": declare it in the query: PREFIX foaf: <iri>' });
+    // sparqljs says "Unknown prefix: " for the empty prefix, naming nothing.
+    expect(explainParseError('Unknown prefix: ', ', or give its IRI with fkgqa partition --default-prefix <iri>')).toBe(
+      'undeclared prefix ":" (the empty prefix): declare it in the query: PREFIX : <iri>, or give its IRI with fkgqa partition --default-prefix <iri>',
+    );
+    expect(explainParseError('Parse error on line 1')).toBe('Parse error on line 1');
+  });
+
+  it('an endpoint answers a query with an undeclared ":" with 400 naming the prefix', () => {
+    let err: ProtocolError | undefined;
+    try {
+      inspectQuery('select * where { ?s :p ?o }');
+    } catch (e) {
+      err = e as ProtocolError;
+    }
+    expect(err?.status).toBe(400);
+    expect(err?.message).toBe('malformed query: undeclared prefix ":" (the empty prefix): declare it in the query: PREFIX : <iri> (the gold queries in benchmark.json declare theirs)');
   });
 });
 

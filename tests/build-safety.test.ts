@@ -179,7 +179,7 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
     ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": ["library"', 'build.json of an fkgqa build is not valid JSON'],
     ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": "library", "outputDigest": "x"}', '"graphs" is missing, empty or not a list of names'],
     ['benchmark.json', '', 'benchmark.json of an fkgqa build is not valid JSON'],
-    ['benchmark.json', '{"defaultPrefix": "http://valuenet/ontop/", "entries": [{"kg": "library"}]}', 'not a benchmark.json written by fkgqa partition: entries[0]: needs string fields "kg", "query" and "queryId"'],
+    ['benchmark.json', '{"defaultPrefix": "http://valuenet/ontop/", "entries": [{"kg": "library"}]}', 'not a benchmark.json written by fkgqa partition: entries[0]: needs string fields "kg", "question", "query" and "queryId"'],
     ['library/manifest.json', '{"tool": {"name": "fkg', 'graph manifest is not valid JSON'],
     ['library/manifest.json', '[]', 'not a graph manifest written by fkgqa partition: not a JSON object'],
   ];

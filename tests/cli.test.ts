@@ -174,3 +174,75 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     expect(k.stderr).toContain('--kg nowhere: no such graph');
   });
 });
+
+describe('cli / one convention for output formats and option names', async () => {
+  const out = path.join(tmpDir(), 'shards');
+  // Built once: --json and --format json give the same partition summary (the digests are equal).
+  const a = fkgqa('partition', '--out', out, '--no-void', '--json', '-q');
+  const b = fkgqa('partition', '--out', out, '--no-void', '--format', 'json', '-q');
+
+  it('partition: --json and --format json print the same JSON; --format text the summary', () => {
+    expect([a.code, b.code]).toEqual([0, 0]);
+    const [ja, jb] = [JSON.parse(a.stdout), JSON.parse(b.stdout)];
+    expect(ja.summary.guarantees.determinism.outputDigest).toBe(jb.summary.guarantees.determinism.outputDigest);
+    expect(jb.summary.guarantees.determinism.status).toBe('identical');
+    expect(fkgqa('partition', '--out', out, '--no-void', '--format', 'text', '-q').stdout).toMatch(/^fkgqa partition: 2 graphs/);
+  });
+
+  it('describe: --void-engine (and the old --engine), --json and --format json', () => {
+    const j = fkgqa('describe', '--shards', out, '--void-engine', 'stream', '--json', '-q');
+    const f = fkgqa('describe', '--shards', out, '--engine', 'stream', '--format', 'json', '-q');
+    expect([j.code, f.code]).toEqual([0, 0]);
+    expect(JSON.parse(j.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
+    expect(JSON.parse(f.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
+    const both = fkgqa('describe', '--shards', out, '--void-engine', 'stream', '--engine', 'sparql', '-q');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--engine is the old name of --void-engine');
+    const help = fkgqa('describe', '--help').stdout;
+    expect(help).toContain('--void-engine');
+    expect(help).not.toContain('--engine <');
+    expect(fkgqa('partition', '--help').stdout).toContain('--void-engine');
+  });
+
+  it('stats: --json and --format json print the same figures', () => {
+    const j = fkgqa('stats', '--shards', out, '--json', '-q');
+    const f = fkgqa('stats', '--shards', out, '--format', 'json', '-q');
+    expect([j.code, f.code]).toEqual([0, 0]);
+    expect(JSON.parse(j.stdout).figures).toEqual(JSON.parse(f.stdout).figures);
+    expect(JSON.parse(j.stdout).figures.shards.total).toBe(8);
+    const bad = fkgqa('stats', '--shards', out, '--json', '--format', 'csv', '-q');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--json is --format json: it cannot be combined with --format csv');
+  });
+
+  it('verify: --json and --format json print the same verdicts', () => {
+    const j = fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--json', '-q');
+    const f = fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--format', 'json', '-q');
+    expect([j.code, f.code]).toEqual([0, 0]);
+    expect(JSON.parse(j.stdout).totals).toEqual({ federated: { identical: 1, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0 } });
+    expect(JSON.parse(f.stdout).totals).toEqual(JSON.parse(j.stdout).totals);
+  });
+
+  it('verify prints [k/n] per query on stderr', () => {
+    const r = fkgqa('verify', '--shards', out, '--kg', 'library', '--form', 'federated');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/\[1\/7\] library\/q1: gold 1 rows; federated identical \(\d+\.\d+ s\)/);
+    expect(r.stderr).toMatch(/\[7\/7\] library\/q7: /);
+  });
+});
+
+describe('cli / first run after the demo', () => {
+  it('says the previous build in the folder was the demo, not that it "had other inputs"', () => {
+    const out = path.join(tmpDir(), 'shards');
+    expect(fkgqa('partition', '--out', out, '--no-void', '-q').code).toBe(0);
+    const src = copyDir(DEMO);
+    const qs = JSON.parse(fs.readFileSync(path.join(src, 'dev.json'), 'utf8')).filter((q: { kg_name: string }) => q.kg_name === 'library');
+    fs.writeFileSync(path.join(src, 'dev.json'), JSON.stringify(qs));
+    fs.rmSync(path.join(src, 'kg', 'observatory.ttl'));
+    const r = fkgqa('partition', '--source', src, '--out', out, '--no-void', '-q');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('3. deterministic: the previous build in this folder was of other inputs (the demo); nothing to compare (run again to check)');
+    const again = fkgqa('partition', '--source', src, '--out', out, '--no-void', '-q');
+    expect(again.stdout).toContain('3. deterministic: byte-identical to the previous build');
+  });
+});

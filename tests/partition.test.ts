@@ -94,8 +94,11 @@ describe('partition / demo dataset, checked by hand', async () => {
       question: 'How many authors are there?',
       query: `PREFIX : <${NS}>\nselect (count( *) as ?aggregation_all) where { ?t1 a :author . }`,
       queryId: 'library/q1',
+      status: 'covered',
       federated: true,
       endpoints: ['library-shard1', 'library-shard2', 'library-shard3', 'library-shard4'],
+      // "How many authors": the author type triples are in the two author buckets.
+      shardsImplied: ['library-shard1', 'library-shard3'],
     });
     expect(b.entries[1].queryId).toBe('library/q1');
   });
@@ -103,7 +106,7 @@ describe('partition / demo dataset, checked by hand', async () => {
   it('gives byte-identical output for the same input and options, and reports it', async () => {
     const again = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
     expect(again.outputDigest).toBe(result.outputDigest);
-    expect(again.previous).toEqual({ digest: result.outputDigest, sameInputs: true, identical: true });
+    expect(again.previous).toEqual({ digest: result.outputDigest, sameInputs: true, identical: true, graphs: ['library', 'observatory'] });
     const other = path.join(tmpDir(), 'shards');
     await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: other });
     for (const kg of ['library', 'observatory']) {

@@ -7,6 +7,7 @@ import { parseQuery } from '../src/analyze/parse.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
 import { formatStatsHtml } from '../src/report/html.js';
 import { provenanceQueries } from '../src/report/provenance.js';
+import { ProgressTicker } from '../src/common/progress.js';
 import { computeStats, type BuildStats } from '../src/report/stats.js';
 import { comparePaper, flattenFigures, formatPerQueryCsv, formatStatsCsv } from '../src/report/stats-format.js';
 import { DEMO, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
@@ -81,7 +82,14 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
       implied_fan_out: '4',
       realised_fan_out: '3',
       answer_rows: '2',
+      question: 'What are the titles of the books written by Bruno Lindqvist?',
+      implied_shards: 'shard1 shard2 shard3 shard4',
+      realised_shards: 'shard1 shard2 shard4',
     });
+    // The gold query on one line, as benchmark.json has it (prefix declared).
+    expect(rows.find((r) => r.query === 'library/q2')!.gold_query).toBe(
+      "PREFIX : <http://valuenet/ontop/> select ?t1_name where { ?t1 a :author . ?t1 :author\\#name ?t1_name . ?t1 :author\\#country ?t1_country . FILTER(?t1_country = 'Peru') . }",
+    );
   });
 
   it('makes a self-contained HTML page with three charts', () => {
@@ -89,6 +97,31 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
     for (const id of ['fanout', 'sizes', 'rules']) expect(html).toContain(`<canvas id="${id}">`);
     expect(html).toContain('Chart.js v4');
     expect(html).not.toMatch(/(src|href)="https?:/);
+  });
+
+  it('gives every chart a legend and axis titles, a table per graph, and figures in words', () => {
+    const html = formatStatsHtml(stats);
+    for (const t of ["axis('shards (fan-out)')", "axis('questions')", "axis('triples (log scale)')", "axis('chosen sharding rules')"]) expect(html).toContain(t);
+    expect(html.match(/plugins: legend\(/g)).toHaveLength(3);
+    // One row per graph: library has 8 questions, 7 distinct queries, 4 shards.
+    const lib = stats.graphs.find((g) => g.graph === 'library')!;
+    expect(html).toContain(`<tr><td>library</td><td>8</td><td>7</td><td>4</td><td class="sizes">${lib.shardSizes.join(', ')}</td>`);
+    expect(html).toContain('<h2>Queries that timed out (0)</h2>\n<p>None.</p>');
+    // Figures in words, no camelCase JSON keys.
+    expect(html).toContain('<tr><td>realised fan-out, exactly one shard, over questions</td><td>12.5 % (2 of 16)</td></tr>');
+    expect(html).toContain('<tr><td>shards, per graph</td><td>mean 4, median 4, min 4, max 4</td></tr>');
+    expect(html).not.toMatch(/<td>[a-z]+[A-Z][a-zA-Z.]*<\/td>/);
+  });
+
+  it('lists the timed-out and uncoverable queries with their first question', () => {
+    const withTimeout: BuildStats = {
+      ...stats,
+      queries: stats.queries.map((x) => (x.query === 'library/q4' ? { ...x, answerStatus: 'timeout', realisedStatus: 'timeout' } : x.query === 'library/q6' ? { ...x, status: 'uncoverable', reason: 'no candidate rule' } : x)),
+    };
+    const html = formatStatsHtml(withTimeout);
+    expect(html).toContain('<h2>Queries that timed out (1)</h2>');
+    expect(html).toContain('<tr><td>library/q4</td><td>1</td><td>What are the titles of the books written by Bruno Lindqvist?</td><td>gold answer and realised fan-out timed out</td></tr>');
+    expect(html).toMatch(/<h2>Queries no sharding rule can cover, or that do not parse \(1\)<\/h2>\n<table class="list">.*\n<tr><td>library\/q6<\/td>.*<td>uncoverable: no candidate rule<\/td><\/tr>/);
   });
 
   const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((c) => fs.existsSync(c));
@@ -102,6 +135,24 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
       { encoding: 'utf8', timeout: 60_000 },
     );
     expect(r.stdout).toContain('data-painted-charts="3"');
+  });
+});
+
+describe('stats / progress', () => {
+  it('reports done/total, elapsed time and the items running long', () => {
+    let now = 0;
+    const lines: string[] = [];
+    const t = new ProgressTicker((l) => lines.push(l), 'fkgqa stats', 4, { everyMs: 0, longMs: 5_000, now: () => now });
+    t.start('world_1/q32');
+    t.start('world_1/q1');
+    t.done('world_1/q1');
+    now = 3_000;
+    t.tick();
+    now = 41_000;
+    t.start('world_1/q33');
+    t.tick();
+    t.stop();
+    expect(lines).toEqual(['fkgqa stats: 1/4 done, 3 s', 'fkgqa stats: 1/4 done, 41 s; running long: world_1/q32 (41 s)']);
   });
 });
 

@@ -26,6 +26,22 @@ function fixIris(node: unknown, seen = new Set<unknown>()): void {
   for (const key of Object.keys(o)) fixIris(o[key], seen);
 }
 
+/**
+ * Rewrites sparqljs's "Unknown prefix: X" (which names nothing for the empty prefix `:`) into a
+ * message that names the prefix and says how to fix it; other messages are returned unchanged.
+ * @param message a sparqljs parse error message
+ * @param emptyPrefixHint text appended for the empty prefix: where else its IRI can be given (e.g. an option)
+ */
+export function explainParseError(message: string, emptyPrefixHint?: string): string {
+  const m = /Unknown prefix: ?([^\s]*)/.exec(message);
+  if (!m) return message;
+  const name = m[1].replace(/:$/, '');
+  const fix = `declare it in the query: PREFIX ${name}: <iri>`;
+  return name === ''
+    ? `undeclared prefix ":" (the empty prefix): ${fix}${emptyPrefixHint ?? ''}`
+    : `undeclared prefix "${name}:": ${fix}`;
+}
+
 /** A gold query parsed with sparqljs, IRIs fixed. */
 export interface ParsedQuery {
   ast: sparqljs.SparqlQuery;
@@ -54,7 +70,7 @@ export function parseQuery(text: string, defaultPrefix: string): ParseOutcome {
     // sparqljs: "Parse error on line 1:", the text, a caret line, "Expecting …, got '…'".
     const lines = ((e as Error).message ?? String(e)).split('\n').filter((l) => l.trim() && !/^-*\^$/.test(l.trim()));
     const expecting = lines.find((l) => /^Expecting|^Unexpected|^Unknown|^Lexical/.test(l));
-    return { ok: false, error: expecting && expecting !== lines[0] ? `${lines[0]} ${expecting}` : lines.join(' ') };
+    return { ok: false, error: explainParseError(expecting && expecting !== lines[0] ? `${lines[0]} ${expecting}` : lines.join(' '), ', or give its IRI with fkgqa partition --default-prefix <iri>') };
   }
   if (ast.type !== 'query') return { ok: false, error: 'not a query (SPARQL Update is not a gold query)' };
   fixIris(ast);

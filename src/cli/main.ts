@@ -9,11 +9,13 @@ import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition.js';
 import { formatStatsHtml } from '../report/html.js';
 import { formatPartitionSummary, summarizePartition } from '../report/partition-summary.js';
 import { computeStats } from '../report/stats.js';
+import { formatQuestionsText, questionViews } from '../report/questions.js';
 import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText } from '../report/stats-format.js';
 import { synthesize } from '../synth/replicate.js';
 import { registerServeCommands } from './serve.js';
 import { TOOL } from '../version.js';
 import { stderrProgress } from './progress.js';
+import { engineAliasOption, formatOption, jsonOption, outputFormat, voidEngine, voidEngineOption } from './options.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
 export const DEMO_SOURCE = fileURLToPath(new URL('../../datasets/demo', import.meta.url));
@@ -29,7 +31,9 @@ const integer = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) => (v
 /** Help text of `--endpoint-base`, shared by partition and describe. */
 const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql';
 
-/** Progress lines go to stderr unless `--quiet`. */
+/** Help text of `--void-engine`, shared by partition and describe. */
+const VOID_ENGINE_HELP =
+  'VoID statistics from SPARQL queries on an in-process store (sparql), from streaming the shard files (stream), or sparql up to 500,000 triples per graph and stream above (auto)';
 
 /** Checks, before any work, that a report file can be written: its folder exists and it is not a folder. */
 function checkOutputFile(file: string): void {
@@ -85,15 +89,13 @@ export function program(): Command {
     .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (with --no-class-inference: the paper's published applicability figures)")
     .option('--no-class-inference', 'C(q) from explicit rdf:type patterns only, not from rdfs:domain/rdfs:range')
     .option('--no-void', 'do not write the VoID of the shards nor the catalogue')
-    .addOption(
-      new Option('--void-engine <engine>', 'VoID statistics from SPARQL queries on an in-process store (sparql), from streaming the shard files (stream), or sparql up to 500,000 triples per graph and stream above (auto)')
-        .choices(['auto', 'sparql', 'stream'])
-        .default('auto'),
-    )
+    .addOption(voidEngineOption(VOID_ENGINE_HELP))
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
-    .option('--json', 'print the summary as JSON on stdout')
+    .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
+    .addOption(jsonOption())
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
+      const format = outputFormat(o);
       const result = await partition({
         layout: o.layout,
         expressionPatterns: o.expressionPatterns,
@@ -107,13 +109,13 @@ export function program(): Command {
         defaultPrefix: o.defaultPrefix,
         solverTimeoutMs: o.solverTimeout,
         void: o.void,
-        voidEngine: o.voidEngine,
+        voidEngine: voidEngine(o),
         endpointBase: o.endpointBase,
         progress: stderrProgress(o.quiet),
       });
       for (const w of result.warnings) if (!o.quiet) process.stderr.write(`warning: ${w}\n`);
       const summary = summarizePartition(result);
-      if (o.json) process.stdout.write(JSON.stringify({ out: path.resolve(result.out), summary, warnings: result.warnings }, null, 2) + '\n');
+      if (format === 'json') process.stdout.write(JSON.stringify({ out: path.resolve(result.out), summary, warnings: result.warnings }, null, 2) + '\n');
       else {
         const described = result.graphs.flatMap((g) => g.descriptions);
         const what = described.length
@@ -134,7 +136,8 @@ export function program(): Command {
     .option('--shards <dir>', 'build directory written by fkgqa partition', 'shards')
     .option('--state <dir>', 'state folder for stored gold answers and realised fan-out (default: <shards>.state beside the build)')
     .option('--kg <name...>', 'only these knowledge graphs')
-    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'csv', 'markdown']).default('text'))
+    .addOption(formatOption(['text', 'json', 'csv', 'markdown'], 'output format: text, json, csv or markdown (default: text)'))
+    .addOption(jsonOption())
     .option('--compare-paper', "a table with one row per figure: the paper's value, this build's, the difference")
     .option('--per-query <file>', 'write one CSV row per distinct query to FILE')
     .option('--html <file>', 'write a self-contained HTML report with charts to FILE')
@@ -142,6 +145,7 @@ export function program(): Command {
     .option('--recompute', 'recompute gold answers even if stored ones match the build')
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
+      const format = outputFormat(o);
       for (const f of [o.perQuery, o.html]) if (f) checkOutputFile(f);
       const stats = await computeStats({
         shards: o.shards,
@@ -155,11 +159,33 @@ export function program(): Command {
       if (o.html) fs.writeFileSync(o.html, formatStatsHtml(stats));
       const paper = Boolean(o.comparePaper);
       let text: string;
-      if (o.format === 'json') text = JSON.stringify(paper ? { ...stats, comparison: comparePaper(stats.figures) } : stats, null, 2) + '\n';
-      else if (o.format === 'csv') text = formatStatsCsv(stats, paper);
-      else if (o.format === 'markdown') text = formatStatsMarkdown(stats, paper);
+      if (format === 'json') text = JSON.stringify(paper ? { ...stats, comparison: comparePaper(stats.figures) } : stats, null, 2) + '\n';
+      else if (format === 'csv') text = formatStatsCsv(stats, paper);
+      else if (format === 'markdown') text = formatStatsMarkdown(stats, paper);
       else text = formatStatsText(stats, paper);
       process.stdout.write(text);
+    });
+
+  cli
+    .command('questions')
+    .description(
+      'Show each question of a build: the question, its gold query, the shards its answer needs (realised: shards whose triples a ' +
+        'solution uses) and the shards that may match (implied: shards with a triple matching some triple pattern), and its gold ' +
+        'answer (rows and a preview). Needed shards and answers come from what fkgqa stats stored for the build, or are computed now.',
+    )
+    .option('--shards <dir>', 'build directory written by fkgqa partition', 'shards')
+    .option('--kg <name...>', 'only the questions of these knowledge graphs')
+    .option('--query <id...>', 'only the questions asking these gold queries (<kg>/q<N>)')
+    .addOption(formatOption(['text', 'json'], 'text (one block per question) or json (the benchmark.json entries with shardsNeeded and answer; default: text)'))
+    .addOption(jsonOption())
+    .option('--state <dir>', 'state folder where fkgqa stats stored gold answers and realised fan-out (default: <shards>.state beside the build)')
+    .addOption(new Option('--rows <n>', 'rows of each gold answer to show').argParser(integer('--rows', 0)).default(5))
+    .addOption(new Option('--timeout <ms>', 'time limit per query when answers and needed shards are computed here').argParser(integer('--timeout', 1)).default(60_000))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(async (o) => {
+      const format = outputFormat(o);
+      const views = await questionViews({ shards: o.shards, state: o.state, kgs: o.kg, queries: o.query, timeoutMs: o.timeout, previewRows: o.rows, progress: stderrProgress(o.quiet) });
+      process.stdout.write(format === 'json' ? JSON.stringify(views, null, 2) + '\n' : formatQuestionsText(views));
     });
 
   cli
@@ -194,20 +220,23 @@ export function program(): Command {
     )
     .option('--shards <dir>', 'the build directory written by fkgqa partition', 'shards')
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
-    .addOption(new Option('--engine <engine>', 'without --sparql: sparql (in-process store), stream (shard files), auto (stream above 500,000 triples per graph)').choices(['auto', 'sparql', 'stream']).default('auto'))
+    .addOption(voidEngineOption(`without --sparql: ${VOID_ENGINE_HELP}`))
+    .addOption(engineAliasOption())
     .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
-    .option('--json', 'print the summary as JSON on stdout')
+    .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
+    .addOption(jsonOption())
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
+      const format = outputFormat(o);
       const r = await describeBuild({
         dir: o.shards,
         endpointBase: o.endpointBase,
         sparql: o.sparql,
-        engine: o.engine,
+        engine: voidEngine(o),
         progress: stderrProgress(o.quiet),
       });
       const summary = { dir: path.resolve(o.shards), graphs: r.graphs, shards: r.shards, linksets: r.linksets, voidBytes: r.voidBytes, files: r.files.length, ms: r.timings.totalMs };
-      if (o.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+      if (format === 'json') process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
       else {
         process.stdout.write(
           `fkgqa describe: ${r.graphs} graphs, ${r.shards} shards, ${r.linksets} linksets; ` +

@@ -5,6 +5,7 @@
 import { Command, Option } from 'commander';
 import { serve } from '../serve/server.js';
 import { stderrProgress } from './progress.js';
+import { formatOption, jsonOption, outputFormat } from './options.js';
 import { formatVerifyReport, FORMS, verify, type FederationForm } from '../verify/verify.js';
 
 type IntegerParser = (name: string, min: number, max?: number) => (v: string) => number;
@@ -87,10 +88,12 @@ export function registerServeCommands(cli: Command, integer: IntegerParser): voi
     .option('--query <id...>', 'verify only these queries (<kg>/q<N>; without --kg, their graphs)')
     .addOption(new Option('--timeout <ms>', 'time limit per query and side (unsharded, federated, trivial)').argParser(integer('--timeout', 1)).default(20_000))
     .addOption(new Option('--form <form...>', 'forms to run').choices(FORMS).default(FORMS))
-    .option('--json', 'the report as JSON on stdout')
+    .addOption(formatOption(['text', 'json'], 'the report on stdout as text or JSON (default: text)'))
+    .addOption(jsonOption())
     .option('-q, --quiet', 'no progress on stderr')
     .addHelpText('after', '\nExit codes: 0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an answer differs, 2 bad input (build, endpoints file, options) or unreachable endpoints.')
     .action(async (o) => {
+      const format = outputFormat(o);
       const report = await verify({
         shards: o.shards,
         endpoints: o.endpoints,
@@ -101,7 +104,7 @@ export function registerServeCommands(cli: Command, integer: IntegerParser): voi
         forms: o.form as FederationForm[],
         progress: stderrProgress(o.quiet),
       });
-      process.stdout.write(o.json ? JSON.stringify(report, null, 2) + '\n' : formatVerifyReport(report));
+      process.stdout.write(format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatVerifyReport(report));
       if (Object.values(report.totals).some((t) => t.different > 0)) process.exitCode = 1;
     });
 }

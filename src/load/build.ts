@@ -36,6 +36,7 @@ export function readJsonFile<T>(file: string, what: string): T {
 /** One entry of `benchmark.json`: a question with its graph, gold query and query id. */
 export interface BenchmarkEntry {
   kg: string;
+  question: string;
   query: string;
   queryId: string;
   [key: string]: unknown;
@@ -96,7 +97,7 @@ function benchmarkProblem(b: unknown, graphs: string[]): string | undefined {
   if (!Array.isArray(x.entries)) return '"entries" is missing or not a list';
   for (const [i, e] of (x.entries as unknown[]).entries()) {
     const en = e as Record<string, unknown> | null;
-    if (!en || typeof en !== 'object' || !isString(en.kg) || !isString(en.query) || !isString(en.queryId)) return `entries[${i}]: needs string fields "kg", "query" and "queryId"`;
+    if (!en || typeof en !== 'object' || !isString(en.kg) || !isString(en.question) || !isString(en.query) || !isString(en.queryId)) return `entries[${i}]: needs string fields "kg", "question", "query" and "queryId"`;
     if (!graphs.includes(en.kg)) return `entries[${i}]: graph "${en.kg}" is not in build.json`;
   }
   return undefined;

@@ -53,10 +53,17 @@ export const ANSWERS_FILE = 'gold-answers.json';
  * Executes every query on a store holding the unsharded graph (the union of the graph's shards,
  * which guarantee 1 of `fkgqa partition` makes equal to the input), each under a time limit that
  * stops it (StoreWorker). A failing or timed-out query is recorded with its status, never dropped.
+ * `onQuery` is told when each query starts and ends (progress, see ProgressTicker).
  */
-export async function executeGoldQueries(store: StoreWorker, queries: GoldQueryToRun[], timeoutMs: number): Promise<GoldAnswer[]> {
+export async function executeGoldQueries(
+  store: StoreWorker,
+  queries: GoldQueryToRun[],
+  timeoutMs: number,
+  onQuery?: { start(id: string): void; done(id: string): void },
+): Promise<GoldAnswer[]> {
   const out: GoldAnswer[] = [];
   for (const q of queries) {
+    onQuery?.start(`${q.id} (gold answer)`);
     const graphResult = q.queryType === 'CONSTRUCT' || q.queryType === 'DESCRIBE';
     const r = await store.query({
       query: q.normalized,
@@ -74,6 +81,7 @@ export async function executeGoldQueries(store: StoreWorker, queries: GoldQueryT
       const empty = results.results ? rows === 0 : results.boolean === false;
       out.push({ query: q.id, status: 'ok', rows, empty, ordered: q.ordered, results });
     }
+    onQuery?.done(`${q.id} (gold answer)`);
   }
   return out;
 }

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { comparePaper, flattenFigures } from './stats-format.js';
-import type { BuildStats } from './stats.js';
+import { comparePaper } from './stats-format.js';
+import type { BuildFigures, BuildStats } from './stats.js';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -14,11 +14,71 @@ function chartJs(): string {
   return fs.readFileSync(file, 'utf8').replace(/<\/script/gi, '<\\/script');
 }
 
+/** Readable words for the keys of BuildFigures (the JSON keys are camelCase). */
+const WORDS: Record<string, string> = {
+  graphs: 'graphs',
+  questions: 'questions',
+  distinctQueries: 'distinct queries',
+  graphQueryPairs: 'graph/query pairs',
+  shards: 'shards',
+  total: 'in total',
+  perGraph: 'per graph',
+  rulesPerGraph: 'rules per graph',
+  ruleComposition: 'rules by kind',
+  predicate: 'vertical (predicate)',
+  class: 'semantic (class)',
+  horizontal: 'horizontal',
+  shardBalanceCv: 'shard balance (mean coefficient of variation of shard sizes per graph)',
+  applicability: 'sharding applies',
+  overQuestions: 'over questions',
+  overDistinctQueries: 'over distinct queries',
+  overGraphQueryPairs: 'over graph/query pairs',
+  impliedFanOut: 'implied fan-out f(Q)',
+  tpwss: 'triple-pattern-wise sources (TPWSS, Σ over triple patterns of the shards matching each)',
+  realisedFanOut: 'realised fan-out',
+  computed: 'computed for (graph/query pairs)',
+  noMatch: 'no match',
+  oneShard: 'exactly one shard',
+  goldAnswers: 'gold answers',
+  executed: 'executed',
+  failed: 'failed',
+  timedOut: 'timed out',
+  empty: 'empty',
+};
+
+/** A figure's path as words: `applicability.overQuestions.class` → "sharding applies, over questions, semantic (class)". */
+export function figureLabel(path: string[]): string {
+  return path.map((k) => WORDS[k] ?? k).join(', ');
+}
+
 /**
- * A self-contained HTML report of a build: figures, the paper comparison, and three charts drawn
- * with Chart.js (fan-out histogram, shard sizes per graph, rule composition per graph). The page
- * loads nothing from the network; once the charts are drawn, `<body data-painted-charts=N>` counts
- * the canvases with painted pixels (a rendering check for headless browsers).
+ * The build figures as readable rows: a share as "30.84 % (33 of 107)", a distribution as
+ * "mean 4.6, median 4, min 3, max 7", a count as itself.
+ */
+export function readableFigures(f: BuildFigures): [string, string][] {
+  const out: [string, string][] = [];
+  const walk = (path: string[], v: unknown) => {
+    if (typeof v === 'number') out.push([figureLabel(path), String(v)]);
+    else if (v && typeof v === 'object' && !Array.isArray(v)) {
+      const o = v as Record<string, number>;
+      if ('percent' in o && 'count' in o && 'of' in o) out.push([figureLabel(path), `${o.percent} % (${o.count} of ${o.of})`]);
+      else if ('mean' in o && 'median' in o) out.push([figureLabel(path), `mean ${o.mean}, median ${o.median}, min ${o.min}, max ${o.max}`]);
+      else for (const [k, x] of Object.entries(o)) walk([...path, k], x);
+    }
+  };
+  walk([], { ...f, gapExamples: undefined });
+  return out;
+}
+
+const mean = (xs: number[]) => (xs.length ? Math.round((100 * xs.reduce((a, b) => a + b, 0)) / xs.length) / 100 : null);
+
+/**
+ * A self-contained HTML report of a build: the figures in words, the paper comparison, a table
+ * per graph, the queries that timed out and those no sharding rule can cover, and three charts
+ * drawn with Chart.js (fan-out histogram, shard sizes per graph, rule composition per graph), each
+ * with a legend and axis titles. The page loads nothing from the network; once the charts are
+ * drawn, `<body data-painted-charts=N>` counts the canvases with painted pixels (a rendering check
+ * for headless browsers).
  */
 export function formatStatsHtml(s: BuildStats): string {
   const f = s.figures;
@@ -32,23 +92,69 @@ export function formatStatsHtml(s: BuildStats): string {
     shardSizes: Array.from({ length: maxShards }, (_, i) => s.graphs.map((g) => g.shardSizes[i] ?? 0)),
     rules: { predicate: s.graphs.map((g) => g.ruleKinds.predicate), class: s.graphs.map((g) => g.ruleKinds.class), horizontal: s.graphs.map((g) => g.ruleKinds.horizontal) },
   };
-  const figureRows = flattenFigures(f).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${v}</td></tr>`).join('\n');
+  const figureRows = readableFigures(f).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join('\n');
   const paperRows = comparePaper(f)
     .map((r) => `<tr><td>${esc(r.figure)}</td><td>${r.paper}</td><td>${r.build}</td><td>${r.difference > 0 ? '+' : ''}${r.difference}</td></tr>`)
     .join('\n');
+  const graphRows = s.graphs
+    .map((g) => {
+      const qs = s.queries.filter((q) => q.graph === g.graph);
+      const implied = mean(qs.filter((q) => q.impliedFanOut !== null).map((q) => q.impliedFanOut!));
+      const realised = mean(qs.filter((q) => q.realisedFanOut !== null).map((q) => q.realisedFanOut!));
+      const timedOut = qs.filter((q) => q.answerStatus === 'timeout' || q.realisedStatus === 'timeout').length;
+      const cells = [
+        esc(g.graph),
+        qs.reduce((n, q) => n + q.questions, 0),
+        g.queries,
+        g.shards,
+        g.shardSizes.join(', '),
+        g.shardBalanceCv,
+        `${g.rules} (${g.ruleKinds.predicate} / ${g.ruleKinds.class} / ${g.ruleKinds.horizontal})`,
+        qs.filter((q) => q.status === 'uncoverable').length,
+        implied ?? '–',
+        realised ?? '–',
+        timedOut,
+      ];
+      return `<tr>${cells.map((c, i) => (i === 4 ? `<td class="sizes">${c}</td>` : `<td>${c}</td>`)).join('')}</tr>`;
+    })
+    .join('\n');
+  const queryList = (qs: BuildStats['queries'], why: (q: BuildStats['queries'][number]) => string) =>
+    qs.length
+      ? `<table class="list"><tr><th>query</th><th>questions</th><th>first question</th><th>why</th></tr>\n${qs
+          .map((q) => `<tr><td>${esc(q.query)}</td><td>${q.questions}</td><td>${esc(q.question ?? '')}</td><td>${esc(why(q))}</td></tr>`)
+          .join('\n')}\n</table>`
+      : '<p>None.</p>';
+  const timedOut = s.queries.filter((q) => q.answerStatus === 'timeout' || q.realisedStatus === 'timeout');
+  const uncoverable = s.queries.filter((q) => q.status === 'uncoverable' || q.status === 'unparsable');
+  const timeoutWhy = (q: BuildStats['queries'][number]) =>
+    [q.answerStatus === 'timeout' ? 'gold answer' : '', q.realisedStatus === 'timeout' ? 'realised fan-out' : ''].filter(Boolean).join(' and ') + ' timed out';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>fkgqa stats</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:left}
-.chart{position:relative;height:360px;margin:1em 0 2em}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:left}
+table.list{width:100%;table-layout:fixed}table.list td,table.list th{text-align:left;overflow-wrap:anywhere}
+table.list th:nth-child(1){width:14em}table.list th:nth-child(2){width:6em}
+td.sizes{text-align:left;min-width:9em}
+.chart{position:relative;height:380px;margin:1em 0 2em}
+.note{color:#555}
 </style></head><body>
 <h1>fkgqa stats</h1>
 <p>${f.graphs} graphs, ${f.questions} questions, ${f.distinctQueries} distinct queries (${f.graphQueryPairs} graph/query pairs), ${f.shards.total} shards.
 Gold answers: ${f.goldAnswers.executed} of ${f.goldAnswers.graphQueryPairs} executed, ${f.goldAnswers.failed} failed, ${f.goldAnswers.timedOut} timed out.</p>
-<h2>Fan-out (questions per number of shards)</h2><div class="chart"><canvas id="fanout"></canvas></div>
-<h2>Shard sizes per graph (triples)</h2><div class="chart"><canvas id="sizes"></canvas></div>
-<h2>Rule composition per graph</h2><div class="chart"><canvas id="rules"></canvas></div>
+<h2>Fan-out</h2>
+<p class="note">Implied fan-out f(Q): shards holding a triple that matches some triple pattern of the query. Realised: shards whose triples a solution of the query actually uses.</p>
+<div class="chart"><canvas id="fanout"></canvas></div>
+<h2>Shard sizes per graph</h2><div class="chart"><canvas id="sizes"></canvas></div>
+<h2>Sharding rules per graph</h2><div class="chart"><canvas id="rules"></canvas></div>
+<h2>Per graph</h2>
+<table><tr><th>graph</th><th>questions</th><th>distinct queries</th><th>shards</th><th>triples per shard</th><th>balance (CV)</th><th>rules (vertical / semantic / horizontal)</th><th>uncoverable queries</th><th>implied fan-out, mean</th><th>realised fan-out, mean</th><th>timed out</th></tr>
+${graphRows}
+</table>
+<h2>Queries that timed out (${timedOut.length})</h2>
+${queryList(timedOut, timeoutWhy)}
+<h2>Queries no sharding rule can cover, or that do not parse (${uncoverable.length})</h2>
+${queryList(uncoverable, (q) => `${q.status}${q.reason ? `: ${q.reason}` : ''}`)}
 <h2>This build and the paper</h2>
 <table><tr><th>figure</th><th>paper</th><th>this build</th><th>difference</th></tr>
 ${paperRows}
@@ -62,16 +168,19 @@ ${figureRows}
 const data = ${JSON.stringify(data)};
 const palette = ['#4e79a7','#f28e2b','#e15759','#76b7b2','#59a14f','#edc948','#b07aa1','#ff9da7','#9c755f','#bab0ac'];
 const common = { responsive: true, maintainAspectRatio: false, animation: false };
-new Chart(document.getElementById('fanout'), { type: 'bar', options: common, data: { labels: data.fanOut.labels, datasets: [
+const axis = (text) => ({ title: { display: true, text, font: { weight: 'bold' } } });
+const legend = (title) => ({ legend: { display: true, position: 'top', title: { display: true, text: title } } });
+new Chart(document.getElementById('fanout'), { type: 'bar', data: { labels: data.fanOut.labels, datasets: [
   { label: 'implied f(Q)', data: data.fanOut.implied, backgroundColor: palette[0] },
-  { label: 'realised', data: data.fanOut.realised, backgroundColor: palette[1] } ] } });
-new Chart(document.getElementById('sizes'), { type: 'bar', data: { labels: data.graphs, datasets: data.shardSizes.map((d, i) => ({ label: 'shard ' + (i + 1), data: d, backgroundColor: palette[i % palette.length] })) },
-  options: { ...common, plugins: { legend: { display: false } }, scales: { y: { type: 'logarithmic' } } } });
+  { label: 'realised', data: data.fanOut.realised, backgroundColor: palette[1] } ] },
+  options: { ...common, plugins: legend('fan-out'), scales: { x: axis('shards (fan-out)'), y: { ...axis('questions'), beginAtZero: true } } } });
+new Chart(document.getElementById('sizes'), { type: 'bar', data: { labels: data.graphs, datasets: data.shardSizes.map((d, i) => ({ label: 'shard' + (i + 1), data: d, backgroundColor: palette[i % palette.length] })) },
+  options: { ...common, plugins: legend('shard (shard<N> of each graph)'), scales: { x: axis('graph'), y: { ...axis('triples (log scale)'), type: 'logarithmic' } } } });
 new Chart(document.getElementById('rules'), { type: 'bar', data: { labels: data.graphs, datasets: [
   { label: 'vertical (predicate)', data: data.rules.predicate, backgroundColor: palette[0] },
   { label: 'semantic (class)', data: data.rules.class, backgroundColor: palette[1] },
   { label: 'horizontal', data: data.rules.horizontal, backgroundColor: palette[2] } ] },
-  options: { ...common, scales: { x: { stacked: true }, y: { stacked: true } } } });
+  options: { ...common, plugins: legend('kind of sharding rule'), scales: { x: { ...axis('graph'), stacked: true }, y: { ...axis('chosen sharding rules'), stacked: true, beginAtZero: true, ticks: { precision: 0 } } } } });
 // Rendering check: count the canvases with painted pixels (read by tests in headless Chromium).
 const painted = [...document.querySelectorAll('canvas')].filter((c) => {
   const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;

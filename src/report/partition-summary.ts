@@ -36,7 +36,11 @@ export interface PartitionSummary {
     /** `necessarilyEmpty`: covered queries whose answer is empty on any sharding (not federated, see FederationCheck). */
     federation: { federated: number; covered: number; necessarilyEmpty: number; exceptions: { query: string; reason: string }[] };
     rules: { realised: number; total: number; exceptions: { rule: string; graph: string; detail: string }[] };
-    determinism: { status: 'identical' | 'different-inputs' | 'DIFFERENT' | 'no-previous-build'; outputDigest: string };
+    /**
+     * Comparison with the build that was in the output folder before. When it had other inputs,
+     * `previousGraphs` are its graphs and `sameGraphs` whether they are the graphs of this build.
+     */
+    determinism: { status: 'identical' | 'different-inputs' | 'DIFFERENT' | 'no-previous-build'; outputDigest: string; previousGraphs?: string[]; sameGraphs?: boolean };
   };
   solver: { optimal: number; solves: number; maxWallMs: number };
 }
@@ -111,6 +115,9 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
               ? 'identical'
               : 'DIFFERENT',
         outputDigest: r.outputDigest,
+        ...(r.previous && !r.previous.sameInputs
+          ? { previousGraphs: r.previous.graphs, sameGraphs: r.previous.graphs.join(' ') === r.graphs.map((g) => g.manifest.graph).join(' ') }
+          : {}),
       },
     },
     solver: {
@@ -124,6 +131,18 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
 const pct = (x: number) => `${x.toFixed(2)}%`;
 const num = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(2));
 const pad = (s: string, n: number) => s.padEnd(n);
+
+/** The graphs of the demo dataset (datasets/demo), to name a previous demo build as such. */
+const DEMO_GRAPHS = 'library observatory';
+
+/** The determinism line when the previous build in the folder had other inputs: what it was, honestly. */
+function previousWas(d: PartitionSummary['guarantees']['determinism']): string {
+  const graphs = d.previousGraphs ?? [];
+  if (graphs.length === 0) return 'the previous build in this folder had other inputs, options or code: nothing to compare';
+  if (d.sameGraphs) return 'the previous build in this folder was of the same graphs with other data, questions, options or code version: nothing to compare (run again to check)';
+  const what = graphs.join(' ') === DEMO_GRAPHS ? 'the demo' : graphs.length <= 4 ? `graphs ${graphs.join(', ')}` : `${graphs.length} other graphs`;
+  return `the previous build in this folder was of other inputs (${what}); nothing to compare (run again to check)`;
+}
 
 /** The summary as the text `fkgqa partition` prints on stdout. */
 export function formatPartitionSummary(s: PartitionSummary): string {
@@ -172,7 +191,7 @@ export function formatPartitionSummary(s: PartitionSummary): string {
   for (const e of g.rules.exceptions) L.push(`     not realised ${e.graph}: ${e.rule}: ${e.detail}`);
   const det = {
     identical: 'byte-identical to the previous build of the same input and options',
-    'different-inputs': 'the previous build had other inputs, options or code: nothing to compare',
+    'different-inputs': previousWas(g.determinism),
     DIFFERENT: 'DIFFERS from the previous build of the same inputs, options and code',
     'no-previous-build': 'no previous build in the output directory to compare with (run again to check)',
   }[g.determinism.status];

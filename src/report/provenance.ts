@@ -123,3 +123,48 @@ export function provenanceQueries(ast: sparqljs.SparqlQuery): ProvenanceQueries 
   }
   return { main: provenanceSelect(where, ctx.vars), graphVariables: ctx.vars.length, aggregates };
 }
+
+/** Why realised fan-out is missing (`ok` when it was computed). */
+export type RealisedStatus = 'ok' | 'timeout' | 'error' | 'unparsable';
+
+/** The shards a gold query's solutions use (realised fan-out), or why they are unknown. */
+export interface RealisedShards {
+  status: RealisedStatus;
+  /** Shard names `shard<N>`, in shard order; empty unless `status` is `ok`. */
+  shards: string[];
+}
+
+/** The part of a StoreWorker that `realisedShards` needs (a store holding every shard as a named graph and all shards in the default graph). */
+export interface ProvenanceStore {
+  query(q: { query: string; resultsFormat: string; timeoutMs: number }): Promise<{ status: 'ok'; body: string } | { status: 'error' | 'timeout' }>;
+}
+
+/**
+ * Runs the provenance queries of one gold query (see `provenanceQueries`) and collects the shards
+ * whose named graphs they bind: the realised fan-out of issue 3 (`fkgqa stats`, `fkgqa questions`).
+ * @param store holds each shard in its own named graph (the keys of `shardOfGraph`) and the union of
+ *   the shards in the default graph
+ * @param ast the gold query's AST with IRIs fixed (`parseQuery`)
+ * @param shardOfGraph named-graph IRI → shard name `shard<N>`
+ * @param timeoutMs time limit of each provenance query, in ms
+ * @returns status `timeout`/`error` (and no shards) when any provenance query does not finish
+ */
+export async function realisedShards(
+  store: ProvenanceStore,
+  ast: sparqljs.SparqlQuery,
+  shardOfGraph: Map<string, string>,
+  timeoutMs: number,
+): Promise<RealisedShards> {
+  const pq = provenanceQueries(ast);
+  const shards = new Set<string>();
+  let solutions = 0;
+  for (const [i, text] of [pq.main, ...pq.aggregates].entries()) {
+    if (i > 0 && solutions === 0) break;
+    const r = await store.query({ query: text, resultsFormat: 'application/sparql-results+json', timeoutMs });
+    if (r.status !== 'ok') return { status: r.status, shards: [] };
+    const bindings = (JSON.parse(r.body) as { results: { bindings: Record<string, { value: string }>[] } }).results.bindings;
+    if (i === 0) solutions = bindings.length;
+    for (const b of bindings) for (const v of Object.values(b)) if (shardOfGraph.has(v.value)) shards.add(shardOfGraph.get(v.value)!);
+  }
+  return { status: 'ok', shards: [...shards].sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))) };
+}

@@ -133,7 +133,10 @@ export function formatStatsCsv(s: BuildStats, withPaper: boolean): string {
   return stringify(flattenFigures(s.figures), { header: true, columns: ['figure', 'value'] });
 }
 
-/** `--per-query FILE.csv`: one row per distinct query. */
+/**
+ * `--per-query FILE.csv`: one row per distinct (graph, query) pair: its figures, then the first
+ * question asking it, the gold query on one line, and the implied and realised shards (space-separated `shard<N>`).
+ */
 export function formatPerQueryCsv(s: BuildStats): string {
   return stringify(
     s.queries.map((q) => ({
@@ -152,10 +155,14 @@ export function formatPerQueryCsv(s: BuildStats): string {
       realised_status: q.realisedStatus,
       answer_status: q.answerStatus,
       answer_rows: q.answerRows,
+      question: q.question,
+      gold_query: q.text.replace(/\s+/g, ' ').trim(),
+      implied_shards: q.impliedShards.join(' '),
+      realised_shards: q.realisedShards.join(' '),
     })),
     {
       header: true,
-      columns: ['graph', 'query', 'questions', 'predicates', 'classes', 'subject_variables', 'applicable', 'status', 'covering_rules', 'implied_fan_out', 'tpwss', 'realised_fan_out', 'realised_status', 'answer_status', 'answer_rows'],
+      columns: ['graph', 'query', 'questions', 'predicates', 'classes', 'subject_variables', 'applicable', 'status', 'covering_rules', 'implied_fan_out', 'tpwss', 'realised_fan_out', 'realised_status', 'answer_status', 'answer_rows', 'question', 'gold_query', 'implied_shards', 'realised_shards'],
     },
   );
 }

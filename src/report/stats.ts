@@ -11,7 +11,8 @@ import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import type { GraphManifest } from '../partition.js';
 import { ANSWERS_FILE, executeGoldQueries, readGoldAnswers, type GoldAnswer, type GoldAnswers, type GoldQueryToRun } from './answers.js';
 import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
-import { provenanceQueries } from './provenance.js';
+import { realisedShards } from './provenance.js';
+import { ProgressTicker } from '../common/progress.js';
 
 /** Options of `fkgqa stats`. */
 export interface StatsOptions {
@@ -41,11 +42,19 @@ export interface QueryStats {
   query: string;
   /** Number of questions asking it. */
   questions: number;
+  /** The first question asking it (benchmark.json order). */
+  question: string;
+  /** The gold query text as in benchmark.json (`PREFIX :` declared). */
+  text: string;
+  /** Implied shards (`shard<N>`): shards holding a triple that matches some triple pattern; empty if unparsable. */
+  impliedShards: string[];
   predicates: number | null;
   classes: number | null;
   subjectVariables: number | null;
   applicable: ShardingKind[];
   status: 'covered' | 'uncoverable' | 'unparsable';
+  /** Why it is uncoverable, unparsable or not federated (from the manifest). */
+  reason?: string;
   /** Covering rules as `r<N>:<kind>`. */
   coveringRules: string[];
   /** f(Q) (section 4.2): shards with a match for at least one triple pattern; null if not covered. */
@@ -132,7 +141,8 @@ interface StoredProvenance {
 }
 export const PROVENANCE_FILE = 'realised-fan-out.json';
 
-function readJsonIfExists<T>(file: string): T | undefined {
+/** Reads a JSON file, or undefined if it is missing or not valid JSON (a stale or broken cache). */
+export function readJsonIfExists<T>(file: string): T | undefined {
   try {
     return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as T) : undefined;
   } catch {
@@ -153,8 +163,11 @@ export const shardGraph = (endpoint: string) => `urn:fkgqa:shard:${endpoint}`;
 
 interface BenchmarkEntry {
   kg: string;
+  question: string;
   query: string;
   queryId: string;
+  /** Endpoint names `<kg>-shard<N>` (builds since fkgqa questions; absent before). */
+  shardsImplied?: string[] | null;
 }
 
 /** The build through `openBuild` (checks build.json, benchmark.json, manifests, shard sha256). */
@@ -189,7 +202,13 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   const log = options.progress ?? (() => {});
   const textOf = new Map<string, string>();
   for (const e of entries) if (!textOf.has(e.queryId)) textOf.set(e.queryId, e.query);
+  const firstEntry = new Map<string, BenchmarkEntry>();
+  for (const e of entries) if (!firstEntry.has(e.queryId)) firstEntry.set(e.queryId, e);
   const perGraph = new Map<string, { answers: GoldAnswer[]; realised: Map<string, { status: QueryStats['realisedStatus']; shards: string[] }> }>();
+  // Progress: one item per gold answer and per realised fan-out of each query.
+  const ticker = new ProgressTicker(log, 'fkgqa stats', manifests.reduce((n, m) => n + 2 * m.queries.length, 0), { everyMs: options.progress ? undefined : 0 });
+  // Unparsable queries have no gold answer to run: count them done at once.
+  for (const m of manifests) for (const q of m.queries) if (!parseQuery(textOf.get(q.id) ?? '', defaultPrefix).ok) ticker.done(q.id);
 
   await pool(manifests, options.concurrency ?? Math.max(1, Math.floor(os.cpus().length / 2)), async (m) => {
     const t0 = performance.now();
@@ -216,10 +235,13 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
     const nt = (f: { file: string }, graph?: string): StoreSource => ({ file: f.file, format: 'application/n-triples', graph });
     // Gold answers on the unsharded graph (all shards in the default graph) ...
     const answersTask = (async () => {
-      if (reuse) return stored!.answers;
+      if (reuse) {
+        for (const q of toRun) ticker.done(q.id);
+        return stored!.answers;
+      }
       const store = await StoreWorker.start(files.map((f) => nt(f)));
       try {
-        const answers = await executeGoldQueries(store, toRun, options.timeoutMs);
+        const answers = await executeGoldQueries(store, toRun, options.timeoutMs, ticker);
         const doc: GoldAnswers = { graph: m.graph, buildDigest: digest, timeoutMs: options.timeoutMs, engine: 'oxigraph 0.5.11', answers };
         writeStateJson(answersFile, doc);
         return answers;
@@ -237,7 +259,10 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
     const realisedTask = (async () => {
       const realised = new Map<string, { status: QueryStats['realisedStatus']; shards: string[] }>();
       if (reuseProvenance) {
-        for (const r of storedProvenance!.realised) realised.set(r.query, { status: r.status, shards: r.shards });
+        for (const r of storedProvenance!.realised) {
+          realised.set(r.query, { status: r.status, shards: r.shards });
+          ticker.done(r.query);
+        }
         return realised;
       }
       const store = await StoreWorker.start([...files.map((f) => nt(f, shardGraph(f.endpoint))), ...files.map((f) => nt(f))]);
@@ -245,26 +270,9 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
       try {
         for (const q of m.queries) {
           const p = parsed.get(q.id);
-          if (!p) {
-            realised.set(q.id, { status: 'unparsable', shards: [] });
-            continue;
-          }
-          const pq = provenanceQueries(p.ast);
-          const shards = new Set<string>();
-          let status: QueryStats['realisedStatus'] = 'ok';
-          let solutions = 0;
-          for (const [i, text] of [pq.main, ...pq.aggregates].entries()) {
-            if (i > 0 && solutions === 0) break;
-            const r = await store.query({ query: text, resultsFormat: 'application/sparql-results+json', timeoutMs: options.timeoutMs });
-            if (r.status !== 'ok') {
-              status = r.status;
-              break;
-            }
-            const bindings = (JSON.parse(r.body) as { results: { bindings: Record<string, { value: string }>[] } }).results.bindings;
-            if (i === 0) solutions = bindings.length;
-            for (const b of bindings) for (const v of Object.values(b)) if (nameOfGraph.has(v.value)) shards.add(nameOfGraph.get(v.value)!);
-          }
-          realised.set(q.id, { status, shards: status === 'ok' ? [...shards].sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))) : [] });
+          ticker.start(`${q.id} (realised fan-out)`);
+          realised.set(q.id, p ? await realisedShards(store, p.ast, nameOfGraph, options.timeoutMs) : { status: 'unparsable', shards: [] });
+          ticker.done(`${q.id} (realised fan-out)`);
         }
       } finally {
         await store.close();
@@ -284,7 +292,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
       `${m.graph}: ${m.queries.length} queries, gold answers ${reuse ? 'reused' : 'computed'}, ` +
         `realised fan-out ${reuseProvenance ? 'reused' : 'computed'} (${Math.round(performance.now() - t0)} ms)`,
     );
-  });
+  }).finally(() => ticker.stop());
 
   const graphs: GraphStats[] = manifests.map((m) => {
     const sizes = m.shards.map((s) => s.triples);
@@ -309,11 +317,15 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
         graph: m.graph,
         query: q.id,
         questions: q.questions.length,
+        question: firstEntry.get(q.id)?.question ?? '',
+        text: textOf.get(q.id) ?? '',
+        impliedShards: firstEntry.get(q.id)?.shardsImplied?.map((e) => e.slice(m.graph.length + 1)) ?? q.shards ?? [],
         predicates: q.predicates ?? null,
         classes: q.classes ?? null,
         subjectVariables: q.subjectVariables ?? null,
         applicable: q.applicable ?? [],
         status: q.status,
+        ...(q.reason ? { reason: q.reason } : {}),
         coveringRules: (q.rules ?? []).map((id) => `${id}:${kindOf.get(id)}`),
         impliedFanOut: q.status === 'covered' ? (q.fanOut ?? null) : null,
         tpwss: q.status === 'covered' ? (q.tpwss ?? null) : null,

@@ -5,6 +5,7 @@
  * own, unchanged (oxigraph parses escaped local names correctly; sparqljs does not, pitfall B1).
  */
 import sparqljs from 'sparqljs';
+import { explainParseError } from '../analyze/parse.js';
 import { ProtocolError, type ResultForm } from './protocol.js';
 
 /**
@@ -68,7 +69,7 @@ export function inspectQuery(text: string): QueryInfo {
   try {
     ast = new sparqljs.Parser().parse(text);
   } catch (e) {
-    const message = ((e as Error).message ?? String(e)).trim();
+    const message = explainParseError(((e as Error).message ?? String(e)).trim(), ' (the gold queries in benchmark.json declare theirs)');
     throw new ProtocolError(400, `malformed query: ${message}`);
   }
   if (ast.type === 'update') throw new ProtocolError(403, 'this endpoint is read-only: SPARQL Update is not accepted');

@@ -5,6 +5,7 @@
  * all shards of the graph, also executed by Comunica: oxigraph has no SERVICE, pitfall B11); each
  * answer is compared with the answer on the unsharded graph.
  */
+import { ProgressTicker } from '../common/progress.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseQuery } from '../analyze/parse.js';
@@ -308,6 +309,8 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
 
   const engine = await EngineWorker.start();
   const verdicts: QueryVerdict[] = [];
+  // Progress: [k/n] per query, and every 10 s the queries running long.
+  const ticker = new ProgressTicker(progress, 'fkgqa verify', queries.length, { everyMs: options.progress ? undefined : 0 });
   try {
     for (const g of build) {
       const gq = queries.filter((q) => q.graph === g.graph);
@@ -318,6 +321,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
       progress(`${g.graph}: ${gq.length} queries, ${g.shards.length} shard endpoints; gold ${stored ? 'from gold-answers.json' : 'computed on the unsharded graph'}`);
       try {
         for (const q of gq) {
+          ticker.start(q.id);
           const parsed = parseQuery(q.text, defaultPrefix);
           if (!parsed.ok) throw new InputError(`gold query does not parse: ${parsed.error}`, { query: q.id });
           const normalized = parsed.query.normalized;
@@ -366,13 +370,15 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
             if (t.caveats.length > 0 && v.trivial.status !== 'identical') v.trivial.reason += ` (${t.caveats.join('; ')})`;
           }
           verdicts.push(v);
-          progress(`  ${q.id}: gold ${gold.status === 'ok' ? `${gold.rows} rows` : gold.status}; ${forms.map((f) => `${f} ${v[f]!.status}`).join(', ')}`);
+          ticker.done(q.id);
+          progress(`  [${verdicts.length}/${queries.length}] ${q.id}: gold ${gold.status === 'ok' ? `${gold.rows} rows` : gold.status}; ${forms.map((f) => `${f} ${v[f]!.status}`).join(', ')} (${secs(performance.now() - t0)})`);
         }
       } finally {
         await store?.close();
       }
     }
   } finally {
+    ticker.stop();
     await engine.close();
     await server?.close();
   }
