@@ -129,7 +129,7 @@ export interface ManifestShard {
     predicates?: string[];
     classes?: string[];
     bucket?: number;
-    /** Horizontal placement `all-shards`: the horizontal classes whose instances are hashed over this shard (among others). */
+    /** Horizontal placement `all-shards` or `every-shard`: the horizontal classes whose instances are hashed over this shard (among others). */
     spread?: string[];
   };
 }
@@ -242,8 +242,8 @@ function validate(o: PartitionOptions): void {
   if (o.horizontalCandidates !== undefined && o.horizontalCandidates !== 'unless-class' && o.horizontalCandidates !== 'every-query') {
     throw new InputError(`--horizontal-candidates must be unless-class or every-query, got "${o.horizontalCandidates}"`);
   }
-  if (o.horizontalPlacement !== undefined && o.horizontalPlacement !== 'own-buckets' && o.horizontalPlacement !== 'all-shards') {
-    throw new InputError(`--horizontal-placement must be own-buckets or all-shards, got "${o.horizontalPlacement}"`);
+  if (o.horizontalPlacement !== undefined && !['own-buckets', 'all-shards', 'every-shard'].includes(o.horizontalPlacement)) {
+    throw new InputError(`--horizontal-placement must be own-buckets, all-shards or every-shard, got "${o.horizontalPlacement}"`);
   }
   if (o.predicateCandidates !== undefined && o.predicateCandidates !== 'all-pairs' && o.predicateCandidates !== 'no-rdf-type') {
     throw new InputError(`--predicate-candidates must be all-pairs or no-rdf-type, got "${o.predicateCandidates}"`);

@@ -52,7 +52,7 @@ export const PRESETS: Record<string, Preset> = {
   paper: {
     description: "the readings of section 4 closest to the paper's published figures (docs/preset-paper.md)",
     options: {
-      buckets: 3,
+      buckets: 4,
       layout: 'separate',
       expressionPatterns: false,
       classInference: false,

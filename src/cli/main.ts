@@ -87,8 +87,8 @@ export function program(): Command {
         .default(DEFAULT_PARTITION_OPTIONS.predicateCandidates),
     )
     .addOption(
-      new Option('--horizontal-placement <where>', 'own-buckets: each horizontal class (group) gets --buckets shards of its own; all-shards: its instances are hashed over every shard holding whole subjects (base and class shards), at least --buckets')
-        .choices(['own-buckets', 'all-shards'])
+      new Option('--horizontal-placement <where>', 'own-buckets: each horizontal class (group) gets --buckets shards of its own; all-shards: its instances are hashed over every shard holding whole subjects (base and class shards, but those of classes a class rule separates from it), at least --buckets; every-shard: over every shard, predicate shards included, with no exclusions (rules can then fail)')
+        .choices(['own-buckets', 'all-shards', 'every-shard'])
         .default(DEFAULT_PARTITION_OPTIONS.horizontalPlacement),
     )
     .addOption(

@@ -55,8 +55,13 @@ export type LayoutMode = 'compact' | 'separate';
  *   class; extra shards are added only where fewer than `buckets` remain. A query about such a
  *   class then may need nearly every shard of its graph, as the paper's implied fan-out (6.48
  *   against 6.21 shards per graph, section 4.2) suggests.
+ * - `every-shard`: the most literal reading of "hashed over all shards of the graph": every shard,
+ *   predicate shards included, with no exclusions. A predicate shard then also holds the other
+ *   triples of the subjects hashed into it, and two separated classes share shards, so chosen
+ *   predicate and class rules can fail (`checkRules` reports them as not realised): measured in
+ *   docs/preset-paper.md, not a reading any preset uses.
  */
-export type HorizontalPlacement = 'own-buckets' | 'all-shards';
+export type HorizontalPlacement = 'own-buckets' | 'all-shards' | 'every-shard';
 
 /**
  * Turns a layout into its `all-shards` form (see HorizontalPlacement): horizontal classes lose
@@ -68,13 +73,18 @@ export type HorizontalPlacement = 'own-buckets' | 'all-shards';
  * @param layout the layout of the predicate and class rules (compact or separate)
  * @param rules the chosen rules
  * @param buckets the fewest slots a horizontal class is hashed over (≥ 2)
+ * @param everyShard the `every-shard` reading: predicate shards are targets too and nothing is excluded
  */
-export function spreadLayout(layout: ShardLayout, rules: ShardingRule[], buckets: number): ShardLayout {
+export function spreadLayout(layout: ShardLayout, rules: ShardingRule[], buckets: number, everyShard = false): ShardLayout {
   const horizontal = [...new Set(rules.filter((r) => r.kind === 'horizontal').map((r) => r.elements[0]))].sort();
   if (horizontal.length === 0) return layout;
   const nPredicate = new Set(layout.predicateShard.values()).size;
   const nClass = new Set(layout.classShard.values()).size;
-  const subjectSlots = ['base', ...Array.from({ length: nClass }, (_, k) => `class-${k + 1}`)];
+  const subjectSlots = [
+    'base',
+    ...(everyShard ? Array.from({ length: nPredicate }, (_, k) => `predicate-${k + 1}`) : []),
+    ...Array.from({ length: nClass }, (_, k) => `class-${k + 1}`),
+  ];
   const fixedSlot = (c: string): string | undefined =>
     layout.classShard.has(c) ? `class-${layout.classShard.get(c)}` : horizontal.includes(c) ? undefined : 'base';
   // In IRI order, each class takes every slot not excluded: the fixed shards of the classes it is
@@ -85,7 +95,7 @@ export function spreadLayout(layout: ShardLayout, rules: ShardingRule[], buckets
   for (const c of horizontal) {
     const excluded = new Set<string>();
     for (const r of rules) {
-      if (r.kind !== 'class' || !r.elements.includes(c)) continue;
+      if (everyShard || r.kind !== 'class' || !r.elements.includes(c)) continue;
       const other = r.elements.find((e) => e !== c)!;
       const slot = fixedSlot(other);
       if (slot) excluded.add(slot);
@@ -145,7 +155,7 @@ export function layoutSlots(p: number, c: number, h: number, buckets: number): s
  * @param weights triple counts for the tie-break
  * @param timeoutMs solver time limit
  * @param mode `compact` or `separate` (see LayoutMode)
- * @param horizontal `own-buckets` or `all-shards` (see HorizontalPlacement)
+ * @param horizontal `own-buckets`, `all-shards` or `every-shard` (see HorizontalPlacement)
  */
 export async function planLayout(
   rules: ShardingRule[],
@@ -155,7 +165,9 @@ export async function planLayout(
   mode: LayoutMode = 'compact',
   horizontal: HorizontalPlacement = 'own-buckets',
 ): Promise<ShardLayout> {
-  if (horizontal === 'all-shards') return spreadLayout(await planLayout(rules, buckets, weights, timeoutMs, mode), rules, buckets);
+  if (horizontal !== 'own-buckets') {
+    return spreadLayout(await planLayout(rules, buckets, weights, timeoutMs, mode), rules, buckets, horizontal === 'every-shard');
+  }
   if (mode === 'separate') return separateLayout(rules, buckets);
   const nodes = new Map<string, { id: number; kind: 'p' | 'c'; iri: string }>();
   const node = (kind: 'p' | 'c', iri: string) => {
