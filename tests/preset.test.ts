@@ -44,7 +44,7 @@ describe('presets / resolution', () => {
     expect(resolveMethodOptions('paper')).toEqual({
       preset: 'paper',
       options: {
-        buckets: 3,
+        buckets: 4,
         layout: 'separate',
         expressionPatterns: false,
         classInference: false,
@@ -57,8 +57,8 @@ describe('presets / resolution', () => {
   });
 
   it('lets an explicit option override the preset, and ignores options not given', () => {
-    const r = resolveMethodOptions('paper', { buckets: 4, layout: undefined, classInference: true });
-    expect(r.options.buckets).toBe(4);
+    const r = resolveMethodOptions('paper', { buckets: 3, layout: undefined, classInference: true });
+    expect(r.options.buckets).toBe(3);
     expect(r.options.classInference).toBe(true);
     expect(r.options.layout).toBe('separate');
     expect(r.options.horizontalPlacement).toBe('all-shards');
@@ -101,19 +101,27 @@ describe('presets / the readings they are made of', () => {
     expect(three.spread!.get('C')).toEqual(['base', 'bucket-1-0', 'bucket-1-1']);
     expect(three.spread!.get('D')).toEqual(['class-1', 'bucket-1-2', 'bucket-1-3']);
   });
+
+  it('every-shard hashes every horizontal class over every shard, predicate shards included', () => {
+    const rules = [rule('class', ['A', 'C']), rule('horizontal', ['C']), rule('horizontal', ['D']), rule('predicate', [TYPE, 'p'])];
+    const l = spreadLayout(separateLayout(rules, 2), rules, 2, true);
+    expect(l.slots).toEqual(['base', 'predicate-1', 'class-1']);
+    expect(l.spread!.get('C')).toEqual(['base', 'predicate-1', 'class-1']);
+    expect(l.spread!.get('D')).toEqual(['base', 'predicate-1', 'class-1']);
+  });
 });
 
 describe('presets / the CLI records the preset and the resolved options', () => {
   it('writes preset and options (explicit --buckets over the preset) to build.json and the manifests', () => {
     const out = path.join(tmpDir(), 'shards');
-    const r = fkgqa('partition', '--out', out, '--preset', 'paper', '--buckets', '4', '--no-void', '-q');
+    const r = fkgqa('partition', '--out', out, '--preset', 'paper', '--buckets', '5', '--no-void', '-q');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('preset paper: --buckets 4 --layout separate --no-expression-patterns --no-class-inference');
+    expect(r.stdout).toContain('preset paper: --buckets 5 --layout separate --no-expression-patterns --no-class-inference');
     const build = JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8'));
     expect(build.preset).toBe('paper');
-    expect(build.options).toMatchObject({ buckets: 4, layout: 'separate', expressionPatterns: false, classInference: false, horizontalPlacement: 'all-shards', seed: 0 });
+    expect(build.options).toMatchObject({ buckets: 5, layout: 'separate', expressionPatterns: false, classInference: false, horizontalPlacement: 'all-shards', seed: 0 });
     const m = JSON.parse(fs.readFileSync(path.join(out, 'library', 'manifest.json'), 'utf8'));
-    expect(m.options).toMatchObject({ buckets: 4, layout: 'separate', horizontalPlacement: 'all-shards', preset: 'paper' });
+    expect(m.options).toMatchObject({ buckets: 5, layout: 'separate', horizontalPlacement: 'all-shards', preset: 'paper' });
     expect(m.options.horizontalCandidates).toBeUndefined(); // default readings stay out of the manifest
   });
 
@@ -141,23 +149,25 @@ describe.skipIf(!HAS_SPIDER)('presets / Spider4SPARQL dev set', () => {
     const method = resolveMethodOptions('paper');
     const r = await partition({ ...DEFAULT_PARTITION_OPTIONS, ...method.options, preset: 'paper', source: SPIDER, out: path.join(tmpDir(), 'shards'), void: false });
     const s = summarizePartition(r);
-    expect(s.shards.total).toBe(124);
-    expect(s.shards.perGraph).toEqual({ mean: 6.2, median: 6, min: 3, max: 12 });
+    expect(s.shards.total).toBe(153);
+    expect(s.shards.perGraph).toEqual({ mean: 7.65, median: 8, min: 4, max: 14 });
     expect(s.rulesPerGraph).toMatchObject({ mean: 5.4, median: 5, min: 2, max: 14 });
-    expect(s.impliedFanOut).toEqual({ mean: 3.82, median: 3, min: 2, max: 7 });
+    expect(s.ruleComposition).toMatchObject({ predicate: { count: 36, share: 33.33 }, class: { count: 22, share: 20.37 }, horizontal: { count: 50, share: 46.3 } });
+    expect(s.impliedFanOut).toEqual({ mean: 4.76, median: 4, min: 2, max: 9 });
     expect(s.applicability.overQuestions.class).toEqual({ count: 415, share: 40.14 });
-    expect(s.shardBalanceCv).toBe(0.8);
+    expect(s.shardBalanceCv).toBe(0.81);
     expect(s.guarantees.federation).toMatchObject({ federated: 539, covered: 539 });
     expect(s.guarantees.rules.realised).toBe(s.guarantees.rules.total);
   });
 
-  it('lets --buckets 4 override the preset on the command line: 153 shards', () => {
+  it('lets --buckets 3 override the preset on the command line: 124 shards', () => {
     const out = path.join(tmpDir(), 'shards');
-    const r = fkgqa('partition', '--source', SPIDER, '--out', out, '--preset', 'paper', '--buckets', '4', '--no-void', '--json', '-q');
+    const r = fkgqa('partition', '--source', SPIDER, '--out', out, '--preset', 'paper', '--buckets', '3', '--no-void', '--json', '-q');
     expect(r.code).toBe(0);
     const s = JSON.parse(r.stdout).summary;
-    expect(s.method).toEqual({ preset: 'paper', options: { ...resolveMethodOptions('paper').options, buckets: 4 } });
-    expect(s.shards.total).toBe(153);
-    expect(s.impliedFanOut).toEqual({ mean: 4.76, median: 4, min: 2, max: 9 });
+    expect(s.method).toEqual({ preset: 'paper', options: { ...resolveMethodOptions('paper').options, buckets: 3 } });
+    expect(s.shards.total).toBe(124);
+    expect(s.shards.perGraph).toEqual({ mean: 6.2, median: 6, min: 3, max: 12 });
+    expect(s.impliedFanOut).toEqual({ mean: 3.82, median: 3, min: 2, max: 7 });
   });
 });
