@@ -125,6 +125,14 @@ describe('presets / the CLI records the preset and the resolved options', () => 
     expect(m.options.horizontalCandidates).toBeUndefined(); // default readings stay out of the manifest
   });
 
+  it('lets --class-inference switch back on what the preset turns off', () => {
+    const out = path.join(tmpDir(), 'shards');
+    const r = fkgqa('partition', '--out', out, '--preset', 'paper', '--class-inference', '--no-void', '-q');
+    expect(r.code).toBe(0);
+    const build = JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8'));
+    expect(build.options).toMatchObject({ buckets: 4, classInference: true, expressionPatterns: false });
+  });
+
   it('refuses an unknown preset with exit code 2', () => {
     const r = fkgqa('partition', '--out', path.join(tmpDir(), 'shards'), '--preset', 'nope');
     expect(r.code).toBe(2);

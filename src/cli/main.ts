@@ -74,6 +74,8 @@ export function program(): Command {
         .choices(['compact', 'separate'])
         .default(DEFAULT_PARTITION_OPTIONS.layout),
     )
+    .option('--expression-patterns', 'T(q) includes triple patterns inside FILTER/BIND/HAVING expressions (the default; overrides a preset)')
+    .option('--class-inference', 'C(q) also from rdfs:domain/rdfs:range (the default; overrides a preset)')
     .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (with --no-class-inference: the paper's published applicability figures)")
     .option('--no-class-inference', 'C(q) from explicit rdf:type patterns only, not from rdfs:domain/rdfs:range')
     .addOption(
