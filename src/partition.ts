@@ -19,8 +19,9 @@ import { profileData } from './materialize/profile.js';
 import { checkFederation, checkRules, verifyShards, type CompletenessCheck, type FederationCheck, type RuleCheck } from './materialize/verify.js';
 import { materializeGraph } from './materialize/write.js';
 import { selectRules } from './plan/cover.js';
-import { planLayout, type LayoutMode, type ShardLayout } from './plan/layout.js';
-import { candidateRules, type DroppedRule, type ShardingRule } from './plan/rules.js';
+import { planLayout, type HorizontalPlacement, type LayoutMode, type ShardLayout } from './plan/layout.js';
+import { candidateRules, type DroppedRule, type HorizontalCandidates, type PredicateCandidates, type ShardingRule } from './plan/rules.js';
+import { DEFAULT_METHOD_OPTIONS, PRESETS, type MethodOptions, type ResolvedMethodOptions } from './presets.js';
 import { SOLVER, type SolverStatistics } from './plan/solver.js';
 import { codeDigest, TOOL } from './version.js';
 
@@ -48,6 +49,17 @@ export interface PartitionOptions {
   expressionPatterns: boolean;
   /** C(q) uses the ontology's rdfs:domain / rdfs:range. Default true. */
   classInference: boolean;
+  /** Which queries get horizontal candidates (see HorizontalCandidates). Default `unless-class`. */
+  horizontalCandidates?: HorizontalCandidates;
+  /** Which shards a horizontal class is hashed over (see HorizontalPlacement). Default `own-buckets`. */
+  horizontalPlacement?: HorizontalPlacement;
+  /** Which pairs of P(q) are predicate candidates (see PredicateCandidates). Default `all-pairs`. */
+  predicateCandidates?: PredicateCandidates;
+  /**
+   * The preset the method options were resolved from (`resolveMethodOptions`), recorded in the
+   * manifests and build.json; the options above are used as given (the preset is not re-applied).
+   */
+  preset?: string;
   /** Write the VoID of every shard and the catalogue (`describe` stage). Default true (CLI `--no-void` turns it off). */
   void?: boolean;
   /** How VoID statistics are computed (see `chooseVoidEngine`). Default `auto`. */
@@ -59,14 +71,24 @@ export interface PartitionOptions {
 }
 
 export const DEFAULT_PARTITION_OPTIONS = {
-  buckets: 2,
+  ...DEFAULT_METHOD_OPTIONS,
   seed: 0,
   defaultPrefix: SPIDER_DEFAULT_PREFIX,
   solverTimeoutMs: 60_000,
-  layout: 'compact',
-  expressionPatterns: true,
-  classInference: true,
 } as const satisfies Partial<PartitionOptions>;
+
+/** The method options of a partition call, defaults filled in (see MethodOptions). */
+export function methodOptionsOf(o: PartitionOptions): MethodOptions {
+  return {
+    buckets: o.buckets,
+    layout: o.layout,
+    expressionPatterns: o.expressionPatterns,
+    classInference: o.classInference,
+    horizontalCandidates: o.horizontalCandidates ?? DEFAULT_METHOD_OPTIONS.horizontalCandidates,
+    predicateCandidates: o.predicateCandidates ?? DEFAULT_METHOD_OPTIONS.predicateCandidates,
+    horizontalPlacement: o.horizontalPlacement ?? DEFAULT_METHOD_OPTIONS.horizontalPlacement,
+  };
+}
 
 /** One query's entry in a graph manifest. */
 export interface ManifestQuery {
@@ -104,7 +126,15 @@ export interface ManifestShard {
   sha256: string;
   checksum: string;
   /** What the shard holds (kept in the manifest only): its slot, rules and predicates or classes. */
-  role: { slot: string; rules: string[]; predicates?: string[]; classes?: string[]; bucket?: number };
+  role: {
+    slot: string;
+    rules: string[];
+    predicates?: string[];
+    classes?: string[];
+    bucket?: number;
+    /** Horizontal placement `all-shards` or `every-shard`: the horizontal classes whose instances are hashed over this shard (among others). */
+    spread?: string[];
+  };
 }
 
 /** The manifest of one graph: `<out>/<kg>/manifest.json`. Byte-identical for the same input and options. */
@@ -120,6 +150,14 @@ export interface GraphManifest {
     layout: LayoutMode;
     expressionPatterns: boolean;
     classInference: boolean;
+    /** Present only when not the default (`unless-class`), so default manifests keep their bytes. */
+    horizontalCandidates?: HorizontalCandidates;
+    /** Present only when not the default (`own-buckets`). */
+    horizontalPlacement?: HorizontalPlacement;
+    /** Present only when not the default (`all-pairs`). */
+    predicateCandidates?: PredicateCandidates;
+    /** The preset the options were resolved from; present only for a build made with a preset. */
+    preset?: string;
   };
   inputs: {
     data: {
@@ -196,6 +234,8 @@ export interface PartitionResult {
   warnings: string[];
   /** sha256 over every output file (path and content): equal digests mean byte-identical builds. */
   outputDigest: string;
+  /** The method options the build used and the preset they came from (as in build.json). */
+  method: ResolvedMethodOptions;
   /** Comparison with the build that was in the output directory before, if any. */
   previous: { digest: string; sameInputs: boolean; identical: boolean; graphs: string[] } | null;
   timings: { totalMs: number };
@@ -213,6 +253,16 @@ function validate(o: PartitionOptions): void {
   }
   if (!Number.isSafeInteger(o.seed) || o.seed < 0) throw new InputError(`--seed must be a non-negative integer, got ${o.seed}`);
   if (o.layout !== 'compact' && o.layout !== 'separate') throw new InputError(`--layout must be compact or separate, got "${o.layout}"`);
+  if (o.horizontalCandidates !== undefined && o.horizontalCandidates !== 'unless-class' && o.horizontalCandidates !== 'every-query') {
+    throw new InputError(`--horizontal-candidates must be unless-class or every-query, got "${o.horizontalCandidates}"`);
+  }
+  if (o.horizontalPlacement !== undefined && !['own-buckets', 'all-shards', 'every-shard'].includes(o.horizontalPlacement)) {
+    throw new InputError(`--horizontal-placement must be own-buckets, all-shards or every-shard, got "${o.horizontalPlacement}"`);
+  }
+  if (o.predicateCandidates !== undefined && o.predicateCandidates !== 'all-pairs' && o.predicateCandidates !== 'no-rdf-type') {
+    throw new InputError(`--predicate-candidates must be all-pairs or no-rdf-type, got "${o.predicateCandidates}"`);
+  }
+  if (o.preset !== undefined && !Object.hasOwn(PRESETS, o.preset)) throw new InputError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}, got "${o.preset}"`);
   if (!(o.solverTimeoutMs > 0)) throw new InputError(`--solver-timeout must be positive, got ${o.solverTimeoutMs}`);
   const prefixError = iriError(o.defaultPrefix) ?? (/^[a-z][a-z0-9+.-]*:/i.test(o.defaultPrefix) ? undefined : 'not absolute');
   if (prefixError) throw new InputError(`--default-prefix must be an absolute IRI, got "${o.defaultPrefix}" (${prefixError})`);
@@ -317,12 +367,16 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
     writeJson(path.join(staged.dir, 'build.json'), {
       tool: { ...TOOL, solver: SOLVER },
       graphs: graphs.map((g) => g.manifest.graph),
+      // The method options as resolved (defaults, preset, explicit options), so the build can be repeated.
+      preset: options.preset ?? null,
+      options: { ...methodOptionsOf(options), seed: options.seed, defaultPrefix: options.defaultPrefix, solverTimeoutMs: options.solverTimeoutMs },
       inputsDigest,
       outputDigest,
     });
     const previous = readPrevious(options.out, inputsDigest, outputDigest);
     staged.commit(isBuildEntry);
-    return { out: options.out, graphs, questions, queries, warnings, outputDigest, previous, timings: { totalMs: ms(t0) } };
+    const method = { preset: options.preset ?? null, options: methodOptionsOf(options) };
+    return { out: options.out, graphs, questions, queries, warnings, outputDigest, method, previous, timings: { totalMs: ms(t0) } };
   } catch (e) {
     staged.discard();
     throw e;
@@ -483,7 +537,8 @@ async function buildGraph(
   const profileMs = ms(t);
 
   t = performance.now();
-  const candidates = candidateRules(analyses, profile);
+  const method = methodOptionsOf(ctx);
+  const candidates = candidateRules(analyses, profile, { horizontal: method.horizontalCandidates, predicate: method.predicateCandidates });
   const cover = await selectRules(candidates.rules, candidates.coverable, ctx.solverTimeoutMs);
   if (!cover.statistics.optimal) warnings.push(`rule selection hit the ${ctx.solverTimeoutMs} ms time limit: the rule set is the best found, not proven minimal`);
   const layout = await planLayout(
@@ -492,6 +547,7 @@ async function buildGraph(
     { predicateTriples: profile.predicateTriples, classTriples: profile.classTriples },
     ctx.solverTimeoutMs,
     ctx.layout,
+    method.horizontalPlacement,
   );
   if (!layout.statistics.optimal) warnings.push(`shard layout hit the ${ctx.solverTimeoutMs} ms time limit: not proven to use the fewest shards`);
   const plan = ms(t);
@@ -501,7 +557,7 @@ async function buildGraph(
   for (const a of analyses) for (const tp of a.patterns) matcher.add(tp);
   const work = path.join(dir, '.slots');
   fs.mkdirSync(work, { recursive: true });
-  const assigner = new ShardAssigner(layout, profile);
+  const assigner = new ShardAssigner(layout, profile, await getHasher());
   const result = await materializeGraph(src, assigner, matcher, work, byteProgress(`${g.name}: writing shards`, size, log));
   // Public names: non-empty slots in an order given by a seeded hash, so numbers reveal no rule.
   const hasher = await getHasher();
@@ -576,6 +632,7 @@ async function buildGraph(
   const slotRules = (slot: string): ShardingRule[] => {
     const [kind, a] = slot.split('-');
     return cover.rules.filter((r) => {
+      if (layout.spread && r.kind === 'horizontal') return layout.spread.get(r.elements[0])!.includes(slot);
       if (kind === 'predicate') return r.kind === 'predicate' && r.elements.some((p) => layout.predicateShard.get(p) === Number(a));
       if (kind === 'class') return r.kind === 'class' && r.elements.some((c) => layout.classShard.get(c) === Number(a));
       if (kind === 'bucket') return r.kind === 'horizontal' && layout.horizontalGroup.get(r.elements[0]) === Number(a);
@@ -593,6 +650,7 @@ async function buildGraph(
       role.classes = members(layout.horizontalGroup, Number(a));
       role.bucket = Number(b);
     }
+    if (layout.spread) role.spread = [...layout.spread].filter(([, slots]) => slots.includes(s.slot)).map(([c]) => c).sort();
     const f = fileOf.get(s.index)!;
     return {
       name,
@@ -616,12 +674,16 @@ async function buildGraph(
     options: {
       buckets: ctx.buckets,
       seed: ctx.seed,
-      hash: 'xxh64(UTF-8 subject IRI, seed) mod buckets',
+      hash: layout.spread ? 'xxh64(UTF-8 subject IRI, seed) mod the number of shards its horizontal class is spread over' : 'xxh64(UTF-8 subject IRI, seed) mod buckets',
       defaultPrefix: ctx.defaultPrefix,
       solverTimeoutMs: ctx.solverTimeoutMs,
       layout: ctx.layout,
       expressionPatterns: ctx.expressionPatterns,
       classInference: ctx.classInference,
+      ...(method.horizontalCandidates !== DEFAULT_METHOD_OPTIONS.horizontalCandidates ? { horizontalCandidates: method.horizontalCandidates } : {}),
+      ...(method.horizontalPlacement !== DEFAULT_METHOD_OPTIONS.horizontalPlacement ? { horizontalPlacement: method.horizontalPlacement } : {}),
+      ...(method.predicateCandidates !== DEFAULT_METHOD_OPTIONS.predicateCandidates ? { predicateCandidates: method.predicateCandidates } : {}),
+      ...(ctx.preset !== undefined ? { preset: ctx.preset } : {}),
     },
     inputs: {
       data: {

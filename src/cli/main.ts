@@ -6,6 +6,7 @@ import { InputError } from '../common/errors.js';
 import { discardAllStaged, hasStaged } from '../common/output.js';
 import { describeBuild } from '../describe/index.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition.js';
+import { PRESETS, resolveMethodOptions, type MethodOptions } from '../presets.js';
 import { formatStatsHtml } from '../report/html.js';
 import { formatPartitionSummary, summarizePartition } from '../report/partition-summary.js';
 import { computeStats } from '../report/stats.js';
@@ -86,25 +87,56 @@ export function program(): Command {
         .choices(['compact', 'separate'])
         .default(DEFAULT_PARTITION_OPTIONS.layout),
     )
+    .option('--expression-patterns', 'T(q) includes triple patterns inside FILTER/BIND/HAVING expressions (the default; overrides a preset)')
+    .option('--class-inference', 'C(q) also from rdfs:domain/rdfs:range (the default; overrides a preset)')
     .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (with --no-class-inference: the paper's published applicability figures)")
     .option('--no-class-inference', 'C(q) from explicit rdf:type patterns only, not from rdfs:domain/rdfs:range')
+    .addOption(
+      new Option('--horizontal-candidates <which>', 'unless-class: horizontal candidates only for queries to which class sharding does not apply (section 4.1 as written); every-query: for every query to which horizontal sharding applies')
+        .choices(['unless-class', 'every-query'])
+        .default(DEFAULT_PARTITION_OPTIONS.horizontalCandidates),
+    )
+    .addOption(
+      new Option('--predicate-candidates <which>', 'all-pairs: every pair of P(q), rdf:type included; no-rdf-type: only pairs of two predicates other than rdf:type')
+        .choices(['all-pairs', 'no-rdf-type'])
+        .default(DEFAULT_PARTITION_OPTIONS.predicateCandidates),
+    )
+    .addOption(
+      new Option('--horizontal-placement <where>', 'own-buckets: each horizontal class (group) gets --buckets shards of its own; all-shards: its instances are hashed over every shard holding whole subjects (base and class shards, but those of classes a class rule separates from it), at least --buckets; every-shard: over every shard, predicate shards included, with no exclusions (rules can then fail)')
+        .choices(['own-buckets', 'all-shards', 'every-shard'])
+        .default(DEFAULT_PARTITION_OPTIONS.horizontalPlacement),
+    )
+    .addOption(
+      new Option('--preset <name>', `a named set of the method options above (${Object.entries(PRESETS).map(([k, p]) => `${k}: ${p.description}`).join('; ')}); options given explicitly override it`).choices(
+        Object.keys(PRESETS),
+      ),
+    )
     .option('--no-void', 'do not write the VoID of the shards nor the catalogue')
     .addOption(voidEngineOption(VOID_ENGINE_HELP))
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
     .option('-q, --quiet', 'no progress on stderr')
-    .action(async (o) => {
+    .action(async (o, cmd: Command) => {
       const format = outputFormat(o);
+      // An option given on the command line overrides the preset; a default does not.
+      const explicit = (key: keyof MethodOptions) => (cmd.getOptionValueSource(key) === 'cli' ? o[key] : undefined);
+      const method = resolveMethodOptions(o.preset, {
+        buckets: explicit('buckets'),
+        layout: explicit('layout'),
+        expressionPatterns: explicit('expressionPatterns'),
+        classInference: explicit('classInference'),
+        horizontalCandidates: explicit('horizontalCandidates'),
+        horizontalPlacement: explicit('horizontalPlacement'),
+        predicateCandidates: explicit('predicateCandidates'),
+      });
       const result = await partition({
-        layout: o.layout,
-        expressionPatterns: o.expressionPatterns,
-        classInference: o.classInference,
+        ...method.options,
+        ...(method.preset ? { preset: method.preset } : {}),
         source: o.source,
         out: o.out,
         questions: o.questions,
         kgs: o.kg,
-        buckets: o.buckets,
         seed: o.seed,
         defaultPrefix: o.defaultPrefix,
         solverTimeoutMs: o.solverTimeout,

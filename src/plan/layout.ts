@@ -18,6 +18,11 @@ export interface ShardLayout {
   horizontalGroup: Map<string, number>;
   /** Every slot the layout defines, base first, then predicate, class and bucket slots in order. */
   slots: string[];
+  /**
+   * Only with `horizontal = 'all-shards'` (see `spreadLayout`): horizontal class IRI → the slots
+   * its instances are hashed over (`xxh64(subject, seed) mod` their number), in slot order.
+   */
+  spread?: Map<string, string[]>;
   statistics: SolverStatistics;
   /** Wall time of the solve in ms (not deterministic; kept out of manifests). */
   wallMs: number;
@@ -37,6 +42,82 @@ export interface LayoutWeights {
  * and every class of a class rule gets a shard of its own, every horizontal class its own buckets.
  */
 export type LayoutMode = 'compact' | 'separate';
+
+/**
+ * Where the instances of a horizontal class go (section 4.1, "Horizontal Sharding": "all subjects
+ * s_d that are instances of c are assigned to shards by a deterministic rule (e.g., hash of the
+ * IRI)"; "Shard Materialisation": "class-conditioned hash of s_d"). The paper does not say which
+ * shards the hash ranges over:
+ * - `own-buckets` (default): every horizontal group gets `buckets` bucket shards of its own;
+ * - `all-shards`: the instances are hashed over every shard of the graph that holds whole
+ *   subjects (the base shard and the class shards, not the predicate shards, which hold one
+ *   predicate each), leaving out the shard of any class a chosen class rule separates from the
+ *   class; extra shards are added only where fewer than `buckets` remain. A query about such a
+ *   class then may need nearly every shard of its graph, as the paper's implied fan-out (6.48
+ *   against 6.21 shards per graph, section 4.2) suggests.
+ * - `every-shard`: the most literal reading of "hashed over all shards of the graph": every shard,
+ *   predicate shards included, with no exclusions. A predicate shard then also holds the other
+ *   triples of the subjects hashed into it, and two separated classes share shards, so chosen
+ *   predicate and class rules can fail (`checkRules` reports them as not realised): measured in
+ *   docs/preset-paper.md, not a reading any preset uses.
+ */
+export type HorizontalPlacement = 'own-buckets' | 'all-shards' | 'every-shard';
+
+/**
+ * Turns a layout into its `all-shards` form (see HorizontalPlacement): horizontal classes lose
+ * their bucket groups and are spread over the base shard and the class shards, minus the shards of
+ * classes that a chosen class rule separates from them. Classes are taken in IRI order; a class
+ * separated from a horizontal class taken before it also leaves out that class's slots, so every
+ * class rule stays realised. Extra slots `bucket-1-B` are added, and offered to the classes taken
+ * after, only when a class would have fewer than `buckets` slots to be hashed over.
+ * @param layout the layout of the predicate and class rules (compact or separate)
+ * @param rules the chosen rules
+ * @param buckets the fewest slots a horizontal class is hashed over (≥ 2)
+ * @param everyShard the `every-shard` reading: predicate shards are targets too and nothing is excluded
+ */
+export function spreadLayout(layout: ShardLayout, rules: ShardingRule[], buckets: number, everyShard = false): ShardLayout {
+  const horizontal = [...new Set(rules.filter((r) => r.kind === 'horizontal').map((r) => r.elements[0]))].sort();
+  if (horizontal.length === 0) return layout;
+  const nPredicate = new Set(layout.predicateShard.values()).size;
+  const nClass = new Set(layout.classShard.values()).size;
+  const subjectSlots = [
+    'base',
+    ...(everyShard ? Array.from({ length: nPredicate }, (_, k) => `predicate-${k + 1}`) : []),
+    ...Array.from({ length: nClass }, (_, k) => `class-${k + 1}`),
+  ];
+  const fixedSlot = (c: string): string | undefined =>
+    layout.classShard.has(c) ? `class-${layout.classShard.get(c)}` : horizontal.includes(c) ? undefined : 'base';
+  // In IRI order, each class takes every slot not excluded: the fixed shards of the classes it is
+  // separated from and the slots of the separated horizontal classes before it; slots are added
+  // only when fewer than `buckets` remain.
+  const extras: string[] = [];
+  const targets = new Map<string, string[]>();
+  for (const c of horizontal) {
+    const excluded = new Set<string>();
+    for (const r of rules) {
+      if (everyShard || r.kind !== 'class' || !r.elements.includes(c)) continue;
+      const other = r.elements.find((e) => e !== c)!;
+      const slot = fixedSlot(other);
+      if (slot) excluded.add(slot);
+      for (const t of targets.get(other) ?? []) excluded.add(t);
+    }
+    const mine = [...subjectSlots, ...extras].filter((x) => !excluded.has(x));
+    while (mine.length < buckets) {
+      const extra = `bucket-1-${extras.length}`;
+      extras.push(extra);
+      mine.push(extra);
+    }
+    targets.set(c, mine);
+  }
+  const extra = extras.length;
+  return {
+    ...layout,
+    buckets: extra,
+    horizontalGroup: new Map(horizontal.map((c) => [c, 1])),
+    slots: layoutSlots(nPredicate, nClass, extra > 0 ? 1 : 0, extra),
+    spread: targets,
+  };
+}
 
 /** The `separate` layout: one shard per element, numbered in IRI order; no solver needed. */
 export function separateLayout(rules: ShardingRule[], buckets: number): ShardLayout {
@@ -73,6 +154,8 @@ export function layoutSlots(p: number, c: number, h: number, buckets: number): s
  * @param buckets buckets per horizontal group (≥ 2)
  * @param weights triple counts for the tie-break
  * @param timeoutMs solver time limit
+ * @param mode `compact` or `separate` (see LayoutMode)
+ * @param horizontal `own-buckets`, `all-shards` or `every-shard` (see HorizontalPlacement)
  */
 export async function planLayout(
   rules: ShardingRule[],
@@ -80,7 +163,11 @@ export async function planLayout(
   weights: LayoutWeights,
   timeoutMs: number,
   mode: LayoutMode = 'compact',
+  horizontal: HorizontalPlacement = 'own-buckets',
 ): Promise<ShardLayout> {
+  if (horizontal !== 'own-buckets') {
+    return spreadLayout(await planLayout(rules, buckets, weights, timeoutMs, mode), rules, buckets, horizontal === 'every-shard');
+  }
   if (mode === 'separate') return separateLayout(rules, buckets);
   const nodes = new Map<string, { id: number; kind: 'p' | 'c'; iri: string }>();
   const node = (kind: 'p' | 'c', iri: string) => {

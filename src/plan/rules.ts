@@ -1,3 +1,4 @@
+import { RDF_TYPE } from '../common/vocab.js';
 import type { QueryAnalysis, ShardingKind } from '../analyze/analyze.js';
 
 /**
@@ -53,15 +54,48 @@ function pairs(xs: string[]): [string, string][] {
 }
 
 /**
+ * Which queries get horizontal candidates h(c) (section 4.1, "Rule Selection as Set Cover"):
+ * - `unless-class` (default): only queries to which class sharding does not apply, the literal
+ *   reading of "we omit horizontal shardings as candidates for any query where a class sharding is
+ *   applicable";
+ * - `every-query`: every query to which horizontal sharding applies (|S| ≥ 1, |C| ≥ 1), a reading
+ *   under which the omission is not applied (the paper's 3.7 rules per graph and 51.28% horizontal
+ *   rules are closer to this; see docs/preset-paper.md).
+ */
+export type HorizontalCandidates = 'unless-class' | 'every-query';
+
+/**
+ * Which pairs of P(q) are predicate candidates (section 4.1, "Predicate (Vertical) Sharding":
+ * "triple patterns (s1,p1,o1), (s2,p2,o2) where p1 ≠ p2 with p1, p2 ∈ I"):
+ * - `all-pairs` (default): every pair, rdf:type included (P(q) counts rdf:type, as the paper's
+ *   95.94% predicate applicability requires);
+ * - `no-rdf-type`: pairs of two predicates other than rdf:type, a reading in which rdf:type counts
+ *   for applicability but is not a predicate one would move to a shard of its own (every shard
+ *   keeps the types of its subjects anyway). A query with one predicate besides rdf:type then
+ *   has no predicate candidate.
+ */
+export type PredicateCandidates = 'all-pairs' | 'no-rdf-type';
+
+/** Options of `candidateRules` (defaults: fkgqa's reading). */
+export interface CandidateOptions {
+  horizontal?: HorizontalCandidates;
+  predicate?: PredicateCandidates;
+}
+
+/**
  * Generates the candidate rules of a graph with their coverage sets (section 4.1): every pair of
  * P(q) when predicate sharding applies, every pair of C(q) when class sharding applies, and h(c)
- * for every c in C(q) when horizontal sharding applies and class sharding does not. A candidate
+ * for every c in C(q) when horizontal sharding applies and class sharding does not (with
+ * `horizontal = 'every-query'`: whenever horizontal sharding applies). A candidate
  * is dropped when the data cannot realise it: a predicate without triples, a class without
  * instances, or a class whose instances all hash to one bucket.
  * @param analyses the analysed queries of one graph
  * @param data counts from the first pass over the graph's data
+ * @param options which queries get horizontal candidates (default `unless-class`), which predicate pairs are candidates (default `all-pairs`)
  */
-export function candidateRules(analyses: QueryAnalysis[], data: DataFacts): Candidates {
+export function candidateRules(analyses: QueryAnalysis[], data: DataFacts, options: CandidateOptions = {}): Candidates {
+  const horizontal = options.horizontal ?? 'unless-class';
+  const withType = (options.predicate ?? 'all-pairs') === 'all-pairs';
   const byKey = new Map<string, ShardingRule>();
   const add = (kind: ShardingKind, elements: string[], q: string) => {
     const key = `${kind} ${elements.map(iri).join(' ')}`;
@@ -70,9 +104,9 @@ export function candidateRules(analyses: QueryAnalysis[], data: DataFacts): Cand
     if (r.covers[r.covers.length - 1] !== q) r.covers.push(q);
   };
   for (const a of analyses) {
-    if (a.applicable.predicate) for (const p of pairs(a.predicates)) add('predicate', p, a.id);
+    if (a.applicable.predicate) for (const p of pairs(a.predicates)) if (withType || !p.includes(RDF_TYPE)) add('predicate', p, a.id);
     if (a.applicable.class) for (const p of pairs(a.classes)) add('class', p, a.id);
-    else if (a.applicable.horizontal) for (const c of a.classes) add('horizontal', [c], a.id);
+    if (a.applicable.horizontal && (horizontal === 'every-query' || !a.applicable.class)) for (const c of a.classes) add('horizontal', [c], a.id);
   }
   const dropped: DroppedRule[] = [];
   const unrealisable = (r: ShardingRule): string | undefined => {

@@ -1,6 +1,6 @@
 import { SHARDING_KINDS, type QueryAnalysis, type ShardingKind } from '../analyze/analyze.js';
 import type { PartitionResult } from '../partition.js';
-import { distribution, percent, round, type Distribution } from './figures.js';
+import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
 import { PAPER } from './paper.js';
 
 /** A count with its share in percent. */
@@ -30,6 +30,18 @@ export interface PartitionSummary {
   rulesPerGraph: Distribution & { byGraph: Record<string, number> };
   ruleComposition: Record<ShardingKind, Share> & { total: number };
   shards: { total: number; perGraph: Distribution; byGraph: Record<string, number> };
+  /**
+   * Implied fan-out f(Q) = |∪_t E_t| (section 4.2) of the covered queries, over questions (each
+   * query counted once per question asking it, as the paper's figures are), from the manifests:
+   * the same figure `fkgqa stats` reports as impliedFanOut.overQuestions, without gold answers.
+   */
+  impliedFanOut: Distribution;
+  /** Mean over graphs of the coefficient of variation of the shard sizes in triples (section 4.2, "shard balance"), as `fkgqa stats`. */
+  shardBalanceCv: number;
+  /** Σ_t |E_t| (TPWSS) of the covered queries, over questions. */
+  tpwss: Distribution;
+  /** The method options of the build and the preset they came from. */
+  method: PartitionResult['method'];
   coverage: { analysed: number; covered: number; uncoverable: { id: string; reason: string }[] };
   guarantees: {
     completeness: { ok: number; graphs: number };
@@ -65,6 +77,9 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
   const ruleChecks = r.graphs.flatMap((g) => g.manifest.guarantees.rules.map((c) => ({ ...c, graph: g.manifest.graph })));
   const roundDist = (d: Distribution): Distribution => ({ mean: round(d.mean), median: d.median, min: d.min, max: d.max });
   const solves = r.graphs.flatMap((g) => [g.manifest.solver.cover, g.manifest.solver.layout]);
+  const covered = r.graphs.flatMap((g) => g.manifest.queries.filter((q) => q.status === 'covered'));
+  const overQuestions = (value: (q: (typeof covered)[number]) => number) =>
+    roundDist(distribution(covered.flatMap((q) => Array<number>(q.questions.length).fill(value(q)))));
   return {
     graphs: r.graphs.length,
     questions: r.graphs.reduce((n, g) => n + g.manifest.queries.reduce((m, q) => m + q.questions.length, 0), 0),
@@ -86,6 +101,10 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
       perGraph: roundDist(distribution(Object.values(shardsByGraph))),
       byGraph: shardsByGraph,
     },
+    impliedFanOut: overQuestions((q) => q.fanOut ?? 0),
+    tpwss: overQuestions((q) => q.tpwss ?? 0),
+    shardBalanceCv: round(r.graphs.reduce((n, g) => n + round(coefficientOfVariation(g.manifest.shards.map((x) => x.triples)), 4), 0) / Math.max(1, r.graphs.length)),
+    method: r.method,
     coverage: {
       analysed: analyses.length,
       covered: r.graphs.reduce((n, g) => n + g.manifest.queries.filter((q) => q.status === 'covered').length, 0),
@@ -152,6 +171,13 @@ export function formatPartitionSummary(s: PartitionSummary): string {
     `fkgqa partition: ${s.graphs} graphs, ${s.questions} questions, ${s.distinctTexts} distinct queries ` +
       `(${s.distinctPairs} distinct graph/query pairs), ${s.unparsable.length} unparsable`,
   );
+  if (s.method.preset) {
+    const o = s.method.options;
+    L.push(
+      `preset ${s.method.preset}: --buckets ${o.buckets} --layout ${o.layout}${o.expressionPatterns ? '' : ' --no-expression-patterns'}` +
+        `${o.classInference ? '' : ' --no-class-inference'} --horizontal-candidates ${o.horizontalCandidates} --predicate-candidates ${o.predicateCandidates} --horizontal-placement ${o.horizontalPlacement}`,
+    );
+  }
   L.push('');
   L.push(`${pad('Applicability (section 4.1)', 32)}${pad(`distinct queries (n=${a.distinctQueries})`, 25)}${pad(`questions (n=${a.analysedQuestions})`, 21)}paper (questions)`);
   for (const k of ['class', 'predicate', 'horizontal'] as const) {
@@ -173,6 +199,10 @@ export function formatPartitionSummary(s: PartitionSummary): string {
   L.push(`  ${pad('shards in total', W)}${pad(`${s.shards.total} over ${s.graphs} graphs`, 27)}118 over 19 graphs`);
   const sp = s.shards.perGraph;
   L.push(`  ${pad('shards per graph (mean/median/min/max)', W)}${pad(`${num(sp.mean)} / ${num(sp.median)} / ${sp.min} / ${sp.max}`, 27)}6.21 / 6 / 3 / 14`);
+  const f = s.impliedFanOut;
+  const pf = PAPER.impliedFanOut;
+  L.push(`  ${pad('shard balance (mean CV of shard sizes)', W)}${pad(num(s.shardBalanceCv), 27)}${PAPER.shardBalanceCv}`);
+  L.push(`  ${pad('implied fan-out (mean/median/min/max)', W)}${pad(`${num(f.mean)} / ${num(f.median)} / ${f.min} / ${f.max}`, 27)}${pf.mean} / ${pf.median} / ${pf.min} / ${pf.max}`);
   L.push('');
   L.push(`Coverage: ${s.coverage.covered} of ${s.coverage.analysed} analysed queries covered by a chosen rule`);
   for (const u of s.coverage.uncoverable) L.push(`  not coverable: ${u.id}: ${u.reason}`);
