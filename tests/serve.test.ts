@@ -53,17 +53,24 @@ describe('fkgqa serve: endpoints', () => {
     expect(server.endpoint('library-shard2')!.triples).toBe(8);
   });
 
-  it('writes endpoints.json with id, graph, URL and profile, and sets the URLs in the VoID and the catalogue', () => {
-    const file = JSON.parse(fs.readFileSync(path.join(shards, 'endpoints.json'), 'utf8'));
+  it('writes endpoints.json with id, graph, URL and profile into the state folder, and serves VoID and catalogue with the live URLs', async () => {
+    expect(fs.existsSync(path.join(shards, 'endpoints.json'))).toBe(false);
+    const file = JSON.parse(fs.readFileSync(path.join(`${shards}.state`, 'endpoints.json'), 'utf8'));
     expect(file.endpoints).toHaveLength(10);
+    expect(file.pid).toBe(process.pid);
     expect(file.endpoints[0]).toMatchObject({ id: 'library-shard1', graph: 'library', role: 'shard', shard: 'shard1', url, profile: null });
     expect(file.endpoints[0].void).toBe(url.replace(/sparql$/, '.well-known/void'));
     expect(file.endpoints[4]).toMatchObject({ id: 'library', role: 'original', void: null });
-    const cat = JSON.parse(fs.readFileSync(path.join(shards, 'catalogue.json'), 'utf8'));
-    const entry = (id: string) => cat.shards.find((e: { endpoint: string }) => e.endpoint === id);
+    const base = new URL(url).origin;
+    const cat = (await (await fetch(`${base}/catalogue.json`)).json()) as { shards: { endpoint: string; url: string | null }[] };
+    const entry = (id: string) => cat.shards.find((e) => e.endpoint === id)!;
     expect(entry('library-shard1').url).toBe(url);
     expect(entry('observatory-shard4').url).toBe(server.endpoint('observatory-shard4')!.url);
-    expect(fs.readFileSync(path.join(shards, 'library', 'shard1_void.ttl'), 'utf8')).toContain(`void:sparqlEndpoint <${url}>`);
+    expect(await (await fetch(`${base}/.well-known/void`)).text()).toContain(`void:sparqlEndpoint <${url}>`);
+    expect(await (await fetch(url.replace(/sparql$/, '.well-known/void'))).text()).toContain(`void:sparqlEndpoint <${url}>`);
+    // The build's own files keep no URL.
+    expect(fs.readFileSync(path.join(shards, 'library', 'shard1_void.ttl'), 'utf8')).not.toContain('void:sparqlEndpoint');
+    expect(JSON.parse(fs.readFileSync(path.join(shards, 'catalogue.json'), 'utf8')).shards[0].url).toBeNull();
   });
 
   it('answers each shard from its own data: counts of books add up to the unsharded graph', async () => {
