@@ -7,7 +7,7 @@
 import * as oxigraph from 'oxigraph';
 import { isEngineFault } from '../common/store-host.js';
 import { MEDIA, negotiate, offered, ProtocolError } from './protocol.js';
-import { type Feature, inspectQuery, type RequestKind } from './query-info.js';
+import { type Feature, queryInfo, type RequestKind } from './query-info.js';
 import { serializeResults, truncateBindings, type JsonResults } from './results.js';
 
 /** What the worker needs to answer one query of one endpoint. */
@@ -62,8 +62,8 @@ export function serializeGraph(quads: oxigraph.Quad[], format: string): string {
 }
 
 /**
- * Answers one query on a store, as a SPARQL 1.1 Protocol response (§2.1): inspection (400 for
- * a syntax error, 403 for an update), 400 for a request dataset or FROM, 406 when `Accept` names no
+ * Answers one query on a store, as a SPARQL 1.1 Protocol response (§2.1): inspection (`queryInfo`:
+ * keywords for plain queries, sparqljs for the rest; 400 for a syntax error, 403 for an update), 400 for a request dataset or FROM, 406 when `Accept` names no
  * format of the query's form, the profile's refusals (403) and simulated failure, 501 for SERVICE,
  * then evaluation (400 for oxigraph's syntax errors, 500 for evaluation errors) and serialisation
  * by the one serialiser of each form (results.ts for SELECT/ASK, oxigraph's writers for graphs),
@@ -71,9 +71,9 @@ export function serializeGraph(quads: oxigraph.Quad[], format: string): string {
  * @throws the engine's error when it faulted (isEngineFault in store-host.ts): the worker is then replaced
  */
 export function answerQuery(store: oxigraph.Store, t: EndpointTask): EndpointAnswer {
-  let q: ReturnType<typeof inspectQuery>;
+  let q: ReturnType<typeof queryInfo>;
   try {
-    q = inspectQuery(t.query);
+    q = queryInfo(t.query);
   } catch (e) {
     if (e instanceof ProtocolError) return plain(e.status, e.message, 'invalid', e.headers);
     throw e;
@@ -102,7 +102,7 @@ export function answerQuery(store: oxigraph.Store, t: EndpointTask): EndpointAns
     if (isEngineFault(e)) throw e;
     const message = (e as Error)?.message ?? String(e);
     const syntax = /^error at \d+:\d+/.test(message);
-    return plain(syntax ? 400 : 500, `${syntax ? 'malformed query' : 'query evaluation failed'}: ${message}`, q.kind);
+    return plain(syntax ? 400 : 500, `${syntax ? 'malformed query' : 'query evaluation failed'}: ${message}`, syntax ? 'invalid' : q.kind);
   }
   const cap = t.maxRows;
   if (q.form === 'graph') {

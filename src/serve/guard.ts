@@ -17,10 +17,41 @@ export const MAX_QUERY_DEPTH = 64;
 const IRIREF = /<[^<>"{}|^`\\\u0000-\u0020]*>/y;
 
 /**
+ * If a string literal (all four quote forms, with backslash escapes), an IRI (`<…>`, told apart from
+ * the `<` operator by the IRIREF grammar), a comment (`#` to the end of the line) or a backslash
+ * escape (escaped local names such as `:singer\#name`, pitfall B1) starts at `i`, the index after it;
+ * else `i`.
+ */
+export function skipOpaque(text: string, i: number): number {
+  const c = text[i];
+  if (c === '#') {
+    const end = text.indexOf('\n', i);
+    return end < 0 ? text.length : end + 1;
+  }
+  if (c === '\\') return i + 2;
+  if (c === '<') {
+    IRIREF.lastIndex = i;
+    return IRIREF.test(text) ? IRIREF.lastIndex : i;
+  }
+  if (c === '"' || c === "'") {
+    const n = text.length;
+    const long = text.startsWith(c.repeat(3), i);
+    const quote = long ? c.repeat(3) : c;
+    i += quote.length;
+    while (i < n) {
+      if (text[i] === '\\') i += 2;
+      else if (text.startsWith(quote, i)) return i + quote.length;
+      else if (!long && (text[i] === '\n' || text[i] === '\r')) return i; // a short string ends at the line (a syntax error the parser reports)
+      else i++;
+    }
+    return n;
+  }
+  return i;
+}
+
+/**
  * The deepest bracket nesting of a SPARQL text: `{`, `(`, `[` open, `}`, `)`, `]` close. Brackets
- * inside string literals (all four quote forms, with backslash escapes), IRIs (`<…>`, told apart from
- * the `<` operator by the IRIREF grammar), comments (`#` to the end of the line) and after a backslash
- * (escaped local names such as `:singer\#name`, pitfall B1) do not count.
+ * inside string literals, IRIs, comments and after a backslash do not count (see skipOpaque).
  * @returns the maximum depth reached (0 for a text without brackets); unbalanced closers never make it negative
  */
 export function nestingDepth(text: string): number {
@@ -36,27 +67,10 @@ export function nestingDepth(text: string): number {
     } else if (c === '}' || c === ')' || c === ']') {
       if (depth > 0) depth--;
       i++;
-    } else if (c === '#') {
-      const end = text.indexOf('\n', i);
-      i = end < 0 ? n : end + 1;
-    } else if (c === '\\') {
-      i += 2;
-    } else if (c === '<') {
-      IRIREF.lastIndex = i;
-      i = IRIREF.test(text) ? IRIREF.lastIndex : i + 1;
-    } else if (c === '"' || c === "'") {
-      const long = text.startsWith(c.repeat(3), i);
-      const quote = long ? c.repeat(3) : c;
-      i += quote.length;
-      while (i < n) {
-        if (text[i] === '\\') i += 2;
-        else if (text.startsWith(quote, i)) {
-          i += quote.length;
-          break;
-        } else if (!long && (text[i] === '\n' || text[i] === '\r')) break; // a short string ends at the line (a syntax error the parser reports)
-        else i++;
-      }
-    } else i++;
+    } else {
+      const j = skipOpaque(text, i);
+      i = j > i ? j : i + 1;
+    }
   }
   return max;
 }
