@@ -88,11 +88,27 @@ const perShard = server.endpoints.map(([id, url]) => {
 // "One shard": the largest shard of world_1 (25,315 triples on the dev build).
 const one = perShard.find((e) => e.id === 'world_1-shard1') ?? perShard[0];
 
-function run(title, paths, origin = one.origin) {
+/** CPU time (user + system, all threads) of a process so far, in ms (Linux /proc; NaN elsewhere). */
+function cpuMs(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 1/100 s
+  } catch {
+    return NaN;
+  }
+}
+
+// req/s depends on what else runs on the machine; the server's CPU time per request much less so.
+function run(title, paths, origin = one.origin, pid = server.child.pid) {
   return new Promise((resolve, reject) => {
+    const cpu0 = cpuMs(pid);
     autocannon(
       { url: origin, connections, duration, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) },
-      (err, r) => (err ? reject(err) : resolve({ title, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, errors: r.errors + r.timeouts + r.non2xx })),
+      (err, r) =>
+        err
+          ? reject(err)
+          : resolve({ title, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: ((cpuMs(pid) - cpu0) * 1000) / r.requests.total }),
     );
   });
 }
@@ -122,13 +138,13 @@ if (scenarios.has('bare')) {
   const title = `baseline: point query, bare oxigraph (${one.id})`;
   process.stderr.write(`${title}: ${duration} s, ${connections} connections\n`);
   const pointPath = new URL(one.point, one.origin);
-  results.push(await run(title, [`/sparql${pointPath.search}`], `http://127.0.0.1:${port}`));
+  results.push(await run(title, [`/sparql${pointPath.search}`], `http://127.0.0.1:${port}`, bare.pid));
   await stop(bare);
 }
 
 console.log(`fkgqa serve --worker-per ${workerPer} on ${shards}: ${perShard.length} shard endpoints (${os.cpus().length} cores, node ${process.version}, autocannon 9)`);
 console.log(`  startup (all endpoints answering)  median ${(median(startMs) / 1000).toFixed(2)} s of ${startups} (${startMs.map((m) => (m / 1000).toFixed(2)).join(', ')}); RSS ${(rss / 1048576).toFixed(0)} MiB`);
-console.log(`  ${'scenario'.padEnd(44)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'requests'.padStart(9)} ${'errors'.padStart(7)}`);
+console.log(`  ${'scenario'.padEnd(52)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'requests'.padStart(9)} ${'errors'.padStart(7)} ${'CPU µs/req'.padStart(11)}`);
 for (const r of results) {
-  console.log(`  ${r.title.padEnd(44)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${String(r.total).padStart(9)} ${String(r.errors).padStart(7)}`);
+  console.log(`  ${r.title.padEnd(52)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${String(r.total).padStart(9)} ${String(r.errors).padStart(7)} ${r.cpuUs.toFixed(0).padStart(11)}`);
 }

@@ -114,9 +114,15 @@ function checkCharset(params: Record<string, string>): void {
 
 /** Decodes `application/x-www-form-urlencoded` percent-encoding (`+` is a space) strictly: the bytes must be UTF-8. */
 function strictDecode(raw: string): string | undefined {
-  if (!raw.includes('%')) return raw.replace(/\+/g, ' ');
-  const bytes: number[] = [];
   const s = raw.replace(/\+/g, ' ');
+  if (!s.includes('%')) return s;
+  try {
+    // Fast path: well-formed escapes of UTF-8 (throws a URIError for a bad byte or a "%" without two hex digits).
+    return decodeURIComponent(s);
+  } catch {
+    // decoded byte by byte below
+  }
+  const bytes: number[] = [];
   for (let i = 0; i < s.length; ) {
     if (s[i] === '%' && /^[0-9a-fA-F]{2}$/.test(s.slice(i + 1, i + 3))) {
       bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
