@@ -38,6 +38,23 @@ describe('store worker', () => {
     }
   });
 
+  it('survives a fault whose reload fails (its file is gone): later queries get an error, nothing is left unhandled', async () => {
+    const file = path.join(fs.mkdtempSync('/tmp/fkgqa-sw-'), 'library.nt');
+    fs.copyFileSync(path.join(DEMO, 'kg/library.nt'), file);
+    const w = await StoreWorker.start([{ file, format: 'application/n-triples' }]);
+    try {
+      fs.rmSync(file);
+      const bad = await w.query({ query: `SELECT * WHERE { ?s ?p ?o FILTER(1${'+1'.repeat(3000)} > 0) }`, resultsFormat: JSON_RESULTS, timeoutMs: 10_000 });
+      expect(bad).toMatchObject({ status: 'error', fault: true });
+      await new Promise((r) => setTimeout(r, 1500));
+      const next = await w.query({ query: 'ASK {}', resultsFormat: JSON_RESULTS, timeoutMs: 10_000 });
+      expect(next.status).toBe('error');
+      if (next.status === 'error') expect(next.error).toContain('could not load its data');
+    } finally {
+      await w.close();
+    }
+  });
+
   it('reports a load error with oxigraph\'s message', async () => {
     await expect(StoreWorker.start([{ file: path.join(DEMO, 'dev.json'), format: 'application/n-triples' }])).rejects.toThrow(/line 1/);
   });

@@ -138,6 +138,9 @@ export class StoreWorker {
       this.worker.once('message', onMessage);
       this.worker.once('error', onError);
     });
+    // A reload after a timeout or fault may fail with no request waiting: not an unhandled rejection
+    // (the next request still sees the failure through pump).
+    this.ready.catch(() => {});
   }
 
   /** Runs a query; resolves with its serialised result, its error message, or a timeout. */
