@@ -349,6 +349,8 @@ describe('serve: the build folder is immutable', () => {
       await s.close();
     }
     expect(() => readServeEndpoints(shards, state)).toThrow(/no fkgqa serve is running/);
+    fs.writeFileSync(path.join(state, 'endpoints.json'), JSON.stringify({ pid: Number(dead.stdout), procStart: null, started: 'x', endpoints: [] }));
+    expect(() => readServeEndpoints(shards, state)).toThrow(`stale: the fkgqa serve that wrote it (pid ${Number(dead.stdout)}) is no longer running`);
   });
 
   it('leaves every file of the build byte-identical, and its output digest still checks', async () => {
