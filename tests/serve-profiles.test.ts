@@ -38,7 +38,7 @@ describe('behaviour profiles (paper challenges C2 and C4)', () => {
   it('are resolved default < graph < endpoint and recorded in endpoints.json', () => {
     expect(profileFor({ default: { latencyMs: 5 }, graphs: { g: { maxRows: 9 } }, endpoints: { 'g-shard1': { latencyMs: 7 } } }, 'g-shard1', 'g')).toEqual({ latencyMs: 7, maxRows: 9 });
     expect(profileFor({ default: {} }, 'g-shard1', 'g')).toBeUndefined();
-    const file = JSON.parse(fs.readFileSync(path.join(shards, 'endpoints.json'), 'utf8'));
+    const file = JSON.parse(fs.readFileSync(path.join(`${shards}.state`, 'endpoints.json'), 'utf8'));
     expect(file.endpoints[0].profile).toEqual({ latencyMs: 0, maxRows: 2, name: 'capped' });
     expect(file.profileFile).toMatch(/profiles\.json$/);
   });

@@ -20,6 +20,41 @@ describe('store worker', () => {
     await w.close();
   });
 
+  it('replaces a worker whose engine faulted: the next query gets the right answer (not "memory access out of bounds")', async () => {
+    const w = await StoreWorker.start([{ file: path.join(DEMO, 'kg/library.nt'), format: 'application/n-triples' }]);
+    try {
+      // 3,000 chained additions overflow oxigraph 0.5.11's parser stack and trap its WebAssembly instance.
+      const bad = await w.query({ query: `SELECT * WHERE { ?s ?p ?o FILTER(1${'+1'.repeat(3000)} > 0) }`, resultsFormat: JSON_RESULTS, timeoutMs: 10_000 });
+      expect(bad).toMatchObject({ status: 'error', fault: true });
+      expect(w.faults).toBe(1);
+      const r = await w.query({ query: 'SELECT (COUNT(*) AS ?n) WHERE { ?s a <http://valuenet/ontop/book> }', resultsFormat: JSON_RESULTS, timeoutMs: 10_000 });
+      expect(r.status).toBe('ok');
+      if (r.status === 'ok') expect(count(r.body)).toBe(8);
+      // A plain syntax error is not a fault: no restart.
+      expect(await w.query({ query: 'SELECT ?x WHERE { ?x ?y }', resultsFormat: JSON_RESULTS, timeoutMs: 10_000 })).toMatchObject({ status: 'error' });
+      expect(w.restarts).toBe(1);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('survives a fault whose reload fails (its file is gone): later queries get an error, nothing is left unhandled', async () => {
+    const file = path.join(fs.mkdtempSync('/tmp/fkgqa-sw-'), 'library.nt');
+    fs.copyFileSync(path.join(DEMO, 'kg/library.nt'), file);
+    const w = await StoreWorker.start([{ file, format: 'application/n-triples' }]);
+    try {
+      fs.rmSync(file);
+      const bad = await w.query({ query: `SELECT * WHERE { ?s ?p ?o FILTER(1${'+1'.repeat(3000)} > 0) }`, resultsFormat: JSON_RESULTS, timeoutMs: 10_000 });
+      expect(bad).toMatchObject({ status: 'error', fault: true });
+      await new Promise((r) => setTimeout(r, 1500));
+      const next = await w.query({ query: 'ASK {}', resultsFormat: JSON_RESULTS, timeoutMs: 10_000 });
+      expect(next.status).toBe('error');
+      if (next.status === 'error') expect(next.error).toContain('could not load its data');
+    } finally {
+      await w.close();
+    }
+  });
+
   it('reports a load error with oxigraph\'s message', async () => {
     await expect(StoreWorker.start([{ file: path.join(DEMO, 'dev.json'), format: 'application/n-triples' }])).rejects.toThrow(/line 1/);
   });

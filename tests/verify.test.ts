@@ -119,8 +119,8 @@ describe('verify / the demo build', () => {
   it('verifies against running endpoints given by endpoints.json (their request log shows the traffic)', async () => {
     const server = await serve({ shards, kgs: ['library'] });
     try {
-      const r = await verify({ shards, endpoints: path.join(shards, 'endpoints.json'), kgs: ['library'], queries: ['library/q2'], forms: ['federated'] });
-      expect(r.endpoints).toBe(path.join(shards, 'endpoints.json'));
+      const r = await verify({ shards, endpoints: path.join(`${shards}.state`, 'endpoints.json'), kgs: ['library'], queries: ['library/q2'], forms: ['federated'] });
+      expect(r.endpoints).toBe(path.join(`${shards}.state`, 'endpoints.json'));
       expect(r.totals.federated).toMatchObject({ identical: 1, different: 0 });
       const counts = server.log.counts();
       expect(Object.keys(counts)).toEqual(['library-shard1', 'library-shard2', 'library-shard3', 'library-shard4']);

@@ -3,6 +3,8 @@
  * (src/verify/verify.ts).
  */
 import { Command, Option } from 'commander';
+import { MAX_QUERY_DEPTH } from '../serve/guard.js';
+import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
 import { serve } from '../serve/server.js';
 import { stderrProgress } from './progress.js';
 import { formatOption, jsonOption, outputFormat } from './options.js';
@@ -29,7 +31,9 @@ export function registerServeCommands(cli: Command, integer: IntegerParser): voi
     .command('serve')
     .description(
       'Serve every shard of a build as its own SPARQL endpoint (SPARQL 1.1 Protocol; oxigraph stores in worker threads). ' +
-        'Writes <shards>/endpoints.json; prints "id<TAB>url" per endpoint on stdout; stops on SIGINT/SIGTERM.',
+        'Writes nothing into the build: endpoints.json (and the request log) go to the state folder (default <shards>.state/), ' +
+        'removed at stop; a second serve with the same state folder exits 2. Prints "id<TAB>url" per endpoint on stdout; stops on SIGINT/SIGTERM. ' +
+        'Limits (4xx): --max-body (413; also the longest query, 400), --max-query-depth (400), --timeout (503). See docs/serving.md.',
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
     .option('--host <host>', 'interface to bind (loopback unless told otherwise)', '127.0.0.1')
@@ -39,9 +43,12 @@ export function registerServeCommands(cli: Command, integer: IntegerParser): voi
     .option('--with-originals', 'also serve each unsharded graph (the union of its shards) as endpoint <kg>')
     .addOption(new Option('--timeout <ms>', 'time limit of one query; over it the query is stopped and answered 503').argParser(integer('--timeout', 1)).default(30_000))
     .addOption(new Option('--max-body <bytes>', 'largest request body; larger ones are answered 413').argParser(integer('--max-body', 1)).default(1 << 20))
+    .addOption(new Option('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query; deeper ones are answered 400 before parsing').argParser(integer('--max-query-depth', 1)).default(MAX_QUERY_DEPTH))
+    .option('--state <dir>', 'state folder for endpoints.json and the request log (default: <shards>.state beside the build)')
     .option('--profiles <file>', 'behaviour profiles (JSON: default / graphs / endpoints; see README)')
     .addOption(new Option('--worker-per <unit>', 'one oxigraph worker per shard (isolated) or per graph (less memory)').choices(['shard', 'graph']).default('shard'))
-    .option('--request-log <file>', 'append every request as a JSON line to this file')
+    .option('--request-log [file]', 'append every request as a JSON line to this file (no file: requests.jsonl in the state folder)')
+    .addOption(new Option('--request-log-max <bytes>', 'size cap of the request log; over it the file is rotated to <name>.1<ext>').argParser(integer('--request-log-max', 1024)).default(REQUEST_LOG_MAX_BYTES))
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
       const progress = stderrProgress(o.quiet);
@@ -54,9 +61,12 @@ export function registerServeCommands(cli: Command, integer: IntegerParser): voi
         withOriginals: !!o.withOriginals,
         timeoutMs: o.timeout,
         maxBodyBytes: o.maxBody,
+        maxQueryDepth: o.maxQueryDepth,
+        state: o.state,
         profiles: o.profiles,
         workerPer: o.workerPer,
         requestLog: o.requestLog,
+        requestLogMaxBytes: o.requestLogMax,
         progress,
       });
       process.stdout.write(server.endpoints.map((e) => `${e.id}\t${e.url}\n`).join(''));

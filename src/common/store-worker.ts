@@ -29,27 +29,42 @@ export interface StoreQuery {
   namedGraphs?: string[];
 }
 
-/** @internal Messages to and from the worker thread. */
-export type StoreRequest = Omit<StoreQuery, 'timeoutMs'> & { id: number };
-/** @internal */
+/** @internal Messages to and from the worker thread: a query, or a task for the thread's handler. */
+export type StoreRequest = (Omit<StoreQuery, 'timeoutMs'> & { id: number; task?: undefined }) | { id: number; task: unknown; query?: undefined };
+/** @internal `fault`: the engine trapped (see isEngineFault in store-host.ts); the thread must be replaced. */
 export type StoreReply =
   | { type: 'ready'; triples: number }
   | { type: 'failed'; error: string }
   | { type: 'result'; id: number; body: string; ms: number }
-  | { type: 'error'; id: number; error: string; ms: number };
+  | { type: 'answer'; id: number; value: unknown; ms: number }
+  | { type: 'error'; id: number; error: string; ms: number; fault?: true };
 
-/** The outcome of a query: the serialised result, a query error (message), or a timeout. */
+/**
+ * The outcome of a query: the serialised result, a query error (message), or a timeout. `fault`
+ * marks an error that faulted the engine; the worker was then replaced by a fresh one.
+ */
 export type StoreOutcome =
   | { status: 'ok'; body: string; ms: number }
-  | { status: 'error'; error: string; ms: number }
+  | { status: 'error'; error: string; ms: number; fault?: true }
   | { status: 'timeout'; ms: number };
 
-/** Path of the compiled worker script (tests run from `src/`, the worker always from `dist/`). */
-function threadScript(): string {
+/** The outcome of a task (StoreWorker.run): the handler's value, an error, or a timeout. */
+export type TaskOutcome<T> = { status: 'ok'; value: T; ms: number } | { status: 'error'; error: string; ms: number; fault?: true } | { status: 'timeout'; ms: number };
+
+/** Options of StoreWorker.start. */
+export interface StoreWorkerOptions {
+  /**
+   * The thread script, as a path relative to the compiled `dist/` folder (default
+   * `common/store-thread.js`, which answers plain queries). A script that calls `hostStore(handler)`
+   * (store-host.ts) also answers tasks (`run`).
+   */
+  script?: string;
+}
+
+/** Path of a compiled worker script (tests run from `src/`, the worker always from `dist/`). */
+function threadScript(rel: string): string {
   const here = fileURLToPath(import.meta.url);
-  const script = here.endsWith('.ts')
-    ? fileURLToPath(new URL('../../dist/common/store-thread.js', import.meta.url))
-    : fileURLToPath(new URL('./store-thread.js', import.meta.url));
+  const script = here.endsWith('.ts') ? fileURLToPath(new URL(`../../dist/${rel}`, import.meta.url)) : fileURLToPath(new URL(`../${rel}`, import.meta.url));
   if (!fs.existsSync(script)) throw new Error(`worker script ${script} is missing: run npm run build`);
   return script;
 }
@@ -57,15 +72,18 @@ function threadScript(): string {
 interface Pending {
   req: StoreRequest;
   timeoutMs: number;
-  resolve: (o: StoreOutcome) => void;
+  resolve: (o: StoreReply | { type: 'timeout'; ms: number } | { type: 'closed'; error: string }) => void;
 }
 
 /**
  * An oxigraph store in its own worker thread, so that a long query blocks neither the caller's
  * event loop nor other stores, and a query over its time limit is really stopped: the thread is
  * terminated and a new one loads the same files (pitfall B10). Queries run one at a time, in
- * order; the time limit counts from the moment a query starts running. Each worker has its own
- * WebAssembly heap (up to 4 GiB; oxigraph needs about 1 KB per triple, pitfall B12).
+ * order; the time limit counts from the moment a query starts running. A query that faults the
+ * engine (a WebAssembly trap, panic or stack overflow, which leaves oxigraph's instance corrupted
+ * for every later query) gets an error marked `fault`, and the thread is discarded and a fresh one
+ * loads the same files; queries queued meanwhile wait for it. Each worker has its own WebAssembly
+ * heap (up to 4 GiB; oxigraph needs about 1 KB per triple, pitfall B12).
  */
 export class StoreWorker {
   private worker!: Worker;
@@ -76,24 +94,32 @@ export class StoreWorker {
   private ready!: Promise<void>;
   /** Triples in the store after loading. */
   triples = 0;
-  /** Times the worker was restarted after a timeout. */
+  /** Times the worker was restarted after a timeout, a fault or a crash. */
   restarts = 0;
+  /** Times the engine faulted (see StoreOutcome `fault`). */
+  faults = 0;
+  private readonly script: string;
 
-  private constructor(private readonly sources: StoreSource[]) {}
+  private constructor(
+    private readonly sources: StoreSource[],
+    options: StoreWorkerOptions = {},
+  ) {
+    this.script = threadScript(options.script ?? 'common/store-thread.js');
+  }
 
   /**
    * Starts a worker and loads the files.
    * @throws Error with oxigraph's message if a file does not load
    */
-  static async start(sources: StoreSource[]): Promise<StoreWorker> {
-    const w = new StoreWorker(sources);
+  static async start(sources: StoreSource[], options: StoreWorkerOptions = {}): Promise<StoreWorker> {
+    const w = new StoreWorker(sources, options);
     w.spawn();
     await w.ready;
     return w;
   }
 
   private spawn(): void {
-    this.worker = new Worker(threadScript(), { workerData: { sources: this.sources } });
+    this.worker = new Worker(this.script, { workerData: { sources: this.sources } });
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => {
       const onMessage = (m: StoreReply) => {
@@ -112,14 +138,38 @@ export class StoreWorker {
       this.worker.once('message', onMessage);
       this.worker.once('error', onError);
     });
+    // A reload after a timeout or fault may fail with no request waiting: not an unhandled rejection
+    // (the next request still sees the failure through pump).
+    this.ready.catch(() => {});
   }
 
   /** Runs a query; resolves with its serialised result, its error message, or a timeout. */
-  query(q: StoreQuery): Promise<StoreOutcome> {
-    if (this.closed) return Promise.resolve({ status: 'error', error: 'store is closed', ms: 0 });
+  async query(q: StoreQuery): Promise<StoreOutcome> {
     const { timeoutMs, ...rest } = q;
+    const r = await this.send({ ...rest, id: this.nextId++ }, timeoutMs);
+    if (r.type === 'result') return { status: 'ok', body: r.body, ms: r.ms };
+    if (r.type === 'timeout') return { status: 'timeout', ms: r.ms };
+    if (r.type === 'error') return { status: 'error', error: r.error, ms: r.ms, ...(r.fault ? { fault: true as const } : {}) };
+    return { status: 'error', error: r.type === 'closed' ? r.error : 'unexpected reply of the store thread', ms: 0 };
+  }
+
+  /**
+   * Runs a task with the thread script's handler (see StoreWorkerOptions.script), under the same
+   * time limit, queue and fault handling as queries.
+   * @param timeoutMs time limit in ms, counted from the moment the task starts running
+   */
+  async run<T>(task: unknown, timeoutMs: number): Promise<TaskOutcome<T>> {
+    const r = await this.send({ task, id: this.nextId++ }, timeoutMs);
+    if (r.type === 'answer') return { status: 'ok', value: r.value as T, ms: r.ms };
+    if (r.type === 'timeout') return { status: 'timeout', ms: r.ms };
+    if (r.type === 'error') return { status: 'error', error: r.error, ms: r.ms, ...(r.fault ? { fault: true as const } : {}) };
+    return { status: 'error', error: r.type === 'closed' ? r.error : 'unexpected reply of the store thread', ms: 0 };
+  }
+
+  private send(req: StoreRequest, timeoutMs: number): Promise<Parameters<Pending['resolve']>[0]> {
+    if (this.closed) return Promise.resolve({ type: 'closed', error: 'store is closed' });
     return new Promise((resolve) => {
-      this.queue.push({ req: { ...rest, id: this.nextId++ }, timeoutMs, resolve });
+      this.queue.push({ req, timeoutMs, resolve });
       this.pump();
     });
   }
@@ -133,7 +183,7 @@ export class StoreWorker {
     this.ready.then(
       () => {
         if (this.running !== run) return;
-        if (this.closed) return p.resolve({ status: 'error', error: 'store is closed', ms: 0 });
+        if (this.closed) return p.resolve({ type: 'closed', error: 'store is closed' });
         run.started = performance.now();
         run.timer = setTimeout(() => this.onTimeout(), p.timeoutMs);
         this.worker.postMessage(p.req);
@@ -141,7 +191,7 @@ export class StoreWorker {
       (e: Error) => {
         // The worker could not (re)load its files, e.g. a file removed since the start.
         if (this.running === run) this.running = undefined;
-        p.resolve({ status: 'error', error: `store worker could not load its data: ${e.message}`, ms: 0 });
+        p.resolve({ type: 'closed', error: `store worker could not load its data: ${e.message}` });
         this.pump();
       },
     );
@@ -149,24 +199,32 @@ export class StoreWorker {
 
   private onReply(r: StoreReply): void {
     const run = this.running;
-    if (!run || (r.type !== 'result' && r.type !== 'error') || r.id !== run.req.id) return;
+    if (!run || (r.type !== 'result' && r.type !== 'error' && r.type !== 'answer') || r.id !== run.req.id) return;
     clearTimeout(run.timer);
     this.running = undefined;
-    run.resolve(r.type === 'result' ? { status: 'ok', body: r.body, ms: r.ms } : { status: 'error', error: r.error, ms: r.ms });
+    if (r.type === 'error' && r.fault) {
+      // The instance is corrupted for good: replace it before the next request runs.
+      this.faults++;
+      this.replace();
+    }
+    run.resolve(r);
     this.pump();
+  }
+
+  /** Terminates the thread and starts a fresh one loading the same files (not after close). */
+  private replace(): void {
+    this.restarts++;
+    void this.worker.terminate();
+    if (!this.closed) this.spawn();
   }
 
   private onTimeout(): void {
     const run = this.running;
     if (!run) return;
     this.running = undefined;
-    this.restarts++;
-    void this.worker.terminate();
-    run.resolve({ status: 'timeout', ms: performance.now() - run.started });
-    if (!this.closed) {
-      this.spawn();
-      this.pump();
-    }
+    this.replace();
+    run.resolve({ type: 'timeout', ms: performance.now() - run.started });
+    this.pump();
   }
 
   private onCrash(e: Error): void {
@@ -174,9 +232,10 @@ export class StoreWorker {
     if (run) {
       clearTimeout(run.timer);
       this.running = undefined;
-      run.resolve({ status: 'error', error: `store worker crashed: ${e.message}`, ms: performance.now() - run.started });
+      run.resolve({ type: 'error', id: run.req.id, error: `store worker crashed: ${e.message}`, ms: performance.now() - run.started, fault: true });
     }
     if (!this.closed) {
+      this.restarts++;
       this.spawn();
       this.pump();
     }
@@ -186,7 +245,7 @@ export class StoreWorker {
   async close(): Promise<void> {
     this.closed = true;
     if (this.running) clearTimeout(this.running.timer);
-    for (const p of [this.running, ...this.queue]) p?.resolve({ status: 'error', error: 'store is closed', ms: 0 });
+    for (const p of [this.running, ...this.queue]) p?.resolve({ type: 'closed', error: 'store is closed' });
     this.running = undefined;
     this.queue = [];
     await this.worker.terminate();

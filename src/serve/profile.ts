@@ -31,7 +31,11 @@ export interface EndpointProfile {
   latencyMs?: number;
   /** Extra delay drawn uniformly from [0, jitterMs) ms with the profile's seeded generator. */
   jitterMs?: number;
-  /** Share of queries (0–1) answered with `failureStatus` instead of running, drawn with the seeded generator. */
+  /**
+   * Share of queries (0–1) answered with `failureStatus` instead of running, drawn with the seeded
+   * generator once for every query request that passes the text guard (a refused feature still
+   * takes precedence over a failure).
+   */
   failureRate?: number;
   /** HTTP status of a simulated failure (default 503). */
   failureStatus?: number;

@@ -112,6 +112,59 @@ function checkCharset(params: Record<string, string>): void {
   }
 }
 
+/** Decodes `application/x-www-form-urlencoded` percent-encoding (`+` is a space) strictly: the bytes must be UTF-8. */
+function strictDecode(raw: string): string | undefined {
+  const s = raw.replace(/\+/g, ' ');
+  if (!s.includes('%')) return s;
+  try {
+    // Fast path: well-formed escapes of UTF-8 (throws a URIError for a bad byte or a "%" without two hex digits).
+    return decodeURIComponent(s);
+  } catch {
+    // decoded byte by byte below
+  }
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length; ) {
+    if (s[i] === '%' && /^[0-9a-fA-F]{2}$/.test(s.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
+      i += 3;
+    } else {
+      const cp = s.codePointAt(i)!;
+      const ch = String.fromCodePoint(cp);
+      for (const b of Buffer.from(ch, 'utf8')) bytes.push(b);
+      i += ch.length;
+    }
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Parses a URL query string or a form body like `URLSearchParams`, but refuses percent-encoded bytes
+ * that are not UTF-8 (`%FF`), which `URLSearchParams` would silently turn into U+FFFD (WHATWG URL
+ * §5.1; the SPARQL 1.1 Protocol §2.1 requires UTF-8). A `%` not followed by two hex digits stays
+ * as it is, as in `URLSearchParams`.
+ * @param raw the query string (with or without its leading `?`) or the form body
+ * @throws ProtocolError 400 naming the parameter whose name or value is not UTF-8
+ */
+export function strictSearchParams(raw: string): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const pair of raw.replace(/^\?/, '').split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const rawName = eq < 0 ? pair : pair.slice(0, eq);
+    const rawValue = eq < 0 ? '' : pair.slice(eq + 1);
+    const name = strictDecode(rawName);
+    if (name === undefined) throw new ProtocolError(400, `a parameter name (${rawName.slice(0, 40)}) is not UTF-8 once percent-decoded`);
+    const value = strictDecode(rawValue);
+    if (value === undefined) throw new ProtocolError(400, `parameter ${name}: its value is not UTF-8 once percent-decoded (e.g. %FF): send the query as UTF-8`);
+    params.append(name, value);
+  }
+  return params;
+}
+
 const UPDATE_REFUSED = 'this endpoint is read-only: SPARQL Update is not accepted';
 
 function fromParams(params: URLSearchParams, via: 'get' | 'post-form', extra?: URLSearchParams): ProtocolRequest {
@@ -133,11 +186,11 @@ function fromParams(params: URLSearchParams, via: 'get' | 'post-form', extra?: U
  * `default-graph-uri`/`named-graph-uri` come from the URL). A GET with no `query` asks for the
  * service description.
  * @param method the HTTP method
- * @param search the URL's query string (`URLSearchParams`)
+ * @param search the URL's query string (`URLSearchParams`; read it with `strictSearchParams` to refuse non-UTF-8 percent-encoding)
  * @param contentType the request's `Content-Type` header (POST only)
  * @param body the request body (POST only)
  * @throws ProtocolError 405 for another method; 400 for two `query` parameters, a POST without
- *   Content-Type or without a query, a body that is not UTF-8; 415 for another media type or charset;
+ *   Content-Type or without a query, a body that is not UTF-8 (also once percent-decoded); 415 for another media type or charset;
  *   403 for a SPARQL Update (the endpoints are read-only)
  */
 export function parseProtocolRequest(method: string, search: URLSearchParams, contentType?: string, body?: Buffer): ProtocolRequest {
@@ -152,7 +205,7 @@ export function parseProtocolRequest(method: string, search: URLSearchParams, co
   if (type === MEDIA.sparqlUpdate) throw new ProtocolError(403, UPDATE_REFUSED);
   if (type === MEDIA.form) {
     checkCharset(params);
-    return fromParams(new URLSearchParams(utf8(body ?? Buffer.alloc(0))), 'post-form', search);
+    return fromParams(strictSearchParams(utf8(body ?? Buffer.alloc(0))), 'post-form', search);
   }
   if (type === MEDIA.sparqlQuery) {
     checkCharset(params);

@@ -5,7 +5,17 @@
  * logs; FedShop separates ASK from other HTTP requests).
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { RequestKind } from './query-info.js';
+
+/** Default size cap of a request log file: 64 MiB, then it is rotated (see RequestLog). */
+export const REQUEST_LOG_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The file a log is rotated to: `.1` before the extension (`requests.jsonl` → `requests.1.jsonl`; `log` → `log.1`). */
+export function rotatedName(file: string): string {
+  const ext = path.extname(file);
+  return ext ? `${file.slice(0, -ext.length)}.1${ext}` : `${file}.1`;
+}
 
 /** One logged request. */
 export interface RequestLogEntry {
@@ -34,15 +44,46 @@ export type KindCounts = Partial<Record<RequestKind, number>> & { total: number;
 
 /**
  * Collects request log entries: counts in memory (per endpoint and kind), and optionally every entry
- * as a JSON line in a file.
+ * as a JSON line in a file. The file is capped: when a line would take it over `maxBytes`, it is
+ * renamed to `rotatedName(file)` (replacing an older one) and a new file is begun, so the log takes
+ * at most twice `maxBytes` on disk however long the server runs.
  */
 export class RequestLog {
   private readonly byEndpoint = new Map<string, KindCounts>();
-  private readonly out: fs.WriteStream | undefined;
+  private out: fs.WriteStream | undefined;
+  private bytes = 0;
+  private readonly closing: Promise<void>[] = [];
+  /** Times the file was rotated. */
+  rotations = 0;
 
-  /** @param file a JSON-lines file to append every entry to (optional) */
-  constructor(file?: string) {
-    this.out = file ? fs.createWriteStream(file, { flags: 'a' }) : undefined;
+  /**
+   * @param file a JSON-lines file to append every entry to (optional)
+   * @param maxBytes size cap of the file in bytes (default REQUEST_LOG_MAX_BYTES)
+   */
+  constructor(
+    private readonly file?: string,
+    private readonly maxBytes = REQUEST_LOG_MAX_BYTES,
+  ) {
+    if (file) {
+      this.bytes = fs.existsSync(file) ? fs.statSync(file).size : 0;
+      this.out = fs.createWriteStream(file, { flags: 'a' });
+    }
+  }
+
+  private write(line: string): void {
+    if (!this.out || !this.file) return;
+    const n = Buffer.byteLength(line);
+    if (this.bytes > 0 && this.bytes + n > this.maxBytes) {
+      // Lines still buffered in the old stream land in the renamed file (same inode).
+      const old = this.out;
+      this.closing.push(new Promise((resolve) => old.end(resolve)));
+      fs.renameSync(this.file, rotatedName(this.file));
+      this.out = fs.createWriteStream(this.file, { flags: 'a' });
+      this.bytes = 0;
+      this.rotations++;
+    }
+    this.out.write(line);
+    this.bytes += n;
   }
 
   /** Records one request. */
@@ -52,7 +93,7 @@ export class RequestLog {
     c.total++;
     c[entry.kind] = (c[entry.kind] ?? 0) + 1;
     if (entry.status >= 400) c.errors++;
-    this.out?.write(JSON.stringify(entry) + '\n');
+    this.write(JSON.stringify(entry) + '\n');
   }
 
   /** Counts per endpoint (sorted by endpoint id) and kind since the start or the last reset. */
@@ -66,8 +107,9 @@ export class RequestLog {
   }
 
   /** Flushes and closes the log file. */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     const out = this.out;
-    return out ? new Promise((resolve) => out.end(resolve)) : Promise.resolve();
+    this.out = undefined;
+    await Promise.all([...this.closing, ...(out ? [new Promise<void>((resolve) => out.end(resolve))] : [])]);
   }
 }

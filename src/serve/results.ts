@@ -1,7 +1,8 @@
 /**
- * Cutting a query answer to a behaviour profile's `maxRows`, explicitly marked. Normally oxigraph
- * serialises answers itself; only when a profile caps rows does the endpoint ask oxigraph for SPARQL
- * JSON results (or N-Triples for graphs), cut them, and write the requested format here.
+ * The one serialiser of SELECT and ASK answers of the shard endpoints, profile or not: the endpoint
+ * asks oxigraph for SPARQL JSON results, cuts them to a behaviour profile's `maxRows` when it has
+ * one (explicitly marked), and writes the requested format here. For uncut answers the output is
+ * byte-identical to oxigraph's own serialisation of each format (tested).
  * Formats: SPARQL 1.1 Query Results JSON, XML, CSV and TSV (W3C Recommendations, 2013).
  */
 import { stringify } from 'csv-stringify/sync';
@@ -45,16 +46,6 @@ export function truncateBindings(results: JsonResults, maxRows: number): { resul
   };
 }
 
-/**
- * Cuts N-Triples (one triple per line, as oxigraph writes it) to `maxTriples` triples. N-Triples is
- * also valid Turtle, so the cut text can be served as either.
- */
-export function truncateNTriples(text: string, maxTriples: number): { text: string; truncated: boolean; triples: number } {
-  const lines = text.split('\n').filter((l) => l.trim().length > 0);
-  if (lines.length <= maxTriples) return { text, truncated: false, triples: lines.length };
-  return { text: lines.slice(0, maxTriples).join('\n') + (maxTriples > 0 ? '\n' : ''), truncated: true, triples: lines.length };
-}
-
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 
 function xmlEscape(s: string): string {
@@ -80,17 +71,34 @@ function toXml(r: JsonResults): string {
   return `${open}<head>${head}</head><results>${rows}</results></sparql>`;
 }
 
-/** SPARQL 1.1 Query Results CSV (§2): plain values, `_:label` for blank nodes, CRLF line ends. */
+/**
+ * SPARQL 1.1 Query Results CSV (§2): plain values, `_:label` for blank nodes, CRLF line ends; a
+ * value is quoted when it holds a comma, a quote, CR or LF (RFC 4180 §2.6; a lone LF too, which
+ * csv-stringify would leave bare with a CRLF record delimiter).
+ */
 function toCsv(r: JsonResults): string {
   const vars = r.head.vars ?? [];
   const records = (r.results?.bindings ?? []).map((b) => vars.map((v) => (b[v] ? (b[v].type === 'bnode' ? `_:${b[v].value}` : b[v].value) : '')));
-  return stringify([vars, ...records], { record_delimiter: '\r\n' });
+  return stringify([vars, ...records], { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
 }
 
-/** A term in Turtle syntax, as SPARQL 1.1 TSV (§3) writes it. */
+/** Turtle's short forms of numbers and booleans (Turtle §2.5.2, grammar [19]–[21], [133s]). */
+const SHORT_FORM: Record<string, RegExp> = {
+  [`${XSD}integer`]: /^[+-]?[0-9]+$/,
+  [`${XSD}decimal`]: /^[+-]?[0-9]*\.[0-9]+$/,
+  [`${XSD}double`]: /^[+-]?([0-9]+\.[0-9]*[eE][+-]?[0-9]+|\.[0-9]+[eE][+-]?[0-9]+|[0-9]+[eE][+-]?[0-9]+)$/,
+  [`${XSD}boolean`]: /^(true|false)$/,
+};
+
+/**
+ * A term in Turtle syntax, as SPARQL 1.1 TSV (§3) writes it: integers, decimals, doubles and
+ * booleans whose lexical form is a Turtle number/boolean token in the short form (`1`, not
+ * `"1"^^xsd:integer`), as oxigraph writes them.
+ */
 function tsvTerm(t: JsonTerm): string {
   if (t.type === 'uri') return `<${t.value}>`;
   if (t.type === 'bnode') return `_:${t.value}`;
+  if (t.datatype && !t['xml:lang'] && SHORT_FORM[t.datatype]?.test(t.value)) return t.value;
   const lexical = `"${t.value.replace(/[\\"\t\n\r]/g, (c) => ({ '\\': '\\\\', '"': '\\"', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!)}"`;
   if (t['xml:lang']) return `${lexical}@${t['xml:lang']}`;
   if (!t.datatype || t.datatype === `${XSD}string`) return lexical;

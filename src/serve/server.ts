@@ -2,6 +2,13 @@
  * `fkgqa serve`: every shard of a build served as its own SPARQL endpoint (SPARQL 1.1 Protocol),
  * each backed by an oxigraph store in a worker thread (pitfall B10), with service description,
  * VoID, behaviour profiles and a request log.
+ *
+ * The main thread only reads requests, applies the text guard (guard.ts) and forwards query texts;
+ * parsing, evaluation and serialisation run in the endpoint's worker under the time limit
+ * (answer.ts). Every request path has an error boundary: a bad request is a 4xx, an internal error
+ * a 500, never an exit. A worker whose engine faulted is replaced (StoreWorker). The build folder
+ * is never written: runtime state goes to the state folder (run-state.ts), VoID and catalogue are
+ * served with the live URLs filled in (live-void.ts).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -10,15 +17,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { openBuild } from '../load/build.js';
 import { InputError } from '../common/errors.js';
-import { writeJson } from '../common/output.js';
+import { STATE_FILES, stateDir } from '../common/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../version.js';
-import { setEndpoints } from '../describe/index.js';
+import type { EndpointAnswer, EndpointTask } from './answer.js';
+import { checkQueryText, MAX_QUERY_DEPTH } from './guard.js';
+import { LiveDescriptions } from './live-void.js';
 import { profileFor, readProfileConfig, seededRandom, type EndpointProfile, type ProfileConfig } from './profile.js';
-import { MEDIA, negotiate, offered, parseProtocolRequest, ProtocolError, readBody, type ProtocolRequest } from './protocol.js';
-import { inspectQuery, type RequestKind } from './query-info.js';
-import { RequestLog, type RequestLogEntry } from './request-log.js';
-import { serializeResults, truncateBindings, truncateNTriples, type JsonResults } from './results.js';
+import { MEDIA, negotiate, parseProtocolRequest, ProtocolError, readBody, strictSearchParams, type ProtocolRequest } from './protocol.js';
+import type { RequestKind } from './query-info.js';
+import { REQUEST_LOG_MAX_BYTES, RequestLog, type RequestLogEntry } from './request-log.js';
+import { acquireServeLock, releaseServeState, writeFileAtomic, type ServeOwner } from './run-state.js';
 import { serviceDescription } from './service-description.js';
 
 /** Options of `serve`. */
@@ -37,8 +46,10 @@ export interface ServeOptions {
   withOriginals?: boolean;
   /** Time limit of one query in ms (default 30,000); a query over it is stopped and answered 503. */
   timeoutMs?: number;
-  /** Largest request body accepted, in bytes (default 1 MiB); larger bodies get 413. */
+  /** Largest request body accepted, in bytes (default 1 MiB); larger bodies get 413. Also the longest query text (characters) accepted, GET or POST (400). */
   maxBodyBytes?: number;
+  /** Deepest bracket nesting of a query accepted (default MAX_QUERY_DEPTH = 64); deeper ones get 400 before any parsing. */
+  maxQueryDepth?: number;
   /** Behaviour profiles: a profile file path, or the configuration itself (default none). */
   profiles?: string | ProfileConfig;
   /**
@@ -47,9 +58,19 @@ export interface ServeOptions {
    * its own named graph), saving memory, but endpoints of one graph then wait for each other.
    */
   workerPer?: 'shard' | 'graph';
-  /** Append every request as a JSON line to this file (default none; counts are always kept). */
-  requestLog?: string;
-  /** Write `<shards>/endpoints.json` and fill `catalogue.json` (default true). */
+  /**
+   * Append every request as a JSON line to this file; `true`: to `requests.jsonl` in the state
+   * folder (default none; counts are always kept). Capped at `requestLogMaxBytes`, then rotated.
+   */
+  requestLog?: string | true;
+  /** Size cap of the request log file in bytes (default 64 MiB); over it the file is rotated to `.1`. */
+  requestLogMaxBytes?: number;
+  /** The state folder (default `<shards>.state/`, see src/common/state.ts). */
+  state?: string;
+  /**
+   * Take the state folder's serve lock and write `endpoints.json` there (default true). Without,
+   * nothing at all is written (in-process use, e.g. verify starting its own endpoints).
+   */
   writeFiles?: boolean;
   /** Progress lines (stderr in the CLI). */
   progress?: (line: string) => void;
@@ -73,8 +94,8 @@ export interface EndpointInfo {
   profile: EndpointProfile | null;
 }
 
-/** The contents of `endpoints.json`. */
-export interface EndpointsFile {
+/** The contents of `endpoints.json` in the state folder (with ServeOwner fields: pid, procStart, started). */
+export interface EndpointsFile extends Partial<ServeOwner> {
   tool: { name: string; version: string };
   /** Absolute path of the build directory. */
   shards: string;
@@ -90,12 +111,12 @@ interface Endpoint {
   store: StoreWorker;
   /** Named graphs that form the endpoint's default graph when stores hold several shards. */
   defaultGraphs?: string[];
-  /** Where the endpoint's VoID file is (or would be). */
-  voidFile?: string;
   /** URL of the endpoint's VoID route. */
   voidUrl?: string;
   profile?: EndpointProfile;
   random: () => number;
+  /** Service descriptions already written, by media type and VoID link. */
+  sd: Map<string, string>;
 }
 
 /** The shards of one graph in a build. */
@@ -150,13 +171,7 @@ const CORS = {
 };
 
 /** An answer to send. */
-interface Answer {
-  status: number;
-  body: string;
-  type: string;
-  headers?: Record<string, string>;
-  kind: RequestKind;
-  profile?: RequestLogEntry['profile'];
+interface Answer extends EndpointAnswer {
   timeout?: true;
   /** The query text, for the log file. */
   query?: string;
@@ -170,34 +185,53 @@ const text = (status: number, body: string, kind: RequestKind, headers?: Record<
   headers,
 });
 
+/** The endpoint worker script (src/serve/endpoint-thread.ts), relative to `dist/`. */
+const ENDPOINT_THREAD = 'serve/endpoint-thread.js';
+
 /**
  * A running set of shard endpoints. Create with `serve`; stop with `close`.
  */
 export class ShardServer {
   /** The endpoints, in the order of `endpoints.json`. */
   readonly endpoints: EndpointInfo[] = [];
-  /** The request log (counts per endpoint and kind). */
-  readonly log: RequestLog;
+  /** The request log (counts per endpoint and kind; its file is opened once the state folder's lock is taken). */
+  log: RequestLog;
   /** Milliseconds from the call of `serve` until every endpoint answered. */
   startupMs = 0;
+  /** The state folder (absolute), whether or not anything was written there. */
+  readonly stateDir: string;
+  /** The request log file, if any. */
+  readonly requestLogFile: string | undefined;
   private readonly byId = new Map<string, Endpoint>();
   private readonly servers: http.Server[] = [];
   private readonly stores: StoreWorker[] = [];
   private readonly timeoutMs: number;
   private readonly maxBodyBytes: number;
-  private catalogueTtl: string | undefined;
+  private readonly maxQueryDepth: number;
+  private live: LiveDescriptions | undefined;
+  private owner: ServeOwner | undefined;
+  private profileFile: string | null = null;
   private closed = false;
 
   /** @internal use `serve` */
   constructor(private readonly options: ServeOptions) {
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULTS.maxBodyBytes;
-    this.log = new RequestLog(options.requestLog);
+    this.maxQueryDepth = options.maxQueryDepth ?? MAX_QUERY_DEPTH;
+    this.stateDir = stateDir(options.shards, options.state);
+    this.requestLogFile = options.requestLog === true ? path.join(this.stateDir, STATE_FILES.requestLog) : options.requestLog;
+    this.log = new RequestLog(undefined);
   }
 
   /** The endpoint with this id. */
   endpoint(id: string): EndpointInfo | undefined {
     return this.byId.get(id)?.info;
+  }
+
+  /** Restarts of the endpoint's store worker so far (after timeouts and engine faults). */
+  restartsOf(id: string): { restarts: number; faults: number } | undefined {
+    const s = this.byId.get(id)?.store;
+    return s ? { restarts: s.restarts, faults: s.faults } : undefined;
   }
 
   /** @internal loads the stores and starts listening */
@@ -207,25 +241,29 @@ export class ShardServer {
     const progress = o.progress ?? (() => {});
     const build = readBuild(o.shards, o.kgs);
     const profiles = typeof o.profiles === 'string' ? readProfileConfig(o.profiles) : o.profiles;
+    this.profileFile = profiles && typeof o.profiles === 'string' ? path.resolve(o.profiles) : null;
+    // Before any loading: a second serve with the same state folder stops here (exit 2).
+    if (o.writeFiles !== false) this.owner = acquireServeLock(this.stateDir, o.shards);
+    if (this.requestLogFile) {
+      fs.mkdirSync(path.dirname(this.requestLogFile), { recursive: true });
+      this.log = new RequestLog(this.requestLogFile, o.requestLogMaxBytes ?? REQUEST_LOG_MAX_BYTES);
+    }
     const workerPer = o.workerPer ?? 'shard';
     const shardCount = build.reduce((n, g) => n + g.shards.length, 0);
     const plannedEndpoints = shardCount + (o.withOriginals ? build.length : 0);
     const workers = workerPer === 'graph' ? build.length : plannedEndpoints;
     progress(`fkgqa serve: ${build.length} graphs, ${shardCount} shards${o.withOriginals ? ` + ${build.length} unsharded graphs` : ''}; loading ${workers} oxigraph stores in worker threads`);
 
-    type Planned = { id: string; graph: string; shard: string | null; triples: number; sources: StoreSource[]; group?: string; defaultGraphs?: string[]; voidFile?: string };
+    type Planned = { id: string; graph: string; shard: string | null; triples: number; sources: StoreSource[]; group?: string; defaultGraphs?: string[] };
     const planned: Planned[] = [];
     for (const g of build) {
       for (const s of g.shards) {
-        // The VoID build may write this file later: it is looked for again on every request.
-        const voidFile = path.join(o.shards, g.graph, `${s.name}_void.ttl`);
         planned.push({
           id: s.endpoint,
           graph: g.graph,
           shard: s.name,
           triples: s.triples,
           sources: [{ file: s.file, format: 'application/n-triples' }],
-          voidFile,
           ...(workerPer === 'graph' ? { group: g.graph, defaultGraphs: [shardGraphIri(s.endpoint)] } : {}),
         });
       }
@@ -259,7 +297,7 @@ export class ShardServer {
     await pool(keys, Math.max(2, os.availableParallelism()), async (k) => {
       const t = performance.now();
       try {
-        const w = await StoreWorker.start(jobs.get(k)!);
+        const w = await StoreWorker.start(jobs.get(k)!, { script: ENDPOINT_THREAD });
         stores.set(k, w);
         this.stores.push(w);
       } catch (e) {
@@ -275,19 +313,25 @@ export class ShardServer {
         info: { id: p.id, graph: p.graph, role: p.shard ? 'shard' : 'original', shard: p.shard, url: '', void: null, triples: p.triples, profile: profile ?? null },
         store: stores.get(p.group ?? p.id)!,
         defaultGraphs: p.defaultGraphs,
-        voidFile: p.voidFile,
         profile,
         random: seededRandom(profile?.seed ?? 0, p.id),
+        sd: new Map(),
       };
       this.byId.set(p.id, ep);
       this.endpoints.push(ep.info);
     }
-    const catalogueTtl = path.join(o.shards, 'catalogue.ttl');
-    this.catalogueTtl = fs.existsSync(catalogueTtl) ? catalogueTtl : undefined;
 
     await this.listen();
+    this.live = new LiveDescriptions(
+      o.shards,
+      [...this.byId.values()].filter((e) => e.info.shard).map((e) => ({ id: e.info.id, graph: e.info.graph, shard: e.info.shard!, url: e.info.url })),
+    );
+    for (const ep of this.byId.values()) ep.info.void = this.liveShard(ep) && this.live.has(this.liveShard(ep)!) ? ep.voidUrl! : null;
     this.startupMs = performance.now() - t0;
-    if (o.writeFiles !== false) this.writeFiles(profiles && typeof o.profiles === 'string' ? path.resolve(o.profiles) : null);
+    if (this.owner) {
+      writeFileAtomic(path.join(this.stateDir, STATE_FILES.endpoints), JSON.stringify(this.endpointsFile(), null, 2) + '\n');
+      progress(`  endpoints: ${path.join(this.stateDir, STATE_FILES.endpoints)}`);
+    }
     progress(`fkgqa serve: ${this.endpoints.length} endpoints up in ${(this.startupMs / 1000).toFixed(2)} s`);
   }
 
@@ -297,7 +341,9 @@ export class ShardServer {
     const urlHost = host === '0.0.0.0' || host === '::' ? os.hostname() : host.includes(':') ? `[${host}]` : host;
     const bind = (port: number, only?: Endpoint) =>
       new Promise<number>((resolve, reject) => {
-        const server = http.createServer((req, res) => void this.handle(req, res, only));
+        const server = http.createServer((req, res) => {
+          this.handle(req, res, only).catch((e) => this.lastResort(res, e));
+        });
         // Longer than clients keep idle sockets (Comunica's fetch reuses sockets idle for ~5 s; a
         // 5 s server timeout raced with it and failed queries with "other side closed").
         server.keepAliveTimeout = 65_000;
@@ -305,6 +351,8 @@ export class ShardServer {
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
+          // After startup, a server error (e.g. from a socket) is not a reason to exit.
+          server.on('error', (e) => o.progress?.(`fkgqa serve: server error: ${e.message}`));
           this.servers.push(server);
           resolve((server.address() as AddressInfo).port);
         });
@@ -321,47 +369,49 @@ export class ShardServer {
     }
   }
 
+  /** Answers 500 when handling a request failed outside every other boundary (never rethrows). */
+  private lastResort(res: http.ServerResponse, e: unknown): void {
+    try {
+      this.options.progress?.(`fkgqa serve: internal error: ${(e as Error)?.message ?? String(e)}`);
+      if (!res.headersSent) {
+        res.writeHead(500, { ...CORS, 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+        res.end(`internal error: ${(e as Error)?.message ?? String(e)}\n`);
+      } else res.destroy();
+    } catch {
+      res.destroy();
+    }
+  }
+
   private setUrls(ep: Endpoint, base: string): void {
     ep.info.url = `${base}/sparql`;
     ep.voidUrl = `${base}/.well-known/void`;
-    ep.info.void = this.voidOf(ep) ? ep.voidUrl : null;
   }
 
-  /** The endpoint's VoID file if it exists now. */
+  private liveShard(ep: Endpoint) {
+    return ep.info.shard ? { id: ep.info.id, graph: ep.info.graph, shard: ep.info.shard, url: ep.info.url } : undefined;
+  }
+
+  /** The endpoint's VoID with its live URL, if the build has a VoID file for it. */
   private voidOf(ep: Endpoint): string | undefined {
-    return ep.voidFile && fs.existsSync(ep.voidFile) ? ep.voidFile : undefined;
+    const s = this.liveShard(ep);
+    return s && this.live ? this.live.void(s) : undefined;
   }
 
   /** The contents of `endpoints.json`. */
-  endpointsFile(profileFile: string | null = null): EndpointsFile {
+  endpointsFile(): EndpointsFile {
     return {
       tool: { name: TOOL.name, version: TOOL.version },
       shards: path.resolve(this.options.shards),
+      ...(this.owner ?? {}),
       timeoutMs: this.timeoutMs,
       maxBodyBytes: this.maxBodyBytes,
-      profileFile,
+      profileFile: this.profileFile,
       endpoints: this.endpoints,
     };
   }
 
-  private writeFiles(profileFile: string | null): void {
-    const dir = this.options.shards;
-    writeJson(path.join(dir, 'endpoints.json'), this.endpointsFile(profileFile));
-    // With a VoID build (describe stage), give every shard's VoID and the catalogue its URL.
-    if (fs.existsSync(path.join(dir, 'catalogue.json'))) {
-      const urls = new Map(this.endpoints.filter((e) => e.role === 'shard').map((e) => [e.id, e.url]));
-      try {
-        const { updated } = setEndpoints(dir, urls);
-        this.options.progress?.(`  VoID and catalogue: endpoint URLs set for ${updated} shards`);
-      } catch (e) {
-        if (!(e instanceof InputError)) throw e;
-        this.options.progress?.(`  VoID and catalogue left without endpoint URLs: ${e.message}`);
-      }
-    }
-  }
-
   /** Resolves a request path to what it asks for. */
-  private route(pathname: string, only?: Endpoint): { ep?: Endpoint; what: 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'none' } {
+  private route(pathname: string, only?: Endpoint): { ep?: Endpoint; what: 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'catalogue-json' | 'none' } {
     if (pathname === '/') return { what: 'index' };
     if (pathname === '/_stats') return { what: 'stats' };
     if (only) {
@@ -370,62 +420,84 @@ export class ShardServer {
       return { what: 'none' };
     }
     if (pathname === '/.well-known/void') return { what: 'catalogue' };
+    if (pathname === '/catalogue.json') return { what: 'catalogue-json' };
     const m = /^\/([^/]+)\/(sparql|\.well-known\/void)$/.exec(pathname);
-    const ep = m ? this.byId.get(decodeURIComponent(m[1])) : undefined;
-    if (!m || !ep) return { what: 'none' };
+    if (!m) return { what: 'none' };
+    let id: string;
+    try {
+      id = decodeURIComponent(m[1]);
+    } catch {
+      throw new ProtocolError(400, `the path ${pathname.slice(0, 200)} has a malformed percent-encoding`);
+    }
+    const ep = this.byId.get(id);
+    if (!ep) return { what: 'none' };
     return { ep, what: m[2] === 'sparql' ? 'sparql' : 'void' };
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, only?: Endpoint): Promise<void> {
     const started = performance.now();
     const time = new Date().toISOString();
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const { ep, what } = this.route(url.pathname, only);
+    let ep: Endpoint | undefined;
     let answer: Answer;
     try {
+      let url: URL;
+      try {
+        url = new URL(req.url ?? '/', 'http://localhost');
+      } catch {
+        throw new ProtocolError(400, `the request target is not a valid URL path: ${String(req.url).slice(0, 200)}`);
+      }
+      const route = this.route(url.pathname, only);
+      ep = route.ep;
       if (req.method === 'OPTIONS') {
         req.resume();
         answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Content-Type, Accept', 'Access-Control-Max-Age': '86400' } };
-      } else if (what === 'sparql') answer = await this.sparql(req, url, ep!);
-      else if (what === 'void') answer = await this.voidFile(req, ep!);
+      } else if (route.what === 'sparql') answer = await this.sparql(req, url, ep!);
+      else if (route.what === 'void') answer = await this.voidFile(req, ep!);
       else {
         req.resume();
-        answer = this.serverPath(what, req.method ?? 'GET');
+        answer = this.serverPath(route.what, req.method ?? 'GET');
       }
     } catch (e) {
       req.resume();
-      answer = e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error).message}`, 'invalid');
+      answer = e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error)?.message ?? String(e)}`, 'invalid');
     }
     const body = Buffer.from(answer.body, 'utf8');
     const headers: Record<string, string | number> = { ...CORS, 'Content-Type': answer.type, 'Content-Length': body.length, ...answer.headers };
     if (answer.status === 413) headers.Connection = 'close';
+    const a = answer;
     res.once('close', () => {
-      this.log.record({
-        time,
-        endpoint: ep?.info.id ?? '-',
-        kind: answer.kind,
-        method: req.method ?? '?',
-        status: answer.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        bytes: body.length,
-        ...(answer.profile ? { profile: answer.profile } : {}),
-        ...(answer.timeout ? { timeout: true as const } : {}),
-        ...(answer.query !== undefined ? { query: answer.query } : {}),
-      });
+      try {
+        this.log.record({
+          time,
+          endpoint: ep?.info.id ?? '-',
+          kind: a.kind,
+          method: req.method ?? '?',
+          status: a.status,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+          bytes: body.length,
+          ...(a.profile ? { profile: a.profile } : {}),
+          ...(a.timeout ? { timeout: true as const } : {}),
+          ...(a.query !== undefined ? { query: a.query } : {}),
+        });
+      } catch (e) {
+        this.options.progress?.(`fkgqa serve: request log: ${(e as Error).message}`);
+      }
     });
     res.writeHead(answer.status, headers);
-    res.end(body);
+    res.end(req.method === 'HEAD' ? undefined : body);
   }
 
-  /** `/`, `/_stats`, the root `/.well-known/void` (the catalogue), unknown paths. */
+  /** `/`, `/_stats`, the root `/.well-known/void` and `/catalogue.json` (the catalogue), unknown paths. */
   private serverPath(what: string, method: string): Answer {
     if (method !== 'GET' && method !== 'HEAD') return text(405, `method ${method} is not allowed here: use GET`, 'other', { Allow: 'GET, OPTIONS' });
     const json = (v: unknown): Answer => ({ status: 200, body: JSON.stringify(v, null, 2) + '\n', type: 'application/json', kind: 'other' });
     if (what === 'index') return json(this.endpointsFile());
     if (what === 'stats') return json(this.log.counts());
-    if (what === 'catalogue') {
-      if (!this.catalogueTtl) return text(404, 'no VoID catalogue in this build (catalogue.ttl is written by the VoID build)', 'void');
-      return { status: 200, body: fs.readFileSync(this.catalogueTtl, 'utf8'), type: `${MEDIA.turtle}; charset=utf-8`, kind: 'void' };
+    if (what === 'catalogue' || what === 'catalogue-json') {
+      const file = what === 'catalogue' ? 'catalogue.ttl' : 'catalogue.json';
+      const body = this.live?.catalogue(file);
+      if (!body) return text(404, `no VoID catalogue in this build (${file} is written by the VoID build)`, 'void');
+      return { status: 200, body, type: what === 'catalogue' ? `${MEDIA.turtle}; charset=utf-8` : 'application/json', kind: 'void' };
     }
     const paths = this.options.portPerEndpoint ? '/sparql and /.well-known/void' : '/<endpoint>/sparql and /<endpoint>/.well-known/void';
     return text(404, `not found: endpoints are at ${paths}; GET / lists them`, 'other');
@@ -441,11 +513,11 @@ export class ShardServer {
     req.resume();
     if (req.method !== 'GET' && req.method !== 'HEAD') return text(405, `method ${req.method} is not allowed here: use GET`, 'void', { Allow: 'GET, OPTIONS' });
     await this.applyLatency(ep);
-    const file = this.voidOf(ep);
-    if (!file) {
+    const body = this.voidOf(ep);
+    if (!body) {
       return text(404, `no VoID description for ${ep.info.id}: the build has no ${ep.info.shard ? `${ep.info.graph}/${ep.info.shard}_void.ttl` : 'VoID for unsharded graphs'} (VoID files are written by the VoID build)`, 'void');
     }
-    return { status: 200, body: fs.readFileSync(file, 'utf8'), type: `${MEDIA.turtle}; charset=utf-8`, kind: 'void' };
+    return { status: 200, body, type: `${MEDIA.turtle}; charset=utf-8`, kind: 'void' };
   }
 
   /** The SPARQL endpoint: service description or query (SPARQL 1.1 Protocol §2.1). */
@@ -454,85 +526,63 @@ export class ShardServer {
     let body: Buffer | undefined;
     if (method === 'POST') body = await readBody(req, this.maxBodyBytes);
     else req.resume();
-    const request = parseProtocolRequest(method, url.searchParams, req.headers['content-type'], body);
+    const request = parseProtocolRequest(method, strictSearchParams(url.search), req.headers['content-type'], body);
+    if (request.type === 'query') {
+      try {
+        checkQueryText(request.query, { maxLength: this.maxBodyBytes, maxDepth: this.maxQueryDepth });
+      } catch (e) {
+        if (e instanceof ProtocolError) return { ...text(e.status, e.message, 'invalid'), query: request.query.slice(0, 10_000) };
+        throw e;
+      }
+    }
     await this.applyLatency(ep);
     if (request.type === 'service-description') {
       const accept = req.headers.accept;
       // An RDF serialisation the client accepts, else Turtle: a probe must never fail (pitfall B6).
       const format = negotiate(accept, 'graph') === MEDIA.ntriples ? MEDIA.ntriples : MEDIA.turtle;
       const info = ep.info;
-      const title = info.shard ? `${info.id}: ${info.shard} of graph ${info.graph}` : `${info.id}: graph ${info.graph}, unsharded`;
-      const voidUrl = this.voidOf(ep) ? ep.voidUrl : undefined;
-      const sd = await serviceDescription({ url: info.url, title, triples: info.triples, voidUrl }, format);
+      // The build may gain (or lose) its VoID files while serving: looked for on every probe.
+      const shard = this.liveShard(ep);
+      const voidUrl = shard && this.live?.has(shard) ? ep.voidUrl : undefined;
+      const key = `${format} ${voidUrl ?? ''}`;
+      let sd = ep.sd.get(key);
+      if (sd === undefined) {
+        const title = info.shard ? `${info.id}: ${info.shard} of graph ${info.graph}` : `${info.id}: graph ${info.graph}, unsharded`;
+        sd = await serviceDescription({ url: info.url, title, triples: info.triples, voidUrl }, format);
+        ep.sd.set(key, sd);
+      }
       return { status: 200, body: sd, type: `${format}; charset=utf-8`, kind: 'service-description', headers: voidUrl ? { Link: `<${voidUrl}>; rel="describedby"` } : {} };
     }
-
-    try {
-      return { ...(await this.query(ep, request, req.headers.accept)), query: request.query };
-    } catch (e) {
-      if (e instanceof ProtocolError) return { ...text(e.status, e.message, 'invalid', e.headers), query: request.query };
-      throw e;
-    }
+    return { ...(await this.query(ep, request, req.headers.accept)), query: request.query };
   }
 
-  /** Runs a query on an endpoint's store, applying its profile (SPARQL 1.1 Protocol §2.1, responses). */
+  /** Sends a query to the endpoint's worker, which answers it whole (answer.ts), under the time limit. */
   private async query(ep: Endpoint, request: Extract<ProtocolRequest, { type: 'query' }>, accept: string | undefined): Promise<Answer> {
-    const q = inspectQuery(request.query);
-    if (request.defaultGraphs.length > 0 || request.namedGraphs.length > 0 || q.hasFrom) {
-      throw new ProtocolError(
-        400,
-        `${ep.info.id} serves one graph, its default graph; it has no named graphs, so default-graph-uri, named-graph-uri, FROM and FROM NAMED are not supported: leave them out`,
-      );
-    }
-    const format = negotiate(accept, q.form);
-    if (!format) {
-      throw new ProtocolError(406, `the Accept header (${accept}) names no format this query can be answered in: ${offered(q.form).join(', ')}`);
-    }
     const p = ep.profile;
-    const refused = p?.refuse?.find((f) => q.features.has(f));
-    if (refused) return { ...text(403, `${ep.info.id} refuses queries using ${refused} (behaviour profile)`, q.kind), profile: 'refused' };
-    if (p?.failureRate && ep.random() < p.failureRate) {
-      return { ...text(p.failureStatus ?? 503, `${ep.info.id} is unavailable (simulated failure, behaviour profile)`, q.kind), profile: 'failure' };
-    }
-    if (q.features.has('service')) {
-      // oxigraph (npm) has no SERVICE, and SERVICE SILENT would quietly give one empty solution (pitfall B11).
-      return text(501, `${ep.info.id} does not evaluate SERVICE: send federated queries to a federation engine (e.g. Comunica) with the shard endpoints as sources`, q.kind);
-    }
-
-    const cap = p?.maxRows;
-    const runFormat = cap === undefined ? format : q.form === 'graph' ? MEDIA.ntriples : q.form === 'bindings' ? MEDIA.json : format;
-    const outcome = await ep.store.query({
+    // Drawn for every query request that reaches the endpoint, so the same request sequence fails the same way.
+    const fail = p?.failureRate ? ep.random() < p.failureRate : false;
+    const task: EndpointTask = {
+      endpoint: ep.info.id,
       query: request.query,
-      resultsFormat: runFormat,
-      timeoutMs: this.timeoutMs,
-      ...(ep.defaultGraphs ? { defaultGraphs: ep.defaultGraphs, namedGraphs: [] } : {}),
-    });
-    if (outcome.status === 'timeout') {
-      return { ...text(503, `query stopped at the time limit of ${this.timeoutMs} ms`, q.kind), timeout: true };
-    }
+      ...(accept !== undefined ? { accept } : {}),
+      protocolDataset: request.defaultGraphs.length > 0 || request.namedGraphs.length > 0,
+      ...(ep.defaultGraphs ? { defaultGraphs: ep.defaultGraphs } : {}),
+      ...(p?.refuse ? { refuse: p.refuse } : {}),
+      ...(p?.maxRows !== undefined ? { maxRows: p.maxRows } : {}),
+      ...(fail ? { failStatus: p?.failureStatus ?? 503 } : {}),
+    };
+    const outcome = await ep.store.run<EndpointAnswer>(task, this.timeoutMs);
+    if (outcome.status === 'timeout') return { ...text(503, `query stopped at the time limit of ${this.timeoutMs} ms`, 'data'), timeout: true };
     if (outcome.status === 'error') {
-      const syntax = /^error at \d+:\d+/.test(outcome.error);
-      return text(syntax ? 400 : 500, `${syntax ? 'malformed query' : 'query evaluation failed'}: ${outcome.error}`, q.kind);
-    }
-    const type = format.startsWith('text/') ? `${format}; charset=utf-8` : format;
-    if (cap !== undefined && q.form === 'bindings') {
-      const cut = truncateBindings(JSON.parse(outcome.body) as JsonResults, cap);
-      if (cut.truncated) {
-        return { status: 200, body: serializeResults(cut.results, format), type, kind: q.kind, profile: 'truncated', headers: { 'Fkgqa-Truncated': `rows=${cap}; of=${cut.rows}` } };
+      if (outcome.fault) {
+        return text(500, `query evaluation failed: the query engine of ${ep.info.id} faulted (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'invalid');
       }
-      return { status: 200, body: format === MEDIA.json ? outcome.body : serializeResults(cut.results, format), type, kind: q.kind };
+      return text(500, `query evaluation failed: ${outcome.error}`, 'invalid');
     }
-    if (cap !== undefined && q.form === 'graph') {
-      const cut = truncateNTriples(outcome.body, cap);
-      // N-Triples is Turtle too; RDF/XML is not: a capped graph answer is served as Turtle then.
-      const served = format === MEDIA.rdfxml ? MEDIA.turtle : format;
-      const t = served.startsWith('text/') ? `${served}; charset=utf-8` : served;
-      return { status: 200, body: cut.text, type: t, kind: q.kind, ...(cut.truncated ? { profile: 'truncated' as const, headers: { 'Fkgqa-Truncated': `triples=${cap}; of=${cut.triples}` } } : {}) };
-    }
-    return { status: 200, body: outcome.body, type, kind: q.kind };
+    return outcome.value;
   }
 
-  /** Stops listening, closes open connections, stops the workers and closes the log. Idempotent. */
+  /** Stops listening, closes open connections, stops the workers, closes the log and removes `endpoints.json` and the lock. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -547,14 +597,16 @@ export class ShardServer {
     );
     await Promise.all(this.stores.map((w) => w.close()));
     await this.log.close();
+    if (this.owner) releaseServeState(this.stateDir);
   }
 }
 
 /**
- * Starts the endpoints of a build: loads every shard (and with `withOriginals` every unsharded
- * graph) into oxigraph stores in worker threads, listens, writes `<shards>/endpoints.json` and
- * fills endpoint URLs into `catalogue.json` when it exists.
- * @throws InputError for a missing build, unknown graph, bad profile file or a shard that does not load
+ * Starts the endpoints of a build: takes the state folder's serve lock, loads every shard (and with
+ * `withOriginals` every unsharded graph) into oxigraph stores in worker threads, listens, and writes
+ * `endpoints.json` into the state folder. Writes nothing into the build.
+ * @throws InputError for a missing build, unknown graph, bad profile file, a shard that does not load,
+ *   or a state folder in use by a running serve (naming its pid)
  * @throws Error (EADDRINUSE…) when a port cannot be bound
  */
 export async function serve(options: ServeOptions): Promise<ShardServer> {

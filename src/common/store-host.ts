@@ -1,0 +1,71 @@
+/**
+ * The body of a StoreWorker thread (see store-worker.ts): loads the sources into one oxigraph Store
+ * and answers requests one at a time — plain queries (`StoreQuery`), or tasks handed to a handler
+ * the thread script supplies (the shard endpoints run their whole query handling this way, see
+ * src/serve/endpoint-thread.ts). oxigraph's queries are synchronous and cannot be cancelled
+ * (pitfall B10), so a request that runs too long is stopped by terminating the thread; a request
+ * that faults the engine (see `isEngineFault`) is reported with `fault: true`, and the owner
+ * discards the thread and loads a fresh one.
+ */
+import fs from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import * as oxigraph from 'oxigraph';
+import type { StoreReply, StoreRequest, StoreSource } from './store-worker.js';
+
+/** Answers one task in the thread; what it returns is posted back as is (structured clone). */
+export type TaskHandler = (store: oxigraph.Store, task: unknown) => unknown;
+
+/**
+ * True when an error means the oxigraph WebAssembly instance can no longer be trusted: a trap
+ * (`WebAssembly.RuntimeError`: "memory access out of bounds", `unreachable`), a Rust panic, or a
+ * stack overflow (`RangeError: Maximum call stack size exceeded`). Observed with oxigraph 0.5.11:
+ * about 700 nested `{}` or 3,000 chained `!`/`+` trap, and every later query of the instance then
+ * fails with "memory access out of bounds".
+ */
+export function isEngineFault(e: unknown): boolean {
+  if (e instanceof WebAssembly.RuntimeError || e instanceof RangeError) return true;
+  const message = e instanceof Error ? e.message : String(e);
+  return /memory access out of bounds|unreachable|panicked|call stack/i.test(message);
+}
+
+/**
+ * Runs the thread: loads `workerData.sources`, posts `ready` (or `failed`), then answers requests.
+ * @param handler answers requests that carry a `task` (none: such requests get an error)
+ */
+export function hostStore(handler?: TaskHandler): void {
+  const store = new oxigraph.Store();
+  const port = parentPort!;
+  try {
+    for (const s of (workerData as { sources: StoreSource[] }).sources) {
+      store.load(fs.readFileSync(s.file), {
+        format: s.format,
+        to_graph_name: s.graph ? oxigraph.namedNode(s.graph) : oxigraph.defaultGraph(),
+        no_transaction: true,
+      });
+    }
+    port.postMessage({ type: 'ready', triples: store.size } satisfies StoreReply);
+  } catch (e) {
+    port.postMessage({ type: 'failed', error: (e as Error).message ?? String(e) } satisfies StoreReply);
+  }
+
+  port.on('message', (req: StoreRequest) => {
+    const started = performance.now();
+    try {
+      if (req.query === undefined) {
+        if (!handler) throw new Error('this store thread answers no tasks');
+        port.postMessage({ type: 'answer', id: req.id, value: handler(store, req.task), ms: performance.now() - started } satisfies StoreReply);
+        return;
+      }
+      const result = store.query(req.query, {
+        results_format: req.resultsFormat,
+        use_default_graph_as_union: req.unionDefaultGraph,
+        default_graph: req.defaultGraphs?.map((g) => oxigraph.namedNode(g)),
+        named_graphs: req.namedGraphs?.map((g) => oxigraph.namedNode(g)),
+      });
+      port.postMessage({ type: 'result', id: req.id, body: result as string, ms: performance.now() - started } satisfies StoreReply);
+    } catch (e) {
+      const error = (e as Error)?.message ?? String(e);
+      port.postMessage({ type: 'error', id: req.id, error, ms: performance.now() - started, ...(isEngineFault(e) ? { fault: true } : {}) } satisfies StoreReply);
+    }
+  });
+}

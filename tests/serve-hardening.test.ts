@@ -1,0 +1,367 @@
+import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import * as oxigraph from 'oxigraph';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InputError } from '../src/common/errors.js';
+import { readQuestions, distinctQueries } from '../src/load/questions.js';
+import { DEFAULT_PARTITION_OPTIONS, digestTree, partition } from '../src/partition.js';
+import { answerQuery } from '../src/serve/answer.js';
+import { checkQueryText, MAX_QUERY_DEPTH, nestingDepth } from '../src/serve/guard.js';
+import { MEDIA, strictSearchParams } from '../src/serve/protocol.js';
+import { inspectQuery, quickInspect } from '../src/serve/query-info.js';
+import { rotatedName } from '../src/serve/request-log.js';
+import { serializeResults, type JsonResults } from '../src/serve/results.js';
+import { readServeEndpoints, SERVE_LOCK } from '../src/serve/run-state.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+
+const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
+let shards: string;
+let server: ShardServer;
+let url: string; // library-shard1 (35 triples)
+
+/** Sends raw bytes on a fresh socket and returns the status line's code (fetch normalises targets). */
+function rawStatus(port: number, request: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let data = '';
+    socket.on('data', (c) => {
+      data += c;
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(data);
+      if (m) {
+        resolve(Number(m[1]));
+        socket.destroy();
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(-1));
+  });
+}
+
+const get = (query: string, accept?: string, base = url) => fetch(`${base}?query=${encodeURIComponent(query)}`, { headers: accept ? { Accept: accept } : {} });
+const countOf = async (r: Response) => Number(((await r.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value);
+
+/** sha256 of every file under a folder, by relative path. */
+function hashes(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out[path.relative(dir, p)] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+let before: Record<string, string>;
+
+beforeAll(async () => {
+  shards = path.join(tmpDir('fkgqa-hardening-'), 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+  before = hashes(shards);
+  server = await serve({ shards, kgs: ['library'], timeoutMs: 5_000 });
+  url = server.endpoint('library-shard1')!.url;
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('serve: an error boundary on every request path (400, never an exit)', () => {
+  it('answers 400 to malformed request targets sent raw, and keeps answering', async () => {
+    const port = Number(new URL(url).port);
+    expect(await rawStatus(port, 'GET /%ZZ/sparql HTTP/1.1\r\nHost: x\r\n\r\n')).toBe(400);
+    expect(await rawStatus(port, 'GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n')).toBe(400);
+    expect(await rawStatus(port, 'GET //[::1/ HTTP/1.1\r\nHost: x\r\n\r\n')).toBe(400);
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
+  it('answers 400 naming the parameter to %FF (not UTF-8) in query, GET and form POST', async () => {
+    const r = await fetch(`${url}?query=SELECT%FF`);
+    expect(r.status).toBe(400);
+    expect(await r.text()).toContain('parameter query');
+    const form = await fetch(url, { method: 'POST', headers: { 'Content-Type': MEDIA.form }, body: 'query=ASK%20%7B%7D%FF' });
+    expect(form.status).toBe(400);
+    expect(await form.text()).toContain('parameter query');
+    // Valid UTF-8 and a lone % still read as URLSearchParams reads them.
+    expect(strictSearchParams('?query=caf%C3%A9+x&b=50%').get('query')).toBe('café x');
+    expect(strictSearchParams('b=50%').get('b')).toBe('50%');
+    expect(() => strictSearchParams('%FF=1')).toThrow(/parameter name/);
+  });
+});
+
+describe('serve: the text guard (before any parsing)', () => {
+  it('counts bracket depth, ignoring strings, IRIs, comments and escaped local names', () => {
+    expect(nestingDepth('SELECT * { ?s ?p ?o }')).toBe(1);
+    expect(nestingDepth('SELECT * { ?s <http://e/p> "{{{(" . # {{{ [[\n ?s :a\\( ?o FILTER(?o < 3 && (?o > 1)) }')).toBe(3);
+    expect(nestingDepth(`SELECT * { ?s ?p """ {{ " }} """ , '{' }`)).toBe(1);
+    expect(nestingDepth('{'.repeat(700) + '}'.repeat(700))).toBe(700);
+  });
+
+  it('answers 400 naming the limit to ~700 nested {} (6 KB GET) and 5,000 nested OPTIONAL', async () => {
+    const braces = await get('SELECT * WHERE ' + '{'.repeat(700) + '}'.repeat(700));
+    expect(braces.status).toBe(400);
+    expect(await braces.text()).toContain(`the limit is ${MAX_QUERY_DEPTH}`);
+    const optional = await fetch(url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT * WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
+    expect(optional.status).toBe(400);
+    expect(await optional.text()).toContain('nest 5001 levels');
+    expect(() => checkQueryText('x'.repeat(11), { maxLength: 10, maxDepth: 5 })).toThrow(/query too long: 11 characters, the limit is 10/);
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+});
+
+describe('serve: quick inspection of plain queries (no sparqljs parse)', () => {
+  it('answers only when keywords settle form, kind and features; otherwise defers to sparqljs', () => {
+    expect(quickInspect('SELECT ?o WHERE { <http://e/s> <http://e/p> ?o }')).toEqual({ form: 'bindings', kind: 'data', features: new Set(), hasFrom: false });
+    expect(quickInspect('ask { ?s ?p "SERVICE" } # FROM count')).toEqual({ form: 'boolean', kind: 'ask', features: new Set(), hasFrom: false });
+    expect(quickInspect('DESCRIBE <http://e/s>')?.form).toBe('graph');
+    for (const q of [
+      'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }',
+      'SELECT * WHERE { SERVICE <http://e/x> { ?s ?p ?o } }',
+      'SELECT * FROM <http://e/g> WHERE { ?s ?p ?o }',
+      'SELECT * WHERE { { SELECT ?s WHERE { ?s ?p ?o } } }',
+      'SELECT * WHERE { ?s ?p ?o } VALUES ?s { <http://e/a> }',
+      'PREFIX ask: <http://e/> SELECT * WHERE { ?s ask:p ?o }',
+      'INSERT DATA { <http://e/a> <http://e/b> <http://e/c> }',
+      'WHERE { ?s ?p ?o }',
+    ]) {
+      expect(quickInspect(q), q).toBeUndefined();
+    }
+  });
+});
+
+describe.skipIf(!HAS_SPIDER)('serve: quick inspection agrees with sparqljs on the gold queries', () => {
+  it('for every distinct gold query it answers, form, kind, features and FROM equal inspectQuery\'s', () => {
+    const queries = distinctQueries(readQuestions(path.join(SPIDER, 'dev.json')));
+    let quick = 0;
+    for (const q of queries) {
+      // The gold queries use the default prefix without declaring it.
+      const text = `PREFIX : <${DEFAULT_PARTITION_OPTIONS.defaultPrefix}>\n${q.text}`;
+      const fast = quickInspect(text);
+      if (!fast) continue;
+      quick++;
+      expect(fast, q.id).toEqual(inspectQuery(text));
+    }
+    // 223 of 544 take the quick path; the others aggregate (COUNT, MAX, GROUP BY …) and take the full parse.
+    expect(quick).toBe(223);
+  });
+});
+
+describe.skipIf(!HAS_SPIDER)('serve: the guard lets every gold query of the corpus through', () => {
+  it('all distinct gold queries of Spider4SPARQL nest at most 5 deep, below the limit', () => {
+    const queries = distinctQueries(readQuestions(path.join(SPIDER, 'dev.json')));
+    expect(new Set(queries.map((q) => q.text)).size).toBeGreaterThanOrEqual(542);
+    const depths = queries.map((q) => nestingDepth(q.text));
+    expect(Math.max(...depths)).toBe(5);
+    for (const q of queries) expect(() => checkQueryText(q.text, { maxLength: 1 << 20, maxDepth: MAX_QUERY_DEPTH })).not.toThrow();
+  });
+});
+
+describe('serve: a worker whose engine faulted is replaced', () => {
+  it('answers 500 to a query that traps oxigraph, then the correct count from a fresh worker', async () => {
+    const id = 'library-shard1';
+    // 3,000 chained "+1" pass the bracket guard and sparqljs but trap oxigraph 0.5.11 ("memory access out of bounds").
+    const r = await get(`SELECT * WHERE { ?s ?p ?o FILTER(1${'+1'.repeat(3000)} > 0) }`);
+    expect(r.status).toBe(500);
+    expect(await r.text()).toMatch(/faulted \(.*out of bounds.*\); the endpoint was restarted/);
+    expect(server.restartsOf(id)!.faults).toBe(1);
+    expect(await countOf(await get(COUNT))).toBe(35);
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
+  it('recovers from 700 nested {} (a fault) and 5,000 nested OPTIONAL (stopped at the time limit) with the depth limit lifted, also with a worker per graph', async () => {
+    const s = await serve({ shards, kgs: ['library'], maxQueryDepth: 100_000, workerPer: 'graph', timeoutMs: 2_000, writeFiles: false });
+    try {
+      const u = s.endpoint('library-shard4')!.url;
+      const braces = await get('SELECT * WHERE ' + '{'.repeat(700) + '}'.repeat(700), undefined, u);
+      expect(braces.status).toBe(500);
+      expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
+      expect(await countOf(await get(COUNT, undefined, s.endpoint('library-shard2')!.url))).toBe(8);
+      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 1, faults: 1 });
+      // A plain query goes to oxigraph directly: it faults.
+      const optional = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT * WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
+      expect(optional.status).toBe(500);
+      expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
+      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 2, faults: 2 });
+      // With an aggregate it is parsed by sparqljs first, which takes minutes: stopped at the time limit.
+      const counted = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
+      expect(counted.status).toBe(503);
+      expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
+      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 3, faults: 2 });
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('serve: no per-query work on the main thread', () => {
+  it('parses in the worker under the time limit: a 3,000-OPTIONAL query (27 s in sparqljs) is stopped at 1 s while other endpoints answer', async () => {
+    const s = await serve({ shards, kgs: ['library'], maxQueryDepth: 100_000, timeoutMs: 1_000, writeFiles: false });
+    try {
+      // COUNT sends it through sparqljs (quickInspect does not answer for aggregates).
+      const deep = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(3000) + '}'.repeat(3000) + '}';
+      const t0 = performance.now();
+      const slow = fetch(s.endpoint('library-shard1')!.url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: deep });
+      await new Promise((r) => setTimeout(r, 100));
+      const t1 = performance.now();
+      expect(await countOf(await get(COUNT, undefined, s.endpoint('library-shard2')!.url))).toBe(8);
+      expect(performance.now() - t1).toBeLessThan(900);
+      const r = await slow;
+      expect(r.status).toBe(503);
+      expect(await r.text()).toContain('time limit of 1000 ms');
+      expect(performance.now() - t0).toBeLessThan(10_000);
+      expect(await countOf(await get(COUNT, undefined, s.endpoint('library-shard1')!.url))).toBe(35);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('serve: one serialisation path, profile or not', () => {
+  let capped: ShardServer;
+  beforeAll(async () => {
+    capped = await serve({ shards, kgs: ['library'], profiles: { endpoints: { 'library-shard1': { maxRows: 2 } } }, writeFiles: false });
+  });
+  afterAll(async () => {
+    await capped?.close();
+  });
+  const both = () => [url, capped.endpoint('library-shard1')!.url];
+
+  it('CSV quotes a value with a newline; TSV writes integers in short form', async () => {
+    for (const u of both()) {
+      const csv = await (await get('SELECT ?x ?n WHERE { BIND("a\\nb" AS ?x) BIND(1 AS ?n) }', 'text/csv', u)).text();
+      expect(csv).toBe('x,n\r\n"a\nb",1\r\n');
+      const tsv = await (await get('SELECT ?x ?n WHERE { BIND("a\\nb" AS ?x) BIND(1 AS ?n) }', 'text/tab-separated-values', u)).text();
+      expect(tsv).toBe('?x\t?n\n"a\\nb"\t1\n');
+    }
+  });
+
+  it('answers an RDF/XML request with RDF/XML, cut or not', async () => {
+    for (const u of both()) {
+      const r = await get('CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }', 'application/rdf+xml', u);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe('application/rdf+xml');
+      const body = await r.text();
+      expect(body).toContain('<rdf:RDF');
+      const triples = [...oxigraph.parse(body, { format: 'application/rdf+xml' })];
+      expect(triples).toHaveLength(u === url ? 35 : 2);
+    }
+    const cut = await get('CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }', 'application/rdf+xml', capped.endpoint('library-shard1')!.url);
+    expect(cut.headers.get('fkgqa-truncated')).toBe('triples=2; of=35');
+  });
+
+  it('writes uncut answers byte-identical to oxigraph\'s own serialisers (JSON, XML, CSV, TSV)', () => {
+    const store = new oxigraph.Store();
+    store.load(
+      [
+        '<http://e/a> <http://e/p> "x\\ny,z" .',
+        '<http://e/a> <http://e/q> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+        '<http://e/a> <http://e/r> "1.5"^^<http://www.w3.org/2001/XMLSchema#decimal> .',
+        '<http://e/a> <http://e/r> "1.0e3"^^<http://www.w3.org/2001/XMLSchema#double> .',
+        '<http://e/a> <http://e/r> "true"^^<http://www.w3.org/2001/XMLSchema#boolean> .',
+        '<http://e/a> <http://e/r> "chat"@fr-be .',
+        '<http://e/a> <http://e/r> "q\\"uote\\ttab" .',
+        '<http://e/a> <http://e/r> "d"^^<http://e/dt> .',
+        '_:b <http://e/r> <http://e/a> .',
+      ].join('\n'),
+      { format: 'application/n-triples' },
+    );
+    for (const q of ['SELECT ?s ?p ?o ?unbound WHERE { ?s ?p ?o }', 'SELECT * WHERE {}', 'ASK { ?s ?p ?o }']) {
+      const json = JSON.parse(store.query(q, { results_format: MEDIA.json }) as string) as JsonResults;
+      for (const f of q.startsWith('ASK') ? [MEDIA.json, MEDIA.xml] : [MEDIA.json, MEDIA.xml, MEDIA.csv, MEDIA.tsv]) {
+        expect(serializeResults(json, f), `${q} as ${f}`).toBe(store.query(q, { results_format: f }));
+      }
+    }
+    // And the worker's own function on that store: same text, and the 406 for CSV of an ASK.
+    expect(answerQuery(store, { endpoint: 't', query: 'SELECT ?o WHERE { <http://e/a> <http://e/q> ?o }', accept: 'text/tab-separated-values', protocolDataset: false }).body).toBe('?o\n1\n');
+    expect(answerQuery(store, { endpoint: 't', query: 'ASK {}', accept: 'text/csv', protocolDataset: false }).status).toBe(406);
+  });
+});
+
+describe('serve: the request log is capped and rotated', () => {
+  it('stops growing at the cap: the file is rotated to .1', async () => {
+    const log = path.join(tmpDir('fkgqa-log-'), 'requests.jsonl');
+    expect(rotatedName(log)).toBe(log.replace(/requests\.jsonl$/, 'requests.1.jsonl'));
+    const s = await serve({ shards, kgs: ['library'], requestLog: log, requestLogMaxBytes: 2048, writeFiles: false });
+    try {
+      const u = s.endpoint('library-shard2')!.url;
+      for (let i = 0; i < 60; i++) await get(`ASK { ?s ?p ${i} }`, undefined, u);
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await s.close();
+    }
+    const size = fs.statSync(log).size;
+    const rotated = fs.statSync(rotatedName(log)).size;
+    expect(size).toBeLessThanOrEqual(2048);
+    expect(rotated).toBeLessThanOrEqual(2048);
+    expect(rotated).toBeGreaterThan(1500);
+    expect(s.log.rotations).toBeGreaterThanOrEqual(2);
+    // Every line is whole JSON.
+    for (const f of [log, rotatedName(log)]) for (const l of fs.readFileSync(f, 'utf8').trim().split('\n')) expect(JSON.parse(l).endpoint).toBe('library-shard2');
+  });
+
+  it('goes to requests.jsonl in the state folder when no file is named', async () => {
+    const state = tmpDir('fkgqa-state-');
+    const s = await serve({ shards, kgs: ['library'], state, requestLog: true });
+    try {
+      await get(COUNT, undefined, s.endpoint('library-shard1')!.url);
+    } finally {
+      await s.close();
+    }
+    expect(JSON.parse(fs.readFileSync(path.join(state, 'requests.jsonl'), 'utf8').trim()).kind).toBe('count');
+  });
+});
+
+describe('serve: the build folder is immutable', () => {
+  it('a second serve with the same state folder refuses (exit 2, naming the running pid); with its own --state it runs', async () => {
+    // The suite's server (this process) holds <shards>.state/.
+    const info = readServeEndpoints<{ endpoints: { id: string; url: string }[] }>(shards);
+    expect(info.pid).toBe(process.pid);
+    expect(info.endpoints.find((e) => e.id === 'library-shard1')!.url).toBe(url);
+    await expect(serve({ shards, kgs: ['library'] })).rejects.toThrow(InputError);
+    await expect(serve({ shards, kgs: ['library'] })).rejects.toThrow(`pid ${process.pid}`);
+    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--kg', 'library', '-q'], { encoding: 'utf8', timeout: 30_000 });
+    expect(cli.status).toBe(2);
+    expect(cli.stderr).toContain(`fkgqa serve (pid ${process.pid}`);
+    expect(cli.stderr).toContain('--state');
+    const state = tmpDir('fkgqa-state-');
+    const second = await serve({ shards, kgs: ['library'], state });
+    try {
+      expect(await countOf(await get(COUNT, undefined, second.endpoint('library-shard1')!.url))).toBe(35);
+      expect(fs.existsSync(path.join(state, 'endpoints.json'))).toBe(true);
+    } finally {
+      await second.close();
+    }
+    expect(fs.readdirSync(state)).toEqual([]);
+  });
+
+  it('takes over a stale lock: a dead pid, or a live pid whose process start differs (pid reused)', async () => {
+    const state = tmpDir('fkgqa-state-');
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    for (const owner of [{ pid: Number(dead.stdout), procStart: null, started: 'x' }, { pid: 1, procStart: 1, started: 'x' }]) {
+      fs.writeFileSync(path.join(state, SERVE_LOCK), JSON.stringify(owner));
+      const s = await serve({ shards, kgs: ['library'], state });
+      expect(JSON.parse(fs.readFileSync(path.join(state, SERVE_LOCK), 'utf8')).pid).toBe(process.pid);
+      await s.close();
+    }
+    expect(() => readServeEndpoints(shards, state)).toThrow(/no fkgqa serve is running/);
+    fs.writeFileSync(path.join(state, 'endpoints.json'), JSON.stringify({ pid: Number(dead.stdout), procStart: null, started: 'x', endpoints: [] }));
+    expect(() => readServeEndpoints(shards, state)).toThrow(`stale: the fkgqa serve that wrote it (pid ${Number(dead.stdout)}) is no longer running`);
+  });
+
+  it('leaves every file of the build byte-identical, and its output digest still checks', async () => {
+    // Requests that used to write or re-render files: VoID, catalogue, service description.
+    const base = new URL(url).origin;
+    expect((await fetch(`${base}/.well-known/void`)).status).toBe(200);
+    expect((await fetch(url.replace(/sparql$/, '.well-known/void'))).status).toBe(200);
+    expect((await fetch(url)).status).toBe(200);
+    expect(hashes(shards)).toEqual(before);
+    const build = JSON.parse(fs.readFileSync(path.join(shards, 'build.json'), 'utf8')) as { outputDigest: string };
+    expect(digestTree(shards)).toBe(build.outputDigest);
+    expect(fs.readdirSync(`${shards}.state`).sort()).toEqual(['endpoints.json', SERVE_LOCK]);
+  });
+});
