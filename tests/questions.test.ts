@@ -61,11 +61,10 @@ describe('questions / demo dataset', async () => {
   });
 
   it('finds what stats stored in the state folder beside the build (gold-answers/, realised-fan-out/)', async () => {
+    // fkgqa stats (run above) stored them there, not in the build.
     const state = `${out}.state`;
-    for (const [dir, file] of [['gold-answers', 'gold-answers.json'], ['realised-fan-out', 'realised-fan-out.json']]) {
-      fs.mkdirSync(path.join(state, dir), { recursive: true });
-      fs.renameSync(path.join(out, 'observatory', file), path.join(state, dir, 'observatory.json'));
-    }
+    for (const dir of ['gold-answers', 'realised-fan-out']) expect(fs.existsSync(path.join(state, dir, 'observatory.json'))).toBe(true);
+    expect(fs.existsSync(path.join(out, 'observatory', 'gold-answers.json'))).toBe(false);
     const views = await questionViews({ shards: out, kgs: ['observatory'] });
     expect(views.length).toBe(8);
     expect(views.every((v) => v.answer.source === 'stats' && v.shardsNeededStatus === 'ok')).toBe(true);

@@ -277,7 +277,7 @@ describe('verify / what Comunica 4.5.0 gets wrong over several SPARQL endpoints 
       'SELECT ?o WHERE { ?o <http://e/p> ?x FILTER NOT EXISTS { ?d <http://e/q> ?x } }',
       'SELECT (COUNT(*) AS ?n) WHERE { ?s <http://e/none> ?o }',
       'SELECT ?o ?d WHERE { ?o <http://e/p> ?x . ?d <http://e/q> ?x }',
-    ].map((query, i) => ({ kg: 'g', query, queryId: `g/q${i + 1}` }));
+    ].map((query, i) => ({ kg: 'g', question: `question ${i + 1}`, query, queryId: `g/q${i + 1}` }));
     fs.writeFileSync(path.join(shards, 'benchmark.json'), JSON.stringify({ defaultPrefix: 'http://e/', entries }));
     const r = await verify({ shards, timeoutMs: 20_000 });
     const byId = Object.fromEntries(r.queries.map((q) => [q.id, q]));
