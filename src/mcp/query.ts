@@ -69,16 +69,34 @@ function position(text: string, offset: number): { line: number; column: number 
   return { line: before.length, column: before[before.length - 1].length + 1 };
 }
 
-/** The parser's message, shortened for an agent: position, what was expected (first few), what was found, and the caret snippet. */
-function syntaxMessage(e: Error & { hash?: { loc?: { first_line: number; first_column: number }; expected?: string[]; token?: string; text?: string } }): string {
+/**
+ * The position of a sparqljs (Jison) parse error: Jison's `hash.loc` is the token before the
+ * offending one, so the offending token's text is looked for from there on.
+ * @returns 1-based line and column
+ */
+function errorPosition(text: string, loc: { first_line: number; first_column: number }, token: string | undefined, found: string | undefined): { line: number; column: number } {
+  const lines = text.split('\n');
+  if (token === 'EOF') return { line: lines.length, column: lines[lines.length - 1].length + 1 };
+  if (found) {
+    for (let l = loc.first_line - 1; l < lines.length; l++) {
+      const i = lines[l].indexOf(found, l === loc.first_line - 1 ? loc.first_column : 0);
+      if (i >= 0) return { line: l + 1, column: i + 1 };
+    }
+  }
+  return { line: loc.first_line, column: loc.first_column + 1 };
+}
+
+/** The parser's message, shortened for an agent: position, what was found, what was expected (first few), and the caret snippet. */
+function syntaxMessage(text: string, e: Error & { hash?: { loc?: { first_line: number; first_column: number }; expected?: string[]; token?: string; text?: string } }): string {
   const lines = e.message.split('\n');
   const h = e.hash;
   if (!h?.loc) return `SPARQL syntax error: ${lines.join(' ')}`;
   const expected = (h.expected ?? []).map((x) => x.replace(/^'|'$/g, ''));
   const shown = expected.slice(0, 8).join(', ') + (expected.length > 8 ? `, … (${expected.length - 8} more)` : '');
   const snippet = lines.slice(1, 3).join('\n');
+  const at = errorPosition(text, h.loc, h.token, h.text);
   return (
-    `SPARQL syntax error at line ${h.loc.first_line}, column ${h.loc.first_column + 1}: found ${h.token === 'EOF' ? 'the end of the query' : `'${h.text ?? h.token}'`}` +
+    `SPARQL syntax error at line ${at.line}, column ${at.column}: found ${h.token === 'EOF' ? 'the end of the query' : `'${h.text ?? h.token}'`}` +
     (shown ? `, expected one of: ${shown}` : '') +
     (snippet ? `\n${snippet}` : '')
   );
@@ -132,7 +150,7 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
     const err = e as Error;
     const prefix = /^Unknown prefix: (.*)$/.exec(err.message);
     if (prefix) return { ok: false, errorClass: 'unknown-prefix', message: prefixMessage(text, prefix[1], hints) };
-    return { ok: false, errorClass: 'syntax', message: syntaxMessage(err) };
+    return { ok: false, errorClass: 'syntax', message: syntaxMessage(text, err) };
   }
   if (parsed.type !== 'query') {
     return { ok: false, errorClass: 'update', message: 'SPARQL Update is refused: the endpoints are read-only; send a SELECT, ASK, CONSTRUCT or DESCRIBE query' };
