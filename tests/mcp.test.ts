@@ -341,6 +341,34 @@ describe('fkgqa mcp / get_void_descriptions', () => {
   });
 });
 
+describe('fkgqa serve / federation endpoint', () => {
+  const fed = () => new URL(url('library-shard1')).origin + '/federation/sparql';
+  const post = (query: string, accept = 'application/sparql-results+json') =>
+    fetch(fed(), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept }, body: new URLSearchParams({ query }).toString() });
+  it('answers SERVICE queries over the shard endpoints (SPARQL 1.1 Protocol), in the negotiated format', async () => {
+    const q = `PREFIX : <${P}> SELECT ?title WHERE { SERVICE <${url('library-shard4')}> { ?b :book\\#year 2023 } SERVICE <${url('library-shard2')}> { ?b :book\\#title ?title } }`;
+    const r = await post(q);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/sparql-results+json');
+    expect(((await r.json()) as JsonResults).results!.bindings.map((b) => b.title.value)).toEqual(['Andean Notebook']);
+    const csv = await post(q, 'text/csv');
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect((await csv.text()).trim().split(/\r?\n/)).toEqual(['title', 'Andean Notebook']);
+    const sd = await fetch(fed(), { headers: { accept: 'text/turtle' } });
+    expect(sd.status).toBe(200);
+    expect(await sd.text()).toContain('fkgqa federation endpoint: SERVICE queries over 8 shard endpoints');
+  });
+  it('refuses unregistered SERVICE targets (403), queries without SERVICE (400) and updates (403)', async () => {
+    const unknown = await post('SELECT * { SERVICE <http://example.org/sparql> { ?s ?p ?o } }');
+    expect(unknown.status).toBe(403);
+    expect(await unknown.text()).toMatch(/^unknown-endpoint: <http:\/\/example\.org\/sparql> is not a registered endpoint; nothing was sent/);
+    const none = await post('SELECT * { ?s ?p ?o }');
+    expect(none.status).toBe(400);
+    const update = await fetch(fed(), { method: 'POST', headers: { 'content-type': 'application/sparql-update' }, body: 'INSERT DATA { <urn:a> <urn:b> <urn:c> }' });
+    expect(update.status).toBe(403);
+  });
+});
+
 describe('fkgqa mcp / transports', () => {
   it('serves Streamable HTTP on loopback', async () => {
     const h = await serveMcpHttp({ registry, setup: 'void_tool', callLog: null, state: null });
