@@ -9,21 +9,9 @@ import { SETUPS, type McpLimits, type Setup } from '../mcp/context.js';
 import { loadRegistry } from '../mcp/registry.js';
 import { buildMcpServer, createMcpContext, serveMcpHttp, type McpServerOptions } from '../mcp/server.js';
 import { stderrProgress } from './progress.js';
+import { untilSignal } from './serve.js';
 
 type IntegerParser = (name: string, min: number, max?: number) => (v: string) => number;
-
-/** Waits for SIGINT or SIGTERM. */
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const on = (sig: string) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(sig);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
-}
 
 /** Registers `fkgqa mcp` on the program. */
 export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
