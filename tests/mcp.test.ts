@@ -160,6 +160,8 @@ describe('fkgqa mcp / planning', () => {
   it('counts distinct SERVICE targets from the AST: SILENT counts, the same IRI twice counts once', () => {
     const silent = planQuery(`SELECT * { SERVICE SILENT <${a}> { ?s ?p ?o } }`, reg, hints);
     expect(silent).toMatchObject({ ok: true, route: 'direct', query: 'SELECT * WHERE { ?s ?p ?o. }' });
+    expect(planQuery(`SELECT ?s { { SERVICE <${a}> { ?s a ?c } } }`, reg, hints)).toMatchObject({ ok: true, route: 'direct', query: 'SELECT ?s WHERE { ?s ?c. }'.replace('?s ?c', '?s <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> ?c') });
+    expect(planQuery(`SELECT ?s { SERVICE <${a}> { ?s a ?c } FILTER(?c != <urn:x>) }`, reg, hints)).toMatchObject({ ok: true, route: 'federation' });
     const twice = planQuery(`SELECT * { SERVICE <${a}> { ?s a ?c } SERVICE <${a}/> { ?s ?p ?o } }`, reg, hints);
     expect(twice.ok && [twice.route, twice.targets.length]).toEqual(['federation', 1]);
     const nested = planQuery(`SELECT * { SERVICE <${a}> { ?s ?p ?o } FILTER NOT EXISTS { SERVICE SILENT <${b}> { ?s a ?c } } }`, reg, hints);
