@@ -83,8 +83,10 @@ async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>
 }
 
 /** An in-process client connected to a new server. */
-async function connect(reg: EndpointRegistry, setup: Setup = 'baseline', limits: Partial<McpLimits> = {}, state: string | null = null) {
+async function connect(reg: EndpointRegistry, setup: Setup = 'baseline', limits: Partial<McpLimits> = {}, state: string | null = null, warm = false) {
   const mcp = await createMcpServer({ registry: reg, setup, limits, callLog: null, state });
+  // The federation engine's thread takes seconds to start on a busy machine: start it before the timed calls.
+  if (warm) await mcp.context.sparql.warm();
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.server.connect(a);
   const client = new Client({ name: 'test', version: '1' });
@@ -197,7 +199,7 @@ describe('fkgqa mcp / tools over an in-process client', () => {
   });
 
   it('a 2-SERVICE query (library q3) returns the gold answer through the federation engine', async () => {
-    const c = await connect(registry);
+    const c = await connect(registry, 'baseline', {}, null, true);
     const q = `PREFIX : <${P}>
 SELECT ?t1_title WHERE {
   SERVICE <${url('library-shard4')}> { ?t1 a :book . ?t1 :book\\#year ?t1_year . FILTER(?t1_year > 2010) }
@@ -270,7 +272,7 @@ SELECT ?t1_title WHERE {
 
   it('reports the time limit as a timeout, never as an empty result (direct and federated)', async () => {
     const reg = registryFromUrls([`${foreign.url}/slow/sparql`, url('library-shard1')]);
-    const c = await connect(reg);
+    const c = await connect(reg, 'baseline', {}, null, true);
     const direct = await c.call('run_sparql_query', { query: `SELECT * { SERVICE <${foreign.url}/slow/sparql> { ?s ?p ?o } }`, timeout_ms: 1000 });
     expect(direct.isError).toBe(true);
     expect(direct.text).toMatch(new RegExp(`^Error \\(timeout\\): timeout: the endpoint ${foreign.url}/slow/sparql did not answer within 1000 ms — this is not an empty result`));
@@ -335,7 +337,7 @@ describe('fkgqa mcp / get_void_descriptions', () => {
   it('computes linksets for the extended variant through the federation engine', async () => {
     const reg = registryFromEndpointsValue(bareServer.endpointsFile(), 'bare');
     // A generous step limit: the first federated query also starts the engine's thread.
-    const c = await connect(reg, 'void_tool', { voidStepTimeoutMs: 60_000 });
+    const c = await connect(reg, 'void_tool', { voidStepTimeoutMs: 60_000 }, null, true);
     const r = await c.call('get_void_descriptions', { endpoint: reg.endpoints[0].url, variant: 'extended' });
     expect(r.text.split('\n')[0]).toMatch(/from step computed/);
     expect(r.text).not.toContain('not counted');

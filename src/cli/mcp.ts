@@ -64,7 +64,7 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
         return;
       }
       const context = createMcpContext(options);
-      context.sparql.warm();
+      void context.sparql.warm();
       progress?.(`fkgqa mcp: MCP on stdio; ${about}; call log ${context.callLog.file ?? 'in memory only'}`);
       const handle = serveStdio(() => buildMcpServer(context, options.tools));
       // The client closing stdin ends the session (MCP stdio binding); a signal too.

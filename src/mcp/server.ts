@@ -252,7 +252,7 @@ async function fromResponse(r: Response, res: http.ServerResponse): Promise<void
  */
 export async function serveMcpHttp(options: McpServerOptions & { host?: string; port?: number }): Promise<McpHttpServer> {
   const context = createMcpContext(options);
-  context.sparql.warm();
+  void context.sparql.warm();
   const handler = createMcpHandler(() => buildMcpServer(context, options.tools));
   const host = options.host ?? '127.0.0.1';
   const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';

@@ -101,8 +101,9 @@ export class BoundedSparqlClient {
   }
 
   /** Starts the federation engine's thread now (Comunica takes ~1–3 s to start) instead of at the first federated query. */
-  warm(): void {
+  async warm(): Promise<void> {
     this.engine ??= EngineWorker.start();
+    await this.engine;
   }
 
   /**
@@ -116,10 +117,11 @@ export class BoundedSparqlClient {
     const t0 = performance.now();
     this.engine ??= EngineWorker.start();
     // The limit bounds the whole call, also the wait for the engine's thread (re)starting or
-    // finishing an earlier query; the engine stops the query itself at its own limit.
+    // finishing an earlier query; a query still queued at the deadline is dropped, not run.
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
-    const run = this.engine.then((engine) => engine.query({ query, sources: [], asAlgebra: true, timeoutMs, mediaType, allowedEndpoints: this.registry.endpoints.map((e) => e.url) }));
+    const deadline = Date.now() + timeoutMs;
+    const run = this.engine.then((engine) => engine.query({ query, sources: [], asAlgebra: true, timeoutMs, deadline, mediaType, allowedEndpoints: this.registry.endpoints.map((e) => e.url) }));
     const o = await Promise.race([run, limit]).finally(() => clearTimeout(timer));
     if (o === 'timeout' || o.status === 'timeout') return { status: 'timeout', ms: performance.now() - t0, requests: null };
     if (o.status === 'error') return { status: 'error', error: o.error, ms: o.ms, requests: o.requests ?? null };
