@@ -34,7 +34,7 @@ const url = (id: string) => server.endpoint(id)!.url;
  * A small SPARQL endpoint that is not fkgqa's (node http + oxigraph), at `/<name>/sparql`:
  * `sd` answers GET without query with a service description linking (rdfs:seeAlso) to a VoID
  * document at `/docs/void.ttl`; `dg` holds VoID triples in its default graph, `ng` in a named
- * graph; `slow` answers after 4 s. Everything else is 404 (no /.well-known/void anywhere).
+ * graph; `ttl` (the same data as `dg`) answers CONSTRUCT in Turtle only; `slow` answers after 4 s. Everything else is 404 (no /.well-known/void anywhere).
  */
 async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void> }> {
   const voidOf = (endpoint: string, title: string) =>
@@ -62,7 +62,8 @@ async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>
       const store = stores.get(m[1]);
       if (!store) return void res.writeHead(404).end('no such endpoint');
       const construct = /^\s*CONSTRUCT/i.test(query);
-      const type = construct ? 'application/n-triples' : 'application/sparql-results+json';
+      // `ttl` answers graphs in Turtle only.
+      const type = construct ? (m[1] === 'ttl' ? 'text/turtle' : 'application/n-triples') : 'application/sparql-results+json';
       try {
         res.writeHead(200, { 'content-type': type }).end(store.query(query, { results_format: type }) as string);
       } catch (e) {
@@ -76,6 +77,7 @@ async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>
   dg.load(voidOf(`${base}/dg/sparql`, 'dg'), { format: 'text/turtle' });
   dg.load('<http://example.org/a> a <http://example.org/Thing> .', { format: 'text/turtle' });
   stores.set('dg', dg);
+  stores.set('ttl', dg);
   const ng = new oxigraph.Store();
   ng.load(voidOf(`${base}/ng/sparql`, 'ng'), { format: 'text/turtle', to_graph_name: oxigraph.namedNode('urn:x:void-graph') });
   stores.set('ng', ng);
@@ -244,6 +246,14 @@ SELECT ?t1_title WHERE {
     const g = await c.call('run_sparql_query', { query: `CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <${url('library-shard2')}> { ?s ?p ?o } }`, format: 'text/turtle' });
     expect(g.text.split('\n')[0]).toMatch(/^showing 3 of 8 triples/);
     expect(g.text.trim().split('\n')).toHaveLength(4);
+    await c.close();
+  });
+
+  it('counts and previews a Turtle graph answer as N-Triples', async () => {
+    const c = await connect(registryFromUrls([`${foreign.url}/ttl/sparql`]), 'baseline', { previewRows: 2 });
+    const r = await c.call('run_sparql_query', { query: `CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <${foreign.url}/ttl/sparql> { ?s ?p ?o } }` });
+    expect(r.text.split('\n')[0]).toMatch(/^showing 2 of 8 triples/);
+    expect(r.text.trim().split('\n').slice(1).every((l) => /^(<[^>]+>|_:\S+) <[^>]+> .+ \.$/.test(l))).toBe(true);
     await c.close();
   });
 
