@@ -12,6 +12,7 @@ import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { checkGoldThroughMcp } from '../src/mcp/gold-check.js';
 import { planQuery } from '../src/mcp/query.js';
 import { loadRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/mcp/registry.js';
+import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
 import type { JsonResults } from '../src/serve/results.js';
@@ -34,7 +35,7 @@ const url = (id: string) => server.endpoint(id)!.url;
  * A small SPARQL endpoint that is not fkgqa's (node http + oxigraph), at `/<name>/sparql`:
  * `sd` answers GET without query with a service description linking (rdfs:seeAlso) to a VoID
  * document at `/docs/void.ttl`; `dg` holds VoID triples in its default graph, `ng` in a named
- * graph; `ttl` (the same data as `dg`) answers CONSTRUCT in Turtle only; `slow` answers after 4 s. Everything else is 404 (no /.well-known/void anywhere).
+ * graph; `ttl` (the same data as `dg`) answers CONSTRUCT in Turtle only; `slow` answers after 8 s. Everything else is 404 (no /.well-known/void anywhere).
  */
 async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void> }> {
   const voidOf = (endpoint: string, title: string) =>
@@ -58,7 +59,7 @@ async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>
           .writeHead(200, { 'content-type': 'text/turtle' })
           .end(`<${base}/sd/sparql> a <http://www.w3.org/ns/sparql-service-description#Service> ; <http://www.w3.org/2000/01/rdf-schema#seeAlso> <${base}/docs/void.ttl> .`);
       }
-      if (m[1] === 'slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[{}]}}'), 4000);
+      if (m[1] === 'slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[{}]}}'), 8000);
       const store = stores.get(m[1]);
       if (!store) return void res.writeHead(404).end('no such endpoint');
       const construct = /^\s*CONSTRUCT/i.test(query);
@@ -296,6 +297,29 @@ SELECT ?t1_title WHERE {
     const again = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` });
     expect(previewOf(again.text).results!.bindings[0].n.value).toBe('5');
     await c.close();
+  });
+});
+
+describe('fkgqa mcp / several federation engines', () => {
+  it('runs federated queries side by side: a quick one is not held up by a slow one', async () => {
+    const slowUrl = `${foreign.url}/slow/sparql`;
+    const reg = registryFromUrls([slowUrl, url('library-shard1')]);
+    const mcp = await createMcpServer({ registry: reg, callLog: null, state: null, engines: 2 });
+    try {
+      await mcp.context.sparql.warm();
+      const done: string[] = [];
+      const slow = runSparqlQuery(mcp.context, { query: `SELECT * { SERVICE <${slowUrl}> { ?s ?p ?o } SERVICE <${url('library-shard1')}> { ?s ?p ?o } }`, timeout_ms: 30_000 }).then(() => done.push('slow'));
+      const quick = runSparqlQuery(mcp.context, { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` }).then((r) => {
+        done.push('quick');
+        return r;
+      });
+      const [, q] = await Promise.all([slow, quick]);
+      expect(q.route).toBe('federation');
+      expect(q.results!.results!.bindings[0].n.value).toBe('5');
+      expect(done).toEqual(['quick', 'slow']);
+    } finally {
+      await mcp.close();
+    }
   });
 });
 

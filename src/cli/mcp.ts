@@ -36,6 +36,7 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
     .addOption(new Option('--timeout <ms>', 'default time limit of run_sparql_query (agents may ask for 1000..100000)').argParser(integer('--timeout', 1000, 100_000)).default(30_000))
     .addOption(new Option('--preview-rows <n>', 'rows shown to the agent; the rest are counted').argParser(integer('--preview-rows', 0)).default(100))
     .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(8000))
+    .addOption(new Option('--engines <n>', 'federation engine threads (Comunica), for clients that send federated queries at the same time').argParser(integer('--engines', 1, 16)).default(1))
     .addOption(new Option('--void-step-timeout <ms>', 'time limit of each step of the VoID chain').argParser(integer('--void-step-timeout', 1)).default(10_000))
     .addOption(new Option('--format <format>', 'with --http: how the startup line on stdout is written').choices(['text', 'json']).default('text'))
     .option('--json', 'shorthand for --format json')
@@ -51,6 +52,7 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
         ...(o.shards ? { build: o.shards } : {}),
         ...(o.state ? { state: o.state } : {}),
         ...(o.callLog ? { callLog: path.resolve(o.callLog) } : {}),
+        engines: o.engines,
       };
       const about = `setup ${o.setup}, ${registry.endpoints.length} endpoints (${registry.source})`;
       if (o.http) {

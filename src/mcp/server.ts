@@ -52,6 +52,8 @@ export interface McpServerOptions {
   callLog?: string | null;
   /** More tool sets to register on the server after the fkgqa tools (e.g. KGVoyager's). */
   tools?: ToolRegistrar[];
+  /** Federation engine threads (default 1); federated queries go to the least busy one. */
+  engines?: number;
 }
 
 /** The IRI of the endpoint list resource. */
@@ -79,7 +81,7 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
   const build = options.build !== undefined ? (options.build ? path.resolve(options.build) : null) : options.registry.build;
   const state = options.state !== undefined ? (options.state ? path.resolve(options.state) : null) : build ? buildStateDir(build) : null;
   const logFile = options.callLog !== undefined ? options.callLog : state ? path.join(state, STATE_FILES.mcp, 'calls.jsonl') : null;
-  const sparql = new BoundedSparqlClient(options.registry, limits.maxResultBytes);
+  const sparql = new BoundedSparqlClient(options.registry, limits.maxResultBytes, options.engines ?? 1);
   return {
     setup,
     registry: options.registry,
