@@ -13,6 +13,7 @@ import { computeStats } from '../report/stats.js';
 import { formatQuestionsText, questionViews } from '../report/questions.js';
 import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText } from '../report/stats-format.js';
 import { synthesize } from '../synth/replicate.js';
+import { registerMcpCommand } from './mcp.js';
 import { registerServeCommands } from './serve.js';
 import { TOOL } from '../version.js';
 import { stderrProgress } from './progress.js';
@@ -278,6 +279,7 @@ export function program(): Command {
     });
 
   registerServeCommands(cli, integer);
+  registerMcpCommand(cli, integer);
   for (const c of cli.commands) {
     const codes = EXIT_CODES[c.name()];
     if (codes) c.addHelpText('after', `\nExit codes: ${codes}`);

@@ -29,6 +29,8 @@ import type { RequestKind } from './query-info.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog, type RequestLogEntry } from './request-log.js';
 import { acquireServeLock, releaseServeState, writeFileAtomic, type ServeOwner } from './run-state.js';
 import { serviceDescription } from './service-description.js';
+import { FEDERATION_PATH, FederationEndpoint } from './federation.js';
+import { registryFromEndpointsValue } from '../mcp/registry.js';
 
 /** Options of `serve`. */
 export interface ServeOptions {
@@ -211,6 +213,8 @@ export class ShardServer {
   private live: LiveDescriptions | undefined;
   private owner: ServeOwner | undefined;
   private profileFile: string | null = null;
+  /** `/federation/sparql`: SERVICE queries over the shard endpoints (src/serve/federation.ts). */
+  private federation: FederationEndpoint | undefined;
   private closed = false;
 
   /** @internal use `serve` */
@@ -327,6 +331,8 @@ export class ShardServer {
       [...this.byId.values()].filter((e) => e.info.shard).map((e) => ({ id: e.info.id, graph: e.info.graph, shard: e.info.shard!, url: e.info.url })),
     );
     for (const ep of this.byId.values()) ep.info.void = this.liveShard(ep) && this.live.has(this.liveShard(ep)!) ? ep.voidUrl! : null;
+    const fedUrl = this.endpoints[0] ? `${new URL(this.endpoints[0].url).origin}${FEDERATION_PATH}` : FEDERATION_PATH;
+    this.federation = new FederationEndpoint(() => registryFromEndpointsValue(this.endpointsFile(), 'serve'), () => fedUrl, { timeoutMs: this.timeoutMs, maxBodyBytes: this.maxBodyBytes });
     this.startupMs = performance.now() - t0;
     if (this.owner) {
       writeFileAtomic(path.join(this.stateDir, STATE_FILES.endpoints), JSON.stringify(this.endpointsFile(), null, 2) + '\n');
@@ -411,8 +417,9 @@ export class ShardServer {
   }
 
   /** Resolves a request path to what it asks for. */
-  private route(pathname: string, only?: Endpoint): { ep?: Endpoint; what: 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'catalogue-json' | 'none' } {
+  private route(pathname: string, only?: Endpoint): { ep?: Endpoint; what: 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'catalogue-json' | 'federation' | 'none' } {
     if (pathname === '/') return { what: 'index' };
+    if (pathname === FEDERATION_PATH) return { what: 'federation' };
     if (pathname === '/_stats') return { what: 'stats' };
     if (only) {
       if (pathname === '/sparql') return { ep: only, what: 'sparql' };
@@ -453,6 +460,7 @@ export class ShardServer {
         answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Content-Type, Accept', 'Access-Control-Max-Age': '86400' } };
       } else if (route.what === 'sparql') answer = await this.sparql(req, url, ep!);
       else if (route.what === 'void') answer = await this.voidFile(req, ep!);
+      else if (route.what === 'federation') answer = await this.federation!.handle(req, url);
       else {
         req.resume();
         answer = this.serverPath(route.what, req.method ?? 'GET');
@@ -596,6 +604,7 @@ export class ShardServer {
       ),
     );
     await Promise.all(this.stores.map((w) => w.close()));
+    await this.federation?.close();
     await this.log.close();
     if (this.owner) releaseServeState(this.stateDir);
   }

@@ -12,18 +12,26 @@ export interface EngineRequest {
   asAlgebra: boolean;
   /** Comunica's `httpTimeout` in ms. */
   httpTimeoutMs: number;
+  /** Media type of the result (default SPARQL JSON results). */
+  mediaType?: string;
+  /** When given, the engine may send HTTP requests only to these endpoint URLs (compared without the query string); any other request fails the query. */
+  allowedEndpoints?: string[];
 }
 
 /** @internal A message from the engine thread. */
 export type EngineReply =
   | { type: 'ready' }
-  | { type: 'result'; id: number; body: string; ms: number }
-  | { type: 'error'; id: number; error: string; ms: number };
+  | { type: 'result'; id: number; body: string; ms: number; requests: Record<string, number> }
+  | { type: 'error'; id: number; error: string; ms: number; requests: Record<string, number> };
 
-/** The outcome of a federated query: SPARQL JSON results, Comunica's error message, or a timeout. */
+/**
+ * The outcome of a federated query: the results (SPARQL JSON unless another media type was asked
+ * for), Comunica's error message, or a timeout. `requests` counts the HTTP requests the engine
+ * sent, by endpoint URL without query string (unknown after a timeout: the thread is killed).
+ */
 export type EngineOutcome =
-  | { status: 'ok'; body: string; ms: number }
-  | { status: 'error'; error: string; ms: number }
+  | { status: 'ok'; body: string; ms: number; requests?: Record<string, number> }
+  | { status: 'error'; error: string; ms: number; requests?: Record<string, number> }
   | { status: 'timeout'; ms: number };
 
 /** A federated query for EngineWorker.query. */
@@ -36,6 +44,16 @@ export interface EngineQuery {
   asAlgebra?: boolean;
   /** Time limit in ms; the thread is terminated and restarted when it is exceeded. */
   timeoutMs: number;
+  /** Media type of the result (default `application/sparql-results+json`; e.g. `application/n-triples` for CONSTRUCT). */
+  mediaType?: string;
+  /** Restrict the engine's HTTP requests to these endpoint URLs (see EngineRequest.allowedEndpoints). */
+  allowedEndpoints?: string[];
+  /**
+   * Latest time (epoch ms, `Date.now()`) the query may still run: a query that waited in the queue
+   * (or for the thread to restart) past it is answered `timeout` without running, and one that
+   * starts before it gets at most the time left. Default: no deadline (`timeoutMs` from its start).
+   */
+  deadline?: number;
 }
 
 function threadScript(): string {
@@ -89,6 +107,8 @@ export class EngineWorker {
   private async runOne(q: EngineQuery): Promise<EngineOutcome> {
     if (this.closed) return { status: 'error', error: 'engine is closed', ms: 0 };
     await this.ready;
+    const left = q.deadline === undefined ? q.timeoutMs : Math.min(q.timeoutMs, q.deadline - Date.now());
+    if (left <= 0) return { status: 'timeout', ms: 0 };
     const id = this.nextId++;
     const started = performance.now();
     const worker = this.worker;
@@ -105,8 +125,8 @@ export class EngineWorker {
         if (!this.closed) this.spawn();
       };
       const onMessage = (r: EngineReply) => {
-        if (r.type === 'result' && r.id === id) done({ status: 'ok', body: r.body, ms: r.ms });
-        else if (r.type === 'error' && r.id === id) done({ status: 'error', error: r.error, ms: r.ms });
+        if (r.type === 'result' && r.id === id) done({ status: 'ok', body: r.body, ms: r.ms, requests: r.requests });
+        else if (r.type === 'error' && r.id === id) done({ status: 'error', error: r.error, ms: r.ms, requests: r.requests });
       };
       const onError = (e: Error) => {
         done({ status: 'error', error: `engine thread crashed: ${e.message}`, ms: performance.now() - started });
@@ -115,10 +135,18 @@ export class EngineWorker {
       const timer = setTimeout(() => {
         done({ status: 'timeout', ms: performance.now() - started });
         restart();
-      }, q.timeoutMs);
+      }, left);
       worker.on('message', onMessage);
       worker.on('error', onError);
-      worker.postMessage({ id, query: q.query, sources: q.sources, asAlgebra: !!q.asAlgebra, httpTimeoutMs: q.timeoutMs } satisfies EngineRequest);
+      worker.postMessage({
+        id,
+        query: q.query,
+        sources: q.sources,
+        asAlgebra: !!q.asAlgebra,
+        httpTimeoutMs: q.timeoutMs,
+        mediaType: q.mediaType,
+        allowedEndpoints: q.allowedEndpoints,
+      } satisfies EngineRequest);
     });
   }
 
