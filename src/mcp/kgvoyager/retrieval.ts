@@ -44,10 +44,11 @@ function byScoreThenId(a: ScoredId, b: ScoredId): number {
 /**
  * Reciprocal rank fusion: score(d) = Σ over the rankings that contain d of 1 / (k + rank(d)), ranks
  * counted from 1. A document missing from a ranking gets nothing from it.
- * With rank 1 in both of two rankings the top score is 2/(k+1); a hit that is in one ranking only
- * passes a relative threshold δ of that top score iff its rank r ≤ (k+1)/δ·½ − k, i.e. r ≤ 3k + 4
- * for δ = 0.125 — with k = 60 that is rank 184, so the filter prunes nothing in a schema of a few
- * hundred IRIs; with k = 2 it is rank 10 (and rank 22 for a hit ranked r in both lists).
+ * Why k matters for the adaptive filter (δ = 0.125): a hit found by one ranking only, at rank r,
+ * scores 1/(k+r); the top score is 2/(k+1) when one document is first in both rankings and
+ * 1/(k+1) when the two rankings disagree. So the hit survives iff r ≤ 3k + 4 (agreeing top) or
+ * r ≤ 7k + 8 (disagreeing top): with k = 60, ranks 184 or 428 — the filter prunes nothing in a
+ * schema of a few hundred IRIs; with k = 2, ranks 10 or 22.
  * @param rankings lists of ids, best first (each id at most once per list)
  * @param k the RRF constant, ≥ 0
  * @returns fused scores, best first (ties by id)
