@@ -10,7 +10,7 @@ import { cosine, LocalModelEmbedder, NgramEmbedder, OpenAiEmbedder } from '../sr
 import { registerKgVoyagerToolsOn } from '../src/mcp/kgvoyager/register.js';
 import { adaptiveFilter, HybridIndex, rrf } from '../src/mcp/kgvoyager/retrieval.js';
 import { httpSelect } from '../src/mcp/kgvoyager/sparql.js';
-import { contentWords, iriText, localPart } from '../src/mcp/kgvoyager/text.js';
+import { contentWords, iriText, localPart, sStem } from '../src/mcp/kgvoyager/text.js';
 import { KgVoyager } from '../src/mcp/kgvoyager/tools.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
@@ -25,6 +25,9 @@ describe('kgvoyager: text of IRIs', () => {
     expect(iriText(`${O}singer_in_concert#ref-concert_ID`)).toBe('singer in concert ref concert id');
     expect(iriText('http://dbpedia.org/ontology/birthPlace')).toBe('birth place');
     expect(iriText('http://xmlns.com/foaf/0.1/name')).toBe('name');
+  });
+  it("Harman's S-stemmer removes plurals only", () => {
+    expect(['singers', 'countries', 'matches', 'status', 'class', 'shoes', 'series'].map(sStem)).toEqual(['singer', 'country', 'matche', 'status', 'class', 'shoe', 'sery']);
   });
   it('keeps the content words of a question', () => {
     expect(contentWords('How many singers do we have from France in 2014?')).toEqual(['singers', 'france']);
@@ -118,13 +121,14 @@ describe('kgvoyager: embedders', () => {
     await expect(new LocalModelEmbedder(path.join(dir, 'missing')).embed(['x'])).rejects.toThrow(/model folder does not exist/);
   });
 
-  it('BM25 alone misses a plural that the dense side finds', async () => {
+  it('BM25 without stemming misses a plural that the dense side finds; the S-stemmer finds it', async () => {
     const docs = ['book', 'author', 'loan'].map((w) => ({ id: `${O}${w}`, name: w, label: '' }));
-    const index = await HybridIndex.build(docs, new NgramEmbedder());
-    expect(index.bm25('books')).toEqual([]);
-    expect((await index.dense('books'))[0].id).toBe(`${O}book`);
-    expect((await index.search('books')).kept[0].id).toBe(`${O}book`);
-    expect(index.bm25('book')[0].id).toBe(`${O}book`);
+    const plain = await HybridIndex.build(docs, new NgramEmbedder(), false);
+    expect(plain.bm25('books')).toEqual([]);
+    expect((await plain.dense('books'))[0].id).toBe(`${O}book`);
+    expect((await plain.search('books')).kept[0].id).toBe(`${O}book`);
+    const stemmed = await HybridIndex.build(docs, new NgramEmbedder());
+    expect(stemmed.bm25('books').map((h) => h.id)).toEqual([`${O}book`]);
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import MiniSearch from 'minisearch';
 import { cosine, type Embedder } from './embedder.js';
-import { words } from './text.js';
+import { sStem, words } from './text.js';
 
 /** One document of a search index: an id (an IRI) and its text. */
 export interface IndexDocument {
@@ -97,8 +97,8 @@ export interface SearchResult {
  * A searchable set of documents: a MiniSearch index over the fields `name` and `label` and one
  * embedding per document. MiniSearch 7.2.0 scores BM25+ (Lv & Zhai 2011; k1 = 1.2, b = 0.7,
  * δ = 0.5), summed over query terms and fields and multiplied by the number of query terms that
- * matched; terms match exactly (no prefix or fuzzy matching), after the same word splitting as the
- * index text (`words`).
+ * matched; terms match exactly (no prefix or fuzzy matching) after the same word splitting as the
+ * index text (`words`) and, by default, Harman's S-stemmer (`sStem`: plurals).
  */
 export class HybridIndex {
   private readonly search_: MiniSearch<IndexDocument>;
@@ -108,12 +108,13 @@ export class HybridIndex {
     docs: readonly IndexDocument[],
     private readonly vectors: Float32Array[],
     readonly embedder: Embedder,
+    stem: boolean,
   ) {
     this.search_ = new MiniSearch<IndexDocument>({
       fields: ['name', 'label'],
       idField: 'id',
       tokenize: (text) => words(text),
-      processTerm: (term) => term.toLowerCase(),
+      processTerm: stem ? (term) => sStem(term.toLowerCase()) : (term) => term.toLowerCase(),
     });
     this.search_.addAll(docs as IndexDocument[]);
     this.ids = docs.map((d) => d.id);
@@ -121,11 +122,12 @@ export class HybridIndex {
 
   /**
    * Indexes documents (ids must be distinct) and embeds their `name label` text.
+   * @param stem apply the S-stemmer (`sStem`) to index and query terms of the BM25 side (default true)
    * @throws Error when the embedder fails or ids repeat
    */
-  static async build(docs: readonly IndexDocument[], embedder: Embedder): Promise<HybridIndex> {
+  static async build(docs: readonly IndexDocument[], embedder: Embedder, stem = true): Promise<HybridIndex> {
     const vectors = docs.length > 0 ? await embedder.embed(docs.map((d) => `${d.name} ${d.label}`.trim())) : [];
-    return new HybridIndex(docs, vectors, embedder);
+    return new HybridIndex(docs, vectors, embedder, stem);
   }
 
   /** Number of documents. */

@@ -82,3 +82,16 @@ export function contentWords(question: string): string[] {
   for (const w of words(question)) if (!STOP_WORDS.has(w) && !/^\p{N}+$/u.test(w) && !out.includes(w)) out.push(w);
   return out;
 }
+
+/**
+ * Harman's S-stemmer (D. Harman, "How effective is suffixing?", JASIS 42(1), 1991): the plural
+ * rules only, applied to the first that matches — `ies` → `y` (not after `e` or `a`), `es` → `e`
+ * (not after `a`, `e` or `o`), `s` → `` (not after `u` or `s`). `singers` → `singer`, `countries`
+ * → `country`, `status` stays. Used on both sides of the BM25 index.
+ */
+export function sStem(word: string): string {
+  if (word.length > 3 && word.endsWith('ies') && !/[ea]ies$/.test(word)) return `${word.slice(0, -3)}y`;
+  if (word.length > 3 && word.endsWith('es') && !/[aeo]es$/.test(word)) return word.slice(0, -1);
+  if (word.length > 2 && word.endsWith('s') && !/[us]s$/.test(word)) return word.slice(0, -1);
+  return word;
+}

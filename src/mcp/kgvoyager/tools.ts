@@ -33,6 +33,8 @@ import { iriText } from './text.js';
 export interface KgVoyagerOptions {
   /** Ranking of the search tools (default `hybrid`; `bm25` is the paper's keyword-only ablation). */
   retrieval: RetrievalMode;
+  /** Harman's S-stemmer on the BM25 side (default true). */
+  stem: boolean;
   /** RRF constant k (default 2; see docs/kgvoyager.md). */
   rrfK: number;
   /** δ of the adaptive filter (default 0.125, the paper's). */
@@ -58,6 +60,7 @@ export interface KgVoyagerOptions {
 /** The default options. */
 export const KGVOYAGER_DEFAULTS: KgVoyagerOptions = {
   retrieval: 'hybrid',
+  stem: true,
   rrfK: RETRIEVAL_DEFAULTS.rrfK,
   delta: RETRIEVAL_DEFAULTS.delta,
   minKeep: RETRIEVAL_DEFAULTS.minKeep,
@@ -166,7 +169,7 @@ export class KgVoyager {
     const rows = await fetchIndexRows(this.endpoints, CLASS_INDEX_QUERY, this.select, this.indexBounds(), this.classRows, this.options.concurrency);
     if (!this.classes || this.classRows.size !== before) {
       const index = mergeClassIndex(this.endpoints, rows);
-      this.classes = { index, search: await HybridIndex.build(indexDocuments(index.entries), this.embedder), byIri: new Map(index.entries.map((e) => [e.iri, e])) };
+      this.classes = { index, search: await HybridIndex.build(indexDocuments(index.entries), this.embedder, this.options.stem), byIri: new Map(index.entries.map((e) => [e.iri, e])) };
     }
     return this.classes;
   }
@@ -178,7 +181,7 @@ export class KgVoyager {
     const rows = await fetchIndexRows(this.endpoints, PROPERTY_INDEX_QUERY, this.select, this.indexBounds(), this.propertyRows, this.options.concurrency);
     if (!this.properties || this.propertyRows.size !== before) {
       const index = mergePropertyIndex(this.endpoints, rows, voidAnnotations(this.endpoints));
-      this.properties = { index, search: await HybridIndex.build(indexDocuments(index.entries), this.embedder), byIri: new Map(index.entries.map((e) => [e.iri, e])) };
+      this.properties = { index, search: await HybridIndex.build(indexDocuments(index.entries), this.embedder, this.options.stem), byIri: new Map(index.entries.map((e) => [e.iri, e])) };
     }
     return this.properties;
   }
