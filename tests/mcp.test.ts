@@ -1,0 +1,385 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { InMemoryTransport } from '@modelcontextprotocol/server';
+import * as oxigraph from 'oxigraph';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readVoid } from '../src/describe/void-turtle.js';
+import type { McpLimits, Setup } from '../src/mcp/context.js';
+import { planQuery } from '../src/mcp/query.js';
+import { loadRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/mcp/registry.js';
+import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
+import type { JsonResults } from '../src/serve/results.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import { compareResults } from '../src/verify/compare.js';
+import { DEMO, ROOT, tmpDir } from './helpers.js';
+
+const P = 'http://valuenet/ontop/';
+const VOID = 'http://rdfs.org/ns/void#';
+
+let shards: string; // the demo build
+let bare: string; // a copy without VoID files and catalogue
+let server: ShardServer; // serves the demo build
+let bareServer: ShardServer; // serves the copy
+let foreign: { url: string; close(): Promise<void> };
+let registry: EndpointRegistry;
+const url = (id: string) => server.endpoint(id)!.url;
+
+/**
+ * A small SPARQL endpoint that is not fkgqa's (node http + oxigraph), at `/<name>/sparql`:
+ * `sd` answers GET without query with a service description linking (rdfs:seeAlso) to a VoID
+ * document at `/docs/void.ttl`; `dg` holds VoID triples in its default graph, `ng` in a named
+ * graph; `slow` answers after 4 s. Everything else is 404 (no /.well-known/void anywhere).
+ */
+async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void> }> {
+  const voidOf = (endpoint: string, title: string) =>
+    `@prefix void: <${VOID}> . @prefix dcterms: <http://purl.org/dc/terms/> .
+<urn:x:${title}> a void:Dataset ; dcterms:title "${title}" ; void:sparqlEndpoint <${endpoint}> ; void:triples 42 ;
+  void:classPartition [ void:class <http://example.org/Thing> ; void:entities 7 ] .`;
+  const stores = new Map<string, oxigraph.Store>();
+  let base = '';
+  const s = http.createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const m = /^\/(\w+)\/sparql$/.exec(u.pathname);
+      if (u.pathname === '/docs/void.ttl') return void res.writeHead(200, { 'content-type': 'text/turtle' }).end(voidOf(`${base}/sd/sparql`, 'sd'));
+      if (!m) return void res.writeHead(404).end('not found');
+      const query = req.method === 'POST' ? new URLSearchParams(Buffer.concat(chunks).toString()).get('query') : u.searchParams.get('query');
+      if (!query) {
+        if (m[1] !== 'sd') return void res.writeHead(404).end('no service description');
+        return void res
+          .writeHead(200, { 'content-type': 'text/turtle' })
+          .end(`<${base}/sd/sparql> a <http://www.w3.org/ns/sparql-service-description#Service> ; <http://www.w3.org/2000/01/rdf-schema#seeAlso> <${base}/docs/void.ttl> .`);
+      }
+      if (m[1] === 'slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[{}]}}'), 4000);
+      const store = stores.get(m[1]);
+      if (!store) return void res.writeHead(404).end('no such endpoint');
+      const construct = /^\s*CONSTRUCT/i.test(query);
+      const type = construct ? 'application/n-triples' : 'application/sparql-results+json';
+      try {
+        res.writeHead(200, { 'content-type': type }).end(store.query(query, { results_format: type }) as string);
+      } catch (e) {
+        res.writeHead(400).end(String(e));
+      }
+    });
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  base = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  const dg = new oxigraph.Store();
+  dg.load(voidOf(`${base}/dg/sparql`, 'dg'), { format: 'text/turtle' });
+  dg.load('<http://example.org/a> a <http://example.org/Thing> .', { format: 'text/turtle' });
+  stores.set('dg', dg);
+  const ng = new oxigraph.Store();
+  ng.load(voidOf(`${base}/ng/sparql`, 'ng'), { format: 'text/turtle', to_graph_name: oxigraph.namedNode('urn:x:void-graph') });
+  stores.set('ng', ng);
+  return { url: base, close: () => new Promise<void>((r) => (s.close(() => r()), s.closeAllConnections())) };
+}
+
+/** An in-process client connected to a new server. */
+async function connect(reg: EndpointRegistry, setup: Setup = 'baseline', limits: Partial<McpLimits> = {}, state: string | null = null) {
+  const mcp = await createMcpServer({ registry: reg, setup, limits, callLog: null, state });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.server.connect(a);
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(b);
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const r = (await client.callTool({ name, arguments: args })) as { content: { type: string; text: string }[]; isError?: boolean };
+    return { text: r.content[0].text, isError: !!r.isError };
+  };
+  return { mcp, client, call, close: async () => (await client.close(), await mcp.close()) };
+}
+
+const previewOf = (text: string) => JSON.parse(text.slice(text.indexOf('\n') + 1)) as JsonResults;
+
+beforeAll(async () => {
+  const dir = tmpDir('fkgqa-mcp-');
+  shards = path.join(dir, 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+  bare = path.join(dir, 'bare');
+  fs.cpSync(shards, bare, { recursive: true });
+  for (const g of ['library', 'observatory']) for (const f of fs.readdirSync(path.join(bare, g))) if (f.includes('_void')) fs.rmSync(path.join(bare, g, f));
+  for (const f of ['catalogue.json', 'catalogue.ttl']) fs.rmSync(path.join(bare, f));
+  server = await serve({ shards, writeFiles: false });
+  bareServer = await serve({ shards: bare, kgs: ['library'], writeFiles: false });
+  foreign = await foreignEndpoints();
+  registry = registryFromEndpointsValue(server.endpointsFile(), 'test');
+});
+
+afterAll(async () => {
+  await server?.close();
+  await bareServer?.close();
+  await foreign?.close();
+});
+
+describe('fkgqa mcp / registry', () => {
+  it('reads a serve endpoints value: shard endpoints only, descriptions and VoID files from the build', () => {
+    expect(registry.endpoints.map((e) => e.id)).toEqual([
+      'library-shard1', 'library-shard2', 'library-shard3', 'library-shard4',
+      'observatory-shard1', 'observatory-shard2', 'observatory-shard3', 'observatory-shard4',
+    ]);
+    const cat = JSON.parse(fs.readFileSync(path.join(shards, 'catalogue.json'), 'utf8')).shards[1];
+    expect(registry.endpoints[1]).toMatchObject({ id: 'library-shard2', url: url('library-shard2'), graph: 'library', shard: 'shard2', description: cat.description });
+    expect(registry.endpoints[1].voidFile).toBe(path.join(shards, 'library', 'shard2_void.ttl'));
+    expect(registry.build).toBe(path.resolve(shards));
+  });
+
+  it('loads from the state folder, falls back to <build>/endpoints.json, and names plain URLs', () => {
+    const copy = path.join(tmpDir('fkgqa-mcp-reg-'), 'b');
+    fs.cpSync(shards, copy, { recursive: true });
+    const file = { ...server.endpointsFile(), shards: copy };
+    fs.writeFileSync(path.join(copy, 'endpoints.json'), JSON.stringify(file));
+    expect(loadRegistry({ build: copy }).source).toBe(`serve:${path.join(copy, 'endpoints.json')}`);
+    fs.mkdirSync(`${copy}.state`);
+    fs.writeFileSync(path.join(`${copy}.state`, 'endpoints.json'), JSON.stringify({ ...file, endpoints: file.endpoints.slice(0, 2) }));
+    const r = loadRegistry({ build: copy, kgs: ['library'] });
+    expect(r.source).toBe(`serve:${path.join(`${copy}.state`, 'endpoints.json')}`);
+    expect(r.endpoints).toHaveLength(2);
+    const byBase = loadRegistry({ build: copy, endpointBase: 'http://127.0.0.1:7001', kgs: ['observatory'] });
+    expect(byBase.endpoints[2].url).toBe('http://127.0.0.1:7001/observatory-shard3/sparql');
+    const urls = registryFromUrls(['http://127.0.0.1:9/ds/sparql', 'http://127.0.0.1:9/library-shard2/sparql']);
+    expect(urls.endpoints.map((e) => [e.id, e.graph, e.shard])).toEqual([
+      ['library-shard2', 'library', 'shard2'],
+      ['127.0.0.1-9-ds-sparql', null, null],
+    ]);
+    expect(() => loadRegistry({})).toThrow(/no endpoints/);
+  });
+});
+
+describe('fkgqa mcp / planning', () => {
+  const a = 'http://127.0.0.1:1/library-shard1/sparql';
+  const b = 'http://127.0.0.1:1/library-shard2/sparql';
+  const reg = registryFromUrls([a, b]);
+  const hints = { maxQueryChars: 8000, prefixes: { '': P } };
+  it('counts distinct SERVICE targets from the AST: SILENT counts, the same IRI twice counts once', () => {
+    const silent = planQuery(`SELECT * { SERVICE SILENT <${a}> { ?s ?p ?o } }`, reg, hints);
+    expect(silent).toMatchObject({ ok: true, route: 'direct', query: 'SELECT * WHERE { ?s ?p ?o. }' });
+    const twice = planQuery(`SELECT * { SERVICE <${a}> { ?s a ?c } SERVICE <${a}/> { ?s ?p ?o } }`, reg, hints);
+    expect(twice.ok && [twice.route, twice.targets.length]).toEqual(['federation', 1]);
+    const nested = planQuery(`SELECT * { SERVICE <${a}> { ?s ?p ?o } FILTER NOT EXISTS { SERVICE SILENT <${b}> { ?s a ?c } } }`, reg, hints);
+    expect(nested.ok && nested.targets.map((t) => t.url)).toEqual([a, b]);
+  });
+  it('fixes escaped local names (pitfall B1) in what it sends', () => {
+    const p = planQuery(`PREFIX : <${P}> SELECT ?n { SERVICE <${a}> { ?t :author\\#name ?n } }`, reg, hints);
+    expect(p.ok && p.query).toBe(`SELECT ?n WHERE { ?t <${P}author#name> ?n. }`);
+  });
+  it('refuses a variable SERVICE target, and SPARQL Update', () => {
+    expect(planQuery('SELECT * { SERVICE ?e { ?s ?p ?o } }', reg, hints)).toMatchObject({ ok: false, errorClass: 'variable-service' });
+    expect(planQuery('PREFIX x: <urn:x:> DELETE WHERE { ?s ?p ?o }', reg, hints)).toMatchObject({ ok: false, errorClass: 'update' });
+    expect(planQuery('x'.repeat(8001), reg, hints)).toMatchObject({ ok: false, errorClass: 'too-long' });
+  });
+});
+
+describe('fkgqa mcp / tools over an in-process client', () => {
+  it('lists the tools of each setup; the endpoint resource carries descriptions only in high_level', async () => {
+    const names: Record<string, string[]> = {};
+    for (const setup of ['baseline', 'high_level', 'void_tool'] as const) {
+      const c = await connect(registry, setup);
+      names[setup] = (await c.client.listTools()).tools.map((t) => t.name).sort();
+      const res = (await c.client.readResource({ uri: 'fkgqa://endpoints' })) as { contents: { text: string }[] };
+      const list = JSON.parse(res.contents[0].text);
+      expect(list.setup).toBe(setup);
+      expect(list.endpoints).toHaveLength(8);
+      expect(list.endpoints[1].url).toBe(url('library-shard2'));
+      expect(list.endpoints[1].description).toBe(setup === 'high_level' ? registry.endpoints[1].description : undefined);
+      expect(c.client.getInstructions()).toContain(`setup: ${setup}`);
+      await c.close();
+    }
+    expect(names).toEqual({ baseline: ['run_sparql_query'], high_level: ['run_sparql_query'], void_tool: ['get_void_descriptions', 'run_sparql_query'] });
+  });
+
+  it('a 2-SERVICE query (library q3) returns the gold answer through the federation engine', async () => {
+    const c = await connect(registry);
+    const q = `PREFIX : <${P}>
+SELECT ?t1_title WHERE {
+  SERVICE <${url('library-shard4')}> { ?t1 a :book . ?t1 :book\\#year ?t1_year . FILTER(?t1_year > 2010) }
+  SERVICE <${url('library-shard2')}> { ?t1 :book\\#title ?t1_title }
+} ORDER BY DESC(?t1_year)`;
+    const r = await c.call('run_sparql_query', { query: q });
+    expect(r.isError).toBe(false);
+    expect(r.text.split('\n')[0]).toMatch(/^5 rows \(federation engine over 2 endpoints; \d+ ms\)$/);
+    const titles = previewOf(r.text).results!.bindings.map((b) => b.t1_title.value);
+    expect(titles).toEqual(['Andean Notebook', 'River of Glass', 'Highland Songs', 'Winter Ledger', 'Lanterns']);
+    // The gold answer: the benchmark's query on the unsharded graph.
+    const store = new oxigraph.Store();
+    for (const i of [1, 2, 3, 4]) store.load(fs.readFileSync(path.join(shards, 'library', `shard${i}.nt`), 'utf8'), { format: 'application/n-triples' });
+    const entry = JSON.parse(fs.readFileSync(path.join(shards, 'benchmark.json'), 'utf8')).entries.find((e: { queryId: string }) => e.queryId === 'library/q3');
+    const gold = JSON.parse(store.query(entry.query, { results_format: 'application/sparql-results+json' }) as string) as JsonResults;
+    expect(compareResults(gold, previewOf(r.text), true).identical).toBe(true);
+    const log = c.mcp.callLog.entries[0];
+    expect(log).toMatchObject({ tool: 'run_sparql_query', route: 'federation', rows: 5, endpoints: [url('library-shard4'), url('library-shard2')] });
+    expect(Object.keys(log.requests!).sort()).toEqual([url('library-shard2'), url('library-shard4')].sort());
+    await c.close();
+  });
+
+  it('strips a lone SERVICE and sends its body to that endpoint: one request to one endpoint', async () => {
+    const c = await connect(registry);
+    const before = server.log.counts();
+    const r = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url('library-shard2')}> { ?s ?p ?o } }` });
+    const after = server.log.counts();
+    expect(previewOf(r.text).results!.bindings[0].n.value).toBe('8');
+    expect(r.text).toContain(`direct: the SERVICE wrapper was removed and the query sent to ${url('library-shard2')}`);
+    const delta = Object.fromEntries(Object.keys(after).map((id) => [id, after[id].total - (before[id]?.total ?? 0)]).filter(([, n]) => n !== 0));
+    expect(delta).toEqual({ 'library-shard2': 1 });
+    expect(c.mcp.callLog.entries[0]).toMatchObject({ route: 'direct', requests: { [url('library-shard2')]: 1 }, rows: 1, details: { sent: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o. }' } });
+    await c.close();
+  });
+
+  it('cuts the preview with an exact "showing N of M rows"', async () => {
+    const c = await connect(registry, 'baseline', { previewRows: 3 });
+    const r = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s ?p ?o } }` });
+    expect(r.text.split('\n')[0]).toMatch(/^showing 3 of 35 rows \(the other 32 were left out/);
+    expect(previewOf(r.text).results!.bindings).toHaveLength(3);
+    expect(c.mcp.callLog.entries[0]).toMatchObject({ rows: 35, truncated: true });
+    const g = await c.call('run_sparql_query', { query: `CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <${url('library-shard2')}> { ?s ?p ?o } }`, format: 'text/turtle' });
+    expect(g.text.split('\n')[0]).toMatch(/^showing 3 of 8 triples/);
+    expect(g.text.trim().split('\n')).toHaveLength(4);
+    await c.close();
+  });
+
+  it('gives errors an agent can act on, and sends nothing for a refused query', async () => {
+    const c = await connect(registry);
+    const before = JSON.stringify(server.log.counts());
+    const none = await c.call('run_sparql_query', { query: `SELECT * { ?s ?p ?o }` });
+    expect(none.isError).toBe(true);
+    expect(none.text).toMatch(/^Error \(no-service\): the query names no endpoint: wrap its patterns in SERVICE <endpoint URL>/);
+    expect(none.text).toContain(url('observatory-shard4'));
+    const unknown = await c.call('run_sparql_query', { query: `SELECT * { SERVICE <http://example.org/sparql> { ?s ?p ?o } SERVICE <${url('library-shard1')}> { ?s ?p ?o } }` });
+    expect(unknown.text).toMatch(/^Error \(unknown-endpoint\): <http:\/\/example\.org\/sparql> is not a registered endpoint; nothing was sent/);
+    expect(unknown.text).toContain(url('library-shard3'));
+    const update = await c.call('run_sparql_query', { query: `INSERT DATA { <urn:a> <urn:b> <urn:c> }` });
+    expect(update.text).toMatch(/^Error \(update\): SPARQL Update .* is refused/);
+    const malformed = await c.call('run_sparql_query', { query: `SELECT * WHERE {\n  SERVICE <${url('library-shard1')}> { ?s ?p ?o }\n  FILTER(?o > ) }` });
+    expect(malformed.text).toMatch(/^Error \(syntax\): SPARQL syntax error at line 3, column 15: found '\)'/);
+    const prefix = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s a :author } }` });
+    expect(prefix.text).toBe(`Error (unknown-prefix): the empty prefix ":" is not declared (first used at line 1, column ${`SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s a `.length + 1}): declare it at the top of the query: PREFIX : <${P}>`);
+    const rdfs = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s rdfs:label ?l } }` });
+    expect(rdfs.text).toContain('PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>');
+    expect(JSON.stringify(server.log.counts())).toBe(before);
+    expect(c.mcp.callLog.entries.map((e) => e.errorClass)).toEqual(['no-service', 'unknown-endpoint', 'update', 'syntax', 'unknown-prefix', 'unknown-prefix']);
+    await c.close();
+  });
+
+  it('reports the time limit as a timeout, never as an empty result (direct and federated)', async () => {
+    const reg = registryFromUrls([`${foreign.url}/slow/sparql`, url('library-shard1')]);
+    const c = await connect(reg);
+    const direct = await c.call('run_sparql_query', { query: `SELECT * { SERVICE <${foreign.url}/slow/sparql> { ?s ?p ?o } }`, timeout_ms: 1000 });
+    expect(direct.isError).toBe(true);
+    expect(direct.text).toMatch(new RegExp(`^Error \\(timeout\\): timeout: the endpoint ${foreign.url}/slow/sparql did not answer within 1000 ms — this is not an empty result`));
+    const fed = await c.call('run_sparql_query', { query: `SELECT * { SERVICE <${foreign.url}/slow/sparql> { ?s ?p ?o } SERVICE <${url('library-shard1')}> { ?s ?p ?o } }`, timeout_ms: 1000 });
+    expect(fed.text).toMatch(/^Error \(timeout\): timeout: the federation engine .* did not answer within 1000 ms/);
+    expect(c.mcp.callLog.entries.map((e) => [e.route, e.errorClass, e.requests === null])).toEqual([
+      ['error', 'timeout', false],
+      ['error', 'timeout', true],
+    ]);
+    // The engine was restarted: the next federated query is answered.
+    const again = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` });
+    expect(previewOf(again.text).results!.bindings[0].n.value).toBe('5');
+    await c.close();
+  });
+});
+
+describe('fkgqa mcp / get_void_descriptions', () => {
+  it('takes the build file first, and the extended variant with linksets', async () => {
+    const c = await connect(registry, 'void_tool');
+    const r = await c.call('get_void_descriptions', { endpoint: url('library-shard1') });
+    expect(r.text.split('\n')[0]).toBe(`# VoID of <${url('library-shard1')}> (standard) from step build-file: ${path.join(shards, 'library', 'shard1_void.ttl')}; 105 triples`);
+    const ext = await c.call('get_void_descriptions', { endpoints: [url('library-shard1')], variant: 'extended' });
+    const linksets = readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void_extended.ttl'), 'utf8'), 'x').linksets.length;
+    expect(linksets).toBeGreaterThan(0);
+    expect(ext.text.split('\n')[0]).toMatch(new RegExp(`from step build-file: .*shard1_void_extended.ttl; \\d+ triples, ${linksets} linksets$`));
+    const unknown = await c.call('get_void_descriptions', { endpoint: 'http://example.org/sparql' });
+    expect(unknown.text).toMatch(/^Error \(unknown-endpoint\): <http:\/\/example.org\/sparql> not registered/);
+    await c.close();
+  });
+
+  it('walks the chain: well-known, service description, default graph, named graph, computed, then cache', async () => {
+    const f = (n: string) => `${foreign.url}/${n}/sparql`;
+    const bareUrl = bareServer.endpoint('library-shard1')!.url;
+    const reg = registryFromUrls([url('library-shard2'), f('sd'), f('dg'), f('ng'), bareUrl]);
+    const state = tmpDir('fkgqa-mcp-state-');
+    const c = await connect(reg, 'void_tool', {}, state);
+    const step = async (endpoint: string) => (await c.call('get_void_descriptions', { endpoint })).text.split('\n')[0];
+    expect(await step(url('library-shard2'))).toMatch(new RegExp(`from step well-known: ${url('library-shard2').replace(/sparql$/, '.well-known/void')}; \\d+ triples`));
+    expect(await step(f('sd'))).toMatch(new RegExp(`from step service-description: ${foreign.url}/docs/void.ttl; \\d+ triples`));
+    expect(await step(f('dg'))).toMatch(/from step default-graph: .*\/dg\/sparql \(CONSTRUCT\); 7 triples$/);
+    expect(await step(f('ng'))).toMatch(/from step named-graph: .*\/ng\/sparql \(CONSTRUCT in GRAPH \?g\); 7 triples$/);
+    const computed = await c.call('get_void_descriptions', { endpoint: bareUrl });
+    expect(computed.text.split('\n')[0]).toMatch(/from step computed: .* \(SPARQL 1\.1 aggregate queries\); \d+ triples$/);
+    expect(computed.text.split('\n')[1]).toMatch(/^# earlier steps: cache: not cached \| build-file: no VoID file in the build \| well-known: HTTP 404 .* \| service-description: no VoID in the service description and no link to one \| default-graph: no VoID triples .* \| named-graph: no VoID triples/);
+    // The computed VoID equals the build's VoID of the same shard in every dataset-level count and property partition.
+    const turtle = computed.text.slice(computed.text.indexOf('@prefix'));
+    const got = readVoid(turtle, 'computed');
+    const want = readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void.ttl'), 'utf8'), 'build');
+    for (const k of ['triples', 'entities', 'classes', 'properties', 'distinctSubjects', 'distinctObjects'] as const) expect([k, got[k]]).toEqual([k, want[k]]);
+    expect(got.triples).toBe(35);
+    expect(got.propertyPartitions).toEqual(want.propertyPartitions);
+    expect(got.classPartitions.map((p) => [p.class, p.entities])).toEqual([[`${P}author`, 5], [`${P}loan`, 3]]);
+    expect(await step(bareUrl)).toMatch(/from step cache \(produced by computed\)/);
+    // The cache is on disk in the state folder: a new server finds it.
+    const c2 = await connect(reg, 'void_tool', {}, state);
+    expect((await c2.call('get_void_descriptions', { endpoint: f('dg') })).text.split('\n')[0]).toMatch(/from step cache \(produced by default-graph\)/);
+    expect(fs.readdirSync(path.join(state, 'mcp', 'void'))).toHaveLength(5);
+    await c2.close();
+    await c.close();
+  });
+
+  it('computes linksets for the extended variant through the federation engine', async () => {
+    const reg = registryFromEndpointsValue(bareServer.endpointsFile(), 'bare');
+    const c = await connect(reg, 'void_tool');
+    const r = await c.call('get_void_descriptions', { endpoint: reg.endpoints[0].url, variant: 'extended' });
+    expect(r.text.split('\n')[0]).toMatch(/from step computed/);
+    const got = readVoid(r.text.slice(r.text.indexOf('@prefix')), 'computed');
+    const want = readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void_extended.ttl'), 'utf8'), 'build');
+    expect(got.linksets).toEqual(want.linksets);
+    await c.close();
+  });
+});
+
+describe('fkgqa mcp / transports', () => {
+  it('serves Streamable HTTP on loopback', async () => {
+    const h = await serveMcpHttp({ registry, setup: 'void_tool', callLog: null, state: null });
+    try {
+      expect(h.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      const client = new Client({ name: 'test', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(h.url)));
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_void_descriptions', 'run_sparql_query']);
+      const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `ASK { SERVICE <${url('observatory-shard1')}> { ?s ?p ?o } }` } })) as { content: { text: string }[] };
+      expect(r.content[0].text.split('\n')[0]).toMatch(/^ASK answer: true/);
+      expect(h.context.callLog.entries).toHaveLength(1);
+      await client.close();
+      const notFound = await fetch(h.url.replace(/\/mcp$/, '/other'));
+      expect(notFound.status).toBe(404);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('runs as `node bin/fkgqa.js mcp` over stdio, logging calls to --call-log', async () => {
+    const dir = tmpDir('fkgqa-mcp-stdio-');
+    const endpoints = path.join(dir, 'endpoints.json');
+    fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));
+    const log = path.join(dir, 'calls.jsonl');
+    const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoints', endpoints, '--setup', 'high_level', '--call-log', log, '-q'], stderr: 'pipe' });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['run_sparql_query']);
+      expect(client.getInstructions()).toContain(registry.endpoints[0].description!);
+      const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard4')}> { ?b a <${P}book> } }` } })) as { content: { text: string }[] };
+      expect(previewOf(r.content[0].text).results!.bindings[0].n.value).toBe('8');
+    } finally {
+      await client.close();
+    }
+    const lines = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ tool: 'run_sparql_query', setup: 'high_level', route: 'direct', rows: 1, endpoints: [url('library-shard4')] });
+  });
+});
+
+export type { FkgqaMcpServer };
