@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EndpointRegistry } from '../src/mcp/registry.js';
+import { registryFromEndpointsValue, type EndpointRegistry } from '../src/mcp/registry.js';
+import { createMcpServer } from '../src/mcp/server.js';
 import { cosine, LocalModelEmbedder, NgramEmbedder, OpenAiEmbedder } from '../src/mcp/kgvoyager/embedder.js';
 import { registerKgVoyagerToolsOn } from '../src/mcp/kgvoyager/register.js';
 import { adaptiveFilter, HybridIndex, rrf } from '../src/mcp/kgvoyager/retrieval.js';
@@ -142,19 +143,7 @@ describe('kgvoyager tools on the demo federation', () => {
     const shards = path.join(tmpDir('fkgqa-kgv-'), 'demo');
     await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
     server = await serve({ shards, timeoutMs: 5_000 });
-    registry = {
-      source: 'test',
-      build: shards,
-      endpoints: server.endpoints.map((e) => ({
-        id: e.id,
-        url: e.url,
-        graph: e.graph,
-        shard: e.shard,
-        description: null,
-        voidFile: path.join(shards, e.graph, `${e.shard}_void.ttl`),
-        voidExtendedFile: null,
-      })),
-    };
+    registry = registryFromEndpointsValue(server.endpointsFile(), 'test');
     expect(registry.endpoints).toHaveLength(8);
     expect(fs.existsSync(registry.endpoints[0].voidFile!)).toBe(true);
     url = (id) => server.endpoint(id)!.url;
@@ -265,7 +254,58 @@ describe('kgvoyager tools on the demo federation', () => {
       expect(x.content[0].text).toContain('6 triples at 2 endpoints');
       const q = (await client.callTool({ name: 'execute_query', arguments: { query: 'ASK {}' } })) as { content: { text: string }[] };
       expect(q.content[0].text).toBe('ran 6 chars');
+      // kgv's indexes were built by earlier tests: no index query now; explore asked shard1 and shard3.
       expect(calls).toEqual(['search_all_classes:0', 'explore_property_usage:2', 'execute_query:0']);
+    } finally {
+      await client.close();
+      await mcp.close();
+    }
+  });
+
+  it('fkgqa mcp setup kgvoyager: run_sparql_query plus the KGVoyager tools; execute_query is run_sparql_query; calls are logged', async () => {
+    const mcp = await createMcpServer({ registry, setup: 'kgvoyager', state: null, callLog: null });
+    const [ct, st] = InMemoryTransport.createLinkedPair();
+    await mcp.server.connect(st);
+    const client = new Client({ name: 'test', version: '0' });
+    await client.connect(ct);
+    try {
+      const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+      expect(tools).toEqual(['execute_query', 'explore_entity_relations', 'explore_property_usage', 'lookup_class_instances', 'run_sparql_query', 'search_all_classes', 'search_all_properties']);
+      const s = (await client.callTool({ name: 'search_all_classes', arguments: { term: 'authors' } })) as { content: { text: string }[] };
+      expect(s.content[0].text.split('\n')[1]).toContain(`<${O}author> (author); 6 instances at 2 endpoints`);
+      const q = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url('library-shard1')}> { ?a a <${O}author> } }`;
+      const r = (await client.callTool({ name: 'execute_query', arguments: { query: q } })) as { content: { text: string }[]; isError?: boolean };
+      expect(r.isError).toBeFalsy();
+      expect(r.content[0].text).toContain('"5"');
+      const log = mcp.callLog.entries;
+      expect(log.map((e) => `${e.tool}/${e.route}`)).toEqual(['search_all_classes/kgvoyager', 'run_sparql_query/direct']);
+      // The first search built the class index: one query to each of the 8 shard endpoints.
+      expect(Object.values(log[0].requests ?? {})).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
+      expect(log[0].endpoints).toHaveLength(8);
+    } finally {
+      await client.close();
+      await mcp.close();
+    }
+  });
+
+  it('the KGVoyager tools can be added to another setup (void_tool)', async () => {
+    const mcp = await createMcpServer({ registry, setup: 'void_tool', kgvoyager: true, state: null, callLog: null });
+    const [ct, st] = InMemoryTransport.createLinkedPair();
+    await mcp.server.connect(st);
+    const client = new Client({ name: 'test', version: '0' });
+    await client.connect(ct);
+    try {
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      expect(tools).toContain('get_void_descriptions');
+      expect(tools).toContain('explore_property_usage');
+      const plain = await createMcpServer({ registry, setup: 'void_tool', state: null, callLog: null });
+      const [c2, s2] = InMemoryTransport.createLinkedPair();
+      await plain.server.connect(s2);
+      const client2 = new Client({ name: 'test2', version: '0' });
+      await client2.connect(c2);
+      expect((await client2.listTools()).tools.map((t) => t.name)).not.toContain('search_all_classes');
+      await client2.close();
+      await plain.close();
     } finally {
       await client.close();
       await mcp.close();

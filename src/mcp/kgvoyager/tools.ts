@@ -159,14 +159,23 @@ export class KgVoyager {
     return { timeoutMs: this.options.indexTimeoutMs, maxRows: this.options.indexMaxRows };
   }
 
+  /** `select`, counting requests per URL into `requests`. */
+  private counting(requests: Record<string, number>): SparqlSelect {
+    return (url, query, bounds) => {
+      requests[url] = (requests[url] ?? 0) + 1;
+      return this.select(url, query, bounds);
+    };
+  }
+
   /**
    * The class index (built, or completed for endpoints that failed before).
+   * @param requests index queries sent now are counted here, per endpoint URL
    * @returns the merged index and its search index
    */
-  async classIndex(): Promise<{ index: SchemaIndex<ClassEntry>; search: HybridIndex; byIri: Map<string, ClassEntry> }> {
+  async classIndex(requests: Record<string, number> = {}): Promise<{ index: SchemaIndex<ClassEntry>; search: HybridIndex; byIri: Map<string, ClassEntry> }> {
     if (this.classes && this.classes.index.failures.length === 0) return this.classes;
     const before = this.classRows.size;
-    const rows = await fetchIndexRows(this.endpoints, CLASS_INDEX_QUERY, this.select, this.indexBounds(), this.classRows, this.options.concurrency);
+    const rows = await fetchIndexRows(this.endpoints, CLASS_INDEX_QUERY, this.counting(requests), this.indexBounds(), this.classRows, this.options.concurrency);
     if (!this.classes || this.classRows.size !== before) {
       const index = mergeClassIndex(this.endpoints, rows);
       this.classes = { index, search: await HybridIndex.build(indexDocuments(index.entries), this.embedder, this.options.stem), byIri: new Map(index.entries.map((e) => [e.iri, e])) };
@@ -175,10 +184,10 @@ export class KgVoyager {
   }
 
   /** The property index (see `classIndex`). */
-  async propertyIndex(): Promise<{ index: SchemaIndex<PropertyEntry>; search: HybridIndex; byIri: Map<string, PropertyEntry> }> {
+  async propertyIndex(requests: Record<string, number> = {}): Promise<{ index: SchemaIndex<PropertyEntry>; search: HybridIndex; byIri: Map<string, PropertyEntry> }> {
     if (this.properties && this.properties.index.failures.length === 0) return this.properties;
     const before = this.propertyRows.size;
-    const rows = await fetchIndexRows(this.endpoints, PROPERTY_INDEX_QUERY, this.select, this.indexBounds(), this.propertyRows, this.options.concurrency);
+    const rows = await fetchIndexRows(this.endpoints, PROPERTY_INDEX_QUERY, this.counting(requests), this.indexBounds(), this.propertyRows, this.options.concurrency);
     if (!this.properties || this.propertyRows.size !== before) {
       const index = mergePropertyIndex(this.endpoints, rows, voidAnnotations(this.endpoints));
       this.properties = { index, search: await HybridIndex.build(indexDocuments(index.entries), this.embedder, this.options.stem), byIri: new Map(index.entries.map((e) => [e.iri, e])) };
@@ -218,7 +227,8 @@ export class KgVoyager {
   async searchAllClasses(term: string): Promise<ToolAnswer> {
     const t = term.trim();
     if (!t) return { text: 'search_all_classes needs a non-empty term (e.g. "singer").', isError: true, requests: {} };
-    const { index, search, byIri } = await this.classIndex();
+    const requests: Record<string, number> = {};
+    const { index, search, byIri } = await this.classIndex(requests);
     const mode = this.options.retrieval;
     const result = await search.search(t, this.searchOptions(mode));
     const lines = [this.describeSearch('classes', t, index.entries.length, result, mode)];
@@ -229,7 +239,7 @@ export class KgVoyager {
     });
     if (result.kept.length === 0) lines.push('No class matches. Try a shorter or more general term, or search_all_properties.');
     lines.push(...failureLines(index.failures));
-    return { text: lines.join('\n'), isError: false, requests: {} };
+    return { text: lines.join('\n'), isError: false, requests };
   }
 
   /**
@@ -240,7 +250,8 @@ export class KgVoyager {
   async searchAllProperties(term: string): Promise<ToolAnswer> {
     const t = term.trim();
     if (!t) return { text: 'search_all_properties needs a non-empty term (e.g. "name").', isError: true, requests: {} };
-    const { index, search, byIri } = await this.propertyIndex();
+    const requests: Record<string, number> = {};
+    const { index, search, byIri } = await this.propertyIndex(requests);
     const mode = this.options.retrieval;
     const result = await search.search(t, this.searchOptions(mode));
     const lines = [this.describeSearch('properties', t, index.entries.length, result, mode)];
@@ -257,7 +268,7 @@ export class KgVoyager {
     });
     if (result.kept.length === 0) lines.push('No property matches. Try a shorter or more general term.');
     lines.push(...failureLines(index.failures));
-    return { text: lines.join('\n'), isError: false, requests: {} };
+    return { text: lines.join('\n'), isError: false, requests };
   }
 
   /** Endpoints of the same graph as `e` (fkgqa shards), or the other foreign endpoints; `e` excluded. */
@@ -311,9 +322,9 @@ export class KgVoyager {
   async lookupClassInstances(args: { class: string; exact_term?: string; fallback_term?: string; all_attributes?: boolean }): Promise<ToolAnswer> {
     const cls = args.class?.trim().replace(/^<|>$/g, '');
     if (!cls) return { text: 'lookup_class_instances needs a class IRI (from search_all_classes).', isError: true, requests: {} };
-    const { byIri } = await this.classIndex();
-    const entry = byIri.get(cls);
     const budget = new Budget(this.options.timeoutMs, this.select);
+    const { byIri } = await this.classIndex(budget.requests);
+    const entry = byIri.get(cls);
     const failures: IndexFailure[] = [];
     const holders = this.endpointsOf(entry?.endpoints);
     const head = entry
@@ -432,10 +443,10 @@ export class KgVoyager {
   async explorePropertyUsage(args: { property: string }): Promise<ToolAnswer> {
     const prop = args.property?.trim().replace(/^<|>$/g, '');
     if (!prop) return { text: 'explore_property_usage needs a property IRI (from search_all_properties).', isError: true, requests: {} };
-    const { byIri } = await this.propertyIndex();
+    const budget = new Budget(this.options.timeoutMs, this.select);
+    const { byIri } = await this.propertyIndex(budget.requests);
     const entry = byIri.get(prop);
     const holders = this.endpointsOf(entry?.endpoints);
-    const budget = new Budget(this.options.timeoutMs, this.select);
     const failures: IndexFailure[] = [];
     const p = iriRef(prop);
     const k = this.options.maxRows;
