@@ -18,7 +18,7 @@ export interface Embedder {
   readonly id: string;
   /**
    * Embeds texts.
-   * @returns one vector per text, in order; all of one length
+   * @returns one vector per text, in order; all of one length and L2-normalised (or zero)
    * @throws Error naming the service when a remote embedder fails
    */
   embed(texts: string[]): Promise<Float32Array[]>;

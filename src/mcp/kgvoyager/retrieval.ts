@@ -5,7 +5,7 @@
  * keep the top three).
  */
 import MiniSearch from 'minisearch';
-import { cosine, type Embedder } from './embedder.js';
+import type { Embedder } from './embedder.js';
 import { sStem, words } from './text.js';
 
 /** One document of a search index: an id (an IRI) and its text. */
@@ -143,14 +143,23 @@ export class HybridIndex {
       .sort(byScoreThenId);
   }
 
-  /** Dense ranking: documents with cosine > 0 to the query's embedding, best first. */
+  /**
+   * Dense ranking: documents with cosine > 0 to the query's embedding, best first. Embeddings are
+   * L2-normalised (the `Embedder` contract), so the cosine is the dot product, summed over the
+   * query vector's non-zero coordinates only (about 20 for the n-gram embedder).
+   */
   async dense(query: string): Promise<ScoredId[]> {
     if (this.ids.length === 0) return [];
     const [q] = await this.embedder.embed([query]);
+    const nz: number[] = [];
+    for (let i = 0; i < q.length; i++) if (q[i] !== 0) nz.push(i);
     const out: ScoredId[] = [];
-    for (let i = 0; i < this.ids.length; i++) {
-      const c = cosine(q, this.vectors[i]);
-      if (c > 0) out.push({ id: this.ids[i], score: c });
+    for (let d = 0; d < this.ids.length; d++) {
+      const v = this.vectors[d];
+      if (v.length !== q.length) throw new Error(`embedder ${this.embedder.id}: query vector of length ${q.length}, document vector of length ${v.length}`);
+      let dot = 0;
+      for (const i of nz) dot += q[i] * v[i];
+      if (dot > 1e-9) out.push({ id: this.ids[d], score: dot });
     }
     return out.sort(byScoreThenId);
   }
