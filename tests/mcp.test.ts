@@ -9,6 +9,7 @@ import * as oxigraph from 'oxigraph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readVoid } from '../src/describe/void-turtle.js';
 import type { McpLimits, Setup } from '../src/mcp/context.js';
+import { checkGoldThroughMcp } from '../src/mcp/gold-check.js';
 import { planQuery } from '../src/mcp/query.js';
 import { loadRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/mcp/registry.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
@@ -16,7 +17,7 @@ import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
 import type { JsonResults } from '../src/serve/results.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { compareResults } from '../src/verify/compare.js';
-import { DEMO, ROOT, tmpDir } from './helpers.js';
+import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
 
 const P = 'http://valuenet/ontop/';
 const VOID = 'http://rdfs.org/ns/void#';
@@ -341,6 +342,34 @@ describe('fkgqa mcp / get_void_descriptions', () => {
   });
 });
 
+describe('fkgqa serve / federation endpoint', () => {
+  const fed = () => new URL(url('library-shard1')).origin + '/federation/sparql';
+  const post = (query: string, accept = 'application/sparql-results+json') =>
+    fetch(fed(), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept }, body: new URLSearchParams({ query }).toString() });
+  it('answers SERVICE queries over the shard endpoints (SPARQL 1.1 Protocol), in the negotiated format', async () => {
+    const q = `PREFIX : <${P}> SELECT ?title WHERE { SERVICE <${url('library-shard4')}> { ?b :book\\#year 2023 } SERVICE <${url('library-shard2')}> { ?b :book\\#title ?title } }`;
+    const r = await post(q);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/sparql-results+json');
+    expect(((await r.json()) as JsonResults).results!.bindings.map((b) => b.title.value)).toEqual(['Andean Notebook']);
+    const csv = await post(q, 'text/csv');
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect((await csv.text()).trim().split(/\r?\n/)).toEqual(['title', 'Andean Notebook']);
+    const sd = await fetch(fed(), { headers: { accept: 'text/turtle' } });
+    expect(sd.status).toBe(200);
+    expect(await sd.text()).toContain('fkgqa federation endpoint: SERVICE queries over 8 shard endpoints');
+  });
+  it('refuses unregistered SERVICE targets (403), queries without SERVICE (400) and updates (403)', async () => {
+    const unknown = await post('SELECT * { SERVICE <http://example.org/sparql> { ?s ?p ?o } }');
+    expect(unknown.status).toBe(403);
+    expect(await unknown.text()).toMatch(/^unknown-endpoint: <http:\/\/example\.org\/sparql> is not a registered endpoint; nothing was sent/);
+    const none = await post('SELECT * { ?s ?p ?o }');
+    expect(none.status).toBe(400);
+    const update = await fetch(fed(), { method: 'POST', headers: { 'content-type': 'application/sparql-update' }, body: 'INSERT DATA { <urn:a> <urn:b> <urn:c> }' });
+    expect(update.status).toBe(403);
+  });
+});
+
 describe('fkgqa mcp / transports', () => {
   it('serves Streamable HTTP on loopback', async () => {
     const h = await serveMcpHttp({ registry, setup: 'void_tool', callLog: null, state: null });
@@ -383,3 +412,16 @@ describe('fkgqa mcp / transports', () => {
 });
 
 export type { FkgqaMcpServer };
+
+describe.skipIf(!HAS_SPIDER)('fkgqa mcp / Spider4SPARQL gold queries through run_sparql_query', () => {
+  it('every distinct gold query of a graph (concert_singer), as its trivial federation, gives the gold answer', async () => {
+    const out = path.join(tmpDir('fkgqa-mcp-spider-'), 'shards');
+    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out, kgs: ['concert_singer'] });
+    const r = await checkGoldThroughMcp({ shards: out, timeoutMs: 30_000 });
+    const expected = new Set(JSON.parse(fs.readFileSync(path.join(out, 'benchmark.json'), 'utf8')).entries.map((e: { queryId: string }) => e.queryId)).size;
+    expect(r.verdicts).toHaveLength(expected);
+    expect(r.verdicts.filter((v) => v.status !== 'identical' && v.status !== 'equivalent').map((v) => `${v.id}: ${v.status} ${v.reason}`)).toEqual([]);
+    expect(r.totals.identical).toBeGreaterThan(expected - 5);
+    expect(Math.min(...r.verdicts.map((v) => v.services))).toBeGreaterThanOrEqual(2);
+  });
+});

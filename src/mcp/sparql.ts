@@ -113,10 +113,15 @@ export class BoundedSparqlClient {
    * @returns never rejects
    */
   async federated(query: string, mediaType: string, timeoutMs: number): Promise<SparqlOutcome> {
+    const t0 = performance.now();
     this.engine ??= EngineWorker.start();
-    const engine = await this.engine;
-    const o = await engine.query({ query, sources: [], asAlgebra: true, timeoutMs, mediaType, allowedEndpoints: this.registry.endpoints.map((e) => e.url) });
-    if (o.status === 'timeout') return { status: 'timeout', ms: o.ms, requests: null };
+    // The limit bounds the whole call, also the wait for the engine's thread (re)starting or
+    // finishing an earlier query; the engine stops the query itself at its own limit.
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    const run = this.engine.then((engine) => engine.query({ query, sources: [], asAlgebra: true, timeoutMs, mediaType, allowedEndpoints: this.registry.endpoints.map((e) => e.url) }));
+    const o = await Promise.race([run, limit]).finally(() => clearTimeout(timer));
+    if (o === 'timeout' || o.status === 'timeout') return { status: 'timeout', ms: performance.now() - t0, requests: null };
     if (o.status === 'error') return { status: 'error', error: o.error, ms: o.ms, requests: o.requests ?? null };
     if (Buffer.byteLength(o.body) > this.maxResultBytes) return { status: 'error', error: `the answer is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: o.ms, requests: o.requests ?? {} };
     return { status: 'ok', body: o.body, contentType: mediaType, ms: o.ms, requests: o.requests ?? {} };

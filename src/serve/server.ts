@@ -19,6 +19,8 @@ import { inspectQuery, type RequestKind } from './query-info.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { serializeResults, truncateBindings, truncateNTriples, type JsonResults } from './results.js';
 import { serviceDescription } from './service-description.js';
+import { FEDERATION_PATH, FederationEndpoint } from './federation.js';
+import { registryFromEndpointsValue } from '../mcp/registry.js';
 
 /** Options of `serve`. */
 export interface ServeOptions {
@@ -191,6 +193,8 @@ export class ShardServer {
   private readonly timeoutMs: number;
   private readonly maxBodyBytes: number;
   private catalogueTtl: string | undefined;
+  /** `/federation/sparql`: SERVICE queries over the shard endpoints (src/serve/federation.ts). */
+  private federation: FederationEndpoint | undefined;
   private closed = false;
 
   /** @internal use `serve` */
@@ -291,6 +295,8 @@ export class ShardServer {
     this.catalogueTtl = fs.existsSync(catalogueTtl) ? catalogueTtl : undefined;
 
     await this.listen();
+    const fedUrl = this.endpoints[0] ? `${new URL(this.endpoints[0].url).origin}${FEDERATION_PATH}` : FEDERATION_PATH;
+    this.federation = new FederationEndpoint(() => registryFromEndpointsValue(this.endpointsFile(), 'serve'), () => fedUrl, { timeoutMs: this.timeoutMs, maxBodyBytes: this.maxBodyBytes });
     this.startupMs = performance.now() - t0;
     if (o.writeFiles !== false) this.writeFiles(profiles && typeof o.profiles === 'string' ? path.resolve(o.profiles) : null);
     progress(`fkgqa serve: ${this.endpoints.length} endpoints up in ${(this.startupMs / 1000).toFixed(2)} s`);
@@ -366,8 +372,9 @@ export class ShardServer {
   }
 
   /** Resolves a request path to what it asks for. */
-  private route(pathname: string, only?: Endpoint): { ep?: Endpoint; what: 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'none' } {
+  private route(pathname: string, only?: Endpoint): { ep?: Endpoint; what: 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'federation' | 'none' } {
     if (pathname === '/') return { what: 'index' };
+    if (pathname === FEDERATION_PATH) return { what: 'federation' };
     if (pathname === '/_stats') return { what: 'stats' };
     if (only) {
       if (pathname === '/sparql') return { ep: only, what: 'sparql' };
@@ -393,6 +400,7 @@ export class ShardServer {
         answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Content-Type, Accept', 'Access-Control-Max-Age': '86400' } };
       } else if (what === 'sparql') answer = await this.sparql(req, url, ep!);
       else if (what === 'void') answer = await this.voidFile(req, ep!);
+      else if (what === 'federation') answer = await this.federation!.handle(req, url);
       else {
         req.resume();
         answer = this.serverPath(what, req.method ?? 'GET');
@@ -551,6 +559,7 @@ export class ShardServer {
       ),
     );
     await Promise.all(this.stores.map((w) => w.close()));
+    await this.federation?.close();
     await this.log.close();
   }
 }

@@ -1,0 +1,115 @@
+// npm run bench:mcp [-- --shards DIR] [-- --runs N] [-- --warmup N]
+// Tool-call latency of run_sparql_query (fkgqa mcp) side by side with querying the endpoint
+// directly, in one run (a benchmark, not a test). The shard endpoints (and the unsharded graphs)
+// run in a separate `fkgqa serve` process; the MCP server runs in this process with an in-memory
+// MCP client (JSON-RPC, tool dispatch, planning, the HTTP request) and, for one scenario, as a
+// spawned `fkgqa mcp` over stdio. Scenarios on the demo build's library graph (or --shards with a
+// library-like graph given by --kg and --class):
+//   lone SERVICE: `SELECT * { SERVICE <shard> { ?s a <class> } }` through the tool (wrapper stripped,
+//                 sent directly) vs the same body POSTed to the shard;
+//   2 SERVICE:    a join over two shards through the tool (federation engine) vs the same BGP on
+//                 the unsharded graph's endpoint.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { registryFromEndpointsValue } from '../dist/mcp/registry.js';
+import { createMcpServer } from '../dist/mcp/server.js';
+import { benchOptions, here, median } from './lib.js';
+
+const cli = path.resolve(here, '../bin/fkgqa.js');
+const o = benchOptions({ shards: '', runs: '50', warmup: '5' });
+const runs = Number(o.runs);
+const warmup = Number(o.warmup);
+let shards = o.shards;
+if (!shards) {
+  shards = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-mcp-')), 'shards');
+  execFileSync(process.execPath, [cli, 'partition', '--out', shards, '--quiet'], { stdio: 'ignore' });
+}
+
+/** Starts `fkgqa serve --with-originals --kg library` and resolves with its endpoints file. */
+function startServe() {
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-mcp-serve-'));
+  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--kg', 'library', '--with-originals', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.on('exit', (code) => reject(new Error(`fkgqa serve exited with ${code}`)));
+    child.stdout.on('data', (d) => {
+      out += d;
+      const lines = out.trim().split('\n');
+      if (lines.length === 5) {
+        const urls = Object.fromEntries(lines.map((l) => l.split('\t')));
+        resolve({ child, urls, state });
+      }
+    });
+  });
+}
+
+const P = 'http://valuenet/ontop/';
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
+
+async function time(fn) {
+  for (let i = 0; i < warmup; i++) await fn();
+  const ms = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    ms.push(performance.now() - t0);
+  }
+  return ms;
+}
+
+const { child, urls } = await startServe();
+try {
+  const endpointsFile = {
+    tool: { name: 'fkgqa', version: '' }, shards: path.resolve(shards), timeoutMs: 30000, maxBodyBytes: 1 << 20, profileFile: null,
+    endpoints: Object.entries(urls).map(([id, url]) => ({ id, url, graph: 'library', role: /-shard\d+$/.test(id) ? 'shard' : 'original', shard: /-(shard\d+)$/.exec(id)?.[1] ?? null, void: null, triples: 0, profile: null })),
+  };
+  const registry = registryFromEndpointsValue(endpointsFile, 'bench');
+  const mcp = await createMcpServer({ registry, callLog: null, state: null });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.server.connect(a);
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(b);
+  const tool = (query) => async () => {
+    const r = await client.callTool({ name: 'run_sparql_query', arguments: { query } });
+    if (r.isError) throw new Error(r.content[0].text);
+  };
+  const direct = (url, query) => async () => {
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json' }, body: new URLSearchParams({ query }) });
+    if (!r.ok) throw new Error(await r.text());
+    await r.text();
+  };
+  const s1 = urls['library-shard1'];
+  const body = `?s a <${P}author>`;
+  const join = (a, b) => `SELECT ?title WHERE { SERVICE <${a}> { ?b <${P}book#year> ?y FILTER(?y > 2010) } SERVICE <${b}> { ?b <${P}book#title> ?title } }`;
+  const unsharded = `SELECT ?title WHERE { ?b <${P}book#year> ?y FILTER(?y > 2010) ?b <${P}book#title> ?title }`;
+
+  // The same MCP server as a child process over stdio.
+  const epFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-mcp-ep-')), 'endpoints.json');
+  fs.writeFileSync(epFile, JSON.stringify(endpointsFile));
+  const stdio = new Client({ name: 'bench', version: '1' });
+  await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp', '--endpoints', epFile, '-q'] }));
+  const stdioTool = (query) => async () => {
+    const r = await stdio.callTool({ name: 'run_sparql_query', arguments: { query } });
+    if (r.isError) throw new Error(r.content[0].text);
+  };
+
+  const rows = [
+    ['lone SERVICE, endpoint directly (HTTP POST)', await time(direct(s1, `SELECT * WHERE { ${body} }`))],
+    ['lone SERVICE, run_sparql_query (in-memory MCP)', await time(tool(`SELECT * WHERE { SERVICE <${s1}> { ${body} } }`))],
+    ['lone SERVICE, run_sparql_query (stdio MCP)', await time(stdioTool(`SELECT * WHERE { SERVICE <${s1}> { ${body} } }`))],
+    ['2-shard join, unsharded endpoint directly', await time(direct(urls.library, unsharded))],
+    ['2-shard join, run_sparql_query (federation)', await time(tool(join(urls['library-shard4'], urls['library-shard2'])))],
+  ];
+  console.log(`bench:mcp — ${shards} (library), ${runs} runs after ${warmup} warm-up runs; latency in ms`);
+  console.log(`${'scenario'.padEnd(50)} ${'median'.padStart(8)} ${'p95'.padStart(8)}`);
+  for (const [name, ms] of rows) console.log(`${name.padEnd(50)} ${median(ms).toFixed(2).padStart(8)} ${pct(ms, 95).toFixed(2).padStart(8)}`);
+  await stdio.close();
+  await client.close();
+  await mcp.close();
+} finally {
+  child.kill('SIGTERM');
+}

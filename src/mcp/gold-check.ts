@@ -1,0 +1,160 @@
+/**
+ * The end-to-end check of `fkgqa mcp` on a build: every distinct gold query, rewritten as its
+ * trivial federation (FKGQA paper section 2; src/verify/trivial.ts) over its graph's shard
+ * endpoints, sent through `run_sparql_query` exactly as an agent would send it, must give the gold
+ * answer (the answer on the unsharded graph, stored by `fkgqa stats`, or computed here on the union of the shards). Differences allowed by ties
+ * under a top-level ORDER BY are checked on the unsharded graph as `fkgqa verify` does
+ * (src/verify/ties.ts). Used by `bench/mcp-gold.js` and the tests.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseQuery } from '../analyze/parse.js';
+import { stateDir, STATE_FILES } from '../common/state.js';
+import { StoreWorker } from '../common/store-worker.js';
+import { MEDIA } from '../serve/protocol.js';
+import type { JsonResults } from '../serve/results.js';
+import { readBuild, serve } from '../serve/server.js';
+import { compareResults } from '../verify/compare.js';
+import { equivalentUnderTies, keyQuery } from '../verify/ties.js';
+import { trivialFederation } from '../verify/trivial.js';
+import { readGoldAnswers, readGoldQueries, type GoldAnswer } from '../verify/verify.js';
+import { registryFromEndpointsValue } from './registry.js';
+import { runSparqlQuery } from './run-query.js';
+import { createMcpContext } from './server.js';
+
+/** Options of `checkGoldThroughMcp`. */
+export interface GoldCheckOptions {
+  /** The build (with gold answers from `fkgqa stats`). */
+  shards: string;
+  /** Only these graphs. */
+  kgs?: string[];
+  /** Only these query ids. */
+  queries?: string[];
+  /** `timeout_ms` of each run_sparql_query call (default 10,000). */
+  timeoutMs?: number;
+  progress?: (line: string) => void;
+}
+
+/** The verdict on one distinct gold query. */
+export interface GoldCheckVerdict {
+  id: string;
+  graph: string;
+  /** identical; equivalent (ties under ORDER BY); different; failed (an error or the time limit); no-gold (the unsharded graph did not answer). */
+  status: 'identical' | 'equivalent' | 'different' | 'failed' | 'no-gold';
+  reason?: string;
+  /** Length of the trivial-federation query, in characters. */
+  chars: number;
+  /** SERVICE clauses in it. */
+  services: number;
+  rows?: number;
+  goldRows?: number;
+  ms: number;
+}
+
+/** The result of the check. */
+export interface GoldCheckReport {
+  graphs: string[];
+  timeoutMs: number;
+  verdicts: GoldCheckVerdict[];
+  totals: Record<GoldCheckVerdict['status'], number>;
+  /** Trivial-federation queries longer than the default limit of 8,000 characters (the check raises the limit). */
+  overDefaultLimit: number;
+  ms: number;
+}
+
+/** Gold answers of a graph: the state folder's `gold-answers/<kg>.json`, else `<build>/<kg>/gold-answers.json`. */
+function goldAnswers(shards: string, graph: string): Map<string, GoldAnswer> | undefined {
+  const inState = path.join(stateDir(shards), STATE_FILES.goldAnswers(graph));
+  if (fs.existsSync(inState)) {
+    const g = JSON.parse(fs.readFileSync(inState, 'utf8')) as { answers: { query: string; status: GoldAnswer['status']; error?: string; rows?: number; results?: JsonResults }[] };
+    return new Map(g.answers.map((a) => [a.query, { ...a, source: 'gold-answers.json' as const }]));
+  }
+  return readGoldAnswers(shards, graph);
+}
+
+/**
+ * Runs the check: serves the build in this process (loopback, any free port), and sends every
+ * selected gold query's trivial federation through run_sparql_query.
+ * @throws InputError for a missing build or unknown graph
+ */
+export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldCheckReport> {
+  const t0 = performance.now();
+  const timeoutMs = o.timeoutMs ?? 10_000;
+  const progress = o.progress ?? (() => {});
+  const build = readBuild(o.shards, o.kgs);
+  const graphs = build.map((g) => g.graph);
+  const { defaultPrefix, queries } = readGoldQueries(o.shards);
+  const wanted = o.queries ? new Set(o.queries) : undefined;
+  const server = await serve({ shards: o.shards, kgs: graphs, writeFiles: false, timeoutMs: Math.max(timeoutMs, 30_000) });
+  const registry = registryFromEndpointsValue(server.endpointsFile(), 'gold-check');
+  const ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { maxQueryChars: 1 << 20, maxTimeoutMs: Math.max(timeoutMs, 100_000), previewRows: 0 } });
+  const verdicts: GoldCheckVerdict[] = [];
+  try {
+    for (const g of build) {
+      const gq = queries.filter((q) => q.graph === g.graph && (!wanted || wanted.has(q.id)));
+      if (gq.length === 0) continue;
+      const gold = goldAnswers(o.shards, g.graph);
+      const urls = registry.endpoints.filter((e) => e.graph === g.graph).map((e) => e.url);
+      let store: StoreWorker | undefined;
+      progress(`${g.graph}: ${gq.length} queries over ${urls.length} endpoints`);
+      try {
+        for (const q of gq) {
+          const parsed = parseQuery(q.text, defaultPrefix);
+          if (!parsed.ok) throw new Error(`${q.id}: gold query does not parse: ${parsed.error}`);
+          const ast = parsed.query.ast;
+          const t = trivialFederation(ast, urls);
+          const services = (t.text.match(/SERVICE </g) ?? []).length;
+          const base = { id: q.id, graph: q.graph, chars: t.text.length, services };
+          let want = gold?.get(q.id);
+          if (!want) {
+            // No stored answer: computed here on the unsharded graph (the union of its shards).
+            store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
+            const a = await store.query({ query: parsed.query.normalized, resultsFormat: MEDIA.json, timeoutMs: Math.max(timeoutMs, 30_000) });
+            want = a.status === 'ok' ? { status: 'ok', results: JSON.parse(a.body) as JsonResults, source: 'computed' } : { status: a.status, error: a.status === 'error' ? a.error : undefined, source: 'computed' };
+          }
+          if (want.status !== 'ok' || !want.results) {
+            verdicts.push({ ...base, status: 'no-gold', reason: `the unsharded graph: ${want.status}${want.error ? ` (${want.error})` : ''}`, ms: 0 });
+            continue;
+          }
+          const r = await runSparqlQuery(ctx, { query: t.text, timeout_ms: timeoutMs });
+          const v: GoldCheckVerdict = { ...base, status: 'failed', goldRows: want.results.results?.bindings.length ?? 1, ms: Math.round(r.ms) };
+          if (r.isError || !r.results) {
+            v.reason = r.errorClass === 'timeout' ? `timeout: no answer within ${timeoutMs} ms` : r.text.split('\n')[0].slice(0, 300);
+          } else {
+            const ordered = !!(ast as { order?: unknown[] }).order?.length;
+            const c = compareResults(want.results, r.results, ordered);
+            v.rows = c.rows;
+            if (c.identical) v.status = 'identical';
+            else {
+              v.status = 'different';
+              v.reason = c.reason;
+              const kq = ordered ? keyQuery(ast) : undefined;
+              if (kq) {
+                store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
+                const k = await store.query({ query: kq, resultsFormat: MEDIA.json, timeoutMs: Math.max(timeoutMs, 30_000) });
+                if (k.status === 'ok') {
+                  const e = equivalentUnderTies(ast, JSON.parse(k.body) as JsonResults, r.results);
+                  if (e.equivalent) {
+                    v.status = 'equivalent';
+                    v.reason = `${c.reason}; allowed by ties under ORDER BY (${e.ties} tied solutions)`;
+                  } else v.reason = `${c.reason}; not explained by ties (${e.why})`;
+                }
+              }
+              if (v.status === 'different' && t.caveats.length) v.reason += ` (${t.caveats.join('; ')})`;
+            }
+          }
+          verdicts.push(v);
+          progress(`  ${q.id}: ${v.status}${v.reason ? ` — ${v.reason}` : ''} (${v.services} SERVICE, ${v.chars} chars, ${v.ms} ms)`);
+        }
+      } finally {
+        await store?.close();
+      }
+    }
+  } finally {
+    await ctx.close();
+    await server.close();
+  }
+  const totals = { identical: 0, equivalent: 0, different: 0, failed: 0, 'no-gold': 0 };
+  for (const v of verdicts) totals[v.status]++;
+  return { graphs, timeoutMs, verdicts, totals, overDefaultLimit: verdicts.filter((v) => v.chars > 8000).length, ms: performance.now() - t0 };
+}

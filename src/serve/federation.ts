@@ -1,0 +1,126 @@
+/**
+ * The federation endpoint of `fkgqa serve` (`/federation/sparql`): the "federation endpoint" of
+ * the FKGQA paper's Figure 1 as a SPARQL 1.1 Protocol endpoint, so that any SPARQL client can send
+ * queries with SERVICE clauses naming the shard endpoints. Queries are routed as run_sparql_query
+ * routes them (src/mcp/query.ts): a lone SERVICE that is the whole WHERE goes straight to its
+ * endpoint, anything else to the local federation engine (Comunica 4.5.0 in a worker thread killed
+ * at the time limit), which may contact only the registered shard endpoints. A SERVICE target
+ * outside the registry is refused (403) before anything is sent.
+ *
+ * Status codes: 400 malformed query, undeclared prefix, no or variable SERVICE, query too long;
+ * 403 SPARQL Update or an unregistered SERVICE target; 406 no acceptable format; 503 the time
+ * limit; 502 an endpoint or the engine failed.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { EndpointRegistry } from '../mcp/registry.js';
+import { planQuery } from '../mcp/query.js';
+import { BoundedSparqlClient } from '../mcp/sparql.js';
+import { MEDIA, negotiate, offered, parseProtocolRequest, ProtocolError, readBody } from './protocol.js';
+import type { RequestKind } from './query-info.js';
+import { serviceDescription } from './service-description.js';
+
+/** The path of the federation endpoint on a `fkgqa serve` port. */
+export const FEDERATION_PATH = '/federation/sparql';
+
+/** Options of the federation endpoint. */
+export interface FederationOptions {
+  /** Time limit of one query, in ms. */
+  timeoutMs: number;
+  /** Largest request body, in bytes (413 above). */
+  maxBodyBytes: number;
+  /** Longest query accepted, in characters (default 8000, as run_sparql_query). */
+  maxQueryChars?: number;
+  /** Largest answer read from an endpoint or the engine, in bytes (default 32 MiB). */
+  maxResultBytes?: number;
+}
+
+/** An answer of the federation endpoint (the shape `fkgqa serve` sends and logs). */
+export interface FederationAnswer {
+  status: number;
+  body: string;
+  type: string;
+  headers?: Record<string, string>;
+  kind: RequestKind;
+  timeout?: true;
+  query?: string;
+}
+
+const text = (status: number, body: string, kind: RequestKind = 'data', headers?: Record<string, string>): FederationAnswer => ({
+  status,
+  body: body.endsWith('\n') ? body : `${body}\n`,
+  type: 'text/plain; charset=utf-8',
+  kind,
+  ...(headers ? { headers } : {}),
+});
+
+/** HTTP status of a refused query, by error class. */
+const REFUSED_STATUS: Record<string, number> = { update: 403, 'unknown-endpoint': 403 };
+
+/**
+ * The federation endpoint over a registry (see the module comment). Create one per server; the
+ * federation engine's thread starts at the first federated query; `close` stops it.
+ */
+export class FederationEndpoint {
+  private client: BoundedSparqlClient | undefined;
+  private registryValue: EndpointRegistry | undefined;
+
+  /**
+   * @param registry the endpoints SERVICE may name, read when the first request arrives (the
+   *   server knows its URLs only after listening)
+   * @param url this endpoint's own URL, for its service description
+   */
+  constructor(
+    private readonly registry: () => EndpointRegistry,
+    private readonly url: () => string,
+    private readonly options: FederationOptions,
+  ) {}
+
+  private sparql(): BoundedSparqlClient {
+    this.registryValue ??= this.registry();
+    this.client ??= new BoundedSparqlClient(this.registryValue, this.options.maxResultBytes ?? 32 << 20);
+    return this.client;
+  }
+
+  /**
+   * Answers one request (SPARQL 1.1 Protocol §2.1: GET or POST; a GET without query gets the
+   * service description).
+   * @returns the answer; protocol errors (405, 413, 415, …) are answers too, never thrown
+   */
+  async handle(req: IncomingMessage, url: URL): Promise<FederationAnswer> {
+    const method = req.method ?? 'GET';
+    let request;
+    try {
+      const body = method === 'POST' ? await readBody(req, this.options.maxBodyBytes) : (req.resume(), undefined);
+      request = parseProtocolRequest(method, url.searchParams, req.headers['content-type'], body);
+    } catch (e) {
+      req.resume();
+      if (e instanceof ProtocolError) return text(e.status, e.message, 'invalid', e.headers);
+      throw e;
+    }
+    const client = this.sparql();
+    if (request.type === 'service-description') {
+      const format = negotiate(req.headers.accept, 'graph') === MEDIA.ntriples ? MEDIA.ntriples : MEDIA.turtle;
+      const sd = await serviceDescription({ url: this.url(), title: `fkgqa federation endpoint: SERVICE queries over ${client.registry.endpoints.length} shard endpoints`, triples: 0 }, format);
+      return { status: 200, body: sd, type: `${format}; charset=utf-8`, kind: 'service-description' };
+    }
+    const query = request.query;
+    if (request.defaultGraphs.length > 0 || request.namedGraphs.length > 0) {
+      return { ...text(400, 'the federation endpoint has no dataset of its own: name the endpoints with SERVICE, not default-graph-uri/named-graph-uri'), query };
+    }
+    const plan = planQuery(query, client.registry, { maxQueryChars: this.options.maxQueryChars ?? 8000 });
+    if (!plan.ok) return { ...text(REFUSED_STATUS[plan.errorClass] ?? 400, `${plan.errorClass}: ${plan.message}`, 'invalid'), query };
+    const format = negotiate(req.headers.accept, plan.form);
+    if (!format) return { ...text(406, `the Accept header (${req.headers.accept}) names no format this query can be answered in: ${offered(plan.form).join(', ')}`), query };
+    const t = this.options.timeoutMs;
+    const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, format, t) : await client.federated(plan.query, format, t);
+    if (o.status === 'timeout') return { ...text(503, `query stopped at the time limit of ${t} ms`), timeout: true, query };
+    if (o.status === 'error') return { ...text(502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`), query };
+    const type = o.contentType || format;
+    return { status: 200, body: o.body, type: type.startsWith('text/') ? `${type}; charset=utf-8` : type, kind: 'data', query };
+  }
+
+  /** Stops the federation engine's thread. */
+  async close(): Promise<void> {
+    await this.client?.close();
+  }
+}
