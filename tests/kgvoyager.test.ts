@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +16,7 @@ import { contentWords, iriText, localPart, sStem } from '../src/mcp/kgvoyager/te
 import { KgVoyager } from '../src/mcp/kgvoyager/tools.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { DEMO, tmpDir } from './helpers.js';
+import { DEMO, ROOT, tmpDir } from './helpers.js';
 
 const O = 'http://valuenet/ontop/';
 
@@ -32,6 +33,17 @@ describe('kgvoyager: text of IRIs', () => {
   });
   it('keeps the content words of a question', () => {
     expect(contentWords('How many singers do we have from France in 2014?')).toEqual(['singers', 'france']);
+  });
+});
+
+describe('kgvoyager: fkgqa mcp options', () => {
+  it('an embedder without its settings is a clear error with exit code 2', () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoint', 'http://127.0.0.1:9/sparql', '--setup', 'kgvoyager', '--embedder', 'openai'], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--embedder openai needs --embedding-url and --embedding-model');
+    const l = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoint', 'http://127.0.0.1:9/sparql', '--kgvoyager', '--embedder', 'local'], { encoding: 'utf8' });
+    expect(l.status).toBe(2);
+    expect(l.stderr).toContain('--embedder local needs --embedding-model-path');
   });
 });
 
