@@ -128,12 +128,20 @@ const intOf = (row: SparqlRow, v: string) => {
   return Number.isFinite(n) ? n : 0;
 };
 
+/** What the rows of one IRI have in common before merging: labels, counts per endpoint, and the rdfs:domain/rdfs:range IRIs. */
+interface Gathered {
+  labels: Set<string>;
+  counts: Map<string, EndpointCount>;
+  d: Set<string>;
+  r: Set<string>;
+}
+
 /**
- * Merges the class index rows of every endpoint into entries.
- * @param rows per endpoint id, from `fetchIndexRows(…, CLASS_INDEX_QUERY, …)`
+ * Gathers index rows by the IRI in variable `v` (`?c` or `?p`), with `?n` the count, `?l` labels,
+ * `?d`/`?r` domains and ranges; an endpoint without rows is a failure.
  */
-export function mergeClassIndex(endpoints: readonly RegisteredEndpoint[], rows: Map<string, EndpointRows>): SchemaIndex<ClassEntry> {
-  const byIri = new Map<string, { labels: Set<string>; counts: Map<string, EndpointCount> }>();
+function gather(endpoints: readonly RegisteredEndpoint[], rows: Map<string, EndpointRows>, v: string): { byIri: Map<string, Gathered>; failures: IndexFailure[] } {
+  const byIri = new Map<string, Gathered>();
   const failures: IndexFailure[] = [];
   for (const e of endpoints) {
     const r = rows.get(e.id);
@@ -142,20 +150,31 @@ export function mergeClassIndex(endpoints: readonly RegisteredEndpoint[], rows: 
       continue;
     }
     for (const row of r.rows) {
-      if (row.c?.type !== 'uri') continue;
-      let entry = byIri.get(row.c.value);
-      if (!entry) byIri.set(row.c.value, (entry = { labels: new Set(), counts: new Map() }));
+      if (row[v]?.type !== 'uri') continue;
+      let entry = byIri.get(row[v].value);
+      if (!entry) byIri.set(row[v].value, (entry = { labels: new Set(), counts: new Map(), d: new Set(), r: new Set() }));
       if (row.l) entry.labels.add(row.l.value);
+      if (row.d?.type === 'uri') entry.d.add(row.d.value);
+      if (row.r?.type === 'uri') entry.r.add(row.r.value);
       entry.counts.set(e.id, { endpoint: e.id, url: e.url, count: intOf(row, 'n') });
     }
   }
-  const entries = [...byIri]
-    .sort(([a], [b]) => byCodePoint(a, b))
-    .map(([iri, x]) => {
-      const eps = sortCounts([...x.counts.values()]);
-      return { iri, text: iriText(iri), labels: [...x.labels].sort(byCodePoint), total: eps.reduce((s, c) => s + c.count, 0), endpoints: eps };
-    });
-  return { entries, failures };
+  return { byIri: new Map([...byIri].sort(([x], [y]) => byCodePoint(x, y))), failures };
+}
+
+/** The fields every entry has, from gathered rows. */
+function baseEntry(iri: string, x: Gathered): ClassEntry {
+  const eps = sortCounts([...x.counts.values()]);
+  return { iri, text: iriText(iri), labels: [...x.labels].sort(byCodePoint), total: eps.reduce((s, c) => s + c.count, 0), endpoints: eps };
+}
+
+/**
+ * Merges the class index rows of every endpoint into entries.
+ * @param rows per endpoint id, from `fetchIndexRows(…, CLASS_INDEX_QUERY, …)`
+ */
+export function mergeClassIndex(endpoints: readonly RegisteredEndpoint[], rows: Map<string, EndpointRows>): SchemaIndex<ClassEntry> {
+  const { byIri, failures } = gather(endpoints, rows, 'c');
+  return { entries: [...byIri].map(([iri, x]) => baseEntry(iri, x)), failures };
 }
 
 /** Domains and ranges of properties read from the endpoints' VoID files (fkgqa builds), per property IRI. */
@@ -201,44 +220,14 @@ export function voidAnnotations(endpoints: readonly RegisteredEndpoint[]): VoidA
  * at the endpoints and the VoID annotations.
  */
 export function mergePropertyIndex(endpoints: readonly RegisteredEndpoint[], rows: Map<string, EndpointRows>, voidInfo: VoidAnnotations): SchemaIndex<PropertyEntry> {
-  const byIri = new Map<string, { labels: Set<string>; counts: Map<string, EndpointCount>; d: Set<string>; r: Set<string> }>();
-  const failures: IndexFailure[] = [];
-  for (const e of endpoints) {
-    const r = rows.get(e.id);
-    if (!r || !r.ok) {
-      failures.push({ endpoint: e.id, url: e.url, error: r && !r.ok ? r.error : 'not asked' });
-      continue;
-    }
-    for (const row of r.rows) {
-      if (row.p?.type !== 'uri') continue;
-      let entry = byIri.get(row.p.value);
-      if (!entry) byIri.set(row.p.value, (entry = { labels: new Set(), counts: new Map(), d: new Set(), r: new Set() }));
-      if (row.l) entry.labels.add(row.l.value);
-      if (row.d?.type === 'uri') entry.d.add(row.d.value);
-      if (row.r?.type === 'uri') entry.r.add(row.r.value);
-      entry.counts.set(e.id, { endpoint: e.id, url: e.url, count: intOf(row, 'n') });
-    }
-  }
+  const { byIri, failures } = gather(endpoints, rows, 'p');
   const annotations = (declared: Set<string>, observed: Map<string, number> | undefined): Annotation[] => [
     ...[...declared].sort(byCodePoint).map((iri) => ({ iri, source: 'rdfs' as const, triples: null })),
     ...[...(observed ?? new Map<string, number>())]
       .sort(([a, x], [b, y]) => y - x || byCodePoint(a, b))
       .map(([iri, triples]) => ({ iri, source: 'void' as const, triples })),
   ];
-  const entries = [...byIri]
-    .sort(([a], [b]) => byCodePoint(a, b))
-    .map(([iri, x]) => {
-      const eps = sortCounts([...x.counts.values()]);
-      return {
-        iri,
-        text: iriText(iri),
-        labels: [...x.labels].sort(byCodePoint),
-        total: eps.reduce((s, c) => s + c.count, 0),
-        endpoints: eps,
-        domains: annotations(x.d, voidInfo.domains.get(iri)),
-        ranges: annotations(x.r, voidInfo.ranges.get(iri)),
-      };
-    });
+  const entries = [...byIri].map(([iri, x]) => ({ ...baseEntry(iri, x), domains: annotations(x.d, voidInfo.domains.get(iri)), ranges: annotations(x.r, voidInfo.ranges.get(iri)) }));
   return { entries, failures };
 }
 

@@ -221,25 +221,45 @@ export class KgVoyager {
   }
 
   /**
+   * One search tool: ranks the index for a term, keeps the filtered hits (at most `maxHits`) and
+   * writes one line per hit with `detail` (what follows the IRI's words).
+   */
+  private async searchTool<E extends ClassEntry>(
+    kind: 'classes' | 'properties',
+    term: string,
+    build: (requests: Record<string, number>) => Promise<{ index: SchemaIndex<E>; search: HybridIndex; byIri: Map<string, E> }>,
+    detail: (e: E) => string,
+    none: string,
+  ): Promise<ToolAnswer> {
+    const t = term.trim();
+    if (!t) return { text: `search_all_${kind} needs a non-empty term (e.g. "${kind === 'classes' ? 'singer' : 'name'}").`, isError: true, requests: {} };
+    const requests: Record<string, number> = {};
+    const { index, search, byIri } = await build(requests);
+    const mode = this.options.retrieval;
+    const result = await search.search(t, this.searchOptions(mode));
+    const lines = [this.describeSearch(kind, t, index.entries.length, result, mode)];
+    result.kept.slice(0, this.options.maxHits).forEach((h, i) => {
+      const e = byIri.get(h.id)!;
+      const labels = e.labels.length ? ` labels ${e.labels.map((l) => JSON.stringify(l)).join(', ')};` : '';
+      lines.push(`${i + 1}. <${e.iri}> (${e.text});${labels} ${detail(e)} [score ${h.score.toFixed(4)}]`);
+    });
+    if (result.kept.length === 0) lines.push(none);
+    lines.push(...failureLines(index.failures));
+    return { text: lines.join('\n'), isError: false, requests };
+  }
+
+  /**
    * search_all_classes: classes whose IRI words or labels match a term, with instance counts per
    * endpoint (paper section 3.1, "Class Search").
    */
   async searchAllClasses(term: string): Promise<ToolAnswer> {
-    const t = term.trim();
-    if (!t) return { text: 'search_all_classes needs a non-empty term (e.g. "singer").', isError: true, requests: {} };
-    const requests: Record<string, number> = {};
-    const { index, search, byIri } = await this.classIndex(requests);
-    const mode = this.options.retrieval;
-    const result = await search.search(t, this.searchOptions(mode));
-    const lines = [this.describeSearch('classes', t, index.entries.length, result, mode)];
-    result.kept.slice(0, this.options.maxHits).forEach((h, i) => {
-      const e = byIri.get(h.id)!;
-      const labels = e.labels.length ? ` labels ${e.labels.map((l) => JSON.stringify(l)).join(', ')};` : '';
-      lines.push(`${i + 1}. <${e.iri}> (${e.text});${labels} ${plural(e.total, 'instance')} at ${plural(e.endpoints.length, 'endpoint')}: ${endpointList(e.endpoints)} [score ${h.score.toFixed(4)}]`);
-    });
-    if (result.kept.length === 0) lines.push('No class matches. Try a shorter or more general term, or search_all_properties.');
-    lines.push(...failureLines(index.failures));
-    return { text: lines.join('\n'), isError: false, requests };
+    return this.searchTool(
+      'classes',
+      term,
+      (r) => this.classIndex(r),
+      (e) => `${plural(e.total, 'instance')} at ${plural(e.endpoints.length, 'endpoint')}: ${endpointList(e.endpoints)}`,
+      'No class matches. Try a shorter or more general term, or search_all_properties.',
+    );
   }
 
   /**
@@ -248,27 +268,21 @@ export class KgVoyager {
    * (paper section 3.1, "Property Search").
    */
   async searchAllProperties(term: string): Promise<ToolAnswer> {
-    const t = term.trim();
-    if (!t) return { text: 'search_all_properties needs a non-empty term (e.g. "name").', isError: true, requests: {} };
-    const requests: Record<string, number> = {};
-    const { index, search, byIri } = await this.propertyIndex(requests);
-    const mode = this.options.retrieval;
-    const result = await search.search(t, this.searchOptions(mode));
-    const lines = [this.describeSearch('properties', t, index.entries.length, result, mode)];
     const ann = (xs: Annotation[]) =>
       xs
         .slice(0, 5)
         .map((a) => (a.source === 'rdfs' ? `${short(a.iri)} (rdfs)` : `${short(a.iri)} (${a.triples} in VoID)`))
         .join(', ');
-    result.kept.slice(0, this.options.maxHits).forEach((h, i) => {
-      const e = byIri.get(h.id)!;
-      const labels = e.labels.length ? ` labels ${e.labels.map((l) => JSON.stringify(l)).join(', ')};` : '';
-      const dr = [e.domains.length ? ` domain ${ann(e.domains)}` : '', e.ranges.length ? ` range ${ann(e.ranges)}` : ''].filter(Boolean).join(';');
-      lines.push(`${i + 1}. <${e.iri}> (${e.text});${labels} ${plural(e.total, 'triple')} at ${plural(e.endpoints.length, 'endpoint')}: ${endpointList(e.endpoints)}${dr ? `;${dr}` : ''} [score ${h.score.toFixed(4)}]`);
-    });
-    if (result.kept.length === 0) lines.push('No property matches. Try a shorter or more general term.');
-    lines.push(...failureLines(index.failures));
-    return { text: lines.join('\n'), isError: false, requests };
+    return this.searchTool(
+      'properties',
+      term,
+      (r) => this.propertyIndex(r),
+      (e) => {
+        const dr = [e.domains.length ? ` domain ${ann(e.domains)}` : '', e.ranges.length ? ` range ${ann(e.ranges)}` : ''].filter(Boolean).join(';');
+        return `${plural(e.total, 'triple')} at ${plural(e.endpoints.length, 'endpoint')}: ${endpointList(e.endpoints)}${dr ? `;${dr}` : ''}`;
+      },
+      'No property matches. Try a shorter or more general term.',
+    );
   }
 
   /** Endpoints of the same graph as `e` (fkgqa shards), or the other foreign endpoints; `e` excluded. */
