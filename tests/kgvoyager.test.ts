@@ -231,18 +231,28 @@ describe('kgvoyager tools on the demo federation', () => {
     expect((await kgv.exploreEntityRelations({})).isError).toBe(true);
   });
 
-  it('the tools bound their time: a timeout is an incomplete answer, not an empty one', async () => {
-    const slow = new KgVoyager({
-      registry,
-      select: async (u, q, b) => (u === url('library-shard3') ? new Promise((_, rej) => setTimeout(() => rej(new Error(`${u}: no answer within ${b.timeoutMs} ms`)), 5)) : httpSelect(u, q, b)),
-      options: { timeoutMs: 2000 },
-    });
-    const text = (await slow.explorePropertyUsage({ property: `${O}author#name` })).text;
-    // The index query of shard3 failed too: the property is only known at shard1.
-    expect(text).toContain(`- <${O}author>: 5 triples (library-shard1 5)`);
-    const classes = (await slow.searchAllClasses('author')).text;
-    expect(classes).toContain('Incomplete: 1 endpoint did not answer');
-    expect(classes).toContain(`<${url('library-shard3')}>: ${url('library-shard3')}: no answer within`);
+  it('the tools bound their time: an endpoint that never answers makes the answer incomplete, not empty', async () => {
+    // A SPARQL endpoint that accepts the request and never answers.
+    const hang = http.createServer(() => {});
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    const hangUrl = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/sparql`;
+    try {
+      const withHang: EndpointRegistry = { ...registry, endpoints: [...registry.endpoints, { id: 'hang', url: hangUrl, graph: null, shard: null, description: null, voidFile: null, voidExtendedFile: null }] };
+      const slow = new KgVoyager({ registry: withHang, select: httpSelect, options: { timeoutMs: 400, indexTimeoutMs: 400 } });
+      const t0 = Date.now();
+      const classes = (await slow.searchAllClasses('author')).text;
+      expect(Date.now() - t0).toBeLessThan(3000);
+      expect(classes.split('\n')[1]).toContain(`<${O}author> (author); 6 instances at 2 endpoints`);
+      expect(classes).toContain('Incomplete: 1 endpoint did not answer (results from them are missing, not empty):');
+      expect(classes).toContain(`- <${hangUrl}>: ${hangUrl}: the SPARQL endpoint cannot be reached: no answer within 400 ms`);
+      // An entity look-up asks every endpoint: the shards answer, the hanging one is named.
+      const e = (await slow.exploreEntityRelations({ entity: `${O}author/author_id=3` })).text;
+      expect(e).toContain('found at 2 endpoints (library-shard3, library-shard4)');
+      expect(e).toContain(`- <${hangUrl}>:`);
+    } finally {
+      hang.closeAllConnections();
+      await new Promise((r) => hang.close(r));
+    }
   });
 
   it('registers on an McpServer; an MCP client lists and calls the tools', async () => {
