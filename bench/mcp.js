@@ -50,15 +50,18 @@ function startServe() {
 const P = 'http://valuenet/ontop/';
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
-async function time(fn) {
-  for (let i = 0; i < warmup; i++) await fn();
-  const ms = [];
+/** Times every scenario `runs` times, interleaved (one call of each in turn), so that load changes affect all alike. */
+async function timeAll(scenarios) {
+  for (let i = 0; i < warmup; i++) for (const [, fn] of scenarios) await fn();
+  const ms = scenarios.map(() => []);
   for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await fn();
-    ms.push(performance.now() - t0);
+    for (const [k, [, fn]] of scenarios.entries()) {
+      const t0 = performance.now();
+      await fn();
+      ms[k].push(performance.now() - t0);
+    }
   }
-  return ms;
+  return scenarios.map(([name], k) => [name, ms[k]]);
 }
 
 const { child, urls } = await startServe();
@@ -97,14 +100,14 @@ try {
     if (r.isError) throw new Error(r.content[0].text);
   };
 
-  const rows = [
-    ['lone SERVICE, endpoint directly (HTTP POST)', await time(direct(s1, `SELECT * WHERE { ${body} }`))],
-    ['lone SERVICE, run_sparql_query (in-memory MCP)', await time(tool(`SELECT * WHERE { SERVICE <${s1}> { ${body} } }`))],
-    ['lone SERVICE, run_sparql_query (stdio MCP)', await time(stdioTool(`SELECT * WHERE { SERVICE <${s1}> { ${body} } }`))],
-    ['2-shard join, unsharded endpoint directly', await time(direct(urls.library, unsharded))],
-    ['2-shard join, run_sparql_query (federation)', await time(tool(join(urls['library-shard4'], urls['library-shard2'])))],
-  ];
-  console.log(`bench:mcp — ${shards} (library), ${runs} runs after ${warmup} warm-up runs; latency in ms`);
+  const rows = await timeAll([
+    ['lone SERVICE, endpoint directly (HTTP POST)', direct(s1, `SELECT * WHERE { ${body} }`)],
+    ['lone SERVICE, run_sparql_query (in-memory MCP)', tool(`SELECT * WHERE { SERVICE <${s1}> { ${body} } }`)],
+    ['lone SERVICE, run_sparql_query (stdio MCP)', stdioTool(`SELECT * WHERE { SERVICE <${s1}> { ${body} } }`)],
+    ['2-shard join, unsharded endpoint directly', direct(urls.library, unsharded)],
+    ['2-shard join, run_sparql_query (federation)', tool(join(urls['library-shard4'], urls['library-shard2']))],
+  ]);
+  console.log(`bench:mcp — ${shards} (library), ${runs} runs of each scenario (interleaved) after ${warmup} warm-up rounds; latency in ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} CPUs`);
   console.log(`${'scenario'.padEnd(50)} ${'median'.padStart(8)} ${'p95'.padStart(8)}`);
   for (const [name, ms] of rows) console.log(`${name.padEnd(50)} ${median(ms).toFixed(2).padStart(8)} ${pct(ms, 95).toFixed(2).padStart(8)}`);
   await stdio.close();

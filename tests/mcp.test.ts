@@ -12,6 +12,7 @@ import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { checkGoldThroughMcp } from '../src/mcp/gold-check.js';
 import { planQuery } from '../src/mcp/query.js';
 import { loadRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/mcp/registry.js';
+import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
 import type { JsonResults } from '../src/serve/results.js';
@@ -34,7 +35,7 @@ const url = (id: string) => server.endpoint(id)!.url;
  * A small SPARQL endpoint that is not fkgqa's (node http + oxigraph), at `/<name>/sparql`:
  * `sd` answers GET without query with a service description linking (rdfs:seeAlso) to a VoID
  * document at `/docs/void.ttl`; `dg` holds VoID triples in its default graph, `ng` in a named
- * graph; `slow` answers after 4 s. Everything else is 404 (no /.well-known/void anywhere).
+ * graph; `ttl` (the same data as `dg`) answers CONSTRUCT in Turtle only; `slow` answers after 8 s. Everything else is 404 (no /.well-known/void anywhere).
  */
 async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void> }> {
   const voidOf = (endpoint: string, title: string) =>
@@ -58,11 +59,12 @@ async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>
           .writeHead(200, { 'content-type': 'text/turtle' })
           .end(`<${base}/sd/sparql> a <http://www.w3.org/ns/sparql-service-description#Service> ; <http://www.w3.org/2000/01/rdf-schema#seeAlso> <${base}/docs/void.ttl> .`);
       }
-      if (m[1] === 'slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[{}]}}'), 4000);
+      if (m[1] === 'slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[{}]}}'), 8000);
       const store = stores.get(m[1]);
       if (!store) return void res.writeHead(404).end('no such endpoint');
       const construct = /^\s*CONSTRUCT/i.test(query);
-      const type = construct ? 'application/n-triples' : 'application/sparql-results+json';
+      // `ttl` answers graphs in Turtle only.
+      const type = construct ? (m[1] === 'ttl' ? 'text/turtle' : 'application/n-triples') : 'application/sparql-results+json';
       try {
         res.writeHead(200, { 'content-type': type }).end(store.query(query, { results_format: type }) as string);
       } catch (e) {
@@ -76,6 +78,7 @@ async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>
   dg.load(voidOf(`${base}/dg/sparql`, 'dg'), { format: 'text/turtle' });
   dg.load('<http://example.org/a> a <http://example.org/Thing> .', { format: 'text/turtle' });
   stores.set('dg', dg);
+  stores.set('ttl', dg);
   const ng = new oxigraph.Store();
   ng.load(voidOf(`${base}/ng/sparql`, 'ng'), { format: 'text/turtle', to_graph_name: oxigraph.namedNode('urn:x:void-graph') });
   stores.set('ng', ng);
@@ -83,8 +86,10 @@ async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>
 }
 
 /** An in-process client connected to a new server. */
-async function connect(reg: EndpointRegistry, setup: Setup = 'baseline', limits: Partial<McpLimits> = {}, state: string | null = null) {
+async function connect(reg: EndpointRegistry, setup: Setup = 'baseline', limits: Partial<McpLimits> = {}, state: string | null = null, warm = false) {
   const mcp = await createMcpServer({ registry: reg, setup, limits, callLog: null, state });
+  // The federation engine's thread takes seconds to start on a busy machine: start it before the timed calls.
+  if (warm) await mcp.context.sparql.warm();
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.server.connect(a);
   const client = new Client({ name: 'test', version: '1' });
@@ -160,6 +165,8 @@ describe('fkgqa mcp / planning', () => {
   it('counts distinct SERVICE targets from the AST: SILENT counts, the same IRI twice counts once', () => {
     const silent = planQuery(`SELECT * { SERVICE SILENT <${a}> { ?s ?p ?o } }`, reg, hints);
     expect(silent).toMatchObject({ ok: true, route: 'direct', query: 'SELECT * WHERE { ?s ?p ?o. }' });
+    expect(planQuery(`SELECT ?s { { SERVICE <${a}> { ?s a ?c } } }`, reg, hints)).toMatchObject({ ok: true, route: 'direct', query: 'SELECT ?s WHERE { ?s ?c. }'.replace('?s ?c', '?s <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> ?c') });
+    expect(planQuery(`SELECT ?s { SERVICE <${a}> { ?s a ?c } FILTER(?c != <urn:x>) }`, reg, hints)).toMatchObject({ ok: true, route: 'federation' });
     const twice = planQuery(`SELECT * { SERVICE <${a}> { ?s a ?c } SERVICE <${a}/> { ?s ?p ?o } }`, reg, hints);
     expect(twice.ok && [twice.route, twice.targets.length]).toEqual(['federation', 1]);
     const nested = planQuery(`SELECT * { SERVICE <${a}> { ?s ?p ?o } FILTER NOT EXISTS { SERVICE SILENT <${b}> { ?s a ?c } } }`, reg, hints);
@@ -195,7 +202,7 @@ describe('fkgqa mcp / tools over an in-process client', () => {
   });
 
   it('a 2-SERVICE query (library q3) returns the gold answer through the federation engine', async () => {
-    const c = await connect(registry);
+    const c = await connect(registry, 'baseline', {}, null, true);
     const q = `PREFIX : <${P}>
 SELECT ?t1_title WHERE {
   SERVICE <${url('library-shard4')}> { ?t1 a :book . ?t1 :book\\#year ?t1_year . FILTER(?t1_year > 2010) }
@@ -243,6 +250,14 @@ SELECT ?t1_title WHERE {
     await c.close();
   });
 
+  it('counts and previews a Turtle graph answer as N-Triples', async () => {
+    const c = await connect(registryFromUrls([`${foreign.url}/ttl/sparql`]), 'baseline', { previewRows: 2 });
+    const r = await c.call('run_sparql_query', { query: `CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <${foreign.url}/ttl/sparql> { ?s ?p ?o } }` });
+    expect(r.text.split('\n')[0]).toMatch(/^showing 2 of 8 triples/);
+    expect(r.text.trim().split('\n').slice(1).every((l) => /^(<[^>]+>|_:\S+) <[^>]+> .+ \.$/.test(l))).toBe(true);
+    await c.close();
+  });
+
   it('gives errors an agent can act on, and sends nothing for a refused query', async () => {
     const c = await connect(registry);
     const before = JSON.stringify(server.log.counts());
@@ -268,7 +283,7 @@ SELECT ?t1_title WHERE {
 
   it('reports the time limit as a timeout, never as an empty result (direct and federated)', async () => {
     const reg = registryFromUrls([`${foreign.url}/slow/sparql`, url('library-shard1')]);
-    const c = await connect(reg);
+    const c = await connect(reg, 'baseline', {}, null, true);
     const direct = await c.call('run_sparql_query', { query: `SELECT * { SERVICE <${foreign.url}/slow/sparql> { ?s ?p ?o } }`, timeout_ms: 1000 });
     expect(direct.isError).toBe(true);
     expect(direct.text).toMatch(new RegExp(`^Error \\(timeout\\): timeout: the endpoint ${foreign.url}/slow/sparql did not answer within 1000 ms — this is not an empty result`));
@@ -282,6 +297,29 @@ SELECT ?t1_title WHERE {
     const again = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` });
     expect(previewOf(again.text).results!.bindings[0].n.value).toBe('5');
     await c.close();
+  });
+});
+
+describe('fkgqa mcp / several federation engines', () => {
+  it('runs federated queries side by side: a quick one is not held up by a slow one', async () => {
+    const slowUrl = `${foreign.url}/slow/sparql`;
+    const reg = registryFromUrls([slowUrl, url('library-shard1')]);
+    const mcp = await createMcpServer({ registry: reg, callLog: null, state: null, engines: 2 });
+    try {
+      await mcp.context.sparql.warm();
+      const done: string[] = [];
+      const slow = runSparqlQuery(mcp.context, { query: `SELECT * { SERVICE <${slowUrl}> { ?s ?p ?o } SERVICE <${url('library-shard1')}> { ?s ?p ?o } }`, timeout_ms: 30_000 }).then(() => done.push('slow'));
+      const quick = runSparqlQuery(mcp.context, { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` }).then((r) => {
+        done.push('quick');
+        return r;
+      });
+      const [, q] = await Promise.all([slow, quick]);
+      expect(q.route).toBe('federation');
+      expect(q.results!.results!.bindings[0].n.value).toBe('5');
+      expect(done).toEqual(['quick', 'slow']);
+    } finally {
+      await mcp.close();
+    }
   });
 });
 
@@ -332,9 +370,11 @@ describe('fkgqa mcp / get_void_descriptions', () => {
 
   it('computes linksets for the extended variant through the federation engine', async () => {
     const reg = registryFromEndpointsValue(bareServer.endpointsFile(), 'bare');
-    const c = await connect(reg, 'void_tool');
+    // A generous step limit: the first federated query also starts the engine's thread.
+    const c = await connect(reg, 'void_tool', { voidStepTimeoutMs: 60_000 }, null, true);
     const r = await c.call('get_void_descriptions', { endpoint: reg.endpoints[0].url, variant: 'extended' });
     expect(r.text.split('\n')[0]).toMatch(/from step computed/);
+    expect(r.text).not.toContain('not counted');
     const got = readVoid(r.text.slice(r.text.indexOf('@prefix')), 'computed');
     const want = readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void_extended.ttl'), 'utf8'), 'build');
     expect(got.linksets).toEqual(want.linksets);

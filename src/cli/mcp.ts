@@ -13,21 +13,9 @@ import type { RetrievalMode } from '../mcp/kgvoyager/retrieval.js';
 import { loadRegistry } from '../mcp/registry.js';
 import { buildMcpServer, createMcpContext, serveMcpHttp, type McpServerOptions } from '../mcp/server.js';
 import { stderrProgress } from './progress.js';
+import { untilSignal } from './serve.js';
 
 type IntegerParser = (name: string, min: number, max?: number) => (v: string) => number;
-
-/** Waits for SIGINT or SIGTERM. */
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const on = (sig: string) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(sig);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
-}
 
 /**
  * The KGVoyager configuration from the command's options.
@@ -69,6 +57,7 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
     .addOption(new Option('--timeout <ms>', 'default time limit of run_sparql_query (agents may ask for 1000..100000)').argParser(integer('--timeout', 1000, 100_000)).default(30_000))
     .addOption(new Option('--preview-rows <n>', 'rows shown to the agent; the rest are counted').argParser(integer('--preview-rows', 0)).default(100))
     .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(8000))
+    .addOption(new Option('--engines <n>', 'federation engine threads (Comunica), for clients that send federated queries at the same time').argParser(integer('--engines', 1, 16)).default(1))
     .addOption(new Option('--void-step-timeout <ms>', 'time limit of each step of the VoID chain').argParser(integer('--void-step-timeout', 1)).default(10_000))
     .option('--kgvoyager', 'add the KGVoyager exploration tools to the setup (setup kgvoyager always has them); see docs/kgvoyager.md')
     .addOption(new Option('--retrieval <mode>', 'KGVoyager search ranking').choices(['hybrid', 'bm25', 'dense']).default('hybrid'))
@@ -94,6 +83,7 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
         ...(o.state ? { state: o.state } : {}),
         ...(o.callLog ? { callLog: path.resolve(o.callLog) } : {}),
         ...(o.kgvoyager || o.setup === 'kgvoyager' ? { kgvoyager: kgVoyagerSetupFromOptions(o) } : {}),
+        engines: o.engines,
       };
       const about = `setup ${o.setup}, ${registry.endpoints.length} endpoints (${registry.source})`;
       if (o.http) {
@@ -107,7 +97,7 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
         return;
       }
       const context = createMcpContext(options);
-      context.sparql.warm();
+      void context.sparql.warm();
       progress?.(`fkgqa mcp: MCP on stdio; ${about}; call log ${context.callLog.file ?? 'in memory only'}`);
       const handle = serveStdio(() => buildMcpServer(context, options.tools));
       // The client closing stdin ends the session (MCP stdio binding); a signal too.

@@ -10,7 +10,7 @@ import { formatVerifyReport, FORMS, verify, type FederationForm } from '../verif
 type IntegerParser = (name: string, min: number, max?: number) => (v: string) => number;
 
 /** Waits for SIGINT or SIGTERM. */
-function untilSignal(): Promise<string> {
+export function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
     const on = (sig: string) => {
       process.off('SIGINT', on);

@@ -90,6 +90,7 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
   const ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { maxQueryChars: 1 << 20, maxTimeoutMs: Math.max(timeoutMs, 100_000), previewRows: 0 } });
   const verdicts: GoldCheckVerdict[] = [];
   try {
+    await ctx.sparql.warm();
     for (const g of build) {
       const gq = queries.filter((q) => q.graph === g.graph && (!wanted || wanted.has(q.id)));
       if (gq.length === 0) continue;

@@ -185,7 +185,9 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
     };
   }
   const form = ast.queryType === 'ASK' ? 'boolean' : ast.queryType === 'SELECT' ? 'bindings' : 'graph';
-  const where = ast.where ?? [];
+  let where = ast.where ?? [];
+  // Groups that only wrap one group (`{ { SERVICE … } }`) change nothing.
+  while (where.length === 1 && where[0].type === 'group') where = (where[0] as sparqljs.GroupPattern).patterns;
   // One target and its SERVICE group is the whole WHERE: strip the wrapper (paper, section 3).
   if (targets.length === 1 && found.length === 1 && where.length === 1 && where[0].type === 'service') {
     const body = { ...ast, where: (where[0] as sparqljs.ServicePattern).patterns } as sparqljs.SparqlQuery;

@@ -4,7 +4,7 @@
  * federation engine, bound its time and answer, and answer the agent with a preview plus
  * "showing N of M rows". A timeout is an error, never an empty result. Every call is logged.
  */
-import { Parser as N3Parser } from 'n3';
+import { Parser as N3Parser, Writer as N3Writer } from 'n3';
 import type { JsonResults } from '../serve/results.js';
 import { truncateBindings, truncateNTriples } from '../serve/results.js';
 import type { McpToolContext } from './context.js';
@@ -66,6 +66,19 @@ function toJsonLd(nt: string): unknown[] {
   return [...nodes.values()];
 }
 
+/** What a graph answer is asked for in from one endpoint: N-Triples (one triple per line, countable), else Turtle. */
+const GRAPH_ACCEPT = 'application/n-triples, text/turtle;q=0.9';
+
+/** Re-serialises a Turtle (or other n3-readable) graph answer as N-Triples. @throws Error when it does not parse */
+function toNTriples(text: string, contentType: string): string {
+  const format = /n3/.test(contentType) ? 'text/n3' : 'text/turtle';
+  const w = new N3Writer({ format: 'N-Triples' });
+  w.addQuads(new N3Parser({ format }).parse(text));
+  let out = '';
+  w.end((_e, r) => (out = r));
+  return out;
+}
+
 /** Error text for an outcome that is not an answer. */
 function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Extract<QueryPlan, { ok: true }>, timeoutMs: number, maxTimeoutMs: number): { errorClass: string; message: string } {
   const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
@@ -111,7 +124,7 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   if (!plan.ok) return finish({ text: `Error (${plan.errorClass}): ${plan.message}`, isError: true, route: 'error', errorClass: plan.errorClass }, {});
 
   const graph = plan.form === 'graph';
-  const media = graph ? 'application/n-triples' : 'application/sparql-results+json';
+  const media = graph ? (plan.route === 'direct' ? GRAPH_ACCEPT : 'application/n-triples') : 'application/sparql-results+json';
   const o = plan.route === 'direct' ? await ctx.sparql.direct(plan.targets[0].url, plan.query, media, timeoutMs) : await ctx.sparql.federated(plan.query, media, timeoutMs);
   const how =
     plan.route === 'direct'
@@ -123,12 +136,20 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   }
   const n = limits.previewRows;
   if (graph) {
-    const cut = truncateNTriples(o.body, n);
+    let nt = o.body;
+    if (o.contentType !== 'application/n-triples') {
+      try {
+        nt = toNTriples(o.body, o.contentType);
+      } catch (e) {
+        return finish({ text: `Error (endpoint): the answer (${o.contentType}) does not parse as RDF: ${(e as Error).message}`, isError: true, route: 'error', errorClass: 'endpoint', sent: plan.query }, o.requests);
+      }
+    }
+    const cut = truncateNTriples(nt, n);
     const note = cut.truncated ? `showing ${n} of ${cut.triples} triples (the rest were left out: add LIMIT or make the pattern more selective)` : `${cut.triples} triples`;
     const shown = format === 'application/ld+json' ? JSON.stringify(toJsonLd(cut.text)) : cut.text;
     const formatNote = format === 'application/sparql-results+json' ? '; as N-Triples, which is Turtle (format applies to SELECT/ASK only)' : '';
     return finish(
-      { text: `${note} (${how}; ${secs(performance.now() - t0)}${formatNote})\n${shown}`, isError: false, route: plan.route, rows: cut.triples, truncated: cut.truncated, ntriples: o.body, sent: plan.query },
+      { text: `${note} (${how}; ${secs(performance.now() - t0)}${formatNote})\n${shown}`, isError: false, route: plan.route, rows: cut.triples, truncated: cut.truncated, ntriples: nt, sent: plan.query },
       o.requests,
     );
   }

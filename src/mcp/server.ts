@@ -58,6 +58,8 @@ export interface McpServerOptions {
    * configuration adds them to any other setup (default: only with setup `kgvoyager`).
    */
   kgvoyager?: KgVoyagerSetup | boolean;
+  /** Federation engine threads (default 1); federated queries go to the least busy one. */
+  engines?: number;
 }
 
 /** The IRI of the endpoint list resource. */
@@ -85,7 +87,7 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
   const build = options.build !== undefined ? (options.build ? path.resolve(options.build) : null) : options.registry.build;
   const state = options.state !== undefined ? (options.state ? path.resolve(options.state) : null) : build ? buildStateDir(build) : null;
   const logFile = options.callLog !== undefined ? options.callLog : state ? path.join(state, STATE_FILES.mcp, 'calls.jsonl') : null;
-  const sparql = new BoundedSparqlClient(options.registry, limits.maxResultBytes);
+  const sparql = new BoundedSparqlClient(options.registry, limits.maxResultBytes, options.engines ?? 1);
   return {
     setup,
     registry: options.registry,
@@ -267,7 +269,7 @@ async function fromResponse(r: Response, res: http.ServerResponse): Promise<void
  */
 export async function serveMcpHttp(options: McpServerOptions & { host?: string; port?: number }): Promise<McpHttpServer> {
   const context = createMcpContext(options);
-  context.sparql.warm();
+  void context.sparql.warm();
   const handler = createMcpHandler(() => buildMcpServer(context, options.tools));
   const host = options.host ?? '127.0.0.1';
   const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';

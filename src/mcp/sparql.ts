@@ -55,16 +55,25 @@ async function boundedText(res: Response, maxBytes: number): Promise<string | un
  * Create one per server; `close` stops the federation engine's thread.
  */
 export class BoundedSparqlClient {
-  private engine: Promise<EngineWorker> | undefined;
+  /** The federation engines (started on first use), each with the number of queries it has in hand. */
+  private engines: { worker: Promise<EngineWorker>; busy: number }[] | undefined;
 
   /**
    * @param registry the endpoints queries may go to
    * @param maxResultBytes largest answer read from an endpoint or the engine, in bytes
+   * @param engineCount federation engine threads (each runs one query at a time; a federated
+   *   query goes to the least busy one)
    */
   constructor(
     readonly registry: EndpointRegistry,
     readonly maxResultBytes: number,
+    readonly engineCount = 1,
   ) {}
+
+  private pool(): { worker: Promise<EngineWorker>; busy: number }[] {
+    this.engines ??= Array.from({ length: Math.max(1, this.engineCount) }, () => ({ worker: EngineWorker.start(), busy: 0 }));
+    return this.engines;
+  }
 
   /**
    * Sends a query to one registered endpoint.
@@ -100,9 +109,9 @@ export class BoundedSparqlClient {
     }
   }
 
-  /** Starts the federation engine's thread now (Comunica takes ~1–3 s to start) instead of at the first federated query. */
-  warm(): void {
-    this.engine ??= EngineWorker.start();
+  /** Starts the federation engines' threads now (Comunica takes ~1–3 s to start) instead of at the first federated query. */
+  async warm(): Promise<void> {
+    await Promise.all(this.pool().map((e) => e.worker));
   }
 
   /**
@@ -114,12 +123,16 @@ export class BoundedSparqlClient {
    */
   async federated(query: string, mediaType: string, timeoutMs: number): Promise<SparqlOutcome> {
     const t0 = performance.now();
-    this.engine ??= EngineWorker.start();
+    const engine = this.pool().reduce((a, b) => (b.busy < a.busy ? b : a));
+    engine.busy++;
     // The limit bounds the whole call, also the wait for the engine's thread (re)starting or
-    // finishing an earlier query; the engine stops the query itself at its own limit.
+    // finishing an earlier query; a query still queued at the deadline is dropped, not run.
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
-    const run = this.engine.then((engine) => engine.query({ query, sources: [], asAlgebra: true, timeoutMs, mediaType, allowedEndpoints: this.registry.endpoints.map((e) => e.url) }));
+    const deadline = Date.now() + timeoutMs;
+    const run = engine.worker
+      .then((w) => w.query({ query, sources: [], asAlgebra: true, timeoutMs, deadline, mediaType, allowedEndpoints: this.registry.endpoints.map((e) => e.url) }))
+      .finally(() => engine.busy--);
     const o = await Promise.race([run, limit]).finally(() => clearTimeout(timer));
     if (o === 'timeout' || o.status === 'timeout') return { status: 'timeout', ms: performance.now() - t0, requests: null };
     if (o.status === 'error') return { status: 'error', error: o.error, ms: o.ms, requests: o.requests ?? null };
@@ -139,10 +152,10 @@ export class BoundedSparqlClient {
     return parseSparqlJson(o.body, url);
   }
 
-  /** Stops the federation engine's thread (if it was started). */
+  /** Stops the federation engines' threads (if they were started). */
   async close(): Promise<void> {
-    const e = this.engine;
-    this.engine = undefined;
-    if (e) await (await e).close();
+    const engines = this.engines ?? [];
+    this.engines = undefined;
+    await Promise.all(engines.map(async (e) => (await e.worker).close()));
   }
 }

@@ -442,7 +442,8 @@ export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): 
   const max = ctx.limits.maxVoidChars;
   const sections = results.map((r) => {
     const tried = r.attempts.filter((a) => a.step !== r.step).map((a) => `${a.step}: ${a.outcome}`);
-    const triedLine = tried.length ? `\n# earlier steps: ${tried.join(' | ')}` : '';
+    const notes = r.attempts.find((a) => a.step === r.step)?.outcome.replace(/^yes(; )?/, '') ?? '';
+    const triedLine = (tried.length ? `\n# earlier steps: ${tried.join(' | ')}` : '') + (notes && r.step === 'computed' ? `\n# note: ${notes}` : '');
     if (!r.step || r.turtle === undefined) return `# VoID of <${r.endpoint}>: not found (${r.attempts.map((a) => `${a.step}: ${a.outcome}`).join(' | ')})`;
     const from = r.step === 'cache' ? `cache (produced by ${r.cachedFrom})` : r.step;
     let body = r.turtle;

@@ -48,6 +48,12 @@ export interface EngineQuery {
   mediaType?: string;
   /** Restrict the engine's HTTP requests to these endpoint URLs (see EngineRequest.allowedEndpoints). */
   allowedEndpoints?: string[];
+  /**
+   * Latest time (epoch ms, `Date.now()`) the query may still run: a query that waited in the queue
+   * (or for the thread to restart) past it is answered `timeout` without running, and one that
+   * starts before it gets at most the time left. Default: no deadline (`timeoutMs` from its start).
+   */
+  deadline?: number;
 }
 
 function threadScript(): string {
@@ -101,6 +107,8 @@ export class EngineWorker {
   private async runOne(q: EngineQuery): Promise<EngineOutcome> {
     if (this.closed) return { status: 'error', error: 'engine is closed', ms: 0 };
     await this.ready;
+    const left = q.deadline === undefined ? q.timeoutMs : Math.min(q.timeoutMs, q.deadline - Date.now());
+    if (left <= 0) return { status: 'timeout', ms: 0 };
     const id = this.nextId++;
     const started = performance.now();
     const worker = this.worker;
@@ -127,7 +135,7 @@ export class EngineWorker {
       const timer = setTimeout(() => {
         done({ status: 'timeout', ms: performance.now() - started });
         restart();
-      }, q.timeoutMs);
+      }, left);
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.postMessage({
