@@ -291,8 +291,13 @@ describe('kgvoyager tools on the demo federation', () => {
     const client = new Client({ name: 'test', version: '0' });
     await client.connect(ct);
     try {
-      const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+      const listed = (await client.listTools()).tools;
+      const tools = listed.map((t) => t.name).sort();
       expect(tools).toEqual(['execute_query', 'explore_entity_relations', 'explore_property_usage', 'lookup_class_instances', 'run_sparql_query', 'search_all_classes', 'search_all_properties']);
+      // execute_query takes run_sparql_query's arguments with the same bounds.
+      const schema = (name: string) => listed.find((t) => t.name === name)!.inputSchema as { properties: Record<string, { enum?: string[]; minimum?: number; maximum?: number }> };
+      expect(schema('execute_query').properties.format.enum).toEqual(schema('run_sparql_query').properties.format.enum);
+      expect([schema('execute_query').properties.timeout_ms.minimum, schema('execute_query').properties.timeout_ms.maximum]).toEqual([1000, 100000]);
       const s = (await client.callTool({ name: 'search_all_classes', arguments: { term: 'authors' } })) as { content: { text: string }[] };
       expect(s.content[0].text.split('\n')[1]).toContain(`<${O}author> (author); 6 instances at 2 endpoints`);
       const q = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url('library-shard1')}> { ?a a <${O}author> } }`;

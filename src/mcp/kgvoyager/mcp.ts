@@ -74,6 +74,7 @@ export function kgVoyagerRegistrar(setup: KgVoyagerSetup = {}): ToolRegistrar {
         const r = await runSparqlQuery(ctx, { query: args.query, ...(format ? { format } : {}), ...(args.timeout_ms !== undefined ? { timeout_ms: args.timeout_ms } : {}) });
         return { text: r.text, isError: r.isError };
       },
+      executeQueryBounds: { formats: RESULT_FORMATS, minTimeoutMs: ctx.limits.minTimeoutMs, maxTimeoutMs: ctx.limits.maxTimeoutMs, defaultTimeoutMs: ctx.limits.defaultTimeoutMs },
     });
   };
 }

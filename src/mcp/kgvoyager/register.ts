@@ -31,6 +31,8 @@ export interface KgVoyagerRegistration {
    * `{query, format?, timeout_ms?}`). Without it execute_query is not registered.
    */
   executeQuery?: (args: { query: string; format?: string; timeout_ms?: number }) => Promise<{ text: string; isError: boolean }>;
+  /** The argument bounds of execute_query, as run_sparql_query declares them (default: any format string, any integer timeout). */
+  executeQueryBounds?: { formats: readonly [string, ...string[]]; minTimeoutMs: number; maxTimeoutMs: number; defaultTimeoutMs: number };
 }
 
 /** The tool names this module registers (execute_query only with `executeQuery`). */
@@ -123,6 +125,7 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: KgVoyager, regi
     wrap('explore_entity_relations', (a: { entity?: string; literal?: string }) => kgv.exploreEntityRelations(a)),
   );
   const exec = registration.executeQuery;
+  const b = registration.executeQueryBounds;
   if (exec) {
     server.registerTool(
       'execute_query',
@@ -131,8 +134,10 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: KgVoyager, regi
           'Run a SPARQL query and return its results (the same tool as run_sparql_query: name endpoints with SERVICE <url> { … }; results are previewed with "showing N of M rows").',
         inputSchema: z.object({
           query: z.string().describe('a SPARQL 1.1 query'),
-          format: z.string().optional().describe('result format, as in run_sparql_query'),
-          timeout_ms: z.number().int().optional().describe('time limit in ms, as in run_sparql_query'),
+          format: (b ? z.enum(b.formats) : z.string()).optional().describe('result format, as in run_sparql_query'),
+          timeout_ms: (b ? z.number().int().min(b.minTimeoutMs).max(b.maxTimeoutMs) : z.number().int())
+            .optional()
+            .describe(b ? `time limit in ms (default ${b.defaultTimeoutMs})` : 'time limit in ms, as in run_sparql_query'),
         }),
         annotations: readOnly,
       },
