@@ -5,7 +5,11 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { InputError } from '../common/errors.js';
 import { SETUPS, type McpLimits, type Setup } from '../mcp/context.js';
+import type { EmbedderSpec } from '../mcp/kgvoyager/embedder.js';
+import type { KgVoyagerSetup } from '../mcp/kgvoyager/mcp.js';
+import type { RetrievalMode } from '../mcp/kgvoyager/retrieval.js';
 import { loadRegistry } from '../mcp/registry.js';
 import { buildMcpServer, createMcpContext, serveMcpHttp, type McpServerOptions } from '../mcp/server.js';
 import { stderrProgress } from './progress.js';
@@ -13,13 +17,30 @@ import { untilSignal } from './serve.js';
 
 type IntegerParser = (name: string, min: number, max?: number) => (v: string) => number;
 
+/**
+ * The KGVoyager configuration from the command's options.
+ * @throws InputError for an embedder without its URL/model or model folder
+ */
+function kgVoyagerSetupFromOptions(o: Record<string, string | number | boolean | undefined>): KgVoyagerSetup {
+  let embedder: EmbedderSpec = { kind: 'ngram' };
+  if (o.embedder === 'openai') {
+    if (!o.embeddingUrl || !o.embeddingModel) throw new InputError('--embedder openai needs --embedding-url and --embedding-model');
+    const key = process.env[String(o.embeddingKeyEnv)];
+    embedder = { kind: 'openai', url: String(o.embeddingUrl), model: String(o.embeddingModel), ...(key ? { apiKey: key } : {}) };
+  } else if (o.embedder === 'local') {
+    if (!o.embeddingModelPath) throw new InputError('--embedder local needs --embedding-model-path <dir>');
+    embedder = { kind: 'local', modelPath: String(o.embeddingModelPath) };
+  }
+  return { embedder, options: { retrieval: o.retrieval as RetrievalMode, rrfK: Number(o.rrfK), timeoutMs: Number(o.exploreTimeout) } };
+}
+
 /** Registers `fkgqa mcp` on the program. */
 export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
   cli
     .command('mcp')
     .description(
       'Run the SPARQL-MCP server of the FKGQA paper (section 3): run_sparql_query (SERVICE clauses; one is sent directly, several go to the ' +
-        'federation engine) and, in the void_tool setup, get_void_descriptions, over the endpoints of a running fkgqa serve, a build, or any SPARQL endpoints. ' +
+        'federation engine), in the void_tool setup get_void_descriptions, in the kgvoyager setup (or with --kgvoyager) the KGVoyager exploration tools, over the endpoints of a running fkgqa serve, a build, or any SPARQL endpoints. ' +
         'Speaks MCP on stdio (default) or Streamable HTTP (--http). See docs/mcp.md.',
     )
     .option('--endpoints <file>', 'endpoints file of a running fkgqa serve')
@@ -38,6 +59,15 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
     .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(8000))
     .addOption(new Option('--engines <n>', 'federation engine threads (Comunica), for clients that send federated queries at the same time').argParser(integer('--engines', 1, 16)).default(1))
     .addOption(new Option('--void-step-timeout <ms>', 'time limit of each step of the VoID chain').argParser(integer('--void-step-timeout', 1)).default(10_000))
+    .option('--kgvoyager', 'add the KGVoyager exploration tools to the setup (setup kgvoyager always has them); see docs/kgvoyager.md')
+    .addOption(new Option('--retrieval <mode>', 'KGVoyager search ranking').choices(['hybrid', 'bm25', 'dense']).default('hybrid'))
+    .addOption(new Option('--rrf-k <k>', 'KGVoyager: constant k of reciprocal rank fusion').argParser(integer('--rrf-k', 0)).default(2))
+    .addOption(new Option('--embedder <kind>', 'KGVoyager dense side: built-in character 3-grams, an OpenAI-compatible /v1/embeddings service, or a local model folder').choices(['ngram', 'openai', 'local']).default('ngram'))
+    .option('--embedding-url <url>', 'with --embedder openai: base URL of the service (e.g. http://127.0.0.1:8080)')
+    .option('--embedding-model <name>', 'with --embedder openai: the model name')
+    .option('--embedding-key-env <var>', 'with --embedder openai: environment variable holding the API key', 'OPENAI_API_KEY')
+    .option('--embedding-model-path <dir>', 'with --embedder local: folder of a feature-extraction model (needs the optional package @huggingface/transformers)')
+    .addOption(new Option('--explore-timeout <ms>', 'KGVoyager: time limit of one exploration tool call').argParser(integer('--explore-timeout', 1, 100_000)).default(10_000))
     .addOption(new Option('--format <format>', 'with --http: how the startup line on stdout is written').choices(['text', 'json']).default('text'))
     .option('--json', 'shorthand for --format json')
     .option('-q, --quiet', 'no progress on stderr')
@@ -52,6 +82,7 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
         ...(o.shards ? { build: o.shards } : {}),
         ...(o.state ? { state: o.state } : {}),
         ...(o.callLog ? { callLog: path.resolve(o.callLog) } : {}),
+        ...(o.kgvoyager || o.setup === 'kgvoyager' ? { kgvoyager: kgVoyagerSetupFromOptions(o) } : {}),
         engines: o.engines,
       };
       const about = `setup ${o.setup}, ${registry.endpoints.length} endpoints (${registry.source})`;

@@ -6,17 +6,20 @@
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { CallLog } from './call-log.js';
+import type { KgVoyagerSetup } from './kgvoyager/mcp.js';
 import type { EndpointRegistry } from './registry.js';
 import type { BoundedSparqlClient } from './sparql.js';
 
 /**
  * The evaluation setups of the FKGQA paper (section 5): `baseline` (endpoint URLs and
  * run_sparql_query), `high_level` (plus each endpoint's one-sentence description from the build's
- * catalogue), `void_tool` (baseline plus get_void_descriptions).
+ * catalogue), `void_tool` (baseline plus get_void_descriptions); and `kgvoyager` (baseline plus
+ * the exploration tools of KGVoyager, Wisam & Li, section 3; see src/mcp/kgvoyager/ — they can
+ * also be added to the other setups).
  */
-export type Setup = 'baseline' | 'high_level' | 'void_tool';
+export type Setup = 'baseline' | 'high_level' | 'void_tool' | 'kgvoyager';
 /** The setups, in the paper's order. */
-export const SETUPS: Setup[] = ['baseline', 'high_level', 'void_tool'];
+export const SETUPS: Setup[] = ['baseline', 'high_level', 'void_tool', 'kgvoyager'];
 
 /** Bounds of the tools. Defaults follow the reference SPARQL-MCP server (field notes §0). */
 export interface McpLimits {
@@ -67,6 +70,8 @@ export interface McpToolContext {
   stateDir: string | null;
   /** Prefixes suggested in error messages for undeclared ones (the build's `:` prefix). */
   prefixes: Record<string, string>;
+  /** The KGVoyager tool set's configuration when the server has it (setup `kgvoyager`, or added to another setup), else null. */
+  kgvoyager: KgVoyagerSetup | null;
 }
 
 /** Registers a set of tools (and resources) on a server. */

@@ -6,7 +6,7 @@
  *
  * Library API (what the CLI, the tests and other tool sets call):
  * ```ts
- * const mcp = await createMcpServer({ registry, setup: 'void_tool', tools: [registerKgVoyagerTools] });
+ * const mcp = await createMcpServer({ registry, setup: 'void_tool', kgvoyager: true }); // + the KGVoyager tools
  * await mcp.server.connect(transport);          // e.g. one end of InMemoryTransport.createLinkedPair()
  * mcp.callLog.entries;                          // every call so far
  * await mcp.close();
@@ -27,7 +27,8 @@ import { InputError } from '../common/errors.js';
 import { STATE_FILES, stateDir as buildStateDir } from '../common/state.js';
 import { TOOL } from '../version.js';
 import { CallLog } from './call-log.js';
-import { DEFAULT_LIMITS, type McpLimits, type McpToolContext, type Setup, type ToolRegistrar } from './context.js';
+import { DEFAULT_LIMITS, SETUPS, type McpLimits, type McpToolContext, type Setup, type ToolRegistrar } from './context.js';
+import { kgVoyagerRegistrar, type KgVoyagerSetup } from './kgvoyager/mcp.js';
 import type { EndpointRegistry } from './registry.js';
 import { RESULT_FORMATS, runSparqlQuery } from './run-query.js';
 import { BoundedSparqlClient } from './sparql.js';
@@ -50,8 +51,13 @@ export interface McpServerOptions {
    * `<state>/mcp/calls.jsonl` when there is a state folder.
    */
   callLog?: string | null;
-  /** More tool sets to register on the server after the fkgqa tools (e.g. KGVoyager's). */
+  /** More tool sets to register on the server after the fkgqa tools. */
   tools?: ToolRegistrar[];
+  /**
+   * The KGVoyager tools (src/mcp/kgvoyager/): always with setup `kgvoyager`; `true` or a
+   * configuration adds them to any other setup (default: only with setup `kgvoyager`).
+   */
+  kgvoyager?: KgVoyagerSetup | boolean;
   /** Federation engine threads (default 1); federated queries go to the least busy one. */
   engines?: number;
 }
@@ -75,7 +81,7 @@ function buildPrefixes(build: string | null): Record<string, string> {
  */
 export function createMcpContext(options: McpServerOptions): McpToolContext & { close(): Promise<void> } {
   const setup = options.setup ?? 'baseline';
-  if (!['baseline', 'high_level', 'void_tool'].includes(setup)) throw new InputError(`unknown setup "${setup}": baseline, high_level or void_tool`);
+  if (!SETUPS.includes(setup)) throw new InputError(`unknown setup "${setup}": ${SETUPS.join(', ')}`);
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   if (limits.minTimeoutMs > limits.maxTimeoutMs || limits.previewRows < 0) throw new InputError('limits out of range: minTimeoutMs > maxTimeoutMs or previewRows < 0');
   const build = options.build !== undefined ? (options.build ? path.resolve(options.build) : null) : options.registry.build;
@@ -91,6 +97,7 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
     build,
     stateDir: state,
     prefixes: buildPrefixes(build),
+    kgvoyager: typeof options.kgvoyager === 'object' ? options.kgvoyager : options.kgvoyager || setup === 'kgvoyager' ? {} : null,
     close: () => sparql.close(),
   };
 }
@@ -109,6 +116,13 @@ export function instructions(ctx: McpToolContext): string {
     'The data of one knowledge graph is split over several endpoints, so a question may need more than one.',
   ];
   if (ctx.setup === 'void_tool') lines.push('get_void_descriptions returns the VoID description of endpoints (classes, properties and their counts): use it to find which endpoint holds what.');
+  if (ctx.kgvoyager) {
+    lines.push(
+      'search_all_classes and search_all_properties find classes and properties by a term and list the endpoints that hold them (use those in SERVICE clauses); ' +
+        'lookup_class_instances finds instances of a class, explore_property_usage shows the classes a property connects, explore_entity_relations the neighbourhood of an entity or a literal; ' +
+        'execute_query is run_sparql_query.',
+    );
+  }
   lines.push('', 'Endpoints:');
   for (const e of endpointList(ctx)) lines.push(`- ${e.url}${e.description ? ` — ${e.description}` : ''}`);
   return lines.join('\n');
@@ -173,6 +187,7 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
 export function buildMcpServer(ctx: McpToolContext, tools: ToolRegistrar[] = []): McpServer {
   const server = new McpServer({ name: TOOL.name, version: TOOL.version }, { instructions: instructions(ctx) });
   registerSparqlTools(server, ctx);
+  if (ctx.kgvoyager) kgVoyagerRegistrar(ctx.kgvoyager)(server, ctx);
   for (const t of tools) t(server, ctx);
   return server;
 }

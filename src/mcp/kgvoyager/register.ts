@@ -1,0 +1,147 @@
+/**
+ * Registers the KGVoyager tools on an MCP server (`@modelcontextprotocol/server` 2.4.0). Tool
+ * names and arguments are the paper's (section 3 and its appendix G): search_all_classes {term},
+ * search_all_properties {term}, lookup_class_instances {class, exact_term?, fallback_term?,
+ * all_attributes?}, explore_property_usage {property}, explore_entity_relations {entity | literal},
+ * and execute_query, which is run_sparql_query of `fkgqa mcp` under the paper's name.
+ */
+import type { McpServer } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import { KgVoyager, type ToolAnswer } from './tools.js';
+
+/** One tool call, for the caller's call log. */
+export interface KgVoyagerCall {
+  tool: string;
+  /** The arguments as the agent sent them. */
+  args: Record<string, unknown>;
+  /** SPARQL requests sent per endpoint URL. */
+  requests: Record<string, number>;
+  /** Wall-clock time, in ms. */
+  ms: number;
+  /** The answer was an error, or the call threw (`error` is the message). */
+  error?: string;
+}
+
+/** What `registerKgVoyagerToolsOn` needs beyond the tools themselves. */
+export interface KgVoyagerRegistration {
+  /** Called after every tool call (e.g. to append to the server's call log). */
+  log?: (call: KgVoyagerCall) => void;
+  /**
+   * Runs a SPARQL query for execute_query (run_sparql_query's handler, with its arguments
+   * `{query, format?, timeout_ms?}`). Without it execute_query is not registered.
+   */
+  executeQuery?: (args: { query: string; format?: string; timeout_ms?: number }) => Promise<{ text: string; isError: boolean }>;
+  /** The argument bounds of execute_query, as run_sparql_query declares them (default: any format string, any integer timeout). */
+  executeQueryBounds?: { formats: readonly [string, ...string[]]; minTimeoutMs: number; maxTimeoutMs: number; defaultTimeoutMs: number };
+}
+
+/** The tool names this module registers (execute_query only with `executeQuery`). */
+export const KGVOYAGER_TOOLS = ['search_all_classes', 'search_all_properties', 'lookup_class_instances', 'explore_property_usage', 'explore_entity_relations', 'execute_query'] as const;
+
+const iriArg = (what: string) => z.string().min(1).describe(`${what} IRI, without angle brackets (angle brackets are accepted)`);
+
+/**
+ * Registers the tools of one `KgVoyager` on a server. Answers are one text content item; a
+ * failed call (bad arguments, an exception) is an `isError` answer with the message, and the
+ * server stays up.
+ */
+export function registerKgVoyagerToolsOn(server: McpServer, kgv: KgVoyager, registration: KgVoyagerRegistration = {}): void {
+  const wrap = <A extends Record<string, unknown>>(tool: string, run: (args: A) => Promise<ToolAnswer>) => {
+    return async (args: A) => {
+      const t0 = performance.now();
+      let answer: ToolAnswer;
+      try {
+        answer = await run(args);
+      } catch (e) {
+        answer = { text: `${tool} failed: ${(e as Error).message ?? e}`, isError: true, requests: {} };
+      }
+      registration.log?.({ tool, args, requests: answer.requests, ms: performance.now() - t0, ...(answer.isError ? { error: answer.text } : {}) });
+      return { content: [{ type: 'text' as const, text: answer.text }], isError: answer.isError };
+    };
+  };
+  const readOnly = { readOnlyHint: true, openWorldHint: true };
+  server.registerTool(
+    'search_all_classes',
+    {
+      description:
+        'Search the classes of all endpoints by a natural-language term (hybrid BM25 + dense retrieval over class IRIs and labels). ' +
+        'Returns ranked class IRIs with instance counts and the endpoints (SPARQL URLs) that hold instances of each: use those endpoints in SERVICE clauses.',
+      inputSchema: z.object({ term: z.string().describe('a word or short phrase, e.g. "singer" or "concert"') }),
+      annotations: readOnly,
+    },
+    wrap('search_all_classes', (a: { term: string }) => kgv.searchAllClasses(a.term)),
+  );
+  server.registerTool(
+    'search_all_properties',
+    {
+      description:
+        'Search the properties (predicates) of all endpoints by a natural-language term. Returns ranked property IRIs with triple counts per endpoint, ' +
+        'and domains/ranges where the data or the VoID has them.',
+      inputSchema: z.object({ term: z.string().describe('a word or short phrase, e.g. "name" or "release year"') }),
+      annotations: readOnly,
+    },
+    wrap('search_all_properties', (a: { term: string }) => kgv.searchAllProperties(a.term)),
+  );
+  server.registerTool(
+    'lookup_class_instances',
+    {
+      description:
+        'List instances of a class (from search_all_classes), optionally only those whose IRI or rdfs:label contains exact_term (case-insensitive). ' +
+        'all_attributes: match any literal value of the instances instead (slower; use it when names are stored in attributes). ' +
+        'fallback_term: a broader term tried when exact_term finds nothing; its matches are ranked by similarity to exact_term.',
+      inputSchema: z.object({
+        class: iriArg('the class'),
+        exact_term: z.string().optional().describe('text the instance IRI, label (or, with all_attributes, any value) contains'),
+        fallback_term: z.string().optional().describe('a broader text, used when exact_term matches nothing'),
+        all_attributes: z.boolean().optional().describe('match all literal values of the instances, not only labels and IRIs'),
+      }),
+      annotations: readOnly,
+    },
+    wrap('lookup_class_instances', (a: { class: string; exact_term?: string; fallback_term?: string; all_attributes?: boolean }) => kgv.lookupClassInstances(a)),
+  );
+  server.registerTool(
+    'explore_property_usage',
+    {
+      description:
+        'Show how a property is used: the endpoints holding it, the classes of its subjects and the classes or datatypes of its objects, with triple counts and example triples. ' +
+        'Subjects typed at another endpoint of the same graph are looked up there.',
+      inputSchema: z.object({ property: iriArg('the property') }),
+      annotations: readOnly,
+    },
+    wrap('explore_property_usage', (a: { property: string }) => kgv.explorePropertyUsage(a)),
+  );
+  server.registerTool(
+    'explore_entity_relations',
+    {
+      description:
+        'Show the neighbourhood of an entity: its outgoing and incoming properties at every endpoint, with counts and examples. ' +
+        'Give a literal instead of an entity to find the entities that have that value (whole value, case-insensitive) and the properties holding it.',
+      inputSchema: z.object({
+        entity: iriArg('the entity').optional(),
+        literal: z.string().optional().describe('a literal value, e.g. "Peru"'),
+      }),
+      annotations: readOnly,
+    },
+    wrap('explore_entity_relations', (a: { entity?: string; literal?: string }) => kgv.exploreEntityRelations(a)),
+  );
+  const exec = registration.executeQuery;
+  const b = registration.executeQueryBounds;
+  if (exec) {
+    server.registerTool(
+      'execute_query',
+      {
+        description:
+          'Run a SPARQL query and return its results (the same tool as run_sparql_query: name endpoints with SERVICE <url> { … }; results are previewed with "showing N of M rows").',
+        inputSchema: z.object({
+          query: z.string().describe('a SPARQL 1.1 query'),
+          format: (b ? z.enum(b.formats) : z.string()).optional().describe('result format, as in run_sparql_query'),
+          timeout_ms: (b ? z.number().int().min(b.minTimeoutMs).max(b.maxTimeoutMs) : z.number().int())
+            .optional()
+            .describe(b ? `time limit in ms (default ${b.defaultTimeoutMs})` : 'time limit in ms, as in run_sparql_query'),
+        }),
+        annotations: readOnly,
+      },
+      wrap('execute_query', async (a: { query: string; format?: string; timeout_ms?: number }) => ({ ...(await exec(a)), requests: {} })),
+    );
+  }
+}
