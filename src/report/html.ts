@@ -4,10 +4,11 @@ import { createRequire } from 'node:module';
 import { comparePaper, flattenFigures } from './stats-format.js';
 import type { BuildStats } from './stats.js';
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** Escapes text for HTML content and attribute values. */
+export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** Chart.js 4 (UMD build), inlined so that the page is self-contained. */
-function chartJs(): string {
+/** Chart.js 4 (UMD build) as script text, inlined so that a page is self-contained (`</script` escaped). */
+export function chartJs(): string {
   const require = createRequire(import.meta.url);
   // chart.js's exports map hides dist/; its main entry lives in dist/ beside the UMD build.
   const file = path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js');
