@@ -142,8 +142,13 @@ export function readRuns(files: string[]): RunRecord[] {
   return [...byId.values()];
 }
 
-/** Realised shards per query of one graph (`<build>/<kg>/realised-fan-out.json` of fkgqa stats). */
-function readRealised(shards: string, kg: string): Map<string, string[] | null> | undefined {
+/**
+ * The shards each gold query's answer needs, per query id, for one graph: the realised fan-out
+ * `fkgqa stats` stores in `<build>/<kg>/realised-fan-out.json` (shards holding a triple used by a
+ * solution, src/report/provenance.ts); null for a query whose provenance did not finish; undefined
+ * when the file does not exist.
+ */
+export function readNeededShards(shards: string, kg: string): Map<string, string[] | null> | undefined {
   const file = path.join(shards, kg, PROVENANCE_FILE);
   if (!fs.existsSync(file)) return undefined;
   const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { realised: { query: string; status: string; shards: string[] }[] };
@@ -172,7 +177,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     const answers = readGoldAnswers(options.shards, kg);
     if (!answers) throw new InputError(`no gold answers of ${kg}: run fkgqa stats --shards ${options.shards} first`, { file: options.shards });
     golds.set(kg, answers);
-    realised.set(kg, readRealised(options.shards, kg));
+    realised.set(kg, readNeededShards(options.shards, kg));
   }
   const stores = new Map<string, StoreWorker>();
   const keyed = new Map<string, JsonResults | null>();

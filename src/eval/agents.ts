@@ -1,0 +1,62 @@
+/**
+ * Scripted agents (no LLM), for baselines and tests. Each runs through the same loop and tools as
+ * a model: turn 1 sends its query with run_sparql_query, turn 2 submits it with
+ * submit_final_query.
+ *
+ * - `oracle`: the gold query in trivial-federation form over exactly the shards its answer needs
+ *   (realised fan-out of `fkgqa stats`): every triple pattern a UNION of SERVICE calls over those
+ *   shards. With no needed shard (the gold answer uses no triple) it names the graph's first shard;
+ *   with an unknown needed set (provenance timed out) all shards.
+ * - `trivial`: the paper's trivial federation over all shards of the graph (src/verify/trivial.ts).
+ * - `single`: the gold query as it is, wrapped in one SERVICE to one endpoint (the first needed
+ *   shard, else the first shard), sent straight to it: what a single endpoint answers alone.
+ */
+import sparqljs from 'sparqljs';
+import { parseQuery } from '../analyze/parse.js';
+import { trivialFederation } from '../verify/trivial.js';
+import type { ChatModel, ChatReply, ChatRequest } from './chat.js';
+import type { RunEndpoint } from './record.js';
+
+export const SCRIPTED_AGENTS = ['oracle', 'trivial', 'single'] as const;
+export type ScriptedAgent = (typeof SCRIPTED_AGENTS)[number];
+
+/**
+ * The query a scripted agent submits.
+ * @param agent which agent
+ * @param goldText the gold query (with its prefix declarations, as in benchmark.json)
+ * @param defaultPrefix the build's default prefix
+ * @param endpoints the graph's shard endpoints
+ * @param needed shards the gold answer needs (`shard<N>`), or null when unknown
+ * @throws Error when the gold query does not parse
+ */
+export function scriptedQuery(agent: ScriptedAgent, goldText: string, defaultPrefix: string, endpoints: RunEndpoint[], needed: string[] | null): string {
+  const parsed = parseQuery(goldText, defaultPrefix);
+  if (!parsed.ok) throw new Error(`gold query does not parse: ${parsed.error}`);
+  const ast = parsed.query.ast;
+  const urlOf = (shard: string) => endpoints.find((e) => e.shard === shard)?.url;
+  if (agent === 'trivial') return trivialFederation(ast, endpoints.map((e) => e.url)).text;
+  if (agent === 'oracle') {
+    const urls = needed === null ? endpoints.map((e) => e.url) : needed.length === 0 ? [endpoints[0].url] : needed.map((s) => urlOf(s)).filter((u): u is string => !!u);
+    return trivialFederation(ast, urls).text;
+  }
+  const target = (needed?.length ? urlOf(needed[0]) : undefined) ?? endpoints[0].url;
+  const q = ast as sparqljs.SelectQuery;
+  const wrapped = { ...q, prefixes: {}, where: [{ type: 'service', name: { termType: 'NamedNode', value: target }, silent: false, patterns: q.where ?? [] }] };
+  return new sparqljs.Generator({ allPrefixes: false }).stringify(wrapped as unknown as sparqljs.SparqlQuery);
+}
+
+/** A chat model that plays a fixed query: run it, then submit it. */
+export class ScriptedModel implements ChatModel {
+  readonly model = null;
+  constructor(private readonly query: string) {}
+
+  async complete(request: ChatRequest): Promise<ChatReply> {
+    const name = request.turn === 1 ? 'run_sparql_query' : 'submit_final_query';
+    return {
+      message: { role: 'assistant', content: null, tool_calls: [{ id: `call_${request.turn}`, type: 'function', function: { name, arguments: JSON.stringify({ query: this.query }) } }] },
+      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      finishReason: 'tool_calls',
+      retries: [],
+    };
+  }
+}
