@@ -11,7 +11,7 @@ export function unescapeLocalName(iri: string): string {
 }
 
 /** Walks any sparqljs AST value and fixes every NamedNode's IRI in place (see unescapeLocalName). */
-function fixIris(node: unknown, seen = new Set<unknown>()): void {
+export function fixIris(node: unknown, seen = new Set<unknown>()): void {
   if (node === null || typeof node !== 'object' || seen.has(node)) return;
   seen.add(node);
   if (Array.isArray(node)) {

@@ -11,6 +11,7 @@ import { formatPartitionSummary, summarizePartition } from '../report/partition-
 import { computeStats } from '../report/stats.js';
 import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText } from '../report/stats-format.js';
 import { synthesize } from '../synth/replicate.js';
+import { registerMcpCommand } from './mcp.js';
 import { registerServeCommands } from './serve.js';
 import { TOOL } from '../version.js';
 import { stderrProgress } from './progress.js';
@@ -205,6 +206,7 @@ export function program(): Command {
     });
 
   registerServeCommands(cli, integer);
+  registerMcpCommand(cli, integer);
   return cli;
 }
 

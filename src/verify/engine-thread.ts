@@ -12,7 +12,22 @@ import type { EngineReply, EngineRequest } from './engine-worker.js';
 const engine = new QueryEngine();
 const port = parentPort!;
 
-async function run(req: EngineRequest): Promise<string> {
+/** The endpoint URL of a request: the URL without query string and fragment. */
+const endpointOf = (url: string) => url.replace(/[?#].*$/, '');
+
+/** `fetch` that counts requests per endpoint and, when `allowed` is given, refuses any other URL. */
+function guardedFetch(requests: Record<string, number>, allowed?: string[]): typeof fetch {
+  const ok = allowed ? new Set(allowed.map((u) => u.replace(/\/+$/, ''))) : undefined;
+  return (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const ep = endpointOf(url);
+    if (ok && !ok.has(ep.replace(/\/+$/, ''))) return Promise.reject(new Error(`refused to contact ${ep}: not a registered endpoint`));
+    requests[ep] = (requests[ep] ?? 0) + 1;
+    return fetch(input, init);
+  };
+}
+
+async function run(req: EngineRequest, requests: Record<string, number>): Promise<string> {
   // As text, Comunica keeps the query string in its context when there are no sources and then
   // sends the whole query (SERVICE clauses included) to each SERVICE endpoint; as algebra it sends
   // each SERVICE pattern alone. See README, "Verifying the federation".
@@ -22,8 +37,9 @@ async function run(req: EngineRequest): Promise<string> {
     httpTimeout: req.httpTimeoutMs,
     // Unexpected HTTP errors must fail the query, never be skipped silently.
     lenient: false,
+    fetch: guardedFetch(requests, req.allowedEndpoints),
   } as Parameters<QueryEngine['query']>[1]);
-  const { data } = await engine.resultToString(result, 'application/sparql-results+json');
+  const { data } = await engine.resultToString(result, req.mediaType ?? 'application/sparql-results+json');
   let text = '';
   for await (const chunk of data) text += chunk;
   return text;
@@ -31,9 +47,11 @@ async function run(req: EngineRequest): Promise<string> {
 
 port.on('message', (req: EngineRequest) => {
   const started = performance.now();
-  run(req).then(
-    (body) => port.postMessage({ type: 'result', id: req.id, body, ms: performance.now() - started } satisfies EngineReply),
-    (e) => port.postMessage({ type: 'error', id: req.id, error: ((e as Error).message ?? String(e)).split('\n').slice(0, 3).join(' '), ms: performance.now() - started } satisfies EngineReply),
+  const requests: Record<string, number> = {};
+  run(req, requests).then(
+    (body) => port.postMessage({ type: 'result', id: req.id, body, ms: performance.now() - started, requests } satisfies EngineReply),
+    (e) =>
+      port.postMessage({ type: 'error', id: req.id, error: ((e as Error).message ?? String(e)).split('\n').slice(0, 3).join(' '), ms: performance.now() - started, requests } satisfies EngineReply),
   );
 });
 port.postMessage({ type: 'ready' } satisfies EngineReply);

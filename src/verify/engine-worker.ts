@@ -12,18 +12,26 @@ export interface EngineRequest {
   asAlgebra: boolean;
   /** Comunica's `httpTimeout` in ms. */
   httpTimeoutMs: number;
+  /** Media type of the result (default SPARQL JSON results). */
+  mediaType?: string;
+  /** When given, the engine may send HTTP requests only to these endpoint URLs (compared without the query string); any other request fails the query. */
+  allowedEndpoints?: string[];
 }
 
 /** @internal A message from the engine thread. */
 export type EngineReply =
   | { type: 'ready' }
-  | { type: 'result'; id: number; body: string; ms: number }
-  | { type: 'error'; id: number; error: string; ms: number };
+  | { type: 'result'; id: number; body: string; ms: number; requests: Record<string, number> }
+  | { type: 'error'; id: number; error: string; ms: number; requests: Record<string, number> };
 
-/** The outcome of a federated query: SPARQL JSON results, Comunica's error message, or a timeout. */
+/**
+ * The outcome of a federated query: the results (SPARQL JSON unless another media type was asked
+ * for), Comunica's error message, or a timeout. `requests` counts the HTTP requests the engine
+ * sent, by endpoint URL without query string (unknown after a timeout: the thread is killed).
+ */
 export type EngineOutcome =
-  | { status: 'ok'; body: string; ms: number }
-  | { status: 'error'; error: string; ms: number }
+  | { status: 'ok'; body: string; ms: number; requests?: Record<string, number> }
+  | { status: 'error'; error: string; ms: number; requests?: Record<string, number> }
   | { status: 'timeout'; ms: number };
 
 /** A federated query for EngineWorker.query. */
@@ -36,6 +44,10 @@ export interface EngineQuery {
   asAlgebra?: boolean;
   /** Time limit in ms; the thread is terminated and restarted when it is exceeded. */
   timeoutMs: number;
+  /** Media type of the result (default `application/sparql-results+json`; e.g. `application/n-triples` for CONSTRUCT). */
+  mediaType?: string;
+  /** Restrict the engine's HTTP requests to these endpoint URLs (see EngineRequest.allowedEndpoints). */
+  allowedEndpoints?: string[];
 }
 
 function threadScript(): string {
@@ -105,8 +117,8 @@ export class EngineWorker {
         if (!this.closed) this.spawn();
       };
       const onMessage = (r: EngineReply) => {
-        if (r.type === 'result' && r.id === id) done({ status: 'ok', body: r.body, ms: r.ms });
-        else if (r.type === 'error' && r.id === id) done({ status: 'error', error: r.error, ms: r.ms });
+        if (r.type === 'result' && r.id === id) done({ status: 'ok', body: r.body, ms: r.ms, requests: r.requests });
+        else if (r.type === 'error' && r.id === id) done({ status: 'error', error: r.error, ms: r.ms, requests: r.requests });
       };
       const onError = (e: Error) => {
         done({ status: 'error', error: `engine thread crashed: ${e.message}`, ms: performance.now() - started });
@@ -118,7 +130,15 @@ export class EngineWorker {
       }, q.timeoutMs);
       worker.on('message', onMessage);
       worker.on('error', onError);
-      worker.postMessage({ id, query: q.query, sources: q.sources, asAlgebra: !!q.asAlgebra, httpTimeoutMs: q.timeoutMs } satisfies EngineRequest);
+      worker.postMessage({
+        id,
+        query: q.query,
+        sources: q.sources,
+        asAlgebra: !!q.asAlgebra,
+        httpTimeoutMs: q.timeoutMs,
+        mediaType: q.mediaType,
+        allowedEndpoints: q.allowedEndpoints,
+      } satisfies EngineRequest);
     });
   }
 

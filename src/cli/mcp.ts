@@ -1,0 +1,87 @@
+/**
+ * The `mcp` command: a thin layer over src/mcp/server.ts (`createMcpContext`, `buildMcpServer`,
+ * `serveMcpHttp`) and the registry loaders of src/mcp/registry.ts. See docs/mcp.md.
+ */
+import path from 'node:path';
+import { Command, Option } from 'commander';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { SETUPS, type McpLimits, type Setup } from '../mcp/context.js';
+import { loadRegistry } from '../mcp/registry.js';
+import { buildMcpServer, createMcpContext, serveMcpHttp, type McpServerOptions } from '../mcp/server.js';
+import { stderrProgress } from './progress.js';
+
+type IntegerParser = (name: string, min: number, max?: number) => (v: string) => number;
+
+/** Waits for SIGINT or SIGTERM. */
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (sig: string) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(sig);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+/** Registers `fkgqa mcp` on the program. */
+export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
+  cli
+    .command('mcp')
+    .description(
+      'Run the SPARQL-MCP server of the FKGQA paper (section 3): run_sparql_query (SERVICE clauses; one is sent directly, several go to the ' +
+        'federation engine) and, in the void_tool setup, get_void_descriptions, over the endpoints of a running fkgqa serve, a build, or any SPARQL endpoints. ' +
+        'Speaks MCP on stdio (default) or Streamable HTTP (--http). See docs/mcp.md.',
+    )
+    .option('--endpoints <file>', 'endpoints file of a running fkgqa serve')
+    .option('--shards <dir>', 'a fkgqa build: its running serve (<build>.state/endpoints.json, then <build>/endpoints.json), or with --endpoint-base its shards under that URL; gives descriptions and VoID files')
+    .option('--state <dir>', 'state folder of the build (default <build>.state): call log and VoID cache under mcp/')
+    .option('--endpoint-base <url>', 'with --shards: the shards are at <url>/<kg>-shard<N>/sparql')
+    .option('--endpoint <url...>', 'plain SPARQL endpoint URLs (any endpoints)')
+    .option('--kg <name...>', 'only the endpoints of these graphs')
+    .addOption(new Option('--setup <setup>', 'evaluation setup (paper, section 5)').choices(SETUPS).default('baseline'))
+    .option('--http', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio')
+    .option('--host <host>', 'with --http: interface to bind (loopback unless told otherwise)', '127.0.0.1')
+    .addOption(new Option('--port <n>', 'with --http: port (0: any free port)').argParser(integer('--port', 0, 65535)).default(0))
+    .option('--call-log <file>', 'append every tool call as a JSON line to FILE (default <state>/mcp/calls.jsonl when there is a build)')
+    .addOption(new Option('--timeout <ms>', 'default time limit of run_sparql_query (agents may ask for 1000..100000)').argParser(integer('--timeout', 1000, 100_000)).default(30_000))
+    .addOption(new Option('--preview-rows <n>', 'rows shown to the agent; the rest are counted').argParser(integer('--preview-rows', 0)).default(100))
+    .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(8000))
+    .addOption(new Option('--void-step-timeout <ms>', 'time limit of each step of the VoID chain').argParser(integer('--void-step-timeout', 1)).default(10_000))
+    .addOption(new Option('--format <format>', 'with --http: how the startup line on stdout is written').choices(['text', 'json']).default('text'))
+    .option('--json', 'shorthand for --format json')
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(async (o) => {
+      const progress = stderrProgress(o.quiet);
+      const registry = loadRegistry({ endpointsFile: o.endpoints, build: o.shards, state: o.state, endpointBase: o.endpointBase, urls: o.endpoint, kgs: o.kg });
+      const limits: Partial<McpLimits> = { defaultTimeoutMs: o.timeout, previewRows: o.previewRows, maxQueryChars: o.maxQueryChars, voidStepTimeoutMs: o.voidStepTimeout };
+      const options: McpServerOptions = {
+        registry,
+        setup: o.setup as Setup,
+        limits,
+        ...(o.shards ? { build: o.shards } : {}),
+        ...(o.state ? { state: o.state } : {}),
+        ...(o.callLog ? { callLog: path.resolve(o.callLog) } : {}),
+      };
+      const about = `setup ${o.setup}, ${registry.endpoints.length} endpoints (${registry.source})`;
+      if (o.http) {
+        const s = await serveMcpHttp({ ...options, host: o.host, port: o.port });
+        const json = o.json || o.format === 'json';
+        process.stdout.write(json ? JSON.stringify({ url: s.url, setup: o.setup, endpoints: registry.endpoints.length, callLog: s.context.callLog.file }) + '\n' : `${s.url}\n`);
+        progress?.(`fkgqa mcp: Streamable HTTP at ${s.url}; ${about}; call log ${s.context.callLog.file ?? 'in memory only'}`);
+        const sig = await untilSignal();
+        progress?.(`fkgqa mcp: ${sig}, stopping after ${s.context.callLog.entries.length} tool calls`);
+        await s.close();
+        return;
+      }
+      const context = createMcpContext(options);
+      context.sparql.warm();
+      progress?.(`fkgqa mcp: MCP on stdio; ${about}; call log ${context.callLog.file ?? 'in memory only'}`);
+      const handle = serveStdio(() => buildMcpServer(context, options.tools));
+      // The client closing stdin ends the session (MCP stdio binding); a signal too.
+      await Promise.race([new Promise<void>((resolve) => process.stdin.once('close', () => resolve()).once('end', () => resolve())), untilSignal()]);
+      await handle.close();
+      await context.close();
+    });
+}

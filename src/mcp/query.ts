@@ -1,0 +1,177 @@
+/**
+ * How `run_sparql_query` routes an agent's query (FKGQA paper, section 3 "Query Execution"): the
+ * query is parsed (sparqljs, with the project's PN_LOCAL_ESC fix, pitfall B1), its SERVICE
+ * targets are collected from the AST and checked against the registry, and the route chosen:
+ *
+ * - no SERVICE: refused, with the registered endpoints listed (the agent must name them);
+ * - one target whose SERVICE group is the whole WHERE clause: `direct` — the wrapper is stripped
+ *   and the body sent to that endpoint (endpoints that refuse SERVICE still answer);
+ * - otherwise (two or more targets, or one target with patterns outside its SERVICE group):
+ *   `federation` — the local federation engine (Comunica) evaluates the SERVICE clauses.
+ *
+ * Targets are counted as distinct IRIs: `SERVICE SILENT` counts, the same IRI twice counts once.
+ * A variable SERVICE target is refused (it could name any host). Nothing is sent anywhere here.
+ */
+import sparqljs from 'sparqljs';
+import { fixIris } from '../analyze/parse.js';
+import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
+
+/** Why a query was refused before anything was sent; recorded as the call log's error class. */
+export type QueryErrorClass = 'too-long' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint';
+
+/** The route of a query that may be run. */
+export type QueryPlan =
+  | {
+      ok: true;
+      route: 'direct' | 'federation';
+      /** The query to send (full IRIs, no prefix declarations): the SERVICE body for `direct`. */
+      query: string;
+      /** The distinct SERVICE targets, in order of first appearance. */
+      targets: RegisteredEndpoint[];
+      /** SELECT/ASK answer in bindings or a boolean; CONSTRUCT/DESCRIBE in a graph. */
+      form: 'bindings' | 'boolean' | 'graph';
+      /** The parsed query (IRIs fixed), for tools that inspect it further. */
+      ast: sparqljs.SparqlQuery;
+    }
+  | { ok: false; errorClass: QueryErrorClass; message: string };
+
+/** Hints for error messages. */
+export interface PlanHints {
+  /** Prefixes to suggest for an undeclared prefix, by name (e.g. `'' → http://valuenet/ontop/` from the build). */
+  prefixes?: Record<string, string>;
+  /** Largest query accepted, in characters (the reference's MAX_QUERY_CHARS, 8000). */
+  maxQueryChars: number;
+  /** Endpoints listed in an error message at most (the rest are counted). */
+  listEndpoints?: number;
+}
+
+/** Well-known prefixes suggested when a query uses one undeclared. */
+const COMMON_PREFIXES: Record<string, string> = {
+  rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#',
+  rdfs: 'http://www.w3.org/2000/01/rdf-schema#',
+  xsd: 'http://www.w3.org/2001/XMLSchema#',
+  owl: 'http://www.w3.org/2002/07/owl#',
+  void: 'http://rdfs.org/ns/void#',
+};
+
+const UPDATE_KEYWORDS = /^\s*(?:(?:PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s+<[^>]*>)\s*)*(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b/i;
+
+/** The endpoints as a list for an error message: `id <url>` per line, at most `max`. */
+export function listEndpoints(endpoints: RegisteredEndpoint[], max = 100): string {
+  const shown = endpoints.slice(0, max).map((e) => `  ${e.url}${e.description ? `  (${e.id}: ${e.description})` : `  (${e.id})`}`);
+  if (endpoints.length > max) shown.push(`  … and ${endpoints.length - max} more (read the resource fkgqa://endpoints)`);
+  return shown.join('\n');
+}
+
+/** Line and column (1-based) of a character offset. */
+function position(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset).split('\n');
+  return { line: before.length, column: before[before.length - 1].length + 1 };
+}
+
+/** The parser's message, shortened for an agent: position, what was expected (first few), what was found, and the caret snippet. */
+function syntaxMessage(e: Error & { hash?: { loc?: { first_line: number; first_column: number }; expected?: string[]; token?: string; text?: string } }): string {
+  const lines = e.message.split('\n');
+  const h = e.hash;
+  if (!h?.loc) return `SPARQL syntax error: ${lines.join(' ')}`;
+  const expected = (h.expected ?? []).map((x) => x.replace(/^'|'$/g, ''));
+  const shown = expected.slice(0, 8).join(', ') + (expected.length > 8 ? `, … (${expected.length - 8} more)` : '');
+  const snippet = lines.slice(1, 3).join('\n');
+  return (
+    `SPARQL syntax error at line ${h.loc.first_line}, column ${h.loc.first_column + 1}: found ${h.token === 'EOF' ? 'the end of the query' : `'${h.text ?? h.token}'`}` +
+    (shown ? `, expected one of: ${shown}` : '') +
+    (snippet ? `\n${snippet}` : '')
+  );
+}
+
+/** A message for an undeclared prefix: where it is used, and the declaration to add when the prefix is known. */
+function prefixMessage(text: string, prefix: string, hints: PlanHints): string {
+  const re = new RegExp(`(^|[\\s(;,.{}\\[\\]/^|!])${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:`, 'm');
+  const m = re.exec(text);
+  const where = m ? ` (first used at line ${position(text, m.index + m[1].length).line}, column ${position(text, m.index + m[1].length).column})` : '';
+  const known = hints.prefixes?.[prefix] ?? COMMON_PREFIXES[prefix];
+  const name = prefix === '' ? 'the empty prefix ":"' : `the prefix "${prefix}:"`;
+  const fix = known ? `declare it at the top of the query: PREFIX ${prefix}: <${known}>` : `declare it at the top of the query (PREFIX ${prefix}: <namespace IRI>) or write full IRIs in <…>`;
+  return `${name} is not declared${where}: ${fix}`;
+}
+
+/** Collects every SERVICE node of an AST (in document order), however deeply nested (OPTIONAL, UNION, MINUS, GRAPH, sub-SELECT, FILTER EXISTS). */
+function services(node: unknown, out: { name: { termType: string; value: string }; silent: boolean; patterns: unknown[] }[] = []): typeof out {
+  if (Array.isArray(node)) {
+    for (const x of node) services(x, out);
+    return out;
+  }
+  if (node === null || typeof node !== 'object') return out;
+  const o = node as Record<string, unknown>;
+  if ('termType' in o) return out;
+  if (o.type === 'service') out.push(o as unknown as (typeof out)[number]);
+  for (const v of Object.values(o)) services(v, out);
+  return out;
+}
+
+const generate = (ast: sparqljs.SparqlQuery) => new sparqljs.Generator({ allPrefixes: false }).stringify({ ...ast, prefixes: {} } as sparqljs.SparqlQuery);
+
+/**
+ * Parses and routes an agent's query (see the module comment). Pure: sends nothing.
+ * @param text the query as the agent wrote it
+ * @param registry the endpoints SERVICE may name
+ * @returns the plan, or an error whose message tells the agent what to change
+ */
+export function planQuery(text: string, registry: EndpointRegistry, hints: PlanHints): QueryPlan {
+  const max = hints.listEndpoints ?? 100;
+  if (text.length > hints.maxQueryChars) {
+    return { ok: false, errorClass: 'too-long', message: `the query has ${text.length} characters, more than the limit of ${hints.maxQueryChars}: shorten it` };
+  }
+  if (UPDATE_KEYWORDS.test(text)) {
+    return { ok: false, errorClass: 'update', message: 'SPARQL Update (INSERT, DELETE, LOAD, CLEAR, DROP, …) is refused: the endpoints are read-only; send a SELECT, ASK, CONSTRUCT or DESCRIBE query' };
+  }
+  let parsed: sparqljs.SparqlQuery | sparqljs.Update;
+  try {
+    parsed = new sparqljs.Parser().parse(text);
+  } catch (e) {
+    const err = e as Error;
+    const prefix = /^Unknown prefix: (.*)$/.exec(err.message);
+    if (prefix) return { ok: false, errorClass: 'unknown-prefix', message: prefixMessage(text, prefix[1], hints) };
+    return { ok: false, errorClass: 'syntax', message: syntaxMessage(err) };
+  }
+  if (parsed.type !== 'query') {
+    return { ok: false, errorClass: 'update', message: 'SPARQL Update is refused: the endpoints are read-only; send a SELECT, ASK, CONSTRUCT or DESCRIBE query' };
+  }
+  const ast = parsed;
+  fixIris(ast);
+  const found = services(ast.where ?? []);
+  if (found.length === 0) {
+    return {
+      ok: false,
+      errorClass: 'no-service',
+      message: `the query names no endpoint: wrap its patterns in SERVICE <endpoint URL> { … } (one SERVICE per endpoint; several SERVICE clauses are joined by the federation engine). Registered endpoints:\n${listEndpoints(registry.endpoints, max)}`,
+    };
+  }
+  const variable = found.find((s) => s.name.termType !== 'NamedNode');
+  if (variable) {
+    return { ok: false, errorClass: 'variable-service', message: `SERVICE ?${variable.name.value}: a variable SERVICE target is refused; name each endpoint by its URL, SERVICE <URL> { … }` };
+  }
+  const targets: RegisteredEndpoint[] = [];
+  const unknown: string[] = [];
+  for (const s of found) {
+    const e = findEndpoint(registry, s.name.value);
+    if (!e) {
+      if (!unknown.includes(s.name.value)) unknown.push(s.name.value);
+    } else if (!targets.includes(e)) targets.push(e);
+  }
+  if (unknown.length > 0) {
+    return {
+      ok: false,
+      errorClass: 'unknown-endpoint',
+      message: `${unknown.map((u) => `<${u}>`).join(', ')} ${unknown.length === 1 ? 'is not a registered endpoint' : 'are not registered endpoints'}; nothing was sent. SERVICE may name only these endpoints:\n${listEndpoints(registry.endpoints, max)}`,
+    };
+  }
+  const form = ast.queryType === 'ASK' ? 'boolean' : ast.queryType === 'SELECT' ? 'bindings' : 'graph';
+  const where = ast.where ?? [];
+  // One target and its SERVICE group is the whole WHERE: strip the wrapper (paper, section 3).
+  if (targets.length === 1 && found.length === 1 && where.length === 1 && where[0].type === 'service') {
+    const body = { ...ast, where: (where[0] as sparqljs.ServicePattern).patterns } as sparqljs.SparqlQuery;
+    return { ok: true, route: 'direct', query: generate(body), targets, form, ast };
+  }
+  return { ok: true, route: 'federation', query: generate(ast), targets, form, ast };
+}

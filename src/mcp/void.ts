@@ -1,0 +1,457 @@
+/**
+ * `get_void_descriptions {endpoint | endpoints[], variant?}` (FKGQA paper section 3, "VoiD
+ * Computation"; reference tool names, field notes §0): the VoID description of registered
+ * endpoints, found by a chain of steps, each with a time limit, the first that yields VoID winning:
+ *
+ * 1. `cache`: an earlier answer of steps 3–7 (memory, and `<state>/mcp/void/` when there is a
+ *    state folder), younger than `limits.voidCacheTtlMs`;
+ * 2. `build-file`: the build's pre-generated `<kg>/shard<N>_void.ttl` (or `_void_extended.ttl`);
+ * 3. `well-known`: `/.well-known/void` beside the endpoint path, then at the host root (RFC 8615;
+ *    VoID §7.2), keeping the datasets whose `void:sparqlEndpoint` is the endpoint;
+ * 4. `service-description`: the endpoint's SPARQL 1.1 Service Description (GET without query):
+ *    VoID in it, or a linked document (`Link: rel="describedby"`, `rdfs:seeAlso`, `void:inDataset`);
+ * 5. `default-graph`: VoID triples in the endpoint's default graph (a CONSTRUCT query);
+ * 6. `named-graph`: VoID triples in one of its named graphs;
+ * 7. `computed`: VoID computed with SPARQL 1.1 aggregate queries (SPORTAL, Hasnain et al. 2016):
+ *    the describe stage's own queries (src/describe/queries.ts, `computeStatistics`) run on the
+ *    endpoint's default graph, rendered by `renderVoid`; triples, classes with entity counts,
+ *    properties with triple counts, class/property nesting; the extended variant adds linksets
+ *    to the other registered endpoints of the graph, counted through the federation engine.
+ *
+ * Documents are fetched only from hosts of registered endpoints. The answer says which step
+ * produced each description and what the earlier steps found.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DataFactory, Parser, Store, Writer } from 'n3';
+import type * as RDF from '@rdfjs/types';
+import { STATE_FILES } from '../common/state.js';
+import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
+import { describeInWords } from '../describe/catalogue.js';
+import type { SparqlClient } from '../describe/client.js';
+import { shardDatasetIri, type Linkset, type ShardDescription } from '../describe/model.js';
+import { computeStatistics } from '../describe/statistics.js';
+import { renderVoid, VOID_EXT, writerText, type VoidVariant } from '../describe/void-turtle.js';
+import type { McpToolContext } from './context.js';
+import { listEndpoints } from './query.js';
+import { findEndpoint, type RegisteredEndpoint } from './registry.js';
+
+/** The variants an agent may ask for. */
+export const VOID_VARIANTS = ['standard', 'extended'] as const satisfies readonly VoidVariant[];
+
+/** The steps of the chain, in order. */
+export const VOID_STEPS = ['cache', 'build-file', 'well-known', 'service-description', 'default-graph', 'named-graph', 'computed'] as const;
+export type VoidStep = (typeof VOID_STEPS)[number];
+
+/** One step tried for one endpoint. */
+export interface VoidAttempt {
+  step: VoidStep;
+  /** What it found, in words (`HTTP 404 from …`, `no VoID triples`, `yes`). */
+  outcome: string;
+  ms: number;
+}
+
+/** The VoID of one endpoint. */
+export interface VoidResult {
+  endpoint: string;
+  variant: VoidVariant;
+  /** The step that produced the description, or null when none did. */
+  step: VoidStep | null;
+  /** For `cache`: the step that produced the cached description. */
+  cachedFrom?: VoidStep;
+  /** Where it came from: a file, a URL, or the queries. */
+  source?: string;
+  /** The description as Turtle. */
+  turtle?: string;
+  /** Triples of the description. */
+  triples?: number;
+  /** `void:Linkset`s in it. */
+  linksets?: number;
+  attempts: VoidAttempt[];
+}
+
+const { namedNode } = DataFactory;
+const TYPE = namedNode(RDF_TYPE);
+const DATASET = namedNode(`${VOID}Dataset`);
+const SPARQL_ENDPOINT = namedNode(`${VOID}sparqlEndpoint`);
+const LINKSET = namedNode(`${VOID}Linkset`);
+const RDFS_SEE_ALSO = 'http://www.w3.org/2000/01/rdf-schema#seeAlso';
+const RDF_ACCEPT = 'text/turtle, application/n-triples;q=0.9, application/trig;q=0.8, text/n3;q=0.7, */*;q=0.1';
+const PREFIXES = { void: VOID, 'void-ext': VOID_EXT, sd: SD, dcterms: DCTERMS, xsd: 'http://www.w3.org/2001/XMLSchema#' };
+
+/** Parses RDF text by its media type (Turtle when unknown). @throws Error with the parser's message */
+function parseRdf(text: string, contentType: string, base: string): Store {
+  const t = contentType.split(';')[0].trim().toLowerCase();
+  const format = t === 'application/n-triples' || t === 'text/plain' ? 'application/n-triples' : t === 'application/trig' ? 'application/trig' : t === 'text/n3' ? 'text/n3' : 'text/turtle';
+  return new Store(new Parser({ format, baseIRI: base }).parse(text));
+}
+
+/**
+ * The part of an RDF document that describes the endpoint: the `void:Dataset`s whose
+ * `void:sparqlEndpoint` is `url` (or, when no dataset names any endpoint, every dataset), with every
+ * node reachable from them through blank nodes, and the triples about the endpoint IRI itself.
+ * @returns the triples, or a reason why the document is no VoID of this endpoint
+ */
+function voidPart(store: Store, url: string): { quads: RDF.Quad[] } | { reason: string } {
+  const datasets = store.getSubjects(TYPE, DATASET, null);
+  const withEndpoint = store.getSubjects(SPARQL_ENDPOINT, null, null);
+  if (datasets.length === 0 && withEndpoint.length === 0) return { reason: 'no void:Dataset in it' };
+  const norm = (u: string) => u.replace(/\/+$/, '');
+  const mine = [...new Set([...datasets, ...withEndpoint])].filter((d) => store.getObjects(d, SPARQL_ENDPOINT, null).some((o) => norm(o.value) === norm(url)));
+  const anyEndpoint = withEndpoint.length > 0;
+  if (mine.length === 0 && anyEndpoint) return { reason: `its datasets name other endpoints (void:sparqlEndpoint), not ${url}` };
+  const roots = mine.length > 0 ? mine : datasets;
+  const seen = new Set<string>();
+  const out: RDF.Quad[] = [];
+  const visit = (s: RDF.Term) => {
+    const key = `${s.termType}:${s.value}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    for (const q of store.getQuads(s as RDF.Quad_Subject, null, null, null)) {
+      out.push(q);
+      if (q.object.termType === 'BlankNode') visit(q.object);
+    }
+  };
+  for (const r of roots) visit(r);
+  visit(namedNode(url));
+  return { quads: out };
+}
+
+/** Turtle of a set of triples (deterministic: sorted by subject, predicate, object). */
+function toTurtle(quads: RDF.Quad[]): string {
+  const w = new Writer({ prefixes: PREFIXES });
+  const key = (q: RDF.Quad) => `${q.subject.termType === 'BlankNode' ? '~' : ''}${q.subject.value} ${q.predicate.value} ${q.object.value}`;
+  for (const q of [...quads].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) w.addQuad(DataFactory.quad(q.subject, q.predicate, q.object));
+  return writerText(w);
+}
+
+/** Counts triples and linksets of a Turtle text (0, 0 when it does not parse). */
+function countOf(turtle: string): { triples: number; linksets: number } {
+  try {
+    const s = new Store(new Parser({ format: 'text/turtle' }).parse(turtle));
+    return { triples: s.size, linksets: s.getSubjects(TYPE, LINKSET, null).length };
+  } catch {
+    return { triples: 0, linksets: 0 };
+  }
+}
+
+/** The CONSTRUCT query for VoID triples (a dataset and three levels of void:/void-ext: partitions), optionally inside GRAPH ?g. */
+function voidTriplesQuery(named: boolean): string {
+  const ns = (v: string) => `(STRSTARTS(STR(?${v}), "${VOID}") || STRSTARTS(STR(?${v}), "${VOID_EXT}"))`;
+  const body = `?d a <${VOID}Dataset> .
+    { BIND(?d AS ?a) ?a ?b ?c }
+    UNION { ?d ?p1 ?a . FILTER(${ns('p1')}) ?a ?b ?c }
+    UNION { ?d ?p1 ?x . ?x ?p2 ?a . FILTER(${ns('p1')} && ${ns('p2')}) ?a ?b ?c }
+    UNION { ?d ?p1 ?x . ?x ?p2 ?y . ?y ?p3 ?a . FILTER(${ns('p1')} && ${ns('p2')} && ${ns('p3')}) ?a ?b ?c }`;
+  return `CONSTRUCT { ?a ?b ?c } WHERE { ${named ? `GRAPH ?g { ${body} }` : body} }`;
+}
+
+/** The `/.well-known/void` URLs of an endpoint: beside its path, then at the host root. */
+export function wellKnownUrls(url: string): string[] {
+  const u = new URL(url);
+  const dir = u.pathname.replace(/\/[^/]*$/, '');
+  return [...new Set([`${u.origin}${dir}/.well-known/void`, `${u.origin}/.well-known/void`])];
+}
+
+/** `rel="describedby"` targets of a Link header (RFC 8288), resolved against `base`. */
+function describedBy(link: string | null, base: string): string[] {
+  if (!link) return [];
+  const out: string[] = [];
+  for (const m of link.matchAll(/<([^>]*)>\s*((?:;\s*[^;,]+)*)/g)) if (/rel="?[^";,]*\bdescribedby\b/i.test(m[2])) out.push(new URL(m[1], base).href);
+  return out;
+}
+
+/** A cached description. */
+interface CacheEntry {
+  endpoint: string;
+  variant: VoidVariant;
+  step: VoidStep;
+  source: string;
+  turtle: string;
+  /** Epoch ms when it was fetched. */
+  at: number;
+}
+
+const memoryCache = new WeakMap<McpToolContext, Map<string, CacheEntry>>();
+
+function cacheFile(ctx: McpToolContext, key: string): string | null {
+  if (!ctx.stateDir) return null;
+  return path.join(ctx.stateDir, STATE_FILES.mcp, 'void', `${crypto.createHash('sha256').update(key).digest('hex').slice(0, 32)}.json`);
+}
+
+function readCache(ctx: McpToolContext, key: string): CacheEntry | undefined {
+  const mem = memoryCache.get(ctx)?.get(key);
+  const fresh = (e: CacheEntry | undefined) => (e && Date.now() - e.at <= ctx.limits.voidCacheTtlMs ? e : undefined);
+  if (fresh(mem)) return mem;
+  const f = cacheFile(ctx, key);
+  if (!f || !fs.existsSync(f)) return undefined;
+  try {
+    const e = JSON.parse(fs.readFileSync(f, 'utf8')) as CacheEntry;
+    return fresh(e);
+  } catch {
+    return undefined;
+  }
+}
+
+function writeCache(ctx: McpToolContext, key: string, e: CacheEntry): void {
+  if (!memoryCache.has(ctx)) memoryCache.set(ctx, new Map());
+  memoryCache.get(ctx)!.set(key, e);
+  const f = cacheFile(ctx, key);
+  if (!f) return;
+  fs.mkdirSync(path.dirname(f), { recursive: true });
+  const tmp = `${f}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(e));
+  fs.renameSync(tmp, f);
+}
+
+/** True when `url` is on the host (origin) of a registered endpoint: documents are fetched from there only. */
+function onRegisteredHost(ctx: McpToolContext, url: string): boolean {
+  try {
+    const o = new URL(url).origin;
+    return ctx.registry.endpoints.some((e) => new URL(e.url).origin === o);
+  } catch {
+    return false;
+  }
+}
+
+/** GETs an RDF document within the step's time limit. */
+async function getRdf(ctx: McpToolContext, url: string): Promise<{ ok: true; text: string; type: string; link: string | null } | { ok: false; why: string }> {
+  if (!onRegisteredHost(ctx, url)) return { ok: false, why: `${url} is not on the host of a registered endpoint (not fetched)` };
+  try {
+    const res = await fetch(url, { headers: { accept: RDF_ACCEPT }, signal: AbortSignal.timeout(ctx.limits.voidStepTimeoutMs) });
+    const text = await res.text();
+    if (!res.ok) return { ok: false, why: `HTTP ${res.status} from ${url}` };
+    return { ok: true, text, type: res.headers.get('content-type') ?? 'text/turtle', link: res.headers.get('link') };
+  } catch (e) {
+    const err = e as Error;
+    return { ok: false, why: err.name === 'TimeoutError' ? `no answer from ${url} within ${ctx.limits.voidStepTimeoutMs} ms` : `${url}: ${err.message}` };
+  }
+}
+
+/** Reads an RDF document and keeps its VoID of `endpoint`. */
+function voidFromDocument(text: string, type: string, base: string, endpoint: string): { turtle: string } | { why: string } {
+  let store: Store;
+  try {
+    store = parseRdf(text, type, base);
+  } catch (e) {
+    return { why: `not RDF (${type}): ${(e as Error).message}` };
+  }
+  const part = voidPart(store, endpoint);
+  if ('reason' in part) return { why: part.reason };
+  return { turtle: toTurtle(part.quads) };
+}
+
+/** A `SparqlClient` (describe stage) over one endpoint's default graph: the describe queries' `GRAPH ?g { … }` become `{ … }`. */
+function defaultGraphClient(ctx: McpToolContext, url: string): SparqlClient {
+  return {
+    label: url,
+    select: (query: string) => ctx.sparql.select(url, query.replace(/GRAPH \?\w+ \{/g, '{'), ctx.limits.voidStepTimeoutMs),
+    close: () => {},
+  };
+}
+
+/** The dataset IRI of an endpoint's computed VoID: the fkgqa shard's own, or one minted from the endpoint id. */
+const datasetOf = (e: RegisteredEndpoint) => shardDatasetIri(e.graph ?? e.id, e.shard ?? 'endpoint');
+
+/**
+ * Step 7: VoID computed on the endpoint with the describe stage's aggregate queries; for the
+ * extended variant, linksets to the other registered endpoints of the same graph (or, for a foreign
+ * endpoint, to the other foreign ones) through the federation engine, one query per pair.
+ * @returns the Turtle and notes on linksets that could not be counted
+ */
+async function computeVoid(ctx: McpToolContext, e: RegisteredEndpoint, variant: VoidVariant): Promise<{ turtle: string; notes: string[] }> {
+  const graph = e.graph ?? e.id;
+  const shard = e.shard ?? 'endpoint';
+  const [stats] = await computeStatistics(defaultGraphClient(ctx, e.url), { graph, shards: [shard], namespaces: Object.values(ctx.prefixes) }, false);
+  const notes: string[] = [];
+  const linksets: Linkset[] = [];
+  if (variant === 'extended') {
+    const peers = ctx.registry.endpoints.filter((p) => p !== e && p.graph === e.graph).slice(0, 32);
+    for (const p of peers) {
+      const q = `SELECT ?p (COUNT(*) AS ?triples) WHERE { SERVICE <${e.url}> { ?s ?p ?o FILTER(isIRI(?o)) } SERVICE <${p.url}> { SELECT DISTINCT ?o WHERE { ?o ?q ?x } } } GROUP BY ?p`;
+      const o = await ctx.sparql.federated(q, 'application/sparql-results+json', ctx.limits.voidStepTimeoutMs);
+      if (o.status !== 'ok') {
+        notes.push(`linksets to ${p.url} not counted: ${o.status === 'timeout' ? `time limit of ${ctx.limits.voidStepTimeoutMs} ms` : o.error}`);
+        continue;
+      }
+      const rows = (JSON.parse(o.body) as { results: { bindings: Record<string, { value: string }>[] } }).results.bindings;
+      for (const r of rows) if (r.p && Number(r.triples?.value) > 0) linksets.push({ subjectsTarget: stats.dataset, objectsTarget: datasetOf(p), linkPredicate: r.p.value, triples: Number(r.triples.value) });
+    }
+  }
+  stats.linksets = linksets.sort((a, b) => (a.objectsTarget < b.objectsTarget ? -1 : a.objectsTarget > b.objectsTarget ? 1 : a.linkPredicate < b.linkPredicate ? -1 : a.linkPredicate > b.linkPredicate ? 1 : 0));
+  const d: ShardDescription = { ...stats, title: e.id, description: describeInWords(stats), endpoint: e.url };
+  return { turtle: renderVoid(d, variant, ctx.prefixes['']), notes };
+}
+
+/**
+ * The VoID of one registered endpoint by the chain of the module comment. Never throws: a step
+ * that fails is recorded in `attempts` and the next one tried.
+ */
+export async function voidDescription(ctx: McpToolContext, e: RegisteredEndpoint, variant: VoidVariant): Promise<VoidResult> {
+  const attempts: VoidAttempt[] = [];
+  const key = `${e.url} ${variant}`;
+  const result = (step: VoidStep, source: string, turtle: string, extra: Partial<VoidResult> = {}): VoidResult => ({ endpoint: e.url, variant, step, source, turtle, ...countOf(turtle), attempts, ...extra });
+  const timed = async <T>(step: VoidStep, fn: () => Promise<{ value?: T; outcome: string }>): Promise<T | undefined> => {
+    const t0 = performance.now();
+    let r: { value?: T; outcome: string };
+    try {
+      r = await fn();
+    } catch (err) {
+      r = { outcome: `failed: ${(err as Error).message.split('\n')[0]}` };
+    }
+    attempts.push({ step, outcome: r.outcome, ms: Math.round(performance.now() - t0) });
+    return r.value;
+  };
+  const found = (step: Exclude<VoidStep, 'cache' | 'build-file'>, source: string, turtle: string) => {
+    writeCache(ctx, key, { endpoint: e.url, variant, step, source, turtle, at: Date.now() });
+    return result(step, source, turtle);
+  };
+
+  // 1. cache
+  const cached = await timed('cache', async () => {
+    const c = readCache(ctx, key);
+    return c ? { value: c, outcome: `yes (from ${c.step}, ${new Date(c.at).toISOString()})` } : { outcome: 'not cached' };
+  });
+  if (cached) return result('cache', cached.source, cached.turtle, { cachedFrom: cached.step });
+
+  // 2. the build's file
+  const file = variant === 'extended' ? e.voidExtendedFile : e.voidFile;
+  const fromFile = await timed('build-file', async () => {
+    if (!file) return { outcome: 'no VoID file in the build' };
+    if (!fs.existsSync(file)) return { outcome: `${file} is missing` };
+    return { value: fs.readFileSync(file, 'utf8'), outcome: 'yes' };
+  });
+  if (fromFile !== undefined) return result('build-file', file!, fromFile);
+
+  // 3. /.well-known/void
+  const wk = await timed('well-known', async () => {
+    const why: string[] = [];
+    for (const u of wellKnownUrls(e.url)) {
+      const r = await getRdf(ctx, u);
+      if (!r.ok) {
+        why.push(r.why);
+        continue;
+      }
+      const v = voidFromDocument(r.text, r.type, u, e.url);
+      if ('turtle' in v) return { value: { url: u, turtle: v.turtle }, outcome: `yes (${u})` };
+      why.push(`${u}: ${v.why}`);
+    }
+    return { outcome: why.join('; ') };
+  });
+  if (wk) return found('well-known', wk.url, wk.turtle);
+
+  // 4. the service description: VoID in it, or linked from it
+  const sd = await timed('service-description', async () => {
+    const r = await getRdf(ctx, e.url);
+    if (!r.ok) return { outcome: `no service description: ${r.why}` };
+    let store: Store;
+    try {
+      store = parseRdf(r.text, r.type, e.url);
+    } catch (err) {
+      return { outcome: `the service description is not RDF: ${(err as Error).message}` };
+    }
+    if (store.getSubjects(TYPE, DATASET, null).length > 0) {
+      const v = voidFromDocument(r.text, r.type, e.url, e.url);
+      if ('turtle' in v) return { value: { url: e.url, turtle: v.turtle }, outcome: 'yes (VoID in the service description)' };
+    }
+    const links = [
+      ...describedBy(r.link, e.url),
+      ...[RDFS_SEE_ALSO, `${VOID}inDataset`].flatMap((p) => store.getObjects(null, namedNode(p), null).filter((o) => o.termType === 'NamedNode').map((o) => o.value)),
+    ];
+    const why: string[] = [];
+    for (const u of [...new Set(links)]) {
+      const d = await getRdf(ctx, u);
+      if (!d.ok) {
+        why.push(d.why);
+        continue;
+      }
+      const v = voidFromDocument(d.text, d.type, u, e.url);
+      if ('turtle' in v) return { value: { url: u, turtle: v.turtle }, outcome: `yes (linked: ${u})` };
+      why.push(`${u}: ${v.why}`);
+    }
+    return { outcome: links.length === 0 ? 'no VoID in the service description and no link to one' : why.join('; ') };
+  });
+  if (sd) return found('service-description', sd.url, sd.turtle);
+
+  // 5./6. VoID triples in the default graph, then in named graphs
+  for (const [step, named] of [['default-graph', false], ['named-graph', true]] as const) {
+    const t = await timed(step, async () => {
+      const o = await ctx.sparql.direct(e.url, voidTriplesQuery(named), 'application/n-triples, text/turtle;q=0.9', ctx.limits.voidStepTimeoutMs);
+      if (o.status === 'timeout') return { outcome: `no answer within ${ctx.limits.voidStepTimeoutMs} ms` };
+      if (o.status === 'error') return { outcome: `query failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error.slice(0, 200)}` };
+      const v = voidFromDocument(o.body, o.contentType || 'application/n-triples', e.url, e.url);
+      return 'turtle' in v ? { value: v.turtle, outcome: 'yes' } : { outcome: `no VoID triples (${v.why})` };
+    });
+    if (t) return found(step, `${e.url} (CONSTRUCT${named ? ' in GRAPH ?g' : ''})`, t);
+  }
+
+  // 7. computed with SPARQL 1.1 aggregate queries
+  const c = await timed('computed', async () => {
+    const r = await computeVoid(ctx, e, variant);
+    return { value: r, outcome: r.notes.length ? `yes; ${r.notes.join('; ')}` : 'yes' };
+  });
+  if (c) return found('computed', `${e.url} (SPARQL 1.1 aggregate queries)`, c.turtle);
+  return { endpoint: e.url, variant, step: null, attempts };
+}
+
+/** Arguments of get_void_descriptions. */
+export interface VoidArgs {
+  endpoint?: string;
+  endpoints?: string[];
+  variant?: VoidVariant;
+}
+
+/** Most endpoints per call. */
+export const MAX_VOID_ENDPOINTS = 25;
+
+/**
+ * One get_void_descriptions call: the VoID of each endpoint asked for, with the step that produced
+ * it, logged in the call log (route `void`, the steps in `details`).
+ * @returns the agent's text; `isError` when an endpoint is not registered, none is named, or no
+ *   step produced VoID for any of them
+ */
+export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): Promise<{ text: string; isError: boolean; results: VoidResult[] }> {
+  const t0 = performance.now();
+  const time = new Date().toISOString();
+  const variant = args.variant ?? 'standard';
+  const urls = [...new Set([...(args.endpoint ? [args.endpoint] : []), ...(args.endpoints ?? [])])];
+  const log = (route: string, results: VoidResult[], text: string, errorClass?: string) =>
+    ctx.callLog.record({
+      time,
+      tool: 'get_void_descriptions',
+      setup: ctx.setup,
+      route,
+      endpoints: urls,
+      requests: null,
+      ms: Math.round((performance.now() - t0) * 10) / 10,
+      ...(errorClass ? { errorClass, error: text } : {}),
+      details: { variant, steps: Object.fromEntries(results.map((r) => [r.endpoint, r.step])) },
+    });
+  const fail = (errorClass: string, message: string) => {
+    const text = `Error (${errorClass}): ${message}`;
+    log('error', [], text, errorClass);
+    return { text, isError: true, results: [] };
+  };
+  if (urls.length === 0) return fail('no-endpoint', `name an endpoint (endpoint: "<URL>") or several (endpoints: [...]). Registered endpoints:\n${listEndpoints(ctx.registry.endpoints)}`);
+  if (urls.length > MAX_VOID_ENDPOINTS) return fail('too-many', `at most ${MAX_VOID_ENDPOINTS} endpoints per call, ${urls.length} given: ask in several calls`);
+  const unknown = urls.filter((u) => !findEndpoint(ctx.registry, u));
+  if (unknown.length > 0) return fail('unknown-endpoint', `${unknown.map((u) => `<${u}>`).join(', ')} not registered. Registered endpoints:\n${listEndpoints(ctx.registry.endpoints)}`);
+  const results: VoidResult[] = [];
+  for (const u of urls) results.push(await voidDescription(ctx, findEndpoint(ctx.registry, u)!, variant));
+  const max = ctx.limits.maxVoidChars;
+  const sections = results.map((r) => {
+    const tried = r.attempts.filter((a) => a.step !== r.step).map((a) => `${a.step}: ${a.outcome}`);
+    const triedLine = tried.length ? `\n# earlier steps: ${tried.join(' | ')}` : '';
+    if (!r.step || r.turtle === undefined) return `# VoID of <${r.endpoint}>: not found (${r.attempts.map((a) => `${a.step}: ${a.outcome}`).join(' | ')})`;
+    const from = r.step === 'cache' ? `cache (produced by ${r.cachedFrom})` : r.step;
+    let body = r.turtle;
+    const cut = body.length > max;
+    if (cut) body = `${body.slice(0, max)}\n# … cut at ${max} characters of ${r.turtle.length}`;
+    return `# VoID of <${r.endpoint}> (${variant}) from step ${from}: ${r.source}; ${r.triples} triples${variant === 'extended' ? `, ${r.linksets} linksets` : ''}${triedLine}\n${body}`;
+  });
+  const text = sections.join('\n\n');
+  const none = results.every((r) => !r.step);
+  log(none ? 'error' : 'void', results, text, none ? 'no-void' : undefined);
+  return { text, isError: none, results };
+}
