@@ -53,11 +53,13 @@ export function registerEvalCommands(cli: Command, integer: IntegerParser): void
     .requiredOption('--out <file>', 'run file (JSON lines), appended to')
     .option('--kg <name...>', 'only questions of these graphs')
     .option('--question <index...>', 'only these questions (benchmark.json index)')
+    .option('--distinct-queries', 'one question per distinct gold query (the first asking it)')
+    .option('--no-probe', 'scripted agents submit at once instead of running their query first')
     .addOption(new Option('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed').argParser(integer('--per-graph', 1)))
     .addOption(new Option('--sample-seed <n>', 'seed of the per-graph sample').argParser(integer('--sample-seed', 0)).default(0))
     .addOption(new Option('--repeats <n>', 'runs per question').argParser(integer('--repeats', 1, 100)).default(1))
     .addOption(new Option('--concurrency <n>', 'runs at once').argParser(integer('--concurrency', 1, 64)).default(1))
-    .addOption(new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio (what a user runs); direct: in-process run_sparql_query').choices(['mcp', 'direct']).default('mcp'))
+    .addOption(new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio per run (what a user runs); in-process: the same server built in this process').choices(['mcp', 'in-process']).default('mcp'))
     .option('--mcp-arg <arg...>', 'extra arguments for fkgqa mcp')
     .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/)')
     .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
@@ -96,6 +98,8 @@ export function registerEvalCommands(cli: Command, integer: IntegerParser): void
         kgs: o.kg,
         questions,
         perGraph: o.perGraph,
+        distinctQueries: !!o.distinctQueries,
+        probe: o.probe,
         sampleSeed: o.sampleSeed,
         repeats: o.repeats,
         concurrency: o.concurrency,

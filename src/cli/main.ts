@@ -13,6 +13,7 @@ import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, f
 import { synthesize } from '../synth/replicate.js';
 import { registerMcpCommand } from './mcp.js';
 import { registerServeCommands } from './serve.js';
+import { registerEvalCommands } from './eval.js';
 import { TOOL } from '../version.js';
 import { stderrProgress } from './progress.js';
 
@@ -206,6 +207,7 @@ export function program(): Command {
     });
 
   registerServeCommands(cli, integer);
+  registerEvalCommands(cli, integer);
   registerMcpCommand(cli, integer);
   return cli;
 }

@@ -1,7 +1,7 @@
 /**
  * Scripted agents (no LLM), for baselines and tests. Each runs through the same loop and tools as
  * a model: turn 1 sends its query with run_sparql_query, turn 2 submits it with
- * submit_final_query.
+ * submit_final_query (or, without the probe, turn 1 submits it).
  *
  * - `oracle`: the gold query in trivial-federation form over exactly the shards its answer needs
  *   (realised fan-out of `fkgqa stats`): every triple pattern a UNION of SERVICE calls over those
@@ -45,13 +45,20 @@ export function scriptedQuery(agent: ScriptedAgent, goldText: string, defaultPre
   return new sparqljs.Generator({ allPrefixes: false }).stringify(wrapped as unknown as sparqljs.SparqlQuery);
 }
 
-/** A chat model that plays a fixed query: run it, then submit it. */
+/**
+ * A chat model that plays a fixed query: run it with run_sparql_query, then submit it; with
+ * `probe` false it submits at once (one turn, half the query work: for baselines over the whole
+ * benchmark).
+ */
 export class ScriptedModel implements ChatModel {
   readonly model = null;
-  constructor(private readonly query: string) {}
+  constructor(
+    private readonly query: string,
+    private readonly probe = true,
+  ) {}
 
   async complete(request: ChatRequest): Promise<ChatReply> {
-    const name = request.turn === 1 ? 'run_sparql_query' : 'submit_final_query';
+    const name = request.turn === 1 && this.probe ? 'run_sparql_query' : 'submit_final_query';
     return {
       message: { role: 'assistant', content: null, tool_calls: [{ id: `call_${request.turn}`, type: 'function', function: { name, arguments: JSON.stringify({ query: this.query }) } }] },
       usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },

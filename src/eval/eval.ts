@@ -19,7 +19,8 @@ import { OpenAiChat, type ChatModel } from './chat.js';
 import { QueryExecutor } from './execute.js';
 import { runLoop } from './loop.js';
 import { RUN_FORMAT, type RunEndpoint, type RunRecord, type Setup } from './record.js';
-import { DirectToolProvider, McpToolProvider, type ToolProvider } from './tools.js';
+import { McpToolProvider, type ToolProvider } from './tools.js';
+import { registryFromEndpointsValue } from '../mcp/registry.js';
 
 /** The prompts shipped with fkgqa (`prompts/<setup>.md`). */
 export const PROMPTS_DIR = fileURLToPath(new URL('../../prompts', import.meta.url));
@@ -55,6 +56,10 @@ export interface EvalOptions {
   kgs?: string[];
   /** Only these question indexes (benchmark.json `index`). */
   questions?: number[];
+  /** One question per distinct gold query of a graph (the first asking it), before sampling. */
+  distinctQueries?: boolean;
+  /** Scripted agents run their query once before submitting it (default true). */
+  probe?: boolean;
   /** At most this many questions per graph, chosen with `sampleSeed` (default all). */
   perGraph?: number;
   sampleSeed?: number;
@@ -62,8 +67,8 @@ export interface EvalOptions {
   repeats?: number;
   /** Runs at once (default 1). */
   concurrency?: number;
-  /** Tools from `fkgqa mcp` (default) or in-process. */
-  tools?: 'mcp' | 'direct';
+  /** Tools from `fkgqa mcp` over stdio (default) or from the same server built in-process. */
+  tools?: 'mcp' | 'in-process';
   /** Extra arguments for `fkgqa mcp`. */
   mcpArgs?: string[];
   /** Folder of the prompt files (default the shipped ones). */
@@ -110,8 +115,12 @@ export function readPrompt(setup: Setup, dir = PROMPTS_DIR): { name: string; sha
 }
 
 /** The questions to run, in benchmark order: filtered by graph and index, then sampled per graph. */
-export function selectQuestions(entries: BenchmarkEntry[], o: Pick<EvalOptions, 'kgs' | 'questions' | 'perGraph' | 'sampleSeed'>): BenchmarkEntry[] {
+export function selectQuestions(entries: BenchmarkEntry[], o: Pick<EvalOptions, 'kgs' | 'questions' | 'perGraph' | 'sampleSeed' | 'distinctQueries'>): BenchmarkEntry[] {
   let xs = entries.filter((e) => (!o.kgs?.length || o.kgs.includes(e.kg)) && (!o.questions?.length || o.questions.includes(e.index)));
+  if (o.distinctQueries) {
+    const seen = new Set<string>();
+    xs = xs.filter((e) => !seen.has(e.queryId) && !!seen.add(e.queryId));
+  }
   if (o.perGraph !== undefined) {
     const keep = new Set<number>();
     for (const kg of [...new Set(xs.map((e) => e.kg))]) {
@@ -185,27 +194,23 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   const worker = async () => {
     while (next < todo.length) {
       const { q, r } = todo[next++];
-      const endpoints: RunEndpoint[] = ef.endpoints.filter((e) => e.role === 'shard' && e.graph === q.kg).map((e) => ({ id: e.id, url: e.url, shard: e.shard ?? e.id }));
+      const registry = registryFromEndpointsValue(ef, `serve:${path.resolve(endpointsFile)}`, [q.kg]);
+      const endpoints: RunEndpoint[] = registry.endpoints.map((e) => ({ id: e.id, url: e.url, shard: e.shard ?? e.id }));
       if (endpoints.length === 0) throw new InputError(`no shard endpoints of graph ${q.kg} in the endpoints file`, { file: endpointsFile });
-      const voidOf = new Map(ef.endpoints.map((e) => [e.url, e.void]));
       let model: ChatModel;
       if (o.agent === 'llm') {
         model = new OpenAiChat({ baseUrl: o.baseUrl!, model: o.model!, apiKey: o.apiKey, temperature: o.temperature, seed: o.seed, maxRetries: o.maxRetries, backoffMs: o.backoffMs, extraBody: o.extraBody });
       } else {
         if (!needed.has(q.kg)) needed.set(q.kg, readNeededShards(o.shards, q.kg));
         const n = needed.get(q.kg)?.get(q.queryId) ?? null;
-        model = new ScriptedModel(scriptedQuery(o.agent, q.query, bench.defaultPrefix, endpoints, n));
+        model = new ScriptedModel(scriptedQuery(o.agent, q.query, bench.defaultPrefix, endpoints, n), o.probe ?? true);
       }
-      const urls = endpoints.map((e) => e.url);
-      let tools: ToolProvider;
-      if ((o.tools ?? 'mcp') === 'mcp') {
-        // MCP wiring: `fkgqa mcp` reads the running serve's endpoints file, restricted to this graph.
-        const command = [process.execPath, BIN, 'mcp', '--setup', o.setup, '--endpoints', path.resolve(endpointsFile), '--kg', q.kg, ...(o.mcpArgs ?? [])];
-        tools = await McpToolProvider.start(command);
-      } else {
-        tools = new DirectToolProvider(urls.map((url) => ({ url, void: voidOf.get(url) ?? null })), o.setup === 'void_tool', o.timeoutMs);
-      }
-      const executor = new QueryExecutor(urls, o.timeoutMs);
+      const timeoutMs = o.timeoutMs ?? 30_000;
+      const tools: ToolProvider =
+        (o.tools ?? 'mcp') === 'mcp'
+          ? await McpToolProvider.spawn([process.execPath, BIN, 'mcp', '--endpoints', path.resolve(endpointsFile), '--kg', q.kg, '--setup', o.setup, '--timeout', String(timeoutMs), '--quiet', ...(o.mcpArgs ?? [])])
+          : await McpToolProvider.inProcess({ registry, setup: o.setup as 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs } });
+      const executor = new QueryExecutor(registry, timeoutMs);
       const startedAt = new Date().toISOString();
       let loop;
       try {

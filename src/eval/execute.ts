@@ -1,18 +1,15 @@
 /**
- * Executing an agent's query the way SPARQL-MCP routes it (FKGQA paper, section 3): the query must
- * name its endpoints in SERVICE clauses; with exactly one SERVICE target whose group is the whole
- * WHERE, the wrapper is stripped and the body sent to that endpoint (SPARQL 1.1 Protocol, POST);
- * otherwise the query goes to the local federation engine (Comunica 4.5 in a worker thread, killed
- * at the time limit, src/verify/engine-worker.ts). Only registered endpoints may be named.
- *
- * The harness uses it to execute the submitted query in full (the answer that is scored), and the
- * in-process tool provider (`--tools direct`) uses it for run_sparql_query.
+ * Executing the submitted query in full, the way `fkgqa mcp` routes it (FKGQA paper, section 3;
+ * src/mcp/run-query.ts): its SERVICE clauses name the endpoints; one SERVICE wrapping the whole
+ * WHERE is sent straight to its endpoint, anything else goes to the federation engine (Comunica,
+ * killed at the time limit); only registered endpoints may be named. The harness keeps the full
+ * answer (the agent only ever saw a preview): it is what `fkgqa score` scores.
  */
-import sparqljs from 'sparqljs';
-import { parseQuery } from '../analyze/parse.js';
-import { MEDIA } from '../serve/protocol.js';
+import { createMcpContext } from '../mcp/server.js';
+import type { McpToolContext } from '../mcp/context.js';
+import type { EndpointRegistry } from '../mcp/registry.js';
+import { runSparqlQuery } from '../mcp/run-query.js';
 import type { JsonResults } from '../serve/results.js';
-import { EngineWorker } from '../verify/engine-worker.js';
 import { serviceTargets } from '../score/validity.js';
 
 /** The outcome of one execution. */
@@ -27,78 +24,32 @@ export interface Execution {
   endpoints: string[];
 }
 
-/**
- * The lone SERVICE of a query: when the WHERE is exactly one SERVICE group, the query with the
- * wrapper removed and its target; otherwise undefined.
- */
-export function loneService(ast: sparqljs.SparqlQuery): { target: string; query: string } | undefined {
-  if (ast.type !== 'query') return undefined;
-  const where = ast.where ?? [];
-  const only = where.length === 1 ? (where[0] as { type: string; name?: { termType: string; value: string }; patterns?: sparqljs.Pattern[]; silent?: boolean }) : undefined;
-  if (!only || only.type !== 'service' || only.name?.termType !== 'NamedNode' || only.silent) return undefined;
-  const stripped = { ...ast, where: only.patterns, prefixes: {} } as sparqljs.SparqlQuery;
-  return { target: only.name.value, query: new sparqljs.Generator({ allPrefixes: false }).stringify(stripped) };
-}
-
-/** Runs agent queries against registered endpoints (module comment). Call `close` at the end. */
+/** Runs submitted queries through the library of `fkgqa mcp` (module comment). Call `close` at the end. */
 export class QueryExecutor {
-  private engine: Promise<EngineWorker> | undefined;
+  private readonly ctx: McpToolContext & { close(): Promise<void> };
 
   /**
-   * @param endpoints the registered endpoint URLs (SERVICE targets outside them are refused)
-   * @param timeoutMs time limit of one query, in ms
+   * @param registry the registered endpoints (those of the question's graph)
+   * @param timeoutMs time limit of one query in ms (clamped to 1,000..100,000 like run_sparql_query's)
    */
   constructor(
-    readonly endpoints: string[],
+    registry: EndpointRegistry,
     readonly timeoutMs = 30_000,
-  ) {}
-
-  /** Executes a query; never throws (errors are outcomes, written for an agent to act on). */
-  async run(query: string, timeoutMs = this.timeoutMs): Promise<Execution> {
-    const t0 = performance.now();
-    const ms = () => performance.now() - t0;
-    const parsed = parseQuery(query, undefined);
-    if (!parsed.ok) return { status: 'error', error: `the query does not parse: ${parsed.error}`, ms: ms(), endpoints: [] };
-    if (parsed.query.ast.type !== 'query') return { status: 'error', error: 'only queries are allowed (no SPARQL Update)', ms: ms(), endpoints: [] };
-    const targets = serviceTargets(query) ?? [];
-    if (targets.length === 0) return { status: 'error', error: `the query names no endpoint: wrap its patterns in SERVICE <endpoint> { … }; endpoints: ${this.endpoints.join(' ')}`, ms: ms(), endpoints: [] };
-    const unknown = targets.filter((t) => !this.endpoints.includes(t));
-    if (unknown.length > 0) return { status: 'error', error: `unknown endpoint ${unknown.join(', ')}; known endpoints: ${this.endpoints.join(' ')}`, ms: ms(), endpoints: targets };
-    const lone = loneService(parsed.query.ast);
-    if (lone) {
-      try {
-        const res = await fetch(lone.target, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: MEDIA.json },
-          body: new URLSearchParams({ query: lone.query }),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        const body = await res.text();
-        if (!res.ok) return { status: res.status === 503 && /time limit|timeout/i.test(body) ? 'timeout' : 'error', error: `endpoint ${lone.target} answered ${res.status}: ${body.slice(0, 500)}`, ms: ms(), route: 'direct', endpoints: targets };
-        const results = JSON.parse(body) as JsonResults;
-        return { status: 'ok', results, rows: rowsOf(results), ms: ms(), route: 'direct', endpoints: targets };
-      } catch (e) {
-        const timeout = (e as Error).name === 'TimeoutError';
-        return { status: timeout ? 'timeout' : 'error', error: timeout ? `time limit of ${timeoutMs} ms exceeded` : `endpoint ${lone.target}: ${(e as Error).message}`, ms: ms(), route: 'direct', endpoints: targets };
-      }
-    }
-    this.engine ??= EngineWorker.start();
-    const engine = await this.engine;
-    const o = await engine.query({ query: parsed.query.normalized, sources: [], asAlgebra: true, timeoutMs });
-    if (o.status === 'ok') {
-      const results = JSON.parse(o.body) as JsonResults;
-      return { status: 'ok', results, rows: rowsOf(results), ms: ms(), route: 'federation', endpoints: targets };
-    }
-    return { status: o.status, error: o.status === 'timeout' ? `time limit of ${timeoutMs} ms exceeded` : o.error, ms: ms(), route: 'federation', endpoints: targets };
+  ) {
+    this.ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs } });
   }
 
-  /** Stops the federation engine, if it was started. */
+  /** Executes a query; never throws (errors are outcomes). */
+  async run(query: string): Promise<Execution> {
+    const r = await runSparqlQuery(this.ctx, { query, timeout_ms: this.timeoutMs });
+    const endpoints = serviceTargets(query) ?? [];
+    if (r.isError) return { status: r.errorClass === 'timeout' ? 'timeout' : 'error', error: r.text, ms: r.ms, endpoints };
+    if (!r.results) return { status: 'error', error: 'the answer is an RDF graph (CONSTRUCT/DESCRIBE): only SELECT and ASK answers are scored', ms: r.ms, endpoints };
+    return { status: 'ok', results: r.results, rows: r.rows, ms: r.ms, route: r.route === 'direct' ? 'direct' : 'federation', endpoints };
+  }
+
+  /** Stops the federation engine. */
   async close(): Promise<void> {
-    if (this.engine) await (await this.engine).close();
+    await this.ctx.close();
   }
-}
-
-/** Rows of an answer (1 for ASK). */
-export function rowsOf(r: JsonResults): number {
-  return r.boolean !== undefined ? 1 : (r.results?.bindings.length ?? 0);
 }

@@ -116,8 +116,8 @@ export interface RunRecord {
   repeat: number;
   maxTurns: number;
   prompt: { name: string; sha256: string; text: string };
-  /** Where the tools came from: `fkgqa mcp` over stdio, or the in-process provider. */
-  tools: { source: 'mcp' | 'direct'; names: string[]; command?: string[] };
+  /** Where the tools came from: `fkgqa mcp` over stdio, or the same server in-process. */
+  tools: { source: 'mcp' | 'in-process'; names: string[]; command?: string[] };
   endpoints: RunEndpoint[];
   startedAt: string;
   ms: number;
