@@ -63,6 +63,7 @@ export function registerEvalCommands(cli: Command, integer: IntegerParser): void
     .option('--mcp-arg <arg...>', 'extra arguments for fkgqa mcp')
     .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/)')
     .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
+    .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (the reference server: 8000)').argParser(integer('--max-query-chars', 1)).default(8000))
     .option('--retry-errors', 'rerun runs that ended with a model error')
     .option('--json', 'print the summary as JSON')
     .option('-q, --quiet', 'no progress on stderr')
@@ -107,6 +108,7 @@ export function registerEvalCommands(cli: Command, integer: IntegerParser): void
         mcpArgs: o.mcpArg,
         promptsDir: o.prompts,
         timeoutMs: o.timeout,
+        maxQueryChars: o.maxQueryChars,
         retryErrors: !!o.retryErrors,
         progress: stderrProgress(o.quiet),
       });

@@ -14,7 +14,7 @@ import { stateDir } from '../common/state.js';
 import { seededRandom } from '../serve/profile.js';
 import type { EndpointsFile } from '../serve/server.js';
 import { readNeededShards } from '../score/score.js';
-import { ScriptedModel, scriptedQuery, type ScriptedAgent } from './agents.js';
+import { negatedShards, ScriptedModel, scriptedQuery, type ScriptedAgent } from './agents.js';
 import { OpenAiChat, type ChatModel } from './chat.js';
 import { QueryExecutor } from './execute.js';
 import { runLoop } from './loop.js';
@@ -75,6 +75,8 @@ export interface EvalOptions {
   promptsDir?: string;
   /** Time limit of one query (tools and the final answer), in ms (default 30,000). */
   timeoutMs?: number;
+  /** Longest query accepted by the tools and the final execution (default 8,000, the reference server's). */
+  maxQueryChars?: number;
   /** Rerun runs that ended with a model error. */
   retryErrors?: boolean;
   progress?: (line: string) => void;
@@ -191,7 +193,12 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   fs.mkdirSync(path.dirname(path.resolve(o.out)), { recursive: true });
   let next = 0;
   let finished = 0;
-  const worker = async () => {
+  // One executor (one federation engine thread: Comunica takes seconds to start) and, in-process,
+  // one MCP server per graph and concurrency slot, shared by the runs of that graph in that slot;
+  // a stdio server is spawned per run.
+  const executors = new Map<string, QueryExecutor>();
+  const servers = new Map<string, Promise<ToolProvider>>();
+  const worker = async (slot: number) => {
     while (next < todo.length) {
       const { q, r } = todo[next++];
       const registry = registryFromEndpointsValue(ef, `serve:${path.resolve(endpointsFile)}`, [q.kg]);
@@ -203,14 +210,19 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
       } else {
         if (!needed.has(q.kg)) needed.set(q.kg, readNeededShards(o.shards, q.kg));
         const n = needed.get(q.kg)?.get(q.queryId) ?? null;
-        model = new ScriptedModel(scriptedQuery(o.agent, q.query, bench.defaultPrefix, endpoints, n), o.probe ?? true);
+        const negated = o.agent === 'oracle' ? await negatedShards(q.query, bench.defaultPrefix, endpoints) : [];
+        model = new ScriptedModel(scriptedQuery(o.agent, q.query, bench.defaultPrefix, endpoints, n, negated), o.probe ?? true);
       }
       const timeoutMs = o.timeoutMs ?? 30_000;
-      const tools: ToolProvider =
-        (o.tools ?? 'mcp') === 'mcp'
-          ? await McpToolProvider.spawn([process.execPath, BIN, 'mcp', '--endpoints', path.resolve(endpointsFile), '--kg', q.kg, '--setup', o.setup, '--timeout', String(timeoutMs), '--quiet', ...(o.mcpArgs ?? [])])
-          : await McpToolProvider.inProcess({ registry, setup: o.setup as 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs } });
-      const executor = new QueryExecutor(registry, timeoutMs);
+      const spawned = (o.tools ?? 'mcp') === 'mcp';
+      const maxQueryChars = o.maxQueryChars ?? 8000;
+      const key = `${slot}|${q.kg}`;
+      if (!spawned && !servers.has(key)) servers.set(key, McpToolProvider.inProcess({ registry, setup: o.setup as 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs, maxQueryChars } }));
+      const tools: ToolProvider = spawned
+        ? await McpToolProvider.spawn([process.execPath, BIN, 'mcp', '--endpoints', path.resolve(endpointsFile), '--kg', q.kg, '--setup', o.setup, '--timeout', String(timeoutMs), '--max-query-chars', String(maxQueryChars), '--quiet', ...(o.mcpArgs ?? [])])
+        : await servers.get(key)!;
+      if (!executors.has(key)) executors.set(key, new QueryExecutor(registry, timeoutMs, maxQueryChars));
+      const executor = executors.get(key)!;
       const startedAt = new Date().toISOString();
       let loop;
       try {
@@ -223,8 +235,7 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
           maxTurns: o.maxTurns ?? 10,
         });
       } finally {
-        await tools.close();
-        await executor.close();
+        if (spawned) await tools.close();
       }
       const record: RunRecord = {
         format: RUN_FORMAT,
@@ -250,6 +261,11 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
       progress(`  [${finished}/${todo.length}] ${record.id} ${q.queryId}: ${loop.endReason}${loop.final ? ` (final ${loop.final.status}${loop.final.rows !== undefined ? `, ${loop.final.rows} rows` : ''})` : ''} in ${(loop.ms / 1000).toFixed(1)} s`);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? 1, todo.length)) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? 1, todo.length)) }, (_, slot) => worker(slot)));
+  } finally {
+    for (const e of executors.values()) await e.close();
+    for (const s of servers.values()) await (await s).close();
+  }
   return { out: o.out, planned: questions.length * repeats, skipped, ran: todo.length, endReasons, ms: performance.now() - t0 };
 }

@@ -31,12 +31,14 @@ export class QueryExecutor {
   /**
    * @param registry the registered endpoints (those of the question's graph)
    * @param timeoutMs time limit of one query in ms (clamped to 1,000..100,000 like run_sparql_query's)
+   * @param maxQueryChars longest query accepted (the agent's tool has the same bound)
    */
   constructor(
     registry: EndpointRegistry,
     readonly timeoutMs = 30_000,
+    maxQueryChars = 8000,
   ) {
-    this.ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs } });
+    this.ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs, maxQueryChars } });
   }
 
   /** Executes a query; never throws (errors are outcomes). */
