@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { JsonResults } from '../src/serve/results.js';
 import { assignmentF1, exactF1, graspF1, matchAnswer, spinachF1 } from '../src/score/metrics.js';
 import { bracesBalance, classifyQuery, serviceTargets } from '../src/score/validity.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { InputError } from '../src/common/errors.js';
+import { readRuns } from '../src/score/score.js';
+import { tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 type T = { type: 'uri' | 'literal'; value: string; datatype?: string; 'xml:lang'?: string };
@@ -116,5 +121,19 @@ describe('score / syntactic validity classes', () => {
     const q = 'SELECT * WHERE { SERVICE SILENT <http://a/sparql> { ?s ?p ?o } SERVICE <http://b/sparql> { ?o ?q ?r } SERVICE <http://a/sparql> { ?r ?x ?y } }';
     expect(serviceTargets(q)).toEqual(['http://a/sparql', 'http://b/sparql']);
     expect(serviceTargets('SELECT')).toBeUndefined();
+  });
+});
+
+describe('score / reading run files', () => {
+  it('names the file and line of a line that is no run record; a later line with the same id wins', () => {
+    const dir = tmpDir();
+    const f = path.join(dir, 'runs.jsonl');
+    const run = (id: string, endReason: string) => JSON.stringify({ format: 'fkgqa-run/1', id, endReason });
+    fs.writeFileSync(f, `${run('a', 'model_error')}\n${run('b', 'submitted')}\n${run('a', 'submitted')}\n`);
+    expect(readRuns([f]).map((r) => `${r.id}:${r.endReason}`)).toEqual(['a:submitted', 'b:submitted']);
+    fs.appendFileSync(f, '{"id": "c"}\n');
+    expect(() => readRuns([f])).toThrow(InputError);
+    expect(() => readRuns([f])).toThrow(/runs\.jsonl, line 4: not a run record of fkgqa eval/);
+    expect(() => readRuns([path.join(dir, 'none.jsonl')])).toThrow(/run file not found/);
   });
 });

@@ -73,8 +73,13 @@ export class McpToolProvider implements ToolProvider {
   static async spawn(command: string[]): Promise<McpToolProvider> {
     const transport = new StdioClientTransport({ command: command[0], args: command.slice(1), stderr: 'ignore' });
     const client = new Client({ name: 'fkgqa-eval', version: '1' });
-    await client.connect(transport);
-    return McpToolProvider.connect(client, new McpToolProvider(client, 'mcp', command, async () => {}));
+    try {
+      await client.connect(transport);
+      return await McpToolProvider.connect(client, new McpToolProvider(client, 'mcp', command, async () => {}));
+    } catch (e) {
+      await client.close().catch(() => {});
+      throw new Error(`the MCP server did not start or list its tools (${command.slice(1).join(' ')}): ${(e as Error).message}; run that command to see why`);
+    }
   }
 
   /**
