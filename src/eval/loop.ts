@@ -9,7 +9,7 @@
 import type { ChatModel, ToolSpec } from './chat.js';
 import { ModelError } from './chat.js';
 import type { QueryExecutor } from './execute.js';
-import type { ChatMessage, EndReason, FinalAnswer, Step, ToolStep, Usage } from './record.js';
+import type { ChatMessage, EndReason, FinalAnswer, RunRecord, Step, ToolStep, Usage } from './record.js';
 import { HARNESS_TOOLS, type ToolProvider } from './tools.js';
 import { serviceTargets } from '../score/validity.js';
 
@@ -23,19 +23,8 @@ export interface LoopInput {
   maxTurns: number;
 }
 
-/** What the loop produced (the caller adds the run's identity and settings). */
-export interface LoopResult {
-  endReason: EndReason;
-  error?: string;
-  cancelReason?: string;
-  messages: ChatMessage[];
-  steps: Step[];
-  finalQuery: string | null;
-  final?: FinalAnswer;
-  usage: Usage;
-  counts: { llmCalls: number; toolCalls: number; sparqlCalls: number; voidCalls: number; retries: number };
-  ms: number;
-}
+/** What the loop produced (the caller adds the run's identity and settings): those fields of a run record. */
+export type LoopResult = Pick<RunRecord, 'endReason' | 'error' | 'cancelReason' | 'messages' | 'steps' | 'finalQuery' | 'final' | 'usage' | 'counts' | 'ms'>;
 
 /** Nudge sent when the model answers without calling a tool. */
 export const NUDGE = 'Continue with a tool call: run queries with run_sparql_query and submit your answer with submit_final_query (or cancel).';

@@ -16,6 +16,19 @@ export function chartJs(): string {
 }
 
 /**
+ * Page script run after the charts are drawn: `<body data-painted-charts=N>` counts the canvases
+ * with painted pixels and `window.fkgqaChartsReady` is set (a rendering check for tests in
+ * headless browsers).
+ */
+export const PAINTED_CHECK = `const painted = [...document.querySelectorAll('canvas')].filter((c) => {
+  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) return true;
+  return false;
+}).length;
+document.body.dataset.paintedCharts = String(painted);
+window.fkgqaChartsReady = true;`;
+
+/**
  * A self-contained HTML report of a build: figures, the paper comparison, and three charts drawn
  * with Chart.js (fan-out histogram, shard sizes per graph, rule composition per graph). The page
  * loads nothing from the network; once the charts are drawn, `<body data-painted-charts=N>` counts
@@ -73,14 +86,7 @@ new Chart(document.getElementById('rules'), { type: 'bar', data: { labels: data.
   { label: 'semantic (class)', data: data.rules.class, backgroundColor: palette[1] },
   { label: 'horizontal', data: data.rules.horizontal, backgroundColor: palette[2] } ] },
   options: { ...common, scales: { x: { stacked: true }, y: { stacked: true } } } });
-// Rendering check: count the canvases with painted pixels (read by tests in headless Chromium).
-const painted = [...document.querySelectorAll('canvas')].filter((c) => {
-  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-  for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) return true;
-  return false;
-}).length;
-document.body.dataset.paintedCharts = String(painted);
-window.fkgqaChartsReady = true;
+${PAINTED_CHECK}
 </script>
 </body></html>
 `;

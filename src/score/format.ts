@@ -3,7 +3,7 @@
  * `fkgqa stats --html` does); every figure beside the paper's (src/score/paper.ts).
  */
 import { stringify } from 'csv-stringify/sync';
-import { chartJs, esc } from '../report/html.js';
+import { chartJs, esc, PAINTED_CHECK } from '../report/html.js';
 import { PAPER_MODELS, PAPER_QWEN_FAILURES, paperFigure, type FigureName } from './paper.js';
 import type { GroupScore, ScoreReport } from './score.js';
 import { VALIDITY_CLASSES } from './validity.js';
@@ -145,13 +145,7 @@ const bars = (id, sets, extra) => new Chart(document.getElementById(id), { type:
   data: { labels: data.labels, datasets: sets.map((s, i) => ({ ...s, backgroundColor: palette[i % palette.length] })) } });
 bars('accuracy', data.accuracy); bars('validity', data.validity); bars('consultation', data.consultation); bars('trivial', data.trivial);
 bars('classes', data.classes, { scales: { x: { stacked: true }, y: { stacked: true } } });
-const painted = [...document.querySelectorAll('canvas')].filter((c) => {
-  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-  for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) return true;
-  return false;
-}).length;
-document.body.dataset.paintedCharts = String(painted);
-window.fkgqaChartsReady = true;
+${PAINTED_CHECK}
 </script>
 </body></html>
 `;
