@@ -11,7 +11,9 @@ import { parseQuery } from '../analyze/parse.js';
 import { InputError } from '../common/errors.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { distribution, percent, round } from '../report/figures.js';
-import { PROVENANCE_FILE } from '../report/stats.js';
+import { PROVENANCE_FILE, shardGraph } from '../report/stats.js';
+import sparqljs from 'sparqljs';
+import { negatedTriples } from '../eval/agents.js';
 import { MEDIA } from '../serve/protocol.js';
 import type { JsonResults } from '../serve/results.js';
 import { readBuild } from '../serve/server.js';
@@ -52,7 +54,10 @@ export interface RunScore {
   byTies: boolean;
   graspF1: number;
   spinachF1: number;
-  /** Shards whose triples the gold answer uses (realised fan-out), or null when unknown. */
+  /**
+   * Shards the gold answer needs, or null when unknown: those holding a triple used by a solution
+   * (realised fan-out) and those where a triple pattern under MINUS or FILTER (NOT) EXISTS matches.
+   */
   neededShards: string[] | null;
   /** Shards of the graph. */
   graphShards: number;
@@ -180,6 +185,38 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     realised.set(kg, readNeededShards(options.shards, kg));
   }
   const stores = new Map<string, StoreWorker>();
+  const named = new Map<string, StoreWorker>();
+  const negatedNeeded = new Map<string, string[] | null>();
+  // Shards where a triple pattern under MINUS or FILTER (NOT) EXISTS matches: such a triple can
+  // remove a solution, so the shard is needed although no solution uses its triples.
+  const negatedShardsOf = async (kg: string, id: string, ast: sparqljs.SparqlQuery): Promise<string[] | null> => {
+    if (negatedNeeded.has(id)) return negatedNeeded.get(id)!;
+    const triples = negatedTriples(ast);
+    let out: string[] | null = [];
+    if (triples.length > 0) {
+      const g = build.find((b) => b.graph === kg)!;
+      let store = named.get(kg);
+      if (!store) {
+        store = await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples', graph: shardGraph(s.endpoint) })));
+        named.set(kg, store);
+      }
+      const nameOf = new Map(g.shards.map((s) => [shardGraph(s.endpoint), s.name]));
+      const found = new Set<string>();
+      const gen = new sparqljs.Generator({ allPrefixes: false });
+      for (const t of triples) {
+        const q = gen.stringify({ type: 'query', queryType: 'SELECT', distinct: true, prefixes: {}, variables: [{ termType: 'Variable', value: 'fkgqa_g' }], where: [{ type: 'graph', name: { termType: 'Variable', value: 'fkgqa_g' }, patterns: [{ type: 'bgp', triples: [t] }] }] } as unknown as sparqljs.SparqlQuery);
+        const o = await store.query({ query: q, resultsFormat: MEDIA.json, timeoutMs });
+        if (o.status !== 'ok') {
+          out = null;
+          break;
+        }
+        for (const b of (JSON.parse(o.body) as JsonResults).results?.bindings ?? []) if (nameOf.has(b.fkgqa_g.value)) found.add(nameOf.get(b.fkgqa_g.value)!);
+      }
+      if (out) out = [...found];
+    }
+    negatedNeeded.set(id, out);
+    return out;
+  };
   const keyed = new Map<string, JsonResults | null>();
   const keyedAnswer = async (kg: string, id: string, ast: Parameters<typeof keyQuery>[0]): Promise<JsonResults | null> => {
     if (keyed.has(id)) return keyed.get(id)!;
@@ -229,7 +266,10 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
         correct = m.correct;
         reason = m.reason;
       }
-      const needed = realised.get(kg)?.get(r.question.queryId) ?? null;
+      const realisedShards = realised.get(kg)?.get(r.question.queryId) ?? null;
+      const negated = realisedShards ? await negatedShardsOf(kg, r.question.queryId, ast) : null;
+      const num = (x: string) => Number(/(\d+)$/.exec(x)?.[1] ?? 0);
+      const needed = realisedShards && negated ? [...new Set([...realisedShards, ...negated])].sort((a, b) => num(a) - num(b)) : null;
       const shardOf = new Map(r.endpoints.map((e) => [e.url, e.shard]));
       const targets = r.finalQuery ? (r.final?.endpoints ?? serviceTargets(r.finalQuery)) : undefined;
       const consulted = targets ? [...new Set(targets.filter((t) => shardOf.has(t)).map((t) => shardOf.get(t)!))].sort() : null;
@@ -278,7 +318,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
       });
     }
   } finally {
-    for (const s of stores.values()) await s.close();
+    for (const s of [...stores.values(), ...named.values()]) await s.close();
   }
   progress(`fkgqa score: ${perRun.length} runs scored`);
   const groups = [...new Set(perRun.map((s) => s.group))].sort().map((g) => aggregate(perRun.filter((s) => s.group === g)));
