@@ -137,3 +137,19 @@ describe('score / reading run files', () => {
     expect(() => readRuns([path.join(dir, 'none.jsonl')])).toThrow(/run file not found/);
   });
 });
+
+describe('eval / the oracle: negated patterns over the shards they match', () => {
+  it('trivialFederation sends BGPs under FILTER NOT EXISTS and MINUS to the negated endpoints', async () => {
+    const { parseQuery } = await import('../src/analyze/parse.js');
+    const { trivialFederation } = await import('../src/verify/trivial.js');
+    const { negatedTriples } = await import('../src/eval/agents.js');
+    const p = parseQuery('SELECT ?t WHERE { ?b a :book . ?b :title ?t . FILTER NOT EXISTS { ?l :book ?b } MINUS { ?b :lost true } }', 'http://e/');
+    if (!p.ok) throw new Error(p.error);
+    expect(negatedTriples(p.query.ast).map((t) => (t.predicate as { value: string }).value)).toEqual(['http://e/book', 'http://e/lost']);
+    const t = trivialFederation(p.query.ast, ['http://a/sparql'], ['http://b/sparql', 'http://c/sparql']);
+    expect(serviceTargets(t.text)).toEqual(['http://a/sparql', 'http://b/sparql', 'http://c/sparql']);
+    expect(t.text.match(/SERVICE <http:\/\/a\/sparql>/g)).toHaveLength(2);
+    expect(t.text.match(/SERVICE <http:\/\/b\/sparql>/g)).toHaveLength(2);
+    expect(t.triplePatterns).toBe(4);
+  });
+});
