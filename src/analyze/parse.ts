@@ -59,13 +59,14 @@ export type ParseOutcome = { ok: true; query: ParsedQuery } | { ok: false; error
  * Parses a SPARQL query with `defaultPrefix` bound to `:` unless the query declares `:` itself.
  * Updates are refused (a gold query must be a query).
  * @param text the query text as in the benchmark
- * @param defaultPrefix IRI of the undeclared `:` prefix (Spider4SPARQL: `http://valuenet/ontop/`)
+ * @param defaultPrefix IRI of the undeclared `:` prefix (Spider4SPARQL: `http://valuenet/ontop/`);
+ *   undefined for a query that must declare every prefix it uses (an agent's query)
  * @returns `{ok:false, error}` with sparqljs's message when the text does not parse
  */
-export function parseQuery(text: string, defaultPrefix: string): ParseOutcome {
+export function parseQuery(text: string, defaultPrefix: string | undefined): ParseOutcome {
   let ast: sparqljs.SparqlQuery;
   try {
-    ast = new sparqljs.Parser({ prefixes: { '': defaultPrefix } }).parse(text);
+    ast = new sparqljs.Parser({ prefixes: defaultPrefix === undefined ? {} : { '': defaultPrefix } }).parse(text);
   } catch (e) {
     // sparqljs: "Parse error on line 1:", the text, a caret line, "Expecting …, got '…'".
     const lines = ((e as Error).message ?? String(e)).split('\n').filter((l) => l.trim() && !/^-*\^$/.test(l.trim()));

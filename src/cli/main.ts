@@ -15,6 +15,7 @@ import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, f
 import { synthesize } from '../synth/replicate.js';
 import { registerMcpCommand } from './mcp.js';
 import { registerServeCommands } from './serve.js';
+import { registerEvalCommands } from './eval.js';
 import { TOOL } from '../version.js';
 import { stderrProgress } from './progress.js';
 import { engineAliasOption, formatOption, jsonOption, outputFormat, voidEngine, voidEngineOption } from './options.js';
@@ -279,6 +280,7 @@ export function program(): Command {
     });
 
   registerServeCommands(cli, integer);
+  registerEvalCommands(cli, integer);
   registerMcpCommand(cli, integer);
   for (const c of cli.commands) {
     const codes = EXIT_CODES[c.name()];

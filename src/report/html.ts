@@ -4,10 +4,11 @@ import { createRequire } from 'node:module';
 import { comparePaper } from './stats-format.js';
 import type { BuildFigures, BuildStats } from './stats.js';
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** Escapes text for HTML content and attribute values. */
+export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** Chart.js 4 (UMD build), inlined so that the page is self-contained. */
-function chartJs(): string {
+/** Chart.js 4 (UMD build) as script text, inlined so that a page is self-contained (`</script` escaped). */
+export function chartJs(): string {
   const require = createRequire(import.meta.url);
   // chart.js's exports map hides dist/; its main entry lives in dist/ beside the UMD build.
   const file = path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js');
@@ -71,6 +72,19 @@ export function readableFigures(f: BuildFigures): [string, string][] {
 }
 
 const mean = (xs: number[]) => (xs.length ? Math.round((100 * xs.reduce((a, b) => a + b, 0)) / xs.length) / 100 : null);
+
+/**
+ * Page script run after the charts are drawn: `<body data-painted-charts=N>` counts the canvases
+ * with painted pixels and `window.fkgqaChartsReady` is set (a rendering check for tests in
+ * headless browsers).
+ */
+export const PAINTED_CHECK = `const painted = [...document.querySelectorAll('canvas')].filter((c) => {
+  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) return true;
+  return false;
+}).length;
+document.body.dataset.paintedCharts = String(painted);
+window.fkgqaChartsReady = true;`;
 
 /**
  * A self-contained HTML report of a build: the figures in words, the paper comparison, a table
@@ -181,14 +195,7 @@ new Chart(document.getElementById('rules'), { type: 'bar', data: { labels: data.
   { label: 'semantic (class)', data: data.rules.class, backgroundColor: palette[1] },
   { label: 'horizontal', data: data.rules.horizontal, backgroundColor: palette[2] } ] },
   options: { ...common, plugins: legend('kind of sharding rule'), scales: { x: { ...axis('graph'), stacked: true }, y: { ...axis('chosen sharding rules'), stacked: true, beginAtZero: true, ticks: { precision: 0 } } } } });
-// Rendering check: count the canvases with painted pixels (read by tests in headless Chromium).
-const painted = [...document.querySelectorAll('canvas')].filter((c) => {
-  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-  for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) return true;
-  return false;
-}).length;
-document.body.dataset.paintedCharts = String(painted);
-window.fkgqaChartsReady = true;
+${PAINTED_CHECK}
 </script>
 </body></html>
 `;

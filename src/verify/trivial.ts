@@ -29,9 +29,11 @@ export interface TrivialFederation {
  * Rewrites a query into its trivial federation over `endpoints`. The input AST is not modified.
  * @param ast a parsed query (IRIs already fixed, see parseQuery)
  * @param endpoints the SPARQL endpoint URLs of every shard of the graph
+ * @param negatedEndpoints the endpoints for BGPs under MINUS and FILTER (NOT) EXISTS, when they
+ *   differ (the oracle agent of fkgqa eval: a negated pattern must see every shard it matches)
  * @throws Error when `endpoints` is empty
  */
-export function trivialFederation(ast: sparqljs.SparqlQuery, endpoints: string[]): TrivialFederation {
+export function trivialFederation(ast: sparqljs.SparqlQuery, endpoints: string[], negatedEndpoints: string[] = endpoints): TrivialFederation {
   if (endpoints.length === 0) throw new Error('trivial federation needs at least one endpoint');
   let triplePatterns = 0;
   const caveats = new Set<string>();
@@ -39,28 +41,29 @@ export function trivialFederation(ast: sparqljs.SparqlQuery, endpoints: string[]
     type: 'group',
     patterns: [{ type: 'service', name: { termType: 'NamedNode', value: '' }, silent: false, patterns: [{ type: 'bgp', triples: [triple] }] }],
   });
-  const unionOf = (triple: Node): Node => {
+  const unionOf = (triple: Node, over: string[]): Node => {
     triplePatterns++;
     for (const pos of ['subject', 'predicate', 'object'] as const) {
       const t = triple[pos] as Node;
       if (t.termType === 'BlankNode') caveats.add('blank node in a triple pattern: its scope changes');
       if (t.type === 'path') caveats.add('property path: evaluated per endpoint');
     }
-    const branches = endpoints.map((url) => {
+    const branches = (over.length > 0 ? over : endpoints).map((url) => {
       const g = service(triple);
       ((g.patterns as Node[])[0].name as Node).value = url;
       return g;
     });
     return branches.length === 1 ? branches[0] : { type: 'union', patterns: branches };
   };
-  const rewrite = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(rewrite);
+  const rewrite = (node: unknown, negated = false): unknown => {
+    if (Array.isArray(node)) return node.map((x) => rewrite(x, negated));
     if (node === null || typeof node !== 'object') return node;
     const o = node as Node;
     if ('termType' in o) return o; // an RDF term: keep as is
     // Every BGP becomes one group (so it stays a single pattern wherever it was, e.g. in EXISTS).
-    if (o.type === 'bgp') return { type: 'group', patterns: (o.triples as Node[]).map(unionOf) };
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, rewrite(v)]));
+    if (o.type === 'bgp') return { type: 'group', patterns: (o.triples as Node[]).map((t) => unionOf(t, negated ? negatedEndpoints : endpoints)) };
+    const under = negated || o.type === 'minus' || (o.type === 'operation' && (o.operator === 'exists' || o.operator === 'notexists'));
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, rewrite(v, under)]));
   };
   const out = rewrite(ast) as sparqljs.SparqlQuery;
   const text = new sparqljs.Generator({ allPrefixes: false }).stringify({ ...out, prefixes: {} } as sparqljs.SparqlQuery);

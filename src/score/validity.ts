@@ -1,0 +1,118 @@
+/**
+ * Syntactic validity of the queries an agent sends (FKGQA paper, section 6, "Syntactic Analysis":
+ * a query is valid when it executed; the failures of Qwen3-8B are split into parse errors, prefix
+ * issues, unmatched braces and malformed SERVICE syntax). Every query is parsed with sparqljs
+ * 3.7.4 (no prefix predeclared: an agent must declare what it uses) and put in exactly one class,
+ * tested in this order:
+ *
+ * 1. `prefix`: the parser names an undeclared prefix ("Unknown prefix: x").
+ * 2. `braces`: the query does not parse and its `{`/`}` do not balance (outside strings, IRIs and
+ *    comments).
+ * 3. `service`: the query does not parse and the error lies in a SERVICE clause (the parser stops
+ *    between `SERVICE` and its `{`, or some `SERVICE` is not followed by `SILENT`?, an IRI, a
+ *    prefixed name or a variable, and `{`); or it parses but names a SERVICE by a variable.
+ * 4. `parse`: any other parse error (or a SPARQL Update).
+ * 5. `execution`: it parses, but the tool answered with an error (refused: no SERVICE, an unknown
+ *    endpoint; an endpoint or engine error; the time limit).
+ * 6. `ok`: it parses and the tool answered without error.
+ */
+import sparqljs from 'sparqljs';
+import { parseQuery } from '../analyze/parse.js';
+
+/** The validity classes, in the order they are tested. */
+export const VALIDITY_CLASSES = ['ok', 'prefix', 'braces', 'service', 'parse', 'execution'] as const;
+export type ValidityClass = (typeof VALIDITY_CLASSES)[number];
+
+/** The class of one query, with the parser's message or the tool's error. */
+export interface Validity {
+  class: ValidityClass;
+  detail?: string;
+}
+
+/** Removes strings, IRIs and comments (replaced by spaces, so offsets stay). */
+function blankLexemes(text: string): string {
+  return text.replace(/"""[\s\S]*?"""|'''[\s\S]*?'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|<[^<>"{}|^`\\\s]*>|#[^\n]*/g, (m) => ' '.repeat(m.length));
+}
+
+/** Whether `{` and `}` balance (never more `}` than `{` so far, equal at the end). */
+export function bracesBalance(text: string): boolean {
+  let depth = 0;
+  for (const c of blankLexemes(text)) {
+    if (c === '{') depth++;
+    else if (c === '}' && --depth < 0) return false;
+  }
+  return depth === 0;
+}
+
+/** Offset of sparqljs's error location (`hash.loc`, 1-based lines, 0-based columns), if any. */
+function errorOffset(text: string, e: unknown): number | undefined {
+  const loc = (e as { hash?: { loc?: { first_line: number; last_column: number } } }).hash?.loc;
+  if (!loc) return undefined;
+  const lines = text.split('\n');
+  let off = 0;
+  for (let i = 0; i < loc.first_line - 1 && i < lines.length; i++) off += lines[i].length + 1;
+  return off + loc.last_column;
+}
+
+const SERVICE_HEAD = /\bSERVICE\b(?!\s+(?:SILENT\s+)?(?:<[^>\s]*>|[A-Za-z][\w.-]*:[^\s{]*|:[^\s{]*|[?$]\w+)\s*\{)/i;
+
+function serviceMalformed(text: string, e: unknown): boolean {
+  const blank = text.replace(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|#[^\n]*/g, (m) => ' '.repeat(m.length));
+  if (SERVICE_HEAD.test(blank)) return true;
+  const at = errorOffset(text, e);
+  if (at === undefined) return false;
+  const before = blank.slice(0, at);
+  const i = before.search(/\bSERVICE\b(?![\s\S]*\bSERVICE\b)/i);
+  return i >= 0 && /^SERVICE\s+(?:SILENT\s+)?\S*\s*$/i.test(before.slice(i));
+}
+
+function hasVariableService(node: unknown): boolean {
+  if (!node || typeof node !== 'object') return false;
+  const o = node as { type?: string; name?: { termType?: string } };
+  if (o.type === 'service' && o.name?.termType === 'Variable') return true;
+  return Object.values(node as object).some(hasVariableService);
+}
+
+/**
+ * Classifies one query sent to `run_sparql_query` (module comment).
+ * @param query the query text as the agent sent it
+ * @param toolError the tool's error text when it answered with an error (MCP `isError`), else undefined
+ */
+export function classifyQuery(query: string, toolError?: string): Validity {
+  let error: unknown;
+  try {
+    const ast = new sparqljs.Parser({ prefixes: {} }).parse(query);
+    if (ast.type !== 'query') return { class: 'parse', detail: 'a SPARQL Update, not a query' };
+    if (hasVariableService(ast)) return { class: 'service', detail: 'SERVICE names its endpoint by a variable' };
+  } catch (e) {
+    error = e;
+  }
+  if (error !== undefined) {
+    const parsed = parseQuery(query, undefined);
+    const message = parsed.ok ? String(error) : parsed.error;
+    if (/Unknown prefix/i.test(message)) return { class: 'prefix', detail: message };
+    if (!bracesBalance(query)) return { class: 'braces', detail: message };
+    if (serviceMalformed(query, error)) return { class: 'service', detail: message };
+    return { class: 'parse', detail: message };
+  }
+  if (toolError !== undefined) return { class: 'execution', detail: toolError.slice(0, 300) };
+  return { class: 'ok' };
+}
+
+/**
+ * The SERVICE targets of a query (distinct IRIs, in order of appearance), read from the parsed
+ * query; undefined when it does not parse.
+ */
+export function serviceTargets(query: string): string[] | undefined {
+  const parsed = parseQuery(query, undefined);
+  if (!parsed.ok) return undefined;
+  const out: string[] = [];
+  const walk = (node: unknown) => {
+    if (!node || typeof node !== 'object') return;
+    const o = node as { type?: string; name?: { termType?: string; value?: string } };
+    if (o.type === 'service' && o.name?.termType === 'NamedNode' && !out.includes(o.name.value!)) out.push(o.name.value!);
+    for (const v of Object.values(node as object)) walk(v);
+  };
+  walk(parsed.query.ast);
+  return out;
+}

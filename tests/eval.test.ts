@@ -1,0 +1,239 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseQuery } from '../src/analyze/parse.js';
+import { OpenAiChat, ModelError } from '../src/eval/chat.js';
+import { runEval, selectQuestions } from '../src/eval/eval.js';
+import type { ChatMessage, RunRecord } from '../src/eval/record.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
+import { computeStats } from '../src/report/stats.js';
+import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/format.js';
+import { readRuns, score } from '../src/score/score.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import { trivialFederation } from '../src/verify/trivial.js';
+import { DEMO, tmpDir } from './helpers.js';
+
+/** A fake OpenAI-compatible server: each question has a script of replies, chosen by the turn (assistant messages so far). */
+type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
+interface Fake {
+  url: string;
+  requests: { question: string; turn: number; body: { model: string; temperature?: number; seed?: number; tools?: unknown[]; messages: ChatMessage[] } }[];
+  close(): Promise<void>;
+}
+
+const toolCall = (id: string, name: string, args: string) => ({ id, type: 'function', function: { name, arguments: args } });
+const ok = (message: object, usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }): Reply => ({
+  status: 200,
+  body: { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: 'tool_calls' }], usage },
+});
+
+async function fakeApi(script: (question: string, turn: number, attempt: number) => Reply): Promise<Fake> {
+  const requests: Fake['requests'] = [];
+  const attempts = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', () => {
+      const body = JSON.parse(data) as Fake['requests'][number]['body'];
+      const question = body.messages.find((m) => m.role === 'user')?.content ?? '';
+      const turn = body.messages.filter((m) => m.role === 'assistant').length + 1;
+      const key = `${question}|${turn}`;
+      const attempt = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, attempt);
+      requests.push({ question, turn, body });
+      const r = req.url === '/v1/chat/completions' ? script(question, turn, attempt) : { status: 404, body: { error: { message: 'not found' } } };
+      res.writeHead(r.status, { 'content-type': 'application/json', ...(r.headers ?? {}) });
+      res.end(JSON.stringify(r.body ?? { error: { message: 'scripted failure' } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, requests, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+let build: string;
+let endpointsFile: string;
+let server: ShardServer;
+let urls: string[];
+let fake: Fake;
+const dir = tmpDir('fkgqa-eval-');
+const bench = () => JSON.parse(fs.readFileSync(path.join(build, 'benchmark.json'), 'utf8')) as { defaultPrefix: string; entries: { index: number; kg: string; question: string; query: string; queryId: string }[] };
+
+beforeAll(async () => {
+  build = path.join(dir, 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
+  await computeStats({ shards: build, timeoutMs: 20_000 });
+  server = await serve({ shards: build, kgs: ['library'], writeFiles: false });
+  endpointsFile = path.join(dir, 'endpoints.json');
+  fs.writeFileSync(endpointsFile, JSON.stringify(server.endpointsFile()));
+  urls = server.endpoints.filter((e) => e.graph === 'library').map((e) => e.url);
+}, 120_000);
+
+afterAll(async () => {
+  await fake?.close();
+  await server?.close();
+});
+
+describe('eval / the agent loop against a fake OpenAI-compatible server', () => {
+  it('covers every end reason: submitted (after a malformed and an unknown tool call), turn limit, cancelled, 429 then success, 500 until failure', async () => {
+    const b = bench();
+    const qs = b.entries.filter((e) => e.kg === 'library').slice(0, 5);
+    const [qSubmit, qLimit, qCancel, q429, q500] = qs;
+    const parsed = parseQuery(qSubmit.query, b.defaultPrefix);
+    if (!parsed.ok) throw new Error(parsed.error);
+    const good = trivialFederation(parsed.query.ast, urls).text;
+    fake = await fakeApi((question, turn, attempt) => {
+      if (question === qSubmit.question) {
+        if (turn === 1) return ok({ tool_calls: [toolCall('c1', 'run_sparql_query', JSON.stringify({ query: good }))] });
+        if (turn === 2) return ok({ tool_calls: [toolCall('c2', 'run_sparql_query', '{"query": "SELECT')] });
+        if (turn === 3) return ok({ tool_calls: [toolCall('c3', 'describe_graph', '{}')] });
+        return ok({ tool_calls: [toolCall('c4', 'submit_final_query', JSON.stringify({ query: good }))] });
+      }
+      if (question === qLimit.question) return ok({ tool_calls: [toolCall(`l${turn}`, 'run_sparql_query', JSON.stringify({ query: 'SELECT ?s WHERE { ?s ?p ?o } LIMIT 1' }))] });
+      if (question === qCancel.question) {
+        if (turn === 1) return ok({ content: 'I think the answer is 3.' });
+        return ok({ tool_calls: [toolCall('x1', 'cancel', JSON.stringify({ reason: 'not answerable' }))] });
+      }
+      if (question === q429.question) {
+        if (attempt === 1) return { status: 429, headers: { 'retry-after': '0' }, body: { error: { message: 'rate limited' } } };
+        return ok({ tool_calls: [toolCall('r1', 'submit_final_query', JSON.stringify({ query: `SELECT ?x WHERE { SERVICE <${urls[0]}> { ?x a <http://valuenet/ontop/author> } }` }))] });
+      }
+      return { status: 500 };
+    });
+    const out = path.join(dir, 'llm.jsonl');
+    const summary = await runEval({
+      shards: build,
+      endpoints: endpointsFile,
+      setup: 'baseline',
+      agent: 'llm',
+      baseUrl: fake.url,
+      model: 'fake-model',
+      temperature: 0,
+      seed: 7,
+      maxRetries: 2,
+      backoffMs: 1,
+      out,
+      questions: qs.map((q) => q.index),
+      tools: 'in-process',
+      timeoutMs: 20_000,
+    });
+    expect(summary).toMatchObject({ planned: 5, skipped: 0, ran: 5, endReasons: { submitted: 2, turn_limit: 1, cancelled: 1, model_error: 1 } });
+    const runs = new Map(readRuns([out]).map((r) => [r.question.index, r]));
+    const s = runs.get(qSubmit.index)!;
+    expect(s.endReason).toBe('submitted');
+    expect(s.counts).toEqual({ llmCalls: 4, toolCalls: 4, sparqlCalls: 1, voidCalls: 0, retries: 0 });
+    expect(s.usage).toEqual({ promptTokens: 400, completionTokens: 40, totalTokens: 440 });
+    const toolSteps = s.steps.filter((x) => x.type === 'tool');
+    expect(toolSteps.map((x) => x.type === 'tool' && x.isError)).toEqual([false, true, true, false]);
+    expect(toolSteps[1].type === 'tool' && toolSteps[1].result).toMatch(/not a JSON object/);
+    expect(toolSteps[2].type === 'tool' && toolSteps[2].result).toMatch(/unknown tool "describe_graph"; tools: run_sparql_query, submit_final_query, cancel/);
+    expect(toolSteps[0].type === 'tool' && toolSteps[0].endpoints).toEqual(urls);
+    expect(s.final).toMatchObject({ status: 'ok', route: 'federation', rows: 1 });
+    expect(s.prompt.name).toBe('baseline.md');
+    expect(s.prompt.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(s.messages[0].content).toContain(urls[0]);
+    expect(s.messages.filter((m) => m.role === 'tool')).toHaveLength(4);
+    expect(s).toMatchObject({ model: 'fake-model', temperature: 0, seed: 7, maxTurns: 10, tools: { source: 'in-process', names: ['run_sparql_query', 'submit_final_query', 'cancel'] } });
+    const limit = runs.get(qLimit.index)!;
+    expect(limit.endReason).toBe('turn_limit');
+    expect(limit.counts.llmCalls).toBe(10);
+    expect(limit.counts.sparqlCalls).toBe(10);
+    expect(limit.finalQuery).toBeNull();
+    const cancel = runs.get(qCancel.index)!;
+    expect(cancel).toMatchObject({ endReason: 'cancelled', cancelReason: 'not answerable' });
+    expect(cancel.messages[3]).toMatchObject({ role: 'user', content: expect.stringContaining('Continue with a tool call') });
+    const r429 = runs.get(q429.index)!;
+    expect(r429.endReason).toBe('submitted');
+    expect(r429.counts.retries).toBe(1);
+    expect(r429.steps[0]).toMatchObject({ type: 'llm', retries: [{ status: 429, waitMs: 0 }] });
+    const r500 = runs.get(q500.index)!;
+    expect(r500.endReason).toBe('model_error');
+    expect(r500.error).toMatch(/gave up after 3 tries: HTTP 500/);
+    expect(r500.counts).toMatchObject({ llmCalls: 1, retries: 3 });
+    // Requests carried the model, temperature, seed and the tools (run_sparql_query and the two harness tools).
+    const first = fake.requests.find((r) => r.question === qSubmit.question)!;
+    expect(first.body).toMatchObject({ model: 'fake-model', temperature: 0, seed: 7 });
+    expect(first.body.tools).toHaveLength(3);
+
+    // Resumed: finished runs are skipped; --retry-errors reruns the model error only.
+    const again = await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'llm', baseUrl: fake.url, model: 'fake-model', maxRetries: 0, backoffMs: 1, out, questions: qs.map((q) => q.index), tools: 'in-process', retryErrors: true });
+    expect(again).toMatchObject({ planned: 5, skipped: 4, ran: 1, endReasons: { model_error: 1 } });
+
+    const report = await score({ runs: [out], shards: build });
+    const g = report.groups[0];
+    expect(g.group).toBe('baseline|fake-model');
+    expect(g.runs).toBe(5);
+    expect(g.endReasons).toEqual({ submitted: 2, cancelled: 1, turn_limit: 1, model_error: 1 });
+    const sc = report.perRun.find((x) => x.queryId === qSubmit.queryId)!;
+    expect(sc).toMatchObject({ correct: true, graspF1: 1, spinachF1: 1, consultedAllNeeded: true, allShards: true });
+    // 1 query sent for the submitted run (the malformed call sent none), 10 for the turn-limit run (no SERVICE: refused).
+    expect(g.validity.queries).toBe(11);
+    expect(g.validity.classes.ok).toBe(1);
+    expect(g.validity.classes.execution).toBe(10);
+    expect(g.tokens.total).toBe(440 + 1100 + 220 + 110);
+    expect(formatScoreText(report)).toContain('accuracy %');
+    expect(formatScoreCsv(report).split('\n')[0]).toBe('group,figure,value,of,paper GPT-5.2,paper Qwen3-8B,paper note');
+    expect(formatScoreHtml(report)).toContain('<canvas id="accuracy">');
+  }, 180_000);
+});
+
+describe('eval / scripted agents on the demo build', () => {
+  it('oracle: all correct, every needed shard, no trivial federation; trivial: all correct, all shards', async () => {
+    const out = path.join(dir, 'scripted.jsonl');
+    for (const agent of ['oracle', 'trivial', 'single'] as const) {
+      await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent, out, kgs: ['library'], distinctQueries: true, tools: 'in-process', timeoutMs: 20_000, probe: agent === 'oracle' });
+    }
+    const report = await score({ runs: [out], shards: build });
+    const by = Object.fromEntries(report.groups.map((g) => [g.agent, g]));
+    const distinct = new Set(bench().entries.filter((e) => e.kg === 'library').map((e) => e.queryId)).size;
+    expect(by.oracle.runs).toBe(distinct);
+    expect(by.oracle.accuracy.count).toBe(by.oracle.accuracyExecutableGold.of);
+    expect(by.oracle.consultation.submitted.percent).toBe(100);
+    expect(by.oracle.trivial.submitted.count).toBe(0);
+    expect(by.trivial.accuracy.count).toBe(by.trivial.accuracyExecutableGold.of);
+    expect(by.trivial.trivial.submitted.percent).toBe(100);
+    expect(by.trivial.allShards.percent).toBe(100);
+    // One endpoint alone misses answers: every gold query of the demo needs two shards or more.
+    expect(by.single.accuracy.count).toBeLessThan(by.oracle.accuracy.count);
+    expect(by.oracle.validity.valid.percent).toBe(100);
+    expect(by.trivial.validity.queries).toBe(0); // no probe: submitted at once
+  }, 600_000);
+
+  it('spawns fkgqa mcp over stdio: the tools a user would run', async () => {
+    const out = path.join(dir, 'stdio.jsonl');
+    const q = bench().entries.find((e) => e.kg === 'library')!;
+    await runEval({ shards: build, endpoints: endpointsFile, setup: 'void_tool', agent: 'oracle', out, questions: [q.index], tools: 'mcp', timeoutMs: 20_000 });
+    const [r] = readRuns([out]) as RunRecord[];
+    expect(r.tools.source).toBe('mcp');
+    expect(r.tools.names).toEqual(['run_sparql_query', 'get_void_descriptions', 'submit_final_query', 'cancel']);
+    expect(r.tools.command).toContain('mcp');
+    const toolStep = r.steps.find((x) => x.type === 'tool' && x.name === 'run_sparql_query');
+    expect(toolStep && toolStep.type === 'tool' && toolStep.isError).toBe(false);
+    const report = await score({ runs: [out], shards: build });
+    expect(report.perRun[0].correct).toBe(true);
+  }, 120_000);
+});
+
+describe('eval / client and sampling', () => {
+  it('does not retry a 4xx other than 429', async () => {
+    const f = await fakeApi(() => ({ status: 400, body: { error: { message: 'bad request' } } }));
+    try {
+      const c = new OpenAiChat({ baseUrl: f.url, model: 'm', maxRetries: 3, backoffMs: 1 });
+      const e = await c.complete({ messages: [{ role: 'user', content: 'q' }], tools: [], turn: 1 }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ModelError);
+      expect((e as ModelError).status).toBe(400);
+      expect(f.requests).toHaveLength(1);
+    } finally {
+      await f.close();
+    }
+  });
+  it('samples questions per graph, deterministically by seed', () => {
+    const entries = Array.from({ length: 20 }, (_, i) => ({ index: i, kg: i < 10 ? 'a' : 'b', question: `q${i}`, query: '', queryId: `${i < 10 ? 'a' : 'b'}/q${i % 3}` }));
+    const one = selectQuestions(entries, { perGraph: 3, sampleSeed: 1 });
+    expect(one.filter((e) => e.kg === 'a')).toHaveLength(3);
+    expect(one.filter((e) => e.kg === 'b')).toHaveLength(3);
+    expect(selectQuestions(entries, { perGraph: 3, sampleSeed: 1 })).toEqual(one);
+    expect(selectQuestions(entries, { distinctQueries: true }).map((e) => e.index)).toEqual([0, 1, 2, 10, 11, 12]);
+  });
+});
