@@ -105,7 +105,7 @@ describe('score / syntactic validity classes', () => {
   it('classifies each failure', () => {
     expect(classifyQuery(ok).class).toBe('ok');
     expect(classifyQuery(ok, 'endpoint error 503').class).toBe('execution');
-    expect(classifyQuery('SELECT ?n WHERE { ?s foo:name ?n }')).toMatchObject({ class: 'prefix', detail: expect.stringContaining('Unknown prefix: foo') });
+    expect(classifyQuery('SELECT ?n WHERE { ?s foo:name ?n }')).toMatchObject({ class: 'prefix', detail: expect.stringContaining('undeclared prefix "foo:"') });
     expect(classifyQuery('SELECT ?n WHERE { SERVICE <http://a/sparql> { ?s ?p ?n }').class).toBe('braces');
     expect(classifyQuery('SELECT ?n WHERE { SERVICE { ?s ?p ?n } }').class).toBe('service');
     expect(classifyQuery('SELECT ?n WHERE { SERVICE <http://a/sparql> ?s ?p ?n }').class).toBe('service');

@@ -14,7 +14,9 @@
  *   requests.jsonl            request log of fkgqa serve (capped, rotated to requests.1.jsonl)
  *   gold-answers/<kg>.json    gold answers computed by fkgqa stats on the unsharded graphs
  *   realised-fan-out/<kg>.json realised fan-out computed by fkgqa stats (provenance queries)
- *   mcp/                      caches and call logs of fkgqa mcp (VoID, class/property indexes)
+ *   serve.lock                the running fkgqa serve (pid and process start time; a reused pid is stale)
+ *   mcp/calls.jsonl           call log of fkgqa mcp (one JSON line per tool call, for the harness)
+ *   mcp/void/<hash>.json      VoID descriptions fetched or computed by get_void_descriptions (7-day cache)
  * ```
  */
 import fs from 'node:fs';

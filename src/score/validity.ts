@@ -5,7 +5,7 @@
  * 3.7.4 (no prefix predeclared: an agent must declare what it uses) and put in exactly one class,
  * tested in this order:
  *
- * 1. `prefix`: the parser names an undeclared prefix ("Unknown prefix: x").
+ * 1. `prefix`: the parser names an undeclared prefix ("Unknown prefix: x", which fkgqa words as 'undeclared prefix "x:"').
  * 2. `braces`: the query does not parse and its `{`/`}` do not balance (outside strings, IRIs and
  *    comments).
  * 3. `service`: the query does not parse and the error lies in a SERVICE clause (the parser stops
@@ -90,7 +90,7 @@ export function classifyQuery(query: string, toolError?: string): Validity {
   if (error !== undefined) {
     const parsed = parseQuery(query, undefined);
     const message = parsed.ok ? String(error) : parsed.error;
-    if (/Unknown prefix/i.test(message)) return { class: 'prefix', detail: message };
+    if (/Unknown prefix|undeclared prefix/i.test(message)) return { class: 'prefix', detail: message };
     if (!bracesBalance(query)) return { class: 'braces', detail: message };
     if (serviceMalformed(query, error)) return { class: 'service', detail: message };
     return { class: 'parse', detail: message };
