@@ -179,6 +179,14 @@ describe('eval / the agent loop against a fake OpenAI-compatible server', () => 
 });
 
 describe('eval / scripted agents on the demo build', () => {
+  it('refuses the oracle when the needed shards are unknown (no fkgqa stats in this state folder), instead of naming every shard', async () => {
+    const out = path.join(dir, 'no-stats.jsonl');
+    await expect(runEval({ shards: build, endpoints: endpointsFile, state: tmpDir(), setup: 'baseline', agent: 'oracle', out, kgs: ['library'], distinctQueries: true, tools: 'in-process' })).rejects.toThrow(
+      /--agent oracle needs the shards each answer needs \(realised fan-out\) of graph library: run fkgqa stats/,
+    );
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
   it('oracle: all correct, every needed shard, no trivial federation; trivial: all correct, all shards', async () => {
     const out = path.join(dir, 'scripted.jsonl');
     for (const agent of ['oracle', 'trivial', 'single'] as const) {

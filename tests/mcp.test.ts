@@ -181,6 +181,15 @@ describe('fkgqa mcp / planning', () => {
     expect(planQuery('PREFIX x: <urn:x:> DELETE WHERE { ?s ?p ?o }', reg, hints)).toMatchObject({ ok: false, errorClass: 'update' });
     expect(planQuery('x'.repeat(8001), reg, hints)).toMatchObject({ ok: false, errorClass: 'too-long' });
   });
+  it('refuses deep nesting before sparqljs sees it (3,800 nested groups inside one SERVICE, 7.6 KB: 10 s and a stack overflow in sparqljs)', () => {
+    const deep = `SELECT * { SERVICE <${a}> { ${'{'.repeat(3800)} ?s ?p ?o ${'}'.repeat(3800)} } }`;
+    const t0 = performance.now();
+    const plan = planQuery(deep, reg, hints);
+    expect(performance.now() - t0).toBeLessThan(500);
+    expect(plan).toMatchObject({ ok: false, errorClass: 'too-deep', message: expect.stringContaining('nest 3802 levels, more than the limit of 64') });
+    // 64 levels are fine.
+    expect(planQuery(`SELECT * { SERVICE <${a}> { ${'{ '.repeat(62)}?s ?p ?o ${'} '.repeat(62)}} }`, reg, hints)).toMatchObject({ ok: true });
+  });
 });
 
 describe('fkgqa mcp / tools over an in-process client', () => {

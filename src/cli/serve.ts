@@ -45,7 +45,7 @@ export function registerServeCommands(cli: Command, integer: IntegerParser): voi
     .addOption(new Option('--max-body <bytes>', 'largest request body; larger ones are answered 413').argParser(integer('--max-body', 1)).default(1 << 20))
     .addOption(new Option('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query; deeper ones are answered 400 before parsing').argParser(integer('--max-query-depth', 1)).default(MAX_QUERY_DEPTH))
     .option('--state <dir>', 'state folder for endpoints.json and the request log (default: <shards>.state beside the build)')
-    .option('--profiles <file>', 'behaviour profiles (JSON: default / graphs / endpoints; see README)')
+    .option('--profiles <file>', 'behaviour profiles (JSON: default / graphs / endpoints; see docs/serving-reference.md)')
     .addOption(new Option('--worker-per <unit>', 'one oxigraph worker per shard (isolated) or per graph (less memory)').choices(['shard', 'graph']).default('shard'))
     .option('--request-log [file]', 'append every request as a JSON line to this file (no file: requests.jsonl in the state folder)')
     .addOption(new Option('--request-log-max <bytes>', 'size cap of the request log; over it the file is rotated to <name>.1<ext>').argParser(integer('--request-log-max', 1024)).default(REQUEST_LOG_MAX_BYTES))

@@ -191,6 +191,14 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   const skipped = questions.length * repeats - todo.length;
   progress(`fkgqa eval: ${questions.length} questions × ${repeats}, ${skipped} runs already in ${o.out}, ${todo.length} to run (${o.setup}, ${o.agent === 'llm' ? o.model : agentName}, tools ${o.tools ?? 'mcp'})`);
   const needed = new Map<string, Map<string, string[] | null> | undefined>();
+  // The oracle needs the shards each answer needs (realised fan-out, stored by fkgqa stats):
+  // without them it would silently name every shard, i.e. become the trivial agent.
+  if (o.agent === 'oracle') {
+    for (const kg of new Set(questions.map((q) => q.kg))) {
+      needed.set(kg, readNeededShards(o.shards, kg, digest, o.state));
+      if (!needed.get(kg)) throw new InputError(`--agent oracle needs the shards each answer needs (realised fan-out) of graph ${kg}: run fkgqa stats --shards ${o.shards} --kg ${kg} first`, { file: o.shards });
+    }
+  }
   const endReasons: Record<string, number> = {};
   fs.mkdirSync(path.dirname(path.resolve(o.out)), { recursive: true });
   let next = 0;

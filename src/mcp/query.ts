@@ -13,11 +13,12 @@
  * A variable SERVICE target is refused (it could name any host). Nothing is sent anywhere here.
  */
 import sparqljs from 'sparqljs';
+import { MAX_QUERY_DEPTH, nestingDepth } from '../serve/guard.js';
 import { fixIris } from '../analyze/parse.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass = 'too-long' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint';
+export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint';
 
 /** The route of a query that may be run. */
 export type QueryPlan =
@@ -43,6 +44,12 @@ export interface PlanHints {
   maxQueryChars: number;
   /** Endpoints listed in an error message at most (the rest are counted). */
   listEndpoints?: number;
+  /**
+   * Deepest bracket nesting accepted (`{ ( [`, default MAX_QUERY_DEPTH = 64, as the shard
+   * endpoints): checked on the text before sparqljs, which needs seconds and overflows its stack
+   * on thousands of nested groups, and runs on the caller's thread.
+   */
+  maxQueryDepth?: number;
 }
 
 /** Well-known prefixes suggested when a query uses one undeclared. */
@@ -139,6 +146,11 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
   const max = hints.listEndpoints ?? 100;
   if (text.length > hints.maxQueryChars) {
     return { ok: false, errorClass: 'too-long', message: `the query has ${text.length} characters, more than the limit of ${hints.maxQueryChars}: shorten it` };
+  }
+  const maxDepth = hints.maxQueryDepth ?? MAX_QUERY_DEPTH;
+  const depth = nestingDepth(text);
+  if (depth > maxDepth) {
+    return { ok: false, errorClass: 'too-deep', message: `brackets ({ ( [) nest ${depth} levels, more than the limit of ${maxDepth}: flatten the query (a gold query nests at most 5)` };
   }
   if (UPDATE_KEYWORDS.test(text)) {
     return { ok: false, errorClass: 'update', message: 'SPARQL Update (INSERT, DELETE, LOAD, CLEAR, DROP, …) is refused: the endpoints are read-only; send a SELECT, ASK, CONSTRUCT or DESCRIBE query' };

@@ -15,7 +15,7 @@ import type { IncomingMessage } from 'node:http';
 import type { EndpointRegistry } from '../mcp/registry.js';
 import { planQuery } from '../mcp/query.js';
 import { BoundedSparqlClient } from '../mcp/sparql.js';
-import { MEDIA, negotiate, offered, parseProtocolRequest, ProtocolError, readBody } from './protocol.js';
+import { MEDIA, negotiate, offered, parseProtocolRequest, ProtocolError, readBody, strictSearchParams } from './protocol.js';
 import type { RequestKind } from './query-info.js';
 import { serviceDescription } from './service-description.js';
 
@@ -91,7 +91,7 @@ export class FederationEndpoint {
     let request;
     try {
       const body = method === 'POST' ? await readBody(req, this.options.maxBodyBytes) : (req.resume(), undefined);
-      request = parseProtocolRequest(method, url.searchParams, req.headers['content-type'], body);
+      request = parseProtocolRequest(method, strictSearchParams(url.search), req.headers['content-type'], body);
     } catch (e) {
       req.resume();
       if (e instanceof ProtocolError) return text(e.status, e.message, 'invalid', e.headers);
