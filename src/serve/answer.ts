@@ -7,7 +7,7 @@
 import * as oxigraph from 'oxigraph';
 import { isEngineFault } from '../common/store-host.js';
 import { MEDIA, negotiate, offered, ProtocolError } from './protocol.js';
-import { type Feature, queryInfo, type RequestKind } from './query-info.js';
+import { type Feature, inspectQuery, queryInfo, type RequestKind } from './query-info.js';
 import { serializeResults, truncateBindings, type JsonResults } from './results.js';
 
 /** What the worker needs to answer one query of one endpoint. */
@@ -102,6 +102,15 @@ export function answerQuery(store: oxigraph.Store, t: EndpointTask): EndpointAns
     if (isEngineFault(e)) throw e;
     const message = (e as Error)?.message ?? String(e);
     const syntax = /^error at \d+:\d+/.test(message);
+    if (syntax) {
+      // oxigraph's syntax errors list the expected code points; sparqljs names an undeclared prefix
+      // and the token (only on this error path: plain queries skip sparqljs, see quickInspect).
+      try {
+        inspectQuery(t.query);
+      } catch (p) {
+        if (p instanceof ProtocolError && p.status === 400) return plain(400, p.message, 'invalid');
+      }
+    }
     return plain(syntax ? 400 : 500, `${syntax ? 'malformed query' : 'query evaluation failed'}: ${message}`, syntax ? 'invalid' : q.kind);
   }
   const cap = t.maxRows;
