@@ -74,10 +74,19 @@ afterAll(async () => {
 describe('serve: an error boundary on every request path (400, never an exit)', () => {
   it('answers 400 to malformed request targets sent raw, and keeps answering', async () => {
     const port = Number(new URL(url).port);
-    expect(await rawStatus(port, 'GET /%ZZ/sparql HTTP/1.1\r\nHost: x\r\n\r\n')).toBe(400);
-    expect(await rawStatus(port, 'GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n')).toBe(400);
-    expect(await rawStatus(port, 'GET //[::1/ HTTP/1.1\r\nHost: x\r\n\r\n')).toBe(400);
+    expect(await rawStatus(port, 'GET /%ZZ/sparql HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')).toBe(400);
+    expect(await rawStatus(port, 'GET http://[ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')).toBe(400);
+    expect(await rawStatus(port, 'GET //[::1/ HTTP/1.1\r\nHost: localhost\r\n\r\n')).toBe(400);
     expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
+  it('bound to loopback, answers 403 to a Host that is not a loopback name (DNS rebinding), 200 to loopback names', async () => {
+    const port = Number(new URL(url).port);
+    const path = new URL(url).pathname;
+    const ask = `GET ${path}?query=ASK%7B%7D HTTP/1.1\r\nHost: `;
+    expect(await rawStatus(port, `${ask}evil.example\r\n\r\n`)).toBe(403);
+    expect(await rawStatus(port, `${ask}evil.example:${port}\r\n\r\n`)).toBe(403);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, '127.0.0.1']) expect(await rawStatus(port, `${ask}${host}\r\n\r\n`)).toBe(200);
   });
 
   it('answers 400 naming the parameter to %FF (not UTF-8) in query, GET and form POST', async () => {

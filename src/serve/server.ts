@@ -441,6 +441,19 @@ export class ShardServer {
     return { ep, what: m[2] === 'sparql' ? 'sparql' : 'void' };
   }
 
+  /**
+   * Whether a request's Host header names this server. Bound to a loopback interface (the
+   * default), only loopback names are accepted, so a web page whose domain was rebound to
+   * 127.0.0.1 cannot read the endpoints (as fkgqa mcp --http does); a request without Host
+   * (HTTP/1.0) and servers bound to other interfaces accept any.
+   */
+  private hostAllowed(header: string | undefined): boolean {
+    const bound = this.options.host ?? DEFAULTS.host;
+    if (!header || !/^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i.test(bound)) return true;
+    const name = header.replace(/:\d+$/, '').toLowerCase();
+    return /^127\.\d+\.\d+\.\d+$/.test(name) || name === 'localhost' || name === '[::1]';
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, only?: Endpoint): Promise<void> {
     const started = performance.now();
     const time = new Date().toISOString();
@@ -452,6 +465,9 @@ export class ShardServer {
         url = new URL(req.url ?? '/', 'http://localhost');
       } catch {
         throw new ProtocolError(400, `the request target is not a valid URL path: ${String(req.url).slice(0, 200)}`);
+      }
+      if (!this.hostAllowed(req.headers.host)) {
+        throw new ProtocolError(403, `Host "${String(req.headers.host).slice(0, 100)}" is not a name of this loopback server (a guard against DNS rebinding): use 127.0.0.1, localhost or [::1]`);
       }
       const route = this.route(url.pathname, only);
       ep = route.ep;
