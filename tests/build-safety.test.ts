@@ -1,5 +1,4 @@
 import { spawn, spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +7,7 @@ import { parseQuery } from '../src/analyze/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/load/build.js';
 import { readBuild } from '../src/serve/server.js';
-import { copyDir, DEMO, ROOT, tmpDir } from './helpers.js';
+import { copyDir, DEMO, ROOT, tmpDir, fileHashes } from './helpers.js';
 
 /** Runs the built CLI (`npm test` builds dist/ first), optionally with extra environment. */
 function fkgqa(args: string[], env: Record<string, string> = {}) {
@@ -16,19 +15,7 @@ function fkgqa(args: string[], env: Record<string, string> = {}) {
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Every file below `dir` (relative path → sha256), hidden ones included. */
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out[path.relative(dir, p)] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
-    }
-  };
-  walk(dir);
-  return out;
-}
+const tree = fileHashes;
 
 /** The old build has VoID, the new one does not: a mixture of the two is easy to see. */
 const OLD = ['partition', '-q'];

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,4 +27,18 @@ export function copyDir(src: string): string {
 /** Reads an N-Triples file into its non-empty lines. */
 export function ntLines(file: string): string[] {
   return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0);
+}
+
+/** sha256 of every file below `dir`, hidden ones included, by relative path. */
+export function fileHashes(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out[path.relative(dir, p)] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    }
+  };
+  walk(dir);
+  return out;
 }

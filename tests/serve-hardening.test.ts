@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -16,7 +15,7 @@ import { rotatedName } from '../src/serve/request-log.js';
 import { serializeResults, type JsonResults } from '../src/serve/results.js';
 import { readServeEndpoints, SERVE_LOCK } from '../src/serve/run-state.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir, fileHashes } from './helpers.js';
 
 const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
 let shards: string;
@@ -44,19 +43,7 @@ function rawStatus(port: number, request: string): Promise<number> {
 const get = (query: string, accept?: string, base = url) => fetch(`${base}?query=${encodeURIComponent(query)}`, { headers: accept ? { Accept: accept } : {} });
 const countOf = async (r: Response) => Number(((await r.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value);
 
-/** sha256 of every file under a folder, by relative path. */
-function hashes(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out[path.relative(dir, p)] = crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
-    }
-  };
-  walk(dir);
-  return out;
-}
+const hashes = fileHashes;
 
 let before: Record<string, string>;
 
