@@ -2,7 +2,6 @@
  * The `eval` and `score` commands: a thin layer over `runEval` (src/eval/eval.ts) and `score`
  * (src/score/score.ts).
  */
-import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { InputError } from '../common/errors.js';
 import { SCRIPTED_AGENTS } from '../eval/agents.js';
@@ -11,6 +10,7 @@ import { SETUPS, type Setup } from '../eval/record.js';
 import { formatPerRunCsv, formatScoreCsv, formatScoreHtml, formatScoreText } from '../score/format.js';
 import { score } from '../score/score.js';
 import { stderrProgress } from './progress.js';
+import { writeFileAtomic } from '../common/output.js';
 
 type IntegerParser = (name: string, min: number, max?: number) => (v: string) => number;
 
@@ -19,13 +19,6 @@ const number = (name: string) => (v: string) => {
   if (v.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`${name} must be a number`);
   return n;
 };
-
-/** Writes a file through a temporary name and a rename (no half-written output). */
-function writeAtomic(file: string, text: string): void {
-  const tmp = `${file}.fkgqa-tmp-${process.pid}`;
-  fs.writeFileSync(tmp, text);
-  fs.renameSync(tmp, file);
-}
 
 /** Registers `fkgqa eval` and `fkgqa score`. */
 export function registerEvalCommands(cli: Command, integer: IntegerParser): void {
@@ -135,8 +128,8 @@ export function registerEvalCommands(cli: Command, integer: IntegerParser): void
       const format = o.json ? 'json' : o.format;
       const r = await score({ runs, shards: o.shards, state: o.state, timeoutMs: o.timeout, progress: stderrProgress(o.quiet) });
       const text = format === 'json' ? JSON.stringify(r, null, 2) + '\n' : format === 'csv' ? formatScoreCsv(r) : format === 'html' ? formatScoreHtml(r) : formatScoreText(r);
-      if (o.perRun) writeAtomic(o.perRun, formatPerRunCsv(r));
-      if (o.out) writeAtomic(o.out, text);
+      if (o.perRun) writeFileAtomic(o.perRun, formatPerRunCsv(r));
+      if (o.out) writeFileAtomic(o.out, text);
       else process.stdout.write(text);
     });
 }

@@ -15,7 +15,8 @@ export function discardAllStaged(): void {
   for (const s of [...active]) s.discard();
 }
 
-function pidAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it exists, owned by another user). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -353,6 +354,17 @@ export class StagedOutput {
     fs.rmSync(this.dir, { recursive: true, force: true });
     fs.rmSync(this.lock, { force: true });
   }
+}
+
+/**
+ * Writes a file through a temporary file beside it and a rename, so that a reader or a kill never
+ * sees half of it (the old content or the new, never a mixture); creates the folder if needed.
+ */
+export function writeFileAtomic(file: string, text: string | Buffer): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const temp = `${file}.fkgqa-tmp-${process.pid}`;
+  fs.writeFileSync(temp, text);
+  fs.renameSync(temp, file);
 }
 
 /** Writes a JSON file with two-space indentation and a final newline (stable bytes for stable input). */

@@ -36,6 +36,7 @@ import { renderVoid, VOID_EXT, writerText, type VoidVariant } from '../describe/
 import type { McpToolContext } from './context.js';
 import { listEndpoints } from './query.js';
 import { findEndpoint, type RegisteredEndpoint } from './registry.js';
+import { writeFileAtomic } from '../common/output.js';
 
 /** The variants an agent may ask for. */
 export const VOID_VARIANTS = ['standard', 'extended'] as const satisfies readonly VoidVariant[];
@@ -199,10 +200,7 @@ function writeCache(ctx: McpToolContext, key: string, e: CacheEntry): void {
   memoryCache.get(ctx)!.set(key, e);
   const f = cacheFile(ctx, key);
   if (!f) return;
-  fs.mkdirSync(path.dirname(f), { recursive: true });
-  const tmp = `${f}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(e));
-  fs.renameSync(tmp, f);
+  writeFileAtomic(f, JSON.stringify(e));
 }
 
 /** True when `url` is on the host (origin) of a registered endpoint: documents are fetched from there only. */

@@ -5,7 +5,7 @@ import { SHARDING_KINDS, type ShardingKind } from '../analyze/analyze.js';
 import { parseQuery } from '../analyze/parse.js';
 import { InputError } from '../common/errors.js';
 import { openBuild } from '../load/build.js';
-import { writeJson } from '../common/output.js';
+import { writeFileAtomic } from '../common/output.js';
 import { STATE_FILES, stateDir } from '../common/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import type { GraphManifest } from '../partition.js';
@@ -152,10 +152,7 @@ export function readJsonIfExists<T>(file: string): T | undefined {
 
 /** Writes a state file (creating its folder), through a temporary file so that a kill leaves the old one or the new one. */
 function writeStateJson(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeJson(tmp, value);
-  fs.renameSync(tmp, file);
+  writeFileAtomic(file, JSON.stringify(value, null, 2) + '\n');
 }
 
 /** Named-graph IRI of a shard in the provenance store. */

@@ -9,6 +9,7 @@
  *   endpoint listens;
  * both removed on a clean stop.
  */
+import { pidAlive, processStartTime, writeFileAtomic } from '../common/output.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
@@ -26,26 +27,15 @@ export interface ServeOwner {
   started: string;
 }
 
-/** The start time of a process in clock ticks since boot (Linux `/proc/<pid>/stat` field 22), or null. */
+/** The start time of a process in clock ticks since boot (Linux `/proc/<pid>/stat` field 22, see processStartTime), or null. */
 export function processStart(pid: number): number | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const v = Number(fields[19]);
-    return Number.isFinite(v) ? v : null;
-  } catch {
-    return null;
-  }
+  const v = Number(processStartTime(pid));
+  return Number.isFinite(v) ? v : null;
 }
 
 /** True when the process that wrote `owner` is still running (same pid, same start time where known). */
 export function ownerAlive(owner: ServeOwner): boolean {
-  try {
-    process.kill(owner.pid, 0);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
+  if (!pidAlive(owner.pid)) return false;
   if (owner.procStart === null) return true;
   const now = processStart(owner.pid);
   return now === null || now === owner.procStart;
@@ -64,13 +54,6 @@ function readOwner(file: string): ServeOwner | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Writes a file through a temporary file and a rename, so readers never see half of it. */
-export function writeFileAtomic(file: string, text: string): void {
-  const temp = `${file}.fkgqa-tmp-${process.pid}`;
-  fs.writeFileSync(temp, text);
-  fs.renameSync(temp, file);
 }
 
 /**

@@ -27,7 +27,8 @@ import { profileFor, readProfileConfig, seededRandom, type EndpointProfile, type
 import { MEDIA, negotiate, parseProtocolRequest, ProtocolError, readBody, strictSearchParams, type ProtocolRequest } from './protocol.js';
 import type { RequestKind } from './query-info.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog, type RequestLogEntry } from './request-log.js';
-import { acquireServeLock, releaseServeState, writeFileAtomic, type ServeOwner } from './run-state.js';
+import { acquireServeLock, releaseServeState, type ServeOwner } from './run-state.js';
+import { writeFileAtomic } from '../common/output.js';
 import { serviceDescription } from './service-description.js';
 import { FEDERATION_PATH, FederationEndpoint } from './federation.js';
 import { registryFromEndpointsValue } from '../mcp/registry.js';
