@@ -4,7 +4,7 @@
 // give the gold answer stored by fkgqa stats (src/mcp/gold-check.ts). Default build: /work/devbuild
 // when it exists. Prints the totals and every query that is not identical, with the reason.
 import fs from 'node:fs';
-import { checkGoldThroughMcp } from '../dist/mcp/gold-check.js';
+import { checkGoldThroughMcp } from '../dist/checks/mcp-gold.js';
 import { benchOptions } from './lib.js';
 
 const o = benchOptions({ shards: '/work/devbuild', kg: '', timeout: '10000', json: '' }, ['quiet']);

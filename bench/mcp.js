@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { registryFromEndpointsValue } from '../dist/mcp/registry.js';
+import { registryFromEndpointsValue } from '../dist/federation/registry.js';
 import { createMcpServer } from '../dist/mcp/server.js';
 import { benchOptions, here, median } from './lib.js';
 

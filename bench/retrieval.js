@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseQuery } from '../dist/analyze/parse.js';
+import { parseQuery } from '../dist/sparql/parse.js';
 import { triplePatterns } from '../dist/analyze/patterns.js';
 import { OxigraphClient } from '../dist/describe/client.js';
 import { rrf, adaptiveFilter, RETRIEVAL_DEFAULTS } from '../dist/mcp/kgvoyager/retrieval.js';

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processStartTime, StagedOutput } from '../src/common/output.js';
-import { parseQuery } from '../src/analyze/parse.js';
+import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
-import { openBuild } from '../src/load/build.js';
+import { openBuild } from '../src/build/open.js';
 import { readBuild } from '../src/serve/server.js';
 import { copyDir, DEMO, ROOT, tmpDir, fileHashes } from './helpers.js';
 

@@ -3,16 +3,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseQuery } from '../src/analyze/parse.js';
+import { parseQuery } from '../src/sparql/parse.js';
 import { OpenAiChat, ModelError } from '../src/eval/chat.js';
 import { runEval, selectQuestions } from '../src/eval/eval.js';
 import type { ChatMessage, RunRecord } from '../src/eval/record.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
 import { computeStats } from '../src/report/stats.js';
 import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRuns, score } from '../src/score/score.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { trivialFederation } from '../src/verify/trivial.js';
+import { trivialFederation } from '../src/sparql/trivial.js';
 import { DEMO, tmpDir } from './helpers.js';
 
 /** A fake OpenAI-compatible server: each question has a script of replies, chosen by the turn (assistant messages so far). */

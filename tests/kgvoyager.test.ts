@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registryFromEndpointsValue, type EndpointRegistry } from '../src/mcp/registry.js';
+import { registryFromEndpointsValue, type EndpointRegistry } from '../src/federation/registry.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { cosine, LocalModelEmbedder, NgramEmbedder, OpenAiEmbedder } from '../src/mcp/kgvoyager/embedder.js';
 import { registerKgVoyagerToolsOn } from '../src/mcp/kgvoyager/register.js';
@@ -14,7 +14,7 @@ import { adaptiveFilter, HybridIndex, rrf } from '../src/mcp/kgvoyager/retrieval
 import { httpSelect } from '../src/mcp/kgvoyager/sparql.js';
 import { contentWords, iriText, localPart, sStem } from '../src/mcp/kgvoyager/text.js';
 import { KgVoyager } from '../src/mcp/kgvoyager/tools.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { DEMO, ROOT, tmpDir } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonResults } from '../src/serve/results.js';
+import type { JsonResults } from '../src/sparql/results.js';
 import { assignmentF1, exactF1, graspF1, matchAnswer, spinachF1 } from '../src/score/metrics.js';
 import { bracesBalance, classifyQuery, serviceTargets } from '../src/score/validity.js';
 import fs from 'node:fs';
@@ -140,8 +140,8 @@ describe('score / reading run files', () => {
 
 describe('eval / the oracle: negated patterns over the shards they match', () => {
   it('trivialFederation sends BGPs under FILTER NOT EXISTS and MINUS to the negated endpoints', async () => {
-    const { parseQuery } = await import('../src/analyze/parse.js');
-    const { trivialFederation } = await import('../src/verify/trivial.js');
+    const { parseQuery } = await import('../src/sparql/parse.js');
+    const { trivialFederation } = await import('../src/sparql/trivial.js');
     const { negatedTriples } = await import('../src/eval/agents.js');
     const p = parseQuery('SELECT ?t WHERE { ?b a :book . ?b :title ?t . FILTER NOT EXISTS { ?l :book ?b } MINUS { ?b :lost true } }', 'http://e/');
     if (!p.ok) throw new Error(p.error);

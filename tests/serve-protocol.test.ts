@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MEDIA, negotiate, parseProtocolRequest, ProtocolError } from '../src/serve/protocol.js';
-import { inspectQuery } from '../src/serve/query-info.js';
-import { serializeResults, truncateBindings, type JsonResults } from '../src/serve/results.js';
+import { MEDIA, negotiate, parseProtocolRequest, ProtocolError } from '../src/sparql/protocol.js';
+import { inspectQuery } from '../src/sparql/inspect.js';
+import { serializeResults, truncateBindings, type JsonResults } from '../src/sparql/results.js';
 import { tmpDir } from './helpers.js';
 
 const params = (s: string) => new URLSearchParams(s);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseQuery } from '../src/analyze/parse.js';
+import { parseQuery } from '../src/sparql/parse.js';
 import { StoreWorker } from '../src/common/store-worker.js';
 import { DEMO, HAS_SPIDER, SPIDER } from './helpers.js';
 

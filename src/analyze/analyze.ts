@@ -1,7 +1,7 @@
 import { RDF_TYPE } from '../common/vocab.js';
 import type { GoldQuery } from '../load/questions.js';
 import type { Ontology } from '../load/ontology.js';
-import { parseQuery } from './parse.js';
+import { parseQuery } from '../sparql/parse.js';
 import { requiredPatterns, triplePatterns, type PatternScope, type TriplePattern } from './patterns.js';
 
 /** Options of the analysis (defaults: the method as defined in section 4.1). */

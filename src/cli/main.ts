@@ -5,8 +5,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { InputError } from '../common/errors.js';
 import { discardAllStaged, hasStaged } from '../common/output.js';
 import { describeBuild } from '../describe/index.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition.js';
-import { PRESETS, resolveMethodOptions, type MethodOptions } from '../presets.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition/partition.js';
+import { PRESETS, resolveMethodOptions, type MethodOptions } from '../partition/presets.js';
 import { formatStatsHtml } from '../report/html.js';
 import { formatPartitionSummary, summarizePartition } from '../report/partition-summary.js';
 import { computeStats } from '../report/stats.js';
@@ -16,7 +16,7 @@ import { synthesize } from '../synth/replicate.js';
 import { registerMcpCommand } from './mcp.js';
 import { registerServeCommands } from './serve.js';
 import { registerEvalCommands } from './eval.js';
-import { TOOL } from '../version.js';
+import { TOOL } from '../common/version.js';
 import { stderrProgress } from './progress.js';
 import { engineAliasOption, formatOption, jsonOption, outputFormat, voidEngine, voidEngineOption } from './options.js';
 

@@ -10,7 +10,7 @@ import { SETUPS, type McpLimits, type Setup } from '../mcp/context.js';
 import type { EmbedderSpec } from '../mcp/kgvoyager/embedder.js';
 import type { KgVoyagerSetup } from '../mcp/kgvoyager/mcp.js';
 import type { RetrievalMode } from '../mcp/kgvoyager/retrieval.js';
-import { loadRegistry } from '../mcp/registry.js';
+import { loadRegistry } from '../federation/registry.js';
 import { buildMcpServer, createMcpContext, serveMcpHttp, type McpServerOptions } from '../mcp/server.js';
 import { stderrProgress } from './progress.js';
 import { untilSignal } from './serve.js';

@@ -3,7 +3,7 @@
  * (src/verify/verify.ts).
  */
 import { Command, Option } from 'commander';
-import { MAX_QUERY_DEPTH } from '../serve/guard.js';
+import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
 import { serve } from '../serve/server.js';
 import { stderrProgress } from './progress.js';

@@ -8,7 +8,7 @@
 import { Writer, DataFactory } from 'n3';
 import type * as RDF from '@rdfjs/types';
 import { DCTERMS, RDF_TYPE, VOID, XSD } from '../common/vocab.js';
-import { TOOL } from '../version.js';
+import { TOOL } from '../common/version.js';
 import { writerText } from './void-turtle.js';
 import { byCodePoint, graphDatasetIri, type ClassPartition, type ShardDescription, type ShardStatistics } from './model.js';
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { iriError } from '../common/iri.js';
-import { readBuildDir } from '../load/build.js';
+import { readBuildDir } from '../build/open.js';
 import { HttpSparqlClient, OxigraphClient, type SparqlClient } from './client.js';
 import { catalogueEntries, describeInWords, renderCatalogueJson, renderCatalogueTurtle, voidFiles } from './catalogue.js';
 import { shardDatasetIri, type ShardDescription, type ShardStatistics } from './model.js';

@@ -15,8 +15,8 @@
  *   shard, else the first shard), sent straight to it: what a single endpoint answers alone.
  */
 import sparqljs from 'sparqljs';
-import { parseQuery } from '../analyze/parse.js';
-import { trivialFederation } from '../verify/trivial.js';
+import { parseQuery } from '../sparql/parse.js';
+import { trivialFederation } from '../sparql/trivial.js';
 import type { ChatModel, ChatReply, ChatRequest } from './chat.js';
 import type { RunEndpoint } from './record.js';
 

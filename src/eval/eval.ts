@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../common/errors.js';
-import { stateDir } from '../common/state.js';
-import { openBuild } from '../load/build.js';
+import { stateDir } from '../build/state.js';
+import { openBuild } from '../build/open.js';
 import { seededRandom } from '../serve/profile.js';
 import type { EndpointsFile } from '../serve/server.js';
 import { readNeededShards } from '../score/score.js';
@@ -21,7 +21,7 @@ import { QueryExecutor } from './execute.js';
 import { runLoop } from './loop.js';
 import { RUN_FORMAT, type RunEndpoint, type RunRecord, type Setup } from './record.js';
 import { McpToolProvider, type ToolProvider } from './tools.js';
-import { registryFromEndpointsValue } from '../mcp/registry.js';
+import { registryFromEndpointsValue } from '../federation/registry.js';
 
 /** The prompts shipped with fkgqa (`prompts/<setup>.md`). */
 export const PROMPTS_DIR = fileURLToPath(new URL('../../prompts', import.meta.url));

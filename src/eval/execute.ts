@@ -7,9 +7,9 @@
  */
 import { createMcpContext } from '../mcp/server.js';
 import type { McpToolContext } from '../mcp/context.js';
-import type { EndpointRegistry } from '../mcp/registry.js';
+import type { EndpointRegistry } from '../federation/registry.js';
 import { runSparqlQuery } from '../mcp/run-query.js';
-import type { JsonResults } from '../serve/results.js';
+import type { JsonResults } from '../sparql/results.js';
 import { serviceTargets } from '../score/validity.js';
 
 /** The outcome of one execution. */

@@ -4,7 +4,7 @@
  * to replay the conversation: the prompt, every message, every LLM and tool call with its timing,
  * and the full answer of the submitted query.
  */
-import type { JsonResults } from '../serve/results.js';
+import type { JsonResults } from '../sparql/results.js';
 
 /** Format tag of a run line. */
 export const RUN_FORMAT = 'fkgqa-run/1';

@@ -7,8 +7,8 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { CallLog } from './call-log.js';
 import type { KgVoyagerSetup } from './kgvoyager/mcp.js';
-import type { EndpointRegistry } from './registry.js';
-import type { BoundedSparqlClient } from './sparql.js';
+import type { EndpointRegistry } from '../federation/registry.js';
+import type { BoundedSparqlClient } from '../federation/client.js';
 
 /**
  * The evaluation setups of the FKGQA paper (section 5): `baseline` (endpoint URLs and

@@ -5,11 +5,11 @@
  * "showing N of M rows". A timeout is an error, never an empty result. Every call is logged.
  */
 import { Parser as N3Parser, Writer as N3Writer } from 'n3';
-import type { JsonResults } from '../serve/results.js';
-import { truncateBindings, truncateNTriples } from '../serve/results.js';
+import type { JsonResults } from '../sparql/results.js';
+import { truncateBindings, truncateNTriples } from '../sparql/results.js';
 import type { McpToolContext } from './context.js';
-import { planQuery, type QueryPlan } from './query.js';
-import type { SparqlOutcome } from './sparql.js';
+import { planQuery, type QueryPlan } from '../federation/routing.js';
+import type { SparqlOutcome } from '../federation/client.js';
 
 /** The result formats an agent may ask for (the reference server's list). */
 export const RESULT_FORMATS = ['application/sparql-results+json', 'text/turtle', 'application/ld+json', 'text/n3'] as const;

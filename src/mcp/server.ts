@@ -24,14 +24,14 @@ import path from 'node:path';
 import { createMcpHandler, hostHeaderValidationResponse, localhostAllowedHostnames, McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { InputError } from '../common/errors.js';
-import { STATE_FILES, stateDir as buildStateDir } from '../common/state.js';
-import { TOOL } from '../version.js';
+import { STATE_FILES, stateDir as buildStateDir } from '../build/state.js';
+import { TOOL } from '../common/version.js';
 import { CallLog } from './call-log.js';
 import { DEFAULT_LIMITS, SETUPS, type McpLimits, type McpToolContext, type Setup, type ToolRegistrar } from './context.js';
 import { kgVoyagerRegistrar, type KgVoyagerSetup } from './kgvoyager/mcp.js';
-import type { EndpointRegistry } from './registry.js';
+import type { EndpointRegistry } from '../federation/registry.js';
 import { RESULT_FORMATS, runSparqlQuery } from './run-query.js';
-import { BoundedSparqlClient } from './sparql.js';
+import { BoundedSparqlClient } from '../federation/client.js';
 import { getVoidDescriptions, VOID_VARIANTS } from './void.js';
 
 /** Options of `createMcpServer` / `createMcpContext`. */

@@ -26,7 +26,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DataFactory, Parser, Store, Writer } from 'n3';
 import type * as RDF from '@rdfjs/types';
-import { STATE_FILES } from '../common/state.js';
+import { STATE_FILES } from '../build/state.js';
 import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
 import { describeInWords } from '../describe/catalogue.js';
 import type { SparqlClient } from '../describe/client.js';
@@ -34,8 +34,8 @@ import { shardDatasetIri, type Linkset, type ShardDescription } from '../describ
 import { computeStatistics } from '../describe/statistics.js';
 import { renderVoid, VOID_EXT, writerText, type VoidVariant } from '../describe/void-turtle.js';
 import type { McpToolContext } from './context.js';
-import { listEndpoints } from './query.js';
-import { findEndpoint, type RegisteredEndpoint } from './registry.js';
+import { listEndpoints } from '../federation/routing.js';
+import { findEndpoint, type RegisteredEndpoint } from '../federation/registry.js';
 import { writeFileAtomic } from '../common/output.js';
 
 /** The variants an agent may ask for. */

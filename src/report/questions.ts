@@ -15,16 +15,16 @@
  *   `fkgqa stats` stores them in the state folder beside the build (`<build>.state/`).
  */
 import path from 'node:path';
-import { parseQuery } from '../analyze/parse.js';
+import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
 import { ProgressTicker } from '../common/progress.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
-import { readBuildDir, readJsonFile } from '../load/build.js';
-import type { BenchmarkEntry, ManifestQuery } from '../partition.js';
+import { readBuildDir, readJsonFile } from '../build/open.js';
+import type { BenchmarkEntry, ManifestQuery } from '../partition/partition.js';
 import { executeGoldQueries, readGoldAnswers, type GoldAnswer, type SparqlJsonResults } from './answers.js';
 import { realisedShards, type RealisedStatus } from './provenance.js';
 import { PROVENANCE_FILE, readJsonIfExists, shardGraph, type QueryStats } from './stats.js';
-import { STATE_FILES, stateDir } from '../common/state.js';
+import { STATE_FILES, stateDir } from '../build/state.js';
 import { ANSWERS_FILE } from './answers.js';
 
 /** Options of `fkgqa questions`. */

@@ -21,8 +21,8 @@
  *   fn); predicted rows {a, x} against gold {a, y} give 0.667 (GRASP) and 0.5 (Spinach).
  */
 import { munkres } from 'munkres';
-import type { JsonResults, JsonTerm } from '../serve/results.js';
-import { termKey } from '../verify/compare.js';
+import type { JsonResults, JsonTerm } from '../sparql/results.js';
+import { termKey } from '../answers/compare.js';
 
 /** The key of an unbound cell. */
 export const UNDEF = 'UNDEF';

@@ -7,19 +7,19 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseQuery } from '../analyze/parse.js';
+import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { distribution, percent, round } from '../report/figures.js';
 import { PROVENANCE_FILE, readJsonIfExists, shardGraph } from '../report/stats.js';
-import { openBuild } from '../load/build.js';
-import { stateDir, STATE_FILES } from '../common/state.js';
+import { openBuild } from '../build/open.js';
+import { stateDir, STATE_FILES } from '../build/state.js';
 import sparqljs from 'sparqljs';
 import { negatedTriples } from '../eval/agents.js';
-import { MEDIA } from '../serve/protocol.js';
-import type { JsonResults } from '../serve/results.js';
+import { MEDIA } from '../sparql/protocol.js';
+import type { JsonResults } from '../sparql/results.js';
 import { readBuild } from '../serve/server.js';
-import { equivalentUnderTies, keyQuery } from '../verify/ties.js';
+import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
 import { readGoldAnswers, readGoldQueries, type GoldAnswer } from '../verify/verify.js';
 import { RUN_FORMAT, type EndReason, type RunRecord } from '../eval/record.js';
 import { graspF1, matchAnswer, spinachF1 } from './metrics.js';

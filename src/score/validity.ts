@@ -17,7 +17,7 @@
  * 6. `ok`: it parses and the tool answered without error.
  */
 import sparqljs from 'sparqljs';
-import { parseQuery } from '../analyze/parse.js';
+import { parseQuery } from '../sparql/parse.js';
 
 /** The validity classes, in the order they are tested. */
 export const VALIDITY_CLASSES = ['ok', 'prefix', 'braces', 'service', 'parse', 'execution'] as const;

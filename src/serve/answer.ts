@@ -6,9 +6,9 @@
  */
 import * as oxigraph from 'oxigraph';
 import { isEngineFault } from '../common/store-host.js';
-import { MEDIA, negotiate, offered, ProtocolError } from './protocol.js';
-import { type Feature, inspectQuery, queryInfo, type RequestKind } from './query-info.js';
-import { serializeResults, truncateBindings, type JsonResults } from './results.js';
+import { MEDIA, negotiate, offered, ProtocolError } from '../sparql/protocol.js';
+import { type Feature, inspectQuery, queryInfo, type RequestKind } from '../sparql/inspect.js';
+import { serializeResults, truncateBindings, type JsonResults } from '../sparql/results.js';
 
 /** What the worker needs to answer one query of one endpoint. */
 export interface EndpointTask {

@@ -15,7 +15,7 @@
  */
 import fs from 'node:fs';
 import { InputError } from '../common/errors.js';
-import { FEATURES, type Feature } from './query-info.js';
+import { FEATURES, type Feature } from '../sparql/inspect.js';
 
 /** What one endpoint does differently from a complete, always-available endpoint. */
 export interface EndpointProfile {

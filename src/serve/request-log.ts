@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RequestKind } from './query-info.js';
+import type { RequestKind } from '../sparql/inspect.js';
 
 /** Default size cap of a request log file: 64 MiB, then it is rotated (see RequestLog). */
 export const REQUEST_LOG_MAX_BYTES = 64 * 1024 * 1024;

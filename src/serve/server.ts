@@ -15,23 +15,23 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { openBuild } from '../load/build.js';
+import { openBuild } from '../build/open.js';
 import { InputError } from '../common/errors.js';
-import { STATE_FILES, stateDir } from '../common/state.js';
+import { STATE_FILES, stateDir } from '../build/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
-import { TOOL } from '../version.js';
+import { TOOL } from '../common/version.js';
 import type { EndpointAnswer, EndpointTask } from './answer.js';
-import { checkQueryText, MAX_QUERY_DEPTH } from './guard.js';
+import { checkQueryText, MAX_QUERY_DEPTH } from '../sparql/guard.js';
 import { LiveDescriptions } from './live-void.js';
 import { profileFor, readProfileConfig, seededRandom, type EndpointProfile, type ProfileConfig } from './profile.js';
-import { MEDIA, negotiate, parseProtocolRequest, ProtocolError, readBody, strictSearchParams, type ProtocolRequest } from './protocol.js';
-import type { RequestKind } from './query-info.js';
+import { MEDIA, negotiate, parseProtocolRequest, ProtocolError, readBody, strictSearchParams, type ProtocolRequest } from '../sparql/protocol.js';
+import type { RequestKind } from '../sparql/inspect.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog, type RequestLogEntry } from './request-log.js';
-import { acquireServeLock, releaseServeState, type ServeOwner } from './run-state.js';
+import { acquireServeLock, releaseServeState, type ServeOwner } from './state.js';
 import { writeFileAtomic } from '../common/output.js';
 import { serviceDescription } from './service-description.js';
-import { FEDERATION_PATH, FederationEndpoint } from './federation.js';
-import { registryFromEndpointsValue } from '../mcp/registry.js';
+import { FEDERATION_PATH, FederationEndpoint } from './federation-endpoint.js';
+import { registryFromEndpointsValue } from '../federation/registry.js';
 
 /** Options of `serve`. */
 export interface ServeOptions {

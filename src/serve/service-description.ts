@@ -5,7 +5,7 @@
 import type * as RDF from '@rdfjs/types';
 import { DataFactory, Writer } from 'n3';
 import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
-import { MEDIA } from './protocol.js';
+import { MEDIA } from '../sparql/protocol.js';
 
 const FORMATS = 'http://www.w3.org/ns/formats/';
 const RDFS_SEE_ALSO = 'http://www.w3.org/2000/01/rdf-schema#seeAlso';

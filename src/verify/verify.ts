@@ -8,19 +8,19 @@
 import { ProgressTicker } from '../common/progress.js';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseQuery } from '../analyze/parse.js';
+import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
-import { STATE_FILES, stateDir } from '../common/state.js';
-import { readJsonFile } from '../load/build.js';
+import { STATE_FILES, stateDir } from '../build/state.js';
+import { readJsonFile } from '../build/open.js';
 import { readGoldAnswers as readStoredAnswers } from '../report/answers.js';
 import { StoreWorker } from '../common/store-worker.js';
-import { MEDIA } from '../serve/protocol.js';
-import type { JsonResults } from '../serve/results.js';
+import { MEDIA } from '../sparql/protocol.js';
+import type { JsonResults } from '../sparql/results.js';
 import { readBuild, serve, type EndpointsFile, type ShardServer } from '../serve/server.js';
-import { compareResults, type Comparison } from './compare.js';
-import { EngineWorker, type EngineOutcome } from './engine-worker.js';
-import { equivalentUnderTies, keyQuery } from './ties.js';
-import { trivialFederation } from './trivial.js';
+import { compareResults, type Comparison } from '../answers/compare.js';
+import { EngineWorker, type EngineOutcome } from '../federation/comunica/worker.js';
+import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
+import { trivialFederation } from '../sparql/trivial.js';
 
 /** The two federated forms of a query. */
 export type FederationForm = 'federated' | 'trivial';

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { RDFS } from '../../common/vocab.js';
 import { readVoid } from '../../describe/void-turtle.js';
-import type { RegisteredEndpoint } from '../registry.js';
+import type { RegisteredEndpoint } from '../../federation/registry.js';
 import { settleAll, type SelectBounds, type SparqlRow, type SparqlSelect } from './sparql.js';
 import { iriText } from './text.js';
 import type { IndexDocument } from './retrieval.js';

@@ -8,7 +8,7 @@
  * single-endpoint tools of the paper do not need.
  */
 import { RDF_TYPE, RDFS } from '../../common/vocab.js';
-import type { EndpointRegistry, RegisteredEndpoint } from '../registry.js';
+import type { EndpointRegistry, RegisteredEndpoint } from '../../federation/registry.js';
 import { cosine, NgramEmbedder, type Embedder } from './embedder.js';
 import { HybridIndex, RETRIEVAL_DEFAULTS, type RetrievalMode, type SearchResult } from './retrieval.js';
 import {

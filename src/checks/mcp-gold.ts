@@ -8,19 +8,19 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseQuery } from '../analyze/parse.js';
-import { openBuild } from '../load/build.js';
+import { parseQuery } from '../sparql/parse.js';
+import { openBuild } from '../build/open.js';
 import { StoreWorker } from '../common/store-worker.js';
-import { MEDIA } from '../serve/protocol.js';
-import type { JsonResults } from '../serve/results.js';
+import { MEDIA } from '../sparql/protocol.js';
+import type { JsonResults } from '../sparql/results.js';
 import { readBuild, serve } from '../serve/server.js';
-import { compareResults } from '../verify/compare.js';
-import { equivalentUnderTies, keyQuery } from '../verify/ties.js';
-import { trivialFederation } from '../verify/trivial.js';
+import { compareResults } from '../answers/compare.js';
+import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
+import { trivialFederation } from '../sparql/trivial.js';
 import { readGoldAnswers, readGoldQueries, type GoldAnswer } from '../verify/verify.js';
-import { registryFromEndpointsValue } from './registry.js';
-import { runSparqlQuery } from './run-query.js';
-import { createMcpContext } from './server.js';
+import { registryFromEndpointsValue } from '../federation/registry.js';
+import { runSparqlQuery } from '../mcp/run-query.js';
+import { createMcpContext } from '../mcp/server.js';
 
 /** Options of `checkGoldThroughMcp`. */
 export interface GoldCheckOptions {

@@ -7,7 +7,7 @@
  * solutions would give.
  */
 import sparqljs from 'sparqljs';
-import type { JsonResults, JsonTerm } from '../serve/results.js';
+import type { JsonResults, JsonTerm } from '../sparql/results.js';
 import { rowKey, termKey } from './compare.js';
 
 const KEY_VAR = '__fkgqa_order';

@@ -6,7 +6,7 @@
  * (run_sparql_query, get_void_descriptions, other tool sets registered onto the same server)
  * sends its queries through one instance, so nothing reaches a host outside the registry.
  */
-import { EngineWorker } from '../verify/engine-worker.js';
+import { EngineWorker } from './comunica/worker.js';
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 

@@ -12,11 +12,11 @@
  * limit; 502 an endpoint or the engine failed.
  */
 import type { IncomingMessage } from 'node:http';
-import type { EndpointRegistry } from '../mcp/registry.js';
-import { planQuery } from '../mcp/query.js';
-import { BoundedSparqlClient } from '../mcp/sparql.js';
-import { MEDIA, negotiate, offered, parseProtocolRequest, ProtocolError, readBody, strictSearchParams } from './protocol.js';
-import type { RequestKind } from './query-info.js';
+import type { EndpointRegistry } from '../federation/registry.js';
+import { planQuery } from '../federation/routing.js';
+import { BoundedSparqlClient } from '../federation/client.js';
+import { MEDIA, negotiate, offered, parseProtocolRequest, ProtocolError, readBody, strictSearchParams } from '../sparql/protocol.js';
+import type { RequestKind } from '../sparql/inspect.js';
 import { serviceDescription } from './service-description.js';
 
 /** The path of the federation endpoint on a `fkgqa serve` port. */

@@ -5,7 +5,7 @@
  * own, unchanged (oxigraph parses escaped local names correctly; sparqljs does not, pitfall B1).
  */
 import sparqljs from 'sparqljs';
-import { explainParseError } from '../analyze/parse.js';
+import { explainParseError } from './parse.js';
 import { skipOpaque } from './guard.js';
 import { ProtocolError, type ResultForm } from './protocol.js';
 

@@ -7,7 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { QueryEngine } from '@comunica/query-sparql';
 import { translate } from 'sparqlalgebrajs';
 import sparqljs from 'sparqljs';
-import type { EngineReply, EngineRequest } from './engine-worker.js';
+import type { EngineReply, EngineRequest } from './worker.js';
 
 const engine = new QueryEngine();
 const port = parentPort!;

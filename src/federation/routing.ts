@@ -13,8 +13,8 @@
  * A variable SERVICE target is refused (it could name any host). Nothing is sent anywhere here.
  */
 import sparqljs from 'sparqljs';
-import { MAX_QUERY_DEPTH, nestingDepth } from '../serve/guard.js';
-import { fixIris } from '../analyze/parse.js';
+import { MAX_QUERY_DEPTH, nestingDepth } from '../sparql/guard.js';
+import { fixIris } from '../sparql/parse.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */

@@ -59,8 +59,8 @@ export interface EngineQuery {
 function threadScript(): string {
   const here = fileURLToPath(import.meta.url);
   const script = here.endsWith('.ts')
-    ? fileURLToPath(new URL('../../dist/verify/engine-thread.js', import.meta.url))
-    : fileURLToPath(new URL('./engine-thread.js', import.meta.url));
+    ? fileURLToPath(new URL('../../../dist/federation/comunica/thread.js', import.meta.url))
+    : fileURLToPath(new URL('./thread.js', import.meta.url));
   if (!fs.existsSync(script)) throw new Error(`worker script ${script} is missing: run npm run build`);
   return script;
 }

@@ -5,7 +5,7 @@
  * terms as values: numbers by numeric value, plain and xsd:string literals alike, language tags
  * case-insensitively (pitfall B4); blank nodes all compare equal (labels are local to an answer).
  */
-import type { JsonResults, JsonTerm } from '../serve/results.js';
+import type { JsonResults, JsonTerm } from '../sparql/results.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const NUMERIC = new Set(

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { sha256OfFile } from '../common/hash.js';
 import { recoverInterruptedCommit } from '../common/output.js';
-import { checkGraphName } from './source.js';
+import { checkGraphName } from '../load/source.js';
 
 /** What the later stages (`describe`, `stats`, `serve`) read of a build written by `fkgqa partition`. */
 export interface BuildDir {

@@ -13,7 +13,7 @@ import { pidAlive, processStartTime, writeFileAtomic } from '../common/output.js
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { STATE_FILES, stateDir } from '../common/state.js';
+import { STATE_FILES, stateDir } from '../build/state.js';
 
 /** Name of the lock file of a running serve inside the state folder. */
 export const SERVE_LOCK = 'serve.lock';

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { stateDir, STATE_FILES } from '../common/state.js';
+import { stateDir, STATE_FILES } from '../build/state.js';
 import type { CatalogueEntry } from '../describe/catalogue.js';
 import { endpointUrl } from '../describe/describe.js';
 import type { EndpointsFile } from '../serve/server.js';

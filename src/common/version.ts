@@ -5,17 +5,18 @@ import { fileURLToPath } from 'node:url';
 
 /** The tool's name and version, from package.json. */
 export const TOOL: { name: string; version: string } = (() => {
-  const pkg = JSON.parse(fs.readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8'));
+  const pkg = JSON.parse(fs.readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'));
   return { name: pkg.name as string, version: pkg.version as string };
 })();
 
 /**
- * sha256 over the tool's own code and encodings (the compiled `*.js` beside this module and
+ * sha256 over the tool's own code and encodings (every compiled `*.js` of the tool, the folder above this module's, and
  * `asp/*.lp`): two builds with the same inputs, options and code digest must be byte-identical.
  */
 export function codeDigest(): string {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const here = path.dirname(fileURLToPath(import.meta.url));
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  // The compiled tree (dist/, or src/ under a TypeScript runner): every module of the tool.
+  const here = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
   const files: string[] = [];
   const walk = (d: string) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {

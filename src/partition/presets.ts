@@ -1,6 +1,6 @@
-import { InputError } from './common/errors.js';
-import type { HorizontalPlacement, LayoutMode } from './plan/layout.js';
-import type { HorizontalCandidates, PredicateCandidates } from './plan/rules.js';
+import { InputError } from '../common/errors.js';
+import type { HorizontalPlacement, LayoutMode } from '../plan/layout.js';
+import type { HorizontalCandidates, PredicateCandidates } from '../plan/rules.js';
 
 /**
  * The partition options that are readings of the method of section 4 of the FKGQA paper (where the
