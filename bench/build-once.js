@@ -1,6 +1,6 @@
 // One measured build in a fresh process: prints {timings per stage, peak RSS} as JSON on stdout.
 // Used by bench/run.js; run it alone with: node bench/build-once.js <source> <out> [--no-void]
-import { partition, DEFAULT_PARTITION_OPTIONS } from '../dist/partition/partition.js';
+import { partition, DEFAULT_PARTITION_OPTIONS } from '../dist/partition/index.js';
 
 const [source, out, flag] = process.argv.slice(2);
 const t0 = performance.now();

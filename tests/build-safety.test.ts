@@ -6,7 +6,7 @@ import { processStartTime, StagedOutput } from '../src/common/output.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
-import { readBuild } from '../src/serve/server.js';
+import { readBuild } from '../src/build/open.js';
 import { copyDir, DEMO, ROOT, tmpDir, fileHashes } from './helpers.js';
 
 /** Runs the built CLI (`npm test` builds dist/ first), optionally with extra environment. */

@@ -15,7 +15,7 @@ import {
   uriSpaceOf,
   countedLabel,
 } from '../src/describe/index.js';
-import { DEFAULT_PARTITION_OPTIONS, digestTree, partition, type GraphManifest } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, digestTree, partition, type GraphManifest } from '../src/partition/index.js';
 import { DEMO, tmpDir } from './helpers.js';
 import { consumerRows, countedFacts, statedFacts } from './void-facts.js';
 

@@ -7,7 +7,7 @@ import { parseQuery } from '../src/sparql/parse.js';
 import { OpenAiChat, ModelError } from '../src/eval/chat.js';
 import { runEval, selectQuestions } from '../src/eval/eval.js';
 import type { ChatMessage, RunRecord } from '../src/eval/record.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { computeStats } from '../src/report/stats.js';
 import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRuns, score } from '../src/score/score.js';

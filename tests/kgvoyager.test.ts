@@ -14,7 +14,7 @@ import { adaptiveFilter, HybridIndex, rrf } from '../src/mcp/kgvoyager/retrieval
 import { httpSelect } from '../src/mcp/kgvoyager/sparql.js';
 import { contentWords, iriText, localPart, sStem } from '../src/mcp/kgvoyager/text.js';
 import { KgVoyager } from '../src/mcp/kgvoyager/tools.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { DEMO, ROOT, tmpDir } from './helpers.js';
 

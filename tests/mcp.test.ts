@@ -11,10 +11,10 @@ import { readVoid } from '../src/describe/void-turtle.js';
 import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { checkGoldThroughMcp } from '../src/checks/mcp-gold.js';
 import { planQuery } from '../src/federation/routing.js';
-import { loadRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
+import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { compareResults } from '../src/answers/compare.js';
@@ -140,20 +140,20 @@ describe('fkgqa mcp / registry', () => {
     fs.cpSync(shards, copy, { recursive: true });
     const file = { ...server.endpointsFile(), shards: copy };
     fs.writeFileSync(path.join(copy, 'endpoints.json'), JSON.stringify(file));
-    expect(loadRegistry({ build: copy }).source).toBe(`serve:${path.join(copy, 'endpoints.json')}`);
+    expect(openRegistry({ build: copy }).source).toBe(`serve:${path.join(copy, 'endpoints.json')}`);
     fs.mkdirSync(`${copy}.state`);
     fs.writeFileSync(path.join(`${copy}.state`, 'endpoints.json'), JSON.stringify({ ...file, endpoints: file.endpoints.slice(0, 2) }));
-    const r = loadRegistry({ build: copy, kgs: ['library'] });
+    const r = openRegistry({ build: copy, kgs: ['library'] });
     expect(r.source).toBe(`serve:${path.join(`${copy}.state`, 'endpoints.json')}`);
     expect(r.endpoints).toHaveLength(2);
-    const byBase = loadRegistry({ build: copy, endpointBase: 'http://127.0.0.1:7001', kgs: ['observatory'] });
+    const byBase = openRegistry({ build: copy, endpointBase: 'http://127.0.0.1:7001', kgs: ['observatory'] });
     expect(byBase.endpoints[2].url).toBe('http://127.0.0.1:7001/observatory-shard3/sparql');
     const urls = registryFromUrls(['http://127.0.0.1:9/ds/sparql', 'http://127.0.0.1:9/library-shard2/sparql']);
     expect(urls.endpoints.map((e) => [e.id, e.graph, e.shard])).toEqual([
       ['library-shard2', 'library', 'shard2'],
       ['127.0.0.1-9-ds-sparql', null, null],
     ]);
-    expect(() => loadRegistry({})).toThrow(/no endpoints/);
+    expect(() => openRegistry({})).toThrow(/no endpoints/);
   });
 });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { getHasher } from '../src/common/hash.js';
 import { scanTriples } from '../src/load/triples.js';
 import { bucketOf } from '../src/materialize/profile.js';
-import { DEFAULT_PARTITION_OPTIONS, partition, type GraphManifest } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition, type GraphManifest } from '../src/partition/index.js';
 import { summarizePartition } from '../src/report/partition-summary.js';
 import { DEMO, HAS_SPIDER, ntLines, SPIDER, tmpDir } from './helpers.js';
 import { itChecksDevVoid } from './void-facts.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { QueryAnalysis } from '../src/analyze/analyze.js';
 import { InputError } from '../src/common/errors.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { separateLayout, spreadLayout } from '../src/plan/layout.js';
 import { candidateRules, type DataFacts, type ShardingRule } from '../src/plan/rules.js';
 import { DEFAULT_METHOD_OPTIONS, resolveMethodOptions } from '../src/partition/presets.js';

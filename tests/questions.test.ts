@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../src/common/errors.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { formatQuestionsText, questionViews } from '../src/report/questions.js';
 import { computeStats } from '../src/report/stats.js';
 import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonResults } from '../src/sparql/results.js';
 import { assignmentF1, exactF1, graspF1, matchAnswer, spinachF1 } from '../src/score/metrics.js';
-import { bracesBalance, classifyQuery, serviceTargets } from '../src/score/validity.js';
+import { bracesBalance, classifyQuery } from '../src/score/validity.js';
+import { serviceTargets } from '../src/sparql/services.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../src/common/errors.js';
@@ -142,7 +143,7 @@ describe('eval / the oracle: negated patterns over the shards they match', () =>
   it('trivialFederation sends BGPs under FILTER NOT EXISTS and MINUS to the negated endpoints', async () => {
     const { parseQuery } = await import('../src/sparql/parse.js');
     const { trivialFederation } = await import('../src/sparql/trivial.js');
-    const { negatedTriples } = await import('../src/eval/agents.js');
+    const { negatedTriples } = await import('../src/sparql/negation.js');
     const p = parseQuery('SELECT ?t WHERE { ?b a :book . ?b :title ?t . FILTER NOT EXISTS { ?l :book ?b } MINUS { ?b :lost true } }', 'http://e/');
     if (!p.ok) throw new Error(p.error);
     expect(negatedTriples(p.query.ast).map((t) => (t.predicate as { value: string }).value)).toEqual(['http://e/book', 'http://e/lost']);

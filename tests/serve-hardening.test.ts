@@ -6,14 +6,15 @@ import * as oxigraph from 'oxigraph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../src/common/errors.js';
 import { readQuestions, distinctQueries } from '../src/load/questions.js';
-import { DEFAULT_PARTITION_OPTIONS, digestTree, partition } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, digestTree, partition } from '../src/partition/index.js';
 import { answerQuery } from '../src/serve/answer.js';
 import { checkQueryText, MAX_QUERY_DEPTH, nestingDepth } from '../src/sparql/guard.js';
 import { MEDIA, strictSearchParams } from '../src/sparql/protocol.js';
 import { inspectQuery, quickInspect } from '../src/sparql/inspect.js';
 import { rotatedName } from '../src/serve/request-log.js';
 import { serializeResults, type JsonResults } from '../src/sparql/results.js';
-import { readServeEndpoints, SERVE_LOCK } from '../src/serve/state.js';
+import { SERVE_LOCK } from '../src/serve/state.js';
+import { readServeEndpoints } from '../src/federation/registry.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir, fileHashes } from './helpers.js';
 
@@ -315,7 +316,7 @@ describe('serve: the request log is capped and rotated', () => {
 describe('serve: the build folder is immutable', () => {
   it('a second serve with the same state folder refuses (exit 2, naming the running pid); with its own --state it runs', async () => {
     // The suite's server (this process) holds <shards>.state/.
-    const info = readServeEndpoints<{ endpoints: { id: string; url: string }[] }>(shards);
+    const info = readServeEndpoints(shards);
     expect(info.pid).toBe(process.pid);
     expect(info.endpoints.find((e) => e.id === 'library-shard1')!.url).toBe(url);
     await expect(serve({ shards, kgs: ['library'] })).rejects.toThrow(InputError);

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../src/common/errors.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
-import { checkProfileConfig, profileFor, seededRandom } from '../src/serve/profile.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
+import { checkProfileConfig, profileFor } from '../src/serve/profile.js';
+import { seededRandom } from '../src/common/random.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { DEMO, tmpDir } from './helpers.js';
 

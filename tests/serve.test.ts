@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { DEMO, tmpDir } from './helpers.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { parseQuery } from '../src/sparql/parse.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { formatStatsHtml } from '../src/report/html.js';
 import { provenanceQueries } from '../src/report/provenance.js';
 import { ProgressTicker } from '../src/common/progress.js';

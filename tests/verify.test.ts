@@ -5,7 +5,7 @@ import path from 'node:path';
 import sparqljs from 'sparqljs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../src/sparql/parse.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve } from '../src/serve/server.js';
 import { compareResults } from '../src/answers/compare.js';

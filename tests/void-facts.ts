@@ -13,7 +13,7 @@ import * as oxigraph from 'oxigraph';
 import type * as RDF from '@rdfjs/types';
 import { expect, it } from 'vitest';
 import { shardDatasetIri, streamStatistics } from '../src/describe/index.js';
-import type { PartitionResult } from '../src/partition/partition.js';
+import type { PartitionResult } from '../src/partition/index.js';
 
 const VOID = 'http://rdfs.org/ns/void#';
 const EXT = 'http://ldf.fi/void-ext#';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { sha256OfFile } from '../common/hash.js';
 import { recoverInterruptedCommit } from '../common/output.js';
-import { checkGraphName } from '../load/source.js';
+import { checkGraphName } from './names.js';
 
 /** What the later stages (`describe`, `stats`, `serve`) read of a build written by `fkgqa partition`. */
 export interface BuildDir {
@@ -31,6 +31,44 @@ export function readJsonFile<T>(file: string, what: string): T {
   } catch (e) {
     throw new InputError(`${what} is not valid JSON: ${(e as Error).message}`, { file });
   }
+}
+
+/** Reads a JSON file, or undefined if it is missing or not valid JSON (a stale or broken cache). */
+export function readJsonIfExists<T>(file: string): T | undefined {
+  try {
+    return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The shards of one graph in a build, for commands that serve or query them. */
+export interface GraphShards {
+  graph: string;
+  /** In shard-number order; `file` is the path of the shard's N-Triples file. */
+  shards: { name: string; endpoint: string; file: string; triples: number }[];
+}
+
+/**
+ * Reads the shards of a build from its manifests, graphs and shards in order (graph name, then
+ * shard number).
+ * @throws InputError when the directory has no build or a requested graph is not in it
+ */
+export function readBuild(dir: string, kgs?: string[]): GraphShards[] {
+  // One way to open a build: build.json, benchmark.json, manifests, shard sha256.
+  return graphShards(openBuild(dir, { kgs }));
+}
+
+/** The shards of an opened build's graphs (see `readBuild`). */
+export function graphShards(build: OpenedBuild): GraphShards[] {
+  const dir = build.dir;
+  const num = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
+  return build.manifests
+    .map((m) => ({
+      graph: m.graph,
+      shards: [...m.shards].sort((a, b) => num(a.name) - num(b.name)).map((s) => ({ name: s.name, endpoint: s.endpoint, triples: s.triples, file: path.join(dir, m.graph, s.file) })),
+    }))
+    .sort((a, b) => (a.graph < b.graph ? -1 : a.graph > b.graph ? 1 : 0));
 }
 
 /** One entry of `benchmark.json`: a question with its graph, gold query and query id. */

@@ -14,17 +14,19 @@
  *   requests.jsonl            request log of fkgqa serve (capped, rotated to requests.1.jsonl)
  *   gold-answers/<kg>.json    gold answers computed by fkgqa stats on the unsharded graphs
  *   realised-fan-out/<kg>.json realised fan-out computed by fkgqa stats (provenance queries)
- *   serve.lock                the running fkgqa serve (pid and process start time; a reused pid is stale)
+ *   serve.lock                the running fkgqa serve (ServeOwner: pid, process start time, host; a reused pid is stale)
  *   mcp/calls.jsonl           call log of fkgqa mcp (one JSON line per tool call, for the harness)
  *   mcp/void/<hash>.json      VoID descriptions fetched or computed by get_void_descriptions (7-day cache)
  * ```
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { pidAlive, processStartTime } from '../common/output.js';
 
 /** File names inside a state folder, relative to it. */
 export const STATE_FILES = {
-  /** Endpoints of a running `fkgqa serve` (see `EndpointsFile` in src/serve/server.ts). */
+  /** Endpoints of a running `fkgqa serve` (`EndpointsFileContents`; read only through src/federation/registry.ts). */
   endpoints: 'endpoints.json',
   /** Request log of `fkgqa serve`, one JSON line per request. */
   requestLog: 'requests.jsonl',
@@ -53,4 +55,76 @@ export function ensureStateDir(build: string, override?: string): string {
   const dir = stateDir(build, override);
   fs.mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** Who holds a state folder: the serve process. */
+export interface ServeOwner {
+  pid: number;
+  /** Start time of the process in clock ticks since boot (`/proc/<pid>/stat` field 22), or null where unknown. */
+  procStart: number | null;
+  /** ISO 8601 time the serve started. */
+  started: string;
+  /** Host name of the machine it runs on (`os.hostname()`): its pid means something only there. Absent in files of earlier versions. */
+  hostname?: string;
+}
+
+/** The start time of a process in clock ticks since boot (Linux `/proc/<pid>/stat` field 22, see processStartTime), or null. */
+export function processStart(pid: number): number | null {
+  const v = Number(processStartTime(pid));
+  return Number.isFinite(v) ? v : null;
+}
+
+/**
+ * True when the process that wrote `owner` is still running (same pid, same start time where
+ * known). An owner on another host (its `hostname` is not this machine's) cannot be checked here
+ * and counts as running: its endpoints are probed over HTTP instead.
+ */
+export function ownerAlive(owner: ServeOwner): boolean {
+  if (owner.hostname !== undefined && owner.hostname !== os.hostname()) return true;
+  if (!pidAlive(owner.pid)) return false;
+  if (owner.procStart === null) return true;
+  const now = processStart(owner.pid);
+  return now === null || now === owner.procStart;
+}
+
+/** The owner record of this process. */
+export function thisOwner(): ServeOwner {
+  return { pid: process.pid, procStart: processStart(process.pid), started: new Date().toISOString(), hostname: os.hostname() };
+}
+
+/** One endpoint as `endpoints.json` lists it. */
+export interface EndpointEntry {
+  /** `<kg>-shard<N>` (the name in the manifest), or `<kg>` for an unsharded graph. */
+  id: string;
+  graph: string;
+  role: 'shard' | 'original';
+  /** `shard<N>`, or null for an unsharded graph. */
+  shard: string | null;
+  /** The SPARQL endpoint URL. */
+  url: string;
+  /** URL of the endpoint's VoID (`…/.well-known/void`), or null when the build has no VoID file for it. */
+  void: string | null;
+  /** Triples the endpoint serves. */
+  triples: number;
+  /** Its behaviour profile (see src/serve/profile.ts), or null (complete and reliable). */
+  profile: object | null;
+}
+
+/**
+ * The contents of `endpoints.json` in the state folder, written by `fkgqa serve` once every
+ * endpoint listens and removed when it stops (with ServeOwner fields: pid, procStart, started,
+ * hostname). Read only by the endpoint registry (src/federation/registry.ts), which checks its shape,
+ * its build and that its serve is alive.
+ */
+export interface EndpointsFileContents extends Partial<ServeOwner> {
+  tool: { name: string; version: string };
+  /** Absolute path of the build directory. */
+  shards: string;
+  /** The build's output digest (build.json), so that a copy of the endpoints file elsewhere still names its build. Absent in files of earlier versions. */
+  outputDigest?: string;
+  timeoutMs: number;
+  maxBodyBytes: number;
+  /** The profile file, when profiles were given as a file. */
+  profileFile: string | null;
+  endpoints: EndpointEntry[];
 }

@@ -1,10 +1,11 @@
 /**
  * The end-to-end check of `fkgqa mcp` on a build: every distinct gold query, rewritten as its
- * trivial federation (FKGQA paper section 2; src/verify/trivial.ts) over its graph's shard
+ * trivial federation (FKGQA paper section 2; src/sparql/trivial.ts) over its graph's shard
  * endpoints, sent through `run_sparql_query` exactly as an agent would send it, must give the gold
  * answer (the answer on the unsharded graph, stored by `fkgqa stats`, or computed here on the union of the shards). Differences allowed by ties
  * under a top-level ORDER BY are checked on the unsharded graph as `fkgqa verify` does
- * (src/verify/ties.ts). Used by `bench/mcp-gold.js` and the tests.
+ * (src/answers/ties.ts). Used by `bench/mcp-gold.js` and the tests. It lives in src/checks/, above
+ * serve and mcp, because it starts the endpoints (serve) and calls run_sparql_query (mcp).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,11 +14,13 @@ import { openBuild } from '../build/open.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { MEDIA } from '../sparql/protocol.js';
 import type { JsonResults } from '../sparql/results.js';
-import { readBuild, serve } from '../serve/server.js';
+import { serve } from '../serve/server.js';
+import { readBuild } from '../build/open.js';
 import { compareResults } from '../answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
-import { readGoldAnswers, readGoldQueries, type GoldAnswer } from '../verify/verify.js';
+import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold-answers.js';
+import { readGoldQueries } from '../build/benchmark.js';
 import { registryFromEndpointsValue } from '../federation/registry.js';
 import { runSparqlQuery } from '../mcp/run-query.js';
 import { createMcpContext } from '../mcp/server.js';
@@ -85,7 +88,8 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
     for (const g of build) {
       const gq = queries.filter((q) => q.graph === g.graph && (!wanted || wanted.has(q.id)));
       if (gq.length === 0) continue;
-      const gold = readGoldAnswers(o.shards, g.graph, digest);
+      const stored = readGoldAnswers(o.shards, g.graph, digest);
+      const gold = stored ? goldResultsById(stored) : undefined;
       const urls = registry.endpoints.filter((e) => e.graph === g.graph).map((e) => e.url);
       let store: StoreWorker | undefined;
       progress(`${g.graph}: ${gq.length} queries over ${urls.length} endpoints`);

@@ -5,7 +5,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { InputError } from '../common/errors.js';
 import { discardAllStaged, hasStaged } from '../common/output.js';
 import { describeBuild } from '../describe/index.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition/partition.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../partition/index.js';
 import { PRESETS, resolveMethodOptions, type MethodOptions } from '../partition/presets.js';
 import { formatStatsHtml } from '../report/html.js';
 import { formatPartitionSummary, summarizePartition } from '../report/partition-summary.js';

@@ -10,7 +10,7 @@ import { SETUPS, type McpLimits, type Setup } from '../mcp/context.js';
 import type { EmbedderSpec } from '../mcp/kgvoyager/embedder.js';
 import type { KgVoyagerSetup } from '../mcp/kgvoyager/mcp.js';
 import type { RetrievalMode } from '../mcp/kgvoyager/retrieval.js';
-import { loadRegistry } from '../federation/registry.js';
+import { openRegistry } from '../federation/registry.js';
 import { buildMcpServer, createMcpContext, serveMcpHttp, type McpServerOptions } from '../mcp/server.js';
 import { stderrProgress } from './progress.js';
 import { untilSignal } from './serve.js';
@@ -43,7 +43,7 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
         'federation engine), in the void_tool setup get_void_descriptions, in the kgvoyager setup (or with --kgvoyager) the KGVoyager exploration tools, over the endpoints of a running fkgqa serve, a build, or any SPARQL endpoints. ' +
         'Speaks MCP on stdio (default) or Streamable HTTP (--http). See docs/mcp.md.',
     )
-    .option('--endpoints <file>', 'endpoints file of a running fkgqa serve')
+    .option('--endpoints <file...>', 'endpoints files of running fkgqa serves (several: one federation over all their endpoints)')
     .option('--shards <dir>', 'a fkgqa build: its running serve (<build>.state/endpoints.json, then <build>/endpoints.json), or with --endpoint-base its shards under that URL; gives descriptions and VoID files')
     .option('--state <dir>', 'state folder of the build (default <build>.state): call log and VoID cache under mcp/')
     .option('--endpoint-base <url>', 'with --shards: the shards are at <url>/<kg>-shard<N>/sparql')
@@ -73,7 +73,7 @@ export function registerMcpCommand(cli: Command, integer: IntegerParser): void {
     .option('-q, --quiet', 'no progress on stderr')
     .action(async (o) => {
       const progress = stderrProgress(o.quiet);
-      const registry = loadRegistry({ endpointsFile: o.endpoints, build: o.shards, state: o.state, endpointBase: o.endpointBase, urls: o.endpoint, kgs: o.kg });
+      const registry = openRegistry({ endpointsFiles: o.endpoints, build: o.shards, state: o.state, endpointBase: o.endpointBase, urls: o.endpoint, kgs: o.kg, hint: 'start fkgqa serve, or give --endpoint-base or --endpoint' });
       const limits: Partial<McpLimits> = { defaultTimeoutMs: o.timeout, previewRows: o.previewRows, maxQueryChars: o.maxQueryChars, voidStepTimeoutMs: o.voidStepTimeout };
       const options: McpServerOptions = {
         registry,

@@ -10,13 +10,15 @@
  *   (NOT) EXISTS use no triple of a solution (so realised fan-out leaves their shards out) but
  *   must see every triple that could remove one: they go to the shards where some of their triple
  *   patterns match (`negatedShards`, an ASK per pattern and shard).
- * - `trivial`: the paper's trivial federation over all shards of the graph (src/verify/trivial.ts).
+ * - `trivial`: the paper's trivial federation over all shards of the graph (src/sparql/trivial.ts).
  * - `single`: the gold query as it is, wrapped in one SERVICE to one endpoint (the first needed
  *   shard, else the first shard), sent straight to it: what a single endpoint answers alone.
  */
 import sparqljs from 'sparqljs';
 import { parseQuery } from '../sparql/parse.js';
 import { trivialFederation } from '../sparql/trivial.js';
+import { endpointOf, fetchWithin, sameEndpoint } from '../federation/http.js';
+import { negatedTriples } from '../sparql/negation.js';
 import type { ChatModel, ChatReply, ChatRequest } from './chat.js';
 import type { RunEndpoint } from './record.js';
 
@@ -72,25 +74,9 @@ export class ScriptedModel implements ChatModel {
   }
 }
 
-/** Triple patterns under MINUS and FILTER (NOT) EXISTS of a query. */
-export function negatedTriples(ast: sparqljs.SparqlQuery): sparqljs.Triple[] {
-  const out: sparqljs.Triple[] = [];
-  const walk = (node: unknown, negated: boolean) => {
-    if (!node || typeof node !== 'object') return;
-    if (Array.isArray(node)) return node.forEach((x) => walk(x, negated));
-    const o = node as { type?: string; operator?: string; triples?: sparqljs.Triple[]; termType?: string };
-    if (o.termType) return;
-    if (o.type === 'bgp' && negated) out.push(...(o.triples ?? []));
-    const under = negated || o.type === 'minus' || (o.type === 'operation' && (o.operator === 'exists' || o.operator === 'notexists'));
-    for (const v of Object.values(o)) walk(v, under);
-  };
-  walk(ast, false);
-  return out;
-}
-
 /**
  * The shards (`shard<N>`) where some negated triple pattern of the gold query matches: one
- * `ASK { t }` per pattern and shard endpoint (SPARQL 1.1 Protocol, POST).
+ * `ASK { t }` per pattern and shard endpoint (SPARQL 1.1 Protocol, POST; no redirect followed).
  * @throws Error when an endpoint does not answer
  */
 export async function negatedShards(goldText: string, defaultPrefix: string, endpoints: RunEndpoint[], timeoutMs = 30_000): Promise<string[]> {
@@ -103,7 +89,11 @@ export async function negatedShards(goldText: string, defaultPrefix: string, end
   const out: string[] = [];
   for (const e of endpoints) {
     for (const q of asks) {
-      const res = await fetch(e.url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json' }, body: new URLSearchParams({ query: q }), signal: AbortSignal.timeout(timeoutMs) });
+      const res = await fetchWithin(
+        e.url,
+        { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json' }, body: new URLSearchParams({ query: q }), signal: AbortSignal.timeout(timeoutMs) },
+        { allowed: (u) => endpoints.some((x) => sameEndpoint(x.url, endpointOf(u))) },
+      );
       if (!res.ok) throw new Error(`${e.url} answered ${res.status} to ${q}`);
       if ((JSON.parse(await res.text()) as { boolean?: boolean }).boolean) {
         out.push(e.shard);

@@ -12,16 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { InputError } from '../common/errors.js';
 import { stateDir } from '../build/state.js';
 import { openBuild } from '../build/open.js';
-import { seededRandom } from '../serve/profile.js';
-import type { EndpointsFile } from '../serve/server.js';
-import { readNeededShards } from '../score/score.js';
+import { seededRandom } from '../common/random.js';
+import { readNeededShards } from '../build/fan-out.js';
 import { negatedShards, ScriptedModel, scriptedQuery, type ScriptedAgent } from './agents.js';
 import { OpenAiChat, type ChatModel } from './chat.js';
 import { QueryExecutor } from './execute.js';
 import { runLoop } from './loop.js';
 import { RUN_FORMAT, type RunEndpoint, type RunRecord, type Setup } from './record.js';
 import { McpToolProvider, type ToolProvider } from './tools.js';
-import { registryFromEndpointsValue } from '../federation/registry.js';
+import { filterGraphs, openRegistry } from '../federation/registry.js';
 
 /** The prompts shipped with fkgqa (`prompts/<setup>.md`). */
 export const PROMPTS_DIR = fileURLToPath(new URL('../../prompts', import.meta.url));
@@ -32,8 +31,13 @@ const BIN = fileURLToPath(new URL('../../bin/fkgqa.js', import.meta.url));
 export interface EvalOptions {
   /** The build (benchmark.json, manifests, realised fan-out, catalogue). */
   shards: string;
-  /** endpoints.json of a running `fkgqa serve` (default: the state folder's, else the build's). */
-  endpoints?: string;
+  /**
+   * Endpoints files of running `fkgqa serve`s (several: shards served by several hosts; default: the
+   * state folder's, else the build's). Read and checked by the endpoint registry (src/federation/registry.ts).
+   */
+  endpoints?: string | string[];
+  /** The federation engine, by `--federation-engine` name (default `comunica`), for the tools and the final execution. */
+  federationEngine?: string;
   /** State folder (default `<build>.state`). */
   state?: string;
   setup: Setup;
@@ -101,14 +105,6 @@ interface BenchmarkEntry {
   queryId: string;
 }
 
-/** Finds the endpoints file of a running serve: the option, else `<state>/endpoints.json`, else `<build>/endpoints.json`. */
-export function findEndpointsFile(shards: string, endpoints?: string, state?: string): string {
-  const candidates = endpoints ? [endpoints] : [path.join(stateDir(shards, state), 'endpoints.json'), path.join(shards, 'endpoints.json')];
-  const hit = candidates.find((f) => fs.existsSync(f));
-  if (!hit) throw new InputError(`no endpoints file (${candidates.join(' or ')}): start fkgqa serve --shards ${shards} first, or pass --endpoints`, { file: candidates[0] });
-  return hit;
-}
-
 /** The prompt of a setup: file name, SHA-256 of its text, the text. */
 export function readPrompt(setup: Setup, dir = PROMPTS_DIR): { name: string; sha256: string; text: string } {
   const file = path.join(dir, `${setup}.md`);
@@ -172,8 +168,9 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   const digest = opened.build.outputDigest;
   for (const k of o.kgs ?? []) if (!bench.entries.some((e) => e.kg === k)) throw new InputError(`--kg ${k}: no such graph in the build`, { file: benchFile });
   if (o.agent === 'llm' && (!o.baseUrl || !o.model)) throw new InputError('an LLM agent needs --base-url and --model (or use --agent oracle|trivial|single)');
-  const endpointsFile = findEndpointsFile(o.shards, o.endpoints, o.state);
-  const ef = JSON.parse(fs.readFileSync(endpointsFile, 'utf8')) as EndpointsFile;
+  const files = typeof o.endpoints === 'string' ? [o.endpoints] : o.endpoints;
+  const allEndpoints = openRegistry({ endpointsFiles: files, build: o.shards, state: o.state, hint: `start fkgqa serve --shards ${o.shards} first, or pass --endpoints` });
+  const endpointsFiles = allEndpoints.endpointsFiles ?? [];
   const prompt = readPrompt(o.setup, o.promptsDir);
   let descriptions: Map<string, string> | undefined;
   if (o.setup === 'high_level') {
@@ -211,9 +208,8 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   const worker = async (slot: number) => {
     while (next < todo.length) {
       const { q, r } = todo[next++];
-      const registry = registryFromEndpointsValue(ef, `serve:${path.resolve(endpointsFile)}`, [q.kg]);
+      const registry = filterGraphs(allEndpoints, [q.kg]);
       const endpoints: RunEndpoint[] = registry.endpoints.map((e) => ({ id: e.id, url: e.url, shard: e.shard ?? e.id }));
-      if (endpoints.length === 0) throw new InputError(`no shard endpoints of graph ${q.kg} in the endpoints file`, { file: endpointsFile });
       let model: ChatModel;
       if (o.agent === 'llm') {
         model = new OpenAiChat({ baseUrl: o.baseUrl!, model: o.model!, apiKey: o.apiKey, temperature: o.temperature, seed: o.seed, maxRetries: o.maxRetries, backoffMs: o.backoffMs, extraBody: o.extraBody });
@@ -227,11 +223,15 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
       const spawned = (o.tools ?? 'mcp') === 'mcp';
       const maxQueryChars = o.maxQueryChars ?? 8000;
       const key = `${slot}|${q.kg}`;
-      if (!spawned && !servers.has(key)) servers.set(key, McpToolProvider.inProcess({ registry, setup: o.setup as 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs, maxQueryChars } }));
+      const engine = o.federationEngine ? { federationEngine: o.federationEngine } : {};
+      if (!spawned && !servers.has(key)) servers.set(key, McpToolProvider.inProcess({ registry, setup: o.setup as 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs, maxQueryChars }, ...engine }));
       const tools: ToolProvider = spawned
-        ? await McpToolProvider.spawn([process.execPath, BIN, 'mcp', '--endpoints', path.resolve(endpointsFile), '--kg', q.kg, '--setup', o.setup, '--timeout', String(timeoutMs), '--max-query-chars', String(maxQueryChars), '--quiet', ...(o.mcpArgs ?? [])])
+        ? await McpToolProvider.spawn([
+            process.execPath, BIN, 'mcp', '--endpoints', ...endpointsFiles, '--kg', q.kg, '--setup', o.setup, '--timeout', String(timeoutMs), '--max-query-chars', String(maxQueryChars),
+            ...(o.federationEngine ? ['--federation-engine', o.federationEngine] : []), '--quiet', ...(o.mcpArgs ?? []),
+          ])
         : await servers.get(key)!;
-      if (!executors.has(key)) executors.set(key, new QueryExecutor(registry, timeoutMs, maxQueryChars));
+      if (!executors.has(key)) executors.set(key, new QueryExecutor(registry, timeoutMs, maxQueryChars, o.federationEngine));
       const executor = executors.get(key)!;
       const startedAt = new Date().toISOString();
       let loop;

@@ -1,8 +1,8 @@
 /**
  * Executing the submitted query in full, the way `fkgqa mcp` routes it (FKGQA paper, section 3;
  * src/mcp/run-query.ts): its SERVICE clauses name the endpoints; one SERVICE wrapping the whole
- * WHERE is sent straight to its endpoint, anything else goes to the federation engine (Comunica,
- * killed at the time limit); only registered endpoints may be named. The harness keeps the full
+ * WHERE is sent straight to its endpoint, anything else goes to the federation engine (stopped at
+ * the time limit; src/federation/); only registered endpoints may be named. The harness keeps the full
  * answer (the agent only ever saw a preview): it is what `fkgqa score` scores.
  */
 import { createMcpContext } from '../mcp/server.js';
@@ -10,7 +10,7 @@ import type { McpToolContext } from '../mcp/context.js';
 import type { EndpointRegistry } from '../federation/registry.js';
 import { runSparqlQuery } from '../mcp/run-query.js';
 import type { JsonResults } from '../sparql/results.js';
-import { serviceTargets } from '../score/validity.js';
+import { serviceTargets } from '../sparql/services.js';
 
 /** The outcome of one execution. */
 export interface Execution {
@@ -32,13 +32,15 @@ export class QueryExecutor {
    * @param registry the registered endpoints (those of the question's graph)
    * @param timeoutMs time limit of one query in ms (clamped to 1,000..100,000 like run_sparql_query's)
    * @param maxQueryChars longest query accepted (the agent's tool has the same bound)
+   * @param federationEngine the federation engine by name (default `comunica`)
    */
   constructor(
     registry: EndpointRegistry,
     readonly timeoutMs = 30_000,
     maxQueryChars = 8000,
+    federationEngine?: string,
   ) {
-    this.ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs, maxQueryChars } });
+    this.ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs, maxQueryChars }, ...(federationEngine ? { federationEngine } : {}) });
   }
 
   /** Executes a query; never throws (errors are outcomes). */

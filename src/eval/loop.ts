@@ -11,7 +11,7 @@ import { ModelError } from './chat.js';
 import type { QueryExecutor } from './execute.js';
 import type { ChatMessage, EndReason, FinalAnswer, RunRecord, Step, ToolStep, Usage } from './record.js';
 import { HARNESS_TOOLS, type ToolProvider } from './tools.js';
-import { serviceTargets } from '../score/validity.js';
+import { serviceTargets } from '../sparql/services.js';
 
 /** Input of one run. */
 export interface LoopInput {

@@ -1,24 +1,35 @@
 /**
- * The SPARQL client of the MCP tools, with bounds on time and answer size: queries to one
- * registered endpoint (SPARQL 1.1 Protocol, POST form, §2.1.2) and federated queries through the
- * local federation engine (Comunica 4.5.0 in a worker thread that is killed at the time limit,
- * `EngineWorker` of src/verify, restricted to the registered endpoints). Every tool of the server
- * (run_sparql_query, get_void_descriptions, other tool sets registered onto the same server)
- * sends its queries through one instance, so nothing reaches a host outside the registry.
+ * The one bounded SPARQL client of fkgqa's agent-facing side (FKGQA paper, section 3): every request
+ * of `run_sparql_query`, of the VoID chain of `get_void_descriptions`, of the KGVoyager tools and of
+ * serve's `/federation/sparql` goes through one instance, so that
+ *
+ * - nothing reaches a host outside the registry: a query goes only to a registered endpoint URL,
+ *   a document (VoID, service description) only to the host of a registered endpoint; no redirect
+ *   leaves the registry (`fetchWithin`, src/federation/http.ts: a query is never re-sent to a
+ *   redirect target, a document follows a redirect only to a registered host);
+ * - every request is bounded in time (`timeoutMs`, the outcome `timeout` is never an empty answer)
+ *   and in size (`maxResultBytes`, the outcome `error` with `tooLarge`);
+ * - requests are counted per endpoint, per call (`requests` of each outcome) and in total (`requests`);
+ * - queries with several SERVICE clauses go to the federation engine chosen by name
+ *   (src/federation/engine.ts; `--federation-engine`), created at the first federated query or at `warm`.
+ *
+ * Queries to one endpoint use the SPARQL 1.1 Protocol, POST form (§2.1.2).
  */
-import { EngineWorker } from './comunica/worker.js';
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
+import { createEngine, DEFAULT_FEDERATION_ENGINE, type FederationEngine } from './engine.js';
+import { endpointOf, fetchWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 
 /**
  * The outcome of one query: the answer's text and media type, an error (with the HTTP status of
- * the endpoint when it answered), or the time limit. `requests` counts the HTTP requests sent
- * per endpoint URL; null when unknown (the federation engine was stopped at its time limit).
+ * the endpoint when it answered; `tooLarge` over the size limit; `redirect` when an endpoint
+ * answered with a redirect that was not followed), or the time limit. `requests` counts the HTTP
+ * requests sent per endpoint URL (without query string).
  */
 export type SparqlOutcome =
   | { status: 'ok'; body: string; contentType: string; ms: number; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; tooLarge?: true; ms: number; requests: Record<string, number> | null }
-  | { status: 'timeout'; ms: number; requests: Record<string, number> | null };
+  | { status: 'error'; error: string; httpStatus?: number; tooLarge?: true; redirect?: true; ms: number; requests: Record<string, number> }
+  | { status: 'timeout'; ms: number; requests: Record<string, number> };
 
 /** An error of `BoundedSparqlClient.select`: the outcome that was not an answer. */
 export class SparqlQueryError extends Error {
@@ -29,6 +40,19 @@ export class SparqlQueryError extends Error {
     super(message);
     this.name = 'SparqlQueryError';
   }
+}
+
+/** A document fetched with `BoundedSparqlClient.document`, or why not. */
+export type DocumentOutcome = { ok: true; text: string; type: string; link: string | null; url: string } | { ok: false; why: string };
+
+/** Options of `BoundedSparqlClient`. */
+export interface SparqlClientOptions {
+  /** Largest answer read from an endpoint or the engine, in bytes (default 32 MiB). */
+  maxResultBytes?: number;
+  /** The federation engine, by `--federation-engine` name (default `comunica`). */
+  engine?: string;
+  /** Federated queries evaluated at once (engine threads; default 1): for clients that send several at the same time. */
+  parallel?: number;
 }
 
 /** Reads a response body up to `maxBytes` bytes. @returns the text, or undefined when it is larger */
@@ -51,28 +75,38 @@ async function boundedText(res: Response, maxBytes: number): Promise<string | un
 }
 
 /**
- * Sends queries to registered endpoints, directly or federated, within time and size bounds.
- * Create one per server; `close` stops the federation engine's thread.
+ * Sends queries to registered endpoints, directly or federated, within time and size bounds
+ * (module comment). Create one per server; `close` stops the federation engine.
  */
 export class BoundedSparqlClient {
-  /** The federation engines (started on first use), each with the number of queries it has in hand. */
-  private engines: { worker: Promise<EngineWorker>; busy: number }[] | undefined;
+  /** HTTP requests sent so far per endpoint URL, by this client and its engine. */
+  readonly requests: Record<string, number> = {};
+  readonly maxResultBytes: number;
+  /** The name of the federation engine. */
+  readonly engineName: string;
+  private engine: Promise<FederationEngine> | undefined;
 
   /**
    * @param registry the endpoints queries may go to
-   * @param maxResultBytes largest answer read from an endpoint or the engine, in bytes
-   * @param engineCount federation engine threads (each runs one query at a time; a federated
-   *   query goes to the least busy one)
    */
   constructor(
     readonly registry: EndpointRegistry,
-    readonly maxResultBytes: number,
-    readonly engineCount = 1,
-  ) {}
+    private readonly options: SparqlClientOptions = {},
+  ) {
+    this.maxResultBytes = options.maxResultBytes ?? 32 << 20;
+    this.engineName = options.engine ?? DEFAULT_FEDERATION_ENGINE;
+  }
 
-  private pool(): { worker: Promise<EngineWorker>; busy: number }[] {
-    this.engines ??= Array.from({ length: Math.max(1, this.engineCount) }, () => ({ worker: EngineWorker.start(), busy: 0 }));
-    return this.engines;
+  private count(into: Record<string, number>) {
+    return (endpoint: string) => {
+      into[endpoint] = (into[endpoint] ?? 0) + 1;
+      this.requests[endpoint] = (this.requests[endpoint] ?? 0) + 1;
+    };
+  }
+
+  private federation(): Promise<FederationEngine> {
+    this.engine ??= createEngine(this.engineName, { endpoints: this.registry.endpoints.map((e) => e.url), parallel: this.options.parallel ?? 1 });
+    return this.engine;
   }
 
   /**
@@ -80,21 +114,21 @@ export class BoundedSparqlClient {
    * @param url the endpoint URL (must be registered)
    * @param accept the `Accept` header
    * @param timeoutMs time limit of the request, in ms; a request over it is aborted (`timeout`)
-   * @returns never rejects; an unregistered URL is an `error` outcome without any request
+   * @returns never rejects; an unregistered URL is an `error` outcome without any request, a
+   *   redirect an `error` outcome (`redirect`) without following it
    */
   async direct(url: string, query: string, accept: string, timeoutMs: number): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
-    if (!findEndpoint(this.registry, url)) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests: {} };
-    const requests = { [url]: 1 };
+    const requests: Record<string, number> = {};
+    if (!findEndpoint(this.registry, url)) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests };
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept },
-        body: new URLSearchParams({ query }).toString(),
-        signal,
-      });
+      const res = await fetchWithin(
+        url,
+        { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept }, body: new URLSearchParams({ query }).toString(), signal },
+        { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },
+      );
       const body = await boundedText(res, this.maxResultBytes);
       if (body === undefined) return { status: 'error', error: `the answer of ${url} is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests };
       // fkgqa serve answers 503 when a query reaches its own time limit.
@@ -103,41 +137,84 @@ export class BoundedSparqlClient {
       return { status: 'ok', body, contentType: (res.headers.get('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
     } catch (e) {
       const err = e as Error;
+      if (err instanceof RedirectRefused) return { status: 'error', error: err.message, redirect: true, httpStatus: err.status, ms: ms(), requests };
+      if (err instanceof RequestRefused) return { status: 'error', error: err.message, ms: ms(), requests };
       if (signal.aborted || err.name === 'TimeoutError' || err.name === 'AbortError') return { status: 'timeout', ms: ms(), requests };
       const cause = err.cause ? ` (${(err.cause as Error).message ?? err.cause})` : '';
       return { status: 'error', error: `cannot reach ${url}: ${err.message}${cause}`, ms: ms(), requests };
     }
   }
 
-  /** Starts the federation engines' threads now (Comunica takes ~1–3 s to start) instead of at the first federated query. */
-  async warm(): Promise<void> {
-    await Promise.all(this.pool().map((e) => e.worker));
+  /** True when `url` is on the host (origin) of a registered endpoint: documents are fetched from there only. */
+  onRegisteredHost(url: string): boolean {
+    try {
+      const o = new URL(url).origin;
+      return this.registry.endpoints.some((e) => new URL(e.url).origin === o);
+    } catch {
+      return false;
+    }
   }
 
   /**
-   * Runs a query with SERVICE clauses on the local federation engine, which may contact only the
-   * registered endpoints.
+   * GETs a document (VoID, a service description) from the host of a registered endpoint,
+   * following redirects only to such hosts.
+   * @param accept the `Accept` header
+   * @param timeoutMs time limit of the whole fetch, in ms
+   * @returns the text, media type and `Link` header, or why not (never rejects)
+   */
+  async document(url: string, accept: string, timeoutMs: number): Promise<DocumentOutcome> {
+    if (!this.onRegisteredHost(url)) return { ok: false, why: `${url} is not on the host of a registered endpoint (not fetched)` };
+    try {
+      const res = await fetchWithin(
+        url,
+        { headers: { accept }, signal: AbortSignal.timeout(timeoutMs) },
+        { allowed: (u) => this.onRegisteredHost(u), count: this.count({}), followRedirects: true },
+      );
+      const text = await boundedText(res, this.maxResultBytes);
+      if (text === undefined) return { ok: false, why: `${url}: the document is larger than ${this.maxResultBytes} bytes` };
+      if (!res.ok) return { ok: false, why: `HTTP ${res.status} from ${url}` };
+      return { ok: true, text, type: res.headers.get('content-type') ?? 'text/turtle', link: res.headers.get('link'), url: res.url || url };
+    } catch (e) {
+      const err = e as Error;
+      if (err instanceof RedirectRefused) return { ok: false, why: err.message };
+      return { ok: false, why: err.name === 'TimeoutError' ? `no answer from ${url} within ${timeoutMs} ms` : `${url}: ${err.message}` };
+    }
+  }
+
+  /** Starts the federation engine now (Comunica takes 1–3 s to start) instead of at the first federated query. */
+  async warm(): Promise<void> {
+    await (await this.federation()).warm?.();
+  }
+
+  /**
+   * Runs a query with SERVICE clauses on the federation engine, which may contact only the
+   * registered endpoints. The time limit bounds the whole call, the wait for a busy engine included.
    * @param mediaType of the answer (`application/sparql-results+json`, `application/n-triples`, …)
-   * @param timeoutMs time limit, in ms; the engine's thread is killed when it is reached (`timeout`)
+   * @param timeoutMs time limit, in ms; the engine's work on the query is stopped when it is reached (`timeout`)
    * @returns never rejects
    */
   async federated(query: string, mediaType: string, timeoutMs: number): Promise<SparqlOutcome> {
     const t0 = performance.now();
-    const engine = this.pool().reduce((a, b) => (b.busy < a.busy ? b : a));
-    engine.busy++;
-    // The limit bounds the whole call, also the wait for the engine's thread (re)starting or
-    // finishing an earlier query; a query still queued at the deadline is dropped, not run.
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
-    const deadline = Date.now() + timeoutMs;
-    const run = engine.worker
-      .then((w) => w.query({ query, sources: [], asAlgebra: true, timeoutMs, deadline, mediaType, allowedEndpoints: this.registry.endpoints.map((e) => e.url) }))
-      .finally(() => engine.busy--);
-    const o = await Promise.race([run, limit]).finally(() => clearTimeout(timer));
-    if (o === 'timeout' || o.status === 'timeout') return { status: 'timeout', ms: performance.now() - t0, requests: null };
-    if (o.status === 'error') return { status: 'error', error: o.error, ms: o.ms, requests: o.requests ?? null };
-    if (Buffer.byteLength(o.body) > this.maxResultBytes) return { status: 'error', error: `the answer is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: o.ms, requests: o.requests ?? {} };
-    return { status: 'ok', body: o.body, contentType: mediaType, ms: o.ms, requests: o.requests ?? {} };
+    const ms = () => performance.now() - t0;
+    const limit = new AbortController();
+    const timer = setTimeout(() => limit.abort(), timeoutMs);
+    let o;
+    try {
+      const engine = await this.federation();
+      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal });
+    } catch (e) {
+      o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
+    } finally {
+      clearTimeout(timer);
+    }
+    for (const [endpoint, n] of Object.entries(o.requests)) this.requests[endpoint] = (this.requests[endpoint] ?? 0) + n;
+    if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };
+    if (o.status === 'error') {
+      const redirect = /with a redirect to .*: not followed/.test(o.error);
+      return { status: 'error', error: o.error, ...(o.httpStatus ? { httpStatus: o.httpStatus } : {}), ...(redirect ? { redirect: true as const } : {}), ms: ms(), requests: o.requests };
+    }
+    if (Buffer.byteLength(o.body) > this.maxResultBytes) return { status: 'error', error: `the answer is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests: o.requests };
+    return { status: 'ok', body: o.body, contentType: o.contentType || mediaType, ms: ms(), requests: o.requests };
   }
 
   /**
@@ -152,10 +229,10 @@ export class BoundedSparqlClient {
     return parseSparqlJson(o.body, url);
   }
 
-  /** Stops the federation engines' threads (if they were started). */
+  /** Stops the federation engine (if it was started). */
   async close(): Promise<void> {
-    const engines = this.engines ?? [];
-    this.engines = undefined;
-    await Promise.all(engines.map(async (e) => (await e.worker).close()));
+    const e = this.engine;
+    this.engine = undefined;
+    if (e) await (await e.catch(() => undefined))?.close();
   }
 }

@@ -1,18 +1,23 @@
 /**
- * The endpoint registry of `fkgqa mcp`: the SPARQL endpoints an agent may name in SERVICE clauses.
- * It is read from a running `fkgqa serve` (its state folder's `endpoints.json`), from a build plus
- * endpoint URLs, or from a plain list of SPARQL endpoint URLs (any endpoints, not only fkgqa's).
- * Every tool of `fkgqa mcp` (run_sparql_query, get_void_descriptions, the KGVoyager tools) works
- * on this one shape.
+ * The endpoint registry: the SPARQL endpoints a federated query may name in SERVICE clauses, for
+ * every command that federates (`fkgqa mcp`, `eval`, `verify`, serve's `/federation/sparql`). It is
+ * read from the endpoints files of running `fkgqa serve`s (one or several: shards served by several
+ * hosts form one federation), from a build plus a base URL, or from plain SPARQL endpoint URLs (any
+ * endpoints, not only fkgqa's), or several of these at once.
+ *
+ * `readEndpointsFile` here is the only reader of a serve's `endpoints.json` (src/build/state.ts,
+ * `EndpointsFileContents`): it checks the file's shape, that it serves the expected build and that
+ * its serve is alive; `unreachableEndpoints` checks over HTTP that endpoints answer.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { stateDir, STATE_FILES } from '../build/state.js';
+import { readJsonFile } from '../build/open.js';
+import { ownerAlive, stateDir, STATE_FILES, type EndpointsFileContents } from '../build/state.js';
 import type { CatalogueEntry } from '../describe/catalogue.js';
 import { endpointUrl } from '../describe/describe.js';
-import type { EndpointsFile } from '../serve/server.js';
-import { readBuild } from '../serve/server.js';
+import { readBuild } from '../build/open.js';
+import { endpointOf, fetchWithin, sameEndpoint } from './http.js';
 
 /** One registered SPARQL endpoint. */
 export interface RegisteredEndpoint {
@@ -34,8 +39,10 @@ export interface RegisteredEndpoint {
 
 /** The registry: endpoints in a stable order (graph, then shard number; foreign ones by URL). */
 export interface EndpointRegistry {
-  /** Where the registry came from, e.g. `serve:/abs/shards.state/endpoints.json`, `build:/abs/shards`, `urls`. */
+  /** Where the registry came from, e.g. `serve:/abs/shards.state/endpoints.json`, `build:/abs/shards`, `urls`; several joined by ` + `. */
   source: string;
+  /** The endpoints files it was read from (absolute paths), in order; empty when none. */
+  endpointsFiles?: string[];
   /** Absolute path of the build, when the endpoints are an fkgqa build's shards. */
   build: string | null;
   endpoints: RegisteredEndpoint[];
@@ -96,39 +103,99 @@ function shardEndpoint(build: string, catalogue: Map<string, CatalogueEntry>, id
 }
 
 /** Keeps only endpoints of the given graphs (all when `kgs` is empty or undefined). @throws InputError for a graph with no endpoint */
-function filterGraphs(r: EndpointRegistry, kgs: string[] | undefined): EndpointRegistry {
+export function filterGraphs(r: EndpointRegistry, kgs: string[] | undefined): EndpointRegistry {
   if (!kgs || kgs.length === 0) return r;
   const graphs = new Set(r.endpoints.map((e) => e.graph).filter((g): g is string => g !== null));
   for (const k of kgs) if (!graphs.has(k)) throw new InputError(`graph ${k} has no endpoint in the registry (graphs: ${[...graphs].sort().join(', ') || 'none'})`);
   return { ...r, endpoints: r.endpoints.filter((e) => e.graph !== null && kgs.includes(e.graph)) };
 }
 
-/**
- * The registry of a running `fkgqa serve`, from its endpoints file (`EndpointsFile`, src/serve/server.ts).
- * Only shard endpoints are registered: the unsharded graphs that `serve --with-originals` adds
- * would let an agent skip the federation.
- * @param file path of the endpoints file
- * @param kgs only the endpoints of these graphs
- * @throws InputError when the file is missing, not JSON, or not an endpoints file
- */
-export function registryFromEndpointsFile(file: string, kgs?: string[]): EndpointRegistry {
-  if (!fs.existsSync(file)) throw new InputError('endpoints file not found (is fkgqa serve running?)', { file });
-  let f: EndpointsFile;
-  try {
-    f = JSON.parse(fs.readFileSync(file, 'utf8')) as EndpointsFile;
-  } catch (e) {
-    throw new InputError(`not JSON: ${(e as Error).message}`, { file });
+
+/** What `readEndpointsFile` checks besides the shape. */
+export interface EndpointsFileCheck {
+  /**
+   * The build the endpoints must serve: the file's `outputDigest` must be this build's (when the
+   * file records one), else its `shards` path must be this build's folder.
+   */
+  build?: string;
+  /** What to do when the file is missing, appended to the message (e.g. "start it, or …"). */
+  hint?: string;
+}
+
+/** Names the first thing wrong with the shape of an endpoints file, or undefined. */
+function endpointsProblem(e: unknown): string | undefined {
+  if (!e || typeof e !== 'object' || Array.isArray(e)) return 'not a JSON object';
+  const x = e as Record<string, unknown>;
+  if (!Array.isArray(x.endpoints)) return '"endpoints" is missing or not a list';
+  for (const [i, en] of (x.endpoints as unknown[]).entries()) {
+    const o = en as Record<string, unknown> | null;
+    if (!o || typeof o !== 'object' || typeof o.id !== 'string' || typeof o.url !== 'string' || typeof o.role !== 'string' || typeof o.graph !== 'string') {
+      return `endpoints[${i}]: needs string fields "id", "url", "role" and "graph"`;
+    }
   }
-  if (!Array.isArray(f.endpoints)) throw new InputError('not an endpoints file of fkgqa serve (no "endpoints" list)', { file });
-  return registryFromEndpointsValue(f, `serve:${path.resolve(file)}`, kgs);
+  if (x.pid !== undefined && typeof x.pid !== 'number') return '"pid" is not a number';
+  return undefined;
+}
+
+/** The output digest of a build (its build.json), or undefined when it cannot be read. */
+function buildDigest(build: string): string | undefined {
+  try {
+    return readJsonFile<{ outputDigest?: string }>(path.join(build, 'build.json'), 'build.json').outputDigest;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * The registry of endpoints described by an `EndpointsFile` value (e.g. `ShardServer.endpointsFile()`
- * of a server in the same process).
- * @param source recorded as the registry's `source`
+ * Reads an endpoints file written by `fkgqa serve` — the only reader of such files. Checks, in
+ * order: it exists; it is JSON; its shape (`endpoints`, each with string `id`, `url`, `role`,
+ * `graph`); with `check.build`, that it serves that build; that the serve that wrote it is alive
+ * (its pid, on this host; a file without pid, e.g. written by hand, is taken as it is).
+ * @throws InputError (exit 2) naming the file and what is wrong: not found (is fkgqa serve
+ *   running?), not JSON, not an endpoints file, another build, stale (its serve is gone)
  */
-export function registryFromEndpointsValue(f: EndpointsFile, source: string, kgs?: string[]): EndpointRegistry {
+export function readEndpointsFile(file: string, check: EndpointsFileCheck = {}): EndpointsFileContents {
+  if (!fs.existsSync(file)) throw new InputError(`endpoints file not found: is fkgqa serve running on this build?${check.hint ? ` (${check.hint})` : ''}`, { file });
+  const e = readJsonFile<unknown>(file, 'endpoints file');
+  const problem = endpointsProblem(e);
+  if (problem) throw new InputError(`not an endpoints file written by fkgqa serve: ${problem}`, { file });
+  const f = e as EndpointsFileContents;
+  if (check.build) {
+    const abs = path.resolve(check.build);
+    const digest = f.outputDigest ? buildDigest(abs) : undefined;
+    const other = digest !== undefined ? f.outputDigest !== digest : typeof f.shards === 'string' && path.resolve(f.shards) !== abs;
+    if (other) throw new InputError(`the endpoints serve another build (${f.shards}${f.outputDigest ? `, output digest ${f.outputDigest.slice(0, 16)}` : ''}), not ${abs}`, { file });
+  }
+  if (typeof f.pid === 'number' && !ownerAlive({ pid: f.pid, procStart: f.procStart ?? null, started: f.started ?? '?', ...(f.hostname ? { hostname: f.hostname } : {}) })) {
+    throw new InputError(`stale: the fkgqa serve that wrote it (pid ${f.pid}) is no longer running`, { file });
+  }
+  return f;
+}
+
+/**
+ * The endpoints file of the serve running on a build (`<state>/endpoints.json`), read and checked by
+ * `readEndpointsFile`.
+ * @param build the build folder
+ * @param state the `--state` folder, when not the default `<build>.state/`
+ * @throws InputError (exit 2) when no serve of this build is running with that state folder, or as readEndpointsFile
+ */
+export function readServeEndpoints(build: string, state?: string): EndpointsFileContents {
+  const file = path.join(stateDir(build, state), STATE_FILES.endpoints);
+  if (!fs.existsSync(file)) {
+    throw new InputError(`no fkgqa serve is running on ${path.resolve(build)} (start one with fkgqa serve --shards ${build}${state ? ` --state ${state}` : ''})`, { file });
+  }
+  return readEndpointsFile(file, { build });
+}
+
+/**
+ * The registry of endpoints described by an endpoints-file value (`EndpointsFileContents`, e.g.
+ * `ShardServer.endpointsFile()` of a server in the same process, or a file read by
+ * `readEndpointsFile`). Only shard endpoints are registered: the unsharded graphs that
+ * `serve --with-originals` adds would let an agent skip the federation.
+ * @param source recorded as the registry's `source`
+ * @throws InputError for a graph of `kgs` with no endpoint
+ */
+export function registryFromEndpointsValue(f: EndpointsFileContents, source: string, kgs?: string[]): EndpointRegistry {
   const build = f.shards && fs.existsSync(f.shards) ? path.resolve(f.shards) : null;
   const catalogue = build ? readCatalogue(build) : new Map<string, CatalogueEntry>();
   const endpoints = f.endpoints
@@ -179,43 +246,105 @@ export function urlId(url: string): string {
   return `${u.host}${u.pathname}`.replace(/[^A-Za-z0-9_.]+/g, '-').replace(/^-+|-+$/g, '');
 }
 
-/** Where `loadRegistry` reads the endpoints from (the options of `fkgqa mcp`). */
-export interface RegistrySourceOptions {
-  /** An endpoints file of `fkgqa serve`. */
-  endpointsFile?: string;
-  /** A build: with `endpointBase` its shards under that URL; else the endpoints file of its running serve. */
+/** Where `openRegistry` reads the endpoints from (the endpoint options of `fkgqa mcp`, `eval` and `verify`). */
+export interface RegistryOptions {
+  /** Endpoints files of running `fkgqa serve`s (several: one federation over all their endpoints). */
+  endpointsFiles?: string[];
+  /** Plain endpoint URLs (with `build`, shard URLs get the build's descriptions and VoID files). */
+  urls?: string[];
+  /**
+   * A build: its shards' descriptions and VoID files; every endpoints file must serve it; with
+   * `endpointBase` its shards under that URL; with neither files nor URLs nor a base, the endpoints
+   * file of its running serve (`<state>/endpoints.json`, then `<build>/endpoints.json`, where serve
+   * wrote it before the state folder existed).
+   */
   build?: string;
   /** `--state`: the build's state folder, when not `<build>.state`. */
   state?: string;
-  /** Base URL of the build's endpoints. */
+  /** Base URL of the build's endpoints: `<base>/<kg>-shard<N>/sparql`. */
   endpointBase?: string;
-  /** Plain endpoint URLs. */
-  urls?: string[];
   /** Only endpoints of these graphs. */
   kgs?: string[];
+  /** Appended to "endpoints file not found" (what the user should do). */
+  hint?: string;
 }
 
 /**
- * The registry from the first source given: `urls` (with `build` for descriptions), `endpointsFile`,
- * `build` + `endpointBase`, or `build` alone, which reads the endpoints file of the running
- * `fkgqa serve`: `<state>/endpoints.json` (src/common/state.ts), falling back to
- * `<build>/endpoints.json` (where serve wrote it before the state folder existed).
- * @throws InputError when no source is given, a file is missing, or the registry is empty
+ * The registry from every source given (see RegistryOptions), in the registry's order. An endpoint
+ * listed twice with the same URL counts once; two URLs with the same name are refused.
+ * @throws InputError when no source is given, a file is missing or fails a check of
+ *   `readEndpointsFile`, two sources give one name to different URLs, or the registry is empty
  */
-export function loadRegistry(o: RegistrySourceOptions): EndpointRegistry {
-  let r: EndpointRegistry;
-  if (o.urls && o.urls.length > 0) r = filterGraphs(registryFromUrls(o.urls, o.build), o.kgs);
-  else if (o.endpointsFile) r = registryFromEndpointsFile(o.endpointsFile, o.kgs);
-  else if (o.build && o.endpointBase) r = registryFromBuild(o.build, o.endpointBase, o.kgs);
-  else if (o.build) {
+export function openRegistry(o: RegistryOptions): EndpointRegistry {
+  const parts: EndpointRegistry[] = [];
+  const files = o.endpointsFiles ?? [];
+  for (const file of files) parts.push(registryFromEndpointsValue(readEndpointsFile(file, { build: o.build, hint: o.hint }), `serve:${path.resolve(file)}`));
+  if (o.urls && o.urls.length > 0) parts.push(registryFromUrls(o.urls, o.build));
+  if (o.build && o.endpointBase) parts.push(registryFromBuild(o.build, o.endpointBase));
+  const usedFiles = files.map((f) => path.resolve(f));
+  if (parts.length === 0) {
+    if (!o.build) throw new InputError('no endpoints: give --endpoints <file>, --shards <build> (with or without --endpoint-base <url>), or --endpoint <url...>');
     const candidates = [path.join(stateDir(o.build, o.state), STATE_FILES.endpoints), path.join(path.resolve(o.build), 'endpoints.json')];
     const file = candidates.find((f) => fs.existsSync(f));
-    if (!file) throw new InputError(`no endpoints file of a running fkgqa serve (looked for ${candidates.join(' and ')}): start fkgqa serve --shards ${o.build}, or give --endpoint-base or --endpoint`);
-    r = registryFromEndpointsFile(file, o.kgs);
-  } else throw new InputError('no endpoints: give --endpoints <file>, --shards <build> (with or without --endpoint-base <url>), or --endpoint <url...>');
+    if (!file) throw new InputError(`no endpoints file of a running fkgqa serve (looked for ${candidates.join(' and ')}): ${o.hint ?? `start fkgqa serve --shards ${o.build}, or give --endpoint-base or --endpoint`}`);
+    parts.push(registryFromEndpointsValue(readEndpointsFile(file, { build: o.build }), `serve:${file}`));
+    usedFiles.push(file);
+  }
+  const byId = new Map<string, RegisteredEndpoint>();
+  for (const p of parts) {
+    for (const e of p.endpoints) {
+      const seen = byId.get(e.id);
+      if (seen && seen.url !== e.url) throw new InputError(`two endpoints are named ${e.id}: ${seen.url} and ${e.url} (sources: ${parts.map((x) => x.source).join(', ')})`);
+      if (!seen) byId.set(e.id, e);
+    }
+  }
+  const merged: EndpointRegistry = {
+    source: parts.map((p) => p.source).join(' + '),
+    endpointsFiles: usedFiles,
+    build: o.build ? path.resolve(o.build) : (parts.find((p) => p.build)?.build ?? null),
+    endpoints: sortEndpoints([...byId.values()]),
+  };
+  const r = filterGraphs(merged, o.kgs);
   if (r.endpoints.length === 0) throw new InputError(`the registry (${r.source}) has no endpoints`);
   return r;
 }
+
+/**
+ * Checks that endpoints answer a SPARQL query (`ASK {}` by GET, SPARQL 1.1 Protocol) with a 2xx
+ * status within `timeoutMs`, all at once; no redirect is followed.
+ * @returns the endpoints that do not, each with why (`fetch failed (ECONNREFUSED)`, `no answer
+ *   within … ms`, `HTTP 404`, a redirect), empty when all answer
+ */
+export async function unreachableEndpoints(urls: string[], timeoutMs = 5_000): Promise<{ url: string; why: string }[]> {
+  const results = await Promise.all(
+    urls.map(async (url) => {
+      try {
+        const r = await fetchWithin(`${url}${url.includes('?') ? '&' : '?'}query=${encodeURIComponent('ASK {}')}`, { headers: { accept: 'application/sparql-results+json' }, signal: AbortSignal.timeout(timeoutMs) }, { allowed: (u) => urls.some((x) => sameEndpoint(x, endpointOf(u))) });
+        await r.arrayBuffer();
+        return r.ok ? undefined : { url, why: `HTTP ${r.status}` };
+      } catch (e) {
+        const err = e as Error & { cause?: { code?: string } };
+        return { url, why: err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}` };
+      }
+    }),
+  );
+  return results.filter((x): x is { url: string; why: string } => x !== undefined);
+}
+
+/** Endpoints started in this process for a build (what `fkgqa serve`'s library function returns). */
+export interface RunningEndpoints {
+  /** The endpoints-file value of the running endpoints. */
+  endpointsFile(): EndpointsFileContents;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts endpoints for some graphs of a build in this process, for commands that check a build
+ * without a running serve (`fkgqa verify` without `--endpoints`, the MCP gold check). The
+ * composition root (src/index.ts) passes `fkgqa serve`'s library function, so that verify and
+ * mcp never import serve.
+ */
+export type EndpointLauncher = (o: { shards: string; kgs: string[]; timeoutMs: number }) => Promise<RunningEndpoints>;
 
 /**
  * The registered endpoint with this URL, or undefined. URLs are compared exactly, except that a

@@ -1,13 +1,17 @@
 /**
- * How `run_sparql_query` routes an agent's query (FKGQA paper, section 3 "Query Execution"): the
+ * How a SERVICE query is routed, by `run_sparql_query` (fkgqa mcp), the harness's final execution
+ * (fkgqa eval) and `/federation/sparql` (fkgqa serve) (FKGQA paper, section 3 "Query Execution"): the
  * query is parsed (sparqljs, with the project's PN_LOCAL_ESC fix, pitfall B1), its SERVICE
  * targets are collected from the AST and checked against the registry, and the route chosen:
  *
  * - no SERVICE: refused, with the registered endpoints listed (the agent must name them);
  * - one target whose SERVICE group is the whole WHERE clause: `direct` — the wrapper is stripped
  *   and the body sent to that endpoint (endpoints that refuse SERVICE still answer);
- * - otherwise (two or more targets, or one target with patterns outside its SERVICE group):
- *   `federation` — the local federation engine (Comunica) evaluates the SERVICE clauses.
+ * - a triple pattern outside every SERVICE clause: refused, naming the pattern and how to fix it
+ *   (no endpoint is named for it; an engine would fail with a message about its own internals);
+ * - otherwise (two or more targets, or one target whose SERVICE clause is not the whole WHERE, e.g.
+ *   beside a FILTER or BIND): `federation` — the federation engine (src/federation/engine.ts)
+ *   evaluates the SERVICE clauses and joins them.
  *
  * Targets are counted as distinct IRIs: `SERVICE SILENT` counts, the same IRI twice counts once.
  * A variable SERVICE target is refused (it could name any host). Nothing is sent anywhere here.
@@ -15,10 +19,11 @@
 import sparqljs from 'sparqljs';
 import { MAX_QUERY_DEPTH, nestingDepth } from '../sparql/guard.js';
 import { fixIris } from '../sparql/parse.js';
+import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint';
+export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service';
 
 /** The route of a query that may be run. */
 export type QueryPlan =
@@ -120,18 +125,11 @@ function prefixMessage(text: string, prefix: string, hints: PlanHints): string {
   return `${name} is not declared${where}: ${fix}`;
 }
 
-/** Collects every SERVICE node of an AST (in document order), however deeply nested (OPTIONAL, UNION, MINUS, GRAPH, sub-SELECT, FILTER EXISTS). */
-function services(node: unknown, out: { name: { termType: string; value: string }; silent: boolean; patterns: unknown[] }[] = []): typeof out {
-  if (Array.isArray(node)) {
-    for (const x of node) services(x, out);
-    return out;
-  }
-  if (node === null || typeof node !== 'object') return out;
-  const o = node as Record<string, unknown>;
-  if ('termType' in o) return out;
-  if (o.type === 'service') out.push(o as unknown as (typeof out)[number]);
-  for (const v of Object.values(o)) services(v, out);
-  return out;
+/** One triple pattern as SPARQL text (full IRIs), e.g. `?s <http://x/p> ?o`. */
+function tripleText(t: sparqljs.Triple): string {
+  const q = new sparqljs.Generator({ allPrefixes: false }).stringify({ type: 'query', queryType: 'ASK', prefixes: {}, where: [{ type: 'bgp', triples: [t] }] } as unknown as sparqljs.SparqlQuery);
+  const m = /\{\s*([\s\S]*?)\s*\.?\s*\}\s*$/.exec(q);
+  return (m ? m[1] : q).replace(/\s+/g, ' ').trim();
 }
 
 const generate = (ast: sparqljs.SparqlQuery) => new sparqljs.Generator({ allPrefixes: false }).stringify({ ...ast, prefixes: {} } as sparqljs.SparqlQuery);
@@ -169,7 +167,7 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
   }
   const ast = parsed;
   fixIris(ast);
-  const found = services(ast.where ?? []);
+  const found = serviceClauses(ast.where ?? []);
   if (found.length === 0) {
     return {
       ok: false,
@@ -194,6 +192,18 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
       ok: false,
       errorClass: 'unknown-endpoint',
       message: `${unknown.map((u) => `<${u}>`).join(', ')} ${unknown.length === 1 ? 'is not a registered endpoint' : 'are not registered endpoints'}; nothing was sent. SERVICE may name only these endpoints:\n${listEndpoints(registry.endpoints, max)}`,
+    };
+  }
+  const outside = triplesOutsideServices(ast.where ?? []);
+  if (outside.length > 0) {
+    const shown = outside.slice(0, 3).map((t) => `  ${tripleText(t)}`);
+    if (outside.length > 3) shown.push(`  … and ${outside.length - 3} more`);
+    return {
+      ok: false,
+      errorClass: 'outside-service',
+      message:
+        `${outside.length === 1 ? 'this triple pattern is' : `these ${outside.length} triple patterns are`} outside every SERVICE clause, so no endpoint is named for ${outside.length === 1 ? 'it' : 'them'}:\n${shown.join('\n')}\n` +
+        `wrap ${outside.length === 1 ? 'it' : 'each'} in SERVICE <endpoint URL> { … } (the endpoint that holds its data; nothing was sent). Registered endpoints:\n${listEndpoints(registry.endpoints, max)}`,
     };
   }
   const form = ast.queryType === 'ASK' ? 'boolean' : ast.queryType === 'SELECT' ? 'bindings' : 'graph';

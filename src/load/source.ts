@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
+import { checkGraphName } from '../build/names.js';
 import { EXTENSIONS, formatOf, type RdfFormat } from './formats.js';
 
 /** One knowledge graph of a benchmark source: its data file and, if present, its ontology. */
@@ -29,24 +30,6 @@ export interface BenchmarkSource {
 }
 
 const QUESTION_FILES = ['dev.json', 'questions.json', 'dev.csv', 'questions.csv'];
-
-/** Names a build writes at its top level: a graph may not be called so. */
-const RESERVED = new Set(['benchmark.json', 'build.json', 'catalogue.json', 'catalogue.ttl', 'endpoints.json']);
-
-/**
- * Checks that a graph name can be a folder of the build: one path segment, not `.` or `..`, not
- * hidden, no separators or control characters, not a name the build uses itself.
- * @throws InputError naming the file the name comes from
- */
-export function checkGraphName(name: string, file: string): void {
-  const bad =
-    name === '' ||
-    name.startsWith('.') ||
-    /[\/\\\u0000-\u001f\u007f]/.test(name) ||
-    RESERVED.has(name.toLowerCase()) ||
-    name.length > 200;
-  if (bad) throw new InputError(`"${name}" cannot be a graph name (it must be one path segment, not hidden, not one of ${[...RESERVED].join(', ')})`, { file });
-}
 
 /**
  * Finds the questions file, graphs and ontologies of a source directory.

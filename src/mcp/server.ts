@@ -58,8 +58,10 @@ export interface McpServerOptions {
    * configuration adds them to any other setup (default: only with setup `kgvoyager`).
    */
   kgvoyager?: KgVoyagerSetup | boolean;
-  /** Federation engine threads (default 1); federated queries go to the least busy one. */
+  /** Federated queries evaluated at once (federation engine threads, default 1); each goes to the least busy one. */
   engines?: number;
+  /** The federation engine, by `--federation-engine` name (default `comunica`; src/federation/engine.ts). */
+  federationEngine?: string;
 }
 
 /** The IRI of the endpoint list resource. */
@@ -87,7 +89,7 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
   const build = options.build !== undefined ? (options.build ? path.resolve(options.build) : null) : options.registry.build;
   const state = options.state !== undefined ? (options.state ? path.resolve(options.state) : null) : build ? buildStateDir(build) : null;
   const logFile = options.callLog !== undefined ? options.callLog : state ? path.join(state, STATE_FILES.mcp, 'calls.jsonl') : null;
-  const sparql = new BoundedSparqlClient(options.registry, limits.maxResultBytes, options.engines ?? 1);
+  const sparql = new BoundedSparqlClient(options.registry, { maxResultBytes: limits.maxResultBytes, parallel: options.engines ?? 1, ...(options.federationEngine ? { engine: options.federationEngine } : {}) });
   return {
     setup,
     registry: options.registry,

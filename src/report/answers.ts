@@ -1,41 +1,9 @@
-import fs from 'node:fs';
-import type { StoreWorker } from '../common/store-worker.js';
-
-/** A SPARQL 1.1 Query Results JSON document (W3C "SPARQL 1.1 Query Results JSON Format"). */
-export interface SparqlJsonResults {
-  head: { vars?: string[]; link?: string[] };
-  results?: { bindings: Record<string, { type: string; value: string; datatype?: string; 'xml:lang'?: string }>[] };
-  boolean?: boolean;
-}
-
-/** The gold answer of one distinct query, executed on its unsharded graph. */
-export interface GoldAnswer {
-  /** Query id `<kg>/q<N>`. */
-  query: string;
-  status: 'ok' | 'error' | 'timeout';
-  /** The engine's message (status `error`). */
-  error?: string;
-  /** Result rows (SELECT), 1 for ASK, triples for CONSTRUCT/DESCRIBE. */
-  rows?: number;
-  empty?: boolean;
-  /** Whether the query orders its results (ORDER BY): compare answers in order then. */
-  ordered?: boolean;
-  /** SELECT/ASK: the results document; CONSTRUCT/DESCRIBE: N-Triples text. */
-  results?: SparqlJsonResults | string;
-}
-
 /**
- * Gold answers of one graph: `<state>/gold-answers/<kg>.json` in the state folder of the build (src/common/state.ts). `buildDigest` is the output
- * digest of the build they were computed for (build.json), so stale answers are recomputed.
+ * Computing gold answers: every distinct gold query on its unsharded graph (`fkgqa stats`; stored
+ * and read through src/build/gold-answers.ts).
  */
-export interface GoldAnswers {
-  graph: string;
-  buildDigest: string;
-  /** Time limit per query in ms. */
-  timeoutMs: number;
-  engine: string;
-  answers: GoldAnswer[];
-}
+import type { StoreWorker } from '../common/store-worker.js';
+import type { GoldAnswer, SparqlJsonResults } from '../build/gold-answers.js';
 
 /** A distinct gold query to execute. */
 export interface GoldQueryToRun {
@@ -46,8 +14,6 @@ export interface GoldQueryToRun {
   queryType: string;
   ordered: boolean;
 }
-
-export const ANSWERS_FILE = 'gold-answers.json';
 
 /**
  * Executes every query on a store holding the unsharded graph (the union of the graph's shards,
@@ -84,14 +50,4 @@ export async function executeGoldQueries(
     onQuery?.done(`${q.id} (gold answer)`);
   }
   return out;
-}
-
-/** Reads stored gold answers, or undefined if the file is missing or unreadable. */
-export function readGoldAnswers(file: string): GoldAnswers | undefined {
-  if (!fs.existsSync(file)) return undefined;
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as GoldAnswers;
-  } catch {
-    return undefined;
-  }
 }

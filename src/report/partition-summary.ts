@@ -1,5 +1,5 @@
 import { SHARDING_KINDS, type QueryAnalysis, type ShardingKind } from '../analyze/analyze.js';
-import type { PartitionResult } from '../partition/partition.js';
+import type { PartitionResult } from '../partition/index.js';
 import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
 import { PAPER } from './paper.js';
 

@@ -20,12 +20,14 @@ import { InputError } from '../common/errors.js';
 import { ProgressTicker } from '../common/progress.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import { readBuildDir, readJsonFile } from '../build/open.js';
-import type { BenchmarkEntry, ManifestQuery } from '../partition/partition.js';
-import { executeGoldQueries, readGoldAnswers, type GoldAnswer, type SparqlJsonResults } from './answers.js';
+import type { BenchmarkEntry, ManifestQuery } from '../partition/index.js';
+import { executeGoldQueries } from './answers.js';
+import { readGoldAnswers, type GoldAnswer, type SparqlJsonResults } from '../build/gold-answers.js';
 import { realisedShards, type RealisedStatus } from './provenance.js';
-import { PROVENANCE_FILE, readJsonIfExists, shardGraph, type QueryStats } from './stats.js';
+import { shardGraph } from './stats.js';
+import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
+import { readJsonIfExists } from '../build/open.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
-import { ANSWERS_FILE } from './answers.js';
 
 /** Options of `fkgqa questions`. */
 export interface QuestionsOptions {
@@ -195,23 +197,15 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
   return views;
 }
 
-/** Realised fan-out of a graph as `fkgqa stats` stores it. */
-interface StoredRealised {
-  buildDigest: string;
-  realised: { query: string; status: QueryStats['realisedStatus']; shards: string[] }[];
-}
-
 /**
  * What `fkgqa stats` stored for one graph of this build (the output digest must match), looked up
  * in the state folder (`gold-answers/<kg>.json`, `realised-fan-out/<kg>.json`) and, for builds
  * whose stats were computed by an earlier version, inside the build (`<kg>/gold-answers.json`,
  * `<kg>/realised-fan-out.json`).
  */
-function storedByStats(build: string, state: string, kg: string, digest: string): { answers?: GoldAnswer[]; realised?: StoredRealised['realised'] } {
-  const answers = [path.join(state, STATE_FILES.goldAnswers(kg)), path.join(build, kg, ANSWERS_FILE)].map(readGoldAnswers).find((a) => a?.buildDigest === digest);
-  const realised = [path.join(state, STATE_FILES.realisedFanOut(kg)), path.join(build, kg, PROVENANCE_FILE)]
-    .map((f) => readJsonIfExists<StoredRealised>(f))
-    .find((r) => r?.buildDigest === digest);
+function storedByStats(build: string, state: string, kg: string, digest: string): { answers?: GoldAnswer[]; realised?: StoredRealisedFanOut['realised'] } {
+  const answers = readGoldAnswers(build, kg, digest, { state });
+  const realised = readRealisedFanOut(build, kg, digest, { state });
   return { answers: answers?.answers, realised: realised?.realised };
 }
 

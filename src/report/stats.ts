@@ -4,12 +4,14 @@ import path from 'node:path';
 import { SHARDING_KINDS, type ShardingKind } from '../analyze/analyze.js';
 import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
-import { openBuild } from '../build/open.js';
+import { openBuild, readJsonIfExists } from '../build/open.js';
 import { writeFileAtomic } from '../common/output.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
-import type { GraphManifest } from '../partition/partition.js';
-import { ANSWERS_FILE, executeGoldQueries, readGoldAnswers, type GoldAnswer, type GoldAnswers, type GoldQueryToRun } from './answers.js';
+import type { GraphManifest } from '../partition/index.js';
+import { executeGoldQueries, type GoldQueryToRun } from './answers.js';
+import { readGoldAnswers, type GoldAnswer, type GoldAnswers } from '../build/gold-answers.js';
+import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
 import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
 import { realisedShards } from './provenance.js';
 import { ProgressTicker } from '../common/progress.js';
@@ -132,24 +134,6 @@ const share = (count: number, of: number): Share => ({ count, of, percent: round
 const roundDist = (d: Distribution): Distribution => ({ mean: round(d.mean), median: d.median, min: d.min, max: d.max });
 const weighted = (xs: { value: number; weight: number }[]) => xs.flatMap((x) => Array<number>(x.weight).fill(x.value));
 
-/** Realised fan-out of a graph's queries: `<state>/realised-fan-out/<kg>.json`, reused while the build is unchanged. */
-interface StoredProvenance {
-  graph: string;
-  buildDigest: string;
-  timeoutMs: number;
-  realised: { query: string; status: QueryStats['realisedStatus']; shards: string[] }[];
-}
-export const PROVENANCE_FILE = 'realised-fan-out.json';
-
-/** Reads a JSON file, or undefined if it is missing or not valid JSON (a stale or broken cache). */
-export function readJsonIfExists<T>(file: string): T | undefined {
-  try {
-    return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as T) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Writes a state file (creating its folder), through a temporary file so that a kill leaves the old one or the new one. */
 function writeStateJson(file: string, value: unknown): void {
   writeFileAtomic(file, JSON.stringify(value, null, 2) + '\n');
@@ -227,7 +211,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
     // Stored in the state folder (the build is read-only); answers an earlier version kept inside
     // the build are still read when they match it.
     const answersFile = path.join(state, STATE_FILES.goldAnswers(m.graph));
-    const stored = [readGoldAnswers(answersFile), readGoldAnswers(path.join(dir, ANSWERS_FILE))].find((a) => a?.buildDigest === digest && a.timeoutMs === options.timeoutMs);
+    const stored = readGoldAnswers(options.shards, m.graph, digest, { state: options.state, timeoutMs: options.timeoutMs });
     const reuse = !options.recompute && stored?.buildDigest === digest && stored.timeoutMs === options.timeoutMs;
     const nt = (f: { file: string }, graph?: string): StoreSource => ({ file: f.file, format: 'application/n-triples', graph });
     // Gold answers on the unsharded graph (all shards in the default graph) ...
@@ -249,9 +233,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
     // ... and provenance on the shards as named graphs (also loaded into the default graph, so that
     // the patterns left unrewritten — MINUS, FILTER EXISTS, aggregating subqueries — see all data).
     const provenanceFile = path.join(state, STATE_FILES.realisedFanOut(m.graph));
-    const storedProvenance = [readJsonIfExists<StoredProvenance>(provenanceFile), readJsonIfExists<StoredProvenance>(path.join(dir, PROVENANCE_FILE))].find(
-      (p) => p?.buildDigest === digest && p.timeoutMs === options.timeoutMs,
-    );
+    const storedProvenance = readRealisedFanOut(options.shards, m.graph, digest, { state: options.state, timeoutMs: options.timeoutMs });
     const reuseProvenance = !options.recompute && storedProvenance?.buildDigest === digest && storedProvenance.timeoutMs === options.timeoutMs;
     const realisedTask = (async () => {
       const realised = new Map<string, { status: QueryStats['realisedStatus']; shards: string[] }>();
@@ -274,7 +256,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
       } finally {
         await store.close();
       }
-      const doc: StoredProvenance = {
+      const doc: StoredRealisedFanOut = {
         graph: m.graph,
         buildDigest: digest,
         timeoutMs: options.timeoutMs,

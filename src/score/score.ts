@@ -11,19 +11,20 @@ import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { distribution, percent, round } from '../report/figures.js';
-import { PROVENANCE_FILE, readJsonIfExists, shardGraph } from '../report/stats.js';
-import { openBuild } from '../build/open.js';
-import { stateDir, STATE_FILES } from '../build/state.js';
+import { shardGraph } from '../report/stats.js';
+import { openBuild, readBuild } from '../build/open.js';
+import { readNeededShards } from '../build/fan-out.js';
+import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold-answers.js';
 import sparqljs from 'sparqljs';
-import { negatedTriples } from '../eval/agents.js';
+import { negatedTriples } from '../sparql/negation.js';
 import { MEDIA } from '../sparql/protocol.js';
 import type { JsonResults } from '../sparql/results.js';
-import { readBuild } from '../serve/server.js';
 import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
-import { readGoldAnswers, readGoldQueries, type GoldAnswer } from '../verify/verify.js';
+import { readGoldQueries } from '../build/benchmark.js';
 import { RUN_FORMAT, type EndReason, type RunRecord } from '../eval/record.js';
 import { graspF1, matchAnswer, spinachF1 } from './metrics.js';
-import { classifyQuery, serviceTargets, VALIDITY_CLASSES, type ValidityClass } from './validity.js';
+import { classifyQuery, VALIDITY_CLASSES, type ValidityClass } from './validity.js';
+import { serviceTargets } from '../sparql/services.js';
 
 /** Options of `score`. */
 export interface ScoreOptions {
@@ -151,23 +152,6 @@ export function readRuns(files: string[]): RunRecord[] {
   return [...byId.values()];
 }
 
-/**
- * The shards each gold query's answer needs, per query id, for one graph: the realised fan-out
- * `fkgqa stats` stores in the state folder (`<state>/realised-fan-out/<kg>.json`; builds of earlier
- * versions: `<build>/<kg>/realised-fan-out.json`), shards holding a triple used by a solution
- * (src/report/provenance.ts); only a file whose `buildDigest` is the build's counts. Null for a
- * query whose provenance did not finish; undefined when no matching file exists.
- * @param digest the build's output digest (build.json)
- * @param state the `--state` folder, if not `<shards>.state/`
- */
-export function readNeededShards(shards: string, kg: string, digest: string, state?: string): Map<string, string[] | null> | undefined {
-  type Stored = { buildDigest?: string; realised: { query: string; status: string; shards: string[] }[] };
-  const doc = [path.join(stateDir(shards, state), STATE_FILES.realisedFanOut(kg)), path.join(shards, kg, PROVENANCE_FILE)]
-    .map((f) => readJsonIfExists<Stored>(f))
-    .find((d) => d?.buildDigest === digest && Array.isArray(d.realised));
-  return doc ? new Map(doc.realised.map((r) => [r.query, r.status === 'ok' ? r.shards : null])) : undefined;
-}
-
 const groupKey = (r: RunRecord) => `${r.setup}|${r.agent === 'llm' ? (r.model ?? 'llm') : r.agent}`;
 
 /**
@@ -183,12 +167,13 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
   const digest = openBuild(options.shards, { checkShards: false }).build.outputDigest;
   const { defaultPrefix, queries } = readGoldQueries(options.shards);
   const textOf = new Map(queries.map((q) => [q.id, q.text]));
-  const golds = new Map<string, Map<string, GoldAnswer>>();
+  const golds = new Map<string, Map<string, GoldResult>>();
   const realised = new Map<string, Map<string, string[] | null> | undefined>();
   for (const kg of new Set(runs.map((r) => r.question.kg))) {
     const g = build.find((b) => b.graph === kg);
     if (!g) throw new InputError(`the runs ask about graph ${kg}, which is not in the build`, { file: options.shards });
-    const answers = readGoldAnswers(options.shards, kg, digest, options.state);
+    const stored = readGoldAnswers(options.shards, kg, digest, { state: options.state });
+    const answers = stored ? goldResultsById(stored) : undefined;
     if (!answers) throw new InputError(`no gold answers of ${kg}: run fkgqa stats --shards ${options.shards} first`, { file: options.shards });
     golds.set(kg, answers);
     realised.set(kg, readNeededShards(options.shards, kg, digest, options.state));

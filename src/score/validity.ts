@@ -98,21 +98,3 @@ export function classifyQuery(query: string, toolError?: string): Validity {
   if (toolError !== undefined) return { class: 'execution', detail: toolError.slice(0, 300) };
   return { class: 'ok' };
 }
-
-/**
- * The SERVICE targets of a query (distinct IRIs, in order of appearance), read from the parsed
- * query; undefined when it does not parse.
- */
-export function serviceTargets(query: string): string[] | undefined {
-  const parsed = parseQuery(query, undefined);
-  if (!parsed.ok) return undefined;
-  const out: string[] = [];
-  const walk = (node: unknown) => {
-    if (!node || typeof node !== 'object') return;
-    const o = node as { type?: string; name?: { termType?: string; value?: string } };
-    if (o.type === 'service' && o.name?.termType === 'NamedNode' && !out.includes(o.name.value!)) out.push(o.name.value!);
-    for (const v of Object.values(node as object)) walk(v);
-  };
-  walk(parsed.query.ast);
-  return out;
-}

@@ -2,12 +2,14 @@
  * The federation endpoint of `fkgqa serve` (`/federation/sparql`): the "federation endpoint" of
  * the FKGQA paper's Figure 1 as a SPARQL 1.1 Protocol endpoint, so that any SPARQL client can send
  * queries with SERVICE clauses naming the shard endpoints. Queries are routed as run_sparql_query
- * routes them (src/mcp/query.ts): a lone SERVICE that is the whole WHERE goes straight to its
- * endpoint, anything else to the local federation engine (Comunica 4.5.0 in a worker thread killed
- * at the time limit), which may contact only the registered shard endpoints. A SERVICE target
- * outside the registry is refused (403) before anything is sent.
+ * routes them (src/federation/routing.ts): a lone SERVICE that is the whole WHERE goes straight to
+ * its endpoint, anything else to the federation engine (`--federation-engine`, default Comunica 4.5.0
+ * in a worker thread stopped at the time limit), which may contact only the registered shard
+ * endpoints, through the bounded client (src/federation/client.ts: no redirect followed). A SERVICE
+ * target outside the registry is refused (403) before anything is sent.
  *
- * Status codes: 400 malformed query, undeclared prefix, no or variable SERVICE, query too long;
+ * Status codes: 400 malformed query, undeclared prefix, no or variable SERVICE, a triple pattern
+ * outside every SERVICE, query too long;
  * 403 SPARQL Update or an unregistered SERVICE target; 406 no acceptable format; 503 the time
  * limit; 502 an endpoint or the engine failed.
  */
@@ -32,6 +34,8 @@ export interface FederationOptions {
   maxQueryChars?: number;
   /** Largest answer read from an endpoint or the engine, in bytes (default 32 MiB). */
   maxResultBytes?: number;
+  /** The federation engine, by `--federation-engine` name (default `comunica`). */
+  federationEngine?: string;
 }
 
 /** An answer of the federation endpoint (the shape `fkgqa serve` sends and logs). */
@@ -77,7 +81,7 @@ export class FederationEndpoint {
 
   private sparql(): BoundedSparqlClient {
     this.registryValue ??= this.registry();
-    this.client ??= new BoundedSparqlClient(this.registryValue, this.options.maxResultBytes ?? 32 << 20);
+    this.client ??= new BoundedSparqlClient(this.registryValue, { maxResultBytes: this.options.maxResultBytes ?? 32 << 20, ...(this.options.federationEngine ? { engine: this.options.federationEngine } : {}) });
     return this.client;
   }
 

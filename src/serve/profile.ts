@@ -126,29 +126,3 @@ export function profileFor(config: ProfileConfig | undefined, endpoint: string, 
   return Object.fromEntries(keys.map((k) => [k, merged[k as keyof EndpointProfile]])) as EndpointProfile;
 }
 
-/** FNV-1a over the UTF-16 code units of a string (32 bits). */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/**
- * A seeded pseudo-random generator (mulberry32) for one endpoint: the same seed and endpoint id
- * give the same sequence of draws, so failures and jitter are reproducible for the same sequence
- * of requests to that endpoint.
- * @returns a function giving numbers in [0, 1)
- */
-export function seededRandom(seed: number, endpoint: string): () => number {
-  let a = (fnv1a(endpoint) ^ seed) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -15,7 +15,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { openBuild } from '../build/open.js';
+import { graphShards, openBuild } from '../build/open.js';
 import { InputError } from '../common/errors.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
@@ -23,14 +23,17 @@ import { TOOL } from '../common/version.js';
 import type { EndpointAnswer, EndpointTask } from './answer.js';
 import { checkQueryText, MAX_QUERY_DEPTH } from '../sparql/guard.js';
 import { LiveDescriptions } from './live-void.js';
-import { profileFor, readProfileConfig, seededRandom, type EndpointProfile, type ProfileConfig } from './profile.js';
+import { profileFor, readProfileConfig, type EndpointProfile, type ProfileConfig } from './profile.js';
+import { seededRandom } from '../common/random.js';
 import { MEDIA, negotiate, parseProtocolRequest, ProtocolError, readBody, strictSearchParams, type ProtocolRequest } from '../sparql/protocol.js';
 import type { RequestKind } from '../sparql/inspect.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog, type RequestLogEntry } from './request-log.js';
-import { acquireServeLock, releaseServeState, type ServeOwner } from './state.js';
+import { acquireServeLock, releaseServeState } from './state.js';
+import type { EndpointEntry, EndpointsFileContents, ServeOwner } from '../build/state.js';
 import { writeFileAtomic } from '../common/output.js';
 import { serviceDescription } from './service-description.js';
 import { FEDERATION_PATH, FederationEndpoint } from './federation-endpoint.js';
+import type { EndpointLauncher } from '../federation/registry.js';
 import { registryFromEndpointsValue } from '../federation/registry.js';
 
 /** Options of `serve`. */
@@ -75,37 +78,20 @@ export interface ServeOptions {
    * nothing at all is written (in-process use, e.g. verify starting its own endpoints).
    */
   writeFiles?: boolean;
+  /** The federation engine of `/federation/sparql`, by `--federation-engine` name (default `comunica`; src/federation/engine.ts). */
+  federationEngine?: string;
   /** Progress lines (stderr in the CLI). */
   progress?: (line: string) => void;
 }
 
-/** One endpoint, as listed in `endpoints.json`. */
-export interface EndpointInfo {
-  /** `<kg>-shard<N>` (the name in the manifest), or `<kg>` for an unsharded graph. */
-  id: string;
-  graph: string;
-  role: 'shard' | 'original';
-  /** `shard<N>`, or null for an unsharded graph. */
-  shard: string | null;
-  /** The SPARQL endpoint URL. */
-  url: string;
-  /** URL of the endpoint's VoID (`…/.well-known/void`), or null when the build has no VoID file for it. */
-  void: string | null;
-  /** Triples the endpoint serves. */
-  triples: number;
+/** One endpoint of this server, as listed in `endpoints.json` (EndpointEntry with serve's profile type). */
+export interface EndpointInfo extends EndpointEntry {
   /** Its behaviour profile, or null (complete and reliable). */
   profile: EndpointProfile | null;
 }
 
-/** The contents of `endpoints.json` in the state folder (with ServeOwner fields: pid, procStart, started). */
-export interface EndpointsFile extends Partial<ServeOwner> {
-  tool: { name: string; version: string };
-  /** Absolute path of the build directory. */
-  shards: string;
-  timeoutMs: number;
-  maxBodyBytes: number;
-  /** The profile file, when profiles were given as a file. */
-  profileFile: string | null;
+/** The contents of `endpoints.json` as this server writes it. */
+export interface EndpointsFile extends EndpointsFileContents {
   endpoints: EndpointInfo[];
 }
 
@@ -122,30 +108,7 @@ interface Endpoint {
   sd: Map<string, string>;
 }
 
-/** The shards of one graph in a build. */
-interface GraphShards {
-  graph: string;
-  shards: { name: string; endpoint: string; file: string; triples: number }[];
-}
-
 const DEFAULTS = { host: '127.0.0.1', timeoutMs: 30_000, maxBodyBytes: 1 << 20 };
-
-/**
- * Reads the shards of a build from its manifests, graphs and shards in order (graph name, then
- * shard number).
- * @throws InputError when the directory has no build or a requested graph is not in it
- */
-export function readBuild(dir: string, kgs?: string[]): GraphShards[] {
-  // One way to open a build (src/load/build.ts): build.json, benchmark.json, manifests, shard sha256.
-  const build = openBuild(dir, { kgs });
-  const num = (name: string) => Number(/(\d+)$/.exec(name)?.[1] ?? 0);
-  return build.manifests
-    .map((m) => ({
-      graph: m.graph,
-      shards: [...m.shards].sort((a, b) => num(a.name) - num(b.name)).map((s) => ({ name: s.name, endpoint: s.endpoint, triples: s.triples, file: path.join(dir, m.graph, s.file) })),
-    }))
-    .sort((a, b) => (a.graph < b.graph ? -1 : a.graph > b.graph ? 1 : 0));
-}
 
 /** Named graph holding a shard when several shards share one store (`workerPer: 'graph'`). */
 function shardGraphIri(endpoint: string): string {
@@ -214,6 +177,7 @@ export class ShardServer {
   private live: LiveDescriptions | undefined;
   private owner: ServeOwner | undefined;
   private profileFile: string | null = null;
+  private outputDigest: string | undefined;
   /** `/federation/sparql`: SERVICE queries over the shard endpoints (src/serve/federation.ts). */
   private federation: FederationEndpoint | undefined;
   private closed = false;
@@ -244,7 +208,9 @@ export class ShardServer {
     const t0 = performance.now();
     const o = this.options;
     const progress = o.progress ?? (() => {});
-    const build = readBuild(o.shards, o.kgs);
+    const opened = openBuild(o.shards, { kgs: o.kgs });
+    this.outputDigest = opened.build.outputDigest;
+    const build = graphShards(opened);
     const profiles = typeof o.profiles === 'string' ? readProfileConfig(o.profiles) : o.profiles;
     this.profileFile = profiles && typeof o.profiles === 'string' ? path.resolve(o.profiles) : null;
     // Before any loading: a second serve with the same state folder stops here (exit 2).
@@ -333,7 +299,11 @@ export class ShardServer {
     );
     for (const ep of this.byId.values()) ep.info.void = this.liveShard(ep) && this.live.has(this.liveShard(ep)!) ? ep.voidUrl! : null;
     const fedUrl = this.endpoints[0] ? `${new URL(this.endpoints[0].url).origin}${FEDERATION_PATH}` : FEDERATION_PATH;
-    this.federation = new FederationEndpoint(() => registryFromEndpointsValue(this.endpointsFile(), 'serve'), () => fedUrl, { timeoutMs: this.timeoutMs, maxBodyBytes: this.maxBodyBytes });
+    this.federation = new FederationEndpoint(() => registryFromEndpointsValue(this.endpointsFile(), 'serve'), () => fedUrl, {
+      timeoutMs: this.timeoutMs,
+      maxBodyBytes: this.maxBodyBytes,
+      ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
+    });
     this.startupMs = performance.now() - t0;
     if (this.owner) {
       writeFileAtomic(path.join(this.stateDir, STATE_FILES.endpoints), JSON.stringify(this.endpointsFile(), null, 2) + '\n');
@@ -409,6 +379,7 @@ export class ShardServer {
     return {
       tool: { name: TOOL.name, version: TOOL.version },
       shards: path.resolve(this.options.shards),
+      ...(this.outputDigest ? { outputDigest: this.outputDigest } : {}),
       ...(this.owner ?? {}),
       timeoutMs: this.timeoutMs,
       maxBodyBytes: this.maxBodyBytes,
@@ -645,3 +616,9 @@ export async function serve(options: ServeOptions): Promise<ShardServer> {
   }
   return server;
 }
+
+/**
+ * Starts a build's endpoints in this process without writing anything (no lock, no endpoints.json):
+ * the `EndpointLauncher` that the library entry point gives to `verify` and the MCP gold check.
+ */
+export const launchEndpoints: EndpointLauncher = (o) => serve({ shards: o.shards, kgs: o.kgs, timeoutMs: o.timeoutMs, writeFiles: false });

@@ -9,42 +9,13 @@
  *   endpoint listens;
  * both removed on a clean stop.
  */
-import { pidAlive, processStartTime, writeFileAtomic } from '../common/output.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { STATE_FILES, stateDir } from '../build/state.js';
+import { ownerAlive, STATE_FILES, thisOwner, type ServeOwner } from '../build/state.js';
 
 /** Name of the lock file of a running serve inside the state folder. */
 export const SERVE_LOCK = 'serve.lock';
-
-/** Who holds a state folder: the serve process. */
-export interface ServeOwner {
-  pid: number;
-  /** Start time of the process in clock ticks since boot (`/proc/<pid>/stat` field 22), or null where unknown. */
-  procStart: number | null;
-  /** ISO 8601 time the serve started. */
-  started: string;
-}
-
-/** The start time of a process in clock ticks since boot (Linux `/proc/<pid>/stat` field 22, see processStartTime), or null. */
-export function processStart(pid: number): number | null {
-  const v = Number(processStartTime(pid));
-  return Number.isFinite(v) ? v : null;
-}
-
-/** True when the process that wrote `owner` is still running (same pid, same start time where known). */
-export function ownerAlive(owner: ServeOwner): boolean {
-  if (!pidAlive(owner.pid)) return false;
-  if (owner.procStart === null) return true;
-  const now = processStart(owner.pid);
-  return now === null || now === owner.procStart;
-}
-
-/** The owner record of this process. */
-export function thisOwner(): ServeOwner {
-  return { pid: process.pid, procStart: processStart(process.pid), started: new Date().toISOString() };
-}
 
 function readOwner(file: string): ServeOwner | undefined {
   try {
@@ -92,29 +63,4 @@ export function releaseServeState(dir: string): void {
     const file = path.join(dir, name);
     if (readOwner(file)?.pid === process.pid) fs.rmSync(file, { force: true });
   }
-}
-
-/**
- * Reads the `endpoints.json` of the serve running on a build, for clients such as `verify` and
- * `mcp` (generic over the file's shape, `EndpointsFile` in server.ts).
- * @param build the build folder
- * @param state the `--state` folder, when not the default `<build>.state/`
- * @throws InputError (exit 2) when no serve of this build is running with that state folder, or the
- *   file is stale (its process is gone)
- */
-export function readServeEndpoints<T = unknown>(build: string, state?: string): T & ServeOwner {
-  const file = path.join(stateDir(build, state), STATE_FILES.endpoints);
-  if (!fs.existsSync(file)) {
-    throw new InputError(`no fkgqa serve is running on ${path.resolve(build)} (start one with fkgqa serve --shards ${build}${state ? ` --state ${state}` : ''})`, { file });
-  }
-  let parsed: T & ServeOwner;
-  try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as T & ServeOwner;
-  } catch (e) {
-    throw new InputError(`not JSON: ${(e as Error).message}`, { file });
-  }
-  if (typeof parsed.pid !== 'number' || !ownerAlive({ pid: parsed.pid, procStart: parsed.procStart ?? null, started: parsed.started })) {
-    throw new InputError(`stale: the fkgqa serve that wrote it (pid ${parsed.pid}) is no longer running`, { file });
-  }
-  return parsed;
 }

@@ -1,26 +1,29 @@
 /**
  * `fkgqa verify`: the federation loses no answer. Every distinct gold query of a build is run as a
- * federated query over its graph's shard endpoints with Comunica 4.5.0 (sources = the endpoints),
- * and in the paper's trivial-federation form (every triple pattern a UNION of SERVICE calls over
- * all shards of the graph, also executed by Comunica: oxigraph has no SERVICE, pitfall B11); each
- * answer is compared with the answer on the unsharded graph.
+ * federated query over its graph's shard endpoints by the federation engine (`--federation-engine`,
+ * default Comunica 4.5.0; sources = the endpoints), and in the paper's trivial-federation form
+ * (every triple pattern a UNION of SERVICE calls over all shards of the graph, also executed by the
+ * engine: oxigraph has no SERVICE, pitfall B11); each answer is compared with the answer on the
+ * unsharded graph. The endpoints come from the endpoint registry (src/federation/registry.ts: the
+ * endpoints files of running serves, checked), or are started in this process by the launcher the
+ * library entry point passes (src/index.ts), so verify never imports serve.
  */
 import { ProgressTicker } from '../common/progress.js';
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
-import { readJsonFile } from '../build/open.js';
-import { readGoldAnswers as readStoredAnswers } from '../report/answers.js';
+import { readBuild, readJsonFile } from '../build/open.js';
+import { readGoldQueries } from '../build/benchmark.js';
+import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold-answers.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { MEDIA } from '../sparql/protocol.js';
 import type { JsonResults } from '../sparql/results.js';
-import { readBuild, serve, type EndpointsFile, type ShardServer } from '../serve/server.js';
 import { compareResults, type Comparison } from '../answers/compare.js';
-import { EngineWorker, type EngineOutcome } from '../federation/comunica/worker.js';
 import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
+import { createEngine, DEFAULT_FEDERATION_ENGINE, type EngineOutcome } from '../federation/engine.js';
+import { openRegistry, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
 
 /** The two federated forms of a query. */
 export type FederationForm = 'federated' | 'trivial';
@@ -32,12 +35,19 @@ export interface VerifyOptions {
   /** Directory of a `fkgqa partition` build (with `benchmark.json`). */
   shards: string;
   /**
-   * `endpoints.json` of running endpoints (`fkgqa serve`, which writes it to
-   * `<state>/endpoints.json`): a file path, or `true` for that default file. Without it, verify
-   * starts the endpoints itself, in this process, on a free loopback port, and stops them at the
+   * Endpoints files of running endpoints (`fkgqa serve`, which writes `<state>/endpoints.json`): a
+   * file path, several (shards served by several hosts), or `true` for that default file. Without
+   * it, verify starts the endpoints itself with `launch`, in this process, and stops them at the
    * end. Every endpoint is checked to answer before any query runs.
    */
-  endpoints?: string | true;
+  endpoints?: string | string[] | true;
+  /**
+   * Starts the endpoints when `endpoints` is not given: `fkgqa serve`'s library function, which the
+   * library entry point (src/index.ts) passes; without it, `endpoints` is required.
+   */
+  launch?: EndpointLauncher;
+  /** The federation engine, by `--federation-engine` name (default `comunica`; src/federation/engine.ts). */
+  federationEngine?: string;
   /** State folder of the build (default `<shards>.state/`, see src/common/state.ts): stored gold answers and the default endpoints file. */
   state?: string;
   /** Only these graphs. */
@@ -50,17 +60,6 @@ export interface VerifyOptions {
   forms?: FederationForm[];
   /** Progress lines (stderr in the CLI). */
   progress?: (line: string) => void;
-}
-
-/** The gold answer of one query. */
-export interface GoldAnswer {
-  status: 'ok' | 'error' | 'timeout';
-  error?: string;
-  rows?: number;
-  ms?: number;
-  /** Stored by `fkgqa stats` (`<state>/gold-answers/<kg>.json`, for this very build), or computed here on the union of the graph's shards. */
-  source: 'gold-answers.json' | 'computed';
-  results?: JsonResults;
 }
 
 /**
@@ -88,7 +87,7 @@ export interface QueryVerdict {
   questions: number;
   /** The query orders its results (row order compared too). */
   ordered: boolean;
-  gold: Omit<GoldAnswer, 'results'>;
+  gold: Omit<GoldResult, 'results'>;
   federated?: FormVerdict;
   trivial?: FormVerdict;
 }
@@ -107,118 +106,12 @@ export interface FormTotals {
 export interface VerifyReport {
   graphs: string[];
   timeoutMs: number;
-  /** `started` when verify ran the endpoints itself, else the endpoints file used. */
+  /** `started` when verify ran the endpoints itself, else the endpoints file used (several joined by ` + `). */
   endpoints: string;
   forms: FederationForm[];
   queries: QueryVerdict[];
   totals: Partial<Record<FederationForm, FormTotals>>;
   ms: number;
-}
-
-interface BenchmarkFile {
-  defaultPrefix: string;
-  entries: { kg: string; query: string; queryId: string }[];
-}
-
-/** A distinct gold query of the build. */
-interface GoldQuery {
-  id: string;
-  graph: string;
-  text: string;
-  questions: number;
-}
-
-/**
- * The distinct gold queries of a build, from `benchmark.json`, in id order within each graph.
- * @throws InputError when the file is missing
- */
-export function readGoldQueries(shards: string): { defaultPrefix: string; queries: GoldQuery[] } {
-  const file = path.join(shards, 'benchmark.json');
-  if (!fs.existsSync(file)) throw new InputError('benchmark.json not found: not a fkgqa partition build', { file });
-  const b = readJsonFile<BenchmarkFile>(file, 'benchmark.json of an fkgqa build');
-  const byId = new Map<string, GoldQuery>();
-  for (const e of b.entries) {
-    const q = byId.get(e.queryId);
-    if (q) q.questions++;
-    else byId.set(e.queryId, { id: e.queryId, graph: e.kg, text: e.query, questions: 1 });
-  }
-  const num = (id: string) => Number(/q(\d+)$/.exec(id)?.[1] ?? 0);
-  const queries = [...byId.values()].sort((a, b) => (a.graph < b.graph ? -1 : a.graph > b.graph ? 1 : num(a.id) - num(b.id)));
-  return { defaultPrefix: b.defaultPrefix, queries };
-}
-
-/**
- * Gold answers stored by `fkgqa stats` for this build, by query id: `<state>/gold-answers/<kg>.json`
- * (or `<shards>/<kg>/gold-answers.json`, where versions before the state folder kept them), used
- * only when its `buildDigest` is the build's output digest (answers of another build are ignored).
- * @param shards the build folder
- * @param graph the graph
- * @param digest the build's output digest (build.json)
- * @param state the `--state` folder, if not `<shards>.state/`
- * @returns the answers, or undefined when no stored answers match the build
- */
-export function readGoldAnswers(shards: string, graph: string, digest: string, state?: string): Map<string, GoldAnswer> | undefined {
-  for (const file of [path.join(stateDir(shards, state), STATE_FILES.goldAnswers(graph)), path.join(shards, graph, 'gold-answers.json')]) {
-    const g = readStoredAnswers(file);
-    if (!g || g.buildDigest !== digest || !Array.isArray(g.answers)) continue;
-    return new Map(g.answers.map((a) => [a.query, { status: a.status, error: a.error, rows: a.rows, results: a.results as JsonResults | undefined, source: 'gold-answers.json' as const }]));
-  }
-  return undefined;
-}
-
-/** Checks the shape of an endpoints file and names what is wrong (undefined when fine). */
-function endpointsProblem(e: unknown): string | undefined {
-  if (!e || typeof e !== 'object' || Array.isArray(e)) return 'not a JSON object';
-  const x = e as Record<string, unknown>;
-  if (!Array.isArray(x.endpoints)) return '"endpoints" is missing or not a list';
-  for (const [i, en] of (x.endpoints as unknown[]).entries()) {
-    const o = en as Record<string, unknown> | null;
-    if (!o || typeof o !== 'object' || typeof o.id !== 'string' || typeof o.url !== 'string' || typeof o.role !== 'string' || typeof o.graph !== 'string') {
-      return `endpoints[${i}]: needs string fields "id", "url", "role" and "graph"`;
-    }
-  }
-  return undefined;
-}
-
-/**
- * Reads an endpoints file written by `fkgqa serve`.
- * @throws InputError naming the file when it is missing (e.g. serve stopped or the build was
- *   rebuilt), is not JSON, has the wrong shape, or belongs to another build
- */
-export function readEndpointsFile(file: string, shards: string): EndpointsFile {
-  if (!fs.existsSync(file)) throw new InputError('endpoints file not found: is fkgqa serve running on this build? (start it, or leave out --endpoints to let verify start the endpoints)', { file });
-  const e = readJsonFile<unknown>(file, 'endpoints file');
-  const problem = endpointsProblem(e);
-  if (problem) throw new InputError(`not an endpoints file written by fkgqa serve: ${problem}`, { file });
-  const f = e as EndpointsFile;
-  if (typeof f.shards === 'string' && path.resolve(f.shards) !== path.resolve(shards)) {
-    throw new InputError(`the endpoints serve another build (${f.shards}), not ${path.resolve(shards)}`, { file });
-  }
-  return f;
-}
-
-/**
- * Checks that every endpoint answers a SPARQL query (`ASK {}` by GET, SPARQL 1.1 Protocol) with a
- * 2xx status within `timeoutMs`, all at once.
- * @returns the endpoints that do not, each with why (`fetch failed`, `timeout`, `HTTP 404`), empty when all answer
- */
-export async function unreachableEndpoints(urls: string[], timeoutMs = 5_000): Promise<{ url: string; why: string }[]> {
-  const results = await Promise.all(
-    urls.map(async (url) => {
-      try {
-        const r = await fetch(`${url}${url.includes('?') ? '&' : '?'}query=${encodeURIComponent('ASK {}')}`, {
-          headers: { accept: MEDIA.json },
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        await r.arrayBuffer();
-        return r.ok ? undefined : { url, why: `HTTP ${r.status}` };
-      } catch (e) {
-        const err = e as Error & { cause?: { code?: string } };
-        return { url, why: err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}` };
-      }
-    }),
-  );
-  return results.filter((x): x is { url: string; why: string } => x !== undefined);
 }
 
 /** The output digest of a build (build.json, already checked by `openBuild`). */
@@ -233,7 +126,10 @@ function outcomeJson(o: { status: 'ok'; body: string }): JsonResults {
 const rowsOf = (r: JsonResults) => (r.boolean !== undefined ? 1 : (r.results?.bindings.length ?? 0));
 const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 
-function verdict(gold: GoldAnswer, outcome: EngineOutcome, ordered: boolean, form: FederationForm): FormVerdict {
+/** An engine's outcome with the time it took (ms, measured around the call). */
+type TimedOutcome = EngineOutcome & { ms: number };
+
+function verdict(gold: GoldResult, outcome: TimedOutcome, ordered: boolean, form: FederationForm): FormVerdict {
   if (outcome.status !== 'ok') {
     const what = outcome.status === 'timeout' ? `timeout after ${secs(outcome.ms)}` : `error: ${outcome.error}`;
     const goldWhat = gold.status === 'ok' ? '' : `; the unsharded graph: ${gold.status === 'timeout' ? 'timeout' : `error: ${gold.error}`} too`;
@@ -249,11 +145,11 @@ function verdict(gold: GoldAnswer, outcome: EngineOutcome, ordered: boolean, for
     : { status: 'different', reason: c.reason, rows: c.rows, ms: outcome.ms, comparison: c };
 }
 
-/** Shard endpoint URLs per graph, from a running server or an endpoints file. */
-function shardUrls(file: EndpointsFile): Map<string, string[]> {
+/** Shard endpoint URLs per graph, in shard order, from the registry. */
+function shardUrls(registry: EndpointRegistry): Map<string, string[]> {
   const m = new Map<string, string[]>();
-  for (const e of file.endpoints) {
-    if (e.role !== 'shard') continue;
+  for (const e of registry.endpoints) {
+    if (e.graph === null) continue;
     if (!m.has(e.graph)) m.set(e.graph, []);
     m.get(e.graph)!.push(e.url);
   }
@@ -283,17 +179,19 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   for (const id of wanted ?? []) if (!all.some((q) => q.id === id)) throw new InputError(`no gold query ${id} in the build`, { file: path.join(options.shards, 'benchmark.json') });
   const queries = all.filter((q) => graphs.includes(q.graph) && (!wanted || wanted.has(q.id)));
 
-  let server: ShardServer | undefined;
-  let endpoints: EndpointsFile;
-  const endpointsPath = options.endpoints === true ? path.join(stateDir(options.shards, options.state), STATE_FILES.endpoints) : options.endpoints;
-  if (endpointsPath) {
-    endpoints = readEndpointsFile(endpointsPath, options.shards);
+  let server: RunningEndpoints | undefined;
+  let registry: EndpointRegistry;
+  const files = options.endpoints === true ? [path.join(stateDir(options.shards, options.state), STATE_FILES.endpoints)] : typeof options.endpoints === 'string' ? [options.endpoints] : options.endpoints;
+  const endpointsPath = files?.length ? files.join(' + ') : undefined;
+  if (files?.length) {
+    registry = openRegistry({ endpointsFiles: files, build: options.shards, hint: 'start it, or leave out --endpoints to let verify start the endpoints' });
   } else {
+    if (!options.launch) throw new InputError('verify needs running endpoints: give --endpoints <file> (fkgqa serve), or call verify from the fkgqa library entry point, which starts them');
     progress(`fkgqa verify: starting the shard endpoints`);
-    server = await serve({ shards: options.shards, kgs: graphs, timeoutMs, writeFiles: false });
-    endpoints = server.endpointsFile();
+    server = await options.launch({ shards: options.shards, kgs: graphs, timeoutMs });
+    registry = registryFromEndpointsValue(server.endpointsFile(), 'started');
   }
-  const urls = shardUrls(endpoints);
+  const urls = shardUrls(registry);
   for (const g of graphs) if (!urls.has(g)) throw new InputError(`no shard endpoints of graph ${g} in the endpoints file`, { file: endpointsPath });
   for (const g of build) {
     if (urls.get(g.graph)!.length !== g.shards.length) {
@@ -307,15 +205,22 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
     }
   }
 
-  const engine = await EngineWorker.start();
+  const engine = await createEngine(options.federationEngine ?? DEFAULT_FEDERATION_ENGINE, { endpoints: registry.endpoints.map((e) => e.url) });
+  const run = async (query: string, sources: string[]): Promise<TimedOutcome> => {
+    const t = performance.now();
+    const o = await engine.query(query, MEDIA.json, { timeoutMs, sources });
+    return { ...o, ms: performance.now() - t };
+  };
   const verdicts: QueryVerdict[] = [];
   // Progress: [k/n] per query, and every 10 s the queries running long.
   const ticker = new ProgressTicker(progress, 'fkgqa verify', queries.length, { everyMs: options.progress ? undefined : 0 });
   try {
+    await engine.warm?.();
     for (const g of build) {
       const gq = queries.filter((q) => q.graph === g.graph);
       if (gq.length === 0) continue;
-      const stored = readGoldAnswers(options.shards, g.graph, digest, options.state);
+      const storedDoc = readGoldAnswers(options.shards, g.graph, digest, { state: options.state });
+      const stored = storedDoc ? goldResultsById(storedDoc) : undefined;
       // The unsharded graph: the union of its shards, which the build guarantees equals the input.
       let store = stored ? undefined : await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
       progress(`${g.graph}: ${gq.length} queries, ${g.shards.length} shard endpoints; gold ${stored ? 'from gold-answers.json' : 'computed on the unsharded graph'}`);
@@ -326,7 +231,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
           if (!parsed.ok) throw new InputError(`gold query does not parse: ${parsed.error}`, { query: q.id });
           const normalized = parsed.query.normalized;
           const ordered = parsed.query.ast.type === 'query' && !!(parsed.query.ast as { order?: unknown[] }).order?.length;
-          let gold: GoldAnswer;
+          let gold: GoldResult;
           if (stored) {
             gold = stored.get(q.id) ?? { status: 'error', error: 'not in gold-answers.json', source: 'gold-answers.json' };
           } else {
@@ -358,13 +263,13 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
             } else f.reason = `${f.reason}; not explained by ties (${e.why})`;
           };
           if (forms.includes('federated')) {
-            const o = await engine.query({ query: normalized, sources: shardEndpoints, timeoutMs });
+            const o = await run(normalized, shardEndpoints);
             v.federated = verdict(gold, o, ordered, 'federated');
             await tieCheck(v.federated, o.status === 'ok' ? outcomeJson(o) : undefined);
           }
           if (forms.includes('trivial')) {
             const t = trivialFederation(parsed.query.ast, shardEndpoints);
-            const o = await engine.query({ query: t.text, sources: [], asAlgebra: true, timeoutMs });
+            const o = await run(t.text, []);
             v.trivial = verdict(gold, o, ordered, 'trivial');
             await tieCheck(v.trivial, o.status === 'ok' ? outcomeJson(o) : undefined);
             if (t.caveats.length > 0 && v.trivial.status !== 'identical') v.trivial.reason += ` (${t.caveats.join('; ')})`;

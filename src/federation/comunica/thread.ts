@@ -1,33 +1,32 @@
 /**
- * Worker-thread entry of EngineWorker (see engine-worker.ts): one Comunica 4.5.0 engine answering
+ * Worker-thread entry of EngineWorker (see worker.ts): one Comunica 4.5.0 engine answering
  * federated queries one at a time, results as SPARQL JSON. A query over its time limit is stopped
- * by terminating this thread.
+ * by terminating this thread. Every HTTP request goes through `fetchWithin` (src/federation/http.ts):
+ * only the allowed endpoints, no redirect followed, each request reported before it is sent.
  */
 import { parentPort } from 'node:worker_threads';
 import { QueryEngine } from '@comunica/query-sparql';
 import { translate } from 'sparqlalgebrajs';
 import sparqljs from 'sparqljs';
+import { fetchWithin, sameEndpoint } from '../http.js';
 import type { EngineReply, EngineRequest } from './worker.js';
 
 const engine = new QueryEngine();
 const port = parentPort!;
 
-/** The endpoint URL of a request: the URL without query string and fragment. */
-const endpointOf = (url: string) => url.replace(/[?#].*$/, '');
-
-/** `fetch` that counts requests per endpoint and, when `allowed` is given, refuses any other URL. */
-function guardedFetch(requests: Record<string, number>, allowed?: string[]): typeof fetch {
-  const ok = allowed ? new Set(allowed.map((u) => u.replace(/\/+$/, ''))) : undefined;
-  return (input, init) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    const ep = endpointOf(url);
-    if (ok && !ok.has(ep.replace(/\/+$/, ''))) return Promise.reject(new Error(`refused to contact ${ep}: not a registered endpoint`));
-    requests[ep] = (requests[ep] ?? 0) + 1;
-    return fetch(input, init);
-  };
+/**
+ * `fetch` for Comunica: within the allowed endpoints (when given), no redirect followed, every
+ * request reported to the main thread before it is sent.
+ */
+function guardedFetch(id: number, allowed?: string[]): typeof fetch {
+  return (input, init) =>
+    fetchWithin(input, init, {
+      allowed: (url) => !allowed || allowed.some((a) => sameEndpoint(a, url.replace(/[?#].*$/, ''))),
+      count: (endpoint) => port.postMessage({ type: 'request', id, endpoint } satisfies EngineReply),
+    });
 }
 
-async function run(req: EngineRequest, requests: Record<string, number>): Promise<string> {
+async function run(req: EngineRequest): Promise<string> {
   // As text, Comunica keeps the query string in its context when there are no sources and then
   // sends the whole query (SERVICE clauses included) to each SERVICE endpoint; as algebra it sends
   // each SERVICE pattern alone. See README, "Verifying the federation".
@@ -37,7 +36,7 @@ async function run(req: EngineRequest, requests: Record<string, number>): Promis
     httpTimeout: req.httpTimeoutMs,
     // Unexpected HTTP errors must fail the query, never be skipped silently.
     lenient: false,
-    fetch: guardedFetch(requests, req.allowedEndpoints),
+    fetch: guardedFetch(req.id, req.allowedEndpoints),
   } as Parameters<QueryEngine['query']>[1]);
   const { data } = await engine.resultToString(result, req.mediaType ?? 'application/sparql-results+json');
   let text = '';
@@ -47,11 +46,9 @@ async function run(req: EngineRequest, requests: Record<string, number>): Promis
 
 port.on('message', (req: EngineRequest) => {
   const started = performance.now();
-  const requests: Record<string, number> = {};
-  run(req, requests).then(
-    (body) => port.postMessage({ type: 'result', id: req.id, body, ms: performance.now() - started, requests } satisfies EngineReply),
-    (e) =>
-      port.postMessage({ type: 'error', id: req.id, error: ((e as Error).message ?? String(e)).split('\n').slice(0, 3).join(' '), ms: performance.now() - started, requests } satisfies EngineReply),
+  run(req).then(
+    (body) => port.postMessage({ type: 'result', id: req.id, body, ms: performance.now() - started } satisfies EngineReply),
+    (e) => port.postMessage({ type: 'error', id: req.id, error: ((e as Error).message ?? String(e)).split('\n').slice(0, 3).join(' '), ms: performance.now() - started } satisfies EngineReply),
   );
 });
 port.postMessage({ type: 'ready' } satisfies EngineReply);

@@ -1,3 +1,8 @@
+/**
+ * `EngineWorker`: one Comunica 4.5.0 query engine in its own worker thread (thread.ts), the
+ * building block of `ComunicaEngine` (engine.ts). The thread reports every HTTP request it sends
+ * before sending it, so request counts are known even when a query is stopped at its time limit.
+ */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -8,7 +13,7 @@ export interface EngineRequest {
   query: string;
   /** SPARQL endpoint URLs, each a Comunica source `{type: 'sparql', value: url}`. */
   sources: string[];
-  /** Hand Comunica the query as algebra rather than text (see engine-thread.ts). */
+  /** Hand Comunica the query as algebra rather than text (see thread.ts). */
   asAlgebra: boolean;
   /** Comunica's `httpTimeout` in ms. */
   httpTimeoutMs: number;
@@ -21,18 +26,21 @@ export interface EngineRequest {
 /** @internal A message from the engine thread. */
 export type EngineReply =
   | { type: 'ready' }
-  | { type: 'result'; id: number; body: string; ms: number; requests: Record<string, number> }
-  | { type: 'error'; id: number; error: string; ms: number; requests: Record<string, number> };
+  /** A request about to be sent for query `id` to `endpoint` (URL without query string). */
+  | { type: 'request'; id: number; endpoint: string }
+  | { type: 'result'; id: number; body: string; ms: number }
+  | { type: 'error'; id: number; error: string; ms: number };
 
 /**
- * The outcome of a federated query: the results (SPARQL JSON unless another media type was asked
- * for), Comunica's error message, or a timeout. `requests` counts the HTTP requests the engine
- * sent, by endpoint URL without query string (unknown after a timeout: the thread is killed).
+ * The outcome of a query in one worker: the results (SPARQL JSON unless another media type was
+ * asked for), Comunica's error message, or a timeout. `requests` counts the HTTP requests the
+ * engine sent, by endpoint URL without query string (also after a timeout: the thread reports each
+ * request before sending it). `ms` is the time from the query's start in the thread.
  */
-export type EngineOutcome =
-  | { status: 'ok'; body: string; ms: number; requests?: Record<string, number> }
-  | { status: 'error'; error: string; ms: number; requests?: Record<string, number> }
-  | { status: 'timeout'; ms: number };
+export type WorkerOutcome =
+  | { status: 'ok'; body: string; ms: number; requests: Record<string, number> }
+  | { status: 'error'; error: string; ms: number; requests: Record<string, number> }
+  | { status: 'timeout'; ms: number; requests: Record<string, number> };
 
 /** A federated query for EngineWorker.query. */
 export interface EngineQuery {
@@ -48,12 +56,8 @@ export interface EngineQuery {
   mediaType?: string;
   /** Restrict the engine's HTTP requests to these endpoint URLs (see EngineRequest.allowedEndpoints). */
   allowedEndpoints?: string[];
-  /**
-   * Latest time (epoch ms, `Date.now()`) the query may still run: a query that waited in the queue
-   * (or for the thread to restart) past it is answered `timeout` without running, and one that
-   * starts before it gets at most the time left. Default: no deadline (`timeoutMs` from its start).
-   */
-  deadline?: number;
+  /** Stops the query (outcome `error` "aborted"; the thread is restarted). */
+  signal?: AbortSignal;
 }
 
 function threadScript(): string {
@@ -97,26 +101,47 @@ export class EngineWorker {
     });
   }
 
-  /** Runs one federated query; never rejects. */
-  query(q: EngineQuery): Promise<EngineOutcome> {
+  /**
+   * Runs one federated query after those already given; never rejects. Aborting `q.signal` while
+   * the query waits answers it at once (`error` "aborted") and it never runs.
+   */
+  query(q: EngineQuery): Promise<WorkerOutcome> {
     const run = this.tail.then(() => this.runOne(q));
     this.tail = run;
-    return run;
+    const signal = q.signal;
+    if (!signal) return run;
+    return new Promise<WorkerOutcome>((resolve) => {
+      const onAbort = () => {
+        if (!this.running.has(q)) resolve({ status: 'error', error: 'aborted', ms: 0, requests: {} });
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      void run.then((o) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(o);
+      });
+    });
   }
 
-  private async runOne(q: EngineQuery): Promise<EngineOutcome> {
-    if (this.closed) return { status: 'error', error: 'engine is closed', ms: 0 };
+  /** Queries whose evaluation has started (an abort then stops the thread instead of dropping them). */
+  private readonly running = new Set<EngineQuery>();
+
+  private async runOne(q: EngineQuery): Promise<WorkerOutcome> {
+    if (this.closed) return { status: 'error', error: 'engine is closed', ms: 0, requests: {} };
     await this.ready;
-    const left = q.deadline === undefined ? q.timeoutMs : Math.min(q.timeoutMs, q.deadline - Date.now());
-    if (left <= 0) return { status: 'timeout', ms: 0 };
+    const left = q.timeoutMs;
+    if (q.signal?.aborted) return { status: 'error', error: 'aborted', ms: 0, requests: {} };
+    this.running.add(q);
     const id = this.nextId++;
     const started = performance.now();
     const worker = this.worker;
-    return new Promise<EngineOutcome>((resolve) => {
-      const done = (o: EngineOutcome) => {
+    const requests: Record<string, number> = {};
+    return new Promise<WorkerOutcome>((resolve) => {
+      const done = (o: WorkerOutcome) => {
         clearTimeout(timer);
         worker.off('message', onMessage);
         worker.off('error', onError);
+        q.signal?.removeEventListener('abort', onAbort);
+        this.running.delete(q);
         resolve(o);
       };
       const restart = () => {
@@ -125,19 +150,25 @@ export class EngineWorker {
         if (!this.closed) this.spawn();
       };
       const onMessage = (r: EngineReply) => {
-        if (r.type === 'result' && r.id === id) done({ status: 'ok', body: r.body, ms: r.ms, requests: r.requests });
-        else if (r.type === 'error' && r.id === id) done({ status: 'error', error: r.error, ms: r.ms, requests: r.requests });
+        if (r.type === 'request' && r.id === id) requests[r.endpoint] = (requests[r.endpoint] ?? 0) + 1;
+        else if (r.type === 'result' && r.id === id) done({ status: 'ok', body: r.body, ms: r.ms, requests });
+        else if (r.type === 'error' && r.id === id) done({ status: 'error', error: r.error, ms: r.ms, requests });
       };
       const onError = (e: Error) => {
-        done({ status: 'error', error: `engine thread crashed: ${e.message}`, ms: performance.now() - started });
+        done({ status: 'error', error: `engine thread crashed: ${e.message}`, ms: performance.now() - started, requests });
+        restart();
+      };
+      const onAbort = () => {
+        done({ status: 'error', error: 'aborted', ms: performance.now() - started, requests });
         restart();
       };
       const timer = setTimeout(() => {
-        done({ status: 'timeout', ms: performance.now() - started });
+        done({ status: 'timeout', ms: performance.now() - started, requests });
         restart();
       }, left);
       worker.on('message', onMessage);
       worker.on('error', onError);
+      q.signal?.addEventListener('abort', onAbort, { once: true });
       worker.postMessage({
         id,
         query: q.query,

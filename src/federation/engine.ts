@@ -1,0 +1,100 @@
+/**
+ * Federation engines behind one interface (FKGQA paper, section 3: "concrete federation engines
+ * should be easily interchangeable, delimiting the query plan generation from the agentic endpoint
+ * discovery"). An engine evaluates a query with several SERVICE clauses (or, for `fkgqa verify`'s
+ * federated form, a query without SERVICE over a list of sources) and may contact only the
+ * endpoints it was created with. Routing (src/federation/routing.ts) decides what reaches an engine;
+ * the bounded client (src/federation/client.ts) owns the one engine of a server.
+ *
+ * Engines are chosen by name with `--federation-engine <name>` on `fkgqa mcp`, `serve`
+ * (`/federation/sparql`), `verify` and `eval`; `createEngine` builds one by name. This module loads no
+ * engine: each implementation is imported when it is created, so commands that never federate do
+ * not load Comunica.
+ *
+ * Adding an engine: implement `FederationEngine` in `src/federation/<name>/engine.ts` (time limit:
+ * the outcome is `timeout`, never an empty answer; requests counted per endpoint URL without query
+ * string; nothing sent outside `EngineSetup.endpoints`: use `fetchWithin` of http.ts or an
+ * equivalent check, redirects included), add its name to FEDERATION_ENGINES and a case to
+ * `createEngine`. The tests of tests/federation.test.ts run every engine listed.
+ */
+
+/** Options of one query. */
+export interface EngineQueryOptions {
+  /**
+   * Time limit of the whole call in ms, waiting for a busy engine included; over it the outcome is
+   * `timeout` and the engine's work on the query is stopped.
+   */
+  timeoutMs: number;
+  /** Aborts the query (outcome `error` "aborted"); the engine's work on it is stopped. */
+  signal?: AbortSignal;
+  /**
+   * SPARQL endpoints to federate over when the query names none with SERVICE (the engine selects
+   * sources itself: `fkgqa verify`'s federated form). Omitted or empty for SERVICE-explicit queries,
+   * whose SERVICE clauses name the endpoints.
+   */
+  sources?: string[];
+}
+
+/**
+ * The outcome of one query. `requests` counts the HTTP requests the engine sent, per endpoint URL
+ * (without query string): service-description probes and COUNT queries included; also after a
+ * timeout, up to the moment the engine was stopped.
+ */
+export type EngineOutcome =
+  | { status: 'ok'; body: string; contentType: string; requests: Record<string, number> }
+  | { status: 'timeout'; requests: Record<string, number> }
+  | { status: 'error'; error: string; httpStatus?: number; requests: Record<string, number> };
+
+/** A federation engine (module comment). */
+export interface FederationEngine {
+  /** The value of `--federation-engine` that selects it. */
+  readonly name: string;
+  /**
+   * Evaluates a query.
+   * @param query the query text with full IRIs (no prefix declarations needed)
+   * @param mediaType the answer's media type: `application/sparql-results+json` for SELECT/ASK,
+   *   `application/n-triples` for CONSTRUCT/DESCRIBE
+   * @returns never rejects: errors and the time limit are outcomes
+   */
+  query(query: string, mediaType: string, options: EngineQueryOptions): Promise<EngineOutcome>;
+  /** Stops the engine (its threads or processes). Idempotent. */
+  close(): Promise<void>;
+  /** Optional: starts the engine now rather than at its first query (engines that take seconds to start). */
+  warm?(): Promise<void>;
+}
+
+/** What an engine is created with. */
+export interface EngineSetup {
+  /** The endpoint URLs the engine may contact (the registry's); any other request fails the query. */
+  endpoints: string[];
+  /** Queries evaluated at once (engine threads or processes; default 1). */
+  parallel?: number;
+}
+
+/** The engines fkgqa knows, by `--federation-engine` name; the first is the default. */
+export const FEDERATION_ENGINES = ['comunica'] as const;
+/** One of FEDERATION_ENGINES. */
+export type FederationEngineName = (typeof FEDERATION_ENGINES)[number];
+/** The default engine. */
+export const DEFAULT_FEDERATION_ENGINE: FederationEngineName = 'comunica';
+
+/** Whether a string names a known engine. */
+export function isFederationEngine(name: string): name is FederationEngineName {
+  return (FEDERATION_ENGINES as readonly string[]).includes(name);
+}
+
+/**
+ * Creates an engine by name (loading its implementation now). The engine starts its threads
+ * lazily or at once, as it documents; `close` stops them.
+ * @throws Error for an unknown name (the CLI refuses unknown names before this, exit 2)
+ */
+export async function createEngine(name: string, setup: EngineSetup): Promise<FederationEngine> {
+  switch (name) {
+    case 'comunica': {
+      const { ComunicaEngine } = await import('./comunica/engine.js');
+      return new ComunicaEngine(setup);
+    }
+    default:
+      throw new Error(`unknown federation engine "${name}": one of ${FEDERATION_ENGINES.join(', ')}`);
+  }
+}
