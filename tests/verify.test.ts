@@ -11,7 +11,7 @@ import { serve } from '../src/serve/server.js';
 import { compareResults } from '../src/answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../src/answers/ties.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
-import { verify } from '../src/verify/verify.js';
+import { verify } from '../src/index.js';
 import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';

@@ -22,8 +22,8 @@ import { negatedTriples } from '../sparql/negation.js';
 import type { ChatModel, ChatReply, ChatRequest } from './chat.js';
 import type { RunEndpoint } from './record.js';
 
-export const SCRIPTED_AGENTS = ['oracle', 'trivial', 'single'] as const;
-export type ScriptedAgent = (typeof SCRIPTED_AGENTS)[number];
+import type { ScriptedAgent } from './record.js';
+
 
 /**
  * The query a scripted agent submits.

@@ -13,6 +13,10 @@ export const RUN_FORMAT = 'fkgqa-run/1';
 export const SETUPS = ['baseline', 'high_level', 'void_tool', 'kgvoyager'] as const;
 export type Setup = (typeof SETUPS)[number];
 
+/** The scripted agents of `fkgqa eval --agent` (src/eval/agents.ts): no model, a fixed query. */
+export const SCRIPTED_AGENTS = ['oracle', 'trivial', 'single'] as const;
+export type ScriptedAgent = (typeof SCRIPTED_AGENTS)[number];
+
 /** How a run ended. */
 export const END_REASONS = ['submitted', 'cancelled', 'turn_limit', 'model_error'] as const;
 export type EndReason = (typeof END_REASONS)[number];

@@ -6,7 +6,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { CallLog } from './call-log.js';
-import type { KgVoyagerSetup } from './kgvoyager/mcp.js';
+import type { KgVoyagerSetup } from './kgvoyager/setup.js';
 import type { EndpointRegistry } from '../federation/registry.js';
 import type { BoundedSparqlClient } from '../federation/client.js';
 

@@ -13,10 +13,39 @@ import { parseQuery } from '../sparql/parse.js';
 import { writeBenchmark } from './benchmark.js';
 import { buildGraph } from './graph.js';
 import type { GraphBuild, PartitionResult } from './manifest.js';
-import { methodOptionsOf, validatePartitionOptions, type PartitionOptions } from './options.js';
+import { iriError } from '../common/iri.js';
+import { endpointUrl } from '../describe/index.js';
+import { methodOptionsOf, type PartitionOptions } from './options.js';
+import { PRESETS } from './presets.js';
 import { digestTree, isBuildEntry, readPrevious } from './output.js';
 
 const ms = (t0: number) => Math.round(performance.now() - t0);
+
+/**
+ * Checks the options before anything is read.
+ * @throws InputError naming the option (as the CLI spells it) and what is wrong
+ */
+export function validatePartitionOptions(o: PartitionOptions): void {
+  if (!Number.isInteger(o.buckets) || o.buckets < 2 || o.buckets > 1024) {
+    throw new InputError(`--buckets must be an integer from 2 to 1024, got ${o.buckets}`);
+  }
+  if (!Number.isSafeInteger(o.seed) || o.seed < 0) throw new InputError(`--seed must be a non-negative integer, got ${o.seed}`);
+  if (o.layout !== 'compact' && o.layout !== 'separate') throw new InputError(`--layout must be compact or separate, got "${o.layout}"`);
+  if (o.horizontalCandidates !== undefined && o.horizontalCandidates !== 'unless-class' && o.horizontalCandidates !== 'every-query') {
+    throw new InputError(`--horizontal-candidates must be unless-class or every-query, got "${o.horizontalCandidates}"`);
+  }
+  if (o.horizontalPlacement !== undefined && !['own-buckets', 'all-shards', 'every-shard'].includes(o.horizontalPlacement)) {
+    throw new InputError(`--horizontal-placement must be own-buckets, all-shards or every-shard, got "${o.horizontalPlacement}"`);
+  }
+  if (o.predicateCandidates !== undefined && o.predicateCandidates !== 'all-pairs' && o.predicateCandidates !== 'no-rdf-type') {
+    throw new InputError(`--predicate-candidates must be all-pairs or no-rdf-type, got "${o.predicateCandidates}"`);
+  }
+  if (o.preset !== undefined && !Object.hasOwn(PRESETS, o.preset)) throw new InputError(`--preset must be one of ${Object.keys(PRESETS).join(', ')}, got "${o.preset}"`);
+  if (!(o.solverTimeoutMs > 0)) throw new InputError(`--solver-timeout must be positive, got ${o.solverTimeoutMs}`);
+  const prefixError = iriError(o.defaultPrefix) ?? (/^[a-z][a-z0-9+.-]*:/i.test(o.defaultPrefix) ? undefined : 'not absolute');
+  if (prefixError) throw new InputError(`--default-prefix must be an absolute IRI, got "${o.defaultPrefix}" (${prefixError})`);
+  if (o.endpointBase !== undefined) endpointUrl(o.endpointBase, 'x');
+}
 
 /**
  * `fkgqa partition`: builds the federated shards of every selected graph (load → analyse → plan →

@@ -7,7 +7,8 @@
 import * as oxigraph from 'oxigraph';
 import { isEngineFault } from '../common/store-host.js';
 import { MEDIA, negotiate, offered, ProtocolError } from '../sparql/protocol.js';
-import { type Feature, inspectQuery, queryInfo, type RequestKind } from '../sparql/inspect.js';
+import { type Feature, inspectQuery, queryInfo } from '../sparql/inspect.js';
+import { type RequestKind } from './request-log.js';
 import { serializeResults, truncateBindings, type JsonResults } from '../sparql/results.js';
 
 /** What the worker needs to answer one query of one endpoint. */

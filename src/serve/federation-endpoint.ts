@@ -18,7 +18,7 @@ import type { EndpointRegistry } from '../federation/registry.js';
 import { planQuery } from '../federation/routing.js';
 import { BoundedSparqlClient } from '../federation/client.js';
 import { MEDIA, negotiate, offered, parseProtocolRequest, ProtocolError, readBody, strictSearchParams } from '../sparql/protocol.js';
-import type { RequestKind } from '../sparql/inspect.js';
+import type { RequestKind } from './request-log.js';
 import { serviceDescription } from './service-description.js';
 
 /** The path of the federation endpoint on a `fkgqa serve` port. */

@@ -6,7 +6,20 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RequestKind } from '../sparql/inspect.js';
+
+/**
+ * Kind of a request, as logged per endpoint (pitfall B6: federation engines send service-description
+ * probes and COUNT queries besides the data queries):
+ * - `service-description`: a GET without a query (the probe engines send first);
+ * - `void`: a request for the endpoint's VoID file;
+ * - `ask`: an ASK query (FedX-style source selection);
+ * - `count`: a SELECT whose projection is only COUNT aggregates, without GROUP BY (Comunica's
+ *   cardinality queries have this shape, and so do "how many" questions);
+ * - `data`: any other query;
+ * - `invalid`: a request refused before running (bad protocol use, syntax error, update, 406);
+ * - `other`: CORS preflight and unknown paths.
+ */
+export type RequestKind = 'service-description' | 'void' | 'ask' | 'count' | 'data' | 'invalid' | 'other';
 
 /** Default size cap of a request log file: 64 MiB, then it is rotated (see RequestLog). */
 export const REQUEST_LOG_MAX_BYTES = 64 * 1024 * 1024;

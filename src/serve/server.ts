@@ -26,7 +26,7 @@ import { LiveDescriptions } from './live-void.js';
 import { profileFor, readProfileConfig, type EndpointProfile, type ProfileConfig } from './profile.js';
 import { seededRandom } from '../common/random.js';
 import { MEDIA, negotiate, parseProtocolRequest, ProtocolError, readBody, strictSearchParams, type ProtocolRequest } from '../sparql/protocol.js';
-import type { RequestKind } from '../sparql/inspect.js';
+import type { RequestKind } from './request-log.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog, type RequestLogEntry } from './request-log.js';
 import { acquireServeLock, releaseServeState } from './state.js';
 import type { EndpointEntry, EndpointsFileContents, ServeOwner } from '../build/state.js';

@@ -1,7 +1,7 @@
 /**
- * What an endpoint needs to know about an incoming query before it runs it: its result form (for
- * content negotiation), its kind (for the request log) and the SPARQL features it uses (for the
- * behaviour profiles). Queries are parsed with sparqljs; the text sent to oxigraph is the client's
+ * Quick form inspection: what an endpoint needs to know about an incoming query before it runs it:
+ * its result form (for content negotiation), its kind (ask, count or data: for the request log) and
+ * the SPARQL features it uses (for the behaviour profiles). Queries are parsed with sparqljs; the text sent to oxigraph is the client's
  * own, unchanged (oxigraph parses escaped local names correctly; sparqljs does not, pitfall B1).
  */
 import sparqljs from 'sparqljs';
@@ -9,19 +9,6 @@ import { explainParseError } from './parse.js';
 import { skipOpaque } from './guard.js';
 import { ProtocolError, type ResultForm } from './protocol.js';
 
-/**
- * Kind of a request, as logged per endpoint (pitfall B6: federation engines send service-description
- * probes and COUNT queries besides the data queries):
- * - `service-description`: a GET without a query (the probe engines send first);
- * - `void`: a request for the endpoint's VoID file;
- * - `ask`: an ASK query (FedX-style source selection);
- * - `count`: a SELECT whose projection is only COUNT aggregates, without GROUP BY (Comunica's
- *   cardinality queries have this shape, and so do "how many" questions);
- * - `data`: any other query;
- * - `invalid`: a request refused before running (bad protocol use, syntax error, update, 406);
- * - `other`: CORS preflight and unknown paths.
- */
-export type RequestKind = 'service-description' | 'void' | 'ask' | 'count' | 'data' | 'invalid' | 'other';
 
 /** SPARQL features a behaviour profile can refuse (challenge C2 of the FKGQA paper). */
 export const FEATURES = ['service', 'values', 'aggregates', 'subqueries'] as const;

@@ -9,6 +9,7 @@
  * library entry point passes (src/index.ts), so verify never imports serve.
  */
 import { ProgressTicker } from '../common/progress.js';
+import { FORMS, type FederationForm } from './forms.js';
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
@@ -25,10 +26,6 @@ import { trivialFederation } from '../sparql/trivial.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE, type EngineOutcome } from '../federation/engine.js';
 import { openRegistry, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
 
-/** The two federated forms of a query. */
-export type FederationForm = 'federated' | 'trivial';
-/** Both forms, in report order. */
-export const FORMS: FederationForm[] = ['federated', 'trivial'];
 
 /** Options of `verify`. */
 export interface VerifyOptions {

@@ -7,18 +7,11 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { McpToolContext, ToolRegistrar } from '../context.js';
 import { runSparqlQuery, RESULT_FORMATS, type ResultFormat } from '../run-query.js';
-import { createEmbedder, type EmbedderSpec } from './embedder.js';
+import { createEmbedder } from './embedder.js';
 import { registerKgVoyagerToolsOn, type KgVoyagerCall } from './register.js';
 import type { SparqlSelect } from './sparql.js';
-import { KgVoyager, type KgVoyagerOptions } from './tools.js';
-
-/** How the KGVoyager tool set is configured (the `--embedder`, `--rrf-k`, … options of `fkgqa mcp`). */
-export interface KgVoyagerSetup {
-  /** The dense side (default the built-in n-gram embedder). */
-  embedder?: EmbedderSpec;
-  /** Retrieval and bounds (default `KGVOYAGER_DEFAULTS`). */
-  options?: Partial<KgVoyagerOptions>;
-}
+import { KgVoyager } from './tools.js';
+import type { KgVoyagerSetup } from './setup.js';
 
 /** One `KgVoyager` (and so one index cache) per server context, shared by the servers built from it (one per HTTP session). */
 const instances = new WeakMap<McpToolContext, KgVoyager>();

@@ -1,0 +1,69 @@
+/**
+ * `fkgqa mcp`: flags → the endpoint registry (`openRegistry`, src/federation/registry.ts) and the
+ * SPARQL-MCP server (src/mcp/server.ts), served on stdio or Streamable HTTP until the client or a
+ * signal ends it.
+ */
+import path from 'node:path';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { InputError } from '../../common/errors.js';
+import { openRegistry } from '../../federation/registry.js';
+import type { McpLimits, Setup } from '../../mcp/context.js';
+import type { EmbedderSpec } from '../../mcp/kgvoyager/embedder.js';
+import type { KgVoyagerSetup } from '../../mcp/kgvoyager/setup.js';
+import type { RetrievalMode } from '../../mcp/kgvoyager/retrieval.js';
+import { buildMcpServer, createMcpContext, serveMcpHttp, type McpServerOptions } from '../../mcp/server.js';
+import { stderrProgress } from '../progress.js';
+import { untilSignal } from '../signals.js';
+
+/**
+ * The KGVoyager configuration from the command's options.
+ * @throws InputError for an embedder without its URL/model or model folder
+ */
+function kgVoyagerSetupFromOptions(o: Record<string, string | number | boolean | undefined>): KgVoyagerSetup {
+  let embedder: EmbedderSpec = { kind: 'ngram' };
+  if (o.embedder === 'openai') {
+    if (!o.embeddingUrl || !o.embeddingModel) throw new InputError('--embedder openai needs --embedding-url and --embedding-model');
+    const key = process.env[String(o.embeddingKeyEnv)];
+    embedder = { kind: 'openai', url: String(o.embeddingUrl), model: String(o.embeddingModel), ...(key ? { apiKey: key } : {}) };
+  } else if (o.embedder === 'local') {
+    if (!o.embeddingModelPath) throw new InputError('--embedder local needs --embedding-model-path <dir>');
+    embedder = { kind: 'local', modelPath: String(o.embeddingModelPath) };
+  }
+  return { embedder, options: { retrieval: o.retrieval as RetrievalMode, rrfK: Number(o.rrfK), timeoutMs: Number(o.exploreTimeout) } };
+}
+
+export async function run(o: Record<string, any>): Promise<void> {
+  const progress = stderrProgress(o.quiet);
+  const registry = openRegistry({ endpointsFiles: o.endpoints, build: o.shards, state: o.state, endpointBase: o.endpointBase, urls: o.endpoint, kgs: o.kg, hint: 'start fkgqa serve, or give --endpoint-base or --endpoint' });
+  const limits: Partial<McpLimits> = { defaultTimeoutMs: o.timeout, previewRows: o.previewRows, maxQueryChars: o.maxQueryChars, voidStepTimeoutMs: o.voidStepTimeout };
+  const options: McpServerOptions = {
+    registry,
+    setup: o.setup as Setup,
+    limits,
+    ...(o.shards ? { build: o.shards } : {}),
+    ...(o.state ? { state: o.state } : {}),
+    ...(o.callLog ? { callLog: path.resolve(o.callLog) } : {}),
+    ...(o.kgvoyager || o.setup === 'kgvoyager' ? { kgvoyager: kgVoyagerSetupFromOptions(o) } : {}),
+    engines: o.engines,
+    federationEngine: o.federationEngine,
+  };
+  const about = `setup ${o.setup}, ${registry.endpoints.length} endpoints (${registry.source})`;
+  if (o.http) {
+    const s = await serveMcpHttp({ ...options, host: o.host, port: o.port });
+    const json = o.json || o.format === 'json';
+    process.stdout.write(json ? JSON.stringify({ url: s.url, setup: o.setup, endpoints: registry.endpoints.length, callLog: s.context.callLog.file }) + '\n' : `${s.url}\n`);
+    progress?.(`fkgqa mcp: Streamable HTTP at ${s.url}; ${about}; call log ${s.context.callLog.file ?? 'in memory only'}`);
+    const sig = await untilSignal();
+    progress?.(`fkgqa mcp: ${sig}, stopping after ${s.context.callLog.entries.length} tool calls`);
+    await s.close();
+    return;
+  }
+  const context = createMcpContext(options);
+  void context.sparql.warm();
+  progress?.(`fkgqa mcp: MCP on stdio; ${about}; call log ${context.callLog.file ?? 'in memory only'}`);
+  const handle = serveStdio(() => buildMcpServer(context, options.tools));
+  // The client closing stdin ends the session (MCP stdio binding); a signal too.
+  await Promise.race([new Promise<void>((resolve) => process.stdin.once('close', () => resolve()).once('end', () => resolve())), untilSignal()]);
+  await handle.close();
+  await context.close();
+}

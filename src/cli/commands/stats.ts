@@ -1,0 +1,38 @@
+/** `fkgqa stats`: flags → `stats` (src/index.ts); prints the figures, writes the per-query CSV and HTML report. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { InputError } from '../../common/errors.js';
+import { stats } from '../../index.js';
+import { formatStatsHtml } from '../../report/html.js';
+import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText } from '../../report/stats-format.js';
+import { outputFormat } from '../options.js';
+import { stderrProgress } from '../progress.js';
+
+/** Checks, before any work, that a report file can be written: its folder exists and it is not a folder. */
+function checkOutputFile(file: string): void {
+  const dir = path.dirname(path.resolve(file));
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new InputError('the folder of this output file does not exist', { file });
+  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) throw new InputError('is a directory, not a file', { file });
+}
+
+export async function run(o: Record<string, any>): Promise<void> {
+  const format = outputFormat(o);
+  for (const f of [o.perQuery, o.html]) if (f) checkOutputFile(f);
+  const s = await stats({
+    shards: o.shards,
+    kgs: o.kg,
+    timeoutMs: o.timeout,
+    recompute: o.recompute,
+    state: o.state,
+    progress: stderrProgress(o.quiet),
+  });
+  if (o.perQuery) fs.writeFileSync(o.perQuery, formatPerQueryCsv(s));
+  if (o.html) fs.writeFileSync(o.html, formatStatsHtml(s));
+  const paper = Boolean(o.comparePaper);
+  let text: string;
+  if (format === 'json') text = JSON.stringify(paper ? { ...s, comparison: comparePaper(s.figures) } : s, null, 2) + '\n';
+  else if (format === 'csv') text = formatStatsCsv(s, paper);
+  else if (format === 'markdown') text = formatStatsMarkdown(s, paper);
+  else text = formatStatsText(s, paper);
+  process.stdout.write(text);
+}

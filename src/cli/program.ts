@@ -1,0 +1,351 @@
+/**
+ * The `fkgqa` command line: every command with its options (the one place options are defined:
+ * docs/cli.md's option tables are generated from here, `npm run docs:cli`). Each command's action
+ * lives in src/cli/commands/<verb>.ts and is loaded when the command runs, so that `partition`
+ * never loads the MCP SDK, zod or Comunica. This module imports only light constants.
+ */
+import { fileURLToPath } from 'node:url';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { TOOL } from '../common/version.js';
+import { FORMS } from '../verify/forms.js';
+import { DEFAULT_PARTITION_OPTIONS } from '../partition/options.js';
+import { PRESETS } from '../partition/presets.js';
+import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
+import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
+import { SCRIPTED_AGENTS, SETUPS } from '../eval/record.js';
+import { SETUPS as MCP_SETUPS } from '../mcp/context.js';
+import { DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES } from '../federation/engine.js';
+import { engineAliasOption, formatOption, jsonOption, voidEngineOption } from './options.js';
+
+/** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
+export const DEMO_SOURCE = fileURLToPath(new URL('../../datasets/demo', import.meta.url));
+
+/** An option parser for an integer from `min` to `max`. */
+const integer = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) => (v: string) => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+  }
+  return n;
+};
+
+/** Help text of `--endpoint-base`, shared by partition and describe. */
+const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql';
+
+/** Help text of `--void-engine`, shared by partition and describe. */
+const VOID_ENGINE_HELP =
+  'VoID statistics from SPARQL queries on an in-process store (sparql), from streaming the shard files (stream), or sparql up to 500,000 triples per graph and stream above (auto)';
+
+/** An option parser for a finite number. */
+const number = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`${name} must be a number`);
+  return n;
+};
+
+/** `--federation-engine <name>`: the engine that evaluates queries with several SERVICE clauses (src/federation/engine.ts). */
+const federationEngineOption = (what: string) =>
+  new Option('--federation-engine <name>', `${what} (src/federation/engine.ts)`).choices([...FEDERATION_ENGINES]).default(DEFAULT_FEDERATION_ENGINE);
+
+/** An action that loads src/cli/commands/<verb>.js when the command runs and calls its `run`. */
+function lazy(verb: string): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
+    const m = (await import(`./commands/${verb}.js`)) as { run: (...a: unknown[]) => Promise<void> };
+    await m.run(...args);
+  };
+}
+
+/** The exit codes of each command, shown at the end of its help (verify documents its own below). */
+const EXIT_CODES: Record<string, string> = {
+  partition: '0 built, 1 built but a rebuild with the same inputs gave other bytes (determinism check), 2 bad input (named file, line or option; the previous build is left as it was), 3 internal error.',
+  stats: '0 reported, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
+  synth: '0 written, 2 bad input, 3 internal error.',
+  describe: '0 written, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
+  serve: '0 stopped by SIGINT/SIGTERM, 2 bad input (a build that does not check, bad profiles or options), 3 internal error.',
+};
+
+/** Builds the `fkgqa` command line (a thin layer over the library API, src/index.ts). */
+export function program(): Command {
+  const cli = new Command('fkgqa')
+    .description('Build and serve the federated knowledge-graph question-answering benchmark (FKGQA).')
+    .version(TOOL.version)
+    .showHelpAfterError('(add --help for the options)')
+    .exitOverride();
+
+  cli
+    .command('partition')
+    .description(
+      'Split every knowledge graph into shards so that each gold query needs at least two SPARQL endpoints ' +
+        '(section 4 of the FKGQA paper). With no options, builds the demo dataset into ./shards.',
+    )
+    .option('--source <dir>', 'benchmark source directory: dev.json (or a kg_name,question,query CSV), kg/<name>.nt|.ttl|.rdf, ontologies/<name>.owl|.ttl', DEMO_SOURCE)
+    .option('--out <dir>', 'output directory; replaced only when the whole build succeeds', 'shards')
+    .option('--questions <file>', 'questions file (JSON or CSV) if not dev.json/questions.json/dev.csv/questions.csv in the source')
+    .option('--kg <name...>', 'build only these knowledge graphs')
+    .addOption(new Option('--buckets <n>', 'buckets per horizontal (subject-hash) sharding').argParser(integer('--buckets', 2, 1024)).default(DEFAULT_PARTITION_OPTIONS.buckets))
+    .addOption(
+      new Option('--seed <n>', 'seed of the xxh64 subject hash (the bucket of every subject; a class whose instances all fall into one bucket cannot be split horizontally, so the seed can change the chosen rules) and of the shard numbering')
+        .argParser(integer('--seed', 0))
+        .default(DEFAULT_PARTITION_OPTIONS.seed),
+    )
+    .option('--default-prefix <iri>', 'IRI of the undeclared ":" prefix in the gold queries', DEFAULT_PARTITION_OPTIONS.defaultPrefix)
+    .addOption(
+      new Option('--solver-timeout <ms>', 'time limit of each ASP solve; on timeout the best rule set found is used and marked not optimal')
+        .argParser(integer('--solver-timeout', 1))
+        .default(DEFAULT_PARTITION_OPTIONS.solverTimeoutMs),
+    )
+    .addOption(
+      new Option('--layout <layout>', 'compact: the fewest shards that realise every rule; separate: a shard per predicate, class and horizontal class of the rules (the paper\'s literal reading)')
+        .choices(['compact', 'separate'])
+        .default(DEFAULT_PARTITION_OPTIONS.layout),
+    )
+    .option('--expression-patterns', 'T(q) includes triple patterns inside FILTER/BIND/HAVING expressions (the default; overrides a preset)')
+    .option('--class-inference', 'C(q) also from rdfs:domain/rdfs:range (the default; overrides a preset)')
+    .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (with --no-class-inference: the paper's published applicability figures)")
+    .option('--no-class-inference', 'C(q) from explicit rdf:type patterns only, not from rdfs:domain/rdfs:range')
+    .addOption(
+      new Option('--horizontal-candidates <which>', 'unless-class: horizontal candidates only for queries to which class sharding does not apply (section 4.1 as written); every-query: for every query to which horizontal sharding applies')
+        .choices(['unless-class', 'every-query'])
+        .default(DEFAULT_PARTITION_OPTIONS.horizontalCandidates),
+    )
+    .addOption(
+      new Option('--predicate-candidates <which>', 'all-pairs: every pair of P(q), rdf:type included; no-rdf-type: only pairs of two predicates other than rdf:type')
+        .choices(['all-pairs', 'no-rdf-type'])
+        .default(DEFAULT_PARTITION_OPTIONS.predicateCandidates),
+    )
+    .addOption(
+      new Option('--horizontal-placement <where>', 'own-buckets: each horizontal class (group) gets --buckets shards of its own; all-shards: its instances are hashed over every shard holding whole subjects (base and class shards, but those of classes a class rule separates from it), at least --buckets; every-shard: over every shard, predicate shards included, with no exclusions (rules can then fail)')
+        .choices(['own-buckets', 'all-shards', 'every-shard'])
+        .default(DEFAULT_PARTITION_OPTIONS.horizontalPlacement),
+    )
+    .addOption(
+      new Option('--preset <name>', `a named set of the method options above (${Object.entries(PRESETS).map(([k, p]) => `${k}: ${p.description}`).join('; ')}); options given explicitly override it`).choices(
+        Object.keys(PRESETS),
+      ),
+    )
+    .option('--no-void', 'do not write the VoID of the shards nor the catalogue')
+    .addOption(voidEngineOption(VOID_ENGINE_HELP))
+    .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
+    .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
+    .addOption(jsonOption())
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('partition'));
+
+  cli
+    .command('describe')
+    .description(
+      'Compute the VoID of every shard of an existing build (standard and extended, with linksets) and the catalogue ' +
+        '(catalogue.json, catalogue.ttl) with SPARQL 1.1 aggregate queries, and write them into the build.',
+    )
+    .option('--shards <dir>', 'the build directory written by fkgqa partition', 'shards')
+    .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
+    .addOption(voidEngineOption(`without --sparql: ${VOID_ENGINE_HELP}`))
+    .addOption(engineAliasOption())
+    .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
+    .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
+    .addOption(jsonOption())
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('describe'));
+
+  cli
+    .command('stats')
+    .description(
+      'Report a build: gold answers on the unsharded graphs, implied and realised fan-out, shards, rules and ' +
+        'applicability (section 4.2 of the FKGQA paper). Gold answers and realised fan-out are stored in the state folder ' +
+        '(<state>/gold-answers/<kg>.json, <state>/realised-fan-out/<kg>.json); the build is not written.',
+    )
+    .option('--shards <dir>', 'build directory written by fkgqa partition', 'shards')
+    .option('--state <dir>', 'state folder for stored gold answers and realised fan-out (default: <shards>.state beside the build)')
+    .option('--kg <name...>', 'only these knowledge graphs')
+    .addOption(formatOption(['text', 'json', 'csv', 'markdown'], 'output format: text, json, csv or markdown (default: text)'))
+    .addOption(jsonOption())
+    .option('--compare-paper', "a table with one row per figure: the paper's value, this build's, the difference")
+    .option('--per-query <file>', 'write one CSV row per distinct query to FILE')
+    .option('--html <file>', 'write a self-contained HTML report with charts to FILE')
+    .addOption(new Option('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such').argParser(integer('--timeout', 1)).default(60_000))
+    .option('--recompute', 'recompute gold answers even if stored ones match the build')
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('stats'));
+
+  cli
+    .command('questions')
+    .description(
+      'Show each question of a build: the question, its gold query, the shards its answer needs (realised: shards whose triples a ' +
+        'solution uses) and the shards that may match (implied: shards with a triple matching some triple pattern), and its gold ' +
+        'answer (rows and a preview). Needed shards and answers come from what fkgqa stats stored for the build, or are computed now.',
+    )
+    .option('--shards <dir>', 'build directory written by fkgqa partition', 'shards')
+    .option('--kg <name...>', 'only the questions of these knowledge graphs')
+    .option('--query <id...>', 'only the questions asking these gold queries (<kg>/q<N>)')
+    .addOption(formatOption(['text', 'json'], 'text (one block per question) or json (the benchmark.json entries with shardsNeeded and answer; default: text)'))
+    .addOption(jsonOption())
+    .option('--state <dir>', 'state folder where fkgqa stats stored gold answers and realised fan-out (default: <shards>.state beside the build)')
+    .addOption(new Option('--rows <n>', 'rows of each gold answer to show').argParser(integer('--rows', 0)).default(5))
+    .addOption(new Option('--timeout <ms>', 'time limit per query when answers and needed shards are computed here').argParser(integer('--timeout', 1)).default(60_000))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('questions'));
+
+  cli
+    .command('synth')
+    .description(
+      'Make a Spider-like benchmark source of a given size by replicating one graph with renamed instances ' +
+        '(for scale tests): writes dev.json with the graph\'s questions, kg/<kg>.nt and its ontology.',
+    )
+    .requiredOption('--source <dir>', 'benchmark source directory holding the graph')
+    .requiredOption('--kg <name>', 'graph to replicate')
+    .addOption(new Option('--triples <n>', 'triples of the synthetic graph').argParser(integer('--triples', 1)).makeOptionMandatory())
+    .addOption(new Option('--seed <n>', 'seed of the perturbation of numeric literals in the copies').argParser(integer('--seed', 0)).default(0))
+    .requiredOption('--out <dir>', 'output source directory')
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('synth'));
+
+  cli
+    .command('serve')
+    .description(
+      'Serve every shard of a build as its own SPARQL endpoint (SPARQL 1.1 Protocol; oxigraph stores in worker threads). ' +
+        'Writes nothing into the build: endpoints.json (and the request log) go to the state folder (default <shards>.state/), ' +
+        'removed at stop; a second serve with the same state folder exits 2. Prints "id<TAB>url" per endpoint on stdout; stops on SIGINT/SIGTERM. ' +
+        'Limits (4xx): --max-body (413; also the longest query, 400), --max-query-depth (400), --timeout (503). See docs/serving.md.',
+    )
+    .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
+    .option('--host <host>', 'interface to bind (loopback unless told otherwise)', '127.0.0.1')
+    .addOption(new Option('--port <n>', 'port (0: any free port); with --port-per-endpoint the first of consecutive ports').argParser(integer('--port', 0, 65535)).default(0))
+    .option('--port-per-endpoint', 'one port per endpoint (http://host:port/sparql) instead of one path per endpoint (http://host:port/<kg>-shard<N>/sparql)')
+    .option('--kg <name...>', 'serve only these graphs')
+    .option('--with-originals', 'also serve each unsharded graph (the union of its shards) as endpoint <kg>')
+    .addOption(new Option('--timeout <ms>', 'time limit of one query; over it the query is stopped and answered 503').argParser(integer('--timeout', 1)).default(30_000))
+    .addOption(new Option('--max-body <bytes>', 'largest request body; larger ones are answered 413').argParser(integer('--max-body', 1)).default(1 << 20))
+    .addOption(new Option('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query; deeper ones are answered 400 before parsing').argParser(integer('--max-query-depth', 1)).default(MAX_QUERY_DEPTH))
+    .option('--state <dir>', 'state folder for endpoints.json and the request log (default: <shards>.state beside the build)')
+    .option('--profiles <file>', 'behaviour profiles (JSON: default / graphs / endpoints; see docs/serving-reference.md)')
+    .addOption(new Option('--worker-per <unit>', 'one oxigraph worker per shard (isolated) or per graph (less memory)').choices(['shard', 'graph']).default('shard'))
+    .option('--request-log [file]', 'append every request as a JSON line to this file (no file: requests.jsonl in the state folder)')
+    .addOption(new Option('--request-log-max <bytes>', 'size cap of the request log; over it the file is rotated to <name>.1<ext>').argParser(integer('--request-log-max', 1024)).default(REQUEST_LOG_MAX_BYTES))
+    .addOption(federationEngineOption('the federation engine of /federation/sparql'))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('serve'));
+
+  cli
+    .command('verify')
+    .description(
+      'Check that the federation loses no answer: run every distinct gold query federated over its graph\'s shard endpoints ' +
+        '(the federation engine, default Comunica) and in trivial-federation form (UNION of SERVICE per triple pattern), and compare with the answer on the ' +
+        'unsharded graph. The build is checked first (build.json, benchmark.json, manifests, shard sha256).',
+    )
+    .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
+    .option('--endpoints [file...]', 'use running endpoints (fkgqa serve) listed in these endpoints files (several: shards served by several hosts); without a file: <state>/endpoints.json. Every endpoint must answer, else exit 2. Without --endpoints: start the endpoints in this process')
+    .option('--state <dir>', 'state folder of the build: stored gold answers, default endpoints file (default: <shards>.state beside the build)')
+    .option('--kg <name...>', 'verify only these graphs')
+    .option('--query <id...>', 'verify only these queries (<kg>/q<N>; without --kg, their graphs)')
+    .addOption(new Option('--timeout <ms>', 'time limit per query and side (unsharded, federated, trivial)').argParser(integer('--timeout', 1)).default(20_000))
+    .addOption(new Option('--form <form...>', 'forms to run').choices(FORMS).default(FORMS))
+    .addOption(formatOption(['text', 'json'], 'the report on stdout as text or JSON (default: text)'))
+    .addOption(jsonOption())
+    .addOption(federationEngineOption('the federation engine that runs both forms'))
+    .option('-q, --quiet', 'no progress on stderr')
+    .addHelpText('after', '\nExit codes: 0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an answer differs, 2 bad input (build, endpoints file, options) or unreachable endpoints.')
+    .action(lazy('verify'));
+
+  cli
+    .command('mcp')
+    .description(
+      'Run the SPARQL-MCP server of the FKGQA paper (section 3): run_sparql_query (SERVICE clauses; one is sent directly, several go to the ' +
+        'federation engine), in the void_tool setup get_void_descriptions, in the kgvoyager setup (or with --kgvoyager) the KGVoyager exploration tools, over the endpoints of a running fkgqa serve, a build, or any SPARQL endpoints. ' +
+        'Speaks MCP on stdio (default) or Streamable HTTP (--http). See docs/mcp.md.',
+    )
+    .option('--endpoints <file...>', 'endpoints files of running fkgqa serves (several: one federation over all their endpoints)')
+    .option('--shards <dir>', 'a fkgqa build: its running serve (<build>.state/endpoints.json, then <build>/endpoints.json), or with --endpoint-base its shards under that URL; gives descriptions and VoID files')
+    .option('--state <dir>', 'state folder of the build (default <build>.state): call log and VoID cache under mcp/')
+    .option('--endpoint-base <url>', 'with --shards: the shards are at <url>/<kg>-shard<N>/sparql')
+    .option('--endpoint <url...>', 'plain SPARQL endpoint URLs (any endpoints)')
+    .option('--kg <name...>', 'only the endpoints of these graphs')
+    .addOption(new Option('--setup <setup>', 'evaluation setup (paper, section 5)').choices(MCP_SETUPS).default('baseline'))
+    .option('--http', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio')
+    .option('--host <host>', 'with --http: interface to bind (loopback unless told otherwise)', '127.0.0.1')
+    .addOption(new Option('--port <n>', 'with --http: port (0: any free port)').argParser(integer('--port', 0, 65535)).default(0))
+    .option('--call-log <file>', 'append every tool call as a JSON line to FILE (default <state>/mcp/calls.jsonl when there is a build)')
+    .addOption(new Option('--timeout <ms>', 'default time limit of run_sparql_query (agents may ask for 1000..100000)').argParser(integer('--timeout', 1000, 100_000)).default(30_000))
+    .addOption(new Option('--preview-rows <n>', 'rows shown to the agent; the rest are counted').argParser(integer('--preview-rows', 0)).default(100))
+    .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(8000))
+    .addOption(new Option('--engines <n>', 'federated queries evaluated at once (federation engine threads), for clients that send several at the same time').argParser(integer('--engines', 1, 16)).default(1))
+    .addOption(new Option('--void-step-timeout <ms>', 'time limit of each step of the VoID chain').argParser(integer('--void-step-timeout', 1)).default(10_000))
+    .option('--kgvoyager', 'add the KGVoyager exploration tools to the setup (setup kgvoyager always has them); see docs/kgvoyager.md')
+    .addOption(new Option('--retrieval <mode>', 'KGVoyager search ranking').choices(['hybrid', 'bm25', 'dense']).default('hybrid'))
+    .addOption(new Option('--rrf-k <k>', 'KGVoyager: constant k of reciprocal rank fusion').argParser(integer('--rrf-k', 0)).default(2))
+    .addOption(new Option('--embedder <kind>', 'KGVoyager dense side: built-in character 3-grams, an OpenAI-compatible /v1/embeddings service, or a local model folder').choices(['ngram', 'openai', 'local']).default('ngram'))
+    .option('--embedding-url <url>', 'with --embedder openai: base URL of the service (e.g. http://127.0.0.1:8080)')
+    .option('--embedding-model <name>', 'with --embedder openai: the model name')
+    .option('--embedding-key-env <var>', 'with --embedder openai: environment variable holding the API key', 'OPENAI_API_KEY')
+    .option('--embedding-model-path <dir>', 'with --embedder local: folder of a feature-extraction model (needs the optional package @huggingface/transformers)')
+    .addOption(new Option('--explore-timeout <ms>', 'KGVoyager: time limit of one exploration tool call').argParser(integer('--explore-timeout', 1, 100_000)).default(10_000))
+    .addOption(new Option('--format <format>', 'with --http: how the startup line on stdout is written').choices(['text', 'json']).default('text'))
+    .option('--json', 'shorthand for --format json')
+    .addOption(federationEngineOption('the federation engine of run_sparql_query (several SERVICE clauses) and of the VoID linksets'))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('mcp'));
+
+  cli
+    .command('eval')
+    .description(
+      'Run agents on the benchmark (section 5 of the FKGQA paper): a model behind an OpenAI-compatible chat-completions API ' +
+        'with tool calling, or a scripted agent, with the tools of fkgqa mcp (stdio) plus submit_final_query and cancel; ' +
+        'at most 10 turns per run; one JSON line per run appended to --out (runs already there are skipped).',
+    )
+    .option('--shards <dir>', 'the build served by fkgqa serve', 'shards')
+    .option('--endpoints <file...>', 'endpoints files of running fkgqa serves (several: shards served by several hosts; default: the state folder\'s, else the build\'s)')
+    .option('--state <dir>', 'state folder of the build (default <build>.state)')
+    .addOption(new Option('--setup <setup>', 'tools and endpoint information given to the agent').choices([...SETUPS]).default('baseline'))
+    .addOption(new Option('--agent <agent>', 'llm (needs --base-url and --model) or a scripted agent').choices(['llm', ...SCRIPTED_AGENTS]).default('llm'))
+    .option('--base-url <url>', 'OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1')
+    .option('--model <name>', 'model name sent to the API')
+    .option('--api-key-env <name>', 'environment variable holding the API key (none needed for local servers)', 'OPENAI_API_KEY')
+    .addOption(new Option('--temperature <t>', 'sampling temperature (recorded)').argParser(number('--temperature')).default(0))
+    .addOption(new Option('--seed <n>', 'sampling seed sent to the API (recorded)').argParser(integer('--seed', 0)))
+    .option('--extra-body <json>', 'extra JSON fields for every API request, e.g. \'{"reasoning_effort":"low"}\'')
+    .addOption(new Option('--max-turns <n>', 'LLM calls per run').argParser(integer('--max-turns', 1, 100)).default(10))
+    .addOption(new Option('--max-retries <n>', 'retries of an LLM call on 429/5xx/network errors').argParser(integer('--max-retries', 0, 20)).default(5))
+    .addOption(new Option('--backoff <ms>', 'first retry wait, doubled per retry (Retry-After wins)').argParser(integer('--backoff', 0)).default(1000))
+    .requiredOption('--out <file>', 'run file (JSON lines), appended to')
+    .option('--kg <name...>', 'only questions of these graphs')
+    .option('--question <index...>', 'only these questions (benchmark.json index)')
+    .option('--distinct-queries', 'one question per distinct gold query (the first asking it)')
+    .option('--no-probe', 'scripted agents submit at once instead of running their query first')
+    .addOption(new Option('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed').argParser(integer('--per-graph', 1)))
+    .addOption(new Option('--sample-seed <n>', 'seed of the per-graph sample').argParser(integer('--sample-seed', 0)).default(0))
+    .addOption(new Option('--repeats <n>', 'runs per question').argParser(integer('--repeats', 1, 100)).default(1))
+    .addOption(new Option('--concurrency <n>', 'runs at once').argParser(integer('--concurrency', 1, 64)).default(1))
+    .addOption(new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio per run (what a user runs); in-process: the same server built in this process').choices(['mcp', 'in-process']).default('mcp'))
+    .option('--mcp-arg <arg...>', 'extra arguments for fkgqa mcp')
+    .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/)')
+    .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
+    .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (the reference server: 8000)').argParser(integer('--max-query-chars', 1)).default(8000))
+    .option('--retry-errors', 'rerun runs that ended with a model error')
+    .option('--json', 'print the summary as JSON')
+    .addOption(federationEngineOption('the federation engine of the tools and of the final execution'))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('eval'));
+
+  cli
+    .command('score')
+    .description(
+      'Score run files of fkgqa eval against the build\'s gold answers (section 6 of the FKGQA paper): accuracy, F1 (GRASP and ' +
+        'Spinach), syntactic validity, endpoint consultation, trivial federation, tokens, calls and runtime, beside the paper\'s figures.',
+    )
+    .argument('<runs...>', 'run files (JSON lines)')
+    .option('--shards <dir>', 'the build the runs were made on', 'shards')
+    .option('--state <dir>', 'state folder of the build (default <build>.state)')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'csv', 'html']).default('text'))
+    .option('--json', 'shorthand for --format json')
+    .option('--out <file>', 'write the report to FILE instead of stdout')
+    .option('--per-run <file>', 'also write one CSV row per run to FILE')
+    .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY').argParser(integer('--timeout', 1)).default(60_000))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('score'));
+
+  for (const c of cli.commands) {
+    const codes = EXIT_CODES[c.name()];
+    if (codes) c.addHelpText('after', `\nExit codes: ${codes}`);
+  }
+  cli.addHelpText('after', `\nExit codes of every command: 0 success, 1 a real difference found (verify, partition's determinism check), 2 bad input (named file, line, query or option) or unreachable endpoints, 3 internal error (a bug: please report it). See docs/robustness.md.`);
+  return cli;
+}
