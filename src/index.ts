@@ -44,8 +44,9 @@ export type { BuildStats, StatsOptions, QuestionsOptions, QuestionView, Describe
 export type { ServeOptions, ShardServer, VerifyOptions, VerifyReport, FkgqaMcpServer, McpServerOptions, EvalOptions, EvalSummary, ScoreOptions, ScoreReport };
 export type { GoldCheckOptions, GoldCheckReport };
 export type { EndpointRegistry, RegisteredEndpoint, RegistryOptions, EndpointLauncher, RunningEndpoints } from './federation/registry.js';
-export type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine, FederationEngineName } from './federation/engine.js';
-export { DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES } from './federation/engine.js';
+export type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from './federation/engine.js';
+export type { FederationEngineName } from './federation/engines.js';
+export { DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES } from './federation/engines.js';
 export type { Setup } from './mcp/context.js';
 export type { RunRecord } from './eval/record.js';
 export { InputError } from './common/errors.js';

@@ -14,7 +14,7 @@ import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
 import { SCRIPTED_AGENTS, SETUPS } from '../eval/record.js';
 import { SETUPS as MCP_SETUPS } from '../mcp/context.js';
-import { DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES } from '../federation/engine.js';
+import { DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES } from '../federation/engines.js';
 import { engineAliasOption, formatOption, jsonOption, voidEngineOption } from './options.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */

@@ -16,7 +16,8 @@
  * Queries to one endpoint use the SPARQL 1.1 Protocol, POST form (§2.1.2).
  */
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
-import { createEngine, DEFAULT_FEDERATION_ENGINE, type FederationEngine } from './engine.js';
+import { type FederationEngine } from './engine.js';
+import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
 import { endpointOf, fetchWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 

@@ -7,15 +7,14 @@
  * the bounded client (src/federation/client.ts) owns the one engine of a server.
  *
  * Engines are chosen by name with `--federation-engine <name>` on `fkgqa mcp`, `serve`
- * (`/federation/sparql`), `verify` and `eval`; `createEngine` builds one by name. This module loads no
- * engine: each implementation is imported when it is created, so commands that never federate do
- * not load Comunica.
+ * (`/federation/sparql`), `verify` and `eval`; `createEngine` (engines.ts) builds one by name,
+ * loading its implementation only then, so commands that never federate do not load Comunica.
  *
  * Adding an engine: implement `FederationEngine` in `src/federation/<name>/engine.ts` (time limit:
  * the outcome is `timeout`, never an empty answer; requests counted per endpoint URL without query
  * string; nothing sent outside `EngineSetup.endpoints`: use `fetchWithin` of http.ts or an
  * equivalent check, redirects included), add its name to FEDERATION_ENGINES and a case to
- * `createEngine`. The tests of tests/federation.test.ts run every engine listed.
+ * `createEngine` in engines.ts. tests/federation.test.ts runs its checks on every engine listed.
  */
 
 /** Options of one query. */
@@ -69,32 +68,4 @@ export interface EngineSetup {
   endpoints: string[];
   /** Queries evaluated at once (engine threads or processes; default 1). */
   parallel?: number;
-}
-
-/** The engines fkgqa knows, by `--federation-engine` name; the first is the default. */
-export const FEDERATION_ENGINES = ['comunica'] as const;
-/** One of FEDERATION_ENGINES. */
-export type FederationEngineName = (typeof FEDERATION_ENGINES)[number];
-/** The default engine. */
-export const DEFAULT_FEDERATION_ENGINE: FederationEngineName = 'comunica';
-
-/** Whether a string names a known engine. */
-export function isFederationEngine(name: string): name is FederationEngineName {
-  return (FEDERATION_ENGINES as readonly string[]).includes(name);
-}
-
-/**
- * Creates an engine by name (loading its implementation now). The engine starts its threads
- * lazily or at once, as it documents; `close` stops them.
- * @throws Error for an unknown name (the CLI refuses unknown names before this, exit 2)
- */
-export async function createEngine(name: string, setup: EngineSetup): Promise<FederationEngine> {
-  switch (name) {
-    case 'comunica': {
-      const { ComunicaEngine } = await import('./comunica/engine.js');
-      return new ComunicaEngine(setup);
-    }
-    default:
-      throw new Error(`unknown federation engine "${name}": one of ${FEDERATION_ENGINES.join(', ')}`);
-  }
 }

@@ -23,7 +23,8 @@ import type { JsonResults } from '../sparql/results.js';
 import { compareResults, type Comparison } from '../answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
-import { createEngine, DEFAULT_FEDERATION_ENGINE, type EngineOutcome } from '../federation/engine.js';
+import { type EngineOutcome } from '../federation/engine.js';
+import { createEngine, DEFAULT_FEDERATION_ENGINE } from '../federation/engines.js';
 import { openRegistry, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
 
 
