@@ -7,8 +7,6 @@
  * (src/answers/ties.ts). Used by `bench/mcp-gold.js` and the tests. It lives in src/checks/, above
  * serve and mcp, because it starts the endpoints (serve) and calls run_sparql_query (mcp).
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
 import { openBuild } from '../build/open.js';
 import { StoreWorker } from '../common/store-worker.js';
@@ -19,7 +17,7 @@ import { readBuild } from '../build/open.js';
 import { compareResults } from '../answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
-import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold-answers.js';
+import { goldResultsById, readGoldAnswers } from '../build/gold-answers.js';
 import { readGoldQueries } from '../build/benchmark.js';
 import { registryFromEndpointsValue } from '../federation/registry.js';
 import { runSparqlQuery } from '../mcp/run-query.js';

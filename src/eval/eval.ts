@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../common/errors.js';
-import { stateDir } from '../build/state.js';
 import { openBuild } from '../build/open.js';
 import { seededRandom } from '../common/random.js';
 import { readNeededShards } from '../build/fan-out.js';

@@ -26,8 +26,7 @@ import { readGoldAnswers, type GoldAnswer, type SparqlJsonResults } from '../bui
 import { realisedShards, type RealisedStatus } from './provenance.js';
 import { shardGraph } from './stats.js';
 import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
-import { readJsonIfExists } from '../build/open.js';
-import { STATE_FILES, stateDir } from '../build/state.js';
+import { stateDir } from '../build/state.js';
 
 /** Options of `fkgqa questions`. */
 export interface QuestionsOptions {

@@ -1,10 +1,9 @@
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SHARDING_KINDS, type ShardingKind } from '../analyze/analyze.js';
 import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
-import { openBuild, readJsonIfExists } from '../build/open.js';
+import { openBuild } from '../build/open.js';
 import { writeFileAtomic } from '../common/output.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';

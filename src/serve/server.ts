@@ -1,13 +1,16 @@
 /**
  * `fkgqa serve`: every shard of a build served as its own SPARQL endpoint (SPARQL 1.1 Protocol),
  * each backed by an oxigraph store in a worker thread (pitfall B10), with service description,
- * VoID, behaviour profiles and a request log.
+ * VoID, behaviour profiles and a request log. This module holds the server's life (loading the
+ * stores, listening, dispatching, stopping); routing.ts says which path asks for what, protocol.ts
+ * answers one endpoint's SPARQL and VoID requests, state.ts keeps the state folder (lock, endpoints
+ * file), federation-endpoint.ts serves `/federation/sparql`.
  *
- * The main thread only reads requests, applies the text guard (guard.ts) and forwards query texts;
+ * The main thread only reads requests, applies the text guard (src/sparql/guard.ts) and forwards query texts;
  * parsing, evaluation and serialisation run in the endpoint's worker under the time limit
  * (answer.ts). Every request path has an error boundary: a bad request is a 4xx, an internal error
  * a 500, never an exit. A worker whose engine faulted is replaced (StoreWorker). The build folder
- * is never written: runtime state goes to the state folder (run-state.ts), VoID and catalogue are
+ * is never written: runtime state goes to the state folder (state.ts), VoID and catalogue are
  * served with the live URLs filled in (live-void.ts).
  */
 import fs from 'node:fs';
@@ -16,25 +19,23 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { graphShards, openBuild } from '../build/open.js';
+import { STATE_FILES, stateDir, type ServeOwner } from '../build/state.js';
 import { InputError } from '../common/errors.js';
-import { STATE_FILES, stateDir } from '../build/state.js';
+import { seededRandom } from '../common/random.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
-import type { EndpointAnswer, EndpointTask } from './answer.js';
-import { checkQueryText, MAX_QUERY_DEPTH } from '../sparql/guard.js';
-import { LiveDescriptions } from './live-void.js';
-import { profileFor, readProfileConfig, type EndpointProfile, type ProfileConfig } from './profile.js';
-import { seededRandom } from '../common/random.js';
-import { MEDIA, negotiate, parseProtocolRequest, ProtocolError, readBody, strictSearchParams, type ProtocolRequest } from '../sparql/protocol.js';
-import type { RequestKind } from './request-log.js';
-import { REQUEST_LOG_MAX_BYTES, RequestLog, type RequestLogEntry } from './request-log.js';
-import { acquireServeLock, releaseServeState } from './state.js';
-import type { EndpointEntry, EndpointsFileContents, ServeOwner } from '../build/state.js';
-import { writeFileAtomic } from '../common/output.js';
-import { serviceDescription } from './service-description.js';
+import { registryFromEndpointsValue, type EndpointLauncher } from '../federation/registry.js';
+import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
+import { ProtocolError } from '../sparql/protocol.js';
 import { FEDERATION_PATH, FederationEndpoint } from './federation-endpoint.js';
-import type { EndpointLauncher } from '../federation/registry.js';
-import { registryFromEndpointsValue } from '../federation/registry.js';
+import { LiveDescriptions } from './live-void.js';
+import { profileFor, readProfileConfig, type ProfileConfig } from './profile.js';
+import { answerSparql, answerVoid, liveShard, type EndpointLimits, type ServedEndpoint } from './protocol.js';
+import { REQUEST_LOG_MAX_BYTES, RequestLog } from './request-log.js';
+import { CORS, hostAllowed, route as routeOf, serverPathAnswer, text, type Answer } from './routing.js';
+import { acquireServeLock, releaseServeState, writeEndpointsFile, type EndpointInfo, type EndpointsFile } from './state.js';
+
+export type { EndpointInfo, EndpointsFile };
 
 /** Options of `serve`. */
 export interface ServeOptions {
@@ -84,30 +85,6 @@ export interface ServeOptions {
   progress?: (line: string) => void;
 }
 
-/** One endpoint of this server, as listed in `endpoints.json` (EndpointEntry with serve's profile type). */
-export interface EndpointInfo extends EndpointEntry {
-  /** Its behaviour profile, or null (complete and reliable). */
-  profile: EndpointProfile | null;
-}
-
-/** The contents of `endpoints.json` as this server writes it. */
-export interface EndpointsFile extends EndpointsFileContents {
-  endpoints: EndpointInfo[];
-}
-
-interface Endpoint {
-  info: EndpointInfo;
-  store: StoreWorker;
-  /** Named graphs that form the endpoint's default graph when stores hold several shards. */
-  defaultGraphs?: string[];
-  /** URL of the endpoint's VoID route. */
-  voidUrl?: string;
-  profile?: EndpointProfile;
-  random: () => number;
-  /** Service descriptions already written, by media type and VoID link. */
-  sd: Map<string, string>;
-}
-
 const DEFAULTS = { host: '127.0.0.1', timeoutMs: 30_000, maxBodyBytes: 1 << 20 };
 
 /** Named graph holding a shard when several shards share one store (`workerPer: 'graph'`). */
@@ -129,28 +106,6 @@ async function pool<T, R>(items: T[], limit: number, fn: (x: T) => Promise<R>): 
   return out;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const CORS = {
-  'Access-Control-Allow-Origin': '*',
-  'Access-Control-Expose-Headers': 'Content-Type, Link, Fkgqa-Truncated, Fkgqa-Profile',
-};
-
-/** An answer to send. */
-interface Answer extends EndpointAnswer {
-  timeout?: true;
-  /** The query text, for the log file. */
-  query?: string;
-}
-
-const text = (status: number, body: string, kind: RequestKind, headers?: Record<string, string>): Answer => ({
-  status,
-  body: body.endsWith('\n') ? body : `${body}\n`,
-  type: 'text/plain; charset=utf-8',
-  kind,
-  headers,
-});
-
 /** The endpoint worker script (src/serve/endpoint-thread.ts), relative to `dist/`. */
 const ENDPOINT_THREAD = 'serve/endpoint-thread.js';
 
@@ -168,12 +123,10 @@ export class ShardServer {
   readonly stateDir: string;
   /** The request log file, if any. */
   readonly requestLogFile: string | undefined;
-  private readonly byId = new Map<string, Endpoint>();
+  private readonly byId = new Map<string, ServedEndpoint>();
   private readonly servers: http.Server[] = [];
   private readonly stores: StoreWorker[] = [];
-  private readonly timeoutMs: number;
-  private readonly maxBodyBytes: number;
-  private readonly maxQueryDepth: number;
+  private readonly limits: EndpointLimits;
   private live: LiveDescriptions | undefined;
   private owner: ServeOwner | undefined;
   private profileFile: string | null = null;
@@ -184,9 +137,11 @@ export class ShardServer {
 
   /** @internal use `serve` */
   constructor(private readonly options: ServeOptions) {
-    this.timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
-    this.maxBodyBytes = options.maxBodyBytes ?? DEFAULTS.maxBodyBytes;
-    this.maxQueryDepth = options.maxQueryDepth ?? MAX_QUERY_DEPTH;
+    this.limits = {
+      timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
+      maxQueryDepth: options.maxQueryDepth ?? MAX_QUERY_DEPTH,
+    };
     this.stateDir = stateDir(options.shards, options.state);
     this.requestLogFile = options.requestLog === true ? path.join(this.stateDir, STATE_FILES.requestLog) : options.requestLog;
     this.log = new RequestLog(undefined);
@@ -280,7 +235,7 @@ export class ShardServer {
 
     for (const p of planned) {
       const profile = profileFor(profiles, p.id, p.graph);
-      const ep: Endpoint = {
+      const ep: ServedEndpoint = {
         info: { id: p.id, graph: p.graph, role: p.shard ? 'shard' : 'original', shard: p.shard, url: '', void: null, triples: p.triples, profile: profile ?? null },
         store: stores.get(p.group ?? p.id)!,
         defaultGraphs: p.defaultGraphs,
@@ -297,17 +252,16 @@ export class ShardServer {
       o.shards,
       [...this.byId.values()].filter((e) => e.info.shard).map((e) => ({ id: e.info.id, graph: e.info.graph, shard: e.info.shard!, url: e.info.url })),
     );
-    for (const ep of this.byId.values()) ep.info.void = this.liveShard(ep) && this.live.has(this.liveShard(ep)!) ? ep.voidUrl! : null;
+    for (const ep of this.byId.values()) ep.info.void = liveShard(ep) && this.live.has(liveShard(ep)!) ? ep.voidUrl! : null;
     const fedUrl = this.endpoints[0] ? `${new URL(this.endpoints[0].url).origin}${FEDERATION_PATH}` : FEDERATION_PATH;
     this.federation = new FederationEndpoint(() => registryFromEndpointsValue(this.endpointsFile(), 'serve'), () => fedUrl, {
-      timeoutMs: this.timeoutMs,
-      maxBodyBytes: this.maxBodyBytes,
+      timeoutMs: this.limits.timeoutMs,
+      maxBodyBytes: this.limits.maxBodyBytes,
       ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
     });
     this.startupMs = performance.now() - t0;
     if (this.owner) {
-      writeFileAtomic(path.join(this.stateDir, STATE_FILES.endpoints), JSON.stringify(this.endpointsFile(), null, 2) + '\n');
-      progress(`  endpoints: ${path.join(this.stateDir, STATE_FILES.endpoints)}`);
+      progress(`  endpoints: ${writeEndpointsFile(this.stateDir, this.endpointsFile())}`);
     }
     progress(`fkgqa serve: ${this.endpoints.length} endpoints up in ${(this.startupMs / 1000).toFixed(2)} s`);
   }
@@ -316,7 +270,7 @@ export class ShardServer {
     const o = this.options;
     const host = o.host ?? DEFAULTS.host;
     const urlHost = host === '0.0.0.0' || host === '::' ? os.hostname() : host.includes(':') ? `[${host}]` : host;
-    const bind = (port: number, only?: Endpoint) =>
+    const bind = (port: number, only?: ServedEndpoint) =>
       new Promise<number>((resolve, reject) => {
         const server = http.createServer((req, res) => {
           this.handle(req, res, only).catch((e) => this.lastResort(res, e));
@@ -359,19 +313,9 @@ export class ShardServer {
     }
   }
 
-  private setUrls(ep: Endpoint, base: string): void {
+  private setUrls(ep: ServedEndpoint, base: string): void {
     ep.info.url = `${base}/sparql`;
     ep.voidUrl = `${base}/.well-known/void`;
-  }
-
-  private liveShard(ep: Endpoint) {
-    return ep.info.shard ? { id: ep.info.id, graph: ep.info.graph, shard: ep.info.shard, url: ep.info.url } : undefined;
-  }
-
-  /** The endpoint's VoID with its live URL, if the build has a VoID file for it. */
-  private voidOf(ep: Endpoint): string | undefined {
-    const s = this.liveShard(ep);
-    return s && this.live ? this.live.void(s) : undefined;
   }
 
   /** The contents of `endpoints.json`. */
@@ -381,55 +325,17 @@ export class ShardServer {
       shards: path.resolve(this.options.shards),
       ...(this.outputDigest ? { outputDigest: this.outputDigest } : {}),
       ...(this.owner ?? {}),
-      timeoutMs: this.timeoutMs,
-      maxBodyBytes: this.maxBodyBytes,
+      timeoutMs: this.limits.timeoutMs,
+      maxBodyBytes: this.limits.maxBodyBytes,
       profileFile: this.profileFile,
       endpoints: this.endpoints,
     };
   }
 
-  /** Resolves a request path to what it asks for. */
-  private route(pathname: string, only?: Endpoint): { ep?: Endpoint; what: 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'catalogue-json' | 'federation' | 'none' } {
-    if (pathname === '/') return { what: 'index' };
-    if (pathname === FEDERATION_PATH) return { what: 'federation' };
-    if (pathname === '/_stats') return { what: 'stats' };
-    if (only) {
-      if (pathname === '/sparql') return { ep: only, what: 'sparql' };
-      if (pathname === '/.well-known/void') return { ep: only, what: 'void' };
-      return { what: 'none' };
-    }
-    if (pathname === '/.well-known/void') return { what: 'catalogue' };
-    if (pathname === '/catalogue.json') return { what: 'catalogue-json' };
-    const m = /^\/([^/]+)\/(sparql|\.well-known\/void)$/.exec(pathname);
-    if (!m) return { what: 'none' };
-    let id: string;
-    try {
-      id = decodeURIComponent(m[1]);
-    } catch {
-      throw new ProtocolError(400, `the path ${pathname.slice(0, 200)} has a malformed percent-encoding`);
-    }
-    const ep = this.byId.get(id);
-    if (!ep) return { what: 'none' };
-    return { ep, what: m[2] === 'sparql' ? 'sparql' : 'void' };
-  }
-
-  /**
-   * Whether a request's Host header names this server. Bound to a loopback interface (the
-   * default), only loopback names are accepted, so a web page whose domain was rebound to
-   * 127.0.0.1 cannot read the endpoints (as fkgqa mcp --http does); a request without Host
-   * (HTTP/1.0) and servers bound to other interfaces accept any.
-   */
-  private hostAllowed(header: string | undefined): boolean {
-    const bound = this.options.host ?? DEFAULTS.host;
-    if (!header || !/^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i.test(bound)) return true;
-    const name = header.replace(/:\d+$/, '').toLowerCase();
-    return /^127\.\d+\.\d+\.\d+$/.test(name) || name === 'localhost' || name === '[::1]';
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse, only?: Endpoint): Promise<void> {
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse, only?: ServedEndpoint): Promise<void> {
     const started = performance.now();
     const time = new Date().toISOString();
-    let ep: Endpoint | undefined;
+    let ep: ServedEndpoint | undefined;
     let answer: Answer;
     try {
       let url: URL;
@@ -438,20 +344,25 @@ export class ShardServer {
       } catch {
         throw new ProtocolError(400, `the request target is not a valid URL path: ${String(req.url).slice(0, 200)}`);
       }
-      if (!this.hostAllowed(req.headers.host)) {
+      if (!hostAllowed(this.options.host ?? DEFAULTS.host, req.headers.host)) {
         throw new ProtocolError(403, `Host "${String(req.headers.host).slice(0, 100)}" is not a name of this loopback server (a guard against DNS rebinding): use 127.0.0.1, localhost or [::1]`);
       }
-      const route = this.route(url.pathname, only);
+      const route = routeOf(url.pathname, (id) => this.byId.get(id), only);
       ep = route.ep;
       if (req.method === 'OPTIONS') {
         req.resume();
         answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Content-Type, Accept', 'Access-Control-Max-Age': '86400' } };
-      } else if (route.what === 'sparql') answer = await this.sparql(req, url, ep!);
-      else if (route.what === 'void') answer = await this.voidFile(req, ep!);
+      } else if (route.what === 'sparql') answer = await answerSparql(req, url, ep!, this.limits, this.live);
+      else if (route.what === 'void') answer = await answerVoid(req, ep!, this.live);
       else if (route.what === 'federation') answer = await this.federation!.handle(req, url);
       else {
         req.resume();
-        answer = this.serverPath(route.what, req.method ?? 'GET');
+        answer = serverPathAnswer(route.what, req.method ?? 'GET', {
+          endpointsFile: () => this.endpointsFile(),
+          counts: () => this.log.counts(),
+          catalogue: (file) => this.live?.catalogue(file),
+          portPerEndpoint: !!this.options.portPerEndpoint,
+        });
       }
     } catch (e) {
       req.resume();
@@ -481,101 +392,6 @@ export class ShardServer {
     });
     res.writeHead(answer.status, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
-  }
-
-  /** `/`, `/_stats`, the root `/.well-known/void` and `/catalogue.json` (the catalogue), unknown paths. */
-  private serverPath(what: string, method: string): Answer {
-    if (method !== 'GET' && method !== 'HEAD') return text(405, `method ${method} is not allowed here: use GET`, 'other', { Allow: 'GET, OPTIONS' });
-    const json = (v: unknown): Answer => ({ status: 200, body: JSON.stringify(v, null, 2) + '\n', type: 'application/json', kind: 'other' });
-    if (what === 'index') return json(this.endpointsFile());
-    if (what === 'stats') return json(this.log.counts());
-    if (what === 'catalogue' || what === 'catalogue-json') {
-      const file = what === 'catalogue' ? 'catalogue.ttl' : 'catalogue.json';
-      const body = this.live?.catalogue(file);
-      if (!body) return text(404, `no VoID catalogue in this build (${file} is written by the VoID build)`, 'void');
-      return { status: 200, body, type: what === 'catalogue' ? `${MEDIA.turtle}; charset=utf-8` : 'application/json', kind: 'void' };
-    }
-    const paths = this.options.portPerEndpoint ? '/sparql and /.well-known/void' : '/<endpoint>/sparql and /<endpoint>/.well-known/void';
-    return text(404, `not found: endpoints are at ${paths}; GET / lists them`, 'other');
-  }
-
-  private async applyLatency(ep: Endpoint): Promise<void> {
-    const p = ep.profile;
-    if (!p || (!p.latencyMs && !p.jitterMs)) return;
-    await sleep((p.latencyMs ?? 0) + (p.jitterMs ? Math.floor(ep.random() * p.jitterMs) : 0));
-  }
-
-  private async voidFile(req: http.IncomingMessage, ep: Endpoint): Promise<Answer> {
-    req.resume();
-    if (req.method !== 'GET' && req.method !== 'HEAD') return text(405, `method ${req.method} is not allowed here: use GET`, 'void', { Allow: 'GET, OPTIONS' });
-    await this.applyLatency(ep);
-    const body = this.voidOf(ep);
-    if (!body) {
-      return text(404, `no VoID description for ${ep.info.id}: the build has no ${ep.info.shard ? `${ep.info.graph}/${ep.info.shard}_void.ttl` : 'VoID for unsharded graphs'} (VoID files are written by the VoID build)`, 'void');
-    }
-    return { status: 200, body, type: `${MEDIA.turtle}; charset=utf-8`, kind: 'void' };
-  }
-
-  /** The SPARQL endpoint: service description or query (SPARQL 1.1 Protocol §2.1). */
-  private async sparql(req: http.IncomingMessage, url: URL, ep: Endpoint): Promise<Answer> {
-    const method = req.method ?? 'GET';
-    let body: Buffer | undefined;
-    if (method === 'POST') body = await readBody(req, this.maxBodyBytes);
-    else req.resume();
-    const request = parseProtocolRequest(method, strictSearchParams(url.search), req.headers['content-type'], body);
-    if (request.type === 'query') {
-      try {
-        checkQueryText(request.query, { maxLength: this.maxBodyBytes, maxDepth: this.maxQueryDepth });
-      } catch (e) {
-        if (e instanceof ProtocolError) return { ...text(e.status, e.message, 'invalid'), query: request.query.slice(0, 10_000) };
-        throw e;
-      }
-    }
-    await this.applyLatency(ep);
-    if (request.type === 'service-description') {
-      const accept = req.headers.accept;
-      // An RDF serialisation the client accepts, else Turtle: a probe must never fail (pitfall B6).
-      const format = negotiate(accept, 'graph') === MEDIA.ntriples ? MEDIA.ntriples : MEDIA.turtle;
-      const info = ep.info;
-      // The build may gain (or lose) its VoID files while serving: looked for on every probe.
-      const shard = this.liveShard(ep);
-      const voidUrl = shard && this.live?.has(shard) ? ep.voidUrl : undefined;
-      const key = `${format} ${voidUrl ?? ''}`;
-      let sd = ep.sd.get(key);
-      if (sd === undefined) {
-        const title = info.shard ? `${info.id}: ${info.shard} of graph ${info.graph}` : `${info.id}: graph ${info.graph}, unsharded`;
-        sd = await serviceDescription({ url: info.url, title, triples: info.triples, voidUrl }, format);
-        ep.sd.set(key, sd);
-      }
-      return { status: 200, body: sd, type: `${format}; charset=utf-8`, kind: 'service-description', headers: voidUrl ? { Link: `<${voidUrl}>; rel="describedby"` } : {} };
-    }
-    return { ...(await this.query(ep, request, req.headers.accept)), query: request.query };
-  }
-
-  /** Sends a query to the endpoint's worker, which answers it whole (answer.ts), under the time limit. */
-  private async query(ep: Endpoint, request: Extract<ProtocolRequest, { type: 'query' }>, accept: string | undefined): Promise<Answer> {
-    const p = ep.profile;
-    // Drawn for every query request that reaches the endpoint, so the same request sequence fails the same way.
-    const fail = p?.failureRate ? ep.random() < p.failureRate : false;
-    const task: EndpointTask = {
-      endpoint: ep.info.id,
-      query: request.query,
-      ...(accept !== undefined ? { accept } : {}),
-      protocolDataset: request.defaultGraphs.length > 0 || request.namedGraphs.length > 0,
-      ...(ep.defaultGraphs ? { defaultGraphs: ep.defaultGraphs } : {}),
-      ...(p?.refuse ? { refuse: p.refuse } : {}),
-      ...(p?.maxRows !== undefined ? { maxRows: p.maxRows } : {}),
-      ...(fail ? { failStatus: p?.failureStatus ?? 503 } : {}),
-    };
-    const outcome = await ep.store.run<EndpointAnswer>(task, this.timeoutMs);
-    if (outcome.status === 'timeout') return { ...text(503, `query stopped at the time limit of ${this.timeoutMs} ms`, 'data'), timeout: true };
-    if (outcome.status === 'error') {
-      if (outcome.fault) {
-        return text(500, `query evaluation failed: the query engine of ${ep.info.id} faulted (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'invalid');
-      }
-      return text(500, `query evaluation failed: ${outcome.error}`, 'invalid');
-    }
-    return outcome.value;
   }
 
   /** Stops listening, closes open connections, stops the workers, closes the log and removes `endpoints.json` and the lock. Idempotent. */

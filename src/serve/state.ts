@@ -10,9 +10,22 @@
  * both removed on a clean stop.
  */
 import fs from 'node:fs';
+import { writeFileAtomic } from '../common/output.js';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { ownerAlive, STATE_FILES, thisOwner, type ServeOwner } from '../build/state.js';
+import { ownerAlive, STATE_FILES, thisOwner, type EndpointEntry, type EndpointsFileContents, type ServeOwner } from '../build/state.js';
+import type { EndpointProfile } from './profile.js';
+
+/** One endpoint of this server, as listed in `endpoints.json` (EndpointEntry with serve's profile type). */
+export interface EndpointInfo extends EndpointEntry {
+  /** Its behaviour profile, or null (complete and reliable). */
+  profile: EndpointProfile | null;
+}
+
+/** The contents of `endpoints.json` as this server writes it. */
+export interface EndpointsFile extends EndpointsFileContents {
+  endpoints: EndpointInfo[];
+}
 
 /** Name of the lock file of a running serve inside the state folder. */
 export const SERVE_LOCK = 'serve.lock';
@@ -63,4 +76,15 @@ export function releaseServeState(dir: string): void {
     const file = path.join(dir, name);
     if (readOwner(file)?.pid === process.pid) fs.rmSync(file, { force: true });
   }
+}
+
+/**
+ * Writes `endpoints.json` into the state folder (temp file and rename: a reader never sees half
+ * of it), once every endpoint listens.
+ * @returns the file's path
+ */
+export function writeEndpointsFile(dir: string, contents: EndpointsFileContents): string {
+  const file = path.join(dir, STATE_FILES.endpoints);
+  writeFileAtomic(file, JSON.stringify(contents, null, 2) + '\n');
+  return file;
 }

@@ -7,7 +7,8 @@
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { KgVoyager, type ToolAnswer } from './tools.js';
+import { KgVoyager } from './tools.js';
+import { type ToolAnswer } from './core.js';
 
 /** One tool call, for the caller's call log. */
 export interface KgVoyagerCall {

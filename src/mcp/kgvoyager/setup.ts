@@ -3,7 +3,7 @@
  * importing the tools, so that context.ts and kgvoyager/ form no import cycle).
  */
 import type { EmbedderSpec } from './embedder.js';
-import type { KgVoyagerOptions } from './tools.js';
+import type { KgVoyagerOptions } from './core.js';
 
 /** How the KGVoyager tool set is configured (the `--embedder`, `--rrf-k`, … options of `fkgqa mcp`). */
 export interface KgVoyagerSetup {

@@ -1,0 +1,295 @@
+/**
+ * The core of the KGVoyager tools: options, the class and property indexes, ranking, and what the
+ * tool families share (search.ts, instances.ts, explore.ts; assembled in tools.ts). The tools (Wisam & Li, "KGVoyager: Knowledge Graph Agnostic Question Answering via
+ * Agentic Navigation", section 3) over a federation of SPARQL endpoints: search_all_classes,
+ * search_all_properties, lookup_class_instances, explore_property_usage and
+ * explore_entity_relations, as plain library functions on one `KgVoyager` object per registry.
+ * Every answer is text for an LLM, bounded in rows ("showing N of M") and time, and names the
+ * endpoints that hold what it shows — in a federation that is source selection, which the
+ * single-endpoint tools of the paper do not need.
+ */
+import { RDFS } from '../../common/vocab.js';
+import type { EndpointRegistry, RegisteredEndpoint } from '../../federation/registry.js';
+import { NgramEmbedder, type Embedder } from './embedder.js';
+import { HybridIndex, RETRIEVAL_DEFAULTS, type RetrievalMode, type SearchResult } from './retrieval.js';
+import {
+  CLASS_INDEX_QUERY,
+  fetchIndexRows,
+  indexDocuments,
+  mergeClassIndex,
+  mergePropertyIndex,
+  PROPERTY_INDEX_QUERY,
+  voidAnnotations,
+  type ClassEntry,
+  type EndpointCount,
+  type IndexFailure,
+  type PropertyEntry,
+  type SchemaIndex,
+} from './schema-index.js';
+import { iriRef, settleAll, type SparqlRow, type SparqlSelect } from './sparql.js';
+
+/** Options of the tools. */
+export interface KgVoyagerOptions {
+  /** Ranking of the search tools (default `hybrid`; `bm25` is the paper's keyword-only ablation). */
+  retrieval: RetrievalMode;
+  /** Harman's S-stemmer on the BM25 side (default true). */
+  stem: boolean;
+  /** RRF constant k (default 2; see docs/kgvoyager.md). */
+  rrfK: number;
+  /** δ of the adaptive filter (default 0.125, the paper's). */
+  delta: number;
+  /** Hits the filter always keeps (default 3). */
+  minKeep: number;
+  /** Most hits a search shows after the filter (default 20). */
+  maxHits: number;
+  /** Time limit of one exploration tool call, in ms, shared by its requests (default 10,000). */
+  timeoutMs: number;
+  /** Time limit of one endpoint's index query, in ms (default 60,000). */
+  indexTimeoutMs: number;
+  /** Largest index answer read from one endpoint, in rows (default 100,000). */
+  indexMaxRows: number;
+  /** Rows shown per list of an exploration tool (default 20). */
+  maxRows: number;
+  /** Subjects or candidates sampled for cross-endpoint type look-ups and fallback ranking (default 200). */
+  sampleSize: number;
+  /** Requests in flight at once (default 8). */
+  concurrency: number;
+}
+
+/** The default options. */
+export const KGVOYAGER_DEFAULTS: KgVoyagerOptions = {
+  retrieval: 'hybrid',
+  stem: true,
+  rrfK: RETRIEVAL_DEFAULTS.rrfK,
+  delta: RETRIEVAL_DEFAULTS.delta,
+  minKeep: RETRIEVAL_DEFAULTS.minKeep,
+  maxHits: 20,
+  timeoutMs: 10_000,
+  indexTimeoutMs: 60_000,
+  indexMaxRows: 100_000,
+  maxRows: 20,
+  sampleSize: 200,
+  concurrency: 8,
+};
+
+/** A tool's answer: text for the agent, whether it is an error, and facts for the call log. */
+export interface ToolAnswer {
+  text: string;
+  isError: boolean;
+  /** Endpoint URLs asked, and SPARQL requests sent per URL. */
+  requests: Record<string, number>;
+}
+
+/** What the tools need: the endpoints, a way to query them, and the embedder of the dense side. */
+export interface KgVoyagerContext {
+  registry: EndpointRegistry;
+  select: SparqlSelect;
+  /** Default: `NgramEmbedder` (3-grams, 2048 dimensions). */
+  embedder?: Embedder;
+  options?: Partial<KgVoyagerOptions>;
+}
+
+export const LABEL = `${RDFS}label`;
+export const XSD = 'http://www.w3.org/2001/XMLSchema#';
+export const short = (iri: string) => (iri.startsWith(XSD) ? `xsd:${iri.slice(XSD.length)}` : `<${iri}>`);
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+export const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A deadline shared by the requests of one tool call. */
+export class Budget {
+  private readonly end: number;
+  readonly requests: Record<string, number> = {};
+  constructor(
+    ms: number,
+    private readonly select: SparqlSelect,
+  ) {
+    this.end = Date.now() + ms;
+  }
+  /** Runs a query with the time that is left (at least 1 ms); counts the request. */
+  run(url: string, query: string, maxRows: number): Promise<SparqlRow[]> {
+    this.requests[url] = (this.requests[url] ?? 0) + 1;
+    return this.select(url, query, { timeoutMs: Math.max(1, this.end - Date.now()), maxRows });
+  }
+}
+
+/** Messages of endpoints that failed during a call, as lines. */
+export function failureLines(failures: { url: string; error: string }[]): string[] {
+  if (failures.length === 0) return [];
+  return [
+    `Incomplete: ${plural(failures.length, 'endpoint')} did not answer (results from them are missing, not empty):`,
+    ...failures.map((f) => `- <${f.url}>: ${f.error.split('\n')[0].slice(0, 300)}`),
+  ];
+}
+
+export const endpointList = (eps: readonly EndpointCount[], max = 8) =>
+  eps
+    .slice(0, max)
+    .map((c) => `<${c.url}> ${c.count}`)
+    .join(', ') + (eps.length > max ? `, … ${eps.length - max} more` : '');
+
+/**
+ * The KGVoyager tools over one endpoint registry. The class and property indexes are built on
+ * first use (one query per endpoint each) and kept in memory; endpoints that failed are asked again
+ * at the next search.
+ */
+export class KgVoyagerCore {
+  readonly options: KgVoyagerOptions;
+  readonly embedder: Embedder;
+  private readonly registry: EndpointRegistry;
+  /** @internal the query function of every tool */
+  readonly select: SparqlSelect;
+  private readonly classRows = new Map<string, SparqlRow[]>();
+  private readonly propertyRows = new Map<string, SparqlRow[]>();
+  private classes: { index: SchemaIndex<ClassEntry>; search: HybridIndex; byIri: Map<string, ClassEntry> } | undefined;
+  private properties: { index: SchemaIndex<PropertyEntry>; search: HybridIndex; byIri: Map<string, PropertyEntry> } | undefined;
+
+  constructor(context: KgVoyagerContext) {
+    this.registry = context.registry;
+    this.select = context.select;
+    this.embedder = context.embedder ?? new NgramEmbedder();
+    this.options = { ...KGVOYAGER_DEFAULTS, ...context.options };
+  }
+
+  /** The registry's endpoints. */
+  get endpoints(): readonly RegisteredEndpoint[] {
+    return this.registry.endpoints;
+  }
+
+  private indexBounds() {
+    return { timeoutMs: this.options.indexTimeoutMs, maxRows: this.options.indexMaxRows };
+  }
+
+  /** `select`, counting requests per URL into `requests`. */
+  private counting(requests: Record<string, number>): SparqlSelect {
+    return (url, query, bounds) => {
+      requests[url] = (requests[url] ?? 0) + 1;
+      return this.select(url, query, bounds);
+    };
+  }
+
+  /**
+   * The class index (built, or completed for endpoints that failed before).
+   * @param requests index queries sent now are counted here, per endpoint URL
+   * @returns the merged index and its search index
+   */
+  async classIndex(requests: Record<string, number> = {}): Promise<{ index: SchemaIndex<ClassEntry>; search: HybridIndex; byIri: Map<string, ClassEntry> }> {
+    if (this.classes && this.classes.index.failures.length === 0) return this.classes;
+    const before = this.classRows.size;
+    const rows = await fetchIndexRows(this.endpoints, CLASS_INDEX_QUERY, this.counting(requests), this.indexBounds(), this.classRows, this.options.concurrency);
+    if (!this.classes || this.classRows.size !== before) {
+      const index = mergeClassIndex(this.endpoints, rows);
+      this.classes = { index, search: await HybridIndex.build(indexDocuments(index.entries), this.embedder, this.options.stem), byIri: new Map(index.entries.map((e) => [e.iri, e])) };
+    }
+    return this.classes;
+  }
+
+  /** The property index (see `classIndex`). */
+  async propertyIndex(requests: Record<string, number> = {}): Promise<{ index: SchemaIndex<PropertyEntry>; search: HybridIndex; byIri: Map<string, PropertyEntry> }> {
+    if (this.properties && this.properties.index.failures.length === 0) return this.properties;
+    const before = this.propertyRows.size;
+    const rows = await fetchIndexRows(this.endpoints, PROPERTY_INDEX_QUERY, this.counting(requests), this.indexBounds(), this.propertyRows, this.options.concurrency);
+    if (!this.properties || this.propertyRows.size !== before) {
+      const index = mergePropertyIndex(this.endpoints, rows, voidAnnotations(this.endpoints));
+      this.properties = { index, search: await HybridIndex.build(indexDocuments(index.entries), this.embedder, this.options.stem), byIri: new Map(index.entries.map((e) => [e.iri, e])) };
+    }
+    return this.properties;
+  }
+
+  /** @internal */
+  searchOptions(mode?: RetrievalMode) {
+    return { mode: mode ?? this.options.retrieval, rrfK: this.options.rrfK, delta: this.options.delta, minKeep: this.options.minKeep };
+  }
+
+  /** Ranks classes for a term (all hits and the filtered ones), for the tools and the retrieval benchmark. */
+  async rankClasses(term: string, mode?: RetrievalMode): Promise<SearchResult> {
+    return (await this.classIndex()).search.search(term, this.searchOptions(mode));
+  }
+
+  /** Ranks properties for a term (see `rankClasses`). */
+  async rankProperties(term: string, mode?: RetrievalMode): Promise<SearchResult> {
+    return (await this.propertyIndex()).search.search(term, this.searchOptions(mode));
+  }
+
+  /** @internal */
+  describeSearch(kind: string, term: string, total: number, result: SearchResult, mode: RetrievalMode): string {
+    const how =
+      mode === 'hybrid'
+        ? `hybrid retrieval: BM25 + dense (${this.embedder.id}) fused by RRF k=${this.options.rrfK}`
+        : mode === 'bm25'
+          ? 'BM25 only'
+          : `dense only (${this.embedder.id})`;
+    const shown = Math.min(result.kept.length, this.options.maxHits);
+    return `search_all_${kind} ${JSON.stringify(term)}: showing ${shown} of ${result.ranked.length} matching ${kind} (${total} in the index; ${how}; adaptive filter δ=${this.options.delta} kept ${result.kept.length}).`;
+  }
+
+  /**
+   * One search tool: ranks the index for a term, keeps the filtered hits (at most `maxHits`) and
+   * writes one line per hit with `detail` (what follows the IRI's words).
+   */
+  /** @internal */
+  async searchTool<E extends ClassEntry>(
+    kind: 'classes' | 'properties',
+    term: string,
+    build: (requests: Record<string, number>) => Promise<{ index: SchemaIndex<E>; search: HybridIndex; byIri: Map<string, E> }>,
+    detail: (e: E) => string,
+    none: string,
+  ): Promise<ToolAnswer> {
+    const t = term.trim();
+    if (!t) return { text: `search_all_${kind} needs a non-empty term (e.g. "${kind === 'classes' ? 'singer' : 'name'}").`, isError: true, requests: {} };
+    const requests: Record<string, number> = {};
+    const { index, search, byIri } = await build(requests);
+    const mode = this.options.retrieval;
+    const result = await search.search(t, this.searchOptions(mode));
+    const lines = [this.describeSearch(kind, t, index.entries.length, result, mode)];
+    result.kept.slice(0, this.options.maxHits).forEach((h, i) => {
+      const e = byIri.get(h.id)!;
+      const labels = e.labels.length ? ` labels ${e.labels.map((l) => JSON.stringify(l)).join(', ')};` : '';
+      lines.push(`${i + 1}. <${e.iri}> (${e.text});${labels} ${detail(e)} [score ${h.score.toFixed(4)}]`);
+    });
+    if (result.kept.length === 0) lines.push(none);
+    lines.push(...failureLines(index.failures));
+    return { text: lines.join('\n'), isError: false, requests };
+  }
+
+  /** Endpoints of the same graph as `e` (fkgqa shards), or the other foreign endpoints; `e` excluded. */
+  /** @internal */
+  colocated(eps: readonly RegisteredEndpoint[]): RegisteredEndpoint[] {
+    const ids = new Set(eps.map((e) => e.id));
+    const graphs = new Set(eps.map((e) => e.graph));
+    return this.endpoints.filter((x) => !ids.has(x.id) && graphs.has(x.graph));
+  }
+
+  /** @internal */
+  endpointsOf(counts: readonly EndpointCount[] | undefined): RegisteredEndpoint[] {
+    if (!counts) return [...this.endpoints];
+    const ids = new Set(counts.map((c) => c.endpoint));
+    return this.endpoints.filter((e) => ids.has(e.id));
+  }
+
+  /**
+   * Classes of IRIs as stated at other endpoints (the federation join of an untyped subject in a
+   * vertical shard with its type triple elsewhere): `VALUES ?s {…} ?s a ?c` at each endpoint.
+   * @returns IRI → classes with the endpoints that state them
+   */
+  /** @internal */
+  async typesAt(iris: readonly string[], eps: readonly RegisteredEndpoint[], budget: Budget, failures: IndexFailure[]): Promise<Map<string, Map<string, Set<string>>>> {
+    const out = new Map<string, Map<string, Set<string>>>();
+    if (iris.length === 0 || eps.length === 0) return out;
+    const q = `SELECT ?s ?c WHERE { VALUES ?s { ${iris.map(iriRef).join(' ')} } ?s a ?c }`;
+    const settled = await settleAll(eps, this.options.concurrency, (e) => budget.run(e.url, q, iris.length * 20));
+    eps.forEach((e, i) => {
+      const s = settled[i];
+      if (s.status === 'rejected') return void failures.push({ endpoint: e.id, url: e.url, error: String((s.reason as Error)?.message ?? s.reason) });
+      for (const row of s.value) {
+        if (row.s?.type !== 'uri' || row.c?.type !== 'uri') continue;
+        let m = out.get(row.s.value);
+        if (!m) out.set(row.s.value, (m = new Map()));
+        let where = m.get(row.c.value);
+        if (!where) m.set(row.c.value, (where = new Set()));
+        where.add(e.id);
+      }
+    });
+    return out;
+  }
+
+}

@@ -1,0 +1,131 @@
+/** KGVoyager's instance lookup: lookup_class_instances (paper section 3.1, "Instance Lookup"). */
+import { type KgVoyagerCore, type ToolAnswer, Budget, endpointList, LABEL, short, plural, byCodePoint, failureLines } from './core.js';
+import type { RegisteredEndpoint } from '../../federation/registry.js';
+import { cosine } from './embedder.js';
+import type { IndexFailure } from './schema-index.js';
+import { iriRef, settleAll, stringLiteral, termText, type SparqlTerm } from './sparql.js';
+import { iriText } from './text.js';
+
+/**
+ * lookup_class_instances (paper section 3.1, "Instance Lookup"): instances of a class, optionally
+ * those whose IRI or `rdfs:label` contains `exact_term` (case-insensitive); with `all_attributes`
+ * any literal value of the instance is matched instead of labels (slower). When `exact_term`
+ * finds nothing and `fallback_term` is given, instances matching the broader fallback are
+ * ranked by the similarity (the embedder's cosine) of their matched text to `exact_term`.
+ * Federation: values held at other endpoints of the class's graph (a vertical split puts the
+ * type triple and the attributes in different shards) are matched there and kept when the
+ * subject is an instance of the class at an endpoint that holds the class.
+ */
+export async function lookupClassInstances(kgv: KgVoyagerCore, args: { class: string; exact_term?: string; fallback_term?: string; all_attributes?: boolean }): Promise<ToolAnswer> {
+  const cls = args.class?.trim().replace(/^<|>$/g, '');
+  if (!cls) return { text: 'lookup_class_instances needs a class IRI (from search_all_classes).', isError: true, requests: {} };
+  const budget = new Budget(kgv.options.timeoutMs, kgv.select);
+  const { byIri } = await kgv.classIndex(budget.requests);
+  const entry = byIri.get(cls);
+  const failures: IndexFailure[] = [];
+  const holders = kgv.endpointsOf(entry?.endpoints);
+  const head = entry
+    ? `<${cls}>: ${plural(entry.total, 'instance')} at ${plural(entry.endpoints.length, 'endpoint')} (${endpointList(entry.endpoints)}).`
+    : `<${cls}> is not in the class index (no endpoint has instances of it); asking every endpoint.`;
+  const exact = args.exact_term?.trim();
+  const n = kgv.options.maxRows;
+
+  if (!exact) {
+    const q = `SELECT DISTINCT ?s ?l WHERE { ?s a ${iriRef(cls)} OPTIONAL { ?s <${LABEL}> ?l } } ORDER BY ?s LIMIT ${n}`;
+    const settled = await settleAll(holders, kgv.options.concurrency, (e) => budget.run(e.url, q, n));
+    const rows: { s: string; label?: string; endpoint: string }[] = [];
+    holders.forEach((e, i) => {
+      const s = settled[i];
+      if (s.status === 'rejected') failures.push({ endpoint: e.id, url: e.url, error: String((s.reason as Error)?.message ?? s.reason) });
+      else for (const r of s.value) if (r.s) rows.push({ s: r.s.value, label: r.l?.value, endpoint: e.id });
+    });
+    const shown = rows.slice(0, n);
+    const total = entry?.total ?? rows.length;
+    const lines = [head, `Instances (showing ${shown.length} of ${total}):`];
+    for (const r of shown) lines.push(`- <${r.s}>${r.label ? ` ${JSON.stringify(r.label)}` : ''} [${r.endpoint}]`);
+    lines.push(...failureLines(failures));
+    return { text: lines.join('\n'), isError: false, requests: budget.requests };
+  }
+
+  const first = await matchInstances(kgv, cls, holders, exact, args.all_attributes ?? false, n, budget, failures);
+  const where = args.all_attributes ? 'IRI or any literal value' : 'IRI or rdfs:label';
+  const lines = [head];
+  if (first.matches.size > 0 || !args.fallback_term?.trim()) {
+    const shown = [...first.matches.values()].slice(0, n);
+    lines.push(`Instances whose ${where} contains ${JSON.stringify(exact)} (case-insensitive): showing ${shown.length} of ${first.matches.size}${first.more ? '+ (more exist; refine the term)' : ''}:`);
+    for (const m of shown) lines.push(`- <${m.s}>${m.text ? ` ${m.text}` : ''} [${[...m.endpoints].join(', ')}]`);
+    if (first.matches.size === 0) lines.push(args.all_attributes ? 'None. Try a fallback_term (a broader word).' : 'None. Try all_attributes: true (names are often in literal attributes, not labels), or a fallback_term.');
+  } else {
+    const fb = args.fallback_term!.trim();
+    const wide = await matchInstances(kgv, cls, holders, fb, args.all_attributes ?? false, kgv.options.sampleSize, budget, failures);
+    const cands = [...wide.matches.values()];
+    const texts = cands.map((c) => c.plain || iriText(c.s));
+    const [q, ...vs] = cands.length ? await kgv.embedder.embed([exact, ...texts]) : [];
+    const ranked = cands.map((c, i) => ({ c, sim: cosine(q, vs[i]) })).sort((a, b) => b.sim - a.sim || byCodePoint(a.c.s, b.c.s));
+    const shown = ranked.slice(0, n);
+    lines.push(
+      `No instance's ${where} contains ${JSON.stringify(exact)}. ${cands.length}${wide.more ? '+' : ''} ${cands.length === 1 ? 'instance matches' : 'instances match'} the fallback ${JSON.stringify(fb)}; showing ${shown.length} of ${cands.length}, most similar to ${JSON.stringify(exact)} first (${kgv.embedder.id} cosine):`,
+    );
+    for (const { c, sim } of shown) lines.push(`- <${c.s}>${c.text ? ` ${c.text}` : ''} [${[...c.endpoints].join(', ')}] similarity ${sim.toFixed(3)}`);
+  }
+  lines.push(...failureLines(failures));
+  return { text: lines.join('\n'), isError: false, requests: budget.requests };
+}
+
+/** Instances of `cls` matching a term on IRI and labels (or all literals), across the federation. */
+async function matchInstances(kgv: KgVoyagerCore, 
+  cls: string,
+  holders: RegisteredEndpoint[],
+  term: string,
+  allAttributes: boolean,
+  limit: number,
+  budget: Budget,
+  failures: IndexFailure[],
+): Promise<{ matches: Map<string, { s: string; text: string; plain: string; endpoints: Set<string> }>; more: boolean }> {
+  const lc = stringLiteral(term.toLowerCase());
+  const value = allAttributes ? `?s ?p ?v . FILTER(isLiteral(?v) && CONTAINS(LCASE(STR(?v)), ${lc}))` : `?s <${LABEL}> ?v . BIND(<${LABEL}> AS ?p) FILTER(CONTAINS(LCASE(STR(?v)), ${lc}))`;
+  const local = `SELECT DISTINCT ?s ?p ?v WHERE { ?s a ${iriRef(cls)} . OPTIONAL { ${value} } FILTER(BOUND(?v) || CONTAINS(LCASE(STR(?s)), ${lc})) } ORDER BY ?s LIMIT ${limit + 1}`;
+  const remote = `SELECT DISTINCT ?s ?p ?v WHERE { ${value} FILTER(isIRI(?s)) } ORDER BY ?s LIMIT ${kgv.options.sampleSize}`;
+  const others = kgv.colocated(holders);
+  const jobs = [...holders.map((e) => ({ e, q: local, local: true })), ...others.map((e) => ({ e, q: remote, local: false }))];
+  const settled = await settleAll(jobs, kgv.options.concurrency, (j) => budget.run(j.e.url, j.q, kgv.options.sampleSize + 1));
+  const matches = new Map<string, { s: string; text: string; plain: string; endpoints: Set<string> }>();
+  const pending = new Map<string, { p: string; v: SparqlTerm; endpoint: string }[]>();
+  let more = false;
+  const add = (s: string, endpoint: string, p?: string, v?: SparqlTerm) => {
+    let m = matches.get(s);
+    if (!m) matches.set(s, (m = { s, text: '', plain: '', endpoints: new Set() }));
+    m.endpoints.add(endpoint);
+    if (p && v && !m.text) {
+      m.text = `${short(p)} = ${termText(v)}`;
+      m.plain = v.value;
+    }
+  };
+  jobs.forEach((j, i) => {
+    const s = settled[i];
+    if (s.status === 'rejected') return void failures.push({ endpoint: j.e.id, url: j.e.url, error: String((s.reason as Error)?.message ?? s.reason) });
+    if (j.local && s.value.length > limit) more = true;
+    for (const r of s.value) {
+      if (r.s?.type !== 'uri') continue;
+      if (j.local) add(r.s.value, j.e.id, r.p?.value, r.v);
+      else {
+        let xs = pending.get(r.s.value);
+        if (!xs) pending.set(r.s.value, (xs = []));
+        if (r.p && r.v) xs.push({ p: r.p.value, v: r.v, endpoint: j.e.id });
+      }
+    }
+  });
+  const unresolved = [...pending.keys()].filter((s) => !matches.has(s) || !matches.get(s)!.text);
+  if (unresolved.length > 0) {
+    const types = await kgv.typesAt(unresolved.slice(0, kgv.options.sampleSize), holders, budget, failures);
+    for (const s of unresolved) {
+      const where = types.get(s)?.get(cls);
+      if (!where) continue;
+      for (const x of pending.get(s)!) add(s, x.endpoint, x.p, x.v);
+      for (const id of where) add(s, id);
+    }
+  }
+  const sorted = new Map([...matches].sort(([a], [b]) => byCodePoint(a, b)));
+  if (sorted.size > limit) more = true;
+  return { matches: new Map([...sorted].slice(0, limit)), more };
+}

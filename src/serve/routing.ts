@@ -1,0 +1,107 @@
+/**
+ * The routes of `fkgqa serve`: which path asks for what (an endpoint's SPARQL or VoID path, the
+ * federation endpoint, the server's own paths), the Host check against DNS rebinding, the answers of
+ * the server's own paths, and the shape of every answer (`Answer`, with CORS headers added by the
+ * server). Pure functions, testable without a server.
+ */
+import { MEDIA, ProtocolError } from '../sparql/protocol.js';
+import type { EndpointAnswer } from './answer.js';
+import { FEDERATION_PATH } from './federation-endpoint.js';
+import type { RequestKind } from './request-log.js';
+
+/** What a request path asks for. */
+export type RouteKind = 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'catalogue-json' | 'federation' | 'none';
+
+/** CORS headers of every answer (the endpoints are public read-only data). */
+export const CORS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'Content-Type, Link, Fkgqa-Truncated, Fkgqa-Profile',
+};
+
+/** An answer to send. */
+export interface Answer extends EndpointAnswer {
+  timeout?: true;
+  /** The query text, for the log file. */
+  query?: string;
+}
+
+/** A plain-text answer (a newline is added when missing). */
+export const text = (status: number, body: string, kind: RequestKind, headers?: Record<string, string>): Answer => ({
+  status,
+  body: body.endsWith('\n') ? body : `${body}\n`,
+  type: 'text/plain; charset=utf-8',
+  kind,
+  headers,
+});
+
+/**
+ * Resolves a request path to what it asks for: one endpoint's SPARQL or VoID path (`/<id>/sparql`,
+ * `/<id>/.well-known/void`, or `/sparql` with a port per endpoint), the federation endpoint, the
+ * server's own paths, or nothing.
+ * @param byId the endpoint with an id, if any
+ * @param only the endpoint of this port (`--port-per-endpoint`)
+ * @throws ProtocolError 400 for a malformed percent-encoding in the path
+ */
+export function route<E>(pathname: string, byId: (id: string) => E | undefined, only?: E): { ep?: E; what: RouteKind } {
+  if (pathname === '/') return { what: 'index' };
+  if (pathname === FEDERATION_PATH) return { what: 'federation' };
+  if (pathname === '/_stats') return { what: 'stats' };
+  if (only) {
+    if (pathname === '/sparql') return { ep: only, what: 'sparql' };
+    if (pathname === '/.well-known/void') return { ep: only, what: 'void' };
+    return { what: 'none' };
+  }
+  if (pathname === '/.well-known/void') return { what: 'catalogue' };
+  if (pathname === '/catalogue.json') return { what: 'catalogue-json' };
+  const m = /^\/([^/]+)\/(sparql|\.well-known\/void)$/.exec(pathname);
+  if (!m) return { what: 'none' };
+  let id: string;
+  try {
+    id = decodeURIComponent(m[1]);
+  } catch {
+    throw new ProtocolError(400, `the path ${pathname.slice(0, 200)} has a malformed percent-encoding`);
+  }
+  const ep = byId(id);
+  if (!ep) return { what: 'none' };
+  return { ep, what: m[2] === 'sparql' ? 'sparql' : 'void' };
+}
+
+/**
+ * Whether a request's Host header names this server. Bound to a loopback interface (the
+ * default), only loopback names are accepted, so a web page whose domain was rebound to
+ * 127.0.0.1 cannot read the endpoints (as fkgqa mcp --http does); a request without Host
+ * (HTTP/1.0) and servers bound to other interfaces accept any.
+ * @param bound the interface the server is bound to
+ */
+export function hostAllowed(bound: string, header: string | undefined): boolean {
+  if (!header || !/^(127\.\d+\.\d+\.\d+|::1|\[::1\]|localhost)$/i.test(bound)) return true;
+  const name = header.replace(/:\d+$/, '').toLowerCase();
+  return /^127\.\d+\.\d+\.\d+$/.test(name) || name === 'localhost' || name === '[::1]';
+}
+
+/** What the server's own paths show. */
+export interface ServerPaths {
+  /** `GET /`: the endpoints file. */
+  endpointsFile(): unknown;
+  /** `GET /_stats`: request counts per endpoint and kind. */
+  counts(): unknown;
+  /** The catalogue with live URLs, or undefined when the build has none. */
+  catalogue(file: 'catalogue.ttl' | 'catalogue.json'): string | undefined;
+  portPerEndpoint: boolean;
+}
+
+/** `/`, `/_stats`, the root `/.well-known/void` and `/catalogue.json` (the catalogue), unknown paths. */
+export function serverPathAnswer(what: RouteKind, method: string, server: ServerPaths): Answer {
+  if (method !== 'GET' && method !== 'HEAD') return text(405, `method ${method} is not allowed here: use GET`, 'other', { Allow: 'GET, OPTIONS' });
+  const json = (v: unknown): Answer => ({ status: 200, body: JSON.stringify(v, null, 2) + '\n', type: 'application/json', kind: 'other' });
+  if (what === 'index') return json(server.endpointsFile());
+  if (what === 'stats') return json(server.counts());
+  if (what === 'catalogue' || what === 'catalogue-json') {
+    const file = what === 'catalogue' ? 'catalogue.ttl' : 'catalogue.json';
+    const body = server.catalogue(file);
+    if (!body) return text(404, `no VoID catalogue in this build (${file} is written by the VoID build)`, 'void');
+    return { status: 200, body, type: what === 'catalogue' ? `${MEDIA.turtle}; charset=utf-8` : 'application/json', kind: 'void' };
+  }
+  const paths = server.portPerEndpoint ? '/sparql and /.well-known/void' : '/<endpoint>/sparql and /<endpoint>/.well-known/void';
+  return text(404, `not found: endpoints are at ${paths}; GET / lists them`, 'other');
+}
