@@ -28,6 +28,9 @@ export class RequestRefused extends Error {
   }
 }
 
+/** A URL for a message: its query string (a whole SPARQL query, percent-encoded) shown as `?…`. */
+const shown = (url: string): string => (/[?#]/.test(url) ? `${endpointOf(url)}?…` : url);
+
 /** A redirect answered by an endpoint and not followed (see the module comment). */
 export class RedirectRefused extends Error {
   constructor(
@@ -41,8 +44,8 @@ export class RedirectRefused extends Error {
     readonly targetAllowed: boolean,
   ) {
     super(
-      `${from} answered HTTP ${status} with a redirect to ${to || '(no Location)'}: not followed, ` +
-        (targetAllowed ? 'a query goes only to the endpoint named in its SERVICE clause' : `${to || 'the target'} is not a registered endpoint`) +
+      `${shown(from)} answered HTTP ${status} with a redirect to ${to ? shown(to) : '(no Location)'}: not followed, ` +
+        (targetAllowed ? 'a query goes only to the endpoint named in its SERVICE clause' : `${to ? shown(to) : 'the target'} is not a registered endpoint`) +
         '; nothing was sent there',
     );
     this.name = 'RedirectRefused';

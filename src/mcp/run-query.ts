@@ -1,12 +1,12 @@
 /**
  * `run_sparql_query {query, format?, timeout_ms?}` (the reference's names and bounds, field notes
  * §0; FKGQA paper section 3): plan the query (query.ts), send it directly or through the
- * federation engine, bound its time and answer, and answer the agent with a preview plus
+ * federation engine (src/federation/: routing, bounded client, engine), bound its time and
+ * answer, and answer the agent with a preview plus
  * "showing N of M rows". A timeout is an error, never an empty result. Every call is logged.
  */
 import { Parser as N3Parser, Writer as N3Writer } from 'n3';
-import type { JsonResults } from '../sparql/results.js';
-import { truncateBindings, truncateNTriples } from '../sparql/results.js';
+import { truncateBindings, truncateNTriples, type JsonResults } from '../sparql/results.js';
 import type { McpToolContext } from './context.js';
 import { planQuery, type QueryPlan } from '../federation/routing.js';
 import type { SparqlOutcome } from '../federation/client.js';
@@ -87,6 +87,7 @@ function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Extract<Quer
     return { errorClass: 'timeout', message: `timeout: ${where} did not answer within ${timeoutMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT)${more}.` };
   }
   if (o.tooLarge) return { errorClass: 'too-large', message: `${o.error}: add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)` };
+  if (o.redirect) return { errorClass: 'redirect', message: `${where} failed: ${o.error}. fkgqa follows no redirect out of the registry: name the endpoint's final URL in SERVICE if it is registered` };
   if (/refused to contact/.test(o.error)) return { errorClass: 'unknown-endpoint', message: o.error };
   if (o.httpStatus) return { errorClass: o.httpStatus >= 500 ? 'endpoint' : 'endpoint-rejected', message: `${where} answered HTTP ${o.httpStatus}: ${o.error}` };
   return { errorClass: plan.route === 'federation' ? 'federation' : 'endpoint', message: `${where} failed: ${o.error}` };

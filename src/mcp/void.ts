@@ -18,8 +18,9 @@
  *    properties with triple counts, class/property nesting; the extended variant adds linksets
  *    to the other registered endpoints of the graph, counted through the federation engine.
  *
- * Documents are fetched only from hosts of registered endpoints. The answer says which step
- * produced each description and what the earlier steps found.
+ * Every request goes through the bounded client (src/federation/client.ts): documents only from
+ * hosts of registered endpoints, no redirect out of them, queries only to registered endpoints.
+ * The answer says which step produced each description and what the earlier steps found.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -203,28 +204,12 @@ function writeCache(ctx: McpToolContext, key: string, e: CacheEntry): void {
   writeFileAtomic(f, JSON.stringify(e));
 }
 
-/** True when `url` is on the host (origin) of a registered endpoint: documents are fetched from there only. */
-function onRegisteredHost(ctx: McpToolContext, url: string): boolean {
-  try {
-    const o = new URL(url).origin;
-    return ctx.registry.endpoints.some((e) => new URL(e.url).origin === o);
-  } catch {
-    return false;
-  }
-}
-
-/** GETs an RDF document within the step's time limit. */
+/**
+ * GETs an RDF document within the step's time limit, through the bounded client: only from the
+ * host of a registered endpoint, following redirects only to such hosts (src/federation/client.ts).
+ */
 async function getRdf(ctx: McpToolContext, url: string): Promise<{ ok: true; text: string; type: string; link: string | null } | { ok: false; why: string }> {
-  if (!onRegisteredHost(ctx, url)) return { ok: false, why: `${url} is not on the host of a registered endpoint (not fetched)` };
-  try {
-    const res = await fetch(url, { headers: { accept: RDF_ACCEPT }, signal: AbortSignal.timeout(ctx.limits.voidStepTimeoutMs) });
-    const text = await res.text();
-    if (!res.ok) return { ok: false, why: `HTTP ${res.status} from ${url}` };
-    return { ok: true, text, type: res.headers.get('content-type') ?? 'text/turtle', link: res.headers.get('link') };
-  } catch (e) {
-    const err = e as Error;
-    return { ok: false, why: err.name === 'TimeoutError' ? `no answer from ${url} within ${ctx.limits.voidStepTimeoutMs} ms` : `${url}: ${err.message}` };
-  }
+  return ctx.sparql.document(url, RDF_ACCEPT, ctx.limits.voidStepTimeoutMs);
 }
 
 /** Reads an RDF document and keeps its VoID of `endpoint`. */

@@ -1,0 +1,290 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareResults } from '../src/answers/compare.js';
+import { readGoldQueries } from '../src/build/benchmark.js';
+import { goldResultsById, readGoldAnswers } from '../src/build/gold-answers.js';
+import { openBuild } from '../src/build/open.js';
+import { BoundedSparqlClient } from '../src/federation/client.js';
+import { createEngine, FEDERATION_ENGINES } from '../src/federation/engines.js';
+import { fetchWithin, RedirectRefused } from '../src/federation/http.js';
+import { openRegistry, readEndpointsFile, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
+import { planQuery } from '../src/federation/routing.js';
+import { stats } from '../src/index.js';
+import { createMcpServer } from '../src/mcp/server.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import type { JsonResults } from '../src/sparql/results.js';
+import { parseQuery } from '../src/sparql/parse.js';
+import { trivialFederation } from '../src/sparql/trivial.js';
+import { DEMO, ROOT, tmpDir } from './helpers.js';
+
+/**
+ * The federation layer (src/federation/): one registry over the endpoints files of several serves,
+ * routing, the engines behind one interface, and the bounded client that never leaves the registry.
+ */
+let shards: string;
+let digest: string;
+
+/** A `fkgqa serve` process (the CLI, as a user runs it), resolved once it printed its endpoints. */
+async function serveProcess(args: string[]): Promise<{ child: ChildProcess; endpoints: string[]; stop(): Promise<number | null> }> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', ...args, '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c) => (err += c));
+  const endpoints = await new Promise<string[]>((resolve, reject) => {
+    child.stdout!.on('data', (c) => {
+      out += c;
+      // serve prints every "id<TAB>url" line in one write, once all endpoints listen.
+      if (out.endsWith('\n')) resolve(out.trim().split('\n'));
+    });
+    child.once('exit', (code) => reject(new Error(`fkgqa serve exited (${code}) before listening: ${err}`)));
+  });
+  const stop = () =>
+    new Promise<number | null>((resolve) => {
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
+  return { child, endpoints, stop };
+}
+
+beforeAll(async () => {
+  shards = path.join(tmpDir('fkgqa-fed-'), 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+  await stats({ shards, timeoutMs: 60_000 });
+  digest = openBuild(shards, { checkShards: false }).build.outputDigest;
+});
+
+describe('federation / one registry over two fkgqa serve processes', () => {
+  let a: Awaited<ReturnType<typeof serveProcess>>;
+  let b: Awaited<ReturnType<typeof serveProcess>>;
+  let stateA: string;
+  let stateB: string;
+  beforeAll(async () => {
+    stateA = tmpDir('fkgqa-fed-a-');
+    stateB = tmpDir('fkgqa-fed-b-');
+    [a, b] = await Promise.all([serveProcess(['--shards', shards, '--kg', 'library', '--state', stateA]), serveProcess(['--shards', shards, '--kg', 'observatory', '--state', stateB])]);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  it('reads both endpoints files into one registry, each file checked (shape, build, serve alive)', () => {
+    const files = [path.join(stateA, 'endpoints.json'), path.join(stateB, 'endpoints.json')];
+    const r = openRegistry({ endpointsFiles: files, build: shards });
+    expect(r.endpoints.map((e) => e.id)).toEqual([
+      'library-shard1', 'library-shard2', 'library-shard3', 'library-shard4',
+      'observatory-shard1', 'observatory-shard2', 'observatory-shard3', 'observatory-shard4',
+    ]);
+    expect(r.source).toBe(`serve:${files[0]} + serve:${files[1]}`);
+    expect(r.endpointsFiles).toEqual(files);
+    // Two hosts: the library endpoints are on one port, the observatory endpoints on another.
+    expect(new Set(r.endpoints.map((e) => new URL(e.url).port)).size).toBe(2);
+    expect(a.endpoints.map((l) => l.split('\t')[0])).toEqual(r.endpoints.filter((e) => e.graph === 'library').map((e) => e.id));
+    const file = readEndpointsFile(files[0], { build: shards });
+    expect(file.outputDigest).toBe(digest);
+    expect(file.hostname).toBeTypeOf('string');
+    // The same build elsewhere (a copy) is the same build: its digest matches.
+    const copy = path.join(tmpDir(), 'copy');
+    fs.cpSync(shards, copy, { recursive: true });
+    expect(openRegistry({ endpointsFiles: files, build: copy }).endpoints).toHaveLength(8);
+  });
+
+  it('refuses an endpoints file of another build, a stale one, and two names for one endpoint', () => {
+    const other = path.join(tmpDir('fkgqa-fed-other-'), 'endpoints.json');
+    const f = JSON.parse(fs.readFileSync(path.join(stateA, 'endpoints.json'), 'utf8'));
+    fs.writeFileSync(other, JSON.stringify({ ...f, outputDigest: '0'.repeat(64) }));
+    expect(() => openRegistry({ endpointsFiles: [other], build: shards })).toThrow(`${other}: the endpoints serve another build`);
+    fs.writeFileSync(other, JSON.stringify({ ...f, pid: 2 ** 22 + 7, procStart: 1 }));
+    expect(() => openRegistry({ endpointsFiles: [other] })).toThrow(`stale: the fkgqa serve that wrote it (pid ${2 ** 22 + 7}) is no longer running`);
+    // A file from another host: its pid cannot be checked here, so it is not called stale.
+    fs.writeFileSync(other, JSON.stringify({ ...f, pid: 2 ** 22 + 7, procStart: 1, hostname: 'elsewhere.example' }));
+    expect(openRegistry({ endpointsFiles: [other] }).endpoints).toHaveLength(4);
+    fs.writeFileSync(other, JSON.stringify({ ...f, endpoints: f.endpoints.map((e: { url: string }) => ({ ...e, url: e.url.replace('/sparql', '/x/sparql') })) }));
+    expect(() => openRegistry({ endpointsFiles: [path.join(stateA, 'endpoints.json'), other] })).toThrow(/two endpoints are named library-shard1/);
+  });
+
+  for (const engineName of FEDERATION_ENGINES) {
+    it(`answers every gold query of both graphs through routing and the ${engineName} engine as gold does`, async () => {
+      const registry = openRegistry({ endpointsFiles: [path.join(stateA, 'endpoints.json'), path.join(stateB, 'endpoints.json')], build: shards });
+      const client = new BoundedSparqlClient(registry, { engine: engineName });
+      const { defaultPrefix, queries } = readGoldQueries(shards);
+      const verdicts: string[] = [];
+      try {
+        for (const graph of ['library', 'observatory']) {
+          const gold = goldResultsById(readGoldAnswers(shards, graph, digest)!);
+          const urls = registry.endpoints.filter((e) => e.graph === graph).map((e) => e.url);
+          for (const q of queries.filter((x) => x.graph === graph)) {
+            const parsed = parseQuery(q.text, defaultPrefix);
+            if (!parsed.ok) throw new Error(parsed.error);
+            const plan = planQuery(trivialFederation(parsed.query.ast, urls).text, registry, { maxQueryChars: 1 << 20 });
+            if (!plan.ok) throw new Error(`${q.id}: ${plan.message}`);
+            const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, 'application/sparql-results+json', 60_000) : await client.federated(plan.query, 'application/sparql-results+json', 60_000);
+            if (o.status !== 'ok') throw new Error(`${q.id}: ${o.status} ${o.status === 'error' ? o.error : ''}`);
+            const c = compareResults(gold.get(q.id)!.results!, JSON.parse(o.body) as JsonResults, !!(parsed.query.ast as { order?: unknown[] }).order?.length);
+            verdicts.push(`${q.id} ${plan.route} ${c.identical ? 'identical' : c.reason}`);
+          }
+        }
+        // 14 distinct gold queries: 8 of library, 6 of observatory, each over several endpoints.
+        expect(verdicts).toHaveLength(14);
+        expect(verdicts.filter((v) => !v.endsWith(' federation identical'))).toEqual([]);
+        // One query over both hosts: every triple of one shard on each.
+        const [l1, o1] = [registry.endpoints.find((e) => e.id === 'library-shard1')!, registry.endpoints.find((e) => e.id === 'observatory-shard1')!];
+        const both = planQuery(`SELECT (COUNT(*) AS ?n) { { SERVICE <${l1.url}> { ?s ?p ?o } } UNION { SERVICE <${o1.url}> { ?s ?p ?o } } }`, registry, { maxQueryChars: 8000 });
+        expect(both.ok && both.route).toBe('federation');
+        const o = await client.federated((both as { query: string }).query, 'application/sparql-results+json', 60_000);
+        expect(o.status).toBe('ok');
+        const triples = (id: string) => openBuild(shards, { checkShards: false }).manifests.flatMap((m) => m.shards).find((s) => s.endpoint === id)!.triples;
+        expect(Number((JSON.parse((o as { body: string }).body) as JsonResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
+        expect(Object.keys(o.requests).sort()).toEqual([l1.url, o1.url].sort());
+        // The client counted every request, per endpoint, over all calls.
+        expect(Object.keys(client.requests).length).toBe(8);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+});
+
+/** An HTTP listener that counts its requests; `answer` decides each answer. */
+async function listener(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
+  const requests: string[] = [];
+  const s = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on('end', () => answer(req, res));
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, requests, close: () => new Promise<void>((r) => (s.close(() => r()), s.closeAllConnections())) };
+}
+
+describe('federation / no redirect leaves the registry', () => {
+  let server: ShardServer;
+  let trap: Awaited<ReturnType<typeof listener>>;
+  let redirector: Awaited<ReturnType<typeof listener>>;
+  let registry: EndpointRegistry;
+  beforeAll(async () => {
+    server = await serve({ shards, kgs: ['library'], writeFiles: false });
+    trap = await listener((_req, res) => res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"literal","value":"from the trap"}}]}}'));
+    // A registered endpoint that answers every request (queries, its service description, its VoID) with a redirect to the trap.
+    redirector = await listener((req, res) => res.writeHead(req.method === 'POST' ? 307 : 302, { location: `${trap.url}${req.url}` }).end());
+    registry = registryFromUrls([`${redirector.url}/r/sparql`, server.endpoint('library-shard1')!.url]);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await trap?.close();
+    await redirector?.close();
+  });
+
+  it('run_sparql_query (direct and through the engine) and get_void_descriptions: the unregistered listener gets 0 requests, the agent a clear error', async () => {
+    const mcp = await createMcpServer({ registry, setup: 'void_tool', callLog: null, state: null, limits: { voidStepTimeoutMs: 20_000 } });
+    const [x, y] = InMemoryTransport.createLinkedPair();
+    await mcp.server.connect(x);
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(y);
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = (await client.callTool({ name, arguments: args })) as { content: { text: string }[]; isError?: boolean };
+      return { text: r.content[0].text, isError: !!r.isError };
+    };
+    try {
+      const r = `${redirector.url}/r/sparql`;
+      const direct = await call('run_sparql_query', { query: `SELECT * { SERVICE <${r}> { ?s ?p ?o } }` });
+      expect(direct.isError).toBe(true);
+      expect(direct.text).toBe(
+        `Error (redirect): the endpoint ${r} failed: ${r} answered HTTP 307 with a redirect to ${trap.url}/r/sparql: not followed, ${trap.url}/r/sparql is not a registered endpoint; nothing was sent there. fkgqa follows no redirect out of the registry: name the endpoint's final URL in SERVICE if it is registered`,
+      );
+      const fed = await call('run_sparql_query', { query: `SELECT * { SERVICE <${r}> { ?s ?p ?o } SERVICE <${server.endpoint('library-shard1')!.url}> { ?s ?p ?o } }`, timeout_ms: 60_000 });
+      expect(fed.isError).toBe(true);
+      expect(fed.text).toContain(`failed: ${r}?… answered HTTP 302 with a redirect to ${trap.url}/r/sparql?…: not followed, ${trap.url}/r/sparql?… is not a registered endpoint; nothing was sent there`);
+      expect(fed.text).toMatch(/^Error \(redirect\): the federation engine \(SERVICE </);
+      const v = await call('get_void_descriptions', { endpoint: r });
+      expect(v.isError).toBe(true);
+      expect(v.text).toContain(`# VoID of <${r}>: not found`);
+      expect(v.text).toContain(`well-known: ${redirector.url}/r/.well-known/void answered HTTP 302 with a redirect to ${trap.url}/r/.well-known/void: not followed, ${trap.url}/r/.well-known/void is not a registered endpoint`);
+      expect(mcp.callLog.entries.map((e) => e.errorClass)).toEqual(['redirect', 'redirect', 'no-void']);
+      expect(trap.requests).toEqual([]);
+      expect(redirector.requests.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await client.close();
+      await mcp.close();
+    }
+  });
+
+  it('fetchWithin follows a document redirect only to an allowed host, and never re-sends a query', async () => {
+    const onRedirector = (u: string) => u.startsWith(redirector.url) || u.startsWith(`${server.endpoint('library-shard1')!.url.replace(/\/[^/]*\/sparql$/, '')}`);
+    await expect(fetchWithin(`${redirector.url}/doc`, {}, { allowed: onRedirector, followRedirects: true })).rejects.toBeInstanceOf(RedirectRefused);
+    await expect(fetchWithin(`${redirector.url}/q`, { method: 'POST', body: 'query=ASK{}' }, { allowed: () => true, followRedirects: true })).rejects.toThrow(/answered HTTP 307 .*not followed, a query goes only to the endpoint named in its SERVICE clause/);
+    await expect(fetchWithin(`${trap.url}/x`, {}, { allowed: onRedirector })).rejects.toThrow(`refused to contact ${trap.url}/x: not a registered endpoint`);
+    expect(trap.requests).toEqual([]);
+  });
+});
+
+describe('federation / routing', () => {
+  const reg = registryFromUrls(['http://127.0.0.1:9/library-shard1/sparql', 'http://127.0.0.1:9/library-shard2/sparql']);
+  const hints = { maxQueryChars: 8000 };
+
+  it('a lone SERVICE goes direct, several SERVICE clauses go to the engine', () => {
+    const one = planQuery('SELECT * { SERVICE <http://127.0.0.1:9/library-shard1/sparql> { ?s ?p ?o } }', reg, hints);
+    expect(one.ok && [one.route, one.query.replace(/\s+/g, ' ')]).toEqual(['direct', 'SELECT * WHERE { ?s ?p ?o. }']);
+    const two = planQuery('SELECT * { SERVICE <http://127.0.0.1:9/library-shard1/sparql> { ?s ?p ?o } SERVICE <http://127.0.0.1:9/library-shard2/sparql> { ?o ?q ?x } }', reg, hints);
+    expect(two.ok && [two.route, two.targets.map((t) => t.id)]).toEqual(['federation', ['library-shard1', 'library-shard2']]);
+  });
+
+  it('a triple pattern outside every SERVICE is refused, naming the pattern and the fix', () => {
+    const p = planQuery('SELECT * { SERVICE <http://127.0.0.1:9/library-shard1/sparql> { ?s ?p ?o } ?o <http://valuenet/ontop/book#title> ?t }', reg, hints);
+    expect(p.ok).toBe(false);
+    if (p.ok) return;
+    expect(p.errorClass).toBe('outside-service');
+    expect(p.message).toBe(
+      'this triple pattern is outside every SERVICE clause, so no endpoint is named for it:\n  ?o <http://valuenet/ontop/book#title> ?t\n' +
+        'wrap it in SERVICE <endpoint URL> { … } (the endpoint that holds its data; nothing was sent). Registered endpoints:\n' +
+        '  http://127.0.0.1:9/library-shard1/sparql  (library-shard1)\n  http://127.0.0.1:9/library-shard2/sparql  (library-shard2)',
+    );
+    const inFilter = planQuery('SELECT * { SERVICE <http://127.0.0.1:9/library-shard1/sparql> { ?s ?p ?o } FILTER NOT EXISTS { ?s a ?c } OPTIONAL { ?s ?q ?x . ?x ?r ?y } }', reg, hints);
+    expect(!inFilter.ok && inFilter.message.split('\n').slice(0, 4)).toEqual([
+      'these 3 triple patterns are outside every SERVICE clause, so no endpoint is named for them:',
+      '  ?s <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> ?c',
+      '  ?s ?q ?x',
+      '  ?x ?r ?y',
+    ]);
+  });
+});
+
+describe('federation / the engine interface', () => {
+  for (const name of FEDERATION_ENGINES) {
+    it(`${name}: answers, counts requests per endpoint, refuses unregistered endpoints, and stops at the time limit with the requests sent so far`, async () => {
+      const server = await serve({ shards, kgs: ['library'], writeFiles: false });
+      // Never answers: the time limit, not the load of the machine, decides.
+      const silent = await listener(() => {});
+      const reg = registryFromEndpointsValue(server.endpointsFile(), 'test');
+      const [s1, s2] = [server.endpoint('library-shard1')!.url, server.endpoint('library-shard2')!.url];
+      const engine = await createEngine(name, { endpoints: [...reg.endpoints.map((e) => e.url), `${silent.url}/sparql`] });
+      try {
+        expect(engine.name).toBe(name);
+        const ok = await engine.query(`SELECT (COUNT(*) AS ?n) { { SERVICE <${s1}> { ?s ?p ?o } } UNION { SERVICE <${s2}> { ?s ?p ?o } } }`, 'application/sparql-results+json', { timeoutMs: 60_000 });
+        expect(ok.status).toBe('ok');
+        if (ok.status !== 'ok') return;
+        const triples = server.endpoint('library-shard1')!.triples + server.endpoint('library-shard2')!.triples;
+        expect(Number((JSON.parse(ok.body) as JsonResults).results!.bindings[0].n.value)).toBe(triples);
+        expect(ok.contentType).toBe('application/sparql-results+json');
+        expect(Object.keys(ok.requests).sort()).toEqual([s1, s2].sort());
+        const refused = await engine.query(`SELECT * { SERVICE <http://127.0.0.1:9/elsewhere/sparql> { ?s ?p ?o } SERVICE <${s1}> { ?s ?p ?o } }`, 'application/sparql-results+json', { timeoutMs: 60_000 });
+        expect(refused.status === 'error' && refused.error).toMatch(/refused to contact http:\/\/127\.0\.0\.1:9\/elsewhere\/sparql: not a registered endpoint/);
+        const slow = await engine.query(`SELECT * { SERVICE <${silent.url}/sparql> { ?s ?p ?o } SERVICE <${s1}> { ?s ?p ?o } }`, 'application/sparql-results+json', { timeoutMs: 1500 });
+        expect(slow.status).toBe('timeout');
+        expect(slow.requests[`${silent.url}/sparql`]).toBeGreaterThanOrEqual(1);
+        // Stopped at the limit, restarted: the next query is answered.
+        const again = await engine.query(`SELECT (COUNT(*) AS ?n) { SERVICE <${s1}> { ?s ?p ?o } FILTER(true) }`, 'application/sparql-results+json', { timeoutMs: 60_000 });
+        expect(again.status === 'ok' && Number((JSON.parse(again.body) as JsonResults).results!.bindings[0].n.value)).toBe(server.endpoint('library-shard1')!.triples);
+      } finally {
+        await engine.close();
+        await silent.close();
+        await server.close();
+      }
+    });
+  }
+});
