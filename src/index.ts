@@ -47,7 +47,7 @@ export type { EndpointRegistry, RegisteredEndpoint, RegistryOptions, EndpointLau
 export type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from './federation/engine.js';
 export type { FederationEngineName } from './federation/engines.js';
 export { DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES } from './federation/engines.js';
-export type { Setup } from './mcp/context.js';
+export type { McpLimits, McpToolContext, Setup, ToolRegistrar } from './mcp/context.js';
 export type { RunRecord } from './eval/record.js';
 export { InputError } from './common/errors.js';
 

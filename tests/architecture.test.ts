@@ -1,7 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { tmpDir } from './helpers.js';
 
 /**
  * The layering of docs/architecture.md, checked on the code's own imports (TypeScript's
@@ -145,5 +148,33 @@ describe('architecture (docs/architecture.md)', () => {
     const e = (from: string, to: string) => ({ from, to, spec: to });
     expect(cycles(['a.ts', 'b.ts', 'c.ts'], [e('a.ts', 'b.ts'), e('b.ts', 'c.ts'), e('c.ts', 'a.ts')])).toEqual([['a.ts', 'b.ts', 'c.ts']]);
     expect(cycles(['a.ts', 'b.ts'], [e('a.ts', 'b.ts')])).toEqual([]);
+  });
+});
+
+describe('architecture / the CLI loads a command only when it runs', () => {
+  /** The modules a `fkgqa` run imports (ESM resolve hook), as paths below node_modules/ or dist/. */
+  function modulesLoaded(args: string[]): string[] {
+    const dir = tmpDir('fkgqa-modules-');
+    const trace = path.join(dir, 'trace.txt');
+    fs.writeFileSync(path.join(dir, 'hook.mjs'), `import fs from 'node:fs';\nexport async function resolve(s, c, next) { const r = await next(s, c); fs.appendFileSync(${JSON.stringify(trace)}, r.url + '\\n'); return r; }\n`);
+    fs.writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(path.join(dir, 'hook.mjs')).href)});\n`);
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, path.join(SRC, '../bin/fkgqa.js'), ...args], { cwd: dir, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    return [...new Set(fs.readFileSync(trace, 'utf8').split('\n').filter(Boolean))];
+  }
+  const heavy = (mods: string[]) => mods.filter((m) => /node_modules\/(@modelcontextprotocol|zod|@comunica)\//.test(m)).map((m) => m.replace(/.*node_modules\//, '').split('/').slice(0, 2).join('/'));
+
+  it('partition (--help and a demo build) loads neither the MCP SDK, nor zod, nor Comunica', () => {
+    expect(heavy(modulesLoaded(['partition', '--help']))).toEqual([]);
+    const build = modulesLoaded(['partition', '--out', 'shards', '-q']);
+    expect(heavy(build)).toEqual([]);
+    // …but it loads the method: the ASP solver and the partition stages.
+    expect(build.some((m) => m.endsWith('/dist/partition/graph.js'))).toBe(true);
+    expect(build.some((m) => m.includes('node_modules/clingo-wasm/'))).toBe(true);
+  });
+
+  it('fkgqa --help and mcp --help load neither the MCP SDK, nor zod, nor Comunica', () => {
+    expect(heavy(modulesLoaded(['mcp', '--help']))).toEqual([]);
+    expect(heavy(modulesLoaded(['--help']))).toEqual([]);
   });
 });

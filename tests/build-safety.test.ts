@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,93 +6,10 @@ import { processStartTime, StagedOutput } from '../src/common/output.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
-import { readBuild } from '../src/build/open.js';
-import { copyDir, DEMO, ROOT, tmpDir, fileHashes } from './helpers.js';
+import { copyDir, DEMO, tmpDir, fileHashes, fkgqaSync } from './helpers.js';
 
-/** Runs the built CLI (`npm test` builds dist/ first), optionally with extra environment. */
-function fkgqa(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
-  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
-}
-
+const fkgqa = fkgqaSync;
 const tree = fileHashes;
-
-/** The old build has VoID, the new one does not: a mixture of the two is easy to see. */
-const OLD = ['partition', '-q'];
-const NEW = ['partition', '-q', '--no-void', '--buckets', '3'];
-
-describe('build safety / crash-safe commit (kill -9 at every rename and removal)', () => {
-  const refs = tmpDir();
-  const oldRef = path.join(refs, 'old');
-  const newRef = path.join(refs, 'new');
-  expect(fkgqa([...OLD, '--out', oldRef]).code).toBe(0);
-  expect(fkgqa([...NEW, '--out', newRef]).code).toBe(0);
-  fs.writeFileSync(path.join(oldRef, 'README.md'), 'kept across builds\n');
-  fs.writeFileSync(path.join(newRef, 'README.md'), 'kept across builds\n');
-  const oldTree = tree(oldRef);
-  const newTree = tree(newRef);
-  expect(Object.keys(oldTree).length).toBeGreaterThan(Object.keys(newTree).length); // VoID files
-
-  // Steps of a commit: rename 1 journal (the commit is decided), rename 2 old build aside, rename 3
-  // new build in, remove 1 old build. [fault, on disk right after the kill, what every opener sees]
-  const cases: [string, 'old' | 'new' | 'none', 'old' | 'new'][] = [
-    ['rename:1', 'old', 'old'],
-    ['rename:2', 'old', 'new'],
-    ['rename:3', 'none', 'new'],
-    ['remove:1', 'new', 'new'],
-  ];
-  for (const [fault, onDisk, after] of cases) {
-    it(`killed before ${fault}: the ${after} build, then a next run recovers without clean-up`, () => {
-      const parent = tmpDir();
-      const out = path.join(parent, 'shards');
-      fs.cpSync(oldRef, out, { recursive: true });
-      const killed = fkgqa([...NEW, '--out', out], { FKGQA_FAULT_AT: fault });
-      expect(killed.signal).toBe('SIGKILL');
-      // On disk: the old build, the new one, or (killed between the two renames) no folder yet.
-      if (onDisk === 'none') expect(fs.existsSync(out)).toBe(false);
-      else expect(tree(out)).toEqual(onDisk === 'old' ? oldTree : newTree);
-      // Any opener sees exactly one build, and no hidden folder as a graph.
-      const opened = openBuild(out);
-      expect(tree(out)).toEqual(after === 'old' ? oldTree : newTree);
-      expect(opened.build.graphs).toEqual(['library', 'observatory']);
-      expect(readBuild(out).map((g) => g.graph)).toEqual(['library', 'observatory']);
-      expect(fs.readdirSync(out).filter((e) => e.startsWith('.'))).toEqual([]);
-      // A next build runs and cleans up.
-      expect(fkgqa([...NEW, '--out', out]).code).toBe(0);
-      expect(tree(out)).toEqual(newTree);
-      expect(fs.readdirSync(parent)).toEqual(['shards']);
-    });
-  }
-
-  it('a kill during the recovery itself is recovered by the next run', () => {
-    const parent = tmpDir();
-    const out = path.join(parent, 'shards');
-    fs.cpSync(oldRef, out, { recursive: true });
-    expect(fkgqa([...NEW, '--out', out], { FKGQA_FAULT_AT: 'rename:3' }).signal).toBe('SIGKILL');
-    // The next run first completes the decided commit (its rename 1 is "new build in"): kill it there.
-    expect(fkgqa([...OLD, '--out', out], { FKGQA_FAULT_AT: 'rename:1' }).signal).toBe('SIGKILL');
-    expect(fs.existsSync(out)).toBe(false);
-    expect(fkgqa([...OLD, '--out', out]).code).toBe(0);
-    expect(tree(out)).toEqual(oldTree);
-    expect(fs.readdirSync(parent)).toEqual(['shards']);
-  });
-
-  it('drops .X.fkgqa-old-PID folders an earlier version left inside the build, and never serves them', () => {
-    const parent = tmpDir();
-    const out = path.join(parent, 'shards');
-    fs.cpSync(oldRef, out, { recursive: true });
-    fs.cpSync(path.join(out, 'library'), path.join(out, '.library.fkgqa-old-4242'), { recursive: true });
-    expect(readBuild(out).map((g) => g.graph)).toEqual(['library', 'observatory']);
-    expect(fkgqa([...NEW, '--out', out]).code).toBe(0);
-    expect(tree(out)).toEqual(newTree);
-  });
-
-  it('keeps the mode of the output folder (not the 0700 of a temporary folder)', () => {
-    const out = path.join(tmpDir(), 'shards');
-    expect(fkgqa([...NEW, '--out', out]).code).toBe(0);
-    expect((fs.statSync(out).mode & 0o777).toString(8)).toBe((0o777 & ~process.umask()).toString(8));
-  });
-});
 
 describe('build safety / locks', () => {
   it('a lock naming a live process whose start time differs (a reused pid) is stale', () => {
@@ -212,7 +129,9 @@ describe('build safety / partition input', () => {
     const r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${path.join(src, 'ontologies/library.owl')}, line 7: entity lol4 expands to more than 10000 characters (an XML entity bomb?): refused`);
-    expect(Date.now() - t0).toBeLessThan(15_000);
+    // Refused before any expansion (1.7 s on a quiet machine; the expansion took 2.9 GB and a panic):
+    // the bound only says it does not run on, with room for a loaded machine.
+    expect(Date.now() - t0).toBeLessThan(60_000);
   });
 
   it('refuses external and parameter entities, keeps IRI abbreviations as Protégé writes them', () => {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -6,8 +7,11 @@ import { fileURLToPath } from 'node:url';
 
 /** Repository root. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** The real corpus, beside the repository (CI provides it; tests that need it are skipped without it). */
-export const SPIDER = path.resolve(ROOT, '../shared/spider4sparql');
+/**
+ * The real corpus, beside the repository (CI provides it; tests that need it are skipped without
+ * it); `FKGQA_SPIDER` names another place (e.g. for a worktree that has no ../shared).
+ */
+export const SPIDER = process.env.FKGQA_SPIDER ? path.resolve(process.env.FKGQA_SPIDER) : path.resolve(ROOT, '../shared/spider4sparql');
 export const HAS_SPIDER = fs.existsSync(path.join(SPIDER, 'dev.json'));
 /** The demo dataset. */
 export const DEMO = path.join(ROOT, 'datasets/demo');
@@ -41,4 +45,10 @@ export function fileHashes(dir: string): Record<string, string> {
   };
   walk(dir);
   return out;
+}
+
+/** Runs the built CLI (`npm test` builds dist/ first) and waits for it, optionally with extra environment. */
+export function fkgqaSync(args: string[], env: Record<string, string> = {}): { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }

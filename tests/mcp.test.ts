@@ -9,7 +9,6 @@ import * as oxigraph from 'oxigraph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readVoid } from '../src/describe/void-turtle.js';
 import type { McpLimits, Setup } from '../src/mcp/context.js';
-import { checkGoldThroughMcp } from '../src/checks/mcp-gold.js';
 import { planQuery } from '../src/federation/routing.js';
 import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { runSparqlQuery } from '../src/mcp/run-query.js';
@@ -18,7 +17,7 @@ import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js'
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { compareResults } from '../src/answers/compare.js';
-import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { DEMO, ROOT, tmpDir } from './helpers.js';
 
 const P = 'http://valuenet/ontop/';
 const VOID = 'http://rdfs.org/ns/void#';
@@ -465,15 +464,4 @@ describe('fkgqa mcp / transports', () => {
 
 export type { FkgqaMcpServer };
 
-describe.skipIf(!HAS_SPIDER)('fkgqa mcp / Spider4SPARQL gold queries through run_sparql_query', () => {
-  it('every distinct gold query of a graph (concert_singer), as its trivial federation, gives the gold answer', async () => {
-    const out = path.join(tmpDir('fkgqa-mcp-spider-'), 'shards');
-    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out, kgs: ['concert_singer'] });
-    const r = await checkGoldThroughMcp({ shards: out, timeoutMs: 30_000 });
-    const expected = new Set(JSON.parse(fs.readFileSync(path.join(out, 'benchmark.json'), 'utf8')).entries.map((e: { queryId: string }) => e.queryId)).size;
-    expect(r.verdicts).toHaveLength(expected);
-    expect(r.verdicts.filter((v) => v.status !== 'identical' && v.status !== 'equivalent').map((v) => `${v.id}: ${v.status} ${v.reason}`)).toEqual([]);
-    expect(r.totals.identical).toBeGreaterThan(expected - 5);
-    expect(Math.min(...r.verdicts.map((v) => v.services))).toBeGreaterThanOrEqual(2);
-  });
-});
+

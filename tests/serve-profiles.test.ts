@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InputError } from '../src/common/errors.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { checkProfileConfig, profileFor } from '../src/serve/profile.js';
@@ -124,7 +124,8 @@ describe('behaviour profiles (paper challenges C2 and C4)', () => {
   });
 
   it('logs what a profile did', async () => {
-    await new Promise((r) => setTimeout(r, 50));
+    // Answers are logged when their responses close: wait for the three, not for a fixed time.
+    await vi.waitFor(() => expect(server.log.counts()['library-shard4'].total).toBe(3), { timeout: 60_000, interval: 10 });
     const c = server.log.counts();
     expect(c['library-shard4'].errors).toBe(2);
     expect(c['library-shard4'].total).toBe(3);

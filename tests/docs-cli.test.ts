@@ -1,0 +1,35 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliReference, optionTable, withGeneratedOptions } from '../src/cli/docs.js';
+import { program } from '../src/cli/program.js';
+import { ROOT } from './helpers.js';
+
+describe('docs/cli.md: the options are documented once, generated from the command definitions', () => {
+  const doc = fs.readFileSync(path.join(ROOT, 'docs/cli.md'), 'utf8');
+
+  it('docs/cli.md is what `npm run docs:cli` writes (run it after changing an option)', () => {
+    expect(withGeneratedOptions(doc, program())).toBe(doc);
+  });
+
+  it('lists every command with a table of all its visible options, defaults and choices', () => {
+    const ref = cliReference(program());
+    for (const c of ['partition', 'describe', 'stats', 'questions', 'synth', 'serve', 'verify', 'mcp', 'eval', 'score']) expect(ref).toContain(`### fkgqa ${c}\n`);
+    const serve = program().commands.find((c) => c.name() === 'serve')!;
+    const table = optionTable(serve);
+    expect(table.split('\n')).toHaveLength(2 + serve.options.length);
+    expect(table).toContain('| `--federation-engine <name>` | `comunica` | the federation engine of /federation/sparql (src/federation/engine.ts) (one of: `comunica`) |');
+    expect(table).toContain('| `--worker-per <unit>` | `shard` |');
+    // A hidden option (describe's old --engine) is not documented; a machine path is not a default.
+    expect(optionTable(program().commands.find((c) => c.name() === 'describe')!)).not.toContain('--engine <engine>');
+    expect(ref).toContain('| `--source <dir>` | the demo, datasets/demo |');
+    expect(ref).not.toContain(ROOT);
+  });
+
+  it('fails when the tables drift: an option added to a command shows as a difference', () => {
+    const p = program();
+    p.commands.find((c) => c.name() === 'stats')!.option('--new-option', 'an option added after the docs were written');
+    expect(withGeneratedOptions(doc, p)).not.toBe(doc);
+    expect(() => withGeneratedOptions('# no markers', p)).toThrow(/docs\/cli.md has no generated part/);
+  });
+});

@@ -1,0 +1,54 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT, tmpDir } from './helpers.js';
+
+/**
+ * The library as a user imports it: a project whose node_modules/fkgqa is this package (a
+ * symlink, as `npm link` or a local install makes it), importing `from 'fkgqa'` — once compiled
+ * by TypeScript against the published types, once run by Node.
+ */
+describe("the library entry point: import { … } from 'fkgqa'", () => {
+  const user = tmpDir('fkgqa-user-');
+  fs.mkdirSync(path.join(user, 'node_modules'));
+  fs.symlinkSync(ROOT, path.join(user, 'node_modules', 'fkgqa'), 'dir');
+  fs.writeFileSync(path.join(user, 'package.json'), JSON.stringify({ name: 'user', type: 'module' }));
+
+  it('type-checks a user program against the typed option objects (and refuses a wrong option)', () => {
+    const good = `import { partition, stats, questions, describe, serve, verify, mcp, evaluate, score, FEDERATION_ENGINES, type PartitionInput, type VerifyOptions } from 'fkgqa';
+const p: PartitionInput = { source: 'src', out: 'out', buckets: 3, preset: 'paper' };
+const v: VerifyOptions = { shards: 'out', kgs: ['library'], federationEngine: FEDERATION_ENGINES[0] };
+export const calls = [partition(p), stats({ shards: 'out', timeoutMs: 1000 }), questions({ shards: 'out' }), describe({ dir: 'out' }), serve({ shards: 'out' }), verify(v), mcp({ registry: { urls: ['http://127.0.0.1:9/sparql'] } }), evaluate({ shards: 'out', setup: 'baseline', agent: 'oracle', out: 'runs.jsonl' }), score({ runs: ['runs.jsonl'], shards: 'out' })];
+`;
+    fs.writeFileSync(path.join(user, 'good.ts'), good);
+    fs.writeFileSync(path.join(user, 'bad.ts'), `import { partition } from 'fkgqa';\nexport const x = partition({ source: 'src', out: 'out', bukets: 3 });\n`);
+    const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+    const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--skipLibCheck', '--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules/@types')];
+    const ok = spawnSync(process.execPath, [tsc, ...args, 'good.ts'], { cwd: user, encoding: 'utf8' });
+    expect(ok.stdout + ok.stderr).toBe('');
+    expect(ok.status).toBe(0);
+    const bad = spawnSync(process.execPath, [tsc, ...args, 'bad.ts'], { cwd: user, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stdout).toContain("'bukets' does not exist in type 'PartitionInput'");
+  });
+
+  it('runs: partition the demo through the package and read its result', () => {
+    fs.writeFileSync(
+      path.join(user, 'run.mjs'),
+      `import * as fkgqa from 'fkgqa';
+const r = await fkgqa.partition({ source: ${JSON.stringify(path.join(ROOT, 'datasets/demo'))}, out: 'shards' });
+console.log(JSON.stringify({ exports: Object.keys(fkgqa).sort(), graphs: r.graphs.map((g) => g.manifest.graph), digest: r.outputDigest.slice(0, 16) }));
+`,
+    );
+    const r = spawnSync(process.execPath, ['run.mjs'], { cwd: user, encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout);
+    expect(out.graphs).toEqual(['library', 'observatory']);
+    expect(out.digest).toBe('49194955e86267bb');
+    expect(out.exports).toEqual(['DEFAULT_FEDERATION_ENGINE', 'FEDERATION_ENGINES', 'InputError', 'checkMcpGold', 'createEngine', 'describe', 'evaluate', 'mcp', 'partition', 'questions', 'score', 'serve', 'stats', 'synth', 'verify']);
+    // A deep import is not part of the API: the package exports only its entry point.
+    const deep = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('fkgqa/dist/partition/index.js')"], { cwd: user, encoding: 'utf8' });
+    expect(deep.stderr).toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
+  });
+});
