@@ -46,7 +46,7 @@ export type { GoldCheckOptions, GoldCheckReport };
 export type { EndpointRegistry, RegisteredEndpoint, RegistryOptions, EndpointLauncher, RunningEndpoints } from './federation/registry.js';
 export type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from './federation/engine.js';
 export type { FederationEngineName } from './federation/engines.js';
-export { DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES } from './federation/engines.js';
+export { createEngine, DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES } from './federation/engines.js';
 export type { McpLimits, McpToolContext, Setup, ToolRegistrar } from './mcp/context.js';
 export type { RunRecord } from './eval/record.js';
 export { InputError } from './common/errors.js';
