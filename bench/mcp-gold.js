@@ -1,7 +1,7 @@
 // node bench/mcp-gold.js [-- --shards DIR] [-- --kg a,b] [-- --timeout MS] [-- --json FILE]
 // The end-to-end check of fkgqa mcp on a build (a long run, not a test): every distinct gold query,
 // rewritten as its trivial federation over its graph's shards, sent through run_sparql_query, must
-// give the gold answer stored by fkgqa stats (src/mcp/gold-check.ts). Default build: /work/devbuild
+// give the gold answer stored by fkgqa stats (src/checks/mcp-gold.ts). Default build: /work/devbuild
 // when it exists. Prints the totals and every query that is not identical, with the reason.
 import fs from 'node:fs';
 import { checkGoldThroughMcp } from '../dist/checks/mcp-gold.js';

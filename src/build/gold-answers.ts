@@ -37,7 +37,7 @@ export interface GoldAnswer {
 }
 
 /**
- * Gold answers of one graph: `<state>/gold-answers/<kg>.json` in the state folder of the build (src/common/state.ts). `buildDigest` is the output
+ * Gold answers of one graph: `<state>/gold-answers/<kg>.json` in the state folder of the build (src/build/state.ts). `buildDigest` is the output
  * digest of the build they were computed for (build.json), so stale answers are recomputed.
  */
 export interface GoldAnswers {

@@ -38,7 +38,7 @@ export interface QuestionsOptions {
   queries?: string[];
   /** Time limit per query in ms when gold answers and realised shards are computed here. Default 60 000. */
   timeoutMs?: number;
-  /** State folder where `fkgqa stats` stored gold answers and realised fan-out (default `<build>.state/`, see src/common/state.ts). */
+  /** State folder where `fkgqa stats` stored gold answers and realised fan-out (default `<build>.state/`, see src/build/state.ts). */
   state?: string;
   /** Rows of the gold answer shown in `answer.preview`. Default 5. */
   previewRows?: number;

@@ -28,7 +28,7 @@ export interface StatsOptions {
   /**
    * State folder where gold answers (`gold-answers/<kg>.json`) and realised fan-out
    * (`realised-fan-out/<kg>.json`) are stored (default `<build>.state/` beside the build, see
-   * src/common/state.ts). The build itself is never written.
+   * src/build/state.ts). The build itself is never written.
    */
   state?: string;
   /** Graphs processed at once (each uses two store workers, one thread each). Default: half the CPUs, at least 1. */

@@ -72,7 +72,7 @@ export interface ServeOptions {
   requestLog?: string | true;
   /** Size cap of the request log file in bytes (default 64 MiB); over it the file is rotated to `.1`. */
   requestLogMaxBytes?: number;
-  /** The state folder (default `<shards>.state/`, see src/common/state.ts). */
+  /** The state folder (default `<shards>.state/`, see src/build/state.ts). */
   state?: string;
   /**
    * Take the state folder's serve lock and write `endpoints.json` there (default true). Without,

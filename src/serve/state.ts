@@ -1,6 +1,6 @@
 /**
  * The runtime state of a running `fkgqa serve`, kept in the build's state folder
- * (src/common/state.ts: default `<build>.state/`, option `--state <dir>`), never in the build:
+ * (src/build/state.ts: default `<build>.state/`, option `--state <dir>`), never in the build:
  * - `serve.lock`: taken when serve starts (`{pid, procStart, started}`, created exclusively), so a
  *   second serve with the same state folder refuses to start instead of overwriting the first's
  *   files; a lock whose process is gone, or whose pid now belongs to another process (its start

@@ -46,7 +46,7 @@ export interface VerifyOptions {
   launch?: EndpointLauncher;
   /** The federation engine, by `--federation-engine` name (default `comunica`; src/federation/engine.ts). */
   federationEngine?: string;
-  /** State folder of the build (default `<shards>.state/`, see src/common/state.ts): stored gold answers and the default endpoints file. */
+  /** State folder of the build (default `<shards>.state/`, see src/build/state.ts): stored gold answers and the default endpoints file. */
   state?: string;
   /** Only these graphs. */
   kgs?: string[];
