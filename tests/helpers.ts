@@ -6,8 +6,11 @@ import { fileURLToPath } from 'node:url';
 
 /** Repository root. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-/** The real corpus, beside the repository (CI provides it; tests that need it are skipped without it). */
-export const SPIDER = path.resolve(ROOT, '../shared/spider4sparql');
+/**
+ * The real corpus, beside the repository (CI provides it; tests that need it are skipped without
+ * it), or where FKGQA_SPIDER points (a worktree outside /work, e.g. /work/wt/<branch>).
+ */
+export const SPIDER = process.env.FKGQA_SPIDER ? path.resolve(process.env.FKGQA_SPIDER) : path.resolve(ROOT, '../shared/spider4sparql');
 export const HAS_SPIDER = fs.existsSync(path.join(SPIDER, 'dev.json'));
 /** The demo dataset. */
 export const DEMO = path.join(ROOT, 'datasets/demo');
