@@ -8,6 +8,9 @@ import {
   describeBuild,
   describeGraph,
   HttpSparqlClient,
+  OxigraphClient,
+  checkVoid,
+  type SparqlRow,
   readVoid,
   renderVoid,
   setEndpoints,
@@ -75,17 +78,21 @@ describe('describe / demo dataset, checked by hand', async () => {
     expect(facts).toMatchObject({ triples: 14, distinctSubjects: 3, entities: 3, properties: 8, classes: 2, distinctObjects: 12 });
     expect(facts[`class ${NS}author entities`]).toBe(1);
     expect(facts[`class ${NS}loan entities`]).toBe(2);
-    expect(facts[`class ${NS}loan property ${NS}loan#ref-book_id objectClass ${NS}book triples`]).toBe(2);
+    // Loans link to books, whose types are in the base shard: a remote object class, not `?o a :book` here.
+    expect(facts[`class ${NS}loan property ${NS}loan#ref-book_id remoteObjectClass ${NS}book in ${shardDatasetIri('library', base)} triples`]).toBe(2);
+    expect(Object.keys(facts).some((k) => k.includes('objectClass') && !k.includes('remoteObjectClass'))).toBe(false);
     expect(facts[`class ${NS}loan property ${NS}loan#days datatype ${XSD}integer triples`]).toBe(2);
     expect(facts[`property ${NS}loan#member distinctObjects`]).toBe(2); // Noor, Kim
     // Skolem IRIs (urn:fkgqa:bnode:…) beside http://valuenet/ontop/…: no common URI space.
     expect(voidOf(bucket0)).not.toContain('void:uriSpace');
   });
 
-  it('gives the shard of book titles class partitions from the types in the base shard', () => {
-    // The shard holds only book#title: no rdf:type triples (void:classes 0), but its 8 subjects are
-    // books by the base shard's type triples, so the class partition :book has 8 entities.
+  it('gives the shard of book titles no class partition but a remote one naming the base shard, where the types are', () => {
+    // The shard holds only book#title: no rdf:type triples (void:classes 0), so no class partition
+    // (`?s a :book` answers nothing here); its 8 subjects are books by the base shard's type
+    // triples: a remote class partition :book, typed in the base shard, with 8 entities.
     const { facts } = statedFacts(voidOf(titles));
+    const book = `remoteClass ${NS}book in ${shardDatasetIri('library', base)}`;
     expect(facts).toEqual({
       triples: 8,
       entities: 8,
@@ -96,10 +103,12 @@ describe('describe / demo dataset, checked by hand', async () => {
       [`property ${NS}book#title triples`]: 8,
       [`property ${NS}book#title distinctSubjects`]: 8,
       [`property ${NS}book#title distinctObjects`]: 8,
-      [`class ${NS}book entities`]: 8,
-      [`class ${NS}book property ${NS}book#title triples`]: 8,
-      [`class ${NS}book property ${NS}book#title datatype ${XSD}string triples`]: 8,
+      [`${book} entities`]: 8,
+      [`${book} property ${NS}book#title triples`]: 8,
+      [`${book} property ${NS}book#title datatype ${XSD}string triples`]: 8,
     });
+    expect(voidOf(titles)).not.toContain('void:class ');
+    expect(voidOf(titles)).toContain(`fkgqa:typesIn <${shardDatasetIri('library', base)}>`);
     expect(voidOf(titles)).toContain(`void:uriSpace "${NS}book/"`);
   });
 
@@ -115,12 +124,20 @@ describe('describe / demo dataset, checked by hand', async () => {
     expect(Object.keys(statedFacts(voidOf(bucket0)).facts).some((k) => k.startsWith('linkset'))).toBe(false);
   });
 
-  it('answers the sparql-llm consumer query with (class, property, class or datatype) rows for every shard', () => {
-    expect(consumerRows(voidOf(titles))).toEqual([`${NS}book ${NS}book#title ${XSD}string`]);
+  it('answers the sparql-llm consumer query with (class, property, class or datatype) rows only for what the shard types itself', () => {
+    // The titles shard holds no types: no rows (a row would read as `?s a :book` answering here).
+    expect(consumerRows(voidOf(titles))).toEqual([]);
     const rows = consumerRows(voidOf(bucket0));
-    expect(rows).toContain(`${NS}loan ${NS}loan#ref-book_id ${NS}book`);
+    // Books are typed in the base shard: the link shows without an object class.
+    expect(rows).toContain(`${NS}loan ${NS}loan#ref-book_id -`);
+    expect(rows.some((r) => r.endsWith(`${NS}book`))).toBe(false);
     expect(rows).toContain(`${NS}author http://www.w3.org/1999/02/22-rdf-syntax-ns#type -`);
-    for (const kg of ['library', 'observatory']) for (const s of manifest(out, kg).shards) expect(consumerRows(read(out, kg, `${s.name}_void.ttl`)).length).toBeGreaterThan(0);
+    for (const kg of ['library', 'observatory']) {
+      for (const s of manifest(out, kg).shards) {
+        const ttl = read(out, kg, `${s.name}_void.ttl`);
+        expect(consumerRows(ttl).length > 0, `${kg}/${s.name}`).toBe(statedFacts(ttl).facts.classes > 0);
+      }
+    }
   });
 
   it('agrees with counts made from the N-Triples files without SPARQL, for every demo shard', () => {
@@ -141,7 +158,7 @@ describe('describe / demo dataset, checked by hand', async () => {
       shard: titles,
       dataset: shardDatasetIri('library', titles),
       url: null,
-      description: 'Data about 8 books (title) from the library knowledge graph.',
+      description: 'Data about 8 books (title) from the library knowledge graph, without their rdf:type statements (held at another endpoint).',
       triples: 8,
       void: `library/${titles}_void.ttl`,
       voidExtended: `library/${titles}_void_extended.ttl`,
@@ -213,7 +230,13 @@ describe('describe / remote SPARQL endpoint (SPARQL 1.1 Protocol over HTTP)', ()
     const local = await describeGraph({ graph: 'library', dir: path.join(out, 'library'), shards, prefix: NS });
     const before = endpoint.requests();
     const remote = await describeGraph({ graph: 'library', dir: path.join(out, 'library'), shards, prefix: NS, client: new HttpSparqlClient(endpoint.url) });
-    expect(endpoint.requests() - before).toBe(9); // the nine statistics queries
+    // The nine statistics queries, then the check of every statement (checkVoid), at the endpoint too.
+    const store = OxigraphClient.load(shards.map((s) => ({ file: path.join(out, 'library', `${s}.nt`), graph: shardDatasetIri('library', s) })));
+    const check = await checkVoid(store, local);
+    store.close();
+    expect(check.untrue).toEqual([]);
+    expect(check.queries).toBeGreaterThan(shards.length * 8);
+    expect(endpoint.requests() - before).toBe(9 + check.queries);
     expect(remote).toEqual(local);
     expect(remote.reduce((n, d) => n + d.linksets.length, 0)).toBeGreaterThan(0);
   });
@@ -263,8 +286,16 @@ describe('describe / decisions on a small made-up graph', () => {
       [`${E}A`, 1],
       [`${E}B`, 1],
     ]);
-    // s1's two triples of p count under A and under B; the object s2 is an A, s3 has no class.
-    expect(d1.classPartitions[1].properties.find((p) => p.property === `${E}p`)).toEqual({ property: `${E}p`, triples: 2, objectClasses: [{ iri: `${E}A`, triples: 1 }], datatypes: [] });
+    // s1's two triples of p count under A and under B; the object s2 is an A by shard2's type
+    // triple (a remote object class, naming shard2), s3 has no class.
+    expect(d1.classPartitions[1].properties.find((p) => p.property === `${E}p`)).toEqual({
+      property: `${E}p`,
+      triples: 2,
+      objectClasses: [],
+      remoteObjectClasses: [{ iri: `${E}A`, typesIn: shardDatasetIri('made', 'shard2'), triples: 1 }],
+      datatypes: [],
+    });
+    expect(d1.remoteClassPartitions).toEqual([]);
     expect(d1.distinctSubjects).toBe(2); // s1 and the untyped s3
   });
 
@@ -275,13 +306,47 @@ describe('describe / decisions on a small made-up graph', () => {
     expect(q2.datatypes).toEqual([{ iri: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString', triples: 1 }]);
   });
 
-  it('types subjects by the whole graph: s1 in shard2 is an A and a B by shard1\'s type triples', async () => {
+  it('keeps a class partition to the shard\'s own types: s1 in shard2 is in remote class partitions A and B naming shard1', async () => {
     const [, d2] = await described;
     expect(d2.classes).toBe(1); // only shard2's own type triple (s2 a A)
-    expect(d2.classPartitions.map((c) => [c.class, c.entities])).toEqual([
-      [`${E}A`, 2],
-      [`${E}B`, 1],
+    expect(d2.classPartitions.map((c) => [c.class, c.entities])).toEqual([[`${E}A`, 1]]);
+    const shard1 = shardDatasetIri('made', 'shard1');
+    expect(d2.remoteClassPartitions.map((c) => [c.class, c.typesIn, c.entities, c.properties.map((p) => [p.property, p.triples])])).toEqual([
+      [`${E}A`, shard1, 1, [[`${E}r`, 1]]],
+      [`${E}B`, shard1, 1, [[`${E}r`, 1]]],
     ]);
+    // s1 r s2: s2 is an A by shard2's own type triple, a class partition nested here.
+    expect(d2.remoteClassPartitions[0].properties[0].objectClasses).toEqual([{ iri: `${E}A`, triples: 1 }]);
+    // The sentence says where the types are, and only for the kinds typed elsewhere.
+    // (A's instances here are typed here and elsewhere: not flagged; the partitions give the detail.)
+    expect(d2.description).toBe('Data about 2 As (q, r) and 1 B (r) from the made knowledge graph, without the rdf:type statements of the Bs (held at another endpoint).');
+  });
+
+  it('fails the build when a VoID statement is not true at its endpoint (main\'s class partitions typed by the whole graph)', async () => {
+    // A client that answers the statistics queries as main's did: every type triple counted as the
+    // described shard's own (?tg := ?g), as if `?s a C` answered in every shard where s is described.
+    const store = OxigraphClient.load(shards.map((s) => ({ file: path.join(dir, `${s}.nt`), graph: shardDatasetIri('made', s) })));
+    const wrong = {
+      label: 'main semantics',
+      close: () => store.close(),
+      select: async (q: string) => {
+        const rows = await store.select(q);
+        if (!/GROUP BY \?g \?tg/.test(q)) return rows;
+        const merged = new Map<string, SparqlRow>();
+        for (const r of rows) {
+          const x = { ...r, tg: r.g, ...(r.tg2 ? { tg2: r.g } : {}) };
+          const key = JSON.stringify({ ...x, triples: null, entities: null });
+          const prev = merged.get(key);
+          const n = (v: string) => Number(prev?.[v]?.value ?? 0) + Number(x[v]?.value ?? 0);
+          merged.set(key, { ...x, ...(x.triples ? { triples: { ...x.triples, value: String(n('triples')) } } : {}), ...(x.entities ? { entities: { ...x.entities, value: String(n('entities')) } } : {}) });
+        }
+        return [...merged.values()];
+      },
+    };
+    await expect(describeGraph({ graph: 'made', dir, shards, client: wrong })).rejects.toThrow(
+      /statements not true at their endpoints:\n(.*\n)*made-shard2: void:classPartition \[ void:class <http:\/\/e\.org\/B> \] \(ASK \{ \?s a <http:\/\/e\.org\/B> \} at <urn:fkgqa:void:made:shard2>\): VoID states true, the endpoint answers false/,
+    );
+    store.close();
   });
 
   it('links s1 → s2 and s1 → s3 only where the object is a subject in the other shard', async () => {

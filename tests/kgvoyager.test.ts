@@ -191,7 +191,10 @@ describe('kgvoyager tools on the demo federation', () => {
     const name = byIri.get(`${O}author#name`)!;
     expect(name.endpoints.map((c) => [c.endpoint, c.count])).toEqual([['library-shard1', 5], ['library-shard3', 1]]);
     expect(name.domains).toEqual([{ iri: `${O}author`, source: 'void', triples: 6 }]);
+    // Authors are typed in the buckets, not in the books' shard: read from its remote object classes.
     expect(byIri.get(`${O}book#ref-author_id`)!.ranges).toEqual([{ iri: `${O}author`, source: 'void', triples: 8 }]);
+    // The titles shard holds no types: the domain :book comes from its remote class partition.
+    expect(byIri.get(`${O}book#title`)!.domains).toEqual([{ iri: `${O}book`, source: 'void', triples: 8 }]);
     const top = (await kgv.rankProperties('title of the book')).kept[0];
     expect(top.id).toBe(`${O}book#title`);
   });

@@ -338,7 +338,7 @@ describe('fkgqa mcp / get_void_descriptions', () => {
   it('takes the build file first, and the extended variant with linksets', async () => {
     const c = await connect(registry, 'void_tool');
     const r = await c.call('get_void_descriptions', { endpoint: url('library-shard1') });
-    expect(r.text.split('\n')[0]).toBe(`# VoID of <${url('library-shard1')}> (standard) from step build-file: ${path.join(shards, 'library', 'shard1_void.ttl')}; 105 triples`);
+    expect(r.text.split('\n')[0]).toBe(`# VoID of <${url('library-shard1')}> (standard) from step build-file: ${path.join(shards, 'library', 'shard1_void.ttl')}; 106 triples`);
     const ext = await c.call('get_void_descriptions', { endpoints: [url('library-shard1')], variant: 'extended' });
     const linksets = readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void_extended.ttl'), 'utf8'), 'x').linksets.length;
     expect(linksets).toBeGreaterThan(0);
@@ -379,16 +379,25 @@ describe('fkgqa mcp / get_void_descriptions', () => {
     await c.close();
   });
 
-  it('computes linksets for the extended variant through the federation engine', async () => {
+  it('computes remote class partitions and linksets through the federation engine: the same VoID as the build file, statement for statement', async () => {
     const reg = registryFromEndpointsValue(bareServer.endpointsFile(), 'bare');
     // A generous step limit: the first federated query also starts the engine's thread.
     const c = await connect(reg, 'void_tool', { voidStepTimeoutMs: 60_000 }, null, true);
-    const r = await c.call('get_void_descriptions', { endpoint: reg.endpoints[0].url, variant: 'extended' });
-    expect(r.text.split('\n')[0]).toMatch(/from step computed/);
-    expect(r.text).not.toContain('not counted');
-    const got = readVoid(r.text.slice(r.text.indexOf('@prefix')), 'computed');
-    const want = readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void_extended.ttl'), 'utf8'), 'build');
-    expect(got.linksets).toEqual(want.linksets);
+    let remote = 0;
+    for (const e of reg.endpoints) {
+      for (const variant of ['standard', 'extended'] as const) {
+        const r = await c.call('get_void_descriptions', { endpoint: e.url, variant });
+        expect(r.text.split('\n')[0]).toMatch(/from step computed/);
+        expect(r.text).not.toContain('not counted');
+        const got = readVoid(r.text.slice(r.text.indexOf('@prefix')), 'computed');
+        const want = readVoid(fs.readFileSync(path.join(shards, 'library', `${e.shard}_void${variant === 'extended' ? '_extended' : ''}.ttl`), 'utf8'), 'build');
+        // Every count, partition (class, remote class, property, nested), linkset and the sentence; only the endpoint URL differs.
+        expect({ ...got, endpoint: undefined }, `${e.id} ${variant}`).toEqual({ ...want, endpoint: undefined });
+        remote += got.remoteClassPartitions.length;
+      }
+    }
+    // The titles shard's :book partition, typed in the base shard (in both variants).
+    expect(remote).toBe(2);
     await c.close();
   });
 });

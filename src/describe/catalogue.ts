@@ -55,8 +55,8 @@ const MAX_ATTRIBUTES = 6;
 
 /**
  * The attributes of a class partition's instances in the shard, as words, sorted. A link (`ref-x`,
- * Spider4SPARQL's object properties) is named by its column and target class, `x (link to y)`, and
- * the column's plain value (`x`) is then not listed again.
+ * Spider4SPARQL's object properties) is named by its column and target class (typed here or in
+ * another shard), `x (link to y)`, and the column's plain value (`x`) is then not listed again.
  */
 function attributes(c: ClassPartition): string[] {
   const table = localName(c.class);
@@ -68,7 +68,8 @@ function attributes(c: ClassPartition): string[] {
     const column = owner === table ? local : `${owner} ${local}`;
     const link = /^ref-/.test(column);
     const name = words(column.replace(/^ref-/, ''));
-    const target = p.objectClasses[0] ? words(localName(p.objectClasses[0].iri)) : undefined;
+    const targets = [...p.objectClasses, ...p.remoteObjectClasses].map((o) => o.iri).sort(byCodePoint);
+    const target = targets[0] ? words(localName(targets[0])) : undefined;
     if (link) columns.set(name, target ? `${name} (link to ${target})` : `${name} (link)`);
     else if (!columns.has(name)) columns.set(name, name);
   }
@@ -76,22 +77,50 @@ function attributes(c: ClassPartition): string[] {
 }
 
 /**
+ * The kinds of things a shard describes: its class partitions and remote class partitions merged
+ * by class (a subject's type triple is in one shard, so the two never share a subject), with
+ * whether the class's instances here are all typed in other shards (no class partition of it here).
+ */
+function kindsOf(s: ShardStatistics): { kind: ClassPartition; remote: boolean }[] {
+  const byClass = new Map<string, { kind: ClassPartition; remote: boolean }>();
+  for (const c of [...s.classPartitions, ...s.remoteClassPartitions]) {
+    const remote = 'typesIn' in c;
+    const x = byClass.get(c.class);
+    if (!x) byClass.set(c.class, { kind: { class: c.class, entities: c.entities, properties: [...c.properties] }, remote });
+    else {
+      x.kind.entities += c.entities;
+      x.kind.properties.push(...c.properties);
+      x.remote &&= remote;
+    }
+  }
+  return [...byClass.values()];
+}
+
+/**
  * The one-sentence topical description of a shard, generated from its statistics: the kinds of
- * things it describes (its class partitions, largest first) with how many of each and up to six of
- * their attributes held here, e.g. "Data about 6 concerts (year), 6 singers (name) and 9 stadiums
- * (capacity, name) from the concert_singer knowledge graph." A shard without class partitions is
- * described by its properties.
+ * things it describes (its class partitions and remote class partitions, largest first) with how
+ * many of each and up to six of their attributes held here, e.g. "Data about 6 concerts (year), 6
+ * singers (name) and 9 stadiums (capacity, name) from the concert_singer knowledge graph." When the
+ * rdf:type triples of a kind's instances are all at other endpoints, the sentence says so (so that
+ * no one reads it as `?s a :stadium` answering here): "…, without their rdf:type statements (held at
+ * another endpoint)", or "without the rdf:type statements of the stadiums (…)" when only some kinds
+ * are typed elsewhere. A shard without (remote) class partitions is described by its properties.
  */
 export function describeInWords(s: ShardStatistics): string {
-  const kinds = [...s.classPartitions].sort((a, b) => b.entities - a.entities || byCodePoint(a.class, b.class));
-  const phrases = kinds.map((c) => {
+  const kinds = kindsOf(s).sort((a, b) => b.kind.entities - a.kind.entities || byCodePoint(a.kind.class, b.kind.class));
+  const label = (c: ClassPartition) => countedLabel(words(localName(c.class)), c.entities);
+  const phrases = kinds.map(({ kind: c }) => {
     const attrs = attributes(c);
     const shown = attrs.slice(0, MAX_ATTRIBUTES);
     const more = attrs.length - shown.length;
     const list = shown.length ? ` (${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''})` : '';
-    return `${formatCount(c.entities)} ${countedLabel(words(localName(c.class)), c.entities)}${list}`;
+    return `${formatCount(c.entities)} ${label(c)}${list}`;
   });
-  if (phrases.length > 0) return `Data about ${listed(phrases)} from the ${s.graph} knowledge graph.`;
+  if (phrases.length > 0) {
+    const remote = kinds.filter((k) => k.remote);
+    const where = remote.length === 0 ? '' : remote.length === kinds.length ? ', without their rdf:type statements (held at another endpoint)' : `, without the rdf:type statements of the ${listed(remote.map((k) => countedLabel(words(localName(k.kind.class)), 2)))} (held at another endpoint)`;
+    return `Data about ${listed(phrases)} from the ${s.graph} knowledge graph${where}.`;
+  }
   const props = s.propertyPartitions.map((p) => words(localName(p.property))).sort(byCodePoint);
   return `${formatCount(s.triples)} statements (${listed(props.slice(0, MAX_ATTRIBUTES))}${props.length > MAX_ATTRIBUTES ? ' and more' : ''}) from the ${s.graph} knowledge graph.`;
 }

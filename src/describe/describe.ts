@@ -11,6 +11,7 @@ import { iriError } from '../common/iri.js';
 import { readBuildDir } from '../build/open.js';
 import { HttpSparqlClient, OxigraphClient, type SparqlClient } from './client.js';
 import { catalogueEntries, describeInWords, renderCatalogueJson, renderCatalogueTurtle, voidFiles } from './catalogue.js';
+import { checkVoid, formatUntrue } from './check.js';
 import { shardDatasetIri, type ShardDescription, type ShardStatistics } from './model.js';
 import { computeStatistics } from './statistics.js';
 import { streamStatistics } from './stream-statistics.js';
@@ -83,9 +84,11 @@ export function chooseVoidEngine(choice: VoidEngine | 'auto', triples: number): 
 /**
  * Computes the descriptions of every shard of a knowledge graph: statistics by SPARQL
  * (`computeStatistics`, linksets included), title `<graph>-shard<N>`, the one-sentence
- * description, and the endpoint URL if known.
+ * description, and the endpoint URL if known. With SPARQL (not `engine: 'stream'`), every
+ * statement of the VoID as it will be written is then checked against the shards (`checkVoid`).
  * @returns one description per shard, in the order of `g.shards`
- * @throws InputError naming a shard file that is missing or does not load; Error from a remote client
+ * @throws InputError naming a shard file that is missing or does not load; Error from a remote
+ *   client, or naming every VoID statement that is not true at its endpoint (a bug: exit 3)
  */
 export async function describeGraph(g: GraphToDescribe): Promise<ShardDescription[]> {
   let client = g.client;
@@ -102,7 +105,16 @@ export async function describeGraph(g: GraphToDescribe): Promise<ShardDescriptio
   }
   try {
     const stats = await computeStatistics(client, { graph: g.graph, shards: g.shards, namespaces: g.prefix ? [g.prefix] : [] });
-    return stats.map((s) => words(s, g));
+    const descriptions = stats.map((s) => words(s, g));
+    // The build's own check: every statement of the VoID as written (rendered and read back) is
+    // true at its shard's endpoint.
+    const written = descriptions.map((d) => readVoid(renderVoid(d, 'extended', g.prefix), voidFiles(d.graph, d.shard).voidExtended));
+    const check = await checkVoid(client, written);
+    if (check.untrue.length > 0) {
+      const names = new Map(descriptions.map((d) => [d.dataset, d.title]));
+      throw new Error(`VoID of ${g.graph}: ${check.untrue.length} statements not true at their endpoints:\n${formatUntrue(check.untrue, (ds) => names.get(ds) ?? ds)}`);
+    }
+    return descriptions;
   } finally {
     if (!g.client) client.close();
   }

@@ -9,6 +9,7 @@ export * from './queries.js';
 export * from './model.js';
 export { computeStatistics, namespaceOf, uriSpaceOf, type GraphShards } from './statistics.js';
 export { streamStatistics, type GraphShardFiles } from './stream-statistics.js';
-export { readVoid, renderVoid, VOID_EXT, type VoidVariant } from './void-turtle.js';
+export { readVoid, renderVoid, FKGQA_VOCAB, VOID_EXT, type VoidVariant } from './void-turtle.js';
+export { checkVoid, formatUntrue, type UntrueStatement, type VoidCheck } from './check.js';
 export * from './catalogue.js';
 export * from './describe.js';

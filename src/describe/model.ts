@@ -6,7 +6,12 @@
  *
  * Vocabulary: VoID, "Describing Linked Datasets with the VoID Vocabulary", W3C Interest Group
  * Note, 3 March 2011 (https://www.w3.org/TR/void/); `void-ext:` is http://ldf.fi/void-ext# (as
- * written by the SIB void-generator and read by sparql-llm).
+ * written by the SIB void-generator and read by sparql-llm); `fkgqa:` (`urn:fkgqa:vocab#`) for
+ * the partitions whose rdf:type triples are in another shard (docs/void.md).
+ *
+ * Every statement is true at the shard's own endpoint: a class partition (`void:classPartition`,
+ * at any depth) counts only instances typed by the shard's own rdf:type triples; instances typed
+ * in another shard are in remote class partitions, which name that shard (`typesIn`).
  */
 
 /** A property partition at dataset level (VoID "Partitioning a dataset based on classes and properties"). */
@@ -29,25 +34,50 @@ export interface ObjectPartition {
   triples: number;
 }
 
-/** A property partition nested in a class partition: the triples of the shard with this predicate whose subject is an instance of the class. */
+/**
+ * Triples of a nested property partition whose objects are instances of a class by rdf:type
+ * triples held in *another* shard (`fkgqa:remoteClassPartition [ fkgqa:class … ; fkgqa:typesIn … ]`).
+ */
+export interface RemoteObjectPartition extends ObjectPartition {
+  /** `fkgqa:typesIn`: dataset IRI of the shard that holds the objects' `rdf:type iri` triples. */
+  typesIn: string;
+}
+
+/** A property partition nested in a (remote) class partition: the triples of the shard with this predicate whose subject is an instance of the class. */
 export interface ClassPropertyPartition {
   property: string;
   /** `void:triples`. */
   triples: number;
-  /** Object classes of those triples (objects that are instances of a class in the knowledge graph), sorted by IRI. */
+  /** Object classes by this shard's own rdf:type triples (`?o a D` answers here), sorted by IRI. */
   objectClasses: ObjectPartition[];
+  /** Object classes by rdf:type triples held in other shards, sorted by IRI, then `typesIn`. */
+  remoteObjectClasses: RemoteObjectPartition[];
   /** Datatypes of the literal objects, sorted by IRI. */
   datatypes: ObjectPartition[];
 }
 
-/** A class partition: the part of the shard that describes instances of one class. */
+/**
+ * A class partition (`void:classPartition`): the part of the shard that describes the subjects
+ * typed with the class *in this shard* (the shard holds their `rdf:type` triples, so `ASK { ?s a
+ * C }` answers true at its endpoint), as the SIB void-generator and SPORTAL count it.
+ */
 export interface ClassPartition {
   /** `void:class`. */
   class: string;
-  /** `void:entities`: distinct subjects of the shard that are instances of the class (in any shard's rdf:type triples). */
+  /** `void:entities`: distinct subjects of the shard typed with the class by the shard's own rdf:type triples. */
   entities: number;
   /** Property partitions of those subjects' triples in this shard, sorted by property IRI. */
   properties: ClassPropertyPartition[];
+}
+
+/**
+ * A remote class partition (`fkgqa:remoteClassPartition`): the part of the shard that describes
+ * subjects typed with the class by rdf:type triples held in another shard of the knowledge graph
+ * (`typesIn`; `ASK { ?s a C }` answers there, not here). fkgqa vocabulary, see docs/void.md.
+ */
+export interface RemoteClassPartition extends ClassPartition {
+  /** `fkgqa:typesIn`: dataset IRI of the shard that holds the subjects' `rdf:type class` triples. */
+  typesIn: string;
 }
 
 /** A linkset from this shard to another shard of the same knowledge graph (the extended variant). */
@@ -86,8 +116,10 @@ export interface ShardStatistics {
   uriSpace?: string;
   /** `void:vocabulary`: namespaces of the predicates and classes, sorted. */
   vocabularies: string[];
-  /** Sorted by class IRI. */
+  /** Class partitions by the shard's own rdf:type triples, sorted by class IRI. */
   classPartitions: ClassPartition[];
+  /** Class partitions by other shards' rdf:type triples, sorted by class IRI, then `typesIn`. */
+  remoteClassPartitions: RemoteClassPartition[];
   /** Sorted by property IRI. */
   propertyPartitions: PropertyPartition[];
   /** Linksets whose subjects are in this shard, sorted by objects' shard, then predicate. */
@@ -112,10 +144,12 @@ export function sortDescription<T extends ShardStatistics>(d: T): T {
   d.vocabularies.sort(byCodePoint);
   d.propertyPartitions.sort((a, b) => byCodePoint(a.property, b.property));
   d.classPartitions.sort((a, b) => byCodePoint(a.class, b.class));
-  for (const c of d.classPartitions) {
+  d.remoteClassPartitions.sort((a, b) => byCodePoint(a.class, b.class) || byCodePoint(a.typesIn, b.typesIn));
+  for (const c of [...d.classPartitions, ...d.remoteClassPartitions]) {
     c.properties.sort((a, b) => byCodePoint(a.property, b.property));
     for (const p of c.properties) {
       p.objectClasses.sort((a, b) => byCodePoint(a.iri, b.iri));
+      p.remoteObjectClasses.sort((a, b) => byCodePoint(a.iri, b.iri) || byCodePoint(a.typesIn, b.typesIn));
       p.datatypes.sort((a, b) => byCodePoint(a.iri, b.iri));
     }
   }

@@ -9,8 +9,10 @@
  * shard is a set of triples (the build removed duplicates), so COUNT(*) over `?s ?p ?o` in one
  * named graph counts triples exactly.
  *
- * "Instances of class C" means: subjects that have `rdf:type C` somewhere in the knowledge graph,
- * i.e. in any of its shards (the type triple may be in another shard than the triples described).
+ * Class membership is kept together with where it is stated: the typing subquery binds the
+ * subject, its class and the shard ?tg (?tg2 for objects) that holds the `rdf:type` triple. Rows
+ * whose ?tg is the described shard ?g make its class partitions (`ASK { ?s a C }` is true at its
+ * endpoint); rows with another ?tg make its remote class partitions, which name ?tg.
  */
 
 const RDF_TYPE = '<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>';
@@ -20,9 +22,9 @@ function values(variable: string, graphs: string[]): string {
   return `VALUES ?${variable} { ${graphs.map((g) => `<${g}>`).join(' ')} }`;
 }
 
-/** A subquery binding ?s to every instance of ?c in the knowledge graph (all shards). */
+/** A subquery binding ?s to every instance of ?c in the knowledge graph, with ?tg the shard holding the type triple. */
 function typing(graphs: string[], s = 's', c = 'c', g = 'tg'): string {
-  return `{ SELECT DISTINCT ?${s} ?${c} WHERE { ${values(g, graphs)} GRAPH ?${g} { ?${s} ${RDF_TYPE} ?${c} } } }`;
+  return `{ SELECT DISTINCT ?${s} ?${c} ?${g} WHERE { ${values(g, graphs)} GRAPH ?${g} { ?${s} ${RDF_TYPE} ?${c} } } }`;
 }
 
 /**
@@ -68,45 +70,47 @@ GROUP BY ?g ?p`;
 }
 
 /**
- * Per shard and class: the class partition's `void:entities`, the distinct subjects of the shard
- * that are instances of the class. Columns: ?g ?c ?entities.
+ * Per shard, class and shard of the type triples (?tg): the (remote) class partition's
+ * `void:entities`, the distinct subjects of the shard typed with the class in ?tg.
+ * Columns: ?g ?tg ?c ?entities.
  */
 export function classPartitionQuery(graphs: string[]): string {
-  return `SELECT ?g ?c (COUNT(DISTINCT ?s) AS ?entities)
+  return `SELECT ?g ?tg ?c (COUNT(DISTINCT ?s) AS ?entities)
 WHERE { { SELECT DISTINCT ?g ?s WHERE { ${values('g', graphs)} GRAPH ?g { ?s ?p ?o } } } ${typing(graphs)} }
-GROUP BY ?g ?c`;
+GROUP BY ?g ?tg ?c`;
 }
 
 /**
- * Per shard, class and predicate: the triples of the shard whose subject is an instance of the
- * class (the property partitions nested in a class partition). Columns: ?g ?c ?p ?triples.
+ * Per shard, class, shard of the type triples (?tg) and predicate: the triples of the shard whose
+ * subject is typed with the class in ?tg (the property partitions nested in a class partition).
+ * Columns: ?g ?tg ?c ?p ?triples.
  */
 export function classPropertyQuery(graphs: string[]): string {
-  return `SELECT ?g ?c ?p (COUNT(*) AS ?triples)
+  return `SELECT ?g ?tg ?c ?p (COUNT(*) AS ?triples)
 WHERE { ${values('g', graphs)} GRAPH ?g { ?s ?p ?o } ${typing(graphs)} }
-GROUP BY ?g ?c ?p`;
+GROUP BY ?g ?tg ?c ?p`;
 }
 
 /**
- * Per shard, subject class, predicate and object class: triples whose object is an instance of
- * the object class (literals, which have no class, are filtered out first: half the time on wta_1).
- * Columns: ?g ?c ?p ?oc ?triples.
+ * Per shard, subject class (typed in ?tg), predicate and object class (typed in ?tg2): triples
+ * whose object is an instance of the object class (literals, which have no class, are filtered
+ * out first: half the time on wta_1). Columns: ?g ?tg ?c ?p ?tg2 ?oc ?triples.
  */
 export function objectClassQuery(graphs: string[]): string {
-  return `SELECT ?g ?c ?p ?oc (COUNT(*) AS ?triples)
+  return `SELECT ?g ?tg ?c ?p ?tg2 ?oc (COUNT(*) AS ?triples)
 WHERE { ${values('g', graphs)} GRAPH ?g { ?s ?p ?o FILTER(!isLiteral(?o)) } ${typing(graphs)} ${typing(graphs, 'o', 'oc', 'tg2')} }
-GROUP BY ?g ?c ?p ?oc`;
+GROUP BY ?g ?tg ?c ?p ?tg2 ?oc`;
 }
 
 /**
- * Per shard, subject class, predicate and datatype: triples whose object is a literal of that
- * datatype (`rdf:langString` for language-tagged literals, `xsd:string` for simple ones).
- * Columns: ?g ?c ?p ?dt ?triples.
+ * Per shard, subject class (typed in ?tg), predicate and datatype: triples whose object is a
+ * literal of that datatype (`rdf:langString` for language-tagged literals, `xsd:string` for simple
+ * ones). Columns: ?g ?tg ?c ?p ?dt ?triples.
  */
 export function datatypeQuery(graphs: string[]): string {
-  return `SELECT ?g ?c ?p ?dt (COUNT(*) AS ?triples)
+  return `SELECT ?g ?tg ?c ?p ?dt (COUNT(*) AS ?triples)
 WHERE { ${values('g', graphs)} GRAPH ?g { ?s ?p ?o FILTER(isLiteral(?o)) } ${typing(graphs)} BIND(DATATYPE(?o) AS ?dt) }
-GROUP BY ?g ?c ?p ?dt`;
+GROUP BY ?g ?tg ?c ?p ?dt`;
 }
 
 /**

@@ -100,6 +100,7 @@ export async function computeStatistics(client: SparqlClient, g: GraphShards, li
       distinctObjects: 0,
       vocabularies: [],
       classPartitions: [],
+      remoteClassPartitions: [],
       propertyPartitions: [],
       linksets: [],
     });
@@ -133,33 +134,39 @@ export async function computeStatistics(client: SparqlClient, g: GraphShards, li
     });
   }
 
-  // Class partitions, then the property partitions nested in them, then their object classes and datatypes.
+  // Class partitions (types in this shard) and remote class partitions (types in shard ?tg), then
+  // the property partitions nested in them, then their object classes and datatypes.
   const classPartition = new Map<string, ClassPartition>();
-  const keyC = (s: ShardStatistics, c: string) => `${s.dataset} ${c}`;
+  const keyC = (s: ShardStatistics, row: SparqlRow) => `${s.dataset} ${shardOf(row, 'tg').dataset} ${iri(row, 'c')}`;
   for (const row of await client.select(classPartitionQuery(graphs))) {
     const s = shardOf(row);
+    const typesIn = shardOf(row, 'tg').dataset;
     const cp: ClassPartition = { class: iri(row, 'c'), entities: int(row, 'entities'), properties: [] };
-    s.classPartitions.push(cp);
-    classPartition.set(keyC(s, cp.class), cp);
+    if (typesIn === s.dataset) s.classPartitions.push(cp);
+    else s.remoteClassPartitions.push({ ...cp, typesIn });
+    classPartition.set(keyC(s, row), typesIn === s.dataset ? cp : s.remoteClassPartitions[s.remoteClassPartitions.length - 1]);
   }
   const nested = new Map<string, ClassPropertyPartition>();
   const nestedOf = (row: SparqlRow, what: string): ClassPropertyPartition => {
-    const s = shardOf(row);
-    const key = `${keyC(s, iri(row, 'c'))} ${iri(row, 'p')}`;
+    const key = `${keyC(shardOf(row), row)} ${iri(row, 'p')}`;
     const pp = nested.get(key);
     if (!pp) throw new Error(`${client.label}: ${what} for ${key}, which has no triples`);
     return pp;
   };
   for (const row of await client.select(classPropertyQuery(graphs))) {
     const s = shardOf(row);
-    const cp = classPartition.get(keyC(s, iri(row, 'c')));
-    if (!cp) throw new Error(`${client.label}: triples of class ${row.c.value} in ${s.shard}, which has no instances of it`);
-    const pp: ClassPropertyPartition = { property: iri(row, 'p'), triples: int(row, 'triples'), objectClasses: [], datatypes: [] };
+    const cp = classPartition.get(keyC(s, row));
+    if (!cp) throw new Error(`${client.label}: triples of class ${row.c.value} (typed in ${row.tg.value}) in ${s.shard}, which has no instances of it`);
+    const pp: ClassPropertyPartition = { property: iri(row, 'p'), triples: int(row, 'triples'), objectClasses: [], remoteObjectClasses: [], datatypes: [] };
     cp.properties.push(pp);
-    nested.set(`${keyC(s, cp.class)} ${pp.property}`, pp);
+    nested.set(`${keyC(s, row)} ${pp.property}`, pp);
   }
   for (const row of await client.select(objectClassQuery(graphs))) {
-    nestedOf(row, 'object class').objectClasses.push({ iri: iri(row, 'oc'), triples: int(row, 'triples') });
+    const pp = nestedOf(row, 'object class');
+    const typesIn = shardOf(row, 'tg2').dataset;
+    const o = { iri: iri(row, 'oc'), triples: int(row, 'triples') };
+    if (typesIn === shardOf(row).dataset) pp.objectClasses.push(o);
+    else pp.remoteObjectClasses.push({ ...o, typesIn });
   }
   for (const row of await client.select(datatypeQuery(graphs))) {
     nestedOf(row, 'datatype').datatypes.push({ iri: iri(row, 'dt'), triples: int(row, 'triples') });
@@ -173,6 +180,7 @@ export async function computeStatistics(client: SparqlClient, g: GraphShards, li
   }
 
   for (const s of byIri.values()) {
+    // Terms used in the shard: its predicates and the classes of its own rdf:type triples.
     const terms = [...s.propertyPartitions.map((p) => p.property), ...s.classPartitions.map((c) => c.class)];
     s.vocabularies = [...new Set(terms.map((t) => namespaceOf(t, g.namespaces)))].sort(byCodePoint);
     sortDescription(s);

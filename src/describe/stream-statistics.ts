@@ -7,7 +7,8 @@
  * triples of shard A whose IRI object is a subject in shard B.
  *
  * Two passes over the graph's shard files: (A) subjects, the shards each is a subject in, and the
- * classes from rdf:type triples; (B) per shard, the counts. Memory: the subject map (as in
+ * classes from rdf:type triples with the shard holding each; (B) per shard, the counts, split into
+ * class partitions (type triples in the shard) and remote class partitions (in another shard). Memory: the subject map (as in
  * `partition`), one 64-bit fingerprint per distinct object per shard and per property partition
  * (distinct counts of objects are exact up to xxh64 collisions, probability about n²/2^65), and
  * a bit per subject per predicate; not the triples.
@@ -17,7 +18,7 @@ import { getHasher } from '../common/hash.js';
 import { RDF, RDF_TYPE } from '../common/vocab.js';
 import { scanTriples } from '../load/triples.js';
 import { detach } from '../common/strings.js';
-import { byCodePoint, shardDatasetIri, sortDescription, type ClassPartition, type ShardStatistics } from './model.js';
+import { byCodePoint, shardDatasetIri, sortDescription, type ClassPartition, type RemoteClassPartition, type ShardStatistics } from './model.js';
 import { namespaceOf, uriSpaceOf } from './statistics.js';
 
 /** The shard files of one knowledge graph. */
@@ -120,7 +121,8 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
       last = s;
       lastIndex = i;
       subjectOf.set(i, k);
-      if (t.predicate.value === RDF_TYPE && t.object.termType === 'NamedNode') classSetOf[i] = withClass(classSetOf[i], t.object.value);
+      // A class set holds `<k> <class IRI>`: the class and the shard k holding the type triple.
+      if (t.predicate.value === RDF_TYPE && t.object.termType === 'NamedNode') classSetOf[i] = withClass(classSetOf[i], `${k} ${t.object.value}`);
     });
   }
 
@@ -209,11 +211,20 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
       }
     });
 
-    // Class partitions: entities from pass A, nested counts expanded from class sets to classes.
-    const partitions = new Map<string, ClassPartition>();
-    const partition = (c: string) => {
-      let cp = partitions.get(c);
-      if (!cp) partitions.set(c, (cp = { class: c, entities: 0, properties: [] }));
+    // (Remote) class partitions: entities from pass A, nested counts expanded from class sets to
+    // (shard of the type triple, class) pairs; a pair of this shard is a class partition.
+    const partitions = new Map<string, ClassPartition | RemoteClassPartition>();
+    const typed = (entry: string) => {
+      const cut = entry.indexOf(' ');
+      return { shard: Number(entry.slice(0, cut)), iri: entry.slice(cut + 1) };
+    };
+    const partition = (entry: string) => {
+      let cp = partitions.get(entry);
+      if (!cp) {
+        const t = typed(entry);
+        cp = t.shard === k ? { class: t.iri, entities: 0, properties: [] } : { class: t.iri, typesIn: shardDatasetIri(g.graph, g.shards[t.shard]), entities: 0, properties: [] };
+        partitions.set(entry, cp);
+      }
       return cp;
     };
     for (const i of subjectIndex.values()) {
@@ -222,7 +233,7 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
     const nestedOf = (c: string, p: string) => {
       const cp = partition(c);
       let pp = cp.properties.find((x) => x.property === p);
-      if (!pp) cp.properties.push((pp = { property: p, triples: 0, objectClasses: [], datatypes: [] }));
+      if (!pp) cp.properties.push((pp = { property: p, triples: 0, objectClasses: [], remoteObjectClasses: [], datatypes: [] }));
       return pp;
     };
     const split = (key: number) => ({ set: Math.floor(key / P), p: predicateList[key % P].iri });
@@ -230,19 +241,27 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
       const { set, p } = split(key);
       for (const c of classSets[set]) nestedOf(c, p).triples += count;
     }
-    const add = (list: { iri: string; triples: number }[], iri: string, count: number) => {
-      const x = list.find((y) => y.iri === iri);
-      if (x) x.triples += count;
-      else list.push({ iri, triples: count });
+    const add = <T extends { iri: string; triples: number }>(list: T[], x: T) => {
+      const y = list.find((z) => z.iri === x.iri && (z as { typesIn?: string }).typesIn === (x as { typesIn?: string }).typesIn);
+      if (y) y.triples += x.triples;
+      else list.push(x);
     };
     for (const [key, count] of objectClass) {
       const { set, p } = split(Math.floor(key / nSets));
-      for (const c of classSets[set]) for (const oc of classSets[key % nSets]) add(nestedOf(c, p).objectClasses, oc, count);
+      for (const c of classSets[set]) {
+        for (const entry of classSets[key % nSets]) {
+          const oc = typed(entry);
+          const pp = nestedOf(c, p);
+          if (oc.shard === k) add(pp.objectClasses, { iri: oc.iri, triples: count });
+          else add(pp.remoteObjectClasses, { iri: oc.iri, typesIn: shardDatasetIri(g.graph, g.shards[oc.shard]), triples: count });
+        }
+      }
     }
     for (const [key, count] of datatype) {
       const { set, p } = split(Math.floor(key / D));
-      for (const c of classSets[set]) add(nestedOf(c, p).datatypes, datatypeList[key % D], count);
+      for (const c of classSets[set]) add(nestedOf(c, p).datatypes, { iri: datatypeList[key % D], triples: count });
     }
+    const all = [...partitions.values()].filter((c) => c.entities > 0);
     const stats: ShardStatistics = {
       graph: g.graph,
       shard: g.shards[k],
@@ -254,7 +273,8 @@ export async function streamStatistics(g: GraphShardFiles, linksets = true): Pro
       distinctSubjects: subjects.size,
       distinctObjects: objects.size,
       vocabularies: [],
-      classPartitions: [...partitions.values()].filter((c) => c.entities > 0),
+      classPartitions: all.filter((c) => !('typesIn' in c)),
+      remoteClassPartitions: all.filter((c): c is RemoteClassPartition => 'typesIn' in c),
       propertyPartitions: predicateList.map((ps) => ({
         property: ps.iri,
         triples: ps.triples,

@@ -11,10 +11,29 @@ import { DataFactory, Parser, Store, Writer } from 'n3';
 import type * as RDF from '@rdfjs/types';
 import { InputError } from '../common/errors.js';
 import { DCTERMS, RDF_TYPE, SD, VOID, XSD } from '../common/vocab.js';
-import { DATASET_PREFIX, sortDescription, type ClassPartition, type Linkset, type ObjectPartition, type ShardDescription } from './model.js';
+import {
+  DATASET_PREFIX,
+  sortDescription,
+  type ClassPartition,
+  type ClassPropertyPartition,
+  type Linkset,
+  type ObjectPartition,
+  type RemoteClassPartition,
+  type RemoteObjectPartition,
+  type ShardDescription,
+} from './model.js';
 
 /** `void-ext:` (http://ldf.fi/void-ext#), for datatype partitions as the SIB void-generator writes them. */
 export const VOID_EXT = 'http://ldf.fi/void-ext#';
+/**
+ * `fkgqa:` (urn:fkgqa:vocab#), fkgqa's own terms for partitions whose rdf:type triples are in
+ * another shard (docs/void.md, "Where the types are"): `fkgqa:remoteClassPartition` (a subset, like
+ * `void:classPartition`, whose subjects, or objects when nested in a property partition, are
+ * typed in another dataset), `fkgqa:class` (its class; not `void:class`, so that VoID readers do
+ * not take it for a class partition of this dataset) and `fkgqa:typesIn` (the dataset holding the
+ * `rdf:type` triples: `ASK { ?s a C }` is true at its endpoint).
+ */
+export const FKGQA_VOCAB = 'urn:fkgqa:vocab#';
 /** The W3C format IRI of the SPARQL 1.1 Query Results JSON Format (https://www.w3.org/ns/formats/). */
 const FORMAT_SPARQL_JSON = 'http://www.w3.org/ns/formats/SPARQL_Results_JSON';
 
@@ -29,6 +48,7 @@ const v = (local: string) => iri(`${VOID}${local}`);
 const sd = (local: string) => iri(`${SD}${local}`);
 const ext = (local: string) => iri(`${VOID_EXT}${local}`);
 const dc = (local: string) => iri(`${DCTERMS}${local}`);
+const fk = (local: string) => iri(`${FKGQA_VOCAB}${local}`);
 const TYPE = iri(RDF_TYPE);
 const count = (n: number) => literal(String(n), iri(`${XSD}integer`));
 
@@ -42,7 +62,7 @@ type Pair = { predicate: RDF.NamedNode; object: RDF.Quad_Object };
  * @returns the Turtle text, ending with a newline
  */
 export function renderVoid(d: ShardDescription, variant: VoidVariant, prefix?: string): string {
-  const prefixes: Record<string, string> = { void: VOID, 'void-ext': VOID_EXT, sd: SD, dcterms: DCTERMS, xsd: XSD };
+  const prefixes: Record<string, string> = { void: VOID, 'void-ext': VOID_EXT, fkgqa: FKGQA_VOCAB, sd: SD, dcterms: DCTERMS, xsd: XSD };
   if (prefix) prefixes[''] = prefix;
   const w = new Writer({ prefixes });
   const ds = iri(d.dataset);
@@ -62,6 +82,7 @@ export function renderVoid(d: ShardDescription, variant: VoidVariant, prefix?: s
   if (d.uriSpace) add(v('uriSpace'), literal(d.uriSpace));
   for (const ns of d.vocabularies) add(v('vocabulary'), iri(ns));
   for (const c of d.classPartitions) add(v('classPartition'), w.blank(classPartitionPairs(w, c)));
+  for (const c of d.remoteClassPartitions) add(fk('remoteClassPartition'), w.blank(classPartitionPairs(w, c)));
   for (const p of d.propertyPartitions) {
     add(
       v('propertyPartition'),
@@ -95,13 +116,29 @@ export function writerText(w: Writer): string {
   return out.endsWith('\n') ? out : `${out}\n`;
 }
 
-function classPartitionPairs(w: Writer, c: ClassPartition): Pair[] {
+/** The pairs of a class partition, or of a remote one (`fkgqa:class`, `fkgqa:typesIn`), with the partitions nested in it. */
+function classPartitionPairs(w: Writer, c: ClassPartition | RemoteClassPartition): Pair[] {
   const nestedPair = (kind: 'class' | 'datatype', o: ObjectPartition): Pair =>
     kind === 'class'
       ? { predicate: v('classPartition'), object: w.blank([{ predicate: v('class'), object: iri(o.iri) }, { predicate: v('triples'), object: count(o.triples) }]) }
       : { predicate: ext('datatypePartition'), object: w.blank([{ predicate: ext('datatype'), object: iri(o.iri) }, { predicate: v('triples'), object: count(o.triples) }]) };
+  const remotePair = (o: RemoteObjectPartition): Pair => ({
+    predicate: fk('remoteClassPartition'),
+    object: w.blank([
+      { predicate: fk('class'), object: iri(o.iri) },
+      { predicate: fk('typesIn'), object: iri(o.typesIn) },
+      { predicate: v('triples'), object: count(o.triples) },
+    ]),
+  });
+  const head: Pair[] =
+    'typesIn' in c
+      ? [
+          { predicate: fk('class'), object: iri(c.class) },
+          { predicate: fk('typesIn'), object: iri(c.typesIn) },
+        ]
+      : [{ predicate: v('class'), object: iri(c.class) }];
   return [
-    { predicate: v('class'), object: iri(c.class) },
+    ...head,
     { predicate: v('entities'), object: count(c.entities) },
     ...c.properties.map((p) => ({
       predicate: v('propertyPartition'),
@@ -109,6 +146,7 @@ function classPartitionPairs(w: Writer, c: ClassPartition): Pair[] {
         { predicate: v('property'), object: iri(p.property) },
         { predicate: v('triples'), object: count(p.triples) },
         ...p.objectClasses.map((o) => nestedPair('class', o)),
+        ...p.remoteObjectClasses.map(remotePair),
         ...p.datatypes.map((o) => nestedPair('datatype', o)),
       ]),
     })),
@@ -164,6 +202,20 @@ export function readVoid(text: string, file: string): ShardDescription {
   const optional = (s: RDF.Term, p: RDF.NamedNode) => objects(s, p)[0]?.value;
   const nested = (pp: RDF.Term, link: RDF.NamedNode, key: RDF.NamedNode, what: string): ObjectPartition[] =>
     objects(pp, link).map((o) => ({ iri: str(o, key, what), triples: num(o, v('triples'), what) }));
+  const properties = (c: RDF.Term, w: string): ClassPropertyPartition[] =>
+    objects(c, v('propertyPartition')).map((p) => {
+      const prop = str(p, v('property'), w);
+      const wp = `${w}, property ${prop}`;
+      return {
+        property: prop,
+        triples: num(p, v('triples'), wp),
+        objectClasses: nested(p, v('classPartition'), v('class'), wp),
+        remoteObjectClasses: objects(p, fk('remoteClassPartition')).map(
+          (o): RemoteObjectPartition => ({ iri: str(o, fk('class'), wp), typesIn: str(o, fk('typesIn'), wp), triples: num(o, v('triples'), wp) }),
+        ),
+        datatypes: nested(p, ext('datatypePartition'), ext('datatype'), wp),
+      };
+    });
 
   const where = `dataset ${ds.value}`;
   const d: ShardDescription = {
@@ -182,20 +234,12 @@ export function readVoid(text: string, file: string): ShardDescription {
     classPartitions: objects(ds, v('classPartition')).map((c) => {
       const cls = str(c, v('class'), `class partition of ${where}`);
       const w = `class partition ${cls}`;
-      return {
-        class: cls,
-        entities: num(c, v('entities'), w),
-        properties: objects(c, v('propertyPartition')).map((p) => {
-          const prop = str(p, v('property'), w);
-          const wp = `${w}, property ${prop}`;
-          return {
-            property: prop,
-            triples: num(p, v('triples'), wp),
-            objectClasses: nested(p, v('classPartition'), v('class'), wp),
-            datatypes: nested(p, ext('datatypePartition'), ext('datatype'), wp),
-          };
-        }),
-      };
+      return { class: cls, entities: num(c, v('entities'), w), properties: properties(c, w) };
+    }),
+    remoteClassPartitions: objects(ds, fk('remoteClassPartition')).map((c) => {
+      const cls = str(c, fk('class'), `remote class partition of ${where}`);
+      const w = `remote class partition ${cls}`;
+      return { class: cls, typesIn: str(c, fk('typesIn'), w), entities: num(c, v('entities'), w), properties: properties(c, w) };
     }),
     propertyPartitions: objects(ds, v('propertyPartition')).map((p) => {
       const prop = str(p, v('property'), `property partition of ${where}`);

@@ -15,8 +15,10 @@
  * 7. `computed`: VoID computed with SPARQL 1.1 aggregate queries (SPORTAL, Hasnain et al. 2016):
  *    the describe stage's own queries (src/describe/queries.ts, `computeStatistics`) run on the
  *    endpoint's default graph, rendered by `renderVoid`; triples, classes with entity counts,
- *    properties with triple counts, class/property nesting; the extended variant adds linksets
- *    to the other registered endpoints of the graph, counted through the federation engine.
+ *    properties with triple counts, class/property nesting; for an fkgqa shard, the remote class
+ *    partitions (subjects typed in other shards of its graph), and the extended variant's linksets
+ *    to the other registered endpoints of the graph, counted through the federation engine. The
+ *    result equals the build's file statement for statement (tests/mcp.test.ts).
  *
  * Every request goes through the bounded client (src/federation/client.ts): documents only from
  * hosts of registered endpoints, no redirect out of them, queries only to registered endpoints.
@@ -30,10 +32,19 @@ import type * as RDF from '@rdfjs/types';
 import { STATE_FILES } from '../build/state.js';
 import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
 import { describeInWords } from '../describe/catalogue.js';
-import type { SparqlClient } from '../describe/client.js';
-import { shardDatasetIri, type Linkset, type ShardDescription } from '../describe/model.js';
+import { parseSparqlJson, type SparqlClient, type SparqlRow } from '../describe/client.js';
+import {
+  shardDatasetIri,
+  sortDescription,
+  type ClassPartition,
+  type ClassPropertyPartition,
+  type Linkset,
+  type RemoteClassPartition,
+  type ShardDescription,
+  type ShardStatistics,
+} from '../describe/model.js';
 import { computeStatistics } from '../describe/statistics.js';
-import { renderVoid, VOID_EXT, writerText, type VoidVariant } from '../describe/void-turtle.js';
+import { FKGQA_VOCAB, renderVoid, VOID_EXT, writerText, type VoidVariant } from '../describe/void-turtle.js';
 import type { McpToolContext } from './context.js';
 import { listEndpoints } from '../federation/routing.js';
 import { findEndpoint, type RegisteredEndpoint } from '../federation/registry.js';
@@ -80,7 +91,7 @@ const SPARQL_ENDPOINT = namedNode(`${VOID}sparqlEndpoint`);
 const LINKSET = namedNode(`${VOID}Linkset`);
 const RDFS_SEE_ALSO = 'http://www.w3.org/2000/01/rdf-schema#seeAlso';
 const RDF_ACCEPT = 'text/turtle, application/n-triples;q=0.9, application/trig;q=0.8, text/n3;q=0.7, */*;q=0.1';
-const PREFIXES = { void: VOID, 'void-ext': VOID_EXT, sd: SD, dcterms: DCTERMS, xsd: 'http://www.w3.org/2001/XMLSchema#' };
+const PREFIXES = { void: VOID, 'void-ext': VOID_EXT, fkgqa: FKGQA_VOCAB, sd: SD, dcterms: DCTERMS, xsd: 'http://www.w3.org/2001/XMLSchema#' };
 
 /** Parses RDF text by its media type (Turtle when unknown). @throws Error with the parser's message */
 function parseRdf(text: string, contentType: string, base: string): Store {
@@ -138,9 +149,9 @@ function countOf(turtle: string): { triples: number; linksets: number } {
   }
 }
 
-/** The CONSTRUCT query for VoID triples (a dataset and three levels of void:/void-ext: partitions), optionally inside GRAPH ?g. */
+/** The CONSTRUCT query for VoID triples (a dataset and three levels of void:/void-ext:/fkgqa: partitions), optionally inside GRAPH ?g. */
 function voidTriplesQuery(named: boolean): string {
-  const ns = (v: string) => `(STRSTARTS(STR(?${v}), "${VOID}") || STRSTARTS(STR(?${v}), "${VOID_EXT}"))`;
+  const ns = (v: string) => `(STRSTARTS(STR(?${v}), "${VOID}") || STRSTARTS(STR(?${v}), "${VOID_EXT}") || STRSTARTS(STR(?${v}), "${FKGQA_VOCAB}"))`;
   const body = `?d a <${VOID}Dataset> .
     { BIND(?d AS ?a) ?a ?b ?c }
     UNION { ?d ?p1 ?a . FILTER(${ns('p1')}) ?a ?b ?c }
@@ -237,11 +248,96 @@ function defaultGraphClient(ctx: McpToolContext, url: string): SparqlClient {
 /** The dataset IRI of an endpoint's computed VoID: the fkgqa shard's own, or one minted from the endpoint id. */
 const datasetOf = (e: RegisteredEndpoint) => shardDatasetIri(e.graph ?? e.id, e.shard ?? 'endpoint');
 
+/** Rows of a federated SELECT, or why there are none. */
+async function federatedRows(ctx: McpToolContext, query: string): Promise<{ rows: SparqlRow[] } | { why: string }> {
+  const o = await ctx.sparql.federated(query, 'application/sparql-results+json', ctx.limits.voidStepTimeoutMs);
+  if (o.status !== 'ok') return { why: o.status === 'timeout' ? `time limit of ${ctx.limits.voidStepTimeoutMs} ms` : o.error };
+  return { rows: parseSparqlJson(o.body, 'federation engine') };
+}
+
+/** Stand-in datatype of IRI objects in the property/datatype query below (never written). */
+const NO_DATATYPE = `${FKGQA_VOCAB}iri`;
+
 /**
- * Step 7: VoID computed on the endpoint with the describe stage's aggregate queries; for the
- * extended variant, linksets to the other registered endpoints of the same graph (or, for a foreign
- * endpoint, to the other foreign ones) through the federation engine, one query per pair.
- * @returns the Turtle and notes on linksets that could not be counted
+ * The remote class partitions of an fkgqa shard endpoint (`fkgqa:remoteClassPartition`: its
+ * subjects typed in another shard of the graph; docs/void.md), and the object classes typed in
+ * other shards of every (remote) class partition, counted through the federation engine with one
+ * SERVICE per endpoint named in the statement: per peer, the subjects' classes (`void:entities`),
+ * their property partitions and datatypes, and per pair of (subjects', objects') shards the object
+ * classes. Adds them to `stats` (which holds the endpoint's own class partitions).
+ * @param peers the other registered endpoints of the graph
+ * @returns notes on what could not be counted
+ */
+async function addRemotePartitions(ctx: McpToolContext, e: RegisteredEndpoint, peers: RegisteredEndpoint[], stats: ShardStatistics): Promise<string[]> {
+  const notes: string[] = [];
+  const svc = (u: string, body: string) => `SERVICE <${u}> { ${body} }`;
+  const partitionOf = new Map<string, ClassPartition>();
+  for (const c of stats.classPartitions) partitionOf.set(`${stats.dataset} ${c.class}`, c);
+  const nestedOf = (c: ClassPartition, p: string): ClassPropertyPartition => {
+    let pp = c.properties.find((x) => x.property === p);
+    if (!pp) c.properties.push((pp = { property: p, triples: 0, objectClasses: [], remoteObjectClasses: [], datatypes: [] }));
+    return pp;
+  };
+  for (const y of peers) {
+    const ent = await federatedRows(ctx, `SELECT ?c (COUNT(DISTINCT ?s) AS ?n) WHERE { ${svc(e.url, 'SELECT DISTINCT ?s WHERE { ?s ?p ?o }')} ${svc(y.url, `?s <${RDF_TYPE}> ?c`)} } GROUP BY ?c`);
+    if ('why' in ent) {
+      notes.push(`remote class partitions typed at ${y.url} not counted: ${ent.why}`);
+      continue;
+    }
+    for (const r of ent.rows) {
+      const c: RemoteClassPartition = { class: r.c.value, typesIn: datasetOf(y), entities: Number(r.n.value), properties: [] };
+      stats.remoteClassPartitions.push(c);
+      partitionOf.set(`${c.typesIn} ${c.class}`, c);
+    }
+    if (ent.rows.length === 0) continue;
+    const props = await federatedRows(
+      ctx,
+      `SELECT ?c ?p ?dt (COUNT(*) AS ?n) WHERE { ${svc(e.url, '?s ?p ?o')} ${svc(y.url, `?s <${RDF_TYPE}> ?c`)} BIND(IF(isLiteral(?o), DATATYPE(?o), <${NO_DATATYPE}>) AS ?dt) } GROUP BY ?c ?p ?dt`,
+    );
+    if ('why' in props) {
+      notes.push(`property partitions of the remote class partitions typed at ${y.url} not counted: ${props.why}`);
+      continue;
+    }
+    for (const r of props.rows) {
+      const pp = nestedOf(partitionOf.get(`${datasetOf(y)} ${r.c.value}`)!, r.p.value);
+      pp.triples += Number(r.n.value);
+      if (r.dt.value !== NO_DATATYPE) pp.datatypes.push({ iri: r.dt.value, triples: Number(r.n.value) });
+    }
+  }
+  // Object classes typed at z, of subjects typed at y (y = z = this endpoint: computed already).
+  const all = [e, ...peers];
+  for (const y of all) {
+    const subjectsTyped = y === e ? svc(e.url, `?s <${RDF_TYPE}> ?c . ?s ?p ?o FILTER(isIRI(?o))`) : `${svc(e.url, '?s ?p ?o FILTER(isIRI(?o))')} ${svc(y.url, `?s <${RDF_TYPE}> ?c`)}`;
+    const typesIn = y === e ? stats.dataset : datasetOf(y);
+    if (y !== e && !stats.remoteClassPartitions.some((c) => c.typesIn === typesIn)) continue;
+    for (const z of all) {
+      if (y === e && z === e) continue;
+      const oc = await federatedRows(ctx, `SELECT ?c ?p ?oc (COUNT(*) AS ?n) WHERE { ${subjectsTyped} ${svc(z.url, `?o <${RDF_TYPE}> ?oc`)} } GROUP BY ?c ?p ?oc`);
+      if ('why' in oc) {
+        notes.push(`object classes typed at ${z.url} of subjects typed at ${y.url} not counted: ${oc.why}`);
+        continue;
+      }
+      for (const r of oc.rows) {
+        const cp = partitionOf.get(`${typesIn} ${r.c.value}`);
+        if (!cp) continue;
+        const pp = nestedOf(cp, r.p.value);
+        const o = { iri: r.oc.value, triples: Number(r.n.value) };
+        if (z === e) pp.objectClasses.push(o);
+        else pp.remoteObjectClasses.push({ ...o, typesIn: datasetOf(z) });
+      }
+    }
+  }
+  sortDescription(stats);
+  return notes;
+}
+
+/**
+ * Step 7: VoID computed on the endpoint with the describe stage's aggregate queries; for an fkgqa
+ * shard, its remote class partitions (subjects typed in other shards of its graph, see
+ * `addRemotePartitions`) through the federation engine; for the extended variant, linksets to
+ * the other registered endpoints of the same graph (or, for a foreign endpoint, to the other
+ * foreign ones) through the federation engine, one query per pair.
+ * @returns the Turtle and notes on what could not be counted
  */
 async function computeVoid(ctx: McpToolContext, e: RegisteredEndpoint, variant: VoidVariant): Promise<{ turtle: string; notes: string[] }> {
   const graph = e.graph ?? e.id;
@@ -249,8 +345,9 @@ async function computeVoid(ctx: McpToolContext, e: RegisteredEndpoint, variant: 
   const [stats] = await computeStatistics(defaultGraphClient(ctx, e.url), { graph, shards: [shard], namespaces: Object.values(ctx.prefixes) }, false);
   const notes: string[] = [];
   const linksets: Linkset[] = [];
+  const peers = ctx.registry.endpoints.filter((p) => p !== e && p.graph === e.graph).slice(0, 32);
+  if (e.graph !== null) notes.push(...(await addRemotePartitions(ctx, e, peers, stats)));
   if (variant === 'extended') {
-    const peers = ctx.registry.endpoints.filter((p) => p !== e && p.graph === e.graph).slice(0, 32);
     for (const p of peers) {
       const q = `SELECT ?p (COUNT(*) AS ?triples) WHERE { SERVICE <${e.url}> { ?s ?p ?o FILTER(isIRI(?o)) } SERVICE <${p.url}> { SELECT DISTINCT ?o WHERE { ?o ?q ?x } } } GROUP BY ?p`;
       const o = await ctx.sparql.federated(q, 'application/sparql-results+json', ctx.limits.voidStepTimeoutMs);

@@ -185,8 +185,8 @@ export interface VoidAnnotations {
 
 /**
  * Reads domains (classes of a property's subjects) and ranges (classes of its IRI objects, datatypes
- * of its literals) from the class partitions of the endpoints' VoID files (`voidFile` in the
- * registry), summing triples over endpoints. Endpoints without a VoID file, or whose file does not
+ * of its literals) from the class partitions and remote class partitions (`fkgqa:remoteClassPartition`)
+ * of the endpoints' VoID files (`voidFile` in the registry), summing triples over endpoints. Endpoints without a VoID file, or whose file does not
  * read, contribute nothing.
  */
 export function voidAnnotations(endpoints: readonly RegisteredEndpoint[]): VoidAnnotations {
@@ -204,10 +204,12 @@ export function voidAnnotations(endpoints: readonly RegisteredEndpoint[]): VoidA
     } catch {
       continue;
     }
-    for (const cp of d.classPartitions) {
+    // Class partitions and remote class partitions (types in another shard) alike: a domain or
+    // range is a fact of the knowledge graph, wherever the rdf:type triples are.
+    for (const cp of [...d.classPartitions, ...d.remoteClassPartitions]) {
       for (const pp of cp.properties) {
         add(out.domains, pp.property, cp.class, pp.triples);
-        for (const oc of pp.objectClasses) add(out.ranges, pp.property, oc.iri, oc.triples);
+        for (const oc of [...pp.objectClasses, ...pp.remoteObjectClasses]) add(out.ranges, pp.property, oc.iri, oc.triples);
         for (const dt of pp.datatypes) add(out.ranges, pp.property, dt.iri, dt.triples);
       }
     }
