@@ -21,6 +21,9 @@
  * | `mcp` | `fkgqa mcp` | an `FkgqaMcpServer`, not yet connected to a transport |
  * | `evaluate` | `fkgqa eval` | `EvalSummary` |
  * | `score` | `fkgqa score` | `ScoreReport` |
+ * | `view` | `fkgqa view` | `ViewResult` (the page's HTML and data) |
+ * | `query` | `fkgqa query` | `QueryAnswer` |
+ * | `runLoop` | `fkgqa run` | `LoopResult` |
  */
 import type { PartitionOptions } from './partition/options.js';
 import type { MethodOptions } from './partition/presets.js';
@@ -36,13 +39,14 @@ import type { EndpointRegistry, RegistryOptions } from './federation/registry.js
 import type { EvalOptions, EvalSummary } from './eval/eval.js';
 import type { ScoreOptions, ScoreReport } from './score/score.js';
 import type { GoldCheckOptions, GoldCheckReport } from './checks/mcp-gold.js';
+import type { ViewOptions, ViewResult } from './view/view.js';
 
 export type { PartitionOptions, PartitionResult, MethodOptions };
 export type { GraphBuild, GraphManifest, ManifestQuery, ManifestShard } from './partition/manifest.js';
 export type { BenchmarkEntry } from './partition/benchmark.js';
 export type { BuildStats, StatsOptions, QuestionsOptions, QuestionView, DescribeBuildOptions, DescribeBuildResult, SynthOptions, SynthResult };
 export type { ServeOptions, ShardServer, VerifyOptions, VerifyReport, FkgqaMcpServer, McpServerOptions, EvalOptions, EvalSummary, ScoreOptions, ScoreReport };
-export type { GoldCheckOptions, GoldCheckReport };
+export type { GoldCheckOptions, GoldCheckReport, ViewOptions, ViewResult };
 export type { EndpointRegistry, RegisteredEndpoint, RegistryOptions, EndpointLauncher, RunningEndpoints } from './federation/registry.js';
 export type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from './federation/engine.js';
 export type { FederationEngineName } from './federation/engines.js';
@@ -138,6 +142,14 @@ export async function evaluate(options: EvalOptions): Promise<EvalSummary> {
 /** `fkgqa score`: scores run files against the build's gold answers (section 6). */
 export async function score(options: ScoreOptions): Promise<ScoreReport> {
   return (await import('./score/score.js')).score(options);
+}
+
+/**
+ * `fkgqa view`: a self-contained HTML page of agent runs, each with `fkgqa score`'s verdict when
+ * `shards` is given (src/view/view.ts).
+ */
+export async function view(options: ViewOptions): Promise<ViewResult> {
+  return (await import('./view/view.js')).viewRuns(options);
 }
 
 /**

@@ -62,6 +62,7 @@ const EXIT_CODES: Record<string, string> = {
   synth: '0 written, 2 bad input, 3 internal error.',
   describe: '0 written, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
   serve: '0 stopped by SIGINT/SIGTERM, 2 bad input (a build that does not check, bad profiles or options), 3 internal error.',
+  view: '0 written, 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };
 
 /** Builds the `fkgqa` command line (a thin layer over the library API, src/index.ts). */
@@ -341,6 +342,24 @@ export function program(): Command {
     .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY').argParser(integer('--timeout', 1)).default(60_000))
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('score'));
+
+  cli
+    .command('view')
+    .description(
+      'Write a static, self-contained HTML page of agent runs (run files of fkgqa eval) that opens from disk: the runs in a list with filters ' +
+        '(setup, model or agent, graph, verdict, end reason), and per run the question, every message and tool call (queries with their SERVICE ' +
+        'targets highlighted, results as tables), the final query, its answer beside the gold answer with the differing rows marked, and ' +
+        "fkgqa score's verdict and reason (with --shards). PAGE#run=<run id, URI-encoded> opens a run.",
+    )
+    .argument('<runs...>', 'run files (JSON lines, fkgqa-run/1 or /2)')
+    .requiredOption('--out <file>', 'the HTML page to write')
+    .option('--shards <dir>', 'the build the runs were made on: verdicts (as fkgqa score gives them) and gold answers; without it the runs are shown unscored')
+    .option('--state <dir>', 'state folder of the build, where fkgqa stats stored the gold answers (default <build>.state)')
+    .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY (as fkgqa score)').argParser(integer('--timeout', 1)).default(60_000))
+    .addOption(new Option('--max-rows <n>', 'rows of each answer table shown in the page (the marks count every row)').argParser(integer('--max-rows', 1)).default(100))
+    .addOption(new Option('--max-chars <n>', 'characters of a message or tool result kept in the page (the run file keeps all)').argParser(integer('--max-chars', 100)).default(20_000))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('view'));
 
   for (const c of cli.commands) {
     const codes = EXIT_CODES[c.name()];
