@@ -40,13 +40,14 @@ import type { EvalOptions, EvalSummary } from './eval/eval.js';
 import type { ScoreOptions, ScoreReport } from './score/score.js';
 import type { GoldCheckOptions, GoldCheckReport } from './checks/mcp-gold.js';
 import type { ViewOptions, ViewResult } from './view/view.js';
+import type { QueryAnswer, QueryOptions } from './query/query.js';
 
 export type { PartitionOptions, PartitionResult, MethodOptions };
 export type { GraphBuild, GraphManifest, ManifestQuery, ManifestShard } from './partition/manifest.js';
 export type { BenchmarkEntry } from './partition/benchmark.js';
 export type { BuildStats, StatsOptions, QuestionsOptions, QuestionView, DescribeBuildOptions, DescribeBuildResult, SynthOptions, SynthResult };
 export type { ServeOptions, ShardServer, VerifyOptions, VerifyReport, FkgqaMcpServer, McpServerOptions, EvalOptions, EvalSummary, ScoreOptions, ScoreReport };
-export type { GoldCheckOptions, GoldCheckReport, ViewOptions, ViewResult };
+export type { GoldCheckOptions, GoldCheckReport, ViewOptions, ViewResult, QueryOptions, QueryAnswer };
 export type { EndpointRegistry, RegisteredEndpoint, RegistryOptions, EndpointLauncher, RunningEndpoints } from './federation/registry.js';
 export type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from './federation/engine.js';
 export type { FederationEngineName } from './federation/engines.js';
@@ -150,6 +151,14 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
  */
 export async function view(options: ViewOptions): Promise<ViewResult> {
   return (await import('./view/view.js')).viewRuns(options);
+}
+
+/**
+ * `fkgqa query`: one federated query through the routing of run_sparql_query (registry,
+ * `planQuery`, bounded client, federation engine), answered as SPARQL JSON results (src/query/query.ts).
+ */
+export async function query(options: QueryOptions): Promise<QueryAnswer> {
+  return (await import('./query/query.js')).runQuery(options);
 }
 
 /**

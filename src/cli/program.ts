@@ -62,6 +62,7 @@ const EXIT_CODES: Record<string, string> = {
   synth: '0 written, 2 bad input, 3 internal error.',
   describe: '0 written, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
   serve: '0 stopped by SIGINT/SIGTERM, 2 bad input (a build that does not check, bad profiles or options), 3 internal error.',
+  query: '0 answered, 2 bad input: the query refused before anything was sent (the reason named), a bad option, no running serve, an unreachable endpoint (named), an endpoint error or the time limit; 3 internal error.',
   view: '0 written, 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };
 
@@ -342,6 +343,27 @@ export function program(): Command {
     .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY').argParser(integer('--timeout', 1)).default(60_000))
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('score'));
+
+  cli
+    .command('query')
+    .description(
+      'Run one federated SPARQL query from the shell (as comunica-sparql does), through the routing of run_sparql_query: SERVICE targets ' +
+        'must be registered endpoints (a running fkgqa serve of --shards, --endpoints files, or --endpoint URLs); a lone SERVICE wrapping the ' +
+        'whole WHERE goes directly to its endpoint, several go to the federation engine. CONSTRUCT/DESCRIBE answers are rows of ?subject ?predicate ?object.',
+    )
+    .argument('[query]', "the query text, e.g. 'SELECT * WHERE { SERVICE <http://…/library-shard1/sparql> { ?s ?p ?o } } LIMIT 5'")
+    .option('--file <file>', 'read the query from FILE (- for stdin)')
+    .option('--shards <dir>', 'a build: the endpoints of its running fkgqa serve (<state>/endpoints.json); the default when no endpoints are given is ./shards')
+    .option('--state <dir>', 'state folder of the build (default <build>.state)')
+    .option('--endpoints <file...>', 'endpoints files of running fkgqa serves')
+    .option('--endpoint <url...>', 'plain SPARQL endpoint URLs SERVICE may name')
+    .addOption(formatOption(['table', 'json', 'csv', 'tsv'], 'table (aligned text), json (SPARQL JSON results), csv or tsv (SPARQL 1.1 CSV/TSV); default: table'))
+    .addOption(jsonOption())
+    .addOption(new Option('--timeout <ms>', 'time limit of the query; over it the query is stopped (exit 2: the answer is unknown, not empty)').argParser(integer('--timeout', 1)).default(30_000))
+    .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(1_000_000))
+    .addOption(federationEngineOption('the federation engine of queries with several SERVICE clauses'))
+    .option('-q, --quiet', 'no summary line on stderr')
+    .action(lazy('query'));
 
   cli
     .command('view')
