@@ -41,13 +41,14 @@ import type { ScoreOptions, ScoreReport } from './score/score.js';
 import type { GoldCheckOptions, GoldCheckReport } from './checks/mcp-gold.js';
 import type { ViewOptions, ViewResult } from './view/view.js';
 import type { QueryAnswer, QueryOptions } from './query/query.js';
+import type { LoopOptions, LoopResult } from './workflow/run.js';
 
 export type { PartitionOptions, PartitionResult, MethodOptions };
 export type { GraphBuild, GraphManifest, ManifestQuery, ManifestShard } from './partition/manifest.js';
 export type { BenchmarkEntry } from './partition/benchmark.js';
 export type { BuildStats, StatsOptions, QuestionsOptions, QuestionView, DescribeBuildOptions, DescribeBuildResult, SynthOptions, SynthResult };
 export type { ServeOptions, ShardServer, VerifyOptions, VerifyReport, FkgqaMcpServer, McpServerOptions, EvalOptions, EvalSummary, ScoreOptions, ScoreReport };
-export type { GoldCheckOptions, GoldCheckReport, ViewOptions, ViewResult, QueryOptions, QueryAnswer };
+export type { GoldCheckOptions, GoldCheckReport, ViewOptions, ViewResult, QueryOptions, QueryAnswer, LoopOptions, LoopResult };
 export type { EndpointRegistry, RegisteredEndpoint, RegistryOptions, EndpointLauncher, RunningEndpoints } from './federation/registry.js';
 export type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from './federation/engine.js';
 export type { FederationEngineName } from './federation/engines.js';
@@ -159,6 +160,15 @@ export async function view(options: ViewOptions): Promise<ViewResult> {
  */
 export async function query(options: QueryOptions): Promise<QueryAnswer> {
   return (await import('./query/query.js')).runQuery(options);
+}
+
+/**
+ * `fkgqa run`: the whole loop from a build to a scored report and a run viewer: gold answers if
+ * missing, the endpoints (a serve started in this process and stopped at the end, or the running
+ * one), eval, score, view (src/workflow/run.ts).
+ */
+export async function runLoop(options: LoopOptions): Promise<LoopResult> {
+  return (await import('./workflow/run.js')).runLoop(options);
 }
 
 /**

@@ -62,6 +62,7 @@ const EXIT_CODES: Record<string, string> = {
   synth: '0 written, 2 bad input, 3 internal error.',
   describe: '0 written, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
   serve: '0 stopped by SIGINT/SIGTERM, 2 bad input (a build that does not check, bad profiles or options), 3 internal error.',
+  run: '0 report written, 2 bad input (the build, options, a model without --base-url/--model: named), 3 internal error, 130/143 interrupted by SIGINT/SIGTERM (the serve it started is stopped).',
   query: '0 answered, 2 bad input: the query refused before anything was sent (the reason named), a bad option, no running serve, an unreachable endpoint (named), an endpoint error or the time limit; 3 internal error.',
   view: '0 written, 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };
@@ -343,6 +344,40 @@ export function program(): Command {
     .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY').argParser(integer('--timeout', 1)).default(60_000))
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('score'));
+
+  cli
+    .command('run')
+    .description(
+      'The whole loop in one command: gold answers (fkgqa stats, if the state folder lacks them) → the shard endpoints (a fkgqa serve started in ' +
+        'this process and stopped at the end, also on Ctrl-C; or the serve already running on the build) → the agent on the questions (fkgqa eval) → ' +
+        'fkgqa score → fkgqa view. Writes <out>/<setup>-<model or agent>.jsonl (runs already there are skipped: an interrupted loop resumes) and, over every ' +
+        'run file in <out>, report.txt, report.html, per-run.csv and view.html; prints the score report.',
+    )
+    .option('--shards <dir>', 'the build', 'shards')
+    .option('--state <dir>', 'state folder of the build (default <build>.state)')
+    .option('--out <dir>', 'output folder', 'runs')
+    .addOption(new Option('--setup <setup>', 'tools and endpoint information given to the agent').choices([...SETUPS]).default('baseline'))
+    .addOption(new Option('--agent <agent>', 'a scripted agent, or llm (needs --base-url and --model; the default when they are given)').choices(['llm', ...SCRIPTED_AGENTS]))
+    .option('--base-url <url>', 'OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1')
+    .option('--model <name>', 'model name sent to the API')
+    .option('--api-key-env <name>', 'environment variable holding the API key (none needed for local servers)', 'OPENAI_API_KEY')
+    .addOption(new Option('--temperature <t>', 'sampling temperature (recorded)').argParser(number('--temperature')).default(0))
+    .addOption(new Option('--seed <n>', 'sampling seed sent to the API (recorded)').argParser(integer('--seed', 0)))
+    .option('--extra-body <json>', 'extra JSON fields for every API request')
+    .addOption(new Option('--max-turns <n>', 'LLM calls per run').argParser(integer('--max-turns', 1, 100)).default(10))
+    .option('--kg <name...>', 'only questions of these graphs')
+    .option('--question <index...>', 'only these questions (benchmark.json index)')
+    .option('--distinct-queries', 'one question per distinct gold query')
+    .addOption(new Option('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed').argParser(integer('--per-graph', 1)))
+    .addOption(new Option('--sample-seed <n>', 'seed of the per-graph sample').argParser(integer('--sample-seed', 0)).default(0))
+    .addOption(new Option('--repeats <n>', 'runs per question').argParser(integer('--repeats', 1, 100)).default(1))
+    .addOption(new Option('--concurrency <n>', 'runs at once').argParser(integer('--concurrency', 1, 64)).default(1))
+    .option('--no-probe', 'scripted agents submit at once instead of running their query first')
+    .addOption(new Option('--tools <source>', 'in-process: the MCP server of fkgqa mcp built in this process (fast); mcp: spawn fkgqa mcp over stdio per run').choices(['mcp', 'in-process']).default('in-process'))
+    .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
+    .addOption(federationEngineOption('the federation engine of the tools and of the final execution'))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('run'));
 
   cli
     .command('query')

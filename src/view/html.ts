@@ -36,6 +36,7 @@ main{display:grid;grid-template-columns:minmax(340px,40%) 1fr;height:calc(100vh 
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;font-weight:600;white-space:nowrap}
 .v-correct{background:#d7f5dd;color:#145a22}.v-wrong{background:#fbdada;color:#8a1212}.v-unscored{background:#e6e6e6;color:#444}
 .end{background:#eef;color:#224}
+button.quick{border:1px solid #bbb;cursor:pointer;margin-right:4px}
 .meta{color:#555}.meta span{margin-right:12px}
 .msg{border:1px solid #ddd;border-radius:6px;margin:8px 0;background:#fff}
 .msg>.h{padding:3px 8px;background:#f4f4f4;border-bottom:1px solid #e4e4e4;font-size:12px;color:#444}
@@ -87,6 +88,17 @@ function buildFilters() {
     lab.appendChild(sel);
     box.appendChild(lab);
   });
+  // Quick filters: one button per verdict.
+  const quick = document.createElement('span');
+  ['correct', 'wrong', 'unscored'].forEach(function (v) {
+    const n = RUNS.filter(function (r) { return r.verdict === v; }).length;
+    if (!n) return;
+    const b = document.createElement('button');
+    b.className = 'quick badge v-' + v; b.dataset.filter = 'verdict'; b.dataset.value = v; b.textContent = v + ' (' + n + ')';
+    b.addEventListener('click', function () { const sel = $('f-verdict'); sel.value = sel.value === v ? '' : v; state.f.verdict = sel.value; state.shown = PAGE; drawList(); });
+    quick.appendChild(b);
+  });
+  box.appendChild(quick);
   const lab = document.createElement('label');
   lab.textContent = 'search';
   const inp = document.createElement('input');

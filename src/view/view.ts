@@ -17,7 +17,7 @@ import { readGoldQueries } from '../build/benchmark.js';
 import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold-answers.js';
 import { parseQuery } from '../sparql/parse.js';
 import type { JsonResults } from '../sparql/results.js';
-import { score, type RunScore } from '../score/score.js';
+import { score, type RunScore, type ScoreReport } from '../score/score.js';
 import { readRunFiles } from './records.js';
 import { answerTable, runView, SharedTexts, type GoldView, type RunDetail, type RunSummary, type ViewData, type ViewLimits } from './model.js';
 import { formatViewHtml } from './html.js';
@@ -30,6 +30,8 @@ export interface ViewOptions {
   shards?: string;
   /** State folder of the build (default `<build>.state`), where `fkgqa stats` stored the gold answers. */
   state?: string;
+  /** `fkgqa score`'s report of these very run files and build, when the caller has it (fkgqa run): used instead of scoring again. */
+  report?: ScoreReport;
   /** Time limit of a key query for ties under ORDER BY, in ms (as `fkgqa score --timeout`; default 60,000). */
   timeoutMs?: number;
   /** Rows of an answer table shown in the page (default 100; the marks count every row). */
@@ -67,7 +69,7 @@ export async function viewRuns(o: ViewOptions): Promise<ViewResult> {
   const goldViews: Record<string, GoldView> = {};
   const ordered = new Map<string, boolean>();
   if (o.shards) {
-    const report = await score({ runs: o.runs, shards: o.shards, state: o.state, timeoutMs: o.timeoutMs, progress });
+    const report = o.report ?? (await score({ runs: o.runs, shards: o.shards, state: o.state, timeoutMs: o.timeoutMs, progress }));
     for (const s of report.perRun) verdicts.set(s.id, s);
     const digest = openBuild(o.shards, { checkShards: false }).build.outputDigest;
     const { defaultPrefix, queries } = readGoldQueries(o.shards);
