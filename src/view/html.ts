@@ -242,17 +242,17 @@ function drawRun(id) {
   } else out += '<div class="box"><b>Not scored</b> <span class="muted">(' + (D.build ? 'fkgqa score leaves this run out' : 'the page was made without --shards') + ')</span></div>';
   out += '<p class="meta">endpoints: ' + eps.map(function (e, k) { return '<span class="svc" style="background:' + PALETTE[k % PALETTE.length] + '">' + h(e.shard) + '</span> ' + h(e.url); }).join(' &nbsp; ') + '</p>';
 
-  out += '<h3>Final answer</h3>';
-  if (r.finalQuery === null) out += '<p class="muted">Nothing submitted.</p>';
-  else {
-    out += queryBlock(r.finalQuery, eps);
-    if (r.final) out += '<p class="meta"><span>executed by the harness: ' + h(r.final.status) + '</span>' + (r.final.route ? '<span>route ' + h(r.final.route) + '</span>' : '') + '<span>' + r.final.ms + ' ms</span>' + (r.final.error ? '<span>' + h(r.final.error) + '</span>' : '') + '</p>';
-  }
   const gold = D.gold[r.question.queryId];
   const diffNote = r.final && r.final.missing !== undefined ? '<p class="legend" id="diff-counts"><span class="badge v-wrong">' + r.final.missing + ' gold rows missing</span><span class="badge" style="background:#ffe6c7">' + r.final.extra + ' extra rows</span>' + (gold && gold.ordered ? '<span class="badge" style="background:#fff4b8">ordered: rows at other positions</span>' : '') + '</p>' : '';
   out += diffNote + '<div class="pair"><div><h3>Answer of the final query</h3><div id="answer">' + (r.final && r.final.answer ? tableHtml(r.final.answer) : '<p class="muted">none</p>') + '</div></div>';
   out += '<div><h3>Gold answer' + (gold && gold.ordered ? ' (ordered)' : '') + '</h3><div id="gold">' + (gold ? (gold.answer ? tableHtml(gold.answer, r.goldMarks) : '<p class="muted">no gold answer (' + h(gold.status) + (gold.error ? ': ' + h(gold.error) : '') + ')</p>') : '<p class="muted">not known (made without --shards)</p>') + '</div></div></div>';
   if (gold) out += '<details><summary>gold query ' + h(r.question.queryId) + '</summary><pre class="sparql">' + sparqlHtml(gold.query, []) + '</pre></details>';
+  out += '<h3>Final query</h3>';
+  if (r.finalQuery === null) out += '<p class="muted">Nothing submitted.</p>';
+  else {
+    out += queryBlock(r.finalQuery, eps);
+    if (r.final) out += '<p class="meta"><span>executed by the harness: ' + h(r.final.status) + '</span>' + (r.final.route ? '<span>route ' + h(r.final.route) + '</span>' : '') + '<span>' + r.final.ms + ' ms</span>' + (r.final.error ? '<span>' + h(r.final.error) + '</span>' : '') + '</p>';
+  }
 
   out += '<h3>Conversation (' + r.messages.length + ' messages)</h3>';
   r.messages.forEach(function (m) {
