@@ -91,7 +91,12 @@ export async function launchChromium(o = {}) {
       }
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
-      fs.rmSync(profile, { recursive: true, force: true });
+      // Chromium's helper processes may still write into the profile for a moment: retry, and leave it if it stays.
+      try {
+        fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      } catch {
+        /* a temporary folder left behind */
+      }
     },
   };
 }
