@@ -34,7 +34,7 @@ function fkgqa(args: string[], onStderr?: (text: string, child: ReturnType<typeo
 describe('run / the whole loop in one command', () => {
   it('goes from a build without gold answers to the score report and the view page (oracle), and stops its serve', async () => {
     const out = path.join(dir, 'runs');
-    const r = await fkgqa(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'oracle', '--no-probe']);
+    const r = await fkgqa(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'oracle', '--no-probe', '--timeout', '100000']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('fkgqa run: no gold answers stored for library, observatory: running fkgqa stats (once per build)');
     expect(r.stderr).toMatch(/fkgqa run: serving 8 endpoints \(stopped at the end/);
@@ -54,7 +54,7 @@ describe('run / the whole loop in one command', () => {
     // The serve it started is gone: no endpoints file, no lock.
     expect(fs.readdirSync(state).sort()).toEqual(['gold-answers', 'realised-fan-out']);
     // Again: the runs are there (skipped), gold answers stored; the report is the same.
-    const again = await fkgqa(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'oracle', '--no-probe']);
+    const again = await fkgqa(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'oracle', '--no-probe', '--timeout', '100000']);
     expect(again.code).toBe(0);
     expect(again.stderr).not.toContain('running fkgqa stats');
     expect(again.stderr).toContain('fkgqa run: 0 runs now, 16 already in');
