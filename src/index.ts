@@ -21,6 +21,9 @@
  * | `mcp` | `fkgqa mcp` | an `FkgqaMcpServer`, not yet connected to a transport |
  * | `evaluate` | `fkgqa eval` | `EvalSummary` |
  * | `score` | `fkgqa score` | `ScoreReport` |
+ * | `view` | `fkgqa view` | `ViewResult` (the page's HTML and data) |
+ * | `query` | `fkgqa query` | `QueryAnswer` |
+ * | `runLoop` | `fkgqa run` | `LoopResult` |
  */
 import type { PartitionOptions } from './partition/options.js';
 import type { MethodOptions } from './partition/presets.js';
@@ -36,13 +39,16 @@ import type { EndpointRegistry, RegistryOptions } from './federation/registry.js
 import type { EvalOptions, EvalSummary } from './eval/eval.js';
 import type { ScoreOptions, ScoreReport } from './score/score.js';
 import type { GoldCheckOptions, GoldCheckReport } from './checks/mcp-gold.js';
+import type { ViewOptions, ViewResult } from './view/view.js';
+import type { QueryAnswer, QueryOptions } from './query/query.js';
+import type { LoopOptions, LoopResult } from './workflow/run.js';
 
 export type { PartitionOptions, PartitionResult, MethodOptions };
 export type { GraphBuild, GraphManifest, ManifestQuery, ManifestShard } from './partition/manifest.js';
 export type { BenchmarkEntry } from './partition/benchmark.js';
 export type { BuildStats, StatsOptions, QuestionsOptions, QuestionView, DescribeBuildOptions, DescribeBuildResult, SynthOptions, SynthResult };
 export type { ServeOptions, ShardServer, VerifyOptions, VerifyReport, FkgqaMcpServer, McpServerOptions, EvalOptions, EvalSummary, ScoreOptions, ScoreReport };
-export type { GoldCheckOptions, GoldCheckReport };
+export type { GoldCheckOptions, GoldCheckReport, ViewOptions, ViewResult, QueryOptions, QueryAnswer, LoopOptions, LoopResult };
 export type { EndpointRegistry, RegisteredEndpoint, RegistryOptions, EndpointLauncher, RunningEndpoints } from './federation/registry.js';
 export type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from './federation/engine.js';
 export type { FederationEngineName } from './federation/engines.js';
@@ -138,6 +144,31 @@ export async function evaluate(options: EvalOptions): Promise<EvalSummary> {
 /** `fkgqa score`: scores run files against the build's gold answers (section 6). */
 export async function score(options: ScoreOptions): Promise<ScoreReport> {
   return (await import('./score/score.js')).score(options);
+}
+
+/**
+ * `fkgqa view`: a self-contained HTML page of agent runs, each with `fkgqa score`'s verdict when
+ * `shards` is given (src/view/view.ts).
+ */
+export async function view(options: ViewOptions): Promise<ViewResult> {
+  return (await import('./view/view.js')).viewRuns(options);
+}
+
+/**
+ * `fkgqa query`: one federated query through the routing of run_sparql_query (registry,
+ * `planQuery`, bounded client, federation engine), answered as SPARQL JSON results (src/query/query.ts).
+ */
+export async function query(options: QueryOptions): Promise<QueryAnswer> {
+  return (await import('./query/query.js')).runQuery(options);
+}
+
+/**
+ * `fkgqa run`: the whole loop from a build to a scored report and a run viewer: gold answers if
+ * missing, the endpoints (a serve started in this process and stopped at the end, or the running
+ * one), eval, score, view (src/workflow/run.ts).
+ */
+export async function runLoop(options: LoopOptions): Promise<LoopResult> {
+  return (await import('./workflow/run.js')).runLoop(options);
 }
 
 /**

@@ -34,13 +34,16 @@ export const ALLOWED: Record<string, string[]> = {
   mcp: ['common', 'sparql', 'answers', 'build', 'federation', 'describe'],
   eval: ['common', 'sparql', 'build', 'federation', 'mcp'],
   score: ['common', 'sparql', 'answers', 'build', 'report'],
+  view: ['common', 'sparql', 'answers', 'build', 'report', 'score'],
+  query: ['common', 'sparql', 'build', 'federation'],
   checks: ['common', 'sparql', 'answers', 'build', 'federation', ...STAGES, 'serve', 'verify', 'mcp', 'eval', 'score'],
-  '(root)': ['common', 'sparql', 'answers', 'build', 'federation', ...STAGES, 'serve', 'verify', 'mcp', 'eval', 'score', 'checks'],
-  cli: ['(root)', 'common', 'sparql', 'answers', 'build', 'federation', ...STAGES, 'serve', 'verify', 'mcp', 'eval', 'score', 'checks'],
+  workflow: ['common', 'sparql', 'answers', 'build', 'federation', ...STAGES, 'serve', 'eval', 'score', 'view'],
+  '(root)': ['common', 'sparql', 'answers', 'build', 'federation', ...STAGES, 'serve', 'verify', 'mcp', 'eval', 'score', 'checks', 'view', 'query', 'workflow'],
+  cli: ['(root)', 'common', 'sparql', 'answers', 'build', 'federation', ...STAGES, 'serve', 'verify', 'mcp', 'eval', 'score', 'checks', 'view', 'query', 'workflow'],
 };
 
 /** Single files a layer may import from a layer it may not otherwise import: score reads eval's run records only. */
-const ONLY: Record<string, Record<string, string[]>> = { score: { eval: ['eval/record.ts'] } };
+const ONLY: Record<string, Record<string, string[]>> = { score: { eval: ['eval/record.ts'] }, view: { eval: ['eval/record.ts'] } };
 
 interface Edge {
   from: string;
@@ -145,6 +148,9 @@ describe('architecture (docs/architecture.md)', () => {
     expect(forbiddenImports([{ from: 'sparql/parse.ts', to: 'federation/routing.ts', spec: '../federation/routing.js' }])).toHaveLength(1);
     expect(forbiddenImports([{ from: 'score/score.ts', to: 'eval/record.ts', spec: '../eval/record.js' }])).toEqual([]);
     expect(forbiddenImports([{ from: 'score/score.ts', to: 'eval/agents.ts', spec: '../eval/agents.js' }])).toHaveLength(1);
+    expect(forbiddenImports([{ from: 'view/view.ts', to: 'eval/record.ts', spec: '../eval/record.js' }])).toEqual([]);
+    expect(forbiddenImports([{ from: 'view/view.ts', to: 'mcp/server.ts', spec: '../mcp/server.js' }])).toEqual(['view/view.ts → mcp/server.ts (view/ may not import mcp/)']);
+    expect(forbiddenImports([{ from: 'query/query.ts', to: 'serve/server.ts', spec: '../serve/server.js' }])).toHaveLength(1);
     const e = (from: string, to: string) => ({ from, to, spec: to });
     expect(cycles(['a.ts', 'b.ts', 'c.ts'], [e('a.ts', 'b.ts'), e('b.ts', 'c.ts'), e('c.ts', 'a.ts')])).toEqual([['a.ts', 'b.ts', 'c.ts']]);
     expect(cycles(['a.ts', 'b.ts'], [e('a.ts', 'b.ts')])).toEqual([]);

@@ -62,6 +62,9 @@ const EXIT_CODES: Record<string, string> = {
   synth: '0 written, 2 bad input, 3 internal error.',
   describe: '0 written, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
   serve: '0 stopped by SIGINT/SIGTERM, 2 bad input (a build that does not check, bad profiles or options), 3 internal error.',
+  run: '0 report written, 2 bad input (the build, options, a model without --base-url/--model: named), 3 internal error, 130/143 interrupted by SIGINT/SIGTERM (the serve it started is stopped).',
+  query: '0 answered, 2 bad input: the query refused before anything was sent (the reason named), a bad option, no running serve, an unreachable endpoint (named), an endpoint error or the time limit; 3 internal error.',
+  view: '0 written, 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };
 
 /** Builds the `fkgqa` command line (a thin layer over the library API, src/index.ts). */
@@ -341,6 +344,79 @@ export function program(): Command {
     .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY').argParser(integer('--timeout', 1)).default(60_000))
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('score'));
+
+  cli
+    .command('run')
+    .description(
+      'The whole loop in one command: gold answers (fkgqa stats, if the state folder lacks them) → the shard endpoints (a fkgqa serve started in ' +
+        'this process and stopped at the end, also on Ctrl-C; or the serve already running on the build) → the agent on the questions (fkgqa eval) → ' +
+        'fkgqa score → fkgqa view. Writes <out>/<setup>-<model or agent>.jsonl (runs already there are skipped: an interrupted loop resumes) and, over every ' +
+        'run file in <out>, report.txt, report.html, per-run.csv and view.html; prints the score report.',
+    )
+    .option('--shards <dir>', 'the build', 'shards')
+    .option('--state <dir>', 'state folder of the build (default <build>.state)')
+    .option('--out <dir>', 'output folder', 'runs')
+    .addOption(new Option('--setup <setup>', 'tools and endpoint information given to the agent').choices([...SETUPS]).default('baseline'))
+    .addOption(new Option('--agent <agent>', 'a scripted agent, or llm (needs --base-url and --model; the default when they are given)').choices(['llm', ...SCRIPTED_AGENTS]))
+    .option('--base-url <url>', 'OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1')
+    .option('--model <name>', 'model name sent to the API')
+    .option('--api-key-env <name>', 'environment variable holding the API key (none needed for local servers)', 'OPENAI_API_KEY')
+    .addOption(new Option('--temperature <t>', 'sampling temperature (recorded)').argParser(number('--temperature')).default(0))
+    .addOption(new Option('--seed <n>', 'sampling seed sent to the API (recorded)').argParser(integer('--seed', 0)))
+    .option('--extra-body <json>', 'extra JSON fields for every API request')
+    .addOption(new Option('--max-turns <n>', 'LLM calls per run').argParser(integer('--max-turns', 1, 100)).default(10))
+    .option('--kg <name...>', 'only questions of these graphs')
+    .option('--question <index...>', 'only these questions (benchmark.json index)')
+    .option('--distinct-queries', 'one question per distinct gold query')
+    .addOption(new Option('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed').argParser(integer('--per-graph', 1)))
+    .addOption(new Option('--sample-seed <n>', 'seed of the per-graph sample').argParser(integer('--sample-seed', 0)).default(0))
+    .addOption(new Option('--repeats <n>', 'runs per question').argParser(integer('--repeats', 1, 100)).default(1))
+    .addOption(new Option('--concurrency <n>', 'runs at once').argParser(integer('--concurrency', 1, 64)).default(1))
+    .option('--no-probe', 'scripted agents submit at once instead of running their query first')
+    .addOption(new Option('--tools <source>', 'in-process: the MCP server of fkgqa mcp built in this process (fast); mcp: spawn fkgqa mcp over stdio per run').choices(['mcp', 'in-process']).default('in-process'))
+    .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
+    .addOption(federationEngineOption('the federation engine of the tools and of the final execution'))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('run'));
+
+  cli
+    .command('query')
+    .description(
+      'Run one federated SPARQL query from the shell (as comunica-sparql does), through the routing of run_sparql_query: SERVICE targets ' +
+        'must be registered endpoints (a running fkgqa serve of --shards, --endpoints files, or --endpoint URLs); a lone SERVICE wrapping the ' +
+        'whole WHERE goes directly to its endpoint, several go to the federation engine. CONSTRUCT/DESCRIBE answers are rows of ?subject ?predicate ?object.',
+    )
+    .argument('[query]', "the query text, e.g. 'SELECT * WHERE { SERVICE <http://…/library-shard1/sparql> { ?s ?p ?o } } LIMIT 5'")
+    .option('--file <file>', 'read the query from FILE (- for stdin)')
+    .option('--shards <dir>', 'a build: the endpoints of its running fkgqa serve (<state>/endpoints.json); the default when no endpoints are given is ./shards')
+    .option('--state <dir>', 'state folder of the build (default <build>.state)')
+    .option('--endpoints <file...>', 'endpoints files of running fkgqa serves')
+    .option('--endpoint <url...>', 'plain SPARQL endpoint URLs SERVICE may name')
+    .addOption(formatOption(['table', 'json', 'csv', 'tsv'], 'table (aligned text), json (SPARQL JSON results), csv or tsv (SPARQL 1.1 CSV/TSV); default: table'))
+    .addOption(jsonOption())
+    .addOption(new Option('--timeout <ms>', 'time limit of the query; over it the query is stopped (exit 2: the answer is unknown, not empty)').argParser(integer('--timeout', 1)).default(30_000))
+    .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(1_000_000))
+    .addOption(federationEngineOption('the federation engine of queries with several SERVICE clauses'))
+    .option('-q, --quiet', 'no summary line on stderr')
+    .action(lazy('query'));
+
+  cli
+    .command('view')
+    .description(
+      'Write a static, self-contained HTML page of agent runs (run files of fkgqa eval) that opens from disk: the runs in a list with filters ' +
+        '(setup, model or agent, graph, verdict, end reason), and per run the question, every message and tool call (queries with their SERVICE ' +
+        'targets highlighted, results as tables), the final query, its answer beside the gold answer with the differing rows marked, and ' +
+        "fkgqa score's verdict and reason (with --shards). PAGE#run=<run id, URI-encoded> opens a run.",
+    )
+    .argument('<runs...>', 'run files (JSON lines, fkgqa-run/1 or /2)')
+    .requiredOption('--out <file>', 'the HTML page to write')
+    .option('--shards <dir>', 'the build the runs were made on: verdicts (as fkgqa score gives them) and gold answers; without it the runs are shown unscored')
+    .option('--state <dir>', 'state folder of the build, where fkgqa stats stored the gold answers (default <build>.state)')
+    .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY (as fkgqa score)').argParser(integer('--timeout', 1)).default(60_000))
+    .addOption(new Option('--max-rows <n>', 'rows of each answer table shown in the page (the marks count every row)').argParser(integer('--max-rows', 1)).default(100))
+    .addOption(new Option('--max-chars <n>', 'characters of a message or tool result kept in the page (the run file keeps all)').argParser(integer('--max-chars', 100)).default(20_000))
+    .option('-q, --quiet', 'no progress on stderr')
+    .action(lazy('view'));
 
   for (const c of cli.commands) {
     const codes = EXIT_CODES[c.name()];

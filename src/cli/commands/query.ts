@@ -1,0 +1,35 @@
+/** `fkgqa query`: flags → `query` (src/index.ts); the answer on stdout (table, JSON, CSV or TSV), what was done on stderr. */
+import fs from 'node:fs';
+import { InputError } from '../../common/errors.js';
+import { query } from '../../index.js';
+import { formatAnswer, type QueryFormat } from '../../query/query.js';
+import { outputFormat } from '../options.js';
+import { stderrProgress } from '../progress.js';
+
+const requests = (r: Record<string, number>) => {
+  const n = Object.values(r).reduce((x, y) => x + y, 0);
+  return `${n} HTTP request${n === 1 ? '' : 's'}`;
+};
+
+export async function run(text: string | undefined, o: Record<string, any>): Promise<void> {
+  const format = outputFormat(o, 'table') as QueryFormat;
+  // `--endpoints a.json 'SELECT …'`: a variadic option takes the query too; a query is never a file name or URL.
+  for (const k of ['endpoints', 'endpoint']) {
+    const xs = o[k] as string[] | undefined;
+    if (text === undefined && xs && xs.length > 1 && /[\s{]/.test(xs[xs.length - 1])) text = xs.pop();
+  }
+  if (text !== undefined && o.file) throw new InputError('give the query as an argument or with --file, not both');
+  if (text === undefined && !o.file) throw new InputError("no query: give it as an argument ('SELECT … WHERE { SERVICE <url> { … } }') or with --file q.rq (--file - reads stdin)");
+  let q = text;
+  if (o.file) {
+    if (o.file !== '-' && !fs.existsSync(o.file)) throw new InputError('query file not found', { file: o.file });
+    q = fs.readFileSync(o.file === '-' ? 0 : o.file, 'utf8');
+  }
+  if (!q!.trim()) throw new InputError('the query is empty', o.file ? { file: o.file } : {});
+  if (!o.shards && !o.endpoints && !o.endpoint) o.shards = 'shards';
+  const a = await query({ query: q!, shards: o.shards, state: o.state, endpointsFiles: o.endpoints, urls: o.endpoint, timeoutMs: o.timeout, federationEngine: o.federationEngine, maxQueryChars: o.maxQueryChars });
+  process.stdout.write(formatAnswer(a.results, format));
+  const n = a.results.boolean !== undefined ? 'ASK' : `${a.results.results?.bindings.length ?? 0} ${a.form === 'graph' ? 'triples' : 'rows'}`;
+  const how = a.route === 'direct' ? `direct to ${a.targets[0].id}` : `federation engine over ${a.targets.map((t) => t.id).join(', ')}`;
+  stderrProgress(o.quiet)?.(`fkgqa query: ${n} (${how}; ${Math.round(a.ms)} ms; ${requests(a.requests)})`);
+}

@@ -1,0 +1,170 @@
+/**
+ * `fkgqa query`: one federated SPARQL query from the shell, as `comunica-sparql` offers, through
+ * the same routing as `run_sparql_query` of `fkgqa mcp` (src/federation): the endpoint registry
+ * (a running serve's endpoints file, read by `readEndpointsFile`; or plain endpoint URLs),
+ * `planQuery` (SERVICE targets checked against the registry, a lone SERVICE sent directly, several
+ * to the federation engine), and the bounded client (time and size limits, no request outside the
+ * registry). The answer is SPARQL JSON results; `formatAnswer` writes it as an aligned table, JSON,
+ * CSV or TSV (SPARQL 1.1 Query Results formats, the project's one serialiser in src/sparql/results.ts).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Parser as N3Parser, type Quad, type Term } from 'n3';
+import { InputError } from '../common/errors.js';
+import { MEDIA } from '../sparql/protocol.js';
+import { serializeResults, type JsonResults, type JsonTerm } from '../sparql/results.js';
+import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
+import { openRegistry, unreachableEndpoints, type EndpointRegistry } from '../federation/registry.js';
+import { planQuery } from '../federation/routing.js';
+
+/** Output formats of `fkgqa query`. */
+export const QUERY_FORMATS = ['table', 'json', 'csv', 'tsv'] as const;
+export type QueryFormat = (typeof QUERY_FORMATS)[number];
+
+/** Options of `runQuery`. */
+export interface QueryOptions {
+  /** The query text. */
+  query: string;
+  /** A build: the endpoints of its running serve (`<state>/endpoints.json`) unless `endpointsFiles` or `urls` are given; its default prefix for error hints. */
+  shards?: string;
+  /** State folder of the build (default `<build>.state`). */
+  state?: string;
+  /** Endpoints files of running `fkgqa serve`s. */
+  endpointsFiles?: string[];
+  /** Plain SPARQL endpoint URLs. */
+  urls?: string[];
+  /** Time limit of the query, in ms (default 30,000). */
+  timeoutMs?: number;
+  /** The federation engine by `--federation-engine` name (default comunica). */
+  federationEngine?: string;
+  /** Longest query accepted, in characters (default 1,000,000: no agent's limit here). */
+  maxQueryChars?: number;
+  /** Largest answer read, in bytes (default 256 MiB). */
+  maxResultBytes?: number;
+}
+
+/** The answer of `runQuery`. */
+export interface QueryAnswer {
+  /** `direct` (one SERVICE wrapping the whole WHERE: sent to that endpoint) or `federation` (the federation engine). */
+  route: 'direct' | 'federation';
+  /** The SERVICE targets, in order of first appearance. */
+  targets: { id: string; url: string }[];
+  /** `bindings` (SELECT), `boolean` (ASK) or `graph` (CONSTRUCT/DESCRIBE: triples as rows of ?subject ?predicate ?object). */
+  form: 'bindings' | 'boolean' | 'graph';
+  results: JsonResults;
+  /** Wall time of the query, in ms. */
+  ms: number;
+  /** HTTP requests sent per endpoint URL. */
+  requests: Record<string, number>;
+  /** Where the registry came from (e.g. `serve:/abs/shards.state/endpoints.json`). */
+  registry: string;
+}
+
+/** A term of an RDF/JS quad as a SPARQL JSON term. */
+function jsonTerm(t: Term): JsonTerm {
+  if (t.termType === 'NamedNode') return { type: 'uri', value: t.value };
+  if (t.termType === 'BlankNode') return { type: 'bnode', value: t.value };
+  const l = t as Term & { language?: string; datatype?: { value: string } };
+  if (l.language) return { type: 'literal', value: t.value, 'xml:lang': l.language };
+  return { type: 'literal', value: t.value, ...(l.datatype && l.datatype.value !== 'http://www.w3.org/2001/XMLSchema#string' ? { datatype: l.datatype.value } : {}) };
+}
+
+/** Triples (N-Triples or Turtle text) as SPARQL JSON rows of ?subject ?predicate ?object. */
+function graphAsBindings(text: string, contentType: string): JsonResults {
+  const quads: Quad[] = new N3Parser({ format: contentType.includes('turtle') ? 'text/turtle' : 'application/n-triples' }).parse(text);
+  return { head: { vars: ['subject', 'predicate', 'object'] }, results: { bindings: quads.map((q) => ({ subject: jsonTerm(q.subject), predicate: jsonTerm(q.predicate), object: jsonTerm(q.object) })) } };
+}
+
+/** The build's default prefix (benchmark.json), suggested when a query uses `:` undeclared. */
+function buildPrefixes(shards: string | undefined): Record<string, string> {
+  const f = shards ? path.join(shards, 'benchmark.json') : undefined;
+  if (!f || !fs.existsSync(f)) return {};
+  try {
+    const b = JSON.parse(fs.readFileSync(f, 'utf8')) as { defaultPrefix?: string };
+    return b.defaultPrefix ? { '': b.defaultPrefix } : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The registry of `QueryOptions` (a running serve of `shards`, endpoints files, URLs). @throws InputError as `openRegistry` */
+export function queryRegistry(o: Pick<QueryOptions, 'shards' | 'state' | 'endpointsFiles' | 'urls'>): EndpointRegistry {
+  return openRegistry({
+    endpointsFiles: o.endpointsFiles,
+    urls: o.urls,
+    build: o.shards,
+    state: o.state,
+    hint: o.shards ? `start fkgqa serve --shards ${o.shards}${o.state ? ` --state ${o.state}` : ''}, or give --endpoints FILE or --endpoint URL` : undefined,
+  });
+}
+
+/**
+ * Runs one query (module comment).
+ * @throws InputError (exit 2) when the query is refused before anything is sent (the routing's
+ *   message: syntax, undeclared prefix, no SERVICE, an endpoint not in the registry, a triple
+ *   pattern outside every SERVICE, an update), when no registry can be opened (no running serve:
+ *   named file), when an endpoint it names cannot be reached (named, with why), refuses the
+ *   query or answers with an error, or when no answer comes within the time limit
+ */
+export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
+  const timeoutMs = o.timeoutMs ?? 30_000;
+  const registry = queryRegistry(o);
+  const plan = planQuery(o.query, registry, { maxQueryChars: o.maxQueryChars ?? 1_000_000, prefixes: buildPrefixes(o.shards ?? registry.build ?? undefined) });
+  if (!plan.ok) throw new InputError(`the query is refused (${plan.errorClass}); nothing was sent: ${plan.message}`);
+  const client = new BoundedSparqlClient(registry, { engine: o.federationEngine, maxResultBytes: o.maxResultBytes ?? 256 << 20 });
+  const graph = plan.form === 'graph';
+  const media = graph ? MEDIA.ntriples : MEDIA.json;
+  const t0 = performance.now();
+  let outcome: SparqlOutcome;
+  try {
+    outcome = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, graph ? `${MEDIA.ntriples}, ${MEDIA.turtle};q=0.9` : media, timeoutMs) : await client.federated(plan.query, media, timeoutMs);
+  } finally {
+    await client.close();
+  }
+  const ms = performance.now() - t0;
+  const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine ${client.engineName} (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
+  if (outcome.status === 'timeout') throw new InputError(`no answer from ${where} within ${timeoutMs} ms: the answer is unknown, not empty (raise --timeout, or make the query more selective)`);
+  if (outcome.status === 'error') {
+    const down = await unreachableEndpoints(plan.targets.map((t) => t.url));
+    if (down.length > 0) throw new InputError(`unreachable endpoint${down.length === 1 ? '' : 's'}: ${down.map((d) => `${d.url} (${d.why})`).join('; ')}`);
+    throw new InputError(`${where} answered with an error${outcome.httpStatus ? ` (HTTP ${outcome.httpStatus})` : ''}: ${outcome.error}`);
+  }
+  let results: JsonResults;
+  try {
+    results = graph ? graphAsBindings(outcome.body, outcome.contentType) : (JSON.parse(outcome.body) as JsonResults);
+  } catch (e) {
+    throw new InputError(`${where} sent an answer that does not parse as ${graph ? 'RDF' : 'SPARQL JSON results'} (${outcome.contentType}): ${(e as Error).message}`);
+  }
+  // Only what SPARQL JSON results define (Comunica adds "metadata"), head first.
+  results = results.boolean !== undefined ? { head: results.head ?? {}, boolean: results.boolean } : { head: { vars: results.head?.vars ?? [] }, results: { bindings: results.results?.bindings ?? [] } };
+  return { route: plan.route, targets: plan.targets.map((t) => ({ id: t.id, url: t.url })), form: plan.form, results, ms, requests: outcome.requests, registry: registry.source };
+}
+
+/** A term as the table shows it: `<iri>`, a literal's lexical form (`@lang` appended), `_:label`. */
+function cellText(t: JsonTerm | undefined): string {
+  if (!t) return '';
+  if (t.type === 'uri') return `<${t.value}>`;
+  if (t.type === 'bnode') return `_:${t.value}`;
+  const v = t.value.replace(/\r?\n/g, '\\n').replace(/\t/g, '\\t');
+  return t['xml:lang'] ? `${v}@${t['xml:lang']}` : v;
+}
+
+/** An ASK answer as one row of ?boolean (for CSV and TSV, which SPARQL defines for SELECT only). */
+const booleanRows = (b: boolean): JsonResults => ({ head: { vars: ['boolean'] }, results: { bindings: [{ boolean: { type: 'literal', value: String(b), datatype: 'http://www.w3.org/2001/XMLSchema#boolean' } }] } });
+
+/**
+ * Writes an answer: `table` (aligned columns, a header and a rule; ASK as `true`/`false`), `json`
+ * (SPARQL 1.1 Query Results JSON), `csv` (SPARQL 1.1 Query Results CSV, CRLF line ends), `tsv`
+ * (SPARQL 1.1 Query Results TSV: terms in Turtle syntax). An ASK answer in CSV/TSV is one row of ?boolean.
+ */
+export function formatAnswer(r: JsonResults, format: QueryFormat): string {
+  if (format === 'json') return serializeResults(r, MEDIA.json) + '\n';
+  if (format === 'csv' || format === 'tsv') return serializeResults(r.boolean !== undefined ? booleanRows(r.boolean) : r, format === 'csv' ? MEDIA.csv : MEDIA.tsv);
+  if (r.boolean !== undefined) return `${r.boolean}\n`;
+  const vars = [...(r.head.vars ?? [])];
+  const rows = (r.results?.bindings ?? []).map((b) => vars.map((v) => cellText(b[v])));
+  const head = vars.map((v) => `?${v}`);
+  const width = vars.map((_, i) => Math.max(head[i].length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(width[i]))).join('  ').trimEnd();
+  return [line(head), width.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n') + '\n';
+}

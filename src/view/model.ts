@@ -1,0 +1,310 @@
+/**
+ * The data of the `fkgqa view` page, compact: one small summary per run (what the list and its
+ * filters need) and one detail document per run, kept as a JSON string that the page parses only
+ * when the run is opened. Texts shared by many runs (system prompts, gold answers) are stored once.
+ *
+ * Terms of answer tables are strings in N-Triples-like form: `<iri>`, `"lexical"`,
+ * `"lexical"@lang`, `"lexical"^^<datatype>`, `_:label`; an unbound cell is the empty string.
+ */
+import type { JsonResults, JsonTerm } from '../sparql/results.js';
+import type { RunScore } from '../score/score.js';
+import type { LocatedRun, RunRecordV2 } from './records.js';
+import { diffAnswers, type RowMark } from './diff.js';
+
+/** What the run list shows and filters on. */
+export interface RunSummary {
+  /** The run's id (`<setup>|<agent>|<question>|r<repeat>`). */
+  id: string;
+  setup: string;
+  /** The model (for `llm` runs) or the scripted agent. */
+  who: string;
+  kg: string;
+  /** Gold query id `<kg>/q<N>`. */
+  q: string;
+  /** The question. */
+  text: string;
+  end: string;
+  /** `correct`, `wrong`, or `unscored` (no --shards, or a run `fkgqa score` leaves out). */
+  verdict: 'correct' | 'wrong' | 'unscored';
+  /** LLM calls, tool calls. */
+  llm: number;
+  tools: number;
+  /** Seconds from start to the end of the final execution. */
+  s: number;
+  tokens: number;
+}
+
+/** An answer as a table (or a boolean), cut to `maxRows` rows, with the row marks of a comparison. */
+export interface AnswerTable {
+  vars: string[];
+  rows: string[][];
+  /** Rows in the whole answer. */
+  n: number;
+  boolean?: boolean;
+  /** One mark per shown row (absent when nothing was compared). */
+  marks?: RowMark[];
+}
+
+/** One message of the conversation, with what the harness recorded about it. */
+export type ViewMessage =
+  | { r: 'system'; shared: number }
+  | { r: 'user'; t: string }
+  | { r: 'assistant'; t: string | null; calls: { id: string; name: string; args: string }[]; turn?: number; ms?: number; tokens?: number; finish?: string | null; retries?: number }
+  | { r: 'tool'; id: string; name: string; t: string; table?: AnswerTable; note?: string; err: boolean; ms?: number; ep?: string[] };
+
+/** Everything the page shows about one run. */
+export interface RunDetail {
+  id: string;
+  file: string;
+  line: number;
+  format: string;
+  question: RunRecordV2['question'];
+  setup: string;
+  agent: string;
+  model: string | null;
+  baseUrl: string | null;
+  temperature: number | null;
+  seed: number | null;
+  repeat: number;
+  maxTurns: number;
+  prompt: { name: string; sha256: string };
+  tools: { source: string; names: string[] };
+  endpoints: { id: string; url: string; shard: string }[];
+  startedAt: string;
+  ms: number;
+  endReason: string;
+  error?: string;
+  cancelReason?: string;
+  infrastructure?: RunRecordV2['infrastructure'];
+  build?: RunRecordV2['build'];
+  toolSurface?: RunRecordV2['toolSurface'];
+  usage: RunRecordV2['usage'];
+  counts: RunRecordV2['counts'];
+  messages: ViewMessage[];
+  /** LLM calls that failed (no assistant message). */
+  llmErrors: { turn: number; error: string; retries: number }[];
+  finalQuery: string | null;
+  final?: { status: string; ms: number; rows?: number; route?: string; endpoints: string[]; error?: string; answer?: AnswerTable; missing?: number; extra?: number };
+  /** The verdict of `fkgqa score` (absent when not scored). */
+  score?: Pick<RunScore, 'correct' | 'reason' | 'byTies' | 'graspF1' | 'spinachF1' | 'gold' | 'neededShards' | 'consultedShards' | 'consultedAllNeeded' | 'trivial' | 'allShards' | 'foreignTargets'>;
+  /** Marks of the gold rows against this run's answer (the gold table is shared: `ViewData.gold[queryId]`). */
+  goldMarks?: RowMark[];
+}
+
+/** A gold query with its answer on the unsharded graph. */
+export interface GoldView {
+  query: string;
+  status: string;
+  ordered: boolean;
+  answer?: AnswerTable;
+  error?: string;
+}
+
+/** The page's data. */
+export interface ViewData {
+  files: string[];
+  build: string | null;
+  runs: RunSummary[];
+  /** `JSON.stringify(RunDetail)` per run, in the order of `runs`. */
+  details: string[];
+  /** Texts shared by many runs (system prompts), referenced by index. */
+  shared: string[];
+  /** Gold queries and answers by query id (with --shards). */
+  gold: Record<string, GoldView>;
+}
+
+/** Bounds on what the page embeds (the run files keep everything). */
+export interface ViewLimits {
+  /** Rows of an answer table shown (default 100). */
+  maxRows: number;
+  /** Characters of a message or tool result kept (default 20,000). */
+  maxChars: number;
+}
+
+/** A term in the page's compact form (module comment). */
+export function termCode(t: JsonTerm | undefined): string {
+  if (!t) return '';
+  if (t.type === 'uri') return `<${t.value}>`;
+  if (t.type === 'bnode') return `_:${t.value}`;
+  const lit = JSON.stringify(t.value);
+  if (t['xml:lang']) return `${lit}@${t['xml:lang']}`;
+  if (t.datatype && t.datatype !== 'http://www.w3.org/2001/XMLSchema#string') return `${lit}^^<${t.datatype}>`;
+  return lit;
+}
+
+/** An answer as a table cut to `maxRows` rows, with marks when given. */
+export function answerTable(r: JsonResults, maxRows: number, marks?: RowMark[]): AnswerTable {
+  if (r.boolean !== undefined) return { vars: [], rows: [], n: 1, boolean: r.boolean };
+  const vars = [...(r.head?.vars ?? [])];
+  const bindings = r.results?.bindings ?? [];
+  for (const row of bindings) for (const v of Object.keys(row)) if (!vars.includes(v)) vars.push(v);
+  const shown = bindings.slice(0, maxRows);
+  return { vars, rows: shown.map((row) => vars.map((v) => termCode(row[v]))), n: bindings.length, ...(marks ? { marks: marks.slice(0, maxRows) } : {}) };
+}
+
+const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, max)}\n… ${s.length - max} more characters (in the run file)` : s);
+
+/** A run_sparql_query result text ("N rows (…)\n{SPARQL JSON}") as a note and a table, or undefined when it is no such text. */
+function toolTable(text: string, maxRows: number): { note: string; table: AnswerTable } | undefined {
+  const nl = text.indexOf('\n');
+  if (nl < 0) return undefined;
+  const body = text.slice(nl + 1).trim();
+  if (!body.startsWith('{')) return undefined;
+  try {
+    const r = JSON.parse(body) as JsonResults;
+    if (!r || typeof r !== 'object' || !r.head) return undefined;
+    return { note: text.slice(0, nl), table: answerTable(r, maxRows) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Interns texts shared by runs. */
+export class SharedTexts {
+  readonly texts: string[] = [];
+  private readonly index = new Map<string, number>();
+  /** The index of `t`, adding it when new. */
+  add(t: string): number {
+    let i = this.index.get(t);
+    if (i === undefined) {
+      i = this.texts.length;
+      this.texts.push(t);
+      this.index.set(t, i);
+    }
+    return i;
+  }
+}
+
+/** The model (for `llm` runs) or the scripted agent of a run, as `fkgqa score` groups them. */
+export const whoOf = (r: RunRecordV2) => (r.agent === 'llm' ? (r.model ?? 'llm') : r.agent);
+
+/**
+ * The summary and detail of one run.
+ * @param run the record and where it was read
+ * @param verdict `fkgqa score`'s score of the run, when scored
+ * @param gold the gold answer of the run's query (for the row marks), when known
+ * @param ordered the gold query orders its results
+ */
+export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: JsonResults | undefined, ordered: boolean, shared: SharedTexts, limits: ViewLimits): { summary: RunSummary; detail: RunDetail } {
+  const r = run.record;
+  const toolSteps = new Map<string, Extract<RunRecordV2['steps'][number], { type: 'tool' }>>();
+  const llmSteps: Extract<RunRecordV2['steps'][number], { type: 'llm' }>[] = [];
+  for (const s of r.steps ?? []) {
+    if (s.type === 'tool') toolSteps.set(s.callId, s);
+    else llmSteps.push(s);
+  }
+  const answered = llmSteps.filter((s) => s.message);
+  let assistantIndex = 0;
+  const names = new Map<string, string>();
+  const messages: ViewMessage[] = r.messages.map((m): ViewMessage => {
+    if (m.role === 'system') return { r: 'system', shared: shared.add(m.content ?? '') };
+    if (m.role === 'user') return { r: 'user', t: cut(m.content ?? '', limits.maxChars) };
+    if (m.role === 'assistant') {
+      const step = answered[assistantIndex++];
+      const calls = (m.tool_calls ?? []).map((c) => {
+        names.set(c.id, c.function.name);
+        return { id: c.id, name: c.function.name, args: cut(c.function.arguments, limits.maxChars) };
+      });
+      return {
+        r: 'assistant',
+        t: m.content === null ? null : cut(m.content, limits.maxChars),
+        calls,
+        ...(step ? { turn: step.turn, ms: Math.round(step.ms), tokens: step.usage.totalTokens, finish: step.finishReason, retries: step.retries.length } : {}),
+      };
+    }
+    const step = toolSteps.get(m.tool_call_id ?? '');
+    const text = m.content ?? '';
+    const name = step?.name ?? names.get(m.tool_call_id ?? '') ?? m.name ?? '?';
+    const parsed = name === 'run_sparql_query' || name === 'execute_query' ? toolTable(text, limits.maxRows) : undefined;
+    return {
+      r: 'tool',
+      id: m.tool_call_id ?? '',
+      name,
+      t: parsed ? '' : cut(text, limits.maxChars),
+      ...(parsed ? { note: parsed.note, table: parsed.table } : {}),
+      err: step?.isError ?? false,
+      ...(step ? { ms: Math.round(step.ms) } : {}),
+      ...(step?.endpoints ? { ep: step.endpoints } : {}),
+    };
+  });
+  const predicted = r.final?.status === 'ok' ? r.final.results : undefined;
+  const diff = gold && predicted && verdict && !verdict.correct ? diffAnswers(gold, predicted, ordered) : undefined;
+  const scoreView = verdict
+    ? {
+        correct: verdict.correct,
+        reason: verdict.reason,
+        byTies: verdict.byTies,
+        graspF1: verdict.graspF1,
+        spinachF1: verdict.spinachF1,
+        gold: verdict.gold,
+        neededShards: verdict.neededShards,
+        consultedShards: verdict.consultedShards,
+        consultedAllNeeded: verdict.consultedAllNeeded,
+        trivial: verdict.trivial,
+        allShards: verdict.allShards,
+        foreignTargets: verdict.foreignTargets,
+      }
+    : undefined;
+  const detail: RunDetail = {
+    id: r.id,
+    file: run.file,
+    line: run.line,
+    format: r.format,
+    question: r.question,
+    setup: r.setup,
+    agent: r.agent,
+    model: r.model,
+    baseUrl: r.baseUrl,
+    temperature: r.temperature,
+    seed: r.seed,
+    repeat: r.repeat,
+    maxTurns: r.maxTurns,
+    prompt: { name: r.prompt?.name, sha256: r.prompt?.sha256 },
+    tools: { source: r.tools?.source, names: r.tools?.names ?? [] },
+    endpoints: r.endpoints ?? [],
+    startedAt: r.startedAt,
+    ms: Math.round(r.ms),
+    endReason: r.endReason,
+    ...(r.error ? { error: r.error } : {}),
+    ...(r.cancelReason ? { cancelReason: r.cancelReason } : {}),
+    ...(r.infrastructure ? { infrastructure: r.infrastructure } : {}),
+    ...(r.build ? { build: r.build } : {}),
+    ...(r.toolSurface ? { toolSurface: r.toolSurface } : {}),
+    usage: r.usage,
+    counts: r.counts,
+    messages,
+    llmErrors: llmSteps.filter((s) => !s.message).map((s) => ({ turn: s.turn, error: s.error ?? '', retries: s.retries.length })),
+    finalQuery: r.finalQuery,
+    ...(r.final
+      ? {
+          final: {
+            status: r.final.status,
+            ms: Math.round(r.final.ms),
+            ...(r.final.rows !== undefined ? { rows: r.final.rows } : {}),
+            ...(r.final.route ? { route: r.final.route } : {}),
+            endpoints: r.final.endpoints ?? [],
+            ...(r.final.error ? { error: cut(r.final.error, limits.maxChars) } : {}),
+            ...(predicted ? { answer: answerTable(predicted, limits.maxRows, diff?.answer) } : {}),
+            ...(diff ? { missing: diff.missing, extra: diff.extra } : {}),
+          },
+        }
+      : {}),
+    ...(scoreView ? { score: scoreView } : {}),
+    ...(diff ? { goldMarks: diff.gold.slice(0, limits.maxRows) } : {}),
+  };
+  const summary: RunSummary = {
+    id: r.id,
+    setup: r.setup,
+    who: whoOf(r),
+    kg: r.question.kg,
+    q: r.question.queryId,
+    text: r.question.text,
+    end: r.endReason,
+    verdict: verdict ? (verdict.correct ? 'correct' : 'wrong') : 'unscored',
+    llm: r.counts?.llmCalls ?? 0,
+    tools: r.counts?.toolCalls ?? 0,
+    s: Math.round((r.ms ?? 0) / 100) / 10,
+    tokens: r.usage?.totalTokens ?? 0,
+  };
+  return { summary, detail };
+}

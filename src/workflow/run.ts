@@ -1,0 +1,196 @@
+/**
+ * `fkgqa run`: the whole loop in one command, from a build to a scored report and a run viewer
+ * (issue 21.7): gold answers (`fkgqa stats`, when the state folder lacks them) → the shard
+ * endpoints (`fkgqa serve` in this process, or the serve already running on the build) → the agent
+ * on the questions (`fkgqa eval`: a scripted agent or a model) → `fkgqa score` → `fkgqa view`.
+ *
+ * Everything goes to one output folder: `<setup>-<model or agent>.jsonl` (the run file; runs
+ * already in it are skipped, so an interrupted loop resumes), and over every run file in the
+ * folder (so a scripted agent's runs and a model's are scored side by side): `report.txt`,
+ * `report.html`, `per-run.csv` and `view.html`. A serve started here is stopped at the end, on an
+ * error, and when `signal` aborts (Ctrl-C): its endpoints file and lock are removed.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { InputError } from '../common/errors.js';
+import { writeFileAtomic } from '../common/output.js';
+import { openBuild, readBuild } from '../build/open.js';
+import { readGoldAnswers } from '../build/gold-answers.js';
+import { readNeededShards } from '../build/fan-out.js';
+import { stateDir, STATE_FILES } from '../build/state.js';
+import { readServeEndpoints } from '../federation/registry.js';
+import { computeStats } from '../report/stats.js';
+import { serve, type ShardServer } from '../serve/server.js';
+import { runEval, type EvalOptions, type EvalSummary } from '../eval/eval.js';
+import { score, type ScoreReport } from '../score/score.js';
+import { formatPerRunCsv, formatScoreHtml, formatScoreText } from '../score/format.js';
+import { viewRuns } from '../view/view.js';
+
+/** Options of `runLoop`: where, and the agent (the options of `fkgqa eval` it passes on). */
+export interface LoopOptions extends Partial<Pick<EvalOptions, 'setup' | 'agent' | 'baseUrl' | 'model' | 'apiKey' | 'temperature' | 'seed' | 'extraBody' | 'maxTurns' | 'kgs' | 'questions' | 'perGraph' | 'sampleSeed' | 'distinctQueries' | 'repeats' | 'concurrency' | 'probe' | 'federationEngine' | 'maxQueryChars' | 'promptsDir'>> {
+  /** The build. */
+  shards: string;
+  /** State folder of the build (default `<build>.state`): gold answers, the serve's endpoints file. */
+  state?: string;
+  /** Output folder (created): the run file, report.txt, report.html, per-run.csv, view.html. */
+  out: string;
+  /** Tools in-process (default: the same MCP server built in this process, no process per run) or `fkgqa mcp` over stdio per run. */
+  tools?: EvalOptions['tools'];
+  /** Time limit of one agent query and of the final execution, in ms (default 30,000). */
+  timeoutMs?: number;
+  /** Time limit of each gold query when gold answers are computed, in ms (default 60,000, as fkgqa stats). */
+  statsTimeoutMs?: number;
+  /** Aborting it (Ctrl-C) stops the loop at once: a serve started here is stopped, `runLoop` rejects with `LoopInterrupted`. */
+  signal?: AbortSignal;
+  progress?: (line: string) => void;
+}
+
+/** What `runLoop` did and wrote. */
+export interface LoopResult {
+  /** The output folder (absolute). */
+  out: string;
+  /** The run file of this loop's agent. */
+  runFile: string;
+  /** Every run file of the folder that was scored and viewed. */
+  runFiles: string[];
+  /** `computed` when gold answers were missing and `fkgqa stats` ran, else `stored`. */
+  gold: 'computed' | 'stored';
+  /** `started` (and stopped) here, or `running` (a serve already running on the build was used). */
+  serve: 'started' | 'running';
+  eval: EvalSummary;
+  report: ScoreReport;
+  /** Files written: report.txt, report.html, per-run.csv, view.html (absolute paths). */
+  files: { reportText: string; reportHtml: string; perRunCsv: string; view: string };
+}
+
+/** The error `runLoop` rejects with when `signal` aborts. */
+export class LoopInterrupted extends Error {
+  constructor(readonly reason: string) {
+    super(`interrupted (${reason})`);
+    this.name = 'LoopInterrupted';
+  }
+}
+
+/** A file name part from a model or agent name (`qwen3-8b`, `gpt-5.2`, `oracle`). */
+const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[._]+/, '') || 'run';
+
+/**
+ * Runs the loop (module comment).
+ * @throws InputError for a build that does not check, a model agent without base URL or model,
+ *   and whatever the steps refuse (each names its file or option); LoopInterrupted on abort
+ */
+export async function runLoop(o: LoopOptions): Promise<LoopResult> {
+  const progress = o.progress ?? (() => {});
+  const agent = o.agent ?? 'oracle';
+  if (agent === 'llm' && (!o.baseUrl || !o.model)) throw new InputError('a model needs --base-url and --model (or give --agent oracle|trivial|single)');
+  const opened = openBuild(o.shards, { checkShards: false });
+  const digest = opened.build.outputDigest;
+  const graphs = readBuild(o.shards, o.kgs).map((g) => g.graph);
+  const out = path.resolve(o.out);
+  fs.mkdirSync(out, { recursive: true });
+  const setup = o.setup ?? 'baseline';
+  const runFile = path.join(out, `${setup}-${slug(agent === 'llm' ? o.model! : agent)}.jsonl`);
+
+  let stopServe: (() => Promise<void>) | undefined;
+  let aborted: ((e: Error) => void) | undefined;
+  const abortPromise = new Promise<never>((_, reject) => (aborted = reject));
+  abortPromise.catch(() => {});
+  const onAbort = () => aborted!(new LoopInterrupted(String(o.signal?.reason ?? 'aborted')));
+  if (o.signal?.aborted) throw new LoopInterrupted(String(o.signal.reason ?? 'aborted'));
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  const step = <T>(p: Promise<T>) => Promise.race([p, abortPromise]);
+  try {
+    // 1. Gold answers and the shards each answer needs (the oracle needs them; score needs the answers).
+    const missing = graphs.filter((kg) => !readGoldAnswers(o.shards, kg, digest, { state: o.state }) || !readNeededShards(o.shards, kg, digest, o.state));
+    let gold: LoopResult['gold'] = 'stored';
+    if (missing.length > 0) {
+      progress(`fkgqa run: no gold answers stored for ${missing.join(', ')}: running fkgqa stats (once per build)`);
+      await step(computeStats({ shards: o.shards, state: o.state, kgs: missing, timeoutMs: o.statsTimeoutMs ?? 60_000, progress }));
+      gold = 'computed';
+    }
+    // 2. The endpoints: the serve running on the build, else one started here.
+    let endpointsFile: string;
+    let served: LoopResult['serve'];
+    let server: ShardServer | undefined;
+    const running = fs.existsSync(path.join(stateDir(o.shards, o.state), STATE_FILES.endpoints)) ? tryRunning(o.shards, o.state) : undefined;
+    if (running) {
+      endpointsFile = running;
+      served = 'running';
+      progress(`fkgqa run: using the fkgqa serve already running on the build (${endpointsFile})`);
+    } else {
+      server = await step(serve({ shards: o.shards, state: o.state, kgs: o.kgs, progress }));
+      stopServe = async () => {
+        const s = server!;
+        server = undefined;
+        await s.close();
+      };
+      endpointsFile = path.join(stateDir(o.shards, o.state), STATE_FILES.endpoints);
+      served = 'started';
+      progress(`fkgqa run: serving ${server.endpoints.length} endpoints (stopped at the end; endpoints file ${endpointsFile})`);
+    }
+    // 3. The agent.
+    const summary = await step(
+      runEval({
+        shards: o.shards,
+        endpoints: endpointsFile,
+        state: o.state,
+        setup,
+        agent,
+        baseUrl: o.baseUrl,
+        model: o.model,
+        apiKey: o.apiKey,
+        temperature: agent === 'llm' ? (o.temperature ?? 0) : undefined,
+        seed: o.seed,
+        extraBody: o.extraBody,
+        maxTurns: o.maxTurns,
+        out: runFile,
+        kgs: o.kgs,
+        questions: o.questions,
+        perGraph: o.perGraph,
+        sampleSeed: o.sampleSeed,
+        distinctQueries: o.distinctQueries,
+        repeats: o.repeats,
+        concurrency: o.concurrency,
+        probe: o.probe,
+        tools: o.tools ?? 'in-process',
+        timeoutMs: o.timeoutMs ?? 30_000,
+        maxQueryChars: o.maxQueryChars,
+        federationEngine: o.federationEngine,
+        promptsDir: o.promptsDir,
+        progress,
+      }),
+    );
+    if (stopServe) {
+      await stopServe();
+      stopServe = undefined;
+      progress('fkgqa run: serve stopped');
+    }
+    // 4. Score and view every run file of the folder.
+    const runFiles = fs.readdirSync(out).filter((f) => f.endsWith('.jsonl')).sort().map((f) => path.join(out, f));
+    const report = await step(score({ runs: runFiles, shards: o.shards, state: o.state, progress }));
+    const files = { reportText: path.join(out, 'report.txt'), reportHtml: path.join(out, 'report.html'), perRunCsv: path.join(out, 'per-run.csv'), view: path.join(out, 'view.html') };
+    writeFileAtomic(files.reportText, formatScoreText(report));
+    writeFileAtomic(files.reportHtml, formatScoreHtml(report));
+    writeFileAtomic(files.perRunCsv, formatPerRunCsv(report));
+    const page = await step(viewRuns({ runs: runFiles, shards: o.shards, state: o.state, report, progress }));
+    writeFileAtomic(files.view, page.html);
+    return { out, runFile, runFiles, gold, serve: served, eval: summary, report, files };
+  } finally {
+    o.signal?.removeEventListener('abort', onAbort);
+    if (stopServe) {
+      await stopServe();
+      progress('fkgqa run: serve stopped');
+    }
+  }
+}
+
+/** The endpoints file of a serve running on the build, or undefined when there is none (or it is stale). */
+function tryRunning(shards: string, state: string | undefined): string | undefined {
+  try {
+    readServeEndpoints(shards, state);
+    return path.join(stateDir(shards, state), STATE_FILES.endpoints);
+  } catch (e) {
+    if (e instanceof InputError) return undefined;
+    throw e;
+  }
+}

@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
+import { formatAnswer, runQuery } from '../src/query/query.js';
+import { DEMO, ROOT, fkgqaSync, tmpDir } from './helpers.js';
+
+/** fkgqa query against a real `fkgqa serve` child on the demo build. */
+const dir = tmpDir('fkgqa-query-');
+let build: string;
+let serveChild: ChildProcess;
+const url: Record<string, string> = {};
+
+beforeAll(async () => {
+  build = path.join(dir, 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
+  serveChild = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', build, '--kg', 'library', '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // serve prints "id<TAB>url" per endpoint once all listen.
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    serveChild.stdout!.on('data', (d) => {
+      out += d;
+      if (out.split('\n').filter((l) => l.includes('\t')).length === 4) resolve();
+    });
+    serveChild.on('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+  });
+  for (const l of out.trim().split('\n')) {
+    const [id, u] = l.split('\t');
+    url[id] = u;
+  }
+}, 120_000);
+
+afterAll(async () => {
+  if (serveChild && serveChild.exitCode === null) {
+    const exited = new Promise((r) => serveChild.on('exit', r));
+    serveChild.kill('SIGTERM');
+    await exited;
+  }
+});
+
+/** Authors (shard1) joined with their books (links in shard4, titles in shard2): 7 rows. */
+const join = () =>
+  `SELECT ?name ?title WHERE {
+  SERVICE <${url['library-shard1']}> { ?a <http://valuenet/ontop/author#name> ?name }
+  SERVICE <${url['library-shard4']}> { ?b <http://valuenet/ontop/book#ref-author_id> ?a }
+  SERVICE <${url['library-shard2']}> { ?b <http://valuenet/ontop/book#title> ?title }
+} ORDER BY ?title`;
+
+/** Runs the CLI asynchronously (the serve child answers meanwhile). */
+function fkgqa(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args]);
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('query / a federated join from the shell', () => {
+  it('answers a 3-shard join through the federation engine (library function)', async () => {
+    const a = await runQuery({ query: join(), shards: build, timeoutMs: 60_000 });
+    expect(a.route).toBe('federation');
+    expect(a.targets.map((t) => t.id)).toEqual(['library-shard1', 'library-shard4', 'library-shard2']);
+    expect(a.registry).toBe(`serve:${path.join(path.resolve(build) + '.state', 'endpoints.json')}`);
+    const rows = a.results.results!.bindings.map((b) => [b.name.value, b.title.value]);
+    expect(rows).toHaveLength(7);
+    expect(rows[0]).toEqual(['Ada Quispe', 'Andean Notebook']);
+    expect(rows).toContainEqual(['Bruno Lindqvist', 'Winter Ledger']);
+    // Only what SPARQL JSON results define.
+    expect(Object.keys(a.results)).toEqual(['head', 'results']);
+    // The table: header, rule, 7 rows, columns aligned.
+    const table = formatAnswer(a.results, 'table').trimEnd().split('\n');
+    expect(table).toHaveLength(9);
+    expect(table[0]).toBe('?name            ?title');
+    expect(table[2]).toBe('Ada Quispe       Andean Notebook');
+  }, 120_000);
+
+  it('writes the answer as CSV, TSV and JSON that parse back to the same rows (CLI)', async () => {
+    const [csv, tsv, json] = await Promise.all(['csv', 'tsv', 'json'].map((f) => fkgqa(['query', '--shards', build, '--format', f, '--timeout', '60000', join()])));
+    for (const r of [csv, tsv, json]) expect(r.code).toBe(0);
+    expect(csv.stderr).toMatch(/^fkgqa query: 7 rows \(federation engine over library-shard1, library-shard4, library-shard2; \d+ ms; \d+ HTTP requests\)\n$/);
+    const c = parseCsv(csv.stdout, { columns: true }) as { name: string; title: string }[];
+    expect(csv.stdout.split('\r\n')[0]).toBe('name,title');
+    expect(c).toHaveLength(7);
+    expect(c[6]).toEqual({ name: 'Bruno Lindqvist', title: 'Winter Ledger' });
+    const t = parseCsv(tsv.stdout, { delimiter: '\t', quote: false, columns: true }) as Record<string, string>[];
+    expect(Object.keys(t[0])).toEqual(['?name', '?title']);
+    expect(t[6]).toEqual({ '?name': '"Bruno Lindqvist"', '?title': '"Winter Ledger"' });
+    const j = JSON.parse(json.stdout) as { head: { vars: string[] }; results: { bindings: Record<string, { value: string }>[] } };
+    expect(j.head.vars).toEqual(['name', 'title']);
+    expect(j.results.bindings.map((b) => b.title.value)).toEqual(c.map((r) => r.title));
+  }, 180_000);
+
+  it('sends a lone SERVICE directly, reads --file, answers ASK', async () => {
+    const file = path.join(dir, 'count.rq');
+    fs.writeFileSync(file, `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url['library-shard2']}> { ?b <http://valuenet/ontop/book#title> ?t } }`);
+    const r = await fkgqa(['query', '--shards', build, '--file', file, '--format', 'tsv']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('?n\n8\n');
+    expect(r.stderr).toMatch(/direct to library-shard2; \d+ ms; 1 HTTP request\)/);
+    const ask = await fkgqa(['query', '--endpoints', path.join(path.resolve(build) + '.state', 'endpoints.json'), `ASK { SERVICE <${url['library-shard1']}> { ?s <http://valuenet/ontop/author#country> "Peru" } }`]);
+    expect([ask.code, ask.stdout]).toEqual([0, 'true\n']);
+  }, 120_000);
+});
+
+describe('query / refusals and failures: exit 2 with the reason', () => {
+  it('refuses a query without SERVICE, naming the registered endpoints; nothing is sent', () => {
+    const r = fkgqaSync(['query', '--shards', build, 'SELECT * WHERE { ?s ?p ?o }']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('fkgqa: error: the query is refused (no-service); nothing was sent: the query names no endpoint');
+    expect(r.stderr).toContain(url['library-shard3']);
+    expect(r.stdout).toBe('');
+  }, 60_000);
+
+  it('refuses an endpoint that is not registered, and an undeclared prefix with the build\'s IRI to declare', () => {
+    const other = fkgqaSync(['query', '--shards', build, 'SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('the query is refused (unknown-endpoint); nothing was sent: <http://example.org/sparql> is not a registered endpoint');
+    const prefix = fkgqaSync(['query', '--shards', build, `SELECT * WHERE { SERVICE <${url['library-shard1']}> { ?s :name ?o } }`]);
+    expect(prefix.code).toBe(2);
+    expect(prefix.stderr).toContain('declare it at the top of the query: PREFIX : <http://valuenet/ontop/>');
+  }, 60_000);
+
+  it('names unreachable endpoints, and a build with no running serve', () => {
+    const down = ['http://127.0.0.1:9/a-shard1/sparql', 'http://127.0.0.1:9/a-shard2/sparql'];
+    const r = fkgqaSync(['query', '--endpoint', ...down, `SELECT * WHERE { SERVICE <${down[0]}> { ?s ?p ?o } SERVICE <${down[1]}> { ?o ?q ?r } }`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`fkgqa: error: unreachable endpoints: ${down[0]} (`);
+    expect(r.stderr).toContain(`; ${down[1]} (`);
+    const none = fkgqaSync(['query', '--shards', path.join(dir, 'nothing'), 'ASK {}']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('no endpoints file of a running fkgqa serve');
+    const noQuery = fkgqaSync(['query', '--shards', build]);
+    expect([noQuery.code, noQuery.stderr]).toEqual([2, "fkgqa: error: no query: give it as an argument ('SELECT … WHERE { SERVICE <url> { … } }') or with --file q.rq (--file - reads stdin)\n"]);
+  }, 60_000);
+});

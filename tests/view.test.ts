@@ -1,0 +1,232 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runEval } from '../src/eval/eval.js';
+import type { RunRecord } from '../src/eval/record.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
+import { computeStats } from '../src/report/stats.js';
+import { score } from '../src/score/score.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import type { JsonResults } from '../src/sparql/results.js';
+import { diffAnswers } from '../src/view/diff.js';
+import type { RunDetail } from '../src/view/model.js';
+import { readRunFiles } from '../src/view/records.js';
+import { viewRuns } from '../src/view/view.js';
+// @ts-expect-error plain JS helper without types
+import { CHROMIUM, launchChromium } from '../scripts/chromium.js';
+import { DEMO, fkgqaSync, tmpDir } from './helpers.js';
+
+/**
+ * Runs of the oracle on the demo build (real eval runs), plus runs made wrong from them the ways
+ * agents go wrong: a row lost, a value changed, an extra column, rows out of order, nothing
+ * submitted, the final query failed. The viewer's verdicts must be `fkgqa score`'s.
+ */
+const dir = tmpDir('fkgqa-view-');
+let build: string;
+let server: ShardServer;
+let oracleFile: string;
+let wrongFile: string;
+let oracle: RunRecord[];
+
+const lit = (v: string) => ({ type: 'literal' as const, value: v });
+const rows = (r: RunRecord) => r.final!.results!.results!.bindings;
+
+beforeAll(async () => {
+  build = path.join(dir, 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
+  await computeStats({ shards: build, timeoutMs: 20_000 });
+  server = await serve({ shards: build, writeFiles: false });
+  const endpoints = path.join(dir, 'endpoints.json');
+  fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));
+  oracleFile = path.join(dir, 'oracle.jsonl');
+  await runEval({ shards: build, endpoints, setup: 'baseline', agent: 'oracle', out: oracleFile, tools: 'in-process', timeoutMs: 20_000, probe: true, kgs: ['library'] });
+  oracle = fs.readFileSync(oracleFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as RunRecord);
+  const byQuery = (q: string) => structuredClone(oracle.find((r) => r.question.queryId === q)!);
+  const wrong: RunRecord[] = [];
+  const as = (r: RunRecord, agent: string) => ({ ...r, agent, id: r.id.replace('|oracle|', `|${agent}|`) });
+  // library/q2 (names of authors from Peru, 2 rows): one lost.
+  const lost = as(byQuery('library/q2'), 'lost-row');
+  rows(lost).splice(1, 1);
+  wrong.push(lost);
+  // library/q3 (ordered, newest first): one title changed, and separately the order reversed.
+  const changed = as(byQuery('library/q3'), 'changed-value');
+  rows(changed)[0] = { ...rows(changed)[0], t1_title: lit('Not A Title') };
+  wrong.push(changed);
+  const reversed = as(byQuery('library/q3'), 'reversed');
+  rows(reversed).reverse();
+  wrong.push(reversed);
+  // library/q5: an extra column.
+  const wide = as(byQuery('library/q5'), 'extra-column');
+  wide.final!.results!.head.vars = [...wide.final!.results!.head.vars!, 'x'];
+  for (const b of rows(wide)) b.x = lit('1');
+  wrong.push(wide);
+  // Nothing submitted, and a final query that failed.
+  const cancelled = as(byQuery('library/q1'), 'cancelled');
+  Object.assign(cancelled, { endReason: 'cancelled', cancelReason: 'not answerable', finalQuery: null, final: undefined });
+  wrong.push(cancelled);
+  const failed = as(byQuery('library/q4'), 'failed');
+  failed.final = { status: 'timeout', ms: 30_000, endpoints: failed.final!.endpoints, error: 'no answer within 30000 ms' };
+  wrong.push(failed);
+  wrongFile = path.join(dir, 'wrong.jsonl');
+  fs.writeFileSync(wrongFile, wrong.map((r) => JSON.stringify(r)).join('\n') + '\n');
+}, 300_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('view / verdicts are fkgqa score\'s', () => {
+  it('gives every run the verdict and reason of score, and marks the differing rows', async () => {
+    const files = [oracleFile, wrongFile];
+    const [page, report] = await Promise.all([viewRuns({ runs: files, shards: build }), score({ runs: files, shards: build })]);
+    const distinct = new Set(oracle.map((r) => r.question.queryId)).size;
+    expect(oracle).toHaveLength(8); // the demo's library graph has 8 questions
+    expect(distinct).toBe(7);
+    expect(page.runs).toBe(14);
+    expect(page.verdicts).toEqual({ correct: 8, wrong: 6, unscored: 0 });
+    const scored = new Map(report.perRun.map((s) => [s.id, s]));
+    expect(scored.size).toBe(14);
+    page.data.runs.forEach((summary, i) => {
+      const s = scored.get(summary.id)!;
+      const detail = JSON.parse(page.data.details[i]) as RunDetail;
+      expect(summary.verdict).toBe(s.correct ? 'correct' : 'wrong');
+      expect(detail.score?.reason).toBe(s.reason);
+      expect(detail.score?.graspF1).toBe(s.graspF1);
+    });
+    const detail = (agent: string) => JSON.parse(page.data.details[page.data.runs.findIndex((r) => r.who === agent)]) as RunDetail;
+    // The lost row: 1 gold row missing, the second gold row marked.
+    const lost = detail('lost-row');
+    expect(lost.score?.reason).toBe('1 rows where gold has 2');
+    expect([lost.final?.missing, lost.final?.extra]).toEqual([1, 0]);
+    expect(lost.goldMarks).toEqual(['', 'm']);
+    // A changed value: one missing, one extra, both marked.
+    const changed = detail('changed-value');
+    expect([changed.final?.missing, changed.final?.extra]).toEqual([1, 1]);
+    expect(changed.final?.answer?.marks?.[0]).toBe('x');
+    expect(changed.final?.answer?.rows[0]).toEqual(['"Not A Title"']);
+    // Reversed rows of an ordered answer: nothing missing, rows at other positions marked `o`.
+    const reversed = detail('reversed');
+    expect(reversed.score?.reason).toBe('no column matching gives the gold rows in the gold order');
+    expect([reversed.final?.missing, reversed.final?.extra]).toEqual([0, 0]);
+    expect(reversed.final?.answer?.marks?.filter((m) => m === 'o').length).toBeGreaterThanOrEqual(2);
+    expect(page.data.gold['library/q3'].ordered).toBe(true);
+    // Other columns: every row differs.
+    const wide = detail('extra-column');
+    expect(wide.score?.reason).toBe('2 columns where gold has 1');
+    expect(wide.final?.extra).toBe(wide.final?.rows);
+    expect(detail('cancelled').score?.reason).toBe('nothing submitted (cancelled)');
+    expect(detail('failed').score?.reason).toMatch(/^the submitted query failed \(timeout: /);
+    // The page embeds the run detail as JSON strings and the data is escaped for a <script>.
+    expect(page.html).not.toMatch(/<\/script>[\s\S]*<\/script>[\s\S]*<\/script>[\s\S]*<\/script>/);
+    expect(page.html.match(/<script/g)).toHaveLength(2);
+  }, 120_000);
+
+  it('diffs columns by the pairing that matches most rows, whatever the names', () => {
+    const t = (v: string) => ({ type: 'literal' as const, value: v });
+    const gold: JsonResults = { head: { vars: ['a', 'b'] }, results: { bindings: [{ a: t('1'), b: t('x') }, { a: t('2'), b: t('y') }] } };
+    const swapped: JsonResults = { head: { vars: ['q', 'p'] }, results: { bindings: [{ p: t('1'), q: t('x') }, { p: t('3'), q: t('y') }] } };
+    const d = diffAnswers(gold, swapped, false);
+    expect(d.mapping).toEqual({ a: 'p', b: 'q' });
+    expect(d.gold).toEqual(['', 'm']);
+    expect(d.answer).toEqual(['', 'x']);
+  });
+});
+
+describe('view / run files', () => {
+  it('reads fkgqa-run/2 records (infrastructure errors, build, tool surface) and shows them unscored without --shards', async () => {
+    const base = structuredClone(oracle[0]) as unknown as Record<string, unknown>;
+    const v2 = {
+      ...base,
+      format: 'fkgqa-run/2',
+      id: 'baseline|llm|0|r0',
+      agent: 'llm',
+      model: 'qwen3-8b',
+      endReason: 'infrastructure_error',
+      infrastructure: { what: 'the endpoint refused the connection (ECONNREFUSED)', endpoint: oracle[0].endpoints[1].url, step: 2 },
+      build: { outputDigest: 'a'.repeat(64), goldDigest: null },
+      toolSurface: { digest: '0123456789abcdef', tools: 3 },
+      finalQuery: null,
+      final: undefined,
+    };
+    const limit = { ...v2, id: 'baseline|llm|1|r0', endReason: 'token_limit', infrastructure: undefined };
+    const file = path.join(dir, 'v2.jsonl');
+    fs.writeFileSync(file, [v2, limit].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const page = await viewRuns({ runs: [oracleFile, file] });
+    expect(page.runs).toBe(10);
+    expect(page.verdicts).toEqual({ correct: 0, wrong: 0, unscored: 10 });
+    const i = page.data.runs.findIndex((r) => r.id === 'baseline|llm|0|r0');
+    expect(page.data.runs[i]).toMatchObject({ who: 'qwen3-8b', end: 'infrastructure_error', verdict: 'unscored' });
+    const d = JSON.parse(page.data.details[i]) as RunDetail;
+    expect(d.format).toBe('fkgqa-run/2');
+    expect(d.infrastructure?.step).toBe(2);
+    expect(d.toolSurface).toEqual({ digest: '0123456789abcdef', tools: 3 });
+    expect(page.data.runs.map((r) => r.end).filter((e) => e === 'token_limit')).toHaveLength(1);
+  });
+
+  it('names the file and line of a line that is no run record, and a later line replaces an earlier one', () => {
+    const file = path.join(dir, 'bad.jsonl');
+    fs.writeFileSync(file, `${JSON.stringify(oracle[0])}\n{"format":"fkgqa-run/3","id":"x"}\n`);
+    expect(() => readRunFiles([file])).toThrow(`${file}, line 2: not a run record of fkgqa eval (format "fkgqa-run/3", expected one of fkgqa-run/1, fkgqa-run/2)`);
+    fs.writeFileSync(file, `${JSON.stringify(oracle[0])}\n${JSON.stringify({ ...oracle[0], endReason: 'cancelled' })}\n`);
+    const runs = readRunFiles([file]);
+    expect(runs).toHaveLength(1);
+    expect([runs[0].record.endReason, runs[0].line]).toEqual(['cancelled', 2]);
+  });
+
+  it('fkgqa view writes the page, and exits 2 naming the file when the build has no gold answers', () => {
+    const out = path.join(dir, 'cli.html');
+    const r = fkgqaSync(['view', oracleFile, '--shards', build, '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('fkgqa view: 8 runs (8 correct, 0 wrong, 0 unscored)');
+    expect(fs.readFileSync(out, 'utf8')).toContain('<title>fkgqa view: 8 runs</title>');
+    const noGold = fkgqaSync(['view', oracleFile, '--shards', build, '--state', tmpDir(), '--out', path.join(dir, 'no.html')]);
+    expect(noGold.code).toBe(2);
+    expect(noGold.stderr).toContain('no gold answers of library: run fkgqa stats');
+    expect(fs.existsSync(path.join(dir, 'no.html'))).toBe(false);
+  }, 60_000);
+});
+
+describe.skipIf(!CHROMIUM)('view / in headless Chromium', () => {
+  it('opens a run by deep link, filters by a click, opens a run by a click on the list', async () => {
+    const files = [oracleFile, wrongFile];
+    const page = await viewRuns({ runs: files, shards: build });
+    const file = path.join(dir, 'page.html');
+    fs.writeFileSync(file, page.html);
+    const lostId = page.data.runs.find((r) => r.who === 'lost-row')!.id;
+    expect(lostId).toBe('baseline|lost-row|2|r0');
+    const browser = await launchChromium();
+    try {
+      const p = await browser.open(`file://${file}#run=${encodeURIComponent(lostId)}`);
+      await p.waitFor('document.body.dataset.ready');
+      // The deep link opened the run, with score's reason and the lost gold row marked.
+      expect(await p.evaluate('document.body.dataset.openRun')).toBe(lostId);
+      expect(await p.evaluate("document.getElementById('verdict').textContent")).toBe('wrong');
+      expect(await p.evaluate("document.getElementById('reason').textContent")).toBe('1 rows where gold has 2');
+      expect(await p.evaluate("document.querySelectorAll('#gold tr.m-m').length")).toBe(1);
+      expect(await p.evaluate("document.querySelectorAll('#answer tr').length")).toBe(2); // header + 1 row
+      // SERVICE targets highlighted in the final query: the needed shards of library/q2.
+      expect(await p.evaluate("[...new Set([...document.querySelectorAll('#detail pre.sparql .svc')].map((e) => e.title))].sort().join(' ')")).toBe('library-shard1');
+      await p.screenshot(path.join(dir, 'view-deep-link.png'));
+      expect(await p.evaluate('document.body.dataset.runsMatching')).toBe('14');
+      // A click on the "wrong" quick filter: 6 runs listed.
+      await p.click('button.quick[data-value="wrong"]');
+      await p.waitFor("document.body.dataset.runsMatching !== '14'");
+      expect(await p.evaluate('document.body.dataset.runsMatching')).toBe('6');
+      expect(await p.evaluate("document.querySelectorAll('#rows tr.run').length")).toBe(6);
+      expect(await p.evaluate("document.getElementById('count').textContent")).toBe('showing 6 of 6 matching runs (14 in all)');
+      // A click on the last listed run opens it and puts it in the address.
+      const lastId = await p.evaluate("(() => { const trs = document.querySelectorAll('#rows tr.run'); return JSON.parse(document.getElementById('fkgqa-data').textContent).runs[Number(trs[trs.length - 1].dataset.i)].id; })()");
+      await p.click('#rows tr.run:last-child');
+      await p.waitFor(`document.body.dataset.openRun === ${JSON.stringify(lastId)}`);
+      expect(await p.evaluate('decodeURIComponent(location.hash)')).toBe(`#run=${lastId}`);
+      expect(await p.evaluate("document.querySelectorAll('#rows tr.sel').length")).toBe(1);
+      // The graph filter: a select, as a user picks it.
+      await p.select('#f-end', 'cancelled');
+      await p.waitFor("document.body.dataset.runsMatching !== '6'");
+      expect(await p.evaluate('document.body.dataset.runsMatching')).toBe('1');
+      await p.screenshot(path.join(dir, 'view-filtered.png'));
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
+});
