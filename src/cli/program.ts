@@ -289,29 +289,36 @@ export function program(): Command {
     .description(
       'Run agents on the benchmark (section 5 of the FKGQA paper): a model behind an OpenAI-compatible chat-completions API ' +
         'with tool calling, or a scripted agent, with the tools of fkgqa mcp (stdio) plus submit_final_query and cancel; ' +
-        'at most 10 turns per run; one JSON line per run appended to --out (runs already there are skipped).',
+        'at most 10 turns per run; one JSON line per run appended to --out (runs already there are skipped). ' +
+        'Runs whose endpoints or API failed end as infrastructure_error or model_error (rerun them with --retry-errors).',
     )
     .option('--shards <dir>', 'the build served by fkgqa serve', 'shards')
     .option('--endpoints <file...>', 'endpoints files of running fkgqa serves (several: shards served by several hosts; default: the state folder\'s, else the build\'s)')
     .option('--state <dir>', 'state folder of the build (default <build>.state)')
     .addOption(new Option('--setup <setup>', 'tools and endpoint information given to the agent').choices([...SETUPS]).default('baseline'))
     .addOption(new Option('--agent <agent>', 'llm (needs --base-url and --model) or a scripted agent').choices(['llm', ...SCRIPTED_AGENTS]).default('llm'))
-    .option('--base-url <url>', 'OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1')
+    .addOption(new Option('--base-url <url>', 'OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1 (default: the environment variable OPENAI_BASE_URL)').env('OPENAI_BASE_URL'))
     .option('--model <name>', 'model name sent to the API')
     .option('--api-key-env <name>', 'environment variable holding the API key (none needed for local servers)', 'OPENAI_API_KEY')
     .addOption(new Option('--temperature <t>', 'sampling temperature (recorded)').argParser(number('--temperature')).default(0))
     .addOption(new Option('--seed <n>', 'sampling seed sent to the API (recorded)').argParser(integer('--seed', 0)))
     .option('--extra-body <json>', 'extra JSON fields for every API request, e.g. \'{"reasoning_effort":"low"}\'')
-    .addOption(new Option('--max-turns <n>', 'LLM calls per run').argParser(integer('--max-turns', 1, 100)).default(10))
-    .addOption(new Option('--max-retries <n>', 'retries of an LLM call on 429/5xx/network errors').argParser(integer('--max-retries', 0, 20)).default(5))
-    .addOption(new Option('--backoff <ms>', 'first retry wait, doubled per retry (Retry-After wins)').argParser(integer('--backoff', 0)).default(1000))
-    .requiredOption('--out <file>', 'run file (JSON lines), appended to')
+    .addOption(new Option('--max-turns <n>', 'LLM calls per run; then the run ends as turn_limit').argParser(integer('--max-turns', 1, 100)).default(10))
+    .addOption(new Option('--message-limit <n>', 'messages per run (system prompt, question, replies, tool results); then the run ends as message_limit (default: none)').argParser(integer('--message-limit', 3)))
+    .addOption(new Option('--token-limit <n>', 'tokens per run (the API\'s usage); then the run ends as token_limit (default: none)').argParser(integer('--token-limit', 1)))
+    .addOption(new Option('--time-limit <ms>', 'time per run (the agent\'s work, not the final execution); then the run ends as time_limit (default: none)').argParser(integer('--time-limit', 1)))
+    .addOption(new Option('--max-retries <n>', 'retries of an LLM call on 429/5xx/network errors and request time limits').argParser(integer('--max-retries', 0, 20)).default(5))
+    .addOption(new Option('--backoff <ms>', 'first retry wait, doubled per retry (a Retry-After header wins)').argParser(integer('--backoff', 0)).default(1000))
+    .addOption(new Option('--request-timeout <ms>', 'time limit of one LLM request; over it the request is retried (stderr says which run waits, every 10 s)').argParser(integer('--request-timeout', 1)).default(300_000))
+    .requiredOption('--out <file>', 'run file (JSON lines), appended to; a torn last line left by a crash is cut away first')
     .option('--kg <name...>', 'only questions of these graphs')
     .option('--question <index...>', 'only these questions (benchmark.json index)')
+    .option('--query <id...>', 'only the questions asking these gold queries (<kg>/q<N>)')
     .option('--distinct-queries', 'one question per distinct gold query (the first asking it)')
     .option('--no-probe', 'scripted agents submit at once instead of running their query first')
     .addOption(new Option('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed').argParser(integer('--per-graph', 1)))
     .addOption(new Option('--sample-seed <n>', 'seed of the per-graph sample').argParser(integer('--sample-seed', 0)).default(0))
+    .addOption(new Option('--limit <n>', 'only the first N questions of the selection (after --per-graph)').argParser(integer('--limit', 1)))
     .addOption(new Option('--repeats <n>', 'runs per question').argParser(integer('--repeats', 1, 100)).default(1))
     .addOption(new Option('--concurrency <n>', 'runs at once').argParser(integer('--concurrency', 1, 64)).default(1))
     .addOption(new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio per run (what a user runs); in-process: the same server built in this process').choices(['mcp', 'in-process']).default('mcp'))
@@ -319,10 +326,12 @@ export function program(): Command {
     .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/)')
     .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
     .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (the reference server: 8000)').argParser(integer('--max-query-chars', 1)).default(8000))
-    .option('--retry-errors', 'rerun runs that ended with a model error')
-    .option('--json', 'print the summary as JSON')
+    .option('--retry-errors', 'rerun runs that ended with a model error or an infrastructure error')
+    .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
+    .addOption(jsonOption())
     .addOption(federationEngineOption('the federation engine of the tools and of the final execution'))
     .option('-q, --quiet', 'no progress on stderr')
+    .addHelpText('after', '\nExit codes: 0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error.')
     .action(lazy('eval'));
 
   cli
