@@ -2,11 +2,12 @@
  * The `fkgqa` entry point (bin/fkgqa.js): parses the command line (program.ts), runs the command
  * (its action in commands/<verb>.ts, loaded then), and turns errors into exit codes: 2 bad input
  * (InputError, commander's usage errors), 3 internal error; on SIGINT/SIGTERM it removes staged
- * output before exiting.
+ * output before exiting and says what was removed and what was written completely and kept
+ * (`interruptionMessage`).
  */
 import { CommanderError } from 'commander';
 import { InputError } from '../common/errors.js';
-import { discardAllStaged, hasStaged } from '../common/output.js';
+import { hasStaged, interruptionMessage } from '../common/output.js';
 import { program } from './program.js';
 
 export { program, DEMO_SOURCE } from './program.js';
@@ -21,8 +22,7 @@ export async function main(argv: string[]): Promise<void> {
       // A command with its own handler (fkgqa serve closes its endpoints) and nothing staged: leave it to that.
       if (!hasStaged() && process.listenerCount(signal) > 1) return;
       interrupted = true;
-      discardAllStaged();
-      process.stderr.write(`fkgqa: interrupted (${signal}); nothing was written\n`);
+      process.stderr.write(`fkgqa: interrupted (${signal}); ${interruptionMessage()}\n`);
       process.exit(code);
     });
   }

@@ -3,10 +3,18 @@
  * - machine-readable output is chosen with `--format <format>`; `--json` is a shorthand for
  *   `--format json` on every command that has a JSON form;
  * - the same thing has the same option name on every command (`--void-engine` on partition and
- *   describe; describe still accepts the old `--engine`, hidden, as a deprecated alias).
+ *   describe; describe still accepts the old `--engine`, hidden, as a deprecated alias);
+ * - a report goes to stdout, or to a file with `--out FILE` (stats, score), in the format of
+ *   `--format` (`html` included); `--html FILE` (stats, score) is kept as the old spelling of "also
+ *   write the HTML report to FILE";
+ * - questions are selected by benchmark index with `--question <index...>` and by gold query id
+ *   with `--query <kg/qN...>` on every command that selects them (eval, questions, verify); given
+ *   together, both must hold.
  */
+import path from 'node:path';
 import { Option } from 'commander';
 import { InputError } from '../common/errors.js';
+import { readJsonFile } from '../build/open.js';
 
 /** `--format <format>` with these choices (`json` among them); read it with `outputFormat`. */
 export const formatOption = (choices: string[], help = 'output format (default: text)') => new Option('--format <format>', help).choices(choices);
@@ -33,4 +41,29 @@ export const engineAliasOption = () => new Option('--engine <engine>', 'deprecat
 export function voidEngine(o: { voidEngine?: string; engine?: string }): 'auto' | 'sparql' | 'stream' {
   if (o.voidEngine && o.engine && o.voidEngine !== o.engine) throw new InputError(`--engine is the old name of --void-engine: give one of them (got --void-engine ${o.voidEngine} and --engine ${o.engine})`);
   return (o.voidEngine ?? o.engine ?? 'auto') as 'auto' | 'sparql' | 'stream';
+}
+
+/**
+ * The gold query ids to select for `--question <index...>` (and `--query`) on a command that
+ * selects by gold query (questions, verify): the queries the indexed questions ask, intersected
+ * with `--query` when both are given. Undefined when neither is given.
+ * @param shards the build (its benchmark.json is read)
+ * @throws InputError for an index that is not a whole number or that the build does not have, or
+ *   when the two options select nothing together
+ */
+export function selectedQueries(shards: string, question: string[] | undefined, query: string[] | undefined): { queries?: string[]; indexes?: number[] } {
+  if (!question?.length) return { queries: query };
+  const file = path.join(shards, 'benchmark.json');
+  const bench = readJsonFile<{ entries?: { index: number; queryId: string }[] }>(file, 'benchmark.json');
+  const entries = Array.isArray(bench.entries) ? bench.entries : [];
+  const indexes = question.map((q) => {
+    if (!/^\d+$/.test(q)) throw new InputError(`--question ${q}: not a question index (a whole number; for a gold query id such as library/q3 use --query)`);
+    const n = Number(q);
+    if (!entries.some((e) => e.index === n)) throw new InputError(`--question ${q}: no question with this index in the build`, { file });
+    return n;
+  });
+  const asked = [...new Set(entries.filter((e) => indexes.includes(e.index)).map((e) => e.queryId))];
+  const queries = query?.length ? asked.filter((id) => query.includes(id)) : asked;
+  if (queries.length === 0) throw new InputError(`--question ${question.join(' ')} and --query ${query!.join(' ')} select no question together`, { file });
+  return { queries, indexes };
 }

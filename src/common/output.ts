@@ -15,6 +15,39 @@ export function discardAllStaged(): void {
   for (const s of [...active]) s.discard();
 }
 
+/**
+ * What this process has written completely and keeps, by key (a path): a committed build, a file
+ * written with `writeFileAtomic`, or a description given by the writer (e.g. `fkgqa eval`'s run
+ * file: how many runs were appended and how to resume). Read by `interruptionMessage`.
+ */
+const kept = new Map<string, () => string>();
+
+/**
+ * Records (or replaces) what this process keeps under `key`, for the message on SIGINT/SIGTERM;
+ * `describe` is called then, so it can report a count that grows.
+ */
+export function noteKept(key: string, describe: () => string): void {
+  kept.set(key, describe);
+}
+
+/**
+ * The message of an interrupted command (SIGINT/SIGTERM), after discarding its staged outputs:
+ * which unfinished outputs were removed, and what was written completely and is kept (each note of
+ * `noteKept`; written files are listed, at most three by name). "nothing was written" only when
+ * neither is the case. Discards the staged outputs.
+ */
+export function interruptionMessage(): string {
+  const discarded = [...active].map((s) => s.out);
+  discardAllStaged();
+  const notes = [...kept.entries()];
+  const files = notes.filter(([k]) => k.startsWith('file:')).map(([k]) => k.slice(5));
+  const described = notes.filter(([k]) => !k.startsWith('file:')).map(([, f]) => f());
+  if (files.length) described.push(`${files.length === 1 ? 'the file' : `${files.length} files`} ${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''}, written completely`);
+  const removed = discarded.length ? `the unfinished output ${discarded.join(', ')} was removed, what was there before is unchanged` : '';
+  if (!described.length) return removed ? `nothing was written (${removed})` : 'nothing was written';
+  return `${removed ? `${removed}; ` : ''}kept: ${described.join('; ')}`;
+}
+
 /** Whether a process with this pid exists (EPERM: it exists, owned by another user). */
 export function pidAlive(pid: number): boolean {
   try {
@@ -203,6 +236,32 @@ function lockText(): string {
   return JSON.stringify({ pid: process.pid, start: processStartTime(process.pid) });
 }
 
+/**
+ * Takes a lock file (created exclusively, holding this process's pid and start time). A lock whose
+ * process is gone, or whose pid now belongs to another process, is stale and taken over (a writer
+ * killed with SIGKILL leaves its lock behind). Remove the file to release it.
+ * @param lock the lock file
+ * @param given the path the user named (for messages)
+ * @param what what the lock protects, for the message (e.g. `output directory`, `run file`)
+ * @throws InputError when a live process holds the lock
+ */
+export function takeLockFile(lock: string, given: string, what: string): void {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      fs.writeFileSync(lock, lockText(), { flag: 'wx' });
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const holder = readLock(lock);
+      if (holder && holder.pid !== process.pid && lockHolderAlive(holder)) {
+        throw new InputError(`another fkgqa process (pid ${holder.pid}) is writing to this ${what}`, { file: given });
+      }
+      fs.rmSync(lock, { force: true }); // left by a process that is gone (or whose pid was reused)
+    }
+  }
+  throw new InputError(`cannot take the lock of the ${what}`, { file: lock });
+}
+
 /** Files that may sit in an output directory without making it "not a build" (e.g. shards/README.md). */
 const HARMLESS = /^(README(\.\w+)?|\.gitignore|\.gitkeep|\..*)$/;
 
@@ -285,20 +344,7 @@ export class StagedOutput {
   }
 
   private takeLock(given: string): void {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        fs.writeFileSync(this.lock, lockText(), { flag: 'wx' });
-        return;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        const holder = readLock(this.lock);
-        if (holder && holder.pid !== process.pid && lockHolderAlive(holder)) {
-          throw new InputError(`another fkgqa process (pid ${holder.pid}) is writing to this output directory`, { file: given });
-        }
-        fs.rmSync(this.lock, { force: true }); // left by a process that is gone (or whose pid was reused)
-      }
-    }
-    throw new InputError('cannot take the lock of the output directory', { file: this.lock });
+    takeLockFile(this.lock, given, 'output directory');
   }
 
   /**
@@ -340,6 +386,8 @@ export class StagedOutput {
     rename(tmp, p.journal);
     rollForward(this.out);
     this.finish();
+    const out = this.out;
+    noteKept(`build:${out}`, () => `${out}, written completely`);
   }
 
   /** Removes the staging directory and everything in it, and releases the lock. */
@@ -365,6 +413,7 @@ export function writeFileAtomic(file: string, text: string | Buffer): void {
   const temp = `${file}.fkgqa-tmp-${process.pid}`;
   fs.writeFileSync(temp, text);
   fs.renameSync(temp, file);
+  noteKept(`file:${path.resolve(file)}`, () => file);
 }
 
 /** Writes a JSON file with two-space indentation and a final newline (stable bytes for stable input). */

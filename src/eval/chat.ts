@@ -1,8 +1,11 @@
 /**
  * A small client for OpenAI-compatible chat-completions APIs with tool calling (`POST
  * <base>/chat/completions`: OpenAI, vLLM, llama.cpp server, Ollama's /v1, …) over `fetch`; the
- * `openai` 7.x package needs Node 22. Retries 429 and 5xx answers and network errors with
- * exponential backoff (honouring `Retry-After` in seconds), every retry recorded.
+ * `openai` 7.x package needs Node 22. Every request has a time limit (`requestTimeoutMs`). 429 and
+ * 5xx answers, network errors and requests over the time limit are retried with exponential backoff
+ * (`backoffMs`, doubled per retry) unless the answer carries `Retry-After` (seconds or an HTTP
+ * date, RFC 9110 §10.2.3; at most 10 minutes), every retry recorded. While a request is pending,
+ * and at each retry, the caller is told (`onWait`), so that a stalled API shows on stderr.
  */
 import type { ChatMessage, Retry, Usage } from './record.js';
 
@@ -20,6 +23,27 @@ export interface ChatRequest {
   tools: ToolSpec[];
   /** Turn number, from 1. */
   turn: number;
+  /** Aborted when the run must stop (its time limit): the request and any backoff wait end at once, rejecting with the signal's reason. */
+  signal?: AbortSignal;
+  /** Told while a request is pending (every `noticeMs`) and before each retry. */
+  onWait?: (notice: WaitNotice) => void;
+}
+
+/** A request that is taking long, or a retry about to wait. */
+export interface WaitNotice {
+  /** `waiting`: no answer yet; `retry`: the try failed and the next one starts after `retryInMs`. */
+  kind: 'waiting' | 'retry';
+  /** The try, from 1, and the most there will be. */
+  attempt: number;
+  tries: number;
+  /** Time since this try was sent, in ms. */
+  waitedMs: number;
+  /** The time limit of one request, in ms. */
+  requestTimeoutMs: number;
+  /** Why the try failed (`retry`). */
+  error?: string;
+  /** Wait before the next try, in ms (`retry`). */
+  retryInMs?: number;
 }
 
 /** A model's reply. */
@@ -62,8 +86,10 @@ export interface OpenAiChatOptions {
   maxRetries?: number;
   /** First backoff in ms, doubled per retry (default 1,000). */
   backoffMs?: number;
-  /** Time limit of one HTTP request in ms (default 300,000). */
+  /** Time limit of one HTTP request in ms (default 300,000); a request over it is retried like a network error. */
   requestTimeoutMs?: number;
+  /** Interval of the `waiting` notices while a request is pending, in ms (default 10,000). */
+  noticeMs?: number;
   /** Extra fields merged into every request body (e.g. `{"reasoning_effort": "low"}`). */
   extraBody?: Record<string, unknown>;
 }
@@ -76,6 +102,43 @@ interface ApiReply {
   error?: { message?: string };
 }
 
+/** Longest `Retry-After` honoured, in ms (a longer one is cut to this). */
+export const MAX_RETRY_AFTER_MS = 600_000;
+
+/**
+ * The wait a `Retry-After` header asks for (RFC 9110 §10.2.3: delay-seconds or an HTTP date), in ms,
+ * at most `MAX_RETRY_AFTER_MS`; undefined when the header is absent or not understood.
+ * @param now the current time in ms since the epoch (for an HTTP date)
+ */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const v = header.trim();
+  let ms: number;
+  if (/^\d+$/.test(v)) ms = Number(v) * 1000;
+  else {
+    const t = Date.parse(v);
+    if (!Number.isFinite(t)) return undefined;
+    ms = Math.max(0, t - now);
+  }
+  return Math.min(ms, MAX_RETRY_AFTER_MS);
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** The chat-completions client (module comment). */
 export class OpenAiChat implements ChatModel {
   readonly model: string;
@@ -83,6 +146,11 @@ export class OpenAiChat implements ChatModel {
     this.model = o.model;
   }
 
+  /**
+   * Sends one chat request, retrying as the module comment says.
+   * @throws ModelError when the API fails after the retries, or answers a 4xx other than 429, or
+   *   a body without a message; the signal's reason when `request.signal` aborts
+   */
   async complete(request: ChatRequest): Promise<ChatReply> {
     const url = `${this.o.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     const body = JSON.stringify({
@@ -98,12 +166,21 @@ export class OpenAiChat implements ChatModel {
     const retries: Retry[] = [];
     const maxRetries = this.o.maxRetries ?? 5;
     const backoff = this.o.backoffMs ?? 1000;
+    const requestTimeoutMs = this.o.requestTimeoutMs ?? 300_000;
+    const noticeMs = this.o.noticeMs ?? 10_000;
+    const runSignal = request.signal;
     for (let attempt = 0; ; attempt++) {
+      if (runSignal?.aborted) throw runSignal.reason;
       let status: number | null = null;
       let error: string;
-      let retryAfterMs: number | undefined;
+      let askedWaitMs: number | undefined;
+      const sent = performance.now();
+      const notice = request.onWait
+        ? setInterval(() => request.onWait!({ kind: 'waiting', attempt: attempt + 1, tries: maxRetries + 1, waitedMs: performance.now() - sent, requestTimeoutMs }), noticeMs)
+        : undefined;
+      const limit = AbortSignal.timeout(requestTimeoutMs);
       try {
-        const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(this.o.requestTimeoutMs ?? 300_000) });
+        const res = await fetch(url, { method: 'POST', headers, body, signal: runSignal ? AbortSignal.any([limit, runSignal]) : limit });
         status = res.status;
         const text = await res.text();
         if (res.ok) {
@@ -123,20 +200,24 @@ export class OpenAiChat implements ChatModel {
           return { message, usage, finishReason: choice.finish_reason ?? null, retries };
         }
         error = `HTTP ${res.status}: ${text.slice(0, 300)}`;
-        const ra = Number(res.headers.get('retry-after'));
-        if (Number.isFinite(ra) && ra >= 0) retryAfterMs = ra * 1000;
+        askedWaitMs = retryAfterMs(res.headers.get('retry-after'));
         if (res.status !== 429 && res.status < 500) throw new ModelError(error, retries, status);
       } catch (e) {
         if (e instanceof ModelError) throw e;
-        error = `${(e as Error).name === 'TimeoutError' ? 'request time limit exceeded' : (e as Error).message}`;
+        if (runSignal?.aborted) throw runSignal.reason;
+        const err = e as Error & { cause?: { code?: string; message?: string } };
+        error = limit.aborted || err.name === 'TimeoutError' ? `no answer within the request time limit of ${requestTimeoutMs} ms` : `${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}`;
+      } finally {
+        clearInterval(notice);
       }
       if (attempt >= maxRetries) {
         retries.push({ status, error, waitMs: 0 });
-        throw new ModelError(`gave up after ${attempt + 1} tries: ${error}`, retries, status);
+        throw new ModelError(`gave up after ${attempt + 1} ${attempt === 0 ? 'try' : 'tries'}: ${error}`, retries, status);
       }
-      const waitMs = retryAfterMs ?? backoff * 2 ** attempt;
+      const waitMs = askedWaitMs ?? backoff * 2 ** attempt;
       retries.push({ status, error, waitMs });
-      await new Promise((r) => setTimeout(r, waitMs));
+      request.onWait?.({ kind: 'retry', attempt: attempt + 1, tries: maxRetries + 1, waitedMs: performance.now() - sent, requestTimeoutMs, error, retryInMs: waitMs });
+      await sleep(waitMs, runSignal);
     }
   }
 }

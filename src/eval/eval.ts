@@ -1,9 +1,12 @@
 /**
  * `fkgqa eval`: runs agents on the benchmark's questions (FKGQA paper, section 5) and appends one
- * run line per run (src/eval/record.ts) to a JSON-lines file. Runs already in the file are
- * skipped (resume); runs go at most `concurrency` at a time; questions can be sampled per graph.
- * The agent is a model behind an OpenAI-compatible API (`OpenAiChat`) or a scripted agent
- * (src/eval/agents.ts); its tools come from `fkgqa mcp` over stdio or the in-process provider.
+ * run line per run (src/eval/record.ts) to a JSON-lines run file (src/eval/run-file.ts: whole
+ * lines only, a torn last line cut away on open, one writer). Runs already in the file are skipped
+ * (resume); runs go at most `concurrency` at a time; questions can be sampled per graph and cut
+ * to the first `limit`. The agent is a model behind an OpenAI-compatible API (`OpenAiChat`) or a
+ * scripted agent (src/eval/agents.ts); its tools come from `fkgqa mcp` over stdio or the
+ * in-process provider, scoped to the question's graph. Every run records the build it was made
+ * on, the gold answer it will be scored against and the digest of the tool surface it saw.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -13,13 +16,24 @@ import { InputError } from '../common/errors.js';
 import { openBuild } from '../build/open.js';
 import { seededRandom } from '../common/random.js';
 import { readNeededShards } from '../build/fan-out.js';
+import { readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
 import { negatedShards, ScriptedModel, scriptedQuery } from './agents.js';
-import { type ScriptedAgent } from './record.js';
-import { OpenAiChat, type ChatModel } from './chat.js';
+import { OpenAiChat, type ChatModel, type WaitNotice } from './chat.js';
 import { QueryExecutor } from './execute.js';
-import { runLoop } from './loop.js';
-import { RUN_FORMAT, type RunEndpoint, type RunRecord, type Setup } from './record.js';
-import { McpToolProvider, type ToolProvider } from './tools.js';
+import { runLoop, type LoopResult } from './loop.js';
+import {
+  FAILED_END_REASONS,
+  goldAnswerDigest,
+  RUN_FORMAT,
+  toolSurfaceDigest,
+  type EndReason,
+  type RunEndpoint,
+  type RunRecord,
+  type ScriptedAgent,
+  type Setup,
+} from './record.js';
+import { RunFile } from './run-file.js';
+import { HARNESS_TOOLS, McpToolProvider, type ToolProvider } from './tools.js';
 import { filterGraphs, openRegistry } from '../federation/registry.js';
 
 /** The prompts shipped with fkgqa (`prompts/<setup>.md`). */
@@ -50,17 +64,31 @@ export interface EvalOptions {
   seed?: number;
   /** Extra request fields for the API. */
   extraBody?: Record<string, unknown>;
-  /** Retries of an LLM call and the first backoff (ms). */
+  /** Retries of an LLM call and the first backoff (ms), doubled per retry unless the API sends Retry-After. */
   maxRetries?: number;
   backoffMs?: number;
+  /** Time limit of one LLM request, in ms (default 300,000); a request over it is retried. */
+  requestTimeoutMs?: number;
+  /** Interval of the "waiting for the API" lines while a request is pending, in ms (default 10,000). */
+  noticeMs?: number;
   /** LLM calls per run (default 10, the paper's limit). */
   maxTurns?: number;
+  /** Messages per run (conversation length; none by default): over it the run ends as `message_limit`. */
+  messageLimit?: number;
+  /** Tokens per run (`usage.totalTokens`; none by default): over it the run ends as `token_limit`. */
+  tokenLimit?: number;
+  /** Time per run, in ms (the agent's work; none by default): over it the run ends as `time_limit`. */
+  timeLimitMs?: number;
   /** The run file (JSON lines), appended to. */
   out: string;
   /** Only these graphs. */
   kgs?: string[];
-  /** Only these question indexes (benchmark.json `index`). */
+  /** Only these question indexes (benchmark.json `index`). @throws InputError in runEval for an index the build does not have */
   questions?: number[];
+  /** Only the questions asking these gold queries (`<kg>/q<N>`). @throws InputError in runEval for an id the build does not have */
+  queries?: string[];
+  /** Only the first N questions of the selection (after sampling), as Inspect's `--limit`. */
+  limit?: number;
   /** One question per distinct gold query of a graph (the first asking it), before sampling. */
   distinctQueries?: boolean;
   /** Scripted agents run their query once before submitting it (default true). */
@@ -82,18 +110,28 @@ export interface EvalOptions {
   timeoutMs?: number;
   /** Longest query accepted by the tools and the final execution (default 8,000, the reference server's). */
   maxQueryChars?: number;
-  /** Rerun runs that ended with a model error. */
+  /** Rerun runs that ended as a failure (`model_error`, `infrastructure_error`). */
   retryErrors?: boolean;
   progress?: (line: string) => void;
+  /** Told what needs saying even with --quiet (a torn last line cut away from the run file). */
+  warn?: (line: string) => void;
 }
 
 /** What `runEval` did. */
 export interface EvalSummary {
   out: string;
   planned: number;
+  /** Runs already in the run file (not run again). */
   skipped: number;
   ran: number;
-  endReasons: Record<string, number>;
+  /** Runs of this call by end reason. */
+  endReasons: Partial<Record<EndReason, number>>;
+  /** Runs of this call that did not fail (every end reason but `model_error` and `infrastructure_error`). */
+  succeeded: number;
+  /** Runs of this call that failed, by end reason, with the first run's id and error. */
+  failed: { endReason: EndReason; runs: number; first: { id: string; error: string } }[];
+  /** What opening the run file repaired (a torn last line), if anything. */
+  repaired?: string;
   ms: number;
 }
 
@@ -113,9 +151,14 @@ export function readPrompt(setup: Setup, dir = PROMPTS_DIR): { name: string; sha
   return { name: `${setup}.md`, sha256: createHash('sha256').update(text).digest('hex'), text };
 }
 
-/** The questions to run, in benchmark order: filtered by graph and index, then sampled per graph. */
-export function selectQuestions(entries: BenchmarkEntry[], o: Pick<EvalOptions, 'kgs' | 'questions' | 'perGraph' | 'sampleSeed' | 'distinctQueries'>): BenchmarkEntry[] {
-  let xs = entries.filter((e) => (!o.kgs?.length || o.kgs.includes(e.kg)) && (!o.questions?.length || o.questions.includes(e.index)));
+/**
+ * The questions to run, in benchmark order: filtered by graph, index and gold query, one per
+ * distinct gold query if asked, sampled per graph, then the first `limit`.
+ */
+export function selectQuestions(entries: BenchmarkEntry[], o: Pick<EvalOptions, 'kgs' | 'questions' | 'queries' | 'perGraph' | 'sampleSeed' | 'distinctQueries' | 'limit'>): BenchmarkEntry[] {
+  let xs = entries.filter(
+    (e) => (!o.kgs?.length || o.kgs.includes(e.kg)) && (!o.questions?.length || o.questions.includes(e.index)) && (!o.queries?.length || o.queries.includes(e.queryId)),
+  );
   if (o.distinctQueries) {
     const seen = new Set<string>();
     xs = xs.filter((e) => !seen.has(e.queryId) && !!seen.add(e.queryId));
@@ -130,23 +173,7 @@ export function selectQuestions(entries: BenchmarkEntry[], o: Pick<EvalOptions, 
     }
     xs = xs.filter((e) => keep.has(e.index));
   }
-  return xs;
-}
-
-/** Ids of the runs already in a run file (lines that do not parse are ignored: a run cut off while written). */
-function finishedRuns(file: string, retryErrors: boolean): Set<string> {
-  const done = new Set<string>();
-  if (!fs.existsSync(file)) return done;
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const r = JSON.parse(line) as RunRecord;
-      if (r.format === RUN_FORMAT && !(retryErrors && r.endReason === 'model_error')) done.add(r.id);
-    } catch {
-      // a partial last line
-    }
-  }
-  return done;
+  return o.limit !== undefined ? xs.slice(0, o.limit) : xs;
 }
 
 /** The endpoint list shown to the agent: URLs, with the catalogue's descriptions in high_level. */
@@ -154,20 +181,51 @@ function endpointList(endpoints: RunEndpoint[], descriptions: Map<string, string
   return endpoints.map((e) => (descriptions ? `- ${e.url} — ${descriptions.get(e.id) ?? '(no description)'}` : `- ${e.url}`)).join('\n');
 }
 
+
+/** Seconds with one decimal, for progress lines. */
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** A run that ended before its loop started: the tools or the scripted agent's preparation failed (an endpoint or the MCP server). */
+function setupFailure(system: string, user: string, e: unknown, t0: number): LoopResult {
+  return {
+    endReason: 'infrastructure_error',
+    infrastructure: { what: `the run's tools could not be set up: ${(e as Error).message}` },
+    messages: [
+      { role: 'system', content: system },
+      { role: 'user', content: user },
+    ],
+    steps: [],
+    finalQuery: null,
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    counts: { llmCalls: 0, toolCalls: 0, sparqlCalls: 0, voidCalls: 0, retries: 0 },
+    ms: performance.now() - t0,
+  };
+}
+
 /**
  * Runs the evaluation (module comment).
- * @throws InputError for a missing build or endpoints file, an unknown graph, a missing base URL
- *   or model for `llm`, or a missing prompt
+ * @throws InputError for a missing build or endpoints file, an unknown graph, question index or
+ *   gold query id, a selection without questions, a missing base URL or model for `llm`, a missing
+ *   prompt, an `out` that is a directory or a run file with a line that is not a run record, or a
+ *   run file another fkgqa eval is appending to
  */
 export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   const t0 = performance.now();
   const progress = o.progress ?? (() => {});
+  const warn = o.warn ?? progress;
   const benchFile = path.join(o.shards, 'benchmark.json');
   const opened = openBuild(o.shards);
   const bench = opened.benchmark as unknown as { defaultPrefix: string; entries: BenchmarkEntry[] };
   const digest = opened.build.outputDigest;
   for (const k of o.kgs ?? []) if (!bench.entries.some((e) => e.kg === k)) throw new InputError(`--kg ${k}: no such graph in the build`, { file: benchFile });
-  if (o.agent === 'llm' && (!o.baseUrl || !o.model)) throw new InputError('an LLM agent needs --base-url and --model (or use --agent oracle|trivial|single)');
+  const indexes = bench.entries.map((e) => e.index);
+  const badIndexes = (o.questions ?? []).filter((i) => !indexes.includes(i));
+  if (badIndexes.length) {
+    throw new InputError(`--question ${badIndexes.join(' ')}: no question with ${badIndexes.length === 1 ? 'this index' : 'these indexes'} in the build (its indexes: ${Math.min(...indexes)}–${Math.max(...indexes)})`, { file: benchFile });
+  }
+  const badQueries = (o.queries ?? []).filter((id) => !bench.entries.some((e) => e.queryId === id));
+  if (badQueries.length) throw new InputError(`--query ${badQueries.join(' ')}: no such gold query in the build (ids are <kg>/q<N>, e.g. ${bench.entries[0]?.queryId ?? 'library/q0'})`, { file: benchFile });
+  if (o.agent === 'llm' && (!o.baseUrl || !o.model)) throw new InputError('an LLM agent needs --base-url (or OPENAI_BASE_URL) and --model (or use --agent oracle|trivial|single)');
   const files = typeof o.endpoints === 'string' ? [o.endpoints] : o.endpoints;
   const allEndpoints = openRegistry({ endpointsFiles: files, build: o.shards, state: o.state, hint: `start fkgqa serve --shards ${o.shards} first, or pass --endpoints` });
   const endpointsFiles = allEndpoints.endpointsFiles ?? [];
@@ -180,13 +238,12 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
     descriptions = new Map(c.shards.map((s) => [s.endpoint, s.description]));
   }
   const questions = selectQuestions(bench.entries, o);
+  if (questions.length === 0 && (o.kgs?.length || o.questions?.length || o.queries?.length)) {
+    throw new InputError(`no question matches the selection (${[o.kgs?.length ? `--kg ${o.kgs.join(' ')}` : '', o.questions?.length ? `--question ${o.questions.join(' ')}` : '', o.queries?.length ? `--query ${o.queries.join(' ')}` : ''].filter(Boolean).join(', ')})`, { file: benchFile });
+  }
   const repeats = o.repeats ?? 1;
   const agentName = o.agent === 'llm' ? 'llm' : o.agent;
   const runKey = (q: BenchmarkEntry, r: number) => `${o.setup}|${o.agent === 'llm' ? o.model : agentName}|${q.index}|r${r}`;
-  const done = finishedRuns(o.out, !!o.retryErrors);
-  const todo = questions.flatMap((q) => Array.from({ length: repeats }, (_, r) => ({ q, r }))).filter(({ q, r }) => !done.has(runKey(q, r)));
-  const skipped = questions.length * repeats - todo.length;
-  progress(`fkgqa eval: ${questions.length} questions × ${repeats}, ${skipped} runs already in ${o.out}, ${todo.length} to run (${o.setup}, ${o.agent === 'llm' ? o.model : agentName}, tools ${o.tools ?? 'mcp'})`);
   const needed = new Map<string, Map<string, string[] | null> | undefined>();
   // The oracle needs the shards each answer needs (realised fan-out, stored by fkgqa stats):
   // without them it would silently name every shard, i.e. become the trivial agent.
@@ -196,86 +253,144 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
       if (!needed.get(kg)) throw new InputError(`--agent oracle needs the shards each answer needs (realised fan-out) of graph ${kg}: run fkgqa stats --shards ${o.shards} --kg ${kg} first`, { file: o.shards });
     }
   }
-  const endReasons: Record<string, number> = {};
-  fs.mkdirSync(path.dirname(path.resolve(o.out)), { recursive: true });
-  let next = 0;
-  let finished = 0;
+  // The gold answer each run will be scored against (fkgqa stats), for the run's build identity.
+  const golds = new Map<string, Map<string, GoldAnswer> | undefined>();
+  const goldOf = (q: BenchmarkEntry): GoldAnswer | undefined => {
+    if (!golds.has(q.kg)) golds.set(q.kg, (a => a && new Map(a.answers.map((x) => [x.query, x])))(readGoldAnswers(o.shards, q.kg, digest, { state: o.state })));
+    return golds.get(q.kg)?.get(q.queryId);
+  };
+
+  const runFile = RunFile.open(o.out);
+  const endReasons: Partial<Record<EndReason, number>> = {};
+  const failed = new Map<EndReason, { runs: number; first: { id: string; error: string } }>();
   // One executor (one federation engine thread: Comunica takes seconds to start) and, in-process,
   // one MCP server per graph and concurrency slot, shared by the runs of that graph in that slot;
   // a stdio server is spawned per run.
   const executors = new Map<string, QueryExecutor>();
   const servers = new Map<string, Promise<ToolProvider>>();
-  const worker = async (slot: number) => {
-    while (next < todo.length) {
-      const { q, r } = todo[next++];
-      const registry = filterGraphs(allEndpoints, [q.kg]);
-      const endpoints: RunEndpoint[] = registry.endpoints.map((e) => ({ id: e.id, url: e.url, shard: e.shard ?? e.id }));
-      let model: ChatModel;
-      if (o.agent === 'llm') {
-        model = new OpenAiChat({ baseUrl: o.baseUrl!, model: o.model!, apiKey: o.apiKey, temperature: o.temperature, seed: o.seed, maxRetries: o.maxRetries, backoffMs: o.backoffMs, extraBody: o.extraBody });
-      } else {
-        if (!needed.has(q.kg)) needed.set(q.kg, readNeededShards(o.shards, q.kg, digest, o.state));
-        const n = needed.get(q.kg)?.get(q.queryId) ?? null;
-        const negated = o.agent === 'oracle' ? await negatedShards(q.query, bench.defaultPrefix, endpoints) : [];
-        model = new ScriptedModel(scriptedQuery(o.agent, q.query, bench.defaultPrefix, endpoints, n, negated), o.probe ?? true);
-      }
-      const timeoutMs = o.timeoutMs ?? 30_000;
-      const spawned = (o.tools ?? 'mcp') === 'mcp';
-      const maxQueryChars = o.maxQueryChars ?? 8000;
-      const key = `${slot}|${q.kg}`;
-      const engine = o.federationEngine ? { federationEngine: o.federationEngine } : {};
-      if (!spawned && !servers.has(key)) servers.set(key, McpToolProvider.inProcess({ registry, setup: o.setup as 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs, maxQueryChars }, ...engine }));
-      const tools: ToolProvider = spawned
-        ? await McpToolProvider.spawn([
-            process.execPath, BIN, 'mcp', '--endpoints', ...endpointsFiles, '--kg', q.kg, '--setup', o.setup, '--timeout', String(timeoutMs), '--max-query-chars', String(maxQueryChars),
-            ...(o.federationEngine ? ['--federation-engine', o.federationEngine] : []), '--quiet', ...(o.mcpArgs ?? []),
-          ])
-        : await servers.get(key)!;
-      if (!executors.has(key)) executors.set(key, new QueryExecutor(registry, timeoutMs, maxQueryChars, o.federationEngine));
-      const executor = executors.get(key)!;
-      const startedAt = new Date().toISOString();
-      let loop;
-      try {
-        loop = await runLoop({
-          system: prompt.text.replace('{{endpoints}}', endpointList(endpoints, descriptions)),
-          user: q.question,
-          model,
-          tools,
-          executor,
-          maxTurns: o.maxTurns ?? 10,
-        });
-      } finally {
-        if (spawned) await tools.close();
-      }
-      const record: RunRecord = {
-        format: RUN_FORMAT,
-        id: runKey(q, r),
-        question: { index: q.index, kg: q.kg, text: q.question, queryId: q.queryId },
-        setup: o.setup,
-        agent: agentName,
-        model: o.agent === 'llm' ? o.model! : null,
-        baseUrl: o.agent === 'llm' ? o.baseUrl! : null,
-        temperature: o.agent === 'llm' ? (o.temperature ?? null) : null,
-        seed: o.agent === 'llm' ? (o.seed ?? null) : null,
-        repeat: r,
-        maxTurns: o.maxTurns ?? 10,
-        prompt,
-        tools: { source: tools.source, names: [...tools.tools().map((t) => t.name), 'submit_final_query', 'cancel'], ...(tools.command ? { command: tools.command } : {}) },
-        endpoints,
-        startedAt,
-        ...loop,
-      };
-      fs.appendFileSync(o.out, JSON.stringify(record) + '\n');
-      endReasons[loop.endReason] = (endReasons[loop.endReason] ?? 0) + 1;
-      finished++;
-      progress(`  [${finished}/${todo.length}] ${record.id} ${q.queryId}: ${loop.endReason}${loop.final ? ` (final ${loop.final.status}${loop.final.rows !== undefined ? `, ${loop.final.rows} rows` : ''})` : ''} in ${(loop.ms / 1000).toFixed(1)} s`);
-    }
-  };
+  let todo: { q: BenchmarkEntry; r: number }[] = [];
   try {
+    if (runFile.opening.repaired) warn(`warning: ${runFile.opening.repaired}`);
+    todo = questions.flatMap((q) => Array.from({ length: repeats }, (_, r) => ({ q, r }))).filter(({ q, r }) => !runFile.done(runKey(q, r), !!o.retryErrors));
+    const skipped = questions.length * repeats - todo.length;
+    progress(`fkgqa eval: ${questions.length} questions × ${repeats}, ${skipped} runs already in ${o.out}, ${todo.length} to run (${o.setup}, ${o.agent === 'llm' ? o.model : agentName}, tools ${o.tools ?? 'mcp'})`);
+    let next = 0;
+    let finished = 0;
+    const timeoutMs = o.timeoutMs ?? 30_000;
+    const spawned = (o.tools ?? 'mcp') === 'mcp';
+    const maxQueryChars = o.maxQueryChars ?? 8000;
+    const limits = { messages: o.messageLimit, tokens: o.tokenLimit, timeMs: o.timeLimitMs };
+    const worker = async (slot: number) => {
+      while (next < todo.length) {
+        const { q, r } = todo[next++];
+        const id = runKey(q, r);
+        const r0 = performance.now();
+        // The run sees only its question's graph: its registry, and `--kg` for a spawned fkgqa mcp.
+        const registry = filterGraphs(allEndpoints, [q.kg]);
+        const endpoints: RunEndpoint[] = registry.endpoints.map((e) => ({ id: e.id, url: e.url, shard: e.shard ?? e.id }));
+        const system = prompt.text.replace('{{endpoints}}', endpointList(endpoints, descriptions));
+        const key = `${slot}|${q.kg}`;
+        const engine = o.federationEngine ? { federationEngine: o.federationEngine } : {};
+        if (!spawned && !servers.has(key)) {
+          servers.set(key, McpToolProvider.inProcess({ registry, setup: o.setup as 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: timeoutMs, maxQueryChars }, ...engine }));
+        }
+        if (!executors.has(key)) executors.set(key, new QueryExecutor(registry, timeoutMs, maxQueryChars, o.federationEngine));
+        const executor = executors.get(key)!;
+        const startedAt = new Date().toISOString();
+        let tools: ToolProvider | undefined;
+        let loop: LoopResult;
+        try {
+          let model: ChatModel;
+          if (o.agent === 'llm') {
+            model = new OpenAiChat({
+              baseUrl: o.baseUrl!,
+              model: o.model!,
+              apiKey: o.apiKey,
+              temperature: o.temperature,
+              seed: o.seed,
+              maxRetries: o.maxRetries,
+              backoffMs: o.backoffMs,
+              requestTimeoutMs: o.requestTimeoutMs,
+              noticeMs: o.noticeMs,
+              extraBody: o.extraBody,
+            });
+          } else {
+            if (!needed.has(q.kg)) needed.set(q.kg, readNeededShards(o.shards, q.kg, digest, o.state));
+            const n = needed.get(q.kg)?.get(q.queryId) ?? null;
+            const negated = o.agent === 'oracle' ? await negatedShards(q.query, bench.defaultPrefix, endpoints) : [];
+            model = new ScriptedModel(scriptedQuery(o.agent, q.query, bench.defaultPrefix, endpoints, n, negated), o.probe ?? true);
+          }
+          tools = spawned
+            ? await McpToolProvider.spawn([
+                process.execPath, BIN, 'mcp', '--endpoints', ...endpointsFiles, '--kg', q.kg, '--setup', o.setup, '--timeout', String(timeoutMs), '--max-query-chars', String(maxQueryChars),
+                ...(o.federationEngine ? ['--federation-engine', o.federationEngine] : []), '--quiet', ...(o.mcpArgs ?? []),
+              ])
+            : await servers.get(key)!;
+          const onWait = (n: WaitNotice & { turn: number }) =>
+            progress(
+              n.kind === 'waiting'
+                ? `  ${id} turn ${n.turn}: waiting for the API for ${secs(n.waitedMs)} (try ${n.attempt} of ${n.tries}, request time limit ${secs(n.requestTimeoutMs)})`
+                : `  ${id} turn ${n.turn}: try ${n.attempt} of ${n.tries} failed after ${secs(n.waitedMs)} (${(n.error ?? '').slice(0, 200)}); next try in ${secs(n.retryInMs ?? 0)}`,
+            );
+          loop = await runLoop({ system, user: q.question, model, tools, executor, maxTurns: o.maxTurns ?? 10, limits, onWait });
+        } catch (e) {
+          if (e instanceof InputError) throw e; // bad options: every run would fail alike
+          loop = setupFailure(system, q.question, e, r0);
+        } finally {
+          if (spawned) await tools?.close().catch(() => {});
+        }
+        const offered = [...(tools?.tools() ?? []), ...HARNESS_TOOLS];
+        const surface = tools?.surface() ?? { instructions: null, resources: [], resourceTemplates: [], prompts: [] };
+        const record: RunRecord = {
+          format: RUN_FORMAT,
+          id,
+          question: { index: q.index, kg: q.kg, text: q.question, queryId: q.queryId },
+          setup: o.setup,
+          agent: agentName,
+          model: o.agent === 'llm' ? o.model! : null,
+          baseUrl: o.agent === 'llm' ? o.baseUrl! : null,
+          temperature: o.agent === 'llm' ? (o.temperature ?? null) : null,
+          seed: o.agent === 'llm' ? (o.seed ?? null) : null,
+          repeat: r,
+          maxTurns: o.maxTurns ?? 10,
+          limits: { messages: o.messageLimit ?? null, tokens: o.tokenLimit ?? null, timeMs: o.timeLimitMs ?? null },
+          build: { outputDigest: digest, goldDigest: goldAnswerDigest(goldOf(q)) },
+          prompt,
+          tools: { source: spawned ? 'mcp' : 'in-process', names: offered.map((t) => t.name), ...(tools?.command ? { command: tools.command } : {}) },
+          toolSurface: toolSurfaceDigest({ ...surface, tools: offered }),
+          endpoints,
+          startedAt,
+          ...loop,
+        };
+        runFile.append(record);
+        endReasons[loop.endReason] = (endReasons[loop.endReason] ?? 0) + 1;
+        if (FAILED_END_REASONS.includes(loop.endReason)) {
+          const f = failed.get(loop.endReason) ?? { runs: 0, first: { id, error: loop.infrastructure?.what ?? loop.error ?? '' } };
+          f.runs++;
+          failed.set(loop.endReason, f);
+        }
+        finished++;
+        const detail = loop.endReason === 'infrastructure_error' ? ` (${loop.infrastructure?.what.slice(0, 200)})` : loop.endReason === 'model_error' ? ` (${(loop.error ?? '').slice(0, 200)})` : '';
+        progress(`  [${finished}/${todo.length}] ${id} ${q.queryId}: ${loop.endReason}${loop.final ? ` (final ${loop.final.status}${loop.final.rows !== undefined ? `, ${loop.final.rows} rows` : ''})` : ''}${detail} in ${secs(loop.ms)}`);
+      }
+    };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? 1, todo.length)) }, (_, slot) => worker(slot)));
+    const failures = [...failed.entries()].map(([endReason, f]) => ({ endReason, ...f }));
+    const ran = todo.length;
+    return {
+      out: o.out,
+      planned: questions.length * repeats,
+      skipped,
+      ran,
+      endReasons,
+      succeeded: ran - failures.reduce((n, f) => n + f.runs, 0),
+      failed: failures,
+      ...(runFile.opening.repaired ? { repaired: runFile.opening.repaired } : {}),
+      ms: performance.now() - t0,
+    };
   } finally {
+    runFile.close();
     for (const e of executors.values()) await e.close();
-    for (const s of servers.values()) await (await s).close();
+    for (const s of servers.values()) await s.then((x) => x.close(), () => {});
   }
-  return { out: o.out, planned: questions.length * repeats, skipped, ran: todo.length, endReasons, ms: performance.now() - t0 };
 }

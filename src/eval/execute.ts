@@ -4,10 +4,18 @@
  * WHERE is sent straight to its endpoint, anything else goes to the federation engine (stopped at
  * the time limit; src/federation/); only registered endpoints may be named. The harness keeps the full
  * answer (the agent only ever saw a preview): it is what `fkgqa score` scores.
+ *
+ * A failure is classified (contracts.md: infrastructure failures are not wrong answers) from the
+ * bounded client's outcome as run_sparql_query reports it (`errorClass`), never from message text:
+ * `endpoint` (an endpoint answered 5xx or a body that is not an answer, or could not be reached)
+ * is an infrastructure failure; `federation` (the federation engine failed) is one when an endpoint
+ * the query names does not answer `ASK {}` right after (`unreachableEndpoints`), else the query's
+ * own failure; every other class (syntax, unknown endpoint, too long, too large, redirect, the
+ * query's time limit) is the agent's.
  */
 import { createMcpContext } from '../mcp/server.js';
 import type { McpToolContext } from '../mcp/context.js';
-import type { EndpointRegistry } from '../federation/registry.js';
+import { unreachableEndpoints, type EndpointRegistry } from '../federation/registry.js';
 import { runSparqlQuery } from '../mcp/run-query.js';
 import type { JsonResults } from '../sparql/results.js';
 import { serviceTargets } from '../sparql/services.js';
@@ -22,6 +30,27 @@ export interface Execution {
   route?: 'direct' | 'federation';
   /** SERVICE targets of the query (empty when it does not parse). */
   endpoints: string[];
+  /** For an error: run_sparql_query's class of it. */
+  errorClass?: string;
+  /** For an error: whether an endpoint or the federation engine failed (module comment), and which endpoint. */
+  infrastructure?: boolean;
+  failedEndpoint?: string;
+}
+
+/** Time limit of the `ASK {}` that checks whether an endpoint answers after a failure, in ms. */
+export const PROBE_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether an execution error is an infrastructure failure (module comment), and which endpoint failed.
+ * @param errorClass run_sparql_query's class of the error
+ * @param targets the query's SERVICE targets
+ */
+export async function classifyFailure(errorClass: string | undefined, targets: string[]): Promise<{ infrastructure: boolean; endpoint?: string; why?: string }> {
+  if (errorClass !== 'endpoint' && errorClass !== 'federation') return { infrastructure: false };
+  const down = targets.length ? await unreachableEndpoints(targets, PROBE_TIMEOUT_MS) : [];
+  if (down.length) return { infrastructure: true, endpoint: down[0].url, why: `${down[0].url} does not answer: ${down[0].why}` };
+  if (errorClass === 'endpoint') return { infrastructure: true, ...(targets.length === 1 ? { endpoint: targets[0] } : {}) };
+  return { infrastructure: false };
 }
 
 /** Runs submitted queries through the library of `fkgqa mcp` (module comment). Call `close` at the end. */
@@ -47,7 +76,18 @@ export class QueryExecutor {
   async run(query: string): Promise<Execution> {
     const r = await runSparqlQuery(this.ctx, { query, timeout_ms: this.timeoutMs });
     const endpoints = serviceTargets(query) ?? [];
-    if (r.isError) return { status: r.errorClass === 'timeout' ? 'timeout' : 'error', error: r.text, ms: r.ms, endpoints };
+    if (r.isError) {
+      const c = await classifyFailure(r.errorClass, endpoints);
+      return {
+        status: r.errorClass === 'timeout' ? 'timeout' : 'error',
+        error: c.why ? `${r.text} (${c.why})` : r.text,
+        ms: r.ms,
+        endpoints,
+        ...(r.errorClass ? { errorClass: r.errorClass } : {}),
+        infrastructure: c.infrastructure,
+        ...(c.endpoint ? { failedEndpoint: c.endpoint } : {}),
+      };
+    }
     if (!r.results) return { status: 'error', error: 'the answer is an RDF graph (CONSTRUCT/DESCRIBE): only SELECT and ASK answers are scored', ms: r.ms, endpoints };
     return { status: 'ok', results: r.results, rows: r.rows, ms: r.ms, route: r.route === 'direct' ? 'direct' : 'federation', endpoints };
   }

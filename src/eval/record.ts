@@ -1,13 +1,28 @@
 /**
- * The run record: one JSON line per agent run, written by `fkgqa eval` and read by `fkgqa score`.
- * It holds everything needed to score the run offline (no endpoint is contacted when scoring) and
- * to replay the conversation: the prompt, every message, every LLM and tool call with its timing,
- * and the full answer of the submitted query.
+ * The run record: one JSON line per agent run, written by `fkgqa eval` and read by `fkgqa score`
+ * (and `fkgqa view`). It holds everything needed to score the run offline (no endpoint is
+ * contacted when scoring) and to replay the conversation: the prompt, every message, every LLM and
+ * tool call with its timing, and the full answer of the submitted query; and what the run's
+ * verdict depends on: the build and gold answer it was made for (`build`) and the information
+ * surface the agent saw (`toolSurface`). The contract between writer and readers is
+ * /work/scratch/prompts/contracts.md ("Run record"); docs/evaluation.md describes every field.
+ *
+ * This module is light (types, constants, two digests): `fkgqa score` imports it and nothing
+ * else of src/eval/.
  */
+import { createHash } from 'node:crypto';
+import type { GoldAnswer } from '../build/gold-answers.js';
 import type { JsonResults } from '../sparql/results.js';
 
-/** Format tag of a run line. */
-export const RUN_FORMAT = 'fkgqa-run/1';
+/** Format tag of the run lines `fkgqa eval` writes. */
+export const RUN_FORMAT = 'fkgqa-run/2';
+/**
+ * Every format tag a reader accepts: `fkgqa-run/1` (before build identity, the tool surface and
+ * the new end reasons; such lines lack `build`, `toolSurface`, `limits` and `infrastructure`) and
+ * `fkgqa-run/2`.
+ */
+export const RUN_FORMATS = ['fkgqa-run/1', RUN_FORMAT] as const;
+export type RunFormat = (typeof RUN_FORMATS)[number];
 
 /** The setups of the FKGQA paper (section 5) plus KGVoyager's tools (issue 10, paper 004). */
 export const SETUPS = ['baseline', 'high_level', 'void_tool', 'kgvoyager'] as const;
@@ -17,9 +32,25 @@ export type Setup = (typeof SETUPS)[number];
 export const SCRIPTED_AGENTS = ['oracle', 'trivial', 'single'] as const;
 export type ScriptedAgent = (typeof SCRIPTED_AGENTS)[number];
 
-/** How a run ended. */
-export const END_REASONS = ['submitted', 'cancelled', 'turn_limit', 'model_error'] as const;
+/**
+ * How a run ended:
+ * - `submitted`: the agent called submit_final_query (its answer is the harness's full execution, `final`);
+ * - `cancelled`: the agent called cancel;
+ * - `turn_limit`, `message_limit`, `token_limit`, `time_limit`: the run reached one of its limits
+ *   (`maxTurns` LLM calls; `limits.messages` messages, `limits.tokens` tokens, `limits.timeMs` ms)
+ *   without submitting: the agent's outcome, scored as wrong;
+ * - `model_error`: the LLM API failed (after retries, or a 4xx other than 429);
+ * - `infrastructure_error`: an endpoint or the federation engine (or the MCP server) was down,
+ *   refused, faulted or was unreachable during the run or when the harness executed the final
+ *   query (`infrastructure` says what): not the agent's fault.
+ * The last two are failures of the run, not verdicts on the agent (`FAILED_END_REASONS`): never
+ * counted in accuracy, rerun by `fkgqa eval --retry-errors`.
+ */
+export const END_REASONS = ['submitted', 'cancelled', 'turn_limit', 'message_limit', 'token_limit', 'time_limit', 'model_error', 'infrastructure_error'] as const;
 export type EndReason = (typeof END_REASONS)[number];
+
+/** End reasons that are failures of the run (API or infrastructure), not the agent's outcome. */
+export const FAILED_END_REASONS: readonly EndReason[] = ['model_error', 'infrastructure_error'];
 
 /** A chat message (OpenAI chat-completions shape). */
 export interface ChatMessage {
@@ -65,6 +96,20 @@ export interface LlmStep {
   error?: string;
 }
 
+/**
+ * How a tool result that is an error was classified by the MCP server, outside the text the model
+ * sees (`_meta["fkgqa/error"]` of the tool result, contracts.md "MCP tool results"), or by the
+ * harness for a call that did not reach the server (`class` `mcp-transport`).
+ */
+export interface ToolErrorMeta {
+  /** The server's error class (e.g. `syntax`, `unknown-endpoint`, `timeout`, `endpoint`). */
+  class: string;
+  /** True when an endpoint, the federation engine or the MCP server failed (not the agent's mistake). */
+  infrastructure: boolean;
+  /** The endpoint that failed, when one did. */
+  endpoint?: string;
+}
+
 /** One tool call and its result. */
 export interface ToolStep {
   type: 'tool';
@@ -79,6 +124,8 @@ export interface ToolStep {
   result: string;
   /** SERVICE targets of a run_sparql_query call (parsed from its query), or the endpoints the tool reports. */
   endpoints?: string[];
+  /** For an error result: its classification (`ToolErrorMeta`), when the server or the harness gave one. */
+  error?: ToolErrorMeta;
 }
 
 export type Step = LlmStep | ToolStep;
@@ -94,6 +141,46 @@ export interface FinalAnswer {
   route?: 'direct' | 'federation';
   /** SERVICE targets of the submitted query. */
   endpoints: string[];
+  /** For an error: its class (`timeout`, `syntax`, `unknown-endpoint`, `endpoint`, `federation`, …). */
+  errorClass?: string;
+  /** For an error: true when an endpoint or the federation engine failed (the run then ends as `infrastructure_error`). */
+  infrastructure?: boolean;
+}
+
+/** What failed in a run that ended as `infrastructure_error`. */
+export interface InfrastructureFailure {
+  /** What failed, in words (e.g. "the endpoint did not answer: connect ECONNREFUSED 127.0.0.1:8890"). */
+  what: string;
+  /** The endpoint URL that failed, when known. */
+  endpoint?: string;
+  /** Index in `steps` of the tool call that failed (0-based); absent when the harness's execution of the final query failed. */
+  step?: number;
+}
+
+/**
+ * The build a run was made on: its output digest (build.json `outputDigest`) and the digest of the
+ * gold answer the run will be scored against (`goldAnswerDigest`; null when `fkgqa stats` has not
+ * stored gold answers for this build and question).
+ */
+export interface RunBuild {
+  outputDigest: string;
+  goldDigest: string | null;
+}
+
+/** The information surface the agent saw, as a digest (`toolSurfaceDigest`) and the number of tools offered to the model. */
+export interface ToolSurface {
+  digest: string;
+  tools: number;
+}
+
+/** The per-run limits besides `maxTurns` (null: none). */
+export interface RunLimits {
+  /** Messages in the conversation (system prompt, question, replies, tool results and nudges). */
+  messages: number | null;
+  /** Tokens (`usage.totalTokens`) of the run's LLM calls. */
+  tokens: number | null;
+  /** Wall-clock time of the agent's work, in ms (the harness's final execution not included). */
+  timeMs: number | null;
 }
 
 /** One shard endpoint of the question's graph. */
@@ -104,9 +191,9 @@ export interface RunEndpoint {
   shard: string;
 }
 
-/** A run line. */
+/** A run line (`fkgqa-run/2`; lines of `fkgqa-run/1` lack `limits`, `build`, `toolSurface`, `infrastructure`). */
 export interface RunRecord {
-  format: typeof RUN_FORMAT;
+  format: RunFormat;
   /** `<setup>|<agent>|<question index>|r<repeat>`: the key used to skip finished runs. */
   id: string;
   question: { index: number; kg: string; text: string; queryId: string };
@@ -119,19 +206,69 @@ export interface RunRecord {
   seed: number | null;
   repeat: number;
   maxTurns: number;
+  limits?: RunLimits;
+  build?: RunBuild;
   prompt: { name: string; sha256: string; text: string };
   /** Where the tools came from: `fkgqa mcp` over stdio, or the same server in-process. */
   tools: { source: 'mcp' | 'in-process'; names: string[]; command?: string[] };
+  toolSurface?: ToolSurface;
   endpoints: RunEndpoint[];
   startedAt: string;
   ms: number;
   endReason: EndReason;
   error?: string;
   cancelReason?: string;
+  /** Set when endReason is `infrastructure_error`. */
+  infrastructure?: InfrastructureFailure;
   messages: ChatMessage[];
   steps: Step[];
   finalQuery: string | null;
   final?: FinalAnswer;
   usage: Usage;
   counts: { llmCalls: number; toolCalls: number; sparqlCalls: number; voidCalls: number; retries: number };
+}
+
+/** JSON with the keys of every object sorted (arrays keep their order): equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+/** sha256 of a text, hex, first 16 digits (the digests of a run record). */
+export function digest16(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+/**
+ * The digest of one gold answer as `fkgqa stats` stored it (an entry of
+ * `<state>/gold-answers/<kg>.json`): sha256 (hex, first 16) of the canonical JSON of the whole
+ * entry (query id, status, error, rows, empty, ordered, results). Recomputing the gold answer with
+ * another outcome (e.g. a time limit that was hit before) changes it; a stats run that stores the
+ * same answer again does not. `fkgqa score` compares it with the gold answer it scores against.
+ */
+export function goldAnswerDigest(answer: GoldAnswer | undefined): string | null {
+  return answer ? digest16(canonicalJson(answer)) : null;
+}
+
+/** What the agent could see of an MCP server, in the order the server lists it (input of `toolSurfaceDigest`). */
+export interface ToolSurfaceInput {
+  /** The server's instructions (null when it gives none). */
+  instructions: string | null;
+  /** Tools offered to the model: the server's, then the harness's submit_final_query and cancel. */
+  tools: { name: string; description: string; parameters: Record<string, unknown> }[];
+  /** Resources, resource templates and prompts the server lists (as listed). */
+  resources: unknown[];
+  resourceTemplates: unknown[];
+  prompts: unknown[];
+}
+
+/**
+ * The digest of an agent's information surface (issue 18 item 1): sha256 (hex, first 16) of the
+ * canonical JSON of `{instructions, tools, resources, resourceTemplates, prompts}` (tools with name,
+ * description and input schema; lists in the server's order, object keys sorted). Two runs with the
+ * same digest saw the same texts.
+ */
+export function toolSurfaceDigest(surface: ToolSurfaceInput): ToolSurface {
+  return { digest: digest16(canonicalJson(surface)), tools: surface.tools.length };
 }

@@ -7,15 +7,32 @@
  * The harness adds its own two tools, `submit_final_query {query}` and `cancel {reason}`
  * (HARNESS_TOOLS).
  */
-import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { Client, InMemoryTransport, SdkError } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createMcpServer, type McpServerOptions } from '../mcp/server.js';
 import type { ToolSpec } from './chat.js';
+import type { ToolErrorMeta } from './record.js';
 
-/** A tool's answer as the model sees it. */
+/** A tool's answer as the model sees it, and (outside that text) how an error was classified. */
 export interface ToolOutcome {
   text: string;
   isError: boolean;
+  /** `_meta["fkgqa/error"]` of an error result (contracts.md), or the harness's class `mcp-transport` when the call did not get an answer. */
+  error?: ToolErrorMeta;
+}
+
+/** What else an MCP server shows besides its tools (listed once, at connection), for the run's tool-surface digest. */
+export interface ServerSurface {
+  instructions: string | null;
+  resources: unknown[];
+  resourceTemplates: unknown[];
+  prompts: unknown[];
+}
+
+/** Options of one tool call. */
+export interface ToolCallOptions {
+  /** Aborts the call (the run's time limit). */
+  signal?: AbortSignal;
 }
 
 /** A source of tools. */
@@ -24,8 +41,24 @@ export interface ToolProvider {
   /** The command line of the MCP server (stdio only). */
   readonly command?: string[];
   tools(): ToolSpec[];
-  call(name: string, args: Record<string, unknown>): Promise<ToolOutcome>;
+  surface(): ServerSurface;
+  /** Calls a tool; never rejects (a failure is an error outcome). */
+  call(name: string, args: Record<string, unknown>, options?: ToolCallOptions): Promise<ToolOutcome>;
   close(): Promise<void>;
+}
+
+/**
+ * How long the harness waits for one tool call, in ms: the tools bound their own work (a query at
+ * most 100,000 ms, the largest `timeout_ms`), so a call without an answer after this is a server
+ * that stopped answering (the MCP SDK's default, 60 s, is shorter than a query may take).
+ */
+export const TOOL_CALL_TIMEOUT_MS = 130_000;
+
+/** The classification a tool result carries in `_meta["fkgqa/error"]`, if it is well formed. */
+export function toolErrorMeta(meta: unknown): ToolErrorMeta | undefined {
+  const m = (meta as Record<string, unknown> | undefined)?.['fkgqa/error'] as Record<string, unknown> | undefined;
+  if (!m || typeof m !== 'object' || typeof m.class !== 'string' || typeof m.infrastructure !== 'boolean') return undefined;
+  return { class: m.class, infrastructure: m.infrastructure, ...(typeof m.endpoint === 'string' ? { endpoint: m.endpoint } : {}) };
 }
 
 /** The harness's tools (FKGQA paper, section 5: the final query is submitted through `submit_final_query`). */
@@ -51,6 +84,7 @@ interface McpTool {
 /** Tools of a `fkgqa mcp` process over stdio (module comment). */
 export class McpToolProvider implements ToolProvider {
   private list: ToolSpec[] = [];
+  private shown: ServerSurface = { instructions: null, resources: [], resourceTemplates: [], prompts: [] };
 
   private constructor(
     private readonly client: Client,
@@ -62,6 +96,22 @@ export class McpToolProvider implements ToolProvider {
   private static async connect(client: Client, p: McpToolProvider): Promise<McpToolProvider> {
     const { tools } = (await client.listTools()) as { tools: McpTool[] };
     p.list = tools.map((t) => ({ name: t.name, description: t.description ?? '', parameters: t.inputSchema ?? { type: 'object' } }));
+    const caps = client.getServerCapabilities() ?? {};
+    // Lists the server does not offer are empty; one that fails to list is recorded as such (it changes the digest).
+    const list = async (offered: unknown, f: () => Promise<unknown[]>): Promise<unknown[]> => {
+      if (!offered) return [];
+      try {
+        return await f();
+      } catch (e) {
+        return [{ listingFailed: (e as Error).message }];
+      }
+    };
+    p.shown = {
+      instructions: client.getInstructions() ?? null,
+      resources: await list(caps.resources, async () => (await client.listResources()).resources),
+      resourceTemplates: await list(caps.resources, async () => (await client.listResourceTemplates()).resourceTemplates),
+      prompts: await list(caps.prompts, async () => (await client.listPrompts()).prompts),
+    };
     return p;
   }
 
@@ -100,13 +150,32 @@ export class McpToolProvider implements ToolProvider {
     return this.list;
   }
 
-  async call(name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
+  surface(): ServerSurface {
+    return this.shown;
+  }
+
+  /**
+   * Calls a tool. An error result keeps its `_meta["fkgqa/error"]` classification. A call that gets
+   * no answer (the server's connection closed, or no answer within `TOOL_CALL_TIMEOUT_MS`) is an
+   * infrastructure error of class `mcp-transport`; a protocol error the server answered (e.g.
+   * invalid arguments) is the agent's.
+   */
+  async call(name: string, args: Record<string, unknown>, options: ToolCallOptions = {}): Promise<ToolOutcome> {
     try {
-      const r = (await this.client.callTool({ name, arguments: args })) as { content?: { type: string; text?: string }[]; isError?: boolean };
+      const r = (await this.client.callTool({ name, arguments: args }, { timeout: TOOL_CALL_TIMEOUT_MS, ...(options.signal ? { signal: options.signal } : {}) })) as {
+        content?: { type: string; text?: string }[];
+        isError?: boolean;
+        _meta?: unknown;
+      };
       const text = (r.content ?? []).map((c) => (c.type === 'text' ? (c.text ?? '') : `[${c.type}]`)).join('\n');
-      return { text, isError: !!r.isError };
+      const error = r.isError ? toolErrorMeta(r._meta) : undefined;
+      return { text, isError: !!r.isError, ...(error ? { error } : {}) };
     } catch (e) {
-      return { text: `tool call failed: ${(e as Error).message}`, isError: true };
+      const message = (e as Error).message;
+      if (e instanceof SdkError && !options.signal?.aborted) {
+        return { text: `tool call failed: ${message}`, isError: true, error: { class: 'mcp-transport', infrastructure: true } };
+      }
+      return { text: `tool call failed: ${message}`, isError: true };
     }
   }
 

@@ -21,7 +21,7 @@ import { MEDIA } from '../sparql/protocol.js';
 import type { JsonResults } from '../sparql/results.js';
 import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
 import { readGoldQueries } from '../build/benchmark.js';
-import { RUN_FORMAT, type EndReason, type RunRecord } from '../eval/record.js';
+import { RUN_FORMATS, type EndReason, type RunRecord } from '../eval/record.js';
 import { graspF1, matchAnswer, spinachF1 } from './metrics.js';
 import { classifyQuery, VALIDITY_CLASSES, type ValidityClass } from './validity.js';
 import { serviceTargets } from '../sparql/services.js';
@@ -145,7 +145,7 @@ export function readRuns(files: string[]): RunRecord[] {
       } catch (e) {
         throw new InputError(`not JSON: ${(e as Error).message}`, { file, line: i + 1 });
       }
-      if (r?.format !== RUN_FORMAT) throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify(r?.format)}, expected ${RUN_FORMAT})`, { file, line: i + 1 });
+      if (!(RUN_FORMATS as readonly string[]).includes(r?.format)) throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify(r?.format)}, expected ${RUN_FORMATS.join(' or ')})`, { file, line: i + 1 });
       byId.set(r.id, r);
     });
   }
@@ -324,7 +324,7 @@ export function aggregate(rs: RunScore[]): GroupScore {
   const first = rs[0];
   const count = (f: (s: RunScore) => boolean) => rs.filter(f).length;
   const endReasons = { submitted: 0, cancelled: 0, turn_limit: 0, model_error: 0 } as Record<EndReason, number>;
-  for (const s of rs) endReasons[s.endReason]++;
+  for (const s of rs) endReasons[s.endReason] = (endReasons[s.endReason] ?? 0) + 1;
   const classes = Object.fromEntries(VALIDITY_CLASSES.map((c) => [c, rs.reduce((n, s) => n + s.validity[c], 0)])) as Record<ValidityClass, number>;
   const queries = Object.values(classes).reduce((a, b) => a + b, 0);
   const failures = queries - classes.ok;

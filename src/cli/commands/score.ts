@@ -1,4 +1,7 @@
-/** `fkgqa score RUNS...`: flags → `score` (src/index.ts); writes the report (text, JSON, CSV or HTML) and the per-run CSV. */
+/**
+ * `fkgqa score RUNS...`: flags → `score` (src/index.ts); writes the report (text, JSON, CSV or HTML)
+ * to stdout or `--out`, the per-run CSV, and with `--html FILE` (stats's spelling) also the HTML report.
+ */
 import { writeFileAtomic } from '../../common/output.js';
 import { score } from '../../index.js';
 import { formatPerRunCsv, formatScoreCsv, formatScoreHtml, formatScoreText } from '../../score/format.js';
@@ -9,6 +12,7 @@ export async function run(runs: string[], o: Record<string, any>): Promise<void>
   const r = await score({ runs, shards: o.shards, state: o.state, timeoutMs: o.timeout, progress: stderrProgress(o.quiet) });
   const text = format === 'json' ? JSON.stringify(r, null, 2) + '\n' : format === 'csv' ? formatScoreCsv(r) : format === 'html' ? formatScoreHtml(r) : formatScoreText(r);
   if (o.perRun) writeFileAtomic(o.perRun, formatPerRunCsv(r));
+  if (o.html) writeFileAtomic(o.html, format === 'html' ? text : formatScoreHtml(r));
   if (o.out) writeFileAtomic(o.out, text);
   else process.stdout.write(text);
 }

@@ -1,7 +1,12 @@
-/** `fkgqa stats`: flags → `stats` (src/index.ts); prints the figures, writes the per-query CSV and HTML report. */
+/**
+ * `fkgqa stats`: flags → `stats` (src/index.ts); prints the figures (or writes them to `--out`, in
+ * the `--format` given, html included), writes the per-query CSV and, with the old spelling
+ * `--html FILE`, also the HTML report.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../common/errors.js';
+import { writeFileAtomic } from '../../common/output.js';
 import { stats } from '../../index.js';
 import { formatStatsHtml } from '../../report/html.js';
 import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText } from '../../report/stats-format.js';
@@ -17,7 +22,7 @@ function checkOutputFile(file: string): void {
 
 export async function run(o: Record<string, any>): Promise<void> {
   const format = outputFormat(o);
-  for (const f of [o.perQuery, o.html]) if (f) checkOutputFile(f);
+  for (const f of [o.perQuery, o.html, o.out]) if (f) checkOutputFile(f);
   const s = await stats({
     shards: o.shards,
     kgs: o.kg,
@@ -26,13 +31,15 @@ export async function run(o: Record<string, any>): Promise<void> {
     state: o.state,
     progress: stderrProgress(o.quiet),
   });
-  if (o.perQuery) fs.writeFileSync(o.perQuery, formatPerQueryCsv(s));
-  if (o.html) fs.writeFileSync(o.html, formatStatsHtml(s));
+  if (o.perQuery) writeFileAtomic(o.perQuery, formatPerQueryCsv(s));
+  if (o.html) writeFileAtomic(o.html, formatStatsHtml(s));
   const paper = Boolean(o.comparePaper);
   let text: string;
   if (format === 'json') text = JSON.stringify(paper ? { ...s, comparison: comparePaper(s.figures) } : s, null, 2) + '\n';
   else if (format === 'csv') text = formatStatsCsv(s, paper);
   else if (format === 'markdown') text = formatStatsMarkdown(s, paper);
+  else if (format === 'html') text = formatStatsHtml(s);
   else text = formatStatsText(s, paper);
-  process.stdout.write(text);
+  if (o.out) writeFileAtomic(o.out, text);
+  else process.stdout.write(text);
 }

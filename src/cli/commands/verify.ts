@@ -2,7 +2,7 @@
 import { verify } from '../../index.js';
 import type { FederationForm } from '../../verify/forms.js';
 import { formatVerifyReport } from '../../verify/verify.js';
-import { outputFormat } from '../options.js';
+import { outputFormat, selectedQueries } from '../options.js';
 import { stderrProgress } from '../progress.js';
 
 export async function run(o: Record<string, any>): Promise<void> {
@@ -12,7 +12,7 @@ export async function run(o: Record<string, any>): Promise<void> {
     endpoints: o.endpoints,
     state: o.state,
     kgs: o.kg,
-    queries: o.query,
+    queries: selectedQueries(o.shards, o.question, o.query).queries,
     timeoutMs: o.timeout,
     forms: o.form as FederationForm[],
     federationEngine: o.federationEngine,

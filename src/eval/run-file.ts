@@ -1,0 +1,200 @@
+/**
+ * The run file of `fkgqa eval`: JSON lines (src/eval/record.ts), appended to, one line per
+ * finished run, safe against a crash at any instant (issue 18 item 5):
+ *
+ * - **Whole lines only.** A run's line (its JSON and the newline) is written with one `write`
+ *   call (repeated only if the kernel writes part of it), then `fdatasync`: a line is on disk
+ *   before the next run is reported, so a power cut loses at most the run being written. A
+ *   process killed during the write (SIGKILL, OOM) can leave the start of a line without its
+ *   newline: a torn last line.
+ * - **Repair on open.** A last line without newline is cut away (the file is truncated after the
+ *   last newline) and the run it held runs again; if it is in fact a complete run record (killed
+ *   between its last byte and the newline, which one write makes unlikely), the newline is added
+ *   instead. Either way the caller is told (a warning on stderr). Any other line that is not a run
+ *   record is bad input, named by line (the file was changed by something else): nothing is
+ *   appended to it.
+ * - **One writer.** A lock file beside it (`.<name>.fkgqa-lock`, pid and process start time, as
+ *   for builds) keeps two `fkgqa eval` processes from appending to one file; a lock left by a
+ *   killed process is taken over.
+ * - **Resume.** The runs already in the file (the last line of an id wins, as in `fkgqa score`)
+ *   are skipped, except failed ones (`model_error`, `infrastructure_error`) with `retryErrors`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { InputError } from '../common/errors.js';
+import { noteKept, takeLockFile } from '../common/output.js';
+import { FAILED_END_REASONS, RUN_FORMATS, type RunRecord } from './record.js';
+
+/** What opening a run file found and did. */
+export interface RunFileOpening {
+  /** Lines (runs) in the file after the repair. */
+  lines: number;
+  /** What the repair did (a torn last line cut away, or its newline added), in words; undefined when the file was whole. */
+  repaired?: string;
+}
+
+/**
+ * Fault injection for the crash-safety tests: with `FKGQA_FAULT_AT=append:<k>`, the k-th append of
+ * this process writes the first half of its line, then kills the process with SIGKILL (a torn
+ * line, as a kill during a large write leaves). Not for users.
+ */
+function appendFault(n: number): boolean {
+  return process.env.FKGQA_FAULT_AT === `append:${n}`;
+}
+
+/** The run file (module comment). Open with `RunFile.open`; `close` releases the lock. */
+export class RunFile {
+  /** The last record of each run id, in file order of first appearance. */
+  private readonly latest = new Map<string, RunRecord>();
+  private fd: number | undefined;
+  /** Removes the lock when the process exits without `close` (e.g. `process.exit` on SIGINT). */
+  private readonly onExit = () => fs.rmSync(this.lock, { force: true });
+  /** Runs appended by this process. */
+  appended = 0;
+
+  private constructor(
+    readonly file: string,
+    private readonly lock: string,
+    readonly opening: RunFileOpening,
+  ) {}
+
+  /**
+   * Opens (or creates) a run file for appending: checks the path, takes the lock, repairs a torn
+   * last line and reads the runs already there.
+   * @param file the `--out` path
+   * @throws InputError when the path is a directory or below a file, another process holds the
+   *   lock, or a line other than a torn last one is not a run record (file and line named)
+   */
+  static open(file: string): RunFile {
+    const abs = path.resolve(file);
+    if (fs.existsSync(abs) && fs.statSync(abs).isDirectory()) {
+      throw new InputError(`--out is a directory: give the run file's name (JSON lines), e.g. --out ${path.join(file, 'runs.jsonl')}`, { file });
+    }
+    for (let up = path.dirname(abs); ; up = path.dirname(up)) {
+      if (fs.existsSync(up)) {
+        if (!fs.statSync(up).isDirectory()) throw new InputError(`--out lies below ${up}, which is a file, not a directory`, { file });
+        break;
+      }
+      if (path.dirname(up) === up) break;
+    }
+    fs.mkdirSync(path.dirname(abs), { recursive: true });
+    const lock = path.join(path.dirname(abs), `.${path.basename(abs)}.fkgqa-lock`);
+    takeLockFile(lock, file, 'run file');
+    try {
+      const opening = RunFile.repair(abs, file);
+      const rf = new RunFile(file, lock, opening);
+      rf.read(abs);
+      rf.fd = fs.openSync(abs, 'a');
+      process.on('exit', rf.onExit);
+      return rf;
+    } catch (e) {
+      fs.rmSync(lock, { force: true });
+      throw e;
+    }
+  }
+
+  /** Cuts a torn last line away (or completes it when it is a whole record); see the module comment. */
+  private static repair(abs: string, given: string): RunFileOpening {
+    if (!fs.existsSync(abs)) return { lines: 0 };
+    const data = fs.readFileSync(abs);
+    if (data.length === 0 || data[data.length - 1] === 0x0a) return { lines: countLines(data) };
+    const cut = data.lastIndexOf(0x0a) + 1; // 0 when the file is one torn line
+    const tail = data.subarray(cut).toString('utf8');
+    const fd = fs.openSync(abs, 'r+');
+    try {
+      if (isRunRecord(tail)) {
+        fs.writeSync(fd, '\n', data.length);
+        fs.fdatasyncSync(fd);
+        return { lines: countLines(data) + 1, repaired: `${given}: the last line (a complete run) had no newline: added it` };
+      }
+      fs.ftruncateSync(fd, cut);
+      fs.fdatasyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    const lines = countLines(data.subarray(0, cut));
+    return {
+      lines,
+      repaired: `${given}: cut away a torn last line (line ${lines + 1}, ${data.length - cut} bytes without newline: a run that was being written when an earlier fkgqa eval stopped); that run will run again`,
+    };
+  }
+
+  /** Reads every line (all whole after the repair). @throws InputError naming a line that is not a run record */
+  private read(abs: string): void {
+    if (!fs.existsSync(abs)) return;
+    const lines = fs.readFileSync(abs, 'utf8').split('\n');
+    for (const [i, line] of lines.entries()) {
+      if (!line.trim()) continue;
+      let r: RunRecord;
+      try {
+        r = JSON.parse(line) as RunRecord;
+      } catch (e) {
+        throw new InputError(`not JSON (${(e as Error).message}): not a run file of fkgqa eval, or changed by hand; fix or remove that line, or choose another --out`, { file: this.file, line: i + 1 });
+      }
+      if (!r || typeof r !== 'object' || !(RUN_FORMATS as readonly string[]).includes(r.format) || typeof r.id !== 'string') {
+        throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify((r as { format?: unknown } | null)?.format)}, expected one of ${RUN_FORMATS.join(', ')}); choose another --out`, { file: this.file, line: i + 1 });
+      }
+      this.latest.set(r.id, r);
+    }
+  }
+
+  /** Runs in the file (the last line of each id). */
+  get runs(): number {
+    return this.latest.size;
+  }
+
+  /**
+   * Whether the run with this id is already in the file (and is not to be rerun).
+   * @param retryErrors when true, runs that ended as a failure (`FAILED_END_REASONS`) are not done
+   */
+  done(id: string, retryErrors: boolean): boolean {
+    const r = this.latest.get(id);
+    return !!r && !(retryErrors && FAILED_END_REASONS.includes(r.endReason));
+  }
+
+  /**
+   * Appends one run as one whole line (one write, then fdatasync) and notes it for the
+   * interruption message.
+   * @throws Error when the file cannot be written (disk full, …)
+   */
+  append(record: RunRecord): void {
+    if (this.fd === undefined) throw new Error('the run file is closed');
+    const buf = Buffer.from(JSON.stringify(record) + '\n', 'utf8');
+    if (appendFault(this.appended + 1)) {
+      fs.writeSync(this.fd, buf, 0, buf.length >> 1);
+      process.kill(process.pid, 'SIGKILL');
+    }
+    for (let off = 0; off < buf.length; ) off += fs.writeSync(this.fd, buf, off, buf.length - off);
+    fs.fdatasyncSync(this.fd);
+    this.latest.set(record.id, record);
+    this.appended++;
+    const n = this.appended;
+    const file = this.file;
+    noteKept(`runs:${path.resolve(file)}`, () => `${n} run${n === 1 ? '' : 's'} appended to ${file} (each line whole; runs in progress were dropped): rerun the same command to resume, finished runs are skipped`);
+  }
+
+  /** Closes the file and releases the lock. */
+  close(): void {
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
+    process.off('exit', this.onExit);
+    fs.rmSync(this.lock, { force: true });
+  }
+}
+
+/** Number of newline-terminated lines in a buffer. */
+function countLines(b: Buffer): number {
+  let n = 0;
+  for (let i = b.indexOf(0x0a); i !== -1; i = b.indexOf(0x0a, i + 1)) n++;
+  return n;
+}
+
+/** Whether a text is one whole run record (JSON with a run format and an id). */
+function isRunRecord(text: string): boolean {
+  try {
+    const r = JSON.parse(text) as { format?: unknown; id?: unknown } | null;
+    return !!r && (RUN_FORMATS as readonly string[]).includes(r.format as string) && typeof r.id === 'string';
+  } catch {
+    return false;
+  }
+}

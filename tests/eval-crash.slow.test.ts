@@ -1,0 +1,33 @@
+/**
+ * The long kill sweep of `fkgqa eval`'s run file (issue 18 item 5; the short one is in
+ * tests/eval-crash.test.ts): SIGKILL at 60 seeded random instants, 15 of them fault injections in
+ * the middle of an append, eval resumed after each; no finished run may be lost or duplicated and
+ * every line must parse. The figures are printed on stderr.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRuns } from '../src/score/score.js';
+import { tmpDir } from './helpers.js';
+import { serveDemo, type ServedBuild } from './eval-fixture.js';
+import { killSweep } from './eval-sweep.js';
+
+describe('eval / kill sweep (slow)', () => {
+  const dir = tmpDir('fkgqa-eval-sweep-');
+  let served: ServedBuild;
+  beforeAll(async () => {
+    served = await serveDemo(dir, ['library']);
+  }, 120_000);
+  afterAll(async () => {
+    await served?.server.close();
+  });
+
+  it('60 instants (15 during an append), seed 7: runs lost 0, duplicated 0, every line parses, every run made once', async () => {
+    const out = path.join(dir, 'sweep.jsonl');
+    const r = await killSweep({ build: served.build, endpointsFile: served.endpointsFile, out, seed: 7, instants: 60, faultEvery: 4, maxDelayMs: 2000, repeats: 40, log: (l) => process.stderr.write(`[eval sweep] ${l}\n`) });
+    process.stderr.write(`[eval sweep] result ${JSON.stringify(r)}\n`);
+    expect(r).toMatchObject({ instants: 60, faults: 15, faultKills: 15, runsLost: 0, duplicates: 0, unparsable: 0, finalCode: 0, planned: 320, finalRuns: 320, finalLines: 320 });
+    expect(r.tornSeen).toBeGreaterThanOrEqual(15);
+    expect(r.repairsSaid).toBe(r.tornSeen);
+    expect(readRuns([out])).toHaveLength(320);
+  }, 1_800_000);
+});

@@ -1,0 +1,128 @@
+/**
+ * `fkgqa eval`'s run file after crashes (issue 18 item 5) and the message of an interrupted
+ * command (issue 19): a torn last line is cut away on open and said on stderr, only whole lines
+ * are appended, a kill at any instant loses no finished run; Ctrl-C says what was kept. The long
+ * kill sweep is tests/eval-crash.slow.test.ts.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { interruptionMessage, noteKept, processStartTime, StagedOutput } from '../src/common/output.js';
+import { InputError } from '../src/common/errors.js';
+import { RUN_FORMAT } from '../src/eval/record.js';
+import { RunFile } from '../src/eval/run-file.js';
+import { readRuns } from '../src/score/score.js';
+import { tmpDir } from './helpers.js';
+import { fkgqaAsync, serveDemo, type ServedBuild } from './eval-fixture.js';
+import { killSweep } from './eval-sweep.js';
+
+const dir = tmpDir('fkgqa-eval-crash-');
+const run = (id: string, endReason = 'submitted') => JSON.stringify({ format: RUN_FORMAT, id, endReason, padding: 'x'.repeat(200) });
+
+describe('eval / the run file (unit)', () => {
+  // First: the message depends on what this process has written so far.
+  it('an interrupted command says what it kept: a committed build, written files, appended runs; "nothing was written" only when true', () => {
+    expect(interruptionMessage()).toBe('nothing was written');
+    const out = path.join(dir, 'build');
+    const staged = new StagedOutput(out);
+    fs.writeFileSync(path.join(staged.dir, 'build.json'), '{}');
+    expect(interruptionMessage()).toBe(`nothing was written (the unfinished output ${out} was removed, what was there before is unchanged)`);
+    expect(fs.existsSync(staged.dir)).toBe(false);
+    const again = new StagedOutput(out);
+    fs.writeFileSync(path.join(again.dir, 'build.json'), '{}');
+    again.commit(() => true);
+    expect(interruptionMessage()).toBe(`kept: ${out}, written completely`);
+    noteKept('runs:x', () => '2 runs appended to x.jsonl');
+    expect(interruptionMessage()).toBe(`kept: ${out}, written completely; 2 runs appended to x.jsonl`);
+  });
+
+  it('cuts a torn last line away and says so; completes a whole last line without newline; appends whole lines', () => {
+    const f = path.join(dir, 'torn.jsonl');
+    const torn = run('c').slice(0, 90);
+    fs.writeFileSync(f, `${run('a')}\n${run('b')}\n${torn}`);
+    const rf = RunFile.open(f);
+    expect(rf.opening).toEqual({ lines: 2, repaired: `${f}: cut away a torn last line (line 3, 90 bytes without newline: a run that was being written when an earlier fkgqa eval stopped); that run will run again` });
+    expect(rf.runs).toBe(2);
+    expect(rf.done('a', false)).toBe(true);
+    expect(rf.done('c', false)).toBe(false);
+    rf.append(JSON.parse(run('c')));
+    rf.close();
+    expect(fs.readFileSync(f, 'utf8')).toBe(`${run('a')}\n${run('b')}\n${run('c')}\n`);
+
+    const g = path.join(dir, 'whole.jsonl');
+    fs.writeFileSync(g, `${run('a')}\n${run('b', 'model_error')}`);
+    const rg = RunFile.open(g);
+    expect(rg.opening).toEqual({ lines: 2, repaired: `${g}: the last line (a complete run) had no newline: added it` });
+    expect(rg.done('b', false)).toBe(true);
+    expect(rg.done('b', true)).toBe(false); // --retry-errors reruns it
+    rg.close();
+    expect(fs.readFileSync(g, 'utf8')).toBe(`${run('a')}\n${run('b', 'model_error')}\n`);
+
+    // A file that is one torn line is emptied.
+    const h = path.join(dir, 'only-torn.jsonl');
+    fs.writeFileSync(h, '{"format":"fkgqa-run/2","id":"x","endRea');
+    RunFile.open(h).close();
+    expect(fs.readFileSync(h, 'utf8')).toBe('');
+  });
+
+  it('names a bad line that is not the last (exit 2, nothing appended), refuses a second writer, takes over a dead one\'s lock', () => {
+    const f = path.join(dir, 'bad.jsonl');
+    fs.writeFileSync(f, `${run('a')}\n{"oops\n${run('b')}\n`);
+    expect(() => RunFile.open(f)).toThrow(InputError);
+    expect(() => RunFile.open(f)).toThrow(new RegExp(`^${f}, line 2: not JSON \\(`));
+    const other = path.join(dir, 'other.jsonl');
+    fs.writeFileSync(other, `${JSON.stringify({ format: 'something', id: 'x' })}\n`);
+    expect(() => RunFile.open(other)).toThrow(`${other}, line 1: not a run record of fkgqa eval (format "something", expected one of fkgqa-run/1, fkgqa-run/2); choose another --out`);
+    expect(fs.existsSync(path.join(dir, '.bad.jsonl.fkgqa-lock'))).toBe(false); // released after the refusal
+    // A live process (the test's parent) holds the lock: refused. A dead one's lock is taken over.
+    const g = path.join(dir, 'locked.jsonl');
+    const lock = path.join(dir, '.locked.jsonl.fkgqa-lock');
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, start: processStartTime(process.ppid) }));
+    expect(() => RunFile.open(g)).toThrow(`${g}: another fkgqa process (pid ${process.ppid}) is writing to this run file`);
+    fs.writeFileSync(lock, JSON.stringify({ pid: 4_194_000, start: '1' }));
+    const rf = RunFile.open(g);
+    expect(JSON.parse(fs.readFileSync(lock, 'utf8')).pid).toBe(process.pid);
+    rf.close();
+    expect(fs.existsSync(lock)).toBe(false);
+  });
+
+});
+
+describe('eval / kill -9 at any instant loses no finished run (issue 18 item 5)', () => {
+  let served: ServedBuild;
+  let build: string;
+  let endpointsFile: string;
+  beforeAll(async () => {
+    served = await serveDemo(dir, ['library']);
+    ({ build, endpointsFile } = served);
+  }, 120_000);
+  afterAll(async () => {
+    await served?.server.close();
+  });
+
+  it('a fault in the middle of an append, then a resume: the torn line is cut away (said on stderr), the run is made again, the file is whole', async () => {
+    const out = path.join(dir, 'fault.jsonl');
+    const args = ['eval', '--shards', build, '--endpoints', endpointsFile, '--agent', 'single', '--no-probe', '--tools', 'in-process', '--kg', 'library', '--out', out];
+    const killed = await fkgqaAsync(args, { FKGQA_FAULT_AT: 'append:3' });
+    expect(killed.signal).toBe('SIGKILL');
+    const text = fs.readFileSync(out, 'utf8');
+    expect(text.split('\n')).toHaveLength(3); // two whole lines and a torn third
+    expect(text.endsWith('\n')).toBe(false);
+    const resumed = await fkgqaAsync(args);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(new RegExp(`warning: ${out}: cut away a torn last line \\(line 3, \\d+ bytes without newline`));
+    expect(resumed.stdout).toMatch(/^fkgqa eval: 6 runs in .* \(2 already there: skipped\)/);
+    const runs = readRuns([out]);
+    expect(runs).toHaveLength(8);
+    expect(fs.readFileSync(out, 'utf8').split('\n').filter(Boolean)).toHaveLength(8);
+  }, 120_000);
+
+  it('sweep: SIGKILL at 6 seeded instants (2 of them in the middle of an append), resumed each time: runs lost 0, duplicated 0, every line parses', async () => {
+    const out = path.join(dir, 'sweep.jsonl');
+    const r = await killSweep({ build, endpointsFile, out, seed: 1, instants: 6, faultEvery: 3, maxDelayMs: 1500, repeats: 10 });
+    expect(r).toMatchObject({ instants: 6, faults: 2, faultKills: 2, runsLost: 0, duplicates: 0, unparsable: 0, finalCode: 0, planned: 80, finalRuns: 80, finalLines: 80 });
+    expect(r.tornSeen).toBeGreaterThanOrEqual(2); // at least the fault injections
+    expect(r.repairsSaid).toBe(r.tornSeen); // every torn line was cut away by the next resume, which said so
+    expect(readRuns([out])).toHaveLength(80);
+  }, 300_000);
+});
