@@ -18,7 +18,6 @@ const BENCHES = [
   { name: 'serve', script: 'serve.js', args: [], what: 'serve start-up and memory vs a bare oxigraph load; point and aggregate queries vs the bare ceiling' },
   { name: 'mcp', script: 'mcp.js', args: [], what: 'run_sparql_query vs a direct POST of the same query' },
   { name: 'federation', script: 'federation.js', args: ['--skip-corpus'], what: 'federation engines: requests and time of one oracle query; a 2-shard join vs the unsharded endpoint' },
-  { name: 'view', script: 'view.js', args: [], what: 'fkgqa view of 1,000 runs in headless Chromium' },
 ];
 
 const { values: o } = parseArgs({
@@ -54,7 +53,13 @@ function render(all) {
   }
   lines.push('', 'What each bench runs:', '');
   for (const b of BENCHES) lines.push(`- **${b.name}** (\`node bench/${b.script}${b.args.length ? ' ' + b.args.join(' ') : ''}\`): ${b.what}.`);
-  lines.push('');
+  lines.push(
+    '',
+    'Not in this table: `npm run bench:view -- --runs FILE --shards BUILD` (the size and drawing time',
+    'of a `fkgqa view` page of 1,000 runs in headless Chromium: absolute figures, no ratio; it needs',
+    'run records of a real eval) and `npm run bench:scale` (synthetic graphs of 1–10M triples).',
+    '',
+  );
   return lines.join('\n');
 }
 
