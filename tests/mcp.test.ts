@@ -242,18 +242,49 @@ SELECT ?t1_title WHERE {
     expect(r.text).toContain(`direct: the SERVICE wrapper was removed and the query sent to ${url('library-shard2')}`);
     const delta = Object.fromEntries(Object.keys(after).map((id) => [id, after[id].total - (before[id]?.total ?? 0)]).filter(([, n]) => n !== 0));
     expect(delta).toEqual({ 'library-shard2': 1 });
-    expect(c.mcp.callLog.entries[0]).toMatchObject({ route: 'direct', requests: { [url('library-shard2')]: 1 }, rows: 1, details: { sent: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o. }' } });
+    // The quick route (lonePlan): the wrapper cut out of the text, the rest sent as written.
+    expect(c.mcp.callLog.entries[0]).toMatchObject({ route: 'direct', requests: { [url('library-shard2')]: 1 }, rows: 1, details: { sent: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }' } });
+    // A syntax error inside the clause is found by the endpoint; the agent gets the parser's message (one request was sent).
+    const bad = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard2')}> { ?s ?p } }` });
+    expect(bad.text).toMatch(/^Error \(syntax\): SPARQL syntax error at line 1, column \d+: found '}'/);
+    expect(c.mcp.callLog.entries[1]).toMatchObject({ errorClass: 'syntax', requests: { [url('library-shard2')]: 1 } });
     await c.close();
   });
 
-  it('cuts the preview with an exact "showing N of M rows"', async () => {
+  it('pages an answer: "rows X–Y of M; pass offset=Y to continue", later pages from the kept answer, a character budget (issue 21 item 4)', async () => {
     const c = await connect(registry, 'baseline', { previewRows: 3 });
-    const r = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s ?p ?o } }` });
-    expect(r.text.split('\n')[0]).toMatch(/^showing 3 of 35 rows \(the other 32 were left out/);
-    expect(previewOf(r.text).results!.bindings).toHaveLength(3);
+    const q = `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s ?p ?o } } ORDER BY ?s ?p ?o`;
+    const r = await c.call('run_sparql_query', { query: q });
+    expect(r.text.split('\n')[0]).toMatch(/^rows 1–3 of 35; pass offset=3 to continue; or add LIMIT, or aggregate with COUNT\/GROUP BY \(direct: /);
+    const first = previewOf(r.text).results!.bindings;
+    expect(first).toHaveLength(3);
     expect(c.mcp.callLog.entries[0]).toMatchObject({ rows: 35, truncated: true });
+    // The next page comes from the answer kept from that call: no new request.
+    const before = JSON.stringify(server.log.counts());
+    const p2 = await c.call('run_sparql_query', { query: q, offset: 3 });
+    expect(p2.text.split('\n')[0]).toMatch(/^rows 4–6 of 35; pass offset=6 to continue.* \(a page of the answer kept from the same query \d+ s ago; direct: /);
+    expect(JSON.stringify(server.log.counts())).toBe(before);
+    expect(c.mcp.callLog.entries[1]).toMatchObject({ requests: {}, rows: 35, details: { offset: 3, kept: true } });
+    // The pages together are the whole answer, in order.
+    const all = [...first, ...previewOf(p2.text).results!.bindings];
+    for (let o = 6; o < 35; o += 3) all.push(...previewOf((await c.call('run_sparql_query', { query: q, offset: o })).text).results!.bindings);
+    const direct = await fetch(url('library-shard1'), { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' }, body: 'SELECT * WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o' });
+    const whole = (await direct.json()) as JsonResults;
+    expect(all).toEqual(whole.results!.bindings);
+    const last = await c.call('run_sparql_query', { query: q, offset: 33 });
+    expect(last.text.split('\n')[0]).toMatch(/^rows 34–35 of 35 \(/);
+    const past = await c.call('run_sparql_query', { query: q, offset: 40 });
+    expect(past.text.split('\n')[0]).toMatch(/^no rows at offset=40: there are 35 \(/);
+    // A character budget: fewer rows than previewRows fit in 1,000 characters.
+    const wide = await connect(registry, 'baseline', { previewRows: 100 });
+    const b = await wide.call('run_sparql_query', { query: q, max_chars: 1000 });
+    expect(b.text.length).toBeLessThanOrEqual(1000);
+    const shown = previewOf(b.text).results!.bindings.length;
+    expect(shown).toBeGreaterThan(0);
+    expect(b.text.split('\n')[0]).toContain(`rows 1–${shown} of 35; pass offset=${shown} to continue (max_chars=1000 reached`);
+    await wide.close();
     const g = await c.call('run_sparql_query', { query: `CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <${url('library-shard2')}> { ?s ?p ?o } }`, format: 'text/turtle' });
-    expect(g.text.split('\n')[0]).toMatch(/^showing 3 of 8 triples/);
+    expect(g.text.split('\n')[0]).toMatch(/^triples 1–3 of 8; pass offset=3 to continue/);
     expect(g.text.trim().split('\n')).toHaveLength(4);
     await c.close();
   });
@@ -261,7 +292,7 @@ SELECT ?t1_title WHERE {
   it('counts and previews a Turtle graph answer as N-Triples', async () => {
     const c = await connect(registryFromUrls([`${foreign.url}/ttl/sparql`]), 'baseline', { previewRows: 2 });
     const r = await c.call('run_sparql_query', { query: `CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <${foreign.url}/ttl/sparql> { ?s ?p ?o } }` });
-    expect(r.text.split('\n')[0]).toMatch(/^showing 2 of 8 triples/);
+    expect(r.text.split('\n')[0]).toMatch(/^triples 1–2 of 8; pass offset=2 to continue/);
     expect(r.text.trim().split('\n').slice(1).every((l) => /^(<[^>]+>|_:\S+) <[^>]+> .+ \.$/.test(l))).toBe(true);
     await c.close();
   });
@@ -458,8 +489,10 @@ describe('fkgqa mcp / transports', () => {
     const client = new Client({ name: 'test', version: '1' });
     await client.connect(transport);
     try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['run_sparql_query']);
-      expect(client.getInstructions()).toContain(registry.endpoints[0].description!);
+      const tools = (await client.listTools()).tools;
+      expect(tools.map((t) => t.name)).toEqual(['run_sparql_query']);
+      // high_level: the descriptions are in the tool description, which every client shows its model.
+      expect(tools[0].description).toContain(`- ${url('library-shard1')} — ${registry.endpoints[0].description!}`);
       const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard4')}> { ?b a <${P}book> } }` } })) as { content: { text: string }[] };
       expect(previewOf(r.content[0].text).results!.bindings[0].n.value).toBe('8');
     } finally {
