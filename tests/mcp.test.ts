@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -501,6 +502,108 @@ describe('fkgqa mcp / transports', () => {
     const lines = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ tool: 'run_sparql_query', setup: 'high_level', route: 'direct', rows: 1, endpoints: [url('library-shard4')] });
+  });
+});
+
+
+/**
+ * The malformed messages of issue 19 and what each must get (transport.ts), the same on stdio and
+ * HTTP; after them a tools/list still answers (the server stayed up). The 20 MB message carries
+ * id 10 before its params, so its reply names that id.
+ */
+const HOSTILE: { name: string; body: string; code: number; id: number | null }[] = [
+  { name: 'not JSON', body: '{"jsonrpc":"2.0","id":1,"method":', code: -32700, id: null },
+  { name: 'no jsonrpc member', body: '{"id":5,"method":"tools/list"}', code: -32600, id: 5 },
+  { name: 'method not a string', body: '{"jsonrpc":"2.0","id":6,"method":7}', code: -32600, id: 6 },
+  { name: 'params a string', body: '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}', code: -32602, id: 2 },
+  { name: 'params an array', body: '{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[1]}', code: -32602, id: 3 },
+];
+const BIG = `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"${'a'.repeat(20_000_000)}"}}`;
+const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
+
+describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
+  it('stdio: parse error -32700, invalid request -32600, invalid params -32602, a 20 MB line refused; the server keeps serving', async () => {
+    const dir = tmpDir('fkgqa-mcp-rpc-');
+    const endpoints = path.join(dir, 'endpoints.json');
+    fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoints', endpoints, '--call-log', path.join(dir, 'calls.jsonl')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    // Replies by id (null: the replies without an id, in order), each waited for as an event.
+    const replies: { id: unknown; error?: { code: number; message: string }; result?: { tools?: { name: string }[] } }[] = [];
+    const waiters: (() => void)[] = [];
+    let buf = '';
+    child.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.trim()) replies.push(JSON.parse(line));
+        for (const w of waiters.splice(0)) w();
+      }
+    });
+    const until = async (n: number) => {
+      while (replies.length < n) await new Promise<void>((r) => waiters.push(r));
+    };
+    const send = (s: string) => new Promise<void>((r) => child.stdin.write(s + '\n', () => r()));
+    try {
+      await send(JSON.stringify(INIT));
+      await until(1);
+      expect(replies[0]).toMatchObject({ id: 0, result: { serverInfo: { name: 'fkgqa' } } });
+      await send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+      for (const h of HOSTILE) await send(h.body);
+      await send(BIG);
+      await send('{"jsonrpc":"2.0","id":11,"method":"tools/list"}');
+      await until(1 + HOSTILE.length + 2);
+      expect(replies.slice(1, 1 + HOSTILE.length).map((r) => [r.id, r.error?.code])).toEqual(HOSTILE.map((h) => [h.id, h.code]));
+      expect(replies[1].error!.message).toMatch(/^Parse error: /);
+      expect(replies[4].error!.message).toBe('Invalid params: the params of tools/call must be an object, not a string');
+      const big = replies[1 + HOSTILE.length];
+      expect(big).toMatchObject({ id: 10, error: { code: -32600 } });
+      expect(big.error!.message).toBe(`Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped`);
+      const list = replies[2 + HOSTILE.length];
+      expect(list.id).toBe(11);
+      expect(list.result!.tools!.map((t) => t.name)).toEqual(['run_sparql_query']);
+      expect(child.exitCode).toBe(null);
+    } finally {
+      child.stdin.end();
+    }
+    // Closing stdin ends the session: a clean exit, and each refusal named on stderr.
+    expect(await exited).toBe(0);
+    expect(stderr).toContain(`refused a message: a message of ${BIG.length} bytes (limit ${4 << 20})`);
+    expect(stderr).toContain('refused a message: not JSON');
+  });
+
+  it('HTTP: the same errors with 400 (413 for the 20 MB body); the server keeps serving', async () => {
+    const refused: string[] = [];
+    const h = await serveMcpHttp({ registry, setup: 'baseline', callLog: null, state: null, onRefused: (why) => refused.push(why) });
+    const H: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+    try {
+      const init = await fetch(h.url, { method: 'POST', headers: H, body: JSON.stringify(INIT) });
+      expect(init.status).toBe(200);
+      await init.text();
+      const sid = init.headers.get('mcp-session-id');
+      const S = { ...H, ...(sid ? { 'mcp-session-id': sid } : {}) };
+      for (const x of HOSTILE) {
+        const r = await fetch(h.url, { method: 'POST', headers: S, body: x.body });
+        expect([x.name, r.status]).toEqual([x.name, 400]);
+        expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: x.id, error: { code: x.code } });
+      }
+      const big = await fetch(h.url, { method: 'POST', headers: S, body: BIG });
+      expect(big.status).toBe(413);
+      expect(await big.json()).toEqual({ jsonrpc: '2.0', id: 10, error: { code: -32600, message: `Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped` } });
+      const list = await fetch(h.url, { method: 'POST', headers: S, body: '{"jsonrpc":"2.0","id":11,"method":"tools/list"}' });
+      expect(list.status).toBe(200);
+      const text = await list.text();
+      // JSON or one SSE event, holding the answer to id 11.
+      const msg = JSON.parse(text.trim().startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]) as { id: number; result: { tools: { name: string }[] } };
+      expect([msg.id, msg.result.tools.map((t) => t.name)]).toEqual([11, ['run_sparql_query']]);
+      expect(refused).toEqual(['not JSON', '"jsonrpc" is not "2.0"', '"method" is not a string', 'params of tools/call are a string', 'params of tools/list are an array']);
+    } finally {
+      await h.close();
+    }
   });
 });
 
