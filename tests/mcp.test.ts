@@ -12,7 +12,7 @@ import { readVoid } from '../src/describe/void-turtle.js';
 import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { planQuery } from '../src/federation/routing.js';
 import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
-import { runSparqlQuery } from '../src/mcp/run-query.js';
+import { failure, failureCause, runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import type { JsonResults } from '../src/sparql/results.js';
@@ -340,6 +340,22 @@ SELECT ?t1_title WHERE {
     const again = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` });
     expect(previewOf(again.text).results!.bindings[0].n.value).toBe('5');
     await c.close();
+  });
+
+  it('says when the endpoint stopped the query at its own time limit, apart from the caller\'s timeout_ms (contracts: MCP tool results)', () => {
+    const routed = { route: 'direct' as const, query: 'ASK {}', targets: [registry.endpoints[0]], form: 'boolean' as const };
+    // The client's outcome for fkgqa serve's 503 `Fkgqa-Stopped: time-limit; by=endpoint; ms=30000` (branch serve) carries endpointLimitMs.
+    const own = failure({ status: 'timeout', ms: 30_002, requests: {}, endpointLimitMs: 30_000 } as Parameters<typeof failure>[0], routed, 60_000, 100_000);
+    expect(own).toEqual({
+      errorClass: 'timeout',
+      message: `timeout: the endpoint ${registry.endpoints[0].url} stopped the query at its time limit of 30000 ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); a larger timeout_ms does not help, the endpoint's own limit is lower.`,
+    });
+    const caller = failure({ status: 'timeout', ms: 5_001, requests: {} }, routed, 5_000, 100_000);
+    expect(caller.message).toBe(
+      `timeout: the endpoint ${registry.endpoints[0].url} did not answer within 5000 ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); timeout_ms may be raised up to 100000.`,
+    );
+    // Neither is the infrastructure's fault.
+    expect([failureCause({ status: 'timeout', ms: 1, requests: {} }, routed, registry).infrastructure]).toEqual([false]);
   });
 });
 

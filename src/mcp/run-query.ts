@@ -17,7 +17,7 @@ import { planQuery, type QueryPlan } from '../federation/routing.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import type { SparqlOutcome } from '../federation/client.js';
 import { pageArgs, pageNote, pickPage } from './paging.js';
-import { endpointNamed, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
+import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
 
 /** The result formats an agent may ask for (the reference server's list). */
 export const RESULT_FORMATS = ['application/sparql-results+json', 'text/turtle', 'application/ld+json', 'text/n3'] as const;
@@ -93,9 +93,19 @@ function toNTriples(text: string, contentType: string): string {
   return out;
 }
 
-/** Error text for an outcome that is not an answer. */
-function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, timeoutMs: number, maxTimeoutMs: number): { errorClass: string; message: string } {
+/**
+ * Error text for an outcome that is not an answer, and its class: a time limit (`timeout`: the
+ * caller's `timeoutMs`, or — `endpointLimitMs` of the outcome — the endpoint's own, said so), too
+ * large, a redirect, an unregistered endpoint, an HTTP status, or another failure of the endpoint
+ * or the federation engine.
+ */
+export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, timeoutMs: number, maxTimeoutMs: number): { errorClass: string; message: string } {
   const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
+  // The endpoint's own, smaller time limit (fkgqa serve's 503 `Fkgqa-Stopped: time-limit; by=endpoint`, read by the client as `endpointLimitMs`).
+  const endpointLimitMs = o.status === 'timeout' ? (o as { endpointLimitMs?: number }).endpointLimitMs : undefined;
+  if (endpointLimitMs !== undefined) {
+    return { errorClass: 'timeout', message: `timeout: ${where} stopped the query at its time limit of ${endpointLimitMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); a larger timeout_ms does not help, the endpoint's own limit is lower.` };
+  }
   if (o.status === 'timeout') {
     const more = timeoutMs < maxTimeoutMs ? `; timeout_ms may be raised up to ${maxTimeoutMs}` : '';
     return { errorClass: 'timeout', message: `timeout: ${where} did not answer within ${timeoutMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT)${more}.` };
@@ -334,7 +344,13 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
       : `federation engine over ${routed.targets.length} endpoint${routed.targets.length === 1 ? '' : 's'}`;
   if (o.status !== 'ok') {
     const f = failure(o, routed, timeoutMs, limits.maxTimeoutMs);
-    return refuse(f.errorClass, f.message, failureCause(o, routed, ctx.registry), o.requests, routed.query);
+    const cause = failureCause(o, routed, ctx.registry);
+    // A federation engine's "fetch failed" names no endpoint: find the one that refuses connections.
+    if (o.status === 'error' && routed.route === 'federation' && cause.infrastructure && !cause.endpoint && connectionFailure(o.error)) {
+      const down = await firstUnreachable(routed.targets.map((t) => t.url));
+      if (down) return refuse(f.errorClass, `${f.message} (${down} cannot be reached)`, { ...cause, endpoint: down }, o.requests, routed.query);
+    }
+    return refuse(f.errorClass, f.message, cause, o.requests, routed.query);
   }
   const targets = routed.targets.map((t) => t.url);
   const answer = (a: Omit<KeptAnswer, 'how' | 'route' | 'targets' | 'sent' | 'at'>, size: number) => {

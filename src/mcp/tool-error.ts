@@ -7,6 +7,7 @@
  * and false for the agent's own mistakes (syntax, unknown endpoint, no SERVICE, too long, the
  * query's time limit). eval classifies runs by it, not by parsing messages.
  */
+import net from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/server';
 
 /** The key of the error class in a tool result's `_meta`. */
@@ -49,6 +50,59 @@ export function installToolErrorMeta(server: McpServer): void {
     /^(Input validation error|Invalid arguments for tool)/.test(message)
       ? textResult(`Error (invalid-arguments): ${message}`, { class: 'invalid-arguments', infrastructure: false })
       : textResult(`Error (internal): the tool failed: ${message}`, { class: 'internal', infrastructure: true });
+}
+
+/**
+ * Whether an error message names a connection failure (refused, reset, unreachable host, a
+ * `fetch` that failed before any answer), as opposed to an HTTP status or a fault of an engine.
+ */
+export function connectionFailure(message: string): boolean {
+  return CONNECTION.test(message);
+}
+
+const CONNECTION = /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|fetch failed|socket hang up|other side closed|cannot reach/i;
+
+/**
+ * The first of `urls` (in their order) whose host and port refuse a TCP connection or cannot be
+ * resolved or reached: for a federation engine's "fetch failed", which names no endpoint. Opens
+ * one TCP connection per distinct host:port, in parallel, and closes it at once (no HTTP request
+ * is sent). A connection that neither opens nor fails within `timeoutMs` counts as not known to
+ * be down.
+ * @param timeoutMs per connection, in ms
+ * @returns the endpoint URL, or undefined when every one accepted a connection (or was undecided)
+ */
+export async function firstUnreachable(urls: readonly string[], timeoutMs = 5000): Promise<string | undefined> {
+  const probes = new Map<string, Promise<boolean>>();
+  const down = (u: string): Promise<boolean> => {
+    let host: string;
+    let port: number;
+    try {
+      const x = new URL(u);
+      host = x.hostname.replace(/^\[|\]$/g, '');
+      port = Number(x.port || (x.protocol === 'https:' ? 443 : 80));
+    } catch {
+      return Promise.resolve(false);
+    }
+    const key = `${host}:${port}`;
+    if (!probes.has(key)) {
+      probes.set(
+        key,
+        new Promise<boolean>((resolve) => {
+          const socket = net.connect({ host, port });
+          const done = (isDown: boolean) => {
+            socket.destroy();
+            resolve(isDown);
+          };
+          socket.setTimeout(timeoutMs, () => done(false));
+          socket.once('connect', () => done(false));
+          socket.once('error', () => done(true));
+        }),
+      );
+    }
+    return probes.get(key)!;
+  };
+  const results = await Promise.all(urls.map(down));
+  return urls.find((_, i) => results[i]);
 }
 
 /** Connection failures in an error message (Node, undici, Comunica, the engine's thread). */
