@@ -296,6 +296,9 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
       'execute_query: invalid-arguments': ['invalid-arguments', false, null],
       'execute_query: no-service': ['no-service', false, null],
     });
+    // The engine's "fetch failed" names no endpoint: the one that refuses connections is found and named.
+    const fedDown = errors.find((t) => t.where === 'run_sparql_query: federation, an endpoint down')!.text;
+    expect(fedDown).toMatch(new RegExp(`^Error \\(federation\\): the federation engine \\(SERVICE <${down}>, <${url('singer-shard3')}>\\) failed: .*\\(${down} cannot be reached\\)$`));
     // A handler that throws is the server's fault; exploration over endpoints that are all down is the infrastructure's.
     const c = await connect({
       registry: { ...registry, endpoints: [foreignEndpoint(down)] },
@@ -359,6 +362,18 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     // "Joe Sharp" (concert_singer, from the Netherlands) gets the citizenship of singer's singer 1: a fact of neither graph.
     expect(JSON.parse(joined.text.split('\n')[1]).results.bindings.map((b: Record<string, { value: string }>) => [b.name.value, b.citizenship.value])).toEqual([['Joe Sharp', 'France']]);
     await mix.close();
+    // --kg singer (what fkgqa eval gives a run on a singer question): concert_singer's endpoints are out of reach, by every tool.
+    const only = await connect({ registry: filterGraphs(registry, ['singer']), setup: 'void_tool' });
+    const cs4 = url('concert_singer-shard4');
+    const sent = JSON.stringify(server.log.counts());
+    const r = await only.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${cs4}> { ?s a <${O}singer> } }` });
+    expect(r).toMatchObject({ isError: true, meta: { class: 'unknown-endpoint', infrastructure: false } });
+    expect(r.text).toMatch(new RegExp(`^Error \\(unknown-endpoint\\): .*<${cs4}>`));
+    expect(r.text).not.toMatch(/concert_singer-shard[1235]/);
+    const v = await only.call('get_void_descriptions', { endpoint: cs4 });
+    expect(v).toMatchObject({ isError: true, meta: { class: 'unknown-endpoint', infrastructure: false } });
+    expect(JSON.stringify(server.log.counts())).toBe(sent);
+    await only.close();
   });
 
   it('pages the exploration tools: "… 1–N of M; pass offset=N to continue" and a character budget (issue 21 item 4)', async () => {
