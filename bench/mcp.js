@@ -9,6 +9,8 @@
 //                 sent directly) vs the same body POSTed to the shard;
 //   2 SERVICE:    a join over two shards through the tool (federation engine) vs the same BGP on
 //                 the unsharded graph's endpoint.
+// Columns: median and p95 latency (ms) of the calls that succeeded, ratio = median / the median of
+// the direct query it is compared with, failed = calls that failed (first message on stderr).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -50,18 +52,33 @@ function startServe() {
 const P = 'http://valuenet/ontop/';
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
-/** Times every scenario `runs` times, interleaved (one call of each in turn), so that load changes affect all alike. */
+/**
+ * Times every scenario `runs` times, interleaved (one call of each in turn), so that load changes
+ * affect all alike. A call that fails (e.g. a federated query at its time limit) is counted, its
+ * first message printed on stderr, and left out of the times: the bench goes on.
+ * @returns [name, times of the calls that succeeded (ms), number of failed calls] per scenario
+ */
 async function timeAll(scenarios) {
-  for (let i = 0; i < warmup; i++) for (const [, fn] of scenarios) await fn();
+  const failed = scenarios.map(() => 0);
+  const attempt = async (k, fn) => {
+    try {
+      await fn();
+      return true;
+    } catch (e) {
+      if (failed[k]++ === 0) process.stderr.write(`bench:mcp: ${scenarios[k][0]} failed: ${String(e.message).split('\n')[0].slice(0, 300)}\n`);
+      return false;
+    }
+  };
+  for (let i = 0; i < warmup; i++) for (const [k, [, fn]] of scenarios.entries()) await attempt(k, fn);
+  failed.fill(0);
   const ms = scenarios.map(() => []);
   for (let i = 0; i < runs; i++) {
     for (const [k, [, fn]] of scenarios.entries()) {
       const t0 = performance.now();
-      await fn();
-      ms[k].push(performance.now() - t0);
+      if (await attempt(k, fn)) ms[k].push(performance.now() - t0);
     }
   }
-  return scenarios.map(([name], k) => [name, ms[k]]);
+  return scenarios.map(([name], k) => [name, ms[k], failed[k]]);
 }
 
 const { child, urls } = await startServe();
@@ -108,8 +125,15 @@ try {
     ['2-shard join, run_sparql_query (federation)', tool(join(urls['library-shard4'], urls['library-shard2']))],
   ]);
   console.log(`bench:mcp — ${shards} (library), ${runs} runs of each scenario (interleaved) after ${warmup} warm-up rounds; latency in ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} CPUs`);
-  console.log(`${'scenario'.padEnd(50)} ${'median'.padStart(8)} ${'p95'.padStart(8)}`);
-  for (const [name, ms] of rows) console.log(`${name.padEnd(50)} ${median(ms).toFixed(2).padStart(8)} ${pct(ms, 95).toFixed(2).padStart(8)}`);
+  // ratio: the scenario's median over the median of its baseline (the direct query it is compared with: rows 0 and 3).
+  const baseOf = [0, 0, 0, 3, 3];
+  console.log(`${'scenario'.padEnd(50)} ${'median'.padStart(8)} ${'p95'.padStart(8)} ${'ratio'.padStart(6)} ${'failed'.padStart(6)}`);
+  const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '–');
+  for (const [k, [name, ms, failed]] of rows.entries()) {
+    const med = ms.length ? median(ms) : NaN;
+    const base = rows[baseOf[k]][1].length ? median(rows[baseOf[k]][1]) : NaN;
+    console.log(`${name.padEnd(50)} ${f(med).padStart(8)} ${f(ms.length ? pct(ms, 95) : NaN).padStart(8)} ${f(med / base).padStart(6)} ${String(failed).padStart(6)}`);
+  }
   await stdio.close();
   await client.close();
   await mcp.close();

@@ -211,13 +211,13 @@ describe('kgvoyager tools on the demo federation', () => {
 
   it('lookup_class_instances: all instances, an attribute held at another shard, and the fallback ranking', async () => {
     const all = (await kgv.lookupClassInstances({ class: `${O}author` })).text;
-    expect(all).toContain('Instances (showing 6 of 6):');
+    expect(all).toContain('Instances (6 instances):');
     expect(all).toContain(`- <${O}author/author_id=3> [library-shard3]`);
     const byLabel = (await kgv.lookupClassInstances({ class: `${O}book`, exact_term: 'harbour' })).text;
-    expect(byLabel).toContain('showing 0 of 0');
+    expect(byLabel).toContain('contains "harbour" (case-insensitive): 0 instances:');
     const byValue = (await kgv.lookupClassInstances({ class: `${O}book`, exact_term: 'Harbour', all_attributes: true })).text;
     expect(byValue).toContain(`- <${O}book/book_id=2> <${O}book#title> = "The Quiet Harbour" [library-shard2, library-shard4]`);
-    expect(byValue).toContain('showing 1 of 1');
+    expect(byValue).toContain('contains "Harbour" (case-insensitive): 1 instance:');
     const fb = (await kgv.lookupClassInstances({ class: `${O}author`, exact_term: 'Quispe Ada', fallback_term: 'a', all_attributes: true })).text;
     expect(fb).toMatch(/No instance's IRI or any literal value contains "Quispe Ada"\. \d+ instances match the fallback "a"/);
     expect(fb.split('\n')[2]).toContain(`<${O}author/author_id=1>`); // "Ada Quispe" is the most similar
@@ -305,7 +305,8 @@ describe('kgvoyager tools on the demo federation', () => {
       expect(schema('execute_query').properties.format.enum).toEqual(schema('run_sparql_query').properties.format.enum);
       expect([schema('execute_query').properties.timeout_ms.minimum, schema('execute_query').properties.timeout_ms.maximum]).toEqual([1000, 100000]);
       const s = (await client.callTool({ name: 'search_all_classes', arguments: { term: 'authors' } })) as { content: { text: string }[] };
-      expect(s.content[0].text.split('\n')[1]).toContain(`<${O}author> (author); 6 instances at 2 endpoints`);
+      // Two graphs (library, observatory): each hit names its graph.
+      expect(s.content[0].text.split('\n')[1]).toContain(`<${O}author> in graph library (author); 6 instances at 2 endpoints`);
       const q = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url('library-shard1')}> { ?a a <${O}author> } }`;
       const r = (await client.callTool({ name: 'execute_query', arguments: { query: q } })) as { content: { text: string }[]; isError?: boolean };
       expect(r.isError).toBeFalsy();

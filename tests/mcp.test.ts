@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +12,7 @@ import { readVoid } from '../src/describe/void-turtle.js';
 import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { planQuery } from '../src/federation/routing.js';
 import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
-import { runSparqlQuery } from '../src/mcp/run-query.js';
+import { failure, failureCause, runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import type { JsonResults } from '../src/sparql/results.js';
@@ -242,18 +243,49 @@ SELECT ?t1_title WHERE {
     expect(r.text).toContain(`direct: the SERVICE wrapper was removed and the query sent to ${url('library-shard2')}`);
     const delta = Object.fromEntries(Object.keys(after).map((id) => [id, after[id].total - (before[id]?.total ?? 0)]).filter(([, n]) => n !== 0));
     expect(delta).toEqual({ 'library-shard2': 1 });
-    expect(c.mcp.callLog.entries[0]).toMatchObject({ route: 'direct', requests: { [url('library-shard2')]: 1 }, rows: 1, details: { sent: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o. }' } });
+    // The quick route (lonePlan): the wrapper cut out of the text, the rest sent as written.
+    expect(c.mcp.callLog.entries[0]).toMatchObject({ route: 'direct', requests: { [url('library-shard2')]: 1 }, rows: 1, details: { sent: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }' } });
+    // A syntax error inside the clause is found by the endpoint; the agent gets the parser's message (one request was sent).
+    const bad = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard2')}> { ?s ?p } }` });
+    expect(bad.text).toMatch(/^Error \(syntax\): SPARQL syntax error at line 1, column \d+: found '}'/);
+    expect(c.mcp.callLog.entries[1]).toMatchObject({ errorClass: 'syntax', requests: { [url('library-shard2')]: 1 } });
     await c.close();
   });
 
-  it('cuts the preview with an exact "showing N of M rows"', async () => {
+  it('pages an answer: "rows X–Y of M; pass offset=Y to continue", later pages from the kept answer, a character budget (issue 21 item 4)', async () => {
     const c = await connect(registry, 'baseline', { previewRows: 3 });
-    const r = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s ?p ?o } }` });
-    expect(r.text.split('\n')[0]).toMatch(/^showing 3 of 35 rows \(the other 32 were left out/);
-    expect(previewOf(r.text).results!.bindings).toHaveLength(3);
+    const q = `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s ?p ?o } } ORDER BY ?s ?p ?o`;
+    const r = await c.call('run_sparql_query', { query: q });
+    expect(r.text.split('\n')[0]).toMatch(/^rows 1–3 of 35; pass offset=3 to continue; or add LIMIT, or aggregate with COUNT\/GROUP BY \(direct: /);
+    const first = previewOf(r.text).results!.bindings;
+    expect(first).toHaveLength(3);
     expect(c.mcp.callLog.entries[0]).toMatchObject({ rows: 35, truncated: true });
+    // The next page comes from the answer kept from that call: no new request.
+    const before = JSON.stringify(server.log.counts());
+    const p2 = await c.call('run_sparql_query', { query: q, offset: 3 });
+    expect(p2.text.split('\n')[0]).toMatch(/^rows 4–6 of 35; pass offset=6 to continue.* \(a page of the answer kept from the same query \d+ s ago; direct: /);
+    expect(JSON.stringify(server.log.counts())).toBe(before);
+    expect(c.mcp.callLog.entries[1]).toMatchObject({ requests: {}, rows: 35, details: { offset: 3, kept: true } });
+    // The pages together are the whole answer, in order.
+    const all = [...first, ...previewOf(p2.text).results!.bindings];
+    for (let o = 6; o < 35; o += 3) all.push(...previewOf((await c.call('run_sparql_query', { query: q, offset: o })).text).results!.bindings);
+    const direct = await fetch(url('library-shard1'), { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' }, body: 'SELECT * WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o' });
+    const whole = (await direct.json()) as JsonResults;
+    expect(all).toEqual(whole.results!.bindings);
+    const last = await c.call('run_sparql_query', { query: q, offset: 33 });
+    expect(last.text.split('\n')[0]).toMatch(/^rows 34–35 of 35 \(/);
+    const past = await c.call('run_sparql_query', { query: q, offset: 40 });
+    expect(past.text.split('\n')[0]).toMatch(/^no rows at offset=40: there are 35 \(/);
+    // A character budget: fewer rows than previewRows fit in 1,000 characters.
+    const wide = await connect(registry, 'baseline', { previewRows: 100 });
+    const b = await wide.call('run_sparql_query', { query: q, max_chars: 1000 });
+    expect(b.text.length).toBeLessThanOrEqual(1000);
+    const shown = previewOf(b.text).results!.bindings.length;
+    expect(shown).toBeGreaterThan(0);
+    expect(b.text.split('\n')[0]).toContain(`rows 1–${shown} of 35; pass offset=${shown} to continue (max_chars=1000 reached`);
+    await wide.close();
     const g = await c.call('run_sparql_query', { query: `CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <${url('library-shard2')}> { ?s ?p ?o } }`, format: 'text/turtle' });
-    expect(g.text.split('\n')[0]).toMatch(/^showing 3 of 8 triples/);
+    expect(g.text.split('\n')[0]).toMatch(/^triples 1–3 of 8; pass offset=3 to continue/);
     expect(g.text.trim().split('\n')).toHaveLength(4);
     await c.close();
   });
@@ -261,7 +293,7 @@ SELECT ?t1_title WHERE {
   it('counts and previews a Turtle graph answer as N-Triples', async () => {
     const c = await connect(registryFromUrls([`${foreign.url}/ttl/sparql`]), 'baseline', { previewRows: 2 });
     const r = await c.call('run_sparql_query', { query: `CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <${foreign.url}/ttl/sparql> { ?s ?p ?o } }` });
-    expect(r.text.split('\n')[0]).toMatch(/^showing 2 of 8 triples/);
+    expect(r.text.split('\n')[0]).toMatch(/^triples 1–2 of 8; pass offset=2 to continue/);
     expect(r.text.trim().split('\n').slice(1).every((l) => /^(<[^>]+>|_:\S+) <[^>]+> .+ \.$/.test(l))).toBe(true);
     await c.close();
   });
@@ -308,6 +340,22 @@ SELECT ?t1_title WHERE {
     const again = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` });
     expect(previewOf(again.text).results!.bindings[0].n.value).toBe('5');
     await c.close();
+  });
+
+  it('says when the endpoint stopped the query at its own time limit, apart from the caller\'s timeout_ms (contracts: MCP tool results)', () => {
+    const routed = { route: 'direct' as const, query: 'ASK {}', targets: [registry.endpoints[0]], form: 'boolean' as const };
+    // The client's outcome for fkgqa serve's 503 `Fkgqa-Stopped: time-limit; by=endpoint; ms=30000` (branch serve) carries endpointLimitMs.
+    const own = failure({ status: 'timeout', ms: 30_002, requests: {}, endpointLimitMs: 30_000 } as Parameters<typeof failure>[0], routed, 60_000, 100_000);
+    expect(own).toEqual({
+      errorClass: 'timeout',
+      message: `timeout: the endpoint ${registry.endpoints[0].url} stopped the query at its time limit of 30000 ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); a larger timeout_ms does not help, the endpoint's own limit is lower.`,
+    });
+    const caller = failure({ status: 'timeout', ms: 5_001, requests: {} }, routed, 5_000, 100_000);
+    expect(caller.message).toBe(
+      `timeout: the endpoint ${registry.endpoints[0].url} did not answer within 5000 ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); timeout_ms may be raised up to 100000.`,
+    );
+    // Neither is the infrastructure's fault.
+    expect([failureCause({ status: 'timeout', ms: 1, requests: {} }, routed, registry).infrastructure]).toEqual([false]);
   });
 });
 
@@ -458,8 +506,10 @@ describe('fkgqa mcp / transports', () => {
     const client = new Client({ name: 'test', version: '1' });
     await client.connect(transport);
     try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['run_sparql_query']);
-      expect(client.getInstructions()).toContain(registry.endpoints[0].description!);
+      const tools = (await client.listTools()).tools;
+      expect(tools.map((t) => t.name)).toEqual(['run_sparql_query']);
+      // high_level: the descriptions are in the tool description, which every client shows its model.
+      expect(tools[0].description).toContain(`- ${url('library-shard1')} — ${registry.endpoints[0].description!}`);
       const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard4')}> { ?b a <${P}book> } }` } })) as { content: { text: string }[] };
       expect(previewOf(r.content[0].text).results!.bindings[0].n.value).toBe('8');
     } finally {
@@ -468,6 +518,108 @@ describe('fkgqa mcp / transports', () => {
     const lines = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ tool: 'run_sparql_query', setup: 'high_level', route: 'direct', rows: 1, endpoints: [url('library-shard4')] });
+  });
+});
+
+
+/**
+ * The malformed messages of issue 19 and what each must get (transport.ts), the same on stdio and
+ * HTTP; after them a tools/list still answers (the server stayed up). The 20 MB message carries
+ * id 10 before its params, so its reply names that id.
+ */
+const HOSTILE: { name: string; body: string; code: number; id: number | null }[] = [
+  { name: 'not JSON', body: '{"jsonrpc":"2.0","id":1,"method":', code: -32700, id: null },
+  { name: 'no jsonrpc member', body: '{"id":5,"method":"tools/list"}', code: -32600, id: 5 },
+  { name: 'method not a string', body: '{"jsonrpc":"2.0","id":6,"method":7}', code: -32600, id: 6 },
+  { name: 'params a string', body: '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}', code: -32602, id: 2 },
+  { name: 'params an array', body: '{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[1]}', code: -32602, id: 3 },
+];
+const BIG = `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"${'a'.repeat(20_000_000)}"}}`;
+const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
+
+describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
+  it('stdio: parse error -32700, invalid request -32600, invalid params -32602, a 20 MB line refused; the server keeps serving', async () => {
+    const dir = tmpDir('fkgqa-mcp-rpc-');
+    const endpoints = path.join(dir, 'endpoints.json');
+    fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoints', endpoints, '--call-log', path.join(dir, 'calls.jsonl')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    // Replies by id (null: the replies without an id, in order), each waited for as an event.
+    const replies: { id: unknown; error?: { code: number; message: string }; result?: { tools?: { name: string }[] } }[] = [];
+    const waiters: (() => void)[] = [];
+    let buf = '';
+    child.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.trim()) replies.push(JSON.parse(line));
+        for (const w of waiters.splice(0)) w();
+      }
+    });
+    const until = async (n: number) => {
+      while (replies.length < n) await new Promise<void>((r) => waiters.push(r));
+    };
+    const send = (s: string) => new Promise<void>((r) => child.stdin.write(s + '\n', () => r()));
+    try {
+      await send(JSON.stringify(INIT));
+      await until(1);
+      expect(replies[0]).toMatchObject({ id: 0, result: { serverInfo: { name: 'fkgqa' } } });
+      await send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+      for (const h of HOSTILE) await send(h.body);
+      await send(BIG);
+      await send('{"jsonrpc":"2.0","id":11,"method":"tools/list"}');
+      await until(1 + HOSTILE.length + 2);
+      expect(replies.slice(1, 1 + HOSTILE.length).map((r) => [r.id, r.error?.code])).toEqual(HOSTILE.map((h) => [h.id, h.code]));
+      expect(replies[1].error!.message).toMatch(/^Parse error: /);
+      expect(replies[4].error!.message).toBe('Invalid params: the params of tools/call must be an object, not a string');
+      const big = replies[1 + HOSTILE.length];
+      expect(big).toMatchObject({ id: 10, error: { code: -32600 } });
+      expect(big.error!.message).toBe(`Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped`);
+      const list = replies[2 + HOSTILE.length];
+      expect(list.id).toBe(11);
+      expect(list.result!.tools!.map((t) => t.name)).toEqual(['run_sparql_query']);
+      expect(child.exitCode).toBe(null);
+    } finally {
+      child.stdin.end();
+    }
+    // Closing stdin ends the session: a clean exit, and each refusal named on stderr.
+    expect(await exited).toBe(0);
+    expect(stderr).toContain(`refused a message: a message of ${BIG.length} bytes (limit ${4 << 20})`);
+    expect(stderr).toContain('refused a message: not JSON');
+  });
+
+  it('HTTP: the same errors with 400 (413 for the 20 MB body); the server keeps serving', async () => {
+    const refused: string[] = [];
+    const h = await serveMcpHttp({ registry, setup: 'baseline', callLog: null, state: null, onRefused: (why) => refused.push(why) });
+    const H: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+    try {
+      const init = await fetch(h.url, { method: 'POST', headers: H, body: JSON.stringify(INIT) });
+      expect(init.status).toBe(200);
+      await init.text();
+      const sid = init.headers.get('mcp-session-id');
+      const S = { ...H, ...(sid ? { 'mcp-session-id': sid } : {}) };
+      for (const x of HOSTILE) {
+        const r = await fetch(h.url, { method: 'POST', headers: S, body: x.body });
+        expect([x.name, r.status]).toEqual([x.name, 400]);
+        expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: x.id, error: { code: x.code } });
+      }
+      const big = await fetch(h.url, { method: 'POST', headers: S, body: BIG });
+      expect(big.status).toBe(413);
+      expect(await big.json()).toEqual({ jsonrpc: '2.0', id: 10, error: { code: -32600, message: `Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped` } });
+      const list = await fetch(h.url, { method: 'POST', headers: S, body: '{"jsonrpc":"2.0","id":11,"method":"tools/list"}' });
+      expect(list.status).toBe(200);
+      const text = await list.text();
+      // JSON or one SSE event, holding the answer to id 11.
+      const msg = JSON.parse(text.trim().startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]) as { id: number; result: { tools: { name: string }[] } };
+      expect([msg.id, msg.result.tools.map((t) => t.name)]).toEqual([11, ['run_sparql_query']]);
+      expect(refused).toEqual(['not JSON', '"jsonrpc" is not "2.0"', '"method" is not a string', 'params of tools/call are a string', 'params of tools/list are an array']);
+    } finally {
+      await h.close();
+    }
   });
 });
 

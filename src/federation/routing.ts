@@ -4,7 +4,7 @@
  * query is parsed (sparqljs, with the project's PN_LOCAL_ESC fix, pitfall B1), its SERVICE
  * targets are collected from the AST and checked against the registry, and the route chosen:
  *
- * - no SERVICE: refused, with the registered endpoints listed (the agent must name them);
+ * - no SERVICE: refused, with the registered endpoints listed (URLs and names only: the agent must name them);
  * - one target whose SERVICE group is the whole WHERE clause: `direct` — the wrapper is stripped
  *   and the body sent to that endpoint (endpoints that refuse SERVICE still answer);
  * - a triple pattern outside every SERVICE clause: refused, naming the pattern and how to fix it
@@ -47,8 +47,10 @@ export interface PlanHints {
   prefixes?: Record<string, string>;
   /** Largest query accepted, in characters (the reference's MAX_QUERY_CHARS, 8000). */
   maxQueryChars: number;
-  /** Endpoints listed in an error message at most (the rest are counted). */
+  /** Endpoints listed in an error message at most; over it, the message names `endpointsElsewhere` instead. */
   listEndpoints?: number;
+  /** Where the full endpoint list is (default "the resource fkgqa://endpoints"). */
+  endpointsElsewhere?: string;
   /**
    * Deepest bracket nesting accepted (`{ ( [`, default MAX_QUERY_DEPTH = 64, as the shard
    * endpoints): checked on the text before sparqljs, which needs seconds and overflows its stack
@@ -68,11 +70,15 @@ const COMMON_PREFIXES: Record<string, string> = {
 
 const UPDATE_KEYWORDS = /^\s*(?:(?:PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s+<[^>]*>)\s*)*(INSERT|DELETE|LOAD|CLEAR|CREATE|DROP|COPY|MOVE|ADD|WITH)\b/i;
 
-/** The endpoints as a list for an error message: `id <url>` per line, at most `max`. */
-export function listEndpoints(endpoints: RegisteredEndpoint[], max = 100): string {
-  const shown = endpoints.slice(0, max).map((e) => `  ${e.url}${e.description ? `  (${e.id}: ${e.description})` : `  (${e.id})`}`);
-  if (endpoints.length > max) shown.push(`  … and ${endpoints.length - max} more (read the resource fkgqa://endpoints)`);
-  return shown.join('\n');
+/**
+ * The endpoints for an error message: `  <url>  (<id>)` per line — URLs and names only, never a
+ * catalogue description (which only the high_level setup gives, section 5 of the FKGQA paper) —
+ * or, for more than `max` endpoints, one line saying where they are listed.
+ * @param elsewhere where the full list is, e.g. "the description of run_sparql_query"
+ */
+export function listEndpoints(endpoints: RegisteredEndpoint[], max = 100, elsewhere = 'the resource fkgqa://endpoints'): string {
+  if (endpoints.length > max) return `  (${endpoints.length} endpoints, listed in ${elsewhere})`;
+  return endpoints.map((e) => `  ${e.url}  (${e.id})`).join('\n');
 }
 
 /** Line and column (1-based) of a character offset. */
@@ -172,7 +178,7 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
     return {
       ok: false,
       errorClass: 'no-service',
-      message: `the query names no endpoint: wrap its patterns in SERVICE <endpoint URL> { … } (one SERVICE per endpoint; several SERVICE clauses are joined by the federation engine). Registered endpoints:\n${listEndpoints(registry.endpoints, max)}`,
+      message: `the query names no endpoint: wrap its patterns in SERVICE <endpoint URL> { … } (one SERVICE per endpoint; several SERVICE clauses are joined by the federation engine). Registered endpoints:\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
     };
   }
   const variable = found.find((s) => s.name.termType !== 'NamedNode');
@@ -191,7 +197,7 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
     return {
       ok: false,
       errorClass: 'unknown-endpoint',
-      message: `${unknown.map((u) => `<${u}>`).join(', ')} ${unknown.length === 1 ? 'is not a registered endpoint' : 'are not registered endpoints'}; nothing was sent. SERVICE may name only these endpoints:\n${listEndpoints(registry.endpoints, max)}`,
+      message: `${unknown.map((u) => `<${u}>`).join(', ')} ${unknown.length === 1 ? 'is not a registered endpoint' : 'are not registered endpoints'}; nothing was sent. SERVICE may name only these endpoints:\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
     };
   }
   const outside = triplesOutsideServices(ast.where ?? []);
@@ -203,7 +209,7 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
       errorClass: 'outside-service',
       message:
         `${outside.length === 1 ? 'this triple pattern is' : `these ${outside.length} triple patterns are`} outside every SERVICE clause, so no endpoint is named for ${outside.length === 1 ? 'it' : 'them'}:\n${shown.join('\n')}\n` +
-        `wrap ${outside.length === 1 ? 'it' : 'each'} in SERVICE <endpoint URL> { … } (the endpoint that holds its data; nothing was sent). Registered endpoints:\n${listEndpoints(registry.endpoints, max)}`,
+        `wrap ${outside.length === 1 ? 'it' : 'each'} in SERVICE <endpoint URL> { … } (the endpoint that holds its data; nothing was sent). Registered endpoints:\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
     };
   }
   const form = ast.queryType === 'ASK' ? 'boolean' : ast.queryType === 'SELECT' ? 'bindings' : 'graph';

@@ -41,6 +41,8 @@ export interface CallLogEntry {
   errorClass?: string;
   /** The message the agent got for a failed call. */
   error?: string;
+  /** The failure was the infrastructure's (an endpoint or the engine down, 5xx, faulted), not the agent's (`_meta["fkgqa/error"]`). */
+  infrastructure?: boolean;
   /** Tool-specific facts (e.g. the VoID step per endpoint). */
   details?: Record<string, unknown>;
 }

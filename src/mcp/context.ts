@@ -40,6 +40,17 @@ export interface McpLimits {
   maxVoidChars: number;
   /** Age after which a cached VoID description is fetched again, in ms (reference: 604,800 s). */
   voidCacheTtlMs: number;
+  /**
+   * Characters of a tool answer when the agent gives no `max_chars` (run_sparql_query and the
+   * KGVoyager tools): rows beyond it are left for the next page ("pass offset=… to continue").
+   * MCP clients cap tool output (e.g. 25,000 tokens); 20,000 characters are about 5,000 tokens.
+   */
+  defaultMaxChars: number;
+  /** Smallest and largest `max_chars` an agent may ask for. */
+  minMaxChars: number;
+  maxMaxChars: number;
+  /** Largest JSON-RPC message accepted on stdio or HTTP, in bytes (the MCP SDK's HTTP limit: 4 MiB). */
+  maxMessageBytes: number;
 }
 
 /** The default limits. */
@@ -53,6 +64,10 @@ export const DEFAULT_LIMITS: McpLimits = {
   voidStepTimeoutMs: 10_000,
   maxVoidChars: 100_000,
   voidCacheTtlMs: 604_800_000,
+  defaultMaxChars: 20_000,
+  minMaxChars: 1000,
+  maxMaxChars: 200_000,
+  maxMessageBytes: 4 << 20,
 };
 
 /** The shared context of the tools on one server. */
@@ -72,6 +87,17 @@ export interface McpToolContext {
   prefixes: Record<string, string>;
   /** The KGVoyager tool set's configuration when the server has it (setup `kgvoyager`, or added to another setup), else null. */
   kgvoyager: KgVoyagerSetup | null;
+  /**
+   * The knowledge graphs of the registry's fkgqa endpoints, sorted (empty for foreign endpoints
+   * only). Graphs reuse IRIs (`:singer` in concert_singer and in singer), so with several of them
+   * the tools keep them apart unless `mixGraphs`: a query may name endpoints of one graph only,
+   * and the KGVoyager tools answer per graph.
+   */
+  graphs: string[];
+  /** Let one query join endpoints of several graphs, and KGVoyager merge entries by IRI over graphs (`--mix-graphs`). */
+  mixGraphs: boolean;
+  /** The folder of the prompt files `<setup>.md` (the texts `fkgqa eval` gives an agent), served as MCP prompts; null: none. */
+  promptsDir: string | null;
 }
 
 /** Registers a set of tools (and resources) on a server. */

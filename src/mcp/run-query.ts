@@ -1,15 +1,23 @@
 /**
- * `run_sparql_query {query, format?, timeout_ms?}` (the reference's names and bounds, field notes
- * §0; FKGQA paper section 3): plan the query (query.ts), send it directly or through the
- * federation engine (src/federation/: routing, bounded client, engine), bound its time and
- * answer, and answer the agent with a preview plus
- * "showing N of M rows". A timeout is an error, never an empty result. Every call is logged.
+ * `run_sparql_query {query, format?, timeout_ms?, offset?, max_chars?}` (the reference's names and
+ * bounds, field notes §0; FKGQA paper section 3): plan the query (src/federation/routing.ts, or for
+ * a lone SERVICE clause the quick recognition of `lonePlan`), send it directly or through the
+ * federation engine (src/federation/: routing, bounded client, engine), bound its time and answer,
+ * and answer the agent with one page of rows ("rows 1–100 of 2345; pass offset=100 to continue",
+ * src/mcp/paging.ts). A timeout is an error, never an empty result. With several knowledge graphs
+ * in the registry a query may name endpoints of one graph only (they reuse IRIs), unless the
+ * server mixes graphs. Every call is logged; every error carries `_meta["fkgqa/error"]`
+ * (tool-error.ts).
  */
 import { Parser as N3Parser, Writer as N3Writer } from 'n3';
-import { truncateBindings, truncateNTriples, type JsonResults } from '../sparql/results.js';
+import type { JsonResults } from '../sparql/results.js';
+import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
 import type { McpToolContext } from './context.js';
 import { planQuery, type QueryPlan } from '../federation/routing.js';
+import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import type { SparqlOutcome } from '../federation/client.js';
+import { pageArgs, pageNote, pickPage } from './paging.js';
+import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
 
 /** The result formats an agent may ask for (the reference server's list). */
 export const RESULT_FORMATS = ['application/sparql-results+json', 'text/turtle', 'application/ld+json', 'text/n3'] as const;
@@ -22,6 +30,10 @@ export interface RunQueryArgs {
   format?: ResultFormat;
   /** Time limit in ms, within the limits' min..max (default `limits.defaultTimeoutMs`). */
   timeout_ms?: number;
+  /** Rows (triples) of the answer skipped before the page shown (default 0). */
+  offset?: number;
+  /** Characters of the answer shown, within the limits' bounds (default `limits.defaultMaxChars`). */
+  max_chars?: number;
 }
 
 /** What run_sparql_query answered. */
@@ -32,6 +44,8 @@ export interface RunQueryResult {
   route: 'direct' | 'federation' | 'error';
   /** Why it failed (see CallLogEntry.errorClass). */
   errorClass?: string;
+  /** The error's `_meta["fkgqa/error"]` (class, infrastructure, endpoint). */
+  error?: ToolErrorMeta;
   /** Rows (triples for graphs, 1 for ASK) of the full answer. */
   rows?: number;
   truncated?: boolean;
@@ -79,9 +93,19 @@ function toNTriples(text: string, contentType: string): string {
   return out;
 }
 
-/** Error text for an outcome that is not an answer. */
-function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Extract<QueryPlan, { ok: true }>, timeoutMs: number, maxTimeoutMs: number): { errorClass: string; message: string } {
+/**
+ * Error text for an outcome that is not an answer, and its class: a time limit (`timeout`: the
+ * caller's `timeoutMs`, or — `endpointLimitMs` of the outcome — the endpoint's own, said so), too
+ * large, a redirect, an unregistered endpoint, an HTTP status, or another failure of the endpoint
+ * or the federation engine.
+ */
+export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, timeoutMs: number, maxTimeoutMs: number): { errorClass: string; message: string } {
   const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
+  // The endpoint's own, smaller time limit (fkgqa serve's 503 `Fkgqa-Stopped: time-limit; by=endpoint`, read by the client as `endpointLimitMs`).
+  const endpointLimitMs = o.status === 'timeout' ? (o as { endpointLimitMs?: number }).endpointLimitMs : undefined;
+  if (endpointLimitMs !== undefined) {
+    return { errorClass: 'timeout', message: `timeout: ${where} stopped the query at its time limit of ${endpointLimitMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); a larger timeout_ms does not help, the endpoint's own limit is lower.` };
+  }
   if (o.status === 'timeout') {
     const more = timeoutMs < maxTimeoutMs ? `; timeout_ms may be raised up to ${maxTimeoutMs}` : '';
     return { errorClass: 'timeout', message: `timeout: ${where} did not answer within ${timeoutMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT)${more}.` };
@@ -93,8 +117,167 @@ function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Extract<Quer
   return { errorClass: plan.route === 'federation' ? 'federation' : 'endpoint', message: `${where} failed: ${o.error}` };
 }
 
+/** A query that may be sent: its route, the text to send, its SERVICE targets and result form (a `QueryPlan` that is ok, without the syntax tree). */
+export type Routed = Pick<Extract<QueryPlan, { ok: true }>, 'route' | 'query' | 'targets' | 'form'>;
+
 /**
- * Runs one run_sparql_query call (see the module comment) and records it in the call log.
+ * Whether a failure is the infrastructure's (tool-error.ts): a registered endpoint that cannot be
+ * reached, answers 5xx/404/429 or a redirect, or a federation engine that failed for such a
+ * reason or faulted; not a timeout (the query's own time limit), a too large answer, an endpoint
+ * that rejected the query (4xx), or a query the engine could not evaluate.
+ * @returns the flag and the endpoint concerned (the target of a direct query, or the registered
+ *   endpoint named in the engine's message)
+ */
+export function failureCause(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, registry: EndpointRegistry): { infrastructure: boolean; endpoint?: string } {
+  const direct = plan.route === 'direct' ? plan.targets[0].url : undefined;
+  if (o.status === 'timeout' || o.tooLarge || /refused to contact/.test(o.error)) return { infrastructure: false, ...(direct ? { endpoint: direct } : {}) };
+  const named = direct ?? endpointNamed(o.error, registry.endpoints.map((e) => e.url));
+  const infrastructure = o.redirect ? true : o.httpStatus ? infrastructureStatus(o.httpStatus) : plan.route === 'direct' ? true : infrastructureMessage(o.error);
+  return { infrastructure, ...(named ? { endpoint: named } : {}) };
+}
+
+/** Query-form keywords of the queries `lonePlan` takes, and their answer's form. */
+const LONE_FORMS: Record<string, Routed['form']> = { select: 'bindings', ask: 'boolean' };
+
+/**
+ * The quick route of the most common agent query — one `SERVICE <endpoint> { … }` clause that is
+ * the whole WHERE of a SELECT or ASK — read from the query's tokens (strings, IRIs and comments
+ * skipped as by `nestingDepth`), without sparqljs: the wrapper is cut out of the text and the rest
+ * (prologue, projection, modifiers) sent as written. Anything else — another form, FROM, a nested
+ * SERVICE, braces in the projection or after the WHERE (EXISTS, VALUES), a prefixed or relative
+ * SERVICE IRI, an unregistered one, a query over the limits — gives undefined and goes to
+ * `planQuery`, as does a query the endpoint then rejects (for `planQuery`'s messages). The answer
+ * is the same as through `planQuery`, which sends the same query with its prefixes expanded.
+ * @returns the route `direct`, or undefined
+ */
+export function lonePlan(text: string, registry: EndpointRegistry, maxQueryChars: number): Routed | undefined {
+  if (text.length > maxQueryChars || nestingDepth(text) > MAX_QUERY_DEPTH) return undefined;
+  const n = text.length;
+  type Tok = { kind: 'word' | 'iri' | 'char'; text: string; start: number; end: number };
+  const toks: Tok[] = [];
+  // Prefixes declared and used: an undeclared one goes to planQuery, which refuses it naming the declaration to add.
+  const declared = new Set<string>();
+  const used = new Set<string>();
+  let i = 0;
+  while (i < n) {
+    const c = text[i];
+    if (c === ' ' || c === '\n' || c === '\t' || c === '\r') {
+      i++;
+      continue;
+    }
+    const j = skipOpaque(text, i);
+    if (j > i) {
+      if (c === '<') toks.push({ kind: 'iri', text: text.slice(i + 1, j - 1), start: i, end: j });
+      else if (c !== '#') toks.push({ kind: 'char', text: c, start: i, end: j }); // strings and escapes: opaque
+      i = j;
+      continue;
+    }
+    if (/[A-Za-z_]/.test(c)) {
+      let k = i + 1;
+      while (k < n && /[A-Za-z0-9_\-.]/.test(text[k])) k++;
+      // A keyword is a bare word: not a variable, a language tag, nor part of a prefixed name.
+      const before = i > 0 ? text[i - 1] : ' ';
+      const bare = !/[?$@:0-9]/.test(before) && text[k] !== ':';
+      toks.push({ kind: bare ? 'word' : 'char', text: bare ? text.slice(i, k).toLowerCase() : text.slice(i, k), start: i, end: k });
+      i = k;
+      continue;
+    }
+    if (c === ':') {
+      const prev = toks[toks.length - 1];
+      const named = prev !== undefined && prev.end === i && prev.kind === 'char' && /^[A-Za-z_]/.test(prev.text);
+      const prefix = named ? prev.text : '';
+      const before = toks[toks.length - (named ? 2 : 1)];
+      if (before?.kind === 'word' && before.text === 'prefix') declared.add(prefix);
+      else used.add(prefix);
+    }
+    toks.push({ kind: 'char', text: c, start: i, end: i + 1 });
+    i++;
+  }
+  for (const p of used) if (!declared.has(p)) return undefined;
+  const word = (t: Tok | undefined, w: string) => t?.kind === 'word' && t.text === w;
+  const ch = (t: Tok | undefined, c: string) => t?.kind === 'char' && t.text === c;
+  // The form keyword, then the first brace (the WHERE group), outside parentheses.
+  let k = 0;
+  let form: Routed['form'] | undefined;
+  for (; k < toks.length; k++) {
+    const t = toks[k];
+    if (t.kind !== 'word') continue;
+    if (t.text === 'prefix' || t.text === 'base') continue;
+    form = LONE_FORMS[t.text];
+    break;
+  }
+  if (!form) return undefined;
+  let parens = 0;
+  for (k++; k < toks.length; k++) {
+    const t = toks[k];
+    if (word(t, 'from') || word(t, 'service')) return undefined;
+    if (ch(t, '(')) parens++;
+    else if (ch(t, ')')) parens--;
+    else if (ch(t, '{')) break;
+  }
+  if (k >= toks.length || parens !== 0) return undefined;
+  const whereOpen = toks[k];
+  if (!word(toks[k + 1], 'service')) return undefined;
+  let m = k + 2;
+  if (word(toks[m], 'silent')) m++;
+  const iri = toks[m];
+  if (iri?.kind !== 'iri' || !ch(toks[m + 1], '{')) return undefined;
+  const target = findEndpoint(registry, iri.text);
+  if (!target) return undefined;
+  const bodyOpen = toks[m + 1];
+  let depth = 0;
+  let close = -1;
+  for (let x = m + 1; x < toks.length; x++) {
+    const t = toks[x];
+    if (word(t, 'service')) return undefined;
+    if (ch(t, '{')) depth++;
+    else if (ch(t, '}') && --depth === 0) {
+      close = x;
+      break;
+    }
+  }
+  if (close < 0 || !ch(toks[close + 1], '}')) return undefined;
+  const whereClose = toks[close + 1];
+  for (let x = close + 2; x < toks.length; x++) if (ch(toks[x], '{') || ch(toks[x], '}') || word(toks[x], 'service')) return undefined;
+  const query = `${text.slice(0, whereOpen.end)} ${text.slice(bodyOpen.end, toks[close].start).trim()} ${text.slice(whereClose.start)}`;
+  return { route: 'direct', query, targets: [target], form };
+}
+
+/** A full answer kept for the next pages of the same query. */
+interface KeptAnswer {
+  results?: JsonResults;
+  ntriples?: string;
+  how: string;
+  route: 'direct' | 'federation';
+  targets: string[];
+  sent: string;
+  at: number;
+}
+
+/** Answers kept per server for paging (the last few answers with more rows than one page). */
+const kept = new WeakMap<McpToolContext, Map<string, KeptAnswer>>();
+/** Answers kept per server, and the largest kept (characters of its text), so paging needs no new query. */
+const KEEP = { answers: 8, maxChars: 8 << 20, ms: 15 * 60_000 };
+
+function keepAnswer(ctx: McpToolContext, key: string, a: KeptAnswer, size: number): void {
+  if (size > KEEP.maxChars) return;
+  let m = kept.get(ctx);
+  if (!m) kept.set(ctx, (m = new Map()));
+  m.delete(key);
+  m.set(key, a);
+  while (m.size > KEEP.answers) m.delete(m.keys().next().value!);
+}
+
+function keptAnswer(ctx: McpToolContext, key: string): KeptAnswer | undefined {
+  const a = kept.get(ctx)?.get(key);
+  return a && Date.now() - a.at <= KEEP.ms ? a : undefined;
+}
+
+/**
+ * Runs one run_sparql_query call (see the module comment) and records it in the call log. With
+ * `offset` > 0 the page comes from the answer kept from the last call of the same query and
+ * format when there is one (so that pages of an unordered answer fit together), else the query
+ * runs again.
  * @returns the agent's text and the full answer; never throws for a bad query or a failing endpoint
  */
 export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): Promise<RunQueryResult> {
@@ -103,8 +286,13 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   const { limits } = ctx;
   const timeoutMs = Math.min(Math.max(args.timeout_ms ?? limits.defaultTimeoutMs, limits.minTimeoutMs), limits.maxTimeoutMs);
   const format = args.format ?? 'application/sparql-results+json';
-  const plan = planQuery(args.query, ctx.registry, { maxQueryChars: limits.maxQueryChars, prefixes: ctx.prefixes });
-  const finish = (r: Omit<RunQueryResult, 'ms'>, requests: Record<string, number> | null): RunQueryResult => {
+  const page = pageArgs(args, limits);
+  let plan: QueryPlan | Routed | undefined = lonePlan(args.query, ctx.registry, limits.maxQueryChars);
+  const quick = plan !== undefined;
+  const replan = () => planQuery(args.query, ctx.registry, { maxQueryChars: limits.maxQueryChars, prefixes: ctx.prefixes, listEndpoints: 16, endpointsElsewhere: 'the description of run_sparql_query (and the resource fkgqa://endpoints)' });
+  plan ??= replan();
+  const targetsOf = () => (plan && (!('ok' in plan) || plan.ok) ? (plan as Routed).targets.map((t) => t.url) : []);
+  const finish = (r: Omit<RunQueryResult, 'ms'>, requests: Record<string, number> | null, extra: Record<string, unknown> = {}): RunQueryResult => {
     const ms = performance.now() - t0;
     ctx.callLog.record({
       time,
@@ -112,66 +300,136 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
       setup: ctx.setup,
       query: args.query,
       route: r.route,
-      endpoints: plan.ok ? plan.targets.map((t) => t.url) : [],
+      endpoints: targetsOf(),
       requests,
       ...(r.rows !== undefined ? { rows: r.rows } : {}),
       ...(r.truncated ? { truncated: true } : {}),
       ms: Math.round(ms * 10) / 10,
-      ...(r.errorClass ? { errorClass: r.errorClass, error: r.text.slice(0, 1000) } : {}),
-      details: { format, timeoutMs, ...(r.sent ? { sent: r.sent } : {}) },
+      ...(r.errorClass ? { errorClass: r.errorClass, error: r.text.slice(0, 1000), ...(r.error?.infrastructure ? { infrastructure: true } : {}) } : {}),
+      details: { format, timeoutMs, ...(r.sent ? { sent: r.sent } : {}), ...(page.offset ? { offset: page.offset } : {}), ...extra },
     });
     return { ...r, ms };
   };
-  if (!plan.ok) return finish({ text: `Error (${plan.errorClass}): ${plan.message}`, isError: true, route: 'error', errorClass: plan.errorClass }, {});
+  const refuse = (errorClass: string, message: string, meta: Partial<ToolErrorMeta> = {}, requests: Record<string, number> = {}, sent?: string) =>
+    finish({ text: `Error (${errorClass}): ${message}`, isError: true, route: 'error', errorClass, error: { class: errorClass, infrastructure: false, ...meta }, ...(sent ? { sent } : {}) }, requests);
+  if ('ok' in plan && !plan.ok) return refuse(plan.errorClass, plan.message);
+  let routed = plan as Routed;
+  const mixed = mixedGraphs(routed.targets, ctx);
+  if (mixed) return refuse('mixed-graphs', mixed);
 
-  const graph = plan.form === 'graph';
-  const media = graph ? (plan.route === 'direct' ? GRAPH_ACCEPT : 'application/n-triples') : 'application/sparql-results+json';
-  const o = plan.route === 'direct' ? await ctx.sparql.direct(plan.targets[0].url, plan.query, media, timeoutMs) : await ctx.sparql.federated(plan.query, media, timeoutMs);
-  const how =
-    plan.route === 'direct'
-      ? `direct: the SERVICE wrapper was removed and the query sent to ${plan.targets[0].url}`
-      : `federation engine over ${plan.targets.length} endpoint${plan.targets.length === 1 ? '' : 's'}`;
-  if (o.status !== 'ok') {
-    const f = failure(o, plan, timeoutMs, limits.maxTimeoutMs);
-    return finish({ text: `Error (${f.errorClass}): ${f.message}`, isError: true, route: 'error', errorClass: f.errorClass, sent: plan.query }, o.requests);
+  const key = `${format}\u0000${args.query}`;
+  const keptOne = page.offset > 0 ? keptAnswer(ctx, key) : undefined;
+  if (keptOne) {
+    const age = Math.round((Date.now() - keptOne.at) / 1000);
+    const how = `a page of the answer kept from the same query ${age} s ago; ${keptOne.how}`;
+    return finish(render(ctx, keptOne, how, format, page), {}, { kept: true });
   }
-  const n = limits.previewRows;
+
+  const graph = routed.form === 'graph';
+  const media = graph ? (routed.route === 'direct' ? GRAPH_ACCEPT : 'application/n-triples') : 'application/sparql-results+json';
+  const send = (r: Routed) => (r.route === 'direct' ? ctx.sparql.direct(r.targets[0].url, r.query, media, timeoutMs) : ctx.sparql.federated(r.query, media, timeoutMs));
+  let o = await send(routed);
+  if (quick && o.status === 'error' && o.httpStatus === 400) {
+    // The endpoint rejected the text as written: planQuery's message says what is wrong, or its form of the query is sent.
+    const p = replan();
+    if (!p.ok) return refuse(p.errorClass, p.message, {}, o.requests);
+    routed = p;
+    const again = await send(routed);
+    for (const [u, c] of Object.entries(o.requests)) again.requests[u] = (again.requests[u] ?? 0) + c;
+    o = again;
+  }
+  const how =
+    routed.route === 'direct'
+      ? `direct: the SERVICE wrapper was removed and the query sent to ${routed.targets[0].url}`
+      : `federation engine over ${routed.targets.length} endpoint${routed.targets.length === 1 ? '' : 's'}`;
+  if (o.status !== 'ok') {
+    const f = failure(o, routed, timeoutMs, limits.maxTimeoutMs);
+    const cause = failureCause(o, routed, ctx.registry);
+    // A federation engine's "fetch failed" names no endpoint: find the one that refuses connections.
+    if (o.status === 'error' && routed.route === 'federation' && cause.infrastructure && !cause.endpoint && connectionFailure(o.error)) {
+      const down = await firstUnreachable(routed.targets.map((t) => t.url));
+      if (down) return refuse(f.errorClass, `${f.message} (${down} cannot be reached)`, { ...cause, endpoint: down }, o.requests, routed.query);
+    }
+    return refuse(f.errorClass, f.message, cause, o.requests, routed.query);
+  }
+  const targets = routed.targets.map((t) => t.url);
+  const answer = (a: Omit<KeptAnswer, 'how' | 'route' | 'targets' | 'sent' | 'at'>, size: number) => {
+    const k: KeptAnswer = { ...a, how, route: routed.route, targets, sent: routed.query, at: Date.now() };
+    const r = render(ctx, k, `${how}; ${secs(performance.now() - t0)}`, format, page);
+    if (r.truncated || page.offset > 0) keepAnswer(ctx, key, k, size);
+    return finish(r, o.requests);
+  };
+  const bad = (message: string) => refuse('endpoint', message, { infrastructure: true, ...(routed.route === 'direct' ? { endpoint: targets[0] } : {}) }, o.requests, routed.query);
   if (graph) {
     let nt = o.body;
     if (o.contentType !== 'application/n-triples') {
       try {
         nt = toNTriples(o.body, o.contentType);
       } catch (e) {
-        return finish({ text: `Error (endpoint): the answer (${o.contentType}) does not parse as RDF: ${(e as Error).message}`, isError: true, route: 'error', errorClass: 'endpoint', sent: plan.query }, o.requests);
+        return bad(`the answer (${o.contentType}) does not parse as RDF: ${(e as Error).message}`);
       }
     }
-    const cut = truncateNTriples(nt, n);
-    const note = cut.truncated ? `showing ${n} of ${cut.triples} triples (the rest were left out: add LIMIT or make the pattern more selective)` : `${cut.triples} triples`;
-    const shown = format === 'application/ld+json' ? JSON.stringify(toJsonLd(cut.text)) : cut.text;
-    const formatNote = format === 'application/sparql-results+json' ? '; as N-Triples, which is Turtle (format applies to SELECT/ASK only)' : '';
-    return finish(
-      { text: `${note} (${how}; ${secs(performance.now() - t0)}${formatNote})\n${shown}`, isError: false, route: plan.route, rows: cut.triples, truncated: cut.truncated, ntriples: nt, sent: plan.query },
-      o.requests,
-    );
+    return answer({ ntriples: nt }, nt.length);
   }
   let results: JsonResults;
   try {
     results = JSON.parse(o.body) as JsonResults;
   } catch {
-    return finish({ text: `Error (endpoint): the answer is not SPARQL JSON results: ${o.body.slice(0, 300)}`, isError: true, route: 'error', errorClass: 'endpoint', sent: plan.query }, o.requests);
+    return bad(`the answer is not SPARQL JSON results: ${o.body.slice(0, 300)}`);
   }
-  const formatNote = format !== 'application/sparql-results+json' ? `; format ${format} applies to CONSTRUCT/DESCRIBE only, so the answer is SPARQL JSON results` : '';
-  if (results.boolean !== undefined) {
-    return finish({ text: `ASK answer: ${results.boolean} (${how}; ${secs(performance.now() - t0)}${formatNote})\n${JSON.stringify(results)}`, isError: false, route: plan.route, rows: 1, results, sent: plan.query }, o.requests);
-  }
-  const cut = truncateBindings(results, n);
-  const rows = cut.rows;
-  const note = cut.truncated
-    ? `showing ${n} of ${rows} rows (the other ${rows - n} were left out: add LIMIT/OFFSET, or aggregate with COUNT/GROUP BY)`
-    : `${rows} row${rows === 1 ? '' : 's'}`;
-  const preview = { head: { vars: results.head.vars ?? [] }, results: { bindings: cut.results.results?.bindings ?? [] } };
-  return finish(
-    { text: `${note} (${how}; ${secs(performance.now() - t0)}${formatNote})\n${JSON.stringify(preview)}`, isError: false, route: plan.route, rows, truncated: cut.truncated, results, sent: plan.query },
-    o.requests,
+  return answer({ results }, o.body.length);
+}
+
+/**
+ * Why a query may not run because it names endpoints of several knowledge graphs (they reuse
+ * IRIs, so a join over them mixes unrelated data), or undefined when it may.
+ */
+function mixedGraphs(targets: RegisteredEndpoint[], ctx: McpToolContext): string | undefined {
+  if (ctx.mixGraphs) return undefined;
+  const byGraph = new Map<string, string[]>();
+  for (const t of targets) if (t.graph !== null) byGraph.set(t.graph, [...(byGraph.get(t.graph) ?? []), t.url]);
+  if (byGraph.size < 2) return undefined;
+  const parts = [...byGraph].map(([g, urls]) => `${g}: ${urls.map((u) => `<${u}>`).join(', ')}`);
+  return (
+    `the query names endpoints of ${byGraph.size} knowledge graphs (${parts.join('; ')}); nothing was sent. ` +
+    'The graphs reuse IRIs (the same class or property IRI names different data in each), so a query may name endpoints of one graph only: keep the SERVICE clauses of the graph the question is about'
   );
+}
+
+/** The agent's text for one page of an answer (rows, triples, or an ASK boolean). */
+function render(ctx: McpToolContext, a: KeptAnswer, how: string, format: ResultFormat, page: { offset: number; maxChars: number }): Omit<RunQueryResult, 'ms'> {
+  const n = ctx.limits.previewRows;
+  const base = { isError: false, route: a.route, sent: a.sent } as const;
+  if (a.ntriples !== undefined) {
+    const lines = a.ntriples.split('\n').filter((l) => l.trim().length > 0);
+    const formatNote = format === 'application/sparql-results+json' ? '; as N-Triples, which is Turtle (format applies to SELECT/ASK only)' : '';
+    const p = pickPage(lines, page.offset, n, page.maxChars - 300, (l) => l.length);
+    const note = pageNote({ offset: page.offset, shown: p.items.length, total: lines.length, unit: 'triples', cutByChars: p.cutByChars, maxChars: page.maxChars });
+    const nt = p.items.length ? p.items.join('\n') + '\n' : '';
+    const shown = format === 'application/ld+json' ? JSON.stringify(toJsonLd(nt)) : nt;
+    const truncated = page.offset > 0 || p.items.length < lines.length;
+    return { ...base, text: `${note} (${how}${formatNote})\n${shown}`, rows: lines.length, truncated, ntriples: a.ntriples };
+  }
+  const results = a.results!;
+  const formatNote = format !== 'application/sparql-results+json' ? `; format ${format} applies to CONSTRUCT/DESCRIBE only, so the answer is SPARQL JSON results` : '';
+  if (results.boolean !== undefined) return { ...base, text: `ASK answer: ${results.boolean} (${how}${formatNote})\n${JSON.stringify(results)}`, rows: 1, results };
+  const bindings = results.results?.bindings ?? [];
+  const head = `{"head":{"vars":${JSON.stringify(results.head.vars ?? [])}},"results":{"bindings":[`;
+  const rowTexts = new Map<number, string>();
+  const p = pickPage(
+    bindings.map((_, i) => i),
+    page.offset,
+    n,
+    page.maxChars - head.length - 300,
+    (i) => {
+      const t = JSON.stringify(bindings[i]);
+      rowTexts.set(i, t);
+      return t.length;
+    },
+  );
+  const rows = bindings.length;
+  const more = page.offset + p.items.length < rows;
+  const note = pageNote({ offset: page.offset, shown: p.items.length, total: rows, cutByChars: p.cutByChars, maxChars: page.maxChars }) + (more ? '; or add LIMIT, or aggregate with COUNT/GROUP BY' : '');
+  const truncated = page.offset > 0 || p.items.length < rows;
+  return { ...base, text: `${note} (${how}${formatNote})\n${head}${p.items.map((i) => rowTexts.get(i)).join(',')}]}}`, rows, truncated, results };
 }

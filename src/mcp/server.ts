@@ -22,6 +22,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createMcpHandler, hostHeaderValidationResponse, localhostAllowedHostnames, McpServer } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod';
 import { InputError } from '../common/errors.js';
 import { STATE_FILES, stateDir as buildStateDir } from '../build/state.js';
@@ -34,6 +35,11 @@ import type { EndpointRegistry } from '../federation/registry.js';
 import { RESULT_FORMATS, runSparqlQuery } from './run-query.js';
 import { BoundedSparqlClient } from '../federation/client.js';
 import { getVoidDescriptions, VOID_VARIANTS } from './void.js';
+import { DEFAULT_PROMPTS_DIR, ENDPOINTS_RESOURCE, endpointsResource, instructions, PROMPT_NAME, promptFile, promptText, runQueryDescription } from './surface.js';
+import { installToolErrorMeta, textResult } from './tool-error.js';
+import { checkMessage, HardenedStdioTransport, oversizedReply } from './transport.js';
+
+export { ENDPOINTS_RESOURCE, instructions } from './surface.js';
 
 /** Options of `createMcpServer` / `createMcpContext`. */
 export interface McpServerOptions {
@@ -63,10 +69,14 @@ export interface McpServerOptions {
   engines?: number;
   /** The federation engine, by `--federation-engine` name (default `comunica`; src/federation/engine.ts). */
   federationEngine?: string;
+  /**
+   * Let one query join endpoints of several knowledge graphs and KGVoyager merge entries by IRI
+   * over graphs (`--mix-graphs`; default false: graphs reuse IRIs, so they are kept apart).
+   */
+  mixGraphs?: boolean;
+  /** Folder of the prompt files `<setup>.md` served as the prompt answer_question (default the shipped prompts/; null: no prompt). */
+  promptsDir?: string | null;
 }
-
-/** The IRI of the endpoint list resource. */
-export const ENDPOINTS_RESOURCE = 'fkgqa://endpoints';
 
 /** The build's default prefix (`benchmark.json` defaultPrefix), suggested for an undeclared `:`. */
 function buildPrefixes(build: string | null): Record<string, string> {
@@ -91,9 +101,15 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
   const state = options.state !== undefined ? (options.state ? path.resolve(options.state) : null) : build ? buildStateDir(build) : null;
   const logFile = options.callLog !== undefined ? options.callLog : state ? path.join(state, STATE_FILES.mcp, 'calls.jsonl') : null;
   const sparql = new BoundedSparqlClient(options.registry, { maxResultBytes: limits.maxResultBytes, parallel: options.engines ?? 1, ...(options.federationEngine ? { engine: options.federationEngine } : {}) });
+  // Only high_level gives the catalogue's descriptions (section 5): every other setup's registry has none, so no path can show them.
+  const registry = setup === 'high_level' ? options.registry : { ...options.registry, endpoints: options.registry.endpoints.map((e) => ({ ...e, description: null })) };
+  const graphs = [...new Set(registry.endpoints.map((e) => e.graph).filter((g): g is string => g !== null))].sort();
   return {
     setup,
-    registry: options.registry,
+    registry,
+    graphs,
+    mixGraphs: options.mixGraphs ?? false,
+    promptsDir: options.promptsDir !== undefined ? options.promptsDir && path.resolve(options.promptsDir) : DEFAULT_PROMPTS_DIR,
     sparql,
     callLog: new CallLog(logFile),
     limits,
@@ -105,32 +121,6 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
   };
 }
 
-/** The endpoint list as the setup shows it: URLs, plus descriptions in `high_level`. */
-export function endpointList(ctx: McpToolContext): { id: string; url: string; description?: string }[] {
-  return ctx.registry.endpoints.map((e) => ({ id: e.id, url: e.url, ...(ctx.setup === 'high_level' && e.description ? { description: e.description } : {}) }));
-}
-
-/** The server's instructions: the setup, how to name endpoints, the endpoint list. */
-export function instructions(ctx: McpToolContext): string {
-  const lines = [
-    `fkgqa SPARQL-MCP server (setup: ${ctx.setup}; ${ctx.registry.endpoints.length} SPARQL endpoints).`,
-    'Answer questions by querying the SPARQL endpoints below with run_sparql_query. Every query must name the endpoints it uses with SERVICE <endpoint URL> { … }:',
-    'a query whose whole WHERE clause is one SERVICE clause is sent to that endpoint directly; a query with several SERVICE clauses (or patterns outside them) is evaluated by the federation engine, which joins the parts.',
-    'The data of one knowledge graph is split over several endpoints, so a question may need more than one.',
-  ];
-  if (ctx.setup === 'void_tool') lines.push('get_void_descriptions returns the VoID description of endpoints (classes, properties and their counts): use it to find which endpoint holds what.');
-  if (ctx.kgvoyager) {
-    lines.push(
-      'search_all_classes and search_all_properties find classes and properties by a term and list the endpoints that hold them (use those in SERVICE clauses); ' +
-        'lookup_class_instances finds instances of a class, explore_property_usage shows the classes a property connects, explore_entity_relations the neighbourhood of an entity or a literal; ' +
-        'execute_query is run_sparql_query.',
-    );
-  }
-  lines.push('', 'Endpoints:');
-  for (const e of endpointList(ctx)) lines.push(`- ${e.url}${e.description ? ` — ${e.description}` : ''}`);
-  return lines.join('\n');
-}
-
 /**
  * Registers the fkgqa tools on a server: the endpoint resource, run_sparql_query, and (setup
  * `void_tool`) get_void_descriptions. A `ToolRegistrar`.
@@ -139,28 +129,30 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
   server.registerResource(
     'endpoints',
     ENDPOINTS_RESOURCE,
-    { title: 'SPARQL endpoints', description: `The registered SPARQL endpoints (setup ${ctx.setup})`, mimeType: 'application/json' },
-    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ setup: ctx.setup, source: ctx.registry.source, endpoints: endpointList(ctx) }, null, 2) }] }),
+    { title: 'SPARQL endpoints', description: `The SPARQL endpoints of this server (setup ${ctx.setup})${ctx.setup === 'high_level' ? ', each with a one-sentence description' : ''}`, mimeType: 'application/json' },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(endpointsResource(ctx), null, 2) }] }),
   );
   const l = ctx.limits;
+  const paging = {
+    offset: z.number().int().min(0).optional().describe('rows of the answer to skip: the next page starts at the offset the previous answer names (default 0)'),
+    max_chars: z.number().int().min(l.minMaxChars).max(l.maxMaxChars).optional().describe(`characters of the answer shown (default ${l.defaultMaxChars}); rows beyond it are left for the next page`),
+  };
   server.registerTool(
     'run_sparql_query',
     {
       title: 'Run a SPARQL query',
-      description:
-        'Runs a read-only SPARQL 1.1 query over the registered endpoints. Name every endpoint with SERVICE <endpoint URL> { … }: ' +
-        'one SERVICE clause that is the whole WHERE goes straight to that endpoint; several SERVICE clauses are joined by the federation engine. ' +
-        `Declare every prefix you use. Answers show at most ${l.previewRows} rows ("showing N of M rows" when cut); queries up to ${l.maxQueryChars} characters.`,
+      description: runQueryDescription(ctx),
       inputSchema: z.object({
         query: z.string().min(1).describe('the SPARQL query, with SERVICE <endpoint URL> { … } clauses'),
         format: z.enum(RESULT_FORMATS).optional().describe('result format (default application/sparql-results+json; the RDF formats apply to CONSTRUCT/DESCRIBE)'),
         timeout_ms: z.number().int().min(l.minTimeoutMs).max(l.maxTimeoutMs).optional().describe(`time limit in ms (default ${l.defaultTimeoutMs})`),
+        ...paging,
       }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async (args) => {
       const r = await runSparqlQuery(ctx, args);
-      return { content: [{ type: 'text', text: r.text }], ...(r.isError ? { isError: true } : {}) };
+      return textResult(r.text, r.isError ? (r.error ?? { class: r.errorClass ?? 'error', infrastructure: false }) : undefined);
     },
   );
   if (ctx.setup === 'void_tool') {
@@ -169,7 +161,7 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
       {
         title: 'Get VoID descriptions',
         description:
-          'Returns the VoID description (Turtle) of one or more registered endpoints: dataset size, classes with their entity counts, properties with their triple counts. ' +
+          'Returns the VoID description (Turtle) of one or more of the endpoints listed in the description of run_sparql_query: dataset size, classes with their entity counts, properties with their triple counts. ' +
           'variant "extended" adds the linksets to the other endpoints where known. Give endpoint (one URL) or endpoints (a list).',
         inputSchema: z.object({
           endpoint: z.string().optional().describe('one endpoint URL'),
@@ -180,8 +172,20 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
       },
       async (args) => {
         const r = await getVoidDescriptions(ctx, args);
-        return { content: [{ type: 'text', text: r.text }], ...(r.isError ? { isError: true } : {}) };
+        return textResult(r.text, r.error);
       },
+    );
+  }
+  if (promptFile(ctx)) {
+    const graph = ctx.graphs.length > 1 ? { graph: z.enum(ctx.graphs as [string, ...string[]]).optional().describe('list only the endpoints of this knowledge graph (default: all)') } : {};
+    server.registerPrompt(
+      PROMPT_NAME,
+      {
+        title: `Answer a question (setup ${ctx.setup})`,
+        description: `The instructions fkgqa eval gives an agent in setup ${ctx.setup} (prompts/${ctx.setup}.md), with the endpoints filled in, followed by the question.`,
+        argsSchema: z.object({ question: z.string().optional().describe('the question to answer'), ...graph }),
+      },
+      async (args) => ({ messages: [{ role: 'user', content: { type: 'text', text: promptText(ctx, args as { question?: string; graph?: string }) } }] }),
     );
   }
 };
@@ -189,6 +193,7 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
 /** A new `McpServer` with the fkgqa tools and the given tool sets registered on the shared context. */
 export function buildMcpServer(ctx: McpToolContext, tools: ToolRegistrar[] = []): McpServer {
   const server = new McpServer({ name: TOOL.name, version: TOOL.version }, { instructions: instructions(ctx) });
+  installToolErrorMeta(server);
   registerSparqlTools(server, ctx);
   if (ctx.kgvoyager) kgVoyagerRegistrar(ctx.kgvoyager)(server, ctx);
   for (const t of tools) t(server, ctx);
@@ -234,14 +239,54 @@ export interface McpHttpServer {
   close(): Promise<void>;
 }
 
-/** Reads a Node request into a web `Request`. */
-async function toRequest(req: http.IncomingMessage, base: string): Promise<Request> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
+/** The headers of a Node request as web `Headers`. */
+function webHeaders(req: http.IncomingMessage): Headers {
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-  const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && chunks.length > 0;
-  return new Request(new URL(req.url ?? '/', base), { method: req.method, headers, ...(hasBody ? { body: Buffer.concat(chunks) } : {}) });
+  return headers;
+}
+
+/**
+ * Reads a request body up to `max` bytes.
+ * @returns the body, or — when it is larger (by its Content-Length, or once more than `max` bytes
+ *   arrived) — its size when known and its first bytes (for the request id), without reading the rest
+ */
+async function readBounded(req: http.IncomingMessage, max: number): Promise<{ body: Buffer } | { tooLarge: true; bytes: number | null; head: string }> {
+  const declared = Number(req.headers['content-length']);
+  const over = Number.isFinite(declared) && declared > max;
+  // Events rather than `for await`: leaving an async iterator early destroys the request, and its client would get no answer.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size <= max && (!over || size < 4096)) return void chunks.push(c);
+      req.off('data', onData).off('end', onEnd).off('error', reject);
+      req.pause();
+      resolve({ tooLarge: true, bytes: over ? declared : null, head: Buffer.concat([...chunks, c]).subarray(0, 4096).toString('utf8') });
+    };
+    const onEnd = () => resolve({ body: Buffer.concat(chunks) });
+    req.on('data', onData).on('end', onEnd).on('error', reject);
+  });
+}
+
+/** The most bytes of a refused body read (and dropped) so that its client gets the answer; beyond, the connection is cut. */
+const DRAIN_BYTES = 64 << 20;
+
+/**
+ * Answers a JSON-RPC error (or several) over HTTP. With `unread`, the body was not read to its
+ * end: the rest is read and dropped (a client still sending would see a broken pipe, not the
+ * answer), up to DRAIN_BYTES, then the connection is closed.
+ */
+function sendJsonRpcError(res: http.ServerResponse, status: number, reply: unknown, unread?: http.IncomingMessage): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...(unread ? { connection: 'close' } : {}) }).end(JSON.stringify(reply));
+  if (!unread) return;
+  let dropped = 0;
+  unread.on('data', (c: Buffer) => {
+    dropped += c.length;
+    if (dropped > DRAIN_BYTES) unread.destroy();
+  });
+  unread.resume();
 }
 
 /** Writes a web `Response` to a Node response, streaming its body (SSE answers stay open). */
@@ -266,11 +311,13 @@ async function fromResponse(r: Response, res: http.ServerResponse): Promise<void
 /**
  * Serves MCP over Streamable HTTP at `http://host:port/mcp` (MCP SDK v2 `createMcpHandler`, one
  * server instance per request from the shared context). Loopback by default; requests whose
- * Host header is not a loopback name are refused when bound to loopback (DNS rebinding).
+ * Host header is not a loopback name are refused when bound to loopback (DNS rebinding). A body
+ * over `limits.maxMessageBytes` is answered 413 without reading it all, a malformed JSON-RPC
+ * message 400 with the JSON-RPC error of transport.ts (as on stdio); `onRefused` is told why.
  * @param host interface (default 127.0.0.1)
  * @param port port (default 0: any free port)
  */
-export async function serveMcpHttp(options: McpServerOptions & { host?: string; port?: number }): Promise<McpHttpServer> {
+export async function serveMcpHttp(options: McpServerOptions & { host?: string; port?: number; onRefused?: (why: string) => void }): Promise<McpHttpServer> {
   const context = createMcpContext(options);
   void context.sparql.warm();
   const handler = createMcpHandler(() => buildMcpServer(context, options.tools));
@@ -285,9 +332,31 @@ export async function serveMcpHttp(options: McpServerOptions & { host?: string; 
           res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: the MCP endpoint is /mcp\n');
           return;
         }
-        const request = await toRequest(req, `http://${req.headers.host ?? 'localhost'}`);
-        const refused = loopback ? hostHeaderValidationResponse(request, localhostAllowedHostnames()) : undefined;
-        await fromResponse(refused ?? (await handler.fetch(request)), res);
+        const target = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+        const headers = webHeaders(req);
+        const refused = loopback ? hostHeaderValidationResponse(new Request(target, { headers }), localhostAllowedHostnames()) : undefined;
+        if (refused) {
+          req.resume();
+          await fromResponse(refused, res);
+          return;
+        }
+        let body: Buffer | undefined;
+        if (req.method !== 'GET' && req.method !== 'HEAD') {
+          const read = await readBounded(req, context.limits.maxMessageBytes);
+          if ('tooLarge' in read) return sendJsonRpcError(res, 413, oversizedReply(read.bytes, context.limits.maxMessageBytes, read.head), req);
+          body = read.body.length > 0 ? read.body : undefined;
+          // The JSON-RPC envelope is checked as on stdio (transport.ts), so both answer malformed messages alike.
+          if (req.method === 'POST' && body) {
+            const c = checkMessage(body.toString('utf8'));
+            if (!c.ok) {
+              options.onRefused?.(c.why);
+              if (c.reply) return sendJsonRpcError(res, 400, c.reply);
+              res.writeHead(202).end();
+              return;
+            }
+          }
+        }
+        await fromResponse(await handler.fetch(new Request(target, { method: req.method, headers, ...(body ? { body: new Uint8Array(body) } : {}) })), res);
       } catch (e) {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
         res.end(`internal error: ${(e as Error).message}\n`);
@@ -309,6 +378,39 @@ export async function serveMcpHttp(options: McpServerOptions & { host?: string; 
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await context.close();
+    },
+  };
+}
+
+/** A running stdio server (`serveMcpStdio`). */
+export interface McpStdioServer {
+  context: McpToolContext;
+  /** Resolves when the client closed stdin. */
+  closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves MCP on this process's stdin/stdout (the MCP stdio binding) through `HardenedStdioTransport`
+ * (transport.ts): malformed or oversized messages are answered with their JSON-RPC error and the
+ * server keeps serving; the SDK's `serveStdio` negotiates the protocol era and builds one server
+ * instance for the connection.
+ * @param onRefused told about every message refused (e.g. to print it on stderr)
+ */
+export function serveMcpStdio(options: McpServerOptions & { onRefused?: (why: string) => void }): McpStdioServer {
+  const context = createMcpContext(options);
+  void context.sparql.warm();
+  const transport = new HardenedStdioTransport(process.stdin, process.stdout, { maxMessageBytes: context.limits.maxMessageBytes, ...(options.onRefused ? { onRefused: options.onRefused } : {}) });
+  const closed = new Promise<void>((resolve) => {
+    process.stdin.once('end', () => resolve()).once('close', () => resolve());
+  });
+  const handle = serveStdio(() => buildMcpServer(context, options.tools), { transport });
+  return {
+    context,
+    closed,
+    close: async () => {
+      await handle.close();
       await context.close();
     },
   };

@@ -47,6 +47,8 @@ import { computeStatistics } from '../describe/statistics.js';
 import { FKGQA_VOCAB, renderVoid, VOID_EXT, writerText, type VoidVariant } from '../describe/void-turtle.js';
 import type { McpToolContext } from './context.js';
 import { listEndpoints } from '../federation/routing.js';
+import { infrastructureMessage, type ToolErrorMeta } from './tool-error.js';
+import { ENDPOINTS_ELSEWHERE } from './surface.js';
 import { findEndpoint, type RegisteredEndpoint } from '../federation/registry.js';
 import { writeFileAtomic } from '../common/output.js';
 
@@ -491,7 +493,7 @@ export const MAX_VOID_ENDPOINTS = 25;
  * @returns the agent's text; `isError` when an endpoint is not registered, none is named, or no
  *   step produced VoID for any of them
  */
-export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): Promise<{ text: string; isError: boolean; results: VoidResult[] }> {
+export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): Promise<{ text: string; isError: boolean; results: VoidResult[]; error?: ToolErrorMeta }> {
   const t0 = performance.now();
   const time = new Date().toISOString();
   const variant = args.variant ?? 'standard';
@@ -511,12 +513,13 @@ export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): 
   const fail = (errorClass: string, message: string) => {
     const text = `Error (${errorClass}): ${message}`;
     log('error', [], text, errorClass);
-    return { text, isError: true, results: [] };
+    return { text, isError: true, results: [], error: { class: errorClass, infrastructure: false } };
   };
-  if (urls.length === 0) return fail('no-endpoint', `name an endpoint (endpoint: "<URL>") or several (endpoints: [...]). Registered endpoints:\n${listEndpoints(ctx.registry.endpoints)}`);
+  const registered = () => `Registered endpoints:\n${listEndpoints(ctx.registry.endpoints, 16, ENDPOINTS_ELSEWHERE)}`;
+  if (urls.length === 0) return fail('no-endpoint', `name an endpoint (endpoint: "<URL>") or several (endpoints: [...]). ${registered()}`);
   if (urls.length > MAX_VOID_ENDPOINTS) return fail('too-many', `at most ${MAX_VOID_ENDPOINTS} endpoints per call, ${urls.length} given: ask in several calls`);
   const unknown = urls.filter((u) => !findEndpoint(ctx.registry, u));
-  if (unknown.length > 0) return fail('unknown-endpoint', `${unknown.map((u) => `<${u}>`).join(', ')} not registered. Registered endpoints:\n${listEndpoints(ctx.registry.endpoints)}`);
+  if (unknown.length > 0) return fail('unknown-endpoint', `${unknown.map((u) => `<${u}>`).join(', ')} not registered. ${registered()}`);
   const results: VoidResult[] = [];
   for (const u of urls) results.push(await voidDescription(ctx, findEndpoint(ctx.registry, u)!, variant));
   const max = ctx.limits.maxVoidChars;
@@ -534,5 +537,8 @@ export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): 
   const text = sections.join('\n\n');
   const none = results.every((r) => !r.step);
   log(none ? 'error' : 'void', results, text, none ? 'no-void' : undefined);
-  return { text, isError: none, results };
+  if (!none) return { text, isError: false, results };
+  // No step found VoID for any endpoint: the infrastructure's fault when the endpoints could not be queried (down, 5xx), not when they simply publish none.
+  const down = results.find((r) => r.attempts.some((a) => a.step === 'computed' && infrastructureMessage(a.outcome)));
+  return { text: `Error (no-void): no step found a VoID description of ${urls.length === 1 ? 'the endpoint' : 'any endpoint asked'}.\n${text}`, isError: true, results, error: { class: 'no-void', infrastructure: !!down, ...(down ? { endpoint: down.endpoint } : {}) } };
 }

@@ -4,14 +4,13 @@
  * signal ends it.
  */
 import path from 'node:path';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { InputError } from '../../common/errors.js';
 import { openRegistry } from '../../federation/registry.js';
 import type { McpLimits, Setup } from '../../mcp/context.js';
 import type { EmbedderSpec } from '../../mcp/kgvoyager/embedder.js';
 import type { KgVoyagerSetup } from '../../mcp/kgvoyager/setup.js';
 import type { RetrievalMode } from '../../mcp/kgvoyager/retrieval.js';
-import { buildMcpServer, createMcpContext, serveMcpHttp, type McpServerOptions } from '../../mcp/server.js';
+import { serveMcpHttp, serveMcpStdio, type McpServerOptions } from '../../mcp/server.js';
 import { stderrProgress } from '../progress.js';
 import { untilSignal } from '../signals.js';
 
@@ -46,10 +45,13 @@ export async function run(o: Record<string, any>): Promise<void> {
     ...(o.kgvoyager || o.setup === 'kgvoyager' ? { kgvoyager: kgVoyagerSetupFromOptions(o) } : {}),
     engines: o.engines,
     federationEngine: o.federationEngine,
+    ...(o.mixGraphs ? { mixGraphs: true } : {}),
+    ...(o.prompts ? { promptsDir: path.resolve(o.prompts) } : {}),
   };
+  const refused = (why: string) => progress?.(`fkgqa mcp: refused a message: ${why}`);
   const about = `setup ${o.setup}, ${registry.endpoints.length} endpoints (${registry.source})`;
   if (o.http) {
-    const s = await serveMcpHttp({ ...options, host: o.host, port: o.port });
+    const s = await serveMcpHttp({ ...options, host: o.host, port: o.port, onRefused: refused });
     const json = o.json || o.format === 'json';
     process.stdout.write(json ? JSON.stringify({ url: s.url, setup: o.setup, endpoints: registry.endpoints.length, callLog: s.context.callLog.file }) + '\n' : `${s.url}\n`);
     progress?.(`fkgqa mcp: Streamable HTTP at ${s.url}; ${about}; call log ${s.context.callLog.file ?? 'in memory only'}`);
@@ -58,12 +60,9 @@ export async function run(o: Record<string, any>): Promise<void> {
     await s.close();
     return;
   }
-  const context = createMcpContext(options);
-  void context.sparql.warm();
-  progress?.(`fkgqa mcp: MCP on stdio; ${about}; call log ${context.callLog.file ?? 'in memory only'}`);
-  const handle = serveStdio(() => buildMcpServer(context, options.tools));
+  const s = serveMcpStdio({ ...options, onRefused: refused });
+  progress?.(`fkgqa mcp: MCP on stdio; ${about}; call log ${s.context.callLog.file ?? 'in memory only'}`);
   // The client closing stdin ends the session (MCP stdio binding); a signal too.
-  await Promise.race([new Promise<void>((resolve) => process.stdin.once('close', () => resolve()).once('end', () => resolve())), untilSignal()]);
-  await handle.close();
-  await context.close();
+  await Promise.race([s.closed, untilSignal()]);
+  await s.close();
 }

@@ -27,6 +27,7 @@ import {
   type SchemaIndex,
 } from './schema-index.js';
 import { iriRef, settleAll, type SparqlRow, type SparqlSelect } from './sparql.js';
+import { pageNote, pickPage, type PageArgs } from '../paging.js';
 
 /** Options of the tools. */
 export interface KgVoyagerOptions {
@@ -78,7 +79,31 @@ export interface ToolAnswer {
   isError: boolean;
   /** Endpoint URLs asked, and SPARQL requests sent per URL. */
   requests: Record<string, number>;
+  /** For an error: its class (`invalid-arguments`, `endpoint`, `internal`) and whether the infrastructure caused it (`_meta["fkgqa/error"]`). */
+  error?: { class: string; infrastructure: boolean; endpoint?: string };
+  /** How many things the answer found (hits, instances, triples); 0 when it found nothing. */
+  hits?: number;
 }
+
+/** An argument error of a tool (the agent's: not infrastructure). */
+export const argumentError = (text: string): ToolAnswer => ({ text: `Error (invalid-arguments): ${text}`, isError: true, requests: {}, error: { class: 'invalid-arguments', infrastructure: false } });
+
+/**
+ * The error answer when every endpoint asked failed (nothing could be looked up: the
+ * infrastructure's fault), or undefined when some answered.
+ */
+export function allFailed(asked: number, failures: readonly { url: string; error: string }[], requests: Record<string, number>): ToolAnswer | undefined {
+  if (asked === 0 || failures.length < asked) return undefined;
+  return {
+    text: ['Error (endpoint): no endpoint answered, so nothing could be looked up (this is not an empty result):', ...failureLines(failures).slice(1)].join('\n'),
+    isError: true,
+    requests,
+    error: { class: 'endpoint', infrastructure: true, endpoint: failures[0].url },
+  };
+}
+
+/** The default page of a tool called as a library function (no offset, 20,000 characters). */
+export const DEFAULT_PAGE: PageArgs = { offset: 0, maxChars: 20_000 };
 
 /** What the tools need: the endpoints, a way to query them, and the embedder of the dense side. */
 export interface KgVoyagerContext {
@@ -87,6 +112,11 @@ export interface KgVoyagerContext {
   /** Default: `NgramEmbedder` (3-grams, 2048 dimensions). */
   embedder?: Embedder;
   options?: Partial<KgVoyagerOptions>;
+  /**
+   * The knowledge graph these tools cover when they are one graph of several (scope.ts): answers
+   * name it, and a continuation says `graph="…", offset=…`.
+   */
+  graph?: string;
 }
 
 export const LABEL = `${RDFS}label`;
@@ -113,7 +143,7 @@ export class Budget {
 }
 
 /** Messages of endpoints that failed during a call, as lines. */
-export function failureLines(failures: { url: string; error: string }[]): string[] {
+export function failureLines(failures: readonly { url: string; error: string }[]): string[] {
   if (failures.length === 0) return [];
   return [
     `Incomplete: ${plural(failures.length, 'endpoint')} did not answer (results from them are missing, not empty):`,
@@ -143,7 +173,11 @@ export class KgVoyagerCore {
   private classes: { index: SchemaIndex<ClassEntry>; search: HybridIndex; byIri: Map<string, ClassEntry> } | undefined;
   private properties: { index: SchemaIndex<PropertyEntry>; search: HybridIndex; byIri: Map<string, PropertyEntry> } | undefined;
 
+  /** The graph of a per-graph instance (KgVoyagerContext.graph), else undefined. */
+  readonly graph: string | undefined;
+
   constructor(context: KgVoyagerContext) {
+    this.graph = context.graph;
     this.registry = context.registry;
     this.select = context.select;
     this.embedder = context.embedder ?? new NgramEmbedder();
@@ -211,20 +245,26 @@ export class KgVoyagerCore {
   }
 
   /** @internal */
-  describeSearch(kind: string, term: string, total: number, result: SearchResult, mode: RetrievalMode): string {
+  describeSearch(kind: string, term: string, total: number, result: SearchResult, mode: RetrievalMode, graphs?: number): string {
     const how =
       mode === 'hybrid'
         ? `hybrid retrieval: BM25 + dense (${this.embedder.id}) fused by RRF k=${this.options.rrfK}`
         : mode === 'bm25'
           ? 'BM25 only'
           : `dense only (${this.embedder.id})`;
-    const shown = Math.min(result.kept.length, this.options.maxHits);
-    return `search_all_${kind} ${JSON.stringify(term)}: showing ${shown} of ${result.ranked.length} matching ${kind} (${total} in the index; ${how}; adaptive filter δ=${this.options.delta} kept ${result.kept.length}).`;
+    const where = graphs ? ` over ${graphs} knowledge graphs, each hit naming its graph` : this.graph ? ` in the knowledge graph ${this.graph}` : '';
+    return `search_all_${kind} ${JSON.stringify(term)}${where}: ${result.ranked.length} matching ${kind} (${total} in the index; ${how}; adaptive filter δ=${this.options.delta} kept ${result.kept.length}).`;
+  }
+
+  /** `how` of a continuation: `graph="g", ` for one graph of several. @internal */
+  continuation(): string {
+    return this.graph ? `graph=${JSON.stringify(this.graph)}, ` : '';
   }
 
   /**
-   * One search tool: ranks the index for a term, keeps the filtered hits (at most `maxHits`) and
-   * writes one line per hit with `detail` (what follows the IRI's words).
+   * One search tool: ranks the index for a term, keeps the filtered hits and shows one page of
+   * them (at most `maxHits` from `page.offset`, within `page.maxChars`), one line per hit with
+   * `detail` (what follows the IRI's words).
    */
   /** @internal */
   async searchTool<E extends ClassEntry>(
@@ -233,22 +273,52 @@ export class KgVoyagerCore {
     build: (requests: Record<string, number>) => Promise<{ index: SchemaIndex<E>; search: HybridIndex; byIri: Map<string, E> }>,
     detail: (e: E) => string,
     none: string,
+    page: PageArgs = DEFAULT_PAGE,
   ): Promise<ToolAnswer> {
     const t = term.trim();
-    if (!t) return { text: `search_all_${kind} needs a non-empty term (e.g. "${kind === 'classes' ? 'singer' : 'name'}").`, isError: true, requests: {} };
+    if (!t) return argumentError(`search_all_${kind} needs a non-empty term (e.g. "${kind === 'classes' ? 'singer' : 'name'}").`);
     const requests: Record<string, number> = {};
     const { index, search, byIri } = await build(requests);
-    const mode = this.options.retrieval;
-    const result = await search.search(t, this.searchOptions(mode));
-    const lines = [this.describeSearch(kind, t, index.entries.length, result, mode)];
-    result.kept.slice(0, this.options.maxHits).forEach((h, i) => {
-      const e = byIri.get(h.id)!;
+    const down = allFailed(this.endpoints.length, index.failures, requests);
+    if (down) return down;
+    const result = await search.search(t, this.searchOptions());
+    return this.searchAnswer(kind, t, index.entries.length, result, (id) => ({ entry: byIri.get(id)! }), detail, none, index.failures, requests, page);
+  }
+
+  /**
+   * The answer of a search: the head line, one page of hits and what failed.
+   * @param entryOf the entry of a hit's id, and its graph when hits come from several graphs
+   * @internal
+   */
+  searchAnswer<E extends ClassEntry>(
+    kind: 'classes' | 'properties',
+    term: string,
+    total: number,
+    result: SearchResult,
+    entryOf: (id: string) => { entry: E; graph?: string },
+    detail: (e: E) => string,
+    none: string,
+    failures: readonly IndexFailure[],
+    requests: Record<string, number>,
+    page: PageArgs,
+    graphs?: number,
+    continuation = this.continuation(),
+  ): ToolAnswer {
+    const head = this.describeSearch(kind, term, total, result, this.options.retrieval, graphs);
+    const tail = failureLines(failures);
+    const lineOf = (h: { id: string; score: number }, i: number) => {
+      const { entry: e, graph } = entryOf(h.id);
       const labels = e.labels.length ? ` labels ${e.labels.map((l) => JSON.stringify(l)).join(', ')};` : '';
-      lines.push(`${i + 1}. <${e.iri}> (${e.text});${labels} ${detail(e)} [score ${h.score.toFixed(4)}]`);
-    });
-    if (result.kept.length === 0) lines.push(none);
-    lines.push(...failureLines(index.failures));
-    return { text: lines.join('\n'), isError: false, requests };
+      return `${i + 1}. <${e.iri}>${graph ? ` in graph ${graph}` : ''} (${e.text});${labels} ${detail(e)} [score ${h.score.toFixed(4)}]`;
+    };
+    const lines = result.kept.map(lineOf);
+    const fixed = head.length + tail.join('\n').length + 200;
+    const p = pickPage(lines, page.offset, this.options.maxHits, page.maxChars - fixed, (l) => l.length);
+    const note = pageNote({ offset: page.offset, shown: p.items.length, total: lines.length, unit: 'hits', cutByChars: p.cutByChars, maxChars: page.maxChars, how: continuation });
+    const out = [`${head} Showing ${note}.`, ...p.items];
+    if (result.kept.length === 0) out.push(none);
+    out.push(...tail);
+    return { text: out.join('\n'), isError: false, requests, hits: result.kept.length };
   }
 
   /** Endpoints of the same graph as `e` (fkgqa shards), or the other foreign endpoints; `e` excluded. */

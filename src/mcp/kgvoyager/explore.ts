@@ -1,5 +1,6 @@
 /** KGVoyager's exploration tools: explore_property_usage and explore_entity_relations (paper section 3.1). */
-import { type KgVoyagerCore, type ToolAnswer, Budget, endpointList, short, plural, byCodePoint, failureLines } from './core.js';
+import { type KgVoyagerCore, type ToolAnswer, allFailed, argumentError, Budget, DEFAULT_PAGE, endpointList, short, plural, byCodePoint, failureLines } from './core.js';
+import { pageNote, pickPage, type PageArgs } from '../paging.js';
 import { RDF_TYPE } from '../../common/vocab.js';
 import type { RegisteredEndpoint } from '../../federation/registry.js';
 import type { IndexFailure } from './schema-index.js';
@@ -10,11 +11,12 @@ import { iriRef, settleAll, stringLiteral, termText, type SparqlRow, type Sparql
  * classes of its subjects and objects (or the datatypes of its literals) with triple counts, and
  * example triples. Subjects or objects without a type at the endpoint of the triple are looked up
  * at the other endpoints of the same graph (a sample of `sampleSize`), so a property in a vertical
- * shard still shows the class of its subjects.
+ * shard still shows the class of its subjects. The example triples come in pages
+ * (`EXAMPLES_PER_PAGE` from `page.offset`, ordered by subject and object).
  */
-export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property: string }): Promise<ToolAnswer> {
+export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property: string }, page: PageArgs = DEFAULT_PAGE): Promise<ToolAnswer> {
   const prop = args.property?.trim().replace(/^<|>$/g, '');
-  if (!prop) return { text: 'explore_property_usage needs a property IRI (from search_all_properties).', isError: true, requests: {} };
+  if (!prop) return argumentError('explore_property_usage needs a property IRI (from search_all_properties).');
   const budget = new Budget(kgv.options.timeoutMs, kgv.select);
   const { byIri } = await kgv.propertyIndex(budget.requests);
   const entry = byIri.get(prop);
@@ -25,13 +27,13 @@ export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property:
   const qs = {
     subjects: `SELECT ?c (COUNT(*) AS ?n) (SAMPLE(?s) AS ?x) WHERE { ?s ${p} ?o OPTIONAL { ?s a ?c } } GROUP BY ?c ORDER BY DESC(?n) ?c LIMIT ${k}`,
     objects: `SELECT ?c ?dt (COUNT(*) AS ?n) (SAMPLE(?o) AS ?x) WHERE { ?s ${p} ?o OPTIONAL { ?o a ?c } BIND(DATATYPE(?o) AS ?dt) } GROUP BY ?c ?dt ORDER BY DESC(?n) ?c ?dt LIMIT ${k}`,
-    examples: `SELECT ?s ?o WHERE { ?s ${p} ?o } LIMIT 3`,
+    examples: `SELECT ?s ?o WHERE { ?s ${p} ?o } ORDER BY ?s ?o LIMIT ${page.offset + EXAMPLES_PER_PAGE}`,
     untypedSubjects: `SELECT DISTINCT ?s WHERE { ?s ${p} ?o FILTER(isIRI(?s) && NOT EXISTS { ?s a ?t }) } LIMIT ${kgv.options.sampleSize}`,
     untypedObjects: `SELECT DISTINCT ?o WHERE { ?s ${p} ?o FILTER(isIRI(?o) && NOT EXISTS { ?o a ?t }) } LIMIT ${kgv.options.sampleSize}`,
   };
   type Per = { e: RegisteredEndpoint; subjects: SparqlRow[]; objects: SparqlRow[]; examples: SparqlRow[]; untypedS: string[]; untypedO: string[] };
   const settled = await settleAll(holders, kgv.options.concurrency, async (e): Promise<Per> => {
-    const [subjects, objects, examples] = await Promise.all([budget.run(e.url, qs.subjects, k), budget.run(e.url, qs.objects, k), budget.run(e.url, qs.examples, 3)]);
+    const [subjects, objects, examples] = await Promise.all([budget.run(e.url, qs.subjects, k), budget.run(e.url, qs.objects, k), budget.run(e.url, qs.examples, page.offset + EXAMPLES_PER_PAGE)]);
     const hasUntypedS = subjects.some((r) => !r.c && r.x?.type === 'uri');
     const hasUntypedO = objects.some((r) => !r.c && !r.dt && r.x?.type === 'uri');
     const [us, uo] = await Promise.all([
@@ -46,6 +48,8 @@ export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property:
     if (s.status === 'rejected') failures.push({ endpoint: e.id, url: e.url, error: String((s.reason as Error)?.message ?? s.reason) });
     else per.push(s.value);
   });
+  const down = allFailed(holders.length, failures, budget.requests);
+  if (down) return down;
 
   // Subject classes and object kinds, summed over endpoints.
   type Agg = { n: number; at: Map<string, number>; example?: SparqlTerm };
@@ -99,19 +103,31 @@ export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property:
       .sort(([a, x], [b, y]) => y.n - x.n || byCodePoint(a, b))
       .slice(0, k)
       .map(([key, a]) => `- ${key}: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')})${a.example ? `, e.g. ${termText(a.example, 80)}` : ''}`);
+  const inGraph = kgv.graph ? ` in the knowledge graph ${kgv.graph}` : '';
   const head = entry
-    ? `explore_property_usage <${prop}>: ${plural(entry.total, 'triple')} at ${plural(entry.endpoints.length, 'endpoint')} (${endpointList(entry.endpoints)}).`
-    : `explore_property_usage <${prop}>: not in the property index (no endpoint uses it as a predicate); asked every endpoint.`;
+    ? `explore_property_usage <${prop}>${inGraph}: ${plural(entry.total, 'triple')} at ${plural(entry.endpoints.length, 'endpoint')} (${endpointList(entry.endpoints)}).`
+    : `explore_property_usage <${prop}>${inGraph}: not in the property index (no endpoint uses it as a predicate); asked every endpoint.`;
   const lines = [head];
   if (entry && entry.domains.length) lines.push(`Domain: ${entry.domains.map((a) => `${short(a.iri)} (${a.source === 'rdfs' ? 'rdfs:domain' : `VoID, ${a.triples} triples`})`).join(', ')}`);
   if (entry && entry.ranges.length) lines.push(`Range: ${entry.ranges.map((a) => `${short(a.iri)} (${a.source === 'rdfs' ? 'rdfs:range' : `VoID, ${a.triples} triples`})`).join(', ')}`);
   lines.push(`Subject classes (triples whose subject has the class at the same endpoint; showing ${Math.min(k, sClasses.size)} of ${sClasses.size}):`, ...fmt(sClasses), ...sExtra);
   lines.push(`Objects (classes or literal datatypes; showing ${Math.min(k, oKinds.size)} of ${oKinds.size}):`, ...fmt(oKinds), ...oExtra);
-  const ex = per.flatMap((x) => x.examples.map((r) => `- ${termText(r.s, 120)} <${prop}> ${termText(r.o, 120)} [${x.e.id}]`));
-  lines.push(`Examples (showing ${Math.min(ex.length, k)} of ${triples || ex.length}):`, ...ex.slice(0, k));
-  lines.push(...failureLines(failures));
-  return { text: lines.join('\n'), isError: false, requests: budget.requests };
+  const key = (t: SparqlTerm | undefined) => `${t?.type ?? ''} ${t?.value ?? ''}`;
+  const ex = per
+    .flatMap((x) => x.examples.map((r) => ({ r, id: x.e.id })))
+    .sort((a, b) => byCodePoint(key(a.r.s), key(b.r.s)) || byCodePoint(key(a.r.o), key(b.r.o)) || byCodePoint(a.id, b.id))
+    .map(({ r, id }) => `- ${termText(r.s, 120)} <${prop}> ${termText(r.o, 120)} [${id}]`);
+  const tail = failureLines(failures);
+  const p2 = pickPage(ex, page.offset, EXAMPLES_PER_PAGE, page.maxChars - [...lines, ...tail].join('\n').length - 300, (l) => l.length);
+  const total = triples || ex.length;
+  const note = pageNote({ offset: page.offset, shown: p2.items.length, total, exact: triples > 0 || ex.length < page.offset + EXAMPLES_PER_PAGE, unit: 'triples', cutByChars: p2.cutByChars, maxChars: page.maxChars, how: kgv.continuation() });
+  lines.push(`Example triples (${note}):`, ...p2.items);
+  lines.push(...tail);
+  return { text: lines.join('\n'), isError: false, requests: budget.requests, hits: total };
 }
+
+/** Example triples shown per page by explore_property_usage. */
+export const EXAMPLES_PER_PAGE = 5;
 
 /**
  * explore_entity_relations (paper section 3.2): for an entity IRI, its outgoing and incoming
@@ -119,21 +135,28 @@ export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property:
  * literal, the entities that have that value (lexical form, case-insensitive) and the properties
  * holding it, with the entities' classes (looked up across the federation).
  */
-export async function exploreEntityRelations(kgv: KgVoyagerCore, args: { entity?: string; literal?: string }): Promise<ToolAnswer> {
+export async function exploreEntityRelations(kgv: KgVoyagerCore, args: { entity?: string; literal?: string }, page: PageArgs = DEFAULT_PAGE): Promise<ToolAnswer> {
   const entity = args.entity?.trim().replace(/^<|>$/g, '');
   const literal = args.literal;
   if ((!entity && literal === undefined) || (entity && literal !== undefined)) {
-    return { text: 'explore_entity_relations needs exactly one of: entity (an IRI) or literal (a value).', isError: true, requests: {} };
+    return argumentError('explore_entity_relations needs exactly one of: entity (an IRI) or literal (a value).');
   }
   const budget = new Budget(kgv.options.timeoutMs, kgv.select);
   const failures: IndexFailure[] = [];
   const k = kgv.options.maxRows;
+  const upTo = page.offset + k;
   const eps = kgv.endpoints;
+  const inGraph = kgv.graph ? ` in the knowledge graph ${kgv.graph}` : '';
+  /** One page of a list's lines, and its note. */
+  const pageOf = (lines: string[], total: number, exact: boolean, unit: string, budgetChars: number) => {
+    const p = pickPage(lines, page.offset, k, budgetChars, (l) => l.length);
+    return { items: p.items, note: pageNote({ offset: page.offset, shown: p.items.length, total, exact, unit, cutByChars: p.cutByChars, maxChars: page.maxChars, how: kgv.continuation() }) };
+  };
   if (entity) {
     const e = iriRef(entity);
-    const qOut = `SELECT ?p (COUNT(*) AS ?n) (SAMPLE(?o) AS ?x) WHERE { ${e} ?p ?o } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${k}`;
-    const qIn = `SELECT ?p (COUNT(*) AS ?n) (SAMPLE(?s) AS ?x) WHERE { ?s ?p ${e} } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${k}`;
-    const settled = await settleAll(eps, kgv.options.concurrency, (x) => Promise.all([budget.run(x.url, qOut, k), budget.run(x.url, qIn, k)]));
+    const qOut = `SELECT ?p (COUNT(*) AS ?n) (SAMPLE(?o) AS ?x) WHERE { ${e} ?p ?o } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${upTo}`;
+    const qIn = `SELECT ?p (COUNT(*) AS ?n) (SAMPLE(?s) AS ?x) WHERE { ?s ?p ${e} } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${upTo}`;
+    const settled = await settleAll(eps, kgv.options.concurrency, (x) => Promise.all([budget.run(x.url, qOut, upTo), budget.run(x.url, qIn, upTo)]));
     type Rel = { n: number; at: Map<string, number>; example?: SparqlTerm };
     const out = new Map<string, Rel>();
     const inc = new Map<string, Rel>();
@@ -147,30 +170,35 @@ export async function exploreEntityRelations(kgv: KgVoyagerCore, args: { entity?
       a.at.set(endpoint, (a.at.get(endpoint) ?? 0) + n);
       found.add(endpoint);
     };
+    const cut = new Set<number>();
     eps.forEach((x, i) => {
       const s = settled[i];
       if (s.status === 'rejected') return void failures.push({ endpoint: x.id, url: x.url, error: String((s.reason as Error)?.message ?? s.reason) });
       for (const r of s.value[0]) add(out, r, x.id);
       for (const r of s.value[1]) add(inc, r, x.id);
+      if (s.value[0].length >= upTo) cut.add(0);
+      if (s.value[1].length >= upTo) cut.add(1);
     });
+    const down = allFailed(eps.length, failures, budget.requests);
+    if (down) return down;
     const fmt = (m: Map<string, Rel>) =>
       [...m]
         .sort(([a, x], [b, y]) => (a === RDF_TYPE ? -1 : b === RDF_TYPE ? 1 : y.n - x.n || byCodePoint(a, b)))
-        .slice(0, k)
         .map(([p, a]) => `- <${p}>: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')}), e.g. ${termText(a.example, 120)}`);
-    const lines = [`explore_entity_relations <${entity}>: found at ${plural(found.size, 'endpoint')}${found.size ? ` (${[...found].join(', ')})` : ''}.`];
-    lines.push(`Outgoing properties (showing ${Math.min(k, out.size)} of ${out.size}):`, ...fmt(out));
-    lines.push(`Incoming properties (showing ${Math.min(k, inc.size)} of ${inc.size}):`, ...fmt(inc));
-    if (found.size === 0) lines.push('No endpoint has triples with this IRI. Check the IRI (copy it from lookup_class_instances), or give a literal instead.');
-    lines.push(...failureLines(failures));
-    return { text: lines.join('\n'), isError: false, requests: budget.requests };
+    const head = `explore_entity_relations <${entity}>${inGraph}: found at ${plural(found.size, 'endpoint')}${found.size ? ` (${[...found].join(', ')})` : ''}.`;
+    const tail = [...(found.size === 0 ? ['No endpoint has triples with this IRI. Check the IRI (copy it from lookup_class_instances), or give a literal instead.'] : []), ...failureLines(failures)];
+    const room = (page.maxChars - [head, ...tail].join('\n').length - 400) / 2;
+    const o = pageOf(fmt(out), out.size, !cut.has(0), 'properties', room);
+    const n = pageOf(fmt(inc), inc.size, !cut.has(1), 'properties', room);
+    const lines = [head, `Outgoing properties (${o.note}):`, ...o.items, `Incoming properties (${n.note}):`, ...n.items, ...tail];
+    return { text: lines.join('\n'), isError: false, requests: budget.requests, hits: found.size };
   }
 
   const lit = stringLiteral(String(literal).toLowerCase());
   const pattern = `?s ?p ?v FILTER(isLiteral(?v) && LCASE(STR(?v)) = ${lit})`;
-  const qRows = `SELECT ?s ?p ?v WHERE { ${pattern} } ORDER BY ?s ?p LIMIT ${k}`;
+  const qRows = `SELECT ?s ?p ?v WHERE { ${pattern} } ORDER BY ?s ?p LIMIT ${upTo}`;
   const qCount = `SELECT ?p (COUNT(*) AS ?n) WHERE { ${pattern} } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${k}`;
-  const settled = await settleAll(eps, kgv.options.concurrency, (x) => Promise.all([budget.run(x.url, qRows, k), budget.run(x.url, qCount, k)]));
+  const settled = await settleAll(eps, kgv.options.concurrency, (x) => Promise.all([budget.run(x.url, qRows, upTo), budget.run(x.url, qCount, k)]));
   const rows: { s: string; p: string; v: SparqlTerm; endpoint: RegisteredEndpoint }[] = [];
   const props = new Map<string, { n: number; at: Map<string, number> }>();
   let total = 0;
@@ -188,7 +216,9 @@ export async function exploreEntityRelations(kgv: KgVoyagerCore, args: { entity?
       a.at.set(x.id, n);
     }
   });
-  const shown = rows.sort((a, b) => byCodePoint(a.s, b.s) || byCodePoint(a.p, b.p)).slice(0, k);
+  const down = allFailed(eps.length, failures, budget.requests);
+  if (down) return down;
+  const shown = rows.sort((a, b) => byCodePoint(a.s, b.s) || byCodePoint(a.p, b.p) || byCodePoint(a.endpoint.id, b.endpoint.id)).slice(page.offset, upTo);
   // Classes of the subjects: at their own endpoint or anywhere in the same graph.
   const byGraph = new Map<string | null, Set<string>>();
   for (const r of shown) {
@@ -201,15 +231,17 @@ export async function exploreEntityRelations(kgv: KgVoyagerCore, args: { entity?
     const t = await kgv.typesAt([...iris].filter((x) => !x.startsWith('_:')), kgv.endpoints.filter((x) => x.graph === graph), budget, failures);
     for (const [iri, cs] of t) classes.set(iri, new Set(cs.keys()));
   }
-  const lines = [`explore_entity_relations ${JSON.stringify(String(literal))}: ${plural(total, 'triple')} with this value (lexical form, case-insensitive) at ${plural(new Set([...props.values()].flatMap((a) => [...a.at.keys()])).size, 'endpoint')}.`];
+  const lines = [`explore_entity_relations ${JSON.stringify(String(literal))}${inGraph}: ${plural(total, 'triple')} with this value (lexical form, case-insensitive) at ${plural(new Set([...props.values()].flatMap((a) => [...a.at.keys()])).size, 'endpoint')}.`];
   lines.push(`Data properties (showing ${Math.min(k, props.size)} of ${props.size}):`);
   for (const [p, a] of [...props].sort(([a, x], [b, y]) => y.n - x.n || byCodePoint(a, b)).slice(0, k)) lines.push(`- <${p}>: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')})`);
-  lines.push(`Entities (showing ${shown.length} of ${total}):`);
-  for (const r of shown) {
+  const entityLines = shown.map((r) => {
     const cs = [...(classes.get(r.s) ?? [])].sort(byCodePoint);
-    lines.push(`- <${r.s}> <${r.p}> ${termText(r.v, 120)} [${r.endpoint.id}]${cs.length ? `; class ${cs.map((c) => `<${c}>`).join(', ')}` : ''}`);
-  }
-  if (total === 0) lines.push('No triple has this value. Values must match whole (ignoring case); to search inside values use lookup_class_instances with all_attributes.');
-  lines.push(...failureLines(failures));
-  return { text: lines.join('\n'), isError: false, requests: budget.requests };
+    return `- <${r.s}> <${r.p}> ${termText(r.v, 120)} [${r.endpoint.id}]${cs.length ? `; class ${cs.map((c) => `<${c}>`).join(', ')}` : ''}`;
+  });
+  const tail = [...(total === 0 ? ['No triple has this value. Values must match whole (ignoring case); to search inside values use lookup_class_instances with all_attributes.'] : []), ...failureLines(failures)];
+  // `shown` starts at the offset already: page from 0 within it, and name the rows from the offset.
+  const p = pickPage(entityLines, 0, k, page.maxChars - [...lines, ...tail].join('\n').length - 300, (l) => l.length);
+  const note = pageNote({ offset: page.offset, shown: p.items.length, total, unit: 'triples', cutByChars: p.cutByChars, maxChars: page.maxChars, how: kgv.continuation() });
+  lines.push(`Entities (${note}):`, ...p.items, ...tail);
+  return { text: lines.join('\n'), isError: false, requests: budget.requests, hits: total };
 }

@@ -1,5 +1,6 @@
 /** KGVoyager's instance lookup: lookup_class_instances (paper section 3.1, "Instance Lookup"). */
-import { type KgVoyagerCore, type ToolAnswer, Budget, endpointList, LABEL, short, plural, byCodePoint, failureLines } from './core.js';
+import { type KgVoyagerCore, type ToolAnswer, allFailed, argumentError, Budget, DEFAULT_PAGE, endpointList, LABEL, short, plural, byCodePoint, failureLines } from './core.js';
+import { pageNote, pickPage, type PageArgs } from '../paging.js';
 import type { RegisteredEndpoint } from '../../federation/registry.js';
 import { cosine } from './embedder.js';
 import type { IndexFailure } from './schema-index.js';
@@ -14,62 +15,75 @@ import { iriText } from './text.js';
  * ranked by the similarity (the embedder's cosine) of their matched text to `exact_term`.
  * Federation: values held at other endpoints of the class's graph (a vertical split puts the
  * type triple and the attributes in different shards) are matched there and kept when the
- * subject is an instance of the class at an endpoint that holds the class.
+ * subject is an instance of the class at an endpoint that holds the class. One page of the
+ * instances is shown (at most `maxRows` from `page.offset`, within `page.maxChars`).
  */
-export async function lookupClassInstances(kgv: KgVoyagerCore, args: { class: string; exact_term?: string; fallback_term?: string; all_attributes?: boolean }): Promise<ToolAnswer> {
+export async function lookupClassInstances(kgv: KgVoyagerCore, args: { class: string; exact_term?: string; fallback_term?: string; all_attributes?: boolean }, page: PageArgs = DEFAULT_PAGE): Promise<ToolAnswer> {
   const cls = args.class?.trim().replace(/^<|>$/g, '');
-  if (!cls) return { text: 'lookup_class_instances needs a class IRI (from search_all_classes).', isError: true, requests: {} };
+  if (!cls) return argumentError('lookup_class_instances needs a class IRI (from search_all_classes).');
   const budget = new Budget(kgv.options.timeoutMs, kgv.select);
   const { byIri } = await kgv.classIndex(budget.requests);
   const entry = byIri.get(cls);
   const failures: IndexFailure[] = [];
   const holders = kgv.endpointsOf(entry?.endpoints);
+  const where = kgv.graph ? ` in the knowledge graph ${kgv.graph}` : '';
   const head = entry
-    ? `<${cls}>: ${plural(entry.total, 'instance')} at ${plural(entry.endpoints.length, 'endpoint')} (${endpointList(entry.endpoints)}).`
-    : `<${cls}> is not in the class index (no endpoint has instances of it); asking every endpoint.`;
+    ? `<${cls}>${where}: ${plural(entry.total, 'instance')} at ${plural(entry.endpoints.length, 'endpoint')} (${endpointList(entry.endpoints)}).`
+    : `<${cls}> is not in the class index${where} (no endpoint has instances of it); asking every endpoint.`;
   const exact = args.exact_term?.trim();
   const n = kgv.options.maxRows;
+  const upTo = page.offset + n;
+  /** One page of item lines under a heading made from the page's note; the failures after it. */
+  const paged = (lines: string[], heading: (note: string) => string, total: number, exact = true, before: string[] = []) => {
+    const tail = failureLines(failures);
+    const fixed = [head, ...before, ...tail].join('\n').length + 300;
+    const p = pickPage(lines, page.offset, n, page.maxChars - fixed, (l) => l.length);
+    const note = pageNote({ offset: page.offset, shown: p.items.length, total, exact, unit: 'instances', cutByChars: p.cutByChars, maxChars: page.maxChars, how: kgv.continuation() });
+    return [head, ...before, heading(note), ...p.items, ...tail];
+  };
 
   if (!exact) {
-    const q = `SELECT DISTINCT ?s ?l WHERE { ?s a ${iriRef(cls)} OPTIONAL { ?s <${LABEL}> ?l } } ORDER BY ?s LIMIT ${n}`;
-    const settled = await settleAll(holders, kgv.options.concurrency, (e) => budget.run(e.url, q, n));
+    const q = `SELECT ?s (SAMPLE(?l0) AS ?l) WHERE { ?s a ${iriRef(cls)} OPTIONAL { ?s <${LABEL}> ?l0 } } GROUP BY ?s ORDER BY ?s LIMIT ${upTo}`;
+    const settled = await settleAll(holders, kgv.options.concurrency, (e) => budget.run(e.url, q, upTo));
     const rows: { s: string; label?: string; endpoint: string }[] = [];
     holders.forEach((e, i) => {
       const s = settled[i];
       if (s.status === 'rejected') failures.push({ endpoint: e.id, url: e.url, error: String((s.reason as Error)?.message ?? s.reason) });
       else for (const r of s.value) if (r.s) rows.push({ s: r.s.value, label: r.l?.value, endpoint: e.id });
     });
-    const shown = rows.slice(0, n);
+    const down = allFailed(holders.length, failures, budget.requests);
+    if (down) return down;
+    rows.sort((a, b) => byCodePoint(a.s, b.s) || byCodePoint(a.endpoint, b.endpoint));
     const total = entry?.total ?? rows.length;
-    const lines = [head, `Instances (showing ${shown.length} of ${total}):`];
-    for (const r of shown) lines.push(`- <${r.s}>${r.label ? ` ${JSON.stringify(r.label)}` : ''} [${r.endpoint}]`);
-    lines.push(...failureLines(failures));
-    return { text: lines.join('\n'), isError: false, requests: budget.requests };
+    const lines = rows.map((r) => `- <${r.s}>${r.label ? ` ${JSON.stringify(r.label)}` : ''} [${r.endpoint}]`);
+    return { text: paged(lines, (note) => `Instances (${note}):`, total, entry !== undefined || rows.length < upTo).join('\n'), isError: false, requests: budget.requests, hits: total };
   }
 
-  const first = await matchInstances(kgv, cls, holders, exact, args.all_attributes ?? false, n, budget, failures);
-  const where = args.all_attributes ? 'IRI or any literal value' : 'IRI or rdfs:label';
-  const lines = [head];
+  const first = await matchInstances(kgv, cls, holders, exact, args.all_attributes ?? false, upTo, budget, failures);
+  const down = allFailed(holders.length, failures, budget.requests);
+  if (down) return down;
+  const matchWhere = args.all_attributes ? 'IRI or any literal value' : 'IRI or rdfs:label';
   if (first.matches.size > 0 || !args.fallback_term?.trim()) {
-    const shown = [...first.matches.values()].slice(0, n);
-    lines.push(`Instances whose ${where} contains ${JSON.stringify(exact)} (case-insensitive): showing ${shown.length} of ${first.matches.size}${first.more ? '+ (more exist; refine the term)' : ''}:`);
-    for (const m of shown) lines.push(`- <${m.s}>${m.text ? ` ${m.text}` : ''} [${[...m.endpoints].join(', ')}]`);
-    if (first.matches.size === 0) lines.push(args.all_attributes ? 'None. Try a fallback_term (a broader word).' : 'None. Try all_attributes: true (names are often in literal attributes, not labels), or a fallback_term.');
-  } else {
-    const fb = args.fallback_term!.trim();
-    const wide = await matchInstances(kgv, cls, holders, fb, args.all_attributes ?? false, kgv.options.sampleSize, budget, failures);
-    const cands = [...wide.matches.values()];
-    const texts = cands.map((c) => c.plain || iriText(c.s));
-    const [q, ...vs] = cands.length ? await kgv.embedder.embed([exact, ...texts]) : [];
-    const ranked = cands.map((c, i) => ({ c, sim: cosine(q, vs[i]) })).sort((a, b) => b.sim - a.sim || byCodePoint(a.c.s, b.c.s));
-    const shown = ranked.slice(0, n);
-    lines.push(
-      `No instance's ${where} contains ${JSON.stringify(exact)}. ${cands.length}${wide.more ? '+' : ''} ${cands.length === 1 ? 'instance matches' : 'instances match'} the fallback ${JSON.stringify(fb)}; showing ${shown.length} of ${cands.length}, most similar to ${JSON.stringify(exact)} first (${kgv.embedder.id} cosine):`,
-    );
-    for (const { c, sim } of shown) lines.push(`- <${c.s}>${c.text ? ` ${c.text}` : ''} [${[...c.endpoints].join(', ')}] similarity ${sim.toFixed(3)}`);
+    const lines = [...first.matches.values()].map((m) => `- <${m.s}>${m.text ? ` ${m.text}` : ''} [${[...m.endpoints].join(', ')}]`);
+    const out = paged(lines, (note) => `Instances whose ${matchWhere} contains ${JSON.stringify(exact)} (case-insensitive): ${note}${first.more ? ' (more exist; refine the term)' : ''}:`, first.matches.size, !first.more);
+    if (first.matches.size === 0) out.splice(2, 0, args.all_attributes ? 'None. Try a fallback_term (a broader word).' : 'None. Try all_attributes: true (names are often in literal attributes, not labels), or a fallback_term.');
+    return { text: out.join('\n'), isError: false, requests: budget.requests, hits: first.matches.size };
   }
-  lines.push(...failureLines(failures));
-  return { text: lines.join('\n'), isError: false, requests: budget.requests };
+  const fb = args.fallback_term!.trim();
+  const wide = await matchInstances(kgv, cls, holders, fb, args.all_attributes ?? false, kgv.options.sampleSize, budget, failures);
+  const cands = [...wide.matches.values()];
+  const texts = cands.map((c) => c.plain || iriText(c.s));
+  const [q, ...vs] = cands.length ? await kgv.embedder.embed([exact, ...texts]) : [];
+  const ranked = cands.map((c, i) => ({ c, sim: cosine(q, vs[i]) })).sort((a, b) => b.sim - a.sim || byCodePoint(a.c.s, b.c.s));
+  const lines = ranked.map(({ c, sim }) => `- <${c.s}>${c.text ? ` ${c.text}` : ''} [${[...c.endpoints].join(', ')}] similarity ${sim.toFixed(3)}`);
+  const out = paged(
+    lines,
+    (note) =>
+      `No instance's ${matchWhere} contains ${JSON.stringify(exact)}. ${cands.length}${wide.more ? '+' : ''} ${cands.length === 1 ? 'instance matches' : 'instances match'} the fallback ${JSON.stringify(fb)}; most similar to ${JSON.stringify(exact)} first (${kgv.embedder.id} cosine): ${note}:`,
+    cands.length,
+    !wide.more,
+  );
+  return { text: out.join('\n'), isError: false, requests: budget.requests, hits: cands.length };
 }
 
 /** Instances of `cls` matching a term on IRI and labels (or all literals), across the federation. */

@@ -10,11 +10,12 @@ import { runSparqlQuery, RESULT_FORMATS, type ResultFormat } from '../run-query.
 import { createEmbedder } from './embedder.js';
 import { registerKgVoyagerToolsOn, type KgVoyagerCall } from './register.js';
 import type { SparqlSelect } from './sparql.js';
-import { KgVoyager } from './tools.js';
+import { KgVoyager, type ExplorationTools } from './tools.js';
+import { GraphScopedKgVoyager } from './scope.js';
 import type { KgVoyagerSetup } from './setup.js';
 
-/** One `KgVoyager` (and so one index cache) per server context, shared by the servers built from it (one per HTTP session). */
-const instances = new WeakMap<McpToolContext, KgVoyager>();
+/** One set of tools (and so one index cache) per server context, shared by the servers built from it (one per HTTP session). */
+const instances = new WeakMap<McpToolContext, ExplorationTools>();
 
 /** The `SparqlSelect` of a context: its bounded client, rows cut to `maxRows`. */
 export function contextSelect(ctx: McpToolContext): SparqlSelect {
@@ -25,13 +26,16 @@ export function contextSelect(ctx: McpToolContext): SparqlSelect {
 }
 
 /**
- * The `KgVoyager` of a context, created on first use.
+ * The KGVoyager tools of a context, created on first use: one scope per knowledge graph when the
+ * registry has several graphs (scope.ts: they reuse IRIs), unless the context mixes graphs; else
+ * one `KgVoyager` over all endpoints.
  * @param setup used only when the instance is created
  */
-export function kgVoyagerOf(ctx: McpToolContext, setup: KgVoyagerSetup = {}): KgVoyager {
+export function kgVoyagerOf(ctx: McpToolContext, setup: KgVoyagerSetup = {}): ExplorationTools {
   let k = instances.get(ctx);
   if (!k) {
-    k = new KgVoyager({ registry: ctx.registry, select: contextSelect(ctx), embedder: createEmbedder(setup.embedder), options: setup.options });
+    const context = { registry: ctx.registry, select: contextSelect(ctx), embedder: createEmbedder(setup.embedder), options: setup.options };
+    k = ctx.graphs.length > 1 && !ctx.mixGraphs ? new GraphScopedKgVoyager(context) : new KgVoyager(context);
     instances.set(ctx, k);
   }
   return k;
@@ -48,7 +52,7 @@ function logCall(ctx: McpToolContext, call: KgVoyagerCall): void {
     endpoints: Object.keys(call.requests),
     requests: call.requests,
     ms: Math.round(call.ms * 10) / 10,
-    ...(call.error ? { errorClass: 'kgvoyager', error: call.error.slice(0, 1000) } : {}),
+    ...(call.error ? { errorClass: call.errorClass ?? 'kgvoyager', error: call.error.slice(0, 1000), ...(call.infrastructure ? { infrastructure: true } : {}) } : {}),
     details: { args: call.args },
   });
 }
@@ -63,11 +67,14 @@ export function kgVoyagerRegistrar(setup: KgVoyagerSetup = {}): ToolRegistrar {
       log: (call) => logCall(ctx, call),
       executeQuery: async (args) => {
         const format = args.format && (RESULT_FORMATS as readonly string[]).includes(args.format) ? (args.format as ResultFormat) : undefined;
-        if (args.format && !format) return { text: `Error (format): unknown format "${args.format}"; one of ${RESULT_FORMATS.join(', ')}`, isError: true };
-        const r = await runSparqlQuery(ctx, { query: args.query, ...(format ? { format } : {}), ...(args.timeout_ms !== undefined ? { timeout_ms: args.timeout_ms } : {}) });
-        return { text: r.text, isError: r.isError };
+        if (args.format && !format) return { text: `Error (invalid-arguments): unknown format "${args.format}"; one of ${RESULT_FORMATS.join(', ')}`, isError: true, error: { class: 'invalid-arguments', infrastructure: false } };
+        const { format: _f, ...rest } = args;
+        void _f;
+        const r = await runSparqlQuery(ctx, { ...rest, ...(format ? { format } : {}) });
+        return { text: r.text, isError: r.isError, ...(r.error ? { error: r.error } : {}) };
       },
       executeQueryBounds: { formats: RESULT_FORMATS, minTimeoutMs: ctx.limits.minTimeoutMs, maxTimeoutMs: ctx.limits.maxTimeoutMs, defaultTimeoutMs: ctx.limits.defaultTimeoutMs },
+      pageBounds: ctx.limits,
     });
   };
 }

@@ -7,8 +7,10 @@
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { KgVoyager } from './tools.js';
+import type { ExplorationTools } from './tools.js';
 import { type ToolAnswer } from './core.js';
+import { pageArgs, type CharBounds } from '../paging.js';
+import { textResult, type ToolErrorMeta } from '../tool-error.js';
 
 /** One tool call, for the caller's call log. */
 export interface KgVoyagerCall {
@@ -21,6 +23,9 @@ export interface KgVoyagerCall {
   ms: number;
   /** The answer was an error, or the call threw (`error` is the message). */
   error?: string;
+  /** The error's class and whether the infrastructure caused it (`_meta["fkgqa/error"]`). */
+  errorClass?: string;
+  infrastructure?: boolean;
 }
 
 /** What `registerKgVoyagerToolsOn` needs beyond the tools themselves. */
@@ -31,7 +36,9 @@ export interface KgVoyagerRegistration {
    * Runs a SPARQL query for execute_query (run_sparql_query's handler, with its arguments
    * `{query, format?, timeout_ms?}`). Without it execute_query is not registered.
    */
-  executeQuery?: (args: { query: string; format?: string; timeout_ms?: number }) => Promise<{ text: string; isError: boolean }>;
+  executeQuery?: (args: { query: string; format?: string; timeout_ms?: number; offset?: number; max_chars?: number }) => Promise<{ text: string; isError: boolean; error?: ToolErrorMeta }>;
+  /** Bounds of `max_chars` (default 1,000..200,000, default 20,000). */
+  pageBounds?: CharBounds;
   /** The argument bounds of execute_query, as run_sparql_query declares them (default: any format string, any integer timeout). */
   executeQueryBounds?: { formats: readonly [string, ...string[]]; minTimeoutMs: number; maxTimeoutMs: number; defaultTimeoutMs: number };
 }
@@ -41,47 +48,64 @@ export const KGVOYAGER_TOOLS = ['search_all_classes', 'search_all_properties', '
 
 const iriArg = (what: string) => z.string().min(1).describe(`${what} IRI, without angle brackets (angle brackets are accepted)`);
 
+/** The default bounds of `max_chars`. */
+const PAGE_BOUNDS: CharBounds = { defaultMaxChars: 20_000, minMaxChars: 1000, maxMaxChars: 200_000 };
+
 /**
- * Registers the tools of one `KgVoyager` on a server. Answers are one text content item; a
- * failed call (bad arguments, an exception) is an `isError` answer with the message, and the
- * server stays up.
+ * Registers the tools on a server. Answers are one text content item, one page of a list
+ * (`offset`, `max_chars`); a failed call (bad arguments, endpoints that all failed, an exception)
+ * is an `isError` answer with `_meta["fkgqa/error"]`, and the server stays up. With tools over
+ * several knowledge graphs (`tools.graphs`), each tool takes `graph` (one of them).
  */
-export function registerKgVoyagerToolsOn(server: McpServer, kgv: KgVoyager, registration: KgVoyagerRegistration = {}): void {
-  const wrap = <A extends Record<string, unknown>>(tool: string, run: (args: A) => Promise<ToolAnswer>) => {
-    return async (args: A) => {
+export function registerKgVoyagerToolsOn(server: McpServer, kgv: ExplorationTools, registration: KgVoyagerRegistration = {}): void {
+  const bounds = registration.pageBounds ?? PAGE_BOUNDS;
+  // The arguments were checked by the SDK against the tool's input schema (whose `graph` key exists only with several graphs).
+  const wrap = <A>(tool: string, run: (args: A) => Promise<ToolAnswer>) => {
+    return async (args: Record<string, unknown>) => {
       const t0 = performance.now();
       let answer: ToolAnswer;
       try {
-        answer = await run(args);
+        answer = await run(args as A);
       } catch (e) {
-        answer = { text: `${tool} failed: ${(e as Error).message ?? e}`, isError: true, requests: {} };
+        answer = { text: `Error (internal): ${tool} failed: ${(e as Error).message ?? e}`, isError: true, requests: {}, error: { class: 'internal', infrastructure: true } };
       }
-      registration.log?.({ tool, args, requests: answer.requests, ms: performance.now() - t0, ...(answer.isError ? { error: answer.text } : {}) });
-      return { content: [{ type: 'text' as const, text: answer.text }], isError: answer.isError };
+      registration.log?.({ tool, args, requests: answer.requests, ms: performance.now() - t0, ...(answer.isError ? { error: answer.text, errorClass: answer.error?.class ?? 'kgvoyager', infrastructure: answer.error?.infrastructure ?? false } : {}) });
+      return textResult(answer.text, answer.isError ? (answer.error ?? { class: 'kgvoyager', infrastructure: false }) : undefined);
     };
   };
   const readOnly = { readOnlyHint: true, openWorldHint: true };
+  const several = kgv.graphs.length > 1;
+  const graph = several
+    ? { graph: z.enum(kgv.graphs as [string, ...string[]]).optional().describe('the knowledge graph to ask (default: every graph, each answer naming its graph; graphs reuse IRIs)') }
+    : {};
+  const paging = {
+    offset: z.number().int().min(0).optional().describe('items of the list to skip: the next page starts at the offset the previous answer names (default 0)'),
+    max_chars: z.number().int().min(bounds.minMaxChars).max(bounds.maxMaxChars).optional().describe(`characters of the answer (default ${bounds.defaultMaxChars})`),
+  };
+  type Paged = { offset?: number; max_chars?: number; graph?: string };
+  const page = (a: Paged) => pageArgs(a, bounds);
+  const all = several ? 'all endpoints, each hit naming its knowledge graph' : 'all endpoints';
   server.registerTool(
     'search_all_classes',
     {
       description:
-        'Search the classes of all endpoints by a natural-language term (hybrid BM25 + dense retrieval over class IRIs and labels). ' +
+        `Search the classes of ${all} by a natural-language term (hybrid BM25 + dense retrieval over class IRIs and labels). ` +
         'Returns ranked class IRIs with instance counts and the endpoints (SPARQL URLs) that hold instances of each: use those endpoints in SERVICE clauses.',
-      inputSchema: z.object({ term: z.string().describe('a word or short phrase, e.g. "singer" or "concert"') }),
+      inputSchema: z.object({ term: z.string().describe('a word or short phrase, e.g. "singer" or "concert"'), ...graph, ...paging }),
       annotations: readOnly,
     },
-    wrap('search_all_classes', (a: { term: string }) => kgv.searchAllClasses(a.term)),
+    wrap('search_all_classes', (a: { term: string } & Paged) => kgv.searchAllClasses(a.term, page(a), a.graph)),
   );
   server.registerTool(
     'search_all_properties',
     {
       description:
-        'Search the properties (predicates) of all endpoints by a natural-language term. Returns ranked property IRIs with triple counts per endpoint, ' +
+        `Search the properties (predicates) of ${all} by a natural-language term. Returns ranked property IRIs with triple counts per endpoint, ` +
         'and domains/ranges where the data or the VoID has them.',
-      inputSchema: z.object({ term: z.string().describe('a word or short phrase, e.g. "name" or "release year"') }),
+      inputSchema: z.object({ term: z.string().describe('a word or short phrase, e.g. "name" or "release year"'), ...graph, ...paging }),
       annotations: readOnly,
     },
-    wrap('search_all_properties', (a: { term: string }) => kgv.searchAllProperties(a.term)),
+    wrap('search_all_properties', (a: { term: string } & Paged) => kgv.searchAllProperties(a.term, page(a), a.graph)),
   );
   server.registerTool(
     'lookup_class_instances',
@@ -95,10 +119,14 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: KgVoyager, regi
         exact_term: z.string().optional().describe('text the instance IRI, label (or, with all_attributes, any value) contains'),
         fallback_term: z.string().optional().describe('a broader text, used when exact_term matches nothing'),
         all_attributes: z.boolean().optional().describe('match all literal values of the instances, not only labels and IRIs'),
+        ...graph,
+        ...paging,
       }),
       annotations: readOnly,
     },
-    wrap('lookup_class_instances', (a: { class: string; exact_term?: string; fallback_term?: string; all_attributes?: boolean }) => kgv.lookupClassInstances(a)),
+    wrap('lookup_class_instances', (a: { class: string; exact_term?: string; fallback_term?: string; all_attributes?: boolean } & Paged) =>
+      kgv.lookupClassInstances({ class: a.class, exact_term: a.exact_term, fallback_term: a.fallback_term, all_attributes: a.all_attributes }, page(a), a.graph),
+    ),
   );
   server.registerTool(
     'explore_property_usage',
@@ -106,10 +134,10 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: KgVoyager, regi
       description:
         'Show how a property is used: the endpoints holding it, the classes of its subjects and the classes or datatypes of its objects, with triple counts and example triples. ' +
         'Subjects typed at another endpoint of the same graph are looked up there.',
-      inputSchema: z.object({ property: iriArg('the property') }),
+      inputSchema: z.object({ property: iriArg('the property'), ...graph, ...paging }),
       annotations: readOnly,
     },
-    wrap('explore_property_usage', (a: { property: string }) => kgv.explorePropertyUsage(a)),
+    wrap('explore_property_usage', (a: { property: string } & Paged) => kgv.explorePropertyUsage({ property: a.property }, page(a), a.graph)),
   );
   server.registerTool(
     'explore_entity_relations',
@@ -120,10 +148,12 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: KgVoyager, regi
       inputSchema: z.object({
         entity: iriArg('the entity').optional(),
         literal: z.string().optional().describe('a literal value, e.g. "Peru"'),
+        ...graph,
+        ...paging,
       }),
       annotations: readOnly,
     },
-    wrap('explore_entity_relations', (a: { entity?: string; literal?: string }) => kgv.exploreEntityRelations(a)),
+    wrap('explore_entity_relations', (a: { entity?: string; literal?: string } & Paged) => kgv.exploreEntityRelations({ ...(a.entity !== undefined ? { entity: a.entity } : {}), ...(a.literal !== undefined ? { literal: a.literal } : {}) }, page(a), a.graph)),
   );
   const exec = registration.executeQuery;
   const b = registration.executeQueryBounds;
@@ -132,17 +162,21 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: KgVoyager, regi
       'execute_query',
       {
         description:
-          'Run a SPARQL query and return its results (the same tool as run_sparql_query: name endpoints with SERVICE <url> { … }; results are previewed with "showing N of M rows").',
+          'Run a SPARQL query and return its results (the same tool as run_sparql_query: name endpoints with SERVICE <url> { … }; long answers come in pages, "rows 1–100 of 2345; pass offset=100 to continue").',
         inputSchema: z.object({
           query: z.string().describe('a SPARQL 1.1 query'),
           format: (b ? z.enum(b.formats) : z.string()).optional().describe('result format, as in run_sparql_query'),
           timeout_ms: (b ? z.number().int().min(b.minTimeoutMs).max(b.maxTimeoutMs) : z.number().int())
             .optional()
             .describe(b ? `time limit in ms (default ${b.defaultTimeoutMs})` : 'time limit in ms, as in run_sparql_query'),
+          ...paging,
         }),
         annotations: readOnly,
       },
-      wrap('execute_query', async (a: { query: string; format?: string; timeout_ms?: number }) => ({ ...(await exec(a)), requests: {} })),
+      wrap('execute_query', async (a: { query: string; format?: string; timeout_ms?: number; offset?: number; max_chars?: number }) => {
+        const r = await exec(a);
+        return { text: r.text, isError: r.isError, requests: {}, ...(r.error ? { error: r.error } : {}) };
+      }),
     );
   }
 }

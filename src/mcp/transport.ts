@@ -1,0 +1,237 @@
+/**
+ * The JSON-RPC 2.0 envelope of `fkgqa mcp`, checked the same way on stdio and on Streamable HTTP
+ * before the MCP SDK sees a message (issue 19): every malformed message that a client could be
+ * waiting on is answered with the JSON-RPC error the specification names, and the server keeps
+ * serving.
+ *
+ * | input | answer |
+ * |---|---|
+ * | not JSON | -32700 Parse error, id null |
+ * | a message over `maxMessageBytes` | -32600 Invalid Request (its size and the limit), the request's id when it can be read from the message's head, else null; on HTTP status 413 |
+ * | JSON that is no JSON-RPC 2.0 object (`jsonrpc` missing, `method` not a string, an `id` that is not a string or number, …) | -32600 Invalid Request, the id when it is valid, else null |
+ * | a request whose `params` is not an object (MCP's params are objects) | -32602 Invalid params, its id |
+ * | a batch (an array) | one -32600 per request in it (MCP 2025-06-18 removed batching), as an array; an empty batch: one -32600 |
+ * | a notification whose `params` is not an object | no answer (JSON-RPC never answers notifications), reported on stderr |
+ *
+ * The stdio transport (`HardenedStdioTransport`, given to the SDK's `serveStdio` as its wire) reads
+ * newline-delimited messages without copying a long line repeatedly, drops an oversized line as it
+ * streams in (the SDK's own buffer made the server close its input at 10 MiB, so that a 20 MB
+ * line ended the process with code 13 and no output), and writes each message as one line.
+ */
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+
+/** JSON-RPC 2.0 error codes (JSON-RPC 2.0 specification, section 5.1). */
+export const JSONRPC_ERRORS = { parseError: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internalError: -32603 } as const;
+
+/** A JSON-RPC error response. */
+export interface JsonRpcErrorReply {
+  jsonrpc: '2.0';
+  id: string | number | null;
+  error: { code: number; message: string };
+}
+
+/** The outcome of `checkMessage`: a message for the SDK, or the reply to send instead (null: none) and why, for the log. */
+export type CheckedMessage = { ok: true; message: JSONRPCMessage } | { ok: false; reply: JsonRpcErrorReply | JsonRpcErrorReply[] | null; why: string };
+
+const errorReply = (id: string | number | null, code: number, message: string): JsonRpcErrorReply => ({ jsonrpc: '2.0', id, error: { code, message } });
+const validId = (id: unknown): id is string | number => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
+
+const BATCH = 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 removed them): send each message on its own';
+
+/** Checks one parsed JSON value as a single JSON-RPC 2.0 message (see the module comment). */
+function checkValue(x: unknown): CheckedMessage {
+  if (!isObject(x)) return { ok: false, reply: errorReply(null, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: a JSON-RPC message is a JSON object'), why: 'not a JSON object' };
+  const hasId = 'id' in x && x.id !== null && x.id !== undefined;
+  if (hasId && !validId(x.id)) return { ok: false, reply: errorReply(null, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: "id" must be a string or a number'), why: 'an id of the wrong type' };
+  const id = hasId ? (x.id as string | number) : null;
+  if (x.jsonrpc !== '2.0') return { ok: false, reply: errorReply(id, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: "jsonrpc" must be "2.0"'), why: '"jsonrpc" is not "2.0"' };
+  if ('method' in x) {
+    if (typeof x.method !== 'string') return { ok: false, reply: errorReply(id, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: "method" must be a string'), why: '"method" is not a string' };
+    if ('params' in x && x.params !== undefined && !isObject(x.params)) {
+      const what = Array.isArray(x.params) ? 'an array' : x.params === null ? 'null' : `a ${typeof x.params}`;
+      if (!hasId) return { ok: false, reply: null, why: `the notification ${x.method} has params that are ${what}, not an object (no answer: it is a notification)` };
+      return { ok: false, reply: errorReply(id, JSONRPC_ERRORS.invalidParams, `Invalid params: the params of ${x.method} must be an object, not ${what}`), why: `params of ${x.method} are ${what}` };
+    }
+    return { ok: true, message: x as unknown as JSONRPCMessage };
+  }
+  // A response to a request of the server (sampling, elicitation, …): an id and exactly one of result/error.
+  if (hasId && ('result' in x) !== ('error' in x) && (!('error' in x) || isObject(x.error))) return { ok: true, message: x as unknown as JSONRPCMessage };
+  return { ok: false, reply: errorReply(id, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: neither a request ("method") nor a response ("id" with "result" or "error")'), why: 'neither a request nor a response' };
+}
+
+/**
+ * Checks one JSON-RPC message text (a line on stdio, a POST body on HTTP): parses it and checks
+ * its envelope (module comment). Does not validate the params of a method (the SDK does, with
+ * -32602).
+ */
+export function checkMessage(text: string): CheckedMessage {
+  let x: unknown;
+  try {
+    x = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, reply: errorReply(null, JSONRPC_ERRORS.parseError, `Parse error: ${(e as Error).message}`), why: 'not JSON' };
+  }
+  if (!Array.isArray(x)) return checkValue(x);
+  if (x.length === 0) return { ok: false, reply: errorReply(null, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: an empty batch'), why: 'an empty batch' };
+  const replies = x
+    .map((m) => (isObject(m) && typeof m.method === 'string' && !('id' in m && m.id !== null && m.id !== undefined) ? null : errorReply(isObject(m) && validId(m.id) ? m.id : null, JSONRPC_ERRORS.invalidRequest, BATCH)))
+    .filter((r): r is JsonRpcErrorReply => r !== null);
+  return { ok: false, reply: replies.length ? replies : null, why: `a batch of ${x.length} messages` };
+}
+
+/**
+ * The id of a message from its first bytes, when it comes before any `params` or `result` (the
+ * order the MCP SDKs write: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`), for the reply to
+ * an oversized message. Best effort: null when not found there.
+ */
+export function idFromHead(head: string): string | number | null {
+  const end = head.search(/"(?:params|result|error)"\s*:/);
+  const m = /"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")/.exec(end < 0 ? head : head.slice(0, end));
+  if (!m) return null;
+  try {
+    const id = JSON.parse(m[1]) as string | number;
+    return validId(id) ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The reply to a message over the size limit. */
+export function oversizedReply(bytes: number | null, limit: number, head: string): JsonRpcErrorReply {
+  const size = bytes === null ? `is larger than the limit of ${limit} bytes` : `has ${bytes} bytes, more than the limit of ${limit}`;
+  return errorReply(idFromHead(head), JSONRPC_ERRORS.invalidRequest, `Invalid Request: the message ${size}; it was dropped`);
+}
+
+/** Options of `HardenedStdioTransport`. */
+export interface StdioTransportOptions {
+  /** Largest message, in bytes (default 4 MiB). */
+  maxMessageBytes?: number;
+  /** Told about every message refused (what and why), e.g. to print it on stderr. */
+  onRefused?: (why: string) => void;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * MCP's stdio binding (newline-delimited JSON-RPC on stdin/stdout) with the checks of
+ * `checkMessage` and a size limit per message; an MCP SDK `Transport`, for `serveStdio`'s
+ * `transport` option. It closes only when stdin ends or `close` is called.
+ */
+export class HardenedStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private readonly max: number;
+  private parts: Buffer[] = [];
+  private size = 0;
+  /** While an oversized line streams in: its size so far and its first bytes. */
+  private dropping: { bytes: number; head: string } | null = null;
+  private started = false;
+  private closed = false;
+
+  constructor(
+    private readonly stdin: NodeJS.ReadableStream = process.stdin,
+    private readonly stdout: NodeJS.WritableStream = process.stdout,
+    private readonly options: StdioTransportOptions = {},
+  ) {
+    this.max = options.maxMessageBytes ?? 4 << 20;
+  }
+
+  private readonly onData = (chunk: Buffer | string) => {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    let from = 0;
+    for (;;) {
+      const nl = buf.indexOf(NEWLINE, from);
+      const piece = nl < 0 ? buf.subarray(from) : buf.subarray(from, nl);
+      this.add(piece);
+      if (nl < 0) break;
+      this.endLine();
+      from = nl + 1;
+    }
+  };
+
+  /** Adds bytes to the current line, switching to dropping it once it is over the limit. */
+  private add(piece: Buffer): void {
+    if (piece.length === 0) return;
+    if (this.dropping) {
+      this.dropping.bytes += piece.length;
+      return;
+    }
+    if (this.size + piece.length > this.max) {
+      const head = Buffer.concat([...this.parts, piece.subarray(0, 4096)]).subarray(0, 4096).toString('utf8');
+      this.dropping = { bytes: this.size + piece.length, head };
+      this.parts = [];
+      this.size = 0;
+      return;
+    }
+    this.parts.push(piece);
+    this.size += piece.length;
+  }
+
+  private endLine(): void {
+    if (this.dropping) {
+      const { bytes, head } = this.dropping;
+      this.dropping = null;
+      this.refuse(oversizedReply(bytes, this.max, head), `a message of ${bytes} bytes (limit ${this.max})`);
+      return;
+    }
+    const line = (this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts)).toString('utf8').replace(/\r$/, '');
+    this.parts = [];
+    this.size = 0;
+    if (line.trim() === '') return;
+    const c = checkMessage(line);
+    if (c.ok) {
+      try {
+        this.onmessage?.(c.message);
+      } catch (e) {
+        this.onerror?.(e as Error);
+      }
+      return;
+    }
+    this.refuse(c.reply, c.why);
+  }
+
+  private refuse(reply: JsonRpcErrorReply | JsonRpcErrorReply[] | null, why: string): void {
+    this.options.onRefused?.(why);
+    if (reply) void this.write(reply).catch((e: Error) => this.onerror?.(e));
+  }
+
+  private readonly onEnd = () => void this.close();
+  private readonly onStdinError = (e: Error) => this.onerror?.(e);
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('HardenedStdioTransport already started');
+    this.started = true;
+    this.stdin.on('data', this.onData);
+    this.stdin.on('end', this.onEnd);
+    this.stdin.on('close', this.onEnd);
+    this.stdin.on('error', this.onStdinError);
+  }
+
+  /** Writes one line; resolves when it is handed to the stream (after `drain` when the stream is full). */
+  private write(message: unknown): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the stdio transport is closed'));
+    const json = JSON.stringify(message) + '\n';
+    return new Promise((resolve, reject) => {
+      const ok = this.stdout.write(json, (e) => (e ? reject(e) : undefined));
+      if (ok) resolve();
+      else this.stdout.once('drain', () => resolve());
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.write(message);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stdin.off('data', this.onData);
+    this.stdin.off('end', this.onEnd);
+    this.stdin.off('close', this.onEnd);
+    this.stdin.off('error', this.onStdinError);
+    this.parts = [];
+    this.onclose?.();
+  }
+}
