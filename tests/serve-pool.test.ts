@@ -4,7 +4,12 @@ import net from 'node:net';
 import path from 'node:path';
 import { SaxesParser } from 'saxes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
 import { program } from '../src/cli/program.js';
+import { BoundedSparqlClient } from '../src/federation/client.js';
+import { registryFromEndpointsValue, registryFromUrls } from '../src/federation/registry.js';
+import { runSparqlQuery } from '../src/mcp/run-query.js';
+import { createMcpContext } from '../src/mcp/server.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { DEFAULT_PORT } from '../src/serve/defaults.js';
 import { splitIntoGroups } from '../src/serve/pool.js';
@@ -153,6 +158,65 @@ describe('serve: the time limit a request sends (timeout parameter, Fkgqa-Timeou
     expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}&timeout=1&timeout=2`)).status).toBe(400);
     expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}`, { headers: { 'Fkgqa-Timeout': 'x' } })).status).toBe(400);
     expect(await countOf(await get(u, COUNT))).toBe(35);
+  });
+});
+
+describe('the bounded client sends its time limit with every request; the endpoint\'s own limit is told apart', () => {
+  it('sends Fkgqa-Timeout (ms) with queries and documents', async () => {
+    const seen: string[] = [];
+    const listener = http.createServer((req, res) => {
+      seen.push(String(req.headers['fkgqa-timeout']));
+      req.resume();
+      res.writeHead(200, { 'Content-Type': MEDIA.json }).end('{"head":{},"boolean":true}');
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(listener.address() as net.AddressInfo).port}/x/sparql`;
+      const client = new BoundedSparqlClient(registryFromUrls([url]));
+      expect((await client.direct(url, 'ASK {}', MEDIA.json, 4000)).status).toBe('ok');
+      expect((await client.document(url.replace(/sparql$/, '.well-known/void'), 'text/turtle', 2500)).ok).toBe(true);
+      expect(Number(seen[0])).toBeGreaterThan(3900);
+      expect(Number(seen[0])).toBeLessThanOrEqual(4000);
+      expect(seen[1]).toBe('2500');
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('the client\'s time limit reaches fkgqa serve, which stops the query: the next query on that endpoint answers', async () => {
+    const s = await serve({ shards, timeoutMs: 120_000, workers: 1, slowMs: 600_000, writeFiles: false });
+    try {
+      const client = new BoundedSparqlClient(registryFromEndpointsValue(s.endpointsFile(), 'test'));
+      const u = s.endpoint('library-shard1')!.url;
+      const before = s.restartsOf('library-shard1')!.restarts;
+      const o = await client.direct(u, HEAVY, MEDIA.json, 1500);
+      expect(o.status).toBe('timeout');
+      expect(o.status === 'timeout' && o.endpointLimitMs).toBeUndefined();
+      const ask = await client.direct(u, 'ASK {}', MEDIA.json, 60_000);
+      expect(ask.status === 'ok' && JSON.parse(ask.body)).toEqual({ head: {}, boolean: true });
+      expect(s.restartsOf('library-shard1')!.restarts).toBe(before + 1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('run_sparql_query says the endpoint stopped the query at its own limit (not "raise timeout_ms")', async () => {
+    const s = await serve({ shards, timeoutMs: 1000, workers: 1, writeFiles: false });
+    const ctx = createMcpContext({ registry: registryFromEndpointsValue(s.endpointsFile(), 'test'), build: null, state: null, callLog: null });
+    try {
+      const u = s.endpoint('library-shard1')!.url;
+      const o = await ctx.sparql.direct(u, HEAVY, MEDIA.json, 30_000);
+      expect(o.status === 'timeout' && o.endpointLimitMs).toBe(1000);
+      const patterns = Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ');
+      const r = await runSparqlQuery(ctx, { query: `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ${patterns} } }`, timeout_ms: 30_000 });
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain(`Error (timeout): timeout: the endpoint ${u} stopped the query at its time limit of 1000 ms`);
+      expect(r.text).toContain('a larger timeout_ms does not help');
+      expect(r.text).not.toContain('may be raised');
+    } finally {
+      await ctx.close();
+      await s.close();
+    }
   });
 });
 

@@ -82,6 +82,9 @@ function toNTriples(text: string, contentType: string): string {
 /** Error text for an outcome that is not an answer. */
 function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Extract<QueryPlan, { ok: true }>, timeoutMs: number, maxTimeoutMs: number): { errorClass: string; message: string } {
   const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
+  if (o.status === 'timeout' && o.endpointLimitMs !== undefined) {
+    return { errorClass: 'timeout', message: `timeout: ${where} stopped the query at its time limit of ${o.endpointLimitMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); a larger timeout_ms does not help, the endpoint's own limit is lower.` };
+  }
   if (o.status === 'timeout') {
     const more = timeoutMs < maxTimeoutMs ? `; timeout_ms may be raised up to ${maxTimeoutMs}` : '';
     return { errorClass: 'timeout', message: `timeout: ${where} did not answer within ${timeoutMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT)${more}.` };
