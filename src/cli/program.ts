@@ -234,7 +234,7 @@ export function program(): Command {
         'unsharded graph. The build is checked first (build.json, benchmark.json, manifests, shard sha256).',
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
-    .option('--endpoints [file...]', 'use running endpoints (fkgqa serve) listed in these endpoints files (several: shards served by several hosts); without a file: <state>/endpoints.json. Every endpoint must answer, else exit 2. Without --endpoints: start the endpoints in this process')
+    .option('--endpoints [file...]', 'use running endpoints (fkgqa serve) listed in these endpoints files (several: shards served by several hosts); without a file: <state>/endpoints.json. Every endpoint must answer, else exit 2. Without --endpoints: the fkgqa serve running on this build (<state>/endpoints.json) when it serves every graph without behaviour profiles, else the endpoints started in this process; a line on stderr says which')
     .option('--state <dir>', 'state folder of the build: stored gold answers, default endpoints file (default: <shards>.state beside the build)')
     .option('--kg <name...>', 'verify only these graphs')
     .option('--query <id...>', 'verify only these queries (<kg>/q<N>; without --kg, their graphs)')
