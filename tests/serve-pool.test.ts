@@ -13,7 +13,7 @@ import { createMcpContext } from '../src/mcp/server.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { DEFAULT_PORT } from '../src/serve/defaults.js';
 import { splitIntoGroups } from '../src/serve/pool.js';
-import { serve, type ShardServer } from '../src/serve/server.js';
+import { poolWorkers, serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA, parseTimeLimit } from '../src/sparql/protocol.js';
 import { xmlIllegalChar } from '../src/sparql/xml-chars.js';
 import { DEMO, ROOT, tmpDir } from './helpers.js';
@@ -154,6 +154,13 @@ describe('serve: the time limit a request sends (timeout parameter, Fkgqa-Timeou
       expect(await r.text()).toContain(`query stopped at the ${c.by === 'request' ? "request's" : "endpoint's"} time limit of ${c.ms} ms`);
       expect(performance.now() - t0).toBeGreaterThanOrEqual(c.ms - 5);
     }
+    // The federation endpoint too: a lone SERVICE goes to the shard with the request's limit.
+    const patterns = Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ');
+    const fed = `${new URL(u).origin}/federation/sparql`;
+    const f = await fetch(`${fed}?query=${encodeURIComponent(`SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ${patterns} } }`)}&timeout=700ms`);
+    expect(f.status).toBe(503);
+    expect(f.headers.get('fkgqa-stopped')).toBe('time-limit; by=request; ms=700');
+    expect((await fetch(`${fed}?query=${encodeURIComponent(COUNT)}&timeout=-1`)).status).toBe(400);
     expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}&timeout=soon`)).status).toBe(400);
     expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}&timeout=1&timeout=2`)).status).toBe(400);
     expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}`, { headers: { 'Fkgqa-Timeout': 'x' } })).status).toBe(400);
@@ -246,6 +253,11 @@ describe('serve: a slow query does not block the endpoints of its worker', () =>
     expect(splitIntoGroups(eps, 2).map((g) => g.map((e) => e.id))).toEqual([['e1', 'e4', 'e0'], ['e2', 'e3', 'e5']]);
     expect(splitIntoGroups(eps, 10)).toHaveLength(6);
     expect(splitIntoGroups(eps, 1)[0]).toHaveLength(6);
+    // As many workers as asked, more when a worker would hold over 2M triples (4 GiB oxigraph heap), never more than endpoints.
+    expect(poolWorkers(2, 210_557, 92)).toBe(2);
+    expect(poolWorkers(2, 10_000_000, 3)).toBe(3);
+    expect(poolWorkers(2, 10_000_000, 92)).toBe(5);
+    expect(poolWorkers(8, 100, 4)).toBe(4);
   });
 });
 

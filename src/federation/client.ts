@@ -142,13 +142,15 @@ export class BoundedSparqlClient {
    * @returns never rejects; an unregistered URL is an `error` outcome without any request, a
    *   redirect an `error` outcome (`redirect`) without following it; a `timeout` with
    *   `endpointLimitMs` when the endpoint stopped the query at its own, smaller limit
+   * @param cancel aborted when the caller no longer wants the answer (e.g. its own client went
+   *   away): the request is aborted and the outcome is a `timeout`
    */
-  async direct(url: string, query: string, accept: string, timeoutMs: number): Promise<SparqlOutcome> {
+  async direct(url: string, query: string, accept: string, timeoutMs: number, cancel?: AbortSignal): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const requests: Record<string, number> = {};
     if (!findEndpoint(this.registry, url)) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests };
-    const signal = AbortSignal.timeout(timeoutMs);
+    const signal = cancel ? AbortSignal.any([AbortSignal.timeout(timeoutMs), cancel]) : AbortSignal.timeout(timeoutMs);
     try {
       const res = await fetchWithin(
         url,
@@ -223,13 +225,17 @@ export class BoundedSparqlClient {
    * registered endpoints. The time limit bounds the whole call, the wait for a busy engine included.
    * @param mediaType of the answer (`application/sparql-results+json`, `application/n-triples`, …)
    * @param timeoutMs time limit, in ms; the engine's work on the query is stopped when it is reached (`timeout`)
+   * @param cancel aborted when the caller no longer wants the answer: the engine's work is stopped as at the time limit
    * @returns never rejects
    */
-  async federated(query: string, mediaType: string, timeoutMs: number): Promise<SparqlOutcome> {
+  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
     const timer = setTimeout(() => limit.abort(), timeoutMs);
+    const onCancel = () => limit.abort();
+    if (cancel?.aborted) limit.abort();
+    else cancel?.addEventListener('abort', onCancel, { once: true });
     let o;
     try {
       const engine = await this.federation();
@@ -238,6 +244,7 @@ export class BoundedSparqlClient {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {
       clearTimeout(timer);
+      cancel?.removeEventListener('abort', onCancel);
     }
     for (const [endpoint, n] of Object.entries(o.requests)) this.requests[endpoint] = (this.requests[endpoint] ?? 0) + n;
     if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };

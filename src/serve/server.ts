@@ -97,8 +97,26 @@ export interface ServeOptions {
 
 const DEFAULTS = { host: '127.0.0.1', timeoutMs: 30_000, maxBodyBytes: 1 << 20 };
 
+/**
+ * Triples one pool worker should hold at most: oxigraph needs about 0.8–1.1 KB per triple inside a
+ * WebAssembly heap of at most 4 GiB (pitfall B12), so a build with more triples gets more workers
+ * than `workers` asks for. A single shard above it still gets one worker of its own.
+ */
+export const MAX_TRIPLES_PER_WORKER = 2_000_000;
+
 /** Workers of the endpoint pool by default: the CPU cores, at least 2. */
 export const defaultWorkers = (): number => Math.max(2, os.availableParallelism());
+
+/**
+ * Workers of the endpoint pool: as asked, but at least one per MAX_TRIPLES_PER_WORKER triples (one
+ * oxigraph instance holds at most 4 GiB, pitfall B12), and at most one per endpoint.
+ * @param requested `--workers`
+ * @param triples triples of all endpoints together
+ * @param endpoints endpoints served
+ */
+export function poolWorkers(requested: number, triples: number, endpoints: number): number {
+  return Math.max(1, Math.min(Math.max(requested, Math.ceil(triples / MAX_TRIPLES_PER_WORKER)), endpoints));
+}
 
 /**
  * A running set of shard endpoints. Create with `serve`; stop with `close`.
@@ -182,7 +200,8 @@ export class ShardServer {
     }
     const shardCount = build.reduce((n, g) => n + g.shards.length, 0);
     const plannedEndpoints = shardCount + (o.withOriginals ? build.length : 0);
-    const workers = Math.max(1, Math.min(o.workers ?? defaultWorkers(), plannedEndpoints));
+    const triples = build.reduce((n, g) => n + g.shards.reduce((m, s) => m + s.triples, 0), 0) * (o.withOriginals ? 2 : 1);
+    const workers = poolWorkers(o.workers ?? defaultWorkers(), triples, plannedEndpoints);
 
     type Planned = { id: string; graph: string; shard: string | null; triples: number; sources: StoreSource[] };
     const planned: Planned[] = [];
@@ -339,7 +358,7 @@ export class ShardServer {
         answer = text(503, `fkgqa serve is still loading its stores: retry in a moment`, 'other', { 'Retry-After': '1' });
       } else if (route.what === 'sparql') answer = await answerSparql(req, url, ep!, this.limits, this.live, { pool: this.pool!, arrived: started, signal: gone.signal });
       else if (route.what === 'void') answer = await answerVoid(req, ep!, this.live);
-      else if (route.what === 'federation') answer = await this.federation!.handle(req, url);
+      else if (route.what === 'federation') answer = await this.federation!.handle(req, url, gone.signal);
       else {
         req.resume();
         answer = serverPathAnswer(route.what, req.method ?? 'GET', {
