@@ -1,6 +1,6 @@
 // npm run bench:serve [-- --shards DIR] [-- --compare DIR] [-- --pairs N] [-- --duration S] [-- --connections N]
 //                     [-- --scenarios startup,point,aggregate,all,comunica,release] [-- --kg NAME,NAME] [-- --json FILE]
-//                     [-- --state DIR]
+//                     [-- --state DIR] [-- --result FILE]
 //
 // The figures of issue 20 (serve side) and issue 18 item 2, each a ratio measured side by side in
 // one run, alternating the two sides of each pair, with the load average (`uptime`) before and
@@ -21,6 +21,8 @@
 //
 // --state DIR holds the `--state` folders of the serve processes (and the dev set when built here);
 // default a fresh folder under the system's temp folder. Either way it is removed at the end.
+// --result FILE writes the record bench/all.js (on main) reads: { bench, ratios, figures, loadBefore,
+// loadAfter, node, cpus }.
 // --compare DIR runs another fkgqa checkout's serve (e.g. main, built) as a third side of every
 // scenario, for before/after tables. Without --shards the dev set is built first.
 import { execFileSync, spawn } from 'node:child_process';
@@ -32,7 +34,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { benchOptions, here, median } from './lib.js';
 
-const o = benchOptions({ connections: '10', duration: '5', pairs: '3', shards: '', kg: '', compare: '', json: '', state: '', scenarios: 'startup,point,aggregate,all,comunica,release', 'release-runs': '5' });
+const o = benchOptions({ connections: '10', duration: '5', pairs: '3', shards: '', kg: '', compare: '', json: '', state: '', result: '', scenarios: 'startup,point,aggregate,all,comunica,release', 'release-runs': '5' });
 const kgs = o.kg ? o.kg.split(',') : [];
 const scenarios = new Set(o.scenarios.split(','));
 const pairs = Number(o.pairs);
@@ -205,6 +207,9 @@ if (scenarios.has('point') || scenarios.has('aggregate')) {
     if (!scenarios.has(key)) continue;
     const before = load();
     const runs = { bare: [], ...Object.fromEntries(sides.map((s) => [s.name, []])) };
+    // A discarded 1 s warm-up of each side first: the first run of a cold process measures its JIT.
+    await cannon(`http://127.0.0.1:${barePort}`, [`/sparql?query=${encodeURIComponent(query)}`], bare.pid, 1);
+    for (const side of sides) await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, 1);
     for (let i = 0; i < pairs; i++) {
       runs.bare.push(await cannon(`http://127.0.0.1:${barePort}`, [`/sparql?query=${encodeURIComponent(query)}`], bare.pid));
       for (const side of sides) runs[side.name].push(await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid));
@@ -331,4 +336,19 @@ if (R.release) {
 for (const side of sides) if (servers[side.name]) lines.push(`  peak RSS of ${side.name} over the load scenarios: ${mib(servers[side.name].peakAfter)}`);
 console.log(lines.join('\n'));
 if (o.json) fs.writeFileSync(o.json, JSON.stringify(results, null, 2) + '\n');
+if (o.result) {
+  // Only this checkout's serve; the goals are issue 20's.
+  const ratios = [];
+  const v = (x) => Math.round(x * 100) / 100;
+  if (R.startup) {
+    ratios.push({ what: 'serve start-up until every endpoint answers vs one process loading the same shards into oxigraph (paired)', value: v(R.startup.sides.serve.timeRatio), unit: '× time', goal: '≤ 2' });
+    ratios.push({ what: 'serve peak memory at start-up vs the same bare load (paired)', value: v(R.startup.sides.serve.memoryRatio), unit: '× memory', goal: '≤ 2' });
+  }
+  if (R.point) ratios.push({ what: `point query on ${R.point.shard} vs a bare node:http + oxigraph handler (paired req/s)`, value: v(R.point.sides.serve.ratio), unit: '× throughput', goal: '≥ 0.8', note: `CPU per request ${v(R.point.sides.serve.cpuRatio)}×` });
+  if (R.aggregate) ratios.push({ what: `aggregate query on ${R.aggregate.shard} vs the same bare handler (paired req/s)`, value: v(R.aggregate.sides.serve.ratio), unit: '× throughput', goal: 'keep ≥ 0.84' });
+  if (R.comunica) for (const key of ['point', 'aggregate']) ratios.push({ what: `${key} query: serve vs Comunica's endpoint over the shard file`, value: v(R.comunica[key].ratio), unit: '× throughput', goal: 'keep ≥ 10' });
+  const figures = { startup: R.startup && { bareMs: R.startup.bare.ms, bareMiB: R.startup.bare.peakRss / 1048576, serveMs: R.startup.sides.serve.ms, serveMiB: R.startup.sides.serve.peakRss / 1048576 }, release: R.release?.sides.serve, servePeakMiB: servers.serve ? servers.serve.peakAfter / 1048576 : undefined, shards: shardList.length, triples: results.machine.triples };
+  const firstLoad = Object.values(R)[0]?.load?.[0];
+  fs.writeFileSync(o.result, JSON.stringify({ bench: 'serve', ratios, figures, loadBefore: firstLoad ? firstLoad.split(' ').map(Number) : os.loadavg(), loadAfter: os.loadavg().map((x) => Math.round(x * 10) / 10), node: process.version, cpus: os.availableParallelism() }, null, 2) + '\n');
+}
 fs.rmSync(tmp, { recursive: true, force: true });
