@@ -1,10 +1,51 @@
-// The baseline of `npm run bench:serve`: one shard in an oxigraph store behind a bare node:http
-// handler in one process (no worker thread, no protocol checks, no log): GET ?query= answered with
-// oxigraph's SPARQL JSON results. Prints the port on stdout once listening; stops on SIGTERM.
-// Usage: node bench/bare-oxigraph.js <shard.nt>
+// The baselines of `npm run bench:serve` (bench/serve.js), in one process, with nothing of fkgqa:
+//
+//   node bench/bare-oxigraph.js <shard.nt>
+//     one shard in an oxigraph store behind a bare node:http handler (no worker thread, no
+//     protocol checks, no log): GET ?query= answered with oxigraph's SPARQL JSON results. Prints
+//     the port on stdout once listening; stops on SIGTERM.
+//
+//   node bench/bare-oxigraph.js --load <build> [kg ...]
+//     loads every shard of the build (of those graphs) into its own oxigraph store, as one process
+//     can, and prints one line `loaded <shards> <triples> <ms> <peak RSS bytes>` (ms from the
+//     process start, node's own start-up included); exits 0, or 1 with the error when the stores do
+//     not fit (one oxigraph instance holds at most 4 GiB, pitfall B12).
 import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import * as oxigraph from 'oxigraph';
+
+/** Peak resident memory of this process, in bytes (Linux: VmHWM). */
+function peakRss() {
+  const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) * 1024 : process.memoryUsage().rss;
+}
+
+if (process.argv[2] === '--load') {
+  const build = process.argv[3];
+  const kgs = process.argv.slice(4);
+  let shards = 0;
+  let triples = 0;
+  const stores = [];
+  try {
+    for (const g of fs.readdirSync(build).sort()) {
+      const manifest = path.join(build, g, 'manifest.json');
+      if (!fs.existsSync(manifest) || (kgs.length && !kgs.includes(g))) continue;
+      for (const s of JSON.parse(fs.readFileSync(manifest, 'utf8')).shards) {
+        const store = new oxigraph.Store();
+        store.load(fs.readFileSync(path.join(build, g, s.file ?? `${s.name}.nt`)), { format: 'application/n-triples', to_graph_name: oxigraph.defaultGraph(), no_transaction: true });
+        stores.push(store);
+        shards++;
+        triples += store.size;
+      }
+    }
+  } catch (e) {
+    process.stdout.write(`failed after ${shards} shards, ${triples} triples: ${e.message}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`loaded ${shards} ${triples} ${Math.round(performance.now())} ${peakRss()}\n`);
+  process.exit(0);
+}
 
 const store = new oxigraph.Store();
 store.load(fs.readFileSync(process.argv[2]), { format: 'application/n-triples', to_graph_name: oxigraph.defaultGraph(), no_transaction: true });

@@ -1,150 +1,354 @@
-// npm run bench:serve [-- --shards DIR] [-- --connections N] [-- --duration S] [-- --startups N] [-- --worker-per shard|graph]
-//                     [-- --kg NAME,NAME] [-- --scenarios point-one,aggregate-one,point-all,aggregate-all,bare]
-// Load figures of `fkgqa serve` (a benchmark, not a test): startup time of all endpoints, then
-// autocannon 9 with N concurrent clients for S seconds per scenario: a point query and an
-// aggregate query, on one shard and across all shards (requests cycle over every shard endpoint),
-// and the baseline `bare`: the same point query on the same shard held by oxigraph behind a bare
-// node:http handler in one process (bench/bare-oxigraph.js), i.e. what serve's protocol handling,
-// worker thread and log cost. The server runs in its own process; without --shards the
-// Spider4SPARQL dev set is built first. --kg serves only those graphs (faster startup).
+// npm run bench:serve [-- --shards DIR] [-- --compare DIR] [-- --pairs N] [-- --duration S] [-- --connections N]
+//                     [-- --scenarios startup,point,aggregate,all,comunica,release] [-- --kg NAME,NAME] [-- --json FILE]
+//                     [-- --state DIR] [-- --result FILE]
+//
+// The figures of issue 20 (serve side) and issue 18 item 2, each a ratio measured side by side in
+// one run, alternating the two sides of each pair, with the load average (`uptime`) before and
+// after each scenario. The machine is shared: rerun on a quiet machine for absolute figures.
+//
+// - startup: `fkgqa serve` from spawn until EVERY endpoint answers `ASK {}` (polled), vs one
+//   process loading the same shards into oxigraph stores (bench/bare-oxigraph.js --load), from
+//   spawn until it has loaded them; time and peak resident memory (VmHWM) of each.
+// - point / aggregate: autocannon 9, `--connections` clients for `--duration` s, on the largest
+//   shard (world_1-shard1 on the dev build): serve vs a bare node:http handler over one oxigraph
+//   store (bench/bare-oxigraph.js); req/s and the server's CPU time per request.
+// - all: the same two queries cycling over every shard endpoint (serve only).
+// - comunica: the point and aggregate query on Comunica's own SPARQL endpoint over the same shard
+//   file (comunica-sparql-http, the file served by a static handler in this process), vs serve.
+// - release: a heavy query with a 1 s client limit, then `ASK {}` to the same endpoint: time from
+//   the client giving up to the ASK's answer; and an ASK to the same endpoint while a heavy query's
+//   client keeps waiting (slow query).
+//
+// --state DIR holds the `--state` folders of the serve processes (and the dev set when built here);
+// default a fresh folder under the system's temp folder. Either way it is removed at the end.
+// --result FILE writes the record bench/all.js (on main) reads: { bench, ratios, figures, loadBefore,
+// loadAfter, node, cpus }.
+// --compare DIR runs another fkgqa checkout's serve (e.g. main, built) as a third side of every
+// scenario, for before/after tables. Without --shards the dev set is built first.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { benchOptions, here } from './lib.js';
+import { benchOptions, here, median } from './lib.js';
 
-const cli = path.resolve(here, '../bin/fkgqa.js');
-const options = benchOptions({ connections: '10', duration: '10', startups: '3', 'worker-per': 'shard', shards: '', kg: '', scenarios: 'point-one,aggregate-one,point-all,aggregate-all,bare' });
-const kgs = options.kg ? options.kg.split(',') : [];
-const scenarios = new Set(options.scenarios.split(','));
-const connections = Number(options.connections);
-const duration = Number(options.duration);
-const startups = Number(options.startups);
-const workerPer = options['worker-per'];
-let shards = options.shards || undefined;
+const o = benchOptions({ connections: '10', duration: '5', pairs: '3', shards: '', kg: '', compare: '', json: '', state: '', result: '', scenarios: 'startup,point,aggregate,all,comunica,release', 'release-runs': '5' });
+const kgs = o.kg ? o.kg.split(',') : [];
+const scenarios = new Set(o.scenarios.split(','));
+const pairs = Number(o.pairs);
+const duration = Number(o.duration);
+const connections = Number(o.connections);
+const self = path.resolve(here, '..');
+const sides = [{ name: 'serve', root: self }, ...(o.compare ? [{ name: `serve (${path.basename(path.resolve(o.compare))})`, root: path.resolve(o.compare) }] : [])];
+if (o.state) fs.mkdirSync(o.state, { recursive: true });
+const tmp = fs.mkdtempSync(path.join(o.state ? path.resolve(o.state) : os.tmpdir(), 'fkgqa-bench-serve-'));
+
+let shards = o.shards ? path.resolve(o.shards) : undefined;
 if (!shards) {
-  const source = options.source;
-  if (!fs.existsSync(path.join(source, 'dev.json'))) {
-    console.error(`bench:serve: no --shards and no corpus at ${source}`);
+  if (!fs.existsSync(path.join(o.source, 'dev.json'))) {
+    console.error(`bench:serve: no --shards and no corpus at ${o.source}`);
     process.exit(2);
   }
-  shards = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-serve-')), 'shards');
+  shards = path.join(tmp, 'shards');
   process.stderr.write(`building the dev set into ${shards}\n`);
-  execFileSync(process.execPath, [cli, 'partition', '--source', source, '--out', shards, '--quiet'], { stdio: 'ignore' });
+  execFileSync(process.execPath, [path.join(self, 'bin/fkgqa.js'), 'partition', '--source', o.source, '--out', shards, '--quiet'], { stdio: 'ignore' });
 }
 
-/** Starts `fkgqa serve`; resolves when every endpoint is listed on stdout. */
-function startServer() {
-  const t0 = performance.now();
-  const kgArgs = kgs.length ? ['--kg', ...kgs] : [];
-  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--port', '0', '--quiet', '--timeout', '10000', '--worker-per', workerPer, ...kgArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const expected = fs
-    .readdirSync(shards)
-    .filter((g) => fs.existsSync(path.join(shards, g, 'manifest.json')) && (kgs.length === 0 || kgs.includes(g)))
-    .map((g) => JSON.parse(fs.readFileSync(path.join(shards, g, 'manifest.json'), 'utf8')).shards.length)
-    .reduce((a, b) => a + b, 0);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.on('exit', (code) => reject(new Error(`fkgqa serve exited with ${code}`)));
-    child.stdout.on('data', (c) => {
-      out += c;
-      const lines = out.split('\n').filter(Boolean);
-      if (lines.length >= expected) {
-        child.removeAllListeners('exit');
-        resolve({ child, ms: performance.now() - t0, endpoints: lines.map((l) => l.split('\t')) });
-      }
+/** Every shard of the build: endpoint id, file, triples. */
+const shardList = fs
+  .readdirSync(shards)
+  .sort()
+  .filter((g) => fs.existsSync(path.join(shards, g, 'manifest.json')) && (kgs.length === 0 || kgs.includes(g)))
+  .flatMap((g) => JSON.parse(fs.readFileSync(path.join(shards, g, 'manifest.json'), 'utf8')).shards.map((s) => ({ id: s.endpoint, file: path.join(shards, g, s.file), triples: s.triples })));
+const largest = shardList.find((s) => s.id === 'world_1-shard1') ?? [...shardList].sort((a, b) => b.triples - a.triples)[0];
+const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+const results = { machine: { cores: os.cpus().length, node: process.version, shards: shardList.length, triples: shardList.reduce((n, s) => n + s.triples, 0) }, scenarios: {} };
+const log = (line) => process.stderr.write(`${line}\n`);
+
+/** A free TCP port on loopback. */
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
     });
   });
 }
 
-const stop = (child) => new Promise((resolve) => (child.kill('SIGTERM'), child.on('exit', resolve)));
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-// Startup: fresh processes, time until all endpoints answer (the CLI prints them then).
-const startMs = [];
-let server;
-for (let i = 0; i < startups; i++) {
-  server = await startServer();
-  startMs.push(server.ms);
-  process.stderr.write(`startup ${i + 1}/${startups}: ${(server.ms / 1000).toFixed(2)} s, ${server.endpoints.length} endpoints\n`);
-  if (i < startups - 1) await stop(server.child);
-}
-const rss = Number(execFileSync('ps', ['-o', 'rss=', '-p', String(server.child.pid)], { encoding: 'utf8' }).trim()) * 1024;
-
-// Per shard: a point query (first triple's subject and predicate) and an aggregate query.
-const perShard = server.endpoints.map(([id, url]) => {
-  const [kg, shard] = id.split(/-(?=shard\d+$)/);
-  const first = fs.readFileSync(path.join(shards, kg, `${shard}.nt`), 'utf8').split('\n', 1)[0];
-  const [, s, p] = /^(<[^>]*>) (<[^>]*>)/.exec(first);
-  const u = new URL(url);
-  return {
-    id,
-    origin: u.origin,
-    point: `${u.pathname}?query=${encodeURIComponent(`SELECT ?o WHERE { ${s} ${p} ?o }`)}`,
-    aggregate: `${u.pathname}?query=${encodeURIComponent('SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p')}`,
-  };
-});
-// "One shard": the largest shard of world_1 (25,315 triples on the dev build).
-const one = perShard.find((e) => e.id === 'world_1-shard1') ?? perShard[0];
-
-/** CPU time (user + system, all threads) of a process so far, in ms (Linux /proc; NaN elsewhere). */
-function cpuMs(pid) {
+/** Peak resident memory (VmHWM) and CPU time (ms, all threads) of a process (Linux /proc). */
+function procStats(pid) {
   try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, in clock ticks of 1/100 s
+    return { peakRss: Number(/VmHWM:\s+(\d+)/.exec(status)[1]) * 1024, rss: Number(/VmRSS:\s+(\d+)/.exec(status)[1]) * 1024, cpuMs: ((Number(f[11]) + Number(f[12])) * 1000) / 100 };
   } catch {
-    return NaN;
+    return { peakRss: NaN, rss: NaN, cpuMs: NaN };
   }
 }
 
-// req/s depends on what else runs on the machine; the server's CPU time per request much less so.
-function run(title, paths, origin = one.origin, pid = server.child.pid) {
+// Children still running when this script ends (an error midway) are stopped with it.
+const children = new Set();
+process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGTERM')));
+const track = (child) => (children.add(child), child.once('exit', () => children.delete(child)), child);
+
+const stop = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))));
+
+/** Starts a side's serve on a free port; resolves once every endpoint answers ASK {} (polled from the spawn on). */
+async function startServe(side, extra = []) {
+  const port = await freePort();
+  const state = fs.mkdtempSync(path.join(tmp, 'state-'));
+  const t0 = performance.now();
+  const child = track(spawn(process.execPath, [path.join(side.root, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', String(port), '--state', state, '--quiet', ...(kgs.length ? ['--kg', ...kgs] : []), ...extra], { stdio: ['ignore', 'ignore', 'inherit'] }));
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  const url = (id) => `http://127.0.0.1:${port}/${id}/sparql`;
+  const pending = new Set(shardList.map((s) => s.id));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  const ask = (id) =>
+    new Promise((resolve) => {
+      const req = http.get(`${url(id)}?query=ASK%7B%7D`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode === 200));
+      });
+      req.on('error', () => resolve(false));
+    });
+  while (pending.size > 0) {
+    if (exited) throw new Error(`${side.name} exited before its endpoints answered`);
+    const ids = [...pending];
+    const ok = await Promise.all(ids.map(ask));
+    ids.forEach((id, i) => ok[i] && pending.delete(id));
+    if (pending.size > 0) await new Promise((r) => setTimeout(r, 10));
+  }
+  const ms = performance.now() - t0;
+  agent.destroy();
+  return { child, port, url, ms, ...procStats(child.pid) };
+}
+
+/** The bare loader: every shard into its own oxigraph store in one process. */
+function bareLoad() {
+  const t0 = performance.now();
+  const child = track(spawn(process.execPath, [path.join(here, 'bare-oxigraph.js'), '--load', shards, ...kgs], { stdio: ['ignore', 'pipe', 'inherit'] }));
+  let out = '';
+  child.stdout.on('data', (c) => (out += c));
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      const m = /^loaded (\d+) (\d+) (\d+) (\d+)/.exec(out);
+      resolve(code === 0 && m ? { ms: performance.now() - t0, peakRss: Number(m[4]) } : { ms: NaN, peakRss: NaN, error: out.trim() });
+    }),
+  );
+}
+
+const mib = (b) => `${(b / 1048576).toFixed(0)} MiB`;
+const s2 = (ms) => `${(ms / 1000).toFixed(2)} s`;
+
+// ---- startup ------------------------------------------------------------------------------------
+if (scenarios.has('startup')) {
+  const before = load();
+  const runs = { bare: [], ...Object.fromEntries(sides.map((s) => [s.name, []])) };
+  for (let i = 0; i < pairs; i++) {
+    const b = await bareLoad();
+    runs.bare.push(b);
+    log(`startup ${i + 1}/${pairs}: bare loader ${s2(b.ms)}, ${mib(b.peakRss)}${b.error ? ` (${b.error})` : ''}`);
+    for (const side of sides) {
+      const s = await startServe(side);
+      await stop(s.child);
+      runs[side.name].push({ ms: s.ms, peakRss: s.peakRss });
+      log(`startup ${i + 1}/${pairs}: ${side.name} ${s2(s.ms)}, ${mib(s.peakRss)}`);
+    }
+  }
+  const row = { load: [before, load()], bare: { ms: median(runs.bare.map((r) => r.ms)), peakRss: median(runs.bare.map((r) => r.peakRss)) }, sides: {} };
+  for (const side of sides) {
+    const r = runs[side.name];
+    row.sides[side.name] = {
+      ms: median(r.map((x) => x.ms)),
+      peakRss: median(r.map((x) => x.peakRss)),
+      timeRatio: median(r.map((x, i) => x.ms / runs.bare[i].ms)),
+      memoryRatio: median(r.map((x, i) => x.peakRss / runs.bare[i].peakRss)),
+      runs: r,
+    };
+  }
+  row.bare.runs = runs.bare;
+  results.scenarios.startup = row;
+}
+
+// ---- load scenarios: servers started once, measured alternately --------------------------------
+const first = fs.readFileSync(largest.file, 'utf8').split('\n', 1)[0];
+const [, subj, pred] = /^(<[^>]*>) (<[^>]*>)/.exec(first);
+const POINT = `SELECT ?o WHERE { ${subj} ${pred} ?o }`;
+const AGGREGATE = 'SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p';
+const pathOf = (id, q) => `/${id}/sparql?query=${encodeURIComponent(q)}`;
+
+/**
+ * autocannon on `origin` with `paths` (cycled per connection) for `seconds`; req/s (answers over the
+ * run's duration), latency, the server's CPU µs per request.
+ */
+function cannon(origin, paths, pid, seconds = duration) {
   return new Promise((resolve, reject) => {
-    const cpu0 = cpuMs(pid);
-    autocannon(
-      { url: origin, connections, duration, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) },
-      (err, r) =>
-        err
-          ? reject(err)
-          : resolve({ title, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: ((cpuMs(pid) - cpu0) * 1000) / r.requests.total }),
+    const cpu0 = procStats(pid).cpuMs;
+    autocannon({ url: origin, connections, duration: seconds, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) }, (err, r) =>
+      err ? reject(err) : resolve({ rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: ((procStats(pid).cpuMs - cpu0) * 1000) / Math.max(1, r.requests.total) }),
     );
   });
 }
 
-const results = [];
-for (const [key, title, paths] of [
-  ['point-one', `point query, one shard (${one.id})`, [one.point]],
-  ['aggregate-one', `aggregate query, one shard (${one.id})`, [one.aggregate]],
-  ['point-all', `point query, all ${perShard.length} shards`, perShard.map((e) => e.point)],
-  ['aggregate-all', `aggregate query, all ${perShard.length} shards`, perShard.map((e) => e.aggregate)],
-]) {
-  if (!scenarios.has(key)) continue;
-  process.stderr.write(`${title}: ${duration} s, ${connections} connections\n`);
-  results.push(await run(title, paths));
+const needServers = ['point', 'aggregate', 'all', 'comunica', 'release'].some((k) => scenarios.has(k));
+const servers = {};
+if (needServers) {
+  for (const side of sides) servers[side.name] = await startServe(side);
 }
-await stop(server.child);
 
-// Baseline: the same point query on the same shard, oxigraph behind a bare handler in one process.
-if (scenarios.has('bare')) {
-  const [kg, shard] = one.id.split(/-(?=shard\d+$)/);
-  const bare = spawn(process.execPath, [path.join(here, 'bare-oxigraph.js'), path.join(shards, kg, `${shard}.nt`)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise((resolve, reject) => {
-    bare.on('exit', (code) => reject(new Error(`bare-oxigraph exited with ${code}`)));
-    bare.stdout.once('data', (c) => resolve(Number(String(c).trim())));
-  });
-  bare.removeAllListeners('exit');
-  const title = `baseline: point query, bare oxigraph (${one.id})`;
-  process.stderr.write(`${title}: ${duration} s, ${connections} connections\n`);
-  const pointPath = new URL(one.point, one.origin);
-  results.push(await run(title, [`/sparql${pointPath.search}`], `http://127.0.0.1:${port}`, bare.pid));
+if (scenarios.has('point') || scenarios.has('aggregate')) {
+  const bare = track(spawn(process.execPath, [path.join(here, 'bare-oxigraph.js'), largest.file], { stdio: ['ignore', 'pipe', 'inherit'] }));
+  const barePort = await new Promise((resolve) => bare.stdout.once('data', (c) => resolve(Number(String(c).trim()))));
+  for (const [key, query] of [['point', POINT], ['aggregate', AGGREGATE]]) {
+    if (!scenarios.has(key)) continue;
+    const before = load();
+    const runs = { bare: [], ...Object.fromEntries(sides.map((s) => [s.name, []])) };
+    // A discarded 1 s warm-up of each side first: the first run of a cold process measures its JIT.
+    await cannon(`http://127.0.0.1:${barePort}`, [`/sparql?query=${encodeURIComponent(query)}`], bare.pid, 1);
+    for (const side of sides) await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, 1);
+    for (let i = 0; i < pairs; i++) {
+      runs.bare.push(await cannon(`http://127.0.0.1:${barePort}`, [`/sparql?query=${encodeURIComponent(query)}`], bare.pid));
+      for (const side of sides) runs[side.name].push(await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid));
+      log(`${key} ${i + 1}/${pairs}: bare ${runs.bare[i].rps.toFixed(0)} req/s; ${sides.map((s) => `${s.name} ${runs[s.name][i].rps.toFixed(0)}`).join('; ')}`);
+    }
+    const summary = (r) => ({ rps: median(r.map((x) => x.rps)), p50: median(r.map((x) => x.p50)), p99: median(r.map((x) => x.p99)), cpuUs: median(r.map((x) => x.cpuUs)), errors: r.reduce((n, x) => n + x.errors, 0) });
+    const row = { load: [before, load()], shard: largest.id, bare: summary(runs.bare), sides: {} };
+    for (const side of sides) {
+      row.sides[side.name] = { ...summary(runs[side.name]), ratio: median(runs[side.name].map((x, i) => x.rps / runs.bare[i].rps)), cpuRatio: median(runs[side.name].map((x, i) => x.cpuUs / runs.bare[i].cpuUs)) };
+    }
+    results.scenarios[key] = row;
+  }
   await stop(bare);
 }
 
-console.log(`fkgqa serve --worker-per ${workerPer} on ${shards}: ${perShard.length} shard endpoints (${os.cpus().length} cores, node ${process.version}, autocannon 9)`);
-console.log(`  startup (all endpoints answering)  median ${(median(startMs) / 1000).toFixed(2)} s of ${startups} (${startMs.map((m) => (m / 1000).toFixed(2)).join(', ')}); RSS ${(rss / 1048576).toFixed(0)} MiB`);
-console.log(`  ${'scenario'.padEnd(52)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'requests'.padStart(9)} ${'errors'.padStart(7)} ${'CPU µs/req'.padStart(11)}`);
-for (const r of results) {
-  console.log(`  ${r.title.padEnd(52)} ${r.rps.toFixed(0).padStart(8)} ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)} ${String(r.total).padStart(9)} ${String(r.errors).padStart(7)} ${r.cpuUs.toFixed(0).padStart(11)}`);
+if (scenarios.has('all')) {
+  const before = load();
+  const row = { load: [], sides: {} };
+  for (const side of sides) {
+    const s = servers[side.name];
+    row.sides[side.name] = {
+      point: await cannon(`http://127.0.0.1:${s.port}`, shardList.map((sh) => pathOf(sh.id, `SELECT ?o WHERE { ${/^(<[^>]*> <[^>]*>)/.exec(fs.readFileSync(sh.file, 'utf8').split('\n', 1)[0])[1]} ?o }`)), s.child.pid),
+      aggregate: await cannon(`http://127.0.0.1:${s.port}`, shardList.map((sh) => pathOf(sh.id, AGGREGATE)), s.child.pid),
+    };
+    log(`all shards: ${side.name} point ${row.sides[side.name].point.rps.toFixed(0)} req/s, aggregate ${row.sides[side.name].aggregate.rps.toFixed(0)} req/s (errors ${row.sides[side.name].point.errors + row.sides[side.name].aggregate.errors})`);
+  }
+  row.load = [before, load()];
+  results.scenarios.all = row;
 }
+
+if (scenarios.has('comunica')) {
+  const before = load();
+  const body = fs.readFileSync(largest.file);
+  const files = http.createServer((req, res) => res.writeHead(200, { 'Content-Type': 'application/n-triples', 'Content-Length': body.length }).end(body));
+  await new Promise((r) => files.listen(0, '127.0.0.1', r));
+  const port = await freePort();
+  const comunica = track(spawn(process.execPath, [path.join(self, 'node_modules/.bin/comunica-sparql-http'), `http://127.0.0.1:${files.address().port}/shard.nt`, '-p', String(port), '-t', '120'], { stdio: 'ignore' })); // it logs every query on stderr
+  // Ready when it answers a query (its first one loads and indexes the file).
+  for (;;) {
+    const ok = await fetch(`http://127.0.0.1:${port}/sparql?query=${encodeURIComponent(POINT)}`, { headers: { accept: 'application/sparql-results+json' } }).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const s = servers.serve;
+  const row = { load: [], shard: largest.id };
+  for (const [key, query] of [['point', POINT], ['aggregate', AGGREGATE]]) {
+    // Comunica answers an aggregate over the shard in seconds: a longer run, so that several complete.
+    const c = await cannon(`http://127.0.0.1:${port}`, [`/sparql?query=${encodeURIComponent(query)}`], comunica.pid, key === 'aggregate' ? Math.max(duration, 30) : duration);
+    const v = await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid);
+    row[key] = { comunica: c, serve: v, ratio: v.rps / c.rps };
+    log(`comunica ${key}: ${c.rps.toFixed(2)} req/s (${c.requests} answers, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`);
+  }
+  row.load = [before, load()];
+  results.scenarios.comunica = row;
+  await stop(comunica);
+  files.close();
+}
+
+if (scenarios.has('release')) {
+  // 35^k-row cross products never finish; the aggregate needs the full parse path as an agent's queries do.
+  const HEAVY = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 6 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
+  const before = load();
+  const row = { load: [], shard: largest.id, sides: {} };
+  for (const side of sides) {
+    const s = servers[side.name];
+    const u = s.url(largest.id);
+    const n = side.root === self ? Number(o['release-runs']) : 1;
+    const gaveUp = [];
+    const whileSlow = [];
+    for (let i = 0; i < n; i++) {
+      // The client gives up after 1 s; then ASK {} to the same endpoint.
+      await fetch(u, { method: 'POST', headers: { 'content-type': 'application/sparql-query' }, body: HEAVY, signal: AbortSignal.timeout(1000) }).catch(() => {});
+      const t = performance.now();
+      await (await fetch(`${u}?query=ASK%7B%7D`)).text();
+      gaveUp.push(performance.now() - t);
+      if (side.root !== self) continue;
+      // The client keeps waiting (up to 20 s); an ASK to the same endpoint 100 ms later.
+      const ac = new AbortController();
+      const slow = fetch(u, { method: 'POST', headers: { 'content-type': 'application/sparql-query' }, body: HEAVY, signal: ac.signal }).catch(() => {});
+      await new Promise((r) => setTimeout(r, 100));
+      const t2 = performance.now();
+      await (await fetch(`${u}?query=ASK%7B%7D`)).text();
+      whileSlow.push(performance.now() - t2);
+      ac.abort();
+      await slow;
+      // Let the replacement worker reload its group before the next run.
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    row.sides[side.name] = { askAfterGiveUpMs: median(gaveUp), runs: gaveUp, ...(whileSlow.length ? { askWhileSlowMs: median(whileSlow), whileSlowRuns: whileSlow } : {}) };
+    log(`release: ${side.name}: ASK answered ${gaveUp.map((x) => x.toFixed(0)).join(', ')} ms after the client gave up${whileSlow.length ? `; during a slow query ${whileSlow.map((x) => x.toFixed(0)).join(', ')} ms` : ''}`);
+  }
+  row.load = [before, load()];
+  results.scenarios.release = row;
+}
+
+for (const side of sides) {
+  if (!servers[side.name]) continue;
+  servers[side.name].peakAfter = procStats(servers[side.name].child.pid).peakRss;
+  await stop(servers[side.name].child);
+}
+
+// ---- report ---------------------------------------------------------------------------------------
+const R = results.scenarios;
+const lines = [`fkgqa serve on ${shards}: ${shardList.length} shard endpoints, ${results.machine.triples} triples (${results.machine.cores} cores, node ${process.version}; ${pairs} pairs, ${duration} s × ${connections} connections per load run)`];
+const row = (what, value, ratio, ld) => lines.push(`  ${what.padEnd(58)} ${value.padEnd(44)} ${ratio.padEnd(22)} load ${ld.join(' → ')}`);
+if (R.startup) {
+  row('startup: bare loader (one process, every shard)', `${s2(R.startup.bare.ms)}, ${mib(R.startup.bare.peakRss)}`, '', R.startup.load);
+  for (const [name, v] of Object.entries(R.startup.sides)) row(`startup until every endpoint answers: ${name}`, `${s2(v.ms)}, ${mib(v.peakRss)}`, `${v.timeRatio.toFixed(2)}× time, ${v.memoryRatio.toFixed(2)}× mem`, R.startup.load);
+}
+for (const key of ['point', 'aggregate']) {
+  if (!R[key]) continue;
+  const v = R[key];
+  row(`${key} query, ${v.shard}: bare node:http + oxigraph`, `${v.bare.rps.toFixed(0)} req/s, ${v.bare.cpuUs.toFixed(0)} µs CPU/req`, '', v.load);
+  for (const [name, x] of Object.entries(v.sides)) row(`${key} query, ${v.shard}: ${name}`, `${x.rps.toFixed(0)} req/s, ${x.cpuUs.toFixed(0)} µs CPU/req, p99 ${x.p99} ms`, `${x.ratio.toFixed(2)}× (CPU ${x.cpuRatio.toFixed(2)}×)`, v.load);
+}
+if (R.all) for (const [name, x] of Object.entries(R.all.sides)) row(`all ${shardList.length} shards: ${name}`, `point ${x.point.rps.toFixed(0)}, aggregate ${x.aggregate.rps.toFixed(0)} req/s`, '', R.all.load);
+if (R.comunica) for (const key of ['point', 'aggregate']) row(`${key} query vs Comunica's endpoint over the shard file`, `${R.comunica[key].comunica.rps.toFixed(2)} vs ${R.comunica[key].serve.rps.toFixed(0)} req/s`, `serve ${R.comunica[key].ratio.toFixed(1)}× faster`, R.comunica.load);
+if (R.release) {
+  for (const [name, x] of Object.entries(R.release.sides)) {
+    row(`ASK after the client gave up (1 s), ${R.release.shard}: ${name}`, `${x.askAfterGiveUpMs.toFixed(0)} ms (median of ${x.runs.length})`, '', R.release.load);
+    if (x.askWhileSlowMs !== undefined) row(`ASK while a slow query's client waits: ${name}`, `${x.askWhileSlowMs.toFixed(0)} ms (median of ${x.whileSlowRuns.length})`, '', R.release.load);
+  }
+}
+for (const side of sides) if (servers[side.name]) lines.push(`  peak RSS of ${side.name} over the load scenarios: ${mib(servers[side.name].peakAfter)}`);
+console.log(lines.join('\n'));
+if (o.json) fs.writeFileSync(o.json, JSON.stringify(results, null, 2) + '\n');
+if (o.result) {
+  // Only this checkout's serve; the goals are issue 20's.
+  const ratios = [];
+  const v = (x) => Math.round(x * 100) / 100;
+  if (R.startup) {
+    ratios.push({ what: 'serve start-up until every endpoint answers vs one process loading the same shards into oxigraph (paired)', value: v(R.startup.sides.serve.timeRatio), unit: '× time', goal: '≤ 2' });
+    ratios.push({ what: 'serve peak memory at start-up vs the same bare load (paired)', value: v(R.startup.sides.serve.memoryRatio), unit: '× memory', goal: '≤ 2' });
+  }
+  if (R.point) ratios.push({ what: `point query on ${R.point.shard} vs a bare node:http + oxigraph handler (paired req/s)`, value: v(R.point.sides.serve.ratio), unit: '× throughput', goal: '≥ 0.8', note: `CPU per request ${v(R.point.sides.serve.cpuRatio)}×` });
+  if (R.aggregate) ratios.push({ what: `aggregate query on ${R.aggregate.shard} vs the same bare handler (paired req/s)`, value: v(R.aggregate.sides.serve.ratio), unit: '× throughput', goal: 'keep ≥ 0.84' });
+  if (R.comunica) for (const key of ['point', 'aggregate']) ratios.push({ what: `${key} query: serve vs Comunica's endpoint over the shard file`, value: v(R.comunica[key].ratio), unit: '× throughput', goal: 'keep ≥ 10' });
+  const figures = { startup: R.startup && { bareMs: R.startup.bare.ms, bareMiB: R.startup.bare.peakRss / 1048576, serveMs: R.startup.sides.serve.ms, serveMiB: R.startup.sides.serve.peakRss / 1048576 }, release: R.release?.sides.serve, servePeakMiB: servers.serve ? servers.serve.peakAfter / 1048576 : undefined, shards: shardList.length, triples: results.machine.triples };
+  const firstLoad = Object.values(R)[0]?.load?.[0];
+  fs.writeFileSync(o.result, JSON.stringify({ bench: 'serve', ratios, figures, loadBefore: firstLoad ? firstLoad.split(' ').map(Number) : os.loadavg(), loadAfter: os.loadavg().map((x) => Math.round(x * 10) / 10), node: process.version, cpus: os.availableParallelism() }, null, 2) + '\n');
+}
+fs.rmSync(tmp, { recursive: true, force: true });

@@ -67,7 +67,7 @@ describe('federation / one registry over two fkgqa serve processes', () => {
   beforeAll(async () => {
     stateA = tmpDir('fkgqa-fed-a-');
     stateB = tmpDir('fkgqa-fed-b-');
-    [a, b] = await Promise.all([serveProcess(['--shards', shards, '--kg', 'library', '--state', stateA]), serveProcess(['--shards', shards, '--kg', 'observatory', '--state', stateB])]);
+    [a, b] = await Promise.all([serveProcess(['--shards', shards, '--kg', 'library', '--state', stateA, '--port', '0']), serveProcess(['--shards', shards, '--kg', 'observatory', '--state', stateB, '--port', '0'])]);
   });
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);

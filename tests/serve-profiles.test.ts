@@ -132,9 +132,9 @@ describe('behaviour profiles (paper challenges C2 and C4)', () => {
   });
 });
 
-describe('serve options: one port per endpoint, one worker per graph', () => {
+describe('serve options: one port per endpoint, every store in one worker', () => {
   it('serves http://host:port/sparql per endpoint, each shard seeing only its own triples', async () => {
-    const s = await serve({ shards, portPerEndpoint: true, workerPer: 'graph', withOriginals: true, writeFiles: false });
+    const s = await serve({ shards, portPerEndpoint: true, workers: 1, withOriginals: true, writeFiles: false });
     try {
       const ports = new Set(s.endpoints.map((e) => new URL(e.url).port));
       expect(ports.size).toBe(5);

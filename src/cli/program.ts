@@ -11,6 +11,7 @@ import { FORMS } from '../verify/forms.js';
 import { DEFAULT_PARTITION_OPTIONS } from '../partition/options.js';
 import { PRESETS } from '../partition/presets.js';
 import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
+import { DEFAULT_PORT } from '../serve/defaults.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
 import { SCRIPTED_AGENTS, SETUPS } from '../eval/record.js';
 import { SETUPS as MCP_SETUPS } from '../mcp/context.js';
@@ -210,11 +211,11 @@ export function program(): Command {
       'Serve every shard of a build as its own SPARQL endpoint (SPARQL 1.1 Protocol; oxigraph stores in worker threads). ' +
         'Writes nothing into the build: endpoints.json (and the request log) go to the state folder (default <shards>.state/), ' +
         'removed at stop; a second serve with the same state folder exits 2. Prints "id<TAB>url" per endpoint on stdout; stops on SIGINT/SIGTERM. ' +
-        'Limits (4xx): --max-body (413; also the longest query, 400), --max-query-depth (400), --timeout (503). See docs/serving.md.',
+        'Limits (4xx): --max-body (413; also the longest query, 400), --max-query-depth (400), --timeout (503; a request may ask for less: timeout parameter, Fkgqa-Timeout header). See docs/serving.md.',
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
     .option('--host <host>', 'interface to bind (loopback unless told otherwise)', '127.0.0.1')
-    .addOption(new Option('--port <n>', 'port (0: any free port); with --port-per-endpoint the first of consecutive ports').argParser(integer('--port', 0, 65535)).default(0))
+    .addOption(new Option('--port <n>', 'port (0: any free port); with --port-per-endpoint the first of consecutive ports. Bound before any shard is loaded: a port in use exits 2 at once').argParser(integer('--port', 0, 65535)).default(DEFAULT_PORT))
     .option('--port-per-endpoint', 'one port per endpoint (http://host:port/sparql) instead of one path per endpoint (http://host:port/<kg>-shard<N>/sparql)')
     .option('--kg <name...>', 'serve only these graphs')
     .option('--with-originals', 'also serve each unsharded graph (the union of its shards, which the build guarantees equals the input) as endpoint <kg>')
@@ -223,7 +224,7 @@ export function program(): Command {
     .addOption(new Option('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query; deeper ones are answered 400 before parsing').argParser(integer('--max-query-depth', 1)).default(MAX_QUERY_DEPTH))
     .option('--state <dir>', 'state folder for endpoints.json and the request log (default: <shards>.state beside the build)')
     .option('--profiles <file>', 'behaviour profiles (JSON: default / graphs / endpoints; see docs/serving-reference.md)')
-    .addOption(new Option('--worker-per <unit>', 'one oxigraph worker per shard (isolated), or per graph: all shards of a graph in one worker, each in its own named graph (less memory, but endpoints of a graph then queue behind each other)').choices(['shard', 'graph']).default('shard'))
+    .addOption(new Option('--workers <n>', 'worker threads holding the oxigraph stores (default: the CPU cores, at least 2); the endpoints are split among them by triples. A query whose client went away, or over its time limit, is stopped by replacing its worker; a slow query (1 s) with others waiting behind it is left to its worker while a fresh one takes over').argParser(integer('--workers', 1)))
     .option('--request-log [file]', 'append every request (endpoint, kind, status, ms, bytes, query text) as a JSON line to this file (no file: requests.jsonl in the state folder)')
     .addOption(new Option('--request-log-max <bytes>', 'size cap of the request log; over it the file is rotated to <name>.1<ext>').argParser(integer('--request-log-max', 1024)).default(REQUEST_LOG_MAX_BYTES))
     .addOption(federationEngineOption('the federation engine of /federation/sparql'))
@@ -238,7 +239,7 @@ export function program(): Command {
         'unsharded graph. The build is checked first (build.json, benchmark.json, manifests, shard sha256).',
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
-    .option('--endpoints [file...]', 'use running endpoints (fkgqa serve) listed in these endpoints files (several: shards served by several hosts); without a file: <state>/endpoints.json. Every endpoint must answer, else exit 2. Without --endpoints: start the endpoints in this process')
+    .option('--endpoints [file...]', 'use running endpoints (fkgqa serve) listed in these endpoints files (several: shards served by several hosts); without a file: <state>/endpoints.json. Every endpoint must answer, else exit 2. Without --endpoints: the fkgqa serve running on this build (<state>/endpoints.json) when it serves every graph without behaviour profiles, else the endpoints started in this process; a line on stderr says which')
     .option('--state <dir>', 'state folder of the build: stored gold answers, default endpoints file (default: <shards>.state beside the build)')
     .option('--kg <name...>', 'verify only these graphs')
     .option('--query <id...>', 'verify only these queries (<kg>/q<N>; without --kg, their graphs)')

@@ -10,23 +10,14 @@
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as oxigraph from 'oxigraph';
+import { isEngineFault } from './engine-fault.js';
 import type { StoreReply, StoreRequest, StoreSource } from './store-worker.js';
 
 /** Answers one task in the thread; what it returns is posted back as is (structured clone). */
 export type TaskHandler = (store: oxigraph.Store, task: unknown) => unknown;
 
-/**
- * True when an error means the oxigraph WebAssembly instance can no longer be trusted: a trap
- * (`WebAssembly.RuntimeError`: "memory access out of bounds", `unreachable`), a Rust panic, or a
- * stack overflow (`RangeError: Maximum call stack size exceeded`). Observed with oxigraph 0.5.11:
- * about 700 nested `{}` or 3,000 chained `!`/`+` trap, and every later query of the instance then
- * fails with "memory access out of bounds".
- */
-export function isEngineFault(e: unknown): boolean {
-  if (e instanceof WebAssembly.RuntimeError || e instanceof RangeError) return true;
-  const message = e instanceof Error ? e.message : String(e);
-  return /memory access out of bounds|unreachable|panicked|call stack/i.test(message);
-}
+/** Re-exported from engine-fault.ts (which worker threads load without oxigraph's node build). */
+export { isEngineFault };
 
 /**
  * Runs the thread: loads `workerData.sources`, posts `ready` (or `failed`), then answers requests.

@@ -13,7 +13,11 @@
  * - queries with several SERVICE clauses go to the federation engine chosen by name
  *   (src/federation/engine.ts; `--federation-engine`), created at the first federated query or at `warm`.
  *
- * Queries to one endpoint use the SPARQL 1.1 Protocol, POST form (§2.1.2).
+ * Queries to one endpoint use the SPARQL 1.1 Protocol, POST form (§2.1.2). Every request carries the
+ * caller's time limit in the `Fkgqa-Timeout` header (milliseconds; `fkgqa serve` stops the query
+ * there, see docs/serving.md; other servers ignore the header), and an answer `503` with
+ * `Fkgqa-Stopped: time-limit; by=endpoint` (the endpoint's own, smaller limit) is told apart from
+ * the caller's time limit (`endpointLimitMs` of the `timeout` outcome).
  */
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { type FederationEngine } from './engine.js';
@@ -21,16 +25,35 @@ import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
 import { endpointOf, fetchWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 
+/** The request header that carries the caller's time limit in ms (read by fkgqa serve: `TIME_LIMIT_HEADER` of src/sparql/protocol.ts). */
+const TIME_LIMIT_HEADER = 'Fkgqa-Timeout';
+
 /**
  * The outcome of one query: the answer's text and media type, an error (with the HTTP status of
  * the endpoint when it answered; `tooLarge` over the size limit; `redirect` when an endpoint
- * answered with a redirect that was not followed), or the time limit. `requests` counts the HTTP
- * requests sent per endpoint URL (without query string).
+ * answered with a redirect that was not followed), or the time limit — the caller's, or, with
+ * `endpointLimitMs`, the endpoint's own limit (ms), which stopped the query before the caller's
+ * (a longer `timeoutMs` does not help then). `requests` counts the HTTP requests sent per endpoint
+ * URL (without query string).
  */
 export type SparqlOutcome =
   | { status: 'ok'; body: string; contentType: string; ms: number; requests: Record<string, number> }
   | { status: 'error'; error: string; httpStatus?: number; tooLarge?: true; redirect?: true; ms: number; requests: Record<string, number> }
-  | { status: 'timeout'; ms: number; requests: Record<string, number> };
+  | { status: 'timeout'; ms: number; requests: Record<string, number>; endpointLimitMs?: number };
+
+/**
+ * Whose time limit a `503` stopped the query at: `fkgqa serve` says it in `Fkgqa-Stopped:
+ * time-limit; by=endpoint|request; ms=N`; another server's 503 whose text names a time limit is the
+ * endpoint's own. @returns undefined when the answer is no time limit at all
+ */
+export function stoppedAt(status: number, stopped: string | null, body: string): { by: 'endpoint' | 'request'; limitMs?: number } | undefined {
+  if (status !== 503) return undefined;
+  const m = stopped ? /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)/i.exec(stopped) : null;
+  if (m) return { by: m[1].toLowerCase() as 'endpoint' | 'request', limitMs: Number(m[2]) };
+  if (!/time limit|timeout|timed out/i.test(body)) return undefined;
+  const ms = /time limit of (\d+) ?ms/i.exec(body);
+  return { by: 'endpoint', ...(ms ? { limitMs: Number(ms[1]) } : {}) };
+}
 
 /** An error of `BoundedSparqlClient.select`: the outcome that was not an answer. */
 export class SparqlQueryError extends Error {
@@ -114,26 +137,36 @@ export class BoundedSparqlClient {
    * Sends a query to one registered endpoint.
    * @param url the endpoint URL (must be registered)
    * @param accept the `Accept` header
-   * @param timeoutMs time limit of the request, in ms; a request over it is aborted (`timeout`)
+   * @param timeoutMs time limit of the request, in ms; a request over it is aborted (`timeout`), and
+   *   the endpoint is told (`Fkgqa-Timeout`), so that it stops the query too
    * @returns never rejects; an unregistered URL is an `error` outcome without any request, a
-   *   redirect an `error` outcome (`redirect`) without following it
+   *   redirect an `error` outcome (`redirect`) without following it; a `timeout` with
+   *   `endpointLimitMs` when the endpoint stopped the query at its own, smaller limit
+   * @param cancel aborted when the caller no longer wants the answer (e.g. its own client went
+   *   away): the request is aborted and the outcome is a `timeout`
    */
-  async direct(url: string, query: string, accept: string, timeoutMs: number): Promise<SparqlOutcome> {
+  async direct(url: string, query: string, accept: string, timeoutMs: number, cancel?: AbortSignal): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const requests: Record<string, number> = {};
     if (!findEndpoint(this.registry, url)) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests };
-    const signal = AbortSignal.timeout(timeoutMs);
+    const signal = cancel ? AbortSignal.any([AbortSignal.timeout(timeoutMs), cancel]) : AbortSignal.timeout(timeoutMs);
     try {
       const res = await fetchWithin(
         url,
-        { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept }, body: new URLSearchParams({ query }).toString(), signal },
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept, [TIME_LIMIT_HEADER]: String(Math.max(1, Math.ceil(timeoutMs - ms()))) },
+          body: new URLSearchParams({ query }).toString(),
+          signal,
+        },
         { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },
       );
       const body = await boundedText(res, this.maxResultBytes);
       if (body === undefined) return { status: 'error', error: `the answer of ${url} is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests };
-      // fkgqa serve answers 503 when a query reaches its own time limit.
-      if (res.status === 503 && /time limit/i.test(body)) return { status: 'timeout', ms: ms(), requests };
+      // fkgqa serve answers 503 when a query reaches a time limit: its own (by=endpoint) or the one sent here.
+      const stopped = stoppedAt(res.status, res.headers.get('fkgqa-stopped'), body);
+      if (stopped) return { status: 'timeout', ms: ms(), requests, ...(stopped.by === 'endpoint' && stopped.limitMs !== undefined && stopped.limitMs < timeoutMs ? { endpointLimitMs: stopped.limitMs } : {}) };
       if (!res.ok) return { status: 'error', error: body.trim().slice(0, 1000) || res.statusText, httpStatus: res.status, ms: ms(), requests };
       return { status: 'ok', body, contentType: (res.headers.get('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
     } catch (e) {
@@ -168,7 +201,7 @@ export class BoundedSparqlClient {
     try {
       const res = await fetchWithin(
         url,
-        { headers: { accept }, signal: AbortSignal.timeout(timeoutMs) },
+        { headers: { accept, [TIME_LIMIT_HEADER]: String(timeoutMs) }, signal: AbortSignal.timeout(timeoutMs) },
         { allowed: (u) => this.onRegisteredHost(u), count: this.count({}), followRedirects: true },
       );
       const text = await boundedText(res, this.maxResultBytes);
@@ -192,13 +225,17 @@ export class BoundedSparqlClient {
    * registered endpoints. The time limit bounds the whole call, the wait for a busy engine included.
    * @param mediaType of the answer (`application/sparql-results+json`, `application/n-triples`, …)
    * @param timeoutMs time limit, in ms; the engine's work on the query is stopped when it is reached (`timeout`)
+   * @param cancel aborted when the caller no longer wants the answer: the engine's work is stopped as at the time limit
    * @returns never rejects
    */
-  async federated(query: string, mediaType: string, timeoutMs: number): Promise<SparqlOutcome> {
+  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
     const timer = setTimeout(() => limit.abort(), timeoutMs);
+    const onCancel = () => limit.abort();
+    if (cancel?.aborted) limit.abort();
+    else cancel?.addEventListener('abort', onCancel, { once: true });
     let o;
     try {
       const engine = await this.federation();
@@ -207,6 +244,7 @@ export class BoundedSparqlClient {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {
       clearTimeout(timer);
+      cancel?.removeEventListener('abort', onCancel);
     }
     for (const [endpoint, n] of Object.entries(o.requests)) this.requests[endpoint] = (this.requests[endpoint] ?? 0) + n;
     if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };
@@ -225,7 +263,9 @@ export class BoundedSparqlClient {
    */
   async select(url: string, query: string, timeoutMs: number): Promise<SparqlRow[]> {
     const o = await this.direct(url, query, 'application/sparql-results+json', timeoutMs);
-    if (o.status === 'timeout') throw new SparqlQueryError(`${url}: no answer within ${timeoutMs} ms`, o);
+    if (o.status === 'timeout') {
+      throw new SparqlQueryError(o.endpointLimitMs !== undefined ? `${url}: the endpoint stopped the query at its time limit of ${o.endpointLimitMs} ms` : `${url}: no answer within ${timeoutMs} ms`, o);
+    }
     if (o.status === 'error') throw new SparqlQueryError(`${url}: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`, o);
     return parseSparqlJson(o.body, url);
   }

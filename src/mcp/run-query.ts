@@ -101,10 +101,8 @@ function toNTriples(text: string, contentType: string): string {
  */
 export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, timeoutMs: number, maxTimeoutMs: number): { errorClass: string; message: string } {
   const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
-  // The endpoint's own, smaller time limit (fkgqa serve's 503 `Fkgqa-Stopped: time-limit; by=endpoint`, read by the client as `endpointLimitMs`).
-  const endpointLimitMs = o.status === 'timeout' ? (o as { endpointLimitMs?: number }).endpointLimitMs : undefined;
-  if (endpointLimitMs !== undefined) {
-    return { errorClass: 'timeout', message: `timeout: ${where} stopped the query at its time limit of ${endpointLimitMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); a larger timeout_ms does not help, the endpoint's own limit is lower.` };
+  if (o.status === 'timeout' && o.endpointLimitMs !== undefined) {
+    return { errorClass: 'timeout', message: `timeout: ${where} stopped the query at its time limit of ${o.endpointLimitMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); a larger timeout_ms does not help, the endpoint's own limit is lower.` };
   }
   if (o.status === 'timeout') {
     const more = timeoutMs < maxTimeoutMs ? `; timeout_ms may be raised up to ${maxTimeoutMs}` : '';

@@ -1,15 +1,26 @@
 /**
- * The per-query work of a shard endpoint, run inside the endpoint's worker thread (see
- * endpoint-thread.ts) under the query's time limit: inspecting the query (sparqljs), the protocol
- * and profile checks that need it, evaluation (oxigraph), cutting to `maxRows`, and serialisation.
- * The main thread only reads the request, applies the text guard (guard.ts) and forwards the text.
+ * The per-query work of a shard endpoint, run inside a worker thread of the endpoint pool (pool.ts,
+ * pool-thread.ts) under the query's time limit: inspecting the query (quickInspect, else sparqljs),
+ * the protocol and profile checks that need it, evaluation (oxigraph), cutting to `maxRows`, and
+ * serialisation. An answer that is not cut is oxigraph's own serialisation in the negotiated format,
+ * passed through as it is (no parse and re-serialisation; src/sparql/results.ts writes the same
+ * bytes), except that an XML answer keeps its carriage returns (`&#13;`) and an answer that XML 1.0
+ * cannot carry is never sent as XML (src/sparql/xml-chars.ts). The main thread only reads the
+ * request, applies the text guard (guard.ts) and forwards the text.
  */
-import * as oxigraph from 'oxigraph';
-import { isEngineFault } from '../common/store-host.js';
+import type * as oxigraph from 'oxigraph';
+import { isEngineFault } from '../common/engine-fault.js';
 import { MEDIA, negotiate, offered, ProtocolError } from '../sparql/protocol.js';
 import { type Feature, inspectQuery, queryInfo } from '../sparql/inspect.js';
 import { type RequestKind } from './request-log.js';
 import { serializeResults, truncateBindings, type JsonResults } from '../sparql/results.js';
+import { keepCarriageReturns, xmlIllegalChar } from '../sparql/xml-chars.js';
+
+/**
+ * The oxigraph functions `answerQuery` needs besides the store, from the same instance as the store
+ * (the thread's web build, src/common/oxigraph-wasm.ts, or the node build in tests).
+ */
+export type OxigraphRuntime = Pick<typeof oxigraph, 'Store' | 'defaultGraph'>;
 
 /** What the worker needs to answer one query of one endpoint. */
 export interface EndpointTask {
@@ -21,8 +32,6 @@ export interface EndpointTask {
   accept?: string;
   /** The request named `default-graph-uri` or `named-graph-uri` (not supported: 400). */
   protocolDataset: boolean;
-  /** Named graphs that form the endpoint's default graph when its store holds several shards. */
-  defaultGraphs?: string[];
   /** Behaviour profile: features refused with 403. */
   refuse?: Feature[];
   /** Behaviour profile: rows (SELECT) or triples (CONSTRUCT/DESCRIBE) kept, the cut marked. */
@@ -34,7 +43,8 @@ export interface EndpointTask {
 /** The answer to send (status, body, media type) and what the request log records. */
 export interface EndpointAnswer {
   status: number;
-  body: string;
+  /** The body: text, or its UTF-8 bytes (as the pool's threads hand it over). */
+  body: string | Uint8Array;
   /** The Content-Type header. */
   type: string;
   headers?: Record<string, string>;
@@ -53,25 +63,40 @@ const plain = (status: number, message: string, kind: RequestKind, headers?: Rec
 /** A Content-Type header for a media type (text types get `charset=utf-8`). */
 export const contentType = (format: string) => (format.startsWith('text/') ? `${format}; charset=utf-8` : format);
 
+/** The XML media types: their answers must be XML 1.0 documents. */
+const XML_FORMATS: readonly string[] = [MEDIA.xml, MEDIA.rdfxml];
+
 /**
- * Serialises a graph result (CONSTRUCT/DESCRIBE), cut or not, with oxigraph's own RDF writers:
+ * Serialises a graph result (CONSTRUCT/DESCRIBE) that was cut, with oxigraph's own RDF writers:
  * Turtle, N-Triples or RDF/XML.
  * @param format MEDIA.turtle, MEDIA.ntriples or MEDIA.rdfxml
  */
-export function serializeGraph(quads: oxigraph.Quad[], format: string): string {
-  return new oxigraph.Store(quads).dump({ format, from_graph_name: oxigraph.defaultGraph() });
+export function serializeGraph(ox: OxigraphRuntime, quads: oxigraph.Quad[], format: string): string {
+  return new ox.Store(quads).dump({ format, from_graph_name: ox.defaultGraph() });
+}
+
+/** An answer that is ready: the body in its format, and what the request log needs. */
+interface Evaluated {
+  body: string;
+  format: string;
+  headers?: Record<string, string>;
+  profile?: 'truncated';
 }
 
 /**
  * Answers one query on a store, as a SPARQL 1.1 Protocol response (§2.1): inspection (`queryInfo`:
- * keywords for plain queries, sparqljs for the rest; 400 for a syntax error, 403 for an update), 400 for a request dataset or FROM, 406 when `Accept` names no
- * format of the query's form, the profile's refusals (403) and simulated failure, 501 for SERVICE,
- * then evaluation (400 for oxigraph's syntax errors, 500 for evaluation errors) and serialisation
- * by the one serialiser of each form (results.ts for SELECT/ASK, oxigraph's writers for graphs),
- * cut to `maxRows` when the profile says so.
- * @throws the engine's error when it faulted (isEngineFault in store-host.ts): the worker is then replaced
+ * keywords for plain queries, sparqljs for the rest; 400 for a syntax error, 403 for an update), 400
+ * for a request dataset or FROM, 406 when `Accept` names no format of the query's form, the
+ * profile's refusals (403) and simulated failure, 501 for SERVICE, then evaluation (400 for
+ * oxigraph's syntax errors, 500 for evaluation errors) in the negotiated format (the bytes oxigraph
+ * writes; cut to `maxRows` when the profile says so, written by the one serialiser of each form:
+ * results.ts for SELECT/ASK, oxigraph's writers for graphs). An answer holding a character that
+ * XML 1.0 cannot carry (U+0001 in a literal, say) is never sent as XML: it goes out in the client's
+ * next acceptable format, or, when `Accept` allows only XML, as 406 naming the character.
+ * @param ox the oxigraph instance of `store` (Store and defaultGraph, to write cut graph answers)
+ * @throws the engine's error when it faulted (isEngineFault): the worker is then replaced
  */
-export function answerQuery(store: oxigraph.Store, t: EndpointTask): EndpointAnswer {
+export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: EndpointTask): EndpointAnswer {
   let q: ReturnType<typeof queryInfo>;
   try {
     q = queryInfo(t.query);
@@ -92,13 +117,20 @@ export function answerQuery(store: oxigraph.Store, t: EndpointTask): EndpointAns
     return plain(501, `${t.endpoint} does not evaluate SERVICE: send federated queries to a federation engine (e.g. Comunica) with the shard endpoints as sources`, q.kind);
   }
 
-  const options = {
-    ...(q.form === 'graph' ? {} : { results_format: MEDIA.json }),
-    ...(t.defaultGraphs ? { default_graph: t.defaultGraphs.map((g) => oxigraph.namedNode(g)), named_graphs: [] } : {}),
-  };
-  let result: ReturnType<oxigraph.Store['query']>;
+  let out: Evaluated;
   try {
-    result = store.query(t.query, options);
+    out = evaluate(ox, store, t, q.form, format);
+    if (XML_FORMATS.includes(out.format)) {
+      const bad = xmlIllegalChar(out.body);
+      if (bad) {
+        // XML 1.0 cannot carry the character in any form: another format the client accepts, or 406.
+        const other = negotiate(t.accept, q.form, XML_FORMATS);
+        if (!other) {
+          return plain(406, `the answer holds the character ${bad}, which XML 1.0 cannot carry (not even as a character reference), so it has no ${out.format} serialisation: ask for ${offered(q.form).filter((f) => !XML_FORMATS.includes(f)).join(', ')}`, q.kind);
+        }
+        out = evaluate(ox, store, t, q.form, other);
+      } else out = { ...out, body: keepCarriageReturns(out.body) };
+    }
   } catch (e) {
     if (isEngineFault(e)) throw e;
     const message = (e as Error)?.message ?? String(e);
@@ -114,25 +146,34 @@ export function answerQuery(store: oxigraph.Store, t: EndpointTask): EndpointAns
     }
     return plain(syntax ? 400 : 500, `${syntax ? 'malformed query' : 'query evaluation failed'}: ${message}`, syntax ? 'invalid' : q.kind);
   }
-  const cap = t.maxRows;
-  if (q.form === 'graph') {
-    const quads = result as oxigraph.Quad[];
-    const cut = cap !== undefined && quads.length > cap;
-    return {
-      status: 200,
-      body: serializeGraph(cut ? quads.slice(0, cap) : quads, format),
-      type: contentType(format),
-      kind: q.kind,
-      ...(cut ? { profile: 'truncated' as const, headers: { 'Fkgqa-Truncated': `triples=${cap}; of=${quads.length}` } } : {}),
-    };
-  }
-  const parsed = JSON.parse(result as string) as JsonResults;
-  const cut = cap !== undefined ? truncateBindings(parsed, cap) : { results: parsed, truncated: false, rows: 0 };
   return {
     status: 200,
-    body: serializeResults(cut.results, format),
-    type: contentType(format),
+    body: out.body,
+    type: contentType(out.format),
     kind: q.kind,
+    ...(out.profile ? { profile: out.profile } : {}),
+    ...(out.headers ? { headers: out.headers } : {}),
+  };
+}
+
+/**
+ * Evaluates the query and writes its answer in `format`: oxigraph's own bytes, or, when the profile
+ * cuts the answer, the cut written by the form's one serialiser.
+ * @throws oxigraph's error (syntax, evaluation, or an engine fault)
+ */
+function evaluate(ox: OxigraphRuntime, store: oxigraph.Store, t: EndpointTask, form: string, format: string): Evaluated {
+  const cap = t.maxRows;
+  if (cap === undefined) return { body: store.query(t.query, { results_format: format }) as string, format };
+  if (form === 'graph') {
+    const quads = store.query(t.query) as oxigraph.Quad[];
+    if (quads.length <= cap) return { body: serializeGraph(ox, quads, format), format };
+    return { body: serializeGraph(ox, quads.slice(0, cap), format), format, profile: 'truncated', headers: { 'Fkgqa-Truncated': `triples=${cap}; of=${quads.length}` } };
+  }
+  const parsed = JSON.parse(store.query(t.query, { results_format: MEDIA.json }) as string) as JsonResults;
+  const cut = truncateBindings(parsed, cap);
+  return {
+    body: serializeResults(cut.results, format),
+    format,
     ...(cut.truncated ? { profile: 'truncated' as const, headers: { 'Fkgqa-Truncated': `rows=${cap}; of=${cut.rows}` } } : {}),
   };
 }

@@ -9,15 +9,16 @@
  * target outside the registry is refused (403) before anything is sent.
  *
  * Status codes: 400 malformed query, undeclared prefix, no or variable SERVICE, a triple pattern
- * outside every SERVICE, query too long;
+ * outside every SERVICE, query too long, a bad `timeout` parameter or `Fkgqa-Timeout` header;
  * 403 SPARQL Update or an unregistered SERVICE target; 406 no acceptable format; 503 the time
- * limit; 502 an endpoint or the engine failed.
+ * limit (the endpoint's, or the smaller one the request sent, as the shard endpoints take it);
+ * 502 an endpoint or the engine failed. The engine's work stops when the client disconnects.
  */
 import type { IncomingMessage } from 'node:http';
 import type { EndpointRegistry } from '../federation/registry.js';
 import { planQuery } from '../federation/routing.js';
 import { BoundedSparqlClient } from '../federation/client.js';
-import { MEDIA, negotiate, offered, parseProtocolRequest, ProtocolError, readBody, strictSearchParams } from '../sparql/protocol.js';
+import { MEDIA, negotiate, offered, parseProtocolRequest, parseTimeLimit, ProtocolError, readBody, strictSearchParams, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 import type { RequestKind } from './request-log.js';
 import { serviceDescription } from './service-description.js';
 
@@ -88,14 +89,17 @@ export class FederationEndpoint {
   /**
    * Answers one request (SPARQL 1.1 Protocol §2.1: GET or POST; a GET without query gets the
    * service description).
+   * @param cancel aborted when the client disconnects: the query's work is stopped
    * @returns the answer; protocol errors (405, 413, 415, …) are answers too, never thrown
    */
-  async handle(req: IncomingMessage, url: URL): Promise<FederationAnswer> {
+  async handle(req: IncomingMessage, url: URL, cancel?: AbortSignal): Promise<FederationAnswer> {
     const method = req.method ?? 'GET';
     let request;
+    let requestLimitMs: number | undefined;
     try {
       const body = method === 'POST' ? await readBody(req, this.options.maxBodyBytes) : (req.resume(), undefined);
       request = parseProtocolRequest(method, strictSearchParams(url.search), req.headers['content-type'], body);
+      if (request.type === 'query') requestLimitMs = parseTimeLimit(request.timeout, req.headers[TIME_LIMIT_HEADER.toLowerCase()]);
     } catch (e) {
       req.resume();
       if (e instanceof ProtocolError) return text(e.status, e.message, 'invalid', e.headers);
@@ -115,9 +119,13 @@ export class FederationEndpoint {
     if (!plan.ok) return { ...text(REFUSED_STATUS[plan.errorClass] ?? 400, `${plan.errorClass}: ${plan.message}`, 'invalid'), query };
     const format = negotiate(req.headers.accept, plan.form);
     if (!format) return { ...text(406, `the Accept header (${req.headers.accept}) names no format this query can be answered in: ${offered(plan.form).join(', ')}`), query };
-    const t = this.options.timeoutMs;
-    const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, format, t) : await client.federated(plan.query, format, t);
-    if (o.status === 'timeout') return { ...text(503, `query stopped at the time limit of ${t} ms`), timeout: true, query };
+    const by = requestLimitMs !== undefined && requestLimitMs < this.options.timeoutMs ? 'request' : 'endpoint';
+    const t = by === 'request' ? requestLimitMs! : this.options.timeoutMs;
+    const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, format, t, cancel) : await client.federated(plan.query, format, t, cancel);
+    if (o.status === 'timeout') {
+      const whose = by === 'endpoint' ? `the endpoint's time limit of ${t} ms (fkgqa serve --timeout)` : `the request's time limit of ${t} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
+      return { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by}; ms=${t}` }), timeout: true, query };
+    }
     if (o.status === 'error') return { ...text(502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`), query };
     const type = o.contentType || format;
     return { status: 200, body: o.body, type: type.startsWith('text/') ? `${type}; charset=utf-8` : type, kind: 'data', query };

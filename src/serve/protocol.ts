@@ -1,26 +1,25 @@
 /**
  * The SPARQL 1.1 Protocol side of one shard endpoint (§2.1): reading the request (GET, POST form,
  * POST direct; body size limit), the text guard (length and nesting depth, before any parsing),
- * the behaviour profile's latency, the service description (SPARQL 1.1 Service Description), the
- * endpoint's VoID, and handing a query to the endpoint's worker (answer.ts) under the time limit.
+ * the request's own time limit (`timeout` parameter, `Fkgqa-Timeout` header), the behaviour
+ * profile's latency, the service description (SPARQL 1.1 Service Description), the endpoint's VoID,
+ * and handing a query to the endpoint pool (pool.ts; answer.ts in a worker) under the time limits,
+ * stopped when the client goes away.
  */
 import type http from 'node:http';
-import type { StoreWorker } from '../common/store-worker.js';
 import { checkQueryText } from '../sparql/guard.js';
-import { MEDIA, negotiate, parseProtocolRequest, ProtocolError, readBody, strictSearchParams, type ProtocolRequest } from '../sparql/protocol.js';
-import type { EndpointAnswer, EndpointTask } from './answer.js';
+import { MEDIA, negotiate, parseProtocolRequest, parseTimeLimit, ProtocolError, readBody, strictSearchParams, TIME_LIMIT_HEADER, type ProtocolRequest } from '../sparql/protocol.js';
+import type { EndpointTask } from './answer.js';
+import type { EndpointPool } from './pool.js';
 import type { LiveDescriptions, LiveShard } from './live-void.js';
 import type { EndpointProfile } from './profile.js';
 import { text, type Answer } from './routing.js';
 import type { EndpointInfo } from './state.js';
 import { serviceDescription } from './service-description.js';
 
-/** One endpoint as the server holds it: its listing, its store worker, its profile. */
+/** One endpoint as the server holds it: its listing and its profile (its store is in the endpoint pool). */
 export interface ServedEndpoint {
   info: EndpointInfo;
-  store: StoreWorker;
-  /** Named graphs that form the endpoint's default graph when stores hold several shards. */
-  defaultGraphs?: string[];
   /** URL of the endpoint's VoID route. */
   voidUrl?: string;
   profile?: EndpointProfile;
@@ -38,6 +37,18 @@ export interface EndpointLimits {
   /** Deepest bracket nesting of a query (400 above, before parsing). */
   maxQueryDepth: number;
 }
+
+/** What answering one request needs besides the endpoint: the pool, when the request arrived, and a signal aborted when its client went away. */
+export interface RequestContext {
+  pool: EndpointPool;
+  /** `performance.now()` when the request arrived (a request's time limit counts from then). */
+  arrived: number;
+  /** Aborted when the client disconnects before the answer is sent. */
+  signal: AbortSignal;
+}
+
+/** The response header that marks a query stopped at a time limit: `time-limit; by=endpoint|request; ms=N`. */
+export const STOPPED_HEADER = 'Fkgqa-Stopped';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -67,15 +78,17 @@ export async function answerVoid(req: http.IncomingMessage, ep: ServedEndpoint, 
 }
 
 /** The SPARQL endpoint: service description or query (SPARQL 1.1 Protocol §2.1). */
-export async function answerSparql(req: http.IncomingMessage, url: URL, ep: ServedEndpoint, limits: EndpointLimits, live: LiveDescriptions | undefined): Promise<Answer> {
+export async function answerSparql(req: http.IncomingMessage, url: URL, ep: ServedEndpoint, limits: EndpointLimits, live: LiveDescriptions | undefined, ctx: RequestContext): Promise<Answer> {
   const method = req.method ?? 'GET';
   let body: Buffer | undefined;
   if (method === 'POST') body = await readBody(req, limits.maxBodyBytes);
   else req.resume();
   const request = parseProtocolRequest(method, strictSearchParams(url.search), req.headers['content-type'], body);
+  let requestLimitMs: number | undefined;
   if (request.type === 'query') {
     try {
       checkQueryText(request.query, { maxLength: limits.maxBodyBytes, maxDepth: limits.maxQueryDepth });
+      requestLimitMs = parseTimeLimit(request.timeout, req.headers[TIME_LIMIT_HEADER.toLowerCase()]);
     } catch (e) {
       if (e instanceof ProtocolError) return { ...text(e.status, e.message, 'invalid'), query: request.query.slice(0, 10_000) };
       throw e;
@@ -99,11 +112,21 @@ export async function answerSparql(req: http.IncomingMessage, url: URL, ep: Serv
     }
     return { status: 200, body: sd, type: `${format}; charset=utf-8`, kind: 'service-description', headers: voidUrl ? { Link: `<${voidUrl}>; rel="describedby"` } : {} };
   }
-  return { ...(await runQuery(ep, request, req.headers.accept, limits.timeoutMs)), query: request.query };
+  return { ...(await runQuery(ep, request, req.headers.accept, limits.timeoutMs, requestLimitMs, ctx)), query: request.query };
 }
 
-/** Sends a query to the endpoint's worker, which answers it whole (answer.ts), under the time limit. */
-async function runQuery(ep: ServedEndpoint, request: Extract<ProtocolRequest, { type: 'query' }>, accept: string | undefined, timeoutMs: number): Promise<Answer> {
+/**
+ * Sends a query to the endpoint pool, which answers it whole in a worker (answer.ts), under the
+ * smaller of the endpoint's time limit and the request's; stopped when the client goes away.
+ */
+async function runQuery(
+  ep: ServedEndpoint,
+  request: Extract<ProtocolRequest, { type: 'query' }>,
+  accept: string | undefined,
+  timeoutMs: number,
+  requestLimitMs: number | undefined,
+  ctx: RequestContext,
+): Promise<Answer> {
   const p = ep.profile;
   // Drawn for every query request that reaches the endpoint, so the same request sequence fails the same way.
   const fail = p?.failureRate ? ep.random() < p.failureRate : false;
@@ -112,18 +135,21 @@ async function runQuery(ep: ServedEndpoint, request: Extract<ProtocolRequest, { 
     query: request.query,
     ...(accept !== undefined ? { accept } : {}),
     protocolDataset: request.defaultGraphs.length > 0 || request.namedGraphs.length > 0,
-    ...(ep.defaultGraphs ? { defaultGraphs: ep.defaultGraphs } : {}),
     ...(p?.refuse ? { refuse: p.refuse } : {}),
     ...(p?.maxRows !== undefined ? { maxRows: p.maxRows } : {}),
     ...(fail ? { failStatus: p?.failureStatus ?? 503 } : {}),
   };
-  const outcome = await ep.store.run<EndpointAnswer>(task, timeoutMs);
-  if (outcome.status === 'timeout') return { ...text(503, `query stopped at the time limit of ${timeoutMs} ms`, 'data'), timeout: true };
+  const outcome = await ctx.pool.run(ep.info.id, task, { limitMs: timeoutMs, requestLimitMs, arrived: ctx.arrived, signal: ctx.signal });
+  if (outcome.status === 'timeout') {
+    const whose = outcome.by === 'endpoint' ? `the endpoint's time limit of ${outcome.limitMs} ms (fkgqa serve --timeout)` : `the request's time limit of ${outcome.limitMs} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
+    return { ...text(503, `query stopped at ${whose}`, 'data', { [STOPPED_HEADER]: `time-limit; by=${outcome.by}; ms=${outcome.limitMs}` }), timeout: true };
+  }
+  if (outcome.status === 'cancelled') return { ...text(499, 'the client went away; the query was stopped', 'data'), cancelled: true };
   if (outcome.status === 'error') {
     if (outcome.fault) {
       return text(500, `query evaluation failed: the query engine of ${ep.info.id} faulted (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'invalid');
     }
     return text(500, `query evaluation failed: ${outcome.error}`, 'invalid');
   }
-  return outcome.value;
+  return outcome.answer;
 }

@@ -48,6 +48,8 @@ export interface RequestLogEntry {
   profile?: 'truncated' | 'failure' | 'refused';
   /** Set when the query was stopped at the time limit. */
   timeout?: true;
+  /** Set when the client went away before the answer (status 499): the query was dropped or stopped. */
+  cancelled?: true;
   /** The query text, as sent (only in the log file). */
   query?: string;
 }

@@ -1,17 +1,18 @@
 /**
  * `fkgqa serve`: every shard of a build served as its own SPARQL endpoint (SPARQL 1.1 Protocol),
- * each backed by an oxigraph store in a worker thread (pitfall B10), with service description,
- * VoID, behaviour profiles and a request log. This module holds the server's life (loading the
- * stores, listening, dispatching, stopping); routing.ts says which path asks for what, protocol.ts
- * answers one endpoint's SPARQL and VoID requests, state.ts keeps the state folder (lock, endpoints
- * file), federation-endpoint.ts serves `/federation/sparql`.
+ * each backed by an oxigraph store held by the endpoint pool's worker threads (pool.ts; pitfall
+ * B10), with service description, VoID, behaviour profiles and a request log. This module holds the
+ * server's life (binding its ports before anything is loaded, loading the stores, dispatching,
+ * stopping); routing.ts says which path asks for what, protocol.ts answers one endpoint's SPARQL and
+ * VoID requests, state.ts keeps the state folder (lock, endpoints file), federation-endpoint.ts
+ * serves `/federation/sparql`.
  *
  * The main thread only reads requests, applies the text guard (src/sparql/guard.ts) and forwards query texts;
- * parsing, evaluation and serialisation run in the endpoint's worker under the time limit
- * (answer.ts). Every request path has an error boundary: a bad request is a 4xx, an internal error
- * a 500, never an exit. A worker whose engine faulted is replaced (StoreWorker). The build folder
- * is never written: runtime state goes to the state folder (state.ts), VoID and catalogue are
- * served with the live URLs filled in (live-void.ts).
+ * parsing, evaluation and serialisation run in a pool worker under the time limits (answer.ts), and
+ * a query whose client disconnects is stopped. Every request path has an error boundary: a bad
+ * request is a 4xx, an internal error a 500, never an exit. A worker whose engine faulted is
+ * replaced (pool.ts). The build folder is never written: runtime state goes to the state folder
+ * (state.ts), VoID and catalogue are served with the live URLs filled in (live-void.ts).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -22,14 +23,15 @@ import { graphShards, openBuild } from '../build/open.js';
 import { STATE_FILES, stateDir, type ServeOwner } from '../build/state.js';
 import { InputError } from '../common/errors.js';
 import { seededRandom } from '../common/random.js';
-import { StoreWorker, type StoreSource } from '../common/store-worker.js';
+import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
 import { registryFromEndpointsValue, type EndpointLauncher } from '../federation/registry.js';
 import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
-import { ProtocolError } from '../sparql/protocol.js';
+import { ProtocolError, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 import { FEDERATION_PATH, FederationEndpoint } from './federation-endpoint.js';
 import { LiveDescriptions } from './live-void.js';
 import { profileFor, readProfileConfig, type ProfileConfig } from './profile.js';
+import { EndpointPool, type PoolEndpoint } from './pool.js';
 import { answerSparql, answerVoid, liveShard, type EndpointLimits, type ServedEndpoint } from './protocol.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog } from './request-log.js';
 import { CORS, hostAllowed, route as routeOf, serverPathAnswer, text, type Answer } from './routing.js';
@@ -43,7 +45,11 @@ export interface ServeOptions {
   shards: string;
   /** Interface to bind (default `127.0.0.1`, loopback only). */
   host?: string;
-  /** Port (default 0: any free port). With `portPerEndpoint`, the first port; endpoints take consecutive ports (0: each any free port). */
+  /**
+   * Port (default 0: any free port; the CLI's default is DEFAULT_PORT, 7373). With
+   * `portPerEndpoint`, the first port; endpoints take consecutive ports (0: each any free port).
+   * Every port is bound before any shard is loaded: a port in use is an InputError naming it.
+   */
   port?: number;
   /** One port per endpoint (`http://host:port/sparql`) instead of one path per endpoint on one port. */
   portPerEndpoint?: boolean;
@@ -60,11 +66,15 @@ export interface ServeOptions {
   /** Behaviour profiles: a profile file path, or the configuration itself (default none). */
   profiles?: string | ProfileConfig;
   /**
-   * Worker threads: `shard` (default) gives every endpoint its own store and thread, so a slow query
-   * on one endpoint never delays another; `graph` puts all shards of a graph in one store (each in
-   * its own named graph), saving memory, but endpoints of one graph then wait for each other.
+   * Worker threads of the endpoint pool (default: the number of CPU cores, at least 2): the
+   * endpoints are split into this many groups of about equal triples, each held by one worker
+   * (src/serve/pool.ts). A query whose client went away or that reached its time limit is stopped
+   * by replacing its worker; a query that runs `slowMs` with others waiting behind it is left to its
+   * worker while a fresh one takes over the group.
    */
-  workerPer?: 'shard' | 'graph';
+  workers?: number;
+  /** See `workers` (default 1000 ms). */
+  slowMs?: number;
   /**
    * Append every request as a JSON line to this file; `true`: to `requests.jsonl` in the state
    * folder (default none; counts are always kept). Capped at `requestLogMaxBytes`, then rotated.
@@ -87,27 +97,26 @@ export interface ServeOptions {
 
 const DEFAULTS = { host: '127.0.0.1', timeoutMs: 30_000, maxBodyBytes: 1 << 20 };
 
-/** Named graph holding a shard when several shards share one store (`workerPer: 'graph'`). */
-function shardGraphIri(endpoint: string): string {
-  return `urn:fkgqa:shard:${encodeURIComponent(endpoint)}`;
-}
+/**
+ * Triples one pool worker should hold at most: oxigraph needs about 0.8–1.1 KB per triple inside a
+ * WebAssembly heap of at most 4 GiB (pitfall B12), so a build with more triples gets more workers
+ * than `workers` asks for. A single shard above it still gets one worker of its own.
+ */
+export const MAX_TRIPLES_PER_WORKER = 2_000_000;
 
-/** Runs `fn` over `items` with at most `limit` running at once. */
-async function pool<T, R>(items: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const run = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
-  return out;
-}
+/** Workers of the endpoint pool by default: the CPU cores, at least 2. */
+export const defaultWorkers = (): number => Math.max(2, os.availableParallelism());
 
-/** The endpoint worker script (src/serve/endpoint-thread.ts), relative to `dist/`. */
-const ENDPOINT_THREAD = 'serve/endpoint-thread.js';
+/**
+ * Workers of the endpoint pool: as asked, but at least one per MAX_TRIPLES_PER_WORKER triples (one
+ * oxigraph instance holds at most 4 GiB, pitfall B12), and at most one per endpoint.
+ * @param requested `--workers`
+ * @param triples triples of all endpoints together
+ * @param endpoints endpoints served
+ */
+export function poolWorkers(requested: number, triples: number, endpoints: number): number {
+  return Math.max(1, Math.min(Math.max(requested, Math.ceil(triples / MAX_TRIPLES_PER_WORKER)), endpoints));
+}
 
 /**
  * A running set of shard endpoints. Create with `serve`; stop with `close`.
@@ -125,7 +134,9 @@ export class ShardServer {
   readonly requestLogFile: string | undefined;
   private readonly byId = new Map<string, ServedEndpoint>();
   private readonly servers: http.Server[] = [];
-  private readonly stores: StoreWorker[] = [];
+  private pool: EndpointPool | undefined;
+  /** Every store is loaded: requests are answered (before, 503 with Retry-After). */
+  private ready = false;
   private readonly limits: EndpointLimits;
   private live: LiveDescriptions | undefined;
   private owner: ServeOwner | undefined;
@@ -152,10 +163,23 @@ export class ShardServer {
     return this.byId.get(id)?.info;
   }
 
-  /** Restarts of the endpoint's store worker so far (after timeouts and engine faults). */
+  /**
+   * Replacements so far of the pool worker that holds the endpoint's store (after time limits,
+   * clients that went away, slow queries and engine faults), and engine faults; shared by the
+   * endpoints of one group.
+   */
   restartsOf(id: string): { restarts: number; faults: number } | undefined {
-    const s = this.byId.get(id)?.store;
-    return s ? { restarts: s.restarts, faults: s.faults } : undefined;
+    return this.pool?.restartsOf(id);
+  }
+
+  /** The endpoints whose query is running in a pool worker now. */
+  queriesRunning(): string[] {
+    return this.pool?.running() ?? [];
+  }
+
+  /** Worker threads of the endpoint pool running now: one per group, retired ones finishing a slow query, and the spare. */
+  get workers(): { current: number; retired: number; spare: number } {
+    return this.pool?.workers ?? { current: 0, retired: 0, spare: 0 };
   }
 
   /** @internal loads the stores and starts listening */
@@ -174,24 +198,16 @@ export class ShardServer {
       fs.mkdirSync(path.dirname(this.requestLogFile), { recursive: true });
       this.log = new RequestLog(this.requestLogFile, o.requestLogMaxBytes ?? REQUEST_LOG_MAX_BYTES);
     }
-    const workerPer = o.workerPer ?? 'shard';
     const shardCount = build.reduce((n, g) => n + g.shards.length, 0);
     const plannedEndpoints = shardCount + (o.withOriginals ? build.length : 0);
-    const workers = workerPer === 'graph' ? build.length : plannedEndpoints;
-    progress(`fkgqa serve: ${build.length} graphs, ${shardCount} shards${o.withOriginals ? ` + ${build.length} unsharded graphs` : ''}; loading ${workers} oxigraph stores in worker threads`);
+    const triples = build.reduce((n, g) => n + g.shards.reduce((m, s) => m + s.triples, 0), 0) * (o.withOriginals ? 2 : 1);
+    const workers = poolWorkers(o.workers ?? defaultWorkers(), triples, plannedEndpoints);
 
-    type Planned = { id: string; graph: string; shard: string | null; triples: number; sources: StoreSource[]; group?: string; defaultGraphs?: string[] };
+    type Planned = { id: string; graph: string; shard: string | null; triples: number; sources: StoreSource[] };
     const planned: Planned[] = [];
     for (const g of build) {
       for (const s of g.shards) {
-        planned.push({
-          id: s.endpoint,
-          graph: g.graph,
-          shard: s.name,
-          triples: s.triples,
-          sources: [{ file: s.file, format: 'application/n-triples' }],
-          ...(workerPer === 'graph' ? { group: g.graph, defaultGraphs: [shardGraphIri(s.endpoint)] } : {}),
-        });
+        planned.push({ id: s.endpoint, graph: g.graph, shard: s.name, triples: s.triples, sources: [{ file: s.file, format: 'application/n-triples' }] });
       }
       if (o.withOriginals) {
         planned.push({
@@ -201,44 +217,13 @@ export class ShardServer {
           triples: g.shards.reduce((n, s) => n + s.triples, 0),
           // The union of the shards equals the (skolemised) input: guarantee 1 of the build.
           sources: g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })),
-          ...(workerPer === 'graph' ? { group: g.graph, defaultGraphs: g.shards.map((s) => shardGraphIri(s.endpoint)) } : {}),
         });
       }
     }
-
-    // Stores: one per endpoint, or one per graph holding every shard in its own named graph.
-    const jobs = new Map<string, StoreSource[]>();
-    for (const p of planned) {
-      if (p.group) {
-        if (!jobs.has(p.group)) {
-          const g = build.find((b) => b.graph === p.group)!;
-          jobs.set(p.group, g.shards.map((s) => ({ file: s.file, format: 'application/n-triples', graph: shardGraphIri(s.endpoint) })));
-        }
-      } else jobs.set(p.id, p.sources);
-    }
-    const stores = new Map<string, StoreWorker>();
-    let loaded = 0;
-    const keys = [...jobs.keys()];
-    // Loading is CPU-bound (WASM compile + parse); a few at a time keeps memory peaks moderate.
-    await pool(keys, Math.max(2, os.availableParallelism()), async (k) => {
-      const t = performance.now();
-      try {
-        const w = await StoreWorker.start(jobs.get(k)!, { script: ENDPOINT_THREAD });
-        stores.set(k, w);
-        this.stores.push(w);
-      } catch (e) {
-        throw new InputError(`could not load store ${k}: ${(e as Error).message}`, { file: jobs.get(k)![0]?.file });
-      }
-      loaded++;
-      progress(`  loaded ${k} (${stores.get(k)!.triples} triples, ${((performance.now() - t) / 1000).toFixed(2)} s) [${loaded}/${keys.length}]`);
-    });
-
     for (const p of planned) {
       const profile = profileFor(profiles, p.id, p.graph);
       const ep: ServedEndpoint = {
         info: { id: p.id, graph: p.graph, role: p.shard ? 'shard' : 'original', shard: p.shard, url: '', void: null, triples: p.triples, profile: profile ?? null },
-        store: stores.get(p.group ?? p.id)!,
-        defaultGraphs: p.defaultGraphs,
         profile,
         random: seededRandom(profile?.seed ?? 0, p.id),
         sd: new Map(),
@@ -247,7 +232,17 @@ export class ShardServer {
       this.endpoints.push(ep.info);
     }
 
+    // Every port before any loading: a port in use is found at once (exit 2 naming it).
     await this.listen();
+    progress(`fkgqa serve: ${build.length} graphs, ${shardCount} shards${o.withOriginals ? ` + ${build.length} unsharded graphs` : ''}; loading them into ${workers} oxigraph worker threads`);
+    try {
+      this.pool = await EndpointPool.start(
+        planned.map((p): PoolEndpoint => ({ id: p.id, sources: p.sources, triples: p.triples })),
+        { workers, ...(o.slowMs !== undefined ? { slowMs: o.slowMs } : {}), progress },
+      );
+    } catch (e) {
+      throw new InputError((e as Error).message, { file: (e as { file?: string }).file });
+    }
     this.live = new LiveDescriptions(
       o.shards,
       [...this.byId.values()].filter((e) => e.info.shard).map((e) => ({ id: e.info.id, graph: e.info.graph, shard: e.info.shard!, url: e.info.url })),
@@ -259,6 +254,7 @@ export class ShardServer {
       maxBodyBytes: this.limits.maxBodyBytes,
       ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
     });
+    this.ready = true;
     this.startupMs = performance.now() - t0;
     if (this.owner) {
       progress(`  endpoints: ${writeEndpointsFile(this.stateDir, this.endpointsFile())}`);
@@ -279,7 +275,7 @@ export class ShardServer {
         // 5 s server timeout raced with it and failed queries with "other side closed").
         server.keepAliveTimeout = 65_000;
         server.headersTimeout = 66_000;
-        server.once('error', reject);
+        server.once('error', (e: NodeJS.ErrnoException) => reject(portError(e, host, port)));
         server.listen(port, host, () => {
           server.off('error', reject);
           // After startup, a server error (e.g. from a socket) is not a reason to exit.
@@ -335,6 +331,11 @@ export class ShardServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, only?: ServedEndpoint): Promise<void> {
     const started = performance.now();
     const time = new Date().toISOString();
+    // Aborted when the client disconnects before the answer is written: its query is dropped or stopped.
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
     let ep: ServedEndpoint | undefined;
     let answer: Answer;
     try {
@@ -351,10 +352,13 @@ export class ShardServer {
       ep = route.ep;
       if (req.method === 'OPTIONS') {
         req.resume();
-        answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': 'Content-Type, Accept', 'Access-Control-Max-Age': '86400' } };
-      } else if (route.what === 'sparql') answer = await answerSparql(req, url, ep!, this.limits, this.live);
+        answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': `Content-Type, Accept, ${TIME_LIMIT_HEADER}`, 'Access-Control-Max-Age': '86400' } };
+      } else if (!this.ready) {
+        req.resume();
+        answer = text(503, `fkgqa serve is still loading its stores: retry in a moment`, 'other', { 'Retry-After': '1' });
+      } else if (route.what === 'sparql') answer = await answerSparql(req, url, ep!, this.limits, this.live, { pool: this.pool!, arrived: started, signal: gone.signal });
       else if (route.what === 'void') answer = await answerVoid(req, ep!, this.live);
-      else if (route.what === 'federation') answer = await this.federation!.handle(req, url);
+      else if (route.what === 'federation') answer = await this.federation!.handle(req, url, gone.signal);
       else {
         req.resume();
         answer = serverPathAnswer(route.what, req.method ?? 'GET', {
@@ -368,11 +372,11 @@ export class ShardServer {
       req.resume();
       answer = e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error)?.message ?? String(e)}`, 'invalid');
     }
-    const body = Buffer.from(answer.body, 'utf8');
+    const body = typeof answer.body === 'string' ? Buffer.from(answer.body, 'utf8') : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
     const headers: Record<string, string | number> = { ...CORS, 'Content-Type': answer.type, 'Content-Length': body.length, ...answer.headers };
     if (answer.status === 413) headers.Connection = 'close';
     const a = answer;
-    res.once('close', () => {
+    const record = () => {
       try {
         this.log.record({
           time,
@@ -384,12 +388,21 @@ export class ShardServer {
           bytes: body.length,
           ...(a.profile ? { profile: a.profile } : {}),
           ...(a.timeout ? { timeout: true as const } : {}),
+          ...(a.cancelled ? { cancelled: true as const } : {}),
           ...(a.query !== undefined ? { query: a.query } : {}),
         });
       } catch (e) {
         this.options.progress?.(`fkgqa serve: request log: ${(e as Error).message}`);
       }
-    });
+    };
+    // A request whose client went away was closed already: logged now, else once the answer is out.
+    if (res.closed) record();
+    else res.once('close', record);
+    if (answer.cancelled || res.destroyed) {
+      // The client is gone: nothing to write (the log still records the request).
+      if (!res.destroyed) res.destroy();
+      return;
+    }
     res.writeHead(answer.status, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
   }
@@ -407,20 +420,30 @@ export class ShardServer {
           }),
       ),
     );
-    await Promise.all(this.stores.map((w) => w.close()));
+    await this.pool?.close();
     await this.federation?.close();
     await this.log.close();
     if (this.owner) releaseServeState(this.stateDir);
   }
 }
 
+/** A port that cannot be bound, as an input error naming it (exit 2), or the error itself. */
+function portError(e: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `port ${port} on ${host}`;
+  if (e.code === 'EADDRINUSE') return new InputError(`${where} is in use (another fkgqa serve, or another server): choose another port with --port <n>, or --port 0 for any free port`);
+  if (e.code === 'EACCES') return new InputError(`${where} may not be bound by this user (ports below 1024 need privileges): choose another port with --port <n>`);
+  if (e.code === 'EADDRNOTAVAIL') return new InputError(`--host ${host} is not an address of this machine`);
+  return e;
+}
+
 /**
- * Starts the endpoints of a build: takes the state folder's serve lock, loads every shard (and with
- * `withOriginals` every unsharded graph) into oxigraph stores in worker threads, listens, and writes
- * `endpoints.json` into the state folder. Writes nothing into the build.
+ * Starts the endpoints of a build: takes the state folder's serve lock, binds every port, loads
+ * every shard (and with `withOriginals` every unsharded graph) into oxigraph stores in the endpoint
+ * pool's worker threads, and writes `endpoints.json` into the state folder. Writes nothing into the
+ * build.
  * @throws InputError for a missing build, unknown graph, bad profile file, a shard that does not load,
- *   or a state folder in use by a running serve (naming its pid)
- * @throws Error (EADDRINUSE…) when a port cannot be bound
+ *   a state folder in use by a running serve (naming its pid), or a port in use (naming it; found
+ *   before any shard is loaded)
  */
 export async function serve(options: ServeOptions): Promise<ShardServer> {
   const server = new ShardServer(options);

@@ -46,6 +46,8 @@ export type ProtocolRequest =
       namedGraphs: string[];
       /** How the query was sent: §2.1.1 GET, §2.1.2 POST form, §2.1.3 POST direct. */
       via: 'get' | 'post-form' | 'post-direct';
+      /** The `timeout` parameter, as sent (a per-request time limit, as Fuseki and QLever take it; see `parseTimeLimit`). */
+      timeout?: string;
     };
 
 /** Splits `type/subtype; a=b` into the lower-cased media type and its parameters. */
@@ -177,7 +179,9 @@ function fromParams(params: URLSearchParams, via: 'get' | 'post-form', extra?: U
     if (via === 'get') return { type: 'service-description' };
     throw new ProtocolError(400, 'the form has no query parameter');
   }
-  return { type: 'query', query: queries[0], defaultGraphs: all('default-graph-uri'), namedGraphs: all('named-graph-uri'), via };
+  const timeouts = all('timeout');
+  if (timeouts.length > 1) throw new ProtocolError(400, `${timeouts.length} timeout parameters: send at most one`);
+  return { type: 'query', query: queries[0], defaultGraphs: all('default-graph-uri'), namedGraphs: all('named-graph-uri'), via, ...(timeouts.length ? { timeout: timeouts[0] } : {}) };
 }
 
 /**
@@ -213,15 +217,50 @@ export function parseProtocolRequest(method: string, search: URLSearchParams, co
     if (search.has('update')) throw new ProtocolError(403, UPDATE_REFUSED);
     const query = utf8(body ?? Buffer.alloc(0));
     if (query.trim() === '') throw new ProtocolError(400, 'the request body holds no query');
+    const timeouts = search.getAll('timeout');
+    if (timeouts.length > 1) throw new ProtocolError(400, `${timeouts.length} timeout parameters: send at most one`);
     return {
       type: 'query',
       query,
       defaultGraphs: search.getAll('default-graph-uri'),
       namedGraphs: search.getAll('named-graph-uri'),
       via: 'post-direct',
+      ...(timeouts.length ? { timeout: timeouts[0] } : {}),
     };
   }
   throw new ProtocolError(415, `media type ${type} is not supported: POST ${MEDIA.sparqlQuery} or ${MEDIA.form}`);
+}
+
+/** The request header that carries a client's time limit in milliseconds (sent by fkgqa's bounded client, src/federation/client.ts). */
+export const TIME_LIMIT_HEADER = 'Fkgqa-Timeout';
+
+/**
+ * The time limit a request asks for, in ms: the `timeout` parameter — seconds, as Fuseki reads it
+ * (`timeout=1.5`), or with a unit, as QLever writes it (`timeout=1500ms`, `timeout=1.5s`) — and the
+ * `Fkgqa-Timeout` header (milliseconds); with both, the smaller. The endpoint applies the smaller
+ * of this and its own limit.
+ * @param param the `timeout` parameter, if any
+ * @param header the `Fkgqa-Timeout` header, if any
+ * @returns the limit in ms, or undefined when the request names none
+ * @throws ProtocolError 400 naming the parameter or header when it is not a positive number
+ */
+export function parseTimeLimit(param: string | undefined, header: string | string[] | undefined): number | undefined {
+  let limit: number | undefined;
+  if (param !== undefined) {
+    const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(ms|s)?\s*$/i.exec(param);
+    const ms = m ? Number(m[1]) * (m[2]?.toLowerCase() === 'ms' ? 1 : 1000) : NaN;
+    if (!(ms > 0) || !Number.isFinite(ms)) {
+      throw new ProtocolError(400, `parameter timeout: "${param.slice(0, 40)}" is not a time limit: give seconds (timeout=1.5) or a value with a unit (timeout=1500ms, timeout=1.5s)`);
+    }
+    limit = ms;
+  }
+  if (header !== undefined) {
+    const value = Array.isArray(header) ? header.join(',') : header;
+    const ms = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : NaN;
+    if (!(ms > 0) || !Number.isFinite(ms)) throw new ProtocolError(400, `header ${TIME_LIMIT_HEADER}: "${value.slice(0, 40)}" is not a time limit in milliseconds (a positive number)`);
+    limit = limit === undefined ? ms : Math.min(limit, ms);
+  }
+  return limit === undefined ? undefined : Math.max(1, Math.round(limit));
 }
 
 /** The forms of SPARQL query result, which decide the media types on offer. */
@@ -271,11 +310,13 @@ export function parseAccept(header: string): { range: string; q: number }[] {
  * matches anything, gives the default of the form: SPARQL JSON results, or Turtle for graphs.
  * @param accept the `Accept` header, if any
  * @param form what the query returns
+ * @param except media types not on offer for this answer (e.g. the XML formats for an answer XML
+ *   cannot carry, src/sparql/xml-chars.ts)
  * @returns the media type to serve, or undefined when nothing acceptable is on offer (→ 406)
  */
-export function negotiate(accept: string | undefined, form: ResultForm): string | undefined {
-  const offers = OFFERS[form];
-  if (!accept || accept.trim() === '') return offers[0].serve;
+export function negotiate(accept: string | undefined, form: ResultForm, except: readonly string[] = []): string | undefined {
+  const offers = except.length ? OFFERS[form].filter((o) => !except.includes(o.serve)) : OFFERS[form];
+  if (!accept || accept.trim() === '') return offers[0]?.serve;
   const ranges = parseAccept(accept);
   let best: { offer: Offer; q: number } | undefined;
   for (const offer of offers) {

@@ -10,6 +10,7 @@
  */
 import { ProgressTicker } from '../common/progress.js';
 import { FORMS, type FederationForm } from './forms.js';
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
@@ -25,7 +26,7 @@ import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
 import { type EngineOutcome } from '../federation/engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from '../federation/engines.js';
-import { openRegistry, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
+import { openRegistry, readEndpointsFile, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
 
 
 /** Options of `verify`. */
@@ -35,8 +36,10 @@ export interface VerifyOptions {
   /**
    * Endpoints files of running endpoints (`fkgqa serve`, which writes `<state>/endpoints.json`): a
    * file path, several (shards served by several hosts), or `true` for that default file. Without
-   * it, verify starts the endpoints itself with `launch`, in this process, and stops them at the
-   * end. Every endpoint is checked to answer before any query runs.
+   * it, verify uses the serve running on this build (`<state>/endpoints.json`) when there is one it
+   * can use as is (`usableServe`), else starts the endpoints itself with `launch`, in this process,
+   * and stops them at the end; a progress line says which. Every endpoint is checked to answer
+   * before any query runs.
    */
   endpoints?: string | string[] | true;
   /**
@@ -155,6 +158,28 @@ function shardUrls(registry: EndpointRegistry): Map<string, string[]> {
 }
 
 /**
+ * The endpoints file of the `fkgqa serve` running on this build (`<state>/endpoints.json`), when
+ * verify can use it as is: its serve is alive and serves this build (`readEndpointsFile`), it
+ * serves every graph to verify, and it has no behaviour profiles (which cut or fail answers).
+ * @returns the file and its serve's pid, or why not (no file, stale, another build, a graph missing, profiles)
+ */
+export function usableServe(shards: string, state: string | undefined, graphs: string[]): { file: string; pid: number | undefined; timeoutMs: number } | { why: string } {
+  const file = path.join(stateDir(shards, state), STATE_FILES.endpoints);
+  if (!fs.existsSync(file)) return { why: `none runs on this build: no ${file}` };
+  let f;
+  try {
+    f = readEndpointsFile(file, { build: shards });
+  } catch (e) {
+    return { why: e instanceof InputError ? e.message : String(e) };
+  }
+  const served = new Set(f.endpoints.map((e) => e.graph));
+  const missing = graphs.filter((g) => !served.has(g));
+  if (missing.length) return { why: `it does not serve ${missing.join(', ')}` };
+  if (f.endpoints.some((e) => e.profile)) return { why: 'it has behaviour profiles, which change answers (give --endpoints to use it anyway)' };
+  return { file, pid: f.pid, timeoutMs: f.timeoutMs };
+}
+
+/**
  * Runs the verification (see the module comment).
  * @throws InputError for a missing build, an unknown graph or query id, or an endpoints file that
  *   lacks a graph
@@ -179,13 +204,23 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
 
   let server: RunningEndpoints | undefined;
   let registry: EndpointRegistry;
-  const files = options.endpoints === true ? [path.join(stateDir(options.shards, options.state), STATE_FILES.endpoints)] : typeof options.endpoints === 'string' ? [options.endpoints] : options.endpoints;
+  let files = options.endpoints === true ? [path.join(stateDir(options.shards, options.state), STATE_FILES.endpoints)] : typeof options.endpoints === 'string' ? [options.endpoints] : options.endpoints;
+  // Without --endpoints: the serve running on this build, when it can be used as is (and say so).
+  let started = 'no --endpoints';
+  if (!files?.length) {
+    const running = usableServe(options.shards, options.state, graphs);
+    if ('file' in running) {
+      files = [running.file];
+      const limit = running.timeoutMs < timeoutMs ? `; its time limit of ${running.timeoutMs} ms per query applies` : '';
+      progress(`fkgqa verify: using the endpoints of the fkgqa serve running on this build (pid ${running.pid ?? '?'}, ${running.file})${limit}`);
+    } else started = running.why;
+  }
   const endpointsPath = files?.length ? files.join(' + ') : undefined;
   if (files?.length) {
     registry = openRegistry({ endpointsFiles: files, build: options.shards, hint: 'start it, or leave out --endpoints to let verify start the endpoints' });
   } else {
     if (!options.launch) throw new InputError('verify needs running endpoints: give --endpoints <file> (fkgqa serve), or call verify from the fkgqa library entry point, which starts them');
-    progress(`fkgqa verify: starting the shard endpoints`);
+    progress(`fkgqa verify: not using a running fkgqa serve (${started}): starting the shard endpoints in this process`);
     server = await options.launch({ shards: options.shards, kgs: graphs, timeoutMs });
     registry = registryFromEndpointsValue(server.endpointsFile(), 'started');
   }

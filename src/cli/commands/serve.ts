@@ -17,7 +17,7 @@ export async function run(o: Record<string, any>): Promise<void> {
     maxQueryDepth: o.maxQueryDepth,
     state: o.state,
     profiles: o.profiles,
-    workerPer: o.workerPer,
+    workers: o.workers,
     requestLog: o.requestLog,
     requestLogMaxBytes: o.requestLogMax,
     federationEngine: o.federationEngine,

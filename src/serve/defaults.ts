@@ -1,0 +1,13 @@
+/**
+ * Defaults of `fkgqa serve` that the command line shows (src/cli/program.ts imports this light module).
+ */
+
+/**
+ * The port `fkgqa serve` listens on unless `--port` says otherwise, so that endpoint URLs stay the
+ * same across restarts (as Oxigraph's server keeps 7878 and Fuseki 3030). 7373 is taken by none of
+ * the SPARQL servers (Oxigraph 7878, Fuseki 3030, Virtuoso 8890, Blazegraph 9999, GraphDB 7200,
+ * Stardog 5820, QLever 7001/7019, RDF4J 8080) nor by the usual model servers beside which the
+ * federation runs (vLLM 8000, llama.cpp 8080, Ollama 11434, LM Studio 1234, Gradio 7860).
+ * `--port 0` takes any free port.
+ */
+export const DEFAULT_PORT = 7373;

@@ -1,0 +1,59 @@
+/**
+ * A worker thread of the endpoint pool (pool.ts): one oxigraph instance, instantiated from the
+ * module the main thread compiled once (src/common/oxigraph-wasm.ts), holding one `Store` per
+ * endpoint it serves. It does one thing at a time, as the pool tells it: load an endpoint's files,
+ * or answer one query of an endpoint (answer.ts: inspection, evaluation, serialisation). An answer's
+ * body travels back as UTF-8 bytes whose buffer is transferred, not copied. oxigraph's queries are
+ * synchronous and cannot be cancelled (pitfall B10): the pool stops a query by terminating the thread.
+ */
+import fs from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import type * as oxigraph from 'oxigraph';
+import { isEngineFault } from '../common/engine-fault.js';
+import { instantiateOxigraph } from '../common/oxigraph-wasm.js';
+import type { StoreSource } from '../common/store-worker.js';
+import { answerQuery, type EndpointAnswer, type EndpointTask } from './answer.js';
+
+/** @internal What the pool sends a thread. */
+export type PoolRequest = { type: 'load'; endpoint: string; sources: StoreSource[] } | { type: 'query'; id: number; task: EndpointTask };
+
+/** @internal What a thread sends the pool. `fault`: the engine trapped; the thread must be replaced. */
+export type PoolReply =
+  | { type: 'ready' }
+  | { type: 'loaded'; endpoint: string; triples: number; ms: number }
+  | { type: 'load-failed'; endpoint: string; error: string; fault?: true }
+  | { type: 'answer'; id: number; answer: EndpointAnswer & { body: Uint8Array }; ms: number }
+  | { type: 'error'; id: number; error: string; fault?: true; ms: number };
+
+const port = parentPort!;
+const ox = instantiateOxigraph((workerData as { module: WebAssembly.Module }).module);
+const stores = new Map<string, oxigraph.Store>();
+const encoder = new TextEncoder();
+const message = (e: unknown) => (e as Error)?.message ?? String(e);
+
+port.on('message', (req: PoolRequest) => {
+  const started = performance.now();
+  if (req.type === 'load') {
+    try {
+      const store = new ox.Store();
+      for (const s of req.sources) {
+        store.load(fs.readFileSync(s.file), { format: s.format, to_graph_name: ox.defaultGraph(), no_transaction: true });
+      }
+      stores.set(req.endpoint, store);
+      port.postMessage({ type: 'loaded', endpoint: req.endpoint, triples: store.size, ms: performance.now() - started } satisfies PoolReply);
+    } catch (e) {
+      port.postMessage({ type: 'load-failed', endpoint: req.endpoint, error: message(e), ...(isEngineFault(e) ? { fault: true as const } : {}) } satisfies PoolReply);
+    }
+    return;
+  }
+  try {
+    const store = stores.get(req.task.endpoint);
+    if (!store) throw new Error(`${req.task.endpoint} is not loaded in this worker`);
+    const a = answerQuery(ox, store, req.task);
+    const body = typeof a.body === 'string' ? encoder.encode(a.body) : a.body;
+    port.postMessage({ type: 'answer', id: req.id, answer: { ...a, body }, ms: performance.now() - started } satisfies PoolReply, [body.buffer as ArrayBuffer]);
+  } catch (e) {
+    port.postMessage({ type: 'error', id: req.id, error: message(e), ms: performance.now() - started, ...(isEngineFault(e) ? { fault: true as const } : {}) } satisfies PoolReply);
+  }
+});
+port.postMessage({ type: 'ready' } satisfies PoolReply);

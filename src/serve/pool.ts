@@ -1,0 +1,494 @@
+/**
+ * The endpoint pool of `fkgqa serve`: a few worker threads (pool-thread.ts) hold the stores of all
+ * endpoints, and no query can keep an endpoint busy for a client that is gone or for longer than
+ * its time limit.
+ *
+ * - **Groups.** The endpoints are split into `workers` groups of about equal size in triples
+ *   (longest-processing-time-first, so the large shards of one graph land in different groups);
+ *   each group has one current worker that holds a `Store` per endpoint of the group. All workers
+ *   instantiate oxigraph from one module compiled once (src/common/oxigraph-wasm.ts).
+ * - **One query at a time per worker**, in arrival order per group. oxigraph's queries are
+ *   synchronous and cannot be cancelled (pitfall B10), so a query is stopped by terminating its
+ *   worker: when it reaches its time limit (serve's own limit counted from its start, or the
+ *   request's limit counted from the request's arrival, whichever ends first), when the client
+ *   disconnects (its `signal`), or when it faulted the engine. A fresh worker takes over the group at
+ *   once and loads the endpoint that a waiting query needs first, then the others while idle. The
+ *   pool keeps one spare worker started (oxigraph instantiated, nothing loaded) for this, so a
+ *   takeover costs only the loading of that endpoint.
+ * - **A slow query does not block its group.** When a query has run `slowMs` and others wait behind
+ *   it, its worker is detached from the group ("retired": it finishes that query alone) and a fresh
+ *   worker takes over the group as above; at most `maxExtraWorkers` retired workers run at once.
+ *   When a retired worker finishes while the group's new worker is still loading and idle, the
+ *   retired one (which holds every store of the group) takes the group back and the new one stops.
+ *
+ * Loading at start: every worker loads its group; `start` resolves when every endpoint is loaded.
+ */
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { compileOxigraph } from '../common/oxigraph-wasm.js';
+import type { StoreSource } from '../common/store-worker.js';
+import type { EndpointAnswer, EndpointTask } from './answer.js';
+import type { PoolReply, PoolRequest } from './pool-thread.js';
+
+/** One endpoint of the pool: its id, the RDF files of its store, and their triples (for the split into groups). */
+export interface PoolEndpoint {
+  id: string;
+  sources: StoreSource[];
+  triples: number;
+}
+
+/** Options of the pool. */
+export interface PoolOptions {
+  /** Groups, hence worker threads at rest (at least 1; at most one per endpoint). */
+  workers: number;
+  /** A query that ran this long (ms) with others waiting behind it gets its worker retired (default 1000). */
+  slowMs?: number;
+  /** Retired workers running at once (default `workers`); beyond it, queries wait. */
+  maxExtraWorkers?: number;
+  /** A line per loaded endpoint while starting. */
+  progress?: (line: string) => void;
+}
+
+/** The time limits of one query and the client's signal. */
+export interface RunLimits {
+  /** The endpoint's own time limit, in ms, counted from the moment the query starts running. */
+  limitMs: number;
+  /** The request's time limit, in ms, counted from `arrived` (the client gives up then). */
+  requestLimitMs?: number;
+  /** When the request arrived (`performance.now()`); default now. */
+  arrived?: number;
+  /** Aborted when the client went away: the query is dropped or stopped. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The outcome of a query: the answer; an error (`fault`: it faulted the engine, whose worker was
+ * replaced); the time limit (`by` whose limit: the endpoint's own or the request's, `limitMs` that
+ * limit); or cancelled (the client went away).
+ */
+export type PoolOutcome =
+  | { status: 'ok'; answer: EndpointAnswer; ms: number }
+  | { status: 'error'; error: string; fault?: true; ms: number }
+  | { status: 'timeout'; by: 'endpoint' | 'request'; limitMs: number; ms: number }
+  | { status: 'cancelled'; ms: number };
+
+interface Job {
+  id: number;
+  task: EndpointTask;
+  limitMs: number;
+  requestLimitMs: number | undefined;
+  /** Absolute deadline of the request (performance.now() clock), Infinity without one. */
+  deadline: number;
+  arrived: number;
+  started?: number;
+  slot?: Slot;
+  timer?: NodeJS.Timeout;
+  slowTimer?: NodeJS.Timeout;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+  done: boolean;
+  resolve: (o: PoolOutcome) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  /** The group this worker serves; undefined once retired, and for the spare. */
+  group: Group | undefined;
+  /** The group it served last (undefined for the spare). */
+  home: Group | undefined;
+  ready: boolean;
+  dead: boolean;
+  loaded: Set<string>;
+  /** Endpoints whose files did not load in this worker, with the error. */
+  failed: Map<string, string>;
+  busy: { kind: 'load'; endpoint: string } | { kind: 'query'; job: Job } | undefined;
+}
+
+interface Group {
+  index: number;
+  endpoints: PoolEndpoint[];
+  slot: Slot;
+  queue: Job[];
+  restarts: number;
+  faults: number;
+}
+
+/** Path of the compiled thread script (tests run from `src/`, the worker always from `dist/`). */
+function threadScript(): string {
+  const here = fileURLToPath(import.meta.url);
+  const script = here.endsWith('.ts') ? fileURLToPath(new URL('../../dist/serve/pool-thread.js', import.meta.url)) : fileURLToPath(new URL('./pool-thread.js', import.meta.url));
+  if (!fs.existsSync(script)) throw new Error(`worker script ${script} is missing: run npm run build`);
+  return script;
+}
+
+/**
+ * Splits endpoints into at most `n` groups of about equal triples: largest first, each into the
+ * group with the fewest triples so far (ties: the lower index). Deterministic.
+ */
+export function splitIntoGroups(endpoints: PoolEndpoint[], n: number): PoolEndpoint[][] {
+  const k = Math.max(1, Math.min(n, endpoints.length));
+  const groups: PoolEndpoint[][] = Array.from({ length: k }, () => []);
+  const load = new Array<number>(k).fill(0);
+  const order = endpoints.map((e, i) => ({ e, i })).sort((a, b) => b.e.triples - a.e.triples || a.i - b.i);
+  for (const { e } of order) {
+    let best = 0;
+    for (let g = 1; g < k; g++) if (load[g] < load[best]) best = g;
+    groups[best].push(e);
+    load[best] += e.triples;
+  }
+  return groups.filter((g) => g.length > 0);
+}
+
+/**
+ * The pool (see the module comment). Create with `EndpointPool.start`; `run` answers a query of
+ * one endpoint; `close` stops every worker.
+ */
+export class EndpointPool {
+  private readonly groups: Group[] = [];
+  private readonly groupOf = new Map<string, Group>();
+  private readonly retired = new Set<Slot>();
+  /** A started worker with oxigraph instantiated and nothing loaded, which the next replacement takes. */
+  private spare: Slot | undefined;
+  private readonly script = threadScript();
+  private readonly slowMs: number;
+  private readonly maxExtra: number;
+  private nextId = 1;
+  private closed = false;
+  private module!: WebAssembly.Module;
+  private starting: { pending: Set<string>; resolve: () => void; reject: (e: Error) => void; loaded: number } | undefined;
+  /** Triples per endpoint, as loaded. */
+  readonly triples = new Map<string, number>();
+
+  private constructor(
+    private readonly endpoints: PoolEndpoint[],
+    private readonly options: PoolOptions,
+  ) {
+    this.slowMs = options.slowMs ?? 1000;
+    this.maxExtra = options.maxExtraWorkers ?? options.workers;
+  }
+
+  /**
+   * Compiles oxigraph once, starts the workers and loads every endpoint.
+   * @throws Error naming the endpoint and file when a store does not load (the pool is closed then)
+   */
+  static async start(endpoints: PoolEndpoint[], options: PoolOptions): Promise<EndpointPool> {
+    const pool = new EndpointPool(endpoints, options);
+    try {
+      await pool.load();
+    } catch (e) {
+      await pool.close();
+      throw e;
+    }
+    return pool;
+  }
+
+  private async load(): Promise<void> {
+    this.module = await compileOxigraph();
+    const done = new Promise<void>((resolve, reject) => {
+      this.starting = { pending: new Set(this.endpoints.map((e) => e.id)), resolve, reject, loaded: 0 };
+    });
+    if (this.endpoints.length === 0) this.starting!.resolve();
+    splitIntoGroups(this.endpoints, this.options.workers).forEach((endpoints, index) => {
+      const g = { index, endpoints, queue: [], restarts: 0, faults: 0 } as unknown as Group;
+      for (const e of endpoints) this.groupOf.set(e.id, g);
+      this.groups.push(g);
+      g.slot = this.spawn(g);
+    });
+    // The spare boots while the groups load, so that the first takeover finds it ready.
+    this.spare = this.spawn(undefined);
+    await done;
+    this.starting = undefined;
+  }
+
+  /** Worker threads running now: one per group, retired ones finishing a slow query, and the spare. */
+  get workers(): { current: number; retired: number; spare: number } {
+    return { current: this.groups.length, retired: this.retired.size, spare: this.spare && !this.spare.dead ? 1 : 0 };
+  }
+
+  /** The endpoints whose query is running now (one per busy worker, retired ones included), in no particular order. */
+  running(): string[] {
+    return [...this.groups.map((g) => g.slot), ...this.retired].flatMap((s) => (s.busy?.kind === 'query' && !s.dead ? [s.busy.job.task.endpoint] : []));
+  }
+
+  /** Replacements of the worker of the endpoint's group so far (after time limits, cancellations, slow queries, faults), and faults. */
+  restartsOf(endpoint: string): { restarts: number; faults: number } | undefined {
+    const g = this.groupOf.get(endpoint);
+    return g ? { restarts: g.restarts, faults: g.faults } : undefined;
+  }
+
+  /**
+   * Answers one query of an endpoint (answer.ts runs in the worker), within the limits.
+   * @returns never rejects: the answer, an error, the time limit, or cancelled
+   */
+  run(endpoint: string, task: EndpointTask, limits: RunLimits): Promise<PoolOutcome> {
+    const group = this.groupOf.get(endpoint);
+    const arrived = limits.arrived ?? performance.now();
+    if (!group || this.closed) return Promise.resolve({ status: 'error', error: this.closed ? 'the server is stopping' : `no endpoint ${endpoint}`, ms: 0 });
+    if (limits.signal?.aborted) return Promise.resolve({ status: 'cancelled', ms: 0 });
+    return new Promise((resolve) => {
+      const job: Job = {
+        id: this.nextId++,
+        task,
+        limitMs: limits.limitMs,
+        requestLimitMs: limits.requestLimitMs,
+        deadline: limits.requestLimitMs !== undefined ? arrived + limits.requestLimitMs : Infinity,
+        arrived,
+        done: false,
+        resolve,
+        signal: limits.signal,
+      };
+      if (job.signal) {
+        job.onAbort = () => this.cancel(job, group);
+        job.signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      if (Number.isFinite(job.deadline)) {
+        // Still waiting at the request's deadline: the client is giving up now.
+        job.timer = setTimeout(() => {
+          if (job.started !== undefined) return;
+          this.unqueue(job, group);
+          this.finish(job, { status: 'timeout', by: 'request', limitMs: job.requestLimitMs!, ms: performance.now() - job.arrived });
+        }, Math.max(0, job.deadline - performance.now()));
+      }
+      group.queue.push(job);
+      this.pump(group);
+      this.checkSlow(group);
+    });
+  }
+
+  /** A new worker for a group (undefined: the spare). */
+  private spawn(group: Group | undefined): Slot {
+    const worker = new Worker(this.script, { workerData: { module: this.module } });
+    worker.unref();
+    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined };
+    worker.on('message', (m: PoolReply) => this.onReply(slot, m));
+    worker.on('error', (e) => this.onCrash(slot, e));
+    worker.on('exit', (code) => this.onCrash(slot, new Error(`the worker thread exited (code ${code})`)));
+    return slot;
+  }
+
+  /** A fresh worker takes over a group: the spare when there is one (then a new spare starts), else a new worker. */
+  private takeOver(group: Group): Slot {
+    group.restarts++;
+    const spare = this.spare;
+    if (!spare || spare.dead || this.closed) return this.spawn(group);
+    spare.group = group;
+    spare.home = group;
+    this.spare = this.spawn(undefined);
+    return spare;
+  }
+
+  private post(slot: Slot, m: PoolRequest): void {
+    slot.worker.postMessage(m);
+  }
+
+  /** Gives the group's worker its next thing to do: the first waiting query (loading its endpoint first), else a background load. */
+  private pump(group: Group): void {
+    const s = group.slot;
+    if (this.closed || !s.ready || s.busy || s.dead) return;
+    while (group.queue.length > 0) {
+      const job = group.queue[0];
+      const failed = s.failed.get(job.task.endpoint);
+      if (failed !== undefined) {
+        group.queue.shift();
+        s.failed.delete(job.task.endpoint); // a later query tries again
+        this.finish(job, { status: 'error', error: `the store of ${job.task.endpoint} could not be loaded: ${failed}`, ms: performance.now() - job.arrived });
+        continue;
+      }
+      if (!s.loaded.has(job.task.endpoint)) {
+        this.loadInto(s, job.task.endpoint);
+        return;
+      }
+      group.queue.shift();
+      this.startJob(s, group, job);
+      return;
+    }
+    const next = group.endpoints.find((e) => !s.loaded.has(e.id) && !s.failed.has(e.id));
+    if (next) this.loadInto(s, next.id);
+  }
+
+  private loadInto(s: Slot, endpoint: string): void {
+    s.busy = { kind: 'load', endpoint };
+    this.post(s, { type: 'load', endpoint, sources: this.groupOf.get(endpoint)!.endpoints.find((e) => e.id === endpoint)!.sources });
+  }
+
+  private startJob(s: Slot, group: Group, job: Job): void {
+    clearTimeout(job.timer);
+    const now = performance.now();
+    job.started = now;
+    job.slot = s;
+    s.busy = { kind: 'query', job };
+    const remaining = job.deadline - now;
+    const byEndpoint = job.limitMs <= remaining;
+    job.timer = setTimeout(
+      () => this.stop(job, { status: 'timeout', by: byEndpoint ? 'endpoint' : 'request', limitMs: byEndpoint ? job.limitMs : job.requestLimitMs!, ms: performance.now() - job.started! }),
+      Math.max(0, byEndpoint ? job.limitMs : remaining),
+    );
+    job.slowTimer = setTimeout(() => this.checkSlow(group), this.slowMs);
+    this.post(s, { type: 'query', id: job.id, task: job.task });
+  }
+
+  /** Retires the group's worker when its query has run `slowMs` and others wait (module comment). */
+  private checkSlow(group: Group): void {
+    const s = group.slot;
+    if (this.closed || s.busy?.kind !== 'query' || group.queue.length === 0) return;
+    if (performance.now() - s.busy.job.started! < this.slowMs || this.retired.size >= this.maxExtra) return;
+    s.group = undefined;
+    this.retired.add(s);
+    group.slot = this.takeOver(group);
+    this.pump(group);
+  }
+
+  private unqueue(job: Job, group: Group): void {
+    const i = group.queue.indexOf(job);
+    if (i >= 0) group.queue.splice(i, 1);
+  }
+
+  /** The client went away: drop the query, or stop it by terminating its worker. */
+  private cancel(job: Job, group: Group): void {
+    if (job.done) return;
+    if (job.started === undefined) {
+      this.unqueue(job, group);
+      this.finish(job, { status: 'cancelled', ms: performance.now() - job.arrived });
+      return;
+    }
+    this.stop(job, { status: 'cancelled', ms: performance.now() - job.started });
+  }
+
+  /** Stops a running query: its worker is terminated; a group's current worker is replaced at once. */
+  private stop(job: Job, outcome: PoolOutcome): void {
+    if (job.done) return;
+    const s = job.slot!;
+    this.finish(job, outcome);
+    this.discard(s);
+  }
+
+  /** Terminates a worker; the current worker of a group is replaced by a fresh one, which the queue then waits for. */
+  private discard(s: Slot): void {
+    if (s.dead) return;
+    s.dead = true;
+    s.busy = undefined;
+    void s.worker.terminate();
+    if (this.retired.delete(s)) {
+      // Room for another retired worker: a group may be waiting behind a slow query.
+      for (const g of this.groups) this.checkSlow(g);
+      return;
+    }
+    const group = s.group;
+    if (!this.closed && group && group.slot === s) {
+      group.slot = this.takeOver(group);
+      this.pump(group);
+    }
+  }
+
+  private finish(job: Job, outcome: PoolOutcome): void {
+    if (job.done) return;
+    job.done = true;
+    clearTimeout(job.timer);
+    clearTimeout(job.slowTimer);
+    if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort);
+    job.resolve(outcome);
+  }
+
+  private onReply(s: Slot, m: PoolReply): void {
+    if (s.dead) return;
+    if (m.type === 'ready') {
+      s.ready = true;
+      if (s.group) this.pump(s.group);
+      return;
+    }
+    if (m.type === 'loaded' || m.type === 'load-failed') {
+      s.busy = undefined;
+      if (m.type === 'loaded') {
+        s.loaded.add(m.endpoint);
+        this.triples.set(m.endpoint, m.triples);
+        if (this.starting?.pending.delete(m.endpoint)) {
+          this.starting.loaded++;
+          this.options.progress?.(`  loaded ${m.endpoint} (${m.triples} triples, ${(m.ms / 1000).toFixed(2)} s) [${this.starting.loaded}/${this.endpoints.length}]`);
+          if (this.starting.pending.size === 0) this.starting.resolve();
+        }
+      } else {
+        s.failed.set(m.endpoint, m.error);
+        if (this.starting?.pending.has(m.endpoint)) {
+          const file = this.groupOf.get(m.endpoint)!.endpoints.find((e) => e.id === m.endpoint)!.sources[0]?.file;
+          this.starting.reject(Object.assign(new Error(`could not load store ${m.endpoint}${file ? ` (${file})` : ''}: ${m.error}`), { file }));
+        }
+        if (m.fault) {
+          s.home!.faults++;
+          if (s.group) this.discard(s);
+          return;
+        }
+      }
+      if (s.group) this.pump(s.group);
+      return;
+    }
+    const job = s.busy?.kind === 'query' ? s.busy.job : undefined;
+    if (!job || job.id !== m.id) return;
+    s.busy = undefined;
+    const group = s.home!;
+    if (m.type === 'answer') this.finish(job, { status: 'ok', answer: m.answer, ms: m.ms });
+    else this.finish(job, { status: 'error', error: m.error, ms: m.ms, ...(m.fault ? { fault: true as const } : {}) });
+    if (m.type === 'error' && m.fault) {
+      // The instance is corrupted for good: replace it before the next query runs.
+      group.faults++;
+      this.discard(s);
+      this.pump(group);
+      return;
+    }
+    if (!s.group) this.retiredDone(s, group);
+    else this.pump(group);
+  }
+
+  /**
+   * A retired worker finished its query: it takes its group back when the group's new worker is
+   * still loading and idle (it holds every store), else it stops.
+   */
+  private retiredDone(s: Slot, group: Group): void {
+    const current = group.slot;
+    const behind = current.busy?.kind !== 'query' && group.endpoints.some((e) => !current.loaded.has(e.id));
+    if (!this.closed && behind && s.failed.size === 0) {
+      this.retired.delete(s);
+      s.group = group;
+      group.slot = s;
+      current.group = undefined;
+      current.dead = true;
+      void current.worker.terminate();
+      this.pump(group);
+      return;
+    }
+    this.discard(s);
+    this.pump(group);
+  }
+
+  private onCrash(s: Slot, e: Error): void {
+    if (s.dead) return;
+    const group = s.home;
+    if (!group) {
+      // The spare: start another.
+      s.dead = true;
+      void s.worker.terminate();
+      if (!this.closed) this.spare = this.spawn(undefined);
+      return;
+    }
+    const job = s.busy?.kind === 'query' ? s.busy.job : undefined;
+    group.faults++;
+    if (this.starting && !s.ready) this.starting.reject(new Error(`a worker thread of the endpoint pool failed to start: ${e.message}`));
+    if (job) this.finish(job, { status: 'error', error: `the worker thread crashed: ${e.message}`, fault: true, ms: performance.now() - (job.started ?? job.arrived) });
+    this.discard(s);
+    this.pump(group);
+  }
+
+  /** Stops every worker; waiting and running queries resolve with an error. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const all = [...this.groups.map((g) => g.slot), ...this.retired, this.spare].filter((s): s is Slot => !!s && !s.dead);
+    for (const g of this.groups) for (const job of g.queue.splice(0)) this.finish(job, { status: 'error', error: 'the server is stopping', ms: 0 });
+    for (const s of all) {
+      if (s.busy?.kind === 'query') this.finish(s.busy.job, { status: 'error', error: 'the server is stopping', ms: 0 });
+      s.dead = true;
+    }
+    this.retired.clear();
+    await Promise.all(all.map((s) => s.worker.terminate()));
+  }
+}

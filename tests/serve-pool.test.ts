@@ -1,0 +1,368 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { SaxesParser } from 'saxes';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import { program } from '../src/cli/program.js';
+import { BoundedSparqlClient } from '../src/federation/client.js';
+import { registryFromEndpointsValue, registryFromUrls } from '../src/federation/registry.js';
+import { runSparqlQuery } from '../src/mcp/run-query.js';
+import { createMcpContext } from '../src/mcp/server.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
+import { DEFAULT_PORT } from '../src/serve/defaults.js';
+import { splitIntoGroups } from '../src/serve/pool.js';
+import { poolWorkers, serve, type ShardServer } from '../src/serve/server.js';
+import { MEDIA, parseTimeLimit } from '../src/sparql/protocol.js';
+import { xmlIllegalChar } from '../src/sparql/xml-chars.js';
+import { DEMO, ROOT, tmpDir } from './helpers.js';
+
+/**
+ * The endpoint pool of serve (src/serve/pool.ts): a query whose client gave up, or that reached the
+ * request's own time limit, no longer keeps its endpoint busy (issue 18 item 2); a slow query does
+ * not block the endpoints of its worker; the port is checked before loading and the default is
+ * fixed (issue 19); XML answers are always XML 1.0 (issue 19).
+ */
+
+const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
+/** A cross product of 8 triple patterns: 35^8 rows to count on library-shard1, hours in oxigraph. */
+const HEAVY = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
+
+let shards: string;
+beforeAll(async () => {
+  shards = path.join(tmpDir('fkgqa-pool-'), 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards, kgs: ['library'] });
+});
+
+const get = (url: string, query: string, accept?: string) => fetch(`${url}?query=${encodeURIComponent(query)}`, { headers: accept ? { Accept: accept } : {} });
+const countOf = async (r: Response) => Number(((await r.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value);
+
+/** Waits (on the server's own state, checked every 20 ms) until `cond` holds. */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** HEAVY sent to an endpoint: its AbortController, how the request ended, and whether it has. */
+interface Heavy {
+  ac: AbortController;
+  ended: Promise<string>;
+  settled: string | undefined;
+}
+
+/** Sends HEAVY to `url` with an AbortController. */
+function heavy(url: string): Heavy {
+  const ac = new AbortController();
+  const h: Heavy = { ac, ended: Promise.resolve(''), settled: undefined };
+  h.ended = fetch(url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: HEAVY, signal: ac.signal }).then(
+    async (r) => (h.settled = `answered ${r.status}: ${await r.text()}`),
+    (e: Error) => (h.settled = e.name),
+  );
+  return h;
+}
+
+/** Waits until the server runs HEAVY on `id`; fails at once if the request ended instead. */
+async function untilRunning(s: ShardServer, id: string, h: Heavy): Promise<void> {
+  await until(() => s.queriesRunning().includes(id) || h.settled !== undefined);
+  expect(h.settled, 'the heavy query ended before it ran').toBeUndefined();
+}
+
+describe('serve: a query the client gave up on does not keep its endpoint busy (issue 18 item 2)', () => {
+  let s: ShardServer;
+  let log: string;
+  beforeAll(async () => {
+    log = path.join(tmpDir('fkgqa-pool-log-'), 'requests.jsonl');
+    // Serve's own limit is 120 s and one worker holds every endpoint: only stopping the query can free it.
+    s = await serve({ shards, timeoutMs: 120_000, workers: 1, slowMs: 600_000, writeFiles: false, requestLog: log });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('stops the running query when its client disconnects: ASK {} to the same endpoint answers from a fresh worker', async () => {
+    const u = s.endpoint('library-shard1')!.url;
+    const before = s.restartsOf('library-shard1')!.restarts;
+    const h = heavy(u);
+    await untilRunning(s, 'library-shard1', h);
+    const gaveUp = performance.now();
+    h.ac.abort();
+    expect(await h.ended).toBe('AbortError');
+    const ask = await get(u, 'ASK {}');
+    const answered = performance.now();
+    expect(ask.status).toBe(200);
+    expect(await ask.json()).toEqual({ head: {}, boolean: true });
+    // The worker running the query was replaced (it would have run for hours), and the other endpoints it held answer too.
+    expect(s.restartsOf('library-shard1')!.restarts).toBe(before + 1);
+    expect(s.queriesRunning()).toEqual([]);
+    expect(await countOf(await get(s.endpoint('library-shard4')!.url, COUNT))).toBe(40);
+    process.stderr.write(`[serve-pool] ASK {} answered ${(answered - gaveUp).toFixed(0)} ms after the client gave up\n`);
+    expect(answered - gaveUp).toBeLessThan(60_000);
+    // The request log records the heavy query as cancelled (499), not as an answer.
+    await until(() => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('"status":499'));
+    const entry = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.status === 499);
+    expect(entry).toMatchObject({ endpoint: 'library-shard1', cancelled: true, method: 'POST' });
+  });
+
+  it('drops a waiting query whose client disconnects without running it', async () => {
+    const u = s.endpoint('library-shard1')!.url;
+    const first = heavy(u);
+    await untilRunning(s, 'library-shard1', first);
+    const second = heavy(s.endpoint('library-shard2')!.url);
+    const before = s.restartsOf('library-shard2')!.restarts;
+    second.ac.abort();
+    expect(await second.ended).toBe('AbortError');
+    // Only the first is running; dropping the second replaced no worker.
+    expect(s.queriesRunning()).toEqual(['library-shard1']);
+    expect(s.restartsOf('library-shard2')!.restarts).toBe(before);
+    first.ac.abort();
+    expect(await first.ended).toBe('AbortError');
+    expect(await countOf(await get(u, COUNT))).toBe(35);
+  });
+});
+
+describe('serve: the time limit a request sends (timeout parameter, Fkgqa-Timeout header)', () => {
+  let s: ShardServer;
+  beforeAll(async () => {
+    s = await serve({ shards, timeoutMs: 1_500, workers: 1, writeFiles: false });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('parses seconds (Fuseki), values with a unit (QLever) and the header in ms; the smaller applies; bad values are 400', () => {
+    expect(parseTimeLimit('1.5', undefined)).toBe(1500);
+    expect(parseTimeLimit('250ms', undefined)).toBe(250);
+    expect(parseTimeLimit('2s', '800')).toBe(800);
+    expect(parseTimeLimit(undefined, undefined)).toBeUndefined();
+    for (const bad of ['0', '-1', 'abc', '1h', '']) expect(() => parseTimeLimit(bad, undefined)).toThrow(/parameter timeout/);
+    expect(() => parseTimeLimit(undefined, '-5')).toThrow(/header Fkgqa-Timeout/);
+  });
+
+  it('stops at the smaller of its own limit and the request\'s, and says whose limit it was', async () => {
+    const u = s.endpoint('library-shard1')!.url;
+    const cases: { init: RequestInit & { url?: string }; by: string; ms: number }[] = [
+      { init: { url: `${u}?query=${encodeURIComponent(HEAVY)}&timeout=1` }, by: 'request', ms: 1000 },
+      { init: { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, 'Fkgqa-Timeout': '800' }, body: HEAVY }, by: 'request', ms: 800 },
+      { init: { method: 'POST', headers: { 'Content-Type': MEDIA.form }, body: `query=${encodeURIComponent(HEAVY)}&timeout=900ms` }, by: 'request', ms: 900 },
+      { init: { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, 'Fkgqa-Timeout': '60000' }, body: HEAVY }, by: 'endpoint', ms: 1500 },
+    ];
+    for (const c of cases) {
+      const t0 = performance.now();
+      const r = await fetch(c.init.url ?? u, c.init);
+      expect(r.status).toBe(503);
+      expect(r.headers.get('fkgqa-stopped')).toBe(`time-limit; by=${c.by}; ms=${c.ms}`);
+      expect(await r.text()).toContain(`query stopped at the ${c.by === 'request' ? "request's" : "endpoint's"} time limit of ${c.ms} ms`);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(c.ms - 5);
+    }
+    // The federation endpoint too: a lone SERVICE goes to the shard with the request's limit.
+    const patterns = Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ');
+    const fed = `${new URL(u).origin}/federation/sparql`;
+    const f = await fetch(`${fed}?query=${encodeURIComponent(`SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ${patterns} } }`)}&timeout=700ms`);
+    expect(f.status).toBe(503);
+    expect(f.headers.get('fkgqa-stopped')).toBe('time-limit; by=request; ms=700');
+    expect((await fetch(`${fed}?query=${encodeURIComponent(COUNT)}&timeout=-1`)).status).toBe(400);
+    expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}&timeout=soon`)).status).toBe(400);
+    expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}&timeout=1&timeout=2`)).status).toBe(400);
+    expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}`, { headers: { 'Fkgqa-Timeout': 'x' } })).status).toBe(400);
+    expect(await countOf(await get(u, COUNT))).toBe(35);
+  });
+});
+
+describe('the bounded client sends its time limit with every request; the endpoint\'s own limit is told apart', () => {
+  it('sends Fkgqa-Timeout (ms) with queries and documents', async () => {
+    const seen: string[] = [];
+    const listener = http.createServer((req, res) => {
+      seen.push(String(req.headers['fkgqa-timeout']));
+      req.resume();
+      res.writeHead(200, { 'Content-Type': MEDIA.json }).end('{"head":{},"boolean":true}');
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(listener.address() as net.AddressInfo).port}/x/sparql`;
+      const client = new BoundedSparqlClient(registryFromUrls([url]));
+      expect((await client.direct(url, 'ASK {}', MEDIA.json, 4000)).status).toBe('ok');
+      expect((await client.document(url.replace(/sparql$/, '.well-known/void'), 'text/turtle', 2500)).ok).toBe(true);
+      expect(Number(seen[0])).toBeGreaterThan(3900);
+      expect(Number(seen[0])).toBeLessThanOrEqual(4000);
+      expect(seen[1]).toBe('2500');
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('the client\'s time limit reaches fkgqa serve, which stops the query: the next query on that endpoint answers', async () => {
+    const s = await serve({ shards, timeoutMs: 120_000, workers: 1, slowMs: 600_000, writeFiles: false });
+    try {
+      const client = new BoundedSparqlClient(registryFromEndpointsValue(s.endpointsFile(), 'test'));
+      const u = s.endpoint('library-shard1')!.url;
+      const before = s.restartsOf('library-shard1')!.restarts;
+      const o = await client.direct(u, HEAVY, MEDIA.json, 1500);
+      expect(o.status).toBe('timeout');
+      expect(o.status === 'timeout' && o.endpointLimitMs).toBeUndefined();
+      const ask = await client.direct(u, 'ASK {}', MEDIA.json, 60_000);
+      expect(ask.status === 'ok' && JSON.parse(ask.body)).toEqual({ head: {}, boolean: true });
+      expect(s.restartsOf('library-shard1')!.restarts).toBe(before + 1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('run_sparql_query says the endpoint stopped the query at its own limit (not "raise timeout_ms")', async () => {
+    const s = await serve({ shards, timeoutMs: 1000, workers: 1, writeFiles: false });
+    const ctx = createMcpContext({ registry: registryFromEndpointsValue(s.endpointsFile(), 'test'), build: null, state: null, callLog: null });
+    try {
+      const u = s.endpoint('library-shard1')!.url;
+      const o = await ctx.sparql.direct(u, HEAVY, MEDIA.json, 30_000);
+      expect(o.status === 'timeout' && o.endpointLimitMs).toBe(1000);
+      const patterns = Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ');
+      const r = await runSparqlQuery(ctx, { query: `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ${patterns} } }`, timeout_ms: 30_000 });
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain(`Error (timeout): timeout: the endpoint ${u} stopped the query at its time limit of 1000 ms`);
+      expect(r.text).toContain('a larger timeout_ms does not help');
+      expect(r.text).not.toContain('may be raised');
+    } finally {
+      await ctx.close();
+      await s.close();
+    }
+  });
+});
+
+describe('serve: a slow query does not block the endpoints of its worker', () => {
+  it('after slowMs with others waiting, a fresh worker takes the group; the slow query\'s worker stops when its client goes', async () => {
+    const s = await serve({ shards, timeoutMs: 120_000, workers: 1, slowMs: 300, writeFiles: false });
+    try {
+      const h = heavy(s.endpoint('library-shard1')!.url);
+      await untilRunning(s, 'library-shard1', h);
+      // Same worker, another endpoint, and the same endpoint: both answer while the heavy query runs on.
+      expect(await countOf(await get(s.endpoint('library-shard2')!.url, COUNT))).toBe(8);
+      expect(await countOf(await get(s.endpoint('library-shard1')!.url, COUNT))).toBe(35);
+      expect(h.settled).toBeUndefined();
+      expect(s.workers.retired).toBe(1);
+      expect(s.queriesRunning()).toEqual(['library-shard1']);
+      h.ac.abort();
+      expect(await h.ended).toBe('AbortError');
+      await until(() => s.workers.retired === 0);
+      expect(s.queriesRunning()).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('splits endpoints into groups of about equal triples, largest first, deterministically', () => {
+    const eps = [10, 50, 40, 30, 20, 5].map((t, i) => ({ id: `e${i}`, sources: [], triples: t }));
+    expect(splitIntoGroups(eps, 2).map((g) => g.map((e) => e.id))).toEqual([['e1', 'e4', 'e0'], ['e2', 'e3', 'e5']]);
+    expect(splitIntoGroups(eps, 10)).toHaveLength(6);
+    expect(splitIntoGroups(eps, 1)[0]).toHaveLength(6);
+    // As many workers as asked, more when a worker would hold over 2M triples (4 GiB oxigraph heap), never more than endpoints.
+    expect(poolWorkers(2, 210_557, 92)).toBe(2);
+    expect(poolWorkers(2, 10_000_000, 3)).toBe(3);
+    expect(poolWorkers(2, 10_000_000, 92)).toBe(5);
+    expect(poolWorkers(8, 100, 4)).toBe(4);
+  });
+});
+
+describe('serve: every XML answer is an XML 1.0 document (issue 19)', () => {
+  let s: ShardServer;
+  beforeAll(async () => {
+    s = await serve({ shards, writeFiles: false, profiles: { endpoints: { 'library-shard2': { maxRows: 1 } } } });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  /** Parses an XML document strictly (saxes: XML 1.0 well-formedness, characters included); returns its text nodes. */
+  function parseXml(xml: string): string[] {
+    const texts: string[] = [];
+    const p = new SaxesParser();
+    p.on('text', (t) => texts.push(t));
+    p.write(xml).close();
+    return texts;
+  }
+
+  const literal = (v: string) => `SELECT ?x WHERE { BIND("${v}" AS ?x) }`;
+  const triple = (v: string) => `CONSTRUCT { <http://e/s> <http://e/p> "${v}" } WHERE {}`;
+  const queries = [
+    ...['a\\u0001b', '\\uFFFE', 'a\\r\\nb', 'x\\u0008y', '<&]]>\\"\'', 'tab\\there', 'é ∑ 😀'].flatMap((v) => [literal(v), triple(v)]),
+    'SELECT * WHERE { ?s ?p ?o }',
+    'CONSTRUCT WHERE { ?s ?p ?o }',
+    'DESCRIBE ?s WHERE { ?s ?p ?o }',
+    'ASK { ?s ?p ?o }',
+  ];
+  const accepts = [
+    MEDIA.xml,
+    'application/xml',
+    'text/xml',
+    MEDIA.rdfxml,
+    `${MEDIA.xml}, ${MEDIA.json};q=0.5`,
+    `${MEDIA.rdfxml}, ${MEDIA.turtle};q=0.1`,
+    '*/*',
+  ];
+
+  it('parses every XML answer strictly, cut by a profile or not, and never sends a character XML cannot carry', async () => {
+    let xmlAnswers = 0;
+    for (const id of ['library-shard1', 'library-shard2']) {
+      for (const q of queries) {
+        for (const a of accepts) {
+          const r = await get(s.endpoint(id)!.url, q, a);
+          const body = await r.text();
+          if (!/xml/.test(r.headers.get('content-type') ?? '')) continue;
+          expect(r.status, `${id} ${q} ${a}`).toBe(200);
+          expect(() => parseXml(body), `${id} ${q} as ${a}: ${body.slice(0, 300)}`).not.toThrow();
+          xmlAnswers++;
+        }
+      }
+    }
+    // Per endpoint: 5 SELECTs whose answer XML can carry × 4 XML ranges, ASK × 4, 6 CONSTRUCT/DESCRIBE × 2 RDF/XML ranges.
+    expect(xmlAnswers).toBe(2 * (5 * 4 + 4 + 6 * 2));
+  });
+
+  it('answers a literal with U+0001 in the next acceptable format, or 406 naming the character; keeps carriage returns', async () => {
+    const u = s.endpoint('library-shard1')!.url;
+    const only = await get(u, literal('a\\u0001b'), MEDIA.xml);
+    expect(only.status).toBe(406);
+    expect(await only.text()).toMatch(/the character U\+0001, which XML 1\.0 cannot carry.*application\/sparql-results\+json/);
+    const fallback = await get(u, literal('a\\u0001b'), `${MEDIA.xml}, ${MEDIA.json};q=0.5`);
+    expect(fallback.status).toBe(200);
+    expect(fallback.headers.get('content-type')).toBe(MEDIA.json);
+    expect(((await fallback.json()) as { results: { bindings: { x: { value: string } }[] } }).results.bindings[0].x.value).toBe('a\u0001b');
+    const rdf = await get(u, triple('\\uFFFE'), `${MEDIA.rdfxml}, ${MEDIA.turtle};q=0.1`);
+    expect(rdf.headers.get('content-type')).toBe(`${MEDIA.turtle}; charset=utf-8`);
+    expect((await get(u, triple('\\uFFFE'), MEDIA.rdfxml)).status).toBe(406);
+    // A carriage return survives XML parsing (written &#13;), in results XML and RDF/XML.
+    expect(parseXml(await (await get(u, literal('a\\r\\nb'), MEDIA.xml)).text())).toContain('a\r\nb');
+    expect(parseXml(await (await get(u, triple('a\\r\\nb'), MEDIA.rdfxml)).text())).toContain('a\r\nb');
+    expect(xmlIllegalChar('ok\u0009\n\r')).toBeUndefined();
+    expect(xmlIllegalChar('x\uD800y')).toBe('U+D800');
+  });
+});
+
+describe('serve: the port (issue 19)', () => {
+  it('finds a port in use before loading any shard: an input error naming the port (exit 2 from the CLI), no lock left', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const lines: string[] = [];
+      await expect(serve({ shards, port, writeFiles: false, progress: (l) => lines.push(l) })).rejects.toThrow(`port ${port} on 127.0.0.1 is in use`);
+      expect(lines.filter((l) => /loaded/.test(l))).toEqual([]);
+      const state = tmpDir('fkgqa-pool-state-');
+      const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', String(port), '--state', state], { encoding: 'utf8', timeout: 60_000 });
+      expect(cli.status).toBe(2);
+      expect(cli.stderr).toContain(`port ${port} on 127.0.0.1 is in use`);
+      expect(cli.stderr).toContain('--port 0');
+      expect(cli.stderr).not.toMatch(/loaded library-shard/);
+      expect(fs.readdirSync(state)).toEqual([]);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('has a fixed default port, 7373, which the README\'s describe --endpoint-base example names', () => {
+    const opt = program().commands.find((c) => c.name() === 'serve')!.options.find((o) => o.long === '--port')!;
+    expect(opt.defaultValue).toBe(DEFAULT_PORT);
+    expect(DEFAULT_PORT).toBe(7373);
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    expect(readme).toMatch(new RegExp(`--endpoint-base http://127\\.0\\.0\\.1:${DEFAULT_PORT}\\b`));
+    expect(readme).not.toMatch(/--endpoint-base http:\/\/127\.0\.0\.1:(?!7373\b)\d+/);
+  });
+});
