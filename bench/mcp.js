@@ -19,11 +19,12 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { registryFromEndpointsValue } from '../dist/federation/registry.js';
 import { createMcpServer } from '../dist/mcp/server.js';
-import { benchOptions, here, median } from './lib.js';
+import { benchOptions, here, loadAverage, median, writeResult } from './lib.js';
 
 const cli = path.resolve(here, '../bin/fkgqa.js');
 const o = benchOptions({ shards: '', runs: '50', warmup: '5' });
 const runs = Number(o.runs);
+const loadBefore = loadAverage();
 const warmup = Number(o.warmup);
 let shards = o.shards;
 if (!shards) {
@@ -129,11 +130,17 @@ try {
   const baseOf = [0, 0, 0, 3, 3];
   console.log(`${'scenario'.padEnd(50)} ${'median'.padStart(8)} ${'p95'.padStart(8)} ${'ratio'.padStart(6)} ${'failed'.padStart(6)}`);
   const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '–');
+  const figures = {};
+  const ratios = [];
+  const goals = [null, '≤ 1.2', '≤ 1.2', null, 'report'];
   for (const [k, [name, ms, failed]] of rows.entries()) {
     const med = ms.length ? median(ms) : NaN;
     const base = rows[baseOf[k]][1].length ? median(rows[baseOf[k]][1]) : NaN;
     console.log(`${name.padEnd(50)} ${f(med).padStart(8)} ${f(ms.length ? pct(ms, 95) : NaN).padStart(8)} ${f(med / base).padStart(6)} ${String(failed).padStart(6)}`);
+    figures[name] = { medianMs: med, p95Ms: ms.length ? pct(ms, 95) : null, failed };
+    if (goals[k]) ratios.push({ what: `${name} vs ${rows[baseOf[k]][0]} (median latency)`, value: med / base, unit: '× time', goal: goals[k] });
   }
+  writeResult(o, 'mcp', { loadBefore, ratios, figures: { shards, runs, warmup, scenarios: figures } });
   await stdio.close();
   await client.close();
   await mcp.close();
