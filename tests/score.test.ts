@@ -9,7 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../src/common/errors.js';
+import { admittedBySegments, tieSegments } from '../src/answers/ties.js';
 import { goldAnswersDigest, type GoldAnswers } from '../src/build/gold-answers.js';
+import { parseQuery } from '../src/sparql/parse.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { computeStats } from '../src/report/stats.js';
 import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
@@ -348,5 +350,34 @@ describe.skipIf(!HAS_SPIDER)('score / Spider4SPARQL car_1, dog_kennels, network_
       necessarilyEmpty: { count: 1, of: 1, percent: 100 },
     });
     expect(formatScoreText(r)).toMatch(/accuracy without necessarily empty answers %\s+0\s+0\/1/);
+  });
+});
+
+describe('answers / tie segments of an ordered answer', () => {
+  // SELECT ?name ORDER BY ?age LIMIT 3 over ages 20, 30, 30, 30, 40: rank 2–4 tie, the LIMIT keeps two of them.
+  const parse = (q: string) => {
+    const p = parseQuery(q, 'http://x/');
+    if (!p.ok) throw new Error(p.error);
+    return p.query.ast as import('sparqljs').SelectQuery;
+  };
+  const row = (name: string, age?: number) => ({ name: literal(name), ...(age === undefined ? {} : { age: literal(String(age), `${XSD}integer`) }) });
+  const keyed: JsonResults = { head: { vars: ['name', 'age'] }, results: { bindings: [row('ann', 20), row('bob', 30), row('cy', 30), row('dan', 30), row('eve', 40)] } };
+  const answer = (...names: string[]): JsonResults => ({ head: { vars: ['name'] }, results: { bindings: names.map((n) => row(n)) } });
+
+  it('keeps all tied rows where the LIMIT cuts a run, only the place where it keeps a run whole', () => {
+    const limited = parse('SELECT ?name WHERE { ?p :name ?name ; :age ?age } ORDER BY ?age LIMIT 3');
+    const segs = tieSegments(limited, { ...keyed, head: { vars: ['name', '__fkgqa_order0'] }, results: { bindings: keyed.results!.bindings.map((b) => ({ name: b.name, __fkgqa_order0: b.age })) } }, ['name']);
+    expect(segs).toEqual([{ start: 1, take: 2, tied: 3, key: '#30', rows: [row('bob'), row('cy'), row('dan')] }]);
+    const gold = answer('ann', 'bob', 'cy');
+    expect(admittedBySegments(gold, segs, answer('ann', 'dan', 'bob'))).toEqual({ admitted: true });
+    expect(admittedBySegments(gold, segs, answer('ann', 'dan', 'dan'))).toEqual({ admitted: false, why: 'row 3 (?name="dan") is none of the 3 solutions tied at ORDER BY key #30' });
+    expect(admittedBySegments(gold, segs, answer('bob', 'ann', 'cy'))).toEqual({ admitted: false, why: 'row 2 (?name="ann") is none of the 3 solutions tied at ORDER BY key #30' });
+    const whole = parse('SELECT ?name ?age WHERE { ?p :name ?name ; :age ?age } ORDER BY ?age');
+    const open = tieSegments(whole, keyed, ['name', 'age']);
+    expect(open).toEqual([{ start: 1, take: 3, tied: 3, key: '#30' }]);
+    const all = { head: { vars: ['name', 'age'] }, results: { bindings: keyed.results!.bindings } };
+    const swapped = { ...all, results: { bindings: [row('ann', 20), row('dan', 30), row('bob', 30), row('cy', 30), row('eve', 40)] } };
+    expect(admittedBySegments(all, open, swapped)).toEqual({ admitted: true });
+    expect(admittedBySegments(all, open, { ...all, results: { bindings: [row('ann', 20), row('dan', 30), row('bob', 30), row('eve', 40), row('cy', 30)] } }).admitted).toBe(false);
   });
 });
