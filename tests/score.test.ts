@@ -10,7 +10,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../src/common/errors.js';
 import { admittedBySegments, tieSegments } from '../src/answers/ties.js';
-import { goldAnswersDigest, type GoldAnswers } from '../src/build/gold-answers.js';
+import { goldAnswerDigest, type GoldAnswers } from '../src/build/gold-answers.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { computeStats } from '../src/report/stats.js';
@@ -39,13 +39,17 @@ class TestBuild {
   entry(queryId: string): Entry {
     return this.entries.find((e) => e.queryId === queryId)!;
   }
-  gold(queryId: string): JsonResults {
+  goldEntry(queryId: string) {
     const kg = queryId.split('/')[0];
     const doc = JSON.parse(fs.readFileSync(path.join(`${this.dir}.state`, 'gold-answers', `${kg}.json`), 'utf8')) as GoldAnswers;
-    return doc.answers.find((a) => a.query === queryId)!.results as JsonResults;
+    return doc.answers.find((a) => a.query === queryId)!;
   }
-  goldDigest(kg: string): string | null {
-    return goldAnswersDigest(this.dir, kg, this.outputDigest);
+  gold(queryId: string): JsonResults {
+    return this.goldEntry(queryId).results as JsonResults;
+  }
+  /** The digest eval records for the question's gold answer. */
+  goldDigest(queryId: string): string | null {
+    return goldAnswerDigest(this.goldEntry(queryId));
   }
   /** A run record as fkgqa eval writes it (format fkgqa-run/2 unless told), answering `results`. */
   record(queryId: string, o: { results?: JsonResults | null; model?: string; agent?: string; endReason?: string; format?: string; build?: object | null; extra?: object; repeat?: number } = {}): Record<string, unknown> {
@@ -79,7 +83,7 @@ class TestBuild {
       ...(submitted ? { final: { status: 'ok', ms: 10, rows: o.results!.results?.bindings.length ?? 1, results: o.results, route: 'federation', endpoints: endpoints.map((p) => p.url) } } : {}),
       usage: { promptTokens: 100, completionTokens: 10, totalTokens: 110 },
       counts: { llmCalls: 1, toolCalls: 1, sparqlCalls: 1, voidCalls: 0, retries: 0 },
-      ...(format === 'fkgqa-run/2' ? { build: o.build === undefined ? { outputDigest: this.outputDigest, goldDigest: this.goldDigest(e.kg) } : o.build, toolSurface: { digest: '0123456789abcdef', tools: 3 } } : {}),
+      ...(format === 'fkgqa-run/2' ? { build: o.build === undefined ? { outputDigest: this.outputDigest, goldDigest: this.goldDigest(queryId) } : o.build, toolSurface: { digest: '0123456789abcdef', tools: 3 } } : {}),
       ...(o.extra ?? {}),
     };
   }
@@ -150,22 +154,23 @@ describe('score / build identity (issue 18 item 4)', () => {
   it('refuses runs of another build or other gold answers naming both digests, and fkgqa-run/1 runs, unless --allow-other-build', async () => {
     const f = path.join(dir, 'identity.jsonl');
     const digest = demo.outputDigest;
-    const gold = demo.goldDigest('library')!;
+    const gold = demo.goldDigest('library/q1')!;
     expect(gold).toMatch(/^[0-9a-f]{16}$/);
+    expect(demo.goldDigest('library/q2')).not.toBe(gold);
     // Same build, same gold answers: scored.
     fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6) })));
     expect((await score({ runs: [f], shards: demo.dir })).groups[0].accuracy).toEqual({ count: 1, of: 1, percent: 100 });
     // Another build (a run made with --seed 7).
     fs.writeFileSync(f, lines(demo.record('library/q2', { results: demo.gold('library/q2') }), demo.record('library/q1', { results: count(6), build: { outputDigest: 'feedfacefeedface', goldDigest: '0123456789abcdef' } })));
     await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(
-      `${f}, line 2: run baseline|fake-model|0|r0 was made on build feedfacefeedface with gold answers 0123456789abcdef (graph library); --shards ${demo.dir} is build ${digest} with gold answers ${gold}: score runs against the build and gold answers they were made on, or pass --allow-other-build`,
+      `${f}, line 2: run baseline|fake-model|0|r0 was made on build feedfacefeedface with gold answer 0123456789abcdef (library/q1); --shards ${demo.dir} is build ${digest} with gold answer ${gold}: score runs against the build and gold answers they were made on, or pass --allow-other-build`,
     );
     const allowed = await score({ runs: [f], shards: demo.dir, allowOtherBuild: true });
     expect(allowed.runs).toBe(2);
     expect(allowed.warnings[0]).toContain('scored against this build because of --allow-other-build');
-    // Same build, other gold answers.
+    // Same build, another gold answer (e.g. recomputed with another time limit).
     fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6), build: { outputDigest: digest, goldDigest: 'aaaaaaaaaaaaaaaa' } })));
-    await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(`with gold answers aaaaaaaaaaaaaaaa (graph library); --shards ${demo.dir} is build ${digest} with gold answers ${gold}`);
+    await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(`with gold answer aaaaaaaaaaaaaaaa (library/q1); --shards ${demo.dir} is build ${digest} with gold answer ${gold}`);
     // fkgqa-run/1 names no build.
     fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6), format: 'fkgqa-run/1' })));
     await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(/line 1: run baseline\|fake-model\|0\|r0 is a fkgqa-run\/1 record, which carries no build identity.*pass --allow-other-build/);

@@ -127,47 +127,48 @@ export function readGoldAnswers(build: string, graph: string, digest: string, lo
   return findGoldAnswers(build, graph, digest, lookup)?.answers;
 }
 
-/** Stored gold answers with the file they came from and its digest (see `goldAnswersDigest`). */
+/** Stored gold answers with the file they came from. */
 export interface StoredGoldAnswers {
   file: string;
-  /** sha256 (hex, first 16 digits) of the file's bytes. */
-  digest: string;
   answers: GoldAnswers;
 }
 
-/** sha256 of a text, hex, first 16 digits: the digest of a gold-answers file. */
-const digest16 = (text: string) => crypto.createHash('sha256').update(text).digest('hex').slice(0, 16);
-
 /**
- * The gold answers `readGoldAnswers` would use, with their file and its digest.
+ * The gold answers `readGoldAnswers` would use, with their file.
  * @returns undefined when none match (missing, unreadable, another build, another time limit)
  */
 export function findGoldAnswers(build: string, graph: string, digest: string, lookup: GoldAnswersLookup = {}): StoredGoldAnswers | undefined {
   for (const file of [path.join(stateDir(build, lookup.state), STATE_FILES.goldAnswers(graph)), path.join(build, graph, ANSWERS_FILE)]) {
-    let text: string;
     let a: GoldAnswers;
     try {
       if (!fs.existsSync(file)) continue;
-      text = fs.readFileSync(file, 'utf8');
-      a = JSON.parse(text) as GoldAnswers;
+      a = JSON.parse(fs.readFileSync(file, 'utf8')) as GoldAnswers;
     } catch {
       continue;
     }
-    if (a?.buildDigest === digest && Array.isArray(a.answers) && (lookup.timeoutMs === undefined || a.timeoutMs === lookup.timeoutMs)) return { file, digest: digest16(text), answers: a };
+    if (a?.buildDigest === digest && Array.isArray(a.answers) && (lookup.timeoutMs === undefined || a.timeoutMs === lookup.timeoutMs)) return { file, answers: a };
   }
   return undefined;
 }
 
+/** JSON with the keys of every object sorted (arrays keep their order): equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
 /**
- * The gold-answers digest of one graph of a build: sha256 (hex, first 16 digits) of the bytes of
- * the gold-answers file `readGoldAnswers` uses (`<state>/gold-answers/<kg>.json`), or null when
- * `fkgqa stats` has not stored answers for this build. It is what a run record's
- * `build.goldDigest` holds for the run's graph (run format `fkgqa-run/2`) and what `fkgqa score`
- * checks it against: it changes whenever the stored answers change (recomputed with another time
- * limit, another engine, or a new shape of the file such as the tie analysis, TIE_ANALYSIS).
+ * The digest of one gold answer as `fkgqa stats` stored it (an entry of
+ * `<state>/gold-answers/<kg>.json`): sha256 (hex, first 16 digits) of the canonical JSON of the
+ * whole entry (query id, status, error, rows, empty, ordered, results, ties), or null when there is
+ * none. It is what a run record's `build.goldDigest` holds (run format `fkgqa-run/2`, written by
+ * eval) and what `fkgqa score` checks it against: recomputing the answer with another outcome (a
+ * time limit hit before) changes it, and so does a change of the entry's shape (the tie analysis
+ * added `ties` to the 31 dev answers that depend on ties); storing the same entry again does not.
  */
-export function goldAnswersDigest(build: string, graph: string, digest: string, lookup: GoldAnswersLookup = {}): string | null {
-  return findGoldAnswers(build, graph, digest, lookup)?.digest ?? null;
+export function goldAnswerDigest(answer: GoldAnswer | undefined): string | null {
+  return answer ? crypto.createHash('sha256').update(canonicalJson(answer)).digest('hex').slice(0, 16) : null;
 }
 
 /** The gold answer of one query as `verify` and `score` compare with it: stored, or computed on the unsharded graph. */

@@ -30,7 +30,7 @@ export const LIMIT_END_REASONS: ScoredEndReason[] = ['turn_limit', 'message_limi
 export interface RunBuild {
   /** The build's output digest (build.json). */
   outputDigest: string;
-  /** The digest of the gold answers of the run's graph when the run was made (`goldAnswersDigest`), or null when stats had not run. */
+  /** The digest of the run's gold answer when the run was made (`goldAnswerDigest` of src/build/gold-answers.ts), or null when stats had not run. */
   goldDigest: string | null;
 }
 

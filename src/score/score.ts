@@ -19,7 +19,7 @@ import { distribution, percent, round } from '../report/figures.js';
 import { shardGraph } from '../report/stats.js';
 import { graphShards, openBuild } from '../build/open.js';
 import { readNeededShards } from '../build/fan-out.js';
-import { findGoldAnswers, goldResultsById, TIE_ANALYSIS, type GoldResult, type GoldTies } from '../build/gold-answers.js';
+import { findGoldAnswers, goldAnswerDigest, goldResultsById, TIE_ANALYSIS, type GoldResult, type GoldTies } from '../build/gold-answers.js';
 import sparqljs from 'sparqljs';
 import { negatedTriples } from '../sparql/negation.js';
 import { MEDIA } from '../sparql/protocol.js';
@@ -176,8 +176,8 @@ export interface TieQuestion {
 /** The result of `score`. */
 export interface ScoreReport {
   shards: string;
-  /** The build's output digest, and the digest of each scored graph's gold answers (`goldAnswersDigest`). */
-  build: { outputDigest: string; goldDigests: Record<string, string> };
+  /** The build's output digest, and the gold-answers file of each scored graph. */
+  build: { outputDigest: string; goldAnswers: Record<string, string> };
   files: string[];
   runs: number;
   groups: GroupScore[];
@@ -207,16 +207,16 @@ const groupKey = (r: ScoredRun) => `${r.setup}|${r.agent === 'llm' ? (r.model ??
  * @returns warnings for the runs of another build when `allow` is set
  * @throws InputError naming the first such run (file, line), both digests and how many runs differ
  */
-function checkBuildIdentity(lines: RunLine[], outputDigest: string, goldDigests: Map<string, string>, shards: string, allow: boolean): string[] {
+function checkBuildIdentity(lines: RunLine[], outputDigest: string, goldDigestOf: (queryId: string) => string | null, shards: string, allow: boolean): string[] {
   const v1 = lines.filter((l) => l.run.format === 'fkgqa-run/1');
-  const other = lines.filter((l) => l.run.build && (l.run.build.outputDigest !== outputDigest || (l.run.build.goldDigest !== null && l.run.build.goldDigest !== goldDigests.get(l.run.question.kg))));
+  const other = lines.filter((l) => l.run.build && (l.run.build.outputDigest !== outputDigest || (l.run.build.goldDigest !== null && l.run.build.goldDigest !== goldDigestOf(l.run.question.queryId))));
   const noGold = lines.filter((l) => l.run.build && l.run.build.outputDigest === outputDigest && l.run.build.goldDigest === null);
   const warnings: string[] = [];
   if (other.length > 0) {
     const first = other[0];
     const b = first.run.build!;
-    const kg = first.run.question.kg;
-    const what = `run ${first.run.id} was made on build ${b.outputDigest} with gold answers ${b.goldDigest} (graph ${kg}); --shards ${shards} is build ${outputDigest} with gold answers ${goldDigests.get(kg)}` + (other.length > 1 ? ` (${other.length} runs of another build in all)` : '');
+    const q = first.run.question.queryId;
+    const what = `run ${first.run.id} was made on build ${b.outputDigest} with gold answer ${b.goldDigest} (${q}); --shards ${shards} is build ${outputDigest} with gold answer ${goldDigestOf(q)}` + (other.length > 1 ? ` (${other.length} runs of another build in all)` : '');
     if (!allow) throw new InputError(`${what}: score runs against the build and gold answers they were made on, or pass --allow-other-build`, { file: first.file, line: first.line });
     warnings.push(`${first.file}, line ${first.line}: ${what}; scored against this build because of --allow-other-build`);
   }
@@ -272,7 +272,8 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     if (typeof e.index === 'number') questionOf.set(`${e.kg}|${e.index}`, e.question);
   }
   const golds = new Map<string, Map<string, GoldResult>>();
-  const goldDigests = new Map<string, string>();
+  const goldDigests = new Map<string, string | null>();
+  const goldFiles = new Map<string, string>();
   const realised = new Map<string, Map<string, string[] | null> | undefined>();
   for (const kg of [...new Set(lines.map((l) => l.run.question.kg))].sort()) {
     const g = build.find((b) => b.graph === kg);
@@ -284,10 +285,11 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     if (!stored) throw new InputError(`no gold answers of ${kg} for this build: run fkgqa stats --shards ${options.shards}${options.state ? ` --state ${options.state}` : ''} first`, { file: options.shards });
     if (stored.answers.tieAnalysis !== TIE_ANALYSIS) throw new InputError(`the gold answers of ${kg} were stored before they carried the tie analysis: run fkgqa stats --shards ${options.shards}${options.state ? ` --state ${options.state}` : ''} again (it keeps the answers and adds what scoring needs)`, { file: stored.file });
     golds.set(kg, goldResultsById(stored.answers));
-    goldDigests.set(kg, stored.digest);
+    goldFiles.set(kg, stored.file);
+    for (const a of stored.answers.answers) goldDigests.set(a.query, goldAnswerDigest(a));
     realised.set(kg, readNeededShards(options.shards, kg, digest, options.state));
   }
-  for (const w of checkBuildIdentity(lines, digest, goldDigests, options.shards, options.allowOtherBuild === true)) {
+  for (const w of checkBuildIdentity(lines, digest, (q) => goldDigests.get(q) ?? null, options.shards, options.allowOtherBuild === true)) {
     warnings.push(w);
     progress(`fkgqa score: warning: ${w}`);
   }
@@ -424,7 +426,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
   const groups = [...new Set(perRun.map((s) => s.group))].sort().map((g) => aggregate(perRun.filter((s) => s.group === g)));
   return {
     shards: path.resolve(options.shards),
-    build: { outputDigest: digest, goldDigests: Object.fromEntries(goldDigests) },
+    build: { outputDigest: digest, goldAnswers: Object.fromEntries(goldFiles) },
     files: options.runs,
     runs: perRun.length,
     groups,
