@@ -333,7 +333,7 @@ describe.skipIf(!HAS_SPIDER)('score / Spider4SPARQL car_1, dog_kennels, network_
     );
     const r = await score({ runs: [f], shards: real.dir });
     const v = Object.fromEntries(r.perRun.map((s) => [`${s.model}:${s.queryId}`, s]));
-    expect(v['fake-model:car_1/q37']).toMatchObject({ correct: true, byAlternative: true, goldTies: 'choice' });
+    expect(v['fake-model:car_1/q37']).toMatchObject({ correct: true, byAlternative: true, goldTies: 'choice', graspF1: 1, spinachF1: 1 });
     expect(v['m2:car_1/q37']).toMatchObject({ correct: false, reason: 'no column matching gives the gold rows (nor any of the 5 other admissible answers)' });
     expect(v['fake-model:dog_kennels/q19']).toMatchObject({ correct: true, byAlternative: true });
     expect(v['m2:dog_kennels/q19']).toMatchObject({ correct: false });

@@ -100,9 +100,9 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
   for (const g of r.groups) {
     lines.push('', `== ${g.group} (${g.runs} runs; ended: ${Object.entries(g.endReasons).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')})`);
     if (!comparable(g, o)) lines.push(`(a scripted agent: not compared with the paper's models; --paper-with-scripted to show their figures)`);
-    lines.push(`${'figure'.padEnd(50)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
+    lines.push(`${'figure'.padEnd(54)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
     for (const row of rows.filter((x) => x.group === g.group)) {
-      lines.push(`${row.figure.padEnd(50)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`);
+      lines.push(`${row.figure.padEnd(54)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`);
     }
     lines.push(`validity classes of ${g.validity.queries} queries: ${VALIDITY_CLASSES.map((c) => `${c} ${g.validity.classes[c]}`).join(', ')}`);
     const failed = g.validity.queries - g.validity.classes.ok;
@@ -243,13 +243,14 @@ document.body.dataset.zeroBarsVisible = String(bars.filter((b) => b.classList.co
  */
 export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): string {
   const groups: GroupScore[] = r.groups;
-  const chart = (id: string, figure: FigureName | undefined, pick: (g: GroupScore) => Share | { value: number | null; n: number }) =>
+  const chart = (id: string, title: string, figure: FigureName | undefined, pick: (g: GroupScore) => Share | { value: number | null; n: number }, unit = 'runs') =>
+    `<div class="figure"><h2>${esc(title)}</h2>\n` +
     svgBarChart(
       id,
       groups.map((g) => {
         const v = pick(g);
         const s = 'count' in v ? { value: rate(v), n: v.of } : v;
-        const bars: Bar[] = [{ label: g.scripted ? g.agent : 'runs', value: s.value, n: `n = ${s.n}`, paper: false, ...(s.value === null ? { missing: 'no runs' } : {}) }];
+        const bars: Bar[] = [{ label: g.scripted ? g.agent : 'runs', value: s.value, n: `n = ${s.n}`, paper: false, ...(s.value === null ? { missing: `no ${unit}` } : {}) }];
         if (figure && comparable(g, o)) {
           for (const m of PAPER_MODELS) {
             const p = paperFigure(figure, m, g.setup);
@@ -258,7 +259,8 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
         }
         return { label: g.group, bars };
       }),
-    );
+    ) +
+    '</div>';
   const f1 = (x: number, g: GroupScore) => ({ value: g.scored ? Math.round(x * 10_000) / 100 : null, n: g.scored });
   const rows = figureRows(r, o)
     .map((x) => `<tr><td>${esc(x.group)}</td><td>${esc(x.figure)}</td><td>${num(x.value)}</td><td>${esc(x.of ?? '')}</td>${PAPER_MODELS.map((m) => `<td>${num(x.paper[m])}</td>`).join('')}<td>${esc(x.note ?? '')}</td></tr>`)
@@ -281,8 +283,8 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right;vertical-align:top}td:first-child,th:first-child,td:nth-child(2){text-align:left}
-table.runs td{text-align:left}tr.infrastructure{color:#666}
-svg.chart{display:block;margin:0.5em 0 1.5em;overflow:visible}svg text{font:11px system-ui,sans-serif;fill:#222}svg text.n,svg text.axis{fill:#555;font-size:10px}svg text.group{font-weight:600}
+table.runs td,table.runs th{text-align:left}tr.infrastructure{color:#666}
+svg.chart{display:block;margin:0.5em 0 1.5em;overflow:visible}.charts{display:flex;flex-wrap:wrap;column-gap:2em}.figure{flex:1 1 520px}.figure h2{font-size:1.05em}svg text{font:11px system-ui,sans-serif;fill:#222}svg text.n,svg text.axis{fill:#555;font-size:10px}svg text.group{font-weight:600}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 </style></head><body>
 <h1>fkgqa score</h1>
@@ -291,18 +293,14 @@ Every rate is a percentage on the same 0–100 scale; n under each bar is the nu
 ${r.warnings.length ? `<ul class="warnings">${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>` : ''}
 ${scriptedNote}
 <p class="legend"><span style="background:${PALETTE.run}"></span>these runs<span style="background:${PALETTE.paper[0]}"></span>paper, ${PAPER_MODELS[0]}<span style="background:${PALETTE.paper[1]}"></span>paper, ${PAPER_MODELS[1]}</p>
-<h2>Accuracy (% of runs; infrastructure errors excluded)</h2>
-${chart('accuracy', 'accuracy %', (g) => g.accuracy)}
-<h2>Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold)</h2>
-${chart('accuracy-federated', undefined, (g) => g.accuracyWithoutNecessarilyEmpty)}
-<h2>Syntactic validity (% of queries sent)</h2>
-${chart('validity', 'syntactic validity %', (g) => g.validity.valid)}
-<h2>Endpoint consultation (% of correct runs that named every needed shard)</h2>
-${chart('consultation', 'consultation of correct runs %', (g) => g.consultation.correct)}
-<h2>Trivial federation (% of correct runs naming all shards when fewer suffice)</h2>
-${chart('trivial', 'trivial federation of correct runs %', (g) => g.trivial.correct)}
-<h2>Mean F1, GRASP (×100)</h2>
-${chart('f1', undefined, (g) => f1(g.graspF1, g))}
+<div class="charts">
+${chart('accuracy', 'Accuracy (% of runs; infrastructure errors excluded)', 'accuracy %', (g) => g.accuracy)}
+${chart('accuracy-federated', 'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold)', undefined, (g) => g.accuracyWithoutNecessarilyEmpty)}
+${chart('validity', 'Syntactic validity (% of queries sent; n: queries)', 'syntactic validity %', (g) => g.validity.valid, 'queries')}
+${chart('consultation', 'Endpoint consultation (% of correct runs that named every needed shard)', 'consultation of correct runs %', (g) => g.consultation.correct, 'correct runs')}
+${chart('trivial', 'Trivial federation (% of correct runs naming all shards when fewer suffice)', 'trivial federation of correct runs %', (g) => g.trivial.correct, 'correct runs')}
+${chart('f1', 'Mean F1, GRASP (×100)', undefined, (g) => f1(g.graspF1, g))}
+</div>
 <h2>How the runs ended</h2>
 <table><tr><th>group</th>${SCORED_END_REASONS.map((e) => `<th>${esc(e)}</th>`).join('')}<th>runs</th></tr>
 ${endRows}

@@ -249,6 +249,16 @@ export function matchAdmissible(gold: JsonResults, ties: GoldTies | undefined, p
 }
 
 /**
+ * F1 of an answer where gold may depend on ties: 1 for an answer accepted as admissible (it is one
+ * of the correct answers), else the best F1 against gold and each alternative (sub-SELECT choices).
+ */
+function f1Of(f: typeof graspF1, pred: JsonResults | undefined, gold: JsonResults, ties: GoldTies | undefined, correct: boolean): number {
+  if (correct && pred && ties) return 1;
+  const all = [gold, ...(ties?.alternatives ?? []).map((a) => a.results as JsonResults)];
+  return round(Math.max(...all.map((g) => f(pred, g))), 4);
+}
+
+/**
  * Scores runs (module comment).
  * @throws InputError for a missing build, a run file that does not parse or holds an invalid record
  *   (file and line), a run of another build (unless `allowOtherBuild`), a run of a graph the build
@@ -402,8 +412,8 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
         byTies,
         byAlternative,
         tieUnresolved,
-        graspF1: goldResults && counted ? round(graspF1(pred, goldResults), 4) : 0,
-        spinachF1: goldResults && counted ? round(spinachF1(pred, goldResults), 4) : 0,
+        graspF1: goldResults && counted ? f1Of(graspF1, pred, goldResults, gold?.ties, correct) : 0,
+        spinachF1: goldResults && counted ? f1Of(spinachF1, pred, goldResults, gold?.ties, correct) : 0,
         neededShards: needed,
         graphShards: r.endpoints.length,
         consultedShards: consulted,
