@@ -71,6 +71,10 @@ export interface QueryStats {
   answerRows: number | null;
   /** The gold answer has no rows (or is ASK false). */
   answerEmpty: boolean | null;
+  /** How the gold answer depends on ties under ORDER BY (GoldTies of src/build/gold-answers.ts): `none`, `order`, `choice` or `unknown`; null without an answer. */
+  answerTies: 'none' | 'order' | 'choice' | 'unknown' | null;
+  /** Where the tie is, in words (when answerTies is not `none`). */
+  answerTiesReason?: string;
   answerError?: string;
 }
 
@@ -115,7 +119,12 @@ export interface BuildFigures {
     oneShard: { overGraphQueryPairs: Share; overQuestions: Share };
     overGraphQueryPairs: Distribution;
   };
-  goldAnswers: { graphQueryPairs: number; executed: number; failed: number; timedOut: number; empty: number };
+  /**
+   * `tiesChoice`: answers another choice among tied solutions would change (a LIMIT/OFFSET cuts a
+   * run of ties, at the top level or in a sub-SELECT); `tiesOrder`: answers whose rows are fixed but
+   * the order of some tied rows is open; `tiesUnknown`: answers whose dependence was not decided.
+   */
+  goldAnswers: { graphQueryPairs: number; executed: number; failed: number; timedOut: number; empty: number; tiesChoice: number; tiesOrder: number; tiesUnknown: number };
   /** Queries whose realised fan-out is far below the implied one (section 4.2, Example 2), largest gap first. */
   gapExamples: { query: string; implied: number; realised: number }[];
 }
@@ -315,6 +324,8 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
         answerStatus: a ? a.status : 'unparsable',
         answerRows: a?.rows ?? null,
         answerEmpty: a?.empty ?? null,
+        answerTies: a?.status === 'ok' ? (a.ties?.dependence ?? 'none') : null,
+        ...(a?.ties ? { answerTiesReason: a.ties.reason } : {}),
         ...(a?.error ? { answerError: a.error } : {}),
       };
     });
@@ -368,6 +379,9 @@ export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], 
       failed: answered.filter((q) => q.answerStatus === 'error').length,
       timedOut: answered.filter((q) => q.answerStatus === 'timeout').length,
       empty: answered.filter((q) => q.answerStatus === 'ok' && q.answerEmpty).length,
+      tiesChoice: answered.filter((q) => q.answerTies === 'choice').length,
+      tiesOrder: answered.filter((q) => q.answerTies === 'order').length,
+      tiesUnknown: answered.filter((q) => q.answerTies === 'unknown').length,
     },
     gapExamples: covered
       .filter((q) => q.realisedFanOut !== null && q.realisedFanOut > 0)
