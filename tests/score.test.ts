@@ -181,7 +181,7 @@ describe('score / build identity (issue 18 item 4)', () => {
 });
 
 describe('score / how runs ended (issue 18 item 3)', () => {
-  it('reports infrastructure errors apart (never in accuracy) and counts limits as wrong, each its own row', async () => {
+  it('reports infrastructure and model errors apart (never in accuracy) and counts limits as wrong, each its own row', async () => {
     const f = path.join(dir, 'ends.jsonl');
     fs.writeFileSync(
       f,
@@ -190,14 +190,21 @@ describe('score / how runs ended (issue 18 item 3)', () => {
         demo.record('library/q2', { results: count(6) }),
         demo.record('library/q3', { endReason: 'infrastructure_error', extra: { infrastructure: { what: 'endpoint library-shard2 refused the connection', endpoint: 'http://127.0.0.1:9/library-shard2/sparql', step: 2 } } }),
         ...['time_limit', 'message_limit', 'token_limit'].map((endReason, i) => demo.record(['library/q4', 'library/q5', 'library/q6'][i], { endReason })),
+        demo.record('library/q7', { endReason: 'model_error', extra: { error: 'gave up after 6 tries: HTTP 503' } }),
       ),
     );
     const r = await score({ runs: [f], shards: demo.dir });
     const g = r.groups[0];
-    expect(g).toMatchObject({ runs: 6, scored: 5, infrastructure: { runs: 1, what: { 'endpoint library-shard2 refused the connection': 1 } } });
-    expect(g.endReasons).toEqual({ submitted: 2, cancelled: 0, turn_limit: 0, message_limit: 1, token_limit: 1, time_limit: 1, model_error: 0, infrastructure_error: 1 });
+    expect(g).toMatchObject({
+      runs: 7,
+      scored: 5,
+      infrastructure: { runs: 1, what: { 'endpoint library-shard2 refused the connection': 1 } },
+      modelErrors: { runs: 1, what: { 'gave up after 6 tries: HTTP 503': 1 } },
+    });
+    expect(g.endReasons).toEqual({ submitted: 2, cancelled: 0, turn_limit: 0, message_limit: 1, token_limit: 1, time_limit: 1, model_error: 1, infrastructure_error: 1 });
     expect(g.accuracy).toEqual({ count: 1, of: 5, percent: 20 });
-    expect(g.tokens.total).toBe(6 * 110); // the cost counts every run
+    expect(g.tokens.total).toBe(7 * 110); // the cost counts every run
+    expect(r.warnings).toEqual(['baseline|fake-model: 2 of 7 runs failed (model_error 1, infrastructure_error 1) and are in no rate: rerun them with fkgqa eval --retry-errors']);
     const byQuery = Object.fromEntries(r.perRun.map((s) => [s.queryId, s]));
     expect(byQuery['library/q3']).toMatchObject({ counted: false, correct: false, infrastructure: 'endpoint library-shard2 refused the connection' });
     expect(byQuery['library/q4'].reason).toBe('hit the time limit before answering');

@@ -14,7 +14,7 @@ import { esc } from '../report/html.js';
 import { PAPER_MODELS, PAPER_QWEN_FAILURES, paperFigure, type FigureName } from './paper.js';
 import type { GroupScore, RunScore, ScoreReport, Share } from './score.js';
 import { VALIDITY_CLASSES } from './validity.js';
-import { SCORED_END_REASONS } from './records.js';
+import { FAILED_END_REASONS, SCORED_END_REASONS } from './records.js';
 
 /** Options of the report formats. */
 export interface ScoreFormatOptions {
@@ -61,8 +61,8 @@ export function figureRows(r: ScoreReport, o: ScoreFormatOptions = {}): FigureRo
     };
     const addShare = (figure: FigureName | string, s: Share) => add(figure, rate(s), `${s.count}/${s.of}`);
     add('runs', g.runs);
-    add('runs in accuracy (all but infrastructure errors)', g.scored);
-    for (const e of SCORED_END_REASONS) add(`ended: ${e}${e === 'infrastructure_error' ? ' (not in accuracy)' : ''}`, g.endReasons[e]);
+    add('runs in accuracy (all but model and infrastructure errors)', g.scored);
+    for (const e of SCORED_END_REASONS) add(`ended: ${e}${FAILED_END_REASONS.includes(e) ? ' (not in accuracy)' : ''}`, g.endReasons[e]);
     addShare('accuracy %', g.accuracy);
     addShare('accuracy of executable gold %', g.accuracyExecutableGold);
     addShare('accuracy without necessarily empty answers %', g.accuracyWithoutNecessarilyEmpty);
@@ -109,6 +109,7 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
     if (failed > 0) lines.push(`  shares of the ${failed} failed: ${Object.entries(g.validity.failureShares).map(([c, v]) => `${c} ${v} %`).join(', ')} (paper, Qwen3-8B: ${Object.entries(PAPER_QWEN_FAILURES).map(([c, v]) => `${c} ${v} %`).join(', ')})`);
     lines.push(`tokens: total ${g.tokens.total}, median ${num(g.tokens.median)}, min ${num(g.tokens.min)}, max ${num(g.tokens.max)}; accepted through ties: ${g.byTies} (top-level ORDER BY), ${g.byAlternative} (sub-SELECT)`);
     if (g.infrastructure.runs > 0) lines.push(`infrastructure errors (not in accuracy): ${g.infrastructure.runs}: ${Object.entries(g.infrastructure.what).map(([w, n]) => `${n} × ${w}`).join('; ')}`);
+    if (g.modelErrors.runs > 0) lines.push(`model errors (not in accuracy): ${g.modelErrors.runs}: ${Object.entries(g.modelErrors.what).map(([w, n]) => `${n} × ${w}`).join('; ')}`);
     const wrong = notCorrect(r, g.group).filter((s) => s.counted);
     if (wrong.length > 0) {
       lines.push(`wrong (${wrong.length}):`);
@@ -273,7 +274,11 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
   const endRows = groups
     .map((g) => `<tr><td>${esc(g.group)}</td>${SCORED_END_REASONS.map((e) => `<td>${g.endReasons[e]}</td>`).join('')}<td>${g.runs}</td></tr>`)
     .join('\n');
-  const infra = groups.filter((g) => g.infrastructure.runs > 0);
+  const failedRows = groups
+    .flatMap((g) => [{ g, end: 'infrastructure_error', f: g.infrastructure }, { g, end: 'model_error', f: g.modelErrors }])
+    .filter((x) => x.f.runs > 0)
+    .map((x) => `<tr><td>${esc(x.g.group)}</td><td>${x.end}</td><td>${x.f.runs}</td><td>${Object.entries(x.f.what).map(([w, n]) => `${n} × ${esc(w)}`).join('<br>')}</td></tr>`)
+    .join('');
   const classRows = groups
     .map((g) => `<tr><td>${esc(g.group)}</td>${VALIDITY_CLASSES.map((c) => `<td>${g.validity.classes[c]} (${g.validity.queries ? Math.round((1000 * g.validity.classes[c]) / g.validity.queries) / 10 : 0} %)</td>`).join('')}<td>${g.validity.queries}</td></tr>`)
     .join('\n');
@@ -294,7 +299,7 @@ ${r.warnings.length ? `<ul class="warnings">${r.warnings.map((w) => `<li>${esc(w
 ${scriptedNote}
 <p class="legend"><span style="background:${PALETTE.run}"></span>these runs<span style="background:${PALETTE.paper[0]}"></span>paper, ${PAPER_MODELS[0]}<span style="background:${PALETTE.paper[1]}"></span>paper, ${PAPER_MODELS[1]}</p>
 <div class="charts">
-${chart('accuracy', 'Accuracy (% of runs; infrastructure errors excluded)', 'accuracy %', (g) => g.accuracy)}
+${chart('accuracy', 'Accuracy (% of runs; model and infrastructure errors excluded)', 'accuracy %', (g) => g.accuracy)}
 ${chart('accuracy-federated', 'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold)', undefined, (g) => g.accuracyWithoutNecessarilyEmpty)}
 ${chart('validity', 'Syntactic validity (% of queries sent; n: queries)', 'syntactic validity %', (g) => g.validity.valid, 'queries')}
 ${chart('consultation', 'Endpoint consultation (% of correct runs that named every needed shard)', 'consultation of correct runs %', (g) => g.consultation.correct, 'correct runs')}
@@ -305,8 +310,8 @@ ${chart('f1', 'Mean F1, GRASP (×100)', undefined, (g) => f1(g.graspF1, g))}
 <table><tr><th>group</th>${SCORED_END_REASONS.map((e) => `<th>${esc(e)}</th>`).join('')}<th>runs</th></tr>
 ${endRows}
 </table>
-<p>Limits (turn, message, token, time) count as wrong answers: the agent did not answer within them. Infrastructure errors (an endpoint or the federation engine failed) are not the agent's and are in no rate.</p>
-${infra.length ? `<h2>Infrastructure errors (not in accuracy)</h2><table><tr><th>group</th><th>runs</th><th>what failed</th></tr>${infra.map((g) => `<tr><td>${esc(g.group)}</td><td>${g.infrastructure.runs}</td><td>${Object.entries(g.infrastructure.what).map(([w, n]) => `${n} × ${esc(w)}`).join('<br>')}</td></tr>`).join('')}</table>` : ''}
+<p>Limits (turn, message, token, time) count as wrong answers: the agent did not answer within them. Infrastructure errors (an endpoint or the federation engine failed) and model errors (the LLM API failed) are not the agent's answers and are in no rate; <code>fkgqa eval --retry-errors</code> reruns them.</p>
+${failedRows ? `<h2>Runs that failed (not in accuracy)</h2><table><tr><th>group</th><th>end reason</th><th>runs</th><th>what failed</th></tr>${failedRows}</table>` : ''}
 <h2>Validity classes (queries sent)</h2>
 <table><tr><th>group</th>${VALIDITY_CLASSES.map((c) => `<th>${c}</th>`).join('')}<th>queries</th></tr>
 ${classRows}

@@ -23,6 +23,13 @@ export type RunFormat = (typeof RUN_FORMATS)[number];
 export const SCORED_END_REASONS = ['submitted', 'cancelled', 'turn_limit', 'message_limit', 'token_limit', 'time_limit', 'model_error', 'infrastructure_error'] as const;
 export type ScoredEndReason = (typeof SCORED_END_REASONS)[number];
 
+/**
+ * End reasons that are failures of the run, not the agent's outcome: an endpoint or the federation
+ * engine failed (`infrastructure_error`), or the LLM API did (`model_error`). Never in accuracy;
+ * `fkgqa eval --retry-errors` reruns them.
+ */
+export const FAILED_END_REASONS: ScoredEndReason[] = ['model_error', 'infrastructure_error'];
+
 /** End reasons that are limits the run hit before it answered: the agent's failure, scored as wrong. */
 export const LIMIT_END_REASONS: ScoredEndReason[] = ['turn_limit', 'message_limit', 'token_limit', 'time_limit'];
 
@@ -154,7 +161,8 @@ export function readRunFiles(files: string[]): RunFiles {
       const problem = runProblem(r);
       if (problem) throw new InputError(problem, { file, line: i + 1 });
       const run = r as ScoredRun;
-      byId.delete(run.id); // a replaced run takes its place at the end
+      // A later line with the same id (a rerun by --retry-errors) replaces the run in its place: the
+      // report keeps the order of first appearance, so a retry does not reorder it.
       byId.set(run.id, { run, file, line: i + 1 });
     });
   }

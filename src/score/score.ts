@@ -5,7 +5,8 @@
  * endpoint consultation and the trivial-federation rate, and the cost figures (tokens, LLM/SPARQL/
  * VoID calls, runtime). A score means exactly "how well did the agent answer" (issue 18):
  * - runs of another build are refused (build identity of `fkgqa-run/2`; `allowOtherBuild`);
- * - runs that ended with `infrastructure_error` are reported apart, never in accuracy;
+ * - runs that failed — `infrastructure_error` (an endpoint or the federation engine failed) and
+ *   `model_error` (the LLM API failed) — are reported apart, never in accuracy; the limits count as wrong;
  * - an answer that another choice among tied solutions gives is correct (the tie analysis stored
  *   with the gold answers by `fkgqa stats`, src/report/answers.ts);
  * - questions whose answer is necessarily empty are reported apart (accuracy with and without).
@@ -29,7 +30,7 @@ import { readGoldQueries } from '../build/benchmark.js';
 import { graspF1, matchAnswer, spinachF1, type AnswerMatch } from './metrics.js';
 import { classifyQuery, VALIDITY_CLASSES, type ValidityClass } from './validity.js';
 import { serviceTargets } from '../sparql/services.js';
-import { LIMIT_END_REASONS, readRunFiles, SCORED_END_REASONS, type RunLine, type ScoredEndReason, type ScoredRun } from './records.js';
+import { FAILED_END_REASONS, LIMIT_END_REASONS, readRunFiles, SCORED_END_REASONS, type RunLine, type ScoredEndReason, type ScoredRun } from './records.js';
 
 /** Options of `score`. */
 export interface ScoreOptions {
@@ -66,10 +67,16 @@ export interface RunScore {
   /** The question (text). */
   question: string;
   endReason: ScoredEndReason;
-  /** Counted in accuracy: false for `infrastructure_error` (an endpoint or the engine failed, not the agent). */
+  /**
+   * Counted in accuracy: false for the runs that failed (FAILED_END_REASONS: `infrastructure_error`,
+   * an endpoint or the engine failed; `model_error`, the LLM API failed): they say nothing about how
+   * well the agent answers, and `fkgqa eval --retry-errors` reruns them.
+   */
   counted: boolean;
   /** What failed, for `infrastructure_error` runs. */
   infrastructure?: string;
+  /** The API's error, for `model_error` runs. */
+  modelError?: string;
   /** `ok` when the gold answer exists; else the gold query's status (error, timeout, missing). */
   gold: 'ok' | 'error' | 'timeout' | 'missing';
   /**
@@ -135,11 +142,13 @@ export interface GroupScore {
   scripted: boolean;
   /** Every run of the group. */
   runs: number;
-  /** Runs counted in accuracy: all but `infrastructure_error`. */
+  /** Runs counted in accuracy: all but those that failed (`infrastructure_error`, `model_error`). */
   scored: number;
   endReasons: Record<ScoredEndReason, number>;
   /** Runs that ended with infrastructure_error (never in accuracy), by what failed. */
   infrastructure: { runs: number; what: Record<string, number> };
+  /** Runs that ended with model_error (never in accuracy), by the API's error. */
+  modelErrors: { runs: number; what: Record<string, number> };
   /** Correct of the scored runs. */
   accuracy: Share;
   /** Accuracy over scored runs whose gold answer exists (the unsharded graph answered the gold query). */
@@ -351,12 +360,13 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
       const goldResults = gold?.status === 'ok' && gold.results && typeof gold.results === 'object' ? (gold.results as JsonResults) : undefined;
       if (gold?.ties && !tieQuestions.has(r.question.queryId)) tieQuestions.set(r.question.queryId, { queryId: r.question.queryId, dependence: gold.ties.dependence, reason: gold.ties.reason, alternatives: gold.ties.alternatives?.length ?? 0 });
       const pred = r.final?.status === 'ok' ? r.final.results : undefined;
-      const counted = r.endReason !== 'infrastructure_error';
+      const counted = !FAILED_END_REASONS.includes(r.endReason);
       let correct = false;
       let reason: string | undefined;
       let byTies = false;
       let byAlternative = false;
-      if (!counted) reason = `infrastructure error (not the agent's fault, not in accuracy): ${r.infrastructure?.what ?? r.error ?? 'unknown'}`;
+      if (r.endReason === 'infrastructure_error') reason = `infrastructure error (not the agent's fault, not in accuracy; fkgqa eval --retry-errors reruns it): ${r.infrastructure?.what ?? r.error ?? 'unknown'}`;
+      else if (r.endReason === 'model_error') reason = `model error (the LLM API failed; not in accuracy; fkgqa eval --retry-errors reruns it): ${r.error ?? 'unknown'}`;
       else if (!goldResults) reason = `no gold answer (${gold ? gold.status : 'missing'})`;
       else if (!pred) {
         const limit = LIMIT_END_REASONS.includes(r.endReason) ? `hit the ${r.endReason.replace('_', ' ')} before answering` : undefined;
@@ -403,7 +413,8 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
         question: typeof r.question.text === 'string' ? r.question.text : (questionOf.get(`${kg}|${r.question.index}`) ?? ''),
         endReason: r.endReason,
         counted,
-        ...(counted ? {} : { infrastructure: r.infrastructure?.what ?? r.error ?? 'unknown' }),
+        ...(r.endReason === 'infrastructure_error' ? { infrastructure: r.infrastructure?.what ?? r.error ?? 'unknown' } : {}),
+        ...(r.endReason === 'model_error' ? { modelError: (r.error ?? 'unknown').slice(0, 200) } : {}),
         gold: gold ? gold.status : 'missing',
         goldKind: kindOf.get(r.question.queryId) ?? 'not-federated',
         goldTies: gold?.ties?.dependence ?? 'none',
@@ -434,6 +445,12 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
   }
   progress(`fkgqa score: ${perRun.length} runs scored`);
   const groups = [...new Set(perRun.map((s) => s.group))].sort().map((g) => aggregate(perRun.filter((s) => s.group === g)));
+  for (const g of groups) {
+    if (g.runs === g.scored) continue;
+    const w = `${g.group}: ${g.runs - g.scored} of ${g.runs} runs failed (${FAILED_END_REASONS.filter((e) => g.endReasons[e] > 0).map((e) => `${e} ${g.endReasons[e]}`).join(', ')}) and are in no rate: rerun them with fkgqa eval --retry-errors`;
+    warnings.push(w);
+    progress(`fkgqa score: warning: ${w}`);
+  }
   return {
     shards: path.resolve(options.shards),
     build: { outputDigest: digest, goldAnswers: Object.fromEntries(goldFiles) },
@@ -454,9 +471,11 @@ export function aggregate(rs: RunScore[]): GroupScore {
   const endReasons = Object.fromEntries(SCORED_END_REASONS.map((e) => [e, 0])) as Record<ScoredEndReason, number>;
   for (const s of rs) endReasons[s.endReason]++;
   const infra: Record<string, number> = {};
-  for (const s of rs) if (!s.counted) infra[s.infrastructure ?? 'unknown'] = (infra[s.infrastructure ?? 'unknown'] ?? 0) + 1;
+  const model: Record<string, number> = {};
+  for (const s of rs) if (s.infrastructure !== undefined) infra[s.infrastructure] = (infra[s.infrastructure] ?? 0) + 1;
+  for (const s of rs) if (s.modelError !== undefined) model[s.modelError] = (model[s.modelError] ?? 0) + 1;
   // Accuracy, F1, validity, consultation and trivial federation are over the scored runs (an
-  // infrastructure error says nothing about the agent); the cost figures are over every run.
+  // infrastructure or model error says nothing about the agent); the cost figures are over every run.
   const all = rs;
   rs = rs.filter((s) => s.counted);
   const classes = Object.fromEntries(VALIDITY_CLASSES.map((c) => [c, rs.reduce((n, s) => n + s.validity[c], 0)])) as Record<ValidityClass, number>;
@@ -479,7 +498,8 @@ export function aggregate(rs: RunScore[]): GroupScore {
     runs: all.length,
     scored: rs.length,
     endReasons,
-    infrastructure: { runs: all.length - rs.length, what: infra },
+    infrastructure: { runs: endReasons.infrastructure_error, what: infra },
+    modelErrors: { runs: endReasons.model_error, what: model },
     accuracy: share(count((s) => s.correct), rs.length),
     accuracyExecutableGold: share(count((s) => s.correct && executable(s)), count(executable)),
     accuracyWithoutNecessarilyEmpty: share(count((s) => s.correct && executable(s) && s.goldKind !== 'necessarily-empty'), count((s) => executable(s) && s.goldKind !== 'necessarily-empty')),
