@@ -11,7 +11,9 @@
 // Options: --agents oracle,trivial; --concurrency 2; --tools in-process (or mcp); --probe (the
 // scripted agents then run their query once with run_sparql_query before submitting it, as an agent
 // would; by default they submit at once); --max-query-chars 1000000 (scripted forms longer than the
-// reference server's 8,000 characters are not the agent's fault); --federation-engine.
+// reference server's 8,000 characters are not the agent's fault); --federation-engine; --kg a,b (only
+// these graphs); --max-seconds N (stop each agent's eval with SIGINT after N s: the runs it finished
+// are kept and scored, the summary names the queries not run — a subset, when the time is short).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,7 +21,7 @@ import readline from 'node:readline';
 import { benchOptions, here } from './lib.js';
 
 const o = benchOptions(
-  { shards: 'shards', state: '', out: 'scripted-runs', timeout: '60000', agents: 'oracle,trivial', concurrency: '2', tools: 'in-process', 'max-query-chars': '1000000', 'federation-engine': '' },
+  { shards: 'shards', state: '', out: 'scripted-runs', timeout: '60000', agents: 'oracle,trivial', concurrency: '2', tools: 'in-process', 'max-query-chars': '1000000', 'federation-engine': '', kg: '', 'max-seconds': '' },
   ['probe'],
 );
 const cli = path.resolve(here, '../bin/fkgqa.js');
@@ -53,16 +55,19 @@ await new Promise((resolve, reject) => {
   });
 });
 
-const run = (args) =>
+const run = (args, maxSeconds = 0) =>
   new Promise((resolve) => {
     const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
+    let stopped = false;
+    const timer = maxSeconds > 0 ? setTimeout(() => ((stopped = true), log(`stopping eval after ${maxSeconds} s (--max-seconds)`), child.kill('SIGINT')), maxSeconds * 1000) : undefined;
     child.stdout.on('data', (d) => (out += d));
-    child.on('exit', (code) => resolve({ code, out }));
+    child.on('exit', (code) => (clearTimeout(timer), resolve({ code, out, stopped })));
   });
 
 const files = [];
 const evalMs = {};
+const stoppedAgents = new Set();
 try {
   // 2. eval, one agent after the other.
   for (const agent of o.agents.split(',')) {
@@ -71,11 +76,12 @@ try {
     const t = Date.now();
     const args = ['eval', '--shards', o.shards, '--state', state, '--agent', agent, '--distinct-queries', '--timeout', o.timeout, '--tools', o.tools,
       '--concurrency', o.concurrency, '--max-query-chars', o['max-query-chars'], '--out', file, ...(o.probe ? [] : ['--no-probe']),
-      ...(o['federation-engine'] ? ['--federation-engine', o['federation-engine']] : [])];
+      ...(o['federation-engine'] ? ['--federation-engine', o['federation-engine']] : []), ...(o.kg ? ['--kg', ...o.kg.split(',')] : [])];
     log(`fkgqa ${args.join(' ')}`);
-    const r = await run(args);
+    const r = await run(args, Number(o['max-seconds'] || 0));
     evalMs[agent] = Date.now() - t;
-    log(`${agent}: eval exited ${r.code} after ${Math.round(evalMs[agent] / 1000)} s`);
+    if (r.stopped) stoppedAgents.add(agent);
+    log(`${agent}: eval exited ${r.code}${r.stopped ? ' (stopped by --max-seconds)' : ''} after ${Math.round(evalMs[agent] / 1000)} s`);
   }
 } finally {
   serve.kill('SIGTERM');
@@ -100,14 +106,14 @@ for (const g of report.groups) {
   const runs = report.perRun.filter((r) => r.group === g.group);
   const missed = runs.filter((r) => r.counted && r.gold === 'ok' && !r.correct);
   lines.push('');
-  lines.push(`== ${g.agent}: ${g.runs} runs of ${distinct} distinct queries; eval ${Math.round((evalMs[g.agent] ?? 0) / 1000)} s`);
+  lines.push(`== ${g.agent}: ${g.runs} runs of ${distinct} distinct queries; eval ${Math.round((evalMs[g.agent] ?? 0) / 1000)} s${stoppedAgents.has(g.agent) ? ' (stopped by --max-seconds: a subset)' : ''}${o.kg ? ` (--kg ${o.kg})` : ''}`);
   lines.push(`accuracy over executable gold: ${g.accuracyExecutableGold.count}/${g.accuracyExecutableGold.of} = ${g.accuracyExecutableGold.percent} %` +
     ` (without the necessarily empty answers: ${g.accuracyWithoutNecessarilyEmpty.count}/${g.accuracyWithoutNecessarilyEmpty.of} = ${g.accuracyWithoutNecessarilyEmpty.percent} %; accepted through ties: ${g.byTies} top-level, ${g.byAlternative} sub-SELECT)`);
   lines.push(`ended: ${Object.entries(g.endReasons).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')}`);
   const noGold = runs.filter((r) => r.gold !== 'ok');
   if (noGold.length) lines.push(`not executable gold (${noGold.length}): ${noGold.map((r) => `${r.queryId} (${r.gold})`).join(', ')}`);
-  const infra = runs.filter((r) => !r.counted);
-  if (infra.length) lines.push(`infrastructure errors (${infra.length}, not in accuracy): ${infra.map((r) => `${r.queryId}: ${r.infrastructure}`).join('; ')}`);
+  const failed = runs.filter((r) => !r.counted);
+  if (failed.length) lines.push(`failed runs (${failed.length}, not in accuracy): ${failed.map((r) => `${r.queryId} [${r.endReason}]: ${r.infrastructure ?? r.modelError}`).join('; ')}`);
   const seen = new Set(runs.map((r) => r.queryId));
   const notRun = [...new Set(JSON.parse(fs.readFileSync(path.join(o.shards, 'benchmark.json'), 'utf8')).entries.map((e) => e.queryId))].filter((q) => !seen.has(q));
   if (notRun.length) lines.push(`not run (${notRun.length}): ${notRun.join(', ')}`);
