@@ -13,7 +13,8 @@
 // would; by default they submit at once); --max-query-chars 1000000 (scripted forms longer than the
 // reference server's 8,000 characters are not the agent's fault); --federation-engine; --kg a,b (only
 // these graphs); --max-seconds N (stop each agent's eval with SIGINT after N s: the runs it finished
-// are kept and scored, the summary names the queries not run — a subset, when the time is short).
+// are kept and scored, the summary names the queries not run — a subset, when the time is short);
+// --score-only (no serve, no eval: score the run files already in --out).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,7 +23,7 @@ import { benchOptions, here } from './lib.js';
 
 const o = benchOptions(
   { shards: 'shards', state: '', out: 'scripted-runs', timeout: '60000', agents: 'oracle,trivial', concurrency: '2', tools: 'in-process', 'max-query-chars': '1000000', 'federation-engine': '', kg: '', 'max-seconds': '' },
-  ['probe'],
+  ['probe', 'score-only'],
 );
 const cli = path.resolve(here, '../bin/fkgqa.js');
 const state = o.state || `${path.resolve(o.shards)}.state`;
@@ -33,27 +34,6 @@ fs.mkdirSync(o.out, { recursive: true });
 const loadBefore = load();
 const t0 = Date.now();
 log(`load before: ${loadBefore}`);
-
-// 1. serve, until it has printed one line per endpoint and exited the loading phase.
-const serve = spawn(process.execPath, [cli, 'serve', '--shards', o.shards, '--state', state, '--timeout', o.timeout, '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const serveExit = new Promise((resolve) => serve.on('exit', (code, signal) => resolve({ code, signal })));
-await new Promise((resolve, reject) => {
-  const rl = readline.createInterface({ input: serve.stdout });
-  let lines = 0;
-  rl.on('line', () => lines++);
-  // serve prints all endpoint lines at once, when every endpoint listens and endpoints.json is written.
-  const check = setInterval(() => {
-    if (lines > 0 && fs.existsSync(path.join(state, 'endpoints.json'))) {
-      clearInterval(check);
-      log(`serve: ${lines} endpoints`);
-      resolve();
-    }
-  }, 200);
-  serveExit.then(({ code, signal }) => {
-    clearInterval(check);
-    reject(new Error(`fkgqa serve exited (${code ?? signal}) before it served`));
-  });
-});
 
 const run = (args, maxSeconds = 0) =>
   new Promise((resolve) => {
@@ -68,24 +48,48 @@ const run = (args, maxSeconds = 0) =>
 const files = [];
 const evalMs = {};
 const stoppedAgents = new Set();
-try {
-  // 2. eval, one agent after the other.
-  for (const agent of o.agents.split(',')) {
-    const file = path.join(o.out, `${agent}.jsonl`);
-    files.push(file);
-    const t = Date.now();
-    const args = ['eval', '--shards', o.shards, '--state', state, '--agent', agent, '--distinct-queries', '--timeout', o.timeout, '--tools', o.tools,
-      '--concurrency', o.concurrency, '--max-query-chars', o['max-query-chars'], '--out', file, ...(o.probe ? [] : ['--no-probe']),
-      ...(o['federation-engine'] ? ['--federation-engine', o['federation-engine']] : []), ...(o.kg ? ['--kg', ...o.kg.split(',')] : [])];
-    log(`fkgqa ${args.join(' ')}`);
-    const r = await run(args, Number(o['max-seconds'] || 0));
-    evalMs[agent] = Date.now() - t;
-    if (r.stopped) stoppedAgents.add(agent);
-    log(`${agent}: eval exited ${r.code}${r.stopped ? ' (stopped by --max-seconds)' : ''} after ${Math.round(evalMs[agent] / 1000)} s`);
+if (o['score-only']) for (const agent of o.agents.split(',')) files.push(path.join(o.out, `${agent}.jsonl`));
+else {
+  // 1. serve, until it has printed one line per endpoint and exited the loading phase.
+  const serve = spawn(process.execPath, [cli, 'serve', '--shards', o.shards, '--state', state, '--timeout', o.timeout, '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const serveExit = new Promise((resolve) => serve.on('exit', (code, signal) => resolve({ code, signal })));
+  await new Promise((resolve, reject) => {
+    const rl = readline.createInterface({ input: serve.stdout });
+    let lines = 0;
+    rl.on('line', () => lines++);
+    // serve prints all endpoint lines at once, when every endpoint listens and endpoints.json is written.
+    const check = setInterval(() => {
+      if (lines > 0 && fs.existsSync(path.join(state, 'endpoints.json'))) {
+        clearInterval(check);
+        log(`serve: ${lines} endpoints`);
+        resolve();
+      }
+    }, 200);
+    serveExit.then(({ code, signal }) => {
+      clearInterval(check);
+      reject(new Error(`fkgqa serve exited (${code ?? signal}) before it served`));
+    });
+  });
+
+  try {
+    // 2. eval, one agent after the other.
+    for (const agent of o.agents.split(',')) {
+      const file = path.join(o.out, `${agent}.jsonl`);
+      files.push(file);
+      const t = Date.now();
+      const args = ['eval', '--shards', o.shards, '--state', state, '--agent', agent, '--distinct-queries', '--timeout', o.timeout, '--tools', o.tools,
+        '--concurrency', o.concurrency, '--max-query-chars', o['max-query-chars'], '--out', file, ...(o.probe ? [] : ['--no-probe']),
+        ...(o['federation-engine'] ? ['--federation-engine', o['federation-engine']] : []), ...(o.kg ? ['--kg', ...o.kg.split(',')] : [])];
+      log(`fkgqa ${args.join(' ')}`);
+      const r = await run(args, Number(o['max-seconds'] || 0));
+      evalMs[agent] = Date.now() - t;
+      if (r.stopped) stoppedAgents.add(agent);
+      log(`${agent}: eval exited ${r.code}${r.stopped ? ' (stopped by --max-seconds)' : ''} after ${Math.round(evalMs[agent] / 1000)} s`);
+    }
+  } finally {
+    serve.kill('SIGTERM');
+    await serveExit;
   }
-} finally {
-  serve.kill('SIGTERM');
-  await serveExit;
 }
 
 // 3. score. Runs of fkgqa-run/1 name no build: they are scored against this one, and the report says so.
