@@ -129,7 +129,11 @@ describe('score / reading run files', () => {
   it('names the file and line of a line that is no run record; a later line with the same id wins', () => {
     const dir = tmpDir();
     const f = path.join(dir, 'runs.jsonl');
-    const run = (id: string, endReason: string) => JSON.stringify({ format: 'fkgqa-run/1', id, endReason });
+    const run = (id: string, endReason: string) =>
+      JSON.stringify({
+        format: 'fkgqa-run/1', id, endReason, question: { index: 0, kg: 'library', text: 'q', queryId: 'library/q1' }, setup: 'baseline', agent: 'oracle', model: null,
+        endpoints: [], steps: [], finalQuery: null, usage: { totalTokens: 0 }, counts: { llmCalls: 0, sparqlCalls: 0, voidCalls: 0 }, ms: 1,
+      });
     fs.writeFileSync(f, `${run('a', 'model_error')}\n${run('b', 'submitted')}\n${run('a', 'submitted')}\n`);
     expect(readRuns([f]).map((r) => `${r.id}:${r.endReason}`)).toEqual(['a:submitted', 'b:submitted']);
     fs.appendFileSync(f, '{"id": "c"}\n');

@@ -49,7 +49,7 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
     expect(peru.status).toBe('ok');
     expect(peru.results.results.bindings.map((b: Record<string, { value: string }>) => b.t1_name.value).sort()).toEqual(['Ada Quispe', 'Elena Mamani']);
     expect(q('library/q5').answerRows).toBe(2); // Kim and Lena
-    expect(stats.figures.goldAnswers).toEqual({ graphQueryPairs: 14, executed: 14, failed: 0, timedOut: 0, empty: 0 });
+    expect(stats.figures.goldAnswers).toEqual({ graphQueryPairs: 14, executed: 14, failed: 0, timedOut: 0, empty: 0, tiesChoice: 0, tiesOrder: 0, tiesUnknown: 0 });
     // A byte-identical rebuild into the same directory keeps the stored answers.
     await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
     const again: string[] = [];
@@ -191,7 +191,10 @@ describe.skipIf(!HAS_SPIDER)('stats / Spider4SPARQL world_1', async () => {
 
   it('reports the gold queries oxigraph cannot finish as timed out and answers the other 57', () => {
     const f = stats!.figures.goldAnswers;
-    expect(f).toEqual({ graphQueryPairs: 60, executed: 57, failed: 0, timedOut: 3, empty: 2 });
+    expect(f).toMatchObject({ graphQueryPairs: 60, executed: 57, failed: 0, timedOut: 3, empty: 2 });
+    // world_1/q53 (ORDER BY ?t1_population LIMIT 1): 7 countries tie at population 0; at a 3 s limit
+    // on a loaded machine its key query may not finish (then the dependence is undecided).
+    expect(stats!.queries.find((x) => x.query === 'world_1/q53')!.answerTies).toMatch(/^(choice|unknown)$/);
     expect(stats!.queries.filter((x) => x.answerStatus === 'timeout').map((x) => x.query)).toEqual(['world_1/q32', 'world_1/q33', 'world_1/q43']);
   });
 });

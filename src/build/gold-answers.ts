@@ -5,9 +5,10 @@
  * (stats, questions, verify, score and the MCP gold check use it); answers of another build
  * (another output digest) are never used.
  */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { JsonResults } from '../sparql/results.js';
-import { readJsonIfExists } from './open.js';
 import { stateDir, STATE_FILES } from './state.js';
 
 /** Where versions before the state folder kept a graph's gold answers: `<build>/<kg>/gold-answers.json`. */
@@ -16,9 +17,12 @@ export const ANSWERS_FILE = 'gold-answers.json';
 /** A SPARQL 1.1 Query Results JSON document (W3C "SPARQL 1.1 Query Results JSON Format"). */
 export interface SparqlJsonResults {
   head: { vars?: string[]; link?: string[] };
-  results?: { bindings: Record<string, { type: string; value: string; datatype?: string; 'xml:lang'?: string }>[] };
+  results?: { bindings: SparqlJsonRow[] };
   boolean?: boolean;
 }
+
+/** One row (solution) of SPARQL JSON results: variable name → term. */
+export type SparqlJsonRow = Record<string, { type: string; value: string; datatype?: string; 'xml:lang'?: string }>;
 
 /** The gold answer of one distinct query, executed on its unsharded graph. */
 export interface GoldAnswer {
@@ -34,7 +38,58 @@ export interface GoldAnswer {
   ordered?: boolean;
   /** SELECT/ASK: the results document; CONSTRUCT/DESCRIBE: N-Triples text. */
   results?: SparqlJsonResults | string;
+  /**
+   * How the answer depends on ties under ORDER BY (src/answers/ties.ts), present only when it does
+   * or when that could not be decided; absent when the answer is the only correct one. Written by
+   * `fkgqa stats` since gold-answers files carry `tieAnalysis` (TIE_ANALYSIS).
+   */
+  ties?: GoldTies;
 }
+
+/**
+ * Positions of an ordered answer whose rows tie on every ORDER BY key: any `take` of the `tied`
+ * solutions may fill positions `start … start+take-1`, in any order (SPARQL 1.1 Query §15.1 leaves
+ * the order of tied solutions open). The same shape as `TieSegment` of src/answers/ties.ts.
+ */
+export interface GoldTieSegment {
+  /** First position (0-based) in the answer. */
+  start: number;
+  /** Positions it fills. */
+  take: number;
+  /** Solutions that tie on the ORDER BY key there (at least `take`). */
+  tied: number;
+  /** The ORDER BY key of the tied solutions, as term keys joined by ` | `. */
+  key: string;
+  /** Every tied solution (projected variables) when more tie than the answer keeps; absent when it keeps them all (then the answer's own rows there, in any order). */
+  rows?: SparqlJsonRow[];
+}
+
+/** Another correct answer of a gold query whose sub-SELECT keeps some of tied solutions (LIMIT/OFFSET). */
+export interface GoldAlternative {
+  results: SparqlJsonResults;
+  /** Its own ties under the top-level ORDER BY, as for the gold answer. */
+  segments?: GoldTieSegment[];
+}
+
+/**
+ * What scoring needs to accept every admissible answer of a gold query whose answer depends on how
+ * ties are broken (issue 18 item 6). `dependence`:
+ * - `order`: the top-level ORDER BY leaves the order of some tied rows open (same rows, any order within `segments`);
+ * - `choice`: a LIMIT/OFFSET keeps some of the solutions that tie at its boundary — at the top level
+ *   (`segments` with `rows`) or in a sub-SELECT (`alternatives`: every other answer the choice gives);
+ * - `unknown`: the dependence could not be decided or enumerated (`reason` says why: a time limit,
+ *   too many choices); score reports such questions apart when an answer matches neither gold nor a known alternative.
+ */
+export interface GoldTies {
+  dependence: 'order' | 'choice' | 'unknown';
+  /** In words: where the tie is, how many solutions tie, how many admissible answers there are. */
+  reason: string;
+  segments?: GoldTieSegment[];
+  alternatives?: GoldAlternative[];
+}
+
+/** Version of the tie analysis stored in a gold-answers file (`tieAnalysis`); files without it predate it. */
+export const TIE_ANALYSIS = 1;
 
 /**
  * Gold answers of one graph: `<state>/gold-answers/<kg>.json` in the state folder of the build (src/build/state.ts). `buildDigest` is the output
@@ -46,6 +101,8 @@ export interface GoldAnswers {
   /** Time limit per query in ms. */
   timeoutMs: number;
   engine: string;
+  /** TIE_ANALYSIS when every `ok` answer was checked for ties (its `ties`); absent in files of earlier versions. */
+  tieAnalysis?: number;
   answers: GoldAnswer[];
 }
 
@@ -67,9 +124,51 @@ export interface GoldAnswersLookup {
  * @returns the stored answers, or undefined when none match (missing, unreadable, another build)
  */
 export function readGoldAnswers(build: string, graph: string, digest: string, lookup: GoldAnswersLookup = {}): GoldAnswers | undefined {
-  return [path.join(stateDir(build, lookup.state), STATE_FILES.goldAnswers(graph)), path.join(build, graph, ANSWERS_FILE)]
-    .map((f) => readJsonIfExists<GoldAnswers>(f))
-    .find((a) => a?.buildDigest === digest && Array.isArray(a.answers) && (lookup.timeoutMs === undefined || a.timeoutMs === lookup.timeoutMs));
+  return findGoldAnswers(build, graph, digest, lookup)?.answers;
+}
+
+/** Stored gold answers with the file they came from. */
+export interface StoredGoldAnswers {
+  file: string;
+  answers: GoldAnswers;
+}
+
+/**
+ * The gold answers `readGoldAnswers` would use, with their file.
+ * @returns undefined when none match (missing, unreadable, another build, another time limit)
+ */
+export function findGoldAnswers(build: string, graph: string, digest: string, lookup: GoldAnswersLookup = {}): StoredGoldAnswers | undefined {
+  for (const file of [path.join(stateDir(build, lookup.state), STATE_FILES.goldAnswers(graph)), path.join(build, graph, ANSWERS_FILE)]) {
+    let a: GoldAnswers;
+    try {
+      if (!fs.existsSync(file)) continue;
+      a = JSON.parse(fs.readFileSync(file, 'utf8')) as GoldAnswers;
+    } catch {
+      continue;
+    }
+    if (a?.buildDigest === digest && Array.isArray(a.answers) && (lookup.timeoutMs === undefined || a.timeoutMs === lookup.timeoutMs)) return { file, answers: a };
+  }
+  return undefined;
+}
+
+/** JSON with the keys of every object sorted (arrays keep their order): equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+/**
+ * The digest of one gold answer as `fkgqa stats` stored it (an entry of
+ * `<state>/gold-answers/<kg>.json`): sha256 (hex, first 16 digits) of the canonical JSON of the
+ * whole entry (query id, status, error, rows, empty, ordered, results, ties), or null when there is
+ * none. It is what a run record's `build.goldDigest` holds (run format `fkgqa-run/2`, written by
+ * eval) and what `fkgqa score` checks it against: recomputing the answer with another outcome (a
+ * time limit hit before) changes it, and so does a change of the entry's shape (the tie analysis
+ * added `ties` to the 31 dev answers that depend on ties); storing the same entry again does not.
+ */
+export function goldAnswerDigest(answer: GoldAnswer | undefined): string | null {
+  return answer ? crypto.createHash('sha256').update(canonicalJson(answer)).digest('hex').slice(0, 16) : null;
 }
 
 /** The gold answer of one query as `verify` and `score` compare with it: stored, or computed on the unsharded graph. */
@@ -81,9 +180,11 @@ export interface GoldResult {
   /** Stored by `fkgqa stats` (`<state>/gold-answers/<kg>.json`, for this very build), or computed here on the union of the graph's shards. */
   source: 'gold-answers.json' | 'computed';
   results?: JsonResults;
+  /** Its dependence on ties (stored answers with a tie analysis only). */
+  ties?: GoldTies;
 }
 
 /** The stored answers by query id, in the shape `verify` and `score` compare with (`GoldResult`). */
 export function goldResultsById(stored: GoldAnswers): Map<string, GoldResult> {
-  return new Map(stored.answers.map((a) => [a.query, { status: a.status, error: a.error, rows: a.rows, results: a.results as JsonResults | undefined, source: 'gold-answers.json' as const }]));
+  return new Map(stored.answers.map((a) => [a.query, { status: a.status, error: a.error, rows: a.rows, results: a.results as JsonResults | undefined, source: 'gold-answers.json' as const, ...(a.ties ? { ties: a.ties } : {}) }]));
 }

@@ -357,7 +357,10 @@ export function program(): Command {
     .option('--out <file>', 'write the report to FILE instead of stdout')
     .option('--html <file>', 'also write the HTML report to FILE (stats\'s spelling; the same as --format html --out FILE besides the report on stdout)')
     .option('--per-run <file>', 'also write one CSV row per run to FILE')
-    .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY').argParser(integer('--timeout', 1)).default(60_000))
+    .addOption(new Option('--timeout <ms>', 'time limit of each query that finds the shards where a pattern under MINUS or FILTER NOT EXISTS matches').argParser(integer('--timeout', 1)).default(60_000))
+    .option('--allow-other-build', 'score runs made on another build or against other gold answers (and fkgqa-run/1 runs, which name no build) against this one; refused by default')
+    .option('--paper-with-scripted', "also give the paper's figures beside scripted agents (oracle, trivial, single); by default only beside models")
+    .option('--view <page>', 'HTML: the run viewer page written by fkgqa view; each run not correct links to PAGE#run=<id>')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('score'));
 

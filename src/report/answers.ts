@@ -1,9 +1,25 @@
 /**
  * Computing gold answers: every distinct gold query on its unsharded graph (`fkgqa stats`; stored
- * and read through src/build/gold-answers.ts).
+ * and read through src/build/gold-answers.ts), and whether each answer depends on how ties under
+ * ORDER BY are broken (issue 18 item 6; the definitions are in src/answers/ties.ts).
  */
+import sparqljs from 'sparqljs';
 import type { StoreWorker } from '../common/store-worker.js';
-import type { GoldAnswer, SparqlJsonResults } from '../build/gold-answers.js';
+import type { GoldAlternative, GoldAnswer, GoldTies, SparqlJsonResults } from '../build/gold-answers.js';
+import type { JsonResults } from '../sparql/results.js';
+import { compareResults } from '../answers/compare.js';
+import {
+  answerVariables,
+  keyQuery,
+  singleSolution,
+  subSelectChoices,
+  tieAnalysisProblem,
+  tieSegments,
+  windowedSubSelects,
+  withSubSelectAnswers,
+  type SubSelectAnswer,
+  type TieSegment,
+} from '../answers/ties.js';
 
 /** A distinct gold query to execute. */
 export interface GoldQueryToRun {
@@ -13,13 +29,172 @@ export interface GoldQueryToRun {
   /** `SELECT`, `ASK`, `CONSTRUCT` or `DESCRIBE`. */
   queryType: string;
   ordered: boolean;
+  /** The parsed query (ParsedQuery.ast): needed for the tie analysis; without it none is made. */
+  ast?: sparqljs.SparqlQuery;
+}
+
+/** Most choices among tied solutions enumerated per query (each runs the query once); beyond it the dependence is `unknown`. */
+export const MAX_TIE_CHOICES = 64;
+/** Most rows kept over all alternatives of one query; beyond it the dependence is `unknown`. */
+export const MAX_ALTERNATIVE_ROWS = 50_000;
+
+/** `ORDER BY … LIMIT … OFFSET …` of a SELECT, as text (for reasons). */
+function windowText(q: sparqljs.SelectQuery): string {
+  const text = new sparqljs.Generator({ allPrefixes: false }).stringify({ ...q, type: 'query', prefixes: {} } as sparqljs.SparqlQuery);
+  const m = /ORDER BY[\s\S]*$/i.exec(text);
+  return (m ? m[0] : 'ORDER BY').replace(/\s+/g, ' ').replace(/<http:\/\/valuenet\/ontop\/([^>]*)>/g, ':$1').trim();
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Decides whether a gold answer depends on how ties under ORDER BY are broken, on the store that
+ * computed it (the unsharded graph), and returns what scoring needs to accept every admissible
+ * answer (`GoldTies`), or undefined when the answer is the only correct one.
+ *
+ * - Top-level ORDER BY: the key query (`keyQuery`: ORDER BY keys projected, no LIMIT/OFFSET) gives
+ *   every solution in order; runs of equal keys that overlap the kept window and hold distinct rows
+ *   become `segments` (`tieSegments`).
+ * - A sub-SELECT with ORDER BY and LIMIT/OFFSET: its own key query gives its tied solutions; every
+ *   distinct choice among those cut by its window (at most MAX_TIE_CHOICES) is put in place of the
+ *   sub-SELECT as VALUES and the whole query run again; each answer that differs from gold is an
+ *   `alternative` (with its own top-level segments).
+ * A time limit, an error, too many choices or a blank node in a choice make it `unknown`, with the
+ * reason.
+ * @param store the unsharded graph (a StoreWorker)
+ * @param q the query (with its `ast`)
+ * @param gold its gold answer, computed on `store`
+ * @param timeoutMs time limit of each query run here, in ms
+ */
+export async function analyseGoldTies(store: StoreWorker, q: GoldQueryToRun, gold: GoldAnswer, timeoutMs: number): Promise<GoldTies | undefined> {
+  const ast = q.ast;
+  if (!ast || ast.type !== 'query' || ast.queryType !== 'SELECT' || gold.status !== 'ok' || !gold.results || typeof gold.results !== 'object' || gold.results.boolean !== undefined) return undefined;
+  const goldResults = gold.results as JsonResults;
+  const run = async (text: string): Promise<JsonResults | string> => {
+    const o = await store.query({ query: text, resultsFormat: 'application/sparql-results+json', timeoutMs });
+    return o.status === 'ok' ? (JSON.parse(o.body) as JsonResults) : o.status === 'timeout' ? `a time limit of ${timeoutMs} ms` : `an error (${o.error})`;
+  };
+  const reasons: string[] = [];
+  let unknown = false;
+  let choice = false;
+
+  // Top-level segments of an answer of `query` (the gold query, or one with sub-SELECTs inlined).
+  const segmentsOf = async (query: sparqljs.SparqlQuery, answer: JsonResults): Promise<TieSegment[] | string> => {
+    if (query.type !== 'query' || query.queryType !== 'SELECT' || !query.order?.length || singleSolution(query)) return [];
+    const problem = tieAnalysisProblem(query);
+    if (problem) return problem;
+    const keyed = await run(keyQuery(query)!);
+    if (typeof keyed === 'string') return `the key query ran into ${keyed}`;
+    return tieSegments(query, keyed, answer.head.vars ?? answerVariables(keyed));
+  };
+
+  // Sub-SELECTs that keep a window of tied solutions.
+  const alternatives: GoldAlternative[] = [];
+  const subs = windowedSubSelects(ast);
+  if (subs.length > 0) {
+    const nested = subs.some((s) => windowedSubSelects({ ...s, type: 'query', prefixes: {} } as sparqljs.SparqlQuery).length > 0);
+    const perSub: { sub: sparqljs.SelectQuery; vars: string[]; choices: SubSelectAnswer['rows'][] }[] = [];
+    for (const sub of subs) {
+      const problem = nested ? 'a windowed sub-SELECT inside another' : tieAnalysisProblem({ ...sub, type: 'query', prefixes: {} } as sparqljs.SparqlQuery);
+      if (problem) {
+        unknown = true;
+        reasons.push(`sub-SELECT ${windowText(sub)}: not analysed (${problem})`);
+        continue;
+      }
+      const keyed = await run(keyQuery({ ...sub, prefixes: {} } as sparqljs.SparqlQuery)!);
+      if (typeof keyed === 'string') {
+        unknown = true;
+        reasons.push(`sub-SELECT ${windowText(sub)}: its key query ran into ${keyed}`);
+        continue;
+      }
+      const c = subSelectChoices(sub, keyed, MAX_TIE_CHOICES);
+      if (c.status === 'fixed') continue;
+      if (c.status === 'too-many') {
+        unknown = true;
+        reasons.push(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: more than ${MAX_TIE_CHOICES} choices, not enumerated`);
+        continue;
+      }
+      reasons.push(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: ${plural(c.choices.length, 'choice')}`);
+      perSub.push({ sub, vars: answerVariables(keyed), choices: c.choices });
+    }
+    if (perSub.length > 0 && !unknown) {
+      let combos: SubSelectAnswer[][] = [[]];
+      for (const s of perSub) combos = combos.flatMap((c) => s.choices.map((rows) => [...c, { sub: s.sub, rows, vars: s.vars }]));
+      if (combos.length > MAX_TIE_CHOICES) {
+        unknown = true;
+        reasons.push(`${combos.length} combinations of choices: more than ${MAX_TIE_CHOICES}, not enumerated`);
+      } else {
+        const ordered = Boolean(ast.order?.length);
+        let reproduced = false;
+        let rows = 0;
+        for (const combo of combos) {
+          const rewritten = withSubSelectAnswers(ast, combo);
+          if (!rewritten) {
+            unknown = true;
+            reasons.push('a tied solution holds a blank node (VALUES cannot)');
+            break;
+          }
+          const answer = await run(rewritten.text);
+          if (typeof answer === 'string') {
+            unknown = true;
+            reasons.push(`a choice's query ran into ${answer}`);
+            break;
+          }
+          if (compareResults(goldResults, answer, ordered).identical) {
+            reproduced = true;
+            continue;
+          }
+          if (alternatives.some((a) => compareResults(a.results as JsonResults, answer, ordered).identical)) continue;
+          rows += answer.results?.bindings.length ?? 0;
+          if (rows > MAX_ALTERNATIVE_ROWS) {
+            unknown = true;
+            reasons.push(`the alternatives hold more than ${MAX_ALTERNATIVE_ROWS} rows`);
+            break;
+          }
+          const segs = await segmentsOf(rewritten.ast, answer);
+          if (typeof segs === 'string') {
+            unknown = true;
+            reasons.push(`an alternative's top-level ties: ${segs}`);
+          }
+          alternatives.push({ results: answer as SparqlJsonResults, ...(typeof segs !== 'string' && segs.length ? { segments: segs } : {}) });
+        }
+        if (!unknown) {
+          choice = alternatives.length > 0;
+          reasons.push(`${plural(alternatives.length + 1, 'admissible answer')} (gold${alternatives.length ? ` and ${plural(alternatives.length, 'other')}` : ''})` + (reproduced ? '' : '; no choice reproduces the stored gold answer'));
+        }
+      }
+    }
+  }
+
+  // Ties of the top-level ORDER BY in the gold answer.
+  const segments = await segmentsOf(ast, goldResults);
+  if (typeof segments === 'string') {
+    unknown = true;
+    reasons.push(`top-level ${windowText(ast as sparqljs.SelectQuery)}: not analysed (${segments})`);
+  } else if (segments.length > 0) {
+    const cut = segments.filter((s) => s.rows);
+    if (cut.length > 0) {
+      choice = true;
+      reasons.push(`top-level ${windowText(ast as sparqljs.SelectQuery)}: ${cut.map((s) => `${s.tied} solutions tie (ORDER BY key ${s.key}) for ${plural(s.take, 'place')}`).join('; ')}`);
+    }
+    const open = segments.filter((s) => !s.rows);
+    if (open.length > 0) reasons.push(`top-level ${windowText(ast as sparqljs.SelectQuery)}: the order of ${open.reduce((n, s) => n + s.take, 0)} rows in ${plural(open.length, 'run')} of tied keys is open`);
+  }
+  if (!unknown && !choice && (typeof segments === 'string' || segments.length === 0)) return undefined;
+  return {
+    dependence: unknown ? 'unknown' : choice ? 'choice' : 'order',
+    reason: reasons.join('; '),
+    ...(typeof segments !== 'string' && segments.length ? { segments } : {}),
+    ...(alternatives.length ? { alternatives } : {}),
+  };
 }
 
 /**
  * Executes every query on a store holding the unsharded graph (the union of the graph's shards,
  * which guarantee 1 of `fkgqa partition` makes equal to the input), each under a time limit that
- * stops it (StoreWorker). A failing or timed-out query is recorded with its status, never dropped.
- * `onQuery` is told when each query starts and ends (progress, see ProgressTicker).
+ * stops it (StoreWorker), and analyses each answer's dependence on ties (`analyseGoldTies`, for
+ * queries given with their `ast`). A failing or timed-out query is recorded with its status, never
+ * dropped. `onQuery` is told when each query starts and ends (progress, see ProgressTicker).
  */
 export async function executeGoldQueries(
   store: StoreWorker,
@@ -36,18 +211,45 @@ export async function executeGoldQueries(
       resultsFormat: graphResult ? 'application/n-triples' : 'application/sparql-results+json',
       timeoutMs,
     });
-    if (r.status === 'timeout') out.push({ query: q.id, status: 'timeout', ordered: q.ordered });
-    else if (r.status === 'error') out.push({ query: q.id, status: 'error', error: r.error, ordered: q.ordered });
+    let a: GoldAnswer;
+    if (r.status === 'timeout') a = { query: q.id, status: 'timeout', ordered: q.ordered };
+    else if (r.status === 'error') a = { query: q.id, status: 'error', error: r.error, ordered: q.ordered };
     else if (graphResult) {
       const rows = r.body.split('\n').filter((l) => l.trim()).length;
-      out.push({ query: q.id, status: 'ok', rows, empty: rows === 0, ordered: q.ordered, results: r.body });
+      a = { query: q.id, status: 'ok', rows, empty: rows === 0, ordered: q.ordered, results: r.body };
     } else {
       const results = JSON.parse(r.body) as SparqlJsonResults;
       const rows = results.results ? results.results.bindings.length : 1;
       const empty = results.results ? rows === 0 : results.boolean === false;
-      out.push({ query: q.id, status: 'ok', rows, empty, ordered: q.ordered, results });
+      a = { query: q.id, status: 'ok', rows, empty, ordered: q.ordered, results };
     }
+    const ties = await analyseGoldTies(store, q, a, timeoutMs);
+    out.push(ties ? { ...a, ties } : a);
     onQuery?.done(`${q.id} (gold answer)`);
+  }
+  return out;
+}
+
+/**
+ * The tie analysis of stored gold answers (computed before gold-answers files carried it): each
+ * answer of `queries` analysed on `store` (`analyseGoldTies`); answers are otherwise kept as stored.
+ */
+export async function analyseStoredTies(
+  store: StoreWorker,
+  queries: GoldQueryToRun[],
+  answers: GoldAnswer[],
+  timeoutMs: number,
+  onQuery?: { start(id: string): void; done(id: string): void },
+): Promise<GoldAnswer[]> {
+  const byId = new Map(queries.map((q) => [q.id, q]));
+  const out: GoldAnswer[] = [];
+  for (const stored of answers) {
+    const { ties: _old, ...a } = stored;
+    const q = byId.get(a.query);
+    onQuery?.start(`${a.query} (ties)`);
+    const ties = q ? await analyseGoldTies(store, q, a, timeoutMs) : undefined;
+    out.push(ties ? { ...a, ties } : a);
+    onQuery?.done(`${a.query} (ties)`);
   }
   return out;
 }

@@ -45,6 +45,9 @@ const WORDS: Record<string, string> = {
   failed: 'failed',
   timedOut: 'timed out',
   empty: 'empty',
+  tiesChoice: 'depend on which tied solutions a LIMIT keeps',
+  tiesOrder: 'depend on the order of tied rows only',
+  tiesUnknown: 'dependence on ties undecided',
 };
 
 /** A figure's path as words: `applicability.overQuestions.class` → "sharding applies, over questions, semantic (class)". */

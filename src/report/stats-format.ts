@@ -98,6 +98,8 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
   for (const q of s.queries.filter((x) => x.answerStatus === 'timeout' || x.answerStatus === 'error')) {
     L.push(`  ${q.query}: ${q.answerStatus}${q.answerError ? `: ${q.answerError}` : ''}`);
   }
+  L.push(`  depend on ties under ORDER BY: ${ga.tiesChoice} on which tied solutions a LIMIT keeps, ${ga.tiesOrder} on the order of tied rows only, ${ga.tiesUnknown} undecided (fkgqa score accepts every admissible answer)`);
+  for (const q of s.queries.filter((x) => x.answerTies === 'choice' || x.answerTies === 'unknown')) L.push(`  ${q.query} (${q.answerTies}): ${q.answerTiesReason}`);
   L.push('Per graph: shards (sizes in triples), rules (vertical/semantic/horizontal), CV');
   for (const g of s.graphs) {
     L.push(`  ${g.graph.padEnd(30)} ${String(g.shards).padStart(2)} [${g.shardSizes.join(', ')}]  ${g.rules} (${g.ruleKinds.predicate}/${g.ruleKinds.class}/${g.ruleKinds.horizontal})  ${g.shardBalanceCv}`);

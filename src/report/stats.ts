@@ -8,8 +8,8 @@ import { writeFileAtomic } from '../common/output.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import type { GraphManifest } from '../partition/index.js';
-import { executeGoldQueries, type GoldQueryToRun } from './answers.js';
-import { readGoldAnswers, type GoldAnswer, type GoldAnswers } from '../build/gold-answers.js';
+import { analyseStoredTies, executeGoldQueries, type GoldQueryToRun } from './answers.js';
+import { readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type GoldAnswers } from '../build/gold-answers.js';
 import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
 import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
 import { realisedShards } from './provenance.js';
@@ -71,6 +71,10 @@ export interface QueryStats {
   answerRows: number | null;
   /** The gold answer has no rows (or is ASK false). */
   answerEmpty: boolean | null;
+  /** How the gold answer depends on ties under ORDER BY (GoldTies of src/build/gold-answers.ts): `none`, `order`, `choice` or `unknown`; null without an answer. */
+  answerTies: 'none' | 'order' | 'choice' | 'unknown' | null;
+  /** Where the tie is, in words (when answerTies is not `none`). */
+  answerTiesReason?: string;
   answerError?: string;
 }
 
@@ -115,7 +119,12 @@ export interface BuildFigures {
     oneShard: { overGraphQueryPairs: Share; overQuestions: Share };
     overGraphQueryPairs: Distribution;
   };
-  goldAnswers: { graphQueryPairs: number; executed: number; failed: number; timedOut: number; empty: number };
+  /**
+   * `tiesChoice`: answers another choice among tied solutions would change (a LIMIT/OFFSET cuts a
+   * run of ties, at the top level or in a sub-SELECT); `tiesOrder`: answers whose rows are fixed but
+   * the order of some tied rows is open; `tiesUnknown`: answers whose dependence was not decided.
+   */
+  goldAnswers: { graphQueryPairs: number; executed: number; failed: number; timedOut: number; empty: number; tiesChoice: number; tiesOrder: number; tiesUnknown: number };
   /** Queries whose realised fan-out is far below the implied one (section 4.2, Example 2), largest gap first. */
   gapExamples: { query: string; implied: number; realised: number }[];
 }
@@ -205,7 +214,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
       const p = parsed.get(q.id);
       if (!p) continue;
       const ast = p.ast as { queryType: string; order?: unknown[] };
-      toRun.push({ id: q.id, normalized: p.normalized, queryType: ast.queryType, ordered: Boolean(ast.order?.length) });
+      toRun.push({ id: q.id, normalized: p.normalized, queryType: ast.queryType, ordered: Boolean(ast.order?.length), ast: p.ast });
     }
     // Stored in the state folder (the build is read-only); answers an earlier version kept inside
     // the build are still read when they match it.
@@ -214,15 +223,17 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
     const reuse = !options.recompute && stored?.buildDigest === digest && stored.timeoutMs === options.timeoutMs;
     const nt = (f: { file: string }, graph?: string): StoreSource => ({ file: f.file, format: 'application/n-triples', graph });
     // Gold answers on the unsharded graph (all shards in the default graph) ...
+    // Answers stored before gold-answers files carried the tie analysis (TIE_ANALYSIS) are kept and
+    // only analysed for ties (src/report/answers.ts).
     const answersTask = (async () => {
-      if (reuse) {
+      if (reuse && stored!.tieAnalysis === TIE_ANALYSIS) {
         for (const q of toRun) ticker.done(q.id);
         return stored!.answers;
       }
       const store = await StoreWorker.start(files.map((f) => nt(f)));
       try {
-        const answers = await executeGoldQueries(store, toRun, options.timeoutMs, ticker);
-        const doc: GoldAnswers = { graph: m.graph, buildDigest: digest, timeoutMs: options.timeoutMs, engine: 'oxigraph 0.5.11', answers };
+        const answers = reuse ? await analyseStoredTies(store, toRun, stored!.answers, options.timeoutMs, ticker) : await executeGoldQueries(store, toRun, options.timeoutMs, ticker);
+        const doc: GoldAnswers = { graph: m.graph, buildDigest: digest, timeoutMs: options.timeoutMs, engine: stored?.engine && reuse ? stored.engine : 'oxigraph 0.5.11', tieAnalysis: TIE_ANALYSIS, answers };
         writeStateJson(answersFile, doc);
         return answers;
       } finally {
@@ -267,7 +278,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
     const [answers, realised] = await Promise.all([answersTask, realisedTask]);
     perGraph.set(m.graph, { answers, realised });
     log(
-      `${m.graph}: ${m.queries.length} queries, gold answers ${reuse ? 'reused' : 'computed'}, ` +
+      `${m.graph}: ${m.queries.length} queries, gold answers ${reuse ? (stored!.tieAnalysis === TIE_ANALYSIS ? 'reused' : 'reused, ties analysed') : 'computed'}, ` +
         `realised fan-out ${reuseProvenance ? 'reused' : 'computed'} (${Math.round(performance.now() - t0)} ms)`,
     );
   }).finally(() => ticker.stop());
@@ -313,6 +324,8 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
         answerStatus: a ? a.status : 'unparsable',
         answerRows: a?.rows ?? null,
         answerEmpty: a?.empty ?? null,
+        answerTies: a?.status === 'ok' ? (a.ties?.dependence ?? 'none') : null,
+        ...(a?.ties ? { answerTiesReason: a.ties.reason } : {}),
         ...(a?.error ? { answerError: a.error } : {}),
       };
     });
@@ -366,6 +379,9 @@ export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], 
       failed: answered.filter((q) => q.answerStatus === 'error').length,
       timedOut: answered.filter((q) => q.answerStatus === 'timeout').length,
       empty: answered.filter((q) => q.answerStatus === 'ok' && q.answerEmpty).length,
+      tiesChoice: answered.filter((q) => q.answerTies === 'choice').length,
+      tiesOrder: answered.filter((q) => q.answerTies === 'order').length,
+      tiesUnknown: answered.filter((q) => q.answerTies === 'unknown').length,
     },
     gapExamples: covered
       .filter((q) => q.realisedFanOut !== null && q.realisedFanOut > 0)

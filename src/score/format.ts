@@ -1,48 +1,82 @@
 /**
- * The score report as text, CSV and a self-contained HTML page with charts (Chart.js inlined, as
- * `fkgqa stats --html` does); every figure beside the paper's (src/score/paper.ts).
+ * The score report as text, CSV and a self-contained HTML page; every figure of a model's runs
+ * beside the paper's (src/score/paper.ts). Scripted agents (oracle, trivial, single) are no model
+ * of the paper and are compared with it only when asked (`paperWithScripted`).
+ *
+ * The HTML page is built so that it cannot mislead (issue 21 item 5): every rate is a percentage
+ * on one 0–100 scale (mean F1 too, ×100); a 0 % bar is drawn (a 2-pixel bar, outlined), distinct
+ * from a missing value ("no runs", "not reported"); n is written under every bar; the runs that
+ * were not correct are listed with their reasons, each linked into the run viewer (`fkgqa view`).
  */
+import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import { chartJs, esc, PAINTED_CHECK } from '../report/html.js';
+import { esc } from '../report/html.js';
 import { PAPER_MODELS, PAPER_QWEN_FAILURES, paperFigure, type FigureName } from './paper.js';
-import type { GroupScore, ScoreReport } from './score.js';
+import type { GroupScore, RunScore, ScoreReport, Share } from './score.js';
 import { VALIDITY_CLASSES } from './validity.js';
+import { FAILED_END_REASONS, SCORED_END_REASONS } from './records.js';
+
+/** Options of the report formats. */
+export interface ScoreFormatOptions {
+  /** Also give the paper's figures beside scripted agents (oracle, trivial, single). Default: only beside models. */
+  paperWithScripted?: boolean;
+  /**
+   * HTML: the run viewer page (`fkgqa view --out PAGE`), as the report should link to it (a path
+   * relative to the report, or a URL); each listed run links to `PAGE#run=<encodeURIComponent(id)>`.
+   */
+  viewPage?: string;
+}
 
 /** One row of the figure table: a figure of a group with the paper's values for that setup. */
 export interface FigureRow {
   group: string;
   figure: FigureName | string;
-  value: number;
+  /** The figure, or null when it has no denominator (no runs to compute it over). */
+  value: number | null;
   /** `count/of` where the figure is a share. */
   of?: string;
   paper: Record<string, number | null>;
   note?: string;
 }
 
+/** Whether the paper's figures are given beside a group. */
+const comparable = (g: GroupScore, o: ScoreFormatOptions) => !g.scripted || o.paperWithScripted === true;
+
+/** A share's percentage, or null over no runs. */
+const rate = (s: Share) => (s.of === 0 ? null : s.percent);
+
 /** The comparable figures of every group, each with the paper's value per model for its setup. */
-export function figureRows(r: ScoreReport): FigureRow[] {
+export function figureRows(r: ScoreReport, o: ScoreFormatOptions = {}): FigureRow[] {
   const rows: FigureRow[] = [];
   for (const g of r.groups) {
-    const add = (figure: FigureName | string, value: number, of?: string) => {
+    const add = (figure: FigureName | string, value: number | null, of?: string) => {
       const paper: Record<string, number | null> = {};
       const notes: string[] = [];
       for (const m of PAPER_MODELS) {
-        const p = paperFigure(figure as FigureName, m, g.setup);
+        const p = comparable(g, o) ? paperFigure(figure as FigureName, m, g.setup) : undefined;
         paper[m] = p?.value ?? null;
         if (p?.note) notes.push(`${m}: ${p.note}`);
       }
       rows.push({ group: g.group, figure, value, of, paper, ...(notes.length ? { note: notes.join('; ') } : {}) });
     };
-    add('accuracy %', g.accuracy.percent, `${g.accuracy.count}/${g.accuracy.of}`);
-    add('accuracy of executable gold %', g.accuracyExecutableGold.percent, `${g.accuracyExecutableGold.count}/${g.accuracyExecutableGold.of}`);
-    add('F1 (GRASP)', g.graspF1);
-    add('F1 (Spinach, row-major)', g.spinachF1);
-    add('syntactic validity %', g.validity.valid.percent, `${g.validity.valid.count}/${g.validity.valid.of}`);
-    add('consultation of submitted runs %', g.consultation.submitted.percent, `${g.consultation.submitted.count}/${g.consultation.submitted.of}`);
-    add('consultation of correct runs %', g.consultation.correct.percent, `${g.consultation.correct.count}/${g.consultation.correct.of}`);
-    add('trivial federation of submitted runs %', g.trivial.submitted.percent, `${g.trivial.submitted.count}/${g.trivial.submitted.of}`);
-    add('trivial federation of correct runs %', g.trivial.correct.percent, `${g.trivial.correct.count}/${g.trivial.correct.of}`);
-    add('all shards consulted %', g.allShards.percent, `${g.allShards.count}/${g.allShards.of}`);
+    const addShare = (figure: FigureName | string, s: Share) => add(figure, rate(s), `${s.count}/${s.of}`);
+    add('runs', g.runs);
+    add('runs in accuracy (all but model and infrastructure errors)', g.scored);
+    for (const e of SCORED_END_REASONS) add(`ended: ${e}${FAILED_END_REASONS.includes(e) ? ' (not in accuracy)' : ''}`, g.endReasons[e]);
+    addShare('accuracy %', g.accuracy);
+    addShare('accuracy of executable gold %', g.accuracyExecutableGold);
+    addShare('accuracy without necessarily empty answers %', g.accuracyWithoutNecessarilyEmpty);
+    addShare('accuracy on necessarily empty answers %', g.necessarilyEmpty);
+    add('accepted as another order or choice of tied solutions', g.byTies + g.byAlternative);
+    add('wrong where gold depends on ties not enumerated', g.tieUnresolved);
+    add('mean F1 (GRASP) %', g.scored ? Math.round(g.graspF1 * 10_000) / 100 : null);
+    add('mean F1 (Spinach, row-major) %', g.scored ? Math.round(g.spinachF1 * 10_000) / 100 : null);
+    addShare('syntactic validity %', g.validity.valid);
+    addShare('consultation of submitted runs %', g.consultation.submitted);
+    addShare('consultation of correct runs %', g.consultation.correct);
+    addShare('trivial federation of submitted runs %', g.trivial.submitted);
+    addShare('trivial federation of correct runs %', g.trivial.correct);
+    addShare('all shards consulted %', g.allShards);
     add('tokens per run (median)', g.tokens.median);
     add('runtime per run (median, s)', g.seconds.median);
     add('runtime per run (max, s)', g.seconds.max);
@@ -53,99 +87,247 @@ export function figureRows(r: ScoreReport): FigureRow[] {
   return rows;
 }
 
-const pct = (n: number) => (Number.isFinite(n) ? String(n) : '-');
+const num = (n: number | null) => (n === null || !Number.isFinite(n) ? '-' : String(n));
+
+/** Runs that are not correct: wrong (counted) or not counted (infrastructure errors). */
+const notCorrect = (r: ScoreReport, group: string) => r.perRun.filter((s) => s.group === group && !s.correct);
 
 /** The report as text: one block per group (figures beside the paper's), then the wrong runs' reasons in short. */
-export function formatScoreText(r: ScoreReport): string {
-  const lines: string[] = [`fkgqa score: ${r.runs} runs from ${r.files.join(', ')}; build ${r.shards}`];
-  const rows = figureRows(r);
+export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): string {
+  const lines: string[] = [`fkgqa score: ${r.runs} runs from ${r.files.join(', ')}; build ${r.shards} (output digest ${r.build.outputDigest})`];
+  for (const w of r.warnings) lines.push(`warning: ${w}`);
+  const rows = figureRows(r, o);
   for (const g of r.groups) {
-    lines.push('', `== ${g.group} (${g.runs} runs; ended: ${Object.entries(g.endReasons).map(([k, v]) => `${k} ${v}`).join(', ')})`);
-    lines.push(`${'figure'.padEnd(40)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
+    lines.push('', `== ${g.group} (${g.runs} runs; ended: ${Object.entries(g.endReasons).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    if (!comparable(g, o)) lines.push(`(a scripted agent: not compared with the paper's models; --paper-with-scripted to show their figures)`);
+    lines.push(`${'figure'.padEnd(54)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
     for (const row of rows.filter((x) => x.group === g.group)) {
-      lines.push(`${row.figure.padEnd(40)} ${pct(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${PAPER_MODELS.map((m) => (row.paper[m] === null ? '-' : String(row.paper[m])).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`);
+      lines.push(`${row.figure.padEnd(54)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`);
     }
     lines.push(`validity classes of ${g.validity.queries} queries: ${VALIDITY_CLASSES.map((c) => `${c} ${g.validity.classes[c]}`).join(', ')}`);
     const failed = g.validity.queries - g.validity.classes.ok;
     if (failed > 0) lines.push(`  shares of the ${failed} failed: ${Object.entries(g.validity.failureShares).map(([c, v]) => `${c} ${v} %`).join(', ')} (paper, Qwen3-8B: ${Object.entries(PAPER_QWEN_FAILURES).map(([c, v]) => `${c} ${v} %`).join(', ')})`);
-    lines.push(`tokens: total ${g.tokens.total}, median ${pct(g.tokens.median)}, min ${pct(g.tokens.min)}, max ${pct(g.tokens.max)}; accepted through ties under ORDER BY: ${g.byTies}`);
-    const wrong = r.perRun.filter((s) => s.group === g.group && !s.correct);
+    lines.push(`tokens: total ${g.tokens.total}, median ${num(g.tokens.median)}, min ${num(g.tokens.min)}, max ${num(g.tokens.max)}; accepted through ties: ${g.byTies} (top-level ORDER BY), ${g.byAlternative} (sub-SELECT)`);
+    if (g.infrastructure.runs > 0) lines.push(`infrastructure errors (not in accuracy): ${g.infrastructure.runs}: ${Object.entries(g.infrastructure.what).map(([w, n]) => `${n} × ${w}`).join('; ')}`);
+    if (g.modelErrors.runs > 0) lines.push(`model errors (not in accuracy): ${g.modelErrors.runs}: ${Object.entries(g.modelErrors.what).map(([w, n]) => `${n} × ${w}`).join('; ')}`);
+    const wrong = notCorrect(r, g.group).filter((s) => s.counted);
     if (wrong.length > 0) {
       lines.push(`wrong (${wrong.length}):`);
       for (const s of wrong.slice(0, 50)) lines.push(`  ${s.id} ${s.queryId}: ${s.reason}`);
-      if (wrong.length > 50) lines.push(`  … ${wrong.length - 50} more (see --format json or csv)`);
+      if (wrong.length > 50) lines.push(`  … ${wrong.length - 50} more (see --format json, csv or html)`);
     }
+  }
+  if (r.tieQuestions.length > 0) {
+    lines.push('', `gold answers that depend on ties (${r.tieQuestions.length} of the questions scored; any admissible answer is correct):`);
+    for (const t of r.tieQuestions) lines.push(`  ${t.queryId} (${t.dependence}): ${t.reason}`);
   }
   return lines.join('\n') + '\n';
 }
 
 /** The report as CSV: one row per group and figure, with the paper's values. */
-export function formatScoreCsv(r: ScoreReport): string {
+export function formatScoreCsv(r: ScoreReport, o: ScoreFormatOptions = {}): string {
   return stringify([
     ['group', 'figure', 'value', 'of', ...PAPER_MODELS.map((m) => `paper ${m}`), 'paper note'],
-    ...figureRows(r).map((x) => [x.group, x.figure, x.value, x.of ?? '', ...PAPER_MODELS.map((m) => x.paper[m] ?? ''), x.note ?? '']),
+    ...figureRows(r, o).map((x) => [x.group, x.figure, x.value ?? '', x.of ?? '', ...PAPER_MODELS.map((m) => x.paper[m] ?? ''), x.note ?? '']),
   ]);
 }
 
 /** One row per run as CSV (`--per-run`). */
 export function formatPerRunCsv(r: ScoreReport): string {
   return stringify([
-    ['id', 'group', 'kg', 'query', 'end', 'gold', 'correct', 'by ties', 'f1 grasp', 'f1 spinach', 'needed shards', 'consulted shards', 'consulted all needed', 'trivial', 'queries', 'valid', 'tokens', 'llm calls', 'sparql calls', 'void calls', 'seconds', 'reason'],
+    ['id', 'group', 'kg', 'query', 'end', 'counted', 'gold', 'gold kind', 'gold ties', 'correct', 'by ties', 'by alternative', 'f1 grasp', 'f1 spinach', 'needed shards', 'consulted shards', 'consulted all needed', 'trivial', 'queries', 'valid', 'tokens', 'llm calls', 'sparql calls', 'void calls', 'seconds', 'reason'],
     ...r.perRun.map((s) => [
-      s.id, s.group, s.kg, s.queryId, s.endReason, s.gold, s.correct, s.byTies, s.graspF1, s.spinachF1,
+      s.id, s.group, s.kg, s.queryId, s.endReason, s.counted, s.gold, s.goldKind, s.goldTies, s.correct, s.byTies, s.byAlternative, s.graspF1, s.spinachF1,
       s.neededShards?.join(' ') ?? '', s.consultedShards?.join(' ') ?? '', s.consultedAllNeeded ?? '', s.trivial ?? '',
       Object.values(s.validity).reduce((a, b) => a + b, 0), s.validity.ok, s.tokens, s.llmCalls, s.sparqlCalls, s.voidCalls, s.seconds, s.reason ?? '',
     ]),
   ]);
 }
 
+/** One bar of a chart: a percentage (null: no value), its n in words, and whether it is the paper's. */
+interface Bar {
+  label: string;
+  value: number | null;
+  /** Under the bar: `n = 42`, or why there is no n. */
+  n: string;
+  /** Why there is no value (`no runs`, `not reported`), when value is null. */
+  missing?: string;
+  paper: boolean;
+  title?: string;
+}
+
+const PALETTE = { run: '#4e79a7', paper: ['#f28e2b', '#76b7b2'] };
+
 /**
- * A self-contained HTML report: the figure table beside the paper, and charts of accuracy, syntactic
- * validity, consultation and trivial-federation rates per group (each with the paper's bars for
- * the same setup), and validity classes. `<body data-painted-charts=N>` counts painted canvases.
+ * A bar chart as SVG on a 0–100 % scale: one cluster of bars per group, each bar with its value
+ * above and its n below; a 0 % bar is 2 pixels high and outlined; a missing value has no bar but
+ * says why. Every bar is a `rect.bar` with `data-value`, and its n a `text.n` (checked in Chromium).
  */
-export function formatScoreHtml(r: ScoreReport): string {
+export function svgBarChart(id: string, clusters: { label: string; bars: Bar[] }[]): string {
+  const barW = 46;
+  const gap = 8;
+  const clusterGap = 34;
+  const left = 48;
+  const top = 22;
+  const plotH = 220;
+  const widths = clusters.map((c) => c.bars.length * barW + (c.bars.length - 1) * gap);
+  const width = Math.max(420, left + widths.reduce((a, w) => a + w + clusterGap, 0) + 10);
+  const height = top + plotH + 78;
+  const y = (v: number) => top + plotH - (v / 100) * plotH;
+  const parts: string[] = [];
+  for (const t of [0, 25, 50, 75, 100]) {
+    parts.push(`<line x1="${left}" x2="${width - 6}" y1="${y(t)}" y2="${y(t)}" stroke="${t === 0 ? '#333' : '#ddd'}"/>`);
+    parts.push(`<text x="${left - 6}" y="${y(t) + 4}" text-anchor="end" class="axis">${t} %</text>`);
+  }
+  let x = left + clusterGap / 2;
+  clusters.forEach((c, ci) => {
+    c.bars.forEach((b, bi) => {
+      const bx = x + bi * (barW + gap);
+      const color = b.paper ? PALETTE.paper[(bi - 1) % 2] : PALETTE.run;
+      if (b.value === null) {
+        parts.push(`<rect class="missing" x="${bx}" y="${y(100)}" width="${barW}" height="${plotH}" fill="none" stroke="#bbb" stroke-dasharray="3 3"/>`);
+        parts.push(`<text class="value" x="${bx + barW / 2}" y="${y(50)}" text-anchor="middle">${esc(b.missing ?? 'no value')}</text>`);
+      } else {
+        const v = Math.max(0, Math.min(100, b.value));
+        const h = Math.max(2, (v / 100) * plotH);
+        parts.push(`<rect class="bar${v === 0 ? ' zero' : ''}" data-value="${b.value}" x="${bx}" y="${y(0) - h}" width="${barW}" height="${h}" fill="${color}" stroke="${v === 0 ? '#000' : 'none'}" stroke-width="1"><title>${esc(b.title ?? `${b.label}: ${b.value} %, ${b.n}`)}</title></rect>`);
+        parts.push(`<text class="value" x="${bx + barW / 2}" y="${y(0) - h - 4}" text-anchor="middle">${b.value} %</text>`);
+      }
+      parts.push(`<text class="label" x="${bx + barW / 2}" y="${y(0) + 13}" text-anchor="middle">${esc(b.label)}</text>`);
+      parts.push(`<text class="n" x="${bx + barW / 2}" y="${y(0) + 25}" text-anchor="middle">${esc(b.n)}</text>`);
+    });
+    parts.push(`<text class="group" x="${x + widths[ci] / 2}" y="${y(0) + 44}" text-anchor="middle">${esc(c.label)}</text>`);
+    x += widths[ci] + clusterGap;
+  });
+  return `<svg id="${id}" class="chart" data-scale-max="100" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg" role="img">${parts.join('')}</svg>`;
+}
+
+/** The link of a run in the viewer page. */
+export function viewLink(viewPage: string, id: string): string {
+  return `${viewPage}#run=${encodeURIComponent(id)}`;
+}
+
+/**
+ * The view page as the report at `reportFile` links to it: a URL as given, a path relative to the
+ * report's folder (both are opened from disk).
+ */
+export function viewHref(viewPage: string, reportFile?: string): string {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(viewPage)) return viewPage;
+  if (!reportFile) return viewPage.split(path.sep).join('/');
+  const rel = path.relative(path.dirname(path.resolve(reportFile)), path.resolve(viewPage));
+  return rel.split(path.sep).join('/');
+}
+
+/** The in-page check run by headless browsers: every bar drawn (height ≥ 1.5 px) with its n below. */
+const BARS_CHECK = `const bars = [...document.querySelectorAll('svg.chart rect.bar')];
+let visible = 0, withN = 0;
+for (const b of bars) {
+  const r = b.getBoundingClientRect();
+  if (r.height >= 1.5 && r.width >= 1) visible++;
+  const ns = [...b.ownerSVGElement.querySelectorAll('text.n')].filter((t) => { const q = t.getBoundingClientRect(); return q.top >= r.bottom && Math.abs((q.left + q.right) / 2 - (r.left + r.right) / 2) < 2; });
+  if (ns.length === 1) withN++;
+}
+document.body.dataset.bars = String(bars.length);
+document.body.dataset.barsVisible = String(visible);
+document.body.dataset.barsWithN = String(withN);
+document.body.dataset.zeroBarsVisible = String(bars.filter((b) => b.classList.contains('zero') && b.getBoundingClientRect().height >= 1.5).length);`;
+
+/**
+ * A self-contained HTML report (module comment): charts of accuracy, accuracy without the
+ * necessarily empty answers, syntactic validity, consultation, trivial federation and mean F1 per
+ * group, each on a 0–100 % scale with n under every bar and, for models (and scripted agents when
+ * asked), the paper's bars for the same setup; the end reasons; the infrastructure errors; the
+ * gold answers that depend on ties; the figure table; and every run that was not correct, with its
+ * reason and a link into the run viewer when `viewPage` is given. The page needs no script to show
+ * its figures; a small script writes `data-bars`, `data-bars-visible`, `data-bars-with-n` on
+ * `<body>` for the rendering check.
+ */
+export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): string {
   const groups: GroupScore[] = r.groups;
-  const pick = (figure: FigureName) => PAPER_MODELS.map((m) => ({ label: `paper ${m}`, data: groups.map((g) => paperFigure(figure, m, g.setup)?.value ?? null) }));
-  const data = {
-    labels: groups.map((g) => g.group),
-    accuracy: [{ label: 'this run set', data: groups.map((g) => g.accuracy.percent) }, ...pick('accuracy %')],
-    validity: [{ label: 'this run set', data: groups.map((g) => g.validity.valid.percent) }, ...pick('syntactic validity %')],
-    consultation: [{ label: 'this run set (correct runs)', data: groups.map((g) => g.consultation.correct.percent) }, ...pick('consultation of correct runs %')],
-    trivial: [{ label: 'this run set (correct runs)', data: groups.map((g) => g.trivial.correct.percent) }, ...pick('trivial federation of correct runs %')],
-    classes: VALIDITY_CLASSES.map((c) => ({ label: c, data: groups.map((g) => g.validity.classes[c]) })),
-  };
-  const rows = figureRows(r)
-    .map((x) => `<tr><td>${esc(x.group)}</td><td>${esc(x.figure)}</td><td>${pct(x.value)}</td><td>${esc(x.of ?? '')}</td>${PAPER_MODELS.map((m) => `<td>${x.paper[m] ?? '-'}</td>`).join('')}<td>${esc(x.note ?? '')}</td></tr>`)
+  const chart = (id: string, title: string, figure: FigureName | undefined, pick: (g: GroupScore) => Share | { value: number | null; n: number }, unit = 'runs') =>
+    `<div class="figure"><h2>${esc(title)}</h2>\n` +
+    svgBarChart(
+      id,
+      groups.map((g) => {
+        const v = pick(g);
+        const s = 'count' in v ? { value: rate(v), n: v.of } : v;
+        const bars: Bar[] = [{ label: g.scripted ? g.agent : 'runs', value: s.value, n: `n = ${s.n}`, paper: false, ...(s.value === null ? { missing: `no ${unit}` } : {}) }];
+        if (figure && comparable(g, o)) {
+          for (const m of PAPER_MODELS) {
+            const p = paperFigure(figure, m, g.setup);
+            bars.push({ label: m, value: p?.value ?? null, n: 'n: not given', paper: true, missing: p?.note ? 'range only' : 'not reported', title: p?.note });
+          }
+        }
+        return { label: g.group, bars };
+      }),
+    ) +
+    '</div>';
+  const f1 = (x: number, g: GroupScore) => ({ value: g.scored ? Math.round(x * 10_000) / 100 : null, n: g.scored });
+  const rows = figureRows(r, o)
+    .map((x) => `<tr><td>${esc(x.group)}</td><td>${esc(x.figure)}</td><td>${num(x.value)}</td><td>${esc(x.of ?? '')}</td>${PAPER_MODELS.map((m) => `<td>${num(x.paper[m])}</td>`).join('')}<td>${esc(x.note ?? '')}</td></tr>`)
     .join('\n');
+  const link = (s: RunScore) => (o.viewPage ? `<a href="${esc(viewLink(o.viewPage, s.id))}">${esc(s.id)}</a>` : esc(s.id));
+  const wrongRows = r.perRun
+    .filter((s) => !s.correct)
+    .map((s) => `<tr class="${s.counted ? 'wrong' : 'infrastructure'}"><td>${link(s)}</td><td>${esc(s.queryId)}</td><td>${esc(s.question)}</td><td>${esc(s.endReason)}</td><td>${esc(s.reason ?? '')}</td></tr>`)
+    .join('\n');
+  const endRows = groups
+    .map((g) => `<tr><td>${esc(g.group)}</td>${SCORED_END_REASONS.map((e) => `<td>${g.endReasons[e]}</td>`).join('')}<td>${g.runs}</td></tr>`)
+    .join('\n');
+  const failedRows = groups
+    .flatMap((g) => [{ g, end: 'infrastructure_error', f: g.infrastructure }, { g, end: 'model_error', f: g.modelErrors }])
+    .filter((x) => x.f.runs > 0)
+    .map((x) => `<tr><td>${esc(x.g.group)}</td><td>${x.end}</td><td>${x.f.runs}</td><td>${Object.entries(x.f.what).map(([w, n]) => `${n} × ${esc(w)}`).join('<br>')}</td></tr>`)
+    .join('');
+  const classRows = groups
+    .map((g) => `<tr><td>${esc(g.group)}</td>${VALIDITY_CLASSES.map((c) => `<td>${g.validity.classes[c]} (${g.validity.queries ? Math.round((1000 * g.validity.classes[c]) / g.validity.queries) / 10 : 0} %)</td>`).join('')}<td>${g.validity.queries}</td></tr>`)
+    .join('\n');
+  const scriptedNote = groups.some((g) => g.scripted) && !o.paperWithScripted ? `<p>Scripted agents (${[...new Set(groups.filter((g) => g.scripted).map((g) => g.agent))].join(', ')}) are no model of the paper: its figures are drawn beside models only (<code>--paper-with-scripted</code> draws them beside scripted agents too).</p>` : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>fkgqa score</title>
 <style>
-body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child,th:first-child,td:nth-child(2){text-align:left}
-.chart{position:relative;height:320px;margin:1em 0 2em}
+body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right;vertical-align:top}td:first-child,th:first-child,td:nth-child(2){text-align:left}
+table.runs td,table.runs th{text-align:left}tr.infrastructure{color:#666}
+svg.chart{display:block;margin:0.5em 0 1.5em;overflow:visible}.charts{display:flex;flex-wrap:wrap;column-gap:2em}.figure{flex:1 1 520px}.figure h2{font-size:1.05em}svg text{font:11px system-ui,sans-serif;fill:#222}svg text.n,svg text.axis{fill:#555;font-size:10px}svg text.group{font-weight:600}
+.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 </style></head><body>
 <h1>fkgqa score</h1>
-<p>${r.runs} runs, ${groups.length} groups (setup | agent or model); build ${esc(r.shards)}. Definitions: docs/evaluation.md. Paper: FKGQA, section 6.</p>
-<h2>Accuracy (%)</h2><div class="chart"><canvas id="accuracy"></canvas></div>
-<h2>Syntactic validity (% of queries sent)</h2><div class="chart"><canvas id="validity"></canvas></div>
-<h2>Endpoint consultation (% of correct runs that named every needed shard)</h2><div class="chart"><canvas id="consultation"></canvas></div>
-<h2>Trivial federation (% of correct runs naming all shards when fewer suffice)</h2><div class="chart"><canvas id="trivial"></canvas></div>
-<h2>Validity classes (queries)</h2><div class="chart"><canvas id="classes"></canvas></div>
+<p>${r.runs} runs, ${groups.length} groups (setup | agent or model); build ${esc(r.shards)} (output digest ${esc(r.build.outputDigest)}). Definitions: docs/evaluation.md. Paper: FKGQA, section 6.
+Every rate is a percentage on the same 0–100 scale; n under each bar is the number of runs it is computed over (the paper does not give n per setup: 5,814 runs in all). A 0 % bar is a thin outlined bar; a dashed box is a value that does not exist (no runs, or not reported).</p>
+${r.warnings.length ? `<ul class="warnings">${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>` : ''}
+${scriptedNote}
+<p class="legend"><span style="background:${PALETTE.run}"></span>these runs<span style="background:${PALETTE.paper[0]}"></span>paper, ${PAPER_MODELS[0]}<span style="background:${PALETTE.paper[1]}"></span>paper, ${PAPER_MODELS[1]}</p>
+<div class="charts">
+${chart('accuracy', 'Accuracy (% of runs; model and infrastructure errors excluded)', 'accuracy %', (g) => g.accuracy)}
+${chart('accuracy-federated', 'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold)', undefined, (g) => g.accuracyWithoutNecessarilyEmpty)}
+${chart('validity', 'Syntactic validity (% of queries sent; n: queries)', 'syntactic validity %', (g) => g.validity.valid, 'queries')}
+${chart('consultation', 'Endpoint consultation (% of correct runs that named every needed shard)', 'consultation of correct runs %', (g) => g.consultation.correct, 'correct runs')}
+${chart('trivial', 'Trivial federation (% of correct runs naming all shards when fewer suffice)', 'trivial federation of correct runs %', (g) => g.trivial.correct, 'correct runs')}
+${chart('f1', 'Mean F1, GRASP (×100)', undefined, (g) => f1(g.graspF1, g))}
+</div>
+<h2>How the runs ended</h2>
+<table><tr><th>group</th>${SCORED_END_REASONS.map((e) => `<th>${esc(e)}</th>`).join('')}<th>runs</th></tr>
+${endRows}
+</table>
+<p>Limits (turn, message, token, time) count as wrong answers: the agent did not answer within them. Infrastructure errors (an endpoint or the federation engine failed) and model errors (the LLM API failed) are not the agent's answers and are in no rate; <code>fkgqa eval --retry-errors</code> reruns them.</p>
+${failedRows ? `<h2>Runs that failed (not in accuracy)</h2><table><tr><th>group</th><th>end reason</th><th>runs</th><th>what failed</th></tr>${failedRows}</table>` : ''}
+<h2>Validity classes (queries sent)</h2>
+<table><tr><th>group</th>${VALIDITY_CLASSES.map((c) => `<th>${c}</th>`).join('')}<th>queries</th></tr>
+${classRows}
+</table>
+${r.tieQuestions.length ? `<h2>Gold answers that depend on ties (${r.tieQuestions.length})</h2><p>Any admissible answer is scored correct: another order of tied rows, or another choice of the solutions a LIMIT keeps among ties.</p><table class="runs"><tr><th>query</th><th>dependence</th><th>why</th></tr>${r.tieQuestions.map((t) => `<tr><td>${esc(t.queryId)}</td><td>${t.dependence}</td><td>${esc(t.reason)}</td></tr>`).join('')}</table>` : ''}
 <h2>Figures beside the paper</h2>
 <table><tr><th>group</th><th>figure</th><th>value</th><th>of</th>${PAPER_MODELS.map((m) => `<th>paper ${m}</th>`).join('')}<th>paper note</th></tr>
 ${rows}
 </table>
-<script>${chartJs()}</script>
+<h2 id="not-correct">Runs not correct (${r.perRun.filter((s) => !s.correct).length})</h2>
+${o.viewPage ? `<p>Each run links to the run viewer (${esc(o.viewPage)}).</p>` : '<p>(<code>--view PAGE</code> links each run to the run viewer written by <code>fkgqa view</code>.)</p>'}
+<table class="runs"><tr><th>run</th><th>query</th><th>question</th><th>ended</th><th>reason</th></tr>
+${wrongRows}
+</table>
 <script>
-const data = ${JSON.stringify(data)};
-const palette = ['#4e79a7','#f28e2b','#e15759','#76b7b2','#59a14f','#edc948','#b07aa1'];
-const common = { responsive: true, maintainAspectRatio: false, animation: false };
-const bars = (id, sets, extra) => new Chart(document.getElementById(id), { type: 'bar', options: { ...common, ...(extra || {}) },
-  data: { labels: data.labels, datasets: sets.map((s, i) => ({ ...s, backgroundColor: palette[i % palette.length] })) } });
-bars('accuracy', data.accuracy); bars('validity', data.validity); bars('consultation', data.consultation); bars('trivial', data.trivial);
-bars('classes', data.classes, { scales: { x: { stacked: true }, y: { stacked: true } } });
-${PAINTED_CHECK}
+${BARS_CHECK}
 </script>
 </body></html>
 `;

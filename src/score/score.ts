@@ -1,62 +1,102 @@
 /**
- * `fkgqa score RUNS...`: scores agent runs (run lines of `fkgqa eval`, src/eval/record.ts) against
- * a build's gold answers, offline, with the metrics of section 6 of the FKGQA paper: accuracy,
- * F1 (GRASP and Spinach), syntactic validity of every query sent, endpoint consultation and the
- * trivial-federation rate, and the cost figures (tokens, LLM/SPARQL/VoID calls, runtime).
+ * `fkgqa score RUNS...`: scores agent runs (run lines of `fkgqa eval`, src/eval/record.ts, read by
+ * src/score/records.ts) against a build's gold answers, offline, with the metrics of section 6 of
+ * the FKGQA paper: accuracy, F1 (GRASP and Spinach), syntactic validity of every query sent,
+ * endpoint consultation and the trivial-federation rate, and the cost figures (tokens, LLM/SPARQL/
+ * VoID calls, runtime). A score means exactly "how well did the agent answer" (issue 18):
+ * - runs of another build are refused (build identity of `fkgqa-run/2`; `allowOtherBuild`);
+ * - runs that failed — `infrastructure_error` (an endpoint or the federation engine failed) and
+ *   `model_error` (the LLM API failed) — are reported apart, never in accuracy; the limits count as wrong;
+ * - an answer that another choice among tied solutions gives is correct (the tie analysis stored
+ *   with the gold answers by `fkgqa stats`, src/report/answers.ts);
+ * - questions whose answer is necessarily empty are reported apart (accuracy with and without).
  * Definitions: docs/evaluation.md, src/score/metrics.ts, src/score/validity.ts.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { distribution, percent, round } from '../report/figures.js';
 import { shardGraph } from '../report/stats.js';
-import { openBuild, readBuild } from '../build/open.js';
+import { graphShards, openBuild } from '../build/open.js';
 import { readNeededShards } from '../build/fan-out.js';
-import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold-answers.js';
+import { findGoldAnswers, goldAnswerDigest, goldResultsById, TIE_ANALYSIS, type GoldResult, type GoldTies } from '../build/gold-answers.js';
 import sparqljs from 'sparqljs';
 import { negatedTriples } from '../sparql/negation.js';
 import { MEDIA } from '../sparql/protocol.js';
 import type { JsonResults } from '../sparql/results.js';
-import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
+import { admittedBySegments, type TieSegment } from '../answers/ties.js';
 import { readGoldQueries } from '../build/benchmark.js';
-import { RUN_FORMATS, type EndReason, type RunRecord } from '../eval/record.js';
-import { graspF1, matchAnswer, spinachF1 } from './metrics.js';
+import { graspF1, matchAnswer, spinachF1, type AnswerMatch } from './metrics.js';
 import { classifyQuery, VALIDITY_CLASSES, type ValidityClass } from './validity.js';
 import { serviceTargets } from '../sparql/services.js';
+import { FAILED_END_REASONS, LIMIT_END_REASONS, readRunFiles, SCORED_END_REASONS, type RunLine, type ScoredEndReason, type ScoredRun } from './records.js';
 
 /** Options of `score`. */
 export interface ScoreOptions {
   /** Run files (JSON lines). */
   runs: string[];
-  /** The build the runs were made on (gold queries, gold answers, realised fan-out, shard files for ties). */
+  /** The build the runs were made on (gold queries, gold answers, realised fan-out, shard files). */
   shards: string;
-  /** Time limit of a key query for ties, in ms (default 60,000). */
+  /** Time limit of each query that finds the shards where a negated pattern matches, in ms (default 60,000). */
   timeoutMs?: number;
   /** The state folder of the build, where fkgqa stats stored gold answers (default `<shards>.state/`). */
   state?: string;
+  /**
+   * Score runs made on another build (another output digest or other gold answers) or that carry no
+   * build identity (`fkgqa-run/1`) against this one; without it such runs are refused (InputError).
+   */
+  allowOtherBuild?: boolean;
   progress?: (line: string) => void;
 }
+
+/** What kind of gold question a run asked (benchmark.json and the graph's manifest). */
+export type GoldKind = 'federated' | 'necessarily-empty' | 'not-federated';
 
 /** The score of one run. */
 export interface RunScore {
   id: string;
+  /** Where the run was read: `<file>:<line>`. */
+  source: string;
   group: string;
   setup: string;
   agent: string;
   model: string | null;
   kg: string;
   queryId: string;
-  endReason: EndReason;
+  /** The question (text). */
+  question: string;
+  endReason: ScoredEndReason;
+  /**
+   * Counted in accuracy: false for the runs that failed (FAILED_END_REASONS: `infrastructure_error`,
+   * an endpoint or the engine failed; `model_error`, the LLM API failed): they say nothing about how
+   * well the agent answers, and `fkgqa eval --retry-errors` reruns them.
+   */
+  counted: boolean;
+  /** What failed, for `infrastructure_error` runs. */
+  infrastructure?: string;
+  /** The API's error, for `model_error` runs. */
+  modelError?: string;
   /** `ok` when the gold answer exists; else the gold query's status (error, timeout, missing). */
   gold: 'ok' | 'error' | 'timeout' | 'missing';
-  /** The final answer matches gold (metrics.ts, matchAnswer). */
+  /**
+   * `federated`: covered with an implied fan-out of two shards or more; `necessarily-empty`: a
+   * required triple pattern matches nothing in the graph (section "answer necessarily empty" of
+   * docs/method.md); `not-federated`: uncoverable, unparsable or on one shard.
+   */
+  goldKind: GoldKind;
+  /** How the gold answer depends on ties (`none`, or GoldTies.dependence). */
+  goldTies: 'none' | GoldTies['dependence'];
+  /** The final answer matches gold (metrics.ts, matchAnswer), or an admissible answer under ties. */
   correct: boolean;
   /** Why not (absent when correct). */
   reason?: string;
-  /** Accepted only through ties under ORDER BY. */
+  /** Accepted only as another order or choice of solutions tied under the top-level ORDER BY. */
   byTies: boolean;
+  /** Accepted only as another admissible answer: another choice among solutions tied in a sub-SELECT. */
+  byAlternative: boolean;
+  /** Wrong, but the gold answer depends on ties that were not enumerated (GoldTies `unknown`): reported apart. */
+  tieUnresolved: boolean;
   graspF1: number;
   spinachF1: number;
   /**
@@ -98,12 +138,28 @@ export interface GroupScore {
   setup: string;
   agent: string;
   model: string | null;
+  /** Scripted agent (oracle, trivial, single): no model of the paper is comparable. */
+  scripted: boolean;
+  /** Every run of the group. */
   runs: number;
-  endReasons: Record<EndReason, number>;
+  /** Runs counted in accuracy: all but those that failed (`infrastructure_error`, `model_error`). */
+  scored: number;
+  endReasons: Record<ScoredEndReason, number>;
+  /** Runs that ended with infrastructure_error (never in accuracy), by what failed. */
+  infrastructure: { runs: number; what: Record<string, number> };
+  /** Runs that ended with model_error (never in accuracy), by the API's error. */
+  modelErrors: { runs: number; what: Record<string, number> };
+  /** Correct of the scored runs. */
   accuracy: Share;
-  /** Accuracy over runs whose gold answer exists (the unsharded graph answered the gold query). */
+  /** Accuracy over scored runs whose gold answer exists (the unsharded graph answered the gold query). */
   accuracyExecutableGold: Share;
+  /** Accuracy over scored runs with executable gold, without the questions whose answer is necessarily empty. */
+  accuracyWithoutNecessarilyEmpty: Share;
+  /** Accuracy over scored runs with executable gold on the questions whose answer is necessarily empty. */
+  necessarilyEmpty: Share;
   byTies: number;
+  byAlternative: number;
+  tieUnresolved: number;
   graspF1: number;
   spinachF1: number;
   validity: { queries: number; classes: Record<ValidityClass, number>; valid: Share; failureShares: Record<Exclude<ValidityClass, 'ok'>, number> };
@@ -117,68 +173,145 @@ export interface GroupScore {
   seconds: { median: number; max: number; total: number };
 }
 
+/** A gold query whose answer depends on ties, as the report lists it. */
+export interface TieQuestion {
+  queryId: string;
+  dependence: GoldTies['dependence'];
+  reason: string;
+  /** Admissible answers other than gold (sub-SELECT choices). */
+  alternatives: number;
+}
+
 /** The result of `score`. */
 export interface ScoreReport {
   shards: string;
+  /** The build's output digest, and the gold-answers file of each scored graph. */
+  build: { outputDigest: string; goldAnswers: Record<string, string> };
   files: string[];
   runs: number;
   groups: GroupScore[];
   perRun: RunScore[];
+  /** Gold queries of the scored runs whose answer depends on ties (stats' tie analysis). */
+  tieQuestions: TieQuestion[];
+  /** Torn last lines skipped, runs of another build scored with allowOtherBuild, … */
+  warnings: string[];
 }
 
 const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
 
 /**
- * Reads run lines; a later line with the same id replaces an earlier one (a resumed run).
- * @throws InputError naming the file and line of a line that is no run record
+ * Reads run lines (src/score/records.ts, `readRunFiles`): a later line with the same id replaces an
+ * earlier one; a torn last line is skipped.
+ * @throws InputError naming the file and line of a line that is no valid run record
  */
-export function readRuns(files: string[]): RunRecord[] {
-  const byId = new Map<string, RunRecord>();
-  for (const file of files) {
-    if (!fs.existsSync(file)) throw new InputError('run file not found', { file });
-    const lines = fs.readFileSync(file, 'utf8').split('\n');
-    lines.forEach((line, i) => {
-      if (!line.trim()) return;
-      let r: RunRecord;
-      try {
-        r = JSON.parse(line) as RunRecord;
-      } catch (e) {
-        throw new InputError(`not JSON: ${(e as Error).message}`, { file, line: i + 1 });
-      }
-      if (!(RUN_FORMATS as readonly string[]).includes(r?.format)) throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify(r?.format)}, expected ${RUN_FORMATS.join(' or ')})`, { file, line: i + 1 });
-      byId.set(r.id, r);
-    });
-  }
-  return [...byId.values()];
+export function readRuns(files: string[]): ScoredRun[] {
+  return readRunFiles(files).runs.map((l) => l.run);
 }
 
-const groupKey = (r: RunRecord) => `${r.setup}|${r.agent === 'llm' ? (r.model ?? 'llm') : r.agent}`;
+const SCRIPTED = new Set(['oracle', 'trivial', 'single']);
+const groupKey = (r: ScoredRun) => `${r.setup}|${r.agent === 'llm' ? (r.model ?? 'llm') : r.agent}`;
+
+/**
+ * Checks that every run was made on this build and against these gold answers (issue 18 item 4).
+ * @returns warnings for the runs of another build when `allow` is set
+ * @throws InputError naming the first such run (file, line), both digests and how many runs differ
+ */
+function checkBuildIdentity(lines: RunLine[], outputDigest: string, goldDigestOf: (queryId: string) => string | null, shards: string, allow: boolean): string[] {
+  const v1 = lines.filter((l) => l.run.format === 'fkgqa-run/1');
+  const other = lines.filter((l) => l.run.build && (l.run.build.outputDigest !== outputDigest || (l.run.build.goldDigest !== null && l.run.build.goldDigest !== goldDigestOf(l.run.question.queryId))));
+  const noGold = lines.filter((l) => l.run.build && l.run.build.outputDigest === outputDigest && l.run.build.goldDigest === null);
+  const warnings: string[] = [];
+  if (other.length > 0) {
+    const first = other[0];
+    const b = first.run.build!;
+    const q = first.run.question.queryId;
+    const what = `run ${first.run.id} was made on build ${b.outputDigest} with gold answer ${b.goldDigest} (${q}); --shards ${shards} is build ${outputDigest} with gold answer ${goldDigestOf(q)}` + (other.length > 1 ? ` (${other.length} runs of another build in all)` : '');
+    if (!allow) throw new InputError(`${what}: score runs against the build and gold answers they were made on, or pass --allow-other-build`, { file: first.file, line: first.line });
+    warnings.push(`${first.file}, line ${first.line}: ${what}; scored against this build because of --allow-other-build`);
+  }
+  if (v1.length > 0) {
+    const first = v1[0];
+    const what = `run ${first.run.id} is a fkgqa-run/1 record, which carries no build identity: nothing says it was made on build ${outputDigest}` + (v1.length > 1 ? ` (${v1.length} fkgqa-run/1 runs in all)` : '');
+    if (!allow) throw new InputError(`${what}; pass --allow-other-build to score it against this build anyway`, { file: first.file, line: first.line });
+    warnings.push(`${first.file}, line ${first.line}: ${what}; scored against it because of --allow-other-build`);
+  }
+  if (noGold.length > 0) warnings.push(`${noGold.length} runs record no gold-answers digest (fkgqa stats had not run when they were made): scored against the gold answers stored now`);
+  return warnings;
+}
+
+/**
+ * The verdict of an answer against gold and, when gold depends on ties, against every admissible
+ * answer (GoldTies: top-level segments, sub-SELECT alternatives with their own segments).
+ */
+export function matchAdmissible(gold: JsonResults, ties: GoldTies | undefined, pred: JsonResults, ordered: boolean): AnswerMatch & { byTies: boolean; byAlternative: boolean } {
+  const m = matchAnswer(gold, pred, ordered);
+  if (m.correct || !ties) return { ...m, byTies: false, byAlternative: false };
+  const segCheck = (ref: JsonResults, segments: GoldTies['segments']) => (segments?.length ? (renamed: JsonResults) => admittedBySegments(ref, segments as TieSegment[], renamed).admitted : undefined);
+  const bySegments = segCheck(gold, ties.segments) ? matchAnswer(gold, pred, true, segCheck(gold, ties.segments)) : undefined;
+  if (bySegments?.correct) return { ...bySegments, byTies: true, byAlternative: false };
+  for (const alt of ties.alternatives ?? []) {
+    const a = matchAnswer(alt.results as JsonResults, pred, ordered, ordered ? segCheck(alt.results as JsonResults, alt.segments) : undefined);
+    if (a.correct) return { ...a, byTies: false, byAlternative: true };
+  }
+  const admissible = 1 + (ties.alternatives?.length ?? 0);
+  return { ...m, reason: `${m.reason}${admissible > 1 ? ` (nor any of the ${admissible - 1} other admissible answers)` : ''}`, byTies: false, byAlternative: false };
+}
+
+/**
+ * F1 of an answer where gold may depend on ties: 1 for an answer accepted as admissible (it is one
+ * of the correct answers), else the best F1 against gold and each alternative (sub-SELECT choices).
+ */
+function f1Of(f: typeof graspF1, pred: JsonResults | undefined, gold: JsonResults, ties: GoldTies | undefined, correct: boolean): number {
+  if (correct && pred && ties) return 1;
+  const all = [gold, ...(ties?.alternatives ?? []).map((a) => a.results as JsonResults)];
+  return round(Math.max(...all.map((g) => f(pred, g))), 4);
+}
 
 /**
  * Scores runs (module comment).
- * @throws InputError for a missing build, a run file that does not parse, a run of a graph the
- *   build lacks, or a build without gold answers (run fkgqa stats first)
+ * @throws InputError for a missing build, a run file that does not parse or holds an invalid record
+ *   (file and line), a run of another build (unless `allowOtherBuild`), a run of a graph the build
+ *   lacks, or a build without gold answers with their tie analysis (run fkgqa stats first)
  */
 export async function score(options: ScoreOptions): Promise<ScoreReport> {
   const progress = options.progress ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const runs = readRuns(options.runs);
-  const build = readBuild(options.shards);
-  const digest = openBuild(options.shards, { checkShards: false }).build.outputDigest;
+  const { runs: lines, warnings } = readRunFiles(options.runs);
+  for (const w of warnings) progress(`fkgqa score: warning: ${w}`);
+  const opened = openBuild(options.shards, { checkShards: false });
+  const build = graphShards(opened);
+  const digest = opened.build.outputDigest;
   const { defaultPrefix, queries } = readGoldQueries(options.shards);
   const textOf = new Map(queries.map((q) => [q.id, q.text]));
+  const questionOf = new Map<string, string>();
+  const kindOf = new Map<string, GoldKind>();
+  const emptyIds = new Set(opened.manifests.flatMap((m) => ((m.queries as { id: string; necessarilyEmpty?: boolean }[] | undefined) ?? []).filter((q) => q.necessarilyEmpty).map((q) => q.id)));
+  for (const e of opened.benchmark.entries) {
+    if (!kindOf.has(e.queryId)) kindOf.set(e.queryId, emptyIds.has(e.queryId) ? 'necessarily-empty' : e.federated === true ? 'federated' : 'not-federated');
+    if (typeof e.index === 'number') questionOf.set(`${e.kg}|${e.index}`, e.question);
+  }
   const golds = new Map<string, Map<string, GoldResult>>();
+  const goldDigests = new Map<string, string | null>();
+  const goldFiles = new Map<string, string>();
   const realised = new Map<string, Map<string, string[] | null> | undefined>();
-  for (const kg of new Set(runs.map((r) => r.question.kg))) {
+  for (const kg of [...new Set(lines.map((l) => l.run.question.kg))].sort()) {
     const g = build.find((b) => b.graph === kg);
-    if (!g) throw new InputError(`the runs ask about graph ${kg}, which is not in the build`, { file: options.shards });
-    const stored = readGoldAnswers(options.shards, kg, digest, { state: options.state });
-    const answers = stored ? goldResultsById(stored) : undefined;
-    if (!answers) throw new InputError(`no gold answers of ${kg}: run fkgqa stats --shards ${options.shards} first`, { file: options.shards });
-    golds.set(kg, answers);
+    if (!g) {
+      const l = lines.find((x) => x.run.question.kg === kg)!;
+      throw new InputError(`run ${l.run.id} asks about graph ${kg}, which is not in the build ${options.shards}`, { file: l.file, line: l.line });
+    }
+    const stored = findGoldAnswers(options.shards, kg, digest, { state: options.state });
+    if (!stored) throw new InputError(`no gold answers of ${kg} for this build: run fkgqa stats --shards ${options.shards}${options.state ? ` --state ${options.state}` : ''} first`, { file: options.shards });
+    if (stored.answers.tieAnalysis !== TIE_ANALYSIS) throw new InputError(`the gold answers of ${kg} were stored before they carried the tie analysis: run fkgqa stats --shards ${options.shards}${options.state ? ` --state ${options.state}` : ''} again (it keeps the answers and adds what scoring needs)`, { file: stored.file });
+    golds.set(kg, goldResultsById(stored.answers));
+    goldFiles.set(kg, stored.file);
+    for (const a of stored.answers.answers) goldDigests.set(a.query, goldAnswerDigest(a));
     realised.set(kg, readNeededShards(options.shards, kg, digest, options.state));
   }
-  const stores = new Map<string, StoreWorker>();
+  for (const w of checkBuildIdentity(lines, digest, (q) => goldDigests.get(q) ?? null, options.shards, options.allowOtherBuild === true)) {
+    warnings.push(w);
+    progress(`fkgqa score: warning: ${w}`);
+  }
   const named = new Map<string, StoreWorker>();
   const negatedNeeded = new Map<string, string[] | null>();
   // Shards where a triple pattern under MINUS or FILTER (NOT) EXISTS matches: such a triple can
@@ -211,55 +344,42 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     negatedNeeded.set(id, out);
     return out;
   };
-  const keyed = new Map<string, JsonResults | null>();
-  const keyedAnswer = async (kg: string, id: string, ast: Parameters<typeof keyQuery>[0]): Promise<JsonResults | null> => {
-    if (keyed.has(id)) return keyed.get(id)!;
-    const kq = keyQuery(ast);
-    let out: JsonResults | null = null;
-    if (kq) {
-      let store = stores.get(kg);
-      if (!store) {
-        const g = build.find((b) => b.graph === kg)!;
-        store = await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
-        stores.set(kg, store);
-      }
-      const o = await store.query({ query: kq, resultsFormat: MEDIA.json, timeoutMs });
-      out = o.status === 'ok' ? (JSON.parse(o.body) as JsonResults) : null;
-    }
-    keyed.set(id, out);
-    return out;
-  };
 
   const perRun: RunScore[] = [];
+  const tieQuestions = new Map<string, TieQuestion>();
   try {
-    for (const r of runs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+    for (const { run: r, file, line } of [...lines].sort((a, b) => (a.run.id < b.run.id ? -1 : a.run.id > b.run.id ? 1 : 0))) {
       const kg = r.question.kg;
       const gold = golds.get(kg)!.get(r.question.queryId);
       const text = textOf.get(r.question.queryId);
-      if (!text) throw new InputError(`run ${r.id} asks gold query ${r.question.queryId}, which is not in the build's benchmark.json`, { file: options.shards });
+      if (!text) throw new InputError(`run ${r.id} asks gold query ${r.question.queryId}, which is not in the build's benchmark.json`, { file, line });
       const parsed = parseQuery(text, defaultPrefix);
       if (!parsed.ok) throw new InputError(`gold query does not parse: ${parsed.error}`, { query: r.question.queryId });
       const ast = parsed.query.ast;
       const ordered = ast.type === 'query' && !!(ast as { order?: unknown[] }).order?.length;
       const goldResults = gold?.status === 'ok' && gold.results && typeof gold.results === 'object' ? (gold.results as JsonResults) : undefined;
+      if (gold?.ties && !tieQuestions.has(r.question.queryId)) tieQuestions.set(r.question.queryId, { queryId: r.question.queryId, dependence: gold.ties.dependence, reason: gold.ties.reason, alternatives: gold.ties.alternatives?.length ?? 0 });
       const pred = r.final?.status === 'ok' ? r.final.results : undefined;
+      const counted = !FAILED_END_REASONS.includes(r.endReason);
       let correct = false;
       let reason: string | undefined;
       let byTies = false;
-      if (!goldResults) reason = `no gold answer (${gold ? gold.status : 'missing'})`;
-      else if (!pred) reason = r.finalQuery ? `the submitted query failed (${r.final?.status}: ${r.final?.error ?? ''})` : `nothing submitted (${r.endReason})`;
-      else {
-        let m = matchAnswer(goldResults, pred, ordered);
-        if (!m.correct && ordered) {
-          const k = await keyedAnswer(kg, r.question.queryId, ast);
-          if (k) {
-            m = matchAnswer(goldResults, pred, ordered, (renamed) => equivalentUnderTies(ast, k, renamed).equivalent);
-            byTies = m.correct;
-          }
-        }
+      let byAlternative = false;
+      if (r.endReason === 'infrastructure_error') reason = `infrastructure error (not the agent's fault, not in accuracy; fkgqa eval --retry-errors reruns it): ${r.infrastructure?.what ?? r.error ?? 'unknown'}`;
+      else if (r.endReason === 'model_error') reason = `model error (the LLM API failed; not in accuracy; fkgqa eval --retry-errors reruns it): ${r.error ?? 'unknown'}`;
+      else if (!goldResults) reason = `no gold answer (${gold ? gold.status : 'missing'})`;
+      else if (!pred) {
+        const limit = LIMIT_END_REASONS.includes(r.endReason) ? `hit the ${r.endReason.replace('_', ' ')} before answering` : undefined;
+        reason = limit ?? (r.finalQuery ? `the submitted query failed (${r.final?.status}: ${r.final?.error ?? ''})` : `nothing submitted (${r.endReason}${r.error ? `: ${r.error}` : ''})`);
+      } else {
+        const m = matchAdmissible(goldResults, gold?.ties, pred, ordered);
         correct = m.correct;
+        byTies = m.byTies;
+        byAlternative = m.byAlternative;
         reason = m.reason;
       }
+      const tieUnresolved = counted && !correct && !!goldResults && !!pred && gold?.ties?.dependence === 'unknown';
+      if (tieUnresolved) reason = `${reason}; the gold answer depends on ties that were not enumerated (${gold!.ties!.reason})`;
       const realisedShards = realised.get(kg)?.get(r.question.queryId) ?? null;
       const negated = realisedShards ? await negatedShardsOf(kg, r.question.queryId, ast) : null;
       const num = (x: string) => Number(/(\d+)$/.exec(x)?.[1] ?? 0);
@@ -283,19 +403,28 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
       }
       perRun.push({
         id: r.id,
+        source: `${file}:${line}`,
         group: groupKey(r),
         setup: r.setup,
         agent: r.agent,
         model: r.model,
         kg,
         queryId: r.question.queryId,
+        question: typeof r.question.text === 'string' ? r.question.text : (questionOf.get(`${kg}|${r.question.index}`) ?? ''),
         endReason: r.endReason,
+        counted,
+        ...(r.endReason === 'infrastructure_error' ? { infrastructure: r.infrastructure?.what ?? r.error ?? 'unknown' } : {}),
+        ...(r.endReason === 'model_error' ? { modelError: (r.error ?? 'unknown').slice(0, 200) } : {}),
         gold: gold ? gold.status : 'missing',
+        goldKind: kindOf.get(r.question.queryId) ?? 'not-federated',
+        goldTies: gold?.ties?.dependence ?? 'none',
         correct,
         reason: correct ? undefined : reason,
         byTies,
-        graspF1: goldResults ? round(graspF1(pred, goldResults), 4) : 0,
-        spinachF1: goldResults ? round(spinachF1(pred, goldResults), 4) : 0,
+        byAlternative,
+        tieUnresolved,
+        graspF1: goldResults && counted ? f1Of(graspF1, pred, goldResults, gold?.ties, correct) : 0,
+        spinachF1: goldResults && counted ? f1Of(spinachF1, pred, goldResults, gold?.ties, correct) : 0,
         neededShards: needed,
         graphShards: r.endpoints.length,
         consultedShards: consulted,
@@ -312,19 +441,43 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
       });
     }
   } finally {
-    for (const s of [...stores.values(), ...named.values()]) await s.close();
+    for (const s of named.values()) await s.close();
   }
   progress(`fkgqa score: ${perRun.length} runs scored`);
   const groups = [...new Set(perRun.map((s) => s.group))].sort().map((g) => aggregate(perRun.filter((s) => s.group === g)));
-  return { shards: path.resolve(options.shards), files: options.runs, runs: perRun.length, groups, perRun };
+  for (const g of groups) {
+    if (g.runs === g.scored) continue;
+    const w = `${g.group}: ${g.runs - g.scored} of ${g.runs} runs failed (${FAILED_END_REASONS.filter((e) => g.endReasons[e] > 0).map((e) => `${e} ${g.endReasons[e]}`).join(', ')}) and are in no rate: rerun them with fkgqa eval --retry-errors`;
+    warnings.push(w);
+    progress(`fkgqa score: warning: ${w}`);
+  }
+  return {
+    shards: path.resolve(options.shards),
+    build: { outputDigest: digest, goldAnswers: Object.fromEntries(goldFiles) },
+    files: options.runs,
+    runs: perRun.length,
+    groups,
+    perRun,
+    tieQuestions: [...tieQuestions.values()].sort((a, b) => (a.queryId < b.queryId ? -1 : 1)),
+    warnings,
+  };
 }
 
 /** The figures of a group of run scores. */
 export function aggregate(rs: RunScore[]): GroupScore {
   const first = rs[0];
+  const executable = (s: RunScore) => s.gold === 'ok';
   const count = (f: (s: RunScore) => boolean) => rs.filter(f).length;
-  const endReasons = { submitted: 0, cancelled: 0, turn_limit: 0, model_error: 0 } as Record<EndReason, number>;
-  for (const s of rs) endReasons[s.endReason] = (endReasons[s.endReason] ?? 0) + 1;
+  const endReasons = Object.fromEntries(SCORED_END_REASONS.map((e) => [e, 0])) as Record<ScoredEndReason, number>;
+  for (const s of rs) endReasons[s.endReason]++;
+  const infra: Record<string, number> = {};
+  const model: Record<string, number> = {};
+  for (const s of rs) if (s.infrastructure !== undefined) infra[s.infrastructure] = (infra[s.infrastructure] ?? 0) + 1;
+  for (const s of rs) if (s.modelError !== undefined) model[s.modelError] = (model[s.modelError] ?? 0) + 1;
+  // Accuracy, F1, validity, consultation and trivial federation are over the scored runs (an
+  // infrastructure or model error says nothing about the agent); the cost figures are over every run.
+  const all = rs;
+  rs = rs.filter((s) => s.counted);
   const classes = Object.fromEntries(VALIDITY_CLASSES.map((c) => [c, rs.reduce((n, s) => n + s.validity[c], 0)])) as Record<ValidityClass, number>;
   const queries = Object.values(classes).reduce((a, b) => a + b, 0);
   const failures = queries - classes.ok;
@@ -333,29 +486,37 @@ export function aggregate(rs: RunScore[]): GroupScore {
     const d = rs.filter((s) => among(s) && f(s) !== null);
     return share(d.filter((s) => f(s) === true).length, d.length);
   };
-  const tokens = distribution(rs.map((s) => s.tokens));
-  const secs = distribution(rs.map((s) => s.seconds));
-  const mean = (f: (s: RunScore) => number) => round(rs.reduce((a, s) => a + f(s), 0) / Math.max(1, rs.length), 2);
+  const tokens = distribution(all.map((s) => s.tokens));
+  const secs = distribution(all.map((s) => s.seconds));
+  const mean = (f: (s: RunScore) => number, over = rs) => round(over.reduce((a, s) => a + f(s), 0) / Math.max(1, over.length), 2);
   return {
     group: first.group,
     setup: first.setup,
     agent: first.agent,
     model: first.model,
-    runs: rs.length,
+    scripted: SCRIPTED.has(first.agent),
+    runs: all.length,
+    scored: rs.length,
     endReasons,
+    infrastructure: { runs: endReasons.infrastructure_error, what: infra },
+    modelErrors: { runs: endReasons.model_error, what: model },
     accuracy: share(count((s) => s.correct), rs.length),
-    accuracyExecutableGold: share(count((s) => s.correct && s.gold === 'ok'), count((s) => s.gold === 'ok')),
+    accuracyExecutableGold: share(count((s) => s.correct && executable(s)), count(executable)),
+    accuracyWithoutNecessarilyEmpty: share(count((s) => s.correct && executable(s) && s.goldKind !== 'necessarily-empty'), count((s) => executable(s) && s.goldKind !== 'necessarily-empty')),
+    necessarilyEmpty: share(count((s) => s.correct && executable(s) && s.goldKind === 'necessarily-empty'), count((s) => executable(s) && s.goldKind === 'necessarily-empty')),
     byTies: count((s) => s.byTies),
+    byAlternative: count((s) => s.byAlternative),
+    tieUnresolved: count((s) => s.tieUnresolved),
     graspF1: mean((s) => s.graspF1),
     spinachF1: mean((s) => s.spinachF1),
     validity: { queries, classes, valid: share(classes.ok, queries), failureShares },
     consultation: { submitted: decided((s) => s.consultedAllNeeded, () => true), correct: decided((s) => s.consultedAllNeeded, (s) => s.correct) },
     trivial: { submitted: decided((s) => s.trivial, () => true), correct: decided((s) => s.trivial, (s) => s.correct) },
     allShards: decided((s) => s.allShards, () => true),
-    tokens: { total: rs.reduce((a, s) => a + s.tokens, 0), median: tokens.median, min: tokens.min, max: tokens.max },
-    llmCallsPerRun: mean((s) => s.llmCalls),
-    sparqlCallsPerRun: mean((s) => s.sparqlCalls),
-    voidCallsPerRun: mean((s) => s.voidCalls),
-    seconds: { median: round(secs.median, 2), max: round(secs.max, 2), total: round(rs.reduce((a, s) => a + s.seconds, 0), 1) },
+    tokens: { total: all.reduce((a, s) => a + s.tokens, 0), median: tokens.median, min: tokens.min, max: tokens.max },
+    llmCallsPerRun: mean((s) => s.llmCalls, all),
+    sparqlCallsPerRun: mean((s) => s.sparqlCalls, all),
+    voidCallsPerRun: mean((s) => s.voidCalls, all),
+    seconds: { median: round(secs.median, 2), max: round(secs.max, 2), total: round(all.reduce((a, s) => a + s.seconds, 0), 1) },
   };
 }

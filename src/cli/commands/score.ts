@@ -4,13 +4,14 @@
  */
 import { writeFileAtomic } from '../../common/output.js';
 import { score } from '../../index.js';
-import { formatPerRunCsv, formatScoreCsv, formatScoreHtml, formatScoreText } from '../../score/format.js';
+import { formatPerRunCsv, formatScoreCsv, formatScoreHtml, formatScoreText, viewHref, type ScoreFormatOptions } from '../../score/format.js';
 import { stderrProgress } from '../progress.js';
 
 export async function run(runs: string[], o: Record<string, any>): Promise<void> {
   const format = o.json ? 'json' : o.format;
-  const r = await score({ runs, shards: o.shards, state: o.state, timeoutMs: o.timeout, progress: stderrProgress(o.quiet) });
-  const text = format === 'json' ? JSON.stringify(r, null, 2) + '\n' : format === 'csv' ? formatScoreCsv(r) : format === 'html' ? formatScoreHtml(r) : formatScoreText(r);
+  const r = await score({ runs, shards: o.shards, state: o.state, timeoutMs: o.timeout, allowOtherBuild: o.allowOtherBuild === true, progress: stderrProgress(o.quiet) });
+  const fo: ScoreFormatOptions = { paperWithScripted: o.paperWithScripted === true, ...(o.view ? { viewPage: viewHref(o.view, o.out) } : {}) };
+  const text = format === 'json' ? JSON.stringify(r, null, 2) + '\n' : format === 'csv' ? formatScoreCsv(r, fo) : format === 'html' ? formatScoreHtml(r, fo) : formatScoreText(r, fo);
   if (o.perRun) writeFileAtomic(o.perRun, formatPerRunCsv(r));
   if (o.html) writeFileAtomic(o.html, format === 'html' ? text : formatScoreHtml(r));
   if (o.out) writeFileAtomic(o.out, text);

@@ -1,0 +1,395 @@
+/**
+ * `fkgqa score`: reading and validating run records (fkgqa-run/1 and /2, built here by hand from
+ * the run-record contract), build identity, end reasons (infrastructure errors apart, limits as
+ * wrong), the HTML report in headless Chromium, and on Spider4SPARQL graphs the gold answers that
+ * depend on ties and the questions whose answer is necessarily empty.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { InputError } from '../src/common/errors.js';
+import { admittedBySegments, tieSegments } from '../src/answers/ties.js';
+import { goldAnswerDigest, type GoldAnswers } from '../src/build/gold-answers.js';
+import { parseQuery } from '../src/sparql/parse.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
+import { computeStats } from '../src/report/stats.js';
+import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
+import { formatScoreHtml, formatScoreText } from '../src/score/format.js';
+import { readRunFiles } from '../src/score/records.js';
+import { score } from '../src/score/score.js';
+import { DEMO, fkgqaSync, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+
+interface Entry {
+  index: number;
+  kg: string;
+  question: string;
+  queryId: string;
+  endpoints: string[];
+}
+
+/** A build with what a test needs to write run records for it by hand. */
+class TestBuild {
+  readonly entries: Entry[];
+  readonly outputDigest: string;
+  constructor(readonly dir: string) {
+    this.entries = JSON.parse(fs.readFileSync(path.join(dir, 'benchmark.json'), 'utf8')).entries;
+    this.outputDigest = JSON.parse(fs.readFileSync(path.join(dir, 'build.json'), 'utf8')).outputDigest;
+  }
+  entry(queryId: string): Entry {
+    return this.entries.find((e) => e.queryId === queryId)!;
+  }
+  goldEntry(queryId: string) {
+    const kg = queryId.split('/')[0];
+    const doc = JSON.parse(fs.readFileSync(path.join(`${this.dir}.state`, 'gold-answers', `${kg}.json`), 'utf8')) as GoldAnswers;
+    return doc.answers.find((a) => a.query === queryId)!;
+  }
+  gold(queryId: string): JsonResults {
+    return this.goldEntry(queryId).results as JsonResults;
+  }
+  /** The digest eval records for the question's gold answer. */
+  goldDigest(queryId: string): string | null {
+    return goldAnswerDigest(this.goldEntry(queryId));
+  }
+  /** A run record as fkgqa eval writes it (format fkgqa-run/2 unless told), answering `results`. */
+  record(queryId: string, o: { results?: JsonResults | null; model?: string; agent?: string; endReason?: string; format?: string; build?: object | null; extra?: object; repeat?: number } = {}): Record<string, unknown> {
+    const e = this.entry(queryId);
+    const endpoints = e.endpoints.map((id) => ({ id, url: `http://127.0.0.1:9/${id}/sparql`, shard: id.slice(e.kg.length + 1) }));
+    const agent = o.agent ?? 'llm';
+    const model = agent === 'llm' ? (o.model ?? 'fake-model') : null;
+    const format = o.format ?? 'fkgqa-run/2';
+    const submitted = o.results !== undefined && o.results !== null;
+    return {
+      format,
+      id: `baseline|${model ?? agent}|${e.index}|r${o.repeat ?? 0}`,
+      question: { index: e.index, kg: e.kg, text: e.question, queryId },
+      setup: 'baseline',
+      agent,
+      model,
+      baseUrl: null,
+      temperature: 0,
+      seed: null,
+      repeat: o.repeat ?? 0,
+      maxTurns: 10,
+      prompt: { name: 'baseline.md', sha256: '0'.repeat(64), text: '' },
+      tools: { source: 'in-process', names: ['run_sparql_query', 'submit_final_query', 'cancel'] },
+      endpoints,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      ms: 1500,
+      endReason: o.endReason ?? (submitted ? 'submitted' : 'turn_limit'),
+      messages: [],
+      steps: [{ type: 'tool', turn: 1, callId: 'c1', name: 'run_sparql_query', arguments: JSON.stringify({ query: 'SELECT * WHERE { SERVICE <http://127.0.0.1:9/x/sparql> { ?s ?p ?o } }' }), ms: 5, isError: false, result: '1 row' }],
+      finalQuery: submitted ? `SELECT * WHERE { ${endpoints.map((p) => `SERVICE <${p.url}> { ?s ?p ?o }`).join(' UNION ')} }` : null,
+      ...(submitted ? { final: { status: 'ok', ms: 10, rows: o.results!.results?.bindings.length ?? 1, results: o.results, route: 'federation', endpoints: endpoints.map((p) => p.url) } } : {}),
+      usage: { promptTokens: 100, completionTokens: 10, totalTokens: 110 },
+      counts: { llmCalls: 1, toolCalls: 1, sparqlCalls: 1, voidCalls: 0, retries: 0 },
+      ...(format === 'fkgqa-run/2' ? { build: o.build === undefined ? { outputDigest: this.outputDigest, goldDigest: this.goldDigest(queryId) } : o.build, toolSurface: { digest: '0123456789abcdef', tools: 3 } } : {}),
+      ...(o.extra ?? {}),
+    };
+  }
+}
+
+const lines = (...records: object[]) => records.map((r) => JSON.stringify(r) + '\n').join('');
+const literal = (value: string, datatype?: string): JsonTerm => ({ type: 'literal', value, ...(datatype ? { datatype } : {}) });
+const XSD = 'http://www.w3.org/2001/XMLSchema#';
+const count = (n: number): JsonResults => ({ head: { vars: ['n'] }, results: { bindings: [{ n: literal(String(n), `${XSD}integer`) }] } });
+
+let demo: TestBuild;
+const dir = tmpDir('fkgqa-score-');
+beforeAll(async () => {
+  const out = path.join(dir, 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
+  await computeStats({ shards: out, timeoutMs: 20_000 });
+  demo = new TestBuild(out);
+}, 120_000);
+
+describe('score / reading run records', () => {
+  it('a record without question, or whose final.results is no object, is bad input naming file and line (exit 2, not 3)', () => {
+    const noQuestion = path.join(dir, 'no-question.jsonl');
+    const { question: _q, ...rest } = demo.record('library/q1', { results: count(6) });
+    fs.writeFileSync(noQuestion, lines(demo.record('library/q2', { results: demo.gold('library/q2') }), rest));
+    let r = fkgqaSync(['score', noQuestion, '--shards', demo.dir, '-q']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${noQuestion}, line 2: "question" is missing or not an object`);
+    const badResults = path.join(dir, 'bad-results.jsonl');
+    const rec = demo.record('library/q1', { results: count(6) });
+    (rec.final as { results: unknown }).results = 'six';
+    fs.writeFileSync(badResults, lines(rec));
+    r = fkgqaSync(['score', badResults, '--shards', demo.dir, '-q']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${badResults}, line 1: "final.results" is not an object (SPARQL JSON results)`);
+    // A row that is no RDF term, and an end reason that does not exist, are named too.
+    (rec.final as { results: unknown }).results = { head: { vars: ['n'] }, results: { bindings: [{ n: 6 }] } };
+    fs.writeFileSync(badResults, lines(rec));
+    expect(() => readRunFiles([badResults])).toThrow(/line 1: "final.results".results.bindings\[0\].n is not an RDF term/);
+    fs.writeFileSync(badResults, lines(demo.record('library/q1', { results: count(6), endReason: 'gave_up' })));
+    expect(() => readRunFiles([badResults])).toThrow(/line 1: "endReason" "gave_up" is none of submitted, cancelled/);
+  });
+
+  it('skips a torn last line with a warning, names any other malformed line, reads a last line without newline that is whole', async () => {
+    const f = path.join(dir, 'torn.jsonl');
+    const a = JSON.stringify(demo.record('library/q1', { results: count(6) }));
+    const b = JSON.stringify(demo.record('library/q2', { results: demo.gold('library/q2') }));
+    fs.writeFileSync(f, `${a}\n${b}\n${b.slice(0, 200)}`);
+    const read = readRunFiles([f]);
+    expect(read.runs.map((l) => l.line)).toEqual([1, 2]);
+    expect(read.warnings).toEqual([`${f}, line 3: skipped a torn last line (200 characters, no newline, not JSON: a run being written when its writer stopped)`]);
+    const cli = fkgqaSync(['score', f, '--shards', demo.dir]);
+    expect(cli.code).toBe(0);
+    expect(cli.stderr).toContain('fkgqa score: warning: ');
+    expect(cli.stdout).toContain('warning: ');
+    expect(cli.stdout).toMatch(/accuracy %\s+100\s+2\/2/);
+    // The same torn text followed by a newline and another run is no torn last line: it is named.
+    fs.writeFileSync(f, `${a}\n${b.slice(0, 200)}\n${b}\n`);
+    expect(() => readRunFiles([f])).toThrow(InputError);
+    expect(() => readRunFiles([f])).toThrow(/torn\.jsonl, line 2: not JSON/);
+    // A whole last record without its newline is read.
+    fs.writeFileSync(f, `${a}\n${b}`);
+    expect(readRunFiles([f]).runs).toHaveLength(2);
+    expect(readRunFiles([f]).warnings).toEqual([]);
+  });
+});
+
+describe('score / build identity (issue 18 item 4)', () => {
+  it('refuses runs of another build or other gold answers naming both digests, and fkgqa-run/1 runs, unless --allow-other-build', async () => {
+    const f = path.join(dir, 'identity.jsonl');
+    const digest = demo.outputDigest;
+    const gold = demo.goldDigest('library/q1')!;
+    expect(gold).toMatch(/^[0-9a-f]{16}$/);
+    expect(demo.goldDigest('library/q2')).not.toBe(gold);
+    // Same build, same gold answers: scored.
+    fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6) })));
+    expect((await score({ runs: [f], shards: demo.dir })).groups[0].accuracy).toEqual({ count: 1, of: 1, percent: 100 });
+    // Another build (a run made with --seed 7).
+    fs.writeFileSync(f, lines(demo.record('library/q2', { results: demo.gold('library/q2') }), demo.record('library/q1', { results: count(6), build: { outputDigest: 'feedfacefeedface', goldDigest: '0123456789abcdef' } })));
+    await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(
+      `${f}, line 2: run baseline|fake-model|0|r0 was made on build feedfacefeedface with gold answer 0123456789abcdef (library/q1); --shards ${demo.dir} is build ${digest} with gold answer ${gold}: score runs against the build and gold answers they were made on, or pass --allow-other-build`,
+    );
+    const allowed = await score({ runs: [f], shards: demo.dir, allowOtherBuild: true });
+    expect(allowed.runs).toBe(2);
+    expect(allowed.warnings[0]).toContain('scored against this build because of --allow-other-build');
+    // Same build, another gold answer (e.g. recomputed with another time limit).
+    fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6), build: { outputDigest: digest, goldDigest: 'aaaaaaaaaaaaaaaa' } })));
+    await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(`with gold answer aaaaaaaaaaaaaaaa (library/q1); --shards ${demo.dir} is build ${digest} with gold answer ${gold}`);
+    // fkgqa-run/1 names no build.
+    fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6), format: 'fkgqa-run/1' })));
+    await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(/line 1: run baseline\|fake-model\|0\|r0 is a fkgqa-run\/1 record, which carries no build identity.*pass --allow-other-build/);
+    const cli = fkgqaSync(['score', f, '--shards', demo.dir, '-q']);
+    expect(cli.code).toBe(2);
+    expect((await score({ runs: [f], shards: demo.dir, allowOtherBuild: true })).perRun[0].correct).toBe(true);
+  });
+});
+
+describe('score / how runs ended (issue 18 item 3)', () => {
+  it('reports infrastructure and model errors apart (never in accuracy) and counts limits as wrong, each its own row', async () => {
+    const f = path.join(dir, 'ends.jsonl');
+    fs.writeFileSync(
+      f,
+      lines(
+        demo.record('library/q1', { results: count(6) }),
+        demo.record('library/q2', { results: count(6) }),
+        demo.record('library/q3', { endReason: 'infrastructure_error', extra: { infrastructure: { what: 'endpoint library-shard2 refused the connection', endpoint: 'http://127.0.0.1:9/library-shard2/sparql', step: 2 } } }),
+        ...['time_limit', 'message_limit', 'token_limit'].map((endReason, i) => demo.record(['library/q4', 'library/q5', 'library/q6'][i], { endReason })),
+        demo.record('library/q7', { endReason: 'model_error', extra: { error: 'gave up after 6 tries: HTTP 503' } }),
+      ),
+    );
+    const r = await score({ runs: [f], shards: demo.dir });
+    const g = r.groups[0];
+    expect(g).toMatchObject({
+      runs: 7,
+      scored: 5,
+      infrastructure: { runs: 1, what: { 'endpoint library-shard2 refused the connection': 1 } },
+      modelErrors: { runs: 1, what: { 'gave up after 6 tries: HTTP 503': 1 } },
+    });
+    expect(g.endReasons).toEqual({ submitted: 2, cancelled: 0, turn_limit: 0, message_limit: 1, token_limit: 1, time_limit: 1, model_error: 1, infrastructure_error: 1 });
+    expect(g.accuracy).toEqual({ count: 1, of: 5, percent: 20 });
+    expect(g.tokens.total).toBe(7 * 110); // the cost counts every run
+    expect(r.warnings).toEqual(['baseline|fake-model: 2 of 7 runs failed (model_error 1, infrastructure_error 1) and are in no rate: rerun them with fkgqa eval --retry-errors']);
+    const byQuery = Object.fromEntries(r.perRun.map((s) => [s.queryId, s]));
+    expect(byQuery['library/q3']).toMatchObject({ counted: false, correct: false, infrastructure: 'endpoint library-shard2 refused the connection' });
+    expect(byQuery['library/q4'].reason).toBe('hit the time limit before answering');
+    expect(byQuery['library/q2'].reason).toBe('1 rows where gold has 2');
+    const text = formatScoreText(r);
+    expect(text).toContain('infrastructure errors (not in accuracy): 1: 1 × endpoint library-shard2 refused the connection');
+    expect(text).toMatch(/ended: time_limit\s+1/);
+    expect(text).toMatch(/accuracy %\s+20\s+1\/5/);
+  });
+});
+
+describe('score / the HTML report (issue 21 item 5)', () => {
+  const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((c) => fs.existsSync(c));
+  let html: string;
+  let htmlScripted: string;
+  beforeAll(async () => {
+    const f = path.join(dir, 'html.jsonl');
+    fs.writeFileSync(
+      f,
+      lines(
+        demo.record('library/q1', { results: count(6) }),
+        demo.record('library/q2', { results: count(1) }),
+        demo.record('library/q2', { results: count(2), model: 'zero-model' }),
+        demo.record('library/q1', { results: count(6), agent: 'oracle' }),
+      ),
+    );
+    const r = await score({ runs: [f], shards: demo.dir });
+    html = formatScoreHtml(r, { viewPage: 'runs view.html' });
+    htmlScripted = formatScoreHtml(r, { paperWithScripted: true });
+  });
+
+  it('draws scripted agents without the paper bars unless asked, links every run not correct into the viewer, n under every bar', () => {
+    const accuracy = /<svg id="accuracy"[\s\S]*?<\/svg>/.exec(html)![0];
+    // fake-model and zero-model: their bar and the two models of the paper; oracle: its bar alone.
+    expect(accuracy.match(/<rect class="(bar|bar zero|missing)"/g)).toHaveLength(7);
+    expect(/<svg id="accuracy"[\s\S]*?<\/svg>/.exec(htmlScripted)![0].match(/<rect class="(bar|bar zero|missing)"/g)).toHaveLength(9);
+    expect(accuracy).toContain('data-value="0"'); // zero-model
+    expect(accuracy).toContain('data-value="50"'); // fake-model: 1 of 2
+    expect(accuracy).toContain('data-value="42.1"'); // GPT-5.2, baseline
+    expect(accuracy.match(/class="n"/g)).toHaveLength(7);
+    expect(html.match(/data-scale-max="100"/g)).toHaveLength(6);
+    expect(html).toContain('<a href="runs view.html#run=baseline%7Cfake-model%7C2%7Cr0">baseline|fake-model|2|r0</a>');
+    expect(html).toContain('<a href="runs view.html#run=baseline%7Czero-model%7C2%7Cr0">');
+    expect(html).toContain('<h2 id="not-correct">Runs not correct (2)</h2>');
+  });
+
+  it.skipIf(!chromium)('in headless Chromium every bar is visible, a 0 % bar too, each with its n below it', () => {
+    const file = path.join(tmpDir(), 'score.html');
+    fs.writeFileSync(file, html);
+    const r = spawnSync(
+      chromium!,
+      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync', `--user-data-dir=${tmpDir('fkgqa-chromium-')}`, '--virtual-time-budget=5000', '--dump-dom', `file://${file}`],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    const body = /<body([^>]*)>/.exec(r.stdout)?.[1] ?? '';
+    const bars = Number(/data-bars="(\d+)"/.exec(body)?.[1]);
+    expect(bars).toBeGreaterThan(10);
+    expect(body).toContain(`data-bars-visible="${bars}"`);
+    expect(body).toContain(`data-bars-with-n="${bars}"`);
+    // zero-model's accuracy, accuracy without necessarily empty answers and F1 are 0 %.
+    expect(Number(/data-zero-bars-visible="(\d+)"/.exec(body)?.[1])).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('score / gold answers stored before the tie analysis', () => {
+  it('score asks for fkgqa stats again; stats keeps the answers and adds the analysis', async () => {
+    const copy = path.join(tmpDir('fkgqa-score-old-'), 'shards');
+    fs.cpSync(demo.dir, copy, { recursive: true });
+    fs.cpSync(`${demo.dir}.state`, `${copy}.state`, { recursive: true });
+    const file = path.join(`${copy}.state`, 'gold-answers', 'library.json');
+    const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as GoldAnswers;
+    delete doc.tieAnalysis;
+    fs.writeFileSync(file, JSON.stringify(doc));
+    const f = path.join(dir, 'old-gold.jsonl');
+    fs.writeFileSync(f, lines({ ...demo.record('library/q1', { results: count(6) }), build: { outputDigest: demo.outputDigest, goldDigest: null } }));
+    await expect(score({ runs: [f], shards: copy })).rejects.toThrow(/the gold answers of library were stored before they carried the tie analysis: run fkgqa stats --shards .* again/);
+    const lines2: string[] = [];
+    await computeStats({ shards: copy, timeoutMs: 20_000, kgs: ['library'], progress: (l) => lines2.push(l) });
+    expect(lines2.some((l) => l.startsWith('library: 7 queries, gold answers reused, ties analysed, realised fan-out reused'))).toBe(true);
+    const after = JSON.parse(fs.readFileSync(file, 'utf8')) as GoldAnswers;
+    expect(after.tieAnalysis).toBe(1);
+    expect(after.answers.map((a) => a.results)).toEqual(doc.answers.map((a) => a.results));
+    const r = await score({ runs: [f], shards: copy });
+    expect(r.perRun[0].correct).toBe(true);
+    expect(r.warnings).toEqual(['1 runs record no gold-answers digest (fkgqa stats had not run when they were made): scored against the gold answers stored now']);
+  });
+});
+
+describe.skipIf(!HAS_SPIDER)('score / Spider4SPARQL car_1, dog_kennels, network_1: ties and necessarily empty answers', () => {
+  let real: TestBuild;
+  beforeAll(async () => {
+    const out = path.join(tmpDir('fkgqa-score-spider-'), 'shards');
+    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out, kgs: ['car_1', 'dog_kennels', 'network_1'] });
+    await computeStats({ shards: out, timeoutMs: 60_000 });
+    real = new TestBuild(out);
+  }, 240_000);
+  const ties = (kg: string) => (JSON.parse(fs.readFileSync(path.join(`${real.dir}.state`, 'gold-answers', `${kg}.json`), 'utf8')) as GoldAnswers).answers.filter((a) => a.ties);
+  const values = (r: JsonResults) => r.results!.bindings.map((b) => Object.values(b).map((t) => t.value).join(' '));
+
+  it('stats finds the tie-dependent gold answers: car_1/q37 and dog_kennels/q19 in a sub-SELECT, others at the top level', () => {
+    expect(ties('car_1').map((a) => `${a.query}:${a.ties!.dependence}`)).toEqual(['car_1/q5:choice', 'car_1/q37:choice', 'car_1/q40:choice']);
+    expect(ties('dog_kennels').map((a) => `${a.query}:${a.ties!.dependence}`)).toEqual(['dog_kennels/q19:choice']);
+    const q37 = ties('car_1').find((a) => a.query === 'car_1/q37')!;
+    expect(q37.ties!.reason).toBe('sub-SELECT ORDER BY DESC (?t22_horsepower) LIMIT 1: 6 solutions tie (ORDER BY key "null") for 1 place: 6 choices; 6 admissible answers (gold and 5 others)');
+    expect(values(q37.results as JsonResults)).toEqual(['103']);
+    expect(q37.ties!.alternatives!.map((a) => values(a.results as JsonResults)[0]).sort()).toEqual(['17', '174', '277', '39', '95']);
+    const q19 = ties('dog_kennels')[0];
+    expect(values(q19.results as JsonResults)).toEqual(['Jesus 2018-03-16T10:27:36', 'Holden 2018-03-23T13:52:10', 'Troy 2018-03-11T04:23:15', 'Troy 2018-03-04T20:33:43', 'Troy 2018-02-28T17:09:43']);
+    expect(q19.ties!.alternatives!.map((a) => values(a.results as JsonResults).sort())).toEqual([['Houston 2018-03-15T20:25:34', 'Kacey 2018-03-15T19:10:02', 'Lyric 2018-03-08T05:26:23', 'Lyric 2018-03-14T19:10:40', 'Lyric 2018-03-19T04:39:54']]);
+    const q5 = ties('car_1').find((a) => a.query === 'car_1/q5')!;
+    expect(q5.ties!.segments).toHaveLength(1);
+    expect(q5.ties!.segments![0]).toMatchObject({ start: 0, take: 1, tied: 17, key: '"100"' });
+  });
+
+  it('scores an admissible non-gold answer correct and an inadmissible one wrong', async () => {
+    const f = path.join(tmpDir(), 'ties.jsonl');
+    const alt19 = ties('dog_kennels')[0].ties!.alternatives![0].results as JsonResults;
+    // The alternative with its columns renamed and swapped, its rows reversed (no ORDER BY at the top).
+    const renamed: JsonResults = { head: { vars: ['when', 'dog'] }, results: { bindings: [...alt19.results!.bindings].reverse().map((b) => ({ when: b.t2_date_of_treatment, dog: b.t1_name })) } };
+    const mixed: JsonResults = { head: alt19.head, results: { bindings: [real.gold('dog_kennels/q19').results!.bindings[0], ...alt19.results!.bindings.slice(1)] } };
+    const model = (name: string): JsonResults => ({ head: { vars: ['t1_model'] }, results: { bindings: [{ t1_model: literal(name) }] } });
+    fs.writeFileSync(
+      f,
+      lines(
+        real.record('car_1/q37', { results: count(39) }),
+        real.record('car_1/q37', { results: count(104), model: 'm2' }),
+        real.record('dog_kennels/q19', { results: renamed }),
+        real.record('dog_kennels/q19', { results: mixed, model: 'm2' }),
+        real.record('car_1/q5', { results: model('datsun') }),
+        real.record('car_1/q5', { results: model('ford'), model: 'm2' }),
+      ),
+    );
+    const r = await score({ runs: [f], shards: real.dir });
+    const v = Object.fromEntries(r.perRun.map((s) => [`${s.model}:${s.queryId}`, s]));
+    expect(v['fake-model:car_1/q37']).toMatchObject({ correct: true, byAlternative: true, goldTies: 'choice', graspF1: 1, spinachF1: 1 });
+    expect(v['m2:car_1/q37']).toMatchObject({ correct: false, reason: 'no column matching gives the gold rows (nor any of the 5 other admissible answers)' });
+    expect(v['fake-model:dog_kennels/q19']).toMatchObject({ correct: true, byAlternative: true });
+    expect(v['m2:dog_kennels/q19']).toMatchObject({ correct: false });
+    expect(v['fake-model:car_1/q5']).toMatchObject({ correct: true, byTies: true });
+    expect(v['m2:car_1/q5'].correct).toBe(false);
+    expect(r.tieQuestions.map((t) => t.queryId)).toEqual(['car_1/q37', 'car_1/q5', 'dog_kennels/q19']);
+    expect(r.groups.find((g) => g.model === 'fake-model')).toMatchObject({ byTies: 1, byAlternative: 2, accuracy: { count: 3, of: 3 } });
+  });
+
+  it('reports the questions whose answer is necessarily empty apart: accuracy with and without them', async () => {
+    const f = path.join(tmpDir(), 'empty.jsonl');
+    expect(real.entry('network_1/q13')).toMatchObject({ status: 'covered', federated: false });
+    fs.writeFileSync(f, lines(real.record('network_1/q13', { results: real.gold('network_1/q13') }), real.record('network_1/q1', { results: count(15) })));
+    const r = await score({ runs: [f], shards: real.dir });
+    expect(r.perRun.map((s) => `${s.queryId}:${s.goldKind}:${s.correct}`)).toEqual(['network_1/q1:federated:false', 'network_1/q13:necessarily-empty:true']);
+    expect(r.groups[0]).toMatchObject({
+      accuracy: { count: 1, of: 2, percent: 50 },
+      accuracyWithoutNecessarilyEmpty: { count: 0, of: 1, percent: 0 },
+      necessarilyEmpty: { count: 1, of: 1, percent: 100 },
+    });
+    expect(formatScoreText(r)).toMatch(/accuracy without necessarily empty answers %\s+0\s+0\/1/);
+  });
+});
+
+describe('answers / tie segments of an ordered answer', () => {
+  // SELECT ?name ORDER BY ?age LIMIT 3 over ages 20, 30, 30, 30, 40: rank 2–4 tie, the LIMIT keeps two of them.
+  const parse = (q: string) => {
+    const p = parseQuery(q, 'http://x/');
+    if (!p.ok) throw new Error(p.error);
+    return p.query.ast as import('sparqljs').SelectQuery;
+  };
+  const row = (name: string, age?: number) => ({ name: literal(name), ...(age === undefined ? {} : { age: literal(String(age), `${XSD}integer`) }) });
+  const keyed: JsonResults = { head: { vars: ['name', 'age'] }, results: { bindings: [row('ann', 20), row('bob', 30), row('cy', 30), row('dan', 30), row('eve', 40)] } };
+  const answer = (...names: string[]): JsonResults => ({ head: { vars: ['name'] }, results: { bindings: names.map((n) => row(n)) } });
+
+  it('keeps all tied rows where the LIMIT cuts a run, only the place where it keeps a run whole', () => {
+    const limited = parse('SELECT ?name WHERE { ?p :name ?name ; :age ?age } ORDER BY ?age LIMIT 3');
+    const segs = tieSegments(limited, { ...keyed, head: { vars: ['name', '__fkgqa_order0'] }, results: { bindings: keyed.results!.bindings.map((b) => ({ name: b.name, __fkgqa_order0: b.age })) } }, ['name']);
+    expect(segs).toEqual([{ start: 1, take: 2, tied: 3, key: '#30', rows: [row('bob'), row('cy'), row('dan')] }]);
+    const gold = answer('ann', 'bob', 'cy');
+    expect(admittedBySegments(gold, segs, answer('ann', 'dan', 'bob'))).toEqual({ admitted: true });
+    expect(admittedBySegments(gold, segs, answer('ann', 'dan', 'dan'))).toEqual({ admitted: false, why: 'row 3 (?name="dan") is none of the 3 solutions tied at ORDER BY key #30' });
+    expect(admittedBySegments(gold, segs, answer('bob', 'ann', 'cy'))).toEqual({ admitted: false, why: 'row 2 (?name="ann") is none of the 3 solutions tied at ORDER BY key #30' });
+    const whole = parse('SELECT ?name ?age WHERE { ?p :name ?name ; :age ?age } ORDER BY ?age');
+    const open = tieSegments(whole, keyed, ['name', 'age']);
+    expect(open).toEqual([{ start: 1, take: 3, tied: 3, key: '#30' }]);
+    const all = { head: { vars: ['name', 'age'] }, results: { bindings: keyed.results!.bindings } };
+    const swapped = { ...all, results: { bindings: [row('ann', 20), row('dan', 30), row('bob', 30), row('cy', 30), row('eve', 40)] } };
+    expect(admittedBySegments(all, open, swapped)).toEqual({ admitted: true });
+    expect(admittedBySegments(all, open, { ...all, results: { bindings: [row('ann', 20), row('dan', 30), row('bob', 30), row('eve', 40), row('cy', 30)] } }).admitted).toBe(false);
+  });
+});
