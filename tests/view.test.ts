@@ -181,7 +181,7 @@ describe('view / run files', () => {
     expect(fs.readFileSync(out, 'utf8')).toContain('<title>fkgqa view: 8 runs</title>');
     const noGold = fkgqaSync(['view', oracleFile, '--shards', build, '--state', tmpDir(), '--out', path.join(dir, 'no.html')]);
     expect(noGold.code).toBe(2);
-    expect(noGold.stderr).toContain('no gold answers of library: run fkgqa stats');
+    expect(noGold.stderr).toMatch(/no gold answers of library for this build: run fkgqa stats --shards \S+ --state \S+ first/);
     expect(fs.existsSync(path.join(dir, 'no.html'))).toBe(false);
   }, 60_000);
 });
