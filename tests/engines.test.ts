@@ -17,12 +17,18 @@ import { findJena } from '../src/federation/jena/engine.js';
 import { checkServiceQuery } from '../src/federation/service-check.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
+import { registryFromEndpointsValue } from '../src/federation/registry.js';
+import { createMcpServer } from '../src/mcp/server.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { DEMO, engineTestsRun, ROOT, tmpDir } from './helpers.js';
 
 const P = 'http://valuenet/ontop/';
+/** Per engine: whether its tests run here (Jena needs Java and Debian's Jena; see engineTestsRun). */
+const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
 const JSON_RESULTS = 'application/sparql-results+json';
 
 let server: ShardServer;
+let shardsDir: string;
 const url = (shard: number) => server.endpoint(`library-shard${shard}`)!.url;
 
 /** A loopback HTTP listener that counts requests and keeps its open sockets. */
@@ -57,9 +63,9 @@ let redirector: Listener; // registered, answers 307 to `outside`
 let stall: Listener; // registered, never answers
 
 beforeAll(async () => {
-  const shards = path.join(tmpDir('fkgqa-engines-'), 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards, kgs: ['library'] });
-  server = await serve({ shards, kgs: ['library'], writeFiles: false });
+  shardsDir = path.join(tmpDir('fkgqa-engines-'), 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shardsDir, kgs: ['library'] });
+  server = await serve({ shards: shardsDir, kgs: ['library'], writeFiles: false });
   outside = await listen((_q, res) => res.writeHead(200, { 'content-type': JSON_RESULTS }).end('{"head":{"vars":["s"]},"results":{"bindings":[{"s":{"type":"uri","value":"urn:outside"}}]}}'), '/outside/sparql');
   redirector = await listen((_q, res) => res.writeHead(307, { location: outside.url }).end(), '/redirect/sparql');
   stall = await listen(() => {}, '/stall/sparql');
@@ -157,7 +163,7 @@ const TRAITS: Record<string, { oneRequestPerService: boolean; selectsSources: bo
 };
 
 for (const name of FEDERATION_ENGINES) {
-  describe.runIf(await engineTestsRun(name))(`engines / ${name}`, () => {
+  describe.runIf(ENGINE_TESTS_RUN[name])(`engines / ${name}`, () => {
     let engine: FederationEngine;
     beforeAll(async () => {
       engine = await createEngine(name, { endpoints: registry(), parallel: 2 });
@@ -266,7 +272,7 @@ for (const name of FEDERATION_ENGINES) {
   });
 }
 
-describe.runIf(await engineTestsRun('jena'))('engines / jena: the JVM', () => {
+describe.runIf(ENGINE_TESTS_RUN.jena)('engines / jena: the JVM', () => {
   it('is installed where CI runs (the Debian packages of .ci/run)', () => {
     const jena = findJena();
     expect(jena.ok ? 'ok' : jena.reason).toBe('ok');
@@ -286,4 +292,44 @@ describe.runIf(await engineTestsRun('jena'))('engines / jena: the JVM', () => {
     while (fs.existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))) await new Promise((r) => setTimeout(r, 100));
     expect(fs.existsSync(`/proc/${pid}/cmdline`) ? fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') : '').not.toContain('JenaFederationEngine');
   });
+});
+
+/**
+ * `--federation-engine` reaches every consumer: serve's `/federation/sparql` and mcp's
+ * run_sparql_query (and, through them, eval, which spawns `fkgqa mcp --federation-engine` and
+ * executes the final query with the same client). Which engine answered shows in the requests the
+ * shard endpoints see: Comunica first fetches each SERVICE target's service description, Jena sends
+ * exactly one query per SERVICE clause.
+ */
+describe('engines / the choice reaches serve and mcp', () => {
+  for (const name of ['comunica', 'jena'] as const) {
+    it.runIf(ENGINE_TESTS_RUN[name])(`${name}: /federation/sparql and run_sparql_query evaluate the join with it`, async () => {
+      const s = await serve({ shards: shardsDir, kgs: ['library'], writeFiles: false, federationEngine: name });
+      const u = (n: number) => s.endpoint(`library-shard${n}`)!.url;
+      const join = JOIN().replaceAll(url(2), u(2)).replaceAll(url(4), u(4));
+      try {
+        const r = await fetch(`${new URL(u(1)).origin}/federation/sparql`, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: join });
+        expect(r.status).toBe(200);
+        expect((await r.json()).results.bindings.map((b: Record<string, { value: string }>) => b.title.value)).toEqual(JOIN_ROWS.map((x) => x.title));
+        const counts = s.log.counts();
+        expect([counts['library-shard2'].data, counts['library-shard4'].data]).toEqual([1, 1]);
+        expect(counts['library-shard2']['service-description'] ?? 0).toBe(name === 'comunica' ? 1 : 0);
+        const mcp = await createMcpServer({ registry: registryFromEndpointsValue(s.endpointsFile(), 'test'), callLog: null, state: null, federationEngine: name });
+        const [a, b] = InMemoryTransport.createLinkedPair();
+        await mcp.server.connect(a);
+        const client = new Client({ name: 'test', version: '1' });
+        await client.connect(b);
+        try {
+          const t = (await client.callTool({ name: 'run_sparql_query', arguments: { query: join } })) as { isError?: boolean; content: { text: string }[] };
+          expect(t.isError, t.content[0].text).toBeFalsy();
+          expect(mcp.callLog.entries.at(-1)!.requests).toEqual(name === 'comunica' ? { [u(2)]: 2, [u(4)]: 2 } : { [u(2)]: 1, [u(4)]: 1 });
+        } finally {
+          await client.close();
+          await mcp.close();
+        }
+      } finally {
+        await s.close();
+      }
+    });
+  }
 });
