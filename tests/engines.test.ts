@@ -109,6 +109,24 @@ describe('engines / names', () => {
     expect(parseEngineList(['jena,comunica-default', 'jena'])).toEqual(['jena', 'comunica-default']);
     expect(() => parseEngineList('fedx')).toThrow('unknown federation engine "fedx": one of comunica, jena, comunica-default, or all (comunica, jena)');
   });
+
+  it('a missing Jena is named with the apt-get line that installs it: by findJena, createEngine, and verify (exit 2, before any endpoint starts)', async () => {
+    const install = 'apt-get install -y --no-install-recommends openjdk-17-jdk-headless libapache-jena-java';
+    expect(findJena('/nonexistent')).toEqual({ ok: false, reason: `Jena is not installed: /nonexistent/jena-arq.jar, /nonexistent/jena-base.jar, /nonexistent/jena-core.jar and 22 more missing (${install})` });
+    const env = { ...process.env, FKGQA_JENA_CLASSPATH: '/nonexistent/jena-arq.jar' };
+    const saved = process.env.FKGQA_JENA_CLASSPATH;
+    process.env.FKGQA_JENA_CLASSPATH = env.FKGQA_JENA_CLASSPATH;
+    try {
+      await expect(createEngine('jena', { endpoints: [] })).rejects.toThrow(`Jena is not installed: /nonexistent/jena-arq.jar missing (${install})`);
+    } finally {
+      if (saved === undefined) delete process.env.FKGQA_JENA_CLASSPATH;
+      else process.env.FKGQA_JENA_CLASSPATH = saved;
+    }
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shardsDir, '--federation-engine', 'all', '-q'], { env, encoding: 'utf8' }, (e, stdout, stderr) => resolve({ code: e ? (e as { code: number }).code : 0, stdout, stderr })),
+    );
+    expect(r).toEqual({ code: 2, stdout: '', stderr: `fkgqa: error: --federation-engine: jena cannot run here: Jena is not installed: /nonexistent/jena-arq.jar missing (${install})\n` });
+  });
 });
 
 describe('engines / the SERVICE check every engine makes first', () => {

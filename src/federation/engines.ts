@@ -49,6 +49,17 @@ export function parseEngineList(value: string | readonly string[]): FederationEn
 }
 
 /**
+ * Why an engine cannot run on this machine, or undefined when it can: `jena` needs Java and
+ * Debian's Jena (`findJena`: the message names what is missing and the apt-get line); the Comunica
+ * engines come with `npm ci`. Cheap (file checks); loads the engine's module.
+ */
+export async function engineUnavailable(name: FederationEngineName): Promise<string | undefined> {
+  if (name !== 'jena') return undefined;
+  const jena = (await import('./jena/engine.js')).findJena();
+  return jena.ok ? undefined : jena.reason;
+}
+
+/**
  * Creates an engine by name (loading its implementation now). The engine starts its threads or
  * process at its first query or at `warm`; `close` stops them.
  * @throws Error for an unknown name (the CLI refuses unknown names before this, exit 2), or when

@@ -28,7 +28,7 @@ import { compareResults, type Comparison } from '../answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
 import { type EngineOutcome, type FederationEngine } from '../federation/engine.js';
-import { createEngine, DEFAULT_FEDERATION_ENGINE, parseEngineList } from '../federation/engines.js';
+import { createEngine, DEFAULT_FEDERATION_ENGINE, engineUnavailable, parseEngineList, type FederationEngineName } from '../federation/engines.js';
 import { negatedShards } from '../federation/oracle.js';
 import { readNeededShards } from '../build/fan-out.js';
 import { oracleFederation } from '../sparql/trivial.js';
@@ -138,6 +138,10 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   } catch (e) {
     throw new InputError(`--federation-engine: ${(e as Error).message}`);
   }
+  for (const name of names as FederationEngineName[]) {
+    const why = await engineUnavailable(name);
+    if (why) throw new InputError(`--federation-engine: ${name} cannot run here: ${why}`);
+  }
   // --query <kg>/q<N> names its graph: without --kg, verify those graphs only.
   for (const id of options.queries ?? []) {
     if (!/^[^/]+\/q\d+$/.test(id)) throw new InputError(`--query ${id}: a query id is <kg>/q<N>, e.g. concert_singer/q3`);
@@ -190,7 +194,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
         progress(`fkgqa verify: starting the federation engine ${name}`);
         await engine.warm?.();
       } catch (e) {
-        throw new InputError(`the federation engine ${name} cannot run here: ${(e as Error).message}`);
+        throw new InputError(`the federation engine ${name} failed to start: ${(e as Error).message}`);
       }
     }
     const run = async (engine: FederationEngine, query: string, sources: string[]): Promise<TimedOutcome> => {

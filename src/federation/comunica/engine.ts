@@ -106,7 +106,8 @@ export class ComunicaEngine implements FederationEngine {
         };
         worker.on('message', onMessage);
         worker.once('error', reject);
-        worker.once('exit', (code) => reject(new Error(`the Comunica thread exited (code ${code}) before it was ready`)));
+        // Terminated by close() while starting: nothing to report (acquire and warm see `closed`).
+        worker.once('exit', (code) => (this.closed ? resolve() : reject(new Error(`the Comunica thread exited (code ${code}) before it was ready`))));
       }),
     };
     slot.ready.catch(() => this.drop(slot));
