@@ -102,6 +102,9 @@ describe('verify / trivial federation (paper section 2)', () => {
   });
 });
 
+/** Whether the Jena engine's tests run here (engineTestsRun). */
+const JENA = await engineTestsRun('jena');
+
 describe('verify / the demo build', () => {
   let shards: string;
   beforeAll(async () => {
@@ -120,6 +123,25 @@ describe('verify / the demo build', () => {
     expect(r.queries[0].engines.comunica.oracle).toEqual({ status: 'skipped', reason: 'no realised fan-out stored for this build (fkgqa stats)', ms: 0, requests: 0 });
     expect([r.disagreements, r.different]).toEqual([[], 0]);
     expect(r.queries.find((q) => q.id === 'library/q3')!.gold).toMatchObject({ status: 'ok', rows: 5, source: 'computed' });
+  });
+
+  it.runIf(JENA)('--federation-engine all (stats in another state folder): trivial and oracle identical on comunica and jena, federated skipped on jena, no disagreement, the oracle form cheaper', { timeout: 600_000 }, async () => {
+    // stats, then 14 queries x 3 forms x 2 engines and the JVM's start: over 120 s at load 45.
+    const state = tmpDir('fkgqa-verify-all-state-');
+    await stats({ shards, state, timeoutMs: 60_000 });
+    const r = await verify({ shards, state, timeoutMs: 60_000, federationEngine: 'all' });
+    expect([r.engines, r.forms]).toEqual([['comunica', 'jena'], ['federated', 'trivial', 'oracle']]);
+    for (const e of ['comunica', 'jena']) {
+      for (const f of ['trivial', 'oracle'] as const) expect(r.totals[e][f]).toMatchObject({ identical: 14, answered: 14, different: 0, failed: 0, skipped: 0 });
+      // The oracle form names only the shards each answer needs.
+      expect(r.totals[e].oracle!.requests.total).toBeLessThan(r.totals[e].trivial!.requests.total);
+    }
+    expect(r.totals.comunica.federated).toMatchObject({ identical: 14, skipped: 0 });
+    expect(r.totals.jena.federated).toMatchObject({ identical: 0, skipped: 14 });
+    expect(r.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
+    expect([r.disagreements, r.different]).toEqual([[], 0]);
+    // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
+    expect(r.queries.find((q) => q.id === 'library/q1')!.engines.jena.trivial!.requests).toBe(4);
   });
 
   it('verifies against running endpoints given by endpoints.json (their request log shows the traffic)', async () => {
@@ -176,27 +198,6 @@ describe('verify / the demo build', () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
     expect(err).toContain('library-shard1: 1 (ask 1; errors 0)');
-  });
-});
-
-describe.runIf(await engineTestsRun('jena'))('verify / --federation-engine all: every form on comunica and jena, cross-checked', () => {
-  it('on the demo build with stats: trivial and oracle identical on both engines, federated skipped on jena, no disagreement, the oracle form cheaper', async () => {
-    const shards = path.join(tmpDir('fkgqa-verify-all-'), 'shards');
-    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
-    await stats({ shards, timeoutMs: 60_000 });
-    const r = await verify({ shards, timeoutMs: 60_000, federationEngine: 'all' });
-    expect([r.engines, r.forms]).toEqual([['comunica', 'jena'], ['federated', 'trivial', 'oracle']]);
-    for (const e of ['comunica', 'jena']) {
-      for (const f of ['trivial', 'oracle'] as const) expect(r.totals[e][f]).toMatchObject({ identical: 14, answered: 14, different: 0, failed: 0, skipped: 0 });
-      // The oracle form names only the shards each answer needs.
-      expect(r.totals[e].oracle!.requests.total).toBeLessThan(r.totals[e].trivial!.requests.total);
-    }
-    expect(r.totals.comunica.federated).toMatchObject({ identical: 14, skipped: 0 });
-    expect(r.totals.jena.federated).toMatchObject({ identical: 0, skipped: 14 });
-    expect(r.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
-    expect([r.disagreements, r.different]).toEqual([[], 0]);
-    // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
-    expect(r.queries.find((q) => q.id === 'library/q1')!.engines.jena.trivial!.requests).toBe(4);
   });
 });
 
