@@ -1,4 +1,4 @@
-// node bench/mcp-gold.js [-- --shards DIR] [-- --kg a,b] [-- --timeout MS] [-- --json FILE]
+// node bench/mcp-gold.js [-- --shards DIR] [-- --kg a,b] [-- --timeout MS] [-- --federation-engine NAME] [-- --json FILE]
 // The end-to-end check of fkgqa mcp on a build (a long run, not a test): every distinct gold query,
 // rewritten as its trivial federation over its graph's shards, sent through run_sparql_query, must
 // give the gold answer stored by fkgqa stats (src/checks/mcp-gold.ts). Default build: /work/devbuild
@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { checkGoldThroughMcp } from '../dist/checks/mcp-gold.js';
 import { benchOptions } from './lib.js';
 
-const o = benchOptions({ shards: '/work/devbuild', kg: '', timeout: '10000', json: '' }, ['quiet']);
+const o = benchOptions({ shards: '/work/devbuild', kg: '', timeout: '10000', json: '', 'federation-engine': 'comunica' }, ['quiet']);
 if (!fs.existsSync(o.shards)) {
   console.error(`bench/mcp-gold: no build at ${o.shards} (give --shards)`);
   process.exit(2);
@@ -16,6 +16,7 @@ const r = await checkGoldThroughMcp({
   shards: o.shards,
   kgs: o.kg ? o.kg.split(',') : undefined,
   timeoutMs: Number(o.timeout),
+  federationEngine: o['federation-engine'],
   progress: o.quiet ? undefined : (l) => process.stderr.write(`${l}\n`),
 });
 if (o.json) fs.writeFileSync(o.json, JSON.stringify(r, null, 2) + '\n');

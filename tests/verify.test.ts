@@ -11,8 +11,9 @@ import { serve } from '../src/serve/server.js';
 import { compareResults } from '../src/answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../src/answers/ties.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
-import { verify } from '../src/index.js';
-import { DEMO, ROOT, tmpDir } from './helpers.js';
+import { stats, verify } from '../src/index.js';
+import { classifyDisagreement, computeTotals, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
+import { DEMO, engineTestsRun, ROOT, tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const lit = (value: string, datatype?: string) => ({ type: 'literal' as const, value, ...(datatype ? { datatype } : {}) });
@@ -101,6 +102,9 @@ describe('verify / trivial federation (paper section 2)', () => {
   });
 });
 
+/** Whether the Jena engine's tests run here (engineTestsRun). */
+const JENA = await engineTestsRun('jena');
+
 describe('verify / the demo build', () => {
   let shards: string;
   beforeAll(async () => {
@@ -108,12 +112,36 @@ describe('verify / the demo build', () => {
     await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
   });
 
-  it('all 14 distinct gold queries give identical answers federated and in trivial-federation form', async () => {
+  it('all 14 distinct gold queries give identical answers federated and in trivial-federation form; without stats the oracle form is skipped', async () => {
     const r = await verify({ shards, timeoutMs: 20_000 });
     expect(r.queries).toHaveLength(14);
-    expect(r.totals.federated).toEqual({ identical: 14, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0 });
-    expect(r.totals.trivial).toEqual({ identical: 14, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0 });
+    expect(r.engines).toEqual(['comunica']);
+    const none = { equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0, timeouts: 0, errors: 0 };
+    expect(r.totals.comunica.federated).toMatchObject({ identical: 14, answered: 14, skipped: 0, ...none });
+    expect(r.totals.comunica.trivial).toMatchObject({ identical: 14, answered: 14, skipped: 0, ...none });
+    expect(r.totals.comunica.oracle).toMatchObject({ identical: 0, answered: 0, skipped: 14 });
+    expect(r.queries[0].engines.comunica.oracle).toEqual({ status: 'skipped', reason: 'no realised fan-out stored for this build (fkgqa stats)', ms: 0, requests: 0 });
+    expect([r.disagreements, r.different]).toEqual([[], 0]);
     expect(r.queries.find((q) => q.id === 'library/q3')!.gold).toMatchObject({ status: 'ok', rows: 5, source: 'computed' });
+  });
+
+  it.runIf(JENA)('--federation-engine all (stats in another state folder): trivial and oracle identical on comunica and jena, federated skipped on jena, no disagreement, the oracle form cheaper', { timeout: 600_000 }, async () => {
+    // stats, then 14 queries x 3 forms x 2 engines and the JVM's start: over 120 s at load 45.
+    const state = tmpDir('fkgqa-verify-all-state-');
+    await stats({ shards, state, timeoutMs: 60_000 });
+    const r = await verify({ shards, state, timeoutMs: 60_000, federationEngine: 'all' });
+    expect([r.engines, r.forms]).toEqual([['comunica', 'jena'], ['federated', 'trivial', 'oracle']]);
+    for (const e of ['comunica', 'jena']) {
+      for (const f of ['trivial', 'oracle'] as const) expect(r.totals[e][f]).toMatchObject({ identical: 14, answered: 14, different: 0, failed: 0, skipped: 0 });
+      // The oracle form names only the shards each answer needs.
+      expect(r.totals[e].oracle!.requests.total).toBeLessThan(r.totals[e].trivial!.requests.total);
+    }
+    expect(r.totals.comunica.federated).toMatchObject({ identical: 14, skipped: 0 });
+    expect(r.totals.jena.federated).toMatchObject({ identical: 0, skipped: 14 });
+    expect(r.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
+    expect([r.disagreements, r.different]).toEqual([[], 0]);
+    // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
+    expect(r.queries.find((q) => q.id === 'library/q1')!.engines.jena.trivial!.requests).toBe(4);
   });
 
   it('verifies against running endpoints given by endpoints.json (their request log shows the traffic)', async () => {
@@ -121,7 +149,7 @@ describe('verify / the demo build', () => {
     try {
       const r = await verify({ shards, endpoints: path.join(`${shards}.state`, 'endpoints.json'), kgs: ['library'], queries: ['library/q2'], forms: ['federated'] });
       expect(r.endpoints).toBe(path.join(`${shards}.state`, 'endpoints.json'));
-      expect(r.totals.federated).toMatchObject({ identical: 1, different: 0 });
+      expect(r.totals.comunica.federated).toMatchObject({ identical: 1, different: 0 });
       const counts = server.log.counts();
       expect(Object.keys(counts)).toEqual(['library-shard1', 'library-shard2', 'library-shard3', 'library-shard4']);
       expect(Object.values(counts).every((c) => c['service-description'] === 1)).toBe(true);
@@ -145,17 +173,18 @@ describe('verify / the demo build', () => {
     expect(other.queries[0].gold.source).toBe('computed');
     fs.writeFileSync(path.join(`${copy}.state`, 'gold-answers', 'library.json'), stored(digest));
     const r = await verify({ shards: copy, kgs: ['library'], queries: ['library/q1'], forms: ['federated'] });
-    expect(gold.queries[0].federated!.status).toBe('identical');
+    expect(gold.queries[0].engines.comunica.federated!.status).toBe('identical');
     expect(r.queries[0].gold.source).toBe('gold-answers.json');
-    expect(r.queries[0].federated!.status).toBe('different');
-    expect(r.queries[0].federated!.comparison!.missing).toEqual(['?n=#999']);
+    expect(r.queries[0].engines.comunica.federated!.status).toBe('different');
+    expect(r.queries[0].engines.comunica.federated!.comparison!.missing).toEqual(['?n=#999']);
   });
 
   it('fkgqa verify prints the totals and exits 0; fkgqa serve stops cleanly on SIGTERM', async () => {
     const v = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shards, '--query', 'observatory/q2', 'observatory/q5', '-q'], { encoding: 'utf8' });
     expect(v.status).toBe(0);
-    expect(v.stdout).toMatch(/^ {2}federated +2 +0 +0 +0 \(0\)$/m);
-    expect(v.stdout).toMatch(/^observatory\/q5 +6 rows +identical \(6 rows\) +identical \(6 rows\)/m);
+    // engine, form, answered, identical, equivalent, different, failed, gold too, timeouts, errors, n/a
+    expect(v.stdout).toMatch(/^ {2}comunica +federated +2 +2 +0 +0 +0 +0 +0 +0 +0 +\d+ \/ \d+ \(observatory\/q[25]\)/m);
+    expect(v.stdout).toMatch(/^observatory\/q5 +6 rows +identical 6 +identical 6 +n\/a$/m);
     const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -257,14 +286,15 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
       expect(h.status).toBe(0);
       expect(h.stdout).toMatch(/Exit codes: 0 [^\n]*2 bad input/);
     }
-    expect(cli('verify', '--help').stdout).toContain('1 an answer differs');
+    expect(cli('verify', '--help').stdout).toContain("1 an engine's answer differs from gold beyond ties");
   });
 });
 
 describe('verify / what Comunica 4.5.0 gets wrong over several SPARQL endpoints (README)', () => {
-  it('finds the FILTER NOT EXISTS and COUNT-over-nothing differences in the federated form only', async () => {
+  let shards: string;
+  beforeAll(() => {
     // Two shards: A holds ?o <p> "1", "2"; B holds <d1> <q> "1" (see README, "Verifying the federation").
-    const shards = path.join(tmpDir('fkgqa-verify-mini-'), 'shards');
+    shards = path.join(tmpDir('fkgqa-verify-mini-'), 'shards');
     fs.mkdirSync(path.join(shards, 'g'), { recursive: true });
     fs.writeFileSync(path.join(shards, 'g', 'shard1.nt'), '<http://e/o1> <http://e/p> "1" .\n<http://e/o2> <http://e/p> "2" .\n');
     fs.writeFileSync(path.join(shards, 'g', 'shard2.nt'), '<http://e/d1> <http://e/q> "1" .\n');
@@ -279,15 +309,71 @@ describe('verify / what Comunica 4.5.0 gets wrong over several SPARQL endpoints 
       'SELECT ?o ?d WHERE { ?o <http://e/p> ?x . ?d <http://e/q> ?x }',
     ].map((query, i) => ({ kg: 'g', question: `question ${i + 1}`, query, queryId: `g/q${i + 1}` }));
     fs.writeFileSync(path.join(shards, 'benchmark.json'), JSON.stringify({ defaultPrefix: 'http://e/', entries }));
-    const r = await verify({ shards, timeoutMs: 20_000 });
-    const byId = Object.fromEntries(r.queries.map((q) => [q.id, q]));
-    expect(byId['g/q1'].federated!.comparison).toMatchObject({ goldRows: 1, rows: 2, extra: ['?o=<http://e/o1>'] });
-    expect(byId['g/q1'].trivial!.status).toBe('identical');
-    expect(byId['g/q2'].federated!.comparison).toMatchObject({ goldRows: 1, rows: 0, missing: ['?n=#0'] });
-    expect(byId['g/q2'].trivial!.status).toBe('identical');
-    expect(byId['g/q3'].federated!.status).toBe('identical');
-    expect(r.totals.federated!.different).toBe(2);
+  });
+
+  it('finds the FILTER NOT EXISTS and COUNT-over-nothing differences in the federated form only, in both Comunica configurations, and reports them as disagreements', async () => {
+    const r = await verify({ shards, timeoutMs: 20_000, federationEngine: 'comunica,comunica-default', forms: ['federated', 'trivial'] });
+    expect(r.engines).toEqual(['comunica', 'comunica-default']);
+    for (const e of r.engines) {
+      const byId = Object.fromEntries(r.queries.map((q) => [q.id, q.engines[e]]));
+      expect(byId['g/q1'].federated!.comparison).toMatchObject({ goldRows: 1, rows: 2, extra: ['?o=<http://e/o1>'] });
+      expect(byId['g/q1'].trivial!.status).toBe('identical');
+      expect(byId['g/q2'].federated!.comparison).toMatchObject({ goldRows: 1, rows: 0, missing: ['?n=#0'] });
+      expect(byId['g/q2'].trivial!.status).toBe('identical');
+      expect(byId['g/q3'].federated!.status).toBe('identical');
+      expect(r.totals[e].federated!.different).toBe(2);
+    }
+    expect(r.different).toBe(4);
+    expect(r.disagreements.map((d) => [d.query, d.form, d.kind, d.gold, d.engines, d.groups])).toEqual([
+      ['g/q1', 'federated', 'different', '1 rows', { comunica: 'different 2', 'comunica-default': 'different 2' }, [['comunica', 'comunica-default']]],
+      ['g/q2', 'federated', 'different', '1 rows', { comunica: 'different 0', 'comunica-default': 'different 0' }, [['comunica', 'comunica-default']]],
+    ]);
+  });
+
+  it('fkgqa verify exits 1 and lists the disagreement', () => {
+    const v = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shards, '--query', 'g/q2', 'g/q3', '--form', 'federated', '-q'], { encoding: 'utf8' });
+    expect(v.status).toBe(1);
+    expect(v.stdout).toContain('Disagreements, engine vs engine vs gold (1; ties listed after)\n  different: an engine differs from gold beyond ties (1)\n');
+    expect(v.stdout).toMatch(/^ {4}g\/q2 +federated +gold 1 rows +comunica: different 0$/m);
+    expect(v.stdout).toMatch(/1 answer\(s\) differ from gold beyond ties\n$/);
   });
 });
 
+describe('verify / disagreements between engines and gold (report.ts)', () => {
+  const fv = (status: FormVerdict['status'], rows?: number, failure?: 'timeout' | 'error'): FormVerdict => ({ status, ms: 1, requests: 2, ...(rows !== undefined ? { rows } : {}), ...(failure ? { failure, reason: failure } : {}), ...(status === 'different' ? { reason: 'rows differ' } : {}) });
+  const q = (gold: 'ok' | 'timeout', engines: Record<string, FormVerdict>): QueryVerdict => ({
+    id: 'car_1/q37',
+    graph: 'car_1',
+    questions: 1,
+    ordered: false,
+    gold: gold === 'ok' ? { status: 'ok', rows: 1, source: 'gold-answers.json' } : { status: 'timeout', source: 'gold-answers.json' },
+    engines: Object.fromEntries(Object.entries(engines).map(([e, v]) => [e, { trivial: v }])),
+  });
+  const a = res(['x'], [{ x: lit('a') }]);
+  const b = res(['x'], [{ x: lit('b') }]);
 
+  it('an engine differing from gold while the other is identical: different, the engines in two groups', () => {
+    const d = classifyDisagreement(q('ok', { comunica: fv('different', 1), jena: fv('identical', 1) }), 'trivial', new Map([['comunica', b], ['jena', a]]));
+    expect(d).toEqual({ query: 'car_1/q37', form: 'trivial', kind: 'different', gold: '1 rows', engines: { comunica: 'different 1', jena: 'identical 1' }, groups: [['comunica'], ['jena']], reasons: { comunica: 'rows differ' } });
+  });
+
+  it('both equivalent to gold with other answers: a tie; both identical: none; all failed with gold failed: none; one answering without gold: no-gold; one failing: failed', () => {
+    expect(classifyDisagreement(q('ok', { comunica: fv('equivalent', 1), jena: fv('identical', 1) }), 'trivial', new Map([['comunica', b], ['jena', a]]))?.kind).toBe('tie');
+    expect(classifyDisagreement(q('ok', { comunica: fv('identical', 1), jena: fv('identical', 1) }), 'trivial', new Map([['comunica', a], ['jena', a]]))).toBeUndefined();
+    expect(classifyDisagreement(q('timeout', { comunica: fv('failed', undefined, 'timeout'), jena: fv('failed', undefined, 'timeout') }), 'trivial', new Map())).toBeUndefined();
+    const noGold = classifyDisagreement(q('timeout', { comunica: fv('failed', 1), jena: fv('failed', undefined, 'timeout') }), 'trivial', new Map([['comunica', a]]));
+    expect([noGold?.kind, noGold?.engines]).toEqual(['no-gold', { comunica: 'answered 1', jena: 'timeout' }]);
+    const failed = classifyDisagreement(q('ok', { comunica: fv('identical', 1), jena: fv('failed', undefined, 'error') }), 'trivial', new Map([['comunica', a]]));
+    expect([failed?.kind, failed?.groups, failed?.reasons]).toEqual(['failed', [['comunica']], { jena: 'error' }]);
+  });
+
+  it('totals: answered, timeouts, requests median/max and time median/p95 per engine and form', () => {
+    const verdicts = [1, 2, 3, 4].map((i) => ({ ...q('ok', { comunica: { ...fv(i === 4 ? 'failed' : 'identical', i === 4 ? undefined : 1, i === 4 ? 'timeout' : undefined), requests: i * 10, ms: i * 100 } }), id: `g/q${i}` }));
+    const t = computeTotals(verdicts, ['comunica'], ['trivial']).comunica.trivial!;
+    expect(t).toEqual({
+      identical: 3, equivalent: 0, different: 0, failed: 1, failedOnBothSides: 0, timeouts: 1, errors: 0, skipped: 0, answered: 3,
+      requests: { median: 25, max: 40, maxQuery: 'g/q4', total: 100 },
+      ms: { median: 250, p95: 400, max: 400, maxQuery: 'g/q4' },
+    });
+  });
+});

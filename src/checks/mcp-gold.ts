@@ -33,6 +33,8 @@ export interface GoldCheckOptions {
   queries?: string[];
   /** `timeout_ms` of each run_sparql_query call (default 10,000). */
   timeoutMs?: number;
+  /** The federation engine of run_sparql_query, by `--federation-engine` name (default `comunica`; src/federation/engines.ts). */
+  federationEngine?: string;
   progress?: (line: string) => void;
 }
 
@@ -79,7 +81,7 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
   const wanted = o.queries ? new Set(o.queries) : undefined;
   const server = await serve({ shards: o.shards, kgs: graphs, writeFiles: false, timeoutMs: Math.max(timeoutMs, 30_000) });
   const registry = registryFromEndpointsValue(server.endpointsFile(), 'gold-check');
-  const ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { maxQueryChars: 1 << 20, maxTimeoutMs: Math.max(timeoutMs, 100_000), previewRows: 0 } });
+  const ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { maxQueryChars: 1 << 20, maxTimeoutMs: Math.max(timeoutMs, 100_000), previewRows: 0 }, ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}) });
   const verdicts: GoldCheckVerdict[] = [];
   try {
     await ctx.sparql.warm();

@@ -15,7 +15,7 @@ import { DEFAULT_PORT } from '../serve/defaults.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
 import { SCRIPTED_AGENTS, SETUPS } from '../eval/record.js';
 import { SETUPS as MCP_SETUPS } from '../mcp/context.js';
-import { DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES } from '../federation/engines.js';
+import { CROSS_CHECKED_ENGINES, DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES, parseEngineList } from '../federation/engines.js';
 import { engineAliasOption, formatOption, jsonOption, voidEngineOption } from './options.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
@@ -46,7 +46,20 @@ const number = (name: string) => (v: string) => {
 
 /** `--federation-engine <name>`: the engine that evaluates queries with several SERVICE clauses (src/federation/engine.ts). */
 const federationEngineOption = (what: string) =>
-  new Option('--federation-engine <name>', `${what} (src/federation/engine.ts)`).choices([...FEDERATION_ENGINES]).default(DEFAULT_FEDERATION_ENGINE);
+  new Option('--federation-engine <name>', `${what} (src/federation/engine.ts; docs/federation.md)`).choices([...FEDERATION_ENGINES]).default(DEFAULT_FEDERATION_ENGINE);
+
+/** verify's `--federation-engine <names>`: one engine, several separated by commas, or `all` (parseEngineList). */
+const federationEnginesOption = (what: string) =>
+  new Option('--federation-engine <names>', `${what}: one of ${FEDERATION_ENGINES.map((e) => `\`${e}\``).join(', ')}, several separated by commas, or \`all\` (${CROSS_CHECKED_ENGINES.join(', ')}) (docs/federation.md)`)
+    .argParser((v: string) => {
+      try {
+        parseEngineList(v);
+      } catch (e) {
+        throw new InvalidArgumentError((e as Error).message);
+      }
+      return v;
+    })
+    .default(DEFAULT_FEDERATION_ENGINE);
 
 /** An action that loads src/cli/commands/<verb>.js when the command runs and calls its `run`. */
 function lazy(verb: string): (...args: unknown[]) => Promise<void> {
@@ -234,9 +247,10 @@ export function program(): Command {
   cli
     .command('verify')
     .description(
-      'Check that the federation loses no answer: run every distinct gold query federated over its graph\'s shard endpoints ' +
-        '(the federation engine, default Comunica) and in trivial-federation form (UNION of SERVICE per triple pattern), and compare with the answer on the ' +
-        'unsharded graph. The build is checked first (build.json, benchmark.json, manifests, shard sha256).',
+      'Check that the federation loses no answer and that the federation engines agree: run every distinct gold query federated over its graph\'s shard endpoints ' +
+        '(the engine selects sources), in trivial-federation form (UNION of SERVICE per triple pattern) and in oracle form (trivial federation over the shards the answer needs) ' +
+        'on each federation engine, compare each answer with the answer on the unsharded graph and the engines\' answers with each other, and report every disagreement. ' +
+        'The build is checked first (build.json, benchmark.json, manifests, shard sha256).',
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
     .option('--endpoints [file...]', 'use running endpoints (fkgqa serve) listed in these endpoints files (several: shards served by several hosts); without a file: <state>/endpoints.json. Every endpoint must answer, else exit 2. Without --endpoints: the fkgqa serve running on this build (<state>/endpoints.json) when it serves every graph without behaviour profiles, else the endpoints started in this process; a line on stderr says which')
@@ -244,13 +258,13 @@ export function program(): Command {
     .option('--kg <name...>', 'verify only these graphs')
     .option('--query <id...>', 'verify only these queries (<kg>/q<N>; without --kg, their graphs)')
     .option('--question <index...>', 'verify only the queries these questions ask (benchmark.json index)')
-    .addOption(new Option('--timeout <ms>', 'time limit per query and side (unsharded, federated, trivial)').argParser(integer('--timeout', 1)).default(20_000))
-    .addOption(new Option('--form <form...>', 'forms to run').choices(FORMS).default(FORMS))
+    .addOption(new Option('--timeout <ms>', 'time limit per query, form and engine, and of the unsharded graph').argParser(integer('--timeout', 1)).default(20_000))
+    .addOption(new Option('--form <form...>', 'forms to run (default: all three; oracle needs the realised fan-out of fkgqa stats: without it, skipped by default and refused when named)').choices(FORMS))
     .addOption(formatOption(['text', 'json'], 'the report on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
-    .addOption(federationEngineOption('the federation engine that runs both forms'))
+    .addOption(federationEnginesOption('the federation engines that run every form'))
     .option('-q, --quiet', 'no progress on stderr')
-    .addHelpText('after', '\nExit codes: 0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an answer differs, 2 bad input (build, endpoints file, options) or unreachable endpoints.')
+    .addHelpText('after', '\nExit codes: 0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an engine\'s answer differs from gold beyond ties, 2 bad input (build, endpoints file, options), unreachable endpoints or an engine that cannot run here.')
     .action(lazy('verify'));
 
   cli

@@ -16,9 +16,7 @@
  */
 import sparqljs from 'sparqljs';
 import { parseQuery } from '../sparql/parse.js';
-import { trivialFederation } from '../sparql/trivial.js';
-import { endpointOf, fetchWithin, sameEndpoint } from '../federation/http.js';
-import { negatedTriples } from '../sparql/negation.js';
+import { oracleFederation, trivialFederation } from '../sparql/trivial.js';
 import type { ChatModel, ChatReply, ChatRequest } from './chat.js';
 import type { RunEndpoint } from './record.js';
 
@@ -40,11 +38,7 @@ export function scriptedQuery(agent: ScriptedAgent, goldText: string, defaultPre
   const ast = parsed.query.ast;
   const urlOf = (shard: string) => endpoints.find((e) => e.shard === shard)?.url;
   if (agent === 'trivial') return trivialFederation(ast, endpoints.map((e) => e.url)).text;
-  if (agent === 'oracle') {
-    const urls = needed === null ? endpoints.map((e) => e.url) : needed.length === 0 ? [endpoints[0].url] : needed.map((s) => urlOf(s)).filter((u): u is string => !!u);
-    const neg = needed === null ? urls : negated.map((s) => urlOf(s)).filter((u): u is string => !!u);
-    return trivialFederation(ast, urls, neg.length > 0 ? neg : urls).text;
-  }
+  if (agent === 'oracle') return oracleFederation(ast, endpoints, needed, negated).text;
   const target = (needed?.length ? urlOf(needed[0]) : undefined) ?? endpoints[0].url;
   const q = ast as sparqljs.SelectQuery;
   const wrapped = { ...q, prefixes: {}, where: [{ type: 'service', name: { termType: 'NamedNode', value: target }, silent: false, patterns: q.where ?? [] }] };
@@ -74,32 +68,5 @@ export class ScriptedModel implements ChatModel {
   }
 }
 
-/**
- * The shards (`shard<N>`) where some negated triple pattern of the gold query matches: one
- * `ASK { t }` per pattern and shard endpoint (SPARQL 1.1 Protocol, POST; no redirect followed).
- * @throws Error when an endpoint does not answer
- */
-export async function negatedShards(goldText: string, defaultPrefix: string, endpoints: RunEndpoint[], timeoutMs = 30_000): Promise<string[]> {
-  const parsed = parseQuery(goldText, defaultPrefix);
-  if (!parsed.ok) return [];
-  const triples = negatedTriples(parsed.query.ast);
-  if (triples.length === 0) return [];
-  const gen = new sparqljs.Generator({ allPrefixes: false });
-  const asks = triples.map((t) => gen.stringify({ type: 'query', queryType: 'ASK', prefixes: {}, where: [{ type: 'bgp', triples: [t] }] } as unknown as sparqljs.SparqlQuery));
-  const out: string[] = [];
-  for (const e of endpoints) {
-    for (const q of asks) {
-      const res = await fetchWithin(
-        e.url,
-        { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json' }, body: new URLSearchParams({ query: q }), signal: AbortSignal.timeout(timeoutMs) },
-        { allowed: (u) => endpoints.some((x) => sameEndpoint(x.url, endpointOf(u))) },
-      );
-      if (!res.ok) throw new Error(`${e.url} answered ${res.status} to ${q}`);
-      if ((JSON.parse(await res.text()) as { boolean?: boolean }).boolean) {
-        out.push(e.shard);
-        break;
-      }
-    }
-  }
-  return out;
-}
+/** The shards where a negated triple pattern of the gold query matches (moved to src/federation/oracle.ts, shared with verify). */
+export { negatedShards } from '../federation/oracle.js';

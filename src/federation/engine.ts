@@ -13,8 +13,10 @@
  * Adding an engine: implement `FederationEngine` in `src/federation/<name>/engine.ts` (time limit:
  * the outcome is `timeout`, never an empty answer; requests counted per endpoint URL without query
  * string; nothing sent outside `EngineSetup.endpoints`: use `fetchWithin` of http.ts or an
- * equivalent check, redirects included), add its name to FEDERATION_ENGINES and a case to
- * `createEngine` in engines.ts. tests/federation.test.ts runs its checks on every engine listed.
+ * equivalent check, redirects included; a SERVICE-explicit query checked with `checkServiceQuery`
+ * of service-check.ts before anything is sent), add its name to FEDERATION_ENGINES and a case to
+ * `createEngine` in engines.ts. tests/federation.test.ts and tests/engines.test.ts run their checks
+ * on every engine listed. docs/federation.md describes the engines and their disagreements.
  */
 
 /** Options of one query. */
@@ -48,6 +50,12 @@ export type EngineOutcome =
 export interface FederationEngine {
   /** The value of `--federation-engine` that selects it. */
   readonly name: string;
+  /**
+   * Whether the engine selects sources itself for a query without SERVICE (`options.sources`,
+   * `fkgqa verify`'s federated form). An engine that does not answers such a query with an `error`
+   * outcome saying so, and verify reports the form as not applicable to it.
+   */
+  readonly selectsSources: boolean;
   /**
    * Evaluates a query.
    * @param query the query text with full IRIs (no prefix declarations needed)

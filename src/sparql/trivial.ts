@@ -69,3 +69,33 @@ export function trivialFederation(ast: sparqljs.SparqlQuery, endpoints: string[]
   const text = new sparqljs.Generator({ allPrefixes: false }).stringify({ ...out, prefixes: {} } as sparqljs.SparqlQuery);
   return { ast: out, text, triplePatterns, caveats: [...caveats] };
 }
+
+/** A shard endpoint as the oracle form needs it: the shard's name (`shard<N>`) and its endpoint URL. */
+export interface ShardUrl {
+  shard: string;
+  url: string;
+}
+
+/**
+ * The oracle form of a gold query (what `fkgqa eval`'s oracle agent submits, and the third form of
+ * `fkgqa verify`): its trivial federation over exactly the shards its answer needs (realised
+ * fan-out, section 4.2 of the FKGQA paper, computed by `fkgqa stats`). With no needed shard (the
+ * gold answer uses no triple) it names the graph's first shard; with an unknown needed set
+ * (provenance timed out) all shards. Patterns under MINUS and FILTER (NOT) EXISTS use no triple of
+ * a solution (so realised fan-out leaves their shards out) but must see every triple that could
+ * remove one: they go to `negated`, the shards where some of their triple patterns match
+ * (`negatedShards` of src/federation/oracle.ts), or to the needed shards when none is given.
+ * @param ast a parsed query (IRIs already fixed, see parseQuery)
+ * @param endpoints the graph's shard endpoints, in shard order
+ * @param needed shards the gold answer needs (`shard<N>`), or null when unknown
+ * @param negated shards where a negated triple pattern matches (`shard<N>`)
+ * @throws Error when `endpoints` is empty
+ */
+export function oracleFederation(ast: sparqljs.SparqlQuery, endpoints: ShardUrl[], needed: string[] | null, negated: string[] = []): TrivialFederation {
+  if (endpoints.length === 0) throw new Error('the oracle form needs at least one endpoint');
+  const urlOf = (shard: string) => endpoints.find((e) => e.shard === shard)?.url;
+  const all = endpoints.map((e) => e.url);
+  const urls = needed === null ? all : needed.length === 0 ? [all[0]] : needed.map(urlOf).filter((u): u is string => !!u);
+  const neg = needed === null ? urls : negated.map(urlOf).filter((u): u is string => !!u);
+  return trivialFederation(ast, urls, neg.length > 0 ? neg : urls);
+}

@@ -1,12 +1,16 @@
 /**
- * `fkgqa verify`: the federation loses no answer. Every distinct gold query of a build is run as a
- * federated query over its graph's shard endpoints by the federation engine (`--federation-engine`,
- * default Comunica 4.5.0; sources = the endpoints), and in the paper's trivial-federation form
- * (every triple pattern a UNION of SERVICE calls over all shards of the graph, also executed by the
- * engine: oxigraph has no SERVICE, pitfall B11); each answer is compared with the answer on the
- * unsharded graph. The endpoints come from the endpoint registry (src/federation/registry.ts: the
- * endpoints files of running serves, checked), or are started in this process by the launcher the
- * library entry point passes (src/index.ts), so verify never imports serve.
+ * `fkgqa verify`: the federation loses no answer, and the federation engines agree (issue 17 item
+ * 5). Every distinct gold query of a build is run in three forms (src/verify/forms.ts) on every
+ * chosen federation engine (`--federation-engine <name>|all`, src/federation/engines.ts):
+ * federated (the engine selects sources among the graph's shard endpoints), trivial (the paper's
+ * trivial federation over all shards; oxigraph has no SERVICE, pitfall B11, so an engine evaluates
+ * it) and oracle (the trivial federation over the shards the gold answer needs, as `fkgqa eval`'s
+ * oracle agent submits it). Each answer is compared with the answer on the unsharded graph (gold),
+ * ties under ORDER BY allowed, and the engines' answers with each other: every disagreement (engine
+ * vs engine vs gold) is reported (src/verify/report.ts). The endpoints come from the endpoint
+ * registry (src/federation/registry.ts: the endpoints files of running serves, checked), or are
+ * started in this process by the launcher the library entry point passes (src/index.ts), so verify
+ * never imports serve.
  */
 import { ProgressTicker } from '../common/progress.js';
 import { FORMS, type FederationForm } from './forms.js';
@@ -24,8 +28,12 @@ import type { JsonResults } from '../sparql/results.js';
 import { compareResults, type Comparison } from '../answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
-import { type EngineOutcome } from '../federation/engine.js';
-import { createEngine, DEFAULT_FEDERATION_ENGINE } from '../federation/engines.js';
+import { type EngineOutcome, type FederationEngine } from '../federation/engine.js';
+import { createEngine, DEFAULT_FEDERATION_ENGINE, engineUnavailable, parseEngineList, type FederationEngineName } from '../federation/engines.js';
+import { negatedShards } from '../federation/oracle.js';
+import { readNeededShards } from '../build/fan-out.js';
+import { oracleFederation } from '../sparql/trivial.js';
+import { classifyDisagreement, computeTotals, type Disagreement, type FormVerdict, type QueryVerdict, type VerifyReport } from './report.js';
 import { openRegistry, readEndpointsFile, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
 
 
@@ -47,73 +55,30 @@ export interface VerifyOptions {
    * library entry point (src/index.ts) passes; without it, `endpoints` is required.
    */
   launch?: EndpointLauncher;
-  /** The federation engine, by `--federation-engine` name (default `comunica`; src/federation/engine.ts). */
-  federationEngine?: string;
+  /**
+   * The federation engines, by `--federation-engine` name (src/federation/engines.ts): one name, a
+   * list (or names separated by commas), or `all` (every engine but the baseline
+   * `comunica-default`); default `comunica`. Each runs every form of every query.
+   */
+  federationEngine?: string | string[];
   /** State folder of the build (default `<shards>.state/`, see src/build/state.ts): stored gold answers and the default endpoints file. */
   state?: string;
   /** Only these graphs. */
   kgs?: string[];
   /** Only these query ids (`<kg>/q<N>`); without `kgs`, their graphs are the graphs verified. */
   queries?: string[];
-  /** Time limit per query and side (unsharded, federated, trivial), in ms (default 20,000). */
+  /** Time limit per query, form and engine, and of the unsharded graph, in ms (default 20,000). */
   timeoutMs?: number;
-  /** Forms to run (default both). */
+  /**
+   * Forms to run (default all three; without stored realised fan-out, see `fkgqa stats`, the oracle
+   * form is then skipped, and naming it is an error).
+   */
   forms?: FederationForm[];
   /** Progress lines (stderr in the CLI). */
   progress?: (line: string) => void;
 }
 
-/**
- * How one form of one query fared: `identical` (same rows; same order where the query orders),
- * `equivalent` (other rows or order that the query allows: solutions tie under ORDER BY and LIMIT
- * or the order within ties differs, shown on the unsharded graph, see ties.ts), `different`, or
- * `failed` (an error or the time limit on either side).
- */
-export interface FormVerdict {
-  status: 'identical' | 'equivalent' | 'different' | 'failed';
-  /** Why it differs or failed (absent when identical). */
-  reason?: string;
-  /** Rows of the federated answer. */
-  rows?: number;
-  ms: number;
-  /** The comparison with gold, when both answered. */
-  comparison?: Comparison;
-}
-
-/** The verdicts of one distinct gold query. */
-export interface QueryVerdict {
-  id: string;
-  graph: string;
-  /** Questions asking this query. */
-  questions: number;
-  /** The query orders its results (row order compared too). */
-  ordered: boolean;
-  gold: Omit<GoldResult, 'results'>;
-  federated?: FormVerdict;
-  trivial?: FormVerdict;
-}
-
-/** Counts of verdicts of one form. */
-export interface FormTotals {
-  identical: number;
-  equivalent: number;
-  different: number;
-  failed: number;
-  /** Of the failed: those where the unsharded graph did not answer either (time limit or error). */
-  failedOnBothSides: number;
-}
-
-/** The result of `verify`. */
-export interface VerifyReport {
-  graphs: string[];
-  timeoutMs: number;
-  /** `started` when verify ran the endpoints itself, else the endpoints file used (several joined by ` + `). */
-  endpoints: string;
-  forms: FederationForm[];
-  queries: QueryVerdict[];
-  totals: Partial<Record<FederationForm, FormTotals>>;
-  ms: number;
-}
+export type { Disagreement, FormTotals, FormVerdict, QueryVerdict, VerifyReport } from './report.js';
 
 /** The output digest of a build (build.json, already checked by `openBuild`). */
 function readBuildDigest(shards: string): string {
@@ -130,20 +95,23 @@ const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 /** An engine's outcome with the time it took (ms, measured around the call). */
 type TimedOutcome = EngineOutcome & { ms: number };
 
+const requestsOf = (o: EngineOutcome) => Object.values(o.requests).reduce((a, b) => a + b, 0);
+
 function verdict(gold: GoldResult, outcome: TimedOutcome, ordered: boolean, form: FederationForm): FormVerdict {
+  const requests = requestsOf(outcome);
   if (outcome.status !== 'ok') {
     const what = outcome.status === 'timeout' ? `timeout after ${secs(outcome.ms)}` : `error: ${outcome.error}`;
     const goldWhat = gold.status === 'ok' ? '' : `; the unsharded graph: ${gold.status === 'timeout' ? 'timeout' : `error: ${gold.error}`} too`;
-    return { status: 'failed', reason: `${form}: ${what}${goldWhat}`, ms: outcome.ms };
+    return { status: 'failed', failure: outcome.status === 'timeout' ? 'timeout' : 'error', reason: `${form}: ${what}${goldWhat}`, ms: outcome.ms, requests };
   }
   const results = outcomeJson(outcome);
   if (gold.status !== 'ok' || !gold.results) {
-    return { status: 'failed', reason: `the unsharded graph did not answer (${gold.status === 'timeout' ? 'timeout' : `error: ${gold.error}`}); ${form} answered ${rowsOf(results)} rows`, rows: rowsOf(results), ms: outcome.ms };
+    return { status: 'failed', reason: `the unsharded graph did not answer (${gold.status === 'timeout' ? 'timeout' : `error: ${gold.error}`}); ${form} answered ${rowsOf(results)} rows`, rows: rowsOf(results), ms: outcome.ms, requests };
   }
   const c = compareResults(gold.results, results, ordered);
   return c.identical
-    ? { status: 'identical', rows: c.rows, ms: outcome.ms, comparison: c }
-    : { status: 'different', reason: c.reason, rows: c.rows, ms: outcome.ms, comparison: c };
+    ? { status: 'identical', rows: c.rows, ms: outcome.ms, requests, comparison: c }
+    : { status: 'different', reason: c.reason, rows: c.rows, ms: outcome.ms, requests, comparison: c };
 }
 
 /** Shard endpoint URLs per graph, in shard order, from the registry. */
@@ -189,6 +157,16 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   const progress = options.progress ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 20_000;
   const forms = options.forms ?? FORMS;
+  let names: string[];
+  try {
+    names = parseEngineList(options.federationEngine ?? DEFAULT_FEDERATION_ENGINE);
+  } catch (e) {
+    throw new InputError(`--federation-engine: ${(e as Error).message}`);
+  }
+  for (const name of names as FederationEngineName[]) {
+    const why = await engineUnavailable(name);
+    if (why) throw new InputError(`--federation-engine: ${name} cannot run here: ${why}`);
+  }
   // --query <kg>/q<N> names its graph: without --kg, verify those graphs only.
   for (const id of options.queries ?? []) {
     if (!/^[^/]+\/q\d+$/.test(id)) throw new InputError(`--query ${id}: a query id is <kg>/q<N>, e.g. concert_singer/q3`);
@@ -232,31 +210,51 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
     }
   }
   if (endpointsPath) {
-    const down = await unreachableEndpoints(graphs.flatMap((g) => urls.get(g)!));
+    // The probe gets the query time limit (not the 5 s default): a serve of the whole corpus just
+    // started, at load 30+, answers ~80 ASK {} at once slower than 5 s (bench:federation, 2026-12-01).
+    const down = await unreachableEndpoints(graphs.flatMap((g) => urls.get(g)!), Math.max(5_000, timeoutMs));
     if (down.length > 0) {
       throw new InputError(`${down.length} endpoint(s) do not answer (is fkgqa serve running?): ${down.map((d) => `${d.url}: ${d.why}`).join('; ')}`, { file: endpointsPath });
     }
   }
 
-  const engine = await createEngine(options.federationEngine ?? DEFAULT_FEDERATION_ENGINE, { endpoints: registry.endpoints.map((e) => e.url) });
-  const run = async (query: string, sources: string[]): Promise<TimedOutcome> => {
-    const t = performance.now();
-    const o = await engine.query(query, MEDIA.json, { timeoutMs, sources });
-    return { ...o, ms: performance.now() - t };
-  };
+  const engines: FederationEngine[] = [];
   const verdicts: QueryVerdict[] = [];
+  const disagreements: Disagreement[] = [];
   // Progress: [k/n] per query, and every 10 s the queries running long.
   const ticker = new ProgressTicker(progress, 'fkgqa verify', queries.length, { everyMs: options.progress ? undefined : 0 });
   try {
-    await engine.warm?.();
+    for (const name of names) {
+      try {
+        const engine = await createEngine(name, { endpoints: registry.endpoints.map((e) => e.url) });
+        engines.push(engine);
+        progress(`fkgqa verify: starting the federation engine ${name}`);
+        await engine.warm?.();
+      } catch (e) {
+        throw new InputError(`the federation engine ${name} failed to start: ${(e as Error).message}`);
+      }
+    }
+    const run = async (engine: FederationEngine, query: string, sources: string[]): Promise<TimedOutcome> => {
+      const t = performance.now();
+      const o = await engine.query(query, MEDIA.json, { timeoutMs, sources });
+      return { ...o, ms: performance.now() - t };
+    };
     for (const g of build) {
       const gq = queries.filter((q) => q.graph === g.graph);
       if (gq.length === 0) continue;
       const storedDoc = readGoldAnswers(options.shards, g.graph, digest, { state: options.state });
       const stored = storedDoc ? goldResultsById(storedDoc) : undefined;
+      const needed = forms.includes('oracle') ? readNeededShards(options.shards, g.graph, digest, options.state) : undefined;
+      if (forms.includes('oracle') && !needed) {
+        const why = `no realised fan-out of ${g.graph} stored for this build (run fkgqa stats --shards ${options.shards}${options.state ? ` --state ${options.state}` : ''})`;
+        if (options.forms?.includes('oracle')) throw new InputError(`--form oracle: ${why}`, { file: options.shards });
+        progress(`${g.graph}: the oracle form is skipped: ${why}`);
+      }
       // The unsharded graph: the union of its shards, which the build guarantees equals the input.
       let store = stored ? undefined : await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
       progress(`${g.graph}: ${gq.length} queries, ${g.shards.length} shard endpoints; gold ${stored ? 'from gold-answers.json' : 'computed on the unsharded graph'}`);
+      const shardEndpoints = urls.get(g.graph)!;
+      const shardUrls = registry.endpoints.filter((e) => e.graph === g.graph && e.shard !== null).map((e) => ({ shard: e.shard!, url: e.url }));
       try {
         for (const q of gq) {
           ticker.start(q.id);
@@ -276,8 +274,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
             if (gold.results) gold.rows = rowsOf(gold.results);
           }
           const { results: _results, ...goldInfo } = gold;
-          const v: QueryVerdict = { id: q.id, graph: q.graph, questions: q.questions, ordered, gold: goldInfo };
-          const shardEndpoints = urls.get(q.graph)!;
+          const v: QueryVerdict = { id: q.id, graph: q.graph, questions: q.questions, ordered, gold: goldInfo, engines: Object.fromEntries(names.map((n) => [n, {}])) };
           // Ties under ORDER BY: the key query's answer on the unsharded graph, computed when needed.
           let keyed: JsonResults | null | undefined;
           const tieCheck = async (f: FormVerdict, answer: JsonResults | undefined) => {
@@ -295,21 +292,47 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
               f.reason = `${f.reason}; allowed by ties under ORDER BY (${e.ties} tied solutions on the unsharded graph)`;
             } else f.reason = `${f.reason}; not explained by ties (${e.why})`;
           };
-          if (forms.includes('federated')) {
-            const o = await run(normalized, shardEndpoints);
-            v.federated = verdict(gold, o, ordered, 'federated');
-            await tieCheck(v.federated, o.status === 'ok' ? outcomeJson(o) : undefined);
-          }
+          // The text of each form (the same for every engine).
+          const texts: Partial<Record<FederationForm, { text: string; sources: string[]; caveats: string[] } | { skipped: string }>> = {};
+          if (forms.includes('federated')) texts.federated = { text: normalized, sources: shardEndpoints, caveats: [] };
           if (forms.includes('trivial')) {
             const t = trivialFederation(parsed.query.ast, shardEndpoints);
-            const o = await run(t.text, []);
-            v.trivial = verdict(gold, o, ordered, 'trivial');
-            await tieCheck(v.trivial, o.status === 'ok' ? outcomeJson(o) : undefined);
-            if (t.caveats.length > 0 && v.trivial.status !== 'identical') v.trivial.reason += ` (${t.caveats.join('; ')})`;
+            texts.trivial = { text: t.text, sources: [], caveats: t.caveats };
+          }
+          if (forms.includes('oracle')) {
+            if (!needed) texts.oracle = { skipped: 'no realised fan-out stored for this build (fkgqa stats)' };
+            else {
+              const n = needed.has(q.id) ? needed.get(q.id)! : null;
+              const negated = n === null ? [] : await negatedShards(q.text, defaultPrefix, shardUrls, timeoutMs);
+              const t = oracleFederation(parsed.query.ast, shardUrls, n, negated);
+              texts.oracle = { text: t.text, sources: [], caveats: t.caveats };
+            }
+          }
+          const cells: string[] = [];
+          for (const f of forms) {
+            const form = texts[f]!;
+            const answers = new Map<string, JsonResults>();
+            for (const engine of engines) {
+              let fv: FormVerdict;
+              if ('skipped' in form) fv = { status: 'skipped', reason: form.skipped, ms: 0, requests: 0 };
+              else if (f === 'federated' && !engine.selectsSources) fv = { status: 'skipped', reason: `${engine.name} has no source selection (it evaluates SERVICE clauses only)`, ms: 0, requests: 0 };
+              else {
+                const o = await run(engine, form.text, form.sources);
+                fv = verdict(gold, o, ordered, f);
+                const answer = o.status === 'ok' ? outcomeJson(o) : undefined;
+                if (answer) answers.set(engine.name, answer);
+                await tieCheck(fv, answer);
+                if (form.caveats.length > 0 && fv.status !== 'identical') fv.reason += ` (${form.caveats.join('; ')})`;
+              }
+              v.engines[engine.name][f] = fv;
+              cells.push(`${names.length > 1 ? `${engine.name} ` : ''}${f} ${fv.status}${fv.status === 'skipped' ? '' : ` ${fv.requests} req ${secs(fv.ms)}`}`);
+            }
+            const d = classifyDisagreement(v, f, answers);
+            if (d) disagreements.push(d);
           }
           verdicts.push(v);
           ticker.done(q.id);
-          progress(`  [${verdicts.length}/${queries.length}] ${q.id}: gold ${gold.status === 'ok' ? `${gold.rows} rows` : gold.status}; ${forms.map((f) => `${f} ${v[f]!.status}`).join(', ')} (${secs(performance.now() - t0)})`);
+          progress(`  [${verdicts.length}/${queries.length}] ${q.id}: gold ${gold.status === 'ok' ? `${gold.rows} rows` : gold.status}; ${cells.join(', ')} (${secs(performance.now() - t0)})`);
         }
       } finally {
         await store?.close();
@@ -317,57 +340,12 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
     }
   } finally {
     ticker.stop();
-    await engine.close();
+    await Promise.all(engines.map((e) => e.close()));
     await server?.close();
   }
-  const totals: VerifyReport['totals'] = {};
-  for (const f of forms) {
-    const t: FormTotals = { identical: 0, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0 };
-    for (const v of verdicts) {
-      const s = v[f]!.status;
-      t[s]++;
-      if (s === 'failed' && v.gold.status !== 'ok') t.failedOnBothSides++;
-    }
-    totals[f] = t;
-  }
-  return { graphs, timeoutMs, endpoints: endpointsPath ?? 'started', forms, queries: verdicts, totals, ms: performance.now() - t0 };
+  const totals = computeTotals(verdicts, names, forms);
+  const different = verdicts.reduce((n, v) => n + names.reduce((m, e) => m + forms.filter((f) => v.engines[e][f]?.status === 'different').length, 0), 0);
+  return { graphs, timeoutMs, endpoints: endpointsPath ?? 'started', engines: names, forms, queries: verdicts, totals, disagreements, different, ms: performance.now() - t0 };
 }
 
-/** The report as text: one line per query, totals, then every difference and failure explained. */
-export function formatVerifyReport(r: VerifyReport): string {
-  const lines: string[] = [];
-  const n = r.queries.length;
-  lines.push(`fkgqa verify: ${n} distinct gold queries over ${r.graphs.length} graphs; time limit ${secs(r.timeoutMs)} per query and side`);
-  lines.push('');
-  const cell = (v?: FormVerdict) => (v ? `${v.status}${v.status === 'failed' ? '' : ` (${v.rows} rows)`}` : '-');
-  lines.push(`${'query'.padEnd(36)} ${'gold'.padEnd(14)} ${r.forms.map((f) => f.padEnd(24)).join(' ')}`);
-  for (const v of r.queries) {
-    const gold = v.gold.status === 'ok' ? `${v.gold.rows} rows` : v.gold.status;
-    lines.push(`${v.id.padEnd(36)} ${gold.padEnd(14)} ${r.forms.map((f) => cell(v[f]).padEnd(24)).join(' ')}`);
-  }
-  lines.push('');
-  lines.push(`Totals (n=${n})     identical   equivalent  different   failed (of which the unsharded graph failed too)`);
-  for (const f of r.forms) {
-    const t = r.totals[f]!;
-    lines.push(`  ${f.padEnd(16)} ${String(t.identical).padEnd(11)} ${String(t.equivalent).padEnd(11)} ${String(t.different).padEnd(11)} ${t.failed} (${t.failedOnBothSides})`);
-  }
-  const listed = (status: 'equivalent' | 'different' | 'failed') =>
-    r.queries.flatMap((v) =>
-      r.forms
-        .filter((f) => v[f]?.status === status)
-        .map((f) => {
-          const x = v[f]!;
-          const c = x.comparison;
-          const rows = c && status !== 'failed' && !c.orderOnly ? `\n      missing: ${c.missing.join(' | ') || '-'}\n      extra:   ${c.extra.join(' | ') || '-'}` : '';
-          return `  ${v.id} ${f}: ${x.reason}${rows}`;
-        }),
-    );
-  const equivalents = listed('equivalent');
-  const diffs = listed('different');
-  const fails = listed('failed');
-  if (equivalents.length > 0) lines.push('', 'Equivalent (allowed by ties under ORDER BY)', ...equivalents);
-  if (diffs.length > 0) lines.push('', 'Differences', ...diffs);
-  if (fails.length > 0) lines.push('', 'Failures', ...fails);
-  lines.push('', `verified in ${secs(r.ms)}`);
-  return lines.join('\n') + '\n';
-}
+export { formatVerifyReport } from './report.js';

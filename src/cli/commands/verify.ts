@@ -1,4 +1,4 @@
-/** `fkgqa verify`: flags → `verify` (src/index.ts); prints the report (text or JSON); exit 1 when an answer differs. */
+/** `fkgqa verify`: flags → `verify` (src/index.ts); prints the report (text or JSON); exit 1 when an engine's answer differs from gold beyond ties. */
 import { verify } from '../../index.js';
 import type { FederationForm } from '../../verify/forms.js';
 import { formatVerifyReport } from '../../verify/verify.js';
@@ -19,5 +19,5 @@ export async function run(o: Record<string, any>): Promise<void> {
     progress: stderrProgress(o.quiet),
   });
   process.stdout.write(format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatVerifyReport(report));
-  if (Object.values(report.totals).some((t) => t.different > 0)) process.exitCode = 1;
+  if (report.different > 0) process.exitCode = 1;
 }

@@ -1,65 +1,221 @@
 /**
- * `--federation-engine comunica`: Comunica 4.5.0 (`@comunica/query-sparql`, default configuration)
- * behind the `FederationEngine` interface. Each query runs in a worker thread (`EngineWorker`), which
- * is terminated and restarted at the time limit; with `parallel` > 1 several threads answer queries
- * side by side, each query going to the least busy one. SERVICE-explicit queries are handed to
- * Comunica as algebra (as text, Comunica would send the whole query to each SERVICE endpoint); a
- * query with `sources` is handed over as text, Comunica selecting sources itself.
+ * `--federation-engine comunica` and `comunica-default`: Comunica 4.5.0 behind the
+ * `FederationEngine` interface, built from a Components.js configuration with Comunica's own
+ * documented mechanism (comunica.dev, "Querying with a custom configuration"; compiled by
+ * `comunica-compile-config`, as @comunica/query-sparql builds its own engine):
+ *
+ * - `comunica` (the default engine): federation/comunica/config-service.json, compiled into
+ *   federation/comunica/engine-service.cjs (committed; `npm run build:comunica-engine` rebuilds it,
+ *   tests/engines.test.ts fails when it is stale). It is Comunica's default configuration with four
+ *   overrides of documented actor parameters: no COUNT queries for source selection, SERVICE targets
+ *   taken as SPARQL endpoints, no bind-join actors (each SERVICE clause evaluated once and joined
+ *   locally), and plain SPARQL JSON results (no `metadata` member). docs/federation.md explains each.
+ * - `comunica-default`: @comunica/query-sparql's own engine-default.js (bind joins, COUNT-based
+ *   source selection): the engine fkgqa used before, kept as the baseline of `npm run
+ *   bench:federation` (13,068 requests for car_1/q5's oracle form where `comunica` sends 20).
+ *
+ * Each query runs in a worker thread (thread.ts) of a pool of `parallel` threads; a query past its
+ * time limit or aborted has its thread terminated (which drops its HTTP connections) and replaced,
+ * and the other threads go on. The time limit counts from the call, the wait for a free thread
+ * included. SERVICE-explicit queries are checked first (`checkServiceQuery`: 0 requests for a
+ * refused query) and handed to Comunica as algebra; a query with `sources` is handed over as text,
+ * Comunica selecting sources itself.
  */
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
-import { EngineWorker } from './worker.js';
+import { queryLimit } from '../limit.js';
+import { checkServiceQuery } from '../service-check.js';
+import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
 
-/** Comunica 4.5.0 in worker threads (module comment). Threads start at the first query or at `warm`. */
+/** The configurations of Comunica fkgqa offers, by engine name. */
+export type ComunicaConfig = 'comunica' | 'comunica-default';
+
+/** The compiled engine of `comunica`: federation/comunica/engine-service.cjs at the package root. */
+export const COMUNICA_SERVICE_ENGINE = fileURLToPath(new URL('../../../federation/comunica/engine-service.cjs', import.meta.url));
+
+/** The compiled engine file of a configuration (absolute path). */
+export function comunicaEngineFile(config: ComunicaConfig): string {
+  return config === 'comunica' ? COMUNICA_SERVICE_ENGINE : createRequire(import.meta.url).resolve('@comunica/query-sparql/engine-default.js');
+}
+
+function threadScript(): string {
+  const here = fileURLToPath(import.meta.url);
+  const script = here.endsWith('.ts')
+    ? fileURLToPath(new URL('../../../dist/federation/comunica/thread.js', import.meta.url))
+    : fileURLToPath(new URL('./thread.js', import.meta.url));
+  if (!fs.existsSync(script)) throw new Error(`worker script ${script} is missing: run npm run build`);
+  return script;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: Promise<void>;
+  busy: boolean;
+}
+
+/** Comunica 4.5.0 in a pool of worker threads (module comment). Threads start at the first query or at `warm`. */
 export class ComunicaEngine implements FederationEngine {
-  readonly name = 'comunica';
-  private workers: { worker: Promise<EngineWorker>; busy: number }[] | undefined;
+  readonly name: ComunicaConfig;
+  readonly selectsSources = true;
+  private readonly slots: Slot[] = [];
+  private readonly waiting: (() => void)[] = [];
+  private readonly parallel: number;
+  private readonly data: ThreadData;
+  private nextId = 1;
   private closed = false;
-
-  constructor(private readonly setup: EngineSetup) {}
-
-  private pool(): { worker: Promise<EngineWorker>; busy: number }[] {
-    this.workers ??= Array.from({ length: Math.max(1, this.setup.parallel ?? 1) }, () => ({ worker: EngineWorker.start(), busy: 0 }));
-    return this.workers;
-  }
-
-  /** Starts the threads now (Comunica takes 1–3 s to start) instead of at the first query. */
-  async warm(): Promise<void> {
-    await Promise.all(this.pool().map((w) => w.worker));
-  }
+  /** Threads replaced after a timeout, an abort or a crash. */
+  restarts = 0;
+  /** Errors raised in a thread outside any query (late failures of abandoned response streams), newest last, at most 20. */
+  readonly warnings: string[] = [];
 
   /**
-   * Runs one query on the least busy thread. `timeoutMs` counts from the start of the query in its
-   * thread (a thread being started or restarted is waited for first); to bound the whole call, the
-   * wait for a busy thread included, pass a `signal` and abort it at your deadline (the bounded
-   * client does): a query aborted while waiting is dropped, one running is stopped.
+   * @param config which configuration (default `comunica`)
+   * @throws Error when the compiled engine file is missing
    */
-  async query(query: string, mediaType: string, options: EngineQueryOptions): Promise<EngineOutcome> {
-    if (this.closed) return { status: 'error', error: 'the federation engine is closed', requests: {} };
-    const slot = this.pool().reduce((a, b) => (b.busy < a.busy ? b : a));
-    slot.busy++;
-    const sources = options.sources ?? [];
-    const o = await slot.worker
-      .then((w) =>
-        w.query({
-          query,
-          sources,
-          asAlgebra: sources.length === 0,
-          timeoutMs: options.timeoutMs,
-          mediaType,
-          allowedEndpoints: this.setup.endpoints,
-          ...(options.signal ? { signal: options.signal } : {}),
-        }),
-      )
-      .finally(() => slot.busy--);
-    if (o.status === 'timeout') return { status: 'timeout', requests: o.requests };
-    if (o.status === 'error') return { status: 'error', error: o.error, requests: o.requests };
-    return { status: 'ok', body: o.body, contentType: mediaType, requests: o.requests };
+  constructor(
+    private readonly setup: EngineSetup,
+    config: ComunicaConfig = 'comunica',
+  ) {
+    this.name = config;
+    this.parallel = Math.max(1, setup.parallel ?? 1);
+    this.data = { enginePath: comunicaEngineFile(config), endpoints: [...setup.endpoints] };
+    if (!fs.existsSync(this.data.enginePath)) throw new Error(`the compiled Comunica engine ${this.data.enginePath} is missing: run npm run build:comunica-engine`);
   }
 
+  private spawn(): Slot {
+    const worker = new Worker(threadScript(), { workerData: this.data });
+    worker.on('message', (m: ThreadReply) => {
+      if (m.type !== 'warning') return;
+      this.warnings.push(m.message);
+      if (this.warnings.length > 20) this.warnings.shift();
+    });
+    const slot: Slot = {
+      worker,
+      busy: false,
+      ready: new Promise((resolve, reject) => {
+        const onMessage = (m: ThreadReply) => {
+          if (m.type !== 'ready') return;
+          worker.off('message', onMessage);
+          // Referenced while it starts; afterwards a running query's timer keeps Node alive, and an
+          // idle engine does not keep Node from exiting.
+          worker.unref();
+          resolve();
+        };
+        worker.on('message', onMessage);
+        worker.once('error', reject);
+        // Terminated by close() while starting: nothing to report (acquire and warm see `closed`).
+        worker.once('exit', (code) => (this.closed ? resolve() : reject(new Error(`the Comunica thread exited (code ${code}) before it was ready`))));
+      }),
+    };
+    slot.ready.catch(() => this.drop(slot));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private drop(slot: Slot): void {
+    const i = this.slots.indexOf(slot);
+    if (i >= 0) this.slots.splice(i, 1);
+    void slot.worker.terminate();
+  }
+
+  /** Starts every thread now (building Comunica's actors takes 1–3 s) instead of at the first query. */
+  async warm(): Promise<void> {
+    while (this.slots.length < this.parallel && !this.closed) this.spawn();
+    await Promise.all(this.slots.map((s) => s.ready));
+  }
+
+  /** A free thread, waiting for one while all `parallel` threads are busy; undefined once `stop` settled or the engine closed. */
+  private async acquire(stop: Promise<unknown>): Promise<Slot | undefined> {
+    let stopped = false;
+    void stop.then(() => {
+      stopped = true;
+      this.waiting.splice(0).forEach((w) => w());
+    });
+    for (;;) {
+      if (stopped || this.closed) return undefined;
+      const idle = this.slots.find((s) => !s.busy);
+      if (idle) {
+        idle.busy = true;
+        try {
+          await idle.ready;
+        } catch {
+          continue; // dropped by spawn's catch
+        }
+        if (stopped || this.closed) {
+          this.release(idle);
+          return undefined;
+        }
+        return idle;
+      }
+      if (this.slots.length < this.parallel) {
+        this.spawn();
+        continue;
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+  }
+
+  private release(slot: Slot): void {
+    slot.busy = false;
+    this.waiting.shift()?.();
+  }
+
+  /** Evaluates one query (FederationEngine.query); never rejects. */
+  async query(query: string, mediaType: string, options: EngineQueryOptions): Promise<EngineOutcome> {
+    const requests: Record<string, number> = {};
+    if (this.closed) return { status: 'error', error: 'the federation engine is closed', requests };
+    const sources = options.sources ?? [];
+    if (sources.length === 0) {
+      const checked = checkServiceQuery(query, this.data.endpoints);
+      if (!checked.ok) return { status: 'error', error: checked.error, httpStatus: 400, requests };
+    }
+    const limit = queryLimit(options);
+    try {
+      const slot = await this.acquire(limit.stopped);
+      if (!slot) return this.closed ? { status: 'error', error: 'the federation engine is closed', requests } : limit.outcome(await limit.stopped, requests);
+      const id = this.nextId++;
+      const worker = slot.worker;
+      return await new Promise<EngineOutcome>((resolve) => {
+        let finished = false;
+        const done = (o: EngineOutcome, healthy: boolean) => {
+          if (finished) return;
+          finished = true;
+          worker.off('message', onMessage);
+          worker.off('error', onError);
+          worker.off('exit', onExit);
+          if (healthy) this.release(slot);
+          else {
+            this.restarts++;
+            this.drop(slot);
+            this.waiting.shift()?.();
+          }
+          resolve(o);
+        };
+        const onMessage = (m: ThreadReply) => {
+          if (m.type === 'request' && m.id === id) requests[m.endpoint] = (requests[m.endpoint] ?? 0) + 1;
+          else if (m.type === 'result' && m.id === id) done({ status: 'ok', body: m.body, contentType: mediaType, requests }, true);
+          else if (m.type === 'error' && m.id === id) done({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), requests }, true);
+        };
+        const onError = (e: Error) => done({ status: 'error', error: `engine thread crashed: ${e.message}`, requests }, false);
+        const onExit = () => done({ status: 'error', error: this.closed ? 'the federation engine is closed' : 'engine thread exited', requests }, false);
+        worker.on('message', onMessage);
+        worker.on('error', onError);
+        worker.on('exit', onExit);
+        void limit.stopped.then((why) => done(limit.outcome(why, requests), false));
+        worker.postMessage({ id, query, sources, mediaType, httpTimeoutMs: limit.left() } satisfies ThreadRequest);
+      });
+    } finally {
+      limit.dispose();
+    }
+  }
+
+  /** Terminates every thread; queries still running end with `error`. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
-    const workers = this.workers ?? [];
-    this.workers = undefined;
-    await Promise.all(workers.map(async (w) => (await w.worker).close()));
+    this.waiting.splice(0).forEach((w) => w());
+    await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
   }
 }

@@ -1,0 +1,400 @@
+/*
+ * Federation engine `jena` of fkgqa: Apache Jena ARQ (Debian's libapache-jena-java, 4.5.0) as a
+ * long-lived JVM process driven by fkgqa (src/federation/jena/engine.ts) over stdin/stdout. fkgqa
+ * compiles it once with javac into a cache folder; without javac it runs as a single-file source
+ * program (JEP 330):
+ *
+ *   java -cp <Jena and dependency jars>:<writable dir> federation/jena/JenaFederationEngine.java <writable dir>
+ *
+ * Protocol: JSON lines (UTF-8), one object per line.
+ *   Node -> engine
+ *     {"op":"init","endpoints":["http://…/sparql", …]}        the registry; must come first
+ *     {"op":"query","id":N,"query":"…","mediaType":"…","timeoutMs":T}
+ *     {"op":"cancel","id":N}                                  stop query N (time limit or abort)
+ *   engine -> Node
+ *     {"type":"ready","jena":"4.5.0","java":"17…"}            after init
+ *     {"type":"request","id":N,"endpoint":"…"}                before each HTTP request of query N
+ *     {"type":"result","id":N,"body":"…","contentType":"…"}
+ *     {"type":"error","id":N,"error":"…","httpStatus":S}     httpStatus only when an HTTP status caused it
+ *     {"type":"cancelled","id":N}                             query N's thread has ended after a cancel
+ *     {"type":"fatal","error":"…"}                            a protocol error; the process exits 3
+ * End of stdin (Node exited or closed the pipe) ends the process.
+ *
+ * Evaluation: ARQ's standard engine with the index-join strategy off (context symbol
+ * ARQ.optIndexJoinStrategy = false) and the filter implicit-join rewrite off
+ * (ARQ.optFilterImplicitJoin = false, a correctness fix: see runQuery), so a join or OPTIONAL of SERVICE clauses evaluates each side
+ * once and joins locally (hash join) instead of re-sending the right-hand SERVICE for every
+ * left-hand solution; each SERVICE clause is then one HTTP request, except inside FILTER (NOT)
+ * EXISTS, which ARQ evaluates per solution. The local dataset is empty: fkgqa refuses queries with
+ * triple patterns outside SERVICE before they reach this program.
+ *
+ * HTTP: every request of every query goes through GuardedHttpClient, installed as Jena's default
+ * java.net.http.HttpClient (HttpEnv.setDftHttpClient), which enforces the rules of fkgqa's
+ * fetchWithin (src/federation/http.ts) with the same messages: a URL outside the registry is
+ * refused before sending, redirects are never followed (Redirect.NEVER, and a 3xx answer fails the
+ * query), each request is reported to Node before it is sent, gets the query's remaining time as its
+ * timeout, and is cancelled (its response stream closed) when the query is cancelled.
+ */
+import java.io.*;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.*;
+import java.util.concurrent.*;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+
+import org.apache.jena.atlas.json.JSON;
+import org.apache.jena.atlas.json.JsonObject;
+import org.apache.jena.atlas.json.JsonValue;
+import org.apache.jena.http.HttpEnv;
+import org.apache.jena.query.*;
+import org.apache.jena.rdf.model.Model;
+import org.apache.jena.riot.Lang;
+import org.apache.jena.riot.RDFDataMgr;
+import org.apache.jena.riot.resultset.ResultSetLang;
+import org.apache.jena.sparql.engine.http.QueryExceptionHTTP;
+import org.apache.jena.sys.JenaSystem;
+
+public class JenaFederationEngine {
+    /** The state of one running query, reachable from its thread (for the HTTP client). */
+    static final class QueryState {
+        final long id;
+        final long deadlineNanos;
+        volatile boolean cancelled;
+        volatile QueryExecution exec;
+        volatile Thread thread;
+        volatile Integer refusedStatus;
+        final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
+        final Set<InputStream> streams = ConcurrentHashMap.newKeySet();
+        QueryState(long id, long timeoutMs) { this.id = id; this.deadlineNanos = System.nanoTime() + timeoutMs * 1_000_000L; }
+        long remainingMs() { return Math.max(1, (deadlineNanos - System.nanoTime()) / 1_000_000L); }
+        void cancel() {
+            cancelled = true;
+            QueryExecution e = exec;
+            if (e != null) { try { e.abort(); } catch (RuntimeException ignored) {} }
+            for (CompletableFuture<?> f : inFlight) f.cancel(true);
+            for (InputStream s : streams) { try { s.close(); } catch (IOException ignored) {} }
+            Thread t = thread;
+            if (t != null) t.interrupt();
+        }
+    }
+
+    static final ThreadLocal<QueryState> CURRENT = new ThreadLocal<>();
+    static final Map<Long, QueryState> RUNNING = new ConcurrentHashMap<>();
+    static volatile Set<String> allowed = Set.of();
+    static final Object OUT_LOCK = new Object();
+    static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+
+    /** The endpoint a request goes to: its URL without query string and fragment (as fkgqa's endpointOf; how requests are counted). */
+    static String endpointOf(String url) {
+        String u = url;
+        int q = u.indexOf('?'); if (q >= 0) u = u.substring(0, q);
+        int h = u.indexOf('#'); if (h >= 0) u = u.substring(0, h);
+        return u;
+    }
+
+    /** An endpoint as the registry compares it: endpointOf without trailing slashes (as fkgqa's sameEndpoint). */
+    static String endpointKey(String url) {
+        String u = endpointOf(url);
+        while (u.endsWith("/")) u = u.substring(0, u.length() - 1);
+        return u;
+    }
+
+    /** A URL for a message: its query string (a whole SPARQL query, percent-encoded) shown as ?… (as fkgqa's RedirectRefused). */
+    static String shown(String url) {
+        return url.indexOf('?') >= 0 || url.indexOf('#') >= 0 ? endpointOf(url) + "?…" : url;
+    }
+
+    static void emit(JsonObject o) {
+        String line = JSON.toStringFlat(o);
+        synchronized (OUT_LOCK) { OUT.print(line); OUT.print('\n'); OUT.flush(); }
+    }
+
+    static JsonObject msg(String type, long id) {
+        JsonObject o = new JsonObject();
+        o.put("type", type);
+        o.put("id", id);
+        return o;
+    }
+
+    /** java.net.http.HttpClient that enforces the registry, refuses redirects, counts and cancels. */
+    static final class GuardedHttpClient extends HttpClient {
+        private final HttpClient real;
+        GuardedHttpClient(HttpClient real) { this.real = real; }
+
+        private HttpRequest admit(HttpRequest req, QueryState st) throws IOException {
+            String url = req.uri().toString();
+            if (!allowed.contains(endpointKey(url))) throw new IOException("refused to contact " + endpointOf(url) + ": not a registered endpoint");
+            if (st != null && st.cancelled) throw new IOException("query cancelled");
+            if (st != null) emit(with(msg("request", st.id), "endpoint", endpointOf(url)));
+            HttpRequest.Builder b = HttpRequest.newBuilder(req, (n, v) -> true);
+            if (st != null) b.timeout(Duration.ofMillis(st.remainingMs()));
+            return b.build();
+        }
+
+        /** A 3xx fails the query with the message of fkgqa's RedirectRefused (src/federation/http.ts); nothing is sent to the target. */
+        private <T> HttpResponse<T> check(HttpResponse<T> res, QueryState st) throws IOException {
+            int s = res.statusCode();
+            if (s >= 300 && s < 400) {
+                if (res.body() instanceof Closeable c) c.close();
+                if (st != null) st.refusedStatus = s;
+                String from = res.uri().toString();
+                String to = res.headers().firstValue("location").map(l -> {
+                    try { return res.uri().resolve(l).toString(); } catch (IllegalArgumentException e) { return l; }
+                }).orElse("");
+                boolean ok = !to.isEmpty() && allowed.contains(endpointKey(to));
+                throw new IOException(shown(from) + " answered HTTP " + s + " with a redirect to " + (to.isEmpty() ? "(no Location)" : shown(to))
+                    + ": not followed, " + (ok ? "a query goes only to the endpoint named in its SERVICE clause" : (to.isEmpty() ? "the target" : shown(to)) + " is not a registered endpoint")
+                    + "; nothing was sent there");
+            }
+            if (st != null && res.body() instanceof InputStream in) st.streams.add(in);
+            return res;
+        }
+
+        @Override public <T> HttpResponse<T> send(HttpRequest req, HttpResponse.BodyHandler<T> handler) throws IOException, InterruptedException {
+            QueryState st = CURRENT.get();
+            HttpRequest r = admit(req, st);
+            CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, handler);
+            if (st != null) st.inFlight.add(f);
+            try {
+                return check(f.get(), st);
+            } catch (CancellationException e) {
+                throw new IOException("query cancelled");
+            } catch (ExecutionException e) {
+                Throwable c = e.getCause();
+                if (c instanceof IOException io) throw io;
+                throw new IOException(c == null ? e.toString() : c.toString(), c);
+            } catch (InterruptedException e) {
+                f.cancel(true);
+                throw e;
+            } finally {
+                if (st != null) st.inFlight.remove(f);
+            }
+        }
+
+        @Override public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest req, HttpResponse.BodyHandler<T> handler) {
+            return sendAsync(req, handler, null);
+        }
+
+        @Override public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest req, HttpResponse.BodyHandler<T> handler, HttpResponse.PushPromiseHandler<T> push) {
+            QueryState st = CURRENT.get();
+            HttpRequest r;
+            try { r = admit(req, st); } catch (IOException e) { return CompletableFuture.failedFuture(e); }
+            CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, handler);
+            if (st != null) st.inFlight.add(f);
+            return f.thenApply(res -> {
+                if (st != null) st.inFlight.remove(f);
+                try { return check(res, st); } catch (IOException e) { throw new CompletionException(e); }
+            });
+        }
+
+        @Override public Optional<java.net.CookieHandler> cookieHandler() { return real.cookieHandler(); }
+        @Override public Optional<Duration> connectTimeout() { return real.connectTimeout(); }
+        @Override public Redirect followRedirects() { return Redirect.NEVER; }
+        @Override public Optional<java.net.ProxySelector> proxy() { return real.proxy(); }
+        @Override public SSLContext sslContext() { return real.sslContext(); }
+        @Override public SSLParameters sslParameters() { return real.sslParameters(); }
+        @Override public Optional<java.net.Authenticator> authenticator() { return real.authenticator(); }
+        @Override public Version version() { return real.version(); }
+        @Override public Optional<Executor> executor() { return real.executor(); }
+    }
+
+    static JsonObject with(JsonObject o, String k, String v) { o.put(k, v); return o; }
+
+    static String serializeSelect(ResultSet rs, String mediaType) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        switch (mediaType) {
+            case "application/sparql-results+json": ResultSetFormatter.output(out, rs, ResultSetLang.RS_JSON); break;
+            case "application/sparql-results+xml": ResultSetFormatter.output(out, rs, ResultSetLang.RS_XML); break;
+            case "text/csv": ResultSetFormatter.output(out, rs, ResultSetLang.RS_CSV); break;
+            case "text/tab-separated-values": ResultSetFormatter.output(out, rs, ResultSetLang.RS_TSV); break;
+            default: throw new IllegalArgumentException("media type " + mediaType + " is not offered for SELECT (offered: application/sparql-results+json, application/sparql-results+xml, text/csv, text/tab-separated-values)");
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    static String serializeAsk(boolean b, String mediaType) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        switch (mediaType) {
+            case "application/sparql-results+json": ResultSetFormatter.outputAsJSON(out, b); break;
+            case "application/sparql-results+xml": ResultSetFormatter.outputAsXML(out, b); break;
+            default: throw new IllegalArgumentException("media type " + mediaType + " is not offered for ASK (offered: application/sparql-results+json, application/sparql-results+xml)");
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    static String serializeGraph(Model m, String mediaType) {
+        Lang lang;
+        switch (mediaType) {
+            case "application/n-triples": lang = Lang.NTRIPLES; break;
+            case "text/turtle": lang = Lang.TURTLE; break;
+            default: throw new IllegalArgumentException("media type " + mediaType + " is not offered for CONSTRUCT/DESCRIBE (offered: application/n-triples, text/turtle)");
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        RDFDataMgr.write(out, m, lang);
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    static void runQuery(QueryState st, String text, String mediaType) {
+        CURRENT.set(st);
+        st.thread = Thread.currentThread();
+        try {
+            Query query = QueryFactory.create(text, Syntax.syntaxSPARQL_11);
+            Dataset empty = DatasetFactory.empty();
+            try (QueryExecution qe = QueryExecution.create()
+                    .query(query)
+                    .dataset(empty)
+                    .set(ARQ.optIndexJoinStrategy, false)
+                    // Jena 4.5's implicit-join rewrite turns a correlated FILTER (NOT) EXISTS
+                    // (an outer variable compared with an inner one, e.g. dog_kennels/q33) into
+                    // (table empty), so NOT EXISTS keeps every solution; off, the answer is right.
+                    .set(ARQ.optFilterImplicitJoin, false)
+                    .timeout(st.remainingMs(), TimeUnit.MILLISECONDS)
+                    .build()) {
+                st.exec = qe;
+                if (st.cancelled) throw new QueryCancelledException();
+                String body;
+                if (query.isSelectType()) body = serializeSelect(qe.execSelect(), mediaType);
+                else if (query.isAskType()) body = serializeAsk(qe.execAsk(), mediaType);
+                else if (query.isConstructType()) body = serializeGraph(qe.execConstruct(), mediaType);
+                else if (query.isDescribeType()) body = serializeGraph(qe.execDescribe(), mediaType);
+                else throw new IllegalArgumentException("unsupported query form");
+                if (st.cancelled) return;
+                JsonObject o = msg("result", st.id);
+                o.put("body", body);
+                o.put("contentType", mediaType);
+                emit(o);
+            }
+        } catch (Throwable t) {
+            if (st.cancelled) return;
+            JsonObject o = msg("error", st.id);
+            Integer status = st.refusedStatus;
+            Throwable c = t;
+            while (c != null && status == null) {
+                if (c instanceof QueryExceptionHTTP h && h.getStatusCode() > 0) status = h.getStatusCode();
+                c = c.getCause();
+            }
+            String m = describe(t);
+            o.put("error", m);
+            if (status != null) o.put("httpStatus", status);
+            emit(o);
+        } finally {
+            RUNNING.remove(st.id);
+            CURRENT.remove();
+            if (st.cancelled) emit(msg("cancelled", st.id));
+        }
+    }
+
+    /** A one-line message: the exception's message and its causes' (Jena wraps HTTP failures twice). */
+    static String describe(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        Set<String> seen = new HashSet<>();
+        for (Throwable c = t; c != null && seen.size() < 4; c = c.getCause()) {
+            String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+            m = m.replaceAll("\\s+", " ").trim();
+            if (seen.add(m)) sb.append(sb.length() == 0 ? "" : ": ").append(m);
+        }
+        if (t instanceof QueryParseException) return "the query does not parse (Jena): " + sb;
+        return sb.toString();
+    }
+
+    /**
+     * Debian's jena-core.jar (libapache-jena-java 4.5.0-2) relocates Jena's copy of Xerces from
+     * org.apache.jena.ext.xerces to xerces but leaves its message bundles at the old path, so
+     * xerces.impl.xpath.regex.RegexParser cannot load "xerces.impl.xpath.regex.message" and Jena
+     * fails to initialise ("ExceptionInInitializerError … XSSimpleTypeDecl.applyFacets1: internal
+     * error"), in Jena's own command-line tools too. Copies every org/apache/jena/ext/xerces/**.properties
+     * of the jar to xerces/** under `dir`, a directory on the class path (given by fkgqa), unless
+     * the bundle is found already (an upstream jar, or a copy made by an earlier start).
+     */
+    static void provideXercesMessages(java.nio.file.Path dir) throws IOException {
+        ClassLoader cl = JenaFederationEngine.class.getClassLoader();
+        if (cl.getResource("xerces/impl/xpath/regex/message.properties") != null) return;
+        java.net.URL jar = org.apache.jena.datatypes.xsd.XSDDatatype.class.getProtectionDomain().getCodeSource().getLocation();
+        String prefix = "org/apache/jena/ext/xerces/";
+        try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(new File(jar.getPath()))) {
+            for (java.util.zip.ZipEntry e : Collections.list(zip.entries())) {
+                if (!e.getName().startsWith(prefix) || !e.getName().endsWith(".properties")) continue;
+                java.nio.file.Path target = dir.resolve("xerces").resolve(e.getName().substring(prefix.length()));
+                java.nio.file.Files.createDirectories(target.getParent());
+                java.nio.file.Path tmp = java.nio.file.Files.createTempFile(target.getParent(), ".msg", ".tmp");
+                try (InputStream in = zip.getInputStream(e)) {
+                    java.nio.file.Files.copy(in, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+                java.nio.file.Files.move(tmp, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            }
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length > 0) provideXercesMessages(java.nio.file.Path.of(args[0]));
+        JenaSystem.init();
+        HttpClient real = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
+        HttpEnv.setDftHttpClient(new GuardedHttpClient(real));
+        ExecutorService pool = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "fkgqa-query");
+            t.setDaemon(true);
+            return t;
+        });
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        boolean ready = false;
+        for (String line; (line = in.readLine()) != null; ) {
+            if (line.isBlank()) continue;
+            JsonObject m;
+            try {
+                m = JSON.parse(line);
+            } catch (RuntimeException e) {
+                fatal("a line from fkgqa is not JSON: " + e.getMessage());
+                return;
+            }
+            String op = m.getString("op");
+            if ("init".equals(op)) {
+                Set<String> s = new HashSet<>();
+                for (JsonValue v : m.get("endpoints").getAsArray()) s.add(endpointKey(v.getAsString().value()));
+                allowed = Set.copyOf(s);
+                JsonObject o = new JsonObject();
+                o.put("type", "ready");
+                o.put("jena", String.valueOf(ARQ.VERSION));
+                o.put("java", System.getProperty("java.version"));
+                emit(o);
+                ready = true;
+            } else if ("query".equals(op)) {
+                if (!ready) { fatal("query before init"); return; }
+                long id = m.get("id").getAsNumber().value().longValue();
+                long timeoutMs = m.get("timeoutMs").getAsNumber().value().longValue();
+                String text = m.getString("query");
+                String mediaType = m.hasKey("mediaType") ? m.getString("mediaType") : "application/sparql-results+json";
+                QueryState st = new QueryState(id, timeoutMs);
+                RUNNING.put(id, st);
+                pool.execute(() -> runQuery(st, text, mediaType));
+            } else if ("cancel".equals(op)) {
+                long id = m.get("id").getAsNumber().value().longValue();
+                QueryState st = RUNNING.get(id);
+                if (st != null) st.cancel();
+            } else {
+                fatal("unknown op " + op);
+                return;
+            }
+        }
+        // stdin closed: fkgqa is gone or closed the engine.
+        for (QueryState st : RUNNING.values()) st.cancel();
+        System.exit(0);
+    }
+
+    static void fatal(String message) {
+        JsonObject o = new JsonObject();
+        o.put("type", "fatal");
+        o.put("error", message);
+        emit(o);
+        System.exit(3);
+    }
+}

@@ -1,0 +1,352 @@
+/**
+ * `--federation-engine jena`: Apache Jena ARQ 4.5.0 from Debian's `libapache-jena-java`, run as one
+ * long-lived JVM (federation/jena/JenaFederationEngine.java: compiled once with javac into a cache
+ * folder, or run as a single-file source program, JEP 330, where there is no javac; both need a JDK,
+ * e.g. `openjdk-17-jdk-headless`), spoken to in JSON lines over its stdin/stdout (protocol in the
+ * Java file's comment). ARQ evaluates each SERVICE clause once and joins locally (index joins off),
+ * with its implicit-join filter rewrite off (a wrong-answer bug of Jena 4.5, docs/federation.md).
+ *
+ * Jena's HTTP goes through the Java program's own guarded client, which enforces the registry's
+ * rules as `fetchWithin` does (src/federation/http.ts): a URL outside the registry is refused
+ * before sending, no redirect is followed (a 3xx fails the query, naming both URLs), each request
+ * is reported before it is sent. The JVM evaluates queries on its own threads; this wrapper admits
+ * at most `parallel` at a time, sends `cancel` at the time limit or on abort and answers at once
+ * (the JVM aborts the query, cancels its HTTP requests and closes their streams), and counts the
+ * reported requests. When Node exits the JVM's stdin closes and it exits.
+ *
+ * Jena has no source selection: a query with `sources` (verify's federated form) is answered with
+ * an error outcome saying so (`selectsSources` false).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
+import { queryLimit, type StopReason } from '../limit.js';
+import { checkServiceQuery } from '../service-check.js';
+
+/** The Java program (federation/jena/JenaFederationEngine.java at the repository root). */
+export const JENA_PROGRAM = fileURLToPath(new URL('../../../federation/jena/JenaFederationEngine.java', import.meta.url));
+
+/**
+ * Jars of Jena ARQ 4.5.0 and the dependencies it loads, as Debian installs them in /usr/share/java
+ * (packages libapache-jena-java and its Depends: libcommons-*-java, libdexx-java, libguava-java,
+ * libslf4j-java, libgoogle-gson-java, libjackson2-*-java, libjsonld-java, libtitanium-json-ld-java,
+ * libjsonp2-java, libhttpclient-java, libprotobuf-java, libthrift-java).
+ */
+export const DEBIAN_JENA_JARS = [
+  'jena-arq', 'jena-base', 'jena-core', 'jena-iri',
+  'commons-lang3', 'commons-io', 'commons-codec', 'commons-compress', 'commons-csv', 'commons-cli',
+  'dexx.collection', 'guava', 'slf4j-api', 'slf4j-simple', 'gson',
+  'jackson-core', 'jackson-databind', 'jackson-annotations', 'jsonld-java', 'titanium-json-ld', 'jakarta.json-api',
+  'httpclient', 'httpcore', 'protobuf', 'thrift',
+];
+
+/** The Debian packages the engine needs (what `.ci/run` installs). */
+export const JENA_APT_PACKAGES = ['openjdk-17-jdk-headless', 'libapache-jena-java'] as const;
+
+/** Where Jena and Java were found (`javac` when the JDK has one), or why the engine cannot run here. */
+export type JenaSetup = { ok: true; java: string; javac?: string; classpath: string[] } | { ok: false; reason: string };
+
+/**
+ * Finds the JVM and Jena's jars. `FKGQA_JENA_CLASSPATH` (colon-separated) replaces the Debian jar
+ * list; `JAVA_HOME` selects the JVM (else `java` on PATH).
+ * @param jarDir where Debian installs jars (default /usr/share/java)
+ * @returns `{ok:false, reason}` naming what is missing and the apt-get command that installs it
+ */
+export function findJena(jarDir = '/usr/share/java'): JenaSetup {
+  const install = `apt-get install -y --no-install-recommends ${JENA_APT_PACKAGES.join(' ')}`;
+  const fromEnv = process.env.FKGQA_JENA_CLASSPATH?.split(':').filter(Boolean);
+  const classpath = fromEnv ?? DEBIAN_JENA_JARS.map((j) => path.join(jarDir, `${j}.jar`));
+  const missing = classpath.filter((f) => !fs.existsSync(f));
+  if (missing.length > 0) return { ok: false, reason: `Jena is not installed: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''} missing (${install})` };
+  const home = process.env.JAVA_HOME;
+  const java = home ? path.join(home, 'bin', 'java') : findOnPath('java');
+  if (!java || !fs.existsSync(java)) return { ok: false, reason: `no java found (${home ? `JAVA_HOME=${home}` : 'PATH'}; ${install})` };
+  // The single-file source launcher needs the jdk.compiler module, i.e. a JDK, not a JRE.
+  const jvmDir = path.dirname(path.dirname(fs.realpathSync(java)));
+  const modules = path.join(jvmDir, 'lib', 'modules');
+  if (fs.existsSync(path.join(jvmDir, 'release'))) {
+    const release = fs.readFileSync(path.join(jvmDir, 'release'), 'utf8');
+    const m = /^MODULES="([^"]*)"/m.exec(release);
+    if (m && !m[1].split(/\s+/).includes('jdk.compiler')) return { ok: false, reason: `${java} is a JRE without jdk.compiler, which running a .java source needs (${install})` };
+  } else if (!fs.existsSync(modules)) {
+    return { ok: false, reason: `cannot tell whether ${java} is a JDK` };
+  }
+  const javac = path.join(path.dirname(fs.realpathSync(java)), 'javac');
+  return { ok: true, java, ...(fs.existsSync(javac) ? { javac } : {}), classpath };
+}
+
+/**
+ * The compiled program: `<cacheDir>/classes-<sha256 of the source and the javac path>/`, compiled
+ * with javac on first use (about 4 s, once per machine and source version; concurrent starts
+ * each compile into a temporary folder and the first rename wins). Starting from the class instead
+ * of the source saves about 3 s and 120 MiB per start (javac no longer runs inside the engine's
+ * JVM). Undefined when there is no javac: the JVM then runs the source file itself.
+ */
+function compiledProgram(setup: JenaSetup & { ok: true }, cacheDir: string): string | undefined {
+  if (!setup.javac) return undefined;
+  const source = fs.readFileSync(JENA_PROGRAM);
+  const key = crypto.createHash('sha256').update(source).update(setup.javac).update(setup.classpath.join(':')).digest('hex').slice(0, 16);
+  const dir = path.join(cacheDir, `classes-${key}`);
+  if (fs.existsSync(path.join(dir, 'JenaFederationEngine.class'))) return dir;
+  const tmp = fs.mkdtempSync(path.join(cacheDir, '.classes-'));
+  try {
+    execFileSync(setup.javac, ['-nowarn', '-encoding', 'UTF-8', '-cp', setup.classpath.join(':'), '-d', tmp, JENA_PROGRAM], { stdio: ['ignore', 'ignore', 'pipe'] });
+    fs.renameSync(tmp, dir);
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    if (fs.existsSync(path.join(dir, 'JenaFederationEngine.class'))) return dir; // another process won
+    const err = (e as { stderr?: Buffer }).stderr?.toString().trim();
+    throw new Error(`javac failed on ${JENA_PROGRAM}${err ? `: ${err.split('\n').slice(0, 3).join(' ')}` : ''}`);
+  }
+  return dir;
+}
+
+function findOnPath(cmd: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const p = path.join(dir, cmd);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+type Reply =
+  | { type: 'ready'; jena: string; java: string }
+  | { type: 'request'; id: number; endpoint: string }
+  | { type: 'result'; id: number; body: string; contentType: string }
+  | { type: 'error'; id: number; error: string; httpStatus?: number }
+  | { type: 'cancelled'; id: number }
+  | { type: 'fatal'; error: string };
+
+interface Pending {
+  requests: Record<string, number>;
+  resolve: (o: EngineOutcome) => void;
+}
+
+/** Options of JenaEngine.create. */
+export interface JenaEngineOptions extends EngineSetup {
+  /** JVM maximum heap in MiB (default 1024). */
+  maxHeapMb?: number;
+  /**
+   * A writable cache directory: the compiled program (compiledProgram) and, on the JVM's class
+   * path, the Xerces message bundles Debian's jena-core.jar misplaces (see the Java program);
+   * default `<tmpdir>/fkgqa-jena-<uid>`.
+   */
+  cacheDir?: string;
+  /** A found setup (default findJena()). */
+  setup?: JenaSetup;
+}
+
+/** Jena ARQ as a federation engine (module comment). */
+export class JenaEngine implements FederationEngine {
+  readonly name = 'jena';
+  readonly selectsSources = false;
+  private child?: ChildProcess;
+  private starting?: Promise<void>;
+  private readonly pending = new Map<number, Pending>();
+  private readonly waiting: (() => void)[] = [];
+  private running = 0;
+  private nextId = 1;
+  private closed = false;
+  private stderrTail: string[] = [];
+  /** JVM restarts after it died. */
+  restarts = 0;
+  /** Process id of the JVM (undefined while it is not running). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+  /** Versions reported by the JVM at start. */
+  versions?: { jena: string; java: string };
+
+  private constructor(private readonly o: JenaEngineOptions & { setup: JenaSetup & { ok: true } }) {}
+
+  /**
+   * Finds Java and Jena; the JVM starts at the first query or at `warm`.
+   * @throws Error when Java or Jena is missing (the message of findJena, with the apt-get line)
+   */
+  static create(o: JenaEngineOptions): JenaEngine {
+    const setup = o.setup ?? findJena();
+    if (!setup.ok) throw new Error(setup.reason);
+    return new JenaEngine({ ...o, setup });
+  }
+
+  /**
+   * Starts the JVM now and waits until Jena is initialised (1–4 s: compiling the program on first
+   * use, loading Jena) instead of at the first query.
+   * @throws Error when the JVM fails to start (its last stderr lines)
+   */
+  async warm(): Promise<void> {
+    if (this.closed) return;
+    await this.start();
+  }
+
+  private everStarted = false;
+
+  private start(): Promise<void> {
+    if (this.starting) return this.starting;
+    this.everStarted = true;
+    const dir = this.o.cacheDir ?? path.join(os.tmpdir(), `fkgqa-jena-${process.getuid?.() ?? 'user'}`);
+    const resources = path.join(dir, 'resources');
+    fs.mkdirSync(resources, { recursive: true });
+    let classes: string | undefined;
+    try {
+      classes = compiledProgram(this.o.setup, dir);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    const args = [
+      `-Xmx${this.o.maxHeapMb ?? 1024}m`,
+      '-XX:+UseSerialGC',
+      '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
+      '-Dorg.slf4j.simpleLogger.logFile=System.err',
+      '-cp',
+      [...this.o.setup.classpath, ...(classes ? [classes] : []), resources].join(':'),
+      classes ? 'JenaFederationEngine' : JENA_PROGRAM,
+      resources,
+    ];
+    const child = spawn(this.o.setup.java, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = child;
+    this.stderrTail = [];
+    this.starting = new Promise<void>((resolve, reject) => {
+      const lines = readline.createInterface({ input: child.stdout! });
+      let ready = false;
+      lines.on('line', (line) => {
+        let m: Reply;
+        try {
+          m = JSON.parse(line) as Reply;
+        } catch {
+          this.stderrTail.push(`stdout: ${line}`);
+          return;
+        }
+        if (m.type === 'ready') {
+          ready = true;
+          this.versions = { jena: m.jena, java: m.java };
+          resolve();
+        } else this.onReply(m);
+      });
+      readline.createInterface({ input: child.stderr! }).on('line', (l) => {
+        this.stderrTail.push(l);
+        if (this.stderrTail.length > 20) this.stderrTail.shift();
+      });
+      child.on('error', (e) => reject(new Error(`cannot start ${this.o.setup.java}: ${e.message}`)));
+      child.on('exit', (code, signal) => {
+        const why = `the Jena engine exited (${signal ?? `code ${code}`})${this.stderrTail.length ? `: ${this.stderrTail.slice(-3).join(' | ')}` : ''}`;
+        if (!ready) reject(new Error(why));
+        if (this.child === child) {
+          this.child = undefined;
+          this.starting = undefined;
+        }
+        for (const [id, p] of this.pending) {
+          this.pending.delete(id);
+          p.resolve({ status: 'error', error: this.closed ? 'the federation engine is closed' : why, requests: p.requests });
+        }
+      });
+      child.stdin!.on('error', () => {}); // EPIPE after the JVM died: reported by 'exit'
+      child.stdin!.write(`${JSON.stringify({ op: 'init', endpoints: this.o.endpoints })}\n`);
+    });
+    this.busy(true);
+    this.starting.then(() => this.busy(this.pending.size > 0), () => {});
+    return this.starting;
+  }
+
+  /**
+   * Keeps Node's event loop alive while the JVM starts or a query is pending, and lets Node exit
+   * when the engine is idle (the JVM then reads end of input and exits).
+   */
+  private busy(on: boolean): void {
+    const c = this.child;
+    if (!c) return;
+    const handles = [c, c.stdout, c.stderr, c.stdin] as unknown as { ref?: () => void; unref?: () => void }[];
+    for (const h of handles) (on ? h?.ref : h?.unref)?.call(h);
+  }
+
+  private onReply(m: Reply): void {
+    if (m.type === 'fatal') {
+      this.stderrTail.push(`fatal: ${m.error}`);
+      return;
+    }
+    if (m.type === 'cancelled' || m.type === 'ready') return;
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    if (m.type === 'request') p.requests[m.endpoint] = (p.requests[m.endpoint] ?? 0) + 1;
+    else if (m.type === 'result') {
+      this.pending.delete(m.id);
+      p.resolve({ status: 'ok', body: m.body, contentType: m.contentType, requests: p.requests });
+    } else if (m.type === 'error') {
+      this.pending.delete(m.id);
+      p.resolve({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), requests: p.requests });
+    }
+  }
+
+  /** Evaluates one query (FederationEngine.query); never rejects. */
+  async query(query: string, mediaType: string, options: EngineQueryOptions): Promise<EngineOutcome> {
+    const requests: Record<string, number> = {};
+    if (this.closed) return { status: 'error', error: 'the federation engine is closed', requests };
+    if (options.sources?.length) {
+      return { status: 'error', error: 'jena has no source selection: it evaluates SERVICE clauses only (name each endpoint in SERVICE <url> { … })', httpStatus: 400, requests };
+    }
+    const checked = checkServiceQuery(query, this.o.endpoints);
+    if (!checked.ok) return { status: 'error', error: checked.error, httpStatus: 400, requests };
+    const limit = queryLimit(options);
+    try {
+      // A slot among `parallel`.
+      let stop: StopReason | undefined;
+      void limit.stopped.then((w) => {
+        stop = w;
+        this.waiting.splice(0).forEach((f) => f());
+      });
+      while (this.running >= Math.max(1, this.o.parallel ?? 1) && !stop && !this.closed) await new Promise<void>((r) => this.waiting.push(r));
+      if (this.closed) return { status: 'error', error: 'the federation engine is closed', requests };
+      if (stop) return limit.outcome(stop, requests);
+      this.running++;
+      try {
+        if (!this.child) {
+          if (this.everStarted) this.restarts++;
+          const started = this.start();
+          const first = await Promise.race([started.then(() => undefined, (e: Error) => e), limit.stopped]);
+          if (first === 'timeout' || first === 'aborted') return limit.outcome(first, requests);
+          if (first instanceof Error) return { status: 'error', error: first.message, requests };
+        }
+        const id = this.nextId++;
+        const result = new Promise<EngineOutcome>((resolve) => this.pending.set(id, { requests, resolve }));
+        this.busy(true);
+        this.child!.stdin!.write(`${JSON.stringify({ op: 'query', id, query, mediaType, timeoutMs: limit.left() })}\n`);
+        const first = await Promise.race([result, limit.stopped]);
+        if (first === 'timeout' || first === 'aborted') {
+          this.pending.delete(id);
+          this.child?.stdin!.write(`${JSON.stringify({ op: 'cancel', id })}\n`);
+          return limit.outcome(first, requests);
+        }
+        return first;
+      } finally {
+        this.running--;
+        if (this.pending.size === 0) this.busy(false);
+        this.waiting.shift()?.();
+      }
+    } finally {
+      limit.dispose();
+    }
+  }
+
+  /** Ends the JVM (closes its stdin; kills it if it has not exited within 5 s). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.waiting.splice(0).forEach((f) => f());
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.stdin!.end();
+    const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(t);
+  }
+}

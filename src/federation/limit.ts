@@ -1,0 +1,43 @@
+/**
+ * The time limit and abort signal of one engine query (EngineQueryOptions), as one promise: what
+ * every engine races its work against. The limit counts from the call, so the wait for a free
+ * engine thread or process counts too.
+ */
+import type { EngineOutcome, EngineQueryOptions } from './engine.js';
+
+/** Why a query was stopped. */
+export type StopReason = 'timeout' | 'aborted';
+
+/** The limit of one query (queryLimit). */
+export interface QueryLimit {
+  /** Settles when the time limit passes or the caller aborts, whichever comes first. */
+  stopped: Promise<StopReason>;
+  /** Time left, in ms (at least 1): for the engine's own per-request timeouts. */
+  left(): number;
+  /** The outcome of a stopped query: `timeout`, or `error` "aborted"; `requests` as sent so far. */
+  outcome(why: StopReason, requests: Record<string, number>): EngineOutcome;
+  /** Clears the timer and the abort listener (call when the query has ended). */
+  dispose(): void;
+}
+
+/** Starts the limit of one query now. */
+export function queryLimit(options: EngineQueryOptions): QueryLimit {
+  const deadline = Date.now() + options.timeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const stopped = new Promise<StopReason>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), Math.max(0, options.timeoutMs));
+    if (options.signal?.aborted) resolve('aborted');
+    onAbort = () => resolve('aborted');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  return {
+    stopped,
+    left: () => Math.max(1, deadline - Date.now()),
+    outcome: (why, requests) => (why === 'timeout' ? { status: 'timeout', requests } : { status: 'error', error: 'aborted', requests }),
+    dispose: () => {
+      clearTimeout(timer);
+      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}

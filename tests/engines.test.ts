@@ -1,0 +1,350 @@
+/**
+ * The federation engines (src/federation/engines.ts; issue 17 item 4) on the demo build served by
+ * `fkgqa serve`: answers of SERVICE joins across shards, the registry allow-list, refused redirects,
+ * time limits that stop a query without blocking others, and per-endpoint request counts. Every
+ * engine of FEDERATION_ENGINES runs the same cases. The Jena cases are skipped, with the reason
+ * printed, where Java or Debian's Jena is missing, and fail in CI (`.ci/run` installs them).
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineOutcome, FederationEngine } from '../src/federation/engine.js';
+import { createEngine, FEDERATION_ENGINES, parseEngineList } from '../src/federation/engines.js';
+import { findJena } from '../src/federation/jena/engine.js';
+import { checkServiceQuery } from '../src/federation/service-check.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import { registryFromEndpointsValue } from '../src/federation/registry.js';
+import { createMcpServer } from '../src/mcp/server.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { DEMO, engineTestsRun, ROOT, tmpDir } from './helpers.js';
+
+const P = 'http://valuenet/ontop/';
+/** Per engine: whether its tests run here (Jena needs Java and Debian's Jena; see engineTestsRun). */
+const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
+const JSON_RESULTS = 'application/sparql-results+json';
+
+let server: ShardServer;
+let shardsDir: string;
+const url = (shard: number) => server.endpoint(`library-shard${shard}`)!.url;
+
+/** A loopback HTTP listener that counts requests and keeps its open sockets. */
+interface Listener {
+  url: string;
+  hits: number;
+  sockets: Set<Socket>;
+  close(): Promise<void>;
+}
+async function listen(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, pathName: string): Promise<Listener> {
+  const sockets = new Set<Socket>();
+  const l = { hits: 0, sockets } as Listener;
+  const s = http.createServer((req, res) => {
+    l.hits++;
+    handler(req, res);
+  });
+  s.on('connection', (sock) => {
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  l.url = `http://127.0.0.1:${(s.address() as AddressInfo).port}${pathName}`;
+  l.close = () => {
+    for (const sock of sockets) sock.destroy();
+    return new Promise((r) => s.close(() => r()));
+  };
+  return l;
+}
+
+let outside: Listener; // unregistered: must never be reached
+let redirector: Listener; // registered, answers 307 to `outside`
+let stall: Listener; // registered, never answers
+
+beforeAll(async () => {
+  shardsDir = path.join(tmpDir('fkgqa-engines-'), 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shardsDir, kgs: ['library'] });
+  server = await serve({ shards: shardsDir, kgs: ['library'], writeFiles: false });
+  outside = await listen((_q, res) => res.writeHead(200, { 'content-type': JSON_RESULTS }).end('{"head":{"vars":["s"]},"results":{"bindings":[{"s":{"type":"uri","value":"urn:outside"}}]}}'), '/outside/sparql');
+  redirector = await listen((_q, res) => res.writeHead(307, { location: outside.url }).end(), '/redirect/sparql');
+  stall = await listen(() => {}, '/stall/sparql');
+});
+
+afterAll(async () => {
+  await server?.close();
+  await outside?.close();
+  await redirector?.close();
+  await stall?.close();
+});
+
+const registry = () => [1, 2, 3, 4].map(url).concat(redirector.url, stall.url);
+const total = (o: EngineOutcome) => Object.values(o.requests).reduce((a, b) => a + b, 0);
+const rows = (o: EngineOutcome) => {
+  expect(o.status, o.status === 'error' ? o.error : o.status).toBe('ok');
+  const r = JSON.parse((o as { body: string }).body) as { results: { bindings: Record<string, { value: string }>[] } };
+  return r.results.bindings.map((b) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v.value])));
+};
+
+/** Books (shard 2: titles) joined with their years (shard 4), before 2010. */
+const JOIN = () => `SELECT ?title ?year WHERE {
+  SERVICE <${url(2)}> { ?b <${P}book#title> ?title }
+  SERVICE <${url(4)}> { ?b <${P}book#year> ?year FILTER(?year < 2010) }
+} ORDER BY ?year`;
+const JOIN_ROWS = [
+  { title: 'Salt Roads', year: '1998' },
+  { title: 'The Quiet Harbour', year: '2004' },
+  { title: 'Cedar and Stone', year: '2007' },
+];
+/** Books never loaned: loans sit in shards 1 and 3. */
+const NOT_LOANED = () => `SELECT ?title WHERE {
+  SERVICE <${url(2)}> { ?b <${P}book#title> ?title }
+  FILTER NOT EXISTS { { SERVICE <${url(1)}> { ?l <${P}loan#ref-book_id> ?b } } UNION { SERVICE <${url(3)}> { ?l <${P}loan#ref-book_id> ?b } } }
+} ORDER BY ?title`;
+
+describe('engines / names', () => {
+  it('--federation-engine all is comunica and jena; lists are read by name, unknown names refused', () => {
+    expect(FEDERATION_ENGINES).toEqual(['comunica', 'jena', 'comunica-default']);
+    expect(parseEngineList('all')).toEqual(['comunica', 'jena']);
+    expect(parseEngineList(['jena,comunica-default', 'jena'])).toEqual(['jena', 'comunica-default']);
+    expect(() => parseEngineList('fedx')).toThrow('unknown federation engine "fedx": one of comunica, jena, comunica-default, or all (comunica, jena)');
+  });
+
+  it('a missing Jena is named with the apt-get line that installs it: by findJena, createEngine, and verify (exit 2, before any endpoint starts)', async () => {
+    const install = 'apt-get install -y --no-install-recommends openjdk-17-jdk-headless libapache-jena-java';
+    expect(findJena('/nonexistent')).toEqual({ ok: false, reason: `Jena is not installed: /nonexistent/jena-arq.jar, /nonexistent/jena-base.jar, /nonexistent/jena-core.jar and 22 more missing (${install})` });
+    const env = { ...process.env, FKGQA_JENA_CLASSPATH: '/nonexistent/jena-arq.jar' };
+    const saved = process.env.FKGQA_JENA_CLASSPATH;
+    process.env.FKGQA_JENA_CLASSPATH = env.FKGQA_JENA_CLASSPATH;
+    try {
+      await expect(createEngine('jena', { endpoints: [] })).rejects.toThrow(`Jena is not installed: /nonexistent/jena-arq.jar missing (${install})`);
+    } finally {
+      if (saved === undefined) delete process.env.FKGQA_JENA_CLASSPATH;
+      else process.env.FKGQA_JENA_CLASSPATH = saved;
+    }
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shardsDir, '--federation-engine', 'all', '-q'], { env, encoding: 'utf8' }, (e, stdout, stderr) => resolve({ code: e ? (e as { code: number }).code : 0, stdout, stderr })),
+    );
+    expect(r).toEqual({ code: 2, stdout: '', stderr: `fkgqa: error: --federation-engine: jena cannot run here: Jena is not installed: /nonexistent/jena-arq.jar missing (${install})\n` });
+  });
+});
+
+describe('engines / the SERVICE check every engine makes first', () => {
+  it('refuses a triple pattern outside SERVICE, naming it', () => {
+    const r = checkServiceQuery(`SELECT * { ?s <${P}book#title> ?t SERVICE <${url(4)}> { ?s <${P}book#year> ?y } }`, [url(4)]);
+    expect(r).toEqual({ ok: false, error: `the triple pattern ?s <${P}book#title> ?t is outside every SERVICE clause: a federation engine has no data of its own; put it inside SERVICE <endpoint URL> { … }` });
+  });
+  it('refuses an unregistered and a variable SERVICE target and FROM; accepts registered targets (a trailing slash aside)', () => {
+    expect(checkServiceQuery('SELECT * { SERVICE <http://127.0.0.1:1/x/sparql> { ?s ?p ?o } }', [url(1)])).toEqual({
+      ok: false,
+      error: 'refused to contact http://127.0.0.1:1/x/sparql: not a registered endpoint (SERVICE <http://127.0.0.1:1/x/sparql>); nothing was sent',
+    });
+    expect(checkServiceQuery('SELECT * { SERVICE ?e { ?s ?p ?o } }', [url(1)])).toEqual({ ok: false, error: 'SERVICE ?e: a variable SERVICE target is refused; name a registered endpoint' });
+    expect(checkServiceQuery(`SELECT * FROM <${url(1)}> { SERVICE <${url(1)}> { ?s ?p ?o } }`, [url(1)])).toMatchObject({ ok: false, error: expect.stringMatching(/^FROM and FROM NAMED are refused/) });
+    const ok = checkServiceQuery(JOIN(), [url(2), `${url(4)}/`]);
+    expect(ok.ok && ok.services).toEqual([url(2), url(4)]);
+  });
+});
+
+describe('engines / the compiled Comunica configuration', () => {
+  it('the committed engine is the compile of its configuration (npm run build:comunica-engine -- --check), without bind joins or COUNT queries; a stale one fails the check', () => {
+    const engine = fs.readFileSync(path.join(ROOT, 'federation/comunica/engine-service.cjs'), 'utf8');
+    expect(engine).toContain("'cardinalityCountQueries': false");
+    expect(engine).toContain("'forceSparqlEndpoint': true");
+    expect(engine).not.toContain('@comunica/actor-rdf-join-inner-multi-bind');
+    expect(engine).not.toContain('@comunica/actor-rdf-join-optional-bind');
+    // One statement changed: the check must fail on it (one compile checks both files).
+    const stale = path.join(tmpDir('fkgqa-comunica-'), 'stale.cjs');
+    fs.writeFileSync(stale, engine.replace("'cardinalityCountQueries': false", "'cardinalityCountQueries': true"));
+    const committed = path.join(ROOT, 'federation/comunica/engine-service.cjs');
+    const r = (() => {
+      try {
+        return { code: 0, out: execFileSync(process.execPath, [path.join(ROOT, 'federation/comunica/compile.js'), '--check', committed, stale], { encoding: 'utf8' }) };
+      } catch (e) {
+        return { code: (e as { status: number }).status, out: String((e as { stdout: string }).stdout) };
+      }
+    })();
+    expect(r).toEqual({ code: 1, out: `engine-service.cjs is the compile of config-service.json\n${stale} is stale: run npm run build:comunica-engine\n` });
+  });
+});
+
+/** What differs between engines in these cases. */
+const TRAITS: Record<string, { oneRequestPerService: boolean; selectsSources: boolean }> = {
+  comunica: { oneRequestPerService: true, selectsSources: true },
+  jena: { oneRequestPerService: true, selectsSources: false },
+  'comunica-default': { oneRequestPerService: false, selectsSources: true },
+};
+
+for (const name of FEDERATION_ENGINES) {
+  describe.runIf(ENGINE_TESTS_RUN[name])(`engines / ${name}`, () => {
+    let engine: FederationEngine;
+    beforeAll(async () => {
+      engine = await createEngine(name, { endpoints: registry(), parallel: 2 });
+      await engine.warm?.();
+    });
+    afterAll(async () => engine?.close());
+
+    it('joins two shards: the 3 books before 2010 with their years; one request per SERVICE clause once the endpoints are known', async () => {
+      expect([engine.name, engine.selectsSources]).toEqual([name, TRAITS[name].selectsSources]);
+      const first = await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(rows(first)).toEqual(JOIN_ROWS);
+      expect(Object.keys(first.requests).sort()).toEqual([url(2), url(4)].sort());
+      const again = await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(rows(again)).toEqual(JOIN_ROWS);
+      if (TRAITS[name].oneRequestPerService) expect(again.requests).toEqual({ [url(2)]: 1, [url(4)]: 1 });
+      // Comunica fetches each SERVICE target's service description at a thread's first contact.
+      if (name === 'comunica') expect(total(first)).toBeLessThanOrEqual(4);
+      if (name === 'jena') expect(total(first)).toBe(2);
+    });
+
+    it('FILTER NOT EXISTS across shards: the 4 books never loaned', async () => {
+      const o = await engine.query(NOT_LOANED(), JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(rows(o).map((r) => r.title)).toEqual(['Cedar and Stone', 'Highland Songs', 'Salt Roads', 'Winter Ledger']);
+    });
+
+    it('a correlated FILTER NOT EXISTS with a sub-SELECT and IN (the shape of dog_kennels/q33) counts the 4 books never loaned', async () => {
+      // Jena 4.5's implicit-join rewrite turned this into (table empty) and counted all 8 books.
+      const q = `SELECT (COUNT(*) AS ?n) WHERE {
+        SERVICE <${url(2)}> { ?b <${P}book#title> ?t }
+        FILTER NOT EXISTS {
+          { SELECT ?lb WHERE { { SERVICE <${url(1)}> { ?l <${P}loan#ref-book_id> ?lb } } UNION { SERVICE <${url(3)}> { ?l <${P}loan#ref-book_id> ?lb } } } }
+          FILTER(?b IN (?lb))
+        }
+      }`;
+      expect(rows(await engine.query(q, JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual([{ n: '4' }]);
+    });
+
+    it('COUNT over a UNION of two whole shards, and over a pattern no endpoint matches (one row, 0)', async () => {
+      const o = await engine.query(`SELECT (COUNT(*) AS ?n) { { SERVICE <${url(1)}> { ?s ?p ?o } } UNION { SERVICE <${url(2)}> { ?s ?p ?o } } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(rows(o)).toEqual([{ n: String(server.endpoint('library-shard1')!.triples + server.endpoint('library-shard2')!.triples) }]);
+      const none = await engine.query(`SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url(2)}> { ?s <${P}nothing> ?o } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(rows(none)).toEqual([{ n: '0' }]);
+    });
+
+    it('answers CSV for SELECT and a boolean for ASK', async () => {
+      const csv = await engine.query(JOIN(), 'text/csv', { timeoutMs: 60_000 });
+      expect(csv.status === 'ok' && csv.body.replace(/\r/g, '')).toBe('title,year\nSalt Roads,1998\nThe Quiet Harbour,2004\nCedar and Stone,2007\n');
+      const ask = await engine.query(`ASK { SERVICE <${url(4)}> { ?b <${P}book#year> 2023 } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(ask.status === 'ok' && JSON.parse(ask.body).boolean).toBe(true);
+    });
+
+    it('a query without SERVICE over sources: answered by an engine that selects sources, refused by one that does not', async () => {
+      const o = await engine.query(`SELECT (COUNT(*) AS ?n) { ?b <${P}book#title> ?t }`, JSON_RESULTS, { timeoutMs: 60_000, sources: [1, 2, 3, 4].map(url) });
+      if (TRAITS[name].selectsSources) expect(rows(o)).toEqual([{ n: '8' }]);
+      else expect(o).toEqual({ status: 'error', httpStatus: 400, requests: {}, error: 'jena has no source selection: it evaluates SERVICE clauses only (name each endpoint in SERVICE <url> { … })' });
+    });
+
+    it('refuses a pattern outside SERVICE and an unregistered SERVICE before any request', async () => {
+      const o = await engine.query(`SELECT * { ?b <${P}book#title> ?t }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(o).toEqual({ status: 'error', httpStatus: 400, requests: {}, error: expect.stringContaining('is outside every SERVICE clause') });
+      const u = await engine.query(`SELECT * { SERVICE <${outside.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(u).toMatchObject({ status: 'error', httpStatus: 400, requests: {}, error: `refused to contact ${outside.url}: not a registered endpoint (SERVICE <${outside.url}>); nothing was sent` });
+      expect(outside.hits).toBe(0);
+    });
+
+    it('never follows a 307 from a registered endpoint to an unregistered listener (0 requests there)', async () => {
+      const before = redirector.hits;
+      const o = await engine.query(`SELECT * { SERVICE <${redirector.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(o.status).toBe('error');
+      const shown = (u: string) => `${u.replace(/[?#].*$/, '')}(\\?…)?`;
+      expect(o.status === 'error' && o.error).toMatch(new RegExp(`${shown(redirector.url)} answered HTTP 307 with a redirect to ${shown(outside.url)}: not followed, ${shown(outside.url)} is not a registered endpoint; nothing was sent there`));
+      expect(o.status === 'error' && o.httpStatus).toBe(307);
+      expect(outside.hits).toBe(0);
+      expect(o.requests[redirector.url]).toBeGreaterThanOrEqual(1);
+      expect(redirector.hits - before).toBe(o.requests[redirector.url]);
+    });
+
+    it('stops a query at its time limit with the requests sent so far, closes its connection, answers another query meanwhile and the next one after', async () => {
+      let stalled = false;
+      const slow = engine.query(`SELECT * { SERVICE <${stall.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 4000 }).then((o) => {
+        stalled = true;
+        return o;
+      });
+      // Another query is answered while the stalled one still runs (2 threads or JVM query threads).
+      const meanwhile = await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(rows(meanwhile)).toEqual(JOIN_ROWS);
+      expect(stalled).toBe(false);
+      const o = await slow;
+      expect(o.status).toBe('timeout');
+      // At least one request reached the stalled endpoint (Jena's query, or Comunica's service-description probe).
+      expect(o.requests[stall.url]).toBeGreaterThanOrEqual(1);
+      // The engine dropped the stalled connection (waits for the socket to close; no time budget).
+      while (stall.sockets.size > 0) await new Promise((r) => setTimeout(r, 50));
+      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+    });
+
+    it('stops a query when its signal aborts, and answers the next one', async () => {
+      const ac = new AbortController();
+      const hits = stall.hits;
+      const pending = engine.query(`SELECT * { SERVICE <${stall.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 120_000, signal: ac.signal });
+      while (stall.hits === hits) await new Promise((r) => setTimeout(r, 50));
+      ac.abort();
+      expect(await pending).toMatchObject({ status: 'error', error: 'aborted' });
+      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+    });
+  });
+}
+
+describe.runIf(ENGINE_TESTS_RUN.jena)('engines / jena: the JVM', () => {
+  it('is installed where CI runs (the Debian packages of .ci/run)', () => {
+    const jena = findJena();
+    expect(jena.ok ? 'ok' : jena.reason).toBe('ok');
+  });
+
+  it('exits when the Node process that started it exits without closing it', async () => {
+    const script = `
+      import { createEngine } from ${JSON.stringify(path.join(ROOT, 'dist/federation/engines.js'))};
+      const e = await createEngine('jena', { endpoints: [${JSON.stringify(url(1))}] });
+      const o = await e.query('ASK { SERVICE <${url(1)}> { ?s ?p ?o } }', 'application/sparql-results+json', { timeoutMs: 60000 });
+      console.log(JSON.stringify({ pid: e.pid, body: o.body }));`;
+    // Asynchronously: the endpoints are served by this process.
+    const out = await new Promise<string>((resolve, reject) => execFile(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }, (e, stdout) => (e ? reject(e) : resolve(stdout))));
+    const { pid, body } = JSON.parse(out.trim().split('\n').pop()!) as { pid: number; body: string };
+    expect(JSON.parse(body).boolean).toBe(true);
+    // Node has exited; the JVM reads end of input and exits: wait for it.
+    while (fs.existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))) await new Promise((r) => setTimeout(r, 100));
+    expect(fs.existsSync(`/proc/${pid}/cmdline`) ? fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') : '').not.toContain('JenaFederationEngine');
+  });
+});
+
+/**
+ * `--federation-engine` reaches every consumer: serve's `/federation/sparql` and mcp's
+ * run_sparql_query (and, through them, eval, which spawns `fkgqa mcp --federation-engine` and
+ * executes the final query with the same client). Which engine answered shows in the requests the
+ * shard endpoints see: Comunica first fetches each SERVICE target's service description, Jena sends
+ * exactly one query per SERVICE clause.
+ */
+describe('engines / the choice reaches serve and mcp', () => {
+  for (const name of ['comunica', 'jena'] as const) {
+    it.runIf(ENGINE_TESTS_RUN[name])(`${name}: /federation/sparql and run_sparql_query evaluate the join with it`, { timeout: 300_000 }, async () => {
+      // The first federated query starts the engine (a Comunica thread, the JVM) within its time
+      // limit: at load 45 that took over serve's default 30 s (503), so the limit here is 120 s.
+      const s = await serve({ shards: shardsDir, kgs: ['library'], writeFiles: false, federationEngine: name, timeoutMs: 120_000 });
+      const u = (n: number) => s.endpoint(`library-shard${n}`)!.url;
+      const join = JOIN().replaceAll(url(2), u(2)).replaceAll(url(4), u(4));
+      try {
+        const r = await fetch(`${new URL(u(1)).origin}/federation/sparql`, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: join });
+        expect(r.status).toBe(200);
+        expect((await r.json()).results.bindings.map((b: Record<string, { value: string }>) => b.title.value)).toEqual(JOIN_ROWS.map((x) => x.title));
+        const counts = s.log.counts();
+        expect([counts['library-shard2'].data, counts['library-shard4'].data]).toEqual([1, 1]);
+        expect(counts['library-shard2']['service-description'] ?? 0).toBe(name === 'comunica' ? 1 : 0);
+        const mcp = await createMcpServer({ registry: registryFromEndpointsValue(s.endpointsFile(), 'test'), callLog: null, state: null, federationEngine: name });
+        const [a, b] = InMemoryTransport.createLinkedPair();
+        await mcp.server.connect(a);
+        const client = new Client({ name: 'test', version: '1' });
+        await client.connect(b);
+        try {
+          const t = (await client.callTool({ name: 'run_sparql_query', arguments: { query: join } })) as { isError?: boolean; content: { text: string }[] };
+          expect(t.isError, t.content[0].text).toBeFalsy();
+          expect(mcp.callLog.entries.at(-1)!.requests).toEqual(name === 'comunica' ? { [u(2)]: 2, [u(4)]: 2 } : { [u(2)]: 1, [u(4)]: 1 });
+        } finally {
+          await client.close();
+          await mcp.close();
+        }
+      } finally {
+        await s.close();
+      }
+    });
+  }
+});
