@@ -26,7 +26,7 @@ import sparqljs from 'sparqljs';
 import { registryFromEndpointsValue } from '../dist/federation/registry.js';
 import { createMcpServer } from '../dist/mcp/server.js';
 import { parseQuery } from '../dist/sparql/parse.js';
-import { benchOptions, here, median } from './lib.js';
+import { benchOptions, here, loadAverage, median, writeResult } from './lib.js';
 
 const cli = path.resolve(here, '../bin/fkgqa.js');
 const o = benchOptions(
@@ -63,6 +63,7 @@ const spider = JSON.parse(fs.readFileSync(path.join(shards, 'build.json'), 'utf8
 const joinId = o.join || (spider ? 'concert_singer/q10' : 'library/q3');
 const baselineId = o.baseline || (spider ? 'car_1/q5' : 'library/q6');
 const out = o.out || path.join(state, 'bench-federation.json');
+const loadBefore = loadAverage();
 const result = { started: new Date().toISOString(), shards: path.resolve(shards), goldState: path.resolve(goldState), timeoutMs: Number(o.timeout), uptime: { start: uptime() }, steps: {} };
 log(`bench:federation: ${uptime()}`);
 
@@ -255,3 +256,16 @@ lines.push('| scenario | median ms | p95 ms | requests | rows |', '|---|---|---|
 for (const s of j.scenarios) lines.push(`| ${s.name} | ${s.medianMs} | ${s.p95Ms} | ${s.requests} | ${s.rows.join(', ')} |`);
 lines.push('', `uptime at end: ${result.uptime.end}`, `raw results: ${out}`);
 console.log(lines.join('\n'));
+
+// For bench:all: the join through run_sparql_query per engine against the unsharded endpoint, and
+// the requests of the baseline query on each engine against the old default configuration.
+const ratios = [];
+const direct = j.scenarios[0];
+for (const s of j.scenarios.slice(1)) ratios.push({ what: `${j.query} as a 2-shard join: ${s.name} vs the ${direct.name} (median latency)`, value: s.medianMs / direct.medianMs, unit: '× time', goal: 'report' });
+const reqs = (e) => median((b.runs[e] ?? []).map((x) => x.requests));
+if (b.runs['comunica-default']) {
+  for (const e of Object.keys(b.runs).filter((e) => e !== 'comunica-default')) {
+    ratios.push({ what: `${b.query} oracle form: HTTP requests of ${e} vs comunica-default (the engine of earlier versions)`, value: reqs(e) / reqs('comunica-default'), unit: '× requests', goal: '≤ 200 requests' });
+  }
+}
+writeResult(o, 'federation', { loadBefore, ratios, figures: { raw: out, baseline: b, join: j } });
