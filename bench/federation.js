@@ -69,7 +69,7 @@ log(`bench:federation: ${uptime()}`);
 
 /** `fkgqa serve --with-originals` on the build; resolves once every endpoint is listed. */
 function startServe() {
-  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--state', state, '--with-originals', '--timeout', String(Math.max(Number(o.timeout), 30000)), '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--state', state, '--with-originals', '--port', '0', '--timeout', String(Math.max(Number(o.timeout), 30000)), '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const endpoints = JSON.parse(fs.readFileSync(path.join(shards, 'build.json'), 'utf8')).graphs;
   return new Promise((resolve, reject) => {
     let text = '';

@@ -35,7 +35,7 @@ if (!shards) {
 /** Starts `fkgqa serve --with-originals --kg library` and resolves with its endpoints file. */
 function startServe() {
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-mcp-serve-'));
-  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--kg', 'library', '--with-originals', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--kg', 'library', '--with-originals', '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.on('exit', (code) => reject(new Error(`fkgqa serve exited with ${code}`)));

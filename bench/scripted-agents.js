@@ -51,7 +51,7 @@ const stoppedAgents = new Set();
 if (o['score-only']) for (const agent of o.agents.split(',')) files.push(path.join(o.out, `${agent}.jsonl`));
 else {
   // 1. serve, until it has printed one line per endpoint and exited the loading phase.
-  const serve = spawn(process.execPath, [cli, 'serve', '--shards', o.shards, '--state', state, '--timeout', o.timeout, '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const serve = spawn(process.execPath, [cli, 'serve', '--shards', o.shards, '--state', state, '--timeout', o.timeout, '--port', '0', '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const serveExit = new Promise((resolve) => serve.on('exit', (code, signal) => resolve({ code, signal })));
   await new Promise((resolve, reject) => {
     const rl = readline.createInterface({ input: serve.stdout });

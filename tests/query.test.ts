@@ -16,7 +16,7 @@ const url: Record<string, string> = {};
 beforeAll(async () => {
   build = path.join(dir, 'shards');
   await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
-  serveChild = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', build, '--kg', 'library', '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  serveChild = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', build, '--kg', 'library', '--port', '0', '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
   // serve prints "id<TAB>url" per endpoint once all listen.
   let out = '';
   await new Promise<void>((resolve, reject) => {
@@ -119,7 +119,7 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
   it('refuses an endpoint that is not registered, and an undeclared prefix with the build\'s IRI to declare', () => {
     const other = fkgqaSync(['query', '--shards', build, 'SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }']);
     expect(other.code).toBe(2);
-    expect(other.stderr).toContain('the query is refused (unknown-endpoint); nothing was sent: <http://example.org/sparql> is not a registered endpoint');
+    expect(other.stderr).toContain('the query is refused (unknown-endpoint): <http://example.org/sparql> is not a registered endpoint; nothing was sent.');
     const prefix = fkgqaSync(['query', '--shards', build, `SELECT * WHERE { SERVICE <${url['library-shard1']}> { ?s :name ?o } }`]);
     expect(prefix.code).toBe(2);
     expect(prefix.stderr).toContain('declare it at the top of the query: PREFIX : <http://valuenet/ontop/>');

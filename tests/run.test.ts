@@ -74,12 +74,21 @@ describe('run / the whole loop in one command', () => {
     });
     expect(sent).toBe(true);
     expect(r.code).toBe(130);
-    expect(r.stderr).toContain('fkgqa run: interrupted (SIGINT); the serve it started is stopped');
+    expect(r.stderr).toContain('fkgqa run: interrupted (SIGINT); a serve it started is stopped (a serve that was already running keeps running)');
     expect(fs.readdirSync(state).sort()).toEqual(['gold-answers', 'realised-fan-out']);
     const lines = fs.readFileSync(path.join(out, 'baseline-trivial.jsonl'), 'utf8').trim().split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(1);
     expect(lines.length).toBeLessThan(16);
     expect(fs.existsSync(path.join(out, 'report.txt'))).toBe(false);
+  }, 300_000);
+
+  it('--max-query-chars reaches the tools and the final execution: the oracle\'s query over 60 characters is refused as too long', async () => {
+    const out = path.join(dir, 'short');
+    const r = await fkgqa(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'oracle', '--no-probe', '--question', '0', '--max-query-chars', '60', '--timeout', '100000']);
+    expect(r.code).toBe(0);
+    const [run] = fs.readFileSync(path.join(out, 'baseline-oracle.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(run.final).toMatchObject({ status: 'error', errorClass: 'too-long' });
+    expect(r.stdout).toMatch(/accuracy %\s+0\s+0\/1/);
   }, 300_000);
 
   it('refuses a model without --base-url (exit 2) before starting anything', async () => {

@@ -326,7 +326,7 @@ describe('serve: the build folder is immutable', () => {
     expect(info.endpoints.find((e) => e.id === 'library-shard1')!.url).toBe(url);
     await expect(serve({ shards, kgs: ['library'] })).rejects.toThrow(InputError);
     await expect(serve({ shards, kgs: ['library'] })).rejects.toThrow(`pid ${process.pid}`);
-    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--kg', 'library', '-q'], { encoding: 'utf8', timeout: 30_000 });
+    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--kg', 'library', '--port', '0', '-q'], { encoding: 'utf8', timeout: 30_000 });
     expect(cli.status).toBe(2);
     expect(cli.stderr).toContain(`fkgqa serve (pid ${process.pid}`);
     expect(cli.stderr).toContain('--state');

@@ -22,7 +22,7 @@ describe('verify: the running serve of the build by default', () => {
       const lines: string[] = [];
       const r = await verify({ shards, queries: ['library/q2'], forms: ['federated'], progress: (l) => lines.push(l) });
       expect(r.endpoints).toBe(file);
-      expect(r.totals.federated).toMatchObject({ identical: 1, different: 0 });
+      expect(r.totals.comunica.federated).toMatchObject({ identical: 1, different: 0 });
       expect(lines).toContain(`fkgqa verify: using the endpoints of the fkgqa serve running on this build (pid ${process.pid}, ${file})`);
       expect(Object.values(server.log.counts()).reduce((n, c) => n + c.total, 0)).toBeGreaterThan(4);
     } finally {
@@ -43,7 +43,7 @@ describe('verify: the running serve of the build by default', () => {
       const lines: string[] = [];
       const r = await verify({ shards, queries: ['library/q2'], forms: ['federated'], progress: (l) => lines.push(l) });
       expect(r.endpoints).toBe('started');
-      expect(r.totals.federated).toMatchObject({ identical: 1, different: 0 });
+      expect(r.totals.comunica.federated).toMatchObject({ identical: 1, different: 0 });
       expect(lines.some((l) => l.includes('not using a running fkgqa serve (it has behaviour profiles'))).toBe(true);
       expect(server.log.counts()).toEqual({});
     } finally {

@@ -409,6 +409,7 @@ export function program(): Command {
     .addOption(new Option('--tools <source>', 'in-process: the MCP server of fkgqa mcp built in this process (fast); mcp: spawn fkgqa mcp over stdio per run').choices(['mcp', 'in-process']).default('in-process'))
     .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
     .addOption(federationEngineOption('the federation engine of the tools and of the final execution'))
+    .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (default: 1000000 for a scripted agent, whose trivial or oracle form may exceed the reference server\'s 8000; 8000 for a model)').argParser(integer('--max-query-chars', 1)))
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('run'));
 

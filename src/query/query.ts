@@ -109,8 +109,15 @@ export function queryRegistry(o: Pick<QueryOptions, 'shards' | 'state' | 'endpoi
 export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
   const timeoutMs = o.timeoutMs ?? 30_000;
   const registry = queryRegistry(o);
-  const plan = planQuery(o.query, registry, { maxQueryChars: o.maxQueryChars ?? 1_000_000, prefixes: buildPrefixes(o.shards ?? registry.build ?? undefined) });
-  if (!plan.ok) throw new InputError(`the query is refused (${plan.errorClass}); nothing was sent: ${plan.message}`);
+  // In a shell, a refusal lists at most 10 endpoints (the dev build has 92); `fkgqa questions` and
+  // the endpoints file list them all.
+  const plan = planQuery(o.query, registry, {
+    maxQueryChars: o.maxQueryChars ?? 1_000_000,
+    prefixes: buildPrefixes(o.shards ?? registry.build ?? undefined),
+    listEndpoints: 10,
+    endpointsElsewhere: 'the endpoints file of the running serve (<build>.state/endpoints.json)',
+  });
+  if (!plan.ok) throw new InputError(`the query is refused (${plan.errorClass})${plan.message.includes('nothing was sent') ? '' : '; nothing was sent'}: ${plan.message}`);
   const client = new BoundedSparqlClient(registry, { engine: o.federationEngine, maxResultBytes: o.maxResultBytes ?? 256 << 20 });
   const graph = plan.form === 'graph';
   const media = graph ? MEDIA.ntriples : MEDIA.json;
