@@ -533,6 +533,10 @@ const HOSTILE: { name: string; body: string; code: number; id: number | null }[]
   { name: 'method not a string', body: '{"jsonrpc":"2.0","id":6,"method":7}', code: -32600, id: 6 },
   { name: 'params a string', body: '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}', code: -32602, id: 2 },
   { name: 'params an array', body: '{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[1]}', code: -32602, id: 3 },
+  // The SDK dropped this one without an answer (the client waited forever) ...
+  { name: '_meta a string', body: '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_sparql_query","arguments":{"query":"ASK {}"},"_meta":"x"}}', code: -32602, id: 7 },
+  // ... and answered this one -32603 Internal error.
+  { name: 'cursor a number', body: '{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"cursor":5}}', code: -32602, id: 8 },
 ];
 const BIG = `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"${'a'.repeat(20_000_000)}"}}`;
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
@@ -576,6 +580,8 @@ describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
       expect(replies.slice(1, 1 + HOSTILE.length).map((r) => [r.id, r.error?.code])).toEqual(HOSTILE.map((h) => [h.id, h.code]));
       expect(replies[1].error!.message).toMatch(/^Parse error: /);
       expect(replies[4].error!.message).toBe('Invalid params: the params of tools/call must be an object, not a string');
+      expect(replies[6].error!.message).toBe('Invalid params: params._meta: Invalid input: expected object, received string');
+      expect(replies[7].error!.message).toBe('Invalid params: params.cursor: Invalid input: expected string, received number');
       const big = replies[1 + HOSTILE.length];
       expect(big).toMatchObject({ id: 10, error: { code: -32600 } });
       expect(big.error!.message).toBe(`Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped`);
@@ -616,7 +622,7 @@ describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
       // JSON or one SSE event, holding the answer to id 11.
       const msg = JSON.parse(text.trim().startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]) as { id: number; result: { tools: { name: string }[] } };
       expect([msg.id, msg.result.tools.map((t) => t.name)]).toEqual([11, ['run_sparql_query']]);
-      expect(refused).toEqual(['not JSON', '"jsonrpc" is not "2.0"', '"method" is not a string', 'params of tools/call are a string', 'params of tools/list are an array']);
+      expect(refused).toEqual(['not JSON', '"jsonrpc" is not "2.0"', '"method" is not a string', 'params of tools/call are a string', 'params of tools/list are an array', 'params of tools/call: params._meta: Invalid input: expected object, received string', 'params of tools/list: params.cursor: Invalid input: expected string, received number']);
     } finally {
       await h.close();
     }
