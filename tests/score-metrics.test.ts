@@ -129,13 +129,26 @@ describe('score / reading run files', () => {
   it('names the file and line of a line that is no run record; a later line with the same id wins', () => {
     const dir = tmpDir();
     const f = path.join(dir, 'runs.jsonl');
-    const run = (id: string, endReason: string) => JSON.stringify({ format: 'fkgqa-run/1', id, endReason });
+    const run = (id: string, endReason: string) => JSON.stringify({ format: 'fkgqa-run/1', id, endReason, question: { index: 0, kg: 'library', text: 'q', queryId: 'library/q1' } });
     fs.writeFileSync(f, `${run('a', 'model_error')}\n${run('b', 'submitted')}\n${run('a', 'submitted')}\n`);
     expect(readRuns([f]).map((r) => `${r.id}:${r.endReason}`)).toEqual(['a:submitted', 'b:submitted']);
     fs.appendFileSync(f, '{"id": "c"}\n');
     expect(() => readRuns([f])).toThrow(InputError);
     expect(() => readRuns([f])).toThrow(/runs\.jsonl, line 4: not a run record of fkgqa eval/);
     expect(() => readRuns([path.join(dir, 'none.jsonl')])).toThrow(/run file not found/);
+  });
+
+  it('refuses a directory, a record of the wrong shape and a run of another build, naming file and line (exit 2, not an internal error)', () => {
+    const dir = tmpDir();
+    expect(() => readRuns([dir])).toThrow(`${dir}: run file is a directory: give the file itself`);
+    const f = path.join(dir, 'runs.jsonl');
+    const question = { index: 0, kg: 'library', text: 'q', queryId: 'library/q1' };
+    const ok = JSON.stringify({ format: 'fkgqa-run/2', id: 'a', endReason: 'submitted', question, build: { outputDigest: 'aaaa1111', goldDigest: null } });
+    fs.writeFileSync(f, `${ok}\n${JSON.stringify({ format: 'fkgqa-run/2', id: 5, question: 'x' })}\n`);
+    expect(() => readRuns([f])).toThrow(`${f}, line 2: a run record needs "id" (a string) and "question" with "kg" and "queryId" (strings)`);
+    fs.writeFileSync(f, `${ok}\n`);
+    expect(readRuns([f], 'aaaa1111').map((r) => r.id)).toEqual(['a']);
+    expect(() => readRuns([f], 'bbbb2222')).toThrow(`${f}, line 1: run a was made on another build (output digest aaaa1111, this build's is bbbb2222): score it with the build it was made on`);
   });
 });
 

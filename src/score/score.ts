@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
+import { readTextInput } from '../common/input.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { distribution, percent, round } from '../report/figures.js';
 import { shardGraph } from '../report/stats.js';
@@ -130,13 +131,14 @@ const share = (count: number, of: number): Share => ({ count, of, percent: round
 
 /**
  * Reads run lines; a later line with the same id replaces an earlier one (a resumed run).
- * @throws InputError naming the file and line of a line that is no run record
+ * @param outputDigest the build's output digest (build.json): a run recorded on another build is refused
+ * @throws InputError naming the file and line of a line that is no run record or a run of another
+ *   build, and the file when it is missing or a directory
  */
-export function readRuns(files: string[]): RunRecord[] {
+export function readRuns(files: string[], outputDigest?: string): RunRecord[] {
   const byId = new Map<string, RunRecord>();
   for (const file of files) {
-    if (!fs.existsSync(file)) throw new InputError('run file not found', { file });
-    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const lines = readTextInput(file, 'run file').split('\n');
     lines.forEach((line, i) => {
       if (!line.trim()) return;
       let r: RunRecord;
@@ -146,6 +148,14 @@ export function readRuns(files: string[]): RunRecord[] {
         throw new InputError(`not JSON: ${(e as Error).message}`, { file, line: i + 1 });
       }
       if (!(RUN_FORMATS as readonly string[]).includes(r?.format)) throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify(r?.format)}, expected ${RUN_FORMATS.join(' or ')})`, { file, line: i + 1 });
+      const q = r.question as Partial<RunRecord['question']> | undefined;
+      if (typeof r.id !== 'string' || !q || typeof q !== 'object' || typeof q.kg !== 'string' || typeof q.queryId !== 'string') {
+        throw new InputError('a run record needs "id" (a string) and "question" with "kg" and "queryId" (strings)', { file, line: i + 1 });
+      }
+      const made = (r.build as { outputDigest?: unknown } | undefined)?.outputDigest;
+      if (outputDigest !== undefined && made !== undefined && made !== outputDigest) {
+        throw new InputError(`run ${r.id} was made on another build (output digest ${String(made).slice(0, 16)}, this build's is ${outputDigest.slice(0, 16)}): score it with the build it was made on`, { file, line: i + 1 });
+      }
       byId.set(r.id, r);
     });
   }
@@ -162,9 +172,9 @@ const groupKey = (r: RunRecord) => `${r.setup}|${r.agent === 'llm' ? (r.model ??
 export async function score(options: ScoreOptions): Promise<ScoreReport> {
   const progress = options.progress ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const runs = readRuns(options.runs);
   const build = readBuild(options.shards);
   const digest = openBuild(options.shards, { checkShards: false }).build.outputDigest;
+  const runs = readRuns(options.runs, digest);
   const { defaultPrefix, queries } = readGoldQueries(options.shards);
   const textOf = new Map(queries.map((q) => [q.id, q.text]));
   const golds = new Map<string, Map<string, GoldResult>>();
