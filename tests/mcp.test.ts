@@ -541,6 +541,25 @@ const HOSTILE: { name: string; body: string; code: number; id: number | null }[]
 const BIG = `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"${'a'.repeat(20_000_000)}"}}`;
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
 
+describe('fkgqa mcp / bad options are input errors at start (exit 2), not failures later', () => {
+  it('a port in use or a foreign --host, a prompts folder without the setup\'s file, a folder as call log', async () => {
+    const blocker = http.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      await expect(serveMcpHttp({ registry, setup: 'baseline', callLog: null, state: null, port })).rejects.toThrow(`port ${port} on 127.0.0.1 is in use (another fkgqa serve, or another server)`);
+    } finally {
+      blocker.close();
+    }
+    await expect(serveMcpHttp({ registry, setup: 'baseline', callLog: null, state: null, host: '192.0.2.1' })).rejects.toThrow('--host 192.0.2.1 is not an address of this machine');
+    const dir = tmpDir('fkgqa-mcp-opts-');
+    // Before: the server started, prompts/get answered "Method not found", every tool call failed as an infrastructure error.
+    await expect(createMcpServer({ registry, setup: 'void_tool', callLog: null, state: null, promptsDir: path.join(dir, 'none') })).rejects.toThrow(`${path.join(dir, 'none')}: --prompts: no such folder`);
+    await expect(createMcpServer({ registry, setup: 'void_tool', callLog: null, state: null, promptsDir: dir })).rejects.toThrow(`${dir}: --prompts: the folder has no void_tool.md (the prompt of setup void_tool)`);
+    await expect(createMcpServer({ registry, setup: 'baseline', state: null, callLog: dir })).rejects.toThrow(`${dir}: the call log is a folder: give the name of a JSON-lines file (--call-log FILE)`);
+  });
+});
+
 describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
   it('stdio: parse error -32700, invalid request -32600, invalid params -32602, a 20 MB line refused; the server keeps serving', async () => {
     const dir = tmpDir('fkgqa-mcp-rpc-');
