@@ -7,6 +7,7 @@
  * date, RFC 9110 §10.2.3; at most 10 minutes), every retry recorded. While a request is pending,
  * and at each retry, the caller is told (`onWait`), so that a stalled API shows on stderr.
  */
+import { boundedText } from '../federation/client.js';
 import type { ChatMessage, Retry, Usage } from './record.js';
 
 /** A tool as offered to the model (OpenAI `tools[].function`). */
@@ -99,33 +100,6 @@ export interface OpenAiChatOptions {
 /** Default largest API answer read (64 MiB): a chat completion is kilobytes; more is a broken or hostile API, and reading it all could exhaust memory. */
 export const MAX_REPLY_BYTES = 64 << 20;
 
-/**
- * The body of a response as text, read up to `max` bytes.
- * @returns the text, or null when the body (by Content-Length, or as it streams in) is larger; the rest is not read
- */
-async function boundedText(res: Response, max: number): Promise<string | null> {
-  const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > max) {
-    await res.body?.cancel().catch(() => {});
-    return null;
-  }
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 const zeroUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
 
 interface ApiReply {
@@ -216,7 +190,7 @@ export class OpenAiChat implements ChatModel {
         status = res.status;
         const maxReply = this.o.maxReplyBytes ?? MAX_REPLY_BYTES;
         const text = await boundedText(res, maxReply);
-        if (text === null) throw new ModelError(`the API answered ${res.status} with a body larger than ${maxReply} bytes (the limit of one answer); it was not read further`, retries, status);
+        if (text === undefined) throw new ModelError(`the API answered ${res.status} with a body larger than ${maxReply} bytes (the limit of one answer); it was not read further`, retries, status);
         if (res.ok) {
           let j: ApiReply;
           try {
