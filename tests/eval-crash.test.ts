@@ -74,6 +74,13 @@ describe('eval / the run file (unit)', () => {
     fs.writeFileSync(other, `${JSON.stringify({ format: 'something', id: 'x' })}\n`);
     expect(() => RunFile.open(other)).toThrow(`${other}, line 1: not a run record of fkgqa eval (format "something", expected one of fkgqa-run/1, fkgqa-run/2); choose another --out`);
     expect(fs.existsSync(path.join(dir, '.bad.jsonl.fkgqa-lock'))).toBe(false); // released after the refusal
+    // A run of another build would be skipped as done: refused, naming it (the lock released).
+    const built = path.join(dir, 'built.jsonl');
+    const on = (digest: string) => JSON.stringify({ format: RUN_FORMAT, id: 'a', endReason: 'submitted', build: { outputDigest: digest, goldDigest: null } });
+    fs.writeFileSync(built, `${on('aaaa1111')}\n`);
+    RunFile.open(built, 'aaaa1111').close();
+    expect(() => RunFile.open(built, 'bbbb2222')).toThrow(`${built}, line 1: run a was made on another build (output digest aaaa1111, this build's is bbbb2222): give the runs of this build their own --out`);
+    expect(fs.existsSync(path.join(dir, '.built.jsonl.fkgqa-lock'))).toBe(false);
     // A live process (the test's parent) holds the lock: refused. A dead one's lock is taken over.
     const g = path.join(dir, 'locked.jsonl');
     const lock = path.join(dir, '.locked.jsonl.fkgqa-lock');

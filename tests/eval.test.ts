@@ -236,6 +236,21 @@ describe('eval / client and sampling', () => {
       await f.close();
     }
   });
+  it('stops reading an answer over maxReplyBytes: a model error, not retried (a 300 MB answer was read whole into memory)', async () => {
+    const f = await fakeApi(() => ({ status: 200, body: { choices: [{ message: { role: 'assistant', content: 'y'.repeat(3 << 20) } }] } }));
+    try {
+      const c = new OpenAiChat({ baseUrl: f.url, model: 'm', maxRetries: 3, backoffMs: 1, maxReplyBytes: 1 << 20 });
+      const e = await c.complete({ messages: [{ role: 'user', content: 'q' }], tools: [], turn: 1 }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ModelError);
+      expect((e as ModelError).message).toBe(`the API answered 200 with a body larger than ${1 << 20} bytes (the limit of one answer); it was not read further`);
+      expect(f.requests).toHaveLength(1);
+      // Within the limit the same answer is read.
+      const big = await new OpenAiChat({ baseUrl: f.url, model: 'm', maxReplyBytes: 4 << 20 }).complete({ messages: [{ role: 'user', content: 'q' }], tools: [], turn: 1 });
+      expect(big.message.content).toHaveLength(3 << 20);
+    } finally {
+      await f.close();
+    }
+  });
   it('samples questions per graph, deterministically by seed', () => {
     const entries = Array.from({ length: 20 }, (_, i) => ({ index: i, kg: i < 10 ? 'a' : 'b', question: `q${i}`, query: '', queryId: `${i < 10 ? 'a' : 'b'}/q${i % 3}` }));
     const one = selectQuestions(entries, { perGraph: 3, sampleSeed: 1 });

@@ -237,6 +237,21 @@ describe('federation / routing', () => {
     expect(two.ok && [two.route, two.targets.map((t) => t.id)]).toEqual(['federation', ['library-shard1', 'library-shard2']]);
   });
 
+  it('a SERVICE inside a SERVICE is refused before sending (the agent\'s query, not an endpoint failure: the shard would answer 501)', () => {
+    const s1 = 'http://127.0.0.1:9/library-shard1/sparql';
+    const s2 = 'http://127.0.0.1:9/library-shard2/sparql';
+    for (const q of [`SELECT * { SERVICE <${s1}> { SELECT * { SERVICE <${s2}> { ?s ?p ?o } } } }`, `SELECT * { SERVICE <${s1}> { ?s ?p ?o FILTER EXISTS { SERVICE <${s2}> { ?s ?q ?x } } } }`]) {
+      const p = planQuery(q, reg, hints);
+      expect(!p.ok && [p.errorClass, p.message]).toEqual([
+        'nested-service',
+        `SERVICE <${s2}> is inside SERVICE <${s1}>: an endpoint does not evaluate SERVICE, so nothing was sent; put the SERVICE clauses side by side, SERVICE <A> { … } SERVICE <B> { … }, and the federation engine joins them`,
+      ]);
+    }
+    // Side by side, and inside FILTER EXISTS outside the SERVICE clauses, they are routed as before.
+    const side = planQuery(`SELECT * { SERVICE <${s1}> { ?s ?p ?o } FILTER EXISTS { SERVICE <${s2}> { ?s ?q ?x } } }`, reg, hints);
+    expect(side.ok && side.route).toBe('federation');
+  });
+
   it('a triple pattern outside every SERVICE is refused, naming the pattern and the fix', () => {
     const p = planQuery('SELECT * { SERVICE <http://127.0.0.1:9/library-shard1/sparql> { ?s ?p ?o } ?o <http://valuenet/ontop/book#title> ?t }', reg, hints);
     expect(p.ok).toBe(false);

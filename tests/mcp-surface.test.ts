@@ -145,6 +145,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
       q('variable-service', 'SELECT * WHERE { SERVICE ?e { ?s ?p ?o } }'),
       q('unknown-endpoint', 'SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }'),
       q('outside-service', `SELECT * WHERE { SERVICE <${s1}> { ?s ?p ?o } ?o ?q ?r }`),
+      q('nested-service', `SELECT * WHERE { SERVICE <${s1}> { SELECT * { SERVICE <${s3}> { ?s ?p ?o } } } }`),
       ...(multi ? [q('mixed-graphs', `SELECT * WHERE { SERVICE <${s1}> { ?s a <${O}singer> } SERVICE <${url('concert_singer-shard4')}> { ?s ?p ?o } }`)] : []),
       q('timeout', `SELECT * WHERE { SERVICE <${f('slow')}> { ?slow ?p ?o } }`, { timeout_ms: 1000 }),
       q('timeout (the endpoint\'s own limit)', `SELECT * WHERE { SERVICE <${f('limit')}> { ?s ?p ?o } }`),
@@ -241,13 +242,13 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
       void_tool: ['get_void_descriptions', 'run_sparql_query'],
       kgvoyager: ['execute_query', 'explore_entity_relations', 'explore_property_usage', 'lookup_class_instances', 'run_sparql_query', 'search_all_classes', 'search_all_properties'],
     });
-    // Surface (instructions, 1–7 tools, resource listed and read, prompt listed and got) plus 20 calls of run_sparql_query
-    // (22 with two graphs: mixed-graphs, a federated one); void_tool 5 more, kgvoyager 13 more; two graphs: the prompt once more for one graph.
+    // Surface (instructions, 1–7 tools, resource listed and read, prompt listed and got) plus 21 calls of run_sparql_query
+    // (23 with two graphs: mixed-graphs, a federated one); void_tool 5 more, kgvoyager 13 more; two graphs: the prompt once more for one graph.
     expect(counts).toEqual({
-      'baseline, two graphs': 30, 'baseline, one graph': 26,
-      'high_level, two graphs': 30, 'high_level, one graph': 26,
-      'void_tool, two graphs': 36, 'void_tool, one graph': 32,
-      'kgvoyager, two graphs': 49, 'kgvoyager, one graph': 45,
+      'baseline, two graphs': 31, 'baseline, one graph': 27,
+      'high_level, two graphs': 31, 'high_level, one graph': 27,
+      'void_tool, two graphs': 37, 'void_tool, one graph': 33,
+      'kgvoyager, two graphs': 50, 'kgvoyager, one graph': 46,
     });
     if (process.env.FKGQA_SURFACE_COUNTS) fs.writeFileSync(process.env.FKGQA_SURFACE_COUNTS, JSON.stringify(counts, null, 2));
   });
@@ -273,6 +274,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
       'variable-service': ['variable-service', false, null],
       'unknown-endpoint': ['unknown-endpoint', false, null],
       'outside-service': ['outside-service', false, null],
+      'nested-service': ['nested-service', false, null],
       'mixed-graphs': ['mixed-graphs', false, null],
       timeout: ['timeout', false, f('slow')],
       "timeout (the endpoint's own limit)": ['timeout', false, f('limit')],

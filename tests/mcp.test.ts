@@ -533,9 +533,32 @@ const HOSTILE: { name: string; body: string; code: number; id: number | null }[]
   { name: 'method not a string', body: '{"jsonrpc":"2.0","id":6,"method":7}', code: -32600, id: 6 },
   { name: 'params a string', body: '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}', code: -32602, id: 2 },
   { name: 'params an array', body: '{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[1]}', code: -32602, id: 3 },
+  // The SDK dropped this one without an answer (the client waited forever) ...
+  { name: '_meta a string', body: '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_sparql_query","arguments":{"query":"ASK {}"},"_meta":"x"}}', code: -32602, id: 7 },
+  // ... and answered this one -32603 Internal error.
+  { name: 'cursor a number', body: '{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"cursor":5}}', code: -32602, id: 8 },
 ];
 const BIG = `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"${'a'.repeat(20_000_000)}"}}`;
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
+
+describe('fkgqa mcp / bad options are input errors at start (exit 2), not failures later', () => {
+  it('a port in use or a foreign --host, a prompts folder without the setup\'s file, a folder as call log', async () => {
+    const blocker = http.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      await expect(serveMcpHttp({ registry, setup: 'baseline', callLog: null, state: null, port })).rejects.toThrow(`port ${port} on 127.0.0.1 is in use (another fkgqa serve, or another server)`);
+    } finally {
+      blocker.close();
+    }
+    await expect(serveMcpHttp({ registry, setup: 'baseline', callLog: null, state: null, host: '192.0.2.1' })).rejects.toThrow('--host 192.0.2.1 is not an address of this machine');
+    const dir = tmpDir('fkgqa-mcp-opts-');
+    // Before: the server started, prompts/get answered "Method not found", every tool call failed as an infrastructure error.
+    await expect(createMcpServer({ registry, setup: 'void_tool', callLog: null, state: null, promptsDir: path.join(dir, 'none') })).rejects.toThrow(`${path.join(dir, 'none')}: --prompts: no such folder`);
+    await expect(createMcpServer({ registry, setup: 'void_tool', callLog: null, state: null, promptsDir: dir })).rejects.toThrow(`${dir}: --prompts: the folder has no void_tool.md (the prompt of setup void_tool)`);
+    await expect(createMcpServer({ registry, setup: 'baseline', state: null, callLog: dir })).rejects.toThrow(`${dir}: the call log is a folder: give the name of a JSON-lines file (--call-log FILE)`);
+  });
+});
 
 describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
   it('stdio: parse error -32700, invalid request -32600, invalid params -32602, a 20 MB line refused; the server keeps serving', async () => {
@@ -576,6 +599,8 @@ describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
       expect(replies.slice(1, 1 + HOSTILE.length).map((r) => [r.id, r.error?.code])).toEqual(HOSTILE.map((h) => [h.id, h.code]));
       expect(replies[1].error!.message).toMatch(/^Parse error: /);
       expect(replies[4].error!.message).toBe('Invalid params: the params of tools/call must be an object, not a string');
+      expect(replies[6].error!.message).toBe('Invalid params: params._meta: Invalid input: expected object, received string');
+      expect(replies[7].error!.message).toBe('Invalid params: params.cursor: Invalid input: expected string, received number');
       const big = replies[1 + HOSTILE.length];
       expect(big).toMatchObject({ id: 10, error: { code: -32600 } });
       expect(big.error!.message).toBe(`Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped`);
@@ -616,7 +641,7 @@ describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
       // JSON or one SSE event, holding the answer to id 11.
       const msg = JSON.parse(text.trim().startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]) as { id: number; result: { tools: { name: string }[] } };
       expect([msg.id, msg.result.tools.map((t) => t.name)]).toEqual([11, ['run_sparql_query']]);
-      expect(refused).toEqual(['not JSON', '"jsonrpc" is not "2.0"', '"method" is not a string', 'params of tools/call are a string', 'params of tools/list are an array']);
+      expect(refused).toEqual(['not JSON', '"jsonrpc" is not "2.0"', '"method" is not a string', 'params of tools/call are a string', 'params of tools/list are an array', 'params of tools/call: params._meta: Invalid input: expected object, received string', 'params of tools/list: params.cursor: Invalid input: expected string, received number']);
     } finally {
       await h.close();
     }

@@ -108,6 +108,12 @@ describe('query / a federated join from the shell', () => {
 });
 
 describe('query / refusals and failures: exit 2 with the reason', () => {
+  it('refuses a folder given as --file (exit 2 naming it, not an internal error)', () => {
+    const dir = path.dirname(build);
+    const r = fkgqaSync(['query', '--shards', build, '--file', dir]);
+    expect([r.code, r.stderr, r.stdout]).toEqual([2, `fkgqa: error: ${dir}: query file is a directory: give the file itself\n`, '']);
+  }, 60_000);
+
   it('refuses a query without SERVICE, naming the registered endpoints; nothing is sent', () => {
     const r = fkgqaSync(['query', '--shards', build, 'SELECT * WHERE { ?s ?p ?o }']);
     expect(r.code).toBe(2);

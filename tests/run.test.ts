@@ -95,5 +95,11 @@ describe('run / the whole loop in one command', () => {
     const r = await fkgqa(['run', '--shards', build, '--state', state, '--out', path.join(dir, 'model'), '--agent', 'llm', '--model', 'qwen3-8b']);
     expect([r.code, r.stderr]).toEqual([2, 'fkgqa: error: a model needs --base-url and --model (or give --agent oracle|trivial|single)\n']);
     expect(fs.existsSync(path.join(dir, 'model'))).toBe(false);
+    const asFile = path.join(dir, 'out-file');
+    fs.writeFileSync(asFile, 'x');
+    const f = await fkgqa(['run', '--shards', build, '--state', state, '--out', asFile, '--agent', 'oracle']);
+    expect([f.code, f.stderr]).toEqual([2, `fkgqa: error: ${asFile}: --out is a file: give the output folder (run files and reports are written into it)\n`]);
+    const body = await fkgqa(['run', '--shards', build, '--state', state, '--out', path.join(dir, 'model'), '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--extra-body', '[1]']);
+    expect([body.code, body.stderr]).toEqual([2, `fkgqa: error: --extra-body must be a JSON object of request fields, e.g. '{"reasoning_effort":"low"}', not an array\n`]);
   }, 60_000);
 });

@@ -357,6 +357,15 @@ describe('serve: the port (issue 19)', () => {
     }
   });
 
+  it('refuses a folder as --request-log before binding (exit 2, named, no lock left): it used to die at its first request', async () => {
+    const folder = tmpDir('fkgqa-pool-log-');
+    await expect(serve({ shards, port: 0, writeFiles: false, requestLog: folder })).rejects.toThrow(`${folder}: --request-log: the request log is a folder: give the name of a JSON-lines file`);
+    const state = tmpDir('fkgqa-pool-state-');
+    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', '0', '--state', state, '--request-log', folder], { encoding: 'utf8', timeout: 60_000 });
+    expect([cli.status, cli.stderr]).toEqual([2, `fkgqa: error: ${folder}: --request-log: the request log is a folder: give the name of a JSON-lines file\n`]);
+    expect(fs.readdirSync(state)).toEqual([]);
+  });
+
   it('has a fixed default port, 7373, which the README\'s describe --endpoint-base example names', () => {
     const opt = program().commands.find((c) => c.name() === 'serve')!.options.find((o) => o.long === '--port')!;
     expect(opt.defaultValue).toBe(DEFAULT_PORT);

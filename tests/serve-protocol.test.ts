@@ -35,6 +35,11 @@ describe('protocol / reading requests (SPARQL 1.1 Protocol §2.1)', () => {
     expect(status(() => parseProtocolRequest('POST', params(''), 'application/sparql-query', Buffer.from([0xc3, 0x28])))).toBe(400);
     expect(status(() => parseProtocolRequest('POST', params(''), 'application/sparql-update', Buffer.from('CLEAR ALL')))).toBe(403);
     expect(status(() => parseProtocolRequest('GET', params('update=CLEAR+ALL')))).toBe(403);
+    // An empty query parameter (GET or form) is named, as an empty body is, instead of oxigraph's "error at 1:1: expected [_]".
+    for (const empty of [() => parseProtocolRequest('GET', params('query=')), () => parseProtocolRequest('POST', params(''), 'application/x-www-form-urlencoded', Buffer.from('query=+'))]) {
+      expect(empty).toThrow(new ProtocolError(400, 'parameter query is empty: give the query text'));
+      expect(status(empty)).toBe(400);
+    }
   });
 });
 

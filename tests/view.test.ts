@@ -183,6 +183,12 @@ describe('view / run files', () => {
     expect(noGold.code).toBe(2);
     expect(noGold.stderr).toMatch(/no gold answers of library for this build: run fkgqa stats --shards \S+ --state \S+ first/);
     expect(fs.existsSync(path.join(dir, 'no.html'))).toBe(false);
+    // A folder as the page or as a run file is bad input (exit 2, named), not an internal error; no temporary file is left.
+    const asDir = fkgqaSync(['view', oracleFile, '--out', dir]);
+    expect([asDir.code, asDir.stderr.split('\n').at(-2)]).toEqual([2, `fkgqa: error: ${dir}: is a directory: give the name of the file to write`]);
+    expect(fs.readdirSync(path.dirname(dir)).filter((n) => n.startsWith(`${path.basename(dir)}.fkgqa-tmp-`))).toEqual([]);
+    const runDir = fkgqaSync(['view', dir, '--out', path.join(dir, 'x.html')]);
+    expect([runDir.code, runDir.stderr]).toEqual([2, `fkgqa: error: ${dir}: run file is a directory: give the file itself\n`]);
   }, 60_000);
 });
 

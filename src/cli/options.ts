@@ -23,6 +23,25 @@ export const formatOption = (choices: string[], help = 'output format (default: 
 export const jsonOption = () => new Option('--json', 'shorthand for --format json');
 
 /**
+ * The value of `--extra-body` (eval, run): extra fields of every chat-completions request.
+ * @param text the option's text, a JSON object
+ * @returns the object, or undefined without the option
+ * @throws InputError when the text is not JSON or not a JSON object (an array or a number would be
+ *   spread into the request as fields "0", "1", …)
+ */
+export function extraBodyOption(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`--extra-body is not JSON: ${(e as Error).message}`);
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InputError(`--extra-body must be a JSON object of request fields, e.g. '{"reasoning_effort":"low"}', not ${Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`}`);
+  return v as Record<string, unknown>;
+}
+
+/**
  * The output format chosen on a command with `addFormatOptions` (`fallback` when neither option is given).
  * @throws InputError when `--json` is given with another `--format`
  */

@@ -32,3 +32,19 @@ export function lineFromParserMessage(message: string): number | undefined {
   const m = /\bline (\d+)/i.exec(message);
   return m ? Number(m[1]) : undefined;
 }
+
+/**
+ * A port that cannot be bound (Node's `listen` error), as an input error naming the port or host
+ * (exit 2): in use, not allowed for this user, or a host that is no address of this machine; any
+ * other error is returned as it is.
+ * @param e the error of `server.listen`
+ * @param host the interface asked for (`--host`)
+ * @param port the port asked for (`--port`)
+ */
+export function listenError(e: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `port ${port} on ${host}`;
+  if (e.code === 'EADDRINUSE') return new InputError(`${where} is in use (another fkgqa serve, or another server): choose another port with --port <n>, or --port 0 for any free port`);
+  if (e.code === 'EACCES') return new InputError(`${where} may not be bound by this user (ports below 1024 need privileges): choose another port with --port <n>`);
+  if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') return new InputError(`--host ${host} is not an address of this machine`);
+  return e;
+}

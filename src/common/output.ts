@@ -407,12 +407,20 @@ export class StagedOutput {
 /**
  * Writes a file through a temporary file beside it and a rename, so that a reader or a kill never
  * sees half of it (the old content or the new, never a mixture); creates the folder if needed.
+ * On a failure the temporary file is removed.
+ * @throws InputError naming the file when it is an existing directory (nothing is written)
  */
 export function writeFileAtomic(file: string, text: string | Buffer): void {
+  if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new InputError('is a directory: give the name of the file to write', { file });
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const temp = `${file}.fkgqa-tmp-${process.pid}`;
-  fs.writeFileSync(temp, text);
-  fs.renameSync(temp, file);
+  try {
+    fs.writeFileSync(temp, text);
+    fs.renameSync(temp, file);
+  } catch (e) {
+    fs.rmSync(temp, { force: true });
+    throw e;
+  }
   noteKept(`file:${path.resolve(file)}`, () => file);
 }
 

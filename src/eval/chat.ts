@@ -7,6 +7,7 @@
  * date, RFC 9110 §10.2.3; at most 10 minutes), every retry recorded. While a request is pending,
  * and at each retry, the caller is told (`onWait`), so that a stalled API shows on stderr.
  */
+import { boundedText } from '../federation/client.js';
 import type { ChatMessage, Retry, Usage } from './record.js';
 
 /** A tool as offered to the model (OpenAI `tools[].function`). */
@@ -92,7 +93,12 @@ export interface OpenAiChatOptions {
   noticeMs?: number;
   /** Extra fields merged into every request body (e.g. `{"reasoning_effort": "low"}`). */
   extraBody?: Record<string, unknown>;
+  /** Largest answer body read, in bytes (default MAX_REPLY_BYTES); a larger one is a model error, not retried. */
+  maxReplyBytes?: number;
 }
+
+/** Default largest API answer read (64 MiB): a chat completion is kilobytes; more is a broken or hostile API, and reading it all could exhaust memory. */
+export const MAX_REPLY_BYTES = 64 << 20;
 
 const zeroUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
 
@@ -148,8 +154,8 @@ export class OpenAiChat implements ChatModel {
 
   /**
    * Sends one chat request, retrying as the module comment says.
-   * @throws ModelError when the API fails after the retries, or answers a 4xx other than 429, or
-   *   a body without a message; the signal's reason when `request.signal` aborts
+   * @throws ModelError when the API fails after the retries, or answers a 4xx other than 429, a
+   *   body without a message, or a body over `maxReplyBytes`; the signal's reason when `request.signal` aborts
    */
   async complete(request: ChatRequest): Promise<ChatReply> {
     const url = `${this.o.baseUrl.replace(/\/+$/, '')}/chat/completions`;
@@ -182,7 +188,9 @@ export class OpenAiChat implements ChatModel {
       try {
         const res = await fetch(url, { method: 'POST', headers, body, signal: runSignal ? AbortSignal.any([limit, runSignal]) : limit });
         status = res.status;
-        const text = await res.text();
+        const maxReply = this.o.maxReplyBytes ?? MAX_REPLY_BYTES;
+        const text = await boundedText(res, maxReply);
+        if (text === undefined) throw new ModelError(`the API answered ${res.status} with a body larger than ${maxReply} bytes (the limit of one answer); it was not read further`, retries, status);
         if (res.ok) {
           let j: ApiReply;
           try {

@@ -260,7 +260,7 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
     return golds.get(q.kg)?.get(q.queryId);
   };
 
-  const runFile = RunFile.open(o.out);
+  const runFile = RunFile.open(o.out, digest);
   const endReasons: Partial<Record<EndReason, number>> = {};
   const failed = new Map<EndReason, { runs: number; first: { id: string; error: string } }>();
   // One executor (one federation engine thread: Comunica takes seconds to start) and, in-process,

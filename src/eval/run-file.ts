@@ -62,10 +62,13 @@ export class RunFile {
    * Opens (or creates) a run file for appending: checks the path, takes the lock, repairs a torn
    * last line and reads the runs already there.
    * @param file the `--out` path
+   * @param outputDigest the output digest of the build the new runs are made on: a run of another
+   *   build in the file is refused (it would be skipped as done, and scoring mixes builds)
    * @throws InputError when the path is a directory or below a file, another process holds the
-   *   lock, or a line other than a torn last one is not a run record (file and line named)
+   *   lock, a line other than a torn last one is not a run record, or a run was made on another
+   *   build (file and line named)
    */
-  static open(file: string): RunFile {
+  static open(file: string, outputDigest?: string): RunFile {
     const abs = path.resolve(file);
     if (fs.existsSync(abs) && fs.statSync(abs).isDirectory()) {
       throw new InputError(`--out is a directory: give the run file's name (JSON lines), e.g. --out ${path.join(file, 'runs.jsonl')}`, { file });
@@ -83,7 +86,7 @@ export class RunFile {
     try {
       const opening = RunFile.repair(abs, file);
       const rf = new RunFile(file, lock, opening);
-      rf.read(abs);
+      rf.read(abs, outputDigest);
       rf.fd = fs.openSync(abs, 'a');
       process.on('exit', rf.onExit);
       return rf;
@@ -119,8 +122,8 @@ export class RunFile {
     };
   }
 
-  /** Reads every line (all whole after the repair). @throws InputError naming a line that is not a run record */
-  private read(abs: string): void {
+  /** Reads every line (all whole after the repair). @throws InputError naming a line that is not a run record, or a run of another build */
+  private read(abs: string, outputDigest: string | undefined): void {
     if (!fs.existsSync(abs)) return;
     const lines = fs.readFileSync(abs, 'utf8').split('\n');
     for (const [i, line] of lines.entries()) {
@@ -133,6 +136,10 @@ export class RunFile {
       }
       if (!r || typeof r !== 'object' || !(RUN_FORMATS as readonly string[]).includes(r.format) || typeof r.id !== 'string') {
         throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify((r as { format?: unknown } | null)?.format)}, expected one of ${RUN_FORMATS.join(', ')}); choose another --out`, { file: this.file, line: i + 1 });
+      }
+      const made = (r.build as { outputDigest?: unknown } | undefined)?.outputDigest;
+      if (outputDigest !== undefined && made !== undefined && made !== outputDigest) {
+        throw new InputError(`run ${r.id} was made on another build (output digest ${String(made).slice(0, 16)}, this build's is ${outputDigest.slice(0, 16)}): give the runs of this build their own --out`, { file: this.file, line: i + 1 });
       }
       this.latest.set(r.id, r);
     }

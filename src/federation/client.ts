@@ -79,8 +79,8 @@ export interface SparqlClientOptions {
   parallel?: number;
 }
 
-/** Reads a response body up to `maxBytes` bytes. @returns the text, or undefined when it is larger */
-async function boundedText(res: Response, maxBytes: number): Promise<string | undefined> {
+/** Reads a response body up to `maxBytes` bytes (the rest is not read). @returns the text, or undefined when it is larger */
+export async function boundedText(res: Response, maxBytes: number): Promise<string | undefined> {
   if (!res.body) return '';
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];

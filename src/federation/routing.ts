@@ -14,7 +14,8 @@
  *   evaluates the SERVICE clauses and joins them.
  *
  * Targets are counted as distinct IRIs: `SERVICE SILENT` counts, the same IRI twice counts once.
- * A variable SERVICE target is refused (it could name any host). Nothing is sent anywhere here.
+ * A variable SERVICE target is refused (it could name any host), and so is a SERVICE inside a
+ * SERVICE (`nested-service`: a shard endpoint answers 501). Nothing is sent anywhere here.
  */
 import sparqljs from 'sparqljs';
 import { MAX_QUERY_DEPTH, nestingDepth } from '../sparql/guard.js';
@@ -23,7 +24,7 @@ import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service';
+export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service';
 
 /** The route of a query that may be run. */
 export type QueryPlan =
@@ -210,6 +211,17 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
       message:
         `${outside.length === 1 ? 'this triple pattern is' : `these ${outside.length} triple patterns are`} outside every SERVICE clause, so no endpoint is named for ${outside.length === 1 ? 'it' : 'them'}:\n${shown.join('\n')}\n` +
         `wrap ${outside.length === 1 ? 'it' : 'each'} in SERVICE <endpoint URL> { … } (the endpoint that holds its data; nothing was sent). Registered endpoints:\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
+    };
+  }
+  // A SERVICE inside a SERVICE would ask a shard endpoint to federate (they answer 501): the agent's
+  // query, not a failing endpoint, so it is refused here, before anything is sent.
+  const outer = found.find((s) => serviceClauses(s.patterns).length > 0);
+  if (outer) {
+    const inner = serviceClauses(outer.patterns)[0];
+    return {
+      ok: false,
+      errorClass: 'nested-service',
+      message: `SERVICE <${inner.name.value}> is inside SERVICE <${outer.name.value}>: an endpoint does not evaluate SERVICE, so nothing was sent; put the SERVICE clauses side by side, SERVICE <A> { … } SERVICE <B> { … }, and the federation engine joins them`,
     };
   }
   const form = ast.queryType === 'ASK' ? 'boolean' : ast.queryType === 'SELECT' ? 'bindings' : 'graph';

@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { InputError } from '../common/errors.js';
 
 /** One tool call. */
 export interface CallLogEntry {
@@ -58,8 +59,10 @@ export class CallLog {
 
   /**
    * @param file append each entry to this file (its folder is created), or none
+   * @throws InputError when the file is an existing folder (every tool call would fail)
    */
   constructor(readonly file: string | null = null) {
+    if (file && fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new InputError('the call log is a folder: give the name of a JSON-lines file (--call-log FILE)', { file });
     if (file) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   }
 

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { createMcpHandler, hostHeaderValidationResponse, localhostAllowedHostnames, McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod';
-import { InputError } from '../common/errors.js';
+import { InputError, listenError } from '../common/errors.js';
 import { STATE_FILES, stateDir as buildStateDir } from '../build/state.js';
 import { TOOL } from '../common/version.js';
 import { CallLog } from './call-log.js';
@@ -88,9 +88,22 @@ function buildPrefixes(build: string | null): Record<string, string> {
 }
 
 /**
+ * A prompts folder given by the user (`--prompts`), checked: a folder holding `<setup>.md`.
+ * @returns the folder
+ * @throws InputError naming the folder when it is missing, not a folder, or lacks the setup's file
+ *   (without the check the server started and answered prompts/get with "Method not found")
+ */
+function promptsFolder(dir: string, setup: Setup): string {
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new InputError('--prompts: no such folder', { file: dir });
+  if (!fs.existsSync(path.join(dir, `${setup}.md`))) throw new InputError(`--prompts: the folder has no ${setup}.md (the prompt of setup ${setup})`, { file: dir });
+  return dir;
+}
+
+/**
  * The shared context of the tools (registry, bounded SPARQL client, call log, limits). Close it
  * with `close` (stops the federation engine's thread).
- * @throws InputError for an unknown setup or limits out of range
+ * @throws InputError for an unknown setup or limits out of range, a prompts folder without the
+ *   setup's file, a call log that is a folder
  */
 export function createMcpContext(options: McpServerOptions): McpToolContext & { close(): Promise<void> } {
   const setup = options.setup ?? 'baseline';
@@ -109,7 +122,7 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
     registry,
     graphs,
     mixGraphs: options.mixGraphs ?? false,
-    promptsDir: options.promptsDir !== undefined ? options.promptsDir && path.resolve(options.promptsDir) : DEFAULT_PROMPTS_DIR,
+    promptsDir: options.promptsDir !== undefined ? options.promptsDir && promptsFolder(path.resolve(options.promptsDir), setup) : DEFAULT_PROMPTS_DIR,
     sparql,
     callLog: new CallLog(logFile),
     limits,
@@ -364,7 +377,7 @@ export async function serveMcpHttp(options: McpServerOptions & { host?: string; 
     })();
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, host, options.port ?? 0)));
     server.listen(options.port ?? 0, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;

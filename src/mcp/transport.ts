@@ -10,6 +10,7 @@
  * | a message over `maxMessageBytes` | -32600 Invalid Request (its size and the limit), the request's id when it can be read from the message's head, else null; on HTTP status 413 |
  * | JSON that is no JSON-RPC 2.0 object (`jsonrpc` missing, `method` not a string, an `id` that is not a string or number, …) | -32600 Invalid Request, the id when it is valid, else null |
  * | a request whose `params` is not an object (MCP's params are objects) | -32602 Invalid params, its id |
+ * | a request whose `params` do not fit the MCP schema of its method (`_meta` not an object, `cursor` not a string, `name` of prompts/get not a string, …) | -32602 Invalid params naming the field, its id |
  * | a batch (an array) | one -32600 per request in it (MCP 2025-06-18 removed batching), as an array; an empty batch: one -32600 |
  * | a notification whose `params` is not an object | no answer (JSON-RPC never answers notifications), reported on stderr |
  *
@@ -18,7 +19,7 @@
  * streams in (the SDK's own buffer made the server close its input at 10 MiB, so that a 20 MB
  * line ended the process with code 13 and no output), and writes each message as one line.
  */
-import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { specTypeSchemas, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 
 /** JSON-RPC 2.0 error codes (JSON-RPC 2.0 specification, section 5.1). */
 export const JSONRPC_ERRORS = { parseError: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internalError: -32603 } as const;
@@ -39,6 +40,40 @@ const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typ
 
 const BATCH = 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 removed them): send each message on its own';
 
+/**
+ * The MCP request schema (SDK `specTypeSchemas`) of each method a client sends to this server. The
+ * SDK validates params itself, but answers a mismatch of these with -32603 Internal error (a
+ * `cursor` that is a number), or not at all (a `_meta` that is not an object: the message is
+ * dropped and the client waits forever); checked here, it is -32602 Invalid params.
+ */
+const REQUEST_SCHEMAS: Record<string, keyof typeof specTypeSchemas> = {
+  initialize: 'InitializeRequest',
+  ping: 'PingRequest',
+  'tools/list': 'ListToolsRequest',
+  'tools/call': 'CallToolRequest',
+  'prompts/list': 'ListPromptsRequest',
+  'prompts/get': 'GetPromptRequest',
+  'resources/list': 'ListResourcesRequest',
+  'resources/templates/list': 'ListResourceTemplatesRequest',
+  'resources/read': 'ReadResourceRequest',
+  'resources/subscribe': 'SubscribeRequest',
+  'resources/unsubscribe': 'UnsubscribeRequest',
+  'completion/complete': 'CompleteRequest',
+  'logging/setLevel': 'SetLevelRequest',
+};
+
+/** What is wrong with the params of a request (`params.cursor: expected string, …`), or null. */
+function paramsProblem(method: string, params: unknown): string | null {
+  const name = REQUEST_SCHEMAS[method] ?? 'Request';
+  const schema = specTypeSchemas[name] as unknown as { '~standard': { validate(v: unknown): { issues?: readonly { path?: readonly unknown[]; message: string }[] } | Promise<unknown> } };
+  const r = schema['~standard'].validate(params === undefined ? { method } : { method, params });
+  if (r instanceof Promise || !r.issues?.length) return null;
+  return r.issues
+    .slice(0, 3)
+    .map((i) => `${(i.path ?? []).map((k) => (typeof k === 'object' && k !== null && 'key' in k ? String((k as { key: unknown }).key) : String(k))).join('.') || method}: ${i.message}`)
+    .join('; ');
+}
+
 /** Checks one parsed JSON value as a single JSON-RPC 2.0 message (see the module comment). */
 function checkValue(x: unknown): CheckedMessage {
   if (!isObject(x)) return { ok: false, reply: errorReply(null, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: a JSON-RPC message is a JSON object'), why: 'not a JSON object' };
@@ -52,6 +87,10 @@ function checkValue(x: unknown): CheckedMessage {
       const what = Array.isArray(x.params) ? 'an array' : x.params === null ? 'null' : `a ${typeof x.params}`;
       if (!hasId) return { ok: false, reply: null, why: `the notification ${x.method} has params that are ${what}, not an object (no answer: it is a notification)` };
       return { ok: false, reply: errorReply(id, JSONRPC_ERRORS.invalidParams, `Invalid params: the params of ${x.method} must be an object, not ${what}`), why: `params of ${x.method} are ${what}` };
+    }
+    if (hasId) {
+      const bad = paramsProblem(x.method, x.params);
+      if (bad) return { ok: false, reply: errorReply(id, JSONRPC_ERRORS.invalidParams, `Invalid params: ${bad}`), why: `params of ${x.method}: ${bad}` };
     }
     return { ok: true, message: x as unknown as JSONRPCMessage };
   }

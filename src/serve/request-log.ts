@@ -5,6 +5,7 @@
  * logs; FedShop separates ASK from other HTTP requests).
  */
 import fs from 'node:fs';
+import { InputError } from '../common/errors.js';
 import path from 'node:path';
 
 /**
@@ -74,12 +75,14 @@ export class RequestLog {
   /**
    * @param file a JSON-lines file to append every entry to (optional)
    * @param maxBytes size cap of the file in bytes (default REQUEST_LOG_MAX_BYTES)
+   * @throws InputError when the file is an existing folder (the serve died at its first request)
    */
   constructor(
     private readonly file?: string,
     private readonly maxBytes = REQUEST_LOG_MAX_BYTES,
   ) {
     if (file) {
+      if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new InputError('--request-log: the request log is a folder: give the name of a JSON-lines file', { file });
       this.bytes = fs.existsSync(file) ? fs.statSync(file).size : 0;
       this.out = fs.createWriteStream(file, { flags: 'a' });
     }

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { graphShards, openBuild } from '../build/open.js';
 import { STATE_FILES, stateDir, type ServeOwner } from '../build/state.js';
-import { InputError } from '../common/errors.js';
+import { InputError, listenError } from '../common/errors.js';
 import { seededRandom } from '../common/random.js';
 import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
@@ -275,7 +275,7 @@ export class ShardServer {
         // 5 s server timeout raced with it and failed queries with "other side closed").
         server.keepAliveTimeout = 65_000;
         server.headersTimeout = 66_000;
-        server.once('error', (e: NodeJS.ErrnoException) => reject(portError(e, host, port)));
+        server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, host, port)));
         server.listen(port, host, () => {
           server.off('error', reject);
           // After startup, a server error (e.g. from a socket) is not a reason to exit.
@@ -425,15 +425,6 @@ export class ShardServer {
     await this.log.close();
     if (this.owner) releaseServeState(this.stateDir);
   }
-}
-
-/** A port that cannot be bound, as an input error naming it (exit 2), or the error itself. */
-function portError(e: NodeJS.ErrnoException, host: string, port: number): Error {
-  const where = `port ${port} on ${host}`;
-  if (e.code === 'EADDRINUSE') return new InputError(`${where} is in use (another fkgqa serve, or another server): choose another port with --port <n>, or --port 0 for any free port`);
-  if (e.code === 'EACCES') return new InputError(`${where} may not be bound by this user (ports below 1024 need privileges): choose another port with --port <n>`);
-  if (e.code === 'EADDRNOTAVAIL') return new InputError(`--host ${host} is not an address of this machine`);
-  return e;
 }
 
 /**

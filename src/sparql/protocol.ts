@@ -179,6 +179,8 @@ function fromParams(params: URLSearchParams, via: 'get' | 'post-form', extra?: U
     if (via === 'get') return { type: 'service-description' };
     throw new ProtocolError(400, 'the form has no query parameter');
   }
+  // As for an empty application/sparql-query body: oxigraph's own message for "" is "error at 1:1: expected [_]".
+  if (queries[0].trim() === '') throw new ProtocolError(400, 'parameter query is empty: give the query text');
   const timeouts = all('timeout');
   if (timeouts.length > 1) throw new ProtocolError(400, `${timeouts.length} timeout parameters: send at most one`);
   return { type: 'query', query: queries[0], defaultGraphs: all('default-graph-uri'), namedGraphs: all('named-graph-uri'), via, ...(timeouts.length ? { timeout: timeouts[0] } : {}) };
@@ -193,7 +195,7 @@ function fromParams(params: URLSearchParams, via: 'get' | 'post-form', extra?: U
  * @param search the URL's query string (`URLSearchParams`; read it with `strictSearchParams` to refuse non-UTF-8 percent-encoding)
  * @param contentType the request's `Content-Type` header (POST only)
  * @param body the request body (POST only)
- * @throws ProtocolError 405 for another method; 400 for two `query` parameters, a POST without
+ * @throws ProtocolError 405 for another method; 400 for two `query` parameters, an empty query, a POST without
  *   Content-Type or without a query, a body that is not UTF-8 (also once percent-decoded); 415 for another media type or charset;
  *   403 for a SPARQL Update (the endpoints are read-only)
  */

@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import { InputError } from '../common/errors.js';
+import { readTextInput } from '../common/input.js';
 import type { RunRecord } from '../eval/record.js';
 
 /** The run-record formats the viewer reads. */
@@ -40,13 +41,12 @@ export interface LocatedRun {
  * @param files run files (JSON lines)
  * @returns the runs, one per id
  * @throws InputError naming the file (and line) of a missing file, a line that is not JSON, or a
- *   line that is no run record of a format in VIEW_FORMATS
+ *   line that is no run record of a format in VIEW_FORMATS; the file when it is a directory
  */
 export function readRunFiles(files: string[]): LocatedRun[] {
   const byId = new Map<string, LocatedRun>();
   for (const file of files) {
-    if (!fs.existsSync(file)) throw new InputError('run file not found', { file });
-    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    const lines = readTextInput(file, 'run file').split('\n');
     lines.forEach((text, i) => {
       if (!text.trim()) return;
       let r: RunRecordV2;

@@ -90,6 +90,8 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   const digest = opened.build.outputDigest;
   const graphs = readBuild(o.shards, o.kgs).map((g) => g.graph);
   const out = path.resolve(o.out);
+  const existing = fs.statSync(out, { throwIfNoEntry: false });
+  if (existing && !existing.isDirectory()) throw new InputError('--out is a file: give the output folder (run files and reports are written into it)', { file: o.out });
   fs.mkdirSync(out, { recursive: true });
   const setup = o.setup ?? 'baseline';
   const runFile = path.join(out, `${setup}-${slug(agent === 'llm' ? o.model! : agent)}.jsonl`);

@@ -6,7 +6,7 @@ import { InputError } from '../../common/errors.js';
 import type { EvalSummary } from '../../eval/eval.js';
 import type { Setup } from '../../eval/record.js';
 import { evaluate } from '../../index.js';
-import { outputFormat } from '../options.js';
+import { outputFormat, extraBodyOption } from '../options.js';
 import { stderrProgress } from '../progress.js';
 
 /** The text summary: runs by end reason, and the failed ones by reason with their first error. */
@@ -24,14 +24,7 @@ export function formatEvalSummary(s: EvalSummary): string {
 
 export async function run(o: Record<string, any>): Promise<void> {
   const format = outputFormat(o);
-  let extraBody: Record<string, unknown> | undefined;
-  if (o.extraBody) {
-    try {
-      extraBody = JSON.parse(o.extraBody) as Record<string, unknown>;
-    } catch (e) {
-      throw new InputError(`--extra-body is not JSON: ${(e as Error).message}`);
-    }
-  }
+  const extraBody = extraBodyOption(o.extraBody as string | undefined);
   const questions = (o.question as string[] | undefined)?.map((q) => {
     if (!/^\d+$/.test(q)) throw new InputError(`--question ${q}: not a question index (a whole number; for a gold query id such as library/q3 use --query)`);
     return Number(q);

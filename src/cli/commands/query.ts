@@ -1,6 +1,7 @@
 /** `fkgqa query`: flags → `query` (src/index.ts); the answer on stdout (table, JSON, CSV or TSV), what was done on stderr. */
 import fs from 'node:fs';
 import { InputError } from '../../common/errors.js';
+import { readTextInput } from '../../common/input.js';
 import { query } from '../../index.js';
 import { formatAnswer, type QueryFormat } from '../../query/query.js';
 import { outputFormat } from '../options.js';
@@ -22,8 +23,7 @@ export async function run(text: string | undefined, o: Record<string, any>): Pro
   if (text === undefined && !o.file) throw new InputError("no query: give it as an argument ('SELECT … WHERE { SERVICE <url> { … } }') or with --file q.rq (--file - reads stdin)");
   let q = text;
   if (o.file) {
-    if (o.file !== '-' && !fs.existsSync(o.file)) throw new InputError('query file not found', { file: o.file });
-    q = fs.readFileSync(o.file === '-' ? 0 : o.file, 'utf8');
+    q = o.file === '-' ? fs.readFileSync(0, 'utf8') : readTextInput(o.file, 'query file');
   }
   if (!q!.trim()) throw new InputError('the query is empty', o.file ? { file: o.file } : {});
   if (!o.shards && !o.endpoints && !o.endpoint) o.shards = 'shards';

@@ -3,6 +3,7 @@
  * stderr. SIGINT/SIGTERM (Ctrl-C) stop the loop: the serve it started is stopped (endpoints file
  * and lock removed) before the process exits (130/143); the run file keeps the finished runs.
  */
+import { extraBodyOption } from '../options.js';
 import { InputError } from '../../common/errors.js';
 import { runLoop } from '../../index.js';
 import { formatScoreText } from '../../score/format.js';
@@ -10,14 +11,7 @@ import { stderrProgress } from '../progress.js';
 
 export async function run(o: Record<string, any>): Promise<void> {
   const progress = stderrProgress(o.quiet);
-  let extraBody: Record<string, unknown> | undefined;
-  if (o.extraBody) {
-    try {
-      extraBody = JSON.parse(o.extraBody) as Record<string, unknown>;
-    } catch (e) {
-      throw new InputError(`--extra-body is not JSON: ${(e as Error).message}`);
-    }
-  }
+  const extraBody = extraBodyOption(o.extraBody as string | undefined);
   const questions = (o.question as string[] | undefined)?.map((q) => {
     if (!/^\d+$/.test(q)) throw new InputError(`--question ${q}: not a question index`);
     return Number(q);
