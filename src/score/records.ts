@@ -7,7 +7,7 @@
  * during an append leaves — is skipped with a warning (issue 18 item 5); any other malformed line
  * is an error.
  */
-import fs from 'node:fs';
+import { readTextInput } from '../common/input.js';
 import { InputError } from '../common/errors.js';
 import type { RunRecord } from '../eval/record.js';
 
@@ -141,9 +141,7 @@ export function readRunFiles(files: string[]): RunFiles {
   const byId = new Map<string, RunLine>();
   const warnings: string[] = [];
   for (const file of files) {
-    if (!fs.existsSync(file)) throw new InputError('run file not found', { file });
-    if (!fs.statSync(file).isFile()) throw new InputError('not a run file (a directory?)', { file });
-    const text = fs.readFileSync(file, 'utf8');
+    const text = readTextInput(file, 'run file');
     const lines = text.split('\n');
     const torn = !text.endsWith('\n') && text.length > 0;
     lines.forEach((line, i) => {
