@@ -353,12 +353,25 @@ describe('eval / the command line (issues 19 and 21)', () => {
     const b = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--base-url', fake.url, '--question', String(q1.index), '--tools', 'in-process', '--out', out2, '-q'], { OPENAI_BASE_URL: dead });
     expect(b.code).toBe(0);
     expect(b.stdout).toMatch(/^fkgqa eval: 1 run in .*\n {2}ended: cancelled 1\n$/);
-    // The API unreachable for every run: exit 2, every run a model_error, and why.
+    // Nothing listens at the API's address: exit 2 at once, naming it, and no run is made or written
+    // (before, every question spent its tries: 16 questions took 8 minutes to say so).
     const out3 = path.join(dir, 'down.jsonl');
-    const c = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--kg', 'library', '--limit', '2', '--tools', 'in-process', '--out', out3, '--max-retries', '0', '-q'], { OPENAI_BASE_URL: dead });
+    const c = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--kg', 'library', '--limit', '2', '--tools', 'in-process', '--out', out3, '-q'], { OPENAI_BASE_URL: dead });
     expect(c.code).toBe(2);
-    expect(c.stdout).toMatch(/ended: model_error 2\n {2}failed: 2 of 2 .*\n {4}model_error 2, first baseline\|m\|\d+\|r0: gave up after 1 try: fetch failed \(ECONNREFUSED\)/);
-    expect(c.stderr).toMatch(/^fkgqa: error: no run succeeded: model_error 2 \(first baseline\|m\|\d+\|r0: gave up after 1 try: fetch failed \(ECONNREFUSED\)\)/m);
+    const port = new URL(dead).port;
+    expect(c.stderr).toBe(`fkgqa: error: the model API at ${dead} cannot be reached (connect ECONNREFUSED 127.0.0.1:${port}): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run\n`);
+    expect(fs.existsSync(out3)).toBe(false);
+    // The API up but failing every request: every run a model_error, exit 2, and why.
+    const failing = await fakeApi(() => ({ status: 500, body: { error: { message: 'boom' } } }));
+    try {
+      const out4 = path.join(dir, 'failing.jsonl');
+      const d = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--base-url', failing.url, '--kg', 'library', '--limit', '2', '--tools', 'in-process', '--out', out4, '--max-retries', '0', '-q']);
+      expect(d.code).toBe(2);
+      expect(d.stdout).toMatch(/ended: model_error 2\n {2}failed: 2 of 2 .*\n {4}model_error 2, first baseline\|m\|\d+\|r0: gave up after 1 try: HTTP 500/);
+      expect(d.stderr).toMatch(/^fkgqa: error: no run succeeded: model_error 2 \(first baseline\|m\|\d+\|r0: gave up after 1 try: HTTP 500/m);
+    } finally {
+      await failing.close();
+    }
   }, 120_000);
 
   it('Ctrl-C after runs were appended says what was kept and how to resume (not "nothing was written")', async () => {

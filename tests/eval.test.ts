@@ -36,6 +36,11 @@ async function fakeApi(script: (question: string, turn: number, attempt: number)
     let data = '';
     req.on('data', (c) => (data += c));
     req.on('end', () => {
+      // eval's check that the API is up (GET /v1/models): answered 404, not counted.
+      if (req.method !== 'POST') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+        return;
+      }
       const body = JSON.parse(data) as Fake['requests'][number]['body'];
       const question = body.messages.find((m) => m.role === 'user')?.content ?? '';
       const turn = body.messages.filter((m) => m.role === 'assistant').length + 1;

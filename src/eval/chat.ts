@@ -229,3 +229,28 @@ export class OpenAiChat implements ChatModel {
     }
   }
 }
+
+/** Network errors that mean nothing listens at the API's address (not a slow or failing server). */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+/**
+ * Checks, before any run, that something answers at an OpenAI-compatible API's address: one
+ * `GET <baseUrl>/models`. Any HTTP answer (even 401 or 404) passes, and so does a slow server
+ * (no answer within `timeoutMs`: the runs' own retries and time limits deal with it); only a
+ * connection refused or a host that does not resolve fails, so that a run of hundreds of questions
+ * does not spend 6 tries on each before saying the model server is not running.
+ * @param baseUrl e.g. http://127.0.0.1:8080/v1
+ * @param timeoutMs how long to wait for an answer (ms)
+ * @returns null when the API may be used, else why not (e.g. "connect ECONNREFUSED 127.0.0.1:8080")
+ */
+export async function unreachableApi(baseUrl: string, apiKey: string | undefined, timeoutMs = 10_000): Promise<string | null> {
+  try {
+    const r = await fetch(`${baseUrl.replace(/\/+$/, '')}/models`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+    await r.body?.cancel();
+    return null;
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code && UNREACHABLE_CODES.has(cause.code)) return cause.message ?? cause.code;
+    return null;
+  }
+}

@@ -18,7 +18,7 @@ import { seededRandom } from '../common/random.js';
 import { readNeededShards } from '../build/fan-out.js';
 import { readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
 import { negatedShards, ScriptedModel, scriptedQuery } from './agents.js';
-import { OpenAiChat, type ChatModel, type WaitNotice } from './chat.js';
+import { OpenAiChat, unreachableApi, type ChatModel, type WaitNotice } from './chat.js';
 import { QueryExecutor } from './execute.js';
 import { runLoop, type LoopResult } from './loop.js';
 import {
@@ -260,6 +260,12 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
     return golds.get(q.kg)?.get(q.queryId);
   };
 
+  // A model server that is not running is bad input, said at once (nothing is run or written),
+  // not 6 tries per question (issue 19's attack: 16 questions took 8 minutes to say so).
+  if (o.agent === 'llm') {
+    const why = await unreachableApi(o.baseUrl!, o.apiKey);
+    if (why) throw new InputError(`the model API at ${o.baseUrl} cannot be reached (${why}): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run`);
+  }
   const runFile = RunFile.open(o.out, digest);
   const endReasons: Partial<Record<EndReason, number>> = {};
   const failed = new Map<EndReason, { runs: number; first: { id: string; error: string } }>();
