@@ -24,8 +24,10 @@ export interface SweepOptions {
   faultEvery: number;
   /** Timer kills fall uniformly in [0, maxDelayMs) after eval printed its plan. */
   maxDelayMs: number;
-  /** `--repeats` over the 8 questions of the demo's library graph. */
+  /** `--repeats` over the 8 questions of each graph of `kgs`. */
   repeats: number;
+  /** The demo graphs whose questions run (default library; each has 8 questions). */
+  kgs?: string[];
   log?: (line: string) => void;
 }
 
@@ -64,8 +66,8 @@ function inspect(file: string): { whole: string[]; torn: string } {
 /** Runs the sweep (module comment). */
 export async function killSweep(o: SweepOptions): Promise<SweepResult> {
   const rand = seededRandom(o.seed, 'eval-kill');
-  const args = [path.join(ROOT, 'bin/fkgqa.js'), 'eval', '--shards', o.build, '--endpoints', o.endpointsFile, '--agent', 'single', '--no-probe', '--tools', 'in-process', '--kg', 'library', '--repeats', String(o.repeats), '--out', o.out];
-  const r: SweepResult = { instants: 0, killedWhileRunning: 0, faults: 0, faultKills: 0, tornSeen: 0, repairsSaid: 0, runsLost: 0, duplicates: 0, unparsable: 0, planned: 8 * o.repeats, finalRuns: 0, finalLines: 0, finalCode: null };
+  const args = [path.join(ROOT, 'bin/fkgqa.js'), 'eval', '--shards', o.build, '--endpoints', o.endpointsFile, '--agent', 'single', '--no-probe', '--tools', 'in-process', '--kg', ...(o.kgs ?? ['library']), '--repeats', String(o.repeats), '--out', o.out];
+  const r: SweepResult = { instants: 0, killedWhileRunning: 0, faults: 0, faultKills: 0, tornSeen: 0, repairsSaid: 0, runsLost: 0, duplicates: 0, unparsable: 0, planned: 8 * (o.kgs ?? ['library']).length * o.repeats, finalRuns: 0, finalLines: 0, finalCode: null };
   const ever = new Set<string>();
   let tornBefore = false;
   const check = () => {
