@@ -53,20 +53,11 @@ export type ViewMessage =
   | { r: 'tool'; id: string; name: string; t: string; table?: AnswerTable; note?: string; err: boolean; ms?: number; ep?: string[] };
 
 /** Everything the page shows about one run. */
-export interface RunDetail {
-  id: string;
+export interface RunDetail extends Pick<RunRecordV2, 'id' | 'question' | 'agent' | 'model' | 'baseUrl' | 'temperature' | 'seed' | 'repeat' | 'maxTurns'> {
   file: string;
   line: number;
   format: string;
-  question: RunRecordV2['question'];
   setup: string;
-  agent: string;
-  model: string | null;
-  baseUrl: string | null;
-  temperature: number | null;
-  seed: number | null;
-  repeat: number;
-  maxTurns: number;
   prompt: { name: string; sha256: string };
   tools: { source: string; names: string[] };
   endpoints: { id: string; url: string; shard: string }[];
