@@ -361,6 +361,17 @@ describe('eval / the command line (issues 19 and 21)', () => {
     const port = new URL(dead).port;
     expect(c.stderr).toBe(`fkgqa: error: the model API at ${dead} cannot be reached (connect ECONNREFUSED 127.0.0.1:${port}): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run\n`);
     expect(fs.existsSync(out3)).toBe(false);
+    // A base URL that is no http(s) URL, or names a port fetch refuses (1): the same, at once.
+    for (const [bad, why] of [
+      ['not-a-url', '--base-url not-a-url: not an http(s) URL (e.g. http://127.0.0.1:8080/v1)'],
+      ['ftp://x/v1', '--base-url ftp://x/v1: not an http(s) URL (e.g. http://127.0.0.1:8080/v1)'],
+      ['http://127.0.0.1:99999/v1', '--base-url http://127.0.0.1:99999/v1: not an http(s) URL (e.g. http://127.0.0.1:8080/v1)'],
+      ['http://127.0.0.1:1/v1', 'the model API at http://127.0.0.1:1/v1 cannot be reached (fetch refuses port 1 (a "bad port" of the Fetch standard)): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run'],
+    ]) {
+      const e = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--base-url', bad, '--limit', '1', '--tools', 'in-process', '--out', out3, '-q']);
+      expect([e.code, e.stderr]).toEqual([2, `fkgqa: error: ${why}\n`]);
+      expect(fs.existsSync(out3)).toBe(false);
+    }
     // The API up but failing every request: every run a model_error, exit 2, and why.
     const failing = await fakeApi(() => ({ status: 500, body: { error: { message: 'boom' } } }));
     try {

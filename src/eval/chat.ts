@@ -251,6 +251,8 @@ export async function unreachableApi(baseUrl: string, apiKey: string | undefined
   } catch (e) {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     if (cause?.code && UNREACHABLE_CODES.has(cause.code)) return cause.message ?? cause.code;
+    // A port fetch refuses to connect to at all (1, 6000 and the other "bad ports" of the Fetch standard).
+    if (cause?.message === 'bad port') return `fetch refuses port ${new URL(baseUrl).port} (a "bad port" of the Fetch standard)`;
     return null;
   }
 }

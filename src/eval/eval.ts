@@ -263,6 +263,13 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   // A model server that is not running is bad input, said at once (nothing is run or written),
   // not 6 tries per question (issue 19's attack: 16 questions took 8 minutes to say so).
   if (o.agent === 'llm') {
+    let url: URL | undefined;
+    try {
+      url = new URL(o.baseUrl!);
+    } catch {
+      // reported below
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new InputError(`--base-url ${o.baseUrl}: not an http(s) URL (e.g. http://127.0.0.1:8080/v1)`);
     const why = await unreachableApi(o.baseUrl!, o.apiKey);
     if (why) throw new InputError(`the model API at ${o.baseUrl} cannot be reached (${why}): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run`);
   }
