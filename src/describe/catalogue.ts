@@ -194,3 +194,12 @@ export function renderCatalogueTurtle(entries: CatalogueEntry[]): string {
   }
   return writerText(w);
 }
+
+/** The catalogue files of a build's shards: `catalogue.json` and `catalogue.ttl`. */
+export function catalogueFileTexts(descriptions: ShardDescription[]): Map<string, string> {
+  const entries = catalogueEntries(descriptions);
+  return new Map([
+    ['catalogue.json', renderCatalogueJson(entries)],
+    ['catalogue.ttl', renderCatalogueTurtle(entries)],
+  ]);
+}

@@ -10,7 +10,7 @@ import { InputError } from '../common/errors.js';
 import { iriError } from '../common/iri.js';
 import { readBuildDir } from '../build/open.js';
 import { HttpSparqlClient, OxigraphClient, type SparqlClient } from './client.js';
-import { catalogueEntries, describeInWords, renderCatalogueJson, renderCatalogueTurtle, voidFiles } from './catalogue.js';
+import { catalogueFileTexts, describeInWords, voidFiles } from './catalogue.js';
 import { checkVoid, formatUntrue } from './check.js';
 import { shardDatasetIri, type ShardDescription, type ShardStatistics } from './model.js';
 import { computeStatistics } from './statistics.js';
@@ -139,15 +139,6 @@ export function voidFileTexts(descriptions: ShardDescription[], prefix?: string)
     out.set(f.voidExtended, renderVoid(d, 'extended', prefix));
   }
   return out;
-}
-
-/** The catalogue files of a build's shards: `catalogue.json` and `catalogue.ttl`. */
-export function catalogueFileTexts(descriptions: ShardDescription[]): Map<string, string> {
-  const entries = catalogueEntries(descriptions);
-  return new Map([
-    ['catalogue.json', renderCatalogueJson(entries)],
-    ['catalogue.ttl', renderCatalogueTurtle(entries)],
-  ]);
 }
 
 /**

@@ -11,3 +11,6 @@
  * `--port 0` takes any free port.
  */
 export const DEFAULT_PORT = 7373;
+
+/** The path of the federation endpoint on a `fkgqa serve` port (federation-endpoint.ts serves it). */
+export const FEDERATION_PATH = '/federation/sparql';

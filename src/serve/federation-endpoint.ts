@@ -23,7 +23,7 @@ import type { RequestKind } from './request-log.js';
 import { serviceDescription } from './service-description.js';
 
 /** The path of the federation endpoint on a `fkgqa serve` port. */
-export const FEDERATION_PATH = '/federation/sparql';
+export { FEDERATION_PATH } from './defaults.js';
 
 /** Options of the federation endpoint. */
 export interface FederationOptions {

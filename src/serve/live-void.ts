@@ -7,7 +7,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { catalogueFileTexts, readVoid, renderVoid, voidFiles, type ShardDescription, type VoidVariant } from '../describe/index.js';
+// The modules themselves, not describe/index.js: serve's start-up does not load describe's clients
+// (oxigraph's node build compiles its WebAssembly module on import) nor its statistics.
+import { catalogueFileTexts, voidFiles } from '../describe/catalogue.js';
+import type { ShardDescription } from '../describe/model.js';
+import { readVoid, renderVoid, type VoidVariant } from '../describe/void-turtle.js';
 
 /** One shard endpoint to describe: where its VoID is in the build, and its live URL. */
 export interface LiveShard {

@@ -6,7 +6,7 @@
  */
 import { MEDIA, ProtocolError } from '../sparql/protocol.js';
 import type { EndpointAnswer } from './answer.js';
-import { FEDERATION_PATH } from './federation-endpoint.js';
+import { FEDERATION_PATH } from './defaults.js';
 import type { RequestKind } from './request-log.js';
 
 /** What a request path asks for. */

@@ -25,10 +25,11 @@ import { InputError, listenError } from '../common/errors.js';
 import { seededRandom } from '../common/random.js';
 import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
-import { registryFromEndpointsValue, type EndpointLauncher } from '../federation/registry.js';
+import type { EndpointLauncher } from '../federation/registry.js';
 import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
 import { ProtocolError, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
-import { FEDERATION_PATH, FederationEndpoint } from './federation-endpoint.js';
+import { FEDERATION_PATH } from './defaults.js';
+import type { FederationEndpoint } from './federation-endpoint.js';
 import { LiveDescriptions } from './live-void.js';
 import { profileFor, readProfileConfig, type ProfileConfig } from './profile.js';
 import { EndpointPool, type PoolEndpoint } from './pool.js';
@@ -143,7 +144,7 @@ export class ShardServer {
   private profileFile: string | null = null;
   private outputDigest: string | undefined;
   /** `/federation/sparql`: SERVICE queries over the shard endpoints (src/serve/federation.ts). */
-  private federation: FederationEndpoint | undefined;
+  private federation: Promise<FederationEndpoint> | undefined;
   private closed = false;
 
   /** @internal use `serve` */
@@ -248,12 +249,6 @@ export class ShardServer {
       [...this.byId.values()].filter((e) => e.info.shard).map((e) => ({ id: e.info.id, graph: e.info.graph, shard: e.info.shard!, url: e.info.url })),
     );
     for (const ep of this.byId.values()) ep.info.void = liveShard(ep) && this.live.has(liveShard(ep)!) ? ep.voidUrl! : null;
-    const fedUrl = this.endpoints[0] ? `${new URL(this.endpoints[0].url).origin}${FEDERATION_PATH}` : FEDERATION_PATH;
-    this.federation = new FederationEndpoint(() => registryFromEndpointsValue(this.endpointsFile(), 'serve'), () => fedUrl, {
-      timeoutMs: this.limits.timeoutMs,
-      maxBodyBytes: this.limits.maxBodyBytes,
-      ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
-    });
     this.ready = true;
     this.startupMs = performance.now() - t0;
     if (this.owner) {
@@ -294,6 +289,24 @@ export class ShardServer {
       const port = await bind(o.port ?? 0);
       for (const ep of this.byId.values()) this.setUrls(ep, `http://${urlHost}:${port}/${encodeURIComponent(ep.info.id)}`);
     }
+  }
+
+  /**
+   * `/federation/sparql`, made at its first request: its modules (the federation layer, sparqljs,
+   * the engines' clients) are imported then, not at start-up.
+   */
+  private federationEndpoint(): Promise<FederationEndpoint> {
+    this.federation ??= (async () => {
+      const [{ FederationEndpoint }, { registryFromEndpointsValue }] = await Promise.all([import('./federation-endpoint.js'), import('../federation/registry.js')]);
+      const o = this.options;
+      const fedUrl = this.endpoints[0] ? `${new URL(this.endpoints[0].url).origin}${FEDERATION_PATH}` : FEDERATION_PATH;
+      return new FederationEndpoint(() => registryFromEndpointsValue(this.endpointsFile(), 'serve'), () => fedUrl, {
+        timeoutMs: this.limits.timeoutMs,
+        maxBodyBytes: this.limits.maxBodyBytes,
+        ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
+      });
+    })();
+    return this.federation;
   }
 
   /** Answers 500 when handling a request failed outside every other boundary (never rethrows). */
@@ -358,7 +371,7 @@ export class ShardServer {
         answer = text(503, `fkgqa serve is still loading its stores: retry in a moment`, 'other', { 'Retry-After': '1' });
       } else if (route.what === 'sparql') answer = await answerSparql(req, url, ep!, this.limits, this.live, { pool: this.pool!, arrived: started, signal: gone.signal });
       else if (route.what === 'void') answer = await answerVoid(req, ep!, this.live);
-      else if (route.what === 'federation') answer = await this.federation!.handle(req, url, gone.signal);
+      else if (route.what === 'federation') answer = await (await this.federationEndpoint()).handle(req, url, gone.signal);
       else {
         req.resume();
         answer = serverPathAnswer(route.what, req.method ?? 'GET', {
@@ -421,7 +434,7 @@ export class ShardServer {
       ),
     );
     await this.pool?.close();
-    await this.federation?.close();
+    await (await this.federation?.catch(() => undefined))?.close();
     await this.log.close();
     if (this.owner) releaseServeState(this.stateDir);
   }

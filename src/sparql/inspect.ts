@@ -4,7 +4,13 @@
  * the SPARQL features it uses (for the behaviour profiles). Queries are parsed with sparqljs; the text sent to oxigraph is the client's
  * own, unchanged (oxigraph parses escaped local names correctly; sparqljs does not, pitfall B1).
  */
-import sparqljs from 'sparqljs';
+import { createRequire } from 'node:module';
+import type sparqljs from 'sparqljs';
+
+// sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
+// queries without it (quickInspect), and compiling it took 70+ ms of every thread's start-up.
+let loaded: typeof sparqljs | undefined;
+const lib = (): typeof sparqljs => (loaded ??= createRequire(import.meta.url)('sparqljs') as typeof sparqljs);
 import { explainParseError } from './parse.js';
 import { skipOpaque } from './guard.js';
 import { ProtocolError, type ResultForm } from './protocol.js';
@@ -116,7 +122,7 @@ export function queryInfo(text: string): QueryInfo {
 export function inspectQuery(text: string): QueryInfo {
   let ast: sparqljs.SparqlQuery;
   try {
-    ast = new sparqljs.Parser().parse(text);
+    ast = new (lib().Parser)().parse(text);
   } catch (e) {
     const message = explainParseError(((e as Error).message ?? String(e)).trim(), ' (the gold queries in benchmark.json declare theirs)');
     throw new ProtocolError(400, `malformed query: ${message}`);

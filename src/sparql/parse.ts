@@ -1,4 +1,10 @@
-import sparqljs from 'sparqljs';
+import { createRequire } from 'node:module';
+import type sparqljs from 'sparqljs';
+
+// sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
+// queries without it (quickInspect), and compiling it took 70+ ms of every thread's start-up.
+let loaded: typeof sparqljs | undefined;
+const lib = (): typeof sparqljs => (loaded ??= createRequire(import.meta.url)('sparqljs') as typeof sparqljs);
 
 /**
  * Reverses the PN_LOCAL_ESC escapes that sparqljs 3.7.4 leaves in IRIs built from prefixed names
@@ -66,7 +72,7 @@ export type ParseOutcome = { ok: true; query: ParsedQuery } | { ok: false; error
 export function parseQuery(text: string, defaultPrefix: string | undefined): ParseOutcome {
   let ast: sparqljs.SparqlQuery;
   try {
-    ast = new sparqljs.Parser({ prefixes: defaultPrefix === undefined ? {} : { '': defaultPrefix } }).parse(text);
+    ast = new (lib().Parser)({ prefixes: defaultPrefix === undefined ? {} : { '': defaultPrefix } }).parse(text);
   } catch (e) {
     // sparqljs: "Parse error on line 1:", the text, a caret line, "Expecting …, got '…'".
     const lines = ((e as Error).message ?? String(e)).split('\n').filter((l) => l.trim() && !/^-*\^$/.test(l.trim()));
@@ -76,7 +82,7 @@ export function parseQuery(text: string, defaultPrefix: string | undefined): Par
   if (ast.type !== 'query') return { ok: false, error: 'not a query (SPARQL Update is not a gold query)' };
   fixIris(ast);
   const generated = { ...ast, prefixes: {} } as sparqljs.SparqlQuery;
-  const normalized = new sparqljs.Generator({ allPrefixes: false }).stringify(generated);
+  const normalized = new (lib().Generator)({ allPrefixes: false }).stringify(generated);
   return { ok: true, query: { ast, normalized } };
 }
 
