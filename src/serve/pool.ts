@@ -21,7 +21,8 @@
  *   When a retired worker finishes while the group's new worker is still loading and idle, the
  *   retired one (which holds every store of the group) takes the group back and the new one stops.
  *
- * Loading at start: every worker loads its group; `start` resolves when every endpoint is loaded.
+ * Loading at start: every worker loads its group; `start` resolves when every endpoint is loaded,
+ * and the spare is started then (not while the groups load, which it would slow down).
  */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -195,10 +196,11 @@ export class EndpointPool {
       this.groups.push(g);
       g.slot = this.spawn(g);
     });
-    // The spare boots while the groups load, so that the first takeover finds it ready.
-    this.spare = this.spawn(undefined);
     await done;
     this.starting = undefined;
+    // The spare boots once the groups are loaded: booting a thread (Node's bootstrap, the modules,
+    // instantiating oxigraph) while they load took a core from them on a 2-core machine.
+    if (!this.closed && !this.spare) this.spare = this.spawn(undefined);
   }
 
   /** Worker threads running now: one per group, retired ones finishing a slow query, and the spare. */
