@@ -111,7 +111,8 @@ export class RequestLog {
     c.total++;
     c[entry.kind] = (c[entry.kind] ?? 0) + 1;
     if (entry.status >= 400) c.errors++;
-    this.write(JSON.stringify(entry) + '\n');
+    // Without a file, no line is written: none is made (JSON.stringify was a cost of every request).
+    if (this.out) this.write(JSON.stringify(entry) + '\n');
   }
 
   /** Counts per endpoint (sorted by endpoint id) and kind since the start or the last reset. */
