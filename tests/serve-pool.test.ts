@@ -118,6 +118,29 @@ describe('serve: a query the client gave up on does not keep its endpoint busy (
     expect(await first.ended).toBe('AbortError');
     expect(await countOf(await get(u, COUNT))).toBe(35);
   });
+
+  it('answers the queries posted behind a stopped one from the fresh worker, each with its own answer', async () => {
+    // Three queries wait behind HEAVY in the one worker (PIPELINE posts them to it); stopping HEAVY
+    // terminates that worker, so they must go back to the queue and run on its replacement.
+    const u = s.endpoint('library-shard1')!.url;
+    const before = s.restartsOf('library-shard1')!.restarts;
+    const h = heavy(u);
+    await untilRunning(s, 'library-shard1', h);
+    const waiting = [get(s.endpoint('library-shard4')!.url, COUNT), get(u, COUNT), get(s.endpoint('library-shard4')!.url, 'ASK { ?s ?p ?o }')];
+    await new Promise((r) => setTimeout(r, 200));
+    h.ac.abort();
+    expect(await h.ended).toBe('AbortError');
+    const [a, b, c] = await Promise.all(waiting);
+    expect([a.status, b.status, c.status]).toEqual([200, 200, 200]);
+    expect([await countOf(a), await countOf(b), await c.json()]).toEqual([40, 35, { head: {}, boolean: true }]);
+    expect(s.restartsOf('library-shard1')!.restarts).toBe(before + 1);
+  });
+
+  it('answers 40 concurrent queries of two endpoints held by one worker, each with the answer of its own endpoint', async () => {
+    const urls = ['library-shard1', 'library-shard4'].map((id) => s.endpoint(id)!.url);
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => get(urls[i % 2], COUNT).then(countOf)));
+    expect(answers).toEqual(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 35 : 40)));
+  });
 });
 
 describe('serve: the time limit a request sends (timeout parameter, Fkgqa-Timeout header)', () => {

@@ -2,7 +2,9 @@
  * A worker thread of the endpoint pool (pool.ts): one oxigraph instance, instantiated from the
  * module the main thread compiled once (src/common/oxigraph-wasm.ts), holding one `Store` per
  * endpoint it serves. It does one thing at a time, as the pool tells it: load an endpoint's files,
- * or answer one query of an endpoint (answer.ts: inspection, evaluation, serialisation). An answer's
+ * or answer one query of an endpoint (answer.ts: inspection, evaluation, serialisation). Several
+ * queries may be posted at once (pool.ts, PIPELINE); before running one it swaps its flag in the ring
+ * shared with the pool from pending to started, and skips it when the pool withdrew it. An answer's
  * body travels back as UTF-8 bytes whose buffer is transferred, not copied. oxigraph's queries are
  * synchronous and cannot be cancelled (pitfall B10): the pool stops a query by terminating the thread.
  */
@@ -15,18 +17,22 @@ import type { StoreSource } from '../common/store-worker.js';
 import { answerQuery, type EndpointAnswer, type EndpointTask } from './answer.js';
 
 /** @internal What the pool sends a thread. */
-export type PoolRequest = { type: 'load'; endpoint: string; sources: StoreSource[] } | { type: 'query'; id: number; task: EndpointTask };
+export type PoolRequest = { type: 'load'; endpoint: string; sources: StoreSource[] } | { type: 'query'; id: number; seq: number; task: EndpointTask };
 
 /** @internal What a thread sends the pool. `fault`: the engine trapped; the thread must be replaced. */
 export type PoolReply =
   | { type: 'ready' }
   | { type: 'loaded'; endpoint: string; triples: number; ms: number }
   | { type: 'load-failed'; endpoint: string; error: string; fault?: true }
-  | { type: 'answer'; id: number; answer: EndpointAnswer & { body: Uint8Array }; ms: number }
-  | { type: 'error'; id: number; error: string; fault?: true; ms: number };
+  | { type: 'answer'; id: number; seq: number; answer: EndpointAnswer & { body: Uint8Array }; ms: number }
+  | { type: 'error'; id: number; seq: number; error: string; fault?: true; ms: number }
+  | { type: 'skipped'; id: number; seq: number };
 
 const port = parentPort!;
-const ox = instantiateOxigraph((workerData as { module: WebAssembly.Module }).module);
+const data = workerData as { module: WebAssembly.Module; flags: Int32Array };
+const ox = instantiateOxigraph(data.module);
+/** The ring of flags shared with the pool: 0 pending, 1 started, 2 withdrawn (pool.ts). */
+const flags = data.flags;
 const stores = new Map<string, oxigraph.Store>();
 const encoder = new TextEncoder();
 const message = (e: unknown) => (e as Error)?.message ?? String(e);
@@ -46,14 +52,18 @@ port.on('message', (req: PoolRequest) => {
     }
     return;
   }
+  if (Atomics.compareExchange(flags, req.seq % flags.length, 0, 1) !== 0) {
+    port.postMessage({ type: 'skipped', id: req.id, seq: req.seq } satisfies PoolReply);
+    return;
+  }
   try {
     const store = stores.get(req.task.endpoint);
     if (!store) throw new Error(`${req.task.endpoint} is not loaded in this worker`);
     const a = answerQuery(ox, store, req.task);
     const body = typeof a.body === 'string' ? encoder.encode(a.body) : a.body;
-    port.postMessage({ type: 'answer', id: req.id, answer: { ...a, body }, ms: performance.now() - started } satisfies PoolReply, [body.buffer as ArrayBuffer]);
+    port.postMessage({ type: 'answer', id: req.id, seq: req.seq, answer: { ...a, body }, ms: performance.now() - started } satisfies PoolReply, [body.buffer as ArrayBuffer]);
   } catch (e) {
-    port.postMessage({ type: 'error', id: req.id, error: message(e), ms: performance.now() - started, ...(isEngineFault(e) ? { fault: true as const } : {}) } satisfies PoolReply);
+    port.postMessage({ type: 'error', id: req.id, seq: req.seq, error: message(e), ms: performance.now() - started, ...(isEngineFault(e) ? { fault: true as const } : {}) } satisfies PoolReply);
   }
 });
 port.postMessage({ type: 'ready' } satisfies PoolReply);

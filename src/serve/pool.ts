@@ -7,17 +7,25 @@
  *   (longest-processing-time-first, so the large shards of one graph land in different groups);
  *   each group has one current worker that holds a `Store` per endpoint of the group. All workers
  *   instantiate oxigraph from one module compiled once (src/common/oxigraph-wasm.ts).
- * - **One query at a time per worker**, in arrival order per group. oxigraph's queries are
- *   synchronous and cannot be cancelled (pitfall B10), so a query is stopped by terminating its
- *   worker: when it reaches its time limit (serve's own limit counted from its start, or the
+ * - **One query at a time per worker**, in arrival order per group; up to `PIPELINE` queries are
+ *   posted to a worker at once, so that it goes from one to the next without waiting for the main
+ *   thread (one message hop per query each way cost more main-thread CPU than the point query
+ *   itself). A posted query that has not started can be withdrawn: each worker shares a small ring
+ *   of flags with the pool (one per posted query: pending, started, withdrawn, set with
+ *   compare-and-swap on both sides), so a withdrawn query is skipped and a started one is known to
+ *   run. The main thread counts a query as started when the one before it has answered.
+ *   oxigraph's queries are synchronous and cannot be cancelled (pitfall B10), so a query is stopped
+ *   by terminating its worker: when it reaches its time limit (serve's own limit counted from its start, or the
  *   request's limit counted from the request's arrival, whichever ends first), when the client
- *   disconnects (its `signal`), or when it faulted the engine. A fresh worker takes over the group at
+ *   disconnects (its `signal`), or when it faulted the engine. The queries posted behind it go back to
+ *   the front of the group's queue. A fresh worker takes over the group at
  *   once and loads the endpoint that a waiting query needs first, then the others while idle. The
  *   pool keeps one spare worker started (oxigraph instantiated, nothing loaded) for this, so a
  *   takeover costs only the loading of that endpoint.
  * - **A slow query does not block its group.** When a query has run `slowMs` and others wait behind
- *   it, its worker is detached from the group ("retired": it finishes that query alone) and a fresh
- *   worker takes over the group as above; at most `maxExtraWorkers` retired workers run at once.
+ *   it, its worker is detached from the group ("retired": it finishes that query alone; the queries
+ *   posted behind it are withdrawn and go back to the group's queue) and a fresh worker takes over
+ *   the group as above; at most `maxExtraWorkers` retired workers run at once.
  *   When a retired worker finishes while the group's new worker is still loading and idle, the
  *   retired one (which holds every store of the group) takes the group back and the new one stops.
  *
@@ -103,7 +111,14 @@ interface Slot {
   loaded: Set<string>;
   /** Endpoints whose files did not load in this worker, with the error. */
   failed: Map<string, string>;
+  /** A load, or the query running now (`posted[0]`, counted as started). */
   busy: { kind: 'load'; endpoint: string } | { kind: 'query'; job: Job } | undefined;
+  /** Queries posted to the worker, in its order; the first is running (or skipped when gone). */
+  posted: Posted[];
+  /** The flags shared with the worker, one per posted query (`seq % RING`). */
+  flags: Int32Array;
+  /** The next query's sequence number in this worker. */
+  seq: number;
 }
 
 interface Group {
@@ -113,6 +128,21 @@ interface Group {
   queue: Job[];
   restarts: number;
   faults: number;
+}
+
+/** Queries posted to one worker at once (the running one included). */
+export const PIPELINE = 4;
+/** Flags in a worker's ring (more than PIPELINE, so a flag is reused only after its query is answered). */
+const RING = 16;
+/** States of a posted query's flag (pool-thread.ts sets STARTED, the pool WITHDRAWN; whoever swaps first wins). */
+const PENDING = 0;
+const WITHDRAWN = 2;
+
+/** A query posted to a worker: `gone` once it was withdrawn (the worker skips it) or answered elsewhere. */
+interface Posted {
+  seq: number;
+  job: Job;
+  gone: boolean;
 }
 
 /** Path of the compiled thread script (tests run from `src/`, the worker always from `dist/`). */
@@ -246,11 +276,7 @@ export class EndpointPool {
       }
       if (Number.isFinite(job.deadline)) {
         // Still waiting at the request's deadline: the client is giving up now.
-        job.timer = setTimeout(() => {
-          if (job.started !== undefined) return;
-          this.unqueue(job, group);
-          this.finish(job, { status: 'timeout', by: 'request', limitMs: job.requestLimitMs!, ms: performance.now() - job.arrived });
-        }, Math.max(0, job.deadline - performance.now()));
+        this.armDeadline(job, group);
       }
       group.queue.push(job);
       this.pump(group);
@@ -258,11 +284,40 @@ export class EndpointPool {
     });
   }
 
+  /** Still waiting at the request's deadline: the client is giving up now (a query found running then is stopped). */
+  private armDeadline(job: Job, group: Group): void {
+    job.timer = setTimeout(() => {
+      if (job.started !== undefined || job.done) return;
+      const timeout: PoolOutcome = { status: 'timeout', by: 'request', limitMs: job.requestLimitMs!, ms: performance.now() - job.arrived };
+      if (this.dropWaiting(job, group)) this.finish(job, timeout);
+      else this.stop(job, timeout);
+    }, Math.max(0, job.deadline - performance.now()));
+  }
+
+  /**
+   * Takes a query that has not started out of the group's queue, or withdraws it from its worker.
+   * @returns false when the worker has started it (the main thread has not heard yet)
+   */
+  private dropWaiting(job: Job, group: Group): boolean {
+    const s = job.slot;
+    const p = s?.posted.find((x) => x.job === job && !x.gone);
+    if (!s || !p) {
+      this.unqueue(job, group);
+      return true;
+    }
+    if (s.dead || Atomics.compareExchange(s.flags, p.seq % RING, PENDING, WITHDRAWN) === PENDING) {
+      p.gone = true;
+      return true;
+    }
+    return false;
+  }
+
   /** A new worker for a group (undefined: the spare). */
   private spawn(group: Group | undefined): Slot {
-    const worker = new Worker(this.script, { workerData: { module: this.module } });
+    const flags = new Int32Array(new SharedArrayBuffer(RING * Int32Array.BYTES_PER_ELEMENT));
+    const worker = new Worker(this.script, { workerData: { module: this.module, flags } });
     worker.unref();
-    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined };
+    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0 };
     worker.on('message', (m: PoolReply) => this.onReply(slot, m));
     worker.on('error', (e) => this.onCrash(slot, e));
     worker.on('exit', (code) => this.onCrash(slot, new Error(`the worker thread exited (code ${code})`)));
@@ -287,8 +342,8 @@ export class EndpointPool {
   /** Gives the group's worker its next thing to do: the first waiting query (loading its endpoint first), else a background load. */
   private pump(group: Group): void {
     const s = group.slot;
-    if (this.closed || !s.ready || s.busy || s.dead) return;
-    while (group.queue.length > 0) {
+    if (this.closed || !s.ready || s.busy?.kind === 'load' || s.dead) return;
+    while (group.queue.length > 0 && s.posted.length < PIPELINE) {
       const job = group.queue[0];
       const failed = s.failed.get(job.task.endpoint);
       if (failed !== undefined) {
@@ -298,13 +353,14 @@ export class EndpointPool {
         continue;
       }
       if (!s.loaded.has(job.task.endpoint)) {
-        this.loadInto(s, job.task.endpoint);
+        // Loads only in an idle worker; the posted queries answer first.
+        if (s.posted.length === 0) this.loadInto(s, job.task.endpoint);
         return;
       }
       group.queue.shift();
-      this.startJob(s, group, job);
-      return;
+      this.postJob(s, group, job);
     }
+    if (s.posted.length > 0 || group.queue.length > 0) return;
     const next = group.endpoints.find((e) => !s.loaded.has(e.id) && !s.failed.has(e.id));
     if (next) this.loadInto(s, next.id);
   }
@@ -314,7 +370,18 @@ export class EndpointPool {
     this.post(s, { type: 'load', endpoint, sources: this.groupOf.get(endpoint)!.endpoints.find((e) => e.id === endpoint)!.sources });
   }
 
-  private startJob(s: Slot, group: Group, job: Job): void {
+  /** Posts a query to the worker; it starts at once when the worker has nothing else posted. */
+  private postJob(s: Slot, group: Group, job: Job): void {
+    const seq = s.seq++;
+    Atomics.store(s.flags, seq % RING, PENDING);
+    job.slot = s;
+    s.posted.push({ seq, job, gone: false });
+    this.post(s, { type: 'query', id: job.id, seq, task: job.task });
+    if (s.posted.length === 1) this.began(s, group, job);
+  }
+
+  /** The worker's first posted query is running now (as far as the main thread knows): its time limits start. */
+  private began(s: Slot, group: Group, job: Job): void {
     clearTimeout(job.timer);
     const now = performance.now();
     job.started = now;
@@ -327,16 +394,39 @@ export class EndpointPool {
       Math.max(0, byEndpoint ? job.limitMs : remaining),
     );
     job.slowTimer = setTimeout(() => this.checkSlow(group), this.slowMs);
-    this.post(s, { type: 'query', id: job.id, task: job.task });
+  }
+
+  /** Puts the queries posted to a worker that will not answer them back at the front of their group's queue, in order. */
+  private requeue(s: Slot, group: Group): void {
+    const back = s.posted.filter((p) => !p.gone && !p.job.done).map((p) => p.job);
+    s.posted = [];
+    for (const job of back) {
+      clearTimeout(job.timer);
+      clearTimeout(job.slowTimer);
+      job.slot = undefined;
+      job.started = undefined;
+      if (Number.isFinite(job.deadline)) this.armDeadline(job, group);
+    }
+    group.queue.unshift(...back);
   }
 
   /** Retires the group's worker when its query has run `slowMs` and others wait (module comment). */
   private checkSlow(group: Group): void {
     const s = group.slot;
-    if (this.closed || s.busy?.kind !== 'query' || group.queue.length === 0) return;
+    if (this.closed || s.busy?.kind !== 'query' || (group.queue.length === 0 && s.posted.length < 2)) return;
     if (performance.now() - s.busy.job.started! < this.slowMs || this.retired.size >= this.maxExtra) return;
     s.group = undefined;
     this.retired.add(s);
+    // The queries posted behind the slow one are withdrawn and wait for the fresh worker.
+    const back: Job[] = [];
+    for (const p of s.posted.slice(1)) {
+      if (p.gone || p.job.done) continue;
+      if (Atomics.compareExchange(s.flags, p.seq % RING, PENDING, WITHDRAWN) !== PENDING) continue; // started: it answers here
+      p.gone = true;
+      p.job.slot = undefined;
+      back.push(p.job);
+    }
+    group.queue.unshift(...back);
     group.slot = this.takeOver(group);
     this.pump(group);
   }
@@ -350,11 +440,12 @@ export class EndpointPool {
   private cancel(job: Job, group: Group): void {
     if (job.done) return;
     if (job.started === undefined) {
-      this.unqueue(job, group);
-      this.finish(job, { status: 'cancelled', ms: performance.now() - job.arrived });
-      return;
+      if (this.dropWaiting(job, group)) {
+        this.finish(job, { status: 'cancelled', ms: performance.now() - job.arrived });
+        return;
+      }
     }
-    this.stop(job, { status: 'cancelled', ms: performance.now() - job.started });
+    this.stop(job, { status: 'cancelled', ms: performance.now() - (job.started ?? job.arrived) });
   }
 
   /** Stops a running query: its worker is terminated; a group's current worker is replaced at once. */
@@ -371,9 +462,12 @@ export class EndpointPool {
     s.dead = true;
     s.busy = undefined;
     void s.worker.terminate();
+    // The queries posted behind the stopped one run on the group's next worker.
+    if (s.home && s.posted.length > 0) this.requeue(s, s.home);
     if (this.retired.delete(s)) {
       // Room for another retired worker: a group may be waiting behind a slow query.
       for (const g of this.groups) this.checkSlow(g);
+      if (s.home && s.home.queue.length > 0) this.pump(s.home);
       return;
     }
     const group = s.group;
@@ -424,12 +518,16 @@ export class EndpointPool {
       if (s.group) this.pump(s.group);
       return;
     }
-    const job = s.busy?.kind === 'query' ? s.busy.job : undefined;
-    if (!job || job.id !== m.id) return;
+    const head = s.posted[0];
+    if (!head || head.seq !== m.seq) return;
+    s.posted.shift();
     s.busy = undefined;
     const group = s.home!;
-    if (m.type === 'answer') this.finish(job, { status: 'ok', answer: m.answer, ms: m.ms });
-    else this.finish(job, { status: 'error', error: m.error, ms: m.ms, ...(m.fault ? { fault: true as const } : {}) });
+    const job = head.job;
+    if (!head.gone && m.type !== 'skipped') {
+      if (m.type === 'answer') this.finish(job, { status: 'ok', answer: m.answer, ms: m.ms });
+      else this.finish(job, { status: 'error', error: m.error, ms: m.ms, ...(m.fault ? { fault: true as const } : {}) });
+    }
     if (m.type === 'error' && m.fault) {
       // The instance is corrupted for good: replace it before the next query runs.
       group.faults++;
@@ -437,8 +535,12 @@ export class EndpointPool {
       this.pump(group);
       return;
     }
-    if (!s.group) this.retiredDone(s, group);
-    else this.pump(group);
+    // The next posted query runs now (a withdrawn one is being skipped).
+    const next = s.posted[0];
+    if (next && !next.gone && !next.job.done) this.began(s, group, next.job);
+    if (!s.group) {
+      if (s.posted.length === 0) this.retiredDone(s, group);
+    } else this.pump(group);
   }
 
   /**
@@ -447,7 +549,7 @@ export class EndpointPool {
    */
   private retiredDone(s: Slot, group: Group): void {
     const current = group.slot;
-    const behind = current.busy?.kind !== 'query' && group.endpoints.some((e) => !current.loaded.has(e.id));
+    const behind = current.posted.length === 0 && current.busy?.kind !== 'query' && group.endpoints.some((e) => !current.loaded.has(e.id));
     if (!this.closed && behind && s.failed.size === 0) {
       this.retired.delete(s);
       s.group = group;
@@ -487,7 +589,7 @@ export class EndpointPool {
     const all = [...this.groups.map((g) => g.slot), ...this.retired, this.spare].filter((s): s is Slot => !!s && !s.dead);
     for (const g of this.groups) for (const job of g.queue.splice(0)) this.finish(job, { status: 'error', error: 'the server is stopping', ms: 0 });
     for (const s of all) {
-      if (s.busy?.kind === 'query') this.finish(s.busy.job, { status: 'error', error: 'the server is stopping', ms: 0 });
+      for (const p of s.posted) this.finish(p.job, { status: 'error', error: 'the server is stopping', ms: 0 });
       s.dead = true;
     }
     this.retired.clear();
