@@ -9,11 +9,18 @@
 //     loads every shard of the build (of those graphs) into its own oxigraph store, as one process
 //     can, and prints one line `loaded <shards> <triples> <ms> <peak RSS bytes>` (ms from the
 //     process start, node's own start-up included); exits 0, or 1 with the error when the stores do
-//     not fit (one oxigraph instance holds at most 4 GiB, pitfall B12).
+//     not fit. One oxigraph instance holds at most 4 GiB (pitfall B12), so, as serve does with its
+//     workers (MAX_TRIPLES_PER_WORKER, src/serve/server.ts), a fresh instance takes the next shards
+//     once one holds 2,000,000 triples: oxigraph's web build compiled once and instantiated per
+//     instance (a module imported under its own URL is a new instance), all in this one thread.
 import fs from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import * as oxigraph from 'oxigraph';
+import { pathToFileURL } from 'node:url';
+
+/** Triples one oxigraph instance takes before the next one starts (serve's MAX_TRIPLES_PER_WORKER). */
+const PER_INSTANCE = 2_000_000;
 
 /** Peak resident memory of this process, in bytes (Linux: VmHWM). */
 function peakRss() {
@@ -27,16 +34,27 @@ if (process.argv[2] === '--load') {
   let shards = 0;
   let triples = 0;
   const stores = [];
+  const require = createRequire(import.meta.url);
+  const web = pathToFileURL(require.resolve('oxigraph/web.js')).href;
+  const module = await WebAssembly.compile(fs.readFileSync(require.resolve('oxigraph/web_bg.wasm')));
+  let oxigraph;
+  let inInstance = Infinity;
   try {
     for (const g of fs.readdirSync(build).sort()) {
       const manifest = path.join(build, g, 'manifest.json');
       if (!fs.existsSync(manifest) || (kgs.length && !kgs.includes(g))) continue;
       for (const s of JSON.parse(fs.readFileSync(manifest, 'utf8')).shards) {
+        if (inInstance >= PER_INSTANCE) {
+          oxigraph = await import(`${web}?instance=${stores.length}`);
+          oxigraph.initSync({ module });
+          inInstance = 0;
+        }
         const store = new oxigraph.Store();
         store.load(fs.readFileSync(path.join(build, g, s.file ?? `${s.name}.nt`)), { format: 'application/n-triples', to_graph_name: oxigraph.defaultGraph(), no_transaction: true });
         stores.push(store);
         shards++;
         triples += store.size;
+        inInstance += store.size;
       }
     }
   } catch (e) {
@@ -47,6 +65,7 @@ if (process.argv[2] === '--load') {
   process.exit(0);
 }
 
+const oxigraph = await import('oxigraph');
 const store = new oxigraph.Store();
 store.load(fs.readFileSync(process.argv[2]), { format: 'application/n-triples', to_graph_name: oxigraph.defaultGraph(), no_transaction: true });
 const server = http.createServer((req, res) => {

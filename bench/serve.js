@@ -1,6 +1,6 @@
 // npm run bench:serve [-- --shards DIR] [-- --compare DIR] [-- --pairs N] [-- --duration S] [-- --connections N]
-//                     [-- --scenarios startup,point,aggregate,all,comunica,release] [-- --kg NAME,NAME] [-- --json FILE]
-//                     [-- --state DIR] [-- --result FILE]
+//                     [-- --scenarios startup,point,aggregate,all,comunica,release,scale] [-- --kg NAME,NAME] [-- --json FILE]
+//                     [-- --state DIR] [-- --result FILE] [-- --scale-triples N] [-- --scale-shards DIR] [-- --scale-pairs N]
 //
 // The figures of issue 20 (serve side) and issue 18 item 2, each a ratio measured side by side in
 // one run, alternating the two sides of each pair, with the load average (`uptime`) before and
@@ -15,6 +15,13 @@
 // - all: the same two queries cycling over every shard endpoint (serve only).
 // - comunica: the point and aggregate query on Comunica's own SPARQL endpoint over the same shard
 //   file (comunica-sparql-http, the file served by a static handler in this process), vs serve.
+// - scale (opt-in, not in the default list): the startup scenario on a synthetic build of
+//   `--scale-triples` triples (default 10,000,000: wta_1 of the corpus replicated by `fkgqa synth`,
+//   seed 0, then `fkgqa partition`; both cached under the temp folder, fkgqa-bench-synth/, beside
+//   bench:scale's sources), or on `--scale-shards DIR`; `--scale-pairs` runs (default 1). The bare
+//   loader starts a fresh oxigraph instance per 2M triples as serve's workers do (pitfall B12).
+//   Building the 10M set takes about 3 minutes on a quiet machine (synth and partition, once), each
+//   run about 30 s per side and up to ~10 GiB of memory per side.
 // - release: a heavy query with a 1 s client limit, then `ASK {}` to the same endpoint: time from
 //   the client giving up to the ASK's answer; and an ASK to the same endpoint while a heavy query's
 //   client keeps waiting (slow query).
@@ -34,7 +41,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { benchOptions, here, median } from './lib.js';
 
-const o = benchOptions({ connections: '10', duration: '5', pairs: '3', shards: '', kg: '', compare: '', json: '', state: '', result: '', scenarios: 'startup,point,aggregate,all,comunica,release', 'release-runs': '5' });
+const o = benchOptions({ connections: '10', duration: '5', pairs: '3', shards: '', kg: '', compare: '', json: '', state: '', result: '', scenarios: 'startup,point,aggregate,all,comunica,release', 'release-runs': '5', 'scale-triples': '10000000', 'scale-shards': '', 'scale-pairs': '1' });
 const kgs = o.kg ? o.kg.split(',') : [];
 const scenarios = new Set(o.scenarios.split(','));
 const pairs = Number(o.pairs);
@@ -56,12 +63,14 @@ if (!shards) {
   execFileSync(process.execPath, [path.join(self, 'bin/fkgqa.js'), 'partition', '--source', o.source, '--out', shards, '--quiet'], { stdio: 'ignore' });
 }
 
-/** Every shard of the build: endpoint id, file, triples. */
-const shardList = fs
-  .readdirSync(shards)
-  .sort()
-  .filter((g) => fs.existsSync(path.join(shards, g, 'manifest.json')) && (kgs.length === 0 || kgs.includes(g)))
-  .flatMap((g) => JSON.parse(fs.readFileSync(path.join(shards, g, 'manifest.json'), 'utf8')).shards.map((s) => ({ id: s.endpoint, file: path.join(shards, g, s.file), triples: s.triples })));
+/** Every shard of a build (of the --kg graphs): endpoint id, file, triples. */
+const shardsOf = (dir, only = kgs) =>
+  fs
+    .readdirSync(dir)
+    .sort()
+    .filter((g) => fs.existsSync(path.join(dir, g, 'manifest.json')) && (only.length === 0 || only.includes(g)))
+    .flatMap((g) => JSON.parse(fs.readFileSync(path.join(dir, g, 'manifest.json'), 'utf8')).shards.map((s) => ({ id: s.endpoint, file: path.join(dir, g, s.file), triples: s.triples })));
+const shardList = shardsOf(shards);
 const largest = shardList.find((s) => s.id === 'world_1-shard1') ?? [...shardList].sort((a, b) => b.triples - a.triples)[0];
 const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
 const results = { machine: { cores: os.cpus().length, node: process.version, shards: shardList.length, triples: shardList.reduce((n, s) => n + s.triples, 0) }, scenarios: {} };
@@ -96,17 +105,22 @@ const track = (child) => (children.add(child), child.once('exit', () => children
 
 const stop = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))));
 
-/** Starts a side's serve on a free port; resolves once every endpoint answers ASK {} (polled from the spawn on). */
-async function startServe(side, extra = []) {
+/**
+ * Starts a side's serve on a free port; resolves once every endpoint answers ASK {} (polled from the
+ * spawn on, one request at a time over one connection, a round every 20 ms that stops at the first
+ * endpoint not answering yet). It polled all endpoints at once every 10 ms before: thousands of
+ * requests a second that took CPU from the serve being measured (and not from the bare loader).
+ */
+async function startServe(side, extra = [], build = { dir: shards, list: shardList, kgs }) {
   const port = await freePort();
   const state = fs.mkdtempSync(path.join(tmp, 'state-'));
   const t0 = performance.now();
-  const child = track(spawn(process.execPath, [path.join(side.root, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', String(port), '--state', state, '--quiet', ...(kgs.length ? ['--kg', ...kgs] : []), ...extra], { stdio: ['ignore', 'ignore', 'inherit'] }));
+  const child = track(spawn(process.execPath, [path.join(side.root, 'bin/fkgqa.js'), 'serve', '--shards', build.dir, '--port', String(port), '--state', state, '--quiet', ...(build.kgs.length ? ['--kg', ...build.kgs] : []), ...extra], { stdio: ['ignore', 'ignore', 'inherit'] }));
   let exited = false;
   child.once('exit', () => (exited = true));
   const url = (id) => `http://127.0.0.1:${port}/${id}/sparql`;
-  const pending = new Set(shardList.map((s) => s.id));
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  const pending = new Set(build.list.map((s) => s.id));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const ask = (id) =>
     new Promise((resolve) => {
       const req = http.get(`${url(id)}?query=ASK%7B%7D`, { agent }, (res) => {
@@ -117,10 +131,11 @@ async function startServe(side, extra = []) {
     });
   while (pending.size > 0) {
     if (exited) throw new Error(`${side.name} exited before its endpoints answered`);
-    const ids = [...pending];
-    const ok = await Promise.all(ids.map(ask));
-    ids.forEach((id, i) => ok[i] && pending.delete(id));
-    if (pending.size > 0) await new Promise((r) => setTimeout(r, 10));
+    for (const id of [...pending]) {
+      if (!(await ask(id))) break;
+      pending.delete(id);
+    }
+    if (pending.size > 0) await new Promise((r) => setTimeout(r, 20));
   }
   const ms = performance.now() - t0;
   agent.destroy();
@@ -128,9 +143,9 @@ async function startServe(side, extra = []) {
 }
 
 /** The bare loader: every shard into its own oxigraph store in one process. */
-function bareLoad() {
+function bareLoad(dir = shards, only = kgs) {
   const t0 = performance.now();
-  const child = track(spawn(process.execPath, [path.join(here, 'bare-oxigraph.js'), '--load', shards, ...kgs], { stdio: ['ignore', 'pipe', 'inherit'] }));
+  const child = track(spawn(process.execPath, [path.join(here, 'bare-oxigraph.js'), '--load', dir, ...only], { stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
   child.stdout.on('data', (c) => (out += c));
   return new Promise((resolve) =>
@@ -172,6 +187,47 @@ if (scenarios.has('startup')) {
   }
   row.bare.runs = runs.bare;
   results.scenarios.startup = row;
+}
+
+// ---- scale: start-up on a synthetic build of --scale-triples triples ------------------------------
+if (scenarios.has('scale')) {
+  let dir = o['scale-shards'] ? path.resolve(o['scale-shards']) : '';
+  const n = Number(o['scale-triples']);
+  if (!dir) {
+    const cache = path.join(os.tmpdir(), 'fkgqa-bench-synth');
+    const src = path.join(cache, `wta_1-${n}`);
+    dir = path.join(cache, `wta_1-${n}-shards`);
+    const cli = path.join(self, 'bin/fkgqa.js');
+    if (!fs.existsSync(path.join(src, 'kg', 'wta_1.nt'))) {
+      log(`scale: synth ${n} triples into ${src} ...`);
+      execFileSync(process.execPath, [cli, 'synth', '--source', o.source, '--kg', 'wta_1', '--triples', String(n), '--out', src, '-q'], { stdio: 'ignore' });
+    }
+    if (!fs.existsSync(path.join(dir, 'wta_1', 'manifest.json'))) {
+      log(`scale: partition into ${dir} ...`);
+      execFileSync(process.execPath, [cli, 'partition', '--source', src, '--out', dir, '--quiet'], { stdio: 'ignore' });
+    }
+  }
+  const list = shardsOf(dir, []);
+  const triples = list.reduce((t, s) => t + s.triples, 0);
+  const before = load();
+  const runs = { bare: [], ...Object.fromEntries(sides.map((s) => [s.name, []])) };
+  for (let i = 0; i < Number(o['scale-pairs']); i++) {
+    const b = await bareLoad(dir, []);
+    runs.bare.push(b);
+    log(`scale ${i + 1}: bare loader ${s2(b.ms)}, ${mib(b.peakRss)}${b.error ? ` (${b.error})` : ''}`);
+    for (const side of sides) {
+      const s = await startServe(side, [], { dir, list, kgs: [] });
+      await stop(s.child);
+      runs[side.name].push({ ms: s.ms, peakRss: s.peakRss });
+      log(`scale ${i + 1}: ${side.name} ${s2(s.ms)}, ${mib(s.peakRss)}`);
+    }
+  }
+  const row = { load: [before, load()], build: dir, shards: list.length, triples, bare: { ms: median(runs.bare.map((r) => r.ms)), peakRss: median(runs.bare.map((r) => r.peakRss)), runs: runs.bare }, sides: {} };
+  for (const side of sides) {
+    const r = runs[side.name];
+    row.sides[side.name] = { ms: median(r.map((x) => x.ms)), peakRss: median(r.map((x) => x.peakRss)), timeRatio: median(r.map((x, i) => x.ms / runs.bare[i].ms)), memoryRatio: median(r.map((x, i) => x.peakRss / runs.bare[i].peakRss)), runs: r };
+  }
+  results.scenarios.scale = row;
 }
 
 // ---- load scenarios: servers started once, measured alternately --------------------------------
@@ -319,6 +375,10 @@ if (R.startup) {
   row('startup: bare loader (one process, every shard)', `${s2(R.startup.bare.ms)}, ${mib(R.startup.bare.peakRss)}`, '', R.startup.load);
   for (const [name, v] of Object.entries(R.startup.sides)) row(`startup until every endpoint answers: ${name}`, `${s2(v.ms)}, ${mib(v.peakRss)}`, `${v.timeRatio.toFixed(2)}× time, ${v.memoryRatio.toFixed(2)}× mem`, R.startup.load);
 }
+if (R.scale) {
+  row(`scale: bare loader, ${R.scale.shards} shards, ${R.scale.triples} triples`, `${s2(R.scale.bare.ms)}, ${mib(R.scale.bare.peakRss)}`, '', R.scale.load);
+  for (const [name, v] of Object.entries(R.scale.sides)) row(`scale: start-up until every endpoint answers: ${name}`, `${s2(v.ms)}, ${mib(v.peakRss)}`, `${v.timeRatio.toFixed(2)}× time, ${v.memoryRatio.toFixed(2)}× mem`, R.scale.load);
+}
 for (const key of ['point', 'aggregate']) {
   if (!R[key]) continue;
   const v = R[key];
@@ -344,10 +404,14 @@ if (o.result) {
     ratios.push({ what: 'serve start-up until every endpoint answers vs one process loading the same shards into oxigraph (paired)', value: v(R.startup.sides.serve.timeRatio), unit: '× time', goal: '≤ 2' });
     ratios.push({ what: 'serve peak memory at start-up vs the same bare load (paired)', value: v(R.startup.sides.serve.memoryRatio), unit: '× memory', goal: '≤ 2' });
   }
+  if (R.scale) {
+    ratios.push({ what: `serve start-up vs the bare loader on a synthetic build of ${R.scale.triples} triples (paired)`, value: v(R.scale.sides.serve.timeRatio), unit: '× time', goal: '≤ 2' });
+    ratios.push({ what: `serve peak memory at start-up vs the bare loader, ${R.scale.triples} triples (paired)`, value: v(R.scale.sides.serve.memoryRatio), unit: '× memory', goal: '≤ 2' });
+  }
   if (R.point) ratios.push({ what: `point query on ${R.point.shard} vs a bare node:http + oxigraph handler (paired req/s)`, value: v(R.point.sides.serve.ratio), unit: '× throughput', goal: '≥ 0.8', note: `CPU per request ${v(R.point.sides.serve.cpuRatio)}×` });
   if (R.aggregate) ratios.push({ what: `aggregate query on ${R.aggregate.shard} vs the same bare handler (paired req/s)`, value: v(R.aggregate.sides.serve.ratio), unit: '× throughput', goal: 'keep ≥ 0.84' });
   if (R.comunica) for (const key of ['point', 'aggregate']) ratios.push({ what: `${key} query: serve vs Comunica's endpoint over the shard file`, value: v(R.comunica[key].ratio), unit: '× throughput', goal: 'keep ≥ 10' });
-  const figures = { startup: R.startup && { bareMs: R.startup.bare.ms, bareMiB: R.startup.bare.peakRss / 1048576, serveMs: R.startup.sides.serve.ms, serveMiB: R.startup.sides.serve.peakRss / 1048576 }, release: R.release?.sides.serve, servePeakMiB: servers.serve ? servers.serve.peakAfter / 1048576 : undefined, shards: shardList.length, triples: results.machine.triples };
+  const figures = { scale: R.scale && { triples: R.scale.triples, bareMs: R.scale.bare.ms, bareMiB: R.scale.bare.peakRss / 1048576, serveMs: R.scale.sides.serve.ms, serveMiB: R.scale.sides.serve.peakRss / 1048576 }, startup: R.startup && { bareMs: R.startup.bare.ms, bareMiB: R.startup.bare.peakRss / 1048576, serveMs: R.startup.sides.serve.ms, serveMiB: R.startup.sides.serve.peakRss / 1048576 }, release: R.release?.sides.serve, servePeakMiB: servers.serve ? servers.serve.peakAfter / 1048576 : undefined, shards: shardList.length, triples: results.machine.triples };
   const firstLoad = Object.values(R)[0]?.load?.[0];
   fs.writeFileSync(o.result, JSON.stringify({ bench: 'serve', ratios, figures, loadBefore: firstLoad ? firstLoad.split(' ').map(Number) : os.loadavg(), loadAfter: os.loadavg().map((x) => Math.round(x * 10) / 10), node: process.version, cpus: os.availableParallelism() }, null, 2) + '\n');
 }
