@@ -398,3 +398,20 @@ describe('serve: the port (issue 19)', () => {
     expect(readme).not.toMatch(/--endpoint-base http:\/\/127\.0\.0\.1:(?!7373\b)\d+/);
   });
 });
+
+describe('serve: the shard files are checked against their manifest as the pool loads them', () => {
+  it('refuses a build whose shard changed after the build (InputError naming the file), and serves the same build intact', async () => {
+    const copy = path.join(tmpDir('fkgqa-pool-sha-'), 'shards');
+    fs.cpSync(shards, copy, { recursive: true });
+    const shard = path.join(copy, 'library', 'shard2.nt');
+    fs.appendFileSync(shard, '<http://x/a> <http://x/b> <http://x/c> .\n');
+    await expect(serve({ shards: copy, workers: 2, writeFiles: false })).rejects.toThrow(/library\/shard2\.nt: shard file differs from the one the build wrote \(sha256 [0-9a-f]{12}…, manifest [0-9a-f]{12}…\)/);
+    fs.writeFileSync(shard, fs.readFileSync(path.join(shards, 'library', 'shard2.nt')));
+    const s = await serve({ shards: copy, workers: 2, writeFiles: false });
+    try {
+      expect(await countOf(await get(s.endpoint('library-shard4')!.url, COUNT))).toBe(40);
+    } finally {
+      await s.close();
+    }
+  });
+});

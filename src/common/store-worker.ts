@@ -9,6 +9,11 @@ export interface StoreSource {
   format: string;
   /** IRI of the named graph to load into (default graph if absent). */
   graph?: string;
+  /**
+   * The file's sha256 (hex) as the build's manifest gives it: serve's pool threads refuse a file
+   * whose bytes differ, before loading them (src/serve/pool-thread.ts). Not checked when absent.
+   */
+  sha256?: string;
 }
 
 /** A query for StoreWorker.query. */

@@ -8,6 +8,7 @@
  * body travels back as UTF-8 bytes whose buffer is transferred, not copied. oxigraph's queries are
  * synchronous and cannot be cancelled (pitfall B10): the pool stops a query by terminating the thread.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import type * as oxigraph from 'oxigraph';
@@ -43,7 +44,13 @@ port.on('message', (req: PoolRequest) => {
     try {
       const store = new ox.Store();
       for (const s of req.sources) {
-        store.load(fs.readFileSync(s.file), { format: s.format, to_graph_name: ox.defaultGraph(), no_transaction: true });
+        const bytes = fs.readFileSync(s.file);
+        if (s.sha256 !== undefined) {
+          // The check openBuild makes for other commands, on the bytes read anyway, in parallel threads.
+          const sha = createHash('sha256').update(bytes).digest('hex');
+          if (sha !== s.sha256) throw new Error(`${s.file}: shard file differs from the one the build wrote (sha256 ${sha.slice(0, 12)}…, manifest ${s.sha256.slice(0, 12)}…): rebuild with fkgqa partition`);
+        }
+        store.load(bytes, { format: s.format, to_graph_name: ox.defaultGraph(), no_transaction: true });
       }
       stores.set(req.endpoint, store);
       port.postMessage({ type: 'loaded', endpoint: req.endpoint, triples: store.size, ms: performance.now() - started } satisfies PoolReply);

@@ -188,9 +188,13 @@ export class ShardServer {
     const t0 = performance.now();
     const o = this.options;
     const progress = o.progress ?? (() => {});
-    const opened = openBuild(o.shards, { kgs: o.kgs });
+    // The shard files' sha256 are checked by the pool's threads on the bytes they load (in
+    // parallel, each file read once), not here before any loading.
+    const opened = openBuild(o.shards, { kgs: o.kgs, checkShards: false });
     this.outputDigest = opened.build.outputDigest;
     const build = graphShards(opened);
+    const sha256 = new Map(opened.manifests.flatMap((m) => m.shards.map((s) => [path.join(opened.dir, m.graph, s.file), s.sha256] as const)));
+    const source = (file: string): StoreSource => ({ file, format: 'application/n-triples', sha256: sha256.get(file) });
     const profiles = typeof o.profiles === 'string' ? readProfileConfig(o.profiles) : o.profiles;
     this.profileFile = profiles && typeof o.profiles === 'string' ? path.resolve(o.profiles) : null;
     // Before any loading: a second serve with the same state folder stops here (exit 2).
@@ -208,7 +212,7 @@ export class ShardServer {
     const planned: Planned[] = [];
     for (const g of build) {
       for (const s of g.shards) {
-        planned.push({ id: s.endpoint, graph: g.graph, shard: s.name, triples: s.triples, sources: [{ file: s.file, format: 'application/n-triples' }] });
+        planned.push({ id: s.endpoint, graph: g.graph, shard: s.name, triples: s.triples, sources: [source(s.file)] });
       }
       if (o.withOriginals) {
         planned.push({
@@ -217,7 +221,7 @@ export class ShardServer {
           shard: null,
           triples: g.shards.reduce((n, s) => n + s.triples, 0),
           // The union of the shards equals the (skolemised) input: guarantee 1 of the build.
-          sources: g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })),
+          sources: g.shards.map((s) => source(s.file)),
         });
       }
     }
@@ -445,7 +449,8 @@ export class ShardServer {
  * every shard (and with `withOriginals` every unsharded graph) into oxigraph stores in the endpoint
  * pool's worker threads, and writes `endpoints.json` into the state folder. Writes nothing into the
  * build.
- * @throws InputError for a missing build, unknown graph, bad profile file, a shard that does not load,
+ * @throws InputError for a missing build, unknown graph, bad profile file, a shard that does not load
+ *   or whose bytes differ from its manifest's sha256 (checked by the pool's threads as they load it),
  *   a state folder in use by a running serve (naming its pid), or a port in use (naming it; found
  *   before any shard is loaded)
  */
