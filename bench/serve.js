@@ -14,7 +14,8 @@
 //   store (bench/bare-oxigraph.js); req/s and the server's CPU time per request.
 // - all: the same two queries cycling over every shard endpoint (serve only).
 // - comunica: the point and aggregate query on Comunica's own SPARQL endpoint over the same shard
-//   file (comunica-sparql-http, the file served by a static handler in this process), vs serve.
+//   file (comunica-sparql-http, the file served by a static handler in this process), vs serve;
+//   `--pairs` pairs, the median of the paired ratios.
 // - scale (opt-in, not in the default list): the startup scenario on a synthetic build of
 //   `--scale-triples` triples (default 10,000,000: wta_1 of the corpus replicated by `fkgqa synth`,
 //   seed 0, then `fkgqa partition`; both cached under the temp folder, fkgqa-bench-synth/, beside
@@ -312,11 +313,18 @@ if (scenarios.has('comunica')) {
   const s = servers.serve;
   const row = { load: [], shard: largest.id };
   for (const [key, query] of [['point', POINT], ['aggregate', AGGREGATE]]) {
-    // Comunica answers an aggregate over the shard in seconds: a longer run, so that several complete.
-    const c = await cannon(`http://127.0.0.1:${port}`, [`/sparql?query=${encodeURIComponent(query)}`], comunica.pid, key === 'aggregate' ? Math.max(duration, 30) : duration);
-    const v = await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid);
-    row[key] = { comunica: c, serve: v, ratio: v.rps / c.rps };
-    log(`comunica ${key}: ${c.rps.toFixed(2)} req/s (${c.requests} answers, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`);
+    // Paired like the other scenarios (it was one run of each side: under changing load the serve
+    // run could be 9× slower than in the point scenario a minute before).
+    const runs = [];
+    for (let i = 0; i < pairs; i++) {
+      // Comunica answers an aggregate over the shard in seconds: a longer run, so that several complete.
+      const c = await cannon(`http://127.0.0.1:${port}`, [`/sparql?query=${encodeURIComponent(query)}`], comunica.pid, key === 'aggregate' ? Math.max(duration, 30) : duration);
+      const v = await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid);
+      runs.push({ c, v, ratio: v.rps / c.rps });
+      log(`comunica ${key} ${i + 1}/${pairs}: ${c.rps.toFixed(2)} req/s (${c.requests} answers, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`);
+    }
+    const mid = (f) => median(runs.map(f));
+    row[key] = { comunica: { rps: mid((r) => r.c.rps), errors: runs.reduce((n, r) => n + r.c.errors, 0) }, serve: { rps: mid((r) => r.v.rps) }, ratio: mid((r) => r.ratio), runs };
   }
   row.load = [before, load()];
   results.scenarios.comunica = row;
