@@ -109,6 +109,7 @@ export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Route
     return { errorClass: 'timeout', message: `timeout: ${where} did not answer within ${timeoutMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT)${more}.` };
   }
   if (o.tooLarge) return { errorClass: 'too-large', message: `${o.error}: add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)` };
+  if (o.badAnswer && !o.redirect) return { errorClass: 'endpoint', message: `${where} failed: ${o.error}` };
   if (o.redirect) return { errorClass: 'redirect', message: `${where} failed: ${o.error}. fkgqa follows no redirect out of the registry: name the endpoint's final URL in SERVICE if it is registered` };
   if (/refused to contact/.test(o.error)) return { errorClass: 'unknown-endpoint', message: o.error };
   if (o.httpStatus) return { errorClass: o.httpStatus >= 500 ? 'endpoint' : 'endpoint-rejected', message: `${where} answered HTTP ${o.httpStatus}: ${o.error}` };
@@ -129,6 +130,7 @@ export type Routed = Pick<Extract<QueryPlan, { ok: true }>, 'route' | 'query' | 
 export function failureCause(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, registry: EndpointRegistry): { infrastructure: boolean; endpoint?: string } {
   const direct = plan.route === 'direct' ? plan.targets[0].url : undefined;
   if (o.status === 'timeout' || o.tooLarge || /refused to contact/.test(o.error)) return { infrastructure: false, ...(direct ? { endpoint: direct } : {}) };
+  if (o.badAnswer) return { infrastructure: true, endpoint: o.badAnswer.endpoint };
   const named = direct ?? endpointNamed(o.error, registry.endpoints.map((e) => e.url));
   const infrastructure = o.redirect ? true : o.httpStatus ? infrastructureStatus(o.httpStatus) : plan.route === 'direct' ? true : infrastructureMessage(o.error);
   return { infrastructure, ...(named ? { endpoint: named } : {}) };
