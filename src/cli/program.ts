@@ -145,6 +145,7 @@ export function program(): Command {
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
+    .option('--verbose', 'list every not coverable and necessarily empty query with its reason (default: counts per graph; the reasons are in each graph\'s manifest.json)')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('partition'));
 
