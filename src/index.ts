@@ -118,8 +118,8 @@ export async function serve(options: ServeOptions): Promise<ShardServer> {
  * answer on the unsharded graph. Without `endpoints`, the endpoints are started in this process.
  */
 export async function verify(options: VerifyOptions): Promise<VerifyReport> {
-  const [{ verify: run }, { launchEndpoints }] = await Promise.all([import('./verify/verify.js'), import('./serve/server.js')]);
-  return run({ launch: launchEndpoints, ...options });
+  const [{ verify: run }, { launchEndpoints }, { analyseGoldTies }] = await Promise.all([import('./verify/verify.js'), import('./serve/server.js'), import('./report/answers.js')]);
+  return run({ launch: launchEndpoints, analyseTies: analyseGoldTies, ...options });
 }
 
 /** Options of `mcp`: the server's options, with the endpoints as a registry or where to read one (`openRegistry`). */

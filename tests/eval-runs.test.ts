@@ -66,7 +66,8 @@ describe('eval / the run record (fkgqa-run/2)', () => {
     expect(a.build).toEqual({ outputDigest: digest, goldDigest: goldAnswerDigest(golds.answers.find((g) => g.query === q1.queryId)) });
     expect(a.build!.goldDigest).toMatch(/^[0-9a-f]{16}$/);
     expect(b.build!.goldDigest).toBe(goldAnswerDigest(golds.answers.find((g) => g.query === q2.queryId)));
-    expect(a.limits).toEqual({ messages: null, tokens: null, timeMs: null });
+    // Every limit that can change the outcome: a scripted agent has no LLM request limit or retries.
+    expect(a.limits).toEqual({ messages: null, tokens: null, timeMs: null, queryTimeoutMs: 20_000, maxQueryChars: 8000, requestTimeoutMs: null, maxRetries: null });
     // The digest is of what the server lists (instructions, tools with descriptions and schemas, resources, prompts) plus the harness's two tools.
     const registry = filterGraphs(openRegistry({ endpointsFiles: [endpointsFile], build }), ['library']);
     const p = await McpToolProvider.inProcess({ registry, setup: 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: 20_000, maxQueryChars: 8000 } });
@@ -294,14 +295,16 @@ describe('eval / the LLM API: backoff, time limits, waits shown (issue 19)', () 
     });
     const base = { shards: build, endpoints: endpointsFile, setup: 'baseline' as const, agent: 'llm' as const, baseUrl: fake.url, model: 'm', tools: 'in-process' as const, maxRetries: 0 };
     const out = path.join(dir, 'limits.jsonl');
-    await runEval({ ...base, out, questions: [qm.index], messageLimit: 6 });
+    await runEval({ ...base, out, questions: [qm.index], messageLimit: 6, maxQueryChars: 5000, timeoutMs: 25_000 });
     await runEval({ ...base, out, questions: [qt.index], tokenLimit: 250 });
     const t0 = performance.now();
     await runEval({ ...base, out, questions: [qs.index], timeLimitMs: 1500 });
     expect(performance.now() - t0).toBeLessThan(60_000); // the hung request was stopped by the run's limit, not its 300 s request limit
     const [m, t, s] = records(out);
     // system, question, then 2 × (reply, tool result) = 6 messages: no third call.
-    expect(m).toMatchObject({ endReason: 'message_limit', limits: { messages: 6, tokens: null, timeMs: null }, counts: { llmCalls: 2 } });
+    expect(m).toMatchObject({ endReason: 'message_limit', counts: { llmCalls: 2 } });
+    // --max-query-chars, --timeout, --request-timeout (default) and --max-retries are recorded too.
+    expect(m.limits).toEqual({ messages: 6, tokens: null, timeMs: null, queryTimeoutMs: 25_000, maxQueryChars: 5000, requestTimeoutMs: 300_000, maxRetries: 0 });
     expect(m.messages).toHaveLength(6);
     // 110 tokens per call: 330 ≥ 250 after the third call.
     expect(t).toMatchObject({ endReason: 'token_limit', limits: { tokens: 250 }, counts: { llmCalls: 3 }, usage: { totalTokens: 330 } });

@@ -226,6 +226,49 @@ describe('federation / no redirect leaves the registry', () => {
   });
 });
 
+describe('federation / an endpoint that answers no SPARQL result inside a multi-SERVICE query is named, with what it answered', () => {
+  let server: ShardServer;
+  let page: Awaited<ReturnType<typeof listener>>;
+  let gone: Awaited<ReturnType<typeof listener>>;
+  beforeAll(async () => {
+    server = await serve({ shards, kgs: ['library'], writeFiles: false });
+    // A login page where an endpoint was registered (a proxy in front of it), and a 404 page.
+    page = await listener((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body>Please log in</body></html>'));
+    gone = await listener((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>Not Found</body></html>'));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await page?.close();
+    await gone?.close();
+  });
+
+  for (const engine of FEDERATION_ENGINES) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: run_sparql_query says which endpoint answered what (status, content type); _meta class endpoint, infrastructure true`, async () => {
+      const shard1 = server.endpoint('library-shard1')!.url;
+      const [p, g] = [`${page.url}/p/sparql`, `${gone.url}/g/sparql`];
+      const mcp = await createMcpServer({ registry: registryFromUrls([p, g, shard1]), setup: 'baseline', callLog: null, state: null, federationEngine: engine });
+      const [x, y] = InMemoryTransport.createLinkedPair();
+      await mcp.server.connect(x);
+      const client = new Client({ name: 'test', version: '1' });
+      await client.connect(y);
+      try {
+        for (const [bad, status, type] of [[p, 200, 'text/html'], [g, 404, 'text/html']] as const) {
+          const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t . ?t ?r ?u } }`, timeout_ms: 60_000 } })) as { content: { text: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
+          expect(r.isError).toBe(true);
+          expect(r.content[0].text).toMatch(/^Error \(endpoint\): the federation engine \(SERVICE </);
+          expect(r.content[0].text).toContain(`the endpoint ${bad} answered HTTP ${status} with content type ${type}`);
+          expect(r.content[0].text).toContain('which is no SPARQL result');
+          expect(r.content[0].text).not.toMatch(/QuerySourceRdfJs/);
+          expect(r._meta?.['fkgqa/error']).toEqual({ class: 'endpoint', infrastructure: true, endpoint: bad });
+        }
+      } finally {
+        await client.close();
+        await mcp.close();
+      }
+    }, 120_000);
+  }
+});
+
 describe('federation / routing', () => {
   const reg = registryFromUrls(['http://127.0.0.1:9/library-shard1/sparql', 'http://127.0.0.1:9/library-shard2/sparql']);
   const hints = { maxQueryChars: 8000 };

@@ -17,6 +17,7 @@ import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/s
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
+import { openBuild } from '../src/build/open.js';
 import { compareResults } from '../src/answers/compare.js';
 import { DEMO, ROOT, tmpDir } from './helpers.js';
 
@@ -476,6 +477,33 @@ describe('fkgqa serve / federation endpoint', () => {
     const update = await fetch(fed(), { method: 'POST', headers: { 'content-type': 'application/sparql-update' }, body: 'INSERT DATA { <urn:a> <urn:b> <urn:c> }' });
     expect(update.status).toBe(403);
   });
+  it('refuses a query joining two graphs (400 mixed-graphs) with the explanation run_sparql_query gives; serve --mix-graphs runs it', async () => {
+    const [l1, o1] = [url('library-shard1'), url('observatory-shard1')];
+    const q = `SELECT (COUNT(*) AS ?n) { { SERVICE <${l1}> { ?s ?p ?o } } UNION { SERVICE <${o1}> { ?s ?p ?o } } }`;
+    const why = `the query names endpoints of 2 knowledge graphs (library: <${l1}>; observatory: <${o1}>); nothing was sent. The graphs reuse IRIs (the same class or property IRI names different data in each), so a query may name endpoints of one graph only: keep the SERVICE clauses of the graph the question is about`;
+    const r = await post(q);
+    expect(r.status).toBe(400);
+    expect(await r.text()).toBe(`mixed-graphs: ${why} (fkgqa serve --mix-graphs lets such a query run)\n`);
+    const c = await connect(registry);
+    try {
+      expect(await c.call('run_sparql_query', { query: q })).toEqual({ isError: true, text: `Error (mixed-graphs): ${why}` });
+    } finally {
+      await c.close();
+    }
+    const mixing = await serve({ shards, writeFiles: false, mixGraphs: true });
+    try {
+      const m = await fetch(new URL(mixing.endpoint('library-shard1')!.url).origin + '/federation/sparql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' },
+        body: q.replaceAll(l1, mixing.endpoint('library-shard1')!.url).replaceAll(o1, mixing.endpoint('observatory-shard1')!.url),
+      });
+      expect(m.status).toBe(200);
+      const triples = (id: string) => openBuild(shards, { checkShards: false }).manifests.flatMap((x) => x.shards).find((s) => s.endpoint === id)!.triples;
+      expect(Number(((await m.json()) as JsonResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
+    } finally {
+      await mixing.close();
+    }
+  }, 120_000);
 });
 
 describe('fkgqa mcp / transports', () => {

@@ -5,7 +5,7 @@ import { getHasher } from '../src/common/hash.js';
 import { scanTriples } from '../src/load/triples.js';
 import { bucketOf } from '../src/materialize/profile.js';
 import { DEFAULT_PARTITION_OPTIONS, partition, type GraphManifest } from '../src/partition/index.js';
-import { summarizePartition } from '../src/report/partition-summary.js';
+import { formatPartitionSummary, summarizePartition } from '../src/report/partition-summary.js';
 import { DEMO, HAS_SPIDER, ntLines, SPIDER, tmpDir } from './helpers.js';
 import { itChecksDevVoid } from './void-facts.js';
 
@@ -225,6 +225,24 @@ describe.skipIf(!HAS_SPIDER)('partition / Spider4SPARQL dev set', async () => {
 
   it('proves every rule set and layout optimal', () => {
     expect(s!.solver.optimal).toBe(40);
+  });
+
+  it('prints a short summary: not coverable and necessarily empty queries counted per graph, the full list in the manifests or with --verbose; the paper column explained', () => {
+    const text = formatPartitionSummary(s!, { out });
+    expect(text).not.toContain('exception ');
+    expect(text).not.toContain('not coverable: car_1/q47');
+    expect(text).toContain('  not coverable: 5, per graph: car_1 1, cre_Doc_Template_Mgt 3, wta_1 1\n');
+    expect(text).toContain('     necessarily empty, per graph: cre_Doc_Template_Mgt 3, flight_2 19, network_1 1, real_estate_properties 1, student_transcripts_tracking 1, voter_1 1, wta_1 3\n');
+    expect(text).toContain(`(each query's reason: ${out}/<kg>/manifest.json, queries[].reason of those with status "uncoverable" or necessarilyEmpty true; --verbose prints them here)`);
+    expect(text).toContain('  paper: the figures the FKGQA paper reports for its own build (section 4.2): 118 shards over the 19 Spider4SPARQL\n  graphs it kept. This build has 20 graphs: compare the per-graph figures, not the totals.\n');
+    // The manifests hold every reason the summary counts.
+    const reasons = result!.graphs.flatMap((g) => g.manifest.queries.filter((q) => q.status === 'uncoverable' || q.necessarilyEmpty).map((q) => q.id));
+    expect(reasons).toHaveLength(34);
+    // --verbose: one line per query, with its reason (34 lines, as before).
+    const verbose = formatPartitionSummary(s!, { verbose: true, out });
+    expect(verbose.split('\n').filter((l) => /^\s+(exception|not coverable:) [\w-]+\/q\d+: /.test(l))).toHaveLength(34);
+    expect(verbose).toContain('     exception flight_2/q15: answer necessarily empty (one row over no solutions: an aggregate without GROUP BY)');
+    expect(text.split('\n').length).toBeLessThan(verbose.split('\n').length - 30);
   });
 
   itChecksDevVoid(() => ({ out, result: result! }));

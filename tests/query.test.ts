@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +131,25 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     const prefix = fkgqaSync(['query', '--shards', build, `SELECT * WHERE { SERVICE <${url['library-shard1']}> { ?s :name ?o } }`]);
     expect(prefix.code).toBe(2);
     expect(prefix.stderr).toContain('declare it at the top of the query: PREFIX : <http://valuenet/ontop/>');
+  }, 60_000);
+
+  it('an endpoint that answered is not unreachable: a 400 is a refusal of the query, a 500 a failure on it, both with the endpoint\'s message (exit 2)', async () => {
+    // Endpoints that answer every request (the query, and the ASK {} probe) with 400 or 500.
+    const answering = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => (req.url!.startsWith('/e400/') ? res.writeHead(400, { 'content-type': 'text/plain' }).end('Parse error: this endpoint speaks another dialect') : res.writeHead(500, { 'content-type': 'text/plain' }).end('store failure')));
+    });
+    await new Promise<void>((r) => answering.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(answering.address() as AddressInfo).port}`;
+    const [e400, e500] = [`${base}/e400/sparql`, `${base}/e500/sparql`];
+    try {
+      const refused = await fkgqa(['query', '--endpoint', e400, `SELECT * WHERE { SERVICE <${e400}> { ?s ?p ?o } }`]);
+      expect([refused.code, refused.stdout, refused.stderr]).toEqual([2, '', `fkgqa: error: the endpoint ${e400} refused the query: it answered HTTP 400: Parse error: this endpoint speaks another dialect\n`]);
+      const failed = await fkgqa(['query', '--endpoint', e500, `SELECT * WHERE { SERVICE <${e500}> { ?s ?p ?o } }`]);
+      expect([failed.code, failed.stdout, failed.stderr]).toEqual([2, '', `fkgqa: error: the endpoint ${e500} failed on the query: it answered HTTP 500: store failure\n`]);
+    } finally {
+      await new Promise<void>((r) => (answering.close(() => r()), answering.closeAllConnections()));
+    }
   }, 60_000);
 
   it('names unreachable endpoints, and a build with no running serve', () => {

@@ -391,3 +391,61 @@ export function withSubSelectAnswers(ast: sparqljs.SparqlQuery, answers: SubSele
   const q = { ...(replace(ast) as object), prefixes: {} } as sparqljs.SparqlQuery;
   return { text: new sparqljs.Generator({ allPrefixes: false }).stringify(q), ast: q };
 }
+
+// ---------------------------------------------------------------------------------------------
+// The admissibility rule (issue 18 item 6): one home for score and verify.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What the tie analysis of a gold answer says (the shape of `GoldTies` of src/build/gold-answers.ts,
+ * written by `fkgqa stats`): top-level `segments`, and `alternatives` (other correct answers that
+ * another choice among solutions tied in a sub-SELECT gives, each with its own top-level segments).
+ */
+export interface AdmissibleAnswers {
+  segments?: TieSegment[];
+  alternatives?: { results: JsonResults; segments?: TieSegment[] }[];
+}
+
+/**
+ * How a caller matches an answer with a reference answer: score's `matchAnswer` (columns matched by
+ * bijection), verify's by variable name. `tieCheck`, when given, decides an ordered answer that
+ * is not identical (the answer renamed to the reference's columns is passed to it).
+ */
+export type AnswerMatcher<M extends { correct: boolean }> = (ref: JsonResults, answer: JsonResults, ordered: boolean, tieCheck?: (renamed: JsonResults) => boolean) => M;
+
+/**
+ * The admissibility rule: an answer is correct when it matches gold; else, when gold depends on ties
+ * (`ties`), when it is what another order or choice of the solutions tied under the top-level
+ * ORDER BY gives (`admittedBySegments` against gold's segments: `by: 'ties'`), or when it matches
+ * one of the alternatives (sub-SELECT ties), up to that alternative's own top-level segments
+ * (`by: 'alternative'`).
+ * @param gold the gold answer
+ * @param ties the gold answer's tie analysis, or undefined when gold is the only correct answer
+ * @param answer the answer to judge
+ * @param ordered the query has a top-level ORDER BY
+ * @param match the matcher (see AnswerMatcher)
+ * @returns the matcher's verdict that decided (against gold when nothing matched) and by what
+ */
+export function admissibleUnderTies<M extends { correct: boolean }>(
+  gold: JsonResults,
+  ties: AdmissibleAnswers | undefined,
+  answer: JsonResults,
+  ordered: boolean,
+  match: AnswerMatcher<M>,
+): { match: M; by: 'gold' | 'ties' | 'alternative' | null; admissible: number } {
+  const m = match(gold, answer, ordered);
+  const admissible = 1 + (ties?.alternatives?.length ?? 0);
+  if (m.correct) return { match: m, by: 'gold', admissible };
+  if (!ties) return { match: m, by: null, admissible };
+  const segCheck = (ref: JsonResults, segments: TieSegment[] | undefined) => (segments?.length ? (renamed: JsonResults) => admittedBySegments(ref, segments, renamed).admitted : undefined);
+  const goldCheck = segCheck(gold, ties.segments);
+  if (goldCheck) {
+    const bySegments = match(gold, answer, true, goldCheck);
+    if (bySegments.correct) return { match: bySegments, by: 'ties', admissible };
+  }
+  for (const alt of ties.alternatives ?? []) {
+    const a = match(alt.results, answer, ordered, ordered ? segCheck(alt.results, alt.segments) : undefined);
+    if (a.correct) return { match: a, by: 'alternative', admissible };
+  }
+  return { match: m, by: null, admissible };
+}

@@ -145,6 +145,7 @@ export function program(): Command {
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
+    .option('--verbose', 'list every not coverable and necessarily empty query with its reason (default: counts per graph; the reasons are in each graph\'s manifest.json)')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('partition'));
 
@@ -241,6 +242,7 @@ export function program(): Command {
     .option('--request-log [file]', 'append every request (endpoint, kind, status, ms, bytes, query text) as a JSON line to this file (no file: requests.jsonl in the state folder)')
     .addOption(new Option('--request-log-max <bytes>', 'size cap of the request log; over it the file is rotated to <name>.1<ext>').argParser(integer('--request-log-max', 1024)).default(REQUEST_LOG_MAX_BYTES))
     .addOption(federationEngineOption('the federation engine of /federation/sparql'))
+    .option('--mix-graphs', 'let one query to /federation/sparql join endpoints of several graphs (graphs reuse IRIs: by default such a query is answered 400 mixed-graphs, as fkgqa mcp refuses it)')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('serve'));
 

@@ -10,6 +10,11 @@
 import { boundedText } from '../federation/client.js';
 import type { ChatMessage, Retry, Usage } from './record.js';
 
+/** Retries of an LLM call when none are given (`--max-retries`). */
+export const DEFAULT_MAX_RETRIES = 5;
+/** Time limit of one LLM API request when none is given (`--request-timeout`), in ms. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 300_000;
+
 /** A tool as offered to the model (OpenAI `tools[].function`). */
 export interface ToolSpec {
   name: string;
@@ -170,9 +175,9 @@ export class OpenAiChat implements ChatModel {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.o.apiKey) headers.authorization = `Bearer ${this.o.apiKey}`;
     const retries: Retry[] = [];
-    const maxRetries = this.o.maxRetries ?? 5;
+    const maxRetries = this.o.maxRetries ?? DEFAULT_MAX_RETRIES;
     const backoff = this.o.backoffMs ?? 1000;
-    const requestTimeoutMs = this.o.requestTimeoutMs ?? 300_000;
+    const requestTimeoutMs = this.o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const noticeMs = this.o.noticeMs ?? 10_000;
     const runSignal = request.signal;
     for (let attempt = 0; ; attempt++) {

@@ -18,7 +18,7 @@ import { seededRandom } from '../common/random.js';
 import { readNeededShards } from '../build/fan-out.js';
 import { readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
 import { negatedShards, ScriptedModel, scriptedQuery } from './agents.js';
-import { OpenAiChat, unreachableApi, type ChatModel, type WaitNotice } from './chat.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT_MS, OpenAiChat, unreachableApi, type ChatModel, type WaitNotice } from './chat.js';
 import { QueryExecutor } from './execute.js';
 import { runLoop, type LoopResult } from './loop.js';
 import {
@@ -366,7 +366,15 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
           seed: o.agent === 'llm' ? (o.seed ?? null) : null,
           repeat: r,
           maxTurns: o.maxTurns ?? 10,
-          limits: { messages: o.messageLimit ?? null, tokens: o.tokenLimit ?? null, timeMs: o.timeLimitMs ?? null },
+          limits: {
+            messages: o.messageLimit ?? null,
+            tokens: o.tokenLimit ?? null,
+            timeMs: o.timeLimitMs ?? null,
+            queryTimeoutMs: timeoutMs,
+            maxQueryChars,
+            requestTimeoutMs: o.agent === 'llm' ? (o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) : null,
+            maxRetries: o.agent === 'llm' ? (o.maxRetries ?? DEFAULT_MAX_RETRIES) : null,
+          },
           build: { outputDigest: digest, goldDigest: goldAnswerDigest(goldOf(q)) },
           prompt,
           tools: { source: spawned ? 'mcp' : 'in-process', names: offered.map((t) => t.name), ...(tools?.command ? { command: tools.command } : {}) },

@@ -173,7 +173,11 @@ export interface ToolSurface {
   tools: number;
 }
 
-/** The per-run limits besides `maxTurns` (null: none). */
+/**
+ * The per-run limits besides `maxTurns` (null: none, or not applicable). The last four are
+ * optional and additive within `fkgqa-run/2` (lines written before them lack them; readers treat
+ * them as unknown): every limit of `fkgqa eval` that can change a run's outcome is recorded.
+ */
 export interface RunLimits {
   /** Messages in the conversation (system prompt, question, replies, tool results and nudges). */
   messages: number | null;
@@ -181,6 +185,14 @@ export interface RunLimits {
   tokens: number | null;
   /** Wall-clock time of the agent's work, in ms (the harness's final execution not included). */
   timeMs: number | null;
+  /** Time limit of each SPARQL query of the tools and of the final execution, in ms (`--timeout`): over it a query is a `timeout`. */
+  queryTimeoutMs?: number;
+  /** Longest query the tools and the final execution accept, in characters (`--max-query-chars`): longer ones are refused (`too-long`). */
+  maxQueryChars?: number;
+  /** Time limit of one LLM API request, in ms (`--request-timeout`; null for scripted agents). */
+  requestTimeoutMs?: number | null;
+  /** Retries of an LLM call before the run ends with `model_error` (`--max-retries`; null for scripted agents). */
+  maxRetries?: number | null;
 }
 
 /** One shard endpoint of the question's graph. */

@@ -38,8 +38,27 @@ const TIME_LIMIT_HEADER = 'Fkgqa-Timeout';
  */
 export type SparqlOutcome =
   | { status: 'ok'; body: string; contentType: string; ms: number; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; tooLarge?: true; redirect?: true; ms: number; requests: Record<string, number> }
+  | { status: 'error'; error: string; httpStatus?: number; contentType?: string; tooLarge?: true; redirect?: true; badAnswer?: BadAnswer; ms: number; requests: Record<string, number> }
   | { status: 'timeout'; ms: number; requests: Record<string, number>; endpointLimitMs?: number };
+
+/**
+ * An endpoint that answered something other than a SPARQL result (an HTML page, another media
+ * type, an HTTP error) while the federation engine evaluated a query: found by `BoundedSparqlClient.federated`
+ * when the engine's own message names no endpoint. An endpoint misbehaving (infrastructure).
+ */
+export interface BadAnswer {
+  /** The endpoint URL (registered). */
+  endpoint: string;
+  /** The HTTP status it answered. */
+  httpStatus: number;
+  /** The media type of its answer ('' when it sent none). */
+  contentType: string;
+  /** The start of its answer's text, or the redirect it answered (for an HTTP error). */
+  detail?: string;
+}
+
+/** Media types of SPARQL results (SPARQL 1.1 Query Results JSON, XML, CSV, TSV). */
+const SPARQL_RESULT_TYPES = new Set(['application/sparql-results+json', 'application/sparql-results+xml', 'text/csv', 'text/tab-separated-values']);
 
 /**
  * Whose time limit a `503` stopped the query at: `fkgqa serve` says it in `Fkgqa-Stopped:
@@ -167,7 +186,7 @@ export class BoundedSparqlClient {
       // fkgqa serve answers 503 when a query reaches a time limit: its own (by=endpoint) or the one sent here.
       const stopped = stoppedAt(res.status, res.headers.get('fkgqa-stopped'), body);
       if (stopped) return { status: 'timeout', ms: ms(), requests, ...(stopped.by === 'endpoint' && stopped.limitMs !== undefined && stopped.limitMs < timeoutMs ? { endpointLimitMs: stopped.limitMs } : {}) };
-      if (!res.ok) return { status: 'error', error: body.trim().slice(0, 1000) || res.statusText, httpStatus: res.status, ms: ms(), requests };
+      if (!res.ok) return { status: 'error', error: body.trim().slice(0, 1000) || res.statusText, httpStatus: res.status, contentType: (res.headers.get('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
       return { status: 'ok', body, contentType: (res.headers.get('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
     } catch (e) {
       const err = e as Error;
@@ -250,10 +269,38 @@ export class BoundedSparqlClient {
     if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };
     if (o.status === 'error') {
       const redirect = /with a redirect to .*: not followed/.test(o.error);
+      const bad = redirect ? undefined : await this.findBadAnswer(o.requests, timeoutMs - ms());
+      if (bad) {
+        const what = `the endpoint ${bad.endpoint} answered HTTP ${bad.httpStatus}${bad.contentType ? ` with content type ${bad.contentType}` : ' without a content type'}${bad.detail ? ` (${bad.detail})` : ''}, which is no SPARQL result`;
+        return { status: 'error', error: `${what} (a probe with ASK {} answered so; the federation engine ${this.engineName} said: ${o.error})`, badAnswer: bad, ...(bad.httpStatus >= 300 ? { httpStatus: bad.httpStatus } : {}), ...(bad.httpStatus >= 300 && bad.httpStatus < 400 ? { redirect: true as const } : {}), ms: ms(), requests: o.requests };
+      }
       return { status: 'error', error: o.error, ...(o.httpStatus ? { httpStatus: o.httpStatus } : {}), ...(redirect ? { redirect: true as const } : {}), ms: ms(), requests: o.requests };
     }
     if (Buffer.byteLength(o.body) > this.maxResultBytes) return { status: 'error', error: `the answer is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests: o.requests };
     return { status: 'ok', body: o.body, contentType: o.contentType || mediaType, ms: ms(), requests: o.requests };
+  }
+
+  /**
+   * After a federation engine's error (whose message often names no endpoint or not what it
+   * answered: Comunica's "Unknown SPARQL results content type: text/html" or "Attempted to pass
+   * non-pattern operation 'join' to QuerySourceRdfJs", Jena's "Endpoint returned Content-Type:
+   * text/html …"), asks each endpoint the engine contacted `ASK {}` and returns the first whose
+   * answer is no SPARQL result (an HTTP status other than 2xx, or another media type). An error of
+   * the query itself (every endpoint answers ASK {}) keeps the engine's message. The probes are
+   * counted in `requests`.
+   * @param waitMs time left for the probes, in ms (at most 5,000 are used; none below 100)
+   * @returns the endpoint and what it answered, or undefined when every one answered a SPARQL result
+   */
+  private async findBadAnswer(requests: Record<string, number>, waitMs: number): Promise<BadAnswer | undefined> {
+    const contacted = Object.keys(requests).filter((u) => findEndpoint(this.registry, u));
+    if (contacted.length === 0 || waitMs < 100) return undefined;
+    const probes = await Promise.all(contacted.map((u) => this.direct(u, 'ASK {}', 'application/sparql-results+json', Math.min(5_000, waitMs))));
+    for (const [i, p] of probes.entries()) {
+      for (const [u, n] of Object.entries(p.requests)) requests[u] = (requests[u] ?? 0) + n;
+      if (p.status === 'ok' && !SPARQL_RESULT_TYPES.has(p.contentType)) return { endpoint: contacted[i], httpStatus: 200, contentType: p.contentType };
+      if (p.status === 'error' && p.httpStatus) return { endpoint: contacted[i], httpStatus: p.httpStatus, contentType: p.contentType ?? '', detail: p.error.slice(0, 200) };
+    }
+    return undefined;
   }
 
   /**

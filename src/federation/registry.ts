@@ -17,7 +17,7 @@ import { ownerAlive, stateDir, STATE_FILES, type EndpointsFileContents } from '.
 import type { CatalogueEntry } from '../describe/catalogue.js';
 import { endpointUrl } from '../describe/describe.js';
 import { readBuild } from '../build/open.js';
-import { endpointOf, fetchWithin, sameEndpoint } from './http.js';
+import { endpointOf, fetchWithin, RedirectRefused, sameEndpoint } from './http.js';
 
 /** One registered SPARQL endpoint. */
 export interface RegisteredEndpoint {
@@ -313,22 +313,24 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
  * Checks that endpoints answer a SPARQL query (`ASK {}` by GET, SPARQL 1.1 Protocol) with a 2xx
  * status within `timeoutMs`, all at once; no redirect is followed.
  * @returns the endpoints that do not, each with why (`fetch failed (ECONNREFUSED)`, `no answer
- *   within … ms`, `HTTP 404`, a redirect), empty when all answer
+ *   within … ms`, `HTTP 404`, a redirect) and, when it answered (a status other than 2xx, a
+ *   redirect), the HTTP `status`: such an endpoint is reachable but refuses; empty when all answer
  */
-export async function unreachableEndpoints(urls: string[], timeoutMs = 5_000): Promise<{ url: string; why: string }[]> {
+export async function unreachableEndpoints(urls: string[], timeoutMs = 5_000): Promise<{ url: string; why: string; status?: number }[]> {
   const results = await Promise.all(
     urls.map(async (url) => {
       try {
         const r = await fetchWithin(`${url}${url.includes('?') ? '&' : '?'}query=${encodeURIComponent('ASK {}')}`, { headers: { accept: 'application/sparql-results+json' }, signal: AbortSignal.timeout(timeoutMs) }, { allowed: (u) => urls.some((x) => sameEndpoint(x, endpointOf(u))) });
         await r.arrayBuffer();
-        return r.ok ? undefined : { url, why: `HTTP ${r.status}` };
+        return r.ok ? undefined : { url, why: `HTTP ${r.status}`, status: r.status };
       } catch (e) {
         const err = e as Error & { cause?: { code?: string } };
+        if (err instanceof RedirectRefused) return { url, why: err.message, status: err.status };
         return { url, why: err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}` };
       }
     }),
   );
-  return results.filter((x): x is { url: string; why: string } => x !== undefined);
+  return results.filter((x): x is { url: string; why: string; status?: number } => x !== undefined);
 }
 
 /** Endpoints started in this process for a build (what `fkgqa serve`'s library function returns). */

@@ -235,3 +235,26 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
   }
   return { ok: true, route: 'federation', query: generate(ast), targets, form, ast };
 }
+
+/** The option that lets one query join endpoints of several graphs (`fkgqa mcp` and `fkgqa serve`). */
+export const MIX_GRAPHS_OPTION = '--mix-graphs';
+
+/**
+ * Why a query may not run because its SERVICE targets are endpoints of several knowledge graphs,
+ * or undefined when it may (issue 18 item 8): the graphs reuse IRIs (the same class or property
+ * IRI names different data in each), so a join over them mixes unrelated data. The one rule of
+ * `run_sparql_query` (fkgqa mcp: error class `mixed-graphs`) and `/federation/sparql` (fkgqa
+ * serve: 400); both lift it with `--mix-graphs`. Endpoints of no graph (graph null) do not count.
+ * @param targets the query's SERVICE targets (QueryPlan.targets)
+ * @returns the explanation (which graphs, which endpoints, what to do), naming `nothing was sent`
+ */
+export function mixedGraphs(targets: readonly RegisteredEndpoint[]): string | undefined {
+  const byGraph = new Map<string, string[]>();
+  for (const t of targets) if (t.graph !== null) byGraph.set(t.graph, [...(byGraph.get(t.graph) ?? []), t.url]);
+  if (byGraph.size < 2) return undefined;
+  const parts = [...byGraph].map(([g, urls]) => `${g}: ${urls.map((u) => `<${u}>`).join(', ')}`);
+  return (
+    `the query names endpoints of ${byGraph.size} knowledge graphs (${parts.join('; ')}); nothing was sent. ` +
+    'The graphs reuse IRIs (the same class or property IRI names different data in each), so a query may name endpoints of one graph only: keep the SERVICE clauses of the graph the question is about'
+  );
+}

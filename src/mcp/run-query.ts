@@ -13,7 +13,7 @@ import { Parser as N3Parser, Writer as N3Writer } from 'n3';
 import type { JsonResults } from '../sparql/results.js';
 import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
 import type { McpToolContext } from './context.js';
-import { planQuery, type QueryPlan } from '../federation/routing.js';
+import { mixedGraphs, planQuery, type QueryPlan } from '../federation/routing.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import type { SparqlOutcome } from '../federation/client.js';
 import { pageArgs, pageNote, pickPage } from './paging.js';
@@ -109,6 +109,7 @@ export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Route
     return { errorClass: 'timeout', message: `timeout: ${where} did not answer within ${timeoutMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT)${more}.` };
   }
   if (o.tooLarge) return { errorClass: 'too-large', message: `${o.error}: add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)` };
+  if (o.badAnswer && !o.redirect) return { errorClass: 'endpoint', message: `${where} failed: ${o.error}` };
   if (o.redirect) return { errorClass: 'redirect', message: `${where} failed: ${o.error}. fkgqa follows no redirect out of the registry: name the endpoint's final URL in SERVICE if it is registered` };
   if (/refused to contact/.test(o.error)) return { errorClass: 'unknown-endpoint', message: o.error };
   if (o.httpStatus) return { errorClass: o.httpStatus >= 500 ? 'endpoint' : 'endpoint-rejected', message: `${where} answered HTTP ${o.httpStatus}: ${o.error}` };
@@ -129,6 +130,7 @@ export type Routed = Pick<Extract<QueryPlan, { ok: true }>, 'route' | 'query' | 
 export function failureCause(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, registry: EndpointRegistry): { infrastructure: boolean; endpoint?: string } {
   const direct = plan.route === 'direct' ? plan.targets[0].url : undefined;
   if (o.status === 'timeout' || o.tooLarge || /refused to contact/.test(o.error)) return { infrastructure: false, ...(direct ? { endpoint: direct } : {}) };
+  if (o.badAnswer) return { infrastructure: true, endpoint: o.badAnswer.endpoint };
   const named = direct ?? endpointNamed(o.error, registry.endpoints.map((e) => e.url));
   const infrastructure = o.redirect ? true : o.httpStatus ? infrastructureStatus(o.httpStatus) : plan.route === 'direct' ? true : infrastructureMessage(o.error);
   return { infrastructure, ...(named ? { endpoint: named } : {}) };
@@ -312,7 +314,7 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
     finish({ text: `Error (${errorClass}): ${message}`, isError: true, route: 'error', errorClass, error: { class: errorClass, infrastructure: false, ...meta }, ...(sent ? { sent } : {}) }, requests);
   if ('ok' in plan && !plan.ok) return refuse(plan.errorClass, plan.message);
   let routed = plan as Routed;
-  const mixed = mixedGraphs(routed.targets, ctx);
+  const mixed = ctx.mixGraphs ? undefined : mixedGraphs(routed.targets);
   if (mixed) return refuse('mixed-graphs', mixed);
 
   const key = `${format}\u0000${args.query}`;
@@ -376,22 +378,6 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
     return bad(`the answer is not SPARQL JSON results: ${o.body.slice(0, 300)}`);
   }
   return answer({ results }, o.body.length);
-}
-
-/**
- * Why a query may not run because it names endpoints of several knowledge graphs (they reuse
- * IRIs, so a join over them mixes unrelated data), or undefined when it may.
- */
-function mixedGraphs(targets: RegisteredEndpoint[], ctx: McpToolContext): string | undefined {
-  if (ctx.mixGraphs) return undefined;
-  const byGraph = new Map<string, string[]>();
-  for (const t of targets) if (t.graph !== null) byGraph.set(t.graph, [...(byGraph.get(t.graph) ?? []), t.url]);
-  if (byGraph.size < 2) return undefined;
-  const parts = [...byGraph].map(([g, urls]) => `${g}: ${urls.map((u) => `<${u}>`).join(', ')}`);
-  return (
-    `the query names endpoints of ${byGraph.size} knowledge graphs (${parts.join('; ')}); nothing was sent. ` +
-    'The graphs reuse IRIs (the same class or property IRI names different data in each), so a query may name endpoints of one graph only: keep the SERVICE clauses of the graph the question is about'
-  );
 }
 
 /** The agent's text for one page of an answer (rows, triples, or an ASK boolean). */

@@ -99,6 +99,17 @@ export function queryRegistry(o: Pick<QueryOptions, 'shards' | 'state' | 'endpoi
 }
 
 /**
+ * What an endpoint or the federation engine did with a query that got no answer, in words: a 4xx
+ * is a refusal of the query, a 5xx a failure on it, both with the status and the endpoint's message.
+ */
+function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error' }>): string {
+  if (o.redirect) return `${where} answered with a redirect, not followed: ${o.error}`;
+  if (o.httpStatus && o.httpStatus >= 400 && o.httpStatus < 500) return `${where} refused the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
+  if (o.httpStatus && o.httpStatus >= 500) return `${where} failed on the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
+  return `${where} answered with an error${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}: ${o.error}`;
+}
+
+/**
  * Runs one query (module comment).
  * @throws InputError (exit 2) when the query is refused before anything is sent (the routing's
  *   message: syntax, undeclared prefix, no SERVICE, an endpoint not in the registry, a triple
@@ -132,9 +143,11 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
   const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine ${client.engineName} (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
   if (outcome.status === 'timeout') throw new InputError(`no answer from ${where} within ${timeoutMs} ms: the answer is unknown, not empty (raise --timeout, or make the query more selective)`);
   if (outcome.status === 'error') {
-    const down = await unreachableEndpoints(plan.targets.map((t) => t.url));
+    // Unreachable: no answer at all (connection refused, no answer in time). An endpoint that
+    // answered an HTTP status (to the query, or to the ASK {} probe) is reachable: it refused.
+    const down = (await unreachableEndpoints(plan.targets.map((t) => t.url))).filter((d) => d.status === undefined);
     if (down.length > 0) throw new InputError(`unreachable endpoint${down.length === 1 ? '' : 's'}: ${down.map((d) => `${d.url} (${d.why})`).join('; ')}`);
-    throw new InputError(`${where} answered with an error${outcome.httpStatus ? ` (HTTP ${outcome.httpStatus})` : ''}: ${outcome.error}`);
+    throw new InputError(queryFailure(where, outcome));
   }
   let results: JsonResults;
   try {

@@ -46,7 +46,7 @@ export interface PartitionSummary {
   guarantees: {
     completeness: { ok: number; graphs: number };
     /** `necessarilyEmpty`: covered queries whose answer is empty on any sharding (not federated, see FederationCheck). */
-    federation: { federated: number; covered: number; necessarilyEmpty: number; exceptions: { query: string; reason: string }[] };
+    federation: { federated: number; covered: number; necessarilyEmpty: number; exceptions: { query: string; reason: string; necessarilyEmpty?: true }[] };
     rules: { realised: number; total: number; exceptions: { rule: string; graph: string; detail: string }[] };
     /**
      * Comparison with the build that was in the output folder before. When it had other inputs,
@@ -73,7 +73,8 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
   const rulesByGraph = Object.fromEntries(r.graphs.map((g) => [g.manifest.graph, g.manifest.rules.length]));
   const allRules = r.graphs.flatMap((g) => g.manifest.rules);
   const shardsByGraph = Object.fromEntries(r.graphs.map((g) => [g.manifest.graph, g.manifest.shards.length]));
-  const exceptions = r.graphs.flatMap((g) => g.manifest.guarantees.federation.exceptions);
+  const emptyIds = new Set(r.graphs.flatMap((g) => g.manifest.queries.filter((q) => q.necessarilyEmpty).map((q) => q.id)));
+  const exceptions = r.graphs.flatMap((g) => g.manifest.guarantees.federation.exceptions).map((e) => (emptyIds.has(e.query) ? { ...e, necessarilyEmpty: true as const } : e));
   const ruleChecks = r.graphs.flatMap((g) => g.manifest.guarantees.rules.map((c) => ({ ...c, graph: g.manifest.graph })));
   const roundDist = (d: Distribution): Distribution => ({ mean: round(d.mean), median: d.median, min: d.min, max: d.max });
   const solves = r.graphs.flatMap((g) => [g.manifest.solver.cover, g.manifest.solver.layout]);
@@ -163,8 +164,29 @@ function previousWas(d: PartitionSummary['guarantees']['determinism']): string {
   return `the previous build in this folder was of other inputs (${what}); nothing to compare (run again to check)`;
 }
 
-/** The summary as the text `fkgqa partition` prints on stdout. */
-export function formatPartitionSummary(s: PartitionSummary): string {
+/** Counts of query ids (`<kg>/q<N>`) per graph, as `kg N, kg N` in graph order. */
+function perGraph(ids: string[]): string {
+  const n = new Map<string, number>();
+  for (const id of ids) n.set(id.split('/')[0], (n.get(id.split('/')[0]) ?? 0) + 1);
+  return [...n].sort(([a], [b]) => (a < b ? -1 : 1)).map(([g, c]) => `${g} ${c}`).join(', ');
+}
+
+/** How `formatPartitionSummary` writes the lists of queries. */
+export interface SummaryTextOptions {
+  /** Every not coverable and necessarily empty query on its own line with its reason (`--verbose`); default: counts per graph. */
+  verbose?: boolean;
+  /** The build folder, named where the full lists are (each graph's manifest.json). */
+  out?: string;
+}
+
+/**
+ * The summary as the text `fkgqa partition` prints on stdout. Queries that are not coverable, and
+ * covered queries whose answer is necessarily empty, are counted per graph; their reasons are in
+ * each graph's manifest.json (`queries[].reason`), and on screen with `verbose`. Failures of a
+ * guarantee (a query not federated for another reason, a rule not realised) and unparsable
+ * queries are always listed in full.
+ */
+export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOptions = {}): string {
   const L: string[] = [];
   const a = s.applicability;
   L.push(
@@ -203,9 +225,15 @@ export function formatPartitionSummary(s: PartitionSummary): string {
   const pf = PAPER.impliedFanOut;
   L.push(`  ${pad('shard balance (mean CV of shard sizes)', W)}${pad(num(s.shardBalanceCv), 27)}${PAPER.shardBalanceCv}`);
   L.push(`  ${pad('implied fan-out (mean/median/min/max)', W)}${pad(`${num(f.mean)} / ${num(f.median)} / ${f.min} / ${f.max}`, 27)}${pf.mean} / ${pf.median} / ${pf.min} / ${pf.max}`);
+  L.push(`  paper: the figures the FKGQA paper reports for its own build (section 4.2): ${PAPER.shards.total} shards over the 19 Spider4SPARQL`);
+  L.push(`  graphs it kept. This build has ${s.graphs} graph${s.graphs === 1 ? '' : 's'}: compare the per-graph figures, not the totals.`);
   L.push('');
   L.push(`Coverage: ${s.coverage.covered} of ${s.coverage.analysed} analysed queries covered by a chosen rule`);
-  for (const u of s.coverage.uncoverable) L.push(`  not coverable: ${u.id}: ${u.reason}`);
+  const where = `${o.out ? `${o.out}/` : ''}<kg>/manifest.json`;
+  if (o.verbose) for (const u of s.coverage.uncoverable) L.push(`  not coverable: ${u.id}: ${u.reason}`);
+  else if (s.coverage.uncoverable.length > 0) {
+    L.push(`  not coverable: ${s.coverage.uncoverable.length}, per graph: ${perGraph(s.coverage.uncoverable.map((u) => u.id))}`);
+  }
   for (const u of s.unparsable) L.push(`  unparsable: ${u.id}: ${u.error}`);
   L.push(`Solver: ${s.solver.optimal}/${s.solver.solves} solves proven optimal`);
   L.push('');
@@ -216,7 +244,12 @@ export function formatPartitionSummary(s: PartitionSummary): string {
     `  2. every covered query federated (f(Q) >= 2): ${g.federation.federated}/${g.federation.covered}` +
       (g.federation.necessarilyEmpty ? ` (${g.federation.necessarilyEmpty} with answer necessarily empty: a required triple pattern matches nothing)` : ''),
   );
-  for (const e of g.federation.exceptions) L.push(`     exception ${e.query}: ${e.reason}`);
+  const empty = g.federation.exceptions.filter((e) => e.necessarilyEmpty);
+  for (const e of g.federation.exceptions) if (o.verbose || !e.necessarilyEmpty) L.push(`     exception ${e.query}: ${e.reason}`);
+  if (!o.verbose && empty.length > 0) L.push(`     necessarily empty, per graph: ${perGraph(empty.map((e) => e.query))}`);
+  if (!o.verbose && (empty.length > 0 || s.coverage.uncoverable.length > 0)) {
+    L.push(`     (each query's reason: ${where}, queries[].reason of those with status "uncoverable" or necessarilyEmpty true; --verbose prints them here)`);
+  }
   L.push(`     chosen rules realised in the data: ${g.rules.realised}/${g.rules.total}`);
   for (const e of g.rules.exceptions) L.push(`     not realised ${e.graph}: ${e.rule}: ${e.detail}`);
   const det = {

@@ -25,7 +25,7 @@ import sparqljs from 'sparqljs';
 import { negatedTriples } from '../sparql/negation.js';
 import { MEDIA } from '../sparql/protocol.js';
 import type { JsonResults } from '../sparql/results.js';
-import { admittedBySegments, type TieSegment } from '../answers/ties.js';
+import { admissibleUnderTies, type AdmissibleAnswers } from '../answers/ties.js';
 import { readGoldQueries } from '../build/benchmark.js';
 import { graspF1, matchAnswer, spinachF1, type AnswerMatch } from './metrics.js';
 import { classifyQuery, VALIDITY_CLASSES, type ValidityClass } from './validity.js';
@@ -244,16 +244,8 @@ function checkBuildIdentity(lines: RunLine[], outputDigest: string, goldDigestOf
  * answer (GoldTies: top-level segments, sub-SELECT alternatives with their own segments).
  */
 export function matchAdmissible(gold: JsonResults, ties: GoldTies | undefined, pred: JsonResults, ordered: boolean): AnswerMatch & { byTies: boolean; byAlternative: boolean } {
-  const m = matchAnswer(gold, pred, ordered);
-  if (m.correct || !ties) return { ...m, byTies: false, byAlternative: false };
-  const segCheck = (ref: JsonResults, segments: GoldTies['segments']) => (segments?.length ? (renamed: JsonResults) => admittedBySegments(ref, segments as TieSegment[], renamed).admitted : undefined);
-  const bySegments = segCheck(gold, ties.segments) ? matchAnswer(gold, pred, true, segCheck(gold, ties.segments)) : undefined;
-  if (bySegments?.correct) return { ...bySegments, byTies: true, byAlternative: false };
-  for (const alt of ties.alternatives ?? []) {
-    const a = matchAnswer(alt.results as JsonResults, pred, ordered, ordered ? segCheck(alt.results as JsonResults, alt.segments) : undefined);
-    if (a.correct) return { ...a, byTies: false, byAlternative: true };
-  }
-  const admissible = 1 + (ties.alternatives?.length ?? 0);
+  const { match: m, by, admissible } = admissibleUnderTies(gold, ties as AdmissibleAnswers | undefined, pred, ordered, matchAnswer);
+  if (m.correct) return { ...m, byTies: by === 'ties', byAlternative: by === 'alternative' };
   return { ...m, reason: `${m.reason}${admissible > 1 ? ` (nor any of the ${admissible - 1} other admissible answers)` : ''}`, byTies: false, byAlternative: false };
 }
 

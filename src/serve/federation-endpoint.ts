@@ -9,14 +9,15 @@
  * target outside the registry is refused (403) before anything is sent.
  *
  * Status codes: 400 malformed query, undeclared prefix, no or variable SERVICE, a triple pattern
- * outside every SERVICE, query too long, a bad `timeout` parameter or `Fkgqa-Timeout` header;
+ * outside every SERVICE, SERVICE targets of several graphs (`mixed-graphs`, the rule of fkgqa mcp,
+ * lifted by `--mix-graphs`), query too long, a bad `timeout` parameter or `Fkgqa-Timeout` header;
  * 403 SPARQL Update or an unregistered SERVICE target; 406 no acceptable format; 503 the time
  * limit (the endpoint's, or the smaller one the request sent, as the shard endpoints take it);
  * 502 an endpoint or the engine failed. The engine's work stops when the client disconnects.
  */
 import type { IncomingMessage } from 'node:http';
 import type { EndpointRegistry } from '../federation/registry.js';
-import { planQuery } from '../federation/routing.js';
+import { MIX_GRAPHS_OPTION, mixedGraphs, planQuery } from '../federation/routing.js';
 import { BoundedSparqlClient } from '../federation/client.js';
 import { MEDIA, negotiate, offered, parseProtocolRequest, parseTimeLimit, ProtocolError, readBody, strictSearchParams, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 import type { RequestKind } from './request-log.js';
@@ -37,6 +38,8 @@ export interface FederationOptions {
   maxResultBytes?: number;
   /** The federation engine, by `--federation-engine` name (default `comunica`). */
   federationEngine?: string;
+  /** Let one query join endpoints of several graphs (`--mix-graphs`); default false: answered 400 (`mixedGraphs`). */
+  mixGraphs?: boolean;
 }
 
 /** An answer of the federation endpoint (the shape `fkgqa serve` sends and logs). */
@@ -117,6 +120,8 @@ export class FederationEndpoint {
     }
     const plan = planQuery(query, client.registry, { maxQueryChars: this.options.maxQueryChars ?? 8000 });
     if (!plan.ok) return { ...text(REFUSED_STATUS[plan.errorClass] ?? 400, `${plan.errorClass}: ${plan.message}`, 'invalid'), query };
+    const mixed = this.options.mixGraphs ? undefined : mixedGraphs(plan.targets);
+    if (mixed) return { ...text(400, `mixed-graphs: ${mixed} (fkgqa serve ${MIX_GRAPHS_OPTION} lets such a query run)`, 'invalid'), query };
     const format = negotiate(req.headers.accept, plan.form);
     if (!format) return { ...text(406, `the Accept header (${req.headers.accept}) names no format this query can be answered in: ${offered(plan.form).join(', ')}`), query };
     const by = requestLimitMs !== undefined && requestLimitMs < this.options.timeoutMs ? 'request' : 'endpoint';

@@ -92,6 +92,8 @@ export interface ServeOptions {
   writeFiles?: boolean;
   /** The federation engine of `/federation/sparql`, by `--federation-engine` name (default `comunica`; src/federation/engine.ts). */
   federationEngine?: string;
+  /** Let `/federation/sparql` join endpoints of several graphs (`--mix-graphs`; default false: such a query is answered 400, as fkgqa mcp refuses it; `mixedGraphs` of src/federation/routing.ts). */
+  mixGraphs?: boolean;
   /** Progress lines (stderr in the CLI). */
   progress?: (line: string) => void;
 }
@@ -308,6 +310,7 @@ export class ShardServer {
         timeoutMs: this.limits.timeoutMs,
         maxBodyBytes: this.limits.maxBodyBytes,
         ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
+        ...(o.mixGraphs ? { mixGraphs: true } : {}),
       });
     })();
     return this.federation;

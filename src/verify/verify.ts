@@ -17,16 +17,17 @@ import { FORMS, type FederationForm } from './forms.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
+import type { SparqlQuery } from 'sparqljs';
 import { InputError } from '../common/errors.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
 import { readBuild, readJsonFile } from '../build/open.js';
 import { readGoldQueries } from '../build/benchmark.js';
-import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold-answers.js';
+import { goldResultsById, readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type GoldResult, type GoldTies, type SparqlJsonResults } from '../build/gold-answers.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { MEDIA } from '../sparql/protocol.js';
 import type { JsonResults } from '../sparql/results.js';
 import { compareResults, type Comparison } from '../answers/compare.js';
-import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
+import { admissibleUnderTies, type AdmissibleAnswers, type AnswerMatcher } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
 import { type EngineOutcome, type FederationEngine } from '../federation/engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE, engineUnavailable, parseEngineList, type FederationEngineName } from '../federation/engines.js';
@@ -76,7 +77,17 @@ export interface VerifyOptions {
   forms?: FederationForm[];
   /** Progress lines (stderr in the CLI). */
   progress?: (line: string) => void;
+  /**
+   * The tie analysis of a gold answer verify computes itself (no stored gold answers):
+   * `analyseGoldTies` of src/report/answers.ts, which the library entry point passes (verify does
+   * not import report). Stored gold answers carry theirs. Without it, a computed gold answer admits
+   * no other answer.
+   */
+  analyseTies?: (store: StoreWorker, q: { id: string; normalized: string; queryType: string; ordered: boolean; ast: SparqlQuery }, gold: GoldAnswer, timeoutMs: number) => Promise<GoldTies | undefined>;
 }
+
+/** verify's matcher for the admissibility rule: rows compared by variable name (compareResults). */
+const byVariableName: AnswerMatcher<{ correct: boolean }> = (ref, answer, ordered, tieCheck) => ({ correct: compareResults(ref, answer, ordered).identical || (tieCheck ? tieCheck(answer) : false) });
 
 export type { Disagreement, FormTotals, FormVerdict, QueryVerdict, VerifyReport } from './report.js';
 
@@ -275,22 +286,26 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
           }
           const { results: _results, ...goldInfo } = gold;
           const v: QueryVerdict = { id: q.id, graph: q.graph, questions: q.questions, ordered, gold: goldInfo, engines: Object.fromEntries(names.map((n) => [n, {}])) };
-          // Ties under ORDER BY: the key query's answer on the unsharded graph, computed when needed.
-          let keyed: JsonResults | null | undefined;
+          // Ties under ORDER BY, at the top level and in sub-SELECTs: the tie analysis of the gold
+          // answer (stored by fkgqa stats, or made here on the unsharded graph when gold was computed
+          // here or stored without a tie analysis), judged by the admissibility rule score uses (admissibleUnderTies).
+          let ties: GoldTies | null | undefined = stored && storedDoc?.tieAnalysis === TIE_ANALYSIS ? (gold.ties ?? null) : undefined;
           const tieCheck = async (f: FormVerdict, answer: JsonResults | undefined) => {
-            if (f.status !== 'different' || !ordered || !answer) return;
-            if (keyed === undefined) {
-              const kq = keyQuery(parsed.query.ast);
-              store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
-              const o = kq ? await store.query({ query: kq, resultsFormat: MEDIA.json, timeoutMs }) : undefined;
-              keyed = o?.status === 'ok' ? (JSON.parse(o.body) as JsonResults) : null;
+            if (f.status !== 'different' || !answer || !gold.results) return;
+            if (ties === undefined) {
+              ties = null;
+              if (options.analyseTies && gold.status === 'ok') {
+                store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
+                const queryType = parsed.query.ast.type === 'query' ? parsed.query.ast.queryType : 'UPDATE';
+                ties = (await options.analyseTies(store, { id: q.id, normalized, queryType, ordered, ast: parsed.query.ast }, { query: q.id, status: 'ok', rows: gold.rows, ordered, results: gold.results as SparqlJsonResults }, timeoutMs)) ?? null;
+              }
             }
-            if (!keyed) return;
-            const e = equivalentUnderTies(parsed.query.ast, keyed, answer, gold.results);
-            if (e.equivalent) {
+            if (!ties) return;
+            const a = admissibleUnderTies(gold.results, ties as AdmissibleAnswers, answer, ordered, byVariableName);
+            if (a.match.correct) {
               f.status = 'equivalent';
-              f.reason = `${f.reason}; allowed by ties under ORDER BY (${e.ties} tied solutions on the unsharded graph)`;
-            } else f.reason = `${f.reason}; not explained by ties (${e.why})`;
+              f.reason = `${f.reason}; admissible under ties (${a.by === 'alternative' ? 'another choice among solutions tied in a sub-SELECT' : 'another order or choice of solutions tied under the top-level ORDER BY'}): ${ties.reason}`;
+            } else f.reason = `${f.reason}; not explained by ties (${ties.reason})`;
           };
           // The text of each form (the same for every engine).
           const texts: Partial<Record<FederationForm, { text: string; sources: string[]; caveats: string[] } | { skipped: string }>> = {};

@@ -40,7 +40,7 @@ export async function run(o: Record<string, any>, cmd: Command): Promise<void> {
     const what = described.length
       ? `Shards, their VoID (${described.length * 2} files, ${described.reduce((n, d) => n + d.linksets.length, 0)} linksets) and the catalogue`
       : 'Shards';
-    process.stdout.write(formatPartitionSummary(summary) + `\n${what} written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
+    process.stdout.write(formatPartitionSummary(summary, { verbose: !!o.verbose, out: result.out }) + `\n${what} written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
   }
   if (summary.guarantees.determinism.status === 'DIFFERENT') process.exitCode = 1;
 }

@@ -21,6 +21,7 @@ export async function run(o: Record<string, any>): Promise<void> {
     requestLog: o.requestLog,
     requestLogMaxBytes: o.requestLogMax,
     federationEngine: o.federationEngine,
+    mixGraphs: !!o.mixGraphs,
     progress,
   });
   process.stdout.write(server.endpoints.map((e) => `${e.id}\t${e.url}\n`).join(''));
