@@ -267,6 +267,25 @@ describe('federation / an endpoint that answers no SPARQL result inside a multi-
       }
     }, 120_000);
   }
+
+  it('a time limit that is no whole number of ms, or leaves less than the 5 s probe wait, still names the endpoint (was: internal error "delay out of range")', async () => {
+    const shard1 = server.endpoint('library-shard1')!.url;
+    const p = `${page.url}/p/sparql`;
+    const client = new BoundedSparqlClient(registryFromUrls([p, shard1]));
+    try {
+      // The lone-endpoint path with a fractional limit.
+      const ask = await client.direct(shard1, 'ASK {}', 'application/sparql-results+json', 1994.3197);
+      expect([ask.status, ask.status === 'ok' && ask.body.includes('true')]).toEqual(['ok', true]);
+      // The engine path: the probe after the engine's error gets the time left (fractional, < 5,000 ms).
+      // 4,500 ms leaves the probe less than its 5 s; at load 20 the engine may take all of it (timeout), never an internal error.
+      const o = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${p}> { ?b ?q ?t } }`, 'application/sparql-results+json', 4_500.5);
+      expect(o.status === 'ok').toBe(false);
+      if (o.status === 'error') expect(o.error).toContain(`the endpoint ${p} answered HTTP 200 with content type text/html`);
+      else expect(o.status).toBe('timeout');
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
 });
 
 describe('federation / routing', () => {

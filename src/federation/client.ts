@@ -169,7 +169,8 @@ export class BoundedSparqlClient {
     const ms = () => performance.now() - t0;
     const requests: Record<string, number> = {};
     if (!findEndpoint(this.registry, url)) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests };
-    const signal = cancel ? AbortSignal.any([AbortSignal.timeout(timeoutMs), cancel]) : AbortSignal.timeout(timeoutMs);
+    const limitMs = Math.max(1, Math.ceil(timeoutMs)); // AbortSignal.timeout takes whole ms only
+    const signal = cancel ? AbortSignal.any([AbortSignal.timeout(limitMs), cancel]) : AbortSignal.timeout(limitMs);
     try {
       const res = await fetchWithin(
         url,
@@ -294,7 +295,7 @@ export class BoundedSparqlClient {
   private async findBadAnswer(requests: Record<string, number>, waitMs: number): Promise<BadAnswer | undefined> {
     const contacted = Object.keys(requests).filter((u) => findEndpoint(this.registry, u));
     if (contacted.length === 0 || waitMs < 100) return undefined;
-    const probes = await Promise.all(contacted.map((u) => this.direct(u, 'ASK {}', 'application/sparql-results+json', Math.min(5_000, waitMs))));
+    const probes = await Promise.all(contacted.map((u) => this.direct(u, 'ASK {}', 'application/sparql-results+json', Math.min(5_000, Math.floor(waitMs)))));
     for (const [i, p] of probes.entries()) {
       for (const [u, n] of Object.entries(p.requests)) requests[u] = (requests[u] ?? 0) + n;
       if (p.status === 'ok' && !SPARQL_RESULT_TYPES.has(p.contentType)) return { endpoint: contacted[i], httpStatus: 200, contentType: p.contentType };
