@@ -414,4 +414,18 @@ describe('serve: the shard files are checked against their manifest as the pool 
       await s.close();
     }
   });
+  it('refuses a shard that is a FIFO or a folder before any loading (a loading thread reading a FIFO blocked serve for good, deaf to SIGTERM)', async () => {
+    const copy = path.join(tmpDir('fkgqa-pool-fifo-'), 'shards');
+    fs.cpSync(shards, copy, { recursive: true });
+    const shard = path.join(copy, 'library', 'shard3.nt');
+    fs.rmSync(shard);
+    expect(spawnSync('mkfifo', [shard]).status).toBe(0);
+    await expect(serve({ shards: copy, workers: 2, writeFiles: false })).rejects.toThrow(`${shard}: shard file listed in the manifest is not a regular file (a folder, FIFO or device): rebuild with fkgqa partition`);
+    fs.rmSync(shard);
+    fs.mkdirSync(shard);
+    const state = tmpDir('fkgqa-pool-fifo-state-');
+    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', copy, '--port', '0', '--state', state], { encoding: 'utf8', timeout: 120_000 });
+    expect([cli.status, cli.stderr]).toEqual([2, `fkgqa: error: ${shard}: shard file listed in the manifest is not a regular file (a folder, FIFO or device): rebuild with fkgqa partition\n`]);
+    expect(fs.readdirSync(state)).toEqual([]);
+  });
 });

@@ -178,10 +178,16 @@ export function openBuild(dir: string, options: OpenBuildOptions = {}): OpenedBu
     const mp = manifestProblem(m, kg);
     if (mp) throw new InputError(`not a graph manifest written by fkgqa partition: ${mp}`, { file });
     const manifest = m as BuildManifest;
+    for (const s of manifest.shards) {
+      // Always (a stat per file): a FIFO or device read by a loading thread would block it for good.
+      const shard = path.join(dir, kg, s.file);
+      const st = fs.statSync(shard, { throwIfNoEntry: false });
+      if (!st) throw new InputError('shard file listed in the manifest is missing', { file: shard });
+      if (!st.isFile()) throw new InputError('shard file listed in the manifest is not a regular file (a folder, FIFO or device): rebuild with fkgqa partition', { file: shard });
+    }
     if (options.checkShards !== false) {
       for (const s of manifest.shards) {
         const shard = path.join(dir, kg, s.file);
-        if (!fs.existsSync(shard)) throw new InputError('shard file listed in the manifest is missing', { file: shard });
         const sha = sha256OfFile(shard);
         if (sha !== s.sha256) {
           throw new InputError(
