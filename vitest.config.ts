@@ -13,6 +13,8 @@ export default defineConfig({
     // The limits are for hangs, not for timing: every wait inside a test is on an event.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // The demo build (and its gold answers) that many files read, made once per run: each file copies it.
+    globalSetup: ['tests/global-setup.ts'],
     pool: 'forks',
     // Two test files at a time on a 2-core machine (vitest's default is one fewer than the cores):
     // most of a test's time is spent waiting for child processes, worker threads and endpoints.

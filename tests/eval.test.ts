@@ -7,13 +7,11 @@ import { parseQuery } from '../src/sparql/parse.js';
 import { OpenAiChat, ModelError } from '../src/eval/chat.js';
 import { runEval, selectQuestions } from '../src/eval/eval.js';
 import type { ChatMessage, RunRecord } from '../src/eval/record.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
-import { computeStats } from '../src/report/stats.js';
 import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRuns, score } from '../src/score/score.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
-import { DEMO, tmpDir } from './helpers.js';
+import { demoBuild, tmpDir } from './helpers.js';
 
 /** A fake OpenAI-compatible server: each question has a script of replies, chosen by the turn (assistant messages so far). */
 type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
@@ -66,9 +64,7 @@ const dir = tmpDir('fkgqa-eval-');
 const bench = () => JSON.parse(fs.readFileSync(path.join(build, 'benchmark.json'), 'utf8')) as { defaultPrefix: string; entries: { index: number; kg: string; question: string; query: string; queryId: string }[] };
 
 beforeAll(async () => {
-  build = path.join(dir, 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
-  await computeStats({ shards: build, timeoutMs: 20_000 });
+  build = await demoBuild(dir, { gold: true });
   server = await serve({ shards: build, kgs: ['library'], writeFiles: false });
   endpointsFile = path.join(dir, 'endpoints.json');
   fs.writeFileSync(endpointsFile, JSON.stringify(server.endpointsFile()));

@@ -14,11 +14,10 @@ import { planQuery } from '../src/federation/routing.js';
 import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { failure, failureCause, runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { compareResults } from '../src/answers/compare.js';
-import { DEMO, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, ROOT, tmpDir } from './helpers.js';
 
 const P = 'http://valuenet/ontop/';
 const VOID = 'http://rdfs.org/ns/void#';
@@ -105,8 +104,7 @@ const previewOf = (text: string) => JSON.parse(text.slice(text.indexOf('\n') + 1
 
 beforeAll(async () => {
   const dir = tmpDir('fkgqa-mcp-');
-  shards = path.join(dir, 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+  shards = await demoBuild(dir);
   bare = path.join(dir, 'bare');
   fs.cpSync(shards, bare, { recursive: true });
   for (const g of ['library', 'observatory']) for (const f of fs.readdirSync(path.join(bare, g))) if (f.includes('_void')) fs.rmSync(path.join(bare, g, f));
