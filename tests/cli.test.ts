@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { copyDir, DEMO, ROOT, tmpDir } from './helpers.js';
+import { copyDir, DEMO, demoBuild, ROOT, tmpDir } from './helpers.js';
 
 /** Runs the built CLI (`npm test` builds dist/ first). */
 function fkgqa(...args: string[]) {
@@ -74,11 +74,10 @@ describe('cli / partition', () => {
 });
 
 describe('cli / bad input gets a clear error and loses nothing', () => {
-  it('names the file and line of a malformed N-Triples line, exits 2, and keeps the previous build', () => {
+  it('names the file and line of a malformed N-Triples line, exits 2, and keeps the previous build', async () => {
     const src = copyDir(DEMO);
     const parent = tmpDir();
-    const out = path.join(parent, 'shards');
-    expect(fkgqa('partition', '--source', src, '--out', out, '-q').code).toBe(0);
+    const out = await demoBuild(parent);
     const before = fs.readFileSync(path.join(out, 'build.json'), 'utf8');
     replaceLine(path.join(src, 'kg/library.nt'), 5, '<http://valuenet/ontop/author/author_id=2> <http://valuenet/ontop/author#name> "unterminated .');
     const r = fkgqa('partition', '--source', src, '--out', out, '-q');

@@ -19,7 +19,7 @@ import {
   countedLabel,
 } from '../src/describe/index.js';
 import { DEFAULT_PARTITION_OPTIONS, digestTree, partition, type GraphManifest } from '../src/partition/index.js';
-import { DEMO, tmpDir } from './helpers.js';
+import { DEMO, demoBuild, tmpDir } from './helpers.js';
 import { consumerRows, countedFacts, statedFacts } from './void-facts.js';
 
 const NS = 'http://valuenet/ontop/';
@@ -56,8 +56,7 @@ function startEndpoint(store: oxigraph.Store): Promise<{ url: string; requests: 
 }
 
 describe('describe / demo dataset, checked by hand', async () => {
-  const out = path.join(tmpDir(), 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
+  const out = await demoBuild(tmpDir());
   const lib = manifest(out, 'library');
   // library: shard of book#title (predicate rule), base (books), two buckets of authors and loans.
   const titles = shardByRole(lib, 'predicate-1');

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { interruptionMessage, noteKept, processStartTime, StagedOutput } from '../src/common/output.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { processStartTime } from '../src/common/output.js';
 import { InputError } from '../src/common/errors.js';
 import { RUN_FORMAT } from '../src/eval/record.js';
 import { RunFile } from '../src/eval/run-file.js';
@@ -21,7 +21,11 @@ const run = (id: string, endReason = 'submitted') => JSON.stringify({ format: RU
 
 describe('eval / the run file (unit)', () => {
   // First: the message depends on what this process has written so far.
-  it('an interrupted command says what it kept: a committed build, written files, appended runs; "nothing was written" only when true', () => {
+  it('an interrupted command says what it kept: a committed build, written files, appended runs; "nothing was written" only when true', async () => {
+    // What is kept is recorded per process, and the test files of a vitest worker share their
+    // modules (isolate: false): a fresh instance of the module, as a new fkgqa process has.
+    vi.resetModules();
+    const { interruptionMessage, noteKept, StagedOutput } = await import('../src/common/output.js');
     expect(interruptionMessage()).toBe('nothing was written');
     const out = path.join(dir, 'build');
     const staged = new StagedOutput(out);

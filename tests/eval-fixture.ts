@@ -8,7 +8,7 @@ import path from 'node:path';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { computeStats } from '../src/report/stats.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { DEMO, ROOT } from './helpers.js';
+import { DEMO, DEMO_GOLD_TIMEOUT_MS, demoBuild, ROOT } from './helpers.js';
 
 /** A served demo build. */
 export interface ServedBuild {
@@ -22,9 +22,11 @@ export interface ServedBuild {
  * (20 s per query) and serves it in this process, without state files; writes `<dir>/endpoints.json`.
  */
 export async function serveDemo(dir: string, kgs?: string[]): Promise<ServedBuild> {
-  const build = path.join(dir, 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build, ...(kgs ? { kgs } : {}) });
-  await computeStats({ shards: build, timeoutMs: 20_000 });
+  let build = path.join(dir, 'shards');
+  if (kgs) {
+    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build, kgs });
+    await computeStats({ shards: build, timeoutMs: DEMO_GOLD_TIMEOUT_MS });
+  } else build = await demoBuild(dir, { gold: true }); // the same build and gold answers, made once per run
   const server = await serve({ shards: build, writeFiles: false });
   const endpointsFile = path.join(dir, 'endpoints.json');
   fs.writeFileSync(endpointsFile, JSON.stringify(server.endpointsFile()));

@@ -16,12 +16,11 @@ import { openRegistry, readEndpointsFile, registryFromUrls, type EndpointRegistr
 import { planQuery } from '../src/federation/routing.js';
 import { stats } from '../src/index.js';
 import { createMcpServer } from '../src/mcp/server.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
-import { DEMO, engineTestsRun, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
 
 /**
  * The federation layer (src/federation/): one registry over the endpoints files of several serves,
@@ -56,8 +55,7 @@ async function serveProcess(args: string[]): Promise<{ child: ChildProcess; endp
 }
 
 beforeAll(async () => {
-  shards = path.join(tmpDir('fkgqa-fed-'), 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+  shards = await demoBuild(tmpDir('fkgqa-fed-'));
   await stats({ shards, timeoutMs: 60_000 });
   digest = openBuild(shards, { checkShards: false }).build.outputDigest;
 });

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 /** Repository root. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -15,6 +16,33 @@ export const SPIDER = process.env.FKGQA_SPIDER ? path.resolve(process.env.FKGQA_
 export const HAS_SPIDER = fs.existsSync(path.join(SPIDER, 'dev.json'));
 /** The demo dataset. */
 export const DEMO = path.join(ROOT, 'datasets/demo');
+
+/** The time limit per query (ms) of the gold answers stored with the shared demo build (`demoBuild`). */
+export const DEMO_GOLD_TIMEOUT_MS = 20_000;
+
+/**
+ * A copy of the demo build (default options, VoID included) at `<dir>/shards`, made once per run by
+ * tests/global-setup.ts; with `gold`, its state folder `<dir>/shards.state` too, holding the gold
+ * answers of `fkgqa stats` (time limit DEMO_GOLD_TIMEOUT_MS per query). Without that setup (another
+ * vitest config) the build is made here. A copy, so that a test may write beside it.
+ * @returns the path of the build
+ */
+export async function demoBuild(dir: string, o: { gold?: boolean } = {}): Promise<string> {
+  const out = path.join(dir, 'shards');
+  const template = inject('demoBuild');
+  if (template) {
+    fs.cpSync(template, out, { recursive: true });
+    if (o.gold) fs.cpSync(`${template}.state`, `${out}.state`, { recursive: true });
+    return out;
+  }
+  const { DEFAULT_PARTITION_OPTIONS, partition } = await import('../src/partition/index.js');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
+  if (o.gold) {
+    const { computeStats } = await import('../src/report/stats.js');
+    await computeStats({ shards: out, timeoutMs: DEMO_GOLD_TIMEOUT_MS });
+  }
+  return out;
+}
 
 /** A fresh temporary directory, removed by the caller (or left in /tmp). */
 export function tmpDir(prefix = 'fkgqa-test-'): string {

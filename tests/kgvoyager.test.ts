@@ -14,9 +14,8 @@ import { adaptiveFilter, HybridIndex, rrf } from '../src/mcp/kgvoyager/retrieval
 import { httpSelect } from '../src/mcp/kgvoyager/sparql.js';
 import { contentWords, iriText, localPart, sStem } from '../src/mcp/kgvoyager/text.js';
 import { KgVoyager } from '../src/mcp/kgvoyager/tools.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { DEMO, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, ROOT, tmpDir } from './helpers.js';
 
 const O = 'http://valuenet/ontop/';
 
@@ -152,8 +151,7 @@ describe('kgvoyager tools on the demo federation', () => {
   let url: (id: string) => string;
 
   beforeAll(async () => {
-    const shards = path.join(tmpDir('fkgqa-kgv-'), 'demo');
-    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+    const shards = await demoBuild(tmpDir('fkgqa-kgv-'));
     server = await serve({ shards, timeoutMs: 5_000 });
     registry = registryFromEndpointsValue(server.endpointsFile(), 'test');
     expect(registry.endpoints).toHaveLength(8);

@@ -223,6 +223,12 @@ describe.skipIf(!HAS_SPIDER)('partition / Spider4SPARQL dev set', async () => {
     expect(s!.guarantees.rules.realised).toBe(s!.guarantees.rules.total);
   });
 
+  it('keeps the default build byte-identical (output digest 93f7f94c9e811cd0 since the VoID states class partitions only where a shard holds their type triples, issue 18)', () => {
+    const r = result!;
+    expect(r.outputDigest.slice(0, 16)).toBe('93f7f94c9e811cd0');
+    expect(summarizePartition(r).impliedFanOut).toEqual({ mean: 2.88, median: 2, min: 1, max: 6 });
+  });
+
   it('proves every rule set and layout optimal', () => {
     expect(s!.solver.optimal).toBe(40);
   });

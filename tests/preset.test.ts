@@ -147,12 +147,6 @@ describe('presets / the CLI records the preset and the resolved options', () => 
 });
 
 describe.skipIf(!HAS_SPIDER)('presets / Spider4SPARQL dev set', () => {
-  it('keeps the default build byte-identical (output digest 93f7f94c9e811cd0 since the VoID states class partitions only where a shard holds their type triples, issue 18)', async () => {
-    const r = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: path.join(tmpDir(), 'shards') });
-    expect(r.outputDigest.slice(0, 16)).toBe('93f7f94c9e811cd0');
-    expect(summarizePartition(r).impliedFanOut).toEqual({ mean: 2.88, median: 2, min: 1, max: 6 });
-  });
-
   it('builds --preset paper with the figures measured in docs/preset-paper.md', async () => {
     const method = resolveMethodOptions('paper');
     const r = await partition({ ...DEFAULT_PARTITION_OPTIONS, ...method.options, preset: 'paper', source: SPIDER, out: path.join(tmpDir(), 'shards'), void: false });

@@ -5,9 +5,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { formatAnswer, runQuery } from '../src/query/query.js';
-import { DEMO, ROOT, fkgqaSync, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaSync, ROOT, tmpDir } from './helpers.js';
 
 /** fkgqa query against a real `fkgqa serve` child on the demo build. */
 const dir = tmpDir('fkgqa-query-');
@@ -16,8 +15,7 @@ let serveChild: ChildProcess;
 const url: Record<string, string> = {};
 
 beforeAll(async () => {
-  build = path.join(dir, 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
+  build = await demoBuild(dir);
   serveChild = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', build, '--kg', 'library', '--port', '0', '-q'], { stdio: ['ignore', 'pipe', 'inherit'] });
   // serve prints "id<TAB>url" per endpoint once all listen.
   let out = '';

@@ -6,7 +6,7 @@ import { InputError } from '../src/common/errors.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { formatQuestionsText, questionViews } from '../src/report/questions.js';
 import { computeStats } from '../src/report/stats.js';
-import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { demoBuild, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
 
 function fkgqa(...args: string[]) {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
@@ -16,8 +16,7 @@ function fkgqa(...args: string[]) {
 // Demo library shards (seed 0, 2 buckets): shard1 = author bucket 1 (authors 1, 2, 4, 5, 6),
 // shard3 = author bucket 0 (author 3), shard2 = base (books), shard4 = book#title (see stats.test.ts).
 describe('questions / demo dataset', async () => {
-  const out = path.join(tmpDir(), 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
+  const out = await demoBuild(tmpDir());
   const bench = JSON.parse(fs.readFileSync(path.join(out, 'benchmark.json'), 'utf8'));
   const entry = (id: string) => bench.entries.find((e: { queryId: string }) => e.queryId === id);
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StagedOutput } from '../src/common/output.js';
-import { copyDir, DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { copyDir, DEMO, demoBuild, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
 
 /** Runs the built CLI (`npm test` builds dist/ first). */
 function fkgqa(...args: string[]) {
@@ -13,12 +13,8 @@ function fkgqa(...args: string[]) {
 const entries = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
 const digestOf = (out: string) => JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8')).outputDigest;
 
-/** A previous good demo build, to check that a failed build leaves it alone. */
-function goodBuild(): string {
-  const out = path.join(tmpDir(), 'shards');
-  expect(fkgqa('partition', '--out', out, '-q', '--no-void').code).toBe(0);
-  return out;
-}
+/** A previous good demo build (a copy of the one made once per run), to check that a failed build leaves it alone. */
+const goodBuild = () => demoBuild(tmpDir());
 
 describe('robustness / paths', () => {
   it('refuses graph names that are not one safe path segment', () => {
@@ -82,8 +78,8 @@ describe('robustness / paths', () => {
 });
 
 describe('robustness / input', () => {
-  it('refuses empty questions with exit 2 and keeps the previous build', () => {
-    const out = goodBuild();
+  it('refuses empty questions with exit 2 and keeps the previous build', async () => {
+    const out = await goodBuild();
     const before = digestOf(out);
     const src = copyDir(DEMO);
     fs.writeFileSync(path.join(src, 'dev.json'), '[]');
@@ -129,8 +125,8 @@ describe('robustness / input', () => {
 });
 
 describe('robustness / later stages and synth', () => {
-  it('stats refuses a build whose shard was cut short, naming the file', () => {
-    const out = goodBuild();
+  it('stats refuses a build whose shard was cut short, naming the file', async () => {
+    const out = await goodBuild();
     const shard = path.join(out, 'library/shard1.nt');
     fs.writeFileSync(shard, fs.readFileSync(shard, 'utf8').split('\n').slice(0, 5).join('\n') + '\n');
     const r = fkgqa('stats', '--shards', out, '-q');

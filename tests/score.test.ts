@@ -18,7 +18,7 @@ import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
 import { formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRunFiles } from '../src/score/records.js';
 import { score } from '../src/score/score.js';
-import { DEMO, fkgqaSync, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaSync, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
 
 interface Entry {
   index: number;
@@ -97,10 +97,7 @@ const count = (n: number): JsonResults => ({ head: { vars: ['n'] }, results: { b
 let demo: TestBuild;
 const dir = tmpDir('fkgqa-score-');
 beforeAll(async () => {
-  const out = path.join(dir, 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
-  await computeStats({ shards: out, timeoutMs: 20_000 });
-  demo = new TestBuild(out);
+  demo = new TestBuild(await demoBuild(dir, { gold: true }));
 }, 120_000);
 
 describe('score / reading run records', () => {

@@ -5,7 +5,6 @@ import path from 'node:path';
 import sparqljs from 'sparqljs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../src/sparql/parse.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve } from '../src/serve/server.js';
 import { compareResults } from '../src/answers/compare.js';
@@ -13,7 +12,7 @@ import { equivalentUnderTies, keyQuery } from '../src/answers/ties.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
 import { stats, verify } from '../src/index.js';
 import { classifyDisagreement, computeTotals, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
-import { DEMO, engineTestsRun, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const lit = (value: string, datatype?: string) => ({ type: 'literal' as const, value, ...(datatype ? { datatype } : {}) });
@@ -108,8 +107,7 @@ const JENA = await engineTestsRun('jena');
 describe('verify / the demo build', () => {
   let shards: string;
   beforeAll(async () => {
-    shards = path.join(tmpDir('fkgqa-verify-'), 'shards');
-    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+    shards = await demoBuild(tmpDir('fkgqa-verify-'));
   });
 
   it('all 14 distinct gold queries give identical answers federated and in trivial-federation form; without stats the oracle form is skipped', async () => {
@@ -215,8 +213,7 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
       child.on('close', (status) => resolve({ status, stdout, stderr }));
     });
   beforeAll(async () => {
-    shards = path.join(tmpDir('fkgqa-verify-refuse-'), 'shards');
-    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+    shards = await demoBuild(tmpDir('fkgqa-verify-refuse-'));
   });
 
   it('--query <kg>/qN verifies that graph only, without --kg', () => {

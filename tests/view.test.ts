@@ -3,8 +3,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEval } from '../src/eval/eval.js';
 import type { RunRecord } from '../src/eval/record.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
-import { computeStats } from '../src/report/stats.js';
 import { score } from '../src/score/score.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import type { JsonResults } from '../src/sparql/results.js';
@@ -14,7 +12,7 @@ import { readRunFiles } from '../src/view/records.js';
 import { viewRuns } from '../src/view/view.js';
 // @ts-expect-error plain JS helper without types
 import { CHROMIUM, launchChromium } from '../scripts/chromium.js';
-import { DEMO, fkgqaSync, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaSync, tmpDir } from './helpers.js';
 
 /**
  * Runs of the oracle on the demo build (real eval runs), plus runs made wrong from them the ways
@@ -32,9 +30,7 @@ const lit = (v: string) => ({ type: 'literal' as const, value: v });
 const rows = (r: RunRecord) => r.final!.results!.results!.bindings;
 
 beforeAll(async () => {
-  build = path.join(dir, 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
-  await computeStats({ shards: build, timeoutMs: 20_000 });
+  build = await demoBuild(dir, { gold: true });
   server = await serve({ shards: build, writeFiles: false });
   const endpoints = path.join(dir, 'endpoints.json');
   fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));
