@@ -307,7 +307,7 @@ export function formatViewHtml(data: ViewData): string {
 <div class="meta"><span>${data.runs.length} runs from ${esc(data.files.join(', '))}</span><span>${data.build ? `build ${esc(data.build)}; verdicts of fkgqa score: ${verdicts.correct} correct, ${verdicts.wrong} wrong${verdicts.unscored ? `, ${verdicts.unscored} unscored` : ''}` : 'not scored (made without --shards)'}</span><span id="count"></span></div>
 <div class="filters" id="filters"></div></header>
 <main><div id="list"><table><thead><tr><th>verdict</th><th>query</th><th>question</th><th>end</th><th title="LLM calls">llm</th><th title="seconds">s</th></tr></thead><tbody id="rows"></tbody></table><button id="more" style="display:none"></button></div>
-<div id="detail"><p class="muted">Choose a run on the left (or open <code>page.html#run=&lt;run id&gt;</code>).</p></div></main>
+<div id="detail"><p class="muted">Choose a run on the left (or add <code>#run=&lt;run id&gt;</code> to this page's address).</p></div></main>
 <script type="application/json" id="fkgqa-data">${embed(data)}</script>
 <script>${SCRIPT}</script>
 </body></html>

@@ -8,7 +8,7 @@
  *
  * The verdict is `fkgqa score`'s (src/score: the same function on the same run files, so the page
  * and the score report never disagree); without `shards` the runs are shown unscored. Deep link:
- * `page.html#run=<encodeURIComponent(run id)>` opens that run.
+ * `<page>.html#run=<encodeURIComponent(run id)>` opens that run.
  */
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
