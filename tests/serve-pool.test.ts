@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -426,6 +426,22 @@ describe('serve: the shard files are checked against their manifest as the pool 
     const state = tmpDir('fkgqa-pool-fifo-state-');
     const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', copy, '--port', '0', '--state', state], { encoding: 'utf8', timeout: 120_000 });
     expect([cli.status, cli.stderr]).toEqual([2, `fkgqa: error: ${shard}: shard file listed in the manifest is not a regular file (a folder, FIFO or device): rebuild with fkgqa partition\n`]);
+    expect(fs.readdirSync(state)).toEqual([]);
+  });
+
+  it('stops on SIGTERM sent as it starts loading: exit 0 as its help says, lock removed (was: 143 and serve.lock left while loading)', async () => {
+    const state = tmpDir('fkgqa-pool-sig-state-');
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', '0', '--state', state, '--workers', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve) => {
+      child.stderr!.on('data', (d) => {
+        err += String(d);
+        if (/loading them into/.test(err)) resolve();
+      });
+    });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
     expect(fs.readdirSync(state)).toEqual([]);
   });
 });

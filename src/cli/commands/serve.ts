@@ -1,11 +1,15 @@
 /** `fkgqa serve`: flags → `serve` (src/index.ts); prints "id<TAB>url" per endpoint, stops on SIGINT/SIGTERM. */
+import { stateDir } from '../../build/state.js';
 import { serve } from '../../index.js';
+import { releaseServeState } from '../../serve/state.js';
 import { stderrProgress } from '../progress.js';
 import { untilSignal } from '../signals.js';
 
 export async function run(o: Record<string, any>): Promise<void> {
   const progress = stderrProgress(o.quiet);
-  const server = await serve({
+  // Listening from the start: a signal while the stores load stops serve as one after it (exit 0, lock removed).
+  const stop = untilSignal();
+  const starting = serve({
     shards: o.shards,
     host: o.host,
     port: o.port,
@@ -24,8 +28,15 @@ export async function run(o: Record<string, any>): Promise<void> {
     mixGraphs: !!o.mixGraphs,
     progress,
   });
+  const first = await Promise.race([starting, stop]);
+  if (typeof first === 'string') {
+    progress?.(`fkgqa serve: ${first} while loading the stores, stopping`);
+    releaseServeState(stateDir(o.shards, o.state));
+    process.exit(0); // the loading threads stop with the process
+  }
+  const server = first;
   process.stdout.write(server.endpoints.map((e) => `${e.id}\t${e.url}\n`).join(''));
-  const sig = await untilSignal();
+  const sig = await stop;
   progress?.(`fkgqa serve: ${sig}, stopping`);
   const counts = server.log.counts();
   await server.close();
