@@ -305,6 +305,9 @@ describe('federation / postWithin: the query to one endpoint (node:http, keep-al
     await dead.close();
     const e = await postWithin(`${dead.url}/x/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, all).catch((err: Error) => err);
     expect([(e as Error).name, (e as Error).message, ((e as Error).cause as Error).message]).toEqual(['TypeError', 'fetch failed', `connect ECONNREFUSED ${dead.url.slice('http://'.length)}`]);
+    // A port fetch refuses (a "bad port" of the Fetch standard) is refused alike, so both routes reach the same endpoints.
+    const bad = await postWithin('http://127.0.0.1:6000/x/sparql', 'query=x', {}, AbortSignal.timeout(60_000), 1000, all).catch((err: Error) => err);
+    expect([(bad as Error).message, ((bad as Error).cause as Error).message]).toEqual(['fetch failed', 'bad port']);
     await expect(postWithin(`${ep.url}/a/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, { allowed: () => false })).rejects.toThrow(`refused to contact ${ep.url}/a/sparql: not a registered endpoint`);
   });
 });
