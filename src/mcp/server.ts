@@ -401,6 +401,8 @@ export interface McpStdioServer {
   context: McpToolContext;
   /** Resolves when the client closed stdin. */
   closed: Promise<void>;
+  /** Resolves when the federation engine's start-up (begun at once) ended: true started, false failed (each federated query then says why). */
+  warmed: Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -413,7 +415,10 @@ export interface McpStdioServer {
  */
 export function serveMcpStdio(options: McpServerOptions & { onRefused?: (why: string) => void }): McpStdioServer {
   const context = createMcpContext(options);
-  void context.sparql.warm();
+  const warmed = context.sparql.warm().then(
+    () => true,
+    () => false,
+  );
   const transport = new HardenedStdioTransport(process.stdin, process.stdout, { maxMessageBytes: context.limits.maxMessageBytes, ...(options.onRefused ? { onRefused: options.onRefused } : {}) });
   const closed = new Promise<void>((resolve) => {
     process.stdin.once('end', () => resolve()).once('close', () => resolve());
@@ -422,6 +427,7 @@ export function serveMcpStdio(options: McpServerOptions & { onRefused?: (why: st
   return {
     context,
     closed,
+    warmed,
     close: async () => {
       await handle.close();
       await context.close();
