@@ -12,6 +12,7 @@ import { readVoid } from '../src/describe/void-turtle.js';
 import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { planQuery } from '../src/federation/routing.js';
 import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
+import { CallLog } from '../src/mcp/call-log.js';
 import { failure, failureCause, runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
@@ -154,6 +155,24 @@ describe('fkgqa mcp / registry', () => {
       ['127.0.0.1-9-ds-sparql', null, null],
     ]);
     expect(() => openRegistry({})).toThrow(/no endpoints/);
+  });
+});
+
+describe('fkgqa mcp / call log', () => {
+  it('each entry is in the file when record returns (one descriptor kept open); after close the next entry opens it again', () => {
+    const file = path.join(tmpDir('fkgqa-mcp-log-'), 'sub', 'calls.jsonl');
+    const log = new CallLog(file);
+    const entry = (i: number) => ({ time: `2026-01-01T00:00:0${i}.000Z`, tool: 'run_sparql_query', setup: 'baseline', query: `ASK { ?s ?p "é${i}" }`, route: 'direct', endpoints: [], requests: {}, ms: i });
+    expect(fs.existsSync(file)).toBe(false);
+    log.record(entry(1));
+    expect(fs.readFileSync(file, 'utf8')).toBe(JSON.stringify(entry(1)) + '\n');
+    log.record(entry(2));
+    expect(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).query)).toEqual(['ASK { ?s ?p "é1" }', 'ASK { ?s ?p "é2" }']);
+    log.close();
+    log.record(entry(3));
+    log.close();
+    expect(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).ms)).toEqual([1, 2, 3]);
+    expect(log.entries).toHaveLength(3);
   });
 });
 

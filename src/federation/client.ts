@@ -152,7 +152,10 @@ export class BoundedSparqlClient {
     const ms = () => performance.now() - t0;
     const requests: Record<string, number> = {};
     if (!findEndpoint(this.registry, url)) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests };
-    const signal = cancel ? AbortSignal.any([AbortSignal.timeout(timeoutMs), cancel]) : AbortSignal.timeout(timeoutMs);
+    // A timer cleared when the answer is in (AbortSignal.timeout left one pending for timeoutMs after every call: issue 20).
+    const limit = new AbortController();
+    const timer = setTimeout(() => limit.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    const signal = cancel ? AbortSignal.any([limit.signal, cancel]) : limit.signal;
     try {
       const res = await postWithin(
         url,
@@ -176,6 +179,8 @@ export class BoundedSparqlClient {
       if (signal.aborted || err.name === 'TimeoutError' || err.name === 'AbortError') return { status: 'timeout', ms: ms(), requests };
       const cause = err.cause ? ` (${(err.cause as Error).message ?? err.cause})` : '';
       return { status: 'error', error: `cannot reach ${url}: ${err.message}${cause}`, ms: ms(), requests };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -116,6 +116,7 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
   const sparql = new BoundedSparqlClient(options.registry, { maxResultBytes: limits.maxResultBytes, parallel: options.engines ?? 1, ...(options.federationEngine ? { engine: options.federationEngine } : {}) });
   // Only high_level gives the catalogue's descriptions (section 5): every other setup's registry has none, so no path can show them.
   const registry = setup === 'high_level' ? options.registry : { ...options.registry, endpoints: options.registry.endpoints.map((e) => ({ ...e, description: null })) };
+  const callLog = new CallLog(logFile);
   const graphs = [...new Set(registry.endpoints.map((e) => e.graph).filter((g): g is string => g !== null))].sort();
   return {
     setup,
@@ -124,13 +125,16 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
     mixGraphs: options.mixGraphs ?? false,
     promptsDir: options.promptsDir !== undefined ? options.promptsDir && promptsFolder(path.resolve(options.promptsDir), setup) : DEFAULT_PROMPTS_DIR,
     sparql,
-    callLog: new CallLog(logFile),
+    callLog,
     limits,
     build,
     stateDir: state,
     prefixes: buildPrefixes(build),
     kgvoyager: typeof options.kgvoyager === 'object' ? options.kgvoyager : options.kgvoyager || setup === 'kgvoyager' ? {} : null,
-    close: () => sparql.close(),
+    close: async () => {
+      callLog.close();
+      await sparql.close();
+    },
   };
 }
 
