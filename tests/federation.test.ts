@@ -11,7 +11,7 @@ import { goldResultsById, readGoldAnswers } from '../src/build/gold-answers.js';
 import { openBuild } from '../src/build/open.js';
 import { BoundedSparqlClient } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
-import { fetchWithin, RedirectRefused } from '../src/federation/http.js';
+import { fetchWithin, postWithin, RedirectRefused } from '../src/federation/http.js';
 import { openRegistry, readEndpointsFile, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { planQuery } from '../src/federation/routing.js';
 import { stats } from '../src/index.js';
@@ -284,6 +284,91 @@ describe('federation / an endpoint that answers no SPARQL result inside a multi-
       await client.close();
     }
   }, 120_000);
+
+describe('federation / postWithin: the query to one endpoint (node:http, keep-alive)', () => {
+  let ep: { url: string; connections: number; requests: string[]; close(): Promise<void> };
+  beforeAll(async () => {
+    const requests: string[] = [];
+    // Requests so far on each connection (of one path: the client's agent keeps connections per host).
+    const perSocket = new Map<string, WeakMap<object, number>>();
+    const s = http.createServer((req, res) => {
+      const m = perSocket.get(req.url!) ?? new WeakMap<object, number>();
+      perSocket.set(req.url!, m);
+      const n = (m.get(req.socket) ?? 0) + 1;
+      m.set(req.socket, n);
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        requests.push(`${req.url} ${body}`);
+        // /drop: the second request on a connection finds it closed (as when an endpoint closes an idle connection while it is reused).
+        if (req.url === '/drop/sparql' && n === 2) return void req.socket.destroy();
+        if (req.url === '/silent/sparql') return; // never answers
+        if (req.url === '/big/sparql') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(100_000));
+        res.writeHead(200, { 'content-type': 'application/sparql-results+json; charset=utf-8', 'fkgqa-stopped': 'no' }).end(`{"n":${n},"body":${JSON.stringify(body)},"ct":${JSON.stringify(req.headers['content-length'])}}`);
+      });
+    });
+    let connections = 0;
+    s.on('connection', () => connections++);
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+    ep = {
+      url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`,
+      get connections() {
+        return connections;
+      },
+      requests,
+      close: () => new Promise<void>((r) => (s.close(() => r()), s.closeAllConnections())),
+    };
+  });
+  afterAll(() => ep?.close());
+  const all = { allowed: () => true };
+
+  it('reuses one connection for successive queries of the bounded client, and answers as fetch did (status, headers, UTF-8 body)', async () => {
+    const before = ep.connections;
+    const client = new BoundedSparqlClient(registryFromUrls([`${ep.url}/a/sparql`]));
+    const outs = [];
+    for (let i = 0; i < 3; i++) outs.push(await client.direct(`${ep.url}/a/sparql`, `ASK { <urn:é${i}> ?p ?o }`, 'application/sparql-results+json', 30_000));
+    expect(outs.map((o) => o.status === 'ok' && [o.contentType, JSON.parse(o.body).n])).toEqual([
+      ['application/sparql-results+json', 1],
+      ['application/sparql-results+json', 2],
+      ['application/sparql-results+json', 3],
+    ]);
+    const first = outs[0].status === 'ok' ? JSON.parse(outs[0].body) : null;
+    expect(first.body).toBe(new URLSearchParams({ query: 'ASK { <urn:é0> ?p ?o }' }).toString());
+    expect(first.ct).toBe(String(Buffer.byteLength(first.body)));
+    expect(ep.connections - before).toBe(1);
+    expect(client.requests).toEqual({ [`${ep.url}/a/sparql`]: 3 });
+  });
+
+  it('sends a query again on a new connection when the reused one was closed before any answer, counting it once', async () => {
+    const counted: string[] = [];
+    const bounds = { allowed: () => true, count: (e: string) => counted.push(e) };
+    const a = await postWithin(`${ep.url}/drop/sparql`, 'query=1', {}, AbortSignal.timeout(60_000), 1 << 20, bounds);
+    const b = await postWithin(`${ep.url}/drop/sparql`, 'query=2', {}, AbortSignal.timeout(60_000), 1 << 20, bounds);
+    expect([a.status, JSON.parse(a.text!).n, b.status, JSON.parse(b.text!).n]).toEqual([200, 1, 200, 1]);
+    expect(ep.requests.filter((r) => r.startsWith('/drop/'))).toEqual(['/drop/sparql query=1', '/drop/sparql query=2', '/drop/sparql query=2']);
+    expect(counted).toEqual([`${ep.url}/drop/sparql`, `${ep.url}/drop/sparql`]);
+  });
+
+  it('reads at most maxBytes of an answer, stops at the signal, words a refused connection as fetch did, and refuses a URL outside the registry unsent', async () => {
+    const big = await postWithin(`${ep.url}/big/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, all);
+    expect([big.status, big.text]).toEqual([200, undefined]);
+    const ok = await postWithin(`${ep.url}/big/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 100_000, all);
+    expect(ok.text!.length).toBe(100_000);
+    const stop = new AbortController();
+    const silent = postWithin(`${ep.url}/silent/sparql`, 'query=x', {}, stop.signal, 1000, all);
+    // Aborted once the endpoint has the request (an event, not a time budget).
+    await expect.poll(() => ep.requests.includes('/silent/sparql query=x'), { timeout: 60_000 }).toBe(true);
+    stop.abort();
+    await expect(silent).rejects.toMatchObject({ name: 'AbortError' });
+    const dead = await listener(() => {});
+    await dead.close();
+    const e = await postWithin(`${dead.url}/x/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, all).catch((err: Error) => err);
+    expect([(e as Error).name, (e as Error).message, ((e as Error).cause as Error).message]).toEqual(['TypeError', 'fetch failed', `connect ECONNREFUSED ${dead.url.slice('http://'.length)}`]);
+    // A port fetch refuses (a "bad port" of the Fetch standard) is refused alike, so both routes reach the same endpoints.
+    const bad = await postWithin('http://127.0.0.1:6000/x/sparql', 'query=x', {}, AbortSignal.timeout(60_000), 1000, all).catch((err: Error) => err);
+    expect([(bad as Error).message, ((bad as Error).cause as Error).message]).toEqual(['fetch failed', 'bad port']);
+    await expect(postWithin(`${ep.url}/a/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, { allowed: () => false })).rejects.toThrow(`refused to contact ${ep.url}/a/sparql: not a registered endpoint`);
+  });
 });
 
 describe('federation / routing', () => {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,13 +12,14 @@ import { readVoid } from '../src/describe/void-turtle.js';
 import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { planQuery } from '../src/federation/routing.js';
 import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
+import { CallLog } from '../src/mcp/call-log.js';
 import { failure, failureCause, runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { openBuild } from '../src/build/open.js';
 import { compareResults } from '../src/answers/compare.js';
-import { demoBuild, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
 
 const P = 'http://valuenet/ontop/';
 const VOID = 'http://rdfs.org/ns/void#';
@@ -153,6 +154,24 @@ describe('fkgqa mcp / registry', () => {
       ['127.0.0.1-9-ds-sparql', null, null],
     ]);
     expect(() => openRegistry({})).toThrow(/no endpoints/);
+  });
+});
+
+describe('fkgqa mcp / call log', () => {
+  it('each entry is in the file when record returns (one descriptor kept open); after close the next entry opens it again', () => {
+    const file = path.join(tmpDir('fkgqa-mcp-log-'), 'sub', 'calls.jsonl');
+    const log = new CallLog(file);
+    const entry = (i: number) => ({ time: `2026-01-01T00:00:0${i}.000Z`, tool: 'run_sparql_query', setup: 'baseline', query: `ASK { ?s ?p "é${i}" }`, route: 'direct', endpoints: [], requests: {}, ms: i });
+    expect(fs.existsSync(file)).toBe(false);
+    log.record(entry(1));
+    expect(fs.readFileSync(file, 'utf8')).toBe(JSON.stringify(entry(1)) + '\n');
+    log.record(entry(2));
+    expect(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).query)).toEqual(['ASK { ?s ?p "é1" }', 'ASK { ?s ?p "é2" }']);
+    log.close();
+    log.record(entry(3));
+    log.close();
+    expect(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).ms)).toEqual([1, 2, 3]);
+    expect(log.entries).toHaveLength(3);
   });
 });
 
@@ -682,3 +701,159 @@ describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
 export type { FkgqaMcpServer };
 
 
+
+/**
+ * `fkgqa mcp` on stdio as a child, its stdin left open: replies read by id and stderr lines, each
+ * waited for as an event.
+ */
+function stdioChild(args: string[]) {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  let out = '';
+  const replies = new Map<unknown, { result?: { content?: { text: string }[] } }>();
+  const waiters: (() => void)[] = [];
+  const wake = () => waiters.splice(0).forEach((w) => w());
+  child.stderr.on('data', (d: Buffer) => ((stderr += d), wake()));
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    let nl: number;
+    while ((nl = out.indexOf('\n')) >= 0) {
+      const m = JSON.parse(out.slice(0, nl)) as { id: unknown };
+      out = out.slice(nl + 1);
+      replies.set(m.id, m);
+    }
+    wake();
+  });
+  const exited = new Promise<{ code: number | null; signal: string | null }>((r) => child.once('exit', (code, signal) => (wake(), r({ code, signal }))));
+  const until = async (ok: () => boolean) => {
+    while (!ok()) {
+      if (child.exitCode !== null) throw new Error(`fkgqa mcp exited (${child.exitCode}): ${stderr}`);
+      await new Promise<void>((r) => waiters.push(r));
+    }
+  };
+  const send = (m: unknown) => new Promise<void>((r) => child.stdin.write(JSON.stringify(m) + '\n', () => r()));
+  const start = async () => {
+    await send(INIT);
+    await until(() => replies.has(0));
+    await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  };
+  return { child, exited, until, send, start, replies, stderr: () => stderr };
+}
+
+/** An endpoint that receives requests and never answers: `hits` counts them, `arrived` waits for the n-th. */
+async function hangingEndpoint() {
+  let hits = 0;
+  const waiters: (() => void)[] = [];
+  const s = http.createServer(() => {
+    hits++;
+    waiters.splice(0).forEach((w) => w());
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const base = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  return {
+    url: (name: string) => `${base}/${name}/sparql`,
+    arrived: async (n = 1) => {
+      while (hits < n) await new Promise<void>((r) => waiters.push(r));
+    },
+    close: () => new Promise<void>((r) => (s.close(() => r()), s.closeAllConnections())),
+  };
+}
+
+/** Waits for `event` while call `id` is running; fails at once with its answer if the call ends first. */
+async function inFlight(c: ReturnType<typeof stdioChild>, id: number, event: Promise<void>): Promise<void> {
+  const answered = c.until(() => c.replies.has(id)).then(() => {
+    throw new Error(`call ${id} ended before the event: ${JSON.stringify(c.replies.get(id))}`);
+  });
+  await Promise.race([event, answered]);
+  answered.catch(() => {});
+}
+
+const psChildren = (pid: number) => {
+  try {
+    return execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+};
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Whether the Jena case runs here (Java and Debian's Jena; see engineTestsRun). */
+const JENA_RUNS = await engineTestsRun('jena');
+
+describe('fkgqa mcp / signals end the stdio server with stdin still open (130/143), releasing the federation engine', () => {
+  it('idle after the engine warmed up and a call was answered: SIGTERM exits 143', async () => {
+    const dir = tmpDir('fkgqa-mcp-sig-');
+    const endpoints = path.join(dir, 'endpoints.json');
+    fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));
+    const c = stdioChild(['--endpoints', endpoints, '--call-log', path.join(dir, 'calls.jsonl')]);
+    try {
+      await c.start();
+      await c.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sparql_query', arguments: { query: `ASK { SERVICE <${url('library-shard1')}> { ?s ?p ?o } }` } } });
+      await c.until(() => c.replies.has(1) && c.stderr().includes('fkgqa mcp: federation engine comunica ready'));
+      expect(c.replies.get(1)!.result!.content![0].text).toMatch(/^ASK answer: true/);
+      c.child.kill('SIGTERM');
+      expect(await c.exited).toEqual({ code: 143, signal: null });
+      expect(c.stderr()).toContain('fkgqa mcp: interrupted (SIGTERM) after 1 tool calls; stopping the federation engine');
+      expect(fs.readFileSync(path.join(dir, 'calls.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+    } finally {
+      c.child.kill('SIGKILL');
+    }
+  });
+
+  it('during a call: SIGINT during a direct query exits 130; SIGTERM during a federated query on Comunica exits 143', async () => {
+    const hang = await hangingEndpoint();
+    try {
+      const direct = stdioChild(['--endpoint', hang.url('a'), '-q', '--call-log', '/dev/null']);
+      try {
+        await direct.start();
+        await direct.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sparql_query', arguments: { query: `ASK { SERVICE <${hang.url('a')}> { ?s ?p ?o } }`, timeout_ms: 100000 } } });
+        await inFlight(direct, 1, hang.arrived(1));
+        direct.child.kill('SIGINT');
+        expect(await direct.exited).toEqual({ code: 130, signal: null });
+        expect(direct.replies.has(1)).toBe(false);
+      } finally {
+        direct.child.kill('SIGKILL');
+      }
+      const fed = stdioChild(['--endpoint', hang.url('a'), '--endpoint', hang.url('b'), '--call-log', '/dev/null']);
+      try {
+        await fed.start();
+        await fed.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <${hang.url('a')}> { ?s ?p ?o } SERVICE <${hang.url('b')}> { ?o ?q ?r } }`, timeout_ms: 100000 } } });
+        await inFlight(fed, 1, hang.arrived(2)); // the engine's requests to the endpoints
+        fed.child.kill('SIGTERM');
+        expect(await fed.exited).toEqual({ code: 143, signal: null });
+        expect(fed.stderr()).toContain('fkgqa mcp: interrupted (SIGTERM) after 0 tool calls; stopping the federation engine');
+      } finally {
+        fed.child.kill('SIGKILL');
+      }
+    } finally {
+      await hang.close();
+    }
+  });
+
+  it.runIf(JENA_RUNS)('jena as the engine: SIGTERM after its warm-up and during a federated query exits 143 and ends the JVM', async () => {
+    const hang = await hangingEndpoint();
+    const c = stdioChild(['--endpoint', hang.url('a'), '--endpoint', hang.url('b'), '--federation-engine', 'jena', '--call-log', '/dev/null']);
+    try {
+      await c.start();
+      await c.until(() => c.stderr().includes('fkgqa mcp: federation engine jena ready'));
+      const jvm = psChildren(c.child.pid!).filter((l) => l.endsWith('java'));
+      expect(jvm).toHaveLength(1);
+      const jvmPid = Number(jvm[0].trim().split(/\s+/)[0]);
+      await c.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <${hang.url('a')}> { ?s ?p ?o } SERVICE <${hang.url('b')}> { ?o ?q ?r } }`, timeout_ms: 100000 } } });
+      await inFlight(c, 1, hang.arrived(1));
+      c.child.kill('SIGTERM');
+      expect(await c.exited).toEqual({ code: 143, signal: null });
+      expect(alive(jvmPid)).toBe(false);
+    } finally {
+      c.child.kill('SIGKILL');
+      await hang.close();
+    }
+  });
+});

@@ -77,6 +77,7 @@ const EXIT_CODES: Record<string, string> = {
   describe: '0 written, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
   serve: '0 stopped by SIGINT/SIGTERM, 2 bad input (a build that does not check, bad profiles or options), 3 internal error.',
   run: '0 report written, 2 bad input (the build, options, a model without --base-url/--model: named), 3 internal error, 130/143 interrupted by SIGINT/SIGTERM (the serve it started is stopped).',
+  mcp: '0 the client closed stdin (stdio) or stopped by SIGINT/SIGTERM (--http), 2 bad input (options, a port in use, a prompts folder or call log that cannot be used: named), 3 internal error; on stdio 130/143 interrupted by SIGINT/SIGTERM (stdin still open: the federation engine is stopped first, within 3 s).',
   query: '0 answered, 2 bad input: the query refused before anything was sent (the reason named), a bad option, no running serve, an unreachable endpoint (named), an endpoint error or the time limit; 3 internal error.',
   view: '0 written, 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };

@@ -5,15 +5,17 @@
  *
  * - nothing reaches a host outside the registry: a query goes only to a registered endpoint URL,
  *   a document (VoID, service description) only to the host of a registered endpoint; no redirect
- *   leaves the registry (`fetchWithin`, src/federation/http.ts: a query is never re-sent to a
- *   redirect target, a document follows a redirect only to a registered host);
+ *   leaves the registry (`postWithin` for a query to one endpoint, `fetchWithin` for documents and
+ *   the engines, src/federation/http.ts: a query is never re-sent to a redirect target, a document
+ *   follows a redirect only to a registered host);
  * - every request is bounded in time (`timeoutMs`, the outcome `timeout` is never an empty answer)
  *   and in size (`maxResultBytes`, the outcome `error` with `tooLarge`);
  * - requests are counted per endpoint, per call (`requests` of each outcome) and in total (`requests`);
  * - queries with several SERVICE clauses go to the federation engine chosen by name
  *   (src/federation/engine.ts; `--federation-engine`), created at the first federated query or at `warm`.
  *
- * Queries to one endpoint use the SPARQL 1.1 Protocol, POST form (§2.1.2). Every request carries the
+ * Queries to one endpoint use the SPARQL 1.1 Protocol, POST form (§2.1.2), on node:http with a
+ * keep-alive agent (`postWithin`: connections are reused across calls). Every request carries the
  * caller's time limit in the `Fkgqa-Timeout` header (milliseconds; `fkgqa serve` stops the query
  * there, see docs/serving.md; other servers ignore the header), and an answer `503` with
  * `Fkgqa-Stopped: time-limit; by=endpoint` (the endpoint's own, smaller limit) is told apart from
@@ -22,7 +24,7 @@
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
-import { endpointOf, fetchWithin, RedirectRefused, RequestRefused } from './http.js';
+import { endpointOf, fetchWithin, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 
 /** The request header that carries the caller's time limit in ms (read by fkgqa serve: `TIME_LIMIT_HEADER` of src/sparql/protocol.ts). */
@@ -169,26 +171,26 @@ export class BoundedSparqlClient {
     const ms = () => performance.now() - t0;
     const requests: Record<string, number> = {};
     if (!findEndpoint(this.registry, url)) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests };
-    const limitMs = Math.max(1, Math.ceil(timeoutMs)); // AbortSignal.timeout takes whole ms only
-    const signal = cancel ? AbortSignal.any([AbortSignal.timeout(limitMs), cancel]) : AbortSignal.timeout(limitMs);
+    // A timer cleared when the answer is in (AbortSignal.timeout left one pending for timeoutMs after every call: issue 20).
+    const limit = new AbortController();
+    const timer = setTimeout(() => limit.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    const signal = cancel ? AbortSignal.any([limit.signal, cancel]) : limit.signal;
     try {
-      const res = await fetchWithin(
+      const res = await postWithin(
         url,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', accept, [TIME_LIMIT_HEADER]: String(Math.max(1, Math.ceil(timeoutMs - ms()))) },
-          body: new URLSearchParams({ query }).toString(),
-          signal,
-        },
+        new URLSearchParams({ query }).toString(),
+        { 'content-type': 'application/x-www-form-urlencoded', accept, [TIME_LIMIT_HEADER]: String(Math.max(1, Math.ceil(timeoutMs - ms()))) },
+        signal,
+        this.maxResultBytes,
         { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },
       );
-      const body = await boundedText(res, this.maxResultBytes);
+      const body = res.text;
       if (body === undefined) return { status: 'error', error: `the answer of ${url} is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests };
       // fkgqa serve answers 503 when a query reaches a time limit: its own (by=endpoint) or the one sent here.
-      const stopped = stoppedAt(res.status, res.headers.get('fkgqa-stopped'), body);
+      const stopped = stoppedAt(res.status, res.header('fkgqa-stopped'), body);
       if (stopped) return { status: 'timeout', ms: ms(), requests, ...(stopped.by === 'endpoint' && stopped.limitMs !== undefined && stopped.limitMs < timeoutMs ? { endpointLimitMs: stopped.limitMs } : {}) };
-      if (!res.ok) return { status: 'error', error: body.trim().slice(0, 1000) || res.statusText, httpStatus: res.status, contentType: (res.headers.get('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
-      return { status: 'ok', body, contentType: (res.headers.get('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
+      if (res.status < 200 || res.status > 299) return { status: 'error', error: body.trim().slice(0, 1000) || res.statusText, httpStatus: res.status, contentType: (res.header('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
+      return { status: 'ok', body, contentType: (res.header('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
     } catch (e) {
       const err = e as Error;
       if (err instanceof RedirectRefused) return { status: 'error', error: err.message, redirect: true, httpStatus: err.status, ms: ms(), requests };
@@ -196,6 +198,8 @@ export class BoundedSparqlClient {
       if (signal.aborted || err.name === 'TimeoutError' || err.name === 'AbortError') return { status: 'timeout', ms: ms(), requests };
       const cause = err.cause ? ` (${(err.cause as Error).message ?? err.cause})` : '';
       return { status: 'error', error: `cannot reach ${url}: ${err.message}${cause}`, ms: ms(), requests };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

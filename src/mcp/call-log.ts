@@ -50,7 +50,9 @@ export interface CallLogEntry {
 
 /**
  * Tool calls in order, in memory and (when a file is given) as JSON lines. Writes are synchronous
- * appends, so the file is complete whenever a call has returned.
+ * appends, so the file is complete whenever a call has returned. The file is opened for appending
+ * at the first entry and kept open until `close` (one write per call instead of open, write and
+ * close: issue 20); an entry after `close` opens it again.
  */
 export class CallLog {
   /** Every entry recorded in this process, in order. */
@@ -66,11 +68,27 @@ export class CallLog {
     if (file) fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   }
 
+  private fd: number | null = null;
+
   /** Records one entry (and appends it to the file). */
   record(entry: CallLogEntry): void {
     this.entries.push(entry);
-    if (this.file) fs.appendFileSync(this.file, JSON.stringify(entry) + '\n');
+    if (this.file) this.append(Buffer.from(JSON.stringify(entry) + '\n'));
     for (const l of this.listeners) l(entry);
+  }
+
+  /** Appends bytes to the file through the kept descriptor (opened at the first entry). */
+  private append(bytes: Buffer): void {
+    this.fd ??= fs.openSync(this.file!, 'a');
+    for (let at = 0; at < bytes.length; ) at += fs.writeSync(this.fd, bytes, at);
+  }
+
+  /** Closes the file (a later entry opens it again). */
+  close(): void {
+    if (this.fd === null) return;
+    const fd = this.fd;
+    this.fd = null;
+    fs.closeSync(fd);
   }
 
   /** Calls `listener` for every later entry; returns a function that stops it. */

@@ -116,6 +116,7 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
   const sparql = new BoundedSparqlClient(options.registry, { maxResultBytes: limits.maxResultBytes, parallel: options.engines ?? 1, ...(options.federationEngine ? { engine: options.federationEngine } : {}) });
   // Only high_level gives the catalogue's descriptions (section 5): every other setup's registry has none, so no path can show them.
   const registry = setup === 'high_level' ? options.registry : { ...options.registry, endpoints: options.registry.endpoints.map((e) => ({ ...e, description: null })) };
+  const callLog = new CallLog(logFile);
   const graphs = [...new Set(registry.endpoints.map((e) => e.graph).filter((g): g is string => g !== null))].sort();
   return {
     setup,
@@ -124,13 +125,16 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
     mixGraphs: options.mixGraphs ?? false,
     promptsDir: options.promptsDir !== undefined ? options.promptsDir && promptsFolder(path.resolve(options.promptsDir), setup) : DEFAULT_PROMPTS_DIR,
     sparql,
-    callLog: new CallLog(logFile),
+    callLog,
     limits,
     build,
     stateDir: state,
     prefixes: buildPrefixes(build),
     kgvoyager: typeof options.kgvoyager === 'object' ? options.kgvoyager : options.kgvoyager || setup === 'kgvoyager' ? {} : null,
-    close: () => sparql.close(),
+    close: async () => {
+      callLog.close();
+      await sparql.close();
+    },
   };
 }
 
@@ -401,6 +405,8 @@ export interface McpStdioServer {
   context: McpToolContext;
   /** Resolves when the client closed stdin. */
   closed: Promise<void>;
+  /** Resolves when the federation engine's start-up (begun at once) ended: true started, false failed (each federated query then says why). */
+  warmed: Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -413,7 +419,10 @@ export interface McpStdioServer {
  */
 export function serveMcpStdio(options: McpServerOptions & { onRefused?: (why: string) => void }): McpStdioServer {
   const context = createMcpContext(options);
-  void context.sparql.warm();
+  const warmed = context.sparql.warm().then(
+    () => true,
+    () => false,
+  );
   const transport = new HardenedStdioTransport(process.stdin, process.stdout, { maxMessageBytes: context.limits.maxMessageBytes, ...(options.onRefused ? { onRefused: options.onRefused } : {}) });
   const closed = new Promise<void>((resolve) => {
     process.stdin.once('end', () => resolve()).once('close', () => resolve());
@@ -422,6 +431,7 @@ export function serveMcpStdio(options: McpServerOptions & { onRefused?: (why: st
   return {
     context,
     closed,
+    warmed,
     close: async () => {
       await handle.close();
       await context.close();

@@ -155,7 +155,7 @@ const NEWLINE = 0x0a;
 /**
  * MCP's stdio binding (newline-delimited JSON-RPC on stdin/stdout) with the checks of
  * `checkMessage` and a size limit per message; an MCP SDK `Transport`, for `serveStdio`'s
- * `transport` option. It closes only when stdin ends or `close` is called.
+ * `transport` option. It closes only when stdin ends or `close` is called (which stops reading stdin).
  */
 export class HardenedStdioTransport implements Transport {
   onclose?: () => void;
@@ -270,6 +270,8 @@ export class HardenedStdioTransport implements Transport {
     this.stdin.off('end', this.onEnd);
     this.stdin.off('close', this.onEnd);
     this.stdin.off('error', this.onStdinError);
+    // Stops reading: an open stdin that is still read keeps Node's event loop alive after the close.
+    this.stdin.pause();
     this.parts = [];
     this.onclose?.();
   }

@@ -62,7 +62,19 @@ export async function run(o: Record<string, any>): Promise<void> {
   }
   const s = serveMcpStdio({ ...options, onRefused: refused });
   progress?.(`fkgqa mcp: MCP on stdio; ${about}; call log ${s.context.callLog.file ?? 'in memory only'}`);
-  // The client closing stdin ends the session (MCP stdio binding); a signal too.
-  await Promise.race([s.closed, untilSignal()]);
-  await s.close();
+  void s.warmed.then((ok) => progress?.(ok ? `fkgqa mcp: federation engine ${o.federationEngine} ready` : `fkgqa mcp: federation engine ${o.federationEngine} did not start (federated queries will report why)`));
+  // The client closing stdin ends the session (MCP stdio binding): exit 0.
+  const sig = await Promise.race([s.closed.then(() => null), untilSignal()]);
+  if (sig === null) return void (await s.close());
+  // A signal interrupts it (130/143, as every command): stdin may still be open and a call or the
+  // engine's start-up may be running, so the process exits itself once the engine is released
+  // (Comunica threads terminated, the Jena JVM ended) or after SIGNAL_CLOSE_MS at most.
+  progress?.(`fkgqa mcp: interrupted (${sig}) after ${s.context.callLog.entries.length} tool calls; stopping the federation engine`);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([s.close().catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, SIGNAL_CLOSE_MS)))]);
+  clearTimeout(timer);
+  process.exit(sig === 'SIGINT' ? 130 : 143);
 }
+
+/** The longest `fkgqa mcp` waits for its federation engine to stop after SIGINT/SIGTERM, in ms. */
+const SIGNAL_CLOSE_MS = 3000;
