@@ -284,6 +284,7 @@ describe('federation / an endpoint that answers no SPARQL result inside a multi-
       await client.close();
     }
   }, 120_000);
+});
 
 describe('federation / postWithin: the query to one endpoint (node:http, keep-alive)', () => {
   let ep: { url: string; connections: number; requests: string[]; close(): Promise<void> };
