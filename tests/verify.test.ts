@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../src/sparql/parse.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve } from '../src/serve/server.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { compareResults } from '../src/answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../src/answers/ties.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
