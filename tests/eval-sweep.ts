@@ -38,6 +38,8 @@ export interface SweepResult {
   faults: number;
   /** Fault injections that killed eval (an append happened: the file was not finished yet). */
   faultKills: number;
+  /** Fault injections at an instant when at least as many runs remained as the append they kill at (each must kill). */
+  faultsArmed: number;
   /** Kills after which the file ended in a torn line. */
   tornSeen: number;
   /** Resumes that said on stderr that they cut a torn line away. */
@@ -67,9 +69,11 @@ function inspect(file: string): { whole: string[]; torn: string } {
 export async function killSweep(o: SweepOptions): Promise<SweepResult> {
   const rand = seededRandom(o.seed, 'eval-kill');
   const args = [path.join(ROOT, 'bin/fkgqa.js'), 'eval', '--shards', o.build, '--endpoints', o.endpointsFile, '--agent', 'single', '--no-probe', '--tools', 'in-process', '--kg', ...(o.kgs ?? ['library']), '--repeats', String(o.repeats), '--out', o.out];
-  const r: SweepResult = { instants: 0, killedWhileRunning: 0, faults: 0, faultKills: 0, tornSeen: 0, repairsSaid: 0, runsLost: 0, duplicates: 0, unparsable: 0, planned: 8 * (o.kgs ?? ['library']).length * o.repeats, finalRuns: 0, finalLines: 0, finalCode: null };
+  const r: SweepResult = { instants: 0, killedWhileRunning: 0, faults: 0, faultKills: 0, faultsArmed: 0, tornSeen: 0, repairsSaid: 0, runsLost: 0, duplicates: 0, unparsable: 0, planned: 8 * (o.kgs ?? ['library']).length * o.repeats, finalRuns: 0, finalLines: 0, finalCode: null };
   const ever = new Set<string>();
   let tornBefore = false;
+  /** Distinct runs in the file after the last instant. */
+  let done = 0;
   const check = () => {
     const { whole, torn } = inspect(o.out);
     const ids: string[] = [];
@@ -113,6 +117,7 @@ export async function killSweep(o: SweepOptions): Promise<SweepResult> {
     const fault = o.faultEvery > 0 && (i + 1) % o.faultEvery === 0;
     const delay = Math.floor(rand() * o.maxDelayMs);
     const k = 1 + Math.floor(rand() * 3);
+    if (fault && r.planned - done >= k) r.faultsArmed++;
     const x = fault ? await runOnce({ FKGQA_FAULT_AT: `append:${k}` }, undefined) : await runOnce({}, delay);
     r.instants++;
     if (fault) r.faults++;
@@ -120,6 +125,7 @@ export async function killSweep(o: SweepOptions): Promise<SweepResult> {
     if (x.killed || x.signal === 'SIGKILL') r.killedWhileRunning++;
     if (tornBefore && x.stderr.includes('cut away a torn last line')) r.repairsSaid++;
     const c = check();
+    done = c.ids.length;
     tornBefore = c.torn !== '';
     if (tornBefore) r.tornSeen++;
     o.log?.(`instant ${i + 1}/${o.instants}: ${fault ? `fault append:${k}` : `kill after ${delay} ms`} → ${x.signal ?? `exit ${x.code}`}, ${c.ids.length} runs${tornBefore ? ', torn last line' : ''}`);
