@@ -189,8 +189,9 @@ export class BoundedSparqlClient {
       // fkgqa serve answers 503 when a query reaches a time limit: its own (by=endpoint) or the one sent here.
       const stopped = stoppedAt(res.status, res.header('fkgqa-stopped'), body);
       if (stopped) return { status: 'timeout', ms: ms(), requests, ...(stopped.by === 'endpoint' && stopped.limitMs !== undefined && stopped.limitMs < timeoutMs ? { endpointLimitMs: stopped.limitMs } : {}) };
-      if (res.status < 200 || res.status > 299) return { status: 'error', error: body.trim().slice(0, 1000) || res.statusText, httpStatus: res.status, contentType: (res.header('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
-      return { status: 'ok', body, contentType: (res.header('content-type') ?? '').split(';')[0].trim(), ms: ms(), requests };
+      const contentType = (res.header('content-type') ?? '').split(';')[0].trim();
+      if (res.status < 200 || res.status > 299) return { status: 'error', error: body.trim().slice(0, 1000) || res.statusText, httpStatus: res.status, contentType, ms: ms(), requests };
+      return { status: 'ok', body, contentType, ms: ms(), requests };
     } catch (e) {
       const err = e as Error;
       if (err instanceof RedirectRefused) return { status: 'error', error: err.message, redirect: true, httpStatus: err.status, ms: ms(), requests };

@@ -14,7 +14,7 @@ import type { JsonResults } from '../sparql/results.js';
 import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
 import type { McpToolContext } from './context.js';
 import { mixedGraphs, planQuery, type QueryPlan } from '../federation/routing.js';
-import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
+import { findEndpoint, type EndpointRegistry } from '../federation/registry.js';
 import type { SparqlOutcome } from '../federation/client.js';
 import { pageArgs, pageNote, pickPage } from './paging.js';
 import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';

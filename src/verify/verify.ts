@@ -26,7 +26,7 @@ import { goldResultsById, readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type G
 import { StoreWorker } from '../common/store-worker.js';
 import { MEDIA } from '../sparql/protocol.js';
 import type { JsonResults } from '../sparql/results.js';
-import { compareResults, type Comparison } from '../answers/compare.js';
+import { compareResults } from '../answers/compare.js';
 import { admissibleUnderTies, type AdmissibleAnswers, type AnswerMatcher } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
 import { type EngineOutcome, type FederationEngine } from '../federation/engine.js';

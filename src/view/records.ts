@@ -5,7 +5,6 @@
  * the same id replaces an earlier one (a resumed or retried run); each record keeps the file and
  * line it came from, so the page can say where to find it.
  */
-import fs from 'node:fs';
 import { InputError } from '../common/errors.js';
 import { readTextInput } from '../common/input.js';
 import type { RunRecord } from '../eval/record.js';
