@@ -11,7 +11,7 @@
 //   spawn until it has loaded them; time and peak resident memory (VmHWM) of each.
 // - point / aggregate: autocannon 9, `--connections` clients for `--duration` s, on the largest
 //   shard (world_1-shard1 on the dev build): serve vs a bare node:http handler over one oxigraph
-//   store (bench/bare-oxigraph.js); req/s and the server's CPU time per request.
+//   store (bench/bare-oxigraph.js); req/s, the server's CPU time per request (all threads) and its main thread's alone.
 // - all: the same two queries cycling over every shard endpoint (serve only).
 // - comunica: the point and aggregate query on Comunica's own SPARQL endpoint over the same shard
 //   file (comunica-sparql-http, the file served by a static handler in this process), vs serve;
@@ -96,6 +96,20 @@ function procStats(pid) {
     return { peakRss: Number(/VmHWM:\s+(\d+)/.exec(status)[1]) * 1024, rss: Number(/VmRSS:\s+(\d+)/.exec(status)[1]) * 1024, cpuMs: ((Number(f[11]) + Number(f[12])) * 1000) / 100 };
   } catch {
     return { peakRss: NaN, rss: NaN, cpuMs: NaN };
+  }
+}
+
+/**
+ * CPU time (ms) of a process's main thread alone (Linux /proc/<pid>/task/<pid>/stat): the thread
+ * that reads requests and writes answers in serve, and the only JS thread of the bare handler.
+ */
+function mainThreadCpuMs(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return NaN;
   }
 }
 
@@ -240,14 +254,16 @@ const pathOf = (id, q) => `/${id}/sparql?query=${encodeURIComponent(q)}`;
 
 /**
  * autocannon on `origin` with `paths` (cycled per connection) for `seconds`; req/s (answers over the
- * run's duration), latency, the server's CPU µs per request.
+ * run's duration), latency, the server's CPU µs per request (all threads, and its main thread alone: mainCpuUs).
  */
 function cannon(origin, paths, pid, seconds = duration) {
   return new Promise((resolve, reject) => {
     const cpu0 = procStats(pid).cpuMs;
-    autocannon({ url: origin, connections, duration: seconds, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) }, (err, r) =>
-      err ? reject(err) : resolve({ rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: ((procStats(pid).cpuMs - cpu0) * 1000) / Math.max(1, r.requests.total) }),
-    );
+    const main0 = mainThreadCpuMs(pid);
+    autocannon({ url: origin, connections, duration: seconds, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) }, (err, r) => {
+      const per = (ms) => (ms * 1000) / Math.max(1, r?.requests.total ?? 1);
+      err ? reject(err) : resolve({ rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: per(procStats(pid).cpuMs - cpu0), mainCpuUs: per(mainThreadCpuMs(pid) - main0) });
+    });
   });
 }
 
@@ -272,10 +288,10 @@ if (scenarios.has('point') || scenarios.has('aggregate')) {
       for (const side of sides) runs[side.name].push(await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid));
       log(`${key} ${i + 1}/${pairs}: bare ${runs.bare[i].rps.toFixed(0)} req/s; ${sides.map((s) => `${s.name} ${runs[s.name][i].rps.toFixed(0)}`).join('; ')}`);
     }
-    const summary = (r) => ({ rps: median(r.map((x) => x.rps)), p50: median(r.map((x) => x.p50)), p99: median(r.map((x) => x.p99)), cpuUs: median(r.map((x) => x.cpuUs)), errors: r.reduce((n, x) => n + x.errors, 0) });
+    const summary = (r) => ({ rps: median(r.map((x) => x.rps)), p50: median(r.map((x) => x.p50)), p99: median(r.map((x) => x.p99)), cpuUs: median(r.map((x) => x.cpuUs)), mainCpuUs: median(r.map((x) => x.mainCpuUs)), errors: r.reduce((n, x) => n + x.errors, 0) });
     const row = { load: [before, load()], shard: largest.id, bare: summary(runs.bare), sides: {} };
     for (const side of sides) {
-      row.sides[side.name] = { ...summary(runs[side.name]), ratio: median(runs[side.name].map((x, i) => x.rps / runs.bare[i].rps)), cpuRatio: median(runs[side.name].map((x, i) => x.cpuUs / runs.bare[i].cpuUs)) };
+      row.sides[side.name] = { ...summary(runs[side.name]), ratio: median(runs[side.name].map((x, i) => x.rps / runs.bare[i].rps)), cpuRatio: median(runs[side.name].map((x, i) => x.cpuUs / runs.bare[i].cpuUs)), mainCpuRatio: median(runs[side.name].map((x, i) => x.mainCpuUs / runs.bare[i].mainCpuUs)) };
     }
     results.scenarios[key] = row;
   }
@@ -390,8 +406,8 @@ if (R.scale) {
 for (const key of ['point', 'aggregate']) {
   if (!R[key]) continue;
   const v = R[key];
-  row(`${key} query, ${v.shard}: bare node:http + oxigraph`, `${v.bare.rps.toFixed(0)} req/s, ${v.bare.cpuUs.toFixed(0)} µs CPU/req`, '', v.load);
-  for (const [name, x] of Object.entries(v.sides)) row(`${key} query, ${v.shard}: ${name}`, `${x.rps.toFixed(0)} req/s, ${x.cpuUs.toFixed(0)} µs CPU/req, p99 ${x.p99} ms`, `${x.ratio.toFixed(2)}× (CPU ${x.cpuRatio.toFixed(2)}×)`, v.load);
+  row(`${key} query, ${v.shard}: bare node:http + oxigraph`, `${v.bare.rps.toFixed(0)} req/s, ${v.bare.cpuUs.toFixed(0)} µs CPU/req (main thread ${v.bare.mainCpuUs.toFixed(0)})`, '', v.load);
+  for (const [name, x] of Object.entries(v.sides)) row(`${key} query, ${v.shard}: ${name}`, `${x.rps.toFixed(0)} req/s, ${x.cpuUs.toFixed(0)} µs CPU/req (main thread ${x.mainCpuUs.toFixed(0)}), p99 ${x.p99} ms`, `${x.ratio.toFixed(2)}× (CPU ${x.cpuRatio.toFixed(2)}×, main ${x.mainCpuRatio.toFixed(2)}×)`, v.load);
 }
 if (R.all) for (const [name, x] of Object.entries(R.all.sides)) row(`all ${shardList.length} shards: ${name}`, `point ${x.point.rps.toFixed(0)}, aggregate ${x.aggregate.rps.toFixed(0)} req/s`, '', R.all.load);
 if (R.comunica) for (const key of ['point', 'aggregate']) row(`${key} query vs Comunica's endpoint over the shard file`, `${R.comunica[key].comunica.rps.toFixed(2)} vs ${R.comunica[key].serve.rps.toFixed(0)} req/s`, `serve ${R.comunica[key].ratio.toFixed(1)}× faster`, R.comunica.load);
@@ -416,7 +432,7 @@ if (o.result) {
     ratios.push({ what: `serve start-up vs the bare loader on a synthetic build of ${R.scale.triples} triples (paired)`, value: v(R.scale.sides.serve.timeRatio), unit: '× time', goal: '≤ 2' });
     ratios.push({ what: `serve peak memory at start-up vs the bare loader, ${R.scale.triples} triples (paired)`, value: v(R.scale.sides.serve.memoryRatio), unit: '× memory', goal: '≤ 2' });
   }
-  if (R.point) ratios.push({ what: `point query on ${R.point.shard} vs a bare node:http + oxigraph handler (paired req/s)`, value: v(R.point.sides.serve.ratio), unit: '× throughput', goal: '≥ 0.8', note: `CPU per request ${v(R.point.sides.serve.cpuRatio)}×` });
+  if (R.point) ratios.push({ what: `point query on ${R.point.shard} vs a bare node:http + oxigraph handler (paired req/s)`, value: v(R.point.sides.serve.ratio), unit: '× throughput', goal: '≥ 0.8', note: `CPU per request ${v(R.point.sides.serve.cpuRatio)}×, main thread's ${v(R.point.sides.serve.mainCpuRatio)}× (${Math.round(R.point.sides.serve.mainCpuUs)} vs ${Math.round(R.point.bare.mainCpuUs)} µs)` });
   if (R.aggregate) ratios.push({ what: `aggregate query on ${R.aggregate.shard} vs the same bare handler (paired req/s)`, value: v(R.aggregate.sides.serve.ratio), unit: '× throughput', goal: 'keep ≥ 0.84' });
   if (R.comunica) for (const key of ['point', 'aggregate']) ratios.push({ what: `${key} query: serve vs Comunica's endpoint over the shard file`, value: v(R.comunica[key].ratio), unit: '× throughput', goal: 'keep ≥ 10' });
   const figures = { scale: R.scale && { triples: R.scale.triples, bareMs: R.scale.bare.ms, bareMiB: R.scale.bare.peakRss / 1048576, serveMs: R.scale.sides.serve.ms, serveMiB: R.scale.sides.serve.peakRss / 1048576 }, startup: R.startup && { bareMs: R.startup.bare.ms, bareMiB: R.startup.bare.peakRss / 1048576, serveMs: R.startup.sides.serve.ms, serveMiB: R.startup.sides.serve.peakRss / 1048576 }, release: R.release?.sides.serve, servePeakMiB: servers.serve ? servers.serve.peakAfter / 1048576 : undefined, shards: shardList.length, triples: results.machine.triples };
