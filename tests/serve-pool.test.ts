@@ -12,7 +12,7 @@ import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpContext } from '../src/mcp/server.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { DEFAULT_PORT } from '../src/serve/defaults.js';
-import { splitIntoGroups } from '../src/serve/pool.js';
+import { ClientGone, EndpointPool, splitIntoGroups, type PoolEndpoint, type PoolOutcome } from '../src/serve/pool.js';
 import { poolWorkers, serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA, parseTimeLimit } from '../src/sparql/protocol.js';
 import { xmlIllegalChar } from '../src/sparql/xml-chars.js';
@@ -443,5 +443,71 @@ describe('serve: the shard files are checked against their manifest as the pool 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(fs.readdirSync(state)).toEqual([]);
+  });
+});
+
+describe('serve: the pool sends the queries of one turn in one message (issue 20, the point query)', () => {
+  /** The library shards of the demo build as pool endpoints. */
+  const endpointsOf = (): PoolEndpoint[] => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(shards, 'library', 'manifest.json'), 'utf8')) as { shards: { endpoint: string; file: string; triples: number }[] };
+    return manifest.shards.map((sh) => ({ id: sh.endpoint, sources: [{ file: path.join(shards, 'library', sh.file), format: MEDIA.ntriples }], triples: sh.triples }));
+  };
+  const task = (endpoint: string, query: string) => ({ endpoint, query, accept: MEDIA.json, protocolDataset: false });
+  const count = (o: PoolOutcome) => {
+    if (o.status !== 'ok') throw new Error(`expected an answer, got ${JSON.stringify(o)}`);
+    return Number((JSON.parse(String(o.answer.body)) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value);
+  };
+
+  it('answers four queries posted in one turn from one message, each with its own endpoint\'s count, as text', async () => {
+    const pool = await EndpointPool.start(endpointsOf(), { workers: 1 });
+    try {
+      const before = { ...pool.sent };
+      const ids = ['library-shard1', 'library-shard4', 'library-shard1', 'library-shard4'];
+      const outcomes = await Promise.all(ids.map((id) => pool.run(id, task(id, COUNT), { limitMs: 60_000 })));
+      expect(outcomes.map(count)).toEqual([35, 40, 35, 40]);
+      expect(outcomes.every((o) => o.status === 'ok' && typeof o.answer.body === 'string')).toBe(true);
+      // PIPELINE (4) queries posted in one turn: one message, not four.
+      expect({ queries: pool.sent.queries - before.queries, messages: pool.sent.messages - before.messages }).toEqual({ queries: 4, messages: 1 });
+      // One turn later, a fifth query is a message of its own.
+      expect(count(await pool.run('library-shard1', task('library-shard1', COUNT), { limitMs: 60_000 }))).toBe(35);
+      expect(pool.sent.messages - before.messages).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('skips a query withdrawn in the turn it was posted (its client went away before the message left): cancelled, no worker replaced, the others answered', async () => {
+    const pool = await EndpointPool.start(endpointsOf(), { workers: 1 });
+    try {
+      const gone = new ClientGone();
+      const runs = [
+        pool.run('library-shard1', task('library-shard1', COUNT), { limitMs: 60_000 }),
+        pool.run('library-shard4', task('library-shard4', COUNT), { limitMs: 60_000, signal: gone }),
+        pool.run('library-shard4', task('library-shard4', COUNT), { limitMs: 60_000 }),
+      ];
+      gone.abort();
+      const [a, b, c] = await Promise.all(runs);
+      expect(b.status).toBe('cancelled');
+      expect([count(a), count(c)]).toEqual([35, 40]);
+      expect(pool.restartsOf('library-shard4')).toEqual({ restarts: 0, faults: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('ClientGone runs its listeners once, not a removed one, and its AbortSignal follows it', () => {
+    const gone = new ClientGone();
+    const calls: string[] = [];
+    const removed = () => calls.push('removed');
+    gone.addEventListener('abort', () => calls.push('a'));
+    gone.addEventListener('abort', removed);
+    gone.removeEventListener('abort', removed);
+    const signal = gone.signal();
+    expect([gone.aborted, signal.aborted]).toEqual([false, false]);
+    gone.abort();
+    gone.abort();
+    expect(calls).toEqual(['a']);
+    expect([gone.aborted, signal.aborted]).toEqual([true, true]);
+    expect(new ClientGone().signal().aborted).toBe(false);
   });
 });

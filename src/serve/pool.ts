@@ -10,7 +10,9 @@
  * - **One query at a time per worker**, in arrival order per group; up to `PIPELINE` queries are
  *   posted to a worker at once, so that it goes from one to the next without waiting for the main
  *   thread (one message hop per query each way cost more main-thread CPU than the point query
- *   itself). A posted query that has not started can be withdrawn: each worker shares a small ring
+ *   itself). The queries posted to a worker in one turn of the event loop (every request read in
+ *   that turn's poll phase) go in one message, sent by one `setImmediate`: a message per query woke
+ *   an idle worker once per query. A posted query that has not started can be withdrawn: each worker shares a small ring
  *   of flags with the pool (one per posted query: pending, started, withdrawn, set with
  *   compare-and-swap on both sides), so a withdrawn query is skipped and a started one is known to
  *   run. The main thread counts a query as started when the one before it has answered.
@@ -59,6 +61,54 @@ export interface PoolOptions {
   progress?: (line: string) => void;
 }
 
+/**
+ * What the pool needs of a client's signal: an AbortSignal, or the lighter ClientGone that the
+ * server makes per request (an AbortController per request was a measurable part of the main
+ * thread's work per point query).
+ */
+export type GoneSignal = Pick<AbortSignal, 'aborted'> & {
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+};
+
+/**
+ * Aborted once, when a request's client went away (`abort`): the listeners run once, in order.
+ * Satisfies GoneSignal; `signal()` gives a real AbortSignal that follows it, for code that needs one.
+ */
+export class ClientGone implements GoneSignal {
+  aborted = false;
+  private listeners: (() => void)[] | undefined;
+  private controller: AbortController | undefined;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    (this.listeners ??= []).push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.listeners?.indexOf(listener) ?? -1;
+    if (i >= 0) this.listeners!.splice(i, 1);
+  }
+
+  /** An AbortSignal aborted with this one (made at the first call). */
+  signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  /** The client went away: runs the listeners (once). */
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listeners = this.listeners ?? [];
+    this.listeners = undefined;
+    this.controller?.abort();
+    for (const l of listeners) l();
+  }
+}
+
 /** The time limits of one query and the client's signal. */
 export interface RunLimits {
   /** The endpoint's own time limit, in ms, counted from the moment the query starts running. */
@@ -68,7 +118,7 @@ export interface RunLimits {
   /** When the request arrived (`performance.now()`); default now. */
   arrived?: number;
   /** Aborted when the client went away: the query is dropped or stopped. */
-  signal?: AbortSignal;
+  signal?: GoneSignal;
 }
 
 /**
@@ -94,7 +144,7 @@ interface Job {
   slot?: Slot;
   timer?: NodeJS.Timeout;
   slowTimer?: NodeJS.Timeout;
-  signal?: AbortSignal;
+  signal?: GoneSignal;
   onAbort?: () => void;
   done: boolean;
   resolve: (o: PoolOutcome) => void;
@@ -119,7 +169,11 @@ interface Slot {
   flags: Int32Array;
   /** The next query's sequence number in this worker. */
   seq: number;
+  /** Queries posted (in `posted`) but not yet sent: sent together, in one message, at the end of this turn of the event loop. */
+  outbox: QueryMessage[];
 }
+
+type QueryMessage = Extract<PoolRequest, { type: 'queries' }>['queries'][number];
 
 interface Group {
   index: number;
@@ -190,6 +244,8 @@ export class EndpointPool {
   private starting: { pending: Set<string>; resolve: () => void; reject: (e: Error) => void; loaded: number } | undefined;
   /** Triples per endpoint, as loaded. */
   readonly triples = new Map<string, number>();
+  /** Queries sent to workers so far, and the messages that carried them (queries posted in one turn share one). */
+  readonly sent = { queries: 0, messages: 0 };
 
   private constructor(
     private readonly endpoints: PoolEndpoint[],
@@ -317,7 +373,7 @@ export class EndpointPool {
     const flags = new Int32Array(new SharedArrayBuffer(RING * Int32Array.BYTES_PER_ELEMENT));
     const worker = new Worker(this.script, { workerData: { module: this.module, flags } });
     worker.unref();
-    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0 };
+    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0, outbox: [] };
     worker.on('message', (m: PoolReply) => this.onReply(slot, m));
     worker.on('error', (e) => this.onCrash(slot, e));
     worker.on('exit', (code) => this.onCrash(slot, new Error(`the worker thread exited (code ${code})`)));
@@ -336,8 +392,29 @@ export class EndpointPool {
   }
 
   private post(slot: Slot, m: PoolRequest): void {
+    this.send(slot);
     slot.worker.postMessage(m);
   }
+
+  /** Sends a worker the queries posted to it this turn, in one message (a message per query woke the thread once per query). */
+  private send(slot: Slot): void {
+    if (slot.outbox.length === 0) return;
+    const queries = slot.outbox;
+    slot.outbox = [];
+    if (slot.dead) return;
+    slot.worker.postMessage({ type: 'queries', queries } satisfies PoolRequest);
+    this.sent.messages++;
+    this.sent.queries += queries.length;
+  }
+
+  /** Slots with queries in their outbox; sent by one setImmediate per turn (after every request read in this turn's poll phase). */
+  private readonly sending = new Set<Slot>();
+  private sendScheduled = false;
+  private readonly sendAll = (): void => {
+    this.sendScheduled = false;
+    for (const s of this.sending) this.send(s);
+    this.sending.clear();
+  };
 
   /** Gives the group's worker its next thing to do: the first waiting query (loading its endpoint first), else a background load. */
   private pump(group: Group): void {
@@ -376,7 +453,12 @@ export class EndpointPool {
     Atomics.store(s.flags, seq % RING, PENDING);
     job.slot = s;
     s.posted.push({ seq, job, gone: false });
-    this.post(s, { type: 'query', id: job.id, seq, task: job.task });
+    s.outbox.push({ id: job.id, seq, task: job.task });
+    this.sending.add(s);
+    if (!this.sendScheduled) {
+      this.sendScheduled = true;
+      setImmediate(this.sendAll);
+    }
     if (s.posted.length === 1) this.began(s, group, job);
   }
 

@@ -10,7 +10,7 @@ import type http from 'node:http';
 import { checkQueryText } from '../sparql/guard.js';
 import { MEDIA, negotiate, parseProtocolRequest, parseTimeLimit, ProtocolError, readBody, strictSearchParams, TIME_LIMIT_HEADER, type ProtocolRequest } from '../sparql/protocol.js';
 import type { EndpointTask } from './answer.js';
-import type { EndpointPool } from './pool.js';
+import type { EndpointPool, GoneSignal } from './pool.js';
 import type { LiveDescriptions, LiveShard } from './live-void.js';
 import type { EndpointProfile } from './profile.js';
 import { text, type Answer } from './routing.js';
@@ -44,7 +44,7 @@ export interface RequestContext {
   /** `performance.now()` when the request arrived (a request's time limit counts from then). */
   arrived: number;
   /** Aborted when the client disconnects before the answer is sent. */
-  signal: AbortSignal;
+  signal: GoneSignal;
 }
 
 /** The response header that marks a query stopped at a time limit: `time-limit; by=endpoint|request; ms=N`. */

@@ -32,7 +32,7 @@ import { FEDERATION_PATH } from './defaults.js';
 import type { FederationEndpoint } from './federation-endpoint.js';
 import { LiveDescriptions } from './live-void.js';
 import { profileFor, readProfileConfig, type ProfileConfig } from './profile.js';
-import { EndpointPool, type PoolEndpoint } from './pool.js';
+import { ClientGone, EndpointPool, type PoolEndpoint } from './pool.js';
 import { answerSparql, answerVoid, liveShard, type EndpointLimits, type ServedEndpoint } from './protocol.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog } from './request-log.js';
 import { CORS, hostAllowed, route as routeOf, serverPathAnswer, text, type Answer } from './routing.js';
@@ -352,9 +352,12 @@ export class ShardServer {
     const started = performance.now();
     const time = new Date().toISOString();
     // Aborted when the client disconnects before the answer is written: its query is dropped or stopped.
-    const gone = new AbortController();
+    const gone = new ClientGone();
+    // One listener for both: the client went away (its query is dropped or stopped), and the log.
+    let recordOnClose: (() => void) | undefined;
     res.once('close', () => {
       if (!res.writableFinished) gone.abort();
+      recordOnClose?.();
     });
     let ep: ServedEndpoint | undefined;
     let answer: Answer;
@@ -376,9 +379,9 @@ export class ShardServer {
       } else if (!this.ready) {
         req.resume();
         answer = text(503, `fkgqa serve is still loading its stores: retry in a moment`, 'other', { 'Retry-After': '1' });
-      } else if (route.what === 'sparql') answer = await answerSparql(req, url, ep!, this.limits, this.live, { pool: this.pool!, arrived: started, signal: gone.signal });
+      } else if (route.what === 'sparql') answer = await answerSparql(req, url, ep!, this.limits, this.live, { pool: this.pool!, arrived: started, signal: gone });
       else if (route.what === 'void') answer = await answerVoid(req, ep!, this.live);
-      else if (route.what === 'federation') answer = await (await this.federationEndpoint()).handle(req, url, gone.signal);
+      else if (route.what === 'federation') answer = await (await this.federationEndpoint()).handle(req, url, gone.signal());
       else {
         req.resume();
         answer = serverPathAnswer(route.what, req.method ?? 'GET', {
@@ -392,8 +395,10 @@ export class ShardServer {
       req.resume();
       answer = e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error)?.message ?? String(e)}`, 'invalid');
     }
-    const body = typeof answer.body === 'string' ? Buffer.from(answer.body, 'utf8') : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
-    const headers: Record<string, string | number> = { ...CORS, 'Content-Type': answer.type, 'Content-Length': body.length, ...answer.headers };
+    // A text body is written as text: node sends it with the headers in one write (a Buffer is a second chunk).
+    const body = typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
+    const bytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
+    const headers: Record<string, string | number> = { ...CORS, 'Content-Type': answer.type, 'Content-Length': bytes, ...answer.headers };
     if (answer.status === 413) headers.Connection = 'close';
     const a = answer;
     const record = () => {
@@ -405,7 +410,7 @@ export class ShardServer {
           method: req.method ?? '?',
           status: a.status,
           ms: Math.round((performance.now() - started) * 10) / 10,
-          bytes: body.length,
+          bytes,
           ...(a.profile ? { profile: a.profile } : {}),
           ...(a.timeout ? { timeout: true as const } : {}),
           ...(a.cancelled ? { cancelled: true as const } : {}),
@@ -417,7 +422,7 @@ export class ShardServer {
     };
     // A request whose client went away was closed already: logged now, else once the answer is out.
     if (res.closed) record();
-    else res.once('close', record);
+    else recordOnClose = record;
     if (answer.cancelled || res.destroyed) {
       // The client is gone: nothing to write (the log still records the request).
       if (!res.destroyed) res.destroy();
