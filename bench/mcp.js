@@ -1,4 +1,4 @@
-// npm run bench:mcp [-- --shards DIR] [-- --runs N] [-- --warmup N]
+// npm run bench:mcp [-- --shards DIR] [-- --runs N] [-- --warmup N] [-- --compare CHECKOUT]
 // Tool-call latency of run_sparql_query (fkgqa mcp) side by side with querying the endpoint
 // directly, in one run (a benchmark, not a test). The shard endpoints (and the unsharded graphs)
 // run in a separate `fkgqa serve` process; the MCP server runs in this process with an in-memory
@@ -17,6 +17,14 @@
 // The stdio server is waited for until its federation engine has started (a federated call):
 // `fkgqa mcp` warms the engine at start, 2–3 s of CPU that otherwise overlap the timed rounds.
 // Rounds rotate the order of the scenarios, so none always follows the same one.
+// --compare CHECKOUT adds a row for another checkout's `fkgqa mcp` (its bin/fkgqa.js and dist, e.g. main
+// built in a copy) over stdio, timed in the same rounds, so a change is measured side by side.
+// Rows for insight, not goals (issue 20's floor of the stdio goal): the same `fkgqa mcp` driven by a
+// raw JSON-RPC client (newline JSON on the child's stdin/stdout, no SDK on the client side); a bare
+// stdio echo (bench/mcp-echo.js bare: a child that answers each request with a line of the size of
+// our answer); the SDK's stdio with a no-op tool (bench/mcp-echo.js sdk: McpServer over serveStdio
+// answering a fixed text of our answer's size, called with the SDK client). The printed floors add
+// an echo to the direct POST: what no MCP server over stdio can beat on this machine.
 // Columns: median and p95 latency (ms) of the calls that succeeded, ratio = median / the median of
 // the direct query it is compared with, failed = calls that failed (first message on stderr).
 import { execFileSync, spawn } from 'node:child_process';
@@ -31,7 +39,7 @@ import { createMcpServer } from '../dist/mcp/server.js';
 import { benchOptions, here, loadAverage, median, writeResult } from './lib.js';
 
 const cli = path.resolve(here, '../bin/fkgqa.js');
-const o = benchOptions({ shards: '', runs: '100', warmup: '10' });
+const o = benchOptions({ shards: '', runs: '100', warmup: '10', compare: '' });
 const runs = Number(o.runs);
 const loadBefore = loadAverage();
 const warmup = Number(o.warmup);
@@ -142,35 +150,117 @@ try {
     if (r.isError) throw new Error(r.content[0].text);
   };
 
-  // Until the stdio server's federation engine has started (see the header).
+  /** An SDK client over stdio to `node ARGS…` and a caller of its run_sparql_query. */
+  const sdkStdio = async (args) => {
+    const c = new Client({ name: 'bench', version: '1' });
+    await c.connect(new StdioClientTransport({ command: process.execPath, args }));
+    const call = (query) => async () => {
+      const r = await c.callTool({ name: 'run_sparql_query', arguments: { query } });
+      if (r.isError) throw new Error(r.content[0].text);
+      return r;
+    };
+    return { client: c, call };
+  };
+  /** A raw JSON-RPC client over a child's stdio: newline-delimited JSON, one pending request at a time. */
+  const rawStdio = (args) => {
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    let buf = '';
+    let wake = null;
+    let id = 0;
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d) => {
+      buf += d;
+      const i = buf.indexOf('\n');
+      if (i >= 0 && wake) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        const w = wake;
+        wake = null;
+        w(JSON.parse(line));
+      }
+    });
+    const request = (method, params) =>
+      new Promise((resolve, reject) => {
+        wake = (m) => (m.error ? reject(new Error(m.error.message)) : resolve(m.result));
+        child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }) + '\n');
+      });
+    const init = async () => {
+      await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench-raw', version: '1' } });
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+    };
+    const call = (query) => async () => {
+      const r = await request('tools/call', { name: 'run_sparql_query', arguments: { query } });
+      if (r.isError) throw new Error(r.content[0].text);
+    };
+    return { child, init, call, close: () => child.stdin.end() };
+  };
+  const mcpArgs = (root) => [path.join(root, 'bin/fkgqa.js'), 'mcp', '--endpoints', epFile, '-q'];
+  const lone = `SELECT * WHERE { SERVICE <${s1}> { ${body} } }`;
+  const compare = o.compare ? await sdkStdio(mcpArgs(path.resolve(o.compare))) : null;
+  const raw = rawStdio(mcpArgs(path.resolve(here, '..')));
+  await raw.init();
+  // Until each stdio server's federation engine has started (see the header).
   await stdioTool(join(urls['library-shard4'], urls['library-shard2']))();
+  if (compare) await compare.call(join(urls['library-shard4'], urls['library-shard2']))();
+  await raw.call(join(urls['library-shard4'], urls['library-shard2']))();
+  // The echoes answer with as much as run_sparql_query does.
+  const sample = await stdio.callTool({ name: 'run_sparql_query', arguments: { query: lone } });
+  const answerChars = sample.content[0].text.length;
+  const lineBytes = Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 1, result: sample }));
+  const bare = rawStdio([path.join(here, 'mcp-echo.js'), 'bare', String(lineBytes)]);
+  const sdkEcho = await sdkStdio([path.join(here, 'mcp-echo.js'), 'sdk', String(answerChars)]);
 
-  const rows = await timeAll([
-    ['lone SERVICE, endpoint directly (HTTP POST)', direct(s1, `SELECT * WHERE { ${body} }`)],
-    ['lone SERVICE, endpoint directly (node:http POST)', directHttp(s1, `SELECT * WHERE { ${body} }`)],
-    ['lone SERVICE, run_sparql_query (in-memory MCP)', tool(`SELECT * WHERE { SERVICE <${s1}> { ${body} } }`)],
-    ['lone SERVICE, run_sparql_query (stdio MCP)', stdioTool(`SELECT * WHERE { SERVICE <${s1}> { ${body} } }`)],
-    ['2-shard join, unsharded endpoint directly', direct(urls.library, unsharded)],
-    ['2-shard join, run_sparql_query (federation)', tool(join(urls['library-shard4'], urls['library-shard2']))],
-  ]);
+  // [name, call, index of the row it is compared with, goal of that ratio (null: none)]
+  const plan = [
+    ['lone SERVICE, endpoint directly (HTTP POST)', direct(s1, `SELECT * WHERE { ${body} }`), 0, null],
+    ['lone SERVICE, endpoint directly (node:http POST)', directHttp(s1, `SELECT * WHERE { ${body} }`), 0, 'report'],
+    ['lone SERVICE, run_sparql_query (in-memory MCP)', tool(lone), 0, '≤ 1.2'],
+    ['lone SERVICE, run_sparql_query (stdio MCP)', stdioTool(lone), 0, '≤ 1.2'],
+    ...(compare ? [[`lone SERVICE, run_sparql_query (stdio MCP, --compare)`, compare.call(lone), 0, 'report']] : []),
+    ['lone SERVICE, run_sparql_query (stdio, raw JSON-RPC client)', raw.call(lone), 0, 'report'],
+    ['floor: bare stdio echo round trip', bare.call(lone), 0, null],
+    ['floor: SDK stdio round trip, no-op tool', sdkEcho.call(lone), 0, null],
+    ['2-shard join, unsharded endpoint directly', direct(urls.library, unsharded), -1, null],
+    ['2-shard join, run_sparql_query (federation)', tool(join(urls['library-shard4'], urls['library-shard2'])), -1, 'report'],
+  ];
+  const joinBase = plan.findIndex(([name]) => name.startsWith('2-shard join, unsharded'));
+  for (const row of plan) if (row[2] === -1) row[2] = joinBase;
+  const rows = await timeAll(plan.map(([name, fn]) => [name, fn]));
   console.log(`bench:mcp — ${shards} (library), ${runs} runs of each scenario (interleaved) after ${warmup} warm-up rounds; latency in ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} CPUs`);
-  // ratio: the scenario's median over the median of its baseline (the direct query it is compared with: rows 0 and 4).
-  const baseOf = [0, 0, 0, 0, 4, 4];
-  console.log(`${'scenario'.padEnd(50)} ${'median'.padStart(8)} ${'p95'.padStart(8)} ${'ratio'.padStart(6)} ${'failed'.padStart(6)}`);
+  // ratio: the scenario's median over the median of its baseline (the direct query it is compared with).
+  console.log(`${'scenario'.padEnd(60)} ${'median'.padStart(8)} ${'p95'.padStart(8)} ${'ratio'.padStart(6)} ${'failed'.padStart(6)}`);
   const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '–');
   const figures = {};
   const ratios = [];
-  const goals = [null, 'report', '≤ 1.2', '≤ 1.2', null, 'report'];
+  const med = (k) => (rows[k][1].length ? median(rows[k][1]) : NaN);
+  const nodeHttp = plan.findIndex(([name]) => name.endsWith('(node:http POST)'));
   for (const [k, [name, ms, failed]] of rows.entries()) {
-    const med = ms.length ? median(ms) : NaN;
-    const base = rows[baseOf[k]][1].length ? median(rows[baseOf[k]][1]) : NaN;
-    console.log(`${name.padEnd(50)} ${f(med).padStart(8)} ${f(ms.length ? pct(ms, 95) : NaN).padStart(8)} ${f(med / base).padStart(6)} ${String(failed).padStart(6)}`);
-    figures[name] = { medianMs: med, p95Ms: ms.length ? pct(ms, 95) : null, failed };
-    if (goals[k]) ratios.push({ what: `${name} vs ${rows[baseOf[k]][0]} (median latency)`, value: med / base, unit: '× time', goal: goals[k] });
-    if (k === 2 || k === 3) ratios.push({ what: `${name} vs ${rows[1][0]} (median latency)`, value: med / median(rows[1][1]), unit: '× time', goal: 'report' });
+    const [, , b, goal] = plan[k];
+    console.log(`${name.padEnd(60)} ${f(med(k)).padStart(8)} ${f(ms.length ? pct(ms, 95) : NaN).padStart(8)} ${f(med(k) / med(b)).padStart(6)} ${String(failed).padStart(6)}`);
+    figures[name] = { medianMs: med(k), p95Ms: ms.length ? pct(ms, 95) : null, failed };
+    if (goal) ratios.push({ what: `${name} vs ${rows[b][0]} (median latency)`, value: med(k) / med(b), unit: '× time', goal });
+    if (name.startsWith('lone SERVICE, run_sparql_query (in-memory') || name === 'lone SERVICE, run_sparql_query (stdio MCP)') ratios.push({ what: `${name} vs ${rows[nodeHttp][0]} (median latency)`, value: med(k) / med(nodeHttp), unit: '× time', goal: 'report' });
   }
+  // The floors of the stdio goal (see the header): a direct POST plus a round trip that does no work.
+  const fetchMed = med(0);
+  const bareMed = med(plan.findIndex(([name]) => name.startsWith('floor: bare')));
+  const sdkMed = med(plan.findIndex(([name]) => name.startsWith('floor: SDK')));
+  const floors = [
+    ['floor: (fetch POST + bare stdio echo) / fetch POST', (fetchMed + bareMed) / fetchMed],
+    ['floor: (node:http POST + bare stdio echo) / fetch POST', (med(nodeHttp) + bareMed) / fetchMed],
+    ['floor: (node:http POST + SDK stdio round trip, no-op tool) / fetch POST', (med(nodeHttp) + sdkMed) / fetchMed],
+  ];
+  for (const [what, value] of floors) {
+    console.log(`${what.padEnd(76)} ${f(value).padStart(6)}`);
+    ratios.push({ what, value, unit: '× time', goal: 'report' });
+  }
+  console.log(`answer of the lone-SERVICE call: ${answerChars} characters of text, a JSON-RPC line of ${lineBytes} bytes`);
   writeResult(o, 'mcp', { loadBefore, ratios, figures: { shards, runs, warmup, scenarios: figures } });
   await stdio.close();
+  if (compare) await compare.client.close();
+  await sdkEcho.client.close();
+  raw.close();
+  bare.close();
   await client.close();
   await mcp.close();
 } finally {

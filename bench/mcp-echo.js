@@ -1,0 +1,36 @@
+// The floor rows of bench/mcp.js (issue 20): a stdio peer that does no work but answer.
+//   node bench/mcp-echo.js bare LINE_BYTES   answers each newline-delimited JSON-RPC request with one
+//                                           line of about LINE_BYTES bytes (its id copied): the bare
+//                                           stdio round trip between two Node processes;
+//   node bench/mcp-echo.js sdk TEXT_CHARS    an MCP server (the SDK's McpServer over the SDK's own
+//                                           serveStdio) whose one tool, run_sparql_query, answers
+//                                           every call with a fixed text of TEXT_CHARS characters:
+//                                           the MCP SDK's stdio layers with a no-op tool.
+import { McpServer } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import * as z from 'zod';
+
+const [mode, size] = [process.argv[2], Number(process.argv[3])];
+if (mode === 'bare') {
+  const line = JSON.stringify({ jsonrpc: '2.0', id: 0, result: { content: [{ type: 'text', text: 'x'.repeat(Math.max(0, size - 60)) }] } });
+  let buf = '';
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (d) => {
+    buf += d;
+    for (let i; (i = buf.indexOf('\n')) >= 0; ) {
+      const m = JSON.parse(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+      process.stdout.write(line.replace('"id":0', `"id":${JSON.stringify(m.id)}`) + '\n');
+    }
+  });
+} else if (mode === 'sdk') {
+  const text = 'x'.repeat(size);
+  serveStdio(() => {
+    const server = new McpServer({ name: 'echo', version: '1' });
+    server.registerTool('run_sparql_query', { description: 'answers a fixed text', inputSchema: z.object({ query: z.string().min(1) }) }, async () => ({ content: [{ type: 'text', text }] }));
+    return server;
+  });
+} else {
+  process.stderr.write('usage: node bench/mcp-echo.js bare LINE_BYTES | sdk TEXT_CHARS\n');
+  process.exit(2);
+}
