@@ -74,6 +74,19 @@ function paramsProblem(method: string, params: unknown): string | null {
     .join('; ');
 }
 
+/**
+ * True when the params of a `tools/call` (from JSON.parse) are of the plain form every client sends
+ * per call — only `name` (a string) and optionally `arguments` (an object) — which the SDK's
+ * CallToolRequest schema always accepts (tests/mcp-transport.test.ts compares both on such params).
+ * Any other form (a `_meta`, a `task`, a wrong type) goes through `paramsProblem`: this skips a zod
+ * validation per tool call (issue 20), it never changes an answer.
+ */
+function plainToolCall(method: string, params: unknown): boolean {
+  if (method !== 'tools/call' || !isObject(params) || typeof params.name !== 'string') return false;
+  for (const k in params) if (k !== 'name' && k !== 'arguments') return false;
+  return !('arguments' in params) || isObject(params.arguments);
+}
+
 /** Checks one parsed JSON value as a single JSON-RPC 2.0 message (see the module comment). */
 function checkValue(x: unknown): CheckedMessage {
   if (!isObject(x)) return { ok: false, reply: errorReply(null, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: a JSON-RPC message is a JSON object'), why: 'not a JSON object' };
@@ -89,7 +102,7 @@ function checkValue(x: unknown): CheckedMessage {
       return { ok: false, reply: errorReply(id, JSONRPC_ERRORS.invalidParams, `Invalid params: the params of ${x.method} must be an object, not ${what}`), why: `params of ${x.method} are ${what}` };
     }
     if (hasId) {
-      const bad = paramsProblem(x.method, x.params);
+      const bad = plainToolCall(x.method, x.params) ? null : paramsProblem(x.method, x.params);
       if (bad) return { ok: false, reply: errorReply(id, JSONRPC_ERRORS.invalidParams, `Invalid params: ${bad}`), why: `params of ${x.method}: ${bad}` };
     }
     return { ok: true, message: x as unknown as JSONRPCMessage };

@@ -1,0 +1,55 @@
+// The JSON-RPC envelope check of `fkgqa mcp` (src/mcp/transport.ts) skips the SDK's zod validation
+// of a plain tools/call (issue 20): it must accept and refuse exactly what that validation accepts
+// and refuses, and word a refusal as before.
+import { specTypeSchemas } from '@modelcontextprotocol/server';
+import { describe, expect, it } from 'vitest';
+import { checkMessage, JSONRPC_ERRORS } from '../src/mcp/transport.js';
+
+/** Whether the SDK's CallToolRequest schema accepts these params. */
+function sdkAccepts(params: unknown): boolean {
+  const r = (specTypeSchemas.CallToolRequest as unknown as { '~standard': { validate(v: unknown): { issues?: readonly unknown[] } } })['~standard'].validate({ method: 'tools/call', params });
+  return !r.issues?.length;
+}
+
+const PARAMS: [string, string][] = [
+  ['name and arguments', '{"name":"run_sparql_query","arguments":{"query":"ASK {}"}}'],
+  ['name only', '{"name":"run_sparql_query"}'],
+  ['empty name', '{"name":""}'],
+  ['empty arguments', '{"name":"x","arguments":{}}'],
+  ['arguments an array', '{"name":"x","arguments":[]}'],
+  ['arguments null', '{"name":"x","arguments":null}'],
+  ['arguments a string', '{"name":"x","arguments":"q"}'],
+  ['name a number', '{"name":1,"arguments":{}}'],
+  ['name missing', '{"arguments":{}}'],
+  ['name null', '{"name":null}'],
+  ['_meta an object', '{"name":"x","arguments":{},"_meta":{"progressToken":3}}'],
+  ['_meta a string', '{"name":"x","_meta":"m"}'],
+  ['progressToken an object', '{"name":"x","_meta":{"progressToken":{}}}'],
+  ['an unknown key', '{"name":"x","other":1}'],
+  ['a key named __proto__', '{"name":"x","__proto__":{"a":1}}'],
+];
+
+describe('checkMessage on tools/call params', () => {
+  it.each(PARAMS)('%s: accepted exactly when the SDK schema accepts it', (_, params) => {
+    const c = checkMessage(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":${params}}`);
+    const sdk = sdkAccepts(JSON.parse(params));
+    expect(c.ok).toBe(sdk);
+    if (!c.ok) {
+      const reply = c.reply as { id: unknown; error: { code: number; message: string } };
+      expect(reply.id).toBe(9);
+      expect(reply.error.code).toBe(JSONRPC_ERRORS.invalidParams);
+    }
+  });
+
+  it('the plain form passes, and refusals name the field as before', () => {
+    expect(checkMessage('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_sparql_query","arguments":{"query":"ASK {}"}}}')).toEqual({
+      ok: true,
+      message: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sparql_query', arguments: { query: 'ASK {}' } } },
+    });
+    const bad = checkMessage('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":1}}');
+    expect(bad.ok).toBe(false);
+    expect(bad.ok ? null : (bad.reply as { error: { message: string } }).error.message).toBe('Invalid params: params.name: Invalid input: expected string, received number');
+    const arr = checkMessage('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":[1]}}');
+    expect(arr.ok ? null : (arr.reply as { error: { message: string } }).error.message).toBe('Invalid params: params.arguments: Invalid input: expected record, received array');
+  });
+});
