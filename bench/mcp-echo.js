@@ -2,6 +2,11 @@
 //   node bench/mcp-echo.js bare LINE_BYTES   answers each newline-delimited JSON-RPC request with one
 //                                           line of about LINE_BYTES bytes (its id copied): the bare
 //                                           stdio round trip between two Node processes;
+//   node bench/mcp-echo.js min TEXT_CHARS    the least an MCP server over stdio can be for the SDK's client:
+//                                           answers initialize (the client's protocol version, tools
+//                                           capability) and every tools/call with a fixed text of
+//                                           TEXT_CHARS characters, without the SDK: what the SDK client
+//                                           alone costs;
 //   node bench/mcp-echo.js sdk TEXT_CHARS    an MCP server (the SDK's McpServer over the SDK's own
 //                                           serveStdio) whose one tool, run_sparql_query, answers
 //                                           every call with a fixed text of TEXT_CHARS characters:
@@ -23,6 +28,25 @@ if (mode === 'bare') {
       process.stdout.write(line.replace('"id":0', `"id":${JSON.stringify(m.id)}`) + '\n');
     }
   });
+} else if (mode === 'min') {
+  const text = 'x'.repeat(size);
+  let buf = '';
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (d) => {
+    buf += d;
+    for (let i; (i = buf.indexOf('\n')) >= 0; ) {
+      const m = JSON.parse(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+      if (m.id === undefined) continue;
+      const result =
+        m.method === 'initialize'
+          ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'min', version: '1' } }
+          : m.method === 'tools/call'
+            ? { content: [{ type: 'text', text }] }
+            : {};
+      process.stdout.write(JSON.stringify({ result, jsonrpc: '2.0', id: m.id }) + '\n');
+    }
+  });
 } else if (mode === 'sdk') {
   const text = 'x'.repeat(size);
   serveStdio(() => {
@@ -31,6 +55,6 @@ if (mode === 'bare') {
     return server;
   });
 } else {
-  process.stderr.write('usage: node bench/mcp-echo.js bare LINE_BYTES | sdk TEXT_CHARS\n');
+  process.stderr.write('usage: node bench/mcp-echo.js bare LINE_BYTES | min TEXT_CHARS | sdk TEXT_CHARS\n');
   process.exit(2);
 }

@@ -23,8 +23,11 @@
 // raw JSON-RPC client (newline JSON on the child's stdin/stdout, no SDK on the client side); a bare
 // stdio echo (bench/mcp-echo.js bare: a child that answers each request with a line of the size of
 // our answer); the SDK's stdio with a no-op tool (bench/mcp-echo.js sdk: McpServer over serveStdio
-// answering a fixed text of our answer's size, called with the SDK client). The printed floors add
-// an echo to the direct POST: what no MCP server over stdio can beat on this machine.
+// answering a fixed text of our answer's size, called with the SDK client); the SDK client with a
+// minimal server (bench/mcp-echo.js min: initialize and tools/call answered by a bare line echo, so
+// only the client's SDK works). The printed floors add an echo to a direct POST: the last, node:http
+// (the tool's client) + SDK client to the minimal server, is what no MCP server over stdio reached
+// with the SDK client can beat on this machine.
 // Columns: median and p95 latency (ms) of the calls that succeeded, ratio = median / the median of
 // the direct query it is compared with, failed = calls that failed (first message on stderr).
 import { execFileSync, spawn } from 'node:child_process';
@@ -209,6 +212,7 @@ try {
   const lineBytes = Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 1, result: sample }));
   const bare = rawStdio([path.join(here, 'mcp-echo.js'), 'bare', String(lineBytes)]);
   const sdkEcho = await sdkStdio([path.join(here, 'mcp-echo.js'), 'sdk', String(answerChars)]);
+  const minEcho = await sdkStdio([path.join(here, 'mcp-echo.js'), 'min', String(answerChars)]);
 
   // [name, call, index of the row it is compared with, goal of that ratio (null: none)]
   const plan = [
@@ -220,6 +224,7 @@ try {
     ['lone SERVICE, run_sparql_query (stdio, raw JSON-RPC client)', raw.call(lone), 0, 'report'],
     ['floor: bare stdio echo round trip', bare.call(lone), 0, null],
     ['floor: SDK stdio round trip, no-op tool', sdkEcho.call(lone), 0, null],
+    ['floor: SDK client, minimal stdio server (no-op tool)', minEcho.call(lone), 0, null],
     ['2-shard join, unsharded endpoint directly', direct(urls.library, unsharded), -1, null],
     ['2-shard join, run_sparql_query (federation)', tool(join(urls['library-shard4'], urls['library-shard2'])), -1, 'report'],
   ];
@@ -244,11 +249,13 @@ try {
   // The floors of the stdio goal (see the header): a direct POST plus a round trip that does no work.
   const fetchMed = med(0);
   const bareMed = med(plan.findIndex(([name]) => name.startsWith('floor: bare')));
-  const sdkMed = med(plan.findIndex(([name]) => name.startsWith('floor: SDK')));
+  const sdkMed = med(plan.findIndex(([name]) => name.startsWith('floor: SDK stdio')));
+  const minMed = med(plan.findIndex(([name]) => name.startsWith('floor: SDK client')));
   const floors = [
     ['floor: (fetch POST + bare stdio echo) / fetch POST', (fetchMed + bareMed) / fetchMed],
     ['floor: (node:http POST + bare stdio echo) / fetch POST', (med(nodeHttp) + bareMed) / fetchMed],
     ['floor: (node:http POST + SDK stdio round trip, no-op tool) / fetch POST', (med(nodeHttp) + sdkMed) / fetchMed],
+    ['floor: (node:http POST + SDK client to a minimal server) / fetch POST', (med(nodeHttp) + minMed) / fetchMed],
   ];
   for (const [what, value] of floors) {
     console.log(`${what.padEnd(76)} ${f(value).padStart(6)}`);
@@ -259,6 +266,7 @@ try {
   await stdio.close();
   if (compare) await compare.client.close();
   await sdkEcho.client.close();
+  await minEcho.client.close();
   raw.close();
   bare.close();
   await client.close();
