@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
+import type { EndpointFault, EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
 import { queryLimit, type StopReason } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 
@@ -123,7 +123,7 @@ type Reply =
   | { type: 'ready'; jena: string; java: string }
   | { type: 'request'; id: number; endpoint: string }
   | { type: 'result'; id: number; body: string; contentType: string }
-  | { type: 'error'; id: number; error: string; httpStatus?: number }
+  | { type: 'error'; id: number; error: string; httpStatus?: number; fault?: EndpointFault }
   | { type: 'cancelled'; id: number }
   | { type: 'fatal'; error: string };
 
@@ -283,7 +283,7 @@ export class JenaEngine implements FederationEngine {
       p.resolve({ status: 'ok', body: m.body, contentType: m.contentType, requests: p.requests });
     } else if (m.type === 'error') {
       this.pending.delete(m.id);
-      p.resolve({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), requests: p.requests });
+      p.resolve({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests: p.requests });
     }
   }
 
