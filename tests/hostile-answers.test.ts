@@ -48,6 +48,16 @@ const MODES: Record<string, Mode> = {
   close: (res) => res.socket!.destroy(),
 };
 
+/** An error page as a web server sends it: a title in its head, a style, a long body. */
+const ERROR_PAGE = `<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title><style>body{color:red}</style></head><body>\n<h1>Internal Server Error</h1>\n<p>The server could not complete your request &amp; logged it.</p>${'<p>details</p>'.repeat(200)}</body></html>`;
+/** Endpoints that answer an HTTP error (item 3 of the verdicts pass: messages that repeat themselves or quote a whole page). */
+const ERRORS: Record<string, Mode> = {
+  html500: (res) => res.writeHead(500, { 'content-type': 'text/html' }).end(ERROR_PAGE),
+  limit503: (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('the endpoint stopped the query at its time limit of 1000 ms'),
+  login: (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Please log in</body></html>'),
+  redirect: (res) => res.writeHead(302, { location: `http://127.0.0.1:${(res.socket!.localPort ?? 0)}/good/sparql` }).end(),
+};
+
 /** What the error says each hostile endpoint did (after "the endpoint <url> "), per engine where they differ. */
 function what(mode: string, engine: string): string {
   const notResults = 'answered something that is not a SPARQL results document';
@@ -89,11 +99,13 @@ beforeAll(async () => {
       const s = (seen[mode] ??= { queries: 0, asks: 0 });
       if (/^\s*ASK\s*\{\s*\}\s*$/i.test(q)) {
         s.asks++;
-        res.writeHead(200, json).end('{"head":{},"boolean":true}');
+        // A login page answers everything with itself; the others answer the probe correctly.
+        if (mode === 'login') ERRORS.login(res);
+        else res.writeHead(200, json).end('{"head":{},"boolean":true}');
         return;
       }
       s.queries++;
-      (MODES[mode] ?? MODES.close)(res);
+      (MODES[mode] ?? ERRORS[mode] ?? MODES.close)(res);
     });
   });
   await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));
@@ -241,4 +253,47 @@ describe('hostile answers / fkgqa query: exit 2, the endpoint named with what it
     const results = await Promise.all(cases.map((c) => fkgqa(['query', '--endpoint', short, garbage, close, shard1, ...c.args])));
     expect(results).toEqual(cases.map((c) => ({ code: 2, stdout: '', stderr: c.stderr })));
   }, 120_000);
+});
+
+describe('hostile answers / fkgqa query: an HTTP error is said once, and an error page is quoted by its first line of text', () => {
+  it('a 500 HTML page and a redirect, direct and federated (comunica)', async () => {
+    const shard1 = server.endpoint('library-shard1')!.url;
+    const [page, redirect] = ['html500', 'redirect'].map(endpoint);
+    const target = endpoint('good');
+    const refusal = `answered HTTP 302 with a redirect to ${target}: not followed, a query goes only to the endpoint named in its SERVICE clause; nothing was sent there`;
+    const cases = [
+      { args: [`SELECT * WHERE { SERVICE <${page}> { ?s ?p ?o } }`], stderr: `fkgqa: error: the endpoint ${page} failed on the query: it answered HTTP 500: Internal Server Error\n` },
+      {
+        args: [`SELECT * WHERE { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${page}> { ?b ?q ?t } }`],
+        stderr: `fkgqa: error: the federation engine comunica (SERVICE <${shard1}>, <${page}>) failed on the query: it answered HTTP 500: Invalid SPARQL endpoint response from ${page} (HTTP status 500): Internal Server Error\n`,
+      },
+      { args: [`SELECT * WHERE { SERVICE <${redirect}> { ?s ?p ?o } }`], stderr: `fkgqa: error: the endpoint ${redirect} ${refusal}\n` },
+      { args: [`SELECT * WHERE { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${redirect}> { ?b ?q ?t } }`], stderr: `fkgqa: error: the federation engine comunica (SERVICE <${shard1}>, <${redirect}>) could not answer: ${redirect}?… ${refusal}\n` },
+    ];
+    const results = await Promise.all(cases.map((c) => fkgqa(['query', '--endpoint', page, redirect, target, shard1, ...c.args])));
+    expect(results).toEqual(cases.map((c) => ({ code: 2, stdout: '', stderr: c.stderr })));
+  }, 120_000);
+});
+
+describe('hostile answers / the ASK {} probe runs only when an endpoint may be at fault', () => {
+  for (const engine of ['comunica', 'jena'] as const) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: no probe after a syntax error (nothing sent at all) nor after an endpoint's own time limit; one per endpoint after a login page`, async () => {
+      const shard1 = server.endpoint('library-shard1')!.url;
+      const [limit, login] = ['limit503', 'login'].map(endpoint);
+      const client = new BoundedSparqlClient(registryFromUrls([limit, login, shard1]), { engine });
+      try {
+        reset();
+        const syntax = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${limit}> { ?b ?q ?t . FILTER( } }`, 'application/sparql-results+json', 30_000);
+        expect([syntax.status, syntax.requests, seen.limit503]).toEqual(['error', {}, undefined]);
+        const limited = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${limit}> { ?b ?q ?t } }`, 'application/sparql-results+json', 30_000);
+        expect([limited.status, seen.limit503.asks]).toEqual(['error', 0]);
+        expect(limited.status === 'error' && limited.error).toContain('time limit of 1000 ms');
+        // A login page (200, text/html) names no endpoint in the engine's message: the probe finds it (one ASK {} per endpoint contacted).
+        const page = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${login}> { ?b ?q ?t } }`, 'application/sparql-results+json', 30_000);
+        expect([page.status, page.status === 'error' && page.badAnswer?.endpoint, seen.login.asks]).toEqual(['error', login, 1]);
+      } finally {
+        await client.close();
+      }
+    }, 120_000);
+  }
 });

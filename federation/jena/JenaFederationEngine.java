@@ -71,6 +71,8 @@ public class JenaFederationEngine {
         volatile Integer refusedStatus;
         /** The first endpoint that failed this query in its HTTP (an incomplete answer, a closed connection): reported with the error. */
         volatile JsonObject fault;
+        /** The start of the last error answer (HTTP 4xx/5xx) of an endpoint: Jena's message has only the status text. */
+        volatile String errorBody;
         final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
         final Set<InputStream> streams = ConcurrentHashMap.newKeySet();
         QueryState(long id, long timeoutMs) { this.id = id; this.deadlineNanos = System.nanoTime() + timeoutMs * 1_000_000L; }
@@ -153,6 +155,13 @@ public class JenaFederationEngine {
                 throw new IOException(shown(from) + " answered HTTP " + s + " with a redirect to " + (to.isEmpty() ? "(no Location)" : shown(to))
                     + ": not followed, " + (ok ? "a query goes only to the endpoint named in its SERVICE clause" : (to.isEmpty() ? "the target" : shown(to)) + " is not a registered endpoint")
                     + "; nothing was sent there");
+            }
+            if (st != null && s >= 400 && res.body() instanceof InputStream in) {
+                // Kept for the error's message (e.g. an endpoint's own time limit), and handed on unchanged.
+                byte[] start = in.readNBytes(4096);
+                in.close();
+                st.errorBody = new String(start, StandardCharsets.UTF_8);
+                return withBody(res, new ByteArrayInputStream(start));
             }
             if (st != null && res.body() instanceof InputStream in) {
                 st.streams.add(in);
@@ -446,6 +455,7 @@ public class JenaFederationEngine {
             o.put("error", m);
             if (status != null) o.put("httpStatus", status);
             if (st.fault != null) o.put("fault", st.fault);
+            if (status != null && status >= 400 && st.errorBody != null && !st.errorBody.isBlank()) o.put("errorBody", st.errorBody);
             emit(o);
         } finally {
             RUNNING.remove(st.id);

@@ -25,7 +25,7 @@ import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
 import { CHECKED_RESULT_TYPES, resultsProblem } from './answer-check.js';
-import { AnswerCut, endpointOf, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
+import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 
 /** The request header that carries the caller's time limit in ms (read by fkgqa serve: `TIME_LIMIT_HEADER` of src/sparql/protocol.ts). */
@@ -80,6 +80,17 @@ export function stoppedAt(status: number, stopped: string | null, body: string):
   if (!/time limit|timeout|timed out/i.test(body)) return undefined;
   const ms = /time limit of (\d+) ?ms/i.exec(body);
   return { by: 'endpoint', ...(ms ? { limitMs: Number(ms[1]) } : {}) };
+}
+
+/**
+ * Whether a federation engine's error may come from an endpoint's answer, so that
+ * `BoundedSparqlClient.federated` probes the endpoints (`findBadAnswer`): not a syntax error (the
+ * engine's parser, or an endpoint's parse error of the query: it answered, as SPARQL expects), nor
+ * a time limit (the query's own, or an endpoint's own: `stoppedAt`), nor a query the engine refused
+ * before sending anything (no requests: `findBadAnswer` has nothing to probe then).
+ */
+export function fromEndpoint(error: string): boolean {
+  return !/time limit|timed out|does not parse|parse error|syntax error|lexical error/i.test(error);
 }
 
 /** An error of `BoundedSparqlClient.select`: the outcome that was not an answer. */
@@ -196,7 +207,7 @@ export class BoundedSparqlClient {
       const stopped = stoppedAt(res.status, res.header('fkgqa-stopped'), body);
       if (stopped) return { status: 'timeout', ms: ms(), requests, ...(stopped.by === 'endpoint' && stopped.limitMs !== undefined && stopped.limitMs < timeoutMs ? { endpointLimitMs: stopped.limitMs } : {}) };
       const contentType = (res.header('content-type') ?? '').split(';')[0].trim();
-      if (res.status < 200 || res.status > 299) return { status: 'error', error: body.trim().slice(0, 1000) || res.statusText, httpStatus: res.status, contentType, ms: ms(), requests };
+      if (res.status < 200 || res.status > 299) return { status: 'error', error: errorBody(body, contentType, res.status) || res.statusText, httpStatus: res.status, contentType, ms: ms(), requests };
       // A SPARQL results document cut off, garbage, or without results.bindings is the endpoint's fault, never "0 rows".
       const problem = CHECKED_RESULT_TYPES.has(contentType) ? resultsProblem(body, contentType) : undefined;
       if (problem) {
@@ -298,9 +309,7 @@ export class BoundedSparqlClient {
         // The engine's HTTP saw the endpoint fail (an incomplete answer, a closed connection): no probe needed.
         return { status: 'error', error: `the endpoint ${o.fault.endpoint} ${o.fault.what}`, badAnswer: { endpoint: o.fault.endpoint, ...(o.fault.httpStatus ? { httpStatus: o.fault.httpStatus } : {}), problem: o.fault.what }, ms: ms(), requests: o.requests };
       }
-      // The probe looks for an endpoint at fault; an error of the query itself (its own time limit) has none.
-      const own = /time limit/i.test(o.error) && !/HTTP(?: status)? 5\d\d/.test(o.error);
-      const bad = redirect || own ? undefined : await this.findBadAnswer(o.requests, timeoutMs - ms());
+      const bad = redirect || !fromEndpoint(o.error) ? undefined : await this.findBadAnswer(o.requests, timeoutMs - ms());
       if (bad) {
         const what = bad.problem
           ? `the endpoint ${bad.endpoint} ${bad.problem}`

@@ -118,6 +118,30 @@ export function networkWords(err: Error, answered = false): string {
   return `could not be reached (${detail})`;
 }
 
+/**
+ * An endpoint's error answer as quoted in a message: an HTML page (or a 5xx answer) gives its
+ * first non-empty line of text, tags and entities stripped, at most 200 characters (an error page
+ * quoted whole buried the point); another 4xx answer — the endpoint's explanation of why it refused
+ * the query, e.g. a syntax error, which the agent needs — up to 1,000 characters.
+ * @param status the HTTP status
+ */
+export function errorBody(body: string, contentType: string, status: number): string {
+  const html = /html|xml/.test(contentType) || /^\s*</.test(body);
+  if (!html && status < 500) return body.trim().slice(0, 1000);
+  const text = html
+    ? body
+        .replace(/<(script|style|head)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+        .replace(/<[^>]*>/g, '\n')
+        .replace(/&nbsp;/g, ' ')
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&quot;/g, '"')
+        .replace(/&amp;/g, '&')
+    : body;
+  const first = text.split(/\r?\n/).map((l) => l.replace(/\s+/g, ' ').trim()).find((l) => l.length > 0) ?? '';
+  return first.length > 200 ? `${first.slice(0, 199)}…` : first;
+}
+
 /** How `fetchWithin` bounds one request. */
 export interface FetchBounds {
   /** Whether a URL (the first one and every redirect target) may be contacted. */

@@ -103,7 +103,9 @@ export function queryRegistry(o: Pick<QueryOptions, 'shards' | 'state' | 'endpoi
  * is a refusal of the query, a 5xx a failure on it, both with the status and the endpoint's message.
  */
 function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error' }>): string {
-  if (o.redirect) return o.error.includes('with a redirect to') ? `${where}: ${o.error}` : `${where} answered with a redirect, not followed: ${o.error}`;
+  // RedirectRefused's message names the URL, the status and the target already ("<url> answered HTTP 302 with a redirect to …: not followed").
+  if (o.redirect && o.error.includes('with a redirect to')) return where.startsWith('the endpoint ') ? `the endpoint ${o.error}` : `${where} could not answer: ${o.error}`;
+  if (o.redirect) return `${where} answered with a redirect, not followed: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 400 && o.httpStatus < 500) return `${where} refused the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 500) return `${where} failed on the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
   return `${where} answered with an error${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}: ${o.error}`;

@@ -16,7 +16,7 @@ import sparqljs from 'sparqljs';
 import { fixIris } from '../../sparql/parse.js';
 import { CHECKED_RESULT_TYPES, resultsProblem } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
-import { AnswerCut, endpointOf, fetchWithin, networkWords, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
+import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
 
 /** @internal workerData of the thread. */
 export interface ThreadData {
@@ -168,7 +168,10 @@ port.on('message', (req: ThreadRequest) => {
   run(req).then(
     (body) => port.postMessage({ type: 'result', id: req.id, body } satisfies ThreadReply),
     (e: unknown) => {
-      const error = ((e as Error)?.message ?? String(e)).split('\n').slice(0, 3).join(' ');
+      const full = (e as Error)?.message ?? String(e);
+      // Comunica quotes an endpoint's whole error answer ("… (HTTP status 500):\n<!DOCTYPE html>…"): its first line of text is kept.
+      const quoted = /^([^\n]*\(HTTP status (\d{3})\)):?\s*([\s\S]*)$/.exec(full);
+      const error = quoted ? `${quoted[1]}${quoted[3].trim() ? `: ${errorBody(quoted[3], '', Number(quoted[2]))}` : ''}` : full.split('\n').slice(0, 3).join(' ');
       const status = refusedStatus ?? Number(/\(HTTP status (\d{3})\)/.exec(error)?.[1] ?? NaN);
       port.postMessage({ type: 'error', id: req.id, error, ...(Number.isFinite(status) ? { httpStatus: status } : {}), ...(fault ? { fault } : {}) } satisfies ThreadReply);
     },
