@@ -305,7 +305,7 @@ describe('federation / postWithin: the query to one endpoint (node:http, keep-al
         if (req.url === '/drop/sparql' && n === 2) return void req.socket.destroy();
         if (req.url === '/silent/sparql') return; // never answers
         if (req.url === '/big/sparql') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(100_000));
-        res.writeHead(200, { 'content-type': 'application/sparql-results+json; charset=utf-8', 'fkgqa-stopped': 'no' }).end(`{"n":${n},"body":${JSON.stringify(body)},"ct":${JSON.stringify(req.headers['content-length'])}}`);
+        res.writeHead(200, { 'content-type': 'application/sparql-results+json; charset=utf-8', 'fkgqa-stopped': 'no' }).end(`{"head":{},"boolean":true,"n":${n},"body":${JSON.stringify(body)},"ct":${JSON.stringify(req.headers['content-length'])}}`);
       });
     });
     let connections = 0;

@@ -255,7 +255,7 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
       fs.writeFileSync(file, JSON.stringify(ef));
       const r = await cliAsync('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '-q');
       expect(r.status).toBe(2);
-      expect(r.stderr).toContain(`${file}: 1 endpoint(s) do not answer (is fkgqa serve running?): http://127.0.0.1:${port}/library-shard2/sparql: fetch failed (ECONNREFUSED)`);
+      expect(r.stderr).toContain(`${file}: 1 endpoint(s) do not answer (is fkgqa serve running?): http://127.0.0.1:${port}/library-shard2/sparql: refused the connection: nothing listens there (ECONNREFUSED)`);
       expect(r.stdout).toBe('');
     } finally {
       await server.close();

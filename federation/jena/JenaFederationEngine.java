@@ -69,6 +69,10 @@ public class JenaFederationEngine {
         volatile QueryExecution exec;
         volatile Thread thread;
         volatile Integer refusedStatus;
+        /** The first endpoint that failed this query in its HTTP (an incomplete answer, a closed connection): reported with the error. */
+        volatile JsonObject fault;
+        /** The start of the last error answer (HTTP 4xx/5xx) of an endpoint: Jena's message has only the status text. */
+        volatile String errorBody;
         final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
         final Set<InputStream> streams = ConcurrentHashMap.newKeySet();
         QueryState(long id, long timeoutMs) { this.id = id; this.deadlineNanos = System.nanoTime() + timeoutMs * 1_000_000L; }
@@ -152,8 +156,33 @@ public class JenaFederationEngine {
                     + ": not followed, " + (ok ? "a query goes only to the endpoint named in its SERVICE clause" : (to.isEmpty() ? "the target" : shown(to)) + " is not a registered endpoint")
                     + "; nothing was sent there");
             }
-            if (st != null && res.body() instanceof InputStream in) st.streams.add(in);
+            if (st != null && s >= 400 && res.body() instanceof InputStream in) {
+                // Kept for the error's message (e.g. an endpoint's own time limit), and handed on unchanged.
+                byte[] start = in.readNBytes(4096);
+                in.close();
+                st.errorBody = new String(start, StandardCharsets.UTF_8);
+                return withBody(res, new ByteArrayInputStream(start));
+            }
+            if (st != null && res.body() instanceof InputStream in) {
+                st.streams.add(in);
+                if (s >= 200 && s < 300) return withBody(res, new CheckedStream(in, st, endpointOf(res.uri().toString()), s, res.headers().firstValue("content-type").orElse("")));
+            }
             return res;
+        }
+
+        /** The response with another body (the checked stream). */
+        @SuppressWarnings("unchecked")
+        private static <T> HttpResponse<T> withBody(HttpResponse<T> res, InputStream body) {
+            return new HttpResponse<T>() {
+                @Override public int statusCode() { return res.statusCode(); }
+                @Override public HttpRequest request() { return res.request(); }
+                @Override public Optional<HttpResponse<T>> previousResponse() { return res.previousResponse(); }
+                @Override public HttpHeaders headers() { return res.headers(); }
+                @Override public T body() { return (T) body; }
+                @Override public Optional<javax.net.ssl.SSLSession> sslSession() { return res.sslSession(); }
+                @Override public URI uri() { return res.uri(); }
+                @Override public HttpClient.Version version() { return res.version(); }
+            };
         }
 
         @Override public <T> HttpResponse<T> send(HttpRequest req, HttpResponse.BodyHandler<T> handler) throws IOException, InterruptedException {
@@ -167,7 +196,7 @@ public class JenaFederationEngine {
                 throw new IOException("query cancelled");
             } catch (ExecutionException e) {
                 Throwable c = e.getCause();
-                if (c instanceof IOException io) throw io;
+                if (c instanceof IOException io) throw networkFault(io, st, r);
                 throw new IOException(c == null ? e.toString() : c.toString(), c);
             } catch (InterruptedException e) {
                 f.cancel(true);
@@ -187,10 +216,30 @@ public class JenaFederationEngine {
             try { r = admit(req, st); } catch (IOException e) { return CompletableFuture.failedFuture(e); }
             CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, handler);
             if (st != null) st.inFlight.add(f);
-            return f.thenApply(res -> {
+            return f.handle((res, err) -> {
                 if (st != null) st.inFlight.remove(f);
+                if (err != null) {
+                    Throwable c = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                    throw new CompletionException(c instanceof IOException io ? networkFault(io, st, r) : c);
+                }
                 try { return check(res, st); } catch (IOException e) { throw new CompletionException(e); }
             });
+        }
+
+        /**
+         * A network failure before any answer (connection refused, closed before answering), recorded
+         * as the query's fault naming the endpoint (Jena's own message names the URL with its query);
+         * not the query's own time limit (HttpTimeoutException) nor a cancellation.
+         */
+        private static IOException networkFault(IOException io, QueryState st, HttpRequest r) {
+            if (st == null || st.cancelled || io instanceof java.net.http.HttpTimeoutException) return io;
+            String endpoint = endpointOf(r.uri().toString());
+            String m = io.getMessage() == null ? io.getClass().getSimpleName() : io.getMessage();
+            String what = io instanceof java.net.ConnectException ? "refused the connection (nothing listens there)"
+                : m.contains("received no bytes") || m.contains("EOF reached") ? "closed the connection before answering"
+                : "could not be reached (" + m + ")";
+            recordFault(st, endpoint, what, null);
+            return new IOException("the endpoint " + endpoint + " " + what, io);
         }
 
         @Override public Optional<java.net.CookieHandler> cookieHandler() { return real.cookieHandler(); }
@@ -205,6 +254,129 @@ public class JenaFederationEngine {
     }
 
     static JsonObject with(JsonObject o, String k, String v) { o.put(k, v); return o; }
+
+    /**
+     * An answer's body checked (as fkgqa's comunica/thread.ts checkedAnswer and
+     * src/federation/answer-check.ts): a connection that closes before the end of the body, and a
+     * SPARQL JSON or XML results document that is incomplete or no results document, fail the query
+     * with an IOException naming the endpoint, recorded as the query's fault. SPARQL JSON and XML
+     * results are read whole at the first read and checked before Jena parses them (Jena's parsers
+     * stop reading at the end of the document, so a check at end of input would not run).
+     */
+    static final class CheckedStream extends FilterInputStream {
+        private final QueryState st;
+        private final String endpoint;
+        private final int status;
+        private final String type;
+        /** SPARQL JSON or XML results: read whole and checked (`whole`); other types pass through, only a cut connection is caught. */
+        private final boolean checked;
+        private long bytes;
+
+        CheckedStream(InputStream in, QueryState st, String endpoint, int status, String contentType) {
+            super(in);
+            this.st = st;
+            this.endpoint = endpoint;
+            this.status = status;
+            this.type = contentType.split(";")[0].trim().toLowerCase(Locale.ROOT);
+            this.checked = type.equals("application/sparql-results+json") || type.equals("application/sparql-results+xml");
+        }
+
+        private IOException fault(String what, Throwable cause) {
+            recordFault(st, endpoint, what, status);
+            return new IOException("the endpoint " + endpoint + " " + what, cause);
+        }
+
+        /** The checked body, read whole at the first read (Jena's parsers stop at the document's end, before end of input). */
+        private ByteArrayInputStream whole;
+
+        private ByteArrayInputStream whole() throws IOException {
+            if (whole != null) return whole;
+            ByteArrayOutputStream all = new ByteArrayOutputStream();
+            byte[] buf = new byte[65536];
+            for (;;) {
+                int n;
+                try {
+                    n = in.read(buf);
+                } catch (IOException e) {
+                    if (st.cancelled) throw e;
+                    throw fault("closed the connection before the answer was complete (HTTP " + status + ", " + bytes + " bytes received)", e);
+                }
+                if (n < 0) break;
+                bytes += n;
+                all.write(buf, 0, n);
+            }
+            String problem = problem(all.toString(StandardCharsets.UTF_8), type);
+            if (problem != null) throw fault("answered something that is not a SPARQL results document (" + type + "): " + problem, null);
+            whole = new ByteArrayInputStream(all.toByteArray());
+            return whole;
+        }
+
+        @Override public int read() throws IOException {
+            if (checked) return whole().read();
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override public int read(byte[] b, int off, int len) throws IOException {
+            if (checked) return whole().read(b, off, len);
+            int n;
+            try {
+                n = super.read(b, off, len);
+            } catch (IOException e) {
+                if (st.cancelled) throw e;
+                throw fault("closed the connection before the answer was complete (HTTP " + status + ", " + bytes + " bytes received)", e);
+            }
+            if (n > 0) bytes += n;
+            return n;
+        }
+
+        @Override public int available() throws IOException { return checked ? whole().available() : super.available(); }
+
+        @Override public long skip(long n) throws IOException {
+            byte[] buf = new byte[(int) Math.min(n, 8192)];
+            int r = read(buf, 0, buf.length);
+            return Math.max(r, 0);
+        }
+    }
+
+    /** Records the first fault of a query (see QueryState.fault). */
+    static synchronized void recordFault(QueryState st, String endpoint, String what, Integer status) {
+        if (st.fault != null) return;
+        JsonObject f = new JsonObject();
+        f.put("endpoint", endpoint);
+        f.put("what", what);
+        if (status != null) f.put("httpStatus", status);
+        st.fault = f;
+    }
+
+    /** What is wrong with a SPARQL results document, or null (as answer-check.ts resultsProblem). */
+    static String problem(String text, String type) {
+        if (type.equals("application/sparql-results+json")) {
+            JsonValue doc;
+            try {
+                doc = JSON.parseAny(text);
+            } catch (RuntimeException e) {
+                // Jena's JSON parser words a cut document poorly (a NullPointerException): the size says more.
+                return "it is not JSON (" + text.getBytes(StandardCharsets.UTF_8).length + " bytes" + (text.isBlank() ? ", empty" : "") + ")";
+            }
+            if (!doc.isObject()) return "it is not a JSON object";
+            JsonObject o = doc.getAsObject();
+            if (!o.hasKey("head") || !o.get("head").isObject()) return "it has no \"head\" object";
+            if (o.hasKey("boolean") && o.get("boolean").isBoolean()) return null;
+            if (!o.hasKey("results") || !o.get("results").isObject()) return "it has neither \"results\" nor a boolean \"boolean\"";
+            JsonObject r = o.get("results").getAsObject();
+            if (!r.hasKey("bindings") || !r.get("bindings").isArray()) return "it has no \"results.bindings\" array";
+            return null;
+        }
+        if (type.equals("application/sparql-results+xml")) {
+            String t = text.trim();
+            if (!java.util.regex.Pattern.compile("<(?:\\w+:)?sparql[\\s>]").matcher(t).find()) return "it has no <sparql> root element";
+            if (!java.util.regex.Pattern.compile("</(?:\\w+:)?sparql>$").matcher(t).find()) return "it does not end with </sparql> (" + text.getBytes(StandardCharsets.UTF_8).length + " bytes: cut off?)";
+            if (!java.util.regex.Pattern.compile("<(?:\\w+:)?(?:results|boolean)[\\s>/]").matcher(t).find()) return "it has neither <results> nor <boolean>";
+        }
+        return null;
+    }
 
     static String serializeSelect(ResultSet rs, String mediaType) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -282,6 +454,8 @@ public class JenaFederationEngine {
             String m = describe(t);
             o.put("error", m);
             if (status != null) o.put("httpStatus", status);
+            if (st.fault != null) o.put("fault", st.fault);
+            if (status != null && status >= 400 && st.errorBody != null && !st.errorBody.isBlank()) o.put("errorBody", st.errorBody);
             emit(o);
         } finally {
             RUNNING.remove(st.id);

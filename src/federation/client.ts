@@ -24,7 +24,8 @@
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
-import { endpointOf, fetchWithin, postWithin, RedirectRefused, RequestRefused } from './http.js';
+import { CHECKED_RESULT_TYPES, resultsProblem } from './answer-check.js';
+import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 
 /** The request header that carries the caller's time limit in ms (read by fkgqa serve: `TIME_LIMIT_HEADER` of src/sparql/protocol.ts). */
@@ -45,18 +46,23 @@ export type SparqlOutcome =
 
 /**
  * An endpoint that answered something other than a SPARQL result (an HTML page, another media
- * type, an HTTP error) while the federation engine evaluated a query: found by `BoundedSparqlClient.federated`
- * when the engine's own message names no endpoint. An endpoint misbehaving (infrastructure).
+ * type, an HTTP error), or an incomplete one (the connection closed before the end of the answer,
+ * a SPARQL results document cut off or without `results.bindings`: answer-check.ts): found on the
+ * direct route, by the federation engine's HTTP (the engine's `fault`), or by
+ * `BoundedSparqlClient.federated`'s probe when the engine's own message names no endpoint. An
+ * endpoint misbehaving (infrastructure), never an answer with fewer rows.
  */
 export interface BadAnswer {
   /** The endpoint URL (registered). */
   endpoint: string;
-  /** The HTTP status it answered. */
-  httpStatus: number;
+  /** The HTTP status it answered (absent when it closed the connection before answering). */
+  httpStatus?: number;
   /** The media type of its answer ('' when it sent none). */
-  contentType: string;
+  contentType?: string;
   /** The start of its answer's text, or the redirect it answered (for an HTTP error). */
   detail?: string;
+  /** What it did, in words, after its URL (e.g. "closed the connection before the answer was complete (HTTP 200, 87 bytes received)"); set for incomplete answers. */
+  problem?: string;
 }
 
 /** Media types of SPARQL results (SPARQL 1.1 Query Results JSON, XML, CSV, TSV). */
@@ -74,6 +80,17 @@ export function stoppedAt(status: number, stopped: string | null, body: string):
   if (!/time limit|timeout|timed out/i.test(body)) return undefined;
   const ms = /time limit of (\d+) ?ms/i.exec(body);
   return { by: 'endpoint', ...(ms ? { limitMs: Number(ms[1]) } : {}) };
+}
+
+/**
+ * Whether a federation engine's error may come from an endpoint's answer, so that
+ * `BoundedSparqlClient.federated` probes the endpoints (`findBadAnswer`): not a syntax error (the
+ * engine's parser, or an endpoint's parse error of the query: it answered, as SPARQL expects), nor
+ * a time limit (the query's own, or an endpoint's own: `stoppedAt`), nor a query the engine refused
+ * before sending anything (no requests: `findBadAnswer` has nothing to probe then).
+ */
+export function fromEndpoint(error: string): boolean {
+  return !/time limit|timed out|does not parse|parse error|syntax error|lexical error/i.test(error);
 }
 
 /** An error of `BoundedSparqlClient.select`: the outcome that was not an answer. */
@@ -190,15 +207,28 @@ export class BoundedSparqlClient {
       const stopped = stoppedAt(res.status, res.header('fkgqa-stopped'), body);
       if (stopped) return { status: 'timeout', ms: ms(), requests, ...(stopped.by === 'endpoint' && stopped.limitMs !== undefined && stopped.limitMs < timeoutMs ? { endpointLimitMs: stopped.limitMs } : {}) };
       const contentType = (res.header('content-type') ?? '').split(';')[0].trim();
-      if (res.status < 200 || res.status > 299) return { status: 'error', error: body.trim().slice(0, 1000) || res.statusText, httpStatus: res.status, contentType, ms: ms(), requests };
+      if (res.status < 200 || res.status > 299) return { status: 'error', error: errorBody(body, contentType, res.status) || res.statusText, httpStatus: res.status, contentType, ms: ms(), requests };
+      // A SPARQL results document cut off, garbage, or without results.bindings is the endpoint's fault, never "0 rows".
+      const problem = CHECKED_RESULT_TYPES.has(contentType) ? resultsProblem(body, contentType) : undefined;
+      if (problem) {
+        const words = `answered something that is not a SPARQL results document (${contentType}): ${problem}`;
+        return { status: 'error', error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, httpStatus: res.status, contentType, problem: words }, ms: ms(), requests };
+      }
       return { status: 'ok', body, contentType, ms: ms(), requests };
     } catch (e) {
       const err = e as Error;
       if (err instanceof RedirectRefused) return { status: 'error', error: err.message, redirect: true, httpStatus: err.status, ms: ms(), requests };
       if (err instanceof RequestRefused) return { status: 'error', error: err.message, ms: ms(), requests };
       if (signal.aborted || err.name === 'TimeoutError' || err.name === 'AbortError') return { status: 'timeout', ms: ms(), requests };
-      const cause = err.cause ? ` (${(err.cause as Error).message ?? err.cause})` : '';
-      return { status: 'error', error: `cannot reach ${url}: ${err.message}${cause}`, ms: ms(), requests };
+      if (err instanceof AnswerCut) {
+        const words = networkWords(err);
+        return { status: 'error', error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, httpStatus: err.status, problem: words }, ms: ms(), requests };
+      }
+      const words = networkWords(err);
+      // It accepted the connection, then closed it without an answer: a faulty endpoint, not an unreachable one.
+      if (/^closed the connection/.test(words)) return { status: 'error', error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, problem: words }, ms: ms(), requests };
+      // "cannot reach" is kept first: the error's classification (connectionFailure in src/mcp/tool-error.ts) reads it.
+      return { status: 'error', error: `cannot reach ${url}: it ${words}`, ms: ms(), requests };
     } finally {
       clearTimeout(timer);
     }
@@ -275,10 +305,16 @@ export class BoundedSparqlClient {
     if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };
     if (o.status === 'error') {
       const redirect = /with a redirect to .*: not followed/.test(o.error);
-      const bad = redirect ? undefined : await this.findBadAnswer(o.requests, timeoutMs - ms());
+      if (o.fault) {
+        // The engine's HTTP saw the endpoint fail (an incomplete answer, a closed connection): no probe needed.
+        return { status: 'error', error: `the endpoint ${o.fault.endpoint} ${o.fault.what}`, badAnswer: { endpoint: o.fault.endpoint, ...(o.fault.httpStatus ? { httpStatus: o.fault.httpStatus } : {}), problem: o.fault.what }, ms: ms(), requests: o.requests };
+      }
+      const bad = redirect || !fromEndpoint(o.error) ? undefined : await this.findBadAnswer(o.requests, timeoutMs - ms());
       if (bad) {
-        const what = `the endpoint ${bad.endpoint} answered HTTP ${bad.httpStatus}${bad.contentType ? ` with content type ${bad.contentType}` : ' without a content type'}${bad.detail ? ` (${bad.detail})` : ''}, which is no SPARQL result`;
-        return { status: 'error', error: `${what} (a probe with ASK {} answered so; the federation engine ${this.engineName} said: ${o.error})`, badAnswer: bad, ...(bad.httpStatus >= 300 ? { httpStatus: bad.httpStatus } : {}), ...(bad.httpStatus >= 300 && bad.httpStatus < 400 ? { redirect: true as const } : {}), ms: ms(), requests: o.requests };
+        const what = bad.problem
+          ? `the endpoint ${bad.endpoint} ${bad.problem}`
+          : `the endpoint ${bad.endpoint} answered HTTP ${bad.httpStatus}${bad.contentType ? ` with content type ${bad.contentType}` : ' without a content type'}${bad.detail ? ` (${bad.detail})` : ''}, which is no SPARQL result`;
+        return { status: 'error', error: `${what} (a probe with ASK {} answered so; the federation engine ${this.engineName} said: ${o.error})`, badAnswer: bad, ...(bad.httpStatus && bad.httpStatus >= 300 ? { httpStatus: bad.httpStatus } : {}), ...(bad.httpStatus && bad.httpStatus >= 300 && bad.httpStatus < 400 ? { redirect: true as const } : {}), ms: ms(), requests: o.requests };
       }
       return { status: 'error', error: o.error, ...(o.httpStatus ? { httpStatus: o.httpStatus } : {}), ...(redirect ? { redirect: true as const } : {}), ms: ms(), requests: o.requests };
     }
@@ -304,6 +340,7 @@ export class BoundedSparqlClient {
     for (const [i, p] of probes.entries()) {
       for (const [u, n] of Object.entries(p.requests)) requests[u] = (requests[u] ?? 0) + n;
       if (p.status === 'ok' && !SPARQL_RESULT_TYPES.has(p.contentType)) return { endpoint: contacted[i], httpStatus: 200, contentType: p.contentType };
+      if (p.status === 'error' && p.badAnswer) return p.badAnswer;
       if (p.status === 'error' && p.httpStatus) return { endpoint: contacted[i], httpStatus: p.httpStatus, contentType: p.contentType ?? '', detail: p.error.slice(0, 200) };
     }
     return undefined;

@@ -44,7 +44,22 @@ export interface EngineQueryOptions {
 export type EngineOutcome =
   | { status: 'ok'; body: string; contentType: string; requests: Record<string, number> }
   | { status: 'timeout'; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; requests: Record<string, number> };
+  | { status: 'error'; error: string; httpStatus?: number; fault?: EndpointFault; requests: Record<string, number> };
+
+/**
+ * An endpoint that failed the query in the engine's HTTP, seen there: it closed the connection
+ * before answering or before the end of its answer, or answered a SPARQL results document that is
+ * incomplete or no results document at all (src/federation/answer-check.ts). The engine's error
+ * message rarely names the endpoint; this does. An infrastructure failure, never an empty answer.
+ */
+export interface EndpointFault {
+  /** The endpoint URL (without query string). */
+  endpoint: string;
+  /** What it did, in words, to follow its URL (e.g. "closed the connection before the answer was complete (HTTP 200, 87 bytes received)"). */
+  what: string;
+  /** The HTTP status it answered, when it answered one. */
+  httpStatus?: number;
+}
 
 /** A federation engine (module comment). */
 export interface FederationEngine {

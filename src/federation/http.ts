@@ -57,6 +57,91 @@ export class RedirectRefused extends Error {
   }
 }
 
+/**
+ * An endpoint's answer that ended before it was complete: the connection closed (or was reset)
+ * after the status line, before the end of the body (fewer bytes than its `Content-Length`, or a
+ * chunked body without its last chunk). Thrown by `postWithin`; never an answer with fewer rows.
+ */
+export class AnswerCut extends Error {
+  constructor(
+    /** The endpoint (URL without query string). */
+    readonly endpoint: string,
+    /** The HTTP status it answered. */
+    readonly status: number,
+    /** Bytes of the body received before the connection closed. */
+    readonly bytes: number,
+    cause?: Error,
+  ) {
+    super(`${endpoint} closed the connection before the answer was complete (HTTP ${status}, ${bytes} bytes received${cause?.message && !/^(aborted|terminated)$/.test(cause.message) ? `: ${cause.message}` : ''})`, cause ? { cause } : undefined);
+    this.name = 'AnswerCut';
+  }
+}
+
+/** Words for the network failures of undici and Node, by error code. */
+const NETWORK_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'refused the connection: nothing listens there',
+  ECONNRESET: 'reset the connection',
+  EPIPE: 'closed the connection while the query was being sent',
+  UND_ERR_SOCKET: 'closed the connection',
+  UND_ERR_CLOSED: 'closed the connection',
+  ENOTFOUND: 'has a host name that does not resolve',
+  EAI_AGAIN: 'has a host name that could not be resolved (DNS failed)',
+  EHOSTUNREACH: 'is on a host that cannot be reached',
+  ENETUNREACH: 'is on a network that cannot be reached',
+  ETIMEDOUT: 'did not accept the connection in time',
+  UND_ERR_CONNECT_TIMEOUT: 'did not accept the connection in time',
+  UND_ERR_HEADERS_TIMEOUT: 'sent no answer headers in time',
+  UND_ERR_BODY_TIMEOUT: 'stopped sending its answer',
+  HPE_INVALID_CONSTANT: 'answered something that is not HTTP',
+  HPE_INVALID_STATUS: 'answered something that is not HTTP',
+  HPE_INVALID_HEADER_TOKEN: 'answered malformed HTTP headers',
+};
+
+/**
+ * What a network failure of `fetch` or `postWithin` means, in words, for a message that names the
+ * endpoint first ("<endpoint> closed the connection before answering"): raw codes such as
+ * `UND_ERR_SOCKET` are translated (`NETWORK_WORDS`); the code follows in parentheses.
+ * @param err the error thrown (`TypeError('fetch failed', { cause })`, `terminated`, an AnswerCut, …)
+ * @param answered whether the endpoint had sent its status line (the body was being read)
+ */
+export function networkWords(err: Error, answered = false): string {
+  if (err instanceof AnswerCut) return err.message.slice(err.endpoint.length + 1);
+  const cause = (err.cause ?? undefined) as (Error & { code?: string }) | undefined;
+  const code = cause?.code ?? (err as Error & { code?: string }).code;
+  const words = code ? NETWORK_WORDS[code] : undefined;
+  if (answered || err.message === 'terminated') return `closed the connection before the answer was complete${code ? ` (${code})` : ''}`;
+  // node:http's "socket hang up": the connection closed before any answer.
+  if (cause?.message === 'socket hang up' || err.message === 'socket hang up') return `closed the connection before answering${code ? ` (${code})` : ''}`;
+  if (words === 'closed the connection') return `closed the connection before answering${code ? ` (${code})` : ''}`;
+  if (words) return `${words} (${code})`;
+  const detail = cause?.message && cause.message !== err.message ? `${err.message}: ${cause.message}` : err.message;
+  return `could not be reached (${detail})`;
+}
+
+/**
+ * An endpoint's error answer as quoted in a message: an HTML page (or a 5xx answer) gives its
+ * first non-empty line of text, tags and entities stripped, at most 200 characters (an error page
+ * quoted whole buried the point); another 4xx answer — the endpoint's explanation of why it refused
+ * the query, e.g. a syntax error, which the agent needs — up to 1,000 characters.
+ * @param status the HTTP status
+ */
+export function errorBody(body: string, contentType: string, status: number): string {
+  const html = /html|xml/.test(contentType) || /^\s*</.test(body);
+  if (!html && status < 500) return body.trim().slice(0, 1000);
+  const text = html
+    ? body
+        .replace(/<(script|style|head)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+        .replace(/<[^>]*>/g, '\n')
+        .replace(/&nbsp;/g, ' ')
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&quot;/g, '"')
+        .replace(/&amp;/g, '&')
+    : body;
+  const first = text.split(/\r?\n/).map((l) => l.replace(/\s+/g, ' ').trim()).find((l) => l.length > 0) ?? '';
+  return first.length > 200 ? `${first.slice(0, 199)}…` : first;
+}
+
 /** How `fetchWithin` bounds one request. */
 export interface FetchBounds {
   /** Whether a URL (the first one and every redirect target) may be contacted. */
@@ -143,7 +228,9 @@ const fetchFailed = (cause: Error): TypeError => new TypeError('fetch failed', {
  * (the endpoint did not answer it).
  * @param headers request headers (content-length is set here)
  * @param signal aborts the request (and the reading of its answer): the promise rejects with an AbortError
- * @throws RequestRefused, RedirectRefused; `TypeError('fetch failed', { cause })` for a network error; the abort reason
+ * @throws RequestRefused, RedirectRefused; AnswerCut when the connection closed after the status line
+ *   and before the end of the body; `TypeError('fetch failed', { cause })` for a network error
+ *   before any answer; the abort reason
  */
 export async function postWithin(url: string, body: string, headers: Record<string, string>, signal: AbortSignal, maxBytes: number, bounds: Pick<FetchBounds, 'allowed' | 'count'>): Promise<PostAnswer> {
   if (!bounds.allowed(url)) throw new RequestRefused(endpointOf(url));
@@ -193,8 +280,9 @@ export async function postWithin(url: string, body: string, headers: Record<stri
           chunks.push(c);
         });
         res.on('end', () => done || finish(Buffer.concat(chunks).toString('utf8')));
-        res.on('error', (e) => done || ((done = true), reject(signal.aborted ? e : fetchFailed(e))));
-        res.on('close', () => done || ((done = true), reject(signal.aborted ? (signal.reason ?? new Error('aborted')) : fetchFailed(new Error('the connection closed before the answer ended')))));
+        // After the status line, a connection that ends early is an incomplete answer, not an unreachable endpoint.
+        res.on('error', (e) => done || ((done = true), reject(signal.aborted ? e : new AnswerCut(endpointOf(url), status, size, e))));
+        res.on('close', () => done || ((done = true), reject(signal.aborted ? (signal.reason ?? new Error('aborted')) : new AnswerCut(endpointOf(url), status, size))));
       });
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (answered) return;

@@ -17,7 +17,7 @@ import { ownerAlive, stateDir, STATE_FILES, type EndpointsFileContents } from '.
 import type { CatalogueEntry } from '../describe/catalogue.js';
 import { endpointUrl } from '../describe/describe.js';
 import { readBuild } from '../build/open.js';
-import { endpointOf, fetchWithin, RedirectRefused, sameEndpoint } from './http.js';
+import { endpointOf, fetchWithin, networkWords, RedirectRefused, sameEndpoint } from './http.js';
 
 /** One registered SPARQL endpoint. */
 export interface RegisteredEndpoint {
@@ -312,7 +312,8 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
 /**
  * Checks that endpoints answer a SPARQL query (`ASK {}` by GET, SPARQL 1.1 Protocol) with a 2xx
  * status within `timeoutMs`, all at once; no redirect is followed.
- * @returns the endpoints that do not, each with why (`fetch failed (ECONNREFUSED)`, `no answer
+ * @returns the endpoints that do not, each with why in words (`refused the connection: nothing listens there
+ *   (ECONNREFUSED)`, `closed the connection before answering (UND_ERR_SOCKET)`, `no answer
  *   within … ms`, `HTTP 404`, a redirect) and, when it answered (a status other than 2xx, a
  *   redirect), the HTTP `status`: such an endpoint is reachable but refuses; empty when all answer
  */
@@ -324,9 +325,9 @@ export async function unreachableEndpoints(urls: string[], timeoutMs = 5_000): P
         await r.arrayBuffer();
         return r.ok ? undefined : { url, why: `HTTP ${r.status}`, status: r.status };
       } catch (e) {
-        const err = e as Error & { cause?: { code?: string } };
+        const err = e as Error;
         if (err instanceof RedirectRefused) return { url, why: err.message, status: err.status };
-        return { url, why: err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}` };
+        return { url, why: err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkWords(err) };
       }
     }),
   );

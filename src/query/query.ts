@@ -103,6 +103,8 @@ export function queryRegistry(o: Pick<QueryOptions, 'shards' | 'state' | 'endpoi
  * is a refusal of the query, a 5xx a failure on it, both with the status and the endpoint's message.
  */
 function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error' }>): string {
+  // RedirectRefused's message names the URL, the status and the target already ("<url> answered HTTP 302 with a redirect to …: not followed").
+  if (o.redirect && o.error.includes('with a redirect to')) return where.startsWith('the endpoint ') ? `the endpoint ${o.error}` : `${where} could not answer: ${o.error}`;
   if (o.redirect) return `${where} answered with a redirect, not followed: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 400 && o.httpStatus < 500) return `${where} refused the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 500) return `${where} failed on the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
@@ -145,8 +147,15 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
   if (outcome.status === 'error') {
     // Unreachable: no answer at all (connection refused, no answer in time). An endpoint that
     // answered an HTTP status (to the query, or to the ASK {} probe) is reachable: it refused.
+    // An endpoint whose answer was incomplete or no SPARQL results (badAnswer) answered: it is named with what it did.
+    const badAnswer = plan.route === 'direct' ? outcome.error : `${where} could not answer: ${outcome.error}`;
+    if (outcome.badAnswer?.problem && outcome.badAnswer.httpStatus !== undefined) throw new InputError(badAnswer);
     const down = (await unreachableEndpoints(plan.targets.map((t) => t.url))).filter((d) => d.status === undefined);
+    // A connection closed before any answer is not "unreachable": the endpoint accepted it.
+    const closed = down.filter((d) => /^(closed|reset) the connection/.test(d.why));
+    if (closed.length > 0) throw new InputError(closed.map((d) => `the endpoint ${d.url} ${d.why}`).join('; '));
     if (down.length > 0) throw new InputError(`unreachable endpoint${down.length === 1 ? '' : 's'}: ${down.map((d) => `${d.url} (${d.why})`).join('; ')}`);
+    if (outcome.badAnswer?.problem) throw new InputError(badAnswer);
     throw new InputError(queryFailure(where, outcome));
   }
   let results: JsonResults;

@@ -72,13 +72,11 @@ export class ComunicaEngine implements FederationEngine {
   readonly warnings: string[] = [];
 
   /**
+   * @param setup the endpoints it may contact and its threads (`parallel`)
    * @param config which configuration (default `comunica`)
    * @throws Error when the compiled engine file is missing
    */
-  constructor(
-    private readonly setup: EngineSetup,
-    config: ComunicaConfig = 'comunica',
-  ) {
+  constructor(setup: EngineSetup, config: ComunicaConfig = 'comunica') {
     this.name = config;
     this.parallel = Math.max(1, setup.parallel ?? 1);
     this.data = { enginePath: comunicaEngineFile(config), endpoints: [...setup.endpoints] };
@@ -197,7 +195,7 @@ export class ComunicaEngine implements FederationEngine {
         const onMessage = (m: ThreadReply) => {
           if (m.type === 'request' && m.id === id) requests[m.endpoint] = (requests[m.endpoint] ?? 0) + 1;
           else if (m.type === 'result' && m.id === id) done({ status: 'ok', body: m.body, contentType: mediaType, requests }, true);
-          else if (m.type === 'error' && m.id === id) done({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), requests }, true);
+          else if (m.type === 'error' && m.id === id) done({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests }, true);
         };
         const onError = (e: Error) => done({ status: 'error', error: `engine thread crashed: ${e.message}`, requests }, false);
         const onExit = () => done({ status: 'error', error: this.closed ? 'the federation engine is closed' : 'engine thread exited', requests }, false);

@@ -14,7 +14,9 @@ import { QueryEngineBase } from '@comunica/actor-init-query';
 import { translate } from 'sparqlalgebrajs';
 import sparqljs from 'sparqljs';
 import { fixIris } from '../../sparql/parse.js';
-import { endpointOf, fetchWithin, RedirectRefused, sameEndpoint } from '../http.js';
+import { CHECKED_RESULT_TYPES, resultsProblem } from '../answer-check.js';
+import type { EndpointFault } from '../engine.js';
+import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
 
 /** @internal workerData of the thread. */
 export interface ThreadData {
@@ -44,7 +46,7 @@ export type ThreadReply =
   /** A request about to be sent for query `id` to `endpoint` (URL without query string). */
   | { type: 'request'; id: number; endpoint: string }
   | { type: 'result'; id: number; body: string }
-  | { type: 'error'; id: number; error: string; httpStatus?: number };
+  | { type: 'error'; id: number; error: string; httpStatus?: number; fault?: EndpointFault };
 
 const data = workerData as ThreadData;
 const port = parentPort!;
@@ -54,18 +56,81 @@ const engine = new QueryEngineBase(require(data.enginePath)());
 /** The HTTP status of the last refused redirect of the running query (reported with its error). */
 let refusedStatus: number | undefined;
 
-/** `fetch` for Comunica: registry only, no redirect followed, every request reported before it is sent. */
+/** The first endpoint that failed the running query in its HTTP (reported with its error), and that query's id. */
+let fault: EndpointFault | undefined;
+let running = 0;
+
+/**
+ * Records the first fault of query `id` and returns an error naming the endpoint. A fault of a
+ * request of an earlier query (a response stream Comunica abandoned, failing later) is not recorded.
+ */
+function faulted(id: number, f: EndpointFault, cause?: unknown): Error {
+  if (id === running) fault ??= f;
+  return new Error(`the endpoint ${f.endpoint} ${f.what}`, cause === undefined ? undefined : { cause });
+}
+
+/**
+ * The answer with its body checked as it is read: a connection that closes before the end of the
+ * body, and (for SPARQL JSON and XML results) a document that is incomplete or no results document
+ * once the body ended (answer-check.ts), error the body with a message naming the endpoint, which
+ * fails the query (Comunica's streaming parsers otherwise keep the rows read so far, or none).
+ * The text is kept until the end only for the checked media types.
+ */
+function checkedAnswer(id: number, res: Response, endpoint: string): Response {
+  if (!res.body) return res;
+  const type = (res.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+  const check = res.ok && CHECKED_RESULT_TYPES.has(type);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        controller.error(faulted(id, { endpoint, what: `closed the connection before the answer was complete (HTTP ${res.status}, ${bytes} bytes received)`, httpStatus: res.status }, e));
+        return;
+      }
+      if (r.done) {
+        const problem = check ? resultsProblem(text + decoder.decode(), type) : undefined;
+        if (problem) controller.error(faulted(id, { endpoint, what: `answered something that is not a SPARQL results document (${type}): ${problem}`, httpStatus: res.status }));
+        else controller.close();
+        return;
+      }
+      bytes += r.value.byteLength;
+      if (check) text += decoder.decode(r.value, { stream: true });
+      controller.enqueue(r.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  const checked = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  Object.defineProperty(checked, 'url', { value: res.url });
+  return checked;
+}
+
+/** `fetch` for Comunica: registry only, no redirect followed, every request reported before it is sent, answers checked (`checkedAnswer`). */
 function guardedFetch(id: number): typeof fetch {
   return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    let res: Response;
     try {
-      return await fetchWithin(input, init, {
-        allowed: (url) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(url))),
+      res = await fetchWithin(input, init, {
+        allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
         count: (endpoint) => port.postMessage({ type: 'request', id, endpoint } satisfies ThreadReply),
       });
     } catch (e) {
       if (e instanceof RedirectRefused) refusedStatus = e.status;
+      // A network failure before any answer (refused, closed, reset): the endpoint is known here, not in Comunica's "fetch failed".
+      else if (!(e instanceof RequestRefused) && !(init?.signal?.aborted ?? false) && (e as Error).name !== 'AbortError' && !(e instanceof AnswerCut)) {
+        throw faulted(id, { endpoint: endpointOf(url), what: networkWords(e as Error) }, e);
+      }
       throw e;
     }
+    return checkedAnswer(id, res, endpointOf(url));
   };
 }
 
@@ -98,12 +163,17 @@ async function run(req: ThreadRequest): Promise<string> {
 
 port.on('message', (req: ThreadRequest) => {
   refusedStatus = undefined;
+  fault = undefined;
+  running = req.id;
   run(req).then(
     (body) => port.postMessage({ type: 'result', id: req.id, body } satisfies ThreadReply),
     (e: unknown) => {
-      const error = ((e as Error)?.message ?? String(e)).split('\n').slice(0, 3).join(' ');
+      const full = (e as Error)?.message ?? String(e);
+      // Comunica quotes an endpoint's whole error answer ("… (HTTP status 500):\n<!DOCTYPE html>…"): its first line of text is kept.
+      const quoted = /^([^\n]*\(HTTP status (\d{3})\)):?\s*([\s\S]*)$/.exec(full);
+      const error = quoted ? `${quoted[1]}${quoted[3].trim() ? `: ${errorBody(quoted[3], '', Number(quoted[2]))}` : ''}` : full.split('\n').slice(0, 3).join(' ');
       const status = refusedStatus ?? Number(/\(HTTP status (\d{3})\)/.exec(error)?.[1] ?? NaN);
-      port.postMessage({ type: 'error', id: req.id, error, ...(Number.isFinite(status) ? { httpStatus: status } : {}) } satisfies ThreadReply);
+      port.postMessage({ type: 'error', id: req.id, error, ...(Number.isFinite(status) ? { httpStatus: status } : {}), ...(fault ? { fault } : {}) } satisfies ThreadReply);
     },
   );
 });

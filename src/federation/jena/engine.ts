@@ -24,8 +24,9 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
+import type { EndpointFault, EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
 import { queryLimit, type StopReason } from '../limit.js';
+import { errorBody } from '../http.js';
 import { checkServiceQuery } from '../service-check.js';
 
 /** The Java program (federation/jena/JenaFederationEngine.java at the repository root). */
@@ -123,7 +124,7 @@ type Reply =
   | { type: 'ready'; jena: string; java: string }
   | { type: 'request'; id: number; endpoint: string }
   | { type: 'result'; id: number; body: string; contentType: string }
-  | { type: 'error'; id: number; error: string; httpStatus?: number }
+  | { type: 'error'; id: number; error: string; httpStatus?: number; fault?: EndpointFault; errorBody?: string }
   | { type: 'cancelled'; id: number }
   | { type: 'fatal'; error: string };
 
@@ -283,7 +284,9 @@ export class JenaEngine implements FederationEngine {
       p.resolve({ status: 'ok', body: m.body, contentType: m.contentType, requests: p.requests });
     } else if (m.type === 'error') {
       this.pending.delete(m.id);
-      p.resolve({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), requests: p.requests });
+      // Jena's message of an HTTP error is the status text alone ("Service Unavailable"): the endpoint's own words follow (their first line).
+      const said = m.errorBody && m.httpStatus ? errorBody(m.errorBody, '', m.httpStatus) : '';
+      p.resolve({ status: 'error', error: said && !m.error.includes(said) ? `${m.error}: ${said}` : m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests: p.requests });
     }
   }
 

@@ -1,0 +1,299 @@
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resultsProblem } from '../src/federation/answer-check.js';
+import { BoundedSparqlClient } from '../src/federation/client.js';
+import { FEDERATION_ENGINES } from '../src/federation/engines.js';
+import { registryFromUrls } from '../src/federation/registry.js';
+import { QueryExecutor } from '../src/eval/execute.js';
+import { createMcpServer } from '../src/mcp/server.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
+
+/**
+ * Trustworthy verdicts (issue 18): an endpoint that sends an incomplete or broken SPARQL results
+ * document — the connection closed mid-body, fewer bytes than its Content-Length, JSON cut off at a
+ * row boundary, garbage, no `results.bindings`, XML without its end — or that closes the connection
+ * without answering, is an infrastructure failure naming that endpoint, never "0 rows" or "1 row":
+ * on every federation engine, on the lone-SERVICE direct route, in `fkgqa query` (exit 2) and in
+ * eval's classification. The hostile endpoint answers `ASK {}` correctly (as an endpoint that cuts
+ * large answers does), so the engine's HTTP must catch it, not the probe.
+ */
+
+const ROW = '{"b":{"type":"uri","value":"http://valuenet/ontop/data/book/1"}}';
+const JSON_HEAD = '{"head":{"vars":["b"]},"results":{"bindings":[';
+const XML_CUT = '<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="b"/></head><results><result><binding name="b"><uri>http://valuenet/ontop/data/book/1</uri></binding></result>';
+const HALF = `${JSON_HEAD}${ROW},{"b":{"type"`; // 123 bytes, then the connection is closed (chunked)
+const SHORT = `${JSON_HEAD}${ROW}`; // 110 bytes of a Content-Length of 210
+
+type Mode = (res: http.ServerResponse) => void;
+const json = { 'content-type': 'application/sparql-results+json' };
+/** What each hostile path does with a query (other than ASK {}). */
+const MODES: Record<string, Mode> = {
+  half: (res) => {
+    res.writeHead(200, json);
+    res.write(HALF, () => res.socket!.destroy());
+  },
+  short: (res) => {
+    res.writeHead(200, { ...json, 'content-length': String(Buffer.byteLength(SHORT) + 100) });
+    res.write(SHORT, () => res.socket!.destroy());
+  },
+  cut: (res) => res.writeHead(200, json).end(`${JSON_HEAD}${ROW},`),
+  garbage: (res) => res.writeHead(200, json).end('hello, not json'),
+  nobindings: (res) => res.writeHead(200, json).end('{"head":{"vars":["b"]}}'),
+  xmlcut: (res) => res.writeHead(200, { 'content-type': 'application/sparql-results+xml' }).end(XML_CUT),
+  close: (res) => res.socket!.destroy(),
+};
+
+/** An error page as a web server sends it: a title in its head, a style, a long body. */
+const ERROR_PAGE = `<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title><style>body{color:red}</style></head><body>\n<h1>Internal Server Error</h1>\n<p>The server could not complete your request &amp; logged it.</p>${'<p>details</p>'.repeat(200)}</body></html>`;
+/** Endpoints that answer an HTTP error (item 3 of the verdicts pass: messages that repeat themselves or quote a whole page). */
+const ERRORS: Record<string, Mode> = {
+  html500: (res) => res.writeHead(500, { 'content-type': 'text/html' }).end(ERROR_PAGE),
+  limit503: (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('the endpoint stopped the query at its time limit of 1000 ms'),
+  login: (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Please log in</body></html>'),
+  redirect: (res) => res.writeHead(302, { location: `http://127.0.0.1:${(res.socket!.localPort ?? 0)}/good/sparql` }).end(),
+};
+
+/** What the error says each hostile endpoint did (after "the endpoint <url> "), per engine where they differ. */
+function what(mode: string, engine: string): string {
+  const notResults = 'answered something that is not a SPARQL results document';
+  switch (mode) {
+    case 'half':
+      return `closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(HALF)} bytes received)`;
+    case 'short':
+      return `closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`;
+    case 'cut':
+      return `${notResults} (application/sparql-results+json): it is not JSON (`;
+    case 'garbage':
+      return `${notResults} (application/sparql-results+json): it is ${engine === 'jena' ? 'not a JSON object' : 'not JSON ('}`;
+    case 'nobindings':
+      return `${notResults} (application/sparql-results+json): it has neither "results" nor a boolean "boolean"`;
+    case 'xmlcut':
+      return `${notResults} (application/sparql-results+xml): it does not end with </sparql> (${Buffer.byteLength(XML_CUT)} bytes: cut off?)`;
+    default:
+      return 'closed the connection before answering';
+  }
+}
+
+let shards: string;
+let server: ShardServer;
+let hostile: http.Server;
+let base: string;
+/** Requests received per hostile path: queries and ASK {} probes apart. */
+const seen: Record<string, { queries: number; asks: number }> = {};
+const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
+
+beforeAll(async () => {
+  shards = await demoBuild(tmpDir('fkgqa-hostile-'));
+  server = await serve({ shards, kgs: ['library'], writeFiles: false });
+  hostile = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const mode = req.url!.split('/')[1];
+      const q = new URLSearchParams(req.method === 'GET' ? req.url!.replace(/^[^?]*\??/, '') : body).get('query') ?? '';
+      const s = (seen[mode] ??= { queries: 0, asks: 0 });
+      if (/^\s*ASK\s*\{\s*\}\s*$/i.test(q)) {
+        s.asks++;
+        // A login page answers everything with itself; the others answer the probe correctly.
+        if (mode === 'login') ERRORS.login(res);
+        else res.writeHead(200, json).end('{"head":{},"boolean":true}');
+        return;
+      }
+      s.queries++;
+      (MODES[mode] ?? ERRORS[mode] ?? MODES.close)(res);
+    });
+  });
+  await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));
+  base = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+}, 300_000);
+
+afterAll(async () => {
+  await server?.close();
+  hostile?.closeAllConnections();
+  await new Promise<void>((r) => (hostile ? hostile.close(() => r()) : r()));
+});
+
+const endpoint = (mode: string) => `${base}/${mode}/sparql`;
+
+type ToolAnswer = { content: { text: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
+
+/** Runs `body` with an MCP client of a `fkgqa mcp` server (in memory) over `urls`, then closes both. */
+async function withMcp(urls: string[], engine: string | undefined, body: (call: (query: string) => Promise<ToolAnswer>) => Promise<void>): Promise<void> {
+  const mcp = await createMcpServer({ registry: registryFromUrls(urls), setup: 'baseline', callLog: null, state: null, ...(engine ? { federationEngine: engine } : {}) });
+  const [x, y] = InMemoryTransport.createLinkedPair();
+  await mcp.server.connect(x);
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(y);
+  try {
+    await body(async (query) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000 } })) as ToolAnswer);
+  } finally {
+    await client.close();
+    await mcp.close();
+  }
+}
+const reset = () => Object.keys(seen).forEach((k) => delete seen[k]);
+
+describe('hostile answers / resultsProblem: a SPARQL results document is complete or says what is wrong', () => {
+  it('accepts complete JSON and XML documents and names what is wrong with the others', () => {
+    expect(resultsProblem(`${JSON_HEAD}${ROW}]}}`, 'application/sparql-results+json')).toBeUndefined();
+    expect(resultsProblem('{"head":{},"boolean":false}', 'application/sparql-results+json; charset=utf-8')).toBeUndefined();
+    expect(resultsProblem(`${XML_CUT}</results></sparql>\n`, 'application/sparql-results+xml')).toBeUndefined();
+    expect(resultsProblem(`${JSON_HEAD}${ROW},`, 'application/sparql-results+json')).toBe('it is not JSON (Unexpected end of JSON input; 111 bytes)');
+    expect(resultsProblem('', 'application/sparql-results+json')).toBe('it is not JSON (Unexpected end of JSON input; 0 bytes, empty)');
+    expect(resultsProblem('{"head":{"vars":["b"]}}', 'application/sparql-results+json')).toBe('it has neither "results" nor a boolean "boolean"');
+    expect(resultsProblem('{"head":{"vars":["b"]},"results":{}}', 'application/sparql-results+json')).toBe('it has no "results.bindings" array');
+    expect(resultsProblem('{"results":{"bindings":[]}}', 'application/sparql-results+json')).toBe('it has no "head" object');
+    expect(resultsProblem('[1]', 'application/sparql-results+json')).toBe('it is JSON but not an object (an array)');
+    expect(resultsProblem(XML_CUT, 'application/sparql-results+xml')).toBe(`it does not end with </sparql> (${Buffer.byteLength(XML_CUT)} bytes: cut off?)`);
+    expect(resultsProblem('<html></html>', 'application/sparql-results+xml')).toBe('it has no <sparql> root element');
+    // CSV and TSV have no end mark: not checked (a cut connection is caught by the HTTP layer).
+    expect(resultsProblem('?b\n<http://a>', 'text/tab-separated-values')).toBeUndefined();
+  });
+});
+
+describe('hostile answers / run_sparql_query: an incomplete answer is an infrastructure error naming the endpoint', () => {
+  for (const engine of FEDERATION_ENGINES) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: each hostile endpoint inside a two-SERVICE query: _meta endpoint, infrastructure true; no ASK {} probe`, async () => {
+      const shard1 = server.endpoint('library-shard1')!.url;
+      const modes = Object.keys(MODES);
+      await withMcp([...modes.map(endpoint), shard1], engine, async (call) => {
+        const got: Record<string, unknown> = {};
+        const want: Record<string, unknown> = {};
+        for (const mode of modes) {
+          reset();
+          const bad = endpoint(mode);
+          const r = await call(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t } }`);
+          const text = r.content[0].text;
+          got[mode] = { isError: r.isError, meta: r._meta?.['fkgqa/error'], says: text.includes(`the endpoint ${bad} ${what(mode, engine)}`) ? 'what' : text, probes: seen[mode]?.asks ?? 0 };
+          want[mode] = { isError: true, meta: { class: 'endpoint', infrastructure: true, endpoint: bad }, says: 'what', probes: 0 };
+        }
+        expect(got).toEqual(want);
+      });
+    }, 300_000);
+  }
+
+  it('the direct route (a lone SERVICE): the same errors, the same _meta; a good endpoint still answers', async () => {
+    const shard1 = server.endpoint('library-shard1')!.url;
+    const modes = Object.keys(MODES);
+    await withMcp([...modes.map(endpoint), shard1], undefined, async (call) => {
+      const got: Record<string, unknown> = {};
+      const want: Record<string, unknown> = {};
+      for (const mode of modes) {
+        const bad = endpoint(mode);
+        const r = await call(`SELECT * { SERVICE <${bad}> { ?b ?q ?t } }`);
+        const text = r.content[0].text;
+        got[mode] = { isError: r.isError, meta: r._meta?.['fkgqa/error'], says: text.includes(`the endpoint ${bad} ${what(mode, 'direct')}`) ? 'what' : text };
+        want[mode] = { isError: true, meta: { class: 'endpoint', infrastructure: true, endpoint: bad }, says: 'what' };
+      }
+      expect(got).toEqual(want);
+      const ok = await call(`SELECT (COUNT(*) AS ?n) { SERVICE <${shard1}> { ?b ?q ?t } }`);
+      expect([ok.isError ?? false, /^1 row \(direct: /.test(ok.content[0].text)]).toEqual([false, true]);
+    });
+  }, 120_000);
+
+  it('the bounded client: the outcome carries badAnswer with the endpoint and what it did (direct and federated)', async () => {
+    const shard1 = server.endpoint('library-shard1')!.url;
+    const bad = endpoint('short');
+    const client = new BoundedSparqlClient(registryFromUrls([bad, shard1]));
+    try {
+      const d = await client.direct(bad, 'SELECT * { ?s ?p ?o }', 'application/sparql-results+json', 30_000);
+      expect(d).toMatchObject({ status: 'error', error: `the endpoint ${bad} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`, badAnswer: { endpoint: bad, httpStatus: 200 } });
+      const f = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t } }`, 'application/sparql-results+json', 60_000);
+      expect(f).toMatchObject({ status: 'error', error: `the endpoint ${bad} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`, badAnswer: { endpoint: bad, httpStatus: 200 } });
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  it("eval's executor: the submitted query's incomplete answer is an infrastructure failure (infrastructure_error), not a wrong answer", async () => {
+    const bad = endpoint('cut');
+    const ex = new QueryExecutor(registryFromUrls([bad]), 30_000);
+    try {
+      const r = await ex.run(`SELECT * { SERVICE <${bad}> { ?b ?q ?t } }`);
+      expect([r.status, r.errorClass, r.infrastructure, r.failedEndpoint, r.results]).toEqual(['error', 'endpoint', true, bad, undefined]);
+    } finally {
+      await ex.close();
+    }
+  }, 60_000);
+});
+
+/** `fkgqa query` as a child process (asynchronous: the hostile endpoint is in this process). */
+function fkgqa(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('hostile answers / fkgqa query: exit 2, the endpoint named with what it did in words (no raw undici codes alone, not "unreachable")', () => {
+  it('direct and federated (comunica): a cut answer, garbage, a connection closed before answering', async () => {
+    const shard1 = server.endpoint('library-shard1')!.url;
+    const [short, garbage, close] = ['short', 'garbage', 'close'].map(endpoint);
+    const cases = [
+      { args: [`SELECT * WHERE { SERVICE <${short}> { ?s ?p ?o } }`], stderr: `fkgqa: error: the endpoint ${short} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)\n` },
+      {
+        args: [`SELECT * WHERE { SERVICE <${garbage}> { ?s ?p ?o } }`],
+        stderr: `fkgqa: error: the endpoint ${garbage} answered something that is not a SPARQL results document (application/sparql-results+json): it is not JSON (Unexpected token 'h', "hello, not json" is not valid JSON; 15 bytes)\n`,
+      },
+      {
+        args: [`SELECT * WHERE { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${short}> { ?b ?q ?t } }`],
+        stderr: `fkgqa: error: the federation engine comunica (SERVICE <${shard1}>, <${short}>) could not answer: the endpoint ${short} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)\n`,
+      },
+      { args: [`SELECT * WHERE { SERVICE <${close}> { ?s ?p ?o } }`], stderr: `fkgqa: error: the endpoint ${close} closed the connection before answering (ECONNRESET)\n` },
+    ];
+    const results = await Promise.all(cases.map((c) => fkgqa(['query', '--endpoint', short, garbage, close, shard1, ...c.args])));
+    expect(results).toEqual(cases.map((c) => ({ code: 2, stdout: '', stderr: c.stderr })));
+  }, 120_000);
+});
+
+describe('hostile answers / fkgqa query: an HTTP error is said once, and an error page is quoted by its first line of text', () => {
+  it('a 500 HTML page and a redirect, direct and federated (comunica)', async () => {
+    const shard1 = server.endpoint('library-shard1')!.url;
+    const [page, redirect] = ['html500', 'redirect'].map(endpoint);
+    const target = endpoint('good');
+    const refusal = `answered HTTP 302 with a redirect to ${target}: not followed, a query goes only to the endpoint named in its SERVICE clause; nothing was sent there`;
+    const cases = [
+      { args: [`SELECT * WHERE { SERVICE <${page}> { ?s ?p ?o } }`], stderr: `fkgqa: error: the endpoint ${page} failed on the query: it answered HTTP 500: Internal Server Error\n` },
+      {
+        args: [`SELECT * WHERE { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${page}> { ?b ?q ?t } }`],
+        stderr: `fkgqa: error: the federation engine comunica (SERVICE <${shard1}>, <${page}>) failed on the query: it answered HTTP 500: Invalid SPARQL endpoint response from ${page} (HTTP status 500): Internal Server Error\n`,
+      },
+      { args: [`SELECT * WHERE { SERVICE <${redirect}> { ?s ?p ?o } }`], stderr: `fkgqa: error: the endpoint ${redirect} ${refusal}\n` },
+      { args: [`SELECT * WHERE { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${redirect}> { ?b ?q ?t } }`], stderr: `fkgqa: error: the federation engine comunica (SERVICE <${shard1}>, <${redirect}>) could not answer: ${redirect}?… ${refusal}\n` },
+    ];
+    const results = await Promise.all(cases.map((c) => fkgqa(['query', '--endpoint', page, redirect, target, shard1, ...c.args])));
+    expect(results).toEqual(cases.map((c) => ({ code: 2, stdout: '', stderr: c.stderr })));
+  }, 120_000);
+});
+
+describe('hostile answers / the ASK {} probe runs only when an endpoint may be at fault', () => {
+  for (const engine of ['comunica', 'jena'] as const) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: no probe after a syntax error (nothing sent at all) nor after an endpoint's own time limit; one per endpoint after a login page`, async () => {
+      const shard1 = server.endpoint('library-shard1')!.url;
+      const [limit, login] = ['limit503', 'login'].map(endpoint);
+      const client = new BoundedSparqlClient(registryFromUrls([limit, login, shard1]), { engine });
+      try {
+        reset();
+        const syntax = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${limit}> { ?b ?q ?t . FILTER( } }`, 'application/sparql-results+json', 30_000);
+        expect([syntax.status, syntax.requests, seen.limit503]).toEqual(['error', {}, undefined]);
+        const limited = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${limit}> { ?b ?q ?t } }`, 'application/sparql-results+json', 30_000);
+        expect([limited.status, seen.limit503.asks]).toEqual(['error', 0]);
+        expect(limited.status === 'error' && limited.error).toContain('time limit of 1000 ms');
+        // A login page (200, text/html) names no endpoint in the engine's message: the probe finds it (one ASK {} per endpoint contacted).
+        const page = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${login}> { ?b ?q ?t } }`, 'application/sparql-results+json', 30_000);
+        expect([page.status, page.status === 'error' && page.badAnswer?.endpoint, seen.login.asks]).toEqual(['error', login, 1]);
+      } finally {
+        await client.close();
+      }
+    }, 120_000);
+  }
+});
