@@ -188,6 +188,10 @@ describe('serve: the time limit a request sends (timeout parameter, Fkgqa-Timeou
     expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}&timeout=1&timeout=2`)).status).toBe(400);
     expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}`, { headers: { 'Fkgqa-Timeout': 'x' } })).status).toBe(400);
     expect(await countOf(await get(u, COUNT))).toBe(35);
+    // A limit longer than Node's timers hold (2^31 - 1 ms) is capped: it used to fire at once (503).
+    const long = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json, 'Fkgqa-Timeout': '99999999999999999999' }, body: COUNT });
+    expect(long.status).toBe(200);
+    expect(await countOf(long)).toBe(35);
   });
 });
 

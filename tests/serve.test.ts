@@ -255,6 +255,12 @@ describe('fkgqa serve: service description and VoID', () => {
   it('unknown paths are 404; / lists the endpoints', async () => {
     const base = new URL(url).origin;
     expect((await fetch(`${base}/nope-shard9/sparql`)).status).toBe(404);
+    // Whatever the method: a POST to an unknown path was 405 "use GET".
+    for (const path of ['/nope-shard9/sparql', '/../../etc/passwd', '/x']) {
+      const r = await fetch(`${base}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/sparql-query' }, body: 'ASK {}' });
+      expect(r.status).toBe(404);
+      expect(await r.text()).toContain('not found: endpoints are at');
+    }
     const index = (await (await fetch(`${base}/`)).json()) as { endpoints: { id: string }[] };
     expect(index.endpoints).toHaveLength(10);
   });

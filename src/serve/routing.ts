@@ -94,6 +94,9 @@ export interface ServerPaths {
 
 /** `/`, `/_stats`, the root `/.well-known/void` and `/catalogue.json` (the catalogue), unknown paths. */
 export function serverPathAnswer(what: RouteKind, method: string, server: ServerPaths): Answer {
+  const paths = server.portPerEndpoint ? '/sparql and /.well-known/void' : '/<endpoint>/sparql and /<endpoint>/.well-known/void';
+  // An unknown path is not found whatever the method (a POST to /nope/sparql is 404, not 405).
+  if (what === 'none') return text(404, `not found: endpoints are at ${paths}; GET / lists them`, 'other');
   if (method !== 'GET' && method !== 'HEAD') return text(405, `method ${method} is not allowed here: use GET`, 'other', { Allow: 'GET, OPTIONS' });
   const json = (v: unknown): Answer => ({ status: 200, body: JSON.stringify(v, null, 2) + '\n', type: 'application/json', kind: 'other' });
   if (what === 'index') return json(server.endpointsFile());
@@ -104,6 +107,5 @@ export function serverPathAnswer(what: RouteKind, method: string, server: Server
     if (!body) return text(404, `no VoID catalogue in this build (${file} is written by the VoID build)`, 'void');
     return { status: 200, body, type: what === 'catalogue' ? `${MEDIA.turtle}; charset=utf-8` : 'application/json', kind: 'void' };
   }
-  const paths = server.portPerEndpoint ? '/sparql and /.well-known/void' : '/<endpoint>/sparql and /<endpoint>/.well-known/void';
   return text(404, `not found: endpoints are at ${paths}; GET / lists them`, 'other');
 }

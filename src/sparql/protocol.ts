@@ -243,7 +243,7 @@ export const TIME_LIMIT_HEADER = 'Fkgqa-Timeout';
  * of this and its own limit.
  * @param param the `timeout` parameter, if any
  * @param header the `Fkgqa-Timeout` header, if any
- * @returns the limit in ms, or undefined when the request names none
+ * @returns the limit in ms (capped at `MAX_TIME_LIMIT_MS`), or undefined when the request names none
  * @throws ProtocolError 400 naming the parameter or header when it is not a positive number
  */
 export function parseTimeLimit(param: string | undefined, header: string | string[] | undefined): number | undefined {
@@ -262,8 +262,12 @@ export function parseTimeLimit(param: string | undefined, header: string | strin
     if (!(ms > 0) || !Number.isFinite(ms)) throw new ProtocolError(400, `header ${TIME_LIMIT_HEADER}: "${value.slice(0, 40)}" is not a time limit in milliseconds (a positive number)`);
     limit = limit === undefined ? ms : Math.min(limit, ms);
   }
-  return limit === undefined ? undefined : Math.max(1, Math.round(limit));
+  // Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a longer limit would fire at once.
+  return limit === undefined ? undefined : Math.min(MAX_TIME_LIMIT_MS, Math.max(1, Math.round(limit)));
 }
+
+/** The longest time limit a request may give, in ms (2^31 - 1, the longest delay of Node's timers): longer ones are capped to it. */
+export const MAX_TIME_LIMIT_MS = 2_147_483_647;
 
 /** The forms of SPARQL query result, which decide the media types on offer. */
 export type ResultForm = 'bindings' | 'boolean' | 'graph';
