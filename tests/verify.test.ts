@@ -7,14 +7,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../src/sparql/parse.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve } from '../src/serve/server.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { compareResults } from '../src/answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../src/answers/ties.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
 import { stats, verify } from '../src/index.js';
 import type { VerifyReport } from '../src/verify/verify.js';
 import { classifyDisagreement, computeTotals, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
-import { demoBuild, engineTestsRun, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const lit = (value: string, datatype?: string) => ({ type: 'literal' as const, value, ...(datatype ? { datatype } : {}) });
@@ -444,8 +443,8 @@ describe('verify / disagreements between engines and gold (report.ts)', () => {
 describe.skipIf(!HAS_SPIDER)('verify / ties in a sub-SELECT (Spider4SPARQL car_1/q37, dog_kennels/q19): the rule score uses', () => {
   let shards: string;
   beforeAll(async () => {
-    shards = path.join(tmpDir('fkgqa-verify-subties-'), 'shards');
-    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: shards, kgs: ['car_1', 'dog_kennels'] });
+    // car_1, dog_kennels (and network_1), made once per run (tests/global-setup.ts); no gold answers stored yet.
+    shards = await tiesBuild(tmpDir('fkgqa-verify-subties-'));
   }, 240_000);
   const ids = ['car_1/q37', 'dog_kennels/q19'];
   const check = (r: Awaited<ReturnType<typeof verify>>, form: 'trivial' | 'oracle') => {
@@ -469,8 +468,9 @@ describe.skipIf(!HAS_SPIDER)('verify / ties in a sub-SELECT (Spider4SPARQL car_1
   }, 300_000);
 
   it('gold stored by fkgqa stats with its tie analysis: the oracle form too', async () => {
-    await stats({ shards, timeoutMs: 60_000 });
-    const r = await verify({ shards, queries: ids, forms: ['oracle', 'trivial'], timeoutMs: 60_000 });
+    // The same build with what fkgqa stats (60 s per query) stored for it in tests/global-setup.ts.
+    const stored = await tiesBuild(tmpDir('fkgqa-verify-subties-gold-'), { gold: true });
+    const r = await verify({ shards: stored, queries: ids, forms: ['oracle', 'trivial'], timeoutMs: 60_000 });
     expect(r.queries.map((q) => q.gold.source)).toEqual(['gold-answers.json', 'gold-answers.json']);
     check(r, 'oracle');
     check(r, 'trivial');
