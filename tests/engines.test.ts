@@ -15,12 +15,11 @@ import type { EngineOutcome, FederationEngine } from '../src/federation/engine.j
 import { createEngine, FEDERATION_ENGINES, parseEngineList } from '../src/federation/engines.js';
 import { findJena } from '../src/federation/jena/engine.js';
 import { checkServiceQuery } from '../src/federation/service-check.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
-import { DEMO, engineTestsRun, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
 
 const P = 'http://valuenet/ontop/';
 /** Per engine: whether its tests run here (Jena needs Java and Debian's Jena; see engineTestsRun). */
@@ -63,8 +62,8 @@ let redirector: Listener; // registered, answers 307 to `outside`
 let stall: Listener; // registered, never answers
 
 beforeAll(async () => {
-  shardsDir = path.join(tmpDir('fkgqa-engines-'), 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shardsDir, kgs: ['library'] });
+  // The shared demo build (tests/global-setup.ts); these tests serve its library graph only.
+  shardsDir = await demoBuild(tmpDir('fkgqa-engines-'));
   server = await serve({ shards: shardsDir, kgs: ['library'], writeFiles: false });
   outside = await listen((_q, res) => res.writeHead(200, { 'content-type': JSON_RESULTS }).end('{"head":{"vars":["s"]},"results":{"bindings":[{"s":{"type":"uri","value":"urn:outside"}}]}}'), '/outside/sparql');
   redirector = await listen((_q, res) => res.writeHead(307, { location: outside.url }).end(), '/redirect/sparql');

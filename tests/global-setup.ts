@@ -4,6 +4,9 @@
  * and its gold answers (`fkgqa stats`, 20 s per query) to its state folder beside it; both are
  * read-only templates: a test file takes its own copy (`demoBuild` in tests/helpers.ts), so that
  * what it writes (a serve's endpoints file and lock, stored answers) stays its own.
+ * Where the real corpus is present, the same for a build of its graphs car_1, dog_kennels and
+ * network_1 (default options) with gold answers (`fkgqa stats`, 60 s per query): the ties and
+ * necessarily empty answers of score.test.ts and verify.test.ts (`tiesBuild`), made at the same time.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,20 +14,33 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { computeStats } from '../src/report/stats.js';
-import { DEMO, DEMO_GOLD_TIMEOUT_MS } from './helpers.js';
+import { DEMO, DEMO_GOLD_TIMEOUT_MS, HAS_SPIDER, SPIDER, TIES_GOLD_TIMEOUT_MS, TIES_GRAPHS } from './helpers.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The demo build made by tests/global-setup.ts; its gold answers are in `<demoBuild>.state`. */
     demoBuild: string;
+    /** The build of TIES_GRAPHS of the real corpus ('' without the corpus); gold answers in `<tiesBuild>.state`. */
+    tiesBuild: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-demo-template-'));
   const build = path.join(dir, 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
-  await computeStats({ shards: build, timeoutMs: DEMO_GOLD_TIMEOUT_MS });
+  const ties = path.join(dir, 'ties', 'shards');
+  await Promise.all([
+    (async () => {
+      await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
+      await computeStats({ shards: build, timeoutMs: DEMO_GOLD_TIMEOUT_MS });
+    })(),
+    HAS_SPIDER &&
+      (async () => {
+        await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: ties, kgs: TIES_GRAPHS });
+        await computeStats({ shards: ties, timeoutMs: TIES_GOLD_TIMEOUT_MS });
+      })(),
+  ]);
   project.provide('demoBuild', build);
+  project.provide('tiesBuild', HAS_SPIDER ? ties : '');
   return () => fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -44,6 +44,35 @@ export async function demoBuild(dir: string, o: { gold?: boolean } = {}): Promis
   return out;
 }
 
+/** The graphs of the real corpus in `tiesBuild`: tie-dependent gold answers (car_1/q37 and dog_kennels/q19 in a sub-SELECT) and necessarily empty ones (network_1). */
+export const TIES_GRAPHS = ['car_1', 'dog_kennels', 'network_1'];
+/** The time limit per query (ms) of the gold answers stored with `tiesBuild`. */
+export const TIES_GOLD_TIMEOUT_MS = 60_000;
+
+/**
+ * A copy of the build of TIES_GRAPHS of the real corpus (default options) at `<dir>/shards`, made
+ * once per run by tests/global-setup.ts; with `gold`, its state folder too (the gold answers and tie
+ * analysis of `fkgqa stats`, time limit TIES_GOLD_TIMEOUT_MS per query). Only where HAS_SPIDER.
+ * Without that setup (another vitest config) the build is made here.
+ * @returns the path of the build
+ */
+export async function tiesBuild(dir: string, o: { gold?: boolean } = {}): Promise<string> {
+  const out = path.join(dir, 'shards');
+  const template = inject('tiesBuild');
+  if (template) {
+    fs.cpSync(template, out, { recursive: true });
+    if (o.gold) fs.cpSync(`${template}.state`, `${out}.state`, { recursive: true });
+    return out;
+  }
+  const { DEFAULT_PARTITION_OPTIONS, partition } = await import('../src/partition/index.js');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out, kgs: TIES_GRAPHS });
+  if (o.gold) {
+    const { computeStats } = await import('../src/report/stats.js');
+    await computeStats({ shards: out, timeoutMs: TIES_GOLD_TIMEOUT_MS });
+  }
+  return out;
+}
+
 /** A fresh temporary directory, removed by the caller (or left in /tmp). */
 export function tmpDir(prefix = 'fkgqa-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));

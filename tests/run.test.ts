@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
-import { DEMO, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, ROOT, tmpDir } from './helpers.js';
 
 /** `fkgqa run`: the whole loop on the demo build with the oracle, as a user runs it. */
 const dir = tmpDir('fkgqa-run-');
@@ -11,9 +10,9 @@ let build: string;
 let state: string;
 
 beforeAll(async () => {
-  build = path.join(dir, 'shards');
   state = path.join(dir, 'state');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
+  // The shared demo build (tests/global-setup.ts), without its gold answers: run computes them.
+  build = await demoBuild(dir);
 }, 120_000);
 
 /** Runs the CLI; `onStderr` sees stderr as it comes (to signal the process at the right moment). */

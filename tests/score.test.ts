@@ -12,13 +12,12 @@ import { InputError } from '../src/common/errors.js';
 import { admittedBySegments, tieSegments } from '../src/answers/ties.js';
 import { goldAnswerDigest, type GoldAnswers } from '../src/build/gold-answers.js';
 import { parseQuery } from '../src/sparql/parse.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { computeStats } from '../src/report/stats.js';
 import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
 import { formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRunFiles } from '../src/score/records.js';
 import { score } from '../src/score/score.js';
-import { demoBuild, fkgqaSync, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaSync, HAS_SPIDER, tiesBuild, tmpDir } from './helpers.js';
 
 interface Entry {
   index: number;
@@ -294,10 +293,8 @@ describe('score / gold answers stored before the tie analysis', () => {
 describe.skipIf(!HAS_SPIDER)('score / Spider4SPARQL car_1, dog_kennels, network_1: ties and necessarily empty answers', () => {
   let real: TestBuild;
   beforeAll(async () => {
-    const out = path.join(tmpDir('fkgqa-score-spider-'), 'shards');
-    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out, kgs: ['car_1', 'dog_kennels', 'network_1'] });
-    await computeStats({ shards: out, timeoutMs: 60_000 });
-    real = new TestBuild(out);
+    // The build of these graphs with the gold answers of fkgqa stats (60 s per query), made once per run (tests/global-setup.ts).
+    real = new TestBuild(await tiesBuild(tmpDir('fkgqa-score-spider-'), { gold: true }));
   }, 240_000);
   const ties = (kg: string) => (JSON.parse(fs.readFileSync(path.join(`${real.dir}.state`, 'gold-answers', `${kg}.json`), 'utf8')) as GoldAnswers).answers.filter((a) => a.ties);
   const values = (r: JsonResults) => r.results!.bindings.map((b) => Object.values(b).map((t) => t.value).join(' '));

@@ -6,7 +6,7 @@ import * as oxigraph from 'oxigraph';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InputError } from '../src/common/errors.js';
 import { readQuestions, distinctQueries } from '../src/load/questions.js';
-import { DEFAULT_PARTITION_OPTIONS, digestTree, partition } from '../src/partition/index.js';
+import { DEFAULT_PARTITION_OPTIONS, digestTree } from '../src/partition/index.js';
 import { answerQuery } from '../src/serve/answer.js';
 import { checkQueryText, MAX_QUERY_DEPTH, nestingDepth } from '../src/sparql/guard.js';
 import { MEDIA, strictSearchParams } from '../src/sparql/protocol.js';
@@ -16,7 +16,7 @@ import { serializeResults, type JsonResults } from '../src/sparql/results.js';
 import { SERVE_LOCK } from '../src/serve/state.js';
 import { readServeEndpoints } from '../src/federation/registry.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir, fileHashes } from './helpers.js';
+import { demoBuild, HAS_SPIDER, ROOT, SPIDER, tmpDir, fileHashes } from './helpers.js';
 
 const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
 let shards: string;
@@ -49,8 +49,8 @@ const hashes = fileHashes;
 let before: Record<string, string>;
 
 beforeAll(async () => {
-  shards = path.join(tmpDir('fkgqa-hardening-'), 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+  // A copy of the shared demo build (tests/global-setup.ts: default options, as partition made it here).
+  shards = await demoBuild(tmpDir('fkgqa-hardening-'));
   before = hashes(shards);
   server = await serve({ shards, kgs: ['library'], timeoutMs: 5_000 });
   url = server.endpoint('library-shard1')!.url;

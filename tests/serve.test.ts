@@ -2,9 +2,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { DEMO, tmpDir } from './helpers.js';
+import { demoBuild, tmpDir } from './helpers.js';
 
 const BOOK = 'http://valuenet/ontop/book';
 const COUNT_BOOKS = `SELECT (COUNT(*) AS ?n) WHERE { ?b a <${BOOK}> }`;
@@ -32,8 +31,8 @@ const rowsOf = async (r: Response) => ((await r.json()) as { results: { bindings
 const countOf = async (r: Response) => Number(((await r.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value);
 
 beforeAll(async () => {
-  shards = path.join(tmpDir('fkgqa-serve-'), 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
+  // A copy of the shared demo build (tests/global-setup.ts: default options, as partition made it here).
+  shards = await demoBuild(tmpDir('fkgqa-serve-'));
   server = await serve({ shards, timeoutMs: 5_000, withOriginals: true, maxBodyBytes: 4096 });
   url = server.endpoint('library-shard1')!.url;
 });

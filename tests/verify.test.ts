@@ -7,13 +7,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../src/sparql/parse.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { serve } from '../src/serve/server.js';
-import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { compareResults } from '../src/answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../src/answers/ties.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
-import { stats, verify } from '../src/index.js';
+import { verify } from '../src/index.js';
 import { classifyDisagreement, computeTotals, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
-import { demoBuild, engineTestsRun, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const lit = (value: string, datatype?: string) => ({ type: 'literal' as const, value, ...(datatype ? { datatype } : {}) });
@@ -110,37 +109,37 @@ describe('verify / the demo build', () => {
   beforeAll(async () => {
     shards = await demoBuild(tmpDir('fkgqa-verify-'));
   });
-
-  it('all 14 distinct gold queries give identical answers federated and in trivial-federation form; without stats the oracle form is skipped', async () => {
-    const r = await verify({ shards, timeoutMs: 20_000 });
-    expect(r.queries).toHaveLength(14);
-    expect(r.engines).toEqual(['comunica']);
+  // The long federation runs over the whole demo (14 queries, every form, comunica and jena) are in
+  // tests/verify.slow.test.ts (`npm run test:slow`); here one query through every form and engine.
+  it('one query (library/q1), every form and engine (--federation-engine all where jena runs): without stats the oracle form is skipped; with stats federated, trivial and oracle identical, federated skipped on jena, no disagreement, the oracle form no dearer', { timeout: 600_000 }, async () => {
+    const engines = JENA ? ['comunica', 'jena'] : ['comunica'];
     const none = { equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0, timeouts: 0, errors: 0 };
-    expect(r.totals.comunica.federated).toMatchObject({ identical: 14, answered: 14, skipped: 0, ...none });
-    expect(r.totals.comunica.trivial).toMatchObject({ identical: 14, answered: 14, skipped: 0, ...none });
-    expect(r.totals.comunica.oracle).toMatchObject({ identical: 0, answered: 0, skipped: 14 });
-    expect(r.queries[0].engines.comunica.oracle).toEqual({ status: 'skipped', reason: 'no realised fan-out stored for this build (fkgqa stats)', ms: 0, requests: 0 });
-    expect([r.disagreements, r.different]).toEqual([[], 0]);
-    expect(r.queries.find((q) => q.id === 'library/q3')!.gold).toMatchObject({ status: 'ok', rows: 5, source: 'computed' });
-  });
-
-  it.runIf(JENA)('--federation-engine all (stats in another state folder): trivial and oracle identical on comunica and jena, federated skipped on jena, no disagreement, the oracle form cheaper', { timeout: 600_000 }, async () => {
-    // stats, then 14 queries x 3 forms x 2 engines and the JVM's start: over 120 s at load 45.
-    const state = tmpDir('fkgqa-verify-all-state-');
-    await stats({ shards, state, timeoutMs: 60_000 });
-    const r = await verify({ shards, state, timeoutMs: 60_000, federationEngine: 'all' });
-    expect([r.engines, r.forms]).toEqual([['comunica', 'jena'], ['federated', 'trivial', 'oracle']]);
-    for (const e of ['comunica', 'jena']) {
-      for (const f of ['trivial', 'oracle'] as const) expect(r.totals[e][f]).toMatchObject({ identical: 14, answered: 14, different: 0, failed: 0, skipped: 0 });
-      // The oracle form names only the shards each answer needs.
-      expect(r.totals[e].oracle!.requests.total).toBeLessThan(r.totals[e].trivial!.requests.total);
+    const without = await verify({ shards, timeoutMs: 60_000, queries: ['library/q1'] });
+    expect([without.engines, without.forms]).toEqual([['comunica'], ['federated', 'trivial', 'oracle']]);
+    expect(without.totals.comunica.federated).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+    expect(without.totals.comunica.trivial).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+    expect(without.totals.comunica.oracle).toMatchObject({ identical: 0, answered: 0, skipped: 1 });
+    expect(without.queries[0].engines.comunica.oracle).toEqual({ status: 'skipped', reason: 'no realised fan-out stored for this build (fkgqa stats)', ms: 0, requests: 0 });
+    expect(without.queries[0].gold).toMatchObject({ status: 'ok', source: 'computed' });
+    // With stats: the shared demo build's copy with the gold answers and realised fan-out fkgqa stats stored.
+    const withStats = await demoBuild(tmpDir('fkgqa-verify-one-'), { gold: true });
+    const all = await verify({ shards: withStats, timeoutMs: 60_000, federationEngine: JENA ? 'all' : 'comunica', queries: ['library/q1'] });
+    expect(all.queries.map((q) => q.id)).toEqual(['library/q1']);
+    expect(all.queries[0].gold).toMatchObject({ status: 'ok', source: 'gold-answers.json' });
+    expect([all.engines, all.forms]).toEqual([engines, ['federated', 'trivial', 'oracle']]);
+    expect(all.totals.comunica.federated).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+    for (const e of engines) {
+      expect(all.totals[e].trivial).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+      expect(all.totals[e].oracle).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+      expect(all.totals[e].oracle!.requests.total).toBeLessThanOrEqual(all.totals[e].trivial!.requests.total);
     }
-    expect(r.totals.comunica.federated).toMatchObject({ identical: 14, skipped: 0 });
-    expect(r.totals.jena.federated).toMatchObject({ identical: 0, skipped: 14 });
-    expect(r.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
-    expect([r.disagreements, r.different]).toEqual([[], 0]);
-    // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
-    expect(r.queries.find((q) => q.id === 'library/q1')!.engines.jena.trivial!.requests).toBe(4);
+    expect([all.disagreements, all.different]).toEqual([[], 0]);
+    if (JENA) {
+      expect(all.totals.jena.federated).toMatchObject({ identical: 0, skipped: 1 });
+      expect(all.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
+      // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
+      expect(all.queries[0].engines.jena.trivial!.requests).toBe(4);
+    }
   });
 
   it('verifies against running endpoints given by endpoints.json (their request log shows the traffic)', async () => {
@@ -430,8 +429,8 @@ describe('verify / disagreements between engines and gold (report.ts)', () => {
 describe.skipIf(!HAS_SPIDER)('verify / ties in a sub-SELECT (Spider4SPARQL car_1/q37, dog_kennels/q19): the rule score uses', () => {
   let shards: string;
   beforeAll(async () => {
-    shards = path.join(tmpDir('fkgqa-verify-subties-'), 'shards');
-    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: shards, kgs: ['car_1', 'dog_kennels'] });
+    // car_1, dog_kennels (and network_1), made once per run (tests/global-setup.ts); no gold answers stored yet.
+    shards = await tiesBuild(tmpDir('fkgqa-verify-subties-'));
   }, 240_000);
   const ids = ['car_1/q37', 'dog_kennels/q19'];
   const check = (r: Awaited<ReturnType<typeof verify>>, form: 'trivial' | 'oracle') => {
@@ -455,8 +454,9 @@ describe.skipIf(!HAS_SPIDER)('verify / ties in a sub-SELECT (Spider4SPARQL car_1
   }, 300_000);
 
   it('gold stored by fkgqa stats with its tie analysis: the oracle form too', async () => {
-    await stats({ shards, timeoutMs: 60_000 });
-    const r = await verify({ shards, queries: ids, forms: ['oracle', 'trivial'], timeoutMs: 60_000 });
+    // The same build with what fkgqa stats (60 s per query) stored for it in tests/global-setup.ts.
+    const stored = await tiesBuild(tmpDir('fkgqa-verify-subties-gold-'), { gold: true });
+    const r = await verify({ shards: stored, queries: ids, forms: ['oracle', 'trivial'], timeoutMs: 60_000 });
     expect(r.queries.map((q) => q.gold.source)).toEqual(['gold-answers.json', 'gold-answers.json']);
     check(r, 'oracle');
     check(r, 'trivial');
