@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -8,7 +9,9 @@ import { resultsProblem } from '../src/federation/answer-check.js';
 import { BoundedSparqlClient } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { registryFromUrls } from '../src/federation/registry.js';
+import { runEval } from '../src/eval/eval.js';
 import { QueryExecutor } from '../src/eval/execute.js';
+import type { RunRecord } from '../src/eval/record.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
@@ -220,6 +223,29 @@ describe('hostile answers / run_sparql_query: an incomplete answer is an infrast
       await ex.close();
     }
   }, 60_000);
+});
+
+describe('hostile answers / an eval run: the final query meets a cut answer inside a federated query', () => {
+  it('the run ends infrastructure_error and its record names the endpoint that cut its answer (from _meta, not the probe: it answers ASK {})', async () => {
+    // The endpoints file of the served library graph, with its shard2 replaced by the hostile endpoint that cuts its answers.
+    const file = JSON.parse(JSON.stringify(server.endpointsFile())) as { endpoints: { graph: string; url: string; id: string }[] };
+    const bad = endpoint('cut');
+    const replaced = file.endpoints.find((e) => e.id === 'library-shard2')!;
+    replaced.url = bad;
+    const dir = tmpDir('fkgqa-hostile-eval-');
+    const endpoints = path.join(dir, 'endpoints.json');
+    fs.writeFileSync(endpoints, JSON.stringify(file));
+    const entries = (JSON.parse(fs.readFileSync(path.join(shards, 'benchmark.json'), 'utf8')) as { entries: { index: number; kg: string }[] }).entries;
+    const q1 = entries.find((e) => e.kg === 'library')!;
+    const out = path.join(dir, 'runs.jsonl');
+    reset();
+    // The trivial agent submits the gold query with every triple pattern a UNION over all shards: a federated query.
+    await runEval({ shards, endpoints, setup: 'baseline', agent: 'trivial', out, questions: [q1.index], tools: 'in-process', probe: false, timeoutMs: 30_000 });
+    const [r] = fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as RunRecord);
+    expect(r.final!.endpoints.length).toBeGreaterThan(1);
+    expect([r.endReason, r.final!.status, r.final!.errorClass, r.infrastructure!.endpoint, seen.cut.queries > 0]).toEqual(['infrastructure_error', 'error', 'endpoint', bad, true]);
+    expect(r.infrastructure!.what).toMatch(/^the harness's execution of the submitted query failed \(endpoint\): /);
+  }, 120_000);
 });
 
 /** `fkgqa query` as a child process (asynchronous: the hostile endpoint is in this process). */

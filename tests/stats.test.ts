@@ -10,7 +10,7 @@ import { provenanceQueries } from '../src/report/provenance.js';
 import { ProgressTicker } from '../src/common/progress.js';
 import { computeStats, type BuildStats } from '../src/report/stats.js';
 import { comparePaper, flattenFigures, formatPerQueryCsv, formatStatsCsv } from '../src/report/stats-format.js';
-import { DEMO, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+import { DEMO, fkgqaSync, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
 
 const NS = 'http://valuenet/ontop/';
 
@@ -136,6 +136,29 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
     );
     expect(r.stdout).toContain('data-painted-charts="3"');
   });
+});
+
+describe('stats / queries that hit the time limit are named on stderr with how to raise it', () => {
+  it('demo with --timeout 1: each timed-out query named with what timed out, the --timeout hint; the report on stdout is the JSON of those statuses', () => {
+    const dir = tmpDir('fkgqa-stats-limit-');
+    const shards = path.join(dir, 'shards');
+    expect(fkgqaSync(['partition', '--source', DEMO, '--out', shards, '-q']).code).toBe(0);
+    const r = fkgqaSync(['stats', '--shards', shards, '--state', path.join(dir, 'state'), '--timeout', '1', '--format', 'json', '-q']);
+    expect(r.code).toBe(0);
+    const s = JSON.parse(r.stdout) as BuildStats;
+    const what = (q: BuildStats['queries'][number]) => [q.answerStatus === 'timeout' ? 'gold answer' : '', q.realisedStatus === 'timeout' ? 'realised fan-out' : ''].filter(Boolean).join(', ');
+    const hit = s.queries.filter((q) => what(q));
+    // At 1 ms the demo's queries do not finish (library/q1, a COUNT over the authors, among them).
+    expect(hit.map((q) => q.query)).toContain('library/q1');
+    expect(r.stderr).toBe(
+      `fkgqa stats: ${hit.length} queries hit the time limit of 1 ms per query; what timed out is reported as timed out, not computed:\n` +
+        hit.map((q) => `  ${q.query} (${what(q)})\n`).join('') +
+        'Raise the limit with --timeout <ms> (e.g. --timeout 2) and run fkgqa stats again (answers stored under another limit are recomputed).\n',
+    );
+    // No query timed out: nothing is said.
+    const quiet = fkgqaSync(['stats', '--shards', shards, '--state', path.join(dir, 'state2'), '--timeout', '20000', '-q']);
+    expect([quiet.code, quiet.stderr]).toEqual([0, '']);
+  }, 120_000);
 });
 
 describe('stats / progress', () => {

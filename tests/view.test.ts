@@ -3,6 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEval } from '../src/eval/eval.js';
 import type { RunRecord } from '../src/eval/record.js';
+import { PAPER_MODELS } from '../src/score/paper.js';
+import { formatScoreText } from '../src/score/format.js';
 import { score } from '../src/score/score.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import type { JsonResults } from '../src/sparql/results.js';
@@ -128,6 +130,20 @@ describe('view / verdicts are fkgqa score\'s', () => {
   });
 });
 
+describe('view and score / a scripted agent (no model) shows no LLM calls; the trivial-federation line says what it counts', () => {
+  it('view: the run list has llm null for scripted runs; score text: LLM calls per run "-" and the counted runs in words', async () => {
+    const files = [oracleFile, wrongFile];
+    const [page, report] = await Promise.all([viewRuns({ runs: files, shards: build }), score({ runs: files, shards: build })]);
+    expect(page.data.runs.map((r) => r.llm)).toEqual(page.data.runs.map(() => null));
+    const text = formatScoreText(report);
+    const oracleBlock = text.split('\n== ').find((b) => b.startsWith('baseline|oracle ('))!;
+    expect(oracleBlock).toContain(`\n${'LLM calls per run'.padEnd(54)} ${'-'.padStart(10)} ${''.padStart(11)} ${PAPER_MODELS.map(() => '-'.padStart(16)).join(' ')}\n`);
+    expect(text).not.toMatch(/^LLM calls per run +2/m);
+    // library (4 shards): 8 oracle runs, all correct; library/q6 (books never borrowed) needs all 4 shards, so 7 runs count.
+    expect(oracleBlock).toContain('\ntrivial federation counts the scored runs whose gold answer needs fewer shards than the graph has and whose consulted shards are known: 7 of 8 scored runs, 7 of 8 correct runs\n');
+  }, 60_000);
+});
+
 describe('view / run files', () => {
   it('reads fkgqa-run/2 records (infrastructure errors, build, tool surface) and shows them unscored without --shards', async () => {
     const base = structuredClone(oracle[0]) as unknown as Record<string, unknown>;
@@ -208,6 +224,10 @@ describe.skipIf(!CHROMIUM)('view / in headless Chromium', () => {
       expect(await p.evaluate("document.querySelectorAll('#answer tr').length")).toBe(2); // header + 1 row
       // SERVICE targets highlighted in the final query: the needed shards of library/q2.
       expect(await p.evaluate("[...new Set([...document.querySelectorAll('#detail pre.sparql .svc')].map((e) => e.title))].sort().join(' ')")).toBe('library-shard1');
+      // A scripted run: no LLM calls in its details, '—' in the list's llm column.
+      expect(await p.evaluate("document.getElementById('detail').textContent")).toContain('scripted agent (no LLM), ');
+      expect(await p.evaluate("document.getElementById('detail').textContent")).not.toContain('LLM calls');
+      expect(await p.evaluate("[...new Set([...document.querySelectorAll('#rows tr.run td:nth-child(5)')].map((e) => e.textContent))].join(' ')")).toBe('—');
       await p.screenshot(path.join(dir, 'view-deep-link.png'));
       expect(await p.evaluate('document.body.dataset.runsMatching')).toBe('14');
       // A click on the "wrong" quick filter: 6 runs listed.

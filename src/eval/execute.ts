@@ -11,7 +11,9 @@
  * is an infrastructure failure; `federation` (the federation engine failed) is one when an endpoint
  * the query names does not answer `ASK {}` right after (`unreachableEndpoints`), else the query's
  * own failure; every other class (syntax, unknown endpoint, too long, too large, redirect, the
- * query's time limit) is the agent's.
+ * query's time limit) is the agent's. The failed endpoint is the one the probe found down, else the one
+ * run_sparql_query names in `_meta["fkgqa/error"].endpoint` (e.g. an endpoint that cut its answer
+ * inside a federated query: it answers the probe), else the query's only SERVICE target.
  */
 import { createMcpContext } from '../mcp/server.js';
 import type { McpToolContext } from '../mcp/context.js';
@@ -44,12 +46,14 @@ export const PROBE_TIMEOUT_MS = 5_000;
  * Whether an execution error is an infrastructure failure (module comment), and which endpoint failed.
  * @param errorClass run_sparql_query's class of the error
  * @param targets the query's SERVICE targets
+ * @param metaEndpoint the endpoint run_sparql_query's `_meta["fkgqa/error"]` names, if any
  */
-export async function classifyFailure(errorClass: string | undefined, targets: string[]): Promise<{ infrastructure: boolean; endpoint?: string; why?: string }> {
+export async function classifyFailure(errorClass: string | undefined, targets: string[], metaEndpoint?: string): Promise<{ infrastructure: boolean; endpoint?: string; why?: string }> {
   if (errorClass !== 'endpoint' && errorClass !== 'federation') return { infrastructure: false };
   const down = targets.length ? await unreachableEndpoints(targets, PROBE_TIMEOUT_MS) : [];
   if (down.length) return { infrastructure: true, endpoint: down[0].url, why: `${down[0].url} does not answer: ${down[0].why}` };
-  if (errorClass === 'endpoint') return { infrastructure: true, ...(targets.length === 1 ? { endpoint: targets[0] } : {}) };
+  const endpoint = metaEndpoint ?? (targets.length === 1 ? targets[0] : undefined);
+  if (errorClass === 'endpoint') return { infrastructure: true, ...(endpoint ? { endpoint } : {}) };
   return { infrastructure: false };
 }
 
@@ -77,7 +81,7 @@ export class QueryExecutor {
     const r = await runSparqlQuery(this.ctx, { query, timeout_ms: this.timeoutMs });
     const endpoints = serviceTargets(query) ?? [];
     if (r.isError) {
-      const c = await classifyFailure(r.errorClass, endpoints);
+      const c = await classifyFailure(r.errorClass, endpoints, r.error?.endpoint);
       return {
         status: r.errorClass === 'timeout' ? 'timeout' : 'error',
         error: c.why ? `${r.text} (${c.why})` : r.text,

@@ -168,3 +168,22 @@ export function formatPerQueryCsv(s: BuildStats): string {
     },
   );
 }
+
+/**
+ * The stderr notice of `fkgqa stats` when queries hit the time limit: each one named with what
+ * timed out (its gold answer, its realised fan-out or both), and how to raise the limit
+ * (`--timeout <ms>`). Not part of the report (whose bytes it leaves alone).
+ * @param s the computed stats
+ * @param timeoutMs the time limit per query the stats ran with, in ms
+ * @returns the lines to print (each ending in a newline), or '' when no query timed out
+ */
+export function formatTimeLimitNotice(s: BuildStats, timeoutMs: number): string {
+  const hit = s.queries
+    .map((q) => ({ id: q.query, what: [q.answerStatus === 'timeout' ? 'gold answer' : '', q.realisedStatus === 'timeout' ? 'realised fan-out' : ''].filter(Boolean) }))
+    .filter((q) => q.what.length);
+  if (!hit.length) return '';
+  const L = [`fkgqa stats: ${hit.length} ${hit.length === 1 ? 'query' : 'queries'} hit the time limit of ${timeoutMs} ms per query; what timed out is reported as timed out, not computed:`];
+  for (const q of hit) L.push(`  ${q.id} (${q.what.join(', ')})`);
+  L.push(`Raise the limit with --timeout <ms> (e.g. --timeout ${timeoutMs * 2}) and run fkgqa stats again (answers stored under another limit are recomputed).`);
+  return L.join('\n') + '\n';
+}

@@ -80,7 +80,7 @@ export function figureRows(r: ScoreReport, o: ScoreFormatOptions = {}): FigureRo
     add('tokens per run (median)', g.tokens.median);
     add('runtime per run (median, s)', g.seconds.median);
     add('runtime per run (max, s)', g.seconds.max);
-    add('LLM calls per run', g.llmCallsPerRun);
+    add('LLM calls per run', g.scripted || !g.model ? null : g.llmCallsPerRun); // a scripted agent has no model: its turns are no LLM calls
     add('SPARQL calls per run', g.sparqlCallsPerRun);
     add('VoID calls per run', g.voidCallsPerRun);
   }
@@ -104,6 +104,10 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
     for (const row of rows.filter((x) => x.group === g.group)) {
       lines.push(`${row.figure.padEnd(54)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`);
     }
+    lines.push(
+      `trivial federation counts the scored runs whose gold answer needs fewer shards than the graph has and whose consulted shards are known: ` +
+        `${g.trivial.submitted.of} of ${g.scored} scored runs, ${g.trivial.correct.of} of ${g.accuracy.count} correct runs`,
+    );
     lines.push(`validity classes of ${g.validity.queries} queries: ${VALIDITY_CLASSES.map((c) => `${c} ${g.validity.classes[c]}`).join(', ')}`);
     const failed = g.validity.queries - g.validity.classes.ok;
     if (failed > 0) lines.push(`  shares of the ${failed} failed: ${Object.entries(g.validity.failureShares).map(([c, v]) => `${c} ${v} %`).join(', ')} (paper, Qwen3-8B: ${Object.entries(PAPER_QWEN_FAILURES).map(([c, v]) => `${c} ${v} %`).join(', ')})`);

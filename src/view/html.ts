@@ -124,7 +124,7 @@ function drawList() {
   const m = matching();
   const rows = m.slice(0, state.shown).map(function (i) {
     const r = RUNS[i];
-    return '<tr class="run' + (state.open === r.id ? ' sel' : '') + '" data-i="' + i + '"><td><span class="badge v-' + r.verdict + '">' + r.verdict + '</span></td><td>' + h(r.q) + '<div class="muted">' + h(r.setup + ' | ' + r.who) + '</div></td><td class="q" title="' + h(r.text) + '">' + h(r.text) + '</td><td><span class="badge end">' + h(r.end) + '</span></td><td>' + r.llm + '</td><td>' + r.s + '</td></tr>';
+    return '<tr class="run' + (state.open === r.id ? ' sel' : '') + '" data-i="' + i + '"><td><span class="badge v-' + r.verdict + '">' + r.verdict + '</span></td><td>' + h(r.q) + '<div class="muted">' + h(r.setup + ' | ' + r.who) + '</div></td><td class="q" title="' + h(r.text) + '">' + h(r.text) + '</td><td><span class="badge end">' + h(r.end) + '</span></td><td>' + (r.llm === null ? '—' : r.llm) + '</td><td>' + r.s + '</td></tr>';
   });
   $('rows').innerHTML = rows.join('');
   $('count').textContent = 'showing ' + Math.min(m.length, state.shown) + ' of ' + m.length + ' matching runs (' + RUNS.length + ' in all)';
@@ -221,7 +221,7 @@ function drawRun(id) {
   const eps = r.endpoints;
   let out = '<h2>' + h(r.question.text) + '</h2>';
   out += '<p class="meta"><span><span class="badge v-' + s.verdict + '" id="verdict">' + s.verdict + '</span></span><span class="badge end">' + h(r.endReason) + '</span> <span>' + h(r.id) + '</span><span>' + h(r.question.queryId) + ' (question ' + r.question.index + ')</span><span>' + h(r.setup) + ' | ' + h(s.who) + '</span></p>';
-  out += '<p class="meta"><span>' + (r.ms / 1000).toFixed(1) + ' s</span><span>' + r.counts.llmCalls + ' LLM calls, ' + r.counts.toolCalls + ' tool calls (' + r.counts.sparqlCalls + ' SPARQL, ' + r.counts.voidCalls + ' VoID), ' + r.counts.retries + ' retries</span><span>' + r.usage.totalTokens + ' tokens</span><span>' + h(r.file) + ', line ' + r.line + ' (' + h(r.format) + ')</span></p>';
+  out += '<p class="meta"><span>' + (r.ms / 1000).toFixed(1) + ' s</span><span>' + (r.agent === 'llm' ? r.counts.llmCalls + ' LLM calls, ' : 'scripted agent (no LLM), ') + r.counts.toolCalls + ' tool calls (' + r.counts.sparqlCalls + ' SPARQL, ' + r.counts.voidCalls + ' VoID), ' + r.counts.retries + ' retries</span><span>' + r.usage.totalTokens + ' tokens</span><span>' + h(r.file) + ', line ' + r.line + ' (' + h(r.format) + ')</span></p>';
   const extra = [];
   if (r.model) extra.push('model ' + h(r.model) + (r.baseUrl ? ' at ' + h(r.baseUrl) : '') + ', temperature ' + r.temperature + (r.seed !== null ? ', seed ' + r.seed : ''));
   extra.push('prompt ' + h(r.prompt.name) + ' (' + h(String(r.prompt.sha256).slice(0, 12)) + ')');

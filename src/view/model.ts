@@ -26,8 +26,8 @@ export interface RunSummary {
   end: string;
   /** `correct`, `wrong`, or `unscored` (no --shards, or a run `fkgqa score` leaves out). */
   verdict: 'correct' | 'wrong' | 'unscored';
-  /** LLM calls, tool calls. */
-  llm: number;
+  /** LLM calls (null for a scripted agent: it has no model), tool calls. */
+  llm: number | null;
   tools: number;
   /** Seconds from start to the end of the final execution. */
   s: number;
@@ -292,7 +292,7 @@ export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: Js
     text: r.question.text,
     end: r.endReason,
     verdict: verdict ? (verdict.correct ? 'correct' : 'wrong') : 'unscored',
-    llm: r.counts?.llmCalls ?? 0,
+    llm: r.agent === 'llm' ? (r.counts?.llmCalls ?? 0) : null,
     tools: r.counts?.toolCalls ?? 0,
     s: Math.round((r.ms ?? 0) / 100) / 10,
     tokens: r.usage?.totalTokens ?? 0,

@@ -1,7 +1,8 @@
 /**
  * `fkgqa stats`: flags → `stats` (src/index.ts); prints the figures (or writes them to `--out`, in
  * the `--format` given, html included), writes the per-query CSV and, with the old spelling
- * `--html FILE`, also the HTML report.
+ * `--html FILE`, also the HTML report. Queries that hit the time limit are named on stderr with
+ * how to raise it (`formatTimeLimitNotice`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import { InputError } from '../../common/errors.js';
 import { writeFileAtomic } from '../../common/output.js';
 import { stats } from '../../index.js';
 import { formatStatsHtml } from '../../report/html.js';
-import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText } from '../../report/stats-format.js';
+import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText, formatTimeLimitNotice } from '../../report/stats-format.js';
 import { outputFormat } from '../options.js';
 import { stderrProgress } from '../progress.js';
 
@@ -42,4 +43,6 @@ export async function run(o: Record<string, any>): Promise<void> {
   else text = formatStatsText(s, paper);
   if (o.out) writeFileAtomic(o.out, text);
   else process.stdout.write(text);
+  // Said even with --quiet: a figure computed without these queries is not a progress detail.
+  process.stderr.write(formatTimeLimitNotice(s, o.timeout));
 }
