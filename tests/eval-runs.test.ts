@@ -66,11 +66,13 @@ describe('eval / the run record (fkgqa-run/2)', () => {
     expect(a.build).toEqual({ outputDigest: digest, goldDigest: goldAnswerDigest(golds.answers.find((g) => g.query === q1.queryId)) });
     expect(a.build!.goldDigest).toMatch(/^[0-9a-f]{16}$/);
     expect(b.build!.goldDigest).toBe(goldAnswerDigest(golds.answers.find((g) => g.query === q2.queryId)));
-    // Every limit that can change the outcome: a scripted agent has no LLM request limit or retries.
-    expect(a.limits).toEqual({ messages: null, tokens: null, timeMs: null, queryTimeoutMs: 20_000, maxQueryChars: 8000, requestTimeoutMs: null, maxRetries: null });
+    // Every limit that can change the outcome: a scripted agent has no LLM request limit or retries, and
+    // its queries may be 1,000,000 characters long (as --help says; it was 8,000, which refused the
+    // trivial form of pets_1/q8 with 14,579 characters as "too-long", counted as a wrong answer).
+    expect(a.limits).toEqual({ messages: null, tokens: null, timeMs: null, queryTimeoutMs: 20_000, maxQueryChars: 1_000_000, requestTimeoutMs: null, maxRetries: null });
     // The digest is of what the server lists (instructions, tools with descriptions and schemas, resources, prompts) plus the harness's two tools.
     const registry = filterGraphs(openRegistry({ endpointsFiles: [endpointsFile], build }), ['library']);
-    const p = await McpToolProvider.inProcess({ registry, setup: 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: 20_000, maxQueryChars: 8000 } });
+    const p = await McpToolProvider.inProcess({ registry, setup: 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: 20_000, maxQueryChars: 1_000_000 } });
     const expected = toolSurfaceDigest({ ...p.surface(), tools: [...p.tools(), ...HARNESS_TOOLS] });
     await p.close();
     expect(a.toolSurface).toEqual(expected);

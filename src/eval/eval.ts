@@ -108,7 +108,11 @@ export interface EvalOptions {
   promptsDir?: string;
   /** Time limit of one query (tools and the final answer), in ms (default 30,000). */
   timeoutMs?: number;
-  /** Longest query accepted by the tools and the final execution (default 8,000, the reference server's). */
+  /**
+   * Longest query accepted by the tools and the final execution, in characters (default 8,000, the
+   * reference server's, for a model; `SCRIPTED_MAX_QUERY_CHARS` for a scripted agent, whose trivial or
+   * oracle form may be longer).
+   */
   maxQueryChars?: number;
   /** Rerun runs that ended as a failure (`model_error`, `infrastructure_error`). */
   retryErrors?: boolean;
@@ -175,6 +179,9 @@ export function selectQuestions(entries: BenchmarkEntry[], o: Pick<EvalOptions, 
   }
   return o.limit !== undefined ? xs.slice(0, o.limit) : xs;
 }
+
+/** The longest query a scripted agent may send unless `maxQueryChars` says otherwise (characters): its trivial or oracle form may exceed the reference server's 8,000. */
+export const SCRIPTED_MAX_QUERY_CHARS = 1_000_000;
 
 /** The endpoint list shown to the agent: URLs, with the catalogue's descriptions in high_level. */
 function endpointList(endpoints: RunEndpoint[], descriptions: Map<string, string> | undefined): string {
@@ -291,7 +298,7 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
     let finished = 0;
     const timeoutMs = o.timeoutMs ?? 30_000;
     const spawned = (o.tools ?? 'mcp') === 'mcp';
-    const maxQueryChars = o.maxQueryChars ?? 8000;
+    const maxQueryChars = o.maxQueryChars ?? (o.agent === 'llm' ? 8000 : SCRIPTED_MAX_QUERY_CHARS);
     const limits = { messages: o.messageLimit, tokens: o.tokenLimit, timeMs: o.timeLimitMs };
     const worker = async (slot: number) => {
       while (next < todo.length) {

@@ -26,8 +26,6 @@ import { score, type ScoreReport } from '../score/score.js';
 import { formatPerRunCsv, formatScoreHtml, formatScoreText } from '../score/format.js';
 import { viewRuns } from '../view/view.js';
 
-/** The longest query a scripted agent may send in `runLoop` unless `maxQueryChars` says otherwise (characters). */
-export const SCRIPTED_MAX_QUERY_CHARS = 1_000_000;
 
 /** Options of `runLoop`: where, and the agent (the options of `fkgqa eval` it passes on). */
 export interface LoopOptions extends Partial<Pick<EvalOptions, 'setup' | 'agent' | 'baseUrl' | 'model' | 'apiKey' | 'temperature' | 'seed' | 'extraBody' | 'maxTurns' | 'kgs' | 'questions' | 'perGraph' | 'sampleSeed' | 'distinctQueries' | 'repeats' | 'concurrency' | 'probe' | 'federationEngine' | 'maxQueryChars' | 'promptsDir'>> {
@@ -162,7 +160,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
         // A scripted agent's trivial or oracle form can be longer than the reference server's 8,000
         // characters (concert_singer/q21: 8,131); that is not the agent's fault, so scripted agents get
         // 1,000,000 unless told otherwise (as bench/scripted-agents.js). A model keeps eval's default.
-        maxQueryChars: o.maxQueryChars ?? (agent === 'llm' ? undefined : SCRIPTED_MAX_QUERY_CHARS),
+        maxQueryChars: o.maxQueryChars,
         federationEngine: o.federationEngine,
         promptsDir: o.promptsDir,
         progress,
