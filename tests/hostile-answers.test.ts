@@ -375,6 +375,10 @@ describe('hostile answers / a 2xx answer that is no SPARQL results document of t
         got[mode] = { isError: r.isError, meta: r._meta?.['fkgqa/error'], says: text.includes(`the endpoint ${bad} ${direct[mode]}`) ? 'what' : text };
         want[mode] = { isError: true, meta: { class: 'endpoint', infrastructure: true, endpoint: bad }, says: 'what' };
       }
+      // A complete SPARQL XML answer although JSON was asked for: said plainly (not read, not "0 rows").
+      const xml = await call(`SELECT * { SERVICE <${endpoint('xmlgood')}> { ?b ?q ?t } }`);
+      got.xml = [xml.isError, xml.content[0].text.includes('the endpoint answered application/sparql-results+xml although SPARQL JSON results (application/sparql-results+json) were asked for; its answer is not read')];
+      want.xml = [true, true];
       const ask = await call(`ASK { SERVICE <${endpoint('rows')}> { ?b ?q ?t } }`);
       got.ask = [ask.isError, ask.content[0].text.includes(`the endpoint ${endpoint('rows')} ${notResults} (application/sparql-results+json): it has "results" (rows) but the query is an ASK`)];
       want.ask = [true, true];
@@ -386,10 +390,11 @@ describe('hostile answers / a 2xx answer that is no SPARQL results document of t
     });
   }, 120_000);
 
-  it('fkgqa query (direct): exit 2, the endpoint named, for application/json, text/plain and no content type', async () => {
-    const modes = ['ctjson', 'ctplain', 'ctnone'];
+  it('fkgqa query (direct): exit 2, the endpoint named, for application/json, text/plain and no content type; an XML answer said plainly', async () => {
+    const modes = ['ctjson', 'ctplain', 'ctnone', 'xmlgood'];
+    const says = { ...direct, xmlgood: 'answered application/sparql-results+xml although SPARQL JSON results (application/sparql-results+json) were asked for; its answer is not read' };
     const results = await Promise.all(modes.map((m) => fkgqa(['query', '--endpoint', endpoint(m), `SELECT * WHERE { SERVICE <${endpoint(m)}> { ?s ?p ?o } }`])));
-    expect(results).toEqual(modes.map((m) => ({ code: 2, stdout: '', stderr: `fkgqa: error: the endpoint ${endpoint(m)} ${direct[m]}\n` })));
+    expect(results).toEqual(modes.map((m) => ({ code: 2, stdout: '', stderr: `fkgqa: error: the endpoint ${endpoint(m)} ${says[m]}\n` })));
   }, 120_000);
 
   /** What each engine says of each endpoint inside a two-SERVICE query. */
