@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resultsProblem } from '../src/federation/answer-check.js';
+import { answerProblem, queryForm, resultsProblem } from '../src/federation/answer-check.js';
 import { BoundedSparqlClient } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { registryFromUrls } from '../src/federation/registry.js';
@@ -51,6 +51,33 @@ const MODES: Record<string, Mode> = {
   close: (res) => res.socket!.destroy(),
 };
 
+/** A complete, valid SELECT answer of one row in SPARQL XML results (item 5: the direct route reads it). */
+const XML_GOOD = `${XML_CUT}</results></sparql>\n`;
+const ONE_ROW = `${JSON_HEAD}${ROW}]}}`;
+/**
+ * Answers that are no SPARQL results document of the query's form although they are 2xx (the hostile
+ * tester's findings, s25): each must be the endpoint's fault, never "0 rows" nor "3 rows".
+ */
+const FORMS: Record<string, Mode> = {
+  ctjson: (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"head":{"vars":["b"]}}'),
+  ctplain: (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('{}'),
+  ctnone: (res) => {
+    res.removeHeader('content-type');
+    res.writeHead(200).end('{"head":{"vars":["b"]}}');
+  },
+  ctcase: (res) => res.writeHead(200, { 'content-type': 'Application/SPARQL-Results+JSON' }).end('{}'),
+  html200: (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome</body></html>'),
+  empty200: (res) => res.writeHead(200).end(),
+  nocontent: (res) => res.writeHead(204).end(),
+  badrows: (res) => res.writeHead(200, json).end('{"head":{"vars":["b"]},"results":{"bindings":[null,1,"x"]}}'),
+  strterms: (res) => res.writeHead(200, json).end('{"head":{"vars":["b"]},"results":{"bindings":[{"b":"http://valuenet/ontop/data/book/1"}]}}'),
+  boolean: (res) => res.writeHead(200, json).end('{"head":{},"boolean":true}'),
+  both: (res) => res.writeHead(200, json).end('{"head":{"vars":["b"]},"boolean":true,"results":{"bindings":[]}}'),
+  rows: (res) => res.writeHead(200, json).end(ONE_ROW),
+  csv: (res) => res.writeHead(200, { 'content-type': 'text/csv' }).end('b\r\nhttp://valuenet/ontop/data/book/1\r\n'),
+  xmlgood: (res) => res.writeHead(200, { 'content-type': 'application/sparql-results+xml' }).end(XML_GOOD),
+};
+
 /** An error page as a web server sends it: a title in its head, a style, a long body. */
 const ERROR_PAGE = `<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title><style>body{color:red}</style></head><body>\n<h1>Internal Server Error</h1>\n<p>The server could not complete your request &amp; logged it.</p>${'<p>details</p>'.repeat(200)}</body></html>`;
 /** Endpoints that answer an HTTP error (item 3 of the verdicts pass: messages that repeat themselves or quote a whole page). */
@@ -88,6 +115,8 @@ let hostile: http.Server;
 let base: string;
 /** Requests received per hostile path: queries and ASK {} probes apart. */
 const seen: Record<string, { queries: number; asks: number }> = {};
+/** The Accept header of the last query per hostile path. */
+const accepts: Record<string, string> = {};
 const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
 
 beforeAll(async () => {
@@ -108,7 +137,8 @@ beforeAll(async () => {
         return;
       }
       s.queries++;
-      (MODES[mode] ?? ERRORS[mode] ?? MODES.close)(res);
+      accepts[mode] = req.headers.accept ?? '';
+      (MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? MODES.close)(res);
     });
   });
   await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));
@@ -303,7 +333,7 @@ describe('hostile answers / fkgqa query: an HTTP error is said once, and an erro
 
 describe('hostile answers / the ASK {} probe runs only when an endpoint may be at fault', () => {
   for (const engine of ['comunica', 'jena'] as const) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: no probe after a syntax error (nothing sent at all) nor after an endpoint's own time limit; one per endpoint after a login page`, async () => {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: no probe after a syntax error (nothing sent at all), after an endpoint's own time limit, nor after a login page (the engine's HTTP names it)`, async () => {
       const shard1 = server.endpoint('library-shard1')!.url;
       const [limit, login] = ['limit503', 'login'].map(endpoint);
       const client = new BoundedSparqlClient(registryFromUrls([limit, login, shard1]), { engine });
@@ -314,12 +344,128 @@ describe('hostile answers / the ASK {} probe runs only when an endpoint may be a
         const limited = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${limit}> { ?b ?q ?t } }`, 'application/sparql-results+json', 30_000);
         expect([limited.status, seen.limit503.asks]).toEqual(['error', 0]);
         expect(limited.status === 'error' && limited.error).toContain('time limit of 1000 ms');
-        // A login page (200, text/html) names no endpoint in the engine's message: the probe finds it (one ASK {} per endpoint contacted).
+        // A login page (200, text/html) is caught by the engine's HTTP, which names the endpoint: no probe needed.
         const page = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${login}> { ?b ?q ?t } }`, 'application/sparql-results+json', 30_000);
-        expect([page.status, page.status === 'error' && page.badAnswer?.endpoint, seen.login.asks]).toEqual(['error', login, 1]);
+        expect([page.status, page.status === 'error' && page.badAnswer?.endpoint, seen.login.asks]).toEqual(['error', login, 0]);
+        expect(page.status === 'error' && page.error).toContain(`the endpoint ${login} answered HTTP 200 with content type text/html, which is no SPARQL results type`);
       } finally {
         await client.close();
       }
     }, 120_000);
+  }
+});
+
+describe('hostile answers / a 2xx answer that is no SPARQL results document of the query\'s form never counts as rows', () => {
+  it('resultsProblem and answerProblem: rows must be objects of RDF terms, the form must match, any content type is checked on the direct route', () => {
+    expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[null,1,"x"]}}', 'application/sparql-results+json')).toBe('row 1 of "results.bindings" is not an object (null)');
+    expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[{},{"b":"x"}]}}', 'application/sparql-results+json')).toBe('row 2 of "results.bindings" binds ?b to no RDF term ("x")');
+    expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[{"b":{"type":"iri","value":"x"}}]}}', 'application/sparql-results+json')).toBe('row 1 of "results.bindings" binds ?b to no RDF term ({"type":"iri","value":"x"})');
+    expect(resultsProblem(ONE_ROW, 'application/sparql-results+json', 'select')).toBeUndefined();
+    expect(resultsProblem(ONE_ROW, 'application/sparql-results+json', 'ask')).toBe('it has "results" (rows) but the query is an ASK');
+    expect(resultsProblem('{"head":{},"boolean":true}', 'application/sparql-results+json', 'select')).toBe('it is a boolean (an ASK answer) but the query is a SELECT');
+    expect(resultsProblem('{"head":{},"boolean":true,"results":{"bindings":[]}}', 'application/sparql-results+json')).toBe('it has both "results" and "boolean"');
+    expect(resultsProblem(XML_GOOD, 'application/sparql-results+xml', 'ask')).toBe('it has <results> (rows) but the query is an ASK');
+    expect(resultsProblem('{}', 'Application/Sparql-Results+JSON')).toBe('it has no "head" object');
+    expect(answerProblem('{"head":{"vars":["b"]}}', 'application/json', 'select')).toBe('it has neither "results" nor a boolean "boolean"');
+    expect(answerProblem('', '', 'select')).toBe('it is not JSON (Unexpected end of JSON input; 0 bytes, empty)');
+    expect(answerProblem(ONE_ROW, 'text/plain', 'select')).toBeUndefined();
+    expect(answerProblem('b\r\nx\r\n', 'text/csv', 'select')).toBeUndefined();
+    expect([queryForm('PREFIX a: <http://x#> # ASK\n ask { ?s ?p ?o }'), queryForm('BASE <http://x/> SELECT * {}'), queryForm('CONSTRUCT {} {}'), queryForm('hello')]).toEqual(['ask', 'select', 'graph', undefined]);
+  });
+
+  const notResults = 'answered something that is not a SPARQL results document';
+  /** What the direct route says each endpoint did (after "the endpoint <url> "). */
+  const direct: Record<string, string> = {
+    ctjson: `${notResults} (application/json): it has neither "results" nor a boolean "boolean"`,
+    ctplain: `${notResults} (text/plain): it has no "head" object`,
+    ctnone: `${notResults} (no content type): it has neither "results" nor a boolean "boolean"`,
+    ctcase: `${notResults} (application/sparql-results+json): it has no "head" object`,
+    html200: `${notResults} (text/html): it is not JSON (`,
+    empty200: `${notResults} (no content type): it is not JSON (Unexpected end of JSON input; 0 bytes, empty)`,
+    nocontent: `${notResults} (no content type): it is not JSON (Unexpected end of JSON input; 0 bytes, empty)`,
+    badrows: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" is not an object (null)`,
+    strterms: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" binds ?b to no RDF term ("http://valuenet/ontop/data/book/1")`,
+    boolean: `${notResults} (application/sparql-results+json): it is a boolean (an ASK answer) but the query is a SELECT`,
+    both: `${notResults} (application/sparql-results+json): it has both "results" and "boolean"`,
+  };
+
+  it('the direct route (run_sparql_query, a lone SERVICE): each is an endpoint fault, infrastructure, the endpoint named; an ASK answered with rows too', async () => {
+    const modes = Object.keys(direct);
+    await withMcp([...Object.keys(FORMS).map(endpoint)], undefined, async (call) => {
+      const got: Record<string, unknown> = {};
+      const want: Record<string, unknown> = {};
+      for (const mode of modes) {
+        const bad = endpoint(mode);
+        const r = await call(`SELECT * { SERVICE <${bad}> { ?b ?q ?t } }`);
+        const text = r.content[0].text;
+        got[mode] = { isError: r.isError, meta: r._meta?.['fkgqa/error'], says: text.includes(`the endpoint ${bad} ${direct[mode]}`) ? 'what' : text };
+        want[mode] = { isError: true, meta: { class: 'endpoint', infrastructure: true, endpoint: bad }, says: 'what' };
+      }
+      // A complete SPARQL XML answer although JSON was asked for: said plainly (not read, not "0 rows").
+      const xml = await call(`SELECT * { SERVICE <${endpoint('xmlgood')}> { ?b ?q ?t } }`);
+      got.xml = [xml.isError, xml.content[0].text.includes('the endpoint answered application/sparql-results+xml although SPARQL JSON results (application/sparql-results+json) were asked for; its answer is not read')];
+      want.xml = [true, true];
+      const ask = await call(`ASK { SERVICE <${endpoint('rows')}> { ?b ?q ?t } }`);
+      got.ask = [ask.isError, ask.content[0].text.includes(`the endpoint ${endpoint('rows')} ${notResults} (application/sparql-results+json): it has "results" (rows) but the query is an ASK`)];
+      want.ask = [true, true];
+      // A valid answer still counts: one row as JSON.
+      const rows = await call(`SELECT * { SERVICE <${endpoint('rows')}> { ?b ?q ?t } }`);
+      got.rows = [rows.isError ?? false, /^1 row \(direct: /.test(rows.content[0].text)];
+      want.rows = [false, true];
+      expect(got).toEqual(want);
+    });
+  }, 120_000);
+
+  it('fkgqa query (direct): exit 2, the endpoint named, for application/json, text/plain and no content type; an XML answer said plainly', async () => {
+    const modes = ['ctjson', 'ctplain', 'ctnone', 'xmlgood'];
+    const says = { ...direct, xmlgood: 'answered application/sparql-results+xml although SPARQL JSON results (application/sparql-results+json) were asked for; its answer is not read' };
+    const results = await Promise.all(modes.map((m) => fkgqa(['query', '--endpoint', endpoint(m), `SELECT * WHERE { SERVICE <${endpoint(m)}> { ?s ?p ?o } }`])));
+    expect(results).toEqual(modes.map((m) => ({ code: 2, stdout: '', stderr: `fkgqa: error: the endpoint ${endpoint(m)} ${says[m]}\n` })));
+  }, 120_000);
+
+  /** What each engine says of each endpoint inside a two-SERVICE query. */
+  const federated = (engine: string): Record<string, string> => {
+    const type = (t: string) => `answered HTTP 200 with content type ${t}, which is no SPARQL results type`;
+    return {
+      ctjson: type('application/json'),
+      ctplain: type('text/plain'),
+      ctnone: 'answered HTTP 200 without a content type, which is no SPARQL results type',
+      ctcase: `${notResults} (application/sparql-results+json): it has no "head" object`,
+      html200: type('text/html'),
+      empty200: 'answered HTTP 200 without a content type, which is no SPARQL results type',
+      nocontent: 'answered HTTP 204 without a content type, which is no SPARQL results type',
+      badrows: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" is not an object`,
+      strterms: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" binds ?b to no RDF term`,
+      boolean: `${notResults} (application/sparql-results+json): it is a boolean (an ASK answer) but the query is a SELECT`,
+      both: `${notResults} (application/sparql-results+json): it has both "results" and "boolean"`,
+      ...(engine === 'jena' ? { csv: `${type('text/csv')} with term types (CSV carries plain strings)` } : {}),
+    };
+  };
+  for (const engine of FEDERATION_ENGINES) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: each inside a two-SERVICE query is a fault of that endpoint (_meta endpoint, infrastructure true); a good XML answer counts`, async () => {
+      const shard1 = server.endpoint('library-shard1')!.url;
+      const says = federated(engine);
+      await withMcp([...Object.keys(FORMS).map(endpoint), shard1], engine, async (call) => {
+        const got: Record<string, unknown> = {};
+        const want: Record<string, unknown> = {};
+        for (const mode of Object.keys(says)) {
+          const bad = endpoint(mode);
+          const r = await call(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t } }`);
+          const text = r.content[0].text;
+          got[mode] = { isError: r.isError, meta: r._meta?.['fkgqa/error'], says: text.includes(`the endpoint ${bad} ${says[mode]}`) ? 'what' : text };
+          want[mode] = { isError: true, meta: { class: 'endpoint', infrastructure: true, endpoint: bad }, says: 'what' };
+        }
+        // A complete XML answer of one row counts (here in a cross product with shard1's triples): rows, not an error.
+        const xml = await call(`SELECT ?p ?b { SERVICE <${shard1}> { ?x ?p ?o } SERVICE <${endpoint('xmlgood')}> { ?b ?q ?t } } LIMIT 3`);
+        got.xmlgood = [xml.isError ?? false, /^[1-9]\d* rows? \(federation engine/.test(xml.content[0].text) ? 'rows' : xml.content[0].text];
+        want.xmlgood = [false, 'rows'];
+        // Jena asks only for result types with term types (no text/csv, whose plain strings joined to 0 rows).
+        if (engine === 'jena') {
+          got.accept = accepts.xmlgood;
+          want.accept = 'application/sparql-results+json, application/sparql-results+xml;q=0.9, text/tab-separated-values;q=0.7';
+        }
+        expect(got).toEqual(want);
+      });
+    }, 300_000);
   }
 });

@@ -126,6 +126,11 @@ public class JenaFederationEngine {
         return o;
     }
 
+    /** The SPARQL results types accepted from an endpoint: those that carry term types (not text/csv). */
+    static final java.util.Set<String> RESULT_TYPES = java.util.Set.of("application/sparql-results+json", "application/sparql-results+xml", "text/tab-separated-values");
+    /** The Accept header of a query sent to an endpoint (RESULT_TYPES). */
+    static final String RESULTS_ACCEPT = "application/sparql-results+json, application/sparql-results+xml;q=0.9, text/tab-separated-values;q=0.7";
+
     /** java.net.http.HttpClient that enforces the registry, refuses redirects, counts and cancels. */
     static final class GuardedHttpClient extends HttpClient {
         private final HttpClient real;
@@ -137,6 +142,9 @@ public class JenaFederationEngine {
             if (st != null && st.cancelled) throw new IOException("query cancelled");
             if (st != null) emit(with(msg("request", st.id), "endpoint", endpointOf(url)));
             HttpRequest.Builder b = HttpRequest.newBuilder(req, (n, v) -> true);
+            // Only result types that carry term types: Jena's default Accept also offers text/csv (plain strings:
+            // a valid CSV answer joined to 0 rows), application/json, application/xml and */*.
+            if (req.headers().firstValue("accept").map(a -> a.contains("sparql-results")).orElse(false)) b.setHeader("Accept", RESULTS_ACCEPT);
             if (st != null) b.timeout(Duration.ofMillis(st.remainingMs()));
             return b.build();
         }
@@ -162,6 +170,19 @@ public class JenaFederationEngine {
                 in.close();
                 st.errorBody = new String(start, StandardCharsets.UTF_8);
                 return withBody(res, new ByteArrayInputStream(start));
+            }
+            if (st != null && s >= 200 && s < 300) {
+                // A 2xx answer of no SPARQL results type with term types (an error page, application/json, text/csv,
+                // none, an empty 200 or a 204) is this endpoint's fault (Jena's own message was an NPE for none).
+                String type = res.headers().firstValue("content-type").orElse("").split(";")[0].trim().toLowerCase(Locale.ROOT);
+                if (!RESULT_TYPES.contains(type)) {
+                    if (res.body() instanceof Closeable c) c.close();
+                    String what = "answered HTTP " + s + " " + (type.isEmpty() ? "without a content type" : "with content type " + type) + ", which is no SPARQL results type"
+                        + (type.equals("text/csv") ? " with term types (CSV carries plain strings)" : "");
+                    String endpoint = endpointOf(res.uri().toString());
+                    recordFault(st, endpoint, what, s);
+                    throw new IOException("the endpoint " + endpoint + " " + what);
+                }
             }
             if (st != null && res.body() instanceof InputStream in) {
                 st.streams.add(in);
@@ -350,7 +371,10 @@ public class JenaFederationEngine {
         st.fault = f;
     }
 
-    /** What is wrong with a SPARQL results document, or null (as answer-check.ts resultsProblem). */
+    /** The RDF term types of SPARQL JSON results (answer-check.ts TERM_TYPES). */
+    static final java.util.Set<String> TERM_TYPES = java.util.Set.of("uri", "literal", "bnode", "triple");
+
+    /** What is wrong with a SPARQL results document answering a SELECT (a SERVICE clause), or null (as answer-check.ts resultsProblem). */
     static String problem(String text, String type) {
         if (type.equals("application/sparql-results+json")) {
             JsonValue doc;
@@ -363,10 +387,25 @@ public class JenaFederationEngine {
             if (!doc.isObject()) return "it is not a JSON object";
             JsonObject o = doc.getAsObject();
             if (!o.hasKey("head") || !o.get("head").isObject()) return "it has no \"head\" object";
-            if (o.hasKey("boolean") && o.get("boolean").isBoolean()) return null;
+            // A SERVICE clause is sent as a SELECT: a boolean answer is the wrong form.
+            if (o.hasKey("boolean") && o.get("boolean").isBoolean()) return o.hasKey("results") ? "it has both \"results\" and \"boolean\"" : "it is a boolean (an ASK answer) but the query is a SELECT";
             if (!o.hasKey("results") || !o.get("results").isObject()) return "it has neither \"results\" nor a boolean \"boolean\"";
             JsonObject r = o.get("results").getAsObject();
             if (!r.hasKey("bindings") || !r.get("bindings").isArray()) return "it has no \"results.bindings\" array";
+            int i = 0;
+            for (JsonValue row : r.get("bindings").getAsArray()) {
+                i++;
+                if (!row.isObject()) return "row " + i + " of \"results.bindings\" is not an object";
+                JsonObject b = row.getAsObject();
+                for (String k : b.keys()) {
+                    JsonValue t = b.get(k);
+                    boolean term = t.isObject() && t.getAsObject().hasKey("type") && t.getAsObject().get("type").isString()
+                        && TERM_TYPES.contains(t.getAsObject().get("type").getAsString().value())
+                        && t.getAsObject().hasKey("value")
+                        && (t.getAsObject().get("type").getAsString().value().equals("triple") ? t.getAsObject().get("value").isObject() : t.getAsObject().get("value").isString());
+                    if (!term) return "row " + i + " of \"results.bindings\" binds ?" + k + " to no RDF term";
+                }
+            }
             return null;
         }
         if (type.equals("application/sparql-results+xml")) {
@@ -374,6 +413,7 @@ public class JenaFederationEngine {
             if (!java.util.regex.Pattern.compile("<(?:\\w+:)?sparql[\\s>]").matcher(t).find()) return "it has no <sparql> root element";
             if (!java.util.regex.Pattern.compile("</(?:\\w+:)?sparql>$").matcher(t).find()) return "it does not end with </sparql> (" + text.getBytes(StandardCharsets.UTF_8).length + " bytes: cut off?)";
             if (!java.util.regex.Pattern.compile("<(?:\\w+:)?(?:results|boolean)[\\s>/]").matcher(t).find()) return "it has neither <results> nor <boolean>";
+            if (java.util.regex.Pattern.compile("<(?:\\w+:)?boolean[\\s>/]").matcher(t).find()) return "it is a boolean (an ASK answer) but the query is a SELECT";
         }
         return null;
     }

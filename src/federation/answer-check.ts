@@ -16,38 +16,102 @@
 export const CHECKED_RESULT_TYPES = new Set(['application/sparql-results+json', 'application/sparql-results+xml']);
 
 /**
+ * The media types of SPARQL results (SPARQL 1.1 Query Results JSON, XML, CSV and TSV). A 2xx answer of
+ * another type (text/html, application/json, text/plain, none, an empty 200 or a 204) to a query sent
+ * by a federation engine is a fault of that endpoint.
+ */
+export const SPARQL_RESULT_TYPES = new Set([...CHECKED_RESULT_TYPES, 'text/csv', 'text/tab-separated-values']);
+
+/** The form of a query as its answer shows it: rows (`select`), a boolean (`ask`), or another (`graph`: CONSTRUCT, DESCRIBE). */
+export type AnswerForm = 'select' | 'ask' | 'graph';
+
+/**
+ * The form of a SPARQL query read from its first keyword after the prologue (PREFIX, BASE, comments),
+ * without parsing it; undefined when no query form keyword follows the prologue.
+ * @param query SPARQL query text, e.g. "PREFIX a: <http://x#> ASK { ?s ?p ?o }" → 'ask'
+ */
+export function queryForm(query: string): AnswerForm | undefined {
+  const m = /^(?:\s+|#[^\n]*(?:\n|$)|PREFIX\s*[^\s:]*:\s*<[^>]*>|BASE\s*<[^>]*>)*(SELECT|ASK|CONSTRUCT|DESCRIBE)\b/i.exec(query);
+  if (!m) return undefined;
+  const k = m[1].toUpperCase();
+  return k === 'SELECT' ? 'select' : k === 'ASK' ? 'ask' : 'graph';
+}
+
+/** The RDF term types of SPARQL JSON results (SPARQL 1.1 Query Results JSON Format §3.2.2; `triple` of SPARQL 1.2 / RDF-star). */
+const TERM_TYPES = new Set(['uri', 'literal', 'bnode', 'triple']);
+
+/**
  * What is wrong with a SPARQL results document, in words, or undefined when it is complete.
  * @param text the whole answer (UTF-8 decoded)
- * @param contentType its media type without parameters; other types than `CHECKED_RESULT_TYPES` are not checked
+ * @param contentType its media type (parameters and case ignored); other types than `CHECKED_RESULT_TYPES` are not checked
+ * @param form the form of the query it answers: a `select` answered with a boolean, or an `ask` with
+ *   rows, is wrong; undefined or `graph`: not checked
  * @returns e.g. "it is not JSON (Unexpected end of JSON input), 87 bytes" or "it has no results.bindings"
  */
-export function resultsProblem(text: string, contentType: string): string | undefined {
+export function resultsProblem(text: string, contentType: string, form?: AnswerForm): string | undefined {
   const type = contentType.split(';')[0].trim().toLowerCase();
-  if (type === 'application/sparql-results+json') {
-    let doc: unknown;
-    try {
-      doc = JSON.parse(text);
-    } catch (e) {
-      return `it is not JSON (${(e as Error).message.split('\n')[0]}; ${Buffer.byteLength(text)} bytes${text.trim() === '' ? ', empty' : ''})`;
-    }
-    return jsonResultsProblem(doc);
-  }
+  if (type === 'application/sparql-results+json') return jsonTextProblem(text, form);
   if (type === 'application/sparql-results+xml') {
     const t = text.trim();
     if (!/<(?:\w+:)?sparql[\s>]/.test(t)) return 'it has no <sparql> root element';
     if (!/<\/(?:\w+:)?sparql>$/.test(t)) return `it does not end with </sparql> (${Buffer.byteLength(text)} bytes: cut off?)`;
-    if (!/<(?:\w+:)?(?:results|boolean)[\s>/]/.test(t)) return 'it has neither <results> nor <boolean>';
+    const results = /<(?:\w+:)?results[\s>/]/.test(t);
+    const boolean = /<(?:\w+:)?boolean[\s>/]/.test(t);
+    if (!results && !boolean) return 'it has neither <results> nor <boolean>';
+    if (results && boolean) return 'it has both <results> and <boolean>';
+    if (form === 'select' && boolean) return 'it is a boolean (an ASK answer) but the query is a SELECT';
+    if (form === 'ask' && results) return 'it has <results> (rows) but the query is an ASK';
   }
   return undefined;
 }
 
+/**
+ * What is wrong with an answer to a SELECT or ASK query on the direct route, whatever its media
+ * type: SPARQL JSON and XML results are checked (`resultsProblem`), CSV and TSV pass, any other type
+ * or none (application/json, text/plain, an empty body) must be a SPARQL JSON results document.
+ * @returns the problem in words, or undefined when the answer is a complete results document
+ */
+export function answerProblem(text: string, contentType: string, form?: AnswerForm): string | undefined {
+  const type = contentType.split(';')[0].trim().toLowerCase();
+  if (CHECKED_RESULT_TYPES.has(type)) return resultsProblem(text, type, form);
+  if (SPARQL_RESULT_TYPES.has(type)) return undefined;
+  return jsonTextProblem(text, form);
+}
+
+function jsonTextProblem(text: string, form: AnswerForm | undefined): string | undefined {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    return `it is not JSON (${(e as Error).message.split('\n')[0]}; ${Buffer.byteLength(text)} bytes${text.trim() === '' ? ', empty' : ''})`;
+  }
+  return jsonResultsProblem(doc, form);
+}
+
 /** What is wrong with a parsed SPARQL JSON results document (see `resultsProblem`), or undefined. */
-export function jsonResultsProblem(doc: unknown): string | undefined {
+export function jsonResultsProblem(doc: unknown, form?: AnswerForm): string | undefined {
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return `it is JSON but not an object (${doc === null ? 'null' : Array.isArray(doc) ? 'an array' : typeof doc})`;
   const d = doc as { head?: unknown; results?: { bindings?: unknown }; boolean?: unknown };
   if (d.head === null || typeof d.head !== 'object') return 'it has no "head" object';
-  if (typeof d.boolean === 'boolean') return undefined;
+  const hasResults = d.results !== undefined;
+  if (typeof d.boolean === 'boolean') {
+    if (hasResults) return 'it has both "results" and "boolean"';
+    if (form === 'select') return 'it is a boolean (an ASK answer) but the query is a SELECT';
+    return undefined;
+  }
   if (d.results === null || typeof d.results !== 'object') return 'it has neither "results" nor a boolean "boolean"';
-  if (!Array.isArray(d.results.bindings)) return 'it has no "results.bindings" array';
+  if (form === 'ask') return 'it has "results" (rows) but the query is an ASK';
+  const rows = d.results.bindings;
+  if (!Array.isArray(rows)) return 'it has no "results.bindings" array';
+  for (let i = 0; i < rows.length; i++) {
+    const row: unknown = rows[i];
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) return `row ${i + 1} of "results.bindings" is not an object (${row === null ? 'null' : Array.isArray(row) ? 'an array' : JSON.stringify(row).slice(0, 40)})`;
+    for (const k in row) {
+      const t = (row as Record<string, unknown>)[k] as { type?: unknown; value?: unknown } | null;
+      if (t === null || typeof t !== 'object' || typeof t.type !== 'string' || !TERM_TYPES.has(t.type) || (t.type === 'triple' ? t.value === null || typeof t.value !== 'object' : typeof t.value !== 'string')) {
+        return `row ${i + 1} of "results.bindings" binds ?${k} to no RDF term (${JSON.stringify(t)?.slice(0, 60)})`;
+      }
+    }
+  }
   return undefined;
 }

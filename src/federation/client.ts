@@ -24,7 +24,7 @@
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
-import { CHECKED_RESULT_TYPES, resultsProblem } from './answer-check.js';
+import { answerProblem, queryForm, SPARQL_RESULT_TYPES } from './answer-check.js';
 import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 
@@ -66,7 +66,6 @@ export interface BadAnswer {
 }
 
 /** Media types of SPARQL results (SPARQL 1.1 Query Results JSON, XML, CSV, TSV). */
-const SPARQL_RESULT_TYPES = new Set(['application/sparql-results+json', 'application/sparql-results+xml', 'text/csv', 'text/tab-separated-values']);
 
 /**
  * Whose time limit a `503` stopped the query at: `fkgqa serve` says it in `Fkgqa-Stopped:
@@ -206,12 +205,15 @@ export class BoundedSparqlClient {
       // fkgqa serve answers 503 when a query reaches a time limit: its own (by=endpoint) or the one sent here.
       const stopped = stoppedAt(res.status, res.header('fkgqa-stopped'), body);
       if (stopped) return { status: 'timeout', ms: ms(), requests, ...(stopped.by === 'endpoint' && stopped.limitMs !== undefined && stopped.limitMs < timeoutMs ? { endpointLimitMs: stopped.limitMs } : {}) };
-      const contentType = (res.header('content-type') ?? '').split(';')[0].trim();
+      const contentType = (res.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
       if (res.status < 200 || res.status > 299) return { status: 'error', error: errorBody(body, contentType, res.status) || res.statusText, httpStatus: res.status, contentType, ms: ms(), requests };
-      // A SPARQL results document cut off, garbage, or without results.bindings is the endpoint's fault, never "0 rows".
-      const problem = CHECKED_RESULT_TYPES.has(contentType) ? resultsProblem(body, contentType) : undefined;
+      // An answer to a SELECT or ASK that is no complete SPARQL results document of that form — cut off, garbage, without
+      // results.bindings, rows that are no RDF terms, a boolean for a SELECT — is the endpoint's fault, never "0 rows",
+      // whatever its content type (application/json, text/plain or none are read as SPARQL JSON results).
+      const form = queryForm(query);
+      const problem = form === 'select' || form === 'ask' ? answerProblem(body, contentType, form) : undefined;
       if (problem) {
-        const words = `answered something that is not a SPARQL results document (${contentType}): ${problem}`;
+        const words = `answered something that is not a SPARQL results document (${contentType || 'no content type'}): ${problem}`;
         return { status: 'error', error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, httpStatus: res.status, contentType, problem: words }, ms: ms(), requests };
       }
       return { status: 'ok', body, contentType, ms: ms(), requests };

@@ -375,6 +375,9 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   try {
     results = JSON.parse(o.body) as JsonResults;
   } catch {
+    if (/^(application\/sparql-results\+xml|text\/csv|text\/tab-separated-values)$/.test(o.contentType)) {
+      return bad(`the endpoint answered ${o.contentType} although SPARQL JSON results (${media}) were asked for; its answer is not read`);
+    }
     return bad(`the answer is not SPARQL JSON results: ${o.body.slice(0, 300)}`);
   }
   return answer({ results }, o.body.length);

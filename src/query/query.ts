@@ -162,6 +162,10 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
   try {
     results = graph ? graphAsBindings(outcome.body, outcome.contentType) : (JSON.parse(outcome.body) as JsonResults);
   } catch (e) {
+    // A SPARQL XML, CSV or TSV answer is no fault of its content but is not what was asked for: said plainly.
+    if (!graph && /^(application\/sparql-results\+xml|text\/csv|text\/tab-separated-values)$/.test(outcome.contentType)) {
+      throw new InputError(`${where} answered ${outcome.contentType} although SPARQL JSON results (${media}) were asked for; its answer is not read`);
+    }
     throw new InputError(`${where} sent an answer that does not parse as ${graph ? 'RDF' : 'SPARQL JSON results'} (${outcome.contentType}): ${(e as Error).message}`);
   }
   // Only what SPARQL JSON results define (Comunica adds "metadata"), head first.

@@ -14,7 +14,7 @@ import { QueryEngineBase } from '@comunica/actor-init-query';
 import { translate } from 'sparqlalgebrajs';
 import sparqljs from 'sparqljs';
 import { fixIris } from '../../sparql/parse.js';
-import { CHECKED_RESULT_TYPES, resultsProblem } from '../answer-check.js';
+import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQL_RESULT_TYPES } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
 
@@ -76,9 +76,17 @@ function faulted(id: number, f: EndpointFault, cause?: unknown): Error {
  * fails the query (Comunica's streaming parsers otherwise keep the rows read so far, or none).
  * The text is kept until the end only for the checked media types.
  */
-function checkedAnswer(id: number, res: Response, endpoint: string): Response {
+function checkedAnswer(id: number, res: Response, endpoint: string, form: AnswerForm | undefined): Response {
+  const raw = (res.headers.get('content-type') ?? '').split(';')[0].trim();
+  const type = raw.toLowerCase();
+  // A 2xx answer to a SELECT or ASK of no SPARQL results type (an error page, application/json, none, an empty 200 or a
+  // 204) is this endpoint's fault; to a CONSTRUCT (Comunica's form for a lone triple pattern), one that is surely no RDF.
+  const wrongType = form === 'select' || form === 'ask' ? !SPARQL_RESULT_TYPES.has(type) : type === '' || type === 'text/html' || type === 'application/json';
+  if (res.ok && wrongType) {
+    void res.body?.cancel().catch(() => undefined);
+    throw faulted(id, { endpoint, what: `answered HTTP ${res.status} ${type ? `with content type ${type}` : 'without a content type'}, which is no SPARQL results type`, httpStatus: res.status });
+  }
   if (!res.body) return res;
-  const type = (res.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
   const check = res.ok && CHECKED_RESULT_TYPES.has(type);
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
@@ -94,7 +102,7 @@ function checkedAnswer(id: number, res: Response, endpoint: string): Response {
         return;
       }
       if (r.done) {
-        const problem = check ? resultsProblem(text + decoder.decode(), type) : undefined;
+        const problem = check ? resultsProblem(text + decoder.decode(), type, form) : undefined;
         if (problem) controller.error(faulted(id, { endpoint, what: `answered something that is not a SPARQL results document (${type}): ${problem}`, httpStatus: res.status }));
         else controller.close();
         return;
@@ -107,7 +115,10 @@ function checkedAnswer(id: number, res: Response, endpoint: string): Response {
       return reader.cancel(reason);
     },
   });
-  const checked = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  // Media types are case-insensitive (RFC 9110 §8.3.1); Comunica's parsers look up the type as written.
+  const headers = new Headers(res.headers);
+  if (raw !== type) headers.set('content-type', (res.headers.get('content-type') ?? '').replace(raw, type));
+  const checked = new Response(body, { status: res.status, statusText: res.statusText, headers });
   Object.defineProperty(checked, 'url', { value: res.url });
   return checked;
 }
@@ -130,8 +141,23 @@ function guardedFetch(id: number): typeof fetch {
       }
       throw e;
     }
-    return checkedAnswer(id, res, endpointOf(url));
+    return checkedAnswer(id, res, endpointOf(url), sentForm(url, init?.body));
   };
+}
+
+/** The form of the query a request carries (in its urlencoded body or its URL's `query`), to check the answer's form against. */
+function sentForm(url: string, body: unknown): AnswerForm | undefined {
+  let q: string | null = null;
+  if (body instanceof URLSearchParams) q = body.get('query');
+  else if (typeof body === 'string') q = /^[\w%.*+-]+=/.test(body) ? new URLSearchParams(body).get('query') : body;
+  if (q === null) {
+    try {
+      q = new URL(url).searchParams.get('query');
+    } catch {
+      q = null;
+    }
+  }
+  return q === null ? undefined : queryForm(q);
 }
 
 async function run(req: ThreadRequest): Promise<string> {
