@@ -5,7 +5,6 @@
  * processes, compared with the gold answers. At load 15 on 2 cores each engine took 30-45 s of wall.
  * tests/federation.test.ts keeps the same test on the first gold query of each graph.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareResults } from '../src/answers/compare.js';
@@ -19,40 +18,12 @@ import { planQuery } from '../src/federation/routing.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
-import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, serveProcess, tmpDir } from './helpers.js';
 
 let shards: string;
 let digest: string;
 /** Per engine: whether its tests run here (Jena needs Java and Debian's Jena; see engineTestsRun). */
 const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
-
-/** A `fkgqa serve` process (the CLI, as a user runs it), resolved once it printed its endpoints. */
-async function serveProcess(args: string[]): Promise<{ child: ChildProcess; endpoints: string[]; stop(): Promise<number | null> }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', ...args, '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (c) => (err += c));
-  const endpoints = await new Promise<string[]>((resolve, reject) => {
-    child.stdout!.on('data', (c) => {
-      out += c;
-      // serve prints every "id<TAB>url" line in one write, once all endpoints listen.
-      if (out.endsWith('\n')) resolve(out.trim().split('\n'));
-    });
-    child.once('exit', (code) => reject(new Error(`fkgqa serve exited (${code}) before listening: ${err}`)));
-  });
-  const stop = () =>
-    new Promise<number | null>((resolve) => {
-      child.once('exit', (code) => resolve(code));
-      child.kill('SIGTERM');
-    });
-  return { child, endpoints, stop };
-}
-
-beforeAll(async () => {
-  // With the gold answers fkgqa stats stored for the shared demo build (tests/global-setup.ts).
-  shards = await demoBuild(tmpDir('fkgqa-fed-'), { gold: true });
-  digest = openBuild(shards, { checkShards: false }).build.outputDigest;
-});
 
 beforeAll(async () => {
   // The demo build with the gold answers of fkgqa stats (made here: test:slow has no global setup).

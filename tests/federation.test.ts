@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +18,7 @@ import { serve, type ShardServer } from '../src/serve/server.js';
 import type { JsonResults } from '../src/sparql/results.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
-import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, serveProcess, tmpDir } from './helpers.js';
 
 /**
  * The federation layer (src/federation/): one registry over the endpoints files of several serves,
@@ -30,28 +29,6 @@ let shards: string;
 let digest: string;
 /** Per engine: whether its tests run here (Jena needs Java and Debian's Jena; see engineTestsRun). */
 const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
-
-/** A `fkgqa serve` process (the CLI, as a user runs it), resolved once it printed its endpoints. */
-async function serveProcess(args: string[]): Promise<{ child: ChildProcess; endpoints: string[]; stop(): Promise<number | null> }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', ...args, '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (c) => (err += c));
-  const endpoints = await new Promise<string[]>((resolve, reject) => {
-    child.stdout!.on('data', (c) => {
-      out += c;
-      // serve prints every "id<TAB>url" line in one write, once all endpoints listen.
-      if (out.endsWith('\n')) resolve(out.trim().split('\n'));
-    });
-    child.once('exit', (code) => reject(new Error(`fkgqa serve exited (${code}) before listening: ${err}`)));
-  });
-  const stop = () =>
-    new Promise<number | null>((resolve) => {
-      child.once('exit', (code) => resolve(code));
-      child.kill('SIGTERM');
-    });
-  return { child, endpoints, stop };
-}
 
 beforeAll(async () => {
   // With the gold answers fkgqa stats stored for the shared demo build (tests/global-setup.ts).

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -121,4 +121,26 @@ export async function engineTestsRun(name: string): Promise<boolean> {
   if (!why || process.env.CI) return true;
   process.stderr.write(`federation engine ${name}: its tests are SKIPPED here (in CI they fail): ${why}\n`);
   return false;
+}
+
+/** A `fkgqa serve` process (the CLI, as a user runs it), resolved once it printed its endpoints. */
+export async function serveProcess(args: string[]): Promise<{ child: ChildProcess; endpoints: string[]; stop(): Promise<number | null> }> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', ...args, '-q'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c) => (err += c));
+  const endpoints = await new Promise<string[]>((resolve, reject) => {
+    child.stdout!.on('data', (c) => {
+      out += c;
+      // serve prints every "id<TAB>url" line in one write, once all endpoints listen.
+      if (out.endsWith('\n')) resolve(out.trim().split('\n'));
+    });
+    child.once('exit', (code) => reject(new Error(`fkgqa serve exited (${code}) before listening: ${err}`)));
+  });
+  const stop = () =>
+    new Promise<number | null>((resolve) => {
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
+  return { child, endpoints, stop };
 }
