@@ -1,4 +1,4 @@
-// npm run bench:mcp [-- --shards DIR] [-- --runs N] [-- --warmup N] [-- --compare CHECKOUT]
+// npm run bench:mcp [-- --shards DIR] [-- --runs N] [-- --warmup N] [-- --compare CHECKOUT] [-- --profile DIR]
 // Tool-call latency of run_sparql_query (fkgqa mcp) side by side with querying the endpoint
 // directly, in one run (a benchmark, not a test). The shard endpoints (and the unsharded graphs)
 // run in a separate `fkgqa serve` process; the MCP server runs in this process with an in-memory
@@ -28,6 +28,10 @@
 // only the client's SDK works). The printed floors add an echo to a direct POST: the last, node:http
 // (the tool's client) + SDK client to the minimal server, is what no MCP server over stdio reached
 // with the SDK client can beat on this machine.
+// --profile DIR runs each stdio server (ours, --compare's, the SDK echo) with `--cpu-prof --cpu-prof-dir
+// DIR/<row>` (V8 CPU profiles, written when the bench closes them), for a diff of where a call's time goes.
+// For each stdio server the CPU time (user + system, all its threads, from /proc/<pid>/stat) used
+// during the timed rounds is printed per call: load-independent, unlike latency.
 // Columns: median and p95 latency (ms) of the calls that succeeded, ratio = median / the median of
 // the direct query it is compared with, failed = calls that failed (first message on stderr).
 import { execFileSync, spawn } from 'node:child_process';
@@ -42,7 +46,19 @@ import { createMcpServer } from '../dist/mcp/server.js';
 import { benchOptions, here, loadAverage, median, writeResult } from './lib.js';
 
 const cli = path.resolve(here, '../bin/fkgqa.js');
-const o = benchOptions({ shards: '', runs: '100', warmup: '10', compare: '' });
+const o = benchOptions({ shards: '', runs: '100', warmup: '10', compare: '', profile: '' });
+/** Node options of a stdio server: a CPU profile into --profile's folder `<name>` when asked. */
+const nodeArgs = (name) => (o.profile ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(o.profile, name)] : []);
+/** CPU time used so far by a process and all its threads (user + system), in ms; NaN when unknown (no /proc). */
+function cpuMs(pid) {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100 on Linux)
+  } catch {
+    return NaN;
+  }
+}
 const runs = Number(o.runs);
 const loadBefore = loadAverage();
 const warmup = Number(o.warmup);
@@ -147,7 +163,8 @@ try {
   const epFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-mcp-ep-')), 'endpoints.json');
   fs.writeFileSync(epFile, JSON.stringify(endpointsFile));
   const stdio = new Client({ name: 'bench', version: '1' });
-  await stdio.connect(new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp', '--endpoints', epFile, '-q'] }));
+  const stdioTransport = new StdioClientTransport({ command: process.execPath, args: [...nodeArgs('stdio'), cli, 'mcp', '--endpoints', epFile, '-q'] });
+  await stdio.connect(stdioTransport);
   const stdioTool = (query) => async () => {
     const r = await stdio.callTool({ name: 'run_sparql_query', arguments: { query } });
     if (r.isError) throw new Error(r.content[0].text);
@@ -156,13 +173,14 @@ try {
   /** An SDK client over stdio to `node ARGS…` and a caller of its run_sparql_query. */
   const sdkStdio = async (args) => {
     const c = new Client({ name: 'bench', version: '1' });
-    await c.connect(new StdioClientTransport({ command: process.execPath, args }));
+    const t = new StdioClientTransport({ command: process.execPath, args });
+    await c.connect(t);
     const call = (query) => async () => {
       const r = await c.callTool({ name: 'run_sparql_query', arguments: { query } });
       if (r.isError) throw new Error(r.content[0].text);
       return r;
     };
-    return { client: c, call };
+    return { client: c, call, pid: t.pid };
   };
   /** A raw JSON-RPC client over a child's stdio: newline-delimited JSON, one pending request at a time. */
   const rawStdio = (args) => {
@@ -199,7 +217,7 @@ try {
   };
   const mcpArgs = (root) => [path.join(root, 'bin/fkgqa.js'), 'mcp', '--endpoints', epFile, '-q'];
   const lone = `SELECT * WHERE { SERVICE <${s1}> { ${body} } }`;
-  const compare = o.compare ? await sdkStdio(mcpArgs(path.resolve(o.compare))) : null;
+  const compare = o.compare ? await sdkStdio([...nodeArgs('compare'), ...mcpArgs(path.resolve(o.compare))]) : null;
   const raw = rawStdio(mcpArgs(path.resolve(here, '..')));
   await raw.init();
   // Until each stdio server's federation engine has started (see the header).
@@ -211,8 +229,9 @@ try {
   const answerChars = sample.content[0].text.length;
   const lineBytes = Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', id: 1, result: sample }));
   const bare = rawStdio([path.join(here, 'mcp-echo.js'), 'bare', String(lineBytes)]);
-  const sdkEcho = await sdkStdio([path.join(here, 'mcp-echo.js'), 'sdk', String(answerChars)]);
+  const sdkEcho = await sdkStdio([...nodeArgs('sdk-echo'), path.join(here, 'mcp-echo.js'), 'sdk', String(answerChars)]);
   const minEcho = await sdkStdio([path.join(here, 'mcp-echo.js'), 'min', String(answerChars)]);
+  const httpEcho = await sdkStdio([...nodeArgs('sdk-http-echo'), path.join(here, 'mcp-echo.js'), 'sdk-http', String(answerChars), s1, `SELECT * WHERE { ${body} }`]);
 
   // [name, call, index of the row it is compared with, goal of that ratio (null: none)]
   const plan = [
@@ -225,12 +244,17 @@ try {
     ['floor: bare stdio echo round trip', bare.call(lone), 0, null],
     ['floor: SDK stdio round trip, no-op tool', sdkEcho.call(lone), 0, null],
     ['floor: SDK client, minimal stdio server (no-op tool)', minEcho.call(lone), 0, null],
+    ['floor: SDK stdio, a tool that only POSTs the query (node:http)', httpEcho.call(lone), 0, 'report'],
     ['2-shard join, unsharded endpoint directly', direct(urls.library, unsharded), -1, null],
     ['2-shard join, run_sparql_query (federation)', tool(join(urls['library-shard4'], urls['library-shard2'])), -1, 'report'],
   ];
   const joinBase = plan.findIndex(([name]) => name.startsWith('2-shard join, unsharded'));
   for (const row of plan) if (row[2] === -1) row[2] = joinBase;
+  // CPU of the stdio servers during the timed rounds (each gets `runs` calls there, plus none else).
+  const servers = [['fkgqa mcp (stdio)', stdioTransport.pid], ...(compare ? [['fkgqa mcp (--compare)', compare.pid]] : []), ['SDK stdio, no-op tool', sdkEcho.pid], ['SDK client, minimal server', minEcho.pid], ['SDK stdio, tool that only POSTs', httpEcho.pid]];
+  const cpuBefore = servers.map(([, pid]) => cpuMs(pid));
   const rows = await timeAll(plan.map(([name, fn]) => [name, fn]));
+  const cpuPerCall = servers.map(([name, pid], k) => [name, (cpuMs(pid) - cpuBefore[k]) / runs]);
   console.log(`bench:mcp — ${shards} (library), ${runs} runs of each scenario (interleaved) after ${warmup} warm-up rounds; latency in ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} CPUs`);
   // ratio: the scenario's median over the median of its baseline (the direct query it is compared with).
   console.log(`${'scenario'.padEnd(60)} ${'median'.padStart(8)} ${'p95'.padStart(8)} ${'ratio'.padStart(6)} ${'failed'.padStart(6)}`);
@@ -261,12 +285,16 @@ try {
     console.log(`${what.padEnd(76)} ${f(value).padStart(6)}`);
     ratios.push({ what, value, unit: '× time', goal: 'report' });
   }
+  for (const [name, ms] of cpuPerCall) {
+    console.log(`${`server CPU per call (ms, user + system): ${name}`.padEnd(76)} ${f(ms).padStart(6)}`);
+  }
   console.log(`answer of the lone-SERVICE call: ${answerChars} characters of text, a JSON-RPC line of ${lineBytes} bytes`);
-  writeResult(o, 'mcp', { loadBefore, ratios, figures: { shards, runs, warmup, scenarios: figures } });
+  writeResult(o, 'mcp', { loadBefore, ratios, figures: { shards, runs, warmup, scenarios: figures, serverCpuMsPerCall: Object.fromEntries(cpuPerCall) } });
   await stdio.close();
   if (compare) await compare.client.close();
   await sdkEcho.client.close();
   await minEcho.client.close();
+  await httpEcho.client.close();
   raw.close();
   bare.close();
   await client.close();

@@ -18,6 +18,7 @@
 
 import http from 'node:http';
 import https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 
 /** The endpoint a request goes to: its URL without query string and fragment (how requests are counted). */
 export const endpointOf = (url: string): string => url.replace(/[?#].*$/, '');
@@ -191,6 +192,38 @@ export async function fetchWithin(input: string | URL | Request, init: RequestIn
 /** The keep-alive agents of `postWithin` (one per scheme, for the process): connections to an endpoint are reused across calls. */
 const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
+/**
+ * The error a request aborted by its signal fails with: Node's own (`AbortError`, code `ABORT_ERR`,
+ * the signal's reason as its cause), as http.request's `signal` option gives it.
+ */
+function abortError(signal: AbortSignal): Error {
+  return Object.assign(new Error('The operation was aborted', { cause: signal.reason }), { name: 'AbortError', code: 'ABORT_ERR' });
+}
+
+/** A URL's request options (`urlToHttpOptions`), its protocol and port, parsed once per URL string (`requestTarget`). */
+interface RequestTarget {
+  protocol: string;
+  port: string;
+  options: http.RequestOptions;
+}
+const TARGETS = new Map<string, RequestTarget>();
+/** The most URLs whose options `requestTarget` keeps (the registry's endpoints; the oldest is dropped beyond). */
+const MAX_TARGETS = 4096;
+
+/**
+ * The request options of a URL, parsed once (a call parses the same endpoint URL each time: issue 20).
+ * @throws TypeError for a string that is not a URL (as `new URL`)
+ */
+function requestTarget(url: string): RequestTarget {
+  let t = TARGETS.get(url);
+  if (t) return t;
+  const u = new URL(url);
+  t = { protocol: u.protocol, port: u.port, options: urlToHttpOptions(u) };
+  if (TARGETS.size >= MAX_TARGETS) TARGETS.delete(TARGETS.keys().next().value!);
+  TARGETS.set(url, t);
+  return t;
+}
+
 /** An answer of `postWithin`. */
 export interface PostAnswer {
   /** HTTP status (never a 3xx). */
@@ -234,16 +267,23 @@ const fetchFailed = (cause: Error): TypeError => new TypeError('fetch failed', {
  */
 export async function postWithin(url: string, body: string, headers: Record<string, string>, signal: AbortSignal, maxBytes: number, bounds: Pick<FetchBounds, 'allowed' | 'count'>): Promise<PostAnswer> {
   if (!bounds.allowed(url)) throw new RequestRefused(endpointOf(url));
-  const target = new URL(url);
+  const target = requestTarget(url);
   const mod = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : undefined;
   if (!mod) throw fetchFailed(new Error(`unsupported protocol ${target.protocol}`));
   bounds.count?.(endpointOf(url));
   if (target.port !== '' && BAD_PORTS.has(Number(target.port))) throw fetchFailed(new Error('bad port'));
   const payload = Buffer.from(body, 'utf8');
   const once = () =>
-    new Promise<PostAnswer>((resolve, reject) => {
+    new Promise<PostAnswer>((resolve_, reject_) => {
+      if (signal.aborted) return reject_(abortError(signal));
       let answered = false;
-      const req = mod.request(target, { method: 'POST', agent: AGENTS[target.protocol as 'http:' | 'https:'], headers: { ...headers, 'content-length': String(payload.length) }, signal }, (res) => {
+      // The abort is wired here rather than through request's `signal` option (Node's addAbortSignal
+      // and its end-of-stream watcher cost about as much CPU as the rest of the request: issue 20).
+      const onAbort = () => req.destroy(abortError(signal));
+      const settled = () => signal.removeEventListener('abort', onAbort);
+      const resolve = (a: PostAnswer) => (settled(), resolve_(a));
+      const reject = (e: unknown) => (settled(), reject_(e));
+      const req = mod.request({ ...target.options, method: 'POST', agent: AGENTS[target.protocol as 'http:' | 'https:'], headers: { ...headers, 'content-length': String(payload.length) } }, (res) => {
         answered = true;
         const status = res.statusCode ?? 0;
         const header = (name: string) => {
@@ -290,6 +330,7 @@ export async function postWithin(url: string, body: string, headers: Record<stri
         if (req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) return reject(Object.assign(e, { retry: true }));
         reject(fetchFailed(e));
       });
+      signal.addEventListener('abort', onAbort, { once: true });
       req.end(payload);
     });
   try {
