@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -347,6 +348,27 @@ describe('federation / postWithin: the query to one endpoint (node:http, keep-al
     const bad = await postWithin('http://127.0.0.1:6000/x/sparql', 'query=x', {}, AbortSignal.timeout(60_000), 1000, all).catch((err: Error) => err);
     expect([(bad as Error).message, ((bad as Error).cause as Error).message]).toEqual(['fetch failed', 'bad port']);
     await expect(postWithin(`${ep.url}/a/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, { allowed: () => false })).rejects.toThrow(`refused to contact ${ep.url}/a/sparql: not a registered endpoint`);
+  });
+
+  it('leaves no abort listener on a signal shared by many requests once each has settled; an aborted signal sends nothing', async () => {
+    // postWithin wires the abort itself (not through request's signal option, issue 20): each request removes its listener when it settles.
+    const shared = new AbortController();
+    const results: unknown[] = [];
+    for (const p of ['/a/sparql', '/big/sparql', '/drop/sparql', '/drop/sparql', '/a/sparql']) {
+      const r = await postWithin(`${ep.url}${p}`, 'query=shared', {}, shared.signal, 1000, all);
+      results.push([r.status, r.text === undefined ? 'too large' : JSON.parse(r.text).boolean]);
+    }
+    const dead = await listener(() => {});
+    await dead.close();
+    results.push(await postWithin(`${dead.url}/x/sparql`, 'query=shared', {}, shared.signal, 1000, all).catch((e: Error) => e.message));
+    expect(results).toEqual([[200, true], [200, 'too large'], [200, true], [200, true], [200, true], 'fetch failed']);
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    const sent = ep.requests.length;
+    const stop = new AbortController();
+    stop.abort(new Error('the caller gave up'));
+    const e = await postWithin(`${ep.url}/a/sparql`, 'query=never', {}, stop.signal, 1000, all).catch((err: Error) => err);
+    expect([(e as Error).name, ((e as Error).cause as Error).message]).toEqual(['AbortError', 'the caller gave up']);
+    expect(ep.requests.length).toBe(sent);
   });
 });
 
