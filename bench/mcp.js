@@ -29,7 +29,8 @@
 // (the tool's client) + SDK client to the minimal server, is what no MCP server over stdio reached
 // with the SDK client can beat on this machine.
 // --profile DIR runs each stdio server (ours, --compare's, the SDK echo) with `--cpu-prof --cpu-prof-dir
-// DIR/<row>` (V8 CPU profiles, written when the bench closes them), for a diff of where a call's time goes.
+// DIR/<row>` (V8 CPU profiles, written when the bench closes them) and the timed rounds' window to
+// DIR/window.json, for `node bench/mcp-profile.js DIR`: where a call's time goes, per server.
 // For each stdio server the CPU time (user + system, all its threads, from /proc/<pid>/stat) used
 // during the timed rounds is printed per call: load-independent, unlike latency.
 // Columns: median and p95 latency (ms) of the calls that succeeded, ratio = median / the median of
@@ -109,6 +110,7 @@ async function timeAll(scenarios) {
   for (let i = 0; i < warmup; i++) for (const [k, [, fn]] of scenarios.entries()) await attempt(k, fn);
   failed.fill(0);
   const ms = scenarios.map(() => []);
+  timed.start = Number(process.hrtime.bigint() / 1000n);
   for (let i = 0; i < runs; i++) {
     for (let j = 0; j < scenarios.length; j++) {
       const k = (i + j) % scenarios.length;
@@ -117,8 +119,11 @@ async function timeAll(scenarios) {
       if (await attempt(k, fn)) ms[k].push(performance.now() - t0);
     }
   }
+  timed.end = Number(process.hrtime.bigint() / 1000n);
   return scenarios.map(([name], k) => [name, ms[k], failed[k]]);
 }
+/** The timed rounds (after the warm-up), in µs of the monotonic clock that V8's CPU profiles use: for --profile's window.json. */
+const timed = { start: 0, end: 0 };
 
 const { child, urls } = await startServe();
 try {
@@ -255,6 +260,9 @@ try {
   const cpuBefore = servers.map(([, pid]) => cpuMs(pid));
   const rows = await timeAll(plan.map(([name, fn]) => [name, fn]));
   const cpuPerCall = servers.map(([name, pid], k) => [name, (cpuMs(pid) - cpuBefore[k]) / runs]);
+  // The window of the timed rounds, for bench/mcp-profile.js (each profiled server got `runs` calls in it).
+  if (o.profile) fs.mkdirSync(path.resolve(o.profile), { recursive: true });
+  if (o.profile) fs.writeFileSync(path.resolve(o.profile, 'window.json'), JSON.stringify({ t0: timed.start, t1: timed.end, n: runs }) + '\n');
   console.log(`bench:mcp — ${shards} (library), ${runs} runs of each scenario (interleaved) after ${warmup} warm-up rounds; latency in ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} CPUs`);
   // ratio: the scenario's median over the median of its baseline (the direct query it is compared with).
   console.log(`${'scenario'.padEnd(60)} ${'median'.padStart(8)} ${'p95'.padStart(8)} ${'ratio'.padStart(6)} ${'failed'.padStart(6)}`);
