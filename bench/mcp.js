@@ -25,7 +25,11 @@
 // our answer); the SDK's stdio with a no-op tool (bench/mcp-echo.js sdk: McpServer over serveStdio
 // answering a fixed text of our answer's size, called with the SDK client); the SDK client with a
 // minimal server (bench/mcp-echo.js min: initialize and tools/call answered by a bare line echo, so
-// only the client's SDK works). The printed floors add an echo to a direct POST: the last, node:http
+// only the client's SDK works); the SDK's stdio with a tool that only POSTs the query (bench/mcp-echo.js
+// sdk-http: node:http, keep-alive, as run_sparql_query's client), the floor of any tool over the SDK's
+// stdio that sends its query from the server process (the server sleeps during the request and must
+// be woken for the answer, so this is more than the sum of a POST and a no-op round trip on a busy
+// machine). The printed floors add an echo to a direct POST: the last, node:http
 // (the tool's client) + SDK client to the minimal server, is what no MCP server over stdio reached
 // with the SDK client can beat on this machine.
 // --profile DIR runs each stdio server (ours, --compare's, the SDK echo) with `--cpu-prof --cpu-prof-dir
