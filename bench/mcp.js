@@ -16,7 +16,11 @@
 // keep-alive agent (the tool's client), reported so the gain of the client itself is visible.
 // The stdio server is waited for until its federation engine has started (a federated call):
 // `fkgqa mcp` warms the engine at start, 2–3 s of CPU that otherwise overlap the timed rounds.
-// Rounds rotate the order of the scenarios, so none always follows the same one.
+// Each round runs the scenarios in a new order (a seeded shuffle), so none always follows the same one
+// (rotating them, as before, kept each after the same neighbour). Note: A/A runs (--compare giving this
+// checkout again) put the first stdio row 9–50 % above the --compare row in latency and 6–11 % in
+// server CPU, with rotation and with the shuffle alike (load 22–26): compare such rows over several
+// runs, or with the two checkouts swapped.
 // --compare CHECKOUT adds a row for another checkout's `fkgqa mcp` (its bin/fkgqa.js and dist, e.g. main
 // built in a copy) over stdio, timed in the same rounds, so a change is measured side by side.
 // Rows for insight, not goals (issue 20's floor of the stdio goal): the same `fkgqa mcp` driven by a
@@ -95,8 +99,8 @@ const P = 'http://valuenet/ontop/';
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
 /**
- * Times every scenario `runs` times, interleaved (one call of each in turn, each round starting one
- * scenario later), so that load changes affect all alike. A call that fails (e.g. a federated query at its time limit) is counted, its
+ * Times every scenario `runs` times, interleaved (one call of each in turn, in a new shuffled order
+ * each round), so that load changes affect all alike. A call that fails (e.g. a federated query at its time limit) is counted, its
  * first message printed on stderr, and left out of the times: the bench goes on.
  * @returns [name, times of the calls that succeeded (ms), number of failed calls] per scenario
  */
@@ -115,9 +119,22 @@ async function timeAll(scenarios) {
   failed.fill(0);
   const ms = scenarios.map(() => []);
   timed.start = Number(process.hrtime.bigint() / 1000n);
+  const order = scenarios.map((_, k) => k);
+  let seed = 20;
+  // mulberry32: a small seeded generator, so that every run of the bench uses the same orders.
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
   for (let i = 0; i < runs; i++) {
+    for (let j = order.length - 1; j > 0; j--) {
+      const r = Math.floor(random() * (j + 1));
+      [order[j], order[r]] = [order[r], order[j]];
+    }
     for (let j = 0; j < scenarios.length; j++) {
-      const k = (i + j) % scenarios.length;
+      const k = order[j];
       const fn = scenarios[k][1];
       const t0 = performance.now();
       if (await attempt(k, fn)) ms[k].push(performance.now() - t0);
