@@ -515,3 +515,39 @@ describe('serve: the pool sends the queries of one turn in one message (issue 20
     expect(new ClientGone().signal().aborted).toBe(false);
   });
 });
+
+describe('serve: the slow-query takeover survives a slow timer that fires early (stop 25\'s CI failure)', () => {
+  const endpointsOf = (): PoolEndpoint[] => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(shards, 'library', 'manifest.json'), 'utf8')) as { shards: { endpoint: string; file: string; triples: number }[] };
+    return manifest.shards.map((sh) => ({ id: sh.endpoint, sources: [{ file: path.join(shards, 'library', sh.file), format: MEDIA.ntriples }], triples: sh.triples }));
+  };
+  const task = (endpoint: string, query: string) => ({ endpoint, query, accept: MEDIA.json, protocolDataset: false });
+
+  it('a slow timer that fires before performance.now() says slowMs passed is armed again: the COUNT behind the heavy query answers from a fresh worker', async () => {
+    // Node's timers count whole milliseconds, so the pool's slow timer can fire up to 1 ms before
+    // performance.now() says slowMs have passed; checkSlow then found the query not slow yet and
+    // returned, leaving no timer: the COUNT waited for the heavy query's time limit (120 s in CI).
+    // Here the slow timer (slowMs 1234, a delay nothing else uses) fires 600 ms early, every time.
+    const slowMs = 1234;
+    const real = globalThis.setTimeout;
+    const early = ((fn: () => void, ms?: number, ...rest: unknown[]) => real(fn, ms === slowMs ? ms - 600 : ms, ...rest)) as typeof setTimeout;
+    const pool = await EndpointPool.start(endpointsOf(), { workers: 1, slowMs });
+    globalThis.setTimeout = early;
+    try {
+      let heavyOutcome: PoolOutcome | undefined;
+      const heavyRun = pool.run('library-shard1', task('library-shard1', HEAVY), { limitMs: 30_000 }).then((o) => (heavyOutcome = o));
+      const count = await pool.run('library-shard2', task('library-shard2', COUNT), { limitMs: 30_000 });
+      expect(count.status === 'ok' && JSON.parse(String(count.answer.body)).results.bindings[0].n.value).toBe('8');
+      // The heavy query runs on in its retired worker; it was not stopped at its limit first.
+      expect(heavyOutcome).toBeUndefined();
+      expect(pool.workers.retired).toBe(1);
+      expect(pool.running()).toEqual(['library-shard1']);
+      globalThis.setTimeout = real;
+      await pool.close();
+      expect(await heavyRun).toMatchObject({ status: 'error', error: 'the server is stopping' });
+    } finally {
+      globalThis.setTimeout = real;
+      await pool.close();
+    }
+  });
+});
