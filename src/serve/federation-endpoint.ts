@@ -12,7 +12,8 @@
  * outside every SERVICE, SERVICE targets of several graphs (`mixed-graphs`, the rule of fkgqa mcp,
  * lifted by `--mix-graphs`), query too long, a bad `timeout` parameter or `Fkgqa-Timeout` header;
  * 403 SPARQL Update or an unregistered SERVICE target; 406 no acceptable format; 503 the time
- * limit (the endpoint's, or the smaller one the request sent, as the shard endpoints take it);
+ * limit (the endpoint's, or the smaller one the request sent, as the shard endpoints take it), or
+ * the shard endpoint of a lone SERVICE was busy (`Fkgqa-Stopped: busy; …`, Retry-After);
  * 502 an endpoint or the engine failed. The engine's work stops when the client disconnects.
  */
 import type { IncomingMessage } from 'node:http';
@@ -130,6 +131,10 @@ export class FederationEndpoint {
     if (o.status === 'timeout') {
       const whose = by === 'endpoint' ? `the endpoint's time limit of ${t} ms (fkgqa serve --timeout)` : `the request's time limit of ${t} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
       return { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by}; ms=${t}` }), timeout: true, query };
+    }
+    if (o.status === 'error' && o.busy) {
+      // The shard endpoint kept the query waiting behind others: busy, as the shard endpoint says it.
+      return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}`, 'Retry-After': '1' }), query };
     }
     if (o.status === 'error') return { ...text(502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`), query };
     const type = o.contentType || format;

@@ -245,7 +245,8 @@ export class ShardServer {
     try {
       this.pool = await EndpointPool.start(
         planned.map((p): PoolEndpoint => ({ id: p.id, sources: p.sources, triples: p.triples })),
-        { workers, ...(o.slowMs !== undefined ? { slowMs: o.slowMs } : {}), progress },
+        // A query that cannot even start within the endpoint's own time limit is answered busy (pool.ts, BUSY_WAIT_SHARE).
+        { workers, ...(o.slowMs !== undefined ? { slowMs: o.slowMs } : {}), queueLimitMs: this.limits.timeoutMs, progress },
       );
     } catch (e) {
       throw new InputError((e as Error).message, { file: (e as { file?: string }).file });
@@ -413,6 +414,7 @@ export class ShardServer {
           bytes,
           ...(a.profile ? { profile: a.profile } : {}),
           ...(a.timeout ? { timeout: true as const } : {}),
+          ...(a.busy ? { busy: true as const } : {}),
           ...(a.cancelled ? { cancelled: true as const } : {}),
           ...(a.query !== undefined ? { query: a.query } : {}),
         });
