@@ -8,6 +8,8 @@ import { ERROR_META_KEY } from '../src/mcp/tool-error.js';
 import { BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint, type PoolOutcome } from '../src/serve/pool.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
+import { ComunicaEngine } from '../src/federation/comunica/engine.js';
+import { infrastructureMessage } from '../src/mcp/tool-error.js';
 import { demoBuild, tmpDir } from './helpers.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -174,6 +176,87 @@ describe('the endpoint pool: whose fault a stop is (BUSY_WAIT_SHARE), and the qu
       expect(await heavy).toMatchObject({ status: 'error', error: 'the server is stopping' });
     } finally {
       await pool.close();
+    }
+  });
+});
+
+describe('/federation/sparql: the federation engine\'s start-up and the wait for it are not the query\'s time limit', () => {
+  let s: ShardServer;
+  const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
+  /** 5 SERVICE clauses joined locally: 35^3 × 8^2 rows, far longer than any limit here. */
+  const slow = () => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?a ?b ?c } SERVICE <${ep(2)}> { ?d ?e ?f } SERVICE <${ep(1)}> { ?g ?h ?i } SERVICE <${ep(2)}> { ?j ?k ?l } SERVICE <${ep(1)}> { ?m ?n2 ?o } }`;
+  /** 35 × 8 = 280 rows. */
+  const good = () => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?s ?p ?o } SERVICE <${ep(2)}> { ?x ?y ?z } }`;
+  beforeAll(async () => {
+    s = await serve({ shards, kgs: ['library'], timeoutMs: 60_000, writeFiles: false });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('limitFromStart: a query waiting 3 s behind a busy engine thread, then for a fresh thread\'s start, still answers within its 1500 ms limit', async () => {
+    const engine = new ComunicaEngine({ endpoints: [1, 2, 3, 4].map(ep) });
+    try {
+      const t0 = performance.now();
+      const first = engine.query(slow(), MEDIA.json, { timeoutMs: 3000, limitFromStart: true });
+      const second = engine.query(good(), MEDIA.json, { timeoutMs: 1500, limitFromStart: true });
+      expect(await first).toMatchObject({ status: 'timeout' });
+      const o = await second;
+      // It waited for the first (3 s) and for the replacement thread's start: longer than its own limit.
+      expect(performance.now() - t0).toBeGreaterThan(3000);
+      expect(o.status === 'ok' && JSON.parse(o.body).results.bindings[0].n.value).toBe('280');
+      // The first ran its 3 s on the thread and was stopped: the thread was replaced.
+      expect(engine.restarts).toBe(1);
+      // Without limitFromStart the same wait is counted: the limit ends while it waits.
+      const busy = engine.query(slow(), MEDIA.json, { timeoutMs: 3000, limitFromStart: true });
+      expect(await engine.query(good(), MEDIA.json, { timeoutMs: 1500 })).toMatchObject({ status: 'timeout' });
+      expect(await busy).toMatchObject({ status: 'timeout' });
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('an engine thread that cannot start is an error naming the start-up failure (infrastructure), not a wait until the time limit', async () => {
+    const broken = path.join(tmpDir('fkgqa-broken-engine-'), 'engine.cjs');
+    fs.writeFileSync(broken, 'throw new Error("no actors here");\n');
+    const engine = new ComunicaEngine({ endpoints: [1, 2].map(ep) });
+    (engine as unknown as { data: { enginePath: string } }).data.enginePath = broken;
+    try {
+      const o = await engine.query(good(), MEDIA.json, { timeoutMs: 600_000, limitFromStart: true });
+      expect(o.status).toBe('error');
+      const error = o.status === 'error' ? o.error : '';
+      expect(error).toMatch(/^the federation engine comunica failed to start: no actors here/);
+      expect(infrastructureMessage(error)).toBe(true);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('warmFederation starts the engine with serve; after 6 clients hung up mid-query the next federated query answers within a 1500 ms limit (a warm spare)', async () => {
+    const w = await serve({ shards, kgs: ['library'], timeoutMs: 1500, writeFiles: false, warmFederation: true });
+    try {
+      expect(w.federationWarm).toBeDefined();
+      await w.federationWarm;
+      const fed = `${new URL(w.endpoint('library-shard1')!.url).origin}/federation/sparql`;
+      const wep = (n: number) => w.endpoint(`library-shard${n}`)!.url;
+      const q = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${wep(1)}> { ?s ?p ?o } SERVICE <${wep(2)}> { ?x ?y ?z } }`;
+      const slowQ = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${wep(1)}> { ?a ?b ?c } SERVICE <${wep(2)}> { ?d ?e ?f } SERVICE <${wep(1)}> { ?g ?h ?i } SERVICE <${wep(2)}> { ?j ?k ?l } }`;
+      const postFed = (query: string, signal?: AbortSignal) => fetch(fed, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: query, signal });
+      const first = await postFed(q);
+      expect(first.status).toBe(200);
+      expect(((await first.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value).toBe('280');
+      for (let i = 0; i < 6; i++) {
+        const ac = new AbortController();
+        const r = postFed(slowQ, ac.signal).catch((e: Error) => e.name);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        ac.abort();
+        expect(await r).toBe('AbortError');
+      }
+      const after = await postFed(q);
+      expect(after.status).toBe(200);
+      expect(((await after.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value).toBe('280');
+    } finally {
+      await w.close();
     }
   });
 });

@@ -314,20 +314,23 @@ export class BoundedSparqlClient {
    * @param mediaType of the answer (`application/sparql-results+json`, `application/n-triples`, …)
    * @param timeoutMs time limit, in ms; the engine's work on the query is stopped when it is reached (`timeout`)
    * @param cancel aborted when the caller no longer wants the answer: the engine's work is stopped as at the time limit
+   * @param how `limitFromStart`: the time limit counts from when the engine takes the query, its
+   *   start-up and the wait for a busy engine not included (EngineQueryOptions; fkgqa serve's
+   *   `/federation/sparql`, whose own client bounds the whole call); an engine that fails to start is an `error`
    * @returns never rejects
    */
-  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal): Promise<SparqlOutcome> {
+  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean } = {}): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
-    const timer = setTimeout(() => limit.abort(), timeoutMs);
+    const timer = how.limitFromStart ? undefined : setTimeout(() => limit.abort(), timeoutMs);
     const onCancel = () => limit.abort();
     if (cancel?.aborted) limit.abort();
     else cancel?.addEventListener('abort', onCancel, { once: true });
     let o;
     try {
       const engine = await this.federation();
-      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal });
+      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal, ...(how.limitFromStart ? { limitFromStart: true } : {}) });
     } catch (e) {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {

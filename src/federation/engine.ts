@@ -22,10 +22,17 @@
 /** Options of one query. */
 export interface EngineQueryOptions {
   /**
-   * Time limit of the whole call in ms, waiting for a busy engine included; over it the outcome is
-   * `timeout` and the engine's work on the query is stopped.
+   * Time limit of the whole call in ms, waiting for a busy engine included (unless `limitFromStart`);
+   * over it the outcome is `timeout` and the engine's work on the query is stopped.
    */
   timeoutMs: number;
+  /**
+   * Count `timeoutMs` from when the engine takes the query (a ready thread or process), not from the
+   * call: the wait for a busy engine or for its start-up is not the query's (fkgqa serve's
+   * `/federation/sparql`). The wait is ended only by `signal`; an engine that fails to start ends it
+   * with an `error` naming the start-up failure (infrastructure, never a timeout).
+   */
+  limitFromStart?: boolean;
   /** Aborts the query (outcome `error` "aborted"); the engine's work on it is stopped. */
   signal?: AbortSignal;
   /**

@@ -20,6 +20,22 @@ export interface QueryLimit {
   dispose(): void;
 }
 
+/**
+ * The limit of the wait before an engine takes a query: the query's limit (`queryLimit`), or with
+ * `limitFromStart` one that only `signal` ends (the query's own limit starts when the engine takes it:
+ * `runLimit`).
+ */
+export function waitLimit(options: EngineQueryOptions): QueryLimit {
+  return queryLimit(options.limitFromStart ? { ...options, timeoutMs: 2 ** 31 - 1 } : options);
+}
+
+/** The limit of a query the engine takes now: `wait` itself, or with `limitFromStart` a fresh `queryLimit` (the wait's is disposed). */
+export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLimit {
+  if (!options.limitFromStart) return wait;
+  wait.dispose();
+  return queryLimit(options);
+}
+
 /** Starts the limit of one query now. */
 export function queryLimit(options: EngineQueryOptions): QueryLimit {
   const deadline = Date.now() + options.timeoutMs;

@@ -67,7 +67,7 @@ const REFUSED_STATUS: Record<string, number> = { update: 403, 'unknown-endpoint'
 
 /**
  * The federation endpoint over a registry (see the module comment). Create one per server; the
- * federation engine's thread starts at the first federated query; `close` stops it.
+ * federation engine's thread starts at `warm` or at the first federated query; `close` stops it.
  */
 export class FederationEndpoint {
   private client: BoundedSparqlClient | undefined;
@@ -127,7 +127,8 @@ export class FederationEndpoint {
     if (!format) return { ...text(406, `the Accept header (${req.headers.accept}) names no format this query can be answered in: ${offered(plan.form).join(', ')}`), query };
     const by = requestLimitMs !== undefined && requestLimitMs < this.options.timeoutMs ? 'request' : 'endpoint';
     const t = by === 'request' ? requestLimitMs! : this.options.timeoutMs;
-    const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, format, t, cancel) : await client.federated(plan.query, format, t, cancel);
+    // The engine's start-up and the wait for it are not the query's: its limit counts from when the engine takes it.
+    const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, format, t, cancel) : await client.federated(plan.query, format, t, cancel, { limitFromStart: true });
     if (o.status === 'timeout') {
       const whose = by === 'endpoint' ? `the endpoint's time limit of ${t} ms (fkgqa serve --timeout)` : `the request's time limit of ${t} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
       return { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by}; ms=${t}` }), timeout: true, query };
@@ -139,6 +140,16 @@ export class FederationEndpoint {
     if (o.status === 'error') return { ...text(502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`), query };
     const type = o.contentType || format;
     return { status: 200, body: o.body, type: type.startsWith('text/') ? `${type}; charset=utf-8` : type, kind: 'data', query };
+  }
+
+  /**
+   * Starts the federation engine now (`fkgqa serve` calls it once its endpoints answer), so that the
+   * first federated query does not wait for it; after a stopped query the engine starts its
+   * replacement at once (ComunicaEngine's warm spare).
+   * @throws the engine's start-up error
+   */
+  async warm(): Promise<void> {
+    await this.sparql().warm();
   }
 
   /** Stops the federation engine's thread. */
