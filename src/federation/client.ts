@@ -316,10 +316,10 @@ export class BoundedSparqlClient {
    * @param cancel aborted when the caller no longer wants the answer: the engine's work is stopped as at the time limit
    * @param how `limitFromStart`: the time limit counts from when the engine takes the query, its
    *   start-up and the wait for a busy engine not included (EngineQueryOptions; fkgqa serve's
-   *   `/federation/sparql`, whose own client bounds the whole call); an engine that fails to start is an `error`
+   *   `/federation/sparql`), the wait bounded by `waitMs` (over it: an `error` with `busy`, HTTP 503); an engine that fails to start is an `error`
    * @returns never rejects
    */
-  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean } = {}): Promise<SparqlOutcome> {
+  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean; waitMs?: number } = {}): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
@@ -330,7 +330,7 @@ export class BoundedSparqlClient {
     let o;
     try {
       const engine = await this.federation();
-      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal, ...(how.limitFromStart ? { limitFromStart: true } : {}) });
+      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal, ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}) } : {}) });
     } catch (e) {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {
@@ -339,6 +339,7 @@ export class BoundedSparqlClient {
     }
     for (const [endpoint, n] of Object.entries(o.requests)) this.requests[endpoint] = (this.requests[endpoint] ?? 0) + n;
     if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };
+    if (o.status === 'error' && o.busy) return { status: 'error', error: o.error, httpStatus: 503, busy: { endpoint: 'federation engine', waitedMs: how.waitMs ?? 0 }, ms: ms(), requests: o.requests };
     if (o.status === 'error') {
       const redirect = /with a redirect to .*: not followed/.test(o.error);
       if (o.fault) {

@@ -33,6 +33,12 @@ export interface EngineQueryOptions {
    * with an `error` naming the start-up failure (infrastructure, never a timeout).
    */
   limitFromStart?: boolean;
+  /**
+   * With `limitFromStart`: the longest wait (ms) for the engine to take the query; over it the
+   * outcome is an `error` with `busy` and HTTP status 503 (the engine was starting or busy: not the
+   * query's fault). Default: no limit.
+   */
+  waitMs?: number;
   /** Aborts the query (outcome `error` "aborted"); the engine's work on it is stopped. */
   signal?: AbortSignal;
   /**
@@ -51,7 +57,7 @@ export interface EngineQueryOptions {
 export type EngineOutcome =
   | { status: 'ok'; body: string; contentType: string; requests: Record<string, number> }
   | { status: 'timeout'; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; fault?: EndpointFault; requests: Record<string, number> };
+  | { status: 'error'; error: string; httpStatus?: number; fault?: EndpointFault; busy?: true; requests: Record<string, number> };
 
 /**
  * An endpoint that failed the query in the engine's HTTP, seen there: it closed the connection

@@ -26,7 +26,18 @@ export interface QueryLimit {
  * `runLimit`).
  */
 export function waitLimit(options: EngineQueryOptions): QueryLimit {
-  return queryLimit(options.limitFromStart ? { ...options, timeoutMs: 2 ** 31 - 1 } : options);
+  return queryLimit(options.limitFromStart ? { ...options, timeoutMs: Math.min(options.waitMs ?? Infinity, 2 ** 31 - 1) } : options);
+}
+
+/**
+ * The outcome of a query whose wait for the engine ended (`waitLimit`): with `limitFromStart`, a
+ * wait over `waitMs` is `busy` (HTTP 503, the engine's fault); otherwise the query's time limit.
+ */
+export function waitOutcome(options: EngineQueryOptions, engine: string, wait: QueryLimit, why: StopReason, requests: Record<string, number>): EngineOutcome {
+  if (options.limitFromStart && why === 'timeout') {
+    return { status: 'error', error: `the federation engine ${engine} did not take the query within ${options.waitMs} ms (it was starting, or busy with other queries)`, httpStatus: 503, busy: true, requests };
+  }
+  return wait.outcome(why, requests);
 }
 
 /** The limit of a query the engine takes now: `wait` itself, or with `limitFromStart` a fresh `queryLimit` (the wait's is disposed). */

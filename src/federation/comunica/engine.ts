@@ -27,7 +27,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
-import { runLimit, waitLimit } from '../limit.js';
+import { runLimit, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
 
@@ -184,7 +184,7 @@ export class ComunicaEngine implements FederationEngine {
     try {
       const slot = await this.acquire(wait.stopped);
       if (typeof slot === 'string') return { status: 'error', error: `the federation engine ${this.name} failed to start: ${slot}`, requests };
-      if (!slot) return this.closed ? { status: 'error', error: 'the federation engine is closed', requests } : wait.outcome(await wait.stopped, requests);
+      if (!slot) return this.closed ? { status: 'error', error: 'the federation engine is closed', requests } : waitOutcome(options, this.name, wait, await wait.stopped, requests);
       limit = runLimit(options, wait);
       const id = this.nextId++;
       const worker = slot.worker;

@@ -25,7 +25,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EndpointFault, EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
-import { runLimit, waitLimit, type StopReason } from '../limit.js';
+import { runLimit, waitLimit, waitOutcome, type StopReason } from '../limit.js';
 import { errorBody } from '../http.js';
 import { checkServiceQuery } from '../service-check.js';
 
@@ -311,14 +311,14 @@ export class JenaEngine implements FederationEngine {
       });
       while (this.running >= Math.max(1, this.o.parallel ?? 1) && !stop && !this.closed) await new Promise<void>((r) => this.waiting.push(r));
       if (this.closed) return { status: 'error', error: 'the federation engine is closed', requests };
-      if (stop) return wait.outcome(stop, requests);
+      if (stop) return waitOutcome(options, 'jena', wait, stop, requests);
       this.running++;
       try {
         if (!this.child) {
           if (this.everStarted) this.restarts++;
           const started = this.start();
           const first = await Promise.race([started.then(() => undefined, (e: Error) => e), wait.stopped]);
-          if (first === 'timeout' || first === 'aborted') return wait.outcome(first, requests);
+          if (first === 'timeout' || first === 'aborted') return waitOutcome(options, 'jena', wait, first, requests);
           if (first instanceof Error) return { status: 'error', error: `the federation engine jena failed to start: ${first.message}`, requests };
         }
         limit = runLimit(options, wait);
