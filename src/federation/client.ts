@@ -41,7 +41,7 @@ const TIME_LIMIT_HEADER = 'Fkgqa-Timeout';
  */
 export type SparqlOutcome =
   | { status: 'ok'; body: string; contentType: string; ms: number; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; contentType?: string; tooLarge?: true; redirect?: true; badAnswer?: BadAnswer; ms: number; requests: Record<string, number> }
+  | { status: 'error'; error: string; httpStatus?: number; contentType?: string; tooLarge?: true; redirect?: true; badAnswer?: BadAnswer; busy?: Busy; ms: number; requests: Record<string, number> }
   | { status: 'timeout'; ms: number; requests: Record<string, number>; endpointLimitMs?: number };
 
 /**
@@ -65,7 +65,13 @@ export interface BadAnswer {
   problem?: string;
 }
 
-/** Media types of SPARQL results (SPARQL 1.1 Query Results JSON, XML, CSV, TSV). */
+/** An endpoint that kept the query waiting behind other queries (`fkgqa serve`'s 503 busy): infrastructure, never the query's time limit. */
+export interface Busy {
+  /** The endpoint URL (registered). */
+  endpoint: string;
+  /** How long the query waited there before it started (or until it was answered), in ms. */
+  waitedMs: number;
+}
 
 /**
  * Whose time limit a `503` stopped the query at: `fkgqa serve` says it in `Fkgqa-Stopped:
@@ -73,12 +79,32 @@ export interface BadAnswer {
  * endpoint's own. @returns undefined when the answer is no time limit at all
  */
 export function stoppedAt(status: number, stopped: string | null, body: string): { by: 'endpoint' | 'request'; limitMs?: number } | undefined {
-  if (status !== 503) return undefined;
+  if (status !== 503 || busyAt(status, stopped)) return undefined;
   const m = stopped ? /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)/i.exec(stopped) : null;
   if (m) return { by: m[1].toLowerCase() as 'endpoint' | 'request', limitMs: Number(m[2]) };
   if (!/time limit|timeout|timed out/i.test(body)) return undefined;
   const ms = /time limit of (\d+) ?ms/i.exec(body);
   return { by: 'endpoint', ...(ms ? { limitMs: Number(ms[1]) } : {}) };
+}
+
+/**
+ * Whether a `503` of `fkgqa serve` says the endpoint was busy (`Fkgqa-Stopped: busy; by=request|queue;
+ * waited=W; ms=N`): the query waited behind other queries and was not given its time limit to run,
+ * the endpoint's fault, not the query's (docs/serving.md, serve's time limits). @returns the wait in ms, or undefined
+ */
+export function busyAt(status: number, stopped: string | null): { waitedMs: number } | undefined {
+  if (status !== 503 || !stopped) return undefined;
+  const m = /^\s*busy\s*;.*\bwaited=(\d+)/i.exec(stopped);
+  return m ? { waitedMs: Number(m[1]) } : undefined;
+}
+
+/**
+ * The time limit sent to an endpoint (`Fkgqa-Timeout`) for `leftMs` left of the caller's own: less
+ * by a margin (a tenth, at most 250 ms), so that `fkgqa serve`'s answer at that limit — a time limit
+ * or busy — arrives before the caller gives up and can be told apart.
+ */
+export function sentLimit(leftMs: number): number {
+  return Math.max(1, Math.floor(leftMs - Math.min(250, leftMs / 10)));
 }
 
 /**
@@ -195,13 +221,18 @@ export class BoundedSparqlClient {
       const res = await postWithin(
         url,
         new URLSearchParams({ query }).toString(),
-        { 'content-type': 'application/x-www-form-urlencoded', accept, [TIME_LIMIT_HEADER]: String(Math.max(1, Math.ceil(timeoutMs - ms()))) },
+        { 'content-type': 'application/x-www-form-urlencoded', accept, [TIME_LIMIT_HEADER]: String(sentLimit(timeoutMs - ms())) },
         signal,
         this.maxResultBytes,
         { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },
       );
       const body = res.text;
       if (body === undefined) return { status: 'error', error: `the answer of ${url} is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests };
+      // fkgqa serve answers 503 busy when the query waited behind others: the endpoint's fault, not a time limit of the query.
+      const busy = busyAt(res.status, res.header('fkgqa-stopped'));
+      if (busy) {
+        return { status: 'error', error: `the endpoint ${url} was busy (HTTP 503): ${body.trim().slice(0, 500)}`, httpStatus: 503, busy: { endpoint: url, ...busy }, ms: ms(), requests };
+      }
       // fkgqa serve answers 503 when a query reaches a time limit: its own (by=endpoint) or the one sent here.
       const stopped = stoppedAt(res.status, res.header('fkgqa-stopped'), body);
       if (stopped) return { status: 'timeout', ms: ms(), requests, ...(stopped.by === 'endpoint' && stopped.limitMs !== undefined && stopped.limitMs < timeoutMs ? { endpointLimitMs: stopped.limitMs } : {}) };
@@ -283,20 +314,23 @@ export class BoundedSparqlClient {
    * @param mediaType of the answer (`application/sparql-results+json`, `application/n-triples`, …)
    * @param timeoutMs time limit, in ms; the engine's work on the query is stopped when it is reached (`timeout`)
    * @param cancel aborted when the caller no longer wants the answer: the engine's work is stopped as at the time limit
+   * @param how `limitFromStart`: the time limit counts from when the engine takes the query, its
+   *   start-up and the wait for a busy engine not included (EngineQueryOptions; fkgqa serve's
+   *   `/federation/sparql`), the wait bounded by `waitMs` (over it: an `error` with `busy`, HTTP 503); an engine that fails to start is an `error`
    * @returns never rejects
    */
-  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal): Promise<SparqlOutcome> {
+  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean; waitMs?: number } = {}): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
-    const timer = setTimeout(() => limit.abort(), timeoutMs);
+    const timer = how.limitFromStart ? undefined : setTimeout(() => limit.abort(), timeoutMs);
     const onCancel = () => limit.abort();
     if (cancel?.aborted) limit.abort();
     else cancel?.addEventListener('abort', onCancel, { once: true });
     let o;
     try {
       const engine = await this.federation();
-      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal });
+      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal, ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}) } : {}) });
     } catch (e) {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {
@@ -305,6 +339,7 @@ export class BoundedSparqlClient {
     }
     for (const [endpoint, n] of Object.entries(o.requests)) this.requests[endpoint] = (this.requests[endpoint] ?? 0) + n;
     if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };
+    if (o.status === 'error' && o.busy) return { status: 'error', error: o.error, httpStatus: 503, busy: { endpoint: 'federation engine', waitedMs: how.waitMs ?? 0 }, ms: ms(), requests: o.requests };
     if (o.status === 'error') {
       const redirect = /with a redirect to .*: not followed/.test(o.error);
       if (o.fault) {

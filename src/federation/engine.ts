@@ -22,10 +22,23 @@
 /** Options of one query. */
 export interface EngineQueryOptions {
   /**
-   * Time limit of the whole call in ms, waiting for a busy engine included; over it the outcome is
-   * `timeout` and the engine's work on the query is stopped.
+   * Time limit of the whole call in ms, waiting for a busy engine included (unless `limitFromStart`);
+   * over it the outcome is `timeout` and the engine's work on the query is stopped.
    */
   timeoutMs: number;
+  /**
+   * Count `timeoutMs` from when the engine takes the query (a ready thread or process), not from the
+   * call: the wait for a busy engine or for its start-up is not the query's (fkgqa serve's
+   * `/federation/sparql`). The wait is ended only by `signal`; an engine that fails to start ends it
+   * with an `error` naming the start-up failure (infrastructure, never a timeout).
+   */
+  limitFromStart?: boolean;
+  /**
+   * With `limitFromStart`: the longest wait (ms) for the engine to take the query; over it the
+   * outcome is an `error` with `busy` and HTTP status 503 (the engine was starting or busy: not the
+   * query's fault). Default: no limit.
+   */
+  waitMs?: number;
   /** Aborts the query (outcome `error` "aborted"); the engine's work on it is stopped. */
   signal?: AbortSignal;
   /**
@@ -44,7 +57,7 @@ export interface EngineQueryOptions {
 export type EngineOutcome =
   | { status: 'ok'; body: string; contentType: string; requests: Record<string, number> }
   | { status: 'timeout'; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; fault?: EndpointFault; requests: Record<string, number> };
+  | { status: 'error'; error: string; httpStatus?: number; fault?: EndpointFault; busy?: true; requests: Record<string, number> };
 
 /**
  * An endpoint that failed the query in the engine's HTTP, seen there: it closed the connection

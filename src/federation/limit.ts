@@ -20,6 +20,33 @@ export interface QueryLimit {
   dispose(): void;
 }
 
+/**
+ * The limit of the wait before an engine takes a query: the query's limit (`queryLimit`), or with
+ * `limitFromStart` one that only `signal` ends (the query's own limit starts when the engine takes it:
+ * `runLimit`).
+ */
+export function waitLimit(options: EngineQueryOptions): QueryLimit {
+  return queryLimit(options.limitFromStart ? { ...options, timeoutMs: Math.min(options.waitMs ?? Infinity, 2 ** 31 - 1) } : options);
+}
+
+/**
+ * The outcome of a query whose wait for the engine ended (`waitLimit`): with `limitFromStart`, a
+ * wait over `waitMs` is `busy` (HTTP 503, the engine's fault); otherwise the query's time limit.
+ */
+export function waitOutcome(options: EngineQueryOptions, engine: string, wait: QueryLimit, why: StopReason, requests: Record<string, number>): EngineOutcome {
+  if (options.limitFromStart && why === 'timeout') {
+    return { status: 'error', error: `the federation engine ${engine} did not take the query within ${options.waitMs} ms (it was starting, or busy with other queries)`, httpStatus: 503, busy: true, requests };
+  }
+  return wait.outcome(why, requests);
+}
+
+/** The limit of a query the engine takes now: `wait` itself, or with `limitFromStart` a fresh `queryLimit` (the wait's is disposed). */
+export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLimit {
+  if (!options.limitFromStart) return wait;
+  wait.dispose();
+  return queryLimit(options);
+}
+
 /** Starts the limit of one query now. */
 export function queryLimit(options: EngineQueryOptions): QueryLimit {
   const deadline = Date.now() + options.timeoutMs;

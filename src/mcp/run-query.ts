@@ -96,8 +96,8 @@ function toNTriples(text: string, contentType: string): string {
 /**
  * Error text for an outcome that is not an answer, and its class: a time limit (`timeout`: the
  * caller's `timeoutMs`, or — `endpointLimitMs` of the outcome — the endpoint's own, said so), too
- * large, a redirect, an unregistered endpoint, an HTTP status, or another failure of the endpoint
- * or the federation engine.
+ * large, a redirect, an unregistered endpoint, an endpoint busy with other queries (`busy`: class
+ * `endpoint`), an HTTP status, or another failure of the endpoint or the federation engine.
  */
 export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, timeoutMs: number, maxTimeoutMs: number): { errorClass: string; message: string } {
   const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
@@ -107,6 +107,9 @@ export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Route
   if (o.status === 'timeout') {
     const more = timeoutMs < maxTimeoutMs ? `; timeout_ms may be raised up to ${maxTimeoutMs}` : '';
     return { errorClass: 'timeout', message: `timeout: ${where} did not answer within ${timeoutMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT)${more}.` };
+  }
+  if (o.busy) {
+    return { errorClass: 'endpoint', message: `${o.error} — the query waited ${o.busy.waitedMs} ms behind other queries at ${o.busy.endpoint} and was not given its time limit to run: not a fault of the query, and not an empty result (the answer is unknown). Retry it.` };
   }
   if (o.tooLarge) return { errorClass: 'too-large', message: `${o.error}: add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)` };
   if (o.badAnswer && !o.redirect) return { errorClass: 'endpoint', message: `${where} failed: ${o.error}` };
@@ -121,7 +124,7 @@ export type Routed = Pick<Extract<QueryPlan, { ok: true }>, 'route' | 'query' | 
 
 /**
  * Whether a failure is the infrastructure's (tool-error.ts): a registered endpoint that cannot be
- * reached, answers 5xx/404/429 or a redirect, or a federation engine that failed for such a
+ * reached, answers 5xx/404/429 or a redirect, kept the query waiting behind others (`busy`), or a federation engine that failed for such a
  * reason or faulted; not a timeout (the query's own time limit), a too large answer, an endpoint
  * that rejected the query (4xx), or a query the engine could not evaluate.
  * @returns the flag and the endpoint concerned (the target of a direct query, or the registered
@@ -131,6 +134,7 @@ export function failureCause(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: 
   const direct = plan.route === 'direct' ? plan.targets[0].url : undefined;
   if (o.status === 'timeout' || o.tooLarge || /refused to contact/.test(o.error)) return { infrastructure: false, ...(direct ? { endpoint: direct } : {}) };
   if (o.badAnswer) return { infrastructure: true, endpoint: o.badAnswer.endpoint };
+  if (o.busy) return { infrastructure: true, endpoint: o.busy.endpoint };
   const named = direct ?? endpointNamed(o.error, registry.endpoints.map((e) => e.url));
   const infrastructure = o.redirect ? true : o.httpStatus ? infrastructureStatus(o.httpStatus) : plan.route === 'direct' ? true : infrastructureMessage(o.error);
   return { infrastructure, ...(named ? { endpoint: named } : {}) };

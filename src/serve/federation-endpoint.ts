@@ -12,7 +12,8 @@
  * outside every SERVICE, SERVICE targets of several graphs (`mixed-graphs`, the rule of fkgqa mcp,
  * lifted by `--mix-graphs`), query too long, a bad `timeout` parameter or `Fkgqa-Timeout` header;
  * 403 SPARQL Update or an unregistered SERVICE target; 406 no acceptable format; 503 the time
- * limit (the endpoint's, or the smaller one the request sent, as the shard endpoints take it);
+ * limit (the endpoint's, or the smaller one the request sent, as the shard endpoints take it), or
+ * the shard endpoint of a lone SERVICE was busy (`Fkgqa-Stopped: busy; …`, Retry-After);
  * 502 an endpoint or the engine failed. The engine's work stops when the client disconnects.
  */
 import type { IncomingMessage } from 'node:http';
@@ -66,7 +67,7 @@ const REFUSED_STATUS: Record<string, number> = { update: 403, 'unknown-endpoint'
 
 /**
  * The federation endpoint over a registry (see the module comment). Create one per server; the
- * federation engine's thread starts at the first federated query; `close` stops it.
+ * federation engine's thread starts at `warm` or at the first federated query; `close` stops it.
  */
 export class FederationEndpoint {
   private client: BoundedSparqlClient | undefined;
@@ -126,14 +127,34 @@ export class FederationEndpoint {
     if (!format) return { ...text(406, `the Accept header (${req.headers.accept}) names no format this query can be answered in: ${offered(plan.form).join(', ')}`), query };
     const by = requestLimitMs !== undefined && requestLimitMs < this.options.timeoutMs ? 'request' : 'endpoint';
     const t = by === 'request' ? requestLimitMs! : this.options.timeoutMs;
-    const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, format, t, cancel) : await client.federated(plan.query, format, t, cancel);
+    // serve's own limit counts from when the engine takes the query (its start-up and the wait for it are not the
+    // query's), the wait bounded by the same limit (then 503 busy); a request's own limit is its client's deadline, counted from the call.
+    const o =
+      plan.route === 'direct'
+        ? await client.direct(plan.targets[0].url, plan.query, format, t, cancel)
+        : await client.federated(plan.query, format, t, cancel, by === 'endpoint' ? { limitFromStart: true, waitMs: t } : {});
     if (o.status === 'timeout') {
       const whose = by === 'endpoint' ? `the endpoint's time limit of ${t} ms (fkgqa serve --timeout)` : `the request's time limit of ${t} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
       return { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by}; ms=${t}` }), timeout: true, query };
     }
+    if (o.status === 'error' && o.busy) {
+      // The shard endpoint kept the query waiting behind others, or the engine did not take it within serve's limit: busy.
+      const stopped = plan.route === 'direct' ? `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}` : `busy; by=queue; waited=${o.busy.waitedMs}; ms=${t}`;
+      return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), query };
+    }
     if (o.status === 'error') return { ...text(502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`), query };
     const type = o.contentType || format;
     return { status: 200, body: o.body, type: type.startsWith('text/') ? `${type}; charset=utf-8` : type, kind: 'data', query };
+  }
+
+  /**
+   * Starts the federation engine now (`fkgqa serve` calls it once its endpoints answer), so that the
+   * first federated query does not wait for it; after a stopped query the engine starts its
+   * replacement at once (ComunicaEngine's warm spare).
+   * @throws the engine's start-up error
+   */
+  async warm(): Promise<void> {
+    await this.sparql().warm();
   }
 
   /** Stops the federation engine's thread. */

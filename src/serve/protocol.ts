@@ -47,7 +47,11 @@ export interface RequestContext {
   signal: GoneSignal;
 }
 
-/** The response header that marks a query stopped at a time limit: `time-limit; by=endpoint|request; ms=N`. */
+/**
+ * The response header (with 503) that marks a query stopped at a time limit, `time-limit;
+ * by=endpoint|request; ms=N` (the query's own), or stopped because the endpoint was busy, `busy;
+ * by=request|queue; waited=W; ms=N` (the endpoint's fault: BUSY_WAIT_SHARE of pool.ts).
+ */
 export const STOPPED_HEADER = 'Fkgqa-Stopped';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -143,6 +147,18 @@ async function runQuery(
   if (outcome.status === 'timeout') {
     const whose = outcome.by === 'endpoint' ? `the endpoint's time limit of ${outcome.limitMs} ms (fkgqa serve --timeout)` : `the request's time limit of ${outcome.limitMs} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
     return { ...text(503, `query stopped at ${whose}`, 'data', { [STOPPED_HEADER]: `time-limit; by=${outcome.by}; ms=${outcome.limitMs}` }), timeout: true };
+  }
+  if (outcome.status === 'busy') {
+    const w = Math.round(outcome.waitedMs);
+    const when = outcome.ranMs === undefined ? 'had not started' : `had run only ${Math.round(outcome.ranMs)} ms`;
+    const end = outcome.by === 'queue' ? `serve's queue limit of ${outcome.limitMs} ms` : `the request's limit of ${outcome.limitMs} ms`;
+    return {
+      ...text(503, `${ep.info.id} was busy: the query waited ${w} ms behind other queries and ${when} when ${end} ended; the wait is the endpoint's, not the query's: retry later`, 'data', {
+        [STOPPED_HEADER]: `busy; by=${outcome.by}; waited=${w}; ms=${outcome.limitMs}`,
+        'Retry-After': '1',
+      }),
+      busy: true,
+    };
   }
   if (outcome.status === 'cancelled') return { ...text(499, 'the client went away; the query was stopped', 'data'), cancelled: true };
   if (outcome.status === 'error') {

@@ -49,6 +49,8 @@ export interface RequestLogEntry {
   profile?: 'truncated' | 'failure' | 'refused';
   /** Set when the query was stopped at the time limit. */
   timeout?: true;
+  /** Set when the endpoint was busy: the query waited behind others and was answered 503 busy (pool.ts, BUSY_WAIT_SHARE). */
+  busy?: true;
   /** Set when the client went away before the answer (status 499): the query was dropped or stopped. */
   cancelled?: true;
   /** The query text, as sent (only in the log file). */

@@ -15,12 +15,14 @@ export type RouteKind = 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'c
 /** CORS headers of every answer (the endpoints are public read-only data). */
 export const CORS = {
   'Access-Control-Allow-Origin': '*',
-  'Access-Control-Expose-Headers': 'Content-Type, Link, Fkgqa-Truncated, Fkgqa-Profile, Fkgqa-Stopped',
+  'Access-Control-Expose-Headers': 'Content-Type, Link, Fkgqa-Truncated, Fkgqa-Profile, Fkgqa-Stopped, Retry-After',
 };
 
 /** An answer to send. */
 export interface Answer extends EndpointAnswer {
   timeout?: true;
+  /** The endpoint was busy: the query waited behind others (503, `Fkgqa-Stopped: busy`). */
+  busy?: true;
   /** The client went away before the answer: nothing is sent (logged as status 499). */
   cancelled?: true;
   /** The query text, for the log file. */

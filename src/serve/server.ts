@@ -92,6 +92,12 @@ export interface ServeOptions {
   writeFiles?: boolean;
   /** The federation engine of `/federation/sparql`, by `--federation-engine` name (default `comunica`; src/federation/engine.ts). */
   federationEngine?: string;
+  /**
+   * Start `/federation/sparql`'s federation engine as soon as the endpoints answer (in the
+   * background: `startupMs` does not wait for it), not at its first query (default false; the CLI's
+   * `fkgqa serve` sets it). A start-up failure is printed, and answered 502 to federated queries.
+   */
+  warmFederation?: boolean;
   /** Let `/federation/sparql` join endpoints of several graphs (`--mix-graphs`; default false: such a query is answered 400, as fkgqa mcp refuses it; `mixedGraphs` of src/federation/routing.ts). */
   mixGraphs?: boolean;
   /** Progress lines (stderr in the CLI). */
@@ -245,7 +251,8 @@ export class ShardServer {
     try {
       this.pool = await EndpointPool.start(
         planned.map((p): PoolEndpoint => ({ id: p.id, sources: p.sources, triples: p.triples })),
-        { workers, ...(o.slowMs !== undefined ? { slowMs: o.slowMs } : {}), progress },
+        // A query that cannot even start within the endpoint's own time limit is answered busy (pool.ts, BUSY_WAIT_SHARE).
+        { workers, ...(o.slowMs !== undefined ? { slowMs: o.slowMs } : {}), queueLimitMs: this.limits.timeoutMs, progress },
       );
     } catch (e) {
       throw new InputError((e as Error).message, { file: (e as { file?: string }).file });
@@ -261,7 +268,19 @@ export class ShardServer {
       progress(`  endpoints: ${writeEndpointsFile(this.stateDir, this.endpointsFile())}`);
     }
     progress(`fkgqa serve: ${this.endpoints.length} endpoints up in ${(this.startupMs / 1000).toFixed(2)} s`);
+    if (o.warmFederation) {
+      // In the background: the endpoints answer already; a federated query arriving meanwhile waits for the engine (not counted in its limit).
+      this.federationWarm = this.federationEndpoint()
+        .then((f) => f.warm())
+        .then(
+          () => progress(`fkgqa serve: federation engine ${o.federationEngine ?? 'comunica'} started for ${FEDERATION_PATH}`),
+          (e: Error) => progress(`fkgqa serve: the federation engine ${o.federationEngine ?? 'comunica'} failed to start: ${e.message} (federated queries are answered 502)`),
+        );
+    }
   }
+
+  /** Settles when the federation engine started in the background (`warmFederation`) is up or failed; undefined without. */
+  federationWarm: Promise<void> | undefined;
 
   private async listen(): Promise<void> {
     const o = this.options;
@@ -413,6 +432,7 @@ export class ShardServer {
           bytes,
           ...(a.profile ? { profile: a.profile } : {}),
           ...(a.timeout ? { timeout: true as const } : {}),
+          ...(a.busy ? { busy: true as const } : {}),
           ...(a.cancelled ? { cancelled: true as const } : {}),
           ...(a.query !== undefined ? { query: a.query } : {}),
         });

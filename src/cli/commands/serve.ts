@@ -26,6 +26,7 @@ export async function run(o: Record<string, any>): Promise<void> {
     requestLogMaxBytes: o.requestLogMax,
     federationEngine: o.federationEngine,
     mixGraphs: !!o.mixGraphs,
+    warmFederation: true,
     progress,
   });
   const first = await Promise.race([starting, stop]);

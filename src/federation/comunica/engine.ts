@@ -16,8 +16,9 @@
  *
  * Each query runs in a worker thread (thread.ts) of a pool of `parallel` threads; a query past its
  * time limit or aborted has its thread terminated (which drops its HTTP connections) and replaced,
- * and the other threads go on. The time limit counts from the call, the wait for a free thread
- * included. SERVICE-explicit queries are checked first (`checkServiceQuery`: 0 requests for a
+ * and the other threads go on (after `warm`, its replacement starts at once). The time limit counts
+ * from the call, the wait for a free thread included, or with `limitFromStart` from when a ready
+ * thread takes the query; a thread that fails to start is an error naming why. SERVICE-explicit queries are checked first (`checkServiceQuery`: 0 requests for a
  * refused query) and handed to Comunica as algebra; a query with `sources` is handed over as text,
  * Comunica selecting sources itself.
  */
@@ -26,7 +27,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
-import { queryLimit } from '../limit.js';
+import { runLimit, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
 
@@ -66,6 +67,8 @@ export class ComunicaEngine implements FederationEngine {
   private readonly data: ThreadData;
   private nextId = 1;
   private closed = false;
+  /** Set by `warm`: a thread stopped after a timeout, an abort or a crash is replaced at once (a warm spare), not at the next query. */
+  private keepWarm = false;
   /** Threads replaced after a timeout, an abort or a crash. */
   restarts = 0;
   /** Errors raised in a thread outside any query (late failures of abandoned response streams), newest last, at most 20. */
@@ -121,12 +124,16 @@ export class ComunicaEngine implements FederationEngine {
 
   /** Starts every thread now (building Comunica's actors takes 1–3 s) instead of at the first query. */
   async warm(): Promise<void> {
+    this.keepWarm = true;
     while (this.slots.length < this.parallel && !this.closed) this.spawn();
     await Promise.all(this.slots.map((s) => s.ready));
   }
 
-  /** A free thread, waiting for one while all `parallel` threads are busy; undefined once `stop` settled or the engine closed. */
-  private async acquire(stop: Promise<unknown>): Promise<Slot | undefined> {
+  /**
+   * A free thread, waiting for one while all `parallel` threads are busy; undefined once `stop`
+   * settled or the engine closed; a string (the error) when the thread failed to start.
+   */
+  private async acquire(stop: Promise<unknown>): Promise<Slot | string | undefined> {
     let stopped = false;
     void stop.then(() => {
       stopped = true;
@@ -139,8 +146,9 @@ export class ComunicaEngine implements FederationEngine {
         idle.busy = true;
         try {
           await idle.ready;
-        } catch {
-          continue; // dropped by spawn's catch
+        } catch (e) {
+          // Dropped by spawn's catch. A thread that cannot start is an error of the engine (infrastructure), not a wait until the time limit.
+          return (e as Error)?.message ?? String(e);
         }
         if (stopped || this.closed) {
           this.release(idle);
@@ -170,10 +178,14 @@ export class ComunicaEngine implements FederationEngine {
       const checked = checkServiceQuery(query, this.data.endpoints);
       if (!checked.ok) return { status: 'error', error: checked.error, httpStatus: 400, requests };
     }
-    const limit = queryLimit(options);
+    // The limit counts from the call, or (limitFromStart) from when a ready thread takes the query.
+    const wait = waitLimit(options);
+    let limit = wait;
     try {
-      const slot = await this.acquire(limit.stopped);
-      if (!slot) return this.closed ? { status: 'error', error: 'the federation engine is closed', requests } : limit.outcome(await limit.stopped, requests);
+      const slot = await this.acquire(wait.stopped);
+      if (typeof slot === 'string') return { status: 'error', error: `the federation engine ${this.name} failed to start: ${slot}`, requests };
+      if (!slot) return this.closed ? { status: 'error', error: 'the federation engine is closed', requests } : waitOutcome(options, this.name, wait, await wait.stopped, requests);
+      limit = runLimit(options, wait);
       const id = this.nextId++;
       const worker = slot.worker;
       return await new Promise<EngineOutcome>((resolve) => {
@@ -188,6 +200,8 @@ export class ComunicaEngine implements FederationEngine {
           else {
             this.restarts++;
             this.drop(slot);
+            // A warm engine starts the replacement now: the next query does not wait for Comunica's 1–3 s start.
+            if (this.keepWarm && !this.closed) this.spawn();
             this.waiting.shift()?.();
           }
           resolve(o);
@@ -207,6 +221,7 @@ export class ComunicaEngine implements FederationEngine {
       });
     } finally {
       limit.dispose();
+      wait.dispose();
     }
   }
 

@@ -25,7 +25,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EndpointFault, EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
-import { queryLimit, type StopReason } from '../limit.js';
+import { runLimit, waitLimit, waitOutcome, type StopReason } from '../limit.js';
 import { errorBody } from '../http.js';
 import { checkServiceQuery } from '../service-check.js';
 
@@ -299,26 +299,29 @@ export class JenaEngine implements FederationEngine {
     }
     const checked = checkServiceQuery(query, this.o.endpoints);
     if (!checked.ok) return { status: 'error', error: checked.error, httpStatus: 400, requests };
-    const limit = queryLimit(options);
+    // The limit counts from the call, or (limitFromStart) from when the started JVM takes the query.
+    const wait = waitLimit(options);
+    let limit = wait;
     try {
       // A slot among `parallel`.
       let stop: StopReason | undefined;
-      void limit.stopped.then((w) => {
+      void wait.stopped.then((w) => {
         stop = w;
         this.waiting.splice(0).forEach((f) => f());
       });
       while (this.running >= Math.max(1, this.o.parallel ?? 1) && !stop && !this.closed) await new Promise<void>((r) => this.waiting.push(r));
       if (this.closed) return { status: 'error', error: 'the federation engine is closed', requests };
-      if (stop) return limit.outcome(stop, requests);
+      if (stop) return waitOutcome(options, 'jena', wait, stop, requests);
       this.running++;
       try {
         if (!this.child) {
           if (this.everStarted) this.restarts++;
           const started = this.start();
-          const first = await Promise.race([started.then(() => undefined, (e: Error) => e), limit.stopped]);
-          if (first === 'timeout' || first === 'aborted') return limit.outcome(first, requests);
-          if (first instanceof Error) return { status: 'error', error: first.message, requests };
+          const first = await Promise.race([started.then(() => undefined, (e: Error) => e), wait.stopped]);
+          if (first === 'timeout' || first === 'aborted') return waitOutcome(options, 'jena', wait, first, requests);
+          if (first instanceof Error) return { status: 'error', error: `the federation engine jena failed to start: ${first.message}`, requests };
         }
+        limit = runLimit(options, wait);
         const id = this.nextId++;
         const result = new Promise<EngineOutcome>((resolve) => this.pending.set(id, { requests, resolve }));
         this.busy(true);
@@ -337,6 +340,7 @@ export class JenaEngine implements FederationEngine {
       }
     } finally {
       limit.dispose();
+      wait.dispose();
     }
   }
 

@@ -1,0 +1,276 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueryExecutor } from '../src/eval/execute.js';
+import { BoundedSparqlClient, busyAt, sentLimit, stoppedAt } from '../src/federation/client.js';
+import { registryFromEndpointsValue } from '../src/federation/registry.js';
+import { runSparqlQuery } from '../src/mcp/run-query.js';
+import { createMcpContext } from '../src/mcp/server.js';
+import { ERROR_META_KEY } from '../src/mcp/tool-error.js';
+import { BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint, type PoolOutcome } from '../src/serve/pool.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import { MEDIA } from '../src/sparql/protocol.js';
+import { ComunicaEngine } from '../src/federation/comunica/engine.js';
+import { infrastructureMessage } from '../src/mcp/tool-error.js';
+import { demoBuild, tmpDir } from './helpers.js';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * serve's time limits never blame an agent for the infrastructure (stop 26): a query kept waiting
+ * behind another agent's slow query is answered 503 busy (the endpoint's fault), not "stopped at the
+ * time limit" (the query's); the bounded client, run_sparql_query and eval class it as
+ * infrastructure, naming the endpoint.
+ */
+
+const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
+/** A cross product of 8 triple patterns: hours in oxigraph on library-shard1. */
+const HEAVY = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
+
+let shards: string;
+beforeAll(async () => {
+  shards = await demoBuild(tmpDir('fkgqa-limits-'));
+});
+
+/** Waits (on the server's own state, checked every 20 ms) until `cond` holds. */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 20));
+}
+
+const post = (url: string, query: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+  fetch(url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json, ...headers }, body: query, signal });
+
+describe('serve: a query kept waiting behind another is answered busy, not stopped at its time limit', () => {
+  let s: ShardServer;
+  beforeAll(async () => {
+    // One worker holds every library endpoint and no takeover happens (slowMs 10 min): the COUNTs must wait.
+    s = await serve({ shards, kgs: ['library'], timeoutMs: 120_000, workers: 1, slowMs: 600_000, writeFiles: false });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  /** Runs HEAVY on library-shard1 until `fn` is done, then stops it (its client goes away). */
+  async function behindHeavy(fn: () => Promise<void>): Promise<void> {
+    const ac = new AbortController();
+    const heavy = post(s.endpoint('library-shard1')!.url, HEAVY, {}, ac.signal).catch((e: Error) => e.name);
+    await until(() => s.queriesRunning().includes('library-shard1'));
+    try {
+      await fn();
+    } finally {
+      ac.abort();
+      expect(await heavy).toBe('AbortError');
+      await until(() => s.queriesRunning().length === 0);
+    }
+  }
+
+  it('5 COUNTs with Fkgqa-Timeout 1500 behind a slow query: 503 busy with Retry-After, the wait named; a slow query alone is still its own time limit', async () => {
+    await behindHeavy(async () => {
+      const rs = await Promise.all(Array.from({ length: 5 }, () => post(s.endpoint('library-shard2')!.url, COUNT, { 'Fkgqa-Timeout': '1500' })));
+      for (const r of rs) {
+        expect(r.status).toBe(503);
+        expect(r.headers.get('retry-after')).toBe('1');
+        expect(r.headers.get('fkgqa-stopped')).toMatch(/^busy; by=request; waited=(1[5-9]\d\d|[2-9]\d\d\d|\d{5,}); ms=1500$/);
+        const body = await r.text();
+        expect(body).toMatch(/^library-shard2 was busy: the query waited \d+ ms behind other queries and had not started when the request's limit of 1500 ms ended; the wait is the endpoint's, not the query's: retry later\n$/);
+        // Not a time limit of the query for the bounded client's reading.
+        expect(stoppedAt(503, r.headers.get('fkgqa-stopped'), body)).toBeUndefined();
+        expect(busyAt(503, r.headers.get('fkgqa-stopped'))!.waitedMs).toBeGreaterThanOrEqual(1500);
+      }
+    });
+    // The same limit on a slow query that ran at once: the query's own time limit (the agent's). The
+    // stop replaced the worker: the fresh one loads each endpoint first (a wait of the endpoint's, which would be busy).
+    for (const n of [1, 2, 3, 4]) expect((await post(s.endpoint(`library-shard${n}`)!.url, COUNT)).status).toBe(200);
+    const alone = await post(s.endpoint('library-shard1')!.url, HEAVY, { 'Fkgqa-Timeout': '1500' });
+    expect(alone.status).toBe(503);
+    expect(alone.headers.get('fkgqa-stopped')).toBe('time-limit; by=request; ms=1500');
+    expect(alone.headers.get('retry-after')).toBeNull();
+    // The request log marks the busy answers.
+    expect(s.log.counts()['library-shard2']).toMatchObject({ errors: 5 });
+  });
+
+  it('the bounded client, run_sparql_query and eval: an endpoint error (class endpoint, infrastructure true, the endpoint named), not a timeout', async () => {
+    const registry = registryFromEndpointsValue(s.endpointsFile(), 'test');
+    const u = s.endpoint('library-shard2')!.url;
+    const client = new BoundedSparqlClient(registry);
+    const ctx = createMcpContext({ registry, build: null, state: null, callLog: null });
+    const executor = new QueryExecutor(registry, 3000);
+    try {
+      await behindHeavy(async () => {
+        const t0 = performance.now();
+        const o = await client.direct(u, COUNT, MEDIA.json, 3000);
+        // The client's whole call ends within its budget: serve answered at the limit it was sent (3000 less the margin).
+        expect(performance.now() - t0).toBeLessThan(3000);
+        expect(o.status).toBe('error');
+        expect(o.status === 'error' && o.busy).toMatchObject({ endpoint: u });
+        expect(o.status === 'error' && o.busy && o.busy.waitedMs).toBeGreaterThanOrEqual(sentLimit(3000) - 5);
+        expect(o.status === 'error' && o.httpStatus).toBe(503);
+
+        const r = await runSparqlQuery(ctx, { query: `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`, timeout_ms: 3000 });
+        expect(r.isError).toBe(true);
+        expect(r.errorClass).toBe('endpoint');
+        expect(r.text).toMatch(new RegExp(`^Error \\(endpoint\\): the endpoint ${u.replace(/[.?]/g, '\\$&')} was busy \\(HTTP 503\\): library-shard2 was busy: the query waited \\d+ ms behind other queries`));
+        expect(r.text).toContain('not a fault of the query, and not an empty result (the answer is unknown). Retry it.');
+        expect(r.error).toEqual({ class: 'endpoint', infrastructure: true, endpoint: u });
+
+        const e = await executor.run(`SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`);
+        expect(e).toMatchObject({ status: 'error', errorClass: 'endpoint', infrastructure: true, failedEndpoint: u });
+      });
+      // The endpoint answers again once the slow query is gone.
+      const ok = await client.direct(u, COUNT, MEDIA.json, 30_000);
+      expect(ok.status).toBe('ok');
+    } finally {
+      await executor.close();
+      await ctx.close();
+      await client.close();
+    }
+  });
+
+  it('the federation endpoint passes a busy shard endpoint on as 503 busy (a lone SERVICE)', async () => {
+    const u = s.endpoint('library-shard2')!.url;
+    const fed = `${new URL(u).origin}/federation/sparql`;
+    await behindHeavy(async () => {
+      const r = await fetch(`${fed}?query=${encodeURIComponent(`SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`)}&timeout=2000ms`);
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(r.headers.get('fkgqa-stopped')).toMatch(/^busy; by=request; waited=\d+; ms=2000$/);
+      expect(await r.text()).toContain(`the endpoint ${u} was busy (HTTP 503): library-shard2 was busy`);
+    });
+  });
+});
+
+describe('the endpoint pool: whose fault a stop is (BUSY_WAIT_SHARE), and the queue limit', () => {
+  const endpointsOf = (): PoolEndpoint[] => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(shards, 'library', 'manifest.json'), 'utf8')) as { shards: { endpoint: string; file: string; triples: number }[] };
+    return manifest.shards.map((sh) => ({ id: sh.endpoint, sources: [{ file: path.join(shards, 'library', sh.file), format: MEDIA.ntriples }], triples: sh.triples }));
+  };
+  const task = (endpoint: string, query: string) => ({ endpoint, query, accept: MEDIA.json, protocolDataset: false });
+
+  it('a query that waited more than a tenth of its limit and was then stopped at the deadline is busy (ranMs said); one that ran at once is its own time limit', async () => {
+    expect(BUSY_WAIT_SHARE).toBe(0.1);
+    const pool = await EndpointPool.start(endpointsOf(), { workers: 1, slowMs: 600_000 });
+    try {
+      // The first HEAVY runs 1000 ms (the endpoint's limit); the second waits behind it, then runs until its request's limit.
+      const first = pool.run('library-shard1', task('library-shard1', HEAVY), { limitMs: 1000 });
+      const second = pool.run('library-shard1', task('library-shard1', HEAVY), { limitMs: 600_000, requestLimitMs: 4000 });
+      expect(await first).toMatchObject({ status: 'timeout', by: 'endpoint', limitMs: 1000 });
+      const o = (await second) as Extract<PoolOutcome, { status: 'busy' }>;
+      expect(o).toMatchObject({ status: 'busy', by: 'request', limitMs: 4000 });
+      expect(o.waitedMs).toBeGreaterThanOrEqual(1000);
+      expect(o.ranMs! + o.waitedMs).toBeGreaterThanOrEqual(3990);
+      // Alone, once the fresh worker has loaded every endpoint (the wait for a load is the endpoint's): the query's own time limit.
+      for (const n of [1, 2, 3, 4]) expect(await pool.run(`library-shard${n}`, task(`library-shard${n}`, COUNT), { limitMs: 600_000 })).toMatchObject({ status: 'ok' });
+      expect(await pool.run('library-shard1', task('library-shard1', HEAVY), { limitMs: 600_000, requestLimitMs: 1000 })).toMatchObject({ status: 'timeout', by: 'request', limitMs: 1000 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a query without a request limit still waiting at queueLimitMs is answered busy by the queue; the others answer', async () => {
+    const pool = await EndpointPool.start(endpointsOf(), { workers: 1, slowMs: 600_000, queueLimitMs: 800 });
+    try {
+      const heavy = pool.run('library-shard1', task('library-shard1', HEAVY), { limitMs: 600_000 });
+      const waiting = await pool.run('library-shard2', task('library-shard2', COUNT), { limitMs: 600_000 });
+      expect(waiting).toMatchObject({ status: 'busy', by: 'queue', limitMs: 800 });
+      expect((waiting as Extract<PoolOutcome, { status: 'busy' }>).waitedMs).toBeGreaterThanOrEqual(799);
+      expect((waiting as Extract<PoolOutcome, { status: 'busy' }>).ranMs).toBeUndefined();
+      await pool.close();
+      expect(await heavy).toMatchObject({ status: 'error', error: 'the server is stopping' });
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('/federation/sparql: the federation engine\'s start-up and the wait for it are not the query\'s time limit', () => {
+  let s: ShardServer;
+  const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
+  /** 5 SERVICE clauses joined locally: 35^3 × 8^2 rows, far longer than any limit here. */
+  const slow = () => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?a ?b ?c } SERVICE <${ep(2)}> { ?d ?e ?f } SERVICE <${ep(1)}> { ?g ?h ?i } SERVICE <${ep(2)}> { ?j ?k ?l } SERVICE <${ep(1)}> { ?m ?n2 ?o } }`;
+  /** 35 × 8 = 280 rows. */
+  const good = () => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?s ?p ?o } SERVICE <${ep(2)}> { ?x ?y ?z } }`;
+  beforeAll(async () => {
+    s = await serve({ shards, kgs: ['library'], timeoutMs: 60_000, writeFiles: false });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('limitFromStart: a query waiting 10 s behind a busy engine thread, then for the replacement thread\'s start, still answers within its 8 s limit; a warm engine replaces a stopped thread at once', async () => {
+    const engine = new ComunicaEngine({ endpoints: [1, 2, 3, 4].map(ep) });
+    const slots = () => (engine as unknown as { slots: unknown[] }).slots.length;
+    try {
+      await engine.warm();
+      const t0 = performance.now();
+      const first = engine.query(slow(), MEDIA.json, { timeoutMs: 10_000, limitFromStart: true });
+      const second = engine.query(good(), MEDIA.json, { timeoutMs: 8000, limitFromStart: true });
+      expect(await first).toMatchObject({ status: 'timeout' });
+      // The first ran its 10 s on the thread and was stopped: the thread was replaced at once (warm), before any query asked.
+      expect(engine.restarts).toBe(1);
+      expect(slots()).toBe(1);
+      const o = await second;
+      // It waited for the first (10 s) and for the replacement thread's start: longer than its own limit.
+      expect(performance.now() - t0).toBeGreaterThan(10_000);
+      expect(o.status === 'ok' && JSON.parse(o.body).results.bindings[0].n.value).toBe('280');
+      // Without limitFromStart the same wait is counted: the limit ends while it waits. With a wait limit
+      // (waitMs, what serve's /federation/sparql sets), a longer wait is busy: HTTP 503, the engine's fault.
+      const busy = engine.query(slow(), MEDIA.json, { timeoutMs: 3000, limitFromStart: true });
+      const [counted, waited] = await Promise.all([
+        engine.query(good(), MEDIA.json, { timeoutMs: 1500 }),
+        engine.query(good(), MEDIA.json, { timeoutMs: 60_000, limitFromStart: true, waitMs: 1000 }),
+      ]);
+      expect(counted).toMatchObject({ status: 'timeout' });
+      expect(waited).toMatchObject({ status: 'error', busy: true, httpStatus: 503, error: 'the federation engine comunica did not take the query within 1000 ms (it was starting, or busy with other queries)' });
+      expect(await busy).toMatchObject({ status: 'timeout' });
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('an engine thread that cannot start is an error naming the start-up failure (infrastructure), not a wait until the time limit', async () => {
+    const broken = path.join(tmpDir('fkgqa-broken-engine-'), 'engine.cjs');
+    fs.writeFileSync(broken, 'throw new Error("no actors here");\n');
+    const engine = new ComunicaEngine({ endpoints: [1, 2].map(ep) });
+    (engine as unknown as { data: { enginePath: string } }).data.enginePath = broken;
+    try {
+      const o = await engine.query(good(), MEDIA.json, { timeoutMs: 600_000, limitFromStart: true });
+      expect(o.status).toBe('error');
+      const error = o.status === 'error' ? o.error : '';
+      expect(error).toMatch(/^the federation engine comunica failed to start: no actors here/);
+      expect(infrastructureMessage(error)).toBe(true);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('warmFederation starts the engine with serve; after 6 clients hung up mid-query the next federated query is answered, never stopped at a time limit', async () => {
+    const w = await serve({ shards, kgs: ['library'], timeoutMs: 20_000, writeFiles: false, warmFederation: true });
+    try {
+      expect(w.federationWarm).toBeDefined();
+      await w.federationWarm;
+      const fed = `${new URL(w.endpoint('library-shard1')!.url).origin}/federation/sparql`;
+      const wep = (n: number) => w.endpoint(`library-shard${n}`)!.url;
+      const q = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${wep(1)}> { ?s ?p ?o } SERVICE <${wep(2)}> { ?x ?y ?z } }`;
+      const slowQ = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${wep(1)}> { ?a ?b ?c } SERVICE <${wep(2)}> { ?d ?e ?f } SERVICE <${wep(1)}> { ?g ?h ?i } SERVICE <${wep(2)}> { ?j ?k ?l } }`;
+      const postFed = (query: string, signal?: AbortSignal) => fetch(fed, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: query, signal });
+      const first = await postFed(q);
+      expect(first.status).toBe(200);
+      expect(((await first.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value).toBe('280');
+      for (let i = 0; i < 6; i++) {
+        const ac = new AbortController();
+        const r = postFed(slowQ, ac.signal).catch((e: Error) => e.name);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        ac.abort();
+        expect(await r).toBe('AbortError');
+      }
+      // The replacement thread starts at once; the query's limit counts from when it takes the query. At a load
+      // where the start takes over --timeout, the answer is 503 busy (the engine's), never the query's time limit.
+      const after = await postFed(q);
+      if (after.status === 503) expect(after.headers.get('fkgqa-stopped')).toMatch(/^busy; by=queue; waited=\d+; ms=20000$/);
+      else {
+        expect(after.status).toBe(200);
+        expect(((await after.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value).toBe('280');
+      }
+    } finally {
+      await w.close();
+    }
+  });
+});
