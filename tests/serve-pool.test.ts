@@ -499,6 +499,26 @@ describe('serve: the pool sends the queries of one turn in one message (issue 20
     }
   });
 
+  it('arms one timer per worker for a stream of queries (it was two per query), and re-arms it for a shorter limit', async () => {
+    const pool = await EndpointPool.start(endpointsOf(), { workers: 1, slowMs: 60_000 });
+    try {
+      const before = pool.timersArmed;
+      for (let i = 0; i < 50; i++) expect(count(await pool.run('library-shard1', task('library-shard1', COUNT), { limitMs: 120_000 }))).toBe(35);
+      // The first query set the worker's timer (due at its start + slowMs); the 49 after it end earlier.
+      expect(pool.timersArmed - before).toBe(1);
+      // A request limit of 500 ms, due long before that timer: it is set anew and stops the query at 500 ms, not at 60 s.
+      const o = await pool.run('library-shard1', task('library-shard1', HEAVY), { limitMs: 120_000, requestLimitMs: 500 });
+      expect(o).toMatchObject({ status: 'timeout', by: 'request', limitMs: 500 });
+      expect(o.ms).toBeGreaterThanOrEqual(499);
+      expect(o.ms).toBeLessThan(30_000);
+      expect(pool.restartsOf('library-shard1')).toEqual({ restarts: 1, faults: 0 });
+      // The fresh worker answers, under the endpoint's own limit again.
+      expect(count(await pool.run('library-shard1', task('library-shard1', COUNT), { limitMs: 120_000 }))).toBe(35);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('ClientGone runs its listeners once, not a removed one, and its AbortSignal follows it', () => {
     const gone = new ClientGone();
     const calls: string[] = [];

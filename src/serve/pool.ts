@@ -141,9 +141,14 @@ interface Job {
   deadline: number;
   arrived: number;
   started?: number;
+  /** Once started: when its time limit ends (performance.now() clock), and whose limit that is. */
+  limitAt?: number;
+  limitBy?: 'endpoint' | 'request';
+  /** Once started: its slow check (`slowMs` after its start) has been made. */
+  slowChecked?: boolean;
   slot?: Slot;
+  /** While waiting, with a request limit: the timer of its deadline (armDeadline). */
   timer?: NodeJS.Timeout;
-  slowTimer?: NodeJS.Timeout;
   signal?: GoneSignal;
   onAbort?: () => void;
   done: boolean;
@@ -171,6 +176,13 @@ interface Slot {
   seq: number;
   /** Queries posted (in `posted`) but not yet sent: sent together, in one message, at the end of this turn of the event loop. */
   outbox: QueryMessage[];
+  /**
+   * The worker's one timer for the running query's time limit and slow check (onSlotTimer), and
+   * when it fires (Infinity: not armed). Armed at most once per `slowMs` in a steady stream of
+   * queries, not twice per query (setTimeout and clearTimeout per query were main-thread work).
+   */
+  timer: NodeJS.Timeout | undefined;
+  timerAt: number;
 }
 
 type QueryMessage = Extract<PoolRequest, { type: 'queries' }>['queries'][number];
@@ -246,6 +258,8 @@ export class EndpointPool {
   readonly triples = new Map<string, number>();
   /** Queries sent to workers so far, and the messages that carried them (queries posted in one turn share one). */
   readonly sent = { queries: 0, messages: 0 };
+  /** Times a worker's timer was set so far (onSlotTimer): about one per `slowMs` in a steady stream of queries, not two per query. */
+  timersArmed = 0;
 
   private constructor(
     private readonly endpoints: PoolEndpoint[],
@@ -373,7 +387,7 @@ export class EndpointPool {
     const flags = new Int32Array(new SharedArrayBuffer(RING * Int32Array.BYTES_PER_ELEMENT));
     const worker = new Worker(this.script, { workerData: { module: this.module, flags } });
     worker.unref();
-    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0, outbox: [] };
+    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0, outbox: [], timer: undefined, timerAt: Infinity };
     worker.on('message', (m: PoolReply) => this.onReply(slot, m));
     worker.on('error', (e) => this.onCrash(slot, e));
     worker.on('exit', (code) => this.onCrash(slot, new Error(`the worker thread exited (code ${code})`)));
@@ -462,20 +476,57 @@ export class EndpointPool {
     if (s.posted.length === 1) this.began(s, group, job);
   }
 
-  /** The worker's first posted query is running now (as far as the main thread knows): its time limits start. */
-  private began(s: Slot, group: Group, job: Job): void {
-    clearTimeout(job.timer);
+  /**
+   * The worker's first posted query is running now (as far as the main thread knows): its time
+   * limits start. The worker's timer (onSlotTimer) stops it at its limit and makes its slow check.
+   */
+  private began(s: Slot, _group: Group, job: Job): void {
+    if (job.timer !== undefined) clearTimeout(job.timer);
     const now = performance.now();
     job.started = now;
     job.slot = s;
     s.busy = { kind: 'query', job };
     const remaining = job.deadline - now;
     const byEndpoint = job.limitMs <= remaining;
-    job.timer = setTimeout(
-      () => this.stop(job, { status: 'timeout', by: byEndpoint ? 'endpoint' : 'request', limitMs: byEndpoint ? job.limitMs : job.requestLimitMs!, ms: performance.now() - job.started! }),
-      Math.max(0, byEndpoint ? job.limitMs : remaining),
-    );
-    job.slowTimer = setTimeout(() => this.checkSlow(group), this.slowMs);
+    job.limitBy = byEndpoint ? 'endpoint' : 'request';
+    job.limitAt = now + Math.max(0, byEndpoint ? job.limitMs : remaining);
+    this.armSlot(s, Math.min(job.limitAt, now + this.slowMs));
+  }
+
+  /**
+   * Makes the worker's timer fire by `at` (performance.now() clock): kept when it fires earlier
+   * already (it then re-arms itself for the query running at that moment), else set anew.
+   */
+  private armSlot(s: Slot, at: number): void {
+    if (s.timer !== undefined && s.timerAt <= at) return;
+    if (s.timer !== undefined) clearTimeout(s.timer);
+    s.timerAt = at;
+    this.timersArmed++;
+    s.timer = setTimeout(() => this.onSlotTimer(s), Math.max(0, at - performance.now()));
+  }
+
+  /**
+   * The worker's timer: stops the running query at its time limit; once it has run `slowMs`, makes
+   * the slow check of its group (checkSlow; it also runs when a query arrives); re-arms for the
+   * query's next moment. With no query running it stays unarmed until the next one starts.
+   */
+  private onSlotTimer(s: Slot): void {
+    s.timer = undefined;
+    s.timerAt = Infinity;
+    const job = s.busy?.kind === 'query' ? s.busy.job : undefined;
+    if (s.dead || this.closed || !job || job.done || job.started === undefined) return;
+    const now = performance.now();
+    if (now >= job.limitAt!) {
+      const byEndpoint = job.limitBy === 'endpoint';
+      this.stop(job, { status: 'timeout', by: job.limitBy!, limitMs: byEndpoint ? job.limitMs : job.requestLimitMs!, ms: now - job.started });
+      return;
+    }
+    if (!job.slowChecked && now >= job.started + this.slowMs) {
+      job.slowChecked = true;
+      if (s.group) this.checkSlow(s.group);
+    }
+    if (s.dead || job.done) return;
+    this.armSlot(s, job.slowChecked ? job.limitAt! : Math.min(job.limitAt!, job.started + this.slowMs));
   }
 
   /** Puts the queries posted to a worker that will not answer them back at the front of their group's queue, in order. */
@@ -484,9 +535,9 @@ export class EndpointPool {
     s.posted = [];
     for (const job of back) {
       clearTimeout(job.timer);
-      clearTimeout(job.slowTimer);
       job.slot = undefined;
       job.started = undefined;
+      job.slowChecked = undefined;
       if (Number.isFinite(job.deadline)) this.armDeadline(job, group);
     }
     group.queue.unshift(...back);
@@ -543,6 +594,7 @@ export class EndpointPool {
     if (s.dead) return;
     s.dead = true;
     s.busy = undefined;
+    this.disarm(s);
     void s.worker.terminate();
     // The queries posted behind the stopped one run on the group's next worker.
     if (s.home && s.posted.length > 0) this.requeue(s, s.home);
@@ -559,11 +611,17 @@ export class EndpointPool {
     }
   }
 
+  /** Clears a worker's timer (it is stopping). */
+  private disarm(s: Slot): void {
+    if (s.timer !== undefined) clearTimeout(s.timer);
+    s.timer = undefined;
+    s.timerAt = Infinity;
+  }
+
   private finish(job: Job, outcome: PoolOutcome): void {
     if (job.done) return;
     job.done = true;
-    clearTimeout(job.timer);
-    clearTimeout(job.slowTimer);
+    if (job.timer !== undefined) clearTimeout(job.timer);
     if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort);
     job.resolve(outcome);
   }
@@ -638,6 +696,7 @@ export class EndpointPool {
       group.slot = s;
       current.group = undefined;
       current.dead = true;
+      this.disarm(current);
       void current.worker.terminate();
       this.pump(group);
       return;
@@ -673,6 +732,7 @@ export class EndpointPool {
     for (const s of all) {
       for (const p of s.posted) this.finish(p.job, { status: 'error', error: 'the server is stopping', ms: 0 });
       s.dead = true;
+      this.disarm(s);
     }
     this.retired.clear();
     await Promise.all(all.map((s) => s.worker.terminate()));
