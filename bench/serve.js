@@ -15,7 +15,9 @@
 // - all: the same two queries cycling over every shard endpoint (serve only).
 // - comunica: the point and aggregate query on Comunica's own SPARQL endpoint over the same shard
 //   file (comunica-sparql-http, the file served by a static handler in this process), vs serve;
-//   `--pairs` pairs, the median of the paired ratios.
+//   `--pairs` pairs, the median of the paired ratios. Comunica gets a discarded warm-up of each
+//   query, and its runs send a fixed number of requests (about `--duration` s at the warm-up's
+//   rate, 30 s for the aggregate) timed until the last answer.
 // - scale (opt-in, not in the default list): the startup scenario on a synthetic build of
 //   `--scale-triples` triples (default 10,000,000: wta_1 of the corpus replicated by `fkgqa synth`,
 //   seed 0, then `fkgqa partition`; both cached under the temp folder, fkgqa-bench-synth/, beside
@@ -256,13 +258,13 @@ const pathOf = (id, q) => `/${id}/sparql?query=${encodeURIComponent(q)}`;
  * autocannon on `origin` with `paths` (cycled per connection) for `seconds`; req/s (answers over the
  * run's duration), latency, the server's CPU µs per request (all threads, and its main thread alone: mainCpuUs).
  */
-function cannon(origin, paths, pid, seconds = duration) {
+function cannon(origin, paths, pid, seconds = duration, extra = {}) {
   return new Promise((resolve, reject) => {
     const cpu0 = procStats(pid).cpuMs;
     const main0 = mainThreadCpuMs(pid);
-    autocannon({ url: origin, connections, duration: seconds, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) }, (err, r) => {
+    autocannon({ url: origin, connections, duration: seconds, ...extra, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) }, (err, r) => {
       const per = (ms) => (ms * 1000) / Math.max(1, r?.requests.total ?? 1);
-      err ? reject(err) : resolve({ rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: per(procStats(pid).cpuMs - cpu0), mainCpuUs: per(mainThreadCpuMs(pid) - main0) });
+      err ? reject(err) : resolve({ rps: r.requests.total / r.duration, seconds: r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: per(procStats(pid).cpuMs - cpu0), mainCpuUs: per(mainThreadCpuMs(pid) - main0) });
     });
   });
 }
@@ -328,19 +330,34 @@ if (scenarios.has('comunica')) {
   }
   const s = servers.serve;
   const row = { load: [], shard: largest.id };
+  const comunicaPath = (query) => [`/sparql?query=${encodeURIComponent(query)}`];
+  // Comunica's runs send a fixed number of requests and count the time until the last answer, with
+  // autocannon's per-request timeout at Comunica's own (120 s). A run of fixed duration dropped the
+  // requests still running at its end: Comunica answers the 10 concurrent aggregates together every
+  // few seconds (80, 90 or 40 answers in 30 s), so one batch more or less moved its rate by 12–25 %,
+  // and at high load a batch took longer than autocannon's default 10 s timeout.
+  const comunicaRun = (query, amount) => cannon(`http://127.0.0.1:${port}`, comunicaPath(query), comunica.pid, duration, { amount, timeout: 120 });
   for (const [key, query] of [['point', POINT], ['aggregate', AGGREGATE]]) {
+    // A discarded warm-up of Comunica, as serve and the bare handler have one (its point query went
+    // from 27 to 62 req/s over three runs without). It also gives the number of requests of a run:
+    // about `--duration` s (at least 30 s for the aggregate) at the warm-up's rate, a multiple of
+    // the connections.
+    const warm = await comunicaRun(query, connections * (key === 'aggregate' ? 1 : 20));
+    await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid, 1); // and serve's, when this scenario runs alone
+    const seconds = key === 'aggregate' ? Math.max(duration, 30) : duration;
+    const amount = connections * Math.max(2, Math.round((warm.rps * seconds) / connections));
+    log(`comunica ${key}: warm-up ${warm.rps.toFixed(2)} req/s (${warm.requests} answers, ${warm.errors} errors); ${amount} requests per run`);
     // Paired like the other scenarios (it was one run of each side: under changing load the serve
     // run could be 9× slower than in the point scenario a minute before).
     const runs = [];
     for (let i = 0; i < pairs; i++) {
-      // Comunica answers an aggregate over the shard in seconds: a longer run, so that several complete.
-      const c = await cannon(`http://127.0.0.1:${port}`, [`/sparql?query=${encodeURIComponent(query)}`], comunica.pid, key === 'aggregate' ? Math.max(duration, 30) : duration);
+      const c = await comunicaRun(query, amount);
       const v = await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid);
       runs.push({ c, v, ratio: v.rps / c.rps });
-      log(`comunica ${key} ${i + 1}/${pairs}: ${c.rps.toFixed(2)} req/s (${c.requests} answers, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`);
+      log(`comunica ${key} ${i + 1}/${pairs}: ${c.rps.toFixed(2)} req/s (${c.requests} answers in ${c.seconds} s, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`);
     }
     const mid = (f) => median(runs.map(f));
-    row[key] = { comunica: { rps: mid((r) => r.c.rps), errors: runs.reduce((n, r) => n + r.c.errors, 0) }, serve: { rps: mid((r) => r.v.rps) }, ratio: mid((r) => r.ratio), runs };
+    row[key] = { comunica: { rps: mid((r) => r.c.rps), errors: runs.reduce((n, r) => n + r.c.errors, 0), warmUpRps: warm.rps, requestsPerRun: amount }, serve: { rps: mid((r) => r.v.rps) }, ratio: mid((r) => r.ratio), runs };
   }
   row.load = [before, load()];
   results.scenarios.comunica = row;
