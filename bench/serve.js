@@ -9,7 +9,8 @@
 // - startup: `fkgqa serve` from spawn until EVERY endpoint answers `ASK {}` (polled), vs one
 //   process loading the same shards into oxigraph stores (bench/bare-oxigraph.js --load), from
 //   spawn until it has loaded them; time and peak resident memory (VmHWM) of each.
-// - point / aggregate: autocannon 9, `--connections` clients for `--duration` s, on the largest
+// - point / aggregate: autocannon 9, `--connections` clients for about `--duration` s (a fixed number
+//   of requests sized by each side's warm-up, so that no run ends by hanging up on queries), on the largest
 //   shard (world_1-shard1 on the dev build): serve vs a bare node:http handler over one oxigraph
 //   store (bench/bare-oxigraph.js); req/s, the server's CPU time per request (all threads) and its main thread's alone.
 // - all: the same two queries cycling over every shard endpoint (serve only).
@@ -269,6 +270,17 @@ function cannon(origin, paths, pid, seconds = duration, extra = {}) {
   });
 }
 
+/**
+ * Requests of a run of about `seconds` at `rps`: a multiple of the connections, at least two per
+ * connection. The load runs send a fixed number of requests and end with the last answer: a run of
+ * fixed duration hung up on up to `--connections` requests in flight at its end, and serve stops a
+ * query whose client went away by replacing its worker, which then reloaded its group of shards (and
+ * a new spare booted) during the next side's run.
+ */
+const amountFor = (rps, seconds = duration) => connections * Math.max(2, Math.round((rps * seconds) / connections));
+/** A discarded warm-up of `perConnection` requests per connection (the first run of a cold process measures its JIT); its req/s sizes the runs. */
+const warmUp = (origin, paths, pid, perConnection) => cannon(origin, paths, pid, duration, { amount: connections * perConnection });
+
 const needServers = ['point', 'aggregate', 'all', 'comunica', 'release'].some((k) => scenarios.has(k));
 const servers = {};
 if (needServers) {
@@ -282,12 +294,16 @@ if (scenarios.has('point') || scenarios.has('aggregate')) {
     if (!scenarios.has(key)) continue;
     const before = load();
     const runs = { bare: [], ...Object.fromEntries(sides.map((s) => [s.name, []])) };
-    // A discarded 1 s warm-up of each side first: the first run of a cold process measures its JIT.
-    await cannon(`http://127.0.0.1:${barePort}`, [`/sparql?query=${encodeURIComponent(query)}`], bare.pid, 1);
-    for (const side of sides) await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, 1);
+    // A discarded warm-up of each side first (the first run of a cold process measures its JIT); its
+    // req/s sizes that side's runs (amountFor: each run sends a fixed number of requests).
+    const perConnection = key === 'point' ? 100 : 3;
+    const bareOrigin = `http://127.0.0.1:${barePort}`;
+    const barePaths = [`/sparql?query=${encodeURIComponent(query)}`];
+    const amounts = { bare: amountFor((await warmUp(bareOrigin, barePaths, bare.pid, perConnection)).rps) };
+    for (const side of sides) amounts[side.name] = amountFor((await warmUp(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, perConnection)).rps);
     for (let i = 0; i < pairs; i++) {
-      runs.bare.push(await cannon(`http://127.0.0.1:${barePort}`, [`/sparql?query=${encodeURIComponent(query)}`], bare.pid));
-      for (const side of sides) runs[side.name].push(await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid));
+      runs.bare.push(await cannon(bareOrigin, barePaths, bare.pid, duration, { amount: amounts.bare }));
+      for (const side of sides) runs[side.name].push(await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, duration, { amount: amounts[side.name] }));
       log(`${key} ${i + 1}/${pairs}: bare ${runs.bare[i].rps.toFixed(0)} req/s; ${sides.map((s) => `${s.name} ${runs[s.name][i].rps.toFixed(0)}`).join('; ')}`);
     }
     const summary = (r) => ({ rps: median(r.map((x) => x.rps)), p50: median(r.map((x) => x.p50)), p99: median(r.map((x) => x.p99)), cpuUs: median(r.map((x) => x.cpuUs)), mainCpuUs: median(r.map((x) => x.mainCpuUs)), errors: r.reduce((n, x) => n + x.errors, 0) });
@@ -343,16 +359,16 @@ if (scenarios.has('comunica')) {
     // about `--duration` s (at least 30 s for the aggregate) at the warm-up's rate, a multiple of
     // the connections.
     const warm = await comunicaRun(query, connections * (key === 'aggregate' ? 1 : 20));
-    await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid, 1); // and serve's, when this scenario runs alone
-    const seconds = key === 'aggregate' ? Math.max(duration, 30) : duration;
-    const amount = connections * Math.max(2, Math.round((warm.rps * seconds) / connections));
+    // And serve's (it matters when this scenario runs alone), which sizes serve's runs.
+    const serveAmount = amountFor((await warmUp(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid, key === 'point' ? 100 : 3)).rps);
+    const amount = amountFor(warm.rps, key === 'aggregate' ? Math.max(duration, 30) : duration);
     log(`comunica ${key}: warm-up ${warm.rps.toFixed(2)} req/s (${warm.requests} answers, ${warm.errors} errors); ${amount} requests per run`);
     // Paired like the other scenarios (it was one run of each side: under changing load the serve
     // run could be 9× slower than in the point scenario a minute before).
     const runs = [];
     for (let i = 0; i < pairs; i++) {
       const c = await comunicaRun(query, amount);
-      const v = await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid);
+      const v = await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid, duration, { amount: serveAmount });
       runs.push({ c, v, ratio: v.rps / c.rps });
       log(`comunica ${key} ${i + 1}/${pairs}: ${c.rps.toFixed(2)} req/s (${c.requests} answers in ${c.seconds} s, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`);
     }
