@@ -9,13 +9,16 @@
 // - startup: `fkgqa serve` from spawn until EVERY endpoint answers `ASK {}` (polled), vs one
 //   process loading the same shards into oxigraph stores (bench/bare-oxigraph.js --load), from
 //   spawn until it has loaded them; time and peak resident memory (VmHWM) of each.
-// - point / aggregate: autocannon 9, `--connections` clients for `--duration` s, on the largest
+// - point / aggregate: autocannon 9, `--connections` clients for about `--duration` s (a fixed number
+//   of requests sized by each side's warm-up, so that no run ends by hanging up on queries), on the largest
 //   shard (world_1-shard1 on the dev build): serve vs a bare node:http handler over one oxigraph
 //   store (bench/bare-oxigraph.js); req/s, the server's CPU time per request (all threads) and its main thread's alone.
 // - all: the same two queries cycling over every shard endpoint (serve only).
 // - comunica: the point and aggregate query on Comunica's own SPARQL endpoint over the same shard
 //   file (comunica-sparql-http, the file served by a static handler in this process), vs serve;
-//   `--pairs` pairs, the median of the paired ratios.
+//   `--pairs` pairs, the median of the paired ratios. Comunica gets a discarded warm-up of each
+//   query, and its runs send a fixed number of requests (about `--duration` s at the warm-up's
+//   rate, 30 s for the aggregate) timed until the last answer.
 // - scale (opt-in, not in the default list): the startup scenario on a synthetic build of
 //   `--scale-triples` triples (default 10,000,000: wta_1 of the corpus replicated by `fkgqa synth`,
 //   seed 0, then `fkgqa partition`; both cached under the temp folder, fkgqa-bench-synth/, beside
@@ -256,16 +259,29 @@ const pathOf = (id, q) => `/${id}/sparql?query=${encodeURIComponent(q)}`;
  * autocannon on `origin` with `paths` (cycled per connection) for `seconds`; req/s (answers over the
  * run's duration), latency, the server's CPU µs per request (all threads, and its main thread alone: mainCpuUs).
  */
-function cannon(origin, paths, pid, seconds = duration) {
+function cannon(origin, paths, pid, seconds = duration, extra = {}) {
   return new Promise((resolve, reject) => {
     const cpu0 = procStats(pid).cpuMs;
     const main0 = mainThreadCpuMs(pid);
-    autocannon({ url: origin, connections, duration: seconds, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) }, (err, r) => {
+    // A fixed-count run (`amount`) ends when autocannon next samples (every `sampleInt` ms, 1 s by
+    // default): its duration was rounded up to whole seconds (190 answers in 1.01, 2.01, 4.03 s).
+    autocannon({ url: origin, connections, duration: seconds, ...(extra.amount ? { sampleInt: 10 } : {}), ...extra, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) }, (err, r) => {
       const per = (ms) => (ms * 1000) / Math.max(1, r?.requests.total ?? 1);
-      err ? reject(err) : resolve({ rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: per(procStats(pid).cpuMs - cpu0), mainCpuUs: per(mainThreadCpuMs(pid) - main0) });
+      err ? reject(err) : resolve({ rps: r.requests.total / r.duration, seconds: r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: per(procStats(pid).cpuMs - cpu0), mainCpuUs: per(mainThreadCpuMs(pid) - main0) });
     });
   });
 }
+
+/**
+ * Requests of a run of about `seconds` at `rps`: a multiple of the connections, at least two per
+ * connection. The load runs send a fixed number of requests and end with the last answer: a run of
+ * fixed duration hung up on up to `--connections` requests in flight at its end, and serve stops a
+ * query whose client went away by replacing its worker, which then reloaded its group of shards (and
+ * a new spare booted) during the next side's run.
+ */
+const amountFor = (rps, seconds = duration) => connections * Math.max(2, Math.round((rps * seconds) / connections));
+/** A discarded warm-up of `perConnection` requests per connection (the first run of a cold process measures its JIT); its req/s sizes the runs. */
+const warmUp = (origin, paths, pid, perConnection) => cannon(origin, paths, pid, duration, { amount: connections * perConnection });
 
 const needServers = ['point', 'aggregate', 'all', 'comunica', 'release'].some((k) => scenarios.has(k));
 const servers = {};
@@ -280,12 +296,16 @@ if (scenarios.has('point') || scenarios.has('aggregate')) {
     if (!scenarios.has(key)) continue;
     const before = load();
     const runs = { bare: [], ...Object.fromEntries(sides.map((s) => [s.name, []])) };
-    // A discarded 1 s warm-up of each side first: the first run of a cold process measures its JIT.
-    await cannon(`http://127.0.0.1:${barePort}`, [`/sparql?query=${encodeURIComponent(query)}`], bare.pid, 1);
-    for (const side of sides) await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, 1);
+    // A discarded warm-up of each side first (the first run of a cold process measures its JIT); its
+    // req/s sizes that side's runs (amountFor: each run sends a fixed number of requests).
+    const perConnection = key === 'point' ? 100 : 3;
+    const bareOrigin = `http://127.0.0.1:${barePort}`;
+    const barePaths = [`/sparql?query=${encodeURIComponent(query)}`];
+    const amounts = { bare: amountFor((await warmUp(bareOrigin, barePaths, bare.pid, perConnection)).rps) };
+    for (const side of sides) amounts[side.name] = amountFor((await warmUp(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, perConnection)).rps);
     for (let i = 0; i < pairs; i++) {
-      runs.bare.push(await cannon(`http://127.0.0.1:${barePort}`, [`/sparql?query=${encodeURIComponent(query)}`], bare.pid));
-      for (const side of sides) runs[side.name].push(await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid));
+      runs.bare.push(await cannon(bareOrigin, barePaths, bare.pid, duration, { amount: amounts.bare }));
+      for (const side of sides) runs[side.name].push(await cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, duration, { amount: amounts[side.name] }));
       log(`${key} ${i + 1}/${pairs}: bare ${runs.bare[i].rps.toFixed(0)} req/s; ${sides.map((s) => `${s.name} ${runs[s.name][i].rps.toFixed(0)}`).join('; ')}`);
     }
     const summary = (r) => ({ rps: median(r.map((x) => x.rps)), p50: median(r.map((x) => x.p50)), p99: median(r.map((x) => x.p99)), cpuUs: median(r.map((x) => x.cpuUs)), mainCpuUs: median(r.map((x) => x.mainCpuUs)), errors: r.reduce((n, x) => n + x.errors, 0) });
@@ -328,19 +348,34 @@ if (scenarios.has('comunica')) {
   }
   const s = servers.serve;
   const row = { load: [], shard: largest.id };
+  const comunicaPath = (query) => [`/sparql?query=${encodeURIComponent(query)}`];
+  // Comunica's runs send a fixed number of requests and count the time until the last answer, with
+  // autocannon's per-request timeout at Comunica's own (120 s). A run of fixed duration dropped the
+  // requests still running at its end: Comunica answers the 10 concurrent aggregates together every
+  // few seconds (80, 90 or 40 answers in 30 s), so one batch more or less moved its rate by 12–25 %,
+  // and at high load a batch took longer than autocannon's default 10 s timeout.
+  const comunicaRun = (query, amount) => cannon(`http://127.0.0.1:${port}`, comunicaPath(query), comunica.pid, duration, { amount, timeout: 120 });
   for (const [key, query] of [['point', POINT], ['aggregate', AGGREGATE]]) {
+    // A discarded warm-up of Comunica, as serve and the bare handler have one (its point query went
+    // from 27 to 62 req/s over three runs without). It also gives the number of requests of a run:
+    // about `--duration` s (at least 30 s for the aggregate) at the warm-up's rate, a multiple of
+    // the connections.
+    const warm = await comunicaRun(query, connections * (key === 'aggregate' ? 1 : 20));
+    // And serve's (it matters when this scenario runs alone), which sizes serve's runs.
+    const serveAmount = amountFor((await warmUp(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid, key === 'point' ? 100 : 3)).rps);
+    const amount = amountFor(warm.rps, key === 'aggregate' ? Math.max(duration, 30) : duration);
+    log(`comunica ${key}: warm-up ${warm.rps.toFixed(2)} req/s (${warm.requests} answers, ${warm.errors} errors); ${amount} requests per run`);
     // Paired like the other scenarios (it was one run of each side: under changing load the serve
     // run could be 9× slower than in the point scenario a minute before).
     const runs = [];
     for (let i = 0; i < pairs; i++) {
-      // Comunica answers an aggregate over the shard in seconds: a longer run, so that several complete.
-      const c = await cannon(`http://127.0.0.1:${port}`, [`/sparql?query=${encodeURIComponent(query)}`], comunica.pid, key === 'aggregate' ? Math.max(duration, 30) : duration);
-      const v = await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid);
+      const c = await comunicaRun(query, amount);
+      const v = await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid, duration, { amount: serveAmount });
       runs.push({ c, v, ratio: v.rps / c.rps });
-      log(`comunica ${key} ${i + 1}/${pairs}: ${c.rps.toFixed(2)} req/s (${c.requests} answers, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`);
+      log(`comunica ${key} ${i + 1}/${pairs}: ${c.rps.toFixed(2)} req/s (${c.requests} answers in ${c.seconds} s, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`);
     }
     const mid = (f) => median(runs.map(f));
-    row[key] = { comunica: { rps: mid((r) => r.c.rps), errors: runs.reduce((n, r) => n + r.c.errors, 0) }, serve: { rps: mid((r) => r.v.rps) }, ratio: mid((r) => r.ratio), runs };
+    row[key] = { comunica: { rps: mid((r) => r.c.rps), errors: runs.reduce((n, r) => n + r.c.errors, 0), warmUpRps: warm.rps, requestsPerRun: amount }, serve: { rps: mid((r) => r.v.rps) }, ratio: mid((r) => r.ratio), runs };
   }
   row.load = [before, load()];
   results.scenarios.comunica = row;

@@ -75,6 +75,12 @@ describe('serve: an error boundary on every request path (400, never an exit)', 
     expect(await rawStatus(port, `${ask}evil.example\r\n\r\n`)).toBe(403);
     expect(await rawStatus(port, `${ask}evil.example:${port}\r\n\r\n`)).toBe(403);
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, '127.0.0.1']) expect(await rawStatus(port, `${ask}${host}\r\n\r\n`)).toBe(200);
+    // The server remembers the last Host it allowed (clients send the same one every time) and the
+    // routes of endpoint paths: a rebinding Host right after an allowed one is still refused, and an
+    // unknown endpoint beside a known one is still 404.
+    expect(await rawStatus(port, `${ask}evil.example\r\n\r\n`)).toBe(403);
+    expect(await rawStatus(port, `${ask}127.0.0.1:${port}\r\n\r\n`)).toBe(200);
+    expect(await rawStatus(port, `GET ${path.replace(/[^/]+\/sparql$/, 'nope-shard9/sparql')}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)).toBe(404);
   });
 
   it('answers 400 naming the parameter to %FF (not UTF-8) in query, GET and form POST', async () => {

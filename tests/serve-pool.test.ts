@@ -509,6 +509,26 @@ describe('serve: the pool sends the queries of one turn in one message (issue 20
     }
   });
 
+  it('arms one timer per worker for a stream of queries (it was two per query), and re-arms it for a shorter limit', async () => {
+    const pool = await EndpointPool.start(endpointsOf(), { workers: 1, slowMs: 60_000 });
+    try {
+      const before = pool.timersArmed;
+      for (let i = 0; i < 50; i++) expect(count(await pool.run('library-shard1', task('library-shard1', COUNT), { limitMs: 120_000 }))).toBe(35);
+      // The first query set the worker's timer (due at its start + slowMs); the 49 after it end earlier.
+      expect(pool.timersArmed - before).toBe(1);
+      // A request limit of 500 ms, due long before that timer: it is set anew and stops the query at 500 ms, not at 60 s.
+      const o = await pool.run('library-shard1', task('library-shard1', HEAVY), { limitMs: 120_000, requestLimitMs: 500 });
+      expect(o).toMatchObject({ status: 'timeout', by: 'request', limitMs: 500 });
+      expect(o.ms).toBeGreaterThanOrEqual(499);
+      expect(o.ms).toBeLessThan(30_000);
+      expect(pool.restartsOf('library-shard1')).toEqual({ restarts: 1, faults: 0 });
+      // The fresh worker answers, under the endpoint's own limit again.
+      expect(count(await pool.run('library-shard1', task('library-shard1', COUNT), { limitMs: 120_000 }))).toBe(35);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('ClientGone runs its listeners once, not a removed one, and its AbortSignal follows it', () => {
     const gone = new ClientGone();
     const calls: string[] = [];
@@ -537,10 +557,11 @@ describe('serve: the slow-query takeover survives a slow timer that fires early 
     // Node's timers count whole milliseconds, so the pool's slow timer can fire up to 1 ms before
     // performance.now() says slowMs have passed; checkSlow then found the query not slow yet and
     // returned, leaving no timer: the COUNT waited for the heavy query's time limit (120 s in CI).
-    // Here the slow timer (slowMs 1234, a delay nothing else uses) fires 600 ms early, every time.
+    // Here the worker's timer armed for the slow check (slowMs 1234 after the start: a delay in
+    // (1229, 1234] ms, which nothing else uses) fires 600 ms early, every time.
     const slowMs = 1234;
     const real = globalThis.setTimeout;
-    const early = ((fn: () => void, ms?: number, ...rest: unknown[]) => real(fn, ms === slowMs ? ms - 600 : ms, ...rest)) as typeof setTimeout;
+    const early = ((fn: () => void, ms?: number, ...rest: unknown[]) => real(fn, ms !== undefined && ms > slowMs - 5 && ms <= slowMs ? ms - 600 : ms, ...rest)) as typeof setTimeout;
     const pool = await EndpointPool.start(endpointsOf(), { workers: 1, slowMs });
     globalThis.setTimeout = early;
     try {

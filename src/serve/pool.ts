@@ -163,9 +163,17 @@ interface Job {
   waitUntil: number;
   arrived: number;
   started?: number;
+  /** Once started: when its time limit ends (performance.now() clock), and whose limit that is. */
+  limitAt?: number;
+  limitBy?: 'endpoint' | 'request';
+  /** Once started: how long it waited before it started (ms), and whether a stop at its limit is the endpoint's (busy, BUSY_WAIT_SHARE) rather than its own. */
+  waitedMs?: number;
+  busyAtLimit?: boolean;
+  /** Once started: its slow check (`slowMs` after its start) has been made. */
+  slowChecked?: boolean;
   slot?: Slot;
+  /** While waiting, with a request limit: the timer of its deadline (armDeadline). */
   timer?: NodeJS.Timeout;
-  slowTimer?: NodeJS.Timeout;
   signal?: GoneSignal;
   onAbort?: () => void;
   done: boolean;
@@ -193,6 +201,13 @@ interface Slot {
   seq: number;
   /** Queries posted (in `posted`) but not yet sent: sent together, in one message, at the end of this turn of the event loop. */
   outbox: QueryMessage[];
+  /**
+   * The worker's one timer for the running query's time limit and slow check (onSlotTimer), and
+   * when it fires (Infinity: not armed). Armed at most once per `slowMs` in a steady stream of
+   * queries, not twice per query (setTimeout and clearTimeout per query were main-thread work).
+   */
+  timer: NodeJS.Timeout | undefined;
+  timerAt: number;
 }
 
 type QueryMessage = Extract<PoolRequest, { type: 'queries' }>['queries'][number];
@@ -269,6 +284,8 @@ export class EndpointPool {
   readonly triples = new Map<string, number>();
   /** Queries sent to workers so far, and the messages that carried them (queries posted in one turn share one). */
   readonly sent = { queries: 0, messages: 0 };
+  /** Times a worker's timer was set so far (onSlotTimer): about one per `slowMs` in a steady stream of queries, not two per query. */
+  timersArmed = 0;
 
   private constructor(
     private readonly endpoints: PoolEndpoint[],
@@ -406,7 +423,7 @@ export class EndpointPool {
     const flags = new Int32Array(new SharedArrayBuffer(RING * Int32Array.BYTES_PER_ELEMENT));
     const worker = new Worker(this.script, { workerData: { module: this.module, flags } });
     worker.unref();
-    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0, outbox: [] };
+    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0, outbox: [], timer: undefined, timerAt: Infinity };
     worker.on('message', (m: PoolReply) => this.onReply(slot, m));
     worker.on('error', (e) => this.onCrash(slot, e));
     worker.on('exit', (code) => this.onCrash(slot, new Error(`the worker thread exited (code ${code})`)));
@@ -495,29 +512,65 @@ export class EndpointPool {
     if (s.posted.length === 1) this.began(s, group, job);
   }
 
-  /** The worker's first posted query is running now (as far as the main thread knows): its time limits start. */
-  private began(s: Slot, group: Group, job: Job): void {
-    clearTimeout(job.timer);
+  /**
+   * The worker's first posted query is running now (as far as the main thread knows): its time
+   * limits start. The worker's timer (onSlotTimer) stops it at its limit and makes its slow check.
+   */
+  private began(s: Slot, _group: Group, job: Job): void {
+    if (job.timer !== undefined) clearTimeout(job.timer);
     const now = performance.now();
     job.started = now;
     job.slot = s;
     s.busy = { kind: 'query', job };
     const remaining = job.deadline - now;
     const byEndpoint = job.limitMs <= remaining;
+    job.limitBy = byEndpoint ? 'endpoint' : 'request';
     // Stopped at the request's deadline after a wait of more than BUSY_WAIT_SHARE of its limit: the endpoint was busy.
-    const waited = now - job.arrived;
-    const busy = !byEndpoint && waited > BUSY_WAIT_SHARE * job.requestLimitMs!;
-    job.timer = setTimeout(
-      () =>
-        this.stop(
-          job,
-          busy
-            ? { status: 'busy', by: 'request', limitMs: job.requestLimitMs!, waitedMs: waited, ranMs: performance.now() - job.started!, ms: performance.now() - job.arrived }
-            : { status: 'timeout', by: byEndpoint ? 'endpoint' : 'request', limitMs: byEndpoint ? job.limitMs : job.requestLimitMs!, ms: performance.now() - job.started! },
-        ),
-      Math.max(0, byEndpoint ? job.limitMs : remaining),
-    );
-    job.slowTimer = setTimeout(() => this.checkSlow(group, job), this.slowMs);
+    job.waitedMs = now - job.arrived;
+    job.busyAtLimit = !byEndpoint && job.waitedMs > BUSY_WAIT_SHARE * job.requestLimitMs!;
+    job.limitAt = now + Math.max(0, byEndpoint ? job.limitMs : remaining);
+    this.armSlot(s, Math.min(job.limitAt, now + this.slowMs));
+  }
+
+  /**
+   * Makes the worker's timer fire by `at` (performance.now() clock): kept when it fires earlier
+   * already (it then re-arms itself for the query running at that moment), else set anew.
+   */
+  private armSlot(s: Slot, at: number): void {
+    if (s.timer !== undefined && s.timerAt <= at) return;
+    if (s.timer !== undefined) clearTimeout(s.timer);
+    s.timerAt = at;
+    this.timersArmed++;
+    s.timer = setTimeout(() => this.onSlotTimer(s), Math.max(0, at - performance.now()));
+  }
+
+  /**
+   * The worker's timer: stops the running query at its time limit; once it has run `slowMs`, makes
+   * the slow check of its group (checkSlow; it also runs when a query arrives); re-arms for the
+   * query's next moment. With no query running it stays unarmed until the next one starts.
+   */
+  private onSlotTimer(s: Slot): void {
+    s.timer = undefined;
+    s.timerAt = Infinity;
+    const job = s.busy?.kind === 'query' ? s.busy.job : undefined;
+    if (s.dead || this.closed || !job || job.done || job.started === undefined) return;
+    const now = performance.now();
+    if (now >= job.limitAt!) {
+      const byEndpoint = job.limitBy === 'endpoint';
+      this.stop(
+        job,
+        job.busyAtLimit
+          ? { status: 'busy', by: 'request', limitMs: job.requestLimitMs!, waitedMs: job.waitedMs!, ranMs: now - job.started, ms: now - job.arrived }
+          : { status: 'timeout', by: job.limitBy!, limitMs: byEndpoint ? job.limitMs : job.requestLimitMs!, ms: now - job.started },
+      );
+      return;
+    }
+    if (!job.slowChecked && now >= job.started + this.slowMs) {
+      job.slowChecked = true;
+      if (s.group) this.checkSlow(s.group);
+    }
+    if (s.dead || job.done) return;
+    this.armSlot(s, job.slowChecked ? job.limitAt! : Math.min(job.limitAt!, job.started + this.slowMs));
   }
 
   /** Puts the queries posted to a worker that will not answer them back at the front of their group's queue, in order. */
@@ -526,32 +579,18 @@ export class EndpointPool {
     s.posted = [];
     for (const job of back) {
       clearTimeout(job.timer);
-      clearTimeout(job.slowTimer);
       job.slot = undefined;
       job.started = undefined;
+      job.slowChecked = undefined;
       if (Number.isFinite(job.waitUntil)) this.armDeadline(job, group);
     }
     group.queue.unshift(...back);
   }
 
-  /**
-   * Retires the group's worker when its query has run `slowMs` and others wait (module comment).
-   * @param timed the query whose slow timer fired (absent when called for a new query or a freed retired slot)
-   */
-  private checkSlow(group: Group, timed?: Job): void {
+  /** Retires the group's worker when its query has run `slowMs` and others wait (module comment). */
+  private checkSlow(group: Group): void {
     const s = group.slot;
     if (this.closed || s.busy?.kind !== 'query') return;
-    if (timed !== undefined && timed === s.busy.job) {
-      // Node's timers count whole milliseconds: a timer can fire up to 1 ms before performance.now()
-      // says its time has passed (measured: 144 of 300 30-ms timers on a busy event loop). Returning
-      // then left no timer, and the queries behind the slow one waited for its time limit (120 s in
-      // the CI failure of stop 25): the timer is armed again for the time left.
-      const left = this.slowMs - (performance.now() - timed.started!);
-      if (left > 0) {
-        timed.slowTimer = setTimeout(() => this.checkSlow(group, timed), Math.ceil(left));
-        return;
-      }
-    }
     if (group.queue.length === 0 && s.posted.length < 2) return;
     if (performance.now() - s.busy.job.started! < this.slowMs || this.retired.size >= this.maxExtra) return;
     s.group = undefined;
@@ -600,6 +639,7 @@ export class EndpointPool {
     if (s.dead) return;
     s.dead = true;
     s.busy = undefined;
+    this.disarm(s);
     void s.worker.terminate();
     // The queries posted behind the stopped one run on the group's next worker.
     if (s.home && s.posted.length > 0) this.requeue(s, s.home);
@@ -616,11 +656,17 @@ export class EndpointPool {
     }
   }
 
+  /** Clears a worker's timer (it is stopping). */
+  private disarm(s: Slot): void {
+    if (s.timer !== undefined) clearTimeout(s.timer);
+    s.timer = undefined;
+    s.timerAt = Infinity;
+  }
+
   private finish(job: Job, outcome: PoolOutcome): void {
     if (job.done) return;
     job.done = true;
-    clearTimeout(job.timer);
-    clearTimeout(job.slowTimer);
+    if (job.timer !== undefined) clearTimeout(job.timer);
     if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort);
     job.resolve(outcome);
   }
@@ -695,6 +741,7 @@ export class EndpointPool {
       group.slot = s;
       current.group = undefined;
       current.dead = true;
+      this.disarm(current);
       void current.worker.terminate();
       this.pump(group);
       return;
@@ -730,6 +777,7 @@ export class EndpointPool {
     for (const s of all) {
       for (const p of s.posted) this.finish(p.job, { status: 'error', error: 'the server is stopping', ms: 0 });
       s.dead = true;
+      this.disarm(s);
     }
     this.retired.clear();
     await Promise.all(all.map((s) => s.worker.terminate()));

@@ -98,7 +98,7 @@ export async function answerSparql(req: http.IncomingMessage, url: URL, ep: Serv
       throw e;
     }
   }
-  await applyLatency(ep);
+  if (ep.profile) await applyLatency(ep);
   if (request.type === 'service-description') {
     const accept = req.headers.accept;
     // An RDF serialisation the client accepts, else Turtle: a probe must never fail (pitfall B6).
@@ -116,7 +116,10 @@ export async function answerSparql(req: http.IncomingMessage, url: URL, ep: Serv
     }
     return { status: 200, body: sd, type: `${format}; charset=utf-8`, kind: 'service-description', headers: voidUrl ? { Link: `<${voidUrl}>; rel="describedby"` } : {} };
   }
-  return { ...(await runQuery(ep, request, req.headers.accept, limits.timeoutMs, requestLimitMs, ctx)), query: request.query };
+  // The answer is a fresh object (from the worker's message, or made here): the query is added to it, not to a copy.
+  const answer = await runQuery(ep, request, req.headers.accept, limits.timeoutMs, requestLimitMs, ctx);
+  answer.query = request.query;
+  return answer;
 }
 
 /**

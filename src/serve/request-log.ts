@@ -106,13 +106,23 @@ export class RequestLog {
     this.bytes += n;
   }
 
-  /** Records one request. */
-  record(entry: RequestLogEntry): void {
-    let c = this.byEndpoint.get(entry.endpoint);
-    if (!c) this.byEndpoint.set(entry.endpoint, (c = { total: 0, errors: 0 }));
+  /** Whether entries are written to a file (else only counted: `count` is all a request needs). */
+  get writesFile(): boolean {
+    return this.out !== undefined;
+  }
+
+  /** Counts one request (per endpoint and kind, errors: status ≥ 400) without writing a line. */
+  count(endpoint: string, kind: RequestKind, status: number): void {
+    let c = this.byEndpoint.get(endpoint);
+    if (!c) this.byEndpoint.set(endpoint, (c = { total: 0, errors: 0 }));
     c.total++;
-    c[entry.kind] = (c[entry.kind] ?? 0) + 1;
-    if (entry.status >= 400) c.errors++;
+    c[kind] = (c[kind] ?? 0) + 1;
+    if (status >= 400) c.errors++;
+  }
+
+  /** Records one request: counted, and written as a line when there is a file. */
+  record(entry: RequestLogEntry): void {
+    this.count(entry.endpoint, entry.kind, entry.status);
     // Without a file, no line is written: none is made (JSON.stringify was a cost of every request).
     if (this.out) this.write(JSON.stringify(entry) + '\n');
   }

@@ -143,6 +143,10 @@ export class ShardServer {
   readonly requestLogFile: string | undefined;
   private readonly byId = new Map<string, ServedEndpoint>();
   private readonly servers: http.Server[] = [];
+  /** The last Host header found allowed (hostAllowed): clients send the same one with every request. */
+  private allowedHost: string | undefined;
+  /** Routes of endpoint paths seen so far, by path (at most two per endpoint: SPARQL and VoID; unknown paths are not kept). */
+  private readonly routes = new Map<string, ReturnType<typeof routeOf<ServedEndpoint>>>();
   private pool: EndpointPool | undefined;
   /** Every store is loaded: requests are answered (before, 503 with Retry-After). */
   private ready = false;
@@ -369,7 +373,8 @@ export class ShardServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, only?: ServedEndpoint): Promise<void> {
     const started = performance.now();
-    const time = new Date().toISOString();
+    // The wall-clock arrival, written as ISO 8601 only when the log has a file.
+    const arrivedAt = Date.now();
     // Aborted when the client disconnects before the answer is written: its query is dropped or stopped.
     const gone = new ClientGone();
     // One listener for both: the client went away (its query is dropped or stopped), and the log.
@@ -387,10 +392,19 @@ export class ShardServer {
       } catch {
         throw new ProtocolError(400, `the request target is not a valid URL path: ${String(req.url).slice(0, 200)}`);
       }
-      if (!hostAllowed(this.options.host ?? DEFAULTS.host, req.headers.host)) {
-        throw new ProtocolError(403, `Host "${String(req.headers.host).slice(0, 100)}" is not a name of this loopback server (a guard against DNS rebinding): use 127.0.0.1, localhost or [::1]`);
+      const host = req.headers.host;
+      if (host === undefined || host !== this.allowedHost) {
+        if (!hostAllowed(this.options.host ?? DEFAULTS.host, host)) {
+          throw new ProtocolError(403, `Host "${String(host).slice(0, 100)}" is not a name of this loopback server (a guard against DNS rebinding): use 127.0.0.1, localhost or [::1]`);
+        }
+        this.allowedHost = host;
       }
-      const route = routeOf(url.pathname, (id) => this.byId.get(id), only);
+      const pathname = url.pathname;
+      let route = only ? undefined : this.routes.get(pathname);
+      if (!route) {
+        route = routeOf(pathname, (id) => this.byId.get(id), only);
+        if (!only && route.ep) this.routes.set(pathname, route);
+      }
       ep = route.ep;
       if (req.method === 'OPTIONS') {
         req.resume();
@@ -422,8 +436,12 @@ export class ShardServer {
     const a = answer;
     const record = () => {
       try {
+        if (!this.log.writesFile) {
+          this.log.count(ep?.info.id ?? '-', a.kind, a.status);
+          return;
+        }
         this.log.record({
-          time,
+          time: new Date(arrivedAt).toISOString(),
           endpoint: ep?.info.id ?? '-',
           kind: a.kind,
           method: req.method ?? '?',
