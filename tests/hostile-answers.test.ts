@@ -138,7 +138,7 @@ beforeAll(async () => {
       }
       s.queries++;
       accepts[mode] = req.headers.accept ?? '';
-      (MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? MODES.close)(res);
+      (MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? XML_MODES[mode] ?? MODES.close)(res);
     });
   });
   await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));
@@ -401,10 +401,10 @@ describe('hostile answers / a 2xx answer that is no SPARQL results document of t
         got[mode] = { isError: r.isError, meta: r._meta?.['fkgqa/error'], says: text.includes(`the endpoint ${bad} ${direct[mode]}`) ? 'what' : text };
         want[mode] = { isError: true, meta: { class: 'endpoint', infrastructure: true, endpoint: bad }, says: 'what' };
       }
-      // A complete SPARQL XML answer although JSON was asked for: said plainly (not read, not "0 rows").
+      // A complete SPARQL XML answer although JSON was asked for: read (sparqlxml-parse), one row.
       const xml = await call(`SELECT * { SERVICE <${endpoint('xmlgood')}> { ?b ?q ?t } }`);
-      got.xml = [xml.isError, xml.content[0].text.includes('the endpoint answered application/sparql-results+xml although SPARQL JSON results (application/sparql-results+json) were asked for; its answer is not read')];
-      want.xml = [true, true];
+      got.xml = [xml.isError ?? false, /^1 row \(direct: /.test(xml.content[0].text)];
+      want.xml = [false, true];
       const ask = await call(`ASK { SERVICE <${endpoint('rows')}> { ?b ?q ?t } }`);
       got.ask = [ask.isError, ask.content[0].text.includes(`the endpoint ${endpoint('rows')} ${notResults} (application/sparql-results+json): it has "results" (rows) but the query is an ASK`)];
       want.ask = [true, true];
@@ -416,9 +416,9 @@ describe('hostile answers / a 2xx answer that is no SPARQL results document of t
     });
   }, 120_000);
 
-  it('fkgqa query (direct): exit 2, the endpoint named, for application/json, text/plain and no content type; an XML answer said plainly', async () => {
-    const modes = ['ctjson', 'ctplain', 'ctnone', 'xmlgood'];
-    const says = { ...direct, xmlgood: 'answered application/sparql-results+xml although SPARQL JSON results (application/sparql-results+json) were asked for; its answer is not read' };
+  it('fkgqa query (direct): exit 2, the endpoint named, for application/json, text/plain and no content type', async () => {
+    const modes = ['ctjson', 'ctplain', 'ctnone'];
+    const says = direct;
     const results = await Promise.all(modes.map((m) => fkgqa(['query', '--endpoint', endpoint(m), `SELECT * WHERE { SERVICE <${endpoint(m)}> { ?s ?p ?o } }`])));
     expect(results).toEqual(modes.map((m) => ({ code: 2, stdout: '', stderr: `fkgqa: error: the endpoint ${endpoint(m)} ${says[m]}\n` })));
   }, 120_000);
@@ -468,4 +468,76 @@ describe('hostile answers / a 2xx answer that is no SPARQL results document of t
       });
     }, 300_000);
   }
+});
+
+/** SPARQL XML answers for the direct route (stop 25's leftover: it read only SPARQL JSON). */
+const XML_HEAD = '<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="b"/><variable name="l"/></head>';
+const xmlType = { 'content-type': 'application/sparql-results+xml; charset=utf-8' };
+const XML_MODES: Record<string, Mode> = {
+  xmltwo: (res) =>
+    res
+      .writeHead(200, xmlType)
+      .end(`${XML_HEAD}<results><result><binding name="b"><uri>http://valuenet/ontop/data/book/1</uri></binding><binding name="l"><literal xml:lang="en">Emma</literal></binding></result><result><binding name="l"><literal datatype="http://www.w3.org/2001/XMLSchema#integer">3</literal></binding></result></results></sparql>`),
+  xmlask: (res) => res.writeHead(200, xmlType).end('<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head/><boolean>true</boolean></sparql>'),
+  xmlmismatch: (res) => res.writeHead(200, xmlType).end(`${XML_HEAD}<results><result><binding name="b"><uri>http://x/1</uri></binding></results></sparql>`),
+  xmlbadterm: (res) => res.writeHead(200, xmlType).end(`${XML_HEAD}<results><result><binding name="b"><iri>http://x/1</iri></binding></result></results></sparql>`),
+  xmlmaybe: (res) => res.writeHead(200, xmlType).end('<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head/><boolean>maybe</boolean></sparql>'),
+};
+
+describe('hostile answers / the direct route reads SPARQL XML results, checked as completely as JSON', () => {
+  const notResults = 'answered something that is not a SPARQL results document (application/sparql-results+xml)';
+  it('run_sparql_query: a complete XML SELECT is its rows (terms kept), an XML ASK its boolean; a garbled one is the endpoint\'s fault', async () => {
+    const urls = Object.keys(XML_MODES).map(endpoint);
+    await withMcp(urls, undefined, async (call) => {
+      const two = await call(`SELECT * { SERVICE <${endpoint('xmltwo')}> { ?b ?q ?l } }`);
+      expect([two.isError ?? false, two.content[0].text.split('\n')[0].replace(/; [\d.]+ m?s\)$/, ')')]).toEqual([false, `2 rows (direct: the SERVICE wrapper was removed and the query sent to ${endpoint('xmltwo')})`]);
+      expect(JSON.parse(two.content[0].text.split('\n').slice(1).join('\n'))).toEqual({
+        head: { vars: ['b', 'l'] },
+        results: { bindings: [{ b: { type: 'uri', value: 'http://valuenet/ontop/data/book/1' }, l: { type: 'literal', value: 'Emma', 'xml:lang': 'en' } }, { l: { type: 'literal', value: '3', datatype: 'http://www.w3.org/2001/XMLSchema#integer' } }] },
+      });
+      const ask = await call(`ASK { SERVICE <${endpoint('xmlask')}> { ?b ?q ?l } }`);
+      expect([ask.isError ?? false, ask.content[0].text.startsWith('ASK answer: true (direct: ')]).toEqual([false, true]);
+      const got: Record<string, unknown> = {};
+      const want: Record<string, unknown> = {};
+      const cases: [string, string, string][] = [
+        ['xmlmismatch', 'SELECT', `${notResults}: it does not parse as SPARQL XML results (2:`],
+        ['xmlbadterm', 'SELECT', `${notResults}: it does not parse as SPARQL XML results (Invalid term type 'iri' on line 3)`],
+        ['xmlmaybe', 'ASK', `${notResults}: its <boolean> is neither true nor false ("maybe")`],
+        ['xmlask', 'SELECT', `${notResults}: it is a boolean (an ASK answer) but the query is a SELECT`],
+        ['xmltwo', 'ASK', `${notResults}: it has <results> (rows) but the query is an ASK`],
+      ];
+      for (const [mode, form, says] of cases) {
+        const bad = endpoint(mode);
+        const r = await call(form === 'ASK' ? `ASK { SERVICE <${bad}> { ?b ?q ?t } }` : `SELECT * { SERVICE <${bad}> { ?b ?q ?t } }`);
+        const text = r.content[0].text;
+        got[`${mode} ${form}`] = { isError: r.isError, meta: r._meta?.['fkgqa/error'], says: text.includes(`the endpoint ${bad} ${says}`) ? 'what' : text };
+        want[`${mode} ${form}`] = { isError: true, meta: { class: 'endpoint', infrastructure: true, endpoint: bad }, says: 'what' };
+      }
+      expect(got).toEqual(want);
+    });
+  }, 120_000);
+
+  it('fkgqa query: an XML answer is printed as its rows (exit 0); a garbled one exits 2 naming the endpoint', async () => {
+    const [two, mismatch] = ['xmltwo', 'xmlmismatch'].map(endpoint);
+    const [ok, bad] = await Promise.all([
+      fkgqa(['query', '--endpoint', two, '--format', 'csv', `SELECT * WHERE { SERVICE <${two}> { ?b ?q ?l } }`]),
+      fkgqa(['query', '--endpoint', mismatch, `SELECT * WHERE { SERVICE <${mismatch}> { ?b ?q ?l } }`]),
+    ]);
+    expect(ok).toEqual({ code: 0, stdout: 'b,l\r\nhttp://valuenet/ontop/data/book/1,Emma\r\n,3\r\n', stderr: expect.stringMatching(/^fkgqa query: 2 rows \(direct to /) });
+    expect([bad.code, bad.stdout, bad.stderr.startsWith(`fkgqa: error: the endpoint ${mismatch} ${notResults}: it does not parse as SPARQL XML results (2:`)]).toEqual([2, '', true]);
+  }, 120_000);
+
+  it('the bounded client: XML stays XML where the caller accepts it, and is still checked', async () => {
+    const [two, mismatch] = ['xmltwo', 'xmlmismatch'].map(endpoint);
+    const client = new BoundedSparqlClient(registryFromUrls([two, mismatch]));
+    try {
+      const asXml = await client.direct(two, 'SELECT * { ?b ?q ?l }', 'application/sparql-results+xml', 30_000);
+      const asJson = await client.direct(two, 'SELECT * { ?b ?q ?l }', 'application/sparql-results+json', 30_000);
+      const garbled = await client.direct(mismatch, 'SELECT * { ?b ?q ?l }', 'application/sparql-results+xml', 30_000);
+      expect([asXml.status, asXml.status === 'ok' && asXml.contentType, asJson.status === 'ok' && asJson.contentType, asJson.status === 'ok' && JSON.parse(asJson.body).results.bindings.length]).toEqual(['ok', 'application/sparql-results+xml', 'application/sparql-results+json', 2]);
+      expect([garbled.status, garbled.status === 'error' && garbled.badAnswer?.endpoint]).toEqual(['error', mismatch]);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });

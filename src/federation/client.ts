@@ -92,6 +92,11 @@ export function fromEndpoint(error: string): boolean {
   return !/time limit|timed out|does not parse|parse error|syntax error|lexical error/i.test(error);
 }
 
+const XML = 'application/sparql-results+xml';
+
+/** Whether an `Accept` header names SPARQL XML results (with a q above 0). */
+const acceptsXml = (accept: string): boolean => accept.split(',').some((a) => a.split(';')[0].trim().toLowerCase() === XML && !/;\s*q\s*=\s*0(?:\.0*)?\s*(?:;|$)/.test(a));
+
 /** An error of `BoundedSparqlClient.select`: the outcome that was not an answer. */
 export class SparqlQueryError extends Error {
   constructor(
@@ -211,11 +216,21 @@ export class BoundedSparqlClient {
       // results.bindings, rows that are no RDF terms, a boolean for a SELECT — is the endpoint's fault, never "0 rows",
       // whatever its content type (application/json, text/plain or none are read as SPARQL JSON results).
       const form = queryForm(query);
-      const problem = form === 'select' || form === 'ask' ? answerProblem(body, contentType, form) : undefined;
-      if (problem) {
+      const problemWords = (problem: string) => {
         const words = `answered something that is not a SPARQL results document (${contentType || 'no content type'}): ${problem}`;
-        return { status: 'error', error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, httpStatus: res.status, contentType, problem: words }, ms: ms(), requests };
+        return { status: 'error' as const, error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, httpStatus: res.status, contentType, problem: words }, ms: ms(), requests };
+      };
+      if (form !== 'select' && form !== 'ask') return { status: 'ok', body, contentType, ms: ms(), requests };
+      if (contentType === XML) {
+        // SPARQL XML results are read whole (sparqlxml-parse) and checked as JSON is; where JSON was asked for,
+        // the caller gets them as SPARQL JSON results (every reader of an answer reads JSON).
+        const xml = await (await import('./xml-results.js')).readXmlResults(body, form); // loaded at the first XML answer only
+        if ('problem' in xml) return problemWords(xml.problem);
+        if (!acceptsXml(accept)) return { status: 'ok', body: JSON.stringify(xml.results), contentType: 'application/sparql-results+json', ms: ms(), requests };
+        return { status: 'ok', body, contentType, ms: ms(), requests };
       }
+      const problem = answerProblem(body, contentType, form);
+      if (problem) return problemWords(problem);
       return { status: 'ok', body, contentType, ms: ms(), requests };
     } catch (e) {
       const err = e as Error;
