@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerProblem, queryForm, resultsProblem } from '../src/federation/answer-check.js';
-import { BoundedSparqlClient } from '../src/federation/client.js';
+import { BoundedSparqlClient, formOf } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { registryFromUrls } from '../src/federation/registry.js';
 import { runEval } from '../src/eval/eval.js';
@@ -536,6 +536,50 @@ describe('hostile answers / the direct route reads SPARQL XML results, checked a
       const garbled = await client.direct(mismatch, 'SELECT * { ?b ?q ?l }', 'application/sparql-results+xml', 30_000);
       expect([asXml.status, asXml.status === 'ok' && asXml.contentType, asJson.status === 'ok' && asJson.contentType, asJson.status === 'ok' && JSON.parse(asJson.body).results.bindings.length]).toEqual(['ok', 'application/sparql-results+xml', 'application/sparql-results+json', 2]);
       expect([garbled.status, garbled.status === 'error' && garbled.badAnswer?.endpoint]).toEqual(['error', mismatch]);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+});
+
+describe('hostile answers / the direct route reads the form of a query with an unusual prologue, and checks its answer', () => {
+  /** Prologues the first keyword reader missed (stop 25): comments between a PREFIX's parts, a comment ended by CR alone, many PREFIXes, BASE, lower case, `#` in IRIs. */
+  const prologues = [
+    'PREFIX # the prefix of books\n  lib: <http://valuenet/ontop/data/book#>\n',
+    'prefix lib: # a comment\n <http://x/#a> base <http://x/#> ',
+    '# a comment ended by CR alone\rSELECT_PLACEHOLDER',
+    `BASE <http://x/> ${Array.from({ length: 60 }, (_, i) => `PREFIX p${i}: <http://x/${i}#>`).join('\n')} # "a string" <not an IRI\n`,
+    'PREFIX ask: <http://x/ask#> PREFIX select.x: <http://x/s#>\n',
+  ];
+  const withForm = (p: string, form: string) => (p.includes('SELECT_PLACEHOLDER') ? p.replace('SELECT_PLACEHOLDER', '') : p) + form;
+
+  it('queryForm reads each prologue (any case) in one pass; formOf falls back to the quick inspection and sparqljs', () => {
+    expect(prologues.map((p) => queryForm(withForm(p, 'select * { ?b ?q ?t }')))).toEqual(prologues.map(() => 'select'));
+    expect(prologues.map((p) => queryForm(withForm(p, 'ASK{ ?b ?q ?t }')))).toEqual(prologues.map(() => 'ask'));
+    expect([queryForm('PREFIX a:<http://x#y>CONSTRUCT{}{}'), queryForm('ASK{a:b ?p ?o}'), queryForm('SELECTED'), queryForm('PREFIX ask: <x>'), queryForm('hello')]).toEqual(['graph', 'ask', undefined, undefined, undefined]);
+    // The regular expression used before backtracked exponentially here (24 spaces: 85 ms; this many: never ends).
+    expect(queryForm(`${' '.repeat(100_000)}x`)).toBeUndefined();
+    expect([formOf('PREFIX a: <x>\nSELECT (COUNT(*) AS ?n) {}'), formOf('hello'), formOf('DESCRIBE <x>')]).toEqual(['select', undefined, 'graph']);
+  });
+
+  it('the bounded client: a boolean answering such a SELECT, rows answering such an ASK, are the endpoint\'s fault; good answers count', async () => {
+    const [boolean, rows] = ['boolean', 'rows'].map(endpoint);
+    const client = new BoundedSparqlClient(registryFromUrls([boolean, rows]));
+    try {
+      const got: unknown[] = [];
+      const want: unknown[] = [];
+      for (const p of prologues) {
+        const select = await client.direct(boolean, withForm(p, 'SELECT * { ?b ?q ?t }'), 'application/sparql-results+json', 30_000);
+        const ask = await client.direct(rows, withForm(p, 'ask { ?b ?q ?t }'), 'application/sparql-results+json', 30_000);
+        const good = await client.direct(rows, withForm(p, 'SELECT * { ?b ?q ?t }'), 'application/sparql-results+json', 30_000);
+        got.push([select.status === 'error' && select.error, ask.status === 'error' && ask.error, good.status]);
+        want.push([
+          `the endpoint ${boolean} answered something that is not a SPARQL results document (application/sparql-results+json): it is a boolean (an ASK answer) but the query is a SELECT`,
+          `the endpoint ${rows} answered something that is not a SPARQL results document (application/sparql-results+json): it has "results" (rows) but the query is an ASK`,
+          'ok',
+        ]);
+      }
+      expect(got).toEqual(want);
     } finally {
       await client.close();
     }

@@ -24,7 +24,8 @@
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
-import { answerProblem, queryForm, SPARQL_RESULT_TYPES } from './answer-check.js';
+import { type AnswerForm, answerProblem, queryForm, SPARQL_RESULT_TYPES } from './answer-check.js';
+import { inspectQuery, quickInspect } from '../sparql/inspect.js';
 import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 
@@ -96,6 +97,22 @@ const XML = 'application/sparql-results+xml';
 
 /** Whether an `Accept` header names SPARQL XML results (with a q above 0). */
 const acceptsXml = (accept: string): boolean => accept.split(',').some((a) => a.split(';')[0].trim().toLowerCase() === XML && !/;\s*q\s*=\s*0(?:\.0*)?\s*(?:;|$)/.test(a));
+
+/**
+ * The form of a query whose answer the direct route checks: `queryForm` (its first keyword after the
+ * prologue, no parse), else the quick keyword inspection of src/sparql, else sparqljs; undefined
+ * when none can tell (a query that does not parse: the endpoint's answer is then its error).
+ */
+export function formOf(query: string): AnswerForm | undefined {
+  const quick = queryForm(query);
+  if (quick) return quick;
+  try {
+    const f = (quickInspect(query) ?? inspectQuery(query)).form;
+    return f === 'bindings' ? 'select' : f === 'boolean' ? 'ask' : 'graph';
+  } catch {
+    return undefined;
+  }
+}
 
 /** An error of `BoundedSparqlClient.select`: the outcome that was not an answer. */
 export class SparqlQueryError extends Error {
@@ -215,7 +232,7 @@ export class BoundedSparqlClient {
       // An answer to a SELECT or ASK that is no complete SPARQL results document of that form — cut off, garbage, without
       // results.bindings, rows that are no RDF terms, a boolean for a SELECT — is the endpoint's fault, never "0 rows",
       // whatever its content type (application/json, text/plain or none are read as SPARQL JSON results).
-      const form = queryForm(query);
+      const form = formOf(query);
       const problemWords = (problem: string) => {
         const words = `answered something that is not a SPARQL results document (${contentType || 'no content type'}): ${problem}`;
         return { status: 'error' as const, error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, httpStatus: res.status, contentType, problem: words }, ms: ms(), requests };
