@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
@@ -138,7 +139,7 @@ beforeAll(async () => {
       }
       s.queries++;
       accepts[mode] = req.headers.accept ?? '';
-      (MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? XML_MODES[mode] ?? MODES.close)(res);
+      (MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? XML_MODES[mode] ?? WIRE_MODES[mode] ?? MODES.close)(res);
     });
   });
   await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));
@@ -584,4 +585,62 @@ describe('hostile answers / the direct route reads the form of a query with an u
       await client.close();
     }
   }, 60_000);
+});
+
+/** Answers whose bytes on the wire are odd (stop 25's leftovers): an unsolicited gzip encoding, bytes past Content-Length, binary data. */
+const WIRE_MODES: Record<string, Mode> = {
+  gzipgood: (res) => res.writeHead(200, { ...json, 'content-encoding': 'gzip' }).end(zlib.gzipSync(ONE_ROW)),
+  gzipcut: (res) => res.writeHead(200, { ...json, 'content-encoding': 'gzip' }).end(zlib.gzipSync(ONE_ROW).subarray(0, 40)),
+  binary: (res) => res.writeHead(200, json).end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff, 0xfe])),
+  // A complete answer, then bytes past its Content-Length on a connection the server keeps open and silent.
+  longer: (res) => res.socket!.write(`HTTP/1.1 200 OK\r\ncontent-type: application/sparql-results+json\r\ncontent-length: ${Buffer.byteLength(ONE_ROW)}\r\n\r\n${ONE_ROW}GARBAGE`),
+};
+
+describe('hostile answers / an unsolicited gzip answer is decoded everywhere, a broken one is the endpoint\'s fault; no binary bytes in messages; bytes past Content-Length do not stall the next query', () => {
+  /** Bytes that are no text: never in a message. */
+  const BINARY = /[\u0000-\u0008\u000B\u000E-\u001F\u007F\uFFFD]/;
+
+  it('the direct route (bounded client): a gzip answer is read; a cut gzip answer and a binary body are named in words', async () => {
+    const [good, cut, binary] = ['gzipgood', 'gzipcut', 'binary'].map(endpoint);
+    const client = new BoundedSparqlClient(registryFromUrls([good, cut, binary]));
+    try {
+      const q = 'SELECT * { ?b ?q ?t }';
+      const [g, c, b] = await Promise.all([good, cut, binary].map((u) => client.direct(u, q, 'application/sparql-results+json', 30_000)));
+      expect([g.status, g.status === 'ok' && JSON.parse(g.body).results.bindings.length]).toEqual(['ok', 1]);
+      expect([c.status === 'error' && c.error, c.status === 'error' && c.badAnswer?.endpoint]).toEqual([`the endpoint ${cut} sent a gzip-encoded answer that does not decode (unexpected end of file; 40 bytes received)`, cut]);
+      expect(b.status === 'error' && b.error).toBe(`the endpoint ${binary} answered something that is not a SPARQL results document (application/sparql-results+json): it is not JSON (binary data, not text: a compressed or binary body)`);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  for (const engine of FEDERATION_ENGINES) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: a gzip answer inside a two-SERVICE query counts; a cut one is that endpoint's fault, in words without binary bytes`, async () => {
+      const shard1 = server.endpoint('library-shard1')!.url;
+      const [good, cut, binary] = ['gzipgood', 'gzipcut', 'binary'].map(endpoint);
+      await withMcp([good, cut, binary, shard1], engine, async (call) => {
+        const q = (u: string) => `SELECT ?p ?b { SERVICE <${shard1}> { ?x ?p ?o } SERVICE <${u}> { ?b ?q ?t } } LIMIT 3`;
+        const g = await call(q(good));
+        expect([g.isError ?? false, /^3 rows \(federation engine/.test(g.content[0].text) ? 'rows' : g.content[0].text]).toEqual([false, 'rows']);
+        for (const u of [cut, binary]) {
+          const r = await call(q(u));
+          expect([r.isError, r._meta?.['fkgqa/error'], r.content[0].text.includes(`the endpoint ${u} `), BINARY.test(r.content[0].text)]).toEqual([true, { class: 'endpoint', infrastructure: true, endpoint: u }, true, false]);
+        }
+        if (engine === 'jena') expect((await call(q(cut))).content[0].text).toContain(`the endpoint ${cut} sent a gzip-encoded answer that does not decode (Unexpected end of ZLIB input stream`);
+      });
+    }, 300_000);
+
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: after an answer with bytes past its Content-Length, the next query to the same host answers (it waited for its time limit on jena)`, async () => {
+      const [longer, rows] = ['longer', 'rows'].map(endpoint);
+      const client = new BoundedSparqlClient(registryFromUrls([longer, rows]), { engine });
+      try {
+        const q = (u: string) => `SELECT * { SERVICE <${rows}> { ?b ?p ?o } SERVICE <${u}> { ?b ?q ?t } }`;
+        const outcomes = [];
+        for (const u of [longer, rows, rows]) outcomes.push((await client.federated(q(u), 'application/sparql-results+json', 60_000)).status);
+        expect(outcomes).toEqual(['ok', 'ok', 'ok']);
+      } finally {
+        await client.close();
+      }
+    }, 300_000);
+  }
 });

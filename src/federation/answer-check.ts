@@ -110,12 +110,18 @@ export function answerProblem(text: string, contentType: string, form?: AnswerFo
   return jsonTextProblem(text, form);
 }
 
+/** Characters that do not occur in text: C0 controls other than tab, LF, CR, FF; DEL; and U+FFFD (bytes that are no UTF-8). */
+const BINARY = /[\u0000-\u0008\u000B\u000E-\u001F\u007F\uFFFD]/;
+
 function jsonTextProblem(text: string, form: AnswerForm | undefined): string | undefined {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    return `it is not JSON (${(e as Error).message.split('\n')[0]}; ${Buffer.byteLength(text)} bytes${text.trim() === '' ? ', empty' : ''})`;
+    const size = `${Buffer.byteLength(text)} bytes${text.trim() === '' ? ', empty' : ''}`;
+    // JSON.parse quotes the text: binary bytes (a compressed or image body) are never printed.
+    if (BINARY.test(text.slice(0, 512))) return "it is not JSON (binary data, not text: a compressed or binary body)";
+    return `it is not JSON (${(e as Error).message.split('\n')[0]}; ${size})`;
   }
   return jsonResultsProblem(doc, form);
 }

@@ -223,6 +223,7 @@ export class BoundedSparqlClient {
         { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },
       );
       const body = res.text;
+      if (res.encodingProblem) return { status: 'error', error: `the endpoint ${url} ${res.encodingProblem}`, badAnswer: { endpoint: url, httpStatus: res.status, problem: res.encodingProblem }, ms: ms(), requests };
       if (body === undefined) return { status: 'error', error: `the answer of ${url} is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests };
       // fkgqa serve answers 503 when a query reaches a time limit: its own (by=endpoint) or the one sent here.
       const stopped = stoppedAt(res.status, res.header('fkgqa-stopped'), body);
