@@ -592,6 +592,7 @@ const WIRE_MODES: Record<string, Mode> = {
   gzipgood: (res) => res.writeHead(200, { ...json, 'content-encoding': 'gzip' }).end(zlib.gzipSync(ONE_ROW)),
   gzipcut: (res) => res.writeHead(200, { ...json, 'content-encoding': 'gzip' }).end(zlib.gzipSync(ONE_ROW).subarray(0, 40)),
   binary: (res) => res.writeHead(200, json).end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff, 0xfe])),
+  down503: (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded'),
   // A complete answer, then bytes past its Content-Length on a connection the server keeps open and silent.
   longer: (res) => res.socket!.write(`HTTP/1.1 200 OK\r\ncontent-type: application/sparql-results+json\r\ncontent-length: ${Buffer.byteLength(ONE_ROW)}\r\n\r\n${ONE_ROW}GARBAGE`),
 };
@@ -643,4 +644,24 @@ describe('hostile answers / an unsolicited gzip answer is decoded everywhere, a 
       }
     }, 300_000);
   }
+});
+
+describe('hostile answers / comunica: why an endpoint answering 503 inside a two-SERVICE query gets 2 requests (docs/federation.md)', () => {
+  it.skipIf(!ENGINE_TESTS_RUN.comunica)('the first contact dereferences the endpoint URL once (source identification, cached per engine), then the query; no retry; then our ASK {} probe', async () => {
+    const shard1 = server.endpoint('library-shard1')!.url;
+    const down = endpoint('down503');
+    const client = new BoundedSparqlClient(registryFromUrls([shard1, down]), { engine: 'comunica' });
+    try {
+      reset();
+      const q = `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${down}> { ?b ?q ?t } }`;
+      const first = await client.federated(q, 'application/sparql-results+json', 30_000);
+      const firstSeen = { ...seen.down503 };
+      const second = await client.federated(q, 'application/sparql-results+json', 30_000);
+      // queries: the GET of the endpoint URL without a query (Comunica's metadata dereference) counts as one here.
+      expect([first.status, first.requests[down], firstSeen, second.status, second.requests[down], seen.down503]).toEqual(['error', 3, { queries: 2, asks: 1 }, 'error', 2, { queries: 3, asks: 2 }]);
+      expect(first.status === 'error' && first.error).toBe(`Invalid SPARQL endpoint response from ${down} (HTTP status 503): overloaded`);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
 });
