@@ -12,7 +12,7 @@ import { equivalentUnderTies, keyQuery } from '../src/answers/ties.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
 import { verify } from '../src/index.js';
 import { checkGoldThroughMcp } from '../src/checks/mcp-gold.js';
-import { classifyDisagreement, computeTotals, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
+import { classifyDisagreement, computeTotals, formatVerifyReport, readableKeys, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
 import { demoBuild, engineTestsRun, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
@@ -487,4 +487,24 @@ describe.skipIf(!HAS_SPIDER)('mcp gold check / ties in a sub-SELECT (Spider4SPAR
       ['dog_kennels/q19', 'equivalent', 'sub-SELECT'],
     ]);
   }, 300_000);
+});
+
+describe('verify / the tie report in plain words', () => {
+  it("a number's comparison key #3 is shown 3, and 'ORDER BY key' is 'ORDER BY value' (a newcomer read #3 as a row number)", () => {
+    expect(readableKeys('row ?aggregation_all=#3 ?name="Bo #2" ?c=<http://x/#3> (ORDER BY key #3 | #-1.5 | "x")')).toBe('row ?aggregation_all=3 ?name="Bo #2" ?c=<http://x/#3> (ORDER BY value 3 | -1.5 | "x")');
+    const f: FormVerdict = {
+      status: 'equivalent',
+      reason: '1 of 2 gold rows missing, 1 extra rows; admissible under ties (another order or choice of solutions tied under the top-level ORDER BY): top-level ORDER BY DESC (?aggregation_all) LIMIT 1: 2 solutions tie (ORDER BY key #3) for 1 place',
+      comparison: { identical: false, goldRows: 1, rows: 1, missing: ['?aggregation_all=#3 ?name="Ann"'], extra: ['?aggregation_all=#3 ?name="Bo"'] },
+    } as FormVerdict;
+    const v = { id: 'g/q1', graph: 'g', questions: [1], ordered: true, gold: { status: 'ok', source: 'computed', rows: 1 }, engines: { comunica: { trivial: f } } } as unknown as QueryVerdict;
+    const text = formatVerifyReport({ graphs: ['g'], timeoutMs: 1000, endpoints: 'started', engines: ['comunica'], forms: ['trivial'], queries: [v], totals: computeTotals([v], ['comunica'], ['trivial']), disagreements: [], different: 0, ms: 5 });
+    const lines = text.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('  g/q1 trivial: '));
+    expect(lines.slice(at, at + 3)).toEqual([
+      '  g/q1 trivial: 1 of 2 gold rows missing, 1 extra rows; admissible under ties (another order or choice of solutions tied under the top-level ORDER BY): top-level ORDER BY DESC (?aggregation_all) LIMIT 1: 2 solutions tie (ORDER BY value 3) for 1 place',
+      '      missing: ?aggregation_all=3 ?name="Ann"',
+      '      extra:   ?aggregation_all=3 ?name="Bo"',
+    ]);
+  });
 });

@@ -230,7 +230,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   const verdicts: QueryVerdict[] = [];
   const disagreements: Disagreement[] = [];
   // Progress: [k/n] per query, and every 10 s the queries running long.
-  const ticker = new ProgressTicker(progress, 'fkgqa verify', queries.length, { everyMs: options.progress ? undefined : 0 });
+  const ticker = new ProgressTicker(progress, 'fkgqa verify', queries.length, { everyMs: options.progress ? undefined : 0, unit: 'queries' });
   try {
     for (const name of names) {
       try {
