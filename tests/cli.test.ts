@@ -254,3 +254,13 @@ describe('cli / first run after the demo', () => {
     expect(again.stdout).toContain('3. deterministic: byte-identical to the previous build');
   });
 });
+
+describe('the repository ignores what a typical --out writes in it', () => {
+  const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  it.skipIf(git(['rev-parse', '--git-dir']).status !== 0)("runs2/, runs-qwen/, a run file or page at the top are ignored; the shipped demo, docs and tests are not", () => {
+    const ignored = (p: string) => git(['check-ignore', '-q', '--no-index', p]).status === 0;
+    const outputs = ['runs/a.jsonl', 'runs2/a.jsonl', 'runs-qwen/report.html', 'runs2/view.html', 'qwen3.jsonl', 'view.html', 'report.html'];
+    const kept = ['datasets/demo/library.nt', 'docs/mcp.md', 'tests/cli.test.ts', 'README.md', 'package.json', 'bench/runs.js', 'src/eval/runs.ts'];
+    expect([outputs.filter((p) => !ignored(p)), kept.filter(ignored)]).toEqual([[], []]);
+  });
+});

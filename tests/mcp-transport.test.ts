@@ -2,8 +2,12 @@
 // of a plain tools/call (issue 20): it must accept and refuse exactly what that validation accepts
 // and refuses, and word a refusal as before.
 import { specTypeSchemas } from '@modelcontextprotocol/server';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkMessage, JSONRPC_ERRORS } from '../src/mcp/transport.js';
+import { ROOT, tmpDir } from './helpers.js';
 
 /** Whether the SDK's CallToolRequest schema accepts these params. */
 function sdkAccepts(params: unknown): boolean {
@@ -52,4 +56,17 @@ describe('checkMessage on tools/call params', () => {
     const arr = checkMessage('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":[1]}}');
     expect(arr.ok ? null : (arr.reply as { error: { message: string } }).error.message).toBe('Invalid params: params.arguments: Invalid input: expected record, received array');
   });
+});
+
+describe('mcp / the shell recipe of docs/mcp.md that lists a server\'s tools', () => {
+  it('runs as written (fkgqa on PATH) and prints the tools of the void_tool setup', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/mcp.md'), 'utf8');
+    const recipe = /<!-- recipe: list-tools[^>]*-->\n```sh\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(recipe).toBeDefined();
+    // `fkgqa` as an installed package provides it: a shim on PATH.
+    const bin = tmpDir('fkgqa-recipe-');
+    fs.writeFileSync(path.join(bin, 'fkgqa'), `#!/bin/sh\nexec "${process.execPath}" "${path.join(ROOT, 'bin/fkgqa.js')}" "$@"\n`, { mode: 0o755 });
+    const r = spawnSync('bash', ['-o', 'pipefail', '-c', recipe!], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${path.dirname(process.execPath)}:${process.env.PATH}` }, timeout: 120_000 });
+    expect([r.status, r.stdout, r.stderr]).toEqual([0, 'run_sparql_query\nget_void_descriptions\n', '']);
+  }, 130_000);
 });

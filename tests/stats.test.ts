@@ -8,6 +8,7 @@ import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js'
 import { formatStatsHtml } from '../src/report/html.js';
 import { provenanceQueries } from '../src/report/provenance.js';
 import { ProgressTicker } from '../src/common/progress.js';
+import { STATS_PROGRESS_UNIT } from '../src/report/stats.js';
 import { computeStats, type BuildStats } from '../src/report/stats.js';
 import { comparePaper, flattenFigures, formatPerQueryCsv, formatStatsCsv } from '../src/report/stats-format.js';
 import { DEMO, fkgqaSync, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
@@ -219,5 +220,17 @@ describe.skipIf(!HAS_SPIDER)('stats / Spider4SPARQL world_1', async () => {
     // on a loaded machine its key query may not finish (then the dependence is undecided).
     expect(stats!.queries.find((x) => x.query === 'world_1/q53')!.answerTies).toMatch(/^(choice|unknown)$/);
     expect(stats!.queries.filter((x) => x.answerStatus === 'timeout').map((x) => x.query)).toEqual(['world_1/q32', 'world_1/q33', 'world_1/q43']);
+  });
+});
+
+describe('stats / progress says what it counts', () => {
+  it("fkgqa stats counts steps, two per query (a newcomer read '48/90' as queries)", () => {
+    const lines: string[] = [];
+    let now = 0;
+    const t = new ProgressTicker((l) => lines.push(l), 'fkgqa stats', 90, { everyMs: 0, now: () => now, unit: STATS_PROGRESS_UNIT });
+    for (let i = 0; i < 48; i++) t.done(`q${i}`);
+    now = 95_000;
+    t.tick();
+    expect(lines).toEqual(['fkgqa stats: 48/90 steps (a gold answer and a realised fan-out per query) done, 95 s']);
   });
 });

@@ -186,7 +186,8 @@ public class JenaFederationEngine {
             }
             if (st != null && res.body() instanceof InputStream in) {
                 st.streams.add(in);
-                if (s >= 200 && s < 300) return withBody(res, new CheckedStream(in, st, endpointOf(res.uri().toString()), s, res.headers().firstValue("content-type").orElse("")));
+                // CheckedStream decodes a Content-Encoding itself (to check the document): Jena gets the decoded body, without the header.
+                if (s >= 200 && s < 300) return withBody(res, new CheckedStream(in, st, endpointOf(res.uri().toString()), s, res.headers().firstValue("content-type").orElse(""), res.headers().firstValue("content-encoding").orElse("")));
             }
             return res;
         }
@@ -198,7 +199,7 @@ public class JenaFederationEngine {
                 @Override public int statusCode() { return res.statusCode(); }
                 @Override public HttpRequest request() { return res.request(); }
                 @Override public Optional<HttpResponse<T>> previousResponse() { return res.previousResponse(); }
-                @Override public HttpHeaders headers() { return res.headers(); }
+                @Override public HttpHeaders headers() { return body instanceof CheckedStream ? HttpHeaders.of(res.headers().map(), (k, v) -> !k.equalsIgnoreCase("content-encoding")) : res.headers(); }
                 @Override public T body() { return (T) body; }
                 @Override public Optional<javax.net.ssl.SSLSession> sslSession() { return res.sslSession(); }
                 @Override public URI uri() { return res.uri(); }
@@ -293,13 +294,41 @@ public class JenaFederationEngine {
         private final boolean checked;
         private long bytes;
 
-        CheckedStream(InputStream in, QueryState st, String endpoint, int status, String contentType) {
+        /** The answer's Content-Encoding (lower case; '' or identity: none). */
+        private final String encoding;
+        /** Whether `in` is already the decoding stream. */
+        private boolean decoding;
+
+        CheckedStream(InputStream in, QueryState st, String endpoint, int status, String contentType, String contentEncoding) {
             super(in);
             this.st = st;
             this.endpoint = endpoint;
             this.status = status;
             this.type = contentType.split(";")[0].trim().toLowerCase(Locale.ROOT);
             this.checked = type.equals("application/sparql-results+json") || type.equals("application/sparql-results+xml");
+            this.encoding = contentEncoding.trim().toLowerCase(Locale.ROOT);
+        }
+
+        /**
+         * An answer gzip- or deflate-encoded although no encoding was asked for is decoded, as fkgqa's
+         * postWithin and fetch (Comunica) do; another encoding, or one that does not decode, is the endpoint's fault.
+         */
+        private void decode() throws IOException {
+            if (decoding) return;
+            decoding = true;
+            if (encoding.isEmpty() || encoding.equals("identity")) return;
+            try {
+                if (encoding.equals("gzip") || encoding.equals("x-gzip")) in = new java.util.zip.GZIPInputStream(in, 65536);
+                else if (encoding.equals("deflate")) in = new java.util.zip.InflaterInputStream(in);
+                else throw fault("sent an answer with Content-Encoding " + encoding + ", which is not decoded", null);
+            } catch (java.util.zip.ZipException | EOFException e) {
+                throw undecodable(e);
+            }
+        }
+
+        private IOException undecodable(IOException e) {
+            String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            return fault("sent a " + (encoding.equals("x-gzip") ? "gzip" : encoding) + "-encoded answer that does not decode (" + m + "; " + bytes + " bytes decoded)", e);
         }
 
         private IOException fault(String what, Throwable cause) {
@@ -312,12 +341,16 @@ public class JenaFederationEngine {
 
         private ByteArrayInputStream whole() throws IOException {
             if (whole != null) return whole;
+            decode();
             ByteArrayOutputStream all = new ByteArrayOutputStream();
             byte[] buf = new byte[65536];
             for (;;) {
                 int n;
                 try {
                     n = in.read(buf);
+                } catch (java.util.zip.ZipException | EOFException e) {
+                    if (st.cancelled) throw e;
+                    throw undecodable(e);
                 } catch (IOException e) {
                     if (st.cancelled) throw e;
                     throw fault("closed the connection before the answer was complete (HTTP " + status + ", " + bytes + " bytes received)", e);
@@ -341,9 +374,13 @@ public class JenaFederationEngine {
 
         @Override public int read(byte[] b, int off, int len) throws IOException {
             if (checked) return whole().read(b, off, len);
+            decode();
             int n;
             try {
                 n = super.read(b, off, len);
+            } catch (java.util.zip.ZipException | EOFException e) {
+                if (st.cancelled) throw e;
+                throw undecodable(e);
             } catch (IOException e) {
                 if (st.cancelled) throw e;
                 throw fault("closed the connection before the answer was complete (HTTP " + status + ", " + bytes + " bytes received)", e);
@@ -546,6 +583,11 @@ public class JenaFederationEngine {
     }
 
     public static void main(String[] args) throws Exception {
+        // No connection is reused after its answer: an endpoint that sent bytes past its answer's Content-Length and
+        // then kept the connection silent left it in the pool, and the next query sent on it (to any endpoint of that
+        // host and port) waited for its time limit (stop 25). 0 s: a returned connection expires at once and is
+        // closed by the client's selector (the JDK reads this property when its first HttpClient is made: set first).
+        System.setProperty("jdk.httpclient.keepalive.timeout", "0");
         if (args.length > 0) provideXercesMessages(java.nio.file.Path.of(args[0]));
         JenaSystem.init();
         HttpClient real = HttpClient.newBuilder()

@@ -8,7 +8,7 @@
  */
 import sparqljs from 'sparqljs';
 import type { JsonResults, JsonTerm } from '../sparql/results.js';
-import { rowKey, termKey } from './compare.js';
+import { compareResults, rowKey, termKey } from './compare.js';
 
 const KEY_VAR = '__fkgqa_order';
 
@@ -412,6 +412,13 @@ export interface AdmissibleAnswers {
  * is not identical (the answer renamed to the reference's columns is passed to it).
  */
 export type AnswerMatcher<M extends { correct: boolean }> = (ref: JsonResults, answer: JsonResults, ordered: boolean, tieCheck?: (renamed: JsonResults) => boolean) => M;
+
+/**
+ * The matcher of `fkgqa verify` and the MCP gold check for the admissibility rule: rows compared by
+ * variable name (`compareResults`: same variables, same rows, in order when `ordered`), or, when
+ * not identical, `tieCheck`'s verdict on the answer.
+ */
+export const byVariableName: AnswerMatcher<{ correct: boolean }> = (ref, answer, ordered, tieCheck) => ({ correct: compareResults(ref, answer, ordered).identical || (tieCheck ? tieCheck(answer) : false) });
 
 /**
  * The admissibility rule: an answer is correct when it matches gold; else, when gold depends on ties

@@ -2,9 +2,11 @@
  * The end-to-end check of `fkgqa mcp` on a build: every distinct gold query, rewritten as its
  * trivial federation (FKGQA paper section 2; src/sparql/trivial.ts) over its graph's shard
  * endpoints, sent through `run_sparql_query` exactly as an agent would send it, must give the gold
- * answer (the answer on the unsharded graph, stored by `fkgqa stats`, or computed here on the union of the shards). Differences allowed by ties
- * under a top-level ORDER BY are checked on the unsharded graph as `fkgqa verify` does
- * (src/answers/ties.ts). Used by `bench/mcp-gold.js` and the tests. It lives in src/checks/, above
+ * answer (the answer on the unsharded graph, stored by `fkgqa stats`, or computed here on the union of the shards). An answer that
+ * differs is judged by the admissibility rule `fkgqa score` and `fkgqa verify` use (`admissibleUnderTies`
+ * of src/answers/ties.ts: another order or choice of solutions tied under the top-level ORDER BY, or
+ * another choice among solutions tied in a sub-SELECT), with the tie analysis stored by `fkgqa stats`,
+ * or made here on the unsharded graph (`analyseGoldTies`) when gold was computed here or stored without one. Used by `bench/mcp-gold.js` and the tests. It lives in src/checks/, above
  * serve and mcp, because it starts the endpoints (serve) and calls run_sparql_query (mcp).
  */
 import { parseQuery } from '../sparql/parse.js';
@@ -15,7 +17,9 @@ import type { JsonResults } from '../sparql/results.js';
 import { serve } from '../serve/server.js';
 import { readBuild } from '../build/open.js';
 import { compareResults } from '../answers/compare.js';
-import { equivalentUnderTies, keyQuery } from '../answers/ties.js';
+import { admissibleUnderTies, byVariableName, type AdmissibleAnswers } from '../answers/ties.js';
+import { analyseGoldTies } from '../report/answers.js';
+import { TIE_ANALYSIS, type GoldTies } from '../build/gold-answers.js';
 import { trivialFederation } from '../sparql/trivial.js';
 import { goldResultsById, readGoldAnswers } from '../build/gold-answers.js';
 import { readGoldQueries } from '../build/benchmark.js';
@@ -124,17 +128,18 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
             else {
               v.status = 'different';
               v.reason = c.reason;
-              const kq = ordered ? keyQuery(ast) : undefined;
-              if (kq) {
+              let ties: GoldTies | undefined = stored?.tieAnalysis === TIE_ANALYSIS && want.source === 'gold-answers.json' ? want.ties : undefined;
+              if (!ties && !(stored?.tieAnalysis === TIE_ANALYSIS && want.source === 'gold-answers.json')) {
                 store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
-                const k = await store.query({ query: kq, resultsFormat: MEDIA.json, timeoutMs: Math.max(timeoutMs, 30_000) });
-                if (k.status === 'ok') {
-                  const e = equivalentUnderTies(ast, JSON.parse(k.body) as JsonResults, r.results);
-                  if (e.equivalent) {
-                    v.status = 'equivalent';
-                    v.reason = `${c.reason}; allowed by ties under ORDER BY (${e.ties} tied solutions)`;
-                  } else v.reason = `${c.reason}; not explained by ties (${e.why})`;
-                }
+                const queryType = ast.type === 'query' ? ast.queryType : 'UPDATE';
+                ties = await analyseGoldTies(store, { id: q.id, normalized: parsed.query.normalized, queryType, ordered, ast }, { query: q.id, status: 'ok', ordered, results: want.results }, Math.max(timeoutMs, 30_000));
+              }
+              if (ties) {
+                const a = admissibleUnderTies(want.results, ties as AdmissibleAnswers, r.results, ordered, byVariableName);
+                if (a.match.correct) {
+                  v.status = 'equivalent';
+                  v.reason = `${c.reason}; admissible under ties (${a.by === 'alternative' ? 'another choice among solutions tied in a sub-SELECT' : 'another order or choice of solutions tied under the top-level ORDER BY'}): ${ties.reason}`;
+                } else v.reason = `${c.reason}; not explained by ties (${ties.reason})`;
               }
               if (v.status === 'different' && t.caveats.length) v.reason += ` (${t.caveats.join('; ')})`;
             }

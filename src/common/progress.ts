@@ -2,7 +2,7 @@
  * Progress of long work for a `progress` callback (the CLI prints its lines on stderr through
  * `stderrProgress`): every `everyMs` a line with the work done out of the total, the elapsed time,
  * and the items running for longer than `longMs`, e.g.
- * `stats: 412/1088 done, 95 s; running long: world_1/q32 (40 s)`.
+ * `fkgqa verify: 412/1088 queries done, 95 s; running long: world_1/q32 (40 s)` (with `unit` 'queries').
  * The timer does not keep the process alive; `stop()` ends it.
  */
 export class ProgressTicker {
@@ -16,13 +16,14 @@ export class ProgressTicker {
    * @param label first word of each line (the command)
    * @param total items of work in all
    * @param options `everyMs` interval of the lines in ms (default 10 000; 0: no timer, call `tick`);
-   *   `longMs` how long an item runs before it is named (default 5 000 ms); `now` a clock in ms
+   *   `longMs` how long an item runs before it is named (default 5 000 ms); `now` a clock in ms;
+   *   `unit` what is counted, said after the count (e.g. 'queries'; default: nothing)
    */
   constructor(
     private readonly log: (line: string) => void,
     private readonly label: string,
     private readonly total: number,
-    private readonly options: { everyMs?: number; longMs?: number; now?: () => number } = {},
+    private readonly options: { everyMs?: number; longMs?: number; now?: () => number; unit?: string } = {},
   ) {
     this.t0 = this.now();
     const every = options.everyMs ?? 10_000;
@@ -55,7 +56,7 @@ export class ProgressTicker {
       .filter(([, t]) => now - t >= (this.options.longMs ?? 5_000))
       .sort((a, b) => a[1] - b[1])
       .map(([id, t]) => `${id} (${s(now - t)})`);
-    return `${this.label}: ${this.doneCount}/${this.total} done, ${s(now - this.t0)}` + (long.length ? `; running long: ${long.join(', ')}` : '');
+    return `${this.label}: ${this.doneCount}/${this.total}${this.options.unit ? ` ${this.options.unit}` : ''} done, ${s(now - this.t0)}` + (long.length ? `; running long: ${long.join(', ')}` : '');
   }
 
   /** Writes the progress line now. */

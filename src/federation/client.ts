@@ -24,7 +24,8 @@
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
-import { answerProblem, queryForm, SPARQL_RESULT_TYPES } from './answer-check.js';
+import { type AnswerForm, answerProblem, queryForm, SPARQL_RESULT_TYPES } from './answer-check.js';
+import { inspectQuery, quickInspect } from '../sparql/inspect.js';
 import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 
@@ -116,6 +117,27 @@ export function sentLimit(leftMs: number): number {
  */
 export function fromEndpoint(error: string): boolean {
   return !/time limit|timed out|does not parse|parse error|syntax error|lexical error/i.test(error);
+}
+
+const XML = 'application/sparql-results+xml';
+
+/** Whether an `Accept` header names SPARQL XML results (with a q above 0). */
+const acceptsXml = (accept: string): boolean => accept.split(',').some((a) => a.split(';')[0].trim().toLowerCase() === XML && !/;\s*q\s*=\s*0(?:\.0*)?\s*(?:;|$)/.test(a));
+
+/**
+ * The form of a query whose answer the direct route checks: `queryForm` (its first keyword after the
+ * prologue, no parse), else the quick keyword inspection of src/sparql, else sparqljs; undefined
+ * when none can tell (a query that does not parse: the endpoint's answer is then its error).
+ */
+export function formOf(query: string): AnswerForm | undefined {
+  const quick = queryForm(query);
+  if (quick) return quick;
+  try {
+    const f = (quickInspect(query) ?? inspectQuery(query)).form;
+    return f === 'bindings' ? 'select' : f === 'boolean' ? 'ask' : 'graph';
+  } catch {
+    return undefined;
+  }
 }
 
 /** An error of `BoundedSparqlClient.select`: the outcome that was not an answer. */
@@ -227,6 +249,7 @@ export class BoundedSparqlClient {
         { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },
       );
       const body = res.text;
+      if (res.encodingProblem) return { status: 'error', error: `the endpoint ${url} ${res.encodingProblem}`, badAnswer: { endpoint: url, httpStatus: res.status, problem: res.encodingProblem }, ms: ms(), requests };
       if (body === undefined) return { status: 'error', error: `the answer of ${url} is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests };
       // fkgqa serve answers 503 busy when the query waited behind others: the endpoint's fault, not a time limit of the query.
       const busy = busyAt(res.status, res.header('fkgqa-stopped'));
@@ -241,12 +264,22 @@ export class BoundedSparqlClient {
       // An answer to a SELECT or ASK that is no complete SPARQL results document of that form — cut off, garbage, without
       // results.bindings, rows that are no RDF terms, a boolean for a SELECT — is the endpoint's fault, never "0 rows",
       // whatever its content type (application/json, text/plain or none are read as SPARQL JSON results).
-      const form = queryForm(query);
-      const problem = form === 'select' || form === 'ask' ? answerProblem(body, contentType, form) : undefined;
-      if (problem) {
+      const form = formOf(query);
+      const problemWords = (problem: string) => {
         const words = `answered something that is not a SPARQL results document (${contentType || 'no content type'}): ${problem}`;
-        return { status: 'error', error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, httpStatus: res.status, contentType, problem: words }, ms: ms(), requests };
+        return { status: 'error' as const, error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, httpStatus: res.status, contentType, problem: words }, ms: ms(), requests };
+      };
+      if (form !== 'select' && form !== 'ask') return { status: 'ok', body, contentType, ms: ms(), requests };
+      if (contentType === XML) {
+        // SPARQL XML results are read whole (sparqlxml-parse) and checked as JSON is; where JSON was asked for,
+        // the caller gets them as SPARQL JSON results (every reader of an answer reads JSON).
+        const xml = await (await import('./xml-results.js')).readXmlResults(body, form); // loaded at the first XML answer only
+        if ('problem' in xml) return problemWords(xml.problem);
+        if (!acceptsXml(accept)) return { status: 'ok', body: JSON.stringify(xml.results), contentType: 'application/sparql-results+json', ms: ms(), requests };
+        return { status: 'ok', body, contentType, ms: ms(), requests };
       }
+      const problem = answerProblem(body, contentType, form);
+      if (problem) return problemWords(problem);
       return { status: 'ok', body, contentType, ms: ms(), requests };
     } catch (e) {
       const err = e as Error;

@@ -19,6 +19,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
+import zlib from 'node:zlib';
 
 /** The endpoint a request goes to: its URL without query string and fragment (how requests are counted). */
 export const endpointOf = (url: string): string => url.replace(/[?#].*$/, '');
@@ -233,6 +234,41 @@ export interface PostAnswer {
   header(name: string): string | null;
   /** The body as UTF-8, or undefined when it is larger than `maxBytes` (the rest was not read). */
   text: string | undefined;
+  /**
+   * Set when the body has a `Content-Encoding` that does not decode (a cut or corrupt gzip stream) or
+   * that is not known, in words after the endpoint's URL (e.g. "sent a gzip-encoded answer that does
+   * not decode (unexpected end of file)"); `text` is '' then. An answer gzip-, deflate- or
+   * br-encoded although no encoding was asked for is decoded, as `fetch` (and so Comunica) does.
+   */
+  encodingProblem?: string;
+}
+
+/** The decoders of `Content-Encoding` values (RFC 9110 §8.4.1), as `fetch` decodes them. */
+const DECODERS: Record<string, (b: Buffer, o: zlib.ZlibOptions) => Buffer> = {
+  gzip: zlib.gunzipSync,
+  'x-gzip': zlib.gunzipSync,
+  deflate: zlib.inflateSync,
+  br: zlib.brotliDecompressSync as (b: Buffer, o: zlib.ZlibOptions) => Buffer,
+};
+
+/**
+ * Decodes a body by its `Content-Encoding` (several codings applied in order are undone in reverse).
+ * @returns the decoded body, undefined when it is larger than `maxBytes` decoded, or the problem in words
+ */
+export function decodeBody(raw: Buffer, encoding: string | null, maxBytes: number): { body: Buffer } | { problem: string } | undefined {
+  const codings = (encoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  let body = raw;
+  for (const c of codings.reverse()) {
+    const decode = DECODERS[c];
+    if (!decode) return { problem: `sent an answer with Content-Encoding ${c}, which is not decoded` };
+    try {
+      body = decode(body, { maxOutputLength: maxBytes });
+    } catch (e) {
+      if (e instanceof RangeError || (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return undefined;
+      return { problem: `sent a ${c}-encoded answer that does not decode (${((e as Error).message || String(e)).split('\n')[0]}; ${raw.length} bytes received)` };
+    }
+  }
+  return { body };
 }
 
 /**
@@ -319,7 +355,19 @@ export async function postWithin(url: string, body: string, headers: Record<stri
           }
           chunks.push(c);
         });
-        res.on('end', () => done || finish(Buffer.concat(chunks).toString('utf8')));
+        res.on('end', () => {
+          if (done) return;
+          const encoding = header('content-encoding');
+          if (!encoding) return finish(Buffer.concat(chunks).toString('utf8'));
+          const decoded = decodeBody(Buffer.concat(chunks), encoding, maxBytes);
+          if (decoded === undefined) return finish(undefined);
+          if ('problem' in decoded) {
+            done = true;
+            resolve({ status, statusText: res.statusMessage ?? '', header, text: '', encodingProblem: decoded.problem });
+            return;
+          }
+          finish(decoded.body.toString('utf8'));
+        });
         // After the status line, a connection that ends early is an incomplete answer, not an unreachable endpoint.
         res.on('error', (e) => done || ((done = true), reject(signal.aborted ? e : new AnswerCut(endpointOf(url), status, size, e))));
         res.on('close', () => done || ((done = true), reject(signal.aborted ? (signal.reason ?? new Error('aborted')) : new AnswerCut(endpointOf(url), status, size))));

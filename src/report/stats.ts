@@ -174,6 +174,9 @@ async function pool<T>(items: T[], n: number, f: (item: T) => Promise<void>): Pr
   );
 }
 
+/** What `fkgqa stats`'s progress line counts: two steps per gold query (e.g. "fkgqa stats: 48/90 steps (…) done, 95 s"). */
+export const STATS_PROGRESS_UNIT = 'steps (a gold answer and a realised fan-out per query)';
+
 /**
  * Computes the figures of a build: gold answers (stored in the state folder, `<state>/gold-answers/<kg>.json`, reused while
  * the build is unchanged), implied fan-out (from the manifests), realised fan-out (provenance
@@ -195,9 +198,9 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   for (const e of entries) if (!firstEntry.has(e.queryId)) firstEntry.set(e.queryId, e);
   const perGraph = new Map<string, { answers: GoldAnswer[]; realised: Map<string, { status: QueryStats['realisedStatus']; shards: string[] }> }>();
   // Progress: one item per gold answer and per realised fan-out of each query.
-  const ticker = new ProgressTicker(log, 'fkgqa stats', manifests.reduce((n, m) => n + 2 * m.queries.length, 0), { everyMs: options.progress ? undefined : 0 });
-  // Unparsable queries have no gold answer to run: count them done at once.
-  for (const m of manifests) for (const q of m.queries) if (!parseQuery(textOf.get(q.id) ?? '', defaultPrefix).ok) ticker.done(q.id);
+  const ticker = new ProgressTicker(log, 'fkgqa stats', manifests.reduce((n, m) => n + 2 * m.queries.length, 0), { everyMs: options.progress ? undefined : 0, unit: STATS_PROGRESS_UNIT });
+  // Unparsable queries have no gold answer to run nor fan-out to realise: both steps done at once.
+  for (const m of manifests) for (const q of m.queries) if (!parseQuery(textOf.get(q.id) ?? '', defaultPrefix).ok) (ticker.done(q.id), ticker.done(q.id));
 
   await pool(manifests, options.concurrency ?? Math.max(1, Math.floor(os.cpus().length / 2)), async (m) => {
     const t0 = performance.now();

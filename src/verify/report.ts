@@ -196,6 +196,18 @@ export function computeTotals(verdicts: QueryVerdict[], engines: string[], forms
 const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 const pad = (s: string, n: number) => s.padEnd(n);
 
+/**
+ * A comparison key (src/answers/compare.ts `termKey`) or tie reason in plain words for the report: a
+ * number's key `#3` (compared by value) is shown `3`, so that `?aggregation_all=#3` next to
+ * "ORDER BY key #3" no longer reads as row number 3; "ORDER BY key" becomes "ORDER BY value".
+ */
+export function readableKeys(text: string): string {
+  // Strings and IRIs are kept as they are ("Bo #2", <http://x/#3>).
+  return text
+    .replace(/ORDER BY key /g, 'ORDER BY value ')
+    .replace(/"(?:[^"\\]|\\.)*"|<[^>\s]*>|(^|[=\s(|])#(-?\d[\d.eE+-]*)/g, (m, pre: string | undefined, num: string | undefined) => (num === undefined ? m : `${pre}${num}`));
+}
+
 /** The report as text: one line per query, totals per engine and form, the disagreements, then every difference and failure explained. */
 export function formatVerifyReport(r: VerifyReport): string {
   const lines: string[] = [];
@@ -253,8 +265,8 @@ export function formatVerifyReport(r: VerifyReport): string {
         .map(([e, f]) => {
           const x = v.engines[e][f]!;
           const c = x.comparison;
-          const rowsOf = c && status !== 'failed' && !c.orderOnly ? `\n      missing: ${c.missing.join(' | ') || '-'}\n      extra:   ${c.extra.join(' | ') || '-'}` : '';
-          return `  ${v.id} ${label([e, f])}: ${x.reason}${rowsOf}`;
+          const rowsOf = c && status !== 'failed' && !c.orderOnly ? `\n      missing: ${readableKeys(c.missing.join(' | ')) || '-'}\n      extra:   ${readableKeys(c.extra.join(' | ')) || '-'}` : '';
+          return `  ${v.id} ${label([e, f])}: ${x.reason === undefined ? x.reason : readableKeys(x.reason)}${rowsOf}`;
         }),
     );
   const equivalents = explained('equivalent');

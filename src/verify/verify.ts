@@ -27,7 +27,7 @@ import { StoreWorker } from '../common/store-worker.js';
 import { MEDIA } from '../sparql/protocol.js';
 import type { JsonResults } from '../sparql/results.js';
 import { compareResults } from '../answers/compare.js';
-import { admissibleUnderTies, type AdmissibleAnswers, type AnswerMatcher } from '../answers/ties.js';
+import { admissibleUnderTies, byVariableName, type AdmissibleAnswers } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
 import { type EngineOutcome, type FederationEngine } from '../federation/engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE, engineUnavailable, parseEngineList, type FederationEngineName } from '../federation/engines.js';
@@ -85,9 +85,6 @@ export interface VerifyOptions {
    */
   analyseTies?: (store: StoreWorker, q: { id: string; normalized: string; queryType: string; ordered: boolean; ast: SparqlQuery }, gold: GoldAnswer, timeoutMs: number) => Promise<GoldTies | undefined>;
 }
-
-/** verify's matcher for the admissibility rule: rows compared by variable name (compareResults). */
-const byVariableName: AnswerMatcher<{ correct: boolean }> = (ref, answer, ordered, tieCheck) => ({ correct: compareResults(ref, answer, ordered).identical || (tieCheck ? tieCheck(answer) : false) });
 
 export type { Disagreement, FormTotals, FormVerdict, QueryVerdict, VerifyReport } from './report.js';
 
@@ -233,7 +230,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   const verdicts: QueryVerdict[] = [];
   const disagreements: Disagreement[] = [];
   // Progress: [k/n] per query, and every 10 s the queries running long.
-  const ticker = new ProgressTicker(progress, 'fkgqa verify', queries.length, { everyMs: options.progress ? undefined : 0 });
+  const ticker = new ProgressTicker(progress, 'fkgqa verify', queries.length, { everyMs: options.progress ? undefined : 0, unit: 'queries' });
   try {
     for (const name of names) {
       try {
