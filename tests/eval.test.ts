@@ -77,7 +77,7 @@ beforeAll(async () => {
   endpointsFile = path.join(dir, 'endpoints.json');
   fs.writeFileSync(endpointsFile, JSON.stringify(server.endpointsFile()));
   urls = server.endpoints.filter((e) => e.graph === 'library').map((e) => e.url);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await fake?.close();
@@ -213,7 +213,7 @@ describe('eval / scripted agents on the demo build', () => {
     expect(toolStep && toolStep.type === 'tool' && toolStep.isError).toBe(false);
     const report = await score({ runs: [out], shards: build, allowOtherBuild: true /* fkgqa-run/1 names no build (until eval writes fkgqa-run/2) */ });
     expect(report.perRun[0].correct).toBe(true);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('eval / client and sampling', () => {
