@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { processStartTime, StagedOutput } from '../src/common/output.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
+import { describe as describeBuild, InputError, partition, serve, stats, verify } from '../src/index.js';
 import { copyDir, DEMO, demoBuild, tmpDir, fileHashes, fkgqaSync } from './helpers.js';
 
 const fkgqa = fkgqaSync;
@@ -76,8 +77,11 @@ describe('build safety / the build is read-only: stats writes to the state folde
 });
 
 describe('build safety / one way to open a build: broken JSON is named (exit 2)', () => {
-  const good = path.join(tmpDir(), 'shards');
-  expect(fkgqa(['partition', '-q', '--no-void', '--out', good]).code).toBe(0);
+  // The demo build (tests/global-setup.ts), copied.
+  let good: string;
+  beforeAll(async () => {
+    good = await demoBuild(tmpDir());
+  });
   const corruptions: [string, string, string][] = [
     ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": ["library"', 'build.json of an fkgqa build is not valid JSON'],
     ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": "library", "outputDigest": "x"}', '"graphs" is missing, empty or not a list of names'],
@@ -86,8 +90,19 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
     ['library/manifest.json', '{"tool": {"name": "fkg', 'graph manifest is not valid JSON'],
     ['library/manifest.json', '[]', 'not a graph manifest written by fkgqa partition: not a JSON object'],
   ];
-  for (const [file, text, message] of corruptions) {
-    it(`${file} = ${JSON.stringify(text.slice(0, 40))}: stats, describe, verify and serve exit 2 naming it`, () => {
+  // The four commands, as the CLI runs them and as the library calls them (the CLI prints an
+  // InputError's message after "fkgqa: error: " and exits 2). Each corruption goes through one
+  // command's CLI (in turn, so that every command's CLI sees a broken build) and through the
+  // library functions of the other three: a CLI child costs a second of CPU (issue 16 item 7).
+  const commands: { cli: string[]; library: (shards: string) => Promise<unknown> }[] = [
+    { cli: ['stats'], library: (shards) => stats({ shards, timeoutMs: 60_000 }) },
+    { cli: ['describe'], library: (dir) => describeBuild({ dir }) },
+    { cli: ['verify', '--query', 'library/q1'], library: (shards) => verify({ shards, queries: ['library/q1'] }) },
+    { cli: ['serve', '--port', '0'], library: async (shards) => (await serve({ shards, port: 0, writeFiles: false })).close() },
+  ];
+  corruptions.forEach(([file, text, message], i) => {
+    const viaCli = commands[i % commands.length];
+    it(`${file} = ${JSON.stringify(text.slice(0, 40))}: stats, describe, verify and serve exit 2 naming it (fkgqa ${viaCli.cli[0]} as a child)`, async () => {
       const copy = path.join(tmpDir(), 'shards');
       fs.cpSync(good, copy, { recursive: true });
       if (file === 'library/manifest.json' && text.startsWith('{"tool"')) {
@@ -95,13 +110,16 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
         const full = fs.readFileSync(path.join(copy, file), 'utf8');
         fs.writeFileSync(path.join(copy, file), full.slice(0, Math.floor(full.length / 2)));
       } else fs.writeFileSync(path.join(copy, file), text);
-      for (const cmd of [['stats'], ['describe'], ['verify', '--query', 'library/q1'], ['serve', '--port', '0']]) {
-        const r = fkgqa([...cmd, '--shards', copy, '-q']);
-        expect(r.code, `${cmd[0]}: ${r.stderr}`).toBe(2);
-        expect(r.stderr).toContain(`${path.join(copy, file)}: ${message}`);
+      const r = fkgqa([...viaCli.cli, '--shards', copy, '-q']);
+      expect(r.code, `${viaCli.cli[0]}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`${path.join(copy, file)}: ${message}`);
+      for (const c of commands.filter((x) => x !== viaCli)) {
+        const e = await c.library(copy).then(() => undefined, (x: unknown) => x);
+        expect(e, c.cli[0]).toBeInstanceOf(InputError);
+        expect((e as Error).message, c.cli[0]).toContain(`${path.join(copy, file)}: ${message}`);
       }
     });
-  }
+  });
 });
 
 describe('build safety / partition input', () => {
@@ -133,7 +151,7 @@ describe('build safety / partition input', () => {
     expect(Date.now() - t0).toBeLessThan(60_000);
   });
 
-  it('refuses external and parameter entities, keeps IRI abbreviations as Protégé writes them', () => {
+  it('refuses external and parameter entities, keeps IRI abbreviations as Protégé writes them', async () => {
     const src = copyDir(DEMO);
     const owl = path.join(src, 'ontologies/library.owl');
     const demo = fs.readFileSync(path.join(DEMO, 'ontologies/library.owl'), 'utf8');
@@ -142,15 +160,16 @@ describe('build safety / partition input', () => {
     let r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${owl}, line 3: external entity secret (SYSTEM) in the DOCTYPE: refused`);
+    // The same through the library function (the CLI above: an InputError's message, exit 2).
     fs.writeFileSync(owl, withDoctype('<!ENTITY % p "x">'));
-    expect(fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']).stderr).toContain('line 3: parameter entity %p in the DOCTYPE: refused');
+    await expect(partition({ source: src, out: path.join(tmpDir(), 's') })).rejects.toThrow(/line 3: parameter entity %p in the DOCTYPE: refused/);
     // IRI abbreviations: the same ontology, the same manifest as without them.
     fs.writeFileSync(owl, withDoctype('<!ENTITY xsd "http://www.w3.org/2001/XMLSchema#">', demo.replaceAll('"http://www.w3.org/2001/XMLSchema#', '"&xsd;')));
     const a = path.join(tmpDir(), 's');
     const b = path.join(tmpDir(), 's');
-    expect(fkgqa(['partition', '--source', src, '--out', a, '-q', '--no-void', '--kg', 'library']).code).toBe(0);
+    await partition({ source: src, out: a, void: false, kgs: ['library'] });
     fs.writeFileSync(owl, demo);
-    expect(fkgqa(['partition', '--source', src, '--out', b, '-q', '--no-void', '--kg', 'library']).code).toBe(0);
+    await partition({ source: src, out: b, void: false, kgs: ['library'] });
     const manifest = (d: string) => JSON.parse(fs.readFileSync(path.join(d, 'library/manifest.json'), 'utf8'));
     expect(manifest(a).rules).toEqual(manifest(b).rules);
     expect(manifest(a).queries).toEqual(manifest(b).queries); // |C(q)| from the ranges: datatypes recognised through &xsd;

@@ -43,7 +43,7 @@ const fkgqa = (args: string[], env: Record<string, string | undefined> = {}, onS
 
 beforeAll(async () => {
   ({ build, endpointsFile, server } = await serveDemo(dir));
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   for (const f of fakes) await f.close();
@@ -83,7 +83,7 @@ describe('eval / the run record (fkgqa-run/2)', () => {
     // One changed description changes the digest.
     const changed = p.tools().map((t, i) => (i === 0 ? { ...t, description: `${t.description} ` } : t));
     expect(toolSurfaceDigest({ ...p.surface(), tools: [...changed, ...HARNESS_TOOLS] }).digest).not.toBe(a.toolSurface!.digest);
-  }, 120_000);
+  }, 300_000);
 });
 
 /** A scripted model that plays fixed replies, one per turn. */
@@ -174,7 +174,7 @@ describe('eval / infrastructure failures are not wrong answers (issue 18 item 3)
       for (const s of sockets) s.destroy();
       await new Promise((r) => closer.close(r));
     }
-  }, 120_000);
+  }, 300_000);
 
   it('fkgqa eval: serve killed mid-run → infrastructure_error and exit 2 (no run succeeded); serve restarted, --retry-errors → submitted', async () => {
     const state = path.join(dir, 'kill-state');
@@ -321,7 +321,7 @@ describe('eval / the LLM API: backoff, time limits, waits shown (issue 19)', () 
     expect(summary).toMatchObject({ planned: 2, ran: 2 });
     expect(records(lim).map((r) => r.question.index)).toEqual(lib().slice(0, 2).map((e) => e.index));
     expect(q4).toBeDefined();
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('eval / the command line (issues 19 and 21)', () => {
@@ -341,7 +341,7 @@ describe('eval / the command line (issues 19 and 21)', () => {
     expect(abc.code).toBe(2);
     expect(abc.stderr).toContain('--question library/q1: not a question index (a whole number; for a gold query id such as library/q3 use --query)');
     expect(fs.existsSync(out)).toBe(false);
-  }, 120_000);
+  }, 300_000);
 
   it('OPENAI_BASE_URL and OPENAI_API_KEY are defaults (--base-url wins); --query selects by gold query; --format json; an API down for every run exits 2', async () => {
     const fake = await newFake(() => ok({ tool_calls: [toolCall('c', 'cancel', '{"reason":"no"}')] }));
@@ -391,7 +391,7 @@ describe('eval / the command line (issues 19 and 21)', () => {
     } finally {
       await failing.close();
     }
-  }, 120_000);
+  }, 300_000);
 
   it('Ctrl-C after runs were appended says what was kept and how to resume (not "nothing was written")', async () => {
     const [q1, q2] = lib();
@@ -404,7 +404,7 @@ describe('eval / the command line (issues 19 and 21)', () => {
     expect(r.stderr).toContain(`fkgqa: interrupted (SIGINT); kept: 1 run appended to ${out} (each line whole; runs in progress were dropped): rerun the same command to resume, finished runs are skipped`);
     expect(records(out).map((x) => x.question.index)).toEqual([q1.index]);
     expect(fs.existsSync(path.join(dir, '.sigint.jsonl.fkgqa-lock'))).toBe(false); // released on exit
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('eval / every run sees only its question\'s graph (issue 18 item 8)', () => {
@@ -432,7 +432,7 @@ describe('eval / every run sees only its question\'s graph (issue 18 item 8)', (
     }
     // fkgqa mcp over stdio shows the agent what the in-process server shows.
     expect(surfaces[1]).toEqual(surfaces[0]);
-  }, 120_000);
+  }, 300_000);
 });
 
 /** A port nothing listens on (taken, then released). */
