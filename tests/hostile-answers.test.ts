@@ -502,7 +502,7 @@ describe('hostile answers / the direct route reads SPARQL XML results, checked a
       const want: Record<string, unknown> = {};
       const cases: [string, string, string][] = [
         ['xmlmismatch', 'SELECT', `${notResults}: it does not parse as SPARQL XML results (2:`],
-        ['xmlbadterm', 'SELECT', `${notResults}: it does not parse as SPARQL XML results (Invalid term type 'iri' on line 3)`],
+        ['xmlbadterm', 'SELECT', `${notResults}: it holds an element <iri> that SPARQL XML results do not have`],
         ['xmlmaybe', 'ASK', `${notResults}: its <boolean> is neither true nor false ("maybe")`],
         ['xmlask', 'SELECT', `${notResults}: it is a boolean (an ASK answer) but the query is a SELECT`],
         ['xmltwo', 'ASK', `${notResults}: it has <results> (rows) but the query is an ASK`],

@@ -32,6 +32,36 @@ function jsonTerm(t: RDF.Term): JsonTerm {
   }
 }
 
+const SPARQL_RESULTS_NS = 'http://www.w3.org/2005/sparql-results#';
+/** The elements of a SPARQL XML results document (the W3C format, with SPARQL 1.2's quoted triples). */
+const ELEMENTS = new Set(['sparql', 'head', 'variable', 'link', 'results', 'result', 'binding', 'uri', 'bnode', 'literal', 'triple', 'subject', 'predicate', 'object', 'boolean']);
+
+/**
+ * What the streaming parser would pass over silently (it drops what it does not know): the root not
+ * in the SPARQL results namespace, an element the format does not have, more than one `<results>`.
+ * Markup inside comments, CDATA sections and processing instructions is not counted.
+ * @returns the problem in words, or undefined; and the number of `<result>` and `<binding>` elements,
+ *   which the rows read must match (a result after `</results>` or a binding without an RDF term is dropped by the parser)
+ */
+function structureOf(text: string): { problem: string } | { results: number; bindings: number } {
+  const markup = text.replace(/<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>/g, '');
+  const root = /<(?:([\w.-]+):)?sparql[\s>]([^>]*)/.exec(markup);
+  const ns = root ? new RegExp(`xmlns${root[1] ? ':' + root[1] : ''}\\s*=\\s*["']([^"']*)["']`).exec(root[0])?.[1] : undefined;
+  if (ns !== SPARQL_RESULTS_NS) return { problem: `its root is not <sparql> in the SPARQL results namespace ${SPARQL_RESULTS_NS}${ns ? ` (it is ${JSON.stringify(ns.slice(0, 80))})` : ''}` };
+  let results = 0;
+  let resultsElements = 0;
+  let bindings = 0;
+  for (const m of markup.matchAll(/<([\w.:-]+)/g)) {
+    const name = m[1].replace(/^[\w.-]+:/, '');
+    if (!ELEMENTS.has(name)) return { problem: `it holds an element <${m[1].slice(0, 40)}> that SPARQL XML results do not have` };
+    if (name === 'result') results++;
+    else if (name === 'results') resultsElements++;
+    else if (name === 'binding') bindings++;
+  }
+  if (resultsElements > 1) return { problem: `it holds ${resultsElements} <results> elements (one is allowed)` };
+  return { results, bindings };
+}
+
 /**
  * Reads a SPARQL XML results document as SPARQL JSON results.
  * @param text the whole answer (UTF-8 decoded)
@@ -42,6 +72,11 @@ function jsonTerm(t: RDF.Term): JsonTerm {
 export async function readXmlResults(text: string, form: AnswerForm | undefined): Promise<{ results: JsonResults } | { problem: string }> {
   const shallow = resultsProblem(text, 'application/sparql-results+xml', form);
   if (shallow) return { problem: shallow };
+  const structure = structureOf(text);
+  if ('problem' in structure) return structure;
+  // sparqlxml-parse 3.3.0 reads the text of a CDATA section as nothing (a literal <![CDATA[a]]> became
+  // ""): the sections are given to it as the escaped text they stand for.
+  if (text.includes('<![CDATA[')) text = text.replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, (_, x: string) => x.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'));
   const parser = new SparqlXmlParser();
   const bad = (e: unknown) => ({ problem: `it does not parse as SPARQL XML results (${((e as Error)?.message ?? String(e)).split('\n')[0]})` });
   // resultsProblem made sure there is exactly one of <results> and <boolean>.
@@ -70,6 +105,10 @@ export async function readXmlResults(text: string, form: AnswerForm | undefined)
       stream.on('error', reject);
       stream.on('end', resolve);
     });
+    // The parser drops a <result> outside <results> and a <binding> without an RDF term: every one must have become a row or a term.
+    const terms = rows.reduce((n, r) => n + Object.keys(r).length, 0);
+    if (rows.length !== structure.results) return { problem: `it holds ${structure.results} <result> elements, of which ${rows.length} are rows inside <results>` };
+    if (terms !== structure.bindings) return { problem: `it holds ${structure.bindings} <binding> elements, of which ${terms} hold an RDF term` };
     return { results: { head: { vars }, results: { bindings: rows } } };
   } catch (e) {
     return bad(e);
