@@ -194,6 +194,26 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
     await s?.close();
   });
 
+  it('run_sparql_query: a federated query behind the agent\'s own slow one (one engine thread) is not charged the wait: it answers after the slow one stops (stop 26 hostile pass)', async () => {
+    const registry = registryFromEndpointsValue(s.endpointsFile(), 'test');
+    const ctx = createMcpContext({ registry, build: null, state: null, callLog: null });
+    try {
+      const slowCall = runSparqlQuery(ctx, { query: slow(), timeout_ms: 3000 });
+      // The slow query takes the only thread first (the engine starts for it); the good one waits behind it.
+      await new Promise((r) => setTimeout(r, 50));
+      const t0 = performance.now();
+      const goodCall = await runSparqlQuery(ctx, { query: good(), timeout_ms: 1000 });
+      const slowDone = await slowCall;
+      expect(slowDone.errorClass).toBe('timeout');
+      // It waited longer than its own 1000 ms limit (the slow query ran its 3000 ms), and still answered 280.
+      expect(performance.now() - t0).toBeGreaterThan(1000);
+      expect(goodCall.isError).toBeFalsy();
+      expect(goodCall.text).toContain('"280"');
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it('limitFromStart: a query waiting 10 s behind a busy engine thread, then for the replacement thread\'s start, still answers within its 8 s limit; a warm engine replaces a stopped thread at once', async () => {
     const engine = new ComunicaEngine({ endpoints: [1, 2, 3, 4].map(ep) });
     const slots = () => (engine as unknown as { slots: unknown[] }).slots.length;

@@ -19,6 +19,9 @@ import type { SparqlOutcome } from '../federation/client.js';
 import { pageArgs, pageNote, pickPage } from './paging.js';
 import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
 
+/** The longest wait (ms) of a federated query for the federation engine to take it (a free thread, a replacement's start), beyond its own limit. */
+export const FEDERATION_WAIT_MS = 60_000;
+
 /** The result formats an agent may ask for (the reference server's list). */
 export const RESULT_FORMATS = ['application/sparql-results+json', 'text/turtle', 'application/ld+json', 'text/n3'] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
@@ -331,7 +334,14 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
 
   const graph = routed.form === 'graph';
   const media = graph ? (routed.route === 'direct' ? GRAPH_ACCEPT : 'application/n-triples') : 'application/sparql-results+json';
-  const send = (r: Routed) => (r.route === 'direct' ? ctx.sparql.direct(r.targets[0].url, r.query, media, timeoutMs) : ctx.sparql.federated(r.query, media, timeoutMs));
+  // A federated query's limit counts from when the federation engine takes it (limitFromStart): the wait
+  // behind the agent's other federated query and the start of a thread that replaced a stopped one are
+  // the engine's, not the query's (a correct query right after a timeout was charged a timeout). The
+  // wait is bounded (FEDERATION_WAIT_MS; over it: busy, the infrastructure's fault).
+  const send = (r: Routed) =>
+    r.route === 'direct'
+      ? ctx.sparql.direct(r.targets[0].url, r.query, media, timeoutMs)
+      : ctx.sparql.federated(r.query, media, timeoutMs, undefined, { limitFromStart: true, waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS) });
   let o = await send(routed);
   if (quick && o.status === 'error' && o.httpStatus === 400) {
     // The endpoint rejected the text as written: planQuery's message says what is wrong, or its form of the query is sent.
