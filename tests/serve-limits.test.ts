@@ -194,6 +194,27 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
     await s?.close();
   });
 
+  it('a request\'s own limit at /federation/sparql: the wait behind another federated query is busy, never the query\'s time limit; a query that ran at once is its own (stop 26 hostile pass)', async () => {
+    const fed = `${new URL(ep(1)).origin}/federation/sparql`;
+    // The engine's thread is up: the slow query starts at once.
+    expect((await post(fed, good())).status).toBe(200);
+    const a = post(fed, slow(), { 'Fkgqa-Timeout': '3000' });
+    await new Promise((r) => setTimeout(r, 100));
+    // Sent behind it: they wait for the only engine thread (and for its replacement's start).
+    const [b, c] = await Promise.all([post(fed, slow(), { 'Fkgqa-Timeout': '5000' }), post(fed, good(), { 'Fkgqa-Timeout': '2000' })]);
+    const ra = await a;
+    expect(ra.status).toBe(503);
+    expect(ra.headers.get('fkgqa-stopped')).toBe('time-limit; by=request; ms=3000');
+    for (const [r, ms] of [[b, 5000], [c, 2000]] as const) {
+      expect(r.status).toBe(503);
+      const stopped = r.headers.get('fkgqa-stopped')!;
+      expect(stopped).toMatch(new RegExp(`^busy; by=request; waited=\\d+; ms=${ms}$`));
+      expect(Number(/waited=(\d+)/.exec(stopped)![1])).toBeGreaterThan(ms / 10);
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(await r.text()).toMatch(/^the federation engine (comunica )?(was busy: the query waited \d+ ms|did not take the query within \d+ ms)/);
+    }
+  });
+
   it('run_sparql_query: a federated query behind the agent\'s own slow one (one engine thread) is not charged the wait: it answers after the slow one stops (stop 26 hostile pass)', async () => {
     const registry = registryFromEndpointsValue(s.endpointsFile(), 'test');
     const ctx = createMcpContext({ registry, build: null, state: null, callLog: null });

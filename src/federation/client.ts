@@ -352,7 +352,7 @@ export class BoundedSparqlClient {
    *   `/federation/sparql`), the wait bounded by `waitMs` (over it: an `error` with `busy`, HTTP 503); an engine that fails to start is an `error`
    * @returns never rejects
    */
-  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean; waitMs?: number } = {}): Promise<SparqlOutcome> {
+  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean; waitMs?: number; within?: number } = {}): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
@@ -363,7 +363,7 @@ export class BoundedSparqlClient {
     let o;
     try {
       const engine = await this.federation();
-      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal, ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}) } : {}) });
+      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal, ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}) });
     } catch (e) {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {
@@ -372,7 +372,7 @@ export class BoundedSparqlClient {
     }
     for (const [endpoint, n] of Object.entries(o.requests)) this.requests[endpoint] = (this.requests[endpoint] ?? 0) + n;
     if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };
-    if (o.status === 'error' && o.busy) return { status: 'error', error: o.error, httpStatus: 503, busy: { endpoint: 'federation engine', waitedMs: how.waitMs ?? 0 }, ms: ms(), requests: o.requests };
+    if (o.status === 'error' && o.busy) return { status: 'error', error: o.error, httpStatus: 503, busy: { endpoint: 'federation engine', waitedMs: o.waitedMs ?? how.waitMs ?? 0 }, ms: ms(), requests: o.requests };
     if (o.status === 'error') {
       const redirect = /with a redirect to .*: not followed/.test(o.error);
       if (o.fault) {

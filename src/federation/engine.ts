@@ -39,6 +39,14 @@ export interface EngineQueryOptions {
    * query's fault). Default: no limit.
    */
   waitMs?: number;
+  /**
+   * With `limitFromStart`: the whole call ends within this many ms of the call (a client's own
+   * deadline, e.g. a request's `Fkgqa-Timeout` at `/federation/sparql`): the wait is bounded by it, and
+   * the query's limit is what the wait left of it (at most `timeoutMs`). A query stopped at that limit
+   * after waiting more than a tenth of it (serve's BUSY_WAIT_SHARE) is an `error` with `busy` and HTTP
+   * status 503: the wait was the engine's, not the query's.
+   */
+  within?: number;
   /** Aborts the query (outcome `error` "aborted"); the engine's work on it is stopped. */
   signal?: AbortSignal;
   /**
@@ -57,7 +65,7 @@ export interface EngineQueryOptions {
 export type EngineOutcome =
   | { status: 'ok'; body: string; contentType: string; requests: Record<string, number> }
   | { status: 'timeout'; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; fault?: EndpointFault; busy?: true; requests: Record<string, number> };
+  | { status: 'error'; error: string; httpStatus?: number; fault?: EndpointFault; busy?: true; /** With `busy`: how long the query waited for the engine (ms). */ waitedMs?: number; requests: Record<string, number> };
 
 /**
  * An endpoint that failed the query in the engine's HTTP, seen there: it closed the connection

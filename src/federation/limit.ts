@@ -1,7 +1,8 @@
 /**
  * The time limit and abort signal of one engine query (EngineQueryOptions), as one promise: what
  * every engine races its work against. The limit counts from the call, so the wait for a free
- * engine thread or process counts too.
+ * engine thread or process counts too, unless `limitFromStart` (then from when the engine takes the
+ * query; with `within`, a client's deadline from the call bounds both).
  */
 import type { EngineOutcome, EngineQueryOptions } from './engine.js';
 
@@ -18,7 +19,12 @@ export interface QueryLimit {
   outcome(why: StopReason, requests: Record<string, number>): EngineOutcome;
   /** Clears the timer and the abort listener (call when the query has ended). */
   dispose(): void;
+  /** When the limit started (Date.now() clock, ms). */
+  since: number;
 }
+
+/** The share of a client's deadline (`within`) a query may wait for the engine before a stop at that deadline is the engine's (busy); serve's BUSY_WAIT_SHARE. */
+export const WITHIN_BUSY_SHARE = 0.1;
 
 /**
  * The limit of the wait before an engine takes a query: the query's limit (`queryLimit`), or with
@@ -26,7 +32,7 @@ export interface QueryLimit {
  * `runLimit`).
  */
 export function waitLimit(options: EngineQueryOptions): QueryLimit {
-  return queryLimit(options.limitFromStart ? { ...options, timeoutMs: Math.min(options.waitMs ?? Infinity, 2 ** 31 - 1) } : options);
+  return queryLimit(options.limitFromStart ? { ...options, timeoutMs: Math.min(options.waitMs ?? Infinity, options.within ?? Infinity, 2 ** 31 - 1) } : options);
 }
 
 /**
@@ -35,7 +41,7 @@ export function waitLimit(options: EngineQueryOptions): QueryLimit {
  */
 export function waitOutcome(options: EngineQueryOptions, engine: string, wait: QueryLimit, why: StopReason, requests: Record<string, number>): EngineOutcome {
   if (options.limitFromStart && why === 'timeout') {
-    return { status: 'error', error: `the federation engine ${engine} did not take the query within ${options.waitMs} ms (it was starting, or busy with other queries)`, httpStatus: 503, busy: true, requests };
+    return { status: 'error', error: `the federation engine ${engine} did not take the query within ${Math.min(options.waitMs ?? Infinity, options.within ?? Infinity)} ms (it was starting, or busy with other queries)`, httpStatus: 503, busy: true, waitedMs: Date.now() - wait.since, requests };
   }
   return wait.outcome(why, requests);
 }
@@ -44,12 +50,25 @@ export function waitOutcome(options: EngineQueryOptions, engine: string, wait: Q
 export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLimit {
   if (!options.limitFromStart) return wait;
   wait.dispose();
-  return queryLimit(options);
+  if (options.within === undefined) return queryLimit(options);
+  // A client's deadline: the query runs for what the wait left of it; stopped then after a long wait, the engine was busy.
+  const within = options.within;
+  const waited = Date.now() - wait.since;
+  const run = queryLimit({ ...options, timeoutMs: Math.max(1, Math.min(options.timeoutMs, within - waited)) });
+  if (waited <= WITHIN_BUSY_SHARE * within) return run;
+  return {
+    ...run,
+    outcome: (why, requests) =>
+      why === 'timeout'
+        ? { status: 'error', error: `the federation engine was busy: the query waited ${waited} ms for it behind other queries, and the limit of ${within} ms ended ${Date.now() - run.since} ms after it started; the wait is the engine's, not the query's: retry later`, httpStatus: 503, busy: true, waitedMs: waited, requests }
+        : run.outcome(why, requests),
+  };
 }
 
 /** Starts the limit of one query now. */
 export function queryLimit(options: EngineQueryOptions): QueryLimit {
-  const deadline = Date.now() + options.timeoutMs;
+  const since = Date.now();
+  const deadline = since + options.timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const stopped = new Promise<StopReason>((resolve) => {
@@ -60,6 +79,7 @@ export function queryLimit(options: EngineQueryOptions): QueryLimit {
   });
   return {
     stopped,
+    since,
     left: () => Math.max(1, deadline - Date.now()),
     outcome: (why, requests) => (why === 'timeout' ? { status: 'timeout', requests } : { status: 'error', error: 'aborted', requests }),
     dispose: () => {

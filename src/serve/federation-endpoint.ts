@@ -128,18 +128,19 @@ export class FederationEndpoint {
     const by = requestLimitMs !== undefined && requestLimitMs < this.options.timeoutMs ? 'request' : 'endpoint';
     const t = by === 'request' ? requestLimitMs! : this.options.timeoutMs;
     // serve's own limit counts from when the engine takes the query (its start-up and the wait for it are not the
-    // query's), the wait bounded by the same limit (then 503 busy); a request's own limit is its client's deadline, counted from the call.
+    // query's), the wait bounded by the same limit (then 503 busy); a request's own limit is its client's deadline,
+    // counted from the call (`within`): stopped there after waiting for the engine more than a tenth of it, busy.
     const o =
       plan.route === 'direct'
         ? await client.direct(plan.targets[0].url, plan.query, format, t, cancel)
-        : await client.federated(plan.query, format, t, cancel, by === 'endpoint' ? { limitFromStart: true, waitMs: t } : {});
+        : await client.federated(plan.query, format, t, cancel, by === 'endpoint' ? { limitFromStart: true, waitMs: t } : { limitFromStart: true, within: t });
     if (o.status === 'timeout') {
       const whose = by === 'endpoint' ? `the endpoint's time limit of ${t} ms (fkgqa serve --timeout)` : `the request's time limit of ${t} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
       return { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by}; ms=${t}` }), timeout: true, query };
     }
     if (o.status === 'error' && o.busy) {
       // The shard endpoint kept the query waiting behind others, or the engine did not take it within serve's limit: busy.
-      const stopped = plan.route === 'direct' ? `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}` : `busy; by=queue; waited=${o.busy.waitedMs}; ms=${t}`;
+      const stopped = plan.route === 'direct' ? `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}` : `busy; by=${by === 'request' ? 'request' : 'queue'}; waited=${Math.round(o.busy.waitedMs)}; ms=${t}`;
       return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), query };
     }
     if (o.status === 'error') return { ...text(502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`), query };
