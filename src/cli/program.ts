@@ -351,7 +351,7 @@ export function program(): Command {
     .option('--mcp-arg <arg...>', 'extra arguments for fkgqa mcp')
     .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/)')
     .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
-    .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (the reference server: 8000)').argParser(integer('--max-query-chars', 1)).default(8000))
+    .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (default: 1000000 for a scripted agent, whose trivial or oracle form may exceed the reference server\'s 8000; 8000 for a model)').argParser(integer('--max-query-chars', 1)))
     .option('--retry-errors', 'rerun runs that ended with a model error or an infrastructure error')
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
