@@ -23,8 +23,12 @@ export interface QueryLimit {
   since: number;
 }
 
-/** The share of a client's deadline (`within`) a query may wait for the engine before a stop at that deadline is the engine's (busy); serve's BUSY_WAIT_SHARE. */
-export const WITHIN_BUSY_SHARE = 0.1;
+/**
+ * The share of a query's time limit it may wait (for a worker of fkgqa serve, or for a federation
+ * engine with `within`) before a stop at that limit is the endpoint's or engine's (busy, HTTP 503)
+ * rather than the query's own (docs/serving.md, serve's time limits).
+ */
+export const BUSY_WAIT_SHARE = 0.1;
 
 /**
  * The limit of the wait before an engine takes a query: the query's limit (`queryLimit`), or with
@@ -55,7 +59,7 @@ export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLi
   const within = options.within;
   const waited = Date.now() - wait.since;
   const run = queryLimit({ ...options, timeoutMs: Math.max(1, Math.min(options.timeoutMs, within - waited)) });
-  if (waited <= WITHIN_BUSY_SHARE * within) return run;
+  if (waited <= BUSY_WAIT_SHARE * within) return run;
   return {
     ...run,
     outcome: (why, requests) =>

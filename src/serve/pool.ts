@@ -43,6 +43,7 @@ import { compileOxigraph } from '../common/oxigraph-wasm.js';
 import type { StoreSource } from '../common/store-worker.js';
 import type { EndpointAnswer, EndpointTask } from './answer.js';
 import type { PoolReply, PoolRequest } from './pool-thread.js';
+import { BUSY_WAIT_SHARE } from '../federation/limit.js';
 
 /** One endpoint of the pool: its id, the RDF files of its store, and their triples (for the split into groups). */
 export interface PoolEndpoint {
@@ -150,7 +151,7 @@ export type PoolOutcome =
  * started, so that it ran at least 90 % of it; otherwise — and always when it had not started — the
  * endpoint was busy (`busy`: the infrastructure's, not the query's).
  */
-export const BUSY_WAIT_SHARE = 0.1;
+export { BUSY_WAIT_SHARE };
 
 interface Job {
   id: number;
