@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { inject } from 'vitest';
 
 /** Repository root. */
@@ -105,9 +105,85 @@ export function fileHashes(dir: string): Record<string, string> {
 }
 
 /** Runs the built CLI (`npm test` builds dist/ first) and waits for it, optionally with extra environment. */
-export function fkgqaSync(args: string[], env: Record<string, string> = {}): { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string } {
+export function fkgqaSync(args: string[], env: Record<string, string> = {}): CliResult {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** What a run of the CLI gave: its exit code, and all it wrote to stdout and stderr. */
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The in-process runs of the CLI, one after another: each replaces the process's stdout/stderr writers while it runs. */
+let cliQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs the built CLI in this process (dist/cli/main.js, as bin/fkgqa.js does, without its signal
+ * handlers): the same commander program and command actions as `fkgqaSync`'s child, with
+ * process.stdout/stderr captured and the exit code the child would exit with (process.exitCode
+ * as the command and the CLI's error mapping left it, 0 when unset). Saves a process start and the
+ * loading of every module per call (about 1-2 s of CPU). Runs are queued, one at a time.
+ * `env` is added to process.env for the run, `cwd` is the working directory for the run.
+ * Not for what only a process shows: `serve`, `mcp` (they wait for signals and exit themselves),
+ * signals, stdin (`--file -`), FKGQA_FAULT_AT (the process kills itself): those throw here.
+ * A stray `process.exit` in a command throws, so that the test fails rather than the test process ending.
+ */
+export function fkgqaInProcess(args: string[], o: { env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
+  if (args[0] === 'serve' || args[0] === 'mcp') throw new Error(`fkgqaInProcess: fkgqa ${args[0]} runs as a child (serveProcess, spawn)`);
+  if (args.some((a, i) => a === '-' && args[i - 1] === '--file')) throw new Error('fkgqaInProcess: no stdin in-process (--file -): run a child');
+  if (o.env?.FKGQA_FAULT_AT) throw new Error('fkgqaInProcess: FKGQA_FAULT_AT kills the process: run a child');
+  const run = cliQueue.then(() => runInProcess(args, o));
+  cliQueue = run.catch(() => undefined);
+  return run;
+}
+
+async function runInProcess(args: string[], o: { env?: Record<string, string>; cwd?: string }): Promise<CliResult> {
+  const { runCli } = (await import(pathToFileURL(path.join(ROOT, 'dist/cli/main.js')).href)) as { runCli: (argv: string[]) => Promise<void> };
+  let stdout = '';
+  let stderr = '';
+  const capture = (add: (s: string) => void) =>
+    ((chunk: string | Uint8Array, enc?: BufferEncoding | ((e?: Error | null) => void), cb?: (e?: Error | null) => void) => {
+      add(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString(typeof enc === 'string' ? enc : 'utf8'));
+      const done = typeof enc === 'function' ? enc : cb;
+      if (done) process.nextTick(done);
+      return true;
+    }) as typeof process.stdout.write;
+  const saved = { out: process.stdout.write, err: process.stderr.write, exit: process.exit, exitCode: process.exitCode, cwd: process.cwd() };
+  const savedEnv: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(o.env ?? {})) {
+    savedEnv[k] = process.env[k];
+    process.env[k] = v;
+  }
+  process.stdout.write = capture((s) => (stdout += s));
+  process.stderr.write = capture((s) => (stderr += s));
+  let exited: number | string | null | undefined;
+  process.exit = ((c?: number | string | null) => {
+    exited = c ?? 0;
+    throw new Error(`fkgqaInProcess: the command called process.exit(${c}): run it as a child`);
+  }) as typeof process.exit;
+  process.exitCode = undefined;
+  if (o.cwd) process.chdir(o.cwd);
+  let code: number;
+  try {
+    await runCli([process.execPath, path.join(ROOT, 'bin/fkgqa.js'), ...args]);
+    code = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0);
+  } finally {
+    process.stdout.write = saved.out;
+    process.stderr.write = saved.err;
+    process.exit = saved.exit;
+    process.exitCode = saved.exitCode;
+    if (o.cwd) process.chdir(saved.cwd);
+    for (const [k, v] of Object.entries(savedEnv)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+  if (exited !== undefined) throw new Error(`fkgqaInProcess: fkgqa ${args.join(' ')} called process.exit(${exited}): run it as a child; stderr: ${stderr}`);
+  return { code, signal: null, stdout, stderr };
 }
 
 /**

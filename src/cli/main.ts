@@ -12,6 +12,39 @@ import { program } from './program.js';
 
 export { program, DEMO_SOURCE } from './program.js';
 
+/**
+ * The exit code of an error thrown by a command or by commander, after writing its message to
+ * stderr as `fkgqa` does: commander's errors (it has printed its own message) are 2, but --help and
+ * --version which are 0; an InputError is 2 (`fkgqa: error: <message>`); anything else is an
+ * internal error, 3 (`fkgqa: internal error: <message>`, the stack with FKGQA_DEBUG set).
+ */
+export function exitCodeOf(e: unknown): number {
+  if (e instanceof CommanderError) {
+    // Commander has printed its message; usage errors are bad input (2), --help and --version are not errors.
+    return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? 0 : 2;
+  }
+  if (e instanceof InputError) {
+    process.stderr.write(`fkgqa: error: ${e.message}\n`);
+    return 2;
+  }
+  process.stderr.write(`fkgqa: internal error: ${process.env.FKGQA_DEBUG ? (e as Error).stack : (e as Error).message}\n`);
+  return 3; // not 1, which means "a real difference found"
+}
+
+/**
+ * Runs one command line (`argv` as process.argv: node, script, then the arguments) without the
+ * signal handlers of `main`: the command's output goes to process.stdout/stderr, and its exit code
+ * to process.exitCode (a command sets 1 or 2 itself; an error thrown sets the code of `exitCodeOf`).
+ * `main` is this plus the handlers; tests run it in their own process (tests/helpers.ts).
+ */
+export async function runCli(argv: string[]): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (e) {
+    process.exitCode = exitCodeOf(e);
+  }
+}
+
 /** Runs the CLI; bad input exits with code 2 and a message naming the file, line or option; a bug exits with 3. */
 export async function main(argv: string[]): Promise<void> {
   // Interrupted: remove staging directories (nothing half-written stays), then exit as signalled.
@@ -26,18 +59,5 @@ export async function main(argv: string[]): Promise<void> {
       process.exit(code);
     });
   }
-  try {
-    await program().parseAsync(argv);
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      // Commander has printed its message; usage errors are bad input (2), --help and --version are not errors.
-      process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? 0 : 2;
-    } else if (e instanceof InputError) {
-      process.stderr.write(`fkgqa: error: ${e.message}\n`);
-      process.exitCode = 2;
-    } else {
-      process.stderr.write(`fkgqa: internal error: ${process.env.FKGQA_DEBUG ? (e as Error).stack : (e as Error).message}\n`);
-      process.exitCode = 3; // not 1, which means "a real difference found"
-    }
-  }
+  await runCli(argv);
 }

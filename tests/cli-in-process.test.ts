@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEMO_GOLD_TIMEOUT_MS, demoBuild, fkgqaInProcess, fkgqaSync, tmpDir } from './helpers.js';
+
+// The in-process CLI runner (tests/helpers.ts fkgqaInProcess) gives what the child gives: the same
+// argv, the same exit code, stdout and stderr byte for byte.
+describe('fkgqaInProcess: the CLI in the test process, as its child', async () => {
+  const dir = tmpDir();
+  const build = await demoBuild(dir, { gold: true });
+  const same = async (args: string[], code: number) => {
+    const child = fkgqaSync(args);
+    const inProcess = await fkgqaInProcess(args);
+    expect(child.code).toBe(code);
+    expect(inProcess).toEqual({ code: child.code, signal: null, stdout: child.stdout, stderr: child.stderr });
+    return inProcess;
+  };
+
+  it('success (0): questions of the demo build, text on stdout', async () => {
+    const r = await same(['questions', '--shards', build, '--query', 'library/q2', 'library/q4'], 0);
+    expect(r.stdout).toContain('library/q2 — question 2: What are the names of the authors from Peru?');
+  });
+
+  it('success (0): stats as JSON from the stored gold answers, and --version', async () => {
+    const r = await same(['stats', '--shards', build, '--kg', 'library', '--timeout', String(DEMO_GOLD_TIMEOUT_MS), '--format', 'json', '-q'], 0);
+    expect(JSON.parse(r.stdout).figures.graphs).toBe(1);
+    expect((await same(['--version'], 0)).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it('bad input (2): a build that is not there, named', async () => {
+    const r = await same(['stats', '--shards', path.join(dir, 'nothing'), '-q'], 2);
+    expect(r.stderr).toMatch(/^fkgqa: error: .*nothing/);
+  });
+
+  it('usage error (2): commander\'s message and the hint, nothing on stdout', async () => {
+    const r = await same(['partition', '--buckets', '1'], 2);
+    expect(r.stderr).toBe("error: option '--buckets <n>' argument '1' is invalid. --buckets must be an integer from 2 to 1024\n(add --help for the options)\n");
+    expect(r.stdout).toBe('');
+    await same(['no-such-command'], 2);
+  });
+
+  it('leaves the test process as it was: exit code, environment, writers', async () => {
+    const write = process.stdout.write;
+    const r = await fkgqaInProcess(['stats', '--shards', path.join(dir, 'nothing'), '-q'], { env: { FKGQA_TEST_MARK: 'x' } });
+    expect(r.code).toBe(2);
+    expect(process.exitCode ?? 0).toBe(0);
+    expect(process.env.FKGQA_TEST_MARK).toBeUndefined();
+    expect(process.stdout.write).toBe(write);
+    await expect(async () => fkgqaInProcess(['serve', '--shards', build])).rejects.toThrow(/runs as a child/);
+  });
+});
