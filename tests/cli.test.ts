@@ -2,13 +2,16 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { copyDir, DEMO, demoBuild, fileHashes, ROOT, tmpDir } from './helpers.js';
+import { copyDir, DEMO, demoBuild, fileHashes, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
 
-/** Runs the built CLI (`npm test` builds dist/ first). */
-function fkgqa(...args: string[]) {
+/** Runs the built CLI as a child process (`npm test` builds dist/ first): what a user runs. */
+function child(...args: string[]) {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** Runs the built CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
+const fkgqa = (...args: string[]) => fkgqaInProcess(args);
 
 function replaceLine(file: string, n: number, text: string) {
   const lines = fs.readFileSync(file, 'utf8').split('\n');
@@ -20,9 +23,9 @@ function replaceLine(file: string, n: number, text: string) {
 const entries = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
 
 describe('cli / partition', () => {
-  it('builds the demo, prints the summary on stdout and progress on stderr', () => {
+  it('builds the demo, prints the summary on stdout and progress on stderr', async () => {
     const out = path.join(tmpDir(), 'shards');
-    const r = fkgqa('partition', '--out', out);
+    const r = child('partition', '--out', out);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^fkgqa partition: 2 graphs, 16 questions, 14 distinct queries/);
     expect(r.stdout).toContain('1. nothing lost, nothing doubled: 2/2 graphs');
@@ -35,12 +38,12 @@ describe('cli / partition', () => {
     expect(r.stdout).toMatch(/Shards, their VoID \(16 files, \d+ linksets\) and the catalogue written to /);
   });
 
-  it('writes no VoID and no catalogue with --no-void; fkgqa describe adds them to the build later, --json prints only the summary', () => {
+  it('writes no VoID and no catalogue with --no-void; fkgqa describe adds them to the build later, --json prints only the summary', async () => {
     const out = path.join(tmpDir(), 'shards');
-    expect(fkgqa('partition', '--out', out, '--no-void', '-q').code).toBe(0);
+    expect((await fkgqa('partition', '--out', out, '--no-void', '-q')).code).toBe(0);
     expect(entries(out)).toEqual(['benchmark.json', 'build.json', 'library', 'observatory']);
     expect(entries(path.join(out, 'library')).some((f) => f.endsWith('.ttl'))).toBe(false);
-    const r = fkgqa('describe', '--shards', out, '--endpoint-base', 'http://localhost:7001');
+    const r = child('describe', '--shards', out, '--endpoint-base', 'http://localhost:7001');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^fkgqa describe: 2 graphs, 8 shards, \d+ linksets; 16 VoID files/);
     expect(r.stderr).toContain('[1/2] library: 4 shards described');
@@ -48,18 +51,18 @@ describe('cli / partition', () => {
     const cat = JSON.parse(fs.readFileSync(path.join(out, 'catalogue.json'), 'utf8'));
     expect(cat.shards[0].url).toBe('http://localhost:7001/library-shard1/sparql');
     expect(fs.readFileSync(path.join(out, 'library/shard1_void.ttl'), 'utf8')).toContain('void:sparqlEndpoint <http://localhost:7001/library-shard1/sparql>');
-    const j = fkgqa('describe', '--shards', out, '--json', '-q');
+    const j = await fkgqa('describe', '--shards', out, '--json', '-q');
     expect(j.code).toBe(0);
     expect(j.stderr).toBe('');
     expect(JSON.parse(j.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
   });
 
-  it('explains every option in --help', () => {
-    const r = fkgqa('partition', '--help');
+  it('explains every option in --help', async () => {
+    const r = await fkgqa('partition', '--help');
     for (const o of ['--source', '--out', '--questions', '--kg', '--buckets', '--seed', '--default-prefix', '--solver-timeout', '--no-void', '--endpoint-base', '--json', '--quiet']) {
       expect(r.stdout).toContain(o);
     }
-    const d = fkgqa('describe', '--help');
+    const d = await fkgqa('describe', '--help');
     for (const o of ['--shards', '--endpoint-base', '--sparql', '--json', '--quiet']) expect(d.stdout).toContain(o);
   });
 });
@@ -71,40 +74,40 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     const out = await demoBuild(parent);
     const before = fs.readFileSync(path.join(out, 'build.json'), 'utf8');
     replaceLine(path.join(src, 'kg/library.nt'), 5, '<http://valuenet/ontop/author/author_id=2> <http://valuenet/ontop/author#name> "unterminated .');
-    const r = fkgqa('partition', '--source', src, '--out', out, '-q');
+    const r = child('partition', '--source', src, '--out', out, '-q');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^fkgqa: error: .*kg\/library\.nt, line 5: /);
     expect(fs.readFileSync(path.join(out, 'build.json'), 'utf8')).toBe(before);
     expect(entries(parent)).toEqual(['shards']); // no staging directory left behind
   });
 
-  it('names the file and line of a Turtle syntax error', () => {
+  it('names the file and line of a Turtle syntax error', async () => {
     const src = copyDir(DEMO);
     replaceLine(path.join(src, 'kg/observatory.ttl'), 9, '  <telescope#name> "Kepler" ;;; ]');
     const out = path.join(tmpDir(), 'shards');
-    const r = fkgqa('partition', '--source', src, '--out', out);
+    const r = await fkgqa('partition', '--source', src, '--out', out);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/kg\/observatory\.ttl, line 9: /);
     expect(fs.existsSync(out)).toBe(false);
   });
 
-  it('names the question and the graph when a question names a graph with no data file', () => {
+  it('names the question and the graph when a question names a graph with no data file', async () => {
     const src = copyDir(DEMO);
     const dev = JSON.parse(fs.readFileSync(path.join(src, 'dev.json'), 'utf8'));
     dev.push({ kg_name: 'atlas', question: 'Where?', query: 'select ?x where { ?x a :place }' });
     fs.writeFileSync(path.join(src, 'dev.json'), JSON.stringify(dev));
-    const r = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 'shards'));
+    const r = await fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 'shards'));
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('dev.json: question 16 names graph "atlas", which has no data file');
     expect(r.stderr).toContain(path.join('kg', 'atlas.nt'));
   });
 
-  it('warns about a missing ontology and builds with explicit types only', () => {
+  it('warns about a missing ontology and builds with explicit types only', async () => {
     const src = copyDir(DEMO);
     fs.rmSync(path.join(src, 'ontologies/library.owl'));
     const out = path.join(tmpDir(), 'shards');
     // The graph without its ontology only (--kg library): the other graph shows nothing here.
-    const r = fkgqa('partition', '--source', src, '--out', out, '--kg', 'library');
+    const r = await fkgqa('partition', '--source', src, '--out', out, '--kg', 'library');
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('warning: library: no ontology in ontologies/library.(owl|rdf|xml|ttl)');
     const m = JSON.parse(fs.readFileSync(path.join(out, 'library/manifest.json'), 'utf8'));
@@ -112,13 +115,13 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     expect(m.warnings[0]).toMatch(/explicit rdf:type patterns only/);
   });
 
-  it('reports a query that does not parse with its text and message, and builds the rest', () => {
+  it('reports a query that does not parse with its text and message, and builds the rest', async () => {
     const src = copyDir(DEMO);
     const dev = JSON.parse(fs.readFileSync(path.join(src, 'dev.json'), 'utf8'));
     dev[0].query = 'select ?x where { ?x a :author ';
     fs.writeFileSync(path.join(src, 'dev.json'), JSON.stringify(dev));
     // The graph of that query only (--kg library): the other graph shows nothing here.
-    const r = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 'shards'), '--kg', 'library');
+    const r = await fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 'shards'), '--kg', 'library');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('1 unparsable');
     expect(r.stdout).toMatch(/unparsable: library\/q1: Parse error on line 1/);
@@ -132,38 +135,38 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     const out = await demoBuild(parent);
     replaceLine(path.join(out, 'observatory/shard2.nt'), 3, '<http://x> <http://y> "broken .');
     const before = fileHashes(parent);
-    const r = fkgqa('describe', '--shards', out);
+    const r = child('describe', '--shards', out);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^fkgqa: error: .*observatory\/shard2\.nt: shard file differs from the one the build wrote/m);
     // Nothing written, changed or left behind (no staging file, no state folder).
     expect(fileHashes(parent)).toEqual(before);
-    const n = fkgqa('describe', '--shards', path.join(out, 'nowhere'));
+    const n = await fkgqa('describe', '--shards', path.join(out, 'nowhere'));
     expect(n.code).toBe(2);
     expect(n.stderr).toContain('nowhere: no such build directory');
-    const e = fkgqa('describe', '--shards', out, '--endpoint-base', 'ftp://x');
+    const e = await fkgqa('describe', '--shards', out, '--endpoint-base', 'ftp://x');
     expect(e.code).toBe(2);
     expect(e.stderr).toContain('--endpoint-base must be an http(s) URL');
   });
 
-  it('rejects bad options and bad question files with a message', () => {
-    const b = fkgqa('partition', '--buckets', '1', '--out', path.join(tmpDir(), 's'));
+  it('rejects bad options and bad question files with a message', async () => {
+    const b = child('partition', '--buckets', '1', '--out', path.join(tmpDir(), 's'));
     expect(b.code).not.toBe(0);
     expect(b.stderr).toContain('--buckets must be an integer from 2 to 1024');
     const src = copyDir(DEMO);
     fs.rmSync(path.join(src, 'dev.json'));
     fs.writeFileSync(path.join(src, 'questions.csv'), 'kg,question,query\nlibrary,How many?,select * where {?s ?p ?o}\n');
-    const c = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's'));
+    const c = await fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's'));
     expect(c.code).toBe(2);
     expect(c.stderr).toContain('questions.csv: CSV header lacks the column "kg_name"');
     fs.writeFileSync(path.join(src, 'questions.csv'), '');
     fs.writeFileSync(path.join(src, 'dev.json'), '{"kg_name": "library"}');
-    const j = fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's'));
+    const j = await fkgqa('partition', '--source', src, '--out', path.join(tmpDir(), 's'));
     expect(j.code).toBe(2);
     expect(j.stderr).toContain('dev.json: expected a JSON array');
-    const u = fkgqa('partition', '--endpoint-base', 'not a url', '--out', path.join(tmpDir(), 's'));
+    const u = await fkgqa('partition', '--endpoint-base', 'not a url', '--out', path.join(tmpDir(), 's'));
     expect(u.code).toBe(2);
     expect(u.stderr).toContain('--endpoint-base must be an absolute URL, got "not a url"');
-    const k = fkgqa('partition', '--kg', 'nowhere', '--out', path.join(tmpDir(), 's'));
+    const k = await fkgqa('partition', '--kg', 'nowhere', '--out', path.join(tmpDir(), 's'));
     expect(k.code).toBe(2);
     expect(k.stderr).toContain('--kg nowhere: no such graph');
   });
@@ -172,10 +175,10 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
 describe('cli / one convention for output formats and option names', async () => {
   const out = path.join(tmpDir(), 'shards');
   // Built once: --json and --format json give the same partition summary (the digests are equal).
-  const a = fkgqa('partition', '--out', out, '--no-void', '--json', '--quiet');
-  const b = fkgqa('partition', '--out', out, '--no-void', '--format', 'json', '-q');
+  const a = await fkgqa('partition', '--out', out, '--no-void', '--json', '--quiet');
+  const b = await fkgqa('partition', '--out', out, '--no-void', '--format', 'json', '-q');
 
-  it('partition prints JSON only on stdout with --json', () => {
+  it('partition prints JSON only on stdout with --json', async () => {
     expect(a.code).toBe(0);
     expect(a.stderr).toBe('');
     const j = JSON.parse(a.stdout);
@@ -183,43 +186,43 @@ describe('cli / one convention for output formats and option names', async () =>
     expect(j.summary.guarantees.federation).toEqual({ federated: 14, covered: 14, necessarilyEmpty: 0, exceptions: [] });
   });
 
-  it('partition: --json and --format json print the same JSON; --format text the summary', () => {
+  it('partition: --json and --format json print the same JSON; --format text the summary', async () => {
     expect([a.code, b.code]).toEqual([0, 0]);
     const [ja, jb] = [JSON.parse(a.stdout), JSON.parse(b.stdout)];
     expect(ja.summary.guarantees.determinism.outputDigest).toBe(jb.summary.guarantees.determinism.outputDigest);
     expect(jb.summary.guarantees.determinism.status).toBe('identical');
-    expect(fkgqa('partition', '--out', out, '--no-void', '--format', 'text', '-q').stdout).toMatch(/^fkgqa partition: 2 graphs/);
+    expect((await fkgqa('partition', '--out', out, '--no-void', '--format', 'text', '-q')).stdout).toMatch(/^fkgqa partition: 2 graphs/);
   });
 
-  it('describe: --void-engine (and the old --engine), --json and --format json', () => {
-    const j = fkgqa('describe', '--shards', out, '--void-engine', 'stream', '--json', '-q');
-    const f = fkgqa('describe', '--shards', out, '--engine', 'stream', '--format', 'json', '-q');
+  it('describe: --void-engine (and the old --engine), --json and --format json', async () => {
+    const j = await fkgqa('describe', '--shards', out, '--void-engine', 'stream', '--json', '-q');
+    const f = await fkgqa('describe', '--shards', out, '--engine', 'stream', '--format', 'json', '-q');
     expect([j.code, f.code]).toEqual([0, 0]);
     expect(JSON.parse(j.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
     expect(JSON.parse(f.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
-    const both = fkgqa('describe', '--shards', out, '--void-engine', 'stream', '--engine', 'sparql', '-q');
+    const both = await fkgqa('describe', '--shards', out, '--void-engine', 'stream', '--engine', 'sparql', '-q');
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--engine is the old name of --void-engine');
-    const help = fkgqa('describe', '--help').stdout;
+    const help = (await fkgqa('describe', '--help')).stdout;
     expect(help).toContain('--void-engine');
     expect(help).not.toContain('--engine <');
-    expect(fkgqa('partition', '--help').stdout).toContain('--void-engine');
+    expect((await fkgqa('partition', '--help')).stdout).toContain('--void-engine');
   });
 
-  it('stats: --json and --format json print the same figures', () => {
-    const j = fkgqa('stats', '--shards', out, '--json', '-q');
-    const f = fkgqa('stats', '--shards', out, '--format', 'json', '-q');
+  it('stats: --json and --format json print the same figures', async () => {
+    const j = await fkgqa('stats', '--shards', out, '--json', '-q');
+    const f = await fkgqa('stats', '--shards', out, '--format', 'json', '-q');
     expect([j.code, f.code]).toEqual([0, 0]);
     expect(JSON.parse(j.stdout).figures).toEqual(JSON.parse(f.stdout).figures);
     expect(JSON.parse(j.stdout).figures.shards.total).toBe(8);
-    const bad = fkgqa('stats', '--shards', out, '--json', '--format', 'csv', '-q');
+    const bad = await fkgqa('stats', '--shards', out, '--json', '--format', 'csv', '-q');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--json is --format json: it cannot be combined with --format csv');
   });
 
-  it('verify: --json and --format json print the same verdicts', () => {
-    const j = fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--json', '-q');
-    const f = fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--format', 'json', '-q');
+  it('verify: --json and --format json print the same verdicts', async () => {
+    const j = await fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--json', '-q');
+    const f = await fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--format', 'json', '-q');
     expect([j.code, f.code]).toEqual([0, 0]);
     expect(JSON.parse(j.stdout).totals.comunica.federated).toMatchObject({ identical: 1, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0, answered: 1 });
     expect(Object.keys(JSON.parse(j.stdout).totals.comunica)).toEqual(['federated']);
@@ -231,8 +234,8 @@ describe('cli / one convention for output formats and option names', async () =>
     expect(verdicts(f.stdout)).toEqual(verdicts(j.stdout));
   });
 
-  it('verify prints [k/n] per query on stderr', () => {
-    const r = fkgqa('verify', '--shards', out, '--kg', 'library', '--form', 'federated');
+  it('verify prints [k/n] per query on stderr', async () => {
+    const r = await fkgqa('verify', '--shards', out, '--kg', 'library', '--form', 'federated');
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/\[1\/7\] library\/q1: gold 1 rows; federated identical \d+ req \d+\.\d+ s \(\d+\.\d+ s\)/);
     expect(r.stderr).toMatch(/\[7\/7\] library\/q7: /);
@@ -247,10 +250,10 @@ describe('cli / first run after the demo', () => {
     const qs = JSON.parse(fs.readFileSync(path.join(src, 'dev.json'), 'utf8')).filter((q: { kg_name: string }) => q.kg_name === 'library');
     fs.writeFileSync(path.join(src, 'dev.json'), JSON.stringify(qs));
     fs.rmSync(path.join(src, 'kg', 'observatory.ttl'));
-    const r = fkgqa('partition', '--source', src, '--out', out, '--no-void', '-q');
+    const r = await fkgqa('partition', '--source', src, '--out', out, '--no-void', '-q');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('3. deterministic: the previous build in this folder was of other inputs (the demo); nothing to compare (run again to check)');
-    const again = fkgqa('partition', '--source', src, '--out', out, '--no-void', '-q');
+    const again = await fkgqa('partition', '--source', src, '--out', out, '--no-void', '-q');
     expect(again.stdout).toContain('3. deterministic: byte-identical to the previous build');
   });
 });
