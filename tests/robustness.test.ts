@@ -4,13 +4,16 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StagedOutput } from '../src/common/output.js';
 import { InputError, partition } from '../src/index.js';
-import { copyDir, DEMO, demoBuild, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { copyDir, DEMO, demoBuild, fkgqaInProcess, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
 
-/** Runs the built CLI (`npm test` builds dist/ first). */
-function fkgqa(...args: string[]) {
+/** Runs the built CLI as a child process (`npm test` builds dist/ first): what a user runs. */
+function child(...args: string[]) {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** Runs the built CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
+const fkgqa = (...args: string[]) => fkgqaInProcess(args);
 const entries = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
 const digestOf = (out: string) => JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8')).outputDigest;
 
@@ -35,20 +38,20 @@ describe('robustness / paths', () => {
     expect(await refusal(partition({ source: src, out: path.join(tmpDir(), 'shards') }))).toContain('kg/...nt: ".." cannot be a graph name');
   });
 
-  it('refuses an --out that is the root, the source, or a non-empty folder without a build, and leaves it alone', () => {
-    expect(fkgqa('partition', '--out', '/').stderr).toContain('--out may not be the root of the file system');
+  it('refuses an --out that is the root, the source, or a non-empty folder without a build, and leaves it alone', async () => {
+    expect((await fkgqa('partition', '--out', '/')).stderr).toContain('--out may not be the root of the file system');
     const src = copyDir(DEMO);
-    expect(fkgqa('partition', '--source', src, '--out', path.join(src, 'kg')).stderr).toContain('--out may not be the source directory');
+    expect((await fkgqa('partition', '--source', src, '--out', path.join(src, 'kg'))).stderr).toContain('--out may not be the source directory');
     const project = tmpDir();
     fs.mkdirSync(path.join(project, 'webext'));
     fs.writeFileSync(path.join(project, 'webext/manifest.json'), '{"name":"an extension"}');
-    const r = fkgqa('partition', '--out', project);
+    const r = await fkgqa('partition', '--out', project);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--out is not empty and holds no fkgqa build');
     expect(entries(path.join(project, 'webext'))).toEqual(['manifest.json']);
   });
 
-  it('puts everything back when moving the new build into place fails half-way', () => {
+  it('puts everything back when moving the new build into place fails half-way', async () => {
     const parent = tmpDir();
     const out = path.join(parent, 'out');
     fs.mkdirSync(path.join(out, 'a'), { recursive: true });
@@ -69,12 +72,12 @@ describe('robustness / paths', () => {
     expect(entries(parent)).toEqual(['out']);
   });
 
-  it('refuses a second build into an output another live process is writing', () => {
+  it('refuses a second build into an output another live process is writing', async () => {
     const parent = tmpDir();
     const sleeper = spawn('sleep', ['30']);
     try {
       fs.writeFileSync(path.join(parent, '.shards.fkgqa-lock'), String(sleeper.pid));
-      const r = fkgqa('partition', '--out', path.join(parent, 'shards'));
+      const r = await fkgqa('partition', '--out', path.join(parent, 'shards'));
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`another fkgqa process (pid ${sleeper.pid}) is writing to this output directory`);
     } finally {
@@ -82,7 +85,7 @@ describe('robustness / paths', () => {
     }
     // A lock left by a process that is gone is taken over.
     fs.writeFileSync(path.join(parent, '.shards.fkgqa-lock'), '999999999');
-    expect(fkgqa('partition', '--out', path.join(parent, 'shards'), '-q').code).toBe(0);
+    expect((await fkgqa('partition', '--out', path.join(parent, 'shards'), '-q')).code).toBe(0);
     expect(entries(parent)).toEqual(['shards']);
   });
 });
@@ -106,18 +109,18 @@ describe('robustness / input', () => {
     expect(await refusal(partition({ source: src, out: path.join(tmpDir(), 's') }))).toContain("kg/library.nt, line 98: invalid IRI <http://a/%zz>: Invalid IRI percent encoding '%zz'");
   });
 
-  it('refuses prefixes and endpoint bases that would write broken Turtle', () => {
-    expect(fkgqa('partition', '--default-prefix', 'http://valuenet/ontop/>', '--out', path.join(tmpDir(), 's')).stderr).toContain(
+  it('refuses prefixes and endpoint bases that would write broken Turtle', async () => {
+    expect((await fkgqa('partition', '--default-prefix', 'http://valuenet/ontop/>', '--out', path.join(tmpDir(), 's'))).stderr).toContain(
       "--default-prefix must be an absolute IRI, got \"http://valuenet/ontop/>\" (Invalid IRI code point '>')",
     );
-    expect(fkgqa('partition', '--endpoint-base', 'http://x/a b', '--out', path.join(tmpDir(), 's')).code).toBe(2);
+    expect((await fkgqa('partition', '--endpoint-base', 'http://x/a b', '--out', path.join(tmpDir(), 's'))).code).toBe(2);
   });
 
-  it('exits 2 on bad options, with a short hint instead of the whole help', () => {
-    const r = fkgqa('partition', '--seed', '-1');
+  it('exits 2 on bad options, with a short hint instead of the whole help', async () => {
+    const r = await fkgqa('partition', '--seed', '-1');
     expect(r.code).toBe(2);
     expect(r.stderr.split('\n').length).toBeLessThan(5);
-    expect(fkgqa('stats', '--timeout', '0').code).toBe(2);
+    expect((await fkgqa('stats', '--timeout', '0')).code).toBe(2);
   });
 
   it('refuses a CSV whose header repeats a column', async () => {
@@ -133,22 +136,22 @@ describe('robustness / later stages and synth', () => {
     const out = await goodBuild();
     const shard = path.join(out, 'library/shard1.nt');
     fs.writeFileSync(shard, fs.readFileSync(shard, 'utf8').split('\n').slice(0, 5).join('\n') + '\n');
-    const r = fkgqa('stats', '--shards', out, '-q');
+    const r = await fkgqa('stats', '--shards', out, '-q');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('library/shard1.nt: shard file differs from the one the build wrote');
     fs.writeFileSync(path.join(out, 'library/manifest.json'), '{');
-    expect(fkgqa('stats', '--shards', out).stderr).toMatch(/library\/manifest\.json: graph manifest is not valid JSON/);
+    expect((await fkgqa('stats', '--shards', out)).stderr).toMatch(/library\/manifest\.json: graph manifest is not valid JSON/);
   });
 
-  it('synth refuses an empty graph and an --out that is its source, writing nothing', () => {
+  it('synth refuses an empty graph and an --out that is its source, writing nothing', async () => {
     const src = copyDir(DEMO);
     fs.writeFileSync(path.join(src, 'kg/library.nt'), '');
     const out = path.join(tmpDir(), 'syn');
-    const e = fkgqa('synth', '--source', src, '--kg', 'library', '--triples', '10', '--out', out);
+    const e = child('synth', '--source', src, '--kg', 'library', '--triples', '10', '--out', out);
     expect(e.code).toBe(2);
     expect(e.stderr).toContain('graph library has no triples to replicate');
     expect(fs.existsSync(out)).toBe(false);
-    const s = fkgqa('synth', '--source', DEMO, '--kg', 'library', '--triples', '10', '--out', DEMO);
+    const s = await fkgqa('synth', '--source', DEMO, '--kg', 'library', '--triples', '10', '--out', DEMO);
     expect(s.code).toBe(2);
     expect(s.stderr).toContain('--out may not be the source directory');
   });
