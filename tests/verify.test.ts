@@ -13,7 +13,7 @@ import { trivialFederation } from '../src/sparql/trivial.js';
 import { verify } from '../src/index.js';
 import { checkGoldThroughMcp } from '../src/checks/mcp-gold.js';
 import { classifyDisagreement, computeTotals, formatVerifyReport, readableKeys, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
-import { demoBuild, engineTestsRun, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, fkgqaInProcess, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const lit = (value: string, datatype?: string) => ({ type: 'literal' as const, value, ...(datatype ? { datatype } : {}) });
@@ -202,36 +202,32 @@ describe('verify / the demo build', () => {
 
 describe('verify / refuses what it cannot check (exit 2, named)', () => {
   let shards: string;
-  const cli = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
-  /** The CLI without blocking this process (whose event loop runs the endpoints under test). */
-  const cliAsync = (...args: string[]) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args]);
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c) => (stdout += c));
-      child.stderr.on('data', (c) => (stderr += c));
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
+  /** The CLI as a child process: what a user runs. */
+  const child = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
+  /** The CLI in the test process (tests/helpers.ts; its event loop keeps running the endpoints under test): the child's exit code, stdout and stderr. */
+  const cli = async (...args: string[]) => {
+    const r = await fkgqaInProcess(args);
+    return { status: r.code, stdout: r.stdout, stderr: r.stderr };
+  };
   beforeAll(async () => {
     shards = await demoBuild(tmpDir('fkgqa-verify-refuse-'));
   });
 
-  it('--query <kg>/qN verifies that graph only, without --kg', () => {
-    const v = cli('verify', '--shards', shards, '--query', 'library/q1', '--form', 'federated', '-q');
+  it('--query <kg>/qN verifies that graph only, without --kg', async () => {
+    const v = await cli('verify', '--shards', shards, '--query', 'library/q1', '--form', 'federated', '-q');
     expect(v.status).toBe(0);
     expect(v.stdout).toContain('fkgqa verify: 1 distinct gold queries over 1 graphs');
-    expect(cli('verify', '--shards', shards, '--query', 'q1', '-q').stderr).toContain('--query q1: a query id is <kg>/q<N>');
+    expect((await cli('verify', '--shards', shards, '--query', 'q1', '-q')).stderr).toContain('--query q1: a query id is <kg>/q<N>');
   });
 
-  it('a shard with a triple removed: verify and serve refuse, naming the shard', () => {
+  it('a shard with a triple removed: verify and serve refuse, naming the shard', async () => {
     const copy = path.join(tmpDir('fkgqa-verify-damaged-'), 'shards');
     fs.cpSync(shards, copy, { recursive: true });
     const shard = path.join(copy, 'library', 'shard1.nt');
     const lines = fs.readFileSync(shard, 'utf8').split('\n');
     fs.writeFileSync(shard, lines.slice(1).join('\n'));
     for (const args of [['verify', '--query', 'library/q1'], ['serve', '--port', '0']]) {
-      const r = cli(...args, '--shards', copy, '-q');
+      const r = child(...args, '--shards', copy, '-q');
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(`${shard}: shard file differs from the one the build wrote`);
     }
@@ -253,7 +249,7 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
       ef.endpoints = ef.endpoints.map((e, i) => (i === 1 ? { ...e, url: `http://127.0.0.1:${port}/library-shard2/sparql` } : e));
       file = path.join(tmpDir('fkgqa-verify-down-'), 'endpoints.json');
       fs.writeFileSync(file, JSON.stringify(ef));
-      const r = await cliAsync('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '-q');
+      const r = await cli('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '-q');
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(`${file}: 1 endpoint(s) do not answer (is fkgqa serve running?): http://127.0.0.1:${port}/library-shard2/sparql: refused the connection: nothing listens there (ECONNREFUSED)`);
       expect(r.stdout).toBe('');
@@ -261,7 +257,7 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
       await server.close();
     }
     // All of them down once the server stopped.
-    const r = cli('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '-q');
+    const r = await cli('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '-q');
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('4 endpoint(s) do not answer');
   });
@@ -301,7 +297,7 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
       const file = path.join(tmpDir('fkgqa-verify-probe-'), 'endpoints.json');
       fs.writeFileSync(file, JSON.stringify(ef));
       // --timeout 1000: the probe waits 5 s, the endpoint never answers it.
-      const r = await cliAsync('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '--form', 'federated', '--timeout', '1000', '-q');
+      const r = await cli('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '--form', 'federated', '--timeout', '1000', '-q');
       await probeGaveUp; // the probe closed its request: it gave up, the proxy did not
       expect([r.status, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(`fkgqa: error: ${file}: 1 endpoint(s) do not answer (is fkgqa serve running?): ${proxied}: no answer within 5000 ms\n`);
@@ -317,25 +313,25 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
     }
   }, 180_000);
 
-  it('a missing or broken endpoints file is named; --endpoints alone means <state>/endpoints.json', () => {
+  it('a missing or broken endpoints file is named; --endpoints alone means <state>/endpoints.json', async () => {
     const gone = path.join(tmpDir(), 'endpoints.json');
-    const r = cli('verify', '--shards', shards, '--endpoints', gone, '-q');
+    const r = await cli('verify', '--shards', shards, '--endpoints', gone, '-q');
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`${gone}: endpoints file not found: is fkgqa serve running on this build?`);
-    const d = cli('verify', '--shards', shards, '--endpoints', '-q');
+    const d = await cli('verify', '--shards', shards, '--endpoints', '-q');
     expect(d.status).toBe(2);
     expect(d.stderr).toContain(`${path.join(`${shards}.state`, 'endpoints.json')}: endpoints file not found`);
     fs.writeFileSync(gone, '{"endpoints": [{"id": 1}]}');
-    expect(cli('verify', '--shards', shards, '--endpoints', gone, '-q').stderr).toContain(`${gone}: not an endpoints file written by fkgqa serve: endpoints[0]: needs string fields`);
+    expect((await cli('verify', '--shards', shards, '--endpoints', gone, '-q')).stderr).toContain(`${gone}: not an endpoints file written by fkgqa serve: endpoints[0]: needs string fields`);
   });
 
-  it('every command documents its exit codes in its help', () => {
+  it('every command documents its exit codes in its help', async () => {
     for (const c of ['partition', 'stats', 'synth', 'describe', 'serve', 'verify']) {
-      const h = cli(c, '--help');
+      const h = await cli(c, '--help');
       expect(h.status).toBe(0);
       expect(h.stdout).toMatch(/Exit codes: 0 [^\n]*2 bad input/);
     }
-    expect(cli('verify', '--help').stdout).toContain("1 an engine's answer differs from gold beyond ties");
+    expect((await cli('verify', '--help')).stdout).toContain("1 an engine's answer differs from gold beyond ties");
   });
 });
 
