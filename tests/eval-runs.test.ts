@@ -18,7 +18,7 @@ import { HARNESS_TOOLS, McpToolProvider, type ToolProvider } from '../src/eval/t
 import { filterGraphs, openRegistry } from '../src/federation/registry.js';
 import type { ShardServer } from '../src/serve/server.js';
 import { fakeApi, ok, toolCall, type FakeApi } from './fake-chat.js';
-import { ROOT, tmpDir } from './helpers.js';
+import { fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
 import { fkgqaAsync, serveDemo } from './eval-fixture.js';
 
 const dir = tmpDir('fkgqa-eval-runs-');
@@ -37,9 +37,12 @@ const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter
 const records = (file: string) => lines(file).map((l) => JSON.parse(l) as RunRecord);
 const lib = () => bench().entries.filter((e) => e.kg === 'library');
 
-/** The CLI, asynchronously, without the user's OPENAI_* variables. */
-const fkgqa = (args: string[], env: Record<string, string | undefined> = {}, onStderr?: Parameters<typeof fkgqaAsync>[2]) =>
+/** The CLI as a child process, asynchronously, without the user's OPENAI_* variables: what a user runs (and what a signal can stop). */
+const fkgqaChild = (args: string[], env: Record<string, string | undefined> = {}, onStderr?: Parameters<typeof fkgqaAsync>[2]) =>
   fkgqaAsync(args, { OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined, ...env }, onStderr);
+
+/** The CLI in the test process (tests/helpers.ts; its event loop keeps serving the endpoints and fake APIs), without the user's OPENAI_* variables. */
+const fkgqa = (args: string[], env: Record<string, string | undefined> = {}) => fkgqaInProcess(args, { env: { OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined, ...env } });
 
 beforeAll(async () => {
   ({ build, endpointsFile, server } = await serveDemo(dir));
@@ -210,7 +213,7 @@ describe('eval / infrastructure failures are not wrong answers (issue 18 item 3)
     });
     const out = path.join(dir, 'killed.jsonl');
     const args = ['eval', '--shards', build, '--state', state, '--base-url', fake.url, '--model', 'm', '--question', String(q1.index), String(q2.index), '--out', out, '--tools', 'mcp', '--backoff', '1'];
-    const first = await fkgqa(args);
+    const first = await fkgqaChild(args);
     expect(first.code).toBe(2);
     expect(first.stderr).toMatch(/fkgqa: error: no run succeeded: infrastructure_error 2 \(first /);
     expect(first.stdout).toMatch(/failed: 2 of 2 \(not the agent's outcome: never scored; rerun them with --retry-errors\)/);
@@ -397,7 +400,7 @@ describe('eval / the command line (issues 19 and 21)', () => {
     const [q1, q2] = lib();
     const fake = await newFake((question) => (question === q1.question ? ok({ tool_calls: [toolCall('c', 'cancel', '{"reason":"no"}')] }) : 'hang'));
     const out = path.join(dir, 'sigint.jsonl');
-    const r = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--base-url', fake.url, '--model', 'm', '--question', String(q1.index), String(q2.index), '--tools', 'in-process', '--out', out], {}, (err, kill) => {
+    const r = await fkgqaChild(['eval', '--shards', build, '--endpoints', endpointsFile, '--base-url', fake.url, '--model', 'm', '--question', String(q1.index), String(q2.index), '--tools', 'in-process', '--out', out], {}, (err, kill) => {
       if (err.includes('[1/2]') && !err.includes('interrupted')) kill('SIGINT');
     });
     expect(r.code).toBe(130);

@@ -127,13 +127,13 @@ let cliQueue: Promise<unknown> = Promise.resolve();
  * process.stdout/stderr captured and the exit code the child would exit with (process.exitCode
  * as the command and the CLI's error mapping left it, 0 when unset). Saves a process start and the
  * loading of every module per call (about 1-2 s of CPU). Runs are queued, one at a time.
- * `env` is added to process.env for the run, `cwd` is the working directory for the run.
- * Not for what only a process shows: `serve`, `mcp` (they wait for signals and exit themselves),
+ * `env` is added to process.env for the run (undefined removes a variable), `cwd` is the working directory for the run.
+ * Not for what only a process shows: `serve`, `mcp` (they wait for signals and exit themselves; their --help is fine),
  * signals, stdin (`--file -`), FKGQA_FAULT_AT (the process kills itself): those throw here.
  * A stray `process.exit` in a command throws, so that the test fails rather than the test process ending.
  */
-export function fkgqaInProcess(args: string[], o: { env?: Record<string, string>; cwd?: string } = {}): Promise<CliResult> {
-  if (args[0] === 'serve' || args[0] === 'mcp') throw new Error(`fkgqaInProcess: fkgqa ${args[0]} runs as a child (serveProcess, spawn)`);
+export function fkgqaInProcess(args: string[], o: { env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<CliResult> {
+  if ((args[0] === 'serve' || args[0] === 'mcp') && !args.includes('--help')) throw new Error(`fkgqaInProcess: fkgqa ${args[0]} runs as a child (serveProcess, spawn)`);
   if (args.some((a, i) => a === '-' && args[i - 1] === '--file')) throw new Error('fkgqaInProcess: no stdin in-process (--file -): run a child');
   if (o.env?.FKGQA_FAULT_AT) throw new Error('fkgqaInProcess: FKGQA_FAULT_AT kills the process: run a child');
   const run = cliQueue.then(() => runInProcess(args, o));
@@ -141,7 +141,7 @@ export function fkgqaInProcess(args: string[], o: { env?: Record<string, string>
   return run;
 }
 
-async function runInProcess(args: string[], o: { env?: Record<string, string>; cwd?: string }): Promise<CliResult> {
+async function runInProcess(args: string[], o: { env?: Record<string, string | undefined>; cwd?: string }): Promise<CliResult> {
   const { runCli } = (await import(pathToFileURL(path.join(ROOT, 'dist/cli/main.js')).href)) as { runCli: (argv: string[]) => Promise<void> };
   let stdout = '';
   let stderr = '';
@@ -156,7 +156,8 @@ async function runInProcess(args: string[], o: { env?: Record<string, string>; c
   const savedEnv: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(o.env ?? {})) {
     savedEnv[k] = process.env[k];
-    process.env[k] = v;
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
   }
   process.stdout.write = capture((s) => (stdout += s));
   process.stderr.write = capture((s) => (stderr += s));

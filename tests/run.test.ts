@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { demoBuild, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
 
 /** `fkgqa run`: the whole loop on the demo build with the oracle, as a user runs it. */
 const dir = tmpDir('fkgqa-run-');
@@ -15,8 +15,8 @@ beforeAll(async () => {
   build = await demoBuild(dir);
 }, 120_000);
 
-/** Runs the CLI; `onStderr` sees stderr as it comes (to signal the process at the right moment). */
-function fkgqa(args: string[], onStderr?: (text: string, child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the CLI as a child process (what a user runs); `onStderr` sees stderr as it comes (to signal the process at the right moment). */
+function child(args: string[], onStderr?: (text: string, child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const c = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args]);
     let stdout = '';
@@ -30,10 +30,13 @@ function fkgqa(args: string[], onStderr?: (text: string, child: ReturnType<typeo
   });
 }
 
+/** Runs the CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
+const fkgqa = (args: string[]) => fkgqaInProcess(args);
+
 describe('run / the whole loop in one command', () => {
   it('goes from a build without gold answers to the score report and the view page (oracle), and stops its serve', async () => {
     const out = path.join(dir, 'runs');
-    const r = await fkgqa(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'oracle', '--no-probe', '--timeout', '100000']);
+    const r = await child(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'oracle', '--no-probe', '--timeout', '100000']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('fkgqa run: no gold answers stored for library, observatory: running fkgqa stats (once per build)');
     expect(r.stderr).toMatch(/fkgqa run: serving 8 endpoints \(stopped at the end/);
@@ -63,7 +66,7 @@ describe('run / the whole loop in one command', () => {
   it('Ctrl-C: stops the serve it started (endpoints file and lock removed), exits 130, keeps the finished runs', async () => {
     const out = path.join(dir, 'interrupted');
     let sent = false;
-    const r = await fkgqa(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'trivial'], (text, child) => {
+    const r = await child(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'trivial'], (text, child) => {
       // Once the first run is done (the serve is up and the agent at work).
       if (!sent && /\[1\/16\]/.test(text)) {
         sent = true;
@@ -91,7 +94,7 @@ describe('run / the whole loop in one command', () => {
   }, 300_000);
 
   it('refuses a model without --base-url (exit 2) before starting anything', async () => {
-    const r = await fkgqa(['run', '--shards', build, '--state', state, '--out', path.join(dir, 'model'), '--agent', 'llm', '--model', 'qwen3-8b']);
+    const r = await child(['run', '--shards', build, '--state', state, '--out', path.join(dir, 'model'), '--agent', 'llm', '--model', 'qwen3-8b']);
     expect([r.code, r.stderr]).toEqual([2, 'fkgqa: error: a model needs --base-url and --model (or give --agent oracle|trivial|single)\n']);
     expect(fs.existsSync(path.join(dir, 'model'))).toBe(false);
     const asFile = path.join(dir, 'out-file');
