@@ -7,29 +7,32 @@ import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
 import { describe as describeBuild, InputError, partition, serve, stats, verify } from '../src/index.js';
-import { copyDir, DEMO, demoBuild, tmpDir, fileHashes, fkgqaSync } from './helpers.js';
+import { copyDir, DEMO, demoBuild, tmpDir, fileHashes, fkgqaInProcess, fkgqaSync } from './helpers.js';
 
-const fkgqa = fkgqaSync;
+/** The CLI as a child process: what a user runs. */
+const child = fkgqaSync;
+/** The CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
+const fkgqa = (args: string[]) => fkgqaInProcess(args);
 const tree = fileHashes;
 
 describe('build safety / locks', () => {
-  it('a lock naming a live process whose start time differs (a reused pid) is stale', () => {
+  it('a lock naming a live process whose start time differs (a reused pid) is stale', async () => {
     const parent = tmpDir();
     const lock = path.join(parent, '.shards.fkgqa-lock');
     const start = processStartTime(process.ppid);
     expect(start).toMatch(/^\d+$/);
     // The right start time: the holder is alive, the build refused.
     fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, start }));
-    const busy = fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')]);
+    const busy = await fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')]);
     expect(busy.code).toBe(2);
     expect(busy.stderr).toContain(`another fkgqa process (pid ${process.ppid}) is writing to this output directory`);
     // Same pid, another start time: the process that wrote the lock is gone, the pid was reused.
     fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, start: String(Number(start) + 1) }));
-    expect(fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')]).code).toBe(0);
+    expect((await fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')])).code).toBe(0);
     expect(fs.readdirSync(parent)).toEqual(['shards']);
   });
 
-  it('writes its pid and start time into the lock', () => {
+  it('writes its pid and start time into the lock', async () => {
     const parent = tmpDir();
     const staged = new StagedOutput(path.join(parent, 'out'));
     try {
@@ -40,7 +43,7 @@ describe('build safety / locks', () => {
     expect(fs.readdirSync(parent)).toEqual([]);
   });
 
-  it('an opener leaves a commit of a live writer alone: it waits, then says so', () => {
+  it('an opener leaves a commit of a live writer alone: it waits, then says so', async () => {
     // A commit decided by a process that is still running: the opener must not touch it.
     const parent = tmpDir();
     const out = path.join(parent, 'shards');
@@ -60,7 +63,7 @@ describe('build safety / the build is read-only: stats writes to the state folde
   it('fkgqa stats leaves every build file byte-identical; --state puts gold answers elsewhere', async () => {
     const out = await demoBuild(tmpDir());
     const before = tree(out);
-    const s = fkgqa(['stats', '--shards', out, '-q', '--format', 'json']);
+    const s = await fkgqa(['stats', '--shards', out, '-q', '--format', 'json']);
     expect(s.code).toBe(0);
     expect(tree(out)).toEqual(before);
     expect(Object.keys(tree(`${out}.state`)).sort()).toEqual([
@@ -70,7 +73,7 @@ describe('build safety / the build is read-only: stats writes to the state folde
       'realised-fan-out/observatory.json',
     ]);
     const elsewhere = path.join(tmpDir(), 'state');
-    expect(fkgqa(['stats', '--shards', out, '-q', '--state', elsewhere, '--kg', 'library']).code).toBe(0);
+    expect((await fkgqa(['stats', '--shards', out, '-q', '--state', elsewhere, '--kg', 'library'])).code).toBe(0);
     expect(Object.keys(tree(elsewhere)).sort()).toEqual(['gold-answers/library.json', 'realised-fan-out/library.json']);
     expect(tree(out)).toEqual(before);
   });
@@ -93,7 +96,8 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
   // The four commands, as the CLI runs them and as the library calls them (the CLI prints an
   // InputError's message after "fkgqa: error: " and exits 2). Each corruption goes through one
   // command's CLI (in turn, so that every command's CLI sees a broken build) and through the
-  // library functions of the other three: a CLI child costs a second of CPU (issue 16 item 7).
+  // library functions of the other three: a CLI child costs a second of CPU (issue 16 item 7); the
+  // CLI runs in the test process (fkgqaInProcess), serve's as a child (serve waits for signals).
   const commands: { cli: string[]; library: (shards: string) => Promise<unknown> }[] = [
     { cli: ['stats'], library: (shards) => stats({ shards, timeoutMs: 60_000 }) },
     { cli: ['describe'], library: (dir) => describeBuild({ dir }) },
@@ -102,7 +106,7 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
   ];
   corruptions.forEach(([file, text, message], i) => {
     const viaCli = commands[i % commands.length];
-    it(`${file} = ${JSON.stringify(text.slice(0, 40))}: stats, describe, verify and serve exit 2 naming it (fkgqa ${viaCli.cli[0]} as a child)`, async () => {
+    it(`${file} = ${JSON.stringify(text.slice(0, 40))}: stats, describe, verify and serve exit 2 naming it (fkgqa ${viaCli.cli[0]}'s CLI${viaCli.cli[0] === 'serve' ? ' as a child' : ''})`, async () => {
       const copy = path.join(tmpDir(), 'shards');
       fs.cpSync(good, copy, { recursive: true });
       if (file === 'library/manifest.json' && text.startsWith('{"tool"')) {
@@ -110,7 +114,7 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
         const full = fs.readFileSync(path.join(copy, file), 'utf8');
         fs.writeFileSync(path.join(copy, file), full.slice(0, Math.floor(full.length / 2)));
       } else fs.writeFileSync(path.join(copy, file), text);
-      const r = fkgqa([...viaCli.cli, '--shards', copy, '-q']);
+      const r = viaCli.cli[0] === 'serve' ? child([...viaCli.cli, '--shards', copy, '-q']) : await fkgqa([...viaCli.cli, '--shards', copy, '-q']);
       expect(r.code, `${viaCli.cli[0]}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toContain(`${path.join(copy, file)}: ${message}`);
       for (const c of commands.filter((x) => x !== viaCli)) {
@@ -129,21 +133,21 @@ describe('build safety / partition input', () => {
     return `<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n${decls.join('\n')}\n]>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:rdfs="http://www.w3.org/2000/01/rdf-schema#">\n<rdf:Description rdf:about="http://valuenet/ontop/x"><rdfs:label>&lol${levels};</rdfs:label></rdf:Description>\n</rdf:RDF>\n`;
   };
 
-  it('a 0-byte ontology warns like a missing one', () => {
+  it('a 0-byte ontology warns like a missing one', async () => {
     const src = copyDir(DEMO);
     fs.writeFileSync(path.join(src, 'ontologies/library.owl'), '');
-    const r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void']);
+    const r = child(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('warning: library: ontology ontologies/library.owl is empty (0 bytes): classes come from explicit rdf:type patterns only');
     fs.rmSync(path.join(src, 'ontologies/library.owl'));
-    expect(fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void']).stderr).toContain('warning: library: no ontology in ontologies/library.(owl|rdf|xml|ttl)');
+    expect((await fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void'])).stderr).toContain('warning: library: no ontology in ontologies/library.(owl|rdf|xml|ttl)');
   });
 
-  it('an XML entity bomb (billion laughs) in an ontology is refused before parsing, naming the file and line', () => {
+  it('an XML entity bomb (billion laughs) in an ontology is refused before parsing, naming the file and line', async () => {
     const src = copyDir(DEMO);
     fs.writeFileSync(path.join(src, 'ontologies/library.owl'), lol(9)); // 10^9 × "lol" expanded
     const t0 = Date.now();
-    const r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
+    const r = await fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${path.join(src, 'ontologies/library.owl')}, line 7: entity lol4 expands to more than 10000 characters (an XML entity bomb?): refused`);
     // Refused before any expansion (1.7 s on a quiet machine; the expansion took 2.9 GB and a panic):
@@ -157,7 +161,7 @@ describe('build safety / partition input', () => {
     const demo = fs.readFileSync(path.join(DEMO, 'ontologies/library.owl'), 'utf8');
     const withDoctype = (subset: string, text = demo) => text.replace('<?xml version="1.0"?>\n', `<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n${subset}\n]>\n`);
     fs.writeFileSync(owl, withDoctype('<!ENTITY secret SYSTEM "file:///etc/passwd">'));
-    let r = fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
+    let r = await fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${owl}, line 3: external entity secret (SYSTEM) in the DOCTYPE: refused`);
     // The same through the library function (the CLI above: an InputError's message, exit 2).
@@ -176,10 +180,10 @@ describe('build safety / partition input', () => {
     expect(manifest(a).rules.length).toBeGreaterThan(0);
   });
 
-  it('--out below a regular file is an input error, not "internal error: EEXIST"', () => {
+  it('--out below a regular file is an input error, not "internal error: EEXIST"', async () => {
     const file = path.join(tmpDir(), 'somefile');
     fs.writeFileSync(file, 'x');
-    const r = fkgqa(['partition', '--out', path.join(file, 'sub'), '-q']);
+    const r = await fkgqa(['partition', '--out', path.join(file, 'sub'), '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${path.join(file, 'sub')}: --out lies below ${file}, which is a file, not a directory`);
   });
@@ -191,11 +195,11 @@ describe('build safety / which triple patterns every solution needs', () => {
     if (!p.ok) throw new Error(p.error);
     return requiredPatterns(p.query.ast);
   };
-  it('takes the top-level BGPs and nested groups, not OPTIONAL, UNION, MINUS, FILTER EXISTS, subqueries or property paths', () => {
+  it('takes the top-level BGPs and nested groups, not OPTIONAL, UNION, MINUS, FILTER EXISTS, subqueries or property paths', async () => {
     const r = req('SELECT ?a WHERE { ?a :p ?b . { ?b :q ?c } OPTIONAL { ?a :o ?x } { ?a :u1 ?y } UNION { ?a :u2 ?y } MINUS { ?a :m ?z } FILTER EXISTS { ?a :e ?w } ?a :r+ ?v { SELECT ?a WHERE { ?a :s ?t } } }');
     expect(r).toEqual({ keys: ['?a <http://e/p> ?b', '?b <http://e/q> ?c'], implicitGroup: false });
   });
-  it('knows an aggregate without GROUP BY answers one row over no solutions', () => {
+  it('knows an aggregate without GROUP BY answers one row over no solutions', async () => {
     expect(req('SELECT (COUNT(*) AS ?n) WHERE { ?a :p ?b }').implicitGroup).toBe(true);
     expect(req('SELECT ?b (COUNT(*) AS ?n) WHERE { ?a :p ?b } GROUP BY ?b').implicitGroup).toBe(false);
   });

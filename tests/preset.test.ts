@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +8,7 @@ import { separateLayout, spreadLayout } from '../src/plan/layout.js';
 import { candidateRules, type DataFacts, type ShardingRule } from '../src/plan/rules.js';
 import { DEFAULT_METHOD_OPTIONS, resolveMethodOptions } from '../src/partition/presets.js';
 import { summarizePartition } from '../src/report/partition-summary.js';
-import { DEMO, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { DEMO, fkgqaInProcess, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
 
 const TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
 const rule = (kind: ShardingRule['kind'], elements: string[], covers: string[] = ['q1']): ShardingRule => ({
@@ -34,13 +33,11 @@ const facts: DataFacts = {
   classBucketSpread: new Map([['A', 2], ['B', 2]]),
 };
 
-function fkgqa(...args: string[]) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** Runs the CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
+const fkgqa = (...args: string[]) => fkgqaInProcess(args);
 
 describe('presets / resolution', () => {
-  it('resolves --preset paper to its options, the rest default', () => {
+  it('resolves --preset paper to its options, the rest default', async () => {
     expect(resolveMethodOptions('paper')).toEqual({
       preset: 'paper',
       options: {
@@ -56,7 +53,7 @@ describe('presets / resolution', () => {
     expect(resolveMethodOptions(undefined)).toEqual({ preset: null, options: DEFAULT_METHOD_OPTIONS });
   });
 
-  it('lets an explicit option override the preset, and ignores options not given', () => {
+  it('lets an explicit option override the preset, and ignores options not given', async () => {
     const r = resolveMethodOptions('paper', { buckets: 3, layout: undefined, classInference: true });
     expect(r.options.buckets).toBe(3);
     expect(r.options.classInference).toBe(true);
@@ -64,14 +61,14 @@ describe('presets / resolution', () => {
     expect(r.options.horizontalPlacement).toBe('all-shards');
   });
 
-  it('refuses an unknown preset', () => {
+  it('refuses an unknown preset', async () => {
     expect(() => resolveMethodOptions('papers')).toThrow(InputError);
     expect(() => resolveMethodOptions('papers')).toThrow(/--preset must be one of paper, got "papers"/);
   });
 });
 
 describe('presets / the readings they are made of', () => {
-  it('every-query gives horizontal candidates also where class sharding applies', () => {
+  it('every-query gives horizontal candidates also where class sharding applies', async () => {
     const qs = [analysis('q1', [TYPE, 'p'], ['A', 'B'])];
     expect(candidateRules(qs, facts).rules.map((r) => r.key)).toEqual(['class <A> <B>', `predicate <${TYPE}> <p>`]);
     expect(candidateRules(qs, facts, { horizontal: 'every-query' }).rules.map((r) => r.key)).toEqual([
@@ -82,12 +79,12 @@ describe('presets / the readings they are made of', () => {
     ]);
   });
 
-  it('no-rdf-type leaves out the predicate pairs with rdf:type', () => {
+  it('no-rdf-type leaves out the predicate pairs with rdf:type', async () => {
     const qs = [analysis('q1', [TYPE, 'p', 'q'], ['A'])];
     expect(candidateRules(qs, facts, { predicate: 'no-rdf-type' }).rules.map((r) => r.key)).toEqual(['horizontal <A>', 'predicate <p> <q>']);
   });
 
-  it('all-shards hashes a horizontal class over the base and class shards, keeping class rules realised', () => {
+  it('all-shards hashes a horizontal class over the base and class shards, keeping class rules realised', async () => {
     // C and D are horizontal; class rules separate A from C and C from D.
     const rules = [rule('class', ['A', 'C']), rule('class', ['C', 'D']), rule('horizontal', ['C']), rule('horizontal', ['D']), rule('predicate', [TYPE, 'p'])];
     const l = spreadLayout(separateLayout(rules, 2), rules, 2);
@@ -102,7 +99,7 @@ describe('presets / the readings they are made of', () => {
     expect(three.spread!.get('D')).toEqual(['class-1', 'bucket-1-2', 'bucket-1-3']);
   });
 
-  it('every-shard hashes every horizontal class over every shard, predicate shards included', () => {
+  it('every-shard hashes every horizontal class over every shard, predicate shards included', async () => {
     const rules = [rule('class', ['A', 'C']), rule('horizontal', ['C']), rule('horizontal', ['D']), rule('predicate', [TYPE, 'p'])];
     const l = spreadLayout(separateLayout(rules, 2), rules, 2, true);
     expect(l.slots).toEqual(['base', 'predicate-1', 'class-1']);
@@ -112,9 +109,9 @@ describe('presets / the readings they are made of', () => {
 });
 
 describe('presets / the CLI records the preset and the resolved options', () => {
-  it('writes preset and options (explicit --buckets over the preset) to build.json and the manifests', () => {
+  it('writes preset and options (explicit --buckets over the preset) to build.json and the manifests', async () => {
     const out = path.join(tmpDir(), 'shards');
-    const r = fkgqa('partition', '--out', out, '--preset', 'paper', '--buckets', '5', '--no-void', '-q');
+    const r = await fkgqa('partition', '--out', out, '--preset', 'paper', '--buckets', '5', '--no-void', '-q');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('preset paper: --buckets 5 --layout separate --no-expression-patterns --no-class-inference');
     const build = JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8'));
@@ -125,16 +122,16 @@ describe('presets / the CLI records the preset and the resolved options', () => 
     expect(m.options.horizontalCandidates).toBeUndefined(); // default readings stay out of the manifest
   });
 
-  it('lets --class-inference switch back on what the preset turns off', () => {
+  it('lets --class-inference switch back on what the preset turns off', async () => {
     const out = path.join(tmpDir(), 'shards');
-    const r = fkgqa('partition', '--out', out, '--preset', 'paper', '--class-inference', '--no-void', '-q');
+    const r = await fkgqa('partition', '--out', out, '--preset', 'paper', '--class-inference', '--no-void', '-q');
     expect(r.code).toBe(0);
     const build = JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8'));
     expect(build.options).toMatchObject({ buckets: 4, classInference: true, expressionPatterns: false });
   });
 
-  it('refuses an unknown preset with exit code 2', () => {
-    const r = fkgqa('partition', '--out', path.join(tmpDir(), 'shards'), '--preset', 'nope');
+  it('refuses an unknown preset with exit code 2', async () => {
+    const r = await fkgqa('partition', '--out', path.join(tmpDir(), 'shards'), '--preset', 'nope');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("argument 'nope' is invalid");
   });
@@ -162,9 +159,9 @@ describe.skipIf(!HAS_SPIDER)('presets / Spider4SPARQL dev set', () => {
     expect(s.guarantees.rules.realised).toBe(s.guarantees.rules.total);
   });
 
-  it('lets --buckets 3 override the preset on the command line: 124 shards', () => {
+  it('lets --buckets 3 override the preset on the command line: 124 shards', async () => {
     const out = path.join(tmpDir(), 'shards');
-    const r = fkgqa('partition', '--source', SPIDER, '--out', out, '--preset', 'paper', '--buckets', '3', '--no-void', '--json', '-q');
+    const r = await fkgqa('partition', '--source', SPIDER, '--out', out, '--preset', 'paper', '--buckets', '3', '--no-void', '--json', '-q');
     expect(r.code).toBe(0);
     const s = JSON.parse(r.stdout).summary;
     expect(s.method).toEqual({ preset: 'paper', options: { ...resolveMethodOptions('paper').options, buckets: 3 } });
