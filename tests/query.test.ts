@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatAnswer, runQuery } from '../src/query/query.js';
-import { demoBuild, fkgqaSync, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, fkgqaSync, ROOT, tmpDir } from './helpers.js';
 
 /** fkgqa query against a real `fkgqa serve` child on the demo build. */
 const dir = tmpDir('fkgqa-query-');
@@ -48,8 +48,8 @@ const join = () =>
   SERVICE <${url['library-shard2']}> { ?b <http://valuenet/ontop/book#title> ?title }
 } ORDER BY ?title`;
 
-/** Runs the CLI asynchronously (the serve child answers meanwhile). */
-function fkgqa(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the CLI as a child process, asynchronously (the serve child answers meanwhile): what a user runs. */
+function child(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const c = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args]);
     let stdout = '';
@@ -59,6 +59,9 @@ function fkgqa(args: string[]): Promise<{ code: number | null; stdout: string; s
     c.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** Runs the CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
+const fkgqa = (args: string[]) => fkgqaInProcess(args);
 
 describe('query / a federated join from the shell', () => {
   it('answers a 3-shard join through the federation engine (library function)', async () => {
@@ -98,7 +101,7 @@ describe('query / a federated join from the shell', () => {
   it('sends a lone SERVICE directly, reads --file, answers ASK', async () => {
     const file = path.join(dir, 'count.rq');
     fs.writeFileSync(file, `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url['library-shard2']}> { ?b <http://valuenet/ontop/book#title> ?t } }`);
-    const r = await fkgqa(['query', '--shards', build, '--file', file, '--format', 'tsv']);
+    const r = await child(['query', '--shards', build, '--file', file, '--format', 'tsv']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('?n\n8\n');
     expect(r.stderr).toMatch(/direct to library-shard2; \d+ ms; 1 HTTP request\)/);
@@ -108,25 +111,25 @@ describe('query / a federated join from the shell', () => {
 });
 
 describe('query / refusals and failures: exit 2 with the reason', () => {
-  it('refuses a folder given as --file (exit 2 naming it, not an internal error)', () => {
+  it('refuses a folder given as --file (exit 2 naming it, not an internal error)', async () => {
     const dir = path.dirname(build);
     const r = fkgqaSync(['query', '--shards', build, '--file', dir]);
     expect([r.code, r.stderr, r.stdout]).toEqual([2, `fkgqa: error: ${dir}: query file is a directory: give the file itself\n`, '']);
   }, 60_000);
 
-  it('refuses a query without SERVICE, naming the registered endpoints; nothing is sent', () => {
-    const r = fkgqaSync(['query', '--shards', build, 'SELECT * WHERE { ?s ?p ?o }']);
+  it('refuses a query without SERVICE, naming the registered endpoints; nothing is sent', async () => {
+    const r = await fkgqa(['query', '--shards', build, 'SELECT * WHERE { ?s ?p ?o }']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('fkgqa: error: the query is refused (no-service); nothing was sent: the query names no endpoint');
     expect(r.stderr).toContain(url['library-shard3']);
     expect(r.stdout).toBe('');
   }, 60_000);
 
-  it('refuses an endpoint that is not registered, and an undeclared prefix with the build\'s IRI to declare', () => {
-    const other = fkgqaSync(['query', '--shards', build, 'SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }']);
+  it('refuses an endpoint that is not registered, and an undeclared prefix with the build\'s IRI to declare', async () => {
+    const other = await fkgqa(['query', '--shards', build, 'SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }']);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain('the query is refused (unknown-endpoint): <http://example.org/sparql> is not a registered endpoint; nothing was sent.');
-    const prefix = fkgqaSync(['query', '--shards', build, `SELECT * WHERE { SERVICE <${url['library-shard1']}> { ?s :name ?o } }`]);
+    const prefix = await fkgqa(['query', '--shards', build, `SELECT * WHERE { SERVICE <${url['library-shard1']}> { ?s :name ?o } }`]);
     expect(prefix.code).toBe(2);
     expect(prefix.stderr).toContain('declare it at the top of the query: PREFIX : <http://valuenet/ontop/>');
   }, 60_000);
@@ -150,16 +153,16 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     }
   }, 60_000);
 
-  it('names unreachable endpoints, and a build with no running serve', () => {
+  it('names unreachable endpoints, and a build with no running serve', async () => {
     const down = ['http://127.0.0.1:9/a-shard1/sparql', 'http://127.0.0.1:9/a-shard2/sparql'];
-    const r = fkgqaSync(['query', '--endpoint', ...down, `SELECT * WHERE { SERVICE <${down[0]}> { ?s ?p ?o } SERVICE <${down[1]}> { ?o ?q ?r } }`]);
+    const r = await fkgqa(['query', '--endpoint', ...down, `SELECT * WHERE { SERVICE <${down[0]}> { ?s ?p ?o } SERVICE <${down[1]}> { ?o ?q ?r } }`]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`fkgqa: error: unreachable endpoints: ${down[0]} (`);
     expect(r.stderr).toContain(`; ${down[1]} (`);
-    const none = fkgqaSync(['query', '--shards', path.join(dir, 'nothing'), 'ASK {}']);
+    const none = await fkgqa(['query', '--shards', path.join(dir, 'nothing'), 'ASK {}']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no endpoints file of a running fkgqa serve');
-    const noQuery = fkgqaSync(['query', '--shards', build]);
+    const noQuery = await fkgqa(['query', '--shards', build]);
     expect([noQuery.code, noQuery.stderr]).toEqual([2, "fkgqa: error: no query: give it as an argument ('SELECT … WHERE { SERVICE <url> { … } }') or with --file q.rq (--file - reads stdin)\n"]);
   }, 60_000);
 });
