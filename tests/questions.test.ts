@@ -6,12 +6,16 @@ import { InputError } from '../src/common/errors.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { formatQuestionsText, questionViews } from '../src/report/questions.js';
 import { computeStats } from '../src/report/stats.js';
-import { demoBuild, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
 
-function fkgqa(...args: string[]) {
+/** Runs the built CLI as a child process (`npm test` builds dist/ first): what a user runs. */
+function child(...args: string[]) {
   const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** Runs the CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
+const fkgqa = (...args: string[]) => fkgqaInProcess(args);
 
 // Demo library shards (seed 0, 2 buckets): shard1 = author bucket 1 (authors 1, 2, 4, 5, 6),
 // shard3 = author bucket 0 (author 3), shard2 = base (books), shard4 = book#title (see stats.test.ts).
@@ -85,16 +89,16 @@ describe('questions / demo dataset', async () => {
     await expect(questionViews({ shards: out, kgs: ['nope'] })).rejects.toThrow(/--kg nope: no such graph in this build \(graphs: library, observatory\)/);
   });
 
-  it('fkgqa questions prints text, or JSON with --json and --format json alike', () => {
-    const t = fkgqa('questions', '--shards', out, '--query', 'library/q2', '-q');
+  it('fkgqa questions prints text, or JSON with --json and --format json alike', async () => {
+    const t = child('questions', '--shards', out, '--query', 'library/q2', '-q');
     expect(t.code).toBe(0);
     expect(t.stdout).toContain('needed 1 (shard1)');
-    const a = fkgqa('questions', '--shards', out, '--query', 'library/q2', '--json', '-q');
-    const b = fkgqa('questions', '--shards', out, '--query', 'library/q2', '--format', 'json', '-q');
+    const a = await fkgqa('questions', '--shards', out, '--query', 'library/q2', '--json', '-q');
+    const b = await fkgqa('questions', '--shards', out, '--query', 'library/q2', '--format', 'json', '-q');
     expect(a.code).toBe(0);
     expect(a.stdout).toBe(b.stdout);
     expect(JSON.parse(a.stdout)[0].shardsNeeded).toEqual(['library-shard1']);
-    const bad = fkgqa('questions', '--shards', out, '--json', '--format', 'text');
+    const bad = await fkgqa('questions', '--shards', out, '--json', '--format', 'text');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--json is --format json: it cannot be combined with --format text');
   });

@@ -17,7 +17,7 @@ import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
 import { formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRunFiles } from '../src/score/records.js';
 import { score } from '../src/score/score.js';
-import { demoBuild, fkgqaSync, HAS_SPIDER, tiesBuild, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, fkgqaSync, HAS_SPIDER, tiesBuild, tmpDir } from './helpers.js';
 
 interface Entry {
   index: number;
@@ -100,7 +100,7 @@ beforeAll(async () => {
 }, 120_000);
 
 describe('score / reading run records', () => {
-  it('a record without question, or whose final.results is no object, is bad input naming file and line (exit 2, not 3)', () => {
+  it('a record without question, or whose final.results is no object, is bad input naming file and line (exit 2, not 3)', async () => {
     const noQuestion = path.join(dir, 'no-question.jsonl');
     const { question: _q, ...rest } = demo.record('library/q1', { results: count(6) });
     fs.writeFileSync(noQuestion, lines(demo.record('library/q2', { results: demo.gold('library/q2') }), rest));
@@ -111,7 +111,7 @@ describe('score / reading run records', () => {
     const rec = demo.record('library/q1', { results: count(6) });
     (rec.final as { results: unknown }).results = 'six';
     fs.writeFileSync(badResults, lines(rec));
-    r = fkgqaSync(['score', badResults, '--shards', demo.dir, '-q']);
+    r = await fkgqaInProcess(['score', badResults, '--shards', demo.dir, '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${badResults}, line 1: "final.results" is not an object (SPARQL JSON results)`);
     // A row that is no RDF term, and an end reason that does not exist, are named too.
@@ -170,7 +170,7 @@ describe('score / build identity (issue 18 item 4)', () => {
     // fkgqa-run/1 names no build.
     fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6), format: 'fkgqa-run/1' })));
     await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(/line 1: run baseline\|fake-model\|0\|r0 is a fkgqa-run\/1 record, which carries no build identity.*pass --allow-other-build/);
-    const cli = fkgqaSync(['score', f, '--shards', demo.dir, '-q']);
+    const cli = await fkgqaInProcess(['score', f, '--shards', demo.dir, '-q']);
     expect(cli.code).toBe(2);
     expect((await score({ runs: [f], shards: demo.dir, allowOtherBuild: true })).perRun[0].correct).toBe(true);
   });

@@ -11,7 +11,7 @@ import { ProgressTicker } from '../src/common/progress.js';
 import { STATS_PROGRESS_UNIT } from '../src/report/stats.js';
 import { computeStats, type BuildStats } from '../src/report/stats.js';
 import { comparePaper, flattenFigures, formatPerQueryCsv, formatStatsCsv } from '../src/report/stats-format.js';
-import { DEMO, fkgqaSync, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+import { DEMO, fkgqaInProcess, fkgqaSync, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
 
 const NS = 'http://valuenet/ontop/';
 
@@ -140,11 +140,11 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
 });
 
 describe('stats / queries that hit the time limit are named on stderr with how to raise it', () => {
-  it('demo with --timeout 1: each timed-out query named with what timed out, the --timeout hint; the report on stdout is the JSON of those statuses', () => {
+  it('demo with --timeout 1: each timed-out query named with what timed out, the --timeout hint; the report on stdout is the JSON of those statuses', async () => {
     const dir = tmpDir('fkgqa-stats-limit-');
     const shards = path.join(dir, 'shards');
-    expect(fkgqaSync(['partition', '--source', DEMO, '--out', shards, '-q']).code).toBe(0);
-    const r = fkgqaSync(['stats', '--shards', shards, '--state', path.join(dir, 'state'), '--timeout', '1', '--format', 'json', '-q']);
+    expect((await fkgqaInProcess(['partition', '--source', DEMO, '--out', shards, '-q'])).code).toBe(0);
+    const r = await fkgqaInProcess(['stats', '--shards', shards, '--state', path.join(dir, 'state'), '--timeout', '1', '--format', 'json', '-q']);
     expect(r.code).toBe(0);
     const s = JSON.parse(r.stdout) as BuildStats;
     const what = (q: BuildStats['queries'][number]) => [q.answerStatus === 'timeout' ? 'gold answer' : '', q.realisedStatus === 'timeout' ? 'realised fan-out' : ''].filter(Boolean).join(', ');
@@ -156,7 +156,7 @@ describe('stats / queries that hit the time limit are named on stderr with how t
         hit.map((q) => `  ${q.query} (${what(q)})\n`).join('') +
         'Raise the limit with --timeout <ms> (e.g. --timeout 2) and run fkgqa stats again (answers stored under another limit are recomputed).\n',
     );
-    // No query timed out: nothing is said.
+    // No query timed out: nothing is said (the CLI as a child: what a user runs).
     const quiet = fkgqaSync(['stats', '--shards', shards, '--state', path.join(dir, 'state2'), '--timeout', '20000', '-q']);
     expect([quiet.code, quiet.stderr]).toEqual([0, '']);
   }, 120_000);

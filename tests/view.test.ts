@@ -14,7 +14,7 @@ import { readRunFiles } from '../src/view/records.js';
 import { viewRuns } from '../src/view/view.js';
 // @ts-expect-error plain JS helper without types
 import { CHROMIUM, launchChromium } from '../scripts/chromium.js';
-import { demoBuild, fkgqaSync, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, fkgqaSync, tmpDir } from './helpers.js';
 
 /**
  * Runs of the oracle on the demo build (real eval runs), plus runs made wrong from them the ways
@@ -185,21 +185,21 @@ describe('view / run files', () => {
     expect([runs[0].record.endReason, runs[0].line]).toEqual(['cancelled', 2]);
   });
 
-  it('fkgqa view writes the page, and exits 2 naming the file when the build has no gold answers', () => {
+  it('fkgqa view writes the page, and exits 2 naming the file when the build has no gold answers', async () => {
     const out = path.join(dir, 'cli.html');
     const r = fkgqaSync(['view', oracleFile, '--shards', build, '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('fkgqa view: 8 runs (8 correct, 0 wrong, 0 unscored)');
     expect(fs.readFileSync(out, 'utf8')).toContain('<title>fkgqa view: 8 runs</title>');
-    const noGold = fkgqaSync(['view', oracleFile, '--shards', build, '--state', tmpDir(), '--out', path.join(dir, 'no.html')]);
+    const noGold = await fkgqaInProcess(['view', oracleFile, '--shards', build, '--state', tmpDir(), '--out', path.join(dir, 'no.html')]);
     expect(noGold.code).toBe(2);
     expect(noGold.stderr).toMatch(/no gold answers of library for this build: run fkgqa stats --shards \S+ --state \S+ first/);
     expect(fs.existsSync(path.join(dir, 'no.html'))).toBe(false);
     // A folder as the page or as a run file is bad input (exit 2, named), not an internal error; no temporary file is left.
-    const asDir = fkgqaSync(['view', oracleFile, '--out', dir]);
+    const asDir = await fkgqaInProcess(['view', oracleFile, '--out', dir]);
     expect([asDir.code, asDir.stderr.split('\n').at(-2)]).toEqual([2, `fkgqa: error: ${dir}: is a directory: give the name of the file to write`]);
     expect(fs.readdirSync(path.dirname(dir)).filter((n) => n.startsWith(`${path.basename(dir)}.fkgqa-tmp-`))).toEqual([]);
-    const runDir = fkgqaSync(['view', dir, '--out', path.join(dir, 'x.html')]);
+    const runDir = await fkgqaInProcess(['view', dir, '--out', path.join(dir, 'x.html')]);
     expect([runDir.code, runDir.stderr]).toEqual([2, `fkgqa: error: ${dir}: run file is a directory: give the file itself\n`]);
   }, 60_000);
 });
