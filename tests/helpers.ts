@@ -130,7 +130,7 @@ let cliQueue: Promise<unknown> = Promise.resolve();
  * `env` is added to process.env for the run (undefined removes a variable), `cwd` is the working directory for the run.
  * Not for what only a process shows: `serve`, `mcp` (they wait for signals and exit themselves; their --help is fine),
  * signals, stdin (`--file -`), FKGQA_FAULT_AT (the process kills itself): those throw here.
- * A stray `process.exit` in a command throws, so that the test fails rather than the test process ending.
+ * A stray `process.exit` in a command, or a SIGINT/SIGTERM handler left behind, throws: the test fails rather than the test process ending or changing.
  */
 export function fkgqaInProcess(args: string[], o: { env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<CliResult> {
   if ((args[0] === 'serve' || args[0] === 'mcp') && !args.includes('--help')) throw new Error(`fkgqaInProcess: fkgqa ${args[0]} runs as a child (serveProcess, spawn)`);
@@ -153,6 +153,8 @@ async function runInProcess(args: string[], o: { env?: Record<string, string | u
       return true;
     }) as typeof process.stdout.write;
   const saved = { out: process.stdout.write, err: process.stderr.write, exit: process.exit, exitCode: process.exitCode, cwd: process.cwd() };
+  const handlers = () => ['SIGINT', 'SIGTERM'].map((sig) => process.listenerCount(sig)).join(',');
+  const handlersBefore = handlers();
   const savedEnv: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(o.env ?? {})) {
     savedEnv[k] = process.env[k];
@@ -183,6 +185,8 @@ async function runInProcess(args: string[], o: { env?: Record<string, string | u
       else process.env[k] = v;
     }
   }
+  // A command that left a signal handler behind would change how this process (and every later run in it) stops.
+  if (handlers() !== handlersBefore) throw new Error(`fkgqaInProcess: fkgqa ${args.join(' ')} left SIGINT/SIGTERM handlers behind (${handlersBefore} → ${handlers()})`);
   if (exited !== undefined) throw new Error(`fkgqaInProcess: fkgqa ${args.join(' ')} called process.exit(${exited}): run it as a child; stderr: ${stderr}`);
   return { code, signal: null, stdout, stderr };
 }

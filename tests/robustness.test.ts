@@ -136,7 +136,7 @@ describe('robustness / later stages and synth', () => {
     const out = await goodBuild();
     const shard = path.join(out, 'library/shard1.nt');
     fs.writeFileSync(shard, fs.readFileSync(shard, 'utf8').split('\n').slice(0, 5).join('\n') + '\n');
-    const r = await fkgqa('stats', '--shards', out, '-q');
+    const r = child('stats', '--shards', out, '-q');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('library/shard1.nt: shard file differs from the one the build wrote');
     fs.writeFileSync(path.join(out, 'library/manifest.json'), '{');
