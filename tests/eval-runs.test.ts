@@ -241,7 +241,7 @@ describe('eval / infrastructure failures are not wrong answers (issue 18 item 3)
       serveChild.kill('SIGTERM');
       await new Promise((r) => serveChild.once('exit', r));
     }
-  }, 180_000);
+  }, 300_000);
 });
 
 describe('eval / the LLM API: backoff, time limits, waits shown (issue 19)', () => {
@@ -494,5 +494,5 @@ describe('one convention for the same thing across commands (issue 21 item 6)', 
     const v = await fkgqa(['verify', '--shards', build, '--endpoints', endpointsFile, '--question', String(q.index), '--json', '-q']);
     expect(v.code).toBe(0);
     expect((JSON.parse(v.stdout) as { queries: { id: string }[] }).queries.map((x) => x.id)).toEqual([q.queryId]);
-  }, 180_000);
+  }, 300_000);
 });
