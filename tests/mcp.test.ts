@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -682,9 +682,12 @@ describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
         expect([x.name, r.status]).toEqual([x.name, 400]);
         expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: x.id, error: { code: x.code } });
       }
-      const big = await fetch(h.url, { method: 'POST', headers: S, body: BIG });
-      expect(big.status).toBe(413);
-      expect(await big.json()).toEqual({ jsonrpc: '2.0', id: 10, error: { code: -32600, message: `Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped` } });
+      // Sent whole before anything is read (see postWhole): the server reads and drops the rest of the body before it
+      // closes, so the 413 is there to read. It used to close at once on the unread bytes: the kernel reset the
+      // connection and a client still sending, or slow to read (fetch at load 20), lost the answer to ECONNRESET.
+      const big = await postWhole(h.url, S, BIG);
+      expect([big.sent, big.read, big.status]).toEqual(['sent', 'end', 'HTTP/1.1 413 Payload Too Large']);
+      expect(JSON.parse(big.body)).toEqual({ jsonrpc: '2.0', id: 10, error: { code: -32600, message: `Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped` } });
       const list = await fetch(h.url, { method: 'POST', headers: S, body: '{"jsonrpc":"2.0","id":11,"method":"tools/list"}' });
       expect(list.status).toBe(200);
       const text = await list.text();
@@ -699,6 +702,37 @@ describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
 });
 
 export type { FkgqaMcpServer };
+
+/**
+ * POSTs `body` over a raw connection, reading nothing until all of it was written (as a client busy
+ * sending, or slow to read, does): what the write ended with ('sent' or the error code), how the
+ * answer ended ('end', or the error code of a reset, which empties the unread answer), and the
+ * answer's status line and body.
+ */
+async function postWhole(url: string, headers: Record<string, string>, body: string): Promise<{ sent: string; read: string; status: string; body: string }> {
+  const u = new URL(url);
+  const socket = net.connect(Number(u.port), u.hostname);
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  socket.pause();
+  const head = [`POST ${u.pathname} HTTP/1.1`, `Host: ${u.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n');
+  const sent = await new Promise<string>((resolve) => {
+    socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    socket.write(head);
+    socket.write(body, (e) => resolve(e ? ((e as NodeJS.ErrnoException).code ?? e.message) : 'sent'));
+  });
+  let answer = '';
+  const read = await new Promise<string>((resolve) => {
+    if (socket.destroyed) return resolve('destroyed');
+    socket.on('data', (c: Buffer) => (answer += c.toString('utf8')));
+    socket.once('end', () => resolve('end'));
+    socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    socket.once('close', () => resolve('closed'));
+    socket.resume();
+  });
+  socket.destroy();
+  return { sent, read, status: answer.split('\r\n')[0], body: answer.slice(answer.indexOf('\r\n\r\n') + 4) };
+}
+
 
 
 

@@ -292,17 +292,27 @@ const DRAIN_BYTES = 64 << 20;
 
 /**
  * Answers a JSON-RPC error (or several) over HTTP. With `unread`, the body was not read to its
- * end: the rest is read and dropped (a client still sending would see a broken pipe, not the
- * answer), up to DRAIN_BYTES, then the connection is closed.
+ * end: the answer is written at once (a client that reads while it sends has it), but the response
+ * ends, and the connection closes, only once the rest of the body was read and dropped, up to
+ * DRAIN_BYTES (beyond, the connection is cut). Ending it at once closed a socket holding unread
+ * bytes: the kernel then resets the connection, and a client still sending (or slow to read, as at
+ * load 20) lost the 413 to ECONNRESET.
  */
 function sendJsonRpcError(res: http.ServerResponse, status: number, reply: unknown, unread?: http.IncomingMessage): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...(unread ? { connection: 'close' } : {}) }).end(JSON.stringify(reply));
-  if (!unread) return;
+  const body = JSON.stringify(reply);
+  if (!unread) {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(body);
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), connection: 'close' });
+  res.write(body);
   let dropped = 0;
   unread.on('data', (c: Buffer) => {
     dropped += c.length;
     if (dropped > DRAIN_BYTES) unread.destroy();
   });
+  unread.once('end', () => res.end());
+  unread.once('close', () => res.end());
   unread.resume();
 }
 

@@ -1,0 +1,251 @@
+/**
+ * The hostile endpoints of tests/hostile-answers.test.ts (one representative per engine and verdict
+ * class, in `npm test`) and tests/hostile-answers.slow.test.ts (the full sweep of every hostile
+ * behaviour on every federation engine, in `npm run test:slow`): one HTTP server whose first path
+ * segment names what it does with a query (`endpoint(mode)`), and the demo build's library graph
+ * served by `fkgqa serve` beside it.
+ *
+ * Trustworthy verdicts (issue 18): an endpoint that sends an incomplete or broken SPARQL results
+ * document — the connection closed mid-body, fewer bytes than its Content-Length, JSON cut off at a
+ * row boundary, garbage, no `results.bindings`, XML without its end — or that closes the connection
+ * without answering, is an infrastructure failure naming that endpoint, never "0 rows" or "1 row":
+ * on every federation engine, on the lone-SERVICE direct route, in `fkgqa query` (exit 2) and in
+ * eval's classification. The hostile endpoint answers `ASK {}` correctly (as an endpoint that cuts
+ * large answers does), so the engine's HTTP must catch it, not the probe.
+ */
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import zlib from 'node:zlib';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll } from 'vitest';
+import { FEDERATION_ENGINES } from '../src/federation/engines.js';
+import { registryFromUrls } from '../src/federation/registry.js';
+import { createMcpServer } from '../src/mcp/server.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
+
+export const ROW = '{"b":{"type":"uri","value":"http://valuenet/ontop/data/book/1"}}';
+export const JSON_HEAD = '{"head":{"vars":["b"]},"results":{"bindings":[';
+export const XML_CUT = '<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="b"/></head><results><result><binding name="b"><uri>http://valuenet/ontop/data/book/1</uri></binding></result>';
+export const HALF = `${JSON_HEAD}${ROW},{"b":{"type"`; // 123 bytes, then the connection is closed (chunked)
+export const SHORT = `${JSON_HEAD}${ROW}`; // 110 bytes of a Content-Length of 210
+
+export type Mode = (res: http.ServerResponse) => void;
+export const json = { 'content-type': 'application/sparql-results+json' };
+/** What each hostile path does with a query (other than ASK {}). */
+export const MODES: Record<string, Mode> = {
+  half: (res) => {
+    res.writeHead(200, json);
+    res.write(HALF, () => res.socket!.destroy());
+  },
+  short: (res) => {
+    res.writeHead(200, { ...json, 'content-length': String(Buffer.byteLength(SHORT) + 100) });
+    res.write(SHORT, () => res.socket!.destroy());
+  },
+  cut: (res) => res.writeHead(200, json).end(`${JSON_HEAD}${ROW},`),
+  garbage: (res) => res.writeHead(200, json).end('hello, not json'),
+  nobindings: (res) => res.writeHead(200, json).end('{"head":{"vars":["b"]}}'),
+  xmlcut: (res) => res.writeHead(200, { 'content-type': 'application/sparql-results+xml' }).end(XML_CUT),
+  close: (res) => res.socket!.destroy(),
+};
+
+/** A complete, valid SELECT answer of one row in SPARQL XML results (item 5: the direct route reads it). */
+export const XML_GOOD = `${XML_CUT}</results></sparql>\n`;
+export const ONE_ROW = `${JSON_HEAD}${ROW}]}}`;
+/**
+ * Answers that are no SPARQL results document of the query's form although they are 2xx (the hostile
+ * tester's findings, s25): each must be the endpoint's fault, never "0 rows" nor "3 rows".
+ */
+export const FORMS: Record<string, Mode> = {
+  ctjson: (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"head":{"vars":["b"]}}'),
+  ctplain: (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('{}'),
+  ctnone: (res) => {
+    res.removeHeader('content-type');
+    res.writeHead(200).end('{"head":{"vars":["b"]}}');
+  },
+  ctcase: (res) => res.writeHead(200, { 'content-type': 'Application/SPARQL-Results+JSON' }).end('{}'),
+  html200: (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome</body></html>'),
+  empty200: (res) => res.writeHead(200).end(),
+  nocontent: (res) => res.writeHead(204).end(),
+  badrows: (res) => res.writeHead(200, json).end('{"head":{"vars":["b"]},"results":{"bindings":[null,1,"x"]}}'),
+  strterms: (res) => res.writeHead(200, json).end('{"head":{"vars":["b"]},"results":{"bindings":[{"b":"http://valuenet/ontop/data/book/1"}]}}'),
+  boolean: (res) => res.writeHead(200, json).end('{"head":{},"boolean":true}'),
+  both: (res) => res.writeHead(200, json).end('{"head":{"vars":["b"]},"boolean":true,"results":{"bindings":[]}}'),
+  rows: (res) => res.writeHead(200, json).end(ONE_ROW),
+  csv: (res) => res.writeHead(200, { 'content-type': 'text/csv' }).end('b\r\nhttp://valuenet/ontop/data/book/1\r\n'),
+  xmlgood: (res) => res.writeHead(200, { 'content-type': 'application/sparql-results+xml' }).end(XML_GOOD),
+};
+
+/** An error page as a web server sends it: a title in its head, a style, a long body. */
+export const ERROR_PAGE = `<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title><style>body{color:red}</style></head><body>\n<h1>Internal Server Error</h1>\n<p>The server could not complete your request &amp; logged it.</p>${'<p>details</p>'.repeat(200)}</body></html>`;
+/** Endpoints that answer an HTTP error (item 3 of the verdicts pass: messages that repeat themselves or quote a whole page). */
+export const ERRORS: Record<string, Mode> = {
+  html500: (res) => res.writeHead(500, { 'content-type': 'text/html' }).end(ERROR_PAGE),
+  limit503: (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('the endpoint stopped the query at its time limit of 1000 ms'),
+  login: (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Please log in</body></html>'),
+  redirect: (res) => res.writeHead(302, { location: `http://127.0.0.1:${(res.socket!.localPort ?? 0)}/good/sparql` }).end(),
+};
+
+/** What the error says each hostile endpoint did (after "the endpoint <url> "), per engine where they differ. */
+export function what(mode: string, engine: string): string {
+  const notResults = 'answered something that is not a SPARQL results document';
+  switch (mode) {
+    case 'half':
+      return `closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(HALF)} bytes received)`;
+    case 'short':
+      return `closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`;
+    case 'cut':
+      return `${notResults} (application/sparql-results+json): it is not JSON (`;
+    case 'garbage':
+      return `${notResults} (application/sparql-results+json): it is ${engine === 'jena' ? 'not a JSON object' : 'not JSON ('}`;
+    case 'nobindings':
+      return `${notResults} (application/sparql-results+json): it has neither "results" nor a boolean "boolean"`;
+    case 'xmlcut':
+      return `${notResults} (application/sparql-results+xml): it does not end with </sparql> (${Buffer.byteLength(XML_CUT)} bytes: cut off?)`;
+    default:
+      return 'closed the connection before answering';
+  }
+}
+
+/** SPARQL XML answers for the direct route (stop 25's leftover: it read only SPARQL JSON). */
+export const XML_HEAD = '<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="b"/><variable name="l"/></head>';
+const xmlType = { 'content-type': 'application/sparql-results+xml; charset=utf-8' };
+export const XML_MODES: Record<string, Mode> = {
+  xmltwo: (res) =>
+    res
+      .writeHead(200, xmlType)
+      .end(`${XML_HEAD}<results><result><binding name="b"><uri>http://valuenet/ontop/data/book/1</uri></binding><binding name="l"><literal xml:lang="en">Emma</literal></binding></result><result><binding name="l"><literal datatype="http://www.w3.org/2001/XMLSchema#integer">3</literal></binding></result></results></sparql>`),
+  xmlask: (res) => res.writeHead(200, xmlType).end('<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head/><boolean>true</boolean></sparql>'),
+  xmlmismatch: (res) => res.writeHead(200, xmlType).end(`${XML_HEAD}<results><result><binding name="b"><uri>http://x/1</uri></binding></results></sparql>`),
+  xmlbadterm: (res) => res.writeHead(200, xmlType).end(`${XML_HEAD}<results><result><binding name="b"><iri>http://x/1</iri></binding></result></results></sparql>`),
+  xmlmaybe: (res) => res.writeHead(200, xmlType).end('<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head/><boolean>maybe</boolean></sparql>'),
+};
+
+/** Answers whose bytes on the wire are odd (stop 25's leftovers): an unsolicited gzip encoding, bytes past Content-Length, binary data. */
+export const WIRE_MODES: Record<string, Mode> = {
+  gzipgood: (res) => res.writeHead(200, { ...json, 'content-encoding': 'gzip' }).end(zlib.gzipSync(ONE_ROW)),
+  gzipcut: (res) => res.writeHead(200, { ...json, 'content-encoding': 'gzip' }).end(zlib.gzipSync(ONE_ROW).subarray(0, 40)),
+  binary: (res) => res.writeHead(200, json).end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff, 0xfe])),
+  down503: (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('overloaded'),
+  // A complete answer, then bytes past its Content-Length on a connection the server keeps open and silent.
+  longer: (res) => res.socket!.write(`HTTP/1.1 200 OK\r\ncontent-type: application/sparql-results+json\r\ncontent-length: ${Buffer.byteLength(ONE_ROW)}\r\n\r\n${ONE_ROW}GARBAGE`),
+};
+
+/** Bytes that are no text: never in a message. */
+export const BINARY = /[\u0000-\u0008\u000B\u000E-\u001F\u007F\uFFFD]/;
+
+export const notResults = 'answered something that is not a SPARQL results document';
+/** What the direct route says each endpoint of FORMS did (after "the endpoint <url> "). */
+export const direct: Record<string, string> = {
+  ctjson: `${notResults} (application/json): it has neither "results" nor a boolean "boolean"`,
+  ctplain: `${notResults} (text/plain): it has no "head" object`,
+  ctnone: `${notResults} (no content type): it has neither "results" nor a boolean "boolean"`,
+  ctcase: `${notResults} (application/sparql-results+json): it has no "head" object`,
+  html200: `${notResults} (text/html): it is not JSON (`,
+  empty200: `${notResults} (no content type): it is not JSON (Unexpected end of JSON input; 0 bytes, empty)`,
+  nocontent: `${notResults} (no content type): it is not JSON (Unexpected end of JSON input; 0 bytes, empty)`,
+  badrows: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" is not an object (null)`,
+  strterms: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" binds ?b to no RDF term ("http://valuenet/ontop/data/book/1")`,
+  boolean: `${notResults} (application/sparql-results+json): it is a boolean (an ASK answer) but the query is a SELECT`,
+  both: `${notResults} (application/sparql-results+json): it has both "results" and "boolean"`,
+};
+
+/** What each engine says of each endpoint of FORMS inside a two-SERVICE query. */
+export const federated = (engine: string): Record<string, string> => {
+  const type = (t: string) => `answered HTTP 200 with content type ${t}, which is no SPARQL results type`;
+  return {
+    ctjson: type('application/json'),
+    ctplain: type('text/plain'),
+    ctnone: 'answered HTTP 200 without a content type, which is no SPARQL results type',
+    ctcase: `${notResults} (application/sparql-results+json): it has no "head" object`,
+    html200: type('text/html'),
+    empty200: 'answered HTTP 200 without a content type, which is no SPARQL results type',
+    nocontent: 'answered HTTP 204 without a content type, which is no SPARQL results type',
+    badrows: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" is not an object`,
+    strterms: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" binds ?b to no RDF term`,
+    boolean: `${notResults} (application/sparql-results+json): it is a boolean (an ASK answer) but the query is a SELECT`,
+    both: `${notResults} (application/sparql-results+json): it has both "results" and "boolean"`,
+    ...(engine === 'jena' ? { csv: `${type('text/csv')} with term types (CSV carries plain strings)` } : {}),
+  };
+};
+
+/** The demo build, served (library graph only) by `fkgqa serve` in this process, and the hostile server; set by `useHostileEndpoints`. */
+export let shards: string;
+export let server: ShardServer;
+let hostile: http.Server;
+let base: string;
+/** Requests received per hostile path: queries and ASK {} probes apart. */
+export const seen: Record<string, { queries: number; asks: number }> = {};
+/** The Accept header of the last query per hostile path. */
+export const accepts: Record<string, string> = {};
+export const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
+
+/** Starts the served demo build and the hostile server before the file's tests (beforeAll) and stops both after them. */
+export function useHostileEndpoints(): void {
+  beforeAll(async () => {
+    shards = await demoBuild(tmpDir('fkgqa-hostile-'));
+    server = await serve({ shards, kgs: ['library'], writeFiles: false });
+    hostile = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const mode = req.url!.split('/')[1];
+        const q = new URLSearchParams(req.method === 'GET' ? req.url!.replace(/^[^?]*\??/, '') : body).get('query') ?? '';
+        const s = (seen[mode] ??= { queries: 0, asks: 0 });
+        if (/^\s*ASK\s*\{\s*\}\s*$/i.test(q)) {
+          s.asks++;
+          // A login page answers everything with itself; the others answer the probe correctly.
+          if (mode === 'login') ERRORS.login(res);
+          else res.writeHead(200, json).end('{"head":{},"boolean":true}');
+          return;
+        }
+        s.queries++;
+        accepts[mode] = req.headers.accept ?? '';
+        (MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? XML_MODES[mode] ?? WIRE_MODES[mode] ?? MODES.close)(res);
+      });
+    });
+    await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
+  }, 300_000);
+
+  afterAll(async () => {
+    await server?.close();
+    hostile?.closeAllConnections();
+    await new Promise<void>((r) => (hostile ? hostile.close(() => r()) : r()));
+  });
+}
+
+/** The URL of the hostile endpoint that behaves as `mode`. */
+export const endpoint = (mode: string) => `${base}/${mode}/sparql`;
+
+export type ToolAnswer = { content: { text: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
+
+/** Runs `body` with an MCP client of a `fkgqa mcp` server (in memory) over `urls`, then closes both. */
+export async function withMcp(urls: string[], engine: string | undefined, body: (call: (query: string) => Promise<ToolAnswer>) => Promise<void>): Promise<void> {
+  const mcp = await createMcpServer({ registry: registryFromUrls(urls), setup: 'baseline', callLog: null, state: null, ...(engine ? { federationEngine: engine } : {}) });
+  const [x, y] = InMemoryTransport.createLinkedPair();
+  await mcp.server.connect(x);
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(y);
+  try {
+    await body(async (query) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000 } })) as ToolAnswer);
+  } finally {
+    await client.close();
+    await mcp.close();
+  }
+}
+export const reset = () => Object.keys(seen).forEach((k) => delete seen[k]);
+
+/** `fkgqa query` as a child process (asynchronous: the hostile endpoint is in this process). */
+export function fkgqa(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
