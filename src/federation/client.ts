@@ -214,7 +214,7 @@ export class BoundedSparqlClient {
   }
 
   private federation(): Promise<FederationEngine> {
-    this.engine ??= createEngine(this.engineName, { endpoints: this.registry.endpoints.map((e) => e.url), parallel: this.options.parallel ?? 1 });
+    this.engine ??= createEngine(this.engineName, { endpoints: this.registry.endpoints.map((e) => e.url), parallel: this.options.parallel ?? 1, maxDecodedBytes: this.maxResultBytes });
     return this.engine;
   }
 
@@ -243,7 +243,7 @@ export class BoundedSparqlClient {
       const res = await postWithin(
         url,
         new URLSearchParams({ query }).toString(),
-        { 'content-type': 'application/x-www-form-urlencoded', accept, [TIME_LIMIT_HEADER]: String(sentLimit(timeoutMs - ms())) },
+        { 'content-type': 'application/x-www-form-urlencoded', accept, 'accept-encoding': 'identity', [TIME_LIMIT_HEADER]: String(sentLimit(timeoutMs - ms())) },
         signal,
         this.maxResultBytes,
         { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },

@@ -112,4 +112,12 @@ export interface EngineSetup {
   endpoints: string[];
   /** Queries evaluated at once (engine threads or processes; default 1). */
   parallel?: number;
+  /**
+   * The answer limit for an endpoint's encoded answer, decoded, in bytes (default `DEFAULT_MAX_DECODED_BYTES`):
+   * one that decodes to more is that endpoint's fault (a compression bomb; http.ts `DECODED_CODINGS`).
+   */
+  maxDecodedBytes?: number;
 }
+
+/** The default of `EngineSetup.maxDecodedBytes`: 32 MiB, the bounded client's default answer limit. */
+export const DEFAULT_MAX_DECODED_BYTES = 32 << 20;
