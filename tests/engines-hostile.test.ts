@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BoundedSparqlClient } from '../src/federation/client.js';
+import { BoundedSparqlClient, formOf, MAX_FORM_PARSE_CHARS } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { decodeBody } from '../src/federation/http.js';
 import { registryFromUrls } from '../src/federation/registry.js';
@@ -57,6 +57,7 @@ const MODES: Record<string, Mode> = {
     res.writeHead(200, J).end(zlib.gzipSync(zlib.deflateSync(ONE_ROW)));
   },
   xmlgood: (res) => res.writeHead(200, X).end(xsel(row('http://valuenet/ontop/data/book/1'))),
+  strterms: (res) => res.writeHead(200, J).end('{"head":{"vars":["b"]},"results":{"bindings":[{"b":"http://x/1"}]}}'),
   big: (res) => res.writeHead(200, J).end(`{"head":{"vars":["b"]},"results":{"bindings":[${Array(20_000).fill('{"b":{"type":"uri","value":"http://valuenet/ontop/data/book/1"}}').join(',')}]}}`),
 };
 
@@ -196,6 +197,29 @@ describe('engines-hostile / the answer limit: a compression bomb is the endpoint
       const g = await client.direct(big, 'SELECT * { ?s ?p ?o }', 'application/sparql-results+json', 30_000);
       expect([b.status, b.status === 'error' && b.badAnswer?.endpoint, b.status === 'error' && (b.tooLarge ?? false)]).toEqual(['error', bomb, false]);
       expect([g.status, g.status === 'error' && g.tooLarge, g.status === 'error' && g.error]).toEqual(['error', true, `the answer of ${big} is larger than 1048576 bytes`]);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+});
+
+describe('engines-hostile / the form of a query the direct route checks: bounded, and never "graph" on a reading SPARQL does not share', () => {
+  it('formOf: a query over MAX_FORM_PARSE_CHARS is not handed to the parsers; #c\\u2028ASK {} is no known form (not graph)', () => {
+    const unclosed = 'PREFIX a: <http://x SELECT * {}'; // queryForm cannot read it; the parsers can
+    const padded = `PREFIX a: <http://x ${' '.repeat(MAX_FORM_PARSE_CHARS)}SELECT * {}`;
+    expect([formOf(unclosed), formOf(padded), formOf('#c\u2028ASK {}'), formOf('DESCRIBE <x>')]).toEqual(['select', undefined, undefined, 'graph']);
+  });
+
+  it('the bounded client: the answer to a query of no known form is still checked as SPARQL results (rows without RDF terms: the endpoint\'s fault)', async () => {
+    const bad = endpoint('strterms');
+    const client = new BoundedSparqlClient(registryFromUrls([bad]));
+    try {
+      const o = await client.direct(bad, '#c\u2028ASK { ?s ?p ?o }', 'application/sparql-results+json', 30_000);
+      expect([o.status, o.status === 'error' && o.badAnswer?.endpoint, o.status === 'error' && o.error]).toEqual([
+        'error',
+        bad,
+        `the endpoint ${bad} answered something that is not a SPARQL results document (application/sparql-results+json): row 1 of "results.bindings" binds ?b to no RDF term ("http://x/1")`,
+      ]);
     } finally {
       await client.close();
     }
