@@ -1,5 +1,7 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import zlib from 'node:zlib';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +11,9 @@ import { decodeBody } from '../src/federation/http.js';
 import { registryFromUrls } from '../src/federation/registry.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { runQuery } from '../src/query/query.js';
+import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint } from '../src/serve/pool.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
+import { MEDIA } from '../src/sparql/protocol.js';
 import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
 
 /**
@@ -87,12 +91,14 @@ const SAYS: Record<string, string | RegExp | Record<string, string | RegExp>> = 
 };
 
 let server: ShardServer;
+let shards: string;
 let hostile: http.Server;
 let base: string;
 const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
 
 beforeAll(async () => {
-  server = await serve({ shards: await demoBuild(tmpDir('fkgqa-engines-hostile-')), kgs: ['library'], writeFiles: false });
+  shards = await demoBuild(tmpDir('fkgqa-engines-hostile-'));
+  server = await serve({ shards, kgs: ['library'], writeFiles: false });
   hostile = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -224,4 +230,30 @@ describe('engines-hostile / the form of a query the direct route checks: bounded
       await client.close();
     }
   }, 60_000);
+});
+
+describe('engines-hostile / serve\'s pool: busy only when the wait, not the query, used the request\'s limit (docs/serving.md)', () => {
+  const HEAVY = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
+  const task = (query: string) => ({ endpoint: 'library-shard1', query, accept: MEDIA.json, protocolDataset: false });
+  const endpointsOf = (): PoolEndpoint[] => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(shards, 'library', 'manifest.json'), 'utf8')) as { shards: { endpoint: string; file: string; triples: number }[] };
+    return manifest.shards.map((sh) => ({ id: sh.endpoint, sources: [{ file: path.join(shards, 'library', sh.file), format: MEDIA.ntriples }], triples: sh.triples }));
+  };
+
+  it('a query that waited less than half its limit, then ran to the deadline, is its own time limit (it was busy at a tenth); a 20 ms limit that ends before the start is a time limit, not busy', async () => {
+    expect([BUSY_WAIT_SHARE, BUSY_MIN_WAIT_MS]).toEqual([0.5, 100]);
+    const pool = await EndpointPool.start(endpointsOf(), { workers: 1, slowMs: 600_000 });
+    try {
+      // The first HEAVY runs 1000 ms (the endpoint's limit); the second waits behind it (about 1 s of its 10 s), then runs until its deadline.
+      const first = pool.run('library-shard1', task(HEAVY), { limitMs: 1000 });
+      const second = pool.run('library-shard1', task(HEAVY), { limitMs: 600_000, requestLimitMs: 10_000 });
+      // Behind the same running query, a request limit of 20 ms ends before it can start.
+      const tiny = pool.run('library-shard1', task(HEAVY), { limitMs: 600_000, requestLimitMs: 20 });
+      expect(await first).toMatchObject({ status: 'timeout', by: 'endpoint', limitMs: 1000 });
+      expect(await tiny).toMatchObject({ status: 'timeout', by: 'request', limitMs: 20 });
+      expect(await second).toMatchObject({ status: 'timeout', by: 'request', limitMs: 10_000 });
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
 });
