@@ -8,7 +8,7 @@
  *
  * Protocol: JSON lines (UTF-8), one object per line.
  *   Node -> engine
- *     {"op":"init","endpoints":["http://…/sparql", …]}        the registry; must come first
+ *     {"op":"init","endpoints":["http://…/sparql", …],"maxDecodedBytes":B}  the registry (first); B: the answer limit of an encoded answer, decoded
  *     {"op":"query","id":N,"query":"…","mediaType":"…","timeoutMs":T}
  *     {"op":"cancel","id":N}                                  stop query N (time limit or abort)
  *   engine -> Node
@@ -91,6 +91,8 @@ public class JenaFederationEngine {
     static final ThreadLocal<QueryState> CURRENT = new ThreadLocal<>();
     static final Map<Long, QueryState> RUNNING = new ConcurrentHashMap<>();
     static volatile Set<String> allowed = Set.of();
+    /** The answer limit of an encoded answer, decoded, in bytes (init's maxDecodedBytes; more is the endpoint's fault, as fkgqa's http.ts decodedTooLarge). */
+    static volatile long maxDecodedBytes = 32L << 20;
     static final Object OUT_LOCK = new Object();
     static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
 
@@ -145,6 +147,8 @@ public class JenaFederationEngine {
             // Only result types that carry term types: Jena's default Accept also offers text/csv (plain strings:
             // a valid CSV answer joined to 0 rows), application/json, application/xml and */*.
             if (req.headers().firstValue("accept").map(a -> a.contains("sparql-results")).orElse(false)) b.setHeader("Accept", RESULTS_ACCEPT);
+            // No content coding is asked for (fkgqa's http.ts DECODED_CODINGS: one rule on every route).
+            b.setHeader("Accept-Encoding", "identity");
             if (st != null) b.timeout(Duration.ofMillis(st.remainingMs()));
             return b.build();
         }
@@ -187,7 +191,7 @@ public class JenaFederationEngine {
             if (st != null && res.body() instanceof InputStream in) {
                 st.streams.add(in);
                 // CheckedStream decodes a Content-Encoding itself (to check the document): Jena gets the decoded body, without the header.
-                if (s >= 200 && s < 300) return withBody(res, new CheckedStream(in, st, endpointOf(res.uri().toString()), s, res.headers().firstValue("content-type").orElse(""), res.headers().firstValue("content-encoding").orElse("")));
+                if (s >= 200 && s < 300) return withBody(res, new CheckedStream(in, st, endpointOf(res.uri().toString()), s, res.headers().firstValue("content-type").orElse(""), String.join(",", res.headers().allValues("content-encoding"))));
             }
             return res;
         }
@@ -294,10 +298,12 @@ public class JenaFederationEngine {
         private final boolean checked;
         private long bytes;
 
-        /** The answer's Content-Encoding (lower case; '' or identity: none). */
-        private final String encoding;
+        /** The answer's content codings in the order applied (lower case, identity dropped: fkgqa's codingsOf). */
+        private final List<String> codings = new ArrayList<>();
         /** Whether `in` is already the decoding stream. */
         private boolean decoding;
+        /** Bytes received on the wire (before decoding). */
+        private long raw;
 
         CheckedStream(InputStream in, QueryState st, String endpoint, int status, String contentType, String contentEncoding) {
             super(in);
@@ -306,29 +312,55 @@ public class JenaFederationEngine {
             this.status = status;
             this.type = contentType.split(";")[0].trim().toLowerCase(Locale.ROOT);
             this.checked = type.equals("application/sparql-results+json") || type.equals("application/sparql-results+xml");
-            this.encoding = contentEncoding.trim().toLowerCase(Locale.ROOT);
+            for (String c : contentEncoding.split(",")) {
+                String t = c.trim().toLowerCase(Locale.ROOT);
+                if (!t.isEmpty() && !t.equals("identity")) codings.add(t);
+            }
         }
 
         /**
-         * An answer gzip- or deflate-encoded although no encoding was asked for is decoded, as fkgqa's
-         * postWithin and fetch (Comunica) do; another encoding, or one that does not decode, is the endpoint's fault.
+         * The rule of fkgqa's http.ts DECODED_CODINGS: gzip (x-gzip) and deflate, alone or one after
+         * another, are decoded (none is asked for); another coding, one that does not decode, or one
+         * that decodes to more than maxDecodedBytes is the endpoint's fault, in the same words.
          */
         private void decode() throws IOException {
             if (decoding) return;
             decoding = true;
-            if (encoding.isEmpty() || encoding.equals("identity")) return;
+            if (codings.isEmpty()) return;
+            for (String c : codings) {
+                if (!c.equals("gzip") && !c.equals("x-gzip") && !c.equals("deflate")) {
+                    throw fault("sent an answer with Content-Encoding " + String.join(", ", codings) + ", which is not decoded (" + c + " is none of gzip, x-gzip, deflate)", null);
+                }
+            }
+            InputStream wire = in;
+            in = new FilterInputStream(wire) {
+                @Override public int read() throws IOException { int b = super.read(); if (b >= 0) raw++; return b; }
+                @Override public int read(byte[] b, int off, int len) throws IOException { int n = super.read(b, off, len); if (n > 0) raw += n; return n; }
+            };
             try {
-                if (encoding.equals("gzip") || encoding.equals("x-gzip")) in = new java.util.zip.GZIPInputStream(in, 65536);
-                else if (encoding.equals("deflate")) in = new java.util.zip.InflaterInputStream(in);
-                else throw fault("sent an answer with Content-Encoding " + encoding + ", which is not decoded", null);
+                for (int i = codings.size() - 1; i >= 0; i--) {
+                    String c = codings.get(i);
+                    in = c.equals("deflate") ? new java.util.zip.InflaterInputStream(in) : new java.util.zip.GZIPInputStream(in, 65536);
+                }
             } catch (java.util.zip.ZipException | EOFException e) {
                 throw undecodable(e);
             }
         }
 
+        /** Counts decoded bytes; an encoded answer over maxDecodedBytes decoded is the endpoint's fault (a compression bomb). */
+        private void count(int n) throws IOException {
+            if (n <= 0) return;
+            bytes += n;
+            if (!codings.isEmpty() && bytes > maxDecodedBytes) {
+                throw fault("sent a " + String.join(", ", codings) + "-encoded answer of " + raw + " bytes that decodes to more than " + maxDecodedBytes + " bytes (the answer limit): not read", null);
+            }
+        }
+
         private IOException undecodable(IOException e) {
-            String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-            return fault("sent a " + (encoding.equals("x-gzip") ? "gzip" : encoding) + "-encoded answer that does not decode (" + m + "; " + bytes + " bytes decoded)", e);
+            // A stream without its end or trailer: zlib's words (fkgqa's decodeBody), not the bare class name.
+            String m = e instanceof EOFException && e.getMessage() == null ? "unexpected end of file" : e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            String c = codings.size() == 1 ? codings.get(0) : String.join(", ", codings);
+            return fault("sent a " + c + "-encoded answer that does not decode (" + m + "; " + raw + " bytes received)", e);
         }
 
         private IOException fault(String what, Throwable cause) {
@@ -356,7 +388,7 @@ public class JenaFederationEngine {
                     throw fault("closed the connection before the answer was complete (HTTP " + status + ", " + bytes + " bytes received)", e);
                 }
                 if (n < 0) break;
-                bytes += n;
+                count(n);
                 all.write(buf, 0, n);
             }
             String problem = problem(all.toString(StandardCharsets.UTF_8), type);
@@ -385,7 +417,7 @@ public class JenaFederationEngine {
                 if (st.cancelled) throw e;
                 throw fault("closed the connection before the answer was complete (HTTP " + status + ", " + bytes + " bytes received)", e);
             }
-            if (n > 0) bytes += n;
+            count(n);
             return n;
         }
 
@@ -451,7 +483,56 @@ public class JenaFederationEngine {
             if (!java.util.regex.Pattern.compile("</(?:\\w+:)?sparql>$").matcher(t).find()) return "it does not end with </sparql> (" + text.getBytes(StandardCharsets.UTF_8).length + " bytes: cut off?)";
             if (!java.util.regex.Pattern.compile("<(?:\\w+:)?(?:results|boolean)[\\s>/]").matcher(t).find()) return "it has neither <results> nor <boolean>";
             if (java.util.regex.Pattern.compile("<(?:\\w+:)?boolean[\\s>/]").matcher(t).find()) return "it is a boolean (an ASK answer) but the query is a SELECT";
+            return xmlStructureProblem(t);
         }
+        return null;
+    }
+
+    static final String SPARQL_RESULTS_NS = "http://www.w3.org/2005/sparql-results#";
+    /** The elements of a SPARQL XML results document (fkgqa's xml-results.ts ELEMENTS). */
+    static final java.util.Set<String> XML_ELEMENTS = java.util.Set.of("sparql", "head", "variable", "link", "results", "result", "binding", "uri", "bnode", "literal", "triple", "subject", "predicate", "object", "boolean");
+    static final java.util.regex.Pattern XML_SKIPPED = java.util.regex.Pattern.compile("(?s)<!--.*?-->|<!\\[CDATA\\[.*?\\]\\]>|<\\?.*?\\?>");
+    static final java.util.regex.Pattern XML_ROOT = java.util.regex.Pattern.compile("<(?:([\\w.-]+):)?sparql[\\s>]([^>]*)");
+    static final java.util.regex.Pattern XML_ELEMENT = java.util.regex.Pattern.compile("<([\\w.:-]+)");
+    static final java.util.regex.Pattern XML_BINDING = java.util.regex.Pattern.compile("(?s)<(?:[\\w.-]+:)?binding\\b[^>]*?(?:/>|>(.*?)</(?:[\\w.-]+:)?binding\\s*>)");
+    static final java.util.regex.Pattern XML_TERM = java.util.regex.Pattern.compile("(?s)\\s*<(?:[\\w.-]+:)?(?:uri|bnode|literal|triple)[\\s>/].*>\\s*");
+
+    /**
+     * What Jena's XML results parser would pass over (as fkgqa's xml-results.ts structureOf, with the
+     * same words): a DOCTYPE (entities), the root outside the SPARQL results namespace, an element the
+     * format does not have, more than one <results>, a <result> outside <results> (dropped by the
+     * parser), a <binding> that holds no RDF term (read as an unbound variable: an empty row).
+     */
+    static String xmlStructureProblem(String text) {
+        String markup = XML_SKIPPED.matcher(text).replaceAll("");
+        if (markup.toUpperCase(Locale.ROOT).contains("<!DOCTYPE")) return "it has a document type declaration (<!DOCTYPE …>), which SPARQL XML results do not have";
+        java.util.regex.Matcher root = XML_ROOT.matcher(markup);
+        String ns = null;
+        if (root.find()) {
+            java.util.regex.Matcher n = java.util.regex.Pattern.compile("xmlns" + (root.group(1) != null ? ":" + java.util.regex.Pattern.quote(root.group(1)) : "") + "\\s*=\\s*[\"']([^\"']*)[\"']").matcher(root.group(0));
+            if (n.find()) ns = n.group(1);
+        }
+        if (!SPARQL_RESULTS_NS.equals(ns)) return "its root is not <sparql> in the SPARQL results namespace " + SPARQL_RESULTS_NS + (ns != null && !ns.isEmpty() ? " (it is \"" + (ns.length() > 80 ? ns.substring(0, 80) : ns) + "\")" : "");
+        int results = 0, resultsElements = 0, bindings = 0, inside = 0;
+        int open = -1, close = -1;
+        java.util.regex.Matcher e = XML_ELEMENT.matcher(markup);
+        while (e.find()) {
+            String name = e.group(1).replaceFirst("^[\\w.-]+:", "");
+            if (!XML_ELEMENTS.contains(name)) return "it holds an element <" + (e.group(1).length() > 40 ? e.group(1).substring(0, 40) : e.group(1)) + "> that SPARQL XML results do not have";
+            if (name.equals("result")) results++;
+            else if (name.equals("results")) { resultsElements++; if (open < 0) open = e.start(); }
+            else if (name.equals("binding")) bindings++;
+        }
+        if (resultsElements > 1) return "it holds " + resultsElements + " <results> elements (one is allowed)";
+        java.util.regex.Matcher end = java.util.regex.Pattern.compile("</(?:[\\w.-]+:)?results\\s*>").matcher(markup);
+        if (end.find()) close = end.start();
+        java.util.regex.Matcher r = java.util.regex.Pattern.compile("<(?:[\\w.-]+:)?result[\\s>/]").matcher(markup);
+        while (r.find()) if (open >= 0 && r.start() > open && (close < 0 || r.start() < close)) inside++;
+        if (inside != results) return "it holds " + results + " <result> elements, of which " + inside + " are rows inside <results>";
+        int terms = 0;
+        java.util.regex.Matcher b = XML_BINDING.matcher(markup);
+        while (b.find()) if (b.group(1) != null && XML_TERM.matcher(b.group(1)).matches()) terms++;
+        if (terms != bindings) return "it holds " + bindings + " <binding> elements, of which " + terms + " hold an RDF term";
         return null;
     }
 
@@ -617,6 +698,7 @@ public class JenaFederationEngine {
                 Set<String> s = new HashSet<>();
                 for (JsonValue v : m.get("endpoints").getAsArray()) s.add(endpointKey(v.getAsString().value()));
                 allowed = Set.copyOf(s);
+                if (m.hasKey("maxDecodedBytes")) maxDecodedBytes = m.get("maxDecodedBytes").getAsNumber().value().longValue();
                 JsonObject o = new JsonObject();
                 o.put("type", "ready");
                 o.put("jena", String.valueOf(ARQ.VERSION));

@@ -43,7 +43,7 @@ export interface EngineQueryOptions {
    * With `limitFromStart`: the whole call ends within this many ms of the call (a client's own
    * deadline, e.g. a request's `Fkgqa-Timeout` at `/federation/sparql`): the wait is bounded by it, and
    * the query's limit is what the wait left of it (at most `timeoutMs`). A query stopped at that limit
-   * after waiting more than a tenth of it (serve's BUSY_WAIT_SHARE) is an `error` with `busy` and HTTP
+   * after waiting at least half of it (`waitedTooLong` of limit.ts) is an `error` with `busy` and HTTP
    * status 503: the wait was the engine's, not the query's.
    */
   within?: number;
@@ -112,4 +112,12 @@ export interface EngineSetup {
   endpoints: string[];
   /** Queries evaluated at once (engine threads or processes; default 1). */
   parallel?: number;
+  /**
+   * The answer limit for an endpoint's encoded answer, decoded, in bytes (default `DEFAULT_MAX_DECODED_BYTES`):
+   * one that decodes to more is that endpoint's fault (a compression bomb; http.ts `DECODED_CODINGS`).
+   */
+  maxDecodedBytes?: number;
 }
+
+/** The default of `EngineSetup.maxDecodedBytes`: 32 MiB, the bounded client's default answer limit. */
+export const DEFAULT_MAX_DECODED_BYTES = 32 << 20;

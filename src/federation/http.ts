@@ -19,6 +19,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
+import { pipeline, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 
 /** The endpoint a request goes to: its URL without query string and fragment (how requests are counted). */
@@ -146,6 +147,8 @@ export function errorBody(body: string, contentType: string, status: number): st
 
 /** How `fetchWithin` bounds one request. */
 export interface FetchBounds {
+  /** The `fetch` that sends each request (default Node's own; the engines pass `nodeFetch`). */
+  via?: typeof fetch;
   /** Whether a URL (the first one and every redirect target) may be contacted. */
   allowed(url: string): boolean;
   /** Called once per request sent, with its endpoint (`endpointOf`). */
@@ -173,7 +176,7 @@ export async function fetchWithin(input: string | URL | Request, init: RequestIn
   for (let hop = 0; ; hop++) {
     if (!bounds.allowed(url)) throw new RequestRefused(endpointOf(url));
     bounds.count?.(endpointOf(url));
-    const res = await fetch(next, { ...init, redirect: 'manual' });
+    const res = await (bounds.via ?? fetch)(next, { ...init, redirect: 'manual' });
     if (!REDIRECT.has(res.status)) return res;
     const location = res.headers.get('location');
     let to = '';
@@ -235,36 +238,62 @@ export interface PostAnswer {
   /** The body as UTF-8, or undefined when it is larger than `maxBytes` (the rest was not read). */
   text: string | undefined;
   /**
-   * Set when the body has a `Content-Encoding` that does not decode (a cut or corrupt gzip stream) or
-   * that is not known, in words after the endpoint's URL (e.g. "sent a gzip-encoded answer that does
-   * not decode (unexpected end of file)"); `text` is '' then. An answer gzip-, deflate- or
-   * br-encoded although no encoding was asked for is decoded, as `fetch` (and so Comunica) does.
+   * Set when the body has a `Content-Encoding` that does not decode (a cut or corrupt gzip stream),
+   * decodes to more than `maxBytes`, or is not one fkgqa decodes (`DECODED_CODINGS`), in words after
+   * the endpoint's URL (e.g. "sent a gzip-encoded answer that does not decode (unexpected end of
+   * file)"); `text` is '' then. A gzip- or deflate-encoded answer (none is asked for) is decoded.
    */
   encodingProblem?: string;
 }
 
-/** The decoders of `Content-Encoding` values (RFC 9110 §8.4.1), as `fetch` decodes them. */
+/**
+ * The content codings fkgqa decodes, on every route (the direct route, Comunica's and Jena's HTTP;
+ * docs/federation.md, "Content codings"): gzip (and its alias x-gzip) and deflate (RFC 9110 §8.4.1),
+ * alone or applied one after another. fkgqa asks for none (`Accept-Encoding: identity`); an endpoint
+ * that sends one anyway is read when its answer decodes completely and to at most the answer limit.
+ * Any other coding (br, zstd, compress, …) is the endpoint's fault: Jena's JVM has no brotli decoder,
+ * and one rule for all routes keeps a verdict independent of the engine.
+ */
+export const DECODED_CODINGS: readonly string[] = ['gzip', 'x-gzip', 'deflate'];
+
+/** The codings of a `Content-Encoding` header in the order they were applied (lower case; `identity` and empty items dropped). */
+export function codingsOf(encoding: string | null | undefined): string[] {
+  return (encoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+}
+
+/** What is wrong with an answer's `Content-Encoding` in words (after the endpoint's URL), or undefined when every coding is one fkgqa decodes (`DECODED_CODINGS`). */
+export function codingProblem(codings: string[]): string | undefined {
+  const unknown = codings.find((c) => !DECODED_CODINGS.includes(c));
+  return unknown === undefined ? undefined : `sent an answer with Content-Encoding ${codings.join(', ')}, which is not decoded (${unknown} is none of ${DECODED_CODINGS.join(', ')})`;
+}
+
+/** Words for an encoded answer that decodes to more than the answer limit (after the endpoint's URL): a compression bomb is the endpoint's fault, not a large answer to the query. */
+export const decodedTooLarge = (codings: string[], sentBytes: number, maxBytes: number): string =>
+  `sent a ${codings.join(', ')}-encoded answer of ${sentBytes} bytes that decodes to more than ${maxBytes} bytes (the answer limit): not read`;
+
+/** The decoders of `DECODED_CODINGS`. */
 const DECODERS: Record<string, (b: Buffer, o: zlib.ZlibOptions) => Buffer> = {
   gzip: zlib.gunzipSync,
   'x-gzip': zlib.gunzipSync,
   deflate: zlib.inflateSync,
-  br: zlib.brotliDecompressSync as (b: Buffer, o: zlib.ZlibOptions) => Buffer,
 };
 
 /**
- * Decodes a body by its `Content-Encoding` (several codings applied in order are undone in reverse).
- * @returns the decoded body, undefined when it is larger than `maxBytes` decoded, or the problem in words
+ * Decodes a body by its `Content-Encoding` (several codings applied in order are undone in reverse)
+ * under the rule of `DECODED_CODINGS`.
+ * @param maxBytes the answer limit: a body that decodes to more is the endpoint's fault (`decodedTooLarge`)
+ * @returns the decoded body, or the problem in words (an unknown coding, a body that does not decode or decodes to more than `maxBytes`)
  */
-export function decodeBody(raw: Buffer, encoding: string | null, maxBytes: number): { body: Buffer } | { problem: string } | undefined {
-  const codings = (encoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+export function decodeBody(raw: Buffer, encoding: string | null, maxBytes: number): { body: Buffer } | { problem: string } {
+  const codings = codingsOf(encoding);
+  const unknown = codingProblem(codings);
+  if (unknown) return { problem: unknown };
   let body = raw;
-  for (const c of codings.reverse()) {
-    const decode = DECODERS[c];
-    if (!decode) return { problem: `sent an answer with Content-Encoding ${c}, which is not decoded` };
+  for (const c of [...codings].reverse()) {
     try {
-      body = decode(body, { maxOutputLength: maxBytes });
+      body = DECODERS[c](body, { maxOutputLength: maxBytes });
     } catch (e) {
-      if (e instanceof RangeError || (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return undefined;
+      if (e instanceof RangeError || (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return { problem: decodedTooLarge(codings, raw.length, maxBytes) };
       return { problem: `sent a ${c}-encoded answer that does not decode (${((e as Error).message || String(e)).split('\n')[0]}; ${raw.length} bytes received)` };
     }
   }
@@ -360,7 +389,6 @@ export async function postWithin(url: string, body: string, headers: Record<stri
           const encoding = header('content-encoding');
           if (!encoding) return finish(Buffer.concat(chunks).toString('utf8'));
           const decoded = decodeBody(Buffer.concat(chunks), encoding, maxBytes);
-          if (decoded === undefined) return finish(undefined);
           if ('problem' in decoded) {
             done = true;
             resolve({ status, statusText: res.statusMessage ?? '', header, text: '', encodingProblem: decoded.problem });
@@ -387,4 +415,163 @@ export async function postWithin(url: string, body: string, headers: Record<stri
     if ((e as { retry?: boolean }).retry) return once().catch((e2: Error) => Promise.reject((e2 as { retry?: boolean }).retry ? fetchFailed(e2) : e2));
     throw e;
   }
+}
+
+/**
+ * An answer's body that is its endpoint's fault once read: a content coding that does not decode
+ * (a cut or corrupt gzip stream), that fkgqa does not decode, or that decodes to more than the
+ * answer limit. `words` follow the endpoint's URL in a message (as `PostAnswer.encodingProblem`).
+ */
+export class AnswerUndecodable extends Error {
+  constructor(readonly words: string, cause?: Error) {
+    super(words, cause ? { cause } : undefined);
+    this.name = 'AnswerUndecodable';
+  }
+}
+
+/** A streaming decoder of one of `DECODED_CODINGS` (strict: a stream without its end or trailer fails, as `decodeBody`). */
+const streamDecoder = (coding: string): zlib.Gunzip | zlib.Inflate => (coding === 'deflate' ? zlib.createInflate() : zlib.createGunzip());
+
+/** Statuses whose answer has no body (Fetch standard "null body status"). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * `fetch` on node:http for the federation engines' HTTP (the Comunica thread passes it to
+ * `fetchWithin`), so that an answer's content coding follows the rule of `DECODED_CODINGS` as on the
+ * direct route: Node's `fetch` (undici) decodes br and zstd-free codings leniently — a gzip stream
+ * without its end or trailer read as complete (a row kept from a cut answer), an unknown coding passed
+ * through as if plain. Here the body decodes strictly: an unknown coding, a stream that does not
+ * decode, or more than `maxDecodedBytes` decoded errors the body with an `AnswerUndecodable`.
+ * Asks for no coding (`Accept-Encoding: identity`), follows no redirect (a 3xx is returned as is, for
+ * `fetchWithin`), refuses `BAD_PORTS` as `fetch` does, and resends once a request that failed on a
+ * reused keep-alive connection before any answer (as `postWithin`).
+ * @param maxDecodedBytes the answer limit for an encoded body, decoded, in bytes
+ * @returns a `fetch`: network failures reject with `TypeError('fetch failed', { cause })`, an abort with an AbortError
+ */
+export function nodeFetch(maxDecodedBytes: number): typeof fetch {
+  return async (input, init) => {
+    const request = input instanceof Request ? input : undefined;
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
+    const signal = init?.signal ?? request?.signal ?? undefined;
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers ?? request?.headers).forEach((v, k) => (headers[k] = v));
+    let payload: Buffer | undefined;
+    const rawBody = init?.body ?? (request?.body ? await request.arrayBuffer() : undefined);
+    if (rawBody !== undefined && rawBody !== null) {
+      if (typeof rawBody === 'string') payload = Buffer.from(rawBody, 'utf8');
+      else if (rawBody instanceof URLSearchParams) {
+        payload = Buffer.from(rawBody.toString(), 'utf8');
+        headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
+      } else payload = Buffer.from(await new Response(rawBody as BodyInit).arrayBuffer());
+    }
+    headers['accept-encoding'] = 'identity';
+    if (payload) headers['content-length'] = String(payload.length);
+    let target: RequestTarget;
+    try {
+      target = requestTarget(url);
+    } catch (e) {
+      throw fetchFailed(e as Error);
+    }
+    const mod = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : undefined;
+    if (!mod) throw fetchFailed(new Error(`unsupported protocol ${target.protocol}`));
+    if (target.port !== '' && BAD_PORTS.has(Number(target.port))) throw fetchFailed(new Error('bad port'));
+    const once = () =>
+      new Promise<Response>((resolve, reject) => {
+        if (signal?.aborted) return reject(abortError(signal));
+        let answered = false;
+        const onAbort = () => req.destroy(abortError(signal!));
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const req = mod.request({ ...target.options, method, agent: AGENTS[target.protocol as 'http:' | 'https:'], headers }, (res) => {
+          answered = true;
+          const status = res.statusCode ?? 0;
+          const h = new Headers();
+          for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+            try {
+              h.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+            } catch {
+              /* a header value fetch cannot hold: dropped, as undici drops it */
+            }
+          }
+          const respond = (body: ReadableStream<Uint8Array> | null) => {
+            try {
+              const r = new Response(body, { status, statusText: res.statusMessage ?? '', headers: h });
+              Object.defineProperty(r, 'url', { value: url });
+              resolve(r);
+            } catch (e) {
+              res.destroy();
+              reject(fetchFailed(e as Error));
+            }
+          };
+          if (method === 'HEAD' || NULL_BODY.has(status)) {
+            res.resume();
+            res.once('end', () => signal?.removeEventListener('abort', onAbort));
+            return respond(null);
+          }
+          const codings = codingsOf(h.get('content-encoding'));
+          let raw = 0;
+          res.on('data', (c: Buffer) => (raw += c.length));
+          const problem = codingProblem(codings);
+          const decoders = problem ? [] : [...codings].reverse().map(streamDecoder);
+          let source: Readable = res;
+          let decodeError: { e: Error; coding: string } | undefined;
+          if (decoders.length > 0) {
+            decoders.forEach((d, i) => d.once('error', (e) => (decodeError ??= { e, coding: codings[codings.length - 1 - i] })));
+            source = pipeline([res, ...decoders] as unknown as [NodeJS.ReadableStream, ...NodeJS.ReadWriteStream[]], () => {}) as unknown as typeof source;
+          }
+          // Node's own bridge to a web stream (backpressure included); the count and the errors' words are added here.
+          const reader = (Readable.toWeb(source as Readable) as ReadableStream<Uint8Array>).getReader();
+          let decoded = 0;
+          const done = () => signal?.removeEventListener('abort', onAbort);
+          const body = new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              const fail = (e: Error) => {
+                done();
+                controller.error(e);
+                res.destroy();
+              };
+              if (problem) return fail(new AnswerUndecodable(problem));
+              let r: ReadableStreamReadResult<Uint8Array>;
+              try {
+                r = await reader.read();
+              } catch (e) {
+                const z = signal?.aborted ? undefined : decodeError;
+                // After the status line, a connection closed before the end of the body is an incomplete answer (undici: "terminated").
+                return fail(z ? new AnswerUndecodable(`sent a ${z.coding}-encoded answer that does not decode (${(z.e.message || String(z.e)).split('\n')[0]}; ${raw} bytes received)`, z.e) : new TypeError('terminated', { cause: e as Error }));
+              }
+              if (r.done) {
+                done();
+                return controller.close();
+              }
+              decoded += r.value.byteLength;
+              if (decoders.length > 0 && decoded > maxDecodedBytes) {
+                void reader.cancel().catch(() => undefined);
+                return fail(new AnswerUndecodable(decodedTooLarge(codings, raw, maxDecodedBytes)));
+              }
+              controller.enqueue(r.value);
+            },
+            cancel(reason) {
+              done();
+              res.destroy();
+              return reader.cancel(reason).catch(() => undefined);
+            },
+          });
+          respond(body);
+        });
+        req.on('error', (e: NodeJS.ErrnoException) => {
+          if (answered) return;
+          signal?.removeEventListener('abort', onAbort);
+          if (signal?.aborted) return reject(e);
+          if (req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) return reject(Object.assign(e, { retry: true }));
+          reject(fetchFailed(e));
+        });
+        req.end(payload);
+      });
+    try {
+      return await once();
+    } catch (e) {
+      if ((e as { retry?: boolean }).retry) return once().catch((e2: Error) => Promise.reject((e2 as { retry?: boolean }).retry ? fetchFailed(e2) : e2));
+      throw e;
+    }
+  };
 }

@@ -24,11 +24,32 @@ export interface QueryLimit {
 }
 
 /**
- * The share of a query's time limit it may wait (for a worker of fkgqa serve, or for a federation
- * engine with `within`) before a stop at that limit is the endpoint's or engine's (busy, HTTP 503)
- * rather than the query's own (docs/serving.md, serve's time limits).
+ * The share of a query's time limit it must have waited (for a worker of fkgqa serve, or for a
+ * federation engine with `within`) for a stop at that limit to be the endpoint's or engine's (busy,
+ * HTTP 503) rather than the query's own: a half, so that busy means the wait, not the query, used
+ * the limit — a query charged a timeout ran at least as long as it waited (docs/serving.md, serve's
+ * time limits). It was a tenth: a query that waited just over a tenth, then ran 89 % of its limit
+ * and really was too slow, was called busy (stop 26's hostile pass).
  */
-export const BUSY_WAIT_SHARE = 0.1;
+export const BUSY_WAIT_SHARE = 0.5;
+
+/**
+ * The shortest wait that can make a stop busy, in ms: below it the wait is the cost of any query
+ * (a message to a worker, a timer at load), not other queries; a request limit this small is the
+ * query's own to miss (stop 26's hostile pass: `Fkgqa-Timeout` 1–50 ms on a query running alone was
+ * often busy, its wait the worker replaced after the previous stop).
+ */
+export const BUSY_MIN_WAIT_MS = 100;
+
+/**
+ * Whether a query stopped at its request's limit (or not started by then) was kept waiting: it
+ * waited at least `BUSY_WAIT_SHARE` of the limit and at least `BUSY_MIN_WAIT_MS`.
+ * @param waitedMs how long it waited before it started (the whole limit when it never started)
+ * @param limitMs the request's limit, in ms
+ */
+export function waitedTooLong(waitedMs: number, limitMs: number): boolean {
+  return waitedMs >= BUSY_WAIT_SHARE * limitMs && waitedMs >= BUSY_MIN_WAIT_MS;
+}
 
 /**
  * The limit of the wait before an engine takes a query: the query's limit (`queryLimit`), or with
@@ -45,6 +66,8 @@ export function waitLimit(options: EngineQueryOptions): QueryLimit {
  */
 export function waitOutcome(options: EngineQueryOptions, engine: string, wait: QueryLimit, why: StopReason, requests: Record<string, number>): EngineOutcome {
   if (options.limitFromStart && why === 'timeout') {
+    // A client's deadline under BUSY_MIN_WAIT_MS that ended the wait: the query's own to miss, as in serve's pool.
+    if (options.within !== undefined && options.within <= (options.waitMs ?? Infinity) && !waitedTooLong(options.within, options.within)) return wait.outcome(why, requests);
     return { status: 'error', error: `the federation engine ${engine} did not take the query within ${Math.min(options.waitMs ?? Infinity, options.within ?? Infinity)} ms (it was starting, or busy with other queries)`, httpStatus: 503, busy: true, waitedMs: Date.now() - wait.since, requests };
   }
   return wait.outcome(why, requests);
@@ -59,7 +82,7 @@ export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLi
   const within = options.within;
   const waited = Date.now() - wait.since;
   const run = queryLimit({ ...options, timeoutMs: Math.max(1, Math.min(options.timeoutMs, within - waited)) });
-  if (waited <= BUSY_WAIT_SHARE * within) return run;
+  if (!waitedTooLong(waited, within)) return run;
   return {
     ...run,
     outcome: (why, requests) =>

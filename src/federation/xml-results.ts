@@ -37,14 +37,16 @@ const SPARQL_RESULTS_NS = 'http://www.w3.org/2005/sparql-results#';
 const ELEMENTS = new Set(['sparql', 'head', 'variable', 'link', 'results', 'result', 'binding', 'uri', 'bnode', 'literal', 'triple', 'subject', 'predicate', 'object', 'boolean']);
 
 /**
- * What the streaming parser would pass over silently (it drops what it does not know): the root not
- * in the SPARQL results namespace, an element the format does not have, more than one `<results>`.
+ * What the streaming parser would pass over silently (it drops what it does not know): a document
+ * type declaration (entities), the root not in the SPARQL results namespace, an element the format does not have, more than one `<results>`.
  * Markup inside comments, CDATA sections and processing instructions is not counted.
  * @returns the problem in words, or undefined; and the number of `<result>` and `<binding>` elements,
  *   which the rows read must match (a result after `</results>` or a binding without an RDF term is dropped by the parser)
  */
 function structureOf(text: string): { problem: string } | { results: number; bindings: number } {
   const markup = text.replace(/<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<\?[\s\S]*?\?>/g, '');
+  // Entity declarations (billion laughs, external entities) have no place in a results document; the parser refuses them only at their first use.
+  if (/<!DOCTYPE/i.test(markup)) return { problem: 'it has a document type declaration (<!DOCTYPE …>), which SPARQL XML results do not have' };
   const root = /<(?:([\w.-]+):)?sparql[\s>]([^>]*)/.exec(markup);
   const ns = root ? new RegExp(`xmlns${root[1] ? ':' + root[1] : ''}\\s*=\\s*["']([^"']*)["']`).exec(root[0])?.[1] : undefined;
   if (ns !== SPARQL_RESULTS_NS) return { problem: `its root is not <sparql> in the SPARQL results namespace ${SPARQL_RESULTS_NS}${ns ? ` (it is ${JSON.stringify(ns.slice(0, 80))})` : ''}` };

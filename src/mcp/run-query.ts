@@ -390,7 +390,7 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
     results = JSON.parse(o.body) as JsonResults;
   } catch {
     if (/^(application\/sparql-results\+xml|text\/csv|text\/tab-separated-values)$/.test(o.contentType)) {
-      return bad(`the endpoint answered ${o.contentType} although SPARQL JSON results (${media}) were asked for; its answer is not read`);
+      return bad(`${routed.route === 'direct' ? `the endpoint ${targets[0]}` : 'the federation engine'} answered ${o.contentType} although SPARQL JSON results (${media}) were asked for; its answer is not read`);
     }
     return bad(`the answer is not SPARQL JSON results: ${o.body.slice(0, 300)}`);
   }

@@ -106,6 +106,8 @@ function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error'
   // RedirectRefused's message names the URL, the status and the target already ("<url> answered HTTP 302 with a redirect to …: not followed").
   if (o.redirect && o.error.includes('with a redirect to')) return where.startsWith('the endpoint ') ? `the endpoint ${o.error}` : `${where} could not answer: ${o.error}`;
   if (o.redirect) return `${where} answered with a redirect, not followed: ${o.error}`;
+  // Over the answer limit: not an error the endpoint answered ("the answer of <url> is larger than N bytes").
+  if (o.tooLarge) return `${o.error.startsWith('the answer of ') ? o.error : `${where}: ${o.error}`} (fkgqa query's answer limit): add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)`;
   if (o.httpStatus && o.httpStatus >= 400 && o.httpStatus < 500) return `${where} refused the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 500) return `${where} failed on the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
   return `${where} answered with an error${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}: ${o.error}`;

@@ -18,9 +18,9 @@
  *   run. The main thread counts a query as started when the one before it has answered.
  *   oxigraph's queries are synchronous and cannot be cancelled (pitfall B10), so a query is stopped
  *   by terminating its worker: when it reaches its time limit (serve's own limit counted from its start, or the
- *   request's limit counted from the request's arrival, whichever ends first; a query that waited more
- *   than BUSY_WAIT_SHARE of the request's limit before it started, or did not start, is answered
- *   `busy`, the endpoint's fault, not the query's), when the client
+ *   request's limit counted from the request's arrival, whichever ends first; a query that waited at
+ *   least BUSY_WAIT_SHARE of the request's limit (and BUSY_MIN_WAIT_MS) before it started, or did not
+ *   start, is answered `busy`, the endpoint's fault, not the query's: `waitedTooLong`), when the client
  *   disconnects (its `signal`), or when it faulted the engine. The queries posted behind it go back to
  *   the front of the group's queue. A fresh worker takes over the group at
  *   once and loads the endpoint that a waiting query needs first, then the others while idle. The
@@ -43,7 +43,7 @@ import { compileOxigraph } from '../common/oxigraph-wasm.js';
 import type { StoreSource } from '../common/store-worker.js';
 import type { EndpointAnswer, EndpointTask } from './answer.js';
 import type { PoolReply, PoolRequest } from './pool-thread.js';
-import { BUSY_WAIT_SHARE } from '../federation/limit.js';
+import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, waitedTooLong } from '../federation/limit.js';
 
 /** One endpoint of the pool: its id, the RDF files of its store, and their triples (for the split into groups). */
 export interface PoolEndpoint {
@@ -151,7 +151,7 @@ export type PoolOutcome =
  * started, so that it ran at least 90 % of it; otherwise — and always when it had not started — the
  * endpoint was busy (`busy`: the infrastructure's, not the query's).
  */
-export { BUSY_WAIT_SHARE };
+export { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE };
 
 interface Job {
   id: number;
@@ -395,7 +395,11 @@ export class EndpointPool {
       if (job.started !== undefined || job.done) return;
       const now = performance.now();
       const byQueue = job.waitUntil < job.deadline;
-      const busy: PoolOutcome = { status: 'busy', by: byQueue ? 'queue' : 'request', limitMs: byQueue ? this.queueLimitMs : job.requestLimitMs!, waitedMs: now - job.arrived, ms: now - job.arrived };
+      // A request limit under BUSY_MIN_WAIT_MS that ends before the query starts is the query's own to miss (waitedTooLong).
+      const busy: PoolOutcome =
+        !byQueue && !waitedTooLong(now - job.arrived, job.requestLimitMs!)
+          ? { status: 'timeout', by: 'request', limitMs: job.requestLimitMs!, ms: now - job.arrived }
+          : { status: 'busy', by: byQueue ? 'queue' : 'request', limitMs: byQueue ? this.queueLimitMs : job.requestLimitMs!, waitedMs: now - job.arrived, ms: now - job.arrived };
       if (this.dropWaiting(job, group)) this.finish(job, busy);
       else this.stop(job, busy);
     }, Math.max(0, job.waitUntil - performance.now()));
@@ -526,9 +530,9 @@ export class EndpointPool {
     const remaining = job.deadline - now;
     const byEndpoint = job.limitMs <= remaining;
     job.limitBy = byEndpoint ? 'endpoint' : 'request';
-    // Stopped at the request's deadline after a wait of more than BUSY_WAIT_SHARE of its limit: the endpoint was busy.
+    // Stopped at the request's deadline after a wait of at least BUSY_WAIT_SHARE of its limit (waitedTooLong): the endpoint was busy.
     job.waitedMs = now - job.arrived;
-    job.busyAtLimit = !byEndpoint && job.waitedMs > BUSY_WAIT_SHARE * job.requestLimitMs!;
+    job.busyAtLimit = !byEndpoint && waitedTooLong(job.waitedMs, job.requestLimitMs!);
     job.limitAt = now + Math.max(0, byEndpoint ? job.limitMs : remaining);
     this.armSlot(s, Math.min(job.limitAt, now + this.slowMs));
   }

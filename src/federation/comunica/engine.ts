@@ -26,7 +26,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
+import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
 import { runLimit, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
@@ -82,7 +82,7 @@ export class ComunicaEngine implements FederationEngine {
   constructor(setup: EngineSetup, config: ComunicaConfig = 'comunica') {
     this.name = config;
     this.parallel = Math.max(1, setup.parallel ?? 1);
-    this.data = { enginePath: comunicaEngineFile(config), endpoints: [...setup.endpoints] };
+    this.data = { enginePath: comunicaEngineFile(config), endpoints: [...setup.endpoints], maxDecodedBytes: setup.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES };
     if (!fs.existsSync(this.data.enginePath)) throw new Error(`the compiled Comunica engine ${this.data.enginePath} is missing: run npm run build:comunica-engine`);
   }
 

@@ -16,7 +16,8 @@ import sparqljs from 'sparqljs';
 import { fixIris } from '../../sparql/parse.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQL_RESULT_TYPES } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
-import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
+import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWithin, networkWords, nodeFetch, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
+import { readXmlResults } from '../xml-results.js';
 
 /** @internal workerData of the thread. */
 export interface ThreadData {
@@ -24,6 +25,8 @@ export interface ThreadData {
   enginePath: string;
   /** Registered endpoint URLs: the only URLs the thread may contact. */
   endpoints: string[];
+  /** The answer limit of an encoded answer, decoded, in bytes (`nodeFetch`; more is the endpoint's fault). */
+  maxDecodedBytes: number;
 }
 
 /** @internal A query for the thread. */
@@ -52,6 +55,8 @@ const data = workerData as ThreadData;
 const port = parentPort!;
 const require = createRequire(import.meta.url);
 const engine = new QueryEngineBase(require(data.enginePath)());
+/** Every request's `fetch`: node:http with strict decoding of content codings (`nodeFetch`: one rule with the direct route and jena). */
+const viaNode = nodeFetch(data.maxDecodedBytes);
 
 /** The HTTP status of the last refused redirect of the running query (reported with its error). */
 let refusedStatus: number | undefined;
@@ -71,45 +76,66 @@ function faulted(id: number, f: EndpointFault, cause?: unknown): Error {
 
 /**
  * The answer with its body checked as it is read: a connection that closes before the end of the
- * body, and (for SPARQL JSON and XML results) a document that is incomplete or no results document
- * once the body ended (answer-check.ts), error the body with a message naming the endpoint, which
- * fails the query (Comunica's streaming parsers otherwise keep the rows read so far, or none).
- * The text is kept until the end only for the checked media types.
+ * body, a content coding that does not decode (`nodeFetch`), and (for SPARQL JSON and XML results) a
+ * document that is incomplete or no results document once the body ended (answer-check.ts), error
+ * the body with a message naming the endpoint, which fails the query (Comunica's streaming parsers
+ * otherwise keep the rows read so far, or none). The text is kept until the end only for the
+ * checked media types. SPARQL XML results are held back until the end and checked as the direct
+ * route checks them (`readXmlResults`: the document's structure, each binding an RDF term, no entity
+ * declarations): Comunica's parser is the same sparqlxml-parse, which drops what it does not know
+ * (a binding without a term became an empty row, a `<result>` after `</results>` was dropped) and
+ * fails on an entity with a message naming no endpoint.
  */
 function checkedAnswer(id: number, res: Response, endpoint: string, form: AnswerForm | undefined): Response {
   const raw = (res.headers.get('content-type') ?? '').split(';')[0].trim();
   const type = raw.toLowerCase();
   // A 2xx answer to a SELECT or ASK of no SPARQL results type (an error page, application/json, none, an empty 200 or a
   // 204) is this endpoint's fault; to a CONSTRUCT (Comunica's form for a lone triple pattern), one that is surely no RDF.
-  const wrongType = form === 'select' || form === 'ask' ? !SPARQL_RESULT_TYPES.has(type) : type === '' || type === 'text/html' || type === 'application/json';
+  // CSV and TSV are SPARQL results types that Comunica does not read (it asks for JSON or XML): the endpoint's fault too.
+  const wrongType = form === 'select' || form === 'ask' ? !CHECKED_RESULT_TYPES.has(type) : type === '' || type === 'text/html' || type === 'application/json';
   if (res.ok && wrongType) {
     void res.body?.cancel().catch(() => undefined);
-    throw faulted(id, { endpoint, what: `answered HTTP ${res.status} ${type ? `with content type ${type}` : 'without a content type'}, which is no SPARQL results type`, httpStatus: res.status });
+    const unread = SPARQL_RESULT_TYPES.has(type) ? ' Comunica reads (it asked for SPARQL JSON or XML results)' : '';
+    throw faulted(id, { endpoint, what: `answered HTTP ${res.status} ${type ? `with content type ${type}` : 'without a content type'}, which is no SPARQL results type${unread}`, httpStatus: res.status });
   }
   if (!res.body) return res;
   const check = res.ok && CHECKED_RESULT_TYPES.has(type);
+  const xml = check && type === 'application/sparql-results+xml';
+  // An encoded answer (none is asked for) is held back too, until it decoded completely within the limit: Comunica's
+  // parser would otherwise fail first on a bomb's bytes, or end its read of a gzip stream without its trailer, naming no endpoint.
+  const hold = xml || codingsOf(res.headers.get('content-encoding')).length > 0;
+  const held: Uint8Array[] = [];
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let text = '';
   let bytes = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let r: ReadableStreamReadResult<Uint8Array>;
-      try {
-        r = await reader.read();
-      } catch (e) {
-        controller.error(faulted(id, { endpoint, what: `closed the connection before the answer was complete (HTTP ${res.status}, ${bytes} bytes received)`, httpStatus: res.status }, e));
-        return;
+      // A held-back answer is read to its end within one pull (a pull that enqueues nothing is not called again).
+      for (;;) {
+        let r: ReadableStreamReadResult<Uint8Array>;
+        try {
+          r = await reader.read();
+        } catch (e) {
+          const what = e instanceof AnswerUndecodable ? e.words : `closed the connection before the answer was complete (HTTP ${res.status}, ${bytes} bytes received)`;
+          controller.error(faulted(id, { endpoint, what, httpStatus: res.status }, e));
+          return;
+        }
+        if (r.done) {
+          text += decoder.decode();
+          const problem = !check ? undefined : xml ? ((p) => ('problem' in p ? p.problem : undefined))(await readXmlResults(text, form)) : resultsProblem(text, type, form);
+          if (problem) controller.error(faulted(id, { endpoint, what: `answered something that is not a SPARQL results document (${type}): ${problem}`, httpStatus: res.status }));
+          else {
+            for (const c of held.splice(0)) controller.enqueue(c);
+            controller.close();
+          }
+          return;
+        }
+        bytes += r.value.byteLength;
+        if (check) text += decoder.decode(r.value, { stream: true });
+        if (!hold) return controller.enqueue(r.value);
+        held.push(r.value);
       }
-      if (r.done) {
-        const problem = check ? resultsProblem(text + decoder.decode(), type, form) : undefined;
-        if (problem) controller.error(faulted(id, { endpoint, what: `answered something that is not a SPARQL results document (${type}): ${problem}`, httpStatus: res.status }));
-        else controller.close();
-        return;
-      }
-      bytes += r.value.byteLength;
-      if (check) text += decoder.decode(r.value, { stream: true });
-      controller.enqueue(r.value);
     },
     cancel(reason) {
       return reader.cancel(reason);
@@ -132,6 +158,7 @@ function guardedFetch(id: number): typeof fetch {
       res = await fetchWithin(input, init, {
         allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
         count: (endpoint) => port.postMessage({ type: 'request', id, endpoint } satisfies ThreadReply),
+        via: viaNode,
       });
     } catch (e) {
       if (e instanceof RedirectRefused) refusedStatus = e.status;

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { EndpointFault, EngineOutcome, EngineQueryOptions, EngineSetup, FederationEngine } from '../engine.js';
+import { DEFAULT_MAX_DECODED_BYTES, type EndpointFault, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
 import { runLimit, waitLimit, waitOutcome, type StopReason } from '../limit.js';
 import { errorBody } from '../http.js';
 import { checkServiceQuery } from '../service-check.js';
@@ -252,7 +252,7 @@ export class JenaEngine implements FederationEngine {
         }
       });
       child.stdin!.on('error', () => {}); // EPIPE after the JVM died: reported by 'exit'
-      child.stdin!.write(`${JSON.stringify({ op: 'init', endpoints: this.o.endpoints })}\n`);
+      child.stdin!.write(`${JSON.stringify({ op: 'init', endpoints: this.o.endpoints, maxDecodedBytes: this.o.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES })}\n`);
     });
     this.busy(true);
     this.starting.then(() => this.busy(this.pending.size > 0), () => {});
