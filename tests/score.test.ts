@@ -17,6 +17,7 @@ import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
 import { formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRunFiles } from '../src/score/records.js';
 import { score } from '../src/score/score.js';
+import { classifyQuery, notJudged } from '../src/score/validity.js';
 import { demoBuild, fkgqaSync, HAS_SPIDER, tiesBuild, tmpDir } from './helpers.js';
 
 interface Entry {
@@ -385,5 +386,46 @@ describe('answers / tie segments of an ordered answer', () => {
     const swapped = { ...all, results: { bindings: [row('ann', 20), row('dan', 30), row('bob', 30), row('cy', 30), row('eve', 40)] } };
     expect(admittedBySegments(all, open, swapped)).toEqual({ admitted: true });
     expect(admittedBySegments(all, open, { ...all, results: { bindings: [row('ann', 20), row('dan', 30), row('bob', 30), row('eve', 40), row('cy', 30)] } }).admitted).toBe(false);
+  });
+});
+
+describe('score / syntactic validity does not judge queries the infrastructure or the clock stopped (stop 26 newcomer)', () => {
+  it("a probe that timed out under load or failed busy is not judged; a real syntax error is, whatever the tool answered", async () => {
+    const url = (n: number) => `http://127.0.0.1:9/library-shard${n}/sparql`;
+    const q = (body: string) => JSON.stringify({ query: `SELECT * WHERE { ${body} }` });
+    const tool = (args: string, o: { result?: string; error?: object } = {}) => ({
+      type: 'tool', turn: 1, callId: 'c1', name: 'run_sparql_query', arguments: args, ms: 30_832, isError: o.result !== undefined, result: o.result ?? '1 row', ...(o.error ? { error: o.error } : {}),
+    });
+    // The newcomer's oracle probe (pets_1/q9 at load ~10), as eval recorded it.
+    const timedOut = `Error (timeout): timeout: the federation engine (SERVICE <${url(1)}>, <${url(2)}>) did not answer within 30000 ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); timeout_ms may be raised up to 100000.`;
+    const busy = `Error (endpoint): the endpoint ${url(2)} is busy: 503 busy; waited=2900`;
+    const f = path.join(dir, 'validity.jsonl');
+    fs.writeFileSync(
+      f,
+      lines(
+        demo.record('library/q1', { results: count(6), extra: { steps: [tool(q(`SERVICE <${url(1)}> { ?s ?p ?o } SERVICE <${url(2)}> { ?s ?p ?o }`), { result: timedOut, error: { class: 'timeout', infrastructure: false } })] } }),
+        demo.record('library/q2', { results: demo.gold('library/q2'), extra: { steps: [tool(q(`SERVICE <${url(2)}> { ?s ?p ?o }`), { result: busy, error: { class: 'endpoint', infrastructure: true, endpoint: url(2) } }), tool(q(`SERVICE <${url(1)}> { ?s ?p ?o }`))] } }),
+        // Real syntax errors: an undeclared prefix (the tool's syntax error), and unbalanced braces the tool happened to time out on: judged.
+        demo.record('library/q3', {
+          results: count(1),
+          extra: { steps: [tool(q(`SERVICE <${url(1)}> { ?s foo:name ?o }`), { result: 'Error (syntax): undeclared prefix "foo:"', error: { class: 'syntax', infrastructure: false } }), tool(JSON.stringify({ query: `SELECT * WHERE { SERVICE <${url(1)}> { ?s ?p ?o }` }), { result: timedOut, error: { class: 'timeout', infrastructure: false } })] },
+        }),
+      ),
+    );
+    const r = await score({ runs: [f], shards: demo.dir });
+    const g = r.groups[0];
+    expect(g.validity.classes).toEqual({ ok: 1, prefix: 1, braces: 1, service: 0, parse: 0, execution: 0 });
+    expect(g.validity.valid).toEqual({ count: 1, of: 3, percent: 33.33 });
+    expect(g.validity.notJudged).toEqual({ timeout: 1, infrastructure: 1 });
+    expect(r.perRun.find((s) => s.queryId === 'library/q1')).toMatchObject({ validity: { ok: 0, execution: 0 }, notJudged: { timeout: 1, infrastructure: 0 } });
+    const text = formatScoreText(r);
+    expect(text).toMatch(/syntactic validity %\s+33\.33\s+1\/3/);
+    expect(text).toContain('validity classes of 3 queries: ok 1, prefix 1, braces 1, service 0, parse 0, execution 0');
+    expect(text).toContain('not judged (they parse; stopped at their time limit or by the infrastructure, in no class and not in syntactic validity): timeout 1, infrastructure 1');
+    expect(formatScoreHtml(r)).toContain('<th>not judged: timeout</th>');
+    // A record without the error class (fkgqa-run/1) is read from the text's prefix; an endpoint's own refusal stays `execution`.
+    const parses = 'SELECT * WHERE { SERVICE <http://a/sparql> { ?s ?p ?o } }';
+    expect(notJudged(classifyQuery(parses, timedOut), undefined, timedOut)).toBe('timeout');
+    expect(notJudged(classifyQuery(parses, 'Error (endpoint): 400 bad request'), { class: 'endpoint', infrastructure: false })).toBeUndefined();
   });
 });

@@ -28,7 +28,7 @@ import type { JsonResults } from '../sparql/results.js';
 import { admissibleUnderTies, type AdmissibleAnswers } from '../answers/ties.js';
 import { readGoldQueries } from '../build/benchmark.js';
 import { graspF1, matchAnswer, spinachF1, type AnswerMatch } from './metrics.js';
-import { classifyQuery, VALIDITY_CLASSES, type ValidityClass } from './validity.js';
+import { classifyQuery, NOT_JUDGED, notJudged, VALIDITY_CLASSES, type NotJudged, type ValidityClass } from './validity.js';
 import { serviceTargets } from '../sparql/services.js';
 import { FAILED_END_REASONS, LIMIT_END_REASONS, readRunFiles, SCORED_END_REASONS, type RunLine, type ScoredEndReason, type ScoredRun } from './records.js';
 
@@ -116,8 +116,10 @@ export interface RunScore {
   allShards: boolean | null;
   /** All shards consulted although fewer suffice (null when not decidable or when all are needed). */
   trivial: boolean | null;
-  /** Validity classes of the queries sent to run_sparql_query. */
+  /** Validity classes of the queries sent to run_sparql_query (those not judged are not in them). */
   validity: Record<ValidityClass, number>;
+  /** Queries sent that parse but whose tool error says nothing about the agent (src/score/validity.ts `notJudged`): in no class. */
+  notJudged: Record<NotJudged, number>;
   tokens: number;
   llmCalls: number;
   sparqlCalls: number;
@@ -162,7 +164,11 @@ export interface GroupScore {
   tieUnresolved: number;
   graspF1: number;
   spinachF1: number;
-  validity: { queries: number; classes: Record<ValidityClass, number>; valid: Share; failureShares: Record<Exclude<ValidityClass, 'ok'>, number> };
+  /**
+   * Syntactic validity over the queries judged (`queries`: the sum of `classes`); `notJudged`: queries
+   * sent that parse and failed for the infrastructure or at their time limit, in no class and no share.
+   */
+  validity: { queries: number; classes: Record<ValidityClass, number>; valid: Share; failureShares: Record<Exclude<ValidityClass, 'ok'>, number>; notJudged: Record<NotJudged, number> };
   consultation: { submitted: Share; correct: Share };
   trivial: { submitted: Share; correct: Share };
   allShards: Share;
@@ -382,6 +388,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
       const foreign = targets ? targets.filter((t) => !shardOf.has(t)) : [];
       const all = consulted ? consulted.length === r.endpoints.length : null;
       const validity = Object.fromEntries(VALIDITY_CLASSES.map((c) => [c, 0])) as Record<ValidityClass, number>;
+      const unjudged = Object.fromEntries(NOT_JUDGED.map((c) => [c, 0])) as Record<NotJudged, number>;
       for (const s of r.steps) {
         if (s.type !== 'tool' || s.name !== 'run_sparql_query') continue;
         let q: unknown;
@@ -391,7 +398,11 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
           q = undefined;
         }
         if (typeof q !== 'string') continue; // a malformed tool call sends no query
-        validity[classifyQuery(q, s.isError ? s.result : undefined).class]++;
+        const toolError = s.isError ? s.result : undefined;
+        const v = classifyQuery(q, toolError);
+        const why = notJudged(v, s.isError ? s.error : undefined, toolError);
+        if (why) unjudged[why]++;
+        else validity[v.class]++;
       }
       perRun.push({
         id: r.id,
@@ -425,6 +436,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
         allShards: all,
         trivial: all !== null && needed ? (needed.length < r.endpoints.length ? all : null) : null,
         validity,
+        notJudged: unjudged,
         tokens: r.usage.totalTokens,
         llmCalls: r.counts.llmCalls,
         sparqlCalls: r.counts.sparqlCalls,
@@ -474,6 +486,7 @@ export function aggregate(rs: RunScore[]): GroupScore {
   const queries = Object.values(classes).reduce((a, b) => a + b, 0);
   const failures = queries - classes.ok;
   const failureShares = Object.fromEntries(VALIDITY_CLASSES.filter((c) => c !== 'ok').map((c) => [c, round(percent(classes[c], failures))])) as GroupScore['validity']['failureShares'];
+  const unjudged = Object.fromEntries(NOT_JUDGED.map((c) => [c, rs.reduce((n, s) => n + (s.notJudged?.[c] ?? 0), 0)])) as Record<NotJudged, number>;
   const decided = (f: (s: RunScore) => boolean | null, among: (s: RunScore) => boolean) => {
     const d = rs.filter((s) => among(s) && f(s) !== null);
     return share(d.filter((s) => f(s) === true).length, d.length);
@@ -501,7 +514,7 @@ export function aggregate(rs: RunScore[]): GroupScore {
     tieUnresolved: count((s) => s.tieUnresolved),
     graspF1: mean((s) => s.graspF1),
     spinachF1: mean((s) => s.spinachF1),
-    validity: { queries, classes, valid: share(classes.ok, queries), failureShares },
+    validity: { queries, classes, valid: share(classes.ok, queries), failureShares, notJudged: unjudged },
     consultation: { submitted: decided((s) => s.consultedAllNeeded, () => true), correct: decided((s) => s.consultedAllNeeded, (s) => s.correct) },
     trivial: { submitted: decided((s) => s.trivial, () => true), correct: decided((s) => s.trivial, (s) => s.correct) },
     allShards: decided((s) => s.allShards, () => true),
