@@ -18,7 +18,7 @@ import { formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRunFiles } from '../src/score/records.js';
 import { score } from '../src/score/score.js';
 import { classifyQuery, notJudged } from '../src/score/validity.js';
-import { demoBuild, fkgqaSync, HAS_SPIDER, tiesBuild, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaSync, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
 
 interface Entry {
   index: number;
@@ -427,5 +427,41 @@ describe('score / syntactic validity does not judge queries the infrastructure o
     const parses = 'SELECT * WHERE { SERVICE <http://a/sparql> { ?s ?p ?o } }';
     expect(notJudged(classifyQuery(parses, timedOut), undefined, timedOut)).toBe('timeout');
     expect(notJudged(classifyQuery(parses, 'Error (endpoint): 400 bad request'), { class: 'endpoint', infrastructure: false })).toBeUndefined();
+  });
+});
+
+describe('score / a run file fkgqa eval is still writing (stop 26 newcomer: 41 of 42 runs scored without a word)', () => {
+  it('is refused naming the file and the eval (exit 2); --partial scores it saying PARTIAL (report.partial); a lock left by a killed eval is a warning', async () => {
+    const f = path.join(dir, 'being-written.jsonl');
+    fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6) }), demo.record('library/q2', { results: demo.gold('library/q2') })));
+    // A process that holds the run file open for appending, as fkgqa eval does (RunFile.open takes its lock).
+    const { spawn } = await import('node:child_process');
+    const writer = spawn(process.execPath, ['-e', `import(${JSON.stringify(path.join(ROOT, 'dist/eval/run-file.js'))}).then((m) => { m.RunFile.open(${JSON.stringify(f)}); console.log('open'); setInterval(() => {}, 1000); })`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        writer.stdout!.on('data', (c: Buffer) => (String(c).includes('open') ? resolve() : undefined));
+        writer.on('exit', (code) => reject(new Error(`the writer exited (${code})`)));
+      });
+      const refused = fkgqaSync(['score', f, '--shards', demo.dir, '-q']);
+      expect(refused.code).toBe(2);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain(`${f}: fkgqa eval (pid ${writer.pid}) is still writing this run file: its 2 runs so far are not all its runs; wait until eval ends, or pass --partial to score them`);
+      const partial = await score({ runs: [f], shards: demo.dir, partial: true });
+      expect(partial.partial).toEqual([f]);
+      expect(partial.runs).toBe(2);
+      const cli = fkgqaSync(['score', f, '--shards', demo.dir, '--partial', '-q']);
+      expect(cli.code).toBe(0);
+      expect(cli.stdout).toContain(`warning: PARTIAL: ${f} was still being written by fkgqa eval (pid ${writer.pid}): 2 runs scored so far, not all the runs it will hold (--partial)`);
+    } finally {
+      writer.kill('SIGKILL');
+      await new Promise((r) => (writer.exitCode !== null || writer.signalCode !== null ? r(undefined) : writer.once('exit', r)));
+    }
+    // Killed without releasing its lock: scored, with a warning that runs may be missing.
+    const left = await score({ runs: [f], shards: demo.dir });
+    expect(left.partial).toEqual([]);
+    expect(left.warnings).toContain(`${f}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`);
+    // A file no eval holds: no word about it.
+    fs.rmSync(path.join(dir, '.being-written.jsonl.fkgqa-lock'));
+    expect((await score({ runs: [f], shards: demo.dir })).warnings).toEqual([]);
   });
 });

@@ -47,6 +47,8 @@ export interface ScoreOptions {
    * build identity (`fkgqa-run/1`) against this one; without it such runs are refused (InputError).
    */
   allowOtherBuild?: boolean;
+  /** Score a run file that fkgqa eval is still writing (its runs so far; the report's `partial` names it); refused by default (InputError). */
+  partial?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -201,6 +203,8 @@ export interface ScoreReport {
   tieQuestions: TieQuestion[];
   /** Torn last lines skipped, runs of another build scored with allowOtherBuild, … */
   warnings: string[];
+  /** Run files scored while fkgqa eval was still writing them (`partial`): the figures are over their runs so far. Empty otherwise. */
+  partial: string[];
 }
 
 const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
@@ -268,13 +272,13 @@ function f1Of(f: typeof graspF1, pred: JsonResults | undefined, gold: JsonResult
 /**
  * Scores runs (module comment).
  * @throws InputError for a missing build, a run file that does not parse or holds an invalid record
- *   (file and line), a run of another build (unless `allowOtherBuild`), a run of a graph the build
+ *   (file and line), a run file fkgqa eval is still writing (unless `partial`), a run of another build (unless `allowOtherBuild`), a run of a graph the build
  *   lacks, or a build without gold answers with their tie analysis (run fkgqa stats first)
  */
 export async function score(options: ScoreOptions): Promise<ScoreReport> {
   const progress = options.progress ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const { runs: lines, warnings } = readRunFiles(options.runs);
+  const { runs: lines, warnings, partial } = readRunFiles(options.runs, { partial: options.partial === true });
   for (const w of warnings) progress(`fkgqa score: warning: ${w}`);
   const opened = openBuild(options.shards, { checkShards: false });
   const build = graphShards(opened);
@@ -464,6 +468,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     perRun,
     tieQuestions: [...tieQuestions.values()].sort((a, b) => (a.queryId < b.queryId ? -1 : 1)),
     warnings,
+    partial,
   };
 }
 
