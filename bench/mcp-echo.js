@@ -23,8 +23,9 @@ import http from 'node:http';
 import * as z from 'zod';
 
 const [mode, size] = [process.argv[2], Number(process.argv[3])];
-if (mode === 'bare') {
-  const line = JSON.stringify({ jsonrpc: '2.0', id: 0, result: { content: [{ type: 'text', text: 'x'.repeat(Math.max(0, size - 60)) }] } });
+
+/** Calls `each` with every newline-delimited JSON message on stdin, parsed. */
+function eachMessage(each) {
   let buf = '';
   process.stdin.setEncoding('utf8');
   process.stdin.on('data', (d) => {
@@ -32,27 +33,25 @@ if (mode === 'bare') {
     for (let i; (i = buf.indexOf('\n')) >= 0; ) {
       const m = JSON.parse(buf.slice(0, i));
       buf = buf.slice(i + 1);
-      process.stdout.write(line.replace('"id":0', `"id":${JSON.stringify(m.id)}`) + '\n');
+      each(m);
     }
   });
+}
+
+if (mode === 'bare') {
+  const line = JSON.stringify({ jsonrpc: '2.0', id: 0, result: { content: [{ type: 'text', text: 'x'.repeat(Math.max(0, size - 60)) }] } });
+  eachMessage((m) => process.stdout.write(line.replace('"id":0', `"id":${JSON.stringify(m.id)}`) + '\n'));
 } else if (mode === 'min') {
   const text = 'x'.repeat(size);
-  let buf = '';
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (d) => {
-    buf += d;
-    for (let i; (i = buf.indexOf('\n')) >= 0; ) {
-      const m = JSON.parse(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-      if (m.id === undefined) continue;
-      const result =
-        m.method === 'initialize'
-          ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'min', version: '1' } }
-          : m.method === 'tools/call'
-            ? { content: [{ type: 'text', text }] }
-            : {};
-      process.stdout.write(JSON.stringify({ result, jsonrpc: '2.0', id: m.id }) + '\n');
-    }
+  eachMessage((m) => {
+    if (m.id === undefined) return;
+    const result =
+      m.method === 'initialize'
+        ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'min', version: '1' } }
+        : m.method === 'tools/call'
+          ? { content: [{ type: 'text', text }] }
+          : {};
+    process.stdout.write(JSON.stringify({ result, jsonrpc: '2.0', id: m.id }) + '\n');
   });
 } else if (mode === 'sdk') {
   const text = 'x'.repeat(size);

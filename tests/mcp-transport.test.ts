@@ -59,14 +59,38 @@ describe('checkMessage on tools/call params', () => {
 });
 
 describe('mcp / the shell recipe of docs/mcp.md that lists a server\'s tools', () => {
-  it('runs as written (fkgqa on PATH) and prints the tools of the void_tool setup', () => {
+  it('runs as written in the repository (node bin/fkgqa.js, no fkgqa on PATH) and prints the tools of the void_tool setup', () => {
     const doc = fs.readFileSync(path.join(ROOT, 'docs/mcp.md'), 'utf8');
     const recipe = /<!-- recipe: list-tools[^>]*-->\n```sh\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(recipe).toBeDefined();
-    // `fkgqa` as an installed package provides it: a shim on PATH.
+    // As a newcomer runs it after the README's set-up: node on PATH, fkgqa not (no npm link).
     const bin = tmpDir('fkgqa-recipe-');
-    fs.writeFileSync(path.join(bin, 'fkgqa'), `#!/bin/sh\nexec "${process.execPath}" "${path.join(ROOT, 'bin/fkgqa.js')}" "$@"\n`, { mode: 0o755 });
-    const r = spawnSync('bash', ['-o', 'pipefail', '-c', recipe!], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${path.dirname(process.execPath)}:${process.env.PATH}` }, timeout: 120_000 });
+    fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+    const r = spawnSync('bash', ['-o', 'pipefail', '-c', recipe!], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${bin}:/usr/bin:/bin` }, timeout: 120_000 });
     expect([r.status, r.stdout, r.stderr]).toEqual([0, 'run_sparql_query\nget_void_descriptions\n', '']);
   }, 130_000);
+});
+
+describe('mcp / the table of tools per setup in docs/mcp.md', () => {
+  it('lists exactly the tools each setup\'s server offers (kgvoyager: no get_void_descriptions, execute_query too)', async () => {
+    const { createMcpServer } = await import('../src/mcp/server.js');
+    const { registryFromUrls } = await import('../src/federation/registry.js');
+    const { Client, InMemoryTransport } = await import('@modelcontextprotocol/client');
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/mcp.md'), 'utf8');
+    const table = /<!-- table: tools per setup[^>]*-->\n([\s\S]*?)\n\n/.exec(doc)![1];
+    const rows = Object.fromEntries(table.split('\n').slice(2).map((l) => l.split('|').map((c) => c.trim())).map((c) => [c[1].replace(/`/g, ''), c[2].replace(/`/g, '').split(/,\s*/)]));
+    expect(Object.keys(rows)).toEqual(['baseline', 'high_level', 'void_tool', 'kgvoyager']);
+    const offered: Record<string, string[]> = {};
+    for (const setup of Object.keys(rows)) {
+      const mcp = await createMcpServer({ registry: registryFromUrls(['http://127.0.0.1:9/library-shard1/sparql']), setup: setup as 'baseline', callLog: null, state: null });
+      const [x, y] = InMemoryTransport.createLinkedPair();
+      await mcp.server.connect(x);
+      const client = new Client({ name: 'test', version: '1' });
+      await client.connect(y);
+      offered[setup] = (await client.listTools()).tools.map((t) => t.name);
+      await client.close();
+      await mcp.close();
+    }
+    expect(offered).toEqual(rows);
+  }, 60_000);
 });

@@ -17,7 +17,8 @@ import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
 import { formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRunFiles } from '../src/score/records.js';
 import { score } from '../src/score/score.js';
-import { demoBuild, fkgqaInProcess, fkgqaSync, HAS_SPIDER, tiesBuild, tmpDir } from './helpers.js';
+import { classifyQuery, notJudged } from '../src/score/validity.js';
+import { demoBuild, fkgqaInProcess, fkgqaSync, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
 
 interface Entry {
   index: number;
@@ -385,5 +386,82 @@ describe('answers / tie segments of an ordered answer', () => {
     const swapped = { ...all, results: { bindings: [row('ann', 20), row('dan', 30), row('bob', 30), row('cy', 30), row('eve', 40)] } };
     expect(admittedBySegments(all, open, swapped)).toEqual({ admitted: true });
     expect(admittedBySegments(all, open, { ...all, results: { bindings: [row('ann', 20), row('dan', 30), row('bob', 30), row('eve', 40), row('cy', 30)] } }).admitted).toBe(false);
+  });
+});
+
+describe('score / syntactic validity does not judge queries the infrastructure or the clock stopped (stop 26 newcomer)', () => {
+  it("a probe that timed out under load or failed busy is not judged; a real syntax error is, whatever the tool answered", async () => {
+    const url = (n: number) => `http://127.0.0.1:9/library-shard${n}/sparql`;
+    const q = (body: string) => JSON.stringify({ query: `SELECT * WHERE { ${body} }` });
+    const tool = (args: string, o: { result?: string; error?: object } = {}) => ({
+      type: 'tool', turn: 1, callId: 'c1', name: 'run_sparql_query', arguments: args, ms: 30_832, isError: o.result !== undefined, result: o.result ?? '1 row', ...(o.error ? { error: o.error } : {}),
+    });
+    // The newcomer's oracle probe (pets_1/q9 at load ~10), as eval recorded it.
+    const timedOut = `Error (timeout): timeout: the federation engine (SERVICE <${url(1)}>, <${url(2)}>) did not answer within 30000 ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); timeout_ms may be raised up to 100000.`;
+    const busy = `Error (endpoint): the endpoint ${url(2)} is busy: 503 busy; waited=2900`;
+    const f = path.join(dir, 'validity.jsonl');
+    fs.writeFileSync(
+      f,
+      lines(
+        demo.record('library/q1', { results: count(6), extra: { steps: [tool(q(`SERVICE <${url(1)}> { ?s ?p ?o } SERVICE <${url(2)}> { ?s ?p ?o }`), { result: timedOut, error: { class: 'timeout', infrastructure: false } })] } }),
+        demo.record('library/q2', { results: demo.gold('library/q2'), extra: { steps: [tool(q(`SERVICE <${url(2)}> { ?s ?p ?o }`), { result: busy, error: { class: 'endpoint', infrastructure: true, endpoint: url(2) } }), tool(q(`SERVICE <${url(1)}> { ?s ?p ?o }`))] } }),
+        // Real syntax errors: an undeclared prefix (the tool's syntax error), and unbalanced braces the tool happened to time out on: judged.
+        demo.record('library/q3', {
+          results: count(1),
+          extra: { steps: [tool(q(`SERVICE <${url(1)}> { ?s foo:name ?o }`), { result: 'Error (syntax): undeclared prefix "foo:"', error: { class: 'syntax', infrastructure: false } }), tool(JSON.stringify({ query: `SELECT * WHERE { SERVICE <${url(1)}> { ?s ?p ?o }` }), { result: timedOut, error: { class: 'timeout', infrastructure: false } })] },
+        }),
+      ),
+    );
+    const r = await score({ runs: [f], shards: demo.dir });
+    const g = r.groups[0];
+    expect(g.validity.classes).toEqual({ ok: 1, prefix: 1, braces: 1, service: 0, parse: 0, execution: 0 });
+    expect(g.validity.valid).toEqual({ count: 1, of: 3, percent: 33.33 });
+    expect(g.validity.notJudged).toEqual({ timeout: 1, infrastructure: 1 });
+    expect(r.perRun.find((s) => s.queryId === 'library/q1')).toMatchObject({ validity: { ok: 0, execution: 0 }, notJudged: { timeout: 1, infrastructure: 0 } });
+    const text = formatScoreText(r);
+    expect(text).toMatch(/syntactic validity %\s+33\.33\s+1\/3/);
+    expect(text).toContain('validity classes of 3 queries: ok 1, prefix 1, braces 1, service 0, parse 0, execution 0');
+    expect(text).toContain('not judged (they parse; stopped at their time limit or by the infrastructure, in no class and not in syntactic validity): timeout 1, infrastructure 1');
+    expect(formatScoreHtml(r)).toContain('<th>not judged: timeout</th>');
+    // A record without the error class (fkgqa-run/1) is read from the text's prefix; an endpoint's own refusal stays `execution`.
+    const parses = 'SELECT * WHERE { SERVICE <http://a/sparql> { ?s ?p ?o } }';
+    expect(notJudged(classifyQuery(parses, timedOut), undefined, timedOut)).toBe('timeout');
+    expect(notJudged(classifyQuery(parses, 'Error (endpoint): 400 bad request'), { class: 'endpoint', infrastructure: false })).toBeUndefined();
+  });
+});
+
+describe('score / a run file fkgqa eval is still writing (stop 26 newcomer: 41 of 42 runs scored without a word)', () => {
+  it('is refused naming the file and the eval (exit 2); --partial scores it saying PARTIAL (report.partial); a lock left by a killed eval is a warning', async () => {
+    const f = path.join(dir, 'being-written.jsonl');
+    fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6) }), demo.record('library/q2', { results: demo.gold('library/q2') })));
+    // A process that holds the run file open for appending, as fkgqa eval does (RunFile.open takes its lock).
+    const { spawn } = await import('node:child_process');
+    const writer = spawn(process.execPath, ['-e', `import(${JSON.stringify(path.join(ROOT, 'dist/eval/run-file.js'))}).then((m) => { m.RunFile.open(${JSON.stringify(f)}); console.log('open'); setInterval(() => {}, 1000); })`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        writer.stdout!.on('data', (c: Buffer) => (String(c).includes('open') ? resolve() : undefined));
+        writer.on('exit', (code) => reject(new Error(`the writer exited (${code})`)));
+      });
+      const refused = fkgqaSync(['score', f, '--shards', demo.dir, '-q']);
+      expect(refused.code).toBe(2);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain(`${f}: fkgqa eval (pid ${writer.pid}) is still writing this run file: its 2 runs so far are not all its runs; wait until eval ends, or pass --partial to score them`);
+      const partial = await score({ runs: [f], shards: demo.dir, partial: true });
+      expect(partial.partial).toEqual([f]);
+      expect(partial.runs).toBe(2);
+      const cli = fkgqaSync(['score', f, '--shards', demo.dir, '--partial', '-q']);
+      expect(cli.code).toBe(0);
+      expect(cli.stdout).toContain(`warning: PARTIAL: ${f} was still being written by fkgqa eval (pid ${writer.pid}): 2 runs scored so far, not all the runs it will hold (--partial)`);
+    } finally {
+      writer.kill('SIGKILL');
+      await new Promise((r) => (writer.exitCode !== null || writer.signalCode !== null ? r(undefined) : writer.once('exit', r)));
+    }
+    // Killed without releasing its lock: scored, with a warning that runs may be missing.
+    const left = await score({ runs: [f], shards: demo.dir });
+    expect(left.partial).toEqual([]);
+    expect(left.warnings).toContain(`${f}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`);
+    // A file no eval holds: no word about it.
+    fs.rmSync(path.join(dir, '.being-written.jsonl.fkgqa-lock'));
+    expect((await score({ runs: [f], shards: demo.dir })).warnings).toEqual([]);
   });
 });

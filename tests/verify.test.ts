@@ -196,7 +196,8 @@ describe('verify / the demo build', () => {
     child.kill('SIGTERM');
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
-    expect(err).toContain('library-shard1: 1 (ask 1; errors 0)');
+    expect(err).toContain('fkgqa serve: 1 requests, 0 answered with an error status (HTTP 4xx/5xx); per endpoint, requests by kind, then errors by cause:\n');
+    expect(err).toContain('  library-shard1: 1 requests (ask 1); no errors\n');
   });
 });
 

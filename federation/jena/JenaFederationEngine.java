@@ -149,7 +149,12 @@ public class JenaFederationEngine {
             if (req.headers().firstValue("accept").map(a -> a.contains("sparql-results")).orElse(false)) b.setHeader("Accept", RESULTS_ACCEPT);
             // No content coding is asked for (fkgqa's http.ts DECODED_CODINGS: one rule on every route).
             b.setHeader("Accept-Encoding", "identity");
-            if (st != null) b.timeout(Duration.ofMillis(st.remainingMs()));
+            if (st != null) {
+                long left = st.remainingMs();
+                b.timeout(Duration.ofMillis(left));
+                // The time the query has left, less a margin (sentLimit of src/federation/limit.ts): fkgqa serve answers busy or its limit by then.
+                b.setHeader("Fkgqa-Timeout", Long.toString(Math.max(1, left - Math.min(250, left / 10))));
+            }
             return b.build();
         }
 
@@ -168,6 +173,8 @@ public class JenaFederationEngine {
                     + ": not followed, " + (ok ? "a query goes only to the endpoint named in its SERVICE clause" : (to.isEmpty() ? "the target" : shown(to)) + " is not a registered endpoint")
                     + "; nothing was sent there");
             }
+            String stopped = s == 503 ? res.headers().firstValue("fkgqa-stopped").orElse(null) : null;
+            if (st != null && stopped != null) recordFault(st, endpointOf(res.uri().toString()), "answered HTTP 503 (Fkgqa-Stopped: " + stopped + ")", s, stopped);
             if (st != null && s >= 400 && res.body() instanceof InputStream in) {
                 // Kept for the error's message (e.g. an endpoint's own time limit), and handed on unchanged.
                 byte[] start = in.readNBytes(4096);
@@ -431,12 +438,16 @@ public class JenaFederationEngine {
     }
 
     /** Records the first fault of a query (see QueryState.fault). */
-    static synchronized void recordFault(QueryState st, String endpoint, String what, Integer status) {
+    static void recordFault(QueryState st, String endpoint, String what, Integer status) { recordFault(st, endpoint, what, status, null); }
+
+    /** Records the first fault of a query; `stopped`: the Fkgqa-Stopped header of a 503 of fkgqa serve (EndpointFault.stopped). */
+    static synchronized void recordFault(QueryState st, String endpoint, String what, Integer status, String stopped) {
         if (st.fault != null) return;
         JsonObject f = new JsonObject();
         f.put("endpoint", endpoint);
         f.put("what", what);
         if (status != null) f.put("httpStatus", status);
+        if (stopped != null) f.put("stopped", stopped);
         st.fault = f;
     }
 

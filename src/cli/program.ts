@@ -376,6 +376,7 @@ export function program(): Command {
     .option('--per-run <file>', 'also write one CSV row per run to FILE')
     .addOption(new Option('--timeout <ms>', 'time limit of each query that finds the shards where a pattern under MINUS or FILTER NOT EXISTS matches').argParser(integer('--timeout', 1)).default(60_000))
     .option('--allow-other-build', 'score runs made on another build or against other gold answers (and fkgqa-run/1 runs, which name no build) against this one; refused by default')
+    .option('--partial', 'score a run file that fkgqa eval is still writing (its runs so far; the report says PARTIAL); refused by default (exit 2)')
     .option('--paper-with-scripted', "also give the paper's figures beside scripted agents (oracle, trivial, single); by default only beside models")
     .option('--view <page>', 'HTML: the run viewer page written by fkgqa view; each run not correct links to PAGE#run=<id>')
     .option('-q, --quiet', 'no progress on stderr')

@@ -96,6 +96,16 @@ function readLock(file: string): LockContent | undefined {
 }
 
 /**
+ * The process named by a lock file, and whether it still runs (`lockHolderAlive`): a live holder is
+ * writing what the lock protects; a dead one was killed before it released the lock.
+ * @returns undefined when there is no lock file (or it names no process)
+ */
+export function lockHolderOf(lock: string): { pid: number; alive: boolean } | undefined {
+  const holder = readLock(lock);
+  return holder ? { pid: holder.pid, alive: lockHolderAlive(holder) } : undefined;
+}
+
+/**
  * Whether the process a lock names still runs: its pid is alive and, when the lock records a start
  * time and /proc gives one, the start times agree (a pid reused by another process is not the
  * writer, so the lock is stale).

@@ -11,8 +11,19 @@
  * else of src/eval/.
  */
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type { GoldAnswer } from '../build/gold-answers.js';
 import type { JsonResults } from '../sparql/results.js';
+
+/**
+ * The lock file `fkgqa eval` holds beside a run file while it appends to it (`.<name>.fkgqa-lock`:
+ * its pid and start time; src/eval/run-file.ts), released when eval ends: `fkgqa score` reads it to
+ * tell a run file still being written.
+ */
+export function runFileLock(file: string): string {
+  const abs = path.resolve(file);
+  return path.join(path.dirname(abs), `.${path.basename(abs)}.fkgqa-lock`);
+}
 
 /** Format tag of the run lines `fkgqa eval` writes. */
 export const RUN_FORMAT = 'fkgqa-run/2';

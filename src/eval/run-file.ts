@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { noteKept, takeLockFile } from '../common/output.js';
-import { FAILED_END_REASONS, RUN_FORMATS, type RunRecord } from './record.js';
+import { FAILED_END_REASONS, RUN_FORMATS, runFileLock, type RunRecord } from './record.js';
 
 /** What opening a run file found and did. */
 export interface RunFileOpening {
@@ -81,7 +81,7 @@ export class RunFile {
       if (path.dirname(up) === up) break;
     }
     fs.mkdirSync(path.dirname(abs), { recursive: true });
-    const lock = path.join(path.dirname(abs), `.${path.basename(abs)}.fkgqa-lock`);
+    const lock = runFileLock(abs);
     takeLockFile(lock, file, 'run file');
     try {
       const opening = RunFile.repair(abs, file);

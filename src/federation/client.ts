@@ -28,9 +28,10 @@ import { type AnswerForm, answerProblem, queryForm, SPARQL_RESULT_TYPES } from '
 import { inspectQuery, quickInspect } from '../sparql/inspect.js';
 import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
+import { sentLimit } from './limit.js';
+import { TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 
-/** The request header that carries the caller's time limit in ms (read by fkgqa serve: `TIME_LIMIT_HEADER` of src/sparql/protocol.ts). */
-const TIME_LIMIT_HEADER = 'Fkgqa-Timeout';
+export { sentLimit } from './limit.js';
 
 /**
  * The outcome of one query: the answer's text and media type, an error (with the HTTP status of
@@ -97,15 +98,6 @@ export function busyAt(status: number, stopped: string | null): { waitedMs: numb
   if (status !== 503 || !stopped) return undefined;
   const m = /^\s*busy\s*;.*\bwaited=(\d+)/i.exec(stopped);
   return m ? { waitedMs: Number(m[1]) } : undefined;
-}
-
-/**
- * The time limit sent to an endpoint (`Fkgqa-Timeout`) for `leftMs` left of the caller's own: less
- * by a margin (a tenth, at most 250 ms), so that `fkgqa serve`'s answer at that limit — a time limit
- * or busy — arrives before the caller gives up and can be told apart.
- */
-export function sentLimit(leftMs: number): number {
-  return Math.max(1, Math.floor(leftMs - Math.min(250, leftMs / 10)));
 }
 
 /**
@@ -387,6 +379,14 @@ export class BoundedSparqlClient {
     if (o.status === 'error' && o.busy) return { status: 'error', error: o.error, httpStatus: 503, busy: { endpoint: 'federation engine', waitedMs: o.waitedMs ?? how.waitMs ?? 0 }, ms: ms(), requests: o.requests };
     if (o.status === 'error') {
       const redirect = /with a redirect to .*: not followed/.test(o.error);
+      if (o.fault?.stopped) {
+        // A shard endpoint of fkgqa serve stopped the query at the limit the engine sent it (the time the query had left) or
+        // at its own: the query's time limit; or the query waited there behind others until that limit: busy, the endpoint's.
+        const waited = busyAt(503, o.fault.stopped);
+        if (waited) return { status: 'error', error: `the endpoint ${o.fault.endpoint} was busy (HTTP 503, ${o.fault.stopped}): the query waited ${waited.waitedMs} ms there behind other queries (the federation engine ${this.engineName} said: ${o.error})`, httpStatus: 503, busy: { endpoint: o.fault.endpoint, ...waited }, ms: ms(), requests: o.requests };
+        const at = stoppedAt(503, o.fault.stopped, '');
+        if (at) return { status: 'timeout', ms: ms(), requests: o.requests, ...(at.by === 'endpoint' && at.limitMs !== undefined ? { endpointLimitMs: at.limitMs } : {}) };
+      }
       if (o.fault) {
         // The engine's HTTP saw the endpoint fail (an incomplete answer, a closed connection): no probe needed.
         return { status: 'error', error: `the endpoint ${o.fault.endpoint} ${o.fault.what}`, badAnswer: { endpoint: o.fault.endpoint, ...(o.fault.httpStatus ? { httpStatus: o.fault.httpStatus } : {}), problem: o.fault.what }, ms: ms(), requests: o.requests };

@@ -14,7 +14,9 @@
  * the outcome is `timeout`, never an empty answer; requests counted per endpoint URL without query
  * string; nothing sent outside `EngineSetup.endpoints`: use `fetchWithin` of http.ts or an
  * equivalent check, redirects included; a SERVICE-explicit query checked with `checkServiceQuery`
- * of service-check.ts before anything is sent), add its name to FEDERATION_ENGINES and a case to
+ * of service-check.ts before anything is sent; every request carrying the time the query has left
+ * in `Fkgqa-Timeout`, `sentLimit` of limit.ts, and a `503` with `Fkgqa-Stopped` reported as a fault
+ * with `stopped`), add its name to FEDERATION_ENGINES and a case to
  * `createEngine` in engines.ts. tests/federation.test.ts and tests/engines.test.ts run their checks
  * on every engine listed. docs/federation.md describes the engines and their disagreements.
  */
@@ -80,6 +82,13 @@ export interface EndpointFault {
   what: string;
   /** The HTTP status it answered, when it answered one. */
   httpStatus?: number;
+  /**
+   * The `Fkgqa-Stopped` header of a `503` of fkgqa serve (`busy; …` or `time-limit; by=…; ms=N`):
+   * the shard endpoint stopped the query at the limit the engine sent it in `Fkgqa-Timeout` (the
+   * time the query had left) or at its own, or the query waited there behind others (busy). Told
+   * apart by `BoundedSparqlClient.federated` (`busyAt`, `stoppedAt` of client.ts).
+   */
+  stopped?: string;
 }
 
 /** A federation engine (module comment). */

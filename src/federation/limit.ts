@@ -52,6 +52,15 @@ export function waitedTooLong(waitedMs: number, limitMs: number): boolean {
 }
 
 /**
+ * The time limit sent to an endpoint (`Fkgqa-Timeout`) for `leftMs` left of the caller's own: less
+ * by a margin (a tenth, at most 250 ms), so that `fkgqa serve`'s answer at that limit — a time limit
+ * or busy — arrives before the caller gives up and can be told apart.
+ */
+export function sentLimit(leftMs: number): number {
+  return Math.max(1, Math.floor(leftMs - Math.min(250, leftMs / 10)));
+}
+
+/**
  * The limit of the wait before an engine takes a query: the query's limit (`queryLimit`), or with
  * `limitFromStart` one that only `signal` ends (the query's own limit starts when the engine takes it:
  * `runLimit`).

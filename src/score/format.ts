@@ -13,7 +13,7 @@ import { stringify } from 'csv-stringify/sync';
 import { esc } from '../report/html.js';
 import { PAPER_MODELS, PAPER_QWEN_FAILURES, paperFigure, type FigureName } from './paper.js';
 import type { GroupScore, RunScore, ScoreReport, Share } from './score.js';
-import { VALIDITY_CLASSES } from './validity.js';
+import { NOT_JUDGED, VALIDITY_CLASSES } from './validity.js';
 import { FAILED_END_REASONS, SCORED_END_REASONS } from './records.js';
 
 /** Options of the report formats. */
@@ -110,6 +110,8 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
     );
     lines.push(`validity classes of ${g.validity.queries} queries: ${VALIDITY_CLASSES.map((c) => `${c} ${g.validity.classes[c]}`).join(', ')}`);
     const failed = g.validity.queries - g.validity.classes.ok;
+    const unjudged = NOT_JUDGED.reduce((n, c) => n + g.validity.notJudged[c], 0);
+    if (unjudged > 0) lines.push(`  not judged (they parse; stopped at their time limit or by the infrastructure, in no class and not in syntactic validity): ${NOT_JUDGED.map((c) => `${c} ${g.validity.notJudged[c]}`).join(', ')}`);
     if (failed > 0) lines.push(`  shares of the ${failed} failed: ${Object.entries(g.validity.failureShares).map(([c, v]) => `${c} ${v} %`).join(', ')} (paper, Qwen3-8B: ${Object.entries(PAPER_QWEN_FAILURES).map(([c, v]) => `${c} ${v} %`).join(', ')})`);
     lines.push(`tokens: total ${g.tokens.total}, median ${num(g.tokens.median)}, min ${num(g.tokens.min)}, max ${num(g.tokens.max)}; accepted through ties: ${g.byTies} (top-level ORDER BY), ${g.byAlternative} (sub-SELECT)`);
     if (g.infrastructure.runs > 0) lines.push(`infrastructure errors (not in accuracy): ${g.infrastructure.runs}: ${Object.entries(g.infrastructure.what).map(([w, n]) => `${n} × ${w}`).join('; ')}`);
@@ -139,11 +141,11 @@ export function formatScoreCsv(r: ScoreReport, o: ScoreFormatOptions = {}): stri
 /** One row per run as CSV (`--per-run`). */
 export function formatPerRunCsv(r: ScoreReport): string {
   return stringify([
-    ['id', 'group', 'kg', 'query', 'end', 'counted', 'gold', 'gold kind', 'gold ties', 'correct', 'by ties', 'by alternative', 'f1 grasp', 'f1 spinach', 'needed shards', 'consulted shards', 'consulted all needed', 'trivial', 'queries', 'valid', 'tokens', 'llm calls', 'sparql calls', 'void calls', 'seconds', 'reason'],
+    ['id', 'group', 'kg', 'query', 'end', 'counted', 'gold', 'gold kind', 'gold ties', 'correct', 'by ties', 'by alternative', 'f1 grasp', 'f1 spinach', 'needed shards', 'consulted shards', 'consulted all needed', 'trivial', 'queries', 'valid', 'not judged', 'tokens', 'llm calls', 'sparql calls', 'void calls', 'seconds', 'reason'],
     ...r.perRun.map((s) => [
       s.id, s.group, s.kg, s.queryId, s.endReason, s.counted, s.gold, s.goldKind, s.goldTies, s.correct, s.byTies, s.byAlternative, s.graspF1, s.spinachF1,
       s.neededShards?.join(' ') ?? '', s.consultedShards?.join(' ') ?? '', s.consultedAllNeeded ?? '', s.trivial ?? '',
-      Object.values(s.validity).reduce((a, b) => a + b, 0), s.validity.ok, s.tokens, s.llmCalls, s.sparqlCalls, s.voidCalls, s.seconds, s.reason ?? '',
+      Object.values(s.validity).reduce((a, b) => a + b, 0), s.validity.ok, NOT_JUDGED.reduce((n, c) => n + (s.notJudged?.[c] ?? 0), 0), s.tokens, s.llmCalls, s.sparqlCalls, s.voidCalls, s.seconds, s.reason ?? '',
     ]),
   ]);
 }
@@ -284,7 +286,7 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
     .map((x) => `<tr><td>${esc(x.g.group)}</td><td>${x.end}</td><td>${x.f.runs}</td><td>${Object.entries(x.f.what).map(([w, n]) => `${n} × ${esc(w)}`).join('<br>')}</td></tr>`)
     .join('');
   const classRows = groups
-    .map((g) => `<tr><td>${esc(g.group)}</td>${VALIDITY_CLASSES.map((c) => `<td>${g.validity.classes[c]} (${g.validity.queries ? Math.round((1000 * g.validity.classes[c]) / g.validity.queries) / 10 : 0} %)</td>`).join('')}<td>${g.validity.queries}</td></tr>`)
+    .map((g) => `<tr><td>${esc(g.group)}</td>${VALIDITY_CLASSES.map((c) => `<td>${g.validity.classes[c]} (${g.validity.queries ? Math.round((1000 * g.validity.classes[c]) / g.validity.queries) / 10 : 0} %)</td>`).join('')}<td>${g.validity.queries}</td>${NOT_JUDGED.map((c) => `<td>${g.validity.notJudged[c]}</td>`).join('')}</tr>`)
     .join('\n');
   const scriptedNote = groups.some((g) => g.scripted) && !o.paperWithScripted ? `<p>Scripted agents (${[...new Set(groups.filter((g) => g.scripted).map((g) => g.agent))].join(', ')}) are no model of the paper: its figures are drawn beside models only (<code>--paper-with-scripted</code> draws them beside scripted agents too).</p>` : '';
   return `<!doctype html>
@@ -305,7 +307,7 @@ ${scriptedNote}
 <div class="charts">
 ${chart('accuracy', 'Accuracy (% of runs; model and infrastructure errors excluded)', 'accuracy %', (g) => g.accuracy)}
 ${chart('accuracy-federated', 'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold)', undefined, (g) => g.accuracyWithoutNecessarilyEmpty)}
-${chart('validity', 'Syntactic validity (% of queries sent; n: queries)', 'syntactic validity %', (g) => g.validity.valid, 'queries')}
+${chart('validity', 'Syntactic validity (% of queries judged; n: queries)', 'syntactic validity %', (g) => g.validity.valid, 'queries')}
 ${chart('consultation', 'Endpoint consultation (% of correct runs that named every needed shard)', 'consultation of correct runs %', (g) => g.consultation.correct, 'correct runs')}
 ${chart('trivial', 'Trivial federation (% of correct runs naming all shards when fewer suffice)', 'trivial federation of correct runs %', (g) => g.trivial.correct, 'correct runs')}
 ${chart('f1', 'Mean F1, GRASP (×100)', undefined, (g) => f1(g.graspF1, g))}
@@ -317,9 +319,10 @@ ${endRows}
 <p>Limits (turn, message, token, time) count as wrong answers: the agent did not answer within them. Infrastructure errors (an endpoint or the federation engine failed) and model errors (the LLM API failed) are not the agent's answers and are in no rate; <code>fkgqa eval --retry-errors</code> reruns them.</p>
 ${failedRows ? `<h2>Runs that failed (not in accuracy)</h2><table><tr><th>group</th><th>end reason</th><th>runs</th><th>what failed</th></tr>${failedRows}</table>` : ''}
 <h2>Validity classes (queries sent)</h2>
-<table><tr><th>group</th>${VALIDITY_CLASSES.map((c) => `<th>${c}</th>`).join('')}<th>queries</th></tr>
+<table><tr><th>group</th>${VALIDITY_CLASSES.map((c) => `<th>${c}</th>`).join('')}<th>queries</th>${NOT_JUDGED.map((c) => `<th>not judged: ${c}</th>`).join('')}</tr>
 ${classRows}
 </table>
+<p>Not judged: queries that parse but were stopped at their time limit (their answer is unknown; how long a query runs depends on the machine's load) or failed for the infrastructure. They are in no class and not in syntactic validity.</p>
 ${r.tieQuestions.length ? `<h2>Gold answers that depend on ties (${r.tieQuestions.length})</h2><p>Any admissible answer is scored correct: another order of tied rows, or another choice of the solutions a LIMIT keeps among ties.</p><table class="runs"><tr><th>query</th><th>dependence</th><th>why</th></tr>${r.tieQuestions.map((t) => `<tr><td>${esc(t.queryId)}</td><td>${t.dependence}</td><td>${esc(t.reason)}</td></tr>`).join('')}</table>` : ''}
 <h2>Figures beside the paper</h2>
 <table><tr><th>group</th><th>figure</th><th>value</th><th>of</th>${PAPER_MODELS.map((m) => `<th>paper ${m}</th>`).join('')}<th>paper note</th></tr>

@@ -6,10 +6,17 @@
  * (issue 19). A torn last line — no newline at the end of the file and not JSON, what a `kill -9`
  * during an append leaves — is skipped with a warning (issue 18 item 5); any other malformed line
  * is an error.
+ *
+ * A run file that `fkgqa eval` is still writing (its lock beside the file names a live process,
+ * `runFileLock`) is refused: its runs so far would be scored as if they were all (the newcomer of
+ * stop 26 scored 41 of 42 runs without a word). With `partial` it is scored, with a warning that says
+ * so and the file in `partial` (the report's `partial`). A lock left by an eval that was killed is
+ * a warning: runs it had not reached are missing.
  */
 import { readTextInput } from '../common/input.js';
 import { InputError } from '../common/errors.js';
-import type { RunRecord } from '../eval/record.js';
+import { lockHolderOf } from '../common/output.js';
+import { runFileLock, type RunRecord } from '../eval/record.js';
 
 /** The run formats score reads. */
 export const RUN_FORMATS = ['fkgqa-run/1', 'fkgqa-run/2'] as const;
@@ -64,8 +71,10 @@ export interface RunLine {
 /** What `readRunFiles` returns: the runs (a later line with the same id replaces an earlier one) and warnings. */
 export interface RunFiles {
   runs: RunLine[];
-  /** Torn last lines skipped, one sentence each. */
+  /** Torn last lines skipped, files being written (with `partial`), locks left by a killed eval: one sentence each. */
   warnings: string[];
+  /** Files scored although fkgqa eval was still writing them (`partial`). */
+  partial: string[];
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);
@@ -134,14 +143,25 @@ export function runProblem(r: unknown): string | undefined {
  * Reads run files: one record per line; a later line with the same id replaces an earlier one (a
  * resumed or rerun run). A last line without newline that is not JSON (torn by a crash during an
  * append) is skipped with a warning.
+ * @param o `partial`: read a run file fkgqa eval is still writing (module comment), with a warning
  * @throws InputError naming the file and line of a line that is not JSON or not a valid run record,
- *   or a file that does not exist
+ *   a file that does not exist, or (without `partial`) a file fkgqa eval is still writing
  */
-export function readRunFiles(files: string[]): RunFiles {
+export function readRunFiles(files: string[], o: { partial?: boolean } = {}): RunFiles {
   const byId = new Map<string, RunLine>();
   const warnings: string[] = [];
+  const partial: string[] = [];
   for (const file of files) {
     const text = readTextInput(file, 'run file');
+    const writer = lockHolderOf(runFileLock(file));
+    const runs = text.split('\n').filter((l) => l.trim()).length;
+    if (writer && writer.pid !== process.pid && writer.alive) {
+      if (!o.partial) throw new InputError(`fkgqa eval (pid ${writer.pid}) is still writing this run file: its ${runs} runs so far are not all its runs; wait until eval ends, or pass --partial to score them (the report then says it is partial)`, { file });
+      partial.push(file);
+      warnings.push(`PARTIAL: ${file} was still being written by fkgqa eval (pid ${writer.pid}): ${runs} runs scored so far, not all the runs it will hold (--partial)`);
+    } else if (writer && !writer.alive) {
+      warnings.push(`${file}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`);
+    }
     const lines = text.split('\n');
     const torn = !text.endsWith('\n') && text.length > 0;
     lines.forEach((line, i) => {
@@ -164,5 +184,5 @@ export function readRunFiles(files: string[]): RunFiles {
       byId.set(run.id, { run, file, line: i + 1 });
     });
   }
-  return { runs: [...byId.values()], warnings };
+  return { runs: [...byId.values()], warnings, partial };
 }

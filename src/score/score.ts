@@ -28,7 +28,7 @@ import type { JsonResults } from '../sparql/results.js';
 import { admissibleUnderTies, type AdmissibleAnswers } from '../answers/ties.js';
 import { readGoldQueries } from '../build/benchmark.js';
 import { graspF1, matchAnswer, spinachF1, type AnswerMatch } from './metrics.js';
-import { classifyQuery, VALIDITY_CLASSES, type ValidityClass } from './validity.js';
+import { classifyQuery, NOT_JUDGED, notJudged, VALIDITY_CLASSES, type NotJudged, type ValidityClass } from './validity.js';
 import { serviceTargets } from '../sparql/services.js';
 import { FAILED_END_REASONS, LIMIT_END_REASONS, readRunFiles, SCORED_END_REASONS, type RunLine, type ScoredEndReason, type ScoredRun } from './records.js';
 
@@ -47,6 +47,8 @@ export interface ScoreOptions {
    * build identity (`fkgqa-run/1`) against this one; without it such runs are refused (InputError).
    */
   allowOtherBuild?: boolean;
+  /** Score a run file that fkgqa eval is still writing (its runs so far; the report's `partial` names it); refused by default (InputError). */
+  partial?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -116,8 +118,10 @@ export interface RunScore {
   allShards: boolean | null;
   /** All shards consulted although fewer suffice (null when not decidable or when all are needed). */
   trivial: boolean | null;
-  /** Validity classes of the queries sent to run_sparql_query. */
+  /** Validity classes of the queries sent to run_sparql_query (those not judged are not in them). */
   validity: Record<ValidityClass, number>;
+  /** Queries sent that parse but whose tool error says nothing about the agent (src/score/validity.ts `notJudged`): in no class. */
+  notJudged: Record<NotJudged, number>;
   tokens: number;
   llmCalls: number;
   sparqlCalls: number;
@@ -162,7 +166,11 @@ export interface GroupScore {
   tieUnresolved: number;
   graspF1: number;
   spinachF1: number;
-  validity: { queries: number; classes: Record<ValidityClass, number>; valid: Share; failureShares: Record<Exclude<ValidityClass, 'ok'>, number> };
+  /**
+   * Syntactic validity over the queries judged (`queries`: the sum of `classes`); `notJudged`: queries
+   * sent that parse and failed for the infrastructure or at their time limit, in no class and no share.
+   */
+  validity: { queries: number; classes: Record<ValidityClass, number>; valid: Share; failureShares: Record<Exclude<ValidityClass, 'ok'>, number>; notJudged: Record<NotJudged, number> };
   consultation: { submitted: Share; correct: Share };
   trivial: { submitted: Share; correct: Share };
   allShards: Share;
@@ -195,6 +203,8 @@ export interface ScoreReport {
   tieQuestions: TieQuestion[];
   /** Torn last lines skipped, runs of another build scored with allowOtherBuild, … */
   warnings: string[];
+  /** Run files scored while fkgqa eval was still writing them (`partial`): the figures are over their runs so far. Empty otherwise. */
+  partial: string[];
 }
 
 const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
@@ -262,13 +272,13 @@ function f1Of(f: typeof graspF1, pred: JsonResults | undefined, gold: JsonResult
 /**
  * Scores runs (module comment).
  * @throws InputError for a missing build, a run file that does not parse or holds an invalid record
- *   (file and line), a run of another build (unless `allowOtherBuild`), a run of a graph the build
+ *   (file and line), a run file fkgqa eval is still writing (unless `partial`), a run of another build (unless `allowOtherBuild`), a run of a graph the build
  *   lacks, or a build without gold answers with their tie analysis (run fkgqa stats first)
  */
 export async function score(options: ScoreOptions): Promise<ScoreReport> {
   const progress = options.progress ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const { runs: lines, warnings } = readRunFiles(options.runs);
+  const { runs: lines, warnings, partial } = readRunFiles(options.runs, { partial: options.partial === true });
   for (const w of warnings) progress(`fkgqa score: warning: ${w}`);
   const opened = openBuild(options.shards, { checkShards: false });
   const build = graphShards(opened);
@@ -382,6 +392,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
       const foreign = targets ? targets.filter((t) => !shardOf.has(t)) : [];
       const all = consulted ? consulted.length === r.endpoints.length : null;
       const validity = Object.fromEntries(VALIDITY_CLASSES.map((c) => [c, 0])) as Record<ValidityClass, number>;
+      const unjudged = Object.fromEntries(NOT_JUDGED.map((c) => [c, 0])) as Record<NotJudged, number>;
       for (const s of r.steps) {
         if (s.type !== 'tool' || s.name !== 'run_sparql_query') continue;
         let q: unknown;
@@ -391,7 +402,11 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
           q = undefined;
         }
         if (typeof q !== 'string') continue; // a malformed tool call sends no query
-        validity[classifyQuery(q, s.isError ? s.result : undefined).class]++;
+        const toolError = s.isError ? s.result : undefined;
+        const v = classifyQuery(q, toolError);
+        const why = notJudged(v, s.isError ? s.error : undefined, toolError);
+        if (why) unjudged[why]++;
+        else validity[v.class]++;
       }
       perRun.push({
         id: r.id,
@@ -425,6 +440,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
         allShards: all,
         trivial: all !== null && needed ? (needed.length < r.endpoints.length ? all : null) : null,
         validity,
+        notJudged: unjudged,
         tokens: r.usage.totalTokens,
         llmCalls: r.counts.llmCalls,
         sparqlCalls: r.counts.sparqlCalls,
@@ -452,6 +468,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     perRun,
     tieQuestions: [...tieQuestions.values()].sort((a, b) => (a.queryId < b.queryId ? -1 : 1)),
     warnings,
+    partial,
   };
 }
 
@@ -474,6 +491,7 @@ export function aggregate(rs: RunScore[]): GroupScore {
   const queries = Object.values(classes).reduce((a, b) => a + b, 0);
   const failures = queries - classes.ok;
   const failureShares = Object.fromEntries(VALIDITY_CLASSES.filter((c) => c !== 'ok').map((c) => [c, round(percent(classes[c], failures))])) as GroupScore['validity']['failureShares'];
+  const unjudged = Object.fromEntries(NOT_JUDGED.map((c) => [c, rs.reduce((n, s) => n + (s.notJudged?.[c] ?? 0), 0)])) as Record<NotJudged, number>;
   const decided = (f: (s: RunScore) => boolean | null, among: (s: RunScore) => boolean) => {
     const d = rs.filter((s) => among(s) && f(s) !== null);
     return share(d.filter((s) => f(s) === true).length, d.length);
@@ -501,7 +519,7 @@ export function aggregate(rs: RunScore[]): GroupScore {
     tieUnresolved: count((s) => s.tieUnresolved),
     graspF1: mean((s) => s.graspF1),
     spinachF1: mean((s) => s.spinachF1),
-    validity: { queries, classes, valid: share(classes.ok, queries), failureShares },
+    validity: { queries, classes, valid: share(classes.ok, queries), failureShares, notJudged: unjudged },
     consultation: { submitted: decided((s) => s.consultedAllNeeded, () => true), correct: decided((s) => s.consultedAllNeeded, (s) => s.correct) },
     trivial: { submitted: decided((s) => s.trivial, () => true), correct: decided((s) => s.trivial, (s) => s.correct) },
     allShards: decided((s) => s.allShards, () => true),

@@ -13,8 +13,17 @@
  *    prefixed name or a variable, and `{`); or it parses but names a SERVICE by a variable.
  * 4. `parse`: any other parse error (or a SPARQL Update).
  * 5. `execution`: it parses, but the tool answered with an error (refused: no SERVICE, an unknown
- *    endpoint; an endpoint or engine error; the time limit).
+ *    endpoint, too long; the answer too large; an endpoint or engine error that is not the
+ *    infrastructure's, e.g. the endpoint's 400 for SPARQL sparqljs accepts) — unless not judged (below).
  * 6. `ok`: it parses and the tool answered without error.
+ *
+ * Not judged (`notJudged`): a query that parses and whose tool error says nothing about the agent's
+ * SPARQL — an infrastructure failure (`_meta["fkgqa/error"].infrastructure`: an endpoint or the
+ * federation engine down, busy, faulted) or the query's time limit (class `timeout`: the endpoints
+ * accepted the query, its answer is unknown; how long it runs depends on the machine's load and on
+ * `eval --timeout`, not on its syntax). Such queries are counted apart, in no class and not in the
+ * denominator, as runs that end in `infrastructure_error` are left out of accuracy. A query that does
+ * not parse is judged whatever the tool answered.
  */
 import sparqljs from 'sparqljs';
 import { parseQuery } from '../sparql/parse.js';
@@ -22,6 +31,10 @@ import { parseQuery } from '../sparql/parse.js';
 /** The validity classes, in the order they are tested. */
 export const VALIDITY_CLASSES = ['ok', 'prefix', 'braces', 'service', 'parse', 'execution'] as const;
 export type ValidityClass = (typeof VALIDITY_CLASSES)[number];
+
+/** Why a query sent is not judged for syntactic validity (module comment). */
+export const NOT_JUDGED = ['timeout', 'infrastructure'] as const;
+export type NotJudged = (typeof NOT_JUDGED)[number];
 
 /** The class of one query, with the parser's message or the tool's error. */
 export interface Validity {
@@ -97,4 +110,21 @@ export function classifyQuery(query: string, toolError?: string): Validity {
   }
   if (toolError !== undefined) return { class: 'execution', detail: toolError.slice(0, 300) };
   return { class: 'ok' };
+}
+
+/**
+ * Whether a query sent is left out of syntactic validity, and why (module comment): only a query of
+ * class `execution` (it parses) can be, when its tool error is an infrastructure failure or its time
+ * limit. The error's class comes from `_meta["fkgqa/error"]` as eval recorded it (`ToolStep.error`);
+ * records without it (fkgqa-run/1) are read from the text's `Error (timeout):` prefix.
+ * @param v the query's class from `classifyQuery`
+ * @param error the step's recorded error class, if any
+ * @param toolError the tool's error text, if any
+ * @returns the reason, or undefined when the query is judged
+ */
+export function notJudged(v: Validity, error: { class: string; infrastructure: boolean } | undefined, toolError?: string): NotJudged | undefined {
+  if (v.class !== 'execution') return undefined;
+  if (error?.infrastructure) return 'infrastructure';
+  if (error ? error.class === 'timeout' : toolError !== undefined && /^Error \(timeout\):/.test(toolError)) return 'timeout';
+  return undefined;
 }

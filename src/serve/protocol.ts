@@ -8,7 +8,7 @@
  */
 import type http from 'node:http';
 import { checkQueryText } from '../sparql/guard.js';
-import { MEDIA, negotiate, parseProtocolRequest, parseTimeLimit, ProtocolError, readBody, strictSearchParams, TIME_LIMIT_HEADER, type ProtocolRequest } from '../sparql/protocol.js';
+import { MEDIA, negotiate, parseProtocolRequest, parseTimeLimit, ProtocolError, readBody, STOPPED_HEADER, strictSearchParams, TIME_LIMIT_HEADER, type ProtocolRequest } from '../sparql/protocol.js';
 import type { EndpointTask } from './answer.js';
 import type { EndpointPool, GoneSignal } from './pool.js';
 import type { LiveDescriptions, LiveShard } from './live-void.js';
@@ -47,12 +47,7 @@ export interface RequestContext {
   signal: GoneSignal;
 }
 
-/**
- * The response header (with 503) that marks a query stopped at a time limit, `time-limit;
- * by=endpoint|request; ms=N` (the query's own), or stopped because the endpoint was busy, `busy;
- * by=request|queue; waited=W; ms=N` (the endpoint's fault: BUSY_WAIT_SHARE of pool.ts).
- */
-export const STOPPED_HEADER = 'Fkgqa-Stopped';
+export { STOPPED_HEADER } from '../sparql/protocol.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -57,8 +57,36 @@ export interface RequestLogEntry {
   query?: string;
 }
 
-/** Requests per kind, and how many ended in an error status (≥ 400), for one endpoint. */
-export type KindCounts = Partial<Record<RequestKind, number>> & { total: number; errors: number };
+/**
+ * Requests per kind, and how many ended in an error status (≥ 400), for one endpoint; of those
+ * errors, the ones stopped at a time limit (`timeout`), answered busy (`busy`) or whose client went
+ * away (`cancelled`), each key present only when not 0.
+ */
+export type KindCounts = Partial<Record<RequestKind, number>> & { total: number; errors: number } & Partial<Record<ErrorCause, number>>;
+
+/** Causes of error answers counted apart in `KindCounts` (the others are refused or failed queries: 4xx, 5xx). */
+export const ERROR_CAUSES = ['timeout', 'busy', 'cancelled'] as const;
+export type ErrorCause = (typeof ERROR_CAUSES)[number];
+
+/**
+ * The lines serve prints when it stops (on stderr): the requests per endpoint by kind, and its error
+ * answers by cause, in words (the newcomer of stop 26 read "errors 1" with no explanation).
+ * @param counts `RequestLog.counts()`
+ */
+export function countsSummary(counts: Record<string, KindCounts>): string[] {
+  const total = Object.values(counts).reduce((n, c) => n + c.total, 0);
+  const errors = Object.values(counts).reduce((n, c) => n + c.errors, 0);
+  const lines = [`fkgqa serve: ${total} requests, ${errors} answered with an error status (HTTP 4xx/5xx); per endpoint, requests by kind, then errors by cause:`];
+  const words: Record<ErrorCause, string> = { timeout: 'stopped at a time limit (503)', busy: 'busy: waited behind other queries (503)', cancelled: 'the client went away (499)' };
+  for (const [id, c] of Object.entries(counts)) {
+    const kinds = Object.entries(c).filter(([k]) => k !== 'total' && k !== 'errors' && !(ERROR_CAUSES as readonly string[]).includes(k));
+    const known = ERROR_CAUSES.filter((k) => (c[k] ?? 0) > 0);
+    const other = c.errors - known.reduce((n, k) => n + (c[k] ?? 0), 0);
+    const causes = [...known.map((k) => `${c[k]} ${words[k]}`), ...(other > 0 ? [`${other} refused or failed (400 bad request or syntax, 5xx)`] : [])];
+    lines.push(`  ${id}: ${c.total} requests (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); ${c.errors === 0 ? 'no errors' : `errors ${c.errors}: ${causes.join(', ')}`}`);
+  }
+  return lines;
+}
 
 /**
  * Collects request log entries: counts in memory (per endpoint and kind), and optionally every entry
@@ -111,18 +139,25 @@ export class RequestLog {
     return this.out !== undefined;
   }
 
-  /** Counts one request (per endpoint and kind, errors: status ≥ 400) without writing a line. */
-  count(endpoint: string, kind: RequestKind, status: number): void {
+  /**
+   * Counts one request (per endpoint and kind, errors: status ≥ 400) without writing a line.
+   * @param why for an error: stopped at a time limit, busy, or the client went away (`KindCounts`)
+   */
+  count(endpoint: string, kind: RequestKind, status: number, why?: { timeout?: boolean; busy?: boolean; cancelled?: boolean }): void {
     let c = this.byEndpoint.get(endpoint);
     if (!c) this.byEndpoint.set(endpoint, (c = { total: 0, errors: 0 }));
     c.total++;
     c[kind] = (c[kind] ?? 0) + 1;
-    if (status >= 400) c.errors++;
+    if (status >= 400) {
+      c.errors++;
+      const cause = ERROR_CAUSES.find((k) => why?.[k]);
+      if (cause) c[cause] = (c[cause] ?? 0) + 1;
+    }
   }
 
   /** Records one request: counted, and written as a line when there is a file. */
   record(entry: RequestLogEntry): void {
-    this.count(entry.endpoint, entry.kind, entry.status);
+    this.count(entry.endpoint, entry.kind, entry.status, entry);
     // Without a file, no line is written: none is made (JSON.stringify was a cost of every request).
     if (this.out) this.write(JSON.stringify(entry) + '\n');
   }

@@ -437,7 +437,7 @@ export class ShardServer {
     const record = () => {
       try {
         if (!this.log.writesFile) {
-          this.log.count(ep?.info.id ?? '-', a.kind, a.status);
+          this.log.count(ep?.info.id ?? '-', a.kind, a.status, a);
           return;
         }
         this.log.record({

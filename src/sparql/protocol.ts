@@ -233,8 +233,15 @@ export function parseProtocolRequest(method: string, search: URLSearchParams, co
   throw new ProtocolError(415, `media type ${type} is not supported: POST ${MEDIA.sparqlQuery} or ${MEDIA.form}`);
 }
 
-/** The request header that carries a client's time limit in milliseconds (sent by fkgqa's bounded client, src/federation/client.ts). */
+/** The request header that carries a client's time limit in milliseconds (sent by fkgqa's bounded client, src/federation/client.ts, and by the federation engines). */
 export const TIME_LIMIT_HEADER = 'Fkgqa-Timeout';
+
+/**
+ * The response header (with 503) of fkgqa serve that marks a query stopped at a time limit, `time-limit;
+ * by=endpoint|request; ms=N` (the query's own), or stopped because the endpoint was busy, `busy;
+ * by=request|queue; waited=W; ms=N` (the endpoint's fault: BUSY_WAIT_SHARE of src/federation/limit.ts).
+ */
+export const STOPPED_HEADER = 'Fkgqa-Stopped';
 
 /**
  * The time limit a request asks for, in ms: the `timeout` parameter — seconds, as Fuseki reads it

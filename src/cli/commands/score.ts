@@ -9,7 +9,7 @@ import { stderrProgress } from '../progress.js';
 
 export async function run(runs: string[], o: Record<string, any>): Promise<void> {
   const format = o.json ? 'json' : o.format;
-  const r = await score({ runs, shards: o.shards, state: o.state, timeoutMs: o.timeout, allowOtherBuild: o.allowOtherBuild === true, progress: stderrProgress(o.quiet) });
+  const r = await score({ runs, shards: o.shards, state: o.state, timeoutMs: o.timeout, allowOtherBuild: o.allowOtherBuild === true, partial: o.partial === true, progress: stderrProgress(o.quiet) });
   const fo: ScoreFormatOptions = { paperWithScripted: o.paperWithScripted === true, ...(o.view ? { viewPage: viewHref(o.view, o.out) } : {}) };
   const text = format === 'json' ? JSON.stringify(r, null, 2) + '\n' : format === 'csv' ? formatScoreCsv(r, fo) : format === 'html' ? formatScoreHtml(r, fo) : formatScoreText(r, fo);
   if (o.perRun) writeFileAtomic(o.perRun, formatPerRunCsv(r));

@@ -1,6 +1,7 @@
 /** `fkgqa serve`: flags → `serve` (src/index.ts); prints "id<TAB>url" per endpoint, stops on SIGINT/SIGTERM. */
 import { stateDir } from '../../build/state.js';
 import { serve } from '../../index.js';
+import { countsSummary } from '../../serve/request-log.js';
 import { releaseServeState } from '../../serve/state.js';
 import { stderrProgress } from '../progress.js';
 import { untilSignal } from '../signals.js';
@@ -41,12 +42,5 @@ export async function run(o: Record<string, any>): Promise<void> {
   progress?.(`fkgqa serve: ${sig}, stopping`);
   const counts = server.log.counts();
   await server.close();
-  if (progress) {
-    const total = Object.values(counts).reduce((n, c) => n + c.total, 0);
-    progress(`fkgqa serve: ${total} requests`);
-    for (const [id, c] of Object.entries(counts)) {
-      const { total: t, errors, ...kinds } = c;
-      progress(`  ${id}: ${t} (${Object.entries(kinds).map(([k, n]) => `${k} ${n}`).join(', ')}; errors ${errors})`);
-    }
-  }
+  if (progress) for (const line of countsSummary(counts)) progress(line);
 }

@@ -18,6 +18,8 @@ import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQ
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWithin, networkWords, nodeFetch, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
 import { readXmlResults } from '../xml-results.js';
+import { sentLimit } from '../limit.js';
+import { STOPPED_HEADER, TIME_LIMIT_HEADER } from '../../sparql/protocol.js';
 
 /** @internal workerData of the thread. */
 export interface ThreadData {
@@ -64,6 +66,8 @@ let refusedStatus: number | undefined;
 /** The first endpoint that failed the running query in its HTTP (reported with its error), and that query's id. */
 let fault: EndpointFault | undefined;
 let running = 0;
+/** When the running query's time limit ends (Date.now() clock): each request carries what is left in `Fkgqa-Timeout`. */
+let deadline = Infinity;
 
 /**
  * Records the first fault of query `id` and returns an error naming the endpoint. A fault of a
@@ -155,7 +159,10 @@ function guardedFetch(id: number): typeof fetch {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     let res: Response;
     try {
-      res = await fetchWithin(input, init, {
+      // The time the query has left, less a margin (sentLimit): fkgqa serve's shard endpoint answers busy or its time limit by then.
+      const headers = new Headers(init?.headers);
+      if (Number.isFinite(deadline)) headers.set(TIME_LIMIT_HEADER, String(sentLimit(deadline - Date.now())));
+      res = await fetchWithin(input, { ...init, headers }, {
         allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
         count: (endpoint) => port.postMessage({ type: 'request', id, endpoint } satisfies ThreadReply),
         via: viaNode,
@@ -168,6 +175,8 @@ function guardedFetch(id: number): typeof fetch {
       }
       throw e;
     }
+    const stopped = res.status === 503 ? res.headers.get(STOPPED_HEADER) : null;
+    if (stopped) faulted(id, { endpoint: endpointOf(url), what: `answered HTTP 503 (${STOPPED_HEADER}: ${stopped})`, httpStatus: 503, stopped });
     return checkedAnswer(id, res, endpointOf(url), sentForm(url, init?.body));
   };
 }
@@ -218,6 +227,7 @@ port.on('message', (req: ThreadRequest) => {
   refusedStatus = undefined;
   fault = undefined;
   running = req.id;
+  deadline = Date.now() + req.httpTimeoutMs;
   run(req).then(
     (body) => port.postMessage({ type: 'result', id: req.id, body } satisfies ThreadReply),
     (e: unknown) => {

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FEDERATION_ENGINES } from '../src/federation/engines.js';
+import { registryFromEndpointsValue } from '../src/federation/registry.js';
+import { runSparqlQuery } from '../src/mcp/run-query.js';
+import { createMcpContext } from '../src/mcp/server.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import { MEDIA } from '../src/sparql/protocol.js';
+import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
+
+/**
+ * A busy shard endpoint inside a federated query is the endpoint's fault, not the agent's query's
+ * time limit (stop 26, "Found and left open"): each engine sends every request the time its query
+ * has left in `Fkgqa-Timeout`, so that fkgqa serve answers 503 busy (the query waited there behind
+ * another) before the engine's own limit ends, and the engine reports that answer's
+ * `Fkgqa-Stopped` (EndpointFault.stopped). A shard that stopped the query at that limit after it
+ * ran at once is still the query's time limit.
+ */
+
+const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
+/** A cross product of 8 triple patterns: hours in oxigraph on library-shard1. */
+const HEAVY_PATTERN = Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ');
+const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
+
+let s: ShardServer;
+beforeAll(async () => {
+  // One worker holds every library endpoint and no takeover happens (slowMs 10 min): a query behind a slow one must wait.
+  s = await serve({ shards: await demoBuild(tmpDir('fkgqa-fed-busy-')), kgs: ['library'], timeoutMs: 120_000, workers: 1, slowMs: 600_000, writeFiles: false });
+}, 120_000);
+afterAll(async () => {
+  await s?.close();
+});
+
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** Runs the heavy query on library-shard1 (directly, as another agent would) until `fn` is done, then stops it. */
+async function behindHeavy(fn: () => Promise<void>): Promise<void> {
+  const ac = new AbortController();
+  const heavy = fetch(s.endpoint('library-shard1')!.url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: `SELECT (COUNT(*) AS ?n) WHERE { ${HEAVY_PATTERN} }`, signal: ac.signal }).catch((e: Error) => e.name);
+  await until(() => s.queriesRunning().includes('library-shard1'));
+  try {
+    await fn();
+  } finally {
+    ac.abort();
+    expect(await heavy).toBe('AbortError');
+    await until(() => s.queriesRunning().length === 0);
+  }
+}
+
+describe('a busy shard endpoint inside a federated query (run_sparql_query)', () => {
+  for (const engine of FEDERATION_ENGINES.filter((e) => e !== 'comunica-default')) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: busy (class endpoint, infrastructure true, the shard named) when its shards wait behind another query; the query's own time limit when it ran at once`, async () => {
+      const ctx = createMcpContext({ registry: registryFromEndpointsValue(s.endpointsFile(), 'test'), build: null, state: null, callLog: null, federationEngine: engine });
+      const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
+      try {
+        // The engine is up and every endpoint loaded (the fresh worker's loads are the endpoint's waits).
+        const warm = await runSparqlQuery(ctx, { query: `SELECT * WHERE { SERVICE <${ep(2)}> { ?s ?p ?o } SERVICE <${ep(3)}> { ?s ?q ?t } } LIMIT 1`, timeout_ms: 60_000 });
+        expect(warm.isError ?? false).toBe(false);
+        for (const n of [1, 2, 3, 4]) expect((await fetch(ep(n), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: COUNT })).status).toBe(200);
+        await behindHeavy(async () => {
+          const t0 = performance.now();
+          const r = await runSparqlQuery(ctx, { query: `SELECT * WHERE { SERVICE <${ep(2)}> { ?s ?p ?o } SERVICE <${ep(3)}> { ?s ?q ?t } }`, timeout_ms: 3000 });
+          expect([r.isError, r.errorClass, r.error?.infrastructure]).toEqual([true, 'endpoint', true]);
+          expect([ep(2), ep(3)]).toContain(r.error?.endpoint);
+          expect(r.text).toMatch(/^Error \(endpoint\): the endpoint \S+ was busy \(HTTP 503, busy; by=request; waited=\d+; ms=\d+\): the query waited \d+ ms there behind other queries/);
+          expect(r.text).toContain('not a fault of the query, and not an empty result (the answer is unknown). Retry it.');
+          // Answered at the limit the shards were sent, within the query's own.
+          expect(performance.now() - t0).toBeLessThan(3000 + 2000);
+        });
+        // The same time limit on a query that runs at once but is too slow (the shard counts, so it answers nothing before its
+        // limit and then 503 time-limit; by=request): the query's own time limit (the agent's), not the endpoint's fault.
+        // (Stopping the heavy query replaced the worker: the fresh one loads each endpoint first, a wait of the endpoint's.)
+        for (const n of [1, 2, 3, 4]) expect((await fetch(ep(n), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: COUNT })).status).toBe(200);
+        const slow = await runSparqlQuery(ctx, { query: `SELECT * WHERE { SERVICE <${ep(1)}> { SELECT (COUNT(*) AS ?n) WHERE { ${HEAVY_PATTERN} } } SERVICE <${ep(2)}> { ?x ?y ?z } }`, timeout_ms: 3000 });
+        expect([slow.isError, slow.errorClass, slow.error?.infrastructure]).toEqual([true, 'timeout', false]);
+      } finally {
+        await ctx.close();
+      }
+    }, 180_000);
+  }
+});
+
+describe('a busy shard endpoint inside a federated query (/federation/sparql)', () => {
+  it.skipIf(!ENGINE_TESTS_RUN.comunica)('a request with its own limit whose shards wait behind another query: 503 busy naming the shard, Retry-After, not the time limit', async () => {
+    const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
+    const fed = `${new URL(ep(1)).origin}/federation/sparql`;
+    const query = `SELECT * WHERE { SERVICE <${ep(2)}> { ?s ?p ?o } SERVICE <${ep(3)}> { ?s ?q ?t } }`;
+    // The engine is up and every endpoint loaded.
+    expect((await fetch(`${fed}?query=${encodeURIComponent(`${query} LIMIT 1`)}`)).status).toBe(200);
+    for (const n of [1, 2, 3, 4]) expect((await fetch(ep(n), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: COUNT })).status).toBe(200);
+    await behindHeavy(async () => {
+      const r = await fetch(`${fed}?query=${encodeURIComponent(query)}&timeout=3000ms`);
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(r.headers.get('fkgqa-stopped')).toMatch(/^busy; by=request; waited=\d+; ms=3000$/);
+      expect(await r.text()).toMatch(new RegExp(`^the endpoint (${ep(2)}|${ep(3)}) was busy \\(HTTP 503, busy; by=request; waited=\\d+; ms=\\d+\\): the query waited \\d+ ms there behind other queries`.replace(/[.?]/g, (c) => (c === '.' ? '\\.' : c))));
+    });
+  }, 120_000);
+});
