@@ -42,7 +42,7 @@ import { Worker } from 'node:worker_threads';
 import { compileOxigraph } from '../common/oxigraph-wasm.js';
 import type { StoreSource } from '../common/store-worker.js';
 import type { EndpointAnswer, EndpointTask } from './answer.js';
-import type { PoolReply, PoolRequest } from './pool-thread.js';
+import { answerOf, encodeQuery, type PoolReply, type PoolRequest, type QueryBatch } from './pool-messages.js';
 import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, waitedTooLong } from '../federation/limit.js';
 
 /** One endpoint of the pool: its id, the RDF files of its store, and their triples (for the split into groups). */
@@ -201,7 +201,9 @@ interface Slot {
   /** The next query's sequence number in this worker. */
   seq: number;
   /** Queries posted (in `posted`) but not yet sent: sent together, in one message, at the end of this turn of the event loop. */
-  outbox: QueryMessage[];
+  outbox: QueryBatch;
+  /** Queries in `outbox`. */
+  outboxCount: number;
   /**
    * The worker's one timer for the running query's time limit and slow check (onSlotTimer), and
    * when it fires (Infinity: not armed). Armed at most once per `slowMs` in a steady stream of
@@ -210,8 +212,6 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
   timerAt: number;
 }
-
-type QueryMessage = Extract<PoolRequest, { type: 'queries' }>['queries'][number];
 
 interface Group {
   index: number;
@@ -428,7 +428,7 @@ export class EndpointPool {
     const flags = new Int32Array(new SharedArrayBuffer(RING * Int32Array.BYTES_PER_ELEMENT));
     const worker = new Worker(this.script, { workerData: { module: this.module, flags } });
     worker.unref();
-    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0, outbox: [], timer: undefined, timerAt: Infinity };
+    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0, outbox: [], outboxCount: 0, timer: undefined, timerAt: Infinity };
     worker.on('message', (m: PoolReply) => this.onReply(slot, m));
     worker.on('error', (e) => this.onCrash(slot, e));
     worker.on('exit', (code) => this.onCrash(slot, new Error(`the worker thread exited (code ${code})`)));
@@ -454,12 +454,14 @@ export class EndpointPool {
   /** Sends a worker the queries posted to it this turn, in one message (a message per query woke the thread once per query). */
   private send(slot: Slot): void {
     if (slot.outbox.length === 0) return;
-    const queries = slot.outbox;
+    const batch = slot.outbox;
+    const count = slot.outboxCount;
     slot.outbox = [];
+    slot.outboxCount = 0;
     if (slot.dead) return;
-    slot.worker.postMessage({ type: 'queries', queries } satisfies PoolRequest);
+    slot.worker.postMessage(batch satisfies PoolRequest);
     this.sent.messages++;
-    this.sent.queries += queries.length;
+    this.sent.queries += count;
   }
 
   /** Slots with queries in their outbox; sent by one setImmediate per turn (after every request read in this turn's poll phase). */
@@ -508,7 +510,8 @@ export class EndpointPool {
     Atomics.store(s.flags, seq % RING, PENDING);
     job.slot = s;
     s.posted.push({ seq, job, gone: false });
-    s.outbox.push({ id: job.id, seq, task: job.task });
+    encodeQuery(s.outbox, seq, job.task);
+    s.outboxCount++;
     this.sending.add(s);
     if (!this.sendScheduled) {
       this.sendScheduled = true;
@@ -678,6 +681,10 @@ export class EndpointPool {
 
   private onReply(s: Slot, m: PoolReply): void {
     if (s.dead) return;
+    if (Array.isArray(m)) {
+      this.onAnswer(s, m[0], m);
+      return;
+    }
     if (m.type === 'ready') {
       s.ready = true;
       if (s.group) this.pump(s.group);
@@ -708,17 +715,23 @@ export class EndpointPool {
       if (s.group) this.pump(s.group);
       return;
     }
+    this.onAnswer(s, m.seq, m);
+  }
+
+  /** The outcome of the worker's first posted query (`seq`): an answer (a tuple), an error, or skipped. */
+  private onAnswer(s: Slot, seq: number, m: Exclude<PoolReply, { type: 'ready' | 'loaded' | 'load-failed' }>): void {
     const head = s.posted[0];
-    if (!head || head.seq !== m.seq) return;
+    if (!head || head.seq !== seq) return;
     s.posted.shift();
     s.busy = undefined;
     const group = s.home!;
     const job = head.job;
-    if (!head.gone && m.type !== 'skipped') {
-      if (m.type === 'answer') this.finish(job, { status: 'ok', answer: m.answer, ms: m.ms });
-      else this.finish(job, { status: 'error', error: m.error, ms: m.ms, ...(m.fault ? { fault: true as const } : {}) });
+    const error = Array.isArray(m) || m.type !== 'error' ? undefined : m;
+    if (!head.gone) {
+      if (Array.isArray(m)) this.finish(job, { status: 'ok', answer: answerOf(m), ms: m[5] });
+      else if (error) this.finish(job, { status: 'error', error: error.error, ms: error.ms, ...(error.fault ? { fault: true as const } : {}) });
     }
-    if (m.type === 'error' && m.fault) {
+    if (error?.fault) {
       // The instance is corrupted for good: replace it before the next query runs.
       group.faults++;
       this.discard(s);
