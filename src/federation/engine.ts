@@ -45,7 +45,7 @@ export interface EngineQueryOptions {
    * With `limitFromStart`: the whole call ends within this many ms of the call (a client's own
    * deadline, e.g. a request's `Fkgqa-Timeout` at `/federation/sparql`): the wait is bounded by it, and
    * the query's limit is what the wait left of it (at most `timeoutMs`). A query stopped at that limit
-   * after waiting at least half of it (`waitedTooLong` of limit.ts) is an `error` with `busy` and HTTP
+   * after waiting at least a tenth of it (`waitedTooLong` of limit.ts) is an `error` with `busy` and HTTP
    * status 503: the wait was the engine's, not the query's.
    */
   within?: number;

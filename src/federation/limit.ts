@@ -26,12 +26,14 @@ export interface QueryLimit {
 /**
  * The share of a query's time limit it must have waited (for a worker of fkgqa serve, or for a
  * federation engine with `within`) for a stop at that limit to be the endpoint's or engine's (busy,
- * HTTP 503) rather than the query's own: a half, so that busy means the wait, not the query, used
- * the limit — a query charged a timeout ran at least as long as it waited (docs/serving.md, serve's
- * time limits). It was a tenth: a query that waited just over a tenth, then ran 89 % of its limit
- * and really was too slow, was called busy (stop 26's hostile pass).
+ * HTTP 503) rather than the query's own: a tenth, so that a query charged a timeout ran at least
+ * 90 % of its limit (docs/serving.md, serve's time limits). Stop 27 weighed a half (busy only when
+ * the wait used more of the limit than the query) and kept a tenth: with a half, a query that waited
+ * 40 % and needed 70 % of its limit is charged a timeout it would not have had alone (a wrong verdict
+ * against the agent); with a tenth, a query that waited over a tenth and really needed more than its
+ * limit is busy (a lost verdict, counted as the infrastructure's, never as a wrong answer).
  */
-export const BUSY_WAIT_SHARE = 0.5;
+export const BUSY_WAIT_SHARE = 0.1;
 
 /**
  * The shortest wait that can make a stop busy, in ms: below it the wait is the cost of any query
