@@ -160,7 +160,8 @@ function guardedFetch(id: number): typeof fetch {
     let res: Response;
     try {
       // The time the query has left, less a margin (sentLimit): fkgqa serve's shard endpoint answers busy or its time limit by then.
-      const headers = new Headers(init?.headers);
+      // A Request's own headers when Comunica passes one without init (Comunica 4.5 passes a URL and init).
+      const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
       if (Number.isFinite(deadline)) headers.set(TIME_LIMIT_HEADER, String(sentLimit(deadline - Date.now())));
       res = await fetchWithin(input, { ...init, headers }, {
         allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
