@@ -452,6 +452,15 @@ describe('score / a run file fkgqa eval is still writing (stop 26 newcomer: 41 o
       const cli = fkgqaSync(['score', f, '--shards', demo.dir, '--partial', '-q']);
       expect(cli.code).toBe(0);
       expect(cli.stdout).toContain(`warning: PARTIAL: ${f} was still being written by fkgqa eval (pid ${writer.pid}): 2 runs scored so far, not all the runs it will hold (--partial)`);
+      // fkgqa view --shards scores the runs: refused the same way, and its --partial (which the refusal names) exists (stop 27 newcomer: view had no --partial).
+      const page = path.join(dir, 'being-written.html');
+      const viewRefused = await fkgqaInProcess(['view', f, '--shards', demo.dir, '--out', page, '-q']);
+      expect(viewRefused.code).toBe(2);
+      expect(viewRefused.stderr).toContain('or pass --partial to score them');
+      expect(fs.existsSync(page)).toBe(false);
+      const viewed = await fkgqaInProcess(['view', f, '--shards', demo.dir, '--out', page, '--partial', '-q']);
+      expect(viewed.code).toBe(0);
+      expect(fs.existsSync(page)).toBe(true);
     } finally {
       writer.kill('SIGKILL');
       await new Promise((r) => (writer.exitCode !== null || writer.signalCode !== null ? r(undefined) : writer.once('exit', r)));

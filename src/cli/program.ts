@@ -453,6 +453,7 @@ export function program(): Command {
     .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY (as fkgqa score)').argParser(integer('--timeout', 1)).default(60_000))
     .addOption(new Option('--max-rows <n>', 'rows of each answer table shown in the page (the marks count every row)').argParser(integer('--max-rows', 1)).default(100))
     .addOption(new Option('--max-chars <n>', 'characters of a message or tool result kept in the page (the run file keeps all)').argParser(integer('--max-chars', 100)).default(20_000))
+    .option('--partial', 'with --shards: score a run file that fkgqa eval is still writing (as fkgqa score --partial); refused by default (exit 2)')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('view'));
 

@@ -38,6 +38,8 @@ export interface ViewOptions {
   maxRows?: number;
   /** Characters of a message or tool result kept (default 20,000). */
   maxChars?: number;
+  /** With `shards`: score a run file fkgqa eval is still writing (as `fkgqa score --partial`); refused by default (InputError). */
+  partial?: boolean;
   progress?: (line: string) => void;
 }
 
@@ -69,7 +71,7 @@ export async function viewRuns(o: ViewOptions): Promise<ViewResult> {
   const goldViews: Record<string, GoldView> = {};
   const ordered = new Map<string, boolean>();
   if (o.shards) {
-    const report = o.report ?? (await score({ runs: o.runs, shards: o.shards, state: o.state, timeoutMs: o.timeoutMs, progress }));
+    const report = o.report ?? (await score({ runs: o.runs, shards: o.shards, state: o.state, timeoutMs: o.timeoutMs, partial: o.partial === true, progress }));
     for (const s of report.perRun) verdicts.set(s.id, s);
     const digest = openBuild(o.shards, { checkShards: false }).build.outputDigest;
     const { defaultPrefix, queries } = readGoldQueries(o.shards);
