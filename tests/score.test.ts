@@ -461,6 +461,14 @@ describe('score / a run file fkgqa eval is still writing (stop 26 newcomer: 41 o
       const viewed = await fkgqaInProcess(['view', f, '--shards', demo.dir, '--out', page, '--partial', '-q']);
       expect(viewed.code).toBe(0);
       expect(fs.existsSync(page)).toBe(true);
+      // Through a symbolic link (in another folder) to the same file: the same lock, refused the same way (stop 27 hostile pass: scored silently).
+      const other = tmpDir();
+      const link = path.join(other, 'link.jsonl');
+      fs.symlinkSync(f, link);
+      await expect(score({ runs: [link], shards: demo.dir })).rejects.toThrow(`fkgqa eval (pid ${writer.pid}) is still writing this run file`);
+      // And a second eval given the link cannot take the file (it would write every run a second time).
+      const { RunFile } = await import('../src/eval/run-file.js');
+      expect(() => RunFile.open(link)).toThrow(`another fkgqa process (pid ${writer.pid}) is writing to this run file`);
     } finally {
       writer.kill('SIGKILL');
       await new Promise((r) => (writer.exitCode !== null || writer.signalCode !== null ? r(undefined) : writer.once('exit', r)));

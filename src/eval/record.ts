@@ -11,6 +11,7 @@
  * else of src/eval/.
  */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { GoldAnswer } from '../build/gold-answers.js';
 import type { JsonResults } from '../sparql/results.js';
@@ -18,10 +19,23 @@ import type { JsonResults } from '../sparql/results.js';
 /**
  * The lock file `fkgqa eval` holds beside a run file while it appends to it (`.<name>.fkgqa-lock`:
  * its pid and start time; src/eval/run-file.ts), released when eval ends: `fkgqa score` reads it to
- * tell a run file still being written.
+ * tell a run file still being written. The lock sits beside the file's real path (symbolic links
+ * followed; for a file not yet written, its folder's real path), so that a second eval or a score
+ * given a symbolic link to the same file finds the same lock (stop 27's hostile pass: through a link,
+ * two evals wrote one file at once and score read a live eval's file without a word). A hard link,
+ * or a copy, has a path of its own and is not recognised.
  */
 export function runFileLock(file: string): string {
-  const abs = path.resolve(file);
+  let abs = path.resolve(file);
+  try {
+    abs = fs.realpathSync(abs);
+  } catch {
+    try {
+      abs = path.join(fs.realpathSync(path.dirname(abs)), path.basename(abs));
+    } catch {
+      // The folder does not exist yet: eval creates it, and the path is its real one.
+    }
+  }
   return path.join(path.dirname(abs), `.${path.basename(abs)}.fkgqa-lock`);
 }
 
