@@ -32,13 +32,29 @@ describe('SPARQL XML results on the direct route: nothing the parser drops passe
 
   it('refuses a binding without an RDF term, an unknown element, a result outside <results>, two <results>, another namespace', async () => {
     const cases: [string, string][] = [
-      [select(`<result><binding name="b">hello</binding></result>${row('http://x/2')}`), 'it holds 2 <binding> elements, of which 1 hold an RDF term'],
+      [select(`<result><binding name="b">hello</binding></result>${row('http://x/2')}`), 'it holds text inside <binding> ("hello"), where SPARQL XML results have elements only'],
       [select('<result><binding name="b"/></result>'), 'it holds 1 <binding> elements, of which 0 hold an RDF term'],
       [select(`<result><wrong name="b"><uri>http://x/1</uri></wrong></result><result/>`), 'it holds an element <wrong> that SPARQL XML results do not have'],
-      [doc(`<results>${row('http://x/1')}</results>${row('http://x/9')}${row('http://x/10')}`), 'it holds 3 <result> elements, of which 1 are rows inside <results>'],
+      [doc(`<results>${row('http://x/1')}</results>${row('http://x/9')}${row('http://x/10')}`), 'it holds <result> inside <sparql>, where SPARQL XML results do not have it'],
       [doc(`<results>${row('http://x/1')}</results><results>${row('http://x/2')}</results>`), 'it holds 2 <results> elements (one is allowed)'],
       [doc(`<results>${row('http://x/1')}</results>`, 'http://evil/'), `its root is not <sparql> in the SPARQL results namespace ${NS} (it is "http://evil/")`],
     ];
     for (const [text, problem] of cases) expect(await readXmlResults(text, 'select'), problem).toEqual({ problem });
+  });
+
+  it('refuses what the parser reads past (stop 27 hostile pass): two terms in a binding, a term inside a term, an element in another namespace, a root whose attribute value holds the namespace, an undeclared or unnamed binding', async () => {
+    const cases: [string, string][] = [
+      [select('<result><binding name="b"><uri>http://x/1</uri><uri>http://x/EVIL</uri></binding></result>'), 'it holds a <binding> with more than one RDF term'],
+      [select('<result><binding name="b"><literal>a<uri>http://x/EVIL</uri>b</literal></binding></result>'), 'it holds <uri> inside <literal>, where SPARQL XML results do not have it'],
+      [select('<result><binding name="b"><uri>http://x/1<literal>EVIL</literal></uri></binding></result>'), 'it holds <literal> inside <uri>, where SPARQL XML results do not have it'],
+      [select(`<result xmlns="http://evil/"><binding name="b"><uri>http://x/EVIL</uri></binding></result>${row('http://x/1')}`), `its element <result> is not in the SPARQL results namespace ${NS} (it is "http://evil/")`],
+      [`<?xml version="1.0"?>\n<sparql foo="xmlns='${NS}'" xmlns="http://evil/"><head><variable name="b"/></head><results>${row('http://x/1')}</results></sparql>\n`, `its element <sparql> is not in the SPARQL results namespace ${NS} (it is "http://evil/")`],
+      [select('<result><binding name="zzz"><uri>http://x/1</uri></binding></result>'), 'it binds the variable "zzz", which its <head> does not declare'],
+      [select('<result><binding><uri>http://x/1</uri></binding></result>'), 'it holds a <binding> without a name'],
+    ];
+    for (const [text, problem] of cases) expect(await readXmlResults(text, 'select'), problem).toEqual({ problem });
+    // Still good: a quoted triple (SPARQL 1.2) and whitespace between elements.
+    const triple = select('<result>\n  <binding name="b"><triple><subject><uri>http://x/s</uri></subject><predicate><uri>http://x/p</uri></predicate><object><literal>o</literal></object></triple></binding>\n</result>');
+    expect('results' in (await readXmlResults(triple, 'select'))).toBe(true);
   });
 });

@@ -8,6 +8,7 @@
  */
 import { Readable } from 'node:stream';
 import type * as RDF from '@rdfjs/types';
+import { SaxesParser } from '@rubensworks/saxes';
 import { SparqlXmlParser } from 'sparqlxml-parse';
 import type { JsonResults, JsonTerm } from '../sparql/results.js';
 import { resultsProblem, type AnswerForm } from './answer-check.js';
@@ -61,7 +62,69 @@ function structureOf(text: string): { problem: string } | { results: number; bin
     else if (name === 'binding') bindings++;
   }
   if (resultsElements > 1) return { problem: `it holds ${resultsElements} <results> elements (one is allowed)` };
+  const shape = shapeProblem(text);
+  if (shape) return { problem: shape };
   return { results, bindings };
+}
+
+/** The child elements each element of a SPARQL XML results document may have (an RDF term: `TERM`). */
+const TERM = ['uri', 'bnode', 'literal', 'triple'];
+const CHILDREN: Record<string, string[]> = {
+  sparql: ['head', 'results', 'boolean'],
+  head: ['variable', 'link'],
+  results: ['result'],
+  result: ['binding'],
+  binding: TERM,
+  triple: ['subject', 'predicate', 'object'],
+  subject: TERM,
+  predicate: TERM,
+  object: TERM,
+};
+
+/**
+ * The document read as XML with its namespaces resolved (@rubensworks/saxes, the tokenizer
+ * sparqlxml-parse uses): every element in the SPARQL results namespace, each where the format puts it
+ * (`CHILDREN`; an RDF term holds text only), a binding with a name the head declares and exactly one
+ * RDF term, no text between elements. The parser reads past each of these (stop 27's hostile pass:
+ * two terms in one binding kept the last, a term inside a literal replaced it, a `<result>` in another
+ * namespace counted, a root in another namespace passed the regular expression of `structureOf`
+ * through an attribute's value holding `xmlns='…'`, a binding of an undeclared variable was kept).
+ * @returns the problem in words, or undefined (also for a document that is not XML: sparqlxml-parse then
+ *   refuses it in its own words)
+ */
+function shapeProblem(text: string): string | undefined {
+  const parser = new SaxesParser({ xmlns: true });
+  const stack: { name: string; terms: number }[] = [];
+  const vars = new Set<string>();
+  let problem: string | undefined;
+  let broken = false;
+  const fail = (p: string) => (problem ??= p);
+  // Not XML at all: sparqlxml-parse (the same tokenizer) says so in its words, after this check.
+  parser.on('error', () => {
+    broken = true;
+  });
+  parser.on('opentag', (tag) => {
+    if (problem || broken) return;
+    if (tag.uri !== SPARQL_RESULTS_NS) return fail(`its element <${tag.name.slice(0, 40)}> is not in the SPARQL results namespace ${SPARQL_RESULTS_NS}${tag.uri ? ` (it is ${JSON.stringify(tag.uri.slice(0, 80))})` : ''}`);
+    const parent = stack[stack.length - 1];
+    if (!parent ? tag.local !== 'sparql' : !(CHILDREN[parent.name] ?? []).includes(tag.local)) return fail(`it holds <${tag.local}> ${parent ? `inside <${parent.name}>` : 'as its root'}, where SPARQL XML results do not have it`);
+    const name = (tag.attributes as Record<string, { value: string; uri: string }>).name;
+    if (tag.local === 'variable' && name) vars.add(name.value);
+    if (tag.local === 'binding' && (!name || !vars.has(name.value))) return fail(name ? `it binds the variable ${JSON.stringify(name.value.slice(0, 40))}, which its <head> does not declare` : 'it holds a <binding> without a name');
+    if (parent && TERM.includes(tag.local) && ++parent.terms > 1) return fail(`it holds a <${parent.name}> with more than one RDF term`);
+    stack.push({ name: tag.local, terms: 0 });
+  });
+  parser.on('closetag', () => void stack.pop());
+  parser.on('text', (t) => {
+    const inside = stack[stack.length - 1];
+    if (!problem && inside && CHILDREN[inside.name] && t.trim() !== '') fail(`it holds text inside <${inside.name}> (${JSON.stringify(t.trim().slice(0, 40))}), where SPARQL XML results have elements only`);
+  });
+  try {
+    parser.write(text).close();
+  } catch {
+    broken = true;
+  }
+  return broken ? undefined : problem;
 }
 
 /**
