@@ -409,12 +409,7 @@ export async function postWithin(url: string, body: string, headers: Record<stri
       signal.addEventListener('abort', onAbort, { once: true });
       req.end(payload);
     });
-  try {
-    return await once();
-  } catch (e) {
-    if ((e as { retry?: boolean }).retry) return once().catch((e2: Error) => Promise.reject((e2 as { retry?: boolean }).retry ? fetchFailed(e2) : e2));
-    throw e;
-  }
+  return onceMoreIfStale(once);
 }
 
 /**
@@ -567,11 +562,20 @@ export function nodeFetch(maxDecodedBytes: number): typeof fetch {
         });
         req.end(payload);
       });
-    try {
-      return await once();
-    } catch (e) {
-      if ((e as { retry?: boolean }).retry) return once().catch((e2: Error) => Promise.reject((e2 as { retry?: boolean }).retry ? fetchFailed(e2) : e2));
-      throw e;
-    }
+    return onceMoreIfStale(once);
   };
+}
+
+/**
+ * Runs a request, and once more when it failed on a reused keep-alive socket the server had closed
+ * (the request's error carries `retry`: ECONNRESET or EPIPE on `req.reusedSocket`); a second such
+ * failure is `fetchFailed`. Used by `postWithin` and `nodeFetch`.
+ */
+async function onceMoreIfStale<T>(once: () => Promise<T>): Promise<T> {
+  try {
+    return await once();
+  } catch (e) {
+    if ((e as { retry?: boolean }).retry) return once().catch((e2: Error) => Promise.reject((e2 as { retry?: boolean }).retry ? fetchFailed(e2) : e2));
+    throw e;
+  }
 }
