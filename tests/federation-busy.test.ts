@@ -5,6 +5,7 @@ import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpContext } from '../src/mcp/server.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
+import { behindHeavy } from './busy-helpers.js';
 import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
 
 /**
@@ -30,24 +31,6 @@ afterAll(async () => {
   await s?.close();
 });
 
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 20));
-}
-
-/** Runs the heavy query on library-shard1 (directly, as another agent would) until `fn` is done, then stops it. */
-async function behindHeavy(fn: () => Promise<void>): Promise<void> {
-  const ac = new AbortController();
-  const heavy = fetch(s.endpoint('library-shard1')!.url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: `SELECT (COUNT(*) AS ?n) WHERE { ${HEAVY_PATTERN} }`, signal: ac.signal }).catch((e: Error) => e.name);
-  await until(() => s.queriesRunning().includes('library-shard1'));
-  try {
-    await fn();
-  } finally {
-    ac.abort();
-    expect(await heavy).toBe('AbortError');
-    await until(() => s.queriesRunning().length === 0);
-  }
-}
-
 describe('a busy shard endpoint inside a federated query (run_sparql_query)', () => {
   for (const engine of FEDERATION_ENGINES.filter((e) => e !== 'comunica-default')) {
     it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: busy (class endpoint, infrastructure true, the shard named) when its shards wait behind another query; the query's own time limit when it ran at once`, async () => {
@@ -58,7 +41,7 @@ describe('a busy shard endpoint inside a federated query (run_sparql_query)', ()
         const warm = await runSparqlQuery(ctx, { query: `SELECT * WHERE { SERVICE <${ep(2)}> { ?s ?p ?o } SERVICE <${ep(3)}> { ?s ?q ?t } } LIMIT 1`, timeout_ms: 60_000 });
         expect(warm.isError ?? false).toBe(false);
         for (const n of [1, 2, 3, 4]) expect((await fetch(ep(n), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: COUNT })).status).toBe(200);
-        await behindHeavy(async () => {
+        await behindHeavy(s, 'library-shard1', async () => {
           const t0 = performance.now();
           const r = await runSparqlQuery(ctx, { query: `SELECT * WHERE { SERVICE <${ep(2)}> { ?s ?p ?o } SERVICE <${ep(3)}> { ?s ?q ?t } }`, timeout_ms: 3000 });
           expect([r.isError, r.errorClass, r.error?.infrastructure]).toEqual([true, 'endpoint', true]);
@@ -89,7 +72,7 @@ describe('a busy shard endpoint inside a federated query (/federation/sparql)', 
     // The engine is up and every endpoint loaded.
     expect((await fetch(`${fed}?query=${encodeURIComponent(`${query} LIMIT 1`)}`)).status).toBe(200);
     for (const n of [1, 2, 3, 4]) expect((await fetch(ep(n), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: COUNT })).status).toBe(200);
-    await behindHeavy(async () => {
+    await behindHeavy(s, 'library-shard1', async () => {
       const r = await fetch(`${fed}?query=${encodeURIComponent(query)}&timeout=3000ms`);
       expect(r.status).toBe(503);
       expect(r.headers.get('retry-after')).toBe('1');

@@ -10,6 +10,7 @@ import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { ComunicaEngine } from '../src/federation/comunica/engine.js';
 import { infrastructureMessage } from '../src/mcp/tool-error.js';
+import { behindHeavy, HEAVY, until } from './busy-helpers.js';
 import { demoBuild, tmpDir } from './helpers.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,17 +24,12 @@ import path from 'node:path';
 
 const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
 /** A cross product of 8 triple patterns: hours in oxigraph on library-shard1. */
-const HEAVY = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
 
 let shards: string;
 beforeAll(async () => {
   shards = await demoBuild(tmpDir('fkgqa-limits-'));
 });
 
-/** Waits (on the server's own state, checked every 20 ms) until `cond` holds. */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 20));
-}
 
 const post = (url: string, query: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
   fetch(url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json, ...headers }, body: query, signal });
@@ -48,22 +44,8 @@ describe('serve: a query kept waiting behind another is answered busy, not stopp
     await s?.close();
   });
 
-  /** Runs HEAVY on library-shard1 until `fn` is done, then stops it (its client goes away). */
-  async function behindHeavy(fn: () => Promise<void>): Promise<void> {
-    const ac = new AbortController();
-    const heavy = post(s.endpoint('library-shard1')!.url, HEAVY, {}, ac.signal).catch((e: Error) => e.name);
-    await until(() => s.queriesRunning().includes('library-shard1'));
-    try {
-      await fn();
-    } finally {
-      ac.abort();
-      expect(await heavy).toBe('AbortError');
-      await until(() => s.queriesRunning().length === 0);
-    }
-  }
-
   it('5 COUNTs with Fkgqa-Timeout 1500 behind a slow query: 503 busy with Retry-After, the wait named; a slow query alone is still its own time limit', async () => {
-    await behindHeavy(async () => {
+    await behindHeavy(s, 'library-shard1', async () => {
       const rs = await Promise.all(Array.from({ length: 5 }, () => post(s.endpoint('library-shard2')!.url, COUNT, { 'Fkgqa-Timeout': '1500' })));
       for (const r of rs) {
         expect(r.status).toBe(503);
@@ -94,7 +76,7 @@ describe('serve: a query kept waiting behind another is answered busy, not stopp
     const ctx = createMcpContext({ registry, build: null, state: null, callLog: null });
     const executor = new QueryExecutor(registry, 3000);
     try {
-      await behindHeavy(async () => {
+      await behindHeavy(s, 'library-shard1', async () => {
         // The three wait side by side behind the slow query (each its own 3000 ms): one wait, not three in a row.
         const t0 = performance.now();
         const timed = async <T>(p: Promise<T>): Promise<[T, number]> => [await p, performance.now() - t0];
@@ -131,7 +113,7 @@ describe('serve: a query kept waiting behind another is answered busy, not stopp
   it('the federation endpoint passes a busy shard endpoint on as 503 busy (a lone SERVICE)', async () => {
     const u = s.endpoint('library-shard2')!.url;
     const fed = `${new URL(u).origin}/federation/sparql`;
-    await behindHeavy(async () => {
+    await behindHeavy(s, 'library-shard1', async () => {
       const r = await fetch(`${fed}?query=${encodeURIComponent(`SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`)}&timeout=2000ms`);
       expect(r.status).toBe(503);
       expect(r.headers.get('retry-after')).toBe('1');
