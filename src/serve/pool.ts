@@ -393,13 +393,15 @@ export class EndpointPool {
   private armDeadline(job: Job, group: Group): void {
     job.timer = setTimeout(() => {
       if (job.started !== undefined || job.done) return;
-      const now = performance.now();
+      // A query that never started waited its whole limit: a Node timer may fire up to 1 ms before
+      // waitUntil (a clean clone reported waited=1499 of 1500), so the wait is at least waitUntil - arrived.
+      const waited = Math.max(performance.now(), job.waitUntil) - job.arrived;
       const byQueue = job.waitUntil < job.deadline;
       // A request limit under BUSY_MIN_WAIT_MS that ends before the query starts is the query's own to miss (waitedTooLong).
       const busy: PoolOutcome =
-        !byQueue && !waitedTooLong(now - job.arrived, job.requestLimitMs!)
-          ? { status: 'timeout', by: 'request', limitMs: job.requestLimitMs!, ms: now - job.arrived }
-          : { status: 'busy', by: byQueue ? 'queue' : 'request', limitMs: byQueue ? this.queueLimitMs : job.requestLimitMs!, waitedMs: now - job.arrived, ms: now - job.arrived };
+        !byQueue && !waitedTooLong(waited, job.requestLimitMs!)
+          ? { status: 'timeout', by: 'request', limitMs: job.requestLimitMs!, ms: waited }
+          : { status: 'busy', by: byQueue ? 'queue' : 'request', limitMs: byQueue ? this.queueLimitMs : job.requestLimitMs!, waitedMs: waited, ms: waited };
       if (this.dropWaiting(job, group)) this.finish(job, busy);
       else this.stop(job, busy);
     }, Math.max(0, job.waitUntil - performance.now()));
