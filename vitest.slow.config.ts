@@ -7,8 +7,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.slow.test.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
+    // Limits for hangs, as in vitest.config.ts: at load 17 a real-corpus build took 105-121 s.
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: 'forks',
     // Two test files at a time on a 2-core machine (vitest's default is one fewer than the cores):
     // most of a test's time is spent waiting for child processes, worker threads and endpoints.

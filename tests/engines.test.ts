@@ -5,7 +5,8 @@
  * engine of FEDERATION_ENGINES runs the same cases. The Jena cases are skipped, with the reason
  * printed, where Java or Debian's Jena is missing, and fail in CI (`.ci/run` installs them).
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -14,6 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineOutcome, FederationEngine } from '../src/federation/engine.js';
 import { createEngine, FEDERATION_ENGINES, parseEngineList } from '../src/federation/engines.js';
 import { findJena } from '../src/federation/jena/engine.js';
+import { COMUNICA_SERVICE_ENGINE, ComunicaEngine, comunicaEngineFile } from '../src/federation/comunica/engine.js';
+import { BUNDLES_FILE, bundleFor } from '../src/federation/comunica/engine-module.js';
+import { MEDIA } from '../src/sparql/protocol.js';
 import { checkServiceQuery } from '../src/federation/service-check.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
@@ -142,28 +146,6 @@ describe('engines / the SERVICE check every engine makes first', () => {
     expect(checkServiceQuery(`SELECT * FROM <${url(1)}> { SERVICE <${url(1)}> { ?s ?p ?o } }`, [url(1)])).toMatchObject({ ok: false, error: expect.stringMatching(/^FROM and FROM NAMED are refused/) });
     const ok = checkServiceQuery(JOIN(), [url(2), `${url(4)}/`]);
     expect(ok.ok && ok.services).toEqual([url(2), url(4)]);
-  });
-});
-
-describe('engines / the compiled Comunica configuration', () => {
-  it('the committed engine is the compile of its configuration (npm run build:comunica-engine -- --check), without bind joins or COUNT queries; a stale one fails the check', () => {
-    const engine = fs.readFileSync(path.join(ROOT, 'federation/comunica/engine-service.cjs'), 'utf8');
-    expect(engine).toContain("'cardinalityCountQueries': false");
-    expect(engine).toContain("'forceSparqlEndpoint': true");
-    expect(engine).not.toContain('@comunica/actor-rdf-join-inner-multi-bind');
-    expect(engine).not.toContain('@comunica/actor-rdf-join-optional-bind');
-    // One statement changed: the check must fail on it (one compile checks both files).
-    const stale = path.join(tmpDir('fkgqa-comunica-'), 'stale.cjs');
-    fs.writeFileSync(stale, engine.replace("'cardinalityCountQueries': false", "'cardinalityCountQueries': true"));
-    const committed = path.join(ROOT, 'federation/comunica/engine-service.cjs');
-    const r = (() => {
-      try {
-        return { code: 0, out: execFileSync(process.execPath, [path.join(ROOT, 'federation/comunica/compile.js'), '--check', committed, stale], { encoding: 'utf8' }) };
-      } catch (e) {
-        return { code: (e as { status: number }).status, out: String((e as { stdout: string }).stdout) };
-      }
-    })();
-    expect(r).toEqual({ code: 1, out: `engine-service.cjs is the compile of config-service.json\n${stale} is stale: run npm run build:comunica-engine\n` });
   });
 });
 
@@ -346,4 +328,58 @@ describe('engines / the choice reaches serve and mcp', () => {
       }
     });
   }
+});
+
+describe('engines / Comunica loaded from its bundle (npm run build, engine-module.ts)', () => {
+  let s: ShardServer;
+  const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
+  beforeAll(async () => {
+    s = await serve({ shards: await demoBuild(tmpDir('fkgqa-bundle-')), kgs: ['library'], writeFiles: false });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('each configuration has a bundle of its engine file as it is; a copy elsewhere or a changed file has none', () => {
+    for (const config of ['comunica', 'comunica-default'] as const) {
+      const b = bundleFor(comunicaEngineFile(config));
+      expect(b, config).toBeDefined();
+      expect(b!.sha256).toBe(crypto.createHash('sha256').update(fs.readFileSync(comunicaEngineFile(config))).digest('hex'));
+      expect(fs.statSync(b!.cache).size).toBeGreaterThan(1_000_000);
+    }
+    const dir = tmpDir('fkgqa-bundle-index-');
+    const copy = path.join(dir, 'engine-service.cjs');
+    fs.copyFileSync(COMUNICA_SERVICE_ENGINE, copy);
+    expect(bundleFor(copy)).toBeUndefined();
+    // An index naming the copy (as bundle.js writes it, relative to the package root three folders up): used while the copy is unchanged.
+    const folder = path.join(dir, 'dist', 'federation', 'comunica');
+    fs.mkdirSync(folder, { recursive: true });
+    const real = bundleFor(COMUNICA_SERVICE_ENGINE)!;
+    fs.copyFileSync(real.bundle, path.join(folder, 'comunica.bundle.cjs'));
+    const sha256 = crypto.createHash('sha256').update(fs.readFileSync(copy)).digest('hex');
+    fs.writeFileSync(path.join(folder, BUNDLES_FILE), JSON.stringify([{ of: 'engine-service.cjs', sha256, bundle: 'comunica.bundle.cjs', cache: 'comunica.bundle.cache' }]));
+    expect(bundleFor(copy, folder)).toMatchObject({ of: copy, bundle: path.join(folder, 'comunica.bundle.cjs') });
+    fs.appendFileSync(copy, '\n// changed\n');
+    expect(bundleFor(copy, folder)).toBeUndefined();
+  });
+
+  it('a thread loads the bundle and answers as one that loads Comunica module by module (the same bytes)', async () => {
+    const query = `SELECT ?s ?o WHERE { SERVICE <${ep(1)}> { ?s ?p ?o } SERVICE <${ep(2)}> { ?o ?q ?r } } ORDER BY ?s ?o`;
+    const answers: Record<string, string> = {};
+    for (const from of ['bundle', 'modules'] as const) {
+      const engine = new ComunicaEngine({ endpoints: [1, 2].map(ep) });
+      try {
+        // Module by module: the same engine file, without its bundle (what a build without esbuild, or a changed file, gives).
+        if (from === 'modules') (engine as unknown as { data: { bundle?: unknown } }).data.bundle = undefined;
+        const o = await engine.query(query, MEDIA.json, { timeoutMs: 120_000 });
+        expect(o.status, JSON.stringify(o)).toBe('ok');
+        expect(engine.loadedFrom).toBe(from);
+        answers[from] = o.status === 'ok' ? o.body : '';
+      } finally {
+        await engine.close();
+      }
+    }
+    expect(JSON.parse(answers.bundle).results.bindings.length).toBeGreaterThan(0);
+    expect(answers.bundle).toBe(answers.modules);
+  });
 });

@@ -28,7 +28,7 @@ let shards: string; // the demo build
 let bare: string; // a copy without VoID files and catalogue
 let server: ShardServer; // serves the demo build
 let bareServer: ShardServer; // serves the copy
-let foreign: { url: string; close(): Promise<void> };
+let foreign: Awaited<ReturnType<typeof foreignEndpoints>>;
 let registry: EndpointRegistry;
 const url = (id: string) => server.endpoint(id)!.url;
 
@@ -36,14 +36,17 @@ const url = (id: string) => server.endpoint(id)!.url;
  * A small SPARQL endpoint that is not fkgqa's (node http + oxigraph), at `/<name>/sparql`:
  * `sd` answers GET without query with a service description linking (rdfs:seeAlso) to a VoID
  * document at `/docs/void.ttl`; `dg` holds VoID triples in its default graph, `ng` in a named
- * graph; `ttl` (the same data as `dg`) answers CONSTRUCT in Turtle only; `slow` answers after 8 s. Everything else is 404 (no /.well-known/void anywhere).
+ * graph; `ttl` (the same data as `dg`) answers CONSTRUCT in Turtle only; `slow` answers after 8 s, or when
+ * `releaseSlow` is called (what it holds then). Everything else is 404 (no /.well-known/void anywhere).
  */
-async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void> }> {
+async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>; releaseSlow(): void }> {
   const voidOf = (endpoint: string, title: string) =>
     `@prefix void: <${VOID}> . @prefix dcterms: <http://purl.org/dc/terms/> .
 <urn:x:${title}> a void:Dataset ; dcterms:title "${title}" ; void:sparqlEndpoint <${endpoint}> ; void:triples 42 ;
   void:classPartition [ void:class <http://example.org/Thing> ; void:entities 7 ] .`;
   const stores = new Map<string, oxigraph.Store>();
+  /** The answers `slow` holds: each sends its answer once (at 8 s or when released). */
+  const held = new Set<() => void>();
   let base = '';
   const s = http.createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
@@ -60,7 +63,16 @@ async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>
           .writeHead(200, { 'content-type': 'text/turtle' })
           .end(`<${base}/sd/sparql> a <http://www.w3.org/ns/sparql-service-description#Service> ; <http://www.w3.org/2000/01/rdf-schema#seeAlso> <${base}/docs/void.ttl> .`);
       }
-      if (m[1] === 'slow') return void setTimeout(() => res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[{}]}}'), 8000);
+      if (m[1] === 'slow') {
+        const answer = () => {
+          if (!held.delete(answer)) return;
+          clearTimeout(timer);
+          if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[{}]}}');
+        };
+        const timer = setTimeout(answer, 8000);
+        held.add(answer);
+        return;
+      }
       const store = stores.get(m[1]);
       if (!store) return void res.writeHead(404).end('no such endpoint');
       const construct = /^\s*CONSTRUCT/i.test(query);
@@ -83,7 +95,11 @@ async function foreignEndpoints(): Promise<{ url: string; close(): Promise<void>
   const ng = new oxigraph.Store();
   ng.load(voidOf(`${base}/ng/sparql`, 'ng'), { format: 'text/turtle', to_graph_name: oxigraph.namedNode('urn:x:void-graph') });
   stores.set('ng', ng);
-  return { url: base, close: () => new Promise<void>((r) => (s.close(() => r()), s.closeAllConnections())) };
+  return {
+    url: base,
+    close: () => new Promise<void>((r) => (s.close(() => r()), s.closeAllConnections())),
+    releaseSlow: () => [...held].forEach((answer) => answer()),
+  };
 }
 
 /** An in-process client connected to a new server. */
@@ -391,8 +407,11 @@ describe('fkgqa mcp / several federation engines', () => {
       await mcp.context.sparql.warm();
       const done: string[] = [];
       const slow = runSparqlQuery(mcp.context, { query: `SELECT * { SERVICE <${slowUrl}> { ?s ?p ?o } SERVICE <${url('library-shard1')}> { ?s ?p ?o } }`, timeout_ms: 30_000 }).then(() => done.push('slow'));
+      // The slow endpoint holds its answer until the quick query is done (or for 8 s): a quick query held up by
+      // the slow one would finish after it (at 8 s), a wait on an event rather than on a time budget.
       const quick = runSparqlQuery(mcp.context, { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` }).then((r) => {
         done.push('quick');
+        foreign.releaseSlow();
         return r;
       });
       const [, q] = await Promise.all([slow, quick]);

@@ -225,37 +225,6 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
     }
   });
 
-  it('limitFromStart: a query waiting 10 s behind a busy engine thread, then for the replacement thread\'s start, still answers within its 8 s limit; a warm engine replaces a stopped thread at once', async () => {
-    const engine = new ComunicaEngine({ endpoints: [1, 2, 3, 4].map(ep) });
-    const slots = () => (engine as unknown as { slots: unknown[] }).slots.length;
-    try {
-      await engine.warm();
-      const t0 = performance.now();
-      const first = engine.query(slow(), MEDIA.json, { timeoutMs: 10_000, limitFromStart: true });
-      const second = engine.query(good(), MEDIA.json, { timeoutMs: 8000, limitFromStart: true });
-      expect(await first).toMatchObject({ status: 'timeout' });
-      // The first ran its 10 s on the thread and was stopped: the thread was replaced at once (warm), before any query asked.
-      expect(engine.restarts).toBe(1);
-      expect(slots()).toBe(1);
-      const o = await second;
-      // It waited for the first (10 s) and for the replacement thread's start: longer than its own limit.
-      expect(performance.now() - t0).toBeGreaterThan(10_000);
-      expect(o.status === 'ok' && JSON.parse(o.body).results.bindings[0].n.value).toBe('280');
-      // Without limitFromStart the same wait is counted: the limit ends while it waits. With a wait limit
-      // (waitMs, what serve's /federation/sparql sets), a longer wait is busy: HTTP 503, the engine's fault.
-      const busy = engine.query(slow(), MEDIA.json, { timeoutMs: 3000, limitFromStart: true });
-      const [counted, waited] = await Promise.all([
-        engine.query(good(), MEDIA.json, { timeoutMs: 1500 }),
-        engine.query(good(), MEDIA.json, { timeoutMs: 60_000, limitFromStart: true, waitMs: 1000 }),
-      ]);
-      expect(counted).toMatchObject({ status: 'timeout' });
-      expect(waited).toMatchObject({ status: 'error', busy: true, httpStatus: 503, error: 'the federation engine comunica did not take the query within 1000 ms (it was starting, or busy with other queries)' });
-      expect(await busy).toMatchObject({ status: 'timeout' });
-    } finally {
-      await engine.close();
-    }
-  });
-
   it('an engine thread that cannot start is an error naming the start-up failure (infrastructure), not a wait until the time limit', async () => {
     const broken = path.join(tmpDir('fkgqa-broken-engine-'), 'engine.cjs');
     fs.writeFileSync(broken, 'throw new Error("no actors here");\n');

@@ -6,10 +6,13 @@
  * evaluating 14 queries x 3 forms x 2 engines). tests/verify.test.ts keeps one query (library/q1)
  * through every form and engine.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stats, verify } from '../src/index.js';
+import { serve } from '../src/serve/server.js';
 import type { VerifyReport } from '../src/verify/verify.js';
-import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, fkgqaInProcess, tmpDir } from './helpers.js';
 
 /** Whether the Jena engine's tests run here (engineTestsRun). */
 const JENA = await engineTestsRun('jena');
@@ -65,4 +68,72 @@ describe('verify / the demo build (slow: every gold query, every form, every eng
     expect(all.queries.find((q) => q.id === 'library/q1')!.engines.jena.trivial!.requests).toBe(4);
   });
 
+});
+
+/**
+ * The endpoint probe's wait (issue 16 item 7: a time-limit run goes to `npm run test:slow`): a
+ * probe held 5 s, then one answered after 6 s (13 s of wall). tests/verify.test.ts keeps the
+ * endpoints that refuse the connection ("endpoints that do not answer: exit 2 naming them").
+ */
+describe('verify / the endpoint probe', () => {
+  let shards: string;
+  /** The CLI in the test process (tests/helpers.ts; its event loop keeps running the endpoints under test): the child's exit code, stdout and stderr. */
+  const cli = async (...args: string[]) => {
+    const r = await fkgqaInProcess(args);
+    return { status: r.code, stdout: r.stdout, stderr: r.stderr };
+  };
+  beforeAll(async () => {
+    shards = await demoBuild(tmpDir('fkgqa-verify-probe-'));
+  });
+
+  it('the endpoint probe waits max(5 s, --timeout): an endpoint that answers only after it is named (exit 2); one that answers within it lets verify proceed', async () => {
+    const http = await import('node:http');
+    const server = await serve({ shards, kgs: ['library'], writeFiles: false });
+    const target = new URL(server.endpoint('library-shard2')!.url);
+    const probe = `query=${encodeURIComponent('ASK {}')}`;
+    // A proxy in front of library-shard2 that forwards everything at once but verify's probe (ASK {} by GET): that it holds
+    // until the client gives up (mode 'never'), or answers after 6 s, past the 5 s a probe waited before (mode 'late').
+    let mode: 'never' | 'late' = 'never';
+    let probeClosed: () => void = () => {};
+    const probeGaveUp = new Promise<void>((r) => (probeClosed = r));
+    const probeAnswers: number[] = [];
+    const forward = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+      const up = http.request(new URL(req.url!, target.origin), { method: req.method, headers: { ...req.headers, host: target.host } }, (r) => {
+        res.writeHead(r.statusCode!, r.headers);
+        r.pipe(res);
+      });
+      req.pipe(up);
+    };
+    const proxy = http.createServer((req, res) => {
+      if (req.method !== 'GET' || !req.url!.endsWith(probe)) return forward(req, res);
+      if (mode === 'never') return void res.on('close', () => probeClosed());
+      const t0 = performance.now();
+      setTimeout(() => {
+        probeAnswers.push(performance.now() - t0);
+        forward(req, res);
+      }, 6000);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const proxied = `http://127.0.0.1:${(proxy.address() as { port: number }).port}${target.pathname}`;
+    try {
+      const ef = server.endpointsFile();
+      ef.endpoints = ef.endpoints.map((e) => (e.id === 'library-shard2' ? { ...e, url: proxied } : e));
+      const file = path.join(tmpDir('fkgqa-verify-probe-'), 'endpoints.json');
+      fs.writeFileSync(file, JSON.stringify(ef));
+      // --timeout 1000: the probe waits 5 s, the endpoint never answers it.
+      const r = await cli('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '--form', 'federated', '--timeout', '1000', '-q');
+      await probeGaveUp; // the probe closed its request: it gave up, the proxy did not
+      expect([r.status, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(`fkgqa: error: ${file}: 1 endpoint(s) do not answer (is fkgqa serve running?): ${proxied}: no answer within 5000 ms\n`);
+      // --timeout 30000: the probe waits 30 s; the answer after 6 s comes in time, and the query runs through the proxy.
+      mode = 'late';
+      const ok = await verify({ shards, endpoints: file, kgs: ['library'], queries: ['library/q1'], forms: ['federated'], timeoutMs: 30_000 });
+      expect(probeAnswers).toHaveLength(1);
+      expect(probeAnswers[0]).toBeGreaterThanOrEqual(5000);
+      expect(ok.totals.comunica.federated).toMatchObject({ identical: 1, different: 0, failed: 0 });
+    } finally {
+      await new Promise<void>((r) => (proxy.close(() => r()), proxy.closeAllConnections()));
+      await server.close();
+    }
+  }, 180_000);
 });
