@@ -30,6 +30,7 @@ import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions,
 import { runLimit, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
+import { bundleFor } from './engine-module.js';
 
 /** The configurations of Comunica fkgqa offers, by engine name. */
 export type ComunicaConfig = 'comunica' | 'comunica-default';
@@ -71,6 +72,8 @@ export class ComunicaEngine implements FederationEngine {
   private keepWarm = false;
   /** Threads replaced after a timeout, an abort or a crash. */
   restarts = 0;
+  /** How the last thread that started loaded Comunica: from its bundle (`npm run build`, engine-module.ts) or module by module; undefined before one started. */
+  loadedFrom: 'bundle' | 'modules' | undefined;
   /** Errors raised in a thread outside any query (late failures of abandoned response streams), newest last, at most 20. */
   readonly warnings: string[] = [];
 
@@ -84,6 +87,7 @@ export class ComunicaEngine implements FederationEngine {
     this.parallel = Math.max(1, setup.parallel ?? 1);
     this.data = { enginePath: comunicaEngineFile(config), endpoints: [...setup.endpoints], maxDecodedBytes: setup.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES };
     if (!fs.existsSync(this.data.enginePath)) throw new Error(`the compiled Comunica engine ${this.data.enginePath} is missing: run npm run build:comunica-engine`);
+    this.data.bundle = bundleFor(this.data.enginePath);
   }
 
   private spawn(): Slot {
@@ -99,6 +103,7 @@ export class ComunicaEngine implements FederationEngine {
       ready: new Promise((resolve, reject) => {
         const onMessage = (m: ThreadReply) => {
           if (m.type !== 'ready') return;
+          this.loadedFrom = m.loadedFrom;
           worker.off('message', onMessage);
           // Referenced while it starts; afterwards a running query's timer keeps Node alive, and an
           // idle engine does not keep Node from exiting.

@@ -8,9 +8,8 @@
  * are refused before sending, no redirect is followed (a 3xx fails the query, naming both URLs),
  * and each request is reported to the parent before it is sent, so counts survive a termination.
  */
-import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
-import { QueryEngineBase } from '@comunica/actor-init-query';
+import type { QueryEngineBase } from '@comunica/actor-init-query';
 import { translate } from 'sparqlalgebrajs';
 import sparqljs from 'sparqljs';
 import { fixIris } from '../../sparql/parse.js';
@@ -20,11 +19,14 @@ import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWi
 import { readXmlResults } from '../xml-results.js';
 import { sentLimit } from '../limit.js';
 import { STOPPED_HEADER, TIME_LIMIT_HEADER } from '../../sparql/protocol.js';
+import { type EngineBundle, loadEngineModule } from './engine-module.js';
 
 /** @internal workerData of the thread. */
 export interface ThreadData {
   /** Absolute path of the compiled engine (a CommonJS module exporting `(variables) => actor`). */
   enginePath: string;
+  /** Its bundle (engine-module.ts `bundleFor`), loaded instead when it was made from `enginePath`. */
+  bundle?: EngineBundle;
   /** Registered endpoint URLs: the only URLs the thread may contact. */
   endpoints: string[];
   /** The answer limit of an encoded answer, decoded, in bytes (`nodeFetch`; more is the endpoint's fault). */
@@ -45,7 +47,8 @@ export interface ThreadRequest {
 
 /** @internal A message from the thread. */
 export type ThreadReply =
-  | { type: 'ready' }
+  /** Started: the engine loaded from its bundle (engine-module.ts) or module by module. */
+  | { type: 'ready'; loadedFrom: 'bundle' | 'modules' }
   /** An error raised outside any query (a late failure of a response stream Comunica abandoned). */
   | { type: 'warning'; message: string }
   /** A request about to be sent for query `id` to `endpoint` (URL without query string). */
@@ -55,8 +58,9 @@ export type ThreadReply =
 
 const data = workerData as ThreadData;
 const port = parentPort!;
-const require = createRequire(import.meta.url);
-const engine = new QueryEngineBase(require(data.enginePath)());
+const bundle = data.bundle?.of === data.enginePath ? data.bundle : undefined;
+const engineModule = loadEngineModule(data.enginePath, bundle);
+const engine = new engineModule.QueryEngineBase(engineModule.engine() as never);
 /** Every request's `fetch`: node:http with strict decoding of content codings (`nodeFetch`: one rule with the direct route and jena). */
 const viaNode = nodeFetch(data.maxDecodedBytes);
 
@@ -245,4 +249,4 @@ port.on('message', (req: ThreadRequest) => {
 // belongs to no running query, so it is reported and must not end the thread.
 process.on('uncaughtException', (e) => port.postMessage({ type: 'warning', message: `stray error after a query: ${(e as Error)?.message ?? String(e)}` } satisfies ThreadReply));
 process.on('unhandledRejection', (e) => port.postMessage({ type: 'warning', message: `stray rejection after a query: ${(e as Error)?.message ?? String(e)}` } satisfies ThreadReply));
-port.postMessage({ type: 'ready' } satisfies ThreadReply);
+port.postMessage({ type: 'ready', loadedFrom: bundle ? 'bundle' : 'modules' } satisfies ThreadReply);
