@@ -1,0 +1,46 @@
+/**
+ * A worker's engine faulting on deep nesting, with serve's depth limit lifted (issue 16 item 7: a
+ * fault-injection sweep with an 8 s time limit to run out goes to `npm run test:slow`).
+ * tests/serve-hardening.test.ts keeps one fault ("a worker whose engine faulted is replaced": 3,000
+ * chained +1) and the parse stopped at the time limit (a 3,000-OPTIONAL query).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { serve } from '../src/serve/server.js';
+import { MEDIA } from '../src/sparql/protocol.js';
+import { demoBuild, tmpDir } from './helpers.js';
+
+const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
+const get = (query: string, accept: string | undefined, base: string) => fetch(`${base}?query=${encodeURIComponent(query)}`, { headers: accept ? { Accept: accept } : {} });
+const countOf = async (r: Response) => Number(((await r.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value);
+
+let shards: string;
+beforeAll(async () => {
+  shards = await demoBuild(tmpDir('fkgqa-hardening-'));
+});
+
+describe('serve: a worker whose engine faulted is replaced (deep nesting)', () => {
+  it('recovers from 700 nested {} (a fault) and 5,000 nested OPTIONAL (stopped at the time limit) with the depth limit lifted, also with every endpoint in one worker', async () => {
+    // The limit leaves a restarted worker's first COUNT time to answer on a loaded machine; sparqljs needs minutes for the deep aggregate.
+    const s = await serve({ shards, kgs: ['library'], maxQueryDepth: 100_000, workers: 1, timeoutMs: 8_000, writeFiles: false });
+    try {
+      const u = s.endpoint('library-shard4')!.url;
+      const braces = await get('SELECT * WHERE ' + '{'.repeat(700) + '}'.repeat(700), undefined, u);
+      expect(braces.status).toBe(500);
+      expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
+      expect(await countOf(await get(COUNT, undefined, s.endpoint('library-shard2')!.url))).toBe(8);
+      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 1, faults: 1 });
+      // A plain query goes to oxigraph directly: it faults.
+      const optional = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT * WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
+      expect(optional.status).toBe(500);
+      expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
+      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 2, faults: 2 });
+      // With an aggregate it is parsed by sparqljs first, which takes minutes: stopped at the time limit.
+      const counted = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
+      expect(counted.status).toBe(503);
+      expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
+      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 3, faults: 2 });
+    } finally {
+      await s.close();
+    }
+  });
+});
