@@ -5,7 +5,7 @@ import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpContext } from '../src/mcp/server.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
-import { behindHeavy } from './busy-helpers.js';
+import { behindHeavy, BUSY_INSIDE_FEDERATED_QUERY, busyInsideFederatedQuery, HEAVY_PATTERN } from './busy-helpers.js';
 import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
 
 /**
@@ -18,8 +18,6 @@ import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
  */
 
 const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
-/** A cross product of 8 triple patterns: hours in oxigraph on library-shard1. */
-const HEAVY_PATTERN = Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ');
 const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
 
 let s: ShardServer;
@@ -32,36 +30,8 @@ afterAll(async () => {
 });
 
 describe('a busy shard endpoint inside a federated query (run_sparql_query)', () => {
-  for (const engine of FEDERATION_ENGINES.filter((e) => e !== 'comunica-default')) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: busy (class endpoint, infrastructure true, the shard named) when its shards wait behind another query; the query's own time limit when it ran at once`, async () => {
-      const ctx = createMcpContext({ registry: registryFromEndpointsValue(s.endpointsFile(), 'test'), build: null, state: null, callLog: null, federationEngine: engine });
-      const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
-      try {
-        // The engine is up and every endpoint loaded (the fresh worker's loads are the endpoint's waits).
-        const warm = await runSparqlQuery(ctx, { query: `SELECT * WHERE { SERVICE <${ep(2)}> { ?s ?p ?o } SERVICE <${ep(3)}> { ?s ?q ?t } } LIMIT 1`, timeout_ms: 60_000 });
-        expect(warm.isError ?? false).toBe(false);
-        for (const n of [1, 2, 3, 4]) expect((await fetch(ep(n), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: COUNT })).status).toBe(200);
-        await behindHeavy(s, 'library-shard1', async () => {
-          const t0 = performance.now();
-          const r = await runSparqlQuery(ctx, { query: `SELECT * WHERE { SERVICE <${ep(2)}> { ?s ?p ?o } SERVICE <${ep(3)}> { ?s ?q ?t } }`, timeout_ms: 3000 });
-          expect([r.isError, r.errorClass, r.error?.infrastructure]).toEqual([true, 'endpoint', true]);
-          expect([ep(2), ep(3)]).toContain(r.error?.endpoint);
-          expect(r.text).toMatch(/^Error \(endpoint\): the endpoint \S+ was busy \(HTTP 503, busy; by=request; waited=\d+; ms=\d+\): the query waited \d+ ms there behind other queries/);
-          expect(r.text).toContain('not a fault of the query, and not an empty result (the answer is unknown). Retry it.');
-          // Answered at the limit the shards were sent, within the query's own.
-          expect(performance.now() - t0).toBeLessThan(3000 + 2000);
-        });
-        // The same time limit on a query that runs at once but is too slow (the shard counts, so it answers nothing before its
-        // limit and then 503 time-limit; by=request): the query's own time limit (the agent's), not the endpoint's fault.
-        // (Stopping the heavy query replaced the worker: the fresh one loads each endpoint first, a wait of the endpoint's.)
-        for (const n of [1, 2, 3, 4]) expect((await fetch(ep(n), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: COUNT })).status).toBe(200);
-        const slow = await runSparqlQuery(ctx, { query: `SELECT * WHERE { SERVICE <${ep(1)}> { SELECT (COUNT(*) AS ?n) WHERE { ${HEAVY_PATTERN} } } SERVICE <${ep(2)}> { ?x ?y ?z } }`, timeout_ms: 3000 });
-        expect([slow.isError, slow.errorClass, slow.error?.infrastructure]).toEqual([true, 'timeout', false]);
-      } finally {
-        await ctx.close();
-      }
-    }, 180_000);
-  }
+  // jena's case runs in npm run test:slow (tests/federation-busy.slow.test.ts: a JVM's start and 10 s of wall).
+  it.skipIf(!ENGINE_TESTS_RUN.comunica)(`comunica: ${BUSY_INSIDE_FEDERATED_QUERY}`, () => busyInsideFederatedQuery(s, 'comunica'), 180_000);
 });
 
 describe('a busy shard endpoint inside a federated query (/federation/sparql)', () => {
