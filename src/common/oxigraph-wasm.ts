@@ -22,14 +22,26 @@ const require = createRequire(import.meta.url);
 export type OxigraphApi = typeof oxigraph;
 
 let compiled: Promise<WebAssembly.Module> | undefined;
+/** The module once compiled (by either function). */
+let module: WebAssembly.Module | undefined;
 
 /**
  * oxigraph's WebAssembly module (`oxigraph/web_bg.wasm`), compiled once per process.
  * @throws Error when the file is missing or does not compile
  */
 export function compileOxigraph(): Promise<WebAssembly.Module> {
-  compiled ??= WebAssembly.compile(fs.readFileSync(require.resolve('oxigraph/web_bg.wasm')));
+  compiled ??= module ? Promise.resolve(module) : WebAssembly.compile(fs.readFileSync(require.resolve('oxigraph/web_bg.wasm'))).then((m) => (module = m));
   return compiled;
+}
+
+/**
+ * The same module, compiled synchronously the first time (for a caller that starts a thread
+ * synchronously, StoreWorker): 100–260 ms once per process, then the module `compileOxigraph` shares.
+ * @throws Error when the file is missing or does not compile
+ */
+export function compileOxigraphSync(): WebAssembly.Module {
+  module ??= new WebAssembly.Module(fs.readFileSync(require.resolve('oxigraph/web_bg.wasm')));
+  return module;
 }
 
 let instantiated = false;

@@ -9,8 +9,9 @@
  */
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import * as oxigraph from 'oxigraph';
+import type * as oxigraph from 'oxigraph';
 import { isEngineFault } from './engine-fault.js';
+import { instantiateOxigraph } from './oxigraph-wasm.js';
 import type { StoreReply, StoreRequest, StoreSource } from './store-worker.js';
 
 /** Answers one task in the thread; what it returns is posted back as is (structured clone). */
@@ -24,13 +25,15 @@ export { isEngineFault };
  * @param handler answers requests that carry a `task` (none: such requests get an error)
  */
 export function hostStore(handler?: TaskHandler): void {
-  const store = new oxigraph.Store();
+  // oxigraph instantiated from the module the owner compiled once (oxigraph-wasm.ts), not compiled again in this thread.
+  const ox = instantiateOxigraph((workerData as { module: WebAssembly.Module }).module);
+  const store = new ox.Store() as unknown as oxigraph.Store;
   const port = parentPort!;
   try {
     for (const s of (workerData as { sources: StoreSource[] }).sources) {
       store.load(fs.readFileSync(s.file), {
         format: s.format,
-        to_graph_name: s.graph ? oxigraph.namedNode(s.graph) : oxigraph.defaultGraph(),
+        to_graph_name: s.graph ? ox.namedNode(s.graph) : ox.defaultGraph(),
         no_transaction: true,
       });
     }
@@ -50,8 +53,8 @@ export function hostStore(handler?: TaskHandler): void {
       const result = store.query(req.query, {
         results_format: req.resultsFormat,
         use_default_graph_as_union: req.unionDefaultGraph,
-        default_graph: req.defaultGraphs?.map((g) => oxigraph.namedNode(g)),
-        named_graphs: req.namedGraphs?.map((g) => oxigraph.namedNode(g)),
+        default_graph: req.defaultGraphs?.map((g) => ox.namedNode(g)),
+        named_graphs: req.namedGraphs?.map((g) => ox.namedNode(g)),
       });
       port.postMessage({ type: 'result', id: req.id, body: result as string, ms: performance.now() - started } satisfies StoreReply);
     } catch (e) {

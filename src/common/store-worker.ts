@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { compileOxigraphSync } from './oxigraph-wasm.js';
 
 /** An RDF file to load into a StoreWorker, optionally into a named graph. */
 export interface StoreSource {
@@ -124,7 +125,8 @@ export class StoreWorker {
   }
 
   private spawn(): void {
-    this.worker = new Worker(this.script, { workerData: { sources: this.sources } });
+    // The thread instantiates oxigraph from the module compiled once per process (oxigraph-wasm.ts).
+    this.worker = new Worker(this.script, { workerData: { sources: this.sources, module: compileOxigraphSync() } });
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => {
       const onMessage = (m: StoreReply) => {
