@@ -5,7 +5,7 @@
  * engine of FEDERATION_ENGINES runs the same cases. The Jena cases are skipped, with the reason
  * printed, where Java or Debian's Jena is missing, and fail in CI (`.ci/run` installs them).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -16,7 +16,7 @@ import type { EngineOutcome, FederationEngine } from '../src/federation/engine.j
 import { createEngine, FEDERATION_ENGINES, parseEngineList } from '../src/federation/engines.js';
 import { findJena } from '../src/federation/jena/engine.js';
 import { COMUNICA_SERVICE_ENGINE, ComunicaEngine, comunicaEngineFile } from '../src/federation/comunica/engine.js';
-import { BUNDLES_FILE, bundleFor } from '../src/federation/comunica/engine-module.js';
+import { BUNDLES_FILE, bundleFor, loadEngineModule } from '../src/federation/comunica/engine-module.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { checkServiceQuery } from '../src/federation/service-check.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
@@ -356,10 +356,37 @@ describe('engines / Comunica loaded from its bundle (npm run build, engine-modul
     const real = bundleFor(COMUNICA_SERVICE_ENGINE)!;
     fs.copyFileSync(real.bundle, path.join(folder, 'comunica.bundle.cjs'));
     const sha256 = crypto.createHash('sha256').update(fs.readFileSync(copy)).digest('hex');
-    fs.writeFileSync(path.join(folder, BUNDLES_FILE), JSON.stringify([{ of: 'engine-service.cjs', sha256, bundle: 'comunica.bundle.cjs', cache: 'comunica.bundle.cache' }]));
+    const entry = { of: 'engine-service.cjs', sha256, bundle: 'comunica.bundle.cjs', bundleSha256: real.bundleSha256, cache: 'comunica.bundle.cache', cacheSha256: real.cacheSha256 };
+    fs.writeFileSync(path.join(folder, BUNDLES_FILE), JSON.stringify([entry]));
     expect(bundleFor(copy, folder)).toMatchObject({ of: copy, bundle: path.join(folder, 'comunica.bundle.cjs') });
+    // An index of another shape, or naming files outside its folder: no bundle (the engine is required), never an error.
+    for (const index of ['{}', 'null', '[null]', '[{"of":5}]', JSON.stringify([{ ...entry, bundle: '../comunica.bundle.cjs' }]), JSON.stringify([{ ...entry, bundle: real.bundle }]), JSON.stringify([{ ...entry, bundleSha256: 'x' }])]) {
+      fs.writeFileSync(path.join(folder, BUNDLES_FILE), index);
+      expect(bundleFor(copy, folder), index).toBeUndefined();
+    }
+    fs.writeFileSync(path.join(folder, BUNDLES_FILE), JSON.stringify([entry]));
     fs.appendFileSync(copy, '\n// changed\n');
     expect(bundleFor(copy, folder)).toBeUndefined();
+  });
+
+  it('a cut bundle is loaded module by module, saying why; a code cache with other bytes of the same size is not given to V8 (it crashed the process)', () => {
+    const real = bundleFor(COMUNICA_SERVICE_ENGINE)!;
+    const dir = tmpDir('fkgqa-bundle-bad-');
+    const cut = path.join(dir, 'comunica.bundle.cjs');
+    fs.writeFileSync(cut, fs.readFileSync(real.bundle).subarray(0, 3_000_000));
+    const loaded = loadEngineModule(COMUNICA_SERVICE_ENGINE, { ...real, bundle: cut });
+    expect(loaded.from).toBe('modules');
+    expect(loaded.problem).toBe(`${cut} is not the bundle bundles.json recorded (changed or cut since npm run build): Comunica is loaded module by module; run npm run build`);
+    expect(typeof loaded.module.engine).toBe('function');
+    // In a child process: 4 bytes changed in the middle of the cache made V8 abort (SIGTRAP) or crash (SIGSEGV).
+    const cache = path.join(dir, 'comunica.bundle.cache');
+    const bytes = fs.readFileSync(real.cache);
+    bytes.writeUInt32LE(0xffffffff, 2_000_000);
+    fs.writeFileSync(cache, bytes);
+    const loader = path.join(ROOT, 'dist/federation/comunica/engine-module.js');
+    const script = `import { loadEngineModule } from ${JSON.stringify(loader)}; const l = loadEngineModule(${JSON.stringify(COMUNICA_SERVICE_ENGINE)}, ${JSON.stringify({ ...real, cache })}); new l.module.QueryEngineBase(l.module.engine()); console.log(l.from);`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect([r.status, r.signal, r.stdout.trim()]).toEqual([0, null, 'bundle']);
   });
 
   it('a thread loads the bundle and answers as one that loads Comunica module by module (the same bytes)', async () => {

@@ -9,6 +9,7 @@ import { BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint, type PoolOutcome } fr
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { ComunicaEngine } from '../src/federation/comunica/engine.js';
+import { waitLimit, waitOutcome } from '../src/federation/limit.js';
 import { infrastructureMessage } from '../src/mcp/tool-error.js';
 import { behindHeavy, HEAVY, until } from './busy-helpers.js';
 import { demoBuild, tmpDir } from './helpers.js';
@@ -272,5 +273,17 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
     } finally {
       await w.close();
     }
+  });
+});
+
+describe('the federation engine\'s wait: counted to its limit', () => {
+  it('a query the engine did not take within waitMs reports waited at least waitMs, even when the timer fired a millisecond early (attack, stop 28: waited=99; ms=100)', () => {
+    const options = { timeoutMs: 60_000, limitFromStart: true, waitMs: 100 };
+    // A wait whose timer fired 1 ms before its limit (Node timers may).
+    const wait = { ...waitLimit(options), since: Date.now() - 99 };
+    const o = waitOutcome(options, 'comunica', wait, 'timeout', {});
+    wait.dispose();
+    expect(o).toMatchObject({ status: 'error', busy: true, httpStatus: 503, error: 'the federation engine comunica did not take the query within 100 ms (it was starting, or busy with other queries)' });
+    expect(o.status === 'error' && o.waitedMs).toBe(100);
   });
 });

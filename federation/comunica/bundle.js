@@ -3,10 +3,11 @@
 // engine-default.js for `comunica-default`) with Comunica's modules and QueryEngineBase into one
 // CommonJS file with esbuild, dist/federation/comunica/<engine>.bundle.cjs, writes V8's code cache
 // of it beside it (<engine>.bundle.cache, made in a child process that builds the engine once), and
-// lists both in dist/federation/comunica/bundles.json with the SHA-256 of the engine file bundled.
+// lists both in dist/federation/comunica/bundles.json with the SHA-256 of the engine file bundled
+// and of each file written (a thread uses a bundle and a cache only with those bytes). Everything is
+// made in a temporary folder and renamed into place, bundles.json last.
 // A thread of the federation engine loads the bundle instead of ~1,600 modules (src/federation/comunica/engine-module.ts).
-// Without esbuild (an install without dev dependencies) it says so and writes nothing: the threads
-// then load the engine with require, as before.
+// Without esbuild it says so and writes nothing: the threads then load the engine with require, as before.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -45,40 +46,71 @@ const key = fs.existsSync(installed)
       .digest('hex')
   : undefined;
 const kept = key && path.join(root, 'node_modules/.cache/fkgqa-comunica-bundle', key);
-const FILES = ['bundles.json', ...Object.keys(engines).flatMap((name) => [`${name}.bundle.cjs`, `${name}.bundle.cache`])];
-if (kept && FILES.every((f) => fs.existsSync(path.join(kept, f)))) {
-  for (const f of FILES) fs.copyFileSync(path.join(kept, f), path.join(out, f));
+const names = Object.keys(engines).flatMap((name) => [`${name}.bundle.cjs`, `${name}.bundle.cache`]);
+const sha256Of = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+
+/** Copies `files` from `from` into `out`, each through a temporary name and a rename, bundles.json last. */
+function install(from, files) {
+  for (const f of [...files, 'bundles.json']) {
+    const tmp = path.join(out, `.${f}.${process.pid}.tmp`);
+    fs.copyFileSync(path.join(from, f), tmp);
+    fs.renameSync(tmp, path.join(out, f));
+  }
+}
+
+/** Whether `dir` holds an index and every file it names with the SHA-256 it records (a kept copy that was cut or edited is made again). */
+function intact(dir) {
+  try {
+    const index = JSON.parse(fs.readFileSync(path.join(dir, 'bundles.json'), 'utf8'));
+    return Array.isArray(index) && index.length === Object.keys(engines).length && index.every((b) => sha256Of(path.join(dir, b.bundle)) === b.bundleSha256 && sha256Of(path.join(dir, b.cache)) === b.cacheSha256);
+  } catch {
+    return false;
+  }
+}
+
+if (kept && intact(kept)) {
+  install(kept, names);
   process.exit(0);
 }
-const index = [];
-for (const [name, of] of Object.entries(engines)) {
-  const bundle = path.join(out, `${name}.bundle.cjs`);
-  const cache = path.join(out, `${name}.bundle.cache`);
-  const entry = `module.exports = { engine: require(${JSON.stringify(of)}), QueryEngineBase: require('@comunica/actor-init-query').QueryEngineBase };\n`;
-  await esbuild.build({
-    stdin: { contents: entry, resolveDir: root, sourcefile: `${name}-entry.cjs`, loader: 'js' },
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    outfile: bundle,
-    logLevel: 'warning',
-    legalComments: 'none',
-  });
-  index.push({ of: path.relative(root, of), sha256: crypto.createHash('sha256').update(fs.readFileSync(of)).digest('hex'), bundle: path.basename(bundle), cache: path.basename(cache) });
-}
-fs.writeFileSync(path.join(out, 'bundles.json'), `${JSON.stringify(index, null, 2)}\n`);
-// The code caches, each in a process of its own (a cache is made from a fresh compile).
-const loader = path.join(out, 'engine-module.js');
-for (const b of index) {
-  const script = `import { bundleFor, writeCodeCache } from ${JSON.stringify(loader)}; writeCodeCache(bundleFor(${JSON.stringify(path.resolve(root, b.of))}));`;
-  execFileSync(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' });
-}
-if (kept) {
-  // Kept whole or not at all: written to a temporary folder, then renamed.
-  const tmp = `${kept}.${process.pid}.tmp`;
-  fs.mkdirSync(tmp, { recursive: true });
-  for (const f of FILES) fs.copyFileSync(path.join(out, f), path.join(tmp, f));
-  fs.rmSync(kept, { recursive: true, force: true });
-  fs.renameSync(tmp, kept);
+// Made in a temporary folder beside dist's, then installed: an interrupted build leaves the last
+// complete set (or none), never a bundles.json naming a cut bundle.
+const work = fs.mkdtempSync(path.join(out, '.bundle-'));
+try {
+  const index = [];
+  for (const [name, of] of Object.entries(engines)) {
+    const bundle = path.join(work, `${name}.bundle.cjs`);
+    const cache = path.join(work, `${name}.bundle.cache`);
+    const entry = `module.exports = { engine: require(${JSON.stringify(of)}), QueryEngineBase: require('@comunica/actor-init-query').QueryEngineBase };\n`;
+    await esbuild.build({
+      stdin: { contents: entry, resolveDir: root, sourcefile: `${name}-entry.cjs`, loader: 'js' },
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      outfile: bundle,
+      logLevel: 'warning',
+      legalComments: 'none',
+    });
+    // The code cache, in a process of its own (a cache is made from a fresh compile).
+    const loader = path.join(out, 'engine-module.js');
+    const script = `import { writeCodeCache } from ${JSON.stringify(loader)}; writeCodeCache(${JSON.stringify({ bundle, cache })});`;
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' });
+    index.push({ of: path.relative(root, of), sha256: sha256Of(of), bundle: path.basename(bundle), bundleSha256: sha256Of(bundle), cache: path.basename(cache), cacheSha256: sha256Of(cache) });
+  }
+  fs.writeFileSync(path.join(work, 'bundles.json'), `${JSON.stringify(index, null, 2)}\n`);
+  if (kept) {
+    // Kept whole or not at all: copied to a temporary folder, then renamed.
+    const tmp = `${kept}.${process.pid}.tmp`;
+    fs.mkdirSync(tmp, { recursive: true });
+    for (const f of [...names, 'bundles.json']) fs.copyFileSync(path.join(work, f), path.join(tmp, f));
+    fs.rmSync(kept, { recursive: true, force: true });
+    try {
+      fs.renameSync(tmp, kept);
+    } catch {
+      fs.rmSync(tmp, { recursive: true, force: true }); // another build kept its copy first
+    }
+  }
+  install(work, names);
+} finally {
+  fs.rmSync(work, { recursive: true, force: true });
 }

@@ -79,7 +79,10 @@ export function waitOutcome(options: EngineQueryOptions, engine: string, wait: Q
   if (options.limitFromStart && why === 'timeout') {
     // A client's deadline under BUSY_MIN_WAIT_MS that ended the wait: the query's own to miss, as in serve's pool.
     if (options.within !== undefined && options.within <= (options.waitMs ?? Infinity) && !waitedTooLong(options.within, options.within)) return wait.outcome(why, requests);
-    return { status: 'error', error: `the federation engine ${engine} did not take the query within ${Math.min(options.waitMs ?? Infinity, options.within ?? Infinity)} ms (it was starting, or busy with other queries)`, httpStatus: 503, busy: true, waitedMs: Date.now() - wait.since, requests };
+    const limit = Math.min(options.waitMs ?? Infinity, options.within ?? Infinity);
+    // The wait ran to its limit: a timer firing a millisecond early does not make it shorter (as serve's pool counts it).
+    const waitedMs = Math.max(Date.now() - wait.since, Number.isFinite(limit) ? limit : 0);
+    return { status: 'error', error: `the federation engine ${engine} did not take the query within ${limit} ms (it was starting, or busy with other queries)`, httpStatus: 503, busy: true, waitedMs, requests };
   }
   return wait.outcome(why, requests);
 }

@@ -58,9 +58,8 @@ export type ThreadReply =
 
 const data = workerData as ThreadData;
 const port = parentPort!;
-const bundle = data.bundle?.of === data.enginePath ? data.bundle : undefined;
-const engineModule = loadEngineModule(data.enginePath, bundle);
-const engine = new engineModule.QueryEngineBase(engineModule.engine() as never);
+const loaded = loadEngineModule(data.enginePath, data.bundle?.of === data.enginePath ? data.bundle : undefined);
+const engine = new loaded.module.QueryEngineBase(loaded.module.engine() as never);
 /** Every request's `fetch`: node:http with strict decoding of content codings (`nodeFetch`: one rule with the direct route and jena). */
 const viaNode = nodeFetch(data.maxDecodedBytes);
 
@@ -249,4 +248,5 @@ port.on('message', (req: ThreadRequest) => {
 // belongs to no running query, so it is reported and must not end the thread.
 process.on('uncaughtException', (e) => port.postMessage({ type: 'warning', message: `stray error after a query: ${(e as Error)?.message ?? String(e)}` } satisfies ThreadReply));
 process.on('unhandledRejection', (e) => port.postMessage({ type: 'warning', message: `stray rejection after a query: ${(e as Error)?.message ?? String(e)}` } satisfies ThreadReply));
-port.postMessage({ type: 'ready', loadedFrom: bundle ? 'bundle' : 'modules' } satisfies ThreadReply);
+if (loaded.problem) port.postMessage({ type: 'warning', message: loaded.problem } satisfies ThreadReply);
+port.postMessage({ type: 'ready', loadedFrom: loaded.from } satisfies ThreadReply);
