@@ -53,3 +53,26 @@ console.log(JSON.stringify({ exports: Object.keys(fkgqa).sort(), graphs: r.graph
     expect(deep.stderr).toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');
   });
 });
+
+describe('npm test rebuilds dist/ only when it is not the build of the tree (scripts/build-stamp.js)', () => {
+  it('check: 0 for the tree as written, 1 after a source edit or a lost output, 0 once restored', () => {
+    const root = tmpDir('fkgqa-stamp-');
+    for (const f of ['src', 'federation/comunica', 'scripts', 'dist', 'tsconfig.json', 'package.json', 'package-lock.json']) fs.cpSync(path.join(ROOT, f), path.join(root, f), { recursive: true });
+    const stamp = (mode: string) => spawnSync(process.execPath, [path.join(root, 'scripts/build-stamp.js'), mode, '--root', root], { encoding: 'utf8' }).status;
+    expect(stamp('write')).toBe(0);
+    expect(stamp('check')).toBe(0);
+    const source = path.join(root, 'src/common/errors.ts');
+    const text = fs.readFileSync(source, 'utf8');
+    fs.appendFileSync(source, '// an edit\n');
+    expect(stamp('check')).toBe(1);
+    fs.writeFileSync(source, text);
+    expect(stamp('check')).toBe(0);
+    const engine = path.join(root, 'federation/comunica/engine-service.cjs');
+    fs.appendFileSync(engine, '\n');
+    expect(stamp('check')).toBe(1);
+    fs.writeFileSync(engine, fs.readFileSync(path.join(ROOT, 'federation/comunica/engine-service.cjs')));
+    fs.rmSync(path.join(root, 'dist/cli/main.js'));
+    expect(stamp('check')).toBe(1);
+    expect(stamp('nonsense')).toBe(2);
+  });
+});
