@@ -5,6 +5,8 @@
 import { expect } from 'vitest';
 import type { ShardServer } from '../src/serve/server.js';
 import type { FederationEngineName } from '../src/federation/engines.js';
+import { serve } from '../src/serve/server.js';
+import { demoBuild, tmpDir } from './helpers.js';
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpContext } from '../src/mcp/server.js';
@@ -74,4 +76,12 @@ export async function busyInsideFederatedQuery(s: ShardServer, engine: Federatio
   } finally {
     await ctx.close();
   }
+}
+
+/**
+ * The demo's library served with one worker holding every endpoint and no takeover (slowMs 10 min):
+ * a query behind a slow one must wait (tests/federation-busy*.test.ts).
+ */
+export async function serveOneWorker(): Promise<ShardServer> {
+  return serve({ shards: await demoBuild(tmpDir('fkgqa-fed-busy-')), kgs: ['library'], timeoutMs: 120_000, workers: 1, slowMs: 600_000, writeFiles: false });
 }

@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { computeStats } from '../src/report/stats.js';
+import type { RunRecord } from '../src/eval/record.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
+import { fakeApi, type FakeApi } from './fake-chat.js';
 import { DEMO, DEMO_GOLD_TIMEOUT_MS, demoBuild, ROOT } from './helpers.js';
 
 /** A served demo build. */
@@ -48,4 +50,25 @@ export function fkgqaAsync(args: string[], env: Record<string, string | undefine
     onStderr?.(stderr, (s) => child.kill(s));
   });
   return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
+
+/** A benchmark entry of a build's benchmark.json. */
+export type BenchEntry = { index: number; kg: string; question: string; query: string; queryId: string };
+
+/**
+ * What the tests of `fkgqa eval`'s runs share (eval-runs*.test.ts): fake chat APIs to close at the
+ * end (`fakes`), the run records of a JSON-lines file, and the entries of graph library of `build()`.
+ */
+export function runHelpers(build: () => string) {
+  const fakes: FakeApi[] = [];
+  const newFake = async (...a: Parameters<typeof fakeApi>) => {
+    const f = await fakeApi(...a);
+    fakes.push(f);
+    return f;
+  };
+  const bench = () => JSON.parse(fs.readFileSync(path.join(build(), 'benchmark.json'), 'utf8')) as { defaultPrefix: string; entries: BenchEntry[] };
+  const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
+  const records = (file: string) => lines(file).map((l) => JSON.parse(l) as RunRecord);
+  const lib = () => bench().entries.filter((e) => e.kg === 'library');
+  return { fakes, newFake, bench, lines, records, lib };
 }

@@ -8,24 +8,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunRecord } from '../src/eval/record.js';
-import { fakeApi, ok, toolCall, type FakeApi } from './fake-chat.js';
+import { ok, toolCall } from './fake-chat.js';
 import { demoBuild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
-import { fkgqaAsync } from './eval-fixture.js';
+import { fkgqaAsync, runHelpers } from './eval-fixture.js';
 
 const dir = tmpDir('fkgqa-eval-runs-slow-');
 let build: string;
-const fakes: FakeApi[] = [];
-const newFake = async (...a: Parameters<typeof fakeApi>) => {
-  const f = await fakeApi(...a);
-  fakes.push(f);
-  return f;
-};
-type Entry = { index: number; kg: string; question: string; query: string; queryId: string };
-const bench = () => JSON.parse(fs.readFileSync(path.join(build, 'benchmark.json'), 'utf8')) as { defaultPrefix: string; entries: Entry[] };
-const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
-const records = (file: string) => lines(file).map((l) => JSON.parse(l) as RunRecord);
-const lib = () => bench().entries.filter((e) => e.kg === 'library');
+const { fakes, newFake, records, lib } = runHelpers(() => build);
 
 /** The CLI as a child process, asynchronously, without the user's OPENAI_* variables: what a user runs (and what a signal can stop). */
 const fkgqaChild = (args: string[], env: Record<string, string | undefined> = {}) => fkgqaAsync(args, { OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined, ...env });

@@ -12,29 +12,19 @@ import { OpenAiChat, ModelError, retryAfterMs } from '../src/eval/chat.js';
 import { runEval } from '../src/eval/eval.js';
 import type { QueryExecutor } from '../src/eval/execute.js';
 import { runLoop } from '../src/eval/loop.js';
-import { goldAnswerDigest, toolSurfaceDigest, type RunRecord } from '../src/eval/record.js';
+import { goldAnswerDigest, toolSurfaceDigest } from '../src/eval/record.js';
 import { HARNESS_TOOLS, McpToolProvider, type ToolProvider } from '../src/eval/tools.js';
 import { filterGraphs, openRegistry } from '../src/federation/registry.js';
 import type { ShardServer } from '../src/serve/server.js';
-import { fakeApi, ok, toolCall, type FakeApi } from './fake-chat.js';
+import { fakeApi, ok, toolCall } from './fake-chat.js';
 import { fkgqaInProcess, tmpDir } from './helpers.js';
-import { fkgqaAsync, serveDemo } from './eval-fixture.js';
+import { fkgqaAsync, runHelpers, serveDemo } from './eval-fixture.js';
 
 const dir = tmpDir('fkgqa-eval-runs-');
 let build: string;
 let endpointsFile: string;
 let server: ShardServer;
-const fakes: FakeApi[] = [];
-const newFake = async (...a: Parameters<typeof fakeApi>) => {
-  const f = await fakeApi(...a);
-  fakes.push(f);
-  return f;
-};
-type Entry = { index: number; kg: string; question: string; query: string; queryId: string };
-const bench = () => JSON.parse(fs.readFileSync(path.join(build, 'benchmark.json'), 'utf8')) as { defaultPrefix: string; entries: Entry[] };
-const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
-const records = (file: string) => lines(file).map((l) => JSON.parse(l) as RunRecord);
-const lib = () => bench().entries.filter((e) => e.kg === 'library');
+const { fakes, newFake, bench, lines, records, lib } = runHelpers(() => build);
 
 /** The CLI as a child process, asynchronously, without the user's OPENAI_* variables: what a user runs (and what a signal can stop). */
 const fkgqaChild = (args: string[], env: Record<string, string | undefined> = {}, onStderr?: Parameters<typeof fkgqaAsync>[2]) =>

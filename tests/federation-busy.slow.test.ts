@@ -4,16 +4,15 @@
  * comunica's (the same function, busy-helpers.ts).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { serve, type ShardServer } from '../src/serve/server.js';
-import { BUSY_INSIDE_FEDERATED_QUERY, busyInsideFederatedQuery } from './busy-helpers.js';
-import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
+import type { ShardServer } from '../src/serve/server.js';
+import { BUSY_INSIDE_FEDERATED_QUERY, busyInsideFederatedQuery, serveOneWorker } from './busy-helpers.js';
+import { engineTestsRun } from './helpers.js';
 
 const JENA = await engineTestsRun('jena');
 
 let s: ShardServer;
 beforeAll(async () => {
-  // One worker holds every library endpoint and no takeover happens (slowMs 10 min): a query behind a slow one must wait.
-  s = await serve({ shards: await demoBuild(tmpDir('fkgqa-fed-busy-')), kgs: ['library'], timeoutMs: 120_000, workers: 1, slowMs: 600_000, writeFiles: false });
+  s = await serveOneWorker();
 }, 120_000);
 afterAll(async () => {
   await s?.close();

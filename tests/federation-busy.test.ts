@@ -3,10 +3,10 @@ import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpContext } from '../src/mcp/server.js';
-import { serve, type ShardServer } from '../src/serve/server.js';
+import type { ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
-import { behindHeavy, BUSY_INSIDE_FEDERATED_QUERY, busyInsideFederatedQuery, HEAVY_PATTERN } from './busy-helpers.js';
-import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
+import { behindHeavy, BUSY_INSIDE_FEDERATED_QUERY, busyInsideFederatedQuery, serveOneWorker } from './busy-helpers.js';
+import { engineTestsRun } from './helpers.js';
 
 /**
  * A busy shard endpoint inside a federated query is the endpoint's fault, not the agent's query's
@@ -22,8 +22,7 @@ const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES
 
 let s: ShardServer;
 beforeAll(async () => {
-  // One worker holds every library endpoint and no takeover happens (slowMs 10 min): a query behind a slow one must wait.
-  s = await serve({ shards: await demoBuild(tmpDir('fkgqa-fed-busy-')), kgs: ['library'], timeoutMs: 120_000, workers: 1, slowMs: 600_000, writeFiles: false });
+  s = await serveOneWorker();
 }, 120_000);
 afterAll(async () => {
   await s?.close();
