@@ -64,6 +64,8 @@ async function listen(handler: (req: http.IncomingMessage, res: http.ServerRespo
 let outside: Listener; // unregistered: must never be reached
 let redirector: Listener; // registered, answers 307 to `outside`
 let stall: Listener; // registered, never answers
+let lateBusy: Listener; // registered, answers 503 busy (Fkgqa-Stopped) 600 ms after the limit it was sent, past the engine's own
+let lateLimit: Listener; // the same with 503 time-limit; by=request
 
 beforeAll(async () => {
   // The shared demo build (tests/global-setup.ts); these tests serve its library graph only.
@@ -72,6 +74,14 @@ beforeAll(async () => {
   outside = await listen((_q, res) => res.writeHead(200, { 'content-type': JSON_RESULTS }).end('{"head":{"vars":["s"]},"results":{"bindings":[{"s":{"type":"uri","value":"urn:outside"}}]}}'), '/outside/sparql');
   redirector = await listen((_q, res) => res.writeHead(307, { location: outside.url }).end(), '/redirect/sparql');
   stall = await listen(() => {}, '/stall/sparql');
+  // fkgqa serve answers at the limit it was sent, sentLimit's margin (≤ 250 ms) before the engine's own; these answer
+  // 600 ms after it, as a shard on a loaded machine may: the engine's limit has then ended first.
+  const late = (stopped: (ms: number) => string) => (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const ms = Number(req.headers['fkgqa-timeout']);
+    setTimeout(() => res.writeHead(503, { 'content-type': 'text/plain', 'fkgqa-stopped': stopped(ms), 'retry-after': '1' }).end('stopped'), (Number.isFinite(ms) ? ms : 0) + 600);
+  };
+  lateBusy = await listen(late((ms) => `busy; by=request; waited=${ms}; ms=${ms}`), '/late-busy/sparql');
+  lateLimit = await listen(late((ms) => `time-limit; by=request; ms=${ms}`), '/late-limit/sparql');
 });
 
 afterAll(async () => {
@@ -79,9 +89,11 @@ afterAll(async () => {
   await outside?.close();
   await redirector?.close();
   await stall?.close();
+  await lateBusy?.close();
+  await lateLimit?.close();
 });
 
-const registry = () => [1, 2, 3, 4].map(url).concat(redirector.url, stall.url);
+const registry = () => [1, 2, 3, 4].map(url).concat(redirector.url, stall.url, lateBusy.url, lateLimit.url);
 const total = (o: EngineOutcome) => Object.values(o.requests).reduce((a, b) => a + b, 0);
 const rows = (o: EngineOutcome) => {
   expect(o.status, o.status === 'error' ? o.error : o.status).toBe('ok');
@@ -246,6 +258,15 @@ for (const name of FEDERATION_ENGINES) {
       // The engine dropped the stalled connection (waits for the socket to close; no time budget).
       while (stall.sockets.size > 0) await new Promise((r) => setTimeout(r, 50));
       expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+    });
+
+    it("reports an endpoint's 503 at the limit it was sent (Fkgqa-Stopped) that arrives after the engine's own limit ended: busy or that limit, not the engine's timeout", async () => {
+      for (const [l, stopped] of [[lateBusy, /^busy; by=request; waited=\d+; ms=\d+$/], [lateLimit, /^time-limit; by=request; ms=\d+$/]] as const) {
+        const o = await engine.query(`SELECT * { SERVICE <${l.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 2000, limitFromStart: true });
+        // Without the wait for due answers (DueAnswers): { status: 'timeout' }, a busy shard charged to the query.
+        expect(o.status === 'error' ? [o.httpStatus, o.fault?.endpoint] : o.status).toEqual([503, l.url]);
+        expect(o.status === 'error' && o.fault?.stopped).toMatch(stopped);
+      }
     });
 
     it('answers another query while one waits on a stalled endpoint; stops that one when its signal aborts, and answers the next one', async () => {

@@ -9,7 +9,7 @@ import { BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint, type PoolOutcome } fr
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { ComunicaEngine } from '../src/federation/comunica/engine.js';
-import { waitLimit, waitOutcome } from '../src/federation/limit.js';
+import { DueAnswers, stoppedOutcome, waitLimit, waitOutcome } from '../src/federation/limit.js';
 import { infrastructureMessage } from '../src/mcp/tool-error.js';
 import { behindHeavy, HEAVY, until } from './busy-helpers.js';
 import { demoBuild, tmpDir } from './helpers.js';
@@ -285,5 +285,49 @@ describe('the federation engine\'s wait: counted to its limit', () => {
     wait.dispose();
     expect(o).toMatchObject({ status: 'error', busy: true, httpStatus: 503, error: 'the federation engine comunica did not take the query within 100 ms (it was starting, or busy with other queries)' });
     expect(o.status === 'error' && o.waitedMs).toBe(100);
+  });
+});
+
+describe("answers due at the engine's limit (DueAnswers)", () => {
+  const busy = { endpoint: 'http://127.0.0.1:1/a/sparql', what: 'answered HTTP 503 (Fkgqa-Stopped: busy; by=request; waited=900; ms=900)', httpStatus: 503, stopped: 'busy; by=request; waited=900; ms=900' };
+  it('a 503 with Fkgqa-Stopped answered before the limit is the verdict at once; one answered during the wait ends it', async () => {
+    const before = new DueAnswers();
+    before.sent();
+    before.answered(busy);
+    // Another request still in flight: the stop already answered is the verdict, no wait for the other.
+    before.sent();
+    expect(await before.atLimit(600_000)).toEqual(busy);
+    const during = new DueAnswers();
+    during.sent();
+    during.sent();
+    const verdict = during.atLimit(600_000);
+    during.answered(); // a 200: not a stop, one request still due
+    setImmediate(() => during.answered(busy));
+    expect(await verdict).toEqual(busy);
+    expect(stoppedOutcome(busy, { [busy.endpoint]: 1 })).toEqual({ status: 'error', error: `the endpoint ${busy.endpoint} ${busy.what}`, httpStatus: 503, fault: busy, requests: { [busy.endpoint]: 1 } });
+  });
+  it('no stop: none when nothing is in flight, when the last answer came, when the engine ended the query, or after the grace', async () => {
+    expect(await new DueAnswers().atLimit(600_000)).toBeUndefined();
+    const answered = new DueAnswers();
+    answered.sent();
+    const a = answered.atLimit(600_000);
+    setImmediate(() => answered.answered());
+    expect(await a).toBeUndefined();
+    const ended = new DueAnswers();
+    ended.sent();
+    const e = ended.atLimit(600_000);
+    setImmediate(() => ended.end());
+    expect(await e).toBeUndefined();
+    expect(ended.isEnded).toBe(true);
+    // An endpoint that ignores Fkgqa-Timeout: the wait ends at its grace (here 30 ms).
+    const ignored = new DueAnswers();
+    ignored.sent();
+    expect(await ignored.atLimit(30)).toBeUndefined();
+    // The engine's own error carrying the stop (its report came after the limit): the verdict.
+    const late = new DueAnswers();
+    late.sent();
+    const l = late.atLimit(600_000);
+    setImmediate(() => late.end(busy));
+    expect(await l).toEqual(busy);
   });
 });

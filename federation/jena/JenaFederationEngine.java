@@ -9,11 +9,12 @@
  * Protocol: JSON lines (UTF-8), one object per line.
  *   Node -> engine
  *     {"op":"init","endpoints":["http://…/sparql", …],"maxDecodedBytes":B}  the registry (first); B: the answer limit of an encoded answer, decoded
- *     {"op":"query","id":N,"query":"…","mediaType":"…","timeoutMs":T}
+ *     {"op":"query","id":N,"query":"…","mediaType":"…","timeoutMs":T,"graceMs":G}  G: how long fkgqa waits past T for due answers (HTTP and ARQ timeouts are T+G; Fkgqa-Timeout counts from T)
  *     {"op":"cancel","id":N}                                  stop query N (time limit or abort)
  *   engine -> Node
  *     {"type":"ready","jena":"4.5.0","java":"17…"}            after init
  *     {"type":"request","id":N,"endpoint":"…"}                before each HTTP request of query N
+ *     {"type":"answered","id":N,"fault":{…}}                  that request has its status line or failed; fault: a 503 with Fkgqa-Stopped
  *     {"type":"result","id":N,"body":"…","contentType":"…"}
  *     {"type":"error","id":N,"error":"…","httpStatus":S}     httpStatus only when an HTTP status caused it
  *     {"type":"cancelled","id":N}                             query N's thread has ended after a cancel
@@ -75,7 +76,9 @@ public class JenaFederationEngine {
         volatile String errorBody;
         final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
         final Set<InputStream> streams = ConcurrentHashMap.newKeySet();
-        QueryState(long id, long timeoutMs) { this.id = id; this.deadlineNanos = System.nanoTime() + timeoutMs * 1_000_000L; }
+        /** How long fkgqa waits past the query's limit for answers due (query op's graceMs): the HTTP and ARQ timeouts outlive the limit by it. */
+        final long graceMs;
+        QueryState(long id, long timeoutMs, long graceMs) { this.id = id; this.deadlineNanos = System.nanoTime() + timeoutMs * 1_000_000L; this.graceMs = graceMs; }
         long remainingMs() { return Math.max(1, (deadlineNanos - System.nanoTime()) / 1_000_000L); }
         void cancel() {
             cancelled = true;
@@ -151,7 +154,7 @@ public class JenaFederationEngine {
             b.setHeader("Accept-Encoding", "identity");
             if (st != null) {
                 long left = st.remainingMs();
-                b.timeout(Duration.ofMillis(left));
+                b.timeout(Duration.ofMillis(left + st.graceMs));
                 // The time the query has left, less a margin (sentLimit of src/federation/limit.ts): fkgqa serve answers busy or its limit by then.
                 b.setHeader("Fkgqa-Timeout", Long.toString(Math.max(1, left - Math.min(250, left / 10))));
             }
@@ -161,6 +164,12 @@ public class JenaFederationEngine {
         /** A 3xx fails the query with the message of fkgqa's RedirectRefused (src/federation/http.ts); nothing is sent to the target. */
         private <T> HttpResponse<T> check(HttpResponse<T> res, QueryState st) throws IOException {
             int s = res.statusCode();
+            String stopped = s == 503 ? res.headers().firstValue("fkgqa-stopped").orElse(null) : null;
+            JsonObject stop = stopped == null ? null : fault(endpointOf(res.uri().toString()), "answered HTTP 503 (Fkgqa-Stopped: " + stopped + ")", s, stopped);
+            if (st != null && stop != null) recordFault(st, stop);
+            // Reported at once, before ARQ reads the answer: a 503 at the limit the endpoint was sent is the verdict even when
+            // fkgqa's own limit ends before ARQ fails the query (DueAnswers of src/federation/limit.ts).
+            answered(st, stop);
             if (s >= 300 && s < 400) {
                 if (res.body() instanceof Closeable c) c.close();
                 if (st != null) st.refusedStatus = s;
@@ -173,8 +182,6 @@ public class JenaFederationEngine {
                     + ": not followed, " + (ok ? "a query goes only to the endpoint named in its SERVICE clause" : (to.isEmpty() ? "the target" : shown(to)) + " is not a registered endpoint")
                     + "; nothing was sent there");
             }
-            String stopped = s == 503 ? res.headers().firstValue("fkgqa-stopped").orElse(null) : null;
-            if (st != null && stopped != null) recordFault(st, endpointOf(res.uri().toString()), "answered HTTP 503 (Fkgqa-Stopped: " + stopped + ")", s, stopped);
             if (st != null && s >= 400 && res.body() instanceof InputStream in) {
                 // Kept for the error's message (e.g. an endpoint's own time limit), and handed on unchanged.
                 byte[] start = in.readNBytes(4096);
@@ -223,8 +230,10 @@ public class JenaFederationEngine {
             HttpRequest r = admit(req, st);
             CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, handler);
             if (st != null) st.inFlight.add(f);
+            HttpResponse<T> res = null;
             try {
-                return check(f.get(), st);
+                res = f.get();
+                return check(res, st);
             } catch (CancellationException e) {
                 throw new IOException("query cancelled");
             } catch (ExecutionException e) {
@@ -236,6 +245,8 @@ public class JenaFederationEngine {
                 throw e;
             } finally {
                 if (st != null) st.inFlight.remove(f);
+                // No answer (check reports one): the request is no longer in flight.
+                if (res == null) answered(st, null);
             }
         }
 
@@ -252,6 +263,7 @@ public class JenaFederationEngine {
             return f.handle((res, err) -> {
                 if (st != null) st.inFlight.remove(f);
                 if (err != null) {
+                    answered(st, null);
                     Throwable c = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
                     throw new CompletionException(c instanceof IOException io ? networkFault(io, st, r) : c);
                 }
@@ -438,17 +450,29 @@ public class JenaFederationEngine {
     }
 
     /** Records the first fault of a query (see QueryState.fault). */
-    static void recordFault(QueryState st, String endpoint, String what, Integer status) { recordFault(st, endpoint, what, status, null); }
+    static void recordFault(QueryState st, String endpoint, String what, Integer status) { recordFault(st, fault(endpoint, what, status, null)); }
 
-    /** Records the first fault of a query; `stopped`: the Fkgqa-Stopped header of a 503 of fkgqa serve (EndpointFault.stopped). */
-    static synchronized void recordFault(QueryState st, String endpoint, String what, Integer status, String stopped) {
-        if (st.fault != null) return;
+    /** A fault (EndpointFault of src/federation/engine.ts); `stopped`: the Fkgqa-Stopped header of a 503 of fkgqa serve (EndpointFault.stopped). */
+    static JsonObject fault(String endpoint, String what, Integer status, String stopped) {
         JsonObject f = new JsonObject();
         f.put("endpoint", endpoint);
         f.put("what", what);
         if (status != null) f.put("httpStatus", status);
         if (stopped != null) f.put("stopped", stopped);
-        st.fault = f;
+        return f;
+    }
+
+    /** Records the first fault of a query. */
+    static synchronized void recordFault(QueryState st, JsonObject f) {
+        if (st.fault == null) st.fault = f;
+    }
+
+    /** Tells fkgqa that a request of query `st` has its answer's status line or failed; `fault` when the answer stopped the query (a 503 with Fkgqa-Stopped). */
+    static void answered(QueryState st, JsonObject fault) {
+        if (st == null) return;
+        JsonObject o = msg("answered", st.id);
+        if (fault != null) o.put("fault", fault);
+        emit(o);
     }
 
     /** The RDF term types of SPARQL JSON results (answer-check.ts TERM_TYPES). */
@@ -595,7 +619,7 @@ public class JenaFederationEngine {
                     // (an outer variable compared with an inner one, e.g. dog_kennels/q33) into
                     // (table empty), so NOT EXISTS keeps every solution; off, the answer is right.
                     .set(ARQ.optFilterImplicitJoin, false)
-                    .timeout(st.remainingMs(), TimeUnit.MILLISECONDS)
+                    .timeout(st.remainingMs() + st.graceMs, TimeUnit.MILLISECONDS)
                     .build()) {
                 st.exec = qe;
                 if (st.cancelled) throw new QueryCancelledException();
@@ -722,7 +746,8 @@ public class JenaFederationEngine {
                 long timeoutMs = m.get("timeoutMs").getAsNumber().value().longValue();
                 String text = m.getString("query");
                 String mediaType = m.hasKey("mediaType") ? m.getString("mediaType") : "application/sparql-results+json";
-                QueryState st = new QueryState(id, timeoutMs);
+                long graceMs = m.hasKey("graceMs") ? m.get("graceMs").getAsNumber().value().longValue() : 0;
+                QueryState st = new QueryState(id, timeoutMs, graceMs);
                 RUNNING.put(id, st);
                 pool.execute(() -> runQuery(st, text, mediaType));
             } else if ("cancel".equals(op)) {

@@ -28,7 +28,7 @@ import { type AnswerForm, answerProblem, queryForm, SPARQL_RESULT_TYPES } from '
 import { inspectQuery, quickInspect } from '../sparql/inspect.js';
 import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
-import { sentLimit } from './limit.js';
+import { DUE_ANSWER_GRACE_MS, sentLimit } from './limit.js';
 import { TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 
 export { sentLimit } from './limit.js';
@@ -360,14 +360,16 @@ export class BoundedSparqlClient {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
-    const timer = how.limitFromStart ? undefined : setTimeout(() => limit.abort(), timeoutMs);
+    // The engine's own limit (the time left after its start) ends the query, waiting for answers due from its endpoints
+    // (DueAnswers of limit.ts); this timer is the backstop.
+    const timer = how.limitFromStart ? undefined : setTimeout(() => limit.abort(), timeoutMs + DUE_ANSWER_GRACE_MS);
     const onCancel = () => limit.abort();
     if (cancel?.aborted) limit.abort();
     else cancel?.addEventListener('abort', onCancel, { once: true });
     let o;
     try {
       const engine = await this.federation();
-      o = await engine.query(query, mediaType, { timeoutMs, signal: limit.signal, ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}) });
+      o = await engine.query(query, mediaType, { timeoutMs: how.limitFromStart ? timeoutMs : Math.max(1, Math.round(timeoutMs - ms())), signal: limit.signal, ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}) });
     } catch (e) {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {

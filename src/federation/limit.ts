@@ -4,7 +4,7 @@
  * engine thread or process counts too, unless `limitFromStart` (then from when the engine takes the
  * query; with `within`, a client's deadline from the call bounds both).
  */
-import type { EngineOutcome, EngineQueryOptions } from './engine.js';
+import type { EndpointFault, EngineOutcome, EngineQueryOptions } from './engine.js';
 
 /** Why a query was stopped. */
 export type StopReason = 'timeout' | 'aborted';
@@ -128,4 +128,80 @@ export function queryLimit(options: EngineQueryOptions): QueryLimit {
       if (onAbort) options.signal?.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * How long (ms) an engine whose own time limit ended waits for answers still due from endpoints it
+ * sent a limit (`Fkgqa-Timeout`, `sentLimit`), at most. fkgqa serve answers at that limit, `sentLimit`'s
+ * margin before the engine's; on a loaded machine (load 20 on 2 cores) that answer, or the engine's
+ * report of it, can still arrive after the engine's own timer fired: a shard's `503 busy` was then
+ * charged to the query as its time limit (stop 28's load-20 runs). The wait ends at the first answer
+ * that stopped the query (`Fkgqa-Stopped`), when no request is left in flight, or when the engine
+ * ended the query itself; only an endpoint that ignores `Fkgqa-Timeout` makes it last this long.
+ */
+export const DUE_ANSWER_GRACE_MS = 2000;
+
+/**
+ * The requests of one engine query still awaiting their answer, and the first answer of fkgqa serve
+ * that stopped the query at the limit it was sent (a `503` with `Fkgqa-Stopped`: busy, or the
+ * request's time limit). Fed by the engine's reports (`sent`, `answered`, `ended`); read at the
+ * engine's time limit (`atLimit`).
+ */
+export class DueAnswers {
+  private inFlight = 0;
+  private ended = false;
+  private wake: (() => void) | undefined;
+  /** The first `503` with `Fkgqa-Stopped` answered to this query (EndpointFault.stopped set). */
+  stopped: EndpointFault | undefined;
+
+  /** A request was sent. */
+  sent(): void {
+    this.inFlight++;
+  }
+
+  /** A request has its answer's status line (or failed); `fault` when that answer was a `503` with `Fkgqa-Stopped`. */
+  answered(fault?: EndpointFault): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    if (fault?.stopped) this.stopped ??= fault;
+    this.wake?.();
+  }
+
+  /** The engine ended the query itself (a result or an error; `fault` the error's). */
+  end(fault?: EndpointFault): void {
+    if (fault?.stopped) this.stopped ??= fault;
+    this.ended = true;
+    this.wake?.();
+  }
+
+  /** Whether the engine ended the query itself. */
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /**
+   * At the engine's time limit: the answer that stopped the query at the limit its endpoint was sent,
+   * waiting for it (at most `graceMs`) while requests are in flight and the engine has not ended the
+   * query; undefined when there is none (the query's own time limit).
+   */
+  async atLimit(graceMs = DUE_ANSWER_GRACE_MS): Promise<EndpointFault | undefined> {
+    const until = Date.now() + graceMs;
+    // Reports already posted to this thread are read first (a port's messages are read after the timers of a loop turn).
+    await new Promise<void>((r) => setImmediate(r));
+    while (!this.stopped && this.inFlight > 0 && !this.ended && Date.now() < until) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, until - Date.now());
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+    return this.stopped;
+  }
+}
+
+/** The outcome of a query stopped at an endpoint's limit (`DueAnswers.stopped`): its `503`, told apart by `BoundedSparqlClient.federated` (busy, or the query's time limit). */
+export function stoppedOutcome(fault: EndpointFault, requests: Record<string, number>): EngineOutcome {
+  return { status: 'error', error: `the endpoint ${fault.endpoint} ${fault.what}`, httpStatus: 503, fault, requests };
 }

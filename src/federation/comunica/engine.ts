@@ -27,7 +27,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
-import { runLimit, waitLimit, waitOutcome } from '../limit.js';
+import { DUE_ANSWER_GRACE_MS, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
 import { bundleFor } from './engine-module.js';
@@ -195,6 +195,9 @@ export class ComunicaEngine implements FederationEngine {
       const worker = slot.worker;
       return await new Promise<EngineOutcome>((resolve) => {
         let finished = false;
+        // Requests awaiting answers, and a 503 that stopped the query at its endpoint's limit: read at the engine's limit.
+        const due = new DueAnswers();
+        let pastLimit = false;
         const done = (o: EngineOutcome, healthy: boolean) => {
           if (finished) return;
           finished = true;
@@ -212,7 +215,12 @@ export class ComunicaEngine implements FederationEngine {
           resolve(o);
         };
         const onMessage = (m: ThreadReply) => {
-          if (m.type === 'request' && m.id === id) requests[m.endpoint] = (requests[m.endpoint] ?? 0) + 1;
+          if (m.type === 'request' && m.id === id) {
+            requests[m.endpoint] = (requests[m.endpoint] ?? 0) + 1;
+            due.sent();
+          } else if (m.type === 'answered' && m.id === id) due.answered(m.fault);
+          // After the engine's limit (waiting for due answers): the query's end is a report, not its outcome.
+          else if (pastLimit && (m.type === 'result' || m.type === 'error') && m.id === id) due.end(m.type === 'error' ? m.fault : undefined);
           else if (m.type === 'result' && m.id === id) done({ status: 'ok', body: m.body, contentType: mediaType, requests }, true);
           else if (m.type === 'error' && m.id === id) done({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests }, true);
         };
@@ -221,8 +229,17 @@ export class ComunicaEngine implements FederationEngine {
         worker.on('message', onMessage);
         worker.on('error', onError);
         worker.on('exit', onExit);
-        void limit.stopped.then((why) => done(limit.outcome(why, requests), false));
-        worker.postMessage({ id, query, sources, mediaType, httpTimeoutMs: limit.left() } satisfies ThreadRequest);
+        void limit.stopped.then(async (why) => {
+          if (why === 'timeout' && !finished) {
+            // An endpoint's 503 at the limit it was sent (busy, or that limit) may still be on its way: it is the verdict.
+            pastLimit = true;
+            const stopped = await due.atLimit();
+            // A thread that ended the query itself is idle again (kept); else it is stopped.
+            if (stopped) return done(stoppedOutcome(stopped, requests), due.isEnded);
+          }
+          done(limit.outcome(why, requests), due.isEnded);
+        });
+        worker.postMessage({ id, query, sources, mediaType, httpTimeoutMs: limit.left(), graceMs: DUE_ANSWER_GRACE_MS } satisfies ThreadRequest);
       });
     } finally {
       limit.dispose();

@@ -41,8 +41,10 @@ export interface ThreadRequest {
   /** Sources for a query without SERVICE (Comunica selects among them); empty for SERVICE-explicit queries. */
   sources: string[];
   mediaType: string;
-  /** Comunica's `httpTimeout` for each request, in ms (the time left of the query). */
+  /** The time left of the query, in ms: what each request's `Fkgqa-Timeout` is counted from (`sentLimit`). */
   httpTimeoutMs: number;
+  /** Added to Comunica's `httpTimeout` (ms): a request outlives the query's limit by the engine's wait for due answers (DUE_ANSWER_GRACE_MS). */
+  graceMs: number;
 }
 
 /** @internal A message from the thread. */
@@ -53,6 +55,8 @@ export type ThreadReply =
   | { type: 'warning'; message: string }
   /** A request about to be sent for query `id` to `endpoint` (URL without query string). */
   | { type: 'request'; id: number; endpoint: string }
+  /** That request has its answer's status line, or failed (`fault`: a `503` with `Fkgqa-Stopped`): for `DueAnswers` at the engine's time limit. */
+  | { type: 'answered'; id: number; fault?: EndpointFault }
   | { type: 'result'; id: number; body: string }
   | { type: 'error'; id: number; error: string; httpStatus?: number; fault?: EndpointFault };
 
@@ -161,6 +165,7 @@ function guardedFetch(id: number): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     let res: Response;
+    let sent = false;
     try {
       // The time the query has left, less a margin (sentLimit): fkgqa serve's shard endpoint answers busy or its time limit by then.
       // A Request's own headers when Comunica passes one without init (Comunica 4.5 passes a URL and init).
@@ -168,10 +173,14 @@ function guardedFetch(id: number): typeof fetch {
       if (Number.isFinite(deadline)) headers.set(TIME_LIMIT_HEADER, String(sentLimit(deadline - Date.now())));
       res = await fetchWithin(input, { ...init, headers }, {
         allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
-        count: (endpoint) => port.postMessage({ type: 'request', id, endpoint } satisfies ThreadReply),
+        count: (endpoint) => {
+          sent = true;
+          port.postMessage({ type: 'request', id, endpoint } satisfies ThreadReply);
+        },
         via: viaNode,
       });
     } catch (e) {
+      if (sent) port.postMessage({ type: 'answered', id } satisfies ThreadReply);
       if (e instanceof RedirectRefused) refusedStatus = e.status;
       // A network failure before any answer (refused, closed, reset): the endpoint is known here, not in Comunica's "fetch failed".
       else if (!(e instanceof RequestRefused) && !(init?.signal?.aborted ?? false) && (e as Error).name !== 'AbortError' && !(e instanceof AnswerCut)) {
@@ -180,7 +189,11 @@ function guardedFetch(id: number): typeof fetch {
       throw e;
     }
     const stopped = res.status === 503 ? res.headers.get(STOPPED_HEADER) : null;
-    if (stopped) faulted(id, { endpoint: endpointOf(url), what: `answered HTTP 503 (${STOPPED_HEADER}: ${stopped})`, httpStatus: 503, stopped });
+    const stop: EndpointFault | undefined = stopped ? { endpoint: endpointOf(url), what: `answered HTTP 503 (${STOPPED_HEADER}: ${stopped})`, httpStatus: 503, stopped } : undefined;
+    if (stop) faulted(id, stop);
+    // Posted at once, before Comunica reads the answer: a 503 at the limit the endpoint was sent is the verdict even when
+    // the engine's own limit ends before Comunica fails the query (DueAnswers).
+    port.postMessage({ type: 'answered', id, ...(stop ? { fault: stop } : {}) } satisfies ThreadReply);
     return checkedAnswer(id, res, endpointOf(url), sentForm(url, init?.body));
   };
 }
@@ -215,7 +228,7 @@ async function run(req: ThreadRequest): Promise<string> {
     // No httpBodyTimeout: Comunica 4.5 never clears that timer, which later aborts a response body
     // the engine stopped reading (e.g. after LIMIT), and the stream's error then crashed the thread
     // during another query. Bodies are bounded by the query's time limit (thread termination).
-    httpTimeout: req.httpTimeoutMs,
+    httpTimeout: req.httpTimeoutMs + req.graceMs,
     httpRetryCount: 0,
     // Unexpected HTTP errors must fail the query, never be skipped silently.
     lenient: false,

@@ -25,7 +25,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MAX_DECODED_BYTES, type EndpointFault, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
-import { runLimit, waitLimit, waitOutcome, type StopReason } from '../limit.js';
+import { DUE_ANSWER_GRACE_MS, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome, type StopReason } from '../limit.js';
 import { errorBody } from '../http.js';
 import { checkServiceQuery } from '../service-check.js';
 
@@ -123,6 +123,7 @@ function findOnPath(cmd: string): string | undefined {
 type Reply =
   | { type: 'ready'; jena: string; java: string }
   | { type: 'request'; id: number; endpoint: string }
+  | { type: 'answered'; id: number; fault?: EndpointFault }
   | { type: 'result'; id: number; body: string; contentType: string }
   | { type: 'error'; id: number; error: string; httpStatus?: number; fault?: EndpointFault; errorBody?: string }
   | { type: 'cancelled'; id: number }
@@ -131,6 +132,8 @@ type Reply =
 interface Pending {
   requests: Record<string, number>;
   resolve: (o: EngineOutcome) => void;
+  /** Requests awaiting answers, and a 503 that stopped the query at its endpoint's limit: read at the engine's limit. */
+  due: DueAnswers;
 }
 
 /** Options of JenaEngine.create. */
@@ -278,12 +281,17 @@ export class JenaEngine implements FederationEngine {
     if (m.type === 'cancelled' || m.type === 'ready') return;
     const p = this.pending.get(m.id);
     if (!p) return;
-    if (m.type === 'request') p.requests[m.endpoint] = (p.requests[m.endpoint] ?? 0) + 1;
+    if (m.type === 'request') {
+      p.requests[m.endpoint] = (p.requests[m.endpoint] ?? 0) + 1;
+      p.due.sent();
+    } else if (m.type === 'answered') p.due.answered(m.fault);
     else if (m.type === 'result') {
       this.pending.delete(m.id);
+      p.due.end();
       p.resolve({ status: 'ok', body: m.body, contentType: m.contentType, requests: p.requests });
     } else if (m.type === 'error') {
       this.pending.delete(m.id);
+      p.due.end(m.fault);
       // Jena's message of an HTTP error is the status text alone ("Service Unavailable"): the endpoint's own words follow (their first line).
       const said = m.errorBody && m.httpStatus ? errorBody(m.errorBody, '', m.httpStatus) : '';
       p.resolve({ status: 'error', error: said && !m.error.includes(said) ? `${m.error}: ${said}` : m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests: p.requests });
@@ -323,14 +331,17 @@ export class JenaEngine implements FederationEngine {
         }
         limit = runLimit(options, wait);
         const id = this.nextId++;
-        const result = new Promise<EngineOutcome>((resolve) => this.pending.set(id, { requests, resolve }));
+        const due = new DueAnswers();
+        const result = new Promise<EngineOutcome>((resolve) => this.pending.set(id, { requests, resolve, due }));
         this.busy(true);
-        this.child!.stdin!.write(`${JSON.stringify({ op: 'query', id, query, mediaType, timeoutMs: limit.left() })}\n`);
+        this.child!.stdin!.write(`${JSON.stringify({ op: 'query', id, query, mediaType, timeoutMs: limit.left(), graceMs: DUE_ANSWER_GRACE_MS })}\n`);
         const first = await Promise.race([result, limit.stopped]);
         if (first === 'timeout' || first === 'aborted') {
+          // An endpoint's 503 at the limit it was sent (busy, or that limit) may still be on its way: it is the verdict.
+          const stopped = first === 'timeout' ? await due.atLimit() : undefined;
           this.pending.delete(id);
           this.child?.stdin!.write(`${JSON.stringify({ op: 'cancel', id })}\n`);
-          return limit.outcome(first, requests);
+          return stopped ? stoppedOutcome(stopped, requests) : limit.outcome(first, requests);
         }
         return first;
       } finally {
