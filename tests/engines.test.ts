@@ -66,6 +66,13 @@ let redirector: Listener; // registered, answers 307 to `outside`
 let stall: Listener; // registered, never answers
 let lateBusy: Listener; // registered, answers 503 busy (Fkgqa-Stopped) 600 ms after the limit it was sent, past the engine's own
 let lateLimit: Listener; // the same with 503 time-limit; by=request
+let lateGarbage: Listener; // the same with a Fkgqa-Stopped that says nothing fkgqa serve says
+let earlyBusy: Listener; // answers 503 busy at once
+let many: Listener; // 400 rows at once
+let slow: Listener; // an empty 200 after 400 ms, each request (a bind join's)
+/** When each request reached `slow` (Date.now()), and `many`'s last request with its Fkgqa-Timeout. */
+const slowAt: number[] = [];
+let manyAt = { t: 0, ms: 0 };
 
 beforeAll(async () => {
   // The shared demo build (tests/global-setup.ts); these tests serve its library graph only.
@@ -82,6 +89,19 @@ beforeAll(async () => {
   };
   lateBusy = await listen(late((ms) => `busy; by=request; waited=${ms}; ms=${ms}`), '/late-busy/sparql');
   lateLimit = await listen(late((ms) => `time-limit; by=request; ms=${ms}`), '/late-limit/sparql');
+  lateGarbage = await listen(late(() => 'garbage'), '/late-garbage/sparql');
+  earlyBusy = await listen((_q, res) => res.writeHead(503, { 'content-type': 'text/plain', 'fkgqa-stopped': 'busy; by=request; waited=900; ms=900' }).end('busy'), '/early-busy/sparql');
+  const rowsDoc = JSON.stringify({ head: { vars: ['s'] }, results: { bindings: Array.from({ length: 400 }, (_, i) => ({ s: { type: 'uri', value: `urn:x${i}` } })) } });
+  many = await listen((req, res) => {
+    manyAt = { t: Date.now(), ms: Number(req.headers['fkgqa-timeout']) };
+    req.resume();
+    res.writeHead(200, { 'content-type': JSON_RESULTS }).end(rowsDoc);
+  }, '/many/sparql');
+  slow = await listen((req, res) => {
+    slowAt.push(Date.now());
+    req.resume();
+    setTimeout(() => res.writeHead(200, { 'content-type': JSON_RESULTS }).end('{"head":{"vars":["s","v"]},"results":{"bindings":[]}}'), 400);
+  }, '/slow/sparql');
 });
 
 afterAll(async () => {
@@ -91,9 +111,10 @@ afterAll(async () => {
   await stall?.close();
   await lateBusy?.close();
   await lateLimit?.close();
+  for (const l of [lateGarbage, earlyBusy, many, slow]) await l?.close();
 });
 
-const registry = () => [1, 2, 3, 4].map(url).concat(redirector.url, stall.url, lateBusy.url, lateLimit.url);
+const registry = () => [1, 2, 3, 4].map(url).concat(redirector.url, stall.url, lateBusy.url, lateLimit.url, lateGarbage.url, earlyBusy.url, many.url, slow.url);
 const total = (o: EngineOutcome) => Object.values(o.requests).reduce((a, b) => a + b, 0);
 const rows = (o: EngineOutcome) => {
   expect(o.status, o.status === 'error' ? o.error : o.status).toBe('ok');
@@ -269,6 +290,37 @@ for (const name of FEDERATION_ENGINES) {
       }
     });
 
+    it("no wait for due answers, or no stop taken, where it would be wrong: an abort ends it; a client's deadline (within) and the whole call's keep theirs; a SERVICE SILENT's 503 and a Fkgqa-Stopped that does not parse are no verdict", async () => {
+      const ac = new AbortController();
+      // Aborted 600 ms after the limit (from stall's first request; the engine's own ended first) while stall's answer is
+      // due: the wait for it ends there, aborted (it would wait 2 s and say timeout).
+      const onStall = stall.hits;
+      const aborted = engine.query(`SELECT * { SERVICE <${stall.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?q ?r } }`, JSON_RESULTS, { timeoutMs: 1500, limitFromStart: true, signal: ac.signal });
+      while (stall.hits === onStall) await new Promise((r) => setTimeout(r, 20));
+      setTimeout(() => ac.abort(), 1500 + 600);
+      expect(await aborted).toMatchObject({ status: 'error', error: 'aborted' });
+      // A client's deadline (/federation/sparql's request limit): answered at it, without the late busy.
+      expect((await engine.query(`SELECT * { SERVICE <${lateBusy.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 1500, limitFromStart: true, within: 1500 })).status).toBe('timeout');
+      // The whole call's limit (no limitFromStart).
+      expect((await engine.query(`SELECT * { SERVICE <${lateBusy.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 4000 })).status).toBe('timeout');
+      // A 503 the query's SERVICE SILENT swallowed, while another SERVICE stalls: the query's own time limit.
+      expect((await engine.query(`SELECT * { { SERVICE SILENT <${earlyBusy.url}> { ?s ?p ?o } } UNION { SERVICE <${stall.url}> { ?s ?p ?o } } }`, JSON_RESULTS, { timeoutMs: 1500, limitFromStart: true })).status).toBe('timeout');
+      // A late 503 whose Fkgqa-Stopped is no stop of fkgqa serve.
+      expect((await engine.query(`SELECT * { SERVICE <${lateGarbage.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 1500, limitFromStart: true })).status).toBe('timeout');
+      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+    });
+
+    it("sends nothing past the query's limit while it waits for due answers (a bind join's requests stop; comunica-default sent 40 there)", async () => {
+      const before = slowAt.length;
+      const o = await engine.query(`SELECT * { SERVICE <${many.url}> { ?s ?p ?o } SERVICE <${slow.url}> { ?s ?q ?v } }`, JSON_RESULTS, { timeoutMs: 2000, limitFromStart: true });
+      // comunica-default's bind join (a request per row, 400 ms each) runs to the limit; comunica and jena send one request and answer.
+      expect(o.status).toBe(engine.name === 'comunica-default' ? 'timeout' : 'ok');
+      // The engine's limit, from many's request: its Fkgqa-Timeout plus sentLimit's margin (at most 250 ms).
+      const limitAt = manyAt.t + manyAt.ms + 250;
+      expect(slowAt.slice(before).filter((t) => t > limitAt + 1000)).toEqual([]);
+      expect(o.requests[slow.url] ?? 0).toBe(slowAt.length - before);
+    });
+
     it('answers another query while one waits on a stalled endpoint; stops that one when its signal aborts, and answers the next one', async () => {
       const ac = new AbortController();
       const hits = stall.hits;
@@ -421,6 +473,8 @@ describe('engines / Comunica loaded from its bundle (npm run build, engine-modul
         const o = await engine.query(query, MEDIA.json, { timeoutMs: 120_000 });
         expect(o.status, JSON.stringify(o)).toBe('ok');
         expect(engine.loadedFrom).toBe(from);
+        // What fkgqa serve's progress line says once the engine started.
+        expect(engine.startedHow()).toBe(from === 'bundle' ? 'loaded from its bundle' : 'loaded module by module: no usable bundle (run npm run build)');
         answers[from] = o.status === 'ok' ? o.body : '';
       } finally {
         await engine.close();

@@ -230,7 +230,8 @@ export async function withMcp(urls: string[], engine: string | undefined, body: 
   const client = new Client({ name: 'test', version: '1' });
   await client.connect(y);
   try {
-    await body(async (query) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000 } })) as ToolAnswer);
+    // The SDK's own request limit (60 s by default) above the tool's 60 s: at load 20–30 the answer came after it (SdkError: Request timed out).
+    await body(async (query) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000 } }, { timeout: 600_000 })) as ToolAnswer);
   } finally {
     await client.close();
     await mcp.close();

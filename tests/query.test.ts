@@ -64,6 +64,20 @@ function child(args: string[]): Promise<{ code: number | null; stdout: string; s
 const fkgqa = (args: string[]) => fkgqaInProcess(args);
 
 describe('query / a federated join from the shell', () => {
+  it('refuses a query naming endpoints of two graphs (as run_sparql_query and /federation/sparql), nothing sent; --mix-graphs lets it run', async () => {
+    // The running serve's endpoints file with a second graph's endpoint beside library's (its URL: library-shard3's).
+    const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as { endpoints: Record<string, unknown>[] };
+    const other = { ...file.endpoints.find((e) => e.id === 'library-shard3')!, id: 'observatory-shard1', graph: 'observatory' };
+    const mixed = path.join(dir, 'mixed-endpoints.json');
+    fs.writeFileSync(mixed, JSON.stringify({ ...file, endpoints: [...file.endpoints.filter((e) => e.id !== 'library-shard3'), other] }));
+    const q = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url['library-shard1']}> { ?a ?p ?o } SERVICE <${url['library-shard3']}> { ?a ?q ?r } }`;
+    await expect(runQuery({ query: q, endpointsFiles: [mixed], timeoutMs: 60_000 })).rejects.toThrow(
+      `the query is refused (mixed-graphs): the query names endpoints of 2 knowledge graphs (library: <${url['library-shard1']}>; observatory: <${url['library-shard3']}>); nothing was sent.`,
+    );
+    const a = await runQuery({ query: q, endpointsFiles: [mixed], timeoutMs: 60_000, mixGraphs: true });
+    expect([a.route, a.engine, a.results.results!.bindings.length]).toEqual(['federation', 'comunica', 1]);
+  }, 120_000);
+
   it('answers a 3-shard join through the federation engine (library function)', async () => {
     const a = await runQuery({ query: join(), shards: build, timeoutMs: 60_000 });
     expect(a.route).toBe('federation');
@@ -85,7 +99,7 @@ describe('query / a federated join from the shell', () => {
   it('writes the answer as CSV, TSV and JSON that parse back to the same rows (CLI)', async () => {
     const [csv, tsv, json] = await Promise.all(['csv', 'tsv', 'json'].map((f) => fkgqa(['query', '--shards', build, '--format', f, '--timeout', '60000', join()])));
     for (const r of [csv, tsv, json]) expect(r.code).toBe(0);
-    expect(csv.stderr).toMatch(/^fkgqa query: 7 rows \(federation engine over library-shard1, library-shard4, library-shard2; \d+ ms; \d+ HTTP requests\)\n$/);
+    expect(csv.stderr).toMatch(/^fkgqa query: 7 rows \(federation engine comunica over library-shard1, library-shard4, library-shard2; \d+ ms; \d+ HTTP requests\)\n$/);
     const c = parseCsv(csv.stdout, { columns: true }) as { name: string; title: string }[];
     expect(csv.stdout.split('\r\n')[0]).toBe('name,title');
     expect(c).toHaveLength(7);

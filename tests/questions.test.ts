@@ -59,7 +59,7 @@ describe('questions / demo dataset', async () => {
     expect(views.find((v) => v.queryId === 'library/q4')!.shardsNeeded).toEqual(['library-shard1', 'library-shard2', 'library-shard4']);
     const text = formatQuestionsText([peru]);
     expect(text).toContain('library/q2 — question 2: What are the names of the authors from Peru?');
-    expect(text).toContain('shards: 4 in the graph; needed 1 (shard1); implied 2 (shard1, shard3); covered, federated');
+    expect(text).toContain('shards: 4 in the graph; needed 1 (shard1); implied 2 (shard1, shard3); covered, federated (implied fan-out ≥ 2)');
     expect(text).toContain('answer: 2 rows');
   });
 

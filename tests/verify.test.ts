@@ -124,7 +124,8 @@ describe('verify / the demo build', () => {
     expect(without.queries[0].gold).toMatchObject({ status: 'ok', source: 'computed' });
     // With stats: the shared demo build's copy with the gold answers and realised fan-out fkgqa stats stored.
     const withStats = await demoBuild(tmpDir('fkgqa-verify-one-'), { gold: true });
-    const all = await verify({ shards: withStats, timeoutMs: 60_000, federationEngine: JENA ? 'all' : 'comunica', queries: ['library/q1'] });
+    const lines: string[] = [];
+    const all = await verify({ shards: withStats, timeoutMs: 60_000, federationEngine: JENA ? 'all' : 'comunica', queries: ['library/q1'], progress: (l) => lines.push(l) });
     expect(all.queries.map((q) => q.id)).toEqual(['library/q1']);
     expect(all.queries[0].gold).toMatchObject({ status: 'ok', source: 'gold-answers.json' });
     expect([all.engines, all.forms]).toEqual([engines, ['federated', 'trivial', 'oracle']]);
@@ -138,6 +139,8 @@ describe('verify / the demo build', () => {
     if (JENA) {
       expect(all.totals.jena.federated).toMatchObject({ identical: 0, skipped: 1 });
       expect(all.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
+      // Said once, before the queries (a newcomer saw "federated skipped" per query with no reason).
+      expect(lines.filter((l) => l.includes('skipped on'))).toEqual(['fkgqa verify: the federated form is skipped on jena: it has no source selection (it evaluates SERVICE clauses only; docs/federation.md)']);
       // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
       expect(all.queries[0].engines.jena.trivial!.requests).toBe(4);
     }

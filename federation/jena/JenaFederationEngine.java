@@ -145,6 +145,8 @@ public class JenaFederationEngine {
             String url = req.uri().toString();
             if (!allowed.contains(endpointKey(url))) throw new IOException("refused to contact " + endpointOf(url) + ": not a registered endpoint");
             if (st != null && st.cancelled) throw new IOException("query cancelled");
+            // Past the query's limit (fkgqa waits for answers due) nothing new is sent: a shard gets no query it could only stop at once.
+            if (st != null && System.nanoTime() >= st.deadlineNanos) throw new IOException("the query's time limit ended: no request sent to " + endpointOf(url));
             if (st != null) emit(with(msg("request", st.id), "endpoint", endpointOf(url)));
             HttpRequest.Builder b = HttpRequest.newBuilder(req, (n, v) -> true);
             // Only result types that carry term types: Jena's default Accept also offers text/csv (plain strings:
@@ -183,7 +185,9 @@ public class JenaFederationEngine {
                     + "; nothing was sent there");
             }
             if (st != null && s >= 400 && res.body() instanceof InputStream in) {
-                // Kept for the error's message (e.g. an endpoint's own time limit), and handed on unchanged.
+                // Kept for the error's message (e.g. an endpoint's own time limit), and handed on unchanged. Registered
+                // first: a cancel closes it, which ends a read of a body that never ends.
+                st.streams.add(in);
                 byte[] start = in.readNBytes(4096);
                 in.close();
                 st.errorBody = new String(start, StandardCharsets.UTF_8);

@@ -435,6 +435,7 @@ export function program(): Command {
     .addOption(new Option('--timeout <ms>', 'time limit of the query; over it the query is stopped (exit 2: the answer is unknown, not empty)').argParser(integer('--timeout', 1)).default(30_000))
     .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(1_000_000))
     .addOption(federationEngineOption('the federation engine of queries with several SERVICE clauses'))
+    .option('--mix-graphs', 'let one query join endpoints of several graphs (graphs reuse IRIs: by default such a query is refused, exit 2, as fkgqa mcp and serve refuse it)')
     .option('-q, --quiet', 'no summary line on stderr')
     .action(lazy('query'));
 

@@ -28,7 +28,7 @@ import { type AnswerForm, answerProblem, queryForm, SPARQL_RESULT_TYPES } from '
 import { inspectQuery, quickInspect } from '../sparql/inspect.js';
 import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
-import { DUE_ANSWER_GRACE_MS, sentLimit } from './limit.js';
+import { BUSY_STOPPED, sentLimit, TIME_LIMIT_STOPPED } from './limit.js';
 import { TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 
 export { sentLimit } from './limit.js';
@@ -82,7 +82,7 @@ export interface Busy {
  */
 export function stoppedAt(status: number, stopped: string | null, body: string): { by: 'endpoint' | 'request'; limitMs?: number } | undefined {
   if (status !== 503 || busyAt(status, stopped)) return undefined;
-  const m = stopped ? /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)/i.exec(stopped) : null;
+  const m = stopped ? TIME_LIMIT_STOPPED.exec(stopped) : null;
   if (m) return { by: m[1].toLowerCase() as 'endpoint' | 'request', limitMs: Number(m[2]) };
   if (!/time limit|timeout|timed out/i.test(body)) return undefined;
   const ms = /time limit of (\d+) ?ms/i.exec(body);
@@ -96,7 +96,7 @@ export function stoppedAt(status: number, stopped: string | null, body: string):
  */
 export function busyAt(status: number, stopped: string | null): { waitedMs: number } | undefined {
   if (status !== 503 || !stopped) return undefined;
-  const m = /^\s*busy\s*;.*\bwaited=(\d+)/i.exec(stopped);
+  const m = BUSY_STOPPED.exec(stopped);
   return m ? { waitedMs: Number(m[1]) } : undefined;
 }
 
@@ -340,9 +340,14 @@ export class BoundedSparqlClient {
     }
   }
 
-  /** Starts the federation engine now (Comunica takes 1–3 s to start) instead of at the first federated query. */
-  async warm(): Promise<void> {
-    await (await this.federation()).warm?.();
+  /**
+   * Starts the federation engine now (Comunica takes 1–3 s to start) instead of at the first federated query.
+   * @returns how it started, in words (FederationEngine.startedHow), when the engine says
+   */
+  async warm(): Promise<string | undefined> {
+    const engine = await this.federation();
+    await engine.warm?.();
+    return engine.startedHow?.();
   }
 
   /**
@@ -360,9 +365,9 @@ export class BoundedSparqlClient {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
-    // The engine's own limit (the time left after its start) ends the query, waiting for answers due from its endpoints
-    // (DueAnswers of limit.ts); this timer is the backstop.
-    const timer = how.limitFromStart ? undefined : setTimeout(() => limit.abort(), timeoutMs + DUE_ANSWER_GRACE_MS);
+    // The engine's own limit (the time left after its start) ends the query, reading the answers its endpoints already
+    // reported (DueAnswers of limit.ts, no wait: the limit bounds the whole call); this timer is the backstop.
+    const timer = how.limitFromStart ? undefined : setTimeout(() => limit.abort(), timeoutMs + 250);
     const onCancel = () => limit.abort();
     if (cancel?.aborted) limit.abort();
     else cancel?.addEventListener('abort', onCancel, { once: true });

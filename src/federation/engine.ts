@@ -113,6 +113,8 @@ export interface FederationEngine {
   close(): Promise<void>;
   /** Optional: starts the engine now rather than at its first query (engines that take seconds to start). */
   warm?(): Promise<void>;
+  /** Optional: how its last start went, in words for a progress line (e.g. Comunica "loaded from its bundle"); undefined before a start. */
+  startedHow?(): string | undefined;
 }
 
 /** What an engine is created with. */

@@ -36,6 +36,13 @@ export interface QueryLimit {
 export const BUSY_WAIT_SHARE = 0.1;
 
 /**
+ * The longest wait (ms) of a federated query for the federation engine to take it (a free thread, a
+ * replacement's start), beyond its own limit: run_sparql_query and `fkgqa query` pass
+ * `limitFromStart` with `waitMs` the larger of this and the query's limit.
+ */
+export const FEDERATION_WAIT_MS = 60_000;
+
+/**
  * The shortest wait that can make a stop busy, in ms: below it the wait is the cost of any query
  * (a message to a worker, a timer at load), not other queries; a request limit this small is the
  * query's own to miss (stop 26's hostile pass: `Fkgqa-Timeout` 1–50 ms on a query running alone was
@@ -136,10 +143,36 @@ export function queryLimit(options: EngineQueryOptions): QueryLimit {
  * margin before the engine's; on a loaded machine (load 20 on 2 cores) that answer, or the engine's
  * report of it, can still arrive after the engine's own timer fired: a shard's `503 busy` was then
  * charged to the query as its time limit (stop 28's load-20 runs). The wait ends at the first answer
- * that stopped the query (`Fkgqa-Stopped`), when no request is left in flight, or when the engine
- * ended the query itself; only an endpoint that ignores `Fkgqa-Timeout` makes it last this long.
+ * that stopped the query (`Fkgqa-Stopped`), when no request is left in flight, when the engine
+ * ended the query itself, or when the caller aborts; only an endpoint that ignores `Fkgqa-Timeout`
+ * makes it last this long. Not with a caller's hard deadline (`dueGraceMs`).
  */
 export const DUE_ANSWER_GRACE_MS = 2000;
+
+/**
+ * The wait for due answers of one query (ms): none when the call has a hard deadline — a client's
+ * (`within`: /federation/sparql with a request's own limit, which must be answered by then) or the
+ * whole call's (no `limitFromStart`: BoundedSparqlClient.federated's time limit bounds the call) —
+ * nor when the query has a `SERVICE SILENT` (the engine may have swallowed a 503 on purpose: a stop
+ * it reported is then no verdict); else `DUE_ANSWER_GRACE_MS`. Reports already posted are read
+ * either way (`DueAnswers.atLimit` with 0).
+ */
+export function dueGraceMs(options: EngineQueryOptions, query: string): number {
+  if (/\bSERVICE\s+SILENT\b/i.test(query)) return -1;
+  return options.within !== undefined || !options.limitFromStart ? 0 : DUE_ANSWER_GRACE_MS;
+}
+
+/**
+ * Whether a `Fkgqa-Stopped` value says how fkgqa serve stopped a query: `busy; …; waited=W; …` or
+ * `time-limit; by=endpoint|request; ms=N` (docs/serving.md). Only such a value is a verdict.
+ */
+export function stoppedParses(stopped: string): boolean {
+  return BUSY_STOPPED.test(stopped) || TIME_LIMIT_STOPPED.test(stopped);
+}
+/** `Fkgqa-Stopped` of a query that waited behind others (busy); group 1: the wait in ms. */
+export const BUSY_STOPPED = /^\s*busy\s*;.*\bwaited=(\d+)/i;
+/** `Fkgqa-Stopped` of a query stopped at a time limit; groups: by whom, the limit in ms. */
+export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)/i;
 
 /**
  * The requests of one engine query still awaiting their answer, and the first answer of fkgqa serve
@@ -159,18 +192,22 @@ export class DueAnswers {
     this.inFlight++;
   }
 
-  /** A request has its answer's status line (or failed); `fault` when that answer was a `503` with `Fkgqa-Stopped`. */
+  /** A request has its answer's status line (or failed); `fault` when that answer was a `503` with `Fkgqa-Stopped` (taken when it parses: `stoppedParses`). */
   answered(fault?: EndpointFault): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
-    if (fault?.stopped) this.stopped ??= fault;
+    this.note(fault);
     this.wake?.();
   }
 
   /** The engine ended the query itself (a result or an error; `fault` the error's). */
   end(fault?: EndpointFault): void {
-    if (fault?.stopped) this.stopped ??= fault;
+    this.note(fault);
     this.ended = true;
     this.wake?.();
+  }
+
+  private note(fault: EndpointFault | undefined): void {
+    if (fault?.stopped && stoppedParses(fault.stopped)) this.stopped ??= fault;
   }
 
   /** Whether the engine ended the query itself. */
@@ -180,24 +217,32 @@ export class DueAnswers {
 
   /**
    * At the engine's time limit: the answer that stopped the query at the limit its endpoint was sent,
-   * waiting for it (at most `graceMs`) while requests are in flight and the engine has not ended the
-   * query; undefined when there is none (the query's own time limit).
+   * waiting for it (at most `graceMs`; with 0 only reports already posted are read) while requests are
+   * in flight, the engine has not ended the query and `signal` is not aborted; undefined when there
+   * is none (the query's own time limit) or when `graceMs` is negative (no stop is a verdict: `dueGraceMs`).
    */
-  async atLimit(graceMs = DUE_ANSWER_GRACE_MS): Promise<EndpointFault | undefined> {
+  async atLimit(graceMs = DUE_ANSWER_GRACE_MS, signal?: AbortSignal): Promise<EndpointFault | undefined> {
+    if (graceMs < 0) return undefined;
     const until = Date.now() + graceMs;
     // Reports already posted to this thread are read first (a port's messages are read after the timers of a loop turn).
     await new Promise<void>((r) => setImmediate(r));
-    while (!this.stopped && this.inFlight > 0 && !this.ended && Date.now() < until) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, until - Date.now());
-        this.wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.wake = undefined;
+    const onAbort = () => this.wake?.();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      while (!this.stopped && this.inFlight > 0 && !this.ended && !signal?.aborted && Date.now() < until) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, until - Date.now());
+          this.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
     }
-    return this.stopped;
+    return signal?.aborted ? undefined : this.stopped;
   }
 }
 

@@ -13,14 +13,13 @@ import { Parser as N3Parser, Writer as N3Writer } from 'n3';
 import type { JsonResults } from '../sparql/results.js';
 import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
 import type { McpToolContext } from './context.js';
+import { FEDERATION_WAIT_MS } from '../federation/limit.js';
 import { mixedGraphs, planQuery, type QueryPlan } from '../federation/routing.js';
 import { findEndpoint, type EndpointRegistry } from '../federation/registry.js';
 import type { SparqlOutcome } from '../federation/client.js';
 import { pageArgs, pageNote, pickPage } from './paging.js';
 import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
-
-/** The longest wait (ms) of a federated query for the federation engine to take it (a free thread, a replacement's start), beyond its own limit. */
-export const FEDERATION_WAIT_MS = 60_000;
+export { FEDERATION_WAIT_MS };
 
 /** The result formats an agent may ask for (the reference server's list). */
 export const RESULT_FORMATS = ['application/sparql-results+json', 'text/turtle', 'application/ld+json', 'text/n3'] as const;

@@ -15,7 +15,8 @@ import { MEDIA } from '../sparql/protocol.js';
 import { serializeResults, type JsonResults, type JsonTerm } from '../sparql/results.js';
 import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
 import { openRegistry, unreachableEndpoints, type EndpointRegistry } from '../federation/registry.js';
-import { planQuery } from '../federation/routing.js';
+import { FEDERATION_WAIT_MS } from '../federation/limit.js';
+import { MIX_GRAPHS_OPTION, mixedGraphs, planQuery } from '../federation/routing.js';
 
 /** Output formats of `fkgqa query`. */
 export const QUERY_FORMATS = ['table', 'json', 'csv', 'tsv'] as const;
@@ -41,12 +42,16 @@ export interface QueryOptions {
   maxQueryChars?: number;
   /** Largest answer read, in bytes (default 256 MiB). */
   maxResultBytes?: number;
+  /** Let one query join endpoints of several graphs (`--mix-graphs`); default false: refused (`mixedGraphs`, as run_sparql_query and /federation/sparql). */
+  mixGraphs?: boolean;
 }
 
 /** The answer of `runQuery`. */
 export interface QueryAnswer {
   /** `direct` (one SERVICE wrapping the whole WHERE: sent to that endpoint) or `federation` (the federation engine). */
   route: 'direct' | 'federation';
+  /** The federation engine that answered (`--federation-engine` name), with route `federation`. */
+  engine?: string;
   /** The SERVICE targets, in order of first appearance. */
   targets: { id: string; url: string }[];
   /** `bindings` (SELECT), `boolean` (ASK) or `graph` (CONSTRUCT/DESCRIBE: triples as rows of ?subject ?predicate ?object). */
@@ -133,13 +138,16 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     endpointsElsewhere: 'the endpoints file of the running serve (<build>.state/endpoints.json)',
   });
   if (!plan.ok) throw new InputError(`the query is refused (${plan.errorClass})${plan.message.includes('nothing was sent') ? '' : '; nothing was sent'}: ${plan.message}`);
+  const mixed = o.mixGraphs ? undefined : mixedGraphs(plan.targets);
+  if (mixed) throw new InputError(`the query is refused (mixed-graphs): ${mixed} (or run it with ${MIX_GRAPHS_OPTION})`);
   const client = new BoundedSparqlClient(registry, { engine: o.federationEngine, maxResultBytes: o.maxResultBytes ?? 256 << 20 });
   const graph = plan.form === 'graph';
   const media = graph ? MEDIA.ntriples : MEDIA.json;
   const t0 = performance.now();
   let outcome: SparqlOutcome;
   try {
-    outcome = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, graph ? `${MEDIA.ntriples}, ${MEDIA.turtle};q=0.9` : media, timeoutMs) : await client.federated(plan.query, media, timeoutMs);
+    outcome = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, graph ? `${MEDIA.ntriples}, ${MEDIA.turtle};q=0.9` : media, timeoutMs) : // The limit counts from when the engine takes the query: its start (1–3 s) is not the query's (as run_sparql_query).
+        await client.federated(plan.query, media, timeoutMs, undefined, { limitFromStart: true, waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS) });
   } finally {
     await client.close();
   }
@@ -172,7 +180,7 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
   }
   // Only what SPARQL JSON results define (Comunica adds "metadata"), head first.
   results = results.boolean !== undefined ? { head: results.head ?? {}, boolean: results.boolean } : { head: { vars: results.head?.vars ?? [] }, results: { bindings: results.results?.bindings ?? [] } };
-  return { route: plan.route, targets: plan.targets.map((t) => ({ id: t.id, url: t.url })), form: plan.form, results, ms, requests: outcome.requests, registry: registry.source };
+  return { route: plan.route, ...(plan.route === 'federation' ? { engine: client.engineName } : {}), targets: plan.targets.map((t) => ({ id: t.id, url: t.url })), form: plan.form, results, ms, requests: outcome.requests, registry: registry.source };
 }
 
 /** A term as the table shows it: `<iri>`, a literal's lexical form (`@lang` appended), `_:label`. */

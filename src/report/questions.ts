@@ -227,7 +227,7 @@ export function formatQuestionsText(views: QuestionView[]): string {
     out.push(`${v.queryId} — question ${v.index}: ${v.question}`);
     out.push(`  query:  ${v.query.replace(/\s+/g, ' ').trim()}`);
     const needed = v.shardsNeeded === null ? `unknown (${v.shardsNeededStatus})` : list(v.shardsNeeded, v.kg);
-    out.push(`  shards: ${v.endpoints.length} in the graph; needed ${needed}; implied ${list(v.shardsImplied, v.kg)}; ${v.status}${v.federated ? ', federated' : ''}`);
+    out.push(`  shards: ${v.endpoints.length} in the graph; needed ${needed}; implied ${list(v.shardsImplied, v.kg)}; ${v.status}${v.federated ? ', federated (implied fan-out ≥ 2)' : ''}`);
     const a = v.answer;
     if (a.status !== 'ok') out.push(`  answer: ${a.status}${a.error ? `: ${a.error}` : ''}`);
     else {

@@ -152,10 +152,11 @@ export class FederationEndpoint {
    * Starts the federation engine now (`fkgqa serve` calls it once its endpoints answer), so that the
    * first federated query does not wait for it; after a stopped query the engine starts its
    * replacement at once (ComunicaEngine's warm spare).
+   * @returns how it started, in words (FederationEngine.startedHow), when the engine says
    * @throws the engine's start-up error
    */
-  async warm(): Promise<void> {
-    await this.sparql().warm();
+  async warm(): Promise<string | undefined> {
+    return this.sparql().warm();
   }
 
   /** Stops the federation engine's thread. */

@@ -277,7 +277,7 @@ export class ShardServer {
       this.federationWarm = this.federationEndpoint()
         .then((f) => f.warm())
         .then(
-          () => progress(`fkgqa serve: federation engine ${o.federationEngine ?? 'comunica'} started for ${FEDERATION_PATH}`),
+          (how) => progress(`fkgqa serve: federation engine ${o.federationEngine ?? 'comunica'} started for ${FEDERATION_PATH}${how ? ` (${how})` : ''}`),
           (e: Error) => progress(`fkgqa serve: the federation engine ${o.federationEngine ?? 'comunica'} failed to start: ${e.message} (federated queries are answered 502)`),
         );
     }

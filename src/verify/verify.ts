@@ -237,6 +237,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
         const engine = await createEngine(name, { endpoints: registry.endpoints.map((e) => e.url) });
         engines.push(engine);
         progress(`fkgqa verify: starting the federation engine ${name}`);
+        if (forms.includes('federated') && !engine.selectsSources) progress(`fkgqa verify: the federated form is skipped on ${name}: it has no source selection (it evaluates SERVICE clauses only; docs/federation.md)`);
         await engine.warm?.();
       } catch (e) {
         throw new InputError(`the federation engine ${name} failed to start: ${(e as Error).message}`);

@@ -27,9 +27,9 @@ export async function run(text: string | undefined, o: Record<string, any>): Pro
   }
   if (!q!.trim()) throw new InputError('the query is empty', o.file ? { file: o.file } : {});
   if (!o.shards && !o.endpoints && !o.endpoint) o.shards = 'shards';
-  const a = await query({ query: q!, shards: o.shards, state: o.state, endpointsFiles: o.endpoints, urls: o.endpoint, timeoutMs: o.timeout, federationEngine: o.federationEngine, maxQueryChars: o.maxQueryChars });
+  const a = await query({ query: q!, shards: o.shards, state: o.state, endpointsFiles: o.endpoints, urls: o.endpoint, timeoutMs: o.timeout, federationEngine: o.federationEngine, maxQueryChars: o.maxQueryChars, mixGraphs: o.mixGraphs === true });
   process.stdout.write(formatAnswer(a.results, format));
   const n = a.results.boolean !== undefined ? 'ASK' : `${a.results.results?.bindings.length ?? 0} ${a.form === 'graph' ? 'triples' : 'rows'}`;
-  const how = a.route === 'direct' ? `direct to ${a.targets[0].id}` : `federation engine over ${a.targets.map((t) => t.id).join(', ')}`;
+  const how = a.route === 'direct' ? `direct to ${a.targets[0].id}` : `federation engine ${a.engine} over ${a.targets.map((t) => t.id).join(', ')}`;
   stderrProgress(o.quiet)?.(`fkgqa query: ${n} (${how}; ${Math.round(a.ms)} ms; ${requests(a.requests)})`);
 }

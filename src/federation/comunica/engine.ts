@@ -27,7 +27,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
-import { DUE_ANSWER_GRACE_MS, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome } from '../limit.js';
+import { dueGraceMs, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
 import { bundleFor } from './engine-module.js';
@@ -197,6 +197,7 @@ export class ComunicaEngine implements FederationEngine {
         let finished = false;
         // Requests awaiting answers, and a 503 that stopped the query at its endpoint's limit: read at the engine's limit.
         const due = new DueAnswers();
+        const grace = dueGraceMs(options, query);
         let pastLimit = false;
         const done = (o: EngineOutcome, healthy: boolean) => {
           if (finished) return;
@@ -233,18 +234,24 @@ export class ComunicaEngine implements FederationEngine {
           if (why === 'timeout' && !finished) {
             // An endpoint's 503 at the limit it was sent (busy, or that limit) may still be on its way: it is the verdict.
             pastLimit = true;
-            const stopped = await due.atLimit();
+            const stopped = await due.atLimit(grace, options.signal);
             // A thread that ended the query itself is idle again (kept); else it is stopped.
             if (stopped) return done(stoppedOutcome(stopped, requests), due.isEnded);
+            if (options.signal?.aborted) return done(limit.outcome('aborted', requests), due.isEnded);
           }
           done(limit.outcome(why, requests), due.isEnded);
         });
-        worker.postMessage({ id, query, sources, mediaType, httpTimeoutMs: limit.left(), graceMs: DUE_ANSWER_GRACE_MS } satisfies ThreadRequest);
+        worker.postMessage({ id, query, sources, mediaType, httpTimeoutMs: limit.left(), graceMs: Math.max(0, grace) } satisfies ThreadRequest);
       });
     } finally {
       limit.dispose();
       wait.dispose();
     }
+  }
+
+  /** How the last thread loaded Comunica (FederationEngine.startedHow). */
+  startedHow(): string | undefined {
+    return this.loadedFrom === undefined ? undefined : this.loadedFrom === 'bundle' ? 'loaded from its bundle' : 'loaded module by module: no usable bundle (run npm run build)';
   }
 
   /** Terminates every thread; queries still running end with `error`. Idempotent. */

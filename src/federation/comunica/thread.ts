@@ -166,6 +166,9 @@ function guardedFetch(id: number): typeof fetch {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     let res: Response;
     let sent = false;
+    // Past the query's limit (the engine waits for answers due, DueAnswers) nothing new is sent: a shard gets no query
+    // it could only stop at once, and no stop of such a request is a verdict.
+    if (id === running && Date.now() >= deadline) throw new Error(`the query's time limit ended: no request sent to ${endpointOf(url)}`);
     try {
       // The time the query has left, less a margin (sentLimit): fkgqa serve's shard endpoint answers busy or its time limit by then.
       // A Request's own headers when Comunica passes one without init (Comunica 4.5 passes a URL and init).

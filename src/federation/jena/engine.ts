@@ -25,7 +25,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MAX_DECODED_BYTES, type EndpointFault, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
-import { DUE_ANSWER_GRACE_MS, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome, type StopReason } from '../limit.js';
+import { dueGraceMs, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome, type StopReason } from '../limit.js';
 import { errorBody } from '../http.js';
 import { checkServiceQuery } from '../service-check.js';
 
@@ -334,14 +334,15 @@ export class JenaEngine implements FederationEngine {
         const due = new DueAnswers();
         const result = new Promise<EngineOutcome>((resolve) => this.pending.set(id, { requests, resolve, due }));
         this.busy(true);
-        this.child!.stdin!.write(`${JSON.stringify({ op: 'query', id, query, mediaType, timeoutMs: limit.left(), graceMs: DUE_ANSWER_GRACE_MS })}\n`);
+        const grace = dueGraceMs(options, query);
+        this.child!.stdin!.write(`${JSON.stringify({ op: 'query', id, query, mediaType, timeoutMs: limit.left(), graceMs: Math.max(0, grace) })}\n`);
         const first = await Promise.race([result, limit.stopped]);
         if (first === 'timeout' || first === 'aborted') {
           // An endpoint's 503 at the limit it was sent (busy, or that limit) may still be on its way: it is the verdict.
-          const stopped = first === 'timeout' ? await due.atLimit() : undefined;
+          const stopped = first === 'timeout' ? await due.atLimit(grace, options.signal) : undefined;
           this.pending.delete(id);
           this.child?.stdin!.write(`${JSON.stringify({ op: 'cancel', id })}\n`);
-          return stopped ? stoppedOutcome(stopped, requests) : limit.outcome(first, requests);
+          return stopped ? stoppedOutcome(stopped, requests) : limit.outcome(options.signal?.aborted ? 'aborted' : first, requests);
         }
         return first;
       } finally {
