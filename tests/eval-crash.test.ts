@@ -85,6 +85,13 @@ describe('eval / the run file (unit)', () => {
     RunFile.open(built, 'aaaa1111').close();
     expect(() => RunFile.open(built, 'bbbb2222')).toThrow(`${built}, line 1: run a was made on another build (output digest aaaa1111, this build's is bbbb2222): give the runs of this build their own --out`);
     expect(fs.existsSync(path.join(dir, '.built.jsonl.fkgqa-lock'))).toBe(false);
+    // The same for a run of another federation engine (the newcomer's jena runs went into comunica's file); a line
+    // written before the engine was recorded is not checked.
+    const engined = path.join(dir, 'engined.jsonl');
+    fs.writeFileSync(engined, `${JSON.stringify({ format: RUN_FORMAT, id: 'a', endReason: 'submitted', limits: { federationEngine: 'comunica' } })}\n${on('aaaa1111')}\n`);
+    RunFile.open(engined, 'aaaa1111', 'comunica').close();
+    expect(() => RunFile.open(engined, 'aaaa1111', 'jena')).toThrow(`${engined}, line 1: run a was made with the federation engine comunica, these runs use jena: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`);
+    RunFile.open(built, 'aaaa1111', 'jena').close();
     // A live process (the test's parent) holds the lock: refused. A dead one's lock is taken over.
     const g = path.join(dir, 'locked.jsonl');
     const lock = path.join(dir, '.locked.jsonl.fkgqa-lock');

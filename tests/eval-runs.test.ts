@@ -61,7 +61,7 @@ describe('eval / the run record (fkgqa-run/2)', () => {
     // Every limit that can change the outcome: a scripted agent has no LLM request limit or retries, and
     // its queries may be 1,000,000 characters long (as --help says; it was 8,000, which refused the
     // trivial form of pets_1/q8 with 14,579 characters as "too-long", counted as a wrong answer).
-    expect(a.limits).toEqual({ messages: null, tokens: null, timeMs: null, queryTimeoutMs: 20_000, maxQueryChars: 1_000_000, requestTimeoutMs: null, maxRetries: null });
+    expect(a.limits).toEqual({ messages: null, tokens: null, timeMs: null, queryTimeoutMs: 20_000, maxQueryChars: 1_000_000, requestTimeoutMs: null, maxRetries: null, federationEngine: 'comunica' });
     // The digest is of what the server lists (instructions, tools with descriptions and schemas, resources, prompts) plus the harness's two tools.
     const registry = filterGraphs(openRegistry({ endpointsFiles: [endpointsFile], build }), ['library']);
     const p = await McpToolProvider.inProcess({ registry, setup: 'baseline', callLog: null, state: null, limits: { defaultTimeoutMs: 20_000, maxQueryChars: 1_000_000 } });
@@ -237,7 +237,7 @@ describe('eval / the LLM API: backoff, time limits, waits shown (issue 19)', () 
     // system, question, then 2 × (reply, tool result) = 6 messages: no third call.
     expect(m).toMatchObject({ endReason: 'message_limit', counts: { llmCalls: 2 } });
     // --max-query-chars, --timeout, --request-timeout (default) and --max-retries are recorded too.
-    expect(m.limits).toEqual({ messages: 6, tokens: null, timeMs: null, queryTimeoutMs: 25_000, maxQueryChars: 5000, requestTimeoutMs: 300_000, maxRetries: 0 });
+    expect(m.limits).toEqual({ messages: 6, tokens: null, timeMs: null, queryTimeoutMs: 25_000, maxQueryChars: 5000, requestTimeoutMs: 300_000, maxRetries: 0, federationEngine: 'comunica' });
     expect(m.messages).toHaveLength(6);
     // 110 tokens per call: 330 ≥ 250 after the third call.
     expect(t).toMatchObject({ endReason: 'token_limit', limits: { tokens: 250 }, counts: { llmCalls: 3 }, usage: { totalTokens: 330 } });

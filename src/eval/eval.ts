@@ -8,6 +8,7 @@
  * in-process provider, scoped to the question's graph. Every run records the build it was made
  * on, the gold answer it will be scored against and the digest of the tool surface it saw.
  */
+import { DEFAULT_FEDERATION_ENGINE } from '../federation/engines.js';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -280,7 +281,7 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
     const why = await unreachableApi(o.baseUrl!, o.apiKey);
     if (why) throw new InputError(`the model API at ${o.baseUrl} cannot be reached (${why}): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run`);
   }
-  const runFile = RunFile.open(o.out, digest);
+  const runFile = RunFile.open(o.out, digest, o.federationEngine ?? DEFAULT_FEDERATION_ENGINE);
   const endReasons: Partial<Record<EndReason, number>> = {};
   const failed = new Map<EndReason, { runs: number; first: { id: string; error: string } }>();
   // One executor (one federation engine thread: Comunica takes seconds to start) and, in-process,
@@ -381,6 +382,7 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
             maxQueryChars,
             requestTimeoutMs: o.agent === 'llm' ? (o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) : null,
             maxRetries: o.agent === 'llm' ? (o.maxRetries ?? DEFAULT_MAX_RETRIES) : null,
+            federationEngine: o.federationEngine ?? DEFAULT_FEDERATION_ENGINE,
           },
           build: { outputDigest: digest, goldDigest: goldAnswerDigest(goldOf(q)) },
           prompt,

@@ -218,6 +218,8 @@ export interface RunLimits {
   requestTimeoutMs?: number | null;
   /** Retries of an LLM call before the run ends with `model_error` (`--max-retries`; null for scripted agents). */
   maxRetries?: number | null;
+  /** The federation engine of the tools and of the final execution (`--federation-engine`): it decides what times out. Absent in lines written before it. */
+  federationEngine?: string;
 }
 
 /** One shard endpoint of the question's graph. */

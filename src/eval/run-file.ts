@@ -64,11 +64,14 @@ export class RunFile {
    * @param file the `--out` path
    * @param outputDigest the output digest of the build the new runs are made on: a run of another
    *   build in the file is refused (it would be skipped as done, and scoring mixes builds)
+   * @param federationEngine the federation engine of the new runs (`--federation-engine`): a run of
+   *   another engine in the file is refused for the same reasons (the engine decides what times out;
+   *   lines without `limits.federationEngine`, written before it was recorded, are not checked)
    * @throws InputError when the path is a directory or below a file, another process holds the
    *   lock, a line other than a torn last one is not a run record, or a run was made on another
-   *   build (file and line named)
+   *   build or federation engine (file and line named)
    */
-  static open(file: string, outputDigest?: string): RunFile {
+  static open(file: string, outputDigest?: string, federationEngine?: string): RunFile {
     const abs = path.resolve(file);
     if (fs.existsSync(abs) && fs.statSync(abs).isDirectory()) {
       throw new InputError(`--out is a directory: give the run file's name (JSON lines), e.g. --out ${path.join(file, 'runs.jsonl')}`, { file });
@@ -86,7 +89,7 @@ export class RunFile {
     try {
       const opening = RunFile.repair(abs, file);
       const rf = new RunFile(file, lock, opening);
-      rf.read(abs, outputDigest);
+      rf.read(abs, outputDigest, federationEngine);
       rf.fd = fs.openSync(abs, 'a');
       process.on('exit', rf.onExit);
       return rf;
@@ -123,7 +126,7 @@ export class RunFile {
   }
 
   /** Reads every line (all whole after the repair). @throws InputError naming a line that is not a run record, or a run of another build */
-  private read(abs: string, outputDigest: string | undefined): void {
+  private read(abs: string, outputDigest: string | undefined, federationEngine: string | undefined): void {
     if (!fs.existsSync(abs)) return;
     const lines = fs.readFileSync(abs, 'utf8').split('\n');
     for (const [i, line] of lines.entries()) {
@@ -140,6 +143,10 @@ export class RunFile {
       const made = (r.build as { outputDigest?: unknown } | undefined)?.outputDigest;
       if (outputDigest !== undefined && made !== undefined && made !== outputDigest) {
         throw new InputError(`run ${r.id} was made on another build (output digest ${String(made).slice(0, 16)}, this build's is ${outputDigest.slice(0, 16)}): give the runs of this build their own --out`, { file: this.file, line: i + 1 });
+      }
+      const engine = (r.limits as { federationEngine?: unknown } | undefined)?.federationEngine;
+      if (federationEngine !== undefined && engine !== undefined && engine !== federationEngine) {
+        throw new InputError(`run ${r.id} was made with the federation engine ${String(engine)}, these runs use ${federationEngine}: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`, { file: this.file, line: i + 1 });
       }
       this.latest.set(r.id, r);
     }
