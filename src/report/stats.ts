@@ -387,7 +387,7 @@ export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], 
       tiesUnknown: answered.filter((q) => q.answerTies === 'unknown').length,
     },
     gapExamples: covered
-      .filter((q) => q.realisedFanOut !== null && q.realisedFanOut > 0)
+      .filter((q) => q.realisedFanOut !== null && q.realisedFanOut > 0 && q.realisedFanOut < q.impliedFanOut!)
       .map((q) => ({ query: q.query, implied: q.impliedFanOut!, realised: q.realisedFanOut! }))
       .sort((a, b) => b.implied - b.realised - (a.implied - a.realised) || (a.query < b.query ? -1 : 1))
       .slice(0, 5),
