@@ -9,7 +9,8 @@ import { BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint, type PoolOutcome } fr
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { ComunicaEngine } from '../src/federation/comunica/engine.js';
-import { DueAnswers, stoppedOutcome, waitLimit, waitOutcome } from '../src/federation/limit.js';
+import { DueAnswers, stoppedOutcome, stoppedParses, waitLimit, waitOutcome } from '../src/federation/limit.js';
+import { silentTargets } from '../src/sparql/services.js';
 import { infrastructureMessage } from '../src/mcp/tool-error.js';
 import { behindHeavy, HEAVY, until } from './busy-helpers.js';
 import { demoBuild, tmpDir } from './helpers.js';
@@ -305,6 +306,20 @@ describe("answers due at the engine's limit (DueAnswers)", () => {
     setImmediate(() => during.answered(busy));
     expect(await verdict).toEqual(busy);
     expect(stoppedOutcome(busy, { [busy.endpoint]: 1 })).toEqual({ status: 'error', error: `the endpoint ${busy.endpoint} ${busy.what}`, httpStatus: 503, fault: busy, requests: { [busy.endpoint]: 1 } });
+  });
+  it("only fkgqa serve's whole Fkgqa-Stopped values are stops; a SERVICE SILENT endpoint's stop is none (attack, stop 29)", () => {
+    expect(['busy; by=request; waited=900; ms=900', 'busy; by=queue; waited=31000; ms=30000', 'time-limit; by=request; ms=900', 'time-limit; by=endpoint; ms=30000'].map(stoppedParses)).toEqual([true, true, true, true]);
+    // Forged or cut: no `by`/`ms`, a trailer after the value, garbage.
+    expect(['busy; waited=99999999', `busy; by=request; waited=999999999; ms=1;x=${'A'.repeat(50)}`, 'garbage', 'busy'].map(stoppedParses)).toEqual([false, false, false, false]);
+    const q = `SELECT * { { SERVICE SILENT <http://a/sparql?x=1> { ?s ?p ?o } } UNION { SERVICE <http://b/sparql> { ?s ?p ?o } FILTER(?o != "SERVICE SILENT <http://c/sparql>") } } # SERVICE SILENT <http://d/sparql>`;
+    expect([...silentTargets(q)]).toEqual(['http://a/sparql']);
+    const due = new DueAnswers(silentTargets(q));
+    due.sent();
+    due.sent();
+    due.answered({ ...busy, endpoint: 'http://a/sparql' });
+    expect(due.stopped).toBeUndefined();
+    due.answered({ ...busy, endpoint: 'http://b/sparql' });
+    expect(due.stopped?.endpoint).toBe('http://b/sparql');
   });
   it('no stop: none when nothing is in flight, when the last answer came, when the engine ended the query, or after the grace', async () => {
     expect(await new DueAnswers().atLimit(600_000)).toBeUndefined();

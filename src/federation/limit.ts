@@ -152,25 +152,22 @@ export const DUE_ANSWER_GRACE_MS = 2000;
 /**
  * The wait for due answers of one query (ms): none when the call has a hard deadline — a client's
  * (`within`: /federation/sparql with a request's own limit, which must be answered by then) or the
- * whole call's (no `limitFromStart`: BoundedSparqlClient.federated's time limit bounds the call) —
- * nor when the query has a `SERVICE SILENT` (the engine may have swallowed a 503 on purpose: a stop
- * it reported is then no verdict); else `DUE_ANSWER_GRACE_MS`. Reports already posted are read
- * either way (`DueAnswers.atLimit` with 0).
+ * whole call's (no `limitFromStart`: BoundedSparqlClient.federated's time limit bounds the call);
+ * else `DUE_ANSWER_GRACE_MS`. Reports already posted are read either way (`DueAnswers.atLimit` with 0).
  */
-export function dueGraceMs(options: EngineQueryOptions, query: string): number {
-  if (/\bSERVICE\s+SILENT\b/i.test(query)) return -1;
+export function dueGraceMs(options: EngineQueryOptions): number {
   return options.within !== undefined || !options.limitFromStart ? 0 : DUE_ANSWER_GRACE_MS;
 }
 
 /**
- * Whether a `Fkgqa-Stopped` value says how fkgqa serve stopped a query: `busy; …; waited=W; …` or
- * `time-limit; by=endpoint|request; ms=N` (docs/serving.md). Only such a value is a verdict.
+ * Whether a `Fkgqa-Stopped` value says how fkgqa serve stopped a query, whole: `busy; by=request|queue;
+ * waited=W; ms=N` or `time-limit; by=endpoint|request; ms=N` (docs/serving.md). Only such a value is a verdict.
  */
 export function stoppedParses(stopped: string): boolean {
   return BUSY_STOPPED.test(stopped) || TIME_LIMIT_STOPPED.test(stopped);
 }
-/** `Fkgqa-Stopped` of a query that waited behind others (busy); group 1: the wait in ms. */
-export const BUSY_STOPPED = /^\s*busy\s*;.*\bwaited=(\d+)/i;
+/** `Fkgqa-Stopped` of a query that waited behind others (busy), as fkgqa serve writes it; group 1: the wait in ms, group 2: the limit. */
+export const BUSY_STOPPED = /^\s*busy\s*;\s*by=(?:request|queue)\s*;\s*waited=(\d+)\s*;\s*ms=(\d+)\s*$/i;
 /** `Fkgqa-Stopped` of a query stopped at a time limit; groups: by whom, the limit in ms. */
 export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)/i;
 
@@ -181,6 +178,8 @@ export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*
  * engine's time limit (`atLimit`).
  */
 export class DueAnswers {
+  /** @param silent endpoints of the query's `SERVICE SILENT` clauses (`silentTargets`): their stops are no verdict (the engine may have swallowed them) */
+  constructor(private readonly silent: ReadonlySet<string> = new Set()) {}
   private inFlight = 0;
   private ended = false;
   private wake: (() => void) | undefined;
@@ -207,7 +206,7 @@ export class DueAnswers {
   }
 
   private note(fault: EndpointFault | undefined): void {
-    if (fault?.stopped && stoppedParses(fault.stopped)) this.stopped ??= fault;
+    if (fault?.stopped && stoppedParses(fault.stopped) && !this.silent.has(fault.endpoint)) this.stopped ??= fault;
   }
 
   /** Whether the engine ended the query itself. */
@@ -219,10 +218,9 @@ export class DueAnswers {
    * At the engine's time limit: the answer that stopped the query at the limit its endpoint was sent,
    * waiting for it (at most `graceMs`; with 0 only reports already posted are read) while requests are
    * in flight, the engine has not ended the query and `signal` is not aborted; undefined when there
-   * is none (the query's own time limit) or when `graceMs` is negative (no stop is a verdict: `dueGraceMs`).
+   * is none (the query's own time limit).
    */
   async atLimit(graceMs = DUE_ANSWER_GRACE_MS, signal?: AbortSignal): Promise<EndpointFault | undefined> {
-    if (graceMs < 0) return undefined;
     const until = Date.now() + graceMs;
     // Reports already posted to this thread are read first (a port's messages are read after the timers of a loop turn).
     await new Promise<void>((r) => setImmediate(r));

@@ -67,3 +67,18 @@ export function serviceTargets(query: string): string[] | undefined {
   walk(parsed.query.ast);
   return out;
 }
+
+/**
+ * The endpoints a query names in `SERVICE SILENT` clauses (their IRIs without query string or
+ * fragment): an engine may swallow their errors on purpose, so a federation engine takes none of
+ * their `503` stops as the query's verdict (DueAnswers of src/federation/limit.ts). Empty when the
+ * query has none or does not parse (comments and string literals are not clauses).
+ */
+export function silentTargets(query: string): Set<string> {
+  const out = new Set<string>();
+  if (!/SILENT/i.test(query)) return out;
+  const parsed = parseQuery(query, undefined);
+  if (!parsed.ok) return out;
+  for (const s of serviceClauses(parsed.query.ast)) if (s.silent && s.name.termType === 'NamedNode') out.add(s.name.value.replace(/[?#].*$/, ''));
+  return out;
+}

@@ -29,6 +29,7 @@ import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
 import { dueGraceMs, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
+import { silentTargets } from '../../sparql/services.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
 import { bundleFor } from './engine-module.js';
 
@@ -196,8 +197,8 @@ export class ComunicaEngine implements FederationEngine {
       return await new Promise<EngineOutcome>((resolve) => {
         let finished = false;
         // Requests awaiting answers, and a 503 that stopped the query at its endpoint's limit: read at the engine's limit.
-        const due = new DueAnswers();
-        const grace = dueGraceMs(options, query);
+        const due = new DueAnswers(silentTargets(query));
+        const grace = dueGraceMs(options);
         let pastLimit = false;
         const done = (o: EngineOutcome, healthy: boolean) => {
           if (finished) return;
@@ -241,7 +242,7 @@ export class ComunicaEngine implements FederationEngine {
           }
           done(limit.outcome(why, requests), due.isEnded);
         });
-        worker.postMessage({ id, query, sources, mediaType, httpTimeoutMs: limit.left(), graceMs: Math.max(0, grace) } satisfies ThreadRequest);
+        worker.postMessage({ id, query, sources, mediaType, httpTimeoutMs: limit.left(), graceMs: grace } satisfies ThreadRequest);
       });
     } finally {
       limit.dispose();

@@ -28,6 +28,7 @@ import { DEFAULT_MAX_DECODED_BYTES, type EndpointFault, type EngineOutcome, type
 import { dueGraceMs, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome, type StopReason } from '../limit.js';
 import { errorBody } from '../http.js';
 import { checkServiceQuery } from '../service-check.js';
+import { silentTargets } from '../../sparql/services.js';
 
 /** The Java program (federation/jena/JenaFederationEngine.java at the repository root). */
 export const JENA_PROGRAM = fileURLToPath(new URL('../../../federation/jena/JenaFederationEngine.java', import.meta.url));
@@ -331,11 +332,11 @@ export class JenaEngine implements FederationEngine {
         }
         limit = runLimit(options, wait);
         const id = this.nextId++;
-        const due = new DueAnswers();
+        const due = new DueAnswers(silentTargets(query));
         const result = new Promise<EngineOutcome>((resolve) => this.pending.set(id, { requests, resolve, due }));
         this.busy(true);
-        const grace = dueGraceMs(options, query);
-        this.child!.stdin!.write(`${JSON.stringify({ op: 'query', id, query, mediaType, timeoutMs: limit.left(), graceMs: Math.max(0, grace) })}\n`);
+        const grace = dueGraceMs(options);
+        this.child!.stdin!.write(`${JSON.stringify({ op: 'query', id, query, mediaType, timeoutMs: limit.left(), graceMs: grace })}\n`);
         const first = await Promise.race([result, limit.stopped]);
         if (first === 'timeout' || first === 'aborted') {
           // An endpoint's 503 at the limit it was sent (busy, or that limit) may still be on its way: it is the verdict.
