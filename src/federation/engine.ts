@@ -16,7 +16,8 @@
  * equivalent check, redirects included; a SERVICE-explicit query checked with `checkServiceQuery`
  * of service-check.ts before anything is sent; every request carrying the time the query has left
  * in `Fkgqa-Timeout`, `sentLimit` of limit.ts, and a `503` with `Fkgqa-Stopped` reported as a fault
- * with `stopped`), add its name to FEDERATION_ENGINES and a case to
+ * with `stopped`; each request's answer reported to a `DueAnswers` of limit.ts as soon as its status
+ * line arrives, read at the limit with `dueGraceMs`; nothing sent past the limit), add its name to FEDERATION_ENGINES and a case to
  * `createEngine` in engines.ts. tests/federation.test.ts and tests/engines.test.ts run their checks
  * on every engine listed. docs/federation.md describes the engines and their disagreements.
  */
