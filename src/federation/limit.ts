@@ -244,6 +244,16 @@ export class DueAnswers {
   }
 }
 
+/**
+ * The outcome of a query whose engine limit ended (both engines): the stop an endpoint answered
+ * (`stoppedOutcome`) after `due.atLimit(graceMs, signal)`, else the limit's `aborted` (the caller
+ * aborted meanwhile) or `timeout`.
+ */
+export async function outcomeAtLimit(due: DueAnswers, limit: QueryLimit, graceMs: number, signal: AbortSignal | undefined, requests: Record<string, number>): Promise<EngineOutcome> {
+  const stopped = await due.atLimit(graceMs, signal);
+  return stopped ? stoppedOutcome(stopped, requests) : limit.outcome(signal?.aborted ? 'aborted' : 'timeout', requests);
+}
+
 /** The outcome of a query stopped at an endpoint's limit (`DueAnswers.stopped`): its `503`, told apart by `BoundedSparqlClient.federated` (busy, or the query's time limit). */
 export function stoppedOutcome(fault: EndpointFault, requests: Record<string, number>): EngineOutcome {
   return { status: 'error', error: `the endpoint ${fault.endpoint} ${fault.what}`, httpStatus: 503, fault, requests };

@@ -27,7 +27,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
-import { dueGraceMs, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome } from '../limit.js';
+import { dueGraceMs, DueAnswers, outcomeAtLimit, runLimit, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 import { silentTargets } from '../../sparql/services.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
@@ -232,15 +232,11 @@ export class ComunicaEngine implements FederationEngine {
         worker.on('error', onError);
         worker.on('exit', onExit);
         void limit.stopped.then(async (why) => {
-          if (why === 'timeout' && !finished) {
-            // An endpoint's 503 at the limit it was sent (busy, or that limit) may still be on its way: it is the verdict.
-            pastLimit = true;
-            const stopped = await due.atLimit(grace, options.signal);
-            // A thread that ended the query itself is idle again (kept); else it is stopped.
-            if (stopped) return done(stoppedOutcome(stopped, requests), due.isEnded);
-            if (options.signal?.aborted) return done(limit.outcome('aborted', requests), due.isEnded);
-          }
-          done(limit.outcome(why, requests), due.isEnded);
+          // An endpoint's 503 at the limit it was sent (busy, or that limit) may still be on its way: it is the verdict.
+          if (why === 'timeout' && !finished) pastLimit = true;
+          const o = pastLimit ? await outcomeAtLimit(due, limit, grace, options.signal, requests) : limit.outcome(why, requests);
+          // A thread that ended the query itself is idle again (kept); else it is stopped.
+          done(o, due.isEnded);
         });
         worker.postMessage({ id, query, sources, mediaType, httpTimeoutMs: limit.left(), graceMs: grace } satisfies ThreadRequest);
       });

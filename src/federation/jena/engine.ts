@@ -25,7 +25,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MAX_DECODED_BYTES, type EndpointFault, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
-import { dueGraceMs, DueAnswers, runLimit, stoppedOutcome, waitLimit, waitOutcome, type StopReason } from '../limit.js';
+import { dueGraceMs, DueAnswers, outcomeAtLimit, runLimit, waitLimit, waitOutcome, type StopReason } from '../limit.js';
 import { errorBody } from '../http.js';
 import { checkServiceQuery } from '../service-check.js';
 import { silentTargets } from '../../sparql/services.js';
@@ -340,10 +340,10 @@ export class JenaEngine implements FederationEngine {
         const first = await Promise.race([result, limit.stopped]);
         if (first === 'timeout' || first === 'aborted') {
           // An endpoint's 503 at the limit it was sent (busy, or that limit) may still be on its way: it is the verdict.
-          const stopped = first === 'timeout' ? await due.atLimit(grace, options.signal) : undefined;
+          const o = first === 'timeout' ? await outcomeAtLimit(due, limit, grace, options.signal, requests) : limit.outcome(first, requests);
           this.pending.delete(id);
           this.child?.stdin!.write(`${JSON.stringify({ op: 'cancel', id })}\n`);
-          return stopped ? stoppedOutcome(stopped, requests) : limit.outcome(options.signal?.aborted ? 'aborted' : first, requests);
+          return o;
         }
         return first;
       } finally {
