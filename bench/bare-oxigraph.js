@@ -9,7 +9,7 @@
 //     loads every shard of the build (of those graphs) into its own oxigraph store, as one process
 //     can, and prints one line `loaded <shards> <triples> <ms> <peak RSS bytes>` (ms from the
 //     process start, node's own start-up included); exits 0, or 1 with the error when the stores do
-//     not fit. One oxigraph instance holds at most 4 GiB (pitfall B12), so, as serve does with its
+//     not fit. One oxigraph instance holds at most 4 GiB (about 1 KB per triple), so, as serve does with its
 //     workers (MAX_TRIPLES_PER_WORKER, src/serve/server.ts), a fresh instance takes the next shards
 //     once one holds 2,000,000 triples: oxigraph's web build compiled once and instantiated per
 //     instance (a module imported under its own URL is a new instance), all in this one thread.

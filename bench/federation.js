@@ -1,7 +1,7 @@
 // npm run bench:federation [-- --shards DIR --gold-state DIR --state DIR] [-- --engines all]
 //   [-- --forms trivial,oracle] [-- --timeout 30000] [-- --runs 30] [-- --join kg/qN]
 //   [-- --baseline kg/qN] [-- --out FILE] [-- --skip-corpus]
-// The figures of issue 17 (docs/federation.md), measured side by side in one run (a benchmark, not
+// The federation engines' figures (docs/federation.md), measured side by side in one run (a benchmark, not
 // a test). Without --shards, on the demo build (partitioned and `stats`-ed into a temporary
 // folder). The shard endpoints (and the unsharded graphs, --with-originals) run in a separate
 // `fkgqa serve` process with its own --state; gold answers and realised fan-out are read from

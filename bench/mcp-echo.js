@@ -1,4 +1,4 @@
-// The floor rows of bench/mcp.js (issue 20): a stdio peer that does no work but answer.
+// The floor rows of bench/mcp.js: a stdio peer that does no work but answer.
 //   node bench/mcp-echo.js bare LINE_BYTES   answers each newline-delimited JSON-RPC request with one
 //                                           line of about LINE_BYTES bytes (its id copied): the bare
 //                                           stdio round trip between two Node processes;

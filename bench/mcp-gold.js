@@ -1,13 +1,13 @@
 // node bench/mcp-gold.js [-- --shards DIR] [-- --kg a,b] [-- --timeout MS] [-- --federation-engine NAME] [-- --json FILE]
 // The end-to-end check of fkgqa mcp on a build (a long run, not a test): every distinct gold query,
 // rewritten as its trivial federation over its graph's shards, sent through run_sparql_query, must
-// give the gold answer stored by fkgqa stats (src/checks/mcp-gold.ts). Default build: /work/devbuild
-// when it exists. Prints the totals and every query that is not identical, with the reason.
+// give the gold answer stored by fkgqa stats (src/checks/mcp-gold.ts). Default build: devbuild
+// (as docs/evaluation.md builds it) when it exists. Prints the totals and every query that is not identical, with the reason.
 import fs from 'node:fs';
 import { checkGoldThroughMcp } from '../dist/checks/mcp-gold.js';
 import { benchOptions } from './lib.js';
 
-const o = benchOptions({ shards: '/work/devbuild', kg: '', timeout: '10000', json: '', 'federation-engine': 'comunica' }, ['quiet']);
+const o = benchOptions({ shards: 'devbuild', kg: '', timeout: '10000', json: '', 'federation-engine': 'comunica' }, ['quiet']);
 if (!fs.existsSync(o.shards)) {
   console.error(`bench/mcp-gold: no build at ${o.shards} (give --shards)`);
   process.exit(2);

@@ -23,7 +23,7 @@
 // runs, or with the two checkouts swapped.
 // --compare CHECKOUT adds a row for another checkout's `fkgqa mcp` (its bin/fkgqa.js and dist, e.g. main
 // built in a copy) over stdio, timed in the same rounds, so a change is measured side by side.
-// Rows for insight, not goals (issue 20's floor of the stdio goal): the same `fkgqa mcp` driven by a
+// Rows for insight, not goals (the floor under the stdio goal): the same `fkgqa mcp` driven by a
 // raw JSON-RPC client (newline JSON on the child's stdin/stdout, no SDK on the client side); a bare
 // stdio echo (bench/mcp-echo.js bare: a child that answers each request with a line of the size of
 // our answer); the SDK's stdio with a no-op tool (bench/mcp-echo.js sdk: McpServer over serveStdio

@@ -1,4 +1,4 @@
-// "Done means" of issue 18, measured: the oracle and trivial agents over every distinct gold query
+// Scores a build can be trusted with, measured: the oracle and trivial agents over every distinct gold query
 // of a build (`fkgqa eval --agent oracle|trivial --distinct-queries`), scored by `fkgqa score`;
 // prints the accuracy over executable gold and each remaining miss with its reason, with the load
 // (uptime) before and after and the time taken.

@@ -2,7 +2,7 @@
 //                     [-- --scenarios startup,point,aggregate,all,comunica,release,scale] [-- --kg NAME,NAME] [-- --json FILE]
 //                     [-- --state DIR] [-- --result FILE] [-- --scale-triples N] [-- --scale-shards DIR] [-- --scale-pairs N]
 //
-// The figures of issue 20 (serve side) and issue 18 item 2, each a ratio measured side by side in
+// serve's figures (docs/performance.md, docs/performance-notes.md), each a ratio measured side by side in
 // one run, alternating the two sides of each pair, with the load average (`uptime`) before and
 // after each scenario. The machine is shared: rerun on a quiet machine for absolute figures.
 //
@@ -23,7 +23,7 @@
 //   `--scale-triples` triples (default 10,000,000: wta_1 of the corpus replicated by `fkgqa synth`,
 //   seed 0, then `fkgqa partition`; both cached under the temp folder, fkgqa-bench-synth/, beside
 //   bench:scale's sources), or on `--scale-shards DIR`; `--scale-pairs` runs (default 1). The bare
-//   loader starts a fresh oxigraph instance per 2M triples as serve's workers do (pitfall B12).
+//   loader starts a fresh oxigraph instance per 2M triples as serve's workers do (about 1 KB per triple in a 4 GiB heap).
 //   Building the 10M set takes about 3 minutes on a quiet machine (synth and partition, once), each
 //   run about 30 s per side and up to ~10 GiB of memory per side.
 // - release: a heavy query with a 1 s client limit, then `ASK {}` to the same endpoint: time from
@@ -458,7 +458,7 @@ for (const side of sides) if (servers[side.name]) lines.push(`  peak RSS of ${si
 console.log(lines.join('\n'));
 if (o.json) fs.writeFileSync(o.json, JSON.stringify(results, null, 2) + '\n');
 if (o.result) {
-  // Only this checkout's serve; the goals are issue 20's.
+  // Only this checkout's serve; each ratio with its goal.
   const ratios = [];
   const v = (x) => Math.round(x * 100) / 100;
   if (R.startup) {

@@ -20,7 +20,7 @@ const parse = (q: string) => {
   return r.query;
 };
 
-describe('analyze / escaped local names (pitfall B1)', () => {
+describe('analyze / escaped local names (sparqljs keeps their backslash)', () => {
   it('turns :singer\\#name into the IRI in the data, not one with a backslash', () => {
     const q = parse('select ?n where { ?t a :singer . ?t :singer\\#name ?n . }');
     const iris = triplePatterns(q.ast).map((t) => t.predicate!.value);

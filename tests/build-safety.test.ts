@@ -96,7 +96,7 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
   // The four commands, as the CLI runs them and as the library calls them (the CLI prints an
   // InputError's message after "fkgqa: error: " and exits 2). Each corruption goes through one
   // command's CLI (in turn, so that every command's CLI sees a broken build) and through the
-  // library functions of the other three: a CLI child costs a second of CPU (issue 16 item 7); the
+  // library functions of the other three: a CLI child costs a second of CPU; the
   // CLI runs in the test process (fkgqaInProcess), serve's as a child (serve waits for signals).
   const commands: { cli: string[]; library: (shards: string) => Promise<unknown> }[] = [
     { cli: ['stats'], library: (shards) => stats({ shards, timeoutMs: 60_000 }) },

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { program } from '../src/cli/program.js';
 
-// The defaults that live in the library must not be hidden by a commander default (stop 26's newcomer:
-// `fkgqa eval --agent oracle` refused a 14,579-character oracle query as too long, scored wrong, because
-// eval's --max-query-chars defaulted to 8000 on the command line although eval's own default for a
-// scripted agent is 1,000,000).
+// The defaults that live in the library must not be hidden by a commander default: with
+// --max-query-chars defaulting to 8000 on the command line, `fkgqa eval --agent oracle` would refuse a
+// 14,579-character oracle query as too long and score it wrong, although eval's own default for a
+// scripted agent is 1,000,000.
 describe('fkgqa eval and run: --max-query-chars has no command-line default', () => {
   it('leaves the choice to the library (SCRIPTED_MAX_QUERY_CHARS for a scripted agent, 8000 for a model)', () => {
     for (const name of ['eval', 'run']) {

@@ -17,8 +17,7 @@ import { MEDIA } from '../src/sparql/protocol.js';
 import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
 
 /**
- * Hostile endpoint answers get the same verdict on all three routes (stop 26's hostile pass: the
- * direct route was fixed, the federation engines were not): the lone-SERVICE direct route, Comunica
+ * Hostile endpoint answers get the same verdict on all three routes: the lone-SERVICE direct route, Comunica
  * and Jena each call a broken SPARQL XML document, an XML document with entity declarations, a
  * compression bomb, an answer of a type the engine does not read, an unknown or broken content coding
  * the endpoint's fault — `_meta` class endpoint, infrastructure true, the endpoint named with what it
@@ -69,7 +68,7 @@ const notResults = (type: string) => `answered something that is not a SPARQL re
 const XML = 'application/sparql-results+xml';
 /** What the error says each endpoint did (after "the endpoint <url> "), the same on every route unless a route is named. */
 const SAYS: Record<string, string | RegExp | Record<string, string | RegExp>> = {
-  // Direct and Comunica share readXmlResults (its XML shape check, stop 27); Jena has its own words.
+  // Direct and Comunica share readXmlResults (its XML shape check); Jena has its own words.
   xmlnoterm: {
     direct: `${notResults(XML)}it holds text inside <binding> ("hello"), where SPARQL XML results have elements only`,
     comunica: `${notResults(XML)}it holds text inside <binding> ("hello"), where SPARQL XML results have elements only`,

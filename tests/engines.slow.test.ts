@@ -1,5 +1,5 @@
 /**
- * The committed Comunica engine against its configuration (issue 16 item 7: one compile of the
+ * The committed Comunica engine against its configuration (one compile of the
  * configuration with Components.js takes 8 s of CPU, so it runs in `npm run test:slow`, which CI
  * runs too).
  */

@@ -1,5 +1,5 @@
 /**
- * The federation engines (src/federation/engines.ts; issue 17 item 4) on the demo build served by
+ * The federation engines (src/federation/engines.ts) on the demo build served by
  * `fkgqa serve`: answers of SERVICE joins across shards, the registry allow-list, refused redirects,
  * time limits that stop a query without blocking others, and per-endpoint request counts. Every
  * engine of FEDERATION_ENGINES runs the same cases. The Jena cases are skipped, with the reason

@@ -1,10 +1,10 @@
 /**
- * The long kill sweep of `fkgqa eval`'s run file (issue 18 item 5; the short one is in
+ * The long kill sweep of `fkgqa eval`'s run file (the short one is in
  * tests/eval-crash.test.ts): SIGKILL at 60 seeded random instants, 15 of them fault injections in
  * the middle of an append, eval resumed after each; no finished run may be lost or duplicated and
  * every line must parse. The figures are printed on stderr. Also the short sweep (6 instants) that
  * was in npm test: a sweep of kills and resumes, each a new eval child, takes over a minute at load
- * 15 (issue 16 item 7 allows fault-injection sweeps in test:slow); npm test keeps one fault
+ * 15, so fault-injection sweeps go to test:slow; npm test keeps one fault
  * injection and its resume (tests/eval-crash.test.ts).
  */
 import path from 'node:path';
@@ -42,7 +42,7 @@ describe('eval / kill sweep (slow)', () => {
   }, 1_800_000);
 });
 
-describe('eval / kill -9 at any instant loses no finished run (issue 18 item 5)', () => {
+describe('eval / kill -9 at any instant loses no finished run', () => {
   // Slow: 7 eval children (6 kills, then the resume that finishes), 800 runs over the demo's library graph.
   const dir = tmpDir('fkgqa-eval-crash-');
   let build: string;

@@ -1,6 +1,6 @@
 /**
- * `fkgqa eval`'s run file after crashes (issue 18 item 5) and the message of an interrupted
- * command (issue 19): a torn last line is cut away on open and said on stderr, only whole lines
+ * `fkgqa eval`'s run file after crashes and the message of an interrupted
+ * command: a torn last line is cut away on open and said on stderr, only whole lines
  * are appended, a kill at any instant loses no finished run; Ctrl-C says what was kept. Here one
  * fault injection (a kill in the middle of an append) and its resume; the kill sweeps (6 and 60
  * instants) are in tests/eval-crash.slow.test.ts (`npm run test:slow`).
@@ -85,7 +85,7 @@ describe('eval / the run file (unit)', () => {
     RunFile.open(built, 'aaaa1111').close();
     expect(() => RunFile.open(built, 'bbbb2222')).toThrow(`${built}, line 1: run a was made on another build (output digest aaaa1111, this build's is bbbb2222): give the runs of this build their own --out`);
     expect(fs.existsSync(path.join(dir, '.built.jsonl.fkgqa-lock'))).toBe(false);
-    // The same for a run of another federation engine (the newcomer's jena runs went into comunica's file); a line
+    // The same for a run of another federation engine (jena's runs must not go into comunica's file); a line
     // written before the engine was recorded is not checked.
     const engined = path.join(dir, 'engined.jsonl');
     fs.writeFileSync(engined, `${JSON.stringify({ format: RUN_FORMAT, id: 'a', endReason: 'submitted', limits: { federationEngine: 'comunica' } })}\n${on('aaaa1111')}\n`);
@@ -106,7 +106,7 @@ describe('eval / the run file (unit)', () => {
 
 });
 
-describe('eval / kill -9 at any instant loses no finished run (issue 18 item 5)', () => {
+describe('eval / kill -9 at any instant loses no finished run', () => {
   let served: ServedBuild;
   let build: string;
   let endpointsFile: string;

@@ -1,5 +1,5 @@
 /**
- * `fkgqa eval` when its serve is killed mid-run (issue 16 item 7: a fault injection with a serve,
+ * `fkgqa eval` when its serve is killed mid-run (a fault injection with a serve,
  * an MCP server and eval as child processes, 10 s of wall, goes to `npm run test:slow`).
  * tests/eval-runs.test.ts keeps the infrastructure verdicts without a kill (endpoints that close
  * every connection; a tool result's _meta), tests/eval-crash.test.ts one kill of eval itself.
@@ -31,7 +31,7 @@ afterAll(async () => {
   for (const f of fakes) await f.close();
 });
 
-describe('eval / infrastructure failures are not wrong answers (issue 18 item 3)', () => {
+describe('eval / infrastructure failures are not wrong answers', () => {
   it('fkgqa eval: serve killed mid-run → infrastructure_error and exit 2 (no run succeeded); serve restarted, --retry-errors → submitted', async () => {
     const state = path.join(dir, 'kill-state');
     const startServe = async () => {

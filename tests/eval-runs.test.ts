@@ -1,6 +1,6 @@
 /**
- * `fkgqa eval`: run records a score can trust (issue 18 items 1, 3, 4, 8), a hostile or slow LLM
- * API (issue 19) and the habits of Inspect/lm-eval users (issue 21 item 2). Fake chat-completions
+ * `fkgqa eval`: run records a score can trust, a hostile or slow LLM
+ * API and the habits of Inspect/lm-eval users. Fake chat-completions
  * servers on loopback and scripted agents, never a real model.
  */
 import fs from 'node:fs';
@@ -98,7 +98,7 @@ const answering = (results: Awaited<ReturnType<ToolProvider['call']>>[]): ToolPr
   };
 };
 
-describe('eval / infrastructure failures are not wrong answers (issue 18 item 3)', () => {
+describe('eval / infrastructure failures are not wrong answers', () => {
   it('a tool result whose _meta["fkgqa/error"] says infrastructure ends the run at that step; an agent mistake does not', async () => {
     const q = JSON.stringify({ query: 'SELECT * WHERE { SERVICE <http://x/sparql> { ?s ?p ?o } }' });
     const executor = { run: async () => ({ status: 'ok', ms: 1, endpoints: [], results: { head: { vars: [] }, results: { bindings: [] } }, rows: 0 }) } as unknown as QueryExecutor;
@@ -169,7 +169,7 @@ describe('eval / infrastructure failures are not wrong answers (issue 18 item 3)
   }, 300_000);
 });
 
-describe('eval / the LLM API: backoff, time limits, waits shown (issue 19)', () => {
+describe('eval / the LLM API: backoff, time limits, waits shown', () => {
   it('backs off exponentially from --backoff on a 500 without Retry-After; honours Retry-After in seconds and as a date', async () => {
     const fake = await newFake((q, _t, attempt) => {
       if (q === 'date') return attempt === 1 ? { status: 503, headers: { 'retry-after': new Date(Date.now() + 2000).toUTCString() } } : ok({ content: 'hi' });
@@ -252,7 +252,7 @@ describe('eval / the LLM API: backoff, time limits, waits shown (issue 19)', () 
   }, 300_000);
 });
 
-describe('eval / the command line (issues 19 and 21)', () => {
+describe('eval / the command line', () => {
   it('bad input exits 2 and names it: --out a directory, --question 99999, --query of no gold query, --question abc', async () => {
     const base = ['eval', '--shards', build, '--endpoints', endpointsFile, '--agent', 'oracle', '--tools', 'in-process'];
     const d = await fkgqa([...base, '--out', dir]);
@@ -335,7 +335,7 @@ describe('eval / the command line (issues 19 and 21)', () => {
   }, 300_000);
 });
 
-describe('eval / every run sees only its question\'s graph (issue 18 item 8)', () => {
+describe('eval / every run sees only its question\'s graph', () => {
   it('in-process and over stdio: the prompt and the tools name only the graph\'s endpoints; another graph\'s endpoint is refused', async () => {
     const [q] = lib();
     const other = server.endpoints.find((e) => e.graph === 'observatory')!.url;
@@ -379,7 +379,7 @@ it('ModelError is what an unreachable API gives the library caller', async () =>
   expect((e as ModelError).message).toBe('gave up after 1 try: fetch failed (ECONNREFUSED)');
 });
 
-describe('one convention for the same thing across commands (issue 21 item 6)', () => {
+describe('one convention for the same thing across commands', () => {
   it('reports: --format html --out FILE on stats and score, --html FILE kept on both; questions: --question INDEX and --query ID on eval, questions and verify', async () => {
     const st = (...a: string[]) => fkgqa(['stats', '--shards', build, '--timeout', '20000', '-q', ...a]);
     const [canon, alias] = [path.join(dir, 'stats-canon.html'), path.join(dir, 'stats-alias.html')];

@@ -1,5 +1,5 @@
 /**
- * The kill sweep of `fkgqa eval`'s run file (issue 18 item 5): eval (a scripted agent, fast) is
+ * The kill sweep of `fkgqa eval`'s run file: eval (a scripted agent, fast) is
  * killed with SIGKILL at seeded random instants, and every few instants killed by fault injection
  * in the middle of an append (`FKGQA_FAULT_AT=append:<k>`: half a line written, then SIGKILL; a
  * timer hits the microseconds of an append too rarely to test torn lines otherwise); after each

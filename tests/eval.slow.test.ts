@@ -1,5 +1,5 @@
 /**
- * The long federation run of the scripted agents (issue 16 item 7: long federation runs go to
+ * The long federation run of the scripted agents (long federation runs go to
  * `npm run test:slow`): the oracle, trivial and single agents on every distinct gold query of the
  * demo graph library, each query through the federation engine, then scored. tests/eval.test.ts
  * keeps the same check on two gold queries (library/q1, library/q2).

@@ -1,6 +1,5 @@
 /**
- * jena's case of "a busy shard endpoint inside a federated query (run_sparql_query)" (issue 16 item
- * 7: a JVM's start and 10 s of wall go to `npm run test:slow`); tests/federation-busy.test.ts keeps
+ * jena's case of "a busy shard endpoint inside a federated query (run_sparql_query)" (a JVM's start and 10 s of wall go to `npm run test:slow`); tests/federation-busy.test.ts keeps
  * comunica's (the same function, busy-helpers.ts).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';

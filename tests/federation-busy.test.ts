@@ -10,7 +10,7 @@ import { engineTestsRun } from './helpers.js';
 
 /**
  * A busy shard endpoint inside a federated query is the endpoint's fault, not the agent's query's
- * time limit (stop 26, "Found and left open"): each engine sends every request the time its query
+ * time limit: each engine sends every request the time its query
  * has left in `Fkgqa-Timeout`, so that fkgqa serve answers 503 busy (the query waited there behind
  * another) before the engine's own limit ends, and the engine reports that answer's
  * `Fkgqa-Stopped` (EndpointFault.stopped). A shard that stopped the query at that limit after it

@@ -1,5 +1,5 @@
 /**
- * The long federation run of the federation layer (issue 16 item 7: long federation runs go to
+ * The long federation run of the federation layer (long federation runs go to
  * `npm run test:slow`): every distinct gold query of the demo (14) through routing and each
  * federation engine (comunica, jena where its tests run, comunica-default) over two `fkgqa serve`
  * processes, compared with the gold answers. At load 15 on 2 cores each engine took 30-45 s of wall.

@@ -1,6 +1,6 @@
 /**
  * vitest globalSetup: the demo build that many test files read, made once per run instead of once
- * per file (issue 16 item 7). The build (default options, VoID included) goes to a temporary folder
+ * per file. The build (default options, VoID included) goes to a temporary folder
  * and its gold answers (`fkgqa stats`, 20 s per query) to its state folder beside it; both are
  * read-only templates: a test file takes its own copy (`demoBuild` in tests/helpers.ts), so that
  * what it writes (a serve's endpoints file and lock, stored answers) stays its own.

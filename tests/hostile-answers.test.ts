@@ -14,7 +14,7 @@ import {
 } from './hostile-fixture.js';
 
 /**
- * Trustworthy verdicts (issue 18), the hostile endpoints of tests/hostile-fixture.ts: every check
+ * Trustworthy verdicts, the hostile endpoints of tests/hostile-fixture.ts: every check
  * of the direct route, the bounded client, `fkgqa query` and eval, and per federation engine one
  * representative of each kind of fault (one engine start each). The full sweep — every hostile
  * behaviour on every engine — is tests/hostile-answers.slow.test.ts (`npm run test:slow`).
@@ -293,7 +293,7 @@ describe('hostile answers / the direct route reads SPARQL XML results, checked a
 });
 
 describe('hostile answers / the direct route reads the form of a query with an unusual prologue, and checks its answer', () => {
-  /** Prologues the first keyword reader missed (stop 25): comments between a PREFIX's parts, a comment ended by CR alone, many PREFIXes, BASE, lower case, `#` in IRIs. */
+  /** Prologues a keyword reader can miss: comments between a PREFIX's parts, a comment ended by CR alone, many PREFIXes, BASE, lower case, `#` in IRIs. */
   const prologues = [
     'PREFIX # the prefix of books\n  lib: <http://valuenet/ontop/data/book#>\n',
     'prefix lib: # a comment\n <http://x/#a> base <http://x/#> ',

@@ -5,7 +5,7 @@
  * segment names what it does with a query (`endpoint(mode)`), and the demo build's library graph
  * served by `fkgqa serve` beside it.
  *
- * Trustworthy verdicts (issue 18): an endpoint that sends an incomplete or broken SPARQL results
+ * Trustworthy verdicts: an endpoint that sends an incomplete or broken SPARQL results
  * document — the connection closed mid-body, fewer bytes than its Content-Length, JSON cut off at a
  * row boundary, garbage, no `results.bindings`, XML without its end — or that closes the connection
  * without answering, is an infrastructure failure naming that endpoint, never "0 rows" or "1 row":
@@ -51,7 +51,7 @@ export const MODES: Record<string, Mode> = {
   close: (res) => res.socket!.destroy(),
 };
 
-/** A complete, valid SELECT answer of one row in SPARQL XML results (item 5: the direct route reads it). */
+/** A complete, valid SELECT answer of one row in SPARQL XML results (the direct route reads it). */
 export const XML_GOOD = `${XML_CUT}</results></sparql>\n`;
 export const ONE_ROW = `${JSON_HEAD}${ROW}]}}`;
 /**
@@ -80,7 +80,7 @@ export const FORMS: Record<string, Mode> = {
 
 /** An error page as a web server sends it: a title in its head, a style, a long body. */
 export const ERROR_PAGE = `<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title><style>body{color:red}</style></head><body>\n<h1>Internal Server Error</h1>\n<p>The server could not complete your request &amp; logged it.</p>${'<p>details</p>'.repeat(200)}</body></html>`;
-/** Endpoints that answer an HTTP error (item 3 of the verdicts pass: messages that repeat themselves or quote a whole page). */
+/** Endpoints that answer an HTTP error (a message must not repeat itself or quote a whole page). */
 export const ERRORS: Record<string, Mode> = {
   html500: (res) => res.writeHead(500, { 'content-type': 'text/html' }).end(ERROR_PAGE),
   limit503: (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('the endpoint stopped the query at its time limit of 1000 ms'),
@@ -109,7 +109,7 @@ export function what(mode: string, engine: string): string {
   }
 }
 
-/** SPARQL XML answers for the direct route (stop 25's leftover: it read only SPARQL JSON). */
+/** SPARQL XML answers for the direct route (which reads SPARQL XML as well as JSON). */
 export const XML_HEAD = '<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="b"/><variable name="l"/></head>';
 const xmlType = { 'content-type': 'application/sparql-results+xml; charset=utf-8' };
 export const XML_MODES: Record<string, Mode> = {
@@ -123,7 +123,7 @@ export const XML_MODES: Record<string, Mode> = {
   xmlmaybe: (res) => res.writeHead(200, xmlType).end('<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head/><boolean>maybe</boolean></sparql>'),
 };
 
-/** Answers whose bytes on the wire are odd (stop 25's leftovers): an unsolicited gzip encoding, bytes past Content-Length, binary data. */
+/** Answers whose bytes on the wire are odd: an unsolicited gzip encoding, bytes past Content-Length, binary data. */
 export const WIRE_MODES: Record<string, Mode> = {
   gzipgood: (res) => res.writeHead(200, { ...json, 'content-encoding': 'gzip' }).end(zlib.gzipSync(ONE_ROW)),
   gzipcut: (res) => res.writeHead(200, { ...json, 'content-encoding': 'gzip' }).end(zlib.gzipSync(ONE_ROW).subarray(0, 40)),

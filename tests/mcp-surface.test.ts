@@ -1,6 +1,6 @@
-// The information surface of each setup (issue 18 item 1), graphs kept apart (item 8), the
+// The information surface of each setup, graphs kept apart, the
 // `_meta["fkgqa/error"]` of every error class, paging of the exploration tools and the prompts
-// (issue 21 item 4), on two graphs of the real corpus that reuse IRIs: concert_singer and singer
+// on two graphs of the real corpus that reuse IRIs: concert_singer and singer
 // (both have the class :singer, with 6 and 8 instances).
 import fs from 'node:fs';
 import http from 'node:http';
@@ -317,7 +317,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     expect([infrastructureMessage('engine thread crashed: out of memory'), infrastructureMessage('Invalid SPARQL endpoint response from http://x/sparql (HTTP status 502)'), infrastructureMessage('Unsupported operation: service with a variable')]).toEqual([true, true, false]);
   });
 
-  it('keeps the graphs apart: each search hit names its graph with that graph\'s counts; a query may not join two graphs (issue 18 item 8)', async () => {
+  it('keeps the graphs apart: each search hit names its graph with that graph\'s counts; a query may not join two graphs', async () => {
     const c = await connect({ registry, setup: 'kgvoyager' });
     expect(c.client.getInstructions()).toContain('2 knowledge graphs (concert_singer, singer)');
     expect(c.client.getInstructions()).toContain('so they are kept apart: a query may name endpoints of one graph only, and the exploration tools answer per graph');
@@ -379,7 +379,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     await only.close();
   });
 
-  it('pages the exploration tools: "… 1–N of M; pass offset=N to continue" and a character budget (issue 21 item 4)', async () => {
+  it('pages the exploration tools: "… 1–N of M; pass offset=N to continue" and a character budget', async () => {
     const c = await connect({ registry: filterGraphs(registry, ['concert_singer']), setup: 'kgvoyager', kgvoyager: { options: { maxRows: 4 } } });
     const first = (await c.call('lookup_class_instances', { class: `${O}stadium` })).text.split('\n');
     expect(first[1]).toBe('Instances (instances 1–4 of 9; pass offset=4 to continue):');

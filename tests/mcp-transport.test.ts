@@ -1,5 +1,5 @@
 // The JSON-RPC envelope check of `fkgqa mcp` (src/mcp/transport.ts) skips the SDK's zod validation
-// of a plain tools/call (issue 20): it must accept and refuse exactly what that validation accepts
+// of a plain tools/call (a measurable share of its CPU): it must accept and refuse exactly what that validation accepts
 // and refuses, and word a refusal as before.
 import { specTypeSchemas } from '@modelcontextprotocol/server';
 import { spawnSync } from 'node:child_process';
@@ -63,7 +63,7 @@ describe('mcp / the shell recipe of docs/mcp.md that lists a server\'s tools', (
     const doc = fs.readFileSync(path.join(ROOT, 'docs/mcp.md'), 'utf8');
     const recipe = /<!-- recipe: list-tools[^>]*-->\n```sh\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(recipe).toBeDefined();
-    // As a newcomer runs it after the README's set-up: node on PATH, fkgqa not (no npm link).
+    // As a first-time user runs it after the README's set-up: node on PATH, fkgqa not (no npm link).
     const bin = tmpDir('fkgqa-recipe-');
     fs.symlinkSync(process.execPath, path.join(bin, 'node'));
     const r = spawnSync('bash', ['-o', 'pipefail', '-c', recipe!], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${bin}:/usr/bin:/bin` }, timeout: 120_000 });

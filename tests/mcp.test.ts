@@ -206,7 +206,7 @@ describe('fkgqa mcp / planning', () => {
     const nested = planQuery(`SELECT * { SERVICE <${a}> { ?s ?p ?o } FILTER NOT EXISTS { SERVICE SILENT <${b}> { ?s a ?c } } }`, reg, hints);
     expect(nested.ok && nested.targets.map((t) => t.url)).toEqual([a, b]);
   });
-  it('fixes escaped local names (pitfall B1) in what it sends', () => {
+  it('fixes escaped local names (sparqljs keeps their backslash) in what it sends', () => {
     const p = planQuery(`PREFIX : <${P}> SELECT ?n { SERVICE <${a}> { ?t :author\\#name ?n } }`, reg, hints);
     expect(p.ok && p.query).toBe(`SELECT ?n WHERE { ?t <${P}author#name> ?n. }`);
   });
@@ -286,7 +286,7 @@ SELECT ?t1_title WHERE {
     await c.close();
   });
 
-  it('pages an answer: "rows X–Y of M; pass offset=Y to continue", later pages from the kept answer, a character budget (issue 21 item 4)', async () => {
+  it('pages an answer: "rows X–Y of M; pass offset=Y to continue", later pages from the kept answer, a character budget', async () => {
     const c = await connect(registry, 'baseline', { previewRows: 3 });
     const q = `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s ?p ?o } } ORDER BY ?s ?p ?o`;
     const r = await c.call('run_sparql_query', { query: q });
@@ -383,7 +383,7 @@ SELECT ?t1_title WHERE {
 
   it('says when the endpoint stopped the query at its own time limit, apart from the caller\'s timeout_ms (contracts: MCP tool results)', () => {
     const routed = { route: 'direct' as const, query: 'ASK {}', targets: [registry.endpoints[0]], form: 'boolean' as const };
-    // The client's outcome for fkgqa serve's 503 `Fkgqa-Stopped: time-limit; by=endpoint; ms=30000` (branch serve) carries endpointLimitMs.
+    // The client's outcome for fkgqa serve's 503 `Fkgqa-Stopped: time-limit; by=endpoint; ms=30000` carries endpointLimitMs.
     const own = failure({ status: 'timeout', ms: 30_002, requests: {}, endpointLimitMs: 30_000 } as Parameters<typeof failure>[0], routed, 60_000, 100_000);
     expect(own).toEqual({
       errorClass: 'timeout',
@@ -592,7 +592,7 @@ describe('fkgqa mcp / transports', () => {
 
 
 /**
- * The malformed messages of issue 19 and what each must get (transport.ts), the same on stdio and
+ * Malformed JSON-RPC messages and what each must get (transport.ts), the same on stdio and
  * HTTP; after them a tools/list still answers (the server stayed up). The 20 MB message carries
  * id 10 before its params, so its reply names that id.
  */
@@ -629,7 +629,7 @@ describe('fkgqa mcp / bad options are input errors at start (exit 2), not failur
   });
 });
 
-describe('fkgqa mcp / hostile JSON-RPC messages (issue 19)', () => {
+describe('fkgqa mcp / malformed JSON-RPC messages', () => {
   it('stdio: parse error -32700, invalid request -32600, invalid params -32602, a 20 MB line refused; the server keeps serving', async () => {
     const dir = tmpDir('fkgqa-mcp-rpc-');
     const endpoints = path.join(dir, 'endpoints.json');

@@ -1,5 +1,5 @@
 /**
- * The real corpus built twice (issue 16 item 7: a second whole build, 10 s, goes to `npm run
+ * The real corpus built twice (a second whole build, 10 s, goes to `npm run
  * test:slow`): byte-identical, and the digest recorded in tests/helpers.ts (DEV_OUTPUT_DIGEST).
  */
 import path from 'node:path';

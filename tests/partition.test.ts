@@ -53,7 +53,7 @@ describe('partition / demo dataset, checked by hand', async () => {
     }
   });
 
-  it('skolemises the blank nodes of the loans to stable IRIs (pitfall B7)', () => {
+  it('skolemises the blank nodes of the loans to stable IRIs (blank-node labels collide across files and die across shards)', () => {
     const all = lib.shards.flatMap((s) => ntLines(path.join(out, 'library', s.file)));
     expect(all.some((l) => l.startsWith('_:'))).toBe(false);
     expect(all).toContain(`<urn:fkgqa:bnode:library:loan_a1> <${NS}loan#days> "21"^^<http://www.w3.org/2001/XMLSchema#integer> .`);
@@ -223,7 +223,7 @@ describe.skipIf(!HAS_SPIDER)('partition / Spider4SPARQL dev set', async () => {
     expect(s!.guarantees.rules.realised).toBe(s!.guarantees.rules.total);
   });
 
-  it('keeps the default build byte-identical (output digest 93f7f94c9e811cd0 since the VoID states class partitions only where a shard holds their type triples, issue 18)', () => {
+  it('keeps the default build byte-identical (output digest 93f7f94c9e811cd0 since the VoID states class partitions only where a shard holds their type triples)', () => {
     const r = result!;
     expect(r.outputDigest.slice(0, 16)).toBe('93f7f94c9e811cd0');
     expect(summarizePartition(r).impliedFanOut).toEqual({ mean: 2.88, median: 2, min: 1, max: 6 });

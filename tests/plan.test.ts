@@ -121,7 +121,7 @@ describe('plan / rule selection as set cover (asp/cover.lp)', () => {
     expect(again.atoms).toEqual(['a']);
   });
 
-  it('refuses a program over the size limit of clingo-wasm (pitfall B15)', async () => {
+  it('refuses a program over the size limit of clingo-wasm (it crashes on programs over ~1 MB)', async () => {
     await expect(solve('a.\n'.repeat(400_000), 1000)).rejects.toThrow(/exceeds the 900000-byte limit/);
   });
 });

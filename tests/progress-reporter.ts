@@ -2,7 +2,7 @@
  * A vitest reporter that shows progress per test file on stderr, beside the default reporter: a
  * line when a file starts, one when it ends (its counts and time), and every 30 s the files still
  * running with the test each is on and for how long — so that no test file runs for minutes
- * without a line of output (issue 16).
+ * without a line of output.
  */
 import type { Reporter, TestCase, TestModule, TestSpecification } from 'vitest/node';
 

@@ -23,7 +23,7 @@ const goodBuild = () => demoBuild(tmpDir());
 /**
  * The message of the InputError `work` rejects with (what the CLI prints after "fkgqa: error: ",
  * exiting 2): bad input given to the library function, where the test is about the message, not
- * the CLI (a CLI child costs a second of CPU, issue 16 item 7; the other tests here keep the CLI).
+ * the CLI (a CLI child costs a second of CPU; the other tests here keep the CLI).
  */
 async function refusal(work: Promise<unknown>): Promise<string> {
   const e = await work.then(() => undefined, (x: unknown) => x);

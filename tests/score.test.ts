@@ -147,7 +147,7 @@ describe('score / reading run records', () => {
   });
 });
 
-describe('score / build identity (issue 18 item 4)', () => {
+describe('score / build identity', () => {
   it('refuses runs of another build or other gold answers naming both digests, and fkgqa-run/1 runs, unless --allow-other-build', async () => {
     const f = path.join(dir, 'identity.jsonl');
     const digest = demo.outputDigest;
@@ -177,7 +177,7 @@ describe('score / build identity (issue 18 item 4)', () => {
   });
 });
 
-describe('score / how runs ended (issue 18 item 3)', () => {
+describe('score / how runs ended', () => {
   it('reports infrastructure and model errors apart (never in accuracy) and counts limits as wrong, each its own row', async () => {
     const f = path.join(dir, 'ends.jsonl');
     fs.writeFileSync(
@@ -213,7 +213,7 @@ describe('score / how runs ended (issue 18 item 3)', () => {
   });
 });
 
-describe('score / the HTML report (issue 21 item 5)', () => {
+describe('score / the HTML report', () => {
   const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((c) => fs.existsSync(c));
   let html: string;
   let htmlScripted: string;
@@ -389,14 +389,14 @@ describe('answers / tie segments of an ordered answer', () => {
   });
 });
 
-describe('score / syntactic validity does not judge queries the infrastructure or the clock stopped (stop 26 newcomer)', () => {
+describe('score / syntactic validity does not judge queries the infrastructure or the clock stopped', () => {
   it("a probe that timed out under load or failed busy is not judged; a real syntax error is, whatever the tool answered", async () => {
     const url = (n: number) => `http://127.0.0.1:9/library-shard${n}/sparql`;
     const q = (body: string) => JSON.stringify({ query: `SELECT * WHERE { ${body} }` });
     const tool = (args: string, o: { result?: string; error?: object } = {}) => ({
       type: 'tool', turn: 1, callId: 'c1', name: 'run_sparql_query', arguments: args, ms: 30_832, isError: o.result !== undefined, result: o.result ?? '1 row', ...(o.error ? { error: o.error } : {}),
     });
-    // The newcomer's oracle probe (pets_1/q9 at load ~10), as eval recorded it.
+    // An oracle probe (pets_1/q9 at load ~10), as eval recorded it.
     const timedOut = `Error (timeout): timeout: the federation engine (SERVICE <${url(1)}>, <${url(2)}>) did not answer within 30000 ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); timeout_ms may be raised up to 100000.`;
     const busy = `Error (endpoint): the endpoint ${url(2)} is busy: 503 busy; waited=2900`;
     const f = path.join(dir, 'validity.jsonl');
@@ -430,7 +430,7 @@ describe('score / syntactic validity does not judge queries the infrastructure o
   });
 });
 
-describe('score / a run file fkgqa eval is still writing (stop 26 newcomer: 41 of 42 runs scored without a word)', () => {
+describe('score / a run file fkgqa eval is still writing (its runs so far are not all its runs)', () => {
   it('is refused naming the file and the eval (exit 2); --partial scores it saying PARTIAL (report.partial); a lock left by a killed eval is a warning', async () => {
     const f = path.join(dir, 'being-written.jsonl');
     fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6) }), demo.record('library/q2', { results: demo.gold('library/q2') })));
@@ -452,7 +452,7 @@ describe('score / a run file fkgqa eval is still writing (stop 26 newcomer: 41 o
       const cli = fkgqaSync(['score', f, '--shards', demo.dir, '--partial', '-q']);
       expect(cli.code).toBe(0);
       expect(cli.stdout).toContain(`warning: PARTIAL: ${f} was still being written by fkgqa eval (pid ${writer.pid}): 2 runs scored so far, not all the runs it will hold (--partial)`);
-      // fkgqa view --shards scores the runs: refused the same way, and its --partial (which the refusal names) exists (stop 27 newcomer: view had no --partial).
+      // fkgqa view --shards scores the runs: refused the same way, and its --partial (which the refusal names) exists.
       const page = path.join(dir, 'being-written.html');
       const viewRefused = await fkgqaInProcess(['view', f, '--shards', demo.dir, '--out', page, '-q']);
       expect(viewRefused.code).toBe(2);
@@ -461,7 +461,7 @@ describe('score / a run file fkgqa eval is still writing (stop 26 newcomer: 41 o
       const viewed = await fkgqaInProcess(['view', f, '--shards', demo.dir, '--out', page, '--partial', '-q']);
       expect(viewed.code).toBe(0);
       expect(fs.existsSync(page)).toBe(true);
-      // Through a symbolic link (in another folder) to the same file: the same lock, refused the same way (stop 27 hostile pass: scored silently).
+      // Through a symbolic link (in another folder) to the same file: the same lock, refused the same way (not scored silently).
       const other = tmpDir();
       const link = path.join(other, 'link.jsonl');
       fs.symlinkSync(f, link);

@@ -1,5 +1,5 @@
 /**
- * A worker's engine faulting on deep nesting, with serve's depth limit lifted (issue 16 item 7: a
+ * A worker's engine faulting on deep nesting, with serve's depth limit lifted (a
  * fault-injection sweep with an 8 s time limit to run out goes to `npm run test:slow`).
  * tests/serve-hardening.test.ts keeps one fault ("a worker whose engine faulted is replaced": 3,000
  * chained +1) and the parse stopped at the time limit (a 3,000-OPTIONAL query).

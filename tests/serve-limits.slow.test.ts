@@ -1,5 +1,5 @@
 /**
- * A long wait behind the federation engine's only thread (issue 16 item 7: a long time-limit run goes
+ * A long wait behind the federation engine's only thread (a long time-limit run goes
  * to `npm run test:slow`): the engine's `limitFromStart` counted on ComunicaEngine itself, with a
  * query that runs its 10 s limit ahead of another (16 s of wall, two busy threads).
  * tests/serve-limits.test.ts keeps the same promise through run_sparql_query ("a federated query

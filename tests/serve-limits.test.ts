@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * serve's time limits never blame an agent for the infrastructure (stop 26): a query kept waiting
+ * serve's time limits never blame an agent for the infrastructure: a query kept waiting
  * behind another agent's slow query is answered 503 busy (the endpoint's fault), not "stopped at the
  * time limit" (the query's); the bounded client, run_sparql_query and eval class it as
  * infrastructure, naming the endpoint.
@@ -52,7 +52,7 @@ describe('serve: a query kept waiting behind another is answered busy, not stopp
       for (const r of rs) {
         expect(r.status).toBe(503);
         expect(r.headers.get('retry-after')).toBe('1');
-        // At least the whole limit, even when the Node timer fires 1 ms early (a clean clone got waited=1499, stop 27; the pool now counts the wait to the deadline).
+        // At least the whole limit, even when the Node timer fires 1 ms early (waited=1499 otherwise: the pool counts the wait to the deadline).
         expect(r.headers.get('fkgqa-stopped')).toMatch(/^busy; by=request; waited=(1[5-9]\d\d|[2-9]\d\d\d|\d{5,}); ms=1500$/);
         const body = await r.text();
         expect(body).toMatch(/^library-shard2 was busy: the query waited \d+ ms behind other queries and had not started when the request's limit of 1500 ms ended; the wait is the endpoint's, not the query's: retry later\n$/);
@@ -183,7 +183,7 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
     await s?.close();
   });
 
-  it('a request\'s own limit at /federation/sparql: the wait behind another federated query is busy, never the query\'s time limit; a query that ran at once is its own (stop 26 hostile pass)', async () => {
+  it('a request\'s own limit at /federation/sparql: the wait behind another federated query is busy, never the query\'s time limit; a query that ran at once is its own', async () => {
     const fed = `${new URL(ep(1)).origin}/federation/sparql`;
     // The engine's thread is up: the slow query starts at once.
     expect((await post(fed, good())).status).toBe(200);
@@ -206,7 +206,7 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
     }
   });
 
-  it('run_sparql_query: a federated query behind the agent\'s own slow one (one engine thread) is not charged the wait: it answers after the slow one stops (stop 26 hostile pass)', async () => {
+  it('run_sparql_query: a federated query behind the agent\'s own slow one (one engine thread) is not charged the wait: it answers after the slow one stops', async () => {
     const registry = registryFromEndpointsValue(s.endpointsFile(), 'test');
     const ctx = createMcpContext({ registry, build: null, state: null, callLog: null });
     try {
@@ -278,7 +278,7 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
 });
 
 describe('the federation engine\'s wait: counted to its limit', () => {
-  it('a query the engine did not take within waitMs reports waited at least waitMs, even when the timer fired a millisecond early (attack, stop 28: waited=99; ms=100)', () => {
+  it('a query the engine did not take within waitMs reports waited at least waitMs, even when the timer fired a millisecond early (never waited=99; ms=100)', () => {
     const options = { timeoutMs: 60_000, limitFromStart: true, waitMs: 100 };
     // A wait whose timer fired 1 ms before its limit (Node timers may).
     const wait = { ...waitLimit(options), since: Date.now() - 99 };
@@ -307,7 +307,7 @@ describe("answers due at the engine's limit (DueAnswers)", () => {
     expect(await verdict).toEqual(busy);
     expect(stoppedOutcome(busy, { [busy.endpoint]: 1 })).toEqual({ status: 'error', error: `the endpoint ${busy.endpoint} ${busy.what}`, httpStatus: 503, fault: busy, requests: { [busy.endpoint]: 1 } });
   });
-  it("only fkgqa serve's whole Fkgqa-Stopped values are stops; a SERVICE SILENT endpoint's stop is none (attack, stop 29)", () => {
+  it("only fkgqa serve's whole Fkgqa-Stopped values are stops; a SERVICE SILENT endpoint's stop is none", () => {
     expect(['busy; by=request; waited=900; ms=900', 'busy; by=queue; waited=31000; ms=30000', 'time-limit; by=request; ms=900', 'time-limit; by=endpoint; ms=30000'].map(stoppedParses)).toEqual([true, true, true, true]);
     // Forged or cut: no `by`/`ms`, a trailer after the value, garbage.
     expect(['busy; waited=99999999', `busy; by=request; waited=999999999; ms=1;x=${'A'.repeat(50)}`, 'garbage', 'busy'].map(stoppedParses)).toEqual([false, false, false, false]);

@@ -9,7 +9,7 @@ import { MEDIA } from '../src/sparql/protocol.js';
 import { DEMO, tmpDir } from './helpers.js';
 
 /**
- * The messages between serve's endpoint pool and its threads (src/serve/pool-messages.ts, issue 20):
+ * The messages between serve's endpoint pool and its threads (src/serve/pool-messages.ts):
  * a batch of queries and an answer travel as flat arrays; every field of a task and an answer, the
  * behaviour profile's included, arrives as it was sent (through the structured clone postMessage makes).
  */

@@ -20,9 +20,9 @@ import { DEMO, ROOT, tmpDir } from './helpers.js';
 
 /**
  * The endpoint pool of serve (src/serve/pool.ts): a query whose client gave up, or that reached the
- * request's own time limit, no longer keeps its endpoint busy (issue 18 item 2); a slow query does
+ * request's own time limit, no longer keeps its endpoint busy; a slow query does
  * not block the endpoints of its worker; the port is checked before loading and the default is
- * fixed (issue 19); XML answers are always XML 1.0 (issue 19).
+ * fixed; XML answers are always XML 1.0.
  */
 
 const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
@@ -67,7 +67,7 @@ async function untilRunning(s: ShardServer, id: string, h: Heavy): Promise<void>
   expect(h.settled, 'the heavy query ended before it ran').toBeUndefined();
 }
 
-describe('serve: a query the client gave up on does not keep its endpoint busy (issue 18 item 2)', () => {
+describe('serve: a query the client gave up on does not keep its endpoint busy', () => {
   let s: ShardServer;
   let log: string;
   beforeAll(async () => {
@@ -297,7 +297,7 @@ describe('serve: a slow query does not block the endpoints of its worker', () =>
   });
 });
 
-describe('serve: every XML answer is an XML 1.0 document (issue 19)', () => {
+describe('serve: every XML answer is an XML 1.0 document', () => {
   let s: ShardServer;
   beforeAll(async () => {
     s = await serve({ shards, writeFiles: false, profiles: { endpoints: { 'library-shard2': { maxRows: 1 } } } });
@@ -372,7 +372,7 @@ describe('serve: every XML answer is an XML 1.0 document (issue 19)', () => {
   });
 });
 
-describe('serve: the port (issue 19)', () => {
+describe('serve: the port', () => {
   it('finds a port in use before loading any shard: an input error naming the port (exit 2 from the CLI), no lock left', async () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
@@ -459,7 +459,7 @@ describe('serve: the shard files are checked against their manifest as the pool 
   });
 });
 
-describe('serve: the pool sends the queries of one turn in one message (issue 20, the point query)', () => {
+describe('serve: the pool sends the queries of one turn in one message (the point query\'s path)', () => {
   /** The library shards of the demo build as pool endpoints. */
   const endpointsOf = (): PoolEndpoint[] => {
     const manifest = JSON.parse(fs.readFileSync(path.join(shards, 'library', 'manifest.json'), 'utf8')) as { shards: { endpoint: string; file: string; triples: number }[] };
@@ -546,7 +546,7 @@ describe('serve: the pool sends the queries of one turn in one message (issue 20
   });
 });
 
-describe('serve: the slow-query takeover survives a slow timer that fires early (stop 25\'s CI failure)', () => {
+describe('serve: the slow-query takeover survives a slow timer that fires early (Node timers may, under load)', () => {
   const endpointsOf = (): PoolEndpoint[] => {
     const manifest = JSON.parse(fs.readFileSync(path.join(shards, 'library', 'manifest.json'), 'utf8')) as { shards: { endpoint: string; file: string; triples: number }[] };
     return manifest.shards.map((sh) => ({ id: sh.endpoint, sources: [{ file: path.join(shards, 'library', sh.file), format: MEDIA.ntriples }], triples: sh.triples }));

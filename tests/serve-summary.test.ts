@@ -4,7 +4,7 @@ import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { demoBuild, tmpDir } from './helpers.js';
 
-/** serve's summary at Ctrl-C says what its counts are (stop 26 newcomer: "errors 1" with no explanation). */
+/** serve's summary at Ctrl-C says what its counts are (not a bare "errors 1"). */
 
 /** A cross product of 8 triple patterns: hours in oxigraph on library-shard1. */
 const HEAVY = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;

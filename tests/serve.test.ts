@@ -175,7 +175,7 @@ describe('fkgqa serve: SPARQL 1.1 Protocol query operation (W3C protocol tests, 
     expect(agg.status).toBe(400);
     expect(await agg.text()).toContain('Parse error on line 1');
   });
-  it('blank nodes in VALUES are 400 (pitfall B18)', async () => {
+  it('blank nodes in VALUES are 400 (a blank node cannot name a node of another endpoint)', async () => {
     expect((await get('SELECT * WHERE { VALUES ?s { _:b } ?s ?p ?o }')).status).toBe(400);
   });
   it('read-only: an update is 403 whichever way it is sent', async () => {
@@ -199,7 +199,7 @@ describe('fkgqa serve: SPARQL 1.1 Protocol query operation (W3C protocol tests, 
     expect(r.status).toBe(413);
     expect((await get(select)).status).toBe(200);
   });
-  it('SERVICE is 501: the endpoints do not federate (pitfall B11)', async () => {
+  it('SERVICE is 501: the endpoints do not federate (oxigraph has no SERVICE)', async () => {
     const r = await get('SELECT * WHERE { SERVICE SILENT <http://127.0.0.1:1/sparql> { ?s ?p ?o } }');
     expect(r.status).toBe(501);
   });

@@ -1,6 +1,6 @@
 /**
  * The real corpus's gold queries that oxigraph cannot finish (../shared/spider4sparql/README: a
- * few queries run for minutes), through `fkgqa stats` on world_1 (issue 16 item 7: a long run goes
+ * few queries run for minutes), through `fkgqa stats` on world_1 (a long run goes
  * to `npm run test:slow`): three gold queries run to their 6 s limit, and the build and the other 57
  * gold answers take 30 s of wall and 55 s of CPU on a quiet 2-core machine. tests/stats.test.ts
  * keeps the timed-out queries of the demo (`--timeout 1`).

@@ -7,7 +7,7 @@ import { serve } from '../src/serve/server.js';
 import { usableServe } from '../src/verify/verify.js';
 import { DEMO, tmpDir } from './helpers.js';
 
-/** `fkgqa verify` without --endpoints uses the serve running on the build, and says so (issue 19). */
+/** `fkgqa verify` without --endpoints uses the serve running on the build, and says so. */
 describe('verify: the running serve of the build by default', () => {
   let shards: string;
   beforeAll(async () => {

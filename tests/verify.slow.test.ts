@@ -1,5 +1,5 @@
 /**
- * The long federation runs of `fkgqa verify` over the whole demo build (issue 16 item 7: long
+ * The long federation runs of `fkgqa verify` over the whole demo build (long
  * federation runs go to `npm run test:slow`): all 14 distinct gold queries in every form, on
  * comunica and, where its tests run, jena (`--federation-engine all`), before and after stats. At
  * load 15 on 2 cores these two tests took 130-220 s of wall between them (Comunica and the JVM
@@ -71,7 +71,7 @@ describe('verify / the demo build (slow: every gold query, every form, every eng
 });
 
 /**
- * The endpoint probe's wait (issue 16 item 7: a time-limit run goes to `npm run test:slow`): a
+ * The endpoint probe's wait (a time-limit run goes to `npm run test:slow`): a
  * probe held 5 s, then one answered after 6 s (13 s of wall). tests/verify.test.ts keeps the
  * endpoints that refuse the connection ("endpoints that do not answer: exit 2 naming them").
  */

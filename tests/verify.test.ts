@@ -139,7 +139,7 @@ describe('verify / the demo build', () => {
     if (JENA) {
       expect(all.totals.jena.federated).toMatchObject({ identical: 0, skipped: 1 });
       expect(all.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
-      // Said once, before the queries (a newcomer saw "federated skipped" per query with no reason).
+      // Said once, before the queries, with the reason (not "federated skipped" per query).
       expect(lines.filter((l) => l.includes('skipped on'))).toEqual(['fkgqa verify: the federated form is skipped on jena: it has no source selection (it evaluates SERVICE clauses only; docs/federation.md)']);
       // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
       expect(all.queries[0].engines.jena.trivial!.requests).toBe(4);
@@ -439,7 +439,7 @@ describe.skipIf(!HAS_SPIDER)('mcp gold check / ties in a sub-SELECT (Spider4SPAR
 });
 
 describe('verify / the tie report in plain words', () => {
-  it("a number's comparison key #3 is shown 3, and 'ORDER BY key' is 'ORDER BY value' (a newcomer read #3 as a row number)", () => {
+  it("a number's comparison key #3 is shown 3, and 'ORDER BY key' is 'ORDER BY value' (#3 reads as a row number)", () => {
     expect(readableKeys('row ?aggregation_all=#3 ?name="Bo #2" ?c=<http://x/#3> (ORDER BY key #3 | #-1.5 | "x")')).toBe('row ?aggregation_all=3 ?name="Bo #2" ?c=<http://x/#3> (ORDER BY value 3 | -1.5 | "x")');
     const f: FormVerdict = {
       status: 'equivalent',

@@ -2,7 +2,7 @@
  * Test helpers that check VoID without the code under test: counts worked out from the shard
  * N-Triples files with n3's parser and plain JavaScript (no SPARQL), and the numbers a VoID file
  * states, read with n3's Store by the VoID IRIs spelled out here (so a swapped constant in the
- * writer, like Comunica's distinctSubjects/distinctObjects swap, pitfall B5, cannot hide).
+ * writer, like Comunica's distinctSubjects/distinctObjects swap, cannot hide).
  * Both sides are flattened to the same "fact → number" records, so one toEqual shows every
  * difference.
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readXmlResults } from '../src/federation/xml-results.js';
 
 // SPARQL XML results that sparqlxml-parse reads without complaint although they are broken: it drops
-// what it does not know. Each was counted as rows on the direct route (stop 26's hostile pass).
+// what it does not know. Unchecked, each would count as rows on the direct route.
 const NS = 'http://www.w3.org/2005/sparql-results#';
 const row = (v: string) => `<result><binding name="b"><uri>${v}</uri></binding></result>`;
 const doc = (body: string, ns = NS) => `<?xml version="1.0"?>\n<sparql xmlns="${ns}"><head><variable name="b"/></head>${body}</sparql>\n`;
@@ -42,7 +42,7 @@ describe('SPARQL XML results on the direct route: nothing the parser drops passe
     for (const [text, problem] of cases) expect(await readXmlResults(text, 'select'), problem).toEqual({ problem });
   });
 
-  it('refuses what the parser reads past (stop 27 hostile pass): two terms in a binding, a term inside a term, an element in another namespace, a root whose attribute value holds the namespace, an undeclared or unnamed binding', async () => {
+  it('refuses what the parser reads past: two terms in a binding, a term inside a term, an element in another namespace, a root whose attribute value holds the namespace, an undeclared or unnamed binding', async () => {
     const cases: [string, string][] = [
       [select('<result><binding name="b"><uri>http://x/1</uri><uri>http://x/EVIL</uri></binding></result>'), 'it holds a <binding> with more than one RDF term'],
       [select('<result><binding name="b"><literal>a<uri>http://x/EVIL</uri>b</literal></binding></result>'), 'it holds <uri> inside <literal>, where SPARQL XML results do not have it'],

@@ -705,7 +705,7 @@ public class JenaFederationEngine {
     public static void main(String[] args) throws Exception {
         // No connection is reused after its answer: an endpoint that sent bytes past its answer's Content-Length and
         // then kept the connection silent left it in the pool, and the next query sent on it (to any endpoint of that
-        // host and port) waited for its time limit (stop 25). 0 s: a returned connection expires at once and is
+        // host and port) waited for its time limit. 0 s: a returned connection expires at once and is
         // closed by the client's selector (the JDK reads this property when its first HttpClient is made: set first).
         System.setProperty("jdk.httpclient.keepalive.timeout", "0");
         if (args.length > 0) provideXercesMessages(java.nio.file.Path.of(args[0]));

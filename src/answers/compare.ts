@@ -1,9 +1,9 @@
 /**
  * Comparing two answers to the same query (SPARQL 1.1 JSON results): the answer on the unsharded
  * graph (gold) and a federated one. Rows are compared by variable name (engines order the columns
- * of `SELECT *` differently, pitfall B11), as multisets unless the query orders its results, and
+ * of `SELECT *` differently; oxigraph orders them alphabetically), as multisets unless the query orders its results, and
  * terms as values: numbers by numeric value, plain and xsd:string literals alike, language tags
- * case-insensitively (pitfall B4); blank nodes all compare equal (labels are local to an answer).
+ * case-insensitively (sparqljs, N3 and oxigraph rewrite language-tag case and numeric literals); blank nodes all compare equal (labels are local to an answer).
  */
 import type { JsonResults, JsonTerm } from '../sparql/results.js';
 

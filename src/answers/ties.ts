@@ -102,7 +102,7 @@ export function equivalentUnderTies(ast: sparqljs.SparqlQuery, keyed: JsonResult
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tie-dependent gold answers (issue 18 item 6): what `fkgqa stats` stores and `fkgqa score` reads.
+// Tie-dependent gold answers: what `fkgqa stats` stores and `fkgqa score` reads.
 // ---------------------------------------------------------------------------------------------
 
 /**
@@ -393,7 +393,7 @@ export function withSubSelectAnswers(ast: sparqljs.SparqlQuery, answers: SubSele
 }
 
 // ---------------------------------------------------------------------------------------------
-// The admissibility rule (issue 18 item 6): one home for score and verify.
+// The admissibility rule: one home for score and verify.
 // ---------------------------------------------------------------------------------------------
 
 /**

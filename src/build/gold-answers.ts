@@ -73,7 +73,7 @@ export interface GoldAlternative {
 
 /**
  * What scoring needs to accept every admissible answer of a gold query whose answer depends on how
- * ties are broken (issue 18 item 6). `dependence`:
+ * ties are broken. `dependence`:
  * - `order`: the top-level ORDER BY leaves the order of some tied rows open (same rows, any order within `segments`);
  * - `choice`: a LIMIT/OFFSET keeps some of the solutions that tie at its boundary — at the top level
  *   (`segments` with `rows`) or in a sub-SELECT (`alternatives`: every other answer the choice gives);

@@ -9,7 +9,7 @@
  * thread (structured clone shares its compiled code). So the main thread compiles once
  * (`compileOxigraph`) and each worker instantiates it (`instantiateOxigraph`, 8–40 ms).
  *
- * Each instance has its own linear memory (up to 4 GiB, pitfall B12); all `Store`s made from one
+ * Each instance has its own linear memory (up to 4 GiB, about 1 KB per triple); all `Store`s made from one
  * instance share it.
  */
 import fs from 'node:fs';

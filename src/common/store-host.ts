@@ -3,7 +3,7 @@
  * and answers requests one at a time — plain queries (`StoreQuery`), or tasks handed to a handler
  * the thread script supplies (the shard endpoints run their whole query handling this way, see
  * src/serve/endpoint-thread.ts). oxigraph's queries are synchronous and cannot be cancelled
- * (pitfall B10), so a request that runs too long is stopped by terminating the thread; a request
+ * (oxigraph's npm build blocks its thread), so a request that runs too long is stopped by terminating the thread; a request
  * that faults the engine (see `isEngineFault`) is reported with `fault: true`, and the owner
  * discards the thread and loads a fresh one.
  */

@@ -84,12 +84,12 @@ interface Pending {
 /**
  * An oxigraph store in its own worker thread, so that a long query blocks neither the caller's
  * event loop nor other stores, and a query over its time limit is really stopped: the thread is
- * terminated and a new one loads the same files (pitfall B10). Queries run one at a time, in
+ * terminated and a new one loads the same files (an oxigraph query cannot be cancelled). Queries run one at a time, in
  * order; the time limit counts from the moment a query starts running. A query that faults the
  * engine (a WebAssembly trap, panic or stack overflow, which leaves oxigraph's instance corrupted
  * for every later query) gets an error marked `fault`, and the thread is discarded and a fresh one
  * loads the same files; queries queued meanwhile wait for it. Each worker has its own WebAssembly
- * heap (up to 4 GiB; oxigraph needs about 1 KB per triple, pitfall B12).
+ * heap (up to 4 GiB; oxigraph needs about 1 KB per triple).
  */
 export class StoreWorker {
   private worker!: Worker;

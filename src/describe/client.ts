@@ -69,8 +69,8 @@ export interface GraphFile {
 /**
  * An in-process oxigraph (npm) store holding N-Triples files, each in its own named graph.
  * Queries run synchronously on the caller's thread (oxigraph's `query` cannot be interrupted,
- * pitfall B10): use it for the build's own shards, whose size is known; memory is ~1 KB per
- * triple (pitfall B12) and is given back to the WebAssembly heap by `close`.
+ * oxigraph's npm build blocks its thread): use it for the build's own shards, whose size is known; memory is ~1 KB per
+ * triple and is given back to the WebAssembly heap by `close`.
  */
 export class OxigraphClient implements SparqlClient {
   readonly label: string;

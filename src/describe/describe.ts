@@ -69,7 +69,7 @@ export type VoidEngine = 'sparql' | 'stream';
 
 /**
  * Graphs above this many triples are described by streaming by default: an oxigraph store needs
- * about 1 KB per triple inside a 4 GiB WebAssembly heap (pitfall B12), and streaming is faster at
+ * about 1 KB per triple inside a 4 GiB WebAssembly heap, and streaming is faster at
  * every size measured (`fkgqa describe` of 1M triples: 17.5 s and 837 MiB by SPARQL, 4.9 s and
  * 290 MiB streamed); below it, the SPARQL path (the SPORTAL way, and the one a remote endpoint needs)
  * stays the default, and every dev graph (at most 152,328 triples) uses it.

@@ -1,7 +1,7 @@
 /**
  * The VoID statistics of `statistics.ts`, computed by streaming the shard files instead of loading
  * them into a store: for graphs too large for one oxigraph store (about 1 KB per triple inside a
- * 4 GiB WebAssembly heap, pitfall B12). Gives the same values as the nine SPARQL queries of
+ * 4 GiB WebAssembly heap, about 1 KB per triple). Gives the same values as the nine SPARQL queries of
  * `queries.ts` (a test checks equality on every graph of the dev build), with the same definitions:
  * instances of a class are the subjects typed with it in any shard of the graph; linksets are the
  * triples of shard A whose IRI object is a subject in shard B.

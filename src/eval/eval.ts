@@ -269,7 +269,7 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   };
 
   // A model server that is not running is bad input, said at once (nothing is run or written),
-  // not 6 tries per question (issue 19's attack: 16 questions took 8 minutes to say so).
+  // not 6 tries per question (16 questions would take 8 minutes to say so).
   if (o.agent === 'llm') {
     let url: URL | undefined;
     try {

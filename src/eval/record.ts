@@ -4,8 +4,8 @@
  * contacted when scoring) and to replay the conversation: the prompt, every message, every LLM and
  * tool call with its timing, and the full answer of the submitted query; and what the run's
  * verdict depends on: the build and gold answer it was made for (`build`) and the information
- * surface the agent saw (`toolSurface`). The contract between writer and readers is
- * /work/scratch/prompts/contracts.md ("Run record"); docs/evaluation.md describes every field.
+ * surface the agent saw (`toolSurface`). These types are the contract between writer and readers;
+ * docs/evaluation.md ("Run records") describes every field.
  *
  * This module is light (types, constants, two digests): `fkgqa score` imports it and nothing
  * else of src/eval/.
@@ -21,8 +21,8 @@ import type { JsonResults } from '../sparql/results.js';
  * its pid and start time; src/eval/run-file.ts), released when eval ends: `fkgqa score` reads it to
  * tell a run file still being written. The lock sits beside the file's real path (symbolic links
  * followed; for a file not yet written, its folder's real path), so that a second eval or a score
- * given a symbolic link to the same file finds the same lock (stop 27's hostile pass: through a link,
- * two evals wrote one file at once and score read a live eval's file without a word). A hard link,
+ * given a symbolic link to the same file finds the same lock (else, through a link,
+ * two evals would write one file at once and score would read a live eval's file without a word). A hard link,
  * or a copy, has a path of its own and is not recognised.
  */
 export function runFileLock(file: string): string {
@@ -49,7 +49,7 @@ export const RUN_FORMAT = 'fkgqa-run/2';
 export const RUN_FORMATS = ['fkgqa-run/1', RUN_FORMAT] as const;
 export type RunFormat = (typeof RUN_FORMATS)[number];
 
-/** The setups of the FKGQA paper (section 5) plus KGVoyager's tools (issue 10, paper 004). */
+/** The setups of the FKGQA paper (section 5) plus KGVoyager's exploration tools (docs/kgvoyager.md). */
 export const SETUPS = ['baseline', 'high_level', 'void_tool', 'kgvoyager'] as const;
 export type Setup = (typeof SETUPS)[number];
 
@@ -303,7 +303,7 @@ export interface ToolSurfaceInput {
 }
 
 /**
- * The digest of an agent's information surface (issue 18 item 1): sha256 (hex, first 16) of the
+ * The digest of an agent's information surface: sha256 (hex, first 16) of the
  * canonical JSON of `{instructions, tools, resources, resourceTemplates, prompts}` (tools with name,
  * description and input schema; lists in the server's order, object keys sorted). Two runs with the
  * same digest saw the same texts.

@@ -1,6 +1,6 @@
 /**
  * The run file of `fkgqa eval`: JSON lines (src/eval/record.ts), appended to, one line per
- * finished run, safe against a crash at any instant (issue 18 item 5):
+ * finished run, safe against a crash at any instant:
  *
  * - **Whole lines only.** A run's line (its JSON and the newline) is written with one `write`
  *   call (repeated only if the kernel writes part of it), then `fdatasync`: a line is on disk

@@ -118,7 +118,7 @@ const acceptsXml = (accept: string): boolean => accept.split(',').some((a) => a.
 
 /**
  * The longest query whose form `formOf` asks the parsers for, in characters: sparqljs took 7.7 s on
- * 50,000 PREFIX declarations without a form (stop 26's hostile pass); a model's query is at most 8,000.
+ * 50,000 PREFIX declarations without a form; a model's query is at most 8,000.
  */
 export const MAX_FORM_PARSE_CHARS = 20_000;
 
@@ -238,7 +238,7 @@ export class BoundedSparqlClient {
     const ms = () => performance.now() - t0;
     const requests: Record<string, number> = {};
     if (!findEndpoint(this.registry, url)) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests };
-    // A timer cleared when the answer is in (AbortSignal.timeout left one pending for timeoutMs after every call: issue 20).
+    // A timer cleared when the answer is in (AbortSignal.timeout leaves one pending for timeoutMs after every call).
     const limit = new AbortController();
     const timer = setTimeout(() => limit.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
     const signal = cancel ? AbortSignal.any([limit.signal, cancel]) : limit.signal;

@@ -27,8 +27,8 @@ export interface QueryLimit {
  * The share of a query's time limit it must have waited (for a worker of fkgqa serve, or for a
  * federation engine with `within`) for a stop at that limit to be the endpoint's or engine's (busy,
  * HTTP 503) rather than the query's own: a tenth, so that a query charged a timeout ran at least
- * 90 % of its limit (docs/serving.md, serve's time limits). Stop 27 weighed a half (busy only when
- * the wait used more of the limit than the query) and kept a tenth: with a half, a query that waited
+ * 90 % of its limit (docs/serving.md, serve's time limits). A half (busy only when the wait used
+ * more of the limit than the query) is the alternative, and the worse one: with a half, a query that waited
  * 40 % and needed 70 % of its limit is charged a timeout it would not have had alone (a wrong verdict
  * against the agent); with a tenth, a query that waited over a tenth and really needed more than its
  * limit is busy (a lost verdict, counted as the infrastructure's, never as a wrong answer).
@@ -45,8 +45,8 @@ export const FEDERATION_WAIT_MS = 60_000;
 /**
  * The shortest wait that can make a stop busy, in ms: below it the wait is the cost of any query
  * (a message to a worker, a timer at load), not other queries; a request limit this small is the
- * query's own to miss (stop 26's hostile pass: `Fkgqa-Timeout` 1–50 ms on a query running alone was
- * often busy, its wait the worker replaced after the previous stop).
+ * query's own to miss (with `Fkgqa-Timeout` 1–50 ms, a query running alone was otherwise often
+ * called busy, its wait being the worker replaced after the previous stop).
  */
 export const BUSY_MIN_WAIT_MS = 100;
 
@@ -142,7 +142,7 @@ export function queryLimit(options: EngineQueryOptions): QueryLimit {
  * sent a limit (`Fkgqa-Timeout`, `sentLimit`), at most. fkgqa serve answers at that limit, `sentLimit`'s
  * margin before the engine's; on a loaded machine (load 20 on 2 cores) that answer, or the engine's
  * report of it, can still arrive after the engine's own timer fired: a shard's `503 busy` was then
- * charged to the query as its time limit (stop 28's load-20 runs). The wait ends at the first answer
+ * charged to the query as its time limit. The wait ends at the first answer
  * that stopped the query (`Fkgqa-Stopped`), when no request is left in flight, when the engine
  * ended the query itself, or when the caller aborts; only an endpoint that ignores `Fkgqa-Timeout`
  * makes it last this long. Not with a caller's hard deadline (`dueGraceMs`).

@@ -1,7 +1,7 @@
 /**
  * How a SERVICE query is routed, by `run_sparql_query` (fkgqa mcp), the harness's final execution
  * (fkgqa eval) and `/federation/sparql` (fkgqa serve) (FKGQA paper, section 3 "Query Execution"): the
- * query is parsed (sparqljs, with the project's PN_LOCAL_ESC fix, pitfall B1), its SERVICE
+ * query is parsed (sparqljs, with the project's PN_LOCAL_ESC fix: sparqljs keeps the backslash of escaped local names), its SERVICE
  * targets are collected from the AST and checked against the registry, and the route chosen:
  *
  * - no SERVICE: refused, with the registered endpoints listed (URLs and names only: the agent must name them);
@@ -241,7 +241,7 @@ export const MIX_GRAPHS_OPTION = '--mix-graphs';
 
 /**
  * Why a query may not run because its SERVICE targets are endpoints of several knowledge graphs,
- * or undefined when it may (issue 18 item 8): the graphs reuse IRIs (the same class or property
+ * or undefined when it may: the graphs reuse IRIs (the same class or property
  * IRI names different data in each), so a join over them mixes unrelated data. The one rule of
  * `run_sparql_query` (fkgqa mcp: error class `mixed-graphs`) and `/federation/sparql` (fkgqa
  * serve: 400); both lift it with `--mix-graphs`. Endpoints of no graph (graph null) do not count.

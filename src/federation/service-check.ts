@@ -19,7 +19,7 @@ const term = (x: { termType?: string; value?: string; type?: string }): string =
   x.type === 'path' ? '<property path>' : x.termType === 'Variable' ? `?${x.value}` : x.termType === 'NamedNode' ? `<${x.value}>` : JSON.stringify(x.value);
 
 /**
- * Parses a query (sparqljs 3.7.4, IRIs fixed: pitfall B1) and checks that every triple pattern is
+ * Parses a query (sparqljs 3.7.4, IRIs fixed: sparqljs keeps the backslash of escaped local names) and checks that every triple pattern is
  * inside a SERVICE clause whose target is one of `endpoints` (compared as the registry does:
  * exactly, but for trailing slashes).
  * @param query SPARQL 1.1 query text (prefixes declared in it)

@@ -85,10 +85,10 @@ const CHILDREN: Record<string, string[]> = {
  * The document read as XML with its namespaces resolved (@rubensworks/saxes, the tokenizer
  * sparqlxml-parse uses): every element in the SPARQL results namespace, each where the format puts it
  * (`CHILDREN`; an RDF term holds text only), a binding with a name the head declares and exactly one
- * RDF term, no text between elements. The parser reads past each of these (stop 27's hostile pass:
- * two terms in one binding kept the last, a term inside a literal replaced it, a `<result>` in another
- * namespace counted, a root in another namespace passed the regular expression of `structureOf`
- * through an attribute's value holding `xmlns='…'`, a binding of an undeclared variable was kept).
+ * RDF term, no text between elements. The parser reads past each of these (two terms in one
+ * binding keep the last, a term inside a literal replaces it, a `<result>` in another
+ * namespace counts, a root in another namespace passes the regular expression of `structureOf`
+ * through an attribute's value holding `xmlns='…'`, a binding of an undeclared variable is kept).
  * @returns the problem in words, or undefined (also for a document that is not XML: sparqlxml-parse then
  *   refuses it in its own words)
  */

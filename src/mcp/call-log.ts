@@ -52,7 +52,7 @@ export interface CallLogEntry {
  * Tool calls in order, in memory and (when a file is given) as JSON lines. Writes are synchronous
  * appends, so the file is complete whenever a call has returned. The file is opened for appending
  * at the first entry and kept open until `close` (one write per call instead of open, write and
- * close: issue 20); an entry after `close` opens it again.
+ * close); an entry after `close` opens it again.
  */
 export class CallLog {
   /** Every entry recorded in this process, in order. */

@@ -1,5 +1,5 @@
 /**
- * Paging of tool answers (issue 21 item 4): MCP clients cap tool output (e.g. "exceeds maximum
+ * Paging of tool answers: MCP clients cap tool output (e.g. "exceeds maximum
  * allowed tokens (25000)"), so run_sparql_query and the KGVoyager tools show one page of a list —
  * at most a number of rows from `offset`, and only as many whole rows as fit in a character
  * budget (`max_chars`) — and say where the next page starts: "rows 101–200 of 2345; pass

@@ -5,7 +5,7 @@ import clingo from 'clingo-wasm';
 /** The pinned solver: clingo 5.8.1 as shipped by clingo-wasm 0.6.0 (see package.json). */
 export const SOLVER = 'clingo-wasm 0.6.0 (clingo 5.8.1)';
 
-/** Programs above this size are refused: clingo-wasm copies the text onto a 1 MiB stack (pitfall B15). */
+/** Programs above this size are refused: clingo-wasm copies the text onto a 1 MiB stack and crashes, poisoning the instance, on larger ones. */
 export const MAX_PROGRAM_BYTES = 900_000;
 
 /** Solver statistics that are the same on every run (kept in manifests). */
@@ -42,8 +42,8 @@ export function readEncoding(name: string): string {
 
 /**
  * Solves an optimisation program with clingo-wasm, asking for all models (`models = 0`, so that
- * clingo proves optimality, pitfall B13) and accepting a model as optimal only when clingo reports
- * `OPTIMUM FOUND`. clingo-wasm ignores `--time-limit` (pitfall B14): after `timeoutMs` the solve is
+ * clingo proves optimality: with `models = 1` the optimum is not guaranteed) and accepting a model as optimal only when clingo reports
+ * `OPTIMUM FOUND`. clingo-wasm ignores `--time-limit`: after `timeoutMs` the solve is
  * aborted with `restart()` and the best model reported so far is returned, marked not optimal.
  * @throws Error when the program is too large, unsatisfiable, fails, or times out with no model
  */

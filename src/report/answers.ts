@@ -1,7 +1,7 @@
 /**
  * Computing gold answers: every distinct gold query on its unsharded graph (`fkgqa stats`; stored
  * and read through src/build/gold-answers.ts), and whether each answer depends on how ties under
- * ORDER BY are broken (issue 18 item 6; the definitions are in src/answers/ties.ts).
+ * ORDER BY are broken (the definitions are in src/answers/ties.ts).
  */
 import sparqljs from 'sparqljs';
 import type { StoreWorker } from '../common/store-worker.js';

@@ -1,7 +1,7 @@
 import sparqljs from 'sparqljs';
 
 /**
- * The queries that find which shards a gold query's solutions use (realised fan-out, issue 3):
+ * The queries that find which shards a gold query's solutions use (realised fan-out):
  * every triple pattern `t` of the query's pattern is rewritten to `GRAPH ?g_i { t }` and the query
  * is run on a store holding each shard as a named graph; the bound `?g_i` name the shards.
  *
@@ -141,7 +141,7 @@ export interface ProvenanceStore {
 
 /**
  * Runs the provenance queries of one gold query (see `provenanceQueries`) and collects the shards
- * whose named graphs they bind: the realised fan-out of issue 3 (`fkgqa stats`, `fkgqa questions`).
+ * whose named graphs they bind: the realised fan-out (`fkgqa stats`, `fkgqa questions`).
  * @param store holds each shard in its own named graph (the keys of `shardOfGraph`) and the union of
  *   the shards in the default graph
  * @param ast the gold query's AST with IRIs fixed (`parseQuery`)

@@ -98,7 +98,7 @@ export interface Share {
   percent: number;
 }
 
-/** The build-level figures of section 4.2 and issue 3. */
+/** The build-level figures of section 4.2 and the realised fan-out. */
 export interface BuildFigures {
   graphs: number;
   questions: number;

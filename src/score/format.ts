@@ -3,7 +3,7 @@
  * beside the paper's (src/score/paper.ts). Scripted agents (oracle, trivial, single) are no model
  * of the paper and are compared with it only when asked (`paperWithScripted`).
  *
- * The HTML page is built so that it cannot mislead (issue 21 item 5): every rate is a percentage
+ * The HTML page is built so that it cannot mislead: every rate is a percentage
  * on one 0–100 scale (mean F1 too, ×100); a 0 % bar is drawn (a 2-pixel bar, outlined), distinct
  * from a missing value ("no runs", "not reported"); n is written under every bar; the runs that
  * were not correct are listed with their reasons, each linked into the run viewer (`fkgqa view`).

@@ -2,14 +2,14 @@
  * Reading run files for `fkgqa score`: JSON lines of `fkgqa eval` (src/eval/record.ts), format
  * `fkgqa-run/2` (with the build the run was made on) or `fkgqa-run/1` (older runs, no build
  * identity). Every record is checked for the fields scoring reads before anything is scored, so a
- * broken record is named by file and line (exit 2), never met as an internal error halfway
- * (issue 19). A torn last line — no newline at the end of the file and not JSON, what a `kill -9`
- * during an append leaves — is skipped with a warning (issue 18 item 5); any other malformed line
+ * broken record is named by file and line (exit 2), never met as an internal error halfway.
+ * A torn last line — no newline at the end of the file and not JSON, what a `kill -9`
+ * during an append leaves — is skipped with a warning; any other malformed line
  * is an error.
  *
  * A run file that `fkgqa eval` is still writing (its lock beside the file names a live process,
- * `runFileLock`) is refused: its runs so far would be scored as if they were all (the newcomer of
- * stop 26 scored 41 of 42 runs without a word). With `partial` it is scored, with a warning that says
+ * `runFileLock`) is refused: its runs so far would be scored as if they were all, without
+ * a word. With `partial` it is scored, with a warning that says
  * so and the file in `partial` (the report's `partial`). A lock left by an eval that was killed is
  * a warning: runs it had not reached are missing.
  */

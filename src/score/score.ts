@@ -3,7 +3,7 @@
  * src/score/records.ts) against a build's gold answers, offline, with the metrics of section 6 of
  * the FKGQA paper: accuracy, F1 (GRASP and Spinach), syntactic validity of every query sent,
  * endpoint consultation and the trivial-federation rate, and the cost figures (tokens, LLM/SPARQL/
- * VoID calls, runtime). A score means exactly "how well did the agent answer" (issue 18):
+ * VoID calls, runtime). A score means exactly "how well did the agent answer":
  * - runs of another build are refused (build identity of `fkgqa-run/2`; `allowOtherBuild`);
  * - runs that failed — `infrastructure_error` (an endpoint or the federation engine failed) and
  *   `model_error` (the LLM API failed) — are reported apart, never in accuracy; the limits count as wrong;
@@ -222,7 +222,7 @@ const SCRIPTED = new Set(['oracle', 'trivial', 'single']);
 const groupKey = (r: ScoredRun) => `${r.setup}|${r.agent === 'llm' ? (r.model ?? 'llm') : r.agent}`;
 
 /**
- * Checks that every run was made on this build and against these gold answers (issue 18 item 4).
+ * Checks that every run was made on this build and against these gold answers.
  * @returns warnings for the runs of another build when `allow` is set
  * @throws InputError naming the first such run (file, line), both digests and how many runs differ
  */

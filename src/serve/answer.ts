@@ -113,7 +113,7 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
   if (refused) return { ...plain(403, `${t.endpoint} refuses queries using ${refused} (behaviour profile)`, q.kind), profile: 'refused' };
   if (t.failStatus !== undefined) return { ...plain(t.failStatus, `${t.endpoint} is unavailable (simulated failure, behaviour profile)`, q.kind), profile: 'failure' };
   if (q.features.has('service')) {
-    // oxigraph (npm) has no SERVICE, and SERVICE SILENT would quietly give one empty solution (pitfall B11).
+    // oxigraph (npm) has no SERVICE, and SERVICE SILENT would quietly give one empty solution.
     return plain(501, `${t.endpoint} does not evaluate SERVICE: send federated queries to a federation engine (e.g. Comunica) with the shard endpoints as sources`, q.kind);
   }
 

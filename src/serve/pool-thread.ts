@@ -9,7 +9,7 @@
  * body travels back as text (one copy, as encoding it to transferred bytes was). The queries and
  * their answers travel as flat arrays (QueryBatch, AnswerTuple), not nested objects: less to clone
  * and less garbage on both threads per query. oxigraph's queries are
- * synchronous and cannot be cancelled (pitfall B10): the pool stops a query by terminating the thread.
+ * synchronous and cannot be cancelled (oxigraph's npm build blocks its thread): the pool stops a query by terminating the thread.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';

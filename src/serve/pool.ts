@@ -16,7 +16,7 @@
  *   of flags with the pool (one per posted query: pending, started, withdrawn, set with
  *   compare-and-swap on both sides), so a withdrawn query is skipped and a started one is known to
  *   run. The main thread counts a query as started when the one before it has answered.
- *   oxigraph's queries are synchronous and cannot be cancelled (pitfall B10), so a query is stopped
+ *   oxigraph's queries are synchronous and cannot be cancelled, so a query is stopped
  *   by terminating its worker: when it reaches its time limit (serve's own limit counted from its start, or the
  *   request's limit counted from the request's arrival, whichever ends first; a query that waited at
  *   least BUSY_WAIT_SHARE of the request's limit (and BUSY_MIN_WAIT_MS) before it started, or did not

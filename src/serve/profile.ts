@@ -2,7 +2,7 @@
  * Endpoint behaviour profiles: emulations of what real SPARQL endpoints do to federated clients,
  * after challenges C2 (uneven SPARQL 1.1 support: result-size limits, refused features) and C4
  * (latency, availability) of the FKGQA paper (section 1). Off by default: an endpoint without a
- * profile answers every query completely or fails explicitly; it never truncates (pitfall B19).
+ * profile answers every query completely or fails explicitly; it never truncates (a silently capped answer would look like a complete one to the federation engine).
  *
  * A profile file is JSON:
  * ```json

@@ -96,7 +96,7 @@ export async function answerSparql(req: http.IncomingMessage, url: URL, ep: Serv
   if (ep.profile) await applyLatency(ep);
   if (request.type === 'service-description') {
     const accept = req.headers.accept;
-    // An RDF serialisation the client accepts, else Turtle: a probe must never fail (pitfall B6).
+    // An RDF serialisation the client accepts, else Turtle: a probe must never fail (Comunica probes every endpoint before querying it).
     const format = negotiate(accept, 'graph') === MEDIA.ntriples ? MEDIA.ntriples : MEDIA.turtle;
     const info = ep.info;
     // The build may gain (or lose) its VoID files while serving: looked for on every probe.

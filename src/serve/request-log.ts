@@ -9,7 +9,7 @@ import { InputError } from '../common/errors.js';
 import path from 'node:path';
 
 /**
- * Kind of a request, as logged per endpoint (pitfall B6: federation engines send service-description
+ * Kind of a request, as logged per endpoint (federation engines send service-description
  * probes and COUNT queries besides the data queries):
  * - `service-description`: a GET without a query (the probe engines send first);
  * - `void`: a request for the endpoint's VoID file;
@@ -70,7 +70,7 @@ export type ErrorCause = (typeof ERROR_CAUSES)[number];
 
 /**
  * The lines serve prints when it stops (on stderr): the requests per endpoint by kind, and its error
- * answers by cause, in words (the newcomer of stop 26 read "errors 1" with no explanation).
+ * answers by cause, in words (a bare "errors 1" says nothing about what failed).
  * @param counts `RequestLog.counts()`
  */
 export function countsSummary(counts: Record<string, KindCounts>): string[] {

@@ -108,7 +108,7 @@ const DEFAULTS = { host: '127.0.0.1', timeoutMs: 30_000, maxBodyBytes: 1 << 20 }
 
 /**
  * Triples one pool worker should hold at most: oxigraph needs about 0.8–1.1 KB per triple inside a
- * WebAssembly heap of at most 4 GiB (pitfall B12), so a build with more triples gets more workers
+ * WebAssembly heap of at most 4 GiB (about 1 KB per triple), so a build with more triples gets more workers
  * than `workers` asks for. A single shard above it still gets one worker of its own.
  */
 export const MAX_TRIPLES_PER_WORKER = 2_000_000;
@@ -118,7 +118,7 @@ export const defaultWorkers = (): number => Math.max(2, os.availableParallelism(
 
 /**
  * Workers of the endpoint pool: as asked, but at least one per MAX_TRIPLES_PER_WORKER triples (one
- * oxigraph instance holds at most 4 GiB, pitfall B12), and at most one per endpoint.
+ * oxigraph instance holds at most 4 GiB, about 1 KB per triple), and at most one per endpoint.
  * @param requested `--workers`
  * @param triples triples of all endpoints together
  * @param endpoints endpoints served

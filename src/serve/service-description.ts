@@ -1,6 +1,6 @@
 /**
  * The service description of a shard endpoint (SPARQL 1.1 Service Description, W3C 2013), served
- * on a GET without a query: federation engines probe for it before querying (pitfall B6).
+ * on a GET without a query: federation engines probe for it before querying (Comunica sends such a probe before its first query).
  */
 import type * as RDF from '@rdfjs/types';
 import { DataFactory, Writer } from 'n3';

@@ -19,7 +19,7 @@ const IRIREF = /<[^<>"{}|^`\\\u0000-\u0020]*>/y;
 /**
  * If a string literal (all four quote forms, with backslash escapes), an IRI (`<…>`, told apart from
  * the `<` operator by the IRIREF grammar), a comment (`#` to the end of the line) or a backslash
- * escape (escaped local names such as `:singer\#name`, pitfall B1) starts at `i`, the index after it;
+ * escape (escaped local names such as `:singer\#name`) starts at `i`, the index after it;
  * else `i`.
  */
 export function skipOpaque(text: string, i: number): number {

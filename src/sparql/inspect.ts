@@ -2,7 +2,7 @@
  * Quick form inspection: what an endpoint needs to know about an incoming query before it runs it:
  * its result form (for content negotiation), its kind (ask, count or data: for the request log) and
  * the SPARQL features it uses (for the behaviour profiles). Queries are parsed with sparqljs; the text sent to oxigraph is the client's
- * own, unchanged (oxigraph parses escaped local names correctly; sparqljs does not, pitfall B1).
+ * own, unchanged (oxigraph parses escaped local names correctly; sparqljs keeps their backslash).
  */
 import { createRequire } from 'node:module';
 import type sparqljs from 'sparqljs';

@@ -8,7 +8,7 @@ const lib = (): typeof sparqljs => (loaded ??= createRequire(import.meta.url)('s
 
 /**
  * Reverses the PN_LOCAL_ESC escapes that sparqljs 3.7.4 leaves in IRIs built from prefixed names
- * (`:singer\#name` → `http://valuenet/ontop/singer#name`; pitfall B1, RubenVerborgh/SPARQL.js#168).
+ * (`:singer\#name` → `http://valuenet/ontop/singer#name`; RubenVerborgh/SPARQL.js#168).
  * An IRIREF cannot contain a backslash, so every `\x` with x one of `_~.-!$&'()*+,;=/?#@%` in an
  * IRI value can only come from such an escape.
  */
@@ -53,7 +53,7 @@ export interface ParsedQuery {
   ast: sparqljs.SparqlQuery;
   /**
    * The query regenerated from the fixed AST with full IRIs and no prefix declarations: what fkgqa
-   * hands to engines and endpoints (never the raw text, pitfall B1).
+   * hands to engines and endpoints (never the raw text, whose escaped local names sparqljs misreads).
    */
   normalized: string;
 }

@@ -3,7 +3,7 @@
  * U+000C, U+000E–U+001F, U+FFFE, U+FFFF and unpaired surrogates, written directly or as character
  * references (`&#1;` is not well-formed either). RDF literals may hold them (N-Triples writes
  * `"\u0001"`), so an answer with such a literal has no XML serialisation at all: oxigraph 0.5.11
- * writes the character raw, and the document does not parse (issue 19).
+ * writes the character raw, and the document does not parse.
  */
 
 const ILLEGAL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -1,7 +1,7 @@
 /**
- * `fkgqa verify`'s report: totals per engine and form (the figures of issue 17: answered, identical
+ * `fkgqa verify`'s report: totals per engine and form (answered, identical
  * to gold, timeouts, requests and time per query), the disagreements between engines and gold
- * (engine vs engine vs gold, issue 17 item 5), and the report as text.
+ * (engine vs engine vs gold), and the report as text.
  */
 import { compareResults } from '../answers/compare.js';
 import type { JsonResults } from '../sparql/results.js';

@@ -1,9 +1,8 @@
 /**
- * `fkgqa verify`: the federation loses no answer, and the federation engines agree (issue 17 item
- * 5). Every distinct gold query of a build is run in three forms (src/verify/forms.ts) on every
+ * `fkgqa verify`: the federation loses no answer, and the federation engines agree. Every distinct gold query of a build is run in three forms (src/verify/forms.ts) on every
  * chosen federation engine (`--federation-engine <name>|all`, src/federation/engines.ts):
  * federated (the engine selects sources among the graph's shard endpoints), trivial (the paper's
- * trivial federation over all shards; oxigraph has no SERVICE, pitfall B11, so an engine evaluates
+ * trivial federation over all shards; oxigraph has no SERVICE, so an engine evaluates
  * it) and oracle (the trivial federation over the shards the gold answer needs, as `fkgqa eval`'s
  * oracle agent submits it). Each answer is compared with the answer on the unsharded graph (gold),
  * ties under ORDER BY allowed, and the engines' answers with each other: every disagreement (engine

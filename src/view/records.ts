@@ -1,7 +1,7 @@
 /**
  * Reading run files for `fkgqa view`: JSON lines written by `fkgqa eval` (src/eval/record.ts) in
- * format `fkgqa-run/1` or `fkgqa-run/2` (the fields /2 adds are in `RunRecordV2`; the contract is
- * /work/scratch/prompts/contracts.md, "Run record"). As `fkgqa score` reads them, a later line with
+ * format `fkgqa-run/1` or `fkgqa-run/2` (the fields /2 adds are in `RunRecordV2`; docs/evaluation.md,
+ * "Run records", describes every field). As `fkgqa score` reads them, a later line with
  * the same id replaces an earlier one (a resumed or retried run); each record keeps the file and
  * line it came from, so the page can say where to find it.
  */

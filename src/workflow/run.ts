@@ -1,6 +1,6 @@
 /**
- * `fkgqa run`: the whole loop in one command, from a build to a scored report and a run viewer
- * (issue 21.7): gold answers (`fkgqa stats`, when the state folder lacks them) → the shard
+ * `fkgqa run`: the whole loop in one command, from a build to a scored report and a run viewer:
+ * gold answers (`fkgqa stats`, when the state folder lacks them) → the shard
  * endpoints (`fkgqa serve` in this process, or the serve already running on the build) → the agent
  * on the questions (`fkgqa eval`: a scripted agent or a model) → `fkgqa score` → `fkgqa view`.
  *

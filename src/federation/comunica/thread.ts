@@ -223,7 +223,7 @@ async function run(req: ThreadRequest): Promise<string> {
     // context and its SPARQL source then sends the whole query, SERVICE clauses included, to each
     // SERVICE endpoint; as algebra each SERVICE pattern is sent alone.
     const ast = new sparqljs.Parser().parse(req.query);
-    fixIris(ast); // pitfall B1: sparqljs keeps `\#` of prefixed names in IRIs
+    fixIris(ast); // sparqljs keeps the backslash of `\#` in prefixed names' IRIs
     query = translate(ast as sparqljs.SparqlQuery, { quads: true, blankToVariable: true });
   }
   const result = await engine.query(query as string, {

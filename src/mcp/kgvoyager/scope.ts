@@ -1,5 +1,5 @@
 /**
- * The KGVoyager tools over several knowledge graphs, kept apart (issue 18 item 8): the graphs of
+ * The KGVoyager tools over several knowledge graphs, kept apart: the graphs of
  * a build reuse IRIs (`:singer` is a class of concert_singer and of singer, with different
  * instances), so entries merged by IRI over graphs would count, list and join unrelated data
  * ("14 instances at 4 endpoints"). Here each graph has its own `KgVoyager` (its endpoints, its
