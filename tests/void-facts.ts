@@ -314,7 +314,7 @@ export function itChecksDevVoid(build: () => { out: string; result: PartitionRes
       }
     }
     expect(tally.untrue).toEqual([]);
-    // Before (main 89123f8): 156 class partitions, 30 of them in 15 shards without the type triples.
+    // Class membership taken from the whole graph would give 156 class partitions, 30 of them in 15 shards without the type triples.
     expect([tally.classPartitions, tally.remoteClassPartitions, tally.shardsWithRemote.size]).toEqual([126, 45, 15]);
     expect(tally.ask).toBeGreaterThan(2 * (126 + 45));
   });

@@ -294,7 +294,7 @@ const RESULT_ALIASES: Offer[] = [
 const JSON_XML: Offer[] = [MEDIA.json, MEDIA.xml].map((t) => ({ accept: t, serve: t }));
 
 const OFFERS: Record<ResultForm, Offer[]> = {
-  // In order of preference; the first is the default for an empty Accept or */* (JSON, as the issue asks).
+  // In order of preference; the first is the default for an empty Accept or */* (JSON, what agents and most clients read).
   bindings: [...JSON_XML, ...[MEDIA.csv, MEDIA.tsv].map((t) => ({ accept: t, serve: t })), ...RESULT_ALIASES],
   // CSV and TSV are not defined for ASK (SPARQL 1.1 Query Results CSV and TSV Formats §1): 406.
   boolean: [...JSON_XML, ...RESULT_ALIASES],

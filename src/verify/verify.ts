@@ -218,7 +218,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   }
   if (endpointsPath) {
     // The probe gets the query time limit (not the 5 s default): a serve of the whole corpus just
-    // started, at load 30+, answers ~80 ASK {} at once slower than 5 s (bench:federation, 2026-12-01).
+    // started, at load 30+, answers ~80 ASK {} at once slower than 5 s (measured with bench:federation).
     const down = await unreachableEndpoints(graphs.flatMap((g) => urls.get(g)!), Math.max(5_000, timeoutMs));
     if (down.length > 0) {
       throw new InputError(`${down.length} endpoint(s) do not answer (is fkgqa serve running?): ${down.map((d) => `${d.url}: ${d.why}`).join('; ')}`, { file: endpointsPath });
