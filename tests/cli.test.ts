@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -55,6 +55,16 @@ describe('cli / partition', () => {
     expect(j.code).toBe(0);
     expect(j.stderr).toBe('');
     expect(JSON.parse(j.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
+  });
+
+  it('stops quietly with exit code 141 when the reader of its stdout has gone (fkgqa --help | head)', async () => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy(); // the read end closes before the child writes anything
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(code).toBe(141);
+    expect(stderr).toBe('');
   });
 
   it('explains every option in --help', async () => {

@@ -3,11 +3,11 @@
  * (its action in commands/<verb>.ts, loaded then), and turns errors into exit codes: 2 bad input
  * (InputError, commander's usage errors), 3 internal error; on SIGINT/SIGTERM it removes staged
  * output before exiting and says what was removed and what was written completely and kept
- * (`interruptionMessage`).
+ * (`interruptionMessage`); when stdout's reader closes the pipe, it exits with 141 without a trace.
  */
 import { CommanderError } from 'commander';
 import { InputError } from '../common/errors.js';
-import { hasStaged, interruptionMessage } from '../common/output.js';
+import { discardAllStaged, hasStaged, interruptionMessage } from '../common/output.js';
 import { program } from './program.js';
 
 export { program, DEMO_SOURCE } from './program.js';
@@ -59,5 +59,12 @@ export async function main(argv: string[]): Promise<void> {
       process.exit(code);
     });
   }
+  // The reader of stdout went away (`fkgqa … | head`): stop quietly, as a Unix tool killed by
+  // SIGPIPE does (exit 141), after removing staged output, instead of an unhandled EPIPE.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    discardAllStaged();
+    process.exit(141);
+  });
   await runCli(argv);
 }
