@@ -2,6 +2,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import net from 'node:net';
+import { program } from '../src/cli/program.js';
+import { fakeApi, ok, toolCall } from './fake-chat.js';
 import { demoBuild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
 
 /** `fkgqa run`: the whole loop on the demo build with the oracle, as a user runs it. */
@@ -95,7 +98,7 @@ describe('run / the whole loop in one command', () => {
 
   it('refuses a model without --base-url (exit 2) before starting anything', async () => {
     const r = await child(['run', '--shards', build, '--state', state, '--out', path.join(dir, 'model'), '--agent', 'llm', '--model', 'qwen3-8b']);
-    expect([r.code, r.stderr]).toEqual([2, 'fkgqa: error: a model needs --base-url and --model (or give --agent oracle|trivial|single)\n']);
+    expect([r.code, r.stderr]).toEqual([2, 'fkgqa: error: a model needs --base-url (or OPENAI_BASE_URL) and --model (or give --agent oracle|trivial|single)\n']);
     expect(fs.existsSync(path.join(dir, 'model'))).toBe(false);
     const asFile = path.join(dir, 'out-file');
     fs.writeFileSync(asFile, 'x');
@@ -104,4 +107,45 @@ describe('run / the whole loop in one command', () => {
     const body = await fkgqa(['run', '--shards', build, '--state', state, '--out', path.join(dir, 'model'), '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--extra-body', '[1]']);
     expect([body.code, body.stderr]).toEqual([2, `fkgqa: error: --extra-body must be a JSON object of request fields, e.g. '{"reasoning_effort":"low"}', not an array\n`]);
   }, 60_000);
+
+  it('takes every agent, selection and limit option of eval, from the same definitions', () => {
+    const options = (name: string) => new Map(program().commands.find((c) => c.name() === name)!.options.map((o) => [o.long!, o]));
+    const evalOptions = options('eval');
+    const runOptions = options('run');
+    // eval's own: where the endpoints are and the summary's format; run starts or finds the serve and prints the score report.
+    expect([...evalOptions.keys()].filter((k) => !runOptions.has(k))).toEqual(['--endpoints', '--format', '--json']);
+    // run's own: the port of the serve it starts.
+    expect([...runOptions.keys()].filter((k) => !evalOptions.has(k))).toEqual(['--port']);
+    const shared = ['--setup', '--base-url', '--model', '--kg', '--question', '--query', '--distinct-queries', '--per-graph', '--sample-seed', '--limit', '--repeats', '--retry-errors', '--max-turns', '--message-limit', '--token-limit', '--time-limit', '--max-retries', '--backoff', '--request-timeout', '--timeout', '--max-query-chars', '--concurrency', '--no-probe', '--federation-engine'];
+    for (const k of shared) {
+      const [e, r] = [evalOptions.get(k)!, runOptions.get(k)!];
+      expect({ k, description: r.description, default: r.defaultValue, env: r.envVar, choices: r.argChoices }).toEqual({ k, description: e.description, default: e.defaultValue, env: e.envVar, choices: e.argChoices });
+    }
+    expect(runOptions.get('--base-url')!.envVar).toBe('OPENAI_BASE_URL');
+  });
+
+  it('a model behind OPENAI_BASE_URL (no --base-url), with --query, --limit and --port: one run of the first selected question, endpoints on that port', async () => {
+    const fake = await fakeApi(() => ok({ tool_calls: [toolCall('c1', 'cancel', JSON.stringify({ reason: 'the test ends the run here' }))] }));
+    try {
+      const port = await new Promise<number>((resolve) => {
+        const s = net.createServer().listen(0, '127.0.0.1', () => {
+          const p = (s.address() as net.AddressInfo).port;
+          s.close(() => resolve(p));
+        });
+      });
+      const out = path.join(dir, 'model');
+      const r = await fkgqaInProcess(['run', '--shards', build, '--state', state, '--out', out, '--model', 'fake-model', '--query', 'library/q2', 'library/q1', '--limit', '1', '--port', String(port), '--timeout', '100000'], { env: { OPENAI_BASE_URL: fake.url } });
+      expect([r.code, r.stderr.match(/error.*/g)]).toEqual([0, null]);
+      expect(fake.requests).toHaveLength(1);
+      expect(fake.requests[0].body.model).toBe('fake-model');
+      // The endpoints the model is told about are those of the serve run started, on --port.
+      expect(JSON.stringify(fake.requests[0].body.messages)).toContain(`http://127.0.0.1:${port}/library-shard1/sparql`);
+      expect(r.stdout).toContain('== baseline|fake-model (1 runs; ended: cancelled 1');
+      const runs = fs.readFileSync(path.join(out, 'baseline-fake-model.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      // --query keeps benchmark order (library/q1 asked before library/q2), --limit 1 the first.
+      expect(runs.map((x) => x.question.queryId)).toEqual(['library/q1']);
+    } finally {
+      await fake.close();
+    }
+  }, 300_000);
 });

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { Option } from 'commander';
 import { InputError } from '../common/errors.js';
 import { readJsonFile } from '../build/open.js';
+import type { EvalOptions } from '../eval/eval.js';
 
 /** `--format <format>` with these choices (`json` among them); read it with `outputFormat`. */
 export const formatOption = (choices: string[], help = 'output format (default: text)') => new Option('--format <format>', help).choices(choices);
@@ -85,4 +86,49 @@ export function selectedQueries(shards: string, question: string[] | undefined, 
   const queries = query?.length ? asked.filter((id) => query.includes(id)) : asked;
   if (queries.length === 0) throw new InputError(`--question ${question.join(' ')} and --query ${query!.join(' ')} select no question together`, { file });
   return { queries, indexes };
+}
+
+/**
+ * The values of the options `fkgqa eval` and `fkgqa run` share (`agentRunOptions` of program.ts)
+ * as the library's options (`EvalOptions`, which `LoopOptions` reuses): one mapping for both commands.
+ * @param o the parsed options of either command
+ * @throws InputError for a `--question` that is not a whole number or an `--extra-body` that is no JSON object
+ */
+export function agentRunValues(o: Record<string, any>): Omit<EvalOptions, 'shards' | 'endpoints' | 'state' | 'out' | 'agent' | 'tools' | 'progress' | 'warn'> {
+  const questions = (o.question as string[] | undefined)?.map((q) => {
+    if (!/^\d+$/.test(q)) throw new InputError(`--question ${q}: not a question index (a whole number; for a gold query id such as library/q3 use --query)`);
+    return Number(q);
+  });
+  return {
+    setup: o.setup,
+    baseUrl: o.baseUrl,
+    model: o.model,
+    apiKey: process.env[o.apiKeyEnv],
+    temperature: o.temperature,
+    seed: o.seed,
+    extraBody: extraBodyOption(o.extraBody as string | undefined),
+    promptsDir: o.prompts,
+    mcpArgs: o.mcpArg,
+    kgs: o.kg,
+    questions,
+    queries: o.query,
+    distinctQueries: !!o.distinctQueries,
+    perGraph: o.perGraph,
+    sampleSeed: o.sampleSeed,
+    limit: o.limit,
+    repeats: o.repeats,
+    retryErrors: !!o.retryErrors,
+    maxTurns: o.maxTurns,
+    messageLimit: o.messageLimit,
+    tokenLimit: o.tokenLimit,
+    timeLimitMs: o.timeLimit,
+    maxRetries: o.maxRetries,
+    backoffMs: o.backoff,
+    requestTimeoutMs: o.requestTimeout,
+    timeoutMs: o.timeout,
+    maxQueryChars: o.maxQueryChars,
+    concurrency: o.concurrency,
+    probe: o.probe,
+    federationEngine: o.federationEngine,
+  };
 }

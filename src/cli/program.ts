@@ -82,6 +82,53 @@ const EXIT_CODES: Record<string, string> = {
   view: '0 written, 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };
 
+/**
+ * The options `fkgqa eval` and `fkgqa run` share, defined once here and added to both: the setup,
+ * the model and its API, which questions (selection), the limits of a run and of a query, and the
+ * federation engine. `--agent`, `--tools` and `--out` differ between the two (defaults, a file or
+ * a folder) and are each command's own.
+ * @returns the command, for chaining
+ */
+export function agentRunOptions(c: Command): Command {
+  return (
+    c
+      // setup and model
+      .addOption(new Option('--setup <setup>', 'tools and endpoint information given to the agent').choices([...SETUPS]).default('baseline'))
+      .addOption(new Option('--base-url <url>', 'OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1 (default: the environment variable OPENAI_BASE_URL)').env('OPENAI_BASE_URL'))
+      .option('--model <name>', 'model name sent to the API')
+      .option('--api-key-env <name>', 'environment variable holding the API key (none needed for local servers)', 'OPENAI_API_KEY')
+      .addOption(new Option('--temperature <t>', 'sampling temperature (recorded)').argParser(number('--temperature')).default(0))
+      .addOption(new Option('--seed <n>', 'sampling seed sent to the API (recorded)').argParser(integer('--seed', 0)))
+      .option('--extra-body <json>', 'extra JSON fields for every API request, e.g. \'{"reasoning_effort":"low"}\'')
+      .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/)')
+      .option('--mcp-arg <arg...>', 'with --tools mcp: extra arguments for fkgqa mcp')
+      // selection
+      .option('--kg <name...>', 'only questions of these graphs')
+      .option('--question <index...>', 'only these questions (benchmark.json index)')
+      .option('--query <id...>', 'only the questions asking these gold queries (<kg>/q<N>)')
+      .option('--distinct-queries', 'one question per distinct gold query (the first asking it)')
+      .addOption(new Option('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed').argParser(integer('--per-graph', 1)))
+      .addOption(new Option('--sample-seed <n>', 'seed of the per-graph sample').argParser(integer('--sample-seed', 0)).default(0))
+      .addOption(new Option('--limit <n>', 'only the first N questions of the selection (after --per-graph)').argParser(integer('--limit', 1)))
+      .addOption(new Option('--repeats <n>', 'runs per question').argParser(integer('--repeats', 1, 100)).default(1))
+      .option('--retry-errors', 'rerun runs that ended with a model error or an infrastructure error')
+      // limits
+      .addOption(new Option('--max-turns <n>', 'LLM calls per run; then the run ends as turn_limit').argParser(integer('--max-turns', 1, 100)).default(10))
+      .addOption(new Option('--message-limit <n>', 'messages per run (system prompt, question, replies, tool results); then the run ends as message_limit (default: none)').argParser(integer('--message-limit', 3)))
+      .addOption(new Option('--token-limit <n>', 'tokens per run (the API\'s usage); then the run ends as token_limit (default: none)').argParser(integer('--token-limit', 1)))
+      .addOption(new Option('--time-limit <ms>', 'time per run (the agent\'s work, not the final execution); then the run ends as time_limit (default: none)').argParser(integer('--time-limit', 1)))
+      .addOption(new Option('--max-retries <n>', 'retries of an LLM call on 429/5xx/network errors and request time limits').argParser(integer('--max-retries', 0, 20)).default(5))
+      .addOption(new Option('--backoff <ms>', 'first retry wait, doubled per retry (a Retry-After header wins)').argParser(integer('--backoff', 0)).default(1000))
+      .addOption(new Option('--request-timeout <ms>', 'time limit of one LLM request; over it the request is retried (stderr says which run waits, every 10 s)').argParser(integer('--request-timeout', 1)).default(300_000))
+      .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
+      .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (default: 1000000 for a scripted agent, whose trivial or oracle form may exceed the reference server\'s 8000; 8000 for a model)').argParser(integer('--max-query-chars', 1)))
+      // how
+      .addOption(new Option('--concurrency <n>', 'runs at once').argParser(integer('--concurrency', 1, 64)).default(1))
+      .option('--no-probe', 'scripted agents submit at once instead of running their query first')
+      .addOption(federationEngineOption('the federation engine of the tools and of the final execution'))
+  );
+}
+
 /** Builds the `fkgqa` command line (a thin layer over the library API, src/index.ts). */
 export function program(): Command {
   const cli = new Command('fkgqa')
@@ -310,52 +357,24 @@ export function program(): Command {
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('mcp'));
 
-  cli
-    .command('eval')
-    .description(
-      'Run agents on the benchmark (section 5 of the FKGQA paper): a model behind an OpenAI-compatible chat-completions API ' +
-        'with tool calling, or a scripted agent, with the tools of fkgqa mcp (stdio) plus submit_final_query and cancel; ' +
-        'at most 10 turns per run; one JSON line per run appended to --out (runs already there are skipped). ' +
-        'Runs whose endpoints or API failed end as infrastructure_error or model_error (rerun them with --retry-errors).',
-    )
-    .option('--shards <dir>', 'the build served by fkgqa serve', 'shards')
-    .option('--endpoints <file...>', 'endpoints files of running fkgqa serves (several: shards served by several hosts; default: the state folder\'s, else the build\'s)')
-    .option('--state <dir>', 'state folder of the build (default <build>.state)')
-    .addOption(new Option('--setup <setup>', 'tools and endpoint information given to the agent').choices([...SETUPS]).default('baseline'))
-    .addOption(new Option('--agent <agent>', 'llm (needs --base-url and --model) or a scripted agent').choices(['llm', ...SCRIPTED_AGENTS]).default('llm'))
-    .addOption(new Option('--base-url <url>', 'OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1 (default: the environment variable OPENAI_BASE_URL)').env('OPENAI_BASE_URL'))
-    .option('--model <name>', 'model name sent to the API')
-    .option('--api-key-env <name>', 'environment variable holding the API key (none needed for local servers)', 'OPENAI_API_KEY')
-    .addOption(new Option('--temperature <t>', 'sampling temperature (recorded)').argParser(number('--temperature')).default(0))
-    .addOption(new Option('--seed <n>', 'sampling seed sent to the API (recorded)').argParser(integer('--seed', 0)))
-    .option('--extra-body <json>', 'extra JSON fields for every API request, e.g. \'{"reasoning_effort":"low"}\'')
-    .addOption(new Option('--max-turns <n>', 'LLM calls per run; then the run ends as turn_limit').argParser(integer('--max-turns', 1, 100)).default(10))
-    .addOption(new Option('--message-limit <n>', 'messages per run (system prompt, question, replies, tool results); then the run ends as message_limit (default: none)').argParser(integer('--message-limit', 3)))
-    .addOption(new Option('--token-limit <n>', 'tokens per run (the API\'s usage); then the run ends as token_limit (default: none)').argParser(integer('--token-limit', 1)))
-    .addOption(new Option('--time-limit <ms>', 'time per run (the agent\'s work, not the final execution); then the run ends as time_limit (default: none)').argParser(integer('--time-limit', 1)))
-    .addOption(new Option('--max-retries <n>', 'retries of an LLM call on 429/5xx/network errors and request time limits').argParser(integer('--max-retries', 0, 20)).default(5))
-    .addOption(new Option('--backoff <ms>', 'first retry wait, doubled per retry (a Retry-After header wins)').argParser(integer('--backoff', 0)).default(1000))
-    .addOption(new Option('--request-timeout <ms>', 'time limit of one LLM request; over it the request is retried (stderr says which run waits, every 10 s)').argParser(integer('--request-timeout', 1)).default(300_000))
-    .requiredOption('--out <file>', 'run file (JSON lines), appended to; a torn last line left by a crash is cut away first')
-    .option('--kg <name...>', 'only questions of these graphs')
-    .option('--question <index...>', 'only these questions (benchmark.json index)')
-    .option('--query <id...>', 'only the questions asking these gold queries (<kg>/q<N>)')
-    .option('--distinct-queries', 'one question per distinct gold query (the first asking it)')
-    .option('--no-probe', 'scripted agents submit at once instead of running their query first')
-    .addOption(new Option('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed').argParser(integer('--per-graph', 1)))
-    .addOption(new Option('--sample-seed <n>', 'seed of the per-graph sample').argParser(integer('--sample-seed', 0)).default(0))
-    .addOption(new Option('--limit <n>', 'only the first N questions of the selection (after --per-graph)').argParser(integer('--limit', 1)))
-    .addOption(new Option('--repeats <n>', 'runs per question').argParser(integer('--repeats', 1, 100)).default(1))
-    .addOption(new Option('--concurrency <n>', 'runs at once').argParser(integer('--concurrency', 1, 64)).default(1))
-    .addOption(new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio per run (what a user runs); in-process: the same server built in this process').choices(['mcp', 'in-process']).default('mcp'))
-    .option('--mcp-arg <arg...>', 'extra arguments for fkgqa mcp')
-    .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/)')
-    .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
-    .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (default: 1000000 for a scripted agent, whose trivial or oracle form may exceed the reference server\'s 8000; 8000 for a model)').argParser(integer('--max-query-chars', 1)))
-    .option('--retry-errors', 'rerun runs that ended with a model error or an infrastructure error')
+  agentRunOptions(
+    cli
+      .command('eval')
+      .description(
+        'Run agents on the benchmark (section 5 of the FKGQA paper): a model behind an OpenAI-compatible chat-completions API ' +
+          'with tool calling, or a scripted agent, with the tools of fkgqa mcp (stdio) plus submit_final_query and cancel; ' +
+          'at most 10 turns per run; one JSON line per run appended to --out (runs already there are skipped). ' +
+          'Runs whose endpoints or API failed end as infrastructure_error or model_error (rerun them with --retry-errors).',
+      )
+      .option('--shards <dir>', 'the build served by fkgqa serve', 'shards')
+      .option('--endpoints <file...>', 'endpoints files of running fkgqa serves (several: shards served by several hosts; default: the state folder\'s, else the build\'s)')
+      .option('--state <dir>', 'state folder of the build (default <build>.state)')
+      .requiredOption('--out <file>', 'run file (JSON lines), appended to; a torn last line left by a crash is cut away first')
+      .addOption(new Option('--agent <agent>', 'llm (needs --base-url and --model) or a scripted agent').choices(['llm', ...SCRIPTED_AGENTS]).default('llm'))
+      .addOption(new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio per run (what a user runs); in-process: the same server built in this process').choices(['mcp', 'in-process']).default('mcp')),
+  )
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
-    .addOption(federationEngineOption('the federation engine of the tools and of the final execution'))
     .option('-q, --quiet', 'no progress on stderr')
     .addHelpText('after', '\nExit codes: 0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error.')
     .action(lazy('eval'));
@@ -382,38 +401,22 @@ export function program(): Command {
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('score'));
 
-  cli
-    .command('run')
-    .description(
-      'The whole loop in one command: gold answers (fkgqa stats, if the state folder lacks them) → the shard endpoints (a fkgqa serve started in ' +
-        'this process and stopped at the end, also on Ctrl-C; or the serve already running on the build) → the agent on the questions (fkgqa eval) → ' +
-        'fkgqa score → fkgqa view. Writes <out>/<setup>-<model or agent>.jsonl (runs already there are skipped: an interrupted loop resumes) and, over every ' +
-        'run file in <out>, report.txt, report.html, per-run.csv and view.html; prints the score report.',
-    )
-    .option('--shards <dir>', 'the build', 'shards')
-    .option('--state <dir>', 'state folder of the build (default <build>.state)')
-    .option('--out <dir>', 'output folder', 'runs')
-    .addOption(new Option('--setup <setup>', 'tools and endpoint information given to the agent').choices([...SETUPS]).default('baseline'))
-    .addOption(new Option('--agent <agent>', 'a scripted agent, or llm (needs --base-url and --model; the default when they are given)').choices(['llm', ...SCRIPTED_AGENTS]))
-    .option('--base-url <url>', 'OpenAI-compatible API base URL, e.g. http://127.0.0.1:8080/v1')
-    .option('--model <name>', 'model name sent to the API')
-    .option('--api-key-env <name>', 'environment variable holding the API key (none needed for local servers)', 'OPENAI_API_KEY')
-    .addOption(new Option('--temperature <t>', 'sampling temperature (recorded)').argParser(number('--temperature')).default(0))
-    .addOption(new Option('--seed <n>', 'sampling seed sent to the API (recorded)').argParser(integer('--seed', 0)))
-    .option('--extra-body <json>', 'extra JSON fields for every API request')
-    .addOption(new Option('--max-turns <n>', 'LLM calls per run').argParser(integer('--max-turns', 1, 100)).default(10))
-    .option('--kg <name...>', 'only questions of these graphs')
-    .option('--question <index...>', 'only these questions (benchmark.json index)')
-    .option('--distinct-queries', 'one question per distinct gold query')
-    .addOption(new Option('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed').argParser(integer('--per-graph', 1)))
-    .addOption(new Option('--sample-seed <n>', 'seed of the per-graph sample').argParser(integer('--sample-seed', 0)).default(0))
-    .addOption(new Option('--repeats <n>', 'runs per question').argParser(integer('--repeats', 1, 100)).default(1))
-    .addOption(new Option('--concurrency <n>', 'runs at once').argParser(integer('--concurrency', 1, 64)).default(1))
-    .option('--no-probe', 'scripted agents submit at once instead of running their query first')
-    .addOption(new Option('--tools <source>', 'in-process: the MCP server of fkgqa mcp built in this process (fast); mcp: spawn fkgqa mcp over stdio per run').choices(['mcp', 'in-process']).default('in-process'))
-    .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
-    .addOption(federationEngineOption('the federation engine of the tools and of the final execution'))
-    .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (default: 1000000 for a scripted agent, whose trivial or oracle form may exceed the reference server\'s 8000; 8000 for a model)').argParser(integer('--max-query-chars', 1)))
+  agentRunOptions(
+    cli
+      .command('run')
+      .description(
+        'The whole loop in one command: gold answers (fkgqa stats, if the state folder lacks them) → the shard endpoints (a fkgqa serve started in ' +
+          'this process and stopped at the end, also on Ctrl-C; or the serve already running on the build) → the agent on the questions (fkgqa eval) → ' +
+          'fkgqa score → fkgqa view. Writes <out>/<setup>-<model or agent>.jsonl (runs already there are skipped: an interrupted loop resumes) and, over every ' +
+          'run file in <out>, report.txt, report.html, per-run.csv and view.html; prints the score report. Takes every agent, selection and limit option of fkgqa eval.',
+      )
+      .option('--shards <dir>', 'the build', 'shards')
+      .option('--state <dir>', 'state folder of the build (default <build>.state)')
+      .option('--out <dir>', 'output folder', 'runs')
+      .addOption(new Option('--port <n>', 'port of the fkgqa serve started here when none is running on the build (0: any free port)').argParser(integer('--port', 0, 65535)).default(0))
+      .addOption(new Option('--agent <agent>', 'a scripted agent, or llm (needs --base-url and --model; the default when --model or --base-url is given)').choices(['llm', ...SCRIPTED_AGENTS]))
+      .addOption(new Option('--tools <source>', 'in-process: the MCP server of fkgqa mcp built in this process (fast); mcp: spawn fkgqa mcp over stdio per run').choices(['mcp', 'in-process']).default('in-process')),
+  )
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('run'));
 

@@ -27,18 +27,21 @@ import { formatPerRunCsv, formatScoreHtml, formatScoreText } from '../score/form
 import { viewRuns } from '../view/view.js';
 
 
-/** Options of `runLoop`: where, and the agent (the options of `fkgqa eval` it passes on). */
-export interface LoopOptions extends Partial<Pick<EvalOptions, 'setup' | 'agent' | 'baseUrl' | 'model' | 'apiKey' | 'temperature' | 'seed' | 'extraBody' | 'maxTurns' | 'kgs' | 'questions' | 'perGraph' | 'sampleSeed' | 'distinctQueries' | 'repeats' | 'concurrency' | 'probe' | 'federationEngine' | 'maxQueryChars' | 'promptsDir'>> {
+/**
+ * Options of `runLoop`: where, and the agent with every option of `fkgqa eval` (`EvalOptions`:
+ * setup, model, selection, limits, engine), passed on as they are; the build, state folder, run
+ * file and endpoints are the loop's own. Defaults that differ from eval's: `agent` oracle, `tools`
+ * in-process (the MCP server built in this process, no process per run).
+ */
+export interface LoopOptions extends Partial<Omit<EvalOptions, 'shards' | 'endpoints' | 'state' | 'out' | 'progress' | 'warn'>> {
   /** The build. */
   shards: string;
   /** State folder of the build (default `<build>.state`): gold answers, the serve's endpoints file. */
   state?: string;
   /** Output folder (created): the run file, report.txt, report.html, per-run.csv, view.html. */
   out: string;
-  /** Tools in-process (default: the same MCP server built in this process, no process per run) or `fkgqa mcp` over stdio per run. */
-  tools?: EvalOptions['tools'];
-  /** Time limit of one agent query and of the final execution, in ms (default 30,000). */
-  timeoutMs?: number;
+  /** Port of the serve started here when none runs on the build (default 0: any free port). */
+  port?: number;
   /** Time limit of each gold query when gold answers are computed, in ms (default 60,000, as fkgqa stats). */
   statsTimeoutMs?: number;
   /** Aborting it (Ctrl-C) stops the loop at once: a serve started here is stopped, `runLoop` rejects with `LoopInterrupted`. */
@@ -83,7 +86,7 @@ const slug = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^[._]+/
 export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   const progress = o.progress ?? (() => {});
   const agent = o.agent ?? 'oracle';
-  if (agent === 'llm' && (!o.baseUrl || !o.model)) throw new InputError('a model needs --base-url and --model (or give --agent oracle|trivial|single)');
+  if (agent === 'llm' && (!o.baseUrl || !o.model)) throw new InputError('a model needs --base-url (or OPENAI_BASE_URL) and --model (or give --agent oracle|trivial|single)');
   const opened = openBuild(o.shards, { checkShards: false });
   const digest = opened.build.outputDigest;
   const graphs = readBuild(o.shards, o.kgs).map((g) => g.graph);
@@ -121,7 +124,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       served = 'running';
       progress(`fkgqa run: using the fkgqa serve already running on the build (${endpointsFile})`);
     } else {
-      server = await step(serve({ shards: o.shards, state: o.state, kgs: o.kgs, progress }));
+      server = await step(serve({ shards: o.shards, state: o.state, kgs: o.kgs, port: o.port ?? 0, progress }));
       stopServe = async () => {
         const s = server!;
         server = undefined;
@@ -134,35 +137,20 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     // 3. The agent.
     const summary = await step(
       runEval({
+        ...o,
         shards: o.shards,
         endpoints: endpointsFile,
         state: o.state,
         setup,
         agent,
-        baseUrl: o.baseUrl,
-        model: o.model,
-        apiKey: o.apiKey,
         temperature: agent === 'llm' ? (o.temperature ?? 0) : undefined,
-        seed: o.seed,
-        extraBody: o.extraBody,
-        maxTurns: o.maxTurns,
         out: runFile,
-        kgs: o.kgs,
-        questions: o.questions,
-        perGraph: o.perGraph,
-        sampleSeed: o.sampleSeed,
-        distinctQueries: o.distinctQueries,
-        repeats: o.repeats,
-        concurrency: o.concurrency,
-        probe: o.probe,
         tools: o.tools ?? 'in-process',
         timeoutMs: o.timeoutMs ?? 30_000,
         // A scripted agent's trivial or oracle form can be longer than the reference server's 8,000
         // characters (concert_singer/q21: 8,131); that is not the agent's fault, so scripted agents get
         // 1,000,000 unless told otherwise (as bench/scripted-agents.js). A model keeps eval's default.
         maxQueryChars: o.maxQueryChars,
-        federationEngine: o.federationEngine,
-        promptsDir: o.promptsDir,
         progress,
       }),
     );

@@ -2,11 +2,9 @@
  * `fkgqa eval`: flags → `evaluate` (src/index.ts); prints the summary (text or JSON) and exits 2
  * when runs ran and none succeeded (every one a model or infrastructure error).
  */
-import { InputError } from '../../common/errors.js';
 import type { EvalSummary } from '../../eval/eval.js';
-import type { Setup } from '../../eval/record.js';
 import { evaluate } from '../../index.js';
-import { outputFormat, extraBodyOption } from '../options.js';
+import { agentRunValues, outputFormat } from '../options.js';
 import { stderrProgress } from '../progress.js';
 
 /** The text summary: runs by end reason, and the failed ones by reason with their first error. */
@@ -24,48 +22,16 @@ export function formatEvalSummary(s: EvalSummary): string {
 
 export async function run(o: Record<string, any>): Promise<void> {
   const format = outputFormat(o);
-  const extraBody = extraBodyOption(o.extraBody as string | undefined);
-  const questions = (o.question as string[] | undefined)?.map((q) => {
-    if (!/^\d+$/.test(q)) throw new InputError(`--question ${q}: not a question index (a whole number; for a gold query id such as library/q3 use --query)`);
-    return Number(q);
-  });
+  const shared = agentRunValues(o);
   const summary = await evaluate({
+    ...shared,
     shards: o.shards,
     endpoints: o.endpoints,
     state: o.state,
-    setup: o.setup as Setup,
-    agent: o.agent,
-    baseUrl: o.baseUrl,
-    model: o.model,
-    apiKey: process.env[o.apiKeyEnv],
-    temperature: o.agent === 'llm' ? o.temperature : undefined,
-    seed: o.seed,
-    extraBody,
-    maxTurns: o.maxTurns,
-    messageLimit: o.messageLimit,
-    tokenLimit: o.tokenLimit,
-    timeLimitMs: o.timeLimit,
-    maxRetries: o.maxRetries,
-    backoffMs: o.backoff,
-    requestTimeoutMs: o.requestTimeout,
     out: o.out,
-    kgs: o.kg,
-    questions,
-    queries: o.query,
-    limit: o.limit,
-    perGraph: o.perGraph,
-    distinctQueries: !!o.distinctQueries,
-    probe: o.probe,
-    sampleSeed: o.sampleSeed,
-    repeats: o.repeats,
-    concurrency: o.concurrency,
+    agent: o.agent,
+    temperature: o.agent === 'llm' ? shared.temperature : undefined,
     tools: o.tools,
-    mcpArgs: o.mcpArg,
-    promptsDir: o.prompts,
-    timeoutMs: o.timeout,
-    maxQueryChars: o.maxQueryChars,
-    retryErrors: !!o.retryErrors,
-    federationEngine: o.federationEngine,
     progress: stderrProgress(o.quiet),
     warn: (line) => process.stderr.write(`${line}\n`),
   });

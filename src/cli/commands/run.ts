@@ -3,19 +3,25 @@
  * stderr. SIGINT/SIGTERM (Ctrl-C) stop the loop: the serve it started is stopped (endpoints file
  * and lock removed) before the process exits (130/143); the run file keeps the finished runs.
  */
-import { extraBodyOption } from '../options.js';
-import { InputError } from '../../common/errors.js';
+import type { Command } from 'commander';
+import { agentRunValues } from '../options.js';
 import { runLoop } from '../../index.js';
 import { formatScoreText } from '../../score/format.js';
 import { stderrProgress } from '../progress.js';
 
-export async function run(o: Record<string, any>): Promise<void> {
+/**
+ * The agent when `--agent` is not given: a model when `--model` is given or `--base-url` is given on
+ * the command line; the oracle otherwise (a base URL from OPENAI_BASE_URL alone picks no model).
+ */
+function defaultAgent(o: Record<string, any>, cmd: Command | undefined): string {
+  if (o.agent) return o.agent;
+  const urlGiven = o.baseUrl !== undefined && cmd?.getOptionValueSource('baseUrl') === 'cli';
+  return o.model || urlGiven ? 'llm' : 'oracle';
+}
+
+export async function run(o: Record<string, any>, cmd?: Command): Promise<void> {
   const progress = stderrProgress(o.quiet);
-  const extraBody = extraBodyOption(o.extraBody as string | undefined);
-  const questions = (o.question as string[] | undefined)?.map((q) => {
-    if (!/^\d+$/.test(q)) throw new InputError(`--question ${q}: not a question index`);
-    return Number(q);
-  });
+  const shared = agentRunValues(o);
   const stop = new AbortController();
   const codes: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
   const on = (sig: NodeJS.Signals) => {
@@ -25,30 +31,13 @@ export async function run(o: Record<string, any>): Promise<void> {
   process.on('SIGTERM', on);
   try {
     const r = await runLoop({
+      ...shared,
       shards: o.shards,
       state: o.state,
       out: o.out,
-      setup: o.setup,
-      agent: o.agent ?? (o.baseUrl || o.model ? 'llm' : 'oracle'),
-      baseUrl: o.baseUrl,
-      model: o.model,
-      apiKey: process.env[o.apiKeyEnv],
-      temperature: o.temperature,
-      seed: o.seed,
-      extraBody,
-      maxTurns: o.maxTurns,
-      kgs: o.kg,
-      questions,
-      perGraph: o.perGraph,
-      sampleSeed: o.sampleSeed,
-      distinctQueries: !!o.distinctQueries,
-      repeats: o.repeats,
-      concurrency: o.concurrency,
-      probe: o.probe,
+      port: o.port,
+      agent: defaultAgent(o, cmd) as 'llm',
       tools: o.tools,
-      timeoutMs: o.timeout,
-      federationEngine: o.federationEngine,
-      maxQueryChars: o.maxQueryChars,
       signal: stop.signal,
       progress,
     });
