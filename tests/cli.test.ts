@@ -182,6 +182,36 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
   });
 });
 
+describe('cli / an unknown --kg lists the graphs there are, on every command that takes it', () => {
+  it('exit 2 and the graphs of the build (or of the source) named, for each command with --kg', async () => {
+    const { program } = await import('../src/cli/program.js');
+    const withKg = program().commands.filter((c) => c.options.some((o) => o.long === '--kg')).map((c) => c.name()).sort();
+    const build = await demoBuild(tmpDir('fkgqa-kg-'));
+    const out = tmpDir('fkgqa-kg-out-');
+    const runs: Record<string, string[]> = {
+      partition: ['--out', path.join(out, 'p')],
+      stats: ['--shards', build],
+      questions: ['--shards', build],
+      synth: ['--source', DEMO, '--triples', '100', '--out', path.join(out, 's')],
+      serve: ['--shards', build, '--port', '0'],
+      verify: ['--shards', build],
+      mcp: ['--shards', build, '--endpoint-base', 'http://127.0.0.1:9'],
+      eval: ['--shards', build, '--agent', 'oracle', '--out', path.join(out, 'e.jsonl')],
+      run: ['--shards', build, '--agent', 'oracle', '--out', path.join(out, 'r')],
+    };
+    expect(withKg).toEqual(Object.keys(runs).sort());
+    const said: Record<string, [number | null, string]> = {};
+    for (const [command, args] of Object.entries(runs)) {
+      // serve and mcp run as children (they are servers); the others in this process.
+      const r = command === 'serve' || command === 'mcp' ? child(command, ...args, '--kg', 'nowhere') : await fkgqa(command, ...args, '--kg', 'nowhere');
+      said[command] = [r.code, /\(graphs: [^)]*\)/.exec(r.stderr)?.[0] ?? r.stderr];
+    }
+    const listed: [number, string] = [2, '(graphs: library, observatory)'];
+    expect(said).toEqual(Object.fromEntries(Object.keys(runs).map((c) => [c, listed])));
+    expect(fs.readdirSync(out)).toEqual([]);
+  }, 300_000);
+});
+
 describe('cli / one convention for output formats and option names', async () => {
   const out = path.join(tmpDir(), 'shards');
   // Built once: --json and --format json give the same partition summary (the digests are equal).

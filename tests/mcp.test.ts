@@ -581,11 +581,17 @@ describe('fkgqa mcp / transports', () => {
       expect(tools[0].description).toContain(`- ${url('library-shard1')} — ${registry.endpoints[0].description!}`);
       const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard4')}> { ?b a <${P}book> } }` } })) as { content: { text: string }[] };
       expect(previewOf(r.content[0].text).results!.bindings[0].n.value).toBe('8');
+      // A SERVICE URL from elsewhere (another port): the refusal says where the registry comes from and which URL has that path.
+      const other = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <http://localhost:1/library-shard1/sparql> { ?s ?p ?o } }` } })) as { content: { text: string }[] };
+      expect(other.content[0].text).toBe(
+        `Error (unknown-endpoint): <http://localhost:1/library-shard1/sparql> is not a registered endpoint; nothing was sent. Did you mean <${url('library-shard1')}> (library-shard1, the same path on another host or port)? ` +
+          `The registry comes from the endpoints file ${endpoints}; SERVICE may name only its endpoints:\n${registry.endpoints.map((e) => `  ${e.url}  (${e.id})`).join('\n')}`,
+      );
     } finally {
       await client.close();
     }
     const lines = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines).toHaveLength(1);
+    expect(lines).toHaveLength(2);
     expect(lines[0]).toMatchObject({ tool: 'run_sparql_query', setup: 'high_level', route: 'direct', rows: 1, endpoints: [url('library-shard4')] });
   });
 });

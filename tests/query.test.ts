@@ -143,6 +143,13 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     const other = await fkgqa(['query', '--shards', build, 'SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }']);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain('the query is refused (unknown-endpoint): <http://example.org/sparql> is not a registered endpoint; nothing was sent.');
+    // Where the registry comes from (the running serve's endpoints file) and its URLs (4: this serve has graph library only).
+    expect(other.stderr).toContain(`The registry comes from the endpoints file ${path.resolve(`${build}.state`, 'endpoints.json')}; SERVICE may name only its endpoints:\n  ${url['library-shard1']}  (library-shard1)\n`);
+    // The port of another serve (a URL copied from elsewhere): the endpoint with the same path is named.
+    const port = await fkgqa(['query', '--shards', build, 'SELECT * WHERE { SERVICE <http://127.0.0.1:1/library-shard2/sparql> { ?s ?p ?o } }']);
+    expect([port.code, port.stderr]).toEqual([2, expect.stringContaining(`Did you mean <${url['library-shard2']}> (library-shard2, the same path on another host or port)?`)]);
+    const option = await fkgqa(['query', '--endpoint', url['library-shard1'], url['library-shard2'], `SELECT * WHERE { SERVICE <${url['library-shard3']}> { ?s ?p ?o } }`]);
+    expect([option.code, option.stderr]).toEqual([2, expect.stringContaining(`The registry comes from the --endpoint URLs; SERVICE may name only its endpoints:\n  ${url['library-shard1']}  (library-shard1)\n  ${url['library-shard2']}  (library-shard2)\n`)]);
     const prefix = await fkgqa(['query', '--shards', build, `SELECT * WHERE { SERVICE <${url['library-shard1']}> { ?s :name ?o } }`]);
     expect(prefix.code).toBe(2);
     expect(prefix.stderr).toContain('declare it at the top of the query: PREFIX : <http://valuenet/ontop/>');

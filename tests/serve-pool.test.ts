@@ -410,6 +410,14 @@ describe('serve: the port', () => {
     expect(readme).toMatch(new RegExp(`--endpoint-base http://127\\.0\\.0\\.1:${DEFAULT_PORT}\\b`));
     expect(readme).not.toMatch(/--endpoint-base http:\/\/127\.0\.0\.1:(?!7373\b)\d+/);
   });
+
+  it('the README\'s query examples name no port: they read the endpoint URLs from the endpoints file, so they work on any port', () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const queries = readme.split('\n').filter((l) => /^fkgqa query\b/.test(l));
+    expect(queries.length).toBeGreaterThanOrEqual(1);
+    for (const q of queries) expect(q).not.toMatch(/:\d{2,5}\//);
+    expect(readme).toContain("BASE=$(node -p \"new URL(require('./shards.state/endpoints.json').endpoints[0].url).origin\")");
+  });
 });
 
 describe('serve: the shard files are checked against their manifest as the pool loads them', () => {

@@ -202,6 +202,17 @@ describe('view / run files', () => {
     const runDir = await fkgqaInProcess(['view', dir, '--out', path.join(dir, 'x.html')]);
     expect([runDir.code, runDir.stderr]).toEqual([2, `fkgqa: error: ${dir}: run file is a directory: give the file itself\n`]);
   }, 60_000);
+
+  it('fkgqa view without --out writes view.html beside the first run file and says so, even with --quiet', async () => {
+    const runs = path.join(tmpDir('fkgqa-view-default-'), 'runs');
+    fs.mkdirSync(runs);
+    const file = path.join(runs, 'baseline-oracle.jsonl');
+    fs.copyFileSync(oracleFile, file);
+    const r = await fkgqaInProcess(['view', file, '--shards', build, '-q']);
+    const page = path.join(runs, 'view.html');
+    expect([r.code, r.stderr]).toEqual([0, expect.stringMatching(new RegExp(`^fkgqa view: wrote ${page.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+ KiB\\); open it in a browser`))]);
+    expect(fs.readFileSync(page, 'utf8')).toContain('<title>fkgqa view: 8 runs</title>');
+  }, 60_000);
 });
 
 describe.skipIf(!CHROMIUM)('view / in headless Chromium', () => {

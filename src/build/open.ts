@@ -3,7 +3,7 @@ import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { sha256OfFile } from '../common/hash.js';
 import { recoverInterruptedCommit } from '../common/output.js';
-import { checkGraphName } from './names.js';
+import { checkGraphName, unknownGraphError } from './names.js';
 
 /** What the later stages (`describe`, `stats`, `serve`) read of a build written by `fkgqa partition`. */
 export interface BuildDir {
@@ -164,7 +164,7 @@ export function openBuild(dir: string, options: OpenBuildOptions = {}): OpenedBu
   if (!isString(build.outputDigest)) throw new InputError('"outputDigest" is missing or not a string', { file: buildFile });
   const graphs = build.graphs as string[];
   for (const kg of graphs) checkGraphName(kg, buildFile);
-  for (const kg of options.kgs ?? []) if (!graphs.includes(kg)) throw new InputError(`graph ${kg} is not in the build (graphs: ${graphs.join(', ')})`, { file: dir });
+  for (const kg of options.kgs ?? []) if (!graphs.includes(kg)) throw unknownGraphError(kg, graphs, 'this build', dir);
 
   const benchFile = path.join(dir, 'benchmark.json');
   const benchmark = readJsonFile<unknown>(benchFile, 'benchmark.json of an fkgqa build');

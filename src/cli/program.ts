@@ -79,7 +79,7 @@ const EXIT_CODES: Record<string, string> = {
   run: '0 report written, 2 bad input (the build, options, a model without --base-url/--model: named), 3 internal error, 130/143 interrupted by SIGINT/SIGTERM (the serve it started is stopped).',
   mcp: '0 the client closed stdin (stdio) or stopped by SIGINT/SIGTERM (--http), 2 bad input (options, a port in use, a prompts folder or call log that cannot be used: named), 3 internal error; on stdio 130/143 interrupted by SIGINT/SIGTERM (stdin still open: the federation engine is stopped first, within 3 s).',
   query: '0 answered, 2 bad input: the query refused before anything was sent (the reason named), a bad option, no running serve, an unreachable endpoint (named), an endpoint error or the time limit; 3 internal error.',
-  view: '0 written, 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
+  view: '0 written (stderr names the page), 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };
 
 /**
@@ -451,7 +451,7 @@ export function program(): Command {
         "fkgqa score's verdict and reason (with --shards). PAGE#run=<run id, URI-encoded> opens a run.",
     )
     .argument('<runs...>', 'run files (JSON lines, fkgqa-run/1 or /2)')
-    .requiredOption('--out <file>', 'the HTML page to write')
+    .option('--out <file>', 'the HTML page to write (default: view.html in the folder of the first run file, where fkgqa run writes it)')
     .option('--shards <dir>', 'the build the runs were made on: verdicts (as fkgqa score gives them) and gold answers; without it the runs are shown unscored')
     .option('--state <dir>', 'state folder of the build, where fkgqa stats stored the gold answers (default <build>.state)')
     .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY (as fkgqa score)').argParser(integer('--timeout', 1)).default(60_000))

@@ -36,6 +36,7 @@ import {
 import { RunFile } from './run-file.js';
 import { HARNESS_TOOLS, McpToolProvider, type ToolProvider } from './tools.js';
 import { filterGraphs, openRegistry } from '../federation/registry.js';
+import { unknownGraphError } from '../build/names.js';
 
 /** The prompts shipped with fkgqa (`prompts/<setup>.md`). */
 export const PROMPTS_DIR = fileURLToPath(new URL('../../prompts', import.meta.url));
@@ -225,7 +226,7 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
   const opened = openBuild(o.shards);
   const bench = opened.benchmark as unknown as { defaultPrefix: string; entries: BenchmarkEntry[] };
   const digest = opened.build.outputDigest;
-  for (const k of o.kgs ?? []) if (!bench.entries.some((e) => e.kg === k)) throw new InputError(`--kg ${k}: no such graph in the build`, { file: benchFile });
+  for (const k of o.kgs ?? []) if (!bench.entries.some((e) => e.kg === k)) throw unknownGraphError(k, bench.entries.map((e) => e.kg), 'the build', benchFile);
   const indexes = bench.entries.map((e) => e.index);
   const badIndexes = (o.questions ?? []).filter((i) => !indexes.includes(i));
   if (badIndexes.length) {

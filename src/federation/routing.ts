@@ -73,13 +73,46 @@ const UPDATE_KEYWORDS = /^\s*(?:(?:PREFIX\s+[^\s:]*:\s*<[^>]*>|BASE\s+<[^>]*>)\s
 
 /**
  * The endpoints for an error message: `  <url>  (<id>)` per line — URLs and names only, never a
- * catalogue description (which only the high_level setup gives, section 5 of the FKGQA paper) —
- * or, for more than `max` endpoints, one line saying where they are listed.
+ * catalogue description (which only the high_level setup gives, section 5 of the FKGQA paper). Over
+ * `max` endpoints, the first few (at most 5) and a line saying how many more there are and where
+ * they are all listed.
  * @param elsewhere where the full list is, e.g. "the description of run_sparql_query"
  */
 export function listEndpoints(endpoints: RegisteredEndpoint[], max = 100, elsewhere = 'the resource fkgqa://endpoints'): string {
-  if (endpoints.length > max) return `  (${endpoints.length} endpoints, listed in ${elsewhere})`;
-  return endpoints.map((e) => `  ${e.url}  (${e.id})`).join('\n');
+  const line = (e: RegisteredEndpoint) => `  ${e.url}  (${e.id})`;
+  if (endpoints.length <= max) return endpoints.map(line).join('\n');
+  const few = endpoints.slice(0, Math.min(5, max));
+  return [...few.map(line), `  … and ${endpoints.length - few.length} more (${endpoints.length} endpoints, listed in ${elsewhere})`].join('\n');
+}
+
+/**
+ * Where a registry's endpoints came from, in words for an error message (`EndpointRegistry.source`):
+ * `the endpoints file <path>` (a serve's endpoints file, `--endpoints` or the build's running serve),
+ * `--endpoint-base over the build <path>`, `the --endpoint URLs`, a serve's own endpoints (its
+ * `/federation/sparql`); several joined by "and".
+ */
+export function registrySource(r: Pick<EndpointRegistry, 'source'>): string {
+  return r.source
+    .split(' + ')
+    .map((part) => {
+      if (part.startsWith('serve:')) return `the endpoints file ${part.slice('serve:'.length)}`;
+      if (part.startsWith('build:')) return `--endpoint-base over the build ${part.slice('build:'.length)}`;
+      if (part === 'urls') return 'the --endpoint URLs';
+      if (part === 'serve') return "this fkgqa serve's endpoints (GET / lists them)";
+      return part;
+    })
+    .join(' and ');
+}
+
+/** For an unregistered SERVICE URL, the registered endpoint with the same path (the same shard on another host or port), if one. */
+function samePath(url: string, registry: EndpointRegistry): RegisteredEndpoint | undefined {
+  let p: string;
+  try {
+    p = new URL(url).pathname.replace(/\/+$/, '');
+  } catch {
+    return undefined;
+  }
+  return registry.endpoints.find((e) => new URL(e.url).pathname.replace(/\/+$/, '') === p);
 }
 
 /** Line and column (1-based) of a character offset. */
@@ -198,7 +231,10 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
     return {
       ok: false,
       errorClass: 'unknown-endpoint',
-      message: `${unknown.map((u) => `<${u}>`).join(', ')} ${unknown.length === 1 ? 'is not a registered endpoint' : 'are not registered endpoints'}; nothing was sent. SERVICE may name only these endpoints:\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
+      message:
+        `${unknown.map((u) => `<${u}>`).join(', ')} ${unknown.length === 1 ? 'is not a registered endpoint' : 'are not registered endpoints'}; nothing was sent. ` +
+        unknown.map((u) => samePath(u, registry)).filter((e): e is RegisteredEndpoint => e !== undefined).map((e) => `Did you mean <${e.url}> (${e.id}, the same path on another host or port)? `).join('') +
+        `The registry comes from ${registrySource(registry)}; SERVICE may name only its endpoints:\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
     };
   }
   const outside = triplesOutsideServices(ast.where ?? []);

@@ -18,6 +18,7 @@ import { endpointUrl } from '../describe/index.js';
 import { methodOptionsOf, type PartitionOptions } from './options.js';
 import { PRESETS } from './presets.js';
 import { digestTree, isBuildEntry, readPrevious } from './output.js';
+import { unknownGraphError } from '../build/names.js';
 
 const ms = (t0: number) => Math.round(performance.now() - t0);
 
@@ -70,7 +71,7 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
   if (options.kgs?.length) {
     for (const kg of options.kgs) {
       if (!named.includes(kg) && !source.graphs.has(kg)) {
-        throw new InputError(`--kg ${kg}: no such graph (not in the questions nor in kg/)`, { file: source.dir });
+        throw unknownGraphError(kg, [...named, ...source.graphs.keys()], 'the source (neither in the questions nor in kg/)', source.dir);
       }
     }
   }

@@ -27,6 +27,7 @@ import { realisedShards, type RealisedStatus } from './provenance.js';
 import { shardGraph } from './stats.js';
 import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
 import { stateDir } from '../build/state.js';
+import { unknownGraphError } from '../build/names.js';
 
 /** Options of `fkgqa questions`. */
 export interface QuestionsOptions {
@@ -113,7 +114,7 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
   const benchFile = path.join(options.shards, 'benchmark.json');
   const bench = readJsonFile<Bench>(benchFile, 'benchmark.json');
   if (!Array.isArray(bench.entries) || typeof bench.defaultPrefix !== 'string') throw new InputError('not a benchmark.json written by fkgqa', { file: benchFile });
-  for (const kg of options.kgs ?? []) if (!build.build.graphs.includes(kg)) throw new InputError(`--kg ${kg}: no such graph in this build (graphs: ${build.build.graphs.join(', ')})`, { file: options.shards });
+  for (const kg of options.kgs ?? []) if (!build.build.graphs.includes(kg)) throw unknownGraphError(kg, build.build.graphs, 'this build', options.shards);
   for (const id of options.queries ?? []) {
     if (!bench.entries.some((e) => e.queryId === id)) throw new InputError(`--query ${id}: no such gold query in this build (ids look like ${bench.entries[0]?.queryId ?? '<kg>/q1'})`, { file: benchFile });
   }

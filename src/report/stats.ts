@@ -14,6 +14,7 @@ import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.
 import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
 import { realisedShards } from './provenance.js';
 import { ProgressTicker } from '../common/progress.js';
+import { unknownGraphError } from '../build/names.js';
 
 /** Options of `fkgqa stats`. */
 export interface StatsOptions {
@@ -188,7 +189,7 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   const { entries, defaultPrefix, digest } = build;
   const state = stateDir(options.shards, options.state);
   for (const kg of options.kgs ?? []) {
-    if (!build.manifests.some((m) => m.graph === kg)) throw new InputError(`--kg ${kg}: no such graph in this build`, { file: options.shards });
+    if (!build.manifests.some((m) => m.graph === kg)) throw unknownGraphError(kg, build.manifests.map((m) => m.graph), 'this build', options.shards);
   }
   const manifests = options.kgs?.length ? build.manifests.filter((m) => options.kgs!.includes(m.graph)) : build.manifests;
   const log = options.progress ?? (() => {});

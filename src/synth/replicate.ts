@@ -9,6 +9,7 @@ import { RDF_TYPE, XSD } from '../common/vocab.js';
 import { readQuestions } from '../load/questions.js';
 import { openSource } from '../load/source.js';
 import { scanTriples, type Triple } from '../load/triples.js';
+import { unknownGraphError } from '../build/names.js';
 
 /** Options of `fkgqa synth`. */
 export interface SynthOptions {
@@ -49,7 +50,7 @@ const NUMERIC = new Set([`${XSD}integer`, `${XSD}decimal`, `${XSD}double`, `${XS
 export async function synthesize(o: SynthOptions): Promise<SynthResult> {
   const source = openSource(o.source);
   const g = source.graphs.get(o.kg);
-  if (!g) throw new InputError(`no graph ${o.kg} in kg/`, { file: o.source });
+  if (!g) throw unknownGraphError(o.kg, source.graphs.keys(), 'the source\'s kg/', o.source);
   if (!Number.isSafeInteger(o.triples) || o.triples < 1) throw new InputError(`--triples must be a positive integer, got ${o.triples}`);
   const abs = path.resolve(o.out);
   const src = path.resolve(o.source);
