@@ -5,8 +5,9 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as oxigraph from 'oxigraph';
 import { formatAnswer, runQuery } from '../src/query/query.js';
-import { demoBuild, fkgqaInProcess, fkgqaSync, ROOT, tmpDir } from './helpers.js';
+import { DEMO, demoBuild, fkgqaInProcess, fkgqaSync, ROOT, tmpDir } from './helpers.js';
 
 /** fkgqa query against a real `fkgqa serve` child on the demo build. */
 const dir = tmpDir('fkgqa-query-');
@@ -121,6 +122,47 @@ describe('query / a federated join from the shell', () => {
     expect(r.stderr).toMatch(/direct to library-shard2; \d+ ms; 1 HTTP request\)/);
     const ask = await fkgqa(['query', '--endpoints', path.join(path.resolve(build) + '.state', 'endpoints.json'), `ASK { SERVICE <${url['library-shard1']}> { ?s <http://valuenet/ontop/author#country> "Peru" } }`]);
     expect([ask.code, ask.stdout]).toEqual([0, 'true\n']);
+  }, 120_000);
+});
+
+describe('query --sources: a query without SERVICE, the federation engine selecting the sources', () => {
+  /** The join of `join()` without SERVICE clauses: which shard holds each triple pattern is the engine's to find. */
+  const unserviced = `SELECT ?name ?title WHERE {
+  ?a <http://valuenet/ontop/author#name> ?name .
+  ?b <http://valuenet/ontop/book#ref-author_id> ?a .
+  ?b <http://valuenet/ontop/book#title> ?title
+} ORDER BY ?title`;
+
+  it('--sources all answers as the unsharded graph does: 8 rows, the same rows', async () => {
+    const whole = new oxigraph.Store();
+    whole.load(fs.readFileSync(path.join(DEMO, 'kg', 'library.nt'), 'utf8'), { format: 'application/n-triples' });
+    const expected = (whole.query(unserviced) as Map<string, oxigraph.Term>[]).map((row) => `${row.get('name')!.value}\t${row.get('title')!.value}`);
+    expect(expected).toHaveLength(8);
+    const a = await runQuery({ shards: build, query: unserviced, sources: ['all'] });
+    expect(a.route).toBe('sources');
+    expect(a.targets.map((t) => t.id)).toEqual(['library-shard1', 'library-shard2', 'library-shard3', 'library-shard4']);
+    expect(a.results.results!.bindings.map((b) => `${b.name.value}\t${b.title.value}`)).toEqual(expected);
+    const cli = await fkgqa(['query', '--shards', build, '--sources', 'all', '--format', 'tsv', unserviced]);
+    expect(cli.code).toBe(0);
+    expect(cli.stdout.trim().split('\n')).toHaveLength(1 + 8);
+    expect(cli.stderr).toMatch(/^fkgqa query: 8 rows \(federation engine comunica selecting sources among library-shard1, library-shard2, library-shard3, library-shard4;/);
+    // A graph name selects its endpoints, as all does here (this serve has graph library only).
+    const byGraph = await runQuery({ shards: build, query: unserviced, sources: ['library'] });
+    expect(byGraph.results).toEqual(a.results);
+  }, 120_000);
+
+  it('refuses what it cannot run, before anything is sent: jena (no source selection), a SERVICE query, an unknown source, sources of two graphs', async () => {
+    const jena = await fkgqa(['query', '--shards', build, '--sources', 'all', '--federation-engine', 'jena', unserviced]);
+    expect([jena.code, jena.stderr]).toEqual([2, 'fkgqa: error: the federation engine jena has no source selection (it evaluates SERVICE clauses only), so --sources cannot run on it; nothing was sent: use --federation-engine comunica, or name the endpoints with SERVICE\n']);
+    const service = await fkgqa(['query', '--shards', build, '--sources', 'all', join()]);
+    expect([service.code, service.stderr]).toEqual([2, expect.stringContaining(`the query is refused (service-with-sources); nothing was sent: the query names its endpoints with SERVICE (<${url['library-shard1']}>, <${url['library-shard4']}>, <${url['library-shard2']}>)`)]);
+    const unknown = await fkgqa(['query', '--shards', build, '--sources', 'nowhere', unserviced]);
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining('--sources nowhere: neither all, a graph (library) nor an endpoint of the registry, which comes from the endpoints file ')]);
+    const two = await fkgqa(['query', '--endpoint', url['library-shard1'], 'http://127.0.0.1:9/observatory-shard1/sparql', '--sources', 'all', unserviced]);
+    expect([two.code, two.stderr]).toEqual([2, expect.stringContaining('the query is refused (mixed-graphs): --sources all selects endpoints of 2 knowledge graphs (library, observatory); nothing was sent.')]);
+    // Without --sources, a query without SERVICE is refused with the way to run it.
+    const none = await fkgqa(['query', '--shards', build, unserviced]);
+    expect([none.code, none.stderr]).toEqual([2, expect.stringContaining('Or let the federation engine select the sources of each triple pattern: --sources all (or --sources <graph>).')]);
   }, 120_000);
 });
 

@@ -425,7 +425,8 @@ export function program(): Command {
     .description(
       'Run one federated SPARQL query from the shell (as comunica-sparql does), through the routing of run_sparql_query: SERVICE targets ' +
         'must be registered endpoints (a running fkgqa serve of --shards, --endpoints files, or --endpoint URLs); a lone SERVICE wrapping the ' +
-        'whole WHERE goes directly to its endpoint, several go to the federation engine. CONSTRUCT/DESCRIBE answers are rows of ?subject ?predicate ?object.',
+        'whole WHERE goes directly to its endpoint, several go to the federation engine. With --sources, a query without SERVICE goes to the ' +
+        'federation engine, which selects the endpoints of each triple pattern itself. CONSTRUCT/DESCRIBE answers are rows of ?subject ?predicate ?object.',
     )
     .argument('[query]', "the query text, e.g. 'SELECT * WHERE { SERVICE <http://…/library-shard1/sparql> { ?s ?p ?o } } LIMIT 5'")
     .option('--file <file>', 'read the query from FILE (- for stdin)')
@@ -433,6 +434,7 @@ export function program(): Command {
     .option('--state <dir>', 'state folder of the build (default <build>.state)')
     .option('--endpoints <file...>', 'endpoints files of running fkgqa serves')
     .option('--endpoint <url...>', 'plain SPARQL endpoint URLs SERVICE may name')
+    .option('--sources <which...>', 'run a query without SERVICE clauses, the federation engine selecting the sources of each triple pattern among these registered endpoints (as comunica-sparql takes its sources): all, graph names (their endpoints), endpoint ids or URLs; engines with source selection only (comunica, comunica-default; not jena)')
     .addOption(formatOption(['table', 'json', 'csv', 'tsv'], 'table (aligned text), json (SPARQL JSON results), csv or tsv (SPARQL 1.1 CSV/TSV); default: table'))
     .addOption(jsonOption())
     .addOption(new Option('--timeout <ms>', 'time limit of the query; over it the query is stopped (exit 2: the answer is unknown, not empty)').argParser(integer('--timeout', 1)).default(30_000))

@@ -359,9 +359,11 @@ export class BoundedSparqlClient {
    * @param how `limitFromStart`: the time limit counts from when the engine takes the query, its
    *   start-up and the wait for a busy engine not included (EngineQueryOptions; fkgqa serve's
    *   `/federation/sparql`), the wait bounded by `waitMs` (over it: an `error` with `busy`, HTTP 503); an engine that fails to start is an `error`
+   *   `sources`: registered endpoint URLs the engine selects sources among, for a query without SERVICE
+   *   clauses (engines with `selectsSources` only: `selectsSources()`)
    * @returns never rejects
    */
-  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean; waitMs?: number; within?: number } = {}): Promise<SparqlOutcome> {
+  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean; waitMs?: number; within?: number; sources?: string[] } = {}): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
@@ -374,7 +376,7 @@ export class BoundedSparqlClient {
     let o;
     try {
       const engine = await this.federation();
-      o = await engine.query(query, mediaType, { timeoutMs: how.limitFromStart ? timeoutMs : Math.max(1, Math.round(timeoutMs - ms())), signal: limit.signal, ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}) });
+      o = await engine.query(query, mediaType, { timeoutMs: how.limitFromStart ? timeoutMs : Math.max(1, Math.round(timeoutMs - ms())), signal: limit.signal, ...(how.sources?.length ? { sources: how.sources } : {}), ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}) });
     } catch (e) {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {
@@ -447,6 +449,16 @@ export class BoundedSparqlClient {
     }
     if (o.status === 'error') throw new SparqlQueryError(`${url}: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`, o);
     return parseSparqlJson(o.body, url);
+  }
+
+  /**
+   * Whether the federation engine selects sources itself among endpoints it is given, for queries
+   * without SERVICE clauses (`FederationEngine.selectsSources`: comunica yes, jena no). Creates the
+   * engine (its threads or process start at the first query).
+   * @throws Error when the engine cannot run here (as `createEngine`)
+   */
+  async selectsSources(): Promise<boolean> {
+    return (await this.federation()).selectsSources;
   }
 
   /** Stops the federation engine (if it was started). */

@@ -24,7 +24,7 @@ import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service';
+export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service' | 'service-with-sources';
 
 /** The route of a query that may be run. */
 export type QueryPlan =
@@ -175,13 +175,10 @@ function tripleText(t: sparqljs.Triple): string {
 const generate = (ast: sparqljs.SparqlQuery) => new sparqljs.Generator({ allPrefixes: false }).stringify({ ...ast, prefixes: {} } as sparqljs.SparqlQuery);
 
 /**
- * Parses and routes an agent's query (see the module comment). Pure: sends nothing.
- * @param text the query as the agent wrote it
- * @param registry the endpoints SERVICE may name
- * @returns the plan, or an error whose message tells the agent what to change
+ * The checks every routed query passes first (length, nesting, update, syntax, prefixes), and its
+ * parse with IRIs fixed. Pure.
  */
-export function planQuery(text: string, registry: EndpointRegistry, hints: PlanHints): QueryPlan {
-  const max = hints.listEndpoints ?? 100;
+function parseChecked(text: string, hints: PlanHints): { ok: true; ast: sparqljs.Query } | { ok: false; errorClass: QueryErrorClass; message: string } {
   if (text.length > hints.maxQueryChars) {
     return { ok: false, errorClass: 'too-long', message: `the query has ${text.length} characters, more than the limit of ${hints.maxQueryChars}: shorten it` };
   }
@@ -205,8 +202,42 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
   if (parsed.type !== 'query') {
     return { ok: false, errorClass: 'update', message: 'SPARQL Update is refused: the endpoints are read-only; send a SELECT, ASK, CONSTRUCT or DESCRIBE query' };
   }
-  const ast = parsed;
-  fixIris(ast);
+  fixIris(parsed);
+  return { ok: true, ast: parsed };
+}
+
+/** The answer form of a query: bindings (SELECT), a boolean (ASK) or a graph (CONSTRUCT, DESCRIBE). */
+const formOf = (ast: sparqljs.Query): 'bindings' | 'boolean' | 'graph' => (ast.queryType === 'ASK' ? 'boolean' : ast.queryType === 'SELECT' ? 'bindings' : 'graph');
+
+/**
+ * Plans a query without SERVICE clauses for a federation engine that selects the sources of each
+ * triple pattern itself among the endpoints it is given (`fkgqa query --sources`, as
+ * comunica-sparql takes its sources; `fkgqa verify`'s federated form): the checks of `planQuery`,
+ * then a query naming endpoints with SERVICE is refused (it names its sources itself). Pure.
+ * @returns the query to send (full IRIs, no prefix declarations) and its form, or an error
+ */
+export function planSourceQuery(text: string, hints: PlanHints): { ok: true; query: string; form: 'bindings' | 'boolean' | 'graph'; ast: sparqljs.Query } | { ok: false; errorClass: QueryErrorClass; message: string } {
+  const checked = parseChecked(text, hints);
+  if (!checked.ok) return checked;
+  const found = serviceClauses(checked.ast.where ?? []);
+  if (found.length > 0) {
+    const named = found.map((s) => (s.name.termType === 'NamedNode' ? `<${s.name.value}>` : `?${s.name.value}`));
+    return { ok: false, errorClass: 'service-with-sources', message: `the query names its endpoints with SERVICE (${[...new Set(named)].join(', ')}): run it without --sources, or leave out the SERVICE clauses and let the federation engine select the sources` };
+  }
+  return { ok: true, query: generate(checked.ast), form: formOf(checked.ast), ast: checked.ast };
+}
+
+/**
+ * Parses and routes an agent's query (see the module comment). Pure: sends nothing.
+ * @param text the query as the agent wrote it
+ * @param registry the endpoints SERVICE may name
+ * @returns the plan, or an error whose message tells the agent what to change
+ */
+export function planQuery(text: string, registry: EndpointRegistry, hints: PlanHints): QueryPlan {
+  const max = hints.listEndpoints ?? 100;
+  const checked = parseChecked(text, hints);
+  if (!checked.ok) return checked;
+  const ast = checked.ast;
   const found = serviceClauses(ast.where ?? []);
   if (found.length === 0) {
     return {
@@ -260,7 +291,7 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
       message: `SERVICE <${inner.name.value}> is inside SERVICE <${outer.name.value}>: an endpoint does not evaluate SERVICE, so nothing was sent; put the SERVICE clauses side by side, SERVICE <A> { … } SERVICE <B> { … }, and the federation engine joins them`,
     };
   }
-  const form = ast.queryType === 'ASK' ? 'boolean' : ast.queryType === 'SELECT' ? 'bindings' : 'graph';
+  const form = formOf(ast);
   let where = ast.where ?? [];
   // Groups that only wrap one group (`{ { SERVICE … } }`) change nothing.
   while (where.length === 1 && where[0].type === 'group') where = (where[0] as sparqljs.GroupPattern).patterns;

@@ -14,9 +14,9 @@ import { InputError } from '../common/errors.js';
 import { MEDIA } from '../sparql/protocol.js';
 import { serializeResults, type JsonResults, type JsonTerm } from '../sparql/results.js';
 import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
-import { openRegistry, unreachableEndpoints, type EndpointRegistry } from '../federation/registry.js';
+import { findEndpoint, openRegistry, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import { FEDERATION_WAIT_MS } from '../federation/limit.js';
-import { MIX_GRAPHS_OPTION, mixedGraphs, planQuery } from '../federation/routing.js';
+import { listEndpoints, MIX_GRAPHS_OPTION, mixedGraphs, planQuery, planSourceQuery, registrySource } from '../federation/routing.js';
 
 /** Output formats of `fkgqa query`. */
 export const QUERY_FORMATS = ['table', 'json', 'csv', 'tsv'] as const;
@@ -44,15 +44,26 @@ export interface QueryOptions {
   maxResultBytes?: number;
   /** Let one query join endpoints of several graphs (`--mix-graphs`); default false: refused (`mixedGraphs`, as run_sparql_query and /federation/sparql). */
   mixGraphs?: boolean;
+  /**
+   * Run a query without SERVICE clauses over these registered endpoints, the federation engine
+   * selecting the sources of each triple pattern (`--sources`, as comunica-sparql takes its
+   * sources): `all`, graph names (their endpoints), endpoint ids or URLs (`selectSources`). Engines
+   * with `selectsSources` only (comunica, comunica-default; jena is refused).
+   */
+  sources?: string[];
 }
 
 /** The answer of `runQuery`. */
 export interface QueryAnswer {
-  /** `direct` (one SERVICE wrapping the whole WHERE: sent to that endpoint) or `federation` (the federation engine). */
-  route: 'direct' | 'federation';
+  /**
+   * `direct` (one SERVICE wrapping the whole WHERE: sent to that endpoint), `federation` (the
+   * federation engine evaluates the SERVICE clauses) or `sources` (no SERVICE: the federation engine
+   * selects sources among `targets`, `--sources`).
+   */
+  route: 'direct' | 'federation' | 'sources';
   /** The federation engine that answered (`--federation-engine` name), with route `federation`. */
   engine?: string;
-  /** The SERVICE targets, in order of first appearance. */
+  /** The SERVICE targets, in order of first appearance; with route `sources`, the endpoints given as sources. */
   targets: { id: string; url: string }[];
   /** `bindings` (SELECT), `boolean` (ASK) or `graph` (CONSTRUCT/DESCRIBE: triples as rows of ?subject ?predicate ?object). */
   form: 'bindings' | 'boolean' | 'graph';
@@ -104,6 +115,34 @@ export function queryRegistry(o: Pick<QueryOptions, 'shards' | 'state' | 'endpoi
 }
 
 /**
+ * The registered endpoints `--sources` names, in the registry's order: `all` (every endpoint), a
+ * graph name (its endpoints), an endpoint id or URL.
+ * @throws InputError for a name that is none of these (naming where the registry comes from, its
+ *   graphs and endpoints), or for endpoints of several graphs without `mixGraphs`
+ */
+export function selectSources(registry: EndpointRegistry, names: string[], mixGraphs = false): RegisteredEndpoint[] {
+  const chosen = new Set<RegisteredEndpoint>();
+  const graphs = [...new Set(registry.endpoints.map((e) => e.graph).filter((g): g is string => g !== null))];
+  for (const n of names) {
+    const byGraph = n === 'all' ? registry.endpoints : registry.endpoints.filter((e) => e.graph === n);
+    const one = byGraph.length ? undefined : (registry.endpoints.find((e) => e.id === n) ?? findEndpoint(registry, n));
+    if (!byGraph.length && !one) {
+      throw new InputError(`--sources ${n}: neither all, a graph (${graphs.join(', ') || 'none'}) nor an endpoint of the registry, which comes from ${registrySource(registry)}:\n${listEndpoints(registry.endpoints, 10, 'the endpoints file of the running serve')}`);
+    }
+    for (const e of one ? [one] : byGraph) chosen.add(e);
+  }
+  const selected = registry.endpoints.filter((e) => chosen.has(e));
+  const of = [...new Set(selected.map((e) => e.graph).filter((g): g is string => g !== null))];
+  if (of.length > 1 && !mixGraphs) {
+    throw new InputError(
+      `the query is refused (mixed-graphs): --sources ${names.join(' ')} selects endpoints of ${of.length} knowledge graphs (${of.join(', ')}); nothing was sent. ` +
+        `The graphs reuse IRIs (the same class or property IRI names different data in each), so a query runs over one graph's endpoints: give --sources ${of[0]} (or another graph), or ${MIX_GRAPHS_OPTION}`,
+    );
+  }
+  return selected;
+}
+
+/**
  * What an endpoint or the federation engine did with a query that got no answer, in words: a 4xx
  * is a refusal of the query, a 5xx a failure on it, both with the status and the endpoint's message.
  */
@@ -124,35 +163,63 @@ function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error'
  *   message: syntax, undeclared prefix, no SERVICE, an endpoint not in the registry, a triple
  *   pattern outside every SERVICE, an update), when no registry can be opened (no running serve:
  *   named file), when an endpoint it names cannot be reached (named, with why), refuses the
- *   query or answers with an error, or when no answer comes within the time limit
+ *   query or answers with an error, or when no answer comes within the time limit; with `sources`,
+ *   a query with SERVICE clauses, a source that is no graph or endpoint of the registry, sources of
+ *   several graphs without `mixGraphs`, an engine without source selection (jena)
  */
 export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
   const timeoutMs = o.timeoutMs ?? 30_000;
   const registry = queryRegistry(o);
   // In a shell, a refusal lists at most 10 endpoints (the dev build has 92); `fkgqa questions` and
   // the endpoints file list them all.
-  const plan = planQuery(o.query, registry, {
+  const hints = {
     maxQueryChars: o.maxQueryChars ?? 1_000_000,
     prefixes: buildPrefixes(o.shards ?? registry.build ?? undefined),
     listEndpoints: 10,
     endpointsElsewhere: 'the endpoints file of the running serve (<build>.state/endpoints.json)',
-  });
-  if (!plan.ok) throw new InputError(`the query is refused (${plan.errorClass})${plan.message.includes('nothing was sent') ? '' : '; nothing was sent'}: ${plan.message}`);
-  const mixed = o.mixGraphs ? undefined : mixedGraphs(plan.targets);
-  if (mixed) throw new InputError(`the query is refused (mixed-graphs): ${mixed} (or run it with ${MIX_GRAPHS_OPTION})`);
+  };
+  let plan: { route: QueryAnswer['route']; query: string; targets: RegisteredEndpoint[]; form: QueryAnswer['form'] };
+  if (o.sources?.length) {
+    const p = planSourceQuery(o.query, hints);
+    if (!p.ok) throw new InputError(`the query is refused (${p.errorClass}); nothing was sent: ${p.message}`);
+    plan = { route: 'sources', query: p.query, targets: selectSources(registry, o.sources, o.mixGraphs === true), form: p.form };
+  } else {
+    const p = planQuery(o.query, registry, hints);
+    if (!p.ok) {
+      const alternative = p.errorClass === 'no-service' ? '\nOr let the federation engine select the sources of each triple pattern: --sources all (or --sources <graph>).' : '';
+      throw new InputError(`the query is refused (${p.errorClass})${p.message.includes('nothing was sent') ? '' : '; nothing was sent'}: ${p.message}${alternative}`);
+    }
+    const mixed = o.mixGraphs ? undefined : mixedGraphs(p.targets);
+    if (mixed) throw new InputError(`the query is refused (mixed-graphs): ${mixed} (or run it with ${MIX_GRAPHS_OPTION})`);
+    plan = p;
+  }
   const client = new BoundedSparqlClient(registry, { engine: o.federationEngine, maxResultBytes: o.maxResultBytes ?? 256 << 20 });
   const graph = plan.form === 'graph';
   const media = graph ? MEDIA.ntriples : MEDIA.json;
   const t0 = performance.now();
   let outcome: SparqlOutcome;
   try {
+    if (plan.route === 'sources') {
+      let selects: boolean;
+      try {
+        selects = await client.selectsSources();
+      } catch (e) {
+        throw new InputError(`the federation engine ${client.engineName} cannot run here: ${(e as Error).message}`);
+      }
+      if (!selects) throw new InputError(`the federation engine ${client.engineName} has no source selection (it evaluates SERVICE clauses only), so --sources cannot run on it; nothing was sent: use --federation-engine comunica, or name the endpoints with SERVICE`);
+    }
     outcome = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, graph ? `${MEDIA.ntriples}, ${MEDIA.turtle};q=0.9` : media, timeoutMs) : // The limit counts from when the engine takes the query: its start (1–3 s) is not the query's (as run_sparql_query).
-        await client.federated(plan.query, media, timeoutMs, undefined, { limitFromStart: true, waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS) });
+        await client.federated(plan.query, media, timeoutMs, undefined, { limitFromStart: true, waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS), ...(plan.route === 'sources' ? { sources: plan.targets.map((t) => t.url) } : {}) });
   } finally {
     await client.close();
   }
   const ms = performance.now() - t0;
-  const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine ${client.engineName} (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
+  const where =
+    plan.route === 'direct'
+      ? `the endpoint ${plan.targets[0].url}`
+      : plan.route === 'sources'
+        ? `the federation engine ${client.engineName} (sources ${plan.targets.map((t) => t.id).join(', ')})`
+        : `the federation engine ${client.engineName} (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
   if (outcome.status === 'timeout') throw new InputError(`no answer from ${where} within ${timeoutMs} ms: the answer is unknown, not empty (raise --timeout, or make the query more selective)`);
   if (outcome.status === 'error') {
     // Unreachable: no answer at all (connection refused, no answer in time). An endpoint that
@@ -180,7 +247,7 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
   }
   // Only what SPARQL JSON results define (Comunica adds "metadata"), head first.
   results = results.boolean !== undefined ? { head: results.head ?? {}, boolean: results.boolean } : { head: { vars: results.head?.vars ?? [] }, results: { bindings: results.results?.bindings ?? [] } };
-  return { route: plan.route, ...(plan.route === 'federation' ? { engine: client.engineName } : {}), targets: plan.targets.map((t) => ({ id: t.id, url: t.url })), form: plan.form, results, ms, requests: outcome.requests, registry: registry.source };
+  return { route: plan.route, ...(plan.route !== 'direct' ? { engine: client.engineName } : {}), targets: plan.targets.map((t) => ({ id: t.id, url: t.url })), form: plan.form, results, ms, requests: outcome.requests, registry: registry.source };
 }
 
 /** A term as the table shows it: `<iri>`, a literal's lexical form (`@lang` appended), `_:label`. */

@@ -15,7 +15,7 @@ const requests = (r: Record<string, number>) => {
 export async function run(text: string | undefined, o: Record<string, any>): Promise<void> {
   const format = outputFormat(o, 'table') as QueryFormat;
   // `--endpoints a.json 'SELECT …'`: a variadic option takes the query too; a query is never a file name or URL.
-  for (const k of ['endpoints', 'endpoint']) {
+  for (const k of ['endpoints', 'endpoint', 'sources']) {
     const xs = o[k] as string[] | undefined;
     if (text === undefined && xs && xs.length > 1 && /[\s{]/.test(xs[xs.length - 1])) text = xs.pop();
   }
@@ -27,9 +27,9 @@ export async function run(text: string | undefined, o: Record<string, any>): Pro
   }
   if (!q!.trim()) throw new InputError('the query is empty', o.file ? { file: o.file } : {});
   if (!o.shards && !o.endpoints && !o.endpoint) o.shards = 'shards';
-  const a = await query({ query: q!, shards: o.shards, state: o.state, endpointsFiles: o.endpoints, urls: o.endpoint, timeoutMs: o.timeout, federationEngine: o.federationEngine, maxQueryChars: o.maxQueryChars, mixGraphs: o.mixGraphs === true });
+  const a = await query({ query: q!, shards: o.shards, state: o.state, endpointsFiles: o.endpoints, urls: o.endpoint, timeoutMs: o.timeout, federationEngine: o.federationEngine, maxQueryChars: o.maxQueryChars, mixGraphs: o.mixGraphs === true, sources: o.sources });
   process.stdout.write(formatAnswer(a.results, format));
   const n = a.results.boolean !== undefined ? 'ASK' : `${a.results.results?.bindings.length ?? 0} ${a.form === 'graph' ? 'triples' : 'rows'}`;
-  const how = a.route === 'direct' ? `direct to ${a.targets[0].id}` : `federation engine ${a.engine} over ${a.targets.map((t) => t.id).join(', ')}`;
+  const how = a.route === 'direct' ? `direct to ${a.targets[0].id}` : a.route === 'sources' ? `federation engine ${a.engine} selecting sources among ${a.targets.map((t) => t.id).join(', ')}` : `federation engine ${a.engine} over ${a.targets.map((t) => t.id).join(', ')}`;
   stderrProgress(o.quiet)?.(`fkgqa query: ${n} (${how}; ${Math.round(a.ms)} ms; ${requests(a.requests)})`);
 }
