@@ -2,7 +2,7 @@
  * Headless Chromium driven over the Chrome DevTools Protocol on a pipe (`--remote-debugging-pipe`:
  * JSON messages separated by NUL bytes on file descriptors 3 and 4), with no library: open a page,
  * wait for a condition, evaluate script, click, take a screenshot. Used by the rendering checks of
- * the HTML pages (tests/view.test.ts) and by bench/view.js. Debian's `chromium` (apt-get install
+ * the HTML pages (tests/view.test.ts, tests/text-layout.ts) and by bench/view.js. Debian's `chromium` (apt-get install
  * chromium; .ci/run installs it).
  */
 import { spawn } from 'node:child_process';
@@ -71,13 +71,19 @@ export async function launchChromium(o = {}) {
     });
   await send('Browser.getVersion');
   return {
-    /** Opens a page at `url` and waits for its load event. */
-    async open(url) {
+    /**
+     * Opens a page at `url` and waits for its load event.
+     * @param {string} url
+     * @param {{ width?: number, height?: number, beforeLoad?: string }} [p] this page's viewport (default the browser's),
+     *   and a script run in the page before any of its own (e.g. to watch what it draws)
+     */
+    async open(url, p = {}) {
       const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
       const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
       await send('Page.enable', {}, sessionId);
       await send('Runtime.enable', {}, sessionId);
-      await send('Emulation.setDeviceMetricsOverride', { width: o.width ?? 1400, height: o.height ?? 900, deviceScaleFactor: 1, mobile: false }, sessionId);
+      await send('Emulation.setDeviceMetricsOverride', { width: p.width ?? o.width ?? 1400, height: p.height ?? o.height ?? 900, deviceScaleFactor: 1, mobile: false }, sessionId);
+      if (p.beforeLoad) await send('Page.addScriptToEvaluateOnNewDocument', { source: p.beforeLoad }, sessionId);
       const loaded = once((m) => m.method === 'Page.loadEventFired' && m.sessionId === sessionId);
       await send('Page.navigate', { url }, sessionId);
       await loaded;
@@ -132,9 +138,13 @@ export class Page {
     await this.evaluate(`(() => { const s = document.querySelector(${JSON.stringify(selector)}); s.value = ${JSON.stringify(value)}; s.dispatchEvent(new Event('change', { bubbles: true })); })()`);
   }
 
-  /** Writes a PNG screenshot of the viewport to `file`. */
-  async screenshot(file) {
-    const { data } = await this.send('Page.captureScreenshot', { format: 'png' }, this.sessionId);
+  /**
+   * Writes a PNG screenshot to `file`: of the viewport, or with `fullPage` of the whole page (as
+   * tall as its content, at most 16,000 pixels).
+   */
+  async screenshot(file, { fullPage = false } = {}) {
+    const size = fullPage ? await this.evaluate('({ width: document.documentElement.clientWidth, height: Math.min(16000, document.documentElement.scrollHeight) })') : undefined;
+    const { data } = await this.send('Page.captureScreenshot', { format: 'png', ...(size ? { captureBeyondViewport: true, clip: { x: 0, y: 0, ...size, scale: 1 } } : {}) }, this.sessionId);
     fs.writeFileSync(file, Buffer.from(data, 'base64'));
   }
 }

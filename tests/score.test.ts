@@ -19,6 +19,7 @@ import { readRunFiles } from '../src/score/records.js';
 import { score } from '../src/score/score.js';
 import { classifyQuery, notJudged } from '../src/score/validity.js';
 import { demoBuild, fkgqaInProcess, fkgqaSync, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
+import { checkTextLayout } from './text-layout.js';
 
 interface Entry {
   index: number;
@@ -265,6 +266,33 @@ describe('score / the HTML report', () => {
     // zero-model's accuracy, accuracy without necessarily empty answers and F1 are 0 %.
     expect(Number(/data-zero-bars-visible="(\d+)"/.exec(body)?.[1])).toBeGreaterThanOrEqual(3);
   });
+
+  it.skipIf(!chromium)('in headless Chromium at 1400 and 800 px: no two texts of a chart overlap (captions, labels, n, the dashed boxes\' words), none cut, each bar named by its model or agent, a margin and no horizontal scrolling', async () => {
+    const file = path.join(tmpDir(), 'score.html');
+    fs.writeFileSync(file, html);
+    const layout = await checkTextLayout(file, {
+      widths: [1400, 800],
+      ready: 'document.body.dataset.bars',
+      screenshots: process.env.FKGQA_SCREENSHOTS,
+      evaluate: {
+        labels: `[...document.querySelectorAll('#accuracy text.label')].map((t) => t.textContent)`,
+        groups: `[...document.querySelectorAll('#accuracy text.group')].map((t) => t.textContent)`,
+        missing: `[...document.querySelectorAll('#validity text.missing')].map((t) => t.textContent)`,
+      },
+    });
+    for (const width of [1400, 800]) {
+      const l = layout[width];
+      expect({ width, overlaps: l.overlaps, cut: l.cut, overflowX: l.overflowX }).toEqual({ width, overlaps: [], cut: [], overflowX: 0 });
+      expect(l.margin).toBeGreaterThanOrEqual(16);
+      // Six charts, each with its axis, bars, labels, n and captions.
+      expect(Object.keys(l.texts)).toEqual(['accuracy', 'accuracy-federated', 'validity', 'consultation', 'trivial', 'f1']);
+      expect(l.values.groups).toEqual(['baseline|fake-model', 'baseline|oracle', 'baseline|zero-model']);
+      // A model's bar is named by the model, a scripted agent's by the agent, the paper's by its model.
+      expect(l.values.labels).toEqual(['fake-model', 'GPT-5.2', 'Qwen3-8B', 'oracle', 'zero-model', 'GPT-5.2', 'Qwen3-8B']);
+      // The paper gives syntactic validity as a range only: both dashed boxes say so.
+      expect(l.values.missing).toEqual(['range only', 'range only', 'range only', 'range only']);
+    }
+  }, 180_000);
 });
 
 describe('score / gold answers stored before the tie analysis', () => {

@@ -74,6 +74,19 @@ export function readableFigures(f: BuildFigures): [string, string][] {
   return out;
 }
 
+/**
+ * Bounds of a log axis that hold every value between two labelled powers of ten: from the power of
+ * ten at or below the smallest positive value (at least 1) to the one above the largest.
+ * @param values triple counts (zeros and negatives are not drawn on a log axis and are ignored)
+ */
+export function logBounds(values: number[]): { min: number; max: number } {
+  const positive = values.filter((v) => v > 0);
+  if (positive.length === 0) return { min: 1, max: 10 };
+  const min = 10 ** Math.floor(Math.log10(Math.min(...positive)));
+  const max = 10 ** (Math.floor(Math.log10(Math.max(...positive))) + 1);
+  return { min: Math.max(1, min), max };
+}
+
 const mean = (xs: number[]) => (xs.length ? Math.round((100 * xs.reduce((a, b) => a + b, 0)) / xs.length) / 100 : null);
 
 /**
@@ -104,11 +117,15 @@ export function formatStatsHtml(s: BuildStats): string {
     Array.from({ length: maxFan + 1 }, (_, k) => s.queries.filter((q) => pick(q) === k).reduce((n, q) => n + q.questions, 0));
   const maxShards = Math.max(...s.graphs.map((g) => g.shards));
   const data = {
-    fanOut: { labels: Array.from({ length: maxFan + 1 }, (_, k) => String(k)), implied: hist((q) => q.impliedFanOut), realised: hist((q) => q.realisedFanOut) },
+    fanOut: { labels: Array.from({ length: maxFan + 1 }, (_, k) => (k === 0 ? ['0', '(no match)'] : String(k))), implied: hist((q) => q.impliedFanOut), realised: hist((q) => q.realisedFanOut) },
     graphs: s.graphs.map((g) => g.graph),
     shardSizes: Array.from({ length: maxShards }, (_, i) => s.graphs.map((g) => g.shardSizes[i] ?? 0)),
     rules: { predicate: s.graphs.map((g) => g.ruleKinds.predicate), class: s.graphs.map((g) => g.ruleKinds.class), horizontal: s.graphs.map((g) => g.ruleKinds.horizontal) },
+    // The log axis of shard sizes from a power of ten below the smallest shard to one above the largest, so every dot lies between two labelled ticks.
+    sizesAxis: logBounds(s.graphs.flatMap((g) => g.shardSizes)),
   };
+  // Graph names on the vertical axis, one row each (horizontal text, never cut or overlapping): the height grows with the graphs.
+  const byGraphHeight = 120 + 26 * s.graphs.length;
   const figureRows = readableFigures(f).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join('\n');
   const paperRows = comparePaper(f)
     .map((r) => `<tr><td>${esc(r.figure)}</td><td>${r.paper}</td><td>${r.build}</td><td>${r.difference > 0 ? '+' : ''}${r.difference}</td></tr>`)
@@ -148,7 +165,8 @@ export function formatStatsHtml(s: BuildStats): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>fkgqa stats</title>
 <style>
-body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;padding:0 1.5em;max-width:1100px;color:#222}
+.wide{overflow-x:auto}
 table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:left}
 table.list{width:100%;table-layout:fixed}table.list td,table.list th{text-align:left;overflow-wrap:anywhere}
 table.list th:nth-child(1){width:14em}table.list th:nth-child(2){width:6em}
@@ -160,14 +178,17 @@ td.sizes{text-align:left;min-width:9em}
 <p>${f.graphs} graphs, ${f.questions} questions, ${f.distinctQueries} distinct queries (${f.graphQueryPairs} graph/query pairs), ${f.shards.total} shards.
 Gold answers: ${f.goldAnswers.executed} of ${f.goldAnswers.graphQueryPairs} executed, ${f.goldAnswers.failed} failed, ${f.goldAnswers.timedOut} timed out.</p>
 <h2>Fan-out</h2>
-<p class="note">Implied fan-out f(Q): shards holding a triple that matches some triple pattern of the query. Realised: shards whose triples a solution of the query actually uses.</p>
+<p class="note">Implied fan-out f(Q): shards holding a triple that matches some triple pattern of the query. Realised: shards whose triples a solution of the query actually uses.
+Realised fan-out 0 (no match): no solution of the query's pattern uses a triple of any shard, so its answer is empty or an aggregate over no solutions (e.g. a count of 0): ${f.realisedFanOut.noMatch.overQuestions.count} of the ${f.realisedFanOut.noMatch.overQuestions.of} questions with a realised fan-out.</p>
 <div class="chart"><canvas id="fanout"></canvas></div>
-<h2>Shard sizes per graph</h2><div class="chart"><canvas id="sizes"></canvas></div>
-<h2>Sharding rules per graph</h2><div class="chart"><canvas id="rules"></canvas></div>
+<h2>Shard sizes per graph</h2>
+<p class="note">One dot per shard (shard&lt;N&gt; of each graph), on a log scale.</p>
+<div class="chart" style="height:${byGraphHeight}px"><canvas id="sizes"></canvas></div>
+<h2>Sharding rules per graph</h2><div class="chart" style="height:${byGraphHeight}px"><canvas id="rules"></canvas></div>
 <h2>Per graph</h2>
-<table><tr><th>graph</th><th>questions</th><th>distinct queries</th><th>shards</th><th>triples per shard</th><th>balance (CV)</th><th>rules (vertical / semantic / horizontal)</th><th>uncoverable queries</th><th>implied fan-out, mean</th><th>realised fan-out, mean</th><th>timed out</th></tr>
+<div class="wide"><table><tr><th>graph</th><th>questions</th><th>distinct queries</th><th>shards</th><th>triples per shard</th><th>balance (CV)</th><th>rules (vertical / semantic / horizontal)</th><th>uncoverable queries</th><th>implied fan-out, mean</th><th>realised fan-out, mean</th><th>timed out</th></tr>
 ${graphRows}
-</table>
+</table></div>
 <h2>Queries that timed out (${timedOut.length})</h2>
 ${queryList(timedOut, timeoutWhy)}
 <h2>Queries no sharding rule can cover, or that do not parse (${uncoverable.length})</h2>
@@ -184,20 +205,26 @@ ${figureRows}
 <script>
 const data = ${JSON.stringify(data)};
 const palette = ['#4e79a7','#f28e2b','#e15759','#76b7b2','#59a14f','#edc948','#b07aa1','#ff9da7','#9c755f','#bab0ac'];
-const common = { responsive: true, maintainAspectRatio: false, animation: false };
+const common = { responsive: true, maintainAspectRatio: false, animation: false, layout: { padding: { top: 6, right: 12 } } };
 const axis = (text) => ({ title: { display: true, text, font: { weight: 'bold' } } });
 const legend = (title) => ({ legend: { display: true, position: 'top', title: { display: true, text: title } } });
 new Chart(document.getElementById('fanout'), { type: 'bar', data: { labels: data.fanOut.labels, datasets: [
   { label: 'implied f(Q)', data: data.fanOut.implied, backgroundColor: palette[0] },
   { label: 'realised', data: data.fanOut.realised, backgroundColor: palette[1] } ] },
-  options: { ...common, plugins: legend('fan-out'), scales: { x: axis('shards (fan-out)'), y: { ...axis('questions'), beginAtZero: true } } } });
-new Chart(document.getElementById('sizes'), { type: 'bar', data: { labels: data.graphs, datasets: data.shardSizes.map((d, i) => ({ label: 'shard' + (i + 1), data: d, backgroundColor: palette[i % palette.length] })) },
-  options: { ...common, plugins: legend('shard (shard<N> of each graph)'), scales: { x: axis('graph'), y: { ...axis('triples (log scale)'), type: 'logarithmic' } } } });
+  options: { ...common, plugins: legend('fan-out'), scales: { x: { ...axis('shards (fan-out)'), ticks: { autoSkip: false, maxRotation: 0 } }, y: { ...axis('questions'), beginAtZero: true, grace: '5%' } } } });
+// Each graph a row; shard<N>'s dot a little below the row's line for higher N, so shards of equal size stay apart.
+const shardsPerGraph = data.shardSizes.length;
+const rowOf = (j, i) => j + (i - (shardsPerGraph - 1) / 2) * Math.min(0.09, 0.6 / Math.max(1, shardsPerGraph - 1));
+new Chart(document.getElementById('sizes'), { type: 'scatter', data: { datasets: data.shardSizes.map((d, i) => ({ label: 'shard' + (i + 1),
+    data: data.graphs.map((g, j) => (d[j] > 0 ? { x: d[j], y: rowOf(j, i), graph: g } : null)).filter(Boolean), backgroundColor: palette[i % palette.length], borderColor: palette[i % palette.length], pointRadius: 4, pointHoverRadius: 6 })) },
+  options: { ...common, plugins: { ...legend('shard (shard<N> of each graph)'), tooltip: { callbacks: { label: (c) => c.raw.graph + ' ' + c.dataset.label + ': ' + c.raw.x.toLocaleString('en') + ' triples' } } }, scales: {
+    x: { ...axis('triples (log scale)'), type: 'logarithmic', min: data.sizesAxis.min, max: data.sizesAxis.max, ticks: { maxRotation: 0, callback: (v) => (/^10*$/.test(String(v)) ? Number(v).toLocaleString('en') : '') } },
+    y: { ...axis('graph'), type: 'linear', reverse: true, min: -0.5, max: data.graphs.length - 0.5, afterBuildTicks: (a) => { a.ticks = data.graphs.map((_, j) => ({ value: j })); }, ticks: { autoSkip: false, callback: (v) => data.graphs[v] ?? '' } } } } });
 new Chart(document.getElementById('rules'), { type: 'bar', data: { labels: data.graphs, datasets: [
   { label: 'vertical (predicate)', data: data.rules.predicate, backgroundColor: palette[0] },
   { label: 'semantic (class)', data: data.rules.class, backgroundColor: palette[1] },
   { label: 'horizontal', data: data.rules.horizontal, backgroundColor: palette[2] } ] },
-  options: { ...common, plugins: legend('kind of sharding rule'), scales: { x: { ...axis('graph'), stacked: true }, y: { ...axis('chosen sharding rules'), stacked: true, beginAtZero: true, ticks: { precision: 0 } } } } });
+  options: { ...common, indexAxis: 'y', plugins: legend('kind of sharding rule'), scales: { y: { ...axis('graph'), stacked: true, ticks: { autoSkip: false } }, x: { ...axis('chosen sharding rules'), stacked: true, beginAtZero: true, grace: '5%', ticks: { precision: 0, maxRotation: 0 } } } } });
 ${PAINTED_CHECK}
 </script>
 </body></html>

@@ -165,18 +165,33 @@ interface Bar {
 const PALETTE = { run: '#4e79a7', paper: ['#f28e2b', '#76b7b2'] };
 
 /**
+ * Width of a text in CSS pixels, estimated from its length, for laying out SVG before any browser
+ * measures it: DejaVu Sans (what system-ui falls back to on Linux) averages 0.62 em per character,
+ * bold 0.7 em; a little more is allowed so that a wider font still fits. Checked in Chromium (tests/score.test.ts).
+ * @param size font size in px
+ */
+const textWidth = (text: string, size: number, bold = false) => Math.ceil(text.length * size * (bold ? 0.72 : 0.65));
+
+/**
  * A bar chart as SVG on a 0–100 % scale: one cluster of bars per group, each bar with its value
- * above and its n below; a 0 % bar is 2 pixels high and outlined; a missing value has no bar but
- * says why. Every bar is a `rect.bar` with `data-value`, and its n a `text.n` (checked in Chromium).
+ * above, its label (the agent or model, or the paper's model) and its n below, the group's caption
+ * under the cluster; a 0 % bar is 2 pixels high and outlined; a missing value has no bar but a
+ * dashed box that says why, written upwards inside the box. Every bar's slot is as wide as its
+ * widest text and every cluster as wide as its caption, so no text runs into another. Every bar is
+ * a `rect.bar` with `data-value`, and its n a `text.n` (checked in Chromium, with every text's box).
+ * The chart scales down to the width of its container (`max-width: 100%`).
  */
 export function svgBarChart(id: string, clusters: { label: string; bars: Bar[] }[]): string {
   const barW = 46;
-  const gap = 8;
-  const clusterGap = 34;
+  const gap = 10;
+  const clusterGap = 30;
   const left = 48;
   const top = 22;
   const plotH = 220;
-  const widths = clusters.map((c) => c.bars.length * barW + (c.bars.length - 1) * gap);
+  const slot = (b: Bar) => Math.max(barW, textWidth(b.label, 11), textWidth(b.n, 10), textWidth(b.value === null ? '' : `${b.value} %`, 11)) ;
+  const slots = clusters.map((c) => c.bars.map(slot));
+  const barsWidth = slots.map((ws) => ws.reduce((a, w) => a + w, 0) + (ws.length - 1) * gap);
+  const widths = clusters.map((c, i) => Math.max(barsWidth[i], textWidth(c.label, 11, true)));
   const width = Math.max(420, left + widths.reduce((a, w) => a + w + clusterGap, 0) + 10);
   const height = top + plotH + 78;
   const y = (v: number) => top + plotH - (v / 100) * plotH;
@@ -187,20 +202,24 @@ export function svgBarChart(id: string, clusters: { label: string; bars: Bar[] }
   }
   let x = left + clusterGap / 2;
   clusters.forEach((c, ci) => {
+    // The bars centred under the caption when the caption is the wider.
+    let sx = x + (widths[ci] - barsWidth[ci]) / 2;
     c.bars.forEach((b, bi) => {
-      const bx = x + bi * (barW + gap);
+      const cx = sx + slots[ci][bi] / 2;
+      const bx = cx - barW / 2;
+      sx += slots[ci][bi] + gap;
       const color = b.paper ? PALETTE.paper[(bi - 1) % 2] : PALETTE.run;
       if (b.value === null) {
         parts.push(`<rect class="missing" x="${bx}" y="${y(100)}" width="${barW}" height="${plotH}" fill="none" stroke="#bbb" stroke-dasharray="3 3"/>`);
-        parts.push(`<text class="value" x="${bx + barW / 2}" y="${y(50)}" text-anchor="middle">${esc(b.missing ?? 'no value')}</text>`);
+        parts.push(`<text class="value missing" x="${cx}" y="${y(50)}" transform="rotate(-90 ${cx} ${y(50)})" text-anchor="middle" dominant-baseline="central">${esc(b.missing ?? 'no value')}</text>`);
       } else {
         const v = Math.max(0, Math.min(100, b.value));
         const h = Math.max(2, (v / 100) * plotH);
         parts.push(`<rect class="bar${v === 0 ? ' zero' : ''}" data-value="${b.value}" x="${bx}" y="${y(0) - h}" width="${barW}" height="${h}" fill="${color}" stroke="${v === 0 ? '#000' : 'none'}" stroke-width="1"><title>${esc(b.title ?? `${b.label}: ${b.value} %, ${b.n}`)}</title></rect>`);
-        parts.push(`<text class="value" x="${bx + barW / 2}" y="${y(0) - h - 4}" text-anchor="middle">${b.value} %</text>`);
+        parts.push(`<text class="value" x="${cx}" y="${y(0) - h - 4}" text-anchor="middle">${b.value} %</text>`);
       }
-      parts.push(`<text class="label" x="${bx + barW / 2}" y="${y(0) + 13}" text-anchor="middle">${esc(b.label)}</text>`);
-      parts.push(`<text class="n" x="${bx + barW / 2}" y="${y(0) + 25}" text-anchor="middle">${esc(b.n)}</text>`);
+      parts.push(`<text class="label" x="${cx}" y="${y(0) + 13}" text-anchor="middle">${esc(b.label)}</text>`);
+      parts.push(`<text class="n" x="${cx}" y="${y(0) + 25}" text-anchor="middle">${esc(b.n)}</text>`);
     });
     parts.push(`<text class="group" x="${x + widths[ci] / 2}" y="${y(0) + 44}" text-anchor="middle">${esc(c.label)}</text>`);
     x += widths[ci] + clusterGap;
@@ -257,7 +276,8 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
       groups.map((g) => {
         const v = pick(g);
         const s = 'count' in v ? { value: rate(v), n: v.of } : v;
-        const bars: Bar[] = [{ label: g.scripted ? g.agent : 'runs', value: s.value, n: `n = ${s.n}`, paper: false, ...(s.value === null ? { missing: `no ${unit}` } : {}) }];
+        // The group's own bar is named by its agent or model (the paper's bars by theirs).
+        const bars: Bar[] = [{ label: g.scripted || !g.model ? g.agent : g.model, value: s.value, n: `n = ${s.n}`, paper: false, ...(s.value === null ? { missing: `no ${unit}` } : {}) }];
         if (figure && comparable(g, o)) {
           for (const m of PAPER_MODELS) {
             const p = paperFigure(figure, m, g.setup);
@@ -292,10 +312,11 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>fkgqa score</title>
 <style>
-body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
+body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;padding:0 1.5em;max-width:1200px;color:#222}
+.wide{overflow-x:auto}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right;vertical-align:top}td:first-child,th:first-child,td:nth-child(2){text-align:left}
 table.runs td,table.runs th{text-align:left}tr.infrastructure{color:#666}
-svg.chart{display:block;margin:0.5em 0 1.5em;overflow:visible}.charts{display:flex;flex-wrap:wrap;column-gap:2em}.figure{flex:1 1 520px}.figure h2{font-size:1.05em}svg text{font:11px system-ui,sans-serif;fill:#222}svg text.n,svg text.axis{fill:#555;font-size:10px}svg text.group{font-weight:600}
+svg.chart{display:block;margin:0.5em 0 1.5em;max-width:100%;height:auto}.charts{display:flex;flex-wrap:wrap;column-gap:2em}.figure{flex:1 1 520px}.figure h2{font-size:1.05em}svg text{font:11px system-ui,sans-serif;fill:#222}svg text.n,svg text.axis{fill:#555;font-size:10px}svg text.group{font-weight:600}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 </style></head><body>
 <h1>fkgqa score</h1>
@@ -313,26 +334,26 @@ ${chart('trivial', 'Trivial federation (% of correct runs naming all shards when
 ${chart('f1', 'Mean F1, GRASP (×100)', undefined, (g) => f1(g.graspF1, g))}
 </div>
 <h2>How the runs ended</h2>
-<table><tr><th>group</th>${SCORED_END_REASONS.map((e) => `<th>${esc(e)}</th>`).join('')}<th>runs</th></tr>
+<div class="wide"><table><tr><th>group</th>${SCORED_END_REASONS.map((e) => `<th>${esc(e)}</th>`).join('')}<th>runs</th></tr>
 ${endRows}
-</table>
+</table></div>
 <p>Limits (turn, message, token, time) count as wrong answers: the agent did not answer within them. Infrastructure errors (an endpoint or the federation engine failed) and model errors (the LLM API failed) are not the agent's answers and are in no rate; <code>fkgqa eval --retry-errors</code> reruns them.</p>
-${failedRows ? `<h2>Runs that failed (not in accuracy)</h2><table><tr><th>group</th><th>end reason</th><th>runs</th><th>what failed</th></tr>${failedRows}</table>` : ''}
+${failedRows ? `<h2>Runs that failed (not in accuracy)</h2><div class="wide"><table><tr><th>group</th><th>end reason</th><th>runs</th><th>what failed</th></tr>${failedRows}</table></div>` : ''}
 <h2>Validity classes (queries sent)</h2>
-<table><tr><th>group</th>${VALIDITY_CLASSES.map((c) => `<th>${c}</th>`).join('')}<th>queries</th>${NOT_JUDGED.map((c) => `<th>not judged: ${c}</th>`).join('')}</tr>
+<div class="wide"><table><tr><th>group</th>${VALIDITY_CLASSES.map((c) => `<th>${c}</th>`).join('')}<th>queries</th>${NOT_JUDGED.map((c) => `<th>not judged: ${c}</th>`).join('')}</tr>
 ${classRows}
-</table>
+</table></div>
 <p>Not judged: queries that parse but were stopped at their time limit (their answer is unknown; how long a query runs depends on the machine's load) or failed for the infrastructure. They are in no class and not in syntactic validity.</p>
-${r.tieQuestions.length ? `<h2>Gold answers that depend on ties (${r.tieQuestions.length})</h2><p>Any admissible answer is scored correct: another order of tied rows, or another choice of the solutions a LIMIT keeps among ties.</p><table class="runs"><tr><th>query</th><th>dependence</th><th>why</th></tr>${r.tieQuestions.map((t) => `<tr><td>${esc(t.queryId)}</td><td>${t.dependence}</td><td>${esc(t.reason)}</td></tr>`).join('')}</table>` : ''}
+${r.tieQuestions.length ? `<h2>Gold answers that depend on ties (${r.tieQuestions.length})</h2><p>Any admissible answer is scored correct: another order of tied rows, or another choice of the solutions a LIMIT keeps among ties.</p><div class="wide"><table class="runs"><tr><th>query</th><th>dependence</th><th>why</th></tr>${r.tieQuestions.map((t) => `<tr><td>${esc(t.queryId)}</td><td>${t.dependence}</td><td>${esc(t.reason)}</td></tr>`).join('')}</table></div>` : ''}
 <h2>Figures beside the paper</h2>
-<table><tr><th>group</th><th>figure</th><th>value</th><th>of</th>${PAPER_MODELS.map((m) => `<th>paper ${m}</th>`).join('')}<th>paper note</th></tr>
+<div class="wide"><table><tr><th>group</th><th>figure</th><th>value</th><th>of</th>${PAPER_MODELS.map((m) => `<th>paper ${m}</th>`).join('')}<th>paper note</th></tr>
 ${rows}
-</table>
+</table></div>
 <h2 id="not-correct">Runs not correct (${r.perRun.filter((s) => !s.correct).length})</h2>
 ${o.viewPage ? `<p>Each run links to the run viewer (${esc(o.viewPage)}).</p>` : '<p>(<code>--view PAGE</code> links each run to the run viewer written by <code>fkgqa view</code>.)</p>'}
-<table class="runs"><tr><th>run</th><th>query</th><th>question</th><th>ended</th><th>reason</th></tr>
+<div class="wide"><table class="runs"><tr><th>run</th><th>query</th><th>question</th><th>ended</th><th>reason</th></tr>
 ${wrongRows}
-</table>
+</table></div>
 <script>
 ${BARS_CHECK}
 </script>
