@@ -133,6 +133,13 @@ export class Page {
     for (const type of ['mousePressed', 'mouseReleased']) await this.send('Input.dispatchMouseEvent', { type, x: box.x, y: box.y, button: 'left', clickCount: 1 }, this.sessionId);
   }
 
+  /** Types text into the element matching a CSS selector as a user would: focuses it, selects what it holds, and inserts the text in its place (input events fire). */
+  async type(selector, text) {
+    const found = await this.evaluate(`(() => { const e = document.querySelector(${JSON.stringify(selector)}); if (!e) return false; e.focus(); if (e.select) e.select(); return true; })()`);
+    if (!found) throw new Error(`nothing matches ${selector}`);
+    await this.send('Input.insertText', { text }, this.sessionId);
+  }
+
   /** Chooses an option of a `<select>` as a user would (sets it and fires `change`). */
   async select(selector, value) {
     await this.evaluate(`(() => { const s = document.querySelector(${JSON.stringify(selector)}); s.value = ${JSON.stringify(value)}; s.dispatchEvent(new Event('change', { bubbles: true })); })()`);

@@ -4,7 +4,7 @@
  * the server's own paths, and the shape of every answer (`Answer`, with CORS headers added by the
  * server). Pure functions, testable without a server.
  */
-import { MEDIA, ProtocolError } from '../sparql/protocol.js';
+import { MEDIA, parseAccept, ProtocolError } from '../sparql/protocol.js';
 import type { EndpointAnswer } from './answer.js';
 import { FEDERATION_PATH } from './defaults.js';
 import type { RequestKind } from './request-log.js';
@@ -83,10 +83,28 @@ export function hostAllowed(bound: string, header: string | undefined): boolean 
   return /^127\.\d+\.\d+\.\d+$/.test(name) || name === 'localhost' || name === '[::1]';
 }
 
+/**
+ * Whether a request for `/` asks for the query page rather than the endpoints file: its `Accept`
+ * names `text/html` explicitly and rates it above JSON (a browser: `text/html,…,*\/*;q=0.8`). No
+ * header, `*\/*` alone (curl, fetch) or `application/json` keep the endpoints file, as before the page.
+ */
+export function prefersHtml(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const ranges = parseAccept(accept);
+  const q = (type: string) => {
+    const [t] = type.split('/');
+    const r = ranges.find((x) => x.range === type) ?? ranges.find((x) => x.range === `${t}/*`) ?? ranges.find((x) => x.range === '*/*');
+    return r?.q ?? 0;
+  };
+  return ranges.some((r) => r.range === 'text/html' && r.q > 0) && q('text/html') > q('application/json');
+}
+
 /** What the server's own paths show. */
 export interface ServerPaths {
   /** `GET /`: the endpoints file. */
   endpointsFile(): unknown;
+  /** `GET /` from a browser (`prefersHtml`): the query page and its headers (query-page.ts), for the request's Host. */
+  queryPage?(host: string | undefined): { html: string; headers: Record<string, string> };
   /** `GET /_stats`: request counts per endpoint and kind. */
   counts(): unknown;
   /** The catalogue with live URLs, or undefined when the build has none. */
@@ -94,14 +112,22 @@ export interface ServerPaths {
   portPerEndpoint: boolean;
 }
 
-/** `/`, `/_stats`, the root `/.well-known/void` and `/catalogue.json` (the catalogue), unknown paths. */
-export function serverPathAnswer(what: RouteKind, method: string, server: ServerPaths): Answer {
+/**
+ * `/` (the endpoints file, or the query page for a browser), `/_stats`, the root `/.well-known/void`
+ * and `/catalogue.json` (the catalogue), unknown paths.
+ * @param request the request's `Accept` and `Host` headers
+ */
+export function serverPathAnswer(what: RouteKind, method: string, server: ServerPaths, request: { accept?: string; host?: string } = {}): Answer {
   const paths = server.portPerEndpoint ? '/sparql and /.well-known/void' : '/<endpoint>/sparql and /<endpoint>/.well-known/void';
   // An unknown path is not found whatever the method (a POST to /nope/sparql is 404, not 405).
   if (what === 'none') return text(404, `not found: endpoints are at ${paths}; GET / lists them`, 'other');
   if (method !== 'GET' && method !== 'HEAD') return text(405, `method ${method} is not allowed here: use GET`, 'other', { Allow: 'GET, OPTIONS' });
   const json = (v: unknown): Answer => ({ status: 200, body: JSON.stringify(v, null, 2) + '\n', type: 'application/json', kind: 'other' });
-  if (what === 'index') return json(server.endpointsFile());
+  if (what === 'index' && server.queryPage && prefersHtml(request.accept)) {
+    const page = server.queryPage(request.host);
+    return { status: 200, body: page.html, type: 'text/html; charset=utf-8', kind: 'other', headers: { ...page.headers, Vary: 'Accept' } };
+  }
+  if (what === 'index') return { ...json(server.endpointsFile()), headers: { Vary: 'Accept' } };
   if (what === 'stats') return json(server.counts());
   if (what === 'catalogue' || what === 'catalogue-json') {
     const file = what === 'catalogue' ? 'catalogue.ttl' : 'catalogue.json';

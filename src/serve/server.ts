@@ -36,6 +36,7 @@ import { ClientGone, EndpointPool, type PoolEndpoint } from './pool.js';
 import { answerSparql, answerVoid, liveShard, type EndpointLimits, type ServedEndpoint } from './protocol.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog } from './request-log.js';
 import { CORS, hostAllowed, route as routeOf, serverPathAnswer, text, type Answer } from './routing.js';
+import { queryPage } from './query-page.js';
 import { acquireServeLock, releaseServeState, writeEndpointsFile, type EndpointInfo, type EndpointsFile } from './state.js';
 
 export type { EndpointInfo, EndpointsFile };
@@ -422,7 +423,8 @@ export class ShardServer {
           counts: () => this.log.counts(),
           catalogue: (file) => this.live?.catalogue(file),
           portPerEndpoint: !!this.options.portPerEndpoint,
-        });
+          queryPage: (host) => queryPage(this.endpointsFile(), { host, portPerEndpoint: !!this.options.portPerEndpoint }),
+        }, { accept: req.headers.accept, host: req.headers.host });
       }
     } catch (e) {
       req.resume();
