@@ -89,7 +89,7 @@ const SAYS: Record<string, string | RegExp | Record<string, string | RegExp>> = 
     engine: new RegExp(`sent a gzip-encoded answer of \\d+ bytes that decodes to more than ${LIMIT} bytes \\(the answer limit\\): not read`),
   },
   gzcsv: {
-    direct: 'answered text/csv although SPARQL JSON results (application/sparql-results+json) were asked for',
+    direct: 'answered HTTP 200 with content type text/csv, which is no SPARQL results type fkgqa reads (it asked for SPARQL JSON or XML results)',
     comunica: 'answered HTTP 200 with content type text/csv, which is no SPARQL results type Comunica reads (it asked for SPARQL JSON or XML results)',
     jena: 'answered HTTP 200 with content type text/csv, which is no SPARQL results type with term types (CSV carries plain strings)',
   },

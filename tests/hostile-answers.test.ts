@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { answerProblem, queryForm, resultsProblem } from '../src/federation/answer-check.js';
+import { queryForm, resultsProblem, unreadTypeWords } from '../src/federation/answer-check.js';
 import { BoundedSparqlClient, formOf } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { registryFromUrls } from '../src/federation/registry.js';
@@ -180,7 +180,7 @@ describe('hostile answers / fkgqa query: an HTTP error is said once, and an erro
 });
 
 describe('hostile answers / a 2xx answer that is no SPARQL results document of the query\'s form never counts as rows', () => {
-  it('resultsProblem and answerProblem: rows must be objects of RDF terms, the form must match, any content type is checked on the direct route', () => {
+  it('resultsProblem and unreadTypeWords: rows must be objects of RDF terms, the form must match, only SPARQL JSON and XML results are read', () => {
     expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[null,1,"x"]}}', 'application/sparql-results+json')).toBe('row 1 of "results.bindings" is not an object (null)');
     expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[{},{"b":"x"}]}}', 'application/sparql-results+json')).toBe('row 2 of "results.bindings" binds ?b to no RDF term ("x")');
     expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[{"b":{"type":"iri","value":"x"}}]}}', 'application/sparql-results+json')).toBe('row 1 of "results.bindings" binds ?b to no RDF term ({"type":"iri","value":"x"})');
@@ -190,10 +190,10 @@ describe('hostile answers / a 2xx answer that is no SPARQL results document of t
     expect(resultsProblem('{"head":{},"boolean":true,"results":{"bindings":[]}}', 'application/sparql-results+json')).toBe('it has both "results" and "boolean"');
     expect(resultsProblem(XML_GOOD, 'application/sparql-results+xml', 'ask')).toBe('it has <results> (rows) but the query is an ASK');
     expect(resultsProblem('{}', 'Application/Sparql-Results+JSON')).toBe('it has no "head" object');
-    expect(answerProblem('{"head":{"vars":["b"]}}', 'application/json', 'select')).toBe('it has neither "results" nor a boolean "boolean"');
-    expect(answerProblem('', '', 'select')).toBe('it is not JSON (Unexpected end of JSON input; 0 bytes, empty)');
-    expect(answerProblem(ONE_ROW, 'text/plain', 'select')).toBeUndefined();
-    expect(answerProblem('b\r\nx\r\n', 'text/csv', 'select')).toBeUndefined();
+    // Another media type is refused whatever its body (a complete JSON document included), in the engines' words.
+    expect(unreadTypeWords(200, 'text/plain', 'fkgqa')).toBe('answered HTTP 200 with content type text/plain, which is no SPARQL results type');
+    expect(unreadTypeWords(204, '', 'fkgqa')).toBe('answered HTTP 204 without a content type, which is no SPARQL results type');
+    expect(unreadTypeWords(200, 'text/csv', 'fkgqa')).toBe('answered HTTP 200 with content type text/csv, which is no SPARQL results type fkgqa reads (it asked for SPARQL JSON or XML results)');
     expect([queryForm('PREFIX a: <http://x#> # ASK\n ask { ?s ?p ?o }'), queryForm('BASE <http://x/> SELECT * {}'), queryForm('CONSTRUCT {} {}'), queryForm('hello')]).toEqual(['ask', 'select', 'graph', undefined]);
   });
 

@@ -139,13 +139,14 @@ export const BINARY = /[\u0000-\u0008\u000B\u000E-\u001F\u007F\uFFFD]/;
 export const notResults = 'answered something that is not a SPARQL results document';
 /** What the direct route says each endpoint of FORMS did (after "the endpoint <url> "). */
 export const direct: Record<string, string> = {
-  ctjson: `${notResults} (application/json): it has neither "results" nor a boolean "boolean"`,
-  ctplain: `${notResults} (text/plain): it has no "head" object`,
-  ctnone: `${notResults} (no content type): it has neither "results" nor a boolean "boolean"`,
+  // Only SPARQL JSON and XML results are read, on every route: the engines' words (unreadTypeWords).
+  ctjson: 'answered HTTP 200 with content type application/json, which is no SPARQL results type',
+  ctplain: 'answered HTTP 200 with content type text/plain, which is no SPARQL results type',
+  ctnone: 'answered HTTP 200 without a content type, which is no SPARQL results type',
   ctcase: `${notResults} (application/sparql-results+json): it has no "head" object`,
-  html200: `${notResults} (text/html): it is not JSON (`,
-  empty200: `${notResults} (no content type): it is not JSON (Unexpected end of JSON input; 0 bytes, empty)`,
-  nocontent: `${notResults} (no content type): it is not JSON (Unexpected end of JSON input; 0 bytes, empty)`,
+  html200: 'answered HTTP 200 with content type text/html, which is no SPARQL results type',
+  empty200: 'answered HTTP 200 without a content type, which is no SPARQL results type',
+  nocontent: 'answered HTTP 204 without a content type, which is no SPARQL results type',
   badrows: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" is not an object (null)`,
   strterms: `${notResults} (application/sparql-results+json): row 1 of "results.bindings" binds ?b to no RDF term ("http://valuenet/ontop/data/book/1")`,
   boolean: `${notResults} (application/sparql-results+json): it is a boolean (an ASK answer) but the query is a SELECT`,

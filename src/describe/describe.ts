@@ -9,6 +9,7 @@ import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { iriError } from '../common/iri.js';
 import { readBuildDir } from '../build/open.js';
+import { endpointUrlProblem, urlWithoutCredentials } from '../sparql/protocol.js';
 import { HttpSparqlClient, OxigraphClient, type SparqlClient } from './client.js';
 import { catalogueFileTexts, describeInWords, voidFiles } from './catalogue.js';
 import { checkVoid, formatUntrue } from './check.js';
@@ -31,7 +32,10 @@ export function endpointUrl(base: string, endpoint: string): string {
   } catch {
     throw new InputError(`--endpoint-base must be an absolute URL, got "${base}"`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InputError(`--endpoint-base must be an http(s) URL, got "${base}"`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InputError(`--endpoint-base must be an http(s) URL, got "${urlWithoutCredentials(base)}"`);
+  // Credentials would be written into the VoID files and the catalogue, which agents read.
+  const problem = endpointUrlProblem(base);
+  if (problem) throw new InputError(`--endpoint-base "${urlWithoutCredentials(base)}": ${problem}`);
   const url = `${base.replace(/\/+$/, '')}/${encodeURIComponent(endpoint)}/sparql`;
   const error = iriError(url);
   if (error) throw new InputError(`--endpoint-base gives endpoint URLs that are not IRIs ("${url}": ${error})`);

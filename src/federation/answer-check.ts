@@ -22,6 +22,20 @@ export const CHECKED_RESULT_TYPES = new Set(['application/sparql-results+json', 
  */
 export const SPARQL_RESULT_TYPES = new Set([...CHECKED_RESULT_TYPES, 'text/csv', 'text/tab-separated-values']);
 
+/**
+ * Why a 2xx answer to a SELECT or ASK is refused for its media type, in words after the endpoint's
+ * URL: on every route an endpoint's answer is read only as SPARQL JSON or XML results
+ * (`CHECKED_RESULT_TYPES`, the types both federation engines read and every route checks whole);
+ * application/json, text/plain, an error page, none, and the CSV and TSV results types (which
+ * carry no closing mark, so a cut answer cannot be told from a whole one) are the endpoint's fault.
+ * @param reader who asked for JSON or XML and reads no other type (`fkgqa`, `Comunica`)
+ * @returns e.g. "answered HTTP 200 with content type text/plain, which is no SPARQL results type"
+ */
+export function unreadTypeWords(status: number, type: string, reader: string): string {
+  const unread = SPARQL_RESULT_TYPES.has(type) ? ` ${reader} reads (it asked for SPARQL JSON or XML results)` : '';
+  return `answered HTTP ${status} ${type ? `with content type ${type}` : 'without a content type'}, which is no SPARQL results type${unread}`;
+}
+
 /** The form of a query as its answer shows it: rows (`select`), a boolean (`ask`), or another (`graph`: CONSTRUCT, DESCRIBE). */
 export type AnswerForm = 'select' | 'ask' | 'graph';
 
@@ -95,19 +109,6 @@ export function resultsProblem(text: string, contentType: string, form?: AnswerF
     if (form === 'ask' && results) return 'it has <results> (rows) but the query is an ASK';
   }
   return undefined;
-}
-
-/**
- * What is wrong with an answer to a SELECT or ASK query on the direct route, whatever its media
- * type: SPARQL JSON and XML results are checked (`resultsProblem`), CSV and TSV pass, any other type
- * or none (application/json, text/plain, an empty body) must be a SPARQL JSON results document.
- * @returns the problem in words, or undefined when the answer is a complete results document
- */
-export function answerProblem(text: string, contentType: string, form?: AnswerForm): string | undefined {
-  const type = contentType.split(';')[0].trim().toLowerCase();
-  if (CHECKED_RESULT_TYPES.has(type)) return resultsProblem(text, type, form);
-  if (SPARQL_RESULT_TYPES.has(type)) return undefined;
-  return jsonTextProblem(text, form);
 }
 
 /** Characters that do not occur in text: C0 controls other than tab, LF, CR, FF; DEL; and U+FFFD (bytes that are no UTF-8). */

@@ -24,14 +24,15 @@
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
-import { type AnswerForm, answerProblem, queryForm, SPARQL_RESULT_TYPES } from './answer-check.js';
+import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQL_RESULT_TYPES, unreadTypeWords } from './answer-check.js';
 import { inspectQuery, quickInspect } from '../sparql/inspect.js';
-import { AnswerCut, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
+import { AnswerCut, boundedText, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 import { BUSY_STOPPED, sentLimit, TIME_LIMIT_STOPPED } from './limit.js';
 import { TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 
 export { sentLimit } from './limit.js';
+export { boundedText } from './http.js';
 
 /**
  * The outcome of one query: the answer's text and media type, an error (with the HTTP status of
@@ -167,25 +168,6 @@ export interface SparqlClientOptions {
   parallel?: number;
 }
 
-/** Reads a response body up to `maxBytes` bytes (the rest is not read). @returns the text, or undefined when it is larger */
-export async function boundedText(res: Response, maxBytes: number): Promise<string | undefined> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /**
  * Sends queries to registered endpoints, directly or federated, within time and size bounds
  * (module comment). Create one per server; `close` stops the federation engine.
@@ -265,8 +247,8 @@ export class BoundedSparqlClient {
       const contentType = (res.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
       if (res.status < 200 || res.status > 299) return { status: 'error', error: errorBody(body, contentType, res.status) || res.statusText, httpStatus: res.status, contentType, ms: ms(), requests };
       // An answer to a SELECT or ASK that is no complete SPARQL results document of that form — cut off, garbage, without
-      // results.bindings, rows that are no RDF terms, a boolean for a SELECT — is the endpoint's fault, never "0 rows",
-      // whatever its content type (application/json, text/plain or none are read as SPARQL JSON results).
+      // results.bindings, rows that are no RDF terms, a boolean for a SELECT — is the endpoint's fault, never "0 rows".
+      // Only SPARQL JSON and XML results are read, as both federation engines read them (unreadTypeWords).
       const form = formOf(query);
       const problemWords = (problem: string) => {
         const words = `answered something that is not a SPARQL results document (${contentType || 'no content type'}): ${problem}`;
@@ -274,6 +256,10 @@ export class BoundedSparqlClient {
       };
       // A CONSTRUCT or DESCRIBE answers RDF (not checked here); a query of a form no reader can tell is checked when it has a results type, or none.
       if (form === 'graph' || (form === undefined && contentType !== '' && !SPARQL_RESULT_TYPES.has(contentType))) return { status: 'ok', body, contentType, ms: ms(), requests };
+      if (!CHECKED_RESULT_TYPES.has(contentType)) {
+        const words = unreadTypeWords(res.status, contentType, 'fkgqa');
+        return { status: 'error', error: `the endpoint ${url} ${words}`, badAnswer: { endpoint: url, httpStatus: res.status, contentType, problem: words }, ms: ms(), requests };
+      }
       if (contentType === XML) {
         // SPARQL XML results are read whole (sparqlxml-parse) and checked as JSON is; where JSON was asked for,
         // the caller gets them as SPARQL JSON results (every reader of an answer reads JSON).
@@ -282,7 +268,7 @@ export class BoundedSparqlClient {
         if (!acceptsXml(accept)) return { status: 'ok', body: JSON.stringify(xml.results), contentType: 'application/sparql-results+json', ms: ms(), requests };
         return { status: 'ok', body, contentType, ms: ms(), requests };
       }
-      const problem = answerProblem(body, contentType, form);
+      const problem = resultsProblem(body, contentType, form);
       if (problem) return problemWords(problem);
       return { status: 'ok', body, contentType, ms: ms(), requests };
     } catch (e) {
@@ -358,12 +344,13 @@ export class BoundedSparqlClient {
    * @param cancel aborted when the caller no longer wants the answer: the engine's work is stopped as at the time limit
    * @param how `limitFromStart`: the time limit counts from when the engine takes the query, its
    *   start-up and the wait for a busy engine not included (EngineQueryOptions; fkgqa serve's
-   *   `/federation/sparql`), the wait bounded by `waitMs` (over it: an `error` with `busy`, HTTP 503); an engine that fails to start is an `error`
+   *   `/federation/sparql`), the wait bounded by `waitMs` (over it: an `error` with `busy`, HTTP 503); an engine that fails to start is an `error`;
+   *   `queuedSince`: the query already waited in the caller's own queue since then (EngineQueryOptions);
    *   `sources`: registered endpoint URLs the engine selects sources among, for a query without SERVICE
    *   clauses (engines with `selectsSources` only: `selectsSources()`)
    * @returns never rejects
    */
-  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean; waitMs?: number; within?: number; sources?: string[] } = {}): Promise<SparqlOutcome> {
+  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean; waitMs?: number; within?: number; queuedSince?: number; sources?: string[] } = {}): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
@@ -376,7 +363,7 @@ export class BoundedSparqlClient {
     let o;
     try {
       const engine = await this.federation();
-      o = await engine.query(query, mediaType, { timeoutMs: how.limitFromStart ? timeoutMs : Math.max(1, Math.round(timeoutMs - ms())), signal: limit.signal, ...(how.sources?.length ? { sources: how.sources } : {}), ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}) });
+      o = await engine.query(query, mediaType, { timeoutMs: how.limitFromStart ? timeoutMs : Math.max(1, Math.round(timeoutMs - ms())), signal: limit.signal, ...(how.sources?.length ? { sources: how.sources } : {}), ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}), ...(how.queuedSince !== undefined ? { queuedSince: how.queuedSince } : {}) });
     } catch (e) {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {

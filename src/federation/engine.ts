@@ -50,6 +50,13 @@ export interface EngineQueryOptions {
    * status 503: the wait was the engine's, not the query's.
    */
   within?: number;
+  /**
+   * When the query started waiting for the engine, before this call (`Date.now()` clock, ms): a
+   * caller's own queue in front of the engine (fkgqa serve's fair share between clients at
+   * `/federation/sparql`). That wait counts as the wait for the engine: towards `timeoutMs` (without
+   * `limitFromStart`), `waitMs` and `within`. Default: the call.
+   */
+  queuedSince?: number;
   /** Aborts the query (outcome `error` "aborted"); the engine's work on it is stopped. */
   signal?: AbortSignal;
   /**
@@ -129,6 +136,27 @@ export interface EngineSetup {
    * one that decodes to more is that endpoint's fault (a compression bomb; http.ts `DECODED_CODINGS`).
    */
   maxDecodedBytes?: number;
+  /**
+   * Where a warning about the engine's installation goes, e.g. a Comunica bundle that is not the one
+   * `npm run build` recorded (the engine then loads module by module: slower, same answers). Each
+   * message once per process (`warnOnce`). Default: a line `fkgqa: warning: …` on stderr, so that
+   * serve, mcp, query and verify all show it.
+   */
+  warn?: (message: string) => void;
+}
+
+/** Messages `warnOnce` has passed on in this process. */
+const WARNED = new Set<string>();
+
+/**
+ * Passes a warning on once per process (the same message from every engine thread, engine and
+ * client is shown once), to `sink` or as a line `fkgqa: warning: …` on stderr.
+ */
+export function warnOnce(message: string, sink?: (message: string) => void): void {
+  if (WARNED.has(message)) return;
+  WARNED.add(message);
+  if (sink) sink(message);
+  else process.stderr.write(`fkgqa: warning: ${message}\n`);
 }
 
 /** The default of `EngineSetup.maxDecodedBytes`: 32 MiB, the bounded client's default answer limit. */

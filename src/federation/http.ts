@@ -193,6 +193,25 @@ export async function fetchWithin(input: string | URL | Request, init: RequestIn
   }
 }
 
+/** Reads a response body up to `maxBytes` bytes (the rest is not read). @returns the text, or undefined when it is larger */
+export async function boundedText(res: Response, maxBytes: number): Promise<string | undefined> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** The keep-alive agents of `postWithin` (one per scheme, for the process): connections to an endpoint are reused across calls. */
 const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 

@@ -75,7 +75,7 @@ export function sentLimit(leftMs: number): number {
  * `runLimit`).
  */
 export function waitLimit(options: EngineQueryOptions): QueryLimit {
-  return queryLimit(options.limitFromStart ? { ...options, timeoutMs: Math.min(options.waitMs ?? Infinity, options.within ?? Infinity, 2 ** 31 - 1) } : options);
+  return queryLimit(options.limitFromStart ? { ...options, timeoutMs: Math.min(options.waitMs ?? Infinity, options.within ?? Infinity, 2 ** 31 - 1) } : options, options.queuedSince);
 }
 
 /**
@@ -113,14 +113,13 @@ export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLi
   };
 }
 
-/** Starts the limit of one query now. */
-export function queryLimit(options: EngineQueryOptions): QueryLimit {
-  const since = Date.now();
+/** Starts the limit of one query, counted from `since` (`Date.now()` clock, ms; default now). */
+export function queryLimit(options: EngineQueryOptions, since = Date.now()): QueryLimit {
   const deadline = since + options.timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const stopped = new Promise<StopReason>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), Math.max(0, options.timeoutMs));
+    timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
     if (options.signal?.aborted) resolve('aborted');
     onAbort = () => resolve('aborted');
     options.signal?.addEventListener('abort', onAbort, { once: true });

@@ -17,7 +17,8 @@ import { ownerAlive, stateDir, STATE_FILES, type EndpointsFileContents } from '.
 import type { CatalogueEntry } from '../describe/catalogue.js';
 import { endpointUrl } from '../describe/describe.js';
 import { readBuild } from '../build/open.js';
-import { endpointOf, fetchWithin, networkWords, RedirectRefused, sameEndpoint } from './http.js';
+import { boundedText, endpointOf, fetchWithin, networkWords, RedirectRefused, sameEndpoint } from './http.js';
+import { endpointUrlProblem, urlWithoutCredentials } from '../sparql/protocol.js';
 
 /** One registered SPARQL endpoint. */
 export interface RegisteredEndpoint {
@@ -65,15 +66,10 @@ export function sortEndpoints(endpoints: RegisteredEndpoint[]): RegisteredEndpoi
   });
 }
 
-/** Checks that a string is an absolute http(s) URL. @throws InputError naming `what` */
+/** Checks a URL by the one rule for endpoint URLs (`endpointUrlProblem`). @throws InputError naming `what` and the URL (its credentials not shown) */
 function checkUrl(url: string, what: string): void {
-  let u: URL | undefined;
-  try {
-    u = new URL(url);
-  } catch {
-    /* below */
-  }
-  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) throw new InputError(`${what}: not an absolute http(s) URL: "${url}"`);
+  const problem = endpointUrlProblem(url);
+  if (problem) throw new InputError(`${what} "${urlWithoutCredentials(url)}": ${problem}`);
 }
 
 /** The build's `catalogue.json` entries by endpoint name, or an empty map when the build has none. */
@@ -160,6 +156,11 @@ export function readEndpointsFile(file: string, check: EndpointsFileCheck = {}):
   const problem = endpointsProblem(e);
   if (problem) throw new InputError(`not an endpoints file written by fkgqa serve: ${problem}`, { file });
   const f = e as EndpointsFileContents;
+  // The rule of --endpoint: a file cannot bring in a file:, ftp: or javascript: URL, nor credentials.
+  for (const [i, en] of f.endpoints.entries()) {
+    const bad = endpointUrlProblem(en.url);
+    if (bad) throw new InputError(`endpoints[${i}] (id ${en.id}): the url "${urlWithoutCredentials(en.url)}" is refused: ${bad}`, { file });
+  }
   if (check.build) {
     const abs = path.resolve(check.build);
     const digest = f.outputDigest ? buildDigest(abs) : undefined;
@@ -309,24 +310,38 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
   return r;
 }
 
+/** The largest answer to the probe's `ASK {}` read, in bytes (a SPARQL results boolean is under 100). */
+export const PROBE_MAX_BYTES = 64 << 10;
+
 /**
  * Checks that endpoints answer a SPARQL query (`ASK {}` by GET, SPARQL 1.1 Protocol) with a 2xx
- * status within `timeoutMs`, all at once; no redirect is followed.
+ * status and a whole answer (at most `PROBE_MAX_BYTES`) within `timeoutMs`, all at once; no redirect
+ * is followed.
  * @returns the endpoints that do not, each with why in words (`refused the connection: nothing listens there
  *   (ECONNREFUSED)`, `closed the connection before answering (UND_ERR_SOCKET)`, `no answer
- *   within … ms`, `HTTP 404`, a redirect) and, when it answered (a status other than 2xx, a
- *   redirect), the HTTP `status`: such an endpoint is reachable but refuses; empty when all answer
+ *   within … ms`, `HTTP 404`, a redirect, `answered HTTP 200, but its answer had not ended within … ms`
+ *   or `… was larger than … bytes`) and, when it answered (a status line: another status than 2xx, a
+ *   redirect, or a 2xx whose body did not end within the time or size limit), the HTTP `status`: such
+ *   an endpoint is reachable but refuses or is faulty, never unreachable; empty when all answer
  */
 export async function unreachableEndpoints(urls: string[], timeoutMs = 5_000): Promise<{ url: string; why: string; status?: number }[]> {
   const results = await Promise.all(
     urls.map(async (url) => {
+      let status: number | undefined;
       try {
         const r = await fetchWithin(`${url}${url.includes('?') ? '&' : '?'}query=${encodeURIComponent('ASK {}')}`, { headers: { accept: 'application/sparql-results+json' }, signal: AbortSignal.timeout(timeoutMs) }, { allowed: (u) => urls.some((x) => sameEndpoint(x, endpointOf(u))) });
-        await r.arrayBuffer();
+        status = r.status;
+        // The body within the same limits: an endless or huge answer is the endpoint's fault, not a sign that it is down.
+        const text = await boundedText(r, PROBE_MAX_BYTES);
+        if (text === undefined) return { url, why: `answered HTTP ${r.status}, but its answer to ASK {} was larger than ${PROBE_MAX_BYTES} bytes`, status: r.status };
         return r.ok ? undefined : { url, why: `HTTP ${r.status}`, status: r.status };
       } catch (e) {
         const err = e as Error;
         if (err instanceof RedirectRefused) return { url, why: err.message, status: err.status };
+        if (status !== undefined) {
+          const words = err.name === 'TimeoutError' ? `had not ended within ${timeoutMs} ms` : `broke off: ${networkWords(err, true)}`;
+          return { url, why: `answered HTTP ${status}, but its answer to ASK {} ${words}`, status };
+        }
         return { url, why: err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkWords(err) };
       }
     }),

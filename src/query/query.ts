@@ -227,7 +227,11 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     // An endpoint whose answer was incomplete or no SPARQL results (badAnswer) answered: it is named with what it did.
     const badAnswer = plan.route === 'direct' ? outcome.error : `${where} could not answer: ${outcome.error}`;
     if (outcome.badAnswer?.problem && outcome.badAnswer.httpStatus !== undefined) throw new InputError(badAnswer);
-    const down = (await unreachableEndpoints(plan.targets.map((t) => t.url))).filter((d) => d.status === undefined);
+    const probed = await unreachableEndpoints(plan.targets.map((t) => t.url));
+    // It answered the probe, but its answer to ASK {} did not end within the probe's time or size limit: a faulty endpoint, reachable.
+    const endless = probed.filter((d) => d.status !== undefined && /^answered HTTP/.test(d.why));
+    if (endless.length > 0) throw new InputError(`${endless.map((d) => `the endpoint ${d.url} ${d.why}`).join('; ')} (the query: ${queryFailure(where, outcome)})`);
+    const down = probed.filter((d) => d.status === undefined);
     // A connection closed before any answer is not "unreachable": the endpoint accepted it.
     const closed = down.filter((d) => /^(closed|reset) the connection/.test(d.why));
     if (closed.length > 0) throw new InputError(closed.map((d) => `the endpoint ${d.url} ${d.why}`).join('; '));

@@ -233,6 +233,36 @@ export function parseProtocolRequest(method: string, search: URLSearchParams, co
   throw new ProtocolError(415, `media type ${type} is not supported: POST ${MEDIA.sparqlQuery} or ${MEDIA.form}`);
 }
 
+/**
+ * What is wrong with a URL as the URL of a SPARQL endpoint fkgqa contacts, in words, or undefined
+ * when it is fine: it must be absolute, `http:` or `https:` (never `file:`, `ftp:`, `javascript:`,
+ * `data:` …), and carry no credentials (`http://user:password@host/…`). Credentials are refused
+ * rather than sent: an endpoint URL is shown to agents (the endpoint lists of fkgqa mcp, VoID, error
+ * messages, SERVICE clauses they write), and the federation engines could not all send them (Node's
+ * `fetch` refuses such a URL; Java's HTTP client ignores them). The one rule of `--endpoint`,
+ * endpoints files, `--endpoint-base` and the registry built from them (src/federation/registry.ts).
+ * @returns e.g. `not an absolute http(s) URL`, `not an http(s) URL (its scheme is file:)`, `it carries credentials (user name or password), …`
+ */
+export function endpointUrlProblem(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'not an absolute http(s) URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `not an http(s) URL (its scheme is ${u.protocol})`;
+  if (u.username !== '' || u.password !== '') return 'it carries credentials (user name or password), which fkgqa refuses: endpoint URLs are shown to agents';
+  return undefined;
+}
+
+/**
+ * A URL as a message may show it: credentials (`user:password@`) replaced by `…@`, so that an error
+ * about such a URL does not print them.
+ */
+export function urlWithoutCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1…@');
+}
+
 /** The request header that carries a client's time limit in milliseconds (sent by fkgqa's bounded client, src/federation/client.ts, and by the federation engines). */
 export const TIME_LIMIT_HEADER = 'Fkgqa-Timeout';
 

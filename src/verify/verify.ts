@@ -221,7 +221,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
     // started, at load 30+, answers ~80 ASK {} at once slower than 5 s (measured with bench:federation).
     const down = await unreachableEndpoints(graphs.flatMap((g) => urls.get(g)!), Math.max(5_000, timeoutMs));
     if (down.length > 0) {
-      throw new InputError(`${down.length} endpoint(s) do not answer (is fkgqa serve running?): ${down.map((d) => `${d.url}: ${d.why}`).join('; ')}`, { file: endpointsPath });
+      throw new InputError(`${down.length} endpoint(s) do not answer${down.every((d) => d.status === undefined) ? ' (is fkgqa serve running?)' : ' ASK {} properly'}: ${down.map((d) => `${d.url}: ${d.why}`).join('; ')}`, { file: endpointsPath });
     }
   }
 

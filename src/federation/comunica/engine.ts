@@ -26,7 +26,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
+import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine, warnOnce } from '../engine.js';
 import { dueGraceMs, DueAnswers, outcomeAtLimit, runLimit, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 import { silentTargets } from '../../sparql/services.js';
@@ -67,6 +67,7 @@ export class ComunicaEngine implements FederationEngine {
   private readonly waiting: (() => void)[] = [];
   private readonly parallel: number;
   private readonly data: ThreadData;
+  private readonly warn: ((message: string) => void) | undefined;
   private nextId = 1;
   private closed = false;
   /** Set by `warm`: a thread stopped after a timeout, an abort or a crash is replaced at once (a warm spare), not at the next query. */
@@ -86,6 +87,7 @@ export class ComunicaEngine implements FederationEngine {
   constructor(setup: EngineSetup, config: ComunicaConfig = 'comunica') {
     this.name = config;
     this.parallel = Math.max(1, setup.parallel ?? 1);
+    this.warn = setup.warn;
     this.data = { enginePath: comunicaEngineFile(config), endpoints: [...setup.endpoints], maxDecodedBytes: setup.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES };
     if (!fs.existsSync(this.data.enginePath)) throw new Error(`the compiled Comunica engine ${this.data.enginePath} is missing: run npm run build:comunica-engine`);
     this.data.bundle = bundleFor(this.data.enginePath);
@@ -105,6 +107,8 @@ export class ComunicaEngine implements FederationEngine {
         const onMessage = (m: ThreadReply) => {
           if (m.type !== 'ready') return;
           this.loadedFrom = m.loadedFrom;
+          // A bundle that is not the one npm run build recorded: the user is told (once), not only this object.
+          if (m.problem) warnOnce(m.problem, this.warn);
           worker.off('message', onMessage);
           // Referenced while it starts; afterwards a running query's timer keeps Node alive, and an
           // idle engine does not keep Node from exiting.

@@ -13,7 +13,7 @@ import type { QueryEngineBase } from '@comunica/actor-init-query';
 import { translate } from 'sparqlalgebrajs';
 import sparqljs from 'sparqljs';
 import { fixIris } from '../../sparql/parse.js';
-import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQL_RESULT_TYPES } from '../answer-check.js';
+import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, unreadTypeWords } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWithin, networkWords, nodeFetch, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
 import { readXmlResults } from '../xml-results.js';
@@ -49,8 +49,8 @@ export interface ThreadRequest {
 
 /** @internal A message from the thread. */
 export type ThreadReply =
-  /** Started: the engine loaded from its bundle (engine-module.ts) or module by module. */
-  | { type: 'ready'; loadedFrom: 'bundle' | 'modules' }
+  /** Started: the engine loaded from its bundle (engine-module.ts) or module by module; `problem`: why its bundle was not used (a warning for the user). */
+  | { type: 'ready'; loadedFrom: 'bundle' | 'modules'; problem?: string }
   /** An error raised outside any query (a late failure of a response stream Comunica abandoned). */
   | { type: 'warning'; message: string }
   /** A request about to be sent for query `id` to `endpoint` (URL without query string). */
@@ -106,8 +106,7 @@ function checkedAnswer(id: number, res: Response, endpoint: string, form: Answer
   const wrongType = form === 'select' || form === 'ask' ? !CHECKED_RESULT_TYPES.has(type) : type === '' || type === 'text/html' || type === 'application/json';
   if (res.ok && wrongType) {
     void res.body?.cancel().catch(() => undefined);
-    const unread = SPARQL_RESULT_TYPES.has(type) ? ' Comunica reads (it asked for SPARQL JSON or XML results)' : '';
-    throw faulted(id, { endpoint, what: `answered HTTP ${res.status} ${type ? `with content type ${type}` : 'without a content type'}, which is no SPARQL results type${unread}`, httpStatus: res.status });
+    throw faulted(id, { endpoint, what: unreadTypeWords(res.status, type, 'Comunica'), httpStatus: res.status });
   }
   if (!res.body) return res;
   const check = res.ok && CHECKED_RESULT_TYPES.has(type);
@@ -264,5 +263,4 @@ port.on('message', (req: ThreadRequest) => {
 // belongs to no running query, so it is reported and must not end the thread.
 process.on('uncaughtException', (e) => port.postMessage({ type: 'warning', message: `stray error after a query: ${(e as Error)?.message ?? String(e)}` } satisfies ThreadReply));
 process.on('unhandledRejection', (e) => port.postMessage({ type: 'warning', message: `stray rejection after a query: ${(e as Error)?.message ?? String(e)}` } satisfies ThreadReply));
-if (loaded.problem) port.postMessage({ type: 'warning', message: loaded.problem } satisfies ThreadReply);
-port.postMessage({ type: 'ready', loadedFrom: loaded.from } satisfies ThreadReply);
+port.postMessage({ type: 'ready', loadedFrom: loaded.from, ...(loaded.problem ? { problem: loaded.problem } : {}) } satisfies ThreadReply);
