@@ -203,11 +203,12 @@ describe('fkgqa serve: SPARQL 1.1 Protocol query operation (W3C protocol tests, 
     const r = await get('SELECT * WHERE { SERVICE SILENT <http://127.0.0.1:1/sparql> { ?s ?p ?o } }');
     expect(r.status).toBe(501);
   });
-  it('CORS: responses allow any origin; OPTIONS preflight is 204', async () => {
-    expect((await get(select)).headers.get('access-control-allow-origin')).toBe('*');
+  it('CORS: no origin is allowed by default (--cors-origin names them); OPTIONS is 204 with Allow', async () => {
+    expect((await get(select)).headers.get('access-control-allow-origin')).toBeNull();
     const pre = await fetch(url, { method: 'OPTIONS', headers: { Origin: 'http://example.org', 'Access-Control-Request-Method': 'POST' } });
     expect(pre.status).toBe(204);
-    expect(pre.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(pre.headers.get('allow')).toBe('GET, POST, OPTIONS');
+    expect(pre.headers.get('access-control-allow-methods')).toBeNull();
   });
 });
 

@@ -11,7 +11,7 @@ import { FORMS } from '../verify/forms.js';
 import { DEFAULT_PARTITION_OPTIONS } from '../partition/options.js';
 import { PRESETS } from '../partition/presets.js';
 import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
-import { DEFAULT_PORT } from '../serve/defaults.js';
+import { DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_QUEUED, DEFAULT_PORT } from '../serve/defaults.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
 import { SCRIPTED_AGENTS, SETUPS } from '../eval/record.js';
 import { SETUPS as MCP_SETUPS } from '../mcp/context.js';
@@ -291,6 +291,9 @@ export function program(): Command {
     .addOption(new Option('--request-log-max <bytes>', 'size cap of the request log; over it the file is rotated to <name>.1<ext>').argParser(integer('--request-log-max', 1024)).default(REQUEST_LOG_MAX_BYTES))
     .addOption(federationEngineOption('the federation engine of /federation/sparql'))
     .option('--mix-graphs', 'let one query to /federation/sparql join endpoints of several graphs (graphs reuse IRIs: by default such a query is answered 400 mixed-graphs, as fkgqa mcp refuses it)')
+    .addOption(new Option('--engines <n>', 'federated queries /federation/sparql evaluates at once (federation engine threads), shared fairly between its clients (a client: its remote address, or the Fkgqa-Client header it sends)').argParser(integer('--engines', 1, 16)).default(DEFAULT_FEDERATION_THREADS))
+    .addOption(new Option('--max-queued <n>', 'federated queries one client may have waiting for /federation/sparql\'s engine; more are answered 503 busy with Retry-After').argParser(integer('--max-queued', 1, 1000)).default(DEFAULT_MAX_QUEUED))
+    .option('--cors-origin <origin...>', 'let web pages of these origins (http(s)://host[:port]) read the answers (CORS Access-Control-Allow-Origin); * for any. Default: none, no CORS headers (a page in the browser cannot query the endpoints)')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('serve'));
 

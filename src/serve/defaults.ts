@@ -14,3 +14,14 @@ export const DEFAULT_PORT = 7373;
 
 /** The path of the federation endpoint on a `fkgqa serve` port (federation-endpoint.ts serves it). */
 export const FEDERATION_PATH = '/federation/sparql';
+
+/**
+ * Engine threads of `/federation/sparql` by default (`--engines`): 2, one per core of a 2-core
+ * machine (each Comunica thread holds 100–200 MB; the shard endpoints' pool has its own workers).
+ * Two threads let a client's short query run beside another's long one (fair-queue.ts).
+ */
+export const DEFAULT_FEDERATION_THREADS = 2;
+/** Federated queries one client may have waiting by default (`--max-queued`); each also waits at most its time limit. */
+export const DEFAULT_MAX_QUEUED = 8;
+/** The request header a client may name itself with, beside its remote address (`clientOf` of federation-endpoint.ts). */
+export const CLIENT_HEADER = 'Fkgqa-Client';

@@ -8,24 +8,37 @@
  * endpoints, through the bounded client (src/federation/client.ts: no redirect followed). A SERVICE
  * target outside the registry is refused (403) before anything is sent.
  *
+ * The engine's threads (`--engines`) are shared fairly between clients (fair-queue.ts; a client is
+ * its remote address, or with a `Fkgqa-Client` header that name at that address: `clientOf`): one
+ * client's backlog never makes another client's query wait behind all of it. The wait for a turn
+ * is the wait for the engine (not the query's time; busy past the limits of docs/serving.md), and a
+ * client with `--max-queued` queries waiting gets 503 busy (`by=queue; waited=0`) at once. A lone
+ * SERVICE does not wait for the engine: it goes to its endpoint (whose pool has its own limits), the
+ * endpoint asked for SPARQL JSON results even when the client asked for CSV or TSV (written here).
+ *
  * Status codes: 400 malformed query, undeclared prefix, no or variable SERVICE, a triple pattern
  * outside every SERVICE, SERVICE targets of several graphs (`mixed-graphs`, the rule of fkgqa mcp,
  * lifted by `--mix-graphs`), query too long, a bad `timeout` parameter or `Fkgqa-Timeout` header;
  * 403 SPARQL Update or an unregistered SERVICE target; 406 no acceptable format; 503 the time
  * limit (the endpoint's, or the smaller one the request sent, as the shard endpoints take it), or
- * the shard endpoint of a lone SERVICE was busy (`Fkgqa-Stopped: busy; …`, Retry-After);
+ * the shard endpoint of a lone SERVICE, or the engine, was busy (`Fkgqa-Stopped: busy; …`, Retry-After);
  * 502 an endpoint or the engine failed. The engine's work stops when the client disconnects.
  */
 import type { IncomingMessage } from 'node:http';
 import type { EndpointRegistry } from '../federation/registry.js';
 import { MIX_GRAPHS_OPTION, mixedGraphs, planQuery } from '../federation/routing.js';
-import { BoundedSparqlClient } from '../federation/client.js';
+import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
+import type { EngineQueryOptions } from '../federation/engine.js';
+import { waitLimit, waitOutcome } from '../federation/limit.js';
+import { FairQueue, type FairQueueEvent, type Turn } from './fair-queue.js';
 import { MEDIA, negotiate, offered, parseProtocolRequest, parseTimeLimit, ProtocolError, readBody, strictSearchParams, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
+import { type JsonResults, serializeResults } from '../sparql/results.js';
 import type { RequestKind } from './request-log.js';
 import { serviceDescription } from './service-description.js';
 
-/** The path of the federation endpoint on a `fkgqa serve` port. */
-export { FEDERATION_PATH } from './defaults.js';
+/** The path of the federation endpoint on a `fkgqa serve` port, and its defaults. */
+export { CLIENT_HEADER, DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_QUEUED, FEDERATION_PATH } from './defaults.js';
+import { CLIENT_HEADER, DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_QUEUED } from './defaults.js';
 
 /** Options of the federation endpoint. */
 export interface FederationOptions {
@@ -41,6 +54,32 @@ export interface FederationOptions {
   federationEngine?: string;
   /** Let one query join endpoints of several graphs (`--mix-graphs`); default false: answered 400 (`mixedGraphs`). */
   mixGraphs?: boolean;
+  /** Federated queries evaluated at once: the federation engine's threads (`--engines`; default `DEFAULT_FEDERATION_THREADS`). */
+  engines?: number;
+  /** Most federated queries one client may have waiting for the engine (`--max-queued`; default `DEFAULT_MAX_QUEUED`); more: 503 busy at once. */
+  maxQueued?: number;
+  /** Called on every join, start, end and leave of a federated query in the fair queue (fair-queue.ts), for logs and tests. */
+  onQueueEvent?: (e: FairQueueEvent) => void;
+}
+
+/** The longest `Fkgqa-Client` name, in characters. */
+export const MAX_CLIENT_NAME = 100;
+
+/**
+ * Who sent a request, for the fair share of the federation engine (fair-queue.ts): its remote
+ * address, and after `#` the `Fkgqa-Client` header when sent (agents on one machine share an address;
+ * each name gets its own share — the header is believed, as serve is a server for cooperating
+ * benchmark clients, bound to loopback by default).
+ * @throws ProtocolError 400 for a `Fkgqa-Client` header of more than MAX_CLIENT_NAME characters, of control characters, or sent twice
+ */
+export function clientOf(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? '?';
+  const name = req.headers[CLIENT_HEADER.toLowerCase()];
+  if (name === undefined) return address;
+  if (Array.isArray(name)) throw new ProtocolError(400, `the ${CLIENT_HEADER} header is sent ${name.length} times: send it once`);
+  const n = name.trim();
+  if (n.length > MAX_CLIENT_NAME || /[\u0000-\u001f\u007f]/.test(n)) throw new ProtocolError(400, `the ${CLIENT_HEADER} header names the client in at most ${MAX_CLIENT_NAME} printable characters (got ${n.length})`);
+  return n === '' ? address : `${address}#${n}`;
 }
 
 /** An answer of the federation endpoint (the shape `fkgqa serve` sends and logs). */
@@ -52,6 +91,10 @@ export interface FederationAnswer {
   kind: RequestKind;
   timeout?: true;
   query?: string;
+  /** The client of a federated query (`clientOf`). */
+  client?: string;
+  /** ms a federated query waited for the engine (its client's turn, a free thread) before it started. */
+  waited?: number;
 }
 
 const text = (status: number, body: string, kind: RequestKind = 'data', headers?: Record<string, string>): FederationAnswer => ({
@@ -72,6 +115,8 @@ const REFUSED_STATUS: Record<string, number> = { update: 403, 'unknown-endpoint'
 export class FederationEndpoint {
   private client: BoundedSparqlClient | undefined;
   private registryValue: EndpointRegistry | undefined;
+  /** The fair share of the engine's threads between clients (fair-queue.ts). */
+  readonly queue: FairQueue;
 
   /**
    * @param registry the endpoints SERVICE may name, read when the first request arrives (the
@@ -82,11 +127,14 @@ export class FederationEndpoint {
     private readonly registry: () => EndpointRegistry,
     private readonly url: () => string,
     private readonly options: FederationOptions,
-  ) {}
+  ) {
+    this.queue = new FairQueue(options.engines ?? DEFAULT_FEDERATION_THREADS, options.maxQueued ?? DEFAULT_MAX_QUEUED);
+    this.queue.onEvent = options.onQueueEvent;
+  }
 
   private sparql(): BoundedSparqlClient {
     this.registryValue ??= this.registry();
-    this.client ??= new BoundedSparqlClient(this.registryValue, { maxResultBytes: this.options.maxResultBytes ?? 32 << 20, ...(this.options.federationEngine ? { engine: this.options.federationEngine } : {}) });
+    this.client ??= new BoundedSparqlClient(this.registryValue, { maxResultBytes: this.options.maxResultBytes ?? 32 << 20, parallel: this.queue.threads, ...(this.options.federationEngine ? { engine: this.options.federationEngine } : {}) });
     return this.client;
   }
 
@@ -100,7 +148,9 @@ export class FederationEndpoint {
     const method = req.method ?? 'GET';
     let request;
     let requestLimitMs: number | undefined;
+    let who: string;
     try {
+      who = clientOf(req);
       const body = method === 'POST' ? await readBody(req, this.options.maxBodyBytes) : (req.resume(), undefined);
       request = parseProtocolRequest(method, strictSearchParams(url.search), req.headers['content-type'], body);
       if (request.type === 'query') requestLimitMs = parseTimeLimit(request.timeout, req.headers[TIME_LIMIT_HEADER.toLowerCase()]);
@@ -130,22 +180,72 @@ export class FederationEndpoint {
     // serve's own limit counts from when the engine takes the query (its start-up and the wait for it are not the
     // query's), the wait bounded by the same limit (then 503 busy); a request's own limit is its client's deadline,
     // counted from the call (`within`): stopped there after waiting for the engine more than a tenth of it, busy.
-    const o =
-      plan.route === 'direct'
-        ? await client.direct(plan.targets[0].url, plan.query, format, t, cancel)
-        : await client.federated(plan.query, format, t, cancel, by === 'endpoint' ? { limitFromStart: true, waitMs: t } : { limitFromStart: true, within: t });
+    // A lone SERVICE asked for as CSV or TSV: the endpoint is asked for SPARQL JSON results, the only results (with XML) any
+    // route reads from an endpoint (checked whole; CSV has no closing mark), and its answer written as CSV or TSV here.
+    const rewrite = plan.route === 'direct' && (format === MEDIA.csv || format === MEDIA.tsv) ? format : undefined;
+    let o: SparqlOutcome;
+    let waited: number | undefined;
+    if (plan.route === 'direct') o = await client.direct(plan.targets[0].url, plan.query, rewrite ? MEDIA.json : format, t, cancel);
+    else {
+      // The engine's threads are shared fairly between clients (fair-queue.ts); the wait for a turn is the wait for the engine.
+      const how = by === 'endpoint' ? { limitFromStart: true, waitMs: t } : { limitFromStart: true, within: t };
+      const queued = await this.turn(who, { timeoutMs: t, ...how, ...(cancel ? { signal: cancel } : {}) }, client.engineName);
+      if ('answer' in queued) return { ...queued.answer, query, client: who };
+      waited = queued.waited;
+      try {
+        o = await client.federated(plan.query, format, t, cancel, { ...how, queuedSince: queued.since });
+      } finally {
+        queued.turn.release();
+      }
+      if (o.status === 'error' && o.busy && o.busy.endpoint === 'federation engine') waited = o.busy.waitedMs;
+    }
+    const fed = plan.route === 'federation' ? { client: who, ...(waited !== undefined ? { waited: Math.round(waited) } : {}) } : {};
     if (o.status === 'timeout') {
       const whose = by === 'endpoint' ? `the endpoint's time limit of ${t} ms (fkgqa serve --timeout)` : `the request's time limit of ${t} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
-      return { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by}; ms=${t}` }), timeout: true, query };
+      return { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by}; ms=${t}` }), timeout: true, query, ...fed };
     }
     if (o.status === 'error' && o.busy) {
       // The shard endpoint kept the query waiting behind others, or the engine did not take it within serve's limit: busy.
       const stopped = plan.route === 'direct' ? `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}` : `busy; by=${by === 'request' ? 'request' : 'queue'}; waited=${Math.round(o.busy.waitedMs)}; ms=${t}`;
-      return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), query };
+      return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), query, ...fed };
     }
-    if (o.status === 'error') return { ...text(502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`), query };
+    if (o.status === 'error') return { ...text(502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`), query, ...fed };
+    if (rewrite) return { status: 200, body: serializeResults(JSON.parse(o.body) as JsonResults, rewrite), type: `${rewrite}; charset=utf-8`, kind: 'data', query };
     const type = o.contentType || format;
-    return { status: 200, body: o.body, type: type.startsWith('text/') ? `${type}; charset=utf-8` : type, kind: 'data', query };
+    return { status: 200, body: o.body, type: type.startsWith('text/') ? `${type}; charset=utf-8` : type, kind: 'data', query, ...fed };
+  }
+
+  /**
+   * Waits for `client`'s turn at the engine (fair-queue.ts), within the wait the query's limit allows
+   * (`waitLimit` of src/federation/limit.ts: serve's `--timeout`, or the request's own deadline).
+   * @returns the turn (release it when the query ends), when the wait began (`queuedSince` of the
+   *   engine call) and how long it took (ms); or the answer when the query does not run: 503 busy
+   *   (`by=queue`, waited=0) when the client has `maxQueued` queries waiting already, or the answer of
+   *   a wait that ended first (`waitOutcome`: busy, or the request's own time limit)
+   */
+  private async turn(client: string, how: EngineQueryOptions, engine: string): Promise<{ turn: Turn; since: number; waited: number } | { answer: FederationAnswer }> {
+    const since = Date.now();
+    const turn = this.queue.join(client);
+    const limitMs = how.within ?? how.timeoutMs;
+    const by = how.within !== undefined ? 'request' : 'queue';
+    if (!turn) {
+      const words = `the federation engine ${engine} is busy: this client (${client}) has ${this.queue.maxWaiting} federated queries waiting already, the most fkgqa serve --max-queued lets one client queue; the query was not queued, not a fault of the query: retry later`;
+      return { answer: { ...text(503, words, 'data', { 'Fkgqa-Stopped': `busy; by=queue; waited=0; ms=${limitMs}`, 'Retry-After': '1' }), waited: 0 } };
+    }
+    const wait = waitLimit({ ...how, queuedSince: since });
+    const why = await Promise.race([turn.started.then(() => undefined), wait.stopped]);
+    wait.dispose();
+    // Started (also when the limit ended in the same turn of the loop: the engine's own wait then ends at once, as it would have).
+    if (turn.isStarted || why === undefined) return { turn, since, waited: Date.now() - since };
+    turn.release();
+    const o = waitOutcome(how, engine, wait, why, {});
+    if (o.status === 'error' && o.busy) {
+      const waitedMs = Math.round(o.waitedMs ?? Date.now() - since);
+      return { answer: { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': `busy; by=${by}; waited=${waitedMs}; ms=${limitMs}`, 'Retry-After': '1' }), waited: waitedMs } };
+    }
+    // The request's own limit under BUSY_MIN_WAIT_MS ended the wait (the query's own), or its client went away (nothing is sent then).
+    const whose = by === 'request' ? `the request's time limit of ${limitMs} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)` : `the endpoint's time limit of ${limitMs} ms (fkgqa serve --timeout)`;
+    return { answer: { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by === 'request' ? 'request' : 'endpoint'}; ms=${limitMs}` }), timeout: true, waited: Date.now() - since } };
   }
 
   /**

@@ -53,6 +53,10 @@ export interface RequestLogEntry {
   busy?: true;
   /** Set when the client went away before the answer (status 499): the query was dropped or stopped. */
   cancelled?: true;
+  /** `/federation/sparql`: the client its fair share counted the query to (`clientOf` of federation-endpoint.ts: remote address, `#` and the `Fkgqa-Client` name when sent). */
+  client?: string;
+  /** `/federation/sparql`: ms the query waited for the federation engine (its client's turn and a free thread) before it started. */
+  waited?: number;
   /** The query text, as sent (only in the log file). */
   query?: string;
 }

@@ -1,22 +1,59 @@
 /**
  * The routes of `fkgqa serve`: which path asks for what (an endpoint's SPARQL or VoID path, the
  * federation endpoint, the server's own paths), the Host check against DNS rebinding, the answers of
- * the server's own paths, and the shape of every answer (`Answer`, with CORS headers added by the
- * server). Pure functions, testable without a server.
+ * the server's own paths, the CORS headers (`corsHeaders`: none unless `--cors-origin` allows the
+ * request's origin), and the shape of every answer (`Answer`). Pure functions, testable without a server.
  */
-import { MEDIA, parseAccept, ProtocolError } from '../sparql/protocol.js';
+import { MEDIA, parseAccept, ProtocolError, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 import type { EndpointAnswer } from './answer.js';
-import { FEDERATION_PATH } from './defaults.js';
+import { CLIENT_HEADER, FEDERATION_PATH } from './defaults.js';
 import type { RequestKind } from './request-log.js';
 
 /** What a request path asks for. */
 export type RouteKind = 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'catalogue-json' | 'federation' | 'none';
 
-/** CORS headers of every answer (the endpoints are public read-only data). */
-export const CORS = {
-  'Access-Control-Allow-Origin': '*',
-  'Access-Control-Expose-Headers': 'Content-Type, Link, Fkgqa-Truncated, Fkgqa-Profile, Fkgqa-Stopped, Retry-After',
-};
+/** The response headers a web page allowed by CORS may read besides the CORS-safelisted ones. */
+const EXPOSED = 'Content-Type, Link, Fkgqa-Truncated, Fkgqa-Profile, Fkgqa-Stopped, Retry-After';
+
+/**
+ * Checks `--cors-origin` values: each `*` (any origin) or an origin, `http(s)://host[:port]` with
+ * nothing after it (as a browser sends it in `Origin`).
+ * @returns the origins, lower-cased
+ * @throws Error naming the value that is not one
+ */
+export function corsOrigins(values: readonly string[]): string[] {
+  return values.map((v) => {
+    if (v === '*') return v;
+    let origin: string | undefined;
+    try {
+      const u = new URL(v);
+      origin = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === v.replace(/\/$/, '').toLowerCase() ? u.origin : undefined;
+    } catch {
+      origin = undefined;
+    }
+    if (!origin) throw new Error(`--cors-origin ${JSON.stringify(v)}: not an origin (http(s)://host[:port], as a browser sends it in Origin) nor *`);
+    return origin;
+  });
+}
+
+/**
+ * The CORS headers of an answer to a request with this `Origin` (Fetch standard, CORS protocol).
+ * None unless serve was told to allow that origin (`--cors-origin`): by default a web page in the
+ * researcher's browser cannot read the endpoints or `/federation/sparql` (the page of any site the
+ * browser visits could otherwise query them, and through the federation endpoint make serve send
+ * requests). `*` among `allowed` allows every origin (`Access-Control-Allow-Origin: *`).
+ * @param preflight also the headers of an answer to a CORS preflight (OPTIONS)
+ */
+export function corsHeaders(origin: string | undefined, allowed: readonly string[], preflight = false): Record<string, string> {
+  if (allowed.length === 0) return {};
+  const any = allowed.includes('*');
+  const match = origin !== undefined && allowed.includes(origin.toLowerCase());
+  if (!any && !match) return { Vary: 'Origin' };
+  const headers: Record<string, string> = { 'Access-Control-Allow-Origin': any ? '*' : origin!, 'Access-Control-Expose-Headers': EXPOSED };
+  if (!any) headers.Vary = 'Origin';
+  if (preflight) Object.assign(headers, { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': `Content-Type, Accept, ${TIME_LIMIT_HEADER}, ${CLIENT_HEADER}`, 'Access-Control-Max-Age': '86400' });
+  return headers;
+}
 
 /** An answer to send. */
 export interface Answer extends EndpointAnswer {
@@ -27,6 +64,10 @@ export interface Answer extends EndpointAnswer {
   cancelled?: true;
   /** The query text, for the log file. */
   query?: string;
+  /** `/federation/sparql`: the client the fair share counted the query to, for the log file. */
+  client?: string;
+  /** `/federation/sparql`: ms the query waited for the federation engine, for the log file. */
+  waited?: number;
 }
 
 /** A plain-text answer (a newline is added when missing). */

@@ -27,15 +27,16 @@ import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
 import type { EndpointLauncher } from '../federation/registry.js';
 import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
-import { ProtocolError, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
+import { ProtocolError } from '../sparql/protocol.js';
 import { FEDERATION_PATH } from './defaults.js';
 import type { FederationEndpoint } from './federation-endpoint.js';
+import type { FairQueueEvent } from './fair-queue.js';
 import { LiveDescriptions } from './live-void.js';
 import { profileFor, readProfileConfig, type ProfileConfig } from './profile.js';
 import { ClientGone, EndpointPool, type PoolEndpoint } from './pool.js';
 import { answerSparql, answerVoid, liveShard, type EndpointLimits, type ServedEndpoint } from './protocol.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog } from './request-log.js';
-import { CORS, hostAllowed, route as routeOf, serverPathAnswer, text, type Answer } from './routing.js';
+import { corsHeaders, corsOrigins, hostAllowed, route as routeOf, serverPathAnswer, text, type Answer } from './routing.js';
 import { queryPage } from './query-page.js';
 import { acquireServeLock, releaseServeState, writeEndpointsFile, type EndpointInfo, type EndpointsFile } from './state.js';
 
@@ -101,6 +102,21 @@ export interface ServeOptions {
   warmFederation?: boolean;
   /** Let `/federation/sparql` join endpoints of several graphs (`--mix-graphs`; default false: such a query is answered 400, as fkgqa mcp refuses it; `mixedGraphs` of src/federation/routing.ts). */
   mixGraphs?: boolean;
+  /**
+   * Federated queries `/federation/sparql` evaluates at once: the federation engine's threads
+   * (`--engines`; default DEFAULT_FEDERATION_THREADS, 2). Clients share them fairly (fair-queue.ts).
+   */
+  engines?: number;
+  /** Most federated queries one client may have waiting for the engine (`--max-queued`; default DEFAULT_MAX_QUEUED, 8); more are answered 503 busy at once. */
+  maxQueued?: number;
+  /**
+   * Origins whose web pages may read the answers (`--cors-origin`; CORS `Access-Control-Allow-Origin`
+   * for a request with that `Origin`), `*` for any. Default none: no CORS header at all (`corsHeaders`
+   * of routing.ts). @throws InputError (from `serve`) for a value that is neither an origin nor `*`
+   */
+  corsOrigins?: string[];
+  /** Called on every join, start, end and leave of a federated query in `/federation/sparql`'s fair queue (fair-queue.ts): for logs and tests. */
+  onFederationQueue?: (e: FairQueueEvent) => void;
   /** Progress lines (stderr in the CLI). */
   progress?: (line: string) => void;
 }
@@ -152,6 +168,8 @@ export class ShardServer {
   /** Every store is loaded: requests are answered (before, 503 with Retry-After). */
   private ready = false;
   private readonly limits: EndpointLimits;
+  /** `--cors-origin`, checked (`corsOrigins` of routing.ts); empty: no CORS headers. */
+  private readonly cors: string[];
   private live: LiveDescriptions | undefined;
   private owner: ServeOwner | undefined;
   private profileFile: string | null = null;
@@ -167,6 +185,11 @@ export class ShardServer {
       maxBodyBytes: options.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
       maxQueryDepth: options.maxQueryDepth ?? MAX_QUERY_DEPTH,
     };
+    try {
+      this.cors = corsOrigins(options.corsOrigins ?? []);
+    } catch (e) {
+      throw new InputError((e as Error).message);
+    }
     this.stateDir = stateDir(options.shards, options.state);
     this.requestLogFile = options.requestLog === true ? path.join(this.stateDir, STATE_FILES.requestLog) : options.requestLog;
     this.log = new RequestLog(undefined);
@@ -335,6 +358,9 @@ export class ShardServer {
         maxBodyBytes: this.limits.maxBodyBytes,
         ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
         ...(o.mixGraphs ? { mixGraphs: true } : {}),
+        ...(o.engines !== undefined ? { engines: o.engines } : {}),
+        ...(o.maxQueued !== undefined ? { maxQueued: o.maxQueued } : {}),
+        ...(o.onFederationQueue ? { onQueueEvent: o.onFederationQueue } : {}),
       });
     })();
     return this.federation;
@@ -345,7 +371,7 @@ export class ShardServer {
     try {
       this.options.progress?.(`fkgqa serve: internal error: ${(e as Error)?.message ?? String(e)}`);
       if (!res.headersSent) {
-        res.writeHead(500, { ...CORS, 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
         res.end(`internal error: ${(e as Error)?.message ?? String(e)}\n`);
       } else res.destroy();
     } catch {
@@ -409,7 +435,8 @@ export class ShardServer {
       ep = route.ep;
       if (req.method === 'OPTIONS') {
         req.resume();
-        answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': `Content-Type, Accept, ${TIME_LIMIT_HEADER}`, 'Access-Control-Max-Age': '86400' } };
+        // A CORS preflight: allowed (its headers below) only for an origin --cors-origin names.
+        answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { Allow: 'GET, POST, OPTIONS' } };
       } else if (!this.ready) {
         req.resume();
         answer = text(503, `fkgqa serve is still loading its stores: retry in a moment`, 'other', { 'Retry-After': '1' });
@@ -433,7 +460,8 @@ export class ShardServer {
     // A text body is written as text: node sends it with the headers in one write (a Buffer is a second chunk).
     const body = typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
     const bytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
-    const headers: Record<string, string | number> = { ...CORS, 'Content-Type': answer.type, 'Content-Length': bytes, ...answer.headers };
+    const cors = corsHeaders(typeof req.headers.origin === 'string' ? req.headers.origin : undefined, this.cors, req.method === 'OPTIONS');
+    const headers: Record<string, string | number> = { ...cors, 'Content-Type': answer.type, 'Content-Length': bytes, ...answer.headers };
     if (answer.status === 413) headers.Connection = 'close';
     const a = answer;
     const record = () => {
@@ -454,6 +482,8 @@ export class ShardServer {
           ...(a.timeout ? { timeout: true as const } : {}),
           ...(a.busy ? { busy: true as const } : {}),
           ...(a.cancelled ? { cancelled: true as const } : {}),
+          ...(a.client !== undefined ? { client: a.client } : {}),
+          ...(a.waited !== undefined ? { waited: a.waited } : {}),
           ...(a.query !== undefined ? { query: a.query } : {}),
         });
       } catch (e) {

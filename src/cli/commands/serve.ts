@@ -27,6 +27,9 @@ export async function run(o: Record<string, any>): Promise<void> {
     requestLogMaxBytes: o.requestLogMax,
     federationEngine: o.federationEngine,
     mixGraphs: !!o.mixGraphs,
+    engines: o.engines,
+    maxQueued: o.maxQueued,
+    corsOrigins: o.corsOrigin,
     warmFederation: true,
     progress,
   });
