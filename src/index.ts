@@ -20,6 +20,8 @@
  * | `verify` | `fkgqa verify` | `VerifyReport` |
  * | `mcp` | `fkgqa mcp` | an `FkgqaMcpServer`, not yet connected to a transport |
  * | `evaluate` | `fkgqa eval` | `EvalSummary` |
+ * | `worker` | `fkgqa worker` | `WorkerSummary` |
+ * | `merge` | `fkgqa merge` | `MergeSummary` |
  * | `score` | `fkgqa score` | `ScoreReport` |
  * | `view` | `fkgqa view` | `ViewResult` (the page's HTML and data) |
  * | `query` | `fkgqa query` | `QueryAnswer` |
@@ -37,6 +39,8 @@ import type { VerifyOptions, VerifyReport } from './verify/verify.js';
 import type { FkgqaMcpServer, McpServerOptions } from './mcp/server.js';
 import type { EndpointRegistry, RegistryOptions } from './federation/registry.js';
 import type { EvalOptions, EvalSummary } from './eval/eval.js';
+import type { WorkerOptions, WorkerSummary } from './eval/queue.js';
+import type { MergeOptions, MergeSummary } from './eval/merge.js';
 import type { ScoreOptions, ScoreReport } from './score/score.js';
 import type { GoldCheckOptions, GoldCheckReport } from './checks/mcp-gold.js';
 import type { ViewOptions, ViewResult } from './view/view.js';
@@ -139,6 +143,16 @@ export async function mcp(options: McpOptions): Promise<FkgqaMcpServer> {
 /** `fkgqa eval`: runs an agent (a model or a scripted agent) on the benchmark's questions; appends run lines to `out`. */
 export async function evaluate(options: EvalOptions): Promise<EvalSummary> {
   return (await import('./eval/eval.js')).runEval(options);
+}
+
+/** `fkgqa worker`: makes the runs a `fkgqa eval --queue` coordinator queued, until `signal` aborts or it refuses a run (src/eval/queue.ts). */
+export async function worker(options: WorkerOptions): Promise<WorkerSummary> {
+  return (await import('./eval/queue.js')).runWorker(options);
+}
+
+/** `fkgqa merge`: joins the run files of the parts of one evaluation into one (src/eval/merge.ts). */
+export async function merge(options: MergeOptions): Promise<MergeSummary> {
+  return (await import('./eval/merge.js')).mergeRunFiles(options);
 }
 
 /** `fkgqa score`: scores run files against the build's gold answers (section 6). */

@@ -37,8 +37,8 @@ export const ok = (message: object, usage = { prompt_tokens: 100, completion_tok
   body: { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: null, ...message }, finish_reason: 'tool_calls' }], usage },
 });
 
-/** Starts the fake; `script` may be async (e.g. to kill an endpoint before answering). */
-export async function fakeApi(script: (question: string, turn: number, attempt: number) => Reply | Promise<Reply>): Promise<FakeApi> {
+/** Starts the fake; `script` may be async (e.g. to kill an endpoint before answering) and sees the whole request (e.g. its API key). */
+export async function fakeApi(script: (question: string, turn: number, attempt: number, request: FakeRequest) => Reply | Promise<Reply>): Promise<FakeApi> {
   const requests: FakeRequest[] = [];
   const attempts = new Map<string, number>();
   const hanging = new Set<http.ServerResponse>();
@@ -57,8 +57,9 @@ export async function fakeApi(script: (question: string, turn: number, attempt: 
       const key = `${question}|${turn}`;
       const attempt = (attempts.get(key) ?? 0) + 1;
       attempts.set(key, attempt);
-      requests.push({ question, turn, attempt, at: performance.now(), authorization: req.headers.authorization, body });
-      const r = req.url === '/v1/chat/completions' ? await script(question, turn, attempt) : { status: 404, body: { error: { message: 'not found' } } };
+      const request: FakeRequest = { question, turn, attempt, at: performance.now(), authorization: req.headers.authorization, body };
+      requests.push(request);
+      const r = req.url === '/v1/chat/completions' ? await script(question, turn, attempt, request) : { status: 404, body: { error: { message: 'not found' } } };
       if (r === 'hang') {
         hanging.add(res);
         return;

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -232,3 +233,68 @@ export async function serveProcess(args: string[]): Promise<{ child: ChildProces
  * here, on purpose (tests/partition.test.ts; the rebuild in tests/partition.slow.test.ts).
  */
 export const DEV_OUTPUT_DIGEST = '93f7f94c9e811cd054bb08f2bef9a04f4ddb07b511bcbb29b02be028cb6b594f';
+
+/** The redis-server of this machine (Debian's `redis-server`; `REDIS_SERVER` names another), or undefined when none is installed. */
+export function findRedisServer(): string | undefined {
+  const given = process.env.REDIS_SERVER;
+  if (given) return fs.existsSync(given) ? given : undefined;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const p = path.join(dir, 'redis-server');
+    if (dir && fs.existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the tests of the queue (fkgqa eval --queue, fkgqa worker) run here: they need redis-server.
+ * Where it is missing they are skipped and the reason printed, except in CI (`CI` set, as `.ci/run`
+ * installs it), where they run and fail with that reason.
+ */
+export function queueTestsRun(): boolean {
+  if (findRedisServer() || process.env.CI) return true;
+  process.stderr.write('the queue tests (fkgqa eval --queue, fkgqa worker) are SKIPPED here (in CI they fail): redis-server is not installed (apt-get install redis-server)\n');
+  return false;
+}
+
+/**
+ * A redis-server of its own for a test: on a free loopback port, in a temporary folder, nothing
+ * saved (`--save '' --appendonly no`); resolved once it accepts connections. `stop` ends it.
+ * @throws Error when redis-server is missing or exits before it is ready
+ */
+export async function redisServer(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const bin = findRedisServer();
+  if (!bin) throw new Error('redis-server is not installed (apt-get install redis-server; .ci/run installs it)');
+  const dir = tmpDir('fkgqa-redis-');
+  for (let attempt = 0; ; attempt++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+      s.on('error', reject);
+    });
+    const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const ready = await new Promise<boolean>((resolve) => {
+      child.stdout!.on('data', (c) => {
+        out += c;
+        if (/Ready to accept connections/.test(out)) resolve(true);
+      });
+      child.once('exit', () => resolve(false));
+    });
+    if (!ready) {
+      if (attempt < 3 && /Address already in use/.test(out)) continue; // the port was taken meanwhile
+      throw new Error(`redis-server exited before it was ready: ${out.slice(-500)}`);
+    }
+    const stop = () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => {
+          fs.rmSync(dir, { recursive: true, force: true });
+          resolve();
+        });
+        child.kill('SIGTERM');
+      });
+    return { url: `redis://127.0.0.1:${port}`, port, stop };
+  }
+}

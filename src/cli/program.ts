@@ -44,6 +44,26 @@ const number = (name: string) => (v: string) => {
   return n;
 };
 
+/** `--part k/n`: part k (1 … n) of n, n from 1 to 10,000. */
+export function parsePart(v: string): { k: number; n: number } {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(v);
+  const k = m ? Number(m[1]) : NaN;
+  const n = m ? Number(m[2]) : NaN;
+  if (!m || n < 1 || n > 10_000 || k < 1 || k > n) throw new InvalidArgumentError('--part must be k/n with 1 ≤ k ≤ n ≤ 10000, e.g. 2/4');
+  return { k, n };
+}
+
+/** `--rate N/unit` (unit s, min or h): at most N runs started per unit. */
+export function parseRate(v: string): { max: number; durationMs: number } {
+  const m = /^\s*(\d+)\s*\/\s*(s|sec|min|h)\s*$/.exec(v);
+  const max = m ? Number(m[1]) : NaN;
+  if (!m || max < 1 || !Number.isSafeInteger(max)) throw new InvalidArgumentError('--rate must be N/s, N/min or N/h with N ≥ 1, e.g. 60/min');
+  return { max, durationMs: { s: 1000, sec: 1000, min: 60_000, h: 3_600_000 }[m[2] as 's']! };
+}
+
+/** Help text of `--queue`, shared by eval and worker. */
+const QUEUE_HELP = 'Redis of the queue (redis://host:port[/db]; BullMQ): eval becomes the coordinator of fkgqa workers, the only writer of --out';
+
 /** `--federation-engine <name>`: the engine that evaluates queries with several SERVICE clauses (src/federation/engine.ts). */
 const federationEngineOption = (what: string) =>
   new Option('--federation-engine <name>', `${what} (src/federation/engine.ts; docs/federation.md)`).choices([...FEDERATION_ENGINES]).default(DEFAULT_FEDERATION_ENGINE);
@@ -374,13 +394,48 @@ export function program(): Command {
       .option('--state <dir>', 'state folder of the build (default <build>.state)')
       .requiredOption('--out <file>', 'run file (JSON lines), appended to; a torn last line left by a crash is cut away first')
       .addOption(new Option('--agent <agent>', 'llm (needs --base-url and --model) or a scripted agent').choices(['llm', ...SCRIPTED_AGENTS]).default('llm'))
-      .addOption(new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio per run (what a user runs); in-process: the same server built in this process').choices(['mcp', 'in-process']).default('mcp')),
+      .addOption(new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio per run (what a user runs); in-process: the same server built in this process').choices(['mcp', 'in-process']).default('mcp'))
+      .addOption(new Option('--part <k/n>', 'only part k of n of the selected runs (a stable hash of the run id): n evals with their own --out cover the selection exactly once; join them with fkgqa merge').argParser(parsePart))
+      .option('--queue <url>', `${QUEUE_HELP}: it queues the runs not yet in --out and appends the runs the workers send back (docs/evaluation.md)`),
   )
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
     .option('-q, --quiet', 'no progress on stderr')
-    .addHelpText('after', '\nExit codes: 0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error.')
+    .addHelpText('after', '\nExit codes: 0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints or queue, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error (with --queue also: a run no worker could make).')
     .action(lazy('eval'));
+
+  cli
+    .command('worker')
+    .description(
+      'Make the runs that fkgqa eval --queue queued, on this host: each run with its own tools and endpoints exactly as fkgqa eval makes it, ' +
+        'its record sent back to the coordinator, which writes the run file. Runs until SIGINT/SIGTERM (the runs in progress finish first). ' +
+        'A run of another fkgqa, build, prompt or gold answer is refused: put back for another worker, and this worker stops (exit 2).',
+    )
+    .requiredOption('--queue <url>', 'Redis of the queue (redis://host:port[/db]), as given to fkgqa eval --queue')
+    .option('--shards <dir>', "this host's copy of the build the runs are made on", 'shards')
+    .option('--endpoints <file...>', "endpoints files of the fkgqa serves this host uses (default: the state folder's, else the build's)")
+    .option('--state <dir>', 'state folder of the build (default <build>.state): gold answers and realised fan-out')
+    .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/); each must be the coordinator\'s')
+    .option('--base-url <url>', "where this host reaches the model API (default: the run's --base-url); recorded in each run")
+    .option('--api-key-env <name>', 'environment variable holding the API key (never sent through the queue)', 'OPENAI_API_KEY')
+    .addOption(new Option('--concurrency <n>', 'runs at once in this worker').argParser(integer('--concurrency', 1, 64)).default(1))
+    .addOption(new Option('--rate <n/unit>', 'at most N runs started per second (s), minute (min) or hour (h) over all workers of the queue (BullMQ\'s limiter; give every worker the same), e.g. 60/min').argParser(parseRate))
+    .addOption(new Option('--lock-duration <ms>', "a run's lock without renewal: a killed worker's run is taken over by another worker after about this long").argParser(integer('--lock-duration', 1000)).default(30_000))
+    .option('-q, --quiet', 'no progress on stderr')
+    .addHelpText('after', '\nExit codes: 0 stopped by SIGINT/SIGTERM, 2 bad input, an unreachable queue, or a run refused (another fkgqa, build, prompt or gold answer: named), 3 internal error.')
+    .action(lazy('worker'));
+
+  cli
+    .command('merge')
+    .description(
+      'Join the run files of the parts of one evaluation (fkgqa eval --part k/n) into one run file. Refuses a run id in two files and runs of ' +
+        'another condition (build, setup, model, limits, prompt), naming the files and lines; writes --out whole or not at all.',
+    )
+    .argument('<runs...>', 'run files (JSON lines), joined in this order')
+    .requiredOption('--out <file>', 'the merged run file (replaced)')
+    .option('-q, --quiet', 'no warnings on stderr (a torn last line left out)')
+    .addHelpText('after', '\nExit codes: 0 written, 2 bad input (an overlap, a condition mismatch, a line that is no run record, a run file still being written: named), 3 internal error.')
+    .action(lazy('merge'));
 
   cli
     .command('score')

@@ -267,6 +267,15 @@ export interface RunRecord {
   counts: { llmCalls: number; toolCalls: number; sparqlCalls: number; voidCalls: number; retries: number };
 }
 
+/**
+ * The id of a run (`RunRecord.id`): `<setup>|<model, or the scripted agent>|<question index>|r<repeat>`.
+ * Runs with the same id are the same run: `fkgqa eval` skips a run whose id is in its run file,
+ * `fkgqa score` keeps the last line of an id, `fkgqa merge` refuses an id in two files.
+ */
+export function runId(setup: Setup, who: string, questionIndex: number, repeat: number): string {
+  return `${setup}|${who}|${questionIndex}|r${repeat}`;
+}
+
 /** JSON with the keys of every object sorted (arrays keep their order): equal values give equal text. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>

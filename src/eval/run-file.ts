@@ -128,25 +128,14 @@ export class RunFile {
   /** Reads every line (all whole after the repair). @throws InputError naming a line that is not a run record, or a run of another build */
   private read(abs: string, outputDigest: string | undefined, federationEngine: string | undefined): void {
     if (!fs.existsSync(abs)) return;
-    const lines = fs.readFileSync(abs, 'utf8').split('\n');
-    for (const [i, line] of lines.entries()) {
-      if (!line.trim()) continue;
-      let r: RunRecord;
-      try {
-        r = JSON.parse(line) as RunRecord;
-      } catch (e) {
-        throw new InputError(`not JSON (${(e as Error).message}): not a run file of fkgqa eval, or changed by hand; fix or remove that line, or choose another --out`, { file: this.file, line: i + 1 });
-      }
-      if (!r || typeof r !== 'object' || !(RUN_FORMATS as readonly string[]).includes(r.format) || typeof r.id !== 'string') {
-        throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify((r as { format?: unknown } | null)?.format)}, expected one of ${RUN_FORMATS.join(', ')}); choose another --out`, { file: this.file, line: i + 1 });
-      }
+    for (const { record: r, line } of parseRunLines(fs.readFileSync(abs, 'utf8'), this.file, 'choose another --out').lines) {
       const made = (r.build as { outputDigest?: unknown } | undefined)?.outputDigest;
       if (outputDigest !== undefined && made !== undefined && made !== outputDigest) {
-        throw new InputError(`run ${r.id} was made on another build (output digest ${String(made).slice(0, 16)}, this build's is ${outputDigest.slice(0, 16)}): give the runs of this build their own --out`, { file: this.file, line: i + 1 });
+        throw new InputError(`run ${r.id} was made on another build (output digest ${String(made).slice(0, 16)}, this build's is ${outputDigest.slice(0, 16)}): give the runs of this build their own --out`, { file: this.file, line });
       }
       const engine = (r.limits as { federationEngine?: unknown } | undefined)?.federationEngine;
       if (federationEngine !== undefined && engine !== undefined && engine !== federationEngine) {
-        throw new InputError(`run ${r.id} was made with the federation engine ${String(engine)}, these runs use ${federationEngine}: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`, { file: this.file, line: i + 1 });
+        throw new InputError(`run ${r.id} was made with the federation engine ${String(engine)}, these runs use ${federationEngine}: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`, { file: this.file, line });
       }
       this.latest.set(r.id, r);
     }
@@ -194,6 +183,46 @@ export class RunFile {
     process.off('exit', this.onExit);
     fs.rmSync(this.lock, { force: true });
   }
+}
+
+/** A line of a run file: the record, its line number (from 1) and its text (without the newline). */
+export interface RunLine {
+  record: RunRecord;
+  line: number;
+  text: string;
+}
+
+/**
+ * The run records of a run file's text, in file order, each with its line number and text. Only
+ * the format and the id of a record are checked (what appending and resuming need; `fkgqa score`
+ * checks the rest). A last line without newline that is not a whole record — torn by a crash during
+ * an append — is not returned but described in `torn`.
+ * @param file the file's name, for messages
+ * @param hint what to do about a bad line, added to its message (e.g. `choose another --out`)
+ * @throws InputError naming the file and line of a line that is not JSON or not a run record
+ */
+export function parseRunLines(text: string, file: string, hint = ''): { lines: RunLine[]; torn?: { line: number; bytes: number } } {
+  const out: RunLine[] = [];
+  const lines = text.split('\n');
+  let torn: { line: number; bytes: number } | undefined;
+  for (const [i, line] of lines.entries()) {
+    if (!line.trim()) continue;
+    if (i === lines.length - 1 && !isRunRecord(line)) {
+      torn = { line: i + 1, bytes: Buffer.byteLength(line) };
+      break;
+    }
+    let r: RunRecord;
+    try {
+      r = JSON.parse(line) as RunRecord;
+    } catch (e) {
+      throw new InputError(`not JSON (${(e as Error).message}): not a run file of fkgqa eval, or changed by hand; fix or remove that line${hint ? `, or ${hint}` : ''}`, { file, line: i + 1 });
+    }
+    if (!r || typeof r !== 'object' || !(RUN_FORMATS as readonly string[]).includes(r.format) || typeof r.id !== 'string') {
+      throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify((r as { format?: unknown } | null)?.format)}, expected one of ${RUN_FORMATS.join(', ')})${hint ? `; ${hint}` : ''}`, { file, line: i + 1 });
+    }
+    out.push({ record: r, line: i + 1, text: line });
+  }
+  return { lines: out, ...(torn ? { torn } : {}) };
 }
 
 /** Number of newline-terminated lines in a buffer. */
