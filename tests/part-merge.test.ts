@@ -101,3 +101,13 @@ describe('fkgqa eval --part k/n and fkgqa merge', () => {
     );
   });
 });
+
+describe('fkgqa worker --rate', () => {
+  it('is N runs per second, minute or hour; anything else is refused', async () => {
+    const { parseRate } = await import('../src/cli/program.js');
+    expect(parseRate('60/min')).toEqual({ max: 60, durationMs: 60_000 });
+    expect(parseRate('2/s')).toEqual({ max: 2, durationMs: 1000 });
+    expect(parseRate('1000/h')).toEqual({ max: 1000, durationMs: 3_600_000 });
+    for (const bad of ['0/min', '60', '60/day', '-1/s']) expect(() => parseRate(bad)).toThrow('--rate must be N/s, N/min or N/h with N ≥ 1, e.g. 60/min');
+  });
+});
