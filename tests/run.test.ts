@@ -112,8 +112,8 @@ describe('run / the whole loop in one command', () => {
     const options = (name: string) => new Map(program().commands.find((c) => c.name() === name)!.options.map((o) => [o.long!, o]));
     const evalOptions = options('eval');
     const runOptions = options('run');
-    // eval's own: where the endpoints are and the summary's format; run starts or finds the serve and prints the score report.
-    expect([...evalOptions.keys()].filter((k) => !runOptions.has(k))).toEqual(['--endpoints', '--format', '--json']);
+    // eval's own: where the endpoints are, how the runs are spread (--part, --queue) and the summary's format; run starts or finds the serve and prints the score report.
+    expect([...evalOptions.keys()].filter((k) => !runOptions.has(k))).toEqual(['--endpoints', '--part', '--queue', '--format', '--json']);
     // run's own: the port of the serve it starts.
     expect([...runOptions.keys()].filter((k) => !evalOptions.has(k))).toEqual(['--port']);
     const shared = ['--setup', '--base-url', '--model', '--kg', '--question', '--query', '--distinct-queries', '--per-graph', '--sample-seed', '--limit', '--repeats', '--retry-errors', '--max-turns', '--message-limit', '--token-limit', '--time-limit', '--max-retries', '--backoff', '--request-timeout', '--timeout', '--max-query-chars', '--concurrency', '--no-probe', '--federation-engine'];
