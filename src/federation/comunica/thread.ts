@@ -9,10 +9,9 @@
  * and each request is reported to the parent before it is sent, so counts survive a termination.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { QueryEngineBase } from '@comunica/actor-init-query';
-import { translate } from 'sparqlalgebrajs';
-import sparqljs from 'sparqljs';
-import { fixIris } from '../../sparql/parse.js';
+import type { Algebra } from 'sparqlalgebrajs';
+import { comunicaAlgebra } from './algebra.js';
+import { correctSourceSelection } from './corrections.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, unreadTypeWords } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWithin, networkWords, nodeFetch, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
@@ -63,7 +62,10 @@ export type ThreadReply =
 const data = workerData as ThreadData;
 const port = parentPort!;
 const loaded = loadEngineModule(data.enginePath, data.bundle?.of === data.enginePath ? data.bundle : undefined);
-const engine = new loaded.module.QueryEngineBase(loaded.module.engine() as never);
+const engineActor = loaded.module.engine();
+// Four defects of Comunica 4.5.0 (its source selection, ORDER BY, OPTIONAL with a condition), corrected before the first query (corrections.ts).
+correctSourceSelection(engineActor);
+const engine = new loaded.module.QueryEngineBase(engineActor as never);
 /** Every request's `fetch`: node:http with strict decoding of content codings (`nodeFetch`: one rule with the direct route and jena). */
 const viaNode = nodeFetch(data.maxDecodedBytes);
 
@@ -216,16 +218,13 @@ function sentForm(url: string, body: unknown): AnswerForm | undefined {
 }
 
 async function run(req: ThreadRequest): Promise<string> {
-  let query: unknown = req.query;
-  if (req.sources.length === 0) {
-    // As algebra, not text: given text and no sources, Comunica 4.5 keeps the query string in its
-    // context and its SPARQL source then sends the whole query, SERVICE clauses included, to each
-    // SERVICE endpoint; as algebra each SERVICE pattern is sent alone.
-    const ast = new sparqljs.Parser().parse(req.query);
-    fixIris(ast); // sparqljs keeps the backslash of `\#` in prefixed names' IRIs
-    query = translate(ast as sparqljs.SparqlQuery, { quads: true, blankToVariable: true });
-  }
-  const result = await engine.query(query as string, {
+  // As algebra, not text (algebra.ts: EXISTS patterns Comunica's parser cannot translate, escaped
+  // local names): given text and no sources, Comunica 4.5 would also keep the query string in its
+  // context and its SPARQL source then send the whole query, SERVICE clauses included, to each
+  // SERVICE endpoint; as algebra each SERVICE pattern is sent alone. With sources, Comunica selects
+  // sources for each triple pattern of the algebra as it does for text.
+  const query = comunicaAlgebra(req.query);
+  const result = await engine.query<Algebra.Operation>(query, {
     sources: req.sources.map((value) => ({ type: 'sparql', value })),
     // No httpBodyTimeout: Comunica 4.5 never clears that timer, which later aborts a response body
     // the engine stopped reading (e.g. after LIMIT), and the stream's error then crashed the thread
@@ -235,7 +234,7 @@ async function run(req: ThreadRequest): Promise<string> {
     // Unexpected HTTP errors must fail the query, never be skipped silently.
     lenient: false,
     fetch: guardedFetch(req.id),
-  } as Parameters<QueryEngineBase['query']>[1]);
+  } as Parameters<typeof engine.query<Algebra.Operation>>[1]);
   const { data: stream } = await engine.resultToString(result, req.mediaType);
   let text = '';
   for await (const chunk of stream) text += chunk;

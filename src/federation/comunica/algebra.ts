@@ -1,0 +1,185 @@
+/**
+ * The query a Comunica thread (thread.ts) hands to Comunica: SPARQL algebra made by the
+ * sparqlalgebrajs that Comunica 4.5.0 itself uses (5.0.2), from a sparqljs AST, with four changes
+ * that give the same answers and that Comunica evaluates right (docs/federation.md, "Comunica
+ * 4.5.0, corrected"):
+ *
+ * - IRIs: sparqljs keeps the backslash of an escaped local name (`:singer\#name`; pitfall B1 of the
+ *   project's research notes), fixed by `fixIris`.
+ * - The pattern of `EXISTS { … }` / `NOT EXISTS { … }`: sparqljs 3.7.4 gives a group of one pattern
+ *   as that pattern alone, and sparqlalgebrajs 5.0.2 translates there only a BGP, UNION, GRAPH,
+ *   VALUES, sub-SELECT or group; any other pattern (SERVICE, OPTIONAL, MINUS, BIND, FILTER) fails
+ *   the whole query with `Unexpected type: service` (`translateGraphPattern`). Comunica's own parser
+ *   has the same two libraries, so text handed to Comunica fails the same way. The pattern is put
+ *   back in its group, which is what the query says (`EXISTS` takes a GroupGraphPattern, SPARQL 1.1
+ *   grammar rule [125]): the same query, which sparqlalgebrajs translates.
+ * - Variables a sub-SELECT does not project get names of their own (`renameSubSelectLocals`): they
+ *   are local to it (SPARQL 1.1 section 18.2.1), but Comunica evaluates an EXISTS by putting the
+ *   outer solution's values into its pattern (`materializeOperation` of @comunica/utils-query-operation),
+ *   also into such a local variable of the same name: `FILTER NOT EXISTS { { SELECT ?m { ?m
+ *   :ref-country ?c } } }` became a test of the outer ?c.
+ * - A FILTER inside such a pattern whose condition is not an operator (`FILTER NOT EXISTS { … }`,
+ *   `FILTER(?flag)`, `FILTER(xsd:boolean(?x))`) gets the condition `IF(condition, true, false)`
+ *   (`conditionsAsOperators`): `materializeOperation` leaves such a FILTER, its input included,
+ *   without the outer values, so an EXISTS holding a FILTER NOT EXISTS matched every solution.
+ *   A FILTER keeps a solution when its condition's effective boolean value is true, and so does
+ *   `IF(condition, true, false)` (an error either way drops it).
+ */
+import { DataFactory } from 'n3';
+import { type Algebra, Factory, translate } from 'sparqlalgebrajs';
+import sparqljs from 'sparqljs';
+import { fixIris } from '../../sparql/parse.js';
+
+type Node = Record<string, unknown>;
+
+/**
+ * Puts the pattern of every `EXISTS` and `NOT EXISTS` of a sparqljs AST (FILTER, BIND, SELECT
+ * expressions, ORDER BY, HAVING; at any depth) back into a group when sparqljs gave it alone (see
+ * the module comment). Changes the AST in place; a group stays as it is.
+ * @param node a sparqljs AST or any part of it
+ * @returns how many patterns were put into a group
+ */
+export function groupExistsPatterns(node: unknown, seen = new Set<unknown>()): number {
+  if (node === null || typeof node !== 'object' || seen.has(node)) return 0;
+  seen.add(node);
+  if (Array.isArray(node)) return node.reduce((n: number, x) => n + groupExistsPatterns(x, seen), 0);
+  const o = node as Record<string, unknown>;
+  if ('termType' in o) return 0;
+  let n = 0;
+  if (o.type === 'operation' && (o.operator === 'exists' || o.operator === 'notexists') && Array.isArray(o.args)) {
+    const pattern = o.args[0] as { type?: string } | undefined;
+    if (pattern && pattern.type !== 'group') {
+      o.args[0] = { type: 'group', patterns: [pattern] };
+      n++;
+    }
+  }
+  for (const v of Object.values(o)) n += groupExistsPatterns(v, seen);
+  return n;
+}
+
+/** The variables of a sparqljs SELECT's projection; undefined for `SELECT *` (it projects every variable in scope). */
+function projected(query: Node): Set<string> | undefined {
+  const names = new Set<string>();
+  for (const v of query.variables as Node[]) {
+    if (v.termType === 'Wildcard') return undefined;
+    const variable = (v.termType === 'Variable' ? v : v.variable) as { value: string } | undefined;
+    if (variable) names.add(variable.value);
+  }
+  return names;
+}
+
+/** Every variable name in a part of a sparqljs AST (VALUES keys included). */
+function variableNames(node: unknown, out = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) node.forEach((x) => variableNames(x, out));
+  else if (node !== null && typeof node === 'object') {
+    const o = node as Node;
+    if (o.termType === 'Variable') out.add(o.value as string);
+    else if (!('termType' in o)) {
+      for (const [k, v] of Object.entries(o)) {
+        if (k.startsWith('?')) out.add(k.slice(1));
+        variableNames(v, out);
+      }
+    }
+  }
+  return out;
+}
+
+/** Replaces the variables of a part of a sparqljs AST named in `names` (terms are replaced, never changed: sparqljs shares them). */
+function renameVariables(node: unknown, names: Map<string, string>): void {
+  if (node === null || typeof node !== 'object' || 'termType' in (node as Node)) return;
+  const o = node as Node;
+  for (const key of Object.keys(o)) {
+    const value = o[key] as Node | null;
+    const renamedKey = key.startsWith('?') && names.has(key.slice(1)) ? `?${names.get(key.slice(1))}` : key;
+    const renamed = value && typeof value === 'object' && value.termType === 'Variable' && names.has(value.value as string) ? DataFactory.variable(names.get(value.value as string)!) : value;
+    if (renamedKey !== key) delete o[key];
+    o[renamedKey] = renamed;
+    if (renamed === value) renameVariables(value, names);
+  }
+}
+
+/**
+ * Gives the variables each sub-SELECT does not project names of their own, `?<name>_local<N>`
+ * (unused in the query), innermost sub-SELECT first (module comment). `SELECT *` projects all its
+ * variables. Changes `ast` in place; the answer is the same.
+ * @param ast a sparqljs query
+ * @returns how many variables were renamed
+ */
+export function renameSubSelectLocals(ast: sparqljs.SparqlQuery): number {
+  const used = variableNames(ast);
+  const given = new Set<string>();
+  let n = 0;
+  const visit = (node: unknown, top: boolean): void => {
+    if (Array.isArray(node)) return node.forEach((x) => visit(x, false));
+    if (node === null || typeof node !== 'object' || 'termType' in (node as Node)) return;
+    const o = node as Node;
+    for (const v of Object.values(o)) visit(v, false);
+    if (top || o.type !== 'query' || o.queryType !== 'SELECT') return;
+    const keep = projected(o);
+    if (!keep) return;
+    const names = new Map<string, string>();
+    for (const name of variableNames({ ...o, variables: [] })) {
+      if (keep.has(name) || given.has(name)) continue;
+      let fresh: string;
+      do fresh = `${name}_local${++n}`;
+      while (used.has(fresh));
+      used.add(fresh);
+      given.add(fresh);
+      names.set(name, fresh);
+    }
+    if (names.size === 0) return;
+    // The projection's expressions use them too: `(COUNT(?x) AS ?n)`.
+    renameVariables(o, names);
+  };
+  visit(ast, true);
+  return given.size;
+}
+
+const XSD_BOOLEAN = 'http://www.w3.org/2001/XMLSchema#boolean';
+
+/**
+ * Gives every FILTER inside an EXISTS pattern whose condition is not an operator the condition
+ * `IF(condition, true, false)` (module comment). Changes `op` in place.
+ * @param op algebra (sparqlalgebrajs)
+ * @returns how many conditions were changed
+ */
+export function conditionsAsOperators(op: Algebra.Operation): number {
+  const factory = new Factory();
+  const bool = (value: boolean) => factory.createTermExpression(factory.dataFactory.literal(String(value), factory.dataFactory.namedNode(XSD_BOOLEAN)));
+  const asOperator = (e: Algebra.Expression): Algebra.Expression => (e.expressionType === 'operator' ? e : factory.createOperatorExpression('if', [e, bool(true), bool(false)]));
+  let n = 0;
+  const visit = (node: unknown, inside: boolean): void => {
+    if (Array.isArray(node)) return node.forEach((x) => visit(x, inside));
+    if (node === null || typeof node !== 'object' || 'termType' in (node as Node)) return;
+    const o = node as { type?: string; expressionType?: string; input?: unknown; expression?: Algebra.Expression };
+    if (o.type === 'expression' && o.expressionType === 'existence') return visit(o.input, true);
+    if (o.type === 'filter' && inside) {
+      const changed = asOperator(o.expression!);
+      if (changed !== o.expression) n++;
+      o.expression = changed;
+    }
+    for (const [k, v] of Object.entries(o)) if (k !== 'metadata') visit(v, inside);
+  };
+  visit(op, false);
+  return n;
+}
+
+/**
+ * A query as the algebra Comunica evaluates: parsed by sparqljs, IRIs fixed, EXISTS patterns
+ * grouped, sub-SELECT locals renamed, translated as Comunica's own SPARQL parser does (`quads: true`,
+ * `blankToVariable: true`: @comunica/actor-query-parse-sparql 4.5.0), FILTER conditions inside
+ * EXISTS as operators (module comment).
+ * @param query SPARQL 1.1 query text (prefixes declared in it)
+ * @returns the algebra of the query
+ * @throws Error when the text does not parse, or is an update
+ */
+export function comunicaAlgebra(query: string): Algebra.Operation {
+  const ast = new sparqljs.Parser().parse(query);
+  if (ast.type !== 'query') throw new Error('SPARQL Update is refused: a federation engine only answers queries');
+  fixIris(ast);
+  groupExistsPatterns(ast);
+  renameSubSelectLocals(ast);
+  const op = translate(ast, { quads: true, blankToVariable: true });
+  conditionsAsOperators(op);
+  return op;
+}

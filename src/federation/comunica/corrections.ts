@@ -1,0 +1,310 @@
+/**
+ * Corrections of four actors of Comunica 4.5.0, applied by each Comunica thread (thread.ts) to its
+ * engine before the first query. The first two are of its source selection: they only act on a
+ * query evaluated over `sources` (verify's federated form: no SERVICE, Comunica choosing among the
+ * shard endpoints) and leave SERVICE clauses alone; the other two act on every query. The first
+ * three defects are still in Comunica's source at 5.3.0. docs/federation.md ("Comunica 4.5.0,
+ * corrected") has the reproductions.
+ *
+ * 1. `optimize-query-operation/actors#prune-empty-source-operations` drops the sources of a triple
+ *    pattern that match nothing (an ASK per pattern and source), then removes every projection
+ *    (SELECT, sub-SELECT) "that has become empty": `hasEmptyOperation` calls a projection empty when
+ *    a UNION anywhere inside it lost all its sources — also inside an aggregate (whose answer over
+ *    no solution is one row: `COUNT(*)` is 0), the right side of a MINUS, and the pattern of a
+ *    FILTER (NOT) EXISTS (whose NOT EXISTS then keeps every solution). Corrected: a projection is
+ *    dropped only when its answer is empty whatever the rest evaluates to (`certainlyEmpty`).
+ * 2. `optimize-query-operation/actors#group-sources` sends a whole operation to one source when
+ *    all its inputs are evaluated there, without looking at the operation's own expressions: a
+ *    FILTER whose input is on shard A and whose `EXISTS { … }` needs shard B was sent to A, which
+ *    evaluated the EXISTS over its own data (no match: NOT EXISTS true for every solution).
+ *    Corrected: an operation whose expressions hold an EXISTS is sent whole only when every
+ *    triple pattern of that EXISTS is evaluated at the same source; otherwise Comunica evaluates the
+ *    FILTER itself (one EXISTS evaluation per solution, as for SERVICE-explicit queries).
+ * 3. `query-operation/actors#orderby` sorts by each ORDER BY key in turn, from the last to the first,
+ *    with a sort that is not stable (`SortIterator` inserts an item among equal ones at any place):
+ *    `ORDER BY DESC(?n) ?name` puts the names of equal ?n in no particular order. Corrected: one
+ *    stable sort by all keys at once, with Comunica's own evaluators and term order.
+ * 4. An OPTIONAL whose FILTER uses variables of both sides (`OPTIONAL { SERVICE <b> { … ?y } FILTER(?y
+ *    < ?x) }`) is a left join with a condition, which Comunica 4.5 evaluates only by a bind join
+ *    (`rdf-join/actors#optional-bind`): the right side evaluated again for each left solution with
+ *    that solution's values put into it, everywhere, also where they are out of scope (a FILTER in
+ *    the SERVICE body or in a nested group then sees the left side's variables). fkgqa's
+ *    configuration has no bind joins, so the query failed ("none of the configured actors were able
+ *    to handle the join type optional"). Corrected: `rdf-join/actors#optional-nested-loop` takes it,
+ *    each side evaluated once, as SPARQL 1.1 defines LeftJoin (section 18.5): a left solution with
+ *    every compatible right solution for which the condition is true, or alone when there is none.
+ *
+ * The corrections replace one function each of the actors the compiled engine built (found by
+ * their Components.js names); an engine without one of them fails to start, naming it (a Comunica
+ * upgrade that renamed or removed it must be looked at: docs/federation.md).
+ */
+import { ArrayIterator } from 'asynciterator';
+import type { Algebra } from 'sparqlalgebrajs';
+
+/** The Components.js name of the actor that prunes sources whose triple patterns match nothing. */
+export const PRUNE_EMPTY_ACTOR = 'urn:comunica:default:optimize-query-operation/actors#prune-empty-source-operations';
+/** The Components.js name of the actor that sends operations whose inputs share a source to that source whole. */
+export const GROUP_SOURCES_ACTOR = 'urn:comunica:default:optimize-query-operation/actors#group-sources';
+/** The Components.js name of the actor that evaluates ORDER BY. */
+export const ORDER_BY_ACTOR = 'urn:comunica:default:query-operation/actors#orderby';
+/** The Components.js name of the nested-loop OPTIONAL join, which also takes OPTIONALs with a condition once corrected. */
+export const OPTIONAL_NESTED_LOOP_ACTOR = 'urn:comunica:default:rdf-join/actors#optional-nested-loop';
+
+/** A node of SPARQL algebra (sparqlalgebrajs 5.0.2) as the optimisers see it: its source, if assigned, in `metadata.scopedSource`. */
+type Node = Algebra.Operation & { metadata?: { scopedSource?: unknown } };
+
+/**
+ * Whether an operation's answer is empty whatever its other parts evaluate to: an empty UNION
+ * (every source of a triple pattern pruned) reached only through operators that keep no solution
+ * without one from it — a join, the left side of OPTIONAL or MINUS, the input of a projection,
+ * filter, BIND, DISTINCT, ORDER BY or slice. Never through an aggregate (one row over no solution),
+ * the right side of OPTIONAL or MINUS, an expression (EXISTS), VALUES or SERVICE.
+ * @param op SPARQL algebra (sparqlalgebrajs)
+ * @returns true only when the operation certainly has no solution
+ */
+export function certainlyEmpty(op: Algebra.Operation): boolean {
+  switch (op.type) {
+    case 'union':
+      return op.input.every(certainlyEmpty);
+    case 'alt':
+      return op.input.length === 0;
+    case 'join':
+      return op.input.some(certainlyEmpty);
+    case 'leftjoin':
+    case 'minus':
+      return certainlyEmpty(op.input[0]);
+    case 'project':
+    case 'distinct':
+    case 'reduced':
+    case 'orderby':
+    case 'extend':
+    case 'filter':
+    case 'slice':
+    case 'graph':
+    case 'from':
+      return certainlyEmpty(op.input);
+    default:
+      return false;
+  }
+}
+
+/** Operations that read data: without a source of their own (`scopedSource`), Comunica evaluates them itself. */
+const READS = new Set(['pattern', 'path', 'link', 'nps', 'service']);
+
+/**
+ * Whether every part of an operation that reads data is evaluated at `source`: each node with a
+ * source has that one; a SERVICE, a triple pattern without a source, or a pruned (empty) UNION is
+ * not at `source`. EXISTS inside its expressions count too.
+ */
+function wholeAt(op: Node, source: unknown): boolean {
+  if (op.metadata?.scopedSource !== undefined) return op.metadata.scopedSource === source;
+  if (op.type === 'union' && op.input.length === 0) return false;
+  if (READS.has(op.type) || (op.type === 'bgp' && op.patterns.length > 0)) return false;
+  const inputs = 'input' in op ? (Array.isArray(op.input) ? op.input : [op.input]) : [];
+  return inputs.every((i) => wholeAt(i as Node, source)) && existsPatterns(op).every((p) => wholeAt(p as Node, source));
+}
+
+/** The patterns of the EXISTS and NOT EXISTS in an operation's own expressions (FILTER, BIND, OPTIONAL's, ORDER BY's, aggregates), not in its inputs. */
+export function existsPatterns(op: Algebra.Operation): Algebra.Operation[] {
+  const out: Algebra.Operation[] = [];
+  const walk = (e: unknown): void => {
+    if (e === null || typeof e !== 'object') return;
+    if (Array.isArray(e)) return e.forEach(walk);
+    const x = e as { type?: string; expressionType?: string; input?: Algebra.Operation; args?: unknown; expression?: unknown };
+    if (x.type !== 'expression') return;
+    if (x.expressionType === 'existence' && x.input) out.push(x.input);
+    walk(x.args);
+    walk(x.expression);
+  };
+  for (const [k, v] of Object.entries(op)) if (k !== 'input' && k !== 'metadata') walk(v);
+  return out;
+}
+
+/** A solution of Comunica (@comunica/utils-bindings-factory `Bindings`): `merge` is undefined for incompatible solutions. */
+interface Bindings {
+  merge(other: Bindings): Bindings | undefined;
+}
+
+/** The stream of solutions of a Comunica answer (an asynciterator `AsyncIterator`), as the corrections read it. */
+interface BindingsStream {
+  toArray(): Promise<Bindings[]>;
+  transform(options: { transform: (item: Bindings, done: () => void, push: (b: Bindings) => void) => void; autoStart?: boolean }): BindingsStream;
+  destroy(cause?: Error): void;
+}
+
+/** An operand of a Comunica join (@comunica/bus-rdf-join `IJoinEntry`). */
+interface JoinEntry {
+  output: { bindingsStream: BindingsStream; metadata(): Promise<unknown> };
+  operation: Algebra.Operation;
+  operationRequired?: boolean;
+}
+
+/** An expression evaluator of Comunica (@comunica/actor-expression-evaluator-factory-default). */
+interface Evaluator {
+  evaluate(bindings: unknown): Promise<unknown>;
+  evaluateAsEBV(bindings: unknown): Promise<boolean>;
+}
+
+/** A Comunica actor as the corrections see it. */
+interface Actor {
+  name: string;
+  constructor: { hasEmptyOperation?: (op: Algebra.Operation) => boolean };
+  moveSourceAnnotationUpwardsIfPossible?: (operation: Node, inputs: Node[], source: unknown, context: unknown) => Promise<Node>;
+  // The ORDER BY actor (@comunica/actor-query-operation-orderby 4.5.0).
+  runOperation?: (operation: Algebra.OrderBy, context: unknown) => Promise<unknown>;
+  mediatorQueryOperation?: { mediate(action: { operation: Algebra.Operation; context: unknown }): Promise<{ type: string; bindingsStream: BindingsStream; metadata: unknown }> };
+  mediatorTermComparatorFactory?: { mediate(action: { context: unknown }): Promise<{ orderTypes(a: unknown, b: unknown): number }> };
+  mediatorExpressionEvaluatorFactory?: { mediate(action: { algExpr: Algebra.Expression; context: unknown }): Promise<Evaluator> };
+  isAscending?: (expr: Algebra.Expression) => boolean;
+  extractSortExpression?: (expr: Algebra.Expression) => Algebra.Expression;
+  // The nested-loop OPTIONAL join (@comunica/actor-rdf-join-optional-nestedloop 4.5.0, an ActorRdfJoin).
+  canHandleOperationRequired?: boolean;
+  getOutput?: (action: { entries: JoinEntry[]; context: unknown }) => Promise<{ result: unknown }>;
+  constructResultMetadata?: (entries: JoinEntry[], metadatas: unknown[], context: unknown, partial: object, optional: boolean) => Promise<unknown>;
+}
+
+/**
+ * Whether an error is one of Comunica's expression errors (a type error, an unbound variable…),
+ * which make an ORDER BY key unbound; other errors fail the query. By class name: this module does
+ * not load Comunica's copy of @comunica/utils-expression-evaluator (the bundle has its own).
+ */
+function isExpressionError(e: unknown): boolean {
+  for (let p = e === null || typeof e !== 'object' ? null : Object.getPrototypeOf(e); p && p !== Error.prototype; p = Object.getPrototypeOf(p)) {
+    if ((p as { constructor?: { name?: string } }).constructor?.name === 'ExpressionError') return true;
+  }
+  return false;
+}
+
+/**
+ * ORDER BY's evaluation (correction 3): the solutions of the input, sorted once by all keys with a
+ * stable sort (`Array.prototype.sort`), each key evaluated by Comunica's expression evaluator and
+ * compared in Comunica's term order (`orderTypes`: SPARQL 1.1 section 15.1); a key whose
+ * evaluation is an expression error is unbound, as in Comunica.
+ */
+function orderByAll(actor: Required<Pick<Actor, 'mediatorQueryOperation' | 'mediatorTermComparatorFactory' | 'mediatorExpressionEvaluatorFactory' | 'isAscending' | 'extractSortExpression'>>) {
+  return async (operation: Algebra.OrderBy, context: unknown) => {
+    const output = await actor.mediatorQueryOperation.mediate({ operation: operation.input, context });
+    if (output.type !== 'bindings') throw new Error(`ORDER BY needs solutions, got a ${output.type} answer`);
+    const order = await actor.mediatorTermComparatorFactory.mediate({ context });
+    const keys = await Promise.all(
+      operation.expressions.map(async (e) => ({ ascending: actor.isAscending(e), evaluator: await actor.mediatorExpressionEvaluatorFactory.mediate({ algExpr: actor.extractSortExpression(e), context }) })),
+    );
+    const rows = await Promise.all(
+      (await output.bindingsStream.toArray()).map(async (bindings) => ({
+        bindings,
+        values: await Promise.all(
+          keys.map((k) =>
+            k.evaluator.evaluate(bindings).catch((e: unknown) => {
+              if (isExpressionError(e)) return undefined;
+              throw e;
+            }),
+          ),
+        ),
+      })),
+    );
+    rows.sort((a, b) => {
+      for (let i = 0; i < keys.length; i++) {
+        const c = order.orderTypes(a.values[i], b.values[i]);
+        if (c !== 0) return keys[i].ascending ? c : -c;
+      }
+      return 0;
+    });
+    return { type: 'bindings', bindingsStream: new ArrayIterator(rows.map((r) => r.bindings), { autoStart: false }), metadata: output.metadata };
+  };
+}
+
+/**
+ * The left join of an OPTIONAL with a condition (correction 4): the right side's solutions read
+ * once, each left solution merged with every compatible one for which the condition's effective
+ * boolean value is true (an expression error is false), or passed alone when none is. The join's
+ * metadata is the nested-loop actor's own for an OPTIONAL.
+ * @param entries the left join's operands as Comunica's LeftJoin actor gives them: the right one's
+ *   operation is `FILTER(condition)` over the right side, its output the right side's solutions
+ */
+function leftJoinWithCondition(actor: Actor, evaluators: NonNullable<Actor['mediatorExpressionEvaluatorFactory']>) {
+  return async (action: { entries: JoinEntry[]; context: unknown }) => {
+    const [left, right] = action.entries;
+    const condition = (right.operation as Algebra.Filter).expression;
+    const evaluator = await evaluators.mediate({ algExpr: condition, context: action.context });
+    const rights = await right.output.bindingsStream.toArray();
+    const bindingsStream: BindingsStream = left.output.bindingsStream.transform({
+      autoStart: false,
+      transform: (l, done, push) => {
+        void (async () => {
+          let matched = false;
+          for (const r of rights) {
+            const both = l.merge(r);
+            if (!both) continue;
+            const keep = await evaluator.evaluateAsEBV(both).catch((e: unknown) => {
+              if (isExpressionError(e)) return false;
+              throw e;
+            });
+            if (keep) {
+              matched = true;
+              push(both);
+            }
+          }
+          if (!matched) push(l);
+        })().then(done, (e: unknown) => bindingsStream.destroy(e as Error));
+      },
+    });
+    const metadatas = await Promise.all(action.entries.map((e) => e.output.metadata()));
+    return {
+      result: {
+        type: 'bindings',
+        bindingsStream,
+        metadata: async () => await actor.constructResultMetadata!(action.entries, metadatas, action.context, {}, true),
+      },
+    };
+  };
+}
+
+/**
+ * The actors of an engine with the given Components.js names, found by walking the object graph
+ * from the engine's init actor (buses, mediators, actors).
+ */
+function findActors(root: unknown, names: readonly string[]): Map<string, Actor> {
+  const found = new Map<string, Actor>();
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [root];
+  while (queue.length > 0 && found.size < names.length) {
+    const o = queue.shift();
+    if (o === null || typeof o !== 'object' || seen.has(o)) continue;
+    seen.add(o);
+    const name = (o as { name?: unknown }).name;
+    if (typeof name === 'string' && names.includes(name) && !found.has(name)) found.set(name, o as Actor);
+    for (const v of Array.isArray(o) ? o : Object.values(o)) if (v !== null && typeof v === 'object' && !seen.has(v)) queue.push(v);
+  }
+  return found;
+}
+
+/**
+ * Applies the four corrections (module comment) to the actors of one engine.
+ * @param engineActor what the compiled engine's `engine()` returned (its init actor)
+ * @returns the names of the corrected actors
+ * @throws Error naming an actor that is missing or not of the shape corrected
+ */
+export function correctSourceSelection(engineActor: unknown): string[] {
+  const actors = findActors(engineActor, [PRUNE_EMPTY_ACTOR, GROUP_SOURCES_ACTOR, ORDER_BY_ACTOR, OPTIONAL_NESTED_LOOP_ACTOR]);
+  const prune = actors.get(PRUNE_EMPTY_ACTOR);
+  const group = actors.get(GROUP_SOURCES_ACTOR);
+  const orderBy = actors.get(ORDER_BY_ACTOR);
+  const optional = actors.get(OPTIONAL_NESTED_LOOP_ACTOR);
+  const missing = (name: string) => new Error(`Comunica's actor ${name} is missing or changed, so its correction (src/federation/comunica/corrections.ts) cannot be applied; see docs/federation.md`);
+  if (typeof prune?.constructor.hasEmptyOperation !== 'function') throw missing(PRUNE_EMPTY_ACTOR);
+  if (typeof group?.moveSourceAnnotationUpwardsIfPossible !== 'function') throw missing(GROUP_SOURCES_ACTOR);
+  const { mediatorQueryOperation, mediatorTermComparatorFactory, mediatorExpressionEvaluatorFactory, isAscending, extractSortExpression } = orderBy ?? {};
+  if (typeof orderBy?.runOperation !== 'function' || !mediatorQueryOperation || !mediatorTermComparatorFactory || !mediatorExpressionEvaluatorFactory || !isAscending || !extractSortExpression) throw missing(ORDER_BY_ACTOR);
+  if (typeof optional?.getOutput !== 'function' || typeof optional.constructResultMetadata !== 'function' || optional.canHandleOperationRequired !== false) throw missing(OPTIONAL_NESTED_LOOP_ACTOR);
+  // A static method, called by the class's name inside `run`: replaced on the class (this thread's copy of the module).
+  prune.constructor.hasEmptyOperation = certainlyEmpty;
+  const move = group.moveSourceAnnotationUpwardsIfPossible.bind(group);
+  group.moveSourceAnnotationUpwardsIfPossible = async (operation, inputs, source, context) =>
+    existsPatterns(operation).every((p) => wholeAt(p as Node, source)) ? move(operation, inputs, source, context) : operation;
+  orderBy.runOperation = orderByAll({ mediatorQueryOperation, mediatorTermComparatorFactory, mediatorExpressionEvaluatorFactory, isAscending: isAscending.bind(orderBy), extractSortExpression: extractSortExpression.bind(orderBy) });
+  const nestedLoop = optional.getOutput.bind(optional);
+  const withCondition = leftJoinWithCondition(optional, mediatorExpressionEvaluatorFactory);
+  optional.canHandleOperationRequired = true;
+  optional.getOutput = (action) => (action.entries[1]?.operationRequired ? withCondition(action) : nestedLoop(action));
+  return [PRUNE_EMPTY_ACTOR, GROUP_SOURCES_ACTOR, ORDER_BY_ACTOR, OPTIONAL_NESTED_LOOP_ACTOR];
+}
