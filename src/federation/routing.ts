@@ -14,17 +14,20 @@
  *   evaluates the SERVICE clauses and joins them.
  *
  * Targets are counted as distinct IRIs: `SERVICE SILENT` counts, the same IRI twice counts once.
- * A variable SERVICE target is refused (it could name any host), and so is a SERVICE inside a
- * SERVICE (`nested-service`: a shard endpoint answers 501). Nothing is sent anywhere here.
+ * A variable SERVICE target is refused (it could name any host), and so are a SERVICE inside a
+ * SERVICE (`nested-service`: a shard endpoint answers 501) and the shapes no federation engine
+ * answers as the unsharded graph does (`unsupported-shape`; `refusedShape` of service-check.ts,
+ * which every engine checks too). Nothing is sent anywhere here.
  */
 import sparqljs from 'sparqljs';
 import { MAX_QUERY_DEPTH, nestingDepth } from '../sparql/guard.js';
 import { fixIris } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
+import { refusedShape } from './service-check.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service' | 'service-with-sources';
+export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service' | 'unsupported-shape' | 'service-with-sources';
 
 /** The route of a query that may be run. */
 export type QueryPlan =
@@ -280,17 +283,11 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
         `wrap ${outside.length === 1 ? 'it' : 'each'} in SERVICE <endpoint URL> { … } (the endpoint that holds its data; nothing was sent). Registered endpoints:\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
     };
   }
-  // A SERVICE inside a SERVICE would ask a shard endpoint to federate (they answer 501): the agent's
-  // query, not a failing endpoint, so it is refused here, before anything is sent.
-  const outer = found.find((s) => serviceClauses(s.patterns).length > 0);
-  if (outer) {
-    const inner = serviceClauses(outer.patterns)[0];
-    return {
-      ok: false,
-      errorClass: 'nested-service',
-      message: `SERVICE <${inner.name.value}> is inside SERVICE <${outer.name.value}>: an endpoint does not evaluate SERVICE, so nothing was sent; put the SERVICE clauses side by side, SERVICE <A> { … } SERVICE <B> { … }, and the federation engine joins them`,
-    };
-  }
+  // A SERVICE inside a SERVICE (a shard endpoint answers 501), and the shapes around SERVICE no
+  // federation engine answers as the unsharded graph does: the agent's query, refused before anything
+  // is sent, in the words every engine's own check uses (service-check.ts).
+  const refused = refusedShape(ast);
+  if (refused) return { ok: false, errorClass: refused.errorClass, message: refused.message };
   const form = formOf(ast);
   let where = ast.where ?? [];
   // Groups that only wrap one group (`{ { SERVICE … } }`) change nothing.

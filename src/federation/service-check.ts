@@ -8,12 +8,49 @@
  * nothing, so the answer is silently empty). A refused query costs 0 requests.
  */
 import sparqljs from 'sparqljs';
+import { bindExistsOutOfOrderAndAggregates, existsShapeProblem } from '../sparql/exists.js';
 import { explainParseError, fixIris } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { sameEndpoint } from './http.js';
 
-/** A query an engine may evaluate (its AST, IRIs fixed, and its distinct SERVICE targets), or why not. */
-export type ServiceCheck = { ok: true; ast: sparqljs.SparqlQuery; services: string[] } | { ok: false; error: string };
+/**
+ * A query an engine may evaluate — its AST (IRIs fixed, EXISTS moved out of aggregates and ORDER
+ * BY), the text to evaluate (the query as given, or regenerated from that AST when an EXISTS was
+ * moved) and its distinct SERVICE targets — or why not.
+ */
+export type ServiceCheck = { ok: true; ast: sparqljs.SparqlQuery; query: string; services: string[] } | { ok: false; error: string };
+
+/** Why a SERVICE-explicit query of a valid shape is refused: `nested-service` or `unsupported-shape` (the error classes of run_sparql_query). */
+export interface ShapeRefusal {
+  errorClass: 'nested-service' | 'unsupported-shape';
+  /** What is refused and why, that nothing was sent, and what to write instead. */
+  message: string;
+}
+
+/**
+ * The shapes around SERVICE that no federation engine answers as the unsharded graph does, refused
+ * by every engine (`checkServiceQuery`) and by routing (`planQuery`) in the same words
+ * (docs/federation.md, "Shapes around SERVICE"):
+ * - a SERVICE inside a SERVICE (`nested-service`): an endpoint does not evaluate SERVICE (fkgqa
+ *   serve's shard endpoints answer 501);
+ * - inside a FILTER (NOT) EXISTS the engine evaluates, a MINUS or a BIND to a variable used outside
+ *   it, and an EXISTS in the ORDER BY of a query that groups or selects `*` (`unsupported-shape`,
+ *   src/sparql/exists.ts).
+ * @param ast a parsed query (IRIs fixed)
+ * @returns the refusal, or undefined when the shape is answered
+ */
+export function refusedShape(ast: sparqljs.Query): ShapeRefusal | undefined {
+  const outer = serviceClauses(ast.where ?? []).find((s) => serviceClauses(s.patterns).length > 0);
+  if (outer) {
+    const inner = serviceClauses(outer.patterns)[0];
+    return {
+      errorClass: 'nested-service',
+      message: `SERVICE <${inner.name.value}> is inside SERVICE <${outer.name.value}>: an endpoint does not evaluate SERVICE, so nothing was sent; put the SERVICE clauses side by side, SERVICE <A> { … } SERVICE <B> { … }, and the federation engine joins them`,
+    };
+  }
+  const problem = existsShapeProblem(ast);
+  return problem ? { errorClass: 'unsupported-shape', message: problem } : undefined;
+}
 
 const term = (x: { termType?: string; value?: string; type?: string }): string =>
   x.type === 'path' ? '<property path>' : x.termType === 'Variable' ? `?${x.value}` : x.termType === 'NamedNode' ? `<${x.value}>` : JSON.stringify(x.value);
@@ -24,9 +61,12 @@ const term = (x: { termType?: string; value?: string; type?: string }): string =
  * exactly, but for trailing slashes).
  * @param query SPARQL 1.1 query text (prefixes declared in it)
  * @param endpoints the registered endpoint URLs
- * @returns the AST and the distinct SERVICE targets in order of appearance; or an error naming the
- *   parse error, an update, FROM/FROM NAMED, a variable SERVICE target, the first unregistered
- *   target, or the first triple pattern outside every SERVICE clause
+ * Then refuses the shapes of `refusedShape`, and moves every EXISTS out of aggregates and ORDER BY
+ * into a BIND (src/sparql/exists.ts), so that every engine answers them as the unsharded graph.
+ * @returns the AST, the text to evaluate and the distinct SERVICE targets in order of appearance;
+ *   or an error naming the parse error, an update, FROM/FROM NAMED, a variable SERVICE target, the
+ *   first unregistered target, the first triple pattern outside every SERVICE clause, or the
+ *   refused shape
  */
 export function checkServiceQuery(query: string, endpoints: string[]): ServiceCheck {
   let parsed: sparqljs.SparqlQuery | sparqljs.Update;
@@ -60,5 +100,9 @@ export function checkServiceQuery(query: string, endpoints: string[]): ServiceCh
         `${outside.length > 1 ? ` (and ${outside.length - 1} more)` : ''}: a federation engine has no data of its own; put it inside SERVICE <endpoint URL> { … }`,
     };
   }
-  return { ok: true, ast, services };
+  const refused = refusedShape(ast);
+  if (refused) return { ok: false, error: refused.message };
+  const moved = bindExistsOutOfOrderAndAggregates(ast);
+  const text = moved > 0 ? new sparqljs.Generator({ allPrefixes: false }).stringify({ ...ast, prefixes: {} } as sparqljs.SparqlQuery) : query;
+  return { ok: true, ast, query: text, services };
 }

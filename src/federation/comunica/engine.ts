@@ -19,8 +19,8 @@
  * and the other threads go on (after `warm`, its replacement starts at once). The time limit counts
  * from the call, the wait for a free thread included, or with `limitFromStart` from when a ready
  * thread takes the query; a thread that fails to start is an error naming why. SERVICE-explicit queries are checked first (`checkServiceQuery`: 0 requests for a
- * refused query) and handed to Comunica as algebra; a query with `sources` is handed over as text,
- * Comunica selecting sources itself.
+ * refused query); every query is handed to Comunica as algebra (algebra.ts), a query with `sources`
+ * with them, Comunica selecting sources itself (with two of its actors corrected: corrections.ts).
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -180,13 +180,15 @@ export class ComunicaEngine implements FederationEngine {
   }
 
   /** Evaluates one query (FederationEngine.query); never rejects. */
-  async query(query: string, mediaType: string, options: EngineQueryOptions): Promise<EngineOutcome> {
+  async query(given: string, mediaType: string, options: EngineQueryOptions): Promise<EngineOutcome> {
     const requests: Record<string, number> = {};
     if (this.closed) return { status: 'error', error: 'the federation engine is closed', requests };
     const sources = options.sources ?? [];
+    let query = given;
     if (sources.length === 0) {
-      const checked = checkServiceQuery(query, this.data.endpoints);
+      const checked = checkServiceQuery(given, this.data.endpoints);
       if (!checked.ok) return { status: 'error', error: checked.error, httpStatus: 400, requests };
+      query = checked.query;
     }
     // The limit counts from the call, or (limitFromStart) from when a ready thread takes the query.
     const wait = waitLimit(options);

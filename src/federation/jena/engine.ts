@@ -300,14 +300,15 @@ export class JenaEngine implements FederationEngine {
   }
 
   /** Evaluates one query (FederationEngine.query); never rejects. */
-  async query(query: string, mediaType: string, options: EngineQueryOptions): Promise<EngineOutcome> {
+  async query(given: string, mediaType: string, options: EngineQueryOptions): Promise<EngineOutcome> {
     const requests: Record<string, number> = {};
     if (this.closed) return { status: 'error', error: 'the federation engine is closed', requests };
     if (options.sources?.length) {
       return { status: 'error', error: 'jena has no source selection: it evaluates SERVICE clauses only (name each endpoint in SERVICE <url> { … })', httpStatus: 400, requests };
     }
-    const checked = checkServiceQuery(query, this.o.endpoints);
+    const checked = checkServiceQuery(given, this.o.endpoints);
     if (!checked.ok) return { status: 'error', error: checked.error, httpStatus: 400, requests };
+    const query = checked.query;
     // The limit counts from the call, or (limitFromStart) from when the started JVM takes the query.
     const wait = waitLimit(options);
     let limit = wait;
