@@ -4,8 +4,8 @@
  * that give the same answers and that Comunica evaluates right (docs/federation.md, "Comunica
  * 4.5.0, corrected"):
  *
- * - IRIs: sparqljs keeps the backslash of an escaped local name (`:singer\#name`; pitfall B1 of the
- *   project's research notes), fixed by `fixIris`.
+ * - IRIs: sparqljs keeps the backslash of an escaped local name (`:singer\#name` became an IRI
+ *   with `\#` in it), fixed by `fixIris`.
  * - The pattern of `EXISTS { … }` / `NOT EXISTS { … }`: sparqljs 3.7.4 gives a group of one pattern
  *   as that pattern alone, and sparqlalgebrajs 5.0.2 translates there only a BGP, UNION, GRAPH,
  *   VALUES, sub-SELECT or group; any other pattern (SERVICE, OPTIONAL, MINUS, BIND, FILTER) fails
