@@ -164,13 +164,27 @@ describe.skipIf(!HAS_SPIDER)('serve: the guard lets every gold query of the corp
   });
 });
 
+describe('serve: an error the query causes is answered as the query\'s (400, Fkgqa-Query-Error), not as the endpoint\'s failure', () => {
+  it('a function oxigraph cannot evaluate (bif:contains, fn:contains): 400 evaluation, and the endpoint answers the next query', async () => {
+    const rs = await Promise.all([
+      get('PREFIX bif: <bif:> SELECT * WHERE { ?s ?p ?o FILTER(bif:contains(?o, "a")) }'),
+      get('SELECT * WHERE { ?s ?p ?o FILTER(<http://www.w3.org/2005/xpath-functions#contains>(?o, "a")) }'),
+    ]);
+    expect(await Promise.all(rs.map(async (r) => [r.status, r.headers.get('fkgqa-query-error'), await r.text()]))).toEqual([
+      [400, 'evaluation', 'query evaluation failed: The custom function <bif:contains> is not supported\n'],
+      [400, 'evaluation', 'query evaluation failed: The custom function <http://www.w3.org/2005/xpath-functions#contains> is not supported\n'],
+    ]);
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+});
+
 describe('serve: a worker whose engine faulted is replaced', () => {
-  it('answers 500 to a query that traps oxigraph, then the correct count from a fresh worker', async () => {
+  it('answers 400 engine-fault (the query\'s) to a query that traps oxigraph, then the correct count from a fresh worker', async () => {
     const id = 'library-shard1';
     // 3,000 chained "+1" pass the bracket guard and sparqljs but trap oxigraph 0.5.11 ("memory access out of bounds").
     const r = await get(`SELECT * WHERE { ?s ?p ?o FILTER(1${'+1'.repeat(3000)} > 0) }`);
-    expect(r.status).toBe(500);
-    expect(await r.text()).toMatch(/faulted \(.*out of bounds.*\); the endpoint was restarted/);
+    expect([r.status, r.headers.get('fkgqa-query-error')]).toEqual([400, 'engine-fault']);
+    expect(await r.text()).toMatch(/faulted on this query \(.*out of bounds.*\); the endpoint was restarted/);
     expect(server.restartsOf(id)!.faults).toBe(1);
     expect(await countOf(await get(COUNT))).toBe(35);
     expect(await countOf(await get(COUNT))).toBe(35);

@@ -10,7 +10,7 @@
  */
 import type * as oxigraph from 'oxigraph';
 import { isEngineFault } from '../common/engine-fault.js';
-import { MEDIA, negotiate, offered, ProtocolError } from '../sparql/protocol.js';
+import { MEDIA, negotiate, offered, ProtocolError, QUERY_ERROR_HEADER } from '../sparql/protocol.js';
 import { type Feature, inspectQuery, queryInfo } from '../sparql/inspect.js';
 import { type RequestKind } from './request-log.js';
 import { serializeResults, truncateBindings, type JsonResults } from '../sparql/results.js';
@@ -88,7 +88,8 @@ interface Evaluated {
  * keywords for plain queries, sparqljs for the rest; 400 for a syntax error, 403 for an update), 400
  * for a request dataset or FROM, 406 when `Accept` names no format of the query's form, the
  * profile's refusals (403) and simulated failure, 501 for SERVICE, then evaluation (400 for
- * oxigraph's syntax errors, 500 for evaluation errors) in the negotiated format (the bytes oxigraph
+ * oxigraph's syntax errors, and for its evaluation errors with `Fkgqa-Query-Error: evaluation`: the
+ * query's, not the endpoint's) in the negotiated format (the bytes oxigraph
  * writes; cut to `maxRows` when the profile says so, written by the one serialiser of each form:
  * results.ts for SELECT/ASK, oxigraph's writers for graphs). An answer holding a character that
  * XML 1.0 cannot carry (U+0001 in a literal, say) is never sent as XML: it goes out in the client's
@@ -114,7 +115,7 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
   if (t.failStatus !== undefined) return { ...plain(t.failStatus, `${t.endpoint} is unavailable (simulated failure, behaviour profile)`, q.kind), profile: 'failure' };
   if (q.features.has('service')) {
     // oxigraph (npm) has no SERVICE, and SERVICE SILENT would quietly give one empty solution.
-    return plain(501, `${t.endpoint} does not evaluate SERVICE: send federated queries to a federation engine (e.g. Comunica) with the shard endpoints as sources`, q.kind);
+    return plain(501, `${t.endpoint} does not evaluate SERVICE: send federated queries to a federation engine (e.g. Comunica) with the shard endpoints as sources`, q.kind, { [QUERY_ERROR_HEADER]: 'unsupported' });
   }
 
   let out: Evaluated;
@@ -144,7 +145,10 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
         if (p instanceof ProtocolError && p.status === 400) return plain(400, p.message, 'invalid');
       }
     }
-    return plain(syntax ? 400 : 500, `${syntax ? 'malformed query' : 'query evaluation failed'}: ${message}`, syntax ? 'invalid' : q.kind);
+    // Any other error of oxigraph's evaluation (a store in memory) is the query's: e.g. "The custom function <bif:contains>
+    // is not supported". 400 with Fkgqa-Query-Error, so that no client counts it as the endpoint's failure (docs/serving.md).
+    if (syntax) return plain(400, `malformed query: ${message}`, 'invalid');
+    return plain(400, `query evaluation failed: ${message}`, q.kind, { [QUERY_ERROR_HEADER]: 'evaluation' });
   }
   return {
     status: 200,

@@ -131,14 +131,14 @@ export interface RunLimits {
 
 /**
  * The outcome of a query: the answer; an error (`fault`: it faulted the engine, whose worker was
- * replaced); the time limit (`by` whose limit: the endpoint's own or the request's, `limitMs` that
+ * replaced; with `crashed` the worker thread itself died during it, e.g. out of memory); the time limit (`by` whose limit: the endpoint's own or the request's, `limitMs` that
  * limit); busy (the endpoint kept it waiting behind other queries: see BUSY_WAIT_SHARE; `by`: the
  * request's limit ended, or the pool's `queueLimitMs`; `waitedMs` from arrival to start or to the
  * end, `ranMs` when it had started); or cancelled (the client went away).
  */
 export type PoolOutcome =
   | { status: 'ok'; answer: EndpointAnswer; ms: number }
-  | { status: 'error'; error: string; fault?: true; ms: number }
+  | { status: 'error'; error: string; fault?: true; crashed?: true; ms: number }
   | { status: 'timeout'; by: 'endpoint' | 'request'; limitMs: number; ms: number }
   | { status: 'busy'; by: 'request' | 'queue'; limitMs: number; waitedMs: number; ranMs?: number; ms: number }
   | { status: 'cancelled'; ms: number };
@@ -783,7 +783,7 @@ export class EndpointPool {
     const job = s.busy?.kind === 'query' ? s.busy.job : undefined;
     group.faults++;
     if (this.starting && !s.ready) this.starting.reject(new Error(`a worker thread of the endpoint pool failed to start: ${e.message}`));
-    if (job) this.finish(job, { status: 'error', error: `the worker thread crashed: ${e.message}`, fault: true, ms: performance.now() - (job.started ?? job.arrived) });
+    if (job) this.finish(job, { status: 'error', error: `the worker thread crashed: ${e.message}`, fault: true, crashed: true, ms: performance.now() - (job.started ?? job.arrived) });
     this.discard(s);
     this.pump(group);
   }

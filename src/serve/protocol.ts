@@ -8,7 +8,7 @@
  */
 import type http from 'node:http';
 import { checkQueryText } from '../sparql/guard.js';
-import { MEDIA, negotiate, parseProtocolRequest, parseTimeLimit, ProtocolError, readBody, STOPPED_HEADER, strictSearchParams, TIME_LIMIT_HEADER, type ProtocolRequest } from '../sparql/protocol.js';
+import { MEDIA, negotiate, parseProtocolRequest, parseTimeLimit, ProtocolError, QUERY_ERROR_HEADER, readBody, STOPPED_HEADER, strictSearchParams, TIME_LIMIT_HEADER, type ProtocolRequest } from '../sparql/protocol.js';
 import type { EndpointTask } from './answer.js';
 import type { EndpointPool, GoneSignal } from './pool.js';
 import type { LiveDescriptions, LiveShard } from './live-void.js';
@@ -160,8 +160,12 @@ async function runQuery(
   }
   if (outcome.status === 'cancelled') return { ...text(499, 'the client went away; the query was stopped', 'data'), cancelled: true };
   if (outcome.status === 'error') {
-    if (outcome.fault) {
-      return text(500, `query evaluation failed: the query engine of ${ep.info.id} faulted (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'invalid');
+    if (outcome.fault && !outcome.crashed) {
+      // The query trapped oxigraph (a deterministic fault of the query's own, e.g. 3,000 chained +1): the query's, not the endpoint's.
+      return text(400, `query evaluation failed: the query engine of ${ep.info.id} faulted on this query (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'invalid', { [QUERY_ERROR_HEADER]: 'engine-fault' });
+    }
+    if (outcome.crashed) {
+      return text(500, `query evaluation failed: the worker of ${ep.info.id} crashed (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'invalid');
     }
     return text(500, `query evaluation failed: ${outcome.error}`, 'invalid');
   }

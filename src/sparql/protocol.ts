@@ -274,6 +274,16 @@ export const TIME_LIMIT_HEADER = 'Fkgqa-Timeout';
 export const STOPPED_HEADER = 'Fkgqa-Stopped';
 
 /**
+ * The response header of fkgqa serve's endpoints on an error the query caused although it parsed:
+ * `evaluation` (oxigraph cannot evaluate it as written, e.g. "The custom function <bif:contains> is
+ * not supported"; answered 400), `engine-fault` (it trapped oxigraph's engine, whose worker was
+ * replaced; 400), `unsupported` (it uses SERVICE, which a shard endpoint does not evaluate; 501). A
+ * client reads it as the query's fault, not the endpoint's (src/federation/client.ts `causedByQuery`),
+ * and does not re-send the query in another form.
+ */
+export const QUERY_ERROR_HEADER = 'Fkgqa-Query-Error';
+
+/**
  * The time limit a request asks for, in ms: the `timeout` parameter — seconds, as Fuseki reads it
  * (`timeout=1.5`), or with a unit, as QLever writes it (`timeout=1500ms`, `timeout=1.5s`) — and the
  * `Fkgqa-Timeout` header (milliseconds); with both, the smaller. The endpoint applies the smaller
