@@ -187,6 +187,38 @@ describe('eval / the agent loop against a fake OpenAI-compatible server', () => 
   }, 180_000);
 });
 
+describe('eval / an error the query caused is the agent\'s: the run stays in accuracy, as wrong', () => {
+  it('an unsupported function inside SERVICE (bif:contains, which oxigraph cannot evaluate): the tool errors are no infrastructure failure, the run is submitted, its final execution fails as endpoint-rejected, and score counts it wrong', async () => {
+    const q = bench().entries.filter((e) => e.kg === 'library')[0];
+    const lone = `PREFIX bif: <bif:> SELECT ?b WHERE { SERVICE <${urls[1]}> { ?b ?p ?o FILTER(bif:contains(?o, "a")) } }`;
+    const joined = `PREFIX bif: <bif:> SELECT ?b WHERE { SERVICE <${urls[0]}> { ?b ?p ?o } SERVICE <${urls[1]}> { ?b ?q ?t FILTER(bif:contains(?t, "a")) } }`;
+    const api = await fakeApi((_question, turn) => {
+      if (turn === 1) return ok({ tool_calls: [toolCall('b1', 'run_sparql_query', JSON.stringify({ query: lone }))] });
+      if (turn === 2) return ok({ tool_calls: [toolCall('b2', 'run_sparql_query', JSON.stringify({ query: joined }))] });
+      return ok({ tool_calls: [toolCall('b3', 'submit_final_query', JSON.stringify({ query: joined }))] });
+    });
+    const out = path.join(dir, 'bif.jsonl');
+    try {
+      await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'llm', baseUrl: api.url, model: 'fake-bif', maxRetries: 0, backoffMs: 1, out, questions: [q.index], tools: 'in-process', timeoutMs: QUERY_LIMIT_MS });
+    } finally {
+      await api.close();
+    }
+    const [r] = readRuns([out]);
+    expect(r.endReason).toBe('submitted');
+    expect(r.steps.flatMap((x) => (x.type === 'tool' && x.isError ? [x.error] : []))).toEqual([
+      { class: 'endpoint-rejected', infrastructure: false, endpoint: urls[1] },
+      { class: 'endpoint-rejected', infrastructure: false, endpoint: urls[1] },
+    ]);
+    expect(r.final).toMatchObject({ status: 'error', errorClass: 'endpoint-rejected', infrastructure: false });
+    const report = await score({ runs: [out], shards: build });
+    const g = report.groups[0];
+    expect([g.runs, g.scored, g.endReasons.submitted, g.endReasons.infrastructure_error, g.accuracy.count, g.accuracy.of]).toEqual([1, 1, 1, 0, 0, 1]);
+    expect(report.perRun[0]).toMatchObject({ counted: true, correct: false });
+    // Both queries parse and were refused for what they ask: judged, class execution (not left out as infrastructure).
+    expect([g.validity.classes.execution, g.validity.notJudged.infrastructure]).toEqual([2, 0]);
+  }, 180_000);
+});
+
 describe('eval / scripted agents on the demo build', () => {
   it('refuses the oracle when the needed shards are unknown (no fkgqa stats in this state folder), instead of naming every shard', async () => {
     const out = path.join(dir, 'no-stats.jsonl');

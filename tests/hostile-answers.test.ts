@@ -1,16 +1,19 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { queryForm, resultsProblem, unreadTypeWords } from '../src/federation/answer-check.js';
-import { BoundedSparqlClient, formOf } from '../src/federation/client.js';
+import { answerProblem, queryForm, resultsProblem, unreadTypeWords } from '../src/federation/answer-check.js';
+import { BoundedSparqlClient, causedByQuery, formOf } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { registryFromUrls } from '../src/federation/registry.js';
 import { runEval } from '../src/eval/eval.js';
 import { QueryExecutor } from '../src/eval/execute.js';
 import type { RunRecord } from '../src/eval/record.js';
+import { FederationEndpoint } from '../src/serve/federation-endpoint.js';
 import { tmpDir } from './helpers.js';
 import {
-  direct, endpoint, ENGINE_TESTS_RUN, federated, fkgqa, FORMS, JSON_HEAD, MODES, notResults, ONE_ROW, reset, ROW, seen, server, shards, SHORT, useHostileEndpoints, what, withMcp, XML_CUT, XML_GOOD, XML_MODES,
+  direct, endpoint, ENGINE_TESTS_RUN, federated, fkgqa, FORMS, JSON_HEAD, MODES, notResults, ONE_ROW, reset, ROW, seen, server, shards, SHORT, STOPS, useHostileEndpoints, what, withMcp, XML_CUT, XML_GOOD, XML_MODES,
 } from './hostile-fixture.js';
 
 /**
@@ -371,4 +374,115 @@ describe('hostile answers / comunica: why an endpoint answering 503 inside a two
       await client.close();
     }
   }, 120_000);
+});
+
+describe('verdicts / a stop is one only when it agrees with the limit sent and the clock; an error the query caused is the agent\'s', () => {
+  /** A function oxigraph does not know, inside the SERVICE clause the shard evaluates. */
+  const bif = (u: string) => `PREFIX bif: <bif:> SELECT * { SERVICE <${u}> { ?b ?p ?o FILTER(bif:contains(?o, "a")) } }`;
+  const meta = (r: { _meta?: Record<string, unknown> }) => r._meta?.['fkgqa/error'] as { class: string; infrastructure: boolean; endpoint?: string } | undefined;
+  const MODES_ASKED = ['forgedbusy', 'forgedlimit', 'evalerror', 'virtuoso', 'html500', 'serve'];
+  /** The verdict wanted of each on every route: a stop that disagrees is the endpoint's error, never busy; the query's errors are the agent's; a 500 error page stays the endpoint's. */
+  const WANT = {
+    forgedbusy: { class: 'endpoint', infrastructure: true, busy: false },
+    forgedlimit: { class: 'endpoint', infrastructure: true, busy: false },
+    evalerror: { class: 'endpoint-rejected', infrastructure: false, busy: false },
+    virtuoso: { class: 'endpoint-rejected', infrastructure: false, busy: false },
+    html500: { class: 'endpoint', infrastructure: true, busy: false },
+    serve: { class: 'endpoint-rejected', infrastructure: false, busy: false },
+  };
+  /** The class and infrastructure flag of each case, and whether the text calls the endpoint busy. */
+  const verdicts = async (call: (q: string) => Promise<{ content: { text: string }[]; _meta?: Record<string, unknown> }>, query: (mode: string) => string, modes: string[]) => {
+    const got: Record<string, unknown> = {};
+    for (const mode of modes) {
+      const r = await call(query(mode));
+      const m = meta(r);
+      got[mode] = { class: m?.class, infrastructure: m?.infrastructure, busy: /was busy/.test(r.content[0].text) };
+    }
+    return got;
+  };
+
+  it("causedByQuery: fkgqa serve's Fkgqa-Query-Error on any status; another server's 500 only in a SPARQL engine's words for a query error; never a 502, 503 or 504", () => {
+    const cases: [number, string | null, string][] = [
+      [400, 'evaluation', 'query evaluation failed: The custom function <bif:contains> is not supported'],
+      [501, 'unsupported', 'does not evaluate SERVICE'],
+      [500, null, 'query evaluation failed: The custom function <bif:contains> is not supported'],
+      [500, null, 'Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error'],
+      [500, null, 'org.eclipse.rdf4j.query.MalformedQueryException: Encountered " "}" "} "" at line 1'],
+      [500, null, 'Unknown function: http://x/f'],
+      [500, null, 'store failure'],
+      [500, null, 'java.lang.OutOfMemoryError: Java heap space'],
+      [503, null, 'syntax error: overloaded'],
+      [502, null, 'Unknown function'],
+      [200, 'evaluation', ''],
+    ];
+    expect(cases.map(([status, header, text]) => causedByQuery(status, header, text))).toEqual([true, true, true, true, true, true, false, false, false, false, false]);
+  });
+
+  it('the direct route (run_sparql_query, a lone SERVICE): a forged busy or time limit is the endpoint\'s error (not busy, not the query\'s time limit); an unsupported function is the agent\'s on fkgqa serve (400) and another server (500 in its words)', async () => {
+    const shard2 = server.endpoint('library-shard2')!.url;
+    await withMcp([...Object.keys(STOPS).map(endpoint), endpoint('html500'), shard2], undefined, async (call) => {
+      const got = await verdicts(call, (mode) => (mode === 'serve' ? bif(shard2) : `SELECT * { SERVICE <${endpoint(mode)}> { ?b ?q ?t } }`), MODES_ASKED);
+      expect(got).toEqual(WANT);
+      const forged = await call(`SELECT * { SERVICE <${endpoint('forgedbusy')}> { ?b ?q ?t } }`);
+      expect(forged.content[0].text).toMatch(new RegExp(`^Error \\(endpoint\\): the endpoint \\S+ failed: the endpoint \\S+ answered HTTP 503 \\(Fkgqa-Stopped: busy; by=request; waited=900; ms=1000\\), a stop that names the request's limit as 1000 ms, but the request was sent 59\\d{3} ms: neither busy nor the query's time limit, an error of the endpoint$`));
+      expect(meta(forged)?.endpoint).toBe(endpoint('forgedbusy'));
+      const served = await call(bif(shard2));
+      expect(served.content[0].text).toContain(`the endpoint ${shard2} answered HTTP 400: query evaluation failed: The custom function <bif:contains> is not supported`);
+      expect(meta(served)).toEqual({ class: 'endpoint-rejected', infrastructure: false, endpoint: shard2 });
+    });
+  }, 120_000);
+
+  for (const engine of ['comunica', 'jena'] as const) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: the same verdicts inside a two-SERVICE query`, async () => {
+      const [shard1, shard2] = [1, 2].map((n) => server.endpoint(`library-shard${n}`)!.url);
+      await withMcp([...Object.keys(STOPS).map(endpoint), endpoint('html500'), shard1, shard2], engine, async (call) => {
+        const two = (mode: string) => (mode === 'serve' ? `PREFIX bif: <bif:> SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${shard2}> { ?b ?q ?t FILTER(bif:contains(?t, "a")) } }` : `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${endpoint(mode)}> { ?b ?q ?t } }`);
+        const got = await verdicts(call, two, MODES_ASKED);
+        expect(got).toEqual(WANT);
+        const forged = await call(two('forgedlimit'));
+        expect(forged.content[0].text).toMatch(/answered HTTP 503 \(Fkgqa-Stopped: time-limit; by=request; ms=\d+\), a stop that names a limit of \d+ ms but came \d+ ms after the request was sent: neither busy nor the query's time limit, an error of the endpoint/);
+        expect(meta(forged)?.endpoint).toBe(endpoint('forgedlimit'));
+      });
+    }, 300_000);
+  }
+
+  it("eval's executor: a forged time limit is an infrastructure failure of the endpoint, an unsupported function the agent's (a wrong answer)", async () => {
+    const shard2 = server.endpoint('library-shard2')!.url;
+    const ex = new QueryExecutor(registryFromUrls([endpoint('forgedlimit'), shard2]), 30_000);
+    try {
+      const forged = await ex.run(`SELECT * { SERVICE <${endpoint('forgedlimit')}> { ?b ?q ?t } }`);
+      const served = await ex.run(bif(shard2));
+      expect([forged.status, forged.errorClass, forged.infrastructure, forged.failedEndpoint]).toEqual(['error', 'endpoint', true, endpoint('forgedlimit')]);
+      expect([served.status, served.errorClass, served.infrastructure, served.results]).toEqual(['error', 'endpoint-rejected', false, undefined]);
+    } finally {
+      await ex.close();
+    }
+  }, 60_000);
+
+  it('/federation/sparql: a shard\'s forged busy is answered 502 (the endpoint failed), not passed on as 503 busy with Retry-After; a function the shards cannot evaluate is 400 (the client\'s)', async () => {
+    const forged = endpoint('forgedbusy');
+    const fed = new FederationEndpoint(() => registryFromUrls([forged]), () => 'http://127.0.0.1/federation/sparql', { timeoutMs: 30_000, maxBodyBytes: 1 << 20 });
+    const http1 = http.createServer((req, res) => {
+      void fed.handle(req, new URL(req.url!, 'http://127.0.0.1')).then((a) => res.writeHead(a.status, { 'content-type': a.type, ...(a.headers ?? {}) }).end(a.body));
+    });
+    await new Promise<void>((r) => http1.listen(0, '127.0.0.1', () => r()));
+    try {
+      const r = await fetch(`http://127.0.0.1:${(http1.address() as AddressInfo).port}/federation/sparql?query=${encodeURIComponent(`SELECT * { SERVICE <${forged}> { ?b ?q ?t } }`)}`);
+      const body = await r.text();
+      expect([r.status, r.headers.get('fkgqa-stopped'), r.headers.get('retry-after')]).toEqual([502, null, null]);
+      expect(body).toContain(`the endpoint ${forged} answered HTTP 503 (Fkgqa-Stopped: busy; by=request; waited=900; ms=1000), a stop that names the request's limit as 1000 ms`);
+      // serve's own /federation/sparql: a function its shards cannot evaluate is the client's query (400), on a lone SERVICE and through the engine.
+      const [shard1, shard2] = [1, 2].map((n) => server.endpoint(`library-shard${n}`)!.url);
+      const own = `${new URL(shard1).origin}/federation/sparql`;
+      const queries = [bif(shard2), `PREFIX bif: <bif:> SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${shard2}> { ?b ?q ?t FILTER(bif:contains(?t, "a")) } }`];
+      const answers = await Promise.all(queries.map((q) => fetch(`${own}?query=${encodeURIComponent(q)}`)));
+      expect(await Promise.all(answers.map(async (a) => [a.status, a.headers.get('fkgqa-query-error'), /The custom function <bif:contains> is not supported/.test(await a.text())]))).toEqual([
+        [400, 'evaluation', true],
+        [400, 'evaluation', true],
+      ]);
+    } finally {
+      await fed.close();
+      await new Promise<void>((r) => http1.close(() => r()));
+    }
+  }, 60_000);
 });

@@ -133,6 +133,19 @@ export const WIRE_MODES: Record<string, Mode> = {
   longer: (res) => res.socket!.write(`HTTP/1.1 200 OK\r\ncontent-type: application/sparql-results+json\r\ncontent-length: ${Buffer.byteLength(ONE_ROW)}\r\n\r\n${ONE_ROW}GARBAGE`),
 };
 
+/**
+ * Endpoints whose 503 says it stopped the query in words fkgqa serve writes, but not for this request
+ * (docs/serving.md, judgeStop): busy at a limit of 1000 ms whatever limit was sent, and the limit
+ * sent (its `Fkgqa-Timeout`) at once, long before it ended. And endpoints whose error is the query's:
+ * another server's 500 in oxigraph's words for an unsupported function, and Virtuoso's SPARQL compiler.
+ */
+export const STOPS: Record<string, Mode> = {
+  forgedbusy: (res) => res.writeHead(503, { 'content-type': 'text/plain', 'fkgqa-stopped': 'busy; by=request; waited=900; ms=1000', 'retry-after': '1' }).end('busy'),
+  forgedlimit: (res) => res.writeHead(503, { 'content-type': 'text/plain', 'fkgqa-stopped': `time-limit; by=request; ms=${String(res.req.headers['fkgqa-timeout'])}` }).end("query stopped at the request's time limit"),
+  evalerror: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('query evaluation failed: The custom function <bif:contains> is not supported'),
+  virtuoso: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at \'bif\' before \':contains\''),
+};
+
 /** Bytes that are no text: never in a message. */
 export const BINARY = /[\u0000-\u0008\u000B\u000E-\u001F\u007F\uFFFD]/;
 
@@ -204,7 +217,7 @@ export function useHostileEndpoints(): void {
         }
         s.queries++;
         accepts[mode] = req.headers.accept ?? '';
-        (MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? XML_MODES[mode] ?? WIRE_MODES[mode] ?? MODES.close)(res);
+        (MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? XML_MODES[mode] ?? WIRE_MODES[mode] ?? STOPS[mode] ?? MODES.close)(res);
       });
     });
     await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));

@@ -23,7 +23,7 @@ const O = 'http://valuenet/ontop/';
 /**
  * SPARQL endpoints that fail in every way an endpoint can (node http), at `/<name>/sparql`:
  * `slow` never answers a query about `?slow` (and answers others with no rows), `e500` answers 500, `e400` 400, `limit` 503 saying it stopped the query at
- * its time limit (as fkgqa serve does), `moved` redirects (307), `big` answers 2 KB of results,
+ * its time limit of 100 ms once 100 ms have passed, `early` the same of 30000 ms at once, `moved` redirects (307), `big` answers 2 KB of results,
  * `bad` answers 200 with a body that is not SPARQL JSON results.
  */
 async function failingEndpoints(): Promise<{ base: string; close(): Promise<void> }> {
@@ -38,7 +38,9 @@ async function failingEndpoints(): Promise<{ base: string; close(): Promise<void
     if (name === 'slow') return void (body.includes('slow') ? undefined : res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[]}}'));
     if (name === 'e500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('internal failure of the store');
     if (name === 'e400') return void res.writeHead(400, { 'content-type': 'text/plain' }).end('this endpoint cannot parse the query');
-    if (name === 'limit') return void res.writeHead(503, { 'content-type': 'text/plain' }).end('the query reached the time limit of 30000 ms');
+    // `limit` answers when its limit has passed, as a server stopping a query does; `early` names a limit that has not (the clock denies it: docs/serving.md).
+    if (name === 'limit') return void setTimeout(() => res.writeHead(503, { 'content-type': 'text/plain' }).end('the query reached the time limit of 100 ms'), 100);
+    if (name === 'early') return void res.writeHead(503, { 'content-type': 'text/plain' }).end('the query reached the time limit of 30000 ms');
     if (name === 'moved') return void res.writeHead(307, { location: 'http://example.org/sparql' }).end();
     if (name === 'big') return void res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end(JSON.stringify({ head: { vars: ['x'] }, results: { bindings: Array.from({ length: 40 }, (_, i) => ({ x: { type: 'literal', value: `value ${i}` } })) } }));
     if (name === 'bad') return void res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('<html>not results</html>');
@@ -96,7 +98,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     failing = await failingEndpoints();
     down = `http://127.0.0.1:${await closedPort()}/down/sparql`;
     registry = registryFromEndpointsValue(server.endpointsFile(), 'test');
-    withFailing = { ...registry, endpoints: [...registry.endpoints, ...['slow', 'e500', 'e400', 'limit', 'moved', 'big', 'bad'].map((n) => foreignEndpoint(`${failing.base}/${n}/sparql`)), foreignEndpoint(down)] };
+    withFailing = { ...registry, endpoints: [...registry.endpoints, ...['slow', 'e500', 'e400', 'limit', 'early', 'moved', 'big', 'bad'].map((n) => foreignEndpoint(`${failing.base}/${n}/sparql`)), foreignEndpoint(down)] };
     descriptions = registry.endpoints.map((e) => e.description!);
   });
 
@@ -150,6 +152,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
       ...(multi ? [q('mixed-graphs', `SELECT * WHERE { SERVICE <${s1}> { ?s a <${O}singer> } SERVICE <${url('concert_singer-shard4')}> { ?s ?p ?o } }`)] : []),
       q('timeout', `SELECT * WHERE { SERVICE <${f('slow')}> { ?slow ?p ?o } }`, { timeout_ms: 250 }),
       q('timeout (the endpoint\'s own limit)', `SELECT * WHERE { SERVICE <${f('limit')}> { ?s ?p ?o } }`),
+      q('endpoint (a time limit the clock denies)', `SELECT * WHERE { SERVICE <${f('early')}> { ?s ?p ?o } }`),
       q('endpoint 5xx', `SELECT * WHERE { SERVICE <${f('e500')}> { ?s ?p ?o } }`),
       q('endpoint-rejected', `SELECT * WHERE { SERVICE <${f('e400')}> { ?s ?p ?o } }`),
       q('redirect', `SELECT * WHERE { SERVICE <${f('moved')}> { ?s ?p ?o } }`),
@@ -243,13 +246,13 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
       void_tool: ['get_void_descriptions', 'run_sparql_query'],
       kgvoyager: ['execute_query', 'explore_entity_relations', 'explore_property_usage', 'lookup_class_instances', 'run_sparql_query', 'search_all_classes', 'search_all_properties'],
     });
-    // Surface (instructions, 1–7 tools, resource listed and read, prompt listed and got) plus 21 calls of run_sparql_query
-    // (23 with two graphs: mixed-graphs, a federated one); void_tool 5 more, kgvoyager 13 more; two graphs: the prompt once more for one graph.
+    // Surface (instructions, 1–7 tools, resource listed and read, prompt listed and got) plus 22 calls of run_sparql_query
+    // (24 with two graphs: mixed-graphs, a federated one); void_tool 5 more, kgvoyager 13 more; two graphs: the prompt once more for one graph.
     expect(counts).toEqual({
-      'baseline, two graphs': 31, 'baseline, one graph': 27,
-      'high_level, two graphs': 31, 'high_level, one graph': 27,
-      'void_tool, two graphs': 37, 'void_tool, one graph': 33,
-      'kgvoyager, two graphs': 50, 'kgvoyager, one graph': 46,
+      'baseline, two graphs': 32, 'baseline, one graph': 28,
+      'high_level, two graphs': 32, 'high_level, one graph': 28,
+      'void_tool, two graphs': 38, 'void_tool, one graph': 34,
+      'kgvoyager, two graphs': 51, 'kgvoyager, one graph': 47,
     });
     if (process.env.FKGQA_SURFACE_COUNTS) fs.writeFileSync(process.env.FKGQA_SURFACE_COUNTS, JSON.stringify(counts, null, 2));
   });
@@ -279,6 +282,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
       'mixed-graphs': ['mixed-graphs', false, null],
       timeout: ['timeout', false, f('slow')],
       "timeout (the endpoint's own limit)": ['timeout', false, f('limit')],
+      'endpoint (a time limit the clock denies)': ['endpoint', true, f('early')],
       'endpoint 5xx': ['endpoint', true, f('e500')],
       'endpoint-rejected': ['endpoint-rejected', false, f('e400')],
       redirect: ['redirect', true, f('moved')],

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryExecutor } from '../src/eval/execute.js';
-import { BoundedSparqlClient, busyAt, sentLimit, stoppedAt } from '../src/federation/client.js';
+import { BoundedSparqlClient, readStop, sentLimit } from '../src/federation/client.js';
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpContext } from '../src/mcp/server.js';
@@ -9,7 +9,7 @@ import { BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint, type PoolOutcome } fr
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { ComunicaEngine } from '../src/federation/comunica/engine.js';
-import { DueAnswers, stoppedOutcome, stoppedParses, waitLimit, waitOutcome } from '../src/federation/limit.js';
+import { DueAnswers, judgeStop, STOP_CLOCK_TOLERANCE_MS, stoppedOutcome, stoppedParses, waitLimit, waitOutcome } from '../src/federation/limit.js';
 import { silentTargets } from '../src/sparql/services.js';
 import { infrastructureMessage } from '../src/mcp/tool-error.js';
 import { behindHeavy, HEAVY, until } from './busy-helpers.js';
@@ -48,7 +48,11 @@ describe('serve: a query kept waiting behind another is answered busy, not stopp
 
   it('5 COUNTs with Fkgqa-Timeout 1500 behind a slow query: 503 busy with Retry-After, the wait named; a slow query alone is still its own time limit', async () => {
     await behindHeavy(s, 'library-shard1', async () => {
-      const rs = await Promise.all(Array.from({ length: 5 }, () => post(s.endpoint('library-shard2')!.url, COUNT, { 'Fkgqa-Timeout': '1500' })));
+      const t0 = performance.now();
+      const rs = await Promise.all(Array.from({ length: 5 }, async () => {
+        const r = await post(s.endpoint('library-shard2')!.url, COUNT, { 'Fkgqa-Timeout': '1500' });
+        return Object.assign(r, { elapsedMs: performance.now() - t0 });
+      }));
       for (const r of rs) {
         expect(r.status).toBe(503);
         expect(r.headers.get('retry-after')).toBe('1');
@@ -56,9 +60,10 @@ describe('serve: a query kept waiting behind another is answered busy, not stopp
         expect(r.headers.get('fkgqa-stopped')).toMatch(/^busy; by=request; waited=(1[5-9]\d\d|[2-9]\d\d\d|\d{5,}); ms=1500$/);
         const body = await r.text();
         expect(body).toMatch(/^library-shard2 was busy: the query waited \d+ ms behind other queries and had not started when the request's limit of 1500 ms ended; the wait is the endpoint's, not the query's: retry later\n$/);
-        // Not a time limit of the query for the bounded client's reading.
-        expect(stoppedAt(503, r.headers.get('fkgqa-stopped'), body)).toBeUndefined();
-        expect(busyAt(503, r.headers.get('fkgqa-stopped'))!.waitedMs).toBeGreaterThanOrEqual(1500);
+        // Believed busy by the bounded client's reading (judgeStop: the limit sent, the clock), not a time limit of the query.
+        const stop = readStop(503, r.headers.get('fkgqa-stopped'), body, { limitMs: 1500, elapsedMs: r.elapsedMs });
+        expect(stop && 'stop' in stop && stop.stop).toMatchObject({ kind: 'busy', by: 'request', limitMs: 1500 });
+        expect(stop && 'stop' in stop && stop.stop.kind === 'busy' && stop.stop.waitedMs).toBeGreaterThanOrEqual(1500);
       }
     });
     // The same limit on a slow query that ran at once: the query's own time limit (the agent's). The
@@ -289,8 +294,65 @@ describe('the federation engine\'s wait: counted to its limit', () => {
   });
 });
 
+describe('judgeStop: a stop is believed only when it agrees with the limit sent and with the clock (docs/serving.md)', () => {
+  const sent = (limitMs: number | undefined, elapsedMs: number) => ({ ...(limitMs !== undefined ? { limitMs } : {}), elapsedMs });
+  it("believes every stop fkgqa serve and its /federation/sparql write, at their limit or later (load only delays an answer)", () => {
+    expect(STOP_CLOCK_TOLERANCE_MS).toBe(50);
+    const believed = [
+      judgeStop('busy; by=request; waited=1500; ms=1500', sent(1500, 1503)),
+      judgeStop('busy; by=request; waited=1000; ms=2500', sent(2500, 7000)), // waited 1000, then ran; answered late (a loaded machine)
+      judgeStop('busy; by=queue; waited=30001; ms=30000', sent(59_750, 30_020)),
+      judgeStop('time-limit; by=request; ms=9750', sent(9750, 9751)),
+      judgeStop('time-limit; by=endpoint; ms=1000', sent(9750, 1200)),
+      // /federation/sparql relays a shard's answer at the limit it passed on (sentLimit of the request's, 250 ms less).
+      judgeStop('time-limit; by=request; ms=3000', sent(3000, 2760)),
+      judgeStop('busy; by=request; waited=275; ms=3000', sent(3000, 2760)),
+      // A timer that fired a millisecond early, the wait rounded.
+      judgeStop('busy; by=request; waited=1499; ms=1500', sent(1500, 1499)),
+    ];
+    expect(believed.map((j) => j.believed)).toEqual(believed.map(() => true));
+    expect(believed[0]).toEqual({ believed: true, stop: { kind: 'busy', by: 'request', waitedMs: 1500, limitMs: 1500 } });
+    expect(believed[4]).toEqual({ believed: true, stop: { kind: 'time-limit', by: 'endpoint', limitMs: 1000 } });
+  });
+  it('disbelieves a stop that names another limit than the one sent, came before its limit, waited longer than the request existed, or ran most of its limit and says busy', () => {
+    const why = (stopped: string, limitMs: number | undefined, elapsedMs: number) => {
+      const j = judgeStop(stopped, sent(limitMs, elapsedMs));
+      return j.believed ? 'believed' : j.why;
+    };
+    expect([
+      why('busy; by=request; waited=900; ms=1000', 9749, 1005),
+      why('time-limit; by=request; ms=9750', 9750, 1900),
+      why('time-limit; by=request; ms=9750', 9750, 9400),
+      why('busy; by=request; waited=9000; ms=9750', 9750, 9760),
+      why('busy; by=request; waited=5000; ms=1500', 1500, 1600),
+      why('busy; by=request; waited=5; ms=9750', 9750, 9760),
+      why('time-limit; by=endpoint; ms=30000', 9750, 30_010),
+      why('time-limit; by=request; ms=900', undefined, 1000),
+      why('busy; by=queue; waited=200; ms=30000', 59_750, 30_010),
+      why('garbage', 1000, 1000),
+    ]).toEqual([
+      "names the request's limit as 1000 ms, but the request was sent 9749 ms",
+      'names a limit of 9750 ms but came 1900 ms after the request was sent',
+      'names a limit of 9750 ms but came 9400 ms after the request was sent',
+      'believed',
+      'says the query waited 5000 ms but came 1600 ms after the request was sent',
+      "says the query waited only 5 ms of its limit of 9750 ms: it ran the rest, a time limit by fkgqa serve's rule, not busy",
+      'names a limit of its own of 30000 ms, above the 9750 ms the request was sent, which would have ended first',
+      "names the request's limit, but none was sent",
+      'says the query waited only 200 ms of the queue limit of 30000 ms, which ends only when the whole of it was waited',
+      'is no Fkgqa-Stopped value fkgqa serve writes',
+    ]);
+  });
+  it("another server's 503 that names a time limit is checked against the clock only (it never saw Fkgqa-Timeout)", () => {
+    expect(readStop(503, null, 'the endpoint stopped the query at its time limit of 1000 ms', { limitMs: 59_750, elapsedMs: 4 })).toEqual({ unbelieved: 'names a limit of 1000 ms but came 4 ms after the request was sent' });
+    expect(readStop(503, null, 'the endpoint stopped the query at its time limit of 1000 ms', { limitMs: 59_750, elapsedMs: 1001 })).toEqual({ stop: { kind: 'time-limit', by: 'endpoint', limitMs: 1000 } });
+    expect(readStop(503, null, 'overloaded', { limitMs: 59_750, elapsedMs: 4 })).toBeUndefined();
+    expect(readStop(500, 'busy; by=request; waited=900; ms=900', '', { limitMs: 900, elapsedMs: 901 })).toBeUndefined();
+  });
+});
+
 describe("answers due at the engine's limit (DueAnswers)", () => {
-  const busy = { endpoint: 'http://127.0.0.1:1/a/sparql', what: 'answered HTTP 503 (Fkgqa-Stopped: busy; by=request; waited=900; ms=900)', httpStatus: 503, stopped: 'busy; by=request; waited=900; ms=900' };
+  const busy = { endpoint: 'http://127.0.0.1:1/a/sparql', what: 'answered HTTP 503 (Fkgqa-Stopped: busy; by=request; waited=900; ms=900)', httpStatus: 503, stopped: 'busy; by=request; waited=900; ms=900', sentLimitMs: 900, elapsedMs: 905 };
   it('a 503 with Fkgqa-Stopped answered before the limit is the verdict at once; one answered during the wait ends it', async () => {
     const before = new DueAnswers();
     before.sent();
@@ -344,5 +406,21 @@ describe("answers due at the engine's limit (DueAnswers)", () => {
     const l = late.atLimit(600_000);
     setImmediate(() => late.end(busy));
     expect(await l).toEqual(busy);
+  });
+  it('a stop judgeStop does not believe: no verdict when it comes in the wait after the limit (the query\'s time limit stands); the endpoint\'s error when it was answered before', async () => {
+    const forged = { ...busy, what: 'answered HTTP 503 (Fkgqa-Stopped: busy; by=request; waited=900; ms=1000)', stopped: 'busy; by=request; waited=900; ms=1000' };
+    const inWait = new DueAnswers();
+    inWait.sent();
+    inWait.sent();
+    const w = inWait.atLimit(600_000);
+    setImmediate(() => inWait.answered(forged));
+    setImmediate(() => setImmediate(() => inWait.answered()));
+    expect(await w).toBeUndefined();
+    const before = new DueAnswers();
+    before.sent();
+    before.answered(forged);
+    expect(await before.atLimit(600_000)).toEqual(forged);
+    // Read by the bounded client as that endpoint's error, not busy (client.federated judges the fault again).
+    expect(judgeStop(forged.stopped, { limitMs: forged.sentLimitMs, elapsedMs: forged.elapsedMs })).toEqual({ believed: false, why: "names the request's limit as 1000 ms, but the request was sent 900 ms" });
   });
 });

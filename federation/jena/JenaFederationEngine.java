@@ -14,7 +14,8 @@
  *   engine -> Node
  *     {"type":"ready","jena":"4.5.0","java":"17…"}            after init
  *     {"type":"request","id":N,"endpoint":"…"}                before each HTTP request of query N
- *     {"type":"answered","id":N,"fault":{…}}                  that request has its status line or failed; fault: a 503 with Fkgqa-Stopped
+ *     {"type":"answered","id":N,"fault":{…}}                  that request has its status line or failed; fault: a 503 with Fkgqa-Stopped,
+ *                                                             with the Fkgqa-Timeout it carried (sentLimitMs) and the ms from sending to its status line (elapsedMs)
  *     {"type":"result","id":N,"body":"…","contentType":"…"}
  *     {"type":"error","id":N,"error":"…","httpStatus":S}     httpStatus only when an HTTP status caused it
  *     {"type":"cancelled","id":N}                             query N's thread has ended after a cancel
@@ -163,11 +164,21 @@ public class JenaFederationEngine {
             return b.build();
         }
 
-        /** A 3xx fails the query with the message of fkgqa's RedirectRefused (src/federation/http.ts); nothing is sent to the target. */
-        private <T> HttpResponse<T> check(HttpResponse<T> res, QueryState st) throws IOException {
+        /**
+         * A 3xx fails the query with the message of fkgqa's RedirectRefused (src/federation/http.ts); nothing is sent to the target.
+         * `sent` is the request as sent (its Fkgqa-Timeout), `sentNanos` when it was sent (System.nanoTime): a stop carries both for
+         * fkgqa's judgeStop (src/federation/limit.ts), which believes it only when it agrees with that limit and the clock.
+         */
+        private <T> HttpResponse<T> check(HttpResponse<T> res, QueryState st, HttpRequest sent, long sentNanos) throws IOException {
             int s = res.statusCode();
             String stopped = s == 503 ? res.headers().firstValue("fkgqa-stopped").orElse(null) : null;
-            JsonObject stop = stopped == null ? null : fault(endpointOf(res.uri().toString()), "answered HTTP 503 (Fkgqa-Stopped: " + stopped + ")", s, stopped);
+            JsonObject stop = null;
+            if (stopped != null) {
+                stop = fault(endpointOf(res.uri().toString()), "answered HTTP 503 (Fkgqa-Stopped: " + (stopped.length() > 200 ? stopped.substring(0, 200) : stopped) + ")", s, stopped);
+                String limit = sent.headers().firstValue("Fkgqa-Timeout").orElse(null);
+                if (limit != null) { try { stop.put("sentLimitMs", Long.parseLong(limit)); } catch (NumberFormatException ignored) {} }
+                stop.put("elapsedMs", (System.nanoTime() - sentNanos) / 1_000_000L);
+            }
             if (st != null && stop != null) recordFault(st, stop);
             // Reported at once, before ARQ reads the answer: a 503 at the limit the endpoint was sent is the verdict even when
             // fkgqa's own limit ends before ARQ fails the query (DueAnswers of src/federation/limit.ts).
@@ -232,12 +243,13 @@ public class JenaFederationEngine {
         @Override public <T> HttpResponse<T> send(HttpRequest req, HttpResponse.BodyHandler<T> handler) throws IOException, InterruptedException {
             QueryState st = CURRENT.get();
             HttpRequest r = admit(req, st);
+            long sentNanos = System.nanoTime();
             CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, handler);
             if (st != null) st.inFlight.add(f);
             HttpResponse<T> res = null;
             try {
                 res = f.get();
-                return check(res, st);
+                return check(res, st, r, sentNanos);
             } catch (CancellationException e) {
                 throw new IOException("query cancelled");
             } catch (ExecutionException e) {
@@ -262,6 +274,7 @@ public class JenaFederationEngine {
             QueryState st = CURRENT.get();
             HttpRequest r;
             try { r = admit(req, st); } catch (IOException e) { return CompletableFuture.failedFuture(e); }
+            long sentNanos = System.nanoTime();
             CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, handler);
             if (st != null) st.inFlight.add(f);
             return f.handle((res, err) -> {
@@ -271,7 +284,7 @@ public class JenaFederationEngine {
                     Throwable c = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
                     throw new CompletionException(c instanceof IOException io ? networkFault(io, st, r) : c);
                 }
-                try { return check(res, st); } catch (IOException e) { throw new CompletionException(e); }
+                try { return check(res, st, r, sentNanos); } catch (IOException e) { throw new CompletionException(e); }
             });
         }
 

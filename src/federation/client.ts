@@ -19,7 +19,13 @@
  * caller's time limit in the `Fkgqa-Timeout` header (milliseconds; `fkgqa serve` stops the query
  * there, see docs/serving.md; other servers ignore the header), and an answer `503` with
  * `Fkgqa-Stopped: time-limit; by=endpoint` (the endpoint's own, smaller limit) is told apart from
- * the caller's time limit (`endpointLimitMs` of the `timeout` outcome).
+ * the caller's time limit (`endpointLimitMs` of the `timeout` outcome). A stop is read only when
+ * `judgeStop` (limit.ts) believes it: it agrees with the limit sent and with the clock.
+ *
+ * Whose fault an endpoint's error is (`queryCaused`, docs/evaluation.md): fkgqa serve says it — a
+ * query it cannot evaluate as written is answered 400 with `Fkgqa-Query-Error` (`causedByQuery`);
+ * another server's 4xx is the query's by its status, a 500 when its text is a SPARQL engine's words
+ * for a query error (`QUERY_ERROR_TEXT`), any other 5xx the endpoint's.
  */
 import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
 import { type FederationEngine } from './engine.js';
@@ -28,8 +34,8 @@ import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQ
 import { inspectQuery, quickInspect } from '../sparql/inspect.js';
 import { AnswerCut, boundedText, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
-import { BUSY_STOPPED, sentLimit, TIME_LIMIT_STOPPED } from './limit.js';
-import { TIME_LIMIT_HEADER } from '../sparql/protocol.js';
+import { judgeStop, sentLimit, stopSent, type SentRequest, type Stop } from './limit.js';
+import { QUERY_ERROR_HEADER, STOPPED_HEADER, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 
 export { sentLimit } from './limit.js';
 export { boundedText } from './http.js';
@@ -37,14 +43,15 @@ export { boundedText } from './http.js';
 /**
  * The outcome of one query: the answer's text and media type, an error (with the HTTP status of
  * the endpoint when it answered; `tooLarge` over the size limit; `redirect` when an endpoint
- * answered with a redirect that was not followed), or the time limit — the caller's, or, with
+ * answered with a redirect that was not followed; `queryCaused` when the endpoint's error is the
+ * query's, not the endpoint's: `causedByQuery`), or the time limit — the caller's, or, with
  * `endpointLimitMs`, the endpoint's own limit (ms), which stopped the query before the caller's
  * (a longer `timeoutMs` does not help then). `requests` counts the HTTP requests sent per endpoint
  * URL (without query string).
  */
 export type SparqlOutcome =
   | { status: 'ok'; body: string; contentType: string; ms: number; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; contentType?: string; tooLarge?: true; redirect?: true; badAnswer?: BadAnswer; busy?: Busy; ms: number; requests: Record<string, number> }
+  | { status: 'error'; error: string; httpStatus?: number; contentType?: string; tooLarge?: true; redirect?: true; badAnswer?: BadAnswer; busy?: Busy; queryCaused?: true; ms: number; requests: Record<string, number> }
   | { status: 'timeout'; ms: number; requests: Record<string, number>; endpointLimitMs?: number };
 
 /**
@@ -77,35 +84,59 @@ export interface Busy {
 }
 
 /**
- * Whose time limit a `503` stopped the query at: `fkgqa serve` says it in `Fkgqa-Stopped:
- * time-limit; by=endpoint|request; ms=N`; another server's 503 whose text names a time limit is the
- * endpoint's own. @returns undefined when the answer is no time limit at all
+ * How an endpoint's answer stopped the query, read by `judgeStop` (limit.ts): a `503` with `Fkgqa-Stopped`
+ * (fkgqa serve), or another server's `503` whose text names a time limit (its own: the length is read
+ * from "time limit of N ms" when it says so, and checked against the clock only, as such a server
+ * ignores `Fkgqa-Timeout`). @returns the stop believed, or why it is not (`unbelieved`: words after "a
+ * stop that"); undefined when the answer is no stop at all
  */
-export function stoppedAt(status: number, stopped: string | null, body: string): { by: 'endpoint' | 'request'; limitMs?: number } | undefined {
-  if (status !== 503 || busyAt(status, stopped)) return undefined;
-  const m = stopped ? TIME_LIMIT_STOPPED.exec(stopped) : null;
-  if (m) return { by: m[1].toLowerCase() as 'endpoint' | 'request', limitMs: Number(m[2]) };
-  if (!/time limit|timeout|timed out/i.test(body)) return undefined;
-  const ms = /time limit of (\d+) ?ms/i.exec(body);
-  return { by: 'endpoint', ...(ms ? { limitMs: Number(ms[1]) } : {}) };
+export function readStop(status: number, stopped: string | null, body: string, sent: SentRequest): { stop: Stop } | { unbelieved: string } | undefined {
+  if (status !== 503) return undefined;
+  let claim: string | Stop;
+  let as = sent;
+  if (stopped !== null) claim = stopped;
+  else {
+    if (!/time limit|timeout|timed out/i.test(body)) return undefined;
+    const ms = /time limit of (\d+) ?ms/i.exec(body);
+    claim = { kind: 'time-limit', by: 'endpoint', ...(ms ? { limitMs: Number(ms[1]) } : {}) };
+    as = { elapsedMs: sent.elapsedMs };
+  }
+  const j = judgeStop(claim, as);
+  return j.believed ? { stop: j.stop } : { unbelieved: j.why };
+}
+
+/** Words for an answer whose stop `judgeStop` does not believe (after the endpoint's URL): the endpoint's error, no verdict on the query. */
+export function unbelievedStop(what: string, why: string): string {
+  return `${what}, a stop that ${why}: neither busy nor the query's time limit, an error of the endpoint`;
 }
 
 /**
- * Whether a `503` of `fkgqa serve` says the endpoint was busy (`Fkgqa-Stopped: busy; by=request|queue;
- * waited=W; ms=N`): the query waited behind other queries and was not given its time limit to run,
- * the endpoint's fault, not the query's (docs/serving.md, serve's time limits). @returns the wait in ms, or undefined
+ * The text of a `500` that is a SPARQL engine's error about the query, not a failure of the endpoint
+ * (the rule for servers other than fkgqa serve, docs/evaluation.md): oxigraph's "The custom function
+ * <…> is not supported", an unknown or undefined function, a parse or syntax error (Jena's
+ * QueryParseException, RDF4J's and Blazegraph's MalformedQueryException), Virtuoso's SPARQL compiler
+ * errors (SQL state 37000, codes SP0xx). Other 5xx (502, 503, 504: a gateway, an overloaded or
+ * stopped server) are never read as the query's.
  */
-export function busyAt(status: number, stopped: string | null): { waitedMs: number } | undefined {
-  if (status !== 503 || !stopped) return undefined;
-  const m = BUSY_STOPPED.exec(stopped);
-  return m ? { waitedMs: Number(m[1]) } : undefined;
+export const QUERY_ERROR_TEXT = /custom function <[^>]*> is not supported|\b(?:unknown|undefined|unsupported) function\b|\bfunction <[^>]*> is (?:not (?:supported|defined|known)|unknown)|\bMalformedQueryException\b|\bQueryParseException\b|\b(?:syntax|parse) error\b|Virtuoso 37000 Error SP0\d\d/i;
+
+/**
+ * Whether an endpoint's error answer is the query's fault rather than the endpoint's: fkgqa serve
+ * says so with `Fkgqa-Query-Error` (a query it cannot evaluate as written, answered 400: an unsupported
+ * function, a query that faults its engine; docs/serving.md); for another server a `500` whose text
+ * is a query error (`QUERY_ERROR_TEXT`). A 4xx is the query's by its status alone (tool-error.ts
+ * `infrastructureStatus`), with or without this.
+ */
+export function causedByQuery(status: number, queryError: string | null | undefined, text: string): boolean {
+  if (status < 400) return false;
+  return !!queryError || (status === 500 && QUERY_ERROR_TEXT.test(text));
 }
 
 /**
  * Whether a federation engine's error may come from an endpoint's answer, so that
  * `BoundedSparqlClient.federated` probes the endpoints (`findBadAnswer`): not a syntax error (the
  * engine's parser, or an endpoint's parse error of the query: it answered, as SPARQL expects), nor
- * a time limit (the query's own, or an endpoint's own: `stoppedAt`), nor a query the engine refused
+ * a time limit (the query's own, or an endpoint's own: `readStop`), nor a query the engine refused
  * before sending anything (no requests: `findBadAnswer` has nothing to probe then).
  */
 export function fromEndpoint(error: string): boolean {
@@ -225,10 +256,11 @@ export class BoundedSparqlClient {
     const timer = setTimeout(() => limit.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
     const signal = cancel ? AbortSignal.any([limit.signal, cancel]) : limit.signal;
     try {
+      const sent = sentLimit(timeoutMs - ms());
       const res = await postWithin(
         url,
         new URLSearchParams({ query }).toString(),
-        { 'content-type': 'application/x-www-form-urlencoded', accept, 'accept-encoding': 'identity', [TIME_LIMIT_HEADER]: String(sentLimit(timeoutMs - ms())) },
+        { 'content-type': 'application/x-www-form-urlencoded', accept, 'accept-encoding': 'identity', [TIME_LIMIT_HEADER]: String(sent) },
         signal,
         this.maxResultBytes,
         { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },
@@ -236,16 +268,23 @@ export class BoundedSparqlClient {
       const body = res.text;
       if (res.encodingProblem) return { status: 'error', error: `the endpoint ${url} ${res.encodingProblem}`, badAnswer: { endpoint: url, httpStatus: res.status, problem: res.encodingProblem }, ms: ms(), requests };
       if (body === undefined) return { status: 'error', error: `the answer of ${url} is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests };
-      // fkgqa serve answers 503 busy when the query waited behind others: the endpoint's fault, not a time limit of the query.
-      const busy = busyAt(res.status, res.header('fkgqa-stopped'));
-      if (busy) {
-        return { status: 'error', error: `the endpoint ${url} was busy (HTTP 503): ${body.trim().slice(0, 500)}`, httpStatus: 503, busy: { endpoint: url, ...busy }, ms: ms(), requests };
+      // fkgqa serve answers 503 when it stopped the query: busy (it waited behind others: the endpoint's fault) or at a
+      // time limit, its own (by=endpoint) or the one sent here (the query's); believed only when it agrees with that limit and the clock.
+      const stoppedHeader = res.header(STOPPED_HEADER.toLowerCase());
+      const stop = readStop(res.status, stoppedHeader, body, { limitMs: sent, elapsedMs: ms() });
+      if (stop && 'unbelieved' in stop) {
+        const problem = unbelievedStop(stoppedHeader !== null ? `answered HTTP 503 (${STOPPED_HEADER}: ${stoppedHeader.trim().slice(0, 200)})` : `answered HTTP 503 saying it stopped the query at a time limit (${errorBody(body, '', 503).slice(0, 200)})`, stop.unbelieved);
+        return { status: 'error', error: `the endpoint ${url} ${problem}`, httpStatus: 503, badAnswer: { endpoint: url, httpStatus: 503, problem }, ms: ms(), requests };
       }
-      // fkgqa serve answers 503 when a query reaches a time limit: its own (by=endpoint) or the one sent here.
-      const stopped = stoppedAt(res.status, res.header('fkgqa-stopped'), body);
-      if (stopped) return { status: 'timeout', ms: ms(), requests, ...(stopped.by === 'endpoint' && stopped.limitMs !== undefined && stopped.limitMs < timeoutMs ? { endpointLimitMs: stopped.limitMs } : {}) };
+      if (stop?.stop.kind === 'busy') {
+        return { status: 'error', error: `the endpoint ${url} was busy (HTTP 503): ${body.trim().slice(0, 500)}`, httpStatus: 503, busy: { endpoint: url, waitedMs: stop.stop.waitedMs }, ms: ms(), requests };
+      }
+      if (stop) return { status: 'timeout', ms: ms(), requests, ...(stop.stop.by === 'endpoint' && stop.stop.limitMs !== undefined && stop.stop.limitMs < timeoutMs ? { endpointLimitMs: stop.stop.limitMs } : {}) };
       const contentType = (res.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
-      if (res.status < 200 || res.status > 299) return { status: 'error', error: errorBody(body, contentType, res.status) || res.statusText, httpStatus: res.status, contentType, ms: ms(), requests };
+      if (res.status < 200 || res.status > 299) {
+        const error = errorBody(body, contentType, res.status) || res.statusText;
+        return { status: 'error', error, httpStatus: res.status, contentType, ...(causedByQuery(res.status, res.header(QUERY_ERROR_HEADER.toLowerCase()), body) ? { queryCaused: true as const } : {}), ms: ms(), requests };
+      }
       // An answer to a SELECT or ASK that is no complete SPARQL results document of that form — cut off, garbage, without
       // results.bindings, rows that are no RDF terms, a boolean for a SELECT — is the endpoint's fault, never "0 rows".
       // Only SPARQL JSON and XML results are read, as both federation engines read them (unreadTypeWords).
@@ -375,17 +414,25 @@ export class BoundedSparqlClient {
     if (o.status === 'error' && o.busy) return { status: 'error', error: o.error, httpStatus: 503, busy: { endpoint: 'federation engine', waitedMs: o.waitedMs ?? how.waitMs ?? 0 }, ms: ms(), requests: o.requests };
     if (o.status === 'error') {
       const redirect = /with a redirect to .*: not followed/.test(o.error);
+      let what = o.fault?.what;
       if (o.fault?.stopped) {
         // A shard endpoint of fkgqa serve stopped the query at the limit the engine sent it (the time the query had left) or
         // at its own: the query's time limit; or the query waited there behind others until that limit: busy, the endpoint's.
-        const waited = busyAt(503, o.fault.stopped);
-        if (waited) return { status: 'error', error: `the endpoint ${o.fault.endpoint} was busy (HTTP 503, ${o.fault.stopped}): the query waited ${waited.waitedMs} ms there behind other queries (the federation engine ${this.engineName} said: ${o.error})`, httpStatus: 503, busy: { endpoint: o.fault.endpoint, ...waited }, ms: ms(), requests: o.requests };
-        const at = stoppedAt(503, o.fault.stopped, '');
-        if (at) return { status: 'timeout', ms: ms(), requests: o.requests, ...(at.by === 'endpoint' && at.limitMs !== undefined ? { endpointLimitMs: at.limitMs } : {}) };
+        // Believed only when it agrees with that limit and the clock (judgeStop); otherwise that endpoint's error.
+        const j = judgeStop(o.fault.stopped, stopSent(o.fault));
+        if (j.believed && j.stop.kind === 'busy') {
+          return { status: 'error', error: `the endpoint ${o.fault.endpoint} was busy (HTTP 503, ${o.fault.stopped}): the query waited ${j.stop.waitedMs} ms there behind other queries (the federation engine ${this.engineName} said: ${o.error})`, httpStatus: 503, busy: { endpoint: o.fault.endpoint, waitedMs: j.stop.waitedMs }, ms: ms(), requests: o.requests };
+        }
+        if (j.believed) return { status: 'timeout', ms: ms(), requests: o.requests, ...(j.stop.by === 'endpoint' && j.stop.limitMs !== undefined ? { endpointLimitMs: j.stop.limitMs } : {}) };
+        what = unbelievedStop(o.fault.what, j.why);
       }
       if (o.fault) {
-        // The engine's HTTP saw the endpoint fail (an incomplete answer, a closed connection): no probe needed.
-        return { status: 'error', error: `the endpoint ${o.fault.endpoint} ${o.fault.what}`, badAnswer: { endpoint: o.fault.endpoint, ...(o.fault.httpStatus ? { httpStatus: o.fault.httpStatus } : {}), problem: o.fault.what }, ms: ms(), requests: o.requests };
+        // The engine's HTTP saw the endpoint fail (an incomplete answer, a closed connection, a stop not believed): no probe needed.
+        return { status: 'error', error: `the endpoint ${o.fault.endpoint} ${what}`, badAnswer: { endpoint: o.fault.endpoint, ...(o.fault.httpStatus ? { httpStatus: o.fault.httpStatus } : {}), problem: what! }, ms: ms(), requests: o.requests };
+      }
+      // An endpoint's 500 in words of a query error (another server's; fkgqa serve answers such a query 400): the query's, no probe.
+      if (o.httpStatus !== undefined && causedByQuery(o.httpStatus, undefined, o.error)) {
+        return { status: 'error', error: o.error, httpStatus: o.httpStatus, queryCaused: true, ms: ms(), requests: o.requests };
       }
       const bad = redirect || !fromEndpoint(o.error) ? undefined : await this.findBadAnswer(o.requests, timeoutMs - ms());
       if (bad) {

@@ -16,7 +16,7 @@
  * equivalent check, redirects included; a SERVICE-explicit query checked with `checkServiceQuery`
  * of service-check.ts before anything is sent; every request carrying the time the query has left
  * in `Fkgqa-Timeout`, `sentLimit` of limit.ts, and a `503` with `Fkgqa-Stopped` reported as a fault
- * with `stopped`; each request's answer reported to a `DueAnswers` of limit.ts as soon as its status
+ * with `stopped`, the limit sent and the time until its status line (`sentLimitMs`, `elapsedMs`: `judgeStop` reads them); each request's answer reported to a `DueAnswers` of limit.ts as soon as its status
  * line arrives, read at the limit with `dueGraceMs`; nothing sent past the limit), add its name to FEDERATION_ENGINES and a case to
  * `createEngine` in engines.ts. tests/federation.test.ts and tests/engines.test.ts run their checks
  * on every engine listed. docs/federation.md describes the engines and their disagreements.
@@ -93,10 +93,15 @@ export interface EndpointFault {
   /**
    * The `Fkgqa-Stopped` header of a `503` of fkgqa serve (`busy; …` or `time-limit; by=…; ms=N`):
    * the shard endpoint stopped the query at the limit the engine sent it in `Fkgqa-Timeout` (the
-   * time the query had left) or at its own, or the query waited there behind others (busy). Told
-   * apart by `BoundedSparqlClient.federated` (`busyAt`, `stoppedAt` of client.ts).
+   * time the query had left) or at its own, or the query waited there behind others (busy). Read by
+   * `judgeStop` of limit.ts with `sentLimitMs` and `elapsedMs` (`stopSent`): believed, it is busy or a
+   * time limit (`BoundedSparqlClient.federated`); not believed, that endpoint's error.
    */
   stopped?: string;
+  /** With `stopped`: the `Fkgqa-Timeout` the request carried (ms); absent when it carried none. */
+  sentLimitMs?: number;
+  /** With `stopped`: from just before the request was sent to its answer's status line (ms), measured where it was sent (the engine's thread or JVM). */
+  elapsedMs?: number;
 }
 
 /** A federation engine (module comment). */

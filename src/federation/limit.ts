@@ -160,20 +160,109 @@ export function dueGraceMs(options: EngineQueryOptions): number {
 
 /**
  * Whether a `Fkgqa-Stopped` value says how fkgqa serve stopped a query, whole: `busy; by=request|queue;
- * waited=W; ms=N` or `time-limit; by=endpoint|request; ms=N` (docs/serving.md). Only such a value is a verdict.
+ * waited=W; ms=N` or `time-limit; by=endpoint|request; ms=N` (docs/serving.md). Only such a value can be a
+ * verdict, and only when `judgeStop` believes it.
  */
 export function stoppedParses(stopped: string): boolean {
-  return BUSY_STOPPED.test(stopped) || TIME_LIMIT_STOPPED.test(stopped);
+  return parseStopped(stopped) !== undefined;
 }
-/** `Fkgqa-Stopped` of a query that waited behind others (busy), as fkgqa serve writes it; group 1: the wait in ms, group 2: the limit. */
-export const BUSY_STOPPED = /^\s*busy\s*;\s*by=(?:request|queue)\s*;\s*waited=(\d+)\s*;\s*ms=(\d+)\s*$/i;
+/** `Fkgqa-Stopped` of a query that waited behind others (busy), as fkgqa serve writes it; groups: by whom, the wait in ms, the limit. */
+export const BUSY_STOPPED = /^\s*busy\s*;\s*by=(request|queue)\s*;\s*waited=(\d+)\s*;\s*ms=(\d+)\s*$/i;
 /** `Fkgqa-Stopped` of a query stopped at a time limit; groups: by whom, the limit in ms. */
-export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)/i;
+export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)\s*$/i;
 
 /**
- * The requests of one engine query still awaiting their answer, and the first answer of fkgqa serve
- * that stopped the query at the limit it was sent (a `503` with `Fkgqa-Stopped`: busy, or the
- * request's time limit). Fed by the engine's reports (`sent`, `answered`, `ended`); read at the
+ * How an endpoint says it stopped a query (a `503`): busy (the query waited behind others: the
+ * endpoint's fault) or a time limit — the request's (`by: 'request'`, the limit sent in `Fkgqa-Timeout`)
+ * or the endpoint's own (`by: 'endpoint'`); `limitMs` is absent only for another server's 503 whose
+ * text names a time limit without its length.
+ */
+export type Stop =
+  | { kind: 'busy'; by: 'request' | 'queue'; waitedMs: number; limitMs: number }
+  | { kind: 'time-limit'; by: 'request' | 'endpoint'; limitMs?: number };
+
+/** A `Fkgqa-Stopped` value read whole (`BUSY_STOPPED`, `TIME_LIMIT_STOPPED`); undefined when it is none fkgqa serve writes. */
+export function parseStopped(stopped: string): Stop | undefined {
+  const b = BUSY_STOPPED.exec(stopped);
+  if (b) return { kind: 'busy', by: b[1].toLowerCase() as 'request' | 'queue', waitedMs: Number(b[2]), limitMs: Number(b[3]) };
+  const t = TIME_LIMIT_STOPPED.exec(stopped);
+  return t ? { kind: 'time-limit', by: t[1].toLowerCase() as 'request' | 'endpoint', limitMs: Number(t[2]) } : undefined;
+}
+
+/**
+ * The allowance of `judgeStop`'s clock checks, in ms, beyond the margin `sentLimit` takes (a proxy
+ * such as serve's /federation/sparql passes a limit on less that margin and may answer that much early):
+ * a Node timer may fire a millisecond before its time, serve rounds its waits to whole milliseconds,
+ * and two hosts' monotonic clocks tick a few hundred parts per million apart. Load is no reason for
+ * more: it only makes the time the client measures longer than the time the endpoint counted.
+ */
+export const STOP_CLOCK_TOLERANCE_MS = 50;
+
+/** What the request that an endpoint answered with a stop was sent with, and what the clock says. */
+export interface SentRequest {
+  /** The time limit sent with it (`Fkgqa-Timeout`, ms); undefined when none was sent (or the endpoint is not told, e.g. a stop read from another server's text). */
+  limitMs?: number;
+  /** From just before the request was sent to its answer's status line, in ms, on one monotonic clock (where the request was sent). */
+  elapsedMs: number;
+}
+
+/** `judgeStop`'s verdict on a stop: believed, or why not. */
+export type StopJudgement = { believed: true; stop: Stop } | { believed: false; why: string };
+
+/**
+ * Whether a stop an endpoint answered (its `Fkgqa-Stopped`, or a `Stop` read otherwise) agrees with
+ * what was sent and with the clock: the one rule every route reads a stop by (the bounded client's
+ * direct route and its reading of an engine's fault, both engines' `DueAnswers`, hence
+ * /federation/sparql). fkgqa serve's stops always agree (docs/serving.md); a stop that does not is no
+ * verdict (neither busy nor the query's time limit) but the endpoint's fault.
+ *
+ * - `by=request`: a limit was sent, and `ms` is that limit (±1 ms).
+ * - `by=endpoint` (its own limit) and `by=queue` (its queue limit) apply only below the limit sent: `ms` ≤ it (+1 ms).
+ * - The clock: the answer came at least `ms` after the request was sent (serve counts its limits
+ *   from the request's arrival or the query's start, both later), less the tolerance
+ *   (`STOP_CLOCK_TOLERANCE_MS` and `sentLimit`'s margin of `ms`).
+ * - busy: the query waited no longer than since the request was sent (+ the tolerance), and a wait
+ *   serve calls busy: by=queue the whole queue limit, by=request at least `BUSY_WAIT_SHARE` of the
+ *   limit (of `sentLimit` of it, for a relayed stop) and `BUSY_MIN_WAIT_MS` — less, and the query ran
+ *   most of its limit: serve would have said `time-limit`.
+ *
+ * A consistent lie (an endpoint that holds the request for the whole limit and then says busy with a
+ * plausible wait) cannot be told from the truth; it stays busy.
+ * @param stopped the `Fkgqa-Stopped` value, or a stop read otherwise
+ * @returns believed with the stop, or not with why (words that follow "a stop that …")
+ */
+export function judgeStop(stopped: string | Stop, sent: SentRequest): StopJudgement {
+  const stop = typeof stopped === 'string' ? parseStopped(stopped) : stopped;
+  if (!stop) return { believed: false, why: 'is no Fkgqa-Stopped value fkgqa serve writes' };
+  const no = (why: string): StopJudgement => ({ believed: false, why });
+  const limit = stop.limitMs;
+  const elapsed = Math.round(sent.elapsedMs);
+  const late = (ms: number) => STOP_CLOCK_TOLERANCE_MS + (ms - sentLimit(ms));
+  if (stop.by === 'request') {
+    if (sent.limitMs === undefined) return no(`names the request's limit, but none was sent`);
+    if (Math.abs(limit! - sent.limitMs) > 1) return no(`names the request's limit as ${limit} ms, but the request was sent ${sent.limitMs} ms`);
+  } else if (sent.limitMs !== undefined && limit !== undefined && limit > sent.limitMs + 1) {
+    return no(`names a limit of its own of ${limit} ms, above the ${sent.limitMs} ms the request was sent, which would have ended first`);
+  }
+  if (limit !== undefined && elapsed + late(limit) < limit) return no(`names a limit of ${limit} ms but came ${elapsed} ms after the request was sent`);
+  if (stop.kind === 'busy') {
+    const waited = stop.waitedMs;
+    if (waited > elapsed + STOP_CLOCK_TOLERANCE_MS) return no(`says the query waited ${waited} ms but came ${elapsed} ms after the request was sent`);
+    if (stop.by === 'queue' && waited + 1 < stop.limitMs) return no(`says the query waited only ${waited} ms of the queue limit of ${stop.limitMs} ms, which ends only when the whole of it was waited`);
+    if (stop.by === 'request' && waited + 1 < Math.max(BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE * sentLimit(stop.limitMs))) {
+      return no(`says the query waited only ${waited} ms of its limit of ${stop.limitMs} ms: it ran the rest, a time limit by fkgqa serve's rule, not busy`);
+    }
+  }
+  return { believed: true, stop };
+}
+
+/**
+ * The requests of one engine query still awaiting their answer, and the first answer that stopped
+ * the query (a `503` with `Fkgqa-Stopped`) that is a verdict: a stop `judgeStop` believes — fkgqa
+ * serve's busy, or the limit it was sent — or one it does not believe that was answered before the
+ * engine's limit ended (that endpoint's error, which would have failed the query). A stop not believed
+ * that comes in the wait after the limit is none: the query's own time limit stands, as for an
+ * endpoint that did not answer. Fed by the engine's reports (`sent`, `answered`, `ended`); read at the
  * engine's time limit (`atLimit`).
  */
 export class DueAnswers {
@@ -181,8 +270,10 @@ export class DueAnswers {
   constructor(private readonly silent: ReadonlySet<string> = new Set()) {}
   private inFlight = 0;
   private ended = false;
+  /** Set by `atLimit` once the reports posted before the limit are read. */
+  private pastLimit = false;
   private wake: (() => void) | undefined;
-  /** The first `503` with `Fkgqa-Stopped` answered to this query (EndpointFault.stopped set). */
+  /** The first `503` with `Fkgqa-Stopped` answered to this query that is a verdict (class comment; EndpointFault.stopped set). */
   stopped: EndpointFault | undefined;
 
   /** A request was sent. */
@@ -190,7 +281,7 @@ export class DueAnswers {
     this.inFlight++;
   }
 
-  /** A request has its answer's status line (or failed); `fault` when that answer was a `503` with `Fkgqa-Stopped` (taken when it parses: `stoppedParses`). */
+  /** A request has its answer's status line (or failed); `fault` when that answer was a `503` with `Fkgqa-Stopped` (a verdict as the class comment says). */
   answered(fault?: EndpointFault): void {
     this.inFlight = Math.max(0, this.inFlight - 1);
     this.note(fault);
@@ -205,7 +296,8 @@ export class DueAnswers {
   }
 
   private note(fault: EndpointFault | undefined): void {
-    if (fault?.stopped && stoppedParses(fault.stopped) && !this.silent.has(fault.endpoint)) this.stopped ??= fault;
+    if (!fault?.stopped || this.silent.has(fault.endpoint)) return;
+    if (!this.pastLimit || judgeStop(fault.stopped, stopSent(fault)).believed) this.stopped ??= fault;
   }
 
   /** Whether the engine ended the query itself. */
@@ -214,15 +306,16 @@ export class DueAnswers {
   }
 
   /**
-   * At the engine's time limit: the answer that stopped the query at the limit its endpoint was sent,
-   * waiting for it (at most `graceMs`; with 0 only reports already posted are read) while requests are
-   * in flight, the engine has not ended the query and `signal` is not aborted; undefined when there
-   * is none (the query's own time limit).
+   * At the engine's time limit: the answer that stopped the query (class comment), waiting for one
+   * (at most `graceMs`; with 0 only reports already posted are read) while requests are in flight, the
+   * engine has not ended the query and `signal` is not aborted; undefined when there is none (the
+   * query's own time limit).
    */
   async atLimit(graceMs = DUE_ANSWER_GRACE_MS, signal?: AbortSignal): Promise<EndpointFault | undefined> {
     const until = Date.now() + graceMs;
     // Reports already posted to this thread are read first (a port's messages are read after the timers of a loop turn).
     await new Promise<void>((r) => setImmediate(r));
+    this.pastLimit = true;
     const onAbort = () => this.wake?.();
     signal?.addEventListener('abort', onAbort);
     try {
@@ -251,6 +344,11 @@ export class DueAnswers {
 export async function outcomeAtLimit(due: DueAnswers, limit: QueryLimit, graceMs: number, signal: AbortSignal | undefined, requests: Record<string, number>): Promise<EngineOutcome> {
   const stopped = await due.atLimit(graceMs, signal);
   return stopped ? stoppedOutcome(stopped, requests) : limit.outcome(signal?.aborted ? 'aborted' : 'timeout', requests);
+}
+
+/** What a fault's request was sent with, for `judgeStop` (no elapsed time reported: 0, which believes no stop of a positive limit). */
+export function stopSent(fault: EndpointFault): SentRequest {
+  return { ...(fault.sentLimitMs !== undefined ? { limitMs: fault.sentLimitMs } : {}), elapsedMs: fault.elapsedMs ?? 0 };
 }
 
 /** The outcome of a query stopped at an endpoint's limit (`DueAnswers.stopped`): its `503`, told apart by `BoundedSparqlClient.federated` (busy, or the query's time limit). */

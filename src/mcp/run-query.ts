@@ -117,6 +117,8 @@ export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Route
   if (o.badAnswer && !o.redirect) return { errorClass: 'endpoint', message: `${where} failed: ${o.error}` };
   if (o.redirect) return { errorClass: 'redirect', message: `${where} failed: ${o.error}. fkgqa follows no redirect out of the registry: name the endpoint's final URL in SERVICE if it is registered` };
   if (/refused to contact/.test(o.error)) return { errorClass: 'unknown-endpoint', message: o.error };
+  // An error the query caused (an unsupported function, a query that faults the engine): the endpoint rejected it, the agent's to fix.
+  if (o.queryCaused) return { errorClass: 'endpoint-rejected', message: `${where} answered HTTP ${o.httpStatus}: ${o.error} — the endpoint cannot evaluate the query as written: an error of the query, not of the endpoint` };
   if (o.httpStatus) return { errorClass: o.httpStatus >= 500 ? 'endpoint' : 'endpoint-rejected', message: `${where} answered HTTP ${o.httpStatus}: ${o.error}` };
   return { errorClass: plan.route === 'federation' ? 'federation' : 'endpoint', message: `${where} failed: ${o.error}` };
 }
@@ -128,13 +130,18 @@ export type Routed = Pick<Extract<QueryPlan, { ok: true }>, 'route' | 'query' | 
  * Whether a failure is the infrastructure's (tool-error.ts): a registered endpoint that cannot be
  * reached, answers 5xx/404/429 or a redirect, kept the query waiting behind others (`busy`), or a federation engine that failed for such a
  * reason or faulted; not a timeout (the query's own time limit), a too large answer, an endpoint
- * that rejected the query (4xx), or a query the engine could not evaluate.
+ * that rejected the query (4xx) or could not evaluate it as written (`queryCaused`: fkgqa serve's
+ * `Fkgqa-Query-Error`, another server's 500 in words of a query error), or a query the engine could not evaluate.
  * @returns the flag and the endpoint concerned (the target of a direct query, or the registered
  *   endpoint named in the engine's message)
  */
 export function failureCause(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, registry: EndpointRegistry): { infrastructure: boolean; endpoint?: string } {
   const direct = plan.route === 'direct' ? plan.targets[0].url : undefined;
   if (o.status === 'timeout' || o.tooLarge || /refused to contact/.test(o.error)) return { infrastructure: false, ...(direct ? { endpoint: direct } : {}) };
+  if (o.queryCaused) {
+    const named = direct ?? endpointNamed(o.error, registry.endpoints.map((e) => e.url));
+    return { infrastructure: false, ...(named ? { endpoint: named } : {}) };
+  }
   if (o.badAnswer) return { infrastructure: true, endpoint: o.badAnswer.endpoint };
   if (o.busy) return { infrastructure: true, endpoint: o.busy.endpoint };
   const named = direct ?? endpointNamed(o.error, registry.endpoints.map((e) => e.url));
@@ -342,8 +349,9 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
       ? ctx.sparql.direct(r.targets[0].url, r.query, media, timeoutMs)
       : ctx.sparql.federated(r.query, media, timeoutMs, undefined, { limitFromStart: true, waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS) });
   let o = await send(routed);
-  if (quick && o.status === 'error' && o.httpStatus === 400) {
-    // The endpoint rejected the text as written: planQuery's message says what is wrong, or its form of the query is sent.
+  if (quick && o.status === 'error' && o.httpStatus === 400 && !o.queryCaused) {
+    // The endpoint rejected the text as written: planQuery's message says what is wrong, or its form of the query is sent
+    // (not for a query the endpoint parsed and could not evaluate: the same query again would fail the same way).
     const p = replan();
     if (!p.ok) return refuse(p.errorClass, p.message, {}, o.requests);
     routed = p;

@@ -22,7 +22,8 @@
  * 403 SPARQL Update or an unregistered SERVICE target; 406 no acceptable format; 503 the time
  * limit (the endpoint's, or the smaller one the request sent, as the shard endpoints take it), or
  * the shard endpoint of a lone SERVICE, or the engine, was busy (`Fkgqa-Stopped: busy; …`, Retry-After);
- * 502 an endpoint or the engine failed. The engine's work stops when the client disconnects.
+ * 502 an endpoint or the engine failed; 400 with `Fkgqa-Query-Error` when a shard could not evaluate
+ * the query as written (its 400, or another server's query error: the client's, not the endpoint's). The engine's work stops when the client disconnects.
  */
 import type { IncomingMessage } from 'node:http';
 import type { EndpointRegistry } from '../federation/registry.js';
@@ -31,7 +32,7 @@ import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js
 import type { EngineQueryOptions } from '../federation/engine.js';
 import { waitLimit, waitOutcome } from '../federation/limit.js';
 import { FairQueue, type FairQueueEvent, type Turn } from './fair-queue.js';
-import { MEDIA, negotiate, offered, parseProtocolRequest, parseTimeLimit, ProtocolError, readBody, strictSearchParams, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
+import { MEDIA, negotiate, offered, parseProtocolRequest, parseTimeLimit, ProtocolError, QUERY_ERROR_HEADER, readBody, strictSearchParams, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 import { type JsonResults, serializeResults } from '../sparql/results.js';
 import type { RequestKind } from './request-log.js';
 import { serviceDescription } from './service-description.js';
@@ -209,7 +210,9 @@ export class FederationEndpoint {
       const stopped = plan.route === 'direct' ? `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}` : `busy; by=${by === 'request' ? 'request' : 'queue'}; waited=${Math.round(o.busy.waitedMs)}; ms=${t}`;
       return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), query, ...fed };
     }
-    if (o.status === 'error') return { ...text(502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`), query, ...fed };
+    // An error the query caused (a shard's 400, or its Fkgqa-Query-Error: a function it cannot evaluate) is the client's: 400, not 502.
+    const queryCaused = o.status === 'error' && (o.queryCaused || o.httpStatus === 400);
+    if (o.status === 'error') return { ...text(queryCaused ? 400 : 502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`, 'data', queryCaused ? { [QUERY_ERROR_HEADER]: 'evaluation' } : undefined), query, ...fed };
     if (rewrite) return { status: 200, body: serializeResults(JSON.parse(o.body) as JsonResults, rewrite), type: `${rewrite}; charset=utf-8`, kind: 'data', query };
     const type = o.contentType || format;
     return { status: 200, body: o.body, type: type.startsWith('text/') ? `${type}; charset=utf-8` : type, kind: 'data', query, ...fed };

@@ -167,6 +167,9 @@ function guardedFetch(id: number): typeof fetch {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     let res: Response;
     let sent = false;
+    // The limit this request carries, and when it was sent (this thread's monotonic clock): judgeStop reads a stop with them.
+    let sentLimitMs: number | undefined;
+    const t0 = performance.now();
     // Past the query's limit (the engine waits for answers due, DueAnswers) nothing new is sent: a shard gets no query
     // it could only stop at once, and no stop of such a request is a verdict.
     if (id === running && Date.now() >= deadline) throw new Error(`the query's time limit ended: no request sent to ${endpointOf(url)}`);
@@ -174,7 +177,7 @@ function guardedFetch(id: number): typeof fetch {
       // The time the query has left, less a margin (sentLimit): fkgqa serve's shard endpoint answers busy or its time limit by then.
       // A Request's own headers when Comunica passes one without init (Comunica 4.5 passes a URL and init).
       const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-      if (Number.isFinite(deadline)) headers.set(TIME_LIMIT_HEADER, String(sentLimit(deadline - Date.now())));
+      if (Number.isFinite(deadline)) headers.set(TIME_LIMIT_HEADER, String((sentLimitMs = sentLimit(deadline - Date.now()))));
       res = await fetchWithin(input, { ...init, headers }, {
         allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
         count: (endpoint) => {
@@ -193,7 +196,9 @@ function guardedFetch(id: number): typeof fetch {
       throw e;
     }
     const stopped = res.status === 503 ? res.headers.get(STOPPED_HEADER) : null;
-    const stop: EndpointFault | undefined = stopped ? { endpoint: endpointOf(url), what: `answered HTTP 503 (${STOPPED_HEADER}: ${stopped})`, httpStatus: 503, stopped } : undefined;
+    const stop: EndpointFault | undefined = stopped
+      ? { endpoint: endpointOf(url), what: `answered HTTP 503 (${STOPPED_HEADER}: ${stopped.slice(0, 200)})`, httpStatus: 503, stopped, ...(sentLimitMs !== undefined ? { sentLimitMs } : {}), elapsedMs: performance.now() - t0 }
+      : undefined;
     if (stop) faulted(id, stop);
     // Posted at once, before Comunica reads the answer: a 503 at the limit the endpoint was sent is the verdict even when
     // the engine's own limit ends before Comunica fails the query (DueAnswers).
