@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { answerProblem, queryForm, resultsProblem, unreadTypeWords } from '../src/federation/answer-check.js';
+import { queryForm, resultsProblem, unreadTypeWords } from '../src/federation/answer-check.js';
 import { BoundedSparqlClient, causedByQuery, formOf } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { registryFromUrls } from '../src/federation/registry.js';
