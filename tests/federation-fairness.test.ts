@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { busyAt } from '../src/federation/client.js';
+import { judgeStop } from '../src/federation/limit.js';
 import { FairQueue, type FairQueueEvent } from '../src/serve/fair-queue.js';
 import { clientOf } from '../src/serve/federation-endpoint.js';
 import { corsHeaders, corsOrigins } from '../src/serve/routing.js';
@@ -117,7 +117,7 @@ describe('/federation/sparql: a fair share of the federation engine per client',
     process.stderr.write(`fairness: light query waited ${waited} ms; heavy runs then ${runningThen.join(', ')} ms; light answered in ${Math.round(lightAnswer.doneAt - lightAnswer.sentAt)} ms, the 24 heavy in ${Math.round(Math.max(...heavySeen.map((h) => h.doneAt)) - Math.min(...heavySeen.map((h) => h.sentAt)))} ms\n`);
   }, 600_000);
 
-  it("a client over --max-queued is answered 503 busy at once (by=queue, waited=0, Retry-After), a query the bounded client reads as busy; another client's query still runs", async () => {
+  it("a client over --max-queued is answered 503 busy at once (by=full, waited=0, Retry-After), a query the bounded client reads as busy; another client's query still runs", async () => {
     const q = await serve({ shards, kgs: ['library'], timeoutMs: 300_000, writeFiles: false, warmFederation: true, engines: 1, maxQueued: 1 });
     try {
       await q.federationWarm;
@@ -131,10 +131,10 @@ describe('/federation/sparql: a fair share of the federation engine per client',
       await new Promise((r) => setTimeout(r, 50));
       const third = await post(url, h, '127.0.0.1', { 'Fkgqa-Client': 'agent-a' });
       expect(third.status).toBe(503);
-      expect(third.headers['fkgqa-stopped']).toBe('busy; by=queue; waited=0; ms=300000');
+      expect(third.headers['fkgqa-stopped']).toBe('busy; by=full; waited=0; ms=0');
       expect(third.headers['retry-after']).toBe('1');
       expect(third.body).toMatch(/^the federation engine comunica is busy: this client \(127\.0\.0\.1#agent-a\) has 1 federated queries waiting already/);
-      expect(busyAt(503, third.headers['fkgqa-stopped'] as string)).toEqual({ waitedMs: 0 });
+      expect(judgeStop(third.headers['fkgqa-stopped'] as string, { elapsedMs: 5 })).toEqual({ believed: true, stop: { kind: 'busy', by: 'full', waitedMs: 0, limitMs: 0 } });
       // Another name at the same address is another client: queued, answered.
       const other = post(url, h, '127.0.0.1', { 'Fkgqa-Client': 'agent-b' });
       expect((await Promise.all([first, second, other])).map((r) => [r.status, count(r)])).toEqual([

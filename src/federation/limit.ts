@@ -167,7 +167,7 @@ export function stoppedParses(stopped: string): boolean {
   return parseStopped(stopped) !== undefined;
 }
 /** `Fkgqa-Stopped` of a query that waited behind others (busy), as fkgqa serve writes it; groups: by whom, the wait in ms, the limit. */
-export const BUSY_STOPPED = /^\s*busy\s*;\s*by=(request|queue)\s*;\s*waited=(\d+)\s*;\s*ms=(\d+)\s*$/i;
+export const BUSY_STOPPED = /^\s*busy\s*;\s*by=(request|queue|full)\s*;\s*waited=(\d+)\s*;\s*ms=(\d+)\s*$/i;
 /** `Fkgqa-Stopped` of a query stopped at a time limit; groups: by whom, the limit in ms. */
 export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)\s*$/i;
 
@@ -178,13 +178,13 @@ export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*
  * text names a time limit without its length.
  */
 export type Stop =
-  | { kind: 'busy'; by: 'request' | 'queue'; waitedMs: number; limitMs: number }
+  | { kind: 'busy'; by: 'request' | 'queue' | 'full'; waitedMs: number; limitMs: number }
   | { kind: 'time-limit'; by: 'request' | 'endpoint'; limitMs?: number };
 
 /** A `Fkgqa-Stopped` value read whole (`BUSY_STOPPED`, `TIME_LIMIT_STOPPED`); undefined when it is none fkgqa serve writes. */
 export function parseStopped(stopped: string): Stop | undefined {
   const b = BUSY_STOPPED.exec(stopped);
-  if (b) return { kind: 'busy', by: b[1].toLowerCase() as 'request' | 'queue', waitedMs: Number(b[2]), limitMs: Number(b[3]) };
+  if (b) return { kind: 'busy', by: b[1].toLowerCase() as 'request' | 'queue' | 'full', waitedMs: Number(b[2]), limitMs: Number(b[3]) };
   const t = TIME_LIMIT_STOPPED.exec(stopped);
   return t ? { kind: 'time-limit', by: t[1].toLowerCase() as 'request' | 'endpoint', limitMs: Number(t[2]) } : undefined;
 }
@@ -218,6 +218,8 @@ export type StopJudgement = { believed: true; stop: Stop } | { believed: false; 
  *
  * - `by=request`: a limit was sent, and `ms` is that limit (±1 ms).
  * - `by=endpoint` (its own limit) and `by=queue` (its queue limit) apply only below the limit sent: `ms` ≤ it (+1 ms).
+ * - `by=full` (the client's queue was full: refused at once, `waited=0; ms=0`) claims no wait and no limit: it passes
+ *   every rule as written (a refusal is the endpoint's, never the query's, and excuses no time it did not take).
  * - The clock: the answer came at least `ms` after the request was sent (serve counts its limits
  *   from the request's arrival or the query's start, both later), less the tolerance
  *   (`STOP_CLOCK_TOLERANCE_MS` and `sentLimit`'s margin of `ms`).

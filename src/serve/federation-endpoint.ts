@@ -12,7 +12,7 @@
  * its remote address, or with a `Fkgqa-Client` header that name at that address: `clientOf`): one
  * client's backlog never makes another client's query wait behind all of it. The wait for a turn
  * is the wait for the engine (not the query's time; busy past the limits of docs/serving.md), and a
- * client with `--max-queued` queries waiting gets 503 busy (`by=queue; waited=0`) at once. A lone
+ * client with `--max-queued` queries waiting gets 503 busy (`by=full; waited=0; ms=0`) at once. A lone
  * SERVICE does not wait for the engine: it goes to its endpoint (whose pool has its own limits), the
  * endpoint asked for SPARQL JSON results even when the client asked for CSV or TSV (written here).
  *
@@ -223,7 +223,7 @@ export class FederationEndpoint {
    * (`waitLimit` of src/federation/limit.ts: serve's `--timeout`, or the request's own deadline).
    * @returns the turn (release it when the query ends), when the wait began (`queuedSince` of the
    *   engine call) and how long it took (ms); or the answer when the query does not run: 503 busy
-   *   (`by=queue`, waited=0) when the client has `maxQueued` queries waiting already, or the answer of
+   *   (`by=full`, waited=0) when the client has `maxQueued` queries waiting already, or the answer of
    *   a wait that ended first (`waitOutcome`: busy, or the request's own time limit)
    */
   private async turn(client: string, how: EngineQueryOptions, engine: string): Promise<{ turn: Turn; since: number; waited: number } | { answer: FederationAnswer }> {
@@ -233,7 +233,7 @@ export class FederationEndpoint {
     const by = how.within !== undefined ? 'request' : 'queue';
     if (!turn) {
       const words = `the federation engine ${engine} is busy: this client (${client}) has ${this.queue.maxWaiting} federated queries waiting already, the most fkgqa serve --max-queued lets one client queue; the query was not queued, not a fault of the query: retry later`;
-      return { answer: { ...text(503, words, 'data', { 'Fkgqa-Stopped': `busy; by=queue; waited=0; ms=${limitMs}`, 'Retry-After': '1' }), waited: 0 } };
+      return { answer: { ...text(503, words, 'data', { 'Fkgqa-Stopped': 'busy; by=full; waited=0; ms=0', 'Retry-After': '1' }), waited: 0 } };
     }
     const wait = waitLimit({ ...how, queuedSince: since });
     const why = await Promise.race([turn.started.then(() => undefined), wait.stopped]);
