@@ -250,6 +250,20 @@ for (const name of FEDERATION_ENGINES) {
       else expect(o).toEqual({ status: 'error', httpStatus: 400, requests: {}, error: 'jena has no source selection: it evaluates SERVICE clauses only (name each endpoint in SERVICE <url> { … })' });
     });
 
+    it('a 990,000-character query (a string literal filling it) answers the 3 books before 2010; operators nested over the limit are refused as too complex, not malformed, before any request', async () => {
+      const join = JOIN();
+      const head = join.replace(/\} ORDER BY \?year$/, 'FILTER(?title != "');
+      const tail = '") } ORDER BY ?year';
+      const long = head + 'a'.repeat(990_000 - head.length - tail.length) + tail;
+      expect(long.length).toBe(990_000);
+      expect(rows(await engine.query(long, JSON_RESULTS, { timeoutMs: 120_000 }))).toEqual(JOIN_ROWS);
+      // 200 chained && (operator depth 2 + 201 + … = 206): within the limit of 256, the same rows.
+      const chain = (n: number) => join.replace(/\} ORDER BY \?year$/, `FILTER(?year > 0 ${'&& ?year > 0 '.repeat(n)}) } ORDER BY ?year`);
+      expect(rows(await engine.query(chain(200), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+      const deep = await engine.query(chain(300), JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(deep).toEqual({ status: 'error', httpStatus: 400, requests: {}, error: expect.stringMatching(/^the query is too complex: the query's operators nest 30\d levels deep, more than the limit of 256: /) });
+    });
+
     it('refuses a pattern outside SERVICE and an unregistered SERVICE before any request', async () => {
       const o = await engine.query(`SELECT * { ?b <${P}book#title> ?t }`, JSON_RESULTS, { timeoutMs: 60_000 });
       expect(o).toEqual({ status: 'error', httpStatus: 400, requests: {}, error: expect.stringContaining('is outside every SERVICE clause') });

@@ -10,8 +10,8 @@ import { TOOL } from '../common/version.js';
 import { FORMS } from '../verify/forms.js';
 import { DEFAULT_PARTITION_OPTIONS } from '../partition/options.js';
 import { PRESETS } from '../partition/presets.js';
-import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
-import { DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_QUEUED, DEFAULT_PORT } from '../serve/defaults.js';
+import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH } from '../sparql/guard.js';
+import { DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_QUEUED, DEFAULT_PORT } from '../serve/defaults.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
 import { SCRIPTED_AGENTS, SETUPS } from '../eval/record.js';
 import { SETUPS as MCP_SETUPS } from '../mcp/context.js';
@@ -293,7 +293,7 @@ export function program(): Command {
       'Serve every shard of a build as its own SPARQL endpoint (SPARQL 1.1 Protocol; oxigraph stores in worker threads). ' +
         'Writes nothing into the build: endpoints.json (and the request log) go to the state folder (default <shards>.state/), ' +
         'removed at stop; a second serve with the same state folder exits 2. Prints "id<TAB>url" per endpoint on stdout; stops on SIGINT/SIGTERM. ' +
-        'Limits (4xx): --max-body (413; also the longest query, 400), --max-query-depth (400), --timeout (503; a request may ask for less: timeout parameter, Fkgqa-Timeout header). See docs/serving.md.',
+        'Limits (4xx): --max-body (413; also the longest query, 400), --max-query-depth (400), --max-operator-depth (400), --timeout (503; a request may ask for less: timeout parameter, Fkgqa-Timeout header). See docs/serving.md.',
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
     .option('--host <host>', 'interface to bind (loopback unless told otherwise)', '127.0.0.1')
@@ -302,8 +302,9 @@ export function program(): Command {
     .option('--kg <name...>', 'serve only these graphs')
     .option('--with-originals', 'also serve each unsharded graph (the union of its shards, which the build guarantees equals the input) as endpoint <kg>')
     .addOption(new Option('--timeout <ms>', 'time limit of one query; over it the query is stopped and answered 503').argParser(integer('--timeout', 1)).default(30_000))
-    .addOption(new Option('--max-body <bytes>', 'largest request body; larger ones are answered 413').argParser(integer('--max-body', 1)).default(1 << 20))
+    .addOption(new Option('--max-body <bytes>', 'largest request body; larger ones are answered 413').argParser(integer('--max-body', 1)).default(DEFAULT_MAX_BODY_BYTES))
     .addOption(new Option('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query; deeper ones are answered 400 before parsing').argParser(integer('--max-query-depth', 1)).default(MAX_QUERY_DEPTH))
+    .addOption(new Option('--max-operator-depth <n>', 'deepest operator nesting of a query (chained operators, UNION branches, group elements, path steps: docs/mcp.md); deeper ones are answered 400 (oxigraph overflows its stack from about 1,000)').argParser(integer('--max-operator-depth', 1)).default(MAX_OPERATOR_DEPTH))
     .option('--state <dir>', 'state folder for endpoints.json and the request log (default: <shards>.state beside the build)')
     .option('--profiles <file>', 'behaviour profiles (JSON: default / graphs / endpoints; see docs/serving-reference.md)')
     .addOption(new Option('--workers <n>', 'worker threads holding the oxigraph stores (default: the CPU cores, at least 2); the endpoints are split among them by triples. A query whose client went away, or over its time limit, is stopped by replacing its worker; a slow query (1 s) with others waiting behind it is left to its worker while a fresh one takes over').argParser(integer('--workers', 1)))

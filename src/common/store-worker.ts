@@ -1,6 +1,5 @@
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { compiledScript } from './thread-script.js';
 import { compileOxigraphSync } from './oxigraph-wasm.js';
 
 /** An RDF file to load into a StoreWorker, optionally into a named graph. */
@@ -67,13 +66,6 @@ export interface StoreWorkerOptions {
   script?: string;
 }
 
-/** Path of a compiled worker script (tests run from `src/`, the worker always from `dist/`). */
-function threadScript(rel: string): string {
-  const here = fileURLToPath(import.meta.url);
-  const script = here.endsWith('.ts') ? fileURLToPath(new URL(`../../dist/${rel}`, import.meta.url)) : fileURLToPath(new URL(`../${rel}`, import.meta.url));
-  if (!fs.existsSync(script)) throw new Error(`worker script ${script} is missing: run npm run build`);
-  return script;
-}
 
 interface Pending {
   req: StoreRequest;
@@ -110,7 +102,7 @@ export class StoreWorker {
     private readonly sources: StoreSource[],
     options: StoreWorkerOptions = {},
   ) {
-    this.script = threadScript(options.script ?? 'common/store-thread.js');
+    this.script = compiledScript(options.script ?? 'common/store-thread.js');
   }
 
   /**

@@ -21,13 +21,13 @@
  */
 import sparqljs from 'sparqljs';
 import { MAX_QUERY_DEPTH, nestingDepth } from '../sparql/guard.js';
-import { fixIris } from '../sparql/parse.js';
+import { fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
 import { refusedShape } from './service-check.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass = 'too-long' | 'too-deep' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service' | 'unsupported-shape' | 'service-with-sources';
+export type QueryErrorClass = 'too-long' | 'too-deep' | 'too-complex' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service' | 'unsupported-shape' | 'service-with-sources';
 
 /** The route of a query that may be run. */
 export type QueryPlan =
@@ -195,8 +195,9 @@ function parseChecked(text: string, hints: PlanHints): { ok: true; ast: sparqljs
   }
   let parsed: sparqljs.SparqlQuery | sparqljs.Update;
   try {
-    parsed = new sparqljs.Parser().parse(text);
+    parsed = parseSparql(text);
   } catch (e) {
+    if (e instanceof QueryTooComplex) return { ok: false, errorClass: 'too-complex', message: e.message };
     const err = e as Error;
     const prefix = /^Unknown prefix: (.*)$/.exec(err.message);
     if (prefix) return { ok: false, errorClass: 'unknown-prefix', message: prefixMessage(text, prefix[1], hints) };

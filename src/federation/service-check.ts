@@ -9,7 +9,7 @@
  */
 import sparqljs from 'sparqljs';
 import { bindExistsOutOfOrderAndAggregates, existsShapeProblem } from '../sparql/exists.js';
-import { explainParseError, fixIris } from '../sparql/parse.js';
+import { explainParseError, fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { sameEndpoint } from './http.js';
 
@@ -71,8 +71,9 @@ const term = (x: { termType?: string; value?: string; type?: string }): string =
 export function checkServiceQuery(query: string, endpoints: string[]): ServiceCheck {
   let parsed: sparqljs.SparqlQuery | sparqljs.Update;
   try {
-    parsed = new sparqljs.Parser().parse(query);
+    parsed = parseSparql(query);
   } catch (e) {
+    if (e instanceof QueryTooComplex) return { ok: false, error: `the query is too complex: ${e.message}` };
     const lines = ((e as Error).message ?? String(e)).split('\n').filter((l) => l.trim() && !/^-*\^$/.test(l.trim()));
     return { ok: false, error: `the query does not parse: ${explainParseError(lines.join(' '))}` };
   }

@@ -17,6 +17,10 @@
  *    infrastructure's, e.g. the endpoint's 400 for SPARQL sparqljs accepts) — unless not judged (below).
  * 6. `ok`: it parses and the tool answered without error.
  *
+ * A query beyond the parser's documented limits (brackets nested deeper than 64, operators deeper
+ * than 256: `QueryTooComplex` of src/sparql/parse.ts) is `execution`, as a query over the length
+ * limit: it was refused before it ran, whether or not it is valid SPARQL.
+ *
  * Not judged (`notJudged`): a query that parses and whose tool error says nothing about the agent's
  * SPARQL — an infrastructure failure (`_meta["fkgqa/error"].infrastructure`: an endpoint or the
  * federation engine down, busy, faulted) or the query's time limit (class `timeout`: the endpoints
@@ -25,8 +29,7 @@
  * denominator, as runs that end in `infrastructure_error` are left out of accuracy. A query that does
  * not parse is judged whatever the tool answered.
  */
-import sparqljs from 'sparqljs';
-import { parseQuery } from '../sparql/parse.js';
+import { parseQuery, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 
 /** The validity classes, in the order they are tested. */
 export const VALIDITY_CLASSES = ['ok', 'prefix', 'braces', 'service', 'parse', 'execution'] as const;
@@ -94,10 +97,13 @@ function hasVariableService(node: unknown): boolean {
 export function classifyQuery(query: string, toolError?: string): Validity {
   let error: unknown;
   try {
-    const ast = new sparqljs.Parser({ prefixes: {} }).parse(query);
+    const ast = parseSparql(query);
     if (ast.type !== 'query') return { class: 'parse', detail: 'a SPARQL Update, not a query' };
     if (hasVariableService(ast)) return { class: 'service', detail: 'SERVICE names its endpoint by a variable' };
   } catch (e) {
+    // Valid SPARQL or not, the query is beyond a documented limit (too deep, too complex): refused
+    // before it ran, as a query that is too long.
+    if (e instanceof QueryTooComplex) return { class: 'execution', detail: e.message.slice(0, 300) };
     error = e;
   }
   if (error !== undefined) {

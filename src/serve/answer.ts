@@ -11,7 +11,7 @@
 import type * as oxigraph from 'oxigraph';
 import { isEngineFault } from '../common/engine-fault.js';
 import { MEDIA, negotiate, offered, ProtocolError, QUERY_ERROR_HEADER } from '../sparql/protocol.js';
-import { type Feature, inspectQuery, queryInfo } from '../sparql/inspect.js';
+import { type Feature, inspectQuery, queryInfo, type QueryParseLimits } from '../sparql/inspect.js';
 import { type RequestKind } from './request-log.js';
 import { serializeResults, truncateBindings, type JsonResults } from '../sparql/results.js';
 import { keepCarriageReturns, xmlIllegalChar } from '../sparql/xml-chars.js';
@@ -95,12 +95,13 @@ interface Evaluated {
  * XML 1.0 cannot carry (U+0001 in a literal, say) is never sent as XML: it goes out in the client's
  * next acceptable format, or, when `Accept` allows only XML, as 406 naming the character.
  * @param ox the oxigraph instance of `store` (Store and defaultGraph, to write cut graph answers)
+ * @param limits the bracket nesting and operator depth accepted (fkgqa serve's; default 64 and 256): deeper queries get 400
  * @throws the engine's error when it faulted (isEngineFault): the worker is then replaced
  */
-export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: EndpointTask): EndpointAnswer {
+export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: EndpointTask, limits?: QueryParseLimits): EndpointAnswer {
   let q: ReturnType<typeof queryInfo>;
   try {
-    q = queryInfo(t.query);
+    q = queryInfo(t.query, limits);
   } catch (e) {
     if (e instanceof ProtocolError) return plain(e.status, e.message, 'invalid', e.headers);
     throw e;
@@ -140,7 +141,7 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
       // oxigraph's syntax errors list the expected code points; sparqljs names an undeclared prefix
       // and the token (only on this error path: plain queries skip sparqljs, see quickInspect).
       try {
-        inspectQuery(t.query);
+        inspectQuery(t.query, limits);
       } catch (p) {
         if (p instanceof ProtocolError && p.status === 400) return plain(400, p.message, 'invalid');
       }

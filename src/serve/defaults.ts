@@ -25,3 +25,12 @@ export const DEFAULT_FEDERATION_THREADS = 2;
 export const DEFAULT_MAX_QUEUED = 8;
 /** The request header a client may name itself with, beside its remote address (`clientOf` of federation-endpoint.ts). */
 export const CLIENT_HEADER = 'Fkgqa-Client';
+
+/**
+ * The largest request body `fkgqa serve` accepts unless `--max-body` says otherwise, in bytes (10
+ * MiB); it also bounds a query's length. A query of 1,000,000 characters (the longest `fkgqa eval`
+ * lets a scripted agent send) fits in any form a client sends it: form-encoded, a character outside
+ * ASCII takes up to 9 bytes (`%XX` per UTF-8 byte), and the federation engines and fkgqa's own client
+ * send queries form-encoded. At 1 MiB, a valid 990,000-character query was answered 413.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;

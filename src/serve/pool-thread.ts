@@ -19,11 +19,12 @@ import { isEngineFault } from '../common/engine-fault.js';
 import { instantiateOxigraph } from '../common/oxigraph-wasm.js';
 import type { StoreSource } from '../common/store-worker.js';
 import { answerQuery } from './answer.js';
+import type { QueryParseLimits } from '../sparql/inspect.js';
 import { answerTuple, decodeQuery, QUERY_FIELDS, type PoolReply, type PoolRequest, type QueryBatch } from './pool-messages.js';
 
 
 const port = parentPort!;
-const data = workerData as { module: WebAssembly.Module; flags: Int32Array };
+const data = workerData as { module: WebAssembly.Module; flags: Int32Array; limits?: QueryParseLimits };
 const ox = instantiateOxigraph(data.module);
 /** The ring of flags shared with the pool: 0 pending, 1 started, 2 withdrawn (pool.ts). */
 const flags = data.flags;
@@ -70,7 +71,7 @@ function answer(seq: number, batch: QueryBatch, i: number): void {
     if (!store) throw new Error(`${task.endpoint} is not loaded in this worker`);
     // The body as text: cloning a string is one copy, as encoding it to transferred bytes was, and
     // the main thread writes a text body with the headers in one write (a Buffer went as a second chunk).
-    port.postMessage(answerTuple(seq, answerQuery(ox, store, task), performance.now() - started) satisfies PoolReply);
+    port.postMessage(answerTuple(seq, answerQuery(ox, store, task, data.limits), performance.now() - started) satisfies PoolReply);
   } catch (e) {
     port.postMessage({ type: 'error', seq, error: message(e), ms: performance.now() - started, ...(isEngineFault(e) ? { fault: true as const } : {}) } satisfies PoolReply);
   }

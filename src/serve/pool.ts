@@ -36,11 +36,11 @@
  * Loading at start: every worker loads its group; `start` resolves when every endpoint is loaded,
  * and the spare is started then (not while the groups load, which it would slow down).
  */
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { compiledScript } from '../common/thread-script.js';
 import { compileOxigraph } from '../common/oxigraph-wasm.js';
 import type { StoreSource } from '../common/store-worker.js';
+import type { QueryParseLimits } from '../sparql/inspect.js';
 import type { EndpointAnswer, EndpointTask } from './answer.js';
 import { answerOf, encodeQuery, type PoolReply, type PoolRequest, type QueryBatch } from './pool-messages.js';
 import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, waitedTooLong } from '../federation/limit.js';
@@ -67,6 +67,8 @@ export interface PoolOptions {
   queueLimitMs?: number;
   /** A line per loaded endpoint while starting. */
   progress?: (line: string) => void;
+  /** The bracket nesting and operator depth of a query the workers parse (default 64 and 256): deeper ones are answered 400. */
+  limits?: QueryParseLimits;
 }
 
 /**
@@ -237,14 +239,6 @@ interface Posted {
   gone: boolean;
 }
 
-/** Path of the compiled thread script (tests run from `src/`, the worker always from `dist/`). */
-function threadScript(): string {
-  const here = fileURLToPath(import.meta.url);
-  const script = here.endsWith('.ts') ? fileURLToPath(new URL('../../dist/serve/pool-thread.js', import.meta.url)) : fileURLToPath(new URL('./pool-thread.js', import.meta.url));
-  if (!fs.existsSync(script)) throw new Error(`worker script ${script} is missing: run npm run build`);
-  return script;
-}
-
 /**
  * Splits endpoints into at most `n` groups of about equal triples: largest first, each into the
  * group with the fewest triples so far (ties: the lower index). Deterministic.
@@ -273,7 +267,7 @@ export class EndpointPool {
   private readonly retired = new Set<Slot>();
   /** A started worker with oxigraph instantiated and nothing loaded, which the next replacement takes. */
   private spare: Slot | undefined;
-  private readonly script = threadScript();
+  private readonly script = compiledScript('serve/pool-thread.js');
   private readonly slowMs: number;
   private readonly maxExtra: number;
   private readonly queueLimitMs: number;
@@ -428,7 +422,7 @@ export class EndpointPool {
   /** A new worker for a group (undefined: the spare). */
   private spawn(group: Group | undefined): Slot {
     const flags = new Int32Array(new SharedArrayBuffer(RING * Int32Array.BYTES_PER_ELEMENT));
-    const worker = new Worker(this.script, { workerData: { module: this.module, flags } });
+    const worker = new Worker(this.script, { workerData: { module: this.module, flags, ...(this.options.limits ? { limits: this.options.limits } : {}) } });
     worker.unref();
     const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0, outbox: [], outboxCount: 0, timer: undefined, timerAt: Infinity };
     worker.on('message', (m: PoolReply) => this.onReply(slot, m));

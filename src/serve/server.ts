@@ -26,9 +26,9 @@ import { seededRandom } from '../common/random.js';
 import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
 import type { EndpointLauncher } from '../federation/registry.js';
-import { MAX_QUERY_DEPTH } from '../sparql/guard.js';
+import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH } from '../sparql/guard.js';
 import { ProtocolError } from '../sparql/protocol.js';
-import { FEDERATION_PATH } from './defaults.js';
+import { DEFAULT_MAX_BODY_BYTES, FEDERATION_PATH } from './defaults.js';
 import type { FederationEndpoint } from './federation-endpoint.js';
 import type { FairQueueEvent } from './fair-queue.js';
 import { LiveDescriptions } from './live-void.js';
@@ -62,10 +62,12 @@ export interface ServeOptions {
   withOriginals?: boolean;
   /** Time limit of one query in ms (default 30,000); a query over it is stopped and answered 503. */
   timeoutMs?: number;
-  /** Largest request body accepted, in bytes (default 1 MiB); larger bodies get 413. Also the longest query text (characters) accepted, GET or POST (400). */
+  /** Largest request body accepted, in bytes (default DEFAULT_MAX_BODY_BYTES, 10 MiB); larger bodies get 413. Also the longest query text (characters) accepted, GET or POST (400). */
   maxBodyBytes?: number;
   /** Deepest bracket nesting of a query accepted (default MAX_QUERY_DEPTH = 64); deeper ones get 400 before any parsing. */
   maxQueryDepth?: number;
+  /** Deepest operator nesting of a query accepted (default MAX_OPERATOR_DEPTH = 256, `operatorDepth` of src/sparql/parse.ts); deeper ones get 400 `query too complex`. */
+  maxOperatorDepth?: number;
   /** Behaviour profiles: a profile file path, or the configuration itself (default none). */
   profiles?: string | ProfileConfig;
   /**
@@ -121,7 +123,7 @@ export interface ServeOptions {
   progress?: (line: string) => void;
 }
 
-const DEFAULTS = { host: '127.0.0.1', timeoutMs: 30_000, maxBodyBytes: 1 << 20 };
+const DEFAULTS = { host: '127.0.0.1', timeoutMs: 30_000, maxBodyBytes: DEFAULT_MAX_BODY_BYTES };
 
 /**
  * Triples one pool worker should hold at most: oxigraph needs about 0.8–1.1 KB per triple inside a
@@ -280,7 +282,7 @@ export class ShardServer {
       this.pool = await EndpointPool.start(
         planned.map((p): PoolEndpoint => ({ id: p.id, sources: p.sources, triples: p.triples })),
         // A query that cannot even start within the endpoint's own time limit is answered busy (pool.ts, BUSY_WAIT_SHARE).
-        { workers, ...(o.slowMs !== undefined ? { slowMs: o.slowMs } : {}), queueLimitMs: this.limits.timeoutMs, progress },
+        { workers, ...(o.slowMs !== undefined ? { slowMs: o.slowMs } : {}), queueLimitMs: this.limits.timeoutMs, progress, limits: { maxQueryDepth: this.limits.maxQueryDepth, maxOperatorDepth: o.maxOperatorDepth ?? MAX_OPERATOR_DEPTH } },
       );
     } catch (e) {
       throw new InputError((e as Error).message, { file: (e as { file?: string }).file });

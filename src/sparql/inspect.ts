@@ -4,15 +4,9 @@
  * the SPARQL features it uses (for the behaviour profiles). Queries are parsed with sparqljs; the text sent to oxigraph is the client's
  * own, unchanged (oxigraph parses escaped local names correctly; sparqljs keeps their backslash).
  */
-import { createRequire } from 'node:module';
 import type sparqljs from 'sparqljs';
-
-// sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
-// queries without it (quickInspect), and compiling it took 70+ ms of every thread's start-up.
-let loaded: typeof sparqljs | undefined;
-const lib = (): typeof sparqljs => (loaded ??= createRequire(import.meta.url)('sparqljs') as typeof sparqljs);
-import { explainParseError } from './parse.js';
-import { skipOpaque } from './guard.js';
+import { explainParseError, parseSparql, QueryTooComplex, type SparqlParseOptions } from './parse.js';
+import { MAX_OPERATOR_DEPTH, skipOpaque } from './guard.js';
 import { ProtocolError, type ResultForm } from './protocol.js';
 
 
@@ -70,14 +64,20 @@ const NEEDS_PARSE = new Set([
  * The facts about a plain query read from its keywords alone, without parsing: the words outside
  * strings, IRIs and comments (skipOpaque) that are not variables or language tags. Answers only when
  * the query has exactly one query-form keyword (no sub-SELECT) and none of NEEDS_PARSE — then it
- * uses no feature, no FROM, no COUNT and is no update, and its form is that keyword's. Unsure
+ * uses no feature, no FROM, no COUNT and is no update, and its form is that keyword's — and only
+ * for texts of at most 2 × MAX_OPERATOR_DEPTH characters (longer ones may be too complex; with a
+ * lower `maxOperatorDepth`, 2 × it). Unsure
  * (a prefixed name such as `:count` or `ask:` counts as a keyword) means undefined, never a wrong
  * answer: such queries go to `inspectQuery`. Oxigraph still parses every query it runs, so syntax
  * errors are reported either way. The point query of `bench:serve` takes 0.6–0.8 ms in sparqljs,
  * more than oxigraph needs to answer it.
  * @returns the query's facts (`kind` ask or data, no features, no FROM), or undefined
  */
-export function quickInspect(text: string): QueryInfo | undefined {
+export function quickInspect(text: string, maxOperatorDepth = MAX_OPERATOR_DEPTH): QueryInfo | undefined {
+  // Every level of operator depth takes 2 characters at least (`+1`, `{}`, `,1` of an IN list, `/a`):
+  // a shorter text is within the limit; a longer one is parsed, and refused when too complex
+  // (oxigraph overflows its stack on long chains, and some overflows corrupt its instance).
+  if (text.length > 2 * Math.min(maxOperatorDepth, MAX_OPERATOR_DEPTH)) return undefined;
   let form: ResultForm | undefined;
   let forms = 0;
   const n = text.length;
@@ -110,20 +110,25 @@ export function quickInspect(text: string): QueryInfo | undefined {
  * The facts about a query: `quickInspect` when its keywords settle them, else `inspectQuery`.
  * @throws ProtocolError as inspectQuery
  */
-export function queryInfo(text: string): QueryInfo {
-  return quickInspect(text) ?? inspectQuery(text);
+export function queryInfo(text: string, limits?: QueryParseLimits): QueryInfo {
+  return quickInspect(text, limits?.maxOperatorDepth) ?? inspectQuery(text, limits);
 }
+
+/** The limits of the parse of `inspectQuery` (parse.ts, SparqlParseOptions; defaults MAX_QUERY_DEPTH and MAX_OPERATOR_DEPTH). */
+export type QueryParseLimits = Pick<SparqlParseOptions, 'maxQueryDepth' | 'maxOperatorDepth'>;
 
 /**
  * Parses a query and reports its form, kind and features.
- * @throws ProtocolError 400 with sparqljs's message when the text does not parse; 403 when it is a
- *   SPARQL Update (the endpoints are read-only)
+ * @throws ProtocolError 400 with sparqljs's message when the text does not parse, or naming the
+ *   limit when the query is too complex (QueryTooComplex); 403 when it is a SPARQL Update (the
+ *   endpoints are read-only)
  */
-export function inspectQuery(text: string): QueryInfo {
-  let ast: sparqljs.SparqlQuery;
+export function inspectQuery(text: string, limits: QueryParseLimits = {}): QueryInfo {
+  let ast: sparqljs.SparqlQuery | sparqljs.Update;
   try {
-    ast = new (lib().Parser)().parse(text);
+    ast = parseSparql(text, limits);
   } catch (e) {
+    if (e instanceof QueryTooComplex) throw new ProtocolError(400, `query too complex: ${e.message}`);
     const message = explainParseError(((e as Error).message ?? String(e)).trim(), ' (the gold queries in benchmark.json declare theirs)');
     throw new ProtocolError(400, `malformed query: ${message}`);
   }

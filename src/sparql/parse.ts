@@ -1,10 +1,246 @@
+/**
+ * Parsing SPARQL text: the one way fkgqa parses a query, a gold query or an agent's (`parseSparql`;
+ * `parseQuery` for gold queries), with sparqljs 3.7.4 and three repairs so that no query within the
+ * length limits is reported as malformed because of the parser's own limits:
+ *
+ * - the lexer reads long string literals, long local names and long runs of whitespace and comments
+ *   (src/sparql/sparqljs-lexer.ts);
+ * - a text longer than `PARSE_HERE_MAX_CHARS`, or one whose parse overflows the call stack here, is
+ *   parsed on a parser thread with a stack of `PARSER_THREAD_STACK_MB` (sparqljs spreads long lists,
+ *   e.g. the objects of one triple pattern, onto the stack), the caller waiting for it;
+ * - a query whose operators nest deeper than `MAX_OPERATOR_DEPTH` (`operatorDepth`) is refused as
+ *   too complex (`QueryTooComplex`), not as malformed: the engines evaluate such chains by recursion
+ *   and overflow (oxigraph 0.5.11 from about 1,000 chained `+`, UNION branches or OPTIONALs).
+ */
 import { createRequire } from 'node:module';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type sparqljs from 'sparqljs';
+import { compiledScript } from '../common/thread-script.js';
+import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, nestingDepth } from './guard.js';
+import { patchSparqljsLexer } from './sparqljs-lexer.js';
 
 // sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
 // queries without it (quickInspect), and compiling it took 70+ ms of every thread's start-up.
 let loaded: typeof sparqljs | undefined;
-const lib = (): typeof sparqljs => (loaded ??= createRequire(import.meta.url)('sparqljs') as typeof sparqljs);
+
+/** sparqljs, loaded at the first use, its lexer repaired (src/sparql/sparqljs-lexer.ts). */
+export function sparqljsLib(): typeof sparqljs {
+  if (!loaded) {
+    const require = createRequire(import.meta.url);
+    patchSparqljsLexer(require('sparqljs/lib/SparqlParser.js') as Parameters<typeof patchSparqljsLexer>[0]);
+    loaded = require('sparqljs') as typeof sparqljs;
+  }
+  return loaded;
+}
+const lib = sparqljsLib;
+
+/**
+ * How deep the operators of a parsed query nest, as engines evaluate them (each as a binary
+ * operator over the ones before it): every element of a group graph pattern (a triple block, a
+ * `{ }` group, OPTIONAL, MINUS, FILTER, BIND, VALUES, SERVICE, GRAPH), every branch of a UNION, every
+ * operator of an expression (`&&`, `||`, `=`, `+`, a function call; each element of an IN list) and
+ * every step of a property path is one level, added along the way from the query to the deepest
+ * term. The triple patterns of one block and the rows of VALUES do not count (they are one list).
+ * Iterative: any AST that sparqljs builds is measured.
+ * @param ast a sparqljs AST (a query or an update)
+ * @returns the depth (a query `SELECT * { ?s ?p ?o }` is 1)
+ */
+export function operatorDepth(ast: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[ast, 0]];
+  while (stack.length > 0) {
+    const [node, d] = stack.pop()!;
+    if (d > max) max = d;
+    if (Array.isArray(node)) {
+      for (const x of node) if (x && typeof x === 'object') stack.push([x, d]);
+      continue;
+    }
+    if (!node || typeof node !== 'object') continue;
+    const o = node as Record<string, unknown>;
+    if ('termType' in o) continue;
+    let w = 0;
+    if (o.type === 'operation') w = 1 + ((o.operator === 'in' || o.operator === 'notin') && Array.isArray((o.args as unknown[])?.[1]) ? ((o.args as unknown[][])[1].length) : 0);
+    else if (o.type === 'functionCall' || o.type === 'aggregate') w = 1;
+    else if (o.type === 'path') w = Array.isArray(o.items) ? o.items.length : 1;
+    else if (Array.isArray(o.patterns)) w = o.patterns.length;
+    else if (o.type === 'query' && Array.isArray(o.where)) w = o.where.length;
+    if (d + w > max) max = d + w;
+    for (const v of Object.values(o)) if (v && typeof v === 'object') stack.push([v, d + w]);
+  }
+  return max;
+}
+
+/** A query refused because the parser or the engines cannot handle it (not a syntax error: the query may be valid SPARQL). */
+export class QueryTooComplex extends Error {
+  /**
+   * @param message what is too complex, naming the limit
+   * @param depth the query's operator depth, when that is what exceeds the limit
+   */
+  constructor(
+    message: string,
+    readonly depth?: number,
+  ) {
+    super(message);
+    this.name = 'QueryTooComplex';
+  }
+}
+
+/** Texts up to this many characters are parsed on the caller's thread first (lists of 50,000 elements fit its stack). */
+export const PARSE_HERE_MAX_CHARS = 50_000;
+/** Stack of the parser thread, in MB: sparqljs needs 16 for a triple pattern with 495,000 objects (`?s ?p 1,1,…`, 990,000 characters). */
+export const PARSER_THREAD_STACK_MB = 64;
+
+/** Options of `parseSparql`. */
+export interface SparqlParseOptions {
+  /** Prefixes known without declaration, by name (e.g. `{ '': 'http://valuenet/ontop/' }`). */
+  prefixes?: Record<string, string>;
+  /** Deepest bracket nesting accepted (default MAX_QUERY_DEPTH, guard.ts). */
+  maxQueryDepth?: number;
+  /** Deepest operator nesting accepted (default MAX_OPERATOR_DEPTH). */
+  maxOperatorDepth?: number;
+}
+
+/** What the parser thread answers (src/sparql/parser-thread.ts). */
+export type ParseReply =
+  | { ok: true; ast: sparqljs.SparqlQuery | sparqljs.Update }
+  | { ok: false; kind: 'syntax'; message: string; hash?: unknown }
+  | { ok: false; kind: 'too-complex'; message: string; depth?: number };
+
+const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/i.test(e.message);
+
+const depthMessage = (depth: number, limit: number) =>
+  `the query's operators nest ${depth} levels deep, more than the limit of ${limit}: every element of a group ({ }, OPTIONAL, MINUS, FILTER, BIND, VALUES, SERVICE), ` +
+  'every branch of a UNION, every operator of an expression (each element of an IN list) and every step of a property path is one level; ' +
+  'split the query or shorten its chains (VALUES rows and the triple patterns of one block do not count)';
+
+/**
+ * Parses and measures on this thread (the parser thread's work; `parseSparql` for everyone else).
+ * @returns the AST, sparqljs's error, or why the query is too complex (its operator depth, or a stack overflow of the parser)
+ */
+export function parseHere(text: string, options: SparqlParseOptions = {}): ParseReply {
+  let ast: sparqljs.SparqlQuery | sparqljs.Update;
+  try {
+    ast = new (lib().Parser)({ prefixes: options.prefixes ?? {} }).parse(text);
+  } catch (e) {
+    if (isStackOverflow(e)) return { ok: false, kind: 'too-complex', message: `the SPARQL parser ran out of stack on this query` };
+    return { ok: false, kind: 'syntax', message: (e as Error)?.message ?? String(e), hash: (e as { hash?: unknown }).hash };
+  }
+  const depth = operatorDepth(ast);
+  const limit = options.maxOperatorDepth ?? MAX_OPERATOR_DEPTH;
+  if (depth > limit) return { ok: false, kind: 'too-complex', message: depthMessage(depth, limit), depth };
+  return { ok: true, ast };
+}
+
+/** The parser thread: started at the first long query, kept (unreferenced: it does not keep the process alive). */
+let thread: { worker: Worker; port: MessagePort; flag: Int32Array } | undefined;
+
+/** How long the caller waits for the parser thread, in ms: a parse of 990,000 characters took 46 s at load 40. */
+const PARSER_THREAD_WAIT_MS = 600_000;
+
+/**
+ * Parses on the parser thread, waiting for it (Atomics.wait: the caller's thread blocks as it would
+ * while parsing itself).
+ * @throws Error when the thread does not answer within PARSER_THREAD_WAIT_MS (it is then stopped)
+ */
+function parseOnThread(text: string, options: SparqlParseOptions): ParseReply {
+  if (!thread) {
+    const { port1, port2 } = new MessageChannel();
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(compiledScript('sparql/parser-thread.js'), {
+      workerData: { port: port2, flag },
+      transferList: [port2],
+      resourceLimits: { stackSizeMb: PARSER_THREAD_STACK_MB },
+    });
+    worker.unref();
+    port1.unref();
+    thread = { worker, port: port1, flag };
+  }
+  const t = thread;
+  Atomics.store(t.flag, 0, 0);
+  t.port.postMessage({ text, options });
+  if (Atomics.wait(t.flag, 0, 0, PARSER_THREAD_WAIT_MS) === 'timed-out') {
+    thread = undefined;
+    void t.worker.terminate();
+    throw new Error(`the SPARQL parser thread did not answer within ${PARSER_THREAD_WAIT_MS / 1000} s (a query of ${text.length} characters)`);
+  }
+  const reply = receiveMessageOnPort(t.port)?.message as ParseReply | undefined;
+  if (!reply) throw new Error('the SPARQL parser thread answered nothing');
+  if (reply.ok) reply.ast = rehydrate(reply.ast) as sparqljs.SparqlQuery | sparqljs.Update;
+  return reply;
+}
+
+/**
+ * The AST as sparqljs builds it, from its copy that crossed threads (structured clone keeps the
+ * fields of RDF terms but not their classes): terms made again by sparqljs's data factory, `*` by
+ * its Wildcard. The depth is bounded (MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH), so recursion is safe.
+ */
+function rehydrate(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(rehydrate);
+  if (!node || typeof node !== 'object') return node;
+  const o = node as Record<string, unknown>;
+  const f = factory();
+  switch (o.termType) {
+    case 'NamedNode':
+      return f.namedNode(o.value as string);
+    case 'BlankNode':
+      return f.blankNode(o.value as string);
+    case 'Variable':
+      return f.variable(o.value as string);
+    case 'DefaultGraph':
+      return f.defaultGraph();
+    case 'Literal':
+      return f.literal(o.value as string, (o.language as string) || (rehydrate(o.datatype) as ReturnType<typeof f.namedNode>));
+    case 'Quad':
+      return f.quad(rehydrate(o.subject) as never, rehydrate(o.predicate) as never, rehydrate(o.object) as never, rehydrate(o.graph) as never);
+    case 'Wildcard':
+      return new (lib().Wildcard)();
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = rehydrate(v);
+  return out;
+}
+
+type TermFactory = {
+  namedNode(v: string): unknown;
+  blankNode(v: string): unknown;
+  variable(v: string): unknown;
+  defaultGraph(): unknown;
+  literal(v: string, languageOrDatatype: unknown): unknown;
+  quad(s: never, p: never, o: never, g: never): unknown;
+};
+let termFactory: TermFactory | undefined;
+/** sparqljs's own data factory (rdf-data-factory, as sparqljs resolves it). */
+function factory(): TermFactory {
+  if (!termFactory) {
+    const fromSparqljs = createRequire(createRequire(import.meta.url).resolve('sparqljs'));
+    const { DataFactory } = fromSparqljs('rdf-data-factory') as { DataFactory: new () => TermFactory };
+    termFactory = new DataFactory();
+  }
+  return termFactory;
+}
+
+/**
+ * Parses SPARQL text with sparqljs (module comment: long tokens, long lists and deep operator
+ * chains are handled). IRIs are not fixed (see fixIris).
+ * @param text the query (or update) text
+ * @returns the AST
+ * @throws QueryTooComplex when its brackets nest deeper than `maxQueryDepth` (MAX_QUERY_DEPTH,
+ *   guard.ts), its operators deeper than `maxOperatorDepth` (MAX_OPERATOR_DEPTH), or the parser overflows even the parser thread's stack; sparqljs's Error (with its `hash`, the
+ *   position) when the text does not parse
+ */
+export function parseSparql(text: string, options: SparqlParseOptions = {}): sparqljs.SparqlQuery | sparqljs.Update {
+  // Thousands of nested groups keep sparqljs busy for minutes: refused on the text, before parsing.
+  const nesting = nestingDepth(text);
+  const maxNesting = options.maxQueryDepth ?? MAX_QUERY_DEPTH;
+  if (nesting > maxNesting) throw new QueryTooComplex(`brackets ({ ( [) nest ${nesting} levels, more than the limit of ${maxNesting}: flatten the query`);
+  let reply = text.length <= PARSE_HERE_MAX_CHARS ? parseHere(text, options) : undefined;
+  if (!reply || (!reply.ok && reply.kind === 'too-complex' && reply.depth === undefined)) reply = parseOnThread(text, options);
+  if (reply.ok) return reply.ast;
+  if (reply.kind === 'too-complex') {
+    throw new QueryTooComplex(reply.depth === undefined ? `${reply.message} (a stack of ${PARSER_THREAD_STACK_MB} MB): the query is too complex for it; split it` : reply.message, reply.depth);
+  }
+  throw Object.assign(new Error(reply.message), reply.hash === undefined ? {} : { hash: reply.hash });
+}
 
 /**
  * Reverses the PN_LOCAL_ESC escapes that sparqljs 3.7.4 leaves in IRIs built from prefixed names
@@ -59,7 +295,7 @@ export interface ParsedQuery {
 }
 
 /** Result of parsing: the parsed query, or the parser's message. */
-export type ParseOutcome = { ok: true; query: ParsedQuery } | { ok: false; error: string };
+export type ParseOutcome = { ok: true; query: ParsedQuery } | { ok: false; error: string; /** The query may be valid SPARQL, too complex to handle (QueryTooComplex). */ tooComplex?: true };
 
 /**
  * Parses a SPARQL query with `defaultPrefix` bound to `:` unless the query declares `:` itself.
@@ -70,10 +306,11 @@ export type ParseOutcome = { ok: true; query: ParsedQuery } | { ok: false; error
  * @returns `{ok:false, error}` with sparqljs's message when the text does not parse
  */
 export function parseQuery(text: string, defaultPrefix: string | undefined): ParseOutcome {
-  let ast: sparqljs.SparqlQuery;
+  let ast: sparqljs.SparqlQuery | sparqljs.Update;
   try {
-    ast = new (lib().Parser)({ prefixes: defaultPrefix === undefined ? {} : { '': defaultPrefix } }).parse(text);
+    ast = parseSparql(text, { prefixes: defaultPrefix === undefined ? {} : { '': defaultPrefix } });
   } catch (e) {
+    if (e instanceof QueryTooComplex) return { ok: false, error: e.message, tooComplex: true };
     // sparqljs: "Parse error on line 1:", the text, a caret line, "Expecting …, got '…'".
     const lines = ((e as Error).message ?? String(e)).split('\n').filter((l) => l.trim() && !/^-*\^$/.test(l.trim()));
     const expecting = lines.find((l) => /^Expecting|^Unexpected|^Unknown|^Lexical/.test(l));

@@ -20,6 +20,7 @@ export async function run(o: Record<string, any>): Promise<void> {
     timeoutMs: o.timeout,
     maxBodyBytes: o.maxBody,
     maxQueryDepth: o.maxQueryDepth,
+    maxOperatorDepth: o.maxOperatorDepth,
     state: o.state,
     profiles: o.profiles,
     workers: o.workers,

@@ -27,8 +27,8 @@
  */
 import { DataFactory } from 'n3';
 import { type Algebra, Factory, translate } from 'sparqlalgebrajs';
-import sparqljs from 'sparqljs';
-import { fixIris } from '../../sparql/parse.js';
+import type sparqljs from 'sparqljs';
+import { fixIris, parseSparql } from '../../sparql/parse.js';
 
 type Node = Record<string, unknown>;
 
@@ -165,16 +165,17 @@ export function conditionsAsOperators(op: Algebra.Operation): number {
 }
 
 /**
- * A query as the algebra Comunica evaluates: parsed by sparqljs, IRIs fixed, EXISTS patterns
+ * A query as the algebra Comunica evaluates: parsed (`parseSparql`: long queries on the parser
+ * thread, a query nesting deeper than the operator depth limit refused), IRIs fixed, EXISTS patterns
  * grouped, sub-SELECT locals renamed, translated as Comunica's own SPARQL parser does (`quads: true`,
  * `blankToVariable: true`: @comunica/actor-query-parse-sparql 4.5.0), FILTER conditions inside
  * EXISTS as operators (module comment).
  * @param query SPARQL 1.1 query text (prefixes declared in it)
  * @returns the algebra of the query
- * @throws Error when the text does not parse, or is an update
+ * @throws Error when the text does not parse, or is an update; QueryTooComplex beyond the operator depth limit
  */
 export function comunicaAlgebra(query: string): Algebra.Operation {
-  const ast = new sparqljs.Parser().parse(query);
+  const ast = parseSparql(query);
   if (ast.type !== 'query') throw new Error('SPARQL Update is refused: a federation engine only answers queries');
   fixIris(ast);
   groupExistsPatterns(ast);

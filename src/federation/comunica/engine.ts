@@ -26,6 +26,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { compiledScript } from '../../common/thread-script.js';
 import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine, warnOnce } from '../engine.js';
 import { dueGraceMs, DueAnswers, outcomeAtLimit, runLimit, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
@@ -42,15 +43,6 @@ export const COMUNICA_SERVICE_ENGINE = fileURLToPath(new URL('../../../federatio
 /** The compiled engine file of a configuration (absolute path). */
 export function comunicaEngineFile(config: ComunicaConfig): string {
   return config === 'comunica' ? COMUNICA_SERVICE_ENGINE : createRequire(import.meta.url).resolve('@comunica/query-sparql/engine-default.js');
-}
-
-function threadScript(): string {
-  const here = fileURLToPath(import.meta.url);
-  const script = here.endsWith('.ts')
-    ? fileURLToPath(new URL('../../../dist/federation/comunica/thread.js', import.meta.url))
-    : fileURLToPath(new URL('./thread.js', import.meta.url));
-  if (!fs.existsSync(script)) throw new Error(`worker script ${script} is missing: run npm run build`);
-  return script;
 }
 
 interface Slot {
@@ -94,7 +86,7 @@ export class ComunicaEngine implements FederationEngine {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(threadScript(), { workerData: this.data });
+    const worker = new Worker(compiledScript('federation/comunica/thread.js'), { workerData: this.data });
     worker.on('message', (m: ThreadReply) => {
       if (m.type !== 'warning') return;
       this.warnings.push(m.message);

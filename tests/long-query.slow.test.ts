@@ -1,0 +1,72 @@
+/**
+ * Long queries of 990,000 characters whose lists and chains take sparqljs seconds to parse (the
+ * fast cases and the limits are in long-query.test.ts): a list within the limits — triple
+ * patterns, the objects of one triple pattern, a collection, VALUES rows, comment lines — is
+ * parsed (on the parser thread: sparqljs spreads long lists onto the stack) and planned; a chain
+ * beyond the operator depth of 256 — `&&`, UNION branches, SERVICE clauses, OPTIONALs — is refused
+ * as too complex, with its depth, never as a syntax error.
+ */
+import { describe, expect, it } from 'vitest';
+import { planQuery } from '../src/federation/routing.js';
+import { registryFromEndpointsValue } from '../src/federation/registry.js';
+import { classifyQuery } from '../src/score/validity.js';
+
+const LIMIT = 990_000;
+const E = 'http://127.0.0.1:9/library-shard1/sparql';
+const registry = registryFromEndpointsValue({ endpoints: [{ id: 'library-shard1', url: E, graph: 'library', shard: 'shard1', role: 'shard' }] } as never, 'test');
+
+/** `head`, then `unit(i)` for i = 0, 1, … as long as it fits, spaces to fill, then `tail`: exactly `LIMIT` characters; and the number of units. */
+function filled(head: string, unit: (i: number) => string, tail: string): { text: string; units: number } {
+  const parts: string[] = [];
+  let length = head.length + tail.length;
+  for (let i = 0; ; i++) {
+    const u = unit(i);
+    if (length + u.length > LIMIT) break;
+    parts.push(u);
+    length += u.length;
+  }
+  const text = head + parts.join('') + ' '.repeat(LIMIT - length) + tail;
+  expect(text.length).toBe(LIMIT);
+  return { text, units: parts.length };
+}
+
+const inService = (body: string) => [`SELECT * WHERE { SERVICE <${E}> { `, ` ${body} } }`] as const;
+
+describe('long queries / 990,000 characters of lists: parsed and planned', () => {
+  const cases: [string, () => { text: string; units: number }][] = [
+    ['37,000 triple patterns', () => filled(`SELECT * WHERE { SERVICE <${E}> { `, (i) => `?s <http://x/p${i % 10}> ?o${i} . `, '} }')],
+    ['495,000 objects of one triple pattern (?s ?p 1,1,…)', () => filled(`SELECT * WHERE { SERVICE <${E}> { ?s ?p 1`, () => ',1', ' } }')],
+    ['a collection of 330,000 members', () => filled(`SELECT * WHERE { SERVICE <${E}> { ?s ?p (`, () => '1 ', ') } }')],
+    ['330,000 VALUES rows', () => filled(`SELECT * WHERE { SERVICE <${E}> { VALUES ?x { `, () => '1 ', '} ?x ?p ?o } }')],
+    ['330,000 comment lines', () => filled(`SELECT * WHERE { SERVICE <${E}> { ?s ?p ?o `, () => '#c\n', '} }')],
+  ];
+  for (const [what, make] of cases) {
+    it(`${what}: route direct, validity ok`, () => {
+      const { text } = make();
+      const plan = planQuery(text, registry, { maxQueryChars: 1_000_000 });
+      expect(plan.ok ? plan.route : plan).toBe('direct');
+      expect(classifyQuery(text)).toEqual({ class: 'ok' });
+    });
+  }
+});
+
+describe('long queries / 990,000 characters of chains: too complex, with their depth', () => {
+  const cases: [string, () => { text: string; units: number }, (units: number) => number][] = [
+    // WHERE (1) + the SERVICE's group (bgp, FILTER: 2) + the first && and one per unit.
+    ['a FILTER of 247,000 && (?o && ?o …)', () => filled(`SELECT * WHERE { SERVICE <${E}> { ?s ?p ?o FILTER(?o `, () => '&&?o', ') } }'), (n) => 1 + 2 + n],
+    // WHERE (1) + the SERVICE's group (1: the UNION) + its branches (n + 1) + each branch's group (1).
+    ['a UNION of 141,000 branches', () => filled(`SELECT * WHERE { SERVICE <${E}> { {} `, () => 'UNION{}', '} }'), (n) => 1 + 1 + n + 1 + 0],
+    // WHERE: one element per SERVICE clause, then its group (1) and its triple block.
+    ['15,000 SERVICE clauses', () => filled('SELECT * WHERE { ', (i) => `SERVICE <${E}> { ?s <http://x/p${i}> ?o } `, '}'), (n) => n + 1],
+    // The SERVICE's group: the triple block and one OPTIONAL per unit, then the OPTIONAL's group (0 elements).
+    ['99,000 OPTIONALs', () => filled(`SELECT * WHERE { SERVICE <${E}> { ?s ?p ?o `, () => 'OPTIONAL{}', '} }'), (n) => 1 + 1 + n],
+  ];
+  for (const [what, make, depth] of cases) {
+    it(`${what}: too-complex, not syntax; validity execution`, () => {
+      const { text, units } = make();
+      const plan = planQuery(text, registry, { maxQueryChars: 1_000_000 });
+      expect(plan).toEqual({ ok: false, errorClass: 'too-complex', message: expect.stringContaining(`the query's operators nest ${depth(units)} levels deep, more than the limit of 256`) });
+      expect(classifyQuery(text).class).toBe('execution');
+    });
+  }
+});

@@ -1,0 +1,137 @@
+/**
+ * Long queries: no query within the documented limits (`--max-query-chars`, 1,000,000 for scripted
+ * agents; brackets nested 64 deep; operators nested 256 deep, docs/mcp.md "Limits of a query") is
+ * refused as a syntax error because of the parser's own limits (src/sparql/parse.ts,
+ * src/sparql/sparqljs-lexer.ts). A query beyond them is refused as too complex (`too-complex`, HTTP
+ * 400 `query too complex` at the shard endpoints), never as `syntax`. The 990,000-character lists and
+ * chains that take seconds to parse are in long-query.slow.test.ts.
+ */
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operatorDepth, parseQuery, parseSparql, QueryTooComplex, sparqljsLib } from '../src/sparql/parse.js';
+import { MAX_OPERATOR_DEPTH } from '../src/sparql/guard.js';
+import { replacedLexerRules } from '../src/sparql/sparqljs-lexer.js';
+import { planQuery } from '../src/federation/routing.js';
+import { registryFromEndpointsValue, type EndpointRegistry } from '../src/federation/registry.js';
+import { classifyQuery } from '../src/score/validity.js';
+import { quickInspect } from '../src/sparql/inspect.js';
+import { createMcpContext } from '../src/mcp/server.js';
+import { runSparqlQuery } from '../src/mcp/run-query.js';
+import { MEDIA } from '../src/sparql/protocol.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import { demoBuild, tmpDir } from './helpers.js';
+
+const P = 'http://valuenet/ontop/';
+const LIMIT = 990_000;
+/** `head`, then `unit` as often as it fits, spaces to fill, then `tail`: exactly `LIMIT` characters. */
+const filled = (head: string, unit: string, tail: string) => {
+  const room = LIMIT - head.length - tail.length;
+  const units = unit.repeat(Math.floor(room / unit.length));
+  const text = head + units + ' '.repeat(room - units.length) + tail;
+  expect(text.length).toBe(LIMIT);
+  return text;
+};
+
+describe('long queries / the lexer', () => {
+  it("the replaced rules (string literals, prefixed names) accept exactly the tokens of sparqljs 3.7.4's on 100,000 random texts each", () => {
+    sparqljsLib();
+    const rules = replacedLexerRules(createRequire(import.meta.url)('sparqljs/lib/SparqlParser.js'));
+    expect([...rules.keys()].sort((a, b) => a - b)).toEqual([103, 117, 118, 119, 120]);
+    const alphabet = ['a', 'B', '.', ':', '%', '4', 'F', '\\', '#', "'", '"', '-', '_', '\u00B7', '\uD83D', '\uDE00', '\uD83D\uDE00', ' ', '\n', 't', 'u', 'U', '0', 'é', '\u0300', '~', '$', '\r'];
+    const starts: Record<number, string[]> = { 103: ['p:', ':', 'ab:', 'a.b:', 'p:.', 'p:a'], 117: ["'"], 118: ['"'], 119: ["'''", "''''"], 120: ['"""', '""""'] };
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed % n);
+    const differ: string[] = [];
+    let matched = 0;
+    for (const [i, [original, replacement]] of rules) {
+      for (let k = 0; k < 100_000; k++) {
+        let text = starts[i][rnd(starts[i].length)];
+        for (let n = rnd(14); n > 0; n--) text += alphabet[rnd(alphabet.length)];
+        const a = original.exec(text)?.[0] ?? null;
+        if (a !== null) matched++;
+        if (a !== (replacement.exec(text)?.[0] ?? null)) differ.push(`${i} ${JSON.stringify(text)}`);
+      }
+    }
+    expect(differ).toEqual([]);
+    expect(matched).toBeGreaterThan(30_000); // many texts are tokens, not only failures
+  });
+});
+
+describe('long queries / 990,000 characters, valid: parsed, planned, judged valid', () => {
+  const registry = registryFromEndpointsValue({ endpoints: [1, 2].map((n) => ({ id: `library-shard${n}`, url: `http://127.0.0.1:9/library-shard${n}/sparql`, graph: 'library', shard: `shard${n}`, role: 'shard' })) } as never, 'test');
+  const ep = 'http://127.0.0.1:9/library-shard1/sparql';
+  const cases: [string, () => string][] = [
+    ['a "…" string literal', () => filled(`SELECT * WHERE { SERVICE <${ep}> { ?s ?p ?o FILTER(?o != "`, 'ab c', '") } }')],
+    ["a '''…''' string literal with quotes and newlines inside", () => filled(`SELECT * WHERE { SERVICE <${ep}> { ?s ?p ?o FILTER(?o != '''`, "a'b''c\n", "x''') } }")],
+    ['a local name (PREFIX x:, then x:aaaa…)', () => filled(`PREFIX x: <${P}> SELECT * WHERE { SERVICE <${ep}> { ?s ?p x:`, 'a.b', ' } }')],
+    ['an IRI', () => filled(`SELECT * WHERE { SERVICE <${ep}> { ?s ?p <${P}`, 'a', '> } }')],
+    ['a comment', () => filled(`SELECT * WHERE { SERVICE <${ep}> { ?s ?p ?o } } #`, 'a', '')],
+    ['whitespace', () => filled(`SELECT * WHERE { SERVICE <${ep}> { ?s ?p ?o`, ' ', ' } }')],
+  ];
+  for (const [what, make] of cases) {
+    it(`${what}: route direct, validity ok, gold-query parse ok`, () => {
+      const q = make();
+      const plan = planQuery(q, registry, { maxQueryChars: 1_000_000 });
+      expect(plan.ok ? [plan.route, plan.targets.map((t) => t.url)] : plan).toEqual(['direct', [ep]]);
+      expect(classifyQuery(q)).toEqual({ class: 'ok' });
+      expect(parseQuery(q, undefined).ok).toBe(true);
+    });
+  }
+
+  it('over the limits: 300 chained && (operator depth 303) and 65 nested groups are too complex, never syntax; at the limit a chain runs', () => {
+    const chain = (n: number) => `SELECT * WHERE { SERVICE <${ep}> { ?s ?p ?o FILTER(?o ${'&& ?o '.repeat(n)}) } }`;
+    // The WHERE (1 element), the SERVICE's group (2: the triple block, the FILTER), the && chain (n).
+    expect(operatorDepth(parseSparql(chain(250)))).toBe(1 + 2 + 250);
+    expect(planQuery(chain(253), registry, { maxQueryChars: 8000 })).toMatchObject({ ok: true, route: 'direct' });
+    expect(planQuery(chain(300), registry, { maxQueryChars: 8000 })).toEqual({
+      ok: false,
+      errorClass: 'too-complex',
+      message: expect.stringMatching(/^the query's operators nest 303 levels deep, more than the limit of 256: every element of a group/),
+    });
+    expect(() => parseSparql(chain(300))).toThrow(QueryTooComplex);
+    expect(classifyQuery(chain(300))).toEqual({ class: 'execution', detail: expect.stringMatching(/^the query's operators nest 303 levels deep/) });
+    const nested = `SELECT * WHERE { SERVICE <${ep}> { ${'{'.repeat(65)} ?s ?p ?o ${'}'.repeat(65)} } }`;
+    expect(() => parseSparql(nested)).toThrow('brackets ({ ( [) nest 67 levels, more than the limit of 64: flatten the query');
+    expect(classifyQuery(nested).class).toBe('execution');
+    expect(MAX_OPERATOR_DEPTH).toBe(256);
+  });
+
+  it('a text a shard endpoint answers without parsing (quickInspect) is too short to exceed the operator depth', () => {
+    const plain = (n: number) => `SELECT * WHERE { ?s ?p ?o FILTER(?o${'+1'.repeat(n)}) }`;
+    expect(plain(230).length).toBeLessThanOrEqual(2 * MAX_OPERATOR_DEPTH);
+    expect(quickInspect(plain(230))?.form).toBe('bindings');
+    expect(quickInspect(plain(260))).toBeUndefined();
+  });
+});
+
+describe('long queries / through run_sparql_query and the shard endpoints of fkgqa serve', () => {
+  let server: ShardServer;
+  let registry: EndpointRegistry;
+  const url = (n: number) => server.endpoint(`library-shard${n}`)!.url;
+  beforeAll(async () => {
+    server = await serve({ shards: await demoBuild(tmpDir('fkgqa-long-query-')), kgs: ['library'], writeFiles: false, timeoutMs: 120_000 });
+    registry = registryFromEndpointsValue(server.endpointsFile(), 'test');
+  });
+  afterAll(async () => server?.close());
+
+  it('a 990,000-character query (a string literal, 4.7 MB form-encoded) answers the 8 book titles; a 990,000-character && chain is too-complex (not the infrastructure, nothing sent)', async () => {
+    const ctx = createMcpContext({ registry, build: null, state: null, callLog: null, limits: { maxQueryChars: 1_000_000, previewRows: 100 } });
+    const head = `SELECT ?t WHERE { SERVICE <${url(2)}> { ?b <${P}book#title> ?t FILTER(?t != "`;
+    // Form-encoded, as the tool sends it to the endpoint, 'é' takes 6 bytes: 4.7 MB in all (fkgqa serve's default --max-body is 10 MiB).
+    const long = filled(head, 'é a ', '") } } ORDER BY ?t');
+    const r = await runSparqlQuery(ctx, { query: long, timeout_ms: 100_000 });
+    expect([r.isError ?? false, r.route, r.rows]).toEqual([false, 'direct', 8]);
+    const chain = filled(`SELECT ?t WHERE { SERVICE <${url(2)}> { ?b <${P}book#title> ?t FILTER(?t != "" `, '&& ?t != "" ', ') } }');
+    const c = await runSparqlQuery(ctx, { query: chain, timeout_ms: 100_000 });
+    expect([c.isError, c.errorClass, c.error]).toEqual([true, 'too-complex', { class: 'too-complex', infrastructure: false }]);
+    expect(c.text).toMatch(/^Error \(too-complex\): the query's operators nest \d{5,} levels deep, more than the limit of 256/);
+  });
+
+  it('a shard endpoint answers a plain chain of 3,000 && (oxigraph overflows on it) 400 query too complex, and the next query 200', async () => {
+    const post = (q: string) => fetch(url(1), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: q });
+    const deep = await post(`SELECT * WHERE { ?s ?p ?o FILTER(?o ${'&& ?o '.repeat(3000)}) }`);
+    expect([deep.status, (await deep.text()).slice(0, 80)]).toEqual([400, "query too complex: the query's operators nest 3002 levels deep, more than the li"]);
+    const next = await post('SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }');
+    expect([next.status, (await next.json()).results.bindings[0].n.value]).toEqual([200, String(server.endpoint('library-shard1')!.triples)]);
+  });
+});
