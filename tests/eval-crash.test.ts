@@ -10,14 +10,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { processStartTime } from '../src/common/output.js';
 import { InputError } from '../src/common/errors.js';
-import { RUN_FORMAT } from '../src/eval/record.js';
+import { RUN_FORMAT, runIdentity } from '../src/eval/record.js';
 import { RunFile } from '../src/eval/run-file.js';
 import { readRuns } from '../src/score/score.js';
 import { tmpDir } from './helpers.js';
 import { fkgqaAsync, serveDemo, type ServedBuild } from './eval-fixture.js';
 
 const dir = tmpDir('fkgqa-eval-crash-');
-const run = (id: string, endReason = 'submitted') => JSON.stringify({ format: RUN_FORMAT, id, endReason, padding: 'x'.repeat(200) });
+/** A run line: question a, b, c … is question 0, 1, 2 … of one condition (what the run file reads of a run: its condition, question and repeat). */
+const fields = (id: string) => ({ setup: 'baseline', agent: 'oracle', model: null, maxTurns: 10, prompt: { sha256: 'p' }, question: { index: id.charCodeAt(0) - 97 }, repeat: 0 });
+const run = (id: string, endReason = 'submitted') => JSON.stringify({ format: RUN_FORMAT, id, endReason, ...fields(id), padding: 'x'.repeat(200) });
+/** The run id of line `id`, computed from its fields (runIdentity): what RunFile.done takes. */
+const runIdOf = (id: string) => runIdentity(JSON.parse(run(id)) as Parameters<typeof runIdentity>[0]).id;
 
 describe('eval / the run file (unit)', () => {
   // First: the message depends on what this process has written so far.
@@ -47,8 +51,8 @@ describe('eval / the run file (unit)', () => {
     const rf = RunFile.open(f);
     expect(rf.opening).toEqual({ lines: 2, repaired: `${f}: cut away a torn last line (line 3, 90 bytes without newline: a run that was being written when an earlier fkgqa eval stopped); that run will run again` });
     expect(rf.runs).toBe(2);
-    expect(rf.done('a', false)).toBe(true);
-    expect(rf.done('c', false)).toBe(false);
+    expect(rf.done(runIdOf('a'), false)).toBe(true);
+    expect(rf.done(runIdOf('c'), false)).toBe(false);
     rf.append(JSON.parse(run('c')));
     rf.close();
     expect(fs.readFileSync(f, 'utf8')).toBe(`${run('a')}\n${run('b')}\n${run('c')}\n`);
@@ -57,8 +61,8 @@ describe('eval / the run file (unit)', () => {
     fs.writeFileSync(g, `${run('a')}\n${run('b', 'model_error')}`);
     const rg = RunFile.open(g);
     expect(rg.opening).toEqual({ lines: 2, repaired: `${g}: the last line (a complete run) had no newline: added it` });
-    expect(rg.done('b', false)).toBe(true);
-    expect(rg.done('b', true)).toBe(false); // --retry-errors reruns it
+    expect(rg.done(runIdOf('b'), false)).toBe(true);
+    expect(rg.done(runIdOf('b'), true)).toBe(false); // --retry-errors reruns it
     rg.close();
     expect(fs.readFileSync(g, 'utf8')).toBe(`${run('a')}\n${run('b', 'model_error')}\n`);
 
@@ -78,9 +82,12 @@ describe('eval / the run file (unit)', () => {
     fs.writeFileSync(other, `${JSON.stringify({ format: 'something', id: 'x' })}\n`);
     expect(() => RunFile.open(other)).toThrow(`${other}, line 1: not a run record of fkgqa eval (format "something", expected one of fkgqa-run/1, fkgqa-run/2); choose another --out`);
     expect(fs.existsSync(path.join(dir, '.bad.jsonl.fkgqa-lock'))).toBe(false); // released after the refusal
+    const bare = path.join(dir, 'bare.jsonl');
+    fs.writeFileSync(bare, `${JSON.stringify({ format: RUN_FORMAT, id: 'x', endReason: 'submitted' })}\n`);
+    expect(() => RunFile.open(bare)).toThrow(`${bare}, line 1: run x: the fields of its condition (setup, agent, question, repeat, prompt, …) are missing: not a run record of fkgqa eval, or changed by hand; choose another --out`);
     // A run of another build would be skipped as done: refused, naming it (the lock released).
     const built = path.join(dir, 'built.jsonl');
-    const on = (digest: string) => JSON.stringify({ format: RUN_FORMAT, id: 'a', endReason: 'submitted', build: { outputDigest: digest, goldDigest: null } });
+    const on = (digest: string) => JSON.stringify({ format: RUN_FORMAT, id: 'a', endReason: 'submitted', ...fields('a'), build: { outputDigest: digest, goldDigest: null } });
     fs.writeFileSync(built, `${on('aaaa1111')}\n`);
     RunFile.open(built, 'aaaa1111').close();
     expect(() => RunFile.open(built, 'bbbb2222')).toThrow(`${built}, line 1: run a was made on another build (output digest aaaa1111, this build's is bbbb2222): give the runs of this build their own --out`);
@@ -88,7 +95,7 @@ describe('eval / the run file (unit)', () => {
     // The same for a run of another federation engine (jena's runs must not go into comunica's file); a line
     // written before the engine was recorded is not checked.
     const engined = path.join(dir, 'engined.jsonl');
-    fs.writeFileSync(engined, `${JSON.stringify({ format: RUN_FORMAT, id: 'a', endReason: 'submitted', limits: { federationEngine: 'comunica' } })}\n${on('aaaa1111')}\n`);
+    fs.writeFileSync(engined, `${JSON.stringify({ format: RUN_FORMAT, id: 'a', endReason: 'submitted', ...fields('a'), limits: { federationEngine: 'comunica' } })}\n${on('aaaa1111')}\n`);
     RunFile.open(engined, 'aaaa1111', 'comunica').close();
     expect(() => RunFile.open(engined, 'aaaa1111', 'jena')).toThrow(`${engined}, line 1: run a was made with the federation engine comunica, these runs use jena: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`);
     RunFile.open(built, 'aaaa1111', 'jena').close();

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readGoldAnswers } from '../src/build/gold-answers.js';
 import { OpenAiChat, ModelError, retryAfterMs } from '../src/eval/chat.js';
 import { runEval } from '../src/eval/eval.js';
+import { score } from '../src/score/score.js';
 import type { QueryExecutor } from '../src/eval/execute.js';
 import { runLoop } from '../src/eval/loop.js';
 import { goldAnswerDigest, toolSurfaceDigest } from '../src/eval/record.js';
@@ -40,6 +41,32 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const f of fakes) await f.close();
   await server?.close();
+});
+
+describe('eval / conditions: a run is its condition, question and repeat', () => {
+  it('resumes only runs of the same condition (another query time limit runs again, as its own condition); ids carry the condition; a file written before they did still resumes; score reports each condition apart', async () => {
+    const [q1, q2] = lib();
+    const base = { shards: build, endpoints: endpointsFile, setup: 'baseline' as const, agent: 'single' as const, probe: false, questions: [q1.index, q2.index], timeoutMs: 20_000, tools: 'in-process' as const };
+    const out = path.join(dir, 'conditions.jsonl');
+    expect(await runEval({ ...base, out })).toMatchObject({ planned: 2, skipped: 0, ran: 2 });
+    expect(await runEval({ ...base, out })).toMatchObject({ planned: 2, skipped: 2, ran: 0 });
+    // Another query time limit is another condition: nothing of it is done yet.
+    expect(await runEval({ ...base, out, timeoutMs: 25_000 })).toMatchObject({ planned: 2, skipped: 0, ran: 2 });
+    const rs = records(out);
+    expect(rs.map((r) => r.id.replace(/\|[0-9a-f]{8}$/, '|c'))).toEqual([`baseline|single|${q1.index}|r0|c`, `baseline|single|${q2.index}|r0|c`, `baseline|single|${q1.index}|r0|c`, `baseline|single|${q2.index}|r0|c`]);
+    expect(new Set(rs.map((r) => r.id)).size).toBe(4);
+    expect(rs.map((r) => r.limits?.queryTimeoutMs)).toEqual([20_000, 20_000, 25_000, 25_000]);
+    // Lines whose id has no condition (written before ids carried it) are known by their fields: still done.
+    fs.writeFileSync(out, rs.map((r) => JSON.stringify({ ...r, id: r.id.replace(/\|[0-9a-f]{8}$/, '') }) + '\n').join(''));
+    expect(await runEval({ ...base, out })).toMatchObject({ planned: 2, skipped: 2, ran: 0 });
+    expect(await runEval({ ...base, out, timeoutMs: 25_000 })).toMatchObject({ planned: 2, skipped: 2, ran: 0 });
+    const report = await score({ runs: [out], shards: build });
+    expect(report.groups.map((g) => [g.group, g.runs])).toEqual([
+      ['baseline|single (limits.queryTimeoutMs=20000)', 2],
+      ['baseline|single (limits.queryTimeoutMs=25000)', 2],
+    ]);
+    expect(report.perRun.map((s) => s.id).sort()).toEqual(rs.map((r) => r.id).sort());
+  }, 300_000);
 });
 
 describe('eval / the run record (fkgqa-run/2)', () => {
@@ -214,7 +241,8 @@ describe('eval / the LLM API: backoff, time limits, waits shown', () => {
     expect(r.error).toBe('gave up after 2 tries: no answer within the request time limit of 600 ms');
     expect(r.steps[0]).toMatchObject({ type: 'llm', retries: [{ status: null, waitMs: 10 }, { status: null, waitMs: 0 }] });
     expect(fake.requests).toHaveLength(2);
-    const id = `baseline|m|${q.index}|r0`;
+    const id = r.id; // <setup>|<model>|<question>|r<repeat>|<condition>
+    expect(id).toMatch(new RegExp(`^baseline\\|m\\|${q.index}\\|r0\\|[0-9a-f]{8}$`));
     expect(lines.some((l) => l.startsWith(`  ${id} turn 1: waiting for the API for `) && l.endsWith('(try 1 of 2, request time limit 0.6 s)'))).toBe(true);
     expect(lines).toContain(`  ${id} turn 1: try 1 of 2 failed after ${lines.find((l) => l.includes('try 1 of 2 failed after'))!.match(/after (\S+ s)/)![1]} (no answer within the request time limit of 600 ms); next try in 0.0 s`);
   }, 60_000);
@@ -314,8 +342,8 @@ describe('eval / the command line', () => {
       const out4 = path.join(dir, 'failing.jsonl');
       const d = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--base-url', failing.url, '--kg', 'library', '--limit', '2', '--tools', 'in-process', '--out', out4, '--max-retries', '0', '-q']);
       expect(d.code).toBe(2);
-      expect(d.stdout).toMatch(/ended: model_error 2\n {2}failed: 2 of 2 .*\n {4}model_error 2, first baseline\|m\|\d+\|r0: gave up after 1 try: HTTP 500/);
-      expect(d.stderr).toMatch(/^fkgqa: error: no run succeeded: model_error 2 \(first baseline\|m\|\d+\|r0: gave up after 1 try: HTTP 500/m);
+      expect(d.stdout).toMatch(/ended: model_error 2\n {2}failed: 2 of 2 .*\n {4}model_error 2, first baseline\|m\|\d+\|r0\|[0-9a-f]{8}: gave up after 1 try: HTTP 500/);
+      expect(d.stderr).toMatch(/^fkgqa: error: no run succeeded: model_error 2 \(first baseline\|m\|\d+\|r0\|[0-9a-f]{8}: gave up after 1 try: HTTP 500/m);
     } finally {
       await failing.close();
     }

@@ -165,8 +165,9 @@ describe('eval / the agent loop against a fake OpenAI-compatible server', () => 
     expect(first.body).toMatchObject({ model: 'fake-model', temperature: 0, seed: 7 });
     expect(first.body.tools).toHaveLength(3);
 
-    // Resumed: finished runs are skipped; --retry-errors reruns the model error only.
-    const again = await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'llm', baseUrl: fake.url, model: 'fake-model', maxRetries: 0, backoffMs: 1, out, questions: qs.map((q) => q.index), tools: 'in-process', retryErrors: true });
+    // Resumed (the same condition: model, temperature, seed, query time limit; the API's retries are
+    // not part of it): finished runs are skipped; --retry-errors reruns the model error only.
+    const again = await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'llm', baseUrl: fake.url, model: 'fake-model', temperature: 0, seed: 7, timeoutMs: QUERY_LIMIT_MS, maxRetries: 0, backoffMs: 1, out, questions: qs.map((q) => q.index), tools: 'in-process', retryErrors: true });
     expect(again).toMatchObject({ planned: 5, skipped: 4, ran: 1, endReasons: { model_error: 1 } });
 
     const report = await score({ runs: [out], shards: build, allowOtherBuild: true /* fkgqa-run/1 names no build (until eval writes fkgqa-run/2) */ });

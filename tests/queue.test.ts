@@ -9,11 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
-import type { RunRecord } from '../src/eval/record.js';
+import { conditionDigest, runCondition, type RunRecord } from '../src/eval/record.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { Queue } from 'bullmq';
 import { fakeApi, ok, toolCall, type FakeApi } from './fake-chat.js';
-import { DEMO, demoBuild, queueTestsRun, redisServer, ROOT, tmpDir } from './helpers.js';
+import { DEMO, demoBuild, fkgqaInProcess, queueTestsRun, redisServer, ROOT, tmpDir } from './helpers.js';
 
 /** A child `fkgqa` process whose stderr can be waited on, line by line. */
 interface Cli {
@@ -88,6 +88,8 @@ const records = (file: string) =>
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as RunRecord);
+/** The last part of a run's id: the first 8 hex digits of its condition's digest, computed from the record's fields. */
+const conditionOf = (r: RunRecord) => conditionDigest(runCondition(r)).slice(0, 8);
 
 describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread over processes', () => {
   beforeAll(async () => {
@@ -149,7 +151,9 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
     expect(new Set(ids).size).toBe(32);
     const bench = JSON.parse(fs.readFileSync(path.join(build, 'benchmark.json'), 'utf8')) as { entries: { index: number; question: string }[] };
     expect(bench.entries).toHaveLength(16);
-    expect([...ids].sort()).toEqual(bench.entries.flatMap((e) => [0, 1].map((r) => `baseline|fake-model|${e.index}|r${r}`)).sort());
+    const condition = conditionOf(rs[0]);
+    expect(condition).toMatch(/^[0-9a-f]{8}$/);
+    expect([...ids].sort()).toEqual(bench.entries.flatMap((e) => [0, 1].map((r) => `baseline|fake-model|${e.index}|r${r}|${condition}`)).sort());
     expect(rs.every((r) => r.endReason === 'cancelled' && r.build?.outputDigest === JSON.parse(fs.readFileSync(path.join(build, 'build.json'), 'utf8')).outputDigest)).toBe(true);
     // The run worker A was killed in was taken over by worker B once A's lock expired.
     expect(fake.requests.some((r) => r.question === hungQuestion && r.authorization === 'Bearer worker-b')).toBe(true);
@@ -177,11 +181,12 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
     await results.add('record', { kind: 'record', worker: 'second-worker:1', record: { ...first, startedAt: new Date().toISOString() } }, { jobId: 'second-record', removeOnComplete: true });
     await results.close();
     // Dropped (or, were it appended, the line of a run made by that worker).
-    expect(await coordinator.line(/second-worker:1/)).toMatch(/dropped a second record of run baseline\|fake-model\|0\|r0 \(by second-worker:1\): the run file holds it already/);
+    expect(await coordinator.line(/second-worker:1/)).toMatch(/dropped a second record of run baseline\|fake-model\|0\|r0\|[0-9a-f]{8} \(by second-worker:1\): the run file holds it already/);
     release();
     const c = await coordinator.exit;
     expect(c.code, coordinator.stderr()).toBe(0);
-    expect(records(out).map((r) => r.id)).toEqual(['baseline|fake-model|0|r0', 'baseline|fake-model|1|r0']);
+    const twice = records(out);
+    expect(twice.map((r) => r.id)).toEqual([`baseline|fake-model|0|r0|${conditionOf(twice[0])}`, `baseline|fake-model|1|r0|${conditionOf(twice[0])}`]);
     held = undefined;
   }, 600_000);
 
@@ -199,7 +204,7 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
     await coordinator.line(/queued 2 runs/);
     const wrong = start(['worker', '--queue', queue, '--shards', other, '--endpoints', otherEndpoints, '--api-key-env', 'KEY_C'], { KEY_C: 'worker-c' });
     // Refused (or, were it made, its record dropped by the coordinator as of another build).
-    expect(await coordinator.line(/refused run|dropped run/)).toMatch(/worker \S+ refused run baseline\|fake-model\|0\|r\d and stops: the run is of the build with output digest/);
+    expect(await coordinator.line(/refused run|dropped run/)).toMatch(/worker \S+ refused run baseline\|fake-model\|0\|r\d\|[0-9a-f]{8} and stops: the run is of the build with output digest/);
     const w = await wrong.exit;
     expect(w.code).toBe(2);
     expect(wrong.stderr()).toContain(`the run is of the build with output digest ${digestOf(build).slice(0, 16)}, this worker's --shards ${other} is ${digestOf(other).slice(0, 16)}`);
@@ -208,8 +213,56 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
     const right = start(['worker', '--queue', queue, '--shards', build, '--endpoints', endpointsFile, '--api-key-env', 'KEY_B'], { KEY_B: 'worker-b' });
     const c = await coordinator.exit;
     expect(c.code, coordinator.stderr()).toBe(0);
-    expect(records(out).map((r) => r.id).sort()).toEqual(['baseline|fake-model|0|r0', 'baseline|fake-model|0|r1']);
+    const made = records(out);
+    expect(made.map((r) => r.id).sort()).toEqual([`baseline|fake-model|0|r0|${conditionOf(made[0])}`, `baseline|fake-model|0|r1|${conditionOf(made[0])}`]);
     right.child.kill('SIGTERM');
     expect((await right.exit).code).toBe(0);
+  }, 600_000);
+  it('one run, one id: a direct eval, the parts of --part and the queued jobs of the same runs carry the same run id, ending with the condition\'s digest; merge refuses parts of another temperature', async () => {
+    const queue = `${redis.url}/3`;
+    const options = (temperature: string) => ['--shards', build, '--endpoints', endpointsFile, '--base-url', fake.url, '--model', 'fake-model', '--temperature', temperature, '--tools', 'in-process', '--limit', '2'];
+    const direct = path.join(dir, 'same-direct.jsonl');
+    const d = await fkgqaInProcess(['eval', ...options('0'), '--out', direct, '-q']);
+    expect(d.code, d.stderr).toBe(0);
+    const parts = [1, 2].map((k) => path.join(dir, `same-part${k}.jsonl`));
+    for (const [i, file] of parts.entries()) expect((await fkgqaInProcess(['eval', ...options('0'), '--part', `${i + 1}/2`, '--out', file, '-q'])).code).toBe(0);
+    // The queued jobs, read from Redis before any worker takes them.
+    const queued = path.join(dir, 'same-queued.jsonl');
+    const coordinator = start(['eval', ...options('0'), '--queue', queue, '--out', queued]);
+    await coordinator.line(/queued 2 runs/);
+    const runQueue = new Queue('fkgqa-runs', { connection: { url: queue }, prefix: 'fkgqa' });
+    const jobs = await runQueue.getJobs(['waiting']);
+    await runQueue.close();
+    const worker = start(['worker', '--queue', queue, '--shards', build, '--endpoints', endpointsFile, '--api-key-env', 'KEY_B'], { KEY_B: 'worker-b' });
+    const c = await coordinator.exit;
+    expect(c.code, coordinator.stderr()).toBe(0);
+    worker.child.kill('SIGTERM');
+    expect((await worker.exit).code).toBe(0);
+
+    const condition = conditionOf(records(direct)[0]);
+    const expected = [`baseline|fake-model|0|r0|${condition}`, `baseline|fake-model|1|r0|${condition}`];
+    expect(records(direct).map((r) => r.id)).toEqual(expected);
+    expect(parts.flatMap((f) => records(f).map((r) => r.id)).sort()).toEqual(expected);
+    expect(jobs.map((j) => j.data.id).sort()).toEqual(expected);
+    // A job's id is the coordinator's key and the run id: the queue makes and appends each run id once.
+    expect(jobs.map((j) => decodeURIComponent(j.id!.slice(j.id!.indexOf('.') + 1))).sort()).toEqual(expected);
+    expect(records(queued).map((r) => r.id).sort()).toEqual(expected);
+
+    // Another temperature is another condition: other ids, and its parts cannot join these.
+    const warm = [1, 2].map((k) => path.join(dir, `warm-part${k}.jsonl`));
+    for (const [i, file] of warm.entries()) expect((await fkgqaInProcess(['eval', ...options('0.7'), '--part', `${i + 1}/2`, '--out', file, '-q'])).code).toBe(0);
+    const warmIds = warm.flatMap((f) => records(f).map((r) => r.id)).sort();
+    expect(warmIds).toHaveLength(2);
+    expect(warmIds.filter((id) => expected.includes(id))).toEqual([]);
+    const firstWarm = warm.find((f) => records(f).length > 0)!;
+    const firstCold = parts.find((f) => records(f).length > 0)!;
+    const merged = path.join(dir, 'same-merged.jsonl');
+    const refused = await fkgqaInProcess(['merge', ...parts, ...warm, '--out', merged]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`run ${records(firstWarm)[0].id} (${firstWarm}, line 1) was made under another condition than run ${records(firstCold)[0].id} (${firstCold}, line 1): temperature 0 ≠ 0.7`);
+    expect(fs.existsSync(merged)).toBe(false);
+    const m = await fkgqaInProcess(['merge', ...parts, '--out', merged]);
+    expect(m.code, m.stderr).toBe(0);
+    expect(records(merged).map((r) => r.id).sort()).toEqual(expected);
   }, 600_000);
 });

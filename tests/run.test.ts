@@ -51,7 +51,7 @@ describe('run / the whole loop in one command', () => {
     expect(fs.readdirSync(out).sort()).toEqual(['baseline-oracle.jsonl', 'per-run.csv', 'report.html', 'report.txt', 'view.html']);
     expect(fs.readFileSync(path.join(out, 'baseline-oracle.jsonl'), 'utf8').trim().split('\n')).toHaveLength(16);
     expect(fs.readFileSync(path.join(out, 'report.txt'), 'utf8')).toBe(r.stdout);
-    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8')).toContain('<p>16 runs, 1 groups (setup | agent or model)');
+    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8')).toContain('<p>16 runs, 1 groups (one per condition: setup | agent or model, and what else differs)');
     expect(fs.readFileSync(path.join(out, 'per-run.csv'), 'utf8').trim().split('\n')).toHaveLength(17);
     const view = fs.readFileSync(path.join(out, 'view.html'), 'utf8');
     expect(view).toContain('<title>fkgqa view: 16 runs</title>');

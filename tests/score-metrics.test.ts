@@ -126,19 +126,25 @@ describe('score / syntactic validity classes', () => {
 });
 
 describe('score / reading run files', () => {
-  it('names the file and line of a line that is no run record; a later line with the same id wins', () => {
+  it('names the file and line of a line that is no run record; a later line of the same run (condition, question, repeat) wins; ids are computed', () => {
     const dir = tmpDir();
     const f = path.join(dir, 'runs.jsonl');
-    const run = (id: string, endReason: string) =>
+    const run = (index: number, endReason: string, extra: Record<string, unknown> = {}) =>
       JSON.stringify({
-        format: 'fkgqa-run/1', id, endReason, question: { index: 0, kg: 'library', text: 'q', queryId: 'library/q1' }, setup: 'baseline', agent: 'oracle', model: null,
-        endpoints: [], steps: [], finalQuery: null, usage: { totalTokens: 0 }, counts: { llmCalls: 0, sparqlCalls: 0, voidCalls: 0 }, ms: 1,
+        format: 'fkgqa-run/1', id: `written-${index}`, endReason, question: { index, kg: 'library', text: 'q', queryId: 'library/q1' }, setup: 'baseline', agent: 'oracle', model: null,
+        repeat: 0, maxTurns: 10, prompt: { name: 'baseline.md', sha256: 'abc' },
+        endpoints: [], steps: [], finalQuery: null, usage: { totalTokens: 0 }, counts: { llmCalls: 0, sparqlCalls: 0, voidCalls: 0 }, ms: 1, ...extra,
       });
-    fs.writeFileSync(f, `${run('a', 'model_error')}\n${run('b', 'submitted')}\n${run('a', 'submitted')}\n`);
-    expect(readRuns([f]).map((r) => `${r.id}:${r.endReason}`)).toEqual(['a:submitted', 'b:submitted']);
+    fs.writeFileSync(f, `${run(0, 'model_error')}\n${run(1, 'submitted')}\n${run(0, 'submitted')}\n`);
+    const runs = readRuns([f]);
+    expect(runs.map((r) => `${r.question.index}:${r.endReason}`)).toEqual(['0:submitted', '1:submitted']);
+    expect(runs[0].id).toMatch(/^baseline\|oracle\|0\|r0\|[0-9a-f]{8}$/);
+    // Another maxTurns is another condition: its own run, not a rerun of question 0.
+    fs.appendFileSync(f, `${run(0, 'cancelled', { maxTurns: 5 })}\n`);
+    expect(readRuns([f]).map((r) => `${r.question.index}:${r.maxTurns}:${r.endReason}`)).toEqual(['0:10:submitted', '1:10:submitted', '0:5:cancelled']);
     fs.appendFileSync(f, '{"id": "c"}\n');
     expect(() => readRuns([f])).toThrow(InputError);
-    expect(() => readRuns([f])).toThrow(/runs\.jsonl, line 4: not a run record of fkgqa eval/);
+    expect(() => readRuns([f])).toThrow(/runs\.jsonl, line 5: not a run record of fkgqa eval/);
     expect(() => readRuns([path.join(dir, 'none.jsonl')])).toThrow(/run file not found/);
   });
 });

@@ -17,6 +17,7 @@ import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
 import { formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { readRunFiles } from '../src/score/records.js';
 import { score } from '../src/score/score.js';
+import { runIdentity, type RunConditionSource } from '../src/eval/record.js';
 import { classifyQuery, notJudged } from '../src/score/validity.js';
 import { demoBuild, fkgqaInProcess, fkgqaSync, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
 import { checkTextLayout } from './text-layout.js';
@@ -148,6 +149,78 @@ describe('score / reading run records', () => {
   });
 });
 
+describe('score / conditions: runs that differ in what was measured are never merged', () => {
+  /** The limits eval records, with `federationEngine` and any other limit changed. */
+  const limits = (federationEngine: string, other: object = {}) => ({ limits: { messages: null, tokens: null, timeMs: null, queryTimeoutMs: 30_000, maxQueryChars: 8000, requestTimeoutMs: 300_000, maxRetries: 5, federationEngine, ...other } });
+  const q2Wrong = count(1);
+
+  it('two run files of the same questions that differ only in the federation engine: two conditions of 2 runs each (2 and 1 correct), named with what differs and where their runs are; the text and HTML reports show both', async () => {
+    const a = path.join(dir, 'engine-comunica.jsonl');
+    const b = path.join(dir, 'engine-jena.jsonl');
+    fs.writeFileSync(a, lines(demo.record('library/q1', { results: count(6), extra: limits('comunica') }), demo.record('library/q2', { results: demo.gold('library/q2'), extra: limits('comunica') })));
+    fs.writeFileSync(b, lines(demo.record('library/q1', { results: count(6), extra: limits('jena') }), demo.record('library/q2', { results: q2Wrong, extra: limits('jena') })));
+    const r = await score({ runs: [a, b], shards: demo.dir });
+    expect(r.runs).toBe(4);
+    expect(r.groups.map((g) => [g.group, g.runs, g.accuracy.count, g.condition.federationEngine, g.sources])).toEqual([
+      ['baseline|fake-model (federationEngine="comunica")', 2, 2, 'comunica', [`${a}:1-2`]],
+      ['baseline|fake-model (federationEngine="jena")', 2, 1, 'jena', [`${b}:1-2`]],
+    ]);
+    expect(new Set(r.perRun.map((s) => s.id)).size).toBe(4);
+    expect(r.warnings).toContain(
+      `baseline|fake-model: 2 conditions, reported apart (they differ in federationEngine): baseline|fake-model (federationEngine="comunica"): 2 runs from ${a}:1-2; baseline|fake-model (federationEngine="jena"): 2 runs from ${b}:1-2`,
+    );
+    const text = formatScoreText(r);
+    expect(text).toContain('\n== baseline|fake-model (federationEngine="comunica") (2 runs; ended: submitted 2)\n');
+    expect(text).toContain('\n== baseline|fake-model (federationEngine="jena") (2 runs; ended: submitted 2)\n');
+    expect(text).toMatch(/\ncondition [0-9a-f]{8}: setup="baseline", agent="llm", model="fake-model", .*federationEngine="jena", .*; runs from \S+engine-jena\.jsonl:1-2\n/);
+    const table = /<table class="conditions">([\s\S]*?)<\/table>/.exec(formatScoreHtml(r))![1];
+    expect(table.match(/<tr><td>/g)).toHaveLength(2);
+    expect(table).toContain('<td>&quot;jena&quot;</td>');
+  });
+
+  it('files that differ only in a limit (the run time limit), or only in the model, are two conditions each', async () => {
+    const a = path.join(dir, 'limit-none.jsonl');
+    const b = path.join(dir, 'limit-60s.jsonl');
+    fs.writeFileSync(a, lines(demo.record('library/q1', { results: count(6), extra: limits('comunica') }), demo.record('library/q2', { results: q2Wrong, extra: limits('comunica') })));
+    fs.writeFileSync(b, lines(demo.record('library/q1', { results: count(6), extra: limits('comunica', { timeMs: 60_000 }) }), demo.record('library/q2', { results: demo.gold('library/q2'), extra: limits('comunica', { timeMs: 60_000 }) })));
+    const byLimit = await score({ runs: [a, b], shards: demo.dir });
+    expect(byLimit.groups.map((g) => [g.group, g.runs, g.accuracy.count])).toEqual([
+      ['baseline|fake-model (limits.timeMs=60000)', 2, 2],
+      ['baseline|fake-model (limits.timeMs=null)', 2, 1],
+    ]);
+    const m = path.join(dir, 'model-other.jsonl');
+    fs.writeFileSync(m, lines(demo.record('library/q1', { results: count(5), model: 'other-model', extra: limits('comunica') }), demo.record('library/q2', { results: demo.gold('library/q2'), model: 'other-model', extra: limits('comunica') })));
+    const byModel = await score({ runs: [a, m], shards: demo.dir });
+    expect(byModel.groups.map((g) => [g.group, g.runs, g.accuracy.count])).toEqual([
+      ['baseline|fake-model', 2, 1],
+      ['baseline|other-model', 2, 1],
+    ]);
+  });
+
+  it('the same run in two files is refused, naming both (a copy, or two evals that made it); a file given twice too; the next repeat of a condition in another file is a repeat', async () => {
+    const a = path.join(dir, 'twice-a.jsonl');
+    const copy = path.join(dir, 'twice-copy.jsonl');
+    const q1 = demo.record('library/q1', { results: count(6), extra: limits('comunica') });
+    fs.writeFileSync(a, lines(q1, demo.record('library/q2', { results: demo.gold('library/q2'), extra: limits('comunica') })));
+    fs.copyFileSync(a, copy);
+    const id = runIdentity(q1 as unknown as RunConditionSource & { question: { index: number }; repeat: number }).id;
+    await expect(score({ runs: [a, copy], shards: demo.dir })).rejects.toThrow(
+      `${copy}, line 1: run ${id} is in ${a} (line 1) and in ${copy} (line 1): the same condition, question and repeat, the same run (same start time): a copy of a run file, or a file given twice; each run is counted once`,
+    );
+    await expect(score({ runs: [a, a], shards: demo.dir })).rejects.toThrow(`${a}: the run file is given twice (${a} and ${a}): each run is counted once; give it once`);
+    const other = path.join(dir, 'twice-other.jsonl');
+    fs.writeFileSync(other, lines({ ...q1, startedAt: '2026-02-01T00:00:00.000Z' }));
+    await expect(score({ runs: [a, other], shards: demo.dir })).rejects.toThrow('two runs (started 2026-01-01T00:00:00.000Z and 2026-02-01T00:00:00.000Z) that two fkgqa eval commands wrote into two files');
+    const cli = await fkgqaInProcess(['score', a, copy, '--shards', demo.dir, '-q']);
+    expect([cli.code, cli.stdout]).toEqual([2, '']);
+    // Repeat 1 of the same condition in another file: kept as a repeat, one group of 3 runs.
+    const next = path.join(dir, 'twice-next.jsonl');
+    fs.writeFileSync(next, lines(demo.record('library/q1', { results: count(5), repeat: 1, extra: limits('comunica') })));
+    const r = await score({ runs: [a, next], shards: demo.dir });
+    expect(r.groups.map((g) => [g.group, g.runs, g.accuracy.count, g.sources])).toEqual([['baseline|fake-model', 3, 2, [`${a}:1-2`, `${next}:1`]]]);
+  });
+});
+
 describe('score / build identity', () => {
   it('refuses runs of another build or other gold answers naming both digests, and fkgqa-run/1 runs, unless --allow-other-build', async () => {
     const f = path.join(dir, 'identity.jsonl');
@@ -159,9 +232,10 @@ describe('score / build identity', () => {
     fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6) })));
     expect((await score({ runs: [f], shards: demo.dir })).groups[0].accuracy).toEqual({ count: 1, of: 1, percent: 100 });
     // Another build (a run made with --seed 7).
-    fs.writeFileSync(f, lines(demo.record('library/q2', { results: demo.gold('library/q2') }), demo.record('library/q1', { results: count(6), build: { outputDigest: 'feedfacefeedface', goldDigest: '0123456789abcdef' } })));
+    const other = demo.record('library/q1', { results: count(6), build: { outputDigest: 'feedfacefeedface', goldDigest: '0123456789abcdef' } });
+    fs.writeFileSync(f, lines(demo.record('library/q2', { results: demo.gold('library/q2') }), other));
     await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(
-      `${f}, line 2: run baseline|fake-model|0|r0 was made on build feedfacefeedface with gold answer 0123456789abcdef (library/q1); --shards ${demo.dir} is build ${digest} with gold answer ${gold}: score runs against the build and gold answers they were made on, or pass --allow-other-build`,
+      `${f}, line 2: run ${runIdentity(other as unknown as RunConditionSource & { question: { index: number }; repeat: number }).id} was made on build feedfacefeedface with gold answer 0123456789abcdef (library/q1); --shards ${demo.dir} is build ${digest} with gold answer ${gold}: score runs against the build and gold answers they were made on, or pass --allow-other-build`,
     );
     const allowed = await score({ runs: [f], shards: demo.dir, allowOtherBuild: true });
     expect(allowed.runs).toBe(2);
@@ -171,7 +245,7 @@ describe('score / build identity', () => {
     await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(`with gold answer aaaaaaaaaaaaaaaa (library/q1); --shards ${demo.dir} is build ${digest} with gold answer ${gold}`);
     // fkgqa-run/1 names no build.
     fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6), format: 'fkgqa-run/1' })));
-    await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(/line 1: run baseline\|fake-model\|0\|r0 is a fkgqa-run\/1 record, which carries no build identity.*pass --allow-other-build/);
+    await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(/line 1: run baseline\|fake-model\|0\|r0\|[0-9a-f]{8} is a fkgqa-run\/1 record, which carries no build identity.*pass --allow-other-build/);
     const cli = await fkgqaInProcess(['score', f, '--shards', demo.dir, '-q']);
     expect(cli.code).toBe(2);
     expect((await score({ runs: [f], shards: demo.dir, allowOtherBuild: true })).perRun[0].correct).toBe(true);
@@ -244,8 +318,8 @@ describe('score / the HTML report', () => {
     expect(accuracy).toContain('data-value="42.1"'); // GPT-5.2, baseline
     expect(accuracy.match(/class="n"/g)).toHaveLength(7);
     expect(html.match(/data-scale-max="100"/g)).toHaveLength(6);
-    expect(html).toContain('<a href="runs view.html#run=baseline%7Cfake-model%7C2%7Cr0">baseline|fake-model|2|r0</a>');
-    expect(html).toContain('<a href="runs view.html#run=baseline%7Czero-model%7C2%7Cr0">');
+    expect(html).toMatch(/<a href="runs view\.html#run=baseline%7Cfake-model%7C2%7Cr0%7C[0-9a-f]{8}">baseline\|fake-model\|2\|r0\|[0-9a-f]{8}<\/a>/);
+    expect(html).toMatch(/<a href="runs view\.html#run=baseline%7Czero-model%7C2%7Cr0%7C[0-9a-f]{8}">/);
     expect(html).toContain('<h2 id="not-correct">Runs not correct (2)</h2>');
   });
 

@@ -160,19 +160,42 @@ describe('view / run files', () => {
       finalQuery: null,
       final: undefined,
     };
-    const limit = { ...v2, id: 'baseline|llm|1|r0', endReason: 'token_limit', infrastructure: undefined };
+    // Another question (the same one again would be the same run: same condition, question and repeat).
+    const limit = { ...v2, id: 'baseline|llm|1|r0', question: { ...(v2.question as object), index: 1 }, endReason: 'token_limit', infrastructure: undefined };
     const file = path.join(dir, 'v2.jsonl');
     fs.writeFileSync(file, [v2, limit].map((r) => JSON.stringify(r)).join('\n') + '\n');
     const page = await viewRuns({ runs: [oracleFile, file] });
     expect(page.runs).toBe(10);
     expect(page.verdicts).toEqual({ correct: 0, wrong: 0, unscored: 10 });
-    const i = page.data.runs.findIndex((r) => r.id === 'baseline|llm|0|r0');
+    const i = page.data.runs.findIndex((r) => r.end === 'infrastructure_error');
+    expect(page.data.runs[i].id).toMatch(new RegExp(`^baseline\\|qwen3-8b\\|${oracle[0].question.index}\\|r0\\|[0-9a-f]{8}$`));
     expect(page.data.runs[i]).toMatchObject({ who: 'qwen3-8b', end: 'infrastructure_error', verdict: 'unscored' });
     const d = JSON.parse(page.data.details[i]) as RunDetail;
     expect(d.format).toBe('fkgqa-run/2');
     expect(d.infrastructure?.step).toBe(2);
     expect(d.toolSurface).toEqual({ digest: '0123456789abcdef', tools: 3 });
     expect(page.data.runs.map((r) => r.end).filter((e) => e === 'token_limit')).toHaveLength(1);
+  });
+
+  it('shows the conditions apart: the same runs on another federation engine are other runs, labelled as score labels them (list, filter, detail); the same run in two files is refused', async () => {
+    const jena = path.join(dir, 'oracle-jena.jsonl');
+    fs.writeFileSync(jena, oracle.map((r) => JSON.stringify({ ...r, limits: { ...r.limits, federationEngine: 'jena' } })).join('\n') + '\n');
+    const page = await viewRuns({ runs: [oracleFile, jena] });
+    expect(page.runs).toBe(16);
+    const byCond = new Map<string, number>();
+    for (const r of page.data.runs) byCond.set(r.cond, (byCond.get(r.cond) ?? 0) + 1);
+    expect([...byCond]).toEqual([
+      ['baseline|oracle (federationEngine="comunica")', 8],
+      ['baseline|oracle (federationEngine="jena")', 8],
+    ]);
+    expect(new Set(page.data.runs.map((r) => r.id)).size).toBe(16);
+    const d = JSON.parse(page.data.details[page.data.runs.findIndex((r) => r.cond.endsWith('"jena")'))]) as RunDetail;
+    expect(d.condition).toMatchObject({ label: 'baseline|oracle (federationEngine="jena")', digest: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(d.condition!.fields).toContainEqual(['federationEngine', '"jena"']);
+    expect(page.html).toContain("['cond', 'condition']");
+    const copy = path.join(dir, 'oracle-copy.jsonl');
+    fs.copyFileSync(oracleFile, copy);
+    expect(() => readRunFiles([oracleFile, copy])).toThrow(`${copy}, line 1: run ${oracle[0].id} is in ${oracleFile} (line 1) and in ${copy} (line 1): the same condition, question and repeat, the same run (same start time)`);
   });
 
   it('names the file and line of a line that is no run record, and a later line replaces an earlier one', () => {
@@ -222,7 +245,7 @@ describe.skipIf(!CHROMIUM)('view / in headless Chromium', () => {
     const file = path.join(dir, 'page.html');
     fs.writeFileSync(file, page.html);
     const lostId = page.data.runs.find((r) => r.who === 'lost-row')!.id;
-    expect(lostId).toBe('baseline|lost-row|2|r0');
+    expect(lostId).toMatch(/^baseline\|lost-row\|2\|r0\|[0-9a-f]{8}$/);
     const browser = await launchChromium();
     try {
       const p = await browser.open(`file://${file}#run=${encodeURIComponent(lostId)}`);

@@ -71,7 +71,7 @@ export interface RunExpectation {
 /** A job of the run queue. */
 export interface QueuedRun {
   format: typeof QUEUED_RUN_FORMAT;
-  /** The run id (`runId` of record.ts). */
+  /** The run id (`runIdOf` of run-maker.ts: setup, model or agent, question, repeat and the condition's digest): a worker whose run of these settings gets another id refuses the job. */
   id: string;
   /** benchmark.json index of the question. */
   question: number;

@@ -233,7 +233,10 @@ export interface RunEndpoint {
 /** A run line (`fkgqa-run/2`; lines of `fkgqa-run/1` lack `limits`, `build`, `toolSurface`, `infrastructure`). */
 export interface RunRecord {
   format: RunFormat;
-  /** `<setup>|<agent>|<question index>|r<repeat>`: the key used to skip finished runs. */
+  /**
+   * `<setup>|<model or agent>|<question index>|r<repeat>|<condition>` (`runId`). Readers compute it
+   * from the fields (`runIdentity`), so lines written before it carried the condition read alike.
+   */
   id: string;
   question: { index: number; kg: string; text: string; queryId: string };
   setup: Setup;
@@ -243,13 +246,17 @@ export interface RunRecord {
   baseUrl: string | null;
   temperature: number | null;
   seed: number | null;
+  /** The extra request fields sent to the API with every call (`--extra-body`), when given. */
+  extraBody?: Record<string, unknown>;
+  /** Scripted agents: false when the agent submitted its query without running it first (`--no-probe`); absent otherwise. */
+  probe?: boolean;
   repeat: number;
   maxTurns: number;
   limits?: RunLimits;
   build?: RunBuild;
   prompt: { name: string; sha256: string; text: string };
   /** Where the tools came from: `fkgqa mcp` over stdio, or the same server in-process. */
-  tools: { source: 'mcp' | 'in-process'; names: string[]; command?: string[] };
+  tools: { source: 'mcp' | 'in-process'; names: string[]; command?: string[]; /** Extra arguments for `fkgqa mcp` (`--mcp-arg`), when given. */ mcpArgs?: string[] };
   toolSurface?: ToolSurface;
   endpoints: RunEndpoint[];
   startedAt: string;
@@ -268,12 +275,147 @@ export interface RunRecord {
 }
 
 /**
- * The id of a run (`RunRecord.id`): `<setup>|<model, or the scripted agent>|<question index>|r<repeat>`.
- * Runs with the same id are the same run: `fkgqa eval` skips a run whose id is in its run file,
- * `fkgqa score` keeps the last line of an id, `fkgqa merge` refuses an id in two files.
+ * The condition a run measured: every field of its record that can change what the agent did or
+ * what its run is scored as. Two runs of one condition are repeats of one measurement; runs of two
+ * conditions are never merged nor mixed in one figure (docs/evaluation.md, "Conditions"). Not in
+ * it: the base URL and API key of the model server (another address of the same model), the
+ * request time limit and retries of an LLM call (they decide only whether a run fails as
+ * `model_error`, which is in no figure), the endpoint URLs (another port of the same shards) and the
+ * tool surface's digest (it holds them), the source of the tools (`fkgqa mcp` or in-process: the
+ * same server), the gold answer (checked per run by `fkgqa score`), and times.
  */
-export function runId(setup: Setup, who: string, questionIndex: number, repeat: number): string {
-  return `${setup}|${who}|${questionIndex}|r${repeat}`;
+export interface RunCondition {
+  setup: string;
+  /** `llm` or a scripted agent. */
+  agent: string;
+  /** The model (null for a scripted agent). */
+  model: string | null;
+  temperature: number | null;
+  seed: number | null;
+  /** The extra request fields sent to the API (`--extra-body`: sampling parameters), or null. */
+  extraBody: Record<string, unknown> | null;
+  /** Scripted agents: whether the agent ran its query before submitting it (`--no-probe`: false); null for a model. */
+  probe: boolean | null;
+  maxTurns: number;
+  /** The limits that change what a run can do (null: none, or not recorded). */
+  limits: { messages: number | null; tokens: number | null; timeMs: number | null; queryTimeoutMs: number | null; maxQueryChars: number | null };
+  /** The federation engine of the tools and the final execution (null: not recorded). */
+  federationEngine: string | null;
+  /** The build's output digest (null: a `fkgqa-run/1` record, which has none). */
+  build: string | null;
+  /** sha256 of the prompt template. */
+  prompt: string;
+  /** Extra arguments given to `fkgqa mcp` (`--mcp-arg`). */
+  mcpArgs: string[];
+}
+
+/** The fields of a record the condition is read from (a record of any format, or the one eval is about to write). */
+export type RunConditionSource = Pick<RunRecord, 'setup' | 'agent' | 'model' | 'temperature' | 'seed' | 'maxTurns' | 'limits' | 'build' | 'extraBody' | 'probe'> & {
+  prompt: { sha256: string };
+  tools?: { mcpArgs?: string[] };
+};
+
+const SCRIPTED = new Set<string>(SCRIPTED_AGENTS);
+
+/**
+ * The condition of a run, read from its record (RunCondition). Fields a record lacks because it was
+ * written before they were recorded read as not recorded (null), but for `probe`, which reads as
+ * true (the default), and `extraBody` and `mcpArgs`, which read as none.
+ */
+export function runCondition(r: RunConditionSource): RunCondition {
+  const l = r.limits;
+  return {
+    setup: r.setup,
+    agent: r.agent,
+    model: r.model ?? null,
+    temperature: r.temperature ?? null,
+    seed: r.seed ?? null,
+    extraBody: r.extraBody ?? null,
+    probe: SCRIPTED.has(r.agent) ? r.probe !== false : null,
+    maxTurns: r.maxTurns,
+    limits: { messages: l?.messages ?? null, tokens: l?.tokens ?? null, timeMs: l?.timeMs ?? null, queryTimeoutMs: l?.queryTimeoutMs ?? null, maxQueryChars: l?.maxQueryChars ?? null },
+    federationEngine: l?.federationEngine ?? null,
+    build: r.build?.outputDigest ?? null,
+    prompt: r.prompt.sha256,
+    mcpArgs: r.tools?.mcpArgs ?? [],
+  };
+}
+
+/** The digest of a condition: sha256 (hex, first 16) of its canonical JSON. */
+export function conditionDigest(c: RunCondition): string {
+  return digest16(canonicalJson(c));
+}
+
+/**
+ * The fields of a condition as `name → value` (the limits as `limits.<name>`; values as canonical
+ * JSON), in the order of RunCondition: what `fkgqa score` labels conditions by and
+ * `conditionMismatch` compares.
+ */
+export function conditionFields(c: RunCondition): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [k, v] of Object.entries(c)) {
+    if (k === 'limits') for (const [k2, v2] of Object.entries(v as RunCondition['limits'])) out.set(`${k}.${k2}`, canonicalJson(v2));
+    else out.set(k, canonicalJson(v));
+  }
+  return out;
+}
+
+/**
+ * Why two runs are not of one condition (RunCondition, read from each record by `runCondition`), or
+ * undefined when they are: every field of the condition that differs, with both values, e.g.
+ * `temperature 0 ≠ 0.7, limits.timeMs null ≠ 60000`. `fkgqa merge` refuses to join such runs.
+ */
+export function conditionMismatch(a: RunConditionSource, b: RunConditionSource): string | undefined {
+  const x = conditionFields(runCondition(a));
+  const y = conditionFields(runCondition(b));
+  const diffs = [...x].filter(([k, v]) => y.get(k) !== v).map(([k, v]) => `${k} ${v} ≠ ${y.get(k)}`);
+  return diffs.length ? diffs.join(', ') : undefined;
+}
+
+/**
+ * The id of a run: `<setup>|<model or agent>|<question index>|r<repeat>|<condition>`, the last part
+ * the first 8 hex digits of the condition's digest (`conditionDigest`). Runs with the same id are the
+ * same run (the same condition, question and repeat): `fkgqa eval` skips a run whose id is in its
+ * run file (and its queue makes and appends each id once, its `--part` splits by id), a later line
+ * of an id replaces an earlier one in a file, and `fkgqa score`, `fkgqa view` and `fkgqa merge`
+ * refuse an id found in two files. Readers compute it from the record's fields (`runIdentity`), not
+ * from its `id`, so lines written before ids carried the condition read and resume alike.
+ * @param c the run's condition
+ * @param condition `conditionDigest(c)` (16 hex digits; passed in, as callers have it already)
+ */
+export function runId(c: RunCondition, questionIndex: number, repeat: number, condition: string): string {
+  return `${c.setup}|${c.agent === 'llm' ? (c.model ?? 'llm') : c.agent}|${questionIndex}|r${repeat}|${condition.slice(0, 8)}`;
+}
+
+/** The condition, its digest and the id of a run as read from its record's fields (`runId`: computed, whatever the line's `id` says). */
+export function runIdentity(r: RunConditionSource & { question: { index: number }; repeat: number }): { condition: RunCondition; digest: string; id: string } {
+  const condition = runCondition(r);
+  const digest = conditionDigest(condition);
+  return { condition, digest, id: runId(condition, r.question.index, r.repeat, digest) };
+}
+
+/** Where a run was read. */
+export interface RunPlace {
+  file: string;
+  /** 1-based line number. */
+  line: number;
+  /** The run's `startedAt`. */
+  startedAt?: string;
+}
+
+/**
+ * Why one run (one id: condition, question, repeat) found in two run files is refused by the
+ * readers (`fkgqa score`, `fkgqa view`): a run is scored once, and the same id twice is either the
+ * same run read twice (same start time: a copy, or a file given twice) or two runs that two
+ * `fkgqa eval` commands made into two files, which would count one repeat twice.
+ */
+export function runInTwoFiles(id: string, a: RunPlace, b: RunPlace): string {
+  const same = a.startedAt !== undefined && a.startedAt === b.startedAt;
+  return (
+    `run ${id} is in ${a.file} (line ${a.line}) and in ${b.file} (line ${b.line}): the same condition, question and repeat, ` +
+    (same ? 'the same run (same start time): a copy of a run file, or a file given twice' : `two runs (started ${a.startedAt ?? '?'} and ${b.startedAt ?? '?'}) that two fkgqa eval commands wrote into two files`) +
+    '; each run is counted once: give each run file once, keep the repeats of a condition in one run file (fkgqa eval --repeats N appends them to it), or read the files apart'
+  );
 }
 
 /** JSON with the keys of every object sorted (arrays keep their order): equal values give equal text. */

@@ -16,14 +16,17 @@
  * - **One writer.** A lock file beside it (`.<name>.fkgqa-lock`, pid and process start time, as
  *   for builds) keeps two `fkgqa eval` processes from appending to one file; a lock left by a
  *   killed process is taken over.
- * - **Resume.** The runs already in the file (the last line of an id wins, as in `fkgqa score`)
- *   are skipped, except failed ones (`model_error`, `infrastructure_error`) with `retryErrors`.
+ * - **Resume.** The runs already in the file are skipped, except failed ones (`model_error`,
+ *   `infrastructure_error`) with `retryErrors`. A run is known by its id (`runId`: its condition,
+ *   question and repeat, computed from the record's fields by `runIdentity`, not read from its `id`):
+ *   a run of the same question under another condition (another model, temperature, limit, …) is not
+ *   done, and the last line of an id wins, as in `fkgqa score`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { noteKept, takeLockFile } from '../common/output.js';
-import { FAILED_END_REASONS, RUN_FORMATS, runFileLock, type RunRecord } from './record.js';
+import { FAILED_END_REASONS, RUN_FORMATS, runFileLock, runIdentity, type RunRecord } from './record.js';
 
 /** What opening a run file found and did. */
 export interface RunFileOpening {
@@ -44,7 +47,7 @@ function appendFault(n: number): boolean {
 
 /** The run file (module comment). Open with `RunFile.open`; `close` releases the lock. */
 export class RunFile {
-  /** The last record of each run id, in file order of first appearance. */
+  /** The last record of each run id (`runIdentity`), in file order of first appearance. */
   private readonly latest = new Map<string, RunRecord>();
   private fd: number | undefined;
   /** Removes the lock when the process exits without `close` (e.g. `process.exit` on SIGINT). */
@@ -128,7 +131,7 @@ export class RunFile {
   /** Reads every line (all whole after the repair). @throws InputError naming a line that is not a run record, or a run of another build */
   private read(abs: string, outputDigest: string | undefined, federationEngine: string | undefined): void {
     if (!fs.existsSync(abs)) return;
-    for (const { record: r, line } of parseRunLines(fs.readFileSync(abs, 'utf8'), this.file, 'choose another --out').lines) {
+    for (const { record: r, line, id } of parseRunLines(fs.readFileSync(abs, 'utf8'), this.file, 'choose another --out').lines) {
       const made = (r.build as { outputDigest?: unknown } | undefined)?.outputDigest;
       if (outputDigest !== undefined && made !== undefined && made !== outputDigest) {
         throw new InputError(`run ${r.id} was made on another build (output digest ${String(made).slice(0, 16)}, this build's is ${outputDigest.slice(0, 16)}): give the runs of this build their own --out`, { file: this.file, line });
@@ -137,7 +140,7 @@ export class RunFile {
       if (federationEngine !== undefined && engine !== undefined && engine !== federationEngine) {
         throw new InputError(`run ${r.id} was made with the federation engine ${String(engine)}, these runs use ${federationEngine}: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`, { file: this.file, line });
       }
-      this.latest.set(r.id, r);
+      this.latest.set(id, r);
     }
   }
 
@@ -147,7 +150,7 @@ export class RunFile {
   }
 
   /**
-   * Whether the run with this id is already in the file (and is not to be rerun).
+   * Whether the run with this id (`runId`) is already in the file (and is not to be rerun).
    * @param retryErrors when true, runs that ended as a failure (`FAILED_END_REASONS`) are not done
    */
   done(id: string, retryErrors: boolean): boolean {
@@ -169,7 +172,7 @@ export class RunFile {
     }
     for (let off = 0; off < buf.length; ) off += fs.writeSync(this.fd, buf, off, buf.length - off);
     fs.fdatasyncSync(this.fd);
-    this.latest.set(record.id, record);
+    this.latest.set(runIdentity(record).id, record);
     this.appended++;
     const n = this.appended;
     const file = this.file;
@@ -185,21 +188,23 @@ export class RunFile {
   }
 }
 
-/** A line of a run file: the record, its line number (from 1) and its text (without the newline). */
+/** A line of a run file: the record, its run id, its line number (from 1) and its text (without the newline). */
 export interface RunLine {
   record: RunRecord;
+  /** The run's id computed from its fields (`runIdentity` of record.ts), whatever the line's `id` says. */
+  id: string;
   line: number;
   text: string;
 }
 
 /**
- * The run records of a run file's text, in file order, each with its line number and text. Only
- * the format and the id of a record are checked (what appending and resuming need; `fkgqa score`
- * checks the rest). A last line without newline that is not a whole record — torn by a crash during
+ * The run records of a run file's text, in file order, each with its run id (computed from its
+ * fields), line number and text. Only the format, the id and the fields of the condition are checked
+ * (what appending and resuming need; `fkgqa score` checks the rest). A last line without newline that is not a whole record — torn by a crash during
  * an append — is not returned but described in `torn`.
  * @param file the file's name, for messages
  * @param hint what to do about a bad line, added to its message (e.g. `choose another --out`)
- * @throws InputError naming the file and line of a line that is not JSON or not a run record
+ * @throws InputError naming the file and line of a line that is not JSON or not a run record (a format, an id or a field of the condition missing)
  */
 export function parseRunLines(text: string, file: string, hint = ''): { lines: RunLine[]; torn?: { line: number; bytes: number } } {
   const out: RunLine[] = [];
@@ -220,7 +225,13 @@ export function parseRunLines(text: string, file: string, hint = ''): { lines: R
     if (!r || typeof r !== 'object' || !(RUN_FORMATS as readonly string[]).includes(r.format) || typeof r.id !== 'string') {
       throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify((r as { format?: unknown } | null)?.format)}, expected one of ${RUN_FORMATS.join(', ')})${hint ? `; ${hint}` : ''}`, { file, line: i + 1 });
     }
-    out.push({ record: r, line: i + 1, text: line });
+    let id: string;
+    try {
+      id = runIdentity(r).id;
+    } catch {
+      throw new InputError(`run ${r.id}: the fields of its condition (setup, agent, question, repeat, prompt, …) are missing: not a run record of fkgqa eval, or changed by hand${hint ? `; ${hint}` : ''}`, { file, line: i + 1 });
+    }
+    out.push({ record: r, id, line: i + 1, text: line });
   }
   return { lines: out, ...(torn ? { torn } : {}) };
 }

@@ -23,13 +23,16 @@ import { DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT_MS, OpenAiChat, unreachabl
 import { QueryExecutor } from './execute.js';
 import { runLoop, type LoopResult } from './loop.js';
 import {
+  conditionDigest,
   digest16,
   FAILED_END_REASONS,
   goldAnswerDigest,
+  runCondition,
   runId,
   RUN_FORMAT,
   toolSurfaceDigest,
   type EndReason,
+  type RunCondition,
   type RunEndpoint,
   type RunRecord,
   type ScriptedAgent,
@@ -229,7 +232,7 @@ function setupFailure(system: string, user: string, e: unknown, t0: number): Loo
   };
 }
 
-/** One run to make: a question of the build and a repeat, with its run id (`runId` of record.ts). */
+/** One run to make: a question of the build and a repeat, with its run id (`runIdOf`: `runId` of record.ts). */
 export interface PlannedRun {
   q: BenchmarkEntry;
   repeat: number;
@@ -254,9 +257,18 @@ export interface EvalContext {
   /** The model, or the scripted agent: the second part of a run id. */
   who: string;
   prompt: { name: string; sha256: string; text: string };
+  /**
+   * The condition every run of these options measures (`runCondition` of record.ts, read from the
+   * fields each record will carry), and its digest (`conditionDigest`): the last part of a run id.
+   */
+  condition: RunCondition;
+  conditionDigest: string;
   /** The gold answer a run of this question will be scored against (fkgqa stats), if stored. */
   goldOf(q: BenchmarkEntry): GoldAnswer | undefined;
 }
+
+/** The fields of a run record that are the same for every run of one `EvalContext` and that the condition is read from (`runCondition`), but for the build and the tools. */
+type MeasuredFields = Pick<RunRecord, 'setup' | 'agent' | 'model' | 'temperature' | 'seed' | 'extraBody' | 'probe' | 'maxTurns' | 'prompt'> & { limits: NonNullable<RunRecord['limits']> };
 
 /** Internals of an `EvalContext` used by `RunMaker`. */
 interface ContextParts {
@@ -264,6 +276,9 @@ interface ContextParts {
   endpointsFiles: string[];
   descriptions: Map<string, string> | undefined;
   needed: Map<string, Map<string, string[] | null> | undefined>;
+  measured: MeasuredFields;
+  /** `tools.mcpArgs` of each record (`--mcp-arg`), when given. */
+  mcpArgs: { mcpArgs?: string[] };
 }
 const parts = new WeakMap<EvalContext, ContextParts>();
 
@@ -329,6 +344,29 @@ export async function prepareEval(o: EvalOptions): Promise<EvalContext> {
     const why = await unreachableApi(o.baseUrl!, o.apiKey);
     if (why) throw new InputError(`the model API at ${o.baseUrl} cannot be reached (${why}): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run`);
   }
+  const measured: MeasuredFields = {
+    setup: o.setup,
+    agent: agentName,
+    model: o.agent === 'llm' ? o.model! : null,
+    temperature: o.agent === 'llm' ? (o.temperature ?? null) : null,
+    seed: o.agent === 'llm' ? (o.seed ?? null) : null,
+    ...(o.agent === 'llm' && o.extraBody && Object.keys(o.extraBody).length > 0 ? { extraBody: o.extraBody } : {}),
+    ...(o.agent !== 'llm' && o.probe === false ? { probe: false } : {}),
+    maxTurns: o.maxTurns ?? 10,
+    limits: {
+      messages: o.messageLimit ?? null,
+      tokens: o.tokenLimit ?? null,
+      timeMs: o.timeLimitMs ?? null,
+      queryTimeoutMs: o.timeoutMs ?? 30_000,
+      maxQueryChars: o.maxQueryChars ?? (o.agent === 'llm' ? 8000 : SCRIPTED_MAX_QUERY_CHARS),
+      requestTimeoutMs: o.agent === 'llm' ? (o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) : null,
+      maxRetries: o.agent === 'llm' ? (o.maxRetries ?? DEFAULT_MAX_RETRIES) : null,
+      federationEngine: o.federationEngine ?? DEFAULT_FEDERATION_ENGINE,
+    },
+    prompt,
+  };
+  const mcpArgs = o.mcpArgs?.length ? { mcpArgs: o.mcpArgs } : {};
+  const condition = runCondition({ ...measured, build: { outputDigest: digest, goldDigest: null }, tools: mcpArgs });
   const ctx: EvalContext = {
     options: o,
     digest,
@@ -338,9 +376,11 @@ export async function prepareEval(o: EvalOptions): Promise<EvalContext> {
     agentName,
     who: o.agent === 'llm' ? o.model! : agentName,
     prompt,
+    condition,
+    conditionDigest: conditionDigest(condition),
     goldOf,
   };
-  parts.set(ctx, { allEndpoints, endpointsFiles, descriptions, needed });
+  parts.set(ctx, { allEndpoints, endpointsFiles, descriptions, needed, measured, mcpArgs });
   return ctx;
 }
 
@@ -360,10 +400,15 @@ export function inPart(id: string, part: { k: number; n: number }): boolean {
   return parseInt(digest16(id).slice(0, 8), 16) % part.n === part.k - 1;
 }
 
+/** The id of a run of these options (`runId` of record.ts: setup, model or agent, question, repeat and the condition's digest). */
+export function runIdOf(ctx: EvalContext, q: BenchmarkEntry, repeat: number): string {
+  return runId(ctx.condition, q.index, repeat, ctx.conditionDigest);
+}
+
 /** The runs of the selection (questions × repeats, in that order), restricted to `--part` when given. */
 export function plannedRuns(ctx: EvalContext): PlannedRun[] {
   const o = ctx.options;
-  const runs = ctx.questions.flatMap((q) => Array.from({ length: o.repeats ?? 1 }, (_, repeat) => ({ q, repeat, id: runId(o.setup, ctx.who, q.index, repeat) })));
+  const runs = ctx.questions.flatMap((q) => Array.from({ length: o.repeats ?? 1 }, (_, repeat) => ({ q, repeat, id: runIdOf(ctx, q, repeat) })));
   return o.part ? runs.filter((r) => inPart(r.id, o.part!)) : runs;
 }
 
@@ -390,12 +435,12 @@ export class RunMaker {
   async run(q: BenchmarkEntry, r: number, slot: number): Promise<RunRecord> {
     const ctx = this.ctx;
     const o = ctx.options;
-    const { allEndpoints, endpointsFiles, descriptions, needed } = parts.get(ctx)!;
+    const { allEndpoints, endpointsFiles, descriptions, needed, measured, mcpArgs } = parts.get(ctx)!;
     const progress = o.progress ?? (() => {});
-    const id = runId(o.setup, ctx.who, q.index, r);
-    const timeoutMs = o.timeoutMs ?? 30_000;
+    const id = runIdOf(ctx, q, r);
+    const timeoutMs = measured.limits.queryTimeoutMs!;
     const spawned = (o.tools ?? 'mcp') === 'mcp';
-    const maxQueryChars = o.maxQueryChars ?? (o.agent === 'llm' ? 8000 : SCRIPTED_MAX_QUERY_CHARS);
+    const maxQueryChars = measured.limits.maxQueryChars!;
     const limits = { messages: o.messageLimit, tokens: o.tokenLimit, timeMs: o.timeLimitMs };
     if (o.agent === 'oracle') oracleFanOut(o, needed, q.kg, ctx.digest);
     const r0 = performance.now();
@@ -446,7 +491,7 @@ export class RunMaker {
             ? `  ${id} turn ${n.turn}: waiting for the API for ${secs(n.waitedMs)} (try ${n.attempt} of ${n.tries}, request time limit ${secs(n.requestTimeoutMs)})`
             : `  ${id} turn ${n.turn}: try ${n.attempt} of ${n.tries} failed after ${secs(n.waitedMs)} (${(n.error ?? '').slice(0, 200)}); next try in ${secs(n.retryInMs ?? 0)}`,
         );
-      loop = await runLoop({ system, user: q.question, model, tools, executor, maxTurns: o.maxTurns ?? 10, limits, onWait });
+      loop = await runLoop({ system, user: q.question, model, tools, executor, maxTurns: measured.maxTurns, limits, onWait });
     } catch (e) {
       if (e instanceof InputError) throw e; // bad options: every run would fail alike
       loop = setupFailure(system, q.question, e, r0);
@@ -459,27 +504,11 @@ export class RunMaker {
       format: RUN_FORMAT,
       id,
       question: { index: q.index, kg: q.kg, text: q.question, queryId: q.queryId },
-      setup: o.setup,
-      agent: ctx.agentName,
-      model: o.agent === 'llm' ? o.model! : null,
+      ...measured,
       baseUrl: o.agent === 'llm' ? o.baseUrl! : null,
-      temperature: o.agent === 'llm' ? (o.temperature ?? null) : null,
-      seed: o.agent === 'llm' ? (o.seed ?? null) : null,
       repeat: r,
-      maxTurns: o.maxTurns ?? 10,
-      limits: {
-        messages: o.messageLimit ?? null,
-        tokens: o.tokenLimit ?? null,
-        timeMs: o.timeLimitMs ?? null,
-        queryTimeoutMs: timeoutMs,
-        maxQueryChars,
-        requestTimeoutMs: o.agent === 'llm' ? (o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) : null,
-        maxRetries: o.agent === 'llm' ? (o.maxRetries ?? DEFAULT_MAX_RETRIES) : null,
-        federationEngine: o.federationEngine ?? DEFAULT_FEDERATION_ENGINE,
-      },
       build: { outputDigest: ctx.digest, goldDigest: goldAnswerDigest(ctx.goldOf(q)) },
-      prompt: ctx.prompt,
-      tools: { source: spawned ? 'mcp' : 'in-process', names: offered.map((t) => t.name), ...(tools?.command ? { command: tools.command } : {}) },
+      tools: { source: spawned ? 'mcp' : 'in-process', names: offered.map((t) => t.name), ...(tools?.command ? { command: tools.command } : {}), ...mcpArgs },
       toolSurface: toolSurfaceDigest({ ...surface, tools: offered }),
       endpoints,
       startedAt,

@@ -12,7 +12,8 @@ import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { esc } from '../report/html.js';
 import { PAPER_MODELS, PAPER_QWEN_FAILURES, paperFigure, type FigureName } from './paper.js';
-import type { GroupScore, RunScore, ScoreReport, Share } from './score.js';
+import { conditionFields } from '../eval/record.js';
+import { type GroupScore, type RunScore, type ScoreReport, type Share } from './score.js';
 import { NOT_JUDGED, VALIDITY_CLASSES } from './validity.js';
 import { FAILED_END_REASONS, SCORED_END_REASONS } from './records.js';
 
@@ -87,6 +88,9 @@ export function figureRows(r: ScoreReport, o: ScoreFormatOptions = {}): FigureRo
   return rows;
 }
 
+/** A group's condition in one line: `name=value` for each field (src/eval/record.ts, RunCondition). */
+const conditionText = (g: GroupScore) => [...conditionFields(g.condition)].map(([k, v]) => `${k}=${v}`).join(', ');
+
 const num = (n: number | null) => (n === null || !Number.isFinite(n) ? '-' : String(n));
 
 /** Runs that are not correct: wrong (counted) or not counted (infrastructure errors). */
@@ -99,6 +103,7 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
   const rows = figureRows(r, o);
   for (const g of r.groups) {
     lines.push('', `== ${g.group} (${g.runs} runs; ended: ${Object.entries(g.endReasons).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    lines.push(`condition ${g.conditionDigest.slice(0, 8)}: ${conditionText(g)}; runs from ${g.sources.join(' ')}`);
     if (!comparable(g, o)) lines.push(`(a scripted agent: not compared with the paper's models; --paper-with-scripted to show their figures)`);
     lines.push(`${'figure'.padEnd(54)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
     for (const row of rows.filter((x) => x.group === g.group)) {
@@ -308,6 +313,13 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
   const classRows = groups
     .map((g) => `<tr><td>${esc(g.group)}</td>${VALIDITY_CLASSES.map((c) => `<td>${g.validity.classes[c]} (${g.validity.queries ? Math.round((1000 * g.validity.classes[c]) / g.validity.queries) / 10 : 0} %)</td>`).join('')}<td>${g.validity.queries}</td>${NOT_JUDGED.map((c) => `<td>${g.validity.notJudged[c]}</td>`).join('')}</tr>`)
     .join('\n');
+  const fieldNames = groups.length ? [...conditionFields(groups[0].condition).keys()] : [];
+  const conditionRows = groups
+    .map((g) => {
+      const f = conditionFields(g.condition);
+      return `<tr><td>${esc(g.group)}</td><td>${esc(g.conditionDigest.slice(0, 8))}</td>${fieldNames.map((k) => `<td>${esc(f.get(k) ?? '')}</td>`).join('')}<td>${g.runs}</td><td>${g.sources.map(esc).join('<br>')}</td></tr>`;
+    })
+    .join('\n');
   const scriptedNote = groups.some((g) => g.scripted) && !o.paperWithScripted ? `<p>Scripted agents (${[...new Set(groups.filter((g) => g.scripted).map((g) => g.agent))].join(', ')}) are no model of the paper: its figures are drawn beside models only (<code>--paper-with-scripted</code> draws them beside scripted agents too).</p>` : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>fkgqa score</title>
@@ -320,7 +332,7 @@ svg.chart{display:block;margin:0.5em 0 1.5em;max-width:100%;height:auto}.charts{
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 </style></head><body>
 <h1>fkgqa score</h1>
-<p>${r.runs} runs, ${groups.length} groups (setup | agent or model); build ${esc(r.shards)} (output digest ${esc(r.build.outputDigest)}). Definitions: docs/evaluation.md. Paper: FKGQA, section 6.
+<p>${r.runs} runs, ${groups.length} groups (one per condition: setup | agent or model, and what else differs); build ${esc(r.shards)} (output digest ${esc(r.build.outputDigest)}). Definitions: docs/evaluation.md. Paper: FKGQA, section 6.
 Every rate is a percentage on the same 0–100 scale; n under each bar is the number of runs it is computed over (the paper does not give n per setup: 5,814 runs in all). A 0 % bar is a thin outlined bar; a dashed box is a value that does not exist (no runs, or not reported).</p>
 ${r.warnings.length ? `<ul class="warnings">${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>` : ''}
 ${scriptedNote}
@@ -333,6 +345,11 @@ ${chart('consultation', 'Endpoint consultation (% of correct runs that named eve
 ${chart('trivial', 'Trivial federation (% of correct runs naming all shards when fewer suffice)', 'trivial federation of correct runs %', (g) => g.trivial.correct, 'correct runs')}
 ${chart('f1', 'Mean F1, GRASP (×100)', undefined, (g) => f1(g.graspF1, g))}
 </div>
+<h2>Conditions</h2>
+<p>Each group is the runs of one condition: everything that defines what was measured (setup, agent, model and its sampling, limits, federation engine, build, prompt). Runs of two conditions are never merged; repeats of one condition are its runs. docs/evaluation.md, "Conditions".</p>
+<table class="conditions"><tr><th>group</th><th>condition</th>${fieldNames.map((k) => `<th>${esc(k)}</th>`).join('')}<th>runs</th><th>read from</th></tr>
+${conditionRows}
+</table>
 <h2>How the runs ended</h2>
 <div class="wide"><table><tr><th>group</th>${SCORED_END_REASONS.map((e) => `<th>${esc(e)}</th>`).join('')}<th>runs</th></tr>
 ${endRows}

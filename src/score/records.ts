@@ -16,7 +16,8 @@
 import { readTextInput } from '../common/input.js';
 import { InputError } from '../common/errors.js';
 import { lockHolderOf } from '../common/output.js';
-import { runFileLock, type RunRecord } from '../eval/record.js';
+import path from 'node:path';
+import { runFileLock, runIdentity, runInTwoFiles, type RunCondition, type RunRecord } from '../eval/record.js';
 
 /** The run formats score reads. */
 export const RUN_FORMATS = ['fkgqa-run/1', 'fkgqa-run/2'] as const;
@@ -60,15 +61,19 @@ export type ScoredRun = Omit<RunRecord, 'format' | 'endReason'> & {
   toolSurface?: { digest: string; tools: number };
 };
 
-/** A run with the place it was read from. */
+/** A run with the place it was read from and the condition it measured. */
 export interface RunLine {
+  /** The record; its `id` is the one computed from its fields (`runIdentity`), whatever the line says. */
   run: ScoredRun;
   file: string;
   /** 1-based line number. */
   line: number;
+  /** The condition the run measured (src/eval/record.ts, RunCondition) and its digest. */
+  condition: RunCondition;
+  conditionDigest: string;
 }
 
-/** What `readRunFiles` returns: the runs (a later line with the same id replaces an earlier one) and warnings. */
+/** What `readRunFiles` returns: the runs (one per run: condition, question, repeat) and warnings. */
 export interface RunFiles {
   runs: RunLine[];
   /** Torn last lines skipped, files being written (with `partial`), locks left by a killed eval: one sentence each. */
@@ -129,6 +134,10 @@ export function runProblem(r: unknown): string | undefined {
       if (p) return p;
     }
   }
+  if (!isNumber(r.question.index)) return '"question.index" is missing or not a number';
+  if (!isNumber(r.repeat)) return '"repeat" is missing or not a number';
+  if (!isNumber(r.maxTurns)) return '"maxTurns" is missing or not a number';
+  if (!isObject(r.prompt) || typeof r.prompt.sha256 !== 'string') return '"prompt.sha256" is missing or not a string';
   if (!isObject(r.usage) || !isNumber(r.usage.totalTokens)) return '"usage.totalTokens" is missing or not a number';
   if (!isObject(r.counts) || !['llmCalls', 'sparqlCalls', 'voidCalls'].every((k) => isNumber((r.counts as Record<string, unknown>)[k]))) return '"counts" needs numbers "llmCalls", "sparqlCalls" and "voidCalls"';
   if (!isNumber(r.ms)) return '"ms" is missing or not a number';
@@ -140,18 +149,29 @@ export function runProblem(r: unknown): string | undefined {
 }
 
 /**
- * Reads run files: one record per line; a later line with the same id replaces an earlier one (a
- * resumed or rerun run). A last line without newline that is not JSON (torn by a crash during an
- * append) is skipped with a warning.
+ * Reads run files: one record per line. A run is known by its id (src/eval/record.ts, `runId`: its
+ * setup, model or agent, question, repeat and condition), computed from its fields (`runIdentity`):
+ * in one file a later line with the same id replaces an earlier one (a resumed or rerun run), as
+ * `fkgqa eval` skips it; the same id in two files is refused (`runInTwoFiles`), as is a file given
+ * twice. A last line without newline that is not JSON (torn by a crash during an append) is skipped
+ * with a warning.
  * @param o `partial`: read a run file fkgqa eval is still writing (module comment), with a warning
  * @throws InputError naming the file and line of a line that is not JSON or not a valid run record,
- *   a file that does not exist, or (without `partial`) a file fkgqa eval is still writing
+ *   a file that does not exist or is given twice, a run found in two files (both named), or
+ *   (without `partial`) a file fkgqa eval is still writing
  */
 export function readRunFiles(files: string[], o: { partial?: boolean } = {}): RunFiles {
   const byId = new Map<string, RunLine>();
   const warnings: string[] = [];
   const partial: string[] = [];
+  const given = new Map<string, string>();
   for (const file of files) {
+    const abs = path.resolve(file);
+    if (given.has(abs)) throw new InputError(`the run file is given twice (${given.get(abs)} and ${file}): each run is counted once; give it once`, { file });
+    given.set(abs, file);
+  }
+  for (const file of files) {
+    const inFile = new Set<string>();
     const text = readTextInput(file, 'run file');
     const writer = lockHolderOf(runFileLock(file));
     const runs = text.split('\n').filter((l) => l.trim()).length;
@@ -179,9 +199,15 @@ export function readRunFiles(files: string[], o: { partial?: boolean } = {}): Ru
       const problem = runProblem(r);
       if (problem) throw new InputError(problem, { file, line: i + 1 });
       const run = r as ScoredRun;
+      const who = runIdentity(run);
+      const earlier = byId.get(who.id);
+      if (earlier && !inFile.has(who.id)) {
+        throw new InputError(runInTwoFiles(who.id, { file: earlier.file, line: earlier.line, startedAt: earlier.run.startedAt }, { file, line: i + 1, startedAt: run.startedAt }), { file, line: i + 1 });
+      }
+      inFile.add(who.id);
       // A later line with the same id (a rerun by --retry-errors) replaces the run in its place: the
       // report keeps the order of first appearance, so a retry does not reorder it.
-      byId.set(run.id, { run, file, line: i + 1 });
+      byId.set(who.id, { run: { ...run, id: who.id }, file, line: i + 1, condition: who.condition, conditionDigest: who.digest });
     });
   }
   return { runs: [...byId.values()], warnings, partial };

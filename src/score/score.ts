@@ -9,7 +9,9 @@
  *   `model_error` (the LLM API failed) — are reported apart, never in accuracy; the limits count as wrong;
  * - an answer that another choice among tied solutions gives is correct (the tie analysis stored
  *   with the gold answers by `fkgqa stats`, src/report/answers.ts);
- * - questions whose answer is necessarily empty are reported apart (accuracy with and without).
+ * - questions whose answer is necessarily empty are reported apart (accuracy with and without);
+ * - runs of two conditions (src/eval/record.ts, RunCondition: setup, model and its sampling, limits,
+ *   federation engine, build, prompt, …) are never merged: one group per condition.
  * Definitions: docs/evaluation.md, src/score/metrics.ts, src/score/validity.ts.
  */
 import path from 'node:path';
@@ -31,6 +33,7 @@ import { graspF1, matchAnswer, spinachF1, type AnswerMatch } from './metrics.js'
 import { classifyQuery, NOT_JUDGED, notJudged, VALIDITY_CLASSES, type NotJudged, type ValidityClass } from './validity.js';
 import { serviceTargets } from '../sparql/services.js';
 import { FAILED_END_REASONS, LIMIT_END_REASONS, readRunFiles, SCORED_END_REASONS, type RunLine, type ScoredEndReason, type ScoredRun } from './records.js';
+import { conditionFields, type RunCondition } from '../eval/record.js';
 
 /** Options of `score`. */
 export interface ScoreOptions {
@@ -60,7 +63,10 @@ export interface RunScore {
   id: string;
   /** Where the run was read: `<file>:<line>`. */
   source: string;
+  /** The label of its group: its condition (`conditionLabels`). */
   group: string;
+  /** The digest of the condition the run measured (src/eval/record.ts, RunCondition). */
+  condition: string;
   setup: string;
   agent: string;
   model: string | null;
@@ -136,9 +142,15 @@ export interface Share {
   percent: number;
 }
 
-/** The figures of one group of runs (same setup and agent/model). */
+/** The figures of one group of runs: the runs of one condition (same setup, model and its sampling, limits, federation engine, build, prompt; RunCondition). */
 export interface GroupScore {
+  /** `<setup>|<model or agent>`, and the fields that tell it from the other conditions of that setup and model (`conditionLabels`). */
   group: string;
+  /** The condition its runs measured, and its digest. */
+  condition: RunCondition;
+  conditionDigest: string;
+  /** Where its runs were read: `<file>:<lines>` per file (e.g. `a.jsonl:1-40,42`). */
+  sources: string[];
   setup: string;
   agent: string;
   model: string | null;
@@ -210,8 +222,8 @@ export interface ScoreReport {
 const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
 
 /**
- * Reads run lines (src/score/records.ts, `readRunFiles`): a later line with the same id replaces an
- * earlier one; a torn last line is skipped.
+ * Reads run lines (src/score/records.ts, `readRunFiles`): a later line of the same run (condition,
+ * question, repeat) replaces an earlier one; a torn last line is skipped.
  * @throws InputError naming the file and line of a line that is no valid run record
  */
 export function readRuns(files: string[]): ScoredRun[] {
@@ -219,7 +231,52 @@ export function readRuns(files: string[]): ScoredRun[] {
 }
 
 const SCRIPTED = new Set(['oracle', 'trivial', 'single']);
-const groupKey = (r: ScoredRun) => `${r.setup}|${r.agent === 'llm' ? (r.model ?? 'llm') : r.agent}`;
+
+/**
+ * The label of each condition: `<setup>|<model or agent>`, and, where several conditions share it,
+ * the fields in which they differ with this condition's values, e.g.
+ * `baseline|oracle (federationEngine=jena)`. Deterministic.
+ * @param conditions by digest
+ * @returns the label by digest, and per shared `<setup>|<model or agent>` the fields that differ
+ */
+export function conditionLabels(conditions: Map<string, RunCondition>): { labels: Map<string, string>; differ: Map<string, string[]> } {
+  const base = (c: RunCondition) => `${c.setup}|${c.agent === 'llm' ? (c.model ?? 'llm') : c.agent}`;
+  const byBase = new Map<string, string[]>();
+  for (const [d, c] of conditions) byBase.set(base(c), [...(byBase.get(base(c)) ?? []), d]);
+  const labels = new Map<string, string>();
+  const differ = new Map<string, string[]>();
+  for (const [b, digests] of byBase) {
+    if (digests.length === 1) {
+      labels.set(digests[0], b);
+      continue;
+    }
+    const fields = digests.map((d) => conditionFields(conditions.get(d)!));
+    const names = [...fields[0].keys()].filter((k) => fields.some((f) => f.get(k) !== fields[0].get(k)));
+    differ.set(b, names);
+    digests.forEach((d, i) => labels.set(d, `${b} (${names.map((k) => `${k}=${fields[i].get(k)}`).join(', ')})`));
+  }
+  return { labels, differ };
+}
+
+/** Line numbers as ranges: [1,2,3,5] → `1-3,5`. */
+function lineRanges(lines: number[]): string {
+  const xs = [...new Set(lines)].sort((a, b) => a - b);
+  const out: string[] = [];
+  for (let i = 0; i < xs.length; ) {
+    let j = i;
+    while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) j++;
+    out.push(j > i ? `${xs[i]}-${xs[j]}` : String(xs[i]));
+    i = j + 1;
+  }
+  return out.join(',');
+}
+
+/** Where runs were read, per file: `<file>:<lines>`. */
+function sourcesOf(lines: RunLine[]): string[] {
+  const byFile = new Map<string, number[]>();
+  for (const l of lines) byFile.set(l.file, [...(byFile.get(l.file) ?? []), l.line]);
+  return [...byFile].map(([f, ls]) => `${f}:${lineRanges(ls)}`);
+}
 
 /**
  * Checks that every run was made on this build and against these gold answers.
@@ -347,10 +404,21 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     return out;
   };
 
+  // One group per condition (RunCondition): runs that differ in what was measured are never merged.
+  const conditions = new Map(lines.map((l) => [l.conditionDigest, l.condition]));
+  const { labels, differ } = conditionLabels(conditions);
+  for (const [base, fields] of differ) {
+    const ds = [...conditions.keys()].filter((d) => labels.get(d)!.startsWith(`${base} (`)).sort((a, b) => (labels.get(a)! < labels.get(b)! ? -1 : 1));
+    const w =
+      `${base}: ${ds.length} conditions, reported apart (they differ in ${fields.join(', ')}): ` +
+      ds.map((d) => `${labels.get(d)}: ${lines.filter((l) => l.conditionDigest === d).length} runs from ${sourcesOf(lines.filter((l) => l.conditionDigest === d)).join(' ')}`).join('; ');
+    warnings.push(w);
+    progress(`fkgqa score: warning: ${w}`);
+  }
   const perRun: RunScore[] = [];
   const tieQuestions = new Map<string, TieQuestion>();
   try {
-    for (const { run: r, file, line } of [...lines].sort((a, b) => (a.run.id < b.run.id ? -1 : a.run.id > b.run.id ? 1 : 0))) {
+    for (const { run: r, file, line, conditionDigest: condition } of [...lines].sort((a, b) => (a.run.id < b.run.id ? -1 : a.run.id > b.run.id ? 1 : 0))) {
       const kg = r.question.kg;
       const gold = golds.get(kg)!.get(r.question.queryId);
       const text = textOf.get(r.question.queryId);
@@ -411,7 +479,8 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
       perRun.push({
         id: r.id,
         source: `${file}:${line}`,
-        group: groupKey(r),
+        group: labels.get(condition)!,
+        condition,
         setup: r.setup,
         agent: r.agent,
         model: r.model,
@@ -452,7 +521,9 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     for (const s of named.values()) await s.close();
   }
   progress(`fkgqa score: ${perRun.length} runs scored`);
-  const groups = [...new Set(perRun.map((s) => s.group))].sort().map((g) => aggregate(perRun.filter((s) => s.group === g)));
+  const groups = [...conditions.keys()]
+    .sort((a, b) => (labels.get(a)! < labels.get(b)! ? -1 : labels.get(a)! > labels.get(b)! ? 1 : 0))
+    .map((d) => aggregate(perRun.filter((s) => s.condition === d), { condition: conditions.get(d)!, digest: d, sources: sourcesOf(lines.filter((l) => l.conditionDigest === d)) }));
   for (const g of groups) {
     if (g.runs === g.scored) continue;
     const w = `${g.group}: ${g.runs - g.scored} of ${g.runs} runs failed (${FAILED_END_REASONS.filter((e) => g.endReasons[e] > 0).map((e) => `${e} ${g.endReasons[e]}`).join(', ')}) and are in no rate: rerun them with fkgqa eval --retry-errors`;
@@ -472,8 +543,11 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
   };
 }
 
-/** The figures of a group of run scores. */
-export function aggregate(rs: RunScore[]): GroupScore {
+/**
+ * The figures of a group of run scores (the runs of one condition).
+ * @param of the group's condition, its digest and where its runs were read
+ */
+export function aggregate(rs: RunScore[], of: { condition: RunCondition; digest: string; sources: string[] }): GroupScore {
   const first = rs[0];
   const executable = (s: RunScore) => s.gold === 'ok';
   const count = (f: (s: RunScore) => boolean) => rs.filter(f).length;
@@ -501,6 +575,9 @@ export function aggregate(rs: RunScore[]): GroupScore {
   const mean = (f: (s: RunScore) => number, over = rs) => round(over.reduce((a, s) => a + f(s), 0) / Math.max(1, over.length), 2);
   return {
     group: first.group,
+    condition: of.condition,
+    conditionDigest: of.digest,
+    sources: of.sources,
     setup: first.setup,
     agent: first.agent,
     model: first.model,

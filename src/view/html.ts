@@ -65,7 +65,7 @@ const t0 = performance.now();
 const D = JSON.parse(document.getElementById('fkgqa-data').textContent);
 const RUNS = D.runs;
 const byId = new Map(RUNS.map(function (r, i) { return [r.id, i]; }));
-const FILTERS = [['setup', 'setup'], ['who', 'model or agent'], ['kg', 'graph'], ['verdict', 'verdict'], ['end', 'end reason']];
+const FILTERS = [['setup', 'setup'], ['who', 'model or agent'], ['cond', 'condition'], ['kg', 'graph'], ['verdict', 'verdict'], ['end', 'end reason']];
 const PAGE = 200;
 const state = { f: {}, text: '', shown: PAGE, open: null };
 const $ = function (id) { return document.getElementById(id); };
@@ -124,7 +124,7 @@ function drawList() {
   const m = matching();
   const rows = m.slice(0, state.shown).map(function (i) {
     const r = RUNS[i];
-    return '<tr class="run' + (state.open === r.id ? ' sel' : '') + '" data-i="' + i + '"><td><span class="badge v-' + r.verdict + '">' + r.verdict + '</span></td><td>' + h(r.q) + '<div class="muted">' + h(r.setup + ' | ' + r.who) + '</div></td><td class="q" title="' + h(r.text) + '">' + h(r.text) + '</td><td><span class="badge end">' + h(r.end) + '</span></td><td>' + (r.llm === null ? '—' : r.llm) + '</td><td>' + r.s + '</td></tr>';
+    return '<tr class="run' + (state.open === r.id ? ' sel' : '') + '" data-i="' + i + '"><td><span class="badge v-' + r.verdict + '">' + r.verdict + '</span></td><td>' + h(r.q) + '<div class="muted">' + h(r.cond) + '</div></td><td class="q" title="' + h(r.text) + '">' + h(r.text) + '</td><td><span class="badge end">' + h(r.end) + '</span></td><td>' + (r.llm === null ? '—' : r.llm) + '</td><td>' + r.s + '</td></tr>';
   });
   $('rows').innerHTML = rows.join('');
   $('count').textContent = 'showing ' + Math.min(m.length, state.shown) + ' of ' + m.length + ' matching runs (' + RUNS.length + ' in all)';
@@ -224,6 +224,7 @@ function drawRun(id) {
   out += '<p class="meta"><span>' + (r.ms / 1000).toFixed(1) + ' s</span><span>' + (r.agent === 'llm' ? r.counts.llmCalls + ' LLM calls, ' : 'scripted agent (no LLM), ') + r.counts.toolCalls + ' tool calls (' + r.counts.sparqlCalls + ' SPARQL, ' + r.counts.voidCalls + ' VoID), ' + r.counts.retries + ' retries</span><span>' + r.usage.totalTokens + ' tokens</span><span>' + h(r.file) + ', line ' + r.line + ' (' + h(r.format) + ')</span></p>';
   const extra = [];
   if (r.model) extra.push('model ' + h(r.model) + (r.baseUrl ? ' at ' + h(r.baseUrl) : '') + ', temperature ' + r.temperature + (r.seed !== null ? ', seed ' + r.seed : ''));
+  if (r.condition) out += '<p class="meta" id="condition"><span>condition ' + h(r.condition.digest.slice(0, 8)) + ': ' + h(r.condition.label) + '</span><span>' + r.condition.fields.map(function (f) { return h(f[0]) + '=' + h(f[1]); }).join(', ') + '</span></p>';
   extra.push('prompt ' + h(r.prompt.name) + ' (' + h(String(r.prompt.sha256).slice(0, 12)) + ')');
   extra.push('tools (' + h(r.tools.source) + '): ' + h(r.tools.names.join(', ')));
   if (r.toolSurface) extra.push('tool surface ' + h(r.toolSurface.digest) + ' (' + r.toolSurface.tools + ' tools)');

@@ -7,7 +7,8 @@
  * `"lexical"@lang`, `"lexical"^^<datatype>`, `_:label`; an unbound cell is the empty string.
  */
 import type { JsonResults, JsonTerm } from '../sparql/results.js';
-import type { RunScore } from '../score/score.js';
+import { conditionFields } from '../eval/record.js';
+import { type RunScore } from '../score/score.js';
 import type { LocatedRun, RunRecordV2 } from './records.js';
 import { diffAnswers, type RowMark } from './diff.js';
 
@@ -18,6 +19,8 @@ export interface RunSummary {
   setup: string;
   /** The model (for `llm` runs) or the scripted agent. */
   who: string;
+  /** The condition the run measured, as `fkgqa score` labels its group (`conditionLabels`: `<setup>|<who>`, and what differs from the other conditions of that setup and model). */
+  cond: string;
   kg: string;
   /** Gold query id `<kg>/q<N>`. */
   q: string;
@@ -54,6 +57,8 @@ export type ViewMessage =
 
 /** Everything the page shows about one run. */
 export interface RunDetail extends Pick<RunRecordV2, 'id' | 'question' | 'agent' | 'model' | 'baseUrl' | 'temperature' | 'seed' | 'repeat' | 'maxTurns'> {
+  /** The condition's label, digest and fields (`name=value`, src/eval/record.ts RunCondition), when the record has them. */
+  condition?: { label: string; digest: string; fields: [string, string][] };
   file: string;
   line: number;
   format: string;
@@ -175,8 +180,9 @@ export const whoOf = (r: RunRecordV2) => (r.agent === 'llm' ? (r.model ?? 'llm')
  * @param verdict `fkgqa score`'s score of the run, when scored
  * @param gold the gold answer of the run's query (for the row marks), when known
  * @param ordered the gold query orders its results
+ * @param label the label of the run's condition (default `<setup>|<model or agent>`)
  */
-export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: JsonResults | undefined, ordered: boolean, shared: SharedTexts, limits: ViewLimits): { summary: RunSummary; detail: RunDetail } {
+export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: JsonResults | undefined, ordered: boolean, shared: SharedTexts, limits: ViewLimits, label: string = `${run.record.setup}|${whoOf(run.record)}`): { summary: RunSummary; detail: RunDetail } {
   const r = run.record;
   const toolSteps = new Map<string, Extract<RunRecordV2['steps'][number], { type: 'tool' }>>();
   const llmSteps: Extract<RunRecordV2['steps'][number], { type: 'llm' }>[] = [];
@@ -238,6 +244,7 @@ export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: Js
     : undefined;
   const detail: RunDetail = {
     id: r.id,
+    ...(run.condition && run.conditionDigest ? { condition: { label, digest: run.conditionDigest, fields: [...conditionFields(run.condition)] } } : {}),
     file: run.file,
     line: run.line,
     format: r.format,
@@ -287,6 +294,7 @@ export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: Js
     id: r.id,
     setup: r.setup,
     who: whoOf(r),
+    cond: label,
     kg: r.question.kg,
     q: r.question.queryId,
     text: r.question.text,

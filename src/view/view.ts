@@ -17,9 +17,9 @@ import { readGoldQueries } from '../build/benchmark.js';
 import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold-answers.js';
 import { parseQuery } from '../sparql/parse.js';
 import type { JsonResults } from '../sparql/results.js';
-import { score, type RunScore, type ScoreReport } from '../score/score.js';
+import { conditionLabels, score, type RunScore, type ScoreReport } from '../score/score.js';
 import { readRunFiles } from './records.js';
-import { answerTable, runView, SharedTexts, type GoldView, type RunDetail, type RunSummary, type ViewData, type ViewLimits } from './model.js';
+import { answerTable, runView, SharedTexts, whoOf, type GoldView, type RunDetail, type RunSummary, type ViewData, type ViewLimits } from './model.js';
 import { formatViewHtml } from './html.js';
 
 /** Options of `viewRuns`. */
@@ -90,12 +90,12 @@ export async function viewRuns(o: ViewOptions): Promise<ViewResult> {
       goldViews[queryId] = { query: text, status: g?.status ?? 'missing', ordered: isOrdered, ...(results ? { answer: answerTable(results, limits.maxRows) } : {}), ...(g?.error ? { error: g.error } : {}) };
     }
   }
-  // The list in a stable order: setup, model or agent, question, repeat.
-  const key = (l: (typeof located)[number]) => [l.record.setup, l.record.agent === 'llm' ? (l.record.model ?? '') : l.record.agent];
+  // Each run's condition as fkgqa score labels its group; the list in a stable order: condition, question, repeat.
+  const { labels } = conditionLabels(new Map(located.filter((l) => l.conditionDigest).map((l) => [l.conditionDigest!, l.condition!])));
+  const labelOf = (l: (typeof located)[number]) => (l.conditionDigest ? labels.get(l.conditionDigest)! : `${l.record.setup}|${whoOf(l.record)}`);
   located.sort((a, b) => {
-    const [sa, wa] = key(a);
-    const [sb, wb] = key(b);
-    return sa < sb ? -1 : sa > sb ? 1 : wa < wb ? -1 : wa > wb ? 1 : a.record.question.index - b.record.question.index || a.record.repeat - b.record.repeat || (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0);
+    const [la, lb] = [labelOf(a), labelOf(b)];
+    return la < lb ? -1 : la > lb ? 1 : a.record.question.index - b.record.question.index || a.record.repeat - b.record.repeat || (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0);
   });
   const shared = new SharedTexts();
   const runs: RunSummary[] = [];
@@ -103,7 +103,7 @@ export async function viewRuns(o: ViewOptions): Promise<ViewResult> {
   for (const l of located) {
     const g = golds.get(l.record.question.queryId);
     const goldResults = g?.status === 'ok' && g.results && typeof g.results === 'object' ? (g.results as JsonResults) : undefined;
-    const { summary, detail } = runView(l, verdicts.get(l.record.id), goldResults, ordered.get(l.record.question.queryId) ?? false, shared, limits);
+    const { summary, detail } = runView(l, verdicts.get(l.record.id), goldResults, ordered.get(l.record.question.queryId) ?? false, shared, limits, labelOf(l));
     runs.push(summary);
     details.push(JSON.stringify(detail satisfies RunDetail));
   }
