@@ -347,9 +347,9 @@ ${chart('f1', 'Mean F1, GRASP (×100)', undefined, (g) => f1(g.graspF1, g))}
 </div>
 <h2>Conditions</h2>
 <p>Each group is the runs of one condition: everything that defines what was measured (setup, agent, model and its sampling, limits, federation engine, build, prompt). Runs of two conditions are never merged; repeats of one condition are its runs. docs/evaluation.md, "Conditions".</p>
-<table class="conditions"><tr><th>group</th><th>condition</th>${fieldNames.map((k) => `<th>${esc(k)}</th>`).join('')}<th>runs</th><th>read from</th></tr>
+<div class="wide"><table class="conditions"><tr><th>group</th><th>condition</th>${fieldNames.map((k) => `<th>${esc(k)}</th>`).join('')}<th>runs</th><th>read from</th></tr>
 ${conditionRows}
-</table>
+</table></div>
 <h2>How the runs ended</h2>
 <div class="wide"><table><tr><th>group</th>${SCORED_END_REASONS.map((e) => `<th>${esc(e)}</th>`).join('')}<th>runs</th></tr>
 ${endRows}
