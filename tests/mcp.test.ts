@@ -13,6 +13,8 @@ import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { planQuery } from '../src/federation/routing.js';
 import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { CallLog } from '../src/mcp/call-log.js';
+import { datasetIriOf } from '../src/mcp/void-text.js';
+import { sparqlIri } from '../src/sparql/results.js';
 import { failure, failureCause, runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
 import type { JsonResults } from '../src/sparql/results.js';
@@ -119,6 +121,19 @@ async function connect(reg: EndpointRegistry, setup: Setup = 'baseline', limits:
 }
 
 const previewOf = (text: string) => JSON.parse(text.slice(text.indexOf('\n') + 1)) as JsonResults;
+/** The heading line of get_void_descriptions' first description (`# VoID of <url> … from step …`). */
+const headingOf = (text: string) => text.split('\n').find((l) => l.startsWith('# VoID of '));
+/**
+ * A get_void_descriptions answer in Turtle as the build writes it: from its first `@prefix` on, with
+ * each registered endpoint's URL (the name of its dataset in the answer) back to its dataset IRI.
+ */
+function asBuildVoid(text: string, reg: EndpointRegistry): string {
+  let t = text.slice(text.indexOf('@prefix'));
+  for (const e of reg.endpoints) t = t.split(`<${e.url}>`).join(`<${datasetIriOf(e)}>`);
+  return t;
+}
+/** run_sparql_query's format argument for SPARQL JSON results (the reference server's default; fkgqa's default is the table). */
+const JSON_RESULTS = 'application/sparql-results+json';
 
 beforeAll(async () => {
   const dir = tmpDir('fkgqa-mcp-');
@@ -251,7 +266,7 @@ SELECT ?t1_title WHERE {
   SERVICE <${url('library-shard4')}> { ?t1 a :book . ?t1 :book\\#year ?t1_year . FILTER(?t1_year > 2010) }
   SERVICE <${url('library-shard2')}> { ?t1 :book\\#title ?t1_title }
 } ORDER BY DESC(?t1_year)`;
-    const r = await c.call('run_sparql_query', { query: q });
+    const r = await c.call('run_sparql_query', { query: q, format: JSON_RESULTS });
     expect(r.isError).toBe(false);
     expect(r.text.split('\n')[0]).toMatch(/^5 rows \(federation engine over 2 endpoints; \d+ ms\)$/);
     const titles = previewOf(r.text).results!.bindings.map((b) => b.t1_title.value);
@@ -271,7 +286,7 @@ SELECT ?t1_title WHERE {
   it('strips a lone SERVICE and sends its body to that endpoint: one request to one endpoint', async () => {
     const c = await connect(registry);
     const before = server.log.counts();
-    const r = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url('library-shard2')}> { ?s ?p ?o } }` });
+    const r = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url('library-shard2')}> { ?s ?p ?o } }`, format: JSON_RESULTS });
     const after = server.log.counts();
     expect(previewOf(r.text).results!.bindings[0].n.value).toBe('8');
     expect(r.text).toContain(`direct: the SERVICE wrapper was removed and the query sent to ${url('library-shard2')}`);
@@ -289,30 +304,30 @@ SELECT ?t1_title WHERE {
   it('pages an answer: "rows X–Y of M; pass offset=Y to continue", later pages from the kept answer, a character budget', async () => {
     const c = await connect(registry, 'baseline', { previewRows: 3 });
     const q = `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s ?p ?o } } ORDER BY ?s ?p ?o`;
-    const r = await c.call('run_sparql_query', { query: q });
+    const r = await c.call('run_sparql_query', { query: q, format: JSON_RESULTS });
     expect(r.text.split('\n')[0]).toMatch(/^rows 1–3 of 35; pass offset=3 to continue; or add LIMIT, or aggregate with COUNT\/GROUP BY \(direct: /);
     const first = previewOf(r.text).results!.bindings;
     expect(first).toHaveLength(3);
     expect(c.mcp.callLog.entries[0]).toMatchObject({ rows: 35, truncated: true });
     // The next page comes from the answer kept from that call: no new request.
     const before = JSON.stringify(server.log.counts());
-    const p2 = await c.call('run_sparql_query', { query: q, offset: 3 });
+    const p2 = await c.call('run_sparql_query', { query: q, offset: 3, format: JSON_RESULTS });
     expect(p2.text.split('\n')[0]).toMatch(/^rows 4–6 of 35; pass offset=6 to continue.* \(a page of the answer kept from the same query \d+ s ago; direct: /);
     expect(JSON.stringify(server.log.counts())).toBe(before);
     expect(c.mcp.callLog.entries[1]).toMatchObject({ requests: {}, rows: 35, details: { offset: 3, kept: true } });
     // The pages together are the whole answer, in order.
     const all = [...first, ...previewOf(p2.text).results!.bindings];
-    for (let o = 6; o < 35; o += 3) all.push(...previewOf((await c.call('run_sparql_query', { query: q, offset: o })).text).results!.bindings);
+    for (let o = 6; o < 35; o += 3) all.push(...previewOf((await c.call('run_sparql_query', { query: q, offset: o, format: JSON_RESULTS })).text).results!.bindings);
     const direct = await fetch(url('library-shard1'), { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' }, body: 'SELECT * WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o' });
     const whole = (await direct.json()) as JsonResults;
     expect(all).toEqual(whole.results!.bindings);
-    const last = await c.call('run_sparql_query', { query: q, offset: 33 });
+    const last = await c.call('run_sparql_query', { query: q, offset: 33, format: JSON_RESULTS });
     expect(last.text.split('\n')[0]).toMatch(/^rows 34–35 of 35 \(/);
-    const past = await c.call('run_sparql_query', { query: q, offset: 40 });
+    const past = await c.call('run_sparql_query', { query: q, offset: 40, format: JSON_RESULTS });
     expect(past.text.split('\n')[0]).toMatch(/^no rows at offset=40: there are 35 \(/);
     // A character budget: fewer rows than previewRows fit in 1,000 characters.
     const wide = await connect(registry, 'baseline', { previewRows: 100 });
-    const b = await wide.call('run_sparql_query', { query: q, max_chars: 1000 });
+    const b = await wide.call('run_sparql_query', { query: q, max_chars: 1000, format: JSON_RESULTS });
     expect(b.text.length).toBeLessThanOrEqual(1000);
     const shown = previewOf(b.text).results!.bindings.length;
     expect(shown).toBeGreaterThan(0);
@@ -363,7 +378,7 @@ SELECT ?t1_title WHERE {
     expect(direct.text).toMatch(new RegExp(`^Error \\(timeout\\): timeout: the endpoint ${foreign.url}/slow/sparql did not answer within 1000 ms — this is not an empty result`));
     // The engine's thread is started first (a federated query answered): at load 16 starting it took
     // over the 1000 ms limit below, which then ended before any request was sent.
-    const warm = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` });
+    const warm = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }`, format: JSON_RESULTS });
     expect(previewOf(warm.text).results!.bindings[0].n.value).toBe('5');
     const fed = await c.call('run_sparql_query', { query: `SELECT * { SERVICE <${foreign.url}/slow/sparql> { ?s ?p ?o } SERVICE <${url('library-shard1')}> { ?s ?p ?o } }`, timeout_ms: 1000 });
     expect(fed.text).toMatch(/^Error \(timeout\): timeout: the federation engine .* did not answer within 1000 ms/);
@@ -376,7 +391,7 @@ SELECT ?t1_title WHERE {
     ]);
     expect(c.mcp.callLog.entries[2].requests![`${foreign.url}/slow/sparql`]).toBeGreaterThanOrEqual(1);
     // The engine was restarted: the next federated query is answered.
-    const again = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` });
+    const again = await c.call('run_sparql_query', { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }`, format: JSON_RESULTS });
     expect(previewOf(again.text).results!.bindings[0].n.value).toBe('5');
     await c.close();
   });
@@ -424,15 +439,107 @@ describe('fkgqa mcp / several federation engines', () => {
   });
 });
 
+describe('fkgqa mcp / what an agent reads: the table, VoID pages, VoID notes', () => {
+  const OBS = `PREFIX : <${P}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n`;
+  it('answers in the table by default: a header line, a line per row, terms as SPARQL writes them with the query\'s prefixes; SPARQL JSON on request', async () => {
+    const c = await connect(registry);
+    const q = `${OBS}SELECT ?o ?night ?seeing ?star ?none WHERE { SERVICE <${url('observatory-shard2')}> { ?o :observation\\#night ?night ; :observation\\#seeing ?seeing ; :observation\\#ref-star_id ?star OPTIONAL { ?o :observation\\#nothing ?none } } } ORDER BY ?o LIMIT 2`;
+    const r = await c.call('run_sparql_query', { query: q });
+    // IRIs as prefixed names of the query's PREFIXes (escaped as PN_LOCAL needs), a date with its datatype, a decimal bare, an unbound cell empty.
+    expect(r.text).toBe(
+      '2 rows\n' +
+        '?o\t?night\t?seeing\t?star\t?none\n' +
+        ':observation\\/observation_id\\=1\t"2026-03-02"^^xsd:date\t0.8\t:star\\/star_id\\=1\t\n' +
+        ':observation\\/observation_id\\=2\t"2026-03-02"^^xsd:date\t0.9\t:star\\/star_id\\=2\t',
+    );
+    // Without PREFIX declarations: full IRIs; doubles "0.77" as the SPARQL double 0.77e0, strings quoted.
+    const mags = await c.call('run_sparql_query', { query: `SELECT ?s ?m ?c WHERE { SERVICE <${url('observatory-shard1')}> { ?s <${P}star#magnitude> ?m ; <${P}star#constellation> ?c } } ORDER BY ?m LIMIT 2` });
+    expect(mags.text).toBe(`2 rows\n?s\t?m\t?c\n<${P}star/star_id=1>\t0.77e0\t"Aquila"\n<${P}star/star_id=5>\t2.23e0\t"Cygnus"`);
+    // A cell pasted into a query means the same term: the row comes back.
+    const cell = r.text.split('\n')[2].split('\t')[0];
+    const back = await c.call('run_sparql_query', { query: `${OBS}SELECT ?night ?seeing WHERE { SERVICE <${url('observatory-shard2')}> { VALUES ?o { ${cell} } ?o :observation\\#night ?night ; :observation\\#seeing ?seeing FILTER(?seeing = 0.8 && ?night = "2026-03-02"^^xsd:date) } }` });
+    expect(back.text).toBe('1 row\n?night\t?seeing\n"2026-03-02"^^xsd:date\t0.8');
+    // SPARQL JSON results on request, as before: the note with the route, then the JSON, the same rows.
+    const json = await c.call('run_sparql_query', { query: q, format: JSON_RESULTS });
+    expect(json.text.split('\n')[0]).toMatch(/^2 rows \(direct: the SERVICE wrapper was removed/);
+    expect(previewOf(json.text).results!.bindings.map((b) => b.o.value)).toEqual([`${P}observation/observation_id=1`, `${P}observation/observation_id=2`]);
+    expect([r.text.length, json.text.length]).toEqual([192, expect.any(Number)]);
+    expect(r.text.length * 4).toBeLessThan(json.text.length);
+    // A graph answer: one triple per line, in the same syntax.
+    const g = await c.call('run_sparql_query', { query: `${OBS}CONSTRUCT { ?s :star\\#name ?n } WHERE { SERVICE <${url('observatory-shard3')}> { ?s :star\\#name ?n } } ORDER BY ?s LIMIT 1` });
+    expect(g.text).toMatch(/^1 triple\n:star\\\/star_id\\=\d+ :star\\#name "[^"]+" \.$/);
+    // ASK: the boolean alone.
+    expect((await c.call('run_sparql_query', { query: `ASK { SERVICE <${url('observatory-shard3')}> { ?s ?p ?o } }` })).text).toBe('ASK answer: true');
+    await c.close();
+  });
+
+  it('pages get_void_descriptions: every statement of the VoID on some page, datasets named by endpoint URL, no server path', async () => {
+    const c = await connect(registry, 'void_tool');
+    const library = registry.endpoints.filter((e) => e.graph === 'library');
+    const urls = library.map((e) => e.url);
+    const whole = (await c.call('get_void_descriptions', { endpoints: urls })).text;
+    const body = (t: string) => t.split('\n').slice(1).filter((l) => !l.startsWith('PREFIX ') && !l.startsWith('# '));
+    expect(whole.split('\n')[0]).toBe('32 lines');
+    expect(body(whole)).toHaveLength(32);
+    const pages: string[] = [];
+    for (let offset = 0; pages.length < 50; ) {
+      const p = (await c.call('get_void_descriptions', { endpoints: urls, max_chars: 1000, offset })).text;
+      pages.push(p);
+      const next = /pass offset=(\d+) to continue/.exec(p.split('\n')[0]);
+      if (!next) break;
+      offset = Number(next[1]);
+    }
+    const notes = pages.map((p) => p.split('\n')[0]);
+    expect([notes.length, notes[0], notes[10]]).toEqual([11, 'lines 1–2 of 32; pass offset=2 to continue (max_chars=1000 reached: pass a larger max_chars for more per page)', 'lines 31–32 of 32']);
+    for (const p of pages) expect(p.length).toBeLessThanOrEqual(1000);
+    // The pages together are the whole answer, in order: nothing cut, nothing twice.
+    expect(pages.flatMap(body)).toEqual(body(whole));
+    // Every property of every shard's VoID file is named on some page, as a query writes it.
+    for (const e of library) {
+      const file = readVoid(fs.readFileSync(e.voidFile!, 'utf8'), e.id);
+      for (const pp of file.propertyPartitions) expect(whole).toContain(`property ${sparqlIri(pp.property, { '': P, rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#' })}: ${pp.triples} triple`);
+    }
+    // Datasets are named by their endpoint URL (the shard typing the books is the one to query for `?b a :book`); no build path, no dataset URN.
+    expect(whole).toContain(`subjects of class :book typed at <${url('library-shard4')}>: 8 entities here; :book\\#title 8 xsd:string`);
+    expect(whole).toContain(`# VoID of <${url('library-shard2')}> (standard) from step build-file: the build's VoID file; 26 triples`);
+    for (const t of [whole, ...pages]) expect([t.includes('urn:fkgqa'), t.includes(shards)]).toEqual([false, false]);
+    await c.close();
+  });
+
+  it('notes a pattern the VoID says cannot match beside the answer in void_tool and kgvoyager, never in baseline or high_level', async () => {
+    // library-shard2 holds the books' titles without their rdf:type (typed at shard4) and no years.
+    const q = `PREFIX : <${P}>\nSELECT ?t WHERE { SERVICE <${url('library-shard2')}> { ?b a :book ; :book\\#title ?t ; :book\\#year ?y } }`;
+    const note = `VoID note: <${url('library-shard2')}> has no :book\\#year triples and no instances of :book typed there: the patterns using them match nothing at this endpoint.`;
+    const seen: Record<string, [string, number | undefined]> = {};
+    for (const setup of ['baseline', 'high_level', 'void_tool', 'kgvoyager'] as const) {
+      const c = await connect(registry, setup);
+      const r = await c.call('run_sparql_query', { query: q });
+      seen[setup] = [r.text, c.mcp.callLog.entries[0].rows];
+      await c.close();
+    }
+    // The answer is the same everywhere (0 rows); only the setups with VoID get the note.
+    expect(seen).toEqual({ baseline: ['0 rows\n?t', 0], high_level: ['0 rows\n?t', 0], void_tool: [`0 rows\n?t\n${note}`, 0], kgvoyager: [`0 rows\n?t\n${note}`, 0] });
+    // A pattern that matches gets no note; one sent to the right shard neither (the oracle's way).
+    const c = await connect(registry, 'void_tool');
+    const ok = await c.call('run_sparql_query', { query: `PREFIX : <${P}>\nSELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url('library-shard4')}> { ?b a :book ; :book\\#year ?y } SERVICE <${url('library-shard2')}> { ?b :book\\#title ?t } }` });
+    expect(ok.text).toBe('1 row\n?n\n8');
+    await c.close();
+  });
+});
+
 describe('fkgqa mcp / get_void_descriptions', () => {
-  it('takes the build file first, and the extended variant with linksets', async () => {
+  it('takes the build file first (no server path shown), and the extended variant with linksets', async () => {
     const c = await connect(registry, 'void_tool');
     const r = await c.call('get_void_descriptions', { endpoint: url('library-shard1') });
-    expect(r.text.split('\n')[0]).toBe(`# VoID of <${url('library-shard1')}> (standard) from step build-file: ${path.join(shards, 'library', 'shard1_void.ttl')}; 106 triples`);
-    const ext = await c.call('get_void_descriptions', { endpoints: [url('library-shard1')], variant: 'extended' });
+    expect(headingOf(r.text)).toBe(`# VoID of <${url('library-shard1')}> (standard) from step build-file: the build's VoID file; 106 triples`);
+    expect(r.text).not.toContain(shards);
+    const ext = await c.call('get_void_descriptions', { endpoints: [url('library-shard1')], variant: 'extended', format: 'text/turtle' });
     const linksets = readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void_extended.ttl'), 'utf8'), 'x').linksets.length;
     expect(linksets).toBeGreaterThan(0);
-    expect(ext.text.split('\n')[0]).toMatch(new RegExp(`from step build-file: .*shard1_void_extended.ttl; \\d+ triples, ${linksets} linksets$`));
+    expect(headingOf(ext.text)).toMatch(new RegExp(`from step build-file: the build's VoID file; \\d+ triples, ${linksets} linksets$`));
+    expect(ext.text).not.toContain(shards);
+    // The extended VoID, datasets named by endpoint URL, is the build's file statement for statement once the URLs are named back.
+    expect(readVoid(asBuildVoid(ext.text, registry), 'answer')).toEqual(readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void_extended.ttl'), 'utf8'), 'build'));
     const unknown = await c.call('get_void_descriptions', { endpoint: 'http://example.org/sparql' });
     expect(unknown.text).toMatch(/^Error \(unknown-endpoint\): <http:\/\/example.org\/sparql> not registered/);
     await c.close();
@@ -444,17 +551,18 @@ describe('fkgqa mcp / get_void_descriptions', () => {
     const reg = registryFromUrls([url('library-shard2'), f('sd'), f('dg'), f('ng'), bareUrl]);
     const state = tmpDir('fkgqa-mcp-state-');
     const c = await connect(reg, 'void_tool', {}, state);
-    const step = async (endpoint: string) => (await c.call('get_void_descriptions', { endpoint })).text.split('\n')[0];
+    const step = async (endpoint: string) => headingOf((await c.call('get_void_descriptions', { endpoint })).text);
     expect(await step(url('library-shard2'))).toMatch(new RegExp(`from step well-known: ${url('library-shard2').replace(/sparql$/, '.well-known/void')}; \\d+ triples`));
     expect(await step(f('sd'))).toMatch(new RegExp(`from step service-description: ${foreign.url}/docs/void.ttl; \\d+ triples`));
     expect(await step(f('dg'))).toMatch(/from step default-graph: .*\/dg\/sparql \(CONSTRUCT\); 7 triples$/);
     expect(await step(f('ng'))).toMatch(/from step named-graph: .*\/ng\/sparql \(CONSTRUCT in GRAPH \?g\); 7 triples$/);
-    const computed = await c.call('get_void_descriptions', { endpoint: bareUrl });
-    expect(computed.text.split('\n')[0]).toMatch(/from step computed: .* \(SPARQL 1\.1 aggregate queries\); \d+ triples$/);
-    expect(computed.text.split('\n')[1]).toMatch(/^# earlier steps: cache: not cached \| build-file: no VoID file in the build \| well-known: HTTP 404 .* \| service-description: no VoID in the service description and no link to one \| default-graph: no VoID triples .* \| named-graph: no VoID triples/);
+    const computed = await c.call('get_void_descriptions', { endpoint: bareUrl, format: 'text/turtle' });
+    const lines = computed.text.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('# VoID of'));
+    expect(lines[at]).toMatch(/from step computed: .* \(SPARQL 1\.1 aggregate queries\); \d+ triples$/);
+    expect(lines[at + 1]).toMatch(/^# earlier steps: cache: not cached \| build-file: no VoID file in the build \| well-known: HTTP 404 .* \| service-description: no VoID in the service description and no link to one \| default-graph: no VoID triples .* \| named-graph: no VoID triples/);
     // The computed VoID equals the build's VoID of the same shard in every dataset-level count and property partition.
-    const turtle = computed.text.slice(computed.text.indexOf('@prefix'));
-    const got = readVoid(turtle, 'computed');
+    const got = readVoid(asBuildVoid(computed.text, reg), 'computed');
     const want = readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void.ttl'), 'utf8'), 'build');
     for (const k of ['triples', 'entities', 'classes', 'properties', 'distinctSubjects', 'distinctObjects'] as const) expect([k, got[k]]).toEqual([k, want[k]]);
     expect(got.triples).toBe(35);
@@ -463,7 +571,7 @@ describe('fkgqa mcp / get_void_descriptions', () => {
     expect(await step(bareUrl)).toMatch(/from step cache \(produced by computed\)/);
     // The cache is on disk in the state folder: a new server finds it.
     const c2 = await connect(reg, 'void_tool', {}, state);
-    expect((await c2.call('get_void_descriptions', { endpoint: f('dg') })).text.split('\n')[0]).toMatch(/from step cache \(produced by default-graph\)/);
+    expect(headingOf((await c2.call('get_void_descriptions', { endpoint: f('dg') })).text)).toMatch(/from step cache \(produced by default-graph\)/);
     expect(fs.readdirSync(path.join(state, 'mcp', 'void'))).toHaveLength(5);
     await c2.close();
     await c.close();
@@ -476,10 +584,10 @@ describe('fkgqa mcp / get_void_descriptions', () => {
     let remote = 0;
     for (const e of reg.endpoints) {
       for (const variant of ['standard', 'extended'] as const) {
-        const r = await c.call('get_void_descriptions', { endpoint: e.url, variant });
-        expect(r.text.split('\n')[0]).toMatch(/from step computed/);
+        const r = await c.call('get_void_descriptions', { endpoint: e.url, variant, format: 'text/turtle' });
+        expect(headingOf(r.text)).toMatch(/from step computed/);
         expect(r.text).not.toContain('not counted');
-        const got = readVoid(r.text.slice(r.text.indexOf('@prefix')), 'computed');
+        const got = readVoid(asBuildVoid(r.text, reg), 'computed');
         const want = readVoid(fs.readFileSync(path.join(shards, 'library', `${e.shard}_void${variant === 'extended' ? '_extended' : ''}.ttl`), 'utf8'), 'build');
         // Every count, partition (class, remote class, property, nested), linkset and the sentence; only the endpoint URL differs.
         expect({ ...got, endpoint: undefined }, `${e.id} ${variant}`).toEqual({ ...want, endpoint: undefined });
@@ -579,7 +687,7 @@ describe('fkgqa mcp / transports', () => {
       expect(tools.map((t) => t.name)).toEqual(['run_sparql_query']);
       // high_level: the descriptions are in the tool description, which every client shows its model.
       expect(tools[0].description).toContain(`- ${url('library-shard1')} — ${registry.endpoints[0].description!}`);
-      const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard4')}> { ?b a <${P}book> } }` } })) as { content: { text: string }[] };
+      const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard4')}> { ?b a <${P}book> } }`, format: JSON_RESULTS } })) as { content: { text: string }[] };
       expect(previewOf(r.content[0].text).results!.bindings[0].n.value).toBe('8');
       // A SERVICE URL from elsewhere (another port): the refusal says where the registry comes from and which URL has that path.
       const other = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <http://localhost:1/library-shard1/sparql> { ?s ?p ?o } }` } })) as { content: { text: string }[] };

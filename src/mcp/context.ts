@@ -36,8 +36,6 @@ export interface McpLimits {
   maxResultBytes: number;
   /** Time limit of each step of the VoID chain (each request; each aggregate query of the computed step), in ms. */
   voidStepTimeoutMs: number;
-  /** Largest VoID text returned per endpoint, in characters (the rest is cut with a note). */
-  maxVoidChars: number;
   /** Age after which a cached VoID description is fetched again, in ms (reference: 604,800 s). */
   voidCacheTtlMs: number;
   /**
@@ -62,7 +60,6 @@ export const DEFAULT_LIMITS: McpLimits = {
   maxTimeoutMs: 100_000,
   maxResultBytes: 32 << 20,
   voidStepTimeoutMs: 10_000,
-  maxVoidChars: 100_000,
   voidCacheTtlMs: 604_800_000,
   defaultMaxChars: 20_000,
   minMaxChars: 1000,

@@ -9,8 +9,10 @@
  * server mixes graphs. Every call is logged; every error carries `_meta["fkgqa/error"]`
  * (tool-error.ts).
  */
-import { Parser as N3Parser, Writer as N3Writer } from 'n3';
-import type { JsonResults } from '../sparql/results.js';
+import { Parser as N3Parser, Writer as N3Writer, type Term } from 'n3';
+import { sparqlIri, sparqlTerm, tableHeader, tableRow, type JsonResults } from '../sparql/results.js';
+import { prologuePrefixes } from '../sparql/parse.js';
+import { voidNotes } from './void-check.js';
 import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
 import type { McpToolContext } from './context.js';
 import { FEDERATION_WAIT_MS } from '../federation/limit.js';
@@ -21,14 +23,23 @@ import { pageArgs, pageNote, pickPage } from './paging.js';
 import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
 export { FEDERATION_WAIT_MS };
 
-/** The result formats an agent may ask for (the reference server's list). */
-export const RESULT_FORMATS = ['application/sparql-results+json', 'text/turtle', 'application/ld+json', 'text/n3'] as const;
+/**
+ * The result formats an agent may ask for: `table` (the default), then the reference server's list.
+ * `table` is one header line of `?variables` and one line per row, tab-separated, each term written
+ * as a SPARQL query writes it, IRIs as prefixed names of the query's own PREFIX declarations
+ * (`sparqlTerm` of src/sparql/results.ts; the SPARQL 1.1 TSV results format with prefixed names),
+ * and a graph answer one triple per line in the same syntax; `application/sparql-results+json` is the
+ * full SPARQL JSON results of the reference server.
+ */
+export const RESULT_FORMATS = ['table', 'application/sparql-results+json', 'text/turtle', 'application/ld+json', 'text/n3'] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
+/** The format of an answer when the agent names none: the compact table (about a third of SPARQL JSON's characters). */
+export const DEFAULT_RESULT_FORMAT: ResultFormat = 'table';
 
 /** Arguments of run_sparql_query. */
 export interface RunQueryArgs {
   query: string;
-  /** Default `application/sparql-results+json`; the RDF formats apply to CONSTRUCT and DESCRIBE. */
+  /** Default `table` (DEFAULT_RESULT_FORMAT); the RDF formats apply to CONSTRUCT and DESCRIBE. */
   format?: ResultFormat;
   /** Time limit in ms, within the limits' min..max (default `limits.defaultTimeoutMs`). */
   timeout_ms?: number;
@@ -298,7 +309,7 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   const time = new Date().toISOString();
   const { limits } = ctx;
   const timeoutMs = Math.min(Math.max(args.timeout_ms ?? limits.defaultTimeoutMs, limits.minTimeoutMs), limits.maxTimeoutMs);
-  const format = args.format ?? 'application/sparql-results+json';
+  const format = args.format ?? DEFAULT_RESULT_FORMAT;
   const page = pageArgs(args, limits);
   let plan: QueryPlan | Routed | undefined = lonePlan(args.query, ctx.registry, limits.maxQueryChars);
   const quick = plan !== undefined;
@@ -335,7 +346,7 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   if (keptOne) {
     const age = Math.round((Date.now() - keptOne.at) / 1000);
     const how = `a page of the answer kept from the same query ${age} s ago; ${keptOne.how}`;
-    return finish(render(ctx, keptOne, how, format, page), {}, { kept: true });
+    return finish(withVoidNotes(ctx, args.query, render(ctx, keptOne, how, format, page, prologuePrefixes(args.query))), {}, { kept: true });
   }
 
   const graph = routed.form === 'graph';
@@ -376,7 +387,7 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   const targets = routed.targets.map((t) => t.url);
   const answer = (a: Omit<KeptAnswer, 'how' | 'route' | 'targets' | 'sent' | 'at'>, size: number) => {
     const k: KeptAnswer = { ...a, how, route: routed.route, targets, sent: routed.query, at: Date.now() };
-    const r = render(ctx, k, `${how}; ${secs(performance.now() - t0)}`, format, page);
+    const r = withVoidNotes(ctx, args.query, render(ctx, k, `${how}; ${secs(performance.now() - t0)}`, format, page, prologuePrefixes(args.query)));
     if (r.truncated || page.offset > 0) keepAnswer(ctx, key, k, size);
     return finish(r, o.requests);
   };
@@ -404,8 +415,73 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   return answer({ results }, o.body.length);
 }
 
-/** The agent's text for one page of an answer (rows, triples, or an ASK boolean). */
-function render(ctx: McpToolContext, a: KeptAnswer, how: string, format: ResultFormat, page: { offset: number; maxChars: number }): Omit<RunQueryResult, 'ms'> {
+/** An answer with the VoID's notes on patterns that cannot match (void-check.ts; only in the setups with VoID) on lines after it. */
+function withVoidNotes(ctx: McpToolContext, query: string, r: Omit<RunQueryResult, 'ms'>): Omit<RunQueryResult, 'ms'> {
+  const notes = voidNotes(ctx, query);
+  return notes.length ? { ...r, text: `${r.text}\n${notes.join('\n')}` } : r;
+}
+
+/** A term of a parsed graph answer as a SPARQL query writes it (`sparqlTerm`). */
+function graphTerm(t: Term, prefixes: Record<string, string>): string {
+  if (t.termType === 'NamedNode') return sparqlIri(t.value, prefixes);
+  if (t.termType === 'BlankNode') return `_:${t.value}`;
+  if (t.termType === 'Literal') return sparqlTerm({ type: 'literal', value: t.value, ...(t.language ? { 'xml:lang': t.language } : { datatype: t.datatype.value }) }, prefixes);
+  return t.value;
+}
+
+/**
+ * One page of an answer as a table (`table` of RESULT_FORMATS): the page's note on the first line
+ * (`3 rows`, `rows 1–100 of 2345; pass offset=100 to continue`), then for rows the header line and
+ * one line per row, for a graph one triple per line (`s p o .`), for ASK `ASK answer: true`.
+ * @param prefixes the query's own prefix declarations (`prologuePrefixes`), used for IRIs
+ */
+function renderTable(ctx: McpToolContext, a: KeptAnswer, page: { offset: number; maxChars: number }, prefixes: Record<string, string>): Omit<RunQueryResult, 'ms'> {
+  const n = ctx.limits.previewRows;
+  const base = { isError: false, route: a.route, sent: a.sent } as const;
+  if (a.ntriples !== undefined) {
+    const quads = new N3Parser({ format: 'application/n-triples' }).parse(a.ntriples);
+    const line = (i: number) => `${graphTerm(quads[i].subject, prefixes)} ${graphTerm(quads[i].predicate, prefixes)} ${graphTerm(quads[i].object, prefixes)} .`;
+    const lineTexts = new Map<number, string>();
+    const p = pickPage(quads.map((_, i) => i), page.offset, n, page.maxChars - 300, (i) => {
+      const t = line(i);
+      lineTexts.set(i, t);
+      return t.length;
+    });
+    const lines = p.items.map((i) => lineTexts.get(i)!);
+    const note = pageNote({ offset: page.offset, shown: p.items.length, total: quads.length, unit: 'triples', cutByChars: p.cutByChars, maxChars: page.maxChars });
+    return { ...base, text: [note, ...lines].join('\n'), rows: quads.length, truncated: page.offset > 0 || p.items.length < quads.length, ntriples: a.ntriples };
+  }
+  const results = a.results!;
+  if (results.boolean !== undefined) return { ...base, text: `ASK answer: ${results.boolean}`, rows: 1, results };
+  const vars = results.head.vars ?? [];
+  const bindings = results.results?.bindings ?? [];
+  const header = tableHeader(vars);
+  const rowTexts = new Map<number, string>();
+  const p = pickPage(
+    bindings.map((_, i) => i),
+    page.offset,
+    n,
+    page.maxChars - header.length - 300,
+    (i) => {
+      const t = tableRow(bindings[i], vars, prefixes);
+      rowTexts.set(i, t);
+      return t.length;
+    },
+  );
+  const rows = bindings.length;
+  const more = page.offset + p.items.length < rows;
+  const note = pageNote({ offset: page.offset, shown: p.items.length, total: rows, cutByChars: p.cutByChars, maxChars: page.maxChars }) + (more ? '; or add LIMIT, or aggregate with COUNT/GROUP BY' : '');
+  return { ...base, text: [note, header, ...p.items.map((i) => rowTexts.get(i)!)].join('\n'), rows, truncated: page.offset > 0 || p.items.length < rows, results };
+}
+
+/**
+ * The agent's text for one page of an answer (rows, triples, or an ASK boolean): the table (the
+ * default), or the reference server's formats as before (`(how)` on the note line, then SPARQL JSON
+ * results, N-Triples or JSON-LD).
+ * @param prefixes the query's own prefix declarations, for the table's IRIs
+ */
+function render(ctx: McpToolContext, a: KeptAnswer, how: string, format: ResultFormat, page: { offset: number; maxChars: number }, prefixes: Record<string, string>): Omit<RunQueryResult, 'ms'> {
+  if (format === 'table') return renderTable(ctx, a, page, prefixes);
   const n = ctx.limits.previewRows;
   const base = { isError: false, route: a.route, sent: a.sent } as const;
   if (a.ntriples !== undefined) {

@@ -35,6 +35,7 @@ import type { EndpointRegistry } from '../federation/registry.js';
 import { RESULT_FORMATS, runSparqlQuery } from './run-query.js';
 import { BoundedSparqlClient } from '../federation/client.js';
 import { getVoidDescriptions, VOID_VARIANTS } from './void.js';
+import { VOID_FORMATS } from './void-text.js';
 import { DEFAULT_PROMPTS_DIR, ENDPOINTS_RESOURCE, endpointsResource, instructions, PROMPT_NAME, promptFile, promptText, runQueryDescription } from './surface.js';
 import { installToolErrorMeta, textResult } from './tool-error.js';
 import { checkMessage, HardenedStdioTransport, oversizedReply } from './transport.js';
@@ -161,7 +162,7 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
       description: runQueryDescription(ctx),
       inputSchema: z.object({
         query: z.string().min(1).describe('the SPARQL query, with SERVICE <endpoint URL> { … } clauses'),
-        format: z.enum(RESULT_FORMATS).optional().describe('result format (default application/sparql-results+json; the RDF formats apply to CONSTRUCT/DESCRIBE)'),
+        format: z.enum(RESULT_FORMATS).optional().describe('result format: table (default: a header line of ?variables, one tab-separated line per row, terms as in SPARQL with your PREFIXes), application/sparql-results+json (SPARQL JSON results); the RDF formats apply to CONSTRUCT/DESCRIBE'),
         timeout_ms: z.number().int().min(l.minTimeoutMs).max(l.maxTimeoutMs).optional().describe(`time limit in ms (default ${l.defaultTimeoutMs})`),
         ...paging,
       }),
@@ -178,12 +179,15 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
       {
         title: 'Get VoID descriptions',
         description:
-          'Returns the VoID description (Turtle) of one or more of the endpoints listed in the description of run_sparql_query: dataset size, classes with their entity counts, properties with their triple counts. ' +
-          'variant "extended" adds the linksets to the other endpoints where known. Give endpoint (one URL) or endpoints (a list).',
+          'Returns the VoID description of one or more of the endpoints listed in the description of run_sparql_query: dataset size, classes with their entity counts and properties, properties with their triple counts; datasets are named by their endpoint URL. ' +
+          'variant "extended" adds the linksets to the other endpoints. Give endpoint (one URL) or endpoints (a list). Long answers come in pages (offset, max_chars).',
         inputSchema: z.object({
           endpoint: z.string().optional().describe('one endpoint URL'),
           endpoints: z.array(z.string()).optional().describe('several endpoint URLs'),
           variant: z.enum(VOID_VARIANTS).optional().describe('standard (default) or extended (with linksets)'),
+          format: z.enum(VOID_FORMATS).optional().describe('summary (default: a line per dataset, class, property and linkset, names as in SPARQL) or text/turtle (a Turtle statement per line)'),
+          offset: z.number().int().min(0).optional().describe('statements of the answer to skip: the next page starts at the offset the previous answer names (default 0)'),
+          max_chars: paging.max_chars,
         }),
         annotations: { readOnlyHint: true, openWorldHint: true },
       },

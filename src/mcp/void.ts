@@ -34,7 +34,6 @@ import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
 import { describeInWords } from '../describe/catalogue.js';
 import { parseSparqlJson, type SparqlClient, type SparqlRow } from '../describe/client.js';
 import {
-  shardDatasetIri,
   sortDescription,
   type ClassPartition,
   type ClassPropertyPartition,
@@ -49,6 +48,8 @@ import type { McpToolContext } from './context.js';
 import { listEndpoints } from '../federation/routing.js';
 import { infrastructureMessage, type ToolErrorMeta } from './tool-error.js';
 import { ENDPOINTS_ELSEWHERE } from './surface.js';
+import { datasetIriOf, voidPage, voidStatements, voidSummary, type VoidFormat, type VoidSection } from './void-text.js';
+import { pageArgs } from './paging.js';
 import { findEndpoint, type RegisteredEndpoint } from '../federation/registry.js';
 import { writeFileAtomic } from '../common/output.js';
 
@@ -248,7 +249,7 @@ function defaultGraphClient(ctx: McpToolContext, url: string): SparqlClient {
 }
 
 /** The dataset IRI of an endpoint's computed VoID: the fkgqa shard's own, or one minted from the endpoint id. */
-const datasetOf = (e: RegisteredEndpoint) => shardDatasetIri(e.graph ?? e.id, e.shard ?? 'endpoint');
+const datasetOf = datasetIriOf;
 
 /** Rows of a federated SELECT, or why there are none. */
 async function federatedRows(ctx: McpToolContext, query: string): Promise<{ rows: SparqlRow[] } | { why: string }> {
@@ -401,7 +402,7 @@ export async function voidDescription(ctx: McpToolContext, e: RegisteredEndpoint
   const file = variant === 'extended' ? e.voidExtendedFile : e.voidFile;
   const fromFile = await timed('build-file', async () => {
     if (!file) return { outcome: 'no VoID file in the build' };
-    if (!fs.existsSync(file)) return { outcome: `${file} is missing` };
+    if (!fs.existsSync(file)) return { outcome: "the build's VoID file is missing" };
     return { value: fs.readFileSync(file, 'utf8'), outcome: 'yes' };
   });
   if (fromFile !== undefined) return result('build-file', file!, fromFile);
@@ -477,11 +478,29 @@ export async function voidDescription(ctx: McpToolContext, e: RegisteredEndpoint
   return { endpoint: e.url, variant, step: null, attempts };
 }
 
+/**
+ * The standard VoID of an endpoint when it is at hand without a request: in the cache (an earlier
+ * get_void_descriptions, memory or state folder) or the build's file. Undefined otherwise (the
+ * chain's later steps ask the endpoint; this never does).
+ */
+export function knownVoid(ctx: McpToolContext, e: RegisteredEndpoint): string | undefined {
+  const cached = readCache(ctx, `${e.url} standard`);
+  if (cached) return cached.turtle;
+  if (e.voidFile && fs.existsSync(e.voidFile)) return fs.readFileSync(e.voidFile, 'utf8');
+  return undefined;
+}
+
 /** Arguments of get_void_descriptions. */
 export interface VoidArgs {
   endpoint?: string;
   endpoints?: string[];
   variant?: VoidVariant;
+  /** `summary` (default: a line per dataset, partition and linkset) or `text/turtle` (a Turtle statement per line). */
+  format?: VoidFormat;
+  /** Lines (statements) of the answer skipped before the page shown (default 0). */
+  offset?: number;
+  /** Characters of the answer shown, within the limits' bounds (default `limits.defaultMaxChars`). */
+  max_chars?: number;
 }
 
 /** Most endpoints per call. */
@@ -497,6 +516,7 @@ export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): 
   const t0 = performance.now();
   const time = new Date().toISOString();
   const variant = args.variant ?? 'standard';
+  const format = args.format ?? 'summary';
   const urls = [...new Set([...(args.endpoint ? [args.endpoint] : []), ...(args.endpoints ?? [])])];
   const log = (route: string, results: VoidResult[], text: string, errorClass?: string) =>
     ctx.callLog.record({
@@ -522,19 +542,23 @@ export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): 
   if (unknown.length > 0) return fail('unknown-endpoint', `${unknown.map((u) => `<${u}>`).join(', ')} not registered. ${registered()}`);
   const results: VoidResult[] = [];
   for (const u of urls) results.push(await voidDescription(ctx, findEndpoint(ctx.registry, u)!, variant));
-  const max = ctx.limits.maxVoidChars;
-  const sections = results.map((r) => {
-    const tried = r.attempts.filter((a) => a.step !== r.step).map((a) => `${a.step}: ${a.outcome}`);
+  const sections: VoidSection[] = results.map((r) => {
+    if (!r.step || r.turtle === undefined) return { heading: `# VoID of <${r.endpoint}>: not found (${r.attempts.map((a) => `${a.step}: ${a.outcome}`).join(' | ')})` };
+    // The cache's miss says nothing when a later step found the description; the other steps tried say why that step was needed.
+    const tried = r.attempts.filter((a) => a.step !== r.step && !(a.step === 'cache' && a.outcome === 'not cached' && r.step === 'build-file')).map((a) => `${a.step}: ${a.outcome}`);
     const notes = r.attempts.find((a) => a.step === r.step)?.outcome.replace(/^yes(; )?/, '') ?? '';
     const triedLine = (tried.length ? `\n# earlier steps: ${tried.join(' | ')}` : '') + (notes && r.step === 'computed' ? `\n# note: ${notes}` : '');
-    if (!r.step || r.turtle === undefined) return `# VoID of <${r.endpoint}>: not found (${r.attempts.map((a) => `${a.step}: ${a.outcome}`).join(' | ')})`;
-    const from = r.step === 'cache' ? `cache (produced by ${r.cachedFrom})` : r.step;
-    let body = r.turtle;
-    const cut = body.length > max;
-    if (cut) body = `${body.slice(0, max)}\n# … cut at ${max} characters of ${r.turtle.length}`;
-    return `# VoID of <${r.endpoint}> (${variant}) from step ${from}: ${r.source}; ${r.triples} triples${variant === 'extended' ? `, ${r.linksets} linksets` : ''}${triedLine}\n${body}`;
+    const from = r.step === 'cache' ? `cache (produced by ${r.cachedFrom})` : r.step === 'build-file' ? "build-file: the build's VoID file" : `${r.step}: ${r.source}`;
+    const heading = `# VoID of <${r.endpoint}> (${variant}) from step ${from}; ${r.triples} triples${variant === 'extended' ? `, ${r.linksets} linksets` : ''}${triedLine}`;
+    try {
+      const render = format === 'summary' ? voidSummary : voidStatements;
+      return { heading, void: render(r.turtle, findEndpoint(ctx.registry, r.endpoint)!, ctx.registry.endpoints, ctx.prefixes['']) };
+    } catch (e) {
+      return { heading: `${heading}\n# the description does not parse as Turtle (${(e as Error).message.split('\n')[0]}); as it came:\n${r.turtle}` };
+    }
   });
-  const text = sections.join('\n\n');
+  const page = voidPage(sections, pageArgs(args, ctx.limits), format);
+  const text = page.text;
   const none = results.every((r) => !r.step);
   log(none ? 'error' : 'void', results, text, none ? 'no-void' : undefined);
   if (!none) return { text, isError: false, results };

@@ -331,3 +331,69 @@ export function withPrefixDeclared(text: string, defaultPrefix: string): string 
   if (/^\s*PREFIX\s+:/im.test(text)) return text;
   return `PREFIX : <${defaultPrefix}>\n${text}`;
 }
+
+/** PN_PREFIX (SPARQL 1.1 Query grammar [168]), ASCII letters and the Latin-1/Unicode letters of PN_CHARS_BASE. */
+const PN_PREFIX = /[A-Za-z\u00C0-\uFFFD](?:[A-Za-z0-9_\-.\u00B7\u00C0-\uFFFD]*[A-Za-z0-9_\-\u00B7\u00C0-\uFFFD])?/y;
+
+/**
+ * The prefixes a query declares in its prologue (SPARQL 1.1 Query grammar [4]–[6]: `PREFIX p: <iri>`
+ * and `BASE <iri>` before the query form), read from the text without a parser: whitespace and
+ * comments are skipped, and the scan stops at the first other token, so nothing inside the query's
+ * body (strings, comments, IRIs) is read. A relative namespace IRI is resolved against the BASE
+ * declared before it; one that cannot be resolved is left out.
+ * @returns namespace IRI by prefix label (`''` for the empty prefix `:`), a later declaration of a
+ *   label replacing an earlier one, as in SPARQL
+ */
+export function prologuePrefixes(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  let base: string | undefined;
+  let i = 0;
+  const n = text.length;
+  const space = () => {
+    for (;;) {
+      while (i < n && /\s/.test(text[i])) i++;
+      if (text[i] !== '#') return;
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? n : end + 1;
+    }
+  };
+  // An IRIREF: its text, resolved when relative (null: relative without a BASE to resolve it), or undefined when none is here.
+  const iriAt = (): string | null | undefined => {
+    if (text[i] !== '<') return undefined;
+    const end = text.indexOf('>', i);
+    if (end < 0) return undefined;
+    const raw = text.slice(i + 1, end);
+    if (/[\s<"{}|^`\\]/.test(raw)) return undefined;
+    i = end + 1;
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(raw)) return raw;
+    try {
+      return base ? new URL(raw, base).href : null;
+    } catch {
+      return null;
+    }
+  };
+  for (;;) {
+    space();
+    const word = /^[A-Za-z]+/.exec(text.slice(i, i + 7))?.[0]?.toLowerCase();
+    if (word === 'base') {
+      i += 4;
+      space();
+      const iri = iriAt();
+      if (iri === undefined) return out;
+      if (iri !== null) base = iri;
+    } else if (word === 'prefix') {
+      i += 6;
+      space();
+      PN_PREFIX.lastIndex = i;
+      const m = PN_PREFIX.exec(text);
+      const label = m ? m[0] : '';
+      i += label.length;
+      if (text[i] !== ':') return out;
+      i++;
+      space();
+      const iri = iriAt();
+      if (iri === undefined) return out;
+      if (iri !== null) out[label] = iri;
+    } else return out;
+  }
+}

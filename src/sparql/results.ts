@@ -99,10 +99,98 @@ function tsvTerm(t: JsonTerm): string {
   if (t.type === 'uri') return `<${t.value}>`;
   if (t.type === 'bnode') return `_:${t.value}`;
   if (t.datatype && !t['xml:lang'] && SHORT_FORM[t.datatype]?.test(t.value)) return t.value;
-  const lexical = `"${t.value.replace(/[\\"\t\n\r]/g, (c) => ({ '\\': '\\\\', '"': '\\"', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!)}"`;
+  const lexical = quoted(t.value);
   if (t['xml:lang']) return `${lexical}@${t['xml:lang']}`;
   if (!t.datatype || t.datatype === `${XSD}string`) return lexical;
   return `${lexical}^^<${t.datatype}>`;
+}
+
+/** A literal's lexical form between double quotes, with the escapes of SPARQL's STRING_LITERAL_QUOTE (grammar [156], [160]). */
+function quoted(s: string): string {
+  return `"${s.replace(/[\\"\t\n\r]/g, (c) => ({ '\\': '\\\\', '"': '\\"', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!)}"`;
+}
+
+/** PN_CHARS_BASE beyond ASCII letters (SPARQL 1.1 Query grammar [164]). */
+const PN_CHARS_BASE_EXTRA = /[\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]/;
+/** What PN_CHARS adds to PN_CHARS_U beyond `-` and digits (grammar [167]). */
+const PN_CHARS_EXTRA = /[\u00B7\u0300-\u036F\u203F-\u2040]/;
+/** PN_LOCAL_ESC (grammar [173]): characters a local name holds only escaped with a backslash. */
+const PN_LOCAL_ESC = "_~.-!$&'()*+,;=/?#@%";
+
+/**
+ * The local part of a prefixed name for `local` (PN_LOCAL, SPARQL 1.1 Query grammar [169]): letters,
+ * digits, `_` and `:` as they are; `-` and `.` where PN_LOCAL allows them bare (`-` not first, `.`
+ * neither first nor last), else escaped; `%` with two hex digits as a percent escape; the other
+ * characters of PN_LOCAL_ESC escaped with a backslash (`singer#name` → `singer\#name`, as the
+ * Spider4SPARQL queries write it).
+ * @returns the local part, or undefined when a character cannot be written in a local name (a space, a quote, `<`, …)
+ */
+export function localPart(local: string): string | undefined {
+  let out = '';
+  for (let i = 0; i < local.length; i++) {
+    const c = local[i];
+    const first = i === 0;
+    if (/[A-Za-z0-9_:]/.test(c) || PN_CHARS_BASE_EXTRA.test(c) || (!first && PN_CHARS_EXTRA.test(c))) out += c;
+    else if (c === '-') out += first ? '\\-' : '-';
+    else if (c === '.') out += first || i === local.length - 1 ? '\\.' : '.';
+    else if (c === '%' && /^[0-9A-Fa-f]{2}$/.test(local.slice(i + 1, i + 3))) out += c;
+    else if (PN_LOCAL_ESC.includes(c)) out += `\\${c}`;
+    else return undefined;
+  }
+  return out;
+}
+
+/**
+ * An IRI as a prefixed name of one of `prefixes` (namespace IRI by prefix label, `''` for `:`), the
+ * longest namespace that gives a valid local part winning; undefined when none does.
+ */
+export function prefixedName(iri: string, prefixes: Record<string, string>): string | undefined {
+  let best: { label: string; ns: string; local: string } | undefined;
+  for (const [label, ns] of Object.entries(prefixes)) {
+    if (!ns || !iri.startsWith(ns) || (best && best.ns.length >= ns.length)) continue;
+    const local = localPart(iri.slice(ns.length));
+    if (local !== undefined) best = { label, ns, local };
+  }
+  return best && `${best.label}:${best.local}`;
+}
+
+/** An IRI as SPARQL writes it: a prefixed name when `prefixes` give one, else `<iri>`. */
+export function sparqlIri(iri: string, prefixes: Record<string, string> = {}): string {
+  return prefixedName(iri, prefixes) ?? `<${iri}>`;
+}
+
+/**
+ * A term as a SPARQL query writes it (SPARQL 1.1 Query §4.1): IRIs as prefixed names of `prefixes`
+ * where one fits, else `<iri>`; blank nodes `_:label`; plain and xsd:string literals quoted, language
+ * tags kept (`"Paris"@fr`); xsd:integer, xsd:decimal, xsd:double and xsd:boolean without their
+ * datatype, as the SPARQL token of the same value and datatype (`5`, `2.5`, a decimal "5" as `5.0`,
+ * a double "13.0" as `13.0e0`); every other literal, and those whose lexical form has no such token
+ * (`"NaN"`, a boolean `"1"`), as `"lexical"^^datatype`.
+ */
+export function sparqlTerm(t: JsonTerm, prefixes: Record<string, string> = {}): string {
+  if (t.type === 'uri') return sparqlIri(t.value, prefixes);
+  if (t.type === 'bnode') return `_:${t.value}`;
+  if (t.type === 'triple') {
+    const v = t.value as unknown as { subject?: JsonTerm; predicate?: JsonTerm; object?: JsonTerm };
+    return v && typeof v === 'object' && v.subject && v.predicate && v.object ? `<< ${sparqlTerm(v.subject, prefixes)} ${sparqlTerm(v.predicate, prefixes)} ${sparqlTerm(v.object, prefixes)} >>` : quoted(JSON.stringify(t.value));
+  }
+  if (t['xml:lang']) return `${quoted(t.value)}@${t['xml:lang']}`;
+  const dt = t.datatype;
+  if (!dt || dt === `${XSD}string`) return quoted(t.value);
+  if (SHORT_FORM[dt]?.test(t.value)) return t.value;
+  if (dt === `${XSD}decimal` && /^[+-]?[0-9]+\.?$/.test(t.value)) return `${t.value.replace(/\.$/, '')}.0`;
+  if (dt === `${XSD}double` && /^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$/.test(t.value)) return `${t.value}e0`;
+  return `${quoted(t.value)}^^${sparqlIri(dt, prefixes)}`;
+}
+
+/** The header line of a results table: the variables as `?name`, separated by tabs. */
+export function tableHeader(vars: readonly string[]): string {
+  return vars.map((v) => `?${v}`).join('\t');
+}
+
+/** One row of a results table: the row's terms in `vars` order as `sparqlTerm` writes them, separated by tabs; an unbound variable is an empty cell. */
+export function tableRow(row: Record<string, JsonTerm>, vars: readonly string[], prefixes: Record<string, string> = {}): string {
+  return vars.map((v) => (row[v] ? sparqlTerm(row[v], prefixes) : '')).join('\t');
 }
 
 /** SPARQL 1.1 Query Results TSV (§3): `?var` header, terms in Turtle syntax. */
