@@ -94,3 +94,24 @@ describe('mcp / the table of tools per setup in docs/mcp.md', () => {
     expect(offered).toEqual(rows);
   }, 60_000);
 });
+
+describe('mcp / stdio: requests written before stdin closes', () => {
+  it('answers every request it read before stdin closed (12 requests, federated ones among them), skips a cancelled one, then exits 0', () => {
+    const endpoint = 'http://127.0.0.1:9/library-shard1/sparql';
+    const call = (id: number, query: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_sparql_query', arguments: { query } } });
+    // A FILTER beside the SERVICE sends the query through the federation engine, which first has to start (seconds): these answers come last.
+    const federated = `SELECT * WHERE { SERVICE <${endpoint}> { ?s ?p ?o } FILTER(true) }`;
+    const direct = `SELECT * WHERE { SERVICE <${endpoint}> { ?s ?p ?o } }`;
+    const lines = [
+      JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } }),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      ...Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? call(i + 1, federated) : i % 3 === 1 ? call(i + 1, direct) : JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }))),
+      call(13, federated),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 13, reason: 'test' } }),
+    ];
+    // spawnSync writes the input, then closes stdin.
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoint', endpoint, '-q'], { input: lines.join('\n') + '\n', encoding: 'utf8', timeout: 120_000 });
+    const ids = r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: number }).id).sort((a, b) => a - b);
+    expect([r.status, ids]).toEqual([0, Array.from({ length: 13 }, (_, i) => i)]);
+  }, 130_000);
+});

@@ -417,7 +417,7 @@ export async function serveMcpHttp(options: McpServerOptions & { host?: string; 
 /** A running stdio server (`serveMcpStdio`). */
 export interface McpStdioServer {
   context: McpToolContext;
-  /** Resolves when the client closed stdin. */
+  /** Resolves when the client closed stdin and every request read before was answered. */
   closed: Promise<void>;
   /** Resolves when the federation engine's start-up (begun at once) ended: true started, false failed (each federated query then says why). */
   warmed: Promise<boolean>;
@@ -438,9 +438,7 @@ export function serveMcpStdio(options: McpServerOptions & { onRefused?: (why: st
     () => false,
   );
   const transport = new HardenedStdioTransport(process.stdin, process.stdout, { maxMessageBytes: context.limits.maxMessageBytes, ...(options.onRefused ? { onRefused: options.onRefused } : {}) });
-  const closed = new Promise<void>((resolve) => {
-    process.stdin.once('end', () => resolve()).once('close', () => resolve());
-  });
+  const closed = transport.finished;
   const handle = serveStdio(() => buildMcpServer(context, options.tools), { transport });
   return {
     context,

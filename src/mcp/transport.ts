@@ -168,7 +168,10 @@ const NEWLINE = 0x0a;
 /**
  * MCP's stdio binding (newline-delimited JSON-RPC on stdin/stdout) with the checks of
  * `checkMessage` and a size limit per message; an MCP SDK `Transport`, for `serveStdio`'s
- * `transport` option. It closes only when stdin ends or `close` is called (which stops reading stdin).
+ * `transport` option. When stdin ends it reads no more, but answers first every request it read
+ * (a client may write its requests and close stdin at once, as `printf … | fkgqa mcp` does): it
+ * closes once each has had its response written, or was cancelled (`notifications/cancelled`), and
+ * `finished` then resolves. `close` closes at once (and stops reading stdin).
  */
 export class HardenedStdioTransport implements Transport {
   onclose?: () => void;
@@ -181,6 +184,13 @@ export class HardenedStdioTransport implements Transport {
   private dropping: { bytes: number; head: string } | null = null;
   private started = false;
   private closed = false;
+  /** Stdin has ended: no more requests come. */
+  private ended = false;
+  /** Ids of the requests read and not yet answered. */
+  private readonly pending = new Set<string | number>();
+  private markFinished!: () => void;
+  /** Resolves when the transport has closed (stdin ended and every request read was answered, or `close`). */
+  readonly finished = new Promise<void>((resolve) => (this.markFinished = resolve));
 
   constructor(
     private readonly stdin: NodeJS.ReadableStream = process.stdin,
@@ -234,6 +244,12 @@ export class HardenedStdioTransport implements Transport {
     if (line.trim() === '') return;
     const c = checkMessage(line);
     if (c.ok) {
+      const m = c.message as { id?: string | number | null; method?: string; params?: { requestId?: string | number } };
+      if (typeof m.method === 'string' && m.id !== undefined && m.id !== null) this.pending.add(m.id);
+      if (m.method === 'notifications/cancelled' && m.params?.requestId !== undefined) {
+        this.pending.delete(m.params.requestId);
+        queueMicrotask(() => this.closeWhenAnswered());
+      }
       try {
         this.onmessage?.(c.message);
       } catch (e) {
@@ -249,7 +265,18 @@ export class HardenedStdioTransport implements Transport {
     if (reply) void this.write(reply).catch((e: Error) => this.onerror?.(e));
   }
 
-  private readonly onEnd = () => void this.close();
+  /** Stdin ended: a last line without its newline is read too; the transport closes once every request read is answered. */
+  private readonly onEnd = () => {
+    if (this.ended || this.closed) return;
+    this.ended = true;
+    this.stopReading();
+    if (this.dropping || this.size > 0) this.endLine();
+    this.closeWhenAnswered();
+  };
+
+  private closeWhenAnswered(): void {
+    if (this.ended && this.pending.size === 0) void this.close();
+  }
   private readonly onStdinError = (e: Error) => this.onerror?.(e);
 
   async start(): Promise<void> {
@@ -272,20 +299,28 @@ export class HardenedStdioTransport implements Transport {
     });
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
-    return this.write(message);
+  async send(message: JSONRPCMessage): Promise<void> {
+    await this.write(message);
+    const m = message as { id?: string | number | null; result?: unknown; error?: unknown };
+    if (m.id !== undefined && m.id !== null && ('result' in m || 'error' in m) && this.pending.delete(m.id)) this.closeWhenAnswered();
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+  private stopReading(): void {
     this.stdin.off('data', this.onData);
     this.stdin.off('end', this.onEnd);
     this.stdin.off('close', this.onEnd);
     this.stdin.off('error', this.onStdinError);
     // Stops reading: an open stdin that is still read keeps Node's event loop alive after the close.
     this.stdin.pause();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopReading();
     this.parts = [];
+    this.pending.clear();
     this.onclose?.();
+    this.markFinished();
   }
 }
