@@ -142,6 +142,11 @@ describe('eval / the agent loop against a fake OpenAI-compatible server', () => 
     expect(s.prompt.name).toBe('baseline.md');
     expect(s.prompt.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(s.messages[0].content).toContain(urls[0]);
+    // The system prompt names the tools the run was offered, no other: the server's (from prompts/baseline.md) and the harness's (eval's own words).
+    const named = (t: string) => [...new Set(t.replace(/https?:\/\/\S+/g, '').match(/\b[a-z]+(?:_[a-z]+)+\b|\bcancel\b/g))].sort();
+    expect(named(s.messages[0].content!)).toEqual([...s.tools.names].sort());
+    expect(named(s.prompt.text)).toEqual(['run_sparql_query']);
+    expect(s.messages[0].content!.endsWith('Submit the query that answers the question. You have at most 10 turns.\n')).toBe(true);
     expect(s.messages.filter((m) => m.role === 'tool')).toHaveLength(4);
     expect(s).toMatchObject({ model: 'fake-model', temperature: 0, seed: 7, maxTurns: 10, tools: { source: 'in-process', names: ['run_sparql_query', 'submit_final_query', 'cancel'] } });
     const limit = runs.get(qLimit.index)!;

@@ -20,6 +20,7 @@ export {
   RunMaker,
   RunTally,
   SCRIPTED_MAX_QUERY_CHARS,
+  systemPrompt,
   selectQuestions,
   type BenchmarkEntry,
   type EvalContext,

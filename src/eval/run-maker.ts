@@ -38,7 +38,7 @@ import {
   type ScriptedAgent,
   type Setup,
 } from './record.js';
-import { HARNESS_TOOLS, McpToolProvider, type ToolProvider } from './tools.js';
+import { HARNESS_TOOLS, harnessPromptWords, McpToolProvider, type ToolProvider } from './tools.js';
 import { filterGraphs, openRegistry } from '../federation/registry.js';
 import { unknownGraphError } from '../build/names.js';
 
@@ -207,8 +207,20 @@ export function selectQuestions(entries: BenchmarkEntry[], o: Pick<EvalOptions, 
 export const SCRIPTED_MAX_QUERY_CHARS = 1_000_000;
 
 /** The endpoint list shown to the agent: URLs, with the catalogue's descriptions in high_level. */
-function endpointList(endpoints: RunEndpoint[], descriptions: Map<string, string> | undefined): string {
+function endpointList(endpoints: Pick<RunEndpoint, 'id' | 'url'>[], descriptions: Map<string, string> | undefined): string {
   return endpoints.map((e) => (descriptions ? `- ${e.url} — ${descriptions.get(e.id) ?? '(no description)'}` : `- ${e.url}`)).join('\n');
+}
+
+/**
+ * The system prompt of a run: the setup's prompt file (which names only the tools of the setup's
+ * MCP server) with `{{endpoints}}` filled, then the harness's own words on submit_final_query and
+ * cancel and the turn limit (`harnessPromptWords`).
+ * @param promptText the text of prompts/<setup>.md (or `--prompts`)
+ * @param descriptions the catalogue's description per endpoint id (high_level only)
+ * @param maxTurns LLM calls per run
+ */
+export function systemPrompt(promptText: string, endpoints: Pick<RunEndpoint, 'id' | 'url'>[], descriptions: Map<string, string> | undefined, maxTurns: number): string {
+  return `${promptText.trimEnd().replace('{{endpoints}}', endpointList(endpoints, descriptions))}\n\n${harnessPromptWords(maxTurns)}\n`;
 }
 
 
@@ -447,7 +459,7 @@ export class RunMaker {
     // The run sees only its question's graph: its registry, and `--kg` for a spawned fkgqa mcp.
     const registry = filterGraphs(allEndpoints, [q.kg]);
     const endpoints: RunEndpoint[] = registry.endpoints.map((e) => ({ id: e.id, url: e.url, shard: e.shard ?? e.id }));
-    const system = ctx.prompt.text.replace('{{endpoints}}', endpointList(endpoints, descriptions));
+    const system = systemPrompt(ctx.prompt.text, endpoints, descriptions, o.maxTurns ?? 10);
     const key = `${slot}|${q.kg}`;
     const engine = o.federationEngine ? { federationEngine: o.federationEngine } : {};
     if (!spawned && !this.servers.has(key)) {

@@ -75,6 +75,20 @@ export const HARNESS_TOOLS: ToolSpec[] = [
   },
 ];
 
+/**
+ * What the harness adds to a setup's prompt (prompts/<setup>.md names only the tools of the setup's
+ * MCP server): how its two tools end the task, and the turn limit.
+ * @param maxTurns LLM calls per run
+ */
+export function harnessPromptWords(maxTurns: number): string {
+  return [
+    'Ending the task:',
+    '- submit_final_query submits your final SPARQL query; its full answer is your answer. It ends the task.',
+    '- cancel gives up when the question cannot be answered with these endpoints. It ends the task.',
+    `Submit the query that answers the question. You have at most ${maxTurns} turns.`,
+  ].join('\n');
+}
+
 interface McpTool {
   name: string;
   description?: string;

@@ -127,7 +127,9 @@ export function promptFile(ctx: McpToolContext): string | null {
 /**
  * The text of the prompt `answer_question`: the setup's prompt file as `fkgqa eval` uses it, read
  * now (its `{{endpoints}}` filled with `endpointLines`, `{{question}}` with the question or the
- * question appended), and a last line for clients without eval's submit_final_query.
+ * question appended), and for the shipped prompts a last line on how to end: with the final query
+ * in the answer (the prompt files name only the server's tools; `fkgqa eval` appends the words on
+ * its own tools).
  * @param graph only this graph's endpoints
  * @throws Error when the file cannot be read
  */
@@ -138,7 +140,8 @@ export function promptText(ctx: McpToolContext, args: { question?: string; graph
   const q = args.question?.trim();
   if (text.includes('{{question}}')) text = text.replace('{{question}}', q ?? '');
   else if (q) text += `\n\nQuestion: ${q}`;
-  if (/submit_final_query/.test(text)) text += '\n\nIf submit_final_query and cancel are not among your tools, end with the final SPARQL query (or why the question cannot be answered) in your answer instead.';
+  // The shipped prompts end at the query to write; a prompts folder of one's own is served as written.
+  if (ctx.promptsDir === DEFAULT_PROMPTS_DIR) text += '\n\nEnd with the final SPARQL query (or why the question cannot be answered) in your answer.';
   return text;
 }
 
