@@ -188,7 +188,7 @@ describe('eval / the agent loop against a fake OpenAI-compatible server', () => 
     expect(g.validity.classes.execution).toBe(10);
     expect(g.tokens.total).toBe(440 + 1100 + 220 + 110);
     expect(formatScoreText(report)).toContain('accuracy %');
-    expect(formatScoreCsv(report).split('\n')[0]).toBe('group,figure,value,of,paper GPT-5.2,paper Qwen3-8B,paper note');
+    expect(formatScoreCsv(report).split('\n')[0]).toBe('group,figure,value,of,ci95 low,ci95 high,paper GPT-5.2,paper Qwen3-8B,paper note');
     expect(formatScoreHtml(report)).toContain('<svg id="accuracy"');
   }, 180_000);
 });

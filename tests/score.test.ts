@@ -14,7 +14,8 @@ import { goldAnswerDigest, type GoldAnswers } from '../src/build/gold-answers.js
 import { parseQuery } from '../src/sparql/parse.js';
 import { computeStats } from '../src/report/stats.js';
 import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
-import { formatScoreHtml, formatScoreText } from '../src/score/format.js';
+import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/format.js';
+import { bootstrapMeanInterval, wilsonInterval } from '../src/score/intervals.js';
 import { readRunFiles } from '../src/score/records.js';
 import { score } from '../src/score/score.js';
 import { runIdentity, type RunConditionSource } from '../src/eval/record.js';
@@ -337,6 +338,10 @@ describe('score / the HTML report', () => {
     expect(bars).toBeGreaterThan(10);
     expect(body).toContain(`data-bars-visible="${bars}"`);
     expect(body).toContain(`data-bars-with-n="${bars}"`);
+    // Every error bar (the 95 % intervals of the runs' accuracy and F1) is drawn.
+    const errorBars = Number(/data-error-bars="(\d+)"/.exec(body)?.[1]);
+    expect(errorBars).toBeGreaterThanOrEqual(6);
+    expect(body).toContain(`data-error-bars-visible="${errorBars}"`);
     // zero-model's accuracy, accuracy without necessarily empty answers and F1 are 0 %.
     expect(Number(/data-zero-bars-visible="(\d+)"/.exec(body)?.[1])).toBeGreaterThanOrEqual(3);
   });
@@ -367,6 +372,36 @@ describe('score / the HTML report', () => {
       expect(l.values.missing).toEqual(['range only', 'range only', 'range only', 'range only']);
     }
   }, 180_000);
+});
+
+describe('score / 95 % confidence intervals beside accuracy and F1, with n', () => {
+  it('Wilson intervals of shares, and a seeded percentile bootstrap of a mean (the same values and seed, the same interval)', () => {
+    const r3 = (i: [number, number] | null) => i && i.map((x) => Math.round(x * 1000) / 1000);
+    expect([r3(wilsonInterval(7, 10)), r3(wilsonInterval(0, 10)), r3(wilsonInterval(10, 10)), wilsonInterval(0, 0)]).toEqual([[0.397, 0.892], [0, 0.278], [0.722, 1], null]);
+    expect(() => wilsonInterval(11, 10)).toThrow(RangeError);
+    const f1s = [0.5, 0.25, 1, 0, 0.75, 0.9, 0.1, 0.6, 0.3, 0.8];
+    expect(r3(bootstrapMeanInterval(f1s))).toEqual([0.315, 0.72]);
+    expect(bootstrapMeanInterval(f1s)).toEqual(bootstrapMeanInterval([...f1s]));
+    expect(r3(bootstrapMeanInterval(f1s, { seed: 1 }))).toEqual([0.31, 0.715]);
+    expect(bootstrapMeanInterval([])).toBeNull();
+  });
+
+  it('score reports them for 7 correct of 10 runs: accuracy 70 % [39.68, 89.22], F1 with its interval, in text, CSV, JSON and as error bars in the HTML', async () => {
+    const f = path.join(dir, 'intervals.jsonl');
+    const gold = demo.gold('library/q1');
+    fs.writeFileSync(f, lines(...Array.from({ length: 10 }, (_, i) => demo.record('library/q1', { results: i < 7 ? gold : count(99), repeat: i }))));
+    const r = await score({ runs: [f], shards: demo.dir });
+    const g = r.groups[0];
+    expect([g.accuracy, g.ci95.accuracy, g.graspF1, g.ci95.graspF1]).toEqual([{ count: 7, of: 10, percent: 70 }, [39.68, 89.22], 0.7, [40, 100]]);
+    // Deterministic: the same runs give the same intervals.
+    expect((await score({ runs: [f], shards: demo.dir })).groups[0].ci95).toEqual(g.ci95);
+    const text = formatScoreText(r);
+    expect(text).toMatch(/accuracy %\s+70\s+7\/10\s+\[39\.68, 89\.22\]/);
+    expect(text).toMatch(/mean F1 \(GRASP\) %\s+70\s+n=10\s+\[40, 100\]/);
+    expect(formatScoreCsv(r)).toContain('baseline|fake-model,accuracy %,70,7/10,39.68,89.22,');
+    const accuracyChart = /<svg id="accuracy"[\s\S]*?<\/svg>/.exec(formatScoreHtml(r))![0];
+    expect(accuracyChart).toContain('<g class="ci" data-low="39.68" data-high="89.22"');
+  });
 });
 
 describe('score / gold answers stored before the tie analysis', () => {

@@ -13,7 +13,8 @@ import { stringify } from 'csv-stringify/sync';
 import { esc } from '../report/html.js';
 import { PAPER_MODELS, PAPER_QWEN_FAILURES, paperFigure, type FigureName } from './paper.js';
 import { conditionFields } from '../eval/record.js';
-import { type GroupScore, type RunScore, type ScoreReport, type Share } from './score.js';
+import type { GroupScore, RunScore, ScoreReport, Share } from './score.js';
+import type { Interval } from './intervals.js';
 import { NOT_JUDGED, VALIDITY_CLASSES } from './validity.js';
 import { FAILED_END_REASONS, SCORED_END_REASONS } from './records.js';
 
@@ -36,6 +37,8 @@ export interface FigureRow {
   value: number | null;
   /** `count/of` where the figure is a share. */
   of?: string;
+  /** The 95 % confidence interval `[low, high]` of the figure (accuracy figures and mean F1; GroupScore.ci95), null over no runs. */
+  ci95?: Interval | null;
   paper: Record<string, number | null>;
   note?: string;
 }
@@ -50,7 +53,7 @@ const rate = (s: Share) => (s.of === 0 ? null : s.percent);
 export function figureRows(r: ScoreReport, o: ScoreFormatOptions = {}): FigureRow[] {
   const rows: FigureRow[] = [];
   for (const g of r.groups) {
-    const add = (figure: FigureName | string, value: number | null, of?: string) => {
+    const add = (figure: FigureName | string, value: number | null, of?: string, ci95?: Interval | null) => {
       const paper: Record<string, number | null> = {};
       const notes: string[] = [];
       for (const m of PAPER_MODELS) {
@@ -58,20 +61,20 @@ export function figureRows(r: ScoreReport, o: ScoreFormatOptions = {}): FigureRo
         paper[m] = p?.value ?? null;
         if (p?.note) notes.push(`${m}: ${p.note}`);
       }
-      rows.push({ group: g.group, figure, value, of, paper, ...(notes.length ? { note: notes.join('; ') } : {}) });
+      rows.push({ group: g.group, figure, value, of, ...(ci95 !== undefined ? { ci95 } : {}), paper, ...(notes.length ? { note: notes.join('; ') } : {}) });
     };
-    const addShare = (figure: FigureName | string, s: Share) => add(figure, rate(s), `${s.count}/${s.of}`);
+    const addShare = (figure: FigureName | string, s: Share, ci95?: Interval | null) => add(figure, rate(s), `${s.count}/${s.of}`, ci95);
     add('runs', g.runs);
     add('runs in accuracy (all but model and infrastructure errors)', g.scored);
     for (const e of SCORED_END_REASONS) add(`ended: ${e}${FAILED_END_REASONS.includes(e) ? ' (not in accuracy)' : ''}`, g.endReasons[e]);
-    addShare('accuracy %', g.accuracy);
-    addShare('accuracy of executable gold %', g.accuracyExecutableGold);
-    addShare('accuracy without necessarily empty answers %', g.accuracyWithoutNecessarilyEmpty);
+    addShare('accuracy %', g.accuracy, g.ci95.accuracy);
+    addShare('accuracy of executable gold %', g.accuracyExecutableGold, g.ci95.accuracyExecutableGold);
+    addShare('accuracy without necessarily empty answers %', g.accuracyWithoutNecessarilyEmpty, g.ci95.accuracyWithoutNecessarilyEmpty);
     addShare('accuracy on necessarily empty answers %', g.necessarilyEmpty);
     add('accepted as another order or choice of tied solutions', g.byTies + g.byAlternative);
     add('wrong where gold depends on ties not enumerated', g.tieUnresolved);
-    add('mean F1 (GRASP) %', g.scored ? Math.round(g.graspF1 * 10_000) / 100 : null);
-    add('mean F1 (Spinach, row-major) %', g.scored ? Math.round(g.spinachF1 * 10_000) / 100 : null);
+    add('mean F1 (GRASP) %', g.scored ? Math.round(g.graspF1 * 10_000) / 100 : null, `n=${g.scored}`, g.ci95.graspF1);
+    add('mean F1 (Spinach, row-major) %', g.scored ? Math.round(g.spinachF1 * 10_000) / 100 : null, `n=${g.scored}`, g.ci95.spinachF1);
     addShare('syntactic validity %', g.validity.valid);
     addShare('consultation of submitted runs %', g.consultation.submitted);
     addShare('consultation of correct runs %', g.consultation.correct);
@@ -92,6 +95,8 @@ export function figureRows(r: ScoreReport, o: ScoreFormatOptions = {}): FigureRo
 const conditionText = (g: GroupScore) => [...conditionFields(g.condition)].map(([k, v]) => `${k}=${v}`).join(', ');
 
 const num = (n: number | null) => (n === null || !Number.isFinite(n) ? '-' : String(n));
+/** A 95 % interval as the reports write it: `[39.68, 89.22]`, `-` when there is none, '' for a figure that has no interval. */
+const ciText = (ci: Interval | null | undefined) => (ci === undefined ? '' : ci === null ? '-' : `[${ci[0]}, ${ci[1]}]`);
 
 /** Runs that are not correct: wrong (counted) or not counted (infrastructure errors). */
 const notCorrect = (r: ScoreReport, group: string) => r.perRun.filter((s) => s.group === group && !s.correct);
@@ -105,9 +110,9 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
     lines.push('', `== ${g.group} (${g.runs} runs; ended: ${Object.entries(g.endReasons).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')})`);
     lines.push(`condition ${g.conditionDigest.slice(0, 8)}: ${conditionText(g)}; runs from ${g.sources.join(' ')}`);
     if (!comparable(g, o)) lines.push(`(a scripted agent: not compared with the paper's models; --paper-with-scripted to show their figures)`);
-    lines.push(`${'figure'.padEnd(54)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
+    lines.push(`${'figure'.padEnd(54)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${'95 % CI'.padStart(16)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
     for (const row of rows.filter((x) => x.group === g.group)) {
-      lines.push(`${row.figure.padEnd(54)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`);
+      lines.push(`${row.figure.padEnd(54)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${ciText(row.ci95).padStart(16)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`);
     }
     lines.push(
       `trivial federation counts the scored runs whose gold answer needs fewer shards than the graph has and whose consulted shards are known: ` +
@@ -138,8 +143,8 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
 /** The report as CSV: one row per group and figure, with the paper's values. */
 export function formatScoreCsv(r: ScoreReport, o: ScoreFormatOptions = {}): string {
   return stringify([
-    ['group', 'figure', 'value', 'of', ...PAPER_MODELS.map((m) => `paper ${m}`), 'paper note'],
-    ...figureRows(r, o).map((x) => [x.group, x.figure, x.value ?? '', x.of ?? '', ...PAPER_MODELS.map((m) => x.paper[m] ?? ''), x.note ?? '']),
+    ['group', 'figure', 'value', 'of', 'ci95 low', 'ci95 high', ...PAPER_MODELS.map((m) => `paper ${m}`), 'paper note'],
+    ...figureRows(r, o).map((x) => [x.group, x.figure, x.value ?? '', x.of ?? '', x.ci95?.[0] ?? '', x.ci95?.[1] ?? '', ...PAPER_MODELS.map((m) => x.paper[m] ?? ''), x.note ?? '']),
   ]);
 }
 
@@ -165,6 +170,8 @@ interface Bar {
   missing?: string;
   paper: boolean;
   title?: string;
+  /** The 95 % confidence interval of the value, drawn as an error bar (`g.ci` with `data-low`, `data-high`). */
+  ci?: Interval | null;
 }
 
 const PALETTE = { run: '#4e79a7', paper: ['#f28e2b', '#76b7b2'] };
@@ -221,7 +228,17 @@ export function svgBarChart(id: string, clusters: { label: string; bars: Bar[] }
         const v = Math.max(0, Math.min(100, b.value));
         const h = Math.max(2, (v / 100) * plotH);
         parts.push(`<rect class="bar${v === 0 ? ' zero' : ''}" data-value="${b.value}" x="${bx}" y="${y(0) - h}" width="${barW}" height="${h}" fill="${color}" stroke="${v === 0 ? '#000' : 'none'}" stroke-width="1"><title>${esc(b.title ?? `${b.label}: ${b.value} %, ${b.n}`)}</title></rect>`);
-        parts.push(`<text class="value" x="${cx}" y="${y(0) - h - 4}" text-anchor="middle">${b.value} %</text>`);
+        let above = y(0) - h;
+        if (b.ci) {
+          // The error bar: a vertical line from the interval's low to its high end, capped at both; the value stays centred above it.
+          const [lo, hi] = [Math.max(0, Math.min(100, b.ci[0])), Math.max(0, Math.min(100, b.ci[1]))];
+          parts.push(
+            `<g class="ci" data-low="${b.ci[0]}" data-high="${b.ci[1]}" stroke="#222" stroke-width="1.5"><title>${esc(`${b.label}: 95 % CI ${b.ci[0]}–${b.ci[1]} %`)}</title>` +
+              `<line x1="${cx}" x2="${cx}" y1="${y(lo)}" y2="${y(hi)}"/><line x1="${cx - 6}" x2="${cx + 6}" y1="${y(lo)}" y2="${y(lo)}"/><line x1="${cx - 6}" x2="${cx + 6}" y1="${y(hi)}" y2="${y(hi)}"/></g>`,
+          );
+          above = Math.min(above, y(hi));
+        }
+        parts.push(`<text class="value" x="${cx}" y="${above - 4}" text-anchor="middle">${b.value} %</text>`);
       }
       parts.push(`<text class="label" x="${cx}" y="${y(0) + 13}" text-anchor="middle">${esc(b.label)}</text>`);
       parts.push(`<text class="n" x="${cx}" y="${y(0) + 25}" text-anchor="middle">${esc(b.n)}</text>`);
@@ -260,6 +277,8 @@ for (const b of bars) {
 document.body.dataset.bars = String(bars.length);
 document.body.dataset.barsVisible = String(visible);
 document.body.dataset.barsWithN = String(withN);
+document.body.dataset.errorBars = String(document.querySelectorAll('svg.chart g.ci').length);
+document.body.dataset.errorBarsVisible = String([...document.querySelectorAll('svg.chart g.ci')].filter((g) => g.getBoundingClientRect().width >= 1).length);
 document.body.dataset.zeroBarsVisible = String(bars.filter((b) => b.classList.contains('zero') && b.getBoundingClientRect().height >= 1.5).length);`;
 
 /**
@@ -274,7 +293,7 @@ document.body.dataset.zeroBarsVisible = String(bars.filter((b) => b.classList.co
  */
 export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): string {
   const groups: GroupScore[] = r.groups;
-  const chart = (id: string, title: string, figure: FigureName | undefined, pick: (g: GroupScore) => Share | { value: number | null; n: number }, unit = 'runs') =>
+  const chart = (id: string, title: string, figure: FigureName | undefined, pick: (g: GroupScore) => Share | { value: number | null; n: number }, unit = 'runs', ci?: (g: GroupScore) => Interval | null) =>
     `<div class="figure"><h2>${esc(title)}</h2>\n` +
     svgBarChart(
       id,
@@ -282,7 +301,7 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
         const v = pick(g);
         const s = 'count' in v ? { value: rate(v), n: v.of } : v;
         // The group's own bar is named by its agent or model (the paper's bars by theirs).
-        const bars: Bar[] = [{ label: g.scripted || !g.model ? g.agent : g.model, value: s.value, n: `n = ${s.n}`, paper: false, ...(s.value === null ? { missing: `no ${unit}` } : {}) }];
+        const bars: Bar[] = [{ label: g.scripted || !g.model ? g.agent : g.model, value: s.value, n: `n = ${s.n}`, paper: false, ...(s.value === null ? { missing: `no ${unit}` } : {}), ...(ci ? { ci: ci(g) } : {}) }];
         if (figure && comparable(g, o)) {
           for (const m of PAPER_MODELS) {
             const p = paperFigure(figure, m, g.setup);
@@ -295,7 +314,7 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
     '</div>';
   const f1 = (x: number, g: GroupScore) => ({ value: g.scored ? Math.round(x * 10_000) / 100 : null, n: g.scored });
   const rows = figureRows(r, o)
-    .map((x) => `<tr><td>${esc(x.group)}</td><td>${esc(x.figure)}</td><td>${num(x.value)}</td><td>${esc(x.of ?? '')}</td>${PAPER_MODELS.map((m) => `<td>${num(x.paper[m])}</td>`).join('')}<td>${esc(x.note ?? '')}</td></tr>`)
+    .map((x) => `<tr><td>${esc(x.group)}</td><td>${esc(x.figure)}</td><td>${num(x.value)}</td><td>${esc(x.of ?? '')}</td><td>${ciText(x.ci95)}</td>${PAPER_MODELS.map((m) => `<td>${num(x.paper[m])}</td>`).join('')}<td>${esc(x.note ?? '')}</td></tr>`)
     .join('\n');
   const link = (s: RunScore) => (o.viewPage ? `<a href="${esc(viewLink(o.viewPage, s.id))}">${esc(s.id)}</a>` : esc(s.id));
   const wrongRows = r.perRun
@@ -333,17 +352,17 @@ svg.chart{display:block;margin:0.5em 0 1.5em;max-width:100%;height:auto}.charts{
 </style></head><body>
 <h1>fkgqa score</h1>
 <p>${r.runs} runs, ${groups.length} groups (one per condition: setup | agent or model, and what else differs); build ${esc(r.shards)} (output digest ${esc(r.build.outputDigest)}). Definitions: docs/evaluation.md. Paper: FKGQA, section 6.
-Every rate is a percentage on the same 0–100 scale; n under each bar is the number of runs it is computed over (the paper does not give n per setup: 5,814 runs in all). A 0 % bar is a thin outlined bar; a dashed box is a value that does not exist (no runs, or not reported).</p>
+Every rate is a percentage on the same 0–100 scale; n under each bar is the number of runs it is computed over (the paper does not give n per setup: 5,814 runs in all). A 0 % bar is a thin outlined bar; a dashed box is a value that does not exist (no runs, or not reported). An error bar on a run's bar is its 95 % confidence interval: Wilson's for accuracy, a percentile bootstrap (2,000 resamples, seed 0) for mean F1; the figure table gives them in numbers.</p>
 ${r.warnings.length ? `<ul class="warnings">${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>` : ''}
 ${scriptedNote}
 <p class="legend"><span style="background:${PALETTE.run}"></span>these runs<span style="background:${PALETTE.paper[0]}"></span>paper, ${PAPER_MODELS[0]}<span style="background:${PALETTE.paper[1]}"></span>paper, ${PAPER_MODELS[1]}</p>
 <div class="charts">
-${chart('accuracy', 'Accuracy (% of runs; model and infrastructure errors excluded)', 'accuracy %', (g) => g.accuracy)}
-${chart('accuracy-federated', 'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold)', undefined, (g) => g.accuracyWithoutNecessarilyEmpty)}
+${chart('accuracy', 'Accuracy (% of runs; model and infrastructure errors excluded; error bar: 95 % Wilson interval)', 'accuracy %', (g) => g.accuracy, 'runs', (g) => g.ci95.accuracy)}
+${chart('accuracy-federated', 'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold; error bar: 95 % Wilson interval)', undefined, (g) => g.accuracyWithoutNecessarilyEmpty, 'runs', (g) => g.ci95.accuracyWithoutNecessarilyEmpty)}
 ${chart('validity', 'Syntactic validity (% of queries judged; n: queries)', 'syntactic validity %', (g) => g.validity.valid, 'queries')}
 ${chart('consultation', 'Endpoint consultation (% of correct runs that named every needed shard)', 'consultation of correct runs %', (g) => g.consultation.correct, 'correct runs')}
 ${chart('trivial', 'Trivial federation (% of correct runs naming all shards when fewer suffice)', 'trivial federation of correct runs %', (g) => g.trivial.correct, 'correct runs')}
-${chart('f1', 'Mean F1, GRASP (×100)', undefined, (g) => f1(g.graspF1, g))}
+${chart('f1', 'Mean F1, GRASP (×100; error bar: 95 % bootstrap interval)', undefined, (g) => f1(g.graspF1, g), 'runs', (g) => g.ci95.graspF1)}
 </div>
 <h2>Conditions</h2>
 <p>Each group is the runs of one condition: everything that defines what was measured (setup, agent, model and its sampling, limits, federation engine, build, prompt). Runs of two conditions are never merged; repeats of one condition are its runs. docs/evaluation.md, "Conditions".</p>
@@ -363,7 +382,7 @@ ${classRows}
 <p>Not judged: queries that parse but were stopped at their time limit (their answer is unknown; how long a query runs depends on the machine's load) or failed for the infrastructure. They are in no class and not in syntactic validity.</p>
 ${r.tieQuestions.length ? `<h2>Gold answers that depend on ties (${r.tieQuestions.length})</h2><p>Any admissible answer is scored correct: another order of tied rows, or another choice of the solutions a LIMIT keeps among ties.</p><div class="wide"><table class="runs"><tr><th>query</th><th>dependence</th><th>why</th></tr>${r.tieQuestions.map((t) => `<tr><td>${esc(t.queryId)}</td><td>${t.dependence}</td><td>${esc(t.reason)}</td></tr>`).join('')}</table></div>` : ''}
 <h2>Figures beside the paper</h2>
-<div class="wide"><table><tr><th>group</th><th>figure</th><th>value</th><th>of</th>${PAPER_MODELS.map((m) => `<th>paper ${m}</th>`).join('')}<th>paper note</th></tr>
+<div class="wide"><table><tr><th>group</th><th>figure</th><th>value</th><th>of</th><th>95 % CI</th>${PAPER_MODELS.map((m) => `<th>paper ${m}</th>`).join('')}<th>paper note</th></tr>
 ${rows}
 </table></div>
 <h2 id="not-correct">Runs not correct (${r.perRun.filter((s) => !s.correct).length})</h2>

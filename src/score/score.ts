@@ -30,6 +30,7 @@ import type { JsonResults } from '../sparql/results.js';
 import { admissibleUnderTies, type AdmissibleAnswers } from '../answers/ties.js';
 import { readGoldQueries } from '../build/benchmark.js';
 import { graspF1, matchAnswer, spinachF1, type AnswerMatch } from './metrics.js';
+import { bootstrapMeanInterval, wilsonInterval, type Interval } from './intervals.js';
 import { classifyQuery, NOT_JUDGED, notJudged, VALIDITY_CLASSES, type NotJudged, type ValidityClass } from './validity.js';
 import { serviceTargets } from '../sparql/services.js';
 import { FAILED_END_REASONS, LIMIT_END_REASONS, readRunFiles, SCORED_END_REASONS, type RunLine, type ScoredEndReason, type ScoredRun } from './records.js';
@@ -178,6 +179,18 @@ export interface GroupScore {
   tieUnresolved: number;
   graspF1: number;
   spinachF1: number;
+  /**
+   * 95 % confidence intervals `[low, high]` in percent (mean F1 ×100, as the report draws it),
+   * rounded to 2 decimals; null over no runs (src/score/intervals.ts): Wilson score intervals of the
+   * accuracy shares, percentile bootstrap intervals (2,000 resamples, seed 0) of the mean F1s.
+   */
+  ci95: {
+    accuracy: Interval | null;
+    accuracyExecutableGold: Interval | null;
+    accuracyWithoutNecessarilyEmpty: Interval | null;
+    graspF1: Interval | null;
+    spinachF1: Interval | null;
+  };
   /**
    * Syntactic validity over the queries judged (`queries`: the sum of `classes`); `notJudged`: queries
    * sent that parse and failed for the infrastructure or at their time limit, in no class and no share.
@@ -573,6 +586,18 @@ export function aggregate(rs: RunScore[], of: { condition: RunCondition; digest:
   const tokens = distribution(all.map((s) => s.tokens));
   const secs = distribution(all.map((s) => s.seconds));
   const mean = (f: (s: RunScore) => number, over = rs) => round(over.reduce((a, s) => a + f(s), 0) / Math.max(1, over.length), 2);
+  const accuracy = share(count((s) => s.correct), rs.length);
+  const accuracyExecutableGold = share(count((s) => s.correct && executable(s)), count(executable));
+  const accuracyWithoutNecessarilyEmpty = share(count((s) => s.correct && executable(s) && s.goldKind !== 'necessarily-empty'), count((s) => executable(s) && s.goldKind !== 'necessarily-empty'));
+  const inPercent = (i: Interval | null): Interval | null => i && [round(i[0] * 100, 2), round(i[1] * 100, 2)];
+  const wilson = (s: Share) => inPercent(wilsonInterval(s.count, s.of));
+  const ci95 = {
+    accuracy: wilson(accuracy),
+    accuracyExecutableGold: wilson(accuracyExecutableGold),
+    accuracyWithoutNecessarilyEmpty: wilson(accuracyWithoutNecessarilyEmpty),
+    graspF1: inPercent(bootstrapMeanInterval(rs.map((s) => s.graspF1))),
+    spinachF1: inPercent(bootstrapMeanInterval(rs.map((s) => s.spinachF1))),
+  };
   return {
     group: first.group,
     condition: of.condition,
@@ -587,15 +612,16 @@ export function aggregate(rs: RunScore[], of: { condition: RunCondition; digest:
     endReasons,
     infrastructure: { runs: endReasons.infrastructure_error, what: infra },
     modelErrors: { runs: endReasons.model_error, what: model },
-    accuracy: share(count((s) => s.correct), rs.length),
-    accuracyExecutableGold: share(count((s) => s.correct && executable(s)), count(executable)),
-    accuracyWithoutNecessarilyEmpty: share(count((s) => s.correct && executable(s) && s.goldKind !== 'necessarily-empty'), count((s) => executable(s) && s.goldKind !== 'necessarily-empty')),
+    accuracy,
+    accuracyExecutableGold,
+    accuracyWithoutNecessarilyEmpty,
     necessarilyEmpty: share(count((s) => s.correct && executable(s) && s.goldKind === 'necessarily-empty'), count((s) => executable(s) && s.goldKind === 'necessarily-empty')),
     byTies: count((s) => s.byTies),
     byAlternative: count((s) => s.byAlternative),
     tieUnresolved: count((s) => s.tieUnresolved),
     graspF1: mean((s) => s.graspF1),
     spinachF1: mean((s) => s.spinachF1),
+    ci95,
     validity: { queries, classes, valid: share(classes.ok, queries), failureShares, notJudged: unjudged },
     consultation: { submitted: decided((s) => s.consultedAllNeeded, () => true), correct: decided((s) => s.consultedAllNeeded, (s) => s.correct) },
     trivial: { submitted: decided((s) => s.trivial, () => true), correct: decided((s) => s.trivial, (s) => s.correct) },
