@@ -145,7 +145,7 @@ async function verdicts(route: string): Promise<{ got: Record<string, unknown>; 
   await mcp.server.connect(x);
   const client = new Client({ name: 'test', version: '1' });
   await client.connect(y);
-  const call = async (query: string) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000 } })) as ToolAnswer;
+  const call = async (query: string) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000, format: 'application/sparql-results+json' } })) as ToolAnswer;
   // The direct route: a lone SERVICE; the engines: the hostile endpoint joined with a shard's answer.
   const query = (u: string) => (route === 'direct' ? `SELECT * { SERVICE <${u}> { ?b ?q ?t } }` : `SELECT ?b { SERVICE <${shard1}> { ?x ?p ?o } SERVICE <${u}> { ?b ?q ?t } } LIMIT 1`);
   const got: Record<string, unknown> = {};

@@ -245,7 +245,8 @@ export async function withMcp(urls: string[], engine: string | undefined, body: 
   await client.connect(y);
   try {
     // The SDK's own request limit (60 s by default) above the tool's 60 s: at load 20–30 the answer came after it (SdkError: Request timed out).
-    await body(async (query) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000 } }, { timeout: 600_000 })) as ToolAnswer);
+    // SPARQL JSON results, not the table: the tests read the route on the note line and the rows as JSON.
+    await body(async (query) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000, format: 'application/sparql-results+json' } }, { timeout: 600_000 })) as ToolAnswer);
   } finally {
     await client.close();
     await mcp.close();

@@ -92,6 +92,15 @@ describe('view / verdicts are fkgqa score\'s', () => {
       expect(detail.score?.graspF1).toBe(s.graspF1);
     });
     const detail = (agent: string) => JSON.parse(page.data.details[page.data.runs.findIndex((r) => r.who === agent)]) as RunDetail;
+    // The oracle's probe answers (run_sparql_query's table, its default) are shown as tables: the note, the variables, every row, as many as the final answer has.
+    const probes = page.data.runs.flatMap((summary, i) => {
+      if (summary.who !== 'oracle') return [];
+      const d = JSON.parse(page.data.details[i]) as RunDetail;
+      const probe = d.messages.find((m) => m.r === 'tool' && m.name === 'run_sparql_query') as Extract<RunDetail['messages'][number], { r: 'tool' }>;
+      const run = oracle.find((r) => r.id === summary.id)!;
+      return [[probe.note?.replace(/^(\d+) rows?$/, '$1'), probe.table?.vars, probe.table?.n, probe.t] as const].map(([n, vars, shown, t]) => [Number(n) === run.final!.rows, vars?.join(' ') === run.final!.results!.head.vars!.join(' '), shown === run.final!.rows, t]);
+    });
+    expect(probes).toEqual(Array.from({ length: 8 }, () => [true, true, true, '']));
     // The lost row: 1 gold row missing, the second gold row marked.
     const lost = detail('lost-row');
     expect(lost.score?.reason).toBe('1 rows where gold has 2');
@@ -137,7 +146,7 @@ describe('view and score / a scripted agent (no model) shows no LLM calls; the t
     expect(page.data.runs.map((r) => r.llm)).toEqual(page.data.runs.map(() => null));
     const text = formatScoreText(report);
     const oracleBlock = text.split('\n== ').find((b) => b.startsWith('baseline|oracle ('))!;
-    expect(oracleBlock).toContain(`\n${'LLM calls per run'.padEnd(54)} ${'-'.padStart(10)} ${''.padStart(11)} ${PAPER_MODELS.map(() => '-'.padStart(16)).join(' ')}\n`);
+    expect(oracleBlock).toContain(`\n${'LLM calls per run'.padEnd(54)} ${'-'.padStart(10)} ${''.padStart(11)} ${''.padStart(16)} ${PAPER_MODELS.map(() => '-'.padStart(16)).join(' ')}\n`);
     expect(text).not.toMatch(/^LLM calls per run +2/m);
     // library (4 shards): 8 oracle runs, all correct; library/q6 (books never borrowed) needs all 4 shards, so 7 runs count.
     expect(oracleBlock).toContain('\ntrivial federation counts the scored runs whose gold answer needs fewer shards than the graph has and whose consulted shards are known: 7 of 8 scored runs, 7 of 8 correct runs\n');

@@ -140,16 +140,30 @@ export function answerTable(r: JsonResults, maxRows: number, marks?: RowMark[]):
 
 const cut = (s: string, max: number) => (s.length > max ? `${s.slice(0, max)}\n… ${s.length - max} more characters (in the run file)` : s);
 
-/** A run_sparql_query result text ("N rows (…)\n{SPARQL JSON}") as a note and a table, or undefined when it is no such text. */
+/**
+ * A run_sparql_query result text as a note and a table, or undefined when it is no such text: the
+ * table form (the tool's default: the note line, a header line of `?variables`, then a line of
+ * tab-separated terms per row) or SPARQL JSON results ("N rows (…)\n{SPARQL JSON}"); lines after the
+ * rows that begin `VoID note:` (the notes of the setups with VoID) join the note.
+ */
 function toolTable(text: string, maxRows: number): { note: string; table: AnswerTable } | undefined {
-  const nl = text.indexOf('\n');
-  if (nl < 0) return undefined;
-  const body = text.slice(nl + 1).trim();
-  if (!body.startsWith('{')) return undefined;
+  const lines = text.split('\n');
+  if (lines.length < 2) return undefined;
+  const notes = lines.filter((l, i) => i > 0 && l.startsWith('VoID note: '));
+  const body = lines.slice(1).filter((l) => !l.startsWith('VoID note: '));
+  const note = [lines[0], ...notes].join('\n');
+  if (body[0].startsWith('?')) {
+    const vars = body[0].split('\t').map((v) => v.replace(/^\?/, ''));
+    const rows = body.slice(1).map((l) => l.split('\t'));
+    if (rows.some((r) => r.length !== vars.length)) return undefined;
+    return { note, table: { vars, rows: rows.slice(0, maxRows), n: rows.length } };
+  }
+  const json = body.join('\n').trim();
+  if (!json.startsWith('{')) return undefined;
   try {
-    const r = JSON.parse(body) as JsonResults;
+    const r = JSON.parse(json) as JsonResults;
     if (!r || typeof r !== 'object' || !r.head) return undefined;
-    return { note: text.slice(0, nl), table: answerTable(r, maxRows) };
+    return { note, table: answerTable(r, maxRows) };
   } catch {
     return undefined;
   }
