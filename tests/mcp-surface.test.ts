@@ -327,9 +327,9 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     expect(c.client.getInstructions()).toContain('so they are kept apart: a query may name endpoints of one graph only, and the exploration tools answer per graph');
     const hits = (await c.call('search_all_classes', { term: 'singer' })).text.split('\n');
     expect(hits[0]).toMatch(/^search_all_classes "singer" over 2 knowledge graphs, each hit naming its graph: /);
-    const singerHits = hits.filter((l) => l.includes(`<${O}singer> in graph`));
+    const singerHits = hits.filter((l) => l.includes(`. :singer in graph`));
     expect(singerHits.map((l) => l.replace(/^\d+\. /, '').replace(/: <.*$/, ''))).toEqual(
-      expect.arrayContaining([`<${O}singer> in graph concert_singer (singer); 6 instances at 2 endpoints`, `<${O}singer> in graph singer (singer); 8 instances at 2 endpoints`]),
+      expect.arrayContaining([`:singer in graph concert_singer; 6 instances`, `:singer in graph singer; 8 instances`]),
     );
     expect(hits.join('\n')).not.toContain('14 instances');
     // Without graph: one section per graph that has the class; with graph: that graph alone.

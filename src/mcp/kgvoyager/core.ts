@@ -28,6 +28,7 @@ import {
 } from './schema-index.js';
 import { iriRef, settleAll, type SparqlRow, type SparqlSelect } from './sparql.js';
 import { pageNote, pickPage, type PageArgs } from '../paging.js';
+import { sparqlIri } from '../../sparql/results.js';
 
 /** Options of the tools. */
 export interface KgVoyagerOptions {
@@ -117,6 +118,11 @@ export interface KgVoyagerContext {
    * name it, and a continuation says `graph="…", offset=…`.
    */
   graph?: string;
+  /**
+   * Prefixes the search answers write IRIs with (label → namespace; the build's `:` of `fkgqa mcp`),
+   * as SPARQL writes them (`:singer\#name`), declared in the answer's head line. Default none: `<iri>`.
+   */
+  prefixes?: Record<string, string>;
 }
 
 export const LABEL = `${RDFS}label`;
@@ -175,9 +181,12 @@ export class KgVoyagerCore {
 
   /** The graph of a per-graph instance (KgVoyagerContext.graph), else undefined. */
   readonly graph: string | undefined;
+  /** Prefixes of the search answers' IRIs (KgVoyagerContext.prefixes). */
+  readonly prefixes: Record<string, string>;
 
   constructor(context: KgVoyagerContext) {
     this.graph = context.graph;
+    this.prefixes = context.prefixes ?? {};
     this.registry = context.registry;
     this.select = context.select;
     this.embedder = context.embedder ?? new NgramEmbedder();
@@ -244,16 +253,15 @@ export class KgVoyagerCore {
     return (await this.propertyIndex()).search.search(term, this.searchOptions(mode));
   }
 
-  /** @internal */
-  describeSearch(kind: string, term: string, total: number, result: SearchResult, mode: RetrievalMode, graphs?: number): string {
-    const how =
-      mode === 'hybrid'
-        ? `hybrid retrieval: BM25 + dense (${this.embedder.id}) fused by RRF k=${this.options.rrfK}`
-        : mode === 'bm25'
-          ? 'BM25 only'
-          : `dense only (${this.embedder.id})`;
+  /**
+   * The head line of a search: what was searched, how many entries of the index match, and how many
+   * the adaptive filter kept (the hits, best first). How they were ranked (the retrieval mode, RRF k,
+   * δ) is the server's configuration, in docs/kgvoyager.md and the call log, not in every answer.
+   * @internal
+   */
+  describeSearch(kind: string, term: string, total: number, result: SearchResult, graphs?: number): string {
     const where = graphs ? ` over ${graphs} knowledge graphs, each hit naming its graph` : this.graph ? ` in the knowledge graph ${this.graph}` : '';
-    return `search_all_${kind} ${JSON.stringify(term)}${where}: ${result.ranked.length} matching ${kind} (${total} in the index; ${how}; adaptive filter δ=${this.options.delta} kept ${result.kept.length}).`;
+    return `search_all_${kind} ${JSON.stringify(term)}${where}: the best ${result.kept.length} of ${result.ranked.length} matching ${kind} (${total} in the index)`;
   }
 
   /** `how` of a continuation: `graph="g", ` for one graph of several. @internal */
@@ -271,7 +279,7 @@ export class KgVoyagerCore {
     kind: 'classes' | 'properties',
     term: string,
     build: (requests: Record<string, number>) => Promise<{ index: SchemaIndex<E>; search: HybridIndex; byIri: Map<string, E> }>,
-    detail: (e: E) => string,
+    detail: (e: E, name: (iri: string) => string) => string,
     none: string,
     page: PageArgs = DEFAULT_PAGE,
   ): Promise<ToolAnswer> {
@@ -296,7 +304,7 @@ export class KgVoyagerCore {
     total: number,
     result: SearchResult,
     entryOf: (id: string) => { entry: E; graph?: string },
-    detail: (e: E) => string,
+    detail: (e: E, name: (iri: string) => string) => string,
     none: string,
     failures: readonly IndexFailure[],
     requests: Record<string, number>,
@@ -304,18 +312,22 @@ export class KgVoyagerCore {
     graphs?: number,
     continuation = this.continuation(),
   ): ToolAnswer {
-    const head = this.describeSearch(kind, term, total, result, this.options.retrieval, graphs);
+    const declared = Object.entries(this.prefixes);
+    const head = this.describeSearch(kind, term, total, result, graphs) + (declared.length ? `; ${declared.map(([l, ns]) => `PREFIX ${l}: <${ns}>`).join(' ')}` : '');
     const tail = failureLines(failures);
+    const names = { xsd: XSD, ...this.prefixes };
+    const name = (iri: string) => sparqlIri(iri, names);
     const lineOf = (h: { id: string; score: number }, i: number) => {
       const { entry: e, graph } = entryOf(h.id);
       const labels = e.labels.length ? ` labels ${e.labels.map((l) => JSON.stringify(l)).join(', ')};` : '';
-      return `${i + 1}. <${e.iri}>${graph ? ` in graph ${graph}` : ''} (${e.text});${labels} ${detail(e)} [score ${h.score.toFixed(4)}]`;
+      return `${i + 1}. ${name(e.iri)}${graph ? ` in graph ${graph}` : ''};${labels} ${detail(e, name)}`;
     };
     const lines = result.kept.map(lineOf);
     const fixed = head.length + tail.join('\n').length + 200;
     const p = pickPage(lines, page.offset, this.options.maxHits, page.maxChars - fixed, (l) => l.length);
     const note = pageNote({ offset: page.offset, shown: p.items.length, total: lines.length, unit: 'hits', cutByChars: p.cutByChars, maxChars: page.maxChars, how: continuation });
-    const out = [`${head} Showing ${note}.`, ...p.items];
+    // The page's note only when the hits do not all fit on it.
+    const out = [p.items.length < lines.length || page.offset > 0 ? `${head}. Showing ${note}.` : `${head}.`, ...p.items];
     if (result.kept.length === 0) out.push(none);
     out.push(...tail);
     return { text: out.join('\n'), isError: false, requests, hits: result.kept.length };

@@ -34,7 +34,7 @@ export function contextSelect(ctx: McpToolContext): SparqlSelect {
 export function kgVoyagerOf(ctx: McpToolContext, setup: KgVoyagerSetup = {}): ExplorationTools {
   let k = instances.get(ctx);
   if (!k) {
-    const context = { registry: ctx.registry, select: contextSelect(ctx), embedder: createEmbedder(setup.embedder), options: setup.options };
+    const context = { registry: ctx.registry, select: contextSelect(ctx), embedder: createEmbedder(setup.embedder), options: setup.options, prefixes: ctx.prefixes };
     k = ctx.graphs.length > 1 && !ctx.mixGraphs ? new GraphScopedKgVoyager(context) : new KgVoyager(context);
     instances.set(ctx, k);
   }

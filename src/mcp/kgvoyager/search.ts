@@ -3,18 +3,18 @@ import { type KgVoyagerCore, type ToolAnswer, DEFAULT_PAGE, endpointList, short,
 import type { PageArgs } from '../paging.js';
 import type { Annotation, ClassEntry, PropertyEntry } from './schema-index.js';
 
-/** What follows a class hit's words: instances and the endpoints that hold them. */
-export const classDetail = (e: ClassEntry) => `${plural(e.total, 'instance')} at ${plural(e.endpoints.length, 'endpoint')}: ${endpointList(e.endpoints)}`;
+/** What follows a class hit's IRI: instances and the endpoints that hold them. */
+export const classDetail = (e: ClassEntry, _name?: (iri: string) => string) => `${plural(e.total, 'instance')}: ${endpointList(e.endpoints)}`;
 
-/** What follows a property hit's words: triples per endpoint, domains and ranges. */
-export function propertyDetail(e: PropertyEntry): string {
+/** What follows a property hit's IRI: triples per endpoint, domains and ranges (IRIs written by `name`; `(rdfs)` marks those stated by rdfs:domain/range, the others are the VoID's). */
+export function propertyDetail(e: PropertyEntry, name: (iri: string) => string = short): string {
   const ann = (xs: Annotation[]) =>
     xs
       .slice(0, 5)
-      .map((a) => (a.source === 'rdfs' ? `${short(a.iri)} (rdfs)` : `${short(a.iri)} (${a.triples} in VoID)`))
+      .map((a) => (a.source === 'rdfs' ? `${name(a.iri)} (rdfs)` : name(a.iri)))
       .join(', ');
   const dr = [e.domains.length ? ` domain ${ann(e.domains)}` : '', e.ranges.length ? ` range ${ann(e.ranges)}` : ''].filter(Boolean).join(';');
-  return `${plural(e.total, 'triple')} at ${plural(e.endpoints.length, 'endpoint')}: ${endpointList(e.endpoints)}${dr ? `;${dr}` : ''}`;
+  return `${plural(e.total, 'triple')}: ${endpointList(e.endpoints)}${dr ? `;${dr}` : ''}`;
 }
 
 /** The answer when no class matches. */
