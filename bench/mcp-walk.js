@@ -1,4 +1,4 @@
-// npm run bench:mcp-walk [-- --shards DIR] [-- --kg GRAPH] [-- --questions N] [-- --setups a,b] [-- --out FILE]
+// npm run bench:mcp-walk [-- --shards DIR] [-- --kg GRAPH] [-- --questions N] [-- --setups a,b] [-- --out FILE] [-- --compare CHECKOUT]
 // What an agent reads per setup: the characters of a fixed walk over N questions (default 10)
 // through `fkgqa mcp` over stdio, in each setup (baseline, high_level, void_tool, kgvoyager).
 // A benchmark, not a test: it prints one line per setup and writes every text counted to --out.
@@ -19,6 +19,9 @@
 // answer's text. Prompt and tools are counted once per question (a model API is sent them on every
 // turn; one turn per call would multiply them by the calls).
 //
+// --compare CHECKOUT walks the same questions with another checkout's `fkgqa mcp` and prompts (its
+// bin/fkgqa.js and dist, e.g. main built in a copy) first, and prints both with the ratio per setup.
+//
 // Without --shards the real corpus's graph --kg (default concert_singer) is partitioned into a
 // temporary folder with its gold answers (`fkgqa stats`: the oracle needs the shards each answer
 // needs); without the corpus, the demo build (graph library). `fkgqa serve` is started on it and
@@ -29,14 +32,14 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { McpToolProvider, HARNESS_TOOLS } from '../dist/eval/tools.js';
-import * as evalModule from '../dist/eval/eval.js';
+import { pathToFileURL } from 'node:url';
 import { negatedShards, scriptedQuery } from '../dist/eval/agents.js';
 import { readNeededShards } from '../dist/build/fan-out.js';
 import { parseQuery } from '../dist/sparql/parse.js';
 import { benchOptions, here, loadAverage, writeResult } from './lib.js';
 
 const cli = path.resolve(here, '../bin/fkgqa.js');
-const o = benchOptions({ shards: '', kg: '', questions: '10', setups: 'baseline,high_level,void_tool,kgvoyager', out: '' });
+const o = benchOptions({ shards: '', kg: '', questions: '10', setups: 'baseline,high_level,void_tool,kgvoyager', out: '', compare: '' });
 const loadBefore = loadAverage();
 const node = (args, opts = {}) => execFileSync(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'inherit'], ...opts });
 
@@ -69,8 +72,8 @@ function startServe() {
   });
 }
 
-/** The system prompt `fkgqa eval` gives a run (its own function when this checkout has one). */
-function systemPrompt(setup, endpoints) {
+/** The system prompt `fkgqa eval` of a checkout gives a run (its own function when the checkout has one). */
+function systemPrompt(evalModule, setup, endpoints) {
   const prompt = evalModule.readPrompt(setup);
   const catalogue = JSON.parse(fs.readFileSync(path.join(shards, 'catalogue.json'), 'utf8'));
   const descriptions = setup === 'high_level' ? new Map(catalogue.shards.map((s) => [s.endpoint, s.description])) : undefined;
@@ -101,14 +104,21 @@ function firstClassAndProperty(goldText) {
 const serve = await startServe();
 const endpointsDoc = JSON.parse(fs.readFileSync(serve.file, 'utf8'));
 const endpoints = (endpointsDoc.endpoints ?? endpointsDoc).filter((e) => (e.graph ?? e.kg) === graph).map((e) => ({ id: e.id ?? e.name, url: e.url, shard: e.shard }));
-const rows = [];
 const texts = [];
-try {
+
+/**
+ * The walk of every setup with a checkout's `fkgqa mcp` and prompts.
+ * @returns one row per setup: calls, errors, characters of prompt + tools and of the tool answers
+ */
+async function walkWith(checkout, label) {
+  const bin = path.join(checkout, 'bin/fkgqa.js');
+  const evalModule = await import(pathToFileURL(path.join(checkout, 'dist/eval/eval.js')).href);
+  const rows = [];
   for (const setup of o.setups.split(',')) {
-    const tools = await McpToolProvider.spawn([process.execPath, cli, 'mcp', '--endpoints', serve.file, '--kg', graph, '--setup', setup, '--quiet']);
+    const tools = await McpToolProvider.spawn([process.execPath, bin, 'mcp', '--endpoints', serve.file, '--kg', graph, '--setup', setup, '--quiet']);
     const offered = [...tools.tools(), ...HARNESS_TOOLS].map((t) => ({ type: 'function', function: t }));
     const toolsChars = JSON.stringify(offered).length;
-    const system = systemPrompt(setup, endpoints);
+    const system = systemPrompt(evalModule, setup, endpoints);
     let promptChars = 0;
     let resultChars = 0;
     let calls = 0;
@@ -129,13 +139,13 @@ try {
         }
         walk.push([setup === 'kgvoyager' ? 'execute_query' : 'run_sparql_query', { query: oracle }]);
         promptChars += system.length + q.question.length + toolsChars;
-        texts.push({ setup, question: q.queryId, what: 'system prompt', chars: system.length, text: system });
+        texts.push({ checkout: label, setup, question: q.queryId, what: 'system prompt', chars: system.length, text: system });
         for (const [name, args] of walk) {
           const r = await tools.call(name, args);
           calls++;
           if (r.isError) errors++;
           resultChars += r.text.length;
-          texts.push({ setup, question: q.queryId, what: name, args, chars: r.text.length, isError: r.isError, text: r.text });
+          texts.push({ checkout: label, setup, question: q.queryId, what: name, args, chars: r.text.length, isError: r.isError, text: r.text });
         }
       }
     } finally {
@@ -143,6 +153,14 @@ try {
     }
     rows.push({ setup, questions: questions.length, calls, errors, promptAndTools: promptChars, results: resultChars, total: promptChars + resultChars, toolsChars });
   }
+  return rows;
+}
+
+let rows;
+let before;
+try {
+  if (o.compare) before = await walkWith(path.resolve(o.compare), 'compare');
+  rows = await walkWith(path.resolve(here, '..'), 'this');
 } finally {
   serve.child.kill('SIGTERM');
 }
@@ -150,6 +168,18 @@ const pad = (s, n) => String(s).padStart(n);
 process.stdout.write(`characters an agent reads in a walk of ${questions.length} questions of ${graph} (${path.resolve(shards)}), per setup\n`);
 process.stdout.write(`${'setup'.padEnd(12)} ${pad('calls', 6)} ${pad('errors', 6)} ${pad('prompt+tools', 13)} ${pad('tool answers', 13)} ${pad('total', 9)}   (tools list alone)\n`);
 for (const r of rows) process.stdout.write(`${r.setup.padEnd(12)} ${pad(r.calls, 6)} ${pad(r.errors, 6)} ${pad(r.promptAndTools, 13)} ${pad(r.results, 13)} ${pad(r.total, 9)}   (${r.toolsChars})\n`);
+if (before) {
+  process.stdout.write(`\nthis checkout against --compare ${path.resolve(o.compare)} (after / before)\n`);
+  process.stdout.write(`${'setup'.padEnd(12)} ${pad('tool answers', 22)} ${pad('ratio', 6)} ${pad('total', 22)} ${pad('ratio', 6)}\n`);
+  for (const r of rows) {
+    const b = before.find((x) => x.setup === r.setup);
+    process.stdout.write(`${r.setup.padEnd(12)} ${pad(`${b.results} → ${r.results}`, 22)} ${pad((r.results / b.results).toFixed(2), 6)} ${pad(`${b.total} → ${r.total}`, 22)} ${pad((r.total / b.total).toFixed(2), 6)}\n`);
+  }
+}
 process.stdout.write(`load: ${loadBefore.join(' ')} before, ${loadAverage().join(' ')} after\n`);
-if (o.out) fs.writeFileSync(o.out, JSON.stringify({ graph, shards: path.resolve(shards), questions: questions.map((q) => q.queryId), rows, texts }, null, 2) + '\n');
-writeResult(o, 'mcp-walk', { ratios: [], figures: Object.fromEntries(rows.map((r) => [r.setup, r.total])), loadBefore });
+if (o.out) fs.writeFileSync(o.out, JSON.stringify({ graph, shards: path.resolve(shards), questions: questions.map((q) => q.queryId), rows, before, texts }, null, 2) + '\n');
+writeResult(o, 'mcp-walk', {
+  ratios: before ? rows.map((r) => ({ what: `${r.setup}: tool answer characters, this checkout / --compare`, value: Math.round((100 * r.results) / before.find((b) => b.setup === r.setup).results) / 100, goal: 0.5 })) : [],
+  figures: Object.fromEntries(rows.map((r) => [r.setup, { toolAnswers: r.results, total: r.total, ...(before ? { before: before.find((b) => b.setup === r.setup) } : {}) }])),
+  loadBefore,
+});

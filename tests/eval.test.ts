@@ -138,6 +138,9 @@ describe('eval / the agent loop against a fake OpenAI-compatible server', () => 
     expect(toolSteps[1].type === 'tool' && toolSteps[1].result).toMatch(/not a JSON object/);
     expect(toolSteps[2].type === 'tool' && toolSteps[2].result).toMatch(/unknown tool "describe_graph"; tools: run_sparql_query, submit_final_query, cancel/);
     expect(toolSteps[0].type === 'tool' && toolSteps[0].endpoints).toEqual(urls);
+    // What the model was sent is what the record keeps (and what its API counts as tokens): the tool's table, the same text in the step and the message.
+    expect(toolSteps[0].type === 'tool' && toolSteps[0].result).toMatch(/^\d+ rows?\n\?\S/);
+    expect(s.messages.find((m) => m.role === 'tool')!.content).toBe(toolSteps[0].type === 'tool' ? toolSteps[0].result : null);
     expect(s.final).toMatchObject({ status: 'ok', route: 'federation', rows: 1 });
     expect(s.prompt.name).toBe('baseline.md');
     expect(s.prompt.sha256).toMatch(/^[0-9a-f]{64}$/);

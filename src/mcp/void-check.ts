@@ -45,8 +45,8 @@ function factsOf(ctx: McpToolContext, url: string): VoidFacts | null {
 
 /**
  * The notes on a query's triple patterns that cannot match at the endpoint they are sent to (module
- * comment), one line per endpoint: `VoID note: <url> holds no :p triples and no instances of :C: the
- * patterns using them match nothing there.` Names are written with the
+ * comment), one line per endpoint: `VoID note: <url> holds no :p triples and no instances of :C.`
+ * (so the patterns using them match nothing there). Names are written with the
  * query's own prefixes. Empty in the setups without VoID, for a query that does not parse, and when
  * every pattern can match.
  */
@@ -76,6 +76,6 @@ export function voidNotes(ctx: McpToolContext, query: string): string[] {
       ...(m.properties.size ? [`no ${[...m.properties].map((x) => sparqlIri(x, prefixes)).join(', ')} triples`] : []),
       ...(m.classes.size ? [`no instances of ${[...m.classes].map((x) => sparqlIri(x, prefixes)).join(', ')}`] : []),
     ];
-    return `VoID note: <${url}> holds ${what.join(' and ')}: the patterns using them match nothing there.`;
+    return `VoID note: <${url}> holds ${what.join(' and ')}.`;
   });
 }

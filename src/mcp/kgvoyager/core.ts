@@ -261,7 +261,8 @@ export class KgVoyagerCore {
    */
   describeSearch(kind: string, term: string, total: number, result: SearchResult, graphs?: number): string {
     const where = graphs ? ` over ${graphs} knowledge graphs, each hit naming its graph` : this.graph ? ` in the knowledge graph ${this.graph}` : '';
-    return `search_all_${kind} ${JSON.stringify(term)}${where}: the best ${result.kept.length} of ${result.ranked.length} matching ${kind} (${total} in the index)`;
+    const kept = result.kept.length === result.ranked.length ? `${result.kept.length} matching ${kind}` : `the best ${result.kept.length} of ${result.ranked.length} matching ${kind}`;
+    return `search_all_${kind} ${JSON.stringify(term)}${where}: ${kept}`;
   }
 
   /** `how` of a continuation: `graph="g", ` for one graph of several. @internal */
