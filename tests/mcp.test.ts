@@ -13,7 +13,7 @@ import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { planQuery } from '../src/federation/routing.js';
 import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { CallLog } from '../src/mcp/call-log.js';
-import { datasetIriOf } from '../src/mcp/void-text.js';
+import { datasetIriOf, voidSummary } from '../src/mcp/void-text.js';
 import { sparqlIri } from '../src/sparql/results.js';
 import { failure, failureCause, runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
@@ -506,6 +506,28 @@ describe('fkgqa mcp / what an agent reads: the table, VoID pages, VoID notes', (
     await c.close();
   });
 
+  it('summarises every VoID file of the build without a statement left over as Turtle, in fewer characters than the file', () => {
+    const kinds = /^(dataset <|class |subjects of class |property |linkset <)/;
+    let fileChars = 0;
+    let summaryChars = 0;
+    for (const e of registry.endpoints) {
+      for (const file of [e.voidFile!, e.voidExtendedFile!]) {
+        const turtle = fs.readFileSync(file, 'utf8');
+        const lines = voidSummary(turtle, e, registry.endpoints, P).statements;
+        // Every line is one of the summary's kinds: nothing of an fkgqa VoID file is left to the Turtle fallback.
+        expect(lines.filter((l) => !kinds.test(l)), `${e.id} ${path.basename(file)}`).toEqual([]);
+        // Each property partition of the file has its line, with its triple count.
+        for (const pp of readVoid(turtle, e.id).propertyPartitions) {
+          const line = `property ${sparqlIri(pp.property, { '': P, rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#' })}: ${pp.triples} triple`;
+          expect(lines.some((l) => l.startsWith(line)), line).toBe(true);
+        }
+        fileChars += turtle.length;
+        summaryChars += lines.join('\n').length;
+      }
+    }
+    expect(summaryChars * 2).toBeLessThan(fileChars);
+  });
+
   it('notes a pattern the VoID says cannot match beside the answer in void_tool and kgvoyager, never in baseline or high_level', async () => {
     // library-shard2 holds the books' titles without their rdf:type (typed at shard4) and no years.
     const q = `PREFIX : <${P}>\nSELECT ?t WHERE { SERVICE <${url('library-shard2')}> { ?b a :book ; :book\\#title ?t ; :book\\#year ?y } }`;
@@ -689,12 +711,14 @@ describe('fkgqa mcp / transports', () => {
       expect(tools[0].description).toContain(`- ${url('library-shard1')} — ${registry.endpoints[0].description!}`);
       const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard4')}> { ?b a <${P}book> } }`, format: JSON_RESULTS } })) as { content: { text: string }[] };
       expect(previewOf(r.content[0].text).results!.bindings[0].n.value).toBe('8');
-      // A SERVICE URL from elsewhere (another port): the refusal says where the registry comes from and which URL has that path.
+      // A SERVICE URL from elsewhere (another port): the refusal names the URL with that path and the registered endpoints,
+      // but not the endpoints file the registry was read from: an agent sees no file path of the server (fkgqa query does).
       const other = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <http://localhost:1/library-shard1/sparql> { ?s ?p ?o } }` } })) as { content: { text: string }[] };
       expect(other.content[0].text).toBe(
         `Error (unknown-endpoint): <http://localhost:1/library-shard1/sparql> is not a registered endpoint; nothing was sent. Did you mean <${url('library-shard1')}> (library-shard1, the same path on another host or port)? ` +
-          `The registry comes from the endpoints file ${endpoints}; SERVICE may name only its endpoints:\n${registry.endpoints.map((e) => `  ${e.url}  (${e.id})`).join('\n')}`,
+          `SERVICE may name only the registered endpoints:\n${registry.endpoints.map((e) => `  ${e.url}  (${e.id})`).join('\n')}`,
       );
+      expect([other.content[0].text.includes(dir), other.content[0].text.includes('endpoints.json')]).toEqual([false, false]);
     } finally {
       await client.close();
     }

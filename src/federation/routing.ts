@@ -56,6 +56,13 @@ export interface PlanHints {
   /** Where the full endpoint list is (default "the resource fkgqa://endpoints"). */
   endpointsElsewhere?: string;
   /**
+   * Name where the registry comes from in the unknown-endpoint message (`registrySource`: an
+   * endpoints file's or a build's absolute path on the server). For the operator at the shell
+   * (`fkgqa query`) and serve's own endpoints; never for an agent (`fkgqa mcp`), which must not see
+   * the server's file paths. Default false: the message says "the registered endpoints".
+   */
+  registrySource?: boolean;
+  /**
    * Deepest bracket nesting accepted (`{ ( [`, default MAX_QUERY_DEPTH = 64, as the shard
    * endpoints): checked on the text before sparqljs, which needs seconds and overflows its stack
    * on thousands of nested groups, and runs on the caller's thread.
@@ -269,7 +276,8 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
       message:
         `${unknown.map((u) => `<${u}>`).join(', ')} ${unknown.length === 1 ? 'is not a registered endpoint' : 'are not registered endpoints'}; nothing was sent. ` +
         unknown.map((u) => samePath(u, registry)).filter((e): e is RegisteredEndpoint => e !== undefined).map((e) => `Did you mean <${e.url}> (${e.id}, the same path on another host or port)? `).join('') +
-        `The registry comes from ${registrySource(registry)}; SERVICE may name only its endpoints:\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
+        (hints.registrySource ? `The registry comes from ${registrySource(registry)}; SERVICE may name only its endpoints:` : 'SERVICE may name only the registered endpoints:') +
+        `\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
     };
   }
   const outside = triplesOutsideServices(ast.where ?? []);

@@ -177,6 +177,8 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     prefixes: buildPrefixes(o.shards ?? registry.build ?? undefined),
     listEndpoints: 10,
     endpointsElsewhere: 'the endpoints file of the running serve (<build>.state/endpoints.json)',
+    // The user at the shell is told which endpoints file or build the registry was read from.
+    registrySource: true,
   };
   let plan: { route: QueryAnswer['route']; query: string; targets: RegisteredEndpoint[]; form: QueryAnswer['form'] };
   if (o.sources?.length) {

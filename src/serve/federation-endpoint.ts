@@ -170,7 +170,8 @@ export class FederationEndpoint {
     if (request.defaultGraphs.length > 0 || request.namedGraphs.length > 0) {
       return { ...text(400, 'the federation endpoint has no dataset of its own: name the endpoints with SERVICE, not default-graph-uri/named-graph-uri'), query };
     }
-    const plan = planQuery(query, client.registry, { maxQueryChars: this.options.maxQueryChars ?? 8000 });
+    // The registry's source here is serve's own endpoints (no path): said, with where they are listed.
+    const plan = planQuery(query, client.registry, { maxQueryChars: this.options.maxQueryChars ?? 8000, registrySource: true });
     if (!plan.ok) return { ...text(REFUSED_STATUS[plan.errorClass] ?? 400, `${plan.errorClass}: ${plan.message}`, 'invalid'), query };
     const mixed = this.options.mixGraphs ? undefined : mixedGraphs(plan.targets);
     if (mixed) return { ...text(400, `mixed-graphs: ${mixed} (fkgqa serve ${MIX_GRAPHS_OPTION} lets such a query run)`, 'invalid'), query };
