@@ -357,6 +357,13 @@ describe('score / the HTML report', () => {
         labels: `[...document.querySelectorAll('#accuracy text.label')].map((t) => t.textContent)`,
         groups: `[...document.querySelectorAll('#accuracy text.group')].map((t) => t.textContent)`,
         missing: `[...document.querySelectorAll('#validity text.missing')].map((t) => t.textContent)`,
+        // Each error bar with its bar's value written above its top cap (same centre, nothing crossing the text).
+        errorBars: `[...document.querySelectorAll('svg.chart g.ci')].map((g) => {
+          const r = g.getBoundingClientRect();
+          const cx = (r.left + r.right) / 2;
+          const v = [...g.ownerSVGElement.querySelectorAll('text.value')].find((t) => { const q = t.getBoundingClientRect(); return Math.abs((q.left + q.right) / 2 - cx) < 2; });
+          return v ? v.getBoundingClientRect().bottom <= r.top + 0.5 : false;
+        })`,
       },
     });
     for (const width of [1400, 800]) {
@@ -370,6 +377,8 @@ describe('score / the HTML report', () => {
       expect(l.values.labels).toEqual(['fake-model', 'GPT-5.2', 'Qwen3-8B', 'oracle', 'zero-model', 'GPT-5.2', 'Qwen3-8B']);
       // The paper gives syntactic validity as a range only: both dashed boxes say so.
       expect(l.values.missing).toEqual(['range only', 'range only', 'range only', 'range only']);
+      // The runs' bars of accuracy, accuracy without necessarily empty answers and mean F1 (3 groups × 3 charts) carry their 95 % interval.
+      expect(l.values.errorBars).toEqual(Array.from({ length: 9 }, () => true));
     }
   }, 180_000);
 });
