@@ -456,22 +456,33 @@ function renderTable(ctx: McpToolContext, a: KeptAnswer, page: { offset: number;
   const vars = results.head.vars ?? [];
   const bindings = results.results?.bindings ?? [];
   const header = tableHeader(vars);
+  const p = pageOfRows(bindings.length, page, n, header.length, (i) => tableRow(bindings[i], vars, prefixes));
+  return { ...base, text: [p.note, header, ...p.texts].join('\n'), rows: bindings.length, truncated: p.truncated, results };
+}
+
+/**
+ * One page of an answer's rows: the texts of the rows shown (at most `n`, within `page.maxChars`
+ * less `reserved` characters and 300 for the note), the page's note (`rows 1–100 of 2345; pass
+ * offset=100 to continue; or add LIMIT, …`), and whether rows are left out.
+ * @param count rows of the answer
+ * @param textOf the text of row i
+ */
+function pageOfRows(count: number, page: { offset: number; maxChars: number }, n: number, reserved: number, textOf: (i: number) => string): { texts: string[]; note: string; truncated: boolean } {
   const rowTexts = new Map<number, string>();
   const p = pickPage(
-    bindings.map((_, i) => i),
+    Array.from({ length: count }, (_, i) => i),
     page.offset,
     n,
-    page.maxChars - header.length - 300,
+    page.maxChars - reserved - 300,
     (i) => {
-      const t = tableRow(bindings[i], vars, prefixes);
+      const t = textOf(i);
       rowTexts.set(i, t);
       return t.length;
     },
   );
-  const rows = bindings.length;
-  const more = page.offset + p.items.length < rows;
-  const note = pageNote({ offset: page.offset, shown: p.items.length, total: rows, cutByChars: p.cutByChars, maxChars: page.maxChars }) + (more ? '; or add LIMIT, or aggregate with COUNT/GROUP BY' : '');
-  return { ...base, text: [note, header, ...p.items.map((i) => rowTexts.get(i)!)].join('\n'), rows, truncated: page.offset > 0 || p.items.length < rows, results };
+  const more = page.offset + p.items.length < count;
+  const note = pageNote({ offset: page.offset, shown: p.items.length, total: count, cutByChars: p.cutByChars, maxChars: page.maxChars }) + (more ? '; or add LIMIT, or aggregate with COUNT/GROUP BY' : '');
+  return { texts: p.items.map((i) => rowTexts.get(i)!), note, truncated: page.offset > 0 || p.items.length < count };
 }
 
 /**
@@ -499,21 +510,6 @@ function render(ctx: McpToolContext, a: KeptAnswer, how: string, format: ResultF
   if (results.boolean !== undefined) return { ...base, text: `ASK answer: ${results.boolean} (${how}${formatNote})\n${JSON.stringify(results)}`, rows: 1, results };
   const bindings = results.results?.bindings ?? [];
   const head = `{"head":{"vars":${JSON.stringify(results.head.vars ?? [])}},"results":{"bindings":[`;
-  const rowTexts = new Map<number, string>();
-  const p = pickPage(
-    bindings.map((_, i) => i),
-    page.offset,
-    n,
-    page.maxChars - head.length - 300,
-    (i) => {
-      const t = JSON.stringify(bindings[i]);
-      rowTexts.set(i, t);
-      return t.length;
-    },
-  );
-  const rows = bindings.length;
-  const more = page.offset + p.items.length < rows;
-  const note = pageNote({ offset: page.offset, shown: p.items.length, total: rows, cutByChars: p.cutByChars, maxChars: page.maxChars }) + (more ? '; or add LIMIT, or aggregate with COUNT/GROUP BY' : '');
-  const truncated = page.offset > 0 || p.items.length < rows;
-  return { ...base, text: `${note} (${how}${formatNote})\n${head}${p.items.map((i) => rowTexts.get(i)).join(',')}]}}`, rows, truncated, results };
+  const p = pageOfRows(bindings.length, page, n, head.length, (i) => JSON.stringify(bindings[i]));
+  return { ...base, text: `${p.note} (${how}${formatNote})\n${head}${p.texts.join(',')}]}}`, rows: bindings.length, truncated: p.truncated, results };
 }
