@@ -21,7 +21,7 @@ beforeAll(async () => {
 describe('serve: a worker whose engine faulted is replaced (deep nesting)', () => {
   it('recovers from 700 nested {} (a fault) and 5,000 nested OPTIONAL (stopped at the time limit) with the depth limit lifted, also with every endpoint in one worker', async () => {
     // The limit leaves a restarted worker's first COUNT time to answer on a loaded machine; sparqljs needs minutes for the deep aggregate.
-    const s = await serve({ shards, kgs: ['library'], maxQueryDepth: 100_000, workers: 1, timeoutMs: 8_000, writeFiles: false });
+    const s = await serve({ shards, kgs: ['library'], maxQueryDepth: 100_000, maxOperatorDepth: 100_000, workers: 1, timeoutMs: 8_000, writeFiles: false });
     try {
       const u = s.endpoint('library-shard4')!.url;
       const braces = await get('SELECT * WHERE ' + '{'.repeat(700) + '}'.repeat(700), undefined, u);
