@@ -16,7 +16,7 @@ import { openRegistry, readEndpointsFile, registryFromUrls, type EndpointRegistr
 import { planQuery } from '../src/federation/routing.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import type { JsonResults } from '../src/sparql/results.js';
+import type { SparqlResults } from '../src/sparql/results.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
 import { demoBuild, engineTestsRun, serveProcess, tmpDir } from './helpers.js';
@@ -105,7 +105,7 @@ describe('federation / one registry over two fkgqa serve processes', () => {
             if (!plan.ok) throw new Error(`${q.id}: ${plan.message}`);
             const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, 'application/sparql-results+json', 60_000) : await client.federated(plan.query, 'application/sparql-results+json', 60_000);
             if (o.status !== 'ok') throw new Error(`${q.id}: ${o.status} ${o.status === 'error' ? o.error : ''}`);
-            const c = compareResults(gold.get(q.id)!.results!, JSON.parse(o.body) as JsonResults, !!(parsed.query.ast as { order?: unknown[] }).order?.length);
+            const c = compareResults(gold.get(q.id)!.results!, JSON.parse(o.body) as SparqlResults, !!(parsed.query.ast as { order?: unknown[] }).order?.length);
             verdicts.push(`${q.id} ${plan.route} ${c.identical ? 'identical' : c.reason}`);
           }
         }
@@ -119,7 +119,7 @@ describe('federation / one registry over two fkgqa serve processes', () => {
         const o = await client.federated((both as { query: string }).query, 'application/sparql-results+json', 60_000);
         expect(o.status).toBe('ok');
         const triples = (id: string) => openBuild(shards, { checkShards: false }).manifests.flatMap((m) => m.shards).find((s) => s.endpoint === id)!.triples;
-        expect(Number((JSON.parse((o as { body: string }).body) as JsonResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
+        expect(Number((JSON.parse((o as { body: string }).body) as SparqlResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
         expect(Object.keys(o.requests).sort()).toEqual([l1.url, o1.url].sort());
         // The client counted every request, per endpoint, over all calls.
         expect(Object.keys(client.requests).length).toBe(8);

@@ -17,7 +17,7 @@ import { datasetIriOf, voidSummary } from '../src/mcp/void-text.js';
 import { sparqlIri } from '../src/sparql/results.js';
 import { failure, failureCause, runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpServer, serveMcpHttp, type FkgqaMcpServer } from '../src/mcp/server.js';
-import type { JsonResults } from '../src/sparql/results.js';
+import type { SparqlResults } from '../src/sparql/results.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { openBuild } from '../src/build/open.js';
 import { compareResults } from '../src/answers/compare.js';
@@ -120,7 +120,7 @@ async function connect(reg: EndpointRegistry, setup: Setup = 'baseline', limits:
   return { mcp, client, call, close: async () => (await client.close(), await mcp.close()) };
 }
 
-const previewOf = (text: string) => JSON.parse(text.slice(text.indexOf('\n') + 1)) as JsonResults;
+const previewOf = (text: string) => JSON.parse(text.slice(text.indexOf('\n') + 1)) as SparqlResults;
 /** The heading line of get_void_descriptions' first description (`# VoID of <url> … from step …`). */
 const headingOf = (text: string) => text.split('\n').find((l) => l.startsWith('# VoID of '));
 /**
@@ -275,7 +275,7 @@ SELECT ?t1_title WHERE {
     const store = new oxigraph.Store();
     for (const i of [1, 2, 3, 4]) store.load(fs.readFileSync(path.join(shards, 'library', `shard${i}.nt`), 'utf8'), { format: 'application/n-triples' });
     const entry = JSON.parse(fs.readFileSync(path.join(shards, 'benchmark.json'), 'utf8')).entries.find((e: { queryId: string }) => e.queryId === 'library/q3');
-    const gold = JSON.parse(store.query(entry.query, { results_format: 'application/sparql-results+json' }) as string) as JsonResults;
+    const gold = JSON.parse(store.query(entry.query, { results_format: 'application/sparql-results+json' }) as string) as SparqlResults;
     expect(compareResults(gold, previewOf(r.text), true).identical).toBe(true);
     const log = c.mcp.callLog.entries[0];
     expect(log).toMatchObject({ tool: 'run_sparql_query', route: 'federation', rows: 5, endpoints: [url('library-shard4'), url('library-shard2')] });
@@ -319,7 +319,7 @@ SELECT ?t1_title WHERE {
     const all = [...first, ...previewOf(p2.text).results!.bindings];
     for (let o = 6; o < 35; o += 3) all.push(...previewOf((await c.call('run_sparql_query', { query: q, offset: o, format: JSON_RESULTS })).text).results!.bindings);
     const direct = await fetch(url('library-shard1'), { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' }, body: 'SELECT * WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o' });
-    const whole = (await direct.json()) as JsonResults;
+    const whole = (await direct.json()) as SparqlResults;
     expect(all).toEqual(whole.results!.bindings);
     const last = await c.call('run_sparql_query', { query: q, offset: 33, format: JSON_RESULTS });
     expect(last.text.split('\n')[0]).toMatch(/^rows 34–35 of 35 \(/);
@@ -631,7 +631,7 @@ describe('fkgqa serve / federation endpoint', () => {
     const r = await post(q);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('application/sparql-results+json');
-    expect(((await r.json()) as JsonResults).results!.bindings.map((b) => b.title.value)).toEqual(['Andean Notebook']);
+    expect(((await r.json()) as SparqlResults).results!.bindings.map((b) => b.title.value)).toEqual(['Andean Notebook']);
     const csv = await post(q, 'text/csv');
     expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect((await csv.text()).trim().split(/\r?\n/)).toEqual(['title', 'Andean Notebook']);
@@ -670,7 +670,7 @@ describe('fkgqa serve / federation endpoint', () => {
       });
       expect(m.status).toBe(200);
       const triples = (id: string) => openBuild(shards, { checkShards: false }).manifests.flatMap((x) => x.shards).find((s) => s.endpoint === id)!.triples;
-      expect(Number(((await m.json()) as JsonResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
+      expect(Number(((await m.json()) as SparqlResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
     } finally {
       await mixing.close();
     }

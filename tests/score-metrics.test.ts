@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonResults } from '../src/sparql/results.js';
+import type { SparqlResults } from '../src/sparql/results.js';
 import { assignmentF1, exactF1, graspF1, matchAnswer, spinachF1 } from '../src/score/metrics.js';
 import { bracesBalance, classifyQuery } from '../src/score/validity.js';
 import { serviceTargets } from '../src/sparql/services.js';
@@ -13,7 +13,7 @@ const XSD = 'http://www.w3.org/2001/XMLSchema#';
 type T = { type: 'uri' | 'literal'; value: string; datatype?: string; 'xml:lang'?: string };
 const uri = (value: string): T => ({ type: 'uri', value });
 const lit = (value: string, datatype?: string): T => ({ type: 'literal', value, ...(datatype ? { datatype } : {}) });
-const sel = (rows: Record<string, T>[], vars?: string[]): JsonResults => ({
+const sel = (rows: Record<string, T>[], vars?: string[]): SparqlResults => ({
   head: { vars: vars ?? [...new Set(rows.flatMap((r) => Object.keys(r)))] },
   results: { bindings: rows },
 });
@@ -35,7 +35,7 @@ describe('score / F1 as GRASP computes it (published vectors of grasp/sparql/met
     expect(assignmentF1([['c', 'extra1', 'a', 'b'], ['f', 'e', 'd', 'extra2']], [['a', 'b', 'c'], ['d', 'e', 'f']])).toBe(1);
   });
   it('ASK and empty answers', () => {
-    const ask = (b: boolean): JsonResults => ({ head: {}, boolean: b });
+    const ask = (b: boolean): SparqlResults => ({ head: {}, boolean: b });
     expect(graspF1(ask(true), ask(true))).toBe(1);
     expect(graspF1(ask(false), ask(false))).toBe(1);
     expect(graspF1(ask(true), ask(false))).toBe(0);

@@ -13,7 +13,7 @@ import { admittedBySegments, tieSegments } from '../src/answers/ties.js';
 import { goldAnswerDigest, type GoldAnswers } from '../src/build/gold-answers.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { computeStats } from '../src/report/stats.js';
-import type { JsonResults, JsonTerm } from '../src/sparql/results.js';
+import type { SparqlResults, SparqlTerm } from '../src/sparql/results.js';
 import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { bootstrapMeanInterval, wilsonInterval } from '../src/score/intervals.js';
 import { readRunFiles } from '../src/score/records.js';
@@ -47,15 +47,15 @@ class TestBuild {
     const doc = JSON.parse(fs.readFileSync(path.join(`${this.dir}.state`, 'gold-answers', `${kg}.json`), 'utf8')) as GoldAnswers;
     return doc.answers.find((a) => a.query === queryId)!;
   }
-  gold(queryId: string): JsonResults {
-    return this.goldEntry(queryId).results as JsonResults;
+  gold(queryId: string): SparqlResults {
+    return this.goldEntry(queryId).results as SparqlResults;
   }
   /** The digest eval records for the question's gold answer. */
   goldDigest(queryId: string): string | null {
     return goldAnswerDigest(this.goldEntry(queryId));
   }
   /** A run record as fkgqa eval writes it (format fkgqa-run/2 unless told), answering `results`. */
-  record(queryId: string, o: { results?: JsonResults | null; model?: string; agent?: string; endReason?: string; format?: string; build?: object | null; extra?: object; repeat?: number } = {}): Record<string, unknown> {
+  record(queryId: string, o: { results?: SparqlResults | null; model?: string; agent?: string; endReason?: string; format?: string; build?: object | null; extra?: object; repeat?: number } = {}): Record<string, unknown> {
     const e = this.entry(queryId);
     const endpoints = e.endpoints.map((id) => ({ id, url: `http://127.0.0.1:9/${id}/sparql`, shard: id.slice(e.kg.length + 1) }));
     const agent = o.agent ?? 'llm';
@@ -93,9 +93,9 @@ class TestBuild {
 }
 
 const lines = (...records: object[]) => records.map((r) => JSON.stringify(r) + '\n').join('');
-const literal = (value: string, datatype?: string): JsonTerm => ({ type: 'literal', value, ...(datatype ? { datatype } : {}) });
+const literal = (value: string, datatype?: string): SparqlTerm => ({ type: 'literal', value, ...(datatype ? { datatype } : {}) });
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
-const count = (n: number): JsonResults => ({ head: { vars: ['n'] }, results: { bindings: [{ n: literal(String(n), `${XSD}integer`) }] } });
+const count = (n: number): SparqlResults => ({ head: { vars: ['n'] }, results: { bindings: [{ n: literal(String(n), `${XSD}integer`) }] } });
 
 let demo: TestBuild;
 const dir = tmpDir('fkgqa-score-');
@@ -444,18 +444,18 @@ describe.skipIf(!HAS_SPIDER)('score / Spider4SPARQL car_1, dog_kennels, network_
     real = new TestBuild(await tiesBuild(tmpDir('fkgqa-score-spider-'), { gold: true }));
   }, 240_000);
   const ties = (kg: string) => (JSON.parse(fs.readFileSync(path.join(`${real.dir}.state`, 'gold-answers', `${kg}.json`), 'utf8')) as GoldAnswers).answers.filter((a) => a.ties);
-  const values = (r: JsonResults) => r.results!.bindings.map((b) => Object.values(b).map((t) => t.value).join(' '));
+  const values = (r: SparqlResults) => r.results!.bindings.map((b) => Object.values(b).map((t) => t.value).join(' '));
 
   it('stats finds the tie-dependent gold answers: car_1/q37 and dog_kennels/q19 in a sub-SELECT, others at the top level', () => {
     expect(ties('car_1').map((a) => `${a.query}:${a.ties!.dependence}`)).toEqual(['car_1/q5:choice', 'car_1/q37:choice', 'car_1/q40:choice']);
     expect(ties('dog_kennels').map((a) => `${a.query}:${a.ties!.dependence}`)).toEqual(['dog_kennels/q19:choice']);
     const q37 = ties('car_1').find((a) => a.query === 'car_1/q37')!;
     expect(q37.ties!.reason).toBe('sub-SELECT ORDER BY DESC (?t22_horsepower) LIMIT 1: 6 solutions tie (ORDER BY key "null") for 1 place: 6 choices; 6 admissible answers (gold and 5 others)');
-    expect(values(q37.results as JsonResults)).toEqual(['103']);
-    expect(q37.ties!.alternatives!.map((a) => values(a.results as JsonResults)[0]).sort()).toEqual(['17', '174', '277', '39', '95']);
+    expect(values(q37.results as SparqlResults)).toEqual(['103']);
+    expect(q37.ties!.alternatives!.map((a) => values(a.results as SparqlResults)[0]).sort()).toEqual(['17', '174', '277', '39', '95']);
     const q19 = ties('dog_kennels')[0];
-    expect(values(q19.results as JsonResults)).toEqual(['Jesus 2018-03-16T10:27:36', 'Holden 2018-03-23T13:52:10', 'Troy 2018-03-11T04:23:15', 'Troy 2018-03-04T20:33:43', 'Troy 2018-02-28T17:09:43']);
-    expect(q19.ties!.alternatives!.map((a) => values(a.results as JsonResults).sort())).toEqual([['Houston 2018-03-15T20:25:34', 'Kacey 2018-03-15T19:10:02', 'Lyric 2018-03-08T05:26:23', 'Lyric 2018-03-14T19:10:40', 'Lyric 2018-03-19T04:39:54']]);
+    expect(values(q19.results as SparqlResults)).toEqual(['Jesus 2018-03-16T10:27:36', 'Holden 2018-03-23T13:52:10', 'Troy 2018-03-11T04:23:15', 'Troy 2018-03-04T20:33:43', 'Troy 2018-02-28T17:09:43']);
+    expect(q19.ties!.alternatives!.map((a) => values(a.results as SparqlResults).sort())).toEqual([['Houston 2018-03-15T20:25:34', 'Kacey 2018-03-15T19:10:02', 'Lyric 2018-03-08T05:26:23', 'Lyric 2018-03-14T19:10:40', 'Lyric 2018-03-19T04:39:54']]);
     const q5 = ties('car_1').find((a) => a.query === 'car_1/q5')!;
     expect(q5.ties!.segments).toHaveLength(1);
     expect(q5.ties!.segments![0]).toMatchObject({ start: 0, take: 1, tied: 17, key: '"100"' });
@@ -463,11 +463,11 @@ describe.skipIf(!HAS_SPIDER)('score / Spider4SPARQL car_1, dog_kennels, network_
 
   it('scores an admissible non-gold answer correct and an inadmissible one wrong', async () => {
     const f = path.join(tmpDir(), 'ties.jsonl');
-    const alt19 = ties('dog_kennels')[0].ties!.alternatives![0].results as JsonResults;
+    const alt19 = ties('dog_kennels')[0].ties!.alternatives![0].results as SparqlResults;
     // The alternative with its columns renamed and swapped, its rows reversed (no ORDER BY at the top).
-    const renamed: JsonResults = { head: { vars: ['when', 'dog'] }, results: { bindings: [...alt19.results!.bindings].reverse().map((b) => ({ when: b.t2_date_of_treatment, dog: b.t1_name })) } };
-    const mixed: JsonResults = { head: alt19.head, results: { bindings: [real.gold('dog_kennels/q19').results!.bindings[0], ...alt19.results!.bindings.slice(1)] } };
-    const model = (name: string): JsonResults => ({ head: { vars: ['t1_model'] }, results: { bindings: [{ t1_model: literal(name) }] } });
+    const renamed: SparqlResults = { head: { vars: ['when', 'dog'] }, results: { bindings: [...alt19.results!.bindings].reverse().map((b) => ({ when: b.t2_date_of_treatment, dog: b.t1_name })) } };
+    const mixed: SparqlResults = { head: alt19.head, results: { bindings: [real.gold('dog_kennels/q19').results!.bindings[0], ...alt19.results!.bindings.slice(1)] } };
+    const model = (name: string): SparqlResults => ({ head: { vars: ['t1_model'] }, results: { bindings: [{ t1_model: literal(name) }] } });
     fs.writeFileSync(
       f,
       lines(
@@ -514,8 +514,8 @@ describe('answers / tie segments of an ordered answer', () => {
     return p.query.ast as import('sparqljs').SelectQuery;
   };
   const row = (name: string, age?: number) => ({ name: literal(name), ...(age === undefined ? {} : { age: literal(String(age), `${XSD}integer`) }) });
-  const keyed: JsonResults = { head: { vars: ['name', 'age'] }, results: { bindings: [row('ann', 20), row('bob', 30), row('cy', 30), row('dan', 30), row('eve', 40)] } };
-  const answer = (...names: string[]): JsonResults => ({ head: { vars: ['name'] }, results: { bindings: names.map((n) => row(n)) } });
+  const keyed: SparqlResults = { head: { vars: ['name', 'age'] }, results: { bindings: [row('ann', 20), row('bob', 30), row('cy', 30), row('dan', 30), row('eve', 40)] } };
+  const answer = (...names: string[]): SparqlResults => ({ head: { vars: ['name'] }, results: { bindings: names.map((n) => row(n)) } });
 
   it('keeps all tied rows where the LIMIT cuts a run, only the place where it keeps a run whole', () => {
     const limited = parse('SELECT ?name WHERE { ?p :name ?name ; :age ?age } ORDER BY ?age LIMIT 3');

@@ -12,7 +12,7 @@ import { checkQueryText, MAX_QUERY_DEPTH, nestingDepth } from '../src/sparql/gua
 import { MEDIA, strictSearchParams } from '../src/sparql/protocol.js';
 import { inspectQuery, quickInspect } from '../src/sparql/inspect.js';
 import { rotatedName } from '../src/serve/request-log.js';
-import { serializeResults, type JsonResults } from '../src/sparql/results.js';
+import { serializeResults, type SparqlResults } from '../src/sparql/results.js';
 import { SERVE_LOCK } from '../src/serve/state.js';
 import { readServeEndpoints } from '../src/federation/registry.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
@@ -278,7 +278,7 @@ describe('serve: one serialisation path, profile or not', () => {
       { format: 'application/n-triples' },
     );
     for (const q of ['SELECT ?s ?p ?o ?unbound WHERE { ?s ?p ?o }', 'SELECT * WHERE {}', 'ASK { ?s ?p ?o }']) {
-      const json = JSON.parse(store.query(q, { results_format: MEDIA.json }) as string) as JsonResults;
+      const json = JSON.parse(store.query(q, { results_format: MEDIA.json }) as string) as SparqlResults;
       for (const f of q.startsWith('ASK') ? [MEDIA.json, MEDIA.xml] : [MEDIA.json, MEDIA.xml, MEDIA.csv, MEDIA.tsv]) {
         expect(serializeResults(json, f), `${q} as ${f}`).toBe(store.query(q, { results_format: f }));
       }

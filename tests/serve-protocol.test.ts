@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MEDIA, negotiate, parseProtocolRequest, ProtocolError } from '../src/sparql/protocol.js';
 import { inspectQuery } from '../src/sparql/inspect.js';
-import { serializeResults, truncateBindings, type JsonResults } from '../src/sparql/results.js';
+import { serializeResults, truncateBindings, type SparqlResults } from '../src/sparql/results.js';
 import { tmpDir } from './helpers.js';
 
 const params = (s: string) => new URLSearchParams(s);
@@ -70,7 +70,7 @@ describe('protocol / query kinds and features', () => {
 });
 
 describe('results / writing a cut answer', () => {
-  const r: JsonResults = {
+  const r: SparqlResults = {
     head: { vars: ['s', 'o'] },
     results: {
       bindings: [

@@ -21,7 +21,7 @@ import { expect } from 'vitest';
 import { compareResults } from '../src/answers/compare.js';
 import type { FederationEngine } from '../src/federation/engine.js';
 import { createEngine } from '../src/federation/engines.js';
-import type { JsonResults } from '../src/sparql/results.js';
+import type { SparqlResults } from '../src/sparql/results.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { engineTestsRun, HAS_SPIDER, tiesBuild, tmpDir } from './helpers.js';
 
@@ -266,10 +266,10 @@ export async function shapeBench(engines: string[]): Promise<ShapeBench> {
 }
 
 /** The answer of a shape on the unsharded graph (oxigraph, through its endpoint). */
-export async function goldOf(bench: ShapeBench, shape: Shape): Promise<JsonResults> {
+export async function goldOf(bench: ShapeBench, shape: Shape): Promise<SparqlResults> {
   const r = await fetch(bench.server.endpoint('car_1')!.url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: shape.query(UNSHARDED) });
   expect(r.status, await r.clone().text()).toBe(200);
-  return (await r.json()) as JsonResults;
+  return (await r.json()) as SparqlResults;
 }
 
 /** Asserts that every engine answers the shape as the unsharded graph does (and that gold has `shape.rows` rows). */
@@ -279,7 +279,7 @@ export async function expectSameAsUnsharded(bench: ShapeBench, shape: Shape): Pr
   for (const [name, engine] of Object.entries(bench.engines)) {
     const o = await engine.query(shape.query(bench.spelling), JSON_RESULTS, { timeoutMs: 120_000 });
     expect(o.status === 'error' ? `${name}: ${o.error}` : `${name}: ${o.status}`).toBe(`${name}: ok`);
-    const c = compareResults(gold, JSON.parse((o as { body: string }).body) as JsonResults, shape.ordered ?? false);
+    const c = compareResults(gold, JSON.parse((o as { body: string }).body) as SparqlResults, shape.ordered ?? false);
     expect({ engine: name, identical: c.identical, reason: c.reason, missing: c.missing, extra: c.extra }).toEqual({ engine: name, identical: true, reason: undefined, missing: [], extra: [] });
   }
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import sparqljs from 'sparqljs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../src/sparql/parse.js';
-import type { JsonResults } from '../src/sparql/results.js';
+import type { SparqlResults } from '../src/sparql/results.js';
 import { serve } from '../src/serve/server.js';
 import { compareResults } from '../src/answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../src/answers/ties.js';
@@ -17,7 +17,7 @@ import { demoBuild, engineTestsRun, fkgqaInProcess, HAS_SPIDER, ROOT, tiesBuild,
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const lit = (value: string, datatype?: string) => ({ type: 'literal' as const, value, ...(datatype ? { datatype } : {}) });
-const res = (vars: string[], rows: Record<string, ReturnType<typeof lit>>[]): JsonResults => ({ head: { vars }, results: { bindings: rows } });
+const res = (vars: string[], rows: Record<string, ReturnType<typeof lit>>[]): SparqlResults => ({ head: { vars }, results: { bindings: rows } });
 const parse = (q: string) => {
   const p = parseQuery(q, 'http://valuenet/ontop/');
   if (!p.ok) throw new Error(p.error);

@@ -7,7 +7,7 @@ import { PAPER_MODELS } from '../src/score/paper.js';
 import { formatScoreText } from '../src/score/format.js';
 import { score } from '../src/score/score.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import type { JsonResults } from '../src/sparql/results.js';
+import type { SparqlResults } from '../src/sparql/results.js';
 import { diffAnswers } from '../src/view/diff.js';
 import type { RunDetail } from '../src/view/model.js';
 import { readRunFiles } from '../src/view/records.js';
@@ -130,8 +130,8 @@ describe('view / verdicts are fkgqa score\'s', () => {
 
   it('diffs columns by the pairing that matches most rows, whatever the names', () => {
     const t = (v: string) => ({ type: 'literal' as const, value: v });
-    const gold: JsonResults = { head: { vars: ['a', 'b'] }, results: { bindings: [{ a: t('1'), b: t('x') }, { a: t('2'), b: t('y') }] } };
-    const swapped: JsonResults = { head: { vars: ['q', 'p'] }, results: { bindings: [{ p: t('1'), q: t('x') }, { p: t('3'), q: t('y') }] } };
+    const gold: SparqlResults = { head: { vars: ['a', 'b'] }, results: { bindings: [{ a: t('1'), b: t('x') }, { a: t('2'), b: t('y') }] } };
+    const swapped: SparqlResults = { head: { vars: ['q', 'p'] }, results: { bindings: [{ p: t('1'), q: t('x') }, { p: t('3'), q: t('y') }] } };
     const d = diffAnswers(gold, swapped, false);
     expect(d.mapping).toEqual({ a: 'p', b: 'q' });
     expect(d.gold).toEqual(['', 'm']);

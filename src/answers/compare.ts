@@ -5,7 +5,7 @@
  * terms as values: numbers by numeric value, plain and xsd:string literals alike, language tags
  * case-insensitively (sparqljs, N3 and oxigraph rewrite language-tag case and numeric literals); blank nodes all compare equal (labels are local to an answer).
  */
-import type { JsonResults, JsonTerm } from '../sparql/results.js';
+import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const NUMERIC = new Set(
@@ -18,7 +18,7 @@ const NUMERIC = new Set(
 export const NUMBER_DIGITS = 12;
 
 /** The comparison key of one term (see the module comment). */
-export function termKey(t: JsonTerm): string {
+export function termKey(t: SparqlTerm): string {
   if (t.type === 'uri') return `<${t.value}>`;
   if (t.type === 'bnode') return '_:';
   if (t['xml:lang']) return `"${t.value}"@${t['xml:lang'].toLowerCase()}`;
@@ -33,7 +33,7 @@ export function termKey(t: JsonTerm): string {
 }
 
 /** The comparison key of one row: its bound variables in name order with their term keys. */
-export function rowKey(row: Record<string, JsonTerm>): string {
+export function rowKey(row: Record<string, SparqlTerm>): string {
   return Object.keys(row)
     .sort()
     .map((v) => `?${v}=${termKey(row[v])}`)
@@ -85,7 +85,7 @@ function minus(a: Map<string, number>, b: Map<string, number>): { keys: string[]
  * @param ordered compare row order too (the query has a top-level ORDER BY)
  * @param examples how many missing/extra rows to keep for the report
  */
-export function compareResults(gold: JsonResults, other: JsonResults, ordered: boolean, examples = 5): Comparison {
+export function compareResults(gold: SparqlResults, other: SparqlResults, ordered: boolean, examples = 5): Comparison {
   const base = { missing: [], missingCount: 0, extra: [], extraCount: 0 };
   if (gold.boolean !== undefined || other.boolean !== undefined) {
     const same = gold.boolean === other.boolean;

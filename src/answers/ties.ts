@@ -7,7 +7,7 @@
  * solutions would give.
  */
 import sparqljs from 'sparqljs';
-import type { JsonResults, JsonTerm } from '../sparql/results.js';
+import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { compareResults, rowKey, termKey } from './compare.js';
 
 const KEY_VAR = '__fkgqa_order';
@@ -57,11 +57,11 @@ export function keyQuery(ast: sparqljs.SparqlQuery): string | undefined {
  * @returns `{equivalent: true, ties}` with the number of tied solutions involved, or
  *   `{equivalent: false, why}`
  */
-export function equivalentUnderTies(ast: sparqljs.SparqlQuery, keyed: JsonResults, answer: JsonResults, gold?: JsonResults): { equivalent: true; ties: number } | { equivalent: false; why: string } {
+export function equivalentUnderTies(ast: sparqljs.SparqlQuery, keyed: SparqlResults, answer: SparqlResults, gold?: SparqlResults): { equivalent: true; ties: number } | { equivalent: false; why: string } {
   if (ast.type !== 'query' || ast.queryType !== 'SELECT' || !ast.order?.length) return { equivalent: false, why: 'the query is no ordered SELECT' };
   const keyVars = keyVariables(ast);
   const projected = (answer.head.vars ?? []).filter((v) => !v.startsWith(KEY_VAR));
-  const project = (row: Record<string, JsonTerm>) => rowKey(Object.fromEntries(projected.filter((v) => row[v]).map((v) => [v, row[v]])));
+  const project = (row: Record<string, SparqlTerm>) => rowKey(Object.fromEntries(projected.filter((v) => row[v]).map((v) => [v, row[v]])));
   const all = (keyed.results?.bindings ?? []).map((row) => ({ row: project(row), key: keyVars.map((v) => (row[v] ? termKey(row[v]) : '')).join(' | ') }));
   // Runs of equal keys, in order.
   const runs: { key: string; rows: string[] }[] = [];
@@ -120,7 +120,7 @@ export interface TieSegment {
   /** The ORDER BY key of the tied solutions (term keys joined by ` | `). */
   key: string;
   /** Every tied solution, projected on the answer's variables, when more tie than the answer keeps (`tied > take`); absent otherwise. */
-  rows?: Record<string, JsonTerm>[];
+  rows?: Record<string, SparqlTerm>[];
 }
 
 /** A run of solutions with equal ORDER BY keys in a key query's answer, with its place in the sequence. */
@@ -128,11 +128,11 @@ interface KeyRun {
   key: string;
   /** First position of the run in the whole (unlimited) sequence. */
   from: number;
-  rows: Record<string, JsonTerm>[];
+  rows: Record<string, SparqlTerm>[];
 }
 
 /** The key query's solutions grouped into runs of equal ORDER BY keys, rows projected on `vars`. */
-function keyRuns(ast: sparqljs.SelectQuery, keyed: JsonResults, vars: string[]): KeyRun[] {
+function keyRuns(ast: sparqljs.SelectQuery, keyed: SparqlResults, vars: string[]): KeyRun[] {
   const keyVars = keyVariables(ast);
   const runs: KeyRun[] = [];
   let at = 0;
@@ -152,7 +152,7 @@ function windowOf(ast: sparqljs.SelectQuery, total: number): { offset: number; e
   return { offset, end: ast.limit === undefined ? total : Math.min(total, offset + ast.limit) };
 }
 
-const distinctRows = (rows: Record<string, JsonTerm>[]) => new Set(rows.map(rowKey)).size;
+const distinctRows = (rows: Record<string, SparqlTerm>[]) => new Set(rows.map(rowKey)).size;
 
 /** Whether an expression holds an aggregate (COUNT, SUM, …). */
 function hasAggregate(node: unknown): boolean {
@@ -191,7 +191,7 @@ export function tieAnalysisProblem(ast: sparqljs.SparqlQuery): string | undefine
  * @param keyed the key query's answer (`keyQuery`) on the same graph
  * @param vars the answer's variables (the gold answer's head)
  */
-export function tieSegments(ast: sparqljs.SelectQuery, keyed: JsonResults, vars: string[]): TieSegment[] {
+export function tieSegments(ast: sparqljs.SelectQuery, keyed: SparqlResults, vars: string[]): TieSegment[] {
   const runs = keyRuns(ast, keyed, vars);
   const total = runs.reduce((n, r) => n + r.rows.length, 0);
   const { offset, end } = windowOf(ast, total);
@@ -214,7 +214,7 @@ export function tieSegments(ast: sparqljs.SelectQuery, keyed: JsonResults, vars:
  * segment's `rows`, or gold's own rows there), in any order. Rows compare by `rowKey` (variable
  * names: rename the answer's columns to gold's first).
  */
-export function admittedBySegments(gold: JsonResults, segments: TieSegment[], answer: JsonResults): { admitted: true } | { admitted: false; why: string } {
+export function admittedBySegments(gold: SparqlResults, segments: TieSegment[], answer: SparqlResults): { admitted: true } | { admitted: false; why: string } {
   const g = gold.results?.bindings ?? [];
   const a = answer.results?.bindings ?? [];
   if (a.length !== g.length) return { admitted: false, why: `${a.length} rows where gold has ${g.length}` };
@@ -254,19 +254,19 @@ export function windowedSubSelects(ast: sparqljs.SparqlQuery): sparqljs.SelectQu
 }
 
 /** The variables a SELECT's answer has, from its key query's answer (without the added key variables). */
-export function answerVariables(keyed: JsonResults): string[] {
+export function answerVariables(keyed: SparqlResults): string[] {
   return (keyed.head.vars ?? []).filter((v) => !v.startsWith(KEY_VAR));
 }
 
 /** The choices a windowed sub-SELECT leaves: each is one correct answer of the sub-SELECT alone. */
 export type SubSelectChoices =
   | { status: 'fixed' }
-  | { status: 'choices'; choices: Record<string, JsonTerm>[][]; tied: number; key: string; keep: number }
+  | { status: 'choices'; choices: Record<string, SparqlTerm>[][]; tied: number; key: string; keep: number }
   | { status: 'too-many'; count: number; tied: number; key: string; keep: number };
 
 /** Distinct sub-multisets of size k of `rows` (by rowKey), up to `max` + 1 of them. */
-function subMultisets(rows: Record<string, JsonTerm>[], k: number, max: number): Record<string, JsonTerm>[][] {
-  const groups = new Map<string, { row: Record<string, JsonTerm>; n: number }>();
+function subMultisets(rows: Record<string, SparqlTerm>[], k: number, max: number): Record<string, SparqlTerm>[][] {
+  const groups = new Map<string, { row: Record<string, SparqlTerm>; n: number }>();
   for (const r of rows) {
     const key = rowKey(r);
     const g = groups.get(key);
@@ -274,8 +274,8 @@ function subMultisets(rows: Record<string, JsonTerm>[], k: number, max: number):
     else groups.set(key, { row: r, n: 1 });
   }
   const list = [...groups.values()];
-  const out: Record<string, JsonTerm>[][] = [];
-  const current: Record<string, JsonTerm>[] = [];
+  const out: Record<string, SparqlTerm>[][] = [];
+  const current: Record<string, SparqlTerm>[] = [];
   const walk = (i: number, left: number) => {
     if (out.length > max) return;
     if (left === 0) {
@@ -299,13 +299,13 @@ function subMultisets(rows: Record<string, JsonTerm>[], k: number, max: number):
  * @param sub the sub-SELECT (ORDER BY with LIMIT/OFFSET)
  * @param keyed the answer of `keyQuery(sub)` on the unsharded graph
  */
-export function subSelectChoices(sub: sparqljs.SelectQuery, keyed: JsonResults, max: number): SubSelectChoices {
+export function subSelectChoices(sub: sparqljs.SelectQuery, keyed: SparqlResults, max: number): SubSelectChoices {
   const vars = answerVariables(keyed);
   const runs = keyRuns(sub, keyed, vars);
   const total = runs.reduce((n, r) => n + r.rows.length, 0);
   const { offset, end } = windowOf(sub, total);
-  const fixed: Record<string, JsonTerm>[] = [];
-  let options: Record<string, JsonTerm>[][][] = [];
+  const fixed: Record<string, SparqlTerm>[] = [];
+  let options: Record<string, SparqlTerm>[][][] = [];
   let tied = 0;
   let keys: string[] = [];
   let keep = 0;
@@ -327,7 +327,7 @@ export function subSelectChoices(sub: sparqljs.SelectQuery, keyed: JsonResults, 
   }
   if (options.length === 0) return { status: 'fixed' };
   // The product of the choices at each cut run (at most two: the window's two edges).
-  let product: Record<string, JsonTerm>[][] = [fixed];
+  let product: Record<string, SparqlTerm>[][] = [fixed];
   for (const o of options) {
     product = product.flatMap((p) => o.map((c) => [...p, ...c]));
     if (product.length > max) return { status: 'too-many', count: product.length, tied, key: keys.join('; '), keep };
@@ -337,7 +337,7 @@ export function subSelectChoices(sub: sparqljs.SelectQuery, keyed: JsonResults, 
 }
 
 /** An RDF/JS term (as sparqljs builds them) of a SPARQL JSON term; undefined for a blank node (VALUES cannot hold one). */
-function rdfTerm(t: JsonTerm): object | undefined {
+function rdfTerm(t: SparqlTerm): object | undefined {
   if (t.type === 'uri') return { termType: 'NamedNode', value: t.value };
   if (t.type === 'literal' || t.type === 'typed-literal') {
     const lang = t['xml:lang'] ?? '';
@@ -350,7 +350,7 @@ function rdfTerm(t: JsonTerm): object | undefined {
 /** A sub-SELECT and the answer it is to give (rows over `vars`). */
 export interface SubSelectAnswer {
   sub: sparqljs.SelectQuery;
-  rows: Record<string, JsonTerm>[];
+  rows: Record<string, SparqlTerm>[];
   vars: string[];
 }
 
@@ -403,7 +403,7 @@ export function withSubSelectAnswers(ast: sparqljs.SparqlQuery, answers: SubSele
  */
 export interface AdmissibleAnswers {
   segments?: TieSegment[];
-  alternatives?: { results: JsonResults; segments?: TieSegment[] }[];
+  alternatives?: { results: SparqlResults; segments?: TieSegment[] }[];
 }
 
 /**
@@ -411,7 +411,7 @@ export interface AdmissibleAnswers {
  * bijection), verify's by variable name. `tieCheck`, when given, decides an ordered answer that
  * is not identical (the answer renamed to the reference's columns is passed to it).
  */
-export type AnswerMatcher<M extends { correct: boolean }> = (ref: JsonResults, answer: JsonResults, ordered: boolean, tieCheck?: (renamed: JsonResults) => boolean) => M;
+export type AnswerMatcher<M extends { correct: boolean }> = (ref: SparqlResults, answer: SparqlResults, ordered: boolean, tieCheck?: (renamed: SparqlResults) => boolean) => M;
 
 /**
  * The matcher of `fkgqa verify` and the MCP gold check for the admissibility rule: rows compared by
@@ -434,9 +434,9 @@ export const byVariableName: AnswerMatcher<{ correct: boolean }> = (ref, answer,
  * @returns the matcher's verdict that decided (against gold when nothing matched) and by what
  */
 export function admissibleUnderTies<M extends { correct: boolean }>(
-  gold: JsonResults,
+  gold: SparqlResults,
   ties: AdmissibleAnswers | undefined,
-  answer: JsonResults,
+  answer: SparqlResults,
   ordered: boolean,
   match: AnswerMatcher<M>,
 ): { match: M; by: 'gold' | 'ties' | 'alternative' | null; admissible: number } {
@@ -444,7 +444,7 @@ export function admissibleUnderTies<M extends { correct: boolean }>(
   const admissible = 1 + (ties?.alternatives?.length ?? 0);
   if (m.correct) return { match: m, by: 'gold', admissible };
   if (!ties) return { match: m, by: null, admissible };
-  const segCheck = (ref: JsonResults, segments: TieSegment[] | undefined) => (segments?.length ? (renamed: JsonResults) => admittedBySegments(ref, segments, renamed).admitted : undefined);
+  const segCheck = (ref: SparqlResults, segments: TieSegment[] | undefined) => (segments?.length ? (renamed: SparqlResults) => admittedBySegments(ref, segments, renamed).admitted : undefined);
   const goldCheck = segCheck(gold, ties.segments);
   if (goldCheck) {
     const bySegments = match(gold, answer, true, goldCheck);

@@ -8,21 +8,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { JsonResults } from '../sparql/results.js';
+import type { SparqlResults, SparqlRow } from '../sparql/results.js';
 import { stateDir, STATE_FILES } from './state.js';
 
 /** Where versions before the state folder kept a graph's gold answers: `<build>/<kg>/gold-answers.json`. */
 export const ANSWERS_FILE = 'gold-answers.json';
-
-/** A SPARQL 1.1 Query Results JSON document (W3C "SPARQL 1.1 Query Results JSON Format"). */
-export interface SparqlJsonResults {
-  head: { vars?: string[]; link?: string[] };
-  results?: { bindings: SparqlJsonRow[] };
-  boolean?: boolean;
-}
-
-/** One row (solution) of SPARQL JSON results: variable name → term. */
-export type SparqlJsonRow = Record<string, { type: string; value: string; datatype?: string; 'xml:lang'?: string }>;
 
 /** The gold answer of one distinct query, executed on its unsharded graph. */
 export interface GoldAnswer {
@@ -37,7 +27,7 @@ export interface GoldAnswer {
   /** Whether the query orders its results (ORDER BY): compare answers in order then. */
   ordered?: boolean;
   /** SELECT/ASK: the results document; CONSTRUCT/DESCRIBE: N-Triples text. */
-  results?: SparqlJsonResults | string;
+  results?: SparqlResults | string;
   /**
    * How the answer depends on ties under ORDER BY (src/answers/ties.ts), present only when it does
    * or when that could not be decided; absent when the answer is the only correct one. Written by
@@ -61,12 +51,12 @@ export interface GoldTieSegment {
   /** The ORDER BY key of the tied solutions, as term keys joined by ` | `. */
   key: string;
   /** Every tied solution (projected variables) when more tie than the answer keeps; absent when it keeps them all (then the answer's own rows there, in any order). */
-  rows?: SparqlJsonRow[];
+  rows?: SparqlRow[];
 }
 
 /** Another correct answer of a gold query whose sub-SELECT keeps some of tied solutions (LIMIT/OFFSET). */
 export interface GoldAlternative {
-  results: SparqlJsonResults;
+  results: SparqlResults;
   /** Its own ties under the top-level ORDER BY, as for the gold answer. */
   segments?: GoldTieSegment[];
 }
@@ -179,12 +169,12 @@ export interface GoldResult {
   ms?: number;
   /** Stored by `fkgqa stats` (`<state>/gold-answers/<kg>.json`, for this very build), or computed here on the union of the graph's shards. */
   source: 'gold-answers.json' | 'computed';
-  results?: JsonResults;
+  results?: SparqlResults;
   /** Its dependence on ties (stored answers with a tie analysis only). */
   ties?: GoldTies;
 }
 
 /** The stored answers by query id, in the shape `verify` and `score` compare with (`GoldResult`). */
 export function goldResultsById(stored: GoldAnswers): Map<string, GoldResult> {
-  return new Map(stored.answers.map((a) => [a.query, { status: a.status, error: a.error, rows: a.rows, results: a.results as JsonResults | undefined, source: 'gold-answers.json' as const, ...(a.ties ? { ties: a.ties } : {}) }]));
+  return new Map(stored.answers.map((a) => [a.query, { status: a.status, error: a.error, rows: a.rows, results: a.results as SparqlResults | undefined, source: 'gold-answers.json' as const, ...(a.ties ? { ties: a.ties } : {}) }]));
 }

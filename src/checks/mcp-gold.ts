@@ -13,7 +13,7 @@ import { parseQuery } from '../sparql/parse.js';
 import { openBuild } from '../build/open.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { MEDIA } from '../sparql/protocol.js';
-import type { JsonResults } from '../sparql/results.js';
+import type { SparqlResults } from '../sparql/results.js';
 import { serve } from '../serve/server.js';
 import { readBuild } from '../build/open.js';
 import { compareResults } from '../answers/compare.js';
@@ -110,7 +110,7 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
             // No stored answer: computed here on the unsharded graph (the union of its shards).
             store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
             const a = await store.query({ query: parsed.query.normalized, resultsFormat: MEDIA.json, timeoutMs: Math.max(timeoutMs, 30_000) });
-            want = a.status === 'ok' ? { status: 'ok', results: JSON.parse(a.body) as JsonResults, source: 'computed' } : { status: a.status, error: a.status === 'error' ? a.error : undefined, source: 'computed' };
+            want = a.status === 'ok' ? { status: 'ok', results: JSON.parse(a.body) as SparqlResults, source: 'computed' } : { status: a.status, error: a.status === 'error' ? a.error : undefined, source: 'computed' };
           }
           if (want.status !== 'ok' || !want.results) {
             verdicts.push({ ...base, status: 'no-gold', reason: `the unsharded graph: ${want.status}${want.error ? ` (${want.error})` : ''}`, ms: 0 });

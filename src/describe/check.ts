@@ -21,7 +21,8 @@
  * - every linkset (and no missing one) when `linksets` is on.
  */
 import { RDF_TYPE } from '../common/vocab.js';
-import type { SparqlClient, SparqlRow } from './client.js';
+import type { SparqlRow } from '../sparql/results.js';
+import type { SparqlClient } from './client.js';
 import type { ClassPartition, RemoteClassPartition, ShardStatistics } from './model.js';
 
 /** A VoID statement the endpoint contradicts (or a fact of the endpoint the VoID leaves out). */

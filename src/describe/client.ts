@@ -7,17 +7,7 @@
 import fs from 'node:fs';
 import * as oxigraph from 'oxigraph';
 import { InputError, lineFromParserMessage } from '../common/errors.js';
-
-/** One RDF term of a result row, as in the SPARQL 1.1 Query Results JSON Format (§3.2.2). */
-export interface SparqlTerm {
-  type: 'uri' | 'literal' | 'bnode' | 'triple';
-  value: string;
-  datatype?: string;
-  'xml:lang'?: string;
-}
-
-/** One solution: variable name (without `?`) → bound term. Unbound variables are absent. */
-export type SparqlRow = Record<string, SparqlTerm>;
+import { parseSparqlJson, type SparqlRow } from '../sparql/results.js';
 
 /**
  * A SPARQL endpoint, local or remote. `select` runs a SELECT query over the endpoint's dataset
@@ -36,27 +26,6 @@ export interface SparqlClient {
 }
 
 const JSON_RESULTS = 'application/sparql-results+json';
-
-/**
- * Parses a SPARQL 1.1 Query Results JSON document (W3C Recommendation 2013, §3) into rows.
- * QLever writes `null` for unbound variables (field notes §3); such entries are dropped.
- * @throws Error if the document has no `results.bindings` array
- */
-export function parseSparqlJson(body: string, label: string): SparqlRow[] {
-  let doc: { results?: { bindings?: Record<string, SparqlTerm | null>[] } };
-  try {
-    doc = JSON.parse(body);
-  } catch (e) {
-    throw new Error(`${label}: the answer is not JSON (${(e as Error).message}): ${body.slice(0, 200)}`);
-  }
-  const bindings = doc.results?.bindings;
-  if (!Array.isArray(bindings)) throw new Error(`${label}: the answer has no results.bindings: ${body.slice(0, 200)}`);
-  return bindings.map((b) => {
-    const row: SparqlRow = {};
-    for (const [k, v] of Object.entries(b)) if (v) row[k] = v;
-    return row;
-  });
-}
 
 /** An RDF file to load into a named graph of an `OxigraphClient`. */
 export interface GraphFile {

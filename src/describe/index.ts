@@ -4,7 +4,7 @@
  * or a remote endpoint), or by streaming the shard files for graphs too large for a store.
  * See README "VoID and catalogue".
  */
-export { HttpSparqlClient, OxigraphClient, parseSparqlJson, type GraphFile, type SparqlClient, type SparqlRow, type SparqlTerm } from './client.js';
+export { HttpSparqlClient, OxigraphClient, type GraphFile, type SparqlClient } from './client.js';
 export * from './queries.js';
 export * from './model.js';
 export { computeStatistics, namespaceOf, uriSpaceOf, type GraphShards } from './statistics.js';

@@ -4,7 +4,8 @@
  * endpoint: the code cannot tell them apart) and assembling the answers into sorted values.
  */
 import { OWL, RDF, RDFS, XSD } from '../common/vocab.js';
-import type { SparqlClient, SparqlRow } from './client.js';
+import type { SparqlRow } from '../sparql/results.js';
+import type { SparqlClient } from './client.js';
 import {
   classesQuery,
   classPartitionQuery,

@@ -19,14 +19,14 @@ import { createMcpContext } from '../mcp/server.js';
 import type { McpToolContext } from '../mcp/context.js';
 import { unreachableEndpoints, type EndpointRegistry } from '../federation/registry.js';
 import { runSparqlQuery } from '../mcp/run-query.js';
-import type { JsonResults } from '../sparql/results.js';
+import type { SparqlResults } from '../sparql/results.js';
 import { serviceTargets } from '../sparql/services.js';
 
 /** The outcome of one execution. */
 export interface Execution {
   status: 'ok' | 'error' | 'timeout';
   ms: number;
-  results?: JsonResults;
+  results?: SparqlResults;
   rows?: number;
   error?: string;
   route?: 'direct' | 'federation';

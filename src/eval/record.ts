@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GoldAnswer } from '../build/gold-answers.js';
-import type { JsonResults } from '../sparql/results.js';
+import type { SparqlResults } from '../sparql/results.js';
 
 /**
  * The lock file `fkgqa eval` holds beside a run file while it appends to it (`.<name>.fkgqa-lock`:
@@ -160,7 +160,7 @@ export interface FinalAnswer {
   status: 'ok' | 'error' | 'timeout';
   ms: number;
   rows?: number;
-  results?: JsonResults;
+  results?: SparqlResults;
   error?: string;
   /** `direct` (one SERVICE wrapping the whole WHERE: sent to that endpoint) or `federation` (Comunica). */
   route?: 'direct' | 'federation';

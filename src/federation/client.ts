@@ -27,7 +27,7 @@
  * another server's 4xx is the query's by its status, a 500 when its text is a SPARQL engine's words
  * for a query error (`QUERY_ERROR_TEXT`), any other 5xx the endpoint's.
  */
-import { parseSparqlJson, type SparqlRow } from '../describe/client.js';
+import { parseSparqlJson, type SparqlRow } from '../sparql/results.js';
 import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQL_RESULT_TYPES, unreadTypeWords } from './answer-check.js';

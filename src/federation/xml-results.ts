@@ -10,14 +10,14 @@ import { Readable } from 'node:stream';
 import type * as RDF from '@rdfjs/types';
 import { SaxesParser } from '@rubensworks/saxes';
 import { SparqlXmlParser } from 'sparqlxml-parse';
-import type { JsonResults, JsonTerm } from '../sparql/results.js';
+import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { resultsProblem, type AnswerForm } from './answer-check.js';
 
 const XSD_STRING = 'http://www.w3.org/2001/XMLSchema#string';
 const RDF_LANG_STRING = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString';
 
 /** An RDF/JS term as an RDF term of SPARQL JSON results (§3.2.2; a quoted triple as SPARQL 1.2's `triple`). */
-function jsonTerm(t: RDF.Term): JsonTerm {
+function jsonTerm(t: RDF.Term): SparqlTerm {
   switch (t.termType) {
     case 'NamedNode':
       return { type: 'uri', value: t.value };
@@ -134,7 +134,7 @@ function shapeProblem(text: string): string | undefined {
  * @returns the results, or what is wrong with the document in words (e.g. "it does not parse as SPARQL
  *   XML results (Unexpected close tag on line 1)"); never rejects
  */
-export async function readXmlResults(text: string, form: AnswerForm | undefined): Promise<{ results: JsonResults } | { problem: string }> {
+export async function readXmlResults(text: string, form: AnswerForm | undefined): Promise<{ results: SparqlResults } | { problem: string }> {
   const shallow = resultsProblem(text, 'application/sparql-results+xml', form);
   if (shallow) return { problem: shallow };
   const structure = structureOf(text);
@@ -155,7 +155,7 @@ export async function readXmlResults(text: string, form: AnswerForm | undefined)
     }
   }
   try {
-    const rows: Record<string, JsonTerm>[] = [];
+    const rows: Record<string, SparqlTerm>[] = [];
     let vars: string[] = [];
     await new Promise<void>((resolve, reject) => {
       const stream = parser.parseXmlResultsStream(Readable.from([text]));

@@ -10,7 +10,7 @@
  * (tool-error.ts).
  */
 import { Parser as N3Parser, Writer as N3Writer, type Term } from 'n3';
-import { sparqlIri, sparqlTerm, tableHeader, tableRow, type JsonResults } from '../sparql/results.js';
+import { sparqlIri, sparqlTerm, tableHeader, tableRow, type SparqlResults } from '../sparql/results.js';
 import { prologuePrefixes } from '../sparql/parse.js';
 import { voidNotes } from './void-check.js';
 import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
@@ -63,7 +63,7 @@ export interface RunQueryResult {
   rows?: number;
   truncated?: boolean;
   /** The full answer as SPARQL JSON results (SELECT/ASK), for the harness; absent for graphs and errors. */
-  results?: JsonResults;
+  results?: SparqlResults;
   /** The full answer as N-Triples (CONSTRUCT/DESCRIBE). */
   ntriples?: string;
   /** The query sent (full IRIs; the SERVICE body for `direct`). */
@@ -269,7 +269,7 @@ export function lonePlan(text: string, registry: EndpointRegistry, maxQueryChars
 
 /** A full answer kept for the next pages of the same query. */
 interface KeptAnswer {
-  results?: JsonResults;
+  results?: SparqlResults;
   ntriples?: string;
   how: string;
   route: 'direct' | 'federation';
@@ -403,9 +403,9 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
     }
     return answer({ ntriples: nt }, nt.length);
   }
-  let results: JsonResults;
+  let results: SparqlResults;
   try {
-    results = JSON.parse(o.body) as JsonResults;
+    results = JSON.parse(o.body) as SparqlResults;
   } catch {
     if (/^(application\/sparql-results\+xml|text\/csv|text\/tab-separated-values)$/.test(o.contentType)) {
       return bad(`${routed.route === 'direct' ? `the endpoint ${targets[0]}` : 'the federation engine'} answered ${o.contentType} although SPARQL JSON results (${media}) were asked for; its answer is not read`);

@@ -32,7 +32,8 @@ import type * as RDF from '@rdfjs/types';
 import { STATE_FILES } from '../build/state.js';
 import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
 import { describeInWords } from '../describe/catalogue.js';
-import { parseSparqlJson, type SparqlClient, type SparqlRow } from '../describe/client.js';
+import type { SparqlClient } from '../describe/client.js';
+import { parseSparqlJson, type SparqlRow } from '../sparql/results.js';
 import {
   sortDescription,
   type ClassPartition,
@@ -358,7 +359,7 @@ async function computeVoid(ctx: McpToolContext, e: RegisteredEndpoint, variant: 
         notes.push(`linksets to ${p.url} not counted: ${o.status === 'timeout' ? `time limit of ${ctx.limits.voidStepTimeoutMs} ms` : o.error}`);
         continue;
       }
-      const rows = (JSON.parse(o.body) as { results: { bindings: Record<string, { value: string }>[] } }).results.bindings;
+      const rows = parseSparqlJson(o.body, p.url);
       for (const r of rows) if (r.p && Number(r.triples?.value) > 0) linksets.push({ subjectsTarget: stats.dataset, objectsTarget: datasetOf(p), linkPredicate: r.p.value, triples: Number(r.triples.value) });
     }
   }

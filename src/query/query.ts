@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Parser as N3Parser, type Quad, type Term } from 'n3';
 import { InputError } from '../common/errors.js';
 import { MEDIA } from '../sparql/protocol.js';
-import { serializeResults, type JsonResults, type JsonTerm } from '../sparql/results.js';
+import { serializeResults, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
 import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
 import { findEndpoint, openRegistry, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import { FEDERATION_WAIT_MS } from '../federation/limit.js';
@@ -67,7 +67,7 @@ export interface QueryAnswer {
   targets: { id: string; url: string }[];
   /** `bindings` (SELECT), `boolean` (ASK) or `graph` (CONSTRUCT/DESCRIBE: triples as rows of ?subject ?predicate ?object). */
   form: 'bindings' | 'boolean' | 'graph';
-  results: JsonResults;
+  results: SparqlResults;
   /** Wall time of the query, in ms. */
   ms: number;
   /** HTTP requests sent per endpoint URL. */
@@ -77,7 +77,7 @@ export interface QueryAnswer {
 }
 
 /** A term of an RDF/JS quad as a SPARQL JSON term. */
-function jsonTerm(t: Term): JsonTerm {
+function jsonTerm(t: Term): SparqlTerm {
   if (t.termType === 'NamedNode') return { type: 'uri', value: t.value };
   if (t.termType === 'BlankNode') return { type: 'bnode', value: t.value };
   const l = t as Term & { language?: string; datatype?: { value: string } };
@@ -86,7 +86,7 @@ function jsonTerm(t: Term): JsonTerm {
 }
 
 /** Triples (N-Triples or Turtle text) as SPARQL JSON rows of ?subject ?predicate ?object. */
-function graphAsBindings(text: string, contentType: string): JsonResults {
+function graphAsBindings(text: string, contentType: string): SparqlResults {
   const quads: Quad[] = new N3Parser({ format: contentType.includes('turtle') ? 'text/turtle' : 'application/n-triples' }).parse(text);
   return { head: { vars: ['subject', 'predicate', 'object'] }, results: { bindings: quads.map((q) => ({ subject: jsonTerm(q.subject), predicate: jsonTerm(q.predicate), object: jsonTerm(q.object) })) } };
 }
@@ -241,9 +241,9 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     if (outcome.badAnswer?.problem) throw new InputError(badAnswer);
     throw new InputError(queryFailure(where, outcome));
   }
-  let results: JsonResults;
+  let results: SparqlResults;
   try {
-    results = graph ? graphAsBindings(outcome.body, outcome.contentType) : (JSON.parse(outcome.body) as JsonResults);
+    results = graph ? graphAsBindings(outcome.body, outcome.contentType) : (JSON.parse(outcome.body) as SparqlResults);
   } catch (e) {
     // A SPARQL XML, CSV or TSV answer is no fault of its content but is not what was asked for: said plainly.
     if (!graph && /^(application\/sparql-results\+xml|text\/csv|text\/tab-separated-values)$/.test(outcome.contentType)) {
@@ -257,7 +257,7 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
 }
 
 /** A term as the table shows it: `<iri>`, a literal's lexical form (`@lang` appended), `_:label`. */
-function cellText(t: JsonTerm | undefined): string {
+function cellText(t: SparqlTerm | undefined): string {
   if (!t) return '';
   if (t.type === 'uri') return `<${t.value}>`;
   if (t.type === 'bnode') return `_:${t.value}`;
@@ -266,14 +266,14 @@ function cellText(t: JsonTerm | undefined): string {
 }
 
 /** An ASK answer as one row of ?boolean (for CSV and TSV, which SPARQL defines for SELECT only). */
-const booleanRows = (b: boolean): JsonResults => ({ head: { vars: ['boolean'] }, results: { bindings: [{ boolean: { type: 'literal', value: String(b), datatype: 'http://www.w3.org/2001/XMLSchema#boolean' } }] } });
+const booleanRows = (b: boolean): SparqlResults => ({ head: { vars: ['boolean'] }, results: { bindings: [{ boolean: { type: 'literal', value: String(b), datatype: 'http://www.w3.org/2001/XMLSchema#boolean' } }] } });
 
 /**
  * Writes an answer: `table` (aligned columns, a header and a rule; ASK as `true`/`false`), `json`
  * (SPARQL 1.1 Query Results JSON), `csv` (SPARQL 1.1 Query Results CSV, CRLF line ends), `tsv`
  * (SPARQL 1.1 Query Results TSV: terms in Turtle syntax). An ASK answer in CSV/TSV is one row of ?boolean.
  */
-export function formatAnswer(r: JsonResults, format: QueryFormat): string {
+export function formatAnswer(r: SparqlResults, format: QueryFormat): string {
   if (format === 'json') return serializeResults(r, MEDIA.json) + '\n';
   if (format === 'csv' || format === 'tsv') return serializeResults(r.boolean !== undefined ? booleanRows(r.boolean) : r, format === 'csv' ? MEDIA.csv : MEDIA.tsv);
   if (r.boolean !== undefined) return `${r.boolean}\n`;

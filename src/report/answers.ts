@@ -5,8 +5,8 @@
  */
 import sparqljs from 'sparqljs';
 import type { StoreWorker } from '../common/store-worker.js';
-import type { GoldAlternative, GoldAnswer, GoldTies, SparqlJsonResults } from '../build/gold-answers.js';
-import type { JsonResults } from '../sparql/results.js';
+import type { GoldAlternative, GoldAnswer, GoldTies } from '../build/gold-answers.js';
+import type { SparqlResults } from '../sparql/results.js';
 import { compareResults } from '../answers/compare.js';
 import {
   answerVariables,
@@ -69,17 +69,17 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 export async function analyseGoldTies(store: StoreWorker, q: GoldQueryToRun, gold: GoldAnswer, timeoutMs: number): Promise<GoldTies | undefined> {
   const ast = q.ast;
   if (!ast || ast.type !== 'query' || ast.queryType !== 'SELECT' || gold.status !== 'ok' || !gold.results || typeof gold.results !== 'object' || gold.results.boolean !== undefined) return undefined;
-  const goldResults = gold.results as JsonResults;
-  const run = async (text: string): Promise<JsonResults | string> => {
+  const goldResults = gold.results as SparqlResults;
+  const run = async (text: string): Promise<SparqlResults | string> => {
     const o = await store.query({ query: text, resultsFormat: 'application/sparql-results+json', timeoutMs });
-    return o.status === 'ok' ? (JSON.parse(o.body) as JsonResults) : o.status === 'timeout' ? `a time limit of ${timeoutMs} ms` : `an error (${o.error})`;
+    return o.status === 'ok' ? (JSON.parse(o.body) as SparqlResults) : o.status === 'timeout' ? `a time limit of ${timeoutMs} ms` : `an error (${o.error})`;
   };
   const reasons: string[] = [];
   let unknown = false;
   let choice = false;
 
   // Top-level segments of an answer of `query` (the gold query, or one with sub-SELECTs inlined).
-  const segmentsOf = async (query: sparqljs.SparqlQuery, answer: JsonResults): Promise<TieSegment[] | string> => {
+  const segmentsOf = async (query: sparqljs.SparqlQuery, answer: SparqlResults): Promise<TieSegment[] | string> => {
     if (query.type !== 'query' || query.queryType !== 'SELECT' || !query.order?.length || singleSolution(query)) return [];
     const problem = tieAnalysisProblem(query);
     if (problem) return problem;
@@ -144,7 +144,7 @@ export async function analyseGoldTies(store: StoreWorker, q: GoldQueryToRun, gol
             reproduced = true;
             continue;
           }
-          if (alternatives.some((a) => compareResults(a.results as JsonResults, answer, ordered).identical)) continue;
+          if (alternatives.some((a) => compareResults(a.results as SparqlResults, answer, ordered).identical)) continue;
           rows += answer.results?.bindings.length ?? 0;
           if (rows > MAX_ALTERNATIVE_ROWS) {
             unknown = true;
@@ -156,7 +156,7 @@ export async function analyseGoldTies(store: StoreWorker, q: GoldQueryToRun, gol
             unknown = true;
             reasons.push(`an alternative's top-level ties: ${segs}`);
           }
-          alternatives.push({ results: answer as SparqlJsonResults, ...(typeof segs !== 'string' && segs.length ? { segments: segs } : {}) });
+          alternatives.push({ results: answer as SparqlResults, ...(typeof segs !== 'string' && segs.length ? { segments: segs } : {}) });
         }
         if (!unknown) {
           choice = alternatives.length > 0;
@@ -218,7 +218,7 @@ export async function executeGoldQueries(
       const rows = r.body.split('\n').filter((l) => l.trim()).length;
       a = { query: q.id, status: 'ok', rows, empty: rows === 0, ordered: q.ordered, results: r.body };
     } else {
-      const results = JSON.parse(r.body) as SparqlJsonResults;
+      const results = JSON.parse(r.body) as SparqlResults;
       const rows = results.results ? results.results.bindings.length : 1;
       const empty = results.results ? rows === 0 : results.boolean === false;
       a = { query: q.id, status: 'ok', rows, empty, ordered: q.ordered, results };

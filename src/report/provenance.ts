@@ -1,4 +1,5 @@
 import sparqljs from 'sparqljs';
+import { parseSparqlJson } from '../sparql/results.js';
 
 /**
  * The queries that find which shards a gold query's solutions use (realised fan-out):
@@ -162,7 +163,7 @@ export async function realisedShards(
     if (i > 0 && solutions === 0) break;
     const r = await store.query({ query: text, resultsFormat: 'application/sparql-results+json', timeoutMs });
     if (r.status !== 'ok') return { status: r.status, shards: [] };
-    const bindings = (JSON.parse(r.body) as { results: { bindings: Record<string, { value: string }>[] } }).results.bindings;
+    const bindings = parseSparqlJson(r.body, 'the provenance query');
     if (i === 0) solutions = bindings.length;
     for (const b of bindings) for (const v of Object.values(b)) if (shardOfGraph.has(v.value)) shards.add(shardOfGraph.get(v.value)!);
   }

@@ -22,7 +22,8 @@ import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import { readBuildDir, readJsonFile } from '../build/open.js';
 import type { BenchmarkEntry, ManifestQuery } from '../partition/index.js';
 import { executeGoldQueries } from './answers.js';
-import { readGoldAnswers, type GoldAnswer, type SparqlJsonResults } from '../build/gold-answers.js';
+import { readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
+import type { SparqlResults } from '../sparql/results.js';
 import { realisedShards, type RealisedStatus } from './provenance.js';
 import { shardGraph } from './stats.js';
 import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
@@ -94,7 +95,7 @@ function answerView(a: GoldAnswer | undefined, source: AnswerView['source'], pre
     base.preview = a.results.split('\n').filter((l) => l.trim()).slice(0, previewRows).map((l) => [l]);
     return base;
   }
-  const r = a.results as SparqlJsonResults;
+  const r = a.results as SparqlResults;
   if (!r.results) {
     base.preview = [[String(r.boolean)]];
     return base;

@@ -21,13 +21,13 @@
  *   fn); predicted rows {a, x} against gold {a, y} give 0.667 (GRASP) and 0.5 (Spinach).
  */
 import { munkres } from 'munkres';
-import type { JsonResults, JsonTerm } from '../sparql/results.js';
+import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { termKey } from '../answers/compare.js';
 
 /** The key of an unbound cell. */
 export const UNDEF = 'UNDEF';
 
-const cell = (row: Record<string, JsonTerm>, v: string) => (row[v] ? termKey(row[v]) : UNDEF);
+const cell = (row: Record<string, SparqlTerm>, v: string) => (row[v] ? termKey(row[v]) : UNDEF);
 
 /** Largest number of column bijections tried (7! = 5,040: wider answers are compared by name only). */
 const MAX_BIJECTIONS = 5_040;
@@ -42,7 +42,7 @@ export interface AnswerMatch {
 }
 
 /** The variables of an answer: the head's, plus any variable bound in a row but missing from the head. */
-export function answerVars(r: JsonResults): string[] {
+export function answerVars(r: SparqlResults): string[] {
   const vars = [...(r.head.vars ?? [])];
   for (const row of r.results?.bindings ?? []) for (const v of Object.keys(row)) if (!vars.includes(v)) vars.push(v);
   return vars;
@@ -53,11 +53,11 @@ export function answerVars(r: JsonResults): string[] {
  * (a necessary condition for equal row multisets), up to MAX_BIJECTIONS, or every bijection when
  * `any` is set (needed under ties, where the columns may differ).
  */
-export function columnBijections(gold: JsonResults, pred: JsonResults, any = false): Record<string, string>[] {
+export function columnBijections(gold: SparqlResults, pred: SparqlResults, any = false): Record<string, string>[] {
   const gv = answerVars(gold);
   const pv = answerVars(pred);
   if (gv.length !== pv.length) return [];
-  const sig = (r: JsonResults, v: string) => (r.results?.bindings ?? []).map((row) => cell(row, v)).sort().join('\u0000');
+  const sig = (r: SparqlResults, v: string) => (r.results?.bindings ?? []).map((row) => cell(row, v)).sort().join('\u0000');
   const gs = gv.map((v) => sig(gold, v));
   const ps = pv.map((v) => sig(pred, v));
   const out: Record<string, string>[] = [];
@@ -83,7 +83,7 @@ export function columnBijections(gold: JsonResults, pred: JsonResults, any = fal
 }
 
 /** The predicted answer with its columns renamed to the gold variables through `mapping`. */
-export function renameColumns(pred: JsonResults, mapping: Record<string, string>): JsonResults {
+export function renameColumns(pred: SparqlResults, mapping: Record<string, string>): SparqlResults {
   const back = Object.entries(mapping);
   return {
     head: { vars: back.map(([g]) => g) },
@@ -99,7 +99,7 @@ export function renameColumns(pred: JsonResults, mapping: Record<string, string>
  * @param ordered the gold query has a top-level ORDER BY
  * @param tieCheck optional: whether a renamed answer is what some ordering of tied solutions gives
  */
-export function matchAnswer(gold: JsonResults, pred: JsonResults, ordered: boolean, tieCheck?: (renamed: JsonResults) => boolean): AnswerMatch {
+export function matchAnswer(gold: SparqlResults, pred: SparqlResults, ordered: boolean, tieCheck?: (renamed: SparqlResults) => boolean): AnswerMatch {
   if (gold.boolean !== undefined || pred.boolean !== undefined) {
     const ok = gold.boolean === pred.boolean;
     return ok ? { correct: true } : { correct: false, reason: `ASK answered ${pred.boolean ?? 'rows'}, gold ${gold.boolean ?? 'rows'}` };
@@ -110,7 +110,7 @@ export function matchAnswer(gold: JsonResults, pred: JsonResults, ordered: boole
   const gv = answerVars(gold);
   const pv = answerVars(pred);
   if (gv.length !== pv.length) return { correct: false, reason: `${pv.length} columns where gold has ${gv.length}` };
-  const rowsOf = (rows: Record<string, JsonTerm>[], vars: string[]) => rows.map((row) => vars.map((v) => cell(row, v)).join('\u0001'));
+  const rowsOf = (rows: Record<string, SparqlTerm>[], vars: string[]) => rows.map((row) => vars.map((v) => cell(row, v)).join('\u0001'));
   const goldRows = rowsOf(g, gv);
   const goldSorted = [...goldRows].sort();
   for (const m of columnBijections(gold, pred)) {
@@ -127,7 +127,7 @@ export function matchAnswer(gold: JsonResults, pred: JsonResults, ordered: boole
 }
 
 /** Bound terms of each row, in column order (GRASP's `SelectResult.bindings()`). */
-function boundRows(r: JsonResults): string[][] {
+function boundRows(r: SparqlResults): string[][] {
   const vars = answerVars(r);
   return (r.results?.bindings ?? []).map((row) => vars.filter((v) => row[v]).map((v) => termKey(row[v])));
 }
@@ -190,7 +190,7 @@ export const GRASP_EXACT_AFTER = 1024;
  * Gold ASK: the prediction counts as `true` when it has rows; a predicted ASK against a gold
  * SELECT scores 0; two empty SELECT answers score 1, one empty one 0.
  */
-export function graspF1(pred: JsonResults | undefined, gold: JsonResults): number {
+export function graspF1(pred: SparqlResults | undefined, gold: SparqlResults): number {
   if (!pred) return 0;
   if (gold.boolean !== undefined) {
     const b = pred.boolean !== undefined ? pred.boolean : (pred.results?.bindings.length ?? 0) > 0;
@@ -209,7 +209,7 @@ export function graspF1(pred: JsonResults | undefined, gold: JsonResults): numbe
  * answers score 1 when the booleans are equal. Two empty answers score 1 (Spinach's own code
  * divides 0 by 0 there and fails its assertion; fkgqa defines it).
  */
-export function spinachF1(pred: JsonResults | undefined, gold: JsonResults): number {
+export function spinachF1(pred: SparqlResults | undefined, gold: SparqlResults): number {
   if (!pred) return 0;
   if (gold.boolean !== undefined || pred.boolean !== undefined) return gold.boolean === pred.boolean ? 1 : 0;
   const gvars = answerVars(gold).filter((v) => !(v.endsWith('Label') || v.endsWith('Description')));

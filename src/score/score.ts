@@ -26,7 +26,7 @@ import { findGoldAnswers, goldAnswerDigest, goldResultsById, TIE_ANALYSIS, type 
 import sparqljs from 'sparqljs';
 import { negatedTriples } from '../sparql/negation.js';
 import { MEDIA } from '../sparql/protocol.js';
-import type { JsonResults } from '../sparql/results.js';
+import { parseSparqlJson, type SparqlResults } from '../sparql/results.js';
 import { admissibleUnderTies, type AdmissibleAnswers } from '../answers/ties.js';
 import { readGoldQueries } from '../build/benchmark.js';
 import { graspF1, matchAnswer, spinachF1, type AnswerMatch } from './metrics.js';
@@ -323,7 +323,7 @@ function checkBuildIdentity(lines: RunLine[], outputDigest: string, goldDigestOf
  * The verdict of an answer against gold and, when gold depends on ties, against every admissible
  * answer (GoldTies: top-level segments, sub-SELECT alternatives with their own segments).
  */
-export function matchAdmissible(gold: JsonResults, ties: GoldTies | undefined, pred: JsonResults, ordered: boolean): AnswerMatch & { byTies: boolean; byAlternative: boolean } {
+export function matchAdmissible(gold: SparqlResults, ties: GoldTies | undefined, pred: SparqlResults, ordered: boolean): AnswerMatch & { byTies: boolean; byAlternative: boolean } {
   const { match: m, by, admissible } = admissibleUnderTies(gold, ties as AdmissibleAnswers | undefined, pred, ordered, matchAnswer);
   if (m.correct) return { ...m, byTies: by === 'ties', byAlternative: by === 'alternative' };
   return { ...m, reason: `${m.reason}${admissible > 1 ? ` (nor any of the ${admissible - 1} other admissible answers)` : ''}`, byTies: false, byAlternative: false };
@@ -333,9 +333,9 @@ export function matchAdmissible(gold: JsonResults, ties: GoldTies | undefined, p
  * F1 of an answer where gold may depend on ties: 1 for an answer accepted as admissible (it is one
  * of the correct answers), else the best F1 against gold and each alternative (sub-SELECT choices).
  */
-function f1Of(f: typeof graspF1, pred: JsonResults | undefined, gold: JsonResults, ties: GoldTies | undefined, correct: boolean): number {
+function f1Of(f: typeof graspF1, pred: SparqlResults | undefined, gold: SparqlResults, ties: GoldTies | undefined, correct: boolean): number {
   if (correct && pred && ties) return 1;
-  const all = [gold, ...(ties?.alternatives ?? []).map((a) => a.results as JsonResults)];
+  const all = [gold, ...(ties?.alternatives ?? []).map((a) => a.results as SparqlResults)];
   return round(Math.max(...all.map((g) => f(pred, g))), 4);
 }
 
@@ -409,7 +409,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
           out = null;
           break;
         }
-        for (const b of (JSON.parse(o.body) as JsonResults).results?.bindings ?? []) if (nameOf.has(b.fkgqa_g.value)) found.add(nameOf.get(b.fkgqa_g.value)!);
+        for (const b of parseSparqlJson(o.body, 'the shard query')) if (b.fkgqa_g && nameOf.has(b.fkgqa_g.value)) found.add(nameOf.get(b.fkgqa_g.value)!);
       }
       if (out) out = [...found];
     }
@@ -440,7 +440,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
       if (!parsed.ok) throw new InputError(`gold query does not parse: ${parsed.error}`, { query: r.question.queryId });
       const ast = parsed.query.ast;
       const ordered = ast.type === 'query' && !!(ast as { order?: unknown[] }).order?.length;
-      const goldResults = gold?.status === 'ok' && gold.results && typeof gold.results === 'object' ? (gold.results as JsonResults) : undefined;
+      const goldResults = gold?.status === 'ok' && gold.results && typeof gold.results === 'object' ? (gold.results as SparqlResults) : undefined;
       if (gold?.ties && !tieQuestions.has(r.question.queryId)) tieQuestions.set(r.question.queryId, { queryId: r.question.queryId, dependence: gold.ties.dependence, reason: gold.ties.reason, alternatives: gold.ties.alternatives?.length ?? 0 });
       const pred = r.final?.status === 'ok' ? r.final.results : undefined;
       const counted = !FAILED_END_REASONS.includes(r.endReason);

@@ -13,7 +13,7 @@ import { isEngineFault } from '../common/engine-fault.js';
 import { MEDIA, negotiate, offered, ProtocolError, QUERY_ERROR_HEADER } from '../sparql/protocol.js';
 import { type Feature, inspectQuery, queryInfo, type QueryParseLimits } from '../sparql/inspect.js';
 import { type RequestKind } from './request-log.js';
-import { serializeResults, truncateBindings, type JsonResults } from '../sparql/results.js';
+import { serializeResults, truncateBindings, type SparqlResults } from '../sparql/results.js';
 import { keepCarriageReturns, xmlIllegalChar } from '../sparql/xml-chars.js';
 
 /**
@@ -174,7 +174,7 @@ function evaluate(ox: OxigraphRuntime, store: oxigraph.Store, t: EndpointTask, f
     if (quads.length <= cap) return { body: serializeGraph(ox, quads, format), format };
     return { body: serializeGraph(ox, quads.slice(0, cap), format), format, profile: 'truncated', headers: { 'Fkgqa-Truncated': `triples=${cap}; of=${quads.length}` } };
   }
-  const parsed = JSON.parse(store.query(t.query, { results_format: MEDIA.json }) as string) as JsonResults;
+  const parsed = JSON.parse(store.query(t.query, { results_format: MEDIA.json }) as string) as SparqlResults;
   const cut = truncateBindings(parsed, cap);
   return {
     body: serializeResults(cut.results, format),

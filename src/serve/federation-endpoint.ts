@@ -33,7 +33,7 @@ import type { EngineQueryOptions } from '../federation/engine.js';
 import { waitLimit, waitOutcome } from '../federation/limit.js';
 import { FairQueue, type FairQueueEvent, type Turn } from './fair-queue.js';
 import { MEDIA, negotiate, offered, parseProtocolRequest, parseTimeLimit, ProtocolError, QUERY_ERROR_HEADER, readBody, strictSearchParams, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
-import { type JsonResults, serializeResults } from '../sparql/results.js';
+import { type SparqlResults, serializeResults } from '../sparql/results.js';
 import type { RequestKind } from './request-log.js';
 import { serviceDescription } from './service-description.js';
 
@@ -214,7 +214,7 @@ export class FederationEndpoint {
     // An error the query caused (a shard's 400, or its Fkgqa-Query-Error: a function it cannot evaluate) is the client's: 400, not 502.
     const queryCaused = o.status === 'error' && (o.queryCaused || o.httpStatus === 400);
     if (o.status === 'error') return { ...text(queryCaused ? 400 : 502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`, 'data', queryCaused ? { [QUERY_ERROR_HEADER]: 'evaluation' } : undefined), query, ...fed };
-    if (rewrite) return { status: 200, body: serializeResults(JSON.parse(o.body) as JsonResults, rewrite), type: `${rewrite}; charset=utf-8`, kind: 'data', query };
+    if (rewrite) return { status: 200, body: serializeResults(JSON.parse(o.body) as SparqlResults, rewrite), type: `${rewrite}; charset=utf-8`, kind: 'data', query };
     const type = o.contentType || format;
     return { status: 200, body: o.body, type: type.startsWith('text/') ? `${type}; charset=utf-8` : type, kind: 'data', query, ...fed };
   }

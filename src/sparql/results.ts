@@ -8,19 +8,49 @@
 import { stringify } from 'csv-stringify/sync';
 import { MEDIA } from './protocol.js';
 
-/** An RDF term in SPARQL JSON results (SPARQL 1.1 Query Results JSON Format §3.2.2). */
-export interface JsonTerm {
+/**
+ * One RDF term of a result row, as in the SPARQL 1.1 Query Results JSON Format (§3.2.2);
+ * `typed-literal` is the pre-Recommendation spelling some servers still write, `triple` an RDF-star
+ * quoted triple.
+ */
+export interface SparqlTerm {
   type: 'uri' | 'literal' | 'bnode' | 'typed-literal' | 'triple';
   value: string;
   'xml:lang'?: string;
   datatype?: string;
 }
 
-/** SPARQL 1.1 JSON results: bindings (SELECT) or a boolean (ASK). */
-export interface JsonResults {
+/** One solution: variable name (without `?`) → bound term. Unbound variables are absent. */
+export type SparqlRow = Record<string, SparqlTerm>;
+
+/** A SPARQL 1.1 Query Results JSON document: bindings (SELECT) or a boolean (ASK). */
+export interface SparqlResults {
   head: { vars?: string[]; link?: string[] };
-  results?: { bindings: Record<string, JsonTerm>[] };
+  results?: { bindings: SparqlRow[] };
   boolean?: boolean;
+}
+
+/**
+ * Parses the bindings of a SPARQL 1.1 Query Results JSON document (W3C Recommendation 2013, §3)
+ * into rows, in the document's order. QLever writes `null` for unbound variables (field notes §3);
+ * such entries are dropped.
+ * @param label where the document came from (a URL or a file), named in errors
+ * @throws Error naming `label` if the body is not JSON or has no `results.bindings` array
+ */
+export function parseSparqlJson(body: string, label: string): SparqlRow[] {
+  let doc: { results?: { bindings?: Record<string, SparqlTerm | null>[] } };
+  try {
+    doc = JSON.parse(body);
+  } catch (e) {
+    throw new Error(`${label}: the answer is not JSON (${(e as Error).message}): ${body.slice(0, 200)}`);
+  }
+  const bindings = doc.results?.bindings;
+  if (!Array.isArray(bindings)) throw new Error(`${label}: the answer has no results.bindings: ${body.slice(0, 200)}`);
+  return bindings.map((b) => {
+    const row: SparqlRow = {};
+    for (const [k, v] of Object.entries(b)) if (v) row[k] = v;
+    return row;
+  });
 }
 
 /** The `link` that marks a cut answer (SPARQL JSON `head.link`, SPARQL XML `<link href>`). */
@@ -33,7 +63,7 @@ export function truncationLink(maxRows: number): string {
  * @returns the (possibly cut) results, with a truncation link in the head when rows were dropped,
  *   and the number of rows before the cut
  */
-export function truncateBindings(results: JsonResults, maxRows: number): { results: JsonResults; truncated: boolean; rows: number } {
+export function truncateBindings(results: SparqlResults, maxRows: number): { results: SparqlResults; truncated: boolean; rows: number } {
   const rows = results.results?.bindings.length ?? 0;
   if (!results.results || rows <= maxRows) return { results, truncated: false, rows };
   return {
@@ -52,7 +82,7 @@ function xmlEscape(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 }
 
-function xmlTerm(t: JsonTerm): string {
+function xmlTerm(t: SparqlTerm): string {
   if (t.type === 'uri') return `<uri>${xmlEscape(t.value)}</uri>`;
   if (t.type === 'bnode') return `<bnode>${xmlEscape(t.value)}</bnode>`;
   const lang = t['xml:lang'] ? ` xml:lang="${xmlEscape(t['xml:lang'])}"` : '';
@@ -61,7 +91,7 @@ function xmlTerm(t: JsonTerm): string {
 }
 
 /** SPARQL 1.1 Query Results XML Format (§2). */
-function toXml(r: JsonResults): string {
+function toXml(r: SparqlResults): string {
   const head = [...(r.head.vars ?? []).map((v) => `<variable name="${xmlEscape(v)}"/>`), ...(r.head.link ?? []).map((l) => `<link href="${xmlEscape(l)}"/>`)].join('');
   const open = '<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#">';
   if (r.boolean !== undefined) return `${open}<head>${head}</head><boolean>${r.boolean}</boolean></sparql>`;
@@ -76,7 +106,7 @@ function toXml(r: JsonResults): string {
  * value is quoted when it holds a comma, a quote, CR or LF (RFC 4180 §2.6; a lone LF too, which
  * csv-stringify would leave bare with a CRLF record delimiter).
  */
-function toCsv(r: JsonResults): string {
+function toCsv(r: SparqlResults): string {
   const vars = r.head.vars ?? [];
   const records = (r.results?.bindings ?? []).map((b) => vars.map((v) => (b[v] ? (b[v].type === 'bnode' ? `_:${b[v].value}` : b[v].value) : '')));
   return stringify([vars, ...records], { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
@@ -95,7 +125,7 @@ const SHORT_FORM: Record<string, RegExp> = {
  * booleans whose lexical form is a Turtle number/boolean token in the short form (`1`, not
  * `"1"^^xsd:integer`), as oxigraph writes them.
  */
-function tsvTerm(t: JsonTerm): string {
+function tsvTerm(t: SparqlTerm): string {
   if (t.type === 'uri') return `<${t.value}>`;
   if (t.type === 'bnode') return `_:${t.value}`;
   if (t.datatype && !t['xml:lang'] && SHORT_FORM[t.datatype]?.test(t.value)) return t.value;
@@ -167,11 +197,11 @@ export function sparqlIri(iri: string, prefixes: Record<string, string> = {}): s
  * a double "13.0" as `13.0e0`); every other literal, and those whose lexical form has no such token
  * (`"NaN"`, a boolean `"1"`), as `"lexical"^^datatype`.
  */
-export function sparqlTerm(t: JsonTerm, prefixes: Record<string, string> = {}): string {
+export function sparqlTerm(t: SparqlTerm, prefixes: Record<string, string> = {}): string {
   if (t.type === 'uri') return sparqlIri(t.value, prefixes);
   if (t.type === 'bnode') return `_:${t.value}`;
   if (t.type === 'triple') {
-    const v = t.value as unknown as { subject?: JsonTerm; predicate?: JsonTerm; object?: JsonTerm };
+    const v = t.value as unknown as { subject?: SparqlTerm; predicate?: SparqlTerm; object?: SparqlTerm };
     return v && typeof v === 'object' && v.subject && v.predicate && v.object ? `<< ${sparqlTerm(v.subject, prefixes)} ${sparqlTerm(v.predicate, prefixes)} ${sparqlTerm(v.object, prefixes)} >>` : quoted(JSON.stringify(t.value));
   }
   if (t['xml:lang']) return `${quoted(t.value)}@${t['xml:lang']}`;
@@ -189,12 +219,12 @@ export function tableHeader(vars: readonly string[]): string {
 }
 
 /** One row of a results table: the row's terms in `vars` order as `sparqlTerm` writes them, separated by tabs; an unbound variable is an empty cell. */
-export function tableRow(row: Record<string, JsonTerm>, vars: readonly string[], prefixes: Record<string, string> = {}): string {
+export function tableRow(row: Record<string, SparqlTerm>, vars: readonly string[], prefixes: Record<string, string> = {}): string {
   return vars.map((v) => (row[v] ? sparqlTerm(row[v], prefixes) : '')).join('\t');
 }
 
 /** SPARQL 1.1 Query Results TSV (§3): `?var` header, terms in Turtle syntax. */
-function toTsv(r: JsonResults): string {
+function toTsv(r: SparqlResults): string {
   const vars = r.head.vars ?? [];
   const lines = [vars.map((v) => `?${v}`).join('\t'), ...(r.results?.bindings ?? []).map((b) => vars.map((v) => (b[v] ? tsvTerm(b[v]) : '')).join('\t'))];
   return lines.join('\n') + '\n';
@@ -216,7 +246,7 @@ export function truncateNTriples(text: string, maxTriples: number): { text: stri
  * @param mediaType one of MEDIA.json, MEDIA.xml, MEDIA.csv, MEDIA.tsv
  * @throws Error for any other media type
  */
-export function serializeResults(r: JsonResults, mediaType: string): string {
+export function serializeResults(r: SparqlResults, mediaType: string): string {
   switch (mediaType) {
     case MEDIA.json:
       return JSON.stringify(r);

@@ -4,7 +4,7 @@
  * (engine vs engine vs gold), and the report as text.
  */
 import { compareResults } from '../answers/compare.js';
-import type { JsonResults } from '../sparql/results.js';
+import type { SparqlResults } from '../sparql/results.js';
 import type { FederationForm } from './forms.js';
 import type { Comparison } from '../answers/compare.js';
 import type { GoldResult } from '../build/gold-answers.js';
@@ -124,7 +124,7 @@ const goldCell = (v: QueryVerdict) => (v.gold.status === 'ok' ? `${v.gold.rows} 
  * @param answers the answers of the engines that answered, by engine name
  * @returns the disagreement, or undefined when every engine is identical to gold (or everyone failed)
  */
-export function classifyDisagreement(v: QueryVerdict, form: FederationForm, answers: Map<string, JsonResults>): Disagreement | undefined {
+export function classifyDisagreement(v: QueryVerdict, form: FederationForm, answers: Map<string, SparqlResults>): Disagreement | undefined {
   const ran = Object.entries(v.engines)
     .map(([engine, forms]) => [engine, forms[form]] as const)
     .filter((e): e is readonly [string, FormVerdict] => !!e[1] && e[1].status !== 'skipped');

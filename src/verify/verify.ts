@@ -21,10 +21,10 @@ import { InputError } from '../common/errors.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
 import { readBuild, readJsonFile } from '../build/open.js';
 import { readGoldQueries } from '../build/benchmark.js';
-import { goldResultsById, readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type GoldResult, type GoldTies, type SparqlJsonResults } from '../build/gold-answers.js';
+import { goldResultsById, readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type GoldResult, type GoldTies } from '../build/gold-answers.js';
 import { StoreWorker } from '../common/store-worker.js';
 import { MEDIA } from '../sparql/protocol.js';
-import type { JsonResults } from '../sparql/results.js';
+import type { SparqlResults } from '../sparql/results.js';
 import { compareResults } from '../answers/compare.js';
 import { admissibleUnderTies, byVariableName, type AdmissibleAnswers } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
@@ -92,11 +92,11 @@ function readBuildDigest(shards: string): string {
   return readJsonFile<{ outputDigest: string }>(path.join(shards, 'build.json'), 'build.json of an fkgqa build').outputDigest;
 }
 
-function outcomeJson(o: { status: 'ok'; body: string }): JsonResults {
-  return JSON.parse(o.body) as JsonResults;
+function outcomeJson(o: { status: 'ok'; body: string }): SparqlResults {
+  return JSON.parse(o.body) as SparqlResults;
 }
 
-const rowsOf = (r: JsonResults) => (r.boolean !== undefined ? 1 : (r.results?.bindings.length ?? 0));
+const rowsOf = (r: SparqlResults) => (r.boolean !== undefined ? 1 : (r.results?.bindings.length ?? 0));
 const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 
 /** An engine's outcome with the time it took (ms, measured around the call). */
@@ -277,7 +277,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
             const o = await store!.query({ query: normalized, resultsFormat: MEDIA.json, timeoutMs });
             gold =
               o.status === 'ok'
-                ? { status: 'ok', results: JSON.parse(o.body) as JsonResults, ms: o.ms, source: 'computed' }
+                ? { status: 'ok', results: JSON.parse(o.body) as SparqlResults, ms: o.ms, source: 'computed' }
                 : { status: o.status, error: o.status === 'error' ? o.error : undefined, ms: o.ms, source: 'computed' };
             if (gold.results) gold.rows = rowsOf(gold.results);
           }
@@ -287,14 +287,14 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
           // answer (stored by fkgqa stats, or made here on the unsharded graph when gold was computed
           // here or stored without a tie analysis), judged by the admissibility rule score uses (admissibleUnderTies).
           let ties: GoldTies | null | undefined = stored && storedDoc?.tieAnalysis === TIE_ANALYSIS ? (gold.ties ?? null) : undefined;
-          const tieCheck = async (f: FormVerdict, answer: JsonResults | undefined) => {
+          const tieCheck = async (f: FormVerdict, answer: SparqlResults | undefined) => {
             if (f.status !== 'different' || !answer || !gold.results) return;
             if (ties === undefined) {
               ties = null;
               if (options.analyseTies && gold.status === 'ok') {
                 store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
                 const queryType = parsed.query.ast.type === 'query' ? parsed.query.ast.queryType : 'UPDATE';
-                ties = (await options.analyseTies(store, { id: q.id, normalized, queryType, ordered, ast: parsed.query.ast }, { query: q.id, status: 'ok', rows: gold.rows, ordered, results: gold.results as SparqlJsonResults }, timeoutMs)) ?? null;
+                ties = (await options.analyseTies(store, { id: q.id, normalized, queryType, ordered, ast: parsed.query.ast }, { query: q.id, status: 'ok', rows: gold.rows, ordered, results: gold.results as SparqlResults }, timeoutMs)) ?? null;
               }
             }
             if (!ties) return;
@@ -323,7 +323,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
           const cells: string[] = [];
           for (const f of forms) {
             const form = texts[f]!;
-            const answers = new Map<string, JsonResults>();
+            const answers = new Map<string, SparqlResults>();
             for (const engine of engines) {
               let fv: FormVerdict;
               if ('skipped' in form) fv = { status: 'skipped', reason: form.skipped, ms: 0, requests: 0 };

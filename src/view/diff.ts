@@ -5,7 +5,7 @@
  * multisets, under the column pairing (gold column → predicted column) that matches the most rows.
  */
 import { termKey } from '../answers/compare.js';
-import type { JsonResults, JsonTerm } from '../sparql/results.js';
+import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { answerVars, columnBijections, UNDEF } from '../score/metrics.js';
 
 /** A row's mark: '' same as in the other answer, `m` a gold row missing from the answer, `x` an answer row not in gold, `o` in both but at another position (ordered gold). */
@@ -30,7 +30,7 @@ const MAX_ROWS_FOR_PERMUTATIONS = 2_000;
 /** Columns above which only the pairing by name (or position) is tried (6! = 720 pairings). */
 const MAX_COLUMNS_FOR_PERMUTATIONS = 6;
 
-const cell = (row: Record<string, JsonTerm>, v: string) => (row[v] ? termKey(row[v]) : UNDEF);
+const cell = (row: Record<string, SparqlTerm>, v: string) => (row[v] ? termKey(row[v]) : UNDEF);
 
 /**
  * Marks the rows in which an answer differs from gold (module comment). ASK answers have no rows:
@@ -40,7 +40,7 @@ const cell = (row: Record<string, JsonTerm>, v: string) => (row[v] ? termKey(row
  * @param ordered the gold query has a top-level ORDER BY: rows present in both but at other
  *   positions are marked `o`
  */
-export function diffAnswers(gold: JsonResults, answer: JsonResults, ordered: boolean): RowDiff {
+export function diffAnswers(gold: SparqlResults, answer: SparqlResults, ordered: boolean): RowDiff {
   const g = gold.results?.bindings ?? [];
   const a = answer.results?.bindings ?? [];
   if (gold.boolean !== undefined || answer.boolean !== undefined) return { gold: [], answer: [], missing: 0, extra: 0, mapping: null };

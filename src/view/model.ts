@@ -6,7 +6,7 @@
  * Terms of answer tables are strings in N-Triples-like form: `<iri>`, `"lexical"`,
  * `"lexical"@lang`, `"lexical"^^<datatype>`, `_:label`; an unbound cell is the empty string.
  */
-import type { JsonResults, JsonTerm } from '../sparql/results.js';
+import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { conditionFields } from '../eval/record.js';
 import { type RunScore } from '../score/score.js';
 import type { LocatedRun, RunRecordV2 } from './records.js';
@@ -118,7 +118,7 @@ export interface ViewLimits {
 }
 
 /** A term in the page's compact form (module comment). */
-export function termCode(t: JsonTerm | undefined): string {
+export function termCode(t: SparqlTerm | undefined): string {
   if (!t) return '';
   if (t.type === 'uri') return `<${t.value}>`;
   if (t.type === 'bnode') return `_:${t.value}`;
@@ -129,7 +129,7 @@ export function termCode(t: JsonTerm | undefined): string {
 }
 
 /** An answer as a table cut to `maxRows` rows, with marks when given. */
-export function answerTable(r: JsonResults, maxRows: number, marks?: RowMark[]): AnswerTable {
+export function answerTable(r: SparqlResults, maxRows: number, marks?: RowMark[]): AnswerTable {
   if (r.boolean !== undefined) return { vars: [], rows: [], n: 1, boolean: r.boolean };
   const vars = [...(r.head?.vars ?? [])];
   const bindings = r.results?.bindings ?? [];
@@ -161,7 +161,7 @@ function toolTable(text: string, maxRows: number): { note: string; table: Answer
   const json = body.join('\n').trim();
   if (!json.startsWith('{')) return undefined;
   try {
-    const r = JSON.parse(json) as JsonResults;
+    const r = JSON.parse(json) as SparqlResults;
     if (!r || typeof r !== 'object' || !r.head) return undefined;
     return { note, table: answerTable(r, maxRows) };
   } catch {
@@ -196,7 +196,7 @@ export const whoOf = (r: RunRecordV2) => (r.agent === 'llm' ? (r.model ?? 'llm')
  * @param ordered the gold query orders its results
  * @param label the label of the run's condition (default `<setup>|<model or agent>`)
  */
-export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: JsonResults | undefined, ordered: boolean, shared: SharedTexts, limits: ViewLimits, label: string = `${run.record.setup}|${whoOf(run.record)}`): { summary: RunSummary; detail: RunDetail } {
+export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: SparqlResults | undefined, ordered: boolean, shared: SharedTexts, limits: ViewLimits, label: string = `${run.record.setup}|${whoOf(run.record)}`): { summary: RunSummary; detail: RunDetail } {
   const r = run.record;
   const toolSteps = new Map<string, Extract<RunRecordV2['steps'][number], { type: 'tool' }>>();
   const llmSteps: Extract<RunRecordV2['steps'][number], { type: 'llm' }>[] = [];

@@ -16,7 +16,7 @@ import { openBuild } from '../build/open.js';
 import { readGoldQueries } from '../build/benchmark.js';
 import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold-answers.js';
 import { parseQuery } from '../sparql/parse.js';
-import type { JsonResults } from '../sparql/results.js';
+import type { SparqlResults } from '../sparql/results.js';
 import { conditionLabels, score, type RunScore, type ScoreReport } from '../score/score.js';
 import { readRunFiles } from './records.js';
 import { answerTable, runView, SharedTexts, whoOf, type GoldView, type RunDetail, type RunSummary, type ViewData, type ViewLimits } from './model.js';
@@ -102,7 +102,7 @@ export async function viewRuns(o: ViewOptions): Promise<ViewResult> {
   const details: string[] = [];
   for (const l of located) {
     const g = golds.get(l.record.question.queryId);
-    const goldResults = g?.status === 'ok' && g.results && typeof g.results === 'object' ? (g.results as JsonResults) : undefined;
+    const goldResults = g?.status === 'ok' && g.results && typeof g.results === 'object' ? (g.results as SparqlResults) : undefined;
     const { summary, detail } = runView(l, verdicts.get(l.record.id), goldResults, ordered.get(l.record.question.queryId) ?? false, shared, limits, labelOf(l));
     runs.push(summary);
     details.push(JSON.stringify(detail satisfies RunDetail));

@@ -26,7 +26,8 @@ import {
   type PropertyEntry,
   type SchemaIndex,
 } from './schema-index.js';
-import { iriRef, settleAll, type SparqlRow, type SparqlSelect } from './sparql.js';
+import type { SparqlRow } from '../../sparql/results.js';
+import { iriRef, settleAll, type SparqlSelect } from './sparql.js';
 import { pageNote, pickPage, type PageArgs } from '../paging.js';
 import { sparqlIri } from '../../sparql/results.js';
 

@@ -4,7 +4,8 @@ import { pageNote, pickPage, type PageArgs } from '../paging.js';
 import { RDF_TYPE } from '../../common/vocab.js';
 import type { RegisteredEndpoint } from '../../federation/registry.js';
 import type { IndexFailure } from './schema-index.js';
-import { iriRef, settleAll, stringLiteral, termText, type SparqlRow, type SparqlTerm } from './sparql.js';
+import type { SparqlRow, SparqlTerm } from '../../sparql/results.js';
+import { iriRef, settleAll, stringLiteral, termText } from './sparql.js';
 
 /**
  * explore_property_usage (paper section 3.2): how a property is used — at which endpoints, the

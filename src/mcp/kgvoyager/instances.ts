@@ -4,7 +4,8 @@ import { pageNote, pickPage, type PageArgs } from '../paging.js';
 import type { RegisteredEndpoint } from '../../federation/registry.js';
 import { cosine } from './embedder.js';
 import type { IndexFailure } from './schema-index.js';
-import { iriRef, settleAll, stringLiteral, termText, type SparqlTerm } from './sparql.js';
+import type { SparqlTerm } from '../../sparql/results.js';
+import { iriRef, settleAll, stringLiteral, termText } from './sparql.js';
 import { iriText } from './text.js';
 
 /**

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import { RDFS } from '../../common/vocab.js';
 import { readVoid } from '../../describe/void-turtle.js';
 import type { RegisteredEndpoint } from '../../federation/registry.js';
-import { settleAll, type SelectBounds, type SparqlRow, type SparqlSelect } from './sparql.js';
+import type { SparqlRow } from '../../sparql/results.js';
+import { settleAll, type SelectBounds, type SparqlSelect } from './sparql.js';
 import { iriText } from './text.js';
 import type { IndexDocument } from './retrieval.js';
 

@@ -3,9 +3,9 @@
  * with a time limit and a row limit, so that the tools do not depend on which client `fkgqa mcp`
  * uses (and tests or the retrieval benchmark can answer from in-process stores).
  */
-import { HttpSparqlClient, type SparqlRow, type SparqlTerm } from '../../describe/client.js';
+import { HttpSparqlClient } from '../../describe/client.js';
+import type { SparqlRow, SparqlTerm } from '../../sparql/results.js';
 
-export type { SparqlRow, SparqlTerm };
 
 /** Bounds of one SELECT request. */
 export interface SelectBounds {
