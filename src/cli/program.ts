@@ -13,8 +13,8 @@ import { PRESETS } from '../partition/presets.js';
 import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH } from '../sparql/guard.js';
 import { DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_QUEUED, DEFAULT_PORT } from '../serve/defaults.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
-import { SCRIPTED_AGENTS, SETUPS } from '../eval/record.js';
-import { SETUPS as MCP_SETUPS } from '../mcp/context.js';
+import { SCRIPTED_AGENTS } from '../eval/record.js';
+import { SETUPS } from '../mcp/context.js';
 import { CROSS_CHECKED_ENGINES, DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES, parseEngineList } from '../federation/engines.js';
 import { engineAliasOption, formatOption, jsonOption, voidEngineOption } from './options.js';
 
@@ -355,7 +355,7 @@ export function program(): Command {
     .option('--endpoint <url...>', 'plain SPARQL endpoint URLs (any endpoints)')
     .option('--kg <name...>', 'only the endpoints of these graphs (fkgqa eval gives each run the graph of its question)')
     .option('--mix-graphs', 'let one query join endpoints of several graphs, and KGVoyager merge them by IRI (graphs reuse IRIs: by default they are kept apart)')
-    .addOption(new Option('--setup <setup>', 'evaluation setup (paper, section 5)').choices(MCP_SETUPS).default('baseline'))
+    .addOption(new Option('--setup <setup>', 'evaluation setup (paper, section 5)').choices([...SETUPS]).default('baseline'))
     .option('--prompts <dir>', 'folder of <setup>.md prompt files served as the MCP prompt answer_question (default: the shipped prompts/, as fkgqa eval)')
     .option('--http', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio')
     .option('--host <host>', 'with --http: interface to bind (loopback unless told otherwise)', '127.0.0.1')

@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { GoldAnswer } from '../build/gold-answers.js';
 import type { SparqlResults } from '../sparql/results.js';
+import type { Setup } from '../mcp/context.js';
 
 /**
  * The lock file `fkgqa eval` holds beside a run file while it appends to it (`.<name>.fkgqa-lock`:
@@ -49,9 +50,6 @@ export const RUN_FORMAT = 'fkgqa-run/2';
 export const RUN_FORMATS = ['fkgqa-run/1', RUN_FORMAT] as const;
 export type RunFormat = (typeof RUN_FORMATS)[number];
 
-/** The setups of the FKGQA paper (section 5) plus KGVoyager's exploration tools (docs/kgvoyager.md). */
-export const SETUPS = ['baseline', 'high_level', 'void_tool', 'kgvoyager'] as const;
-export type Setup = (typeof SETUPS)[number];
 
 /** The scripted agents of `fkgqa eval --agent` (src/eval/agents.ts): no model, a fixed query. */
 export const SCRIPTED_AGENTS = ['oracle', 'trivial', 'single'] as const;

@@ -36,8 +36,8 @@ import {
   type RunEndpoint,
   type RunRecord,
   type ScriptedAgent,
-  type Setup,
 } from './record.js';
+import type { Setup } from '../mcp/context.js';
 import { HARNESS_TOOLS, harnessPromptWords, McpToolProvider, type ToolProvider } from './tools.js';
 import { filterGraphs, openRegistry } from '../federation/registry.js';
 import { unknownGraphError } from '../build/names.js';

@@ -17,9 +17,9 @@ import type { BoundedSparqlClient } from '../federation/client.js';
  * the exploration tools of KGVoyager, Wisam & Li, section 3; see src/mcp/kgvoyager/ — they can
  * also be added to the other setups).
  */
-export type Setup = 'baseline' | 'high_level' | 'void_tool' | 'kgvoyager';
-/** The setups, in the paper's order. */
-export const SETUPS: Setup[] = ['baseline', 'high_level', 'void_tool', 'kgvoyager'];
+export const SETUPS = ['baseline', 'high_level', 'void_tool', 'kgvoyager'] as const;
+/** One of SETUPS: the tools and endpoint information given to an agent. */
+export type Setup = (typeof SETUPS)[number];
 
 /** Bounds of the tools. Defaults follow the reference SPARQL-MCP server (field notes §0). */
 export interface McpLimits {

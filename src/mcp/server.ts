@@ -108,7 +108,7 @@ function promptsFolder(dir: string, setup: Setup): string {
  */
 export function createMcpContext(options: McpServerOptions): McpToolContext & { close(): Promise<void> } {
   const setup = options.setup ?? 'baseline';
-  if (!SETUPS.includes(setup)) throw new InputError(`unknown setup "${setup}": ${SETUPS.join(', ')}`);
+  if (!(SETUPS as readonly string[]).includes(setup)) throw new InputError(`unknown setup "${setup}": ${SETUPS.join(', ')}`);
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   if (limits.minTimeoutMs > limits.maxTimeoutMs || limits.previewRows < 0) throw new InputError('limits out of range: minTimeoutMs > maxTimeoutMs or previewRows < 0');
   const build = options.build !== undefined ? (options.build ? path.resolve(options.build) : null) : options.registry.build;
