@@ -267,7 +267,8 @@ function cannon(origin, paths, pid, seconds = duration, extra = {}) {
     // default): its duration was rounded up to whole seconds (190 answers in 1.01, 2.01, 4.03 s).
     autocannon({ url: origin, connections, duration: seconds, ...(extra.amount ? { sampleInt: 10 } : {}), ...extra, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) }, (err, r) => {
       const per = (ms) => (ms * 1000) / Math.max(1, r?.requests.total ?? 1);
-      err ? reject(err) : resolve({ rps: r.requests.total / r.duration, seconds: r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: per(procStats(pid).cpuMs - cpu0), mainCpuUs: per(mainThreadCpuMs(pid) - main0) });
+      if (err) return reject(err);
+      resolve({ rps: r.requests.total / r.duration, seconds: r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: per(procStats(pid).cpuMs - cpu0), mainCpuUs: per(mainThreadCpuMs(pid) - main0) });
     });
   });
 }

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import * as oxigraph from 'oxigraph';
 import { describe, expect, it } from 'vitest';
 import { analyzeQueries, applicability } from '../src/analyze/analyze.js';

@@ -161,7 +161,7 @@ describe('build safety / partition input', () => {
     const demo = fs.readFileSync(path.join(DEMO, 'ontologies/library.owl'), 'utf8');
     const withDoctype = (subset: string, text = demo) => text.replace('<?xml version="1.0"?>\n', `<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n${subset}\n]>\n`);
     fs.writeFileSync(owl, withDoctype('<!ENTITY secret SYSTEM "file:///etc/passwd">'));
-    let r = await fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
+    const r = await fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${owl}, line 3: external entity secret (SYSTEM) in the DOCTYPE: refused`);
     // The same through the library function (the CLI above: an InputError's message, exit 2).

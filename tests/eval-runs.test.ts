@@ -25,7 +25,7 @@ const dir = tmpDir('fkgqa-eval-runs-');
 let build: string;
 let endpointsFile: string;
 let server: ShardServer;
-const { fakes, newFake, bench, lines, records, lib } = runHelpers(() => build);
+const { fakes, newFake, bench, records, lib } = runHelpers(() => build);
 
 /** The CLI as a child process, asynchronously, without the user's OPENAI_* variables: what a user runs (and what a signal can stop). */
 const fkgqaChild = (args: string[], env: Record<string, string | undefined> = {}, onStderr?: Parameters<typeof fkgqaAsync>[2]) =>

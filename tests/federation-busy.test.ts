@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
-import { registryFromEndpointsValue } from '../src/federation/registry.js';
-import { runSparqlQuery } from '../src/mcp/run-query.js';
-import { createMcpContext } from '../src/mcp/server.js';
 import type { ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { behindHeavy, BUSY_INSIDE_FEDERATED_QUERY, busyInsideFederatedQuery, serveOneWorker } from './busy-helpers.js';

@@ -4,7 +4,6 @@ import { BoundedSparqlClient, readStop, sentLimit } from '../src/federation/clie
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpContext } from '../src/mcp/server.js';
-import { ERROR_META_KEY } from '../src/mcp/tool-error.js';
 import { BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint, type PoolOutcome } from '../src/serve/pool.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';

@@ -1,10 +1,7 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MEDIA, negotiate, parseProtocolRequest, ProtocolError } from '../src/sparql/protocol.js';
 import { inspectQuery } from '../src/sparql/inspect.js';
 import { serializeResults, truncateBindings, type SparqlResults } from '../src/sparql/results.js';
-import { tmpDir } from './helpers.js';
 
 const params = (s: string) => new URLSearchParams(s);
 const status = (f: () => unknown) => {

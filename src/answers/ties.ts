@@ -305,9 +305,9 @@ export function subSelectChoices(sub: sparqljs.SelectQuery, keyed: SparqlResults
   const total = runs.reduce((n, r) => n + r.rows.length, 0);
   const { offset, end } = windowOf(sub, total);
   const fixed: Record<string, SparqlTerm>[] = [];
-  let options: Record<string, SparqlTerm>[][][] = [];
+  const options: Record<string, SparqlTerm>[][][] = [];
   let tied = 0;
-  let keys: string[] = [];
+  const keys: string[] = [];
   let keep = 0;
   for (const run of runs) {
     const from = Math.max(run.from, offset);
@@ -332,7 +332,6 @@ export function subSelectChoices(sub: sparqljs.SelectQuery, keyed: SparqlResults
     product = product.flatMap((p) => o.map((c) => [...p, ...c]));
     if (product.length > max) return { status: 'too-many', count: product.length, tied, key: keys.join('; '), keep };
   }
-  options = [];
   return { status: 'choices', choices: product, tied, key: keys.join('; '), keep };
 }
 

@@ -15,7 +15,7 @@ export function checkGraphName(name: string, file: string): void {
   const bad =
     name === '' ||
     name.startsWith('.') ||
-    /[\/\\\u0000-\u001f\u007f]/.test(name) ||
+    /[/\\\u0000-\u001f\u007f]/.test(name) ||
     RESERVED.has(name.toLowerCase()) ||
     name.length > 200;
   if (bad) throw new InputError(`"${name}" cannot be a graph name (it must be one path segment, not hidden, not one of ${[...RESERVED].join(', ')})`, { file });

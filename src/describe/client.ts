@@ -78,7 +78,7 @@ export class OxigraphClient implements SparqlClient {
     try {
       body = this.store.query(query, { results_format: JSON_RESULTS }) as string;
     } catch (e) {
-      throw new Error(`${this.label}: query failed: ${(e as Error).message ?? e}\n${query}`);
+      throw new Error(`${this.label}: query failed: ${(e as Error).message ?? e}\n${query}`, { cause: e });
     }
     return parseSparqlJson(body, this.label);
   }

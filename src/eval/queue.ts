@@ -370,9 +370,8 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
   };
   let stopped!: () => void;
   const closed = new Promise<void>((resolve) => (stopped = resolve));
-  let worker!: Worker;
   const stop = () => setImmediate(() => void worker.close().then(stopped, stopped));
-  worker = new Worker(
+  const worker = new Worker(
     RUN_QUEUE,
     async (job: Job<QueuedRun>, token?: string) => {
       const data = job.data;

@@ -142,7 +142,7 @@ export class McpToolProvider implements ToolProvider {
       return await McpToolProvider.connect(client, new McpToolProvider(client, 'mcp', command, async () => {}));
     } catch (e) {
       await client.close().catch(() => {});
-      throw new Error(`the MCP server did not start or list its tools (${command.slice(1).join(' ')}): ${(e as Error).message}; run that command to see why`);
+      throw new Error(`the MCP server did not start or list its tools (${command.slice(1).join(' ')}): ${(e as Error).message}; run that command to see why`, { cause: e });
     }
   }
 

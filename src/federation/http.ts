@@ -179,7 +179,7 @@ export async function fetchWithin(input: string | URL | Request, init: RequestIn
     const res = await (bounds.via ?? fetch)(next, { ...init, redirect: 'manual' });
     if (!REDIRECT.has(res.status)) return res;
     const location = res.headers.get('location');
-    let to = '';
+    let to: string;
     try {
       to = location ? new URL(location, url).href : '';
     } catch {
@@ -376,7 +376,7 @@ export async function postWithin(url: string, body: string, headers: Record<stri
         };
         if (REDIRECT.has(status)) {
           const location = header('location');
-          let to = '';
+          let to: string;
           try {
             to = location ? new URL(location, url).href : '';
           } catch {

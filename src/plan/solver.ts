@@ -84,7 +84,9 @@ export async function solve(program: string, timeoutMs: number): Promise<SolveRe
   if (result.Result === 'UNSATISFIABLE') throw new Error('ASP program is unsatisfiable');
   const witnesses = result.Call.flatMap((c) => c.Witnesses);
   const best = witnesses[witnesses.length - 1];
-  const stats = (result as unknown as { Stats?: Record<string, any> }).Stats;
+  // clingo's statistics (clingo --stats=2), which clingo-wasm's types do not declare.
+  type Count = number | undefined;
+  const stats = (result as unknown as { Stats?: { Core?: { Choices?: Count; Conflicts?: Count; Restarts?: Count }; LP?: { Atoms?: Count; Rules?: { Final?: Count } } } }).Stats;
   return {
     atoms: [...best.Value].sort(),
     statistics: {

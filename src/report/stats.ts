@@ -2,7 +2,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { SHARDING_KINDS, type ShardingKind } from '../analyze/analyze.js';
 import { parseQuery } from '../sparql/parse.js';
-import { InputError } from '../common/errors.js';
 import { openBuild } from '../build/open.js';
 import { writeFileAtomic } from '../common/output.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
@@ -201,7 +200,10 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   // Progress: one item per gold answer and per realised fan-out of each query.
   const ticker = new ProgressTicker(log, 'fkgqa stats', manifests.reduce((n, m) => n + 2 * m.queries.length, 0), { everyMs: options.progress ? undefined : 0, unit: STATS_PROGRESS_UNIT });
   // Unparsable queries have no gold answer to run nor fan-out to realise: both steps done at once.
-  for (const m of manifests) for (const q of m.queries) if (!parseQuery(textOf.get(q.id) ?? '', defaultPrefix).ok) (ticker.done(q.id), ticker.done(q.id));
+  for (const m of manifests) for (const q of m.queries) if (!parseQuery(textOf.get(q.id) ?? '', defaultPrefix).ok) {
+        ticker.done(q.id);
+        ticker.done(q.id);
+      }
 
   await pool(manifests, options.concurrency ?? Math.max(1, Math.floor(os.cpus().length / 2)), async (m) => {
     const t0 = performance.now();

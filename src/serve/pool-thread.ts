@@ -17,7 +17,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type * as oxigraph from 'oxigraph';
 import { isEngineFault } from '../common/engine-fault.js';
 import { instantiateOxigraph } from '../common/oxigraph-wasm.js';
-import type { StoreSource } from '../common/store-worker.js';
 import { answerQuery } from './answer.js';
 import type { QueryParseLimits } from '../sparql/inspect.js';
 import { answerTuple, decodeQuery, QUERY_FIELDS, type PoolReply, type PoolRequest, type QueryBatch } from './pool-messages.js';

@@ -42,7 +42,7 @@ export function parseSparqlJson(body: string, label: string): SparqlRow[] {
   try {
     doc = JSON.parse(body);
   } catch (e) {
-    throw new Error(`${label}: the answer is not JSON (${(e as Error).message}): ${body.slice(0, 200)}`);
+    throw new Error(`${label}: the answer is not JSON (${(e as Error).message}): ${body.slice(0, 200)}`, { cause: e });
   }
   const bindings = doc.results?.bindings;
   if (!Array.isArray(bindings)) throw new Error(`${label}: the answer has no results.bindings: ${body.slice(0, 200)}`);

@@ -103,7 +103,7 @@ function compiledProgram(setup: JenaSetup & { ok: true }, cacheDir: string): str
     fs.rmSync(tmp, { recursive: true, force: true });
     if (fs.existsSync(path.join(dir, 'JenaFederationEngine.class'))) return dir; // another process won
     const err = (e as { stderr?: Buffer }).stderr?.toString().trim();
-    throw new Error(`javac failed on ${JENA_PROGRAM}${err ? `: ${err.split('\n').slice(0, 3).join(' ')}` : ''}`);
+    throw new Error(`javac failed on ${JENA_PROGRAM}${err ? `: ${err.split('\n').slice(0, 3).join(' ')}` : ''}`, { cause: e });
   }
   return dir;
 }

@@ -170,7 +170,7 @@ export class OpenAiEmbedder implements Embedder {
     } catch (e) {
       const err = e as Error;
       const why = err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}`;
-      throw new Error(`embeddings service ${this.endpoint} cannot be reached: ${why}`);
+      throw new Error(`embeddings service ${this.endpoint} cannot be reached: ${why}`, { cause: e });
     }
     const body = await res.text();
     if (!res.ok) throw new Error(`embeddings service ${this.endpoint}: HTTP ${res.status}: ${body.slice(0, 300)}`);
