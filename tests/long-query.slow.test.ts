@@ -30,8 +30,6 @@ function filled(head: string, unit: (i: number) => string, tail: string): { text
   return { text, units: parts.length };
 }
 
-const inService = (body: string) => [`SELECT * WHERE { SERVICE <${E}> { `, ` ${body} } }`] as const;
-
 describe('long queries / 990,000 characters of lists: parsed and planned', () => {
   const cases: [string, () => { text: string; units: number }][] = [
     ['37,000 triple patterns', () => filled(`SELECT * WHERE { SERVICE <${E}> { `, (i) => `?s <http://x/p${i % 10}> ?o${i} . `, '} }')],

@@ -141,9 +141,10 @@ function quoted(s: string): string {
 }
 
 /** PN_CHARS_BASE beyond ASCII letters (SPARQL 1.1 Query grammar [164]). */
-const PN_CHARS_BASE_EXTRA = /[\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]/;
-/** What PN_CHARS adds to PN_CHARS_U beyond `-` and digits (grammar [167]). */
-const PN_CHARS_EXTRA = /[\u00B7\u0300-\u036F\u203F-\u2040]/;
+const PN_CHARS_BASE_EXTRA = /[\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u02FF\u0370-\u037D\u037F-\u1FFF\u200C-\u200D\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD]/u;
+/** What PN_CHARS adds to PN_CHARS_U beyond `-` and digits (grammar [167]): combining marks (U+0300–U+036F) among them, tested one character at a time. */
+// eslint-disable-next-line no-misleading-character-class
+const PN_CHARS_EXTRA = /[\u00B7\u0300-\u036F\u203F-\u2040]/u;
 /** PN_LOCAL_ESC (grammar [173]): characters a local name holds only escaped with a backslash. */
 const PN_LOCAL_ESC = "_~.-!$&'()*+,;=/?#@%";
 
