@@ -42,8 +42,9 @@ export const ALLOWED: Record<string, string[]> = {
   cli: ['(root)', 'common', 'sparql', 'answers', 'build', 'federation', ...STAGES, 'serve', 'verify', 'mcp', 'eval', 'score', 'checks', 'view', 'query', 'workflow'],
 };
 
-/** Single files a layer may import from a layer it may not otherwise import: score reads eval's run records only. */
-const ONLY: Record<string, Record<string, string[]>> = { score: { eval: ['eval/record.ts'] }, view: { eval: ['eval/record.ts'] } };
+/** Single files a layer may import from a layer it may not otherwise import: score and view read eval's run records (the record and its reader) only. */
+const RUN_RECORDS = ['eval/record.ts', 'eval/run-reader.ts'];
+const ONLY: Record<string, Record<string, string[]>> = { score: { eval: RUN_RECORDS }, view: { eval: RUN_RECORDS } };
 
 interface Edge {
   from: string;

@@ -16,7 +16,7 @@ import { computeStats } from '../src/report/stats.js';
 import type { SparqlResults, SparqlTerm } from '../src/sparql/results.js';
 import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { bootstrapMeanInterval, wilsonInterval } from '../src/score/intervals.js';
-import { readRunFiles } from '../src/score/records.js';
+import { readRunFiles } from '../src/eval/run-reader.js';
 import { score } from '../src/score/score.js';
 import { runIdentity, type RunConditionSource } from '../src/eval/record.js';
 import { classifyQuery, notJudged } from '../src/score/validity.js';
@@ -133,7 +133,7 @@ describe('score / reading run records', () => {
     fs.writeFileSync(f, `${a}\n${b}\n${b.slice(0, 200)}`);
     const read = readRunFiles([f]);
     expect(read.runs.map((l) => l.line)).toEqual([1, 2]);
-    expect(read.warnings).toEqual([`${f}, line 3: skipped a torn last line (200 characters, no newline, not JSON: a run being written when its writer stopped)`]);
+    expect(read.warnings).toEqual([`${f}, line 3: skipped a torn last line (200 bytes without newline, not JSON: a run being written when its writer stopped)`]);
     const cli = fkgqaSync(['score', f, '--shards', demo.dir]);
     expect(cli.code).toBe(0);
     expect(cli.stderr).toContain('fkgqa score: warning: ');
@@ -597,7 +597,7 @@ describe('score / a run file fkgqa eval is still writing (its runs so far are no
       expect(partial.runs).toBe(2);
       const cli = fkgqaSync(['score', f, '--shards', demo.dir, '--partial', '-q']);
       expect(cli.code).toBe(0);
-      expect(cli.stdout).toContain(`warning: PARTIAL: ${f} was still being written by fkgqa eval (pid ${writer.pid}): 2 runs scored so far, not all the runs it will hold (--partial)`);
+      expect(cli.stdout).toContain(`warning: PARTIAL: ${f} was still being written by fkgqa eval (pid ${writer.pid}): 2 runs read so far, not all the runs it will hold`);
       // fkgqa view --shards scores the runs: refused the same way, and its --partial (which the refusal names) exists.
       const page = path.join(dir, 'being-written.html');
       const viewRefused = await fkgqaInProcess(['view', f, '--shards', demo.dir, '--out', page, '-q']);

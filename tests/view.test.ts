@@ -10,7 +10,7 @@ import { serve, type ShardServer } from '../src/serve/server.js';
 import type { SparqlResults } from '../src/sparql/results.js';
 import { diffAnswers } from '../src/view/diff.js';
 import type { RunDetail } from '../src/view/model.js';
-import { readRunFiles } from '../src/view/records.js';
+import { readRunFiles } from '../src/eval/run-reader.js';
 import { viewRuns } from '../src/view/view.js';
 // @ts-expect-error plain JS helper without types
 import { CHROMIUM, launchChromium } from '../scripts/chromium.js';
@@ -212,7 +212,7 @@ describe('view / run files', () => {
     fs.writeFileSync(file, `${JSON.stringify(oracle[0])}\n{"format":"fkgqa-run/3","id":"x"}\n`);
     expect(() => readRunFiles([file])).toThrow(`${file}, line 2: not a run record of fkgqa eval (format "fkgqa-run/3", expected one of fkgqa-run/1, fkgqa-run/2)`);
     fs.writeFileSync(file, `${JSON.stringify(oracle[0])}\n${JSON.stringify({ ...oracle[0], endReason: 'cancelled' })}\n`);
-    const runs = readRunFiles([file]);
+    const { runs } = readRunFiles([file]);
     expect(runs).toHaveLength(1);
     expect([runs[0].record.endReason, runs[0].line]).toEqual(['cancelled', 2]);
   });

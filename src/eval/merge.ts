@@ -2,7 +2,7 @@
  * `fkgqa merge`: joins the run files of the parts of one evaluation (`fkgqa eval --part k/n`, one
  * run file each, made on any hosts) into one run file, as if one `fkgqa eval` had written it.
  *
- * - Each file is read as `fkgqa eval` reads its own (`parseRunLines` of src/eval/run-file.ts): a
+ * - Each file is read as `fkgqa eval` reads its own (`parseRunLines` of src/eval/run-reader.ts): a
  *   line that is not a run record is bad input (file and line named); a torn last line (a part
  *   whose eval was killed during an append) is left out with a warning — the run it held is missing,
  *   and the same `fkgqa eval --part` command completes that part. Within a file the last line of an
@@ -22,8 +22,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { lockHolderOf, takeLockFile, writeFileAtomic } from '../common/output.js';
-import { conditionMismatch, runFileLock } from './record.js';
-import { parseRunLines, type RunLine } from './run-file.js';
+import { conditionMismatch } from './record.js';
+import { parseRunLines, runFileLock, type RunLine } from './run-reader.js';
 
 /** Options of `mergeRunFiles`. */
 export interface MergeOptions {

@@ -7,38 +7,14 @@
  * surface the agent saw (`toolSurface`). These types are the contract between writer and readers;
  * docs/evaluation.md ("Run records") describes every field.
  *
- * This module is light (types, constants, two digests): `fkgqa score` imports it and nothing
- * else of src/eval/.
+ * This module is light (types, the lists of formats and end reasons, the identity of a run, two
+ * digests): `fkgqa score` and `fkgqa view` import it and the reader of run files
+ * (src/eval/run-reader.ts), nothing else of src/eval/.
  */
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { GoldAnswer } from '../build/gold-answers.js';
 import type { SparqlResults } from '../sparql/results.js';
 import type { Setup } from '../mcp/context.js';
-
-/**
- * The lock file `fkgqa eval` holds beside a run file while it appends to it (`.<name>.fkgqa-lock`:
- * its pid and start time; src/eval/run-file.ts), released when eval ends: `fkgqa score` reads it to
- * tell a run file still being written. The lock sits beside the file's real path (symbolic links
- * followed; for a file not yet written, its folder's real path), so that a second eval or a score
- * given a symbolic link to the same file finds the same lock (else, through a link,
- * two evals would write one file at once and score would read a live eval's file without a word). A hard link,
- * or a copy, has a path of its own and is not recognised.
- */
-export function runFileLock(file: string): string {
-  let abs = path.resolve(file);
-  try {
-    abs = fs.realpathSync(abs);
-  } catch {
-    try {
-      abs = path.join(fs.realpathSync(path.dirname(abs)), path.basename(abs));
-    } catch {
-      // The folder does not exist yet: eval creates it, and the path is its real one.
-    }
-  }
-  return path.join(path.dirname(abs), `.${path.basename(abs)}.fkgqa-lock`);
-}
 
 /** Format tag of the run lines `fkgqa eval` writes. */
 export const RUN_FORMAT = 'fkgqa-run/2';
@@ -72,8 +48,11 @@ export type ScriptedAgent = (typeof SCRIPTED_AGENTS)[number];
 export const END_REASONS = ['submitted', 'cancelled', 'turn_limit', 'message_limit', 'token_limit', 'time_limit', 'model_error', 'infrastructure_error'] as const;
 export type EndReason = (typeof END_REASONS)[number];
 
-/** End reasons that are failures of the run (API or infrastructure), not the agent's outcome. */
+/** End reasons that are failures of the run (API or infrastructure), not the agent's outcome: never in accuracy, rerun by `fkgqa eval --retry-errors`. */
 export const FAILED_END_REASONS: readonly EndReason[] = ['model_error', 'infrastructure_error'];
+
+/** End reasons that are limits the run hit before it answered: the agent's failure, scored as wrong. */
+export const LIMIT_END_REASONS: readonly EndReason[] = ['turn_limit', 'message_limit', 'token_limit', 'time_limit'];
 
 /** A chat message (OpenAI chat-completions shape). */
 export interface ChatMessage {
@@ -390,30 +369,6 @@ export function runIdentity(r: RunConditionSource & { question: { index: number 
   const condition = runCondition(r);
   const digest = conditionDigest(condition);
   return { condition, digest, id: runId(condition, r.question.index, r.repeat, digest) };
-}
-
-/** Where a run was read. */
-export interface RunPlace {
-  file: string;
-  /** 1-based line number. */
-  line: number;
-  /** The run's `startedAt`. */
-  startedAt?: string;
-}
-
-/**
- * Why one run (one id: condition, question, repeat) found in two run files is refused by the
- * readers (`fkgqa score`, `fkgqa view`): a run is scored once, and the same id twice is either the
- * same run read twice (same start time: a copy, or a file given twice) or two runs that two
- * `fkgqa eval` commands made into two files, which would count one repeat twice.
- */
-export function runInTwoFiles(id: string, a: RunPlace, b: RunPlace): string {
-  const same = a.startedAt !== undefined && a.startedAt === b.startedAt;
-  return (
-    `run ${id} is in ${a.file} (line ${a.line}) and in ${b.file} (line ${b.line}): the same condition, question and repeat, ` +
-    (same ? 'the same run (same start time): a copy of a run file, or a file given twice' : `two runs (started ${a.startedAt ?? '?'} and ${b.startedAt ?? '?'}) that two fkgqa eval commands wrote into two files`) +
-    '; each run is counted once: give each run file once, keep the repeats of a condition in one run file (fkgqa eval --repeats N appends them to it), or read the files apart'
-  );
 }
 
 /** JSON with the keys of every object sorted (arrays keep their order): equal values give equal text. */

@@ -8,9 +8,9 @@
  *   process killed during the write (SIGKILL, OOM) can leave the start of a line without its
  *   newline: a torn last line.
  * - **Repair on open.** A last line without newline is cut away (the file is truncated after the
- *   last newline) and the run it held runs again; if it is in fact a complete run record (killed
+ *   last newline) and the run it held runs again; if it is in fact JSON, a complete line (killed
  *   between its last byte and the newline, which one write makes unlikely), the newline is added
- *   instead. Either way the caller is told (a warning on stderr). Any other line that is not a run
+ *   instead and the line is read as any other. Either way the caller is told (a warning on stderr). Any other line that is not a run
  *   record is bad input, named by line (the file was changed by something else): nothing is
  *   appended to it.
  * - **One writer.** A lock file beside it (`.<name>.fkgqa-lock`, pid and process start time, as
@@ -26,7 +26,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { noteKept, takeLockFile } from '../common/output.js';
-import { FAILED_END_REASONS, RUN_FORMATS, runFileLock, runIdentity, type RunRecord } from './record.js';
+import { FAILED_END_REASONS, runIdentity, type RunRecord } from './record.js';
+import { isJson, parseRunLines, runFileLock } from './run-reader.js';
 
 /** What opening a run file found and did. */
 export interface RunFileOpening {
@@ -102,7 +103,7 @@ export class RunFile {
     }
   }
 
-  /** Cuts a torn last line away (or completes it when it is a whole record); see the module comment. */
+  /** Cuts a torn last line away (or completes it when it is JSON, a whole line); see the module comment. */
   private static repair(abs: string, given: string): RunFileOpening {
     if (!fs.existsSync(abs)) return { lines: 0 };
     const data = fs.readFileSync(abs);
@@ -111,7 +112,7 @@ export class RunFile {
     const tail = data.subarray(cut).toString('utf8');
     const fd = fs.openSync(abs, 'r+');
     try {
-      if (isRunRecord(tail)) {
+      if (isJson(tail)) {
         fs.writeSync(fd, '\n', data.length);
         fs.fdatasyncSync(fd);
         return { lines: countLines(data) + 1, repaired: `${given}: the last line (a complete run) had no newline: added it` };
@@ -131,7 +132,7 @@ export class RunFile {
   /** Reads every line (all whole after the repair). @throws InputError naming a line that is not a run record, or a run of another build */
   private read(abs: string, outputDigest: string | undefined, federationEngine: string | undefined): void {
     if (!fs.existsSync(abs)) return;
-    for (const { record: r, line, id } of parseRunLines(fs.readFileSync(abs, 'utf8'), this.file, 'choose another --out').lines) {
+    for (const { record: r, line, id } of parseRunLines(fs.readFileSync(abs, 'utf8'), this.file, { hint: 'choose another --out' }).lines) {
       const made = (r.build as { outputDigest?: unknown } | undefined)?.outputDigest;
       if (outputDigest !== undefined && made !== undefined && made !== outputDigest) {
         throw new InputError(`run ${r.id} was made on another build (output digest ${String(made).slice(0, 16)}, this build's is ${outputDigest.slice(0, 16)}): give the runs of this build their own --out`, { file: this.file, line });
@@ -188,67 +189,9 @@ export class RunFile {
   }
 }
 
-/** A line of a run file: the record, its run id, its line number (from 1) and its text (without the newline). */
-export interface RunLine {
-  record: RunRecord;
-  /** The run's id computed from its fields (`runIdentity` of record.ts), whatever the line's `id` says. */
-  id: string;
-  line: number;
-  text: string;
-}
-
-/**
- * The run records of a run file's text, in file order, each with its run id (computed from its
- * fields), line number and text. Only the format, the id and the fields of the condition are checked
- * (what appending and resuming need; `fkgqa score` checks the rest). A last line without newline that is not a whole record — torn by a crash during
- * an append — is not returned but described in `torn`.
- * @param file the file's name, for messages
- * @param hint what to do about a bad line, added to its message (e.g. `choose another --out`)
- * @throws InputError naming the file and line of a line that is not JSON or not a run record (a format, an id or a field of the condition missing)
- */
-export function parseRunLines(text: string, file: string, hint = ''): { lines: RunLine[]; torn?: { line: number; bytes: number } } {
-  const out: RunLine[] = [];
-  const lines = text.split('\n');
-  let torn: { line: number; bytes: number } | undefined;
-  for (const [i, line] of lines.entries()) {
-    if (!line.trim()) continue;
-    if (i === lines.length - 1 && !isRunRecord(line)) {
-      torn = { line: i + 1, bytes: Buffer.byteLength(line) };
-      break;
-    }
-    let r: RunRecord;
-    try {
-      r = JSON.parse(line) as RunRecord;
-    } catch (e) {
-      throw new InputError(`not JSON (${(e as Error).message}): not a run file of fkgqa eval, or changed by hand; fix or remove that line${hint ? `, or ${hint}` : ''}`, { file, line: i + 1 });
-    }
-    if (!r || typeof r !== 'object' || !(RUN_FORMATS as readonly string[]).includes(r.format) || typeof r.id !== 'string') {
-      throw new InputError(`not a run record of fkgqa eval (format ${JSON.stringify((r as { format?: unknown } | null)?.format)}, expected one of ${RUN_FORMATS.join(', ')})${hint ? `; ${hint}` : ''}`, { file, line: i + 1 });
-    }
-    let id: string;
-    try {
-      id = runIdentity(r).id;
-    } catch {
-      throw new InputError(`run ${r.id}: the fields of its condition (setup, agent, question, repeat, prompt, …) are missing: not a run record of fkgqa eval, or changed by hand${hint ? `; ${hint}` : ''}`, { file, line: i + 1 });
-    }
-    out.push({ record: r, id, line: i + 1, text: line });
-  }
-  return { lines: out, ...(torn ? { torn } : {}) };
-}
-
 /** Number of newline-terminated lines in a buffer. */
 function countLines(b: Buffer): number {
   let n = 0;
   for (let i = b.indexOf(0x0a); i !== -1; i = b.indexOf(0x0a, i + 1)) n++;
   return n;
-}
-
-/** Whether a text is one whole run record (JSON with a run format and an id). */
-function isRunRecord(text: string): boolean {
-  try {
-    const r = JSON.parse(text) as { format?: unknown; id?: unknown } | null;
-    return !!r && (RUN_FORMATS as readonly string[]).includes(r.format as string) && typeof r.id === 'string';
-  } catch {
-    return false;
-  }
 }

@@ -12,11 +12,10 @@ import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { esc } from '../report/html.js';
 import { PAPER_MODELS, PAPER_QWEN_FAILURES, paperFigure, type FigureName } from './paper.js';
-import { conditionFields } from '../eval/record.js';
+import { conditionFields, END_REASONS, FAILED_END_REASONS } from '../eval/record.js';
 import type { GroupScore, RunScore, ScoreReport, Share } from './score.js';
 import type { Interval } from './intervals.js';
 import { NOT_JUDGED, VALIDITY_CLASSES } from './validity.js';
-import { FAILED_END_REASONS, SCORED_END_REASONS } from './records.js';
 
 /** Options of the report formats. */
 export interface ScoreFormatOptions {
@@ -66,7 +65,7 @@ export function figureRows(r: ScoreReport, o: ScoreFormatOptions = {}): FigureRo
     const addShare = (figure: FigureName | string, s: Share, ci95?: Interval | null) => add(figure, rate(s), `${s.count}/${s.of}`, ci95);
     add('runs', g.runs);
     add('runs in accuracy (all but model and infrastructure errors)', g.scored);
-    for (const e of SCORED_END_REASONS) add(`ended: ${e}${FAILED_END_REASONS.includes(e) ? ' (not in accuracy)' : ''}`, g.endReasons[e]);
+    for (const e of END_REASONS) add(`ended: ${e}${FAILED_END_REASONS.includes(e) ? ' (not in accuracy)' : ''}`, g.endReasons[e]);
     addShare('accuracy %', g.accuracy, g.ci95.accuracy);
     addShare('accuracy of executable gold %', g.accuracyExecutableGold, g.ci95.accuracyExecutableGold);
     addShare('accuracy without necessarily empty answers %', g.accuracyWithoutNecessarilyEmpty, g.ci95.accuracyWithoutNecessarilyEmpty);
@@ -322,7 +321,7 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
     .map((s) => `<tr class="${s.counted ? 'wrong' : 'infrastructure'}"><td>${link(s)}</td><td>${esc(s.queryId)}</td><td>${esc(s.question)}</td><td>${esc(s.endReason)}</td><td>${esc(s.reason ?? '')}</td></tr>`)
     .join('\n');
   const endRows = groups
-    .map((g) => `<tr><td>${esc(g.group)}</td>${SCORED_END_REASONS.map((e) => `<td>${g.endReasons[e]}</td>`).join('')}<td>${g.runs}</td></tr>`)
+    .map((g) => `<tr><td>${esc(g.group)}</td>${END_REASONS.map((e) => `<td>${g.endReasons[e]}</td>`).join('')}<td>${g.runs}</td></tr>`)
     .join('\n');
   const failedRows = groups
     .flatMap((g) => [{ g, end: 'infrastructure_error', f: g.infrastructure }, { g, end: 'model_error', f: g.modelErrors }])
@@ -370,7 +369,7 @@ ${chart('f1', 'Mean F1, GRASP (×100; error bar: 95 % bootstrap interval)', unde
 ${conditionRows}
 </table></div>
 <h2>How the runs ended</h2>
-<div class="wide"><table><tr><th>group</th>${SCORED_END_REASONS.map((e) => `<th>${esc(e)}</th>`).join('')}<th>runs</th></tr>
+<div class="wide"><table><tr><th>group</th>${END_REASONS.map((e) => `<th>${esc(e)}</th>`).join('')}<th>runs</th></tr>
 ${endRows}
 </table></div>
 <p>Limits (turn, message, token, time) count as wrong answers: the agent did not answer within them. Infrastructure errors (an endpoint or the federation engine failed) and model errors (the LLM API failed) are not the agent's answers and are in no rate; <code>fkgqa eval --retry-errors</code> reruns them.</p>

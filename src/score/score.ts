@@ -1,6 +1,6 @@
 /**
  * `fkgqa score RUNS...`: scores agent runs (run lines of `fkgqa eval`, src/eval/record.ts, read by
- * src/score/records.ts) against a build's gold answers, offline, with the metrics of section 6 of
+ * src/eval/run-reader.ts) against a build's gold answers, offline, with the metrics of section 6 of
  * the FKGQA paper: accuracy, F1 (GRASP and Spinach), syntactic validity of every query sent,
  * endpoint consultation and the trivial-federation rate, and the cost figures (tokens, LLM/SPARQL/
  * VoID calls, runtime). A score means exactly "how well did the agent answer":
@@ -33,8 +33,8 @@ import { graspF1, matchAnswer, spinachF1, type AnswerMatch } from './metrics.js'
 import { bootstrapMeanInterval, wilsonInterval, type Interval } from './intervals.js';
 import { classifyQuery, NOT_JUDGED, notJudged, VALIDITY_CLASSES, type NotJudged, type ValidityClass } from './validity.js';
 import { serviceTargets } from '../sparql/services.js';
-import { FAILED_END_REASONS, LIMIT_END_REASONS, readRunFiles, SCORED_END_REASONS, type RunLine, type ScoredEndReason, type ScoredRun } from './records.js';
-import { conditionFields, type RunCondition } from '../eval/record.js';
+import { conditionFields, END_REASONS, FAILED_END_REASONS, LIMIT_END_REASONS, type EndReason, type RunCondition, type RunRecord } from '../eval/record.js';
+import { readRunFiles, type LocatedRun } from '../eval/run-reader.js';
 
 /** Options of `score`. */
 export interface ScoreOptions {
@@ -75,7 +75,7 @@ export interface RunScore {
   queryId: string;
   /** The question (text). */
   question: string;
-  endReason: ScoredEndReason;
+  endReason: EndReason;
   /**
    * Counted in accuracy: false for the runs that failed (FAILED_END_REASONS: `infrastructure_error`,
    * an endpoint or the engine failed; `model_error`, the LLM API failed): they say nothing about how
@@ -161,7 +161,7 @@ export interface GroupScore {
   runs: number;
   /** Runs counted in accuracy: all but those that failed (`infrastructure_error`, `model_error`). */
   scored: number;
-  endReasons: Record<ScoredEndReason, number>;
+  endReasons: Record<EndReason, number>;
   /** Runs that ended with infrastructure_error (never in accuracy), by what failed. */
   infrastructure: { runs: number; what: Record<string, number> };
   /** Runs that ended with model_error (never in accuracy), by the API's error. */
@@ -235,12 +235,12 @@ export interface ScoreReport {
 const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
 
 /**
- * Reads run lines (src/score/records.ts, `readRunFiles`): a later line of the same run (condition,
+ * Reads run lines (src/eval/run-reader.ts, `readRunFiles`): a later line of the same run (condition,
  * question, repeat) replaces an earlier one; a torn last line is skipped.
  * @throws InputError naming the file and line of a line that is no valid run record
  */
-export function readRuns(files: string[]): ScoredRun[] {
-  return readRunFiles(files).runs.map((l) => l.run);
+export function readRuns(files: string[]): RunRecord[] {
+  return readRunFiles(files).runs.map((l) => l.record);
 }
 
 const SCRIPTED = new Set(['oracle', 'trivial', 'single']);
@@ -285,7 +285,7 @@ function lineRanges(lines: number[]): string {
 }
 
 /** Where runs were read, per file: `<file>:<lines>`. */
-function sourcesOf(lines: RunLine[]): string[] {
+function sourcesOf(lines: LocatedRun[]): string[] {
   const byFile = new Map<string, number[]>();
   for (const l of lines) byFile.set(l.file, [...(byFile.get(l.file) ?? []), l.line]);
   return [...byFile].map(([f, ls]) => `${f}:${lineRanges(ls)}`);
@@ -296,22 +296,22 @@ function sourcesOf(lines: RunLine[]): string[] {
  * @returns warnings for the runs of another build when `allow` is set
  * @throws InputError naming the first such run (file, line), both digests and how many runs differ
  */
-function checkBuildIdentity(lines: RunLine[], outputDigest: string, goldDigestOf: (queryId: string) => string | null, shards: string, allow: boolean): string[] {
-  const v1 = lines.filter((l) => l.run.format === 'fkgqa-run/1');
-  const other = lines.filter((l) => l.run.build && (l.run.build.outputDigest !== outputDigest || (l.run.build.goldDigest !== null && l.run.build.goldDigest !== goldDigestOf(l.run.question.queryId))));
-  const noGold = lines.filter((l) => l.run.build && l.run.build.outputDigest === outputDigest && l.run.build.goldDigest === null);
+function checkBuildIdentity(lines: LocatedRun[], outputDigest: string, goldDigestOf: (queryId: string) => string | null, shards: string, allow: boolean): string[] {
+  const v1 = lines.filter((l) => l.record.format === 'fkgqa-run/1');
+  const other = lines.filter((l) => l.record.build && (l.record.build.outputDigest !== outputDigest || (l.record.build.goldDigest !== null && l.record.build.goldDigest !== goldDigestOf(l.record.question.queryId))));
+  const noGold = lines.filter((l) => l.record.build && l.record.build.outputDigest === outputDigest && l.record.build.goldDigest === null);
   const warnings: string[] = [];
   if (other.length > 0) {
     const first = other[0];
-    const b = first.run.build!;
-    const q = first.run.question.queryId;
-    const what = `run ${first.run.id} was made on build ${b.outputDigest} with gold answer ${b.goldDigest} (${q}); --shards ${shards} is build ${outputDigest} with gold answer ${goldDigestOf(q)}` + (other.length > 1 ? ` (${other.length} runs of another build in all)` : '');
+    const b = first.record.build!;
+    const q = first.record.question.queryId;
+    const what = `run ${first.record.id} was made on build ${b.outputDigest} with gold answer ${b.goldDigest} (${q}); --shards ${shards} is build ${outputDigest} with gold answer ${goldDigestOf(q)}` + (other.length > 1 ? ` (${other.length} runs of another build in all)` : '');
     if (!allow) throw new InputError(`${what}: score runs against the build and gold answers they were made on, or pass --allow-other-build`, { file: first.file, line: first.line });
     warnings.push(`${first.file}, line ${first.line}: ${what}; scored against this build because of --allow-other-build`);
   }
   if (v1.length > 0) {
     const first = v1[0];
-    const what = `run ${first.run.id} is a fkgqa-run/1 record, which carries no build identity: nothing says it was made on build ${outputDigest}` + (v1.length > 1 ? ` (${v1.length} fkgqa-run/1 runs in all)` : '');
+    const what = `run ${first.record.id} is a fkgqa-run/1 record, which carries no build identity: nothing says it was made on build ${outputDigest}` + (v1.length > 1 ? ` (${v1.length} fkgqa-run/1 runs in all)` : '');
     if (!allow) throw new InputError(`${what}; pass --allow-other-build to score it against this build anyway`, { file: first.file, line: first.line });
     warnings.push(`${first.file}, line ${first.line}: ${what}; scored against it because of --allow-other-build`);
   }
@@ -366,11 +366,11 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
   const goldDigests = new Map<string, string | null>();
   const goldFiles = new Map<string, string>();
   const realised = new Map<string, Map<string, string[] | null> | undefined>();
-  for (const kg of [...new Set(lines.map((l) => l.run.question.kg))].sort()) {
+  for (const kg of [...new Set(lines.map((l) => l.record.question.kg))].sort()) {
     const g = build.find((b) => b.graph === kg);
     if (!g) {
-      const l = lines.find((x) => x.run.question.kg === kg)!;
-      throw new InputError(`run ${l.run.id} asks about graph ${kg}, which is not in the build ${options.shards}`, { file: l.file, line: l.line });
+      const l = lines.find((x) => x.record.question.kg === kg)!;
+      throw new InputError(`run ${l.record.id} asks about graph ${kg}, which is not in the build ${options.shards}`, { file: l.file, line: l.line });
     }
     const stored = findGoldAnswers(options.shards, kg, digest, { state: options.state });
     if (!stored) throw new InputError(`no gold answers of ${kg} for this build: run fkgqa stats --shards ${options.shards}${options.state ? ` --state ${options.state}` : ''} first`, { file: options.shards });
@@ -431,7 +431,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
   const perRun: RunScore[] = [];
   const tieQuestions = new Map<string, TieQuestion>();
   try {
-    for (const { run: r, file, line, conditionDigest: condition } of [...lines].sort((a, b) => (a.run.id < b.run.id ? -1 : a.run.id > b.run.id ? 1 : 0))) {
+    for (const { record: r, file, line, conditionDigest: condition } of [...lines].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0))) {
       const kg = r.question.kg;
       const gold = golds.get(kg)!.get(r.question.queryId);
       const text = textOf.get(r.question.queryId);
@@ -564,7 +564,7 @@ export function aggregate(rs: RunScore[], of: { condition: RunCondition; digest:
   const first = rs[0];
   const executable = (s: RunScore) => s.gold === 'ok';
   const count = (f: (s: RunScore) => boolean) => rs.filter(f).length;
-  const endReasons = Object.fromEntries(SCORED_END_REASONS.map((e) => [e, 0])) as Record<ScoredEndReason, number>;
+  const endReasons = Object.fromEntries(END_REASONS.map((e) => [e, 0])) as Record<EndReason, number>;
   for (const s of rs) endReasons[s.endReason]++;
   const infra: Record<string, number> = {};
   const model: Record<string, number> = {};

@@ -7,9 +7,9 @@
  * `"lexical"@lang`, `"lexical"^^<datatype>`, `_:label`; an unbound cell is the empty string.
  */
 import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
-import { conditionFields } from '../eval/record.js';
+import { conditionFields, type RunRecord } from '../eval/record.js';
+import type { LocatedRun } from '../eval/run-reader.js';
 import { type RunScore } from '../score/score.js';
-import type { LocatedRun, RunRecordV2 } from './records.js';
 import { diffAnswers, type RowMark } from './diff.js';
 
 /** What the run list shows and filters on. */
@@ -56,9 +56,9 @@ export type ViewMessage =
   | { r: 'tool'; id: string; name: string; t: string; table?: AnswerTable; note?: string; err: boolean; ms?: number; ep?: string[] };
 
 /** Everything the page shows about one run. */
-export interface RunDetail extends Pick<RunRecordV2, 'id' | 'question' | 'agent' | 'model' | 'baseUrl' | 'temperature' | 'seed' | 'repeat' | 'maxTurns'> {
-  /** The condition's label, digest and fields (`name=value`, src/eval/record.ts RunCondition), when the record has them. */
-  condition?: { label: string; digest: string; fields: [string, string][] };
+export interface RunDetail extends Pick<RunRecord, 'id' | 'question' | 'agent' | 'model' | 'baseUrl' | 'temperature' | 'seed' | 'repeat' | 'maxTurns'> {
+  /** The condition's label, digest and fields (`name=value`, src/eval/record.ts RunCondition). */
+  condition: { label: string; digest: string; fields: [string, string][] };
   file: string;
   line: number;
   format: string;
@@ -71,11 +71,11 @@ export interface RunDetail extends Pick<RunRecordV2, 'id' | 'question' | 'agent'
   endReason: string;
   error?: string;
   cancelReason?: string;
-  infrastructure?: RunRecordV2['infrastructure'];
-  build?: RunRecordV2['build'];
-  toolSurface?: RunRecordV2['toolSurface'];
-  usage: RunRecordV2['usage'];
-  counts: RunRecordV2['counts'];
+  infrastructure?: RunRecord['infrastructure'];
+  build?: RunRecord['build'];
+  toolSurface?: RunRecord['toolSurface'];
+  usage: RunRecord['usage'];
+  counts: RunRecord['counts'];
   messages: ViewMessage[];
   /** LLM calls that failed (no assistant message). */
   llmErrors: { turn: number; error: string; retries: number }[];
@@ -186,7 +186,7 @@ export class SharedTexts {
 }
 
 /** The model (for `llm` runs) or the scripted agent of a run, as `fkgqa score` groups them. */
-export const whoOf = (r: RunRecordV2) => (r.agent === 'llm' ? (r.model ?? 'llm') : r.agent);
+export const whoOf = (r: RunRecord) => (r.agent === 'llm' ? (r.model ?? 'llm') : r.agent);
 
 /**
  * The summary and detail of one run.
@@ -198,8 +198,8 @@ export const whoOf = (r: RunRecordV2) => (r.agent === 'llm' ? (r.model ?? 'llm')
  */
 export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: SparqlResults | undefined, ordered: boolean, shared: SharedTexts, limits: ViewLimits, label: string = `${run.record.setup}|${whoOf(run.record)}`): { summary: RunSummary; detail: RunDetail } {
   const r = run.record;
-  const toolSteps = new Map<string, Extract<RunRecordV2['steps'][number], { type: 'tool' }>>();
-  const llmSteps: Extract<RunRecordV2['steps'][number], { type: 'llm' }>[] = [];
+  const toolSteps = new Map<string, Extract<RunRecord['steps'][number], { type: 'tool' }>>();
+  const llmSteps: Extract<RunRecord['steps'][number], { type: 'llm' }>[] = [];
   for (const s of r.steps ?? []) {
     if (s.type === 'tool') toolSteps.set(s.callId, s);
     else llmSteps.push(s);
@@ -258,7 +258,7 @@ export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: Sp
     : undefined;
   const detail: RunDetail = {
     id: r.id,
-    ...(run.condition && run.conditionDigest ? { condition: { label, digest: run.conditionDigest, fields: [...conditionFields(run.condition)] } } : {}),
+    condition: { label, digest: run.conditionDigest, fields: [...conditionFields(run.condition)] },
     file: run.file,
     line: run.line,
     format: r.format,

@@ -18,8 +18,8 @@ import { goldResultsById, readGoldAnswers, type GoldResult } from '../build/gold
 import { parseQuery } from '../sparql/parse.js';
 import type { SparqlResults } from '../sparql/results.js';
 import { conditionLabels, score, type RunScore, type ScoreReport } from '../score/score.js';
-import { readRunFiles } from './records.js';
-import { answerTable, runView, SharedTexts, whoOf, type GoldView, type RunDetail, type RunSummary, type ViewData, type ViewLimits } from './model.js';
+import { readRunFiles } from '../eval/run-reader.js';
+import { answerTable, runView, SharedTexts, type GoldView, type RunDetail, type RunSummary, type ViewData, type ViewLimits } from './model.js';
 import { formatViewHtml } from './html.js';
 
 /** Options of `viewRuns`. */
@@ -65,7 +65,11 @@ export async function viewRuns(o: ViewOptions): Promise<ViewResult> {
   const progress = o.progress ?? (() => {});
   if (o.runs.length === 0) throw new InputError('no run files given');
   const limits: ViewLimits = { maxRows: o.maxRows ?? DEFAULT_VIEW_LIMITS.maxRows, maxChars: o.maxChars ?? DEFAULT_VIEW_LIMITS.maxChars };
-  const located = readRunFiles(o.runs);
+  // Without a build nothing is scored: a run file fkgqa eval is still writing is shown as it is,
+  // with a warning. With one, fkgqa score reads the files too and gives the warnings.
+  const read = readRunFiles(o.runs, { partial: o.partial === true || !o.shards });
+  if (!o.shards) for (const w of read.warnings) progress(`fkgqa view: warning: ${w}`);
+  const located = read.runs;
   const verdicts = new Map<string, RunScore>();
   const golds = new Map<string, GoldResult>();
   const goldViews: Record<string, GoldView> = {};
@@ -91,8 +95,8 @@ export async function viewRuns(o: ViewOptions): Promise<ViewResult> {
     }
   }
   // Each run's condition as fkgqa score labels its group; the list in a stable order: condition, question, repeat.
-  const { labels } = conditionLabels(new Map(located.filter((l) => l.conditionDigest).map((l) => [l.conditionDigest!, l.condition!])));
-  const labelOf = (l: (typeof located)[number]) => (l.conditionDigest ? labels.get(l.conditionDigest)! : `${l.record.setup}|${whoOf(l.record)}`);
+  const { labels } = conditionLabels(new Map(located.map((l) => [l.conditionDigest, l.condition])));
+  const labelOf = (l: (typeof located)[number]) => labels.get(l.conditionDigest)!;
   located.sort((a, b) => {
     const [la, lb] = [labelOf(a), labelOf(b)];
     return la < lb ? -1 : la > lb ? 1 : a.record.question.index - b.record.question.index || a.record.repeat - b.record.repeat || (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0);
