@@ -92,9 +92,8 @@ else {
   }
 }
 
-// 3. score. Runs of fkgqa-run/1 name no build: they are scored against this one, and the report says so.
-const v1 = files.some((f) => fs.existsSync(f) && fs.readFileSync(f, 'utf8').startsWith('{"format":"fkgqa-run/1"'));
-const scoreArgs = ['score', ...files.filter((f) => fs.existsSync(f)), '--shards', o.shards, '--state', state, '--format', 'json', '-q', ...(v1 ? ['--allow-other-build'] : [])];
+// 3. score.
+const scoreArgs = ['score', ...files.filter((f) => fs.existsSync(f)), '--shards', o.shards, '--state', state, '--format', 'json', '-q'];
 const s = await run(scoreArgs);
 if (s.code !== 0) {
   log(`fkgqa ${scoreArgs.join(' ')} exited ${s.code}`);
@@ -104,7 +103,6 @@ const report = JSON.parse(s.out);
 fs.writeFileSync(path.join(o.out, 'score.json'), s.out);
 const distinct = new Set(JSON.parse(fs.readFileSync(path.join(o.shards, 'benchmark.json'), 'utf8')).entries.map((e) => e.queryId)).size;
 const lines = [`scripted agents over the ${distinct} distinct gold queries of ${path.resolve(o.shards)} (time limit ${o.timeout} ms, ${o.tools} tools, concurrency ${o.concurrency}${o.probe ? ', probe' : ''})`];
-if (v1) lines.push('(fkgqa-run/1 runs: scored with --allow-other-build, they name no build)');
 for (const w of report.warnings) lines.push(`warning: ${w}`);
 for (const g of report.groups) {
   const runs = report.perRun.filter((r) => r.group === g.group);

@@ -18,7 +18,7 @@ import { fkgqaAsync, serveDemo, type ServedBuild } from './eval-fixture.js';
 
 const dir = tmpDir('fkgqa-eval-crash-');
 /** A run line: question a, b, c … is question 0, 1, 2 … of one condition (what the run file reads of a run: its condition, question and repeat). */
-const fields = (id: string) => ({ setup: 'baseline', agent: 'oracle', model: null, maxTurns: 10, prompt: { sha256: 'p' }, question: { index: id.charCodeAt(0) - 97 }, repeat: 0 });
+const fields = (id: string) => ({ setup: 'baseline', agent: 'oracle', model: null, maxTurns: 10, prompt: { sha256: 'p' }, question: { index: id.charCodeAt(0) - 97 }, repeat: 0, build: { outputDigest: 'aaaa1111', goldDigest: null } });
 const run = (id: string, endReason = 'submitted') => JSON.stringify({ format: RUN_FORMAT, id, endReason, ...fields(id), padding: 'x'.repeat(200) });
 /** The run id of line `id`, computed from its fields (runIdentity): what RunFile.done takes. */
 const runIdOf = (id: string) => runIdentity(JSON.parse(run(id)) as Parameters<typeof runIdentity>[0]).id;
@@ -80,7 +80,7 @@ describe('eval / the run file (unit)', () => {
     expect(() => RunFile.open(f)).toThrow(new RegExp(`^${f}, line 2: not JSON \\(`));
     const other = path.join(dir, 'other.jsonl');
     fs.writeFileSync(other, `${JSON.stringify({ format: 'something', id: 'x' })}\n`);
-    expect(() => RunFile.open(other)).toThrow(`${other}, line 1: not a run record of fkgqa eval (format "something", expected one of fkgqa-run/1, fkgqa-run/2); choose another --out`);
+    expect(() => RunFile.open(other)).toThrow(`${other}, line 1: not a run record of fkgqa eval (format "something", expected fkgqa-run/2); choose another --out`);
     expect(fs.existsSync(path.join(dir, '.bad.jsonl.fkgqa-lock'))).toBe(false); // released after the refusal
     const bare = path.join(dir, 'bare.jsonl');
     fs.writeFileSync(bare, `${JSON.stringify({ format: RUN_FORMAT, id: 'x', endReason: 'submitted' })}\n`);

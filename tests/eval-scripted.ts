@@ -20,7 +20,7 @@ export async function scriptedAgentsCheck(o: { build: string; endpointsFile: str
   for (const agent of ['oracle', 'trivial', 'single'] as const) {
     await runEval({ shards: o.build, endpoints: o.endpointsFile, setup: 'baseline', agent, out: o.out, kgs: ['library'], ...(o.queries ? { queries: o.queries } : {}), distinctQueries: true, tools: 'in-process', timeoutMs: o.timeoutMs, probe: agent === 'oracle' });
   }
-  const report = await score({ runs: [o.out], shards: o.build, allowOtherBuild: true /* fkgqa-run/1 names no build (until eval writes fkgqa-run/2) */ });
+  const report = await score({ runs: [o.out], shards: o.build });
   const by = Object.fromEntries(report.groups.map((g) => [g.agent, g]));
   const entries = (JSON.parse(fs.readFileSync(path.join(o.build, 'benchmark.json'), 'utf8')) as { entries: { kg: string; queryId: string }[] }).entries;
   const distinct = new Set(entries.filter((e) => e.kg === 'library' && (!o.queries || o.queries.includes(e.queryId))).map((e) => e.queryId)).size;

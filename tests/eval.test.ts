@@ -178,7 +178,7 @@ describe('eval / the agent loop against a fake OpenAI-compatible server', () => 
     const again = await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'llm', baseUrl: fake.url, model: 'fake-model', temperature: 0, seed: 7, timeoutMs: QUERY_LIMIT_MS, maxRetries: 0, backoffMs: 1, out, questions: qs.map((q) => q.index), tools: 'in-process', retryErrors: true });
     expect(again).toMatchObject({ planned: 5, skipped: 4, ran: 1, endReasons: { model_error: 1 } });
 
-    const report = await score({ runs: [out], shards: build, allowOtherBuild: true /* fkgqa-run/1 names no build (until eval writes fkgqa-run/2) */ });
+    const report = await score({ runs: [out], shards: build });
     const g = report.groups[0];
     expect(g.group).toBe('baseline|fake-model');
     expect(g.runs).toBe(5);
@@ -252,7 +252,7 @@ describe('eval / scripted agents on the demo build', () => {
     expect(r.tools.command).toContain('mcp');
     const toolStep = r.steps.find((x) => x.type === 'tool' && x.name === 'run_sparql_query');
     expect(toolStep && toolStep.type === 'tool' && toolStep.isError).toBe(false);
-    const report = await score({ runs: [out], shards: build, allowOtherBuild: true /* fkgqa-run/1 names no build (until eval writes fkgqa-run/2) */ });
+    const report = await score({ runs: [out], shards: build });
     expect(report.perRun[0].correct).toBe(true);
   }, 300_000);
 });

@@ -131,9 +131,9 @@ describe('score / reading run files', () => {
     const f = path.join(dir, 'runs.jsonl');
     const run = (index: number, endReason: string, extra: Record<string, unknown> = {}) =>
       JSON.stringify({
-        format: 'fkgqa-run/1', id: `written-${index}`, endReason, question: { index, kg: 'library', text: 'q', queryId: 'library/q1' }, setup: 'baseline', agent: 'oracle', model: null,
+        format: 'fkgqa-run/2', id: `written-${index}`, endReason, question: { index, kg: 'library', text: 'q', queryId: 'library/q1' }, setup: 'baseline', agent: 'oracle', model: null,
         repeat: 0, maxTurns: 10, prompt: { name: 'baseline.md', sha256: 'abc' },
-        endpoints: [], messages: [], steps: [], finalQuery: null, usage: { totalTokens: 0 }, counts: { llmCalls: 0, sparqlCalls: 0, voidCalls: 0 }, ms: 1, ...extra,
+        build: { outputDigest: 'feedfacefeedface', goldDigest: null }, endpoints: [], messages: [], steps: [], finalQuery: null, usage: { totalTokens: 0 }, counts: { llmCalls: 0, sparqlCalls: 0, voidCalls: 0 }, ms: 1, ...extra,
       });
     fs.writeFileSync(f, `${run(0, 'model_error')}\n${run(1, 'submitted')}\n${run(0, 'submitted')}\n`);
     const runs = readRuns([f]);

@@ -1,5 +1,5 @@
 /**
- * `fkgqa score`: reading and validating run records (fkgqa-run/1 and /2, built here by hand from
+ * `fkgqa score`: reading and validating run records (fkgqa-run/2, built here by hand from
  * the run-record contract), build identity, end reasons (infrastructure errors apart, limits as
  * wrong), the HTML report in headless Chromium, and on Spider4SPARQL graphs the gold answers that
  * depend on ties and the questions whose answer is necessarily empty.
@@ -17,6 +17,7 @@ import type { SparqlResults, SparqlTerm } from '../src/sparql/results.js';
 import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/format.js';
 import { bootstrapMeanInterval, wilsonInterval } from '../src/score/intervals.js';
 import { readRunFiles } from '../src/eval/run-reader.js';
+import { RunFile } from '../src/eval/run-file.js';
 import { score } from '../src/score/score.js';
 import { runIdentity, type RunConditionSource } from '../src/eval/record.js';
 import { classifyQuery, notJudged } from '../src/score/validity.js';
@@ -54,16 +55,15 @@ class TestBuild {
   goldDigest(queryId: string): string | null {
     return goldAnswerDigest(this.goldEntry(queryId));
   }
-  /** A run record as fkgqa eval writes it (format fkgqa-run/2 unless told), answering `results`. */
-  record(queryId: string, o: { results?: SparqlResults | null; model?: string; agent?: string; endReason?: string; format?: string; build?: object | null; extra?: object; repeat?: number } = {}): Record<string, unknown> {
+  /** A run record as fkgqa eval writes it (format fkgqa-run/2), answering `results`. */
+  record(queryId: string, o: { results?: SparqlResults | null; model?: string; agent?: string; endReason?: string; build?: object | null; extra?: object; repeat?: number } = {}): Record<string, unknown> {
     const e = this.entry(queryId);
     const endpoints = e.endpoints.map((id) => ({ id, url: `http://127.0.0.1:9/${id}/sparql`, shard: id.slice(e.kg.length + 1) }));
     const agent = o.agent ?? 'llm';
     const model = agent === 'llm' ? (o.model ?? 'fake-model') : null;
-    const format = o.format ?? 'fkgqa-run/2';
     const submitted = o.results !== undefined && o.results !== null;
     return {
-      format,
+      format: 'fkgqa-run/2',
       id: `baseline|${model ?? agent}|${e.index}|r${o.repeat ?? 0}`,
       question: { index: e.index, kg: e.kg, text: e.question, queryId },
       setup: 'baseline',
@@ -86,7 +86,8 @@ class TestBuild {
       ...(submitted ? { final: { status: 'ok', ms: 10, rows: o.results!.results?.bindings.length ?? 1, results: o.results, route: 'federation', endpoints: endpoints.map((p) => p.url) } } : {}),
       usage: { promptTokens: 100, completionTokens: 10, totalTokens: 110 },
       counts: { llmCalls: 1, toolCalls: 1, sparqlCalls: 1, voidCalls: 0, retries: 0 },
-      ...(format === 'fkgqa-run/2' ? { build: o.build === undefined ? { outputDigest: this.outputDigest, goldDigest: this.goldDigest(queryId) } : o.build, toolSurface: { digest: '0123456789abcdef', tools: 3 } } : {}),
+      build: o.build === undefined ? { outputDigest: this.outputDigest, goldDigest: this.goldDigest(queryId) } : o.build,
+      toolSurface: { digest: '0123456789abcdef', tools: 3 },
       ...(o.extra ?? {}),
     };
   }
@@ -223,7 +224,7 @@ describe('score / conditions: runs that differ in what was measured are never me
 });
 
 describe('score / build identity', () => {
-  it('refuses runs of another build or other gold answers naming both digests, and fkgqa-run/1 runs, unless --allow-other-build', async () => {
+  it('refuses runs of another build or other gold answers naming both digests, unless --allow-other-build', async () => {
     const f = path.join(dir, 'identity.jsonl');
     const digest = demo.outputDigest;
     const gold = demo.goldDigest('library/q1')!;
@@ -244,12 +245,23 @@ describe('score / build identity', () => {
     // Same build, another gold answer (e.g. recomputed with another time limit).
     fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6), build: { outputDigest: digest, goldDigest: 'aaaaaaaaaaaaaaaa' } })));
     await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(`with gold answer aaaaaaaaaaaaaaaa (library/q1); --shards ${demo.dir} is build ${digest} with gold answer ${gold}`);
-    // fkgqa-run/1 names no build.
-    fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6), format: 'fkgqa-run/1' })));
-    await expect(score({ runs: [f], shards: demo.dir })).rejects.toThrow(/line 1: run baseline\|fake-model\|0\|r0\|[0-9a-f]{8} is a fkgqa-run\/1 record, which carries no build identity.*pass --allow-other-build/);
-    const cli = await fkgqaInProcess(['score', f, '--shards', demo.dir, '-q']);
-    expect(cli.code).toBe(2);
-    expect((await score({ runs: [f], shards: demo.dir, allowOtherBuild: true })).perRun[0].correct).toBe(true);
+  });
+
+  it('refuses a fkgqa-run/1 record (fkgqa 0.1: no build, limits, tool surface), naming the file and line: score (also with --allow-other-build), view and eval resuming the file', async () => {
+    const f = path.join(dir, 'run-1.jsonl');
+    const { build: _build, toolSurface: _surface, ...v1 } = { ...demo.record('library/q1', { results: count(6) }), format: 'fkgqa-run/1' };
+    fs.writeFileSync(f, lines(demo.record('library/q2', { results: demo.gold('library/q2') }), v1));
+    const refusal = `${f}, line 2: format fkgqa-run/1 is no longer read; rerun with this version (fkgqa eval writes fkgqa-run/2)`;
+    const cli = await fkgqaInProcess(['score', f, '--shards', demo.dir, '--allow-other-build', '-q']);
+    expect([cli.code, cli.stdout]).toEqual([2, '']);
+    expect(cli.stderr).toContain(refusal);
+    expect(() => readRunFiles([f])).toThrow(refusal);
+    const page = await fkgqaInProcess(['view', f, '--out', path.join(dir, 'run-1.html')]);
+    expect([page.code, fs.existsSync(path.join(dir, 'run-1.html'))]).toEqual([2, false]);
+    expect(page.stderr).toContain(refusal);
+    const before = fs.readFileSync(f, 'utf8');
+    expect(() => RunFile.open(f)).toThrow(`${refusal}; choose another --out`);
+    expect(fs.readFileSync(f, 'utf8')).toBe(before);
   });
 });
 
@@ -569,9 +581,10 @@ describe('score / syntactic validity does not judge queries the infrastructure o
     expect(text).toContain('validity classes of 3 queries: ok 1, prefix 1, braces 1, service 0, parse 0, execution 0');
     expect(text).toContain('not judged (they parse; stopped at their time limit or by the infrastructure, in no class and not in syntactic validity): timeout 1, infrastructure 1');
     expect(formatScoreHtml(r)).toContain('<th>not judged: timeout</th>');
-    // A record without the error class (fkgqa-run/1) is read from the text's prefix; an endpoint's own refusal stays `execution`.
+    // The class decides, not the text: a timeout's text without its recorded class is judged; an endpoint's own refusal stays `execution`.
     const parses = 'SELECT * WHERE { SERVICE <http://a/sparql> { ?s ?p ?o } }';
-    expect(notJudged(classifyQuery(parses, timedOut), undefined, timedOut)).toBe('timeout');
+    expect(notJudged(classifyQuery(parses, timedOut), { class: 'timeout', infrastructure: false })).toBe('timeout');
+    expect(notJudged(classifyQuery(parses, timedOut), undefined)).toBeUndefined();
     expect(notJudged(classifyQuery(parses, 'Error (endpoint): 400 bad request'), { class: 'endpoint', infrastructure: false })).toBeUndefined();
   });
 });

@@ -210,7 +210,7 @@ describe('view / run files', () => {
   it('names the file and line of a line that is no run record, and a later line replaces an earlier one', () => {
     const file = path.join(dir, 'bad.jsonl');
     fs.writeFileSync(file, `${JSON.stringify(oracle[0])}\n{"format":"fkgqa-run/3","id":"x"}\n`);
-    expect(() => readRunFiles([file])).toThrow(`${file}, line 2: not a run record of fkgqa eval (format "fkgqa-run/3", expected one of fkgqa-run/1, fkgqa-run/2)`);
+    expect(() => readRunFiles([file])).toThrow(`${file}, line 2: not a run record of fkgqa eval (format "fkgqa-run/3", expected fkgqa-run/2)`);
     fs.writeFileSync(file, `${JSON.stringify(oracle[0])}\n${JSON.stringify({ ...oracle[0], endReason: 'cancelled' })}\n`);
     const { runs } = readRunFiles([file]);
     expect(runs).toHaveLength(1);

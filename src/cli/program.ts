@@ -453,7 +453,7 @@ export function program(): Command {
     .option('--html <file>', 'also write the HTML report to FILE (stats\'s spelling; the same as --format html --out FILE besides the report on stdout)')
     .option('--per-run <file>', 'also write one CSV row per run to FILE')
     .addOption(new Option('--timeout <ms>', 'time limit of each query that finds the shards where a pattern under MINUS or FILTER NOT EXISTS matches').argParser(integer('--timeout', 1)).default(60_000))
-    .option('--allow-other-build', 'score runs made on another build or against other gold answers (and fkgqa-run/1 runs, which name no build) against this one; refused by default')
+    .option('--allow-other-build', 'score runs made on another build or against other gold answers against this one; refused by default')
     .option('--partial', 'score a run file that fkgqa eval is still writing (its runs so far; the report says PARTIAL); refused by default (exit 2)')
     .option('--paper-with-scripted', "also give the paper's figures beside scripted agents (oracle, trivial, single); by default only beside models")
     .option('--view <page>', 'HTML: the run viewer page written by fkgqa view; each run not correct links to PAGE#run=<id>')
@@ -511,7 +511,7 @@ export function program(): Command {
         'targets highlighted, results as tables), the final query, its answer beside the gold answer with the differing rows marked, and ' +
         "fkgqa score's verdict and reason (with --shards). PAGE#run=<run id, URI-encoded> opens a run.",
     )
-    .argument('<runs...>', 'run files (JSON lines, fkgqa-run/1 or /2)')
+    .argument('<runs...>', 'run files (JSON lines, fkgqa-run/2)')
     .option('--out <file>', 'the HTML page to write (default: view.html in the folder of the first run file, where fkgqa run writes it)')
     .option('--shards <dir>', 'the build the runs were made on: verdicts (as fkgqa score gives them) and gold answers; without it the runs are shown unscored')
     .option('--state <dir>', 'state folder of the build, where fkgqa stats stored the gold answers (default <build>.state)')

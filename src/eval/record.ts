@@ -16,16 +16,8 @@ import type { GoldAnswer } from '../build/gold-answers.js';
 import type { SparqlResults } from '../sparql/results.js';
 import type { Setup } from '../mcp/context.js';
 
-/** Format tag of the run lines `fkgqa eval` writes. */
+/** Format tag of the run lines `fkgqa eval` writes, the only one the readers read (src/eval/run-reader.ts). */
 export const RUN_FORMAT = 'fkgqa-run/2';
-/**
- * Every format tag a reader accepts: `fkgqa-run/1` (before build identity, the tool surface and
- * the new end reasons; such lines lack `build`, `toolSurface`, `limits` and `infrastructure`) and
- * `fkgqa-run/2`.
- */
-export const RUN_FORMATS = ['fkgqa-run/1', RUN_FORMAT] as const;
-export type RunFormat = (typeof RUN_FORMATS)[number];
-
 
 /** The scripted agents of `fkgqa eval --agent` (src/eval/agents.ts): no model, a fixed query. */
 export const SCRIPTED_AGENTS = ['oracle', 'trivial', 'single'] as const;
@@ -207,9 +199,9 @@ export interface RunEndpoint {
   shard: string;
 }
 
-/** A run line (`fkgqa-run/2`; lines of `fkgqa-run/1` lack `limits`, `build`, `toolSurface`, `infrastructure`). */
+/** A run line (`fkgqa-run/2`). */
 export interface RunRecord {
-  format: RunFormat;
+  format: typeof RUN_FORMAT;
   /**
    * `<setup>|<model or agent>|<question index>|r<repeat>|<condition>` (`runId`). Readers compute it
    * from the fields (`runIdentity`), so lines written before it carried the condition read alike.
@@ -230,7 +222,7 @@ export interface RunRecord {
   repeat: number;
   maxTurns: number;
   limits?: RunLimits;
-  build?: RunBuild;
+  build: RunBuild;
   prompt: { name: string; sha256: string; text: string };
   /** Where the tools came from: `fkgqa mcp` over stdio, or the same server in-process. */
   tools: { source: 'mcp' | 'in-process'; names: string[]; command?: string[]; /** Extra arguments for `fkgqa mcp` (`--mcp-arg`), when given. */ mcpArgs?: string[] };
@@ -278,15 +270,15 @@ export interface RunCondition {
   limits: { messages: number | null; tokens: number | null; timeMs: number | null; queryTimeoutMs: number | null; maxQueryChars: number | null };
   /** The federation engine of the tools and the final execution (null: not recorded). */
   federationEngine: string | null;
-  /** The build's output digest (null: a `fkgqa-run/1` record, which has none). */
-  build: string | null;
+  /** The build's output digest. */
+  build: string;
   /** sha256 of the prompt template. */
   prompt: string;
   /** Extra arguments given to `fkgqa mcp` (`--mcp-arg`). */
   mcpArgs: string[];
 }
 
-/** The fields of a record the condition is read from (a record of any format, or the one eval is about to write). */
+/** The fields of a record the condition is read from (a record read, or the one eval is about to write). */
 export type RunConditionSource = Pick<RunRecord, 'setup' | 'agent' | 'model' | 'temperature' | 'seed' | 'maxTurns' | 'limits' | 'build' | 'extraBody' | 'probe'> & {
   prompt: { sha256: string };
   tools?: { mcpArgs?: string[] };
@@ -312,7 +304,7 @@ export function runCondition(r: RunConditionSource): RunCondition {
     maxTurns: r.maxTurns,
     limits: { messages: l?.messages ?? null, tokens: l?.tokens ?? null, timeMs: l?.timeMs ?? null, queryTimeoutMs: l?.queryTimeoutMs ?? null, maxQueryChars: l?.maxQueryChars ?? null },
     federationEngine: l?.federationEngine ?? null,
-    build: r.build?.outputDigest ?? null,
+    build: r.build.outputDigest,
     prompt: r.prompt.sha256,
     mcpArgs: r.tools?.mcpArgs ?? [],
   };

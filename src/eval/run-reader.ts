@@ -26,7 +26,7 @@ import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { readTextInput } from '../common/input.js';
 import { lockHolderOf } from '../common/output.js';
-import { END_REASONS, RUN_FORMATS, runIdentity, type EndReason, type RunCondition, type RunFormat, type RunRecord } from './record.js';
+import { END_REASONS, RUN_FORMAT, runIdentity, type EndReason, type RunCondition, type RunRecord } from './record.js';
 
 /**
  * The lock file `fkgqa eval` holds beside a run file while it appends to it (`.<name>.fkgqa-lock`:
@@ -55,11 +55,16 @@ const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x =
 const isNumber = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 const TERM_TYPES = new Set(['uri', 'literal', 'bnode', 'typed-literal', 'triple']);
 
-/** Names what is wrong with a line's format tag, or undefined when it is one of RUN_FORMATS. */
+/**
+ * Names what is wrong with a line's format tag, or undefined when it is RUN_FORMAT. The records of
+ * `fkgqa-run/1` (fkgqa 0.1 before build identity: no build, limits, tool surface or infrastructure
+ * failure) are refused by name.
+ */
 function formatProblem(r: unknown): string | undefined {
   const format = isObject(r) ? r.format : undefined;
-  if (RUN_FORMATS.includes(format as RunFormat)) return undefined;
-  return `not a run record of fkgqa eval (format ${JSON.stringify(format)}, expected one of ${RUN_FORMATS.join(', ')})`;
+  if (format === RUN_FORMAT) return undefined;
+  if (format === 'fkgqa-run/1') return `format fkgqa-run/1 is no longer read; rerun with this version (fkgqa eval writes ${RUN_FORMAT})`;
+  return `not a run record of fkgqa eval (format ${JSON.stringify(format)}, expected ${RUN_FORMAT})`;
 }
 
 /** Names the first thing wrong with SPARQL JSON results, or undefined. */
@@ -94,7 +99,6 @@ export function runProblem(r: unknown): string | undefined {
   if (typeof r.agent !== 'string') return '"agent" is missing or not a string';
   if (r.model !== null && r.model !== undefined && typeof r.model !== 'string') return '"model" is not a string or null';
   if (!END_REASONS.includes(r.endReason as EndReason)) return `"endReason" ${JSON.stringify(r.endReason)} is none of ${END_REASONS.join(', ')}`;
-  if (r.format === 'fkgqa-run/1' && !['submitted', 'cancelled', 'turn_limit', 'model_error'].includes(r.endReason as string)) return `"endReason" ${JSON.stringify(r.endReason)} does not exist in fkgqa-run/1`;
   if (!Array.isArray(r.endpoints) || !r.endpoints.every((e) => isObject(e) && typeof e.url === 'string' && typeof e.shard === 'string')) return '"endpoints" is not a list of {"url", "shard"}';
   if (!Array.isArray(r.messages)) return '"messages" is missing or not a list';
   if (!Array.isArray(r.steps)) return '"steps" is missing or not a list';
@@ -119,10 +123,8 @@ export function runProblem(r: unknown): string | undefined {
   if (!isObject(r.usage) || !isNumber(r.usage.totalTokens)) return '"usage.totalTokens" is missing or not a number';
   if (!isObject(r.counts) || !['llmCalls', 'sparqlCalls', 'voidCalls'].every((k) => isNumber((r.counts as Record<string, unknown>)[k]))) return '"counts" needs numbers "llmCalls", "sparqlCalls" and "voidCalls"';
   if (!isNumber(r.ms)) return '"ms" is missing or not a number';
-  if (r.format === 'fkgqa-run/2') {
-    if (!isObject(r.build) || typeof r.build.outputDigest !== 'string' || (r.build.goldDigest !== null && typeof r.build.goldDigest !== 'string')) return '"build" needs "outputDigest" (a string) and "goldDigest" (a string or null) in fkgqa-run/2';
-    if (r.endReason === 'infrastructure_error' && (!isObject(r.infrastructure) || typeof r.infrastructure.what !== 'string')) return '"infrastructure.what" is missing: an infrastructure_error run says what failed';
-  }
+  if (!isObject(r.build) || typeof r.build.outputDigest !== 'string' || (r.build.goldDigest !== null && typeof r.build.goldDigest !== 'string')) return '"build" needs "outputDigest" (a string) and "goldDigest" (a string or null)';
+  if (r.endReason === 'infrastructure_error' && (!isObject(r.infrastructure) || typeof r.infrastructure.what !== 'string')) return '"infrastructure.what" is missing: an infrastructure_error run says what failed';
   return undefined;
 }
 

@@ -4,7 +4,7 @@
  * the FKGQA paper: accuracy, F1 (GRASP and Spinach), syntactic validity of every query sent,
  * endpoint consultation and the trivial-federation rate, and the cost figures (tokens, LLM/SPARQL/
  * VoID calls, runtime). A score means exactly "how well did the agent answer":
- * - runs of another build are refused (build identity of `fkgqa-run/2`; `allowOtherBuild`);
+ * - runs of another build are refused (the record's `build`; `allowOtherBuild`);
  * - runs that failed — `infrastructure_error` (an endpoint or the federation engine failed) and
  *   `model_error` (the LLM API failed) — are reported apart, never in accuracy; the limits count as wrong;
  * - an answer that another choice among tied solutions gives is correct (the tie analysis stored
@@ -46,10 +46,7 @@ export interface ScoreOptions {
   timeoutMs?: number;
   /** The state folder of the build, where fkgqa stats stored gold answers (default `<shards>.state/`). */
   state?: string;
-  /**
-   * Score runs made on another build (another output digest or other gold answers) or that carry no
-   * build identity (`fkgqa-run/1`) against this one; without it such runs are refused (InputError).
-   */
+  /** Score runs made on another build (another output digest or other gold answers) against this one; without it such runs are refused (InputError). */
   allowOtherBuild?: boolean;
   /** Score a run file that fkgqa eval is still writing (its runs so far; the report's `partial` names it); refused by default (InputError). */
   partial?: boolean;
@@ -297,23 +294,16 @@ function sourcesOf(lines: LocatedRun[]): string[] {
  * @throws InputError naming the first such run (file, line), both digests and how many runs differ
  */
 function checkBuildIdentity(lines: LocatedRun[], outputDigest: string, goldDigestOf: (queryId: string) => string | null, shards: string, allow: boolean): string[] {
-  const v1 = lines.filter((l) => l.record.format === 'fkgqa-run/1');
-  const other = lines.filter((l) => l.record.build && (l.record.build.outputDigest !== outputDigest || (l.record.build.goldDigest !== null && l.record.build.goldDigest !== goldDigestOf(l.record.question.queryId))));
-  const noGold = lines.filter((l) => l.record.build && l.record.build.outputDigest === outputDigest && l.record.build.goldDigest === null);
+  const other = lines.filter((l) => l.record.build.outputDigest !== outputDigest || (l.record.build.goldDigest !== null && l.record.build.goldDigest !== goldDigestOf(l.record.question.queryId)));
+  const noGold = lines.filter((l) => l.record.build.outputDigest === outputDigest && l.record.build.goldDigest === null);
   const warnings: string[] = [];
   if (other.length > 0) {
     const first = other[0];
-    const b = first.record.build!;
+    const b = first.record.build;
     const q = first.record.question.queryId;
     const what = `run ${first.record.id} was made on build ${b.outputDigest} with gold answer ${b.goldDigest} (${q}); --shards ${shards} is build ${outputDigest} with gold answer ${goldDigestOf(q)}` + (other.length > 1 ? ` (${other.length} runs of another build in all)` : '');
     if (!allow) throw new InputError(`${what}: score runs against the build and gold answers they were made on, or pass --allow-other-build`, { file: first.file, line: first.line });
     warnings.push(`${first.file}, line ${first.line}: ${what}; scored against this build because of --allow-other-build`);
-  }
-  if (v1.length > 0) {
-    const first = v1[0];
-    const what = `run ${first.record.id} is a fkgqa-run/1 record, which carries no build identity: nothing says it was made on build ${outputDigest}` + (v1.length > 1 ? ` (${v1.length} fkgqa-run/1 runs in all)` : '');
-    if (!allow) throw new InputError(`${what}; pass --allow-other-build to score it against this build anyway`, { file: first.file, line: first.line });
-    warnings.push(`${first.file}, line ${first.line}: ${what}; scored against it because of --allow-other-build`);
   }
   if (noGold.length > 0) warnings.push(`${noGold.length} runs record no gold-answers digest (fkgqa stats had not run when they were made): scored against the gold answers stored now`);
   return warnings;
@@ -485,7 +475,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
         if (typeof q !== 'string') continue; // a malformed tool call sends no query
         const toolError = s.isError ? s.result : undefined;
         const v = classifyQuery(q, toolError);
-        const why = notJudged(v, s.isError ? s.error : undefined, toolError);
+        const why = notJudged(v, s.isError ? s.error : undefined);
         if (why) unjudged[why]++;
         else validity[v.class]++;
       }

@@ -121,16 +121,14 @@ export function classifyQuery(query: string, toolError?: string): Validity {
 /**
  * Whether a query sent is left out of syntactic validity, and why (module comment): only a query of
  * class `execution` (it parses) can be, when its tool error is an infrastructure failure or its time
- * limit. The error's class comes from `_meta["fkgqa/error"]` as eval recorded it (`ToolStep.error`);
- * records without it (fkgqa-run/1) are read from the text's `Error (timeout):` prefix.
+ * limit. The error's class comes from `_meta["fkgqa/error"]` as eval recorded it (`ToolStep.error`).
  * @param v the query's class from `classifyQuery`
  * @param error the step's recorded error class, if any
- * @param toolError the tool's error text, if any
  * @returns the reason, or undefined when the query is judged
  */
-export function notJudged(v: Validity, error: { class: string; infrastructure: boolean } | undefined, toolError?: string): NotJudged | undefined {
+export function notJudged(v: Validity, error: { class: string; infrastructure: boolean } | undefined): NotJudged | undefined {
   if (v.class !== 'execution') return undefined;
   if (error?.infrastructure) return 'infrastructure';
-  if (error ? error.class === 'timeout' : toolError !== undefined && /^Error \(timeout\):/.test(toolError)) return 'timeout';
+  if (error?.class === 'timeout') return 'timeout';
   return undefined;
 }

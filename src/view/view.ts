@@ -1,6 +1,6 @@
 /**
  * `fkgqa view RUNS… [--shards DIR] --out page.html`: a static, self-contained HTML page of agent
- * runs (run files of `fkgqa eval`, formats fkgqa-run/1 and /2) that opens from disk: the runs in a
+ * runs (run files of `fkgqa eval`, format fkgqa-run/2) that opens from disk: the runs in a
  * list with filters (setup, model or agent, graph, verdict, end reason), and per run the question,
  * every message and tool call (queries re-indented with their SERVICE targets highlighted, results
  * as tables), the final query, its answer beside the gold answer with the differing rows marked,
