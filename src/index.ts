@@ -170,7 +170,7 @@ export async function view(options: ViewOptions): Promise<ViewResult> {
 
 /**
  * `fkgqa query`: one federated query through the routing of run_sparql_query (registry,
- * `planQuery`, bounded client, federation engine), answered as SPARQL JSON results (src/query/query.ts).
+ * `routeQuery`, bounded client, federation engine), answered as SPARQL JSON results (src/query/query.ts).
  */
 export async function query(options: QueryOptions): Promise<QueryAnswer> {
   return (await import('./query/query.js')).runQuery(options);

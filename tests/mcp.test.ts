@@ -292,7 +292,7 @@ SELECT ?t1_title WHERE {
     expect(r.text).toContain(`direct: the SERVICE wrapper was removed and the query sent to ${url('library-shard2')}`);
     const delta = Object.fromEntries(Object.keys(after).map((id) => [id, after[id].total - (before[id]?.total ?? 0)]).filter(([, n]) => n !== 0));
     expect(delta).toEqual({ 'library-shard2': 1 });
-    // The quick route (lonePlan): the wrapper cut out of the text, the rest sent as written.
+    // The quick route (routeQuery's lone-SERVICE recognition): the wrapper cut out of the text, the rest sent as written.
     expect(c.mcp.callLog.entries[0]).toMatchObject({ route: 'direct', requests: { [url('library-shard2')]: 1 }, rows: 1, details: { sent: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }' } });
     // A syntax error inside the clause is found by the endpoint; the agent gets the parser's message (one request was sent).
     const bad = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard2')}> { ?s ?p } }` });

@@ -1,7 +1,7 @@
 /**
- * How a SERVICE query is routed, by `run_sparql_query` (fkgqa mcp), the harness's final execution
- * (fkgqa eval) and `/federation/sparql` (fkgqa serve) (FKGQA paper, section 3 "Query Execution"): the
- * query is parsed (sparqljs, with the project's PN_LOCAL_ESC fix: sparqljs keeps the backslash of escaped local names), its SERVICE
+ * How a SERVICE query is routed, decided once by `routeQuery` for `run_sparql_query` (fkgqa mcp),
+ * the harness's final execution (fkgqa eval), `fkgqa query` and `/federation/sparql` (fkgqa serve)
+ * (FKGQA paper, section 3 "Query Execution"): the query is parsed (sparqljs, with the project's PN_LOCAL_ESC fix: sparqljs keeps the backslash of escaped local names), its SERVICE
  * targets are collected from the AST and checked against the registry, and the route chosen:
  *
  * - no SERVICE: refused, with the registered endpoints listed (URLs and names only: the agent must name them);
@@ -17,17 +17,20 @@
  * A variable SERVICE target is refused (it could name any host), and so are a SERVICE inside a
  * SERVICE (`nested-service`: a shard endpoint answers 501) and the shapes no federation engine
  * answers as the unsharded graph does (`unsupported-shape`; `refusedShape` of service-check.ts,
- * which every engine checks too). Nothing is sent anywhere here.
+ * which every engine checks too), and a query joining endpoints of several knowledge graphs
+ * (`mixed-graphs`, unless mixing is allowed). `run_sparql_query` first tries the quick recognition of
+ * the most common query, a lone SERVICE that is the whole WHERE, from its tokens without a parse
+ * (`loneService`). Nothing is sent anywhere here.
  */
 import sparqljs from 'sparqljs';
-import { MAX_QUERY_DEPTH, nestingDepth } from '../sparql/guard.js';
+import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
 import { fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
 import { refusedShape } from './service-check.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass = 'too-long' | 'too-deep' | 'too-complex' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service' | 'unsupported-shape' | 'service-with-sources';
+export type QueryErrorClass = 'too-long' | 'too-deep' | 'too-complex' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service' | 'unsupported-shape' | 'service-with-sources' | 'mixed-graphs';
 
 /** The route of a query that may be run. */
 export type QueryPlan =
@@ -44,6 +47,15 @@ export type QueryPlan =
       ast: sparqljs.SparqlQuery;
     }
   | { ok: false; errorClass: QueryErrorClass; message: string };
+
+/** A query that may be sent: its route, the text to send, its SERVICE targets and result form (a `QueryPlan` that is ok, without the syntax tree). */
+export type Routed = Pick<Extract<QueryPlan, { ok: true }>, 'route' | 'query' | 'targets' | 'form'>;
+
+/**
+ * How `routeQuery` routes a query: sent (`quick`: recognised as a lone SERVICE from its tokens, the
+ * text sent as written; else parsed by `planQuery`), or refused before anything is sent.
+ */
+export type Route = (Routed & { ok: true; quick: boolean }) | Extract<QueryPlan, { ok: false }>;
 
 /** Hints for error messages. */
 export interface PlanHints {
@@ -307,6 +319,135 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
     return { ok: true, route: 'direct', query: generate(body), targets, form, ast };
   }
   return { ok: true, route: 'federation', query: generate(ast), targets, form, ast };
+}
+
+/** Query-form keywords of the queries `loneService` takes, and their answer's form. */
+const LONE_FORMS: Record<string, Routed['form']> = { select: 'bindings', ask: 'boolean' };
+
+/**
+ * The quick route of the most common agent query — one `SERVICE <endpoint> { … }` clause that is
+ * the whole WHERE of a SELECT or ASK — read from the query's tokens (strings, IRIs and comments
+ * skipped as by `nestingDepth`), without sparqljs: the wrapper is cut out of the text and the rest
+ * (prologue, projection, modifiers) sent as written. Anything else — another form, FROM, a nested
+ * SERVICE, braces in the projection or after the WHERE (EXISTS, VALUES), a prefixed or relative
+ * SERVICE IRI, an unregistered one, a query over the limits — gives undefined and goes to
+ * `planQuery`, as does a query the endpoint then rejects (for `planQuery`'s messages). The answer
+ * is the same as through `planQuery`, which sends the same query with its prefixes expanded.
+ * @returns the route `direct`, or undefined
+ */
+function loneService(text: string, registry: EndpointRegistry, maxQueryChars: number): Routed | undefined {
+  if (text.length > maxQueryChars || nestingDepth(text) > MAX_QUERY_DEPTH) return undefined;
+  const n = text.length;
+  type Tok = { kind: 'word' | 'iri' | 'char'; text: string; start: number; end: number };
+  const toks: Tok[] = [];
+  // Prefixes declared and used: an undeclared one goes to planQuery, which refuses it naming the declaration to add.
+  const declared = new Set<string>();
+  const used = new Set<string>();
+  let i = 0;
+  while (i < n) {
+    const c = text[i];
+    if (c === ' ' || c === '\n' || c === '\t' || c === '\r') {
+      i++;
+      continue;
+    }
+    const j = skipOpaque(text, i);
+    if (j > i) {
+      if (c === '<') toks.push({ kind: 'iri', text: text.slice(i + 1, j - 1), start: i, end: j });
+      else if (c !== '#') toks.push({ kind: 'char', text: c, start: i, end: j }); // strings and escapes: opaque
+      i = j;
+      continue;
+    }
+    if (/[A-Za-z_]/.test(c)) {
+      let k = i + 1;
+      while (k < n && /[A-Za-z0-9_\-.]/.test(text[k])) k++;
+      // A keyword is a bare word: not a variable, a language tag, nor part of a prefixed name.
+      const before = i > 0 ? text[i - 1] : ' ';
+      const bare = !/[?$@:0-9]/.test(before) && text[k] !== ':';
+      toks.push({ kind: bare ? 'word' : 'char', text: bare ? text.slice(i, k).toLowerCase() : text.slice(i, k), start: i, end: k });
+      i = k;
+      continue;
+    }
+    if (c === ':') {
+      const prev = toks[toks.length - 1];
+      const named = prev !== undefined && prev.end === i && prev.kind === 'char' && /^[A-Za-z_]/.test(prev.text);
+      const prefix = named ? prev.text : '';
+      const before = toks[toks.length - (named ? 2 : 1)];
+      if (before?.kind === 'word' && before.text === 'prefix') declared.add(prefix);
+      else used.add(prefix);
+    }
+    toks.push({ kind: 'char', text: c, start: i, end: i + 1 });
+    i++;
+  }
+  for (const p of used) if (!declared.has(p)) return undefined;
+  const word = (t: Tok | undefined, w: string) => t?.kind === 'word' && t.text === w;
+  const ch = (t: Tok | undefined, c: string) => t?.kind === 'char' && t.text === c;
+  // The form keyword, then the first brace (the WHERE group), outside parentheses.
+  let k = 0;
+  let form: Routed['form'] | undefined;
+  for (; k < toks.length; k++) {
+    const t = toks[k];
+    if (t.kind !== 'word') continue;
+    if (t.text === 'prefix' || t.text === 'base') continue;
+    form = LONE_FORMS[t.text];
+    break;
+  }
+  if (!form) return undefined;
+  let parens = 0;
+  for (k++; k < toks.length; k++) {
+    const t = toks[k];
+    if (word(t, 'from') || word(t, 'service')) return undefined;
+    if (ch(t, '(')) parens++;
+    else if (ch(t, ')')) parens--;
+    else if (ch(t, '{')) break;
+  }
+  if (k >= toks.length || parens !== 0) return undefined;
+  const whereOpen = toks[k];
+  if (!word(toks[k + 1], 'service')) return undefined;
+  let m = k + 2;
+  if (word(toks[m], 'silent')) m++;
+  const iri = toks[m];
+  if (iri?.kind !== 'iri' || !ch(toks[m + 1], '{')) return undefined;
+  const target = findEndpoint(registry, iri.text);
+  if (!target) return undefined;
+  const bodyOpen = toks[m + 1];
+  let depth = 0;
+  let close = -1;
+  for (let x = m + 1; x < toks.length; x++) {
+    const t = toks[x];
+    if (word(t, 'service')) return undefined;
+    if (ch(t, '{')) depth++;
+    else if (ch(t, '}') && --depth === 0) {
+      close = x;
+      break;
+    }
+  }
+  if (close < 0 || !ch(toks[close + 1], '}')) return undefined;
+  const whereClose = toks[close + 1];
+  for (let x = close + 2; x < toks.length; x++) if (ch(toks[x], '{') || ch(toks[x], '}') || word(toks[x], 'service')) return undefined;
+  const query = `${text.slice(0, whereOpen.end)} ${text.slice(bodyOpen.end, toks[close].start).trim()} ${text.slice(whereClose.start)}`;
+  return { route: 'direct', query, targets: [target], form };
+}
+
+/**
+ * The one decision of how a SERVICE query is routed (module comment), for `run_sparql_query`
+ * (fkgqa mcp, and fkgqa eval's execution of the submitted query), `fkgqa query` (without
+ * `--sources`) and serve's `/federation/sparql`: refused (the reasons of `planQuery`, then
+ * `mixed-graphs`: `mixedGraphs`), sent directly to the endpoint of a lone SERVICE, or through the
+ * federation engine. Pure: sends nothing.
+ * @param text the query as written
+ * @param registry the endpoints SERVICE may name
+ * @param o `quick`: first try the recognition of a lone SERVICE from the query's tokens (no parse;
+ *   the text sent as written), for a caller that routes again without `quick` when the endpoint
+ *   rejects the text as written (HTTP 400); `mixGraphs`: let one query join endpoints of several
+ *   graphs (`--mix-graphs`)
+ */
+export function routeQuery(text: string, registry: EndpointRegistry, hints: PlanHints, o: { quick?: boolean; mixGraphs?: boolean } = {}): Route {
+  const lone = o.quick ? loneService(text, registry, hints.maxQueryChars) : undefined;
+  const plan = lone ? { ok: true as const, ...lone } : planQuery(text, registry, hints);
+  if (!plan.ok) return plan;
+  const mixed = o.mixGraphs ? undefined : mixedGraphs(plan.targets);
+  if (mixed) return { ok: false, errorClass: 'mixed-graphs', message: mixed };
+  return { ok: true, route: plan.route, query: plan.query, targets: plan.targets, form: plan.form, quick: lone !== undefined };
 }
 
 /** The option that lets one query join endpoints of several graphs (`fkgqa mcp` and `fkgqa serve`). */

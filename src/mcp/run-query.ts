@@ -1,7 +1,7 @@
 /**
  * `run_sparql_query {query, format?, timeout_ms?, offset?, max_chars?}` (the reference's names and
- * bounds, field notes §0; FKGQA paper section 3): plan the query (src/federation/routing.ts, or for
- * a lone SERVICE clause the quick recognition of `lonePlan`), send it directly or through the
+ * bounds, field notes §0; FKGQA paper section 3): route the query (`routeQuery` of
+ * src/federation/routing.ts, with the quick recognition of a lone SERVICE clause), send it directly or through the
  * federation engine (src/federation/: routing, bounded client, engine), bound its time and answer,
  * and answer the agent with one page of rows ("rows 1–100 of 2345; pass offset=100 to continue",
  * src/mcp/paging.ts). A timeout is an error, never an empty result. With several knowledge graphs
@@ -13,11 +13,10 @@ import { Parser as N3Parser, Writer as N3Writer, type Term } from 'n3';
 import { sparqlIri, sparqlTerm, tableHeader, tableRow, type SparqlResults } from '../sparql/results.js';
 import { prologuePrefixes } from '../sparql/parse.js';
 import { voidNotes } from './void-check.js';
-import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
 import type { McpToolContext } from './context.js';
 import { FEDERATION_WAIT_MS } from '../federation/limit.js';
-import { mixedGraphs, planQuery, type QueryPlan } from '../federation/routing.js';
-import { findEndpoint, type EndpointRegistry } from '../federation/registry.js';
+import { routeQuery, type Routed } from '../federation/routing.js';
+import type { EndpointRegistry } from '../federation/registry.js';
 import type { SparqlOutcome } from '../federation/client.js';
 import { pageArgs, pageNote, pickPage } from './paging.js';
 import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
@@ -134,9 +133,6 @@ export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Route
   return { errorClass: plan.route === 'federation' ? 'federation' : 'endpoint', message: `${where} failed: ${o.error}` };
 }
 
-/** A query that may be sent: its route, the text to send, its SERVICE targets and result form (a `QueryPlan` that is ok, without the syntax tree). */
-export type Routed = Pick<Extract<QueryPlan, { ok: true }>, 'route' | 'query' | 'targets' | 'form'>;
-
 /**
  * Whether a failure is the infrastructure's (tool-error.ts): a registered endpoint that cannot be
  * reached, answers 5xx/404/429 or a redirect, kept the query waiting behind others (`busy`), or a federation engine that failed for such a
@@ -158,113 +154,6 @@ export function failureCause(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: 
   const named = direct ?? endpointNamed(o.error, registry.endpoints.map((e) => e.url));
   const infrastructure = o.redirect ? true : o.httpStatus ? infrastructureStatus(o.httpStatus) : plan.route === 'direct' ? true : infrastructureMessage(o.error);
   return { infrastructure, ...(named ? { endpoint: named } : {}) };
-}
-
-/** Query-form keywords of the queries `lonePlan` takes, and their answer's form. */
-const LONE_FORMS: Record<string, Routed['form']> = { select: 'bindings', ask: 'boolean' };
-
-/**
- * The quick route of the most common agent query — one `SERVICE <endpoint> { … }` clause that is
- * the whole WHERE of a SELECT or ASK — read from the query's tokens (strings, IRIs and comments
- * skipped as by `nestingDepth`), without sparqljs: the wrapper is cut out of the text and the rest
- * (prologue, projection, modifiers) sent as written. Anything else — another form, FROM, a nested
- * SERVICE, braces in the projection or after the WHERE (EXISTS, VALUES), a prefixed or relative
- * SERVICE IRI, an unregistered one, a query over the limits — gives undefined and goes to
- * `planQuery`, as does a query the endpoint then rejects (for `planQuery`'s messages). The answer
- * is the same as through `planQuery`, which sends the same query with its prefixes expanded.
- * @returns the route `direct`, or undefined
- */
-export function lonePlan(text: string, registry: EndpointRegistry, maxQueryChars: number): Routed | undefined {
-  if (text.length > maxQueryChars || nestingDepth(text) > MAX_QUERY_DEPTH) return undefined;
-  const n = text.length;
-  type Tok = { kind: 'word' | 'iri' | 'char'; text: string; start: number; end: number };
-  const toks: Tok[] = [];
-  // Prefixes declared and used: an undeclared one goes to planQuery, which refuses it naming the declaration to add.
-  const declared = new Set<string>();
-  const used = new Set<string>();
-  let i = 0;
-  while (i < n) {
-    const c = text[i];
-    if (c === ' ' || c === '\n' || c === '\t' || c === '\r') {
-      i++;
-      continue;
-    }
-    const j = skipOpaque(text, i);
-    if (j > i) {
-      if (c === '<') toks.push({ kind: 'iri', text: text.slice(i + 1, j - 1), start: i, end: j });
-      else if (c !== '#') toks.push({ kind: 'char', text: c, start: i, end: j }); // strings and escapes: opaque
-      i = j;
-      continue;
-    }
-    if (/[A-Za-z_]/.test(c)) {
-      let k = i + 1;
-      while (k < n && /[A-Za-z0-9_\-.]/.test(text[k])) k++;
-      // A keyword is a bare word: not a variable, a language tag, nor part of a prefixed name.
-      const before = i > 0 ? text[i - 1] : ' ';
-      const bare = !/[?$@:0-9]/.test(before) && text[k] !== ':';
-      toks.push({ kind: bare ? 'word' : 'char', text: bare ? text.slice(i, k).toLowerCase() : text.slice(i, k), start: i, end: k });
-      i = k;
-      continue;
-    }
-    if (c === ':') {
-      const prev = toks[toks.length - 1];
-      const named = prev !== undefined && prev.end === i && prev.kind === 'char' && /^[A-Za-z_]/.test(prev.text);
-      const prefix = named ? prev.text : '';
-      const before = toks[toks.length - (named ? 2 : 1)];
-      if (before?.kind === 'word' && before.text === 'prefix') declared.add(prefix);
-      else used.add(prefix);
-    }
-    toks.push({ kind: 'char', text: c, start: i, end: i + 1 });
-    i++;
-  }
-  for (const p of used) if (!declared.has(p)) return undefined;
-  const word = (t: Tok | undefined, w: string) => t?.kind === 'word' && t.text === w;
-  const ch = (t: Tok | undefined, c: string) => t?.kind === 'char' && t.text === c;
-  // The form keyword, then the first brace (the WHERE group), outside parentheses.
-  let k = 0;
-  let form: Routed['form'] | undefined;
-  for (; k < toks.length; k++) {
-    const t = toks[k];
-    if (t.kind !== 'word') continue;
-    if (t.text === 'prefix' || t.text === 'base') continue;
-    form = LONE_FORMS[t.text];
-    break;
-  }
-  if (!form) return undefined;
-  let parens = 0;
-  for (k++; k < toks.length; k++) {
-    const t = toks[k];
-    if (word(t, 'from') || word(t, 'service')) return undefined;
-    if (ch(t, '(')) parens++;
-    else if (ch(t, ')')) parens--;
-    else if (ch(t, '{')) break;
-  }
-  if (k >= toks.length || parens !== 0) return undefined;
-  const whereOpen = toks[k];
-  if (!word(toks[k + 1], 'service')) return undefined;
-  let m = k + 2;
-  if (word(toks[m], 'silent')) m++;
-  const iri = toks[m];
-  if (iri?.kind !== 'iri' || !ch(toks[m + 1], '{')) return undefined;
-  const target = findEndpoint(registry, iri.text);
-  if (!target) return undefined;
-  const bodyOpen = toks[m + 1];
-  let depth = 0;
-  let close = -1;
-  for (let x = m + 1; x < toks.length; x++) {
-    const t = toks[x];
-    if (word(t, 'service')) return undefined;
-    if (ch(t, '{')) depth++;
-    else if (ch(t, '}') && --depth === 0) {
-      close = x;
-      break;
-    }
-  }
-  if (close < 0 || !ch(toks[close + 1], '}')) return undefined;
-  const whereClose = toks[close + 1];
-  for (let x = close + 2; x < toks.length; x++) if (ch(toks[x], '{') || ch(toks[x], '}') || word(toks[x], 'service')) return undefined;
-  const query = `${text.slice(0, whereOpen.end)} ${text.slice(bodyOpen.end, toks[close].start).trim()} ${text.slice(whereClose.start)}`;
-  return { route: 'direct', query, targets: [target], form };
 }
 
 /** A full answer kept for the next pages of the same query. */
@@ -311,11 +200,10 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   const timeoutMs = Math.min(Math.max(args.timeout_ms ?? limits.defaultTimeoutMs, limits.minTimeoutMs), limits.maxTimeoutMs);
   const format = args.format ?? DEFAULT_RESULT_FORMAT;
   const page = pageArgs(args, limits);
-  let plan: QueryPlan | Routed | undefined = lonePlan(args.query, ctx.registry, limits.maxQueryChars);
-  const quick = plan !== undefined;
-  const replan = () => planQuery(args.query, ctx.registry, { maxQueryChars: limits.maxQueryChars, prefixes: ctx.prefixes, listEndpoints: 16, endpointsElsewhere: 'the description of run_sparql_query (and the resource fkgqa://endpoints)' });
-  plan ??= replan();
-  const targetsOf = () => (plan && (!('ok' in plan) || plan.ok) ? (plan as Routed).targets.map((t) => t.url) : []);
+  const hints = { maxQueryChars: limits.maxQueryChars, prefixes: ctx.prefixes, listEndpoints: 16, endpointsElsewhere: 'the description of run_sparql_query (and the resource fkgqa://endpoints)' };
+  const route = (quick: boolean) => routeQuery(args.query, ctx.registry, hints, { quick, mixGraphs: ctx.mixGraphs });
+  const plan = route(true);
+  const targetsOf = () => (plan.ok ? plan.targets.map((t) => t.url) : []);
   const finish = (r: Omit<RunQueryResult, 'ms'>, requests: Record<string, number> | null, extra: Record<string, unknown> = {}): RunQueryResult => {
     const ms = performance.now() - t0;
     ctx.callLog.record({
@@ -336,10 +224,8 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
   };
   const refuse = (errorClass: string, message: string, meta: Partial<ToolErrorMeta> = {}, requests: Record<string, number> = {}, sent?: string) =>
     finish({ text: `Error (${errorClass}): ${message}`, isError: true, route: 'error', errorClass, error: { class: errorClass, infrastructure: false, ...meta }, ...(sent ? { sent } : {}) }, requests);
-  if ('ok' in plan && !plan.ok) return refuse(plan.errorClass, plan.message);
-  let routed = plan as Routed;
-  const mixed = ctx.mixGraphs ? undefined : mixedGraphs(routed.targets);
-  if (mixed) return refuse('mixed-graphs', mixed);
+  if (!plan.ok) return refuse(plan.errorClass, plan.message);
+  let routed: Routed = plan;
 
   const key = `${format}\u0000${args.query}`;
   const keptOne = page.offset > 0 ? keptAnswer(ctx, key) : undefined;
@@ -360,10 +246,10 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
       ? ctx.sparql.direct(r.targets[0].url, r.query, media, timeoutMs)
       : ctx.sparql.federated(r.query, media, timeoutMs, undefined, { limitFromStart: true, waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS) });
   let o = await send(routed);
-  if (quick && o.status === 'error' && o.httpStatus === 400 && !o.queryCaused) {
-    // The endpoint rejected the text as written: planQuery's message says what is wrong, or its form of the query is sent
+  if (plan.quick && o.status === 'error' && o.httpStatus === 400 && !o.queryCaused) {
+    // The endpoint rejected the text as written: the parsed route's message says what is wrong, or its form of the query is sent
     // (not for a query the endpoint parsed and could not evaluate: the same query again would fail the same way).
-    const p = replan();
+    const p = route(false);
     if (!p.ok) return refuse(p.errorClass, p.message, {}, o.requests);
     routed = p;
     const again = await send(routed);

@@ -2,7 +2,7 @@
  * `fkgqa query`: one federated SPARQL query from the shell, as `comunica-sparql` offers, through
  * the same routing as `run_sparql_query` of `fkgqa mcp` (src/federation): the endpoint registry
  * (a running serve's endpoints file, read by `readEndpointsFile`; or plain endpoint URLs),
- * `planQuery` (SERVICE targets checked against the registry, a lone SERVICE sent directly, several
+ * `routeQuery` (SERVICE targets checked against the registry, a lone SERVICE sent directly, several
  * to the federation engine), and the bounded client (time and size limits, no request outside the
  * registry). The answer is SPARQL JSON results; `formatAnswer` writes it as an aligned table, JSON,
  * CSV or TSV (SPARQL 1.1 Query Results formats, the project's one serialiser in src/sparql/results.ts).
@@ -16,7 +16,7 @@ import { serializeResults, type SparqlResults, type SparqlTerm } from '../sparql
 import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
 import { findEndpoint, openRegistry, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import { FEDERATION_WAIT_MS } from '../federation/limit.js';
-import { listEndpoints, MIX_GRAPHS_OPTION, mixedGraphs, planQuery, planSourceQuery, registrySource } from '../federation/routing.js';
+import { listEndpoints, MIX_GRAPHS_OPTION, planSourceQuery, registrySource, routeQuery } from '../federation/routing.js';
 
 /** Output formats of `fkgqa query`. */
 export const QUERY_FORMATS = ['table', 'json', 'csv', 'tsv'] as const;
@@ -186,13 +186,12 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     if (!p.ok) throw new InputError(`the query is refused (${p.errorClass}); nothing was sent: ${p.message}`);
     plan = { route: 'sources', query: p.query, targets: selectSources(registry, o.sources, o.mixGraphs === true), form: p.form };
   } else {
-    const p = planQuery(o.query, registry, hints);
+    const p = routeQuery(o.query, registry, hints, { mixGraphs: o.mixGraphs });
     if (!p.ok) {
-      const alternative = p.errorClass === 'no-service' ? '\nOr let the federation engine select the sources of each triple pattern: --sources all (or --sources <graph>).' : '';
+      const alternative =
+        p.errorClass === 'no-service' ? '\nOr let the federation engine select the sources of each triple pattern: --sources all (or --sources <graph>).' : p.errorClass === 'mixed-graphs' ? ` (or run it with ${MIX_GRAPHS_OPTION})` : '';
       throw new InputError(`the query is refused (${p.errorClass})${p.message.includes('nothing was sent') ? '' : '; nothing was sent'}: ${p.message}${alternative}`);
     }
-    const mixed = o.mixGraphs ? undefined : mixedGraphs(p.targets);
-    if (mixed) throw new InputError(`the query is refused (mixed-graphs): ${mixed} (or run it with ${MIX_GRAPHS_OPTION})`);
     plan = p;
   }
   const client = new BoundedSparqlClient(registry, { engine: o.federationEngine, maxResultBytes: o.maxResultBytes ?? 256 << 20 });

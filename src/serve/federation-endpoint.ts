@@ -27,7 +27,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { EndpointRegistry } from '../federation/registry.js';
-import { MIX_GRAPHS_OPTION, mixedGraphs, planQuery } from '../federation/routing.js';
+import { MIX_GRAPHS_OPTION, routeQuery } from '../federation/routing.js';
 import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
 import type { EngineQueryOptions } from '../federation/engine.js';
 import { waitLimit, waitOutcome } from '../federation/limit.js';
@@ -171,10 +171,11 @@ export class FederationEndpoint {
       return { ...text(400, 'the federation endpoint has no dataset of its own: name the endpoints with SERVICE, not default-graph-uri/named-graph-uri'), query };
     }
     // The registry's source here is serve's own endpoints (no path): said, with where they are listed.
-    const plan = planQuery(query, client.registry, { maxQueryChars: this.options.maxQueryChars ?? 8000, registrySource: true });
-    if (!plan.ok) return { ...text(REFUSED_STATUS[plan.errorClass] ?? 400, `${plan.errorClass}: ${plan.message}`, 'invalid'), query };
-    const mixed = this.options.mixGraphs ? undefined : mixedGraphs(plan.targets);
-    if (mixed) return { ...text(400, `mixed-graphs: ${mixed} (fkgqa serve ${MIX_GRAPHS_OPTION} lets such a query run)`, 'invalid'), query };
+    const plan = routeQuery(query, client.registry, { maxQueryChars: this.options.maxQueryChars ?? 8000, registrySource: true }, { mixGraphs: this.options.mixGraphs });
+    if (!plan.ok) {
+      const lift = plan.errorClass === 'mixed-graphs' ? ` (fkgqa serve ${MIX_GRAPHS_OPTION} lets such a query run)` : '';
+      return { ...text(REFUSED_STATUS[plan.errorClass] ?? 400, `${plan.errorClass}: ${plan.message}${lift}`, 'invalid'), query };
+    }
     const format = negotiate(req.headers.accept, plan.form);
     if (!format) return { ...text(406, `the Accept header (${req.headers.accept}) names no format this query can be answered in: ${offered(plan.form).join(', ')}`), query };
     const by = requestLimitMs !== undefined && requestLimitMs < this.options.timeoutMs ? 'request' : 'endpoint';
