@@ -7,7 +7,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * run where it has them (node_modules/.vite/vitest), and by file size otherwise (a clean clone, CI):
  * size says little here (describe.test.ts is large and takes 2 s, run.test.ts small and takes 20 s).
  */
-const LONGEST_FIRST = ['verify', 'engines', 'eval-runs', 'cli', 'mcp', 'partition', 'build-safety', 'preset', 'mcp-surface', 'eval', 'run', 'federation', 'eval-crash'];
+const LONGEST_FIRST = ['verify', 'eval-runs', 'cli', 'mcp', 'partition', 'build-safety', 'preset', 'mcp-surface', 'eval', 'run', 'federation', 'eval-crash'];
 
 class LongestFirst extends BaseSequencer {
   async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

@@ -23,7 +23,7 @@ import { demoBuild, engineTestsRun, serveProcess, tmpDir } from './helpers.js';
 
 /**
  * The federation layer (src/federation/): one registry over the endpoints files of several serves,
- * routing, the engines behind one interface (each engine's own cases: tests/engines.test.ts), and
+ * routing, the engines behind one interface (each engine's own cases: tests/engines.slow.test.ts), and
  * the bounded client that never leaves the registry.
  */
 let shards: string;

@@ -18,7 +18,7 @@
  * in `Fkgqa-Timeout`, `sentLimit` of limit.ts, and a `503` with `Fkgqa-Stopped` reported as a fault
  * with `stopped`, the limit sent and the time until its status line (`sentLimitMs`, `elapsedMs`: `judgeStop` reads them); each request's answer reported to a `DueAnswers` of limit.ts as soon as its status
  * line arrives, read at the limit with `dueGraceMs`; nothing sent past the limit), add its name to FEDERATION_ENGINES and a case to
- * `createEngine` in engines.ts. tests/federation.test.ts and tests/engines.test.ts run their checks
+ * `createEngine` in engines.ts. tests/federation.test.ts and tests/engines.slow.test.ts run their checks
  * on every engine listed. docs/federation.md describes the engines and their disagreements.
  */
 

@@ -6,7 +6,7 @@
  *
  * - `comunica` (the default engine): federation/comunica/config-service.json, compiled into
  *   federation/comunica/engine-service.cjs (committed; `npm run build:comunica-engine` rebuilds it,
- *   tests/engines.test.ts fails when it is stale). It is Comunica's default configuration with four
+ *   tests/comunica-config.slow.test.ts fails when it is stale). It is Comunica's default configuration with four
  *   overrides of documented actor parameters: no COUNT queries for source selection, SERVICE targets
  *   taken as SPARQL endpoints, no bind-join actors (each SERVICE clause evaluated once and joined
  *   locally), and plain SPARQL JSON results (no `metadata` member). docs/federation.md explains each.
