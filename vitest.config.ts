@@ -1,29 +1,14 @@
 import { defineConfig } from 'vitest/config';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { longestFirst } from './tests/longest-first.js';
+
+/** The test files of `npm test` that take longest, started first (tests/longest-first.ts). */
+const LONGEST_FIRST = ['verify', 'mcp', 'long-query', 'eval-runs', 'hostile-answers', 'partition', 'cli', 'build-safety', 'preset', 'mcp-surface', 'eval', 'run', 'federation', 'eval-crash'];
 
 /**
- * The test files that take longest (seconds on a quiet 2-core machine), started first so that none
- * of them starts last and makes the tail of the run. vitest orders by the durations of the previous
- * run where it has them (node_modules/.vite/vitest), and by file size otherwise (a clean clone, CI):
- * size says little here (describe.test.ts is large and takes 2 s, run.test.ts small and takes 20 s).
- */
-const LONGEST_FIRST = ['verify', 'eval-runs', 'cli', 'mcp', 'partition', 'build-safety', 'preset', 'mcp-surface', 'eval', 'run', 'federation', 'eval-crash'];
-
-class LongestFirst extends BaseSequencer {
-  async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const rank = (f: TestSpecification) => {
-      const i = LONGEST_FIRST.indexOf(f.moduleId.replace(/^.*\/tests\/|\.test\.ts$/g, ''));
-      return i < 0 ? LONGEST_FIRST.length : i;
-    };
-    // A stable sort: the files not named keep vitest's order.
-    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map((x) => x.f);
-  }
-}
-
-/**
- * `npm test`: every test but the slow fault-injection sweeps and long federation runs
- * (`*.slow.test.ts`, run by `npm run test:slow` with vitest.slow.config.ts; CI runs both).
+ * `npm test`: unit tests and the integration tests that take a second or two (about 90 s on a quiet
+ * 2-core machine). Fault-injection sweeps, waits behind heavy queries, every engine's cases over
+ * served shards, the queue's kill-and-resume runs and long federation runs are `*.slow.test.ts`,
+ * run by `npm run test:slow` (vitest.slow.config.ts; CI runs both).
  * Progress per test file goes to stderr (tests/progress-reporter.ts).
  */
 export default defineConfig({
@@ -44,11 +29,11 @@ export default defineConfig({
     // most of a test's time is spent waiting for child processes, worker threads and endpoints.
     maxWorkers: 2,
     // The test files of a worker share its modules: each file re-importing Comunica, oxigraph,
-    // the MCP SDK and compiling the WebAssembly of clingo and oxigraph cost 77 s of the 383 s run
-    // (issue 16 item 7). No test mocks modules or leaves global state changed (tests that set an
+    // the MCP SDK and compiling the WebAssembly of clingo and oxigraph cost 77 s of a 383 s run.
+    // No test mocks modules or leaves global state changed (tests that set an
     // environment variable put it back).
     isolate: false,
-    sequence: { sequencer: LongestFirst },
+    sequence: { sequencer: longestFirst(LONGEST_FIRST) },
     reporters: ['default', './tests/progress-reporter.ts'],
   },
 });

@@ -1,5 +1,5 @@
 /**
- * Test helpers for serve's busy verdicts (serve-limits.test.ts, federation-busy.test.ts): keep an
+ * Test helpers for serve's busy verdicts (serve-limits.slow.test.ts, federation-busy.slow.test.ts): keep an
  * endpoint's worker busy with a heavy query while a test runs, waiting on the server's own state.
  */
 import { expect } from 'vitest';

@@ -170,7 +170,7 @@ describe('serve: the time limit a request sends (timeout parameter, Fkgqa-Timeou
       { init: { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, 'Fkgqa-Timeout': '60000' }, body: HEAVY }, by: 'endpoint', ms: 1500 },
     ];
     // Each stop replaces the worker, and the fresh one loads the endpoints again: a query waiting for
-    // that (over a tenth of its limit) is answered busy, the endpoint's fault (serve-limits.test.ts).
+    // that (over a tenth of its limit) is answered busy, the endpoint's fault (serve-limits.slow.test.ts).
     // So each case starts once every endpoint is loaded: a COUNT to each loads it first.
     const loadAll = async () => {
       for (const n of [1, 2, 3, 4]) expect((await get(s.endpoint(`library-shard${n}`)!.url, COUNT)).status).toBe(200);
