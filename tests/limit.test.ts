@@ -1,0 +1,59 @@
+/**
+ * The arithmetic of time limits and stops (src/federation/limit.ts), as pure functions on fixed
+ * numbers: when a wait makes a stop busy (the endpoint's fault) rather than the query's time limit
+ * (`waitedTooLong`), the limit sent to an endpoint (`sentLimit`), the `Fkgqa-Stopped` values read
+ * (`parseStopped`), and when a stop is believed (`judgeStop`: it agrees with the limit sent and the
+ * clock). Every route (the bounded client, both engines, serve's pool) decides by these.
+ */
+import { describe, expect, it } from 'vitest';
+import { judgeStop, parseStopped, sentLimit, waitedTooLong } from '../src/federation/limit.js';
+
+describe('limit / busy or the query\'s time limit (waitedTooLong)', () => {
+  it('busy from a tenth of the limit and at least 100 ms of wait', () => {
+    expect([waitedTooLong(100, 1000), waitedTooLong(99, 1000)]).toEqual([true, false]);
+    expect([waitedTooLong(999, 10_000), waitedTooLong(1000, 10_000)]).toEqual([false, true]);
+    // A limit under BUSY_MIN_WAIT_MS is the query's own to miss, even after waiting all of it.
+    expect([waitedTooLong(50, 50), waitedTooLong(60, 60)]).toEqual([false, false]);
+  });
+});
+
+describe('limit / the limit sent to an endpoint (sentLimit)', () => {
+  it('a tenth less, at most 250 ms less, at least 1 ms', () => {
+    expect([10_000, 2500, 1000, 100, 1, 0].map(sentLimit)).toEqual([9750, 2250, 900, 90, 1, 1]);
+  });
+});
+
+describe('limit / Fkgqa-Stopped values (parseStopped)', () => {
+  it('reads busy and time-limit in any case and spacing; anything else is none', () => {
+    expect(parseStopped('busy; by=request; waited=900; ms=9000')).toEqual({ kind: 'busy', by: 'request', waitedMs: 900, limitMs: 9000 });
+    expect(parseStopped(' Time-Limit;by=Endpoint;ms=5000 ')).toEqual({ kind: 'time-limit', by: 'endpoint', limitMs: 5000 });
+    expect(parseStopped('busy; by=full; waited=0; ms=0')).toEqual({ kind: 'busy', by: 'full', waitedMs: 0, limitMs: 0 });
+    expect([parseStopped('garbage'), parseStopped('busy; by=request; waited=-1; ms=9000'), parseStopped('time-limit; by=agent; ms=1')]).toEqual([undefined, undefined, undefined]);
+  });
+});
+
+describe('limit / a stop believed only when it agrees with the limit sent and the clock (judgeStop)', () => {
+  const no = (why: string) => ({ believed: false, why });
+  it('believes the stops fkgqa serve writes', () => {
+    expect(judgeStop('time-limit; by=request; ms=9750', { limitMs: 9750, elapsedMs: 9760 })).toMatchObject({ believed: true, stop: { kind: 'time-limit', limitMs: 9750 } });
+    expect(judgeStop('busy; by=request; waited=475; ms=5000', { limitMs: 5000, elapsedMs: 5010 }).believed).toBe(true);
+    expect(judgeStop('busy; by=full; waited=0; ms=0', { limitMs: 5000, elapsedMs: 3 }).believed).toBe(true);
+  });
+  it('refuses a stop that names another limit than the one sent', () => {
+    expect(judgeStop('busy; by=request; waited=1000; ms=1000', { limitMs: 9749, elapsedMs: 1900 })).toEqual(no('names the request\'s limit as 1000 ms, but the request was sent 9749 ms'));
+    expect(judgeStop('time-limit; by=request; ms=5000', { elapsedMs: 6000 })).toEqual(no('names the request\'s limit, but none was sent'));
+    expect(judgeStop('time-limit; by=endpoint; ms=30000', { limitMs: 5000, elapsedMs: 31_000 })).toEqual(no('names a limit of its own of 30000 ms, above the 5000 ms the request was sent, which would have ended first'));
+  });
+  it('refuses a stop the clock contradicts: a time limit that came early, a wait longer than the request took', () => {
+    // sentLimit(9750) = 9500: 250 ms of margin and 50 ms of tolerance, so 9450 ms is the earliest answer believed.
+    expect(judgeStop('time-limit; by=request; ms=9750', { limitMs: 9750, elapsedMs: 1900 })).toEqual(no('names a limit of 9750 ms but came 1900 ms after the request was sent'));
+    expect(judgeStop('time-limit; by=request; ms=9750', { limitMs: 9750, elapsedMs: 9449 }).believed).toBe(false);
+    expect(judgeStop('time-limit; by=request; ms=9750', { limitMs: 9750, elapsedMs: 9450 }).believed).toBe(true);
+    expect(judgeStop('busy; by=request; waited=6000; ms=5000', { limitMs: 5000, elapsedMs: 5100 })).toEqual(no('says the query waited 6000 ms but came 5100 ms after the request was sent'));
+  });
+  it('refuses a busy whose wait serve would not call busy: a short wait of the request limit, part of the queue limit', () => {
+    expect(judgeStop('busy; by=request; waited=200; ms=5000', { limitMs: 5000, elapsedMs: 5010 })).toEqual(no('says the query waited only 200 ms of its limit of 5000 ms: it ran the rest, a time limit by fkgqa serve\'s rule, not busy'));
+    expect(judgeStop('busy; by=queue; waited=2000; ms=3000', { limitMs: 5000, elapsedMs: 3100 })).toEqual(no('says the query waited only 2000 ms of the queue limit of 3000 ms, which ends only when the whole of it was waited'));
+    expect(judgeStop('garbage', { limitMs: 5000, elapsedMs: 5000 })).toEqual(no('is no Fkgqa-Stopped value fkgqa serve writes'));
+  });
+});
