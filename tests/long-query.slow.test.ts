@@ -4,9 +4,15 @@
  * patterns, the objects of one triple pattern, a collection, VALUES rows, comment lines — is
  * parsed (on the parser thread: sparqljs spreads long lists onto the stack) and planned; a chain
  * beyond the operator depth of 256 — `&&`, UNION branches, SERVICE clauses, OPTIONALs — is refused
- * as too complex, with its depth, never as a syntax error.
+ * as too complex, with its depth, never as a syntax error. A 990,000-character query through
+ * run_sparql_query to a shard served by fkgqa serve.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMcpContext } from '../src/mcp/server.js';
+import { runSparqlQuery } from '../src/mcp/run-query.js';
+import { serve, type ShardServer } from '../src/serve/server.js';
+import type { EndpointRegistry } from '../src/federation/registry.js';
+import { demoBuild, tmpDir } from './helpers.js';
 import { planQuery } from '../src/federation/routing.js';
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { classifyQuery } from '../src/score/validity.js';
@@ -67,4 +73,29 @@ describe('long queries / 990,000 characters of chains: too complex, with their d
       expect(classifyQuery(text).class).toBe('execution');
     });
   }
+});
+
+describe('long queries / through run_sparql_query and the shard endpoints of fkgqa serve', () => {
+  const P = 'http://valuenet/ontop/';
+  let server: ShardServer;
+  let served: EndpointRegistry;
+  const url = (n: number) => server.endpoint(`library-shard${n}`)!.url;
+  beforeAll(async () => {
+    server = await serve({ shards: await demoBuild(tmpDir('fkgqa-long-query-')), kgs: ['library'], writeFiles: false, timeoutMs: 120_000 });
+    served = registryFromEndpointsValue(server.endpointsFile(), 'test');
+  });
+  afterAll(async () => server?.close());
+
+  it('a 990,000-character query (a string literal, 4.7 MB form-encoded) answers the 8 book titles; a 990,000-character && chain is too-complex (not the infrastructure, nothing sent)', async () => {
+    const ctx = createMcpContext({ registry: served, build: null, state: null, callLog: null, limits: { maxQueryChars: 1_000_000, previewRows: 100 } });
+    const head = `SELECT ?t WHERE { SERVICE <${url(2)}> { ?b <${P}book#title> ?t FILTER(?t != "`;
+    // Form-encoded, as the tool sends it to the endpoint, 'é' takes 6 bytes: 4.7 MB in all (fkgqa serve's default --max-body is 10 MiB).
+    const long = filled(head, () => 'é a ', '") } } ORDER BY ?t').text;
+    const r = await runSparqlQuery(ctx, { query: long, timeout_ms: 100_000 });
+    expect([r.isError ?? false, r.route, r.rows]).toEqual([false, 'direct', 8]);
+    const chain = filled(`SELECT ?t WHERE { SERVICE <${url(2)}> { ?b <${P}book#title> ?t FILTER(?t != "" `, () => '&& ?t != "" ', ') } }').text;
+    const c = await runSparqlQuery(ctx, { query: chain, timeout_ms: 100_000 });
+    expect([c.isError, c.errorClass, c.error]).toEqual([true, 'too-complex', { class: 'too-complex', infrastructure: false }]);
+    expect(c.text).toMatch(/^Error \(too-complex\): the query's operators nest \d{5,} levels deep, more than the limit of 256/);
+  });
 });

@@ -4,7 +4,8 @@
  * refused as a syntax error because of the parser's own limits (src/sparql/parse.ts,
  * src/sparql/sparqljs-lexer.ts). A query beyond them is refused as too complex (`too-complex`, HTTP
  * 400 `query too complex` at the shard endpoints), never as `syntax`. The 990,000-character lists and
- * chains that take seconds to parse are in long-query.slow.test.ts.
+ * chains that take seconds to parse, and a 990,000-character query through run_sparql_query to a
+ * served shard, are in long-query.slow.test.ts.
  */
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,11 +13,9 @@ import { operatorDepth, parseQuery, parseSparql, QueryTooComplex, sparqljsLib } 
 import { MAX_OPERATOR_DEPTH } from '../src/sparql/guard.js';
 import { replacedLexerRules } from '../src/sparql/sparqljs-lexer.js';
 import { planQuery } from '../src/federation/routing.js';
-import { registryFromEndpointsValue, type EndpointRegistry } from '../src/federation/registry.js';
+import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { classifyQuery } from '../src/score/validity.js';
 import { quickInspect } from '../src/sparql/inspect.js';
-import { createMcpContext } from '../src/mcp/server.js';
-import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import path from 'node:path';
@@ -124,28 +123,13 @@ describe.skipIf(!HAS_SPIDER)('long queries / the operator depth of the corpus', 
   });
 });
 
-describe('long queries / through run_sparql_query and the shard endpoints of fkgqa serve', () => {
+describe('long queries / the shard endpoints of fkgqa serve', () => {
   let server: ShardServer;
-  let registry: EndpointRegistry;
   const url = (n: number) => server.endpoint(`library-shard${n}`)!.url;
   beforeAll(async () => {
     server = await serve({ shards: await demoBuild(tmpDir('fkgqa-long-query-')), kgs: ['library'], writeFiles: false, timeoutMs: 120_000 });
-    registry = registryFromEndpointsValue(server.endpointsFile(), 'test');
   });
   afterAll(async () => server?.close());
-
-  it('a 990,000-character query (a string literal, 4.7 MB form-encoded) answers the 8 book titles; a 990,000-character && chain is too-complex (not the infrastructure, nothing sent)', async () => {
-    const ctx = createMcpContext({ registry, build: null, state: null, callLog: null, limits: { maxQueryChars: 1_000_000, previewRows: 100 } });
-    const head = `SELECT ?t WHERE { SERVICE <${url(2)}> { ?b <${P}book#title> ?t FILTER(?t != "`;
-    // Form-encoded, as the tool sends it to the endpoint, 'é' takes 6 bytes: 4.7 MB in all (fkgqa serve's default --max-body is 10 MiB).
-    const long = filled(head, 'é a ', '") } } ORDER BY ?t');
-    const r = await runSparqlQuery(ctx, { query: long, timeout_ms: 100_000 });
-    expect([r.isError ?? false, r.route, r.rows]).toEqual([false, 'direct', 8]);
-    const chain = filled(`SELECT ?t WHERE { SERVICE <${url(2)}> { ?b <${P}book#title> ?t FILTER(?t != "" `, '&& ?t != "" ', ') } }');
-    const c = await runSparqlQuery(ctx, { query: chain, timeout_ms: 100_000 });
-    expect([c.isError, c.errorClass, c.error]).toEqual([true, 'too-complex', { class: 'too-complex', infrastructure: false }]);
-    expect(c.text).toMatch(/^Error \(too-complex\): the query's operators nest \d{5,} levels deep, more than the limit of 256/);
-  });
 
   it('a shard endpoint answers a plain chain of 3,000 && (oxigraph overflows on it) 400 query too complex, and the next query 200', async () => {
     const post = (q: string) => fetch(url(1), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: q });
