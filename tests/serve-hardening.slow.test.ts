@@ -19,9 +19,10 @@ beforeAll(async () => {
 });
 
 describe('serve: a worker whose engine faulted is replaced (deep nesting)', () => {
-  it('recovers from 700 nested {} (a fault) and 5,000 nested OPTIONAL (stopped at the time limit) with the depth limit lifted, also with every endpoint in one worker', async () => {
-    // The limit leaves a restarted worker's first COUNT time to answer on a loaded machine; sparqljs needs minutes for the deep aggregate.
-    const s = await serve({ shards, kgs: ['library'], maxQueryDepth: 100_000, maxOperatorDepth: 100_000, workers: 1, timeoutMs: 8_000, writeFiles: false });
+  it('recovers from 700 nested {} (a fault), refuses 5,000 nested OPTIONAL as too complex and stops their aggregate at the time limit, with the depth limits lifted, also with every endpoint in one worker', async () => {
+    // serve's limit leaves sparqljs time to parse 5,000 nested OPTIONAL on a loaded machine (35 s when
+    // quiet); the aggregate, which sparqljs needs minutes to parse, asks for 8 s itself (Fkgqa-Timeout).
+    const s = await serve({ shards, kgs: ['library'], maxQueryDepth: 100_000, maxOperatorDepth: 100_000, workers: 1, timeoutMs: 300_000, writeFiles: false });
     try {
       const u = s.endpoint('library-shard4')!.url;
       const braces = await get('SELECT * WHERE ' + '{'.repeat(700) + '}'.repeat(700), undefined, u);
@@ -29,16 +30,17 @@ describe('serve: a worker whose engine faulted is replaced (deep nesting)', () =
       expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
       expect(await countOf(await get(COUNT, undefined, s.endpoint('library-shard2')!.url))).toBe(8);
       expect(s.restartsOf('library-shard4')).toEqual({ restarts: 1, faults: 1 });
-      // A plain query goes to oxigraph directly: it faults.
+      // Longer than a quick inspection reads, a query is parsed by sparqljs first: 5,000 nested OPTIONAL parse, but
+      // their syntax tree is too deep to be taken over from the parser thread: too complex, never malformed, no fault.
       const optional = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT * WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
-      expect([optional.status, optional.headers.get('fkgqa-query-error')]).toEqual([400, 'engine-fault']);
+      expect([optional.status, (await optional.text()).slice(0, 80)]).toEqual([400, 'query too complex: the parsed query nests too deep to be taken over from the par']);
       expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
-      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 2, faults: 2 });
+      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 1, faults: 1 });
       // With an aggregate it is parsed by sparqljs first, which takes minutes: stopped at the time limit.
-      const counted = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
+      const counted = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, 'Fkgqa-Timeout': '8000' }, body: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
       expect(counted.status).toBe(503);
       expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
-      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 3, faults: 2 });
+      expect(s.restartsOf('library-shard4')).toEqual({ restarts: 2, faults: 1 });
     } finally {
       await s.close();
     }

@@ -163,16 +163,24 @@ function parseOnThread(text: string, options: SparqlParseOptions): ParseReply {
     void t.worker.terminate();
     throw new Error(`the SPARQL parser thread did not answer within ${PARSER_THREAD_WAIT_MS / 1000} s (a query of ${text.length} characters)`);
   }
-  const reply = receiveMessageOnPort(t.port)?.message as ParseReply | undefined;
+  let reply: ParseReply | undefined;
+  try {
+    reply = receiveMessageOnPort(t.port)?.message as ParseReply | undefined;
+    if (reply?.ok) reply.ast = rehydrate(reply.ast) as sparqljs.SparqlQuery | sparqljs.Update;
+  } catch (e) {
+    // With the depth limits lifted, an AST deeper than this thread's stack cannot be taken over: too complex, not malformed.
+    if (isStackOverflow(e)) return { ok: false, kind: 'too-complex', message: `the parsed query nests too deep to be taken over from the parser thread` };
+    throw e;
+  }
   if (!reply) throw new Error('the SPARQL parser thread answered nothing');
-  if (reply.ok) reply.ast = rehydrate(reply.ast) as sparqljs.SparqlQuery | sparqljs.Update;
   return reply;
 }
 
 /**
  * The AST as sparqljs builds it, from its copy that crossed threads (structured clone keeps the
  * fields of RDF terms but not their classes): terms made again by sparqljs's data factory, `*` by
- * its Wildcard. The depth is bounded (MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH), so recursion is safe.
+ * its Wildcard. Within the depth limits (MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH) recursion is safe; with
+ * them lifted, an overflow here is caught by parseOnThread (too complex).
  */
 function rehydrate(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(rehydrate);
