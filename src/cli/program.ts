@@ -30,6 +30,12 @@ const integer = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) => (v
   return n;
 };
 
+/**
+ * An option taking an integer from `min` to `max`, e.g. `integerOption('--rows <n>', 'rows shown', 0)`;
+ * a value outside names the option by its long flag (the first word of `flags`).
+ */
+const integerOption = (flags: string, help: string, min: number, max?: number) => new Option(flags, help).argParser(integer(flags.split(' ')[0], min, max));
+
 /** Help text of `--endpoint-base`, shared by partition and describe. */
 const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql';
 
@@ -118,7 +124,7 @@ export function agentRunOptions(c: Command): Command {
       .option('--model <name>', 'model name sent to the API')
       .option('--api-key-env <name>', 'environment variable holding the API key (none needed for local servers)', 'OPENAI_API_KEY')
       .addOption(new Option('--temperature <t>', 'sampling temperature (recorded)').argParser(number('--temperature')).default(0))
-      .addOption(new Option('--seed <n>', 'sampling seed sent to the API (recorded)').argParser(integer('--seed', 0)))
+      .addOption(integerOption('--seed <n>', 'sampling seed sent to the API (recorded)', 0))
       .option('--extra-body <json>', 'extra JSON fields for every API request, e.g. \'{"reasoning_effort":"low"}\'')
       .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/)')
       .option('--mcp-arg <arg...>', 'with --tools mcp: extra arguments for fkgqa mcp')
@@ -127,36 +133,30 @@ export function agentRunOptions(c: Command): Command {
       .option('--question <index...>', 'only these questions (benchmark.json index)')
       .option('--query <id...>', 'only the questions asking these gold queries (<kg>/q<N>)')
       .option('--distinct-queries', 'one question per distinct gold query (the first asking it)')
-      .addOption(new Option('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed').argParser(integer('--per-graph', 1)))
-      .addOption(new Option('--sample-seed <n>', 'seed of the per-graph sample').argParser(integer('--sample-seed', 0)).default(0))
-      .addOption(new Option('--limit <n>', 'only the first N questions of the selection (after --per-graph)').argParser(integer('--limit', 1)))
-      .addOption(new Option('--repeats <n>', 'runs per question').argParser(integer('--repeats', 1, 100)).default(1))
+      .addOption(integerOption('--per-graph <n>', 'at most N questions per graph, sampled with --sample-seed', 1))
+      .addOption(integerOption('--sample-seed <n>', 'seed of the per-graph sample', 0).default(0))
+      .addOption(integerOption('--limit <n>', 'only the first N questions of the selection (after --per-graph)', 1))
+      .addOption(integerOption('--repeats <n>', 'runs per question', 1, 100).default(1))
       .option('--retry-errors', 'rerun runs that ended with a model error or an infrastructure error')
       // limits
-      .addOption(new Option('--max-turns <n>', 'LLM calls per run; then the run ends as turn_limit').argParser(integer('--max-turns', 1, 100)).default(10))
-      .addOption(new Option('--message-limit <n>', 'messages per run (system prompt, question, replies, tool results); then the run ends as message_limit (default: none)').argParser(integer('--message-limit', 3)))
-      .addOption(new Option('--token-limit <n>', 'tokens per run (the API\'s usage); then the run ends as token_limit (default: none)').argParser(integer('--token-limit', 1)))
-      .addOption(new Option('--time-limit <ms>', 'time per run (the agent\'s work, not the final execution); then the run ends as time_limit (default: none)').argParser(integer('--time-limit', 1)))
-      .addOption(new Option('--max-retries <n>', 'retries of an LLM call on 429/5xx/network errors and request time limits').argParser(integer('--max-retries', 0, 20)).default(5))
-      .addOption(new Option('--backoff <ms>', 'first retry wait, doubled per retry (a Retry-After header wins)').argParser(integer('--backoff', 0)).default(1000))
-      .addOption(new Option('--request-timeout <ms>', 'time limit of one LLM request; over it the request is retried (stderr says which run waits, every 10 s)').argParser(integer('--request-timeout', 1)).default(300_000))
-      .addOption(new Option('--timeout <ms>', 'time limit of one query (tools and the final answer)').argParser(integer('--timeout', 1)).default(30_000))
-      .addOption(new Option('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (default: 1000000 for a scripted agent, whose trivial or oracle form may exceed the reference server\'s 8000; 8000 for a model)').argParser(integer('--max-query-chars', 1)))
+      .addOption(integerOption('--max-turns <n>', 'LLM calls per run; then the run ends as turn_limit', 1, 100).default(10))
+      .addOption(integerOption('--message-limit <n>', 'messages per run (system prompt, question, replies, tool results); then the run ends as message_limit (default: none)', 3))
+      .addOption(integerOption('--token-limit <n>', 'tokens per run (the API\'s usage); then the run ends as token_limit (default: none)', 1))
+      .addOption(integerOption('--time-limit <ms>', 'time per run (the agent\'s work, not the final execution); then the run ends as time_limit (default: none)', 1))
+      .addOption(integerOption('--max-retries <n>', 'retries of an LLM call on 429/5xx/network errors and request time limits', 0, 20).default(5))
+      .addOption(integerOption('--backoff <ms>', 'first retry wait, doubled per retry (a Retry-After header wins)', 0).default(1000))
+      .addOption(integerOption('--request-timeout <ms>', 'time limit of one LLM request; over it the request is retried (stderr says which run waits, every 10 s)', 1).default(300_000))
+      .addOption(integerOption('--timeout <ms>', 'time limit of one query (tools and the final answer)', 1).default(30_000))
+      .addOption(integerOption('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (default: 1000000 for a scripted agent, whose trivial or oracle form may exceed the reference server\'s 8000; 8000 for a model)', 1))
       // how
-      .addOption(new Option('--concurrency <n>', 'runs at once').argParser(integer('--concurrency', 1, 64)).default(1))
+      .addOption(integerOption('--concurrency <n>', 'runs at once', 1, 64).default(1))
       .option('--no-probe', 'scripted agents submit at once instead of running their query first')
       .addOption(federationEngineOption('the federation engine of the tools and of the final execution'))
   );
 }
 
-/** Builds the `fkgqa` command line (a thin layer over the library API, src/index.ts). */
-export function program(): Command {
-  const cli = new Command('fkgqa')
-    .description('Build and serve the federated knowledge-graph question-answering benchmark (FKGQA).')
-    .version(TOOL.version)
-    .showHelpAfterError('(add --help for the options)')
-    .exitOverride();
-
+/** `fkgqa partition`: the source, the method options (buckets, seed, solver, layout, candidates, placement, preset), VoID and the summary. */
+function partitionCommand(cli: Command): void {
   cli
     .command('partition')
     .description(
@@ -167,18 +167,10 @@ export function program(): Command {
     .option('--out <dir>', 'output directory; replaced only when the whole build succeeds', 'shards')
     .option('--questions <file>', 'questions file (JSON or CSV) if not dev.json/questions.json/dev.csv/questions.csv in the source')
     .option('--kg <name...>', 'build only these knowledge graphs')
-    .addOption(new Option('--buckets <n>', 'buckets per horizontal (subject-hash) sharding, 2–1024').argParser(integer('--buckets', 2, 1024)).default(DEFAULT_PARTITION_OPTIONS.buckets))
-    .addOption(
-      new Option('--seed <n>', 'seed of the xxh64 subject hash (the bucket of every subject; a class whose instances all fall into one bucket cannot be split horizontally, so the seed can change the chosen rules) and of the shard numbering')
-        .argParser(integer('--seed', 0))
-        .default(DEFAULT_PARTITION_OPTIONS.seed),
-    )
+    .addOption(integerOption('--buckets <n>', 'buckets per horizontal (subject-hash) sharding, 2–1024', 2, 1024).default(DEFAULT_PARTITION_OPTIONS.buckets))
+    .addOption(integerOption('--seed <n>', 'seed of the xxh64 subject hash (the bucket of every subject; a class whose instances all fall into one bucket cannot be split horizontally, so the seed can change the chosen rules) and of the shard numbering', 0).default(DEFAULT_PARTITION_OPTIONS.seed))
     .option('--default-prefix <iri>', 'IRI of the undeclared ":" prefix in the gold queries', DEFAULT_PARTITION_OPTIONS.defaultPrefix)
-    .addOption(
-      new Option('--solver-timeout <ms>', 'time limit of each ASP solve; on timeout the best rule set found is used and marked not optimal')
-        .argParser(integer('--solver-timeout', 1))
-        .default(DEFAULT_PARTITION_OPTIONS.solverTimeoutMs),
-    )
+    .addOption(integerOption('--solver-timeout <ms>', 'time limit of each ASP solve; on timeout the best rule set found is used and marked not optimal', 1).default(DEFAULT_PARTITION_OPTIONS.solverTimeoutMs))
     .addOption(
       new Option('--layout <layout>', 'compact: the fewest shards that realise every rule; separate: a shard per predicate, class and horizontal class of the rules (the paper\'s literal reading)')
         .choices(['compact', 'separate'])
@@ -216,7 +208,10 @@ export function program(): Command {
     .option('--verbose', 'list every not coverable and necessarily empty query with its reason (default: counts per graph; the reasons are in each graph\'s manifest.json)')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('partition'));
+}
 
+/** `fkgqa describe`: the build, the VoID engine (and its hidden old name `--engine`), a remote SPARQL endpoint, the summary. */
+function describeCommand(cli: Command): void {
   cli
     .command('describe')
     .description(
@@ -232,7 +227,10 @@ export function program(): Command {
     .addOption(jsonOption())
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('describe'));
+}
 
+/** `fkgqa stats`: the build and its state folder, the graphs, the report format and files, the query time limit. */
+function statsCommand(cli: Command): void {
   cli
     .command('stats')
     .description(
@@ -249,11 +247,14 @@ export function program(): Command {
     .option('--compare-paper', "a table with one row per figure: the paper's value, this build's, the difference")
     .option('--per-query <file>', 'write one CSV row per distinct query to FILE')
     .option('--html <file>', 'also write the HTML report to FILE (the old spelling of --format html --out FILE; the report on stdout stays)')
-    .addOption(new Option('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such').argParser(integer('--timeout', 1)).default(60_000))
+    .addOption(integerOption('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such', 1).default(60_000))
     .option('--recompute', 'recompute gold answers even if stored ones match the build')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('stats'));
+}
 
+/** `fkgqa questions`: the build, the selection (graphs, questions, gold queries), the format, rows shown and the query time limit. */
+function questionsCommand(cli: Command): void {
   cli
     .command('questions')
     .description(
@@ -268,11 +269,14 @@ export function program(): Command {
     .addOption(formatOption(['text', 'json'], 'text (one block per question) or json (the benchmark.json entries with shardsNeeded and answer; default: text)'))
     .addOption(jsonOption())
     .option('--state <dir>', 'state folder where fkgqa stats stored gold answers and realised fan-out (default: <shards>.state beside the build)')
-    .addOption(new Option('--rows <n>', 'rows of each gold answer to show').argParser(integer('--rows', 0)).default(5))
-    .addOption(new Option('--timeout <ms>', 'time limit per query when answers and needed shards are computed here').argParser(integer('--timeout', 1)).default(60_000))
+    .addOption(integerOption('--rows <n>', 'rows of each gold answer to show', 0).default(5))
+    .addOption(integerOption('--timeout <ms>', 'time limit per query when answers and needed shards are computed here', 1).default(60_000))
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('questions'));
+}
 
+/** `fkgqa synth`: the source graph, the size and seed of the synthetic graph, the output folder. */
+function synthCommand(cli: Command): void {
   cli
     .command('synth')
     .description(
@@ -281,12 +285,15 @@ export function program(): Command {
     )
     .requiredOption('--source <dir>', 'benchmark source directory holding the graph')
     .requiredOption('--kg <name>', 'graph to replicate')
-    .addOption(new Option('--triples <n>', 'triples of the synthetic graph').argParser(integer('--triples', 1)).makeOptionMandatory())
-    .addOption(new Option('--seed <n>', 'seed of the perturbation of numeric literals in the copies').argParser(integer('--seed', 0)).default(0))
+    .addOption(integerOption('--triples <n>', 'triples of the synthetic graph', 1).makeOptionMandatory())
+    .addOption(integerOption('--seed <n>', 'seed of the perturbation of numeric literals in the copies', 0).default(0))
     .requiredOption('--out <dir>', 'output source directory')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('synth'));
+}
 
+/** `fkgqa serve`: the build, where to listen, the request limits, the stores' worker threads, the request log, `/federation/sparql` and CORS. */
+function serveCommand(cli: Command): void {
   cli
     .command('serve')
     .description(
@@ -297,27 +304,30 @@ export function program(): Command {
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
     .option('--host <host>', 'interface to bind (loopback unless told otherwise)', '127.0.0.1')
-    .addOption(new Option('--port <n>', 'port (0: any free port); with --port-per-endpoint the first of consecutive ports. Bound before any shard is loaded: a port in use exits 2 at once').argParser(integer('--port', 0, 65535)).default(DEFAULT_PORT))
+    .addOption(integerOption('--port <n>', 'port (0: any free port); with --port-per-endpoint the first of consecutive ports. Bound before any shard is loaded: a port in use exits 2 at once', 0, 65535).default(DEFAULT_PORT))
     .option('--port-per-endpoint', 'one port per endpoint (http://host:port/sparql) instead of one path per endpoint (http://host:port/<kg>-shard<N>/sparql)')
     .option('--kg <name...>', 'serve only these graphs')
     .option('--with-originals', 'also serve each unsharded graph (the union of its shards, which the build guarantees equals the input) as endpoint <kg>')
-    .addOption(new Option('--timeout <ms>', 'time limit of one query; over it the query is stopped and answered 503').argParser(integer('--timeout', 1)).default(30_000))
-    .addOption(new Option('--max-body <bytes>', 'largest request body; larger ones are answered 413').argParser(integer('--max-body', 1)).default(DEFAULT_MAX_BODY_BYTES))
-    .addOption(new Option('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query; deeper ones are answered 400 before parsing').argParser(integer('--max-query-depth', 1)).default(MAX_QUERY_DEPTH))
-    .addOption(new Option('--max-operator-depth <n>', 'deepest operator nesting of a query (chained operators, UNION branches, group elements, path steps: docs/mcp.md); deeper ones are answered 400 (oxigraph overflows its stack from about 1,000)').argParser(integer('--max-operator-depth', 1)).default(MAX_OPERATOR_DEPTH))
+    .addOption(integerOption('--timeout <ms>', 'time limit of one query; over it the query is stopped and answered 503', 1).default(30_000))
+    .addOption(integerOption('--max-body <bytes>', 'largest request body; larger ones are answered 413', 1).default(DEFAULT_MAX_BODY_BYTES))
+    .addOption(integerOption('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query; deeper ones are answered 400 before parsing', 1).default(MAX_QUERY_DEPTH))
+    .addOption(integerOption('--max-operator-depth <n>', 'deepest operator nesting of a query (chained operators, UNION branches, group elements, path steps: docs/mcp.md); deeper ones are answered 400 (oxigraph overflows its stack from about 1,000)', 1).default(MAX_OPERATOR_DEPTH))
     .option('--state <dir>', 'state folder for endpoints.json and the request log (default: <shards>.state beside the build)')
     .option('--profiles <file>', 'behaviour profiles (JSON: default / graphs / endpoints; see docs/serving-reference.md)')
-    .addOption(new Option('--workers <n>', 'worker threads holding the oxigraph stores (default: the CPU cores, at least 2); the endpoints are split among them by triples. A query whose client went away, or over its time limit, is stopped by replacing its worker; a slow query (1 s) with others waiting behind it is left to its worker while a fresh one takes over').argParser(integer('--workers', 1)))
+    .addOption(integerOption('--workers <n>', 'worker threads holding the oxigraph stores (default: the CPU cores, at least 2); the endpoints are split among them by triples. A query whose client went away, or over its time limit, is stopped by replacing its worker; a slow query (1 s) with others waiting behind it is left to its worker while a fresh one takes over', 1))
     .option('--request-log [file]', 'append every request (endpoint, kind, status, ms, bytes, query text) as a JSON line to this file (no file: requests.jsonl in the state folder)')
-    .addOption(new Option('--request-log-max <bytes>', 'size cap of the request log; over it the file is rotated to <name>.1<ext>').argParser(integer('--request-log-max', 1024)).default(REQUEST_LOG_MAX_BYTES))
+    .addOption(integerOption('--request-log-max <bytes>', 'size cap of the request log; over it the file is rotated to <name>.1<ext>', 1024).default(REQUEST_LOG_MAX_BYTES))
     .addOption(federationEngineOption('the federation engine of /federation/sparql'))
     .option('--mix-graphs', 'let one query to /federation/sparql join endpoints of several graphs (graphs reuse IRIs: by default such a query is answered 400 mixed-graphs, as fkgqa mcp refuses it)')
-    .addOption(new Option('--engines <n>', 'federated queries /federation/sparql evaluates at once (federation engine threads), shared fairly between its clients (a client: its remote address, or the Fkgqa-Client header it sends)').argParser(integer('--engines', 1, 16)).default(DEFAULT_FEDERATION_THREADS))
-    .addOption(new Option('--max-queued <n>', 'federated queries one client may have waiting for /federation/sparql\'s engine; more are answered 503 busy with Retry-After').argParser(integer('--max-queued', 1, 1000)).default(DEFAULT_MAX_QUEUED))
+    .addOption(integerOption('--engines <n>', 'federated queries /federation/sparql evaluates at once (federation engine threads), shared fairly between its clients (a client: its remote address, or the Fkgqa-Client header it sends)', 1, 16).default(DEFAULT_FEDERATION_THREADS))
+    .addOption(integerOption('--max-queued <n>', 'federated queries one client may have waiting for /federation/sparql\'s engine; more are answered 503 busy with Retry-After', 1, 1000).default(DEFAULT_MAX_QUEUED))
     .option('--cors-origin <origin...>', 'let web pages of these origins (http(s)://host[:port]) read the answers (CORS Access-Control-Allow-Origin); * for any. Default: none, no CORS headers (a page in the browser cannot query the endpoints)')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('serve'));
+}
 
+/** `fkgqa verify`: the build, the endpoints, the selection, the forms, the federation engines and the report format. */
+function verifyCommand(cli: Command): void {
   cli
     .command('verify')
     .description(
@@ -332,7 +342,7 @@ export function program(): Command {
     .option('--kg <name...>', 'verify only these graphs')
     .option('--query <id...>', 'verify only these queries (<kg>/q<N>; without --kg, their graphs)')
     .option('--question <index...>', 'verify only the queries these questions ask (benchmark.json index)')
-    .addOption(new Option('--timeout <ms>', 'time limit per query, form and engine, and of the unsharded graph').argParser(integer('--timeout', 1)).default(20_000))
+    .addOption(integerOption('--timeout <ms>', 'time limit per query, form and engine, and of the unsharded graph', 1).default(20_000))
     .addOption(new Option('--form <form...>', 'forms to run (default: all three; oracle needs the realised fan-out of fkgqa stats: without it, skipped by default and refused when named)').choices(FORMS))
     .addOption(formatOption(['text', 'json'], 'the report on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
@@ -340,7 +350,10 @@ export function program(): Command {
     .option('-q, --quiet', 'no progress on stderr')
     .addHelpText('after', '\nExit codes: 0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an engine\'s answer differs from gold beyond ties, 2 bad input (build, endpoints file, options), unreachable endpoints or an engine that cannot run here.')
     .action(lazy('verify'));
+}
 
+/** `fkgqa mcp`: the endpoints, the setup and prompts, the transport (stdio or HTTP), the tool limits, KGVoyager's retrieval and the federation engine. */
+function mcpCommand(cli: Command): void {
   cli
     .command('mcp')
     .description(
@@ -359,28 +372,31 @@ export function program(): Command {
     .option('--prompts <dir>', 'folder of <setup>.md prompt files served as the MCP prompt answer_question (default: the shipped prompts/, as fkgqa eval)')
     .option('--http', 'serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio')
     .option('--host <host>', 'with --http: interface to bind (loopback unless told otherwise)', '127.0.0.1')
-    .addOption(new Option('--port <n>', 'with --http: port (0: any free port)').argParser(integer('--port', 0, 65535)).default(0))
+    .addOption(integerOption('--port <n>', 'with --http: port (0: any free port)', 0, 65535).default(0))
     .option('--call-log <file>', 'append every tool call as a JSON line to FILE (default <state>/mcp/calls.jsonl when there is a build)')
-    .addOption(new Option('--timeout <ms>', 'default time limit of run_sparql_query (agents may ask for 1000..100000)').argParser(integer('--timeout', 1000, 100_000)).default(30_000))
-    .addOption(new Option('--preview-rows <n>', 'rows shown to the agent; the rest are counted').argParser(integer('--preview-rows', 0)).default(100))
-    .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(8000))
-    .addOption(new Option('--engines <n>', 'federated queries evaluated at once (federation engine threads), for clients that send several at the same time').argParser(integer('--engines', 1, 16)).default(1))
-    .addOption(new Option('--void-step-timeout <ms>', 'time limit of each step of the VoID chain').argParser(integer('--void-step-timeout', 1)).default(10_000))
+    .addOption(integerOption('--timeout <ms>', 'default time limit of run_sparql_query (agents may ask for 1000..100000)', 1000, 100_000).default(30_000))
+    .addOption(integerOption('--preview-rows <n>', 'rows shown to the agent; the rest are counted', 0).default(100))
+    .addOption(integerOption('--max-query-chars <n>', 'longest query accepted', 1).default(8000))
+    .addOption(integerOption('--engines <n>', 'federated queries evaluated at once (federation engine threads), for clients that send several at the same time', 1, 16).default(1))
+    .addOption(integerOption('--void-step-timeout <ms>', 'time limit of each step of the VoID chain', 1).default(10_000))
     .option('--kgvoyager', 'add the KGVoyager exploration tools to the setup (setup kgvoyager always has them); see docs/kgvoyager.md')
     .addOption(new Option('--retrieval <mode>', 'KGVoyager search ranking').choices(['hybrid', 'bm25', 'dense']).default('hybrid'))
-    .addOption(new Option('--rrf-k <k>', 'KGVoyager: constant k of reciprocal rank fusion').argParser(integer('--rrf-k', 0)).default(2))
+    .addOption(integerOption('--rrf-k <k>', 'KGVoyager: constant k of reciprocal rank fusion', 0).default(2))
     .addOption(new Option('--embedder <kind>', 'KGVoyager dense side: built-in character 3-grams, an OpenAI-compatible /v1/embeddings service, or a local model folder').choices(['ngram', 'openai', 'local']).default('ngram'))
     .option('--embedding-url <url>', 'with --embedder openai: base URL of the service (e.g. http://127.0.0.1:8080)')
     .option('--embedding-model <name>', 'with --embedder openai: the model name')
     .option('--embedding-key-env <var>', 'with --embedder openai: environment variable holding the API key', 'OPENAI_API_KEY')
     .option('--embedding-model-path <dir>', 'with --embedder local: folder of a feature-extraction model (needs the optional package @huggingface/transformers)')
-    .addOption(new Option('--explore-timeout <ms>', 'KGVoyager: time limit of one exploration tool call').argParser(integer('--explore-timeout', 1, 100_000)).default(10_000))
+    .addOption(integerOption('--explore-timeout <ms>', 'KGVoyager: time limit of one exploration tool call', 1, 100_000).default(10_000))
     .addOption(new Option('--format <format>', 'with --http: how the startup line on stdout is written').choices(['text', 'json']).default('text'))
     .option('--json', 'shorthand for --format json')
     .addOption(federationEngineOption('the federation engine of run_sparql_query (several SERVICE clauses) and of the VoID linksets'))
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('mcp'));
+}
 
+/** `fkgqa eval`: the options it shares with `fkgqa run` (`agentRunOptions`), then its own: the build and endpoints, the run file, the agent, the tools, the part and the queue. */
+function evalCommand(cli: Command): void {
   agentRunOptions(
     cli
       .command('eval')
@@ -404,7 +420,10 @@ export function program(): Command {
     .option('-q, --quiet', 'no progress on stderr')
     .addHelpText('after', '\nExit codes: 0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints or queue, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error (with --queue also: a run no worker could make).')
     .action(lazy('eval'));
+}
 
+/** `fkgqa worker`: the queue, this host's copy of the build and endpoints, the model API, the runs at once and their rate. */
+function workerCommand(cli: Command): void {
   cli
     .command('worker')
     .description(
@@ -419,13 +438,16 @@ export function program(): Command {
     .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/); each must be the coordinator\'s')
     .option('--base-url <url>', "where this host reaches the model API (default: the run's --base-url); recorded in each run")
     .option('--api-key-env <name>', 'environment variable holding the API key (never sent through the queue)', 'OPENAI_API_KEY')
-    .addOption(new Option('--concurrency <n>', 'runs at once in this worker').argParser(integer('--concurrency', 1, 64)).default(1))
+    .addOption(integerOption('--concurrency <n>', 'runs at once in this worker', 1, 64).default(1))
     .addOption(new Option('--rate <n/unit>', 'at most N runs started per second (s), minute (min) or hour (h) over all workers of the queue (BullMQ\'s limiter; give every worker the same), e.g. 60/min').argParser(parseRate))
-    .addOption(new Option('--lock-duration <ms>', "a run's lock without renewal: a killed worker's run is taken over by another worker after about this long").argParser(integer('--lock-duration', 1000)).default(30_000))
+    .addOption(integerOption('--lock-duration <ms>', "a run's lock without renewal: a killed worker's run is taken over by another worker after about this long", 1000).default(30_000))
     .option('-q, --quiet', 'no progress on stderr')
     .addHelpText('after', '\nExit codes: 0 stopped by SIGINT/SIGTERM, 2 bad input, an unreachable queue, or a run refused (another fkgqa, build, prompt or gold answer: named), 3 internal error.')
     .action(lazy('worker'));
+}
 
+/** `fkgqa merge`: the run files of the parts and the merged run file. */
+function mergeCommand(cli: Command): void {
   cli
     .command('merge')
     .description(
@@ -437,7 +459,10 @@ export function program(): Command {
     .option('-q, --quiet', 'no warnings on stderr (a torn last line left out)')
     .addHelpText('after', '\nExit codes: 0 written, 2 bad input (an overlap, a condition mismatch, a line that is no run record, a run file still being written: named), 3 internal error.')
     .action(lazy('merge'));
+}
 
+/** `fkgqa score`: the run files, the build, the report format and files, and what is refused by default. */
+function scoreCommand(cli: Command): void {
   cli
     .command('score')
     .description(
@@ -452,14 +477,17 @@ export function program(): Command {
     .option('--out <file>', 'write the report to FILE instead of stdout')
     .option('--html <file>', 'also write the HTML report to FILE (stats\'s spelling; the same as --format html --out FILE besides the report on stdout)')
     .option('--per-run <file>', 'also write one CSV row per run to FILE')
-    .addOption(new Option('--timeout <ms>', 'time limit of each query that finds the shards where a pattern under MINUS or FILTER NOT EXISTS matches').argParser(integer('--timeout', 1)).default(60_000))
+    .addOption(integerOption('--timeout <ms>', 'time limit of each query that finds the shards where a pattern under MINUS or FILTER NOT EXISTS matches', 1).default(60_000))
     .option('--allow-other-build', 'score runs made on another build or against other gold answers against this one; refused by default')
     .option('--partial', 'score a run file that fkgqa eval is still writing (its runs so far; the report says PARTIAL); refused by default (exit 2)')
     .option('--paper-with-scripted', "also give the paper's figures beside scripted agents (oracle, trivial, single); by default only beside models")
     .option('--view <page>', 'HTML: the run viewer page written by fkgqa view; each run not correct links to PAGE#run=<id>')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('score'));
+}
 
+/** `fkgqa run`: its own options (the build, the output folder, the port, the agent and the tools), then those it shares with `fkgqa eval` (`agentRunOptions`). */
+function runCommand(cli: Command): void {
   agentRunOptions(
     cli
       .command('run')
@@ -472,13 +500,16 @@ export function program(): Command {
       .option('--shards <dir>', 'the build', 'shards')
       .option('--state <dir>', 'state folder of the build (default <build>.state)')
       .option('--out <dir>', 'output folder', 'runs')
-      .addOption(new Option('--port <n>', 'port of the fkgqa serve started here when none is running on the build (0: any free port)').argParser(integer('--port', 0, 65535)).default(0))
+      .addOption(integerOption('--port <n>', 'port of the fkgqa serve started here when none is running on the build (0: any free port)', 0, 65535).default(0))
       .addOption(new Option('--agent <agent>', 'a scripted agent, or llm (needs --base-url and --model; the default when --model or --base-url is given)').choices(['llm', ...SCRIPTED_AGENTS]))
       .addOption(new Option('--tools <source>', 'in-process: the MCP server of fkgqa mcp built in this process (fast); mcp: spawn fkgqa mcp over stdio per run').choices(['mcp', 'in-process']).default('in-process')),
   )
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('run'));
+}
 
+/** `fkgqa query`: the query, the endpoints SERVICE may name (or the sources of a query without SERVICE), the format and the limits. */
+function queryCommand(cli: Command): void {
   cli
     .command('query')
     .description(
@@ -496,13 +527,16 @@ export function program(): Command {
     .option('--sources <which...>', 'run a query without SERVICE clauses, the federation engine selecting the sources of each triple pattern among these registered endpoints (as comunica-sparql takes its sources): all, graph names (their endpoints), endpoint ids or URLs; engines with source selection only (comunica, comunica-default; not jena)')
     .addOption(formatOption(['table', 'json', 'csv', 'tsv'], 'table (aligned text), json (SPARQL JSON results), csv or tsv (SPARQL 1.1 CSV/TSV); default: table'))
     .addOption(jsonOption())
-    .addOption(new Option('--timeout <ms>', 'time limit of the query; over it the query is stopped (exit 2: the answer is unknown, not empty)').argParser(integer('--timeout', 1)).default(30_000))
-    .addOption(new Option('--max-query-chars <n>', 'longest query accepted').argParser(integer('--max-query-chars', 1)).default(1_000_000))
+    .addOption(integerOption('--timeout <ms>', 'time limit of the query; over it the query is stopped (exit 2: the answer is unknown, not empty)', 1).default(30_000))
+    .addOption(integerOption('--max-query-chars <n>', 'longest query accepted', 1).default(1_000_000))
     .addOption(federationEngineOption('the federation engine of queries with several SERVICE clauses'))
     .option('--mix-graphs', 'let one query join endpoints of several graphs (graphs reuse IRIs: by default such a query is refused, exit 2, as fkgqa mcp and serve refuse it)')
     .option('-q, --quiet', 'no summary line on stderr')
     .action(lazy('query'));
+}
 
+/** `fkgqa view`: the run files, the page, the build for verdicts and gold answers, and what the page keeps. */
+function viewCommand(cli: Command): void {
   cli
     .command('view')
     .description(
@@ -515,12 +549,49 @@ export function program(): Command {
     .option('--out <file>', 'the HTML page to write (default: view.html in the folder of the first run file, where fkgqa run writes it)')
     .option('--shards <dir>', 'the build the runs were made on: verdicts (as fkgqa score gives them) and gold answers; without it the runs are shown unscored')
     .option('--state <dir>', 'state folder of the build, where fkgqa stats stored the gold answers (default <build>.state)')
-    .addOption(new Option('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY (as fkgqa score)').argParser(integer('--timeout', 1)).default(60_000))
-    .addOption(new Option('--max-rows <n>', 'rows of each answer table shown in the page (the marks count every row)').argParser(integer('--max-rows', 1)).default(100))
-    .addOption(new Option('--max-chars <n>', 'characters of a message or tool result kept in the page (the run file keeps all)').argParser(integer('--max-chars', 100)).default(20_000))
+    .addOption(integerOption('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY (as fkgqa score)', 1).default(60_000))
+    .addOption(integerOption('--max-rows <n>', 'rows of each answer table shown in the page (the marks count every row)', 1).default(100))
+    .addOption(integerOption('--max-chars <n>', 'characters of a message or tool result kept in the page (the run file keeps all)', 100).default(20_000))
     .option('--partial', 'with --shards: score a run file that fkgqa eval is still writing (as fkgqa score --partial); refused by default (exit 2)')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('view'));
+}
+
+/**
+ * Every command's definition, in the order `fkgqa --help` lists them: building the benchmark,
+ * serving it, evaluating agents on it, then one query from the shell and the run viewer.
+ */
+const COMMANDS: ((cli: Command) => void)[] = [
+  // building
+  partitionCommand,
+  describeCommand,
+  statsCommand,
+  questionsCommand,
+  synthCommand,
+  // serving
+  serveCommand,
+  verifyCommand,
+  mcpCommand,
+  // evaluating
+  evalCommand,
+  workerCommand,
+  mergeCommand,
+  scoreCommand,
+  runCommand,
+  // tools
+  queryCommand,
+  viewCommand,
+];
+
+/** Builds the `fkgqa` command line (a thin layer over the library API, src/index.ts). */
+export function program(): Command {
+  const cli = new Command('fkgqa')
+    .description('Build and serve the federated knowledge-graph question-answering benchmark (FKGQA).')
+    .version(TOOL.version)
+    .showHelpAfterError('(add --help for the options)')
+    .exitOverride();
+
+  for (const define of COMMANDS) define(cli);
 
   for (const c of cli.commands) {
     const codes = EXIT_CODES[c.name()];
