@@ -329,22 +329,30 @@ function f1Of(f: typeof graspF1, pred: SparqlResults | undefined, gold: SparqlRe
   return round(Math.max(...all.map((g) => f(pred, g))), 4);
 }
 
+/** What scoring reads of the build besides the gold answers (`readScoringBuild`). */
+interface ScoringBuild {
+  /** The graphs of the build with their shard files, in shard order. */
+  graphs: ReturnType<typeof graphShards>;
+  /** The build's output digest. */
+  digest: string;
+  /** The IRI of the undeclared `:` prefix of the gold queries. */
+  defaultPrefix: string;
+  /** Gold query id → its text. */
+  textOf: Map<string, string>;
+  /** `<kg>|<benchmark index>` → the question (for runs that do not carry its text). */
+  questionOf: Map<string, string>;
+  /** Gold query id → what kind of gold question it is (the first question asking it decides). */
+  kindOf: Map<string, GoldKind>;
+}
+
 /**
- * Scores runs (module comment).
- * @throws InputError for a missing build, a run file that does not parse or holds an invalid record
- *   (file and line), a run file fkgqa eval is still writing (unless `partial`), a run of another build (unless `allowOtherBuild`), a run of a graph the build
- *   lacks, or a build without gold answers with their tie analysis (run fkgqa stats first)
+ * The build as scoring reads it: its graphs and shards, the gold queries, the questions and the
+ * kind of each gold query (benchmark.json and the graphs' manifests).
+ * @throws InputError for a missing build or one that does not check (`openBuild`, shards unchecked)
  */
-export async function score(options: ScoreOptions): Promise<ScoreReport> {
-  const progress = options.progress ?? (() => {});
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const { runs: lines, warnings, partial } = readRunFiles(options.runs, { partial: options.partial === true });
-  for (const w of warnings) progress(`fkgqa score: warning: ${w}`);
-  const opened = openBuild(options.shards, { checkShards: false });
-  const build = graphShards(opened);
-  const digest = opened.build.outputDigest;
-  const { defaultPrefix, queries } = readGoldQueries(options.shards);
-  const textOf = new Map(queries.map((q) => [q.id, q.text]));
+function readScoringBuild(shards: string): ScoringBuild {
+  const opened = openBuild(shards, { checkShards: false });
+  const { defaultPrefix, queries } = readGoldQueries(shards);
   const questionOf = new Map<string, string>();
   const kindOf = new Map<string, GoldKind>();
   const emptyIds = new Set(opened.manifests.flatMap((m) => ((m.queries as { id: string; necessarilyEmpty?: boolean }[] | undefined) ?? []).filter((q) => q.necessarilyEmpty).map((q) => q.id)));
@@ -352,49 +360,83 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     if (!kindOf.has(e.queryId)) kindOf.set(e.queryId, emptyIds.has(e.queryId) ? 'necessarily-empty' : e.federated === true ? 'federated' : 'not-federated');
     if (typeof e.index === 'number') questionOf.set(`${e.kg}|${e.index}`, e.question);
   }
-  const golds = new Map<string, Map<string, GoldResult>>();
-  const goldDigests = new Map<string, string | null>();
-  const goldFiles = new Map<string, string>();
-  const realised = new Map<string, Map<string, string[] | null> | undefined>();
+  return { graphs: graphShards(opened), digest: opened.build.outputDigest, defaultPrefix, textOf: new Map(queries.map((q) => [q.id, q.text])), questionOf, kindOf };
+}
+
+/** The stored gold side of every graph the runs ask about (`readGoldOfGraphs`). */
+interface GoldOfGraphs {
+  /** Graph → gold query id → gold answer. */
+  golds: Map<string, Map<string, GoldResult>>;
+  /** Gold query id → digest of its stored gold answer. */
+  goldDigests: Map<string, string | null>;
+  /** Graph → its gold-answers file. */
+  goldFiles: Map<string, string>;
+  /** Graph → gold query id → the shards its answer uses (realised fan-out), when stored. */
+  realised: Map<string, Map<string, string[] | null> | undefined>;
+}
+
+/**
+ * The gold answers (with their tie analysis) and realised fan-out fkgqa stats stored for each graph
+ * the runs ask about, in graph order.
+ * @throws InputError naming the first run of a graph the build lacks, or the graph whose gold
+ *   answers are missing or carry no tie analysis (run fkgqa stats)
+ */
+function readGoldOfGraphs(options: ScoreOptions, lines: LocatedRun[], b: ScoringBuild): GoldOfGraphs {
+  const out: GoldOfGraphs = { golds: new Map(), goldDigests: new Map(), goldFiles: new Map(), realised: new Map() };
+  const statsCommand = `fkgqa stats --shards ${options.shards}${options.state ? ` --state ${options.state}` : ''}`;
   for (const kg of [...new Set(lines.map((l) => l.record.question.kg))].sort()) {
-    const g = build.find((b) => b.graph === kg);
-    if (!g) {
+    if (!b.graphs.some((g) => g.graph === kg)) {
       const l = lines.find((x) => x.record.question.kg === kg)!;
       throw new InputError(`run ${l.record.id} asks about graph ${kg}, which is not in the build ${options.shards}`, { file: l.file, line: l.line });
     }
-    const stored = findGoldAnswers(options.shards, kg, digest, { state: options.state });
-    if (!stored) throw new InputError(`no gold answers of ${kg} for this build: run fkgqa stats --shards ${options.shards}${options.state ? ` --state ${options.state}` : ''} first`, { file: options.shards });
-    if (stored.answers.tieAnalysis !== TIE_ANALYSIS) throw new InputError(`the gold answers of ${kg} were stored before they carried the tie analysis: run fkgqa stats --shards ${options.shards}${options.state ? ` --state ${options.state}` : ''} again (it keeps the answers and adds what scoring needs)`, { file: stored.file });
-    golds.set(kg, goldResultsById(stored.answers));
-    goldFiles.set(kg, stored.file);
-    for (const a of stored.answers.answers) goldDigests.set(a.query, goldAnswerDigest(a));
-    realised.set(kg, readNeededShards(options.shards, kg, digest, options.state));
+    const stored = findGoldAnswers(options.shards, kg, b.digest, { state: options.state });
+    if (!stored) throw new InputError(`no gold answers of ${kg} for this build: run ${statsCommand} first`, { file: options.shards });
+    if (stored.answers.tieAnalysis !== TIE_ANALYSIS) throw new InputError(`the gold answers of ${kg} were stored before they carried the tie analysis: run ${statsCommand} again (it keeps the answers and adds what scoring needs)`, { file: stored.file });
+    out.golds.set(kg, goldResultsById(stored.answers));
+    out.goldFiles.set(kg, stored.file);
+    for (const a of stored.answers.answers) out.goldDigests.set(a.query, goldAnswerDigest(a));
+    out.realised.set(kg, readNeededShards(options.shards, kg, b.digest, options.state));
   }
-  for (const w of checkBuildIdentity(lines, digest, (q) => goldDigests.get(q) ?? null, options.shards, options.allowOtherBuild === true)) {
-    warnings.push(w);
-    progress(`fkgqa score: warning: ${w}`);
-  }
-  const named = new Map<string, StoreWorker>();
-  const negatedNeeded = new Map<string, string[] | null>();
-  // Shards where a triple pattern under MINUS or FILTER (NOT) EXISTS matches: such a triple can
-  // remove a solution, so the shard is needed although no solution uses its triples.
-  const negatedShardsOf = async (kg: string, id: string, ast: sparqljs.SparqlQuery): Promise<string[] | null> => {
-    if (negatedNeeded.has(id)) return negatedNeeded.get(id)!;
+  return out;
+}
+
+/**
+ * The shards where a triple pattern under MINUS or FILTER (NOT) EXISTS of a gold query matches:
+ * such a triple can remove a solution, so the shard is needed although no solution uses its
+ * triples. One store per graph (its shards as named graphs), started when first needed and kept
+ * until `close`; one answer per gold query.
+ */
+class NegatedShards {
+  private readonly stores = new Map<string, StoreWorker>();
+  private readonly byQuery = new Map<string, string[] | null>();
+
+  /**
+   * @param graphs the build's graphs and shard files
+   * @param timeoutMs time limit of each query, in ms
+   */
+  constructor(
+    private readonly graphs: ReturnType<typeof graphShards>,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** The shard names (in the order found), or null when a query failed or hit its time limit. */
+  async of(kg: string, id: string, ast: sparqljs.SparqlQuery): Promise<string[] | null> {
+    if (this.byQuery.has(id)) return this.byQuery.get(id)!;
     const triples = negatedTriples(ast);
     let out: string[] | null = [];
     if (triples.length > 0) {
-      const g = build.find((b) => b.graph === kg)!;
-      let store = named.get(kg);
+      const g = this.graphs.find((b) => b.graph === kg)!;
+      let store = this.stores.get(kg);
       if (!store) {
         store = await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples', graph: shardGraph(s.endpoint) })));
-        named.set(kg, store);
+        this.stores.set(kg, store);
       }
       const nameOf = new Map(g.shards.map((s) => [shardGraph(s.endpoint), s.name]));
       const found = new Set<string>();
       const gen = new sparqljs.Generator({ allPrefixes: false });
       for (const t of triples) {
         const q = gen.stringify({ type: 'query', queryType: 'SELECT', distinct: true, prefixes: {}, variables: [{ termType: 'Variable', value: 'fkgqa_g' }], where: [{ type: 'graph', name: { termType: 'Variable', value: 'fkgqa_g' }, patterns: [{ type: 'bgp', triples: [t] }] }] } as unknown as sparqljs.SparqlQuery);
-        const o = await store.query({ query: q, resultsFormat: MEDIA.json, timeoutMs });
+        const o = await store.query({ query: q, resultsFormat: MEDIA.json, timeoutMs: this.timeoutMs });
         if (o.status !== 'ok') {
           out = null;
           break;
@@ -403,125 +445,191 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
       }
       if (out) out = [...found];
     }
-    negatedNeeded.set(id, out);
+    this.byQuery.set(id, out);
     return out;
-  };
+  }
 
+  /** Stops the stores. */
+  async close(): Promise<void> {
+    for (const s of this.stores.values()) await s.close();
+  }
+}
+
+/**
+ * One warning per `<setup>|<model or agent>` shared by several conditions: they are reported
+ * apart, with the fields in which they differ and where each condition's runs were read.
+ */
+function conditionWarnings(lines: LocatedRun[], conditions: Map<string, RunCondition>, labels: Map<string, string>, differ: Map<string, string[]>): string[] {
+  return [...differ].map(([base, fields]) => {
+    const ds = [...conditions.keys()].filter((d) => labels.get(d)!.startsWith(`${base} (`)).sort((a, b) => (labels.get(a)! < labels.get(b)! ? -1 : 1));
+    return (
+      `${base}: ${ds.length} conditions, reported apart (they differ in ${fields.join(', ')}): ` +
+      ds.map((d) => `${labels.get(d)}: ${lines.filter((l) => l.conditionDigest === d).length} runs from ${sourcesOf(lines.filter((l) => l.conditionDigest === d)).join(' ')}`).join('; ')
+    );
+  });
+}
+
+/** The verdict on a run's final answer: correct (and how), or why not. */
+interface AnswerVerdict {
+  correct: boolean;
+  reason: string | undefined;
+  byTies: boolean;
+  byAlternative: boolean;
+}
+
+/**
+ * The verdict on the final answer `pred` of run `r` against gold (`matchAdmissible`), or why there
+ * is none: the run failed (infrastructure or model error), gold has no answer, or the run has no answer.
+ */
+function judgeAnswer(r: RunRecord, gold: GoldResult | undefined, goldResults: SparqlResults | undefined, pred: SparqlResults | undefined, ordered: boolean): AnswerVerdict {
+  if (r.endReason === 'infrastructure_error') return { correct: false, reason: `infrastructure error (not the agent's fault, not in accuracy; fkgqa eval --retry-errors reruns it): ${r.infrastructure?.what ?? r.error ?? 'unknown'}`, byTies: false, byAlternative: false };
+  if (r.endReason === 'model_error') return { correct: false, reason: `model error (the LLM API failed; not in accuracy; fkgqa eval --retry-errors reruns it): ${r.error ?? 'unknown'}`, byTies: false, byAlternative: false };
+  if (!goldResults) return { correct: false, reason: `no gold answer (${gold ? gold.status : 'missing'})`, byTies: false, byAlternative: false };
+  if (!pred) {
+    const limit = LIMIT_END_REASONS.includes(r.endReason) ? `hit the ${r.endReason.replace('_', ' ')} before answering` : undefined;
+    const reason = limit ?? (r.finalQuery ? `the submitted query failed (${r.final?.status}: ${r.final?.error ?? ''})` : `nothing submitted (${r.endReason}${r.error ? `: ${r.error}` : ''})`);
+    return { correct: false, reason, byTies: false, byAlternative: false };
+  }
+  const m = matchAdmissible(goldResults, gold?.ties, pred, ordered);
+  return { correct: m.correct, reason: m.reason, byTies: m.byTies, byAlternative: m.byAlternative };
+}
+
+/** The validity classes of the queries run `r` sent to run_sparql_query, and those not judged (src/score/validity.ts). */
+function queryValidity(r: RunRecord): { validity: Record<ValidityClass, number>; notJudged: Record<NotJudged, number> } {
+  const validity = Object.fromEntries(VALIDITY_CLASSES.map((c) => [c, 0])) as Record<ValidityClass, number>;
+  const unjudged = Object.fromEntries(NOT_JUDGED.map((c) => [c, 0])) as Record<NotJudged, number>;
+  for (const s of r.steps) {
+    if (s.type !== 'tool' || s.name !== 'run_sparql_query') continue;
+    let q: unknown;
+    try {
+      q = (JSON.parse(s.arguments) as { query?: unknown }).query;
+    } catch {
+      q = undefined;
+    }
+    if (typeof q !== 'string') continue; // a malformed tool call sends no query
+    const toolError = s.isError ? s.result : undefined;
+    const v = classifyQuery(q, toolError);
+    const why = notJudged(v, s.isError ? s.error : undefined);
+    if (why) unjudged[why]++;
+    else validity[v.class]++;
+  }
+  return { validity, notJudged: unjudged };
+}
+
+/** What scoring every run shares: the build, its gold side, the negated-pattern shards, the condition labels and the tie questions found so far. */
+interface RunScoring {
+  build: ScoringBuild;
+  gold: GoldOfGraphs;
+  negated: NegatedShards;
+  /** Condition digest → its label (`conditionLabels`). */
+  labels: Map<string, string>;
+  /** Gold query id → its tie question, added to by `scoreRun`. */
+  tieQuestions: Map<string, TieQuestion>;
+}
+
+/**
+ * The score of one run: its verdict (`judgeAnswer`), F1, the shards its answer needs and those
+ * its final query consulted, the validity of its queries (`queryValidity`) and its cost.
+ * @throws InputError when its gold query is not in the build or does not parse
+ */
+async function scoreRun({ record: r, file, line, conditionDigest: condition }: LocatedRun, s: RunScoring): Promise<RunScore> {
+  const kg = r.question.kg;
+  const gold = s.gold.golds.get(kg)!.get(r.question.queryId);
+  const text = s.build.textOf.get(r.question.queryId);
+  if (!text) throw new InputError(`run ${r.id} asks gold query ${r.question.queryId}, which is not in the build's benchmark.json`, { file, line });
+  const parsed = parseQuery(text, s.build.defaultPrefix);
+  if (!parsed.ok) throw new InputError(`gold query does not parse: ${parsed.error}`, { query: r.question.queryId });
+  const ast = parsed.query.ast;
+  const ordered = ast.type === 'query' && !!(ast as { order?: unknown[] }).order?.length;
+  const goldResults = gold?.status === 'ok' && gold.results && typeof gold.results === 'object' ? (gold.results as SparqlResults) : undefined;
+  if (gold?.ties && !s.tieQuestions.has(r.question.queryId)) s.tieQuestions.set(r.question.queryId, { queryId: r.question.queryId, dependence: gold.ties.dependence, reason: gold.ties.reason, alternatives: gold.ties.alternatives?.length ?? 0 });
+  const pred = r.final?.status === 'ok' ? r.final.results : undefined;
+  const counted = !FAILED_END_REASONS.includes(r.endReason);
+  const { correct, byTies, byAlternative, ...verdict } = judgeAnswer(r, gold, goldResults, pred, ordered);
+  let reason = verdict.reason;
+  const tieUnresolved = counted && !correct && !!goldResults && !!pred && gold?.ties?.dependence === 'unknown';
+  if (tieUnresolved) reason = `${reason}; the gold answer depends on ties that were not enumerated (${gold!.ties!.reason})`;
+  const realisedShards = s.gold.realised.get(kg)?.get(r.question.queryId) ?? null;
+  const negated = realisedShards ? await s.negated.of(kg, r.question.queryId, ast) : null;
+  const num = (x: string) => Number(/(\d+)$/.exec(x)?.[1] ?? 0);
+  const needed = realisedShards && negated ? [...new Set([...realisedShards, ...negated])].sort((a, b) => num(a) - num(b)) : null;
+  const shardOf = new Map(r.endpoints.map((e) => [e.url, e.shard]));
+  const targets = r.finalQuery ? (r.final?.endpoints ?? serviceTargets(r.finalQuery)) : undefined;
+  const consulted = targets ? [...new Set(targets.filter((t) => shardOf.has(t)).map((t) => shardOf.get(t)!))].sort() : null;
+  const foreign = targets ? targets.filter((t) => !shardOf.has(t)) : [];
+  const all = consulted ? consulted.length === r.endpoints.length : null;
+  const { validity, notJudged: unjudged } = queryValidity(r);
+  return {
+    id: r.id,
+    source: `${file}:${line}`,
+    group: s.labels.get(condition)!,
+    condition,
+    setup: r.setup,
+    agent: r.agent,
+    model: r.model,
+    kg,
+    queryId: r.question.queryId,
+    question: typeof r.question.text === 'string' ? r.question.text : (s.build.questionOf.get(`${kg}|${r.question.index}`) ?? ''),
+    endReason: r.endReason,
+    counted,
+    ...(r.endReason === 'infrastructure_error' ? { infrastructure: r.infrastructure?.what ?? r.error ?? 'unknown' } : {}),
+    ...(r.endReason === 'model_error' ? { modelError: (r.error ?? 'unknown').slice(0, 200) } : {}),
+    gold: gold ? gold.status : 'missing',
+    goldKind: s.build.kindOf.get(r.question.queryId) ?? 'not-federated',
+    goldTies: gold?.ties?.dependence ?? 'none',
+    correct,
+    reason: correct ? undefined : reason,
+    byTies,
+    byAlternative,
+    tieUnresolved,
+    graspF1: goldResults && counted ? f1Of(graspF1, pred, goldResults, gold?.ties, correct) : 0,
+    spinachF1: goldResults && counted ? f1Of(spinachF1, pred, goldResults, gold?.ties, correct) : 0,
+    neededShards: needed,
+    graphShards: r.endpoints.length,
+    consultedShards: consulted,
+    foreignTargets: foreign,
+    consultedAllNeeded: consulted && needed ? needed.every((x) => consulted.includes(x)) : null,
+    allShards: all,
+    trivial: all !== null && needed ? (needed.length < r.endpoints.length ? all : null) : null,
+    validity,
+    notJudged: unjudged,
+    tokens: r.usage.totalTokens,
+    llmCalls: r.counts.llmCalls,
+    sparqlCalls: r.counts.sparqlCalls,
+    voidCalls: r.counts.voidCalls,
+    seconds: r.ms / 1000,
+  };
+}
+
+/**
+ * Scores runs (module comment): reads the runs, the build (`readScoringBuild`) and its gold side
+ * (`readGoldOfGraphs`), checks the build identity, scores each run in run id order (`scoreRun`)
+ * and aggregates one group per condition (`aggregate`).
+ * @throws InputError for a missing build, a run file that does not parse or holds an invalid record
+ *   (file and line), a run file fkgqa eval is still writing (unless `partial`), a run of another build (unless `allowOtherBuild`), a run of a graph the build
+ *   lacks, or a build without gold answers with their tie analysis (run fkgqa stats first)
+ */
+export async function score(options: ScoreOptions): Promise<ScoreReport> {
+  const progress = options.progress ?? (() => {});
+  const { runs: lines, warnings, partial } = readRunFiles(options.runs, { partial: options.partial === true });
+  for (const w of warnings) progress(`fkgqa score: warning: ${w}`);
+  const warn = (w: string) => {
+    warnings.push(w);
+    progress(`fkgqa score: warning: ${w}`);
+  };
+  const build = readScoringBuild(options.shards);
+  const gold = readGoldOfGraphs(options, lines, build);
+  for (const w of checkBuildIdentity(lines, build.digest, (q) => gold.goldDigests.get(q) ?? null, options.shards, options.allowOtherBuild === true)) warn(w);
   // One group per condition (RunCondition): runs that differ in what was measured are never merged.
   const conditions = new Map(lines.map((l) => [l.conditionDigest, l.condition]));
   const { labels, differ } = conditionLabels(conditions);
-  for (const [base, fields] of differ) {
-    const ds = [...conditions.keys()].filter((d) => labels.get(d)!.startsWith(`${base} (`)).sort((a, b) => (labels.get(a)! < labels.get(b)! ? -1 : 1));
-    const w =
-      `${base}: ${ds.length} conditions, reported apart (they differ in ${fields.join(', ')}): ` +
-      ds.map((d) => `${labels.get(d)}: ${lines.filter((l) => l.conditionDigest === d).length} runs from ${sourcesOf(lines.filter((l) => l.conditionDigest === d)).join(' ')}`).join('; ');
-    warnings.push(w);
-    progress(`fkgqa score: warning: ${w}`);
-  }
+  for (const w of conditionWarnings(lines, conditions, labels, differ)) warn(w);
   const perRun: RunScore[] = [];
-  const tieQuestions = new Map<string, TieQuestion>();
+  const scoring: RunScoring = { build, gold, negated: new NegatedShards(build.graphs, options.timeoutMs ?? 60_000), labels, tieQuestions: new Map() };
   try {
-    for (const { record: r, file, line, conditionDigest: condition } of [...lines].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0))) {
-      const kg = r.question.kg;
-      const gold = golds.get(kg)!.get(r.question.queryId);
-      const text = textOf.get(r.question.queryId);
-      if (!text) throw new InputError(`run ${r.id} asks gold query ${r.question.queryId}, which is not in the build's benchmark.json`, { file, line });
-      const parsed = parseQuery(text, defaultPrefix);
-      if (!parsed.ok) throw new InputError(`gold query does not parse: ${parsed.error}`, { query: r.question.queryId });
-      const ast = parsed.query.ast;
-      const ordered = ast.type === 'query' && !!(ast as { order?: unknown[] }).order?.length;
-      const goldResults = gold?.status === 'ok' && gold.results && typeof gold.results === 'object' ? (gold.results as SparqlResults) : undefined;
-      if (gold?.ties && !tieQuestions.has(r.question.queryId)) tieQuestions.set(r.question.queryId, { queryId: r.question.queryId, dependence: gold.ties.dependence, reason: gold.ties.reason, alternatives: gold.ties.alternatives?.length ?? 0 });
-      const pred = r.final?.status === 'ok' ? r.final.results : undefined;
-      const counted = !FAILED_END_REASONS.includes(r.endReason);
-      let correct = false;
-      let reason: string | undefined;
-      let byTies = false;
-      let byAlternative = false;
-      if (r.endReason === 'infrastructure_error') reason = `infrastructure error (not the agent's fault, not in accuracy; fkgqa eval --retry-errors reruns it): ${r.infrastructure?.what ?? r.error ?? 'unknown'}`;
-      else if (r.endReason === 'model_error') reason = `model error (the LLM API failed; not in accuracy; fkgqa eval --retry-errors reruns it): ${r.error ?? 'unknown'}`;
-      else if (!goldResults) reason = `no gold answer (${gold ? gold.status : 'missing'})`;
-      else if (!pred) {
-        const limit = LIMIT_END_REASONS.includes(r.endReason) ? `hit the ${r.endReason.replace('_', ' ')} before answering` : undefined;
-        reason = limit ?? (r.finalQuery ? `the submitted query failed (${r.final?.status}: ${r.final?.error ?? ''})` : `nothing submitted (${r.endReason}${r.error ? `: ${r.error}` : ''})`);
-      } else {
-        const m = matchAdmissible(goldResults, gold?.ties, pred, ordered);
-        correct = m.correct;
-        byTies = m.byTies;
-        byAlternative = m.byAlternative;
-        reason = m.reason;
-      }
-      const tieUnresolved = counted && !correct && !!goldResults && !!pred && gold?.ties?.dependence === 'unknown';
-      if (tieUnresolved) reason = `${reason}; the gold answer depends on ties that were not enumerated (${gold!.ties!.reason})`;
-      const realisedShards = realised.get(kg)?.get(r.question.queryId) ?? null;
-      const negated = realisedShards ? await negatedShardsOf(kg, r.question.queryId, ast) : null;
-      const num = (x: string) => Number(/(\d+)$/.exec(x)?.[1] ?? 0);
-      const needed = realisedShards && negated ? [...new Set([...realisedShards, ...negated])].sort((a, b) => num(a) - num(b)) : null;
-      const shardOf = new Map(r.endpoints.map((e) => [e.url, e.shard]));
-      const targets = r.finalQuery ? (r.final?.endpoints ?? serviceTargets(r.finalQuery)) : undefined;
-      const consulted = targets ? [...new Set(targets.filter((t) => shardOf.has(t)).map((t) => shardOf.get(t)!))].sort() : null;
-      const foreign = targets ? targets.filter((t) => !shardOf.has(t)) : [];
-      const all = consulted ? consulted.length === r.endpoints.length : null;
-      const validity = Object.fromEntries(VALIDITY_CLASSES.map((c) => [c, 0])) as Record<ValidityClass, number>;
-      const unjudged = Object.fromEntries(NOT_JUDGED.map((c) => [c, 0])) as Record<NotJudged, number>;
-      for (const s of r.steps) {
-        if (s.type !== 'tool' || s.name !== 'run_sparql_query') continue;
-        let q: unknown;
-        try {
-          q = (JSON.parse(s.arguments) as { query?: unknown }).query;
-        } catch {
-          q = undefined;
-        }
-        if (typeof q !== 'string') continue; // a malformed tool call sends no query
-        const toolError = s.isError ? s.result : undefined;
-        const v = classifyQuery(q, toolError);
-        const why = notJudged(v, s.isError ? s.error : undefined);
-        if (why) unjudged[why]++;
-        else validity[v.class]++;
-      }
-      perRun.push({
-        id: r.id,
-        source: `${file}:${line}`,
-        group: labels.get(condition)!,
-        condition,
-        setup: r.setup,
-        agent: r.agent,
-        model: r.model,
-        kg,
-        queryId: r.question.queryId,
-        question: typeof r.question.text === 'string' ? r.question.text : (questionOf.get(`${kg}|${r.question.index}`) ?? ''),
-        endReason: r.endReason,
-        counted,
-        ...(r.endReason === 'infrastructure_error' ? { infrastructure: r.infrastructure?.what ?? r.error ?? 'unknown' } : {}),
-        ...(r.endReason === 'model_error' ? { modelError: (r.error ?? 'unknown').slice(0, 200) } : {}),
-        gold: gold ? gold.status : 'missing',
-        goldKind: kindOf.get(r.question.queryId) ?? 'not-federated',
-        goldTies: gold?.ties?.dependence ?? 'none',
-        correct,
-        reason: correct ? undefined : reason,
-        byTies,
-        byAlternative,
-        tieUnresolved,
-        graspF1: goldResults && counted ? f1Of(graspF1, pred, goldResults, gold?.ties, correct) : 0,
-        spinachF1: goldResults && counted ? f1Of(spinachF1, pred, goldResults, gold?.ties, correct) : 0,
-        neededShards: needed,
-        graphShards: r.endpoints.length,
-        consultedShards: consulted,
-        foreignTargets: foreign,
-        consultedAllNeeded: consulted && needed ? needed.every((s) => consulted.includes(s)) : null,
-        allShards: all,
-        trivial: all !== null && needed ? (needed.length < r.endpoints.length ? all : null) : null,
-        validity,
-        notJudged: unjudged,
-        tokens: r.usage.totalTokens,
-        llmCalls: r.counts.llmCalls,
-        sparqlCalls: r.counts.sparqlCalls,
-        voidCalls: r.counts.voidCalls,
-        seconds: r.ms / 1000,
-      });
-    }
+    for (const l of [...lines].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0))) perRun.push(await scoreRun(l, scoring));
   } finally {
-    for (const s of named.values()) await s.close();
+    await scoring.negated.close();
   }
   progress(`fkgqa score: ${perRun.length} runs scored`);
   const groups = [...conditions.keys()]
@@ -529,18 +637,16 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
     .map((d) => aggregate(perRun.filter((s) => s.condition === d), { condition: conditions.get(d)!, digest: d, sources: sourcesOf(lines.filter((l) => l.conditionDigest === d)) }));
   for (const g of groups) {
     if (g.runs === g.scored) continue;
-    const w = `${g.group}: ${g.runs - g.scored} of ${g.runs} runs failed (${FAILED_END_REASONS.filter((e) => g.endReasons[e] > 0).map((e) => `${e} ${g.endReasons[e]}`).join(', ')}) and are in no rate: rerun them with fkgqa eval --retry-errors`;
-    warnings.push(w);
-    progress(`fkgqa score: warning: ${w}`);
+    warn(`${g.group}: ${g.runs - g.scored} of ${g.runs} runs failed (${FAILED_END_REASONS.filter((e) => g.endReasons[e] > 0).map((e) => `${e} ${g.endReasons[e]}`).join(', ')}) and are in no rate: rerun them with fkgqa eval --retry-errors`);
   }
   return {
     shards: path.resolve(options.shards),
-    build: { outputDigest: digest, goldAnswers: Object.fromEntries(goldFiles) },
+    build: { outputDigest: build.digest, goldAnswers: Object.fromEntries(gold.goldFiles) },
     files: options.runs,
     runs: perRun.length,
     groups,
     perRun,
-    tieQuestions: [...tieQuestions.values()].sort((a, b) => (a.queryId < b.queryId ? -1 : 1)),
+    tieQuestions: [...scoring.tieQuestions.values()].sort((a, b) => (a.queryId < b.queryId ? -1 : 1)),
     warnings,
     partial,
   };
