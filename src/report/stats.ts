@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { SHARDING_KINDS, type ShardingKind } from '../analyze/analyze.js';
-import { parseQuery } from '../sparql/parse.js';
+import { parseQuery, type ParsedQuery } from '../sparql/parse.js';
 import { openBuild } from '../build/open.js';
 import { writeFileAtomic } from '../common/output.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
@@ -177,165 +177,221 @@ async function pool<T>(items: T[], n: number, f: (item: T) => Promise<void>): Pr
 /** What `fkgqa stats`'s progress line counts: two steps per gold query (e.g. "fkgqa stats: 48/90 steps (…) done, 95 s"). */
 export const STATS_PROGRESS_UNIT = 'steps (a gold answer and a realised fan-out per query)';
 
+/** Realised fan-out per gold query id: its status and the shards (`shard<N>`) a solution uses. */
+type RealisedFanOut = Map<string, { status: QueryStats['realisedStatus']; shards: string[] }>;
+
+/** A shard file of a graph with its endpoint name and shard name. */
+interface ShardFileOf {
+  file: string;
+  endpoint: string;
+  name: string;
+}
+
+/** What computing the answers of every graph shares. */
+interface StatsRun {
+  options: StatsOptions;
+  /** The state folder. */
+  state: string;
+  /** The build's output digest. */
+  digest: string;
+  /** Progress lines (stderr in the CLI). */
+  log: (line: string) => void;
+  ticker: ProgressTicker;
+}
+
+/** A shard file as a store source, in the default graph or in `graph`. */
+const nt = (f: { file: string }, graph?: string): StoreSource => ({ file: f.file, format: 'application/n-triples', graph });
+
+/** The gold queries of a graph, parsed, by id (undefined: unparsable). */
+function parseGraphQueries(m: GraphManifest, textOf: Map<string, string>, defaultPrefix: string): Map<string, ParsedQuery | undefined> {
+  return new Map(
+    m.queries.map((q) => {
+      const p = parseQuery(textOf.get(q.id) ?? '', defaultPrefix);
+      return [q.id, p.ok ? p.query : undefined] as const;
+    }),
+  );
+}
+
+/**
+ * The gold answers of a graph on its unsharded graph (all shards in the default graph): the stored
+ * ones when they can be reused as they are; stored ones without the tie analysis (TIE_ANALYSIS)
+ * kept and only analysed for ties (src/report/answers.ts); else computed. Written to the state
+ * folder unless reused as they are.
+ * @param reuse the stored answers match the build and the time limit, and no recompute was asked
+ */
+async function goldAnswersOf(m: GraphManifest, files: ShardFileOf[], toRun: GoldQueryToRun[], stored: GoldAnswers | undefined, reuse: boolean, run: StatsRun): Promise<GoldAnswer[]> {
+  const { options, digest, ticker } = run;
+  if (reuse && stored!.tieAnalysis === TIE_ANALYSIS) {
+    for (const q of toRun) ticker.done(q.id);
+    return stored!.answers;
+  }
+  const store = await StoreWorker.start(files.map((f) => nt(f)));
+  try {
+    const answers = reuse ? await analyseStoredTies(store, toRun, stored!.answers, options.timeoutMs, ticker) : await executeGoldQueries(store, toRun, options.timeoutMs, ticker);
+    const doc: GoldAnswers = { graph: m.graph, buildDigest: digest, timeoutMs: options.timeoutMs, engine: stored?.engine && reuse ? stored.engine : 'oxigraph 0.5.11', tieAnalysis: TIE_ANALYSIS, answers };
+    writeStateJson(path.join(run.state, STATE_FILES.goldAnswers(m.graph)), doc);
+    return answers;
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The realised fan-out of a graph's gold queries: stored, or computed by provenance queries on the
+ * shards as named graphs (also loaded into the default graph, so that the patterns left
+ * unrewritten — MINUS, FILTER EXISTS, aggregating subqueries — see all data) and written to the state folder.
+ * @param reuse the stored fan-out matches the build and the time limit, and no recompute was asked
+ */
+async function realisedFanOutOf(m: GraphManifest, files: ShardFileOf[], parsed: Map<string, ParsedQuery | undefined>, stored: StoredRealisedFanOut | undefined, reuse: boolean, run: StatsRun): Promise<RealisedFanOut> {
+  const { options, digest, ticker } = run;
+  const realised: RealisedFanOut = new Map();
+  if (reuse) {
+    for (const r of stored!.realised) {
+      realised.set(r.query, { status: r.status, shards: r.shards });
+      ticker.done(r.query);
+    }
+    return realised;
+  }
+  const store = await StoreWorker.start([...files.map((f) => nt(f, shardGraph(f.endpoint))), ...files.map((f) => nt(f))]);
+  const nameOfGraph = new Map(files.map((f) => [shardGraph(f.endpoint), f.name]));
+  try {
+    for (const q of m.queries) {
+      const p = parsed.get(q.id);
+      ticker.start(`${q.id} (realised fan-out)`);
+      realised.set(q.id, p ? await realisedShards(store, p.ast, nameOfGraph, options.timeoutMs) : { status: 'unparsable', shards: [] });
+      ticker.done(`${q.id} (realised fan-out)`);
+    }
+  } finally {
+    await store.close();
+  }
+  const doc: StoredRealisedFanOut = {
+    graph: m.graph,
+    buildDigest: digest,
+    timeoutMs: options.timeoutMs,
+    realised: [...realised].map(([query, r]) => ({ query, ...r })),
+  };
+  writeStateJson(path.join(run.state, STATE_FILES.realisedFanOut(m.graph)), doc);
+  return realised;
+}
+
+/**
+ * The gold answers (`goldAnswersOf`) and realised fan-out (`realisedFanOutOf`) of one graph, at
+ * once, each stored in the state folder (the build is read-only; answers an earlier version kept
+ * inside the build are still read when they match it); a progress line says what was reused.
+ */
+async function graphAnswers(m: GraphManifest, parsed: Map<string, ParsedQuery | undefined>, run: StatsRun): Promise<{ answers: GoldAnswer[]; realised: RealisedFanOut }> {
+  const { options, digest } = run;
+  const t0 = performance.now();
+  const dir = path.join(options.shards, m.graph);
+  const files = m.shards.map((s) => ({ file: path.join(dir, s.file), endpoint: s.endpoint, name: s.name }));
+  const toRun: GoldQueryToRun[] = [];
+  for (const q of m.queries) {
+    const p = parsed.get(q.id);
+    if (!p) continue;
+    const ast = p.ast as { queryType: string; order?: unknown[] };
+    toRun.push({ id: q.id, normalized: p.normalized, queryType: ast.queryType, ordered: Boolean(ast.order?.length), ast: p.ast });
+  }
+  const stored = readGoldAnswers(options.shards, m.graph, digest, { state: options.state, timeoutMs: options.timeoutMs });
+  const reuse = !options.recompute && stored?.buildDigest === digest && stored.timeoutMs === options.timeoutMs;
+  const answersTask = goldAnswersOf(m, files, toRun, stored, reuse, run);
+  const storedProvenance = readRealisedFanOut(options.shards, m.graph, digest, { state: options.state, timeoutMs: options.timeoutMs });
+  const reuseProvenance = !options.recompute && storedProvenance?.buildDigest === digest && storedProvenance.timeoutMs === options.timeoutMs;
+  const realisedTask = realisedFanOutOf(m, files, parsed, storedProvenance, reuseProvenance, run);
+  const [answers, realised] = await Promise.all([answersTask, realisedTask]);
+  run.log(
+    `${m.graph}: ${m.queries.length} queries, gold answers ${reuse ? (stored!.tieAnalysis === TIE_ANALYSIS ? 'reused' : 'reused, ties analysed') : 'computed'}, ` +
+      `realised fan-out ${reuseProvenance ? 'reused' : 'computed'} (${Math.round(performance.now() - t0)} ms)`,
+  );
+  return { answers, realised };
+}
+
+/** The figures of one graph from its manifest. */
+function graphStatsOf(m: GraphManifest): GraphStats {
+  const sizes = m.shards.map((s) => s.triples);
+  return {
+    graph: m.graph,
+    shards: m.shards.length,
+    shardSizes: sizes,
+    shardBalanceCv: round(coefficientOfVariation(sizes), 4),
+    rules: m.rules.length,
+    ruleKinds: byKind((k) => m.rules.filter((r) => r.kind === k).length),
+    queries: m.queries.length,
+  };
+}
+
+/** The figures of each distinct query of a graph: its manifest entry, its first question, its gold answer and realised fan-out. */
+function queryStatsOf(m: GraphManifest, g: { answers: GoldAnswer[]; realised: RealisedFanOut }, firstEntry: Map<string, BenchmarkEntry>): QueryStats[] {
+  const answerOf = new Map(g.answers.map((a) => [a.query, a]));
+  const kindOf = new Map(m.rules.map((r) => [r.id, r.kind]));
+  return m.queries.map((q) => {
+    const a = answerOf.get(q.id);
+    const r = g.realised.get(q.id)!;
+    return {
+      graph: m.graph,
+      query: q.id,
+      questions: q.questions.length,
+      question: firstEntry.get(q.id)?.question ?? '',
+      text: firstEntry.get(q.id)?.query ?? '',
+      impliedShards: firstEntry.get(q.id)?.shardsImplied?.map((e) => e.slice(m.graph.length + 1)) ?? q.shards ?? [],
+      predicates: q.predicates ?? null,
+      classes: q.classes ?? null,
+      subjectVariables: q.subjectVariables ?? null,
+      applicable: q.applicable ?? [],
+      status: q.status,
+      ...(q.reason ? { reason: q.reason } : {}),
+      coveringRules: (q.rules ?? []).map((id) => `${id}:${kindOf.get(id)}`),
+      impliedFanOut: q.status === 'covered' ? (q.fanOut ?? null) : null,
+      tpwss: q.status === 'covered' ? (q.tpwss ?? null) : null,
+      realisedFanOut: r.status === 'ok' ? r.shards.length : null,
+      realisedShards: r.shards,
+      realisedStatus: r.status,
+      answerStatus: a ? a.status : 'unparsable',
+      answerRows: a?.rows ?? null,
+      answerEmpty: a?.empty ?? null,
+      answerTies: a?.status === 'ok' ? (a.ties?.dependence ?? 'none') : null,
+      ...(a?.ties ? { answerTiesReason: a.ties.reason } : {}),
+      ...(a?.error ? { answerError: a.error } : {}),
+    };
+  });
+}
+
 /**
  * Computes the figures of a build: gold answers (stored in the state folder, `<state>/gold-answers/<kg>.json`, reused while
  * the build is unchanged), implied fan-out (from the manifests), realised fan-out (provenance
- * queries on the shards as named graphs), and the per-graph and build figures.
+ * queries on the shards as named graphs), and the per-graph and build figures. Graphs are
+ * processed `concurrency` at a time (`graphAnswers`).
  * @throws InputError if `shards` is not a build directory
  */
 export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   const build = readBuild(options.shards);
   const { entries, defaultPrefix, digest } = build;
-  const state = stateDir(options.shards, options.state);
   for (const kg of options.kgs ?? []) {
     if (!build.manifests.some((m) => m.graph === kg)) throw unknownGraphError(kg, build.manifests.map((m) => m.graph), 'this build', options.shards);
   }
   const manifests = options.kgs?.length ? build.manifests.filter((m) => options.kgs!.includes(m.graph)) : build.manifests;
-  const log = options.progress ?? (() => {});
-  const textOf = new Map<string, string>();
-  for (const e of entries) if (!textOf.has(e.queryId)) textOf.set(e.queryId, e.query);
+  // The first question asking each gold query (benchmark.json order), and its text.
   const firstEntry = new Map<string, BenchmarkEntry>();
   for (const e of entries) if (!firstEntry.has(e.queryId)) firstEntry.set(e.queryId, e);
-  const perGraph = new Map<string, { answers: GoldAnswer[]; realised: Map<string, { status: QueryStats['realisedStatus']; shards: string[] }> }>();
+  const textOf = new Map([...firstEntry].map(([id, e]) => [id, e.query]));
+  const parsedOf = new Map(manifests.map((m) => [m.graph, parseGraphQueries(m, textOf, defaultPrefix)]));
   // Progress: one item per gold answer and per realised fan-out of each query.
+  const log = options.progress ?? (() => {});
   const ticker = new ProgressTicker(log, 'fkgqa stats', manifests.reduce((n, m) => n + 2 * m.queries.length, 0), { everyMs: options.progress ? undefined : 0, unit: STATS_PROGRESS_UNIT });
   // Unparsable queries have no gold answer to run nor fan-out to realise: both steps done at once.
-  for (const m of manifests) for (const q of m.queries) if (!parseQuery(textOf.get(q.id) ?? '', defaultPrefix).ok) {
-        ticker.done(q.id);
-        ticker.done(q.id);
-      }
-
-  await pool(manifests, options.concurrency ?? Math.max(1, Math.floor(os.cpus().length / 2)), async (m) => {
-    const t0 = performance.now();
-    const dir = path.join(options.shards, m.graph);
-    const files = m.shards.map((s) => ({ file: path.join(dir, s.file), endpoint: s.endpoint, name: s.name }));
-    const parsed = new Map(
-      m.queries.map((q) => {
-        const p = parseQuery(textOf.get(q.id) ?? '', defaultPrefix);
-        return [q.id, p.ok ? p.query : undefined] as const;
-      }),
-    );
-    const toRun: GoldQueryToRun[] = [];
+  for (const m of manifests) {
     for (const q of m.queries) {
-      const p = parsed.get(q.id);
-      if (!p) continue;
-      const ast = p.ast as { queryType: string; order?: unknown[] };
-      toRun.push({ id: q.id, normalized: p.normalized, queryType: ast.queryType, ordered: Boolean(ast.order?.length), ast: p.ast });
+      if (parsedOf.get(m.graph)!.get(q.id)) continue;
+      ticker.done(q.id);
+      ticker.done(q.id);
     }
-    // Stored in the state folder (the build is read-only); answers an earlier version kept inside
-    // the build are still read when they match it.
-    const answersFile = path.join(state, STATE_FILES.goldAnswers(m.graph));
-    const stored = readGoldAnswers(options.shards, m.graph, digest, { state: options.state, timeoutMs: options.timeoutMs });
-    const reuse = !options.recompute && stored?.buildDigest === digest && stored.timeoutMs === options.timeoutMs;
-    const nt = (f: { file: string }, graph?: string): StoreSource => ({ file: f.file, format: 'application/n-triples', graph });
-    // Gold answers on the unsharded graph (all shards in the default graph) ...
-    // Answers stored before gold-answers files carried the tie analysis (TIE_ANALYSIS) are kept and
-    // only analysed for ties (src/report/answers.ts).
-    const answersTask = (async () => {
-      if (reuse && stored!.tieAnalysis === TIE_ANALYSIS) {
-        for (const q of toRun) ticker.done(q.id);
-        return stored!.answers;
-      }
-      const store = await StoreWorker.start(files.map((f) => nt(f)));
-      try {
-        const answers = reuse ? await analyseStoredTies(store, toRun, stored!.answers, options.timeoutMs, ticker) : await executeGoldQueries(store, toRun, options.timeoutMs, ticker);
-        const doc: GoldAnswers = { graph: m.graph, buildDigest: digest, timeoutMs: options.timeoutMs, engine: stored?.engine && reuse ? stored.engine : 'oxigraph 0.5.11', tieAnalysis: TIE_ANALYSIS, answers };
-        writeStateJson(answersFile, doc);
-        return answers;
-      } finally {
-        await store.close();
-      }
-    })();
-    // ... and provenance on the shards as named graphs (also loaded into the default graph, so that
-    // the patterns left unrewritten — MINUS, FILTER EXISTS, aggregating subqueries — see all data).
-    const provenanceFile = path.join(state, STATE_FILES.realisedFanOut(m.graph));
-    const storedProvenance = readRealisedFanOut(options.shards, m.graph, digest, { state: options.state, timeoutMs: options.timeoutMs });
-    const reuseProvenance = !options.recompute && storedProvenance?.buildDigest === digest && storedProvenance.timeoutMs === options.timeoutMs;
-    const realisedTask = (async () => {
-      const realised = new Map<string, { status: QueryStats['realisedStatus']; shards: string[] }>();
-      if (reuseProvenance) {
-        for (const r of storedProvenance!.realised) {
-          realised.set(r.query, { status: r.status, shards: r.shards });
-          ticker.done(r.query);
-        }
-        return realised;
-      }
-      const store = await StoreWorker.start([...files.map((f) => nt(f, shardGraph(f.endpoint))), ...files.map((f) => nt(f))]);
-      const nameOfGraph = new Map(files.map((f) => [shardGraph(f.endpoint), f.name]));
-      try {
-        for (const q of m.queries) {
-          const p = parsed.get(q.id);
-          ticker.start(`${q.id} (realised fan-out)`);
-          realised.set(q.id, p ? await realisedShards(store, p.ast, nameOfGraph, options.timeoutMs) : { status: 'unparsable', shards: [] });
-          ticker.done(`${q.id} (realised fan-out)`);
-        }
-      } finally {
-        await store.close();
-      }
-      const doc: StoredRealisedFanOut = {
-        graph: m.graph,
-        buildDigest: digest,
-        timeoutMs: options.timeoutMs,
-        realised: [...realised].map(([query, r]) => ({ query, ...r })),
-      };
-      writeStateJson(provenanceFile, doc);
-      return realised;
-    })();
-    const [answers, realised] = await Promise.all([answersTask, realisedTask]);
-    perGraph.set(m.graph, { answers, realised });
-    log(
-      `${m.graph}: ${m.queries.length} queries, gold answers ${reuse ? (stored!.tieAnalysis === TIE_ANALYSIS ? 'reused' : 'reused, ties analysed') : 'computed'}, ` +
-        `realised fan-out ${reuseProvenance ? 'reused' : 'computed'} (${Math.round(performance.now() - t0)} ms)`,
-    );
+  }
+  const perGraph = new Map<string, { answers: GoldAnswer[]; realised: RealisedFanOut }>();
+  const run: StatsRun = { options, state: stateDir(options.shards, options.state), digest, log, ticker };
+  await pool(manifests, options.concurrency ?? Math.max(1, Math.floor(os.cpus().length / 2)), async (m) => {
+    perGraph.set(m.graph, await graphAnswers(m, parsedOf.get(m.graph)!, run));
   }).finally(() => ticker.stop());
-
-  const graphs: GraphStats[] = manifests.map((m) => {
-    const sizes = m.shards.map((s) => s.triples);
-    return {
-      graph: m.graph,
-      shards: m.shards.length,
-      shardSizes: sizes,
-      shardBalanceCv: round(coefficientOfVariation(sizes), 4),
-      rules: m.rules.length,
-      ruleKinds: byKind((k) => m.rules.filter((r) => r.kind === k).length),
-      queries: m.queries.length,
-    };
-  });
-  const queries: QueryStats[] = manifests.flatMap((m) => {
-    const g = perGraph.get(m.graph)!;
-    const answerOf = new Map(g.answers.map((a) => [a.query, a]));
-    const kindOf = new Map(m.rules.map((r) => [r.id, r.kind]));
-    return m.queries.map((q) => {
-      const a = answerOf.get(q.id);
-      const r = g.realised.get(q.id)!;
-      return {
-        graph: m.graph,
-        query: q.id,
-        questions: q.questions.length,
-        question: firstEntry.get(q.id)?.question ?? '',
-        text: textOf.get(q.id) ?? '',
-        impliedShards: firstEntry.get(q.id)?.shardsImplied?.map((e) => e.slice(m.graph.length + 1)) ?? q.shards ?? [],
-        predicates: q.predicates ?? null,
-        classes: q.classes ?? null,
-        subjectVariables: q.subjectVariables ?? null,
-        applicable: q.applicable ?? [],
-        status: q.status,
-        ...(q.reason ? { reason: q.reason } : {}),
-        coveringRules: (q.rules ?? []).map((id) => `${id}:${kindOf.get(id)}`),
-        impliedFanOut: q.status === 'covered' ? (q.fanOut ?? null) : null,
-        tpwss: q.status === 'covered' ? (q.tpwss ?? null) : null,
-        realisedFanOut: r.status === 'ok' ? r.shards.length : null,
-        realisedShards: r.shards,
-        realisedStatus: r.status,
-        answerStatus: a ? a.status : 'unparsable',
-        answerRows: a?.rows ?? null,
-        answerEmpty: a?.empty ?? null,
-        answerTies: a?.status === 'ok' ? (a.ties?.dependence ?? 'none') : null,
-        ...(a?.ties ? { answerTiesReason: a.ties.reason } : {}),
-        ...(a?.error ? { answerError: a.error } : {}),
-      };
-    });
-  });
+  const graphs = manifests.map(graphStatsOf);
+  const queries = manifests.flatMap((m) => queryStatsOf(m, perGraph.get(m.graph)!, firstEntry));
   return { shards: options.shards, figures: buildFigures(manifests, queries, graphs, textOf), graphs, queries };
 }
 
