@@ -51,42 +51,75 @@ export function bucketOf(hasher: Hasher, subject: string, seed: number, buckets:
 }
 
 /**
- * First pass over a graph's data: types, counts, checksum.
- * @throws InputError for a syntax error (file and line) or a missing file
+ * The class sets of a graph's subjects, each a sorted list of class IRIs with an id (id 0 is the
+ * empty set), and the set a subject's class set becomes with one more class (memoised: a
+ * subject's type triples make few distinct transitions).
  */
-export async function profileData(src: TripleFile, opts: BucketOptions, onProgress?: ByteProgress): Promise<DataProfile> {
-  const hasher = await getHasher();
+class ClassSets {
+  /** Class set id → sorted class IRIs. */
+  readonly sets: string[][] = [[]];
+  private readonly ids = new Map<string, number>([['', 0]]);
+  private readonly transitions = new Map<string, number>();
+
+  /** The id of class set `set` with class `cls` added. */
+  withClass(set: number, cls: string): number {
+    const key = `${set} ${cls}`;
+    let next = this.transitions.get(key);
+    if (next === undefined) {
+      const classes = this.sets[set].includes(cls) ? this.sets[set] : [...this.sets[set], cls].sort();
+      const id = classes.join('\n');
+      next = this.ids.get(id);
+      if (next === undefined) {
+        next = this.sets.length;
+        this.sets.push(classes);
+        this.ids.set(id, next);
+      }
+      this.transitions.set(key, next);
+    }
+    return next;
+  }
+}
+
+/** An Int32Array twice as long, holding `a` at its start. */
+function grown(a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
+/** What the one pass over a graph's data reads (`scanData`). */
+interface DataScan {
+  /** sha256 of the file's bytes (hex). */
+  sha256: string;
+  /** Triples read (duplicates included). */
+  triplesRead: number;
+  /** Subject IRI → subject number. */
+  subjectIndex: Map<string, number>;
+  /** Subject number → class set id (0: untyped); longer than the number of subjects. */
+  subjectClassSet: Int32Array;
+  /** Subject number → triples with that subject; longer than the number of subjects. */
+  subjectTriples: Int32Array;
+  classSets: ClassSets;
+  /** Predicate IRI → triples with it. */
+  predicateTriples: Map<string, number>;
+}
+
+/**
+ * The one pass over a graph's data: the checksum, the subjects with their triple counts and class
+ * sets, and the triples per predicate. Every IRI is checked once, when first seen, against the
+ * IRI syntax oxigraph enforces: n3 is lenient, and an IRI the shard endpoints reject must fail the
+ * build here, naming the input.
+ * @throws InputError for a syntax error or an invalid IRI (file and line) or a missing file
+ */
+async function scanData(src: TripleFile, onProgress?: ByteProgress): Promise<DataScan> {
   const sha = crypto.createHash('sha256');
   let triplesRead = 0;
   let lastSubject = '';
   let lastIndex: number | undefined;
-
   const subjectIndex = new Map<string, number>();
   let subjectClassSet = new Int32Array(1024);
   let subjectTriples = new Int32Array(1024);
-  const classSets: string[][] = [[]];
-  const setIds = new Map<string, number>([['', 0]]);
-  const transitions = new Map<string, number>();
-
-  const withClass = (set: number, cls: string): number => {
-    const key = `${set} ${cls}`;
-    let next = transitions.get(key);
-    if (next === undefined) {
-      const classes = classSets[set].includes(cls) ? classSets[set] : [...classSets[set], cls].sort();
-      const id = classes.join('\n');
-      next = setIds.get(id);
-      if (next === undefined) {
-        next = classSets.length;
-        classSets.push(classes);
-        setIds.set(id, next);
-      }
-      transitions.set(key, next);
-    }
-    return next;
-  };
-
-  // Every IRI is checked once, when first seen, against the IRI syntax oxigraph enforces: n3 is
-  // lenient, and an IRI the shard endpoints reject must fail the build here, naming the input.
+  const classSets = new ClassSets();
   let badIri: { iri: string; error: string } | undefined;
   const check = (iri: string) => {
     const error = iriError(iri);
@@ -129,19 +162,14 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
           // keep its whole chunk alive (the subject map would hold the file).
           subjectIndex.set(detach(s), i);
           if (i >= subjectClassSet.length) {
-            const grow = (a: Int32Array) => {
-              const b = new Int32Array(a.length * 2);
-              b.set(a);
-              return b;
-            };
-            subjectClassSet = grow(subjectClassSet);
-            subjectTriples = grow(subjectTriples);
+            subjectClassSet = grown(subjectClassSet);
+            subjectTriples = grown(subjectTriples);
           }
         }
         lastSubject = s;
         lastIndex = i;
         subjectTriples[i]++;
-        if (p === RDF_TYPE && t.object.termType === 'NamedNode') subjectClassSet[i] = withClass(subjectClassSet[i], t.object.value);
+        if (p === RDF_TYPE && t.object.termType === 'NamedNode') subjectClassSet[i] = classSets.withClass(subjectClassSet[i], t.object.value);
       },
       { onProgress, onChunk: (c) => sha.update(c) },
     );
@@ -151,7 +179,20 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
     }
     throw e;
   }
+  const predicateTriples = new Map([...predicateCounts].map(([p, c]) => [p, c.n]));
+  return { sha256: sha.digest('hex'), triplesRead, subjectIndex, subjectClassSet, subjectTriples, classSets, predicateTriples };
+}
 
+/**
+ * First pass over a graph's data: types, counts, checksum (`scanData`), then per class its
+ * instances, their triples and the buckets its instances fall into.
+ * @throws InputError for a syntax error (file and line) or a missing file
+ */
+export async function profileData(src: TripleFile, opts: BucketOptions, onProgress?: ByteProgress): Promise<DataProfile> {
+  const hasher = await getHasher();
+  const scan = await scanData(src, onProgress);
+  const { subjectIndex, subjectClassSet, subjectTriples } = scan;
+  const classSets = scan.classSets.sets;
   const n = subjectIndex.size;
   const subjectBucket = new Uint16Array(n);
   const classInstances = new Map<string, number>();
@@ -176,11 +217,11 @@ export async function profileData(src: TripleFile, opts: BucketOptions, onProgre
   }
   return {
     file: src.file,
-    sha256: sha.digest('hex'),
-    triplesRead,
+    sha256: scan.sha256,
+    triplesRead: scan.triplesRead,
     subjects: n,
     untypedSubjects,
-    predicateTriples: new Map([...predicateCounts].map(([p, c]) => [p, c.n])),
+    predicateTriples: scan.predicateTriples,
     classInstances,
     classTriples,
     classBucketSpread: new Map([...bucketSets].map(([c, s]) => [c, s.size])),
