@@ -200,27 +200,19 @@ export async function verifyGraph(g: GraphSource, analyses: QueryAnalysis[], pla
   return { completeness, fileOf, shardFiles: verified.shards, duplicates, covered, federation, ruleChecks, impliedShards };
 }
 
-/** Stage manifest: the graph's `manifest.json` from what the stages decided and found. */
-export function graphManifest(
-  g: GraphSource,
-  queries: GoldQuery[],
-  analyses: QueryAnalysis[],
-  unparsable: UnparsableQuery[],
-  profile: DataProfile,
-  plan: GraphPlan,
-  m: Materialized,
-  v: Verified,
-  ctx: GraphContext,
-  warnings: string[],
-): GraphManifest {
-  const { cover, layout, candidates, method } = plan;
-  const { covered, federation, ruleChecks } = v;
-  const ruleId = new Map(cover.rules.map((r, i) => [r.key, `r${i + 1}`]));
-  const fed = new Map(federation.map((f) => [f.query, f]));
+/**
+ * The manifest entry of each gold query: unparsable (with the parser's message), uncoverable
+ * (with the reason), or covered with its rules, implied fan-out, TPWSS and implied shards.
+ * @param ruleId rule key → `r<N>`
+ */
+function manifestQueries(queries: GoldQuery[], analyses: QueryAnalysis[], unparsable: UnparsableQuery[], plan: GraphPlan, m: Materialized, v: Verified, ruleId: Map<string, string>): ManifestQuery[] {
+  const { cover, candidates } = plan;
+  const { covered } = v;
+  const fed = new Map(v.federation.map((f) => [f.query, f]));
   const analysisOf = new Map(analyses.map((a) => [a.id, a]));
   const uncoverable = new Map(candidates.uncoverable.map((u) => [u.id, u.reason]));
   const unparsableOf = new Map(unparsable.map((u) => [u.id, u.error]));
-  const manifestQueries: ManifestQuery[] = queries.map((q) => {
+  return queries.map((q) => {
     const a = analysisOf.get(q.id);
     if (!a) return { id: q.id, questions: q.questions, status: 'unparsable', reason: unparsableOf.get(q.id) };
     const base: ManifestQuery = {
@@ -244,7 +236,16 @@ export function graphManifest(
       shards: f.slots.map(m.slotName).sort(byShardNumber),
     };
   });
+}
 
+/**
+ * The manifest entry of each shard, in shard-number order: its name, endpoint, file facts and role
+ * (its layout slot, the rules it realises, the predicates, classes or bucket it holds, and the
+ * horizontal classes spread over it).
+ * @param ruleId rule key → `r<N>`
+ */
+function manifestShards(g: GraphSource, plan: GraphPlan, m: Materialized, v: Verified, ruleId: Map<string, string>): ManifestShard[] {
+  const { cover, layout } = plan;
   const slotRules = (slot: string): ShardingRule[] => {
     const [kind, a] = slot.split('-');
     return cover.rules.filter((r) => {
@@ -279,43 +280,78 @@ export function graphManifest(
       role,
     };
   });
-  shards.sort((x, y) => Number(x.name.slice(5)) - Number(y.name.slice(5)));
+  return shards.sort((x, y) => Number(x.name.slice(5)) - Number(y.name.slice(5)));
+}
+
+/** The build options a graph was built with: the partition options and the method options that differ from the defaults. */
+function manifestOptions(plan: GraphPlan, ctx: GraphContext): GraphManifest['options'] {
+  const { layout, method } = plan;
+  return {
+    buckets: ctx.buckets,
+    seed: ctx.seed,
+    hash: layout.spread ? 'xxh64(UTF-8 subject IRI, seed) mod the number of shards its horizontal class is spread over' : 'xxh64(UTF-8 subject IRI, seed) mod buckets',
+    defaultPrefix: ctx.defaultPrefix,
+    solverTimeoutMs: ctx.solverTimeoutMs,
+    layout: ctx.layout,
+    expressionPatterns: ctx.expressionPatterns,
+    classInference: ctx.classInference,
+    ...(method.horizontalCandidates !== DEFAULT_METHOD_OPTIONS.horizontalCandidates ? { horizontalCandidates: method.horizontalCandidates } : {}),
+    ...(method.horizontalPlacement !== DEFAULT_METHOD_OPTIONS.horizontalPlacement ? { horizontalPlacement: method.horizontalPlacement } : {}),
+    ...(method.predicateCandidates !== DEFAULT_METHOD_OPTIONS.predicateCandidates ? { predicateCandidates: method.predicateCandidates } : {}),
+    ...(ctx.preset !== undefined ? { preset: ctx.preset } : {}),
+  };
+}
+
+/** The inputs of a graph's build: the data file (checksums and counts), the ontology file, the questions file; paths relative to the source folder. */
+function manifestInputs(g: GraphSource, profile: DataProfile, m: Materialized, v: Verified, ctx: GraphContext): GraphManifest['inputs'] {
+  const rel = (f: string) => path.relative(ctx.sourceDir, f).split(path.sep).join('/');
+  return {
+    data: {
+      file: rel(g.dataFile),
+      sha256: profile.sha256,
+      triplesRead: m.result.input.lines,
+      triples: v.shardFiles.reduce((n, f) => n + f.triples, 0),
+      duplicates: v.duplicates,
+      checksum: m.result.input.checksum,
+      subjects: profile.subjects,
+      untypedSubjects: profile.untypedSubjects,
+    },
+    ontology: g.ontologyFile ? { file: rel(g.ontologyFile), sha256: sha256OfFile(g.ontologyFile) } : null,
+    questions: { file: path.basename(ctx.questionsFile), sha256: ctx.questionsSha },
+  };
+}
+
+/**
+ * Stage manifest: the graph's `manifest.json` from what the stages decided and found: options
+ * (`manifestOptions`), inputs (`manifestInputs`), queries (`manifestQueries`), candidates, rules,
+ * solver statistics, shards (`manifestShards`), the three guarantees and the warnings (a rule not
+ * realised is added to them).
+ */
+export function graphManifest(
+  g: GraphSource,
+  queries: GoldQuery[],
+  analyses: QueryAnalysis[],
+  unparsable: UnparsableQuery[],
+  profile: DataProfile,
+  plan: GraphPlan,
+  m: Materialized,
+  v: Verified,
+  ctx: GraphContext,
+  warnings: string[],
+): GraphManifest {
+  const { cover, layout, candidates } = plan;
+  const { covered, federation, ruleChecks } = v;
+  const ruleId = new Map(cover.rules.map((r, i) => [r.key, `r${i + 1}`]));
+  const manifestQueryList = manifestQueries(queries, analyses, unparsable, plan, m, v, ruleId);
+  const shards = manifestShards(g, plan, m, v, ruleId);
   const exceptions = federation.filter((f) => !f.ok).map((f) => ({ query: f.query, reason: f.reason! }));
   for (const r of ruleChecks.filter((r) => !r.ok)) warnings.push(`rule ${r.rule} is not realised: ${r.detail}`);
-
-  const rel = (f: string) => path.relative(ctx.sourceDir, f).split(path.sep).join('/');
   return {
     tool: { ...TOOL, solver: SOLVER },
     graph: g.name,
-    options: {
-      buckets: ctx.buckets,
-      seed: ctx.seed,
-      hash: layout.spread ? 'xxh64(UTF-8 subject IRI, seed) mod the number of shards its horizontal class is spread over' : 'xxh64(UTF-8 subject IRI, seed) mod buckets',
-      defaultPrefix: ctx.defaultPrefix,
-      solverTimeoutMs: ctx.solverTimeoutMs,
-      layout: ctx.layout,
-      expressionPatterns: ctx.expressionPatterns,
-      classInference: ctx.classInference,
-      ...(method.horizontalCandidates !== DEFAULT_METHOD_OPTIONS.horizontalCandidates ? { horizontalCandidates: method.horizontalCandidates } : {}),
-      ...(method.horizontalPlacement !== DEFAULT_METHOD_OPTIONS.horizontalPlacement ? { horizontalPlacement: method.horizontalPlacement } : {}),
-      ...(method.predicateCandidates !== DEFAULT_METHOD_OPTIONS.predicateCandidates ? { predicateCandidates: method.predicateCandidates } : {}),
-      ...(ctx.preset !== undefined ? { preset: ctx.preset } : {}),
-    },
-    inputs: {
-      data: {
-        file: rel(g.dataFile),
-        sha256: profile.sha256,
-        triplesRead: m.result.input.lines,
-        triples: v.shardFiles.reduce((n, f) => n + f.triples, 0),
-        duplicates: v.duplicates,
-        checksum: m.result.input.checksum,
-        subjects: profile.subjects,
-        untypedSubjects: profile.untypedSubjects,
-      },
-      ontology: g.ontologyFile ? { file: rel(g.ontologyFile), sha256: sha256OfFile(g.ontologyFile) } : null,
-      questions: { file: path.basename(ctx.questionsFile), sha256: ctx.questionsSha },
-    },
-    queries: manifestQueries,
+    options: manifestOptions(plan, ctx),
+    inputs: manifestInputs(g, profile, m, v, ctx),
+    queries: manifestQueryList,
     candidates: {
       total: candidates.rules.length + candidates.dropped.length,
       realisable: candidates.rules.length,
