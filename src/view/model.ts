@@ -188,26 +188,24 @@ export class SharedTexts {
 /** The model (for `llm` runs) or the scripted agent of a run, as `fkgqa score` groups them. */
 export const whoOf = (r: RunRecord) => (r.agent === 'llm' ? (r.model ?? 'llm') : r.agent);
 
+/** A tool step of a run record. */
+type ToolStepOf = Extract<RunRecord['steps'][number], { type: 'tool' }>;
+/** An LLM step of a run record. */
+type LlmStepOf = Extract<RunRecord['steps'][number], { type: 'llm' }>;
+
 /**
- * The summary and detail of one run.
- * @param run the record and where it was read
- * @param verdict `fkgqa score`'s score of the run, when scored
- * @param gold the gold answer of the run's query (for the row marks), when known
- * @param ordered the gold query orders its results
- * @param label the label of the run's condition (default `<setup>|<model or agent>`)
+ * The messages of a run as the page shows them: the system prompt shared, texts cut to
+ * `limits.maxChars`, each assistant message with its LLM step (turn, time, tokens) and tool calls,
+ * each tool result with its tool step and, for query tools, its table.
+ * @param llmSteps the run's LLM steps, in order
  */
-export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: SparqlResults | undefined, ordered: boolean, shared: SharedTexts, limits: ViewLimits, label: string = `${run.record.setup}|${whoOf(run.record)}`): { summary: RunSummary; detail: RunDetail } {
-  const r = run.record;
-  const toolSteps = new Map<string, Extract<RunRecord['steps'][number], { type: 'tool' }>>();
-  const llmSteps: Extract<RunRecord['steps'][number], { type: 'llm' }>[] = [];
-  for (const s of r.steps ?? []) {
-    if (s.type === 'tool') toolSteps.set(s.callId, s);
-    else llmSteps.push(s);
-  }
+function viewMessages(r: RunRecord, llmSteps: LlmStepOf[], shared: SharedTexts, limits: ViewLimits): ViewMessage[] {
+  const toolSteps = new Map<string, ToolStepOf>();
+  for (const s of r.steps ?? []) if (s.type === 'tool') toolSteps.set(s.callId, s);
   const answered = llmSteps.filter((s) => s.message);
   let assistantIndex = 0;
   const names = new Map<string, string>();
-  const messages: ViewMessage[] = r.messages.map((m): ViewMessage => {
+  return r.messages.map((m): ViewMessage => {
     if (m.role === 'system') return { r: 'system', shared: shared.add(m.content ?? '') };
     if (m.role === 'user') return { r: 'user', t: cut(m.content ?? '', limits.maxChars) };
     if (m.role === 'assistant') {
@@ -238,24 +236,79 @@ export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: Sp
       ...(step?.endpoints ? { ep: step.endpoints } : {}),
     };
   });
+}
+
+/** What the page shows of `fkgqa score`'s verdict on a run. */
+function scoreView(verdict: RunScore): NonNullable<RunDetail['score']> {
+  return {
+    correct: verdict.correct,
+    reason: verdict.reason,
+    byTies: verdict.byTies,
+    graspF1: verdict.graspF1,
+    spinachF1: verdict.spinachF1,
+    gold: verdict.gold,
+    neededShards: verdict.neededShards,
+    consultedShards: verdict.consultedShards,
+    consultedAllNeeded: verdict.consultedAllNeeded,
+    trivial: verdict.trivial,
+    allShards: verdict.allShards,
+    foreignTargets: verdict.foreignTargets,
+  };
+}
+
+/**
+ * The final execution of a run as the page shows it: its answer as a table with the row marks
+ * against gold, and the count of missing and extra rows.
+ * @param diff the comparison with gold, when the run was scored wrong
+ */
+function finalView(final: NonNullable<RunRecord['final']>, predicted: SparqlResults | undefined, diff: ReturnType<typeof diffAnswers> | undefined, limits: ViewLimits): NonNullable<RunDetail['final']> {
+  return {
+    status: final.status,
+    ms: Math.round(final.ms),
+    ...(final.rows !== undefined ? { rows: final.rows } : {}),
+    ...(final.route ? { route: final.route } : {}),
+    endpoints: final.endpoints ?? [],
+    ...(final.error ? { error: cut(final.error, limits.maxChars) } : {}),
+    ...(predicted ? { answer: answerTable(predicted, limits.maxRows, diff?.answer) } : {}),
+    ...(diff ? { missing: diff.missing, extra: diff.extra } : {}),
+  };
+}
+
+/** What the run list shows and filters on (`RunSummary`). */
+function runSummary(r: RunRecord, verdict: RunScore | undefined, label: string): RunSummary {
+  return {
+    id: r.id,
+    setup: r.setup,
+    who: whoOf(r),
+    cond: label,
+    kg: r.question.kg,
+    q: r.question.queryId,
+    text: r.question.text,
+    end: r.endReason,
+    verdict: verdict ? (verdict.correct ? 'correct' : 'wrong') : 'unscored',
+    llm: r.agent === 'llm' ? (r.counts?.llmCalls ?? 0) : null,
+    tools: r.counts?.toolCalls ?? 0,
+    s: Math.round((r.ms ?? 0) / 100) / 10,
+    tokens: r.usage?.totalTokens ?? 0,
+  };
+}
+
+/**
+ * The summary and detail of one run: the messages (`viewMessages`), the final execution
+ * (`finalView`) compared with gold when the run was scored wrong, the verdict (`scoreView`) and
+ * the summary (`runSummary`).
+ * @param run the record and where it was read
+ * @param verdict `fkgqa score`'s score of the run, when scored
+ * @param gold the gold answer of the run's query (for the row marks), when known
+ * @param ordered the gold query orders its results
+ * @param label the label of the run's condition (default `<setup>|<model or agent>`)
+ */
+export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: SparqlResults | undefined, ordered: boolean, shared: SharedTexts, limits: ViewLimits, label: string = `${run.record.setup}|${whoOf(run.record)}`): { summary: RunSummary; detail: RunDetail } {
+  const r = run.record;
+  const llmSteps = (r.steps ?? []).filter((s): s is LlmStepOf => s.type !== 'tool');
+  const messages = viewMessages(r, llmSteps, shared, limits);
   const predicted = r.final?.status === 'ok' ? r.final.results : undefined;
   const diff = gold && predicted && verdict && !verdict.correct ? diffAnswers(gold, predicted, ordered) : undefined;
-  const scoreView = verdict
-    ? {
-        correct: verdict.correct,
-        reason: verdict.reason,
-        byTies: verdict.byTies,
-        graspF1: verdict.graspF1,
-        spinachF1: verdict.spinachF1,
-        gold: verdict.gold,
-        neededShards: verdict.neededShards,
-        consultedShards: verdict.consultedShards,
-        consultedAllNeeded: verdict.consultedAllNeeded,
-        trivial: verdict.trivial,
-        allShards: verdict.allShards,
-        foreignTargets: verdict.foreignTargets,
-      }
-    : undefined;
   const detail: RunDetail = {
     id: r.id,
     condition: { label, digest: run.conditionDigest, fields: [...conditionFields(run.condition)] },
@@ -287,37 +340,9 @@ export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: Sp
     messages,
     llmErrors: llmSteps.filter((s) => !s.message).map((s) => ({ turn: s.turn, error: s.error ?? '', retries: s.retries.length })),
     finalQuery: r.finalQuery,
-    ...(r.final
-      ? {
-          final: {
-            status: r.final.status,
-            ms: Math.round(r.final.ms),
-            ...(r.final.rows !== undefined ? { rows: r.final.rows } : {}),
-            ...(r.final.route ? { route: r.final.route } : {}),
-            endpoints: r.final.endpoints ?? [],
-            ...(r.final.error ? { error: cut(r.final.error, limits.maxChars) } : {}),
-            ...(predicted ? { answer: answerTable(predicted, limits.maxRows, diff?.answer) } : {}),
-            ...(diff ? { missing: diff.missing, extra: diff.extra } : {}),
-          },
-        }
-      : {}),
-    ...(scoreView ? { score: scoreView } : {}),
+    ...(r.final ? { final: finalView(r.final, predicted, diff, limits) } : {}),
+    ...(verdict ? { score: scoreView(verdict) } : {}),
     ...(diff ? { goldMarks: diff.gold.slice(0, limits.maxRows) } : {}),
   };
-  const summary: RunSummary = {
-    id: r.id,
-    setup: r.setup,
-    who: whoOf(r),
-    cond: label,
-    kg: r.question.kg,
-    q: r.question.queryId,
-    text: r.question.text,
-    end: r.endReason,
-    verdict: verdict ? (verdict.correct ? 'correct' : 'wrong') : 'unscored',
-    llm: r.agent === 'llm' ? (r.counts?.llmCalls ?? 0) : null,
-    tools: r.counts?.toolCalls ?? 0,
-    s: Math.round((r.ms ?? 0) / 100) / 10,
-    tokens: r.usage?.totalTokens ?? 0,
-  };
-  return { summary, detail };
+  return { summary: runSummary(r, verdict, label), detail };
 }
