@@ -51,16 +51,32 @@ const iriArg = (what: string) => z.string().min(1).describe(`${what} IRI, withou
 /** The default bounds of `max_chars`. */
 const PAGE_BOUNDS: CharBounds = { defaultMaxChars: 20_000, minMaxChars: 1000, maxMaxChars: 200_000 };
 
-/**
- * Registers the tools on a server. Answers are one text content item, one page of a list
- * (`offset`, `max_chars`); a failed call (bad arguments, endpoints that all failed, an exception)
- * is an `isError` answer with `_meta["fkgqa/error"]`, and the server stays up. With tools over
- * several knowledge graphs (`tools.graphs`), each tool takes `graph` (one of them).
- */
-export function registerKgVoyagerToolsOn(server: McpServer, kgv: ExplorationTools, registration: KgVoyagerRegistration = {}): void {
+/** The paging and graph arguments every KGVoyager tool takes. */
+type Paged = { offset?: number; max_chars?: number; graph?: string };
+
+/** A tool's handler as the SDK calls it, with the arguments it checked against the tool's input schema. */
+type ToolHandler = (args: Record<string, unknown>) => Promise<ReturnType<typeof textResult>>;
+
+/** What the tools of every family share (`toolParts`): the handler wrapper, the annotations, the argument schemas and the words for "all endpoints". */
+interface ToolParts {
+  /** The handler of a tool: runs it, turns an exception into an `internal` error answer, logs the call. */
+  wrap: <A>(tool: string, run: (args: A) => Promise<ToolAnswer>) => ToolHandler;
+  readOnly: { readOnlyHint: boolean; openWorldHint: boolean };
+  /** The `graph` argument, with several graphs only. */
+  graph: Record<string, z.ZodType>;
+  /** The `offset` and `max_chars` arguments. */
+  paging: { offset: z.ZodOptional<z.ZodNumber>; max_chars: z.ZodOptional<z.ZodNumber> };
+  /** The page a call asks for. */
+  page: (a: Paged) => ReturnType<typeof pageArgs>;
+  /** "all endpoints", naming the graph of each hit with several graphs. */
+  all: string;
+}
+
+/** The parts every tool shares, for these tools and this registration. */
+function toolParts(kgv: ExplorationTools, registration: KgVoyagerRegistration): ToolParts {
   const bounds = registration.pageBounds ?? PAGE_BOUNDS;
   // The arguments were checked by the SDK against the tool's input schema (whose `graph` key exists only with several graphs).
-  const wrap = <A>(tool: string, run: (args: A) => Promise<ToolAnswer>) => {
+  const wrap = <A>(tool: string, run: (args: A) => Promise<ToolAnswer>): ToolHandler => {
     return async (args: Record<string, unknown>) => {
       const t0 = performance.now();
       let answer: ToolAnswer;
@@ -73,18 +89,25 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: ExplorationTool
       return textResult(answer.text, answer.isError ? (answer.error ?? { class: 'kgvoyager', infrastructure: false }) : undefined);
     };
   };
-  const readOnly = { readOnlyHint: true, openWorldHint: true };
   const several = kgv.graphs.length > 1;
-  const graph = several
-    ? { graph: z.enum(kgv.graphs as [string, ...string[]]).optional().describe('the knowledge graph to ask (default: every graph, each answer naming its graph; graphs reuse IRIs)') }
-    : {};
-  const paging = {
-    offset: z.number().int().min(0).optional().describe('items of the list to skip: the next page starts at the offset the previous answer names (default 0)'),
-    max_chars: z.number().int().min(bounds.minMaxChars).max(bounds.maxMaxChars).optional().describe(`characters of the answer (default ${bounds.defaultMaxChars})`),
+  return {
+    wrap,
+    readOnly: { readOnlyHint: true, openWorldHint: true },
+    graph: several
+      ? { graph: z.enum(kgv.graphs as [string, ...string[]]).optional().describe('the knowledge graph to ask (default: every graph, each answer naming its graph; graphs reuse IRIs)') }
+      : {},
+    paging: {
+      offset: z.number().int().min(0).optional().describe('items of the list to skip: the next page starts at the offset the previous answer names (default 0)'),
+      max_chars: z.number().int().min(bounds.minMaxChars).max(bounds.maxMaxChars).optional().describe(`characters of the answer (default ${bounds.defaultMaxChars})`),
+    },
+    page: (a: Paged) => pageArgs(a, bounds),
+    all: several ? 'all endpoints, each hit naming its knowledge graph' : 'all endpoints',
   };
-  type Paged = { offset?: number; max_chars?: number; graph?: string };
-  const page = (a: Paged) => pageArgs(a, bounds);
-  const all = several ? 'all endpoints, each hit naming its knowledge graph' : 'all endpoints';
+}
+
+/** Registers the search tools: search_all_classes and search_all_properties. */
+function registerSearchTools(server: McpServer, kgv: ExplorationTools, t: ToolParts): void {
+  const { wrap, readOnly, graph, paging, page, all } = t;
   server.registerTool(
     'search_all_classes',
     {
@@ -107,6 +130,11 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: ExplorationTool
     },
     wrap('search_all_properties', (a: { term: string } & Paged) => kgv.searchAllProperties(a.term, page(a), a.graph)),
   );
+}
+
+/** Registers the instance tool: lookup_class_instances. */
+function registerInstanceTools(server: McpServer, kgv: ExplorationTools, t: ToolParts): void {
+  const { wrap, readOnly, graph, paging, page } = t;
   server.registerTool(
     'lookup_class_instances',
     {
@@ -128,6 +156,11 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: ExplorationTool
       kgv.lookupClassInstances({ class: a.class, exact_term: a.exact_term, fallback_term: a.fallback_term, all_attributes: a.all_attributes }, page(a), a.graph),
     ),
   );
+}
+
+/** Registers the exploration tools: explore_property_usage and explore_entity_relations. */
+function registerExploreTools(server: McpServer, kgv: ExplorationTools, t: ToolParts): void {
+  const { wrap, readOnly, graph, paging, page } = t;
   server.registerTool(
     'explore_property_usage',
     {
@@ -155,28 +188,43 @@ export function registerKgVoyagerToolsOn(server: McpServer, kgv: ExplorationTool
     },
     wrap('explore_entity_relations', (a: { entity?: string; literal?: string } & Paged) => kgv.exploreEntityRelations({ ...(a.entity !== undefined ? { entity: a.entity } : {}), ...(a.literal !== undefined ? { literal: a.literal } : {}) }, page(a), a.graph)),
   );
-  const exec = registration.executeQuery;
-  const b = registration.executeQueryBounds;
-  if (exec) {
-    server.registerTool(
-      'execute_query',
-      {
-        description:
-          'Run a SPARQL query and return its results (the same tool as run_sparql_query: name endpoints with SERVICE <url> { … }; long answers come in pages, "rows 1–100 of 2345; pass offset=100 to continue").',
-        inputSchema: z.object({
-          query: z.string().describe('a SPARQL 1.1 query'),
-          format: (b ? z.enum(b.formats) : z.string()).optional().describe('result format, as in run_sparql_query'),
-          timeout_ms: (b ? z.number().int().min(b.minTimeoutMs).max(b.maxTimeoutMs) : z.number().int())
-            .optional()
-            .describe(b ? `time limit in ms (default ${b.defaultTimeoutMs})` : 'time limit in ms, as in run_sparql_query'),
-          ...paging,
-        }),
-        annotations: readOnly,
-      },
-      wrap('execute_query', async (a: { query: string; format?: string; timeout_ms?: number; offset?: number; max_chars?: number }) => {
-        const r = await exec(a);
-        return { text: r.text, isError: r.isError, requests: {}, ...(r.error ? { error: r.error } : {}) };
+}
+
+/** Registers execute_query (run_sparql_query under the paper's name), with run_sparql_query's argument bounds when given. */
+function registerExecuteQuery(server: McpServer, exec: NonNullable<KgVoyagerRegistration['executeQuery']>, b: KgVoyagerRegistration['executeQueryBounds'], t: ToolParts): void {
+  server.registerTool(
+    'execute_query',
+    {
+      description:
+        'Run a SPARQL query and return its results (the same tool as run_sparql_query: name endpoints with SERVICE <url> { … }; long answers come in pages, "rows 1–100 of 2345; pass offset=100 to continue").',
+      inputSchema: z.object({
+        query: z.string().describe('a SPARQL 1.1 query'),
+        format: (b ? z.enum(b.formats) : z.string()).optional().describe('result format, as in run_sparql_query'),
+        timeout_ms: (b ? z.number().int().min(b.minTimeoutMs).max(b.maxTimeoutMs) : z.number().int())
+          .optional()
+          .describe(b ? `time limit in ms (default ${b.defaultTimeoutMs})` : 'time limit in ms, as in run_sparql_query'),
+        ...t.paging,
       }),
-    );
-  }
+      annotations: t.readOnly,
+    },
+    t.wrap('execute_query', async (a: { query: string; format?: string; timeout_ms?: number; offset?: number; max_chars?: number }) => {
+      const r = await exec(a);
+      return { text: r.text, isError: r.isError, requests: {}, ...(r.error ? { error: r.error } : {}) };
+    }),
+  );
+}
+
+/**
+ * Registers the tools on a server, family by family (search, instances, explore, then
+ * execute_query with `executeQuery`). Answers are one text content item, one page of a list
+ * (`offset`, `max_chars`); a failed call (bad arguments, endpoints that all failed, an exception)
+ * is an `isError` answer with `_meta["fkgqa/error"]`, and the server stays up. With tools over
+ * several knowledge graphs (`tools.graphs`), each tool takes `graph` (one of them).
+ */
+export function registerKgVoyagerToolsOn(server: McpServer, kgv: ExplorationTools, registration: KgVoyagerRegistration = {}): void {
+  const t = toolParts(kgv, registration);
+  registerSearchTools(server, kgv, t);
+  registerInstanceTools(server, kgv, t);
+  registerExploreTools(server, kgv, t);
+  if (registration.executeQuery) registerExecuteQuery(server, registration.executeQuery, registration.executeQueryBounds, t);
 }
