@@ -47,6 +47,146 @@ function windowText(q: sparqljs.SelectQuery): string {
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/** Runs a query on the unsharded graph within the time limit: its results, or what it ran into, in words. */
+type QueryRun = (text: string) => Promise<SparqlResults | string>;
+
+/** `QueryRun` on a store, each query within `timeoutMs`. */
+function queryRun(store: StoreWorker, timeoutMs: number): QueryRun {
+  return async (text) => {
+    const o = await store.query({ query: text, resultsFormat: 'application/sparql-results+json', timeoutMs });
+    return o.status === 'ok' ? (JSON.parse(o.body) as SparqlResults) : o.status === 'timeout' ? `a time limit of ${timeoutMs} ms` : `an error (${o.error})`;
+  };
+}
+
+/** What a tie analysis has found so far: its reasons (in words, in order), and whether the dependence is undecided or a choice. */
+class TieFindings {
+  readonly reasons: string[] = [];
+  unknown = false;
+  choice = false;
+
+  /** The dependence cannot be decided, for this reason. */
+  undecided(reason: string): void {
+    this.unknown = true;
+    this.reasons.push(reason);
+  }
+}
+
+/** Top-level segments of an answer of `query` (the gold query, or one with sub-SELECTs inlined), or why they cannot be found. */
+async function segmentsOf(run: QueryRun, query: sparqljs.SparqlQuery, answer: SparqlResults): Promise<TieSegment[] | string> {
+  if (query.type !== 'query' || query.queryType !== 'SELECT' || !query.order?.length || singleSolution(query)) return [];
+  const problem = tieAnalysisProblem(query);
+  if (problem) return problem;
+  const keyed = await run(keyQuery(query)!);
+  if (typeof keyed === 'string') return `the key query ran into ${keyed}`;
+  return tieSegments(query, keyed, answer.head.vars ?? answerVariables(keyed));
+}
+
+/** A windowed sub-SELECT whose window cuts a run of tied solutions: the distinct choices of its rows. */
+interface SubSelectTies {
+  sub: sparqljs.SelectQuery;
+  /** The variables of its key query's answer. */
+  vars: string[];
+  choices: SubSelectAnswer['rows'][];
+}
+
+/**
+ * The sub-SELECTs of `ast` with ORDER BY and LIMIT/OFFSET whose window cuts tied solutions, each
+ * with its choices (`subSelectChoices`, at most MAX_TIE_CHOICES); a sub-SELECT that cannot be
+ * analysed (one inside another, a key query that fails, too many choices) makes the dependence undecided.
+ */
+async function subSelectTies(subs: sparqljs.SelectQuery[], run: QueryRun, f: TieFindings): Promise<SubSelectTies[]> {
+  const nested = subs.some((s) => windowedSubSelects({ ...s, type: 'query', prefixes: {} } as sparqljs.SparqlQuery).length > 0);
+  const perSub: SubSelectTies[] = [];
+  for (const sub of subs) {
+    const problem = nested ? 'a windowed sub-SELECT inside another' : tieAnalysisProblem({ ...sub, type: 'query', prefixes: {} } as sparqljs.SparqlQuery);
+    if (problem) {
+      f.undecided(`sub-SELECT ${windowText(sub)}: not analysed (${problem})`);
+      continue;
+    }
+    const keyed = await run(keyQuery({ ...sub, prefixes: {} } as sparqljs.SparqlQuery)!);
+    if (typeof keyed === 'string') {
+      f.undecided(`sub-SELECT ${windowText(sub)}: its key query ran into ${keyed}`);
+      continue;
+    }
+    const c = subSelectChoices(sub, keyed, MAX_TIE_CHOICES);
+    if (c.status === 'fixed') continue;
+    if (c.status === 'too-many') {
+      f.undecided(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: more than ${MAX_TIE_CHOICES} choices, not enumerated`);
+      continue;
+    }
+    f.reasons.push(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: ${plural(c.choices.length, 'choice')}`);
+    perSub.push({ sub, vars: answerVariables(keyed), choices: c.choices });
+  }
+  return perSub;
+}
+
+/**
+ * The admissible answers other than gold: every combination of the sub-SELECTs' choices (at most
+ * MAX_TIE_CHOICES) put in place of the sub-SELECTs as VALUES and the whole query run again; each
+ * distinct answer that differs from gold is an alternative, with its own top-level segments (at
+ * most MAX_ALTERNATIVE_ROWS rows over all). A blank node in a choice, a failed query or too many
+ * rows make the dependence undecided; else it is a choice when there is an alternative.
+ */
+async function alternativeAnswers(ast: sparqljs.SelectQuery, goldResults: SparqlResults, perSub: SubSelectTies[], run: QueryRun, f: TieFindings): Promise<GoldAlternative[]> {
+  const alternatives: GoldAlternative[] = [];
+  let combos: SubSelectAnswer[][] = [[]];
+  for (const s of perSub) combos = combos.flatMap((c) => s.choices.map((rows) => [...c, { sub: s.sub, rows, vars: s.vars }]));
+  if (combos.length > MAX_TIE_CHOICES) {
+    f.undecided(`${combos.length} combinations of choices: more than ${MAX_TIE_CHOICES}, not enumerated`);
+    return alternatives;
+  }
+  const ordered = Boolean(ast.order?.length);
+  let reproduced = false;
+  let rows = 0;
+  for (const combo of combos) {
+    const rewritten = withSubSelectAnswers(ast, combo);
+    if (!rewritten) {
+      f.undecided('a tied solution holds a blank node (VALUES cannot)');
+      break;
+    }
+    const answer = await run(rewritten.text);
+    if (typeof answer === 'string') {
+      f.undecided(`a choice's query ran into ${answer}`);
+      break;
+    }
+    if (compareResults(goldResults, answer, ordered).identical) {
+      reproduced = true;
+      continue;
+    }
+    if (alternatives.some((a) => compareResults(a.results as SparqlResults, answer, ordered).identical)) continue;
+    rows += answer.results?.bindings.length ?? 0;
+    if (rows > MAX_ALTERNATIVE_ROWS) {
+      f.undecided(`the alternatives hold more than ${MAX_ALTERNATIVE_ROWS} rows`);
+      break;
+    }
+    const segs = await segmentsOf(run, rewritten.ast, answer);
+    if (typeof segs === 'string') f.undecided(`an alternative's top-level ties: ${segs}`);
+    alternatives.push({ results: answer as SparqlResults, ...(typeof segs !== 'string' && segs.length ? { segments: segs } : {}) });
+  }
+  if (!f.unknown) {
+    f.choice = alternatives.length > 0;
+    f.reasons.push(`${plural(alternatives.length + 1, 'admissible answer')} (gold${alternatives.length ? ` and ${plural(alternatives.length, 'other')}` : ''})` + (reproduced ? '' : '; no choice reproduces the stored gold answer'));
+  }
+  return alternatives;
+}
+
+/** Ties of the top-level ORDER BY in the gold answer: its segments, or why they were not analysed (then the dependence is undecided). */
+async function topLevelTies(ast: sparqljs.SelectQuery, goldResults: SparqlResults, run: QueryRun, f: TieFindings): Promise<TieSegment[] | string> {
+  const segments = await segmentsOf(run, ast, goldResults);
+  if (typeof segments === 'string') {
+    f.undecided(`top-level ${windowText(ast)}: not analysed (${segments})`);
+  } else if (segments.length > 0) {
+    const cut = segments.filter((s) => s.rows);
+    if (cut.length > 0) {
+      f.choice = true;
+      f.reasons.push(`top-level ${windowText(ast)}: ${cut.map((s) => `${s.tied} solutions tie (ORDER BY key ${s.key}) for ${plural(s.take, 'place')}`).join('; ')}`);
+    }
+    const open = segments.filter((s) => !s.rows);
+    if (open.length > 0) f.reasons.push(`top-level ${windowText(ast)}: the order of ${open.reduce((n, s) => n + s.take, 0)} rows in ${plural(open.length, 'run')} of tied keys is open`);
+  }
+  return segments;
+}
+
 /**
  * Decides whether a gold answer depends on how ties under ORDER BY are broken, on the store that
  * computed it (the unsharded graph), and returns what scoring needs to accept every admissible
@@ -54,11 +194,11 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
  *
  * - Top-level ORDER BY: the key query (`keyQuery`: ORDER BY keys projected, no LIMIT/OFFSET) gives
  *   every solution in order; runs of equal keys that overlap the kept window and hold distinct rows
- *   become `segments` (`tieSegments`).
+ *   become `segments` (`tieSegments`; `topLevelTies`).
  * - A sub-SELECT with ORDER BY and LIMIT/OFFSET: its own key query gives its tied solutions; every
  *   distinct choice among those cut by its window (at most MAX_TIE_CHOICES) is put in place of the
  *   sub-SELECT as VALUES and the whole query run again; each answer that differs from gold is an
- *   `alternative` (with its own top-level segments).
+ *   `alternative` (with its own top-level segments) (`subSelectTies`, `alternativeAnswers`).
  * A time limit, an error, too many choices or a blank node in a choice make it `unknown`, with the
  * reason.
  * @param store the unsharded graph (a StoreWorker)
@@ -70,120 +210,20 @@ export async function analyseGoldTies(store: StoreWorker, q: GoldQueryToRun, gol
   const ast = q.ast;
   if (!ast || ast.type !== 'query' || ast.queryType !== 'SELECT' || gold.status !== 'ok' || !gold.results || typeof gold.results !== 'object' || gold.results.boolean !== undefined) return undefined;
   const goldResults = gold.results as SparqlResults;
-  const run = async (text: string): Promise<SparqlResults | string> => {
-    const o = await store.query({ query: text, resultsFormat: 'application/sparql-results+json', timeoutMs });
-    return o.status === 'ok' ? (JSON.parse(o.body) as SparqlResults) : o.status === 'timeout' ? `a time limit of ${timeoutMs} ms` : `an error (${o.error})`;
-  };
-  const reasons: string[] = [];
-  let unknown = false;
-  let choice = false;
-
-  // Top-level segments of an answer of `query` (the gold query, or one with sub-SELECTs inlined).
-  const segmentsOf = async (query: sparqljs.SparqlQuery, answer: SparqlResults): Promise<TieSegment[] | string> => {
-    if (query.type !== 'query' || query.queryType !== 'SELECT' || !query.order?.length || singleSolution(query)) return [];
-    const problem = tieAnalysisProblem(query);
-    if (problem) return problem;
-    const keyed = await run(keyQuery(query)!);
-    if (typeof keyed === 'string') return `the key query ran into ${keyed}`;
-    return tieSegments(query, keyed, answer.head.vars ?? answerVariables(keyed));
-  };
-
+  const run = queryRun(store, timeoutMs);
+  const f = new TieFindings();
   // Sub-SELECTs that keep a window of tied solutions.
-  const alternatives: GoldAlternative[] = [];
+  let alternatives: GoldAlternative[] = [];
   const subs = windowedSubSelects(ast);
   if (subs.length > 0) {
-    const nested = subs.some((s) => windowedSubSelects({ ...s, type: 'query', prefixes: {} } as sparqljs.SparqlQuery).length > 0);
-    const perSub: { sub: sparqljs.SelectQuery; vars: string[]; choices: SubSelectAnswer['rows'][] }[] = [];
-    for (const sub of subs) {
-      const problem = nested ? 'a windowed sub-SELECT inside another' : tieAnalysisProblem({ ...sub, type: 'query', prefixes: {} } as sparqljs.SparqlQuery);
-      if (problem) {
-        unknown = true;
-        reasons.push(`sub-SELECT ${windowText(sub)}: not analysed (${problem})`);
-        continue;
-      }
-      const keyed = await run(keyQuery({ ...sub, prefixes: {} } as sparqljs.SparqlQuery)!);
-      if (typeof keyed === 'string') {
-        unknown = true;
-        reasons.push(`sub-SELECT ${windowText(sub)}: its key query ran into ${keyed}`);
-        continue;
-      }
-      const c = subSelectChoices(sub, keyed, MAX_TIE_CHOICES);
-      if (c.status === 'fixed') continue;
-      if (c.status === 'too-many') {
-        unknown = true;
-        reasons.push(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: more than ${MAX_TIE_CHOICES} choices, not enumerated`);
-        continue;
-      }
-      reasons.push(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: ${plural(c.choices.length, 'choice')}`);
-      perSub.push({ sub, vars: answerVariables(keyed), choices: c.choices });
-    }
-    if (perSub.length > 0 && !unknown) {
-      let combos: SubSelectAnswer[][] = [[]];
-      for (const s of perSub) combos = combos.flatMap((c) => s.choices.map((rows) => [...c, { sub: s.sub, rows, vars: s.vars }]));
-      if (combos.length > MAX_TIE_CHOICES) {
-        unknown = true;
-        reasons.push(`${combos.length} combinations of choices: more than ${MAX_TIE_CHOICES}, not enumerated`);
-      } else {
-        const ordered = Boolean(ast.order?.length);
-        let reproduced = false;
-        let rows = 0;
-        for (const combo of combos) {
-          const rewritten = withSubSelectAnswers(ast, combo);
-          if (!rewritten) {
-            unknown = true;
-            reasons.push('a tied solution holds a blank node (VALUES cannot)');
-            break;
-          }
-          const answer = await run(rewritten.text);
-          if (typeof answer === 'string') {
-            unknown = true;
-            reasons.push(`a choice's query ran into ${answer}`);
-            break;
-          }
-          if (compareResults(goldResults, answer, ordered).identical) {
-            reproduced = true;
-            continue;
-          }
-          if (alternatives.some((a) => compareResults(a.results as SparqlResults, answer, ordered).identical)) continue;
-          rows += answer.results?.bindings.length ?? 0;
-          if (rows > MAX_ALTERNATIVE_ROWS) {
-            unknown = true;
-            reasons.push(`the alternatives hold more than ${MAX_ALTERNATIVE_ROWS} rows`);
-            break;
-          }
-          const segs = await segmentsOf(rewritten.ast, answer);
-          if (typeof segs === 'string') {
-            unknown = true;
-            reasons.push(`an alternative's top-level ties: ${segs}`);
-          }
-          alternatives.push({ results: answer as SparqlResults, ...(typeof segs !== 'string' && segs.length ? { segments: segs } : {}) });
-        }
-        if (!unknown) {
-          choice = alternatives.length > 0;
-          reasons.push(`${plural(alternatives.length + 1, 'admissible answer')} (gold${alternatives.length ? ` and ${plural(alternatives.length, 'other')}` : ''})` + (reproduced ? '' : '; no choice reproduces the stored gold answer'));
-        }
-      }
-    }
+    const perSub = await subSelectTies(subs, run, f);
+    if (perSub.length > 0 && !f.unknown) alternatives = await alternativeAnswers(ast, goldResults, perSub, run, f);
   }
-
-  // Ties of the top-level ORDER BY in the gold answer.
-  const segments = await segmentsOf(ast, goldResults);
-  if (typeof segments === 'string') {
-    unknown = true;
-    reasons.push(`top-level ${windowText(ast as sparqljs.SelectQuery)}: not analysed (${segments})`);
-  } else if (segments.length > 0) {
-    const cut = segments.filter((s) => s.rows);
-    if (cut.length > 0) {
-      choice = true;
-      reasons.push(`top-level ${windowText(ast as sparqljs.SelectQuery)}: ${cut.map((s) => `${s.tied} solutions tie (ORDER BY key ${s.key}) for ${plural(s.take, 'place')}`).join('; ')}`);
-    }
-    const open = segments.filter((s) => !s.rows);
-    if (open.length > 0) reasons.push(`top-level ${windowText(ast as sparqljs.SelectQuery)}: the order of ${open.reduce((n, s) => n + s.take, 0)} rows in ${plural(open.length, 'run')} of tied keys is open`);
-  }
-  if (!unknown && !choice && (typeof segments === 'string' || segments.length === 0)) return undefined;
+  const segments = await topLevelTies(ast, goldResults, run, f);
+  if (!f.unknown && !f.choice && (typeof segments === 'string' || segments.length === 0)) return undefined;
   return {
-    dependence: unknown ? 'unknown' : choice ? 'choice' : 'order',
-    reason: reasons.join('; '),
+    dependence: f.unknown ? 'unknown' : f.choice ? 'choice' : 'order',
+    reason: f.reasons.join('; '),
     ...(typeof segments !== 'string' && segments.length ? { segments } : {}),
     ...(alternatives.length ? { alternatives } : {}),
   };
