@@ -715,6 +715,60 @@ public class JenaFederationEngine {
         }
     }
 
+    /**
+     * The function urn:fkgqa:function:str (src/sparql/builtins.ts: fkgqa rewrites STR and xsd:string
+     * outside SERVICE into it, for every engine): STR, but a number's string is the canonical form of
+     * its value that oxigraph writes (canonicalNumber), as Comunica's implementation does; an IRI
+     * gives its text, a blank node an evaluation error.
+     */
+    public static final class CanonicalStr extends org.apache.jena.sparql.function.FunctionBase1 {
+        @Override
+        public org.apache.jena.sparql.expr.NodeValue exec(org.apache.jena.sparql.expr.NodeValue v) {
+            org.apache.jena.graph.Node n = v.asNode();
+            if (n.isURI()) return org.apache.jena.sparql.expr.NodeValue.makeString(n.getURI());
+            if (!n.isLiteral()) throw new org.apache.jena.sparql.expr.ExprEvalException("STR of a blank node");
+            String lex = n.getLiteralLexicalForm();
+            String c = canonicalNumber(lex, n.getLiteralDatatypeURI());
+            return org.apache.jena.sparql.expr.NodeValue.makeString(c != null ? c : lex);
+        }
+    }
+
+    static final String XSD = "http://www.w3.org/2001/XMLSchema#";
+    static final Set<String> INTEGER_TYPES = Set.of("integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+        "negativeInteger", "nonPositiveInteger", "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte");
+
+    /**
+     * A number's string as oxigraph writes it (canonicalNumber of src/sparql/builtins.ts, the same
+     * rules): an xsd:float as the shortest digits that read back as the same value, an xsd:double the
+     * same once rounded to 15 significant digits (half up), without exponent (INF, -INF, NaN, -0 as such); an xsd:decimal or integer without leading or
+     * trailing zeros. Null for another datatype or an invalid lexical form.
+     */
+    static String canonicalNumber(String lexical, String datatype) {
+        String text = lexical.trim();
+        boolean isFloat = datatype.equals(XSD + "float");
+        if (isFloat || datatype.equals(XSD + "double")) {
+            if (text.equals("INF") || text.equals("+INF")) return "INF";
+            if (text.equals("-INF")) return "-INF";
+            if (text.equals("NaN")) return "NaN";
+            if (!text.matches("[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?")) return null;
+            double d = isFloat ? (double) Float.parseFloat(text) : Double.parseDouble(text);
+            if (d == 0) return (1 / d < 0) ? "-0" : "0";
+            // Rounded to 15 significant digits, half up (DOUBLE_DIGITS of src/sparql/builtins.ts, as JavaScript's toPrecision).
+            if (!isFloat) d = new java.math.BigDecimal(d).round(new java.math.MathContext(15, java.math.RoundingMode.HALF_UP)).doubleValue();
+            java.math.BigDecimal exact = new java.math.BigDecimal(d);
+            for (int p = 1; p <= 17; p++) {
+                java.math.BigDecimal r = exact.round(new java.math.MathContext(p, java.math.RoundingMode.HALF_EVEN));
+                if (isFloat ? r.floatValue() == (float) d : r.doubleValue() == d) return r.stripTrailingZeros().toPlainString();
+            }
+            return exact.stripTrailingZeros().toPlainString();
+        }
+        boolean integer = datatype.startsWith(XSD) && INTEGER_TYPES.contains(datatype.substring(XSD.length()));
+        if (!integer && !datatype.equals(XSD + "decimal")) return null;
+        if (!text.matches("[+-]?(\\d+\\.?\\d*|\\.\\d+)")) return null;
+        java.math.BigDecimal v = new java.math.BigDecimal(text);
+        return v.signum() == 0 ? "0" : v.stripTrailingZeros().toPlainString();
+    }
+
     public static void main(String[] args) throws Exception {
         // No connection is reused after its answer: an endpoint that sent bytes past its answer's Content-Length and
         // then kept the connection silent left it in the pool, and the next query sent on it (to any endpoint of that
@@ -723,6 +777,7 @@ public class JenaFederationEngine {
         System.setProperty("jdk.httpclient.keepalive.timeout", "0");
         if (args.length > 0) provideXercesMessages(java.nio.file.Path.of(args[0]));
         JenaSystem.init();
+        org.apache.jena.sparql.function.FunctionRegistry.get().put("urn:fkgqa:function:str", CanonicalStr.class);
         HttpClient real = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .followRedirects(HttpClient.Redirect.NEVER)

@@ -8,6 +8,7 @@
  * nothing, so the answer is silently empty). A refused query costs 0 requests.
  */
 import sparqljs from 'sparqljs';
+import { builtinProblem, canonicalNumberStrings } from '../sparql/builtins.js';
 import { bindExistsOutOfOrderAndAggregates, existsShapeProblem } from '../sparql/exists.js';
 import { explainParseError, fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
@@ -35,7 +36,10 @@ export interface ShapeRefusal {
  *   serve's shard endpoints answer 501);
  * - inside a FILTER (NOT) EXISTS the engine evaluates, a MINUS or a BIND to a variable used outside
  *   it, and an EXISTS in the ORDER BY of a query that groups or selects `*` (`unsupported-shape`,
- *   src/sparql/exists.ts).
+ *   src/sparql/exists.ts);
+ * - outside SERVICE, a function IRI that is no SPARQL 1.1 built-in or cast, SUBSTR with a constant
+ *   position below 1 or not an integer, REGEX or REPLACE with the flag `x` (`unsupported-shape`,
+ *   src/sparql/builtins.ts).
  * @param ast a parsed query (IRIs fixed)
  * @returns the refusal, or undefined when the shape is answered
  */
@@ -48,7 +52,7 @@ export function refusedShape(ast: sparqljs.Query): ShapeRefusal | undefined {
       message: `SERVICE <${inner.name.value}> is inside SERVICE <${outer.name.value}>: an endpoint does not evaluate SERVICE, so nothing was sent; put the SERVICE clauses side by side, SERVICE <A> { … } SERVICE <B> { … }, and the federation engine joins them`,
     };
   }
-  const problem = existsShapeProblem(ast);
+  const problem = existsShapeProblem(ast) ?? builtinProblem(ast);
   return problem ? { errorClass: 'unsupported-shape', message: problem } : undefined;
 }
 
@@ -62,7 +66,9 @@ const term = (x: { termType?: string; value?: string; type?: string }): string =
  * @param query SPARQL 1.1 query text (prefixes declared in it)
  * @param endpoints the registered endpoint URLs
  * Then refuses the shapes of `refusedShape`, and moves every EXISTS out of aggregates and ORDER BY
- * into a BIND (src/sparql/exists.ts), so that every engine answers them as the unsharded graph.
+ * into a BIND (src/sparql/exists.ts), and rewrites STR and xsd:string outside SERVICE into the function
+ * that gives oxigraph's strings of numbers on every engine (src/sparql/builtins.ts), so that every
+ * engine answers them as the unsharded graph.
  * @returns the AST, the text to evaluate and the distinct SERVICE targets in order of appearance;
  *   or an error naming the parse error, an update, FROM/FROM NAMED, a variable SERVICE target, the
  *   first unregistered target, the first triple pattern outside every SERVICE clause, or the
@@ -103,7 +109,7 @@ export function checkServiceQuery(query: string, endpoints: string[]): ServiceCh
   }
   const refused = refusedShape(ast);
   if (refused) return { ok: false, error: refused.message };
-  const moved = bindExistsOutOfOrderAndAggregates(ast);
+  const moved = bindExistsOutOfOrderAndAggregates(ast) + canonicalNumberStrings(ast);
   const text = moved > 0 ? new sparqljs.Generator({ allPrefixes: false }).stringify({ ...ast, prefixes: {} } as sparqljs.SparqlQuery) : query;
   return { ok: true, ast, query: text, services };
 }

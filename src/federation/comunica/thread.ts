@@ -9,6 +9,8 @@
  * and each request is reported to the parent before it is sent, so counts survive a termination.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import type * as RDF from '@rdfjs/types';
+import { DataFactory } from 'n3';
 import type { Algebra } from 'sparqlalgebrajs';
 import { comunicaAlgebra } from './algebra.js';
 import { correctSourceSelection } from './corrections.js';
@@ -18,6 +20,7 @@ import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWi
 import { readXmlResults } from '../xml-results.js';
 import { sentLimit } from '../limit.js';
 import { STOPPED_HEADER, TIME_LIMIT_HEADER } from '../../sparql/protocol.js';
+import { canonicalNumber, STR_FUNCTION } from '../../sparql/builtins.js';
 import { type EngineBundle, loadEngineModule } from './engine-module.js';
 
 /** @internal workerData of the thread. */
@@ -222,6 +225,20 @@ function sentForm(url: string, body: unknown): AnswerForm | undefined {
   return q === null ? undefined : queryForm(q);
 }
 
+/**
+ * The functions fkgqa's rewrite of built-ins calls (src/sparql/builtins.ts), as Comunica's
+ * `extensionFunctions`: `STR_FUNCTION` is STR with oxigraph's canonical strings of numbers (Jena has
+ * the same in JenaFederationEngine.java). An argument STR has no string for (a blank node) is an
+ * expression error, as for STR.
+ */
+const EXTENSION_FUNCTIONS: Record<string, (args: RDF.Term[]) => Promise<RDF.Term>> = {
+  [STR_FUNCTION]: async ([t]) => {
+    if (t?.termType === 'NamedNode') return DataFactory.literal(t.value);
+    if (t?.termType !== 'Literal') throw new Error(`STR of a ${t?.termType ?? 'missing argument'}`);
+    return DataFactory.literal(canonicalNumber(t.value, t.datatype.value) ?? t.value);
+  },
+};
+
 async function run(req: ThreadRequest): Promise<string> {
   // As algebra, not text (algebra.ts: EXISTS patterns Comunica's parser cannot translate, escaped
   // local names): given text and no sources, Comunica 4.5 would also keep the query string in its
@@ -239,6 +256,7 @@ async function run(req: ThreadRequest): Promise<string> {
     // Unexpected HTTP errors must fail the query, never be skipped silently.
     lenient: false,
     fetch: guardedFetch(req.id),
+    extensionFunctions: EXTENSION_FUNCTIONS,
   } as Parameters<typeof engine.query<Algebra.Operation>>[1]);
   const { data: stream } = await engine.resultToString(result, req.mediaType);
   let text = '';
