@@ -8,7 +8,7 @@
  * nothing, so the answer is silently empty). A refused query costs 0 requests.
  */
 import sparqljs from 'sparqljs';
-import { builtinProblem, canonicalNumberStrings } from '../sparql/builtins.js';
+import { builtinProblem, rewriteBuiltins } from '../sparql/builtins.js';
 import { bindExistsOutOfOrderAndAggregates, existsShapeProblem } from '../sparql/exists.js';
 import { explainParseError, fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
@@ -66,8 +66,8 @@ const term = (x: { termType?: string; value?: string; type?: string }): string =
  * @param query SPARQL 1.1 query text (prefixes declared in it)
  * @param endpoints the registered endpoint URLs
  * Then refuses the shapes of `refusedShape`, and moves every EXISTS out of aggregates and ORDER BY
- * into a BIND (src/sparql/exists.ts), and rewrites STR and xsd:string outside SERVICE into the function
- * that gives oxigraph's strings of numbers on every engine (src/sparql/builtins.ts), so that every
+ * into a BIND (src/sparql/exists.ts), and rewrites STR, xsd:string and GROUP_CONCAT outside SERVICE so
+ * that they give oxigraph's strings of numbers on every engine (src/sparql/builtins.ts), so that every
  * engine answers them as the unsharded graph.
  * @returns the AST, the text to evaluate and the distinct SERVICE targets in order of appearance;
  *   or an error naming the parse error, an update, FROM/FROM NAMED, a variable SERVICE target, the
@@ -109,7 +109,7 @@ export function checkServiceQuery(query: string, endpoints: string[]): ServiceCh
   }
   const refused = refusedShape(ast);
   if (refused) return { ok: false, error: refused.message };
-  const moved = bindExistsOutOfOrderAndAggregates(ast) + canonicalNumberStrings(ast);
+  const moved = bindExistsOutOfOrderAndAggregates(ast) + rewriteBuiltins(ast);
   const text = moved > 0 ? new sparqljs.Generator({ allPrefixes: false }).stringify({ ...ast, prefixes: {} } as sparqljs.SparqlQuery) : query;
   return { ok: true, ast, query: text, services };
 }

@@ -10,7 +10,8 @@
  *   constant length or a constant position that is not an integer (XPath's `fn:substring` answers,
  *   Jena follows it but for a start of 0 without length, Comunica counts from the end, oxigraph
  *   leaves the value unbound); REGEX or REPLACE with the flag `x` (Jena 4.5 fails the query);
- * - rewritten (`canonicalNumberStrings`): STR and xsd:string casts become a call of `STR_FUNCTION`,
+ * - rewritten (`rewriteBuiltins`): GROUP_CONCAT(e) into GROUP_CONCAT(CONCAT(e)) (a number is an
+ *   error, as on the unsharded graph, where the engines wrote it, each in its form); STR and xsd:string casts become a call of `STR_FUNCTION`,
  *   which both engines implement alike (comunica/thread.ts, JenaFederationEngine.java): STR, but a
  *   number's string is oxigraph's canonical form of its value (`canonicalNumber`), where Comunica
  *   wrote `1.69E3` and Jena `1690.0e0` for a computed double the unsharded graph writes `1690`; an
@@ -124,14 +125,22 @@ export function builtinProblem(ast: sparqljs.SparqlQuery): string | undefined {
 }
 
 /**
- * Rewrites every STR(e) and xsd:string(e) outside SERVICE into `<STR_FUNCTION>(e)` (module comment),
- * in place.
+ * Rewrites, in place, outside SERVICE (module comment): every STR(e) and xsd:string(e) into
+ * `<STR_FUNCTION>(e)`, and every GROUP_CONCAT(e) into GROUP_CONCAT(CONCAT(e)), so that a value that is
+ * not a string (a number, an IRI) is an error on every engine as on the unsharded graph (SPARQL 1.1
+ * section 18.5.1.7 defines GROUP_CONCAT by CONCAT, which takes string literals only), where Comunica
+ * and Jena wrote the number, each in its own form (`8.0E-1`, `0.8e0`).
  * @param ast a parsed query that `builtinProblem` accepted
  * @returns how many calls were rewritten
  */
-export function canonicalNumberStrings(ast: sparqljs.SparqlQuery): number {
+export function rewriteBuiltins(ast: sparqljs.SparqlQuery): number {
   let n = 0;
   visitOutsideServices(ast, (o) => {
+    if (o.type === 'aggregate' && o.aggregation === 'group_concat') {
+      o.expression = { type: 'operation', operator: 'concat', args: [o.expression] };
+      n++;
+      return;
+    }
     const cast = o.type === 'functionCall' && (o.function as { value: string }).value === `${XSD}string`;
     if (!cast && !(o.type === 'operation' && o.operator === 'str')) return;
     delete o.operator;
@@ -144,8 +153,8 @@ export function canonicalNumberStrings(ast: sparqljs.SparqlQuery): number {
 /**
  * The string of a number as oxigraph writes it (oxsdatatypes 0.2: Rust's `Display`), which STR
  * gives on the unsharded graph: the shortest digits that read back as the same xsd:float, or as the
- * same xsd:double once rounded to DOUBLE_DIGITS significant digits (half up), without exponent (`1690`, `0.0000001`, `-0`, `INF`, `-INF`, `NaN`); an xsd:decimal
- * without trailing zeros (`12`, `0.5`); an integer without leading zeros or plus sign.
+ * same xsd:double once rounded to DOUBLE_DIGITS significant digits (half up), without exponent
+ * (`1690`, `0.0000001`, `-0`, `INF`, `-INF`, `NaN`); an xsd:decimal without trailing zeros (`12`, `0.5`); an integer without leading zeros or plus sign.
  * @param lexical the number's lexical form, as the engine holds it (any valid form: `1.69E3`, `1690.0e0`)
  * @param datatype the full datatype IRI
  * @returns the canonical string, or undefined for another datatype (xsd:double, xsd:float, xsd:decimal
