@@ -28,7 +28,9 @@
  * once and joins locally (hash join) instead of re-sending the right-hand SERVICE for every
  * left-hand solution; each SERVICE clause is then one HTTP request, except inside FILTER (NOT)
  * EXISTS, which ARQ evaluates per solution. The local dataset is empty: fkgqa refuses queries with
- * triple patterns outside SERVICE before they reach this program.
+ * triple patterns outside SERVICE before they reach this program. The function
+ * urn:fkgqa:function:str (CanonicalStr), which fkgqa puts in place of STR outside SERVICE
+ * (src/sparql/builtins.ts), is registered before the first query.
  *
  * HTTP: every request of every query goes through GuardedHttpClient, installed as Jena's default
  * java.net.http.HttpClient (HttpEnv.setDftHttpClient), which enforces the rules of fkgqa's

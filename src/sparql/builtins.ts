@@ -151,8 +151,8 @@ export function rewriteBuiltins(ast: sparqljs.SparqlQuery): number {
 }
 
 /**
- * The string of a number as oxigraph writes it (oxsdatatypes 0.2: Rust's `Display`), which STR
- * gives on the unsharded graph: the shortest digits that read back as the same xsd:float, or as the
+ * The string of a number as oxigraph writes it (oxigraph 0.5, measured), which STR gives on the
+ * unsharded graph: the shortest digits that read back as the same xsd:float, or as the
  * same xsd:double once rounded to DOUBLE_DIGITS significant digits (half up), without exponent
  * (`1690`, `0.0000001`, `-0`, `INF`, `-INF`, `NaN`); an xsd:decimal without trailing zeros (`12`, `0.5`); an integer without leading zeros or plus sign.
  * @param lexical the number's lexical form, as the engine holds it (any valid form: `1.69E3`, `1690.0e0`)

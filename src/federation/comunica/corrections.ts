@@ -34,6 +34,9 @@
  *    each side evaluated once, as SPARQL 1.1 defines LeftJoin (section 18.5): a left solution with
  *    every compatible right solution for which the condition is true, or alone when there is none.
  *
+ * Apart from these, `correctDataFactory` makes Comunica's data factory keep the language tags of
+ * endpoints' answers (its doc comment).
+ *
  * The corrections replace one function each of the actors the compiled engine built (found by
  * their Components.js names); an engine without one of them fails to start, naming it (a Comunica
  * upgrade that renamed or removed it must be looked at: docs/federation.md).
@@ -307,4 +310,46 @@ export function correctSourceSelection(engineActor: unknown): string[] {
   optional.canHandleOperationRequired = true;
   optional.getOutput = (action) => (action.entries[1]?.operationRequired ? withCondition(action) : nestedLoop(action));
   return [PRUNE_EMPTY_ACTOR, GROUP_SOURCES_ACTOR, ORDER_BY_ACTOR, OPTIONAL_NESTED_LOOP_ACTOR];
+}
+
+/** The RDF/JS data factory of Comunica 4.5.0 (rdf-data-factory 1.1), as its correction sees it. */
+interface LiteralFactory {
+  literal(value: string, languageOrDatatype?: unknown): unknown;
+}
+
+/**
+ * Corrects the data factory that Comunica 4.5.0 makes for each query (rdf-data-factory 1.1, the
+ * default of `KeysInitQuery.dataFactory`): its SPARQL JSON and XML result parsers (sparqljson-parse
+ * 3.3, sparqlxml-parse 3.x) hand a language-tagged literal of an endpoint's answer over as
+ * `literal(value, { language, direction })` (RDF/JS 2.0), which rdf-data-factory 1.1 reads as a
+ * datatype: the tag was lost (a SERVICE answer's `"Altair"@en` became `"Altair"`, LANG gave "").
+ * Corrected: `literal` of every data factory class reachable from the engine reads that object as
+ * its language (a base direction, RDF 1.2, is dropped; RDF 1.1 has none).
+ * @param engineActor what the compiled engine's `engine()` returned (its init actor)
+ * @returns how many data factory classes were corrected (1 in Comunica 4.5.0)
+ * @throws Error when the engine holds no data factory of that shape (a Comunica upgrade: docs/federation.md)
+ */
+export function correctDataFactory(engineActor: unknown): number {
+  const prototypes = new Set<LiteralFactory>();
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [engineActor];
+  while (queue.length > 0) {
+    const o = queue.shift();
+    if (o === null || typeof o !== 'object' || seen.has(o)) continue;
+    seen.add(o);
+    const proto = Object.getPrototypeOf(o) as (LiteralFactory & { constructor?: { name?: string } }) | null;
+    if (proto?.constructor?.name === 'DataFactory' && typeof proto.literal === 'function') prototypes.add(proto);
+    for (const v of Array.isArray(o) ? o : Object.values(o)) if (v !== null && typeof v === 'object' && !seen.has(v)) queue.push(v);
+  }
+  if (prototypes.size === 0) throw new Error("Comunica's data factory (rdf-data-factory) is missing or changed, so its correction (src/federation/comunica/corrections.ts) cannot be applied; see docs/federation.md");
+  for (const proto of prototypes) {
+    const literal = proto.literal;
+    if ((literal as { corrected?: true }).corrected) continue;
+    const corrected = function (this: LiteralFactory, value: string, languageOrDatatype?: unknown) {
+      const tagged = languageOrDatatype !== null && typeof languageOrDatatype === 'object' && !('termType' in languageOrDatatype) && 'language' in languageOrDatatype;
+      return literal.call(this, value, tagged ? (languageOrDatatype as { language: string }).language : languageOrDatatype);
+    };
+    proto.literal = Object.assign(corrected, { corrected: true as const });
+  }
+  return prototypes.size;
 }

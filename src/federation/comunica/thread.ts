@@ -13,7 +13,7 @@ import type * as RDF from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import type { Algebra } from 'sparqlalgebrajs';
 import { comunicaAlgebra } from './algebra.js';
-import { correctSourceSelection } from './corrections.js';
+import { correctDataFactory, correctSourceSelection } from './corrections.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, unreadTypeWords } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWithin, networkWords, nodeFetch, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
@@ -66,8 +66,10 @@ const data = workerData as ThreadData;
 const port = parentPort!;
 const loaded = loadEngineModule(data.enginePath, data.bundle?.of === data.enginePath ? data.bundle : undefined);
 const engineActor = loaded.module.engine();
-// Four defects of Comunica 4.5.0 (its source selection, ORDER BY, OPTIONAL with a condition), corrected before the first query (corrections.ts).
+// Four defects of Comunica 4.5.0 (its source selection, ORDER BY, OPTIONAL with a condition), corrected before the first query (corrections.ts),
+// and its data factory's reading of language tags in endpoints' answers.
 correctSourceSelection(engineActor);
+correctDataFactory(engineActor);
 const engine = new loaded.module.QueryEngineBase(engineActor as never);
 /** Every request's `fetch`: node:http with strict decoding of content codings (`nodeFetch`: one rule with the direct route and jena). */
 const viaNode = nodeFetch(data.maxDecodedBytes);
@@ -239,38 +241,6 @@ const EXTENSION_FUNCTIONS: Record<string, (args: RDF.Term[]) => Promise<RDF.Term
   },
 };
 
-/** Comunica's context key of the RDF/JS data factory (@comunica/context-entries `KeysInitQuery.dataFactory`). */
-const DATA_FACTORY_KEY = '@comunica/actor-init-query:dataFactory';
-
-/** A literal whose fields Comunica may set (it rewrites `value` of an infinite number to `INF`). */
-class WritableLiteral {
-  readonly termType = 'Literal';
-  constructor(
-    public value: string,
-    public language: string,
-    public datatype: RDF.NamedNode,
-    public direction: '' | 'ltr' | 'rtl',
-  ) {}
-  equals(other: RDF.Term | null | undefined): boolean {
-    return !!other && other.termType === 'Literal' && other.value === this.value && other.language === this.language && other.datatype.equals(this.datatype) && (other.direction ?? '') === this.direction;
-  }
-}
-
-/**
- * The RDF/JS data factory of Comunica's queries: N3's, but for literals with writable fields (as
- * rdf-data-factory's). Comunica's own default (rdf-data-factory 1.1) reads the `{ language, direction }`
- * that its SPARQL JSON parser (sparqljson-parse 3.3) gives for a language-tagged literal of an
- * endpoint's answer as a datatype: the tag was lost (LANG "" and a plain string where the endpoint
- * answered "…"@en). N3's factory (RDF/JS 2.0) reads both forms.
- */
-const COMUNICA_DATA_FACTORY = {
-  ...DataFactory,
-  literal(value: string, languageOrDatatype?: string | RDF.NamedNode | { language: string; direction?: '' | 'ltr' | 'rtl' }): RDF.Literal {
-    const t = DataFactory.literal(value, languageOrDatatype as string | RDF.NamedNode);
-    return new WritableLiteral(t.value, t.language, t.datatype, (t as { direction?: '' | 'ltr' | 'rtl' }).direction ?? '') as unknown as RDF.Literal;
-  },
-};
-
 async function run(req: ThreadRequest): Promise<string> {
   // As algebra, not text (algebra.ts: EXISTS patterns Comunica's parser cannot translate, escaped
   // local names): given text and no sources, Comunica 4.5 would also keep the query string in its
@@ -289,7 +259,6 @@ async function run(req: ThreadRequest): Promise<string> {
     lenient: false,
     fetch: guardedFetch(req.id),
     extensionFunctions: EXTENSION_FUNCTIONS,
-    [DATA_FACTORY_KEY]: COMUNICA_DATA_FACTORY,
   } as Parameters<typeof engine.query<Algebra.Operation>>[1]);
   const { data: stream } = await engine.resultToString(result, req.mediaType);
   let text = '';
