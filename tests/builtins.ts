@@ -84,6 +84,7 @@ const select = (name: string, projection: string, source: (s: Svc) => string, ta
   ...extra,
 });
 
+/** The cases, by the kind of built-in: STR/LANG/DATATYPE, strings, numbers, dates, conditionals, casts, aggregates, function IRIs. */
 export const CASES: BuiltinCase[] = [
   // STR, LANG, DATATYPE
   bind('STR of an xsd:double', '?s', MAGS, 'STR(?m)'),
