@@ -138,7 +138,7 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
       inputsDigest,
       outputDigest,
     });
-    const previous = readPrevious(options.out, inputsDigest, outputDigest);
+    const previous = readPrevious(options.out, inputsDigest, staged.dir, outputDigest);
     staged.commit(isBuildEntry);
     const method = { preset: options.preset ?? null, options: methodOptionsOf(options) };
     return { out: options.out, graphs, questions, queries, warnings, outputDigest, method, previous, timings: { totalMs: ms(t0) } };

@@ -2,6 +2,7 @@ import { SHARDING_KINDS, type QueryAnalysis, type ShardingKind } from '../analyz
 import type { PartitionResult } from '../partition/index.js';
 import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
 import { PAPER } from './paper.js';
+import { counted } from '../common/strings.js';
 
 /** A count with its share in percent. */
 export interface Share {
@@ -51,8 +52,17 @@ export interface PartitionSummary {
     /**
      * Comparison with the build that was in the output folder before. When it had other inputs,
      * `previousGraphs` are its graphs and `sameGraphs` whether they are the graphs of this build.
+     * `changed-after-build`: its recorded output digest is this build's, but files of it on disk had
+     * been changed since (e.g. by `fkgqa describe --endpoint-base`); `changedFiles` (with
+     * `changed-after-build` and `DIFFERENT`) are the files that differ from this build's.
      */
-    determinism: { status: 'identical' | 'different-inputs' | 'DIFFERENT' | 'no-previous-build'; outputDigest: string; previousGraphs?: string[]; sameGraphs?: boolean };
+    determinism: {
+      status: 'identical' | 'changed-after-build' | 'different-inputs' | 'DIFFERENT' | 'no-previous-build';
+      outputDigest: string;
+      previousGraphs?: string[];
+      sameGraphs?: boolean;
+      changedFiles?: string[];
+    };
   };
   solver: { optimal: number; solves: number; maxWallMs: number };
 }
@@ -133,8 +143,11 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
             ? 'different-inputs'
             : r.previous.identical
               ? 'identical'
-              : 'DIFFERENT',
+              : r.previous.asBuilt
+                ? 'changed-after-build'
+                : 'DIFFERENT',
         outputDigest: r.outputDigest,
+        ...(r.previous && r.previous.sameInputs && !r.previous.identical ? { changedFiles: r.previous.changedFiles } : {}),
         ...(r.previous && !r.previous.sameInputs
           ? { previousGraphs: r.previous.graphs, sameGraphs: r.previous.graphs.join(' ') === r.graphs.map((g) => g.manifest.graph).join(' ') }
           : {}),
@@ -162,6 +175,12 @@ function previousWas(d: PartitionSummary['guarantees']['determinism']): string {
   if (d.sameGraphs) return 'the previous build in this folder was of the same graphs with other data, questions, options or code version: nothing to compare (run again to check)';
   const what = graphs.join(' ') === DEMO_GRAPHS ? 'the demo' : graphs.length <= 4 ? `graphs ${graphs.join(', ')}` : `${graphs.length} other graphs`;
   return `the previous build in this folder was of other inputs (${what}); nothing to compare (run again to check)`;
+}
+
+/** Changed files as `3 files (a, b, c)`, naming at most three. */
+function changedFilesInWords(files: string[]): string {
+  const named = files.slice(0, 3).join(', ') + (files.length > 3 ? ', …' : '');
+  return `${counted(files.length, 'file')}${files.length > 0 ? ` (${named})` : ''}`;
 }
 
 /** Counts of query ids (`<kg>/q<N>`) per graph, as `kg N, kg N` in graph order. */
@@ -254,8 +273,11 @@ export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOption
   for (const e of g.rules.exceptions) L.push(`     not realised ${e.graph}: ${e.rule}: ${e.detail}`);
   const det = {
     identical: 'byte-identical to the previous build of the same input and options',
+    'changed-after-build':
+      `the previous build of the same inputs and options was built with these bytes (the output digest in its build.json), ` +
+      `but ${changedFilesInWords(g.determinism.changedFiles ?? [])} of it had been changed since (as fkgqa describe --endpoint-base does); this build replaces them`,
     'different-inputs': previousWas(g.determinism),
-    DIFFERENT: 'DIFFERS from the previous build of the same inputs, options and code',
+    DIFFERENT: `DIFFERS from the previous build of the same inputs, options and code in ${changedFilesInWords(g.determinism.changedFiles ?? [])}`,
     'no-previous-build': 'no previous build in the output directory to compare with (run again to check)',
   }[g.determinism.status];
   L.push(`  3. deterministic: ${det}; output digest ${g.determinism.outputDigest.slice(0, 16)}`);
