@@ -108,6 +108,23 @@ describe('run / the whole loop in one command', () => {
     expect([body.code, body.stderr]).toEqual([2, `fkgqa: error: --extra-body must be a JSON object of request fields, e.g. '{"reasoning_effort":"low"}', not an array\n`]);
   }, 60_000);
 
+  it('refuses a run folder holding runs of another build (exit 2) before starting anything, and names a folder for this build\'s runs', async () => {
+    const out = path.join(dir, 'other-build');
+    fs.mkdirSync(out);
+    const made = { id: 'baseline|oracle|0|r0|5ec2a3f2', build: { outputDigest: 'ab'.repeat(32), goldDigest: null } };
+    fs.writeFileSync(path.join(out, 'baseline-oracle.jsonl'), JSON.stringify(made) + '\n');
+    const digest = JSON.parse(fs.readFileSync(path.join(build, 'build.json'), 'utf8')).outputDigest as string;
+    const r = await fkgqa(['run', '--shards', build, '--state', path.join(dir, 'other-state'), '--out', out, '--agent', 'oracle']);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      `fkgqa: error: ${path.join(out, 'baseline-oracle.jsonl')}, line 1: ${out} holds runs of another build (output digest abababababababab; this build's is ${digest.slice(0, 16)}), ` +
+        `and the runs of a folder are scored together: give this build's runs their own folder, e.g. --out ${out}-${digest.slice(0, 8)}, or move ${out} away\n`,
+    ]);
+    // Nothing started: no gold answers computed into the state folder, no report written.
+    expect(fs.existsSync(path.join(dir, 'other-state'))).toBe(false);
+    expect(fs.readdirSync(out)).toEqual(['baseline-oracle.jsonl']);
+  }, 60_000);
+
   it('takes every agent, selection and limit option of eval, from the same definitions', () => {
     const options = (name: string) => new Map(program().commands.find((c) => c.name() === name)!.options.map((o) => [o.long!, o]));
     const evalOptions = options('eval');
