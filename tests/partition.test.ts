@@ -146,6 +146,15 @@ describe('partition / demo dataset, checked by hand', async () => {
     expect(third.previous).toMatchObject({ identical: true, changedFiles: [] });
   });
 
+  it('says a count of one in the singular: a build of one graph is "over 1 graph"', async () => {
+    const one = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: path.join(tmpDir(), 'one'), kgs: ['library'] });
+    const text = formatPartitionSummary(summarizePartition(one));
+    expect(text).toMatch(/^fkgqa partition: 1 graph, 8 questions, 7 distinct queries \(7 distinct graph\/query pairs\)/);
+    expect(text).toMatch(/shards in total +4 over 1 graph /);
+    expect(text).toContain('nothing lost, nothing doubled: 1/1 graph (');
+    expect(text).not.toMatch(/\b1 (graphs|shards|questions|queries|rows|runs|files)\b/);
+  });
+
   it('changes the shards with the seed, and keeps every triple', async () => {
     const seeded = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: path.join(tmpDir(), 's'), seed: 7 });
     expect(seeded.outputDigest).not.toBe(result.outputDigest);

@@ -51,7 +51,7 @@ describe('run / the whole loop in one command', () => {
     expect(fs.readdirSync(out).sort()).toEqual(['baseline-oracle.jsonl', 'per-run.csv', 'report.html', 'report.txt', 'view.html']);
     expect(fs.readFileSync(path.join(out, 'baseline-oracle.jsonl'), 'utf8').trim().split('\n')).toHaveLength(16);
     expect(fs.readFileSync(path.join(out, 'report.txt'), 'utf8')).toBe(r.stdout);
-    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8')).toContain('<p>16 runs, 1 groups (one per condition: setup | agent or model, and what else differs)');
+    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8')).toContain('<p>16 runs, 1 group (one per condition: setup | agent or model, and what else differs)');
     expect(fs.readFileSync(path.join(out, 'per-run.csv'), 'utf8').trim().split('\n')).toHaveLength(17);
     const view = fs.readFileSync(path.join(out, 'view.html'), 'utf8');
     expect(view).toContain('<title>fkgqa view: 16 runs</title>');
@@ -157,7 +157,7 @@ describe('run / the whole loop in one command', () => {
       expect(fake.requests[0].body.model).toBe('fake-model');
       // The endpoints the model is told about are those of the serve run started, on --port.
       expect(JSON.stringify(fake.requests[0].body.messages)).toContain(`http://127.0.0.1:${port}/library-shard1/sparql`);
-      expect(r.stdout).toContain('== baseline|fake-model (1 runs; ended: cancelled 1');
+      expect(r.stdout).toContain('== baseline|fake-model (1 run; ended: cancelled 1');
       const runs = fs.readFileSync(path.join(out, 'baseline-fake-model.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       // --query keeps benchmark order (library/q1 asked before library/q2), --limit 1 the first.
       expect(runs.map((x) => x.question.queryId)).toEqual(['library/q1']);

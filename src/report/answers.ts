@@ -20,6 +20,7 @@ import {
   type SubSelectAnswer,
   type TieSegment,
 } from '../answers/ties.js';
+import { counted } from '../common/strings.js';
 
 /** A distinct gold query to execute. */
 export interface GoldQueryToRun {
@@ -45,7 +46,6 @@ function windowText(q: sparqljs.SelectQuery): string {
   return (m ? m[0] : 'ORDER BY').replace(/\s+/g, ' ').replace(/<http:\/\/valuenet\/ontop\/([^>]*)>/g, ':$1').trim();
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** Runs a query on the unsharded graph within the time limit: its results, or what it ran into, in words. */
 type QueryRun = (text: string) => Promise<SparqlResults | string>;
@@ -111,10 +111,10 @@ async function subSelectTies(subs: sparqljs.SelectQuery[], run: QueryRun, f: Tie
     const c = subSelectChoices(sub, keyed, MAX_TIE_CHOICES);
     if (c.status === 'fixed') continue;
     if (c.status === 'too-many') {
-      f.undecided(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: more than ${MAX_TIE_CHOICES} choices, not enumerated`);
+      f.undecided(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${counted(c.keep, 'place')}: more than ${MAX_TIE_CHOICES} choices, not enumerated`);
       continue;
     }
-    f.reasons.push(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: ${plural(c.choices.length, 'choice')}`);
+    f.reasons.push(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${counted(c.keep, 'place')}: ${counted(c.choices.length, 'choice')}`);
     perSub.push({ sub, vars: answerVariables(keyed), choices: c.choices });
   }
   return perSub;
@@ -156,7 +156,7 @@ async function alternativeAnswers(ast: sparqljs.SelectQuery, goldResults: Sparql
     if (alternatives.some((a) => compareResults(a.results as SparqlResults, answer, ordered).identical)) continue;
     rows += answer.results?.bindings.length ?? 0;
     if (rows > MAX_ALTERNATIVE_ROWS) {
-      f.undecided(`the alternatives hold more than ${MAX_ALTERNATIVE_ROWS} rows`);
+      f.undecided(`the alternatives hold more than ${counted(MAX_ALTERNATIVE_ROWS, 'row')}`);
       break;
     }
     const segs = await segmentsOf(run, rewritten.ast, answer);
@@ -165,7 +165,7 @@ async function alternativeAnswers(ast: sparqljs.SelectQuery, goldResults: Sparql
   }
   if (!f.unknown) {
     f.choice = alternatives.length > 0;
-    f.reasons.push(`${plural(alternatives.length + 1, 'admissible answer')} (gold${alternatives.length ? ` and ${plural(alternatives.length, 'other')}` : ''})` + (reproduced ? '' : '; no choice reproduces the stored gold answer'));
+    f.reasons.push(`${counted(alternatives.length + 1, 'admissible answer')} (gold${alternatives.length ? ` and ${counted(alternatives.length, 'other')}` : ''})` + (reproduced ? '' : '; no choice reproduces the stored gold answer'));
   }
   return alternatives;
 }
@@ -179,10 +179,10 @@ async function topLevelTies(ast: sparqljs.SelectQuery, goldResults: SparqlResult
     const cut = segments.filter((s) => s.rows);
     if (cut.length > 0) {
       f.choice = true;
-      f.reasons.push(`top-level ${windowText(ast)}: ${cut.map((s) => `${s.tied} solutions tie (ORDER BY key ${s.key}) for ${plural(s.take, 'place')}`).join('; ')}`);
+      f.reasons.push(`top-level ${windowText(ast)}: ${cut.map((s) => `${s.tied} solutions tie (ORDER BY key ${s.key}) for ${counted(s.take, 'place')}`).join('; ')}`);
     }
     const open = segments.filter((s) => !s.rows);
-    if (open.length > 0) f.reasons.push(`top-level ${windowText(ast)}: the order of ${open.reduce((n, s) => n + s.take, 0)} rows in ${plural(open.length, 'run')} of tied keys is open`);
+    if (open.length > 0) f.reasons.push(`top-level ${windowText(ast)}: the order of ${counted(open.reduce((n, s) => n + s.take, 0), 'row')} in ${counted(open.length, 'run')} of tied keys is open`);
   }
   return segments;
 }

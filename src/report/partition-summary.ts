@@ -209,8 +209,8 @@ export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOption
   const L: string[] = [];
   const a = s.applicability;
   L.push(
-    `fkgqa partition: ${s.graphs} graphs, ${s.questions} questions, ${s.distinctTexts} distinct queries ` +
-      `(${s.distinctPairs} distinct graph/query pairs), ${s.unparsable.length} unparsable`,
+    `fkgqa partition: ${counted(s.graphs, 'graph')}, ${counted(s.questions, 'question')}, ${counted(s.distinctTexts, 'distinct query', 'distinct queries')} ` +
+      `(${counted(s.distinctPairs, 'distinct graph/query pair')}), ${s.unparsable.length} unparsable`,
   );
   if (s.method.preset) {
     const o = s.method.options;
@@ -237,14 +237,14 @@ export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOption
     `  ${pad('rules: vertical/semantic/horizontal', W)}${pad(`${pct(rc.predicate.share)} / ${pct(rc.class.share)} / ${pct(rc.horizontal.share)}`, 27)}` +
       `18.30% / 30.42% / 51.28%`,
   );
-  L.push(`  ${pad('shards in total', W)}${pad(`${s.shards.total} over ${s.graphs} graphs`, 27)}118 over 19 graphs`);
+  L.push(`  ${pad('shards in total', W)}${pad(`${s.shards.total} over ${counted(s.graphs, 'graph')}`, 27)}118 over 19 graphs`);
   const sp = s.shards.perGraph;
   L.push(`  ${pad('shards per graph (mean/median/min/max)', W)}${pad(`${num(sp.mean)} / ${num(sp.median)} / ${sp.min} / ${sp.max}`, 27)}6.21 / 6 / 3 / 14`);
   const f = s.impliedFanOut;
   const pf = PAPER.impliedFanOut;
   L.push(`  ${pad('shard balance (mean CV of shard sizes)', W)}${pad(num(s.shardBalanceCv), 27)}${PAPER.shardBalanceCv}`);
   L.push(`  ${pad('implied fan-out (mean/median/min/max)', W)}${pad(`${num(f.mean)} / ${num(f.median)} / ${f.min} / ${f.max}`, 27)}${pf.mean} / ${pf.median} / ${pf.min} / ${pf.max}`);
-  L.push(`  paper: the figures the FKGQA paper reports for its own build (section 4.2): ${PAPER.shards.total} shards over the 19 Spider4SPARQL`);
+  L.push(`  paper: the figures the FKGQA paper reports for its own build (section 4.2): ${counted(PAPER.shards.total, 'shard')} over the 19 Spider4SPARQL`);
   L.push(`  graphs it kept. This build has ${s.graphs} graph${s.graphs === 1 ? '' : 's'}: compare the per-graph figures, not the totals.`);
   L.push('');
   L.push(`Coverage: ${s.coverage.covered} of ${s.coverage.analysed} analysed queries covered by a chosen rule`);
@@ -258,7 +258,7 @@ export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOption
   L.push('');
   const g = s.guarantees;
   L.push('Guarantees');
-  L.push(`  1. nothing lost, nothing doubled: ${g.completeness.ok}/${g.completeness.graphs} graphs (count and checksum of shards = input)`);
+  L.push(`  1. nothing lost, nothing doubled: ${g.completeness.ok}/${counted(g.completeness.graphs, 'graph')} (count and checksum of shards = input)`);
   L.push(
     `  2. every covered query federated (f(Q) >= 2): ${g.federation.federated}/${g.federation.covered}` +
       (g.federation.necessarilyEmpty ? ` (${g.federation.necessarilyEmpty} with answer necessarily empty: a required triple pattern matches nothing)` : ''),

@@ -25,6 +25,7 @@ import { runEval, type EvalOptions, type EvalSummary } from '../eval/eval.js';
 import { score, type ScoreReport } from '../score/score.js';
 import { formatPerRunCsv, formatScoreHtml, formatScoreText } from '../score/format.js';
 import { viewRuns } from '../view/view.js';
+import { counted } from '../common/strings.js';
 
 
 /**
@@ -133,7 +134,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       };
       endpointsFile = path.join(stateDir(o.shards, o.state), STATE_FILES.endpoints);
       served = 'started';
-      progress(`fkgqa run: serving ${server.endpoints.length} endpoints (stopped at the end; endpoints file ${endpointsFile})`);
+      progress(`fkgqa run: serving ${counted(server.endpoints.length, 'endpoint')} (stopped at the end; endpoints file ${endpointsFile})`);
     }
     // 3. The agent.
     const summary = await step(
