@@ -5,7 +5,7 @@
  */
 import sparqljs from 'sparqljs';
 import type { StoreWorker } from '../common/store-worker.js';
-import type { GoldAlternative, GoldAnswer, GoldTies } from '../build/gold-answers.js';
+import { canonicalJson, type GoldAlternative, type GoldAnswer, type GoldTies } from '../build/gold-answers.js';
 import type { SparqlResults } from '../sparql/results.js';
 import { compareResults } from '../answers/compare.js';
 import {
@@ -161,7 +161,7 @@ async function alternativeAnswers(ast: sparqljs.SelectQuery, goldResults: Sparql
     }
     const segs = await segmentsOf(run, rewritten.ast, answer);
     if (typeof segs === 'string') f.undecided(`an alternative's top-level ties: ${segs}`);
-    alternatives.push({ results: answer as SparqlResults, ...(typeof segs !== 'string' && segs.length ? { segments: segs } : {}) });
+    alternatives.push({ results: ordered ? (answer as SparqlResults) : inCanonicalOrder(answer as SparqlResults), ...(typeof segs !== 'string' && segs.length ? { segments: segs } : {}) });
   }
   if (!f.unknown) {
     f.choice = alternatives.length > 0;
@@ -256,9 +256,9 @@ export async function executeGoldQueries(
     else if (r.status === 'error') a = { query: q.id, status: 'error', error: r.error, ordered: q.ordered };
     else if (graphResult) {
       const rows = r.body.split('\n').filter((l) => l.trim()).length;
-      a = { query: q.id, status: 'ok', rows, empty: rows === 0, ordered: q.ordered, results: r.body };
+      a = { query: q.id, status: 'ok', rows, empty: rows === 0, ordered: q.ordered, results: inCanonicalLineOrder(r.body) };
     } else {
-      const results = JSON.parse(r.body) as SparqlResults;
+      const results = q.ordered ? (JSON.parse(r.body) as SparqlResults) : inCanonicalOrder(JSON.parse(r.body) as SparqlResults);
       const rows = results.results ? results.results.bindings.length : 1;
       const empty = results.results ? rows === 0 : results.boolean === false;
       a = { query: q.id, status: 'ok', rows, empty, ordered: q.ordered, results };
@@ -268,6 +268,33 @@ export async function executeGoldQueries(
     onQuery?.done(`${q.id} (gold answer)`);
   }
   return out;
+}
+
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The rows of an answer without ORDER BY in one canonical order: sorted by the canonical JSON of
+ * each row (`canonicalJson`, code-unit order, not the locale's). SPARQL 1.1 Query §15 leaves their
+ * order to the engine, and oxigraph's differs between stores (a DISTINCT over a UNION comes back
+ * in either order), so the stored gold answer would not be byte-stable otherwise. ASK results are
+ * returned as they are.
+ * @param results a SPARQL 1.1 JSON results document
+ * @returns a copy with `results.bindings` sorted (the head unchanged)
+ */
+export function inCanonicalOrder(results: SparqlResults): SparqlResults {
+  if (!results.results) return results;
+  const keyed = results.results.bindings.map((row) => [canonicalJson(row), row] as const);
+  keyed.sort(([a], [b]) => byCodeUnits(a, b));
+  return { ...results, results: { ...results.results, bindings: keyed.map(([, row]) => row) } };
+}
+
+/**
+ * The triples of a CONSTRUCT/DESCRIBE answer (N-Triples, one a line) in code-unit order, each
+ * line ended by a newline: a graph has no order (RDF 1.1 Concepts §3).
+ */
+export function inCanonicalLineOrder(nTriples: string): string {
+  const lines = nTriples.split('\n').filter((l) => l.trim());
+  return lines.sort(byCodeUnits).map((l) => `${l}\n`).join('');
 }
 
 /**
