@@ -26,6 +26,16 @@ describe('fkgqaInProcess: the CLI in the test process, as its child', async () =
     expect((await same(['--version'], 0)).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
+  it('no command (1): the help on stderr, as commander exits for a missing command; --help and help (0) on stdout', async () => {
+    const none = await same([], 1);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/^Usage: fkgqa \[options\] \[command\]\n/);
+    expect(none.stderr).toContain('  partition [options]');
+    const help = await same(['--help'], 0);
+    expect([help.stdout, help.stderr]).toEqual([none.stderr, '']);
+    expect((await same(['help'], 0)).stdout).toBe(none.stderr);
+  });
+
   it('bad input (2): a build that is not there, named', async () => {
     const r = await same(['stats', '--shards', path.join(dir, 'nothing'), '-q'], 2);
     expect(r.stderr).toMatch(/^fkgqa: error: .*nothing/);

@@ -277,7 +277,7 @@ describe('cli / one convention for output formats and option names', async () =>
   it('verify prints [k/n] per query on stderr', async () => {
     const r = await fkgqa('verify', '--shards', out, '--kg', 'library', '--form', 'federated');
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/\[1\/7\] library\/q1: gold 1 rows; federated identical \d+ req \d+\.\d+ s \(\d+\.\d+ s\)/);
+    expect(r.stderr).toMatch(/\[1\/7\] library\/q1: gold 1 row; federated identical \d+ req \d+\.\d+ s \(\d+\.\d+ s\)/);
     expect(r.stderr).toMatch(/\[7\/7\] library\/q7: /);
   });
 });

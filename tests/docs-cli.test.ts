@@ -26,6 +26,15 @@ describe('docs/cli.md: the options are documented once, generated from the comma
     expect(ref).not.toContain(ROOT);
   });
 
+  it('names every command function of the library (src/index.ts) in its Library API table', () => {
+    const index = fs.readFileSync(path.join(ROOT, 'src/index.ts'), 'utf8');
+    const functions = [...index.matchAll(/^export async function (\w+)/gm)].map((m) => m[1]);
+    expect(functions).toEqual(expect.arrayContaining(['partition', 'query', 'view', 'runLoop']));
+    const api = doc.slice(doc.indexOf('## Library API'), doc.indexOf('## Development'));
+    const rows = [...api.matchAll(/^\| `(\w+)` \|/gm)].map((m) => m[1]);
+    expect(rows.sort()).toEqual(functions.sort());
+  });
+
   it('fails when the tables drift: an option added to a command shows as a difference', () => {
     const p = program();
     p.commands.find((c) => c.name() === 'stats')!.option('--new-option', 'an option added after the docs were written');

@@ -1,10 +1,8 @@
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BoundedSparqlClient, formOf, MAX_FORM_PARSE_CHARS } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { decodeBody } from '../src/federation/http.js';
@@ -12,9 +10,8 @@ import { registryFromUrls } from '../src/federation/registry.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { runQuery } from '../src/query/query.js';
 import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint } from '../src/serve/pool.js';
-import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
-import { demoBuild, engineTestsRun, tmpDir } from './helpers.js';
+import { endpoint, ENGINE_TESTS_RUN, server, shards, useHostileEndpoints, type Mode, type ToolAnswer } from './hostile-fixture.js';
 
 /**
  * Hostile endpoint answers get the same verdict on all three routes: the lone-SERVICE direct route, Comunica
@@ -35,7 +32,6 @@ const ONE_ROW = '{"head":{"vars":["b"]},"results":{"bindings":[{"b":{"type":"uri
 const BOMB = zlib.gzipSync(Buffer.alloc(64 << 20), { level: 9 });
 const LIMIT = 32 << 20;
 
-type Mode = (res: http.ServerResponse) => void;
 const MODES: Record<string, Mode> = {
   xmlnoterm: (res) => res.writeHead(200, X).end(xsel(`<result><binding name="b">hello</binding></result>${row('http://x/2')}`)),
   xmlemptybinding: (res) => res.writeHead(200, X).end(xsel('<result><binding name="b"/></result>')),
@@ -98,37 +94,7 @@ const SAYS: Record<string, string | RegExp | Record<string, string | RegExp>> = 
   br: 'sent an answer with Content-Encoding br, which is not decoded (br is none of gzip, x-gzip, deflate)',
 };
 
-let server: ShardServer;
-let shards: string;
-let hostile: http.Server;
-let base: string;
-const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
-
-beforeAll(async () => {
-  shards = await demoBuild(tmpDir('fkgqa-engines-hostile-'));
-  server = await serve({ shards, kgs: ['library'], writeFiles: false });
-  hostile = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const mode = req.url!.split('/')[1];
-      const q = new URLSearchParams(req.method === 'GET' ? req.url!.replace(/^[^?]*\??/, '') : body).get('query') ?? '';
-      if (/^\s*ASK\s*\{\s*\}\s*$/i.test(q)) return res.writeHead(200, J).end('{"head":{},"boolean":true}');
-      (MODES[mode] ?? ((r: http.ServerResponse) => r.writeHead(404).end()))(res);
-    });
-  });
-  await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));
-  base = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
-}, 300_000);
-
-afterAll(async () => {
-  await server?.close();
-  hostile?.closeAllConnections();
-  await new Promise<void>((r) => (hostile ? hostile.close(() => r()) : r()));
-});
-
-const endpoint = (mode: string) => `${base}/${mode}/sparql`;
-type ToolAnswer = { content: { text: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
+useHostileEndpoints(MODES);
 
 /** The words expected of `mode` on `route` ('direct', 'comunica', 'jena'). */
 function says(mode: string, route: string): string | RegExp {

@@ -1,7 +1,8 @@
 /**
  * The hostile endpoints of tests/hostile-answers.test.ts (one representative per engine and verdict
- * class, in `npm test`) and tests/hostile-answers.slow.test.ts (the full sweep of every hostile
- * behaviour on every federation engine, in `npm run test:slow`): one HTTP server whose first path
+ * class, in `npm test`), tests/hostile-answers.slow.test.ts (the full sweep of every hostile
+ * behaviour on every federation engine, in `npm run test:slow`) and tests/engines-hostile.slow.test.ts
+ * (its own modes: XML shapes, content codings, the answer limit): one HTTP server whose first path
  * segment names what it does with a query (`endpoint(mode)`), and the demo build's library graph
  * served by `fkgqa serve` beside it.
  *
@@ -196,8 +197,18 @@ export const seen: Record<string, { queries: number; asks: number }> = {};
 export const accepts: Record<string, string> = {};
 export const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
 
-/** Starts the served demo build and the hostile server before the file's tests (beforeAll) and stops both after them. */
-export function useHostileEndpoints(): void {
+/** The default modes of the hostile server: MODES, ERRORS, FORMS, XML_MODES, WIRE_MODES, STOPS; any other path closes the connection. */
+const defaultMode = (mode: string): Mode => MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? XML_MODES[mode] ?? WIRE_MODES[mode] ?? STOPS[mode] ?? MODES.close;
+const notFound: Mode = (res) => res.writeHead(404).end();
+
+/**
+ * Starts the served demo build and the hostile server before the file's tests (beforeAll) and stops
+ * both after them. Every path answers `ASK {}` with true (but `login`, with the default modes).
+ * @param modes what each path (its first segment) does with any other query, any path not named
+ *   answering 404; default: the modes of this file (`defaultMode`)
+ */
+export function useHostileEndpoints(modes?: Record<string, Mode>): void {
+  const answerOf = (mode: string): Mode => (modes ? (modes[mode] ?? notFound) : defaultMode(mode));
   beforeAll(async () => {
     shards = await demoBuild(tmpDir('fkgqa-hostile-'));
     server = await serve({ shards, kgs: ['library'], writeFiles: false });
@@ -211,13 +222,13 @@ export function useHostileEndpoints(): void {
         if (/^\s*ASK\s*\{\s*\}\s*$/i.test(q)) {
           s.asks++;
           // A login page answers everything with itself; the others answer the probe correctly.
-          if (mode === 'login') ERRORS.login(res);
+          if (mode === 'login' && !modes) ERRORS.login(res);
           else res.writeHead(200, json).end('{"head":{},"boolean":true}');
           return;
         }
         s.queries++;
         accepts[mode] = req.headers.accept ?? '';
-        (MODES[mode] ?? ERRORS[mode] ?? FORMS[mode] ?? XML_MODES[mode] ?? WIRE_MODES[mode] ?? STOPS[mode] ?? MODES.close)(res);
+        answerOf(mode)(res);
       });
     });
     await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', () => r()));

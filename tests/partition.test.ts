@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getHasher } from '../src/common/hash.js';
 import { scanTriples } from '../src/load/triples.js';
+import { describeBuild } from '../src/describe/index.js';
 import { bucketOf } from '../src/materialize/profile.js';
 import { DEFAULT_PARTITION_OPTIONS, partition, type GraphManifest } from '../src/partition/index.js';
 import { formatPartitionSummary, summarizePartition } from '../src/report/partition-summary.js';
@@ -106,7 +107,8 @@ describe('partition / demo dataset, checked by hand', async () => {
   it('gives byte-identical output for the same input and options, and reports it', async () => {
     const again = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
     expect(again.outputDigest).toBe(result.outputDigest);
-    expect(again.previous).toEqual({ digest: result.outputDigest, sameInputs: true, identical: true, graphs: ['library', 'observatory'] });
+    expect(again.previous).toEqual({ digest: result.outputDigest, sameInputs: true, identical: true, asBuilt: true, changedFiles: [], graphs: ['library', 'observatory'] });
+    expect(formatPartitionSummary(summarizePartition(again))).toContain('3. deterministic: byte-identical to the previous build');
     const other = path.join(tmpDir(), 'shards');
     await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: other });
     for (const kg of ['library', 'observatory']) {
@@ -114,6 +116,43 @@ describe('partition / demo dataset, checked by hand', async () => {
         expect(fs.readFileSync(path.join(other, kg, f))).toEqual(fs.readFileSync(path.join(out, kg, f)));
       }
     }
+  });
+
+  it('does not call a build byte-identical to a previous one whose VoID describe rewrote with endpoint URLs', async () => {
+    const dir = path.join(tmpDir(), 'shards');
+    const built = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: dir });
+    const voidFile = path.join(dir, 'library', 'shard1_void.ttl');
+    const before = fs.readFileSync(voidFile, 'utf8');
+    await describeBuild({ dir, endpointBase: 'http://127.0.0.1:7373' });
+    expect(fs.readFileSync(voidFile, 'utf8')).not.toBe(before);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'build.json'), 'utf8')).outputDigest).toBe(built.outputDigest);
+
+    const again = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: dir });
+    // The rebuild has the recorded bytes, but not the bytes on disk: the VoID of each of the 8 shards
+    // (plain and extended) and the catalogue (Turtle and JSON) carry the URLs: 18 files.
+    expect(again.outputDigest).toBe(built.outputDigest);
+    expect(again.previous).toMatchObject({ sameInputs: true, asBuilt: true, identical: false });
+    expect(again.previous!.changedFiles).toHaveLength(18);
+    expect(again.previous!.changedFiles.slice(0, 3)).toEqual(['catalogue.json', 'catalogue.ttl', 'library/shard1_void.ttl']);
+    const summary = summarizePartition(again);
+    expect(summary.guarantees.determinism.status).toBe('changed-after-build');
+    const text = formatPartitionSummary(summary);
+    expect(text).not.toContain('byte-identical');
+    expect(text).toContain('but 18 files (catalogue.json, catalogue.ttl, library/shard1_void.ttl, …) of it had been changed since');
+    expect(fs.readFileSync(voidFile, 'utf8')).toBe(before);
+
+    // Now the files on disk are the build's again: a third build is byte-identical to them.
+    const third = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: dir });
+    expect(third.previous).toMatchObject({ identical: true, changedFiles: [] });
+  });
+
+  it('says a count of one in the singular: a build of one graph is "over 1 graph"', async () => {
+    const one = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: path.join(tmpDir(), 'one'), kgs: ['library'] });
+    const text = formatPartitionSummary(summarizePartition(one));
+    expect(text).toMatch(/^fkgqa partition: 1 graph, 8 questions, 7 distinct queries \(7 distinct graph\/query pairs\)/);
+    expect(text).toMatch(/shards in total +4 over 1 graph /);
+    expect(text).toContain('nothing lost, nothing doubled: 1/1 graph (');
+    expect(text).not.toMatch(/\b1 (graphs|shards|questions|queries|rows|runs|files)\b/);
   });
 
   it('changes the shards with the seed, and keeps every triple', async () => {

@@ -44,7 +44,7 @@ describe('questions / demo dataset', async () => {
     expect(v.shardsImplied).toHaveLength(4);
     expect(v.answer).toMatchObject({ status: 'ok', rows: 2, vars: ['t1_title'], source: 'computed' });
     expect(v.answer.preview.map((r) => r[0]).sort()).toEqual(['"The Quiet Harbour"', '"Winter Ledger"']);
-    expect(lines[0]).toMatch(/library: computing 1 gold answers and needed shards/);
+    expect(lines[0]).toMatch(/library: computing 1 gold answer and needed shards/);
   });
 
   it('reads what fkgqa stats stored, and gives the same shards', async () => {

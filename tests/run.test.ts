@@ -51,7 +51,7 @@ describe('run / the whole loop in one command', () => {
     expect(fs.readdirSync(out).sort()).toEqual(['baseline-oracle.jsonl', 'per-run.csv', 'report.html', 'report.txt', 'view.html']);
     expect(fs.readFileSync(path.join(out, 'baseline-oracle.jsonl'), 'utf8').trim().split('\n')).toHaveLength(16);
     expect(fs.readFileSync(path.join(out, 'report.txt'), 'utf8')).toBe(r.stdout);
-    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8')).toContain('<p>16 runs, 1 groups (one per condition: setup | agent or model, and what else differs)');
+    expect(fs.readFileSync(path.join(out, 'report.html'), 'utf8')).toContain('<p>16 runs, 1 group (one per condition: setup | agent or model, and what else differs)');
     expect(fs.readFileSync(path.join(out, 'per-run.csv'), 'utf8').trim().split('\n')).toHaveLength(17);
     const view = fs.readFileSync(path.join(out, 'view.html'), 'utf8');
     expect(view).toContain('<title>fkgqa view: 16 runs</title>');
@@ -108,6 +108,23 @@ describe('run / the whole loop in one command', () => {
     expect([body.code, body.stderr]).toEqual([2, `fkgqa: error: --extra-body must be a JSON object of request fields, e.g. '{"reasoning_effort":"low"}', not an array\n`]);
   }, 60_000);
 
+  it('refuses a run folder holding runs of another build (exit 2) before starting anything, and names a folder for this build\'s runs', async () => {
+    const out = path.join(dir, 'other-build');
+    fs.mkdirSync(out);
+    const made = { id: 'baseline|oracle|0|r0|5ec2a3f2', build: { outputDigest: 'ab'.repeat(32), goldDigest: null } };
+    fs.writeFileSync(path.join(out, 'baseline-oracle.jsonl'), JSON.stringify(made) + '\n');
+    const digest = JSON.parse(fs.readFileSync(path.join(build, 'build.json'), 'utf8')).outputDigest as string;
+    const r = await fkgqa(['run', '--shards', build, '--state', path.join(dir, 'other-state'), '--out', out, '--agent', 'oracle']);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      `fkgqa: error: ${path.join(out, 'baseline-oracle.jsonl')}, line 1: ${out} holds runs of another build (output digest abababababababab; this build's is ${digest.slice(0, 16)}), ` +
+        `and the runs of a folder are scored together: give this build's runs their own folder, e.g. --out ${out}-${digest.slice(0, 8)}, or move ${out} away\n`,
+    ]);
+    // Nothing started: no gold answers computed into the state folder, no report written.
+    expect(fs.existsSync(path.join(dir, 'other-state'))).toBe(false);
+    expect(fs.readdirSync(out)).toEqual(['baseline-oracle.jsonl']);
+  }, 60_000);
+
   it('takes every agent, selection and limit option of eval, from the same definitions', () => {
     const options = (name: string) => new Map(program().commands.find((c) => c.name() === name)!.options.map((o) => [o.long!, o]));
     const evalOptions = options('eval');
@@ -140,7 +157,7 @@ describe('run / the whole loop in one command', () => {
       expect(fake.requests[0].body.model).toBe('fake-model');
       // The endpoints the model is told about are those of the serve run started, on --port.
       expect(JSON.stringify(fake.requests[0].body.messages)).toContain(`http://127.0.0.1:${port}/library-shard1/sparql`);
-      expect(r.stdout).toContain('== baseline|fake-model (1 runs; ended: cancelled 1');
+      expect(r.stdout).toContain('== baseline|fake-model (1 run; ended: cancelled 1');
       const runs = fs.readFileSync(path.join(out, 'baseline-fake-model.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       // --query keeps benchmark order (library/q1 asked before library/q2), --limit 1 the first.
       expect(runs.map((x) => x.question.queryId)).toEqual(['library/q1']);

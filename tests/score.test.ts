@@ -293,7 +293,7 @@ describe('score / how runs ended', () => {
     const byQuery = Object.fromEntries(r.perRun.map((s) => [s.queryId, s]));
     expect(byQuery['library/q3']).toMatchObject({ counted: false, correct: false, infrastructure: 'endpoint library-shard2 refused the connection' });
     expect(byQuery['library/q4'].reason).toBe('hit the time limit before answering');
-    expect(byQuery['library/q2'].reason).toBe('1 rows where gold has 2');
+    expect(byQuery['library/q2'].reason).toBe('1 row where gold has 2');
     const text = formatScoreText(r);
     expect(text).toContain('infrastructure errors (not in accuracy): 1: 1 × endpoint library-shard2 refused the connection');
     expect(text).toMatch(/ended: time_limit\s+1/);
@@ -445,7 +445,7 @@ describe('score / gold answers stored before the tie analysis', () => {
     expect(after.answers.map((a) => a.results)).toEqual(doc.answers.map((a) => a.results));
     const r = await score({ runs: [f], shards: copy });
     expect(r.perRun[0].correct).toBe(true);
-    expect(r.warnings).toEqual(['1 runs record no gold-answers digest (fkgqa stats had not run when they were made): scored against the gold answers stored now']);
+    expect(r.warnings).toEqual(['1 run with no gold-answers digest (fkgqa stats had not run when they were made): scored against the gold answers stored now']);
   });
 });
 
@@ -604,7 +604,7 @@ describe('score / a run file fkgqa eval is still writing (its runs so far are no
       const refused = fkgqaSync(['score', f, '--shards', demo.dir, '-q']);
       expect(refused.code).toBe(2);
       expect(refused.stdout).toBe('');
-      expect(refused.stderr).toContain(`${f}: fkgqa eval (pid ${writer.pid}) is still writing this run file: its 2 runs so far are not all its runs; wait until eval ends, or pass --partial to score them`);
+      expect(refused.stderr).toContain(`${f}: fkgqa eval (pid ${writer.pid}) is still writing this run file: it has written 2 runs so far, not all its runs; wait until eval ends, or pass --partial to score them`);
       const partial = await score({ runs: [f], shards: demo.dir, partial: true });
       expect(partial.partial).toEqual([f]);
       expect(partial.runs).toBe(2);

@@ -40,7 +40,7 @@ describe.runIf(HAS_SPIDER)("the README tour's verify over concert_singer and pet
       expect(v.stdout).toMatch(/no answer differs from gold beyond ties\n$/);
       // The per-query lines: gold, then federated, trivial, oracle (Comunica answered 34 rows and 19.56 here, gold 33 and 19.625).
       expect(v.stdout).toMatch(/^pets_1\/q9 +33 rows +identical 33 /m);
-      expect(v.stdout).toMatch(/^pets_1\/q21 +1 rows +identical 1 /m);
+      expect(v.stdout).toMatch(/^pets_1\/q21 +1 row +identical 1 /m);
       expect(v.stdout).toMatch(/^ {2}comunica +federated +45 +\d+ +\d+ +0 +/m);
     } finally {
       expect(await served.stop()).toBe(0);

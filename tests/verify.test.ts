@@ -220,7 +220,7 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
   it('--query <kg>/qN verifies that graph only, without --kg', async () => {
     const v = await cli('verify', '--shards', shards, '--query', 'library/q1', '--form', 'federated', '-q');
     expect(v.status).toBe(0);
-    expect(v.stdout).toContain('fkgqa verify: 1 distinct gold queries over 1 graphs');
+    expect(v.stdout).toContain('fkgqa verify: 1 distinct gold query over 1 graph');
     expect((await cli('verify', '--shards', shards, '--query', 'q1', '-q')).stderr).toContain('--query q1: a query id is <kg>/q<N>');
   });
 
@@ -339,7 +339,7 @@ describe('verify / what Comunica 4.5.0 got wrong over several SPARQL endpoints, 
       const v = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shards, '--query', 'g/q2', '--form', 'federated', '-q'], { encoding: 'utf8' });
       expect(v.status, v.stderr).toBe(1);
       expect(v.stdout).toContain('Disagreements, engine vs engine vs gold (1; ties listed after)\n  different: an engine differs from gold beyond ties (1)\n');
-      expect(v.stdout).toMatch(/^ {4}g\/q2 +federated +gold 1 rows +comunica: different 1$/m);
+      expect(v.stdout).toMatch(/^ {4}g\/q2 +federated +gold 1 row +comunica: different 1$/m);
       expect(v.stdout).toMatch(/1 answer\(s\) differ from gold beyond ties\n$/);
     } finally {
       fs.rmSync(state, { recursive: true, force: true });
@@ -362,7 +362,7 @@ describe('verify / disagreements between engines and gold (report.ts)', () => {
 
   it('an engine differing from gold while the other is identical: different, the engines in two groups', () => {
     const d = classifyDisagreement(q('ok', { comunica: fv('different', 1), jena: fv('identical', 1) }), 'trivial', new Map([['comunica', b], ['jena', a]]));
-    expect(d).toEqual({ query: 'car_1/q37', form: 'trivial', kind: 'different', gold: '1 rows', engines: { comunica: 'different 1', jena: 'identical 1' }, groups: [['comunica'], ['jena']], reasons: { comunica: 'rows differ' } });
+    expect(d).toEqual({ query: 'car_1/q37', form: 'trivial', kind: 'different', gold: '1 row', engines: { comunica: 'different 1', jena: 'identical 1' }, groups: [['comunica'], ['jena']], reasons: { comunica: 'rows differ' } });
   });
 
   it('both equivalent to gold with other answers: a tie; both identical: none; all failed with gold failed: none; one answering without gold: no-gold; one failing: failed', () => {

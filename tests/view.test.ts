@@ -103,7 +103,7 @@ describe('view / verdicts are fkgqa score\'s', () => {
     expect(probes).toEqual(Array.from({ length: 8 }, () => [true, true, true, '']));
     // The lost row: 1 gold row missing, the second gold row marked.
     const lost = detail('lost-row');
-    expect(lost.score?.reason).toBe('1 rows where gold has 2');
+    expect(lost.score?.reason).toBe('1 row where gold has 2');
     expect([lost.final?.missing, lost.final?.extra]).toEqual([1, 0]);
     expect(lost.goldMarks).toEqual(['', 'm']);
     // A changed value: one missing, one extra, both marked.
@@ -262,7 +262,7 @@ describe.skipIf(!CHROMIUM)('view / in headless Chromium', () => {
       // The deep link opened the run, with score's reason and the lost gold row marked.
       expect(await p.evaluate('document.body.dataset.openRun')).toBe(lostId);
       expect(await p.evaluate("document.getElementById('verdict').textContent")).toBe('wrong');
-      expect(await p.evaluate("document.getElementById('reason').textContent")).toBe('1 rows where gold has 2');
+      expect(await p.evaluate("document.getElementById('reason').textContent")).toBe('1 row where gold has 2');
       expect(await p.evaluate("document.querySelectorAll('#gold tr.m-m').length")).toBe(1);
       expect(await p.evaluate("document.querySelectorAll('#answer tr').length")).toBe(2); // header + 1 row
       // SERVICE targets highlighted in the final query: the needed shards of library/q2.

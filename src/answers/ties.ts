@@ -9,6 +9,7 @@
 import sparqljs from 'sparqljs';
 import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { compareResults, rowKey, termKey } from './compare.js';
+import { counted } from '../common/strings.js';
 
 const KEY_VAR = '__fkgqa_order';
 
@@ -74,9 +75,9 @@ export function equivalentUnderTies(ast: sparqljs.SparqlQuery, keyed: SparqlResu
   const got = (answer.results?.bindings ?? []).map(project);
   if (gold) {
     const goldRows = gold.results?.bindings.length ?? 0;
-    if (got.length !== goldRows) return { equivalent: false, why: `${got.length} rows where gold has ${goldRows}` };
+    if (got.length !== goldRows) return { equivalent: false, why: `${counted(got.length, 'row')} where gold has ${goldRows}` };
   }
-  if (got.length !== Math.max(0, end - offset)) return { equivalent: false, why: `${got.length} rows where the query selects ${Math.max(0, end - offset)}` };
+  if (got.length !== Math.max(0, end - offset)) return { equivalent: false, why: `${counted(got.length, 'row')} where the query selects ${Math.max(0, end - offset)}` };
   // Walk the runs overlapping the window [offset, end): from each, the answer must take exactly as
   // many rows as the window does, in run order, any of the run's rows.
   let pos = 0;
@@ -217,7 +218,7 @@ export function tieSegments(ast: sparqljs.SelectQuery, keyed: SparqlResults, var
 export function admittedBySegments(gold: SparqlResults, segments: TieSegment[], answer: SparqlResults): { admitted: true } | { admitted: false; why: string } {
   const g = gold.results?.bindings ?? [];
   const a = answer.results?.bindings ?? [];
-  if (a.length !== g.length) return { admitted: false, why: `${a.length} rows where gold has ${g.length}` };
+  if (a.length !== g.length) return { admitted: false, why: `${counted(a.length, 'row')} where gold has ${g.length}` };
   const inSegment = new Array<boolean>(g.length).fill(false);
   for (const s of segments) {
     const pool = new Map<string, number>();

@@ -26,6 +26,7 @@ import { readGoldQueries } from '../build/benchmark.js';
 import { registryFromEndpointsValue } from '../federation/registry.js';
 import { runSparqlQuery } from '../mcp/run-query.js';
 import { createMcpContext } from '../mcp/server.js';
+import { counted } from '../common/strings.js';
 
 /** Options of `checkGoldThroughMcp`. */
 export interface GoldCheckOptions {
@@ -96,7 +97,7 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
       const gold = stored ? goldResultsById(stored) : undefined;
       const urls = registry.endpoints.filter((e) => e.graph === g.graph).map((e) => e.url);
       let store: StoreWorker | undefined;
-      progress(`${g.graph}: ${gq.length} queries over ${urls.length} endpoints`);
+      progress(`${g.graph}: ${counted(gq.length, 'query', 'queries')} over ${counted(urls.length, 'endpoint')}`);
       try {
         for (const q of gq) {
           const parsed = parseQuery(q.text, defaultPrefix);

@@ -160,8 +160,8 @@ function partitionCommand(cli: Command): void {
   cli
     .command('partition')
     .description(
-      'Split every knowledge graph into shards so that each gold query needs at least two SPARQL endpoints ' +
-        '(section 4 of the FKGQA paper). With no options, builds the demo dataset into ./shards.',
+      'Split every knowledge graph into shards so that the triple patterns of each covered gold query match triples in at least two ' +
+        'shards, each its own SPARQL endpoint (implied fan-out >= 2, section 4 of the FKGQA paper). With no options, builds the demo dataset into ./shards.',
     )
     .addOption(new Option('--source <dir>', 'benchmark source directory: dev.json (or a kg_name,question,query CSV), kg/<name>.nt|.ttl|.rdf|.owl, ontologies/<name>.owl|.ttl').default(DEMO_SOURCE, 'the demo, datasets/demo'))
     .option('--out <dir>', 'output directory; replaced only when the whole build succeeds', 'shards')

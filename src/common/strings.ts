@@ -2,3 +2,14 @@
 export function detach(s: string): string {
   return (' ' + s).slice(1);
 }
+
+/**
+ * A count and its noun, singular for exactly 1: `counted(1, 'graph')` is `1 graph`,
+ * `counted(2, 'graph')` is `2 graphs`, `counted(3, 'query', 'queries')` is `3 queries`.
+ * @param n the count
+ * @param singular the noun for one
+ * @param plural the noun for any other count (default: `singular` + `s`)
+ */
+export function counted(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}

@@ -17,6 +17,7 @@ import { shardDatasetIri, type ShardDescription, type ShardStatistics } from './
 import { computeStatistics } from './statistics.js';
 import { streamStatistics } from './stream-statistics.js';
 import { readVoid, renderVoid } from './void-turtle.js';
+import { counted } from '../common/strings.js';
 
 /**
  * The endpoint URL of a shard under a base URL, following the SPARQL-MCP convention
@@ -244,7 +245,7 @@ export async function describeBuild(o: DescribeBuildOptions): Promise<DescribeBu
     const ds = await describeGraph({ ...g, client, engine, endpointOf: o.endpointBase ? (e) => endpointUrl(o.endpointBase!, e) : undefined });
     for (const [rel, text] of voidFileTexts(ds, g.prefix)) files.set(rel, text);
     descriptions.push(...ds);
-    log(`[${i + 1}/${graphs.length}] ${g.graph}: ${ds.length} shards described (${Math.round(performance.now() - t)} ms)`);
+    log(`[${i + 1}/${graphs.length}] ${g.graph}: ${counted(ds.length, 'shard')} described (${Math.round(performance.now() - t)} ms)`);
   }
   let voidBytes = 0;
   for (const text of files.values()) voidBytes += Buffer.byteLength(text);

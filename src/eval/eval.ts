@@ -28,6 +28,7 @@ export {
   type EvalSummary,
   type PlannedRun,
 } from './run-maker.js';
+import { counted } from '../common/strings.js';
 
 /**
  * Runs the evaluation (module comment): here, `concurrency` runs at a time, or, with `queue`, as the
@@ -50,7 +51,7 @@ export async function runEval(o: EvalOptions): Promise<EvalSummary> {
     const skipped = planned.length - todo.length;
     const part = o.part ? ` part ${o.part.k}/${o.part.n}:` : '';
     progress(
-      `fkgqa eval:${part} ${ctx.questions.length} questions × ${o.repeats ?? 1}${o.part ? `, ${planned.length} runs in this part` : ''}, ${skipped} runs already in ${o.out}, ${todo.length} to run (${o.setup}, ${ctx.who}, tools ${o.tools ?? 'mcp'})`,
+      `fkgqa eval:${part} ${counted(ctx.questions.length, 'question')} × ${o.repeats ?? 1}${o.part ? `, ${counted(planned.length, 'run')} in this part` : ''}, ${counted(skipped, 'run')} already in ${o.out}, ${todo.length} to run (${o.setup}, ${ctx.who}, tools ${o.tools ?? 'mcp'})`,
     );
     const tally = new RunTally(todo.length, progress);
     let lost: EvalSummary['lost'];

@@ -34,6 +34,7 @@ import { codeDigest, TOOL } from '../common/version.js';
 import { prepareEval, RunMaker, type EvalContext, type EvalOptions, type EvalSummary, type PlannedRun, type RunTally } from './run-maker.js';
 import { canonicalJson, digest16, goldAnswerDigest, type RunRecord } from './record.js';
 import type { RunFile } from './run-file.js';
+import { counted } from '../common/strings.js';
 
 /** The queue of runs to make, shared by every coordinator and worker on one Redis database. */
 export const RUN_QUEUE = 'fkgqa-runs';
@@ -234,13 +235,13 @@ export async function coordinate(ctx: EvalContext, runFile: RunFile, todo: Plann
       );
     }
     progress(
-      `fkgqa eval: queued ${toAdd.length} runs on ${shownUrl(url)} (queue ${RUN_QUEUE}, results ${resultsName})${todo.length - toAdd.length ? `, ${todo.length - toAdd.length} already queued or finished by a worker` : ''}; ` +
+      `fkgqa eval: queued ${counted(toAdd.length, 'run')} on ${shownUrl(url)} (queue ${RUN_QUEUE}, results ${resultsName})${todo.length - toAdd.length ? `, ${todo.length - toAdd.length} already queued or finished by a worker` : ''}; ` +
         `waiting for fkgqa worker --queue ${shownUrl(url)} --shards <this build>`,
     );
     if (remaining.size === 0) finish();
     status = setInterval(() => {
       void Promise.all([runs.getJobCounts('waiting', 'active', 'delayed', 'prioritized'), runs.getWorkersCount()]).then(
-        ([c, workers]) => progress(`  waiting for ${remaining.size} runs: ${(c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0)} queued, ${c.active ?? 0} running; ${workers} workers connected`),
+        ([c, workers]) => progress(`  waiting for ${counted(remaining.size, 'run')}: ${(c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0)} queued, ${c.active ?? 0} running; ${counted(workers, 'worker')} connected`),
         () => {},
       );
     }, 30_000);
@@ -412,7 +413,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       if (record.id !== data.id) return refuse(`the run's id here is ${record.id}, the coordinator's ${data.id}: install the same fkgqa on both`);
       await send(data.results, { kind: 'record', worker: me(), record }, String(job.id));
       made++;
-      progress(`  ${record.id} ${record.question.queryId}: ${record.endReason} in ${secs(record.ms)} (${made} runs by this worker)`);
+      progress(`  ${record.id} ${record.question.queryId}: ${record.endReason} in ${secs(record.ms)} (${counted(made, 'run')} by this worker)`);
       return { endReason: record.endReason };
     },
     {
@@ -437,7 +438,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
   if (o.signal?.aborted) stop();
   await worker.waitUntilReady();
   progress(
-    `fkgqa worker: taking runs from ${shownUrl(o.queue)} (queue ${RUN_QUEUE}), ${concurrency} at a time${o.rate ? `, at most ${o.rate.max} runs started per ${secs(o.rate.durationMs)} over all workers` : ''}; --shards ${o.shards}`,
+    `fkgqa worker: taking runs from ${shownUrl(o.queue)} (queue ${RUN_QUEUE}), ${concurrency} at a time${o.rate ? `, at most ${counted(o.rate.max, 'run')} started per ${secs(o.rate.durationMs)} over all workers` : ''}; --shards ${o.shards}`,
   );
   await closed;
   for (const c of contexts.values()) await c.then((x) => x.maker.close(), () => {});

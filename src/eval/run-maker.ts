@@ -41,6 +41,7 @@ import type { Setup } from '../mcp/context.js';
 import { HARNESS_TOOLS, harnessPromptWords, McpToolProvider, type ToolProvider } from './tools.js';
 import { filterGraphs, openRegistry } from '../federation/registry.js';
 import { unknownGraphError } from '../build/names.js';
+import { counted } from '../common/strings.js';
 
 /** The prompts shipped with fkgqa (`prompts/<setup>.md`). */
 export const PROMPTS_DIR = fileURLToPath(new URL('../../prompts', import.meta.url));
@@ -563,7 +564,7 @@ export class RunTally {
     }
     this.finished++;
     const detail = loop.endReason === 'infrastructure_error' ? ` (${loop.infrastructure?.what.slice(0, 200)})` : loop.endReason === 'model_error' ? ` (${(loop.error ?? '').slice(0, 200)})` : '';
-    const final = loop.final ? ` (final ${loop.final.status}${loop.final.rows !== undefined ? `, ${loop.final.rows} rows` : ''})` : '';
+    const final = loop.final ? ` (final ${loop.final.status}${loop.final.rows !== undefined ? `, ${counted(loop.final.rows, 'row')}` : ''})` : '';
     this.progress(`  [${this.finished}/${this.total}] ${record.id} ${record.question.queryId}: ${loop.endReason}${final}${detail} in ${secs(loop.ms)}${by ? ` by ${by}` : ''}`);
   }
 

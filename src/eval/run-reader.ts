@@ -27,6 +27,7 @@ import { InputError } from '../common/errors.js';
 import { readTextInput } from '../common/input.js';
 import { lockHolderOf } from '../common/output.js';
 import { END_REASONS, RUN_FORMAT, runIdentity, type EndReason, type RunCondition, type RunRecord } from './record.js';
+import { counted } from '../common/strings.js';
 
 /**
  * The lock file `fkgqa eval` holds beside a run file while it appends to it (`.<name>.fkgqa-lock`:
@@ -249,9 +250,9 @@ export function readRunFiles(files: string[], o: { partial?: boolean } = {}): Ru
     const writer = lockHolderOf(runFileLock(file));
     const runs = text.split('\n').filter((l) => l.trim()).length;
     if (writer && writer.pid !== process.pid && writer.alive) {
-      if (!o.partial) throw new InputError(`fkgqa eval (pid ${writer.pid}) is still writing this run file: its ${runs} runs so far are not all its runs; wait until eval ends, or pass --partial to score them (the report then says it is partial)`, { file });
+      if (!o.partial) throw new InputError(`fkgqa eval (pid ${writer.pid}) is still writing this run file: it has written ${counted(runs, 'run')} so far, not all its runs; wait until eval ends, or pass --partial to score them (the report then says it is partial)`, { file });
       partial.push(file);
-      warnings.push(`PARTIAL: ${file} was still being written by fkgqa eval (pid ${writer.pid}): ${runs} runs read so far, not all the runs it will hold`);
+      warnings.push(`PARTIAL: ${file} was still being written by fkgqa eval (pid ${writer.pid}): ${counted(runs, 'run')} read so far, not all the runs it will hold`);
     } else if (writer && !writer.alive) {
       warnings.push(`${file}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`);
     }

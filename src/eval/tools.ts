@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createMcpServer, type McpServerOptions } from '../mcp/server.js';
 import type { ToolSpec } from './chat.js';
 import type { ToolErrorMeta } from './record.js';
+import { counted } from '../common/strings.js';
 
 /** A tool's answer as the model sees it, and (outside that text) how an error was classified. */
 export interface ToolOutcome {
@@ -85,7 +86,7 @@ export function harnessPromptWords(maxTurns: number): string {
     'Ending the task:',
     '- submit_final_query submits your final SPARQL query; its full answer is your answer. It ends the task.',
     '- cancel gives up when the question cannot be answered with these endpoints. It ends the task.',
-    `Submit the query that answers the question. You have at most ${maxTurns} turns.`,
+    `Submit the query that answers the question. You have at most ${counted(maxTurns, 'turn')}.`,
   ].join('\n');
 }
 

@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { McpToolContext } from './context.js';
+import { counted } from '../common/strings.js';
 
 /** The prompts shipped with fkgqa (`prompts/<setup>.md`, the texts `fkgqa eval` gives an agent). */
 export const DEFAULT_PROMPTS_DIR = fileURLToPath(new URL('../../prompts', import.meta.url));
@@ -105,7 +106,7 @@ export function runQueryDescription(ctx: McpToolContext): string {
     'Runs a read-only SPARQL 1.1 query over the endpoints listed below. Name every endpoint with SERVICE <endpoint URL> { … }: ' +
       'one SERVICE clause that is the whole WHERE goes straight to that endpoint; several SERVICE clauses are joined by the federation engine. ' +
       `Declare every prefix you use; queries up to ${l.maxQueryChars} characters. ` +
-      `An answer shows one page of at most ${l.previewRows} rows and max_chars characters ("rows 1–${l.previewRows} of 2345; pass offset=${l.previewRows} to continue").`,
+      `An answer shows one page of at most ${counted(l.previewRows, 'row')} and max_chars characters ("rows 1–${l.previewRows} of 2345; pass offset=${l.previewRows} to continue").`,
     ...graphsSentence(ctx, false),
     heading,
     endpointLines(ctx),

@@ -20,6 +20,7 @@
  * line ended the process with code 13 and no output), and writes each message as one line.
  */
 import { specTypeSchemas, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
+import { counted } from '../common/strings.js';
 
 /** JSON-RPC 2.0 error codes (JSON-RPC 2.0 specification, section 5.1). */
 export const JSONRPC_ERRORS = { parseError: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internalError: -32603 } as const;
@@ -129,7 +130,7 @@ export function checkMessage(text: string): CheckedMessage {
   const replies = x
     .map((m) => (isObject(m) && typeof m.method === 'string' && !('id' in m && m.id !== null && m.id !== undefined) ? null : errorReply(isObject(m) && validId(m.id) ? m.id : null, JSONRPC_ERRORS.invalidRequest, BATCH)))
     .filter((r): r is JsonRpcErrorReply => r !== null);
-  return { ok: false, reply: replies.length ? replies : null, why: `a batch of ${x.length} messages` };
+  return { ok: false, reply: replies.length ? replies : null, why: `a batch of ${counted(x.length, 'message')}` };
 }
 
 /**

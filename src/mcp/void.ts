@@ -53,6 +53,7 @@ import { datasetIriOf, voidPage, voidStatements, voidSummary, type VoidFormat, t
 import { pageArgs } from './paging.js';
 import { findEndpoint, type RegisteredEndpoint } from '../federation/registry.js';
 import { writeFileAtomic } from '../common/output.js';
+import { counted } from '../common/strings.js';
 
 /** The variants an agent may ask for. */
 export const VOID_VARIANTS = ['standard', 'extended'] as const satisfies readonly VoidVariant[];
@@ -538,7 +539,7 @@ export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): 
   };
   const registered = () => `Registered endpoints:\n${listEndpoints(ctx.registry.endpoints, 16, ENDPOINTS_ELSEWHERE)}`;
   if (urls.length === 0) return fail('no-endpoint', `name an endpoint (endpoint: "<URL>") or several (endpoints: [...]). ${registered()}`);
-  if (urls.length > MAX_VOID_ENDPOINTS) return fail('too-many', `at most ${MAX_VOID_ENDPOINTS} endpoints per call, ${urls.length} given: ask in several calls`);
+  if (urls.length > MAX_VOID_ENDPOINTS) return fail('too-many', `at most ${counted(MAX_VOID_ENDPOINTS, 'endpoint')} per call, ${urls.length} given: ask in several calls`);
   const unknown = urls.filter((u) => !findEndpoint(ctx.registry, u));
   if (unknown.length > 0) return fail('unknown-endpoint', `${unknown.map((u) => `<${u}>`).join(', ')} not registered. ${registered()}`);
   const results: VoidResult[] = [];

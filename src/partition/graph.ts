@@ -29,6 +29,7 @@ import { SOLVER, type SolverStatistics } from '../plan/solver.js';
 import { byShardNumber, type GraphBuild, type GraphManifest, type ManifestQuery, type ManifestShard } from './manifest.js';
 import { methodOptionsOf, type PartitionOptions } from './options.js';
 import { DEFAULT_METHOD_OPTIONS, type MethodOptions } from './presets.js';
+import { counted } from '../common/strings.js';
 
 /** The partition options plus what every graph shares: the source folder and the questions file. */
 export interface GraphContext extends PartitionOptions {
@@ -181,7 +182,7 @@ export async function verifyGraph(g: GraphSource, analyses: QueryAnalysis[], pla
   const completeness = verified.check;
   if (!completeness.ok) {
     throw new Error(
-      `${g.name}: guarantee 1 failed: input ${completeness.inputLines} triples (${completeness.inputChecksum}), shards ${completeness.shardLines} (${completeness.shardChecksum})`,
+      `${g.name}: guarantee 1 failed: input ${counted(completeness.inputLines, 'triple')} (${completeness.inputChecksum}), shards ${completeness.shardLines} (${completeness.shardChecksum})`,
     );
   }
   const fileOf = new Map(m.order.map((s, i) => [s.index, verified.shards[i]]));
@@ -426,7 +427,7 @@ export async function buildGraph(g: GraphSource, queries: GoldQuery[], ctx: Grap
   const descriptions = await describeShards(g, manifest, ctx, dir);
   if (ctx.void !== false) {
     const linksets = descriptions.reduce((n, d) => n + d.linksets.length, 0);
-    log(`${g.name}: VoID of ${descriptions.length} shards, ${linksets} linksets (${ms(t)} ms)`);
+    log(`${g.name}: VoID of ${counted(descriptions.length, 'shard')}, ${counted(linksets, 'linkset')} (${ms(t)} ms)`);
   }
   const describe = ms(t);
   return {

@@ -157,8 +157,15 @@ export interface PartitionResult {
   outputDigest: string;
   /** The method options the build used and the preset they came from (as in build.json). */
   method: ResolvedMethodOptions;
-  /** Comparison with the build that was in the output directory before, if any. */
-  previous: { digest: string; sameInputs: boolean; identical: boolean; graphs: string[] } | null;
+  /**
+   * Comparison with the build that was in the output directory before, if any: `digest` its
+   * recorded output digest, `sameInputs` whether its inputs digest is this build's, `asBuilt` whether
+   * its recorded output digest is this build's, `changedFiles` (with the same inputs only) the files
+   * (relative paths, sorted) whose bytes on disk differ from this build's or are in one build only,
+   * `identical` whether the files on disk are byte for byte this build's (same inputs, `asBuilt`, no
+   * changed file), `graphs` its graphs.
+   */
+  previous: { digest: string; sameInputs: boolean; identical: boolean; asBuilt: boolean; changedFiles: string[]; graphs: string[] } | null;
   timings: { totalMs: number };
 }
 

@@ -19,6 +19,7 @@ import { methodOptionsOf, type PartitionOptions } from './options.js';
 import { PRESETS } from './presets.js';
 import { digestTree, isBuildEntry, readPrevious } from './output.js';
 import { unknownGraphError } from '../build/names.js';
+import { counted } from '../common/strings.js';
 
 const ms = (t0: number) => Math.round(performance.now() - t0);
 
@@ -115,8 +116,8 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
       graphs.push(build);
       const m = build.manifest;
       log(
-        `[${i + 1}/${selected.length}] ${kg}: ${m.inputs.data.triples} triples, ${m.queries.length} queries → ` +
-          `${m.rules.length} rules, ${m.shards.length} shards; ${m.guarantees.federation.federated}/${m.guarantees.federation.covered} federated (${build.timings.total} ms)`,
+        `[${i + 1}/${selected.length}] ${kg}: ${counted(m.inputs.data.triples, 'triple')}, ${counted(m.queries.length, 'query', 'queries')} → ` +
+          `${m.rules.length} rules, ${counted(m.shards.length, 'shard')}; ${m.guarantees.federation.federated}/${m.guarantees.federation.covered} federated (${build.timings.total} ms)`,
       );
     }
     writeBenchmark(staged.dir, questions, queries, graphs, options.defaultPrefix, source.questionsFile, questionsSha);
@@ -138,7 +139,7 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
       inputsDigest,
       outputDigest,
     });
-    const previous = readPrevious(options.out, inputsDigest, outputDigest);
+    const previous = readPrevious(options.out, inputsDigest, staged.dir, outputDigest);
     staged.commit(isBuildEntry);
     const method = { preset: options.preset ?? null, options: methodOptionsOf(options) };
     return { out: options.out, graphs, questions, queries, warnings, outputDigest, method, previous, timings: { totalMs: ms(t0) } };

@@ -5,7 +5,7 @@
  */
 import sparqljs from 'sparqljs';
 import type { StoreWorker } from '../common/store-worker.js';
-import type { GoldAlternative, GoldAnswer, GoldTies } from '../build/gold-answers.js';
+import { canonicalJson, type GoldAlternative, type GoldAnswer, type GoldTies } from '../build/gold-answers.js';
 import type { SparqlResults } from '../sparql/results.js';
 import { compareResults } from '../answers/compare.js';
 import {
@@ -20,6 +20,7 @@ import {
   type SubSelectAnswer,
   type TieSegment,
 } from '../answers/ties.js';
+import { counted } from '../common/strings.js';
 
 /** A distinct gold query to execute. */
 export interface GoldQueryToRun {
@@ -45,7 +46,6 @@ function windowText(q: sparqljs.SelectQuery): string {
   return (m ? m[0] : 'ORDER BY').replace(/\s+/g, ' ').replace(/<http:\/\/valuenet\/ontop\/([^>]*)>/g, ':$1').trim();
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** Runs a query on the unsharded graph within the time limit: its results, or what it ran into, in words. */
 type QueryRun = (text: string) => Promise<SparqlResults | string>;
@@ -111,10 +111,10 @@ async function subSelectTies(subs: sparqljs.SelectQuery[], run: QueryRun, f: Tie
     const c = subSelectChoices(sub, keyed, MAX_TIE_CHOICES);
     if (c.status === 'fixed') continue;
     if (c.status === 'too-many') {
-      f.undecided(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: more than ${MAX_TIE_CHOICES} choices, not enumerated`);
+      f.undecided(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${counted(c.keep, 'place')}: more than ${MAX_TIE_CHOICES} choices, not enumerated`);
       continue;
     }
-    f.reasons.push(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${plural(c.keep, 'place')}: ${plural(c.choices.length, 'choice')}`);
+    f.reasons.push(`sub-SELECT ${windowText(sub)}: ${c.tied} solutions tie (ORDER BY key ${c.key}) for ${counted(c.keep, 'place')}: ${counted(c.choices.length, 'choice')}`);
     perSub.push({ sub, vars: answerVariables(keyed), choices: c.choices });
   }
   return perSub;
@@ -156,16 +156,16 @@ async function alternativeAnswers(ast: sparqljs.SelectQuery, goldResults: Sparql
     if (alternatives.some((a) => compareResults(a.results as SparqlResults, answer, ordered).identical)) continue;
     rows += answer.results?.bindings.length ?? 0;
     if (rows > MAX_ALTERNATIVE_ROWS) {
-      f.undecided(`the alternatives hold more than ${MAX_ALTERNATIVE_ROWS} rows`);
+      f.undecided(`the alternatives hold more than ${counted(MAX_ALTERNATIVE_ROWS, 'row')}`);
       break;
     }
     const segs = await segmentsOf(run, rewritten.ast, answer);
     if (typeof segs === 'string') f.undecided(`an alternative's top-level ties: ${segs}`);
-    alternatives.push({ results: answer as SparqlResults, ...(typeof segs !== 'string' && segs.length ? { segments: segs } : {}) });
+    alternatives.push({ results: ordered ? (answer as SparqlResults) : inCanonicalOrder(answer as SparqlResults), ...(typeof segs !== 'string' && segs.length ? { segments: segs } : {}) });
   }
   if (!f.unknown) {
     f.choice = alternatives.length > 0;
-    f.reasons.push(`${plural(alternatives.length + 1, 'admissible answer')} (gold${alternatives.length ? ` and ${plural(alternatives.length, 'other')}` : ''})` + (reproduced ? '' : '; no choice reproduces the stored gold answer'));
+    f.reasons.push(`${counted(alternatives.length + 1, 'admissible answer')} (gold${alternatives.length ? ` and ${counted(alternatives.length, 'other')}` : ''})` + (reproduced ? '' : '; no choice reproduces the stored gold answer'));
   }
   return alternatives;
 }
@@ -179,10 +179,10 @@ async function topLevelTies(ast: sparqljs.SelectQuery, goldResults: SparqlResult
     const cut = segments.filter((s) => s.rows);
     if (cut.length > 0) {
       f.choice = true;
-      f.reasons.push(`top-level ${windowText(ast)}: ${cut.map((s) => `${s.tied} solutions tie (ORDER BY key ${s.key}) for ${plural(s.take, 'place')}`).join('; ')}`);
+      f.reasons.push(`top-level ${windowText(ast)}: ${cut.map((s) => `${s.tied} solutions tie (ORDER BY key ${s.key}) for ${counted(s.take, 'place')}`).join('; ')}`);
     }
     const open = segments.filter((s) => !s.rows);
-    if (open.length > 0) f.reasons.push(`top-level ${windowText(ast)}: the order of ${open.reduce((n, s) => n + s.take, 0)} rows in ${plural(open.length, 'run')} of tied keys is open`);
+    if (open.length > 0) f.reasons.push(`top-level ${windowText(ast)}: the order of ${counted(open.reduce((n, s) => n + s.take, 0), 'row')} in ${counted(open.length, 'run')} of tied keys is open`);
   }
   return segments;
 }
@@ -256,9 +256,9 @@ export async function executeGoldQueries(
     else if (r.status === 'error') a = { query: q.id, status: 'error', error: r.error, ordered: q.ordered };
     else if (graphResult) {
       const rows = r.body.split('\n').filter((l) => l.trim()).length;
-      a = { query: q.id, status: 'ok', rows, empty: rows === 0, ordered: q.ordered, results: r.body };
+      a = { query: q.id, status: 'ok', rows, empty: rows === 0, ordered: q.ordered, results: inCanonicalLineOrder(r.body) };
     } else {
-      const results = JSON.parse(r.body) as SparqlResults;
+      const results = q.ordered ? (JSON.parse(r.body) as SparqlResults) : inCanonicalOrder(JSON.parse(r.body) as SparqlResults);
       const rows = results.results ? results.results.bindings.length : 1;
       const empty = results.results ? rows === 0 : results.boolean === false;
       a = { query: q.id, status: 'ok', rows, empty, ordered: q.ordered, results };
@@ -268,6 +268,33 @@ export async function executeGoldQueries(
     onQuery?.done(`${q.id} (gold answer)`);
   }
   return out;
+}
+
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The rows of an answer without ORDER BY in one canonical order: sorted by the canonical JSON of
+ * each row (`canonicalJson`, code-unit order, not the locale's). SPARQL 1.1 Query §15 leaves their
+ * order to the engine, and oxigraph's differs between stores (a DISTINCT over a UNION comes back
+ * in either order), so the stored gold answer would not be byte-stable otherwise. ASK results are
+ * returned as they are.
+ * @param results a SPARQL 1.1 JSON results document
+ * @returns a copy with `results.bindings` sorted (the head unchanged)
+ */
+export function inCanonicalOrder(results: SparqlResults): SparqlResults {
+  if (!results.results) return results;
+  const keyed = results.results.bindings.map((row) => [canonicalJson(row), row] as const);
+  keyed.sort(([a], [b]) => byCodeUnits(a, b));
+  return { ...results, results: { ...results.results, bindings: keyed.map(([, row]) => row) } };
+}
+
+/**
+ * The triples of a CONSTRUCT/DESCRIBE answer (N-Triples, one a line) in code-unit order, each
+ * line ended by a newline: a graph has no order (RDF 1.1 Concepts §3).
+ */
+export function inCanonicalLineOrder(nTriples: string): string {
+  const lines = nTriples.split('\n').filter((l) => l.trim());
+  return lines.sort(byCodeUnits).map((l) => `${l}\n`).join('');
 }
 
 /**

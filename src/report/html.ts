@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { comparePaper } from './stats-format.js';
 import type { BuildFigures, BuildStats } from './stats.js';
+import { counted } from '../common/strings.js';
 
 /** Escapes text for HTML content and attribute values. */
 export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -175,11 +176,11 @@ td.sizes{text-align:left;min-width:9em}
 .note{color:#555}
 </style></head><body>
 <h1>fkgqa stats</h1>
-<p>${f.graphs} graphs, ${f.questions} questions, ${f.distinctQueries} distinct queries (${f.graphQueryPairs} graph/query pairs), ${f.shards.total} shards.
+<p>${counted(f.graphs, 'graph')}, ${counted(f.questions, 'question')}, ${counted(f.distinctQueries, 'distinct query', 'distinct queries')} (${counted(f.graphQueryPairs, 'graph/query pair')}), ${counted(f.shards.total, 'shard')}.
 Gold answers: ${f.goldAnswers.executed} of ${f.goldAnswers.graphQueryPairs} executed, ${f.goldAnswers.failed} failed, ${f.goldAnswers.timedOut} timed out.</p>
 <h2>Fan-out</h2>
 <p class="note">Implied fan-out f(Q): shards holding a triple that matches some triple pattern of the query. Realised: shards whose triples a solution of the query actually uses.
-Realised fan-out 0 (no match): no solution of the query's pattern uses a triple of any shard, so its answer is empty or an aggregate over no solutions (e.g. a count of 0): ${f.realisedFanOut.noMatch.overQuestions.count} of the ${f.realisedFanOut.noMatch.overQuestions.of} questions with a realised fan-out.</p>
+Realised fan-out 0 (no match): no solution of the query's pattern uses a triple of any shard, so its answer is empty or an aggregate over no solutions (e.g. a count of 0): ${f.realisedFanOut.noMatch.overQuestions.count} of the ${counted(f.realisedFanOut.noMatch.overQuestions.of, 'question')} with a realised fan-out.</p>
 <div class="chart"><canvas id="fanout"></canvas></div>
 <h2>Shard sizes per graph</h2>
 <p class="note">One dot per shard (shard&lt;N&gt; of each graph), on a log scale.</p>

@@ -2,6 +2,7 @@ import { SHARDING_KINDS, type QueryAnalysis, type ShardingKind } from '../analyz
 import type { PartitionResult } from '../partition/index.js';
 import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
 import { PAPER } from './paper.js';
+import { counted } from '../common/strings.js';
 
 /** A count with its share in percent. */
 export interface Share {
@@ -51,8 +52,17 @@ export interface PartitionSummary {
     /**
      * Comparison with the build that was in the output folder before. When it had other inputs,
      * `previousGraphs` are its graphs and `sameGraphs` whether they are the graphs of this build.
+     * `changed-after-build`: its recorded output digest is this build's, but files of it on disk had
+     * been changed since (e.g. by `fkgqa describe --endpoint-base`); `changedFiles` (with
+     * `changed-after-build` and `DIFFERENT`) are the files that differ from this build's.
      */
-    determinism: { status: 'identical' | 'different-inputs' | 'DIFFERENT' | 'no-previous-build'; outputDigest: string; previousGraphs?: string[]; sameGraphs?: boolean };
+    determinism: {
+      status: 'identical' | 'changed-after-build' | 'different-inputs' | 'DIFFERENT' | 'no-previous-build';
+      outputDigest: string;
+      previousGraphs?: string[];
+      sameGraphs?: boolean;
+      changedFiles?: string[];
+    };
   };
   solver: { optimal: number; solves: number; maxWallMs: number };
 }
@@ -133,8 +143,11 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
             ? 'different-inputs'
             : r.previous.identical
               ? 'identical'
-              : 'DIFFERENT',
+              : r.previous.asBuilt
+                ? 'changed-after-build'
+                : 'DIFFERENT',
         outputDigest: r.outputDigest,
+        ...(r.previous && r.previous.sameInputs && !r.previous.identical ? { changedFiles: r.previous.changedFiles } : {}),
         ...(r.previous && !r.previous.sameInputs
           ? { previousGraphs: r.previous.graphs, sameGraphs: r.previous.graphs.join(' ') === r.graphs.map((g) => g.manifest.graph).join(' ') }
           : {}),
@@ -164,6 +177,12 @@ function previousWas(d: PartitionSummary['guarantees']['determinism']): string {
   return `the previous build in this folder was of other inputs (${what}); nothing to compare (run again to check)`;
 }
 
+/** Changed files as `3 files (a, b, c)`, naming at most three. */
+function changedFilesInWords(files: string[]): string {
+  const named = files.slice(0, 3).join(', ') + (files.length > 3 ? ', …' : '');
+  return `${counted(files.length, 'file')}${files.length > 0 ? ` (${named})` : ''}`;
+}
+
 /** Counts of query ids (`<kg>/q<N>`) per graph, as `kg N, kg N` in graph order. */
 function perGraph(ids: string[]): string {
   const n = new Map<string, number>();
@@ -190,8 +209,8 @@ export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOption
   const L: string[] = [];
   const a = s.applicability;
   L.push(
-    `fkgqa partition: ${s.graphs} graphs, ${s.questions} questions, ${s.distinctTexts} distinct queries ` +
-      `(${s.distinctPairs} distinct graph/query pairs), ${s.unparsable.length} unparsable`,
+    `fkgqa partition: ${counted(s.graphs, 'graph')}, ${counted(s.questions, 'question')}, ${counted(s.distinctTexts, 'distinct query', 'distinct queries')} ` +
+      `(${counted(s.distinctPairs, 'distinct graph/query pair')}), ${s.unparsable.length} unparsable`,
   );
   if (s.method.preset) {
     const o = s.method.options;
@@ -218,14 +237,14 @@ export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOption
     `  ${pad('rules: vertical/semantic/horizontal', W)}${pad(`${pct(rc.predicate.share)} / ${pct(rc.class.share)} / ${pct(rc.horizontal.share)}`, 27)}` +
       `18.30% / 30.42% / 51.28%`,
   );
-  L.push(`  ${pad('shards in total', W)}${pad(`${s.shards.total} over ${s.graphs} graphs`, 27)}118 over 19 graphs`);
+  L.push(`  ${pad('shards in total', W)}${pad(`${s.shards.total} over ${counted(s.graphs, 'graph')}`, 27)}118 over 19 graphs`);
   const sp = s.shards.perGraph;
   L.push(`  ${pad('shards per graph (mean/median/min/max)', W)}${pad(`${num(sp.mean)} / ${num(sp.median)} / ${sp.min} / ${sp.max}`, 27)}6.21 / 6 / 3 / 14`);
   const f = s.impliedFanOut;
   const pf = PAPER.impliedFanOut;
   L.push(`  ${pad('shard balance (mean CV of shard sizes)', W)}${pad(num(s.shardBalanceCv), 27)}${PAPER.shardBalanceCv}`);
   L.push(`  ${pad('implied fan-out (mean/median/min/max)', W)}${pad(`${num(f.mean)} / ${num(f.median)} / ${f.min} / ${f.max}`, 27)}${pf.mean} / ${pf.median} / ${pf.min} / ${pf.max}`);
-  L.push(`  paper: the figures the FKGQA paper reports for its own build (section 4.2): ${PAPER.shards.total} shards over the 19 Spider4SPARQL`);
+  L.push(`  paper: the figures the FKGQA paper reports for its own build (section 4.2): ${counted(PAPER.shards.total, 'shard')} over the 19 Spider4SPARQL`);
   L.push(`  graphs it kept. This build has ${s.graphs} graph${s.graphs === 1 ? '' : 's'}: compare the per-graph figures, not the totals.`);
   L.push('');
   L.push(`Coverage: ${s.coverage.covered} of ${s.coverage.analysed} analysed queries covered by a chosen rule`);
@@ -239,7 +258,7 @@ export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOption
   L.push('');
   const g = s.guarantees;
   L.push('Guarantees');
-  L.push(`  1. nothing lost, nothing doubled: ${g.completeness.ok}/${g.completeness.graphs} graphs (count and checksum of shards = input)`);
+  L.push(`  1. nothing lost, nothing doubled: ${g.completeness.ok}/${counted(g.completeness.graphs, 'graph')} (count and checksum of shards = input)`);
   L.push(
     `  2. every covered query federated (f(Q) >= 2): ${g.federation.federated}/${g.federation.covered}` +
       (g.federation.necessarilyEmpty ? ` (${g.federation.necessarilyEmpty} with answer necessarily empty: a required triple pattern matches nothing)` : ''),
@@ -254,8 +273,11 @@ export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOption
   for (const e of g.rules.exceptions) L.push(`     not realised ${e.graph}: ${e.rule}: ${e.detail}`);
   const det = {
     identical: 'byte-identical to the previous build of the same input and options',
+    'changed-after-build':
+      `the previous build of the same inputs and options was built with these bytes (the output digest in its build.json), ` +
+      `but ${changedFilesInWords(g.determinism.changedFiles ?? [])} of it had been changed since (as fkgqa describe --endpoint-base does); this build replaces them`,
     'different-inputs': previousWas(g.determinism),
-    DIFFERENT: 'DIFFERS from the previous build of the same inputs, options and code',
+    DIFFERENT: `DIFFERS from the previous build of the same inputs, options and code in ${changedFilesInWords(g.determinism.changedFiles ?? [])}`,
     'no-previous-build': 'no previous build in the output directory to compare with (run again to check)',
   }[g.determinism.status];
   L.push(`  3. deterministic: ${det}; output digest ${g.determinism.outputDigest.slice(0, 16)}`);

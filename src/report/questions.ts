@@ -29,6 +29,7 @@ import { shardGraph } from './stats.js';
 import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
 import { stateDir } from '../build/state.js';
 import { unknownGraphError } from '../build/names.js';
+import { counted } from '../common/strings.js';
 
 /** Options of `fkgqa questions`. */
 export interface QuestionsOptions {
@@ -152,7 +153,7 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
       const dir = path.join(options.shards, kg);
       const files = m.shards.map((s) => ({ file: path.join(dir, path.basename(s.file)), endpoint: s.endpoint, name: s.name }));
       const nt = (file: string, graph?: string): StoreSource => ({ file, format: 'application/n-triples', graph });
-      log(`fkgqa questions: ${kg}: computing ${ids.length} gold answers and needed shards (not stored by fkgqa stats for this build)`);
+      log(`fkgqa questions: ${kg}: computing ${counted(ids.length, 'gold answer')} and needed shards (not stored by fkgqa stats for this build)`);
       const store = await StoreWorker.start([...files.map((f) => nt(f.file, shardGraph(f.endpoint))), ...files.map((f) => nt(f.file))]);
       const shardOfGraph = new Map(files.map((f) => [shardGraph(f.endpoint), f.name]));
       try {
@@ -241,7 +242,7 @@ export function formatQuestionsText(views: QuestionView[]): string {
   }
   const needed = views.filter((v) => v.shardsNeeded !== null);
   out.push(
-    `${views.length} questions; needed shards known for ${needed.length}` +
+    `${counted(views.length, 'question')}; needed shards known for ${needed.length}` +
       (needed.length ? `, mean ${(needed.reduce((n, v) => n + v.shardsNeeded!.length, 0) / needed.length).toFixed(2)} needed of ${(needed.reduce((n, v) => n + v.endpoints.length, 0) / needed.length).toFixed(2)} shards` : ''),
   );
   return out.join('\n') + '\n';

@@ -3,6 +3,7 @@ import type { ShardingKind } from '../analyze/analyze.js';
 import type { Distribution } from './figures.js';
 import { PAPER } from './paper.js';
 import type { BuildFigures, BuildStats } from './stats.js';
+import { counted } from '../common/strings.js';
 
 /** One row of the paper comparison: the paper's value, this build's value, and the difference. */
 export interface PaperComparisonRow {
@@ -73,7 +74,7 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
   const f = s.figures;
   const L: string[] = [];
   L.push(`fkgqa stats: ${s.shards}`);
-  L.push(`  ${f.graphs} graphs, ${f.questions} questions, ${f.distinctQueries} distinct queries (${f.graphQueryPairs} distinct graph/query pairs: the unit below)`);
+  L.push(`  ${counted(f.graphs, 'graph')}, ${counted(f.questions, 'question')}, ${counted(f.distinctQueries, 'distinct query', 'distinct queries')} (${counted(f.graphQueryPairs, 'distinct graph/query pair')}: the unit below)`);
   L.push(`  shards: ${f.shards.total} in total; per graph mean/median/min/max ${dist(f.shards.perGraph)}`);
   L.push(`  rules per graph mean/median/min/max ${dist(f.rulesPerGraph)}`);
   L.push(`  rules: ${kinds.map(([k, n]) => `${n} ${f.ruleComposition[k].percent}% (${f.ruleComposition[k].count})`).join(', ')}`);
@@ -86,7 +87,7 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
   L.push(`  implied f(Q), covered queries, mean/median/min/max: over questions ${dist(f.impliedFanOut.overQuestions)}; over graph/query pairs ${dist(f.impliedFanOut.overGraphQueryPairs)}`);
   L.push(`  triple-pattern-wise sources (TPWSS, Σ_t |E_t|), over questions: ${dist(f.tpwss.overQuestions)}`);
   const rf = f.realisedFanOut;
-  L.push(`  realised, computed for ${rf.computed} graph/query pairs (not for those whose provenance query timed out): mean/median/min/max ${dist(rf.overGraphQueryPairs)}`);
+  L.push(`  realised, computed for ${counted(rf.computed, 'graph/query pair')} (not for those whose provenance query timed out): mean/median/min/max ${dist(rf.overGraphQueryPairs)}`);
   L.push(`  no match: ${rf.noMatch.overQuestions.percent}% of questions (${rf.noMatch.overQuestions.count}/${rf.noMatch.overQuestions.of}), ${rf.noMatch.overGraphQueryPairs.percent}% of graph/query pairs`);
   L.push(`  exactly one shard: ${rf.oneShard.overQuestions.percent}% of questions (${rf.oneShard.overQuestions.count}/${rf.oneShard.overQuestions.of}), ${rf.oneShard.overGraphQueryPairs.percent}% of graph/query pairs`);
   if (f.gapExamples.length) {
@@ -94,7 +95,7 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
     for (const g of f.gapExamples) L.push(`    ${g.query}: implied ${g.implied}, realised ${g.realised}`);
   }
   const ga = f.goldAnswers;
-  L.push(`Gold answers on the unsharded graphs: ${ga.executed} of ${ga.graphQueryPairs} graph/query pairs executed (${ga.empty} empty), ${ga.failed} failed, ${ga.timedOut} timed out`);
+  L.push(`Gold answers on the unsharded graphs: ${ga.executed} of ${counted(ga.graphQueryPairs, 'graph/query pair')} executed (${ga.empty} empty), ${ga.failed} failed, ${ga.timedOut} timed out`);
   for (const q of s.queries.filter((x) => x.answerStatus === 'timeout' || x.answerStatus === 'error')) {
     L.push(`  ${q.query}: ${q.answerStatus}${q.answerError ? `: ${q.answerError}` : ''}`);
   }

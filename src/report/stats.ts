@@ -14,6 +14,7 @@ import { coefficientOfVariation, distribution, percent, round, type Distribution
 import { realisedShards } from './provenance.js';
 import { ProgressTicker } from '../common/progress.js';
 import { unknownGraphError } from '../build/names.js';
+import { counted } from '../common/strings.js';
 
 /** Options of `fkgqa stats`. */
 export interface StatsOptions {
@@ -299,7 +300,7 @@ async function graphAnswers(m: GraphManifest, parsed: Map<string, ParsedQuery | 
   const realisedTask = realisedFanOutOf(m, files, parsed, storedProvenance, reuseProvenance, run);
   const [answers, realised] = await Promise.all([answersTask, realisedTask]);
   run.log(
-    `${m.graph}: ${m.queries.length} queries, gold answers ${reuse ? (stored!.tieAnalysis === TIE_ANALYSIS ? 'reused' : 'reused, ties analysed') : 'computed'}, ` +
+    `${m.graph}: ${counted(m.queries.length, 'query', 'queries')}, gold answers ${reuse ? (stored!.tieAnalysis === TIE_ANALYSIS ? 'reused' : 'reused, ties analysed') : 'computed'}, ` +
       `realised fan-out ${reuseProvenance ? 'reused' : 'computed'} (${Math.round(performance.now() - t0)} ms)`,
   );
   return { answers, realised };

@@ -16,6 +16,7 @@ import { conditionFields, END_REASONS, FAILED_END_REASONS } from '../eval/record
 import type { GroupScore, RunScore, ScoreReport, Share } from './score.js';
 import type { Interval } from './intervals.js';
 import { NOT_JUDGED, VALIDITY_CLASSES } from './validity.js';
+import { counted } from '../common/strings.js';
 
 /** Options of the report formats. */
 export interface ScoreFormatOptions {
@@ -102,11 +103,11 @@ const notCorrect = (r: ScoreReport, group: string) => r.perRun.filter((s) => s.g
 
 /** The report as text: one block per group (figures beside the paper's), then the wrong runs' reasons in short. */
 export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): string {
-  const lines: string[] = [`fkgqa score: ${r.runs} runs from ${r.files.join(', ')}; build ${r.shards} (output digest ${r.build.outputDigest})`];
+  const lines: string[] = [`fkgqa score: ${counted(r.runs, 'run')} from ${r.files.join(', ')}; build ${r.shards} (output digest ${r.build.outputDigest})`];
   for (const w of r.warnings) lines.push(`warning: ${w}`);
   const rows = figureRows(r, o);
   for (const g of r.groups) {
-    lines.push('', `== ${g.group} (${g.runs} runs; ended: ${Object.entries(g.endReasons).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    lines.push('', `== ${g.group} (${counted(g.runs, 'run')}; ended: ${Object.entries(g.endReasons).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')})`);
     lines.push(`condition ${g.conditionDigest.slice(0, 8)}: ${conditionText(g)}; runs from ${g.sources.join(' ')}`);
     if (!comparable(g, o)) lines.push(`(a scripted agent: not compared with the paper's models; --paper-with-scripted to show their figures)`);
     lines.push(`${'figure'.padEnd(54)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${'95 % CI'.padStart(16)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
@@ -117,7 +118,7 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
       `trivial federation counts the scored runs whose gold answer needs fewer shards than the graph has and whose consulted shards are known: ` +
         `${g.trivial.submitted.of} of ${g.scored} scored runs, ${g.trivial.correct.of} of ${g.accuracy.count} correct runs`,
     );
-    lines.push(`validity classes of ${g.validity.queries} queries: ${VALIDITY_CLASSES.map((c) => `${c} ${g.validity.classes[c]}`).join(', ')}`);
+    lines.push(`validity classes of ${counted(g.validity.queries, 'query', 'queries')}: ${VALIDITY_CLASSES.map((c) => `${c} ${g.validity.classes[c]}`).join(', ')}`);
     const failed = g.validity.queries - g.validity.classes.ok;
     const unjudged = NOT_JUDGED.reduce((n, c) => n + g.validity.notJudged[c], 0);
     if (unjudged > 0) lines.push(`  not judged (they parse; stopped at their time limit or by the infrastructure, in no class and not in syntactic validity): ${NOT_JUDGED.map((c) => `${c} ${g.validity.notJudged[c]}`).join(', ')}`);
@@ -350,7 +351,7 @@ svg.chart{display:block;margin:0.5em 0 1.5em;max-width:100%;height:auto}.charts{
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 </style></head><body>
 <h1>fkgqa score</h1>
-<p>${r.runs} runs, ${groups.length} groups (one per condition: setup | agent or model, and what else differs); build ${esc(r.shards)} (output digest ${esc(r.build.outputDigest)}). Definitions: docs/evaluation.md. Paper: FKGQA, section 6.
+<p>${counted(r.runs, 'run')}, ${counted(groups.length, 'group')} (one per condition: setup | agent or model, and what else differs); build ${esc(r.shards)} (output digest ${esc(r.build.outputDigest)}). Definitions: docs/evaluation.md. Paper: FKGQA, section 6.
 Every rate is a percentage on the same 0–100 scale; n under each bar is the number of runs it is computed over (the paper does not give n per setup: 5,814 runs in all). A 0 % bar is a thin outlined bar; a dashed box is a value that does not exist (no runs, or not reported). An error bar on a run's bar is its 95 % confidence interval: Wilson's for accuracy, a percentile bootstrap (2,000 resamples, seed 0) for mean F1; the figure table gives them in numbers.</p>
 ${r.warnings.length ? `<ul class="warnings">${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>` : ''}
 ${scriptedNote}

@@ -23,6 +23,7 @@
 import { munkres } from 'munkres';
 import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { termKey } from '../answers/compare.js';
+import { counted } from '../common/strings.js';
 
 /** The key of an unbound cell. */
 export const UNDEF = 'UNDEF';
@@ -122,7 +123,7 @@ export function matchAnswer(gold: SparqlResults, pred: SparqlResults, ordered: b
   if (ordered && tieCheck) {
     for (const m of columnBijections(gold, pred, true)) if (tieCheck(renameColumns(pred, m))) return { correct: true, mapping: m };
   }
-  if (g.length !== p.length) return { correct: false, reason: `${p.length} rows where gold has ${g.length}` };
+  if (g.length !== p.length) return { correct: false, reason: `${counted(p.length, 'row')} where gold has ${g.length}` };
   return { correct: false, reason: ordered ? 'no column matching gives the gold rows in the gold order' : 'no column matching gives the gold rows' };
 }
 

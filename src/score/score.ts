@@ -35,6 +35,7 @@ import { classifyQuery, NOT_JUDGED, notJudged, VALIDITY_CLASSES, type NotJudged,
 import { serviceTargets } from '../sparql/services.js';
 import { conditionFields, END_REASONS, FAILED_END_REASONS, LIMIT_END_REASONS, type EndReason, type RunCondition, type RunRecord } from '../eval/record.js';
 import { readRunFiles, type LocatedRun } from '../eval/run-reader.js';
+import { counted } from '../common/strings.js';
 
 /** Options of `score`. */
 export interface ScoreOptions {
@@ -301,11 +302,11 @@ function checkBuildIdentity(lines: LocatedRun[], outputDigest: string, goldDiges
     const first = other[0];
     const b = first.record.build;
     const q = first.record.question.queryId;
-    const what = `run ${first.record.id} was made on build ${b.outputDigest} with gold answer ${b.goldDigest} (${q}); --shards ${shards} is build ${outputDigest} with gold answer ${goldDigestOf(q)}` + (other.length > 1 ? ` (${other.length} runs of another build in all)` : '');
+    const what = `run ${first.record.id} was made on build ${b.outputDigest} with gold answer ${b.goldDigest} (${q}); --shards ${shards} is build ${outputDigest} with gold answer ${goldDigestOf(q)}` + (other.length > 1 ? ` (${counted(other.length, 'run')} of another build in all)` : '');
     if (!allow) throw new InputError(`${what}: score runs against the build and gold answers they were made on, or pass --allow-other-build`, { file: first.file, line: first.line });
     warnings.push(`${first.file}, line ${first.line}: ${what}; scored against this build because of --allow-other-build`);
   }
-  if (noGold.length > 0) warnings.push(`${noGold.length} runs record no gold-answers digest (fkgqa stats had not run when they were made): scored against the gold answers stored now`);
+  if (noGold.length > 0) warnings.push(`${counted(noGold.length, 'run')} with no gold-answers digest (fkgqa stats had not run when they were made): scored against the gold answers stored now`);
   return warnings;
 }
 
@@ -464,7 +465,7 @@ function conditionWarnings(lines: LocatedRun[], conditions: Map<string, RunCondi
     const ds = [...conditions.keys()].filter((d) => labels.get(d)!.startsWith(`${base} (`)).sort((a, b) => (labels.get(a)! < labels.get(b)! ? -1 : 1));
     return (
       `${base}: ${ds.length} conditions, reported apart (they differ in ${fields.join(', ')}): ` +
-      ds.map((d) => `${labels.get(d)}: ${lines.filter((l) => l.conditionDigest === d).length} runs from ${sourcesOf(lines.filter((l) => l.conditionDigest === d)).join(' ')}`).join('; ')
+      ds.map((d) => `${labels.get(d)}: ${counted(lines.filter((l) => l.conditionDigest === d).length, 'run')} from ${sourcesOf(lines.filter((l) => l.conditionDigest === d)).join(' ')}`).join('; ')
     );
   });
 }
@@ -631,13 +632,13 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
   } finally {
     await scoring.negated.close();
   }
-  progress(`fkgqa score: ${perRun.length} runs scored`);
+  progress(`fkgqa score: ${counted(perRun.length, 'run')} scored`);
   const groups = [...conditions.keys()]
     .sort((a, b) => (labels.get(a)! < labels.get(b)! ? -1 : labels.get(a)! > labels.get(b)! ? 1 : 0))
     .map((d) => aggregate(perRun.filter((s) => s.condition === d), { condition: conditions.get(d)!, digest: d, sources: sourcesOf(lines.filter((l) => l.conditionDigest === d)) }));
   for (const g of groups) {
     if (g.runs === g.scored) continue;
-    warn(`${g.group}: ${g.runs - g.scored} of ${g.runs} runs failed (${FAILED_END_REASONS.filter((e) => g.endReasons[e] > 0).map((e) => `${e} ${g.endReasons[e]}`).join(', ')}) and are in no rate: rerun them with fkgqa eval --retry-errors`);
+    warn(`${g.group}: ${g.runs - g.scored} of ${counted(g.runs, 'run')} failed (${FAILED_END_REASONS.filter((e) => g.endReasons[e] > 0).map((e) => `${e} ${g.endReasons[e]}`).join(', ')}) and are in no rate: rerun them with fkgqa eval --retry-errors`);
   }
   return {
     shards: path.resolve(options.shards),

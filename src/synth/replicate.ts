@@ -10,6 +10,7 @@ import { readQuestions } from '../load/questions.js';
 import { openSource } from '../load/source.js';
 import { scanTriples, type Triple } from '../load/triples.js';
 import { unknownGraphError } from '../build/names.js';
+import { counted } from '../common/strings.js';
 
 /** Options of `fkgqa synth`. */
 export interface SynthOptions {
@@ -65,7 +66,7 @@ export async function synthesize(o: SynthOptions): Promise<SynthResult> {
   const base: Triple[] = [];
   await scanTriples({ file: g.dataFile, format: g.dataFormat, graph: o.kg }, (t) => base.push(t));
   if (base.length === 0) throw new InputError(`graph ${o.kg} has no triples to replicate`, { file: g.dataFile });
-  if (o.triples < base.length) o.progress?.(`synth: ${o.triples} triples is less than the ${base.length} of ${o.kg}: writing a partial copy`);
+  if (o.triples < base.length) o.progress?.(`synth: ${counted(o.triples, 'triple')} is less than the ${base.length} of ${o.kg}: writing a partial copy`);
   const subjects = new Set(base.map((t) => t.subject.value));
   const copies = Math.ceil(o.triples / base.length);
   const staged = new StagedOutput(o.out);
@@ -94,7 +95,7 @@ export async function synthesize(o: SynthOptions): Promise<SynthResult> {
           parts.push(writer.quadToString(rename(t.subject), t.predicate, object as RDF.Quad_Object));
         }
         fs.writeSync(fd, parts.join(''));
-        o.progress?.(`synth: copy ${k + 1}/${copies}, ${written} triples`);
+        o.progress?.(`synth: copy ${k + 1}/${copies}, ${counted(written, 'triple')}`);
       }
     } finally {
       fs.closeSync(fd);

@@ -8,6 +8,7 @@ import type { SparqlResults } from '../sparql/results.js';
 import type { FederationForm } from './forms.js';
 import type { Comparison } from '../answers/compare.js';
 import type { GoldResult } from '../build/gold-answers.js';
+import { counted } from '../common/strings.js';
 
 /**
  * How one form of one query fared on one engine: `identical` (same rows; same order where the query
@@ -117,7 +118,7 @@ export function verdictCell(f: FormVerdict | undefined): string {
   return `${f.status} ${f.rows}`;
 }
 
-const goldCell = (v: QueryVerdict) => (v.gold.status === 'ok' ? `${v.gold.rows} rows` : v.gold.status);
+const goldCell = (v: QueryVerdict) => (v.gold.status === 'ok' ? `${counted(v.gold.rows ?? 0, 'row')}` : v.gold.status);
 
 /**
  * Whether the engines' verdicts of one form of one query are a disagreement (see Disagreement).
@@ -215,7 +216,7 @@ export function formatVerifyReport(r: VerifyReport): string {
   const cols = r.engines.flatMap((e) => r.forms.map((f) => [e, f] as const));
   const label = ([e, f]: readonly [string, FederationForm]) => (r.engines.length > 1 ? `${e}/${f}` : f);
   lines.push(
-    `fkgqa verify: ${n} distinct gold queries over ${r.graphs.length} graphs; engine${r.engines.length > 1 ? 's' : ''} ${r.engines.join(', ')}; forms ${r.forms.join(', ')}; time limit ${secs(r.timeoutMs)} per query, form and engine`,
+    `fkgqa verify: ${counted(n, 'distinct gold query', 'distinct gold queries')} over ${counted(r.graphs.length, 'graph')}; engine${r.engines.length > 1 ? 's' : ''} ${r.engines.join(', ')}; forms ${r.forms.join(', ')}; time limit ${secs(r.timeoutMs)} per query, form and engine`,
   );
   lines.push('');
   const w = cols.map((c) => Math.max(label(c).length, 15) + 1);

@@ -35,6 +35,7 @@ import { readNeededShards } from '../build/fan-out.js';
 import { oracleFederation } from '../sparql/trivial.js';
 import { classifyDisagreement, computeTotals, type Disagreement, type FormVerdict, type QueryVerdict, type VerifyReport } from './report.js';
 import { openRegistry, readEndpointsFile, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
+import { counted } from '../common/strings.js';
 
 
 /** Options of `verify`. */
@@ -113,7 +114,7 @@ function verdict(gold: GoldResult, outcome: TimedOutcome, ordered: boolean, form
   }
   const results = outcomeJson(outcome);
   if (gold.status !== 'ok' || !gold.results) {
-    return { status: 'failed', reason: `the unsharded graph did not answer (${gold.status === 'timeout' ? 'timeout' : `error: ${gold.error}`}); ${form} answered ${rowsOf(results)} rows`, rows: rowsOf(results), ms: outcome.ms, requests };
+    return { status: 'failed', reason: `the unsharded graph did not answer (${gold.status === 'timeout' ? 'timeout' : `error: ${gold.error}`}); ${form} answered ${counted(rowsOf(results), 'row')}`, rows: rowsOf(results), ms: outcome.ms, requests };
   }
   const c = compareResults(gold.results, results, ordered);
   return c.identical
@@ -248,7 +249,7 @@ async function openEndpoints(options: VerifyOptions, s: Selection, timeoutMs: nu
   for (const g of s.graphs) if (!urls.has(g)) throw new InputError(`no shard endpoints of graph ${g} in the endpoints file`, { file: endpointsPath });
   for (const g of s.build) {
     if (urls.get(g.graph)!.length !== g.shards.length) {
-      throw new InputError(`graph ${g.graph} has ${g.shards.length} shards in the build but ${urls.get(g.graph)!.length} endpoints in the endpoints file (rebuilt since serve started?)`, { file: endpointsPath });
+      throw new InputError(`graph ${g.graph} has ${counted(g.shards.length, 'shard')} in the build but ${counted(urls.get(g.graph)!.length, 'endpoint')} in the endpoints file (rebuilt since serve started?)`, { file: endpointsPath });
     }
   }
   if (endpointsPath) {
@@ -332,7 +333,7 @@ async function verifyGraphQueries(g: GraphShards, gq: BuildGoldQuery[], ctx: Ver
     progress(`${g.graph}: the oracle form is skipped: ${why}`);
   }
   const store = stored ? undefined : await unshardedStore(g);
-  progress(`${g.graph}: ${gq.length} queries, ${g.shards.length} shard endpoints; gold ${stored ? 'from gold-answers.json' : 'computed on the unsharded graph'}`);
+  progress(`${g.graph}: ${counted(gq.length, 'query', 'queries')}, ${counted(g.shards.length, 'shard endpoint')}; gold ${stored ? 'from gold-answers.json' : 'computed on the unsharded graph'}`);
   const t: GraphUnderTest = {
     g,
     storedDoc,
@@ -470,7 +471,7 @@ async function verifyQuery(q: BuildGoldQuery, t: GraphUnderTest, ctx: VerifyCont
   const cells = await runForms(v, texts, gold, ordered, tieCheck, ctx);
   ctx.verdicts.push(v);
   ctx.ticker.done(q.id);
-  ctx.progress(`  [${ctx.verdicts.length}/${ctx.selection.queries.length}] ${q.id}: gold ${gold.status === 'ok' ? `${gold.rows} rows` : gold.status}; ${cells.join(', ')} (${secs(performance.now() - ctx.t0)})`);
+  ctx.progress(`  [${ctx.verdicts.length}/${ctx.selection.queries.length}] ${q.id}: gold ${gold.status === 'ok' ? `${counted(gold.rows ?? 0, 'row')}` : gold.status}; ${cells.join(', ')} (${secs(performance.now() - ctx.t0)})`);
 }
 
 /**

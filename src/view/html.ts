@@ -10,6 +10,7 @@
  */
 import { esc } from '../report/html.js';
 import type { ViewData } from './model.js';
+import { counted } from '../common/strings.js';
 
 /** The embedded data as script text: JSON with every `<` escaped, so no `</script>` can end it. */
 function embed(data: ViewData): string {
@@ -301,11 +302,11 @@ export function formatViewHtml(data: ViewData): string {
   const verdicts = { correct: 0, wrong: 0, unscored: 0 };
   for (const r of data.runs) verdicts[r.verdict]++;
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>fkgqa view: ${data.runs.length} runs</title>
+<html lang="en"><head><meta charset="utf-8"><title>fkgqa view: ${counted(data.runs.length, 'run')}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>${STYLE}</style></head><body>
 <header><h1>fkgqa view</h1>
-<div class="meta"><span>${data.runs.length} runs from ${esc(data.files.join(', '))}</span><span>${data.build ? `build ${esc(data.build)}; verdicts of fkgqa score: ${verdicts.correct} correct, ${verdicts.wrong} wrong${verdicts.unscored ? `, ${verdicts.unscored} unscored` : ''}` : 'not scored (made without --shards)'}</span><span id="count"></span></div>
+<div class="meta"><span>${counted(data.runs.length, 'run')} from ${esc(data.files.join(', '))}</span><span>${data.build ? `build ${esc(data.build)}; verdicts of fkgqa score: ${verdicts.correct} correct, ${verdicts.wrong} wrong${verdicts.unscored ? `, ${verdicts.unscored} unscored` : ''}` : 'not scored (made without --shards)'}</span><span id="count"></span></div>
 <div class="filters" id="filters"></div></header>
 <main><div id="list"><table><thead><tr><th>verdict</th><th>query</th><th>question</th><th>end</th><th title="LLM calls">llm</th><th title="seconds">s</th></tr></thead><tbody id="rows"></tbody></table><button id="more" style="display:none"></button></div>
 <div id="detail"><p class="muted">Choose a run on the left (or add <code>#run=&lt;run id&gt;</code> to this page's address).</p></div></main>

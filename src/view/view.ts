@@ -21,6 +21,7 @@ import { conditionLabels, score, type RunScore, type ScoreReport } from '../scor
 import { readRunFiles } from '../eval/run-reader.js';
 import { answerTable, runView, SharedTexts, type GoldView, type RunDetail, type RunSummary, type ViewData, type ViewLimits } from './model.js';
 import { formatViewHtml } from './html.js';
+import { counted } from '../common/strings.js';
 
 /** Options of `viewRuns`. */
 export interface ViewOptions {
@@ -114,6 +115,6 @@ export async function viewRuns(o: ViewOptions): Promise<ViewResult> {
   const data: ViewData = { files: o.runs, build: o.shards ? path.resolve(o.shards) : null, runs, details, shared: shared.texts, gold: goldViews };
   const counts = { correct: 0, wrong: 0, unscored: 0 };
   for (const r of runs) counts[r.verdict]++;
-  progress(`fkgqa view: ${runs.length} runs (${counts.correct} correct, ${counts.wrong} wrong, ${counts.unscored} unscored)`);
+  progress(`fkgqa view: ${counted(runs.length, 'run')} (${counts.correct} correct, ${counts.wrong} wrong, ${counts.unscored} unscored)`);
   return { html: formatViewHtml(data), data, runs: runs.length, verdicts: counts };
 }

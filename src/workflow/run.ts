@@ -25,6 +25,7 @@ import { runEval, type EvalOptions, type EvalSummary } from '../eval/eval.js';
 import { score, type ScoreReport } from '../score/score.js';
 import { formatPerRunCsv, formatScoreHtml, formatScoreText } from '../score/format.js';
 import { viewRuns } from '../view/view.js';
+import { counted } from '../common/strings.js';
 
 
 /**
@@ -93,6 +94,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
   const out = path.resolve(o.out);
   const existing = fs.statSync(out, { throwIfNoEntry: false });
   if (existing && !existing.isDirectory()) throw new InputError('--out is a file: give the output folder (run files and reports are written into it)', { file: o.out });
+  checkRunFolder(o.out, digest);
   fs.mkdirSync(out, { recursive: true });
   const setup = o.setup ?? 'baseline';
   const runFile = path.join(out, `${setup}-${slug(agent === 'llm' ? o.model! : agent)}.jsonl`);
@@ -132,7 +134,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       };
       endpointsFile = path.join(stateDir(o.shards, o.state), STATE_FILES.endpoints);
       served = 'started';
-      progress(`fkgqa run: serving ${server.endpoints.length} endpoints (stopped at the end; endpoints file ${endpointsFile})`);
+      progress(`fkgqa run: serving ${counted(server.endpoints.length, 'endpoint')} (stopped at the end; endpoints file ${endpointsFile})`);
     }
     // 3. The agent.
     const summary = await step(
@@ -174,6 +176,39 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     if (stopServe) {
       await stopServe();
       progress('fkgqa run: serve stopped');
+    }
+  }
+}
+
+/**
+ * Refuses an output folder that holds runs of another build, before anything starts: the run file
+ * would refuse them, and the runs of a folder are scored together, which `fkgqa score` refuses
+ * across builds. The message names a folder for this build's runs: `<out>-<first 8 hex digits of
+ * the output digest>`.
+ * @param out the `--out` folder as given
+ * @param digest this build's output digest
+ * @throws InputError naming the run file and line of the first run of another build
+ */
+function checkRunFolder(out: string, digest: string): void {
+  const dir = path.resolve(out);
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+  for (const name of fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()) {
+    const file = path.join(dir, name);
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    for (const [i, text] of lines.entries()) {
+      let made: unknown;
+      try {
+        made = (JSON.parse(text) as { build?: { outputDigest?: unknown } } | null)?.build?.outputDigest;
+      } catch {
+        continue; // not a run record (or a torn last line): the run file and score say so
+      }
+      if (typeof made !== 'string' || made === digest) continue;
+      const other = `${out.replace(/[\\/]+$/, '')}-${digest.slice(0, 8)}`;
+      throw new InputError(
+        `${out} holds runs of another build (output digest ${made.slice(0, 16)}; this build's is ${digest.slice(0, 16)}), and the runs of a folder are scored together: ` +
+          `give this build's runs their own folder, e.g. --out ${other}, or move ${out} away`,
+        { file, line: i + 1 },
+      );
     }
   }
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe } from '../../index.js';
 import { outputFormat, voidEngine } from '../options.js';
 import { stderrProgress } from '../progress.js';
+import { counted } from '../../common/strings.js';
 
 export async function run(o: Record<string, any>): Promise<void> {
   const format = outputFormat(o);
@@ -17,7 +18,7 @@ export async function run(o: Record<string, any>): Promise<void> {
   if (format === 'json') process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
   else {
     process.stdout.write(
-      `fkgqa describe: ${r.graphs} graphs, ${r.shards} shards, ${r.linksets} linksets; ` +
+      `fkgqa describe: ${counted(r.graphs, 'graph')}, ${counted(r.shards, 'shard')}, ${counted(r.linksets, 'linkset')}; ` +
         `${r.shards * 2} VoID files (${(r.voidBytes / 1024).toFixed(0)} KiB) and the catalogue written to ${o.shards}/ in ${(r.timings.totalMs / 1000).toFixed(1)} s\n`,
     );
   }

@@ -13,6 +13,7 @@ import type { RetrievalMode } from '../../mcp/kgvoyager/retrieval.js';
 import { serveMcpHttp, serveMcpStdio, type McpServerOptions } from '../../mcp/server.js';
 import { stderrProgress } from '../progress.js';
 import { untilSignal } from '../signals.js';
+import { counted } from '../../common/strings.js';
 
 /**
  * The KGVoyager configuration from the command's options.
@@ -49,7 +50,7 @@ export async function run(o: Record<string, any>): Promise<void> {
     ...(o.prompts ? { promptsDir: path.resolve(o.prompts) } : {}),
   };
   const refused = (why: string) => progress?.(`fkgqa mcp: refused a message: ${why}`);
-  const about = `setup ${o.setup}, ${registry.endpoints.length} endpoints (${registry.source})`;
+  const about = `setup ${o.setup}, ${counted(registry.endpoints.length, 'endpoint')} (${registry.source})`;
   if (o.http) {
     const s = await serveMcpHttp({ ...options, host: o.host, port: o.port, onRefused: refused });
     const json = o.json || o.format === 'json';

@@ -6,6 +6,7 @@ import type { MethodOptions } from '../../partition/presets.js';
 import { formatPartitionSummary, summarizePartition } from '../../report/partition-summary.js';
 import { outputFormat, voidEngine } from '../options.js';
 import { stderrProgress } from '../progress.js';
+import { counted } from '../../common/strings.js';
 
 export async function run(o: Record<string, any>, cmd: Command): Promise<void> {
   const format = outputFormat(o);
@@ -38,7 +39,7 @@ export async function run(o: Record<string, any>, cmd: Command): Promise<void> {
   else {
     const described = result.graphs.flatMap((g) => g.descriptions);
     const what = described.length
-      ? `Shards, their VoID (${described.length * 2} files, ${described.reduce((n, d) => n + d.linksets.length, 0)} linksets) and the catalogue`
+      ? `Shards, their VoID (${counted(described.length * 2, 'file')}, ${counted(described.reduce((n, d) => n + d.linksets.length, 0), 'linkset')}) and the catalogue`
       : 'Shards';
     process.stdout.write(formatPartitionSummary(summary, { verbose: !!o.verbose, out: result.out }) + `\n${what} written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
   }

@@ -8,6 +8,7 @@ import { agentRunValues } from '../options.js';
 import { runLoop } from '../../index.js';
 import { formatScoreText } from '../../score/format.js';
 import { stderrProgress } from '../progress.js';
+import { counted } from '../../common/strings.js';
 
 /**
  * The agent when `--agent` is not given: a model when `--model` is given or `--base-url` is given on
@@ -42,7 +43,7 @@ export async function run(o: Record<string, any>, cmd?: Command): Promise<void> 
       progress,
     });
     process.stdout.write(formatScoreText(r.report));
-    progress?.(`fkgqa run: ${r.eval.ran} runs now, ${r.eval.skipped} already in ${r.runFile}; wrote ${Object.values(r.files).join(', ')}`);
+    progress?.(`fkgqa run: ${counted(r.eval.ran, 'run')} now, ${r.eval.skipped} already in ${r.runFile}; wrote ${Object.values(r.files).join(', ')}`);
     progress?.(`fkgqa run: open ${r.files.view} (runs) and ${r.files.reportHtml} (figures) in a browser`);
   } catch (e) {
     if (stop.signal.aborted) {

@@ -1,6 +1,7 @@
 /** `fkgqa synth`: flags → `synth` (src/index.ts). */
 import { synth } from '../../index.js';
 import { stderrProgress } from '../progress.js';
+import { counted } from '../../common/strings.js';
 
 export async function run(o: Record<string, any>): Promise<void> {
   const r = await synth({
@@ -11,5 +12,5 @@ export async function run(o: Record<string, any>): Promise<void> {
     out: o.out,
     progress: stderrProgress(o.quiet),
   });
-  process.stdout.write(`${r.file}: ${r.triples} triples (${r.copies} copies of ${r.baseTriples}), ${r.questions} questions\n`);
+  process.stdout.write(`${r.file}: ${counted(r.triples, 'triple')} (${counted(r.copies, 'copy', 'copies')} of ${r.baseTriples}), ${counted(r.questions, 'question')}\n`);
 }
