@@ -26,8 +26,8 @@ describe('fkgqaInProcess: the CLI in the test process, as its child', async () =
     expect((await same(['--version'], 0)).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
-  it('no command (1): the help on stderr, as commander exits for a missing command; --help and help (0) on stdout', async () => {
-    const none = await same([], 1);
+  it('no command (2, a usage error): the help on stderr; --help and help (0) on stdout', async () => {
+    const none = await same([], 2);
     expect(none.stdout).toBe('');
     expect(none.stderr).toMatch(/^Usage: fkgqa \[options\] \[command\]\n/);
     expect(none.stderr).toContain('  partition [options]');

@@ -15,16 +15,16 @@ export { program, DEMO_SOURCE } from './program.js';
 /**
  * The exit code of an error thrown by a command or by commander, after writing its message to
  * stderr as `fkgqa` does: commander's errors (it has printed its own message) are 2, but --help,
- * `fkgqa help` and --version which are 0, and no command at all, which is 1 (the help on stderr, as
- * commander exits); an InputError is 2 (`fkgqa: error: <message>`); anything else is an
+ * `fkgqa help` and --version which are 0, and no command at all, which is 2 (a usage error: the help on
+ * stderr); an InputError is 2 (`fkgqa: error: <message>`); anything else is an
  * internal error, 3 (`fkgqa: internal error: <message>`, the stack with FKGQA_DEBUG set).
  */
 export function exitCodeOf(e: unknown): number {
   if (e instanceof CommanderError) {
     // Commander has printed its message; usage errors are bad input (2), --help and --version are not errors.
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
-    // `fkgqa help` prints the help on stdout (0); `fkgqa` with no command prints it on stderr, with commander's exit code 1.
-    if (e.code === 'commander.help') return e.exitCode === 0 ? 0 : 1;
+    // `fkgqa help` prints the help on stdout (0); `fkgqa` with no command prints it on stderr: a usage error (2).
+    if (e.code === 'commander.help') return e.exitCode === 0 ? 0 : 2;
     return 2;
   }
   if (e instanceof InputError) {
