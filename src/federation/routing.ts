@@ -23,6 +23,7 @@
  * (`loneService`). Nothing is sent anywhere here.
  */
 import sparqljs from 'sparqljs';
+import { generateQuery } from '../sparql/generate.js';
 import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
 import { fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
@@ -194,7 +195,8 @@ function tripleText(t: sparqljs.Triple): string {
   return (m ? m[1] : q).replace(/\s+/g, ' ').trim();
 }
 
-const generate = (ast: sparqljs.SparqlQuery) => new sparqljs.Generator({ allPrefixes: false }).stringify({ ...ast, prefixes: {} } as sparqljs.SparqlQuery);
+/** The text handed on (full IRIs, no prefix declarations; expressions bracketed only where precedence needs it: generate.ts). */
+const generate = (ast: sparqljs.SparqlQuery) => generateQuery(ast);
 
 /**
  * The checks every routed query passes first (length, nesting, update, syntax, prefixes), and its
