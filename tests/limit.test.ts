@@ -6,7 +6,7 @@
  * clock). Every route (the bounded client, both engines, serve's pool) decides by these.
  */
 import { describe, expect, it } from 'vitest';
-import { judgeStop, parseStopped, sentLimit, waitedTooLong } from '../src/federation/limit.js';
+import { judgeStop, MIN_OWN_LIMIT_MS, parseStopped, sentLimit, STOP_CLOCK_TOLERANCE_MS, waitedTooLong } from '../src/federation/limit.js';
 
 describe('limit / busy or the query\'s time limit (waitedTooLong)', () => {
   it('busy from a tenth of the limit and at least 100 ms of wait', () => {
@@ -50,6 +50,23 @@ describe('limit / a stop believed only when it agrees with the limit sent and th
     expect(judgeStop('time-limit; by=request; ms=9750', { limitMs: 9750, elapsedMs: 9449 }).believed).toBe(false);
     expect(judgeStop('time-limit; by=request; ms=9750', { limitMs: 9750, elapsedMs: 9450 }).believed).toBe(true);
     expect(judgeStop('busy; by=request; waited=6000; ms=5000', { limitMs: 5000, elapsedMs: 5100 })).toEqual(no('says the query waited 6000 ms but came 5100 ms after the request was sent'));
+  });
+  it('refuses a time limit of the endpoint\'s own too small for the clock to check (an answer at once passes it); the limit sent is believed as sent', () => {
+    // 57 ms is the first own limit whose clock check asks for more than 0 ms: sentLimit(57) = 51, above the 50 ms tolerance.
+    expect([MIN_OWN_LIMIT_MS, sentLimit(MIN_OWN_LIMIT_MS) > STOP_CLOCK_TOLERANCE_MS, sentLimit(MIN_OWN_LIMIT_MS - 1) > STOP_CLOCK_TOLERANCE_MS]).toEqual([57, true, false]);
+    const below = (ms: number) => no(`names a limit of its own of ${ms} ms, below the 57 ms from which the clock can tell a time limit from an answer at once`);
+    expect(judgeStop('time-limit; by=endpoint; ms=0', { limitMs: 29_750, elapsedMs: 0 })).toEqual(below(0));
+    expect(judgeStop('time-limit; by=endpoint; ms=50', { limitMs: 29_750, elapsedMs: 2 })).toEqual(below(50));
+    expect(judgeStop('time-limit; by=endpoint; ms=56', { limitMs: 29_750, elapsedMs: 56 })).toEqual(below(56));
+    // Another server's 503 naming its own limit in its text (no limit sent): the same rule.
+    expect(judgeStop({ kind: 'time-limit', by: 'endpoint', limitMs: 10 }, { elapsedMs: 0 })).toEqual(below(10));
+    // From 57 ms the clock decides: at once is refused, 1 ms later (57 − 50 − 6) is believed.
+    expect(judgeStop('time-limit; by=endpoint; ms=57', { limitMs: 29_750, elapsedMs: 0 })).toEqual(no('names a limit of 57 ms but came 0 ms after the request was sent'));
+    expect(judgeStop('time-limit; by=endpoint; ms=57', { limitMs: 29_750, elapsedMs: 1 }).believed).toBe(true);
+    // The limit fkgqa sent itself (a query with 20 ms left) is the query's, however small.
+    expect(judgeStop('time-limit; by=request; ms=18', { limitMs: 18, elapsedMs: 0 })).toMatchObject({ believed: true, stop: { kind: 'time-limit', by: 'request', limitMs: 18 } });
+    // Busy and a full queue are the endpoint's either way (never the query's): not affected.
+    expect(judgeStop('busy; by=full; waited=0; ms=0', { limitMs: 29_750, elapsedMs: 0 }).believed).toBe(true);
   });
   it('refuses a busy whose wait serve would not call busy: a short wait of the request limit, part of the queue limit', () => {
     expect(judgeStop('busy; by=request; waited=200; ms=5000', { limitMs: 5000, elapsedMs: 5010 })).toEqual(no('says the query waited only 200 ms of its limit of 5000 ms: it ran the rest, a time limit by fkgqa serve\'s rule, not busy'));

@@ -10,7 +10,9 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operatorDepth, parseQuery, parseSparql, QueryTooComplex, sparqljsLib } from '../src/sparql/parse.js';
-import { MAX_OPERATOR_DEPTH } from '../src/sparql/guard.js';
+import { MAX_OPERATOR_DEPTH, nestingDepth } from '../src/sparql/guard.js';
+import { generateQuery } from '../src/sparql/generate.js';
+import type sparqljs from 'sparqljs';
 import { replacedLexerRules } from '../src/sparql/sparqljs-lexer.js';
 import { planQuery } from '../src/federation/routing.js';
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
@@ -80,6 +82,21 @@ describe('long queries / 990,000 characters, valid: parsed, planned, judged vali
       expect(parseQuery(q, undefined).ok).toBe(true);
     });
   }
+
+  it('the text handed on brackets an expression only where precedence needs it (generateQuery): 70 chained + nest 2 levels, not 72, and parse back to the same query', () => {
+    const texts = [
+      `SELECT * WHERE { ?s ?p ?b FILTER(?b${' + 1'.repeat(70)} > 0) }`,
+      'SELECT * WHERE { ?s ?p ?b FILTER(?a - (?b - ?c) = 1 && (?x || ?y) && !(?a = ?b) && -?a < +?b && ?a * (?b + ?c) / ?d != 2 && (?a = ?b) IN (true) && !(!?a)) }',
+    ];
+    const out = texts.map((t) => {
+      const ast = parseSparql(t) as sparqljs.SparqlQuery;
+      const text = generateQuery(ast);
+      const same = JSON.stringify(parseSparql(text), (k, v) => (k === 'prefixes' ? undefined : v)) === JSON.stringify(ast, (k, v) => (k === 'prefixes' ? undefined : v));
+      return [nestingDepth(text), same];
+    });
+    expect(out).toEqual([[2, true], [3, true]]);
+    expect(generateQuery(parseSparql(texts[1]) as sparqljs.SparqlQuery).replace(/\s+/g, ' ')).toContain('FILTER(?a - (?b - ?c) = 1 && (?x || ?y) && !(?a = ?b) && - ?a < + ?b && ?a * (?b + ?c) / ?d != 2');
+  });
 
   it('over the limits: 300 chained && (operator depth 303) and 65 nested groups are too complex, never syntax; at the limit a chain runs', () => {
     const chain = (n: number) => `SELECT * WHERE { SERVICE <${ep}> { ?s ?p ?o FILTER(?o ${'&& ?o '.repeat(n)}) } }`;

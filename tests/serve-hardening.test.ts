@@ -8,7 +8,7 @@ import { InputError } from '../src/common/errors.js';
 import { readQuestions, distinctQueries } from '../src/load/questions.js';
 import { DEFAULT_PARTITION_OPTIONS, digestTree } from '../src/partition/index.js';
 import { answerQuery } from '../src/serve/answer.js';
-import { checkQueryText, MAX_QUERY_DEPTH, nestingDepth } from '../src/sparql/guard.js';
+import { checkQueryText, MAX_QUERY_DEPTH, MAX_SERVED_QUERY_DEPTH, nestingDepth } from '../src/sparql/guard.js';
 import { MEDIA, strictSearchParams } from '../src/sparql/protocol.js';
 import { inspectQuery, quickInspect } from '../src/sparql/inspect.js';
 import { rotatedName } from '../src/serve/request-log.js';
@@ -108,7 +108,8 @@ describe('serve: the text guard (before any parsing)', () => {
   it('answers 400 naming the limit to ~700 nested {} (6 KB GET) and 5,000 nested OPTIONAL', async () => {
     const braces = await get('SELECT * WHERE ' + '{'.repeat(700) + '}'.repeat(700));
     expect(braces.status).toBe(400);
-    expect(await braces.text()).toContain(`the limit is ${MAX_QUERY_DEPTH}`);
+    expect(await braces.text()).toContain('the limit is 320');
+    expect(MAX_SERVED_QUERY_DEPTH).toBe(320);
     const optional = await fetch(url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT * WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
     expect(optional.status).toBe(400);
     expect(await optional.text()).toContain('nest 5001 levels');

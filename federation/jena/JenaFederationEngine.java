@@ -17,7 +17,8 @@
  *     {"type":"answered","id":N,"fault":{…}}                  that request has its status line or failed; fault: a 503 with Fkgqa-Stopped,
  *                                                             with the Fkgqa-Timeout it carried (sentLimitMs) and the ms from sending to its status line (elapsedMs)
  *     {"type":"result","id":N,"body":"…","contentType":"…"}
- *     {"type":"error","id":N,"error":"…","httpStatus":S}     httpStatus only when an HTTP status caused it
+ *     {"type":"error","id":N,"error":"…","httpStatus":S}     httpStatus only when an HTTP status caused it; then errorBody (the answer's
+ *                                                             start) and errorEndpoint (the endpoint that answered it)
  *     {"type":"cancelled","id":N}                             query N's thread has ended after a cancel
  *     {"type":"fatal","error":"…"}                            a protocol error; the process exits 3
  * End of stdin (Node exited or closed the pipe) ends the process.
@@ -61,7 +62,15 @@ import org.apache.jena.rdf.model.Model;
 import org.apache.jena.riot.Lang;
 import org.apache.jena.riot.RDFDataMgr;
 import org.apache.jena.riot.resultset.ResultSetLang;
+import org.apache.jena.sparql.algebra.op.OpService;
+import org.apache.jena.sparql.engine.ExecutionContext;
+import org.apache.jena.sparql.engine.QueryIterator;
+import org.apache.jena.sparql.engine.binding.Binding;
 import org.apache.jena.sparql.engine.http.QueryExceptionHTTP;
+import org.apache.jena.sparql.engine.iterator.QueryIteratorWrapper;
+import org.apache.jena.sparql.service.ServiceExecution;
+import org.apache.jena.sparql.service.ServiceExecutorFactory;
+import org.apache.jena.sparql.service.ServiceExecutorRegistry;
 import org.apache.jena.sys.JenaSystem;
 
 public class JenaFederationEngine {
@@ -75,8 +84,15 @@ public class JenaFederationEngine {
         volatile Integer refusedStatus;
         /** The first endpoint that failed this query in its HTTP (an incomplete answer, a closed connection): reported with the error. */
         volatile JsonObject fault;
+        /**
+         * The first failure of a SERVICE clause that is not SILENT (ServiceGuard): it fails the query even where ARQ
+         * evaluated the clause inside a FILTER (NOT) EXISTS, whose evaluation turns any exception into "false".
+         */
+        volatile RuntimeException serviceFailure;
         /** The start of the last error answer (HTTP 4xx/5xx) of an endpoint: Jena's message has only the status text. */
         volatile String errorBody;
+        /** The endpoint that sent errorBody (the message names it, as comunica's "Invalid SPARQL endpoint response from …"). */
+        volatile String errorEndpoint;
         final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
         final Set<InputStream> streams = ConcurrentHashMap.newKeySet();
         /** How long fkgqa waits past the query's limit for answers due (query op's graceMs): the HTTP and ARQ timeouts outlive the limit by it. */
@@ -204,6 +220,7 @@ public class JenaFederationEngine {
                 byte[] start = in.readNBytes(4096);
                 in.close();
                 st.errorBody = new String(start, StandardCharsets.UTF_8);
+                st.errorEndpoint = endpointOf(res.uri().toString());
                 return withBody(res, new ByteArrayInputStream(start));
             }
             if (st != null && s >= 200 && s < 300) {
@@ -624,6 +641,46 @@ public class JenaFederationEngine {
         return out.toString(StandardCharsets.UTF_8);
     }
 
+    /**
+     * ARQ's SERVICE executor (ServiceExecutorRegistry.httpService) with every failure of a SERVICE clause that is
+     * not SILENT recorded as the query's (QueryState.serviceFailure), when it is sent and while its rows are read.
+     * ARQ evaluates FILTER (NOT) EXISTS per solution, and its filter (QueryIterFilterExpr) turns any exception of
+     * that evaluation into "false": an endpoint unreachable, answering 500, or refusing the query (400) inside
+     * FILTER EXISTS gave 0 rows, inside FILTER NOT EXISTS 0 rows too, and the query ended as if answered.
+     * runQuery fails such a query with the recorded failure, as it fails outside EXISTS (and as comunica does).
+     * A SILENT clause's failure is not recorded: ARQ's QueryIterService answers it with one empty solution, as
+     * the standard prescribes.
+     */
+    static final class ServiceGuard implements ServiceExecutorFactory {
+        @Override public ServiceExecution createExecutor(OpService opExecute, OpService original, Binding binding, ExecutionContext execCxt) {
+            ServiceExecution http = ServiceExecutorRegistry.httpService.createExecutor(opExecute, original, binding, execCxt);
+            if (http == null) return null;
+            boolean silent = original.getSilent() || opExecute.getSilent();
+            QueryState st = CURRENT.get();
+            return () -> {
+                QueryIterator it;
+                try {
+                    it = http.exec();
+                } catch (RuntimeException e) {
+                    if (!silent) record(st, e);
+                    throw e;
+                }
+                return new QueryIteratorWrapper(it) {
+                    @Override protected boolean hasNextBinding() {
+                        try { return super.hasNextBinding(); } catch (RuntimeException e) { record(st, e); throw e; }
+                    }
+                    @Override protected Binding moveToNextBinding() {
+                        try { return super.moveToNextBinding(); } catch (RuntimeException e) { record(st, e); throw e; }
+                    }
+                };
+            };
+        }
+
+        private static synchronized void record(QueryState st, RuntimeException e) {
+            if (st != null && !st.cancelled && st.serviceFailure == null) st.serviceFailure = e;
+        }
+    }
+
     static void runQuery(QueryState st, String text, String mediaType) {
         CURRENT.set(st);
         st.thread = Thread.currentThread();
@@ -649,6 +706,8 @@ public class JenaFederationEngine {
                 else if (query.isDescribeType()) body = serializeGraph(qe.execDescribe(), mediaType);
                 else throw new IllegalArgumentException("unsupported query form");
                 if (st.cancelled) return;
+                // A SERVICE clause failed where ARQ swallowed it (inside FILTER (NOT) EXISTS): the query fails with it (ServiceGuard).
+                if (st.serviceFailure != null) throw st.serviceFailure;
                 JsonObject o = msg("result", st.id);
                 o.put("body", body);
                 o.put("contentType", mediaType);
@@ -668,6 +727,7 @@ public class JenaFederationEngine {
             if (status != null) o.put("httpStatus", status);
             if (st.fault != null) o.put("fault", st.fault);
             if (status != null && status >= 400 && st.errorBody != null && !st.errorBody.isBlank()) o.put("errorBody", st.errorBody);
+            if (status != null && status >= 400 && st.errorEndpoint != null) o.put("errorEndpoint", st.errorEndpoint);
             emit(o);
         } finally {
             RUNNING.remove(st.id);
@@ -786,6 +846,10 @@ public class JenaFederationEngine {
             .connectTimeout(Duration.ofSeconds(10))
             .build();
         HttpEnv.setDftHttpClient(new GuardedHttpClient(real));
+        // Every SERVICE clause through ServiceGuard (ARQ's own HTTP executor, its failures recorded): the only executor.
+        ServiceExecutorRegistry services = new ServiceExecutorRegistry();
+        services.add(new ServiceGuard());
+        ServiceExecutorRegistry.set(ARQ.getContext(), services);
         ExecutorService pool = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "fkgqa-query");
             t.setDaemon(true);

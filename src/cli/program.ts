@@ -10,7 +10,7 @@ import { TOOL } from '../common/version.js';
 import { FORMS } from '../verify/forms.js';
 import { DEFAULT_PARTITION_OPTIONS } from '../partition/options.js';
 import { PRESETS } from '../partition/presets.js';
-import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH } from '../sparql/guard.js';
+import { MAX_OPERATOR_DEPTH, MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
 import { DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_QUEUED, DEFAULT_PORT } from '../serve/defaults.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
 import { SCRIPTED_AGENTS } from '../eval/record.js';
@@ -310,7 +310,7 @@ function serveCommand(cli: Command): void {
     .option('--with-originals', 'also serve each unsharded graph (the union of its shards, which the build guarantees equals the input) as endpoint <kg>')
     .addOption(integerOption('--timeout <ms>', 'time limit of one query; over it the query is stopped and answered 503', 1).default(30_000))
     .addOption(integerOption('--max-body <bytes>', 'largest request body; larger ones are answered 413', 1).default(DEFAULT_MAX_BODY_BYTES))
-    .addOption(integerOption('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query; deeper ones are answered 400 before parsing', 1).default(MAX_QUERY_DEPTH))
+    .addOption(integerOption('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query (the text a federation engine generates for a SERVICE clause brackets every operator); deeper ones are answered 400 before parsing', 1).default(MAX_SERVED_QUERY_DEPTH))
     .addOption(integerOption('--max-operator-depth <n>', 'deepest operator nesting of a query (chained operators, UNION branches, group elements, path steps: docs/mcp.md); deeper ones are answered 400 (oxigraph overflows its stack from about 1,000)', 1).default(MAX_OPERATOR_DEPTH))
     .option('--state <dir>', 'state folder for endpoints.json and the request log (default: <shards>.state beside the build)')
     .option('--profiles <file>', 'behaviour profiles (JSON: default / graphs / endpoints; see docs/serving-reference.md)')

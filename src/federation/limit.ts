@@ -198,6 +198,14 @@ export function parseStopped(stopped: string): Stop | undefined {
  */
 export const STOP_CLOCK_TOLERANCE_MS = 50;
 
+/**
+ * The smallest limit of an endpoint's own (`time-limit; by=endpoint; ms=N`) that `judgeStop` believes, in ms: the
+ * smallest N whose clock check (the answer came at least N less `STOP_CLOCK_TOLERANCE_MS` and `sentLimit`'s
+ * margin after the request was sent) asks for more than 0 ms (`sentLimit(N)` above the tolerance). Below it a stop
+ * answered at once passes the clock, and would charge the query a time limit it never ran into.
+ */
+export const MIN_OWN_LIMIT_MS = 57;
+
 /** What the request that an endpoint answered with a stop was sent with, and what the clock says. */
 export interface SentRequest {
   /** The time limit sent with it (`Fkgqa-Timeout`, ms); undefined when none was sent (or the endpoint is not told, e.g. a stop read from another server's text). */
@@ -217,7 +225,8 @@ export type StopJudgement = { believed: true; stop: Stop } | { believed: false; 
  * verdict (neither busy nor the query's time limit) but the endpoint's fault.
  *
  * - `by=request`: a limit was sent, and `ms` is that limit (±1 ms).
- * - `by=endpoint` (its own limit) and `by=queue` (its queue limit) apply only below the limit sent: `ms` ≤ it (+1 ms).
+ * - `by=endpoint` (its own limit) and `by=queue` (its queue limit) apply only below the limit sent: `ms` ≤ it (+1 ms);
+ *   a time limit of its own also at least `MIN_OWN_LIMIT_MS` (a smaller one the clock cannot check).
  * - `by=full` (the client's queue was full: refused at once, `waited=0; ms=0`) claims no wait and no limit: it passes
  *   every rule as written (a refusal is the endpoint's, never the query's, and excuses no time it did not take).
  * - The clock: the answer came at least `ms` after the request was sent (serve counts its limits
@@ -245,6 +254,11 @@ export function judgeStop(stopped: string | Stop, sent: SentRequest): StopJudgem
     if (Math.abs(limit! - sent.limitMs) > 1) return no(`names the request's limit as ${limit} ms, but the request was sent ${sent.limitMs} ms`);
   } else if (sent.limitMs !== undefined && limit !== undefined && limit > sent.limitMs + 1) {
     return no(`names a limit of its own of ${limit} ms, above the ${sent.limitMs} ms the request was sent, which would have ended first`);
+  }
+  // A limit of its own so small that its clock check passes an answer sent at once (ms=0 answered at once) is not one fkgqa serve
+  // holds to: it would charge the query a time limit for nothing. The limit sent (by=request) is fkgqa's own, believed as sent.
+  if (stop.kind === 'time-limit' && stop.by === 'endpoint' && limit !== undefined && limit < MIN_OWN_LIMIT_MS) {
+    return no(`names a limit of its own of ${limit} ms, below the ${MIN_OWN_LIMIT_MS} ms from which the clock can tell a time limit from an answer at once`);
   }
   if (limit !== undefined && elapsed + late(limit) < limit) return no(`names a limit of ${limit} ms but came ${elapsed} ms after the request was sent`);
   if (stop.kind === 'busy') {

@@ -23,6 +23,8 @@
  * (`loneService`). Nothing is sent anywhere here.
  */
 import sparqljs from 'sparqljs';
+import { generateQuery } from '../sparql/generate.js';
+import { invalidRegex } from '../sparql/regex.js';
 import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
 import { fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
@@ -194,7 +196,8 @@ function tripleText(t: sparqljs.Triple): string {
   return (m ? m[1] : q).replace(/\s+/g, ' ').trim();
 }
 
-const generate = (ast: sparqljs.SparqlQuery) => new sparqljs.Generator({ allPrefixes: false }).stringify({ ...ast, prefixes: {} } as sparqljs.SparqlQuery);
+/** The text handed on (full IRIs, no prefix declarations; expressions bracketed only where precedence needs it: generate.ts). */
+const generate = (ast: sparqljs.SparqlQuery) => generateQuery(ast);
 
 /**
  * The checks every routed query passes first (length, nesting, update, syntax, prefixes), and its
@@ -226,6 +229,9 @@ function parseChecked(text: string, hints: PlanHints): { ok: true; ast: sparqljs
     return { ok: false, errorClass: 'update', message: 'SPARQL Update is refused: the endpoints are read-only; send a SELECT, ASK, CONSTRUCT or DESCRIBE query' };
   }
   fixIris(parsed);
+  // An invalid constant pattern: 0 rows on a shard (oxigraph), an error on the engines; refused here on every route.
+  const regex = invalidRegex(parsed);
+  if (regex) return { ok: false, errorClass: 'syntax', message: regex };
   return { ok: true, ast: parsed };
 }
 
@@ -330,7 +336,8 @@ const LONE_FORMS: Record<string, Routed['form']> = { select: 'bindings', ask: 'b
  * skipped as by `nestingDepth`), without sparqljs: the wrapper is cut out of the text and the rest
  * (prologue, projection, modifiers) sent as written. Anything else — another form, FROM, a nested
  * SERVICE, braces in the projection or after the WHERE (EXISTS, VALUES), a prefixed or relative
- * SERVICE IRI, an unregistered one, a query over the limits — gives undefined and goes to
+ * SERVICE IRI, an unregistered one, a query over the limits, REGEX or REPLACE (whose patterns
+ * `planQuery` checks) — gives undefined and goes to
  * `planQuery`, as does a query the endpoint then rejects (for `planQuery`'s messages). The answer
  * is the same as through `planQuery`, which sends the same query with its prefixes expanded.
  * @returns the route `direct`, or undefined
@@ -379,6 +386,8 @@ function loneService(text: string, registry: EndpointRegistry, maxQueryChars: nu
     i++;
   }
   for (const p of used) if (!declared.has(p)) return undefined;
+  // REGEX and REPLACE: planQuery checks their patterns (regex.ts), which needs the parse.
+  if (toks.some((t) => t.kind === 'word' && (t.text === 'regex' || t.text === 'replace'))) return undefined;
   const word = (t: Tok | undefined, w: string) => t?.kind === 'word' && t.text === w;
   const ch = (t: Tok | undefined, c: string) => t?.kind === 'char' && t.text === c;
   // The form keyword, then the first brace (the WHERE group), outside parentheses.

@@ -7,9 +7,11 @@
  * worse, answer from its empty local dataset (Jena ARQ: a triple pattern outside SERVICE matches
  * nothing, so the answer is silently empty). A refused query costs 0 requests.
  */
-import sparqljs from 'sparqljs';
+import type sparqljs from 'sparqljs';
 import { builtinProblem, rewriteBuiltins } from '../sparql/builtins.js';
 import { bindExistsOutOfOrderAndAggregates, existsShapeProblem } from '../sparql/exists.js';
+import { generateQuery } from '../sparql/generate.js';
+import { MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
 import { explainParseError, fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { sameEndpoint } from './http.js';
@@ -77,7 +79,8 @@ const term = (x: { termType?: string; value?: string; type?: string }): string =
 export function checkServiceQuery(query: string, endpoints: string[]): ServiceCheck {
   let parsed: sparqljs.SparqlQuery | sparqljs.Update;
   try {
-    parsed = parseSparql(query);
+    // The text is often generated (routing's, a caller's rewrite): held to the served limit, the agent's own text to MAX_QUERY_DEPTH by routing.
+    parsed = parseSparql(query, { maxQueryDepth: MAX_SERVED_QUERY_DEPTH });
   } catch (e) {
     if (e instanceof QueryTooComplex) return { ok: false, error: `the query is too complex: ${e.message}` };
     const lines = ((e as Error).message ?? String(e)).split('\n').filter((l) => l.trim() && !/^-*\^$/.test(l.trim()));
@@ -110,6 +113,6 @@ export function checkServiceQuery(query: string, endpoints: string[]): ServiceCh
   const refused = refusedShape(ast);
   if (refused) return { ok: false, error: refused.message };
   const moved = bindExistsOutOfOrderAndAggregates(ast) + rewriteBuiltins(ast);
-  const text = moved > 0 ? new sparqljs.Generator({ allPrefixes: false }).stringify({ ...ast, prefixes: {} } as sparqljs.SparqlQuery) : query;
+  const text = moved > 0 ? generateQuery(ast) : query;
   return { ok: true, ast, query: text, services };
 }

@@ -26,7 +26,7 @@ import { seededRandom } from '../common/random.js';
 import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
 import type { EndpointLauncher } from '../federation/registry.js';
-import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH } from '../sparql/guard.js';
+import { MAX_OPERATOR_DEPTH, MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
 import { ProtocolError } from '../sparql/protocol.js';
 import { DEFAULT_MAX_BODY_BYTES, FEDERATION_PATH } from './defaults.js';
 import type { FederationEndpoint } from './federation-endpoint.js';
@@ -64,7 +64,7 @@ export interface ServeOptions {
   timeoutMs?: number;
   /** Largest request body accepted, in bytes (default DEFAULT_MAX_BODY_BYTES, 10 MiB); larger bodies get 413. Also the longest query text (characters) accepted, GET or POST (400). */
   maxBodyBytes?: number;
-  /** Deepest bracket nesting of a query accepted (default MAX_QUERY_DEPTH = 64); deeper ones get 400 before any parsing. */
+  /** Deepest bracket nesting of a query accepted (default MAX_SERVED_QUERY_DEPTH = 320, guard.ts: engine-generated SERVICE text); deeper ones get 400 before any parsing. */
   maxQueryDepth?: number;
   /** Deepest operator nesting of a query accepted (default MAX_OPERATOR_DEPTH = 256, `operatorDepth` of src/sparql/parse.ts); deeper ones get 400 `query too complex`. */
   maxOperatorDepth?: number;
@@ -185,7 +185,7 @@ export class ShardServer {
     this.limits = {
       timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
-      maxQueryDepth: options.maxQueryDepth ?? MAX_QUERY_DEPTH,
+      maxQueryDepth: options.maxQueryDepth ?? MAX_SERVED_QUERY_DEPTH,
     };
     try {
       this.cors = corsOrigins(options.corsOrigins ?? []);

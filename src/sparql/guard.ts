@@ -22,6 +22,17 @@ export const MAX_QUERY_DEPTH = 64;
  */
 export const MAX_OPERATOR_DEPTH = 256;
 
+/**
+ * Deepest bracket nesting that a shard endpoint (`fkgqa serve`'s default `--max-query-depth`) and a
+ * federation engine's own check (`checkServiceQuery`) accept: the text they get is generated — by a
+ * federation engine for each SERVICE clause (Comunica through sparqljs, Jena's serializer), which
+ * brackets every operator of an expression — so a query within MAX_QUERY_DEPTH and
+ * MAX_OPERATOR_DEPTH as the agent wrote it nests up to about their sum there. Within it, no query
+ * fkgqa accepts from an agent is refused for text fkgqa or an engine generated; the agent's own text
+ * is held to MAX_QUERY_DEPTH (routing.ts). Oxigraph stays sound to about 500 nested groups.
+ */
+export const MAX_SERVED_QUERY_DEPTH = MAX_QUERY_DEPTH + MAX_OPERATOR_DEPTH;
+
 /** IRIREF (SPARQL 1.1 Query grammar [139]): `<` … `>` without spaces, quotes, braces, `|`, `^`, backquote or backslash. */
 const IRIREF = /<[^<>"{}|^`\\\u0000-\u0020]*>/y;
 

@@ -126,7 +126,7 @@ type Reply =
   | { type: 'request'; id: number; endpoint: string }
   | { type: 'answered'; id: number; fault?: EndpointFault }
   | { type: 'result'; id: number; body: string; contentType: string }
-  | { type: 'error'; id: number; error: string; httpStatus?: number; fault?: EndpointFault; errorBody?: string }
+  | { type: 'error'; id: number; error: string; httpStatus?: number; fault?: EndpointFault; errorBody?: string; errorEndpoint?: string }
   | { type: 'cancelled'; id: number }
   | { type: 'fatal'; error: string };
 
@@ -293,9 +293,11 @@ export class JenaEngine implements FederationEngine {
     } else if (m.type === 'error') {
       this.pending.delete(m.id);
       p.due.end(m.fault);
-      // Jena's message of an HTTP error is the status text alone ("Service Unavailable"): the endpoint's own words follow (their first line).
+      // Jena's message of an HTTP error is the status text alone ("Service Unavailable"): the endpoint that answered it
+      // and its own words follow (their first line).
       const said = m.errorBody && m.httpStatus ? errorBody(m.errorBody, '', m.httpStatus) : '';
-      p.resolve({ status: 'error', error: said && !m.error.includes(said) ? `${m.error}: ${said}` : m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests: p.requests });
+      const from = m.errorEndpoint && !m.error.includes(m.errorEndpoint) ? `${m.error} (from ${m.errorEndpoint})` : m.error;
+      p.resolve({ status: 'error', error: said && !m.error.includes(said) ? `${from}: ${said}` : from, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests: p.requests });
     }
   }
 
