@@ -3,8 +3,9 @@
  * federation runs go to `npm run test:slow`): all 14 distinct gold queries in every form, on
  * comunica and, where its tests run, jena (`--federation-engine all`), before and after stats. At
  * load 15 on 2 cores these two tests took 130-220 s of wall between them (Comunica and the JVM
- * evaluating 14 queries x 3 forms x 2 engines). tests/verify.test.ts keeps one query (library/q1)
- * through every form and engine.
+ * evaluating 14 queries x 3 forms x 2 engines); one query (library/q1) through every form and
+ * engine, before and after stats (the JVM's start). tests/verify.test.ts keeps single queries
+ * verified on comunica (running endpoints, stored gold answers, the CLI's exit codes).
  */
 import fs from 'node:fs';
 import path from 'node:path';
