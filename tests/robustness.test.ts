@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StagedOutput } from '../src/common/output.js';
 import { InputError, partition } from '../src/index.js';
-import { copyDir, DEMO, demoBuild, fkgqaInProcess, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
+import { copyDir, DEMO, demoBuild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
 
 /** Runs the built CLI as a child process (`npm test` builds dist/ first): what a user runs. */
 function child(...args: string[]) {
@@ -157,20 +157,4 @@ describe('robustness / later stages and synth', () => {
   });
 });
 
-describe.skipIf(!HAS_SPIDER)('robustness / interruption', () => {
-  it('removes the staging directory when interrupted (SIGINT) and exits 130', async () => {
-    const parent = tmpDir();
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'partition', '--source', SPIDER, '--out', path.join(parent, 'x')]);
-    let stderr = '';
-    const code = await new Promise<number | null>((resolve) => {
-      child.stderr.on('data', (d) => {
-        stderr += d;
-        if (stderr.includes('[2/20]') && !child.killed) child.kill('SIGINT');
-      });
-      child.on('exit', (c) => resolve(c));
-    });
-    expect(code).toBe(130);
-    expect(stderr).toContain('interrupted (SIGINT); nothing was written');
-    expect(entries(parent)).toEqual([]);
-  });
-});
+// Interrupting a build of the real corpus (SIGINT, exit 130, the staging directory removed): tests/robustness.slow.test.ts.

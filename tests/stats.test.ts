@@ -14,7 +14,7 @@ import { STATS_PROGRESS_UNIT } from '../src/report/stats.js';
 import { computeStats, type BuildStats } from '../src/report/stats.js';
 import { comparePaper, flattenFigures, formatPerQueryCsv, formatStatsCsv } from '../src/report/stats-format.js';
 import { CHROMIUM } from '../scripts/chromium.js';
-import { DEMO, fkgqaInProcess, fkgqaSync, tmpDir } from './helpers.js';
+import { DEMO, demoBuild, fkgqaInProcess, fkgqaSync, tmpDir } from './helpers.js';
 import { checkTextLayout } from './text-layout.js';
 
 const NS = 'http://valuenet/ontop/';
@@ -48,8 +48,8 @@ function devShaped(s: BuildStats): BuildStats {
 }
 
 describe('stats / demo dataset, fan-out worked out by hand', async () => {
-  const out = path.join(tmpDir(), 'shards');
-  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out });
+  // A copy of the shared demo build (default options, tests/global-setup.ts), without its gold answers.
+  const out = await demoBuild(tmpDir());
   const lines: string[] = [];
   const stats = await computeStats({ shards: out, timeoutMs: 10_000, progress: (l) => lines.push(l) });
   const q = (id: string) => stats.queries.find((x) => x.query === id)!;
@@ -200,8 +200,8 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
 describe('stats / queries that hit the time limit are named on stderr with how to raise it', () => {
   it('demo with --timeout 1: each timed-out query named with what timed out, the --timeout hint; the report on stdout is the JSON of those statuses', async () => {
     const dir = tmpDir('fkgqa-stats-limit-');
-    const shards = path.join(dir, 'shards');
-    expect((await fkgqaInProcess(['partition', '--source', DEMO, '--out', shards, '-q'])).code).toBe(0);
+    // A copy of the shared demo build (default options, tests/global-setup.ts), without its gold answers.
+    const shards = await demoBuild(dir);
     const r = await fkgqaInProcess(['stats', '--shards', shards, '--state', path.join(dir, 'state'), '--timeout', '1', '--format', 'json', '-q']);
     expect(r.code).toBe(0);
     const s = JSON.parse(r.stdout) as BuildStats;

@@ -13,7 +13,7 @@ import { trivialFederation } from '../src/sparql/trivial.js';
 import { verify } from '../src/index.js';
 import { checkGoldThroughMcp } from '../src/checks/mcp-gold.js';
 import { classifyDisagreement, computeTotals, formatVerifyReport, readableKeys, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
-import { demoBuild, engineTestsRun, fkgqaInProcess, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const lit = (value: string, datatype?: string) => ({ type: 'literal' as const, value, ...(datatype ? { datatype } : {}) });
@@ -102,50 +102,13 @@ describe('verify / trivial federation (paper section 2)', () => {
   });
 });
 
-/** Whether the Jena engine's tests run here (engineTestsRun). */
-const JENA = await engineTestsRun('jena');
-
 describe('verify / the demo build', () => {
   let shards: string;
   beforeAll(async () => {
     shards = await demoBuild(tmpDir('fkgqa-verify-'));
   });
-  // The long federation runs over the whole demo (14 queries, every form, comunica and jena) are in
-  // tests/verify.slow.test.ts (`npm run test:slow`); here one query through every form and engine.
-  it('one query (library/q1), every form and engine (--federation-engine all where jena runs): without stats the oracle form is skipped; with stats federated, trivial and oracle identical, federated skipped on jena, no disagreement, the oracle form no dearer', { timeout: 600_000 }, async () => {
-    const engines = JENA ? ['comunica', 'jena'] : ['comunica'];
-    const none = { equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0, timeouts: 0, errors: 0 };
-    const without = await verify({ shards, timeoutMs: 60_000, queries: ['library/q1'] });
-    expect([without.engines, without.forms]).toEqual([['comunica'], ['federated', 'trivial', 'oracle']]);
-    expect(without.totals.comunica.federated).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-    expect(without.totals.comunica.trivial).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-    expect(without.totals.comunica.oracle).toMatchObject({ identical: 0, answered: 0, skipped: 1 });
-    expect(without.queries[0].engines.comunica.oracle).toEqual({ status: 'skipped', reason: 'no realised fan-out stored for this build (fkgqa stats)', ms: 0, requests: 0 });
-    expect(without.queries[0].gold).toMatchObject({ status: 'ok', source: 'computed' });
-    // With stats: the shared demo build's copy with the gold answers and realised fan-out fkgqa stats stored.
-    const withStats = await demoBuild(tmpDir('fkgqa-verify-one-'), { gold: true });
-    const lines: string[] = [];
-    const all = await verify({ shards: withStats, timeoutMs: 60_000, federationEngine: JENA ? 'all' : 'comunica', queries: ['library/q1'], progress: (l) => lines.push(l) });
-    expect(all.queries.map((q) => q.id)).toEqual(['library/q1']);
-    expect(all.queries[0].gold).toMatchObject({ status: 'ok', source: 'gold-answers.json' });
-    expect([all.engines, all.forms]).toEqual([engines, ['federated', 'trivial', 'oracle']]);
-    expect(all.totals.comunica.federated).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-    for (const e of engines) {
-      expect(all.totals[e].trivial).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-      expect(all.totals[e].oracle).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-      expect(all.totals[e].oracle!.requests.total).toBeLessThanOrEqual(all.totals[e].trivial!.requests.total);
-    }
-    expect([all.disagreements, all.different]).toEqual([[], 0]);
-    if (JENA) {
-      expect(all.totals.jena.federated).toMatchObject({ identical: 0, skipped: 1 });
-      expect(all.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
-      // Said once, before the queries, with the reason (not "federated skipped" per query).
-      expect(lines.filter((l) => l.includes('skipped on'))).toEqual(['fkgqa verify: the federated form is skipped on jena: it has no source selection (it evaluates SERVICE clauses only; docs/federation.md)']);
-      // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
-      expect(all.queries[0].engines.jena.trivial!.requests).toBe(4);
-    }
-  });
-
+  // One query (library/q1) through every form and engine (comunica and jena) and the long federation runs
+  // over the whole demo are in tests/verify.slow.test.ts (`npm run test:slow`).
   it('verifies against running endpoints given by endpoints.json (their request log shows the traffic)', async () => {
     const server = await serve({ shards, kgs: ['library'] });
     try {
@@ -387,11 +350,7 @@ describe('verify / disagreements between engines and gold (report.ts)', () => {
 });
 
 describe.skipIf(!HAS_SPIDER)('verify / ties in a sub-SELECT (Spider4SPARQL car_1/q37, dog_kennels/q19): the rule score uses', () => {
-  let shards: string;
-  beforeAll(async () => {
-    // car_1, dog_kennels (and network_1), made once per run (tests/global-setup.ts); no gold answers stored yet.
-    shards = await tiesBuild(tmpDir('fkgqa-verify-subties-'));
-  }, 240_000);
+  // Gold computed by verify itself (no stats stored): tests/verify.slow.test.ts.
   const ids = ['car_1/q37', 'dog_kennels/q19'];
   const check = (r: Awaited<ReturnType<typeof verify>>, form: 'trivial' | 'oracle') => {
     for (const id of ids) {
@@ -404,14 +363,6 @@ describe.skipIf(!HAS_SPIDER)('verify / ties in a sub-SELECT (Spider4SPARQL car_1
     expect(r.different).toBe(0);
     expect(r.disagreements.every((d) => d.kind === 'tie')).toBe(true);
   };
-
-  it('gold computed here: the tie analysis is made on the unsharded graph, and the trivial form is a tie, not different', async () => {
-    const r = await verify({ shards, queries: ids, forms: ['trivial'], timeoutMs: 60_000 });
-    expect(r.queries.map((q) => q.gold.source)).toEqual(['computed', 'computed']);
-    check(r, 'trivial');
-    // On this data both answers differ from oxigraph's choice (as on the dev build).
-    expect(r.queries.map((q) => q.engines.comunica.trivial!.status)).toEqual(['equivalent', 'equivalent']);
-  }, 300_000);
 
   it('gold stored by fkgqa stats with its tie analysis: the oracle form too', async () => {
     // The same build with what fkgqa stats (60 s per query) stored for it in tests/global-setup.ts.
@@ -436,15 +387,6 @@ describe.skipIf(!HAS_SPIDER)('mcp gold check / ties in a sub-SELECT (Spider4SPAR
       ['dog_kennels/q19', 'equivalent', 'sub-SELECT'],
     ]);
     expect(r.totals).toEqual({ identical: 0, equivalent: 2, different: 0, failed: 0, 'no-gold': 0 });
-  }, 300_000);
-
-  it('gold computed here (no stats): the tie analysis is made on the unsharded graph, with the same verdicts', async () => {
-    const shards = await tiesBuild(tmpDir('fkgqa-mcpgold-subties-nogold-'));
-    const r = await checkGoldThroughMcp({ shards, kgs: ['car_1', 'dog_kennels'], queries: ids, timeoutMs: 60_000 });
-    expect(r.verdicts.map((v) => [v.id, v.status, v.reason?.includes(SUB) ? 'sub-SELECT' : v.reason])).toEqual([
-      ['car_1/q37', 'equivalent', 'sub-SELECT'],
-      ['dog_kennels/q19', 'equivalent', 'sub-SELECT'],
-    ]);
   }, 300_000);
 });
 

@@ -1,25 +1,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runEval } from '../src/eval/eval.js';
 import type { RunRecord } from '../src/eval/record.js';
 import { PAPER_MODELS } from '../src/score/paper.js';
 import { formatScoreText } from '../src/score/format.js';
 import { score } from '../src/score/score.js';
-import { serve, type ShardServer } from '../src/serve/server.js';
+import type { ShardServer } from '../src/serve/server.js';
 import type { SparqlResults } from '../src/sparql/results.js';
 import { diffAnswers } from '../src/view/diff.js';
 import type { RunDetail } from '../src/view/model.js';
 import { readRunFiles } from '../src/eval/run-reader.js';
 import { viewRuns } from '../src/view/view.js';
-// @ts-expect-error plain JS helper without types
-import { CHROMIUM, launchChromium } from '../scripts/chromium.js';
-import { demoBuild, fkgqaInProcess, fkgqaSync, tmpDir } from './helpers.js';
+import { fkgqaInProcess, fkgqaSync, tmpDir } from './helpers.js';
+import { viewFixture } from './view-fixture.js';
 
 /**
  * Runs of the oracle on the demo build (real eval runs), plus runs made wrong from them the ways
- * agents go wrong: a row lost, a value changed, an extra column, rows out of order, nothing
- * submitted, the final query failed. The viewer's verdicts must be `fkgqa score`'s.
+ * agents go wrong (tests/view-fixture.ts). The viewer's verdicts must be `fkgqa score`'s.
  */
 const dir = tmpDir('fkgqa-view-');
 let build: string;
@@ -28,45 +25,8 @@ let oracleFile: string;
 let wrongFile: string;
 let oracle: RunRecord[];
 
-const lit = (v: string) => ({ type: 'literal' as const, value: v });
-const rows = (r: RunRecord) => r.final!.results!.results!.bindings;
-
 beforeAll(async () => {
-  build = await demoBuild(dir, { gold: true });
-  server = await serve({ shards: build, writeFiles: false });
-  const endpoints = path.join(dir, 'endpoints.json');
-  fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));
-  oracleFile = path.join(dir, 'oracle.jsonl');
-  await runEval({ shards: build, endpoints, setup: 'baseline', agent: 'oracle', out: oracleFile, tools: 'in-process', timeoutMs: 20_000, probe: true, kgs: ['library'] });
-  oracle = fs.readFileSync(oracleFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as RunRecord);
-  const byQuery = (q: string) => structuredClone(oracle.find((r) => r.question.queryId === q)!);
-  const wrong: RunRecord[] = [];
-  const as = (r: RunRecord, agent: string) => ({ ...r, agent, id: r.id.replace('|oracle|', `|${agent}|`) });
-  // library/q2 (names of authors from Peru, 2 rows): one lost.
-  const lost = as(byQuery('library/q2'), 'lost-row');
-  rows(lost).splice(1, 1);
-  wrong.push(lost);
-  // library/q3 (ordered, newest first): one title changed, and separately the order reversed.
-  const changed = as(byQuery('library/q3'), 'changed-value');
-  rows(changed)[0] = { ...rows(changed)[0], t1_title: lit('Not A Title') };
-  wrong.push(changed);
-  const reversed = as(byQuery('library/q3'), 'reversed');
-  rows(reversed).reverse();
-  wrong.push(reversed);
-  // library/q5: an extra column.
-  const wide = as(byQuery('library/q5'), 'extra-column');
-  wide.final!.results!.head.vars = [...wide.final!.results!.head.vars!, 'x'];
-  for (const b of rows(wide)) b.x = lit('1');
-  wrong.push(wide);
-  // Nothing submitted, and a final query that failed.
-  const cancelled = as(byQuery('library/q1'), 'cancelled');
-  Object.assign(cancelled, { endReason: 'cancelled', cancelReason: 'not answerable', finalQuery: null, final: undefined });
-  wrong.push(cancelled);
-  const failed = as(byQuery('library/q4'), 'failed');
-  failed.final = { status: 'timeout', ms: 30_000, endpoints: failed.final!.endpoints, error: 'no answer within 30000 ms' };
-  wrong.push(failed);
-  wrongFile = path.join(dir, 'wrong.jsonl');
-  fs.writeFileSync(wrongFile, wrong.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  ({ build, server, oracleFile, wrongFile, oracle } = await viewFixture(dir));
 }, 300_000);
 
 afterAll(async () => {
@@ -245,53 +205,4 @@ describe('view / run files', () => {
     expect([r.code, r.stderr]).toEqual([0, expect.stringMatching(new RegExp(`^fkgqa view: wrote ${page.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+ KiB\\); open it in a browser`))]);
     expect(fs.readFileSync(page, 'utf8')).toContain('<title>fkgqa view: 8 runs</title>');
   }, 60_000);
-});
-
-describe.skipIf(!CHROMIUM)('view / in headless Chromium', () => {
-  it('opens a run by deep link, filters by a click, opens a run by a click on the list', async () => {
-    const files = [oracleFile, wrongFile];
-    const page = await viewRuns({ runs: files, shards: build });
-    const file = path.join(dir, 'page.html');
-    fs.writeFileSync(file, page.html);
-    const lostId = page.data.runs.find((r) => r.who === 'lost-row')!.id;
-    expect(lostId).toMatch(/^baseline\|lost-row\|2\|r0\|[0-9a-f]{8}$/);
-    const browser = await launchChromium();
-    try {
-      const p = await browser.open(`file://${file}#run=${encodeURIComponent(lostId)}`);
-      await p.waitFor('document.body.dataset.ready');
-      // The deep link opened the run, with score's reason and the lost gold row marked.
-      expect(await p.evaluate('document.body.dataset.openRun')).toBe(lostId);
-      expect(await p.evaluate("document.getElementById('verdict').textContent")).toBe('wrong');
-      expect(await p.evaluate("document.getElementById('reason').textContent")).toBe('1 row where gold has 2');
-      expect(await p.evaluate("document.querySelectorAll('#gold tr.m-m').length")).toBe(1);
-      expect(await p.evaluate("document.querySelectorAll('#answer tr').length")).toBe(2); // header + 1 row
-      // SERVICE targets highlighted in the final query: the needed shards of library/q2.
-      expect(await p.evaluate("[...new Set([...document.querySelectorAll('#detail pre.sparql .svc')].map((e) => e.title))].sort().join(' ')")).toBe('library-shard1');
-      // A scripted run: no LLM calls in its details, '—' in the list's llm column.
-      expect(await p.evaluate("document.getElementById('detail').textContent")).toContain('scripted agent (no LLM), ');
-      expect(await p.evaluate("document.getElementById('detail').textContent")).not.toContain('LLM calls');
-      expect(await p.evaluate("[...new Set([...document.querySelectorAll('#rows tr.run td:nth-child(5)')].map((e) => e.textContent))].join(' ')")).toBe('—');
-      await p.screenshot(path.join(dir, 'view-deep-link.png'));
-      expect(await p.evaluate('document.body.dataset.runsMatching')).toBe('14');
-      // A click on the "wrong" quick filter: 6 runs listed.
-      await p.click('button.quick[data-value="wrong"]');
-      await p.waitFor("document.body.dataset.runsMatching !== '14'");
-      expect(await p.evaluate('document.body.dataset.runsMatching')).toBe('6');
-      expect(await p.evaluate("document.querySelectorAll('#rows tr.run').length")).toBe(6);
-      expect(await p.evaluate("document.getElementById('count').textContent")).toBe('showing 6 of 6 matching runs (14 in all)');
-      // A click on the last listed run opens it and puts it in the address.
-      const lastId = await p.evaluate("(() => { const trs = document.querySelectorAll('#rows tr.run'); return JSON.parse(document.getElementById('fkgqa-data').textContent).runs[Number(trs[trs.length - 1].dataset.i)].id; })()");
-      await p.click('#rows tr.run:last-child');
-      await p.waitFor(`document.body.dataset.openRun === ${JSON.stringify(lastId)}`);
-      expect(await p.evaluate('decodeURIComponent(location.hash)')).toBe(`#run=${lastId}`);
-      expect(await p.evaluate("document.querySelectorAll('#rows tr.sel').length")).toBe(1);
-      // The graph filter: a select, as a user picks it.
-      await p.select('#f-end', 'cancelled');
-      await p.waitFor("document.body.dataset.runsMatching !== '6'");
-      expect(await p.evaluate('document.body.dataset.runsMatching')).toBe('1');
-      await p.screenshot(path.join(dir, 'view-filtered.png'));
-    } finally {
-      await browser.close();
-    }
-  }, 120_000);
 });
