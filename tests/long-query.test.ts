@@ -10,11 +10,11 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operatorDepth, parseQuery, parseSparql, QueryTooComplex, sparqljsLib } from '../src/sparql/parse.js';
-import { MAX_OPERATOR_DEPTH, nestingDepth } from '../src/sparql/guard.js';
+import { MAX_OPERATOR_DEPTH, MAX_SERVED_QUERY_DEPTH, nestingDepth } from '../src/sparql/guard.js';
 import { generateQuery } from '../src/sparql/generate.js';
 import type sparqljs from 'sparqljs';
 import { replacedLexerRules } from '../src/sparql/sparqljs-lexer.js';
-import { planQuery } from '../src/federation/routing.js';
+import { planQuery, routeQuery } from '../src/federation/routing.js';
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { classifyQuery } from '../src/score/validity.js';
 import { quickInspect } from '../src/sparql/inspect.js';
@@ -83,19 +83,29 @@ describe('long queries / 990,000 characters, valid: parsed, planned, judged vali
     });
   }
 
-  it('the text handed on brackets an expression only where precedence needs it (generateQuery): 70 chained + nest 2 levels, not 72, and parse back to the same query', () => {
+  it('the text handed on (generateQuery) brackets || and && chains only where precedence needs it, arithmetic chains from the left, and parses back to the same query', () => {
     const texts = [
+      `SELECT * WHERE { ?s ?p ?b FILTER(?b${' || ?b'.repeat(70)}) }`,
       `SELECT * WHERE { ?s ?p ?b FILTER(?b${' + 1'.repeat(70)} > 0) }`,
       'SELECT * WHERE { ?s ?p ?b FILTER(?a - (?b - ?c) = 1 && (?x || ?y) && !(?a = ?b) && -?a < +?b && ?a * (?b + ?c) / ?d != 2 && (?a = ?b) IN (true) && !(!?a)) }',
     ];
     const out = texts.map((t) => {
       const ast = parseSparql(t) as sparqljs.SparqlQuery;
       const text = generateQuery(ast);
-      const same = JSON.stringify(parseSparql(text), (k, v) => (k === 'prefixes' ? undefined : v)) === JSON.stringify(ast, (k, v) => (k === 'prefixes' ? undefined : v));
+      const same = JSON.stringify(parseSparql(text, { maxQueryDepth: MAX_SERVED_QUERY_DEPTH }), (k, v) => (k === 'prefixes' ? undefined : v)) === JSON.stringify(ast, (k, v) => (k === 'prefixes' ? undefined : v));
       return [nestingDepth(text), same];
     });
-    expect(out).toEqual([[2, true], [3, true]]);
-    expect(generateQuery(parseSparql(texts[1]) as sparqljs.SparqlQuery).replace(/\s+/g, ' ')).toContain('FILTER(?a - (?b - ?c) = 1 && (?x || ?y) && !(?a = ?b) && - ?a < + ?b && ?a * (?b + ?c) / ?d != 2');
+    // The || chain: the WHERE's brace and the FILTER's bracket; the + chain: one bracket per operator but the last.
+    expect(out).toEqual([[2, true], [71, true], [4, true]]);
+    // sparqljs writes a number with a space after it: spaces before `)` are left out here.
+    const text = (q: string) => generateQuery(parseSparql(q) as sparqljs.SparqlQuery).replace(/\s+/g, ' ').replace(/ \)/g, ')');
+    expect(text(texts[2])).toContain('FILTER(?a - (?b - ?c) = 1 && (?x || ?y) && !(?a = ?b) && - ?a < + ?b && (?a * (?b + ?c)) / ?d != 2');
+    // oxigraph reads `10 - 4 - 3` as 10 - (4 - 3): the text sent says which grouping SPARQL means.
+    expect(text('SELECT (10 - 4 - 3 AS ?a) (16 / 4 / 2 * 3 AS ?b) (?x + ?y - ?z AS ?c) {}')).toContain('((10 - 4) - 3 AS ?a) (((16 / 4) / 2) * 3 AS ?b) ((?x + ?y) - ?z AS ?c)');
+    // Several HAVING conditions: one && of them (sparqljs writes them in one pair of brackets, which does not parse).
+    const having = text('SELECT ?s (COUNT(*) AS ?n) { ?s ?p ?o } GROUP BY ?s HAVING (COUNT(*) > 1) (?s != <urn:x>) (STRLEN(STR(?s)) > 3)');
+    expect(having).toContain('HAVING (COUNT(*) > 1 && ?s != <urn:x> && STRLEN(STR(?s)) > 3)');
+    expect(() => parseSparql(having)).not.toThrow();
   });
 
   it('over the limits: 300 chained && (operator depth 303) and 65 nested groups are too complex, never syntax; at the limit a chain runs', () => {
@@ -147,6 +157,21 @@ describe('long queries / the shard endpoints of fkgqa serve', () => {
     server = await serve({ shards: await demoBuild(tmpDir('fkgqa-long-query-')), kgs: ['library'], writeFiles: false, timeoutMs: 120_000 });
   });
   afterAll(async () => server?.close());
+
+  it('a lone SERVICE with arithmetic takes the parsed route: its chains are sent bracketed from the left, as SPARQL groups them (oxigraph groups them from the right)', async () => {
+    const reg = registryFromEndpointsValue({ endpoints: [{ id: 'library-shard1', url: url(1), graph: 'library', shard: 'shard1', role: 'shard' }] } as never, 'test');
+    const route = routeQuery(`SELECT (COUNT(*) - 4 - 3 AS ?n) (16 / 4 / 2 AS ?h) WHERE { SERVICE <${url(1)}> { ?s ?p ?o } }`, reg, { maxQueryChars: 8000 }, { quick: true });
+    expect(route.ok && [route.route, route.quick, route.query.replace(/\s+/g, ' ').replace(/ \)/g, ')')]).toEqual(['direct', false, expect.stringContaining('((COUNT(*) - 4) - 3 AS ?n) ((16 / 4) / 2 AS ?h)')]);
+    const post = async (q: string) => {
+      const r = await fetch(url(1), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: q });
+      const b = (await r.json()).results.bindings[0];
+      return [Number(b.n.value), Number(b.h.value)];
+    };
+    const triples = server.endpoint('library-shard1')!.triples;
+    expect(await post(route.ok ? route.query : '')).toEqual([triples - 7, 2]);
+    // The same text as the agent wrote it, sent as is: oxigraph's own grouping.
+    expect(await post('SELECT (COUNT(*) - 4 - 3 AS ?n) (16 / 4 / 2 AS ?h) WHERE { ?s ?p ?o }')).toEqual([triples - 1, 8]);
+  });
 
   it('a shard endpoint answers a plain chain of 3,000 && (oxigraph overflows on it) 400 query too complex, and the next query 200', async () => {
     const post = (q: string) => fetch(url(1), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: q });

@@ -337,7 +337,8 @@ const LONE_FORMS: Record<string, Routed['form']> = { select: 'bindings', ask: 'b
  * (prologue, projection, modifiers) sent as written. Anything else — another form, FROM, a nested
  * SERVICE, braces in the projection or after the WHERE (EXISTS, VALUES), a prefixed or relative
  * SERVICE IRI, an unregistered one, a query over the limits, REGEX or REPLACE (whose patterns
- * `planQuery` checks) — gives undefined and goes to
+ * `planQuery` checks), an arithmetic operator (whose chains `planQuery` brackets for oxigraph) —
+ * gives undefined and goes to
  * `planQuery`, as does a query the endpoint then rejects (for `planQuery`'s messages). The answer
  * is the same as through `planQuery`, which sends the same query with its prefixes expanded.
  * @returns the route `direct`, or undefined
@@ -390,6 +391,11 @@ function loneService(text: string, registry: EndpointRegistry, maxQueryChars: nu
   if (toks.some((t) => t.kind === 'word' && (t.text === 'regex' || t.text === 'replace'))) return undefined;
   const word = (t: Tok | undefined, w: string) => t?.kind === 'word' && t.text === w;
   const ch = (t: Tok | undefined, c: string) => t?.kind === 'char' && t.text === c;
+  // Arithmetic: oxigraph groups `+ -` and `* /` chains from the right, so a query with such an
+  // operator (or a `-` or `/` anywhere outside IRIs and strings) goes to planQuery, whose text
+  // brackets every chain from the left (generate.ts). A `*` that is the projection or COUNT's argument is no operator.
+  const projectionStar = (x: number) => ['select', 'distinct', 'reduced'].some((w) => word(toks[x - 1], w)) || (ch(toks[x - 1], '(') && ch(toks[x + 1], ')'));
+  if (toks.some((t, x) => t.kind !== 'iri' && (/[+\-/]/.test(t.text) || (t.text === '*' && !projectionStar(x))))) return undefined;
   // The form keyword, then the first brace (the WHERE group), outside parentheses.
   let k = 0;
   let form: Routed['form'] | undefined;

@@ -1,10 +1,17 @@
 /**
  * SPARQL text from a parsed query, as fkgqa hands an agent's query on (routing, the engines' check):
- * sparqljs 3.7.4's Generator, except that an expression gets only the brackets its operators'
- * precedence needs. sparqljs brackets every operand that is not a term (`((?id + 1) + 1) > 0`), so a
- * chain of n operators the agent wrote without brackets became n nested brackets, and a query within
- * every limit on the agent's text was refused for its bracket depth (MAX_QUERY_DEPTH) on text fkgqa
- * generated. With these brackets the generated text nests no deeper than any text of the same query.
+ * sparqljs 3.7.4's Generator, except for expressions and HAVING:
+ * - An expression gets the brackets its operators' precedence needs, and a chain of `+ -` or `* /`
+ *   is bracketed from the left in full (`(?a - ?b) - ?c`): oxigraph 0.5 groups such chains from the
+ *   right (`10 - 4 - 3` is 9 there, 3 in SPARQL 1.1), and the text is sent to oxigraph shards. `||`
+ *   and `&&` chains stay bare (either grouping gives the same value, errors included), as does every
+ *   operand of higher precedence. sparqljs brackets every operand that is not a term, so a `||` chain
+ *   of n operators became n nested brackets, and a query within every limit on the agent's text was
+ *   refused for its bracket depth on text fkgqa generated; an arithmetic chain still nests one
+ *   bracket per operator, which the served bracket limit (MAX_SERVED_QUERY_DEPTH) allows for every
+ *   chain within the operator depth limit.
+ * - Several HAVING conditions are written as one `&&` of them (the same filter: a group is kept
+ *   when every condition is true); sparqljs writes them in one pair of brackets, which does not parse.
  */
 import type sparqljs from 'sparqljs';
 import { sparqljsLib } from './parse.js';
@@ -18,6 +25,8 @@ const PRECEDENCE: Record<string, number> = {
   '=': 3, '!=': 3, '<': 3, '>': 3, '<=': 3, '>=': 3, in: 3, notin: 3,
   '+': 4, '-': 4, '*': 5, '/': 5,
 };
+const OR = 1;
+const AND = 2;
 const RELATIONAL = 3;
 const BINARY = new Set(['||', '&&', '=', '!=', '<', '>', '<=', '>=', '+', '-', '*', '/']);
 const UNARY: Record<string, string> = { '!': '!', uplus: '+', uminus: '-' };
@@ -29,13 +38,15 @@ type Gen = { toExpression(e: unknown): string; toEntity(e: unknown): string };
 const precedenceOf = (e: Expr): number => (e.type === 'operation' && e.operator && e.operator in PRECEDENCE ? PRECEDENCE[e.operator] : 9);
 
 /**
- * An operand of an operator of precedence `p`, bracketed only when the grammar needs it: a left
- * operand of lower precedence, or of the same when the operator is relational (not associative); a
- * right operand of lower or the same precedence (the binary operators associate to the left).
+ * An operand of an operator of precedence `p`: bare when of higher precedence, or when the left
+ * operand of the same `||` or `&&`; bracketed otherwise — a lower precedence, the right operand of
+ * the same (the binary operators associate to the left), a relational operand of a relational
+ * operator (not associative), and the left operand of the same additive or multiplicative operator
+ * (module comment: oxigraph groups those chains from the right).
  */
 function operand(g: Gen, e: Expr, p: number, side: 'left' | 'right'): string {
   const q = precedenceOf(e);
-  const bare = side === 'left' ? q > p || (q === p && p !== RELATIONAL) : q > p;
+  const bare = q > p || (side === 'left' && q === p && (p === OR || p === AND));
   const text = g.toExpression(e);
   return bare ? text : `(${text})`;
 }
@@ -79,5 +90,21 @@ function generator(): { toQuery(q: unknown): string } {
  * @returns SPARQL 1.1 text that parses to the same query
  */
 export function generateQuery(ast: sparqljs.SparqlQuery): string {
+  joinHavings(ast);
   return generator().toQuery({ ...ast, prefixes: {} });
+}
+
+/** Every query and sub-SELECT of `node` with several HAVING conditions gets them as one `&&` (module comment); in place. */
+function joinHavings(node: unknown): void {
+  if (!node || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const x of node) joinHavings(x);
+    return;
+  }
+  const q = node as { type?: string; having?: Expr[]; termType?: string };
+  if (q.termType) return; // an RDF term
+  if (q.type === 'query' && Array.isArray(q.having) && q.having.length > 1) {
+    q.having = [q.having.reduce((a, b) => ({ type: 'operation', operator: '&&', args: [a, b] }) as Expr)];
+  }
+  for (const v of Object.values(q)) joinHavings(v);
 }

@@ -29,6 +29,7 @@ import { DataFactory } from 'n3';
 import { type Algebra, Factory, translate } from 'sparqlalgebrajs';
 import type sparqljs from 'sparqljs';
 import { fixIris, parseSparql } from '../../sparql/parse.js';
+import { MAX_SERVED_QUERY_DEPTH } from '../../sparql/guard.js';
 
 type Node = Record<string, unknown>;
 
@@ -175,7 +176,8 @@ export function conditionsAsOperators(op: Algebra.Operation): number {
  * @throws Error when the text does not parse, or is an update; QueryTooComplex beyond the operator depth limit
  */
 export function comunicaAlgebra(query: string): Algebra.Operation {
-  const ast = parseSparql(query);
+  // The text fkgqa hands on brackets every arithmetic operator (generate.ts): the served bracket limit.
+  const ast = parseSparql(query, { maxQueryDepth: MAX_SERVED_QUERY_DEPTH });
   if (ast.type !== 'query') throw new Error('SPARQL Update is refused: a federation engine only answers queries');
   fixIris(ast);
   groupExistsPatterns(ast);
