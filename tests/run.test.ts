@@ -125,6 +125,22 @@ describe('run / the whole loop in one command', () => {
     expect(fs.readdirSync(out)).toEqual(['baseline-oracle.jsonl']);
   }, 60_000);
 
+  it('refuses a run folder holding a run file the scoring step cannot read (exit 2), naming file and line, before starting anything', async () => {
+    const out = path.join(dir, 'old-format');
+    fs.mkdirSync(out);
+    const old = path.join(out, 'baseline-trivial.jsonl');
+    fs.writeFileSync(old, '{"format":"fkgqa-run/1"}\n');
+    const r = await fkgqa(['run', '--shards', build, '--state', path.join(dir, 'old-format-state'), '--out', out, '--agent', 'oracle']);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      `fkgqa: error: ${old}, line 1: format fkgqa-run/1 is no longer read; rerun with this version (fkgqa eval writes fkgqa-run/2) ` +
+        `(the runs of ${out} are scored together, so nothing was started: fix or remove that run file, or give another --out)\n`,
+    ]);
+    // Nothing started: no gold answers computed into the state folder, no run file or report written.
+    expect(fs.existsSync(path.join(dir, 'old-format-state'))).toBe(false);
+    expect(fs.readdirSync(out)).toEqual(['baseline-trivial.jsonl']);
+  }, 60_000);
+
   it('takes every agent, selection and limit option of eval, from the same definitions', () => {
     const options = (name: string) => new Map(program().commands.find((c) => c.name() === name)!.options.map((o) => [o.long!, o]));
     const evalOptions = options('eval');

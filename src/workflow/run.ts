@@ -25,6 +25,7 @@ import { runEval, type EvalOptions, type EvalSummary } from '../eval/eval.js';
 import { score, type ScoreReport } from '../score/score.js';
 import { formatPerRunCsv, formatScoreHtml, formatScoreText } from '../score/format.js';
 import { viewRuns } from '../view/view.js';
+import { readRunFiles } from '../eval/run-reader.js';
 import { counted } from '../common/strings.js';
 
 
@@ -184,10 +185,14 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
  * Refuses an output folder that holds runs of another build, before anything starts: the run file
  * would refuse them, and the runs of a folder are scored together, which `fkgqa score` refuses
  * across builds. The message names a folder for this build's runs: `<out>-<first 8 hex digits of
- * the output digest>`.
+ * the output digest>`. Then every run file of the folder is read as the scoring step reads it
+ * (`readRunFiles`, files being written taken as partial: the eval step refuses those), so a run
+ * file it cannot read (an old format, a broken record, a run in two files) is refused before the
+ * evaluation, not after it.
  * @param out the `--out` folder as given
  * @param digest this build's output digest
- * @throws InputError naming the run file and line of the first run of another build
+ * @throws InputError naming the run file and line of the first run of another build, or of the
+ *   first record the scoring step would refuse
  */
 function checkRunFolder(out: string, digest: string): void {
   const dir = path.resolve(out);
@@ -210,6 +215,13 @@ function checkRunFolder(out: string, digest: string): void {
         { file, line: i + 1 },
       );
     }
+  }
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort().map((f) => path.join(dir, f));
+  try {
+    readRunFiles(files, { partial: true });
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    throw new InputError(`${e.message} (the runs of ${out} are scored together, so nothing was started: fix or remove that run file, or give another --out)`);
   }
 }
 
