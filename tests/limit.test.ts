@@ -6,7 +6,7 @@
  * clock). Every route (the bounded client, both engines, serve's pool) decides by these.
  */
 import { describe, expect, it } from 'vitest';
-import { judgeStop, MIN_OWN_LIMIT_MS, parseStopped, sentLimit, STOP_CLOCK_TOLERANCE_MS, waitedTooLong } from '../src/federation/limit.js';
+import { earliestStop, judgeStop, MIN_OWN_LIMIT_MS, parseStopped, sentLimit, STOP_CLOCK_TOLERANCE_MS, waitedTooLong } from '../src/federation/limit.js';
 
 describe('limit / busy or the query\'s time limit (waitedTooLong)', () => {
   it('busy from a tenth of the limit and at least 100 ms of wait', () => {
@@ -60,13 +60,36 @@ describe('limit / a stop believed only when it agrees with the limit sent and th
     expect(judgeStop('time-limit; by=endpoint; ms=56', { limitMs: 29_750, elapsedMs: 56 })).toEqual(below(56));
     // Another server's 503 naming its own limit in its text (no limit sent): the same rule.
     expect(judgeStop({ kind: 'time-limit', by: 'endpoint', limitMs: 10 }, { elapsedMs: 0 })).toEqual(below(10));
-    // From 57 ms the clock decides: at once is refused, 1 ms later (57 − 50 − 6) is believed.
+    // From 57 ms the clock decides: at once is refused, and so is 45 ms (under 51 − 5.7 = 45.3); 46 ms is believed.
     expect(judgeStop('time-limit; by=endpoint; ms=57', { limitMs: 29_750, elapsedMs: 0 })).toEqual(no('names a limit of 57 ms but came 0 ms after the request was sent'));
-    expect(judgeStop('time-limit; by=endpoint; ms=57', { limitMs: 29_750, elapsedMs: 1 }).believed).toBe(true);
-    // The limit fkgqa sent itself (a query with 20 ms left) is the query's, however small.
-    expect(judgeStop('time-limit; by=request; ms=18', { limitMs: 18, elapsedMs: 0 })).toMatchObject({ believed: true, stop: { kind: 'time-limit', by: 'request', limitMs: 18 } });
+    expect(judgeStop('time-limit; by=endpoint; ms=57', { limitMs: 29_750, elapsedMs: 1 })).toEqual(no('names a limit of 57 ms but came 1 ms after the request was sent'));
+    expect(judgeStop('time-limit; by=endpoint; ms=57', { limitMs: 29_750, elapsedMs: 45 }).believed).toBe(false);
+    expect(judgeStop('time-limit; by=endpoint; ms=57', { limitMs: 29_750, elapsedMs: 46 }).believed).toBe(true);
+    // The limit fkgqa sent itself (a query with 20 ms left) is the query's, however small, once the clock shows it ran (16 − 1.8 = 14.2 ms).
+    expect(judgeStop('time-limit; by=request; ms=18', { limitMs: 18, elapsedMs: 0 })).toEqual(no('names a limit of 18 ms but came 0 ms after the request was sent'));
+    expect(judgeStop('time-limit; by=request; ms=18', { limitMs: 18, elapsedMs: 14 }).believed).toBe(false);
+    expect(judgeStop('time-limit; by=request; ms=18', { limitMs: 18, elapsedMs: 15 })).toMatchObject({ believed: true, stop: { kind: 'time-limit', by: 'request', limitMs: 18 } });
     // Busy and a full queue are the endpoint's either way (never the query's): not affected.
     expect(judgeStop('busy; by=full; waited=0; ms=0', { limitMs: 29_750, elapsedMs: 0 }).believed).toBe(true);
+  });
+  it('the clock asks a tenth of the limit (at most 50 ms) besides sentLimit\'s margin: never an answer at once, at least four fifths of any limit', () => {
+    expect([0, 1, 18, 57, 100, 500, 2500, 9750, 29_750].map(earliestStop)).toEqual([1, 0.9, 14.2, 45.3, 80, 400, 2200, 9450, 29_450]);
+    for (const ms of [1, 2, 5, 10, 57, 99, 100, 499, 500, 1000, 2500, 9750, 60_000]) expect([ms, earliestStop(ms) > 0 && earliestStop(ms) >= 0.8 * ms - 1]).toEqual([ms, true]);
+    // A relayed stop at sentLimit's margin early is still believed (a proxy answers at the limit it passed on): 500 → 450 sent.
+    expect([judgeStop('time-limit; by=request; ms=500', { limitMs: 500, elapsedMs: 400 }).believed, judgeStop('time-limit; by=request; ms=500', { limitMs: 500, elapsedMs: 399 }).believed]).toEqual([true, false]);
+    // A shard whose own --timeout (1000 ms) is below the limit sent, stopping a query that ran that long: believed.
+    expect(judgeStop('time-limit; by=endpoint; ms=1000', { limitMs: 29_750, elapsedMs: 1003 })).toMatchObject({ believed: true, stop: { kind: 'time-limit', by: 'endpoint', limitMs: 1000 } });
+    expect(judgeStop('time-limit; by=endpoint; ms=1000', { limitMs: 29_750, elapsedMs: 40 })).toEqual(no('names a limit of 1000 ms but came 40 ms after the request was sent'));
+  });
+  it('a time limit that names no length (another server\'s 503 "timed out") is believed only when the clock shows the query ran the limit sent', () => {
+    const noLength = { kind: 'time-limit', by: 'endpoint' } as const;
+    // Answered at once to a request sent 57 ms, or 29,750 ms: the endpoint's error (under earliestStop: 45.3 ms, 29,450 ms).
+    expect(judgeStop(noLength, { limitMs: 57, elapsedMs: 3 })).toEqual(no('names no limit, and came 3 ms after the request was sent with a limit of 57 ms'));
+    expect(judgeStop(noLength, { limitMs: 57, elapsedMs: 45 }).believed).toBe(false);
+    expect(judgeStop(noLength, { limitMs: 29_750, elapsedMs: 46 })).toEqual(no('names no limit, and came 46 ms after the request was sent with a limit of 29750 ms'));
+    expect(judgeStop(noLength, { limitMs: 29_750, elapsedMs: 29_449 })).toEqual(no('names no limit, and came 29449 ms after the request was sent with a limit of 29750 ms'));
+    expect(judgeStop(noLength, { limitMs: 29_750, elapsedMs: 29_450 })).toEqual({ believed: true, stop: noLength });
+    expect(judgeStop(noLength, { elapsedMs: 60_000 })).toEqual(no('names no limit, and none was sent: the clock cannot check it'));
   });
   it('refuses a busy whose wait serve would not call busy: a short wait of the request limit, part of the queue limit', () => {
     expect(judgeStop('busy; by=request; waited=200; ms=5000', { limitMs: 5000, elapsedMs: 5010 })).toEqual(no('says the query waited only 200 ms of its limit of 5000 ms: it ran the rest, a time limit by fkgqa serve\'s rule, not busy'));

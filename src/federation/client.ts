@@ -87,7 +87,8 @@ export interface Busy {
  * How an endpoint's answer stopped the query, read by `judgeStop` (limit.ts): a `503` with `Fkgqa-Stopped`
  * (fkgqa serve), or another server's `503` whose text names a time limit (its own: the length is read
  * from "time limit of N ms" when it says so, and checked against the clock only, as such a server
- * ignores `Fkgqa-Timeout`). @returns the stop believed, or why it is not (`unbelieved`: words after "a
+ * ignores `Fkgqa-Timeout`; one that names no length, e.g. "Query timed out", is believed only when the
+ * clock shows the query ran the limit sent, `judgeStop`). @returns the stop believed, or why it is not (`unbelieved`: words after "a
  * stop that"); undefined when the answer is no stop at all
  */
 export function readStop(status: number, stopped: string | null, body: string, sent: SentRequest): { stop: Stop } | { unbelieved: string } | undefined {
@@ -99,7 +100,8 @@ export function readStop(status: number, stopped: string | null, body: string, s
     if (!/time limit|timeout|timed out/i.test(body)) return undefined;
     const ms = /time limit of (\d+) ?ms/i.exec(body);
     claim = { kind: 'time-limit', by: 'endpoint', ...(ms ? { limitMs: Number(ms[1]) } : {}) };
-    as = { elapsedMs: sent.elapsedMs };
+    // A length it names is its own, not bounded by the limit sent (which it ignores); without one, the limit sent is what the clock checks.
+    if (ms) as = { elapsedMs: sent.elapsedMs };
   }
   const j = judgeStop(claim, as);
   return j.believed ? { stop: j.stop } : { unbelieved: j.why };

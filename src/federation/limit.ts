@@ -190,7 +190,7 @@ export function parseStopped(stopped: string): Stop | undefined {
 }
 
 /**
- * The allowance of `judgeStop`'s clock checks, in ms, beyond the margin `sentLimit` takes (a proxy
+ * The largest allowance of `judgeStop`'s clock checks, in ms, beyond the margin `sentLimit` takes (a proxy
  * such as serve's /federation/sparql passes a limit on less that margin and may answer that much early):
  * a Node timer may fire a millisecond before its time, serve rounds its waits to whole milliseconds,
  * and two hosts' monotonic clocks tick a few hundred parts per million apart. Load is no reason for
@@ -199,10 +199,30 @@ export function parseStopped(stopped: string): Stop | undefined {
 export const STOP_CLOCK_TOLERANCE_MS = 50;
 
 /**
+ * The share of a stop's limit `judgeStop`'s clock check allows besides `sentLimit`'s margin: a tenth, at most
+ * `STOP_CLOCK_TOLERANCE_MS`. A fixed allowance alone passes an answer sent at once for a small limit (with 50 ms,
+ * `time-limit; by=endpoint; ms=57` answered after 1 ms); a share keeps the check at least four fifths
+ * of the limit (less 1 ms of rounding) for every limit (`earliestStop`).
+ */
+export const STOP_CLOCK_TOLERANCE_SHARE = 0.1;
+
+/**
+ * The earliest a stop at a limit of `limitMs` can have come, in ms after its request was sent (`judgeStop`'s
+ * clock check): `sentLimit(limitMs)` (a proxy relays a stop that much early), less the tolerance — a tenth of
+ * the limit, at most `STOP_CLOCK_TOLERANCE_MS`. fkgqa serve counts its limits from the request's arrival or the
+ * query's start, both later, so its stops always come later. Always more than 0 (an answer at once is never a
+ * stop at a limit) and at least 0.8 × `limitMs` − 1; e.g. 9,450 ms for 9,750, 45.3 ms for 57.
+ * @param limitMs the limit the stop names (or, for a stop that names none, the limit sent), ms ≥ 0
+ */
+export function earliestStop(limitMs: number): number {
+  return sentLimit(limitMs) - Math.min(STOP_CLOCK_TOLERANCE_MS, STOP_CLOCK_TOLERANCE_SHARE * limitMs);
+}
+
+/**
  * The smallest limit of an endpoint's own (`time-limit; by=endpoint; ms=N`) that `judgeStop` believes, in ms: the
- * smallest N whose clock check (the answer came at least N less `STOP_CLOCK_TOLERANCE_MS` and `sentLimit`'s
- * margin after the request was sent) asks for more than 0 ms (`sentLimit(N)` above the tolerance). Below it a stop
- * answered at once passes the clock, and would charge the query a time limit it never ran into.
+ * smallest N whose `sentLimit(N)` is above `STOP_CLOCK_TOLERANCE_MS`. Below it the clock check (`earliestStop`) asks
+ * an answer to take less than about 45 ms, which an answer sent at once may take on a loaded machine: the clock could
+ * not tell such a limit from an answer at once, and would charge the query a time limit it never ran into.
  */
 export const MIN_OWN_LIMIT_MS = 57;
 
@@ -229,9 +249,11 @@ export type StopJudgement = { believed: true; stop: Stop } | { believed: false; 
  *   a time limit of its own also at least `MIN_OWN_LIMIT_MS` (a smaller one the clock cannot check).
  * - `by=full` (the client's queue was full: refused at once, `waited=0; ms=0`) claims no wait and no limit: it passes
  *   every rule as written (a refusal is the endpoint's, never the query's, and excuses no time it did not take).
- * - The clock: the answer came at least `ms` after the request was sent (serve counts its limits
- *   from the request's arrival or the query's start, both later), less the tolerance
- *   (`STOP_CLOCK_TOLERANCE_MS` and `sentLimit`'s margin of `ms`).
+ * - The clock: the answer came at least `earliestStop(ms)` after the request was sent — `ms` less `sentLimit`'s
+ *   margin and a tenth of `ms`, at most `STOP_CLOCK_TOLERANCE_MS` (serve counts its limits from the request's
+ *   arrival or the query's start, both later); never at once.
+ * - A time limit that names no length (another server's 503 "timed out"): only when a limit was sent and the
+ *   clock shows the query ran it, `earliestStop` of the limit sent; otherwise nothing checks it.
  * - busy: the query waited no longer than since the request was sent (+ the tolerance), and a wait
  *   serve calls busy: by=queue the whole queue limit, by=request at least `BUSY_WAIT_SHARE` of the
  *   limit (of `sentLimit` of it, for a relayed stop) and `BUSY_MIN_WAIT_MS` — less, and the query ran
@@ -248,19 +270,24 @@ export function judgeStop(stopped: string | Stop, sent: SentRequest): StopJudgem
   const no = (why: string): StopJudgement => ({ believed: false, why });
   const limit = stop.limitMs;
   const elapsed = Math.round(sent.elapsedMs);
-  const late = (ms: number) => STOP_CLOCK_TOLERANCE_MS + (ms - sentLimit(ms));
   if (stop.by === 'request') {
     if (sent.limitMs === undefined) return no(`names the request's limit, but none was sent`);
     if (Math.abs(limit! - sent.limitMs) > 1) return no(`names the request's limit as ${limit} ms, but the request was sent ${sent.limitMs} ms`);
   } else if (sent.limitMs !== undefined && limit !== undefined && limit > sent.limitMs + 1) {
     return no(`names a limit of its own of ${limit} ms, above the ${sent.limitMs} ms the request was sent, which would have ended first`);
   }
-  // A limit of its own so small that its clock check passes an answer sent at once (ms=0 answered at once) is not one fkgqa serve
-  // holds to: it would charge the query a time limit for nothing. The limit sent (by=request) is fkgqa's own, believed as sent.
+  // A limit of its own so small that an answer sent at once may take that long (MIN_OWN_LIMIT_MS) is not one fkgqa serve
+  // holds to: it would charge the query a time limit for nothing. The limit sent (by=request) is fkgqa's own, checked by the clock alone.
   if (stop.kind === 'time-limit' && stop.by === 'endpoint' && limit !== undefined && limit < MIN_OWN_LIMIT_MS) {
     return no(`names a limit of its own of ${limit} ms, below the ${MIN_OWN_LIMIT_MS} ms from which the clock can tell a time limit from an answer at once`);
   }
-  if (limit !== undefined && elapsed + late(limit) < limit) return no(`names a limit of ${limit} ms but came ${elapsed} ms after the request was sent`);
+  // A full queue (by=full, ms=0) names no limit the query had: refused at once, which the clock cannot contradict.
+  const full = stop.kind === 'busy' && stop.by === 'full';
+  if (limit !== undefined && !full && elapsed < earliestStop(limit)) return no(`names a limit of ${limit} ms but came ${elapsed} ms after the request was sent`);
+  if (stop.kind === 'time-limit' && limit === undefined) {
+    if (sent.limitMs === undefined) return no('names no limit, and none was sent: the clock cannot check it');
+    if (elapsed < earliestStop(sent.limitMs)) return no(`names no limit, and came ${elapsed} ms after the request was sent with a limit of ${sent.limitMs} ms`);
+  }
   if (stop.kind === 'busy') {
     const waited = stop.waitedMs;
     if (waited > elapsed + STOP_CLOCK_TOLERANCE_MS) return no(`says the query waited ${waited} ms but came ${elapsed} ms after the request was sent`);
