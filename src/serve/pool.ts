@@ -44,6 +44,7 @@ import type { QueryParseLimits } from '../sparql/inspect.js';
 import type { EndpointAnswer, EndpointTask } from './answer.js';
 import { answerOf, encodeQuery, type PoolReply, type PoolRequest, type QueryBatch } from './pool-messages.js';
 import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, waitedTooLong } from '../federation/limit.js';
+import type { EndpointStore } from './store.js';
 
 /** One endpoint of the pool: its id, the RDF files of its store, and their triples (for the split into groups). */
 export interface PoolEndpoint {
@@ -261,7 +262,8 @@ export function splitIntoGroups(endpoints: PoolEndpoint[], n: number): PoolEndpo
  * The pool (see the module comment). Create with `EndpointPool.start`; `run` answers a query of
  * one endpoint; `close` stops every worker.
  */
-export class EndpointPool {
+export class EndpointPool implements EndpointStore {
+  readonly kind = 'oxigraph' as const;
   private readonly groups: Group[] = [];
   private readonly groupOf = new Map<string, Group>();
   private readonly retired = new Set<Slot>();
@@ -323,6 +325,11 @@ export class EndpointPool {
     // The spare boots once the groups are loaded: booting a thread (Node's bootstrap, the modules,
     // instantiating oxigraph) while they load took a core from them on a 2-core machine.
     if (!this.closed && !this.spare) this.spare = this.spawn(undefined);
+  }
+
+  /** The endpoints are held in this process: no placement of their own. */
+  placement(_endpoint: string): string | undefined {
+    return undefined;
   }
 
   /** Worker threads running now: one per group, retired ones finishing a slow query, and the spare. */

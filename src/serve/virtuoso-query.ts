@@ -1,0 +1,184 @@
+/**
+ * The query text sent to Virtuoso for one shard endpoint, and the answer read back, so that an
+ * endpoint served from Virtuoso answers as the same endpoint served from oxigraph does. Virtuoso
+ * (Open Source 7.2) deviates from SPARQL 1.1 in ways this module absorbs:
+ *
+ * - **Prefixed names.** It rejects escaped local names (`:t\#c`): the text sent is regenerated from
+ *   the parsed query (sparqljs Generator) with full IRIs and no prefix declarations (pitfall B1).
+ * - **Other graphs.** One Virtuoso instance holds several shards (one named graph each) and its own
+ *   system graphs: the text sent names the shard's graph as its only default graph (`FROM`), and a
+ *   `GRAPH` pattern, which sees no graph on an endpoint that has only a default graph, is replaced by
+ *   an empty group (`{ FILTER(false) }`), which is what oxigraph gives for it.
+ * - **Integer division.** `?a / ?b` of two integers is an integer in Virtuoso, an xsd:decimal in
+ *   SPARQL (§17.4.2.4 op:numeric-divide): the dividend is multiplied by `1.0` (xsd:decimal), which
+ *   keeps the SPARQL type promotion (integer → decimal, double stays double).
+ * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
+ *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …) comes back as `0`/`1`: read back
+ *   as `false`/`true` (xsd:boolean).
+ * - **ASK** is answered as a one-column result (`__ASK_RETVAL`, which Comunica fails on): sent as
+ *   `SELECT (1 AS ?…) … LIMIT 1` and read back as a boolean.
+ * - **Deep `||`/`&&` chains.** Virtuoso refuses parentheses nested about 150 deep: a chain of one
+ *   operator is sent as a balanced tree (same value: both operators are associative, and SPARQL's
+ *   error handling of `||`/`&&` does not depend on the grouping).
+ * - **Rows cut at ResultSetMaxRows** with HTTP 200: virtuoso.ts sets the cap high and the store
+ *   refuses an answer that reaches it (never a silently cut answer).
+ */
+import type * as sparqljs from 'sparqljs';
+import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from '../sparql/parse.js';
+import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js';
+
+const XSD = 'http://www.w3.org/2001/XMLSchema#';
+
+/** The variable that carries an ASK query's answer in the SELECT sent instead. */
+export const ASK_VARIABLE = 'fkgqa_ask';
+
+/** Operators and functions whose value is an xsd:boolean (SPARQL 1.1 §17.4), in sparqljs's lower-case spelling. */
+const BOOLEAN_OPERATORS = new Set([
+  '=', '!=', '<', '>', '<=', '>=', '&&', '||', '!', 'in', 'notin', 'exists', 'notexists', 'bound', 'isiri', 'isuri', 'isblank', 'isliteral',
+  'isnumeric', 'regex', 'sameterm', 'langmatches', 'contains', 'strstarts', 'strends', 'istriple',
+]);
+
+/** The text to send to Virtuoso and how to read its answer back. */
+export interface VirtuosoQuery {
+  /** The query text: full IRIs, the shard's graph as its only default graph. */
+  text: string;
+  /** The form of the answer the client asked for: SELECT bindings, an ASK boolean, or a graph. */
+  form: 'bindings' | 'boolean' | 'graph';
+  /** Variables bound to a boolean-valued expression (read back from Virtuoso's 0/1). */
+  booleanVars: Set<string>;
+}
+
+type Node = Record<string, unknown>;
+const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
+const operation = (operator: string, args: unknown[]): Node => ({ type: 'operation', operator, args });
+
+/**
+ * Balances a chain of one associative operator (`a || b || c || …`, left-deep as sparqljs builds it).
+ * @returns the same operands as a tree of depth about log2(n)
+ */
+function balanced(operator: string, operands: unknown[]): unknown {
+  if (operands.length === 1) return operands[0];
+  const mid = operands.length >> 1;
+  return operation(operator, [balanced(operator, operands.slice(0, mid)), balanced(operator, operands.slice(mid))]);
+}
+
+/** The operands of a chain of `operator`, in order (iterative: chains may be thousands long). */
+function chainOperands(node: Node, operator: string): unknown[] {
+  const out: unknown[] = [];
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (isNode(n) && n.type === 'operation' && n.operator === operator) {
+      const args = n.args as unknown[];
+      for (let i = args.length - 1; i >= 0; i--) stack.push(args[i]);
+    } else out.push(n);
+  }
+  return out;
+}
+
+/**
+ * Rewrites one expression or pattern node in place where Virtuoso needs it (module comment), then
+ * its children; returns the node to put in its place.
+ */
+function rewrite(node: unknown, booleanVars: Set<string>): unknown {
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) node[i] = rewrite(node[i], booleanVars);
+    return node;
+  }
+  if (!isNode(node) || typeof node.termType === 'string') return node;
+  if (node.type === 'graph') {
+    // No named graphs on a shard endpoint: GRAPH matches nothing.
+    return { type: 'group', patterns: [{ type: 'filter', expression: { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } } }] };
+  }
+  if (node.type === 'operation' && (node.operator === '||' || node.operator === '&&')) {
+    const operands = chainOperands(node, node.operator).map((x) => rewrite(x, booleanVars));
+    return balanced(node.operator, operands);
+  }
+  if (node.type === 'operation' && node.operator === '/') {
+    const args = node.args as unknown[];
+    node.args = [operation('*', [rewrite(args[0], booleanVars), { termType: 'Literal', value: '1.0', language: '', datatype: { termType: 'NamedNode', value: `${XSD}decimal` } }]), rewrite(args[1], booleanVars)];
+    return node;
+  }
+  if ((node.type === 'bind' || ('expression' in node && 'variable' in node)) && isBooleanValued(node.expression)) {
+    booleanVars.add((node.variable as { value: string }).value);
+  }
+  for (const key of Object.keys(node)) {
+    if (key === 'variable') continue;
+    node[key] = rewrite(node[key], booleanVars);
+  }
+  return node;
+}
+
+/** True when an expression's value is an xsd:boolean (BOOLEAN_OPERATORS at its root). */
+function isBooleanValued(e: unknown): boolean {
+  return isNode(e) && e.type === 'operation' && BOOLEAN_OPERATORS.has(String(e.operator).toLowerCase());
+}
+
+/** sparqljs's Wildcard (`*` in SELECT and COUNT(*)) is a class the Generator checks with instanceof: a plain copy (from the parser thread) is made one again. */
+function restoreWildcards(node: unknown, Wildcard: new () => unknown, seen = new Set<unknown>()): void {
+  if (!isNode(node) || seen.has(node)) return;
+  seen.add(node);
+  for (const [key, value] of Object.entries(node)) {
+    if (isNode(value) && value.termType === 'Wildcard' && !(value instanceof Wildcard)) (node as Node)[key] = new Wildcard();
+    else restoreWildcards(value, Wildcard, seen);
+  }
+  if (Array.isArray(node)) node.forEach((v, i) => isNode(v) && v.termType === 'Wildcard' && !(v instanceof Wildcard) && (node[i] = new Wildcard()));
+}
+
+/**
+ * The text to send to Virtuoso for a query of one shard endpoint (module comment).
+ * @param text the query as the client sent it (already checked: a query, no FROM, no SERVICE)
+ * @param graph the IRI of the shard's named graph in its Virtuoso instance
+ * @param options the parse limits of the endpoint
+ * @throws the parser's error (QueryTooComplex, or a syntax error) — the checks before have parsed it already
+ */
+export function virtuosoQuery(text: string, graph: string, options: SparqlParseOptions = {}): VirtuosoQuery {
+  const lib = sparqljsLib();
+  const ast = parseSparql(text, options) as sparqljs.SparqlQuery & Node;
+  fixIris(ast);
+  restoreWildcards(ast, lib.Wildcard);
+  const booleanVars = new Set<string>();
+  ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
+  for (const key of ['variables', 'group', 'having', 'order', 'values'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars) as never;
+  ast.prefixes = {};
+  delete ast.base;
+  ast.from = { default: [{ termType: 'NamedNode', value: graph } as sparqljs.IriTerm], named: [] };
+  let form: VirtuosoQuery['form'] = ast.queryType === 'SELECT' ? 'bindings' : ast.queryType === 'ASK' ? 'boolean' : 'graph';
+  if (ast.queryType === 'ASK') {
+    const select = ast as unknown as Node;
+    select.queryType = 'SELECT';
+    select.variables = [{ expression: { termType: 'Literal', value: '1', language: '', datatype: { termType: 'NamedNode', value: `${XSD}integer` } }, variable: { termType: 'Variable', value: ASK_VARIABLE } }];
+    select.limit = 1;
+    form = 'boolean';
+  }
+  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars };
+}
+
+/**
+ * Virtuoso's SPARQL JSON answer to the text of `virtuosoQuery`, read back as the client's answer:
+ * the ASK boolean, booleans for `booleanVars`, `typed-literal` written as `literal` (SPARQL 1.1
+ * JSON results §3.2.2).
+ * @param doc Virtuoso's parsed JSON answer
+ */
+export function readVirtuosoResults(doc: SparqlResults, q: VirtuosoQuery): SparqlResults {
+  const bindings = doc.results?.bindings ?? [];
+  if (q.form === 'boolean') return { head: {}, boolean: bindings.length > 0 };
+  const rows = bindings.map((b): SparqlRow => {
+    const row: SparqlRow = {};
+    for (const [k, v] of Object.entries(b)) {
+      if (!v) continue;
+      row[k] = readTerm(v, q.booleanVars.has(k));
+    }
+    return row;
+  });
+  return { head: { vars: doc.head?.vars ?? [] }, results: { bindings: rows } };
+}
+
+/** One term of Virtuoso's answer as SPARQL JSON results write it. */
+function readTerm(v: SparqlTerm, boolean: boolean): SparqlTerm {
+  if (v.type !== 'typed-literal' && !(v.type === 'literal' && v.datatype)) return v;
+  if (boolean && v.datatype === `${XSD}integer` && (v.value === '0' || v.value === '1')) return { type: 'literal', value: v.value === '1' ? 'true' : 'false', datatype: `${XSD}boolean` };
+  // A simple literal is written without a datatype (as oxigraph writes it).
+  if (v.datatype === `${XSD}string` || v.datatype === undefined) return { type: 'literal', value: v.value };
+  return { type: 'literal', value: v.value, datatype: v.datatype };
+}
