@@ -20,6 +20,14 @@
  * - **Deep `||`/`&&` chains.** Virtuoso refuses parentheses nested about 150 deep: a chain of one
  *   operator is sent as a balanced tree (same value: both operators are associative, and SPARQL's
  *   error handling of `||`/`&&` does not depend on the grouping).
+ * - **Lost rows with long IN lists and `||` chains.** A FILTER testing a variable against about 20
+ *   or more values (`IN`, or `=` joined by `||`) is evaluated as a lookup in an index that keeps one
+ *   row per (object, subject): rows differing only in their predicate are lost (7.2.5). Such a
+ *   filter is sent as `FILTER(COALESCE(e, false))`, equal in SPARQL (an error is false either way),
+ *   which Virtuoso evaluates row by row. The same loss with a VALUES block of 20 or more objects
+ *   joined to a pattern whose predicate is a variable is not rewritten (docs/serving.md).
+ * - **Columns of `SELECT *`** come in the order of the query; oxigraph orders them by name: read
+ *   back by name.
  * - **Rows cut at ResultSetMaxRows** with HTTP 200: virtuoso.ts sets the cap high and the store
  *   refuses an answer that reaches it (never a silently cut answer).
  */
@@ -46,6 +54,8 @@ export interface VirtuosoQuery {
   form: 'bindings' | 'boolean' | 'graph';
   /** Variables bound to a boolean-valued expression (read back from Virtuoso's 0/1). */
   booleanVars: Set<string>;
+  /** `SELECT *`: the columns are read back in name order, as oxigraph orders them. */
+  wildcard: boolean;
 }
 
 type Node = Record<string, unknown>;
@@ -94,6 +104,11 @@ function rewrite(node: unknown, booleanVars: Set<string>): unknown {
     const operands = chainOperands(node, node.operator).map((x) => rewrite(x, booleanVars));
     return balanced(node.operator, operands);
   }
+  if (node.type === 'filter' && mentions(node.expression, ['in', 'notin', '||'])) {
+    // FILTER(e) ≡ FILTER(COALESCE(e, false)) (an error is false either way); the wrapping keeps Virtuoso from evaluating the test as an index lookup.
+    node.expression = operation('coalesce', [rewrite(node.expression, booleanVars), { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } }]);
+    return node;
+  }
   if (node.type === 'operation' && node.operator === '/') {
     const args = node.args as unknown[];
     node.args = [operation('*', [rewrite(args[0], booleanVars), { termType: 'Literal', value: '1.0', language: '', datatype: { termType: 'NamedNode', value: `${XSD}decimal` } }]), rewrite(args[1], booleanVars)];
@@ -107,6 +122,18 @@ function rewrite(node: unknown, booleanVars: Set<string>): unknown {
     node[key] = rewrite(node[key], booleanVars);
   }
   return node;
+}
+
+/** True when the expression uses one of the operators (iterative: chains may be long). */
+function mentions(e: unknown, operators: string[]): boolean {
+  const stack = [e];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || n.type !== 'operation') continue;
+    if (operators.includes(String(n.operator).toLowerCase())) return true;
+    for (const a of n.args as unknown[]) stack.push(a);
+  }
+  return false;
 }
 
 /** True when an expression's value is an xsd:boolean (BOOLEAN_OPERATORS at its root). */
@@ -137,6 +164,8 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const ast = parseSparql(text, options) as sparqljs.SparqlQuery & Node;
   fixIris(ast);
   restoreWildcards(ast, lib.Wildcard);
+  const variables = (ast as { variables?: unknown[] }).variables;
+  const wildcard = ast.queryType === 'SELECT' && variables?.length === 1 && isNode(variables[0]) && variables[0].termType === 'Wildcard';
   const booleanVars = new Set<string>();
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   for (const key of ['variables', 'group', 'having', 'order', 'values'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars) as never;
@@ -151,7 +180,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     select.limit = 1;
     form = 'boolean';
   }
-  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars };
+  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard };
 }
 
 /**
@@ -163,15 +192,17 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
 export function readVirtuosoResults(doc: SparqlResults, q: VirtuosoQuery): SparqlResults {
   const bindings = doc.results?.bindings ?? [];
   if (q.form === 'boolean') return { head: {}, boolean: bindings.length > 0 };
+  const vars = q.wildcard ? [...(doc.head?.vars ?? [])].sort() : (doc.head?.vars ?? []);
+  // Each row's terms in the order of the columns, as oxigraph writes them.
   const rows = bindings.map((b): SparqlRow => {
     const row: SparqlRow = {};
-    for (const [k, v] of Object.entries(b)) {
-      if (!v) continue;
-      row[k] = readTerm(v, q.booleanVars.has(k));
+    for (const k of vars) {
+      const v = b[k];
+      if (v) row[k] = readTerm(v, q.booleanVars.has(k));
     }
     return row;
   });
-  return { head: { vars: doc.head?.vars ?? [] }, results: { bindings: rows } };
+  return { head: { vars }, results: { bindings: rows } };
 }
 
 /** One term of Virtuoso's answer as SPARQL JSON results write it. */

@@ -187,6 +187,7 @@ export class VirtuosoStore implements EndpointStore {
       signal,
     });
     const body = await r.text();
+    if (process.env.FKGQA_DEBUG_V) console.error("VDEBUG", q.text.slice(0, 120), r.status, JSON.stringify([...r.headers]), body.slice(0, 300));
     if (!r.ok) {
       // Virtuoso's SQL states: 37000 compilation, 22xxx data, 42xxx access; all the query's. Anything else is the instance's.
       const first = body.trim().split('\n').slice(0, 2).join(' ');
@@ -195,6 +196,9 @@ export class VirtuosoStore implements EndpointStore {
       }
       throw new Error(`HTTP ${r.status}: ${first}`);
     }
+    // An "anytime" answer: Virtuoso stopped the query at one of its limits and sent what it had (HTTP 200); never passed on.
+    const state = r.headers.get('x-sql-state');
+    if (state) throw new Error(`Virtuoso sent an incomplete answer (X-SQL-State ${state}: ${r.headers.get('x-sql-message') ?? ''}): refused rather than sent incomplete`);
     if (r.headers.get('x-sparql-maxrows')) throw new Error(`the answer was cut at ${r.headers.get('x-sparql-maxrows')} rows (ResultSetMaxRows): refused rather than sent incomplete`);
     if (q.form === 'graph') return this.graphAnswer(t, body, format, kind);
     const results = readVirtuosoResults(JSON.parse(body) as SparqlResults, q);
