@@ -44,6 +44,13 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(q.text).toMatch(/LIMIT 1$/);
   });
 
+  it('compares with a numeric constant only numbers: = false, != true, < > a type error otherwise (Virtuoso casts strings)', () => {
+    const q = virtuosoQuery('SELECT * WHERE { ?s <http://e/p> ?o FILTER(?o > 150 && ?o != 3 && "7" = 7) }', G);
+    expect(q.text).toContain('IF(ISNUMERIC(?o), ?o > 150 , ?fkgqa_error)');
+    expect(q.text).toContain('IF(ISNUMERIC(?o), ?o != 3 , "true"^^<http://www.w3.org/2001/XMLSchema#boolean>)');
+    expect(q.text).toContain('("7" = 7 )');
+  });
+
   it('records the variables bound to boolean expressions (projection and BIND), not the others', () => {
     const q = virtuosoQuery('SELECT ?s (?o > 3 AS ?big) (STR(?o) AS ?t) ?in WHERE { ?s <http://e/p> ?o BIND(?o IN (1, 2) AS ?in) }', G);
     expect([...q.booleanVars].sort()).toEqual(['big', 'in']);

@@ -44,7 +44,6 @@ import type { QueryParseLimits } from '../sparql/inspect.js';
 import type { EndpointAnswer, EndpointTask } from './answer.js';
 import { answerOf, encodeQuery, type PoolReply, type PoolRequest, type QueryBatch } from './pool-messages.js';
 import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, waitedTooLong } from '../federation/limit.js';
-import type { EndpointStore } from './store.js';
 
 /** One endpoint of the pool: its id, the RDF files of its store, and their triples (for the split into groups). */
 export interface PoolEndpoint {
@@ -259,10 +258,11 @@ export function splitIntoGroups(endpoints: PoolEndpoint[], n: number): PoolEndpo
 }
 
 /**
- * The pool (see the module comment). Create with `EndpointPool.start`; `run` answers a query of
- * one endpoint; `close` stops every worker.
+ * The pool (see the module comment), the oxigraph `EndpointStore` of store.ts (it has that shape;
+ * store.ts imports this module's types, so this one does not name it). Create with
+ * `EndpointPool.start`; `run` answers a query of one endpoint; `close` stops every worker.
  */
-export class EndpointPool implements EndpointStore {
+export class EndpointPool {
   readonly kind = 'oxigraph' as const;
   private readonly groups: Group[] = [];
   private readonly groupOf = new Map<string, Group>();

@@ -4,7 +4,7 @@
  * (Open Source 7.2) deviates from SPARQL 1.1 in ways this module absorbs:
  *
  * - **Prefixed names.** It rejects escaped local names (`:t\#c`): the text sent is regenerated from
- *   the parsed query (sparqljs Generator) with full IRIs and no prefix declarations (pitfall B1).
+ *   the parsed query (sparqljs Generator) with full IRIs and no prefix declarations (sparqljs keeps the backslash of such names).
  * - **Other graphs.** One Virtuoso instance holds several shards (one named graph each) and its own
  *   system graphs: the text sent names the shard's graph as its only default graph (`FROM`), and a
  *   `GRAPH` pattern, which sees no graph on an endpoint that has only a default graph, is replaced by
@@ -12,6 +12,11 @@
  * - **Integer division.** `?a / ?b` of two integers is an integer in Virtuoso, an xsd:decimal in
  *   SPARQL (§17.4.2.4 op:numeric-divide): the dividend is multiplied by `1.0` (xsd:decimal), which
  *   keeps the SPARQL type promotion (integer → decimal, double stays double).
+ * - **Strings compared with numbers.** `?x > 150` with `?x` a string is a type error in SPARQL
+ *   (§17.3: the solution is filtered out), and `?x = 150` false; Virtuoso casts the string and
+ *   compares. A comparison of a numeric constant with anything but a literal constant is sent as
+ *   `IF(isNumeric(?x), ?x > 150, ?fkgqa_error)` (a variable never bound: an error, as in SPARQL),
+ *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`.
  * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
  *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …) comes back as `0`/`1`: read back
  *   as `false`/`true` (xsd:boolean).
@@ -37,6 +42,18 @@ import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js'
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 
+/** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
+export const ERROR_VARIABLE = 'fkgqa_error';
+
+/** The comparison operators (SPARQL 1.1 §17.3). */
+const COMPARISONS = new Set(['=', '!=', '<', '>', '<=', '>=']);
+
+/** Numeric datatypes (XSD, as SPARQL 1.1 §17.1 lists them). */
+const NUMERIC_TYPES = new Set(['integer', 'decimal', 'float', 'double', 'nonPositiveInteger', 'negativeInteger', 'long', 'int', 'short', 'byte', 'nonNegativeInteger', 'unsignedLong', 'unsignedInt', 'unsignedShort', 'unsignedByte', 'positiveInteger'].map((t) => `${XSD}${t}`));
+
+/** True for a numeric literal constant. */
+const isNumericLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && NUMERIC_TYPES.has((x.datatype as { value?: string } | undefined)?.value ?? '');
+
 /** The variable that carries an ASK query's answer in the SELECT sent instead. */
 export const ASK_VARIABLE = 'fkgqa_ask';
 
@@ -61,6 +78,7 @@ export interface VirtuosoQuery {
 type Node = Record<string, unknown>;
 const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
 const operation = (operator: string, args: unknown[]): Node => ({ type: 'operation', operator, args });
+const boolean = (value: boolean): Node => ({ termType: 'Literal', value: String(value), language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } });
 
 /**
  * Balances a chain of one associative operator (`a || b || c || …`, left-deep as sparqljs builds it).
@@ -108,6 +126,17 @@ function rewrite(node: unknown, booleanVars: Set<string>): unknown {
     // FILTER(e) ≡ FILTER(COALESCE(e, false)) (an error is false either way); the wrapping keeps Virtuoso from evaluating the test as an index lookup.
     node.expression = operation('coalesce', [rewrite(node.expression, booleanVars), { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } }]);
     return node;
+  }
+  if (node.type === 'operation' && COMPARISONS.has(node.operator as string)) {
+    const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars));
+    node.args = args;
+    const numeric = args.findIndex(isNumericLiteral);
+    const other = args[1 - numeric];
+    if (numeric < 0 || isNumericLiteral(other) || (isNode(other) && other.termType === 'Literal')) return node;
+    // Virtuoso compares a string with a number by casting it. SPARQL (and oxigraph): a non-number is
+    // not equal to a number (= false, != true), and cannot be ordered with one (a type error).
+    const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
+    return operation('if', [operation('isnumeric', [other]), node, otherwise]);
   }
   if (node.type === 'operation' && node.operator === '/') {
     const args = node.args as unknown[];

@@ -22,7 +22,7 @@ export const ISQL_BIN = process.env.VIRTUOSO_ISQL ?? 'isql-vt';
 
 /**
  * ResultSetMaxRows of every instance: Virtuoso cuts a SELECT answer at this many rows with HTTP 200
- * (openlink/virtuoso-opensource#817, pitfall B19). The store refuses an answer that reaches it.
+ * (openlink/virtuoso-opensource#817). The store refuses an answer that reaches it.
  */
 export const VIRTUOSO_MAX_ROWS = 1_000_000;
 
