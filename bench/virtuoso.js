@@ -141,8 +141,7 @@ process.stdout.write(
     row('point: median latency (ms)', (s) => s.point.medianMs),
     row(`aggregate: ${o.aggregate} queries, q/s`, (s) => s.aggregate.qps),
     row('aggregate: median latency (ms)', (s) => s.aggregate.medianMs),
-    row('load average before', (s) => s.load.before.join(' ')),
-    row('load average after', (s) => s.load.after.join(' ')),
+    `  load average (uptime) before/after: oxigraph ${sides.oxigraph.load.before.join(' ')} / ${sides.oxigraph.load.after.join(' ')}; virtuoso ${sides.virtuoso.load.before.join(' ')} / ${sides.virtuoso.load.after.join(' ')}`,
     '',
   ].join('\n'),
 );
