@@ -49,6 +49,9 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(q.text).toContain('IF(ISNUMERIC(?o), ?o > 150 , ?fkgqa_error)');
     expect(q.text).toContain('IF(ISNUMERIC(?o), ?o != 3 , "true"^^<http://www.w3.org/2001/XMLSchema#boolean>)');
     expect(q.text).toContain('("7" = 7 )');
+    // Not in a projection or HAVING: Virtuoso refuses an ungrouped variable there.
+    const grouped = virtuosoQuery('SELECT ?p (COUNT(*) > 3 AS ?many) WHERE { ?s ?p ?o } GROUP BY ?p HAVING (COUNT(*) > 1)', G);
+    expect(grouped.text).not.toContain('fkgqa_error');
   });
 
   it('records the variables bound to boolean expressions (projection and BIND), not the others', () => {

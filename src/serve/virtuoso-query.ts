@@ -108,9 +108,9 @@ function chainOperands(node: Node, operator: string): unknown[] {
  * Rewrites one expression or pattern node in place where Virtuoso needs it (module comment), then
  * its children; returns the node to put in its place.
  */
-function rewrite(node: unknown, booleanVars: Set<string>): unknown {
+function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unknown {
   if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) node[i] = rewrite(node[i], booleanVars);
+    for (let i = 0; i < node.length; i++) node[i] = rewrite(node[i], booleanVars, inPattern);
     return node;
   }
   if (!isNode(node) || typeof node.termType === 'string') return node;
@@ -119,16 +119,17 @@ function rewrite(node: unknown, booleanVars: Set<string>): unknown {
     return { type: 'group', patterns: [{ type: 'filter', expression: { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } } }] };
   }
   if (node.type === 'operation' && (node.operator === '||' || node.operator === '&&')) {
-    const operands = chainOperands(node, node.operator).map((x) => rewrite(x, booleanVars));
+    const operands = chainOperands(node, node.operator).map((x) => rewrite(x, booleanVars, inPattern));
     return balanced(node.operator, operands);
   }
   if (node.type === 'filter' && mentions(node.expression, ['in', 'notin', '||'])) {
     // FILTER(e) ≡ FILTER(COALESCE(e, false)) (an error is false either way); the wrapping keeps Virtuoso from evaluating the test as an index lookup.
-    node.expression = operation('coalesce', [rewrite(node.expression, booleanVars), { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } }]);
+    node.expression = operation('coalesce', [rewrite(node.expression, booleanVars, inPattern), { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } }]);
     return node;
   }
-  if (node.type === 'operation' && COMPARISONS.has(node.operator as string)) {
-    const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars));
+  if (inPattern && node.type === 'operation' && COMPARISONS.has(node.operator as string)) {
+    // In a graph pattern only: Virtuoso refuses a variable it cannot group (?fkgqa_error) in projections, HAVING and ORDER BY.
+    const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars, inPattern));
     node.args = args;
     const numeric = args.findIndex(isNumericLiteral);
     const other = args[1 - numeric];
@@ -140,7 +141,7 @@ function rewrite(node: unknown, booleanVars: Set<string>): unknown {
   }
   if (node.type === 'operation' && node.operator === '/') {
     const args = node.args as unknown[];
-    node.args = [operation('*', [rewrite(args[0], booleanVars), { termType: 'Literal', value: '1.0', language: '', datatype: { termType: 'NamedNode', value: `${XSD}decimal` } }]), rewrite(args[1], booleanVars)];
+    node.args = [operation('*', [rewrite(args[0], booleanVars, inPattern), { termType: 'Literal', value: '1.0', language: '', datatype: { termType: 'NamedNode', value: `${XSD}decimal` } }]), rewrite(args[1], booleanVars, inPattern)];
     return node;
   }
   if ((node.type === 'bind' || ('expression' in node && 'variable' in node)) && isBooleanValued(node.expression)) {
@@ -148,7 +149,8 @@ function rewrite(node: unknown, booleanVars: Set<string>): unknown {
   }
   for (const key of Object.keys(node)) {
     if (key === 'variable') continue;
-    node[key] = rewrite(node[key], booleanVars);
+    // A sub-SELECT's projection, grouping, HAVING and ORDER BY are not graph patterns.
+    node[key] = rewrite(node[key], booleanVars, inPattern && !(node.type === 'query' && ['variables', 'group', 'having', 'order'].includes(key)));
   }
   return node;
 }
@@ -197,7 +199,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const wildcard = ast.queryType === 'SELECT' && variables?.length === 1 && isNode(variables[0]) && variables[0].termType === 'Wildcard';
   const booleanVars = new Set<string>();
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
-  for (const key of ['variables', 'group', 'having', 'order', 'values'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars) as never;
+  for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, false) as never;
   ast.prefixes = {};
   delete ast.base;
   ast.from = { default: [{ termType: 'NamedNode', value: graph } as sparqljs.IriTerm], named: [] };
