@@ -26,6 +26,13 @@ import type { EndpointStore } from './store.js';
 import { freePorts, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
 import { readVirtuosoResults, virtuosoQuery, type VirtuosoQuery } from './virtuoso-query.js';
 
+/**
+ * Requests sent to one instance at once; more wait in arrival order (their time limits run). Below
+ * the instance's HTTP threads (virtuoso.ts: 20): a federation engine's burst of a hundred requests
+ * to one instance otherwise had some connections dropped ("fetch failed").
+ */
+export const INSTANCE_CONCURRENCY = 12;
+
 /** One endpoint to load: its id, its N-Triples files, and their triples (for the placement). */
 export interface VirtuosoEndpoint {
   id: string;
@@ -66,6 +73,8 @@ export class VirtuosoStore implements EndpointStore {
   private readonly instanceOf = new Map<string, VirtuosoInstance>();
   private readonly instances: VirtuosoInstance[] = [];
   private readonly inFlight = new Map<string, number>();
+  /** Per instance: requests being sent, and those waiting for a turn (INSTANCE_CONCURRENCY). */
+  private readonly turns = new Map<VirtuosoInstance, { active: number; waiting: (() => void)[] }>();
   private closed = false;
 
   private constructor(private readonly options: VirtuosoStoreOptions) {}
@@ -180,14 +189,7 @@ export class VirtuosoStore implements EndpointStore {
    * @throws Error for a failure of the instance (not the query's), or the abort
    */
   private async evaluate(v: VirtuosoInstance, t: EndpointTask, q: VirtuosoQuery, format: string, kind: EndpointAnswer['kind'], signal: AbortSignal): Promise<EndpointAnswer> {
-    const r = await fetch(v.sparqlUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: q.form === 'graph' ? MEDIA.ntriples : MEDIA.json },
-      body: new URLSearchParams({ query: q.text }),
-      signal,
-    });
-    const body = await r.text();
-    if (process.env.FKGQA_DEBUG_V) console.error("VDEBUG", q.text.slice(0, 120), r.status, JSON.stringify([...r.headers]), body.slice(0, 300));
+    const { r, body } = await this.send(v, q, signal);
     if (!r.ok) {
       // Virtuoso's SQL states: 37000 compilation, 22xxx data, 42xxx access; all the query's. Anything else is the instance's.
       const first = body.trim().split('\n').slice(0, 2).join(' ');
@@ -204,6 +206,49 @@ export class VirtuosoStore implements EndpointStore {
     const results = readVirtuosoResults(JSON.parse(body) as SparqlResults, q);
     if ((results.results?.bindings.length ?? 0) >= VIRTUOSO_MAX_ROWS) throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
     return bindingsAnswer(t, results, format, q.form, kind);
+  }
+
+  /**
+   * Posts the query to the instance when it is this request's turn (INSTANCE_CONCURRENCY); a
+   * connection that fails before any answer is tried once more (the query only reads).
+   * @throws the abort, or the connection's error
+   */
+  private async send(v: VirtuosoInstance, q: VirtuosoQuery, signal: AbortSignal): Promise<{ r: Response; body: string }> {
+    let turn = this.turns.get(v);
+    if (!turn) this.turns.set(v, (turn = { active: 0, waiting: [] }));
+    if (turn.active >= INSTANCE_CONCURRENCY) {
+      await new Promise<void>((resolve, reject) => {
+        const go = () => {
+          signal.removeEventListener('abort', gone);
+          resolve();
+        };
+        const gone = () => {
+          turn.waiting.splice(turn.waiting.indexOf(go), 1);
+          reject(signal.reason);
+        };
+        turn.waiting.push(go);
+        signal.addEventListener('abort', gone, { once: true });
+      });
+    } else turn.active++;
+    try {
+      const post = () =>
+        fetch(v.sparqlUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: q.form === 'graph' ? MEDIA.ntriples : MEDIA.json },
+          body: new URLSearchParams({ query: q.text }),
+          signal,
+        });
+      const r = await post().catch((e: unknown) => {
+        if (signal.aborted) throw e;
+        return post();
+      });
+      return { r, body: await r.text() };
+    } finally {
+      // The turn passes to the first waiting request (active stays the same), else it is freed.
+      const next = turn.waiting.shift();
+      if (next) next();
+      else turn.active--;
+    }
   }
 
   /** A CONSTRUCT or DESCRIBE answer (N-Triples from Virtuoso) in `format`, cut to the profile's `maxRows` triples. */
