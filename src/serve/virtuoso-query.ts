@@ -16,7 +16,8 @@
  *   (§17.3: the solution is filtered out), and `?x = 150` false; Virtuoso casts the string and
  *   compares. A comparison of a numeric constant with anything but a literal constant is sent as
  *   `IF(isNumeric(?x), ?x > 150, ?fkgqa_error)` (a variable never bound: an error, as in SPARQL),
- *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`.
+ *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`; one with a string
+ *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`).
  * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
  *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …) comes back as `0`/`1`: read back
  *   as `false`/`true` (xsd:boolean).
@@ -53,6 +54,10 @@ const NUMERIC_TYPES = new Set(['integer', 'decimal', 'float', 'double', 'nonPosi
 
 /** True for a numeric literal constant. */
 const isNumericLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && NUMERIC_TYPES.has((x.datatype as { value?: string } | undefined)?.value ?? '');
+
+/** True for a simple literal constant (no language tag; xsd:string). */
+const isStringLiteral = (x: unknown): boolean =>
+  isNode(x) && x.termType === 'Literal' && !x.language && [undefined, `${XSD}string`].includes((x.datatype as { value?: string } | undefined)?.value);
 
 /** The variable that carries an ASK query's answer in the SELECT sent instead. */
 export const ASK_VARIABLE = 'fkgqa_ask';
@@ -132,12 +137,15 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars, inPattern));
     node.args = args;
     const numeric = args.findIndex(isNumericLiteral);
-    const other = args[1 - numeric];
-    if (numeric < 0 || isNumericLiteral(other) || (isNode(other) && other.termType === 'Literal')) return node;
-    // Virtuoso compares a string with a number by casting it. SPARQL (and oxigraph): a non-number is
-    // not equal to a number (= false, != true), and cannot be ordered with one (a type error).
+    const text = args.findIndex(isStringLiteral);
+    const constant = numeric >= 0 ? numeric : text;
+    const other = args[1 - constant];
+    if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
+    // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
+    // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
     const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
-    return operation('if', [operation('isnumeric', [other]), node, otherwise]);
+    const isNumber = operation('isnumeric', [other]);
+    return numeric >= 0 ? operation('if', [isNumber, node, otherwise]) : operation('if', [isNumber, otherwise, node]);
   }
   if (node.type === 'operation' && node.operator === '/') {
     const args = node.args as unknown[];
