@@ -104,8 +104,17 @@ export interface EndpointEntry {
   url: string;
   /** URL of the endpoint's VoID (`…/.well-known/void`), or null when the build has no VoID file for it. */
   void: string | null;
+  /** sha256 (hex) of the endpoint's VoID description as served (live URLs filled in), or null without one; absent in files of earlier versions. */
+  voidDigest?: string | null;
   /** Triples the endpoint serves. */
   triples: number;
+  /** What holds its triples (`fkgqa serve --store`): `oxigraph` or `virtuoso`; absent in files of earlier versions. */
+  store?: string;
+  /**
+   * Where its triples are held, `host:port`: the Virtuoso instance for `--store virtuoso`, else the
+   * serve's own listener. With `url` and `triples`, the placement of the shard. Absent in files of earlier versions.
+   */
+  host?: string;
   /** Its behaviour profile (see src/serve/profile.ts), or null (complete and reliable). */
   profile: object | null;
 }

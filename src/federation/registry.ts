@@ -36,6 +36,26 @@ export interface RegisteredEndpoint {
   voidFile: string | null;
   /** The extended VoID file (with linksets), or null. */
   voidExtendedFile: string | null;
+  /** Where the endpoint's triples are held, as its endpoints file lists it; absent for endpoints not read from one (or from files of earlier versions). */
+  placement?: Placement;
+}
+
+/**
+ * The placement of a shard endpoint, from the endpoints file of the serve that serves it
+ * (src/build/state.ts `EndpointEntry`): shard → host → URL, with its triples and VoID digest. The
+ * endpoints files of several serves (one per host) read together are one registry of a federation
+ * spread over hosts.
+ */
+export interface Placement {
+  /** `host:port` holding the triples: a Virtuoso instance (`store` virtuoso) or the serve's own listener. */
+  host: string;
+  /** `oxigraph` or `virtuoso` (`fkgqa serve --store`), or null when the file does not say. */
+  store: string | null;
+  /** Triples the endpoint serves. */
+  triples: number | null;
+  /** The endpoint's VoID URL and the sha256 (hex) of its VoID as served when listed; null without VoID. */
+  void: string | null;
+  voidDigest: string | null;
 }
 
 /** The registry: endpoints in a stable order (graph, then shard number; foreign ones by URL). */
@@ -129,6 +149,10 @@ function endpointsProblem(e: unknown): string | undefined {
       return `endpoints[${i}]: needs string fields "id", "url", "role" and "graph"`;
     }
   }
+  for (const [i, en] of (x.endpoints as Record<string, unknown>[]).entries()) {
+    if (en.host !== undefined && (typeof en.host !== 'string' || !/^[^\s/]+:\d+$/.test(en.host))) return `endpoints[${i}]: "host" must be host:port`;
+    if (en.voidDigest !== undefined && en.voidDigest !== null && (typeof en.voidDigest !== 'string' || !/^[0-9a-f]{64}$/.test(en.voidDigest))) return `endpoints[${i}]: "voidDigest" must be a sha256 in hex or null`;
+  }
   if (x.pid !== undefined && typeof x.pid !== 'number') return '"pid" is not a number';
   return undefined;
 }
@@ -201,7 +225,13 @@ export function registryFromEndpointsValue(f: EndpointsFileContents, source: str
   const catalogue = build ? readCatalogue(build) : new Map<string, CatalogueEntry>();
   const endpoints = f.endpoints
     .filter((e) => e.role === 'shard' && e.shard)
-    .map((e) => (build ? shardEndpoint(build, catalogue, e.id, e.graph, e.shard!, e.url) : { id: e.id, url: e.url, graph: e.graph, shard: e.shard, description: null, voidFile: null, voidExtendedFile: null }));
+    .map((e): RegisteredEndpoint => {
+      const r: RegisteredEndpoint = build ? shardEndpoint(build, catalogue, e.id, e.graph, e.shard!, e.url) : { id: e.id, url: e.url, graph: e.graph, shard: e.shard, description: null, voidFile: null, voidExtendedFile: null };
+      if (typeof e.host === 'string') {
+        r.placement = { host: e.host, store: e.store ?? null, triples: typeof e.triples === 'number' ? e.triples : null, void: e.void ?? null, voidDigest: e.voidDigest ?? null };
+      }
+      return r;
+    });
   return filterGraphs({ source, build, endpoints: sortEndpoints(endpoints) }, kgs);
 }
 
@@ -308,6 +338,50 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
   const r = filterGraphs(merged, o.kgs);
   if (r.endpoints.length === 0) throw new InputError(`the registry (${r.source}) has no endpoints`);
   return r;
+}
+
+/**
+ * The hosts of a registry's endpoints in one line (for the progress of mcp, query, verify and
+ * eval), e.g. `2 hosts: 127.0.0.2:41001 (virtuoso: 4 endpoints, 95 triples), 127.0.0.3:41003 (…)`.
+ * @returns undefined when no endpoint has a placement
+ */
+export function placementLine(r: EndpointRegistry): string | undefined {
+  const hosts = new Map<string, { store: string | null; endpoints: number; triples: number }>();
+  for (const e of r.endpoints) {
+    if (!e.placement) continue;
+    const h = hosts.get(e.placement.host) ?? { store: e.placement.store, endpoints: 0, triples: 0 };
+    h.endpoints++;
+    h.triples += e.placement.triples ?? 0;
+    hosts.set(e.placement.host, h);
+  }
+  if (hosts.size === 0) return undefined;
+  const each = [...hosts].map(([host, h]) => `${host} (${h.store ? `${h.store}: ` : ''}${h.endpoints} endpoints, ${h.triples} triples)`);
+  return `${hosts.size} host${hosts.size === 1 ? '' : 's'}: ${each.join(', ')}`;
+}
+
+/**
+ * Checks that the endpoints still serve the VoID their placement lists (its sha256): an endpoint
+ * whose serve was restarted on another build, or whose file is stale, is found before any query.
+ * Endpoints without a VoID digest are not checked.
+ * @returns the endpoints whose VoID differs or could not be read, each with why; empty when all agree
+ */
+export async function placementMismatches(r: EndpointRegistry, timeoutMs = 5_000): Promise<{ id: string; why: string }[]> {
+  const { createHash } = await import('node:crypto');
+  const checked = r.endpoints.filter((e) => e.placement?.void && e.placement.voidDigest);
+  const out = await Promise.all(
+    checked.map(async (e) => {
+      try {
+        const res = await fetch(e.placement!.void!, { signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+        const text = await res.text();
+        if (!res.ok) return { id: e.id, why: `its VoID (${e.placement!.void}) answered HTTP ${res.status}` };
+        const digest = createHash('sha256').update(text).digest('hex');
+        return digest === e.placement!.voidDigest ? undefined : { id: e.id, why: `its VoID (${e.placement!.void}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${e.placement!.voidDigest!.slice(0, 12)}…` };
+      } catch (err) {
+        return { id: e.id, why: `its VoID (${e.placement!.void}) could not be read: ${(err as Error).message}` };
+      }
+    }),
+  );
+  return out.filter((x): x is { id: string; why: string } => x !== undefined);
 }
 
 /** The largest answer to the probe's `ASK {}` read, in bytes (a SPARQL results boolean is under 100). */

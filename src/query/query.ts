@@ -64,7 +64,7 @@ export interface QueryAnswer {
   /** The federation engine that answered (`--federation-engine` name), with route `federation`. */
   engine?: string;
   /** The SERVICE targets, in order of first appearance; with route `sources`, the endpoints given as sources. */
-  targets: { id: string; url: string }[];
+  targets: { id: string; url: string; /** `host:port` holding it, when its endpoints file lists a placement (registry.ts `Placement`). */ host?: string }[];
   /** `bindings` (SELECT), `boolean` (ASK) or `graph` (CONSTRUCT/DESCRIBE: triples as rows of ?subject ?predicate ?object). */
   form: 'bindings' | 'boolean' | 'graph';
   results: SparqlResults;
@@ -252,7 +252,7 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
   }
   // Only what SPARQL JSON results define (Comunica adds "metadata"), head first.
   results = results.boolean !== undefined ? { head: results.head ?? {}, boolean: results.boolean } : { head: { vars: results.head?.vars ?? [] }, results: { bindings: results.results?.bindings ?? [] } };
-  return { route: plan.route, ...(plan.route !== 'direct' ? { engine: client.engineName } : {}), targets: plan.targets.map((t) => ({ id: t.id, url: t.url })), form: plan.form, results, ms, requests: outcome.requests, registry: registry.source };
+  return { route: plan.route, ...(plan.route !== 'direct' ? { engine: client.engineName } : {}), targets: plan.targets.map((t) => ({ id: t.id, url: t.url, ...(t.placement ? { host: t.placement.host } : {}) })), form: plan.form, results, ms, requests: outcome.requests, registry: registry.source };
 }
 
 /** A term as the table shows it: `<iri>`, a literal's lexical form (`@lang` appended), `_:label`. */

@@ -11,7 +11,7 @@
 import type * as oxigraph from 'oxigraph';
 import { isEngineFault } from '../common/engine-fault.js';
 import { MEDIA, negotiate, offered, ProtocolError, QUERY_ERROR_HEADER } from '../sparql/protocol.js';
-import { type Feature, inspectQuery, queryInfo, type QueryParseLimits } from '../sparql/inspect.js';
+import { type Feature, inspectQuery, queryInfo, type QueryInfo, type QueryParseLimits } from '../sparql/inspect.js';
 import { type RequestKind } from './request-log.js';
 import { serializeResults, truncateBindings, type SparqlResults } from '../sparql/results.js';
 import { keepCarriageReturns, xmlIllegalChar } from '../sparql/xml-chars.js';
@@ -52,7 +52,8 @@ export interface EndpointAnswer {
   profile?: 'truncated' | 'failure' | 'refused';
 }
 
-const plain = (status: number, message: string, kind: RequestKind, headers?: Record<string, string>): EndpointAnswer => ({
+/** A plain-text answer. */
+export const plain = (status: number, message: string, kind: RequestKind, headers?: Record<string, string>): EndpointAnswer => ({
   status,
   body: `${message}\n`,
   type: 'text/plain; charset=utf-8',
@@ -84,22 +85,14 @@ interface Evaluated {
 }
 
 /**
- * Answers one query on a store, as a SPARQL 1.1 Protocol response (§2.1): inspection (`queryInfo`:
- * keywords for plain queries, sparqljs for the rest; 400 for a syntax error, 403 for an update), 400
- * for a request dataset or FROM, 406 when `Accept` names no format of the query's form, the
- * profile's refusals (403) and simulated failure, 501 for SERVICE, then evaluation (400 for
- * oxigraph's syntax errors, and for its evaluation errors with `Fkgqa-Query-Error: evaluation`: the
- * query's, not the endpoint's) in the negotiated format (the bytes oxigraph
- * writes; cut to `maxRows` when the profile says so, written by the one serialiser of each form:
- * results.ts for SELECT/ASK, oxigraph's writers for graphs). An answer holding a character that
- * XML 1.0 cannot carry (U+0001 in a literal, say) is never sent as XML: it goes out in the client's
- * next acceptable format, or, when `Accept` allows only XML, as 406 naming the character.
- * @param ox the oxigraph instance of `store` (Store and defaultGraph, to write cut graph answers)
- * @param limits the bracket nesting and operator depth accepted (fkgqa serve's; default 64 and 256): deeper queries get 400
- * @throws the engine's error when it faulted (isEngineFault): the worker is then replaced
+ * The checks of a query before any store evaluates it, the same for every store (oxigraph in the
+ * pool's workers, Virtuoso): inspection (400 syntax, 403 update), 400 for a request dataset or
+ * FROM, 406 when `Accept` names no format of the query's form, the profile's refusals (403) and
+ * simulated failure, 501 for SERVICE.
+ * @returns the answer to send when a check fails, else the query's inspection and the negotiated format
  */
-export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: EndpointTask, limits?: QueryParseLimits): EndpointAnswer {
-  let q: ReturnType<typeof queryInfo>;
+export function checkTask(t: EndpointTask, limits?: QueryParseLimits): EndpointAnswer | { q: QueryInfo; format: string } {
+  let q: QueryInfo;
   try {
     q = queryInfo(t.query, limits);
   } catch (e) {
@@ -115,9 +108,31 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
   if (refused) return { ...plain(403, `${t.endpoint} refuses queries using ${refused} (behaviour profile)`, q.kind), profile: 'refused' };
   if (t.failStatus !== undefined) return { ...plain(t.failStatus, `${t.endpoint} is unavailable (simulated failure, behaviour profile)`, q.kind), profile: 'failure' };
   if (q.features.has('service')) {
-    // oxigraph (npm) has no SERVICE, and SERVICE SILENT would quietly give one empty solution.
+    // oxigraph (npm) has no SERVICE, and SERVICE SILENT would quietly give one empty solution; Virtuoso must never federate (its SERVICE breaks on FILTER IN and VALUES).
     return plain(501, `${t.endpoint} does not evaluate SERVICE: send federated queries to a federation engine (e.g. Comunica) with the shard endpoints as sources`, q.kind, { [QUERY_ERROR_HEADER]: 'unsupported' });
   }
+  return { q, format };
+}
+
+/**
+ * Answers one query on a store, as a SPARQL 1.1 Protocol response (§2.1): inspection (`queryInfo`:
+ * keywords for plain queries, sparqljs for the rest; 400 for a syntax error, 403 for an update), 400
+ * for a request dataset or FROM, 406 when `Accept` names no format of the query's form, the
+ * profile's refusals (403) and simulated failure, 501 for SERVICE, then evaluation (400 for
+ * oxigraph's syntax errors, and for its evaluation errors with `Fkgqa-Query-Error: evaluation`: the
+ * query's, not the endpoint's) in the negotiated format (the bytes oxigraph
+ * writes; cut to `maxRows` when the profile says so, written by the one serialiser of each form:
+ * results.ts for SELECT/ASK, oxigraph's writers for graphs). An answer holding a character that
+ * XML 1.0 cannot carry (U+0001 in a literal, say) is never sent as XML: it goes out in the client's
+ * next acceptable format, or, when `Accept` allows only XML, as 406 naming the character.
+ * @param ox the oxigraph instance of `store` (Store and defaultGraph, to write cut graph answers)
+ * @param limits the bracket nesting and operator depth accepted (fkgqa serve's; default 64 and 256): deeper queries get 400
+ * @throws the engine's error when it faulted (isEngineFault): the worker is then replaced
+ */
+export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: EndpointTask, limits?: QueryParseLimits): EndpointAnswer {
+  const checked = checkTask(t, limits);
+  if ('status' in checked) return checked;
+  const { q, format } = checked;
 
   let out: Evaluated;
   try {

@@ -5,6 +5,7 @@
  * (`void:sparqlEndpoint` and an `sd:Service`) and rendered again (`renderVoid`) — the same rendering
  * `describe` uses, so the text is what `describe --endpoint-base` would have written.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 // The modules themselves, not describe/index.js: serve's start-up does not load describe's clients
@@ -101,6 +102,16 @@ export class LiveDescriptions {
     const text = renderVoid(d, variant, this.prefixOf(s.graph));
     this.cache.set(key, { stamp: st, text });
     return text;
+  }
+
+  /**
+   * sha256 (hex) of the shard's VoID as served (`void(s)`, live URL included): the placement's digest
+   * in endpoints.json, so that a reader can tell which description an endpoint had when listed.
+   * @returns null when the build has no VoID file for the shard
+   */
+  digest(s: LiveShard): string | null {
+    const text = this.void(s);
+    return text === undefined ? null : createHash('sha256').update(text).digest('hex');
   }
 
   /**

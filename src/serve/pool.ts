@@ -258,10 +258,12 @@ export function splitIntoGroups(endpoints: PoolEndpoint[], n: number): PoolEndpo
 }
 
 /**
- * The pool (see the module comment). Create with `EndpointPool.start`; `run` answers a query of
- * one endpoint; `close` stops every worker.
+ * The pool (see the module comment), the oxigraph `EndpointStore` of store.ts (it has that shape;
+ * store.ts imports this module's types, so this one does not name it). Create with
+ * `EndpointPool.start`; `run` answers a query of one endpoint; `close` stops every worker.
  */
 export class EndpointPool {
+  readonly kind = 'oxigraph' as const;
   private readonly groups: Group[] = [];
   private readonly groupOf = new Map<string, Group>();
   private readonly retired = new Set<Slot>();
@@ -323,6 +325,11 @@ export class EndpointPool {
     // The spare boots once the groups are loaded: booting a thread (Node's bootstrap, the modules,
     // instantiating oxigraph) while they load took a core from them on a 2-core machine.
     if (!this.closed && !this.spare) this.spare = this.spawn(undefined);
+  }
+
+  /** The endpoints are held in this process: no placement of their own. */
+  placement(_endpoint: string): string | undefined {
+    return undefined;
   }
 
   /** Worker threads running now: one per group, retired ones finishing a slow query, and the spare. */

@@ -10,7 +10,8 @@ import type http from 'node:http';
 import { checkQueryText } from '../sparql/guard.js';
 import { MEDIA, negotiate, parseProtocolRequest, parseTimeLimit, ProtocolError, QUERY_ERROR_HEADER, readBody, STOPPED_HEADER, strictSearchParams, TIME_LIMIT_HEADER, type ProtocolRequest } from '../sparql/protocol.js';
 import type { EndpointTask } from './answer.js';
-import type { EndpointPool, GoneSignal } from './pool.js';
+import type { GoneSignal } from './pool.js';
+import type { EndpointStore } from './store.js';
 import type { LiveDescriptions, LiveShard } from './live-void.js';
 import type { EndpointProfile } from './profile.js';
 import { text, type Answer } from './routing.js';
@@ -40,7 +41,7 @@ export interface EndpointLimits {
 
 /** What answering one request needs besides the endpoint: the pool, when the request arrived, and a signal aborted when its client went away. */
 export interface RequestContext {
-  pool: EndpointPool;
+  pool: EndpointStore;
   /** `performance.now()` when the request arrived (a request's time limit counts from then). */
   arrived: number;
   /** Aborted when the client disconnects before the answer is sent. */

@@ -34,6 +34,7 @@ import type { FairQueueEvent } from './fair-queue.js';
 import { LiveDescriptions } from './live-void.js';
 import { profileFor, readProfileConfig, type ProfileConfig } from './profile.js';
 import { ClientGone, EndpointPool, type PoolEndpoint } from './pool.js';
+import type { EndpointStore, StoreKind } from './store.js';
 import { answerSparql, answerVoid, liveShard, type EndpointLimits, type ServedEndpoint } from './protocol.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog } from './request-log.js';
 import { corsHeaders, corsOrigins, hostAllowed, route as routeOf, serverPathAnswer, text, type Answer } from './routing.js';
@@ -78,6 +79,14 @@ export interface ServeOptions {
    * worker while a fresh one takes over the group.
    */
   workers?: number;
+  /**
+   * What holds the endpoints' triples (`--store`; default `oxigraph`: the endpoint pool's worker
+   * threads). `virtuoso`: Virtuoso instances started by serve (virtuoso-store.ts), one per
+   * `storeHosts` entry, fronted by the same endpoint layer.
+   */
+  store?: StoreKind;
+  /** Hosts (interfaces) of the Virtuoso instances, one instance each (`--store-host`; default: `host`). The shards are split over them by triples. */
+  storeHosts?: string[];
   /** See `workers` (default 1000 ms). */
   slowMs?: number;
   /**
@@ -166,7 +175,7 @@ export class ShardServer {
   private allowedHost: string | undefined;
   /** Routes of endpoint paths seen so far, by path (at most two per endpoint: SPARQL and VoID; unknown paths are not kept). */
   private readonly routes = new Map<string, ReturnType<typeof routeOf<ServedEndpoint>>>();
-  private pool: EndpointPool | undefined;
+  private pool: EndpointStore | undefined;
   /** Every store is loaded: requests are answered (before, 503 with Retry-After). */
   private ready = false;
   private readonly limits: EndpointLimits;
@@ -277,21 +286,17 @@ export class ShardServer {
 
     // Every port before any loading: a port in use is found at once (exit 2 naming it).
     await this.listen();
-    progress(`fkgqa serve: ${build.length} graphs, ${shardCount} shards${o.withOriginals ? ` + ${build.length} unsharded graphs` : ''}; loading them into ${workers} oxigraph worker threads`);
-    try {
-      this.pool = await EndpointPool.start(
-        planned.map((p): PoolEndpoint => ({ id: p.id, sources: p.sources, triples: p.triples })),
-        // A query that cannot even start within the endpoint's own time limit is answered busy (pool.ts, BUSY_WAIT_SHARE).
-        { workers, ...(o.slowMs !== undefined ? { slowMs: o.slowMs } : {}), queueLimitMs: this.limits.timeoutMs, progress, limits: { maxQueryDepth: this.limits.maxQueryDepth, maxOperatorDepth: o.maxOperatorDepth ?? MAX_OPERATOR_DEPTH } },
-      );
-    } catch (e) {
-      throw new InputError((e as Error).message, { file: (e as { file?: string }).file });
-    }
+    this.pool = await this.startStore(planned, workers, build.length, shardCount);
     this.live = new LiveDescriptions(
       o.shards,
       [...this.byId.values()].filter((e) => e.info.shard).map((e) => ({ id: e.info.id, graph: e.info.graph, shard: e.info.shard!, url: e.info.url })),
     );
-    for (const ep of this.byId.values()) ep.info.void = liveShard(ep) && this.live.has(liveShard(ep)!) ? ep.voidUrl! : null;
+    for (const ep of this.byId.values()) {
+      ep.info.void = liveShard(ep) && this.live.has(liveShard(ep)!) ? ep.voidUrl! : null;
+      ep.info.voidDigest = liveShard(ep) ? this.live.digest(liveShard(ep)!) : null;
+      ep.info.store = this.pool.kind;
+      ep.info.host = this.pool.placement(ep.info.id) ?? new URL(ep.info.url).host;
+    }
     this.ready = true;
     this.startupMs = performance.now() - t0;
     if (this.owner) {
@@ -306,6 +311,31 @@ export class ShardServer {
           (how) => progress(`fkgqa serve: federation engine ${o.federationEngine ?? 'comunica'} started for ${FEDERATION_PATH}${how ? ` (${how})` : ''}`),
           (e: Error) => progress(`fkgqa serve: the federation engine ${o.federationEngine ?? 'comunica'} failed to start: ${e.message} (federated queries are answered 502)`),
         );
+    }
+  }
+
+  /**
+   * Starts the store of the planned endpoints: the oxigraph pool (`workers` threads) or Virtuoso instances (`storeHosts`).
+   * @throws InputError naming the file or instance that failed
+   */
+  private async startStore(planned: { id: string; triples: number; sources: StoreSource[] }[], workers: number, graphs: number, shards: number): Promise<EndpointStore> {
+    const o = this.options;
+    const progress = o.progress ?? (() => {});
+    const what = `${graphs} graphs, ${shards} shards${o.withOriginals ? ` + ${graphs} unsharded graphs` : ''}`;
+    const endpoints = planned.map((p): PoolEndpoint => ({ id: p.id, sources: p.sources, triples: p.triples }));
+    const limits = { maxQueryDepth: this.limits.maxQueryDepth, maxOperatorDepth: o.maxOperatorDepth ?? MAX_OPERATOR_DEPTH };
+    try {
+      if (o.store === 'virtuoso') {
+        const hosts = o.storeHosts?.length ? o.storeHosts : [o.host ?? DEFAULTS.host];
+        progress(`fkgqa serve: ${what}; loading them into Virtuoso on ${hosts.join(', ')}`);
+        const { VirtuosoStore } = await import('./virtuoso-store.js');
+        return await VirtuosoStore.start(endpoints, { hosts, dir: path.join(this.stateDir, 'virtuoso'), timeoutMs: this.limits.timeoutMs, limits, progress });
+      }
+      progress(`fkgqa serve: ${what}; loading them into ${workers} oxigraph worker threads`);
+      // A query that cannot even start within the endpoint's own time limit is answered busy (pool.ts, BUSY_WAIT_SHARE).
+      return await EndpointPool.start(endpoints, { workers, ...(o.slowMs !== undefined ? { slowMs: o.slowMs } : {}), queueLimitMs: this.limits.timeoutMs, progress, limits });
+    } catch (e) {
+      throw new InputError((e as Error).message, { file: (e as { file?: string }).file });
     }
   }
 

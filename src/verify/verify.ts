@@ -34,7 +34,7 @@ import { negatedShards } from '../federation/oracle.js';
 import { readNeededShards } from '../build/fan-out.js';
 import { oracleFederation } from '../sparql/trivial.js';
 import { classifyDisagreement, computeTotals, type Disagreement, type FormVerdict, type QueryVerdict, type VerifyReport } from './report.js';
-import { openRegistry, readEndpointsFile, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
+import { openRegistry, placementLine, placementMismatches, readEndpointsFile, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
 import { counted } from '../common/strings.js';
 
 
@@ -256,6 +256,10 @@ async function openEndpoints(options: VerifyOptions, s: Selection, timeoutMs: nu
     // The probe gets the query time limit (not the 5 s default): a serve of the whole corpus just
     // started, at load 30+, answers ~80 ASK {} at once slower than 5 s (measured with bench:federation).
     const down = await unreachableEndpoints(s.graphs.flatMap((g) => urls.get(g)!), Math.max(5_000, timeoutMs));
+    const where = placementLine(registry);
+    if (where) progress(`fkgqa verify: endpoints on ${where}`);
+    const moved = down.length > 0 ? [] : await placementMismatches({ ...registry, endpoints: registry.endpoints.filter((e) => e.graph !== null && s.graphs.includes(e.graph)) }, Math.max(5_000, timeoutMs));
+    if (moved.length > 0) throw new InputError(`${moved.length} endpoint(s) no longer serve the VoID their endpoints file lists (is the file stale, or the serve another build?): ${moved.map((m) => `${m.id}: ${m.why}`).join('; ')}`, { file: endpointsPath });
     if (down.length > 0) {
       throw new InputError(`${down.length} endpoint(s) do not answer${down.every((d) => d.status === undefined) ? ' (is fkgqa serve running?)' : ' ASK {} properly'}: ${down.map((d) => `${d.url}: ${d.why}`).join('; ')}`, { file: endpointsPath });
     }

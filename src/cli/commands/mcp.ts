@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { InputError } from '../../common/errors.js';
-import { openRegistry } from '../../federation/registry.js';
+import { openRegistry, placementLine } from '../../federation/registry.js';
 import type { McpLimits, Setup } from '../../mcp/context.js';
 import type { EmbedderSpec } from '../../mcp/kgvoyager/embedder.js';
 import type { KgVoyagerSetup } from '../../mcp/kgvoyager/setup.js';
@@ -50,7 +50,8 @@ export async function run(o: Record<string, any>): Promise<void> {
     ...(o.prompts ? { promptsDir: path.resolve(o.prompts) } : {}),
   };
   const refused = (why: string) => progress?.(`fkgqa mcp: refused a message: ${why}`);
-  const about = `setup ${o.setup}, ${counted(registry.endpoints.length, 'endpoint')} (${registry.source})`;
+  const where = placementLine(registry);
+  const about = `setup ${o.setup}, ${counted(registry.endpoints.length, 'endpoint')} (${registry.source})${where ? ` on ${where}` : ''}`;
   if (o.http) {
     const s = await serveMcpHttp({ ...options, host: o.host, port: o.port, onRefused: refused });
     const json = o.json || o.format === 'json';

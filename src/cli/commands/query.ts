@@ -30,6 +30,8 @@ export async function run(text: string | undefined, o: Record<string, any>): Pro
   const a = await query({ query: q!, shards: o.shards, state: o.state, endpointsFiles: o.endpoints, urls: o.endpoint, timeoutMs: o.timeout, federationEngine: o.federationEngine, maxQueryChars: o.maxQueryChars, mixGraphs: o.mixGraphs === true, sources: o.sources });
   process.stdout.write(formatAnswer(a.results, format));
   const n = a.results.boolean !== undefined ? 'ASK' : `${a.results.results?.bindings.length ?? 0} ${a.form === 'graph' ? 'triples' : 'rows'}`;
-  const how = a.route === 'direct' ? `direct to ${a.targets[0].id}` : a.route === 'sources' ? `federation engine ${a.engine} selecting sources among ${a.targets.map((t) => t.id).join(', ')}` : `federation engine ${a.engine} over ${a.targets.map((t) => t.id).join(', ')}`;
+  // An endpoint whose triples are held on another host than its URL's (its endpoints file's placement, e.g. a Virtuoso instance) is named with that host.
+  const name = (t: (typeof a.targets)[number]) => (t.host && t.host !== new URL(t.url).host ? `${t.id}@${t.host}` : t.id);
+  const how = a.route === 'direct' ? `direct to ${name(a.targets[0])}` : a.route === 'sources' ? `federation engine ${a.engine} selecting sources among ${a.targets.map(name).join(', ')}` : `federation engine ${a.engine} over ${a.targets.map(name).join(', ')}`;
   stderrProgress(o.quiet)?.(`fkgqa query: ${n} (${how}; ${Math.round(a.ms)} ms; ${requests(a.requests)})`);
 }

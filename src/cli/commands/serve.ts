@@ -24,6 +24,8 @@ export async function run(o: Record<string, any>): Promise<void> {
     state: o.state,
     profiles: o.profiles,
     workers: o.workers,
+    store: o.store,
+    storeHosts: o.storeHost,
     requestLog: o.requestLog,
     requestLogMaxBytes: o.requestLogMax,
     federationEngine: o.federationEngine,

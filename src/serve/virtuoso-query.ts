@@ -1,0 +1,254 @@
+/**
+ * The query text sent to Virtuoso for one shard endpoint, and the answer read back, so that an
+ * endpoint served from Virtuoso answers as the same endpoint served from oxigraph does. Virtuoso
+ * (Open Source 7.2) deviates from SPARQL 1.1 in ways this module absorbs:
+ *
+ * - **Prefixed names.** It rejects escaped local names (`:t\#c`): the text sent is regenerated from
+ *   the parsed query (sparqljs Generator) with full IRIs and no prefix declarations (sparqljs keeps the backslash of such names).
+ * - **Other graphs.** One Virtuoso instance holds several shards (one named graph each) and its own
+ *   system graphs: the text sent names the shard's graph as its only default graph (`FROM`), and a
+ *   `GRAPH` pattern, which sees no graph on an endpoint that has only a default graph, is replaced by
+ *   an empty group (`{ FILTER(false) }`), which is what oxigraph gives for it.
+ * - **Integer division.** `?a / ?b` of two integers is an integer in Virtuoso, an xsd:decimal in
+ *   SPARQL (§17.4.2.4 op:numeric-divide): the dividend is multiplied by `1.0` (xsd:decimal), which
+ *   keeps the SPARQL type promotion (integer → decimal, double stays double).
+ * - **Strings compared with numbers.** `?x > 150` with `?x` a string is a type error in SPARQL
+ *   (§17.3: the solution is filtered out), and `?x = 150` false; Virtuoso casts the string and
+ *   compares. A comparison of a numeric constant with anything but a literal constant is sent as
+ *   `IF(isNumeric(?x), ?x > 150, ?fkgqa_error)` (a variable never bound: an error, as in SPARQL),
+ *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`; one with a string
+ *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`).
+ * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
+ *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …) comes back as `0`/`1`: read back
+ *   as `false`/`true` (xsd:boolean).
+ * - **ASK** is answered as a one-column result (`__ASK_RETVAL`, which Comunica fails on): sent as
+ *   `SELECT (1 AS ?…) … LIMIT 1` and read back as a boolean.
+ * - **Deep `||`/`&&` chains.** Virtuoso refuses parentheses nested about 150 deep: a chain of one
+ *   operator is sent as a balanced tree (same value: both operators are associative, and SPARQL's
+ *   error handling of `||`/`&&` does not depend on the grouping).
+ * - **Lost rows with long IN lists and `||` chains.** A FILTER testing a variable against about 20
+ *   or more values (`IN`, or `=` joined by `||`) is evaluated as a lookup in an index that keeps one
+ *   row per (object, subject): rows differing only in their predicate are lost (7.2.5). Such a
+ *   filter is sent as `FILTER(COALESCE(e, false))`, equal in SPARQL (an error is false either way),
+ *   which Virtuoso evaluates row by row. The same loss with a VALUES block of 20 or more objects
+ *   joined to a pattern whose predicate is a variable is not rewritten (docs/serving.md).
+ * - **Columns of `SELECT *`** come in the order of the query; oxigraph orders them by name: read
+ *   back by name.
+ * - **Rows cut at ResultSetMaxRows** with HTTP 200: virtuoso.ts sets the cap high and the store
+ *   refuses an answer that reaches it (never a silently cut answer).
+ */
+import type * as sparqljs from 'sparqljs';
+import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from '../sparql/parse.js';
+import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js';
+
+const XSD = 'http://www.w3.org/2001/XMLSchema#';
+
+/** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
+export const ERROR_VARIABLE = 'fkgqa_error';
+
+/** The comparison operators (SPARQL 1.1 §17.3). */
+const COMPARISONS = new Set(['=', '!=', '<', '>', '<=', '>=']);
+
+/** Numeric datatypes (XSD, as SPARQL 1.1 §17.1 lists them). */
+const NUMERIC_TYPES = new Set(['integer', 'decimal', 'float', 'double', 'nonPositiveInteger', 'negativeInteger', 'long', 'int', 'short', 'byte', 'nonNegativeInteger', 'unsignedLong', 'unsignedInt', 'unsignedShort', 'unsignedByte', 'positiveInteger'].map((t) => `${XSD}${t}`));
+
+/** True for a numeric literal constant. */
+const isNumericLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && NUMERIC_TYPES.has((x.datatype as { value?: string } | undefined)?.value ?? '');
+
+/** True for a simple literal constant (no language tag; xsd:string). */
+const isStringLiteral = (x: unknown): boolean =>
+  isNode(x) && x.termType === 'Literal' && !x.language && [undefined, `${XSD}string`].includes((x.datatype as { value?: string } | undefined)?.value);
+
+/** The variable that carries an ASK query's answer in the SELECT sent instead. */
+export const ASK_VARIABLE = 'fkgqa_ask';
+
+/** Operators and functions whose value is an xsd:boolean (SPARQL 1.1 §17.4), in sparqljs's lower-case spelling. */
+const BOOLEAN_OPERATORS = new Set([
+  '=', '!=', '<', '>', '<=', '>=', '&&', '||', '!', 'in', 'notin', 'exists', 'notexists', 'bound', 'isiri', 'isuri', 'isblank', 'isliteral',
+  'isnumeric', 'regex', 'sameterm', 'langmatches', 'contains', 'strstarts', 'strends', 'istriple',
+]);
+
+/** The text to send to Virtuoso and how to read its answer back. */
+export interface VirtuosoQuery {
+  /** The query text: full IRIs, the shard's graph as its only default graph. */
+  text: string;
+  /** The form of the answer the client asked for: SELECT bindings, an ASK boolean, or a graph. */
+  form: 'bindings' | 'boolean' | 'graph';
+  /** Variables bound to a boolean-valued expression (read back from Virtuoso's 0/1). */
+  booleanVars: Set<string>;
+  /** `SELECT *`: the columns are read back in name order, as oxigraph orders them. */
+  wildcard: boolean;
+}
+
+type Node = Record<string, unknown>;
+const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
+const operation = (operator: string, args: unknown[]): Node => ({ type: 'operation', operator, args });
+const boolean = (value: boolean): Node => ({ termType: 'Literal', value: String(value), language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } });
+
+/**
+ * Balances a chain of one associative operator (`a || b || c || …`, left-deep as sparqljs builds it).
+ * @returns the same operands as a tree of depth about log2(n)
+ */
+function balanced(operator: string, operands: unknown[]): unknown {
+  if (operands.length === 1) return operands[0];
+  const mid = operands.length >> 1;
+  return operation(operator, [balanced(operator, operands.slice(0, mid)), balanced(operator, operands.slice(mid))]);
+}
+
+/** The operands of a chain of `operator`, in order (iterative: chains may be thousands long). */
+function chainOperands(node: Node, operator: string): unknown[] {
+  const out: unknown[] = [];
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (isNode(n) && n.type === 'operation' && n.operator === operator) {
+      const args = n.args as unknown[];
+      for (let i = args.length - 1; i >= 0; i--) stack.push(args[i]);
+    } else out.push(n);
+  }
+  return out;
+}
+
+/**
+ * Rewrites one expression or pattern node in place where Virtuoso needs it (module comment), then
+ * its children; returns the node to put in its place.
+ */
+function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unknown {
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) node[i] = rewrite(node[i], booleanVars, inPattern);
+    return node;
+  }
+  if (!isNode(node) || typeof node.termType === 'string') return node;
+  if (node.type === 'graph') {
+    // No named graphs on a shard endpoint: GRAPH matches nothing.
+    return { type: 'group', patterns: [{ type: 'filter', expression: { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } } }] };
+  }
+  if (node.type === 'operation' && (node.operator === '||' || node.operator === '&&')) {
+    const operands = chainOperands(node, node.operator).map((x) => rewrite(x, booleanVars, inPattern));
+    return balanced(node.operator, operands);
+  }
+  if (node.type === 'filter' && mentions(node.expression, ['in', 'notin', '||'])) {
+    // FILTER(e) ≡ FILTER(COALESCE(e, false)) (an error is false either way); the wrapping keeps Virtuoso from evaluating the test as an index lookup.
+    node.expression = operation('coalesce', [rewrite(node.expression, booleanVars, inPattern), { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } }]);
+    return node;
+  }
+  if (inPattern && node.type === 'operation' && COMPARISONS.has(node.operator as string)) {
+    // In a graph pattern only: Virtuoso refuses a variable it cannot group (?fkgqa_error) in projections, HAVING and ORDER BY.
+    const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars, inPattern));
+    node.args = args;
+    const numeric = args.findIndex(isNumericLiteral);
+    const text = args.findIndex(isStringLiteral);
+    const constant = numeric >= 0 ? numeric : text;
+    const other = args[1 - constant];
+    if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
+    // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
+    // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
+    const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
+    const isNumber = operation('isnumeric', [other]);
+    return numeric >= 0 ? operation('if', [isNumber, node, otherwise]) : operation('if', [isNumber, otherwise, node]);
+  }
+  if (node.type === 'operation' && node.operator === '/') {
+    const args = node.args as unknown[];
+    node.args = [operation('*', [rewrite(args[0], booleanVars, inPattern), { termType: 'Literal', value: '1.0', language: '', datatype: { termType: 'NamedNode', value: `${XSD}decimal` } }]), rewrite(args[1], booleanVars, inPattern)];
+    return node;
+  }
+  if ((node.type === 'bind' || ('expression' in node && 'variable' in node)) && isBooleanValued(node.expression)) {
+    booleanVars.add((node.variable as { value: string }).value);
+  }
+  for (const key of Object.keys(node)) {
+    if (key === 'variable') continue;
+    // A sub-SELECT's projection, grouping, HAVING and ORDER BY are not graph patterns.
+    node[key] = rewrite(node[key], booleanVars, inPattern && !(node.type === 'query' && ['variables', 'group', 'having', 'order'].includes(key)));
+  }
+  return node;
+}
+
+/** True when the expression uses one of the operators (iterative: chains may be long). */
+function mentions(e: unknown, operators: string[]): boolean {
+  const stack = [e];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || n.type !== 'operation') continue;
+    if (operators.includes(String(n.operator).toLowerCase())) return true;
+    for (const a of n.args as unknown[]) stack.push(a);
+  }
+  return false;
+}
+
+/** True when an expression's value is an xsd:boolean (BOOLEAN_OPERATORS at its root). */
+function isBooleanValued(e: unknown): boolean {
+  return isNode(e) && e.type === 'operation' && BOOLEAN_OPERATORS.has(String(e.operator).toLowerCase());
+}
+
+/** sparqljs's Wildcard (`*` in SELECT and COUNT(*)) is a class the Generator checks with instanceof: a plain copy (from the parser thread) is made one again. */
+function restoreWildcards(node: unknown, Wildcard: new () => unknown, seen = new Set<unknown>()): void {
+  if (!isNode(node) || seen.has(node)) return;
+  seen.add(node);
+  for (const [key, value] of Object.entries(node)) {
+    if (isNode(value) && value.termType === 'Wildcard' && !(value instanceof Wildcard)) (node as Node)[key] = new Wildcard();
+    else restoreWildcards(value, Wildcard, seen);
+  }
+  if (Array.isArray(node)) node.forEach((v, i) => isNode(v) && v.termType === 'Wildcard' && !(v instanceof Wildcard) && (node[i] = new Wildcard()));
+}
+
+/**
+ * The text to send to Virtuoso for a query of one shard endpoint (module comment).
+ * @param text the query as the client sent it (already checked: a query, no FROM, no SERVICE)
+ * @param graph the IRI of the shard's named graph in its Virtuoso instance
+ * @param options the parse limits of the endpoint
+ * @throws the parser's error (QueryTooComplex, or a syntax error) — the checks before have parsed it already
+ */
+export function virtuosoQuery(text: string, graph: string, options: SparqlParseOptions = {}): VirtuosoQuery {
+  const lib = sparqljsLib();
+  const ast = parseSparql(text, options) as sparqljs.SparqlQuery & Node;
+  fixIris(ast);
+  restoreWildcards(ast, lib.Wildcard);
+  const variables = (ast as { variables?: unknown[] }).variables;
+  const wildcard = ast.queryType === 'SELECT' && variables?.length === 1 && isNode(variables[0]) && variables[0].termType === 'Wildcard';
+  const booleanVars = new Set<string>();
+  ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
+  for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, false) as never;
+  ast.prefixes = {};
+  delete ast.base;
+  ast.from = { default: [{ termType: 'NamedNode', value: graph } as sparqljs.IriTerm], named: [] };
+  let form: VirtuosoQuery['form'] = ast.queryType === 'SELECT' ? 'bindings' : ast.queryType === 'ASK' ? 'boolean' : 'graph';
+  if (ast.queryType === 'ASK') {
+    const select = ast as unknown as Node;
+    select.queryType = 'SELECT';
+    select.variables = [{ expression: { termType: 'Literal', value: '1', language: '', datatype: { termType: 'NamedNode', value: `${XSD}integer` } }, variable: { termType: 'Variable', value: ASK_VARIABLE } }];
+    select.limit = 1;
+    form = 'boolean';
+  }
+  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard };
+}
+
+/**
+ * Virtuoso's SPARQL JSON answer to the text of `virtuosoQuery`, read back as the client's answer:
+ * the ASK boolean, booleans for `booleanVars`, `typed-literal` written as `literal` (SPARQL 1.1
+ * JSON results §3.2.2).
+ * @param doc Virtuoso's parsed JSON answer
+ */
+export function readVirtuosoResults(doc: SparqlResults, q: VirtuosoQuery): SparqlResults {
+  const bindings = doc.results?.bindings ?? [];
+  if (q.form === 'boolean') return { head: {}, boolean: bindings.length > 0 };
+  const vars = q.wildcard ? [...(doc.head?.vars ?? [])].sort() : (doc.head?.vars ?? []);
+  // Each row's terms in the order of the columns, as oxigraph writes them.
+  const rows = bindings.map((b): SparqlRow => {
+    const row: SparqlRow = {};
+    for (const k of vars) {
+      const v = b[k];
+      if (v) row[k] = readTerm(v, q.booleanVars.has(k));
+    }
+    return row;
+  });
+  return { head: { vars }, results: { bindings: rows } };
+}
+
+/** One term of Virtuoso's answer as SPARQL JSON results write it. */
+function readTerm(v: SparqlTerm, boolean: boolean): SparqlTerm {
+  if (v.type !== 'typed-literal' && !(v.type === 'literal' && v.datatype)) return v;
+  if (boolean && v.datatype === `${XSD}integer` && (v.value === '0' || v.value === '1')) return { type: 'literal', value: v.value === '1' ? 'true' : 'false', datatype: `${XSD}boolean` };
+  // A simple literal is written without a datatype (as oxigraph writes it).
+  if (v.datatype === `${XSD}string` || v.datatype === undefined) return { type: 'literal', value: v.value };
+  return { type: 'literal', value: v.value, datatype: v.datatype };
+}

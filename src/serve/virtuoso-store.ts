@@ -1,0 +1,302 @@
+/**
+ * `fkgqa serve --store virtuoso`: the shard endpoints held by Virtuoso instances (virtuoso.ts), one
+ * per store host, each shard in a named graph of its own, fronted by fkgqa's endpoint layer
+ * (server.ts, protocol.ts) so that an agent sees the same endpoints, limits, VoID, service
+ * descriptions and verdicts as with oxigraph. Virtuoso only evaluates one shard's queries: it never
+ * sees SERVICE (answered 501 before, as with oxigraph) and is never the federator.
+ *
+ * Per query: the checks shared with oxigraph (answer.ts `checkTask`), the text rewritten for
+ * Virtuoso (virtuoso-query.ts), sent to the shard's instance over HTTP under the smaller of the
+ * endpoint's and the request's time limits (the request is aborted at the limit, or when the
+ * client goes away), the answer read back and written in the negotiated format by the same
+ * serialisers as oxigraph's answers (results.ts; oxigraph's writers for graphs).
+ */
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import type * as oxigraph from 'oxigraph';
+import type { StoreSource } from '../common/store-worker.js';
+import { MEDIA, negotiate, offered, QUERY_ERROR_HEADER } from '../sparql/protocol.js';
+import { QueryTooComplex, type SparqlParseOptions } from '../sparql/parse.js';
+import { serializeResults, truncateBindings, type SparqlResults } from '../sparql/results.js';
+import { xmlIllegalChar } from '../sparql/xml-chars.js';
+import { checkTask, contentType, plain, serializeGraph, type EndpointAnswer, type EndpointTask } from './answer.js';
+import { splitIntoGroups, type PoolOutcome, type RunLimits } from './pool.js';
+import type { EndpointStore } from './store.js';
+import { freePorts, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
+import { readVirtuosoResults, virtuosoQuery, type VirtuosoQuery } from './virtuoso-query.js';
+
+/**
+ * Requests sent to one instance at once; more wait in arrival order (their time limits run). Below
+ * the instance's HTTP threads (virtuoso.ts: 20): a federation engine's burst of a hundred requests
+ * to one instance otherwise had some connections dropped ("fetch failed").
+ */
+export const INSTANCE_CONCURRENCY = 12;
+
+/** One endpoint to load: its id, its N-Triples files, and their triples (for the placement). */
+export interface VirtuosoEndpoint {
+  id: string;
+  sources: StoreSource[];
+  triples: number;
+}
+
+/** Options of the Virtuoso store. */
+export interface VirtuosoStoreOptions {
+  /** Hosts (interfaces) of the instances, one instance each; the endpoints are split over them by triples (`splitIntoGroups`). */
+  hosts: string[];
+  /** Folder of the instances' folders (`<state>/virtuoso`); each instance's is removed when it stops. */
+  dir: string;
+  /** The endpoint's time limit (ms): the instances' own limit is set a little above it, as a backstop. */
+  timeoutMs: number;
+  /** The parse limits of the endpoints. */
+  limits?: SparqlParseOptions;
+  progress?: (line: string) => void;
+}
+
+/** The IRI of an endpoint's named graph in its instance. */
+export const endpointGraph = (id: string) => `urn:fkgqa:endpoint:${encodeURIComponent(id)}`;
+
+/** Checks a shard file against the sha256 its build wrote (as the oxigraph pool's threads do). @throws Error naming the file */
+function checkSource(s: StoreSource): void {
+  if (s.sha256 === undefined) return;
+  const sha = createHash('sha256').update(fs.readFileSync(s.file)).digest('hex');
+  if (sha !== s.sha256) throw Object.assign(new Error(`${s.file}: shard file differs from the one the build wrote (sha256 ${sha.slice(0, 12)}…, manifest ${s.sha256.slice(0, 12)}…): rebuild with fkgqa partition`), { file: s.file });
+}
+
+let oxigraphModule: Promise<typeof oxigraph> | undefined;
+
+/** The store (see the module comment). Create with `VirtuosoStore.start`. */
+export class VirtuosoStore implements EndpointStore {
+  readonly kind = 'virtuoso' as const;
+  readonly triples = new Map<string, number>();
+  readonly workers = { current: 0, retired: 0, spare: 0 };
+  private readonly instanceOf = new Map<string, VirtuosoInstance>();
+  private readonly instances: VirtuosoInstance[] = [];
+  private readonly inFlight = new Map<string, number>();
+  /** Per instance: requests being sent, and those waiting for a turn (INSTANCE_CONCURRENCY). */
+  private readonly turns = new Map<VirtuosoInstance, { active: number; waiting: (() => void)[] }>();
+  private closed = false;
+
+  private constructor(private readonly options: VirtuosoStoreOptions) {}
+
+  /**
+   * Starts one instance per host and loads every endpoint into its instance.
+   * @throws Error naming the file, instance or endpoint that failed (every instance is stopped then)
+   */
+  static async start(endpoints: VirtuosoEndpoint[], options: VirtuosoStoreOptions): Promise<VirtuosoStore> {
+    const store = new VirtuosoStore(options);
+    try {
+      await store.load(endpoints);
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+    return store;
+  }
+
+  private async load(endpoints: VirtuosoEndpoint[]): Promise<void> {
+    const o = this.options;
+    const groups = splitIntoGroups(endpoints, o.hosts.length);
+    const hosts = o.hosts.slice(0, groups.length);
+    const ports = await freePorts([...hosts, ...hosts]);
+    const dirsAllowed = [...new Set(endpoints.flatMap((e) => e.sources.map((s) => path.dirname(path.resolve(s.file)))))];
+    const maxQuerySeconds = Math.ceil(o.timeoutMs / 1000) + 5;
+    let loaded = 0;
+    await Promise.all(
+      groups.map(async (group, i) => {
+        const host = hosts[i];
+        const dir = path.join(o.dir, `${host}-${ports[i]}`);
+        const v = await VirtuosoInstance.start({ dir, host, sqlPort: ports[i], httpPort: ports[hosts.length + i], dirsAllowed, maxQuerySeconds });
+        this.instances.push(v);
+        if (this.closed) return;
+        o.progress?.(`  Virtuoso on ${v.address} (pid ${v.pid}): ${group.length} endpoints`);
+        for (const e of group) {
+          const t0 = performance.now();
+          e.sources.forEach(checkSource);
+          const n = await v.load(e.sources.map((s) => path.resolve(s.file)), endpointGraph(e.id));
+          if (n !== e.triples) throw new Error(`Virtuoso on ${v.address} holds ${n} triples of ${e.id}, its shard files ${e.triples}`);
+          this.triples.set(e.id, n);
+          this.instanceOf.set(e.id, v);
+          o.progress?.(`  loaded ${e.id} into ${v.address} (${n} triples, ${((performance.now() - t0) / 1000).toFixed(2)} s) [${++loaded}/${endpoints.length}]`);
+        }
+      }),
+    );
+  }
+
+  /** `host:port` of the instance that holds the endpoint. */
+  placement(endpoint: string): string | undefined {
+    return this.instanceOf.get(endpoint)?.address;
+  }
+
+  /** The instances, in start order. */
+  get instanceList(): readonly VirtuosoInstance[] {
+    return this.instances;
+  }
+
+  restartsOf(endpoint: string): { restarts: number; faults: number } | undefined {
+    return this.instanceOf.has(endpoint) ? { restarts: 0, faults: 0 } : undefined;
+  }
+
+  running(): string[] {
+    return [...this.inFlight.entries()].flatMap(([id, n]) => Array<string>(n).fill(id));
+  }
+
+  /**
+   * Answers one query of an endpoint (module comment) within the limits.
+   * @returns never rejects: the answer, an error, the time limit, or cancelled
+   */
+  async run(endpoint: string, task: EndpointTask, limits: RunLimits): Promise<PoolOutcome> {
+    const arrived = limits.arrived ?? performance.now();
+    const v = this.instanceOf.get(endpoint);
+    if (!v || this.closed) return { status: 'error', error: this.closed ? 'the server is stopping' : `no endpoint ${endpoint}`, ms: 0 };
+    if (limits.signal?.aborted) return { status: 'cancelled', ms: 0 };
+    const checked = checkTask(task, this.options.limits);
+    if ('status' in checked) return { status: 'ok', answer: checked, ms: performance.now() - arrived };
+    let q: VirtuosoQuery;
+    try {
+      q = virtuosoQuery(task.query, endpointGraph(endpoint), this.options.limits);
+    } catch (e) {
+      const message = (e as Error).message ?? String(e);
+      return { status: 'ok', answer: plain(400, e instanceof QueryTooComplex ? `query too complex: ${message}` : `malformed query: ${message}`, 'invalid'), ms: 0 };
+    }
+    const started = performance.now();
+    const byRequest = limits.requestLimitMs !== undefined && arrived + limits.requestLimitMs - started < limits.limitMs;
+    const limitMs = byRequest ? limits.requestLimitMs! : limits.limitMs;
+    const controller = new AbortController();
+    let why: 'timeout' | 'cancelled' | undefined;
+    const timer = setTimeout(() => ((why = 'timeout'), controller.abort()), Math.max(0, byRequest ? arrived + limits.requestLimitMs! - started : limits.limitMs));
+    const onAbort = () => ((why = 'cancelled'), controller.abort());
+    limits.signal?.addEventListener('abort', onAbort, { once: true });
+    this.inFlight.set(endpoint, (this.inFlight.get(endpoint) ?? 0) + 1);
+    try {
+      const answer = await this.evaluate(v, task, q, checked.format, checked.q.kind, controller.signal);
+      return { status: 'ok', answer, ms: performance.now() - started };
+    } catch (e) {
+      if (why === 'timeout') return { status: 'timeout', by: byRequest ? 'request' : 'endpoint', limitMs, ms: performance.now() - started };
+      if (why === 'cancelled') return { status: 'cancelled', ms: performance.now() - started };
+      return { status: 'error', error: `Virtuoso on ${v.address}: ${(e as Error).message ?? String(e)}`, ms: performance.now() - started };
+    } finally {
+      clearTimeout(timer);
+      limits.signal?.removeEventListener('abort', onAbort);
+      const n = this.inFlight.get(endpoint)! - 1;
+      if (n > 0) this.inFlight.set(endpoint, n);
+      else this.inFlight.delete(endpoint);
+    }
+  }
+
+  /**
+   * Sends the rewritten query to the instance and writes its answer in `format`.
+   * @throws Error for a failure of the instance (not the query's), or the abort
+   */
+  private async evaluate(v: VirtuosoInstance, t: EndpointTask, q: VirtuosoQuery, format: string, kind: EndpointAnswer['kind'], signal: AbortSignal): Promise<EndpointAnswer> {
+    const { r, body } = await this.send(v, q, signal);
+    if (!r.ok) {
+      // Virtuoso's SQL states: 37000 compilation, 22xxx data, 42xxx access; all the query's. Anything else is the instance's.
+      const first = body.trim().split('\n').slice(0, 2).join(' ');
+      if (/^Virtuoso (37000|22\w{3}|42\w{3}|S0022|S1T00)/.test(body.trim())) {
+        return plain(400, `query evaluation failed: Virtuoso: ${first}`, kind, { [QUERY_ERROR_HEADER]: 'evaluation' });
+      }
+      throw new Error(`HTTP ${r.status}: ${first}`);
+    }
+    // An "anytime" answer: Virtuoso stopped the query at one of its limits and sent what it had (HTTP 200); never passed on.
+    const state = r.headers.get('x-sql-state');
+    if (state) throw new Error(`Virtuoso sent an incomplete answer (X-SQL-State ${state}: ${r.headers.get('x-sql-message') ?? ''}): refused rather than sent incomplete`);
+    if (r.headers.get('x-sparql-maxrows')) throw new Error(`the answer was cut at ${r.headers.get('x-sparql-maxrows')} rows (ResultSetMaxRows): refused rather than sent incomplete`);
+    if (q.form === 'graph') return this.graphAnswer(t, body, format, kind);
+    const results = readVirtuosoResults(JSON.parse(body) as SparqlResults, q);
+    if ((results.results?.bindings.length ?? 0) >= VIRTUOSO_MAX_ROWS) throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
+    return bindingsAnswer(t, results, format, q.form, kind);
+  }
+
+  /**
+   * Posts the query to the instance when it is this request's turn (INSTANCE_CONCURRENCY); a
+   * connection that fails before any answer is tried once more (the query only reads).
+   * @throws the abort, or the connection's error
+   */
+  private async send(v: VirtuosoInstance, q: VirtuosoQuery, signal: AbortSignal): Promise<{ r: Response; body: string }> {
+    let turn = this.turns.get(v);
+    if (!turn) this.turns.set(v, (turn = { active: 0, waiting: [] }));
+    if (turn.active >= INSTANCE_CONCURRENCY) {
+      await new Promise<void>((resolve, reject) => {
+        const go = () => {
+          signal.removeEventListener('abort', gone);
+          resolve();
+        };
+        const gone = () => {
+          turn.waiting.splice(turn.waiting.indexOf(go), 1);
+          reject(signal.reason);
+        };
+        turn.waiting.push(go);
+        signal.addEventListener('abort', gone, { once: true });
+      });
+    } else turn.active++;
+    try {
+      const post = () =>
+        fetch(v.sparqlUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: q.form === 'graph' ? MEDIA.ntriples : MEDIA.json },
+          body: new URLSearchParams({ query: q.text }),
+          signal,
+        });
+      const r = await post().catch((e: unknown) => {
+        if (signal.aborted) throw e;
+        return post();
+      });
+      return { r, body: await r.text() };
+    } finally {
+      // The turn passes to the first waiting request (active stays the same), else it is freed.
+      const next = turn.waiting.shift();
+      if (next) next();
+      else turn.active--;
+    }
+  }
+
+  /** A CONSTRUCT or DESCRIBE answer (N-Triples from Virtuoso) in `format`, cut to the profile's `maxRows` triples. */
+  private async graphAnswer(t: EndpointTask, ntriples: string, format: string, kind: EndpointAnswer['kind']): Promise<EndpointAnswer> {
+    const ox = await (oxigraphModule ??= import('oxigraph'));
+    const store = new ox.Store();
+    store.load(ntriples, { format: MEDIA.ntriples, to_graph_name: ox.defaultGraph() });
+    let quads = store.match(null, null, null, null);
+    const cap = t.maxRows;
+    const cut = cap !== undefined && quads.length > cap;
+    const of = quads.length;
+    if (cut) quads = quads.slice(0, cap);
+    return {
+      status: 200,
+      body: serializeGraph(ox, quads, format),
+      type: contentType(format),
+      kind,
+      ...(cut ? { profile: 'truncated' as const, headers: { 'Fkgqa-Truncated': `triples=${cap}; of=${of}` } } : {}),
+    };
+  }
+
+  /** Stops every instance and removes its folder. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.instances.map((v) => v.stop()));
+    fs.rmSync(this.options.dir, { recursive: true, force: true });
+  }
+}
+
+/** A SELECT or ASK answer in `format` (results.ts), cut to the profile's `maxRows`; never XML holding what XML 1.0 cannot carry (answer.ts does the same). */
+function bindingsAnswer(t: EndpointTask, results: SparqlResults, format: string, form: 'bindings' | 'boolean', kind: EndpointAnswer['kind']): EndpointAnswer {
+  let r = results;
+  let headers: Record<string, string> | undefined;
+  if (t.maxRows !== undefined && form === 'bindings') {
+    const cut = truncateBindings(results, t.maxRows);
+    r = cut.results;
+    if (cut.truncated) headers = { 'Fkgqa-Truncated': `rows=${t.maxRows}; of=${cut.rows}` };
+  }
+  let out = format;
+  let body = serializeResults(r, out);
+  if (out === MEDIA.xml) {
+    const bad = xmlIllegalChar(body);
+    if (bad) {
+      const other = negotiate(t.accept, form, [MEDIA.xml]);
+      if (!other) return plain(406, `the answer holds the character ${bad}, which XML 1.0 cannot carry (not even as a character reference), so it has no ${out} serialisation: ask for ${offered(form).filter((f) => f !== MEDIA.xml).join(', ')}`, kind);
+      out = other;
+      body = serializeResults(r, out);
+    }
+  }
+  return { status: 200, body, type: contentType(out), kind, ...(headers ? { headers, profile: 'truncated' as const } : {}) };
+}

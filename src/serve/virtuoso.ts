@@ -1,0 +1,220 @@
+/**
+ * One Virtuoso instance (OpenLink Virtuoso Open Source 7, `virtuoso-t`) holding shards for
+ * `fkgqa serve --store virtuoso`: its own folder in the serve state folder with a generated
+ * `virtuoso.ini` (database files there, its own SQL and HTTP ports on one host), started with
+ * `+foreground` as a child process, its DBA password replaced by a random one, each shard loaded
+ * into a named graph of its own (`DB.DBA.TTLP_MT` through `isql-vt`), stopped and its folder
+ * removed on `stop`.
+ *
+ * An instance is always addressed by `host:port`, and its ports are chosen free and distinct across
+ * every instance of the serve: Virtuoso also listens on a Unix socket named after its SQL port,
+ * which instances on one filesystem would share whatever their host.
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+/** The server binary (`VIRTUOSO_T` names another), and its SQL client. */
+export const VIRTUOSO_BIN = process.env.VIRTUOSO_T ?? 'virtuoso-t';
+export const ISQL_BIN = process.env.VIRTUOSO_ISQL ?? 'isql-vt';
+
+/**
+ * ResultSetMaxRows of every instance: Virtuoso cuts a SELECT answer at this many rows with HTTP 200
+ * (openlink/virtuoso-opensource#817). The store refuses an answer that reaches it.
+ */
+export const VIRTUOSO_MAX_ROWS = 1_000_000;
+
+/** Options of one instance. */
+export interface VirtuosoOptions {
+  /** Folder of its database files and ini (created; removed on stop). */
+  dir: string;
+  /** Interface both its ports bind to (e.g. 127.0.0.2). */
+  host: string;
+  /** Its SQL (isql) port and HTTP (SPARQL) port. */
+  sqlPort: number;
+  httpPort: number;
+  /** Folders its SQL may read files from (the build's graph folders). */
+  dirsAllowed: string[];
+  /** The server's own time limit of a query, in seconds (MaxQueryExecutionTime): a backstop behind the endpoint's own limit. */
+  maxQuerySeconds: number;
+  /** 8 KB buffers of its page cache (NumberOfBuffers; default 20,000: about 170 MB). */
+  buffers?: number;
+}
+
+/** The ini of an instance (Virtuoso 7 configuration, sections Database, TempDatabase, Parameters, HTTPServer, SPARQL). */
+export function virtuosoIni(o: VirtuosoOptions): string {
+  const f = (name: string) => path.join(o.dir, name);
+  const buffers = o.buffers ?? 20_000;
+  return [
+    '[Database]', `DatabaseFile = ${f('virtuoso.db')}`, `ErrorLogFile = ${f('virtuoso.log')}`, `LockFile = ${f('virtuoso.lck')}`,
+    `TransactionFile = ${f('virtuoso.trx')}`, `xa_persistent_file = ${f('virtuoso.pxa')}`, 'ErrorLogLevel = 7', 'FileExtend = 200', 'MaxCheckpointRemap = 2000', 'Striping = 0', 'TempStorage = TempDatabase', '',
+    '[TempDatabase]', `DatabaseFile = ${f('virtuoso-temp.db')}`, `TransactionFile = ${f('virtuoso-temp.trx')}`, 'MaxCheckpointRemap = 2000', 'Striping = 0', '',
+    '[Parameters]', `ServerPort = ${o.host}:${o.sqlPort}`, 'ServerThreads = 20', 'CheckpointInterval = 0', `NumberOfBuffers = ${buffers}`, `MaxDirtyBuffers = ${Math.floor(buffers * 0.75)}`,
+    `DirsAllowed = ${o.dirsAllowed.join(', ')}`, 'MaxQueryMem = 500M', `VADInstallDir = ${f('vad')}`, '',
+    '[HTTPServer]', `ServerPort = ${o.host}:${o.httpPort}`, `ServerRoot = ${o.dir}`, 'ServerThreads = 20', 'MaxKeepAlives = 20', 'KeepAliveTimeout = 60', '',
+    '[SPARQL]', `ResultSetMaxRows = ${VIRTUOSO_MAX_ROWS}`, `MaxQueryExecutionTime = ${o.maxQuerySeconds}`, 'MaxQueryCostEstimationTime = 0', 'DefaultGraph = urn:fkgqa:none', '',
+  ].join('\n');
+}
+
+/**
+ * Free ports on hosts, all distinct (module comment: the Unix socket named after a port is shared
+ * between hosts): each found by binding port 0, all held until every one is found.
+ * @param hosts one entry per port wanted
+ */
+export async function freePorts(hosts: string[]): Promise<number[]> {
+  const servers: net.Server[] = [];
+  const ports: number[] = [];
+  try {
+    for (const host of hosts) {
+      for (;;) {
+        const s = net.createServer();
+        await new Promise<void>((resolve, reject) => s.once('error', reject).listen(0, host, () => resolve()));
+        servers.push(s);
+        const port = (s.address() as net.AddressInfo).port;
+        if (!ports.includes(port)) {
+          ports.push(port);
+          break;
+        }
+      }
+    }
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
+  return ports;
+}
+
+/** Instances running in this process: killed (and their folders removed) if the process exits without stopping them. */
+const live = new Set<VirtuosoInstance>();
+process.on('exit', () => {
+  for (const v of live) v.kill();
+});
+
+/** A SQL string literal. */
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** A running instance. Create with `VirtuosoInstance.start`. */
+export class VirtuosoInstance {
+  private exited: Promise<number | null>;
+  private output = '';
+  private password = 'dba';
+
+  private constructor(
+    readonly options: VirtuosoOptions,
+    private readonly child: ChildProcess,
+  ) {
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    live.add(this);
+    const keep = (b: Buffer) => (this.output = (this.output + b.toString()).slice(-4000));
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+  }
+
+  /** `host:port` of its HTTP server. */
+  get address(): string {
+    return `${this.options.host}:${this.options.httpPort}`;
+  }
+
+  /** Its SPARQL endpoint (never given to agents: the fkgqa endpoint in front of it is). */
+  get sparqlUrl(): string {
+    return `http://${this.address}/sparql`;
+  }
+
+  /** Its process id. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /**
+   * Writes its ini, starts it and waits until its SPARQL endpoint answers; then replaces the DBA password by a random one.
+   * @throws Error with the end of its output when it exits or does not answer within `startMs` (default 120 s)
+   */
+  static async start(o: VirtuosoOptions, startMs = 120_000): Promise<VirtuosoInstance> {
+    fs.mkdirSync(o.dir, { recursive: true });
+    const ini = path.join(o.dir, 'virtuoso.ini');
+    fs.writeFileSync(ini, virtuosoIni(o));
+    const child = spawn(VIRTUOSO_BIN, ['+configfile', ini, '+foreground'], { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const v = new VirtuosoInstance(o, child);
+    const failed = new Promise<never>((_, reject) => {
+      child.once('error', (e) => reject(new Error(`could not start ${VIRTUOSO_BIN} (install virtuoso-opensource-7-bin): ${e.message}`)));
+      void v.exited.then((code) => reject(new Error(`${VIRTUOSO_BIN} on ${v.address} exited (code ${code}) before it answered: ${v.output.slice(-1500)}`)));
+    });
+    failed.catch(() => {});
+    try {
+      await Promise.race([v.waitReady(startMs), failed]);
+      const password = randomBytes(12).toString('hex');
+      await v.sql(`set password "dba" "${password}";`);
+      v.password = password;
+    } catch (e) {
+      await v.stop();
+      throw e;
+    }
+    return v;
+  }
+
+  private async waitReady(startMs: number): Promise<void> {
+    const until = Date.now() + startMs;
+    while (Date.now() < until) {
+      try {
+        const r = await fetch(`${this.sparqlUrl}?query=${encodeURIComponent('ASK {}')}`, { signal: AbortSignal.timeout(2_000) });
+        await r.arrayBuffer();
+        if (r.ok) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`${VIRTUOSO_BIN} on ${this.address} did not answer within ${startMs / 1000} s: ${this.output.slice(-1500)}`);
+  }
+
+  /**
+   * Runs SQL statements through `isql-vt`.
+   * @throws Error with isql's output when a statement fails
+   */
+  sql(statements: string): Promise<string> {
+    const o = this.options;
+    return new Promise((resolve, reject) => {
+      execFile(ISQL_BIN, [`${o.host}:${o.sqlPort}`, 'dba', this.password, `exec=${statements}`], { maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+        const out = `${stdout}${stderr}`;
+        if (error || /\*\*\* Error/.test(out)) reject(new Error(`${ISQL_BIN} on ${o.host}:${o.sqlPort}: ${(out || error?.message || '').trim().slice(-1500)}`));
+        else resolve(out);
+      });
+    });
+  }
+
+  /**
+   * Loads N-Triples files into one named graph (the graph is cleared first), then checkpoints.
+   * @returns the triples in the graph after loading
+   */
+  async load(files: string[], graph: string): Promise<number> {
+    const loads = files.map((f) => `DB.DBA.TTLP_MT(file_to_string_output(${sqlString(f)}), '', ${sqlString(graph)}, 0);`).join(' ');
+    await this.sql(`SPARQL CLEAR GRAPH <${graph}>; ${loads} checkpoint;`);
+    const r = await fetch(this.sparqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json' },
+      body: new URLSearchParams({ query: `SELECT (COUNT(*) AS ?n) FROM <${graph}> WHERE { ?s ?p ?o }` }),
+    });
+    const doc = (await r.json()) as { results: { bindings: { n: { value: string } }[] } };
+    return Number(doc.results.bindings[0].n.value);
+  }
+
+  /** Kills the process at once and removes its folder (synchronous: for the process's exit). */
+  kill(): void {
+    this.child.kill('SIGKILL');
+    fs.rmSync(this.options.dir, { recursive: true, force: true });
+    live.delete(this);
+  }
+
+  /** Stops the process (SIGTERM, then SIGKILL after 10 s) and removes its folder. Idempotent. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGTERM');
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+      await this.exited;
+      clearTimeout(timer);
+    }
+    fs.rmSync(this.options.dir, { recursive: true, force: true });
+    live.delete(this);
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * `fkgqa serve --store virtuoso`, without Virtuoso: the text sent to Virtuoso for a shard's query
+ * (virtuoso-query.ts), the answer read back, the generated ini, and the placement of endpoints
+ * read from endpoints files of two hosts (registry.ts). The live store is tested in
+ * serve-virtuoso.slow.test.ts.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openRegistry, placementLine } from '../src/federation/registry.js';
+import { operatorDepth, parseSparql } from '../src/sparql/parse.js';
+import { virtuosoIni, VIRTUOSO_MAX_ROWS } from '../src/serve/virtuoso.js';
+import { ASK_VARIABLE, readVirtuosoResults, virtuosoQuery } from '../src/serve/virtuoso-query.js';
+import { tmpDir } from './helpers.js';
+
+const G = 'urn:fkgqa:endpoint:library-shard1';
+const XSD = 'http://www.w3.org/2001/XMLSchema#';
+
+describe('serve --store virtuoso / the text sent to Virtuoso', () => {
+  it('has full IRIs (no prefixes, escaped local names resolved) and the shard graph as its only default graph', () => {
+    const q = virtuosoQuery('PREFIX : <http://valuenet/ontop/> SELECT ?n WHERE { ?t a :singer . ?t :singer\\#name ?n }', G);
+    expect(q.text).not.toMatch(/PREFIX/i);
+    expect(q.text).toContain('<http://valuenet/ontop/singer#name>');
+    expect(q.text).toMatch(new RegExp(`FROM <${G}>`));
+    expect(q.form).toBe('bindings');
+  });
+
+  it('replaces GRAPH by an empty group, keeping what is around it', () => {
+    const q = virtuosoQuery('SELECT * WHERE { ?s ?p ?o . OPTIONAL { GRAPH ?g { ?s ?q ?x } } }', G);
+    expect(q.text).not.toMatch(/GRAPH/);
+    expect(q.text).toMatch(/OPTIONAL \{ \{ FILTER\("false"\^\^<http:\/\/www\.w3\.org\/2001\/XMLSchema#boolean>\) \} \}/);
+    expect(q.text).toContain('?s ?p ?o');
+  });
+
+  it('divides as decimals: the dividend times 1.0', () => {
+    const q = virtuosoQuery('SELECT ((?a + 1) / 2 AS ?h) WHERE { ?s <http://e/p> ?a }', G);
+    expect(q.text).toMatch(/\(\(\(\?a \+ 1 ?\) \* "1\.0"\^\^<http:\/\/www\.w3\.org\/2001\/XMLSchema#decimal>\) \/ 2 +AS \?h\)/);
+  });
+
+  it('asks an ASK as SELECT (1 AS ?…) … LIMIT 1', () => {
+    const q = virtuosoQuery('ASK { ?s a <http://e/C> }', G);
+    expect(q.form).toBe('boolean');
+    expect(q.text).toMatch(new RegExp(`^SELECT \\(1 +AS \\?${ASK_VARIABLE}\\) FROM <${G}>\\nWHERE \\{ \\?s <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://e/C>. \\}`));
+    expect(q.text).toMatch(/LIMIT 1$/);
+  });
+
+  it('compares with a numeric constant only numbers: = false, != true, < > a type error otherwise (Virtuoso casts strings)', () => {
+    const q = virtuosoQuery('SELECT * WHERE { ?s <http://e/p> ?o FILTER(?o > 150 && ?o != 3 && "7" = 7) }', G);
+    expect(q.text).toContain('IF(ISNUMERIC(?o), ?o > 150 , ?fkgqa_error)');
+    expect(q.text).toContain('IF(ISNUMERIC(?o), ?o != 3 , "true"^^<http://www.w3.org/2001/XMLSchema#boolean>)');
+    expect(q.text).toContain('("7" = 7 )');
+    // A string constant: numbers are the type error (museum_visit/q17 of the dev set: `?year > '2013'`).
+    const text = virtuosoQuery("SELECT * WHERE { ?s <http://e/p> ?o FILTER(?o > '2013') }", G);
+    expect(text.text).toContain('IF(ISNUMERIC(?o), ?fkgqa_error, ?o > "2013")');
+    // Not in a projection or HAVING: Virtuoso refuses an ungrouped variable there.
+    const grouped = virtuosoQuery('SELECT ?p (COUNT(*) > 3 AS ?many) WHERE { ?s ?p ?o } GROUP BY ?p HAVING (COUNT(*) > 1)', G);
+    expect(grouped.text).not.toContain('fkgqa_error');
+  });
+
+  it('records the variables bound to boolean expressions (projection and BIND), not the others', () => {
+    const q = virtuosoQuery('SELECT ?s (?o > 3 AS ?big) (STR(?o) AS ?t) ?in WHERE { ?s <http://e/p> ?o BIND(?o IN (1, 2) AS ?in) }', G);
+    expect([...q.booleanVars].sort()).toEqual(['big', 'in']);
+  });
+
+  it('sends a chain of 250 || (under the operator limit of serve, 256; over the nesting Virtuoso takes, ~150) as a balanced tree, COUNT(*) kept', () => {
+    const chain = Array.from({ length: 250 }, (_, i) => `?o = ${i}`).join(' || ');
+    const q = virtuosoQuery(`SELECT (COUNT(*) AS ?n) WHERE { ?s <http://e/p> ?o FILTER(${chain}) }`, G);
+    expect(q.text).toContain('COUNT(*)');
+    let depth = 0;
+    let max = 0;
+    for (const c of q.text) {
+      if (c === '(') max = Math.max(max, ++depth);
+      if (c === ')') depth--;
+    }
+    expect(max).toBeLessThan(20);
+    expect(max).toBeGreaterThan(8); // log2(250) ≈ 8 levels of ||
+    expect(operatorDepth(parseSparql(q.text))).toBeLessThan(20);
+    expect(q.text.match(/\|\|/g)).toHaveLength(249);
+  });
+});
+
+describe('serve --store virtuoso / the answer read back', () => {
+  it('turns the ASK row into a boolean, 0/1 of boolean variables into xsd:boolean, typed-literal into literal, xsd:string into a simple literal', () => {
+    const ask = virtuosoQuery('ASK { ?s ?p ?o }', G);
+    expect(readVirtuosoResults({ head: { vars: [ASK_VARIABLE] }, results: { bindings: [{ [ASK_VARIABLE]: { type: 'typed-literal', datatype: `${XSD}integer`, value: '1' } }] } }, ask)).toEqual({ head: {}, boolean: true });
+    expect(readVirtuosoResults({ head: { vars: [ASK_VARIABLE] }, results: { bindings: [] } }, ask)).toEqual({ head: {}, boolean: false });
+    const sel = virtuosoQuery('SELECT (?o > 3 AS ?big) ?o ?t WHERE { ?s <http://e/p> ?o BIND(STR(?o) AS ?t) }', G);
+    const back = readVirtuosoResults(
+      {
+        head: { vars: ['big', 'o', 't'] },
+        results: {
+          bindings: [
+            {
+              big: { type: 'typed-literal', datatype: `${XSD}integer`, value: '0' },
+              o: { type: 'typed-literal', datatype: `${XSD}integer`, value: '1' },
+              t: { type: 'typed-literal', datatype: `${XSD}string`, value: '1' },
+            },
+          ],
+        },
+      },
+      sel,
+    );
+    expect(back).toEqual({
+      head: { vars: ['big', 'o', 't'] },
+      results: { bindings: [{ big: { type: 'literal', datatype: `${XSD}boolean`, value: 'false' }, o: { type: 'literal', datatype: `${XSD}integer`, value: '1' }, t: { type: 'literal', value: '1' } }] },
+    });
+  });
+
+  it('writes an ini with both ports on the one host, the files in its folder, and ResultSetMaxRows', () => {
+    const ini = virtuosoIni({ dir: '/x/v', host: '127.0.0.3', sqlPort: 4001, httpPort: 4002, dirsAllowed: ['/b/library'], maxQuerySeconds: 35 });
+    expect(ini).toMatch(/\[Parameters\]\nServerPort = 127\.0\.0\.3:4001\n/);
+    expect(ini).toMatch(/\[HTTPServer\]\nServerPort = 127\.0\.0\.3:4002\n/);
+    expect(ini).toContain('DatabaseFile = /x/v/virtuoso.db');
+    expect(ini).toContain(`ResultSetMaxRows = ${VIRTUOSO_MAX_ROWS}`);
+    expect(ini).toContain('MaxQueryExecutionTime = 35');
+    expect(ini).toContain('DirsAllowed = /b/library');
+  });
+});
+
+describe('serve --store virtuoso / placement: endpoints files of two hosts are one registry', () => {
+  const entry = (id: string, port: number, host: string, triples: number) => ({
+    id, graph: id.split('-')[0], role: 'shard', shard: id.split('-')[1], url: `http://127.0.0.1:${port}/${id}/sparql`, void: `http://127.0.0.1:${port}/${id}/.well-known/void`,
+    voidDigest: 'ab'.repeat(32), triples, profile: null, store: 'virtuoso', host,
+  });
+  const file = (dir: string, name: string, endpoints: object[]) => {
+    const f = path.join(dir, name);
+    fs.writeFileSync(f, JSON.stringify({ tool: { name: 'fkgqa', version: '0' }, shards: '/nonexistent', timeoutMs: 1, maxBodyBytes: 1, profileFile: null, endpoints }));
+    return f;
+  };
+
+  it('keeps each endpoint\'s host, triples and VoID digest, and names the hosts', () => {
+    const dir = tmpDir('fkgqa-placement-');
+    const a = file(dir, 'a.json', [entry('library-shard1', 5001, '127.0.0.2:6001', 35), entry('library-shard2', 5001, '127.0.0.2:6001', 8)]);
+    const b = file(dir, 'b.json', [entry('library-shard3', 5002, '127.0.0.3:6002', 14)]);
+    const r = openRegistry({ endpointsFiles: [a, b] });
+    expect(r.endpoints.map((e) => [e.id, e.placement?.host, e.placement?.triples])).toEqual([
+      ['library-shard1', '127.0.0.2:6001', 35],
+      ['library-shard2', '127.0.0.2:6001', 8],
+      ['library-shard3', '127.0.0.3:6002', 14],
+    ]);
+    expect(r.endpoints[2].placement).toMatchObject({ store: 'virtuoso', voidDigest: 'ab'.repeat(32), void: 'http://127.0.0.1:5002/library-shard3/.well-known/void' });
+    expect(placementLine(r)).toBe('2 hosts: 127.0.0.2:6001 (virtuoso: 2 endpoints, 43 triples), 127.0.0.3:6002 (virtuoso: 1 endpoints, 14 triples)');
+  });
+
+  it('refuses a host that is not host:port and a digest that is not a sha256, naming the entry', () => {
+    const dir = tmpDir('fkgqa-placement-');
+    const bad = file(dir, 'bad.json', [{ ...entry('library-shard1', 5001, '127.0.0.2', 1) }]);
+    expect(() => openRegistry({ endpointsFiles: [bad] })).toThrow(/endpoints\[0\]: "host" must be host:port/);
+    const badDigest = file(dir, 'bad2.json', [{ ...entry('library-shard1', 5001, '127.0.0.2:1', 1), voidDigest: 'xyz' }]);
+    expect(() => openRegistry({ endpointsFiles: [badDigest] })).toThrow(/"voidDigest" must be a sha256/);
+  });
+});

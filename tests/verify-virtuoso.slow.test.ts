@@ -1,0 +1,44 @@
+/**
+ * `fkgqa verify` over the dev build (the real corpus, default options) served by Virtuoso
+ * instances on two hosts (127.0.0.2, 127.0.0.3) agrees with the same verify over the oxigraph
+ * endpoints on every gold query, on both federation engines. Needs the corpus and Virtuoso, and
+ * takes over an hour on 2 cores (two full verifies), so it runs only when asked:
+ * `FKGQA_LONG_CHECKS=1 npx vitest run --config vitest.slow.config.ts tests/verify-virtuoso.slow.test.ts`
+ * (skipped otherwise, and where the corpus is missing; without Virtuoso it fails: `virtuosoTestsRun`).
+ */
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { verify } from '../src/index.js';
+import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
+import { serve } from '../src/serve/server.js';
+import type { VerifyReport } from '../src/verify/report.js';
+import { engineTestsRun, HAS_SPIDER, SPIDER, tmpDir, virtuosoTestsRun } from './helpers.js';
+
+const run = process.env.FKGQA_LONG_CHECKS === '1' && HAS_SPIDER && virtuosoTestsRun();
+const TIMEOUT_MS = 60_000;
+const ENGINES = ['comunica', 'jena'];
+const FORMS = ['federated', 'trivial'] as const;
+
+/** Every verdict of a report as `query engine/form → status`. */
+const verdicts = (r: VerifyReport) =>
+  Object.fromEntries(r.queries.flatMap((q) => Object.entries(q.engines).flatMap(([engine, forms]) => Object.entries(forms).map(([form, v]) => [`${q.id} ${engine}/${form}`, v!.status]))));
+
+describe.runIf(run)('verify / the dev build served by Virtuoso on two hosts agrees with the oxigraph serve', () => {
+  it('the same verdict for every gold query, form and engine (comunica, jena), none different from gold', async () => {
+    expect(await engineTestsRun('jena')).toBe(true);
+    const shards = path.join(tmpDir('fkgqa-verify-virtuoso-'), 'shards');
+    await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: shards });
+    const server = await serve({ shards, store: 'virtuoso', storeHosts: ['127.0.0.2', '127.0.0.3'], timeoutMs: TIMEOUT_MS });
+    let onVirtuoso: VerifyReport;
+    try {
+      onVirtuoso = await verify({ shards, endpoints: true, timeoutMs: TIMEOUT_MS, forms: [...FORMS], federationEngine: ENGINES });
+    } finally {
+      await server.close();
+    }
+    // The same verify over oxigraph endpoints started in this process (its gold answers are those computed above, on the unsharded graphs).
+    const onOxigraph = await verify({ shards, timeoutMs: TIMEOUT_MS, forms: [...FORMS], federationEngine: ENGINES });
+    expect(onVirtuoso.queries.length).toBeGreaterThan(500);
+    expect(onVirtuoso.different).toBe(0);
+    expect(verdicts(onVirtuoso)).toEqual(verdicts(onOxigraph));
+  }, 7_200_000);
+});
