@@ -22,6 +22,7 @@ import { serve, type ShardServer } from '../src/serve/server.js';
 import { openBuild } from '../src/build/open.js';
 import { compareResults } from '../src/answers/compare.js';
 import { demoBuild, ROOT, tmpDir } from './helpers.js';
+import { INIT, stdioChild } from './mcp-child.js';
 
 const P = 'http://valuenet/ontop/';
 const VOID = 'http://rdfs.org/ns/void#';
@@ -746,7 +747,6 @@ const HOSTILE: { name: string; body: string; code: number; id: number | null }[]
   { name: 'cursor a number', body: '{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"cursor":5}}', code: -32602, id: 8 },
 ];
 const BIG = `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"${'a'.repeat(20_000_000)}"}}`;
-const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } };
 
 describe('fkgqa mcp / bad options are input errors at start (exit 2), not failures later', () => {
   it('a port in use or a foreign --host, a prompts folder without the setup\'s file, a folder as call log', async () => {
@@ -893,43 +893,6 @@ async function postWhole(url: string, headers: Record<string, string>, body: str
 
 
 
-/**
- * `fkgqa mcp` on stdio as a child, its stdin left open: replies read by id and stderr lines, each
- * waited for as an event.
- */
-function stdioChild(args: string[]) {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  let out = '';
-  const replies = new Map<unknown, { result?: { content?: { text: string }[] } }>();
-  const waiters: (() => void)[] = [];
-  const wake = () => waiters.splice(0).forEach((w) => w());
-  child.stderr.on('data', (d: Buffer) => ((stderr += d), wake()));
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-    let nl: number;
-    while ((nl = out.indexOf('\n')) >= 0) {
-      const m = JSON.parse(out.slice(0, nl)) as { id: unknown };
-      out = out.slice(nl + 1);
-      replies.set(m.id, m);
-    }
-    wake();
-  });
-  const exited = new Promise<{ code: number | null; signal: string | null }>((r) => child.once('exit', (code, signal) => (wake(), r({ code, signal }))));
-  const until = async (ok: () => boolean) => {
-    while (!ok()) {
-      if (child.exitCode !== null) throw new Error(`fkgqa mcp exited (${child.exitCode}): ${stderr}`);
-      await new Promise<void>((r) => waiters.push(r));
-    }
-  };
-  const send = (m: unknown) => new Promise<void>((r) => child.stdin.write(JSON.stringify(m) + '\n', () => r()));
-  const start = async () => {
-    await send(INIT);
-    await until(() => replies.has(0));
-    await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  };
-  return { child, exited, until, send, start, replies, stderr: () => stderr };
-}
 
 describe('fkgqa mcp / signals end the stdio server with stdin still open (130/143), releasing the federation engine', () => {
   it('idle after the engine warmed up and a call was answered: SIGTERM exits 143', async () => {
