@@ -1,6 +1,7 @@
 /** `fkgqa query`: flags → `query` (src/index.ts); the answer on stdout (table, JSON, CSV or TSV), what was done on stderr. */
 import fs from 'node:fs';
 import { InputError } from '../../common/errors.js';
+import { counted } from '../../common/strings.js';
 import { readTextInput } from '../../common/input.js';
 import { query } from '../../index.js';
 import { formatAnswer, type QueryFormat } from '../../query/query.js';
@@ -29,7 +30,7 @@ export async function run(text: string | undefined, o: Record<string, any>): Pro
   if (!o.shards && !o.endpoints && !o.endpoint) o.shards = 'shards';
   const a = await query({ query: q!, shards: o.shards, state: o.state, endpointsFiles: o.endpoints, urls: o.endpoint, timeoutMs: o.timeout, federationEngine: o.federationEngine, maxQueryChars: o.maxQueryChars, mixGraphs: o.mixGraphs === true, sources: o.sources });
   process.stdout.write(formatAnswer(a.results, format));
-  const n = a.results.boolean !== undefined ? 'ASK' : `${a.results.results?.bindings.length ?? 0} ${a.form === 'graph' ? 'triples' : 'rows'}`;
+  const n = a.results.boolean !== undefined ? 'ASK' : counted(a.results.results?.bindings.length ?? 0, a.form === 'graph' ? 'triple' : 'row');
   // An endpoint whose triples are held on another host than its URL's (its endpoints file's placement, e.g. a Virtuoso instance) is named with that host.
   const name = (t: (typeof a.targets)[number]) => (t.host && t.host !== new URL(t.url).host ? `${t.id}@${t.host}` : t.id);
   const how = a.route === 'direct' ? `direct to ${name(a.targets[0])}` : a.route === 'sources' ? `federation engine ${a.engine} selecting sources among ${a.targets.map(name).join(', ')}` : `federation engine ${a.engine} over ${a.targets.map(name).join(', ')}`;
