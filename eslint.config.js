@@ -1,6 +1,6 @@
 /**
  * The linter (`npm run lint`, run by CI): ESLint's recommended rules and typescript-eslint's for
- * src/, tests/, bench/ and scripts/. Formatting is Prettier's (.prettierrc.json, `npm run format`).
+ * src/, tests/, bench/ and scripts/.
  */
 import js from '@eslint/js';
 import globals from 'globals';
