@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { openRegistry, placementLine } from '../src/federation/registry.js';
 import { operatorDepth, parseSparql } from '../src/sparql/parse.js';
 import { virtuosoIni, VIRTUOSO_MAX_ROWS } from '../src/serve/virtuoso.js';
-import { ASK_VARIABLE, readVirtuosoResults, virtuosoQuery } from '../src/serve/virtuoso-query.js';
+import { ASK_VARIABLE, readVirtuosoResults, UnsupportedFunction, virtuosoQuery } from '../src/serve/virtuoso-query.js';
 import { tmpDir } from './helpers.js';
 
 const G = 'urn:fkgqa:endpoint:library-shard1';
@@ -30,6 +30,13 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(q.text).not.toMatch(/GRAPH/);
     expect(q.text).toMatch(/OPTIONAL \{ \{ FILTER\("false"\^\^<http:\/\/www\.w3\.org\/2001\/XMLSchema#boolean>\) \} \}/);
     expect(q.text).toContain('?s ?p ?o');
+  });
+
+  it('refuses a function IRI that is no XSD cast (Virtuoso\'s bif: built-ins read its IRI dictionary, every shard\'s IRIs), naming it; casts pass', () => {
+    const dictionary = 'SELECT ?x WHERE { VALUES ?i { 5989600 } BIND(<bif:id_to_iri>(<bif:iri_id_from_num>(?i)) AS ?x) }';
+    expect(() => virtuosoQuery(dictionary, G)).toThrow(new UnsupportedFunction('bif:id_to_iri'));
+    expect(() => virtuosoQuery('SELECT * WHERE { ?s ?p ?o FILTER(<http://www.w3.org/2005/xpath-functions#contains>(?o, "a")) }', G)).toThrow('the function <http://www.w3.org/2005/xpath-functions#contains> is not supported');
+    expect(virtuosoQuery(`SELECT (<${XSD}integer>(?o) AS ?n) WHERE { ?s ?p ?o }`, G).text).toContain(`<${XSD}integer>(?o)`);
   });
 
   it('divides as decimals: the dividend times 1.0', () => {

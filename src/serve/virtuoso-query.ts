@@ -202,6 +202,8 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const lib = sparqljsLib();
   const ast = parseSparql(text, options) as sparqljs.SparqlQuery & Node;
   fixIris(ast);
+  const called = calledFunction(ast);
+  if (called) throw new UnsupportedFunction(called);
   restoreWildcards(ast, lib.Wildcard);
   const variables = (ast as { variables?: unknown[] }).variables;
   const wildcard = ast.queryType === 'SELECT' && variables?.length === 1 && isNode(variables[0]) && variables[0].termType === 'Wildcard';
@@ -220,6 +222,30 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     form = 'boolean';
   }
   return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard };
+}
+
+/**
+ * A call of a function IRI that is no XSD cast (`bif:…`, `sql:…`, any extension): oxigraph answers
+ * none of them, and Virtuoso's built-ins read its whole instance (its IRI dictionary holds the IRIs
+ * of every shard it serves) or change its state, so such a query is refused before it is sent.
+ */
+export class UnsupportedFunction extends Error {
+  constructor(readonly iri: string) {
+    super(`the function <${iri}> is not supported: only SPARQL 1.1 built-ins and XSD casts are evaluated`);
+  }
+}
+
+/** The first function IRI of `node` (a parsed query) that is no XSD cast, or undefined. */
+function calledFunction(node: unknown, seen = new Set<unknown>()): string | undefined {
+  if (!node || typeof node !== 'object' || seen.has(node)) return undefined;
+  seen.add(node);
+  const o = node as { type?: string; function?: { termType?: string; value?: string } };
+  if (o.type === 'functionCall' && o.function?.termType === 'NamedNode' && !o.function.value!.startsWith(XSD)) return o.function.value;
+  for (const v of Object.values(node as object)) {
+    const found = calledFunction(v, seen);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /**

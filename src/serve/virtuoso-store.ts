@@ -24,7 +24,7 @@ import { checkTask, contentType, plain, serializeGraph, type EndpointAnswer, typ
 import { splitIntoGroups, type PoolOutcome, type RunLimits } from './pool.js';
 import type { EndpointStore } from './store.js';
 import { freePorts, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
-import { readVirtuosoResults, virtuosoQuery, type VirtuosoQuery } from './virtuoso-query.js';
+import { readVirtuosoResults, UnsupportedFunction, virtuosoQuery, type VirtuosoQuery } from './virtuoso-query.js';
 
 /**
  * Requests sent to one instance at once; more wait in arrival order (their time limits run). Below
@@ -157,6 +157,7 @@ export class VirtuosoStore implements EndpointStore {
       q = virtuosoQuery(task.query, endpointGraph(endpoint), this.options.limits);
     } catch (e) {
       const message = (e as Error).message ?? String(e);
+      if (e instanceof UnsupportedFunction) return { status: 'ok', answer: plain(400, `query evaluation failed: ${message}`, checked.q.kind, { [QUERY_ERROR_HEADER]: 'evaluation' }), ms: 0 };
       return { status: 'ok', answer: plain(400, e instanceof QueryTooComplex ? `query too complex: ${message}` : `malformed query: ${message}`, 'invalid'), ms: 0 };
     }
     const started = performance.now();
