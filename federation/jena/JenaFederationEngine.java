@@ -667,10 +667,10 @@ public class JenaFederationEngine {
                 }
                 return new QueryIteratorWrapper(it) {
                     @Override protected boolean hasNextBinding() {
-                        try { return super.hasNextBinding(); } catch (RuntimeException e) { record(st, e); throw e; }
+                        try { return super.hasNextBinding(); } catch (RuntimeException e) { if (!silent) record(st, e); throw e; }
                     }
                     @Override protected Binding moveToNextBinding() {
-                        try { return super.moveToNextBinding(); } catch (RuntimeException e) { record(st, e); throw e; }
+                        try { return super.moveToNextBinding(); } catch (RuntimeException e) { if (!silent) record(st, e); throw e; }
                     }
                 };
             };
