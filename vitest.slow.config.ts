@@ -2,7 +2,19 @@ import { defineConfig } from 'vitest/config';
 import { longestFirst } from './tests/longest-first.js';
 
 /** The slow test files that take longest, started first (tests/longest-first.ts). */
-const LONGEST_FIRST = ['long-query.slow', 'engines.slow', 'verify.slow', 'part-merge.slow', 'eval-crash.slow', 'service-shapes.slow', 'serve-limits.slow', 'queue.slow', 'partition.slow', 'serve-pool.slow', 'federation-inputs.slow'];
+const LONGEST_FIRST = [
+  'long-query.slow',
+  'engines.slow',
+  'verify.slow',
+  'part-merge.slow',
+  'eval-crash.slow',
+  'service-shapes.slow',
+  'serve-limits.slow',
+  'queue.slow',
+  'partition.slow',
+  'serve-pool.slow',
+  'federation-inputs.slow',
+];
 
 /**
  * `npm run test:slow`: the tests that take seconds each (`tests/**\/*.slow.test.ts`: fault-injection

@@ -44,7 +44,12 @@ function render(all) {
   for (const b of all.benches) {
     const load = `${b.loadBefore.join(' ')} → ${b.loadAfter.join(' ')}`;
     if (b.status !== 'ok') {
-      lines.push(`| ${b.name} | ${b.status}: ${String(b.error ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ').slice(0, 200)} | | | ${load} |`);
+      lines.push(
+        `| ${b.name} | ${b.status}: ${String(b.error ?? '')
+          .replace(/\|/g, '\\|')
+          .replace(/\n/g, ' ')
+          .slice(0, 200)} | | | ${load} |`,
+      );
       continue;
     }
     if (!b.ratios.length) lines.push(`| ${b.name} | (no ratio reported; see the JSON) | | | ${load} |`);

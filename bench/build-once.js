@@ -9,6 +9,4 @@ const totalMs = performance.now() - t0;
 const stages = { load: 0, analyze: 0, profile: 0, plan: 0, materialize: 0, verify: 0, describe: 0 };
 for (const g of r.graphs) for (const k of Object.keys(stages)) stages[k] += g.timings[k];
 const triples = r.graphs.reduce((n, g) => n + g.manifest.inputs.data.triples, 0);
-process.stdout.write(
-  JSON.stringify({ totalMs, stages, triples, graphs: r.graphs.length, maxRssBytes: process.resourceUsage().maxRSS * 1024 }) + '\n',
-);
+process.stdout.write(JSON.stringify({ totalMs, stages, triples, graphs: r.graphs.length, maxRssBytes: process.resourceUsage().maxRSS * 1024 }) + '\n');

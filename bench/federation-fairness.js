@@ -27,10 +27,21 @@ try {
   const post = (query, localAddress) =>
     new Promise((resolve, reject) => {
       const sent = performance.now();
-      const req = http.request({ host: fed.hostname, port: fed.port, path: fed.pathname, method: 'POST', localAddress, agent: false, headers: { 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode, stopped: res.headers['fkgqa-stopped'] ?? null, sent, done: performance.now() }));
-      });
+      const req = http.request(
+        {
+          host: fed.hostname,
+          port: fed.port,
+          path: fed.pathname,
+          method: 'POST',
+          localAddress,
+          agent: false,
+          headers: { 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode, stopped: res.headers['fkgqa-stopped'] ?? null, sent, done: performance.now() }));
+        },
+      );
       req.on('error', reject);
       req.end(query);
     });

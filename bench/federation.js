@@ -29,10 +29,9 @@ import { parseQuery } from '../dist/sparql/parse.js';
 import { benchOptions, here, loadAverage, median, writeResult } from './lib.js';
 
 const cli = path.resolve(here, '../bin/fkgqa.js');
-const o = benchOptions(
-  { shards: '', 'gold-state': '', state: '', engines: 'all', forms: 'trivial,oracle', timeout: '30000', runs: '30', warmup: '3', join: '', baseline: '', out: '' },
-  ['skip-corpus'],
-);
+const o = benchOptions({ shards: '', 'gold-state': '', state: '', engines: 'all', forms: 'trivial,oracle', timeout: '30000', runs: '30', warmup: '3', join: '', baseline: '', out: '' }, [
+  'skip-corpus',
+]);
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
 const log = (line) => process.stderr.write(`${line}\n`);
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil((p / 100) * xs.length) - 1)];
@@ -69,7 +68,9 @@ log(`bench:federation: ${uptime()}`);
 
 /** `fkgqa serve --with-originals` on the build; resolves once every endpoint is listed. */
 function startServe() {
-  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--state', state, '--with-originals', '--port', '0', '--timeout', String(Math.max(Number(o.timeout), 30000)), '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [cli, 'serve', '--shards', shards, '--state', state, '--with-originals', '--port', '0', '--timeout', String(Math.max(Number(o.timeout), 30000)), '--quiet'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const endpoints = JSON.parse(fs.readFileSync(path.join(shards, 'build.json'), 'utf8')).graphs;
   return new Promise((resolve, reject) => {
     let text = '';
@@ -77,7 +78,12 @@ function startServe() {
     child.stdout.on('data', (d) => {
       text += d;
       if (!text.endsWith('\n')) return;
-      const urls = Object.fromEntries(text.trim().split('\n').map((l) => l.split('\t')));
+      const urls = Object.fromEntries(
+        text
+          .trim()
+          .split('\n')
+          .map((l) => l.split('\t')),
+      );
       if (endpoints.every((g) => urls[g])) resolve({ child, urls });
     });
   });
@@ -86,7 +92,9 @@ function startServe() {
 /** Runs `fkgqa verify` as a child process; resolves with its JSON report and its peak memory (MiB). */
 function runVerify(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'verify', '--shards', shards, '--state', goldState, '--endpoints', path.join(state, 'endpoints.json'), '--timeout', o.timeout, '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, 'verify', '--shards', shards, '--state', goldState, '--endpoints', path.join(state, 'endpoints.json'), '--timeout', o.timeout, '--json', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let peak = 0;
@@ -124,7 +132,14 @@ try {
     const before = uptime();
     const t0 = performance.now();
     const v = await runVerify(['--federation-engine', o.engines, '--form', ...o.forms.split(',')]);
-    result.steps.corpus = { uptime: { before, after: uptime() }, seconds: Math.round((performance.now() - t0) / 1000), verifyPeakMiB: v.peakMiB, jvmPeakMiB: v.childPeakMiB, exitCode: v.code, report: v.report };
+    result.steps.corpus = {
+      uptime: { before, after: uptime() },
+      seconds: Math.round((performance.now() - t0) / 1000),
+      verifyPeakMiB: v.peakMiB,
+      jvmPeakMiB: v.childPeakMiB,
+      exitCode: v.code,
+      report: v.report,
+    };
     log(`bench:federation: ${result.steps.corpus.uptime.after}`);
   }
   // 2. One oracle form on every engine, the baseline included (3 runs each, interleaved).
@@ -134,7 +149,10 @@ try {
     const runs = [];
     for (let i = 0; i < 3; i++) runs.push((await runVerify(['--federation-engine', 'comunica,jena,comunica-default', '--form', 'oracle', '--query', baselineId])).report);
     const per = Object.fromEntries(
-      runs[0].engines.map((e) => [e, runs.map((r) => ({ status: r.queries[0].engines[e].oracle.status, requests: r.queries[0].engines[e].oracle.requests, ms: Math.round(r.queries[0].engines[e].oracle.ms) }))]),
+      runs[0].engines.map((e) => [
+        e,
+        runs.map((r) => ({ status: r.queries[0].engines[e].oracle.status, requests: r.queries[0].engines[e].oracle.requests, ms: Math.round(r.queries[0].engines[e].oracle.ms) })),
+      ]),
     );
     result.steps.baseline = { query: baselineId, uptime: { before, after: uptime() }, runs: per };
   }
@@ -168,7 +186,12 @@ try {
       if (holders.length !== 1) throw new Error(`--join ${joinId}: a triple pattern matches ${holders.length} of its two shards; choose a query whose patterns each sit in one shard`);
       groups.get(holders[0]).push(t);
     }
-    const where = [...[...groups].filter(([, ts]) => ts.length > 0).map(([s, ts]) => ({ type: 'service', name: { termType: 'NamedNode', value: shardUrl(s) }, silent: false, patterns: [{ type: 'bgp', triples: ts }] })), ...ast.where.filter((p) => p.type !== 'bgp')];
+    const where = [
+      ...[...groups]
+        .filter(([, ts]) => ts.length > 0)
+        .map(([s, ts]) => ({ type: 'service', name: { termType: 'NamedNode', value: shardUrl(s) }, silent: false, patterns: [{ type: 'bgp', triples: ts }] })),
+      ...ast.where.filter((p) => p.type !== 'bgp'),
+    ];
     const joinQuery = gen.stringify({ ...ast, prefixes: {}, where });
     const goldQuery = gen.stringify({ ...ast, prefixes: {} });
     const expected = (await post(urls[kg], goldQuery)).results.bindings.length;
@@ -216,7 +239,13 @@ try {
       rows: expected,
       joinQuery,
       uptime: { before, after: uptime() },
-      scenarios: scenarios.map(([name], k) => ({ name, medianMs: Number(median(timings[k]).toFixed(1)), p95Ms: Number(pct(timings[k], 95).toFixed(1)), requests: median(requests[k]), rows: [...rows[k]] })),
+      scenarios: scenarios.map(([name], k) => ({
+        name,
+        medianMs: Number(median(timings[k]).toFixed(1)),
+        p95Ms: Number(pct(timings[k], 95).toFixed(1)),
+        requests: median(requests[k]),
+        rows: [...rows[k]],
+      })),
     };
   }
   result.servePeakMiB = peakMiB(serve.pid);
@@ -234,18 +263,28 @@ if (result.steps.corpus) {
   const c = result.steps.corpus;
   const r = c.report;
   lines.push('', `1. Every distinct gold query (${r.queries.length}) in ${r.forms.join(' and ')} form, ${c.seconds} s; uptime before: ${c.uptime.before}; after: ${c.uptime.after}`);
-  lines.push('| form | engine | answered | identical | equivalent (ties) | different | timeouts | errors | requests median / max | ms median / p95 / max |', '|---|---|---|---|---|---|---|---|---|---|');
+  lines.push(
+    '| form | engine | answered | identical | equivalent (ties) | different | timeouts | errors | requests median / max | ms median / p95 / max |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  );
   for (const f of r.forms) {
     for (const e of r.engines) {
       const t = r.totals[e][f];
       if (t.skipped === r.queries.length) continue;
-      lines.push(`| ${f} | ${e} | ${t.answered}/${r.queries.length} | ${t.identical} | ${t.equivalent} | ${t.different} | ${t.timeouts} | ${t.errors} | ${t.requests.median} / ${t.requests.max} (${t.requests.maxQuery}) | ${t.ms.median} / ${t.ms.p95} / ${t.ms.max} (${t.ms.maxQuery}) |`);
+      lines.push(
+        `| ${f} | ${e} | ${t.answered}/${r.queries.length} | ${t.identical} | ${t.equivalent} | ${t.different} | ${t.timeouts} | ${t.errors} | ${t.requests.median} / ${t.requests.max} (${t.requests.maxQuery}) | ${t.ms.median} / ${t.ms.p95} / ${t.ms.max} (${t.ms.maxQuery}) |`,
+      );
     }
   }
   lines.push(`peak memory: fkgqa verify (Node, Comunica threads) ${c.verifyPeakMiB} MiB, the Jena JVM ${c.jvmPeakMiB.join(', ') || '-'} MiB, fkgqa serve ${result.servePeakMiB} MiB`);
   const ds = r.disagreements.filter((d) => d.kind !== 'tie');
   lines.push(`disagreements (not ties): ${ds.length}; ties: ${r.disagreements.length - ds.length}; answers different from gold beyond ties: ${r.different}`);
-  for (const d of ds) lines.push(`  ${d.query} ${d.form} ${d.kind}: gold ${d.gold}; ${Object.entries(d.engines).map(([e, v]) => `${e} ${v}`).join(', ')}${d.groups.length > 1 ? '; engines differ' : ''}`);
+  for (const d of ds)
+    lines.push(
+      `  ${d.query} ${d.form} ${d.kind}: gold ${d.gold}; ${Object.entries(d.engines)
+        .map(([e, v]) => `${e} ${v}`)
+        .join(', ')}${d.groups.length > 1 ? '; engines differ' : ''}`,
+    );
 }
 const b = result.steps.baseline;
 lines.push('', `2. ${b.query} oracle form, 3 runs per engine; uptime before: ${b.uptime.before}; after: ${b.uptime.after}`);
@@ -261,11 +300,17 @@ console.log(lines.join('\n'));
 // the requests of the baseline query on each engine against the old default configuration.
 const ratios = [];
 const direct = j.scenarios[0];
-for (const s of j.scenarios.slice(1)) ratios.push({ what: `${j.query} as a 2-shard join: ${s.name} vs the ${direct.name} (median latency)`, value: s.medianMs / direct.medianMs, unit: '× time', goal: 'report' });
+for (const s of j.scenarios.slice(1))
+  ratios.push({ what: `${j.query} as a 2-shard join: ${s.name} vs the ${direct.name} (median latency)`, value: s.medianMs / direct.medianMs, unit: '× time', goal: 'report' });
 const reqs = (e) => median((b.runs[e] ?? []).map((x) => x.requests));
 if (b.runs['comunica-default']) {
   for (const e of Object.keys(b.runs).filter((e) => e !== 'comunica-default')) {
-    ratios.push({ what: `${b.query} oracle form: HTTP requests of ${e} vs comunica-default (the engine of earlier versions)`, value: reqs(e) / reqs('comunica-default'), unit: '× requests', goal: '≤ 200 requests' });
+    ratios.push({
+      what: `${b.query} oracle form: HTTP requests of ${e} vs comunica-default (the engine of earlier versions)`,
+      value: reqs(e) / reqs('comunica-default'),
+      unit: '× requests',
+      goal: '≤ 200 requests',
+    });
   }
 }
 writeResult(o, 'federation', { loadBefore, ratios, figures: { raw: out, baseline: b, join: j } });

@@ -30,7 +30,7 @@ function eachMessage(each) {
   process.stdin.setEncoding('utf8');
   process.stdin.on('data', (d) => {
     buf += d;
-    for (let i; (i = buf.indexOf('\n')) >= 0; ) {
+    for (let i; (i = buf.indexOf('\n')) >= 0;) {
       const m = JSON.parse(buf.slice(0, i));
       buf = buf.slice(i + 1);
       each(m);
@@ -67,12 +67,16 @@ if (mode === 'bare') {
   const body = new URLSearchParams({ query }).toString();
   const post = () =>
     new Promise((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`HTTP ${res.statusCode}`))));
-      });
+      const req = http.request(
+        url,
+        { method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`HTTP ${res.statusCode}`))));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

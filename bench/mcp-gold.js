@@ -22,7 +22,9 @@ const r = await checkGoldThroughMcp({
 if (o.json) fs.writeFileSync(o.json, JSON.stringify(r, null, 2) + '\n');
 const n = r.verdicts.length;
 console.log(`fkgqa mcp gold check: ${n} distinct gold queries over ${r.graphs.length} graphs, trivial federation through run_sparql_query, timeout_ms ${r.timeoutMs}`);
-console.log(`  identical ${r.totals.identical}, equivalent (ties under ORDER BY) ${r.totals.equivalent}, different ${r.totals.different}, failed ${r.totals.failed}, no gold answer ${r.totals['no-gold']}`);
+console.log(
+  `  identical ${r.totals.identical}, equivalent (ties under ORDER BY) ${r.totals.equivalent}, different ${r.totals.different}, failed ${r.totals.failed}, no gold answer ${r.totals['no-gold']}`,
+);
 console.log(`  ${r.overDefaultLimit} trivial-federation queries exceed the default query limit of 8,000 characters (raised for this check)`);
 const s = (xs) => [...xs].sort((a, b) => a - b);
 const chars = s(r.verdicts.map((v) => v.chars));

@@ -27,8 +27,14 @@ function owner(url) {
   return null;
 }
 
-for (const server of fs.readdirSync(dir).filter((d) => fs.statSync(path.join(dir, d)).isDirectory()).sort()) {
-  const files = fs.readdirSync(path.join(dir, server)).filter((f) => f.endsWith('.cpuprofile')).sort();
+for (const server of fs
+  .readdirSync(dir)
+  .filter((d) => fs.statSync(path.join(dir, d)).isDirectory())
+  .sort()) {
+  const files = fs
+    .readdirSync(path.join(dir, server))
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort();
   if (!files.length) continue;
   const p = JSON.parse(fs.readFileSync(path.join(dir, server, files[0]), 'utf8'));
   const byId = new Map(p.nodes.map((n) => [n.id, n]));

@@ -82,7 +82,11 @@ function systemPrompt(evalModule, setup, endpoints) {
 }
 
 /** The last words of an IRI's local part (`…/singer#song_name` → `song name`). */
-const words = (iri) => iri.replace(/^.*[/#]/, '').replace(/[_-]+/g, ' ').trim();
+const words = (iri) =>
+  iri
+    .replace(/^.*[/#]/, '')
+    .replace(/[_-]+/g, ' ')
+    .trim();
 
 /** The first class (object of rdf:type) and first other property of the gold query's triple patterns. */
 function firstClassAndProperty(goldText) {
@@ -173,13 +177,21 @@ if (before) {
   process.stdout.write(`${'setup'.padEnd(12)} ${pad('tool answers', 22)} ${pad('ratio', 6)} ${pad('total', 22)} ${pad('ratio', 6)}\n`);
   for (const r of rows) {
     const b = before.find((x) => x.setup === r.setup);
-    process.stdout.write(`${r.setup.padEnd(12)} ${pad(`${b.results} → ${r.results}`, 22)} ${pad((r.results / b.results).toFixed(2), 6)} ${pad(`${b.total} → ${r.total}`, 22)} ${pad((r.total / b.total).toFixed(2), 6)}\n`);
+    process.stdout.write(
+      `${r.setup.padEnd(12)} ${pad(`${b.results} → ${r.results}`, 22)} ${pad((r.results / b.results).toFixed(2), 6)} ${pad(`${b.total} → ${r.total}`, 22)} ${pad((r.total / b.total).toFixed(2), 6)}\n`,
+    );
   }
 }
 process.stdout.write(`load: ${loadBefore.join(' ')} before, ${loadAverage().join(' ')} after\n`);
 if (o.out) fs.writeFileSync(o.out, JSON.stringify({ graph, shards: path.resolve(shards), questions: questions.map((q) => q.queryId), rows, before, texts }, null, 2) + '\n');
 writeResult(o, 'mcp-walk', {
-  ratios: before ? rows.map((r) => ({ what: `${r.setup}: tool answer characters, this checkout / --compare`, value: Math.round((100 * r.results) / before.find((b) => b.setup === r.setup).results) / 100, goal: 0.5 })) : [],
+  ratios: before
+    ? rows.map((r) => ({
+        what: `${r.setup}: tool answer characters, this checkout / --compare`,
+        value: Math.round((100 * r.results) / before.find((b) => b.setup === r.setup).results) / 100,
+        goal: 0.5,
+      }))
+    : [],
   figures: Object.fromEntries(rows.map((r) => [r.setup, { toolAnswers: r.results, total: r.total, ...(before ? { before: before.find((b) => b.setup === r.setup) } : {}) }])),
   loadBefore,
 });

@@ -149,8 +149,21 @@ const timed = { start: 0, end: 0 };
 const { child, urls } = await startServe();
 try {
   const endpointsFile = {
-    tool: { name: 'fkgqa', version: '' }, shards: path.resolve(shards), timeoutMs: 30000, maxBodyBytes: 1 << 20, profileFile: null,
-    endpoints: Object.entries(urls).map(([id, url]) => ({ id, url, graph: 'library', role: /-shard\d+$/.test(id) ? 'shard' : 'original', shard: /-(shard\d+)$/.exec(id)?.[1] ?? null, void: null, triples: 0, profile: null })),
+    tool: { name: 'fkgqa', version: '' },
+    shards: path.resolve(shards),
+    timeoutMs: 30000,
+    maxBodyBytes: 1 << 20,
+    profileFile: null,
+    endpoints: Object.entries(urls).map(([id, url]) => ({
+      id,
+      url,
+      graph: 'library',
+      role: /-shard\d+$/.test(id) ? 'shard' : 'original',
+      shard: /-(shard\d+)$/.exec(id)?.[1] ?? null,
+      void: null,
+      triples: 0,
+      profile: null,
+    })),
   };
   const registry = registryFromEndpointsValue(endpointsFile, 'bench');
   const mcp = await createMcpServer({ registry, callLog: null, state: null });
@@ -171,12 +184,16 @@ try {
   const directHttp = (url, query) => () =>
     new Promise((resolve, reject) => {
       const body = new URLSearchParams({ query }).toString();
-      const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(Buffer.concat(chunks).toString()))));
-      });
+      const req = http.request(
+        url,
+        { method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(Buffer.concat(chunks).toString()))));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -277,14 +294,22 @@ try {
   const joinBase = plan.findIndex(([name]) => name.startsWith('2-shard join, unsharded'));
   for (const row of plan) if (row[2] === -1) row[2] = joinBase;
   // CPU of the stdio servers during the timed rounds (each gets `runs` calls there, plus none else).
-  const servers = [['fkgqa mcp (stdio)', stdioTransport.pid], ...(compare ? [['fkgqa mcp (--compare)', compare.pid]] : []), ['SDK stdio, no-op tool', sdkEcho.pid], ['SDK client, minimal server', minEcho.pid], ['SDK stdio, tool that only POSTs', httpEcho.pid]];
+  const servers = [
+    ['fkgqa mcp (stdio)', stdioTransport.pid],
+    ...(compare ? [['fkgqa mcp (--compare)', compare.pid]] : []),
+    ['SDK stdio, no-op tool', sdkEcho.pid],
+    ['SDK client, minimal server', minEcho.pid],
+    ['SDK stdio, tool that only POSTs', httpEcho.pid],
+  ];
   const cpuBefore = servers.map(([, pid]) => cpuMs(pid));
   const rows = await timeAll(plan.map(([name, fn]) => [name, fn]));
   const cpuPerCall = servers.map(([name, pid], k) => [name, (cpuMs(pid) - cpuBefore[k]) / runs]);
   // The window of the timed rounds, for bench/mcp-profile.js (each profiled server got `runs` calls in it).
   if (o.profile) fs.mkdirSync(path.resolve(o.profile), { recursive: true });
   if (o.profile) fs.writeFileSync(path.resolve(o.profile, 'window.json'), JSON.stringify({ t0: timed.start, t1: timed.end, n: runs }) + '\n');
-  console.log(`bench:mcp — ${shards} (library), ${runs} runs of each scenario (interleaved) after ${warmup} warm-up rounds; latency in ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} CPUs`);
+  console.log(
+    `bench:mcp — ${shards} (library), ${runs} runs of each scenario (interleaved) after ${warmup} warm-up rounds; latency in ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} CPUs`,
+  );
   // ratio: the scenario's median over the median of its baseline (the direct query it is compared with).
   console.log(`${'scenario'.padEnd(60)} ${'median'.padStart(8)} ${'p95'.padStart(8)} ${'ratio'.padStart(6)} ${'failed'.padStart(6)}`);
   const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '–');
@@ -297,7 +322,8 @@ try {
     console.log(`${name.padEnd(60)} ${f(med(k)).padStart(8)} ${f(ms.length ? pct(ms, 95) : NaN).padStart(8)} ${f(med(k) / med(b)).padStart(6)} ${String(failed).padStart(6)}`);
     figures[name] = { medianMs: med(k), p95Ms: ms.length ? pct(ms, 95) : null, failed };
     if (goal) ratios.push({ what: `${name} vs ${rows[b][0]} (median latency)`, value: med(k) / med(b), unit: '× time', goal });
-    if (name.startsWith('lone SERVICE, run_sparql_query (in-memory') || name === 'lone SERVICE, run_sparql_query (stdio MCP)') ratios.push({ what: `${name} vs ${rows[nodeHttp][0]} (median latency)`, value: med(k) / med(nodeHttp), unit: '× time', goal: 'report' });
+    if (name.startsWith('lone SERVICE, run_sparql_query (in-memory') || name === 'lone SERVICE, run_sparql_query (stdio MCP)')
+      ratios.push({ what: `${name} vs ${rows[nodeHttp][0]} (median latency)`, value: med(k) / med(nodeHttp), unit: '× time', goal: 'report' });
   }
   // The floors of the stdio goal (see the header): a direct POST plus a round trip that does no work.
   const fetchMed = med(0);

@@ -64,7 +64,10 @@ const api = http.createServer((req, res) => {
     calls++;
     const body = JSON.parse(data);
     const turn = body.messages.filter((m) => m.role === 'assistant').length + 1;
-    const message = turn < turns ? { role: 'assistant', content: 'thinking' } : { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'cancel', arguments: '{"reason":"bench"}' } }] };
+    const message =
+      turn < turns
+        ? { role: 'assistant', content: 'thinking' }
+        : { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'cancel', arguments: '{"reason":"bench"}' } }] };
     setTimeout(() => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }], usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } }));
@@ -88,7 +91,28 @@ for (const [i, w] of workerCounts.entries()) {
   const queue = `redis://127.0.0.1:${port}/${i}`;
   const out = path.join(dir, `runs-${w}.jsonl`);
   const loadBefore = loadAverage();
-  const coordinator = start(process.execPath, [bin, 'eval', '--shards', shards, '--endpoints', endpoints, '--queue', queue, '--base-url', baseUrl, '--model', 'bench-model', '--tools', 'in-process', '--max-turns', String(turns), '--repeats', o.repeats, '--out', out]);
+  const coordinator = start(process.execPath, [
+    bin,
+    'eval',
+    '--shards',
+    shards,
+    '--endpoints',
+    endpoints,
+    '--queue',
+    queue,
+    '--base-url',
+    baseUrl,
+    '--model',
+    'bench-model',
+    '--tools',
+    'in-process',
+    '--max-turns',
+    String(turns),
+    '--repeats',
+    o.repeats,
+    '--out',
+    out,
+  ]);
   await coordinator.waitFor(/queued \d+ runs/);
   const t0 = performance.now();
   const workers = Array.from({ length: w }, () => start(process.execPath, [bin, 'worker', '--queue', queue, '--shards', shards, '--endpoints', endpoints, '--concurrency', o.concurrency, '-q']));
@@ -98,7 +122,15 @@ for (const [i, w] of workerCounts.entries()) {
   const runs = fs.readFileSync(out, 'utf8').split('\n').filter(Boolean).length;
   for (const x of workers) x.child.kill('SIGTERM');
   await Promise.all(workers.map((x) => x.exited));
-  results.push({ workers: w, concurrency: Number(o.concurrency), runs, seconds: Math.round(ms / 100) / 10, runsPerMinute: Math.round((runs / ms) * 60_000 * 10) / 10, loadBefore, loadAfter: loadAverage() });
+  results.push({
+    workers: w,
+    concurrency: Number(o.concurrency),
+    runs,
+    seconds: Math.round(ms / 100) / 10,
+    runsPerMinute: Math.round((runs / ms) * 60_000 * 10) / 10,
+    loadBefore,
+    loadAfter: loadAverage(),
+  });
 }
 redis.child.kill('SIGTERM');
 await redis.exited;
@@ -107,7 +139,9 @@ api.close();
 fs.rmSync(dir, { recursive: true, force: true });
 
 const ideal = (60_000 / (turns * latency)) * Number(o.concurrency);
-process.stdout.write(`fake API: ${latency} ms per call, ${turns} calls per run (a run waits ${(turns * latency) / 1000} s on the API); ${o.concurrency} runs at once per worker, at most ${ideal.toFixed(0)} runs/min per worker\n`);
+process.stdout.write(
+  `fake API: ${latency} ms per call, ${turns} calls per run (a run waits ${(turns * latency) / 1000} s on the API); ${o.concurrency} runs at once per worker, at most ${ideal.toFixed(0)} runs/min per worker\n`,
+);
 process.stdout.write('| workers | runs | seconds | runs/min | load before | load after |\n| ---: | ---: | ---: | ---: | --- | --- |\n');
 for (const r of results) process.stdout.write(`| ${r.workers} | ${r.runs} | ${r.seconds} | ${r.runsPerMinute} | ${r.loadBefore.join(' ')} | ${r.loadAfter.join(' ')} |\n`);
 process.stdout.write(JSON.stringify({ latencyMs: latency, turns, concurrency: Number(o.concurrency), apiCalls: calls, results }) + '\n');

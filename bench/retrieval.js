@@ -80,7 +80,7 @@ const CUTS = [1, 5, 10];
 const newAcc = () => ({ queries: 0, r: Object.fromEntries(CUTS.map((c) => [c, 0])), mrr: 0, ms: 0, searches: 0 });
 const results = {}; // results[scope][kind][mode][method] = acc; scope = graph name or 'overall'
 const sweep = {}; // sweep[kind][k] = {queries, kept, keptRecall, r5}
-const acc = (scope, kind, mode, method) => (((((results[scope] ??= {})[kind] ??= {})[mode] ??= {})[method] ??= newAcc()));
+const acc = (scope, kind, mode, method) => ((((results[scope] ??= {})[kind] ??= {})[mode] ??= {})[method] ??= newAcc());
 let absent = { classes: 0, properties: 0 };
 let targetsTotal = { classes: 0, properties: 0 };
 
@@ -120,7 +120,9 @@ async function buildIndexes(names, label) {
   const kgv = new KgVoyager({ registry, select, options: { stem: !options['no-stem'] } });
   const t0 = performance.now();
   const indexes = { classes: await kgv.classIndex(), properties: await kgv.propertyIndex() };
-  process.stderr.write(`${label}: ${registry.endpoints.length} shards, ${indexes.classes.index.entries.length} classes, ${indexes.properties.index.entries.length} properties indexed in ${(performance.now() - t0).toFixed(0)} ms\n`);
+  process.stderr.write(
+    `${label}: ${registry.endpoints.length} shards, ${indexes.classes.index.entries.length} classes, ${indexes.properties.index.entries.length} properties indexed in ${(performance.now() - t0).toFixed(0)} ms\n`,
+  );
   return indexes;
 }
 
@@ -193,7 +195,7 @@ for (const graph of graphs) {
           for (const k of ks) {
             const p = perK[k];
             if (p.n === 0) continue;
-            const s = ((((sweep[kind] ??= {})[mode] ??= {})[k] ??= { queries: 0, kept: 0, keptRecall: 0, r5: 0 }));
+            const s = (((sweep[kind] ??= {})[mode] ??= {})[k] ??= { queries: 0, kept: 0, keptRecall: 0, r5: 0 });
             s.queries++;
             s.kept += p.kept / p.searches;
             s.keptRecall += p.keptHit / p.n;
@@ -207,16 +209,29 @@ for (const graph of graphs) {
 
 const pct = (x) => (100 * x).toFixed(1);
 const summary = (a) => ({ queries: a.queries, r1: a.r[1] / a.queries, r5: a.r[5] / a.queries, r10: a.r[10] / a.queries, mrr: a.mrr / a.queries, msPerSearch: a.ms / a.searches });
-const out = { shards, scope, stem: !options['no-stem'], graphs: graphs.length, distinctQueries: [...byQuery.values()].filter((q) => graphs.includes(q.kg)).length, rrfK: RETRIEVAL_DEFAULTS.rrfK, targets: targetsTotal, targetsNotInIndex: absent, results: {}, sweep: {} };
+const out = {
+  shards,
+  scope,
+  stem: !options['no-stem'],
+  graphs: graphs.length,
+  distinctQueries: [...byQuery.values()].filter((q) => graphs.includes(q.kg)).length,
+  rrfK: RETRIEVAL_DEFAULTS.rrfK,
+  targets: targetsTotal,
+  targetsNotInIndex: absent,
+  results: {},
+  sweep: {},
+};
 for (const [scope, kinds] of Object.entries(results))
   for (const [kind, modes] of Object.entries(kinds))
-    for (const [mode, methods] of Object.entries(modes))
-      for (const [method, a] of Object.entries(methods)) (((out.results[scope] ??= {})[kind] ??= {})[mode] ??= {})[method] = summary(a);
+    for (const [mode, methods] of Object.entries(modes)) for (const [method, a] of Object.entries(methods)) (((out.results[scope] ??= {})[kind] ??= {})[mode] ??= {})[method] = summary(a);
 for (const [kind, modes] of Object.entries(sweep))
   for (const [mode, byK] of Object.entries(modes))
-    for (const [k, s] of Object.entries(byK)) (((out.sweep[kind] ??= {})[mode] ??= {})[k] = { queries: s.queries, keptPerSearch: s.kept / s.queries, keptRecall: s.keptRecall / s.queries, r5: s.r5 / s.queries });
+    for (const [k, s] of Object.entries(byK))
+      ((out.sweep[kind] ??= {})[mode] ??= {})[k] = { queries: s.queries, keptPerSearch: s.kept / s.queries, keptRecall: s.keptRecall / s.queries, r5: s.r5 / s.queries };
 
-console.log(`Retrieval of the KGVoyager search tools: ${out.distinctQueries} distinct gold queries over ${graphs.length} graphs (${shards}); index per ${scope === 'graph' ? 'graph' : 'federation (all graphs)'}; BM25 ${out.stem ? 'with' : 'without'} S-stemmer; hybrid RRF k = ${out.rrfK}, filter δ = ${RETRIEVAL_DEFAULTS.delta}, top ${RETRIEVAL_DEFAULTS.minKeep} kept`);
+console.log(
+  `Retrieval of the KGVoyager search tools: ${out.distinctQueries} distinct gold queries over ${graphs.length} graphs (${shards}); index per ${scope === 'graph' ? 'graph' : 'federation (all graphs)'}; BM25 ${out.stem ? 'with' : 'without'} S-stemmer; hybrid RRF k = ${out.rrfK}, filter δ = ${RETRIEVAL_DEFAULTS.delta}, top ${RETRIEVAL_DEFAULTS.minKeep} kept`,
+);
 console.log(`targets: ${targetsTotal.classes} class and ${targetsTotal.properties} property uses; not in the index (never retrievable, left out): ${absent.classes} and ${absent.properties}\n`);
 console.log('| kind | search by | method | R@1 | R@5 | R@10 | MRR | ms/search |');
 console.log('|---|---|---|---:|---:|---:|---:|---:|');
@@ -224,7 +239,10 @@ for (const kind of KINDS)
   for (const mode of MODES)
     for (const method of METHODS) {
       const s = out.results.overall?.[kind]?.[mode]?.[method];
-      if (s) console.log(`| ${kind} | ${mode === 'question' ? 'question' : 'each content word (best rank)'} | ${method} | ${pct(s.r1)} | ${pct(s.r5)} | ${pct(s.r10)} | ${s.mrr.toFixed(3)} | ${s.msPerSearch.toFixed(2)} |`);
+      if (s)
+        console.log(
+          `| ${kind} | ${mode === 'question' ? 'question' : 'each content word (best rank)'} | ${method} | ${pct(s.r1)} | ${pct(s.r5)} | ${pct(s.r10)} | ${s.mrr.toFixed(3)} | ${s.msPerSearch.toFixed(2)} |`,
+        );
     }
 console.log('\nPer graph, searching with the question: MRR of bm25 / dense / hybrid');
 console.log('| graph | queries | classes | properties |');

@@ -32,7 +32,11 @@ const buildOnce = (...extra) => {
 };
 // The same input through a bare n3 pass-through (parse and write, nothing else), right after each
 // build: materialisation throughput is reported as a ratio to it (absolute times vary between machines).
-const kgFiles = fs.readdirSync(path.join(source, 'kg')).filter((f) => f.endsWith('.nt')).sort().map((f) => path.join(source, 'kg', f));
+const kgFiles = fs
+  .readdirSync(path.join(source, 'kg'))
+  .filter((f) => f.endsWith('.nt'))
+  .sort()
+  .map((f) => path.join(source, 'kg', f));
 const passThrough = () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-pass-'));
   try {
@@ -65,13 +69,19 @@ const passMs = median(passes.map((p) => p.ms));
 const matRatio = median(results.map((r, i) => passes[i].ms / r.stages.materialize));
 const dataRatio = median(results.map((r, i) => passes[i].ms / (r.stages.profile + r.stages.materialize + r.stages.verify)));
 const buildRatio = median(results.map((r, i) => r.totalMs / passes[i].ms));
-console.log(`  pass-through     ${(passMs / 1000).toFixed(2)} s (n3 parse + write of the ${kgFiles.length} .nt files, ${passes[0].triples} triples), peak RSS ${(Math.max(...passes.map((p) => p.maxRssBytes)) / 1048576).toFixed(0)} MiB`);
-console.log(`  throughput ratio materialisation pass ${matRatio.toFixed(2)}, profile + materialise + verify ${dataRatio.toFixed(2)} (1 = as fast as the pass-through; median of ${runs} paired ratios)`);
+console.log(
+  `  pass-through     ${(passMs / 1000).toFixed(2)} s (n3 parse + write of the ${kgFiles.length} .nt files, ${passes[0].triples} triples), peak RSS ${(Math.max(...passes.map((p) => p.maxRssBytes)) / 1048576).toFixed(0)} MiB`,
+);
+console.log(
+  `  throughput ratio materialisation pass ${matRatio.toFixed(2)}, profile + materialise + verify ${dataRatio.toFixed(2)} (1 = as fast as the pass-through; median of ${runs} paired ratios)`,
+);
 console.log(`  whole build      ${buildRatio.toFixed(2)}× the pass-through's time (median of paired ratios)`);
 let voidAdds = null;
 if (compare) {
   voidAdds = median(results.map((r, i) => r.totalMs - withoutVoid[i].totalMs));
-  console.log(`  without VoID     ${(median(withoutVoid.map((r) => r.totalMs)) / 1000).toFixed(2)} s whole build, peak RSS ${(Math.max(...withoutVoid.map((r) => r.maxRssBytes)) / 1048576).toFixed(0)} MiB`);
+  console.log(
+    `  without VoID     ${(median(withoutVoid.map((r) => r.totalMs)) / 1000).toFixed(2)} s whole build, peak RSS ${(Math.max(...withoutVoid.map((r) => r.maxRssBytes)) / 1048576).toFixed(0)} MiB`,
+  );
   console.log(`  VoID adds        ${(voidAdds / 1000).toFixed(2)} s (median of the paired differences of whole builds)`);
 }
 const loadAfter = loadAverage();

@@ -22,7 +22,19 @@ import readline from 'node:readline';
 import { benchOptions, here } from './lib.js';
 
 const o = benchOptions(
-  { shards: 'shards', state: '', out: 'scripted-runs', timeout: '60000', agents: 'oracle,trivial', concurrency: '2', tools: 'in-process', 'max-query-chars': '1000000', 'federation-engine': '', kg: '', 'max-seconds': '' },
+  {
+    shards: 'shards',
+    state: '',
+    out: 'scripted-runs',
+    timeout: '60000',
+    agents: 'oracle,trivial',
+    concurrency: '2',
+    tools: 'in-process',
+    'max-query-chars': '1000000',
+    'federation-engine': '',
+    kg: '',
+    'max-seconds': '',
+  },
   ['probe', 'score-only'],
 );
 const cli = path.resolve(here, '../bin/fkgqa.js');
@@ -77,9 +89,29 @@ else {
       const file = path.join(o.out, `${agent}.jsonl`);
       files.push(file);
       const t = Date.now();
-      const args = ['eval', '--shards', o.shards, '--state', state, '--agent', agent, '--distinct-queries', '--timeout', o.timeout, '--tools', o.tools,
-        '--concurrency', o.concurrency, '--max-query-chars', o['max-query-chars'], '--out', file, ...(o.probe ? [] : ['--no-probe']),
-        ...(o['federation-engine'] ? ['--federation-engine', o['federation-engine']] : []), ...(o.kg ? ['--kg', ...o.kg.split(',')] : [])];
+      const args = [
+        'eval',
+        '--shards',
+        o.shards,
+        '--state',
+        state,
+        '--agent',
+        agent,
+        '--distinct-queries',
+        '--timeout',
+        o.timeout,
+        '--tools',
+        o.tools,
+        '--concurrency',
+        o.concurrency,
+        '--max-query-chars',
+        o['max-query-chars'],
+        '--out',
+        file,
+        ...(o.probe ? [] : ['--no-probe']),
+        ...(o['federation-engine'] ? ['--federation-engine', o['federation-engine']] : []),
+        ...(o.kg ? ['--kg', ...o.kg.split(',')] : []),
+      ];
       log(`fkgqa ${args.join(' ')}`);
       const r = await run(args, Number(o['max-seconds'] || 0));
       evalMs[agent] = Date.now() - t;
@@ -102,16 +134,27 @@ if (s.code !== 0) {
 const report = JSON.parse(s.out);
 fs.writeFileSync(path.join(o.out, 'score.json'), s.out);
 const distinct = new Set(JSON.parse(fs.readFileSync(path.join(o.shards, 'benchmark.json'), 'utf8')).entries.map((e) => e.queryId)).size;
-const lines = [`scripted agents over the ${distinct} distinct gold queries of ${path.resolve(o.shards)} (time limit ${o.timeout} ms, ${o.tools} tools, concurrency ${o.concurrency}${o.probe ? ', probe' : ''})`];
+const lines = [
+  `scripted agents over the ${distinct} distinct gold queries of ${path.resolve(o.shards)} (time limit ${o.timeout} ms, ${o.tools} tools, concurrency ${o.concurrency}${o.probe ? ', probe' : ''})`,
+];
 for (const w of report.warnings) lines.push(`warning: ${w}`);
 for (const g of report.groups) {
   const runs = report.perRun.filter((r) => r.group === g.group);
   const missed = runs.filter((r) => r.counted && r.gold === 'ok' && !r.correct);
   lines.push('');
-  lines.push(`== ${g.agent}: ${g.runs} runs of ${distinct} distinct queries; eval ${Math.round((evalMs[g.agent] ?? 0) / 1000)} s${stoppedAgents.has(g.agent) ? ' (stopped by --max-seconds: a subset)' : ''}${o.kg ? ` (--kg ${o.kg})` : ''}`);
-  lines.push(`accuracy over executable gold: ${g.accuracyExecutableGold.count}/${g.accuracyExecutableGold.of} = ${g.accuracyExecutableGold.percent} %` +
-    ` (without the necessarily empty answers: ${g.accuracyWithoutNecessarilyEmpty.count}/${g.accuracyWithoutNecessarilyEmpty.of} = ${g.accuracyWithoutNecessarilyEmpty.percent} %; accepted through ties: ${g.byTies} top-level, ${g.byAlternative} sub-SELECT)`);
-  lines.push(`ended: ${Object.entries(g.endReasons).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  lines.push(
+    `== ${g.agent}: ${g.runs} runs of ${distinct} distinct queries; eval ${Math.round((evalMs[g.agent] ?? 0) / 1000)} s${stoppedAgents.has(g.agent) ? ' (stopped by --max-seconds: a subset)' : ''}${o.kg ? ` (--kg ${o.kg})` : ''}`,
+  );
+  lines.push(
+    `accuracy over executable gold: ${g.accuracyExecutableGold.count}/${g.accuracyExecutableGold.of} = ${g.accuracyExecutableGold.percent} %` +
+      ` (without the necessarily empty answers: ${g.accuracyWithoutNecessarilyEmpty.count}/${g.accuracyWithoutNecessarilyEmpty.of} = ${g.accuracyWithoutNecessarilyEmpty.percent} %; accepted through ties: ${g.byTies} top-level, ${g.byAlternative} sub-SELECT)`,
+  );
+  lines.push(
+    `ended: ${Object.entries(g.endReasons)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
+  );
   const noGold = runs.filter((r) => r.gold !== 'ok');
   if (noGold.length) lines.push(`not executable gold (${noGold.length}): ${noGold.map((r) => `${r.queryId} (${r.gold})`).join(', ')}`);
   const failed = runs.filter((r) => !r.counted);

@@ -45,7 +45,22 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { benchOptions, here, median } from './lib.js';
 
-const o = benchOptions({ connections: '10', duration: '5', pairs: '3', shards: '', kg: '', compare: '', json: '', state: '', result: '', scenarios: 'startup,point,aggregate,all,comunica,release', 'release-runs': '5', 'scale-triples': '10000000', 'scale-shards': '', 'scale-pairs': '1' });
+const o = benchOptions({
+  connections: '10',
+  duration: '5',
+  pairs: '3',
+  shards: '',
+  kg: '',
+  compare: '',
+  json: '',
+  state: '',
+  result: '',
+  scenarios: 'startup,point,aggregate,all,comunica,release',
+  'release-runs': '5',
+  'scale-triples': '10000000',
+  'scale-shards': '',
+  'scale-pairs': '1',
+});
 const kgs = o.kg ? o.kg.split(',') : [];
 const scenarios = new Set(o.scenarios.split(','));
 const pairs = Number(o.pairs);
@@ -76,7 +91,11 @@ const shardsOf = (dir, only = kgs) =>
     .flatMap((g) => JSON.parse(fs.readFileSync(path.join(dir, g, 'manifest.json'), 'utf8')).shards.map((s) => ({ id: s.endpoint, file: path.join(dir, g, s.file), triples: s.triples })));
 const shardList = shardsOf(shards);
 const largest = shardList.find((s) => s.id === 'world_1-shard1') ?? [...shardList].sort((a, b) => b.triples - a.triples)[0];
-const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 const results = { machine: { cores: os.cpus().length, node: process.version, shards: shardList.length, triples: shardList.reduce((n, s) => n + s.triples, 0) }, scenarios: {} };
 const log = (line) => process.stderr.write(`${line}\n`);
 
@@ -133,7 +152,13 @@ async function startServe(side, extra = [], build = { dir: shards, list: shardLi
   const port = await freePort();
   const state = fs.mkdtempSync(path.join(tmp, 'state-'));
   const t0 = performance.now();
-  const child = track(spawn(process.execPath, [path.join(side.root, 'bin/fkgqa.js'), 'serve', '--shards', build.dir, '--port', String(port), '--state', state, '--quiet', ...(build.kgs.length ? ['--kg', ...build.kgs] : []), ...extra], { stdio: ['ignore', 'ignore', 'inherit'] }));
+  const child = track(
+    spawn(
+      process.execPath,
+      [path.join(side.root, 'bin/fkgqa.js'), 'serve', '--shards', build.dir, '--port', String(port), '--state', state, '--quiet', ...(build.kgs.length ? ['--kg', ...build.kgs] : []), ...extra],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    ),
+  );
   let exited = false;
   child.once('exit', () => (exited = true));
   const url = (id) => `http://127.0.0.1:${port}/${id}/sparql`;
@@ -240,10 +265,23 @@ if (scenarios.has('scale')) {
       log(`scale ${i + 1}: ${side.name} ${s2(s.ms)}, ${mib(s.peakRss)}`);
     }
   }
-  const row = { load: [before, load()], build: dir, shards: list.length, triples, bare: { ms: median(runs.bare.map((r) => r.ms)), peakRss: median(runs.bare.map((r) => r.peakRss)), runs: runs.bare }, sides: {} };
+  const row = {
+    load: [before, load()],
+    build: dir,
+    shards: list.length,
+    triples,
+    bare: { ms: median(runs.bare.map((r) => r.ms)), peakRss: median(runs.bare.map((r) => r.peakRss)), runs: runs.bare },
+    sides: {},
+  };
   for (const side of sides) {
     const r = runs[side.name];
-    row.sides[side.name] = { ms: median(r.map((x) => x.ms)), peakRss: median(r.map((x) => x.peakRss)), timeRatio: median(r.map((x, i) => x.ms / runs.bare[i].ms)), memoryRatio: median(r.map((x, i) => x.peakRss / runs.bare[i].peakRss)), runs: r };
+    row.sides[side.name] = {
+      ms: median(r.map((x) => x.ms)),
+      peakRss: median(r.map((x) => x.peakRss)),
+      timeRatio: median(r.map((x, i) => x.ms / runs.bare[i].ms)),
+      memoryRatio: median(r.map((x, i) => x.peakRss / runs.bare[i].peakRss)),
+      runs: r,
+    };
   }
   results.scenarios.scale = row;
 }
@@ -265,11 +303,30 @@ function cannon(origin, paths, pid, seconds = duration, extra = {}) {
     const main0 = mainThreadCpuMs(pid);
     // A fixed-count run (`amount`) ends when autocannon next samples (every `sampleInt` ms, 1 s by
     // default): its duration was rounded up to whole seconds (190 answers in 1.01, 2.01, 4.03 s).
-    autocannon({ url: origin, connections, duration: seconds, ...(extra.amount ? { sampleInt: 10 } : {}), ...extra, requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })) }, (err, r) => {
-      const per = (ms) => (ms * 1000) / Math.max(1, r?.requests.total ?? 1);
-      if (err) return reject(err);
-      resolve({ rps: r.requests.total / r.duration, seconds: r.duration, p50: r.latency.p50, p99: r.latency.p99, requests: r.requests.total, errors: r.errors + r.timeouts + r.non2xx, cpuUs: per(procStats(pid).cpuMs - cpu0), mainCpuUs: per(mainThreadCpuMs(pid) - main0) });
-    });
+    autocannon(
+      {
+        url: origin,
+        connections,
+        duration: seconds,
+        ...(extra.amount ? { sampleInt: 10 } : {}),
+        ...extra,
+        requests: paths.map((p) => ({ method: 'GET', path: p, headers: { accept: 'application/sparql-results+json' } })),
+      },
+      (err, r) => {
+        const per = (ms) => (ms * 1000) / Math.max(1, r?.requests.total ?? 1);
+        if (err) return reject(err);
+        resolve({
+          rps: r.requests.total / r.duration,
+          seconds: r.duration,
+          p50: r.latency.p50,
+          p99: r.latency.p99,
+          requests: r.requests.total,
+          errors: r.errors + r.timeouts + r.non2xx,
+          cpuUs: per(procStats(pid).cpuMs - cpu0),
+          mainCpuUs: per(mainThreadCpuMs(pid) - main0),
+        });
+      },
+    );
   });
 }
 
@@ -293,7 +350,10 @@ if (needServers) {
 if (scenarios.has('point') || scenarios.has('aggregate')) {
   const bare = track(spawn(process.execPath, [path.join(here, 'bare-oxigraph.js'), largest.file], { stdio: ['ignore', 'pipe', 'inherit'] }));
   const barePort = await new Promise((resolve) => bare.stdout.once('data', (c) => resolve(Number(String(c).trim()))));
-  for (const [key, query] of [['point', POINT], ['aggregate', AGGREGATE]]) {
+  for (const [key, query] of [
+    ['point', POINT],
+    ['aggregate', AGGREGATE],
+  ]) {
     if (!scenarios.has(key)) continue;
     const before = load();
     const runs = { bare: [], ...Object.fromEntries(sides.map((s) => [s.name, []])) };
@@ -303,18 +363,39 @@ if (scenarios.has('point') || scenarios.has('aggregate')) {
     const bareOrigin = `http://127.0.0.1:${barePort}`;
     const barePaths = [`/sparql?query=${encodeURIComponent(query)}`];
     const amounts = { bare: amountFor((await warmUp(bareOrigin, barePaths, bare.pid, perConnection)).rps) };
-    for (const side of sides) amounts[side.name] = amountFor((await warmUp(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, perConnection)).rps);
+    for (const side of sides)
+      amounts[side.name] = amountFor((await warmUp(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, perConnection)).rps);
     // The order of the sides alternates from pair to pair (odd pairs reversed): with a fixed order the
     // side measured last did better at load 20-24 (main's serve 0.93x as the third side, 0.89x as the second).
-    const order = [() => cannon(bareOrigin, barePaths, bare.pid, duration, { amount: amounts.bare }).then((r) => runs.bare.push(r)), ...sides.map((side) => () => cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, duration, { amount: amounts[side.name] }).then((r) => runs[side.name].push(r)))];
+    const order = [
+      () => cannon(bareOrigin, barePaths, bare.pid, duration, { amount: amounts.bare }).then((r) => runs.bare.push(r)),
+      ...sides.map(
+        (side) => () =>
+          cannon(`http://127.0.0.1:${servers[side.name].port}`, [pathOf(largest.id, query)], servers[side.name].child.pid, duration, { amount: amounts[side.name] }).then((r) =>
+            runs[side.name].push(r),
+          ),
+      ),
+    ];
     for (let i = 0; i < pairs; i++) {
       for (const measure of i % 2 ? [...order].reverse() : order) await measure();
       log(`${key} ${i + 1}/${pairs}: bare ${runs.bare[i].rps.toFixed(0)} req/s; ${sides.map((s) => `${s.name} ${runs[s.name][i].rps.toFixed(0)}`).join('; ')}`);
     }
-    const summary = (r) => ({ rps: median(r.map((x) => x.rps)), p50: median(r.map((x) => x.p50)), p99: median(r.map((x) => x.p99)), cpuUs: median(r.map((x) => x.cpuUs)), mainCpuUs: median(r.map((x) => x.mainCpuUs)), errors: r.reduce((n, x) => n + x.errors, 0) });
+    const summary = (r) => ({
+      rps: median(r.map((x) => x.rps)),
+      p50: median(r.map((x) => x.p50)),
+      p99: median(r.map((x) => x.p99)),
+      cpuUs: median(r.map((x) => x.cpuUs)),
+      mainCpuUs: median(r.map((x) => x.mainCpuUs)),
+      errors: r.reduce((n, x) => n + x.errors, 0),
+    });
     const row = { load: [before, load()], shard: largest.id, bare: summary(runs.bare), sides: {} };
     for (const side of sides) {
-      row.sides[side.name] = { ...summary(runs[side.name]), ratio: median(runs[side.name].map((x, i) => x.rps / runs.bare[i].rps)), cpuRatio: median(runs[side.name].map((x, i) => x.cpuUs / runs.bare[i].cpuUs)), mainCpuRatio: median(runs[side.name].map((x, i) => x.mainCpuUs / runs.bare[i].mainCpuUs)) };
+      row.sides[side.name] = {
+        ...summary(runs[side.name]),
+        ratio: median(runs[side.name].map((x, i) => x.rps / runs.bare[i].rps)),
+        cpuRatio: median(runs[side.name].map((x, i) => x.cpuUs / runs.bare[i].cpuUs)),
+        mainCpuRatio: median(runs[side.name].map((x, i) => x.mainCpuUs / runs.bare[i].mainCpuUs)),
+      };
     }
     results.scenarios[key] = row;
   }
@@ -327,10 +408,20 @@ if (scenarios.has('all')) {
   for (const side of sides) {
     const s = servers[side.name];
     row.sides[side.name] = {
-      point: await cannon(`http://127.0.0.1:${s.port}`, shardList.map((sh) => pathOf(sh.id, `SELECT ?o WHERE { ${/^(<[^>]*> <[^>]*>)/.exec(fs.readFileSync(sh.file, 'utf8').split('\n', 1)[0])[1]} ?o }`)), s.child.pid),
-      aggregate: await cannon(`http://127.0.0.1:${s.port}`, shardList.map((sh) => pathOf(sh.id, AGGREGATE)), s.child.pid),
+      point: await cannon(
+        `http://127.0.0.1:${s.port}`,
+        shardList.map((sh) => pathOf(sh.id, `SELECT ?o WHERE { ${/^(<[^>]*> <[^>]*>)/.exec(fs.readFileSync(sh.file, 'utf8').split('\n', 1)[0])[1]} ?o }`)),
+        s.child.pid,
+      ),
+      aggregate: await cannon(
+        `http://127.0.0.1:${s.port}`,
+        shardList.map((sh) => pathOf(sh.id, AGGREGATE)),
+        s.child.pid,
+      ),
     };
-    log(`all shards: ${side.name} point ${row.sides[side.name].point.rps.toFixed(0)} req/s, aggregate ${row.sides[side.name].aggregate.rps.toFixed(0)} req/s (errors ${row.sides[side.name].point.errors + row.sides[side.name].aggregate.errors})`);
+    log(
+      `all shards: ${side.name} point ${row.sides[side.name].point.rps.toFixed(0)} req/s, aggregate ${row.sides[side.name].aggregate.rps.toFixed(0)} req/s (errors ${row.sides[side.name].point.errors + row.sides[side.name].aggregate.errors})`,
+    );
   }
   row.load = [before, load()];
   results.scenarios.all = row;
@@ -342,10 +433,15 @@ if (scenarios.has('comunica')) {
   const files = http.createServer((req, res) => res.writeHead(200, { 'Content-Type': 'application/n-triples', 'Content-Length': body.length }).end(body));
   await new Promise((r) => files.listen(0, '127.0.0.1', r));
   const port = await freePort();
-  const comunica = track(spawn(process.execPath, [path.join(self, 'node_modules/.bin/comunica-sparql-http'), `http://127.0.0.1:${files.address().port}/shard.nt`, '-p', String(port), '-t', '120'], { stdio: 'ignore' })); // it logs every query on stderr
+  const comunica = track(
+    spawn(process.execPath, [path.join(self, 'node_modules/.bin/comunica-sparql-http'), `http://127.0.0.1:${files.address().port}/shard.nt`, '-p', String(port), '-t', '120'], { stdio: 'ignore' }),
+  ); // it logs every query on stderr
   // Ready when it answers a query (its first one loads and indexes the file).
   for (;;) {
-    const ok = await fetch(`http://127.0.0.1:${port}/sparql?query=${encodeURIComponent(POINT)}`, { headers: { accept: 'application/sparql-results+json' } }).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/sparql?query=${encodeURIComponent(POINT)}`, { headers: { accept: 'application/sparql-results+json' } }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -358,7 +454,10 @@ if (scenarios.has('comunica')) {
   // few seconds (80, 90 or 40 answers in 30 s), so one batch more or less moved its rate by 12–25 %,
   // and at high load a batch took longer than autocannon's default 10 s timeout.
   const comunicaRun = (query, amount) => cannon(`http://127.0.0.1:${port}`, comunicaPath(query), comunica.pid, duration, { amount, timeout: 120 });
-  for (const [key, query] of [['point', POINT], ['aggregate', AGGREGATE]]) {
+  for (const [key, query] of [
+    ['point', POINT],
+    ['aggregate', AGGREGATE],
+  ]) {
     // A discarded warm-up of Comunica, as serve and the bare handler have one (its point query went
     // from 27 to 62 req/s over three runs without). It also gives the number of requests of a run:
     // about `--duration` s (at least 30 s for the aggregate) at the warm-up's rate, a multiple of
@@ -375,10 +474,17 @@ if (scenarios.has('comunica')) {
       const c = await comunicaRun(query, amount);
       const v = await cannon(`http://127.0.0.1:${s.port}`, [pathOf(largest.id, query)], s.child.pid, duration, { amount: serveAmount });
       runs.push({ c, v, ratio: v.rps / c.rps });
-      log(`comunica ${key} ${i + 1}/${pairs}: ${c.rps.toFixed(2)} req/s (${c.requests} answers in ${c.seconds} s, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`);
+      log(
+        `comunica ${key} ${i + 1}/${pairs}: ${c.rps.toFixed(2)} req/s (${c.requests} answers in ${c.seconds} s, ${c.errors} errors) vs serve ${v.rps.toFixed(0)} req/s (${(v.rps / c.rps).toFixed(1)}×)`,
+      );
     }
     const mid = (f) => median(runs.map(f));
-    row[key] = { comunica: { rps: mid((r) => r.c.rps), errors: runs.reduce((n, r) => n + r.c.errors, 0), warmUpRps: warm.rps, requestsPerRun: amount }, serve: { rps: mid((r) => r.v.rps) }, ratio: mid((r) => r.ratio), runs };
+    row[key] = {
+      comunica: { rps: mid((r) => r.c.rps), errors: runs.reduce((n, r) => n + r.c.errors, 0), warmUpRps: warm.rps, requestsPerRun: amount },
+      serve: { rps: mid((r) => r.v.rps) },
+      ratio: mid((r) => r.ratio),
+      runs,
+    };
   }
   row.load = [before, load()];
   results.scenarios.comunica = row;
@@ -417,7 +523,9 @@ if (scenarios.has('release')) {
       await new Promise((r) => setTimeout(r, 2000));
     }
     row.sides[side.name] = { askAfterGiveUpMs: median(gaveUp), runs: gaveUp, ...(whileSlow.length ? { askWhileSlowMs: median(whileSlow), whileSlowRuns: whileSlow } : {}) };
-    log(`release: ${side.name}: ASK answered ${gaveUp.map((x) => x.toFixed(0)).join(', ')} ms after the client gave up${whileSlow.length ? `; during a slow query ${whileSlow.map((x) => x.toFixed(0)).join(', ')} ms` : ''}`);
+    log(
+      `release: ${side.name}: ASK answered ${gaveUp.map((x) => x.toFixed(0)).join(', ')} ms after the client gave up${whileSlow.length ? `; during a slow query ${whileSlow.map((x) => x.toFixed(0)).join(', ')} ms` : ''}`,
+    );
   }
   row.load = [before, load()];
   results.scenarios.release = row;
@@ -431,24 +539,42 @@ for (const side of sides) {
 
 // ---- report ---------------------------------------------------------------------------------------
 const R = results.scenarios;
-const lines = [`fkgqa serve on ${shards}: ${shardList.length} shard endpoints, ${results.machine.triples} triples (${results.machine.cores} cores, node ${process.version}; ${pairs} pairs, ${duration} s × ${connections} connections per load run)`];
+const lines = [
+  `fkgqa serve on ${shards}: ${shardList.length} shard endpoints, ${results.machine.triples} triples (${results.machine.cores} cores, node ${process.version}; ${pairs} pairs, ${duration} s × ${connections} connections per load run)`,
+];
 const row = (what, value, ratio, ld) => lines.push(`  ${what.padEnd(58)} ${value.padEnd(44)} ${ratio.padEnd(22)} load ${ld.join(' → ')}`);
 if (R.startup) {
   row('startup: bare loader (one process, every shard)', `${s2(R.startup.bare.ms)}, ${mib(R.startup.bare.peakRss)}`, '', R.startup.load);
-  for (const [name, v] of Object.entries(R.startup.sides)) row(`startup until every endpoint answers: ${name}`, `${s2(v.ms)}, ${mib(v.peakRss)}`, `${v.timeRatio.toFixed(2)}× time, ${v.memoryRatio.toFixed(2)}× mem`, R.startup.load);
+  for (const [name, v] of Object.entries(R.startup.sides))
+    row(`startup until every endpoint answers: ${name}`, `${s2(v.ms)}, ${mib(v.peakRss)}`, `${v.timeRatio.toFixed(2)}× time, ${v.memoryRatio.toFixed(2)}× mem`, R.startup.load);
 }
 if (R.scale) {
   row(`scale: bare loader, ${R.scale.shards} shards, ${R.scale.triples} triples`, `${s2(R.scale.bare.ms)}, ${mib(R.scale.bare.peakRss)}`, '', R.scale.load);
-  for (const [name, v] of Object.entries(R.scale.sides)) row(`scale: start-up until every endpoint answers: ${name}`, `${s2(v.ms)}, ${mib(v.peakRss)}`, `${v.timeRatio.toFixed(2)}× time, ${v.memoryRatio.toFixed(2)}× mem`, R.scale.load);
+  for (const [name, v] of Object.entries(R.scale.sides))
+    row(`scale: start-up until every endpoint answers: ${name}`, `${s2(v.ms)}, ${mib(v.peakRss)}`, `${v.timeRatio.toFixed(2)}× time, ${v.memoryRatio.toFixed(2)}× mem`, R.scale.load);
 }
 for (const key of ['point', 'aggregate']) {
   if (!R[key]) continue;
   const v = R[key];
   row(`${key} query, ${v.shard}: bare node:http + oxigraph`, `${v.bare.rps.toFixed(0)} req/s, ${v.bare.cpuUs.toFixed(0)} µs CPU/req (main thread ${v.bare.mainCpuUs.toFixed(0)})`, '', v.load);
-  for (const [name, x] of Object.entries(v.sides)) row(`${key} query, ${v.shard}: ${name}`, `${x.rps.toFixed(0)} req/s, ${x.cpuUs.toFixed(0)} µs CPU/req (main thread ${x.mainCpuUs.toFixed(0)}), p99 ${x.p99} ms`, `${x.ratio.toFixed(2)}× (CPU ${x.cpuRatio.toFixed(2)}×, main ${x.mainCpuRatio.toFixed(2)}×)`, v.load);
+  for (const [name, x] of Object.entries(v.sides))
+    row(
+      `${key} query, ${v.shard}: ${name}`,
+      `${x.rps.toFixed(0)} req/s, ${x.cpuUs.toFixed(0)} µs CPU/req (main thread ${x.mainCpuUs.toFixed(0)}), p99 ${x.p99} ms`,
+      `${x.ratio.toFixed(2)}× (CPU ${x.cpuRatio.toFixed(2)}×, main ${x.mainCpuRatio.toFixed(2)}×)`,
+      v.load,
+    );
 }
-if (R.all) for (const [name, x] of Object.entries(R.all.sides)) row(`all ${shardList.length} shards: ${name}`, `point ${x.point.rps.toFixed(0)}, aggregate ${x.aggregate.rps.toFixed(0)} req/s`, '', R.all.load);
-if (R.comunica) for (const key of ['point', 'aggregate']) row(`${key} query vs Comunica's endpoint over the shard file`, `${R.comunica[key].comunica.rps.toFixed(2)} vs ${R.comunica[key].serve.rps.toFixed(0)} req/s`, `serve ${R.comunica[key].ratio.toFixed(1)}× faster`, R.comunica.load);
+if (R.all)
+  for (const [name, x] of Object.entries(R.all.sides)) row(`all ${shardList.length} shards: ${name}`, `point ${x.point.rps.toFixed(0)}, aggregate ${x.aggregate.rps.toFixed(0)} req/s`, '', R.all.load);
+if (R.comunica)
+  for (const key of ['point', 'aggregate'])
+    row(
+      `${key} query vs Comunica's endpoint over the shard file`,
+      `${R.comunica[key].comunica.rps.toFixed(2)} vs ${R.comunica[key].serve.rps.toFixed(0)} req/s`,
+      `serve ${R.comunica[key].ratio.toFixed(1)}× faster`,
+      R.comunica.load,
+    );
 if (R.release) {
   for (const [name, x] of Object.entries(R.release.sides)) {
     row(`ASK after the client gave up (1 s), ${R.release.shard}: ${name}`, `${x.askAfterGiveUpMs.toFixed(0)} ms (median of ${x.runs.length})`, '', R.release.load);
@@ -463,18 +589,55 @@ if (o.result) {
   const ratios = [];
   const v = (x) => Math.round(x * 100) / 100;
   if (R.startup) {
-    ratios.push({ what: 'serve start-up until every endpoint answers vs one process loading the same shards into oxigraph (paired)', value: v(R.startup.sides.serve.timeRatio), unit: '× time', goal: '≤ 2' });
+    ratios.push({
+      what: 'serve start-up until every endpoint answers vs one process loading the same shards into oxigraph (paired)',
+      value: v(R.startup.sides.serve.timeRatio),
+      unit: '× time',
+      goal: '≤ 2',
+    });
     ratios.push({ what: 'serve peak memory at start-up vs the same bare load (paired)', value: v(R.startup.sides.serve.memoryRatio), unit: '× memory', goal: '≤ 2' });
   }
   if (R.scale) {
     ratios.push({ what: `serve start-up vs the bare loader on a synthetic build of ${R.scale.triples} triples (paired)`, value: v(R.scale.sides.serve.timeRatio), unit: '× time', goal: '≤ 2' });
     ratios.push({ what: `serve peak memory at start-up vs the bare loader, ${R.scale.triples} triples (paired)`, value: v(R.scale.sides.serve.memoryRatio), unit: '× memory', goal: '≤ 2' });
   }
-  if (R.point) ratios.push({ what: `point query on ${R.point.shard} vs a bare node:http + oxigraph handler (paired req/s)`, value: v(R.point.sides.serve.ratio), unit: '× throughput', goal: '≥ 0.8', note: `CPU per request ${v(R.point.sides.serve.cpuRatio)}×, main thread's ${v(R.point.sides.serve.mainCpuRatio)}× (${Math.round(R.point.sides.serve.mainCpuUs)} vs ${Math.round(R.point.bare.mainCpuUs)} µs)` });
-  if (R.aggregate) ratios.push({ what: `aggregate query on ${R.aggregate.shard} vs the same bare handler (paired req/s)`, value: v(R.aggregate.sides.serve.ratio), unit: '× throughput', goal: 'keep ≥ 0.84' });
-  if (R.comunica) for (const key of ['point', 'aggregate']) ratios.push({ what: `${key} query: serve vs Comunica's endpoint over the shard file`, value: v(R.comunica[key].ratio), unit: '× throughput', goal: 'keep ≥ 10' });
-  const figures = { scale: R.scale && { triples: R.scale.triples, bareMs: R.scale.bare.ms, bareMiB: R.scale.bare.peakRss / 1048576, serveMs: R.scale.sides.serve.ms, serveMiB: R.scale.sides.serve.peakRss / 1048576 }, startup: R.startup && { bareMs: R.startup.bare.ms, bareMiB: R.startup.bare.peakRss / 1048576, serveMs: R.startup.sides.serve.ms, serveMiB: R.startup.sides.serve.peakRss / 1048576 }, release: R.release?.sides.serve, servePeakMiB: servers.serve ? servers.serve.peakAfter / 1048576 : undefined, shards: shardList.length, triples: results.machine.triples };
+  if (R.point)
+    ratios.push({
+      what: `point query on ${R.point.shard} vs a bare node:http + oxigraph handler (paired req/s)`,
+      value: v(R.point.sides.serve.ratio),
+      unit: '× throughput',
+      goal: '≥ 0.8',
+      note: `CPU per request ${v(R.point.sides.serve.cpuRatio)}×, main thread's ${v(R.point.sides.serve.mainCpuRatio)}× (${Math.round(R.point.sides.serve.mainCpuUs)} vs ${Math.round(R.point.bare.mainCpuUs)} µs)`,
+    });
+  if (R.aggregate)
+    ratios.push({ what: `aggregate query on ${R.aggregate.shard} vs the same bare handler (paired req/s)`, value: v(R.aggregate.sides.serve.ratio), unit: '× throughput', goal: 'keep ≥ 0.84' });
+  if (R.comunica)
+    for (const key of ['point', 'aggregate'])
+      ratios.push({ what: `${key} query: serve vs Comunica's endpoint over the shard file`, value: v(R.comunica[key].ratio), unit: '× throughput', goal: 'keep ≥ 10' });
+  const figures = {
+    scale: R.scale && { triples: R.scale.triples, bareMs: R.scale.bare.ms, bareMiB: R.scale.bare.peakRss / 1048576, serveMs: R.scale.sides.serve.ms, serveMiB: R.scale.sides.serve.peakRss / 1048576 },
+    startup: R.startup && { bareMs: R.startup.bare.ms, bareMiB: R.startup.bare.peakRss / 1048576, serveMs: R.startup.sides.serve.ms, serveMiB: R.startup.sides.serve.peakRss / 1048576 },
+    release: R.release?.sides.serve,
+    servePeakMiB: servers.serve ? servers.serve.peakAfter / 1048576 : undefined,
+    shards: shardList.length,
+    triples: results.machine.triples,
+  };
   const firstLoad = Object.values(R)[0]?.load?.[0];
-  fs.writeFileSync(o.result, JSON.stringify({ bench: 'serve', ratios, figures, loadBefore: firstLoad ? firstLoad.split(' ').map(Number) : os.loadavg(), loadAfter: os.loadavg().map((x) => Math.round(x * 10) / 10), node: process.version, cpus: os.availableParallelism() }, null, 2) + '\n');
+  fs.writeFileSync(
+    o.result,
+    JSON.stringify(
+      {
+        bench: 'serve',
+        ratios,
+        figures,
+        loadBefore: firstLoad ? firstLoad.split(' ').map(Number) : os.loadavg(),
+        loadAfter: os.loadavg().map((x) => Math.round(x * 10) / 10),
+        node: process.version,
+        cpus: os.availableParallelism(),
+      },
+      null,
+      2,
+    ) + '\n',
+  );
 }
 fs.rmSync(tmp, { recursive: true, force: true });

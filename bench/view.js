@@ -23,7 +23,11 @@ if (!a.runs || !a.shards) {
 const n = Number(a.n);
 const out = a.out ?? fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-bench-view-'));
 fs.mkdirSync(out, { recursive: true });
-const templates = fs.readFileSync(a.runs, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const templates = fs
+  .readFileSync(a.runs, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l));
 const lines = [];
 for (let i = 0; lines.length < n; i++) {
   const r = structuredClone(templates[i % templates.length]);
@@ -52,7 +56,9 @@ try {
     const wallMs = performance.now() - t;
     const renderMs = Number(await p.evaluate('document.body.dataset.renderMs'));
     const id = page.data.runs[Math.floor(page.data.runs.length / 2)].id;
-    const openMs = await p.evaluate(`(() => { const t = performance.now(); location.hash = 'run=' + encodeURIComponent(${JSON.stringify(id)}); window.dispatchEvent(new HashChangeEvent('hashchange')); return performance.now() - t; })()`);
+    const openMs = await p.evaluate(
+      `(() => { const t = performance.now(); location.hash = 'run=' + encodeURIComponent(${JSON.stringify(id)}); window.dispatchEvent(new HashChangeEvent('hashchange')); return performance.now() - t; })()`,
+    );
     t = performance.now();
     await p.click('button.quick[data-value="wrong"]');
     await p.waitFor(`document.body.dataset.runsMatching === '${page.verdicts.wrong}'`);

@@ -53,7 +53,20 @@ function children(pid) {
 /** Starts a serve and resolves with its endpoints once it printed them, and the time that took. */
 function startServe(shards, store) {
   const state = path.join(tmp, `${store}.state`);
-  const args = [BIN, 'serve', '--shards', shards, '--port', '0', '--state', state, '--timeout', '60000', '-q', ...(store === 'virtuoso' ? ['--store', 'virtuoso', '--store-host', ...o.hosts.split(',')] : [])];
+  const args = [
+    BIN,
+    'serve',
+    '--shards',
+    shards,
+    '--port',
+    '0',
+    '--state',
+    state,
+    '--timeout',
+    '60000',
+    '-q',
+    ...(store === 'virtuoso' ? ['--store', 'virtuoso', '--store-host', ...o.hosts.split(',')] : []),
+  ];
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -62,7 +75,18 @@ function startServe(shards, store) {
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (c) => {
       out += c;
-      if (out.endsWith('\n')) resolve({ child, ms: performance.now() - t0, endpoints: new Map(out.trim().split('\n').map((l) => l.split('\t'))), state });
+      if (out.endsWith('\n'))
+        resolve({
+          child,
+          ms: performance.now() - t0,
+          endpoints: new Map(
+            out
+              .trim()
+              .split('\n')
+              .map((l) => l.split('\t')),
+          ),
+          state,
+        });
     });
     child.once('exit', (code) => reject(new Error(`fkgqa serve --store ${store} exited (${code}): ${err}`)));
   });
@@ -95,7 +119,15 @@ function largestShard(shards) {
     if (!fs.existsSync(m)) continue;
     for (const s of JSON.parse(fs.readFileSync(m, 'utf8')).shards) if (!best || s.triples > best.triples) best = { ...s, file: path.join(shards, g, s.file) };
   }
-  const subjects = [...new Set(fs.readFileSync(best.file, 'utf8').split('\n').map((l) => /^<([^>]+)>/.exec(l)?.[1]).filter(Boolean))];
+  const subjects = [
+    ...new Set(
+      fs
+        .readFileSync(best.file, 'utf8')
+        .split('\n')
+        .map((l) => /^<([^>]+)>/.exec(l)?.[1])
+        .filter(Boolean),
+    ),
+  ];
   return { id: best.endpoint, triples: best.triples, subjects };
 }
 
@@ -124,7 +156,15 @@ for (const store of ['oxigraph', 'virtuoso']) {
   } finally {
     await stop();
   }
-  sides[store] = { startupMs: Math.round(s.ms), serveRssMiB: Math.round(rssKb / 1024), storeRssMiB: Math.round(virtuosoKb / 1024), servePeakMiB: Math.round(hwmKb / 1024), point, aggregate, load: { before, after: loadAverage() } };
+  sides[store] = {
+    startupMs: Math.round(s.ms),
+    serveRssMiB: Math.round(rssKb / 1024),
+    storeRssMiB: Math.round(virtuosoKb / 1024),
+    servePeakMiB: Math.round(hwmKb / 1024),
+    point,
+    aggregate,
+    load: { before, after: loadAverage() },
+  };
 }
 
 const row = (what, f) => `  ${what.padEnd(34)}${String(f(sides.oxigraph)).padStart(14)}${String(f(sides.virtuoso)).padStart(14)}`;

@@ -64,7 +64,11 @@ function inputsDigest() {
 }
 
 function outputs() {
-  return Object.fromEntries(files('dist').filter((f) => f !== path.relative(root, STAMP)).map((f) => [f, fs.statSync(path.join(root, f)).size]));
+  return Object.fromEntries(
+    files('dist')
+      .filter((f) => f !== path.relative(root, STAMP))
+      .map((f) => [f, fs.statSync(path.join(root, f)).size]),
+  );
 }
 
 const mode = args.find((a) => a === 'write' || a === 'check');

@@ -93,7 +93,7 @@ describe('analyze / T(q) takes triple patterns from everywhere in the query', ()
     ]);
   });
 
-  it('leaves out patterns inside expressions when asked (the paper\'s reading)', () => {
+  it("leaves out patterns inside expressions when asked (the paper's reading)", () => {
     const q = parse('select ?a where { ?a a :x . FILTER NOT EXISTS { ?a :x\\#n ?n } BIND(EXISTS { ?a :x\\#b ?b } AS ?e) MINUS { ?a :x\\#m ?m } }');
     expect(triplePatterns(q.ast, { expressionPatterns: false }).map(patternKey)).toEqual([
       '?a <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://valuenet/ontop/x>',
@@ -131,12 +131,13 @@ describe.skipIf(!HAS_SPIDER)('analyze / Spider4SPARQL dev set', () => {
   const questions = HAS_SPIDER ? readQuestions(source!.questionsFile) : [];
   const queries = distinctQueries(questions);
   const analyses = HAS_SPIDER
-    ? [...source!.graphs.values()].flatMap((g) =>
-        analyzeQueries(
-          queries.filter((q) => q.kg === g.name),
-          readOntology(g.ontologyFile!, g.ontologyFormat!),
-          NS,
-        ).analyses,
+    ? [...source!.graphs.values()].flatMap(
+        (g) =>
+          analyzeQueries(
+            queries.filter((q) => q.kg === g.name),
+            readOntology(g.ontologyFile!, g.ontologyFormat!),
+            NS,
+          ).analyses,
       )
     : [];
 
@@ -147,9 +148,8 @@ describe.skipIf(!HAS_SPIDER)('analyze / Spider4SPARQL dev set', () => {
     expect(analyses.length).toBe(544);
   });
 
-  it('reproduces the paper\'s predicate applicability exactly over the questions (992/1,034 = 95.94%)', () => {
-    const n = (k: 'predicate' | 'class' | 'horizontal') =>
-      analyses.filter((a) => a.applicable[k]).reduce((s, a) => s + queries.find((q) => q.id === a.id)!.questions.length, 0);
+  it("reproduces the paper's predicate applicability exactly over the questions (992/1,034 = 95.94%)", () => {
+    const n = (k: 'predicate' | 'class' | 'horizontal') => analyses.filter((a) => a.applicable[k]).reduce((s, a) => s + queries.find((q) => q.id === a.id)!.questions.length, 0);
     expect(n('predicate')).toBe(992);
     expect(n('horizontal')).toBe(1034);
     // Full T(q) (FILTER EXISTS included) with domain/range: 461 questions, not the paper's 415.
@@ -160,11 +160,17 @@ describe.skipIf(!HAS_SPIDER)('analyze / Spider4SPARQL dev set', () => {
   // high_schooler, votes#ref-state), space-padded airport codes (flights#ref-destairport), the
   // missing wta_1 rankings table, and columns NULL in every row (*#other_details).
   it("reproduces the paper's 40.14% class applicability (415/1,034) without expression patterns and class inference", () => {
-    const paperReading = [...source!.graphs.values()].flatMap((g) =>
-      analyzeQueries(queries.filter((q) => q.kg === g.name), readOntology(g.ontologyFile!, g.ontologyFormat!), NS, {
-        expressionPatterns: false,
-        inferClasses: false,
-      }).analyses,
+    const paperReading = [...source!.graphs.values()].flatMap(
+      (g) =>
+        analyzeQueries(
+          queries.filter((q) => q.kg === g.name),
+          readOntology(g.ontologyFile!, g.ontologyFormat!),
+          NS,
+          {
+            expressionPatterns: false,
+            inferClasses: false,
+          },
+        ).analyses,
     );
     const questionsOf = (a: { id: string }) => queries.find((q) => q.id === a.id)!.questions.length;
     expect(paperReading.filter((a) => a.applicable.class).reduce((n, a) => n + questionsOf(a), 0)).toBe(415);

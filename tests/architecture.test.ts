@@ -68,7 +68,11 @@ function imports(dir = SRC): { files: string[]; edges: Edge[] } {
     const info = ts.preProcessFile(fs.readFileSync(path.join(dir, f), 'utf8'), true, true);
     for (const i of info.importedFiles) {
       if (!i.fileName.startsWith('.')) continue;
-      const to = path.relative(dir, path.resolve(path.dirname(path.join(dir, f)), i.fileName)).split(path.sep).join('/').replace(/\.js$/, '.ts');
+      const to = path
+        .relative(dir, path.resolve(path.dirname(path.join(dir, f)), i.fileName))
+        .split(path.sep)
+        .join('/')
+        .replace(/\.js$/, '.ts');
       edges.push({ from: f, to, spec: i.fileName });
     }
   }
@@ -163,13 +167,25 @@ describe('architecture / the CLI loads a command only when it runs', () => {
   function modulesLoaded(args: string[]): string[] {
     const dir = tmpDir('fkgqa-modules-');
     const trace = path.join(dir, 'trace.txt');
-    fs.writeFileSync(path.join(dir, 'hook.mjs'), `import fs from 'node:fs';\nexport async function resolve(s, c, next) { const r = await next(s, c); fs.appendFileSync(${JSON.stringify(trace)}, r.url + '\\n'); return r; }\n`);
+    fs.writeFileSync(
+      path.join(dir, 'hook.mjs'),
+      `import fs from 'node:fs';\nexport async function resolve(s, c, next) { const r = await next(s, c); fs.appendFileSync(${JSON.stringify(trace)}, r.url + '\\n'); return r; }\n`,
+    );
     fs.writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(path.join(dir, 'hook.mjs')).href)});\n`);
     const r = spawnSync(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, path.join(SRC, '../bin/fkgqa.js'), ...args], { cwd: dir, encoding: 'utf8' });
     expect(r.status).toBe(0);
     return [...new Set(fs.readFileSync(trace, 'utf8').split('\n').filter(Boolean))];
   }
-  const heavy = (mods: string[]) => mods.filter((m) => /node_modules\/(@modelcontextprotocol|zod|@comunica)\//.test(m)).map((m) => m.replace(/.*node_modules\//, '').split('/').slice(0, 2).join('/'));
+  const heavy = (mods: string[]) =>
+    mods
+      .filter((m) => /node_modules\/(@modelcontextprotocol|zod|@comunica)\//.test(m))
+      .map((m) =>
+        m
+          .replace(/.*node_modules\//, '')
+          .split('/')
+          .slice(0, 2)
+          .join('/'),
+      );
 
   it('partition (--help and a demo build) loads neither the MCP SDK, nor zod, nor Comunica', () => {
     expect(heavy(modulesLoaded(['partition', '--help']))).toEqual([]);

@@ -87,4 +87,3 @@ describe('build safety / crash-safe commit (kill -9 at every rename and removal)
     expect((fs.statSync(out).mode & 0o777).toString(8)).toBe((0o777 & ~process.umask()).toString(8));
   });
 });
-

@@ -66,12 +66,7 @@ describe('build safety / the build is read-only: stats writes to the state folde
     const s = await fkgqa(['stats', '--shards', out, '-q', '--format', 'json']);
     expect(s.code).toBe(0);
     expect(tree(out)).toEqual(before);
-    expect(Object.keys(tree(`${out}.state`)).sort()).toEqual([
-      'gold-answers/library.json',
-      'gold-answers/observatory.json',
-      'realised-fan-out/library.json',
-      'realised-fan-out/observatory.json',
-    ]);
+    expect(Object.keys(tree(`${out}.state`)).sort()).toEqual(['gold-answers/library.json', 'gold-answers/observatory.json', 'realised-fan-out/library.json', 'realised-fan-out/observatory.json']);
     const elsewhere = path.join(tmpDir(), 'state');
     expect((await fkgqa(['stats', '--shards', out, '-q', '--state', elsewhere, '--kg', 'library'])).code).toBe(0);
     expect(Object.keys(tree(elsewhere)).sort()).toEqual(['gold-answers/library.json', 'realised-fan-out/library.json']);
@@ -89,7 +84,11 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
     ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": ["library"', 'build.json of an fkgqa build is not valid JSON'],
     ['build.json', '{"tool": {"name": "fkgqa"}, "graphs": "library", "outputDigest": "x"}', '"graphs" is missing, empty or not a list of names'],
     ['benchmark.json', '', 'benchmark.json of an fkgqa build is not valid JSON'],
-    ['benchmark.json', '{"defaultPrefix": "http://valuenet/ontop/", "entries": [{"kg": "library"}]}', 'not a benchmark.json written by fkgqa partition: entries[0]: needs string fields "kg", "question", "query" and "queryId"'],
+    [
+      'benchmark.json',
+      '{"defaultPrefix": "http://valuenet/ontop/", "entries": [{"kg": "library"}]}',
+      'not a benchmark.json written by fkgqa partition: entries[0]: needs string fields "kg", "question", "query" and "queryId"',
+    ],
     ['library/manifest.json', '{"tool": {"name": "fkg', 'graph manifest is not valid JSON'],
     ['library/manifest.json', '[]', 'not a graph manifest written by fkgqa partition: not a JSON object'],
   ];
@@ -118,7 +117,10 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
       expect(r.code, `${viaCli.cli[0]}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toContain(`${path.join(copy, file)}: ${message}`);
       for (const c of commands.filter((x) => x !== viaCli)) {
-        const e = await c.library(copy).then(() => undefined, (x: unknown) => x);
+        const e = await c.library(copy).then(
+          () => undefined,
+          (x: unknown) => x,
+        );
         expect(e, c.cli[0]).toBeInstanceOf(InputError);
         expect((e as Error).message, c.cli[0]).toContain(`${path.join(copy, file)}: ${message}`);
       }
@@ -196,7 +198,9 @@ describe('build safety / which triple patterns every solution needs', () => {
     return requiredPatterns(p.query.ast);
   };
   it('takes the top-level BGPs and nested groups, not OPTIONAL, UNION, MINUS, FILTER EXISTS, subqueries or property paths', async () => {
-    const r = req('SELECT ?a WHERE { ?a :p ?b . { ?b :q ?c } OPTIONAL { ?a :o ?x } { ?a :u1 ?y } UNION { ?a :u2 ?y } MINUS { ?a :m ?z } FILTER EXISTS { ?a :e ?w } ?a :r+ ?v { SELECT ?a WHERE { ?a :s ?t } } }');
+    const r = req(
+      'SELECT ?a WHERE { ?a :p ?b . { ?b :q ?c } OPTIONAL { ?a :o ?x } { ?a :u1 ?y } UNION { ?a :u2 ?y } MINUS { ?a :m ?z } FILTER EXISTS { ?a :e ?w } ?a :r+ ?v { SELECT ?a WHERE { ?a :s ?t } } }',
+    );
     expect(r).toEqual({ keys: ['?a <http://e/p> ?b', '?b <http://e/q> ?c'], implicitGroup: false });
   });
   it('knows an aggregate without GROUP BY answers one row over no solutions', async () => {

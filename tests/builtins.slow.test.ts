@@ -56,7 +56,7 @@ describe('built-ins outside SERVICE: every engine answers as oxigraph over the s
     await server?.close();
   });
 
-  it('runs on comunica, and on jena where Java and Debian\'s Jena are installed', () => {
+  it("runs on comunica, and on jena where Java and Debian's Jena are installed", () => {
     expect(Object.keys(engines)).toEqual(ENGINES);
   });
 
@@ -78,7 +78,14 @@ describe('built-ins outside SERVICE: every engine answers as oxigraph over the s
 
   for (const c of CASES.filter((x) => !x.refused)) {
     it(c.name, { timeout: 120_000 }, async () => {
-      const reference = rows(JSON.parse(store.query(c.query((kg, n, body) => `GRAPH <${url(kg, n)}> { ${body} }`), { results_format: JSON_RESULTS }) as string) as SparqlResults);
+      const reference = rows(
+        JSON.parse(
+          store.query(
+            c.query((kg, n, body) => `GRAPH <${url(kg, n)}> { ${body} }`),
+            { results_format: JSON_RESULTS },
+          ) as string,
+        ) as SparqlResults,
+      );
       expect(reference.length > 0, 'the reference has rows').toBe(!c.empty);
       const answers: Record<string, string[]> = {};
       for (const [name, engine] of Object.entries(engines)) {

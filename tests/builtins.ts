@@ -92,7 +92,10 @@ export const CASES: BuiltinCase[] = [
   bind('STR of an xsd:integer', '?o', OBS, 'STR(?id)'),
   bind('STR of an xsd:date', '?o', OBS, 'STR(?d)'),
   bind('STR of an IRI', '?s', NAMES, 'STR(?s)'),
-  bind('STR of a computed xsd:double (?m * 10)', '?s', MAGS, 'STR(?m * 10)', { adjust: (r) => r.replace('27.200000000000003', '27.2'), why: 'an xsd:double string is rounded to 15 significant digits on every engine (Comunica computes 27.2)' }),
+  bind('STR of a computed xsd:double (?m * 10)', '?s', MAGS, 'STR(?m * 10)', {
+    adjust: (r) => r.replace('27.200000000000003', '27.2'),
+    why: 'an xsd:double string is rounded to 15 significant digits on every engine (Comunica computes 27.2)',
+  }),
   bind('STR of a computed xsd:decimal (?ap * 10)', '?t', APERTURES, 'STR(?ap * 10)'),
   bind('STR of a computed xsd:decimal (?id / 4)', '?o', OBS, 'STR(?id / 4)'),
   bind('LANG of a plain literal', '?s', NAMES, 'LANG(?n)'),
@@ -150,7 +153,10 @@ export const CASES: BuiltinCase[] = [
   filter('integer = decimal', '?o', OBS, '?id = 3.0'),
   filter('integer < decimal of two shards', '?o ?t', (s) => `${OBS(s)} ${APERTURES(s)}`, '?id < ?ap'),
   filter('decimal = string (a type error)', '?t', APERTURES, '?ap = "2.4"', { empty: true }),
-  filter('!= of a number and a string', '?t', APERTURES, '?ap != "2.4"', { comunica: () => undefined, why: 'Comunica: RDFterm-equal of literals of two datatypes is a type error (SPARQL 1.1, 17.4.1.7); oxigraph and Jena: false (the extension the same section allows)' }),
+  filter('!= of a number and a string', '?t', APERTURES, '?ap != "2.4"', {
+    comunica: () => undefined,
+    why: 'Comunica: RDFterm-equal of literals of two datatypes is a type error (SPARQL 1.1, 17.4.1.7); oxigraph and Jena: false (the extension the same section allows)',
+  }),
   // Dates
   bind('YEAR of an xsd:date', '?o', OBS, 'YEAR(?d)'),
   bind('MONTH of an xsd:date', '?o', OBS, 'MONTH(?d)'),
@@ -170,7 +176,10 @@ export const CASES: BuiltinCase[] = [
   },
   filter('IN', '?a', AUTHORS, '?n IN ("Ada Quispe", "Chiara Ferri", 3)'),
   filter('NOT IN', '?o', OBS, '?id NOT IN (1, 2.0, 3e0)'),
-  bind('IN with a type error', '?o', OBS, '?id IN ("x", 1)', { comunica: (r) => (r.includes('"true"') ? r : r.replace(/ v=.*$/, '')), why: 'Comunica: ?id = "x" is a type error, so IN is an error where no member is equal (SPARQL 1.1, 17.4.1.9); oxigraph and Jena: false' }),
+  bind('IN with a type error', '?o', OBS, '?id IN ("x", 1)', {
+    comunica: (r) => (r.includes('"true"') ? r : r.replace(/ v=.*$/, '')),
+    why: 'Comunica: ?id = "x" is a type error, so IN is an error where no member is equal (SPARQL 1.1, 17.4.1.9); oxigraph and Jena: false',
+  }),
   // Casts
   bind('xsd:integer of an xsd:decimal', '?t', APERTURES, 'xsd:integer(?ap)'),
   bind('xsd:integer of an xsd:double', '?s', MAGS, 'xsd:integer(?m)'),
@@ -181,7 +190,10 @@ export const CASES: BuiltinCase[] = [
   bind('xsd:double of an xsd:integer', '?o', OBS, 'xsd:double(?id)'),
   bind('xsd:string of an xsd:double', '?s', MAGS, 'xsd:string(?m)'),
   bind('xsd:string of an xsd:decimal', '?t', APERTURES, 'xsd:string(?ap)'),
-  bind('xsd:string of a computed xsd:double', '?s', MAGS, 'xsd:string(?m * 10)', { adjust: (r) => r.replace('27.200000000000003', '27.2'), why: 'an xsd:double string is rounded to 15 significant digits on every engine (Comunica computes 27.2)' }),
+  bind('xsd:string of a computed xsd:double', '?s', MAGS, 'xsd:string(?m * 10)', {
+    adjust: (r) => r.replace('27.200000000000003', '27.2'),
+    why: 'an xsd:double string is rounded to 15 significant digits on every engine (Comunica computes 27.2)',
+  }),
   bind('xsd:boolean of an xsd:integer', '?o', OBS, 'xsd:boolean(?id)'),
   bind('xsd:dateTime of an xsd:date', '?o', OBS, 'xsd:dateTime(?d)'),
   // Aggregates
@@ -193,7 +205,10 @@ export const CASES: BuiltinCase[] = [
   select('MIN and MAX of numbers, strings and dates', '(MIN(?see) AS ?lo) (MAX(?see) AS ?hi) (MIN(?d) AS ?first) (MAX(STR(?o)) AS ?last)', OBS),
   select('STR of SUM and AVG of xsd:integer', '(STR(SUM(?id)) AS ?sum) (STR(AVG(?id)) AS ?avg)', OBS),
   select('STR of SUM and AVG of xsd:decimal', '(STR(SUM(?see)) AS ?sum) (STR(AVG(?see)) AS ?avg)', OBS),
-  select('STR of SUM and AVG of xsd:double', '(STR(SUM(?m)) AS ?sum) (STR(AVG(?m)) AS ?avg)', MAGS, '', { adjust: (r) => r.replace('1.6900000000000002', '1.69'), why: 'an xsd:double string is rounded to 15 significant digits on every engine (Comunica computes 1.69)' }),
+  select('STR of SUM and AVG of xsd:double', '(STR(SUM(?m)) AS ?sum) (STR(AVG(?m)) AS ?avg)', MAGS, '', {
+    adjust: (r) => r.replace('1.6900000000000002', '1.69'),
+    why: 'an xsd:double string is rounded to 15 significant digits on every engine (Comunica computes 1.69)',
+  }),
   select('STR of AVG of a large xsd:double', '(STR(AVG(?m * 1000)) AS ?avg)', MAGS),
   select('ROUND of AVG of xsd:double', '(ROUND(AVG(?m)) AS ?dbl)', MAGS),
   select('ROUND of AVG of xsd:decimal', '(ROUND(AVG(?see)) AS ?dec)', OBS),
@@ -205,7 +220,7 @@ export const CASES: BuiltinCase[] = [
   bind('fn:upper-case', '?a', AUTHORS, 'fn:upper-case(?n)', { refused: 'the function <http://www.w3.org/2005/xpath-functions#upper-case> is refused outside SERVICE' }),
   filter('bif:contains', '?a', AUTHORS, 'bif:contains(?n, "Ada")', { refused: 'the function <bif:contains> is refused outside SERVICE' }),
   bind('an unknown function IRI', '?a', AUTHORS, '<http://example.org/f>(?n)', { refused: 'the function <http://example.org/f> is refused outside SERVICE' }),
-  bind('the rewrite\'s own function IRI', '?a', AUTHORS, '<urn:fkgqa:function:str>(?n)', { refused: 'the function <urn:fkgqa:function:str> is refused outside SERVICE' }),
+  bind("the rewrite's own function IRI", '?a', AUTHORS, '<urn:fkgqa:function:str>(?n)', { refused: 'the function <urn:fkgqa:function:str> is refused outside SERVICE' }),
 ];
 
 /** A store holding each shard of `graphs` of a build in the named graph `url(kg, n)`. */

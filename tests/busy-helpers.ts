@@ -26,7 +26,9 @@ export async function until(cond: () => boolean): Promise<void> {
  */
 export async function behindHeavy(server: ShardServer, endpoint: string, fn: () => Promise<void>): Promise<void> {
   const ac = new AbortController();
-  const heavy = fetch(server.endpoint(endpoint)!.url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: HEAVY, signal: ac.signal }).catch((e: Error) => e.name);
+  const heavy = fetch(server.endpoint(endpoint)!.url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: HEAVY, signal: ac.signal }).catch(
+    (e: Error) => e.name,
+  );
   await until(() => server.queriesRunning().includes(endpoint));
   try {
     await fn();

@@ -41,7 +41,7 @@ describe('fkgqaInProcess: the CLI in the test process, as its child', async () =
     expect(r.stderr).toMatch(/^fkgqa: error: .*nothing/);
   });
 
-  it('usage error (2): commander\'s message and the hint, nothing on stdout', async () => {
+  it("usage error (2): commander's message and the hint, nothing on stdout", async () => {
     const r = await same(['partition', '--buckets', '1'], 2);
     expect(r.stderr).toBe("error: option '--buckets <n>' argument '1' is invalid. --buckets must be an integer from 2 to 1024\n(add --help for the options)\n");
     expect(r.stdout).toBe('');

@@ -31,9 +31,7 @@ describe('cli / partition', () => {
     expect(r.stdout).toContain('1. nothing lost, nothing doubled: 2/2 graphs');
     expect(r.stderr).toContain('[1/2] library:');
     expect(entries(out)).toEqual(['benchmark.json', 'build.json', 'catalogue.json', 'catalogue.ttl', 'library', 'observatory']);
-    expect(entries(path.join(out, 'library')).filter((f) => f.endsWith('.ttl'))).toEqual(
-      [1, 2, 3, 4].flatMap((n) => [`shard${n}_void.ttl`, `shard${n}_void_extended.ttl`]),
-    );
+    expect(entries(path.join(out, 'library')).filter((f) => f.endsWith('.ttl'))).toEqual([1, 2, 3, 4].flatMap((n) => [`shard${n}_void.ttl`, `shard${n}_void_extended.ttl`]));
     expect(r.stderr).toMatch(/library: VoID of 4 shards, \d+ linksets/);
     expect(r.stdout).toMatch(/Shards, their VoID \(16 files, \d+ linksets\) and the catalogue written to /);
   });
@@ -185,7 +183,10 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
 describe('cli / an unknown --kg lists the graphs there are, on every command that takes it', () => {
   it('exit 2 and the graphs of the build (or of the source) named, for each command with --kg', async () => {
     const { program } = await import('../src/cli/program.js');
-    const withKg = program().commands.filter((c) => c.options.some((o) => o.long === '--kg')).map((c) => c.name()).sort();
+    const withKg = program()
+      .commands.filter((c) => c.options.some((o) => o.long === '--kg'))
+      .map((c) => c.name())
+      .sort();
     const build = await demoBuild(tmpDir('fkgqa-kg-'));
     const out = tmpDir('fkgqa-kg-out-');
     const runs: Record<string, string[]> = {
@@ -300,7 +301,7 @@ describe('cli / first run after the demo', () => {
 
 describe('the repository ignores what a typical --out writes in it', () => {
   const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
-  it.skipIf(git(['rev-parse', '--git-dir']).status !== 0)("runs2/, runs-qwen/, a run file or page at the top are ignored; the shipped demo, docs and tests are not", () => {
+  it.skipIf(git(['rev-parse', '--git-dir']).status !== 0)('runs2/, runs-qwen/, a run file or page at the top are ignored; the shipped demo, docs and tests are not', () => {
     const ignored = (p: string) => git(['check-ignore', '-q', '--no-index', p]).status === 0;
     const outputs = ['runs/a.jsonl', 'runs2/a.jsonl', 'runs-qwen/report.html', 'runs2/view.html', 'qwen3.jsonl', 'view.html', 'report.html'];
     const kept = ['datasets/demo/library.nt', 'docs/mcp.md', 'tests/cli.test.ts', 'README.md', 'package.json', 'bench/runs.js', 'src/eval/runs.ts'];

@@ -114,7 +114,11 @@ describe('describe / demo dataset, checked by hand', async () => {
   it('writes linksets only in the extended variant: loans of bucket 0 link to books in two shards', () => {
     const ext = statedFacts(voidOf(bucket0, '_extended')).facts;
     // loan a2 → book 3, loan a3 → book 6; books are subjects in the base shard and in the titles shard.
-    expect(Object.entries(ext).filter(([k]) => k.startsWith('linkset')).sort()).toEqual(
+    expect(
+      Object.entries(ext)
+        .filter(([k]) => k.startsWith('linkset'))
+        .sort(),
+    ).toEqual(
       [
         [`linkset ${shardDatasetIri('library', base)} ${NS}loan#ref-book_id triples`, 2],
         [`linkset ${shardDatasetIri('library', titles)} ${NS}loan#ref-book_id triples`, 2],
@@ -272,10 +276,7 @@ describe('describe / decisions on a small made-up graph', () => {
       `<${E}s3> <${E}q> "x" .`,
     ].join('\n') + '\n',
   );
-  fs.writeFileSync(
-    path.join(dir, 'shard2.nt'),
-    [`<${E}s2> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${E}A> .`, `<${E}s2> <${E}q> "x"@en .`, `<${E}s1> <${E}r> <${E}s2> .`].join('\n') + '\n',
-  );
+  fs.writeFileSync(path.join(dir, 'shard2.nt'), [`<${E}s2> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <${E}A> .`, `<${E}s2> <${E}q> "x"@en .`, `<${E}s1> <${E}r> <${E}s2> .`].join('\n') + '\n');
   const shards = ['shard1', 'shard2'];
   const described = describeGraph({ graph: 'made', dir, shards });
 
@@ -305,7 +306,7 @@ describe('describe / decisions on a small made-up graph', () => {
     expect(q2.datatypes).toEqual([{ iri: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString', triples: 1 }]);
   });
 
-  it('keeps a class partition to the shard\'s own types: s1 in shard2 is in remote class partitions A and B naming shard1', async () => {
+  it("keeps a class partition to the shard's own types: s1 in shard2 is in remote class partitions A and B naming shard1", async () => {
     const [, d2] = await described;
     expect(d2.classes).toBe(1); // only shard2's own type triple (s2 a A)
     expect(d2.classPartitions.map((c) => [c.class, c.entities])).toEqual([[`${E}A`, 1]]);
@@ -321,7 +322,7 @@ describe('describe / decisions on a small made-up graph', () => {
     expect(d2.description).toBe('Data about 2 As (q, r) and 1 B (r) from the made knowledge graph, without the rdf:type statements of the Bs (held at another endpoint).');
   });
 
-  it('fails the build when a VoID statement is not true at its endpoint (main\'s class partitions typed by the whole graph)', async () => {
+  it("fails the build when a VoID statement is not true at its endpoint (main's class partitions typed by the whole graph)", async () => {
     // A client that answers the statistics queries as main's did: every type triple counted as the
     // described shard's own (?tg := ?g), as if `?s a C` answered in every shard where s is described.
     const store = OxigraphClient.load(shards.map((s) => ({ file: path.join(dir, `${s}.nt`), graph: shardDatasetIri('made', s) })));
@@ -337,7 +338,11 @@ describe('describe / decisions on a small made-up graph', () => {
           const key = JSON.stringify({ ...x, triples: null, entities: null });
           const prev = merged.get(key);
           const n = (v: string) => Number(prev?.[v]?.value ?? 0) + Number(x[v]?.value ?? 0);
-          merged.set(key, { ...x, ...(x.triples ? { triples: { ...x.triples, value: String(n('triples')) } } : {}), ...(x.entities ? { entities: { ...x.entities, value: String(n('entities')) } } : {}) });
+          merged.set(key, {
+            ...x,
+            ...(x.triples ? { triples: { ...x.triples, value: String(n('triples')) } } : {}),
+            ...(x.entities ? { entities: { ...x.entities, value: String(n('entities')) } } : {}),
+          });
         }
         return [...merged.values()];
       },

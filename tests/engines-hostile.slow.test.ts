@@ -35,12 +35,27 @@ const LIMIT = 32 << 20;
 const MODES: Record<string, Mode> = {
   xmlnoterm: (res) => res.writeHead(200, X).end(xsel(`<result><binding name="b">hello</binding></result>${row('http://x/2')}`)),
   xmlemptybinding: (res) => res.writeHead(200, X).end(xsel('<result><binding name="b"/></result>')),
-  xmltworesults: (res) => res.writeHead(200, X).end(`<?xml version="1.0"?>\n<sparql xmlns="${NS}"><head><variable name="b"/></head><results>${row('http://x/1')}</results><results>${row('http://x/2')}</results></sparql>\n`),
-  xmlstrayrows: (res) => res.writeHead(200, X).end(`<?xml version="1.0"?>\n<sparql xmlns="${NS}"><head><variable name="b"/></head><results>${row('http://x/1')}</results>${row('http://x/9')}${row('http://x/10')}</sparql>\n`),
+  xmltworesults: (res) =>
+    res
+      .writeHead(200, X)
+      .end(`<?xml version="1.0"?>\n<sparql xmlns="${NS}"><head><variable name="b"/></head><results>${row('http://x/1')}</results><results>${row('http://x/2')}</results></sparql>\n`),
+  xmlstrayrows: (res) =>
+    res
+      .writeHead(200, X)
+      .end(`<?xml version="1.0"?>\n<sparql xmlns="${NS}"><head><variable name="b"/></head><results>${row('http://x/1')}</results>${row('http://x/9')}${row('http://x/10')}</sparql>\n`),
   xmlwrongns: (res) => res.writeHead(200, X).end(xsel(row('http://x/1')).replace(NS, 'http://evil/')),
   laughs: (res) =>
-    res.writeHead(200, X).end(`<?xml version="1.0"?>\n<!DOCTYPE sparql [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>\n<sparql xmlns="${NS}"><head><variable name="b"/></head><results><result><binding name="b"><literal>&c;</literal></binding></result></results></sparql>\n`),
-  xxe: (res) => res.writeHead(200, X).end(`<?xml version="1.0"?>\n<!DOCTYPE sparql [<!ENTITY x SYSTEM "file:///etc/hostname">]>\n<sparql xmlns="${NS}"><head><variable name="b"/></head><results><result><binding name="b"><literal>&x;</literal></binding></result></results></sparql>\n`),
+    res
+      .writeHead(200, X)
+      .end(
+        `<?xml version="1.0"?>\n<!DOCTYPE sparql [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>\n<sparql xmlns="${NS}"><head><variable name="b"/></head><results><result><binding name="b"><literal>&c;</literal></binding></result></results></sparql>\n`,
+      ),
+  xxe: (res) =>
+    res
+      .writeHead(200, X)
+      .end(
+        `<?xml version="1.0"?>\n<!DOCTYPE sparql [<!ENTITY x SYSTEM "file:///etc/hostname">]>\n<sparql xmlns="${NS}"><head><variable name="b"/></head><results><result><binding name="b"><literal>&x;</literal></binding></result></results></sparql>\n`,
+      ),
   bomb: (res) => res.writeHead(200, { ...J, 'content-encoding': 'gzip' }).end(BOMB),
   gzcsv: (res) => res.writeHead(200, { 'content-type': 'text/csv', 'content-encoding': 'gzip' }).end(zlib.gzipSync('b\r\nhttp://x/1\r\n')),
   gzcut: (res) => {
@@ -106,7 +121,13 @@ function says(mode: string, route: string): string | RegExp {
 /** Runs every hostile mode through run_sparql_query on `route` and returns the verdicts, with the verdicts wanted. */
 async function verdicts(route: string): Promise<{ got: Record<string, unknown>; want: Record<string, unknown>; rows: Record<string, string> }> {
   const shard1 = server.endpoint('library-shard1')!.url;
-  const mcp = await createMcpServer({ registry: registryFromUrls([...Object.keys(MODES).map(endpoint), shard1]), setup: 'baseline', callLog: null, state: null, ...(route === 'direct' ? {} : { federationEngine: route }) });
+  const mcp = await createMcpServer({
+    registry: registryFromUrls([...Object.keys(MODES).map(endpoint), shard1]),
+    setup: 'baseline',
+    callLog: null,
+    state: null,
+    ...(route === 'direct' ? {} : { federationEngine: route }),
+  });
   const [x, y] = InMemoryTransport.createLinkedPair();
   await mcp.server.connect(x);
   const client = new Client({ name: 'test', version: '1' });
@@ -136,7 +157,7 @@ async function verdicts(route: string): Promise<{ got: Record<string, unknown>; 
   return { got, want, rows };
 }
 
-describe('engines-hostile / run_sparql_query: a hostile answer is the endpoint\'s fault on every route, in the same words', () => {
+describe("engines-hostile / run_sparql_query: a hostile answer is the endpoint's fault on every route, in the same words", () => {
   it('the direct route (a lone SERVICE): each an endpoint fault (infrastructure, named); gzip and deflate chains and a good XML answer are read (1 row)', async () => {
     const { got, want, rows } = await verdicts('direct');
     expect(got).toEqual(want);
@@ -144,15 +165,19 @@ describe('engines-hostile / run_sparql_query: a hostile answer is the endpoint\'
   }, 180_000);
 
   for (const engine of FEDERATION_ENGINES) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: each, inside a two-SERVICE query, an endpoint fault (infrastructure, named), never rows; the good chains and XML answer 1 row`, async () => {
-      const { got, want, rows } = await verdicts(engine);
-      expect(got).toEqual(want);
-      expect(rows).toEqual(Object.fromEntries(['chain', 'twoheaders', 'xmlgood'].map((m) => [m, '1 row (federation engine over 2 endpoints)'])));
-    }, 300_000);
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(
+      `${engine}: each, inside a two-SERVICE query, an endpoint fault (infrastructure, named), never rows; the good chains and XML answer 1 row`,
+      async () => {
+        const { got, want, rows } = await verdicts(engine);
+        expect(got).toEqual(want);
+        expect(rows).toEqual(Object.fromEntries(['chain', 'twoheaders', 'xmlgood'].map((m) => [m, '1 row (federation engine over 2 endpoints)'])));
+      },
+      300_000,
+    );
   }
 });
 
-describe('engines-hostile / the answer limit: a compression bomb is the endpoint\'s fault, a large answer the query\'s (the direct route\'s words)', () => {
+describe("engines-hostile / the answer limit: a compression bomb is the endpoint's fault, a large answer the query's (the direct route's words)", () => {
   it('decodeBody: a body that decodes beyond the limit, an unknown coding and br are named; gzip then deflate decodes', () => {
     expect(decodeBody(BOMB, 'gzip', 1 << 20)).toEqual({ problem: `sent a gzip-encoded answer of ${BOMB.length} bytes that decodes to more than 1048576 bytes (the answer limit): not read` });
     expect(decodeBody(Buffer.from('x'), 'zstd', 100)).toEqual({ problem: 'sent an answer with Content-Encoding zstd, which is not decoded (zstd is none of gzip, x-gzip, deflate)' });
@@ -163,9 +188,13 @@ describe('engines-hostile / the answer limit: a compression bomb is the endpoint
   it('fkgqa query (runQuery): the bomb names the endpoint and what it sent; an answer over the limit says so, not "answered with an error"', async () => {
     const [bomb, big] = ['bomb', 'big'].map(endpoint);
     const q = (u: string) => `SELECT * WHERE { SERVICE <${u}> { ?s ?p ?o } }`;
-    await expect(runQuery({ query: q(bomb), urls: [bomb], maxResultBytes: 1 << 20 })).rejects.toThrow(`the endpoint ${bomb} sent a gzip-encoded answer of ${BOMB.length} bytes that decodes to more than 1048576 bytes (the answer limit): not read`);
+    await expect(runQuery({ query: q(bomb), urls: [bomb], maxResultBytes: 1 << 20 })).rejects.toThrow(
+      `the endpoint ${bomb} sent a gzip-encoded answer of ${BOMB.length} bytes that decodes to more than 1048576 bytes (the answer limit): not read`,
+    );
     await expect(runQuery({ query: q(big), urls: [big], maxResultBytes: 1 << 20 })).rejects.toThrow(
-      new RegExp(`^the answer of ${big.replace(/[.?]/g, '\\$&')} is larger than 1048576 bytes \\(fkgqa query's answer limit\\): add LIMIT, select fewer variables, or aggregate \\(COUNT, GROUP BY\\)$`),
+      new RegExp(
+        `^the answer of ${big.replace(/[.?]/g, '\\$&')} is larger than 1048576 bytes \\(fkgqa query's answer limit\\): add LIMIT, select fewer variables, or aggregate \\(COUNT, GROUP BY\\)$`,
+      ),
     );
   }, 60_000);
 
@@ -190,7 +219,7 @@ describe('engines-hostile / the form of a query the direct route checks: bounded
     expect([formOf(unclosed), formOf(padded), formOf('#c\u2028ASK {}'), formOf('DESCRIBE <x>')]).toEqual(['select', undefined, undefined, 'graph']);
   });
 
-  it('the bounded client: the answer to a query of no known form is still checked as SPARQL results (rows without RDF terms: the endpoint\'s fault)', async () => {
+  it("the bounded client: the answer to a query of no known form is still checked as SPARQL results (rows without RDF terms: the endpoint's fault)", async () => {
     const bad = endpoint('strterms');
     const client = new BoundedSparqlClient(registryFromUrls([bad]));
     try {
@@ -206,7 +235,7 @@ describe('engines-hostile / the form of a query the direct route checks: bounded
   }, 60_000);
 });
 
-describe('engines-hostile / serve\'s pool: busy only when the wait, not the query, used the request\'s limit (docs/serving.md)', () => {
+describe("engines-hostile / serve's pool: busy only when the wait, not the query, used the request's limit (docs/serving.md)", () => {
   const HEAVY = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
   const task = (query: string) => ({ endpoint: 'library-shard1', query, accept: MEDIA.json, protocolDataset: false });
   const endpointsOf = (): PoolEndpoint[] => {

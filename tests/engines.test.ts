@@ -33,7 +33,10 @@ describe('engines / names', () => {
 
   it('a missing Jena is named with the apt-get line that installs it: by findJena, createEngine, and verify (exit 2, before any endpoint starts)', async () => {
     const install = 'apt-get install -y --no-install-recommends openjdk-17-jdk-headless libapache-jena-java';
-    expect(findJena('/nonexistent')).toEqual({ ok: false, reason: `Jena is not installed: /nonexistent/jena-arq.jar, /nonexistent/jena-base.jar, /nonexistent/jena-core.jar and 22 more missing (${install})` });
+    expect(findJena('/nonexistent')).toEqual({
+      ok: false,
+      reason: `Jena is not installed: /nonexistent/jena-arq.jar, /nonexistent/jena-base.jar, /nonexistent/jena-core.jar and 22 more missing (${install})`,
+    });
     const env = { ...process.env, FKGQA_JENA_CLASSPATH: '/nonexistent/jena-arq.jar' };
     const saved = process.env.FKGQA_JENA_CLASSPATH;
     process.env.FKGQA_JENA_CLASSPATH = env.FKGQA_JENA_CLASSPATH;
@@ -44,7 +47,9 @@ describe('engines / names', () => {
       else process.env.FKGQA_JENA_CLASSPATH = saved;
     }
     const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-      execFile(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shardsDir, '--federation-engine', 'all', '-q'], { env, encoding: 'utf8' }, (e, stdout, stderr) => resolve({ code: e ? (e as { code: number }).code : 0, stdout, stderr })),
+      execFile(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shardsDir, '--federation-engine', 'all', '-q'], { env, encoding: 'utf8' }, (e, stdout, stderr) =>
+        resolve({ code: e ? (e as { code: number }).code : 0, stdout, stderr }),
+      ),
     );
     expect(r).toEqual({ code: 2, stdout: '', stderr: `fkgqa: error: --federation-engine: jena cannot run here: Jena is not installed: /nonexistent/jena-arq.jar missing (${install})\n` });
   });
@@ -53,7 +58,10 @@ describe('engines / names', () => {
 describe('engines / the SERVICE check every engine makes first', () => {
   it('refuses a triple pattern outside SERVICE, naming it', () => {
     const r = checkServiceQuery(`SELECT * { ?s <${P}book#title> ?t SERVICE <${url(4)}> { ?s <${P}book#year> ?y } }`, [url(4)]);
-    expect(r).toEqual({ ok: false, error: `the triple pattern ?s <${P}book#title> ?t is outside every SERVICE clause: a federation engine has no data of its own; put it inside SERVICE <endpoint URL> { … }` });
+    expect(r).toEqual({
+      ok: false,
+      error: `the triple pattern ?s <${P}book#title> ?t is outside every SERVICE clause: a federation engine has no data of its own; put it inside SERVICE <endpoint URL> { … }`,
+    });
   });
   it('refuses an unregistered and a variable SERVICE target and FROM; accepts registered targets (a trailing slash aside)', () => {
     expect(checkServiceQuery('SELECT * { SERVICE <http://127.0.0.1:1/x/sparql> { ?s ?p ?o } }', [url(1)])).toEqual({
@@ -61,7 +69,10 @@ describe('engines / the SERVICE check every engine makes first', () => {
       error: 'refused to contact http://127.0.0.1:1/x/sparql: not a registered endpoint (SERVICE <http://127.0.0.1:1/x/sparql>); nothing was sent',
     });
     expect(checkServiceQuery('SELECT * { SERVICE ?e { ?s ?p ?o } }', [url(1)])).toEqual({ ok: false, error: 'SERVICE ?e: a variable SERVICE target is refused; name a registered endpoint' });
-    expect(checkServiceQuery(`SELECT * FROM <${url(1)}> { SERVICE <${url(1)}> { ?s ?p ?o } }`, [url(1)])).toMatchObject({ ok: false, error: expect.stringMatching(/^FROM and FROM NAMED are refused/) });
+    expect(checkServiceQuery(`SELECT * FROM <${url(1)}> { SERVICE <${url(1)}> { ?s ?p ?o } }`, [url(1)])).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^FROM and FROM NAMED are refused/),
+    });
     const ok = checkServiceQuery(JOIN(), [url(2), `${url(4)}/`]);
     expect(ok.ok && ok.services).toEqual([url(2), url(4)]);
   });

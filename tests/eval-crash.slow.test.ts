@@ -32,7 +32,18 @@ describe('eval / kill sweep (slow)', () => {
   // be armed, or the sweep tests too little.
   it('60 instants (15 during an append), seed 7: runs lost 0, duplicated 0, every line parses, every run made once', async () => {
     const out = path.join(dir, 'sweep.jsonl');
-    const r = await killSweep({ build: served.build, endpointsFile: served.endpointsFile, out, seed: 7, instants: 60, faultEvery: 4, maxDelayMs: 400, repeats: 100, kgs: ['library', 'observatory'], log: (l) => process.stderr.write(`[eval sweep] ${l}\n`) });
+    const r = await killSweep({
+      build: served.build,
+      endpointsFile: served.endpointsFile,
+      out,
+      seed: 7,
+      instants: 60,
+      faultEvery: 4,
+      maxDelayMs: 400,
+      repeats: 100,
+      kgs: ['library', 'observatory'],
+      log: (l) => process.stderr.write(`[eval sweep] ${l}\n`),
+    });
     process.stderr.write(`[eval sweep] result ${JSON.stringify(r)}\n`);
     expect(r).toMatchObject({ instants: 60, faults: 15, faultKills: r.faultsArmed, runsLost: 0, duplicates: 0, unparsable: 0, finalCode: 0, planned: 1600, finalRuns: 1600, finalLines: 1600 });
     expect(r.faultsArmed).toBeGreaterThanOrEqual(10);
@@ -69,4 +80,3 @@ describe('eval / kill -9 at any instant loses no finished run', () => {
     expect(readRuns([out])).toHaveLength(800);
   }, 300_000);
 });
-

@@ -18,7 +18,16 @@ import { fkgqaAsync, serveDemo, type ServedBuild } from './eval-fixture.js';
 
 const dir = tmpDir('fkgqa-eval-crash-');
 /** A run line: question a, b, c … is question 0, 1, 2 … of one condition (what the run file reads of a run: its condition, question and repeat). */
-const fields = (id: string) => ({ setup: 'baseline', agent: 'oracle', model: null, maxTurns: 10, prompt: { sha256: 'p' }, question: { index: id.charCodeAt(0) - 97 }, repeat: 0, build: { outputDigest: 'aaaa1111', goldDigest: null } });
+const fields = (id: string) => ({
+  setup: 'baseline',
+  agent: 'oracle',
+  model: null,
+  maxTurns: 10,
+  prompt: { sha256: 'p' },
+  question: { index: id.charCodeAt(0) - 97 },
+  repeat: 0,
+  build: { outputDigest: 'aaaa1111', goldDigest: null },
+});
 const run = (id: string, endReason = 'submitted') => JSON.stringify({ format: RUN_FORMAT, id, endReason, ...fields(id), padding: 'x'.repeat(200) });
 /** The run id of line `id`, computed from its fields (runIdentity): what RunFile.done takes. */
 const runIdOf = (id: string) => runIdentity(JSON.parse(run(id)) as Parameters<typeof runIdentity>[0]).id;
@@ -49,7 +58,10 @@ describe('eval / the run file (unit)', () => {
     const torn = run('c').slice(0, 90);
     fs.writeFileSync(f, `${run('a')}\n${run('b')}\n${torn}`);
     const rf = RunFile.open(f);
-    expect(rf.opening).toEqual({ lines: 2, repaired: `${f}: cut away a torn last line (line 3, 90 bytes without newline: a run that was being written when an earlier fkgqa eval stopped); that run will run again` });
+    expect(rf.opening).toEqual({
+      lines: 2,
+      repaired: `${f}: cut away a torn last line (line 3, 90 bytes without newline: a run that was being written when an earlier fkgqa eval stopped); that run will run again`,
+    });
     expect(rf.runs).toBe(2);
     expect(rf.done(runIdOf('a'), false)).toBe(true);
     expect(rf.done(runIdOf('c'), false)).toBe(false);
@@ -73,7 +85,7 @@ describe('eval / the run file (unit)', () => {
     expect(fs.readFileSync(h, 'utf8')).toBe('');
   });
 
-  it('names a bad line that is not the last (exit 2, nothing appended), refuses a second writer, takes over a dead one\'s lock', () => {
+  it("names a bad line that is not the last (exit 2, nothing appended), refuses a second writer, takes over a dead one's lock", () => {
     const f = path.join(dir, 'bad.jsonl');
     fs.writeFileSync(f, `${run('a')}\n{"oops\n${run('b')}\n`);
     expect(() => RunFile.open(f)).toThrow(InputError);
@@ -84,20 +96,26 @@ describe('eval / the run file (unit)', () => {
     expect(fs.existsSync(path.join(dir, '.bad.jsonl.fkgqa-lock'))).toBe(false); // released after the refusal
     const bare = path.join(dir, 'bare.jsonl');
     fs.writeFileSync(bare, `${JSON.stringify({ format: RUN_FORMAT, id: 'x', endReason: 'submitted' })}\n`);
-    expect(() => RunFile.open(bare)).toThrow(`${bare}, line 1: run x: the fields of its condition (setup, agent, question, repeat, prompt, …) are missing: not a run record of fkgqa eval, or changed by hand; choose another --out`);
+    expect(() => RunFile.open(bare)).toThrow(
+      `${bare}, line 1: run x: the fields of its condition (setup, agent, question, repeat, prompt, …) are missing: not a run record of fkgqa eval, or changed by hand; choose another --out`,
+    );
     // A run of another build would be skipped as done: refused, naming it (the lock released).
     const built = path.join(dir, 'built.jsonl');
     const on = (digest: string) => JSON.stringify({ format: RUN_FORMAT, id: 'a', endReason: 'submitted', ...fields('a'), build: { outputDigest: digest, goldDigest: null } });
     fs.writeFileSync(built, `${on('aaaa1111')}\n`);
     RunFile.open(built, 'aaaa1111').close();
-    expect(() => RunFile.open(built, 'bbbb2222')).toThrow(`${built}, line 1: run a was made on another build (output digest aaaa1111, this build's is bbbb2222): give the runs of this build their own --out`);
+    expect(() => RunFile.open(built, 'bbbb2222')).toThrow(
+      `${built}, line 1: run a was made on another build (output digest aaaa1111, this build's is bbbb2222): give the runs of this build their own --out`,
+    );
     expect(fs.existsSync(path.join(dir, '.built.jsonl.fkgqa-lock'))).toBe(false);
     // The same for a run of another federation engine (jena's runs must not go into comunica's file); a line
     // written before the engine was recorded is not checked.
     const engined = path.join(dir, 'engined.jsonl');
     fs.writeFileSync(engined, `${JSON.stringify({ format: RUN_FORMAT, id: 'a', endReason: 'submitted', ...fields('a'), limits: { federationEngine: 'comunica' } })}\n${on('aaaa1111')}\n`);
     RunFile.open(engined, 'aaaa1111', 'comunica').close();
-    expect(() => RunFile.open(engined, 'aaaa1111', 'jena')).toThrow(`${engined}, line 1: run a was made with the federation engine comunica, these runs use jena: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`);
+    expect(() => RunFile.open(engined, 'aaaa1111', 'jena')).toThrow(
+      `${engined}, line 1: run a was made with the federation engine comunica, these runs use jena: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`,
+    );
     RunFile.open(built, 'aaaa1111', 'jena').close();
     // A live process (the test's parent) holds the lock: refused. A dead one's lock is taken over.
     const g = path.join(dir, 'locked.jsonl');
@@ -110,7 +128,6 @@ describe('eval / the run file (unit)', () => {
     rf.close();
     expect(fs.existsSync(lock)).toBe(false);
   });
-
 });
 
 describe('eval / kill -9 at any instant loses no finished run', () => {

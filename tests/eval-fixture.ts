@@ -49,7 +49,9 @@ export function fkgqaAsync(args: string[], env: Record<string, string | undefine
     stderr += d;
     onStderr?.(stderr, (s) => child.kill(s));
   });
-  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
 }
 
 /** A benchmark entry of a build's benchmark.json. */
@@ -67,7 +69,11 @@ export function runHelpers(build: () => string) {
     return f;
   };
   const bench = () => JSON.parse(fs.readFileSync(path.join(build(), 'benchmark.json'), 'utf8')) as { defaultPrefix: string; entries: BenchEntry[] };
-  const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
+  const lines = (file: string) =>
+    fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim());
   const records = (file: string) => lines(file).map((l) => JSON.parse(l) as RunRecord);
   const lib = () => bench().entries.filter((e) => e.kg === 'library');
   return { fakes, newFake, bench, lines, records, lib };

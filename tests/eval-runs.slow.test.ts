@@ -65,7 +65,26 @@ describe('eval / infrastructure failures are not wrong answers', () => {
         : ok({ tool_calls: [toolCall('s', 'submit_final_query', JSON.stringify({ query }))] });
     });
     const out = path.join(dir, 'killed.jsonl');
-    const args = ['eval', '--shards', build, '--state', state, '--base-url', fake.url, '--model', 'm', '--question', String(q1.index), String(q2.index), '--out', out, '--tools', 'mcp', '--backoff', '1'];
+    const args = [
+      'eval',
+      '--shards',
+      build,
+      '--state',
+      state,
+      '--base-url',
+      fake.url,
+      '--model',
+      'm',
+      '--question',
+      String(q1.index),
+      String(q2.index),
+      '--out',
+      out,
+      '--tools',
+      'mcp',
+      '--backoff',
+      '1',
+    ];
     const first = await fkgqaChild(args);
     expect(first.code).toBe(2);
     expect(first.stderr).toMatch(/fkgqa: error: no run succeeded: infrastructure_error 2 \(first /);

@@ -46,14 +46,28 @@ afterAll(async () => {
 describe('eval / conditions: a run is its condition, question and repeat', () => {
   it('resumes only runs of the same condition (another query time limit runs again, as its own condition); ids carry the condition; a file written before they did still resumes; score reports each condition apart', async () => {
     const [q1, q2] = lib();
-    const base = { shards: build, endpoints: endpointsFile, setup: 'baseline' as const, agent: 'single' as const, probe: false, questions: [q1.index, q2.index], timeoutMs: 20_000, tools: 'in-process' as const };
+    const base = {
+      shards: build,
+      endpoints: endpointsFile,
+      setup: 'baseline' as const,
+      agent: 'single' as const,
+      probe: false,
+      questions: [q1.index, q2.index],
+      timeoutMs: 20_000,
+      tools: 'in-process' as const,
+    };
     const out = path.join(dir, 'conditions.jsonl');
     expect(await runEval({ ...base, out })).toMatchObject({ planned: 2, skipped: 0, ran: 2 });
     expect(await runEval({ ...base, out })).toMatchObject({ planned: 2, skipped: 2, ran: 0 });
     // Another query time limit is another condition: nothing of it is done yet.
     expect(await runEval({ ...base, out, timeoutMs: 25_000 })).toMatchObject({ planned: 2, skipped: 0, ran: 2 });
     const rs = records(out);
-    expect(rs.map((r) => r.id.replace(/\|[0-9a-f]{8}$/, '|c'))).toEqual([`baseline|single|${q1.index}|r0|c`, `baseline|single|${q2.index}|r0|c`, `baseline|single|${q1.index}|r0|c`, `baseline|single|${q2.index}|r0|c`]);
+    expect(rs.map((r) => r.id.replace(/\|[0-9a-f]{8}$/, '|c'))).toEqual([
+      `baseline|single|${q1.index}|r0|c`,
+      `baseline|single|${q2.index}|r0|c`,
+      `baseline|single|${q1.index}|r0|c`,
+      `baseline|single|${q2.index}|r0|c`,
+    ]);
     expect(new Set(rs.map((r) => r.id)).size).toBe(4);
     expect(rs.map((r) => r.limits?.queryTimeoutMs)).toEqual([20_000, 20_000, 25_000, 25_000]);
     // Lines whose id has no condition (written before ids carried it) are known by their fields: still done.
@@ -109,7 +123,12 @@ describe('eval / the run record (fkgqa-run/2)', () => {
 const playing = (replies: { tool_calls: ReturnType<typeof toolCall>[] }[]) => ({
   model: null,
   async complete(r: { turn: number }) {
-    return { message: { role: 'assistant' as const, content: null, ...replies[Math.min(r.turn, replies.length) - 1] }, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, finishReason: 'tool_calls', retries: [] };
+    return {
+      message: { role: 'assistant' as const, content: null, ...replies[Math.min(r.turn, replies.length) - 1] },
+      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      finishReason: 'tool_calls',
+      retries: [],
+    };
   },
 });
 
@@ -149,7 +168,7 @@ describe('eval / infrastructure failures are not wrong answers', () => {
     expect(r.finalQuery).toBeNull();
   });
 
-  it('endpoints that close every connection on a request: the final execution fails as infrastructure, naming the endpoint (direct and federated); a syntax error stays the agent\'s', async () => {
+  it("endpoints that close every connection on a request: the final execution fails as infrastructure, naming the endpoint (direct and federated); a syntax error stays the agent's", async () => {
     // Every library endpoint of this endpoints file is a TCP server that closes each connection when
     // the request arrives (a faulting endpoint). (One that closes before reading the request makes
     // Node's fetch wait for the time limit instead: a timeout, which is the agent's.)
@@ -170,7 +189,8 @@ describe('eval / infrastructure failures are not wrong answers', () => {
       // The closed connections fail at once; the per-query limit is for hangs only (as in eval.test.ts):
       // a timeout is the agent's (endReason submitted), and at load 15 a 20 s limit ran out before the
       // final execution failed, turning this test's verdict on the load instead of on the endpoint.
-      for (const agent of ['single', 'trivial'] as const) await runEval({ shards: build, endpoints: broken, setup: 'baseline', agent, out, questions: [q1.index], tools: 'in-process', probe: false, timeoutMs: 100_000 });
+      for (const agent of ['single', 'trivial'] as const)
+        await runEval({ shards: build, endpoints: broken, setup: 'baseline', agent, out, questions: [q1.index], tools: 'in-process', probe: false, timeoutMs: 100_000 });
       const [single, trivial] = records(out);
       for (const r of [single, trivial]) {
         expect(r.endReason).toBe('infrastructure_error');
@@ -182,7 +202,9 @@ describe('eval / infrastructure failures are not wrong answers', () => {
       expect(single.final!.errorClass).toBe('endpoint');
       expect(single.infrastructure!.endpoint).toBe(single.final!.endpoints[0]);
       // The agent's own mistake against a healthy endpoint is an answer (wrong), not an infrastructure failure.
-      const fake = await newFake(() => ok({ tool_calls: [toolCall('s', 'submit_final_query', JSON.stringify({ query: `SELECT * WHERE { SERVICE <${server.endpoints.find((e) => e.graph === 'library')!.url}> { ?s ?p ?o` }))] }));
+      const fake = await newFake(() =>
+        ok({ tool_calls: [toolCall('s', 'submit_final_query', JSON.stringify({ query: `SELECT * WHERE { SERVICE <${server.endpoints.find((e) => e.graph === 'library')!.url}> { ?s ?p ?o` }))] }),
+      );
       const mine = path.join(dir, 'syntax.jsonl');
       await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'llm', baseUrl: fake.url, model: 'm', out: mine, questions: [q1.index], tools: 'in-process' });
       const [m] = records(mine);
@@ -233,18 +255,38 @@ describe('eval / the LLM API: backoff, time limits, waits shown', () => {
     const lines: string[] = [];
     const out = path.join(dir, 'hang.jsonl');
     const s = await runEval({
-      shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'llm', baseUrl: fake.url, model: 'm', out, questions: [q.index], tools: 'in-process',
-      requestTimeoutMs: 600, noticeMs: 150, maxRetries: 1, backoffMs: 10, progress: (l) => lines.push(l),
+      shards: build,
+      endpoints: endpointsFile,
+      setup: 'baseline',
+      agent: 'llm',
+      baseUrl: fake.url,
+      model: 'm',
+      out,
+      questions: [q.index],
+      tools: 'in-process',
+      requestTimeoutMs: 600,
+      noticeMs: 150,
+      maxRetries: 1,
+      backoffMs: 10,
+      progress: (l) => lines.push(l),
     });
     expect(s).toMatchObject({ ran: 1, succeeded: 0, endReasons: { model_error: 1 } });
     const [r] = records(out);
     expect(r.error).toBe('gave up after 2 tries: no answer within the request time limit of 600 ms');
-    expect(r.steps[0]).toMatchObject({ type: 'llm', retries: [{ status: null, waitMs: 10 }, { status: null, waitMs: 0 }] });
+    expect(r.steps[0]).toMatchObject({
+      type: 'llm',
+      retries: [
+        { status: null, waitMs: 10 },
+        { status: null, waitMs: 0 },
+      ],
+    });
     expect(fake.requests).toHaveLength(2);
     const id = r.id; // <setup>|<model>|<question>|r<repeat>|<condition>
     expect(id).toMatch(new RegExp(`^baseline\\|m\\|${q.index}\\|r0\\|[0-9a-f]{8}$`));
     expect(lines.some((l) => l.startsWith(`  ${id} turn 1: waiting for the API for `) && l.endsWith('(try 1 of 2, request time limit 0.6 s)'))).toBe(true);
-    expect(lines).toContain(`  ${id} turn 1: try 1 of 2 failed after ${lines.find((l) => l.includes('try 1 of 2 failed after'))!.match(/after (\S+ s)/)![1]} (no answer within the request time limit of 600 ms); next try in 0.0 s`);
+    expect(lines).toContain(
+      `  ${id} turn 1: try 1 of 2 failed after ${lines.find((l) => l.includes('try 1 of 2 failed after'))!.match(/after (\S+ s)/)![1]} (no answer within the request time limit of 600 ms); next try in 0.0 s`,
+    );
   }, 60_000);
 
   it('per-run limits end runs with their own reasons: message_limit, token_limit, time_limit; --limit takes the first N questions', async () => {
@@ -275,7 +317,11 @@ describe('eval / the LLM API: backoff, time limits, waits shown', () => {
     const lim = path.join(dir, 'limit.jsonl');
     const summary = await runEval({ ...base, agent: 'oracle', out: lim, kgs: ['library'], limit: 2 });
     expect(summary).toMatchObject({ planned: 2, ran: 2 });
-    expect(records(lim).map((r) => r.question.index)).toEqual(lib().slice(0, 2).map((e) => e.index));
+    expect(records(lim).map((r) => r.question.index)).toEqual(
+      lib()
+        .slice(0, 2)
+        .map((e) => e.index),
+    );
     expect(q4).toBeDefined();
   }, 300_000);
 });
@@ -314,23 +360,33 @@ describe('eval / the command line', () => {
     // --base-url wins over OPENAI_BASE_URL (which names a port nothing listens on).
     const dead = `http://127.0.0.1:${await freePort()}/v1`;
     const out2 = path.join(dir, 'env2.jsonl');
-    const b = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--base-url', fake.url, '--question', String(q1.index), '--tools', 'in-process', '--out', out2, '-q'], { OPENAI_BASE_URL: dead });
+    const b = await fkgqa(
+      ['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--base-url', fake.url, '--question', String(q1.index), '--tools', 'in-process', '--out', out2, '-q'],
+      { OPENAI_BASE_URL: dead },
+    );
     expect(b.code).toBe(0);
     expect(b.stdout).toMatch(/^fkgqa eval: 1 run in .*\n {2}ended: cancelled 1\n$/);
     // Nothing listens at the API's address: exit 2 at once, naming it, and no run is made or written
     // (before, every question spent its tries: 16 questions took 8 minutes to say so).
     const out3 = path.join(dir, 'down.jsonl');
-    const c = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--kg', 'library', '--limit', '2', '--tools', 'in-process', '--out', out3, '-q'], { OPENAI_BASE_URL: dead });
+    const c = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--kg', 'library', '--limit', '2', '--tools', 'in-process', '--out', out3, '-q'], {
+      OPENAI_BASE_URL: dead,
+    });
     expect(c.code).toBe(2);
     const port = new URL(dead).port;
-    expect(c.stderr).toBe(`fkgqa: error: the model API at ${dead} cannot be reached (connect ECONNREFUSED 127.0.0.1:${port}): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run\n`);
+    expect(c.stderr).toBe(
+      `fkgqa: error: the model API at ${dead} cannot be reached (connect ECONNREFUSED 127.0.0.1:${port}): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run\n`,
+    );
     expect(fs.existsSync(out3)).toBe(false);
     // A base URL that is no http(s) URL, or names a port fetch refuses (1): the same, at once.
     for (const [bad, why] of [
       ['not-a-url', '--base-url not-a-url: not an http(s) URL (e.g. http://127.0.0.1:8080/v1)'],
       ['ftp://x/v1', '--base-url ftp://x/v1: not an http(s) URL (e.g. http://127.0.0.1:8080/v1)'],
       ['http://127.0.0.1:99999/v1', '--base-url http://127.0.0.1:99999/v1: not an http(s) URL (e.g. http://127.0.0.1:8080/v1)'],
-      ['http://127.0.0.1:1/v1', 'the model API at http://127.0.0.1:1/v1 cannot be reached (fetch refuses port 1 (a "bad port" of the Fetch standard)): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run'],
+      [
+        'http://127.0.0.1:1/v1',
+        'the model API at http://127.0.0.1:1/v1 cannot be reached (fetch refuses port 1 (a "bad port" of the Fetch standard)): start the model server or check --base-url (OPENAI_BASE_URL); nothing was run',
+      ],
     ]) {
       const e = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--base-url', bad, '--limit', '1', '--tools', 'in-process', '--out', out3, '-q']);
       expect([e.code, e.stderr]).toEqual([2, `fkgqa: error: ${why}\n`]);
@@ -340,7 +396,28 @@ describe('eval / the command line', () => {
     const failing = await fakeApi(() => ({ status: 500, body: { error: { message: 'boom' } } }));
     try {
       const out4 = path.join(dir, 'failing.jsonl');
-      const d = await fkgqa(['eval', '--shards', build, '--endpoints', endpointsFile, '--model', 'm', '--base-url', failing.url, '--kg', 'library', '--limit', '2', '--tools', 'in-process', '--out', out4, '--max-retries', '0', '-q']);
+      const d = await fkgqa([
+        'eval',
+        '--shards',
+        build,
+        '--endpoints',
+        endpointsFile,
+        '--model',
+        'm',
+        '--base-url',
+        failing.url,
+        '--kg',
+        'library',
+        '--limit',
+        '2',
+        '--tools',
+        'in-process',
+        '--out',
+        out4,
+        '--max-retries',
+        '0',
+        '-q',
+      ]);
       expect(d.code).toBe(2);
       expect(d.stdout).toMatch(/ended: model_error 2\n {2}failed: 2 of 2 .*\n {4}model_error 2, first baseline\|m\|\d+\|r0\|[0-9a-f]{8}: gave up after 1 try: HTTP 500/);
       expect(d.stderr).toMatch(/^fkgqa: error: no run succeeded: model_error 2 \(first baseline\|m\|\d+\|r0\|[0-9a-f]{8}: gave up after 1 try: HTTP 500/m);
@@ -353,18 +430,24 @@ describe('eval / the command line', () => {
     const [q1, q2] = lib();
     const fake = await newFake((question) => (question === q1.question ? ok({ tool_calls: [toolCall('c', 'cancel', '{"reason":"no"}')] }) : 'hang'));
     const out = path.join(dir, 'sigint.jsonl');
-    const r = await fkgqaChild(['eval', '--shards', build, '--endpoints', endpointsFile, '--base-url', fake.url, '--model', 'm', '--question', String(q1.index), String(q2.index), '--tools', 'in-process', '--out', out], {}, (err, kill) => {
-      if (err.includes('[1/2]') && !err.includes('interrupted')) kill('SIGINT');
-    });
+    const r = await fkgqaChild(
+      ['eval', '--shards', build, '--endpoints', endpointsFile, '--base-url', fake.url, '--model', 'm', '--question', String(q1.index), String(q2.index), '--tools', 'in-process', '--out', out],
+      {},
+      (err, kill) => {
+        if (err.includes('[1/2]') && !err.includes('interrupted')) kill('SIGINT');
+      },
+    );
     expect(r.code).toBe(130);
-    expect(r.stderr).toContain(`fkgqa: interrupted (SIGINT); kept: 1 run appended to ${out} (each line whole; runs in progress were dropped): rerun the same command to resume, finished runs are skipped`);
+    expect(r.stderr).toContain(
+      `fkgqa: interrupted (SIGINT); kept: 1 run appended to ${out} (each line whole; runs in progress were dropped): rerun the same command to resume, finished runs are skipped`,
+    );
     expect(records(out).map((x) => x.question.index)).toEqual([q1.index]);
     expect(fs.existsSync(path.join(dir, '.sigint.jsonl.fkgqa-lock'))).toBe(false); // released on exit
   }, 300_000);
 });
 
-describe('eval / every run sees only its question\'s graph', () => {
-  it('in-process and over stdio: the prompt and the tools name only the graph\'s endpoints; another graph\'s endpoint is refused', async () => {
+describe("eval / every run sees only its question's graph", () => {
+  it("in-process and over stdio: the prompt and the tools name only the graph's endpoints; another graph's endpoint is refused", async () => {
     const [q] = lib();
     const other = server.endpoints.find((e) => e.graph === 'observatory')!.url;
     const fake = await newFake((_q, turn) =>
@@ -438,7 +521,11 @@ describe('one convention for the same thing across commands', () => {
     expect(byIndex.code).toBe(0);
     expect((JSON.parse(byIndex.stdout) as { index: number }[]).map((v) => v.index)).toEqual([q.index]);
     const byQuery = await fkgqa(['questions', '--shards', build, '--query', q.queryId, '--json', '-q', '--timeout', '20000']);
-    expect((JSON.parse(byQuery.stdout) as { index: number }[]).map((v) => v.index)).toEqual(bench().entries.filter((e) => e.queryId === q.queryId).map((e) => e.index));
+    expect((JSON.parse(byQuery.stdout) as { index: number }[]).map((v) => v.index)).toEqual(
+      bench()
+        .entries.filter((e) => e.queryId === q.queryId)
+        .map((e) => e.index),
+    );
     expect(other === undefined || byQuery.stdout.includes(`"index": ${other.index}`)).toBe(true);
     const bad = await fkgqa(['questions', '--shards', build, '--question', '99999', '-q']);
     expect(bad.code).toBe(2);

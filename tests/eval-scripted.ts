@@ -18,7 +18,19 @@ import { score } from '../src/score/score.js';
  */
 export async function scriptedAgentsCheck(o: { build: string; endpointsFile: string; out: string; queries?: string[]; timeoutMs: number }): Promise<void> {
   for (const agent of ['oracle', 'trivial', 'single'] as const) {
-    await runEval({ shards: o.build, endpoints: o.endpointsFile, setup: 'baseline', agent, out: o.out, kgs: ['library'], ...(o.queries ? { queries: o.queries } : {}), distinctQueries: true, tools: 'in-process', timeoutMs: o.timeoutMs, probe: agent === 'oracle' });
+    await runEval({
+      shards: o.build,
+      endpoints: o.endpointsFile,
+      setup: 'baseline',
+      agent,
+      out: o.out,
+      kgs: ['library'],
+      ...(o.queries ? { queries: o.queries } : {}),
+      distinctQueries: true,
+      tools: 'in-process',
+      timeoutMs: o.timeoutMs,
+      probe: agent === 'oracle',
+    });
   }
   const report = await score({ runs: [o.out], shards: o.build });
   const by = Object.fromEntries(report.groups.map((g) => [g.agent, g]));

@@ -62,14 +62,53 @@ function inspect(file: string): { whole: string[]; torn: string } {
   if (!fs.existsSync(file)) return { whole: [], torn: '' };
   const text = fs.readFileSync(file, 'utf8');
   const cut = text.lastIndexOf('\n') + 1;
-  return { whole: text.slice(0, cut).split('\n').filter((l) => l !== ''), torn: text.slice(cut) };
+  return {
+    whole: text
+      .slice(0, cut)
+      .split('\n')
+      .filter((l) => l !== ''),
+    torn: text.slice(cut),
+  };
 }
 
 /** Runs the sweep (module comment). */
 export async function killSweep(o: SweepOptions): Promise<SweepResult> {
   const rand = seededRandom(o.seed, 'eval-kill');
-  const args = [path.join(ROOT, 'bin/fkgqa.js'), 'eval', '--shards', o.build, '--endpoints', o.endpointsFile, '--agent', 'single', '--no-probe', '--tools', 'in-process', '--kg', ...(o.kgs ?? ['library']), '--repeats', String(o.repeats), '--out', o.out];
-  const r: SweepResult = { instants: 0, killedWhileRunning: 0, faults: 0, faultKills: 0, faultsArmed: 0, tornSeen: 0, repairsSaid: 0, runsLost: 0, duplicates: 0, unparsable: 0, planned: 8 * (o.kgs ?? ['library']).length * o.repeats, finalRuns: 0, finalLines: 0, finalCode: null };
+  const args = [
+    path.join(ROOT, 'bin/fkgqa.js'),
+    'eval',
+    '--shards',
+    o.build,
+    '--endpoints',
+    o.endpointsFile,
+    '--agent',
+    'single',
+    '--no-probe',
+    '--tools',
+    'in-process',
+    '--kg',
+    ...(o.kgs ?? ['library']),
+    '--repeats',
+    String(o.repeats),
+    '--out',
+    o.out,
+  ];
+  const r: SweepResult = {
+    instants: 0,
+    killedWhileRunning: 0,
+    faults: 0,
+    faultKills: 0,
+    faultsArmed: 0,
+    tornSeen: 0,
+    repairsSaid: 0,
+    runsLost: 0,
+    duplicates: 0,
+    unparsable: 0,
+    planned: 8 * (o.kgs ?? ['library']).length * o.repeats,
+    finalRuns: 0,
+    finalLines: 0,
+    finalCode: null,
+  };
   const ever = new Set<string>();
   let tornBefore = false;
   /** Distinct runs in the file after the last instant. */

@@ -69,7 +69,8 @@ const dir = tmpDir('fkgqa-eval-');
  * `fkgqa mcp --timeout` takes (McpLimits.maxTimeoutMs).
  */
 const QUERY_LIMIT_MS = 100_000;
-const bench = () => JSON.parse(fs.readFileSync(path.join(build, 'benchmark.json'), 'utf8')) as { defaultPrefix: string; entries: { index: number; kg: string; question: string; query: string; queryId: string }[] };
+const bench = () =>
+  JSON.parse(fs.readFileSync(path.join(build, 'benchmark.json'), 'utf8')) as { defaultPrefix: string; entries: { index: number; kg: string; question: string; query: string; queryId: string }[] };
 
 beforeAll(async () => {
   build = await demoBuild(dir, { gold: true });
@@ -175,7 +176,23 @@ describe('eval / the agent loop against a fake OpenAI-compatible server', () => 
 
     // Resumed (the same condition: model, temperature, seed, query time limit; the API's retries are
     // not part of it): finished runs are skipped; --retry-errors reruns the model error only.
-    const again = await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'llm', baseUrl: fake.url, model: 'fake-model', temperature: 0, seed: 7, timeoutMs: QUERY_LIMIT_MS, maxRetries: 0, backoffMs: 1, out, questions: qs.map((q) => q.index), tools: 'in-process', retryErrors: true });
+    const again = await runEval({
+      shards: build,
+      endpoints: endpointsFile,
+      setup: 'baseline',
+      agent: 'llm',
+      baseUrl: fake.url,
+      model: 'fake-model',
+      temperature: 0,
+      seed: 7,
+      timeoutMs: QUERY_LIMIT_MS,
+      maxRetries: 0,
+      backoffMs: 1,
+      out,
+      questions: qs.map((q) => q.index),
+      tools: 'in-process',
+      retryErrors: true,
+    });
     expect(again).toMatchObject({ planned: 5, skipped: 4, ran: 1, endReasons: { model_error: 1 } });
 
     const report = await score({ runs: [out], shards: build });
@@ -196,7 +213,7 @@ describe('eval / the agent loop against a fake OpenAI-compatible server', () => 
   }, 180_000);
 });
 
-describe('eval / an error the query caused is the agent\'s: the run stays in accuracy, as wrong', () => {
+describe("eval / an error the query caused is the agent's: the run stays in accuracy, as wrong", () => {
   it('an unsupported function inside SERVICE (bif:contains, which oxigraph cannot evaluate): the tool errors are no infrastructure failure, the run is submitted, its final execution fails as endpoint-rejected, and score counts it wrong', async () => {
     const q = bench().entries.filter((e) => e.kg === 'library')[0];
     const lone = `PREFIX bif: <bif:> SELECT ?b WHERE { SERVICE <${urls[1]}> { ?b ?p ?o FILTER(bif:contains(?o, "a")) } }`;
@@ -208,7 +225,20 @@ describe('eval / an error the query caused is the agent\'s: the run stays in acc
     });
     const out = path.join(dir, 'bif.jsonl');
     try {
-      await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'llm', baseUrl: api.url, model: 'fake-bif', maxRetries: 0, backoffMs: 1, out, questions: [q.index], tools: 'in-process', timeoutMs: QUERY_LIMIT_MS });
+      await runEval({
+        shards: build,
+        endpoints: endpointsFile,
+        setup: 'baseline',
+        agent: 'llm',
+        baseUrl: api.url,
+        model: 'fake-bif',
+        maxRetries: 0,
+        backoffMs: 1,
+        out,
+        questions: [q.index],
+        tools: 'in-process',
+        timeoutMs: QUERY_LIMIT_MS,
+      });
     } finally {
       await api.close();
     }
@@ -231,9 +261,9 @@ describe('eval / an error the query caused is the agent\'s: the run stays in acc
 describe('eval / scripted agents on the demo build', () => {
   it('refuses the oracle when the needed shards are unknown (no fkgqa stats in this state folder), instead of naming every shard', async () => {
     const out = path.join(dir, 'no-stats.jsonl');
-    await expect(runEval({ shards: build, endpoints: endpointsFile, state: tmpDir(), setup: 'baseline', agent: 'oracle', out, kgs: ['library'], distinctQueries: true, tools: 'in-process' })).rejects.toThrow(
-      /--agent oracle needs the shards each answer needs \(realised fan-out\) of graph library: run fkgqa stats/,
-    );
+    await expect(
+      runEval({ shards: build, endpoints: endpointsFile, state: tmpDir(), setup: 'baseline', agent: 'oracle', out, kgs: ['library'], distinctQueries: true, tools: 'in-process' }),
+    ).rejects.toThrow(/--agent oracle needs the shards each answer needs \(realised fan-out\) of graph library: run fkgqa stats/);
     expect(fs.existsSync(out)).toBe(false);
   });
 

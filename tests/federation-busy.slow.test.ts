@@ -33,19 +33,29 @@ describe('a busy shard endpoint inside a federated query (run_sparql_query)', ()
 });
 
 describe('a busy shard endpoint inside a federated query (/federation/sparql)', () => {
-  it.skipIf(!ENGINE_TESTS_RUN.comunica)('a request with its own limit whose shards wait behind another query: 503 busy naming the shard, Retry-After, not the time limit', async () => {
-    const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
-    const fed = `${new URL(ep(1)).origin}/federation/sparql`;
-    const query = `SELECT * WHERE { SERVICE <${ep(2)}> { ?s ?p ?o } SERVICE <${ep(3)}> { ?s ?q ?t } }`;
-    // The engine is up and every endpoint loaded.
-    expect((await fetch(`${fed}?query=${encodeURIComponent(`${query} LIMIT 1`)}`)).status).toBe(200);
-    for (const n of [1, 2, 3, 4]) expect((await fetch(ep(n), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: COUNT })).status).toBe(200);
-    await behindHeavy(s, 'library-shard1', async () => {
-      const r = await fetch(`${fed}?query=${encodeURIComponent(query)}&timeout=3000ms`);
-      expect(r.status).toBe(503);
-      expect(r.headers.get('retry-after')).toBe('1');
-      expect(r.headers.get('fkgqa-stopped')).toMatch(/^busy; by=request; waited=\d+; ms=3000$/);
-      expect(await r.text()).toMatch(new RegExp(`^the endpoint (${ep(2)}|${ep(3)}) was busy \\(HTTP 503, busy; by=request; waited=\\d+; ms=\\d+\\): the query waited \\d+ ms there behind other queries`.replace(/[.?]/g, (c) => (c === '.' ? '\\.' : c))));
-    });
-  }, 120_000);
+  it.skipIf(!ENGINE_TESTS_RUN.comunica)(
+    'a request with its own limit whose shards wait behind another query: 503 busy naming the shard, Retry-After, not the time limit',
+    async () => {
+      const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
+      const fed = `${new URL(ep(1)).origin}/federation/sparql`;
+      const query = `SELECT * WHERE { SERVICE <${ep(2)}> { ?s ?p ?o } SERVICE <${ep(3)}> { ?s ?q ?t } }`;
+      // The engine is up and every endpoint loaded.
+      expect((await fetch(`${fed}?query=${encodeURIComponent(`${query} LIMIT 1`)}`)).status).toBe(200);
+      for (const n of [1, 2, 3, 4]) expect((await fetch(ep(n), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: COUNT })).status).toBe(200);
+      await behindHeavy(s, 'library-shard1', async () => {
+        const r = await fetch(`${fed}?query=${encodeURIComponent(query)}&timeout=3000ms`);
+        expect(r.status).toBe(503);
+        expect(r.headers.get('retry-after')).toBe('1');
+        expect(r.headers.get('fkgqa-stopped')).toMatch(/^busy; by=request; waited=\d+; ms=3000$/);
+        expect(await r.text()).toMatch(
+          new RegExp(
+            `^the endpoint (${ep(2)}|${ep(3)}) was busy \\(HTTP 503, busy; by=request; waited=\\d+; ms=\\d+\\): the query waited \\d+ ms there behind other queries`.replace(/[.?]/g, (c) =>
+              c === '.' ? '\\.' : c,
+            ),
+          ),
+        );
+      });
+    },
+    120_000,
+  );
 });

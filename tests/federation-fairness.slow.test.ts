@@ -28,12 +28,15 @@ function post(url: string, query: string, localAddress: string, headers: Record<
   const u = new URL(url);
   const sentAt = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', localAddress, agent: false, headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json, ...headers } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers, sentAt, doneAt: performance.now() }));
-    });
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', localAddress, agent: false, headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json, ...headers } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers, sentAt, doneAt: performance.now() }));
+      },
+    );
     req.on('error', reject);
     req.end(query);
   });
@@ -69,7 +72,7 @@ describe('/federation/sparql: a fair share of the federation engine per client',
     await s?.close();
   });
 
-  it("six heavy clients with 4 queries each and one light client: the light query starts at the next free thread, before any other heavy query, and waits less than a heavy query runs", async () => {
+  it('six heavy clients with 4 queries each and one light client: the light query starts at the next free thread, before any other heavy query, and waits less than a heavy query runs', async () => {
     const heavyClients = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6', '127.0.0.7'];
     const lightClient = '127.0.0.8';
     // Both engine threads warm, and the shards loaded.
@@ -114,7 +117,9 @@ describe('/federation/sparql: a fair share of the federation engine per client',
     const waited = events[lightStart].at - joinedAt;
     expect(waited).toBeLessThanOrEqual(Math.min(...runningThen));
     // The request log records the client and the wait of each federated query.
-    process.stderr.write(`fairness: light query waited ${waited} ms; heavy runs then ${runningThen.join(', ')} ms; light answered in ${Math.round(lightAnswer.doneAt - lightAnswer.sentAt)} ms, the 24 heavy in ${Math.round(Math.max(...heavySeen.map((h) => h.doneAt)) - Math.min(...heavySeen.map((h) => h.sentAt)))} ms\n`);
+    process.stderr.write(
+      `fairness: light query waited ${waited} ms; heavy runs then ${runningThen.join(', ')} ms; light answered in ${Math.round(lightAnswer.doneAt - lightAnswer.sentAt)} ms, the 24 heavy in ${Math.round(Math.max(...heavySeen.map((h) => h.doneAt)) - Math.min(...heavySeen.map((h) => h.sentAt)))} ms\n`,
+    );
   }, 600_000);
 
   it("a client over --max-queued is answered 503 busy at once (by=full, waited=0, Retry-After), a query the bounded client reads as busy; another client's query still runs", async () => {

@@ -123,12 +123,15 @@ describe('what fkgqa reads from an endpoint: the same rule on every route', () =
     await new Promise<void>((r) => (foreign ? foreign.close(() => r()) : r()));
   });
 
-  it('SPARQL JSON results sent as text/plain or application/json are the endpoint\'s fault on the direct route, in the words of both engines', async () => {
+  it("SPARQL JSON results sent as text/plain or application/json are the endpoint's fault on the direct route, in the words of both engines", async () => {
     const shard1 = s.endpoint('library-shard1')!.url;
     const words = (type: string) => `answered HTTP 200 with content type ${type}, which is no SPARQL results type`;
     const got: Record<string, string> = {};
     const want: Record<string, string> = {};
-    for (const [mode, type] of [['plainrows', 'text/plain'], ['jsonrows', 'application/json']]) {
+    for (const [mode, type] of [
+      ['plainrows', 'text/plain'],
+      ['jsonrows', 'application/json'],
+    ]) {
       const client = new BoundedSparqlClient(registryFromUrls([url(mode), shard1]));
       try {
         const direct = await client.direct(url(mode), 'SELECT * WHERE { ?b ?p ?o }', MEDIA.json, 30_000);
@@ -140,7 +143,10 @@ describe('what fkgqa reads from an endpoint: the same rule on every route', () =
       for (const engine of FEDERATION_ENGINES.filter((e) => e !== 'comunica-default' && ENGINE_TESTS_RUN[e])) {
         const fc = new BoundedSparqlClient(registryFromUrls([url(mode), shard1]), { engine });
         try {
-          const o = await fc.federated(`SELECT * WHERE { SERVICE <${url(mode)}> { ?b ?p ?o } SERVICE <${shard1}> { ?b ?q ?t } }`, MEDIA.json, 60_000, undefined, { limitFromStart: true, waitMs: 120_000 });
+          const o = await fc.federated(`SELECT * WHERE { SERVICE <${url(mode)}> { ?b ?p ?o } SERVICE <${shard1}> { ?b ?q ?t } }`, MEDIA.json, 60_000, undefined, {
+            limitFromStart: true,
+            waitMs: 120_000,
+          });
           got[`${mode} ${engine}`] = o.status === 'error' ? `${o.error} | ${o.badAnswer?.endpoint}` : o.status;
           want[`${mode} ${engine}`] = `the endpoint ${url(mode)} ${words(type)} | ${url(mode)}`;
         } finally {
@@ -235,10 +241,22 @@ describe('a Comunica bundle that is not the one npm run build recorded: the user
     const cut = path.join(pkg, 'dist/federation/comunica/comunica.bundle.cjs');
     const warning = `fkgqa: warning: ${cut} is not the bundle bundles.json recorded (changed or cut since npm run build): Comunica is loaded module by module; run npm run build\n`;
     // A child of its own (not spawnSync: the endpoints answer from this process).
-    const q = await run(process.execPath, [bin, 'query', '--endpoint', ep(1), ep(2), '--format', 'json', '-q', `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?s ?p ?o } SERVICE <${ep(2)}> { ?x ?y ?z } }`]);
+    const q = await run(process.execPath, [
+      bin,
+      'query',
+      '--endpoint',
+      ep(1),
+      ep(2),
+      '--format',
+      'json',
+      '-q',
+      `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?s ?p ?o } SERVICE <${ep(2)}> { ?x ?y ?z } }`,
+    ]);
     expect([q.code, q.stderr, JSON.parse(q.stdout).results.bindings[0].n.value]).toEqual([0, warning, '280']);
     const shards = s.endpointsFile().shards as string;
-    const child = spawn(process.execPath, [bin, 'serve', '--shards', shards, '--kg', 'library', '--port', '0', '--state', path.join(tmpDir('fkgqa-cut-bundle-state-'), 'state'), '--engines', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'serve', '--shards', shards, '--kg', 'library', '--port', '0', '--state', path.join(tmpDir('fkgqa-cut-bundle-state-'), 'state'), '--engines', '2'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (c: string) => (stderr += c));

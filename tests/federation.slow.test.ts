@@ -39,7 +39,10 @@ describe('federation / one registry over two fkgqa serve processes (slow: every 
   beforeAll(async () => {
     stateA = tmpDir('fkgqa-fed-a-');
     stateB = tmpDir('fkgqa-fed-b-');
-    [a, b] = await Promise.all([serveProcess(['--shards', shards, '--kg', 'library', '--state', stateA, '--port', '0']), serveProcess(['--shards', shards, '--kg', 'observatory', '--state', stateB, '--port', '0'])]);
+    [a, b] = await Promise.all([
+      serveProcess(['--shards', shards, '--kg', 'library', '--state', stateA, '--port', '0']),
+      serveProcess(['--shards', shards, '--kg', 'observatory', '--state', stateB, '--port', '0']),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -60,7 +63,10 @@ describe('federation / one registry over two fkgqa serve processes (slow: every 
             if (!parsed.ok) throw new Error(parsed.error);
             const plan = planQuery(trivialFederation(parsed.query.ast, urls).text, registry, { maxQueryChars: 1 << 20 });
             if (!plan.ok) throw new Error(`${q.id}: ${plan.message}`);
-            const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, 'application/sparql-results+json', 60_000) : await client.federated(plan.query, 'application/sparql-results+json', 60_000);
+            const o =
+              plan.route === 'direct'
+                ? await client.direct(plan.targets[0].url, plan.query, 'application/sparql-results+json', 60_000)
+                : await client.federated(plan.query, 'application/sparql-results+json', 60_000);
             if (o.status !== 'ok') throw new Error(`${q.id}: ${o.status} ${o.status === 'error' ? o.error : ''}`);
             const c = compareResults(gold.get(q.id)!.results!, JSON.parse(o.body) as SparqlResults, !!(parsed.query.ast as { order?: unknown[] }).order?.length);
             verdicts.push(`${q.id} ${plan.route} ${c.identical ? 'identical' : c.reason}`);
@@ -75,7 +81,10 @@ describe('federation / one registry over two fkgqa serve processes (slow: every 
         expect(both.ok && both.route).toBe('federation');
         const o = await client.federated((both as { query: string }).query, 'application/sparql-results+json', 60_000);
         expect(o.status).toBe('ok');
-        const triples = (id: string) => openBuild(shards, { checkShards: false }).manifests.flatMap((m) => m.shards).find((s) => s.endpoint === id)!.triples;
+        const triples = (id: string) =>
+          openBuild(shards, { checkShards: false })
+            .manifests.flatMap((m) => m.shards)
+            .find((s) => s.endpoint === id)!.triples;
         expect(Number((JSON.parse((o as { body: string }).body) as SparqlResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
         expect(Object.keys(o.requests).sort()).toEqual([l1.url, o1.url].sort());
         // The client counted every request, per endpoint, over all calls.

@@ -45,7 +45,10 @@ describe('federation / one registry over two fkgqa serve processes', () => {
   beforeAll(async () => {
     stateA = tmpDir('fkgqa-fed-a-');
     stateB = tmpDir('fkgqa-fed-b-');
-    [a, b] = await Promise.all([serveProcess(['--shards', shards, '--kg', 'library', '--state', stateA, '--port', '0']), serveProcess(['--shards', shards, '--kg', 'observatory', '--state', stateB, '--port', '0'])]);
+    [a, b] = await Promise.all([
+      serveProcess(['--shards', shards, '--kg', 'library', '--state', stateA, '--port', '0']),
+      serveProcess(['--shards', shards, '--kg', 'observatory', '--state', stateB, '--port', '0']),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -55,8 +58,14 @@ describe('federation / one registry over two fkgqa serve processes', () => {
     const files = [path.join(stateA, 'endpoints.json'), path.join(stateB, 'endpoints.json')];
     const r = openRegistry({ endpointsFiles: files, build: shards });
     expect(r.endpoints.map((e) => e.id)).toEqual([
-      'library-shard1', 'library-shard2', 'library-shard3', 'library-shard4',
-      'observatory-shard1', 'observatory-shard2', 'observatory-shard3', 'observatory-shard4',
+      'library-shard1',
+      'library-shard2',
+      'library-shard3',
+      'library-shard4',
+      'observatory-shard1',
+      'observatory-shard2',
+      'observatory-shard3',
+      'observatory-shard4',
     ]);
     expect(r.source).toBe(`serve:${files[0]} + serve:${files[1]}`);
     expect(r.endpointsFiles).toEqual(files);
@@ -103,7 +112,10 @@ describe('federation / one registry over two fkgqa serve processes', () => {
             if (!parsed.ok) throw new Error(parsed.error);
             const plan = planQuery(trivialFederation(parsed.query.ast, urls).text, registry, { maxQueryChars: 1 << 20 });
             if (!plan.ok) throw new Error(`${q.id}: ${plan.message}`);
-            const o = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, 'application/sparql-results+json', 60_000) : await client.federated(plan.query, 'application/sparql-results+json', 60_000);
+            const o =
+              plan.route === 'direct'
+                ? await client.direct(plan.targets[0].url, plan.query, 'application/sparql-results+json', 60_000)
+                : await client.federated(plan.query, 'application/sparql-results+json', 60_000);
             if (o.status !== 'ok') throw new Error(`${q.id}: ${o.status} ${o.status === 'error' ? o.error : ''}`);
             const c = compareResults(gold.get(q.id)!.results!, JSON.parse(o.body) as SparqlResults, !!(parsed.query.ast as { order?: unknown[] }).order?.length);
             verdicts.push(`${q.id} ${plan.route} ${c.identical ? 'identical' : c.reason}`);
@@ -118,7 +130,10 @@ describe('federation / one registry over two fkgqa serve processes', () => {
         expect(both.ok && both.route).toBe('federation');
         const o = await client.federated((both as { query: string }).query, 'application/sparql-results+json', 60_000);
         expect(o.status).toBe('ok');
-        const triples = (id: string) => openBuild(shards, { checkShards: false }).manifests.flatMap((m) => m.shards).find((s) => s.endpoint === id)!.triples;
+        const triples = (id: string) =>
+          openBuild(shards, { checkShards: false })
+            .manifests.flatMap((m) => m.shards)
+            .find((s) => s.endpoint === id)!.triples;
         expect(Number((JSON.parse((o as { body: string }).body) as SparqlResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
         expect(Object.keys(o.requests).sort()).toEqual([l1.url, o1.url].sort());
         // The client counted every request, per endpoint, over all calls.
@@ -149,7 +164,9 @@ describe('federation / no redirect leaves the registry', () => {
   let registry: EndpointRegistry;
   beforeAll(async () => {
     server = await serve({ shards, kgs: ['library'], writeFiles: false });
-    trap = await listener((_req, res) => res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"literal","value":"from the trap"}}]}}'));
+    trap = await listener((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"literal","value":"from the trap"}}]}}'),
+    );
     // A registered endpoint that answers every request (queries, its service description, its VoID) with a redirect to the trap.
     redirector = await listener((req, res) => res.writeHead(req.method === 'POST' ? 307 : 302, { location: `${trap.url}${req.url}` }).end());
     registry = registryFromUrls([`${redirector.url}/r/sparql`, server.endpoint('library-shard1')!.url]);
@@ -179,12 +196,16 @@ describe('federation / no redirect leaves the registry', () => {
       );
       const fed = await call('run_sparql_query', { query: `SELECT * { SERVICE <${r}> { ?s ?p ?o } SERVICE <${server.endpoint('library-shard1')!.url}> { ?s ?p ?o } }`, timeout_ms: 60_000 });
       expect(fed.isError).toBe(true);
-      expect(fed.text).toContain(`failed: ${r}?… answered HTTP 302 with a redirect to ${trap.url}/r/sparql?…: not followed, ${trap.url}/r/sparql?… is not a registered endpoint; nothing was sent there`);
+      expect(fed.text).toContain(
+        `failed: ${r}?… answered HTTP 302 with a redirect to ${trap.url}/r/sparql?…: not followed, ${trap.url}/r/sparql?… is not a registered endpoint; nothing was sent there`,
+      );
       expect(fed.text).toMatch(/^Error \(redirect\): the federation engine \(SERVICE </);
       const v = await call('get_void_descriptions', { endpoint: r });
       expect(v.isError).toBe(true);
       expect(v.text).toContain(`# VoID of <${r}>: not found`);
-      expect(v.text).toContain(`well-known: ${redirector.url}/r/.well-known/void answered HTTP 302 with a redirect to ${trap.url}/r/.well-known/void: not followed, ${trap.url}/r/.well-known/void is not a registered endpoint`);
+      expect(v.text).toContain(
+        `well-known: ${redirector.url}/r/.well-known/void answered HTTP 302 with a redirect to ${trap.url}/r/.well-known/void: not followed, ${trap.url}/r/.well-known/void is not a registered endpoint`,
+      );
       expect(mcp.callLog.entries.map((e) => e.errorClass)).toEqual(['redirect', 'redirect', 'no-void']);
       expect(trap.requests).toEqual([]);
       expect(redirector.requests.length).toBeGreaterThanOrEqual(3);
@@ -197,7 +218,9 @@ describe('federation / no redirect leaves the registry', () => {
   it('fetchWithin follows a document redirect only to an allowed host, and never re-sends a query', async () => {
     const onRedirector = (u: string) => u.startsWith(redirector.url) || u.startsWith(`${server.endpoint('library-shard1')!.url.replace(/\/[^/]*\/sparql$/, '')}`);
     await expect(fetchWithin(`${redirector.url}/doc`, {}, { allowed: onRedirector, followRedirects: true })).rejects.toBeInstanceOf(RedirectRefused);
-    await expect(fetchWithin(`${redirector.url}/q`, { method: 'POST', body: 'query=ASK{}' }, { allowed: () => true, followRedirects: true })).rejects.toThrow(/answered HTTP 307 .*not followed, a query goes only to the endpoint named in its SERVICE clause/);
+    await expect(fetchWithin(`${redirector.url}/q`, { method: 'POST', body: 'query=ASK{}' }, { allowed: () => true, followRedirects: true })).rejects.toThrow(
+      /answered HTTP 307 .*not followed, a query goes only to the endpoint named in its SERVICE clause/,
+    );
     await expect(fetchWithin(`${trap.url}/x`, {}, { allowed: onRedirector })).rejects.toThrow(`refused to contact ${trap.url}/x: not a registered endpoint`);
     expect(trap.requests).toEqual([]);
   });
@@ -220,29 +243,39 @@ describe('federation / an endpoint that answers no SPARQL result inside a multi-
   });
 
   for (const engine of FEDERATION_ENGINES) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: run_sparql_query says which endpoint answered what (status, content type); _meta class endpoint, infrastructure true`, async () => {
-      const shard1 = server.endpoint('library-shard1')!.url;
-      const [p, g] = [`${page.url}/p/sparql`, `${gone.url}/g/sparql`];
-      const mcp = await createMcpServer({ registry: registryFromUrls([p, g, shard1]), setup: 'baseline', callLog: null, state: null, federationEngine: engine });
-      const [x, y] = InMemoryTransport.createLinkedPair();
-      await mcp.server.connect(x);
-      const client = new Client({ name: 'test', version: '1' });
-      await client.connect(y);
-      try {
-        for (const [bad, status, type] of [[p, 200, 'text/html'], [g, 404, 'text/html']] as const) {
-          const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t . ?t ?r ?u } }`, timeout_ms: 60_000 } })) as { content: { text: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
-          expect(r.isError).toBe(true);
-          expect(r.content[0].text).toMatch(/^Error \(endpoint\): the federation engine \(SERVICE </);
-          expect(r.content[0].text).toContain(`the endpoint ${bad} answered HTTP ${status} with content type ${type}`);
-          expect(r.content[0].text).toContain('which is no SPARQL result');
-          expect(r.content[0].text).not.toMatch(/QuerySourceRdfJs/);
-          expect(r._meta?.['fkgqa/error']).toEqual({ class: 'endpoint', infrastructure: true, endpoint: bad });
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(
+      `${engine}: run_sparql_query says which endpoint answered what (status, content type); _meta class endpoint, infrastructure true`,
+      async () => {
+        const shard1 = server.endpoint('library-shard1')!.url;
+        const [p, g] = [`${page.url}/p/sparql`, `${gone.url}/g/sparql`];
+        const mcp = await createMcpServer({ registry: registryFromUrls([p, g, shard1]), setup: 'baseline', callLog: null, state: null, federationEngine: engine });
+        const [x, y] = InMemoryTransport.createLinkedPair();
+        await mcp.server.connect(x);
+        const client = new Client({ name: 'test', version: '1' });
+        await client.connect(y);
+        try {
+          for (const [bad, status, type] of [
+            [p, 200, 'text/html'],
+            [g, 404, 'text/html'],
+          ] as const) {
+            const r = (await client.callTool({
+              name: 'run_sparql_query',
+              arguments: { query: `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t . ?t ?r ?u } }`, timeout_ms: 60_000 },
+            })) as { content: { text: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
+            expect(r.isError).toBe(true);
+            expect(r.content[0].text).toMatch(/^Error \(endpoint\): the federation engine \(SERVICE </);
+            expect(r.content[0].text).toContain(`the endpoint ${bad} answered HTTP ${status} with content type ${type}`);
+            expect(r.content[0].text).toContain('which is no SPARQL result');
+            expect(r.content[0].text).not.toMatch(/QuerySourceRdfJs/);
+            expect(r._meta?.['fkgqa/error']).toEqual({ class: 'endpoint', infrastructure: true, endpoint: bad });
+          }
+        } finally {
+          await client.close();
+          await mcp.close();
         }
-      } finally {
-        await client.close();
-        await mcp.close();
-      }
-    }, 120_000);
+      },
+      120_000,
+    );
   }
 
   it('a time limit that is no whole number of ms, or leaves less than the 5 s probe wait, still names the endpoint (was: internal error "delay out of range")', async () => {
@@ -284,7 +317,9 @@ describe('federation / postWithin: the query to one endpoint (node:http, keep-al
         if (req.url === '/drop/sparql' && n === 2) return void req.socket.destroy();
         if (req.url === '/silent/sparql') return; // never answers
         if (req.url === '/big/sparql') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(100_000));
-        res.writeHead(200, { 'content-type': 'application/sparql-results+json; charset=utf-8', 'fkgqa-stopped': 'no' }).end(`{"head":{},"boolean":true,"n":${n},"body":${JSON.stringify(body)},"ct":${JSON.stringify(req.headers['content-length'])}}`);
+        res
+          .writeHead(200, { 'content-type': 'application/sparql-results+json; charset=utf-8', 'fkgqa-stopped': 'no' })
+          .end(`{"head":{},"boolean":true,"n":${n},"body":${JSON.stringify(body)},"ct":${JSON.stringify(req.headers['content-length'])}}`);
       });
     });
     let connections = 0;
@@ -347,7 +382,9 @@ describe('federation / postWithin: the query to one endpoint (node:http, keep-al
     // A port fetch refuses (a "bad port" of the Fetch standard) is refused alike, so both routes reach the same endpoints.
     const bad = await postWithin('http://127.0.0.1:6000/x/sparql', 'query=x', {}, AbortSignal.timeout(60_000), 1000, all).catch((err: Error) => err);
     expect([(bad as Error).message, ((bad as Error).cause as Error).message]).toEqual(['fetch failed', 'bad port']);
-    await expect(postWithin(`${ep.url}/a/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, { allowed: () => false })).rejects.toThrow(`refused to contact ${ep.url}/a/sparql: not a registered endpoint`);
+    await expect(postWithin(`${ep.url}/a/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, { allowed: () => false })).rejects.toThrow(
+      `refused to contact ${ep.url}/a/sparql: not a registered endpoint`,
+    );
   });
 
   it('leaves no abort listener on a signal shared by many requests once each has settled; an aborted signal sends nothing', async () => {
@@ -383,7 +420,7 @@ describe('federation / routing', () => {
     expect(two.ok && [two.route, two.targets.map((t) => t.id)]).toEqual(['federation', ['library-shard1', 'library-shard2']]);
   });
 
-  it('a SERVICE inside a SERVICE is refused before sending (the agent\'s query, not an endpoint failure: the shard would answer 501)', () => {
+  it("a SERVICE inside a SERVICE is refused before sending (the agent's query, not an endpoint failure: the shard would answer 501)", () => {
     const s1 = 'http://127.0.0.1:9/library-shard1/sparql';
     const s2 = 'http://127.0.0.1:9/library-shard2/sparql';
     for (const q of [`SELECT * { SERVICE <${s1}> { SELECT * { SERVICE <${s2}> { ?s ?p ?o } } } }`, `SELECT * { SERVICE <${s1}> { ?s ?p ?o FILTER EXISTS { SERVICE <${s2}> { ?s ?q ?x } } } }`]) {

@@ -88,7 +88,10 @@ export function copyDir(src: string): string {
 
 /** Reads an N-Triples file into its non-empty lines. */
 export function ntLines(file: string): string[] {
-  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0);
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
 }
 
 /** sha256 of every file below `dir`, hidden ones included, by relative path. */

@@ -12,7 +12,29 @@ import type { RunRecord } from '../src/eval/record.js';
 import { FederationEndpoint } from '../src/serve/federation-endpoint.js';
 import { tmpDir } from './helpers.js';
 import {
-  direct, endpoint, ENGINE_TESTS_RUN, federated, fkgqa, FORMS, JSON_HEAD, MODES, notResults, ONE_ROW, reset, ROW, seen, server, shards, SHORT, STOPS, useHostileEndpoints, what, withMcp, XML_CUT, XML_GOOD, XML_MODES,
+  direct,
+  endpoint,
+  ENGINE_TESTS_RUN,
+  federated,
+  fkgqa,
+  FORMS,
+  JSON_HEAD,
+  MODES,
+  notResults,
+  ONE_ROW,
+  reset,
+  ROW,
+  seen,
+  server,
+  shards,
+  SHORT,
+  STOPS,
+  useHostileEndpoints,
+  what,
+  withMcp,
+  XML_CUT,
+  XML_GOOD,
+  XML_MODES,
 } from './hostile-fixture.js';
 
 /**
@@ -44,30 +66,34 @@ describe('hostile answers / resultsProblem: a SPARQL results document is complet
 
 describe('hostile answers / run_sparql_query: an incomplete answer is an infrastructure error naming the endpoint', () => {
   for (const engine of ['comunica'] as const) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: one of each kind inside a two-SERVICE query (a connection closed mid-answer, no results document, no SPARQL results type): _meta endpoint, infrastructure true, no ASK {} probe; an endpoint's own time limit is no probe either; a good XML answer counts (the sweep: hostile-answers.slow.test.ts)`, async () => {
-      const shard1 = server.endpoint('library-shard1')!.url;
-      const says: Record<string, string> = { short: what('short', engine), nobindings: what('nobindings', engine), ctjson: federated(engine).ctjson };
-      await withMcp([...Object.keys(says).map(endpoint), endpoint('limit503'), endpoint('xmlgood'), shard1], engine, async (call) => {
-        const got: Record<string, unknown> = {};
-        const want: Record<string, unknown> = {};
-        for (const [mode, what] of Object.entries(says)) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(
+      `${engine}: one of each kind inside a two-SERVICE query (a connection closed mid-answer, no results document, no SPARQL results type): _meta endpoint, infrastructure true, no ASK {} probe; an endpoint's own time limit is no probe either; a good XML answer counts (the sweep: hostile-answers.slow.test.ts)`,
+      async () => {
+        const shard1 = server.endpoint('library-shard1')!.url;
+        const says: Record<string, string> = { short: what('short', engine), nobindings: what('nobindings', engine), ctjson: federated(engine).ctjson };
+        await withMcp([...Object.keys(says).map(endpoint), endpoint('limit503'), endpoint('xmlgood'), shard1], engine, async (call) => {
+          const got: Record<string, unknown> = {};
+          const want: Record<string, unknown> = {};
+          for (const [mode, what] of Object.entries(says)) {
+            reset();
+            const bad = endpoint(mode);
+            const r = await call(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t } }`);
+            const text = r.content[0].text;
+            got[mode] = { isError: r.isError, meta: r._meta?.['fkgqa/error'], says: text.includes(`the endpoint ${bad} ${what}`) ? 'what' : text, probes: seen[mode]?.asks ?? 0 };
+            want[mode] = { isError: true, meta: { class: 'endpoint', infrastructure: true, endpoint: bad }, says: 'what', probes: 0 };
+          }
           reset();
-          const bad = endpoint(mode);
-          const r = await call(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t } }`);
-          const text = r.content[0].text;
-          got[mode] = { isError: r.isError, meta: r._meta?.['fkgqa/error'], says: text.includes(`the endpoint ${bad} ${what}`) ? 'what' : text, probes: seen[mode]?.asks ?? 0 };
-          want[mode] = { isError: true, meta: { class: 'endpoint', infrastructure: true, endpoint: bad }, says: 'what', probes: 0 };
-        }
-        reset();
-        const limited = await call(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${endpoint('limit503')}> { ?b ?q ?t } }`);
-        got.limit503 = [limited.isError, limited.content[0].text.includes('time limit of 1000 ms') || limited.content[0].text, seen.limit503?.asks];
-        want.limit503 = [true, true, 0];
-        const xml = await call(`SELECT ?p ?b { SERVICE <${shard1}> { ?x ?p ?o } SERVICE <${endpoint('xmlgood')}> { ?b ?q ?t } } LIMIT 3`);
-        got.xmlgood = [xml.isError ?? false, /^[1-9]\d* rows? \(federation engine/.test(xml.content[0].text) ? 'rows' : xml.content[0].text];
-        want.xmlgood = [false, 'rows'];
-        expect(got).toEqual(want);
-      });
-    }, 300_000);
+          const limited = await call(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${endpoint('limit503')}> { ?b ?q ?t } }`);
+          got.limit503 = [limited.isError, limited.content[0].text.includes('time limit of 1000 ms') || limited.content[0].text, seen.limit503?.asks];
+          want.limit503 = [true, true, 0];
+          const xml = await call(`SELECT ?p ?b { SERVICE <${shard1}> { ?x ?p ?o } SERVICE <${endpoint('xmlgood')}> { ?b ?q ?t } } LIMIT 3`);
+          got.xmlgood = [xml.isError ?? false, /^[1-9]\d* rows? \(federation engine/.test(xml.content[0].text) ? 'rows' : xml.content[0].text];
+          want.xmlgood = [false, 'rows'];
+          expect(got).toEqual(want);
+        });
+      },
+      300_000,
+    );
   }
 
   it('the direct route (a lone SERVICE): the same errors, the same _meta; a good endpoint still answers', async () => {
@@ -95,9 +121,17 @@ describe('hostile answers / run_sparql_query: an incomplete answer is an infrast
     const client = new BoundedSparqlClient(registryFromUrls([bad, shard1]));
     try {
       const d = await client.direct(bad, 'SELECT * { ?s ?p ?o }', 'application/sparql-results+json', 30_000);
-      expect(d).toMatchObject({ status: 'error', error: `the endpoint ${bad} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`, badAnswer: { endpoint: bad, httpStatus: 200 } });
+      expect(d).toMatchObject({
+        status: 'error',
+        error: `the endpoint ${bad} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`,
+        badAnswer: { endpoint: bad, httpStatus: 200 },
+      });
       const f = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t } }`, 'application/sparql-results+json', 60_000);
-      expect(f).toMatchObject({ status: 'error', error: `the endpoint ${bad} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`, badAnswer: { endpoint: bad, httpStatus: 200 } });
+      expect(f).toMatchObject({
+        status: 'error',
+        error: `the endpoint ${bad} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`,
+        badAnswer: { endpoint: bad, httpStatus: 200 },
+      });
     } finally {
       await client.close();
     }
@@ -131,7 +165,11 @@ describe('hostile answers / an eval run: the final query meets a cut answer insi
     reset();
     // The trivial agent submits the gold query with every triple pattern a UNION over all shards: a federated query.
     await runEval({ shards, endpoints, setup: 'baseline', agent: 'trivial', out, questions: [q1.index], tools: 'in-process', probe: false, timeoutMs: 30_000 });
-    const [r] = fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as RunRecord);
+    const [r] = fs
+      .readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as RunRecord);
     expect(r.final!.endpoints.length).toBeGreaterThan(1);
     expect([r.endReason, r.final!.status, r.final!.errorClass, r.infrastructure!.endpoint, seen.cut.queries > 0]).toEqual(['infrastructure_error', 'error', 'endpoint', bad, true]);
     expect(r.infrastructure!.what).toMatch(/^the harness's execution of the submitted query failed \(endpoint\): /);
@@ -143,7 +181,10 @@ describe('hostile answers / fkgqa query: exit 2, the endpoint named with what it
     const shard1 = server.endpoint('library-shard1')!.url;
     const [short, garbage, close] = ['short', 'garbage', 'close'].map(endpoint);
     const cases = [
-      { args: [`SELECT * WHERE { SERVICE <${short}> { ?s ?p ?o } }`], stderr: `fkgqa: error: the endpoint ${short} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)\n` },
+      {
+        args: [`SELECT * WHERE { SERVICE <${short}> { ?s ?p ?o } }`],
+        stderr: `fkgqa: error: the endpoint ${short} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)\n`,
+      },
       {
         args: [`SELECT * WHERE { SERVICE <${garbage}> { ?s ?p ?o } }`],
         stderr: `fkgqa: error: the endpoint ${garbage} answered something that is not a SPARQL results document (application/sparql-results+json): it is not JSON (Unexpected token 'h', "hello, not json" is not valid JSON; 15 bytes)\n`,
@@ -173,7 +214,10 @@ describe('hostile answers / fkgqa query: an HTTP error is said once, and an erro
         stderr: `fkgqa: error: the federation engine comunica (SERVICE <${shard1}>, <${page}>) failed on the query: it answered HTTP 500: Invalid SPARQL endpoint response from ${page} (HTTP status 500): Internal Server Error\n`,
       },
       { args: [`SELECT * WHERE { SERVICE <${redirect}> { ?s ?p ?o } }`], stderr: `fkgqa: error: the endpoint ${redirect} ${refusal}\n` },
-      { args: [`SELECT * WHERE { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${redirect}> { ?b ?q ?t } }`], stderr: `fkgqa: error: the federation engine comunica (SERVICE <${shard1}>, <${redirect}>) could not answer: ${redirect}?… ${refusal}\n` },
+      {
+        args: [`SELECT * WHERE { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${redirect}> { ?b ?q ?t } }`],
+        stderr: `fkgqa: error: the federation engine comunica (SERVICE <${shard1}>, <${redirect}>) could not answer: ${redirect}?… ${refusal}\n`,
+      },
     ];
     // --timeout: the value does not matter here, but the default 30 s (which counts the engine's start in the child) ended the federated ones at load 25.
     const results = await Promise.all(cases.map((c) => fkgqa(['query', '--timeout', '300000', '--endpoint', page, redirect, target, shard1, ...c.args])));
@@ -181,11 +225,13 @@ describe('hostile answers / fkgqa query: an HTTP error is said once, and an erro
   }, 120_000);
 });
 
-describe('hostile answers / a 2xx answer that is no SPARQL results document of the query\'s form never counts as rows', () => {
+describe("hostile answers / a 2xx answer that is no SPARQL results document of the query's form never counts as rows", () => {
   it('resultsProblem and unreadTypeWords: rows must be objects of RDF terms, the form must match, only SPARQL JSON and XML results are read', () => {
     expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[null,1,"x"]}}', 'application/sparql-results+json')).toBe('row 1 of "results.bindings" is not an object (null)');
     expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[{},{"b":"x"}]}}', 'application/sparql-results+json')).toBe('row 2 of "results.bindings" binds ?b to no RDF term ("x")');
-    expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[{"b":{"type":"iri","value":"x"}}]}}', 'application/sparql-results+json')).toBe('row 1 of "results.bindings" binds ?b to no RDF term ({"type":"iri","value":"x"})');
+    expect(resultsProblem('{"head":{"vars":["b"]},"results":{"bindings":[{"b":{"type":"iri","value":"x"}}]}}', 'application/sparql-results+json')).toBe(
+      'row 1 of "results.bindings" binds ?b to no RDF term ({"type":"iri","value":"x"})',
+    );
     expect(resultsProblem(ONE_ROW, 'application/sparql-results+json', 'select')).toBeUndefined();
     expect(resultsProblem(ONE_ROW, 'application/sparql-results+json', 'ask')).toBe('it has "results" (rows) but the query is an ASK');
     expect(resultsProblem('{"head":{},"boolean":true}', 'application/sparql-results+json', 'select')).toBe('it is a boolean (an ASK answer) but the query is a SELECT');
@@ -196,9 +242,13 @@ describe('hostile answers / a 2xx answer that is no SPARQL results document of t
     expect(unreadTypeWords(200, 'text/plain', 'fkgqa')).toBe('answered HTTP 200 with content type text/plain, which is no SPARQL results type');
     expect(unreadTypeWords(204, '', 'fkgqa')).toBe('answered HTTP 204 without a content type, which is no SPARQL results type');
     expect(unreadTypeWords(200, 'text/csv', 'fkgqa')).toBe('answered HTTP 200 with content type text/csv, which is no SPARQL results type fkgqa reads (it asked for SPARQL JSON or XML results)');
-    expect([queryForm('PREFIX a: <http://x#> # ASK\n ask { ?s ?p ?o }'), queryForm('BASE <http://x/> SELECT * {}'), queryForm('CONSTRUCT {} {}'), queryForm('hello')]).toEqual(['ask', 'select', 'graph', undefined]);
+    expect([queryForm('PREFIX a: <http://x#> # ASK\n ask { ?s ?p ?o }'), queryForm('BASE <http://x/> SELECT * {}'), queryForm('CONSTRUCT {} {}'), queryForm('hello')]).toEqual([
+      'ask',
+      'select',
+      'graph',
+      undefined,
+    ]);
   });
-
 
   it('the direct route (run_sparql_query, a lone SERVICE): each is an endpoint fault, infrastructure, the endpoint named; an ASK answered with rows too', async () => {
     const modes = Object.keys(direct);
@@ -233,19 +283,26 @@ describe('hostile answers / a 2xx answer that is no SPARQL results document of t
     const results = await Promise.all(modes.map((m) => fkgqa(['query', '--endpoint', endpoint(m), `SELECT * WHERE { SERVICE <${endpoint(m)}> { ?s ?p ?o } }`])));
     expect(results).toEqual(modes.map((m) => ({ code: 2, stdout: '', stderr: `fkgqa: error: the endpoint ${endpoint(m)} ${says[m]}\n` })));
   }, 120_000);
-
 });
 
 describe('hostile answers / the direct route reads SPARQL XML results, checked as completely as JSON', () => {
   const notResults = 'answered something that is not a SPARQL results document (application/sparql-results+xml)';
-  it('run_sparql_query: a complete XML SELECT is its rows (terms kept), an XML ASK its boolean; a garbled one is the endpoint\'s fault', async () => {
+  it("run_sparql_query: a complete XML SELECT is its rows (terms kept), an XML ASK its boolean; a garbled one is the endpoint's fault", async () => {
     const urls = Object.keys(XML_MODES).map(endpoint);
     await withMcp(urls, undefined, async (call) => {
       const two = await call(`SELECT * { SERVICE <${endpoint('xmltwo')}> { ?b ?q ?l } }`);
-      expect([two.isError ?? false, two.content[0].text.split('\n')[0].replace(/; [\d.]+ m?s\)$/, ')')]).toEqual([false, `2 rows (direct: the SERVICE wrapper was removed and the query sent to ${endpoint('xmltwo')})`]);
+      expect([two.isError ?? false, two.content[0].text.split('\n')[0].replace(/; [\d.]+ m?s\)$/, ')')]).toEqual([
+        false,
+        `2 rows (direct: the SERVICE wrapper was removed and the query sent to ${endpoint('xmltwo')})`,
+      ]);
       expect(JSON.parse(two.content[0].text.split('\n').slice(1).join('\n'))).toEqual({
         head: { vars: ['b', 'l'] },
-        results: { bindings: [{ b: { type: 'uri', value: 'http://valuenet/ontop/data/book/1' }, l: { type: 'literal', value: 'Emma', 'xml:lang': 'en' } }, { l: { type: 'literal', value: '3', datatype: 'http://www.w3.org/2001/XMLSchema#integer' } }] },
+        results: {
+          bindings: [
+            { b: { type: 'uri', value: 'http://valuenet/ontop/data/book/1' }, l: { type: 'literal', value: 'Emma', 'xml:lang': 'en' } },
+            { l: { type: 'literal', value: '3', datatype: 'http://www.w3.org/2001/XMLSchema#integer' } },
+          ],
+        },
       });
       const ask = await call(`ASK { SERVICE <${endpoint('xmlask')}> { ?b ?q ?l } }`);
       expect([ask.isError ?? false, ask.content[0].text.startsWith('ASK answer: true (direct: ')]).toEqual([false, true]);
@@ -286,7 +343,12 @@ describe('hostile answers / the direct route reads SPARQL XML results, checked a
       const asXml = await client.direct(two, 'SELECT * { ?b ?q ?l }', 'application/sparql-results+xml', 30_000);
       const asJson = await client.direct(two, 'SELECT * { ?b ?q ?l }', 'application/sparql-results+json', 30_000);
       const garbled = await client.direct(mismatch, 'SELECT * { ?b ?q ?l }', 'application/sparql-results+xml', 30_000);
-      expect([asXml.status, asXml.status === 'ok' && asXml.contentType, asJson.status === 'ok' && asJson.contentType, asJson.status === 'ok' && JSON.parse(asJson.body).results.bindings.length]).toEqual(['ok', 'application/sparql-results+xml', 'application/sparql-results+json', 2]);
+      expect([
+        asXml.status,
+        asXml.status === 'ok' && asXml.contentType,
+        asJson.status === 'ok' && asJson.contentType,
+        asJson.status === 'ok' && JSON.parse(asJson.body).results.bindings.length,
+      ]).toEqual(['ok', 'application/sparql-results+xml', 'application/sparql-results+json', 2]);
       expect([garbled.status, garbled.status === 'error' && garbled.badAnswer?.endpoint]).toEqual(['error', mismatch]);
     } finally {
       await client.close();
@@ -308,13 +370,19 @@ describe('hostile answers / the direct route reads the form of a query with an u
   it('queryForm reads each prologue (any case) in one pass; formOf falls back to the quick inspection and sparqljs', () => {
     expect(prologues.map((p) => queryForm(withForm(p, 'select * { ?b ?q ?t }')))).toEqual(prologues.map(() => 'select'));
     expect(prologues.map((p) => queryForm(withForm(p, 'ASK{ ?b ?q ?t }')))).toEqual(prologues.map(() => 'ask'));
-    expect([queryForm('PREFIX a:<http://x#y>CONSTRUCT{}{}'), queryForm('ASK{a:b ?p ?o}'), queryForm('SELECTED'), queryForm('PREFIX ask: <x>'), queryForm('hello')]).toEqual(['graph', 'ask', undefined, undefined, undefined]);
+    expect([queryForm('PREFIX a:<http://x#y>CONSTRUCT{}{}'), queryForm('ASK{a:b ?p ?o}'), queryForm('SELECTED'), queryForm('PREFIX ask: <x>'), queryForm('hello')]).toEqual([
+      'graph',
+      'ask',
+      undefined,
+      undefined,
+      undefined,
+    ]);
     // The regular expression used before backtracked exponentially here (24 spaces: 85 ms; this many: never ends).
     expect(queryForm(`${' '.repeat(100_000)}x`)).toBeUndefined();
     expect([formOf('PREFIX a: <x>\nSELECT (COUNT(*) AS ?n) {}'), formOf('hello'), formOf('DESCRIBE <x>')]).toEqual(['select', undefined, 'graph']);
   });
 
-  it('the bounded client: a boolean answering such a SELECT, rows answering such an ASK, are the endpoint\'s fault; good answers count', async () => {
+  it("the bounded client: a boolean answering such a SELECT, rows answering such an ASK, are the endpoint's fault; good answers count", async () => {
     const [boolean, rows] = ['boolean', 'rows'].map(endpoint);
     const client = new BoundedSparqlClient(registryFromUrls([boolean, rows]));
     try {
@@ -338,7 +406,7 @@ describe('hostile answers / the direct route reads the form of a query with an u
   }, 60_000);
 });
 
-describe('hostile answers / an unsolicited gzip answer is decoded everywhere, a broken one is the endpoint\'s fault; no binary bytes in messages; bytes past Content-Length do not stall the next query', () => {
+describe("hostile answers / an unsolicited gzip answer is decoded everywhere, a broken one is the endpoint's fault; no binary bytes in messages; bytes past Content-Length do not stall the next query", () => {
   it('the direct route (bounded client): a gzip answer is read; a cut gzip answer and a binary body are named in words', async () => {
     const [good, cut, binary] = ['gzipgood', 'gzipcut', 'binary'].map(endpoint);
     const client = new BoundedSparqlClient(registryFromUrls([good, cut, binary]));
@@ -346,36 +414,44 @@ describe('hostile answers / an unsolicited gzip answer is decoded everywhere, a 
       const q = 'SELECT * { ?b ?q ?t }';
       const [g, c, b] = await Promise.all([good, cut, binary].map((u) => client.direct(u, q, 'application/sparql-results+json', 30_000)));
       expect([g.status, g.status === 'ok' && JSON.parse(g.body).results.bindings.length]).toEqual(['ok', 1]);
-      expect([c.status === 'error' && c.error, c.status === 'error' && c.badAnswer?.endpoint]).toEqual([`the endpoint ${cut} sent a gzip-encoded answer that does not decode (unexpected end of file; 40 bytes received)`, cut]);
-      expect(b.status === 'error' && b.error).toBe(`the endpoint ${binary} answered something that is not a SPARQL results document (application/sparql-results+json): it is not JSON (binary data, not text: a compressed or binary body)`);
+      expect([c.status === 'error' && c.error, c.status === 'error' && c.badAnswer?.endpoint]).toEqual([
+        `the endpoint ${cut} sent a gzip-encoded answer that does not decode (unexpected end of file; 40 bytes received)`,
+        cut,
+      ]);
+      expect(b.status === 'error' && b.error).toBe(
+        `the endpoint ${binary} answered something that is not a SPARQL results document (application/sparql-results+json): it is not JSON (binary data, not text: a compressed or binary body)`,
+      );
     } finally {
       await client.close();
     }
   }, 60_000);
-
 });
 
 describe('hostile answers / comunica: why an endpoint answering 503 inside a two-SERVICE query gets 2 requests (docs/federation.md)', () => {
-  it.skipIf(!ENGINE_TESTS_RUN.comunica)('the first contact dereferences the endpoint URL once (source identification, cached per engine), then the query; no retry; then our ASK {} probe', async () => {
-    const shard1 = server.endpoint('library-shard1')!.url;
-    const down = endpoint('down503');
-    const client = new BoundedSparqlClient(registryFromUrls([shard1, down]), { engine: 'comunica' });
-    try {
-      reset();
-      const q = `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${down}> { ?b ?q ?t } }`;
-      const first = await client.federated(q, 'application/sparql-results+json', 30_000);
-      const firstSeen = { ...seen.down503 };
-      const second = await client.federated(q, 'application/sparql-results+json', 30_000);
-      // queries: the GET of the endpoint URL without a query (Comunica's metadata dereference) counts as one here.
-      expect([first.status, first.requests[down], firstSeen, second.status, second.requests[down], seen.down503]).toEqual(['error', 3, { queries: 2, asks: 1 }, 'error', 2, { queries: 3, asks: 2 }]);
-      expect(first.status === 'error' && first.error).toBe(`Invalid SPARQL endpoint response from ${down} (HTTP status 503): overloaded`);
-    } finally {
-      await client.close();
-    }
-  }, 120_000);
+  it.skipIf(!ENGINE_TESTS_RUN.comunica)(
+    'the first contact dereferences the endpoint URL once (source identification, cached per engine), then the query; no retry; then our ASK {} probe',
+    async () => {
+      const shard1 = server.endpoint('library-shard1')!.url;
+      const down = endpoint('down503');
+      const client = new BoundedSparqlClient(registryFromUrls([shard1, down]), { engine: 'comunica' });
+      try {
+        reset();
+        const q = `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${down}> { ?b ?q ?t } }`;
+        const first = await client.federated(q, 'application/sparql-results+json', 30_000);
+        const firstSeen = { ...seen.down503 };
+        const second = await client.federated(q, 'application/sparql-results+json', 30_000);
+        // queries: the GET of the endpoint URL without a query (Comunica's metadata dereference) counts as one here.
+        expect([first.status, first.requests[down], firstSeen, second.status, second.requests[down], seen.down503]).toEqual(['error', 3, { queries: 2, asks: 1 }, 'error', 2, { queries: 3, asks: 2 }]);
+        expect(first.status === 'error' && first.error).toBe(`Invalid SPARQL endpoint response from ${down} (HTTP status 503): overloaded`);
+      } finally {
+        await client.close();
+      }
+    },
+    120_000,
+  );
 });
 
-describe('verdicts / a stop is one only when it agrees with the limit sent and the clock; an error the query caused is the agent\'s', () => {
+describe("verdicts / a stop is one only when it agrees with the limit sent and the clock; an error the query caused is the agent's", () => {
   /** A function oxigraph does not know, inside the SERVICE clause the shard evaluates. */
   const bif = (u: string) => `PREFIX bif: <bif:> SELECT * { SERVICE <${u}> { ?b ?p ?o FILTER(bif:contains(?o, "a")) } }`;
   const meta = (r: { _meta?: Record<string, unknown> }) => r._meta?.['fkgqa/error'] as { class: string; infrastructure: boolean; endpoint?: string } | undefined;
@@ -420,13 +496,17 @@ describe('verdicts / a stop is one only when it agrees with the limit sent and t
     expect(cases.map(([status, header, text]) => causedByQuery(status, header, text))).toEqual([true, true, true, true, true, true, false, false, false, false, false]);
   });
 
-  it('the direct route (run_sparql_query, a lone SERVICE): a forged busy or time limit is the endpoint\'s error (not busy, not the query\'s time limit); an unsupported function is the agent\'s on fkgqa serve (400) and another server (500 in its words)', async () => {
+  it("the direct route (run_sparql_query, a lone SERVICE): a forged busy or time limit is the endpoint's error (not busy, not the query's time limit); an unsupported function is the agent's on fkgqa serve (400) and another server (500 in its words)", async () => {
     const shard2 = server.endpoint('library-shard2')!.url;
     await withMcp([...Object.keys(STOPS).map(endpoint), endpoint('html500'), shard2], undefined, async (call) => {
       const got = await verdicts(call, (mode) => (mode === 'serve' ? bif(shard2) : `SELECT * { SERVICE <${endpoint(mode)}> { ?b ?q ?t } }`), MODES_ASKED);
       expect(got).toEqual(WANT);
       const forged = await call(`SELECT * { SERVICE <${endpoint('forgedbusy')}> { ?b ?q ?t } }`);
-      expect(forged.content[0].text).toMatch(new RegExp(`^Error \\(endpoint\\): the endpoint \\S+ failed: the endpoint \\S+ answered HTTP 503 \\(Fkgqa-Stopped: busy; by=request; waited=900; ms=1000\\), a stop that names the request's limit as 1000 ms, but the request was sent 59\\d{3} ms: neither busy nor the query's time limit, an error of the endpoint$`));
+      expect(forged.content[0].text).toMatch(
+        new RegExp(
+          `^Error \\(endpoint\\): the endpoint \\S+ failed: the endpoint \\S+ answered HTTP 503 \\(Fkgqa-Stopped: busy; by=request; waited=900; ms=1000\\), a stop that names the request's limit as 1000 ms, but the request was sent 59\\d{3} ms: neither busy nor the query's time limit, an error of the endpoint$`,
+        ),
+      );
       expect(meta(forged)?.endpoint).toBe(endpoint('forgedbusy'));
       const served = await call(bif(shard2));
       expect(served.content[0].text).toContain(`the endpoint ${shard2} answered HTTP 400: query evaluation failed: The custom function <bif:contains> is not supported`);
@@ -435,17 +515,26 @@ describe('verdicts / a stop is one only when it agrees with the limit sent and t
   }, 120_000);
 
   for (const engine of ['comunica', 'jena'] as const) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: the same verdicts inside a two-SERVICE query`, async () => {
-      const [shard1, shard2] = [1, 2].map((n) => server.endpoint(`library-shard${n}`)!.url);
-      await withMcp([...Object.keys(STOPS).map(endpoint), endpoint('html500'), shard1, shard2], engine, async (call) => {
-        const two = (mode: string) => (mode === 'serve' ? `PREFIX bif: <bif:> SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${shard2}> { ?b ?q ?t FILTER(bif:contains(?t, "a")) } }` : `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${endpoint(mode)}> { ?b ?q ?t } }`);
-        const got = await verdicts(call, two, MODES_ASKED);
-        expect(got).toEqual(WANT);
-        const forged = await call(two('forgedlimit'));
-        expect(forged.content[0].text).toMatch(/answered HTTP 503 \(Fkgqa-Stopped: time-limit; by=request; ms=\d+\), a stop that names a limit of \d+ ms but came \d+ ms after the request was sent: neither busy nor the query's time limit, an error of the endpoint/);
-        expect(meta(forged)?.endpoint).toBe(endpoint('forgedlimit'));
-      });
-    }, 300_000);
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(
+      `${engine}: the same verdicts inside a two-SERVICE query`,
+      async () => {
+        const [shard1, shard2] = [1, 2].map((n) => server.endpoint(`library-shard${n}`)!.url);
+        await withMcp([...Object.keys(STOPS).map(endpoint), endpoint('html500'), shard1, shard2], engine, async (call) => {
+          const two = (mode: string) =>
+            mode === 'serve'
+              ? `PREFIX bif: <bif:> SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${shard2}> { ?b ?q ?t FILTER(bif:contains(?t, "a")) } }`
+              : `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${endpoint(mode)}> { ?b ?q ?t } }`;
+          const got = await verdicts(call, two, MODES_ASKED);
+          expect(got).toEqual(WANT);
+          const forged = await call(two('forgedlimit'));
+          expect(forged.content[0].text).toMatch(
+            /answered HTTP 503 \(Fkgqa-Stopped: time-limit; by=request; ms=\d+\), a stop that names a limit of \d+ ms but came \d+ ms after the request was sent: neither busy nor the query's time limit, an error of the endpoint/,
+          );
+          expect(meta(forged)?.endpoint).toBe(endpoint('forgedlimit'));
+        });
+      },
+      300_000,
+    );
   }
 
   it("eval's executor: a forged time limit is an infrastructure failure of the endpoint, an unsupported function the agent's (a wrong answer)", async () => {
@@ -461,9 +550,13 @@ describe('verdicts / a stop is one only when it agrees with the limit sent and t
     }
   }, 60_000);
 
-  it('/federation/sparql: a shard\'s forged busy is answered 502 (the endpoint failed), not passed on as 503 busy with Retry-After; a function the shards cannot evaluate is 400 (the client\'s)', async () => {
+  it("/federation/sparql: a shard's forged busy is answered 502 (the endpoint failed), not passed on as 503 busy with Retry-After; a function the shards cannot evaluate is 400 (the client's)", async () => {
     const forged = endpoint('forgedbusy');
-    const fed = new FederationEndpoint(() => registryFromUrls([forged]), () => 'http://127.0.0.1/federation/sparql', { timeoutMs: 30_000, maxBodyBytes: 1 << 20 });
+    const fed = new FederationEndpoint(
+      () => registryFromUrls([forged]),
+      () => 'http://127.0.0.1/federation/sparql',
+      { timeoutMs: 30_000, maxBodyBytes: 1 << 20 },
+    );
     const http1 = http.createServer((req, res) => {
       void fed.handle(req, new URL(req.url!, 'http://127.0.0.1')).then((a) => res.writeHead(a.status, { 'content-type': a.type, ...(a.headers ?? {}) }).end(a.body));
     });

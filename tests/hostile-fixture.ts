@@ -29,7 +29,8 @@ import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
 
 export const ROW = '{"b":{"type":"uri","value":"http://valuenet/ontop/data/book/1"}}';
 export const JSON_HEAD = '{"head":{"vars":["b"]},"results":{"bindings":[';
-export const XML_CUT = '<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="b"/></head><results><result><binding name="b"><uri>http://valuenet/ontop/data/book/1</uri></binding></result>';
+export const XML_CUT =
+  '<?xml version="1.0"?>\n<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="b"/></head><results><result><binding name="b"><uri>http://valuenet/ontop/data/book/1</uri></binding></result>';
 export const HALF = `${JSON_HEAD}${ROW},{"b":{"type"`; // 123 bytes, then the connection is closed (chunked)
 export const SHORT = `${JSON_HEAD}${ROW}`; // 110 bytes of a Content-Length of 210
 
@@ -86,7 +87,7 @@ export const ERRORS: Record<string, Mode> = {
   html500: (res) => res.writeHead(500, { 'content-type': 'text/html' }).end(ERROR_PAGE),
   limit503: (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('the endpoint stopped the query at its time limit of 1000 ms'),
   login: (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Please log in</body></html>'),
-  redirect: (res) => res.writeHead(302, { location: `http://127.0.0.1:${(res.socket!.localPort ?? 0)}/good/sparql` }).end(),
+  redirect: (res) => res.writeHead(302, { location: `http://127.0.0.1:${res.socket!.localPort ?? 0}/good/sparql` }).end(),
 };
 
 /** What the error says each hostile endpoint did (after "the endpoint <url> "), per engine where they differ. */
@@ -117,7 +118,9 @@ export const XML_MODES: Record<string, Mode> = {
   xmltwo: (res) =>
     res
       .writeHead(200, xmlType)
-      .end(`${XML_HEAD}<results><result><binding name="b"><uri>http://valuenet/ontop/data/book/1</uri></binding><binding name="l"><literal xml:lang="en">Emma</literal></binding></result><result><binding name="l"><literal datatype="http://www.w3.org/2001/XMLSchema#integer">3</literal></binding></result></results></sparql>`),
+      .end(
+        `${XML_HEAD}<results><result><binding name="b"><uri>http://valuenet/ontop/data/book/1</uri></binding><binding name="l"><literal xml:lang="en">Emma</literal></binding></result><result><binding name="l"><literal datatype="http://www.w3.org/2001/XMLSchema#integer">3</literal></binding></result></results></sparql>`,
+      ),
   xmlask: (res) => res.writeHead(200, xmlType).end('<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head/><boolean>true</boolean></sparql>'),
   xmlmismatch: (res) => res.writeHead(200, xmlType).end(`${XML_HEAD}<results><result><binding name="b"><uri>http://x/1</uri></binding></results></sparql>`),
   xmlbadterm: (res) => res.writeHead(200, xmlType).end(`${XML_HEAD}<results><result><binding name="b"><iri>http://x/1</iri></binding></result></results></sparql>`),
@@ -143,7 +146,8 @@ export const WIRE_MODES: Record<string, Mode> = {
  */
 export const STOPS: Record<string, Mode> = {
   forgedbusy: (res) => res.writeHead(503, { 'content-type': 'text/plain', 'fkgqa-stopped': 'busy; by=request; waited=900; ms=1000', 'retry-after': '1' }).end('busy'),
-  forgedlimit: (res) => res.writeHead(503, { 'content-type': 'text/plain', 'fkgqa-stopped': `time-limit; by=request; ms=${String(res.req.headers['fkgqa-timeout'])}` }).end("query stopped at the request's time limit"),
+  forgedlimit: (res) =>
+    res.writeHead(503, { 'content-type': 'text/plain', 'fkgqa-stopped': `time-limit; by=request; ms=${String(res.req.headers['fkgqa-timeout'])}` }).end("query stopped at the request's time limit"),
   // A time limit of its own of 0 ms, answered at once: the clock cannot check it (judgeStop's MIN_OWN_LIMIT_MS).
   instantlimit: (res) => res.writeHead(503, { 'content-type': 'text/plain', 'fkgqa-stopped': 'time-limit; by=endpoint; ms=0' }).end("query stopped at the endpoint's time limit"),
   // A limit of its own of 57 ms, answered at once: the clock asks 45.3 ms of it (judgeStop's earliestStop).
@@ -151,7 +155,7 @@ export const STOPS: Record<string, Mode> = {
   // Another server's time limit in words, without its length, answered at once: checked against the limit sent.
   timedout503: (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('Query timed out'),
   evalerror: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('query evaluation failed: The custom function <bif:contains> is not supported'),
-  virtuoso: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at \'bif\' before \':contains\''),
+  virtuoso: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'bif' before ':contains'"),
 };
 
 /** Bytes that are no text: never in a message. */
@@ -264,7 +268,9 @@ export async function withMcp(urls: string[], engine: string | undefined, body: 
   try {
     // The SDK's own request limit (60 s by default) above the tool's 60 s: at load 20–30 the answer came after it (SdkError: Request timed out).
     // SPARQL JSON results, not the table: the tests read the route on the note line and the rows as JSON.
-    await body(async (query) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000, format: 'application/sparql-results+json' } }, { timeout: 600_000 })) as ToolAnswer);
+    await body(
+      async (query) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000, format: 'application/sparql-results+json' } }, { timeout: 600_000 })) as ToolAnswer,
+    );
   } finally {
     await client.close();
     await mcp.close();

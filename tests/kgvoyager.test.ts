@@ -49,14 +49,28 @@ describe('kgvoyager: fkgqa mcp options', () => {
 describe('kgvoyager: fusion and filtering', () => {
   it('reciprocal rank fusion gives the hand-computed scores', () => {
     // x: 1/(60+1); y: 1/(60+2) + 1/(60+1); z: 1/(60+3); w: 1/(60+2)
-    const fused = rrf([['x', 'y', 'z'], ['y', 'w']], 60);
+    const fused = rrf(
+      [
+        ['x', 'y', 'z'],
+        ['y', 'w'],
+      ],
+      60,
+    );
     expect(fused.map((h) => h.id)).toEqual(['y', 'x', 'w', 'z']);
     expect(fused[0].score).toBeCloseTo(1 / 62 + 1 / 61, 12);
     expect(fused[1].score).toBeCloseTo(1 / 61, 12);
     expect(fused[2].score).toBeCloseTo(1 / 62, 12);
     expect(fused[3].score).toBeCloseTo(1 / 63, 12);
     // k = 2: y = 1/4 + 1/3, x = 1/3, w = 1/4, z = 1/5
-    expect(rrf([['x', 'y', 'z'], ['y', 'w']], 2).map((h) => +h.score.toFixed(4))).toEqual([0.5833, 0.3333, 0.25, 0.2]);
+    expect(
+      rrf(
+        [
+          ['x', 'y', 'z'],
+          ['y', 'w'],
+        ],
+        2,
+      ).map((h) => +h.score.toFixed(4)),
+    ).toEqual([0.5833, 0.3333, 0.25, 0.2]);
   });
 
   it('the adaptive filter keeps exactly the top 3 when scores fall fast, and every hit above δ × top otherwise', () => {
@@ -187,7 +201,10 @@ describe('kgvoyager tools on the demo federation', () => {
   it('search_all_properties: usage counts across shards and the VoID domain/range', async () => {
     const { byIri } = await kgv.propertyIndex();
     const name = byIri.get(`${O}author#name`)!;
-    expect(name.endpoints.map((c) => [c.endpoint, c.count])).toEqual([['library-shard1', 5], ['library-shard3', 1]]);
+    expect(name.endpoints.map((c) => [c.endpoint, c.count])).toEqual([
+      ['library-shard1', 5],
+      ['library-shard3', 1],
+    ]);
     expect(name.domains).toEqual([{ iri: `${O}author`, source: 'void', triples: 6 }]);
     // Authors are typed in the buckets, not in the books' shard: read from its remote object classes.
     expect(byIri.get(`${O}book#ref-author_id`)!.ranges).toEqual([{ iri: `${O}author`, source: 'void', triples: 8 }]);
@@ -238,7 +255,10 @@ describe('kgvoyager tools on the demo federation', () => {
     await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
     const hangUrl = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/sparql`;
     try {
-      const withHang: EndpointRegistry = { ...registry, endpoints: [...registry.endpoints, { id: 'hang', url: hangUrl, graph: null, shard: null, description: null, voidFile: null, voidExtendedFile: null }] };
+      const withHang: EndpointRegistry = {
+        ...registry,
+        endpoints: [...registry.endpoints, { id: 'hang', url: hangUrl, graph: null, shard: null, description: null, voidFile: null, voidExtendedFile: null }],
+      };
       // The limit must leave the shards time to answer on a loaded machine; the hanging endpoint never answers.
       const slow = new KgVoyager({ registry: withHang, select: httpSelect, options: { timeoutMs: 3000, indexTimeoutMs: 3000 } });
       const t0 = Date.now();

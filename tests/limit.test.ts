@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { earliestStop, judgeStop, MIN_OWN_LIMIT_MS, parseStopped, sentLimit, STOP_CLOCK_TOLERANCE_MS, waitedTooLong } from '../src/federation/limit.js';
 
-describe('limit / busy or the query\'s time limit (waitedTooLong)', () => {
+describe("limit / busy or the query's time limit (waitedTooLong)", () => {
   it('busy from a tenth of the limit and at least 100 ms of wait', () => {
     expect([waitedTooLong(100, 1000), waitedTooLong(99, 1000)]).toEqual([true, false]);
     expect([waitedTooLong(999, 10_000), waitedTooLong(1000, 10_000)]).toEqual([false, true]);
@@ -40,9 +40,11 @@ describe('limit / a stop believed only when it agrees with the limit sent and th
     expect(judgeStop('busy; by=full; waited=0; ms=0', { limitMs: 5000, elapsedMs: 3 }).believed).toBe(true);
   });
   it('refuses a stop that names another limit than the one sent', () => {
-    expect(judgeStop('busy; by=request; waited=1000; ms=1000', { limitMs: 9749, elapsedMs: 1900 })).toEqual(no('names the request\'s limit as 1000 ms, but the request was sent 9749 ms'));
-    expect(judgeStop('time-limit; by=request; ms=5000', { elapsedMs: 6000 })).toEqual(no('names the request\'s limit, but none was sent'));
-    expect(judgeStop('time-limit; by=endpoint; ms=30000', { limitMs: 5000, elapsedMs: 31_000 })).toEqual(no('names a limit of its own of 30000 ms, above the 5000 ms the request was sent, which would have ended first'));
+    expect(judgeStop('busy; by=request; waited=1000; ms=1000', { limitMs: 9749, elapsedMs: 1900 })).toEqual(no("names the request's limit as 1000 ms, but the request was sent 9749 ms"));
+    expect(judgeStop('time-limit; by=request; ms=5000', { elapsedMs: 6000 })).toEqual(no("names the request's limit, but none was sent"));
+    expect(judgeStop('time-limit; by=endpoint; ms=30000', { limitMs: 5000, elapsedMs: 31_000 })).toEqual(
+      no('names a limit of its own of 30000 ms, above the 5000 ms the request was sent, which would have ended first'),
+    );
   });
   it('refuses a stop the clock contradicts: a time limit that came early, a wait longer than the request took', () => {
     // sentLimit(9750) = 9500: 250 ms of margin and 50 ms of tolerance, so 9450 ms is the earliest answer believed.
@@ -51,7 +53,7 @@ describe('limit / a stop believed only when it agrees with the limit sent and th
     expect(judgeStop('time-limit; by=request; ms=9750', { limitMs: 9750, elapsedMs: 9450 }).believed).toBe(true);
     expect(judgeStop('busy; by=request; waited=6000; ms=5000', { limitMs: 5000, elapsedMs: 5100 })).toEqual(no('says the query waited 6000 ms but came 5100 ms after the request was sent'));
   });
-  it('refuses a time limit of the endpoint\'s own too small for the clock to check (an answer at once passes it); the limit sent is believed as sent', () => {
+  it("refuses a time limit of the endpoint's own too small for the clock to check (an answer at once passes it); the limit sent is believed as sent", () => {
     // 57 ms is the first own limit whose clock check asks for more than 0 ms: sentLimit(57) = 51, above the 50 ms tolerance.
     expect([MIN_OWN_LIMIT_MS, sentLimit(MIN_OWN_LIMIT_MS) > STOP_CLOCK_TOLERANCE_MS, sentLimit(MIN_OWN_LIMIT_MS - 1) > STOP_CLOCK_TOLERANCE_MS]).toEqual([57, true, false]);
     const below = (ms: number) => no(`names a limit of its own of ${ms} ms, below the 57 ms from which the clock can tell a time limit from an answer at once`);
@@ -72,11 +74,14 @@ describe('limit / a stop believed only when it agrees with the limit sent and th
     // Busy and a full queue are the endpoint's either way (never the query's): not affected.
     expect(judgeStop('busy; by=full; waited=0; ms=0', { limitMs: 29_750, elapsedMs: 0 }).believed).toBe(true);
   });
-  it('the clock asks a tenth of the limit (at most 50 ms) besides sentLimit\'s margin: never an answer at once, at least four fifths of any limit', () => {
+  it("the clock asks a tenth of the limit (at most 50 ms) besides sentLimit's margin: never an answer at once, at least four fifths of any limit", () => {
     expect([0, 1, 18, 57, 100, 500, 2500, 9750, 29_750].map(earliestStop)).toEqual([1, 0.9, 14.2, 45.3, 80, 400, 2200, 9450, 29_450]);
     for (const ms of [1, 2, 5, 10, 57, 99, 100, 499, 500, 1000, 2500, 9750, 60_000]) expect([ms, earliestStop(ms) > 0 && earliestStop(ms) >= 0.8 * ms - 1]).toEqual([ms, true]);
     // A relayed stop at sentLimit's margin early is still believed (a proxy answers at the limit it passed on): 500 → 450 sent.
-    expect([judgeStop('time-limit; by=request; ms=500', { limitMs: 500, elapsedMs: 400 }).believed, judgeStop('time-limit; by=request; ms=500', { limitMs: 500, elapsedMs: 399 }).believed]).toEqual([true, false]);
+    expect([judgeStop('time-limit; by=request; ms=500', { limitMs: 500, elapsedMs: 400 }).believed, judgeStop('time-limit; by=request; ms=500', { limitMs: 500, elapsedMs: 399 }).believed]).toEqual([
+      true,
+      false,
+    ]);
     // A shard whose own --timeout (1000 ms) is below the limit sent, stopping a query that ran that long: believed.
     expect(judgeStop('time-limit; by=endpoint; ms=1000', { limitMs: 29_750, elapsedMs: 1003 })).toMatchObject({ believed: true, stop: { kind: 'time-limit', by: 'endpoint', limitMs: 1000 } });
     expect(judgeStop('time-limit; by=endpoint; ms=1000', { limitMs: 29_750, elapsedMs: 40 })).toEqual(no('names a limit of 1000 ms but came 40 ms after the request was sent'));
@@ -92,8 +97,12 @@ describe('limit / a stop believed only when it agrees with the limit sent and th
     expect(judgeStop(noLength, { elapsedMs: 60_000 })).toEqual(no('names no limit, and none was sent: the clock cannot check it'));
   });
   it('refuses a busy whose wait serve would not call busy: a short wait of the request limit, part of the queue limit', () => {
-    expect(judgeStop('busy; by=request; waited=200; ms=5000', { limitMs: 5000, elapsedMs: 5010 })).toEqual(no('says the query waited only 200 ms of its limit of 5000 ms: it ran the rest, a time limit by fkgqa serve\'s rule, not busy'));
-    expect(judgeStop('busy; by=queue; waited=2000; ms=3000', { limitMs: 5000, elapsedMs: 3100 })).toEqual(no('says the query waited only 2000 ms of the queue limit of 3000 ms, which ends only when the whole of it was waited'));
+    expect(judgeStop('busy; by=request; waited=200; ms=5000', { limitMs: 5000, elapsedMs: 5010 })).toEqual(
+      no("says the query waited only 200 ms of its limit of 5000 ms: it ran the rest, a time limit by fkgqa serve's rule, not busy"),
+    );
+    expect(judgeStop('busy; by=queue; waited=2000; ms=3000', { limitMs: 5000, elapsedMs: 3100 })).toEqual(
+      no('says the query waited only 2000 ms of the queue limit of 3000 ms, which ends only when the whole of it was waited'),
+    );
     expect(judgeStop('garbage', { limitMs: 5000, elapsedMs: 5000 })).toEqual(no('is no Fkgqa-Stopped value fkgqa serve writes'));
   });
 });

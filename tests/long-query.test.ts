@@ -63,7 +63,10 @@ describe('long queries / the lexer', () => {
 });
 
 describe('long queries / 990,000 characters, valid: parsed, planned, judged valid', () => {
-  const registry = registryFromEndpointsValue({ endpoints: [1, 2].map((n) => ({ id: `library-shard${n}`, url: `http://127.0.0.1:9/library-shard${n}/sparql`, graph: 'library', shard: `shard${n}`, role: 'shard' })) } as never, 'test');
+  const registry = registryFromEndpointsValue(
+    { endpoints: [1, 2].map((n) => ({ id: `library-shard${n}`, url: `http://127.0.0.1:9/library-shard${n}/sparql`, graph: 'library', shard: `shard${n}`, role: 'shard' })) } as never,
+    'test',
+  );
   const ep = 'http://127.0.0.1:9/library-shard1/sparql';
   const cases: [string, () => string][] = [
     ['a "…" string literal', () => filled(`SELECT * WHERE { SERVICE <${ep}> { ?s ?p ?o FILTER(?o != "`, 'ab c', '") } }')],
@@ -92,13 +95,22 @@ describe('long queries / 990,000 characters, valid: parsed, planned, judged vali
     const out = texts.map((t) => {
       const ast = parseSparql(t) as sparqljs.SparqlQuery;
       const text = generateQuery(ast);
-      const same = JSON.stringify(parseSparql(text, { maxQueryDepth: MAX_SERVED_QUERY_DEPTH }), (k, v) => (k === 'prefixes' ? undefined : v)) === JSON.stringify(ast, (k, v) => (k === 'prefixes' ? undefined : v));
+      const same =
+        JSON.stringify(parseSparql(text, { maxQueryDepth: MAX_SERVED_QUERY_DEPTH }), (k, v) => (k === 'prefixes' ? undefined : v)) ===
+        JSON.stringify(ast, (k, v) => (k === 'prefixes' ? undefined : v));
       return [nestingDepth(text), same];
     });
     // The || chain: the WHERE's brace and the FILTER's bracket; the + chain: one bracket per operator but the last.
-    expect(out).toEqual([[2, true], [71, true], [4, true]]);
+    expect(out).toEqual([
+      [2, true],
+      [71, true],
+      [4, true],
+    ]);
     // sparqljs writes a number with a space after it: spaces before `)` are left out here.
-    const text = (q: string) => generateQuery(parseSparql(q) as sparqljs.SparqlQuery).replace(/\s+/g, ' ').replace(/ \)/g, ')');
+    const text = (q: string) =>
+      generateQuery(parseSparql(q) as sparqljs.SparqlQuery)
+        .replace(/\s+/g, ' ')
+        .replace(/ \)/g, ')');
     expect(text(texts[2])).toContain('FILTER(?a - (?b - ?c) = 1 && (?x || ?y) && !(?a = ?b) && - ?a < + ?b && (?a * (?b + ?c)) / ?d != 2');
     // oxigraph reads `10 - 4 - 3` as 10 - (4 - 3): the text sent says which grouping SPARQL means.
     expect(text('SELECT (10 - 4 - 3 AS ?a) (16 / 4 / 2 * 3 AS ?b) (?x + ?y - ?z AS ?c) {}')).toContain('((10 - 4) - 3 AS ?a) (((16 / 4) / 2) * 3 AS ?b) ((?x + ?y) - ?z AS ?c)');
@@ -161,7 +173,11 @@ describe('long queries / the shard endpoints of fkgqa serve', () => {
   it('a lone SERVICE with arithmetic takes the parsed route: its chains are sent bracketed from the left, as SPARQL groups them (oxigraph groups them from the right)', async () => {
     const reg = registryFromEndpointsValue({ endpoints: [{ id: 'library-shard1', url: url(1), graph: 'library', shard: 'shard1', role: 'shard' }] } as never, 'test');
     const route = routeQuery(`SELECT (COUNT(*) - 4 - 3 AS ?n) (16 / 4 / 2 AS ?h) WHERE { SERVICE <${url(1)}> { ?s ?p ?o } }`, reg, { maxQueryChars: 8000 }, { quick: true });
-    expect(route.ok && [route.route, route.quick, route.query.replace(/\s+/g, ' ').replace(/ \)/g, ')')]).toEqual(['direct', false, expect.stringContaining('((COUNT(*) - 4) - 3 AS ?n) ((16 / 4) / 2 AS ?h)')]);
+    expect(route.ok && [route.route, route.quick, route.query.replace(/\s+/g, ' ').replace(/ \)/g, ')')]).toEqual([
+      'direct',
+      false,
+      expect.stringContaining('((COUNT(*) - 4) - 3 AS ?n) ((16 / 4) / 2 AS ?h)'),
+    ]);
     const post = async (q: string) => {
       const r = await fetch(url(1), { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json }, body: q });
       const b = (await r.json()).results.bindings[0];

@@ -16,7 +16,10 @@ export function longestFirst(names: readonly string[]): typeof BaseSequencer {
         return i < 0 ? names.length : i;
       };
       // A stable sort: the files not named keep vitest's order.
-      return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map((x) => x.f);
+      return sorted
+        .map((f, i) => ({ f, i }))
+        .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+        .map((x) => x.f);
     }
   };
 }

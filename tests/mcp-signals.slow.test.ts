@@ -10,8 +10,6 @@ import { describe, expect, it } from 'vitest';
 import { engineTestsRun } from './helpers.js';
 import { stdioChild } from './mcp-child.js';
 
-
-
 /** An endpoint that receives requests and never answers: `hits` counts them, `arrived` waits for the n-th. */
 async function hangingEndpoint() {
   let hits = 0;
@@ -33,16 +31,21 @@ async function hangingEndpoint() {
 
 /** Waits for `event` while call `id` is running; fails at once with its answer if the call ends first. */
 async function inFlight(c: ReturnType<typeof stdioChild>, id: number, event: Promise<void>): Promise<void> {
-  const answered = c.until(() => c.replies.has(id)).then(() => {
-    throw new Error(`call ${id} ended before the event: ${JSON.stringify(c.replies.get(id))}`);
-  });
+  const answered = c
+    .until(() => c.replies.has(id))
+    .then(() => {
+      throw new Error(`call ${id} ended before the event: ${JSON.stringify(c.replies.get(id))}`);
+    });
   await Promise.race([event, answered]);
   answered.catch(() => {});
 }
 
 const psChildren = (pid: number) => {
   try {
-    return execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return []; // ps exits 1 when there is none
   }
@@ -66,7 +69,12 @@ describe('fkgqa mcp / signals end the stdio server during a call with stdin stil
       const direct = stdioChild(['--endpoint', hang.url('a'), '-q', '--call-log', '/dev/null']);
       try {
         await direct.start();
-        await direct.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sparql_query', arguments: { query: `ASK { SERVICE <${hang.url('a')}> { ?s ?p ?o } }`, timeout_ms: 100000 } } });
+        await direct.send({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'run_sparql_query', arguments: { query: `ASK { SERVICE <${hang.url('a')}> { ?s ?p ?o } }`, timeout_ms: 100000 } },
+        });
         await inFlight(direct, 1, hang.arrived(1));
         direct.child.kill('SIGINT');
         expect(await direct.exited).toEqual({ code: 130, signal: null });
@@ -77,7 +85,12 @@ describe('fkgqa mcp / signals end the stdio server during a call with stdin stil
       const fed = stdioChild(['--endpoint', hang.url('a'), '--endpoint', hang.url('b'), '--call-log', '/dev/null']);
       try {
         await fed.start();
-        await fed.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <${hang.url('a')}> { ?s ?p ?o } SERVICE <${hang.url('b')}> { ?o ?q ?r } }`, timeout_ms: 100000 } } });
+        await fed.send({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <${hang.url('a')}> { ?s ?p ?o } SERVICE <${hang.url('b')}> { ?o ?q ?r } }`, timeout_ms: 100000 } },
+        });
         await inFlight(fed, 1, hang.arrived(2)); // the engine's requests to the endpoints
         fed.child.kill('SIGTERM');
         expect(await fed.exited).toEqual({ code: 143, signal: null });
@@ -99,7 +112,12 @@ describe('fkgqa mcp / signals end the stdio server during a call with stdin stil
       const jvm = psChildren(c.child.pid!).filter((l) => l.endsWith('java'));
       expect(jvm).toHaveLength(1);
       const jvmPid = Number(jvm[0].trim().split(/\s+/)[0]);
-      await c.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <${hang.url('a')}> { ?s ?p ?o } SERVICE <${hang.url('b')}> { ?o ?q ?r } }`, timeout_ms: 100000 } } });
+      await c.send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <${hang.url('a')}> { ?s ?p ?o } SERVICE <${hang.url('b')}> { ?o ?q ?r } }`, timeout_ms: 100000 } },
+      });
       await inFlight(c, 1, hang.arrived(1));
       c.child.kill('SIGTERM');
       expect(await c.exited).toEqual({ code: 143, signal: null });

@@ -35,14 +35,18 @@ async function failingEndpoints(): Promise<{ base: string; close(): Promise<void
   const answer = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => {
     const name = /^\/(\w+)\/sparql/.exec(req.url ?? '')?.[1];
     // `slow` never answers a query about ?slow; other queries (the exploration tools' index queries) get no rows at once.
-    if (name === 'slow') return void (body.includes('slow') ? undefined : res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[]}}'));
+    if (name === 'slow')
+      return void (body.includes('slow') ? undefined : res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('{"head":{"vars":[]},"results":{"bindings":[]}}'));
     if (name === 'e500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('internal failure of the store');
     if (name === 'e400') return void res.writeHead(400, { 'content-type': 'text/plain' }).end('this endpoint cannot parse the query');
     // `limit` answers when its limit has passed, as a server stopping a query does; `early` names a limit that has not (the clock denies it: docs/serving.md).
     if (name === 'limit') return void setTimeout(() => res.writeHead(503, { 'content-type': 'text/plain' }).end('the query reached the time limit of 100 ms'), 100);
     if (name === 'early') return void res.writeHead(503, { 'content-type': 'text/plain' }).end('the query reached the time limit of 30000 ms');
     if (name === 'moved') return void res.writeHead(307, { location: 'http://example.org/sparql' }).end();
-    if (name === 'big') return void res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end(JSON.stringify({ head: { vars: ['x'] }, results: { bindings: Array.from({ length: 40 }, (_, i) => ({ x: { type: 'literal', value: `value ${i}` } })) } }));
+    if (name === 'big')
+      return void res
+        .writeHead(200, { 'content-type': 'application/sparql-results+json' })
+        .end(JSON.stringify({ head: { vars: ['x'] }, results: { bindings: Array.from({ length: 40 }, (_, i) => ({ x: { type: 'literal', value: `value ${i}` } })) } }));
     if (name === 'bad') return void res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end('<html>not results</html>');
     res.writeHead(404).end();
   };
@@ -98,7 +102,10 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     failing = await failingEndpoints();
     down = `http://127.0.0.1:${await closedPort()}/down/sparql`;
     registry = registryFromEndpointsValue(server.endpointsFile(), 'test');
-    withFailing = { ...registry, endpoints: [...registry.endpoints, ...['slow', 'e500', 'e400', 'limit', 'early', 'moved', 'big', 'bad'].map((n) => foreignEndpoint(`${failing.base}/${n}/sparql`)), foreignEndpoint(down)] };
+    withFailing = {
+      ...registry,
+      endpoints: [...registry.endpoints, ...['slow', 'e500', 'e400', 'limit', 'early', 'moved', 'big', 'bad'].map((n) => foreignEndpoint(`${failing.base}/${n}/sparql`)), foreignEndpoint(down)],
+    };
     descriptions = registry.endpoints.map((e) => e.description!);
   });
 
@@ -109,8 +116,15 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
 
   it('the build is what the tests assume: 9 endpoints, each with a catalogue description', () => {
     expect(registry.endpoints.map((e) => e.id)).toEqual([
-      'concert_singer-shard1', 'concert_singer-shard2', 'concert_singer-shard3', 'concert_singer-shard4', 'concert_singer-shard5',
-      'singer-shard1', 'singer-shard2', 'singer-shard3', 'singer-shard4',
+      'concert_singer-shard1',
+      'concert_singer-shard2',
+      'concert_singer-shard3',
+      'concert_singer-shard4',
+      'concert_singer-shard5',
+      'singer-shard1',
+      'singer-shard2',
+      'singer-shard3',
+      'singer-shard4',
     ]);
     expect(descriptions.every((d) => d.startsWith('Data about '))).toBe(true);
   });
@@ -129,10 +143,17 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
   async function everyText(setup: Setup, reg: EndpointRegistry, limits: Partial<McpLimits> = {}) {
     // The exploration tools' index queries wait for the endpoint that never answers: short limits.
     // minTimeoutMs 250: the `timeout` call below waits its whole limit on an endpoint that never answers, in each of the 8 setups and scopes.
-    const c = await connect({ registry: reg, setup, limits: { maxResultBytes: 1000, minTimeoutMs: 250, ...limits }, kgvoyager: setup === 'kgvoyager' ? { options: { indexTimeoutMs: 1500, timeoutMs: 2500 } } : false });
+    const c = await connect({
+      registry: reg,
+      setup,
+      limits: { maxResultBytes: 1000, minTimeoutMs: 250, ...limits },
+      kgvoyager: setup === 'kgvoyager' ? { options: { indexTimeoutMs: 1500, timeoutMs: 2500 } } : false,
+    });
     const texts: { where: string; text: string; meta?: ToolErrorMeta; isError?: boolean }[] = (await informationSurface(c.client, { question: 'How many singers are there?' })).map((t) => ({ ...t }));
     const multi = new Set(reg.endpoints.map((e) => e.graph).filter((g) => g !== null)).size > 1;
-    if (multi) for (const t of await informationSurface(c.client, { question: 'How many singers?', graph: 'singer' })) if (t.where.startsWith('prompt')) texts.push({ ...t, where: `${t.where} (graph singer)` });
+    if (multi)
+      for (const t of await informationSurface(c.client, { question: 'How many singers?', graph: 'singer' }))
+        if (t.where.startsWith('prompt')) texts.push({ ...t, where: `${t.where} (graph singer)` });
     const q = (name: string, query: string, extra: Record<string, unknown> = {}) => ({ name, tool: 'run_sparql_query', args: { query, ...extra } });
     const s1 = url('singer-shard1');
     const s3 = url('singer-shard3');
@@ -151,7 +172,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
       q('nested-service', `SELECT * WHERE { SERVICE <${s1}> { SELECT * { SERVICE <${s3}> { ?s ?p ?o } } } }`),
       ...(multi ? [q('mixed-graphs', `SELECT * WHERE { SERVICE <${s1}> { ?s a <${O}singer> } SERVICE <${url('concert_singer-shard4')}> { ?s ?p ?o } }`)] : []),
       q('timeout', `SELECT * WHERE { SERVICE <${f('slow')}> { ?slow ?p ?o } }`, { timeout_ms: 250 }),
-      q('timeout (the endpoint\'s own limit)', `SELECT * WHERE { SERVICE <${f('limit')}> { ?s ?p ?o } }`),
+      q("timeout (the endpoint's own limit)", `SELECT * WHERE { SERVICE <${f('limit')}> { ?s ?p ?o } }`),
       q('endpoint (a time limit the clock denies)', `SELECT * WHERE { SERVICE <${f('early')}> { ?s ?p ?o } }`),
       q('endpoint 5xx', `SELECT * WHERE { SERVICE <${f('e500')}> { ?s ?p ?o } }`),
       q('endpoint-rejected', `SELECT * WHERE { SERVICE <${f('e400')}> { ?s ?p ?o } }`),
@@ -202,13 +223,17 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
   }
 
   /** The texts without the natural-language description inside a VoID document (`dcterms:description`, which VoID has, paper section 2; the last item of a summary's dataset line). */
-  const outsideVoid = (t: { where: string; text: string; isError?: boolean }) => (t.where.startsWith('get_void_descriptions') && !t.isError ? t.text.replace(/^(dataset <[^>]+>.*); "[^"]*"$/gm, '$1') : t.text);
+  const outsideVoid = (t: { where: string; text: string; isError?: boolean }) =>
+    t.where.startsWith('get_void_descriptions') && !t.isError ? t.text.replace(/^(dataset <[^>]+>.*); "[^"]*"$/gm, '$1') : t.text;
 
   it('each setup shows exactly what the paper gives it: no description outside high_level, short errors, its own tools only (leak test)', async () => {
     const counts: Record<string, number> = {};
     const tools: Record<string, string[]> = {};
     for (const setup of ['baseline', 'high_level', 'void_tool', 'kgvoyager'] as const) {
-      for (const [scope, reg] of [['two graphs', withFailing], ['one graph', { ...filterGraphs(registry, ['singer']), endpoints: [...filterGraphs(registry, ['singer']).endpoints, ...withFailing.endpoints.filter((e) => e.graph === null)] }]] as const) {
+      for (const [scope, reg] of [
+        ['two graphs', withFailing],
+        ['one graph', { ...filterGraphs(registry, ['singer']), endpoints: [...filterGraphs(registry, ['singer']).endpoints, ...withFailing.endpoints.filter((e) => e.graph === null)] }],
+      ] as const) {
         const texts = await everyTextOnce(setup, scope, reg);
         counts[`${setup}, ${scope}`] = texts.length;
         const all = texts.map((t) => `${t.where}\n${outsideVoid(t)}`).join('\n\n');
@@ -230,7 +255,10 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
         const runTool = texts.find((t) => t.where === 'tool run_sparql_query')!.text;
         for (const e of reg.endpoints) expect(runTool).toContain(e.url);
         // Only the setup's tools, and no text names another setup's tools.
-        tools[setup] = texts.filter((t) => t.where.startsWith('tool ')).map((t) => t.where.slice(5)).sort();
+        tools[setup] = texts
+          .filter((t) => t.where.startsWith('tool '))
+          .map((t) => t.where.slice(5))
+          .sort();
         if (setup !== 'void_tool') expect(all).not.toContain('get_void_descriptions');
         if (setup !== 'kgvoyager') expect(all).not.toMatch(/search_all_classes|explore_entity_relations/);
         // One graph (what fkgqa eval gives a run): nothing of the other graph.
@@ -249,16 +277,23 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     // Surface (instructions, 1–7 tools, resource listed and read, prompt listed and got) plus 22 calls of run_sparql_query
     // (24 with two graphs: mixed-graphs, a federated one); void_tool 5 more, kgvoyager 13 more; two graphs: the prompt once more for one graph.
     expect(counts).toEqual({
-      'baseline, two graphs': 32, 'baseline, one graph': 28,
-      'high_level, two graphs': 32, 'high_level, one graph': 28,
-      'void_tool, two graphs': 38, 'void_tool, one graph': 34,
-      'kgvoyager, two graphs': 51, 'kgvoyager, one graph': 47,
+      'baseline, two graphs': 32,
+      'baseline, one graph': 28,
+      'high_level, two graphs': 32,
+      'high_level, one graph': 28,
+      'void_tool, two graphs': 38,
+      'void_tool, one graph': 34,
+      'kgvoyager, two graphs': 51,
+      'kgvoyager, one graph': 47,
     });
     if (process.env.FKGQA_SURFACE_COUNTS) fs.writeFileSync(process.env.FKGQA_SURFACE_COUNTS, JSON.stringify(counts, null, 2));
   });
 
   it('every tool error carries _meta["fkgqa/error"]: its class, and infrastructure only for endpoints and engines that fail', async () => {
-    const texts = [...(await everyTextOnce('void_tool', 'two graphs', withFailing)), ...(await everyTextOnce('kgvoyager', 'two graphs', withFailing)).filter((t) => !t.where.startsWith('run_sparql_query'))];
+    const texts = [
+      ...(await everyTextOnce('void_tool', 'two graphs', withFailing)),
+      ...(await everyTextOnce('kgvoyager', 'two graphs', withFailing)).filter((t) => !t.where.startsWith('run_sparql_query')),
+    ];
     const errors = texts.filter((t) => t.isError);
     // Every error has the meta, and its class is the one in the text.
     for (const t of errors) {
@@ -305,7 +340,9 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     });
     // The engine's "fetch failed" names no endpoint: the engine's HTTP names the one that refuses connections, in words.
     const fedDown = errors.find((t) => t.where === 'run_sparql_query: federation, an endpoint down')!.text;
-    expect(fedDown).toBe(`Error (endpoint): the federation engine (SERVICE <${down}>, <${url('singer-shard3')}>) failed: the endpoint ${down} refused the connection: nothing listens there (ECONNREFUSED)`);
+    expect(fedDown).toBe(
+      `Error (endpoint): the federation engine (SERVICE <${down}>, <${url('singer-shard3')}>) failed: the endpoint ${down} refused the connection: nothing listens there (ECONNREFUSED)`,
+    );
     // A handler that throws is the server's fault; exploration over endpoints that are all down is the infrastructure's.
     const c = await connect({
       registry: { ...registry, endpoints: [foreignEndpoint(down)] },
@@ -318,10 +355,14 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     expect(s.text).toMatch(/^Error \(endpoint\): no endpoint answered, so nothing could be looked up/);
     await c.close();
     // A faulted engine thread and 5xx inside an engine's message are the infrastructure's; a query the engine cannot evaluate is not.
-    expect([infrastructureMessage('engine thread crashed: out of memory'), infrastructureMessage('Invalid SPARQL endpoint response from http://x/sparql (HTTP status 502)'), infrastructureMessage('Unsupported operation: service with a variable')]).toEqual([true, true, false]);
+    expect([
+      infrastructureMessage('engine thread crashed: out of memory'),
+      infrastructureMessage('Invalid SPARQL endpoint response from http://x/sparql (HTTP status 502)'),
+      infrastructureMessage('Unsupported operation: service with a variable'),
+    ]).toEqual([true, true, false]);
   });
 
-  it('keeps the graphs apart: each search hit names its graph with that graph\'s counts; a query may not join two graphs', async () => {
+  it("keeps the graphs apart: each search hit names its graph with that graph's counts; a query may not join two graphs", async () => {
     const c = await connect({ registry, setup: 'kgvoyager' });
     expect(c.client.getInstructions()).toContain('2 knowledge graphs (concert_singer, singer)');
     expect(c.client.getInstructions()).toContain('so they are kept apart: a query may name endpoints of one graph only, and the exploration tools answer per graph');
@@ -334,7 +375,9 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     expect(hits.join('\n')).not.toContain('14 instances');
     // Without graph: one section per graph that has the class; with graph: that graph alone.
     const both = (await c.call('lookup_class_instances', { class: `${O}singer` })).text;
-    expect(both.split('\n')[0]).toBe(`lookup_class_instances <${O}singer>: found in 2 knowledge graphs (concert_singer, singer). The graphs reuse IRIs, so each is shown apart; pass graph to ask one.`);
+    expect(both.split('\n')[0]).toBe(
+      `lookup_class_instances <${O}singer>: found in 2 knowledge graphs (concert_singer, singer). The graphs reuse IRIs, so each is shown apart; pass graph to ask one.`,
+    );
     expect(both).toContain(`[knowledge graph concert_singer]\n<${O}singer> in the knowledge graph concert_singer: 6 instances at 2 endpoints`);
     expect(both).toContain(`[knowledge graph singer]\n<${O}singer> in the knowledge graph singer: 8 instances at 2 endpoints`);
     const one = (await c.call('lookup_class_instances', { class: `${O}singer`, graph: 'singer' })).text;
@@ -354,7 +397,8 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     );
     expect(JSON.stringify(server.log.counts())).toBe(before);
     // Per graph: 6 and 8 singers.
-    const n = async (cl: typeof c, urls: string[]) => JSON.parse((await cl.call('run_sparql_query', { query: count(urls), timeout_ms: 60_000, format: 'application/sparql-results+json' })).text.split('\n')[1]).results.bindings[0].n.value;
+    const n = async (cl: typeof c, urls: string[]) =>
+      JSON.parse((await cl.call('run_sparql_query', { query: count(urls), timeout_ms: 60_000, format: 'application/sparql-results+json' })).text.split('\n')[1]).results.bindings[0].n.value;
     expect([await n(c, singerUrls.slice(0, 2)), await n(c, singerUrls.slice(2))]).toEqual(['6', '8']);
     await c.close();
     // --mix-graphs: the query over both graphs runs and counts both graphs' singers as one class (what happened before),
@@ -414,7 +458,9 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
       const got = await c.client.getPrompt({ name: 'answer_question', arguments: { question: 'How many singers are there?' } });
       const text = (got.messages[0].content as { text: string }).text;
       const file = fs.readFileSync(path.join(ROOT, 'prompts', `${setup}.md`), 'utf8').trimEnd();
-      const lines = filterGraphs(registry, ['singer']).endpoints.map((e) => `- ${e.url}${setup === 'high_level' ? ` — ${e.description}` : ''}`).join('\n');
+      const lines = filterGraphs(registry, ['singer'])
+        .endpoints.map((e) => `- ${e.url}${setup === 'high_level' ? ` — ${e.description}` : ''}`)
+        .join('\n');
       expect(text.startsWith(file.replace('{{endpoints}}', lines)), setup).toBe(true);
       expect(text).toContain('\n\nQuestion: How many singers are there?');
       // The prompt names exactly the tools this server lists (the harness's own tools are eval's to name).
@@ -427,7 +473,11 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     fs.writeFileSync(path.join(dir, 'baseline.md'), 'Endpoints you may use:\n{{endpoints}}\nQ: {{question}}\n');
     const c = await connect({ registry: filterGraphs(registry, ['singer']), setup: 'baseline', promptsDir: dir });
     const get = async () => ((await c.client.getPrompt({ name: 'answer_question', arguments: { question: 'Who?' } })).messages[0].content as { text: string }).text;
-    expect(await get()).toBe(`Endpoints you may use:\n${filterGraphs(registry, ['singer']).endpoints.map((e) => `- ${e.url}`).join('\n')}\nQ: Who?`);
+    expect(await get()).toBe(
+      `Endpoints you may use:\n${filterGraphs(registry, ['singer'])
+        .endpoints.map((e) => `- ${e.url}`)
+        .join('\n')}\nQ: Who?`,
+    );
     fs.writeFileSync(path.join(dir, 'baseline.md'), 'Changed: {{question}}');
     expect(await get()).toBe('Changed: Who?');
     await c.close();
@@ -439,7 +489,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     await two.close();
   });
 
-  it('the tool surface digest (run records\' toolSurface) differs between setups and between graphs, and is stable', async () => {
+  it("the tool surface digest (run records' toolSurface) differs between setups and between graphs, and is stable", async () => {
     const digest = async (setup: Setup, reg: EndpointRegistry) => {
       const c = await connect({ registry: reg, setup });
       const d = await toolSurfaceDigest(c.client);

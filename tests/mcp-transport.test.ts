@@ -58,7 +58,7 @@ describe('checkMessage on tools/call params', () => {
   });
 });
 
-describe('mcp / the shell recipe of docs/mcp.md that lists a server\'s tools', () => {
+describe("mcp / the shell recipe of docs/mcp.md that lists a server's tools", () => {
   it('runs as written in the repository (node bin/fkgqa.js, no fkgqa on PATH) and prints the tools of the void_tool setup', () => {
     const doc = fs.readFileSync(path.join(ROOT, 'docs/mcp.md'), 'utf8');
     const recipe = /<!-- recipe: list-tools[^>]*-->\n```sh\n([\s\S]*?)```/.exec(doc)?.[1];
@@ -72,13 +72,19 @@ describe('mcp / the shell recipe of docs/mcp.md that lists a server\'s tools', (
 });
 
 describe('mcp / the table of tools per setup in docs/mcp.md', () => {
-  it('lists exactly the tools each setup\'s server offers (kgvoyager: no get_void_descriptions, execute_query too)', async () => {
+  it("lists exactly the tools each setup's server offers (kgvoyager: no get_void_descriptions, execute_query too)", async () => {
     const { createMcpServer } = await import('../src/mcp/server.js');
     const { registryFromUrls } = await import('../src/federation/registry.js');
     const { Client, InMemoryTransport } = await import('@modelcontextprotocol/client');
     const doc = fs.readFileSync(path.join(ROOT, 'docs/mcp.md'), 'utf8');
     const table = /<!-- table: tools per setup[^>]*-->\n([\s\S]*?)\n\n/.exec(doc)![1];
-    const rows = Object.fromEntries(table.split('\n').slice(2).map((l) => l.split('|').map((c) => c.trim())).map((c) => [c[1].replace(/`/g, ''), c[2].replace(/`/g, '').split(/,\s*/)]));
+    const rows = Object.fromEntries(
+      table
+        .split('\n')
+        .slice(2)
+        .map((l) => l.split('|').map((c) => c.trim()))
+        .map((c) => [c[1].replace(/`/g, ''), c[2].replace(/`/g, '').split(/,\s*/)]),
+    );
     expect(Object.keys(rows)).toEqual(['baseline', 'high_level', 'void_tool', 'kgvoyager']);
     const offered: Record<string, string[]> = {};
     for (const setup of Object.keys(rows)) {
@@ -111,7 +117,11 @@ describe('mcp / stdio: requests written before stdin closes', () => {
     ];
     // spawnSync writes the input, then closes stdin.
     const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoint', endpoint, '-q'], { input: lines.join('\n') + '\n', encoding: 'utf8', timeout: 120_000 });
-    const ids = r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: number }).id).sort((a, b) => a - b);
+    const ids = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { id: number }).id)
+      .sort((a, b) => a - b);
     expect([r.status, ids]).toEqual([0, Array.from({ length: 13 }, (_, i) => i)]);
   }, 130_000);
 });

@@ -158,8 +158,14 @@ afterAll(async () => {
 describe('fkgqa mcp / registry', () => {
   it('reads a serve endpoints value: shard endpoints only, descriptions and VoID files from the build', () => {
     expect(registry.endpoints.map((e) => e.id)).toEqual([
-      'library-shard1', 'library-shard2', 'library-shard3', 'library-shard4',
-      'observatory-shard1', 'observatory-shard2', 'observatory-shard3', 'observatory-shard4',
+      'library-shard1',
+      'library-shard2',
+      'library-shard3',
+      'library-shard4',
+      'observatory-shard1',
+      'observatory-shard2',
+      'observatory-shard3',
+      'observatory-shard4',
     ]);
     const cat = JSON.parse(fs.readFileSync(path.join(shards, 'catalogue.json'), 'utf8')).shards[1];
     expect(registry.endpoints[1]).toMatchObject({ id: 'library-shard2', url: url('library-shard2'), graph: 'library', shard: 'shard2', description: cat.description });
@@ -193,16 +199,37 @@ describe('fkgqa mcp / call log', () => {
   it('each entry is in the file when record returns (one descriptor kept open); after close the next entry opens it again', () => {
     const file = path.join(tmpDir('fkgqa-mcp-log-'), 'sub', 'calls.jsonl');
     const log = new CallLog(file);
-    const entry = (i: number) => ({ time: `2026-01-01T00:00:0${i}.000Z`, tool: 'run_sparql_query', setup: 'baseline', query: `ASK { ?s ?p "é${i}" }`, route: 'direct', endpoints: [], requests: {}, ms: i });
+    const entry = (i: number) => ({
+      time: `2026-01-01T00:00:0${i}.000Z`,
+      tool: 'run_sparql_query',
+      setup: 'baseline',
+      query: `ASK { ?s ?p "é${i}" }`,
+      route: 'direct',
+      endpoints: [],
+      requests: {},
+      ms: i,
+    });
     expect(fs.existsSync(file)).toBe(false);
     log.record(entry(1));
     expect(fs.readFileSync(file, 'utf8')).toBe(JSON.stringify(entry(1)) + '\n');
     log.record(entry(2));
-    expect(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).query)).toEqual(['ASK { ?s ?p "é1" }', 'ASK { ?s ?p "é2" }']);
+    expect(
+      fs
+        .readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).query),
+    ).toEqual(['ASK { ?s ?p "é1" }', 'ASK { ?s ?p "é2" }']);
     log.close();
     log.record(entry(3));
     log.close();
-    expect(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).ms)).toEqual([1, 2, 3]);
+    expect(
+      fs
+        .readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).ms),
+    ).toEqual([1, 2, 3]);
     expect(log.entries).toHaveLength(3);
   });
 });
@@ -215,7 +242,11 @@ describe('fkgqa mcp / planning', () => {
   it('counts distinct SERVICE targets from the AST: SILENT counts, the same IRI twice counts once', () => {
     const silent = planQuery(`SELECT * { SERVICE SILENT <${a}> { ?s ?p ?o } }`, reg, hints);
     expect(silent).toMatchObject({ ok: true, route: 'direct', query: 'SELECT * WHERE { ?s ?p ?o. }' });
-    expect(planQuery(`SELECT ?s { { SERVICE <${a}> { ?s a ?c } } }`, reg, hints)).toMatchObject({ ok: true, route: 'direct', query: 'SELECT ?s WHERE { ?s ?c. }'.replace('?s ?c', '?s <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> ?c') });
+    expect(planQuery(`SELECT ?s { { SERVICE <${a}> { ?s a ?c } } }`, reg, hints)).toMatchObject({
+      ok: true,
+      route: 'direct',
+      query: 'SELECT ?s WHERE { ?s ?c. }'.replace('?s ?c', '?s <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> ?c'),
+    });
     expect(planQuery(`SELECT ?s { SERVICE <${a}> { ?s a ?c } FILTER(?c != <urn:x>) }`, reg, hints)).toMatchObject({ ok: true, route: 'federation' });
     const twice = planQuery(`SELECT * { SERVICE <${a}> { ?s a ?c } SERVICE <${a}/> { ?s ?p ?o } }`, reg, hints);
     expect(twice.ok && [twice.route, twice.targets.length]).toEqual(['federation', 1]);
@@ -291,7 +322,11 @@ SELECT ?t1_title WHERE {
     const after = server.log.counts();
     expect(previewOf(r.text).results!.bindings[0].n.value).toBe('8');
     expect(r.text).toContain(`direct: the SERVICE wrapper was removed and the query sent to ${url('library-shard2')}`);
-    const delta = Object.fromEntries(Object.keys(after).map((id) => [id, after[id].total - (before[id]?.total ?? 0)]).filter(([, n]) => n !== 0));
+    const delta = Object.fromEntries(
+      Object.keys(after)
+        .map((id) => [id, after[id].total - (before[id]?.total ?? 0)])
+        .filter(([, n]) => n !== 0),
+    );
     expect(delta).toEqual({ 'library-shard2': 1 });
     // The quick route (routeQuery's lone-SERVICE recognition): the wrapper cut out of the text, the rest sent as written.
     expect(c.mcp.callLog.entries[0]).toMatchObject({ route: 'direct', requests: { [url('library-shard2')]: 1 }, rows: 1, details: { sent: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }' } });
@@ -319,7 +354,11 @@ SELECT ?t1_title WHERE {
     // The pages together are the whole answer, in order.
     const all = [...first, ...previewOf(p2.text).results!.bindings];
     for (let o = 6; o < 35; o += 3) all.push(...previewOf((await c.call('run_sparql_query', { query: q, offset: o, format: JSON_RESULTS })).text).results!.bindings);
-    const direct = await fetch(url('library-shard1'), { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' }, body: 'SELECT * WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o' });
+    const direct = await fetch(url('library-shard1'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' },
+      body: 'SELECT * WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o',
+    });
     const whole = (await direct.json()) as SparqlResults;
     expect(all).toEqual(whole.results!.bindings);
     const last = await c.call('run_sparql_query', { query: q, offset: 33, format: JSON_RESULTS });
@@ -344,7 +383,13 @@ SELECT ?t1_title WHERE {
     const c = await connect(registryFromUrls([`${foreign.url}/ttl/sparql`]), 'baseline', { previewRows: 2 });
     const r = await c.call('run_sparql_query', { query: `CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <${foreign.url}/ttl/sparql> { ?s ?p ?o } }` });
     expect(r.text.split('\n')[0]).toMatch(/^triples 1–2 of 8; pass offset=2 to continue/);
-    expect(r.text.trim().split('\n').slice(1).every((l) => /^(<[^>]+>|_:\S+) <[^>]+> .+ \.$/.test(l))).toBe(true);
+    expect(
+      r.text
+        .trim()
+        .split('\n')
+        .slice(1)
+        .every((l) => /^(<[^>]+>|_:\S+) <[^>]+> .+ \.$/.test(l)),
+    ).toBe(true);
     await c.close();
   });
 
@@ -363,7 +408,9 @@ SELECT ?t1_title WHERE {
     const malformed = await c.call('run_sparql_query', { query: `SELECT * WHERE {\n  SERVICE <${url('library-shard1')}> { ?s ?p ?o }\n  FILTER(?o > ) }` });
     expect(malformed.text).toMatch(/^Error \(syntax\): SPARQL syntax error at line 3, column 15: found '\)'/);
     const prefix = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s a :author } }` });
-    expect(prefix.text).toBe(`Error (unknown-prefix): the empty prefix ":" is not declared (first used at line 1, column ${`SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s a `.length + 1}): declare it at the top of the query: PREFIX : <${P}>`);
+    expect(prefix.text).toBe(
+      `Error (unknown-prefix): the empty prefix ":" is not declared (first used at line 1, column ${`SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s a `.length + 1}): declare it at the top of the query: PREFIX : <${P}>`,
+    );
     const rdfs = await c.call('run_sparql_query', { query: `SELECT * WHERE { SERVICE <${url('library-shard1')}> { ?s rdfs:label ?l } }` });
     expect(rdfs.text).toContain('PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>');
     expect(JSON.stringify(server.log.counts())).toBe(before);
@@ -397,7 +444,7 @@ SELECT ?t1_title WHERE {
     await c.close();
   });
 
-  it('says when the endpoint stopped the query at its own time limit, apart from the caller\'s timeout_ms (contracts: MCP tool results)', () => {
+  it("says when the endpoint stopped the query at its own time limit, apart from the caller's timeout_ms (contracts: MCP tool results)", () => {
     const routed = { route: 'direct' as const, query: 'ASK {}', targets: [registry.endpoints[0]], form: 'boolean' as const };
     // The client's outcome for fkgqa serve's 503 `Fkgqa-Stopped: time-limit; by=endpoint; ms=30000` carries endpointLimitMs.
     const own = failure({ status: 'timeout', ms: 30_002, requests: {}, endpointLimitMs: 30_000 } as Parameters<typeof failure>[0], routed, 60_000, 100_000);
@@ -422,7 +469,9 @@ describe('fkgqa mcp / several federation engines', () => {
     try {
       await mcp.context.sparql.warm();
       const done: string[] = [];
-      const slow = runSparqlQuery(mcp.context, { query: `SELECT * { SERVICE <${slowUrl}> { ?s ?p ?o } SERVICE <${url('library-shard1')}> { ?s ?p ?o } }`, timeout_ms: 30_000 }).then(() => done.push('slow'));
+      const slow = runSparqlQuery(mcp.context, { query: `SELECT * { SERVICE <${slowUrl}> { ?s ?p ?o } SERVICE <${url('library-shard1')}> { ?s ?p ?o } }`, timeout_ms: 30_000 }).then(() =>
+        done.push('slow'),
+      );
       // The slow endpoint holds its answer until the quick query is done (or for 8 s): a quick query held up by
       // the slow one would finish after it (at 8 s), a wait on an event rather than on a time budget.
       const quick = runSparqlQuery(mcp.context, { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard1')}> { ?s a <${P}author> } FILTER(true) }` }).then((r) => {
@@ -442,7 +491,7 @@ describe('fkgqa mcp / several federation engines', () => {
 
 describe('fkgqa mcp / what an agent reads: the table, VoID pages, VoID notes', () => {
   const OBS = `PREFIX : <${P}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n`;
-  it('answers in the table by default: a header line, a line per row, terms as SPARQL writes them with the query\'s prefixes; SPARQL JSON on request', async () => {
+  it("answers in the table by default: a header line, a line per row, terms as SPARQL writes them with the query's prefixes; SPARQL JSON on request", async () => {
     const c = await connect(registry);
     const q = `${OBS}SELECT ?o ?night ?seeing ?star ?none WHERE { SERVICE <${url('observatory-shard2')}> { ?o :observation\\#night ?night ; :observation\\#seeing ?seeing ; :observation\\#ref-star_id ?star OPTIONAL { ?o :observation\\#nothing ?none } } } ORDER BY ?o LIMIT 2`;
     const r = await c.call('run_sparql_query', { query: q });
@@ -454,11 +503,15 @@ describe('fkgqa mcp / what an agent reads: the table, VoID pages, VoID notes', (
         ':observation\\/observation_id\\=2\t"2026-03-02"^^xsd:date\t0.9\t:star\\/star_id\\=2\t',
     );
     // Without PREFIX declarations: full IRIs; doubles "0.77" as the SPARQL double 0.77e0, strings quoted.
-    const mags = await c.call('run_sparql_query', { query: `SELECT ?s ?m ?c WHERE { SERVICE <${url('observatory-shard1')}> { ?s <${P}star#magnitude> ?m ; <${P}star#constellation> ?c } } ORDER BY ?m LIMIT 2` });
+    const mags = await c.call('run_sparql_query', {
+      query: `SELECT ?s ?m ?c WHERE { SERVICE <${url('observatory-shard1')}> { ?s <${P}star#magnitude> ?m ; <${P}star#constellation> ?c } } ORDER BY ?m LIMIT 2`,
+    });
     expect(mags.text).toBe(`2 rows\n?s\t?m\t?c\n<${P}star/star_id=1>\t0.77e0\t"Aquila"\n<${P}star/star_id=5>\t2.23e0\t"Cygnus"`);
     // A cell pasted into a query means the same term: the row comes back.
     const cell = r.text.split('\n')[2].split('\t')[0];
-    const back = await c.call('run_sparql_query', { query: `${OBS}SELECT ?night ?seeing WHERE { SERVICE <${url('observatory-shard2')}> { VALUES ?o { ${cell} } ?o :observation\\#night ?night ; :observation\\#seeing ?seeing FILTER(?seeing = 0.8 && ?night = "2026-03-02"^^xsd:date) } }` });
+    const back = await c.call('run_sparql_query', {
+      query: `${OBS}SELECT ?night ?seeing WHERE { SERVICE <${url('observatory-shard2')}> { VALUES ?o { ${cell} } ?o :observation\\#night ?night ; :observation\\#seeing ?seeing FILTER(?seeing = 0.8 && ?night = "2026-03-02"^^xsd:date) } }`,
+    });
     expect(back.text).toBe('1 row\n?night\t?seeing\n"2026-03-02"^^xsd:date\t0.8');
     // SPARQL JSON results on request, as before: the note with the route, then the JSON, the same rows.
     const json = await c.call('run_sparql_query', { query: q, format: JSON_RESULTS });
@@ -479,11 +532,15 @@ describe('fkgqa mcp / what an agent reads: the table, VoID pages, VoID notes', (
     const library = registry.endpoints.filter((e) => e.graph === 'library');
     const urls = library.map((e) => e.url);
     const whole = (await c.call('get_void_descriptions', { endpoints: urls })).text;
-    const body = (t: string) => t.split('\n').slice(1).filter((l) => !l.startsWith('PREFIX ') && !l.startsWith('# '));
+    const body = (t: string) =>
+      t
+        .split('\n')
+        .slice(1)
+        .filter((l) => !l.startsWith('PREFIX ') && !l.startsWith('# '));
     expect(whole.split('\n')[0]).toBe('32 lines');
     expect(body(whole)).toHaveLength(32);
     const pages: string[] = [];
-    for (let offset = 0; pages.length < 50; ) {
+    for (let offset = 0; pages.length < 50;) {
       const p = (await c.call('get_void_descriptions', { endpoints: urls, max_chars: 1000, offset })).text;
       pages.push(p);
       const next = /pass offset=(\d+) to continue/.exec(p.split('\n')[0]);
@@ -516,11 +573,17 @@ describe('fkgqa mcp / what an agent reads: the table, VoID pages, VoID notes', (
         const turtle = fs.readFileSync(file, 'utf8');
         const lines = voidSummary(turtle, e, registry.endpoints, P).statements;
         // Every line is one of the summary's kinds: nothing of an fkgqa VoID file is left to the Turtle fallback.
-        expect(lines.filter((l) => !kinds.test(l)), `${e.id} ${path.basename(file)}`).toEqual([]);
+        expect(
+          lines.filter((l) => !kinds.test(l)),
+          `${e.id} ${path.basename(file)}`,
+        ).toEqual([]);
         // Each property partition of the file has its line, with its triple count.
         for (const pp of readVoid(turtle, e.id).propertyPartitions) {
           const line = `property ${sparqlIri(pp.property, { '': P, rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#' })}: ${pp.triples} triple`;
-          expect(lines.some((l) => l.startsWith(line)), line).toBe(true);
+          expect(
+            lines.some((l) => l.startsWith(line)),
+            line,
+          ).toBe(true);
         }
         fileChars += turtle.length;
         summaryChars += lines.join('\n').length;
@@ -544,7 +607,9 @@ describe('fkgqa mcp / what an agent reads: the table, VoID pages, VoID notes', (
     expect(seen).toEqual({ baseline: ['0 rows\n?t', 0], high_level: ['0 rows\n?t', 0], void_tool: [`0 rows\n?t\n${note}`, 0], kgvoyager: [`0 rows\n?t\n${note}`, 0] });
     // A pattern that matches gets no note; one sent to the right shard neither (the oracle's way).
     const c = await connect(registry, 'void_tool');
-    const ok = await c.call('run_sparql_query', { query: `PREFIX : <${P}>\nSELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url('library-shard4')}> { ?b a :book ; :book\\#year ?y } SERVICE <${url('library-shard2')}> { ?b :book\\#title ?t } }` });
+    const ok = await c.call('run_sparql_query', {
+      query: `PREFIX : <${P}>\nSELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url('library-shard4')}> { ?b a :book ; :book\\#year ?y } SERVICE <${url('library-shard2')}> { ?b :book\\#title ?t } }`,
+    });
     expect(ok.text).toBe('1 row\n?n\n8');
     await c.close();
   });
@@ -583,14 +648,19 @@ describe('fkgqa mcp / get_void_descriptions', () => {
     const lines = computed.text.split('\n');
     const at = lines.findIndex((l) => l.startsWith('# VoID of'));
     expect(lines[at]).toMatch(/from step computed: .* \(SPARQL 1\.1 aggregate queries\); \d+ triples$/);
-    expect(lines[at + 1]).toMatch(/^# earlier steps: cache: not cached \| build-file: no VoID file in the build \| well-known: HTTP 404 .* \| service-description: no VoID in the service description and no link to one \| default-graph: no VoID triples .* \| named-graph: no VoID triples/);
+    expect(lines[at + 1]).toMatch(
+      /^# earlier steps: cache: not cached \| build-file: no VoID file in the build \| well-known: HTTP 404 .* \| service-description: no VoID in the service description and no link to one \| default-graph: no VoID triples .* \| named-graph: no VoID triples/,
+    );
     // The computed VoID equals the build's VoID of the same shard in every dataset-level count and property partition.
     const got = readVoid(asBuildVoid(computed.text, reg), 'computed');
     const want = readVoid(fs.readFileSync(path.join(shards, 'library', 'shard1_void.ttl'), 'utf8'), 'build');
     for (const k of ['triples', 'entities', 'classes', 'properties', 'distinctSubjects', 'distinctObjects'] as const) expect([k, got[k]]).toEqual([k, want[k]]);
     expect(got.triples).toBe(35);
     expect(got.propertyPartitions).toEqual(want.propertyPartitions);
-    expect(got.classPartitions.map((p) => [p.class, p.entities])).toEqual([[`${P}author`, 5], [`${P}loan`, 3]]);
+    expect(got.classPartitions.map((p) => [p.class, p.entities])).toEqual([
+      [`${P}author`, 5],
+      [`${P}loan`, 3],
+    ]);
     expect(await step(bareUrl)).toMatch(/from step cache \(produced by computed\)/);
     // The cache is on disk in the state folder: a new server finds it.
     const c2 = await connect(reg, 'void_tool', {}, state);
@@ -670,7 +740,10 @@ describe('fkgqa serve / federation endpoint', () => {
         body: q.replaceAll(l1, mixing.endpoint('library-shard1')!.url).replaceAll(o1, mixing.endpoint('observatory-shard1')!.url),
       });
       expect(m.status).toBe(200);
-      const triples = (id: string) => openBuild(shards, { checkShards: false }).manifests.flatMap((x) => x.shards).find((s) => s.endpoint === id)!.triples;
+      const triples = (id: string) =>
+        openBuild(shards, { checkShards: false })
+          .manifests.flatMap((x) => x.shards)
+          .find((s) => s.endpoint === id)!.triples;
       expect(Number(((await m.json()) as SparqlResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
     } finally {
       await mixing.close();
@@ -702,7 +775,11 @@ describe('fkgqa mcp / transports', () => {
     const endpoints = path.join(dir, 'endpoints.json');
     fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));
     const log = path.join(dir, 'calls.jsonl');
-    const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoints', endpoints, '--setup', 'high_level', '--call-log', log, '-q'], stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoints', endpoints, '--setup', 'high_level', '--call-log', log, '-q'],
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'test', version: '1' });
     await client.connect(transport);
     try {
@@ -710,11 +787,16 @@ describe('fkgqa mcp / transports', () => {
       expect(tools.map((t) => t.name)).toEqual(['run_sparql_query']);
       // high_level: the descriptions are in the tool description, which every client shows its model.
       expect(tools[0].description).toContain(`- ${url('library-shard1')} — ${registry.endpoints[0].description!}`);
-      const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard4')}> { ?b a <${P}book> } }`, format: JSON_RESULTS } })) as { content: { text: string }[] };
+      const r = (await client.callTool({
+        name: 'run_sparql_query',
+        arguments: { query: `SELECT (COUNT(*) AS ?n) { SERVICE <${url('library-shard4')}> { ?b a <${P}book> } }`, format: JSON_RESULTS },
+      })) as { content: { text: string }[] };
       expect(previewOf(r.content[0].text).results!.bindings[0].n.value).toBe('8');
       // A SERVICE URL from elsewhere (another port): the refusal names the URL with that path and the registered endpoints,
       // but not the endpoints file the registry was read from: an agent sees no file path of the server (fkgqa query does).
-      const other = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <http://localhost:1/library-shard1/sparql> { ?s ?p ?o } }` } })) as { content: { text: string }[] };
+      const other = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `SELECT * { SERVICE <http://localhost:1/library-shard1/sparql> { ?s ?p ?o } }` } })) as {
+        content: { text: string }[];
+      };
       expect(other.content[0].text).toBe(
         `Error (unknown-endpoint): <http://localhost:1/library-shard1/sparql> is not a registered endpoint; nothing was sent. Did you mean <${url('library-shard1')}> (library-shard1, the same path on another host or port)? ` +
           `SERVICE may name only the registered endpoints:\n${registry.endpoints.map((e) => `  ${e.url}  (${e.id})`).join('\n')}`,
@@ -723,12 +805,15 @@ describe('fkgqa mcp / transports', () => {
     } finally {
       await client.close();
     }
-    const lines = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatchObject({ tool: 'run_sparql_query', setup: 'high_level', route: 'direct', rows: 1, endpoints: [url('library-shard4')] });
   });
 });
-
 
 /**
  * Malformed JSON-RPC messages and what each must get (transport.ts), the same on stdio and
@@ -749,7 +834,7 @@ const HOSTILE: { name: string; body: string; code: number; id: number | null }[]
 const BIG = `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"x":"${'a'.repeat(20_000_000)}"}}`;
 
 describe('fkgqa mcp / bad options are input errors at start (exit 2), not failures later', () => {
-  it('a port in use or a foreign --host, a prompts folder without the setup\'s file, a folder as call log', async () => {
+  it("a port in use or a foreign --host, a prompts folder without the setup's file, a folder as call log", async () => {
     const blocker = http.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as AddressInfo).port;
@@ -761,8 +846,12 @@ describe('fkgqa mcp / bad options are input errors at start (exit 2), not failur
     await expect(serveMcpHttp({ registry, setup: 'baseline', callLog: null, state: null, host: '192.0.2.1' })).rejects.toThrow('--host 192.0.2.1 is not an address of this machine');
     const dir = tmpDir('fkgqa-mcp-opts-');
     // Before: the server started, prompts/get answered "Method not found", every tool call failed as an infrastructure error.
-    await expect(createMcpServer({ registry, setup: 'void_tool', callLog: null, state: null, promptsDir: path.join(dir, 'none') })).rejects.toThrow(`${path.join(dir, 'none')}: --prompts: no such folder`);
-    await expect(createMcpServer({ registry, setup: 'void_tool', callLog: null, state: null, promptsDir: dir })).rejects.toThrow(`${dir}: --prompts: the folder has no void_tool.md (the prompt of setup void_tool)`);
+    await expect(createMcpServer({ registry, setup: 'void_tool', callLog: null, state: null, promptsDir: path.join(dir, 'none') })).rejects.toThrow(
+      `${path.join(dir, 'none')}: --prompts: no such folder`,
+    );
+    await expect(createMcpServer({ registry, setup: 'void_tool', callLog: null, state: null, promptsDir: dir })).rejects.toThrow(
+      `${dir}: --prompts: the folder has no void_tool.md (the prompt of setup void_tool)`,
+    );
     await expect(createMcpServer({ registry, setup: 'baseline', state: null, callLog: dir })).rejects.toThrow(`${dir}: the call log is a folder: give the name of a JSON-lines file (--call-log FILE)`);
   });
 });
@@ -844,14 +933,26 @@ describe('fkgqa mcp / malformed JSON-RPC messages', () => {
       // connection and a client still sending, or slow to read (fetch at load 20), lost the answer to ECONNRESET.
       const big = await postWhole(h.url, S, BIG);
       expect([big.sent, big.read, big.status]).toEqual(['sent', 'end', 'HTTP/1.1 413 Payload Too Large']);
-      expect(JSON.parse(big.body)).toEqual({ jsonrpc: '2.0', id: 10, error: { code: -32600, message: `Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped` } });
+      expect(JSON.parse(big.body)).toEqual({
+        jsonrpc: '2.0',
+        id: 10,
+        error: { code: -32600, message: `Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped` },
+      });
       const list = await fetch(h.url, { method: 'POST', headers: S, body: '{"jsonrpc":"2.0","id":11,"method":"tools/list"}' });
       expect(list.status).toBe(200);
       const text = await list.text();
       // JSON or one SSE event, holding the answer to id 11.
       const msg = JSON.parse(text.trim().startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]) as { id: number; result: { tools: { name: string }[] } };
       expect([msg.id, msg.result.tools.map((t) => t.name)]).toEqual([11, ['run_sparql_query']]);
-      expect(refused).toEqual(['not JSON', '"jsonrpc" is not "2.0"', '"method" is not a string', 'params of tools/call are a string', 'params of tools/list are an array', 'params of tools/call: params._meta: Invalid input: expected object, received string', 'params of tools/list: params.cursor: Invalid input: expected string, received number']);
+      expect(refused).toEqual([
+        'not JSON',
+        '"jsonrpc" is not "2.0"',
+        '"method" is not a string',
+        'params of tools/call are a string',
+        'params of tools/list are an array',
+        'params of tools/call: params._meta: Invalid input: expected object, received string',
+        'params of tools/list: params.cursor: Invalid input: expected string, received number',
+      ]);
     } finally {
       await h.close();
     }
@@ -889,10 +990,6 @@ async function postWhole(url: string, headers: Record<string, string>, body: str
   socket.destroy();
   return { sent, read, status: answer.split('\r\n')[0], body: answer.slice(answer.indexOf('\r\n\r\n') + 4) };
 }
-
-
-
-
 
 describe('fkgqa mcp / signals end the stdio server with stdin still open (130/143), releasing the federation engine', () => {
   it('idle after the engine warmed up and a call was answered: SIGTERM exits 143', async () => {

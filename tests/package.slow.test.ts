@@ -25,7 +25,21 @@ export const calls = [partition(p), stats({ shards: 'out', timeoutMs: 1000 }), q
     fs.writeFileSync(path.join(user, 'good.ts'), good);
     fs.writeFileSync(path.join(user, 'bad.ts'), `import { partition } from 'fkgqa';\nexport const x = partition({ source: 'src', out: 'out', bukets: 3 });\n`);
     const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-    const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--skipLibCheck', '--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules/@types')];
+    const args = [
+      '--noEmit',
+      '--strict',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--skipLibCheck',
+      '--types',
+      'node',
+      '--typeRoots',
+      path.join(ROOT, 'node_modules/@types'),
+    ];
     // One tsc over both programs (a tsc start is 4 s of CPU): every error is bad.ts's, none good.ts's.
     const r = spawnSync(process.execPath, [tsc, ...args, 'good.ts', 'bad.ts'], { cwd: user, encoding: 'utf8' });
     expect(r.status).toBe(2);

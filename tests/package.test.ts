@@ -29,7 +29,28 @@ console.log(JSON.stringify({ exports: Object.keys(fkgqa).sort(), graphs: r.graph
     const out = JSON.parse(r.stdout);
     expect(out.graphs).toEqual(['library', 'observatory']);
     expect(out.digest).toBe('507cf4fb97c90b54');
-    expect(out.exports).toEqual(['DEFAULT_FEDERATION_ENGINE', 'FEDERATION_ENGINES', 'InputError', 'checkMcpGold', 'createEngine', 'describe', 'evaluate', 'mcp', 'merge', 'partition', 'query', 'questions', 'runLoop', 'score', 'serve', 'stats', 'synth', 'verify', 'view', 'worker']);
+    expect(out.exports).toEqual([
+      'DEFAULT_FEDERATION_ENGINE',
+      'FEDERATION_ENGINES',
+      'InputError',
+      'checkMcpGold',
+      'createEngine',
+      'describe',
+      'evaluate',
+      'mcp',
+      'merge',
+      'partition',
+      'query',
+      'questions',
+      'runLoop',
+      'score',
+      'serve',
+      'stats',
+      'synth',
+      'verify',
+      'view',
+      'worker',
+    ]);
     // A deep import is not part of the API: the package exports only its entry point.
     const deep = spawnSync(process.execPath, ['--input-type=module', '-e', "await import('fkgqa/dist/partition/index.js')"], { cwd: user, encoding: 'utf8' });
     expect(deep.stderr).toContain('ERR_PACKAGE_PATH_NOT_EXPORTED');

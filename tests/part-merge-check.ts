@@ -21,7 +21,11 @@ export interface PartMergeFixture {
   evalArgs: (out: string, ...more: string[]) => string[];
 }
 
-const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
+const lines = (file: string) =>
+  fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim());
 const ids = (file: string) => lines(file).map((l) => (JSON.parse(l) as RunRecord).id);
 
 /** Registers the fixture's beforeAll/afterAll; its fields are set once beforeAll has run. */

@@ -41,9 +41,15 @@ describe('fkgqa eval --part k/n and fkgqa merge', () => {
     } as unknown as RunRecord;
     // Where the model was reached and the LLM request's time limit and retries are not the condition.
     expect(conditionMismatch(base, { ...base, id: 'other', baseUrl: 'http://elsewhere/v1', limits: { ...base.limits!, requestTimeoutMs: 60000, maxRetries: 0 } } as RunRecord)).toBeUndefined();
-    expect(conditionMismatch(base, { ...base, model: 'n', temperature: 0.7, limits: { ...base.limits!, timeMs: 60000, federationEngine: 'jena' }, tools: { source: 'mcp', names: [], mcpArgs: ['--x'] } } as RunRecord)).toBe(
-      'model "m" ≠ "n", temperature 0 ≠ 0.7, limits.timeMs null ≠ 60000, federationEngine "comunica" ≠ "jena", mcpArgs [] ≠ ["--x"]',
-    );
+    expect(
+      conditionMismatch(base, {
+        ...base,
+        model: 'n',
+        temperature: 0.7,
+        limits: { ...base.limits!, timeMs: 60000, federationEngine: 'jena' },
+        tools: { source: 'mcp', names: [], mcpArgs: ['--x'] },
+      } as RunRecord),
+    ).toBe('model "m" ≠ "n", temperature 0 ≠ 0.7, limits.timeMs null ≠ 60000, federationEngine "comunica" ≠ "jena", mcpArgs [] ≠ ["--x"]');
   });
 });
 

@@ -49,7 +49,11 @@ describe('partition / demo dataset, checked by hand', async () => {
     const hasher = await getHasher();
     for (const b of [0, 1]) {
       const file = path.join(out, 'library', shardByRole(lib, `bucket-1-${b}`).file);
-      const authors = new Set(ntLines(file).map((l) => l.split(' ')[0]).filter((s) => s.includes('/author/')));
+      const authors = new Set(
+        ntLines(file)
+          .map((l) => l.split(' ')[0])
+          .filter((s) => s.includes('/author/')),
+      );
       for (const a of authors) expect(bucketOf(hasher, a.slice(1, -1), 0, 2)).toBe(b);
     }
   });
@@ -63,7 +67,12 @@ describe('partition / demo dataset, checked by hand', async () => {
   it('names shards shard1..N without revealing the rule, and endpoints <kg>-shard<N>', () => {
     expect(lib.shards.map((s) => s.name)).toEqual(['shard1', 'shard2', 'shard3', 'shard4']);
     expect(lib.shards.map((s) => s.endpoint)).toEqual(['library-shard1', 'library-shard2', 'library-shard3', 'library-shard4']);
-    expect(fs.readdirSync(path.join(out, 'library')).filter((f) => !f.endsWith('.ttl')).sort()).toEqual(['manifest.json', 'shard1.nt', 'shard2.nt', 'shard3.nt', 'shard4.nt']);
+    expect(
+      fs
+        .readdirSync(path.join(out, 'library'))
+        .filter((f) => !f.endsWith('.ttl'))
+        .sort(),
+    ).toEqual(['manifest.json', 'shard1.nt', 'shard2.nt', 'shard3.nt', 'shard4.nt']);
   });
 
   it('computes f(Q) from the shards each triple pattern matches', () => {
@@ -233,13 +242,7 @@ describe.skipIf(!HAS_SPIDER)('partition / Spider4SPARQL dev set', async () => {
 
   it('covers every query that can be split, and says why the other five cannot', () => {
     expect(s!.coverage.covered).toBe(539);
-    expect(s!.coverage.uncoverable.map((u) => u.id)).toEqual([
-      'car_1/q47',
-      'cre_Doc_Template_Mgt/q26',
-      'cre_Doc_Template_Mgt/q27',
-      'cre_Doc_Template_Mgt/q28',
-      'wta_1/q26',
-    ]);
+    expect(s!.coverage.uncoverable.map((u) => u.id)).toEqual(['car_1/q47', 'cre_Doc_Template_Mgt/q26', 'cre_Doc_Template_Mgt/q27', 'cre_Doc_Template_Mgt/q28', 'wta_1/q26']);
   });
 
   it('federates every covered query except 29 whose answer is necessarily empty (a required triple pattern matches nothing)', () => {
@@ -279,7 +282,9 @@ describe.skipIf(!HAS_SPIDER)('partition / Spider4SPARQL dev set', async () => {
     expect(text).toContain('  not coverable: 5, per graph: car_1 1, cre_Doc_Template_Mgt 3, wta_1 1\n');
     expect(text).toContain('     necessarily empty, per graph: cre_Doc_Template_Mgt 3, flight_2 19, network_1 1, real_estate_properties 1, student_transcripts_tracking 1, voter_1 1, wta_1 3\n');
     expect(text).toContain(`(each query's reason: ${out}/<kg>/manifest.json, queries[].reason of those with status "uncoverable" or necessarilyEmpty true; --verbose prints them here)`);
-    expect(text).toContain('  paper: the figures the FKGQA paper reports for its own build (section 4.2): 118 shards over the 19 Spider4SPARQL\n  graphs it kept. This build has 20 graphs: compare the per-graph figures, not the totals.\n');
+    expect(text).toContain(
+      '  paper: the figures the FKGQA paper reports for its own build (section 4.2): 118 shards over the 19 Spider4SPARQL\n  graphs it kept. This build has 20 graphs: compare the per-graph figures, not the totals.\n',
+    );
     // The manifests hold every reason the summary counts.
     const reasons = result!.graphs.flatMap((g) => g.manifest.queries.filter((q) => q.status === 'uncoverable' || q.necessarilyEmpty).map((q) => q.id));
     expect(reasons).toHaveLength(34);

@@ -56,10 +56,7 @@ describe('plan / candidate rules (section 4.1)', () => {
   });
 
   it('drops what the data cannot realise and says why a query is then uncoverable', () => {
-    const c = candidateRules(
-      [analysis('q1', [TYPE], ['C']), analysis('q2', [TYPE, 'absent'], ['Z'])],
-      facts(),
-    );
+    const c = candidateRules([analysis('q1', [TYPE], ['C']), analysis('q2', [TYPE, 'absent'], ['Z'])], facts());
     expect(c.rules).toEqual([]);
     expect(c.dropped.map((d) => d.key)).toEqual(['horizontal <C>', 'horizontal <Z>', `predicate <${TYPE}> <absent>`]);
     expect(c.uncoverable).toEqual([
@@ -100,9 +97,7 @@ describe('plan / rule selection as set cover (asp/cover.lp)', () => {
   });
 
   it('writes integer facts, not IRIs', () => {
-    expect(coverFacts([rule('class', ['http://e/a', 'http://e/b'], ['g/q1'])], ['g/q1'])).toBe(
-      'nrules(1).\nquery(1).\nrule(1). rank(1,1).\ncovers(1,1).\n',
-    );
+    expect(coverFacts([rule('class', ['http://e/a', 'http://e/b'], ['g/q1'])], ['g/q1'])).toBe('nrules(1).\nquery(1).\nrule(1). rank(1,1).\ncovers(1,1).\n');
   });
 
   it('returns the best model found, marked not optimal, when the time limit stops the solver', async () => {
@@ -155,12 +150,7 @@ describe('plan / shard layout (asp/layout.lp)', () => {
   it('moves the lighter side of a split, and uses two shards for a triangle of splits', async () => {
     const one = await planLayout([rule('predicate', ['p', 'r'], ['q1'])], 2, weights, 10_000);
     expect([...one.predicateShard]).toEqual([['p', 1]]); // p has 10 triples, r 30
-    const tri = await planLayout(
-      [rule('predicate', ['p', 'q'], ['q1']), rule('predicate', ['q', 'r'], ['q1']), rule('predicate', ['p', 'r'], ['q1'])],
-      2,
-      weights,
-      10_000,
-    );
+    const tri = await planLayout([rule('predicate', ['p', 'q'], ['q1']), rule('predicate', ['q', 'r'], ['q1']), rule('predicate', ['p', 'r'], ['q1'])], 2, weights, 10_000);
     // A triangle needs three colours; one colour class stays home: two predicate shards, r (heaviest) stays.
     expect([...tri.predicateShard]).toEqual([
       ['p', 1],
@@ -170,7 +160,11 @@ describe('plan / shard layout (asp/layout.lp)', () => {
 
   it('gives every element its own shard in the separate layout (rdf:type still stays)', () => {
     const l = separateLayout([rule('predicate', ['p', TYPE], ['q1']), rule('predicate', ['q', 'r'], ['q2']), rule('class', ['A', 'B'], ['q3']), rule('horizontal', ['B'], ['q4'])], 2);
-    expect([...l.predicateShard]).toEqual([['p', 1], ['q', 2], ['r', 3]]);
+    expect([...l.predicateShard]).toEqual([
+      ['p', 1],
+      ['q', 2],
+      ['r', 3],
+    ]);
     expect([...l.classShard]).toEqual([['A', 1]]); // B is horizontal: its buckets separate it from A
     expect([...l.horizontalGroup]).toEqual([['B', 1]]);
     expect(l.slots.length).toBe(1 + 3 + 1 + 2);

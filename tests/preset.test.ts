@@ -28,9 +28,19 @@ const analysis = (id: string, predicates: string[], classes: string[]): QueryAna
   applicable: { predicate: predicates.length >= 2, class: classes.length >= 2, horizontal: classes.length >= 1 },
 });
 const facts: DataFacts = {
-  predicateTriples: new Map([[TYPE, 10], ['p', 5], ['q', 5]]),
-  classInstances: new Map([['A', 4], ['B', 3]]),
-  classBucketSpread: new Map([['A', 2], ['B', 2]]),
+  predicateTriples: new Map([
+    [TYPE, 10],
+    ['p', 5],
+    ['q', 5],
+  ]),
+  classInstances: new Map([
+    ['A', 4],
+    ['B', 3],
+  ]),
+  classBucketSpread: new Map([
+    ['A', 2],
+    ['B', 2],
+  ]),
 };
 
 /** Runs the CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
@@ -71,12 +81,7 @@ describe('presets / the readings they are made of', () => {
   it('every-query gives horizontal candidates also where class sharding applies', async () => {
     const qs = [analysis('q1', [TYPE, 'p'], ['A', 'B'])];
     expect(candidateRules(qs, facts).rules.map((r) => r.key)).toEqual(['class <A> <B>', `predicate <${TYPE}> <p>`]);
-    expect(candidateRules(qs, facts, { horizontal: 'every-query' }).rules.map((r) => r.key)).toEqual([
-      'class <A> <B>',
-      'horizontal <A>',
-      'horizontal <B>',
-      `predicate <${TYPE}> <p>`,
-    ]);
+    expect(candidateRules(qs, facts, { horizontal: 'every-query' }).rules.map((r) => r.key)).toEqual(['class <A> <B>', 'horizontal <A>', 'horizontal <B>', `predicate <${TYPE}> <p>`]);
   });
 
   it('no-rdf-type leaves out the predicate pairs with rdf:type', async () => {

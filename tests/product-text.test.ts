@@ -79,7 +79,7 @@ function textFiles(entry: string): string[] {
   });
 }
 
-describe('product text: no references to the project\'s history', () => {
+describe("product text: no references to the project's history", () => {
   it('finds none in README.md, CHANGELOG.md, docs/, src/, tests/, bench/, scripts/, federation/, asp/ and prompts/', () => {
     const files = SCANNED.flatMap(textFiles).filter((f) => !SKIPPED.has(f));
     // The scan reads the tree: the README, a source file, a test and a document are among its files.
@@ -95,7 +95,7 @@ describe('product text: no references to the project\'s history', () => {
       ['stop number', 'it does not have the stop-27 additions'],
       ["an issue's item", 'runs are crash-safe (item 5)'],
       ['newcomer', 'a newcomer read 48/90 as queries'],
-      ['review pass', "scored silently (the hostile pass found it)"],
+      ['review pass', 'scored silently (the hostile pass found it)'],
       ['review pass', 'waited=99 (attack, a timer fired early)'],
       ['pitfall number', 'oxigraph has no SERVICE (pitfall B11)'],
       ['branch name', 'Done (branch serve-point2).'],

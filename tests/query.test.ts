@@ -120,7 +120,12 @@ describe('query / a federated join from the shell', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('?n\n8\n');
     expect(r.stderr).toMatch(/direct to library-shard2; \d+ ms; 1 HTTP request\)/);
-    const ask = await fkgqa(['query', '--endpoints', path.join(path.resolve(build) + '.state', 'endpoints.json'), `ASK { SERVICE <${url['library-shard1']}> { ?s <http://valuenet/ontop/author#country> "Peru" } }`]);
+    const ask = await fkgqa([
+      'query',
+      '--endpoints',
+      path.join(path.resolve(build) + '.state', 'endpoints.json'),
+      `ASK { SERVICE <${url['library-shard1']}> { ?s <http://valuenet/ontop/author#country> "Peru" } }`,
+    ]);
     expect([ask.code, ask.stdout]).toEqual([0, 'true\n']);
   }, 120_000);
 });
@@ -153,13 +158,27 @@ describe('query --sources: a query without SERVICE, the federation engine select
 
   it('refuses what it cannot run, before anything is sent: jena (no source selection), a SERVICE query, an unknown source, sources of two graphs', async () => {
     const jena = await fkgqa(['query', '--shards', build, '--sources', 'all', '--federation-engine', 'jena', unserviced]);
-    expect([jena.code, jena.stderr]).toEqual([2, 'fkgqa: error: the federation engine jena has no source selection (it evaluates SERVICE clauses only), so --sources cannot run on it; nothing was sent: use --federation-engine comunica, or name the endpoints with SERVICE\n']);
+    expect([jena.code, jena.stderr]).toEqual([
+      2,
+      'fkgqa: error: the federation engine jena has no source selection (it evaluates SERVICE clauses only), so --sources cannot run on it; nothing was sent: use --federation-engine comunica, or name the endpoints with SERVICE\n',
+    ]);
     const service = await fkgqa(['query', '--shards', build, '--sources', 'all', join()]);
-    expect([service.code, service.stderr]).toEqual([2, expect.stringContaining(`the query is refused (service-with-sources); nothing was sent: the query names its endpoints with SERVICE (<${url['library-shard1']}>, <${url['library-shard4']}>, <${url['library-shard2']}>)`)]);
+    expect([service.code, service.stderr]).toEqual([
+      2,
+      expect.stringContaining(
+        `the query is refused (service-with-sources); nothing was sent: the query names its endpoints with SERVICE (<${url['library-shard1']}>, <${url['library-shard4']}>, <${url['library-shard2']}>)`,
+      ),
+    ]);
     const unknown = await fkgqa(['query', '--shards', build, '--sources', 'nowhere', unserviced]);
-    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining('--sources nowhere: neither all, a graph (library) nor an endpoint of the registry, which comes from the endpoints file ')]);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      2,
+      expect.stringContaining('--sources nowhere: neither all, a graph (library) nor an endpoint of the registry, which comes from the endpoints file '),
+    ]);
     const two = await fkgqa(['query', '--endpoint', url['library-shard1'], 'http://127.0.0.1:9/observatory-shard1/sparql', '--sources', 'all', unserviced]);
-    expect([two.code, two.stderr]).toEqual([2, expect.stringContaining('the query is refused (mixed-graphs): --sources all selects endpoints of 2 knowledge graphs (library, observatory); nothing was sent.')]);
+    expect([two.code, two.stderr]).toEqual([
+      2,
+      expect.stringContaining('the query is refused (mixed-graphs): --sources all selects endpoints of 2 knowledge graphs (library, observatory); nothing was sent.'),
+    ]);
     // Without --sources, a query without SERVICE is refused with the way to run it.
     const none = await fkgqa(['query', '--shards', build, unserviced]);
     expect([none.code, none.stderr]).toEqual([2, expect.stringContaining('Or let the federation engine select the sources of each triple pattern: --sources all (or --sources <graph>).')]);
@@ -181,34 +200,49 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     expect(r.stdout).toBe('');
   }, 60_000);
 
-  it('refuses an endpoint that is not registered, and an undeclared prefix with the build\'s IRI to declare', async () => {
+  it("refuses an endpoint that is not registered, and an undeclared prefix with the build's IRI to declare", async () => {
     const other = await fkgqa(['query', '--shards', build, 'SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }']);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain('the query is refused (unknown-endpoint): <http://example.org/sparql> is not a registered endpoint; nothing was sent.');
     // Where the registry comes from (the running serve's endpoints file) and its URLs (4: this serve has graph library only).
-    expect(other.stderr).toContain(`The registry comes from the endpoints file ${path.resolve(`${build}.state`, 'endpoints.json')}; SERVICE may name only its endpoints:\n  ${url['library-shard1']}  (library-shard1)\n`);
+    expect(other.stderr).toContain(
+      `The registry comes from the endpoints file ${path.resolve(`${build}.state`, 'endpoints.json')}; SERVICE may name only its endpoints:\n  ${url['library-shard1']}  (library-shard1)\n`,
+    );
     // The port of another serve (a URL copied from elsewhere): the endpoint with the same path is named.
     const port = await fkgqa(['query', '--shards', build, 'SELECT * WHERE { SERVICE <http://127.0.0.1:1/library-shard2/sparql> { ?s ?p ?o } }']);
     expect([port.code, port.stderr]).toEqual([2, expect.stringContaining(`Did you mean <${url['library-shard2']}> (library-shard2, the same path on another host or port)?`)]);
     const option = await fkgqa(['query', '--endpoint', url['library-shard1'], url['library-shard2'], `SELECT * WHERE { SERVICE <${url['library-shard3']}> { ?s ?p ?o } }`]);
-    expect([option.code, option.stderr]).toEqual([2, expect.stringContaining(`The registry comes from the --endpoint URLs; SERVICE may name only its endpoints:\n  ${url['library-shard1']}  (library-shard1)\n  ${url['library-shard2']}  (library-shard2)\n`)]);
+    expect([option.code, option.stderr]).toEqual([
+      2,
+      expect.stringContaining(
+        `The registry comes from the --endpoint URLs; SERVICE may name only its endpoints:\n  ${url['library-shard1']}  (library-shard1)\n  ${url['library-shard2']}  (library-shard2)\n`,
+      ),
+    ]);
     const prefix = await fkgqa(['query', '--shards', build, `SELECT * WHERE { SERVICE <${url['library-shard1']}> { ?s :name ?o } }`]);
     expect(prefix.code).toBe(2);
     expect(prefix.stderr).toContain('declare it at the top of the query: PREFIX : <http://valuenet/ontop/>');
   }, 60_000);
 
-  it('an endpoint that answered is not unreachable: a 400 is a refusal of the query, a 500 a failure on it, both with the endpoint\'s message (exit 2)', async () => {
+  it("an endpoint that answered is not unreachable: a 400 is a refusal of the query, a 500 a failure on it, both with the endpoint's message (exit 2)", async () => {
     // Endpoints that answer every request (the query, and the ASK {} probe) with 400 or 500.
     const answering = http.createServer((req, res) => {
       req.resume();
-      req.on('end', () => (req.url!.startsWith('/e400/') ? res.writeHead(400, { 'content-type': 'text/plain' }).end('Parse error: this endpoint speaks another dialect') : res.writeHead(500, { 'content-type': 'text/plain' }).end('store failure')));
+      req.on('end', () =>
+        req.url!.startsWith('/e400/')
+          ? res.writeHead(400, { 'content-type': 'text/plain' }).end('Parse error: this endpoint speaks another dialect')
+          : res.writeHead(500, { 'content-type': 'text/plain' }).end('store failure'),
+      );
     });
     await new Promise<void>((r) => answering.listen(0, '127.0.0.1', () => r()));
     const base = `http://127.0.0.1:${(answering.address() as AddressInfo).port}`;
     const [e400, e500] = [`${base}/e400/sparql`, `${base}/e500/sparql`];
     try {
       const refused = await fkgqa(['query', '--endpoint', e400, `SELECT * WHERE { SERVICE <${e400}> { ?s ?p ?o } }`]);
-      expect([refused.code, refused.stdout, refused.stderr]).toEqual([2, '', `fkgqa: error: the endpoint ${e400} refused the query: it answered HTTP 400: Parse error: this endpoint speaks another dialect\n`]);
+      expect([refused.code, refused.stdout, refused.stderr]).toEqual([
+        2,
+        '',
+        `fkgqa: error: the endpoint ${e400} refused the query: it answered HTTP 400: Parse error: this endpoint speaks another dialect\n`,
+      ]);
       const failed = await fkgqa(['query', '--endpoint', e500, `SELECT * WHERE { SERVICE <${e500}> { ?s ?p ?o } }`]);
       expect([failed.code, failed.stdout, failed.stderr]).toEqual([2, '', `fkgqa: error: the endpoint ${e500} failed on the query: it answered HTTP 500: store failure\n`]);
     } finally {

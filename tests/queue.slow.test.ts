@@ -123,7 +123,25 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
   it('a worker and the coordinator killed mid-run (SIGKILL): the restarted coordinator completes the file, every selected run exactly once', async () => {
     const out = path.join(dir, 'runs.jsonl');
     const queue = `${redis.url}/0`;
-    const evalArgs = ['eval', '--shards', build, '--endpoints', endpointsFile, '--queue', queue, '--base-url', fake.url, '--model', 'fake-model', '--tools', 'in-process', '--repeats', '2', '--out', out];
+    const evalArgs = [
+      'eval',
+      '--shards',
+      build,
+      '--endpoints',
+      endpointsFile,
+      '--queue',
+      queue,
+      '--base-url',
+      fake.url,
+      '--model',
+      'fake-model',
+      '--tools',
+      'in-process',
+      '--repeats',
+      '2',
+      '--out',
+      out,
+    ];
     const workerArgs = (key: string) => ['worker', '--queue', queue, '--shards', build, '--endpoints', endpointsFile, '--api-key-env', key, '--lock-duration', '2000'];
     const coordinator = start(evalArgs);
     await coordinator.line(/queued 32 runs/);
@@ -170,7 +188,25 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
     held = { question: bench.entries[1].question, release, released };
     const out = path.join(dir, 'twice.jsonl');
     const queue = `${redis.url}/2`;
-    const coordinator = start(['eval', '--shards', build, '--endpoints', endpointsFile, '--queue', queue, '--base-url', fake.url, '--model', 'fake-model', '--tools', 'in-process', '--limit', '2', '--out', out]);
+    const coordinator = start([
+      'eval',
+      '--shards',
+      build,
+      '--endpoints',
+      endpointsFile,
+      '--queue',
+      queue,
+      '--base-url',
+      fake.url,
+      '--model',
+      'fake-model',
+      '--tools',
+      'in-process',
+      '--limit',
+      '2',
+      '--out',
+      out,
+    ]);
     const queued = await coordinator.line(/queued 2 runs/);
     const resultQueue = /results (fkgqa-results-[0-9a-f]+)\)/.exec(queued)![1];
     start(['worker', '--queue', queue, '--shards', build, '--endpoints', endpointsFile, '--api-key-env', 'KEY_B', '--concurrency', '2'], { KEY_B: 'worker-b' });
@@ -200,7 +236,27 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
     fs.writeFileSync(otherEndpoints, JSON.stringify({ ...server.endpointsFile(), shards: other, outputDigest: digestOf(other) }));
     const out = path.join(dir, 'refused.jsonl');
     const queue = `${redis.url}/1`;
-    const coordinator = start(['eval', '--shards', build, '--endpoints', endpointsFile, '--queue', queue, '--base-url', fake.url, '--model', 'fake-model', '--tools', 'in-process', '--limit', '1', '--repeats', '2', '--out', out]);
+    const coordinator = start([
+      'eval',
+      '--shards',
+      build,
+      '--endpoints',
+      endpointsFile,
+      '--queue',
+      queue,
+      '--base-url',
+      fake.url,
+      '--model',
+      'fake-model',
+      '--tools',
+      'in-process',
+      '--limit',
+      '1',
+      '--repeats',
+      '2',
+      '--out',
+      out,
+    ]);
     await coordinator.line(/queued 2 runs/);
     const wrong = start(['worker', '--queue', queue, '--shards', other, '--endpoints', otherEndpoints, '--api-key-env', 'KEY_C'], { KEY_C: 'worker-c' });
     // Refused (or, were it made, its record dropped by the coordinator as of another build).
@@ -218,9 +274,24 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
     right.child.kill('SIGTERM');
     expect((await right.exit).code).toBe(0);
   }, 600_000);
-  it('one run, one id: a direct eval, the parts of --part and the queued jobs of the same runs carry the same run id, ending with the condition\'s digest; merge refuses parts of another temperature', async () => {
+  it("one run, one id: a direct eval, the parts of --part and the queued jobs of the same runs carry the same run id, ending with the condition's digest; merge refuses parts of another temperature", async () => {
     const queue = `${redis.url}/3`;
-    const options = (temperature: string) => ['--shards', build, '--endpoints', endpointsFile, '--base-url', fake.url, '--model', 'fake-model', '--temperature', temperature, '--tools', 'in-process', '--limit', '2'];
+    const options = (temperature: string) => [
+      '--shards',
+      build,
+      '--endpoints',
+      endpointsFile,
+      '--base-url',
+      fake.url,
+      '--model',
+      'fake-model',
+      '--temperature',
+      temperature,
+      '--tools',
+      'in-process',
+      '--limit',
+      '2',
+    ];
     const direct = path.join(dir, 'same-direct.jsonl');
     const d = await fkgqaInProcess(['eval', ...options('0'), '--out', direct, '-q']);
     expect(d.code, d.stderr).toBe(0);
@@ -246,7 +317,11 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
     expect(jobs.map((j) => j.data.id).sort()).toEqual(expected);
     // A job's id is the coordinator's key and the run id: the queue makes and appends each run id once.
     expect(jobs.map((j) => decodeURIComponent(j.id!.slice(j.id!.indexOf('.') + 1))).sort()).toEqual(expected);
-    expect(records(queued).map((r) => r.id).sort()).toEqual(expected);
+    expect(
+      records(queued)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(expected);
 
     // Another temperature is another condition: other ids, and its parts cannot join these.
     const warm = [1, 2].map((k) => path.join(dir, `warm-part${k}.jsonl`));
@@ -259,10 +334,16 @@ describe.runIf(run)('fkgqa eval --queue and fkgqa worker: an evaluation spread o
     const merged = path.join(dir, 'same-merged.jsonl');
     const refused = await fkgqaInProcess(['merge', ...parts, ...warm, '--out', merged]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`run ${records(firstWarm)[0].id} (${firstWarm}, line 1) was made under another condition than run ${records(firstCold)[0].id} (${firstCold}, line 1): temperature 0 ≠ 0.7`);
+    expect(refused.stderr).toContain(
+      `run ${records(firstWarm)[0].id} (${firstWarm}, line 1) was made under another condition than run ${records(firstCold)[0].id} (${firstCold}, line 1): temperature 0 ≠ 0.7`,
+    );
     expect(fs.existsSync(merged)).toBe(false);
     const m = await fkgqaInProcess(['merge', ...parts, '--out', merged]);
     expect(m.code, m.stderr).toBe(0);
-    expect(records(merged).map((r) => r.id).sort()).toEqual(expected);
+    expect(
+      records(merged)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(expected);
   }, 600_000);
 });

@@ -30,31 +30,35 @@ const REFUSED: [string, string, string][] = [
 
 describe('regex pattern / a constant pattern outside the portable subset is refused, naming it, on every route', () => {
   for (const engine of ['comunica', 'jena'] as const) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(`${engine}: each refused class in a lone SERVICE and across two: the agent's error (syntax, not infrastructure); portable patterns run`, async () => {
-      const shard1 = server.endpoint('library-shard1')!.url;
-      const lone = (f: string) => `SELECT * { SERVICE <${shard1}> { ?b ?p ?t ${f} } }`;
-      const two = (f: string) => `SELECT * { SERVICE <${shard1}> { ?b ?p ?t } SERVICE <${shard1}> { ?b ?q ?u } ${f} }`;
-      const verdict = (r: ToolAnswer) => {
-        const m = r._meta?.['fkgqa/error'] as { class: string; infrastructure: boolean } | undefined;
-        return { isError: r.isError ?? false, class: m?.class, infrastructure: m?.infrastructure, text: r.content[0].text.replace(/\n[\s\S]*/, '') };
-      };
-      const refused = (start: string) => ({ isError: true, class: 'syntax', infrastructure: false, text: expect.stringContaining(start) });
-      await withMcp([shard1], engine, async (call) => {
-        const got: Record<string, unknown> = {};
-        const want: Record<string, unknown> = {};
-        for (const [name, f, start] of REFUSED) {
-          got[`lone ${name}`] = verdict(await call(lone(f)));
-          got[`two ${name}`] = verdict(await call(two(f)));
-          want[`lone ${name}`] = refused(start);
-          want[`two ${name}`] = refused(start);
-        }
-        const runs = { isError: false, class: undefined, infrastructure: undefined, text: expect.stringMatching(/^[1-9]\d* rows \(/) };
-        got['lone valid'] = verdict(await call(lone(`FILTER(REGEX(STR(?t), '^http', 'i'))`)));
-        got['two valid'] = verdict(await call(two(`FILTER(REGEX(STR(?t), "^[h][t]{2}p[:-]?", "si")) BIND(REPLACE(STR(?t), "(h)(t)", "$2$1") AS ?r)`) + ' LIMIT 5'));
-        want['lone valid'] = { ...runs, text: expect.stringMatching(/^11 rows \(direct/) };
-        want['two valid'] = { ...runs, text: expect.stringMatching(/^5 rows \(/) };
-        expect(got).toEqual(want);
-      });
-    }, 600_000);
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(
+      `${engine}: each refused class in a lone SERVICE and across two: the agent's error (syntax, not infrastructure); portable patterns run`,
+      async () => {
+        const shard1 = server.endpoint('library-shard1')!.url;
+        const lone = (f: string) => `SELECT * { SERVICE <${shard1}> { ?b ?p ?t ${f} } }`;
+        const two = (f: string) => `SELECT * { SERVICE <${shard1}> { ?b ?p ?t } SERVICE <${shard1}> { ?b ?q ?u } ${f} }`;
+        const verdict = (r: ToolAnswer) => {
+          const m = r._meta?.['fkgqa/error'] as { class: string; infrastructure: boolean } | undefined;
+          return { isError: r.isError ?? false, class: m?.class, infrastructure: m?.infrastructure, text: r.content[0].text.replace(/\n[\s\S]*/, '') };
+        };
+        const refused = (start: string) => ({ isError: true, class: 'syntax', infrastructure: false, text: expect.stringContaining(start) });
+        await withMcp([shard1], engine, async (call) => {
+          const got: Record<string, unknown> = {};
+          const want: Record<string, unknown> = {};
+          for (const [name, f, start] of REFUSED) {
+            got[`lone ${name}`] = verdict(await call(lone(f)));
+            got[`two ${name}`] = verdict(await call(two(f)));
+            want[`lone ${name}`] = refused(start);
+            want[`two ${name}`] = refused(start);
+          }
+          const runs = { isError: false, class: undefined, infrastructure: undefined, text: expect.stringMatching(/^[1-9]\d* rows \(/) };
+          got['lone valid'] = verdict(await call(lone(`FILTER(REGEX(STR(?t), '^http', 'i'))`)));
+          got['two valid'] = verdict(await call(two(`FILTER(REGEX(STR(?t), "^[h][t]{2}p[:-]?", "si")) BIND(REPLACE(STR(?t), "(h)(t)", "$2$1") AS ?r)`) + ' LIMIT 5'));
+          want['lone valid'] = { ...runs, text: expect.stringMatching(/^11 rows \(direct/) };
+          want['two valid'] = { ...runs, text: expect.stringMatching(/^5 rows \(/) };
+          expect(got).toEqual(want);
+        });
+      },
+      600_000,
+    );
   }
 });

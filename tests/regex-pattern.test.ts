@@ -105,7 +105,9 @@ describe('regex pattern / the portable subset', () => {
     expect(q('FILTER(REGEX(?o, "(?=A)"))')).toBe(
       'the pattern "(?=A)" of REGEX is refused, nothing was sent: the lookahead (?= is no XPath regular expression and the engines read it differently; write the condition as a second REGEX (with ! for a negative one) joined by &&',
     );
-    expect(q('FILTER(REGEX(?o, "a", "u"))')).toBe('the pattern "a" with the flags "u" of REGEX is refused, nothing was sent: the flag "u" is no XPath flag that every engine reads; use only "s", "m", "i" and "q"');
+    expect(q('FILTER(REGEX(?o, "a", "u"))')).toBe(
+      'the pattern "a" with the flags "u" of REGEX is refused, nothing was sent: the flag "u" is no XPath flag that every engine reads; use only "s", "m", "i" and "q"',
+    );
     expect(q('FILTER(REGEX(?o, "a", CONCAT("i", ?fl)))')).toBe(
       'the flags of REGEX are not a constant string, and the engines read computed flags differently; nothing was sent: write the flags as a string, e.g. "i", or two REGEX calls joined with || or IF',
     );
@@ -114,7 +116,10 @@ describe('regex pattern / the portable subset', () => {
     );
     expect(q('BIND(REPLACE(?o, "x?", "y") AS ?r)')?.startsWith('the pattern "x?" of REPLACE is refused, nothing was sent: it matches the empty string')).toBe(true);
     // The flag "x" is left to builtinProblem (refused outside SERVICE); the pattern is read without its whitespace.
-    expect([q('FILTER(REGEX(?o, "a r", "x"))'), q('FILTER(REGEX(?o, "( a", "x"))')?.replace(/;.*/, '')]).toEqual([undefined, 'the pattern "( a" with the flags "x" of REGEX is refused, nothing was sent: it is not a regular expression (Unterminated group)']);
+    expect([q('FILTER(REGEX(?o, "a r", "x"))'), q('FILTER(REGEX(?o, "( a", "x"))')?.replace(/;.*/, '')]).toEqual([
+      undefined,
+      'the pattern "( a" with the flags "x" of REGEX is refused, nothing was sent: it is not a regular expression (Unterminated group)',
+    ]);
     expect([q('FILTER(REGEX(?o, "^a[b-d]+$", "i"))'), q('FILTER(REGEX(?o, ?pat))'), q('BIND(REPLACE(?o, "(a)(b)", "$2$1") AS ?r)')]).toEqual([undefined, undefined, undefined]);
   });
 });

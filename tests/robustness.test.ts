@@ -26,7 +26,10 @@ const goodBuild = () => demoBuild(tmpDir());
  * the CLI (a CLI child costs a second of CPU; the other tests here keep the CLI).
  */
 async function refusal(work: Promise<unknown>): Promise<string> {
-  const e = await work.then(() => undefined, (x: unknown) => x);
+  const e = await work.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
   expect(e).toBeInstanceOf(InputError);
   return (e as InputError).message;
 }
@@ -111,7 +114,7 @@ describe('robustness / input', () => {
 
   it('refuses prefixes and endpoint bases that would write broken Turtle', async () => {
     expect((await fkgqa('partition', '--default-prefix', 'http://valuenet/ontop/>', '--out', path.join(tmpDir(), 's'))).stderr).toContain(
-      "--default-prefix must be an absolute IRI, got \"http://valuenet/ontop/>\" (Invalid IRI code point '>')",
+      '--default-prefix must be an absolute IRI, got "http://valuenet/ontop/>" (Invalid IRI code point \'>\')',
     );
     expect((await fkgqa('partition', '--endpoint-base', 'http://x/a b', '--out', path.join(tmpDir(), 's'))).code).toBe(2);
   });

@@ -87,11 +87,15 @@ describe('run / the whole loop in one command', () => {
     expect(fs.existsSync(path.join(out, 'report.txt'))).toBe(false);
   }, 300_000);
 
-  it('--max-query-chars reaches the tools and the final execution: the oracle\'s query over 60 characters is refused as too long', async () => {
+  it("--max-query-chars reaches the tools and the final execution: the oracle's query over 60 characters is refused as too long", async () => {
     const out = path.join(dir, 'short');
     const r = await fkgqa(['run', '--shards', build, '--state', state, '--out', out, '--agent', 'oracle', '--no-probe', '--question', '0', '--max-query-chars', '60', '--timeout', '100000']);
     expect(r.code).toBe(0);
-    const [run] = fs.readFileSync(path.join(out, 'baseline-oracle.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const [run] = fs
+      .readFileSync(path.join(out, 'baseline-oracle.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(run.final).toMatchObject({ status: 'error', errorClass: 'too-long' });
     expect(r.stdout).toMatch(/accuracy %\s+0\s+0\/1/);
   }, 300_000);
@@ -108,7 +112,7 @@ describe('run / the whole loop in one command', () => {
     expect([body.code, body.stderr]).toEqual([2, `fkgqa: error: --extra-body must be a JSON object of request fields, e.g. '{"reasoning_effort":"low"}', not an array\n`]);
   }, 60_000);
 
-  it('refuses a run folder holding runs of another build (exit 2) before starting anything, and names a folder for this build\'s runs', async () => {
+  it("refuses a run folder holding runs of another build (exit 2) before starting anything, and names a folder for this build's runs", async () => {
     const out = path.join(dir, 'other-build');
     fs.mkdirSync(out);
     const made = { id: 'baseline|oracle|0|r0|5ec2a3f2', build: { outputDigest: 'ab'.repeat(32), goldDigest: null } };
@@ -142,17 +146,53 @@ describe('run / the whole loop in one command', () => {
   }, 60_000);
 
   it('takes every agent, selection and limit option of eval, from the same definitions', () => {
-    const options = (name: string) => new Map(program().commands.find((c) => c.name() === name)!.options.map((o) => [o.long!, o]));
+    const options = (name: string) =>
+      new Map(
+        program()
+          .commands.find((c) => c.name() === name)!
+          .options.map((o) => [o.long!, o]),
+      );
     const evalOptions = options('eval');
     const runOptions = options('run');
     // eval's own: where the endpoints are, how the runs are spread (--part, --queue) and the summary's format; run starts or finds the serve and prints the score report.
     expect([...evalOptions.keys()].filter((k) => !runOptions.has(k))).toEqual(['--endpoints', '--part', '--queue', '--format', '--json']);
     // run's own: the port of the serve it starts.
     expect([...runOptions.keys()].filter((k) => !evalOptions.has(k))).toEqual(['--port']);
-    const shared = ['--setup', '--base-url', '--model', '--kg', '--question', '--query', '--distinct-queries', '--per-graph', '--sample-seed', '--limit', '--repeats', '--retry-errors', '--max-turns', '--message-limit', '--token-limit', '--time-limit', '--max-retries', '--backoff', '--request-timeout', '--timeout', '--max-query-chars', '--concurrency', '--no-probe', '--federation-engine'];
+    const shared = [
+      '--setup',
+      '--base-url',
+      '--model',
+      '--kg',
+      '--question',
+      '--query',
+      '--distinct-queries',
+      '--per-graph',
+      '--sample-seed',
+      '--limit',
+      '--repeats',
+      '--retry-errors',
+      '--max-turns',
+      '--message-limit',
+      '--token-limit',
+      '--time-limit',
+      '--max-retries',
+      '--backoff',
+      '--request-timeout',
+      '--timeout',
+      '--max-query-chars',
+      '--concurrency',
+      '--no-probe',
+      '--federation-engine',
+    ];
     for (const k of shared) {
       const [e, r] = [evalOptions.get(k)!, runOptions.get(k)!];
-      expect({ k, description: r.description, default: r.defaultValue, env: r.envVar, choices: r.argChoices }).toEqual({ k, description: e.description, default: e.defaultValue, env: e.envVar, choices: e.argChoices });
+      expect({ k, description: r.description, default: r.defaultValue, env: r.envVar, choices: r.argChoices }).toEqual({
+        k,
+        description: e.description,
+        default: e.defaultValue,
+        env: e.envVar,
+        choices: e.argChoices,
+      });
     }
     expect(runOptions.get('--base-url')!.envVar).toBe('OPENAI_BASE_URL');
   });
@@ -167,14 +207,21 @@ describe('run / the whole loop in one command', () => {
         });
       });
       const out = path.join(dir, 'model');
-      const r = await fkgqaInProcess(['run', '--shards', build, '--state', state, '--out', out, '--model', 'fake-model', '--query', 'library/q2', 'library/q1', '--limit', '1', '--port', String(port), '--timeout', '100000'], { env: { OPENAI_BASE_URL: fake.url } });
+      const r = await fkgqaInProcess(
+        ['run', '--shards', build, '--state', state, '--out', out, '--model', 'fake-model', '--query', 'library/q2', 'library/q1', '--limit', '1', '--port', String(port), '--timeout', '100000'],
+        { env: { OPENAI_BASE_URL: fake.url } },
+      );
       expect([r.code, r.stderr.match(/error.*/g)]).toEqual([0, null]);
       expect(fake.requests).toHaveLength(1);
       expect(fake.requests[0].body.model).toBe('fake-model');
       // The endpoints the model is told about are those of the serve run started, on --port.
       expect(JSON.stringify(fake.requests[0].body.messages)).toContain(`http://127.0.0.1:${port}/library-shard1/sparql`);
       expect(r.stdout).toContain('== baseline|fake-model (1 run; ended: cancelled 1');
-      const runs = fs.readFileSync(path.join(out, 'baseline-fake-model.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const runs = fs
+        .readFileSync(path.join(out, 'baseline-fake-model.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       // --query keeps benchmark order (library/q1 asked before library/q2), --limit 1 the first.
       expect(runs.map((x) => x.question.queryId)).toEqual(['library/q1']);
     } finally {

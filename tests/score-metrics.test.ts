@@ -22,17 +22,121 @@ const items = (...vs: string[]) => sel(vs.map((v) => ({ item: uri(v) })));
 
 describe('score / F1 as GRASP computes it (published vectors of grasp/sparql/metrics.py)', () => {
   it('exact F1', () => {
-    expect(exactF1([['a', 'b'], ['c', 'd']], [['a', 'b'], ['c', 'd']])).toBe(1);
-    expect(exactF1([['a', 'b'], ['c', 'd']], [['e', 'f'], ['g', 'h']])).toBe(0);
-    expect(exactF1([['a', 'b'], ['c', 'd'], ['e', 'f']], [['a', 'b'], ['g', 'h'], ['i', 'j']])).toBeCloseTo(1 / 3, 12);
-    expect(exactF1([['a', 'b'], ['a', 'b'], ['c', 'd']], [['a', 'b'], ['c', 'd'], ['c', 'd']])).toBeCloseTo(0.6666666666666666, 12);
+    expect(
+      exactF1(
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+        ],
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+        ],
+      ),
+    ).toBe(1);
+    expect(
+      exactF1(
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+        ],
+        [
+          ['e', 'f'],
+          ['g', 'h'],
+        ],
+      ),
+    ).toBe(0);
+    expect(
+      exactF1(
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+          ['e', 'f'],
+        ],
+        [
+          ['a', 'b'],
+          ['g', 'h'],
+          ['i', 'j'],
+        ],
+      ),
+    ).toBeCloseTo(1 / 3, 12);
+    expect(
+      exactF1(
+        [
+          ['a', 'b'],
+          ['a', 'b'],
+          ['c', 'd'],
+        ],
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+          ['c', 'd'],
+        ],
+      ),
+    ).toBeCloseTo(0.6666666666666666, 12);
   });
   it('assignment F1', () => {
-    expect(assignmentF1([['a', 'b'], ['c', 'd']], [['a', 'b'], ['c', 'd']])).toBe(1);
-    expect(assignmentF1([['a', 'b'], ['c', 'd']], [['e', 'f'], ['g', 'h']])).toBe(0);
-    expect(assignmentF1([['a', 'b', 'c'], ['d', 'e']], [['a', 'b'], ['d', 'e', 'f']])).toBeCloseTo(0.9090909090909091, 6);
-    expect(assignmentF1([['a', 'b'], ['c', 'd'], ['e', 'f']], [['a', 'b'], ['g', 'h']])).toBeCloseTo(0.5, 12);
-    expect(assignmentF1([['c', 'extra1', 'a', 'b'], ['f', 'e', 'd', 'extra2']], [['a', 'b', 'c'], ['d', 'e', 'f']])).toBe(1);
+    expect(
+      assignmentF1(
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+        ],
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+        ],
+      ),
+    ).toBe(1);
+    expect(
+      assignmentF1(
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+        ],
+        [
+          ['e', 'f'],
+          ['g', 'h'],
+        ],
+      ),
+    ).toBe(0);
+    expect(
+      assignmentF1(
+        [
+          ['a', 'b', 'c'],
+          ['d', 'e'],
+        ],
+        [
+          ['a', 'b'],
+          ['d', 'e', 'f'],
+        ],
+      ),
+    ).toBeCloseTo(0.9090909090909091, 6);
+    expect(
+      assignmentF1(
+        [
+          ['a', 'b'],
+          ['c', 'd'],
+          ['e', 'f'],
+        ],
+        [
+          ['a', 'b'],
+          ['g', 'h'],
+        ],
+      ),
+    ).toBeCloseTo(0.5, 12);
+    expect(
+      assignmentF1(
+        [
+          ['c', 'extra1', 'a', 'b'],
+          ['f', 'e', 'd', 'extra2'],
+        ],
+        [
+          ['a', 'b', 'c'],
+          ['d', 'e', 'f'],
+        ],
+      ),
+    ).toBe(1);
   });
   it('ASK and empty answers', () => {
     const ask = (b: boolean): SparqlResults => ({ head: {}, boolean: b });
@@ -77,18 +181,45 @@ describe('score / row-major F1 as Spinach computes it (published vectors of spin
 describe('score / accuracy', () => {
   const n = (v: string, t = 'integer') => lit(v, `${XSD}${t}`);
   it('ignores variable names and column order, matching columns by a bijection', () => {
-    const gold = sel([{ name: lit('ann'), age: n('20') }, { name: lit('bob'), age: n('30') }], ['name', 'age']);
-    const pred = sel([{ a: n('30'), b: lit('bob') }, { a: n('20.0', 'decimal'), b: lit('ann', `${XSD}string`) }], ['a', 'b']);
+    const gold = sel(
+      [
+        { name: lit('ann'), age: n('20') },
+        { name: lit('bob'), age: n('30') },
+      ],
+      ['name', 'age'],
+    );
+    const pred = sel(
+      [
+        { a: n('30'), b: lit('bob') },
+        { a: n('20.0', 'decimal'), b: lit('ann', `${XSD}string`) },
+      ],
+      ['a', 'b'],
+    );
     const m = matchAnswer(gold, pred, false);
     expect(m.correct).toBe(true);
     expect(m.mapping).toEqual({ name: 'b', age: 'a' });
     // The same rows with the columns swapped in one row only: no single bijection fits.
-    const mixed = sel([{ a: lit('ann'), b: n('20') }, { a: n('30'), b: lit('bob') }], ['a', 'b']);
+    const mixed = sel(
+      [
+        { a: lit('ann'), b: n('20') },
+        { a: n('30'), b: lit('bob') },
+      ],
+      ['a', 'b'],
+    );
     expect(matchAnswer(gold, mixed, false).correct).toBe(false);
   });
   it('counts duplicates, refuses extra columns, respects order only when the gold query orders', () => {
     expect(matchAnswer(items('a', 'a', 'b'), items('a', 'b', 'b'), false).correct).toBe(false);
-    expect(matchAnswer(items('a', 'b'), sel([{ x: uri('a'), y: uri('1') }, { x: uri('b'), y: uri('2') }]), false).reason).toBe('2 columns where gold has 1');
+    expect(
+      matchAnswer(
+        items('a', 'b'),
+        sel([
+          { x: uri('a'), y: uri('1') },
+          { x: uri('b'), y: uri('2') },
+        ]),
+        false,
+      ).reason,
+    ).toBe('2 columns where gold has 1');
     expect(matchAnswer(items('a', 'b'), items('b', 'a'), false).correct).toBe(true);
     expect(matchAnswer(items('a', 'b'), items('b', 'a'), true).correct).toBe(false);
     expect(matchAnswer(items('a', 'b'), items('b', 'a'), true, () => true).correct).toBe(true);
@@ -131,9 +262,25 @@ describe('score / reading run files', () => {
     const f = path.join(dir, 'runs.jsonl');
     const run = (index: number, endReason: string, extra: Record<string, unknown> = {}) =>
       JSON.stringify({
-        format: 'fkgqa-run/2', id: `written-${index}`, endReason, question: { index, kg: 'library', text: 'q', queryId: 'library/q1' }, setup: 'baseline', agent: 'oracle', model: null,
-        repeat: 0, maxTurns: 10, prompt: { name: 'baseline.md', sha256: 'abc' },
-        build: { outputDigest: 'feedfacefeedface', goldDigest: null }, endpoints: [], messages: [], steps: [], finalQuery: null, usage: { totalTokens: 0 }, counts: { llmCalls: 0, sparqlCalls: 0, voidCalls: 0 }, ms: 1, ...extra,
+        format: 'fkgqa-run/2',
+        id: `written-${index}`,
+        endReason,
+        question: { index, kg: 'library', text: 'q', queryId: 'library/q1' },
+        setup: 'baseline',
+        agent: 'oracle',
+        model: null,
+        repeat: 0,
+        maxTurns: 10,
+        prompt: { name: 'baseline.md', sha256: 'abc' },
+        build: { outputDigest: 'feedfacefeedface', goldDigest: null },
+        endpoints: [],
+        messages: [],
+        steps: [],
+        finalQuery: null,
+        usage: { totalTokens: 0 },
+        counts: { llmCalls: 0, sparqlCalls: 0, voidCalls: 0 },
+        ms: 1,
+        ...extra,
       });
     fs.writeFileSync(f, `${run(0, 'model_error')}\n${run(1, 'submitted')}\n${run(0, 'submitted')}\n`);
     const runs = readRuns([f]);

@@ -56,7 +56,10 @@ class TestBuild {
     return goldAnswerDigest(this.goldEntry(queryId));
   }
   /** A run record as fkgqa eval writes it (format fkgqa-run/2), answering `results`. */
-  record(queryId: string, o: { results?: SparqlResults | null; model?: string; agent?: string; endReason?: string; build?: object | null; extra?: object; repeat?: number } = {}): Record<string, unknown> {
+  record(
+    queryId: string,
+    o: { results?: SparqlResults | null; model?: string; agent?: string; endReason?: string; build?: object | null; extra?: object; repeat?: number } = {},
+  ): Record<string, unknown> {
     const e = this.entry(queryId);
     const endpoints = e.endpoints.map((id) => ({ id, url: `http://127.0.0.1:9/${id}/sparql`, shard: id.slice(e.kg.length + 1) }));
     const agent = o.agent ?? 'llm';
@@ -81,7 +84,18 @@ class TestBuild {
       ms: 1500,
       endReason: o.endReason ?? (submitted ? 'submitted' : 'turn_limit'),
       messages: [],
-      steps: [{ type: 'tool', turn: 1, callId: 'c1', name: 'run_sparql_query', arguments: JSON.stringify({ query: 'SELECT * WHERE { SERVICE <http://127.0.0.1:9/x/sparql> { ?s ?p ?o } }' }), ms: 5, isError: false, result: '1 row' }],
+      steps: [
+        {
+          type: 'tool',
+          turn: 1,
+          callId: 'c1',
+          name: 'run_sparql_query',
+          arguments: JSON.stringify({ query: 'SELECT * WHERE { SERVICE <http://127.0.0.1:9/x/sparql> { ?s ?p ?o } }' }),
+          ms: 5,
+          isError: false,
+          result: '1 row',
+        },
+      ],
       finalQuery: submitted ? `SELECT * WHERE { ${endpoints.map((p) => `SERVICE <${p.url}> { ?s ?p ?o }`).join(' UNION ')} }` : null,
       ...(submitted ? { final: { status: 'ok', ms: 10, rows: o.results!.results?.bindings.length ?? 1, results: o.results, route: 'federation', endpoints: endpoints.map((p) => p.url) } } : {}),
       usage: { promptTokens: 100, completionTokens: 10, totalTokens: 110 },
@@ -153,7 +167,9 @@ describe('score / reading run records', () => {
 
 describe('score / conditions: runs that differ in what was measured are never merged', () => {
   /** The limits eval records, with `federationEngine` and any other limit changed. */
-  const limits = (federationEngine: string, other: object = {}) => ({ limits: { messages: null, tokens: null, timeMs: null, queryTimeoutMs: 30_000, maxQueryChars: 8000, requestTimeoutMs: 300_000, maxRetries: 5, federationEngine, ...other } });
+  const limits = (federationEngine: string, other: object = {}) => ({
+    limits: { messages: null, tokens: null, timeMs: null, queryTimeoutMs: 30_000, maxQueryChars: 8000, requestTimeoutMs: 300_000, maxRetries: 5, federationEngine, ...other },
+  });
   const q2Wrong = count(1);
 
   it('two run files of the same questions that differ only in the federation engine: two conditions of 2 runs each (2 and 1 correct), named with what differs and where their runs are; the text and HTML reports show both', async () => {
@@ -184,14 +200,26 @@ describe('score / conditions: runs that differ in what was measured are never me
     const a = path.join(dir, 'limit-none.jsonl');
     const b = path.join(dir, 'limit-60s.jsonl');
     fs.writeFileSync(a, lines(demo.record('library/q1', { results: count(6), extra: limits('comunica') }), demo.record('library/q2', { results: q2Wrong, extra: limits('comunica') })));
-    fs.writeFileSync(b, lines(demo.record('library/q1', { results: count(6), extra: limits('comunica', { timeMs: 60_000 }) }), demo.record('library/q2', { results: demo.gold('library/q2'), extra: limits('comunica', { timeMs: 60_000 }) })));
+    fs.writeFileSync(
+      b,
+      lines(
+        demo.record('library/q1', { results: count(6), extra: limits('comunica', { timeMs: 60_000 }) }),
+        demo.record('library/q2', { results: demo.gold('library/q2'), extra: limits('comunica', { timeMs: 60_000 }) }),
+      ),
+    );
     const byLimit = await score({ runs: [a, b], shards: demo.dir });
     expect(byLimit.groups.map((g) => [g.group, g.runs, g.accuracy.count])).toEqual([
       ['baseline|fake-model (limits.timeMs=60000)', 2, 2],
       ['baseline|fake-model (limits.timeMs=null)', 2, 1],
     ]);
     const m = path.join(dir, 'model-other.jsonl');
-    fs.writeFileSync(m, lines(demo.record('library/q1', { results: count(5), model: 'other-model', extra: limits('comunica') }), demo.record('library/q2', { results: demo.gold('library/q2'), model: 'other-model', extra: limits('comunica') })));
+    fs.writeFileSync(
+      m,
+      lines(
+        demo.record('library/q1', { results: count(5), model: 'other-model', extra: limits('comunica') }),
+        demo.record('library/q2', { results: demo.gold('library/q2'), model: 'other-model', extra: limits('comunica') }),
+      ),
+    );
     const byModel = await score({ runs: [a, m], shards: demo.dir });
     expect(byModel.groups.map((g) => [g.group, g.runs, g.accuracy.count])).toEqual([
       ['baseline|fake-model', 2, 1],
@@ -212,7 +240,9 @@ describe('score / conditions: runs that differ in what was measured are never me
     await expect(score({ runs: [a, a], shards: demo.dir })).rejects.toThrow(`${a}: the run file is given twice (${a} and ${a}): each run is counted once; give it once`);
     const other = path.join(dir, 'twice-other.jsonl');
     fs.writeFileSync(other, lines({ ...q1, startedAt: '2026-02-01T00:00:00.000Z' }));
-    await expect(score({ runs: [a, other], shards: demo.dir })).rejects.toThrow('two runs (started 2026-01-01T00:00:00.000Z and 2026-02-01T00:00:00.000Z) that two fkgqa eval commands wrote into two files');
+    await expect(score({ runs: [a, other], shards: demo.dir })).rejects.toThrow(
+      'two runs (started 2026-01-01T00:00:00.000Z and 2026-02-01T00:00:00.000Z) that two fkgqa eval commands wrote into two files',
+    );
     const cli = await fkgqaInProcess(['score', a, copy, '--shards', demo.dir, '-q']);
     expect([cli.code, cli.stdout]).toEqual([2, '']);
     // Repeat 1 of the same condition in another file: kept as a repeat, one group of 3 runs.
@@ -273,7 +303,10 @@ describe('score / how runs ended', () => {
       lines(
         demo.record('library/q1', { results: count(6) }),
         demo.record('library/q2', { results: count(6) }),
-        demo.record('library/q3', { endReason: 'infrastructure_error', extra: { infrastructure: { what: 'endpoint library-shard2 refused the connection', endpoint: 'http://127.0.0.1:9/library-shard2/sparql', step: 2 } } }),
+        demo.record('library/q3', {
+          endReason: 'infrastructure_error',
+          extra: { infrastructure: { what: 'endpoint library-shard2 refused the connection', endpoint: 'http://127.0.0.1:9/library-shard2/sparql', step: 2 } },
+        }),
         ...['time_limit', 'message_limit', 'token_limit'].map((endReason, i) => demo.record(['library/q4', 'library/q5', 'library/q6'][i], { endReason })),
         demo.record('library/q7', { endReason: 'model_error', extra: { error: 'gave up after 6 tries: HTTP 503' } }),
       ),
@@ -341,8 +374,20 @@ describe('score / the HTML report', () => {
     fs.writeFileSync(file, html);
     const r = spawnSync(
       chromium!,
-      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', `--user-data-dir=${tmpDir('fkgqa-chromium-')}`, '--virtual-time-budget=5000', '--dump-dom', `file://${file}`],
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--user-data-dir=${tmpDir('fkgqa-chromium-')}`,
+        '--virtual-time-budget=5000',
+        '--dump-dom',
+        `file://${file}`,
+      ],
       { encoding: 'utf8', timeout: 60_000 },
     );
     const body = /<body([^>]*)>/.exec(r.stdout)?.[1] ?? '';
@@ -358,41 +403,45 @@ describe('score / the HTML report', () => {
     expect(Number(/data-zero-bars-visible="(\d+)"/.exec(body)?.[1])).toBeGreaterThanOrEqual(3);
   });
 
-  it.skipIf(!chromium)('in headless Chromium at 1400 and 800 px: no two texts of a chart overlap (captions, labels, n, the dashed boxes\' words), none cut, each bar named by its model or agent, a margin and no horizontal scrolling', async () => {
-    const file = path.join(tmpDir(), 'score.html');
-    fs.writeFileSync(file, html);
-    const layout = await checkTextLayout(file, {
-      widths: [1400, 800],
-      ready: 'document.body.dataset.bars',
-      screenshots: process.env.FKGQA_SCREENSHOTS,
-      evaluate: {
-        labels: `[...document.querySelectorAll('#accuracy text.label')].map((t) => t.textContent)`,
-        groups: `[...document.querySelectorAll('#accuracy text.group')].map((t) => t.textContent)`,
-        missing: `[...document.querySelectorAll('#validity text.missing')].map((t) => t.textContent)`,
-        // Each error bar with its bar's value written above its top cap (same centre, nothing crossing the text).
-        errorBars: `[...document.querySelectorAll('svg.chart g.ci')].map((g) => {
+  it.skipIf(!chromium)(
+    "in headless Chromium at 1400 and 800 px: no two texts of a chart overlap (captions, labels, n, the dashed boxes' words), none cut, each bar named by its model or agent, a margin and no horizontal scrolling",
+    async () => {
+      const file = path.join(tmpDir(), 'score.html');
+      fs.writeFileSync(file, html);
+      const layout = await checkTextLayout(file, {
+        widths: [1400, 800],
+        ready: 'document.body.dataset.bars',
+        screenshots: process.env.FKGQA_SCREENSHOTS,
+        evaluate: {
+          labels: `[...document.querySelectorAll('#accuracy text.label')].map((t) => t.textContent)`,
+          groups: `[...document.querySelectorAll('#accuracy text.group')].map((t) => t.textContent)`,
+          missing: `[...document.querySelectorAll('#validity text.missing')].map((t) => t.textContent)`,
+          // Each error bar with its bar's value written above its top cap (same centre, nothing crossing the text).
+          errorBars: `[...document.querySelectorAll('svg.chart g.ci')].map((g) => {
           const r = g.getBoundingClientRect();
           const cx = (r.left + r.right) / 2;
           const v = [...g.ownerSVGElement.querySelectorAll('text.value')].find((t) => { const q = t.getBoundingClientRect(); return Math.abs((q.left + q.right) / 2 - cx) < 2; });
           return v ? v.getBoundingClientRect().bottom <= r.top + 0.5 : false;
         })`,
-      },
-    });
-    for (const width of [1400, 800]) {
-      const l = layout[width];
-      expect({ width, overlaps: l.overlaps, cut: l.cut, overflowX: l.overflowX }).toEqual({ width, overlaps: [], cut: [], overflowX: 0 });
-      expect(l.margin).toBeGreaterThanOrEqual(16);
-      // Six charts, each with its axis, bars, labels, n and captions.
-      expect(Object.keys(l.texts)).toEqual(['accuracy', 'accuracy-federated', 'validity', 'consultation', 'trivial', 'f1']);
-      expect(l.values.groups).toEqual(['baseline|fake-model', 'baseline|oracle', 'baseline|zero-model']);
-      // A model's bar is named by the model, a scripted agent's by the agent, the paper's by its model.
-      expect(l.values.labels).toEqual(['fake-model', 'GPT-5.2', 'Qwen3-8B', 'oracle', 'zero-model', 'GPT-5.2', 'Qwen3-8B']);
-      // The paper gives syntactic validity as a range only: both dashed boxes say so.
-      expect(l.values.missing).toEqual(['range only', 'range only', 'range only', 'range only']);
-      // The runs' bars of accuracy, accuracy without necessarily empty answers and mean F1 (3 groups × 3 charts) carry their 95 % interval.
-      expect(l.values.errorBars).toEqual(Array.from({ length: 9 }, () => true));
-    }
-  }, 180_000);
+        },
+      });
+      for (const width of [1400, 800]) {
+        const l = layout[width];
+        expect({ width, overlaps: l.overlaps, cut: l.cut, overflowX: l.overflowX }).toEqual({ width, overlaps: [], cut: [], overflowX: 0 });
+        expect(l.margin).toBeGreaterThanOrEqual(16);
+        // Six charts, each with its axis, bars, labels, n and captions.
+        expect(Object.keys(l.texts)).toEqual(['accuracy', 'accuracy-federated', 'validity', 'consultation', 'trivial', 'f1']);
+        expect(l.values.groups).toEqual(['baseline|fake-model', 'baseline|oracle', 'baseline|zero-model']);
+        // A model's bar is named by the model, a scripted agent's by the agent, the paper's by its model.
+        expect(l.values.labels).toEqual(['fake-model', 'GPT-5.2', 'Qwen3-8B', 'oracle', 'zero-model', 'GPT-5.2', 'Qwen3-8B']);
+        // The paper gives syntactic validity as a range only: both dashed boxes say so.
+        expect(l.values.missing).toEqual(['range only', 'range only', 'range only', 'range only']);
+        // The runs' bars of accuracy, accuracy without necessarily empty answers and mean F1 (3 groups × 3 charts) carry their 95 % interval.
+        expect(l.values.errorBars).toEqual(Array.from({ length: 9 }, () => true));
+      }
+    },
+    180_000,
+  );
 });
 
 describe('score / 95 % confidence intervals beside accuracy and F1, with n', () => {
@@ -456,7 +505,12 @@ describe.skipIf(!HAS_SPIDER)('score / Spider4SPARQL car_1, dog_kennels, network_
     real = new TestBuild(await tiesBuild(tmpDir('fkgqa-score-spider-'), { gold: true }));
   }, 240_000);
   const ties = (kg: string) => (JSON.parse(fs.readFileSync(path.join(`${real.dir}.state`, 'gold-answers', `${kg}.json`), 'utf8')) as GoldAnswers).answers.filter((a) => a.ties);
-  const values = (r: SparqlResults) => r.results!.bindings.map((b) => Object.values(b).map((t) => t.value).join(' '));
+  const values = (r: SparqlResults) =>
+    r.results!.bindings.map((b) =>
+      Object.values(b)
+        .map((t) => t.value)
+        .join(' '),
+    );
 
   it('stats finds the tie-dependent gold answers: car_1/q37 and dog_kennels/q19 in a sub-SELECT, others at the top level', () => {
     expect(ties('car_1').map((a) => `${a.query}:${a.ties!.dependence}`)).toEqual(['car_1/q5:choice', 'car_1/q37:choice', 'car_1/q40:choice']);
@@ -467,8 +521,16 @@ describe.skipIf(!HAS_SPIDER)('score / Spider4SPARQL car_1, dog_kennels, network_
     expect(q37.ties!.alternatives!.map((a) => values(a.results as SparqlResults)[0]).sort()).toEqual(['17', '174', '277', '39', '95']);
     const q19 = ties('dog_kennels')[0];
     // No ORDER BY at the top level: the rows are stored sorted.
-    expect(values(q19.results as SparqlResults)).toEqual(['Holden 2018-03-23T13:52:10', 'Jesus 2018-03-16T10:27:36', 'Troy 2018-02-28T17:09:43', 'Troy 2018-03-04T20:33:43', 'Troy 2018-03-11T04:23:15']);
-    expect(q19.ties!.alternatives!.map((a) => values(a.results as SparqlResults).sort())).toEqual([['Houston 2018-03-15T20:25:34', 'Kacey 2018-03-15T19:10:02', 'Lyric 2018-03-08T05:26:23', 'Lyric 2018-03-14T19:10:40', 'Lyric 2018-03-19T04:39:54']]);
+    expect(values(q19.results as SparqlResults)).toEqual([
+      'Holden 2018-03-23T13:52:10',
+      'Jesus 2018-03-16T10:27:36',
+      'Troy 2018-02-28T17:09:43',
+      'Troy 2018-03-04T20:33:43',
+      'Troy 2018-03-11T04:23:15',
+    ]);
+    expect(q19.ties!.alternatives!.map((a) => values(a.results as SparqlResults).sort())).toEqual([
+      ['Houston 2018-03-15T20:25:34', 'Kacey 2018-03-15T19:10:02', 'Lyric 2018-03-08T05:26:23', 'Lyric 2018-03-14T19:10:40', 'Lyric 2018-03-19T04:39:54'],
+    ]);
     const q5 = ties('car_1').find((a) => a.query === 'car_1/q5')!;
     expect(q5.ties!.segments).toHaveLength(1);
     expect(q5.ties!.segments![0]).toMatchObject({ start: 0, take: 1, tied: 17, key: '"100"' });
@@ -532,7 +594,9 @@ describe('answers / tie segments of an ordered answer', () => {
 
   it('keeps all tied rows where the LIMIT cuts a run, only the place where it keeps a run whole', () => {
     const limited = parse('SELECT ?name WHERE { ?p :name ?name ; :age ?age } ORDER BY ?age LIMIT 3');
-    const segs = tieSegments(limited, { ...keyed, head: { vars: ['name', '__fkgqa_order0'] }, results: { bindings: keyed.results!.bindings.map((b) => ({ name: b.name, __fkgqa_order0: b.age })) } }, ['name']);
+    const segs = tieSegments(limited, { ...keyed, head: { vars: ['name', '__fkgqa_order0'] }, results: { bindings: keyed.results!.bindings.map((b) => ({ name: b.name, __fkgqa_order0: b.age })) } }, [
+      'name',
+    ]);
     expect(segs).toEqual([{ start: 1, take: 2, tied: 3, key: '#30', rows: [row('bob'), row('cy'), row('dan')] }]);
     const gold = answer('ann', 'bob', 'cy');
     expect(admittedBySegments(gold, segs, answer('ann', 'dan', 'bob'))).toEqual({ admitted: true });
@@ -549,11 +613,19 @@ describe('answers / tie segments of an ordered answer', () => {
 });
 
 describe('score / syntactic validity does not judge queries the infrastructure or the clock stopped', () => {
-  it("a probe that timed out under load or failed busy is not judged; a real syntax error is, whatever the tool answered", async () => {
+  it('a probe that timed out under load or failed busy is not judged; a real syntax error is, whatever the tool answered', async () => {
     const url = (n: number) => `http://127.0.0.1:9/library-shard${n}/sparql`;
     const q = (body: string) => JSON.stringify({ query: `SELECT * WHERE { ${body} }` });
     const tool = (args: string, o: { result?: string; error?: object } = {}) => ({
-      type: 'tool', turn: 1, callId: 'c1', name: 'run_sparql_query', arguments: args, ms: 30_832, isError: o.result !== undefined, result: o.result ?? '1 row', ...(o.error ? { error: o.error } : {}),
+      type: 'tool',
+      turn: 1,
+      callId: 'c1',
+      name: 'run_sparql_query',
+      arguments: args,
+      ms: 30_832,
+      isError: o.result !== undefined,
+      result: o.result ?? '1 row',
+      ...(o.error ? { error: o.error } : {}),
     });
     // An oracle probe (pets_1/q9 at load ~10), as eval recorded it.
     const timedOut = `Error (timeout): timeout: the federation engine (SERVICE <${url(1)}>, <${url(2)}>) did not answer within 30000 ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); timeout_ms may be raised up to 100000.`;
@@ -562,12 +634,25 @@ describe('score / syntactic validity does not judge queries the infrastructure o
     fs.writeFileSync(
       f,
       lines(
-        demo.record('library/q1', { results: count(6), extra: { steps: [tool(q(`SERVICE <${url(1)}> { ?s ?p ?o } SERVICE <${url(2)}> { ?s ?p ?o }`), { result: timedOut, error: { class: 'timeout', infrastructure: false } })] } }),
-        demo.record('library/q2', { results: demo.gold('library/q2'), extra: { steps: [tool(q(`SERVICE <${url(2)}> { ?s ?p ?o }`), { result: busy, error: { class: 'endpoint', infrastructure: true, endpoint: url(2) } }), tool(q(`SERVICE <${url(1)}> { ?s ?p ?o }`))] } }),
+        demo.record('library/q1', {
+          results: count(6),
+          extra: { steps: [tool(q(`SERVICE <${url(1)}> { ?s ?p ?o } SERVICE <${url(2)}> { ?s ?p ?o }`), { result: timedOut, error: { class: 'timeout', infrastructure: false } })] },
+        }),
+        demo.record('library/q2', {
+          results: demo.gold('library/q2'),
+          extra: {
+            steps: [tool(q(`SERVICE <${url(2)}> { ?s ?p ?o }`), { result: busy, error: { class: 'endpoint', infrastructure: true, endpoint: url(2) } }), tool(q(`SERVICE <${url(1)}> { ?s ?p ?o }`))],
+          },
+        }),
         // Real syntax errors: an undeclared prefix (the tool's syntax error), and unbalanced braces the tool happened to time out on: judged.
         demo.record('library/q3', {
           results: count(1),
-          extra: { steps: [tool(q(`SERVICE <${url(1)}> { ?s foo:name ?o }`), { result: 'Error (syntax): undeclared prefix "foo:"', error: { class: 'syntax', infrastructure: false } }), tool(JSON.stringify({ query: `SELECT * WHERE { SERVICE <${url(1)}> { ?s ?p ?o }` }), { result: timedOut, error: { class: 'timeout', infrastructure: false } })] },
+          extra: {
+            steps: [
+              tool(q(`SERVICE <${url(1)}> { ?s foo:name ?o }`), { result: 'Error (syntax): undeclared prefix "foo:"', error: { class: 'syntax', infrastructure: false } }),
+              tool(JSON.stringify({ query: `SELECT * WHERE { SERVICE <${url(1)}> { ?s ?p ?o }` }), { result: timedOut, error: { class: 'timeout', infrastructure: false } }),
+            ],
+          },
         }),
       ),
     );
@@ -596,7 +681,11 @@ describe('score / a run file fkgqa eval is still writing (its runs so far are no
     fs.writeFileSync(f, lines(demo.record('library/q1', { results: count(6) }), demo.record('library/q2', { results: demo.gold('library/q2') })));
     // A process that holds the run file open for appending, as fkgqa eval does (RunFile.open takes its lock).
     const { spawn } = await import('node:child_process');
-    const writer = spawn(process.execPath, ['-e', `import(${JSON.stringify(path.join(ROOT, 'dist/eval/run-file.js'))}).then((m) => { m.RunFile.open(${JSON.stringify(f)}); console.log('open'); setInterval(() => {}, 1000); })`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const writer = spawn(
+      process.execPath,
+      ['-e', `import(${JSON.stringify(path.join(ROOT, 'dist/eval/run-file.js'))}).then((m) => { m.RunFile.open(${JSON.stringify(f)}); console.log('open'); setInterval(() => {}, 1000); })`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     try {
       await new Promise<void>((resolve, reject) => {
         writer.stdout!.on('data', (c: Buffer) => (String(c).includes('open') ? resolve() : undefined));
@@ -605,7 +694,9 @@ describe('score / a run file fkgqa eval is still writing (its runs so far are no
       const refused = fkgqaSync(['score', f, '--shards', demo.dir, '-q']);
       expect(refused.code).toBe(2);
       expect(refused.stdout).toBe('');
-      expect(refused.stderr).toContain(`${f}: fkgqa eval (pid ${writer.pid}) is still writing this run file: it has written 2 runs so far, not all its runs; wait until eval ends, or pass --partial to score them`);
+      expect(refused.stderr).toContain(
+        `${f}: fkgqa eval (pid ${writer.pid}) is still writing this run file: it has written 2 runs so far, not all its runs; wait until eval ends, or pass --partial to score them`,
+      );
       const partial = await score({ runs: [f], shards: demo.dir, partial: true });
       expect(partial.partial).toEqual([f]);
       expect(partial.runs).toBe(2);
@@ -636,7 +727,9 @@ describe('score / a run file fkgqa eval is still writing (its runs so far are no
     // Killed without releasing its lock: scored, with a warning that runs may be missing.
     const left = await score({ runs: [f], shards: demo.dir });
     expect(left.partial).toEqual([]);
-    expect(left.warnings).toContain(`${f}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`);
+    expect(left.warnings).toContain(
+      `${f}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`,
+    );
     // A file no eval holds: no word about it.
     fs.rmSync(path.join(dir, '.being-written.jsonl.fkgqa-lock'));
     expect((await score({ runs: [f], shards: demo.dir })).warnings).toEqual([]);

@@ -33,12 +33,20 @@ describe('serve: a worker whose engine faulted is replaced (deep nesting)', () =
       expect(s.restartsOf('library-shard4')).toEqual({ restarts: 1, faults: 1 });
       // Longer than a quick inspection reads, a query is parsed by sparqljs first: 5,000 nested OPTIONAL parse, but
       // their syntax tree is too deep to be taken over from the parser thread: too complex, never malformed, no fault.
-      const optional = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT * WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
+      const optional = await fetch(u, {
+        method: 'POST',
+        headers: { 'Content-Type': MEDIA.sparqlQuery },
+        body: 'SELECT * WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}',
+      });
       expect([optional.status, (await optional.text()).slice(0, 80)]).toEqual([400, 'query too complex: the parsed query nests too deep to be taken over from the par']);
       expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
       expect(s.restartsOf('library-shard4')).toEqual({ restarts: 1, faults: 1 });
       // With an aggregate it is parsed by sparqljs first, which takes minutes: stopped at the time limit.
-      const counted = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, 'Fkgqa-Timeout': '8000' }, body: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
+      const counted = await fetch(u, {
+        method: 'POST',
+        headers: { 'Content-Type': MEDIA.sparqlQuery, 'Fkgqa-Timeout': '8000' },
+        body: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}',
+      });
       expect(counted.status).toBe(503);
       expect(await countOf(await get(COUNT, undefined, u))).toBe(40);
       expect(s.restartsOf('library-shard4')).toEqual({ restarts: 2, faults: 1 });

@@ -110,7 +110,11 @@ describe('serve: the text guard (before any parsing)', () => {
     expect(braces.status).toBe(400);
     expect(await braces.text()).toContain('the limit is 320');
     expect(MAX_SERVED_QUERY_DEPTH).toBe(320);
-    const optional = await fetch(url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: 'SELECT * WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}' });
+    const optional = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': MEDIA.sparqlQuery },
+      body: 'SELECT * WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(5000) + '}'.repeat(5000) + '}',
+    });
     expect(optional.status).toBe(400);
     expect(await optional.text()).toContain('nest 5001 levels');
     expect(() => checkQueryText('x'.repeat(11), { maxLength: 10, maxDepth: 5 })).toThrow(/query too long: 11 characters, the limit is 10/);
@@ -139,7 +143,7 @@ describe('serve: quick inspection of plain queries (no sparqljs parse)', () => {
 });
 
 describe.skipIf(!HAS_SPIDER)('serve: quick inspection agrees with sparqljs on the gold queries', () => {
-  it('for every distinct gold query it answers, form, kind, features and FROM equal inspectQuery\'s', () => {
+  it("for every distinct gold query it answers, form, kind, features and FROM equal inspectQuery's", () => {
     const queries = distinctQueries(readQuestions(path.join(SPIDER, 'dev.json')));
     let quick = 0;
     for (const q of queries) {
@@ -166,7 +170,7 @@ describe.skipIf(!HAS_SPIDER)('serve: the guard lets every gold query of the corp
   });
 });
 
-describe('serve: an error the query causes is answered as the query\'s (400, Fkgqa-Query-Error), not as the endpoint\'s failure', () => {
+describe("serve: an error the query causes is answered as the query's (400, Fkgqa-Query-Error), not as the endpoint's failure", () => {
   it('a function oxigraph cannot evaluate (bif:contains, fn:contains): 400 evaluation, and the endpoint answers the next query', async () => {
     const rs = await Promise.all([
       get('PREFIX bif: <bif:> SELECT * WHERE { ?s ?p ?o FILTER(bif:contains(?o, "a")) }'),
@@ -181,7 +185,7 @@ describe('serve: an error the query causes is answered as the query\'s (400, Fkg
 });
 
 describe('serve: a worker whose engine faulted is replaced', () => {
-  it('answers 400 engine-fault (the query\'s) to a query that traps oxigraph, then the correct count from a fresh worker', async () => {
+  it("answers 400 engine-fault (the query's) to a query that traps oxigraph, then the correct count from a fresh worker", async () => {
     const id = 'library-shard1';
     // 3,000 chained "+1" trap oxigraph 0.5.11 ("memory access out of bounds"): refused by the default
     // operator depth (256), they reach oxigraph when --max-operator-depth is raised.
@@ -262,7 +266,7 @@ describe('serve: one serialisation path, profile or not', () => {
     expect(cut.headers.get('fkgqa-truncated')).toBe('triples=2; of=35');
   });
 
-  it('writes uncut answers byte-identical to oxigraph\'s own serialisers (JSON, XML, CSV, TSV)', () => {
+  it("writes uncut answers byte-identical to oxigraph's own serialisers (JSON, XML, CSV, TSV)", () => {
     const store = new oxigraph.Store();
     store.load(
       [
@@ -285,7 +289,9 @@ describe('serve: one serialisation path, profile or not', () => {
       }
     }
     // And the worker's own function on that store: same text, and the 406 for CSV of an ASK.
-    expect(answerQuery(oxigraph, store, { endpoint: 't', query: 'SELECT ?o WHERE { <http://e/a> <http://e/q> ?o }', accept: 'text/tab-separated-values', protocolDataset: false }).body).toBe('?o\n1\n');
+    expect(answerQuery(oxigraph, store, { endpoint: 't', query: 'SELECT ?o WHERE { <http://e/a> <http://e/q> ?o }', accept: 'text/tab-separated-values', protocolDataset: false }).body).toBe(
+      '?o\n1\n',
+    );
     expect(answerQuery(oxigraph, store, { endpoint: 't', query: 'ASK {}', accept: 'text/csv', protocolDataset: false }).status).toBe(406);
   });
 });
@@ -351,7 +357,10 @@ describe('serve: the build folder is immutable', () => {
   it('takes over a stale lock: a dead pid, or a live pid whose process start differs (pid reused)', async () => {
     const state = tmpDir('fkgqa-state-');
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    for (const owner of [{ pid: Number(dead.stdout), procStart: null, started: 'x' }, { pid: 1, procStart: 1, started: 'x' }]) {
+    for (const owner of [
+      { pid: Number(dead.stdout), procStart: null, started: 'x' },
+      { pid: 1, procStart: 1, started: 'x' },
+    ]) {
       fs.writeFileSync(path.join(state, SERVE_LOCK), JSON.stringify(owner));
       const s = await serve({ shards, kgs: ['library'], state });
       expect(JSON.parse(fs.readFileSync(path.join(state, SERVE_LOCK), 'utf8')).pid).toBe(process.pid);

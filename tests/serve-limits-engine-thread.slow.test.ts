@@ -15,7 +15,8 @@ describe('the federation engine: limitFromStart does not count the wait for its 
   let s: ShardServer;
   const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
   /** 5 SERVICE clauses joined locally: 35^3 × 8^2 rows, far longer than any limit here. */
-  const slow = () => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?a ?b ?c } SERVICE <${ep(2)}> { ?d ?e ?f } SERVICE <${ep(1)}> { ?g ?h ?i } SERVICE <${ep(2)}> { ?j ?k ?l } SERVICE <${ep(1)}> { ?m ?n2 ?o } }`;
+  const slow = () =>
+    `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?a ?b ?c } SERVICE <${ep(2)}> { ?d ?e ?f } SERVICE <${ep(1)}> { ?g ?h ?i } SERVICE <${ep(2)}> { ?j ?k ?l } SERVICE <${ep(1)}> { ?m ?n2 ?o } }`;
   /** 35 × 8 = 280 rows. */
   const good = () => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?s ?p ?o } SERVICE <${ep(2)}> { ?x ?y ?z } }`;
   beforeAll(async () => {
@@ -26,7 +27,7 @@ describe('the federation engine: limitFromStart does not count the wait for its 
     await s?.close();
   });
 
-  it('limitFromStart: a query waiting 10 s behind a busy engine thread, then for the replacement thread\'s start, still answers within its 8 s limit; a warm engine replaces a stopped thread at once', async () => {
+  it("limitFromStart: a query waiting 10 s behind a busy engine thread, then for the replacement thread's start, still answers within its 8 s limit; a warm engine replaces a stopped thread at once", async () => {
     const engine = new ComunicaEngine({ endpoints: [1, 2, 3, 4].map(ep) });
     const slots = () => (engine as unknown as { slots: unknown[] }).slots.length;
     try {
@@ -45,12 +46,14 @@ describe('the federation engine: limitFromStart does not count the wait for its 
       // Without limitFromStart the same wait is counted: the limit ends while it waits. With a wait limit
       // (waitMs, what serve's /federation/sparql sets), a longer wait is busy: HTTP 503, the engine's fault.
       const busy = engine.query(slow(), MEDIA.json, { timeoutMs: 3000, limitFromStart: true });
-      const [counted, waited] = await Promise.all([
-        engine.query(good(), MEDIA.json, { timeoutMs: 1500 }),
-        engine.query(good(), MEDIA.json, { timeoutMs: 60_000, limitFromStart: true, waitMs: 1000 }),
-      ]);
+      const [counted, waited] = await Promise.all([engine.query(good(), MEDIA.json, { timeoutMs: 1500 }), engine.query(good(), MEDIA.json, { timeoutMs: 60_000, limitFromStart: true, waitMs: 1000 })]);
       expect(counted).toMatchObject({ status: 'timeout' });
-      expect(waited).toMatchObject({ status: 'error', busy: true, httpStatus: 503, error: 'the federation engine comunica did not take the query within 1000 ms (it was starting, or busy with other queries)' });
+      expect(waited).toMatchObject({
+        status: 'error',
+        busy: true,
+        httpStatus: 503,
+        error: 'the federation engine comunica did not take the query within 1000 ms (it was starting, or busy with other queries)',
+      });
       expect(await busy).toMatchObject({ status: 'timeout' });
     } finally {
       await engine.close();

@@ -31,7 +31,6 @@ beforeAll(async () => {
   shards = await demoBuild(tmpDir('fkgqa-limits-'));
 });
 
-
 const post = (url: string, query: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
   fetch(url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json, ...headers }, body: query, signal });
 
@@ -48,17 +47,21 @@ describe('serve: a query kept waiting behind another is answered busy, not stopp
   it('5 COUNTs with Fkgqa-Timeout 1500 behind a slow query: 503 busy with Retry-After, the wait named; a slow query alone is still its own time limit', async () => {
     await behindHeavy(s, 'library-shard1', async () => {
       const t0 = performance.now();
-      const rs = await Promise.all(Array.from({ length: 5 }, async () => {
-        const r = await post(s.endpoint('library-shard2')!.url, COUNT, { 'Fkgqa-Timeout': '1500' });
-        return Object.assign(r, { elapsedMs: performance.now() - t0 });
-      }));
+      const rs = await Promise.all(
+        Array.from({ length: 5 }, async () => {
+          const r = await post(s.endpoint('library-shard2')!.url, COUNT, { 'Fkgqa-Timeout': '1500' });
+          return Object.assign(r, { elapsedMs: performance.now() - t0 });
+        }),
+      );
       for (const r of rs) {
         expect(r.status).toBe(503);
         expect(r.headers.get('retry-after')).toBe('1');
         // At least the whole limit, even when the Node timer fires 1 ms early (waited=1499 otherwise: the pool counts the wait to the deadline).
         expect(r.headers.get('fkgqa-stopped')).toMatch(/^busy; by=request; waited=(1[5-9]\d\d|[2-9]\d\d\d|\d{5,}); ms=1500$/);
         const body = await r.text();
-        expect(body).toMatch(/^library-shard2 was busy: the query waited \d+ ms behind other queries and had not started when the request's limit of 1500 ms ended; the wait is the endpoint's, not the query's: retry later\n$/);
+        expect(body).toMatch(
+          /^library-shard2 was busy: the query waited \d+ ms behind other queries and had not started when the request's limit of 1500 ms ended; the wait is the endpoint's, not the query's: retry later\n$/,
+        );
         // Believed busy by the bounded client's reading (judgeStop: the limit sent, the clock), not a time limit of the query.
         const stop = readStop(503, r.headers.get('fkgqa-stopped'), body, { limitMs: 1500, elapsedMs: r.elapsedMs });
         expect(stop && 'stop' in stop && stop.stop).toMatchObject({ kind: 'busy', by: 'request', limitMs: 1500 });
@@ -101,7 +104,9 @@ describe('serve: a query kept waiting behind another is answered busy, not stopp
 
         expect(r.isError).toBe(true);
         expect(r.errorClass).toBe('endpoint');
-        expect(r.text).toMatch(new RegExp(`^Error \\(endpoint\\): the endpoint ${u.replace(/[.?]/g, '\\$&')} was busy \\(HTTP 503\\): library-shard2 was busy: the query waited \\d+ ms behind other queries`));
+        expect(r.text).toMatch(
+          new RegExp(`^Error \\(endpoint\\): the endpoint ${u.replace(/[.?]/g, '\\$&')} was busy \\(HTTP 503\\): library-shard2 was busy: the query waited \\d+ ms behind other queries`),
+        );
         expect(r.text).toContain('not a fault of the query, and not an empty result (the answer is unknown). Retry it.');
         expect(r.error).toEqual({ class: 'endpoint', infrastructure: true, endpoint: u });
 
@@ -173,11 +178,12 @@ describe('the endpoint pool: whose fault a stop is (BUSY_WAIT_SHARE), and the qu
   });
 });
 
-describe('/federation/sparql: the federation engine\'s start-up and the wait for it are not the query\'s time limit', () => {
+describe("/federation/sparql: the federation engine's start-up and the wait for it are not the query's time limit", () => {
   let s: ShardServer;
   const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
   /** 5 SERVICE clauses joined locally: 35^3 × 8^2 rows, far longer than any limit here. */
-  const slow = () => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?a ?b ?c } SERVICE <${ep(2)}> { ?d ?e ?f } SERVICE <${ep(1)}> { ?g ?h ?i } SERVICE <${ep(2)}> { ?j ?k ?l } SERVICE <${ep(1)}> { ?m ?n2 ?o } }`;
+  const slow = () =>
+    `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?a ?b ?c } SERVICE <${ep(2)}> { ?d ?e ?f } SERVICE <${ep(1)}> { ?g ?h ?i } SERVICE <${ep(2)}> { ?j ?k ?l } SERVICE <${ep(1)}> { ?m ?n2 ?o } }`;
   /** 35 × 8 = 280 rows. */
   const good = () => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${ep(1)}> { ?s ?p ?o } SERVICE <${ep(2)}> { ?x ?y ?z } }`;
   beforeAll(async () => {
@@ -187,7 +193,7 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
     await s?.close();
   });
 
-  it('a request\'s own limit at /federation/sparql: the wait behind another federated query is busy, never the query\'s time limit; a query that ran at once is its own', async () => {
+  it("a request's own limit at /federation/sparql: the wait behind another federated query is busy, never the query's time limit; a query that ran at once is its own", async () => {
     const fed = `${new URL(ep(1)).origin}/federation/sparql`;
     // The engine's thread is up: the slow query starts at once.
     expect((await post(fed, good())).status).toBe(200);
@@ -200,7 +206,10 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
     const ra = await a;
     expect(ra.status).toBe(503);
     expect(ra.headers.get('fkgqa-stopped')).toBe('time-limit; by=request; ms=3000');
-    for (const [r, ms] of [[b, 5000], [c, 2000]] as const) {
+    for (const [r, ms] of [
+      [b, 5000],
+      [c, 2000],
+    ] as const) {
       expect(r.status).toBe(503);
       const stopped = r.headers.get('fkgqa-stopped')!;
       expect(stopped).toMatch(new RegExp(`^busy; by=request; waited=\\d+; ms=${ms}$`));
@@ -210,7 +219,7 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
     }
   });
 
-  it('run_sparql_query: a federated query behind the agent\'s own slow one (one engine thread) is not charged the wait: it answers after the slow one stops', async () => {
+  it("run_sparql_query: a federated query behind the agent's own slow one (one engine thread) is not charged the wait: it answers after the slow one stops", async () => {
     const registry = registryFromEndpointsValue(s.endpointsFile(), 'test');
     const ctx = createMcpContext({ registry, build: null, state: null, callLog: null });
     try {
@@ -281,21 +290,26 @@ describe('/federation/sparql: the federation engine\'s start-up and the wait for
   });
 });
 
-describe('the federation engine\'s wait: counted to its limit', () => {
+describe("the federation engine's wait: counted to its limit", () => {
   it('a query the engine did not take within waitMs reports waited at least waitMs, even when the timer fired a millisecond early (never waited=99; ms=100)', () => {
     const options = { timeoutMs: 60_000, limitFromStart: true, waitMs: 100 };
     // A wait whose timer fired 1 ms before its limit (Node timers may).
     const wait = { ...waitLimit(options), since: Date.now() - 99 };
     const o = waitOutcome(options, 'comunica', wait, 'timeout', {});
     wait.dispose();
-    expect(o).toMatchObject({ status: 'error', busy: true, httpStatus: 503, error: 'the federation engine comunica did not take the query within 100 ms (it was starting, or busy with other queries)' });
+    expect(o).toMatchObject({
+      status: 'error',
+      busy: true,
+      httpStatus: 503,
+      error: 'the federation engine comunica did not take the query within 100 ms (it was starting, or busy with other queries)',
+    });
     expect(o.status === 'error' && o.waitedMs).toBe(100);
   });
 });
 
 describe('judgeStop: a stop is believed only when it agrees with the limit sent and with the clock (docs/serving.md)', () => {
   const sent = (limitMs: number | undefined, elapsedMs: number) => ({ ...(limitMs !== undefined ? { limitMs } : {}), elapsedMs });
-  it("believes every stop fkgqa serve and its /federation/sparql write, at their limit or later (load only delays an answer)", () => {
+  it('believes every stop fkgqa serve and its /federation/sparql write, at their limit or later (load only delays an answer)', () => {
     expect(STOP_CLOCK_TOLERANCE_MS).toBe(50);
     const believed = [
       judgeStop('busy; by=request; waited=1500; ms=1500', sent(1500, 1503)),
@@ -343,15 +357,26 @@ describe('judgeStop: a stop is believed only when it agrees with the limit sent 
     ]);
   });
   it("another server's 503 that names a time limit is checked against the clock only (it never saw Fkgqa-Timeout)", () => {
-    expect(readStop(503, null, 'the endpoint stopped the query at its time limit of 1000 ms', { limitMs: 59_750, elapsedMs: 4 })).toEqual({ unbelieved: 'names a limit of 1000 ms but came 4 ms after the request was sent' });
-    expect(readStop(503, null, 'the endpoint stopped the query at its time limit of 1000 ms', { limitMs: 59_750, elapsedMs: 1001 })).toEqual({ stop: { kind: 'time-limit', by: 'endpoint', limitMs: 1000 } });
+    expect(readStop(503, null, 'the endpoint stopped the query at its time limit of 1000 ms', { limitMs: 59_750, elapsedMs: 4 })).toEqual({
+      unbelieved: 'names a limit of 1000 ms but came 4 ms after the request was sent',
+    });
+    expect(readStop(503, null, 'the endpoint stopped the query at its time limit of 1000 ms', { limitMs: 59_750, elapsedMs: 1001 })).toEqual({
+      stop: { kind: 'time-limit', by: 'endpoint', limitMs: 1000 },
+    });
     expect(readStop(503, null, 'overloaded', { limitMs: 59_750, elapsedMs: 4 })).toBeUndefined();
     expect(readStop(500, 'busy; by=request; waited=900; ms=900', '', { limitMs: 900, elapsedMs: 901 })).toBeUndefined();
   });
 });
 
 describe("answers due at the engine's limit (DueAnswers)", () => {
-  const busy = { endpoint: 'http://127.0.0.1:1/a/sparql', what: 'answered HTTP 503 (Fkgqa-Stopped: busy; by=request; waited=900; ms=900)', httpStatus: 503, stopped: 'busy; by=request; waited=900; ms=900', sentLimitMs: 900, elapsedMs: 905 };
+  const busy = {
+    endpoint: 'http://127.0.0.1:1/a/sparql',
+    what: 'answered HTTP 503 (Fkgqa-Stopped: busy; by=request; waited=900; ms=900)',
+    httpStatus: 503,
+    stopped: 'busy; by=request; waited=900; ms=900',
+    sentLimitMs: 900,
+    elapsedMs: 905,
+  };
   it('a 503 with Fkgqa-Stopped answered before the limit is the verdict at once; one answered during the wait ends it', async () => {
     const before = new DueAnswers();
     before.sent();
@@ -366,10 +391,20 @@ describe("answers due at the engine's limit (DueAnswers)", () => {
     during.answered(); // a 200: not a stop, one request still due
     setImmediate(() => during.answered(busy));
     expect(await verdict).toEqual(busy);
-    expect(stoppedOutcome(busy, { [busy.endpoint]: 1 })).toEqual({ status: 'error', error: `the endpoint ${busy.endpoint} ${busy.what}`, httpStatus: 503, fault: busy, requests: { [busy.endpoint]: 1 } });
+    expect(stoppedOutcome(busy, { [busy.endpoint]: 1 })).toEqual({
+      status: 'error',
+      error: `the endpoint ${busy.endpoint} ${busy.what}`,
+      httpStatus: 503,
+      fault: busy,
+      requests: { [busy.endpoint]: 1 },
+    });
   });
   it("only fkgqa serve's whole Fkgqa-Stopped values are stops; a SERVICE SILENT endpoint's stop is none", () => {
-    expect(['busy; by=request; waited=900; ms=900', 'busy; by=queue; waited=31000; ms=30000', 'time-limit; by=request; ms=900', 'time-limit; by=endpoint; ms=30000', 'busy; by=full; waited=0; ms=0'].map(stoppedParses)).toEqual([true, true, true, true, true]);
+    expect(
+      ['busy; by=request; waited=900; ms=900', 'busy; by=queue; waited=31000; ms=30000', 'time-limit; by=request; ms=900', 'time-limit; by=endpoint; ms=30000', 'busy; by=full; waited=0; ms=0'].map(
+        stoppedParses,
+      ),
+    ).toEqual([true, true, true, true, true]);
     // Forged or cut: no `by`/`ms`, a trailer after the value, garbage.
     expect(['busy; waited=99999999', `busy; by=request; waited=999999999; ms=1;x=${'A'.repeat(50)}`, 'garbage', 'busy'].map(stoppedParses)).toEqual([false, false, false, false]);
     const q = `SELECT * { { SERVICE SILENT <http://a/sparql?x=1> { ?s ?p ?o } } UNION { SERVICE <http://b/sparql> { ?s ?p ?o } FILTER(?o != "SERVICE SILENT <http://c/sparql>") } } # SERVICE SILENT <http://d/sparql>`;
@@ -406,7 +441,7 @@ describe("answers due at the engine's limit (DueAnswers)", () => {
     setImmediate(() => late.end(busy));
     expect(await l).toEqual(busy);
   });
-  it('a stop judgeStop does not believe: no verdict when it comes in the wait after the limit (the query\'s time limit stands); the endpoint\'s error when it was answered before', async () => {
+  it("a stop judgeStop does not believe: no verdict when it comes in the wait after the limit (the query's time limit stands); the endpoint's error when it was answered before", async () => {
     const forged = { ...busy, what: 'answered HTTP 503 (Fkgqa-Stopped: busy; by=request; waited=900; ms=1000)', stopped: 'busy; by=request; waited=900; ms=1000' };
     const inWait = new DueAnswers();
     inWait.sent();
@@ -420,6 +455,9 @@ describe("answers due at the engine's limit (DueAnswers)", () => {
     before.answered(forged);
     expect(await before.atLimit(600_000)).toEqual(forged);
     // Read by the bounded client as that endpoint's error, not busy (client.federated judges the fault again).
-    expect(judgeStop(forged.stopped, { limitMs: forged.sentLimitMs, elapsedMs: forged.elapsedMs })).toEqual({ believed: false, why: "names the request's limit as 1000 ms, but the request was sent 900 ms" });
+    expect(judgeStop(forged.stopped, { limitMs: forged.sentLimitMs, elapsedMs: forged.elapsedMs })).toEqual({
+      believed: false,
+      why: "names the request's limit as 1000 ms, but the request was sent 900 ms",
+    });
   });
 });

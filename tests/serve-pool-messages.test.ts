@@ -57,7 +57,8 @@ describe('pool messages through a running pool', () => {
   });
 
   it("a profile's row limit, refusal and simulated failure reach the worker, and the cut's header comes back", async () => {
-    const run = (task: Partial<EndpointTask>) => pool.run('library-shard1', { endpoint: 'library-shard1', query: 'SELECT ?s WHERE { ?s ?p ?o }', accept: MEDIA.json, protocolDataset: false, ...task }, { limitMs: 60_000 });
+    const run = (task: Partial<EndpointTask>) =>
+      pool.run('library-shard1', { endpoint: 'library-shard1', query: 'SELECT ?s WHERE { ?s ?p ?o }', accept: MEDIA.json, protocolDataset: false, ...task }, { limitMs: 60_000 });
     const whole = await run({});
     const cut = await run({ maxRows: 2 });
     const refused = await run({ query: 'SELECT ?s WHERE { VALUES ?s { 1 } }', refuse: ['values'] });
@@ -77,7 +78,9 @@ describe('pool messages through a running pool', () => {
   it('ten queries sent in one turn travel in fewer messages than queries, each answered with its own body', async () => {
     const before = { ...pool.sent };
     const ids = Array.from({ length: 10 }, (_, i) => i);
-    const outcomes = await Promise.all(ids.map((i) => pool.run('library-shard1', { endpoint: 'library-shard1', query: `SELECT (${i} AS ?i) WHERE {}`, accept: MEDIA.json, protocolDataset: false }, { limitMs: 60_000 })));
+    const outcomes = await Promise.all(
+      ids.map((i) => pool.run('library-shard1', { endpoint: 'library-shard1', query: `SELECT (${i} AS ?i) WHERE {}`, accept: MEDIA.json, protocolDataset: false }, { limitMs: 60_000 })),
+    );
     const values = outcomes.map((o) => (o.status === 'ok' ? (JSON.parse(String(o.answer.body)) as { results: { bindings: { i: { value: string } }[] } }).results.bindings[0].i.value : o.status));
     expect(values).toStrictEqual(ids.map(String));
     expect(pool.sent.queries - before.queries).toBe(10);

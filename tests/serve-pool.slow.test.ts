@@ -99,7 +99,12 @@ describe('serve: a query the client gave up on does not keep its endpoint busy',
     expect(answered - gaveUp).toBeLessThan(60_000);
     // The request log records the heavy query as cancelled (499), not as an answer.
     await until(() => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('"status":499'));
-    const entry = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.status === 499);
+    const entry = fs
+      .readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((e) => e.status === 499);
     expect(entry).toMatchObject({ endpoint: 'library-shard1', cancelled: true, method: 'POST' });
   });
 
@@ -161,7 +166,7 @@ describe('serve: the time limit a request sends (timeout parameter, Fkgqa-Timeou
     expect(() => parseTimeLimit(undefined, '-5')).toThrow(/header Fkgqa-Timeout/);
   });
 
-  it('stops at the smaller of its own limit and the request\'s, and says whose limit it was', async () => {
+  it("stops at the smaller of its own limit and the request's, and says whose limit it was", async () => {
     const u = s.endpoint('library-shard1')!.url;
     const cases: { init: RequestInit & { url?: string }; by: string; ms: number }[] = [
       { init: { url: `${u}?query=${encodeURIComponent(HEAVY)}&timeout=1` }, by: 'request', ms: 1000 },
@@ -203,7 +208,7 @@ describe('serve: the time limit a request sends (timeout parameter, Fkgqa-Timeou
   });
 });
 
-describe('the bounded client sends its time limit with every request; the endpoint\'s own limit is told apart', () => {
+describe("the bounded client sends its time limit with every request; the endpoint's own limit is told apart", () => {
   it('sends Fkgqa-Timeout (ms) with queries and documents', async () => {
     const seen: string[] = [];
     const listener = http.createServer((req, res) => {
@@ -226,7 +231,7 @@ describe('the bounded client sends its time limit with every request; the endpoi
     }
   });
 
-  it('the client\'s time limit reaches fkgqa serve, which stops the query: the next query on that endpoint answers', async () => {
+  it("the client's time limit reaches fkgqa serve, which stops the query: the next query on that endpoint answers", async () => {
     const s = await serve({ shards, timeoutMs: 120_000, workers: 1, slowMs: 600_000, writeFiles: false });
     try {
       const client = new BoundedSparqlClient(registryFromEndpointsValue(s.endpointsFile(), 'test'));
@@ -264,7 +269,7 @@ describe('the bounded client sends its time limit with every request; the endpoi
 });
 
 describe('serve: a slow query does not block the endpoints of its worker', () => {
-  it('after slowMs with others waiting, a fresh worker takes the group; the slow query\'s worker stops when its client goes', async () => {
+  it("after slowMs with others waiting, a fresh worker takes the group; the slow query's worker stops when its client goes", async () => {
     const s = await serve({ shards, timeoutMs: 120_000, workers: 1, slowMs: 300, writeFiles: false });
     try {
       const h = heavy(s.endpoint('library-shard1')!.url);
@@ -286,7 +291,10 @@ describe('serve: a slow query does not block the endpoints of its worker', () =>
 
   it('splits endpoints into groups of about equal triples, largest first, deterministically', () => {
     const eps = [10, 50, 40, 30, 20, 5].map((t, i) => ({ id: `e${i}`, sources: [], triples: t }));
-    expect(splitIntoGroups(eps, 2).map((g) => g.map((e) => e.id))).toEqual([['e1', 'e4', 'e0'], ['e2', 'e3', 'e5']]);
+    expect(splitIntoGroups(eps, 2).map((g) => g.map((e) => e.id))).toEqual([
+      ['e1', 'e4', 'e0'],
+      ['e2', 'e3', 'e5'],
+    ]);
     expect(splitIntoGroups(eps, 10)).toHaveLength(6);
     expect(splitIntoGroups(eps, 1)[0]).toHaveLength(6);
     // As many workers as asked, more when a worker would hold over 2M triples (4 GiB oxigraph heap), never more than endpoints.
@@ -324,15 +332,7 @@ describe('serve: every XML answer is an XML 1.0 document', () => {
     'DESCRIBE ?s WHERE { ?s ?p ?o }',
     'ASK { ?s ?p ?o }',
   ];
-  const accepts = [
-    MEDIA.xml,
-    'application/xml',
-    'text/xml',
-    MEDIA.rdfxml,
-    `${MEDIA.xml}, ${MEDIA.json};q=0.5`,
-    `${MEDIA.rdfxml}, ${MEDIA.turtle};q=0.1`,
-    '*/*',
-  ];
+  const accepts = [MEDIA.xml, 'application/xml', 'text/xml', MEDIA.rdfxml, `${MEDIA.xml}, ${MEDIA.json};q=0.5`, `${MEDIA.rdfxml}, ${MEDIA.turtle};q=0.1`, '*/*'];
 
   it('parses every XML answer strictly, cut by a profile or not, and never sends a character XML cannot carry', async () => {
     let xmlAnswers = 0;
@@ -397,13 +397,18 @@ describe('serve: the port', () => {
     const folder = tmpDir('fkgqa-pool-log-');
     await expect(serve({ shards, port: 0, writeFiles: false, requestLog: folder })).rejects.toThrow(`${folder}: --request-log: the request log is a folder: give the name of a JSON-lines file`);
     const state = tmpDir('fkgqa-pool-state-');
-    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', '0', '--state', state, '--request-log', folder], { encoding: 'utf8', timeout: 60_000 });
+    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', '0', '--state', state, '--request-log', folder], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect([cli.status, cli.stderr]).toEqual([2, `fkgqa: error: ${folder}: --request-log: the request log is a folder: give the name of a JSON-lines file\n`]);
     expect(fs.readdirSync(state)).toEqual([]);
   });
 
-  it('has a fixed default port, 7373, which the README\'s describe --endpoint-base example names', () => {
-    const opt = program().commands.find((c) => c.name() === 'serve')!.options.find((o) => o.long === '--port')!;
+  it("has a fixed default port, 7373, which the README's describe --endpoint-base example names", () => {
+    const opt = program()
+      .commands.find((c) => c.name() === 'serve')!
+      .options.find((o) => o.long === '--port')!;
     expect(opt.defaultValue).toBe(DEFAULT_PORT);
     expect(DEFAULT_PORT).toBe(7373);
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -411,12 +416,12 @@ describe('serve: the port', () => {
     expect(readme).not.toMatch(/--endpoint-base http:\/\/127\.0\.0\.1:(?!7373\b)\d+/);
   });
 
-  it('the README\'s query examples name no port: they read the endpoint URLs from the endpoints file, so they work on any port', () => {
+  it("the README's query examples name no port: they read the endpoint URLs from the endpoints file, so they work on any port", () => {
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const queries = readme.split('\n').filter((l) => /^fkgqa query\b/.test(l));
     expect(queries.length).toBeGreaterThanOrEqual(1);
     for (const q of queries) expect(q).not.toMatch(/:\d{2,5}\//);
-    expect(readme).toContain("BASE=$(node -p \"new URL(require('./shards.state/endpoints.json').endpoints[0].url).origin\")");
+    expect(readme).toContain('BASE=$(node -p "new URL(require(\'./shards.state/endpoints.json\').endpoints[0].url).origin")');
   });
 });
 
@@ -426,7 +431,9 @@ describe('serve: the shard files are checked against their manifest as the pool 
     fs.cpSync(shards, copy, { recursive: true });
     const shard = path.join(copy, 'library', 'shard2.nt');
     fs.appendFileSync(shard, '<http://x/a> <http://x/b> <http://x/c> .\n');
-    await expect(serve({ shards: copy, workers: 2, writeFiles: false })).rejects.toThrow(/library\/shard2\.nt: shard file differs from the one the build wrote \(sha256 [0-9a-f]{12}…, manifest [0-9a-f]{12}…\)/);
+    await expect(serve({ shards: copy, workers: 2, writeFiles: false })).rejects.toThrow(
+      /library\/shard2\.nt: shard file differs from the one the build wrote \(sha256 [0-9a-f]{12}…, manifest [0-9a-f]{12}…\)/,
+    );
     fs.writeFileSync(shard, fs.readFileSync(path.join(shards, 'library', 'shard2.nt')));
     const s = await serve({ shards: copy, workers: 2, writeFiles: false });
     try {
@@ -441,7 +448,9 @@ describe('serve: the shard files are checked against their manifest as the pool 
     const shard = path.join(copy, 'library', 'shard3.nt');
     fs.rmSync(shard);
     expect(spawnSync('mkfifo', [shard]).status).toBe(0);
-    await expect(serve({ shards: copy, workers: 2, writeFiles: false })).rejects.toThrow(`${shard}: shard file listed in the manifest is not a regular file (a folder, FIFO or device): rebuild with fkgqa partition`);
+    await expect(serve({ shards: copy, workers: 2, writeFiles: false })).rejects.toThrow(
+      `${shard}: shard file listed in the manifest is not a regular file (a folder, FIFO or device): rebuild with fkgqa partition`,
+    );
     fs.rmSync(shard);
     fs.mkdirSync(shard);
     const state = tmpDir('fkgqa-pool-fifo-state-');
@@ -467,7 +476,7 @@ describe('serve: the shard files are checked against their manifest as the pool 
   });
 });
 
-describe('serve: the pool sends the queries of one turn in one message (the point query\'s path)', () => {
+describe("serve: the pool sends the queries of one turn in one message (the point query's path)", () => {
   /** The library shards of the demo build as pool endpoints. */
   const endpointsOf = (): PoolEndpoint[] => {
     const manifest = JSON.parse(fs.readFileSync(path.join(shards, 'library', 'manifest.json'), 'utf8')) as { shards: { endpoint: string; file: string; triples: number }[] };
@@ -479,7 +488,7 @@ describe('serve: the pool sends the queries of one turn in one message (the poin
     return Number((JSON.parse(String(o.answer.body)) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value);
   };
 
-  it('answers four queries posted in one turn from one message, each with its own endpoint\'s count, as text', async () => {
+  it("answers four queries posted in one turn from one message, each with its own endpoint's count, as text", async () => {
     // No slow-query takeover (slowMs 10 min): at load ~20 a fresh worker's first COUNT can take over 1 s, and the takeover re-sent the three behind it.
     const pool = await EndpointPool.start(endpointsOf(), { workers: 1, slowMs: 600_000 });
     try {

@@ -140,7 +140,9 @@ describe('serve options: one port per endpoint, every store in one worker', () =
       expect(ports.size).toBe(5);
       expect(s.endpoints.every((e) => new URL(e.url).pathname === '/sparql')).toBe(true);
       const counts = await Promise.all(
-        s.endpoints.map(async (e) => Number(((await (await get(e.url, 'SELECT (COUNT(*) AS ?n) { ?s ?p ?o }')).json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value)),
+        s.endpoints.map(async (e) =>
+          Number(((await (await get(e.url, 'SELECT (COUNT(*) AS ?n) { ?s ?p ?o }')).json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value),
+        ),
       );
       expect(counts).toEqual([35, 8, 14, 40, 97]);
       expect((await fetch(s.endpoints[0].url.replace(/sparql$/, '.well-known/void'))).status).toBe(200);

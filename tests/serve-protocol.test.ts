@@ -18,7 +18,11 @@ describe('protocol / reading requests (SPARQL 1.1 Protocol §2.1)', () => {
   it('reads GET, POST form and POST direct queries with their dataset parameters', () => {
     expect(parseProtocolRequest('GET', params('query=ASK%7B%7D&default-graph-uri=urn%3Ag'))).toEqual({ type: 'query', query: 'ASK{}', defaultGraphs: ['urn:g'], namedGraphs: [], via: 'get' });
     expect(parseProtocolRequest('GET', params(''))).toEqual({ type: 'service-description' });
-    expect(parseProtocolRequest('POST', params('named-graph-uri=urn:n'), 'application/x-www-form-urlencoded', Buffer.from('query=ASK+%7B%7D'))).toMatchObject({ query: 'ASK {}', namedGraphs: ['urn:n'], via: 'post-form' });
+    expect(parseProtocolRequest('POST', params('named-graph-uri=urn:n'), 'application/x-www-form-urlencoded', Buffer.from('query=ASK+%7B%7D'))).toMatchObject({
+      query: 'ASK {}',
+      namedGraphs: ['urn:n'],
+      via: 'post-form',
+    });
     expect(parseProtocolRequest('POST', params(''), 'application/sparql-query;charset=utf-8', Buffer.from('ASK {}'))).toMatchObject({ query: 'ASK {}', via: 'post-direct' });
   });
   it('refuses bad requests with the right status', () => {
@@ -92,4 +96,3 @@ describe('results / writing a cut answer', () => {
     expect(xml).toContain('<binding name="s"><bnode>b1</bnode></binding>');
   });
 });
-

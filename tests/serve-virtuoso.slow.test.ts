@@ -68,7 +68,9 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
   });
 
   it('places the shards on one instance per host, each endpoint listed with its host, store, triples and VoID digest', async () => {
-    const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as { endpoints: { id: string; host: string; store: string; triples: number; void: string; voidDigest: string }[] };
+    const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as {
+      endpoints: { id: string; host: string; store: string; triples: number; void: string; voidDigest: string }[];
+    };
     expect(file.endpoints).toHaveLength(8);
     const hosts = new Set(file.endpoints.map((e) => e.host));
     expect([...hosts].map((h) => h.replace(/:\d+$/, '')).sort()).toEqual(['127.0.0.2', '127.0.0.3']);
@@ -96,7 +98,9 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
 
   it('answers booleans, decimal division and ASK as SPARQL says, where Virtuoso alone would not', async () => {
     const url = virtuoso.endpoint('library-shard2')!.url;
-    const r = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: 'SELECT (COUNT(*) / 3 AS ?d) (COUNT(*) > 1 AS ?b) WHERE { ?s ?p ?o }' })).json()) as { results: { bindings: Record<string, { value: string; datatype: string }>[] } };
+    const r = (await (
+      await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: 'SELECT (COUNT(*) / 3 AS ?d) (COUNT(*) > 1 AS ?b) WHERE { ?s ?p ?o }' })
+    ).json()) as { results: { bindings: Record<string, { value: string; datatype: string }>[] } };
     const row = r.results.bindings[0];
     expect(row.d.datatype).toBe('http://www.w3.org/2001/XMLSchema#decimal');
     expect(Number(row.d.value)).toBeCloseTo(8 / 3, 12);
@@ -122,9 +126,14 @@ describe.runIf(run)('serve --store virtuoso: two serves, one per host, are one r
   beforeAll(async () => {
     const dir = tmpDir('fkgqa-virtuoso-hosts-');
     build = await demoBuild(dir);
-    const hosts = [['127.0.0.2', 'library'], ['127.0.0.3', 'observatory']];
+    const hosts = [
+      ['127.0.0.2', 'library'],
+      ['127.0.0.3', 'observatory'],
+    ];
     for (const [host] of hosts) files.push(path.join(dir, `${host}.state`, 'endpoints.json'));
-    serves = await Promise.all(hosts.map(([host, kg]) => serveProcess(['--shards', build, '--host', host, '--port', '0', '--kg', kg, '--store', 'virtuoso', '--state', path.join(dir, `${host}.state`)])));
+    serves = await Promise.all(
+      hosts.map(([host, kg]) => serveProcess(['--shards', build, '--host', host, '--port', '0', '--kg', kg, '--store', 'virtuoso', '--state', path.join(dir, `${host}.state`)])),
+    );
   });
 
   afterAll(async () => {

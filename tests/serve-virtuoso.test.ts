@@ -32,10 +32,12 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(q.text).toContain('?s ?p ?o');
   });
 
-  it('refuses a function IRI that is no XSD cast (Virtuoso\'s bif: built-ins read its IRI dictionary, every shard\'s IRIs), naming it; casts pass', () => {
+  it("refuses a function IRI that is no XSD cast (Virtuoso's bif: built-ins read its IRI dictionary, every shard's IRIs), naming it; casts pass", () => {
     const dictionary = 'SELECT ?x WHERE { VALUES ?i { 5989600 } BIND(<bif:id_to_iri>(<bif:iri_id_from_num>(?i)) AS ?x) }';
     expect(() => virtuosoQuery(dictionary, G)).toThrow(new UnsupportedFunction('bif:id_to_iri'));
-    expect(() => virtuosoQuery('SELECT * WHERE { ?s ?p ?o FILTER(<http://www.w3.org/2005/xpath-functions#contains>(?o, "a")) }', G)).toThrow('the function <http://www.w3.org/2005/xpath-functions#contains> is not supported');
+    expect(() => virtuosoQuery('SELECT * WHERE { ?s ?p ?o FILTER(<http://www.w3.org/2005/xpath-functions#contains>(?o, "a")) }', G)).toThrow(
+      'the function <http://www.w3.org/2005/xpath-functions#contains> is not supported',
+    );
     expect(virtuosoQuery(`SELECT (<${XSD}integer>(?o) AS ?n) WHERE { ?s ?p ?o }`, G).text).toContain(`<${XSD}integer>(?o)`);
   });
 
@@ -89,7 +91,10 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
 describe('serve --store virtuoso / the answer read back', () => {
   it('turns the ASK row into a boolean, 0/1 of boolean variables into xsd:boolean, typed-literal into literal, xsd:string into a simple literal', () => {
     const ask = virtuosoQuery('ASK { ?s ?p ?o }', G);
-    expect(readVirtuosoResults({ head: { vars: [ASK_VARIABLE] }, results: { bindings: [{ [ASK_VARIABLE]: { type: 'typed-literal', datatype: `${XSD}integer`, value: '1' } }] } }, ask)).toEqual({ head: {}, boolean: true });
+    expect(readVirtuosoResults({ head: { vars: [ASK_VARIABLE] }, results: { bindings: [{ [ASK_VARIABLE]: { type: 'typed-literal', datatype: `${XSD}integer`, value: '1' } }] } }, ask)).toEqual({
+      head: {},
+      boolean: true,
+    });
     expect(readVirtuosoResults({ head: { vars: [ASK_VARIABLE] }, results: { bindings: [] } }, ask)).toEqual({ head: {}, boolean: false });
     const sel = virtuosoQuery('SELECT (?o > 3 AS ?big) ?o ?t WHERE { ?s <http://e/p> ?o BIND(STR(?o) AS ?t) }', G);
     const back = readVirtuosoResults(
@@ -109,7 +114,9 @@ describe('serve --store virtuoso / the answer read back', () => {
     );
     expect(back).toEqual({
       head: { vars: ['big', 'o', 't'] },
-      results: { bindings: [{ big: { type: 'literal', datatype: `${XSD}boolean`, value: 'false' }, o: { type: 'literal', datatype: `${XSD}integer`, value: '1' }, t: { type: 'literal', value: '1' } }] },
+      results: {
+        bindings: [{ big: { type: 'literal', datatype: `${XSD}boolean`, value: 'false' }, o: { type: 'literal', datatype: `${XSD}integer`, value: '1' }, t: { type: 'literal', value: '1' } }],
+      },
     });
   });
 
@@ -126,8 +133,17 @@ describe('serve --store virtuoso / the answer read back', () => {
 
 describe('serve --store virtuoso / placement: endpoints files of two hosts are one registry', () => {
   const entry = (id: string, port: number, host: string, triples: number) => ({
-    id, graph: id.split('-')[0], role: 'shard', shard: id.split('-')[1], url: `http://127.0.0.1:${port}/${id}/sparql`, void: `http://127.0.0.1:${port}/${id}/.well-known/void`,
-    voidDigest: 'ab'.repeat(32), triples, profile: null, store: 'virtuoso', host,
+    id,
+    graph: id.split('-')[0],
+    role: 'shard',
+    shard: id.split('-')[1],
+    url: `http://127.0.0.1:${port}/${id}/sparql`,
+    void: `http://127.0.0.1:${port}/${id}/.well-known/void`,
+    voidDigest: 'ab'.repeat(32),
+    triples,
+    profile: null,
+    store: 'virtuoso',
+    host,
   });
   const file = (dir: string, name: string, endpoints: object[]) => {
     const f = path.join(dir, name);
@@ -135,7 +151,7 @@ describe('serve --store virtuoso / placement: endpoints files of two hosts are o
     return f;
   };
 
-  it('keeps each endpoint\'s host, triples and VoID digest, and names the hosts', () => {
+  it("keeps each endpoint's host, triples and VoID digest, and names the hosts", () => {
     const dir = tmpDir('fkgqa-placement-');
     const a = file(dir, 'a.json', [entry('library-shard1', 5001, '127.0.0.2:6001', 35), entry('library-shard2', 5001, '127.0.0.2:6001', 8)]);
     const b = file(dir, 'b.json', [entry('library-shard3', 5002, '127.0.0.3:6002', 14)]);

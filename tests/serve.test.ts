@@ -44,8 +44,16 @@ afterAll(async () => {
 describe('fkgqa serve: endpoints', () => {
   it('serves every shard at <kg>-shard<N>/sparql on one loopback port, plus the unsharded graphs', () => {
     expect(server.endpoints.map((e) => e.id)).toEqual([
-      'library-shard1', 'library-shard2', 'library-shard3', 'library-shard4', 'library',
-      'observatory-shard1', 'observatory-shard2', 'observatory-shard3', 'observatory-shard4', 'observatory',
+      'library-shard1',
+      'library-shard2',
+      'library-shard3',
+      'library-shard4',
+      'library',
+      'observatory-shard1',
+      'observatory-shard2',
+      'observatory-shard3',
+      'observatory-shard4',
+      'observatory',
     ]);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/library-shard1\/sparql$/);
     expect(server.endpoint('library')!.triples).toBe(97);

@@ -20,7 +20,7 @@ describe.runIf(HAS_SPIDER)('SERVICE shapes: every engine answers as the unsharde
   });
   afterAll(async () => bench?.close());
 
-  it('runs on comunica, and on jena where Java and Debian\'s Jena are installed', () => {
+  it("runs on comunica, and on jena where Java and Debian's Jena are installed", () => {
     expect(Object.keys(bench.engines)).toEqual(SHAPE_ENGINES);
   });
 

@@ -91,8 +91,16 @@ export const SHAPES: Shape[] = [
   { name: 'a join of two SERVICE clauses', rows: 35, query: (s) => q(`SELECT ?name ?l WHERE { ${MAKERS(s)} ${MODEL_OF(s)} }`) },
   { name: 'FILTER EXISTS { SERVICE }', rows: 8, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { ${MAKER_IN(s)} } }`) },
   { name: 'FILTER NOT EXISTS { SERVICE }', rows: 7, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} } }`) },
-  { name: 'FILTER NOT EXISTS { SERVICE SERVICE } (a join inside)', rows: 12, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid FILTER(?mid < 10)')} } }`) },
-  { name: 'FILTER NOT EXISTS { { SERVICE } UNION { SERVICE } }', rows: 11, query: (s) => q(`SELECT ?m WHERE { ${s.svc(2, '?m mk:ref-country ?c')} FILTER NOT EXISTS { ${s.split([4, 5], '?c co:continent 2')} } }`) },
+  {
+    name: 'FILTER NOT EXISTS { SERVICE SERVICE } (a join inside)',
+    rows: 12,
+    query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid FILTER(?mid < 10)')} } }`),
+  },
+  {
+    name: 'FILTER NOT EXISTS { { SERVICE } UNION { SERVICE } }',
+    rows: 11,
+    query: (s) => q(`SELECT ?m WHERE { ${s.svc(2, '?m mk:ref-country ?c')} FILTER NOT EXISTS { ${s.split([4, 5], '?c co:continent 2')} } }`),
+  },
   {
     name: 'FILTER NOT EXISTS { { SELECT … SERVICE } FILTER(?x IN (?y)) } (the shape of dog_kennels/q33)',
     rows: 7,
@@ -107,8 +115,16 @@ export const SHAPES: Shape[] = [
     rows: 27,
     query: (s) => q(`SELECT ?name ?mid WHERE { ${s.svc(2, '?m mk:fullname ?name ; mk:id ?id')} OPTIONAL { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} FILTER(?mid < ?id + 10) } }`),
   },
-  { name: 'OPTIONAL { SERVICE } after OPTIONAL { SERVICE } sharing a variable', rows: 35, query: (s) => q(`SELECT ?name ?l ?model WHERE { ${MAKERS(s)} OPTIONAL { ${MODEL_OF(s)} } OPTIONAL { ${s.svc(3, '?l ml:model ?model')} } }`) },
-  { name: 'a sub-SELECT with GROUP BY around SERVICE, joined with SERVICE', rows: 22, query: (s) => q(`SELECT ?name ?n WHERE { ${MAKERS(s)} { SELECT ?m (COUNT(*) AS ?n) WHERE { ${MODEL_OF(s)} } GROUP BY ?m } }`) },
+  {
+    name: 'OPTIONAL { SERVICE } after OPTIONAL { SERVICE } sharing a variable',
+    rows: 35,
+    query: (s) => q(`SELECT ?name ?l ?model WHERE { ${MAKERS(s)} OPTIONAL { ${MODEL_OF(s)} } OPTIONAL { ${s.svc(3, '?l ml:model ?model')} } }`),
+  },
+  {
+    name: 'a sub-SELECT with GROUP BY around SERVICE, joined with SERVICE',
+    rows: 22,
+    query: (s) => q(`SELECT ?name ?n WHERE { ${MAKERS(s)} { SELECT ?m (COUNT(*) AS ?n) WHERE { ${MODEL_OF(s)} } GROUP BY ?m } }`),
+  },
   {
     name: 'a sub-SELECT with ORDER BY and LIMIT around SERVICE',
     rows: 3,
@@ -151,17 +167,22 @@ export const SHAPES: Shape[] = [
   {
     name: 'OPTIONAL { SERVICE { … FILTER(a variable of the left side) } FILTER(variables of both sides) }',
     rows: 22,
-    query: (s) => q(`SELECT ?name ?mid WHERE { ${s.svc(2, '?m mk:fullname ?name ; mk:id ?id')} OPTIONAL { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid FILTER(?mid > ?id)')} FILTER(?mid < ?id + 30) } }`),
+    query: (s) =>
+      q(`SELECT ?name ?mid WHERE { ${s.svc(2, '?m mk:fullname ?name ; mk:id ?id')} OPTIONAL { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid FILTER(?mid > ?id)')} FILTER(?mid < ?id + 30) } }`),
   },
   {
     name: 'OPTIONAL { { SERVICE FILTER(!BOUND(a variable of the left side)) } FILTER(variables of both sides) }',
     rows: 27,
-    query: (s) => q(`SELECT ?name ?mid WHERE { ${s.svc(2, '?m mk:fullname ?name ; mk:id ?id')} OPTIONAL { { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} FILTER(!BOUND(?id)) } FILTER(?mid < ?id + 10) } }`),
+    query: (s) =>
+      q(`SELECT ?name ?mid WHERE { ${s.svc(2, '?m mk:fullname ?name ; mk:id ?id')} OPTIONAL { { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} FILTER(!BOUND(?id)) } FILTER(?mid < ?id + 10) } }`),
   },
   {
     name: 'OPTIONAL { SERVICE MINUS { SERVICE } FILTER(variables of both sides) }',
     rows: 26,
-    query: (s) => q(`SELECT ?name ?mid WHERE { ${s.svc(2, '?m mk:fullname ?name ; mk:id ?id')} OPTIONAL { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} MINUS { ${s.svc(3, '?l ml:model "ford"')} } FILTER(?mid < ?id + 10) } }`),
+    query: (s) =>
+      q(
+        `SELECT ?name ?mid WHERE { ${s.svc(2, '?m mk:fullname ?name ; mk:id ?id')} OPTIONAL { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} MINUS { ${s.svc(3, '?l ml:model "ford"')} } FILTER(?mid < ?id + 10) } }`,
+      ),
   },
   {
     name: 'OPTIONAL { SERVICE FILTER EXISTS { SERVICE } }',
@@ -173,31 +194,59 @@ export const SHAPES: Shape[] = [
     rows: 22,
     query: (s) => q(`SELECT ?name ?c WHERE { ${MAKERS(s)} OPTIONAL { ${s.svc(2, '?m mk:ref-country ?c')} FILTER NOT EXISTS { { SELECT ?c WHERE { ${s.split([4, 5], '?c co:continent 2')} } } } } }`),
   },
-  { name: 'FILTER NOT EXISTS { SERVICE } in a UNION branch', rows: 22, query: (s) => q(`SELECT ?country WHERE { { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} } } UNION { ${COUNTRIES(s)} } }`) },
+  {
+    name: 'FILTER NOT EXISTS { SERVICE } in a UNION branch',
+    rows: 22,
+    query: (s) => q(`SELECT ?country WHERE { { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} } } UNION { ${COUNTRIES(s)} } }`),
+  },
   { name: 'FILTER NOT EXISTS { SERVICE } in a sub-SELECT', rows: 1, query: (s) => q(`SELECT (COUNT(*) AS ?n) WHERE { { SELECT ?c WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} } } } }`) },
-  { name: 'FILTER EXISTS { { SELECT … SERVICE } } (a sub-SELECT inside)', rows: 8, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { { SELECT ?c WHERE { ${MAKER_IN(s)} } } } }`) },
+  {
+    name: 'FILTER EXISTS { { SELECT … SERVICE } } (a sub-SELECT inside)',
+    rows: 8,
+    query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { { SELECT ?c WHERE { ${MAKER_IN(s)} } } } }`),
+  },
   {
     name: 'FILTER NOT EXISTS { { SELECT ?m … ?c … } } (an outer variable not projected)',
     rows: 0,
     query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { { SELECT ?m WHERE { ${MAKER_IN(s)} } } } }`),
   },
-  { name: 'FILTER EXISTS { SERVICE FILTER NOT EXISTS { SERVICE } } (nested EXISTS)', rows: 8, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { ${MAKER_IN(s)} FILTER NOT EXISTS { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid 1000')} } } }`) },
+  {
+    name: 'FILTER EXISTS { SERVICE FILTER NOT EXISTS { SERVICE } } (nested EXISTS)',
+    rows: 8,
+    query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { ${MAKER_IN(s)} FILTER NOT EXISTS { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid 1000')} } } }`),
+  },
   {
     name: 'FILTER NOT EXISTS { SERVICE OPTIONAL { SERVICE FILTER(variables of both sides) } }',
     rows: 7,
     query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} OPTIONAL { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} FILTER(?mid < 5) } } }`),
   },
   { name: 'FILTER EXISTS { OPTIONAL { SERVICE } } (a lone OPTIONAL)', rows: 15, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { OPTIONAL { ${MAKER_IN(s)} } } }`) },
-  { name: 'FILTER EXISTS { VALUES … SERVICE } (VALUES binding an outer variable)', rows: 1, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { VALUES ?c { <http://valuenet/ontop/countries/countryid=1> } ${MAKER_IN(s)} } }`) },
-  { name: 'FILTER NOT EXISTS { SERVICE { … FILTER(an outer variable) } }', rows: 7, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${s.svc(2, '?m mk:ref-country ?x FILTER(?x = ?c)')} } }`) },
+  {
+    name: 'FILTER EXISTS { VALUES … SERVICE } (VALUES binding an outer variable)',
+    rows: 1,
+    query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { VALUES ?c { <http://valuenet/ontop/countries/countryid=1> } ${MAKER_IN(s)} } }`),
+  },
+  {
+    name: 'FILTER NOT EXISTS { SERVICE { … FILTER(an outer variable) } }',
+    rows: 7,
+    query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${s.svc(2, '?m mk:ref-country ?x FILTER(?x = ?c)')} } }`),
+  },
   { name: 'FILTER NOT EXISTS { SERVICE SILENT }', rows: 7, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${s.svc(2, '?m mk:ref-country ?c', true)} } }`) },
   { name: 'MINUS { SERVICE } inside OPTIONAL', rows: 22, query: (s) => q(`SELECT ?name ?c WHERE { ${MAKERS(s)} OPTIONAL { ${s.svc(2, '?m mk:country ?c')} MINUS { ${MODEL_OF(s)} } } }`) },
   { name: 'a property path inside SERVICE', rows: 404, query: (s) => q(`SELECT ?car ?name WHERE { ${s.svc(1, '?car cn:ref-model/ml:ref-maker ?m')} ${MAKERS(s)} }`) },
   { name: 'the same SERVICE target twice', rows: 404, query: (s) => q(`SELECT ?car ?m WHERE { ${MODEL_OF(s)} ${s.svc(1, '?car cn:ref-model ?l')} }`) },
   { name: 'a blank node in SERVICE', rows: 22, query: (s) => q(`SELECT DISTINCT ?name WHERE { ${MAKERS(s)} ${s.svc(1, '[] ml:ref-maker ?m')} }`) },
   { name: 'SELECT * over SERVICE clauses', rows: 35, query: (s) => q(`SELECT * WHERE { ${MAKERS(s)} ${MODEL_OF(s)} }`) },
-  { name: 'a FILTER over variables of two SERVICE clauses', rows: 19, query: (s) => q(`SELECT ?name ?mid WHERE { ${s.svc(2, '?m mk:fullname ?name ; mk:id ?id')} ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} FILTER(?mid < ?id + 10) }`) },
-  { name: 'FILTER(REGEX) and NOT IN over variables of SERVICE clauses', rows: 11, query: (s) => q(`SELECT ?name ?l WHERE { ${MAKERS(s)} ${MODEL_OF(s)} FILTER(REGEX(?name, "^[A-F]") && ?name NOT IN ("BMW", "Fiat")) }`) },
+  {
+    name: 'a FILTER over variables of two SERVICE clauses',
+    rows: 19,
+    query: (s) => q(`SELECT ?name ?mid WHERE { ${s.svc(2, '?m mk:fullname ?name ; mk:id ?id')} ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} FILTER(?mid < ?id + 10) }`),
+  },
+  {
+    name: 'FILTER(REGEX) and NOT IN over variables of SERVICE clauses',
+    rows: 11,
+    query: (s) => q(`SELECT ?name ?l WHERE { ${MAKERS(s)} ${MODEL_OF(s)} FILTER(REGEX(?name, "^[A-F]") && ?name NOT IN ("BMW", "Fiat")) }`),
+  },
   { name: 'ASK over a join of SERVICE clauses', rows: 1, query: (s) => q(`ASK { ${MAKERS(s)} ${MODEL_OF(s)} FILTER(?name = "Volvo") }`) },
   { name: 'ASK { … FILTER NOT EXISTS { SERVICE } }', rows: 1, query: (s) => q(`ASK { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} } FILTER(?country = "egypt") }`) },
   {

@@ -26,13 +26,26 @@ const NS = 'http://valuenet/ontop/';
  * 65,966 triples.
  */
 const DEV_GRAPHS: [string, number[], [number, number, number]][] = [
-  ['battle_death', [27, 36, 84, 63], [0, 2, 3]], ['car_1', [1766, 132, 442, 35, 40, 2002, 2065], [2, 4, 3]], ['concert_singer', [30, 36, 104, 21, 21], [4, 1, 1]],
-  ['course_teach', [16, 76, 12, 7], [1, 0, 1]], ['cre_Doc_Template_Mgt', [88, 72, 90, 15, 60, 15], [1, 2, 3]], ['dog_kennels', [72, 45, 183, 177, 63, 249], [3, 4, 4]],
-  ['employee_hire_evaluation', [25, 75, 68, 24], [3, 0, 3]], ['flight_2', [3618, 327, 3582, 333], [0, 2, 3]], ['museum_visit', [5, 60, 22, 25], [3, 1, 1]],
-  ['network_1', [46, 15, 33, 120], [3, 1, 1]], ['orchestra', [48, 75, 12, 48, 114], [1, 1, 4]], ['pets_1', [5, 10, 15, 306], [0, 1, 1]],
-  ['poker_player', [16, 24, 24, 18], [0, 1, 2]], ['real_estate_properties', [118, 110, 111], [0, 1, 2]], ['singer', [20, 20, 8, 56], [1, 0, 1]],
-  ['student_transcripts_tracking', [209, 106, 241, 104, 60, 255, 60], [4, 3, 7]], ['tvshow', [15, 96, 90, 144, 45], [1, 1, 3]], ['voter_1', [24, 15, 426, 22, 489], [2, 1, 1]],
-  ['world_1', [25315, 1832, 1859, 9142], [3, 1, 1]], ['wta_1', [65708, 20654, 65966], [1, 0, 2]],
+  ['battle_death', [27, 36, 84, 63], [0, 2, 3]],
+  ['car_1', [1766, 132, 442, 35, 40, 2002, 2065], [2, 4, 3]],
+  ['concert_singer', [30, 36, 104, 21, 21], [4, 1, 1]],
+  ['course_teach', [16, 76, 12, 7], [1, 0, 1]],
+  ['cre_Doc_Template_Mgt', [88, 72, 90, 15, 60, 15], [1, 2, 3]],
+  ['dog_kennels', [72, 45, 183, 177, 63, 249], [3, 4, 4]],
+  ['employee_hire_evaluation', [25, 75, 68, 24], [3, 0, 3]],
+  ['flight_2', [3618, 327, 3582, 333], [0, 2, 3]],
+  ['museum_visit', [5, 60, 22, 25], [3, 1, 1]],
+  ['network_1', [46, 15, 33, 120], [3, 1, 1]],
+  ['orchestra', [48, 75, 12, 48, 114], [1, 1, 4]],
+  ['pets_1', [5, 10, 15, 306], [0, 1, 1]],
+  ['poker_player', [16, 24, 24, 18], [0, 1, 2]],
+  ['real_estate_properties', [118, 110, 111], [0, 1, 2]],
+  ['singer', [20, 20, 8, 56], [1, 0, 1]],
+  ['student_transcripts_tracking', [209, 106, 241, 104, 60, 255, 60], [4, 3, 7]],
+  ['tvshow', [15, 96, 90, 144, 45], [1, 1, 3]],
+  ['voter_1', [24, 15, 426, 22, 489], [2, 1, 1]],
+  ['world_1', [25315, 1832, 1859, 9142], [3, 1, 1]],
+  ['wta_1', [65708, 20654, 65966], [1, 0, 2]],
 ];
 /** Questions per realised fan-out 0–6 on the dev build. */
 const DEV_REALISED = [111, 62, 475, 151, 158, 27, 6];
@@ -42,7 +55,15 @@ function devShaped(s: BuildStats): BuildStats {
   const template = s.queries[0];
   return {
     ...s,
-    graphs: DEV_GRAPHS.map(([graph, sizes, [predicate, cls, horizontal]]) => ({ graph, shards: sizes.length, shardSizes: sizes, shardBalanceCv: 0, rules: predicate + cls + horizontal, ruleKinds: { predicate, class: cls, horizontal }, queries: 1 })),
+    graphs: DEV_GRAPHS.map(([graph, sizes, [predicate, cls, horizontal]]) => ({
+      graph,
+      shards: sizes.length,
+      shardSizes: sizes,
+      shardBalanceCv: 0,
+      rules: predicate + cls + horizontal,
+      ruleKinds: { predicate, class: cls, horizontal },
+      queries: 1,
+    })),
     queries: DEV_REALISED.map((questions, k) => ({ ...template, graph: DEV_GRAPHS[k][0], query: `${DEV_GRAPHS[k][0]}/q1`, questions, impliedFanOut: Math.max(2, k), realisedFanOut: k })),
   };
 }
@@ -153,7 +174,9 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
   it('lists the timed-out and uncoverable queries with their first question', () => {
     const withTimeout: BuildStats = {
       ...stats,
-      queries: stats.queries.map((x) => (x.query === 'library/q4' ? { ...x, answerStatus: 'timeout', realisedStatus: 'timeout' } : x.query === 'library/q6' ? { ...x, status: 'uncoverable', reason: 'no candidate rule' } : x)),
+      queries: stats.queries.map((x) =>
+        x.query === 'library/q4' ? { ...x, answerStatus: 'timeout', realisedStatus: 'timeout' } : x.query === 'library/q6' ? { ...x, status: 'uncoverable', reason: 'no candidate rule' } : x,
+      ),
     };
     const html = formatStatsHtml(withTimeout);
     expect(html).toContain('<h2>Queries that timed out (1)</h2>');
@@ -161,40 +184,44 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
     expect(html).toMatch(/<h2>Queries no sharding rule can cover, or that do not parse \(1\)<\/h2>\n<table class="list">.*\n<tr><td>library\/q6<\/td>.*<td>uncoverable: no candidate rule<\/td><\/tr>/);
   });
 
-  it.skipIf(!CHROMIUM)('in headless Chromium at 1400 and 800 px, with the dev build\'s 20 graphs: all three charts drawn, no two texts of a chart overlap, none cut, every shard below the top labelled tick, a margin and no horizontal scrolling', async () => {
-    const file = path.join(tmpDir(), 'report.html');
-    fs.writeFileSync(file, formatStatsHtml(devShaped(stats)));
-    const largest = Math.max(...DEV_GRAPHS.flatMap(([, sizes]) => sizes));
-    const layout = await checkTextLayout(file, {
-      widths: [1400, 800],
-      ready: 'window.fkgqaChartsReady',
-      screenshots: process.env.FKGQA_SCREENSHOTS,
-      evaluate: {
-        painted: 'document.body.dataset.paintedCharts',
-        // The texts each canvas drew (the hook of tests/text-layout.ts).
-        drawn: `Object.fromEntries([...document.querySelectorAll('canvas')].map((c) => [c.id, (window.__canvasText.get(c) ?? []).map((b) => b.text)]))`,
-        // The largest tick of the shard sizes' log axis that carries a label.
-        topLabelled: `Math.max(...Chart.getChart('sizes').scales.x.ticks.filter((t) => t.label).map((t) => t.value))`,
-        zeroLabel: `Chart.getChart('fanout').data.labels[0]`,
-        note: `document.querySelector('p.note').textContent`,
-      },
-    });
-    for (const width of [1400, 800]) {
-      const l = layout[width];
-      expect({ width, overlaps: l.overlaps, cut: l.cut, overflowX: l.overflowX }).toEqual({ width, overlaps: [], cut: [], overflowX: 0 });
-      expect(l.margin).toBeGreaterThanOrEqual(16);
-      expect(l.values.painted).toBe('3');
-      const drawn = l.values.drawn as Record<string, string[]>;
-      // Every graph is named on both per-graph charts, each name whole.
-      for (const id of ['sizes', 'rules']) expect(DEV_GRAPHS.map(([g]) => g).filter((g) => !drawn[id].includes(g))).toEqual([]);
-      expect(l.values.topLabelled).toBe(100_000);
-      expect(l.values.topLabelled as number).toBeGreaterThanOrEqual(largest);
-      // The realised fan-out 0 is named and explained.
-      expect(l.values.zeroLabel).toEqual(['0', '(no match)']);
-      expect(drawn.fanout).toContain('(no match)');
-      expect(l.values.note).toContain('Realised fan-out 0 (no match): no solution of the query\'s pattern uses a triple of any shard');
-    }
-  }, 180_000);
+  it.skipIf(!CHROMIUM)(
+    "in headless Chromium at 1400 and 800 px, with the dev build's 20 graphs: all three charts drawn, no two texts of a chart overlap, none cut, every shard below the top labelled tick, a margin and no horizontal scrolling",
+    async () => {
+      const file = path.join(tmpDir(), 'report.html');
+      fs.writeFileSync(file, formatStatsHtml(devShaped(stats)));
+      const largest = Math.max(...DEV_GRAPHS.flatMap(([, sizes]) => sizes));
+      const layout = await checkTextLayout(file, {
+        widths: [1400, 800],
+        ready: 'window.fkgqaChartsReady',
+        screenshots: process.env.FKGQA_SCREENSHOTS,
+        evaluate: {
+          painted: 'document.body.dataset.paintedCharts',
+          // The texts each canvas drew (the hook of tests/text-layout.ts).
+          drawn: `Object.fromEntries([...document.querySelectorAll('canvas')].map((c) => [c.id, (window.__canvasText.get(c) ?? []).map((b) => b.text)]))`,
+          // The largest tick of the shard sizes' log axis that carries a label.
+          topLabelled: `Math.max(...Chart.getChart('sizes').scales.x.ticks.filter((t) => t.label).map((t) => t.value))`,
+          zeroLabel: `Chart.getChart('fanout').data.labels[0]`,
+          note: `document.querySelector('p.note').textContent`,
+        },
+      });
+      for (const width of [1400, 800]) {
+        const l = layout[width];
+        expect({ width, overlaps: l.overlaps, cut: l.cut, overflowX: l.overflowX }).toEqual({ width, overlaps: [], cut: [], overflowX: 0 });
+        expect(l.margin).toBeGreaterThanOrEqual(16);
+        expect(l.values.painted).toBe('3');
+        const drawn = l.values.drawn as Record<string, string[]>;
+        // Every graph is named on both per-graph charts, each name whole.
+        for (const id of ['sizes', 'rules']) expect(DEV_GRAPHS.map(([g]) => g).filter((g) => !drawn[id].includes(g))).toEqual([]);
+        expect(l.values.topLabelled).toBe(100_000);
+        expect(l.values.topLabelled as number).toBeGreaterThanOrEqual(largest);
+        // The realised fan-out 0 is named and explained.
+        expect(l.values.zeroLabel).toEqual(['0', '(no match)']);
+        expect(drawn.fanout).toContain('(no match)');
+        expect(l.values.note).toContain("Realised fan-out 0 (no match): no solution of the query's pattern uses a triple of any shard");
+      }
+    },
+    180_000,
+  );
 });
 
 describe('stats / queries that hit the time limit are named on stderr with how to raise it', () => {
@@ -238,7 +265,7 @@ describe('stats / progress', () => {
   });
 });
 
-describe('stats / stored gold answers do not depend on the engine\'s row order', () => {
+describe("stats / stored gold answers do not depend on the engine's row order", () => {
   // Two stores giving the same rows in opposite orders, as two fresh oxigraph workers did for a
   // DISTINCT over a UNION without ORDER BY (dog_kennels/q3 of the dev set).
   const lit = (value: string) => ({ type: 'literal', value });
@@ -248,9 +275,7 @@ describe('stats / stored gold answers do not depend on the engine\'s row order',
     ({
       query: async (q: { query: string }) => {
         const pick = <T>(xs: T[]) => (order === 'as-is' ? [...xs] : [...xs].reverse());
-        const body = q.query.startsWith('CONSTRUCT')
-          ? pick(triples).join('\n') + '\n'
-          : JSON.stringify({ head: { vars: ['n', 'x'] }, results: { bindings: pick(rows) } });
+        const body = q.query.startsWith('CONSTRUCT') ? pick(triples).join('\n') + '\n' : JSON.stringify({ head: { vars: ['n', 'x'] }, results: { bindings: pick(rows) } });
         return { status: 'ok', body, ms: 1 };
       },
     }) as unknown as StoreWorker;
@@ -260,7 +285,7 @@ describe('stats / stored gold answers do not depend on the engine\'s row order',
     { id: 'g/q3', normalized: 'CONSTRUCT WHERE { ?s <http://e/p> ?o }', queryType: 'CONSTRUCT', ordered: false },
   ];
 
-  it('stores the rows of a query without ORDER BY sorted, and an ORDER BY query\'s rows in the engine\'s order', async () => {
+  it("stores the rows of a query without ORDER BY sorted, and an ORDER BY query's rows in the engine's order", async () => {
     const a = await executeGoldQueries(storeGiving('as-is'), queries, 1000);
     const b = await executeGoldQueries(storeGiving('reversed'), queries, 1000);
     const names = (x: typeof a, i: number) => (x[i].results as SparqlResults).results!.bindings.map((r) => r.n.value);

@@ -55,7 +55,7 @@ describe('store worker', () => {
     }
   });
 
-  it('reports a load error with oxigraph\'s message', async () => {
+  it("reports a load error with oxigraph's message", async () => {
     await expect(StoreWorker.start([{ file: path.join(DEMO, 'dev.json'), format: 'application/n-triples' }])).rejects.toThrow(/line 1/);
   });
 

@@ -15,7 +15,7 @@ describe('verify: the running serve of the build by default', () => {
     await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards, kgs: ['library'] });
   });
 
-  it('uses the running serve\'s endpoints (its log shows the traffic), and starts its own when none runs', async () => {
+  it("uses the running serve's endpoints (its log shows the traffic), and starts its own when none runs", async () => {
     const file = path.join(`${shards}.state`, 'endpoints.json');
     const server = await serve({ shards });
     try {

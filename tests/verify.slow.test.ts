@@ -25,40 +25,45 @@ describe('verify / the demo build (slow: every gold query, every form, every eng
     shards = await demoBuild(tmpDir('fkgqa-verify-'));
   }, 300_000);
   // One query through every form and engine: the progress line that says the federated form is skipped on jena.
-  it('one query (library/q1), every form and engine (--federation-engine all where jena runs): without stats the oracle form is skipped; with stats federated, trivial and oracle identical, federated skipped on jena, no disagreement, the oracle form no dearer', { timeout: 600_000 }, async () => {
-    const engines = JENA ? ['comunica', 'jena'] : ['comunica'];
-    const none = { equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0, timeouts: 0, errors: 0 };
-    const without = await verify({ shards, timeoutMs: 60_000, queries: ['library/q1'] });
-    expect([without.engines, without.forms]).toEqual([['comunica'], ['federated', 'trivial', 'oracle']]);
-    expect(without.totals.comunica.federated).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-    expect(without.totals.comunica.trivial).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-    expect(without.totals.comunica.oracle).toMatchObject({ identical: 0, answered: 0, skipped: 1 });
-    expect(without.queries[0].engines.comunica.oracle).toEqual({ status: 'skipped', reason: 'no realised fan-out stored for this build (fkgqa stats)', ms: 0, requests: 0 });
-    expect(without.queries[0].gold).toMatchObject({ status: 'ok', source: 'computed' });
-    // With stats: the shared demo build's copy with the gold answers and realised fan-out fkgqa stats stored.
-    const withStats = await demoBuild(tmpDir('fkgqa-verify-one-'), { gold: true });
-    const lines: string[] = [];
-    const all = await verify({ shards: withStats, timeoutMs: 60_000, federationEngine: JENA ? 'all' : 'comunica', queries: ['library/q1'], progress: (l) => lines.push(l) });
-    expect(all.queries.map((q) => q.id)).toEqual(['library/q1']);
-    expect(all.queries[0].gold).toMatchObject({ status: 'ok', source: 'gold-answers.json' });
-    expect([all.engines, all.forms]).toEqual([engines, ['federated', 'trivial', 'oracle']]);
-    expect(all.totals.comunica.federated).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-    for (const e of engines) {
-      expect(all.totals[e].trivial).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-      expect(all.totals[e].oracle).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
-      expect(all.totals[e].oracle!.requests.total).toBeLessThanOrEqual(all.totals[e].trivial!.requests.total);
-    }
-    expect([all.disagreements, all.different]).toEqual([[], 0]);
-    if (JENA) {
-      expect(all.totals.jena.federated).toMatchObject({ identical: 0, skipped: 1 });
-      expect(all.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
-      // Said once, before the queries, with the reason (not "federated skipped" per query).
-      expect(lines.filter((l) => l.includes('skipped on'))).toEqual(['fkgqa verify: the federated form is skipped on jena: it has no source selection (it evaluates SERVICE clauses only; docs/federation.md)']);
-      // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
-      expect(all.queries[0].engines.jena.trivial!.requests).toBe(4);
-    }
-  });
-
+  it(
+    'one query (library/q1), every form and engine (--federation-engine all where jena runs): without stats the oracle form is skipped; with stats federated, trivial and oracle identical, federated skipped on jena, no disagreement, the oracle form no dearer',
+    { timeout: 600_000 },
+    async () => {
+      const engines = JENA ? ['comunica', 'jena'] : ['comunica'];
+      const none = { equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0, timeouts: 0, errors: 0 };
+      const without = await verify({ shards, timeoutMs: 60_000, queries: ['library/q1'] });
+      expect([without.engines, without.forms]).toEqual([['comunica'], ['federated', 'trivial', 'oracle']]);
+      expect(without.totals.comunica.federated).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+      expect(without.totals.comunica.trivial).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+      expect(without.totals.comunica.oracle).toMatchObject({ identical: 0, answered: 0, skipped: 1 });
+      expect(without.queries[0].engines.comunica.oracle).toEqual({ status: 'skipped', reason: 'no realised fan-out stored for this build (fkgqa stats)', ms: 0, requests: 0 });
+      expect(without.queries[0].gold).toMatchObject({ status: 'ok', source: 'computed' });
+      // With stats: the shared demo build's copy with the gold answers and realised fan-out fkgqa stats stored.
+      const withStats = await demoBuild(tmpDir('fkgqa-verify-one-'), { gold: true });
+      const lines: string[] = [];
+      const all = await verify({ shards: withStats, timeoutMs: 60_000, federationEngine: JENA ? 'all' : 'comunica', queries: ['library/q1'], progress: (l) => lines.push(l) });
+      expect(all.queries.map((q) => q.id)).toEqual(['library/q1']);
+      expect(all.queries[0].gold).toMatchObject({ status: 'ok', source: 'gold-answers.json' });
+      expect([all.engines, all.forms]).toEqual([engines, ['federated', 'trivial', 'oracle']]);
+      expect(all.totals.comunica.federated).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+      for (const e of engines) {
+        expect(all.totals[e].trivial).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+        expect(all.totals[e].oracle).toMatchObject({ identical: 1, answered: 1, skipped: 0, ...none });
+        expect(all.totals[e].oracle!.requests.total).toBeLessThanOrEqual(all.totals[e].trivial!.requests.total);
+      }
+      expect([all.disagreements, all.different]).toEqual([[], 0]);
+      if (JENA) {
+        expect(all.totals.jena.federated).toMatchObject({ identical: 0, skipped: 1 });
+        expect(all.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
+        // Said once, before the queries, with the reason (not "federated skipped" per query).
+        expect(lines.filter((l) => l.includes('skipped on'))).toEqual([
+          'fkgqa verify: the federated form is skipped on jena: it has no source selection (it evaluates SERVICE clauses only; docs/federation.md)',
+        ]);
+        // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
+        expect(all.queries[0].engines.jena.trivial!.requests).toBe(4);
+      }
+    },
+  );
 
   /**
    * verify without stats (no realised fan-out: the oracle form is skipped), on comunica and, where
@@ -81,31 +86,37 @@ describe('verify / the demo build (slow: every gold query, every form, every eng
     expect(r.queries.find((q) => q.id === 'library/q3')!.gold).toMatchObject({ status: 'ok', rows: 5, source: 'computed' });
   });
 
-  it.runIf(JENA)('--federation-engine all (stats in another state folder): trivial and oracle identical on comunica and jena, federated skipped on jena, no disagreement, the oracle form cheaper', { timeout: 600_000 }, async () => {
-    // stats, then 14 queries x 3 forms x 2 engines and the JVM's start: over 120 s at load 45.
-    // The federated and trivial forms are those of the run without stats (verifyWithoutStats, the
-    // same build and engines); the oracle form needs stats, and runs here.
-    const all = await verifyWithoutStats();
-    const state = tmpDir('fkgqa-verify-all-state-');
-    await stats({ shards, state, timeoutMs: 60_000 });
-    const r = await verify({ shards, state, timeoutMs: 60_000, federationEngine: 'all', forms: ['oracle'] });
-    expect([all.engines, all.forms]).toEqual([['comunica', 'jena'], ['federated', 'trivial', 'oracle']]);
-    expect([r.engines, r.forms]).toEqual([['comunica', 'jena'], ['oracle']]);
-    for (const e of ['comunica', 'jena']) {
-      expect(all.totals[e].trivial).toMatchObject({ identical: 14, answered: 14, different: 0, failed: 0, skipped: 0 });
-      expect(r.totals[e].oracle).toMatchObject({ identical: 14, answered: 14, different: 0, failed: 0, skipped: 0 });
-      // The oracle form names only the shards each answer needs.
-      expect(r.totals[e].oracle!.requests.total).toBeLessThan(all.totals[e].trivial!.requests.total);
-    }
-    expect(all.totals.comunica.federated).toMatchObject({ identical: 14, skipped: 0 });
-    expect(all.totals.jena.federated).toMatchObject({ identical: 0, skipped: 14 });
-    expect(all.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
-    expect([all.disagreements, all.different]).toEqual([[], 0]);
-    expect([r.disagreements, r.different]).toEqual([[], 0]);
-    // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
-    expect(all.queries.find((q) => q.id === 'library/q1')!.engines.jena.trivial!.requests).toBe(4);
-  });
-
+  it.runIf(JENA)(
+    '--federation-engine all (stats in another state folder): trivial and oracle identical on comunica and jena, federated skipped on jena, no disagreement, the oracle form cheaper',
+    { timeout: 600_000 },
+    async () => {
+      // stats, then 14 queries x 3 forms x 2 engines and the JVM's start: over 120 s at load 45.
+      // The federated and trivial forms are those of the run without stats (verifyWithoutStats, the
+      // same build and engines); the oracle form needs stats, and runs here.
+      const all = await verifyWithoutStats();
+      const state = tmpDir('fkgqa-verify-all-state-');
+      await stats({ shards, state, timeoutMs: 60_000 });
+      const r = await verify({ shards, state, timeoutMs: 60_000, federationEngine: 'all', forms: ['oracle'] });
+      expect([all.engines, all.forms]).toEqual([
+        ['comunica', 'jena'],
+        ['federated', 'trivial', 'oracle'],
+      ]);
+      expect([r.engines, r.forms]).toEqual([['comunica', 'jena'], ['oracle']]);
+      for (const e of ['comunica', 'jena']) {
+        expect(all.totals[e].trivial).toMatchObject({ identical: 14, answered: 14, different: 0, failed: 0, skipped: 0 });
+        expect(r.totals[e].oracle).toMatchObject({ identical: 14, answered: 14, different: 0, failed: 0, skipped: 0 });
+        // The oracle form names only the shards each answer needs.
+        expect(r.totals[e].oracle!.requests.total).toBeLessThan(all.totals[e].trivial!.requests.total);
+      }
+      expect(all.totals.comunica.federated).toMatchObject({ identical: 14, skipped: 0 });
+      expect(all.totals.jena.federated).toMatchObject({ identical: 0, skipped: 14 });
+      expect(all.queries[0].engines.jena.federated!.reason).toBe('jena has no source selection (it evaluates SERVICE clauses only)');
+      expect([all.disagreements, all.different]).toEqual([[], 0]);
+      expect([r.disagreements, r.different]).toEqual([[], 0]);
+      // Jena sends exactly one request per SERVICE clause: library/q1's trivial form has 4 (one triple pattern over 4 shards).
+      expect(all.queries.find((q) => q.id === 'library/q1')!.engines.jena.trivial!.requests).toBe(4);
+    },
+  );
 });
 
 /**
@@ -208,7 +219,6 @@ describe.skipIf(!HAS_SPIDER)('verify and the mcp gold check / ties in a sub-SELE
     // On this data both answers differ from oxigraph's choice (as on the dev build).
     expect(r.queries.map((q) => q.engines.comunica.trivial!.status)).toEqual(['equivalent', 'equivalent']);
   }, 300_000);
-
 
   it('gold computed here (no stats), mcp gold check: the tie analysis is made on the unsharded graph, both trivial federations equivalent by a sub-SELECT choice', async () => {
     const shards = await tiesBuild(tmpDir('fkgqa-mcpgold-subties-nogold-'));

@@ -26,8 +26,20 @@ const parse = (q: string) => {
 
 describe('verify / comparing answers', () => {
   it('compares rows as multisets by variable name, numbers by value', () => {
-    const gold = res(['a', 'n'], [{ a: lit('x'), n: lit('1', `${XSD}integer`) }, { a: lit('y'), n: lit('2.50', `${XSD}decimal`) }]);
-    const other = res(['n', 'a'], [{ n: lit('2.5', `${XSD}double`), a: lit('y', `${XSD}string`) }, { a: lit('x'), n: lit('1.0', `${XSD}decimal`) }]);
+    const gold = res(
+      ['a', 'n'],
+      [
+        { a: lit('x'), n: lit('1', `${XSD}integer`) },
+        { a: lit('y'), n: lit('2.50', `${XSD}decimal`) },
+      ],
+    );
+    const other = res(
+      ['n', 'a'],
+      [
+        { n: lit('2.5', `${XSD}double`), a: lit('y', `${XSD}string`) },
+        { a: lit('x'), n: lit('1.0', `${XSD}decimal`) },
+      ],
+    );
     expect(compareResults(gold, other, false).identical).toBe(true);
     const ordered = compareResults(gold, other, true);
     expect(ordered.identical).toBe(false);
@@ -58,12 +70,15 @@ describe('verify / ties under ORDER BY', () => {
   });
   it('accepts another choice among tied solutions, refuses a row outside the tie', () => {
     const age = (n: string) => lit(n, `${XSD}integer`);
-    const keyed = res(['name', '__fkgqa_order0'], [
-      { name: lit('ann'), __fkgqa_order0: age('20') },
-      { name: lit('bob'), __fkgqa_order0: age('30') },
-      { name: lit('cy'), __fkgqa_order0: age('30') },
-      { name: lit('dan'), __fkgqa_order0: age('40') },
-    ]);
+    const keyed = res(
+      ['name', '__fkgqa_order0'],
+      [
+        { name: lit('ann'), __fkgqa_order0: age('20') },
+        { name: lit('bob'), __fkgqa_order0: age('30') },
+        { name: lit('cy'), __fkgqa_order0: age('30') },
+        { name: lit('dan'), __fkgqa_order0: age('40') },
+      ],
+    );
     const ast = parse(q);
     expect(equivalentUnderTies(ast, keyed, res(['name'], [{ name: lit('ann') }, { name: lit('cy') }]))).toEqual({ equivalent: true, ties: 2 });
     const wrong = equivalentUnderTies(ast, keyed, res(['name'], [{ name: lit('ann') }, { name: lit('dan') }]));
@@ -78,10 +93,13 @@ describe('verify / equivalence needs every gold row', () => {
     const age = (n: string) => lit(n, `${XSD}integer`);
     const gold = res(['name'], [{ name: lit('ann') }, { name: lit('bob') }, { name: lit('cy') }]);
     // The key query ran on data that lacks bob (as when a shard lost a triple): its rows match the answer.
-    const keyed = res(['name', '__fkgqa_order0'], [
-      { name: lit('ann'), __fkgqa_order0: age('20') },
-      { name: lit('cy'), __fkgqa_order0: age('30') },
-    ]);
+    const keyed = res(
+      ['name', '__fkgqa_order0'],
+      [
+        { name: lit('ann'), __fkgqa_order0: age('20') },
+        { name: lit('cy'), __fkgqa_order0: age('30') },
+      ],
+    );
     const answer = res(['name'], [{ name: lit('ann') }, { name: lit('cy') }]);
     expect(equivalentUnderTies(parse(q), keyed, answer)).toEqual({ equivalent: true, ties: 0 }); // what verify used to conclude
     expect(equivalentUnderTies(parse(q), keyed, answer, gold)).toEqual({ equivalent: false, why: '2 rows where gold has 3' });
@@ -193,7 +211,10 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
     const shard = path.join(copy, 'library', 'shard1.nt');
     const lines = fs.readFileSync(shard, 'utf8').split('\n');
     fs.writeFileSync(shard, lines.slice(1).join('\n'));
-    for (const args of [['verify', '--query', 'library/q1'], ['serve', '--port', '0']]) {
+    for (const args of [
+      ['verify', '--query', 'library/q1'],
+      ['serve', '--port', '0'],
+    ]) {
       const r = child(...args, '--shards', copy, '-q');
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(`${shard}: shard file differs from the one the build wrote`);
@@ -218,7 +239,9 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
       fs.writeFileSync(file, JSON.stringify(ef));
       const r = await cli('verify', '--shards', shards, '--endpoints', file, '--query', 'library/q1', '-q');
       expect(r.status).toBe(2);
-      expect(r.stderr).toContain(`${file}: 1 endpoint(s) do not answer (is fkgqa serve running?): http://127.0.0.1:${port}/library-shard2/sparql: refused the connection: nothing listens there (ECONNREFUSED)`);
+      expect(r.stderr).toContain(
+        `${file}: 1 endpoint(s) do not answer (is fkgqa serve running?): http://127.0.0.1:${port}/library-shard2/sparql: refused the connection: nothing listens there (ECONNREFUSED)`,
+      );
       expect(r.stdout).toBe('');
     } finally {
       await server.close();
@@ -259,7 +282,11 @@ describe('verify / what Comunica 4.5.0 got wrong over several SPARQL endpoints, 
     fs.mkdirSync(path.join(shards, 'g'), { recursive: true });
     fs.writeFileSync(path.join(shards, 'g', 'shard1.nt'), '<http://e/o1> <http://e/p> "1" .\n<http://e/o2> <http://e/p> "2" .\n');
     fs.writeFileSync(path.join(shards, 'g', 'shard2.nt'), '<http://e/d1> <http://e/q> "1" .\n');
-    const sha256 = (f: string) => crypto.createHash('sha256').update(fs.readFileSync(path.join(shards, 'g', f))).digest('hex');
+    const sha256 = (f: string) =>
+      crypto
+        .createHash('sha256')
+        .update(fs.readFileSync(path.join(shards, 'g', f)))
+        .digest('hex');
     const shard = (n: number, triples: number) => ({ name: `shard${n}`, endpoint: `g-shard${n}`, file: `shard${n}.nt`, triples, sha256: sha256(`shard${n}.nt`) });
     const tool = { name: 'fkgqa', version: '0' };
     fs.writeFileSync(path.join(shards, 'g', 'manifest.json'), JSON.stringify({ tool, graph: 'g', options: { defaultPrefix: 'http://e/' }, shards: [shard(1, 2), shard(2, 1)] }));
@@ -297,7 +324,10 @@ describe('verify / what Comunica 4.5.0 got wrong over several SPARQL endpoints, 
     const state = `${shards}.state`;
     fs.mkdirSync(path.join(state, 'gold-answers'), { recursive: true });
     const wrong = { head: { vars: ['n'] }, results: { bindings: [{ n: lit('7', `${XSD}integer`) }] } };
-    fs.writeFileSync(path.join(state, 'gold-answers', 'g.json'), JSON.stringify({ graph: 'g', buildDigest: 'x', timeoutMs: 20_000, answers: [{ query: 'g/q2', status: 'ok', rows: 1, results: wrong }] }));
+    fs.writeFileSync(
+      path.join(state, 'gold-answers', 'g.json'),
+      JSON.stringify({ graph: 'g', buildDigest: 'x', timeoutMs: 20_000, answers: [{ query: 'g/q2', status: 'ok', rows: 1, results: wrong }] }),
+    );
     try {
       const v = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shards, '--query', 'g/q2', '--form', 'federated', '-q'], { encoding: 'utf8' });
       expect(v.status, v.stderr).toBe(1);
@@ -311,7 +341,14 @@ describe('verify / what Comunica 4.5.0 got wrong over several SPARQL endpoints, 
 });
 
 describe('verify / disagreements between engines and gold (report.ts)', () => {
-  const fv = (status: FormVerdict['status'], rows?: number, failure?: 'timeout' | 'error'): FormVerdict => ({ status, ms: 1, requests: 2, ...(rows !== undefined ? { rows } : {}), ...(failure ? { failure, reason: failure } : {}), ...(status === 'different' ? { reason: 'rows differ' } : {}) });
+  const fv = (status: FormVerdict['status'], rows?: number, failure?: 'timeout' | 'error'): FormVerdict => ({
+    status,
+    ms: 1,
+    requests: 2,
+    ...(rows !== undefined ? { rows } : {}),
+    ...(failure ? { failure, reason: failure } : {}),
+    ...(status === 'different' ? { reason: 'rows differ' } : {}),
+  });
   const q = (gold: 'ok' | 'timeout', engines: Record<string, FormVerdict>): QueryVerdict => ({
     id: 'car_1/q37',
     graph: 'car_1',
@@ -324,13 +361,46 @@ describe('verify / disagreements between engines and gold (report.ts)', () => {
   const b = res(['x'], [{ x: lit('b') }]);
 
   it('an engine differing from gold while the other is identical: different, the engines in two groups', () => {
-    const d = classifyDisagreement(q('ok', { comunica: fv('different', 1), jena: fv('identical', 1) }), 'trivial', new Map([['comunica', b], ['jena', a]]));
-    expect(d).toEqual({ query: 'car_1/q37', form: 'trivial', kind: 'different', gold: '1 row', engines: { comunica: 'different 1', jena: 'identical 1' }, groups: [['comunica'], ['jena']], reasons: { comunica: 'rows differ' } });
+    const d = classifyDisagreement(
+      q('ok', { comunica: fv('different', 1), jena: fv('identical', 1) }),
+      'trivial',
+      new Map([
+        ['comunica', b],
+        ['jena', a],
+      ]),
+    );
+    expect(d).toEqual({
+      query: 'car_1/q37',
+      form: 'trivial',
+      kind: 'different',
+      gold: '1 row',
+      engines: { comunica: 'different 1', jena: 'identical 1' },
+      groups: [['comunica'], ['jena']],
+      reasons: { comunica: 'rows differ' },
+    });
   });
 
   it('both equivalent to gold with other answers: a tie; both identical: none; all failed with gold failed: none; one answering without gold: no-gold; one failing: failed', () => {
-    expect(classifyDisagreement(q('ok', { comunica: fv('equivalent', 1), jena: fv('identical', 1) }), 'trivial', new Map([['comunica', b], ['jena', a]]))?.kind).toBe('tie');
-    expect(classifyDisagreement(q('ok', { comunica: fv('identical', 1), jena: fv('identical', 1) }), 'trivial', new Map([['comunica', a], ['jena', a]]))).toBeUndefined();
+    expect(
+      classifyDisagreement(
+        q('ok', { comunica: fv('equivalent', 1), jena: fv('identical', 1) }),
+        'trivial',
+        new Map([
+          ['comunica', b],
+          ['jena', a],
+        ]),
+      )?.kind,
+    ).toBe('tie');
+    expect(
+      classifyDisagreement(
+        q('ok', { comunica: fv('identical', 1), jena: fv('identical', 1) }),
+        'trivial',
+        new Map([
+          ['comunica', a],
+          ['jena', a],
+        ]),
+      ),
+    ).toBeUndefined();
     expect(classifyDisagreement(q('timeout', { comunica: fv('failed', undefined, 'timeout'), jena: fv('failed', undefined, 'timeout') }), 'trivial', new Map())).toBeUndefined();
     const noGold = classifyDisagreement(q('timeout', { comunica: fv('failed', 1), jena: fv('failed', undefined, 'timeout') }), 'trivial', new Map([['comunica', a]]));
     expect([noGold?.kind, noGold?.engines]).toEqual(['no-gold', { comunica: 'answered 1', jena: 'timeout' }]);
@@ -339,10 +409,21 @@ describe('verify / disagreements between engines and gold (report.ts)', () => {
   });
 
   it('totals: answered, timeouts, requests median/max and time median/p95 per engine and form', () => {
-    const verdicts = [1, 2, 3, 4].map((i) => ({ ...q('ok', { comunica: { ...fv(i === 4 ? 'failed' : 'identical', i === 4 ? undefined : 1, i === 4 ? 'timeout' : undefined), requests: i * 10, ms: i * 100 } }), id: `g/q${i}` }));
+    const verdicts = [1, 2, 3, 4].map((i) => ({
+      ...q('ok', { comunica: { ...fv(i === 4 ? 'failed' : 'identical', i === 4 ? undefined : 1, i === 4 ? 'timeout' : undefined), requests: i * 10, ms: i * 100 } }),
+      id: `g/q${i}`,
+    }));
     const t = computeTotals(verdicts, ['comunica'], ['trivial']).comunica.trivial!;
     expect(t).toEqual({
-      identical: 3, equivalent: 0, different: 0, failed: 1, failedOnBothSides: 0, timeouts: 1, errors: 0, skipped: 0, answered: 3,
+      identical: 3,
+      equivalent: 0,
+      different: 0,
+      failed: 1,
+      failedOnBothSides: 0,
+      timeouts: 1,
+      errors: 0,
+      skipped: 0,
+      answered: 3,
       requests: { median: 25, max: 40, maxQuery: 'g/q4', total: 100 },
       ms: { median: 250, p95: 400, max: 400, maxQuery: 'g/q4' },
     });
@@ -392,14 +473,28 @@ describe.skipIf(!HAS_SPIDER)('mcp gold check / ties in a sub-SELECT (Spider4SPAR
 
 describe('verify / the tie report in plain words', () => {
   it("a number's comparison key #3 is shown 3, and 'ORDER BY key' is 'ORDER BY value' (#3 reads as a row number)", () => {
-    expect(readableKeys('row ?aggregation_all=#3 ?name="Bo #2" ?c=<http://x/#3> (ORDER BY key #3 | #-1.5 | "x")')).toBe('row ?aggregation_all=3 ?name="Bo #2" ?c=<http://x/#3> (ORDER BY value 3 | -1.5 | "x")');
+    expect(readableKeys('row ?aggregation_all=#3 ?name="Bo #2" ?c=<http://x/#3> (ORDER BY key #3 | #-1.5 | "x")')).toBe(
+      'row ?aggregation_all=3 ?name="Bo #2" ?c=<http://x/#3> (ORDER BY value 3 | -1.5 | "x")',
+    );
     const f: FormVerdict = {
       status: 'equivalent',
-      reason: '1 of 2 gold rows missing, 1 extra rows; admissible under ties (another order or choice of solutions tied under the top-level ORDER BY): top-level ORDER BY DESC (?aggregation_all) LIMIT 1: 2 solutions tie (ORDER BY key #3) for 1 place',
+      reason:
+        '1 of 2 gold rows missing, 1 extra rows; admissible under ties (another order or choice of solutions tied under the top-level ORDER BY): top-level ORDER BY DESC (?aggregation_all) LIMIT 1: 2 solutions tie (ORDER BY key #3) for 1 place',
       comparison: { identical: false, goldRows: 1, rows: 1, missing: ['?aggregation_all=#3 ?name="Ann"'], extra: ['?aggregation_all=#3 ?name="Bo"'] },
     } as FormVerdict;
     const v = { id: 'g/q1', graph: 'g', questions: [1], ordered: true, gold: { status: 'ok', source: 'computed', rows: 1 }, engines: { comunica: { trivial: f } } } as unknown as QueryVerdict;
-    const text = formatVerifyReport({ graphs: ['g'], timeoutMs: 1000, endpoints: 'started', engines: ['comunica'], forms: ['trivial'], queries: [v], totals: computeTotals([v], ['comunica'], ['trivial']), disagreements: [], different: 0, ms: 5 });
+    const text = formatVerifyReport({
+      graphs: ['g'],
+      timeoutMs: 1000,
+      endpoints: 'started',
+      engines: ['comunica'],
+      forms: ['trivial'],
+      queries: [v],
+      totals: computeTotals([v], ['comunica'], ['trivial']),
+      disagreements: [],
+      different: 0,
+      ms: 5,
+    });
     const lines = text.split('\n');
     const at = lines.findIndex((l) => l.startsWith('  g/q1 trivial: '));
     expect(lines.slice(at, at + 3)).toEqual([

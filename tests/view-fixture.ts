@@ -37,7 +37,11 @@ export async function viewFixture(dir: string): Promise<ViewFixture> {
   fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));
   const oracleFile = path.join(dir, 'oracle.jsonl');
   await runEval({ shards: build, endpoints, setup: 'baseline', agent: 'oracle', out: oracleFile, tools: 'in-process', timeoutMs: 20_000, probe: true, kgs: ['library'] });
-  const oracle = fs.readFileSync(oracleFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as RunRecord);
+  const oracle = fs
+    .readFileSync(oracleFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as RunRecord);
   const byQuery = (q: string) => structuredClone(oracle.find((r) => r.question.queryId === q)!);
   const wrong: RunRecord[] = [];
   const as = (r: RunRecord, agent: string) => ({ ...r, agent, id: r.id.replace('|oracle|', `|${agent}|`) });

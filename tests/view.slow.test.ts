@@ -60,7 +60,9 @@ describe.skipIf(!CHROMIUM)('view / in headless Chromium', () => {
       expect(await p.evaluate("document.querySelectorAll('#rows tr.run').length")).toBe(6);
       expect(await p.evaluate("document.getElementById('count').textContent")).toBe('showing 6 of 6 matching runs (14 in all)');
       // A click on the last listed run opens it and puts it in the address.
-      const lastId = await p.evaluate("(() => { const trs = document.querySelectorAll('#rows tr.run'); return JSON.parse(document.getElementById('fkgqa-data').textContent).runs[Number(trs[trs.length - 1].dataset.i)].id; })()");
+      const lastId = await p.evaluate(
+        "(() => { const trs = document.querySelectorAll('#rows tr.run'); return JSON.parse(document.getElementById('fkgqa-data').textContent).runs[Number(trs[trs.length - 1].dataset.i)].id; })()",
+      );
       await p.click('#rows tr.run:last-child');
       await p.waitFor(`document.body.dataset.openRun === ${JSON.stringify(lastId)}`);
       expect(await p.evaluate('decodeURIComponent(location.hash)')).toBe(`#run=${lastId}`);

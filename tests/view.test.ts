@@ -33,7 +33,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-describe('view / verdicts are fkgqa score\'s', () => {
+describe("view / verdicts are fkgqa score's", () => {
   it('gives every run the verdict and reason of score, and marks the differing rows', async () => {
     const files = [oracleFile, wrongFile];
     const [page, report] = await Promise.all([viewRuns({ runs: files, shards: build }), score({ runs: files, shards: build })]);
@@ -58,7 +58,12 @@ describe('view / verdicts are fkgqa score\'s', () => {
       const d = JSON.parse(page.data.details[i]) as RunDetail;
       const probe = d.messages.find((m) => m.r === 'tool' && m.name === 'run_sparql_query') as Extract<RunDetail['messages'][number], { r: 'tool' }>;
       const run = oracle.find((r) => r.id === summary.id)!;
-      return [[probe.note?.replace(/^(\d+) rows?$/, '$1'), probe.table?.vars, probe.table?.n, probe.t] as const].map(([n, vars, shown, t]) => [Number(n) === run.final!.rows, vars?.join(' ') === run.final!.results!.head.vars!.join(' '), shown === run.final!.rows, t]);
+      return [[probe.note?.replace(/^(\d+) rows?$/, '$1'), probe.table?.vars, probe.table?.n, probe.t] as const].map(([n, vars, shown, t]) => [
+        Number(n) === run.final!.rows,
+        vars?.join(' ') === run.final!.results!.head.vars!.join(' '),
+        shown === run.final!.rows,
+        t,
+      ]);
     });
     expect(probes).toEqual(Array.from({ length: 8 }, () => [true, true, true, '']));
     // The lost row: 1 gold row missing, marked where it stands in the stored gold answer (rows of a
@@ -91,8 +96,24 @@ describe('view / verdicts are fkgqa score\'s', () => {
 
   it('diffs columns by the pairing that matches most rows, whatever the names', () => {
     const t = (v: string) => ({ type: 'literal' as const, value: v });
-    const gold: SparqlResults = { head: { vars: ['a', 'b'] }, results: { bindings: [{ a: t('1'), b: t('x') }, { a: t('2'), b: t('y') }] } };
-    const swapped: SparqlResults = { head: { vars: ['q', 'p'] }, results: { bindings: [{ p: t('1'), q: t('x') }, { p: t('3'), q: t('y') }] } };
+    const gold: SparqlResults = {
+      head: { vars: ['a', 'b'] },
+      results: {
+        bindings: [
+          { a: t('1'), b: t('x') },
+          { a: t('2'), b: t('y') },
+        ],
+      },
+    };
+    const swapped: SparqlResults = {
+      head: { vars: ['q', 'p'] },
+      results: {
+        bindings: [
+          { p: t('1'), q: t('x') },
+          { p: t('3'), q: t('y') },
+        ],
+      },
+    };
     const d = diffAnswers(gold, swapped, false);
     expect(d.mapping).toEqual({ a: 'p', b: 'q' });
     expect(d.gold).toEqual(['', 'm']);
@@ -110,7 +131,9 @@ describe('view and score / a scripted agent (no model) shows no LLM calls; the t
     expect(oracleBlock).toContain(`\n${'LLM calls per run'.padEnd(54)} ${'-'.padStart(10)} ${''.padStart(11)} ${''.padStart(16)} ${PAPER_MODELS.map(() => '-'.padStart(16)).join(' ')}\n`);
     expect(text).not.toMatch(/^LLM calls per run +2/m);
     // library (4 shards): 8 oracle runs, all correct; library/q6 (books never borrowed) needs all 4 shards, so 7 runs count.
-    expect(oracleBlock).toContain('\ntrivial federation counts the scored runs whose gold answer needs fewer shards than the graph has and whose consulted shards are known: 7 of 8 scored runs, 7 of 8 correct runs\n');
+    expect(oracleBlock).toContain(
+      '\ntrivial federation counts the scored runs whose gold answer needs fewer shards than the graph has and whose consulted shards are known: 7 of 8 scored runs, 7 of 8 correct runs\n',
+    );
   }, 60_000);
 });
 
@@ -165,7 +188,9 @@ describe('view / run files', () => {
     expect(page.html).toContain("['cond', 'condition']");
     const copy = path.join(dir, 'oracle-copy.jsonl');
     fs.copyFileSync(oracleFile, copy);
-    expect(() => readRunFiles([oracleFile, copy])).toThrow(`${copy}, line 1: run ${oracle[0].id} is in ${oracleFile} (line 1) and in ${copy} (line 1): the same condition, question and repeat, the same run (same start time)`);
+    expect(() => readRunFiles([oracleFile, copy])).toThrow(
+      `${copy}, line 1: run ${oracle[0].id} is in ${oracleFile} (line 1) and in ${copy} (line 1): the same condition, question and repeat, the same run (same start time)`,
+    );
   });
 
   it('names the file and line of a line that is no run record, and a later line replaces an earlier one', () => {

@@ -156,7 +156,8 @@ export function statedFacts(turtle: string): { dataset: string; facts: Facts; st
       const p = one(pp, `${VOID}property`);
       f[`${key} property ${p} triples`] = num(pp, `${VOID}triples`);
       for (const oc of objs(pp, `${VOID}classPartition`)) f[`${key} property ${p} objectClass ${one(oc, `${VOID}class`)} triples`] = num(oc, `${VOID}triples`);
-      for (const oc of objs(pp, `${FKGQA}remoteClassPartition`)) f[`${key} property ${p} remoteObjectClass ${one(oc, `${FKGQA}class`)} in ${one(oc, `${FKGQA}typesIn`)} triples`] = num(oc, `${VOID}triples`);
+      for (const oc of objs(pp, `${FKGQA}remoteClassPartition`))
+        f[`${key} property ${p} remoteObjectClass ${one(oc, `${FKGQA}class`)} in ${one(oc, `${FKGQA}typesIn`)} triples`] = num(oc, `${VOID}triples`);
       for (const dp of objs(pp, `${EXT}datatypePartition`)) f[`${key} property ${p} datatype ${one(dp, `${EXT}datatype`)} triples`] = num(dp, `${VOID}triples`);
     }
   }
@@ -221,7 +222,8 @@ export function typeClaims(turtle: string): TypeClaim[] {
   const nested = (cp: RDF.Term) => {
     for (const pp of objs(cp, `${VOID}propertyPartition`)) {
       for (const oc of objs(pp, `${VOID}classPartition`)) out.push({ kind: 'void:classPartition object class', class: objs(oc, `${VOID}class`)[0].value, at: dataset });
-      for (const oc of objs(pp, `${FKGQA}remoteClassPartition`)) out.push({ kind: 'fkgqa:remoteClassPartition object class', class: objs(oc, `${FKGQA}class`)[0].value, at: objs(oc, `${FKGQA}typesIn`)[0].value });
+      for (const oc of objs(pp, `${FKGQA}remoteClassPartition`))
+        out.push({ kind: 'fkgqa:remoteClassPartition object class', class: objs(oc, `${FKGQA}class`)[0].value, at: objs(oc, `${FKGQA}typesIn`)[0].value });
     }
   };
   for (const cp of objs(named(dataset), `${VOID}classPartition`)) {

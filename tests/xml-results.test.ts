@@ -47,14 +47,22 @@ describe('SPARQL XML results on the direct route: nothing the parser drops passe
       [select('<result><binding name="b"><uri>http://x/1</uri><uri>http://x/EVIL</uri></binding></result>'), 'it holds a <binding> with more than one RDF term'],
       [select('<result><binding name="b"><literal>a<uri>http://x/EVIL</uri>b</literal></binding></result>'), 'it holds <uri> inside <literal>, where SPARQL XML results do not have it'],
       [select('<result><binding name="b"><uri>http://x/1<literal>EVIL</literal></uri></binding></result>'), 'it holds <literal> inside <uri>, where SPARQL XML results do not have it'],
-      [select(`<result xmlns="http://evil/"><binding name="b"><uri>http://x/EVIL</uri></binding></result>${row('http://x/1')}`), `its element <result> is not in the SPARQL results namespace ${NS} (it is "http://evil/")`],
-      [`<?xml version="1.0"?>\n<sparql foo="xmlns='${NS}'" xmlns="http://evil/"><head><variable name="b"/></head><results>${row('http://x/1')}</results></sparql>\n`, `its element <sparql> is not in the SPARQL results namespace ${NS} (it is "http://evil/")`],
+      [
+        select(`<result xmlns="http://evil/"><binding name="b"><uri>http://x/EVIL</uri></binding></result>${row('http://x/1')}`),
+        `its element <result> is not in the SPARQL results namespace ${NS} (it is "http://evil/")`,
+      ],
+      [
+        `<?xml version="1.0"?>\n<sparql foo="xmlns='${NS}'" xmlns="http://evil/"><head><variable name="b"/></head><results>${row('http://x/1')}</results></sparql>\n`,
+        `its element <sparql> is not in the SPARQL results namespace ${NS} (it is "http://evil/")`,
+      ],
       [select('<result><binding name="zzz"><uri>http://x/1</uri></binding></result>'), 'it binds the variable "zzz", which its <head> does not declare'],
       [select('<result><binding><uri>http://x/1</uri></binding></result>'), 'it holds a <binding> without a name'],
     ];
     for (const [text, problem] of cases) expect(await readXmlResults(text, 'select'), problem).toEqual({ problem });
     // Still good: a quoted triple (SPARQL 1.2) and whitespace between elements.
-    const triple = select('<result>\n  <binding name="b"><triple><subject><uri>http://x/s</uri></subject><predicate><uri>http://x/p</uri></predicate><object><literal>o</literal></object></triple></binding>\n</result>');
+    const triple = select(
+      '<result>\n  <binding name="b"><triple><subject><uri>http://x/s</uri></subject><predicate><uri>http://x/p</uri></predicate><object><literal>o</literal></object></triple></binding>\n</result>',
+    );
     expect('results' in (await readXmlResults(triple, 'select'))).toBe(true);
   });
 });

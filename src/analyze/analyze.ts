@@ -61,11 +61,7 @@ export interface UnparsableQuery {
  * @param ontology domain and range axioms of the query's graph
  * @param inferClasses use the ontology's domain and range (false: explicit rdf:type patterns only)
  */
-export function applicability(
-  patterns: TriplePattern[],
-  ontology: Ontology,
-  inferClasses = true,
-): Pick<QueryAnalysis, 'predicates' | 'classes' | 'subjectVariables' | 'applicable'> {
+export function applicability(patterns: TriplePattern[], ontology: Ontology, inferClasses = true): Pick<QueryAnalysis, 'predicates' | 'classes' | 'subjectVariables' | 'applicable'> {
   const predicates = new Set<string>();
   const classes = new Set<string>();
   const subjects = new Set<string>();
@@ -102,12 +98,7 @@ export function applicability(
  * Analyses the distinct gold queries of one graph.
  * @returns the analyses of the queries that parse, and the queries that do not (with the message)
  */
-export function analyzeQueries(
-  queries: GoldQuery[],
-  ontology: Ontology,
-  defaultPrefix: string,
-  options: AnalysisOptions = {},
-): { analyses: QueryAnalysis[]; unparsable: UnparsableQuery[] } {
+export function analyzeQueries(queries: GoldQuery[], ontology: Ontology, defaultPrefix: string, options: AnalysisOptions = {}): { analyses: QueryAnalysis[]; unparsable: UnparsableQuery[] } {
   const analyses: QueryAnalysis[] = [];
   const unparsable: UnparsableQuery[] = [];
   for (const q of queries) {

@@ -9,9 +9,24 @@ import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const NUMERIC = new Set(
-  ['integer', 'decimal', 'double', 'float', 'int', 'long', 'short', 'byte', 'nonNegativeInteger', 'positiveInteger', 'negativeInteger', 'nonPositiveInteger', 'unsignedInt', 'unsignedLong', 'unsignedShort', 'unsignedByte'].map(
-    (t) => `${XSD}${t}`,
-  ),
+  [
+    'integer',
+    'decimal',
+    'double',
+    'float',
+    'int',
+    'long',
+    'short',
+    'byte',
+    'nonNegativeInteger',
+    'positiveInteger',
+    'negativeInteger',
+    'nonPositiveInteger',
+    'unsignedInt',
+    'unsignedLong',
+    'unsignedShort',
+    'unsignedByte',
+  ].map((t) => `${XSD}${t}`),
 );
 
 /** Significant digits numbers are compared to (AVG and division differ in the last digits between engines). */

@@ -58,7 +58,12 @@ export function keyQuery(ast: sparqljs.SparqlQuery): string | undefined {
  * @returns `{equivalent: true, ties}` with the number of tied solutions involved, or
  *   `{equivalent: false, why}`
  */
-export function equivalentUnderTies(ast: sparqljs.SparqlQuery, keyed: SparqlResults, answer: SparqlResults, gold?: SparqlResults): { equivalent: true; ties: number } | { equivalent: false; why: string } {
+export function equivalentUnderTies(
+  ast: sparqljs.SparqlQuery,
+  keyed: SparqlResults,
+  answer: SparqlResults,
+  gold?: SparqlResults,
+): { equivalent: true; ties: number } | { equivalent: false; why: string } {
   if (ast.type !== 'query' || ast.queryType !== 'SELECT' || !ast.order?.length) return { equivalent: false, why: 'the query is no ordered SELECT' };
   const keyVars = keyVariables(ast);
   const projected = (answer.head.vars ?? []).filter((v) => !v.startsWith(KEY_VAR));
@@ -179,7 +184,8 @@ export function singleSolution(ast: sparqljs.SelectQuery): boolean {
 export function tieAnalysisProblem(ast: sparqljs.SparqlQuery): string | undefined {
   if (ast.type !== 'query' || ast.queryType !== 'SELECT' || !ast.order?.length) return 'the query is no ordered SELECT';
   if (keyQuery(ast) === undefined) return 'SELECT * ordered by an expression: its keys cannot be projected';
-  if ((ast.distinct || ast.reduced) && keyVariables(ast).some((k) => k.startsWith(KEY_VAR))) return 'SELECT DISTINCT ordered by a key it does not project: the key query would keep solutions DISTINCT merges';
+  if ((ast.distinct || ast.reduced) && keyVariables(ast).some((k) => k.startsWith(KEY_VAR)))
+    return 'SELECT DISTINCT ordered by a key it does not project: the key query would keep solutions DISTINCT merges';
   return undefined;
 }
 
@@ -418,7 +424,9 @@ export type AnswerMatcher<M extends { correct: boolean }> = (ref: SparqlResults,
  * variable name (`compareResults`: same variables, same rows, in order when `ordered`), or, when
  * not identical, `tieCheck`'s verdict on the answer.
  */
-export const byVariableName: AnswerMatcher<{ correct: boolean }> = (ref, answer, ordered, tieCheck) => ({ correct: compareResults(ref, answer, ordered).identical || (tieCheck ? tieCheck(answer) : false) });
+export const byVariableName: AnswerMatcher<{ correct: boolean }> = (ref, answer, ordered, tieCheck) => ({
+  correct: compareResults(ref, answer, ordered).identical || (tieCheck ? tieCheck(answer) : false),
+});
 
 /**
  * The admissibility rule: an answer is correct when it matches gold; else, when gold depends on ties

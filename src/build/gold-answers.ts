@@ -176,5 +176,10 @@ export interface GoldResult {
 
 /** The stored answers by query id, in the shape `verify` and `score` compare with (`GoldResult`). */
 export function goldResultsById(stored: GoldAnswers): Map<string, GoldResult> {
-  return new Map(stored.answers.map((a) => [a.query, { status: a.status, error: a.error, rows: a.rows, results: a.results as SparqlResults | undefined, source: 'gold-answers.json' as const, ...(a.ties ? { ties: a.ties } : {}) }]));
+  return new Map(
+    stored.answers.map((a) => [
+      a.query,
+      { status: a.status, error: a.error, rows: a.rows, results: a.results as SparqlResults | undefined, source: 'gold-answers.json' as const, ...(a.ties ? { ties: a.ties } : {}) },
+    ]),
+  );
 }

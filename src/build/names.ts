@@ -12,12 +12,7 @@ const RESERVED = new Set(['benchmark.json', 'build.json', 'catalogue.json', 'cat
  * @throws InputError naming the file the name comes from
  */
 export function checkGraphName(name: string, file: string): void {
-  const bad =
-    name === '' ||
-    name.startsWith('.') ||
-    /[/\\\u0000-\u001f\u007f]/.test(name) ||
-    RESERVED.has(name.toLowerCase()) ||
-    name.length > 200;
+  const bad = name === '' || name.startsWith('.') || /[/\\\u0000-\u001f\u007f]/.test(name) || RESERVED.has(name.toLowerCase()) || name.length > 200;
   if (bad) throw new InputError(`"${name}" cannot be a graph name (it must be one path segment, not hidden, not one of ${[...RESERVED].join(', ')})`, { file });
 }
 

@@ -114,13 +114,19 @@ function manifestProblem(m: unknown, kg: string): string | undefined {
   for (const [i, s] of (x.shards as unknown[]).entries()) {
     const sh = s as Record<string, unknown> | null;
     const bad =
-      !sh || typeof sh !== 'object' ? 'not an object'
-      : !isString(sh.name) ? '"name" is not a string'
-      : !isString(sh.endpoint) ? '"endpoint" is not a string'
-      : !isString(sh.file) || path.basename(sh.file) !== sh.file || sh.file.startsWith('.') ? '"file" is not a plain file name'
-      : !isCount(sh.triples) ? '"triples" is not a non-negative integer'
-      : !isString(sh.sha256) || !/^[0-9a-f]{64}$/.test(sh.sha256) ? '"sha256" is not 64 hex digits'
-      : undefined;
+      !sh || typeof sh !== 'object'
+        ? 'not an object'
+        : !isString(sh.name)
+          ? '"name" is not a string'
+          : !isString(sh.endpoint)
+            ? '"endpoint" is not a string'
+            : !isString(sh.file) || path.basename(sh.file) !== sh.file || sh.file.startsWith('.')
+              ? '"file" is not a plain file name'
+              : !isCount(sh.triples)
+                ? '"triples" is not a non-negative integer'
+                : !isString(sh.sha256) || !/^[0-9a-f]{64}$/.test(sh.sha256)
+                  ? '"sha256" is not 64 hex digits'
+                  : undefined;
     if (bad) return `shards[${i}]: ${bad}`;
   }
   if (x.queries !== undefined && !Array.isArray(x.queries)) return '"queries" is not a list';
@@ -135,7 +141,8 @@ function benchmarkProblem(b: unknown, graphs: string[]): string | undefined {
   if (!Array.isArray(x.entries)) return '"entries" is missing or not a list';
   for (const [i, e] of (x.entries as unknown[]).entries()) {
     const en = e as Record<string, unknown> | null;
-    if (!en || typeof en !== 'object' || !isString(en.kg) || !isString(en.question) || !isString(en.query) || !isString(en.queryId)) return `entries[${i}]: needs string fields "kg", "question", "query" and "queryId"`;
+    if (!en || typeof en !== 'object' || !isString(en.kg) || !isString(en.question) || !isString(en.query) || !isString(en.queryId))
+      return `entries[${i}]: needs string fields "kg", "question", "query" and "queryId"`;
     if (!graphs.includes(en.kg)) return `entries[${i}]: graph "${en.kg}" is not in build.json`;
   }
   return undefined;
@@ -190,10 +197,7 @@ export function openBuild(dir: string, options: OpenBuildOptions = {}): OpenedBu
         const shard = path.join(dir, kg, s.file);
         const sha = sha256OfFile(shard);
         if (sha !== s.sha256) {
-          throw new InputError(
-            `shard file differs from the one the build wrote (sha256 ${sha.slice(0, 12)}…, manifest ${s.sha256.slice(0, 12)}…): rebuild with fkgqa partition`,
-            { file: shard },
-          );
+          throw new InputError(`shard file differs from the one the build wrote (sha256 ${sha.slice(0, 12)}…, manifest ${s.sha256.slice(0, 12)}…): rebuild with fkgqa partition`, { file: shard });
         }
       }
     }

@@ -86,7 +86,14 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
   const wanted = o.queries ? new Set(o.queries) : undefined;
   const server = await serve({ shards: o.shards, kgs: graphs, writeFiles: false, timeoutMs: Math.max(timeoutMs, 30_000) });
   const registry = registryFromEndpointsValue(server.endpointsFile(), 'gold-check');
-  const ctx = createMcpContext({ registry, setup: 'baseline', callLog: null, state: null, limits: { maxQueryChars: 1 << 20, maxTimeoutMs: Math.max(timeoutMs, 100_000), previewRows: 0 }, ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}) });
+  const ctx = createMcpContext({
+    registry,
+    setup: 'baseline',
+    callLog: null,
+    state: null,
+    limits: { maxQueryChars: 1 << 20, maxTimeoutMs: Math.max(timeoutMs, 100_000), previewRows: 0 },
+    ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
+  });
   const verdicts: GoldCheckVerdict[] = [];
   try {
     await ctx.sparql.warm();
@@ -111,7 +118,10 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
             // No stored answer: computed here on the unsharded graph (the union of its shards).
             store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
             const a = await store.query({ query: parsed.query.normalized, resultsFormat: MEDIA.json, timeoutMs: Math.max(timeoutMs, 30_000) });
-            want = a.status === 'ok' ? { status: 'ok', results: JSON.parse(a.body) as SparqlResults, source: 'computed' } : { status: a.status, error: a.status === 'error' ? a.error : undefined, source: 'computed' };
+            want =
+              a.status === 'ok'
+                ? { status: 'ok', results: JSON.parse(a.body) as SparqlResults, source: 'computed' }
+                : { status: a.status, error: a.status === 'error' ? a.error : undefined, source: 'computed' };
           }
           if (want.status !== 'ok' || !want.results) {
             verdicts.push({ ...base, status: 'no-gold', reason: `the unsharded graph: ${want.status}${want.error ? ` (${want.error})` : ''}`, ms: 0 });
@@ -133,7 +143,12 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
               if (!ties && !(stored?.tieAnalysis === TIE_ANALYSIS && want.source === 'gold-answers.json')) {
                 store ??= await StoreWorker.start(g.shards.map((s) => ({ file: s.file, format: 'application/n-triples' })));
                 const queryType = ast.type === 'query' ? ast.queryType : 'UPDATE';
-                ties = await analyseGoldTies(store, { id: q.id, normalized: parsed.query.normalized, queryType, ordered, ast }, { query: q.id, status: 'ok', ordered, results: want.results }, Math.max(timeoutMs, 30_000));
+                ties = await analyseGoldTies(
+                  store,
+                  { id: q.id, normalized: parsed.query.normalized, queryType, ordered, ast },
+                  { query: q.id, status: 'ok', ordered, results: want.results },
+                  Math.max(timeoutMs, 30_000),
+                );
               }
               if (ties) {
                 const a = admissibleUnderTies(want.results, ties as AdmissibleAnswers, r.results, ordered, byVariableName);

@@ -53,7 +53,10 @@ export async function runCli(argv: string[]): Promise<void> {
 export async function main(argv: string[]): Promise<void> {
   // Interrupted: remove staging directories (nothing half-written stays), then exit as signalled.
   let interrupted = false;
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.on(signal, () => {
       if (interrupted) return; // a repeated signal while cleaning up
       // A command with its own handler (fkgqa serve closes its endpoints) and nothing staged: leave it to that.

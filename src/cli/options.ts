@@ -38,7 +38,8 @@ export function extraBodyOption(text: string | undefined): Record<string, unknow
   } catch (e) {
     throw new InputError(`--extra-body is not JSON: ${(e as Error).message}`);
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InputError(`--extra-body must be a JSON object of request fields, e.g. '{"reasoning_effort":"low"}', not ${Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`}`);
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new InputError(`--extra-body must be a JSON object of request fields, e.g. '{"reasoning_effort":"low"}', not ${Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`}`);
   return v as Record<string, unknown>;
 }
 
@@ -59,7 +60,8 @@ export const engineAliasOption = () => new Option('--engine <engine>', 'deprecat
 
 /** The VoID engine chosen with `--void-engine` or its alias `--engine` (`auto` if none). */
 export function voidEngine(o: { voidEngine?: string; engine?: string }): 'auto' | 'sparql' | 'stream' {
-  if (o.voidEngine && o.engine && o.voidEngine !== o.engine) throw new InputError(`--engine is the old name of --void-engine: give one of them (got --void-engine ${o.voidEngine} and --engine ${o.engine})`);
+  if (o.voidEngine && o.engine && o.voidEngine !== o.engine)
+    throw new InputError(`--engine is the old name of --void-engine: give one of them (got --void-engine ${o.voidEngine} and --engine ${o.engine})`);
   return (o.voidEngine ?? o.engine ?? 'auto') as 'auto' | 'sparql' | 'stream';
 }
 

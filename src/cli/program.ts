@@ -22,13 +22,15 @@ import { engineAliasOption, formatOption, jsonOption, voidEngineOption } from '.
 export const DEMO_SOURCE = fileURLToPath(new URL('../../datasets/demo', import.meta.url));
 
 /** An option parser for an integer from `min` to `max`. */
-const integer = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) => (v: string) => {
-  const n = Number(v);
-  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
-  }
-  return n;
-};
+const integer =
+  (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  (v: string) => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+    }
+    return n;
+  };
 
 /**
  * An option taking an integer from `min` to `max`, e.g. `integerOption('--rows <n>', 'rows shown', 0)`;
@@ -76,7 +78,10 @@ const federationEngineOption = (what: string) =>
 
 /** verify's `--federation-engine <names>`: one engine, several separated by commas, or `all` (parseEngineList). */
 const federationEnginesOption = (what: string) =>
-  new Option('--federation-engine <names>', `${what}: one of ${FEDERATION_ENGINES.map((e) => `\`${e}\``).join(', ')}, several separated by commas, or \`all\` (${CROSS_CHECKED_ENGINES.join(', ')}) (docs/federation.md)`)
+  new Option(
+    '--federation-engine <names>',
+    `${what}: one of ${FEDERATION_ENGINES.map((e) => `\`${e}\``).join(', ')}, several separated by commas, or \`all\` (${CROSS_CHECKED_ENGINES.join(', ')}) (docs/federation.md)`,
+  )
     .argParser((v: string) => {
       try {
         parseEngineList(v);
@@ -97,14 +102,16 @@ function lazy(verb: string): (...args: unknown[]) => Promise<void> {
 
 /** The exit codes of each command, shown at the end of its help (verify documents its own below). */
 const EXIT_CODES: Record<string, string> = {
-  partition: '0 built, 1 built but a rebuild with the same inputs gave other bytes (determinism check), 2 bad input (named file, line or option; the previous build is left as it was), 3 internal error.',
+  partition:
+    '0 built, 1 built but a rebuild with the same inputs gave other bytes (determinism check), 2 bad input (named file, line or option; the previous build is left as it was), 3 internal error.',
   stats: '0 reported, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
   synth: '0 written, 2 bad input, 3 internal error.',
   describe: '0 written, 2 bad input (a build that does not check: named file and what is wrong), 3 internal error.',
   serve: '0 stopped by SIGINT/SIGTERM, 2 bad input (a build that does not check, bad profiles or options), 3 internal error.',
   run: '0 report written, 2 bad input (the build, options, a model without --base-url/--model: named), 3 internal error, 130/143 interrupted by SIGINT/SIGTERM (the serve it started is stopped).',
   mcp: '0 the client closed stdin (stdio) or stopped by SIGINT/SIGTERM (--http), 2 bad input (options, a port in use, a prompts folder or call log that cannot be used: named), 3 internal error; on stdio 130/143 interrupted by SIGINT/SIGTERM (stdin still open: the federation engine is stopped first, within 3 s).',
-  query: '0 answered, 2 bad input: the query refused before anything was sent (the reason named), a bad option, no running serve, an unreachable endpoint (named), an endpoint error or the time limit; 3 internal error.',
+  query:
+    '0 answered, 2 bad input: the query refused before anything was sent (the reason named), a bad option, no running serve, an unreachable endpoint (named), an endpoint error or the time limit; 3 internal error.',
   view: '0 written (stderr names the page), 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };
 
@@ -141,13 +148,19 @@ export function agentRunOptions(c: Command): Command {
       // limits
       .addOption(integerOption('--max-turns <n>', 'LLM calls per run; then the run ends as turn_limit', 1, 100).default(10))
       .addOption(integerOption('--message-limit <n>', 'messages per run (system prompt, question, replies, tool results); then the run ends as message_limit (default: none)', 3))
-      .addOption(integerOption('--token-limit <n>', 'tokens per run (the API\'s usage); then the run ends as token_limit (default: none)', 1))
-      .addOption(integerOption('--time-limit <ms>', 'time per run (the agent\'s work, not the final execution); then the run ends as time_limit (default: none)', 1))
+      .addOption(integerOption('--token-limit <n>', "tokens per run (the API's usage); then the run ends as token_limit (default: none)", 1))
+      .addOption(integerOption('--time-limit <ms>', "time per run (the agent's work, not the final execution); then the run ends as time_limit (default: none)", 1))
       .addOption(integerOption('--max-retries <n>', 'retries of an LLM call on 429/5xx/network errors and request time limits', 0, 20).default(5))
       .addOption(integerOption('--backoff <ms>', 'first retry wait, doubled per retry (a Retry-After header wins)', 0).default(1000))
       .addOption(integerOption('--request-timeout <ms>', 'time limit of one LLM request; over it the request is retried (stderr says which run waits, every 10 s)', 1).default(300_000))
       .addOption(integerOption('--timeout <ms>', 'time limit of one query (tools and the final answer)', 1).default(30_000))
-      .addOption(integerOption('--max-query-chars <n>', 'longest query accepted by run_sparql_query and the final execution (default: 1000000 for a scripted agent, whose trivial or oracle form may exceed the reference server\'s 8000; 8000 for a model)', 1))
+      .addOption(
+        integerOption(
+          '--max-query-chars <n>',
+          "longest query accepted by run_sparql_query and the final execution (default: 1000000 for a scripted agent, whose trivial or oracle form may exceed the reference server's 8000; 8000 for a model)",
+          1,
+        ),
+      )
       // how
       .addOption(integerOption('--concurrency <n>', 'runs at once', 1, 64).default(1))
       .option('--no-probe', 'scripted agents submit at once instead of running their query first')
@@ -163,16 +176,29 @@ function partitionCommand(cli: Command): void {
       'Split every knowledge graph into shards so that the triple patterns of each covered gold query match triples in at least two ' +
         'shards, each its own SPARQL endpoint (implied fan-out >= 2, section 4 of the FKGQA paper). With no options, builds the demo dataset into ./shards.',
     )
-    .addOption(new Option('--source <dir>', 'benchmark source directory: dev.json (or a kg_name,question,query CSV), kg/<name>.nt|.ttl|.rdf|.owl, ontologies/<name>.owl|.ttl').default(DEMO_SOURCE, 'the demo, datasets/demo'))
+    .addOption(
+      new Option('--source <dir>', 'benchmark source directory: dev.json (or a kg_name,question,query CSV), kg/<name>.nt|.ttl|.rdf|.owl, ontologies/<name>.owl|.ttl').default(
+        DEMO_SOURCE,
+        'the demo, datasets/demo',
+      ),
+    )
     .option('--out <dir>', 'output directory; replaced only when the whole build succeeds', 'shards')
     .option('--questions <file>', 'questions file (JSON or CSV) if not dev.json/questions.json/dev.csv/questions.csv in the source')
     .option('--kg <name...>', 'build only these knowledge graphs')
     .addOption(integerOption('--buckets <n>', 'buckets per horizontal (subject-hash) sharding, 2–1024', 2, 1024).default(DEFAULT_PARTITION_OPTIONS.buckets))
-    .addOption(integerOption('--seed <n>', 'seed of the xxh64 subject hash (the bucket of every subject; a class whose instances all fall into one bucket cannot be split horizontally, so the seed can change the chosen rules) and of the shard numbering', 0).default(DEFAULT_PARTITION_OPTIONS.seed))
-    .option('--default-prefix <iri>', 'IRI of the undeclared ":" prefix in the gold queries', DEFAULT_PARTITION_OPTIONS.defaultPrefix)
-    .addOption(integerOption('--solver-timeout <ms>', 'time limit of each ASP solve; on timeout the best rule set found is used and marked not optimal', 1).default(DEFAULT_PARTITION_OPTIONS.solverTimeoutMs))
     .addOption(
-      new Option('--layout <layout>', 'compact: the fewest shards that realise every rule; separate: a shard per predicate, class and horizontal class of the rules (the paper\'s literal reading)')
+      integerOption(
+        '--seed <n>',
+        'seed of the xxh64 subject hash (the bucket of every subject; a class whose instances all fall into one bucket cannot be split horizontally, so the seed can change the chosen rules) and of the shard numbering',
+        0,
+      ).default(DEFAULT_PARTITION_OPTIONS.seed),
+    )
+    .option('--default-prefix <iri>', 'IRI of the undeclared ":" prefix in the gold queries', DEFAULT_PARTITION_OPTIONS.defaultPrefix)
+    .addOption(
+      integerOption('--solver-timeout <ms>', 'time limit of each ASP solve; on timeout the best rule set found is used and marked not optimal', 1).default(DEFAULT_PARTITION_OPTIONS.solverTimeoutMs),
+    )
+    .addOption(
+      new Option('--layout <layout>', "compact: the fewest shards that realise every rule; separate: a shard per predicate, class and horizontal class of the rules (the paper's literal reading)")
         .choices(['compact', 'separate'])
         .default(DEFAULT_PARTITION_OPTIONS.layout),
     )
@@ -181,7 +207,10 @@ function partitionCommand(cli: Command): void {
     .option('--no-expression-patterns', "T(q) leaves out triple patterns inside FILTER/BIND/HAVING expressions (with --no-class-inference: the paper's published applicability figures)")
     .option('--no-class-inference', 'C(q) from explicit rdf:type patterns only, not from rdfs:domain/rdfs:range')
     .addOption(
-      new Option('--horizontal-candidates <which>', 'unless-class: horizontal candidates only for queries to which class sharding does not apply (section 4.1 as written); every-query: for every query to which horizontal sharding applies')
+      new Option(
+        '--horizontal-candidates <which>',
+        'unless-class: horizontal candidates only for queries to which class sharding does not apply (section 4.1 as written); every-query: for every query to which horizontal sharding applies',
+      )
         .choices(['unless-class', 'every-query'])
         .default(DEFAULT_PARTITION_OPTIONS.horizontalCandidates),
     )
@@ -191,21 +220,27 @@ function partitionCommand(cli: Command): void {
         .default(DEFAULT_PARTITION_OPTIONS.predicateCandidates),
     )
     .addOption(
-      new Option('--horizontal-placement <where>', 'own-buckets: each horizontal class (group) gets --buckets shards of its own; all-shards: its instances are hashed over every shard holding whole subjects (base and class shards, but those of classes a class rule separates from it), at least --buckets; every-shard: over every shard, predicate shards included, with no exclusions (rules can then fail)')
+      new Option(
+        '--horizontal-placement <where>',
+        'own-buckets: each horizontal class (group) gets --buckets shards of its own; all-shards: its instances are hashed over every shard holding whole subjects (base and class shards, but those of classes a class rule separates from it), at least --buckets; every-shard: over every shard, predicate shards included, with no exclusions (rules can then fail)',
+      )
         .choices(['own-buckets', 'all-shards', 'every-shard'])
         .default(DEFAULT_PARTITION_OPTIONS.horizontalPlacement),
     )
     .addOption(
-      new Option('--preset <name>', `a named set of the method options above (${Object.entries(PRESETS).map(([k, p]) => `${k}: ${p.description}`).join('; ')}); options given explicitly override it`).choices(
-        Object.keys(PRESETS),
-      ),
+      new Option(
+        '--preset <name>',
+        `a named set of the method options above (${Object.entries(PRESETS)
+          .map(([k, p]) => `${k}: ${p.description}`)
+          .join('; ')}); options given explicitly override it`,
+      ).choices(Object.keys(PRESETS)),
     )
     .option('--no-void', 'do not write the VoID of the shards nor the catalogue')
     .addOption(voidEngineOption(VOID_ENGINE_HELP))
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
-    .option('--verbose', 'list every not coverable and necessarily empty query with its reason (default: counts per graph; the reasons are in each graph\'s manifest.json)')
+    .option('--verbose', "list every not coverable and necessarily empty query with its reason (default: counts per graph; the reasons are in each graph's manifest.json)")
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('partition'));
 }
@@ -281,7 +316,7 @@ function synthCommand(cli: Command): void {
     .command('synth')
     .description(
       'Make a Spider-like benchmark source of a given size by replicating one graph with renamed instances ' +
-        '(for scale tests): writes dev.json with the graph\'s questions, kg/<kg>.nt and its ontology.',
+        "(for scale tests): writes dev.json with the graph's questions, kg/<kg>.nt and its ontology.",
     )
     .requiredOption('--source <dir>', 'benchmark source directory holding the graph')
     .requiredOption('--kg <name>', 'graph to replicate')
@@ -304,26 +339,75 @@ function serveCommand(cli: Command): void {
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
     .option('--host <host>', 'interface to bind (loopback unless told otherwise)', '127.0.0.1')
-    .addOption(integerOption('--port <n>', 'port (0: any free port); with --port-per-endpoint the first of consecutive ports. Bound before any shard is loaded: a port in use exits 2 at once', 0, 65535).default(DEFAULT_PORT))
+    .addOption(
+      integerOption(
+        '--port <n>',
+        'port (0: any free port); with --port-per-endpoint the first of consecutive ports. Bound before any shard is loaded: a port in use exits 2 at once',
+        0,
+        65535,
+      ).default(DEFAULT_PORT),
+    )
     .option('--port-per-endpoint', 'one port per endpoint (http://host:port/sparql) instead of one path per endpoint (http://host:port/<kg>-shard<N>/sparql)')
     .option('--kg <name...>', 'serve only these graphs')
     .option('--with-originals', 'also serve each unsharded graph (the union of its shards, which the build guarantees equals the input) as endpoint <kg>')
     .addOption(integerOption('--timeout <ms>', 'time limit of one query; over it the query is stopped and answered 503', 1).default(30_000))
     .addOption(integerOption('--max-body <bytes>', 'largest request body; larger ones are answered 413', 1).default(DEFAULT_MAX_BODY_BYTES))
-    .addOption(integerOption('--max-query-depth <n>', 'deepest bracket nesting ({ ( [) of a query (the text a federation engine generates for a SERVICE clause brackets every operator); deeper ones are answered 400 before parsing', 1).default(MAX_SERVED_QUERY_DEPTH))
-    .addOption(integerOption('--max-operator-depth <n>', 'deepest operator nesting of a query (chained operators, UNION branches, group elements, path steps: docs/mcp.md); deeper ones are answered 400 (oxigraph overflows its stack from about 1,000)', 1).default(MAX_OPERATOR_DEPTH))
+    .addOption(
+      integerOption(
+        '--max-query-depth <n>',
+        'deepest bracket nesting ({ ( [) of a query (the text a federation engine generates for a SERVICE clause brackets every operator); deeper ones are answered 400 before parsing',
+        1,
+      ).default(MAX_SERVED_QUERY_DEPTH),
+    )
+    .addOption(
+      integerOption(
+        '--max-operator-depth <n>',
+        'deepest operator nesting of a query (chained operators, UNION branches, group elements, path steps: docs/mcp.md); deeper ones are answered 400 (oxigraph overflows its stack from about 1,000)',
+        1,
+      ).default(MAX_OPERATOR_DEPTH),
+    )
     .option('--state <dir>', 'state folder for endpoints.json and the request log (default: <shards>.state beside the build)')
     .option('--profiles <file>', 'behaviour profiles (JSON: default / graphs / endpoints; see docs/serving-reference.md)')
-    .addOption(new Option('--store <kind>', 'what holds the shards: oxigraph (worker threads of this process) or virtuoso (Virtuoso instances started by serve, virtuoso-opensource-7-bin; one per --store-host), behind the same endpoints, limits, VoID and verdicts').choices(['oxigraph', 'virtuoso']).default('oxigraph'))
-    .option('--store-host <host...>', 'with --store virtuoso: the hosts (interfaces) of the Virtuoso instances, one instance each, the shards split over them by triples (default: --host); each instance is addressed by host:port, every port distinct')
-    .addOption(integerOption('--workers <n>', 'worker threads holding the oxigraph stores (default: the CPU cores, at least 2); the endpoints are split among them by triples. A query whose client went away, or over its time limit, is stopped by replacing its worker; a slow query (1 s) with others waiting behind it is left to its worker while a fresh one takes over', 1))
+    .addOption(
+      new Option(
+        '--store <kind>',
+        'what holds the shards: oxigraph (worker threads of this process) or virtuoso (Virtuoso instances started by serve, virtuoso-opensource-7-bin; one per --store-host), behind the same endpoints, limits, VoID and verdicts',
+      )
+        .choices(['oxigraph', 'virtuoso'])
+        .default('oxigraph'),
+    )
+    .option(
+      '--store-host <host...>',
+      'with --store virtuoso: the hosts (interfaces) of the Virtuoso instances, one instance each, the shards split over them by triples (default: --host); each instance is addressed by host:port, every port distinct',
+    )
+    .addOption(
+      integerOption(
+        '--workers <n>',
+        'worker threads holding the oxigraph stores (default: the CPU cores, at least 2); the endpoints are split among them by triples. A query whose client went away, or over its time limit, is stopped by replacing its worker; a slow query (1 s) with others waiting behind it is left to its worker while a fresh one takes over',
+        1,
+      ),
+    )
     .option('--request-log [file]', 'append every request (endpoint, kind, status, ms, bytes, query text) as a JSON line to this file (no file: requests.jsonl in the state folder)')
     .addOption(integerOption('--request-log-max <bytes>', 'size cap of the request log; over it the file is rotated to <name>.1<ext>', 1024).default(REQUEST_LOG_MAX_BYTES))
     .addOption(federationEngineOption('the federation engine of /federation/sparql'))
     .option('--mix-graphs', 'let one query to /federation/sparql join endpoints of several graphs (graphs reuse IRIs: by default such a query is answered 400 mixed-graphs, as fkgqa mcp refuses it)')
-    .addOption(integerOption('--engines <n>', 'federated queries /federation/sparql evaluates at once (federation engine threads), shared fairly between its clients (a client: its remote address, or the Fkgqa-Client header it sends)', 1, 16).default(DEFAULT_FEDERATION_THREADS))
-    .addOption(integerOption('--max-queued <n>', 'federated queries one client may have waiting for /federation/sparql\'s engine; more are answered 503 busy with Retry-After', 1, 1000).default(DEFAULT_MAX_QUEUED))
-    .option('--cors-origin <origin...>', 'let web pages of these origins (http(s)://host[:port]) read the answers (CORS Access-Control-Allow-Origin); * for any. Default: none, no CORS headers (a page in the browser cannot query the endpoints)')
+    .addOption(
+      integerOption(
+        '--engines <n>',
+        'federated queries /federation/sparql evaluates at once (federation engine threads), shared fairly between its clients (a client: its remote address, or the Fkgqa-Client header it sends)',
+        1,
+        16,
+      ).default(DEFAULT_FEDERATION_THREADS),
+    )
+    .addOption(
+      integerOption('--max-queued <n>', "federated queries one client may have waiting for /federation/sparql's engine; more are answered 503 busy with Retry-After", 1, 1000).default(
+        DEFAULT_MAX_QUEUED,
+      ),
+    )
+    .option(
+      '--cors-origin <origin...>',
+      'let web pages of these origins (http(s)://host[:port]) read the answers (CORS Access-Control-Allow-Origin); * for any. Default: none, no CORS headers (a page in the browser cannot query the endpoints)',
+    )
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('serve'));
 }
@@ -333,24 +417,32 @@ function verifyCommand(cli: Command): void {
   cli
     .command('verify')
     .description(
-      'Check that the federation loses no answer and that the federation engines agree: run every distinct gold query federated over its graph\'s shard endpoints ' +
+      "Check that the federation loses no answer and that the federation engines agree: run every distinct gold query federated over its graph's shard endpoints " +
         '(the engine selects sources), in trivial-federation form (UNION of SERVICE per triple pattern) and in oracle form (trivial federation over the shards the answer needs) ' +
-        'on each federation engine, compare each answer with the answer on the unsharded graph and the engines\' answers with each other, and report every disagreement. ' +
+        "on each federation engine, compare each answer with the answer on the unsharded graph and the engines' answers with each other, and report every disagreement. " +
         'The build is checked first (build.json, benchmark.json, manifests, shard sha256).',
     )
     .option('--shards <dir>', 'directory of a fkgqa partition build', 'shards')
-    .option('--endpoints [file...]', 'use running endpoints (fkgqa serve) listed in these endpoints files (several: shards served by several hosts); without a file: <state>/endpoints.json. Every endpoint must answer, else exit 2. Without --endpoints: the fkgqa serve running on this build (<state>/endpoints.json) when it serves every graph without behaviour profiles, else the endpoints started in this process; a line on stderr says which')
+    .option(
+      '--endpoints [file...]',
+      'use running endpoints (fkgqa serve) listed in these endpoints files (several: shards served by several hosts); without a file: <state>/endpoints.json. Every endpoint must answer, else exit 2. Without --endpoints: the fkgqa serve running on this build (<state>/endpoints.json) when it serves every graph without behaviour profiles, else the endpoints started in this process; a line on stderr says which',
+    )
     .option('--state <dir>', 'state folder of the build: stored gold answers, default endpoints file (default: <shards>.state beside the build)')
     .option('--kg <name...>', 'verify only these graphs')
     .option('--query <id...>', 'verify only these queries (<kg>/q<N>; without --kg, their graphs)')
     .option('--question <index...>', 'verify only the queries these questions ask (benchmark.json index)')
     .addOption(integerOption('--timeout <ms>', 'time limit per query, form and engine, and of the unsharded graph', 1).default(20_000))
-    .addOption(new Option('--form <form...>', 'forms to run (default: all three; oracle needs the realised fan-out of fkgqa stats: without it, skipped by default and refused when named)').choices(FORMS))
+    .addOption(
+      new Option('--form <form...>', 'forms to run (default: all three; oracle needs the realised fan-out of fkgqa stats: without it, skipped by default and refused when named)').choices(FORMS),
+    )
     .addOption(formatOption(['text', 'json'], 'the report on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
     .addOption(federationEnginesOption('the federation engines that run every form'))
     .option('-q, --quiet', 'no progress on stderr')
-    .addHelpText('after', '\nExit codes: 0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an engine\'s answer differs from gold beyond ties, 2 bad input (build, endpoints file, options), unreachable endpoints or an engine that cannot run here.')
+    .addHelpText(
+      'after',
+      "\nExit codes: 0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an engine's answer differs from gold beyond ties, 2 bad input (build, endpoints file, options), unreachable endpoints or an engine that cannot run here.",
+    )
     .action(lazy('verify'));
 }
 
@@ -364,7 +456,10 @@ function mcpCommand(cli: Command): void {
         'Speaks MCP on stdio (default) or Streamable HTTP (--http). See docs/mcp.md.',
     )
     .option('--endpoints <file...>', 'endpoints files of running fkgqa serves (several: one federation over all their endpoints)')
-    .option('--shards <dir>', 'a fkgqa build: its running serve (<build>.state/endpoints.json, then <build>/endpoints.json), or with --endpoint-base its shards under that URL; gives descriptions and VoID files')
+    .option(
+      '--shards <dir>',
+      'a fkgqa build: its running serve (<build>.state/endpoints.json, then <build>/endpoints.json), or with --endpoint-base its shards under that URL; gives descriptions and VoID files',
+    )
     .option('--state <dir>', 'state folder of the build (default <build>.state): call log and VoID cache under mcp/')
     .option('--endpoint-base <url>', 'with --shards: the shards are at <url>/<kg>-shard<N>/sparql')
     .option('--endpoint <url...>', 'plain SPARQL endpoint URLs (any endpoints)')
@@ -384,7 +479,11 @@ function mcpCommand(cli: Command): void {
     .option('--kgvoyager', 'add the KGVoyager exploration tools to the setup (setup kgvoyager always has them); see docs/kgvoyager.md')
     .addOption(new Option('--retrieval <mode>', 'KGVoyager search ranking').choices(['hybrid', 'bm25', 'dense']).default('hybrid'))
     .addOption(integerOption('--rrf-k <k>', 'KGVoyager: constant k of reciprocal rank fusion', 0).default(2))
-    .addOption(new Option('--embedder <kind>', 'KGVoyager dense side: built-in character 3-grams, an OpenAI-compatible /v1/embeddings service, or a local model folder').choices(['ngram', 'openai', 'local']).default('ngram'))
+    .addOption(
+      new Option('--embedder <kind>', 'KGVoyager dense side: built-in character 3-grams, an OpenAI-compatible /v1/embeddings service, or a local model folder')
+        .choices(['ngram', 'openai', 'local'])
+        .default('ngram'),
+    )
     .option('--embedding-url <url>', 'with --embedder openai: base URL of the service (e.g. http://127.0.0.1:8080)')
     .option('--embedding-model <name>', 'with --embedder openai: the model name')
     .option('--embedding-key-env <var>', 'with --embedder openai: environment variable holding the API key', 'OPENAI_API_KEY')
@@ -409,18 +508,28 @@ function evalCommand(cli: Command): void {
           'Runs whose endpoints or API failed end as infrastructure_error or model_error (rerun them with --retry-errors).',
       )
       .option('--shards <dir>', 'the build served by fkgqa serve', 'shards')
-      .option('--endpoints <file...>', 'endpoints files of running fkgqa serves (several: shards served by several hosts; default: the state folder\'s, else the build\'s)')
+      .option('--endpoints <file...>', "endpoints files of running fkgqa serves (several: shards served by several hosts; default: the state folder's, else the build's)")
       .option('--state <dir>', 'state folder of the build (default <build>.state)')
       .requiredOption('--out <file>', 'run file (JSON lines), appended to; a torn last line left by a crash is cut away first')
       .addOption(new Option('--agent <agent>', 'llm (needs --base-url and --model) or a scripted agent').choices(['llm', ...SCRIPTED_AGENTS]).default('llm'))
-      .addOption(new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio per run (what a user runs); in-process: the same server built in this process').choices(['mcp', 'in-process']).default('mcp'))
-      .addOption(new Option('--part <k/n>', 'only part k of n of the selected runs (a stable hash of the run id): n evals with their own --out cover the selection exactly once; join them with fkgqa merge').argParser(parsePart))
+      .addOption(
+        new Option('--tools <source>', 'mcp: spawn fkgqa mcp over stdio per run (what a user runs); in-process: the same server built in this process').choices(['mcp', 'in-process']).default('mcp'),
+      )
+      .addOption(
+        new Option(
+          '--part <k/n>',
+          'only part k of n of the selected runs (a stable hash of the run id): n evals with their own --out cover the selection exactly once; join them with fkgqa merge',
+        ).argParser(parsePart),
+      )
       .option('--queue <url>', `${QUEUE_HELP}: it queues the runs not yet in --out and appends the runs the workers send back (docs/evaluation.md)`),
   )
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
     .option('-q, --quiet', 'no progress on stderr')
-    .addHelpText('after', '\nExit codes: 0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints or queue, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error (with --queue also: a run no worker could make).')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints or queue, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error (with --queue also: a run no worker could make).',
+    )
     .action(lazy('eval'));
 }
 
@@ -437,11 +546,16 @@ function workerCommand(cli: Command): void {
     .option('--shards <dir>', "this host's copy of the build the runs are made on", 'shards')
     .option('--endpoints <file...>', "endpoints files of the fkgqa serves this host uses (default: the state folder's, else the build's)")
     .option('--state <dir>', 'state folder of the build (default <build>.state): gold answers and realised fan-out')
-    .option('--prompts <dir>', 'folder of <setup>.md prompt files (default: the shipped prompts/); each must be the coordinator\'s')
+    .option('--prompts <dir>', "folder of <setup>.md prompt files (default: the shipped prompts/); each must be the coordinator's")
     .option('--base-url <url>', "where this host reaches the model API (default: the run's --base-url); recorded in each run")
     .option('--api-key-env <name>', 'environment variable holding the API key (never sent through the queue)', 'OPENAI_API_KEY')
     .addOption(integerOption('--concurrency <n>', 'runs at once in this worker', 1, 64).default(1))
-    .addOption(new Option('--rate <n/unit>', 'at most N runs started per second (s), minute (min) or hour (h) over all workers of the queue (BullMQ\'s limiter; give every worker the same), e.g. 60/min').argParser(parseRate))
+    .addOption(
+      new Option(
+        '--rate <n/unit>',
+        "at most N runs started per second (s), minute (min) or hour (h) over all workers of the queue (BullMQ's limiter; give every worker the same), e.g. 60/min",
+      ).argParser(parseRate),
+    )
     .addOption(integerOption('--lock-duration <ms>', "a run's lock without renewal: a killed worker's run is taken over by another worker after about this long", 1000).default(30_000))
     .option('-q, --quiet', 'no progress on stderr')
     .addHelpText('after', '\nExit codes: 0 stopped by SIGINT/SIGTERM, 2 bad input, an unreachable queue, or a run refused (another fkgqa, build, prompt or gold answer: named), 3 internal error.')
@@ -468,8 +582,8 @@ function scoreCommand(cli: Command): void {
   cli
     .command('score')
     .description(
-      'Score run files of fkgqa eval against the build\'s gold answers (section 6 of the FKGQA paper): accuracy, F1 (GRASP and ' +
-        'Spinach), syntactic validity, endpoint consultation, trivial federation, tokens, calls and runtime, beside the paper\'s figures.',
+      "Score run files of fkgqa eval against the build's gold answers (section 6 of the FKGQA paper): accuracy, F1 (GRASP and " +
+        "Spinach), syntactic validity, endpoint consultation, trivial federation, tokens, calls and runtime, beside the paper's figures.",
     )
     .argument('<runs...>', 'run files (JSON lines)')
     .option('--shards <dir>', 'the build the runs were made on', 'shards')
@@ -477,7 +591,7 @@ function scoreCommand(cli: Command): void {
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'csv', 'html']).default('text'))
     .option('--json', 'shorthand for --format json')
     .option('--out <file>', 'write the report to FILE instead of stdout')
-    .option('--html <file>', 'also write the HTML report to FILE (stats\'s spelling; the same as --format html --out FILE besides the report on stdout)')
+    .option('--html <file>', "also write the HTML report to FILE (stats's spelling; the same as --format html --out FILE besides the report on stdout)")
     .option('--per-run <file>', 'also write one CSV row per run to FILE')
     .addOption(integerOption('--timeout <ms>', 'time limit of each query that finds the shards where a pattern under MINUS or FILTER NOT EXISTS matches', 1).default(60_000))
     .option('--allow-other-build', 'score runs made on another build or against other gold answers against this one; refused by default')
@@ -504,7 +618,11 @@ function runCommand(cli: Command): void {
       .option('--out <dir>', 'output folder', 'runs')
       .addOption(integerOption('--port <n>', 'port of the fkgqa serve started here when none is running on the build (0: any free port)', 0, 65535).default(0))
       .addOption(new Option('--agent <agent>', 'a scripted agent, or llm (needs --base-url and --model; the default when --model or --base-url is given)').choices(['llm', ...SCRIPTED_AGENTS]))
-      .addOption(new Option('--tools <source>', 'in-process: the MCP server of fkgqa mcp built in this process (fast); mcp: spawn fkgqa mcp over stdio per run').choices(['mcp', 'in-process']).default('in-process')),
+      .addOption(
+        new Option('--tools <source>', 'in-process: the MCP server of fkgqa mcp built in this process (fast); mcp: spawn fkgqa mcp over stdio per run')
+          .choices(['mcp', 'in-process'])
+          .default('in-process'),
+      ),
   )
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('run'));
@@ -526,7 +644,10 @@ function queryCommand(cli: Command): void {
     .option('--state <dir>', 'state folder of the build (default <build>.state)')
     .option('--endpoints <file...>', 'endpoints files of running fkgqa serves')
     .option('--endpoint <url...>', 'plain SPARQL endpoint URLs SERVICE may name')
-    .option('--sources <which...>', 'run a query without SERVICE clauses, the federation engine selecting the sources of each triple pattern among these registered endpoints (as comunica-sparql takes its sources): all, graph names (their endpoints), endpoint ids or URLs; engines with source selection only (comunica, comunica-default; not jena)')
+    .option(
+      '--sources <which...>',
+      'run a query without SERVICE clauses, the federation engine selecting the sources of each triple pattern among these registered endpoints (as comunica-sparql takes its sources): all, graph names (their endpoints), endpoint ids or URLs; engines with source selection only (comunica, comunica-default; not jena)',
+    )
     .addOption(formatOption(['table', 'json', 'csv', 'tsv'], 'table (aligned text), json (SPARQL JSON results), csv or tsv (SPARQL 1.1 CSV/TSV); default: table'))
     .addOption(jsonOption())
     .addOption(integerOption('--timeout <ms>', 'time limit of the query; over it the query is stopped (exit 2: the answer is unknown, not empty)', 1).default(30_000))
@@ -599,6 +720,9 @@ export function program(): Command {
     const codes = EXIT_CODES[c.name()];
     if (codes) c.addHelpText('after', `\nExit codes: ${codes}`);
   }
-  cli.addHelpText('after', `\nExit codes of every command: 0 success, 1 a real difference found (verify, partition's determinism check), 2 bad input (named file, line, query or option) or unreachable endpoints, 3 internal error (a bug: please report it). See docs/robustness.md.`);
+  cli.addHelpText(
+    'after',
+    `\nExit codes of every command: 0 success, 1 a real difference found (verify, partition's determinism check), 2 bad input (named file, line, query or option) or unreachable endpoints, 3 internal error (a bug: please report it). See docs/robustness.md.`,
+  );
   return cli;
 }

@@ -18,9 +18,7 @@ export interface InputLocation {
 export class InputError extends Error {
   readonly location: InputLocation;
   constructor(message: string, location: InputLocation = {}) {
-    const where = [location.file, location.line !== undefined ? `line ${location.line}` : undefined, location.query]
-      .filter((x) => x !== undefined)
-      .join(', ');
+    const where = [location.file, location.line !== undefined ? `line ${location.line}` : undefined, location.query].filter((x) => x !== undefined).join(', ');
     super(where ? `${where}: ${message}` : message);
     this.name = 'InputError';
     this.location = location;

@@ -118,7 +118,12 @@ export function describeInWords(s: ShardStatistics): string {
   });
   if (phrases.length > 0) {
     const remote = kinds.filter((k) => k.remote);
-    const where = remote.length === 0 ? '' : remote.length === kinds.length ? ', without their rdf:type statements (held at another endpoint)' : `, without the rdf:type statements of the ${listed(remote.map((k) => countedLabel(words(localName(k.kind.class)), 2)))} (held at another endpoint)`;
+    const where =
+      remote.length === 0
+        ? ''
+        : remote.length === kinds.length
+          ? ', without their rdf:type statements (held at another endpoint)'
+          : `, without the rdf:type statements of the ${listed(remote.map((k) => countedLabel(words(localName(k.kind.class)), 2)))} (held at another endpoint)`;
     return `Data about ${listed(phrases)} from the ${s.graph} knowledge graph${where}.`;
   }
   const props = s.propertyPartitions.map((p) => words(localName(p.property))).sort(byCodePoint);

@@ -148,7 +148,12 @@ async function checkPropertyPartitions(k: VoidChecker, d: ShardStatistics, ownCl
   for (const r of pp) counts(foundPp, r.p.value, num(r, 't'), num(r, 'ds'), num(r, 'do'));
   k.compareAll(X, 'void:propertyPartition', statedPp, foundPp);
   for (const ns of d.vocabularies) {
-    k.compare(X, `void:vocabulary <${ns}> (a predicate or class in it)`, true, [...pp.map((r) => r.p.value), ...ownClasses].some((t) => t.startsWith(ns)));
+    k.compare(
+      X,
+      `void:vocabulary <${ns}> (a predicate or class in it)`,
+      true,
+      [...pp.map((r) => r.p.value), ...ownClasses].some((t) => t.startsWith(ns)),
+    );
   }
 }
 
@@ -174,7 +179,9 @@ async function checkClassPartitions(k: VoidChecker, d: ShardStatistics): Promise
   }
   const statedEntities = new Map(partitions.map((c) => [`${partitionName(c)} void:entities`, c.entities]));
   const foundEntities = new Map<string, number>();
-  const typed = await k.select(`SELECT ?t ?c (COUNT(DISTINCT ?s) AS ?n) WHERE { { SELECT DISTINCT ?s WHERE { ${at(X, '?s ?p ?o')} } } ${valuesOf('t', k.all)} GRAPH ?t { ?s ${TYPE} ?c } } GROUP BY ?t ?c`);
+  const typed = await k.select(
+    `SELECT ?t ?c (COUNT(DISTINCT ?s) AS ?n) WHERE { { SELECT DISTINCT ?s WHERE { ${at(X, '?s ?p ?o')} } } ${valuesOf('t', k.all)} GRAPH ?t { ?s ${TYPE} ?c } } GROUP BY ?t ?c`,
+  );
   for (const r of typed) {
     const key = r.t.value === X ? classPartitionName(r.c.value) : remoteClassPartitionName(r.c.value, r.t.value);
     foundEntities.set(`${key} void:entities`, num(r, 'n'));
@@ -209,7 +216,12 @@ async function checkNestedPartitions(k: VoidChecker, X: string, c: AnyClassParti
   for (const p of c.properties) {
     for (const o of [...p.objectClasses.map((x) => ({ ...x, typesIn: X })), ...p.remoteObjectClasses]) {
       k.out.asks++;
-      k.compare(X, `${partitionName(c)} void:propertyPartition <${p.property}> object class <${o.iri}> (ASK { ?o a <${o.iri}> } at <${o.typesIn}>)`, true, await k.ask(at(o.typesIn, `?o ${TYPE} <${o.iri}>`)));
+      k.compare(
+        X,
+        `${partitionName(c)} void:propertyPartition <${p.property}> object class <${o.iri}> (ASK { ?o a <${o.iri}> } at <${o.typesIn}>)`,
+        true,
+        await k.ask(at(o.typesIn, `?o ${TYPE} <${o.iri}>`)),
+      );
     }
   }
 }
@@ -240,7 +252,10 @@ async function checkLinksets(k: VoidChecker, d: ShardStatistics): Promise<void> 
  * @throws Error from the client
  */
 export async function checkVoid(client: SparqlClient, descriptions: ShardStatistics[], linksets = true): Promise<VoidCheck> {
-  const k = new VoidChecker(client, descriptions.map((d) => d.dataset));
+  const k = new VoidChecker(
+    client,
+    descriptions.map((d) => d.dataset),
+  );
   for (const d of descriptions) {
     const ownClasses = await checkDataset(k, d);
     await checkPropertyPartitions(k, d, ownClasses);

@@ -6,17 +6,7 @@
 import { OWL, RDF, RDFS, XSD } from '../common/vocab.js';
 import type { SparqlRow } from '../sparql/results.js';
 import type { SparqlClient } from './client.js';
-import {
-  classesQuery,
-  classPartitionQuery,
-  classPropertyQuery,
-  datasetQuery,
-  datatypeQuery,
-  entitiesQuery,
-  linksetQuery,
-  objectClassQuery,
-  propertyPartitionQuery,
-} from './queries.js';
+import { classesQuery, classPartitionQuery, classPropertyQuery, datasetQuery, datatypeQuery, entitiesQuery, linksetQuery, objectClassQuery, propertyPartitionQuery } from './queries.js';
 import { byCodePoint, shardDatasetIri, sortDescription, type ClassPartition, type ClassPropertyPartition, type ShardStatistics } from './model.js';
 
 /** Namespaces recognised as vocabularies whatever their terms look like. */
@@ -188,4 +178,3 @@ export async function computeStatistics(client: SparqlClient, g: GraphShards, li
   }
   return graphs.map((iri) => byIri.get(iri)!);
 }
-

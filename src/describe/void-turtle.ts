@@ -101,7 +101,14 @@ export function renderVoid(d: ShardDescription, variant: VoidVariant, prefix?: s
     w.addQuad(svc, sd('endpoint'), svc);
     w.addQuad(svc, sd('supportedLanguage'), sd('SPARQL11Query'));
     w.addQuad(svc, sd('resultFormat'), iri(FORMAT_SPARQL_JSON));
-    w.addQuad(svc, sd('defaultDataset'), w.blank([{ predicate: TYPE, object: sd('Dataset') }, { predicate: sd('defaultGraph'), object: ds }]));
+    w.addQuad(
+      svc,
+      sd('defaultDataset'),
+      w.blank([
+        { predicate: TYPE, object: sd('Dataset') },
+        { predicate: sd('defaultGraph'), object: ds },
+      ]),
+    );
   }
   return writerText(w);
 }
@@ -120,8 +127,20 @@ export function writerText(w: Writer): string {
 function classPartitionPairs(w: Writer, c: ClassPartition | RemoteClassPartition): Pair[] {
   const nestedPair = (kind: 'class' | 'datatype', o: ObjectPartition): Pair =>
     kind === 'class'
-      ? { predicate: v('classPartition'), object: w.blank([{ predicate: v('class'), object: iri(o.iri) }, { predicate: v('triples'), object: count(o.triples) }]) }
-      : { predicate: ext('datatypePartition'), object: w.blank([{ predicate: ext('datatype'), object: iri(o.iri) }, { predicate: v('triples'), object: count(o.triples) }]) };
+      ? {
+          predicate: v('classPartition'),
+          object: w.blank([
+            { predicate: v('class'), object: iri(o.iri) },
+            { predicate: v('triples'), object: count(o.triples) },
+          ]),
+        }
+      : {
+          predicate: ext('datatypePartition'),
+          object: w.blank([
+            { predicate: ext('datatype'), object: iri(o.iri) },
+            { predicate: v('triples'), object: count(o.triples) },
+          ]),
+        };
   const remotePair = (o: RemoteObjectPartition): Pair => ({
     predicate: fk('remoteClassPartition'),
     object: w.blank([
@@ -178,9 +197,7 @@ export function readVoid(text: string, file: string): ShardDescription {
     const m = /line (\d+)/.exec((e as Error).message);
     throw new InputError(`not valid Turtle: ${(e as Error).message}`, { file, line: m ? Number(m[1]) : undefined });
   }
-  const datasets = store
-    .getSubjects(TYPE, v('Dataset'), null)
-    .filter((s) => s.termType === 'NamedNode' && s.value.startsWith(DATASET_PREFIX));
+  const datasets = store.getSubjects(TYPE, v('Dataset'), null).filter((s) => s.termType === 'NamedNode' && s.value.startsWith(DATASET_PREFIX));
   if (datasets.length !== 1) throw new InputError(`expected one void:Dataset named ${DATASET_PREFIX}<graph>:<shard>, found ${datasets.length}`, { file });
   const ds = datasets[0];
   const m = /^urn:fkgqa:void:([^:]+):(shard\d+)$/.exec(ds.value);
@@ -210,9 +227,11 @@ export function readVoid(text: string, file: string): ShardDescription {
         property: prop,
         triples: num(p, v('triples'), wp),
         objectClasses: nested(p, v('classPartition'), v('class'), wp),
-        remoteObjectClasses: objects(p, fk('remoteClassPartition')).map(
-          (o): RemoteObjectPartition => ({ iri: str(o, fk('class'), wp), typesIn: str(o, fk('typesIn'), wp), triples: num(o, v('triples'), wp) }),
-        ),
+        remoteObjectClasses: objects(p, fk('remoteClassPartition')).map((o): RemoteObjectPartition => ({
+          iri: str(o, fk('class'), wp),
+          typesIn: str(o, fk('typesIn'), wp),
+          triples: num(o, v('triples'), wp),
+        })),
         datatypes: nested(p, ext('datatypePartition'), ext('datatype'), wp),
       };
     });

@@ -22,7 +22,6 @@ import type { RunEndpoint } from './record.js';
 
 import type { ScriptedAgent } from './record.js';
 
-
 /**
  * The query a scripted agent submits.
  * @param agent which agent
@@ -37,7 +36,11 @@ export function scriptedQuery(agent: ScriptedAgent, goldText: string, defaultPre
   if (!parsed.ok) throw new Error(`gold query does not parse: ${parsed.error}`);
   const ast = parsed.query.ast;
   const urlOf = (shard: string) => endpoints.find((e) => e.shard === shard)?.url;
-  if (agent === 'trivial') return trivialFederation(ast, endpoints.map((e) => e.url)).text;
+  if (agent === 'trivial')
+    return trivialFederation(
+      ast,
+      endpoints.map((e) => e.url),
+    ).text;
   if (agent === 'oracle') return oracleFederation(ast, endpoints, needed, negated).text;
   const target = (needed?.length ? urlOf(needed[0]) : undefined) ?? endpoints[0].url;
   const q = ast as sparqljs.SelectQuery;

@@ -208,7 +208,11 @@ export class OpenAiChat implements ChatModel {
           const m = choice.message;
           const message: ChatMessage = { role: 'assistant', content: m.content ?? null, ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}) };
           const usage = j.usage
-            ? { promptTokens: j.usage.prompt_tokens ?? 0, completionTokens: j.usage.completion_tokens ?? 0, totalTokens: j.usage.total_tokens ?? (j.usage.prompt_tokens ?? 0) + (j.usage.completion_tokens ?? 0) }
+            ? {
+                promptTokens: j.usage.prompt_tokens ?? 0,
+                completionTokens: j.usage.completion_tokens ?? 0,
+                totalTokens: j.usage.total_tokens ?? (j.usage.prompt_tokens ?? 0) + (j.usage.completion_tokens ?? 0),
+              }
             : zeroUsage();
           return { message, usage, finishReason: choice.finish_reason ?? null, retries };
         }

@@ -10,7 +10,6 @@ import { DEFAULT_FEDERATION_ENGINE } from '../federation/engines.js';
 import { plannedRuns, prepareEval, RunMaker, RunTally, type EvalOptions, type EvalSummary } from './run-maker.js';
 import { RunFile } from './run-file.js';
 
-
 export {
   inPart,
   plannedRuns,

@@ -51,7 +51,8 @@ export const PROBE_TIMEOUT_MS = 5_000;
 export async function classifyFailure(errorClass: string | undefined, targets: string[], metaEndpoint?: string): Promise<{ infrastructure: boolean; endpoint?: string; why?: string }> {
   if (errorClass !== 'endpoint' && errorClass !== 'federation') return { infrastructure: false };
   const down = targets.length ? await unreachableEndpoints(targets, PROBE_TIMEOUT_MS) : [];
-  if (down.length) return { infrastructure: true, endpoint: down[0].url, why: `${down[0].url} ${down[0].status === undefined ? 'does not answer' : 'does not answer ASK {} properly'}: ${down[0].why}` };
+  if (down.length)
+    return { infrastructure: true, endpoint: down[0].url, why: `${down[0].url} ${down[0].status === undefined ? 'does not answer' : 'does not answer ASK {} properly'}: ${down[0].why}` };
   const endpoint = metaEndpoint ?? (targets.length === 1 ? targets[0] : undefined);
   if (errorClass === 'endpoint') return { infrastructure: true, ...(endpoint ? { endpoint } : {}) };
   return { infrastructure: false };

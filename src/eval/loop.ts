@@ -180,7 +180,11 @@ async function answerToolCall(s: RunState, t: Turns, name: string, raw: string):
   const meta = r.error;
   if (meta?.infrastructure) {
     s.endReason = 'infrastructure_error';
-    s.infrastructure = { what: `${name} failed (${meta.class}${meta.endpoint ? ` at ${meta.endpoint}` : ''}): ${r.text.slice(0, 500)}`, ...(meta.endpoint ? { endpoint: meta.endpoint } : {}), step: s.steps.length };
+    s.infrastructure = {
+      what: `${name} failed (${meta.class}${meta.endpoint ? ` at ${meta.endpoint}` : ''}): ${r.text.slice(0, 500)}`,
+      ...(meta.endpoint ? { endpoint: meta.endpoint } : {}),
+      step: s.steps.length,
+    };
   }
   return { text: r.text, isError: r.isError, endpoints, meta };
 }
@@ -192,7 +196,18 @@ async function toolCalls(s: RunState, t: Turns, turn: number, calls: ToolCall[])
     const name = call.function?.name ?? '';
     const raw = call.function?.arguments ?? '';
     const { text, isError, endpoints, meta } = await answerToolCall(s, t, name, raw);
-    const step: ToolStep = { type: 'tool', turn, callId: call.id, name, arguments: raw, ms: performance.now() - c0, isError, result: text, ...(endpoints ? { endpoints } : {}), ...(meta ? { error: meta } : {}) };
+    const step: ToolStep = {
+      type: 'tool',
+      turn,
+      callId: call.id,
+      name,
+      arguments: raw,
+      ms: performance.now() - c0,
+      isError,
+      result: text,
+      ...(endpoints ? { endpoints } : {}),
+      ...(meta ? { error: meta } : {}),
+    };
     s.steps.push(step);
     s.messages.push({ role: 'tool', tool_call_id: call.id, content: text });
   }
@@ -216,7 +231,10 @@ async function executeFinal(s: RunState, executor: QueryExecutor, query: string)
   };
   if (x.infrastructure) {
     s.endReason = 'infrastructure_error';
-    s.infrastructure = { what: `the harness's execution of the submitted query failed (${x.errorClass}): ${(x.error ?? '').slice(0, 500)}`, ...(x.failedEndpoint ? { endpoint: x.failedEndpoint } : {}) };
+    s.infrastructure = {
+      what: `the harness's execution of the submitted query failed (${x.errorClass}): ${(x.error ?? '').slice(0, 500)}`,
+      ...(x.failedEndpoint ? { endpoint: x.failedEndpoint } : {}),
+    };
   }
   return final;
 }

@@ -69,9 +69,15 @@ export function mergeRunFiles(o: MergeOptions): MergeSummary {
     if (fs.statSync(file).isDirectory()) throw new InputError('is a directory, not a run file', { file });
     const writer = lockHolderOf(runFileLock(file));
     if (writer?.alive && writer.pid !== process.pid) throw new InputError(`fkgqa eval (pid ${writer.pid}) is still writing this run file: merge its part when that eval has ended`, { file });
-    if (writer && !writer.alive) warn(`warning: ${file}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`);
+    if (writer && !writer.alive)
+      warn(
+        `warning: ${file}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`,
+      );
     const parsed = parseRunLines(fs.readFileSync(file, 'utf8'), file);
-    if (parsed.torn) warn(`warning: ${at(file, parsed.torn.line)}: left out a torn last line (${parsed.torn.bytes} bytes without newline: a run being written when its eval stopped); the same fkgqa eval command runs it again`);
+    if (parsed.torn)
+      warn(
+        `warning: ${at(file, parsed.torn.line)}: left out a torn last line (${parsed.torn.bytes} bytes without newline: a run being written when its eval stopped); the same fkgqa eval command runs it again`,
+      );
     const own = new Map<string, RunLine>();
     for (const l of parsed.lines) own.set(l.id, l); // the last line of an id counts
     const ids: string[] = [];
@@ -79,11 +85,18 @@ export function mergeRunFiles(o: MergeOptions): MergeSummary {
       const kept = own.get(l.id)!;
       if (kept !== l) continue;
       const other = byId.get(l.id);
-      if (other) throw new InputError(`run ${l.id} is in two files: ${at(other.file, other.line)} and ${at(file, l.line)}: the parts overlap (made with the same --part, or not parts of one selection); merge each run once`, { file });
+      if (other)
+        throw new InputError(
+          `run ${l.id} is in two files: ${at(other.file, other.line)} and ${at(file, l.line)}: the parts overlap (made with the same --part, or not parts of one selection); merge each run once`,
+          { file },
+        );
       reference ??= { ...l, file };
       const why = conditionMismatch(reference.record, l.record);
       if (why) {
-        throw new InputError(`run ${l.id} (${at(file, l.line)}) was made under another condition than run ${reference.id} (${at(reference.file, reference.line)}): ${why}; merge only the parts of one evaluation`, { file, line: l.line });
+        throw new InputError(
+          `run ${l.id} (${at(file, l.line)}) was made under another condition than run ${reference.id} (${at(reference.file, reference.line)}): ${why}; merge only the parts of one evaluation`,
+          { file, line: l.line },
+        );
       }
       byId.set(l.id, { ...l, file });
       ids.push(l.id);

@@ -49,8 +49,26 @@ const MAX_STALLED = 10;
 
 /** The options of `runEval` that decide a run's outcome: sent with every queued run (no paths, no API key). */
 export const RUN_SETTING_KEYS = [
-  'setup', 'agent', 'baseUrl', 'model', 'temperature', 'seed', 'extraBody', 'maxRetries', 'backoffMs', 'requestTimeoutMs', 'maxTurns', 'messageLimit', 'tokenLimit', 'timeLimitMs',
-  'probe', 'tools', 'mcpArgs', 'timeoutMs', 'maxQueryChars', 'federationEngine',
+  'setup',
+  'agent',
+  'baseUrl',
+  'model',
+  'temperature',
+  'seed',
+  'extraBody',
+  'maxRetries',
+  'backoffMs',
+  'requestTimeoutMs',
+  'maxTurns',
+  'messageLimit',
+  'tokenLimit',
+  'timeLimitMs',
+  'probe',
+  'tools',
+  'mcpArgs',
+  'timeoutMs',
+  'maxQueryChars',
+  'federationEngine',
 ] as const;
 /** The settings of a run (`RUN_SETTING_KEYS` of `EvalOptions`). */
 export type RunSettings = Pick<EvalOptions, (typeof RUN_SETTING_KEYS)[number]>;
@@ -87,9 +105,7 @@ export interface QueuedRun {
 
 /** A message to a coordinator's result queue: a finished run, a refusal, or a run given up. */
 export type QueueResult =
-  | { kind: 'record'; worker: string; record: RunRecord }
-  | { kind: 'refused'; worker: string; id: string; reason: string }
-  | { kind: 'lost'; worker: string; id: string; error: string };
+  { kind: 'record'; worker: string; record: RunRecord } | { kind: 'refused'; worker: string; id: string; reason: string } | { kind: 'lost'; worker: string; id: string; error: string };
 
 /** The settings of `runEval`'s options (`RUN_SETTING_KEYS`), without undefined values. */
 export function runSettings(o: EvalOptions): RunSettings {
@@ -241,7 +257,10 @@ export async function coordinate(ctx: EvalContext, runFile: RunFile, todo: Plann
     if (remaining.size === 0) finish();
     status = setInterval(() => {
       void Promise.all([runs.getJobCounts('waiting', 'active', 'delayed', 'prioritized'), runs.getWorkersCount()]).then(
-        ([c, workers]) => progress(`  waiting for ${counted(remaining.size, 'run')}: ${(c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0)} queued, ${c.active ?? 0} running; ${counted(workers, 'worker')} connected`),
+        ([c, workers]) =>
+          progress(
+            `  waiting for ${counted(remaining.size, 'run')}: ${(c.waiting ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0)} queued, ${c.active ?? 0} running; ${counted(workers, 'worker')} connected`,
+          ),
         () => {},
       );
     }, 30_000);
@@ -313,14 +332,21 @@ export interface WorkerHas {
 export function refusalOf(expect: RunExpectation, has: WorkerHas): string | undefined {
   const why: string[] = [];
   if (expect.fkgqa !== has.fkgqa || expect.code !== has.code) {
-    why.push(`the coordinator runs fkgqa ${expect.fkgqa} (code digest ${expect.code.slice(0, 16)}), this worker fkgqa ${has.fkgqa} (code digest ${has.code.slice(0, 16)}): install the same fkgqa on both`);
+    why.push(
+      `the coordinator runs fkgqa ${expect.fkgqa} (code digest ${expect.code.slice(0, 16)}), this worker fkgqa ${has.fkgqa} (code digest ${has.code.slice(0, 16)}): install the same fkgqa on both`,
+    );
   }
   if (expect.outputDigest !== has.outputDigest) {
-    why.push(`the run is of the build with output digest ${expect.outputDigest.slice(0, 16)}, this worker's --shards ${has.shards} is ${has.outputDigest.slice(0, 16)}: give the worker a copy of the coordinator's build`);
+    why.push(
+      `the run is of the build with output digest ${expect.outputDigest.slice(0, 16)}, this worker's --shards ${has.shards} is ${has.outputDigest.slice(0, 16)}: give the worker a copy of the coordinator's build`,
+    );
   }
-  if (expect.prompt !== has.prompt.sha256) why.push(`the prompt ${has.prompt.name} differs (sha256 ${expect.prompt.slice(0, 16)} at the coordinator, ${has.prompt.sha256.slice(0, 16)} here): give the worker the same --prompts`);
+  if (expect.prompt !== has.prompt.sha256)
+    why.push(`the prompt ${has.prompt.name} differs (sha256 ${expect.prompt.slice(0, 16)} at the coordinator, ${has.prompt.sha256.slice(0, 16)} here): give the worker the same --prompts`);
   if (expect.goldDigest !== has.goldDigest) {
-    why.push(`the question's gold answer differs (digest ${expect.goldDigest ?? 'none'} at the coordinator, ${has.goldDigest ?? 'none'} here): copy the coordinator's state folder (fkgqa stats) or give --state`);
+    why.push(
+      `the question's gold answer differs (digest ${expect.goldDigest ?? 'none'} at the coordinator, ${has.goldDigest ?? 'none'} here): copy the coordinator's state folder (fkgqa stats) or give --state`,
+    );
   }
   return why.length ? why.join('; ') : undefined;
 }
@@ -387,7 +413,8 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         throw new WaitingError();
       };
       if (refused) return refuse(refused);
-      if (data.format !== QUEUED_RUN_FORMAT) return refuse(`the job is a queued run of format ${JSON.stringify(data.format)}, this fkgqa ${TOOL.version} reads ${QUEUED_RUN_FORMAT}: install the same fkgqa on both`);
+      if (data.format !== QUEUED_RUN_FORMAT)
+        return refuse(`the job is a queued run of format ${JSON.stringify(data.format)}, this fkgqa ${TOOL.version} reads ${QUEUED_RUN_FORMAT}: install the same fkgqa on both`);
       let ctx: EvalContext;
       let maker: RunMaker;
       try {
@@ -441,7 +468,11 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     `fkgqa worker: taking runs from ${shownUrl(o.queue)} (queue ${RUN_QUEUE}), ${concurrency} at a time${o.rate ? `, at most ${counted(o.rate.max, 'run')} started per ${secs(o.rate.durationMs)} over all workers` : ''}; --shards ${o.shards}`,
   );
   await closed;
-  for (const c of contexts.values()) await c.then((x) => x.maker.close(), () => {});
+  for (const c of contexts.values())
+    await c.then(
+      (x) => x.maker.close(),
+      () => {},
+    );
   for (const q of resultQueues.values()) await q.close();
   return { runs: made, ...(refused ? { refused } : {}), ms: performance.now() - t0 };
 }

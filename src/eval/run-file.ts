@@ -135,11 +135,17 @@ export class RunFile {
     for (const { record: r, line, id } of parseRunLines(fs.readFileSync(abs, 'utf8'), this.file, { hint: 'choose another --out' }).lines) {
       const made = (r.build as { outputDigest?: unknown } | undefined)?.outputDigest;
       if (outputDigest !== undefined && made !== undefined && made !== outputDigest) {
-        throw new InputError(`run ${r.id} was made on another build (output digest ${String(made).slice(0, 16)}, this build's is ${outputDigest.slice(0, 16)}): give the runs of this build their own --out`, { file: this.file, line });
+        throw new InputError(
+          `run ${r.id} was made on another build (output digest ${String(made).slice(0, 16)}, this build's is ${outputDigest.slice(0, 16)}): give the runs of this build their own --out`,
+          { file: this.file, line },
+        );
       }
       const engine = (r.limits as { federationEngine?: unknown } | undefined)?.federationEngine;
       if (federationEngine !== undefined && engine !== undefined && engine !== federationEngine) {
-        throw new InputError(`run ${r.id} was made with the federation engine ${String(engine)}, these runs use ${federationEngine}: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`, { file: this.file, line });
+        throw new InputError(
+          `run ${r.id} was made with the federation engine ${String(engine)}, these runs use ${federationEngine}: give them their own --out (the engine decides what times out; a run already in the file would be skipped as done)`,
+          { file: this.file, line },
+        );
       }
       this.latest.set(id, r);
     }
@@ -171,13 +177,16 @@ export class RunFile {
       fs.writeSync(this.fd, buf, 0, buf.length >> 1);
       process.kill(process.pid, 'SIGKILL');
     }
-    for (let off = 0; off < buf.length; ) off += fs.writeSync(this.fd, buf, off, buf.length - off);
+    for (let off = 0; off < buf.length;) off += fs.writeSync(this.fd, buf, off, buf.length - off);
     fs.fdatasyncSync(this.fd);
     this.latest.set(runIdentity(record).id, record);
     this.appended++;
     const n = this.appended;
     const file = this.file;
-    noteKept(`runs:${path.resolve(file)}`, () => `${n} run${n === 1 ? '' : 's'} appended to ${file} (each line whole; runs in progress were dropped): rerun the same command to resume, finished runs are skipped`);
+    noteKept(
+      `runs:${path.resolve(file)}`,
+      () => `${n} run${n === 1 ? '' : 's'} appended to ${file} (each line whole; runs in progress were dropped): rerun the same command to resume, finished runs are skipped`,
+    );
   }
 
   /** Closes the file and releases the lock. */

@@ -184,9 +184,7 @@ export function readPrompt(setup: Setup, dir = PROMPTS_DIR): { name: string; sha
  * distinct gold query if asked, sampled per graph, then the first `limit`.
  */
 export function selectQuestions(entries: BenchmarkEntry[], o: Pick<EvalOptions, 'kgs' | 'questions' | 'queries' | 'perGraph' | 'sampleSeed' | 'distinctQueries' | 'limit'>): BenchmarkEntry[] {
-  let xs = entries.filter(
-    (e) => (!o.kgs?.length || o.kgs.includes(e.kg)) && (!o.questions?.length || o.questions.includes(e.index)) && (!o.queries?.length || o.queries.includes(e.queryId)),
-  );
+  let xs = entries.filter((e) => (!o.kgs?.length || o.kgs.includes(e.kg)) && (!o.questions?.length || o.questions.includes(e.index)) && (!o.queries?.length || o.queries.includes(e.queryId)));
   if (o.distinctQueries) {
     const seen = new Set<string>();
     xs = xs.filter((e) => !seen.has(e.queryId) && !!seen.add(e.queryId));
@@ -223,7 +221,6 @@ function endpointList(endpoints: Pick<RunEndpoint, 'id' | 'url'>[], descriptions
 export function systemPrompt(promptText: string, endpoints: Pick<RunEndpoint, 'id' | 'url'>[], descriptions: Map<string, string> | undefined, maxTurns: number): string {
   return `${promptText.trimEnd().replace('{{endpoints}}', endpointList(endpoints, descriptions))}\n\n${harnessPromptWords(maxTurns)}\n`;
 }
-
 
 /** Seconds with one decimal, for progress lines. */
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -308,14 +305,25 @@ export async function prepareEval(o: EvalOptions): Promise<EvalContext> {
   const opened = openBuild(o.shards);
   const bench = opened.benchmark as unknown as { defaultPrefix: string; entries: BenchmarkEntry[] };
   const digest = opened.build.outputDigest;
-  for (const k of o.kgs ?? []) if (!bench.entries.some((e) => e.kg === k)) throw unknownGraphError(k, bench.entries.map((e) => e.kg), 'the build', benchFile);
+  for (const k of o.kgs ?? [])
+    if (!bench.entries.some((e) => e.kg === k))
+      throw unknownGraphError(
+        k,
+        bench.entries.map((e) => e.kg),
+        'the build',
+        benchFile,
+      );
   const indexes = bench.entries.map((e) => e.index);
   const badIndexes = (o.questions ?? []).filter((i) => !indexes.includes(i));
   if (badIndexes.length) {
-    throw new InputError(`--question ${badIndexes.join(' ')}: no question with ${badIndexes.length === 1 ? 'this index' : 'these indexes'} in the build (its indexes: ${Math.min(...indexes)}–${Math.max(...indexes)})`, { file: benchFile });
+    throw new InputError(
+      `--question ${badIndexes.join(' ')}: no question with ${badIndexes.length === 1 ? 'this index' : 'these indexes'} in the build (its indexes: ${Math.min(...indexes)}–${Math.max(...indexes)})`,
+      { file: benchFile },
+    );
   }
   const badQueries = (o.queries ?? []).filter((id) => !bench.entries.some((e) => e.queryId === id));
-  if (badQueries.length) throw new InputError(`--query ${badQueries.join(' ')}: no such gold query in the build (ids are <kg>/q<N>, e.g. ${bench.entries[0]?.queryId ?? 'library/q0'})`, { file: benchFile });
+  if (badQueries.length)
+    throw new InputError(`--query ${badQueries.join(' ')}: no such gold query in the build (ids are <kg>/q<N>, e.g. ${bench.entries[0]?.queryId ?? 'library/q0'})`, { file: benchFile });
   if (o.agent === 'llm' && (!o.baseUrl || !o.model)) throw new InputError('an LLM agent needs --base-url (or OPENAI_BASE_URL) and --model (or use --agent oracle|trivial|single)');
   const files = typeof o.endpoints === 'string' ? [o.endpoints] : o.endpoints;
   const allEndpoints = openRegistry({ endpointsFiles: files, build: o.shards, state: o.state, hint: `start fkgqa serve --shards ${o.shards} first, or pass --endpoints` });
@@ -330,7 +338,10 @@ export async function prepareEval(o: EvalOptions): Promise<EvalContext> {
   }
   const questions = selectQuestions(bench.entries, o);
   if (questions.length === 0 && (o.kgs?.length || o.questions?.length || o.queries?.length)) {
-    throw new InputError(`no question matches the selection (${[o.kgs?.length ? `--kg ${o.kgs.join(' ')}` : '', o.questions?.length ? `--question ${o.questions.join(' ')}` : '', o.queries?.length ? `--query ${o.queries.join(' ')}` : ''].filter(Boolean).join(', ')})`, { file: benchFile });
+    throw new InputError(
+      `no question matches the selection (${[o.kgs?.length ? `--kg ${o.kgs.join(' ')}` : '', o.questions?.length ? `--question ${o.questions.join(' ')}` : '', o.queries?.length ? `--query ${o.queries.join(' ')}` : ''].filter(Boolean).join(', ')})`,
+      { file: benchFile },
+    );
   }
   const agentName = o.agent === 'llm' ? 'llm' : o.agent;
   const needed = new Map<string, Map<string, string[] | null> | undefined>();
@@ -340,7 +351,7 @@ export async function prepareEval(o: EvalOptions): Promise<EvalContext> {
   // The gold answer each run will be scored against (fkgqa stats), for the run's build identity.
   const golds = new Map<string, Map<string, GoldAnswer> | undefined>();
   const goldOf = (q: BenchmarkEntry): GoldAnswer | undefined => {
-    if (!golds.has(q.kg)) golds.set(q.kg, (a => a && new Map(a.answers.map((x) => [x.query, x])))(readGoldAnswers(o.shards, q.kg, digest, { state: o.state })));
+    if (!golds.has(q.kg)) golds.set(q.kg, ((a) => a && new Map(a.answers.map((x) => [x.query, x])))(readGoldAnswers(o.shards, q.kg, digest, { state: o.state })));
     return golds.get(q.kg)?.get(q.queryId);
   };
 
@@ -401,7 +412,8 @@ export async function prepareEval(o: EvalOptions): Promise<EvalContext> {
 function oracleFanOut(o: EvalOptions, needed: ContextParts['needed'], kg: string, digest: string): void {
   if (needed.has(kg) && needed.get(kg)) return;
   needed.set(kg, readNeededShards(o.shards, kg, digest, o.state));
-  if (!needed.get(kg)) throw new InputError(`--agent oracle needs the shards each answer needs (realised fan-out) of graph ${kg}: run fkgqa stats --shards ${o.shards} --kg ${kg} first`, { file: o.shards });
+  if (!needed.get(kg))
+    throw new InputError(`--agent oracle needs the shards each answer needs (realised fan-out) of graph ${kg}: run fkgqa stats --shards ${o.shards} --kg ${kg} first`, { file: o.shards });
 }
 
 /**
@@ -494,8 +506,22 @@ export class RunMaker {
       }
       tools = spawned
         ? await McpToolProvider.spawn([
-            process.execPath, BIN, 'mcp', '--endpoints', ...endpointsFiles, '--kg', q.kg, '--setup', o.setup, '--timeout', String(timeoutMs), '--max-query-chars', String(maxQueryChars),
-            ...(o.federationEngine ? ['--federation-engine', o.federationEngine] : []), '--quiet', ...(o.mcpArgs ?? []),
+            process.execPath,
+            BIN,
+            'mcp',
+            '--endpoints',
+            ...endpointsFiles,
+            '--kg',
+            q.kg,
+            '--setup',
+            o.setup,
+            '--timeout',
+            String(timeoutMs),
+            '--max-query-chars',
+            String(maxQueryChars),
+            ...(o.federationEngine ? ['--federation-engine', o.federationEngine] : []),
+            '--quiet',
+            ...(o.mcpArgs ?? []),
           ])
         : await this.servers.get(key)!;
       const onWait = (n: WaitNotice & { turn: number }) =>
@@ -532,7 +558,11 @@ export class RunMaker {
   /** Stops the executors and in-process servers it started. */
   async close(): Promise<void> {
     for (const e of this.executors.values()) await e.close();
-    for (const s of this.servers.values()) await s.then((x) => x.close(), () => {});
+    for (const s of this.servers.values())
+      await s.then(
+        (x) => x.close(),
+        () => {},
+      );
     this.executors.clear();
     this.servers.clear();
   }

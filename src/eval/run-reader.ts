@@ -78,7 +78,8 @@ function resultsProblem(r: unknown, at: string): string | undefined {
   for (const [i, row] of r.results.bindings.entries()) {
     if (!isObject(row)) return `${at}.results.bindings[${i}] is not an object`;
     for (const [v, t] of Object.entries(row)) {
-      if (!isObject(t) || typeof t.type !== 'string' || !TERM_TYPES.has(t.type) || typeof t.value !== 'string') return `${at}.results.bindings[${i}].${v} is not an RDF term ({"type": "uri"|"literal"|"bnode", "value": string})`;
+      if (!isObject(t) || typeof t.type !== 'string' || !TERM_TYPES.has(t.type) || typeof t.value !== 'string')
+        return `${at}.results.bindings[${i}].${v} is not an RDF term ({"type": "uri"|"literal"|"bnode", "value": string})`;
     }
   }
   return undefined;
@@ -105,7 +106,8 @@ export function runProblem(r: unknown): string | undefined {
   if (!Array.isArray(r.steps)) return '"steps" is missing or not a list';
   for (const [i, s] of r.steps.entries()) {
     if (!isObject(s) || (s.type !== 'llm' && s.type !== 'tool')) return `steps[${i}] is not an LLM or tool step`;
-    if (s.type === 'tool' && (typeof s.name !== 'string' || typeof s.arguments !== 'string' || typeof s.isError !== 'boolean' || typeof s.result !== 'string')) return `steps[${i}]: a tool step needs "name", "arguments" and "result" (strings) and "isError" (boolean)`;
+    if (s.type === 'tool' && (typeof s.name !== 'string' || typeof s.arguments !== 'string' || typeof s.isError !== 'boolean' || typeof s.result !== 'string'))
+      return `steps[${i}]: a tool step needs "name", "arguments" and "result" (strings) and "isError" (boolean)`;
   }
   if (r.finalQuery !== null && typeof r.finalQuery !== 'string') return '"finalQuery" is not a string or null';
   if (r.final !== undefined) {
@@ -122,10 +124,13 @@ export function runProblem(r: unknown): string | undefined {
   if (!isNumber(r.maxTurns)) return '"maxTurns" is missing or not a number';
   if (!isObject(r.prompt) || typeof r.prompt.sha256 !== 'string') return '"prompt.sha256" is missing or not a string';
   if (!isObject(r.usage) || !isNumber(r.usage.totalTokens)) return '"usage.totalTokens" is missing or not a number';
-  if (!isObject(r.counts) || !['llmCalls', 'sparqlCalls', 'voidCalls'].every((k) => isNumber((r.counts as Record<string, unknown>)[k]))) return '"counts" needs numbers "llmCalls", "sparqlCalls" and "voidCalls"';
+  if (!isObject(r.counts) || !['llmCalls', 'sparqlCalls', 'voidCalls'].every((k) => isNumber((r.counts as Record<string, unknown>)[k])))
+    return '"counts" needs numbers "llmCalls", "sparqlCalls" and "voidCalls"';
   if (!isNumber(r.ms)) return '"ms" is missing or not a number';
-  if (!isObject(r.build) || typeof r.build.outputDigest !== 'string' || (r.build.goldDigest !== null && typeof r.build.goldDigest !== 'string')) return '"build" needs "outputDigest" (a string) and "goldDigest" (a string or null)';
-  if (r.endReason === 'infrastructure_error' && (!isObject(r.infrastructure) || typeof r.infrastructure.what !== 'string')) return '"infrastructure.what" is missing: an infrastructure_error run says what failed';
+  if (!isObject(r.build) || typeof r.build.outputDigest !== 'string' || (r.build.goldDigest !== null && typeof r.build.goldDigest !== 'string'))
+    return '"build" needs "outputDigest" (a string) and "goldDigest" (a string or null)';
+  if (r.endReason === 'infrastructure_error' && (!isObject(r.infrastructure) || typeof r.infrastructure.what !== 'string'))
+    return '"infrastructure.what" is missing: an infrastructure_error run says what failed';
   return undefined;
 }
 
@@ -180,7 +185,10 @@ export function parseRunLines(text: string, file: string, o: { hint?: string; wh
     try {
       who = runIdentity(r);
     } catch {
-      throw new InputError(`run ${r.id}: the fields of its condition (setup, agent, question, repeat, prompt, …) are missing: not a run record of fkgqa eval, or changed by hand${hint}`, { file, line: i + 1 });
+      throw new InputError(`run ${r.id}: the fields of its condition (setup, agent, question, repeat, prompt, …) are missing: not a run record of fkgqa eval, or changed by hand${hint}`, {
+        file,
+        line: i + 1,
+      });
     }
     out.push({ record: r, id: who.id, condition: who.condition, conditionDigest: who.digest, line: i + 1, text: line });
   }
@@ -220,7 +228,9 @@ function runInTwoFiles(id: string, a: RunPlace, b: RunPlace): string {
   const same = a.startedAt !== undefined && a.startedAt === b.startedAt;
   return (
     `run ${id} is in ${a.file} (line ${a.line}) and in ${b.file} (line ${b.line}): the same condition, question and repeat, ` +
-    (same ? 'the same run (same start time): a copy of a run file, or a file given twice' : `two runs (started ${a.startedAt ?? '?'} and ${b.startedAt ?? '?'}) that two fkgqa eval commands wrote into two files`) +
+    (same
+      ? 'the same run (same start time): a copy of a run file, or a file given twice'
+      : `two runs (started ${a.startedAt ?? '?'} and ${b.startedAt ?? '?'}) that two fkgqa eval commands wrote into two files`) +
     '; each run is counted once: give each run file once, keep the repeats of a condition in one run file (fkgqa eval --repeats N appends them to it), or read the files apart'
   );
 }
@@ -250,11 +260,17 @@ export function readRunFiles(files: string[], o: { partial?: boolean } = {}): Ru
     const writer = lockHolderOf(runFileLock(file));
     const runs = text.split('\n').filter((l) => l.trim()).length;
     if (writer && writer.pid !== process.pid && writer.alive) {
-      if (!o.partial) throw new InputError(`fkgqa eval (pid ${writer.pid}) is still writing this run file: it has written ${counted(runs, 'run')} so far, not all its runs; wait until eval ends, or pass --partial to score them (the report then says it is partial)`, { file });
+      if (!o.partial)
+        throw new InputError(
+          `fkgqa eval (pid ${writer.pid}) is still writing this run file: it has written ${counted(runs, 'run')} so far, not all its runs; wait until eval ends, or pass --partial to score them (the report then says it is partial)`,
+          { file },
+        );
       partial.push(file);
       warnings.push(`PARTIAL: ${file} was still being written by fkgqa eval (pid ${writer.pid}): ${counted(runs, 'run')} read so far, not all the runs it will hold`);
     } else if (writer && !writer.alive) {
-      warnings.push(`${file}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`);
+      warnings.push(
+        `${file}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`,
+      );
     }
     const { lines, torn } = parseRunLines(text, file, { whole: true });
     if (torn) warnings.push(`${file}, line ${torn.line}: skipped a torn last line (${torn.bytes} bytes without newline, not JSON: a run being written when its writer stopped)`);
@@ -262,7 +278,10 @@ export function readRunFiles(files: string[], o: { partial?: boolean } = {}): Ru
     for (const l of lines) {
       const earlier = byId.get(l.id);
       if (earlier && !inFile.has(l.id)) {
-        throw new InputError(runInTwoFiles(l.id, { file: earlier.file, line: earlier.line, startedAt: earlier.record.startedAt }, { file, line: l.line, startedAt: l.record.startedAt }), { file, line: l.line });
+        throw new InputError(runInTwoFiles(l.id, { file: earlier.file, line: earlier.line, startedAt: earlier.record.startedAt }, { file, line: l.line, startedAt: l.record.startedAt }), {
+          file,
+          line: l.line,
+        });
       }
       inFile.add(l.id);
       byId.set(l.id, { ...l, record: { ...l.record, id: l.id }, file });

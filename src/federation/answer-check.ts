@@ -121,7 +121,7 @@ function jsonTextProblem(text: string, form: AnswerForm | undefined): string | u
   } catch (e) {
     const size = `${Buffer.byteLength(text)} bytes${text.trim() === '' ? ', empty' : ''}`;
     // JSON.parse quotes the text: binary bytes (a compressed or image body) are never printed.
-    if (BINARY.test(text.slice(0, 512))) return "it is not JSON (binary data, not text: a compressed or binary body)";
+    if (BINARY.test(text.slice(0, 512))) return 'it is not JSON (binary data, not text: a compressed or binary body)';
     return `it is not JSON (${(e as Error).message.split('\n')[0]}; ${size})`;
   }
   return jsonResultsProblem(doc, form);
@@ -144,10 +144,17 @@ export function jsonResultsProblem(doc: unknown, form?: AnswerForm): string | un
   if (!Array.isArray(rows)) return 'it has no "results.bindings" array';
   for (let i = 0; i < rows.length; i++) {
     const row: unknown = rows[i];
-    if (row === null || typeof row !== 'object' || Array.isArray(row)) return `row ${i + 1} of "results.bindings" is not an object (${row === null ? 'null' : Array.isArray(row) ? 'an array' : JSON.stringify(row).slice(0, 40)})`;
+    if (row === null || typeof row !== 'object' || Array.isArray(row))
+      return `row ${i + 1} of "results.bindings" is not an object (${row === null ? 'null' : Array.isArray(row) ? 'an array' : JSON.stringify(row).slice(0, 40)})`;
     for (const k in row) {
       const t = (row as Record<string, unknown>)[k] as { type?: unknown; value?: unknown } | null;
-      if (t === null || typeof t !== 'object' || typeof t.type !== 'string' || !TERM_TYPES.has(t.type) || (t.type === 'triple' ? t.value === null || typeof t.value !== 'object' : typeof t.value !== 'string')) {
+      if (
+        t === null ||
+        typeof t !== 'object' ||
+        typeof t.type !== 'string' ||
+        !TERM_TYPES.has(t.type) ||
+        (t.type === 'triple' ? t.value === null || typeof t.value !== 'object' : typeof t.value !== 'string')
+      ) {
         return `row ${i + 1} of "results.bindings" binds ?${k} to no RDF term (${JSON.stringify(t)?.slice(0, 60)})`;
       }
     }

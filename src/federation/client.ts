@@ -51,7 +51,19 @@ export { boundedText } from './http.js';
  */
 export type SparqlOutcome =
   | { status: 'ok'; body: string; contentType: string; ms: number; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; contentType?: string; tooLarge?: true; redirect?: true; badAnswer?: BadAnswer; busy?: Busy; queryCaused?: true; ms: number; requests: Record<string, number> }
+  | {
+      status: 'error';
+      error: string;
+      httpStatus?: number;
+      contentType?: string;
+      tooLarge?: true;
+      redirect?: true;
+      badAnswer?: BadAnswer;
+      busy?: Busy;
+      queryCaused?: true;
+      ms: number;
+      requests: Record<string, number>;
+    }
   | { status: 'timeout'; ms: number; requests: Record<string, number>; endpointLimitMs?: number };
 
 /**
@@ -120,7 +132,8 @@ export function unbelievedStop(what: string, why: string): string {
  * errors (SQL state 37000, codes SP0xx). Other 5xx (502, 503, 504: a gateway, an overloaded or
  * stopped server) are never read as the query's.
  */
-export const QUERY_ERROR_TEXT = /custom function <[^>]*> is not supported|\b(?:unknown|undefined|unsupported) function\b|\bfunction <[^>]*> is (?:not (?:supported|defined|known)|unknown)|\bMalformedQueryException\b|\bQueryParseException\b|\b(?:syntax|parse) error\b|Virtuoso 37000 Error SP0\d\d/i;
+export const QUERY_ERROR_TEXT =
+  /custom function <[^>]*> is not supported|\b(?:unknown|undefined|unsupported) function\b|\bfunction <[^>]*> is (?:not (?:supported|defined|known)|unknown)|\bMalformedQueryException\b|\bQueryParseException\b|\b(?:syntax|parse) error\b|Virtuoso 37000 Error SP0\d\d/i;
 
 /**
  * Whether an endpoint's error answer is the query's fault rather than the endpoint's: fkgqa serve
@@ -268,24 +281,51 @@ export class BoundedSparqlClient {
         { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },
       );
       const body = res.text;
-      if (res.encodingProblem) return { status: 'error', error: `the endpoint ${url} ${res.encodingProblem}`, badAnswer: { endpoint: url, httpStatus: res.status, problem: res.encodingProblem }, ms: ms(), requests };
+      if (res.encodingProblem)
+        return { status: 'error', error: `the endpoint ${url} ${res.encodingProblem}`, badAnswer: { endpoint: url, httpStatus: res.status, problem: res.encodingProblem }, ms: ms(), requests };
       if (body === undefined) return { status: 'error', error: `the answer of ${url} is larger than ${this.maxResultBytes} bytes`, tooLarge: true, ms: ms(), requests };
       // fkgqa serve answers 503 when it stopped the query: busy (it waited behind others: the endpoint's fault) or at a
       // time limit, its own (by=endpoint) or the one sent here (the query's); believed only when it agrees with that limit and the clock.
       const stoppedHeader = res.header(STOPPED_HEADER.toLowerCase());
       const stop = readStop(res.status, stoppedHeader, body, { limitMs: sent, elapsedMs: ms() });
       if (stop && 'unbelieved' in stop) {
-        const problem = unbelievedStop(stoppedHeader !== null ? `answered HTTP 503 (${STOPPED_HEADER}: ${stoppedHeader.trim().slice(0, 200)})` : `answered HTTP 503 saying it stopped the query at a time limit (${errorBody(body, '', 503).slice(0, 200)})`, stop.unbelieved);
+        const problem = unbelievedStop(
+          stoppedHeader !== null
+            ? `answered HTTP 503 (${STOPPED_HEADER}: ${stoppedHeader.trim().slice(0, 200)})`
+            : `answered HTTP 503 saying it stopped the query at a time limit (${errorBody(body, '', 503).slice(0, 200)})`,
+          stop.unbelieved,
+        );
         return { status: 'error', error: `the endpoint ${url} ${problem}`, httpStatus: 503, badAnswer: { endpoint: url, httpStatus: 503, problem }, ms: ms(), requests };
       }
       if (stop?.stop.kind === 'busy') {
-        return { status: 'error', error: `the endpoint ${url} was busy (HTTP 503): ${body.trim().slice(0, 500)}`, httpStatus: 503, busy: { endpoint: url, waitedMs: stop.stop.waitedMs }, ms: ms(), requests };
+        return {
+          status: 'error',
+          error: `the endpoint ${url} was busy (HTTP 503): ${body.trim().slice(0, 500)}`,
+          httpStatus: 503,
+          busy: { endpoint: url, waitedMs: stop.stop.waitedMs },
+          ms: ms(),
+          requests,
+        };
       }
-      if (stop) return { status: 'timeout', ms: ms(), requests, ...(stop.stop.by === 'endpoint' && stop.stop.limitMs !== undefined && stop.stop.limitMs < timeoutMs ? { endpointLimitMs: stop.stop.limitMs } : {}) };
+      if (stop)
+        return {
+          status: 'timeout',
+          ms: ms(),
+          requests,
+          ...(stop.stop.by === 'endpoint' && stop.stop.limitMs !== undefined && stop.stop.limitMs < timeoutMs ? { endpointLimitMs: stop.stop.limitMs } : {}),
+        };
       const contentType = (res.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
       if (res.status < 200 || res.status > 299) {
         const error = errorBody(body, contentType, res.status) || res.statusText;
-        return { status: 'error', error, httpStatus: res.status, contentType, ...(causedByQuery(res.status, res.header(QUERY_ERROR_HEADER.toLowerCase()), body) ? { queryCaused: true as const } : {}), ms: ms(), requests };
+        return {
+          status: 'error',
+          error,
+          httpStatus: res.status,
+          contentType,
+          ...(causedByQuery(res.status, res.header(QUERY_ERROR_HEADER.toLowerCase()), body) ? { queryCaused: true as const } : {}),
+          ms: ms(),
+          requests,
+        };
       }
       // An answer to a SELECT or ASK that is no complete SPARQL results document of that form — cut off, garbage, without
       // results.bindings, rows that are no RDF terms, a boolean for a SELECT — is the endpoint's fault, never "0 rows".
@@ -391,7 +431,13 @@ export class BoundedSparqlClient {
    *   clauses (engines with `selectsSources` only: `selectsSources()`)
    * @returns never rejects
    */
-  async federated(query: string, mediaType: string, timeoutMs: number, cancel?: AbortSignal, how: { limitFromStart?: boolean; waitMs?: number; within?: number; queuedSince?: number; sources?: string[] } = {}): Promise<SparqlOutcome> {
+  async federated(
+    query: string,
+    mediaType: string,
+    timeoutMs: number,
+    cancel?: AbortSignal,
+    how: { limitFromStart?: boolean; waitMs?: number; within?: number; queuedSince?: number; sources?: string[] } = {},
+  ): Promise<SparqlOutcome> {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
@@ -404,7 +450,13 @@ export class BoundedSparqlClient {
     let o;
     try {
       const engine = await this.federation();
-      o = await engine.query(query, mediaType, { timeoutMs: how.limitFromStart ? timeoutMs : Math.max(1, Math.round(timeoutMs - ms())), signal: limit.signal, ...(how.sources?.length ? { sources: how.sources } : {}), ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}), ...(how.queuedSince !== undefined ? { queuedSince: how.queuedSince } : {}) });
+      o = await engine.query(query, mediaType, {
+        timeoutMs: how.limitFromStart ? timeoutMs : Math.max(1, Math.round(timeoutMs - ms())),
+        signal: limit.signal,
+        ...(how.sources?.length ? { sources: how.sources } : {}),
+        ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}),
+        ...(how.queuedSince !== undefined ? { queuedSince: how.queuedSince } : {}),
+      });
     } catch (e) {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {
@@ -413,7 +465,8 @@ export class BoundedSparqlClient {
     }
     for (const [endpoint, n] of Object.entries(o.requests)) this.requests[endpoint] = (this.requests[endpoint] ?? 0) + n;
     if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };
-    if (o.status === 'error' && o.busy) return { status: 'error', error: o.error, httpStatus: 503, busy: { endpoint: 'federation engine', waitedMs: o.waitedMs ?? how.waitMs ?? 0 }, ms: ms(), requests: o.requests };
+    if (o.status === 'error' && o.busy)
+      return { status: 'error', error: o.error, httpStatus: 503, busy: { endpoint: 'federation engine', waitedMs: o.waitedMs ?? how.waitMs ?? 0 }, ms: ms(), requests: o.requests };
     if (o.status === 'error') {
       const redirect = /with a redirect to .*: not followed/.test(o.error);
       let what = o.fault?.what;
@@ -423,14 +476,27 @@ export class BoundedSparqlClient {
         // Believed only when it agrees with that limit and the clock (judgeStop); otherwise that endpoint's error.
         const j = judgeStop(o.fault.stopped, stopSent(o.fault));
         if (j.believed && j.stop.kind === 'busy') {
-          return { status: 'error', error: `the endpoint ${o.fault.endpoint} was busy (HTTP 503, ${o.fault.stopped}): the query waited ${j.stop.waitedMs} ms there behind other queries (the federation engine ${this.engineName} said: ${o.error})`, httpStatus: 503, busy: { endpoint: o.fault.endpoint, waitedMs: j.stop.waitedMs }, ms: ms(), requests: o.requests };
+          return {
+            status: 'error',
+            error: `the endpoint ${o.fault.endpoint} was busy (HTTP 503, ${o.fault.stopped}): the query waited ${j.stop.waitedMs} ms there behind other queries (the federation engine ${this.engineName} said: ${o.error})`,
+            httpStatus: 503,
+            busy: { endpoint: o.fault.endpoint, waitedMs: j.stop.waitedMs },
+            ms: ms(),
+            requests: o.requests,
+          };
         }
         if (j.believed) return { status: 'timeout', ms: ms(), requests: o.requests, ...(j.stop.by === 'endpoint' && j.stop.limitMs !== undefined ? { endpointLimitMs: j.stop.limitMs } : {}) };
         what = unbelievedStop(o.fault.what, j.why);
       }
       if (o.fault) {
         // The engine's HTTP saw the endpoint fail (an incomplete answer, a closed connection, a stop not believed): no probe needed.
-        return { status: 'error', error: `the endpoint ${o.fault.endpoint} ${what}`, badAnswer: { endpoint: o.fault.endpoint, ...(o.fault.httpStatus ? { httpStatus: o.fault.httpStatus } : {}), problem: what! }, ms: ms(), requests: o.requests };
+        return {
+          status: 'error',
+          error: `the endpoint ${o.fault.endpoint} ${what}`,
+          badAnswer: { endpoint: o.fault.endpoint, ...(o.fault.httpStatus ? { httpStatus: o.fault.httpStatus } : {}), problem: what! },
+          ms: ms(),
+          requests: o.requests,
+        };
       }
       // An endpoint's 500 in words of a query error (another server's; fkgqa serve answers such a query 400): the query's, no probe.
       if (o.httpStatus !== undefined && causedByQuery(o.httpStatus, undefined, o.error)) {
@@ -441,7 +507,15 @@ export class BoundedSparqlClient {
         const what = bad.problem
           ? `the endpoint ${bad.endpoint} ${bad.problem}`
           : `the endpoint ${bad.endpoint} answered HTTP ${bad.httpStatus}${bad.contentType ? ` with content type ${bad.contentType}` : ' without a content type'}${bad.detail ? ` (${bad.detail})` : ''}, which is no SPARQL result`;
-        return { status: 'error', error: `${what} (a probe with ASK {} answered so; the federation engine ${this.engineName} said: ${o.error})`, badAnswer: bad, ...(bad.httpStatus && bad.httpStatus >= 300 ? { httpStatus: bad.httpStatus } : {}), ...(bad.httpStatus && bad.httpStatus >= 300 && bad.httpStatus < 400 ? { redirect: true as const } : {}), ms: ms(), requests: o.requests };
+        return {
+          status: 'error',
+          error: `${what} (a probe with ASK {} answered so; the federation engine ${this.engineName} said: ${o.error})`,
+          badAnswer: bad,
+          ...(bad.httpStatus && bad.httpStatus >= 300 ? { httpStatus: bad.httpStatus } : {}),
+          ...(bad.httpStatus && bad.httpStatus >= 300 && bad.httpStatus < 400 ? { redirect: true as const } : {}),
+          ms: ms(),
+          requests: o.requests,
+        };
       }
       return { status: 'error', error: o.error, ...(o.httpStatus ? { httpStatus: o.httpStatus } : {}), ...(redirect ? { redirect: true as const } : {}), ms: ms(), requests: o.requests };
     }
@@ -481,7 +555,10 @@ export class BoundedSparqlClient {
   async select(url: string, query: string, timeoutMs: number): Promise<SparqlRow[]> {
     const o = await this.direct(url, query, 'application/sparql-results+json', timeoutMs);
     if (o.status === 'timeout') {
-      throw new SparqlQueryError(o.endpointLimitMs !== undefined ? `${url}: the endpoint stopped the query at its time limit of ${o.endpointLimitMs} ms` : `${url}: no answer within ${timeoutMs} ms`, o);
+      throw new SparqlQueryError(
+        o.endpointLimitMs !== undefined ? `${url}: the endpoint stopped the query at its time limit of ${o.endpointLimitMs} ms` : `${url}: no answer within ${timeoutMs} ms`,
+        o,
+      );
     }
     if (o.status === 'error') throw new SparqlQueryError(`${url}: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`, o);
     return parseSparqlJson(o.body, url);

@@ -75,7 +75,15 @@ export interface EngineQueryOptions {
 export type EngineOutcome =
   | { status: 'ok'; body: string; contentType: string; requests: Record<string, number> }
   | { status: 'timeout'; requests: Record<string, number> }
-  | { status: 'error'; error: string; httpStatus?: number; fault?: EndpointFault; busy?: true; /** With `busy`: how long the query waited for the engine (ms). */ waitedMs?: number; requests: Record<string, number> };
+  | {
+      status: 'error';
+      error: string;
+      httpStatus?: number;
+      fault?: EndpointFault;
+      busy?: true;
+      /** With `busy`: how long the query waited for the engine (ms). */ waitedMs?: number;
+      requests: Record<string, number>;
+    };
 
 /**
  * An endpoint that failed the query in the engine's HTTP, seen there: it closed the connection

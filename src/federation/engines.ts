@@ -37,7 +37,10 @@ export function isFederationEngine(name: string): name is FederationEngineName {
  * @throws Error naming an unknown engine and the known ones
  */
 export function parseEngineList(value: string | readonly string[]): FederationEngineName[] {
-  const names = (typeof value === 'string' ? [value] : value).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const names = (typeof value === 'string' ? [value] : value)
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   const out: FederationEngineName[] = [];
   for (const n of names) {
     const add = n === 'all' ? CROSS_CHECKED_ENGINES : isFederationEngine(n) ? [n] : undefined;

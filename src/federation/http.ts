@@ -75,7 +75,10 @@ export class AnswerCut extends Error {
     readonly bytes: number,
     cause?: Error,
   ) {
-    super(`${endpoint} closed the connection before the answer was complete (HTTP ${status}, ${bytes} bytes received${cause?.message && !/^(aborted|terminated)$/.test(cause.message) ? `: ${cause.message}` : ''})`, cause ? { cause } : undefined);
+    super(
+      `${endpoint} closed the connection before the answer was complete (HTTP ${status}, ${bytes} bytes received${cause?.message && !/^(aborted|terminated)$/.test(cause.message) ? `: ${cause.message}` : ''})`,
+      cause ? { cause } : undefined,
+    );
     this.name = 'AnswerCut';
   }
 }
@@ -141,7 +144,11 @@ export function errorBody(body: string, contentType: string, status: number): st
         .replace(/&quot;/g, '"')
         .replace(/&amp;/g, '&')
     : body;
-  const first = text.split(/\r?\n/).map((l) => l.replace(/\s+/g, ' ').trim()).find((l) => l.length > 0) ?? '';
+  const first =
+    text
+      .split(/\r?\n/)
+      .map((l) => l.replace(/\s+/g, ' ').trim())
+      .find((l) => l.length > 0) ?? '';
   return first.length > 200 ? `${first.slice(0, 199)}…` : first;
 }
 
@@ -277,7 +284,10 @@ export const DECODED_CODINGS: readonly string[] = ['gzip', 'x-gzip', 'deflate'];
 
 /** The codings of a `Content-Encoding` header in the order they were applied (lower case; `identity` and empty items dropped). */
 export function codingsOf(encoding: string | null | undefined): string[] {
-  return (encoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  return (encoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
 }
 
 /** What is wrong with an answer's `Content-Encoding` in words (after the endpoint's URL), or undefined when every coding is one fkgqa decodes (`DECODED_CODINGS`). */
@@ -325,8 +335,9 @@ export function decodeBody(raw: Buffer, encoding: string | null, maxBytes: numbe
  * alike on the direct route and through a federation engine (which uses `fetch`).
  */
 const BAD_PORTS = new Set([
-  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530,
-  531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512,
+  513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679,
+  6697, 10080,
 ]);
 
 /** A network error as `fetch` words it (`fetch failed`, the cause attached), so that callers' messages and their classification (tool-error.ts) are the same on both primitives. */
@@ -349,7 +360,14 @@ const fetchFailed = (cause: Error): TypeError => new TypeError('fetch failed', {
  *   and before the end of the body; `TypeError('fetch failed', { cause })` for a network error
  *   before any answer; the abort reason
  */
-export async function postWithin(url: string, body: string, headers: Record<string, string>, signal: AbortSignal, maxBytes: number, bounds: Pick<FetchBounds, 'allowed' | 'count'>): Promise<PostAnswer> {
+export async function postWithin(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  maxBytes: number,
+  bounds: Pick<FetchBounds, 'allowed' | 'count'>,
+): Promise<PostAnswer> {
   if (!bounds.allowed(url)) throw new RequestRefused(endpointOf(url));
   const target = requestTarget(url);
   const mod = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : undefined;
@@ -437,7 +455,10 @@ export async function postWithin(url: string, body: string, headers: Record<stri
  * answer limit. `words` follow the endpoint's URL in a message (as `PostAnswer.encodingProblem`).
  */
 export class AnswerUndecodable extends Error {
-  constructor(readonly words: string, cause?: Error) {
+  constructor(
+    readonly words: string,
+    cause?: Error,
+  ) {
     super(words, cause ? { cause } : undefined);
     this.name = 'AnswerUndecodable';
   }
@@ -551,7 +572,11 @@ export function nodeFetch(maxDecodedBytes: number): typeof fetch {
               } catch (e) {
                 const z = signal?.aborted ? undefined : decodeError;
                 // After the status line, a connection closed before the end of the body is an incomplete answer (undici: "terminated").
-                return fail(z ? new AnswerUndecodable(`sent a ${z.coding}-encoded answer that does not decode (${(z.e.message || String(z.e)).split('\n')[0]}; ${raw} bytes received)`, z.e) : new TypeError('terminated', { cause: e as Error }));
+                return fail(
+                  z
+                    ? new AnswerUndecodable(`sent a ${z.coding}-encoded answer that does not decode (${(z.e.message || String(z.e)).split('\n')[0]}; ${raw} bytes received)`, z.e)
+                    : new TypeError('terminated', { cause: e as Error }),
+                );
               }
               if (r.done) {
                 done();

@@ -89,7 +89,14 @@ export function waitOutcome(options: EngineQueryOptions, engine: string, wait: Q
     const limit = Math.min(options.waitMs ?? Infinity, options.within ?? Infinity);
     // The wait ran to its limit: a timer firing a millisecond early does not make it shorter (as serve's pool counts it).
     const waitedMs = Math.max(Date.now() - wait.since, Number.isFinite(limit) ? limit : 0);
-    return { status: 'error', error: `the federation engine ${engine} did not take the query within ${limit} ms (it was starting, or busy with other queries)`, httpStatus: 503, busy: true, waitedMs, requests };
+    return {
+      status: 'error',
+      error: `the federation engine ${engine} did not take the query within ${limit} ms (it was starting, or busy with other queries)`,
+      httpStatus: 503,
+      busy: true,
+      waitedMs,
+      requests,
+    };
   }
   return wait.outcome(why, requests);
 }
@@ -108,7 +115,14 @@ export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLi
     ...run,
     outcome: (why, requests) =>
       why === 'timeout'
-        ? { status: 'error', error: `the federation engine was busy: the query waited ${waited} ms for it behind other queries, and the limit of ${within} ms ended ${Date.now() - run.since} ms after it started; the wait is the engine's, not the query's: retry later`, httpStatus: 503, busy: true, waitedMs: waited, requests }
+        ? {
+            status: 'error',
+            error: `the federation engine was busy: the query waited ${waited} ms for it behind other queries, and the limit of ${within} ms ended ${Date.now() - run.since} ms after it started; the wait is the engine's, not the query's: retry later`,
+            httpStatus: 503,
+            busy: true,
+            waitedMs: waited,
+            requests,
+          }
         : run.outcome(why, requests),
   };
 }
@@ -177,9 +191,7 @@ export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*
  * or the endpoint's own (`by: 'endpoint'`); `limitMs` is absent only for another server's 503 whose
  * text names a time limit without its length.
  */
-export type Stop =
-  | { kind: 'busy'; by: 'request' | 'queue' | 'full'; waitedMs: number; limitMs: number }
-  | { kind: 'time-limit'; by: 'request' | 'endpoint'; limitMs?: number };
+export type Stop = { kind: 'busy'; by: 'request' | 'queue' | 'full'; waitedMs: number; limitMs: number } | { kind: 'time-limit'; by: 'request' | 'endpoint'; limitMs?: number };
 
 /** A `Fkgqa-Stopped` value read whole (`BUSY_STOPPED`, `TIME_LIMIT_STOPPED`); undefined when it is none fkgqa serve writes. */
 export function parseStopped(stopped: string): Stop | undefined {
@@ -291,7 +303,8 @@ export function judgeStop(stopped: string | Stop, sent: SentRequest): StopJudgem
   if (stop.kind === 'busy') {
     const waited = stop.waitedMs;
     if (waited > elapsed + STOP_CLOCK_TOLERANCE_MS) return no(`says the query waited ${waited} ms but came ${elapsed} ms after the request was sent`);
-    if (stop.by === 'queue' && waited + 1 < stop.limitMs) return no(`says the query waited only ${waited} ms of the queue limit of ${stop.limitMs} ms, which ends only when the whole of it was waited`);
+    if (stop.by === 'queue' && waited + 1 < stop.limitMs)
+      return no(`says the query waited only ${waited} ms of the queue limit of ${stop.limitMs} ms, which ends only when the whole of it was waited`);
     if (stop.by === 'request' && waited + 1 < Math.max(BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE * sentLimit(stop.limitMs))) {
       return no(`says the query waited only ${waited} ms of its limit of ${stop.limitMs} ms: it ran the rest, a time limit by fkgqa serve's rule, not busy`);
     }

@@ -31,7 +31,12 @@ export async function negatedShards(goldText: string, defaultPrefix: string, end
     for (const q of asks) {
       const res = await fetchWithin(
         e.url,
-        { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json' }, body: new URLSearchParams({ query: q }), signal: AbortSignal.timeout(timeoutMs) },
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json' },
+          body: new URLSearchParams({ query: q }),
+          signal: AbortSignal.timeout(timeoutMs),
+        },
         { allowed: (u) => endpoints.some((x) => sameEndpoint(x.url, endpointOf(u))) },
       );
       if (!res.ok) throw new Error(`${e.url} answered ${res.status} to ${q}`);

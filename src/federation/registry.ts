@@ -69,7 +69,6 @@ export interface EndpointRegistry {
   endpoints: RegisteredEndpoint[];
 }
 
-
 /** `<kg>-shard<N>` in an endpoint URL path (`…/<kg>-shard<N>/sparql`, the SPARQL-MCP shard convention, field notes §0). */
 const SHARD_IN_URL = /\/([^/]+)-(shard\d+)\/sparql\/?$/;
 
@@ -126,7 +125,6 @@ export function filterGraphs(r: EndpointRegistry, kgs: string[] | undefined): En
   return { ...r, endpoints: r.endpoints.filter((e) => e.graph !== null && kgs.includes(e.graph)) };
 }
 
-
 /** What `readEndpointsFile` checks besides the shape. */
 export interface EndpointsFileCheck {
   /**
@@ -151,7 +149,8 @@ function endpointsProblem(e: unknown): string | undefined {
   }
   for (const [i, en] of (x.endpoints as Record<string, unknown>[]).entries()) {
     if (en.host !== undefined && (typeof en.host !== 'string' || !/^[^\s/]+:\d+$/.test(en.host))) return `endpoints[${i}]: "host" must be host:port`;
-    if (en.voidDigest !== undefined && en.voidDigest !== null && (typeof en.voidDigest !== 'string' || !/^[0-9a-f]{64}$/.test(en.voidDigest))) return `endpoints[${i}]: "voidDigest" must be a sha256 in hex or null`;
+    if (en.voidDigest !== undefined && en.voidDigest !== null && (typeof en.voidDigest !== 'string' || !/^[0-9a-f]{64}$/.test(en.voidDigest)))
+      return `endpoints[${i}]: "voidDigest" must be a sha256 in hex or null`;
   }
   if (x.pid !== undefined && typeof x.pid !== 'number') return '"pid" is not a number';
   return undefined;
@@ -226,7 +225,9 @@ export function registryFromEndpointsValue(f: EndpointsFileContents, source: str
   const endpoints = f.endpoints
     .filter((e) => e.role === 'shard' && e.shard)
     .map((e): RegisteredEndpoint => {
-      const r: RegisteredEndpoint = build ? shardEndpoint(build, catalogue, e.id, e.graph, e.shard!, e.url) : { id: e.id, url: e.url, graph: e.graph, shard: e.shard, description: null, voidFile: null, voidExtendedFile: null };
+      const r: RegisteredEndpoint = build
+        ? shardEndpoint(build, catalogue, e.id, e.graph, e.shard!, e.url)
+        : { id: e.id, url: e.url, graph: e.graph, shard: e.shard, description: null, voidFile: null, voidExtendedFile: null };
       if (typeof e.host === 'string') {
         r.placement = { host: e.host, store: e.store ?? null, triples: typeof e.triples === 'number' ? e.triples : null, void: e.void ?? null, voidDigest: e.voidDigest ?? null };
       }
@@ -317,7 +318,10 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
     if (!o.build) throw new InputError('no endpoints: give --endpoints <file>, --shards <build> (with or without --endpoint-base <url>), or --endpoint <url...>');
     const candidates = [path.join(stateDir(o.build, o.state), STATE_FILES.endpoints), path.join(path.resolve(o.build), 'endpoints.json')];
     const file = candidates.find((f) => fs.existsSync(f));
-    if (!file) throw new InputError(`no endpoints file of a running fkgqa serve (looked for ${candidates.join(' and ')}): ${o.hint ?? `start fkgqa serve --shards ${o.build}, or give --endpoint-base or --endpoint`}`);
+    if (!file)
+      throw new InputError(
+        `no endpoints file of a running fkgqa serve (looked for ${candidates.join(' and ')}): ${o.hint ?? `start fkgqa serve --shards ${o.build}, or give --endpoint-base or --endpoint`}`,
+      );
     parts.push(registryFromEndpointsValue(readEndpointsFile(file, { build: o.build }), `serve:${file}`));
     usedFiles.push(file);
   }
@@ -375,7 +379,9 @@ export async function placementMismatches(r: EndpointRegistry, timeoutMs = 5_000
         const text = await res.text();
         if (!res.ok) return { id: e.id, why: `its VoID (${e.placement!.void}) answered HTTP ${res.status}` };
         const digest = createHash('sha256').update(text).digest('hex');
-        return digest === e.placement!.voidDigest ? undefined : { id: e.id, why: `its VoID (${e.placement!.void}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${e.placement!.voidDigest!.slice(0, 12)}…` };
+        return digest === e.placement!.voidDigest
+          ? undefined
+          : { id: e.id, why: `its VoID (${e.placement!.void}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${e.placement!.voidDigest!.slice(0, 12)}…` };
       } catch (err) {
         return { id: e.id, why: `its VoID (${e.placement!.void}) could not be read: ${(err as Error).message}` };
       }
@@ -403,7 +409,11 @@ export async function unreachableEndpoints(urls: string[], timeoutMs = 5_000): P
     urls.map(async (url) => {
       let status: number | undefined;
       try {
-        const r = await fetchWithin(`${url}${url.includes('?') ? '&' : '?'}query=${encodeURIComponent('ASK {}')}`, { headers: { accept: 'application/sparql-results+json' }, signal: AbortSignal.timeout(timeoutMs) }, { allowed: (u) => urls.some((x) => sameEndpoint(x, endpointOf(u))) });
+        const r = await fetchWithin(
+          `${url}${url.includes('?') ? '&' : '?'}query=${encodeURIComponent('ASK {}')}`,
+          { headers: { accept: 'application/sparql-results+json' }, signal: AbortSignal.timeout(timeoutMs) },
+          { allowed: (u) => urls.some((x) => sameEndpoint(x, endpointOf(u))) },
+        );
         status = r.status;
         // The body within the same limits: an endless or huge answer is the endpoint's fault, not a sign that it is down.
         const text = await boundedText(r, PROBE_MAX_BYTES);

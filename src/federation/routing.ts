@@ -32,7 +32,21 @@ import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './
 import { refusedShape } from './service-check.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass = 'too-long' | 'too-deep' | 'too-complex' | 'syntax' | 'unknown-prefix' | 'update' | 'no-service' | 'variable-service' | 'unknown-endpoint' | 'outside-service' | 'nested-service' | 'unsupported-shape' | 'service-with-sources' | 'mixed-graphs';
+export type QueryErrorClass =
+  | 'too-long'
+  | 'too-deep'
+  | 'too-complex'
+  | 'syntax'
+  | 'unknown-prefix'
+  | 'update'
+  | 'no-service'
+  | 'variable-service'
+  | 'unknown-endpoint'
+  | 'outside-service'
+  | 'nested-service'
+  | 'unsupported-shape'
+  | 'service-with-sources'
+  | 'mixed-graphs';
 
 /** The route of a query that may be run. */
 export type QueryPlan =
@@ -213,7 +227,11 @@ function parseChecked(text: string, hints: PlanHints): { ok: true; ast: sparqljs
     return { ok: false, errorClass: 'too-deep', message: `brackets ({ ( [) nest ${depth} levels, more than the limit of ${maxDepth}: flatten the query (a gold query nests at most 5)` };
   }
   if (UPDATE_KEYWORDS.test(text)) {
-    return { ok: false, errorClass: 'update', message: 'SPARQL Update (INSERT, DELETE, LOAD, CLEAR, DROP, …) is refused: the endpoints are read-only; send a SELECT, ASK, CONSTRUCT or DESCRIBE query' };
+    return {
+      ok: false,
+      errorClass: 'update',
+      message: 'SPARQL Update (INSERT, DELETE, LOAD, CLEAR, DROP, …) is refused: the endpoints are read-only; send a SELECT, ASK, CONSTRUCT or DESCRIBE query',
+    };
   }
   let parsed: sparqljs.SparqlQuery | sparqljs.Update;
   try {
@@ -245,13 +263,20 @@ const formOf = (ast: sparqljs.Query): 'bindings' | 'boolean' | 'graph' => (ast.q
  * then a query naming endpoints with SERVICE is refused (it names its sources itself). Pure.
  * @returns the query to send (full IRIs, no prefix declarations) and its form, or an error
  */
-export function planSourceQuery(text: string, hints: PlanHints): { ok: true; query: string; form: 'bindings' | 'boolean' | 'graph'; ast: sparqljs.Query } | { ok: false; errorClass: QueryErrorClass; message: string } {
+export function planSourceQuery(
+  text: string,
+  hints: PlanHints,
+): { ok: true; query: string; form: 'bindings' | 'boolean' | 'graph'; ast: sparqljs.Query } | { ok: false; errorClass: QueryErrorClass; message: string } {
   const checked = parseChecked(text, hints);
   if (!checked.ok) return checked;
   const found = serviceClauses(checked.ast.where ?? []);
   if (found.length > 0) {
     const named = found.map((s) => (s.name.termType === 'NamedNode' ? `<${s.name.value}>` : `?${s.name.value}`));
-    return { ok: false, errorClass: 'service-with-sources', message: `the query names its endpoints with SERVICE (${[...new Set(named)].join(', ')}): run it without --sources, or leave out the SERVICE clauses and let the federation engine select the sources` };
+    return {
+      ok: false,
+      errorClass: 'service-with-sources',
+      message: `the query names its endpoints with SERVICE (${[...new Set(named)].join(', ')}): run it without --sources, or leave out the SERVICE clauses and let the federation engine select the sources`,
+    };
   }
   return { ok: true, query: generate(checked.ast), form: formOf(checked.ast), ast: checked.ast };
 }
@@ -293,7 +318,11 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
       errorClass: 'unknown-endpoint',
       message:
         `${unknown.map((u) => `<${u}>`).join(', ')} ${unknown.length === 1 ? 'is not a registered endpoint' : 'are not registered endpoints'}; nothing was sent. ` +
-        unknown.map((u) => samePath(u, registry)).filter((e): e is RegisteredEndpoint => e !== undefined).map((e) => `Did you mean <${e.url}> (${e.id}, the same path on another host or port)? `).join('') +
+        unknown
+          .map((u) => samePath(u, registry))
+          .filter((e): e is RegisteredEndpoint => e !== undefined)
+          .map((e) => `Did you mean <${e.url}> (${e.id}, the same path on another host or port)? `)
+          .join('') +
         (hints.registrySource ? `The registry comes from ${registrySource(registry)}; SERVICE may name only its endpoints:` : 'SERVICE may name only the registered endpoints:') +
         `\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,
     };

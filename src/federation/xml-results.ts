@@ -105,19 +105,23 @@ function shapeProblem(text: string): string | undefined {
   });
   parser.on('opentag', (tag) => {
     if (problem || broken) return;
-    if (tag.uri !== SPARQL_RESULTS_NS) return fail(`its element <${tag.name.slice(0, 40)}> is not in the SPARQL results namespace ${SPARQL_RESULTS_NS}${tag.uri ? ` (it is ${JSON.stringify(tag.uri.slice(0, 80))})` : ''}`);
+    if (tag.uri !== SPARQL_RESULTS_NS)
+      return fail(`its element <${tag.name.slice(0, 40)}> is not in the SPARQL results namespace ${SPARQL_RESULTS_NS}${tag.uri ? ` (it is ${JSON.stringify(tag.uri.slice(0, 80))})` : ''}`);
     const parent = stack[stack.length - 1];
-    if (!parent ? tag.local !== 'sparql' : !(CHILDREN[parent.name] ?? []).includes(tag.local)) return fail(`it holds <${tag.local}> ${parent ? `inside <${parent.name}>` : 'as its root'}, where SPARQL XML results do not have it`);
+    if (!parent ? tag.local !== 'sparql' : !(CHILDREN[parent.name] ?? []).includes(tag.local))
+      return fail(`it holds <${tag.local}> ${parent ? `inside <${parent.name}>` : 'as its root'}, where SPARQL XML results do not have it`);
     const name = (tag.attributes as Record<string, { value: string; uri: string }>).name;
     if (tag.local === 'variable' && name) vars.add(name.value);
-    if (tag.local === 'binding' && (!name || !vars.has(name.value))) return fail(name ? `it binds the variable ${JSON.stringify(name.value.slice(0, 40))}, which its <head> does not declare` : 'it holds a <binding> without a name');
+    if (tag.local === 'binding' && (!name || !vars.has(name.value)))
+      return fail(name ? `it binds the variable ${JSON.stringify(name.value.slice(0, 40))}, which its <head> does not declare` : 'it holds a <binding> without a name');
     if (parent && TERM.includes(tag.local) && ++parent.terms > 1) return fail(`it holds a <${parent.name}> with more than one RDF term`);
     stack.push({ name: tag.local, terms: 0 });
   });
   parser.on('closetag', () => void stack.pop());
   parser.on('text', (t) => {
     const inside = stack[stack.length - 1];
-    if (!problem && inside && CHILDREN[inside.name] && t.trim() !== '') fail(`it holds text inside <${inside.name}> (${JSON.stringify(t.trim().slice(0, 40))}), where SPARQL XML results have elements only`);
+    if (!problem && inside && CHILDREN[inside.name] && t.trim() !== '')
+      fail(`it holds text inside <${inside.name}> (${JSON.stringify(t.trim().slice(0, 40))}), where SPARQL XML results have elements only`);
   });
   try {
     parser.write(text).close();

@@ -23,10 +23,7 @@ export interface Ontology {
 export const EMPTY_ONTOLOGY: Ontology = { domain: new Map(), range: new Map() };
 
 function isDatatype(iri: string, declaredDatatypes: Set<string>): boolean {
-  return (
-    iri.startsWith(XSD) || iri === `${RDFS}Literal` || iri === `${RDF}langString` || iri === `${RDF}PlainLiteral` ||
-    declaredDatatypes.has(iri)
-  );
+  return iri.startsWith(XSD) || iri === `${RDFS}Literal` || iri === `${RDF}langString` || iri === `${RDF}PlainLiteral` || declaredDatatypes.has(iri);
 }
 
 /**

@@ -50,7 +50,7 @@ export function checkXmlEntities(text: string, file: string, complete = true, li
   const subset = text.slice(open + 1, close);
   const values = new Map<string, { value: string; line: number }>();
   const decl = /<!ENTITY\s+(%\s+)?([^\s"'>]+)\s+(?:"([^"]*)"|'([^']*)'|(SYSTEM|PUBLIC)\b)/g;
-  for (let m; (m = decl.exec(subset)); ) {
+  for (let m; (m = decl.exec(subset));) {
     const line = lineAt(text, open + 1 + m.index);
     if (m[1]) throw new InputError(`parameter entity %${m[2]} in the DOCTYPE: refused (an RDF/XML file needs none)`, { file, line });
     if (m[5]) throw new InputError(`external entity ${m[2]} (${m[5]}) in the DOCTYPE: refused (it would read another file or URL)`, { file, line });

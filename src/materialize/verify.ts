@@ -140,13 +140,7 @@ export interface FederationCheck {
  * and checks f(Q) ≥ 2 (guarantee 2). A query with a required triple pattern that matches nothing
  * is classed "answer necessarily empty" and not federated, whatever its f(Q).
  */
-export function checkFederation(
-  analyses: QueryAnalysis[],
-  covered: Set<string>,
-  matcher: PatternMatcher,
-  result: MaterializeResult,
-  slotName: (slot: number) => string,
-): FederationCheck[] {
+export function checkFederation(analyses: QueryAnalysis[], covered: Set<string>, matcher: PatternMatcher, result: MaterializeResult, slotName: (slot: number) => string): FederationCheck[] {
   const out: FederationCheck[] = [];
   for (const a of analyses) {
     if (!covered.has(a.id)) continue;
@@ -171,8 +165,7 @@ export function checkFederation(
       check.reason =
         slots.length === 0
           ? `no triple pattern has a match in the data (${unmatched.length} patterns)`
-          : `every matching triple is in ${slotName(slots[0])}` +
-            (unmatched.length ? `; no match at all for ${unmatched.join(' ; ')}` : '');
+          : `every matching triple is in ${slotName(slots[0])}` + (unmatched.length ? `; no match at all for ${unmatched.join(' ; ')}` : '');
     }
     out.push(check);
   }
@@ -193,7 +186,11 @@ export interface RuleCheck {
  * horizontal rule's class spans at least two shards.
  */
 export function checkRules(rules: ShardingRule[], result: MaterializeResult, slotName: (slot: number) => string): RuleCheck[] {
-  const names = (s: Set<number> | undefined) => [...(s ?? [])].sort((a, b) => a - b).map(slotName).join(', ') || 'none';
+  const names = (s: Set<number> | undefined) =>
+    [...(s ?? [])]
+      .sort((a, b) => a - b)
+      .map(slotName)
+      .join(', ') || 'none';
   return rules.map((r) => {
     if (r.kind === 'horizontal') {
       const s = result.classSlots.get(r.elements[0]);

@@ -47,13 +47,7 @@ const FLUSH_BYTES = 1 << 16;
  * (to check that every rule is realised). Duplicates are removed later, per shard (a repeated
  * triple always lands in the same slot): see `verifyShards`.
  */
-export async function materializeGraph(
-  src: TripleFile,
-  assigner: ShardAssigner,
-  matcher: PatternMatcher,
-  dir: string,
-  onProgress?: ByteProgress,
-): Promise<MaterializeResult> {
+export async function materializeGraph(src: TripleFile, assigner: ShardAssigner, matcher: PatternMatcher, dir: string, onProgress?: ByteProgress): Promise<MaterializeResult> {
   const hasher = await getHasher();
   const line = createLineWriter();
   const slots = assigner.layout.slots;

@@ -80,7 +80,7 @@ export class CallLog {
   /** Appends bytes to the file through the kept descriptor (opened at the first entry). */
   private append(bytes: Buffer): void {
     this.fd ??= fs.openSync(this.file!, 'a');
-    for (let at = 0; at < bytes.length; ) at += fs.writeSync(this.fd, bytes, at);
+    for (let at = 0; at < bytes.length;) at += fs.writeSync(this.fd, bytes, at);
   }
 
   /** Closes the file (a later entry opens it again). */

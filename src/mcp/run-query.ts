@@ -114,21 +114,35 @@ function toNTriples(text: string, contentType: string): string {
 export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, timeoutMs: number, maxTimeoutMs: number): { errorClass: string; message: string } {
   const where = plan.route === 'direct' ? `the endpoint ${plan.targets[0].url}` : `the federation engine (SERVICE ${plan.targets.map((t) => `<${t.url}>`).join(', ')})`;
   if (o.status === 'timeout' && o.endpointLimitMs !== undefined) {
-    return { errorClass: 'timeout', message: `timeout: ${where} stopped the query at its time limit of ${o.endpointLimitMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); a larger timeout_ms does not help, the endpoint's own limit is lower.` };
+    return {
+      errorClass: 'timeout',
+      message: `timeout: ${where} stopped the query at its time limit of ${o.endpointLimitMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT); a larger timeout_ms does not help, the endpoint's own limit is lower.`,
+    };
   }
   if (o.status === 'timeout') {
     const more = timeoutMs < maxTimeoutMs ? `; timeout_ms may be raised up to ${maxTimeoutMs}` : '';
-    return { errorClass: 'timeout', message: `timeout: ${where} did not answer within ${timeoutMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT)${more}.` };
+    return {
+      errorClass: 'timeout',
+      message: `timeout: ${where} did not answer within ${timeoutMs} ms — this is not an empty result, the answer is unknown. Make the query more selective (fewer endpoints per triple pattern, FILTER, LIMIT)${more}.`,
+    };
   }
   if (o.busy) {
-    return { errorClass: 'endpoint', message: `${o.error} — the query waited ${o.busy.waitedMs} ms behind other queries at ${o.busy.endpoint} and was not given its time limit to run: not a fault of the query, and not an empty result (the answer is unknown). Retry it.` };
+    return {
+      errorClass: 'endpoint',
+      message: `${o.error} — the query waited ${o.busy.waitedMs} ms behind other queries at ${o.busy.endpoint} and was not given its time limit to run: not a fault of the query, and not an empty result (the answer is unknown). Retry it.`,
+    };
   }
   if (o.tooLarge) return { errorClass: 'too-large', message: `${o.error}: add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)` };
   if (o.badAnswer && !o.redirect) return { errorClass: 'endpoint', message: `${where} failed: ${o.error}` };
-  if (o.redirect) return { errorClass: 'redirect', message: `${where} failed: ${o.error}. fkgqa follows no redirect out of the registry: name the endpoint's final URL in SERVICE if it is registered` };
+  if (o.redirect)
+    return { errorClass: 'redirect', message: `${where} failed: ${o.error}. fkgqa follows no redirect out of the registry: name the endpoint's final URL in SERVICE if it is registered` };
   if (/refused to contact/.test(o.error)) return { errorClass: 'unknown-endpoint', message: o.error };
   // An error the query caused (an unsupported function, a query that faults the engine): the endpoint rejected it, the agent's to fix.
-  if (o.queryCaused) return { errorClass: 'endpoint-rejected', message: `${where} answered HTTP ${o.httpStatus}: ${o.error} — the endpoint cannot evaluate the query as written: an error of the query, not of the endpoint` };
+  if (o.queryCaused)
+    return {
+      errorClass: 'endpoint-rejected',
+      message: `${where} answered HTTP ${o.httpStatus}: ${o.error} — the endpoint cannot evaluate the query as written: an error of the query, not of the endpoint`,
+    };
   if (o.httpStatus) return { errorClass: o.httpStatus >= 500 ? 'endpoint' : 'endpoint-rejected', message: `${where} answered HTTP ${o.httpStatus}: ${o.error}` };
   return { errorClass: plan.route === 'federation' ? 'federation' : 'endpoint', message: `${where} failed: ${o.error}` };
 }
@@ -146,12 +160,22 @@ export function failureCause(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: 
   const direct = plan.route === 'direct' ? plan.targets[0].url : undefined;
   if (o.status === 'timeout' || o.tooLarge || /refused to contact/.test(o.error)) return { infrastructure: false, ...(direct ? { endpoint: direct } : {}) };
   if (o.queryCaused) {
-    const named = direct ?? endpointNamed(o.error, registry.endpoints.map((e) => e.url));
+    const named =
+      direct ??
+      endpointNamed(
+        o.error,
+        registry.endpoints.map((e) => e.url),
+      );
     return { infrastructure: false, ...(named ? { endpoint: named } : {}) };
   }
   if (o.badAnswer) return { infrastructure: true, endpoint: o.badAnswer.endpoint };
   if (o.busy) return { infrastructure: true, endpoint: o.busy.endpoint };
-  const named = direct ?? endpointNamed(o.error, registry.endpoints.map((e) => e.url));
+  const named =
+    direct ??
+    endpointNamed(
+      o.error,
+      registry.endpoints.map((e) => e.url),
+    );
   const infrastructure = o.redirect ? true : o.httpStatus ? infrastructureStatus(o.httpStatus) : plan.route === 'direct' ? true : infrastructureMessage(o.error);
   return { infrastructure, ...(named ? { endpoint: named } : {}) };
 }
@@ -294,7 +318,9 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
     results = JSON.parse(o.body) as SparqlResults;
   } catch {
     if (/^(application\/sparql-results\+xml|text\/csv|text\/tab-separated-values)$/.test(o.contentType)) {
-      return bad(`${routed.route === 'direct' ? `the endpoint ${targets[0]}` : 'the federation engine'} answered ${o.contentType} although SPARQL JSON results (${media}) were asked for; its answer is not read`);
+      return bad(
+        `${routed.route === 'direct' ? `the endpoint ${targets[0]}` : 'the federation engine'} answered ${o.contentType} although SPARQL JSON results (${media}) were asked for; its answer is not read`,
+      );
     }
     return bad(`the answer is not SPARQL JSON results: ${o.body.slice(0, 300)}`);
   }
@@ -328,11 +354,17 @@ function renderTable(ctx: McpToolContext, a: KeptAnswer, page: { offset: number;
     const quads = new N3Parser({ format: 'application/n-triples' }).parse(a.ntriples);
     const line = (i: number) => `${graphTerm(quads[i].subject, prefixes)} ${graphTerm(quads[i].predicate, prefixes)} ${graphTerm(quads[i].object, prefixes)} .`;
     const lineTexts = new Map<number, string>();
-    const p = pickPage(quads.map((_, i) => i), page.offset, n, page.maxChars - 300, (i) => {
-      const t = line(i);
-      lineTexts.set(i, t);
-      return t.length;
-    });
+    const p = pickPage(
+      quads.map((_, i) => i),
+      page.offset,
+      n,
+      page.maxChars - 300,
+      (i) => {
+        const t = line(i);
+        lineTexts.set(i, t);
+        return t.length;
+      },
+    );
     const lines = p.items.map((i) => lineTexts.get(i)!);
     const note = pageNote({ offset: page.offset, shown: p.items.length, total: quads.length, unit: 'triples', cutByChars: p.cutByChars, maxChars: page.maxChars });
     return { ...base, text: [note, ...lines].join('\n'), rows: quads.length, truncated: page.offset > 0 || p.items.length < quads.length, ntriples: a.ntriples };
@@ -367,7 +399,8 @@ function pageOfRows(count: number, page: { offset: number; maxChars: number }, n
     },
   );
   const more = page.offset + p.items.length < count;
-  const note = pageNote({ offset: page.offset, shown: p.items.length, total: count, cutByChars: p.cutByChars, maxChars: page.maxChars }) + (more ? '; or add LIMIT, or aggregate with COUNT/GROUP BY' : '');
+  const note =
+    pageNote({ offset: page.offset, shown: p.items.length, total: count, cutByChars: p.cutByChars, maxChars: page.maxChars }) + (more ? '; or add LIMIT, or aggregate with COUNT/GROUP BY' : '');
   return { texts: p.items.map((i) => rowTexts.get(i)!), note, truncated: page.offset > 0 || p.items.length < count };
 }
 

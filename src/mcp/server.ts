@@ -114,7 +114,11 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
   const build = options.build !== undefined ? (options.build ? path.resolve(options.build) : null) : options.registry.build;
   const state = options.state !== undefined ? (options.state ? path.resolve(options.state) : null) : build ? buildStateDir(build) : null;
   const logFile = options.callLog !== undefined ? options.callLog : state ? path.join(state, STATE_FILES.mcp, 'calls.jsonl') : null;
-  const sparql = new BoundedSparqlClient(options.registry, { maxResultBytes: limits.maxResultBytes, parallel: options.engines ?? 1, ...(options.federationEngine ? { engine: options.federationEngine } : {}) });
+  const sparql = new BoundedSparqlClient(options.registry, {
+    maxResultBytes: limits.maxResultBytes,
+    parallel: options.engines ?? 1,
+    ...(options.federationEngine ? { engine: options.federationEngine } : {}),
+  });
   // Only high_level gives the catalogue's descriptions (section 5): every other setup's registry has none, so no path can show them.
   const registry = setup === 'high_level' ? options.registry : { ...options.registry, endpoints: options.registry.endpoints.map((e) => ({ ...e, description: null })) };
   const callLog = new CallLog(logFile);
@@ -147,7 +151,11 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
   server.registerResource(
     'endpoints',
     ENDPOINTS_RESOURCE,
-    { title: 'SPARQL endpoints', description: `The SPARQL endpoints of this server (setup ${ctx.setup})${ctx.setup === 'high_level' ? ', each with a one-sentence description' : ''}`, mimeType: 'application/json' },
+    {
+      title: 'SPARQL endpoints',
+      description: `The SPARQL endpoints of this server (setup ${ctx.setup})${ctx.setup === 'high_level' ? ', each with a one-sentence description' : ''}`,
+      mimeType: 'application/json',
+    },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(endpointsResource(ctx), null, 2) }] }),
   );
   const l = ctx.limits;
@@ -162,7 +170,12 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
       description: runQueryDescription(ctx),
       inputSchema: z.object({
         query: z.string().min(1).describe('the SPARQL query, with SERVICE <endpoint URL> { … } clauses'),
-        format: z.enum(RESULT_FORMATS).optional().describe('result format: table (default: a header line of ?variables, one tab-separated line per row, terms as in SPARQL with your PREFIXes), application/sparql-results+json (SPARQL JSON results); the RDF formats apply to CONSTRUCT/DESCRIBE'),
+        format: z
+          .enum(RESULT_FORMATS)
+          .optional()
+          .describe(
+            'result format: table (default: a header line of ?variables, one tab-separated line per row, terms as in SPARQL with your PREFIXes), application/sparql-results+json (SPARQL JSON results); the RDF formats apply to CONSTRUCT/DESCRIBE',
+          ),
         timeout_ms: z.number().int().min(l.minTimeoutMs).max(l.maxTimeoutMs).optional().describe(`time limit in ms (default ${l.defaultTimeoutMs})`),
         ...paging,
       }),
@@ -198,7 +211,15 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
     );
   }
   if (promptFile(ctx)) {
-    const graph = ctx.graphs.length > 1 ? { graph: z.enum(ctx.graphs as [string, ...string[]]).optional().describe('list only the endpoints of this knowledge graph (default: all)') } : {};
+    const graph =
+      ctx.graphs.length > 1
+        ? {
+            graph: z
+              .enum(ctx.graphs as [string, ...string[]])
+              .optional()
+              .describe('list only the endpoints of this knowledge graph (default: all)'),
+          }
+        : {};
     server.registerPrompt(
       PROMPT_NAME,
       {
@@ -284,7 +305,13 @@ async function readBounded(req: http.IncomingMessage, max: number): Promise<{ bo
       if (size <= max && (!over || size < 4096)) return void chunks.push(c);
       req.off('data', onData).off('end', onEnd).off('error', reject);
       req.pause();
-      resolve({ tooLarge: true, bytes: over ? declared : null, head: Buffer.concat([...chunks, c]).subarray(0, 4096).toString('utf8') });
+      resolve({
+        tooLarge: true,
+        bytes: over ? declared : null,
+        head: Buffer.concat([...chunks, c])
+          .subarray(0, 4096)
+          .toString('utf8'),
+      });
     };
     const onEnd = () => resolve({ body: Buffer.concat(chunks) });
     req.on('data', onData).on('end', onEnd).on('error', reject);

@@ -69,7 +69,10 @@ function whatIsServed(ctx: McpToolContext): string {
  */
 function graphsSentence(ctx: McpToolContext, tools: boolean): string[] {
   if (ctx.graphs.length < 2) return [];
-  if (ctx.mixGraphs) return ['The knowledge graphs reuse IRIs (the same class or property IRI names different data in each); this server lets one query join endpoints of several graphs, so such IRIs join unrelated data.'];
+  if (ctx.mixGraphs)
+    return [
+      'The knowledge graphs reuse IRIs (the same class or property IRI names different data in each); this server lets one query join endpoints of several graphs, so such IRIs join unrelated data.',
+    ];
   return [
     `The knowledge graphs reuse IRIs (the same class or property IRI names different data in each), so they are kept apart: a query may name endpoints of one graph only${tools && ctx.kgvoyager ? ', and the exploration tools answer per graph, naming it (give graph to ask one)' : ''}.`,
   ];
@@ -170,7 +173,8 @@ export interface SurfaceClient {
  */
 export async function informationSurface(client: SurfaceClient, promptArgs: Record<string, string> = {}): Promise<SurfaceText[]> {
   const out: SurfaceText[] = [{ where: 'instructions', text: client.getInstructions() ?? '' }];
-  for (const t of (await client.listTools()).tools) out.push({ where: `tool ${t.name}`, text: JSON.stringify({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema }) });
+  for (const t of (await client.listTools()).tools)
+    out.push({ where: `tool ${t.name}`, text: JSON.stringify({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema }) });
   const caps = client.getServerCapabilities() ?? {};
   if (caps.resources) {
     for (const r of (await client.listResources()).resources) {

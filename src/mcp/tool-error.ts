@@ -106,7 +106,8 @@ export async function firstUnreachable(urls: readonly string[], timeoutMs = 5000
 }
 
 /** Connection failures in an error message (Node, undici, Comunica, the engine's thread). */
-const UNREACHABLE = /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|fetch failed|socket hang up|other side closed|cannot reach|engine thread crashed|engine is closed|failed to start/i;
+const UNREACHABLE =
+  /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|fetch failed|socket hang up|other side closed|cannot reach|engine thread crashed|engine is closed|failed to start/i;
 
 /**
  * Whether an HTTP status from an endpoint is the endpoint's fault: 5xx (the query's own time

@@ -109,8 +109,12 @@ function checkValue(x: unknown): CheckedMessage {
     return { ok: true, message: x as unknown as JSONRPCMessage };
   }
   // A response to a request of the server (sampling, elicitation, …): an id and exactly one of result/error.
-  if (hasId && ('result' in x) !== ('error' in x) && (!('error' in x) || isObject(x.error))) return { ok: true, message: x as unknown as JSONRPCMessage };
-  return { ok: false, reply: errorReply(id, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: neither a request ("method") nor a response ("id" with "result" or "error")'), why: 'neither a request nor a response' };
+  if (hasId && 'result' in x !== 'error' in x && (!('error' in x) || isObject(x.error))) return { ok: true, message: x as unknown as JSONRPCMessage };
+  return {
+    ok: false,
+    reply: errorReply(id, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: neither a request ("method") nor a response ("id" with "result" or "error")'),
+    why: 'neither a request nor a response',
+  };
 }
 
 /**
@@ -128,7 +132,11 @@ export function checkMessage(text: string): CheckedMessage {
   if (!Array.isArray(x)) return checkValue(x);
   if (x.length === 0) return { ok: false, reply: errorReply(null, JSONRPC_ERRORS.invalidRequest, 'Invalid Request: an empty batch'), why: 'an empty batch' };
   const replies = x
-    .map((m) => (isObject(m) && typeof m.method === 'string' && !('id' in m && m.id !== null && m.id !== undefined) ? null : errorReply(isObject(m) && validId(m.id) ? m.id : null, JSONRPC_ERRORS.invalidRequest, BATCH)))
+    .map((m) =>
+      isObject(m) && typeof m.method === 'string' && !('id' in m && m.id !== null && m.id !== undefined)
+        ? null
+        : errorReply(isObject(m) && validId(m.id) ? m.id : null, JSONRPC_ERRORS.invalidRequest, BATCH),
+    )
     .filter((r): r is JsonRpcErrorReply => r !== null);
   return { ok: false, reply: replies.length ? replies : null, why: `a batch of ${counted(x.length, 'message')}` };
 }
@@ -222,7 +230,9 @@ export class HardenedStdioTransport implements Transport {
       return;
     }
     if (this.size + piece.length > this.max) {
-      const head = Buffer.concat([...this.parts, piece.subarray(0, 4096)]).subarray(0, 4096).toString('utf8');
+      const head = Buffer.concat([...this.parts, piece.subarray(0, 4096)])
+        .subarray(0, 4096)
+        .toString('utf8');
       this.dropping = { bytes: this.size + piece.length, head };
       this.parts = [];
       this.size = 0;

@@ -212,7 +212,8 @@ export function voidSummary(turtle: string, endpoint: RegisteredEndpoint, endpoi
       parts.push(`${dt ? name(dt) : '?'}${n !== triples ? ` ${n}` : ''}`);
     }
     for (const cp of take(pp, v('classPartition'))) parts.push(`→ ${name(one(cp, v('class')) ?? namedNode('?'))} ${num(cp, v('triples')) ?? '?'}`);
-    for (const rp of take(pp, `${FK}remoteClassPartition`)) parts.push(`→ ${name(one(rp, `${FK}class`) ?? namedNode('?'))} ${num(rp, v('triples')) ?? '?'} typed at <${one(rp, `${FK}typesIn`)?.value ?? '?'}>`);
+    for (const rp of take(pp, `${FK}remoteClassPartition`))
+      parts.push(`→ ${name(one(rp, `${FK}class`) ?? namedNode('?'))} ${num(rp, v('triples')) ?? '?'} typed at <${one(rp, `${FK}typesIn`)?.value ?? '?'}>`);
     return parts.join(' ');
   };
   const properties = (c: RDF.Term) => {
@@ -221,10 +222,14 @@ export function voidSummary(turtle: string, endpoint: RegisteredEndpoint, endpoi
   };
   for (const c of take(ds, v('classPartition'))) lines.push(`class ${name(one(c, v('class')) ?? namedNode('?'))}: ${counted(num(c, v('entities')), 'entity', 'entities')}${properties(c)}`);
   for (const c of take(ds, `${FK}remoteClassPartition`)) {
-    lines.push(`subjects of class ${name(one(c, `${FK}class`) ?? namedNode('?'))} typed at <${one(c, `${FK}typesIn`)?.value ?? '?'}>: ${counted(num(c, v('entities')), 'entity', 'entities')} here${properties(c)}`);
+    lines.push(
+      `subjects of class ${name(one(c, `${FK}class`) ?? namedNode('?'))} typed at <${one(c, `${FK}typesIn`)?.value ?? '?'}>: ${counted(num(c, v('entities')), 'entity', 'entities')} here${properties(c)}`,
+    );
   }
   for (const pp of take(ds, v('propertyPartition'))) {
-    const extra = (['Subject', 'Object'] as const).filter((x) => num(pp, v(`distinct${x}s`)) !== undefined).map((x) => `, ${counted(num(pp, v(`distinct${x}s`)), `distinct ${x.toLowerCase()}`, `distinct ${x.toLowerCase()}s`)}`);
+    const extra = (['Subject', 'Object'] as const)
+      .filter((x) => num(pp, v(`distinct${x}s`)) !== undefined)
+      .map((x) => `, ${counted(num(pp, v(`distinct${x}s`)), `distinct ${x.toLowerCase()}`, `distinct ${x.toLowerCase()}s`)}`);
     lines.push(`property ${name(one(pp, v('property')) ?? namedNode('?'))}: ${counted(num(pp, v('triples')), 'triple', 'triples')}${extra.join('')}`);
   }
   for (const l of take(ds, v('subset'))) {

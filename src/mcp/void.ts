@@ -34,15 +34,7 @@ import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
 import { describeInWords } from '../describe/catalogue.js';
 import type { SparqlClient } from '../describe/client.js';
 import { parseSparqlJson, type SparqlRow } from '../sparql/results.js';
-import {
-  sortDescription,
-  type ClassPartition,
-  type ClassPropertyPartition,
-  type Linkset,
-  type RemoteClassPartition,
-  type ShardDescription,
-  type ShardStatistics,
-} from '../describe/model.js';
+import { sortDescription, type ClassPartition, type ClassPropertyPartition, type Linkset, type RemoteClassPartition, type ShardDescription, type ShardStatistics } from '../describe/model.js';
 import { computeStatistics } from '../describe/statistics.js';
 import { FKGQA_VOCAB, renderVoid, VOID_EXT, writerText, type VoidVariant } from '../describe/void-turtle.js';
 import type { McpToolContext } from './context.js';
@@ -361,10 +353,13 @@ async function computeVoid(ctx: McpToolContext, e: RegisteredEndpoint, variant: 
         continue;
       }
       const rows = parseSparqlJson(o.body, p.url);
-      for (const r of rows) if (r.p && Number(r.triples?.value) > 0) linksets.push({ subjectsTarget: stats.dataset, objectsTarget: datasetOf(p), linkPredicate: r.p.value, triples: Number(r.triples.value) });
+      for (const r of rows)
+        if (r.p && Number(r.triples?.value) > 0) linksets.push({ subjectsTarget: stats.dataset, objectsTarget: datasetOf(p), linkPredicate: r.p.value, triples: Number(r.triples.value) });
     }
   }
-  stats.linksets = linksets.sort((a, b) => (a.objectsTarget < b.objectsTarget ? -1 : a.objectsTarget > b.objectsTarget ? 1 : a.linkPredicate < b.linkPredicate ? -1 : a.linkPredicate > b.linkPredicate ? 1 : 0));
+  stats.linksets = linksets.sort((a, b) =>
+    a.objectsTarget < b.objectsTarget ? -1 : a.objectsTarget > b.objectsTarget ? 1 : a.linkPredicate < b.linkPredicate ? -1 : a.linkPredicate > b.linkPredicate ? 1 : 0,
+  );
   const d: ShardDescription = { ...stats, title: e.id, description: describeInWords(stats), endpoint: e.url };
   return { turtle: renderVoid(d, variant, ctx.prefixes['']), notes };
 }
@@ -376,7 +371,16 @@ async function computeVoid(ctx: McpToolContext, e: RegisteredEndpoint, variant: 
 export async function voidDescription(ctx: McpToolContext, e: RegisteredEndpoint, variant: VoidVariant): Promise<VoidResult> {
   const attempts: VoidAttempt[] = [];
   const key = `${e.url} ${variant}`;
-  const result = (step: VoidStep, source: string, turtle: string, extra: Partial<VoidResult> = {}): VoidResult => ({ endpoint: e.url, variant, step, source, turtle, ...countOf(turtle), attempts, ...extra });
+  const result = (step: VoidStep, source: string, turtle: string, extra: Partial<VoidResult> = {}): VoidResult => ({
+    endpoint: e.url,
+    variant,
+    step,
+    source,
+    turtle,
+    ...countOf(turtle),
+    attempts,
+    ...extra,
+  });
   const timed = async <T>(step: VoidStep, fn: () => Promise<{ value?: T; outcome: string }>): Promise<T | undefined> => {
     const t0 = performance.now();
     let r: { value?: T; outcome: string };
@@ -442,7 +446,12 @@ export async function voidDescription(ctx: McpToolContext, e: RegisteredEndpoint
     }
     const links = [
       ...describedBy(r.link, e.url),
-      ...[RDFS_SEE_ALSO, `${VOID}inDataset`].flatMap((p) => store.getObjects(null, namedNode(p), null).filter((o) => o.termType === 'NamedNode').map((o) => o.value)),
+      ...[RDFS_SEE_ALSO, `${VOID}inDataset`].flatMap((p) =>
+        store
+          .getObjects(null, namedNode(p), null)
+          .filter((o) => o.termType === 'NamedNode')
+          .map((o) => o.value),
+      ),
     ];
     const why: string[] = [];
     for (const u of [...new Set(links)]) {
@@ -460,7 +469,10 @@ export async function voidDescription(ctx: McpToolContext, e: RegisteredEndpoint
   if (sd) return found('service-description', sd.url, sd.turtle);
 
   // 5./6. VoID triples in the default graph, then in named graphs
-  for (const [step, named] of [['default-graph', false], ['named-graph', true]] as const) {
+  for (const [step, named] of [
+    ['default-graph', false],
+    ['named-graph', true],
+  ] as const) {
     const t = await timed(step, async () => {
       const o = await ctx.sparql.direct(e.url, voidTriplesQuery(named), 'application/n-triples, text/turtle;q=0.9', ctx.limits.voidStepTimeoutMs);
       if (o.status === 'timeout') return { outcome: `no answer within ${ctx.limits.voidStepTimeoutMs} ms` };
@@ -566,5 +578,10 @@ export async function getVoidDescriptions(ctx: McpToolContext, args: VoidArgs): 
   if (!none) return { text, isError: false, results };
   // No step found VoID for any endpoint: the infrastructure's fault when the endpoints could not be queried (down, 5xx), not when they simply publish none.
   const down = results.find((r) => r.attempts.some((a) => a.step === 'computed' && infrastructureMessage(a.outcome)));
-  return { text: `Error (no-void): no step found a VoID description of ${urls.length === 1 ? 'the endpoint' : 'any endpoint asked'}.\n${text}`, isError: true, results, error: { class: 'no-void', infrastructure: !!down, ...(down ? { endpoint: down.endpoint } : {}) } };
+  return {
+    text: `Error (no-void): no step found a VoID description of ${urls.length === 1 ? 'the endpoint' : 'any endpoint asked'}.\n${text}`,
+    isError: true,
+    results,
+    error: { class: 'no-void', infrastructure: !!down, ...(down ? { endpoint: down.endpoint } : {}) },
+  };
 }

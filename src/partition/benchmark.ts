@@ -47,15 +47,7 @@ export const BENCHMARK_FIELDS: Record<keyof BenchmarkEntry, string> = {
 };
 
 /** Writes `<dir>/benchmark.json` (deterministic: questions in file order). */
-export function writeBenchmark(
-  dir: string,
-  questions: Question[],
-  queries: GoldQuery[],
-  graphs: GraphBuild[],
-  defaultPrefix: string,
-  questionsFile: string,
-  questionsSha: string,
-): void {
+export function writeBenchmark(dir: string, questions: Question[], queries: GoldQuery[], graphs: GraphBuild[], defaultPrefix: string, questionsFile: string, questionsSha: string): void {
   const byGraph = new Map(graphs.map((g) => [g.manifest.graph, g.manifest]));
   const graphOf = new Map(graphs.map((g) => [g.manifest.graph, g]));
   const queryOf = new Map<number, GoldQuery>();

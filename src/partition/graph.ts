@@ -257,7 +257,11 @@ function manifestShards(g: GraphSource, plan: GraphPlan, m: Materialized, v: Ver
       return false;
     });
   };
-  const members = (mp: Map<string, number>, k: number) => [...mp].filter(([, x]) => x === k).map(([x]) => x).sort();
+  const members = (mp: Map<string, number>, k: number) =>
+    [...mp]
+      .filter(([, x]) => x === k)
+      .map(([x]) => x)
+      .sort();
   const shards: ManifestShard[] = m.order.map((s) => {
     const name = m.nameOfSlot.get(s.index)!;
     const [kind, a, b] = s.slot.split('-');
@@ -268,7 +272,11 @@ function manifestShards(g: GraphSource, plan: GraphPlan, m: Materialized, v: Ver
       role.classes = members(layout.horizontalGroup, Number(a));
       role.bucket = Number(b);
     }
-    if (layout.spread) role.spread = [...layout.spread].filter(([, slots]) => slots.includes(s.slot)).map(([c]) => c).sort();
+    if (layout.spread)
+      role.spread = [...layout.spread]
+        .filter(([, slots]) => slots.includes(s.slot))
+        .map(([c]) => c)
+        .sort();
     const f = v.fileOf.get(s.index)!;
     return {
       name,

@@ -43,7 +43,12 @@ export function readPrevious(out: string, inputsDigest: string, staged: string, 
   }
   const sameInputs = prev.inputsDigest === inputsDigest;
   const asBuilt = prev.outputDigest === outputDigest;
-  const changedFiles = sameInputs ? differingFiles(fileDigests(out, (name) => isBuildEntry(name, out)), fileDigests(staged)) : [];
+  const changedFiles = sameInputs
+    ? differingFiles(
+        fileDigests(out, (name) => isBuildEntry(name, out)),
+        fileDigests(staged),
+      )
+    : [];
   return {
     digest: String(prev.outputDigest),
     sameInputs,

@@ -80,10 +80,7 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
   for (const kg of selected) {
     if (!source.graphs.has(kg)) {
       const q = questions.find((x) => x.kg === kg)!;
-      throw new InputError(
-        `question ${q.index} names graph "${kg}", which has no data file ${path.join(source.dir, 'kg', `${kg}.nt`)} (or .ttl, .rdf, .owl, .xml)`,
-        { file: source.questionsFile },
-      );
+      throw new InputError(`question ${q.index} names graph "${kg}", which has no data file ${path.join(source.dir, 'kg', `${kg}.nt`)} (or .ttl, .rdf, .owl, .xml)`, { file: source.questionsFile });
     }
   }
   for (const kg of source.graphs.keys()) {
@@ -95,7 +92,10 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
   if (selected.length === 0) throw new InputError('no questions: nothing to build', { file: source.questionsFile });
   const unparsable = queries.filter((q) => selected.includes(q.kg) && !parseQuery(q.text, options.defaultPrefix).ok);
   if (unparsable.length === queries.filter((q) => selected.includes(q.kg)).length) {
-    throw new InputError(`none of the ${unparsable.length} gold queries parses: nothing to federate (first: ${unparsable[0].id}: ${(parseQuery(unparsable[0].text, options.defaultPrefix) as { error: string }).error})`, { file: source.questionsFile });
+    throw new InputError(
+      `none of the ${unparsable.length} gold queries parses: nothing to federate (first: ${unparsable[0].id}: ${(parseQuery(unparsable[0].text, options.defaultPrefix) as { error: string }).error})`,
+      { file: source.questionsFile },
+    );
   }
 
   const staged = new StagedOutput(options.out);
@@ -148,4 +148,3 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
     throw e;
   }
 }
-

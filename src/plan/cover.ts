@@ -37,12 +37,13 @@ export function coverFacts(rules: ShardingRule[], queries: string[]): string {
  */
 export function undominatedRules(rules: ShardingRule[]): ShardingRule[] {
   const sets = rules.map((r) => new Set(r.covers));
-  return rules.filter((r, i) =>
-    !rules.some((other, j) => {
-      if (j === i || sets[j].size < sets[i].size) return false;
-      for (const q of r.covers) if (!sets[j].has(q)) return false;
-      return sets[j].size > sets[i].size || j < i;
-    }),
+  return rules.filter(
+    (r, i) =>
+      !rules.some((other, j) => {
+        if (j === i || sets[j].size < sets[i].size) return false;
+        for (const q of r.covers) if (!sets[j].has(q)) return false;
+        return sets[j].size > sets[i].size || j < i;
+      }),
   );
 }
 

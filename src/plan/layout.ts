@@ -80,13 +80,8 @@ export function spreadLayout(layout: ShardLayout, rules: ShardingRule[], buckets
   if (horizontal.length === 0) return layout;
   const nPredicate = new Set(layout.predicateShard.values()).size;
   const nClass = new Set(layout.classShard.values()).size;
-  const subjectSlots = [
-    'base',
-    ...(everyShard ? Array.from({ length: nPredicate }, (_, k) => `predicate-${k + 1}`) : []),
-    ...Array.from({ length: nClass }, (_, k) => `class-${k + 1}`),
-  ];
-  const fixedSlot = (c: string): string | undefined =>
-    layout.classShard.has(c) ? `class-${layout.classShard.get(c)}` : horizontal.includes(c) ? undefined : 'base';
+  const subjectSlots = ['base', ...(everyShard ? Array.from({ length: nPredicate }, (_, k) => `predicate-${k + 1}`) : []), ...Array.from({ length: nClass }, (_, k) => `class-${k + 1}`)];
+  const fixedSlot = (c: string): string | undefined => (layout.classShard.has(c) ? `class-${layout.classShard.get(c)}` : horizontal.includes(c) ? undefined : 'base');
   // In IRI order, each class takes every slot not excluded: the fixed shards of the classes it is
   // separated from and the slots of the separated horizontal classes before it; slots are added
   // only when fewer than `buckets` remain.
@@ -122,7 +117,12 @@ export function spreadLayout(layout: ShardLayout, rules: ShardingRule[], buckets
 /** The `separate` layout: one shard per element, numbered in IRI order; no solver needed. */
 export function separateLayout(rules: ShardingRule[], buckets: number): ShardLayout {
   const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort();
-  const predicates = sorted(rules.filter((r) => r.kind === 'predicate').flatMap((r) => r.elements).filter((p) => p !== RDF_TYPE));
+  const predicates = sorted(
+    rules
+      .filter((r) => r.kind === 'predicate')
+      .flatMap((r) => r.elements)
+      .filter((p) => p !== RDF_TYPE),
+  );
   const horizontal = sorted(rules.filter((r) => r.kind === 'horizontal').map((r) => r.elements[0]));
   const classes = sorted(rules.filter((r) => r.kind === 'class').flatMap((r) => r.elements)).filter((c) => !horizontal.includes(c));
   const numbered = (xs: string[]) => new Map(xs.map((x, i) => [x, i + 1]));

@@ -88,7 +88,10 @@ function jsonTerm(t: Term): SparqlTerm {
 /** Triples (N-Triples or Turtle text) as SPARQL JSON rows of ?subject ?predicate ?object. */
 function graphAsBindings(text: string, contentType: string): SparqlResults {
   const quads: Quad[] = new N3Parser({ format: contentType.includes('turtle') ? 'text/turtle' : 'application/n-triples' }).parse(text);
-  return { head: { vars: ['subject', 'predicate', 'object'] }, results: { bindings: quads.map((q) => ({ subject: jsonTerm(q.subject), predicate: jsonTerm(q.predicate), object: jsonTerm(q.object) })) } };
+  return {
+    head: { vars: ['subject', 'predicate', 'object'] },
+    results: { bindings: quads.map((q) => ({ subject: jsonTerm(q.subject), predicate: jsonTerm(q.predicate), object: jsonTerm(q.object) })) },
+  };
 }
 
 /** The build's default prefix (benchmark.json), suggested when a query uses `:` undeclared. */
@@ -127,7 +130,9 @@ export function selectSources(registry: EndpointRegistry, names: string[], mixGr
     const byGraph = n === 'all' ? registry.endpoints : registry.endpoints.filter((e) => e.graph === n);
     const one = byGraph.length ? undefined : (registry.endpoints.find((e) => e.id === n) ?? findEndpoint(registry, n));
     if (!byGraph.length && !one) {
-      throw new InputError(`--sources ${n}: neither all, a graph (${graphs.join(', ') || 'none'}) nor an endpoint of the registry, which comes from ${registrySource(registry)}:\n${listEndpoints(registry.endpoints, 10, 'the endpoints file of the running serve')}`);
+      throw new InputError(
+        `--sources ${n}: neither all, a graph (${graphs.join(', ') || 'none'}) nor an endpoint of the registry, which comes from ${registrySource(registry)}:\n${listEndpoints(registry.endpoints, 10, 'the endpoints file of the running serve')}`,
+      );
     }
     for (const e of one ? [one] : byGraph) chosen.add(e);
   }
@@ -189,7 +194,11 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     const p = routeQuery(o.query, registry, hints, { mixGraphs: o.mixGraphs });
     if (!p.ok) {
       const alternative =
-        p.errorClass === 'no-service' ? '\nOr let the federation engine select the sources of each triple pattern: --sources all (or --sources <graph>).' : p.errorClass === 'mixed-graphs' ? ` (or run it with ${MIX_GRAPHS_OPTION})` : '';
+        p.errorClass === 'no-service'
+          ? '\nOr let the federation engine select the sources of each triple pattern: --sources all (or --sources <graph>).'
+          : p.errorClass === 'mixed-graphs'
+            ? ` (or run it with ${MIX_GRAPHS_OPTION})`
+            : '';
       throw new InputError(`the query is refused (${p.errorClass})${p.message.includes('nothing was sent') ? '' : '; nothing was sent'}: ${p.message}${alternative}`);
     }
     plan = p;
@@ -207,10 +216,19 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
       } catch (e) {
         throw new InputError(`the federation engine ${client.engineName} cannot run here: ${(e as Error).message}`);
       }
-      if (!selects) throw new InputError(`the federation engine ${client.engineName} has no source selection (it evaluates SERVICE clauses only), so --sources cannot run on it; nothing was sent: use --federation-engine comunica, or name the endpoints with SERVICE`);
+      if (!selects)
+        throw new InputError(
+          `the federation engine ${client.engineName} has no source selection (it evaluates SERVICE clauses only), so --sources cannot run on it; nothing was sent: use --federation-engine comunica, or name the endpoints with SERVICE`,
+        );
     }
-    outcome = plan.route === 'direct' ? await client.direct(plan.targets[0].url, plan.query, graph ? `${MEDIA.ntriples}, ${MEDIA.turtle};q=0.9` : media, timeoutMs) : // The limit counts from when the engine takes the query: its start (1–3 s) is not the query's (as run_sparql_query).
-        await client.federated(plan.query, media, timeoutMs, undefined, { limitFromStart: true, waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS), ...(plan.route === 'sources' ? { sources: plan.targets.map((t) => t.url) } : {}) });
+    outcome =
+      plan.route === 'direct'
+        ? await client.direct(plan.targets[0].url, plan.query, graph ? `${MEDIA.ntriples}, ${MEDIA.turtle};q=0.9` : media, timeoutMs) // The limit counts from when the engine takes the query: its start (1–3 s) is not the query's (as run_sparql_query).
+        : await client.federated(plan.query, media, timeoutMs, undefined, {
+            limitFromStart: true,
+            waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS),
+            ...(plan.route === 'sources' ? { sources: plan.targets.map((t) => t.url) } : {}),
+          });
   } finally {
     await client.close();
   }
@@ -251,8 +269,18 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     throw new InputError(`${where} sent an answer that does not parse as ${graph ? 'RDF' : 'SPARQL JSON results'} (${outcome.contentType}): ${(e as Error).message}`);
   }
   // Only what SPARQL JSON results define (Comunica adds "metadata"), head first.
-  results = results.boolean !== undefined ? { head: results.head ?? {}, boolean: results.boolean } : { head: { vars: results.head?.vars ?? [] }, results: { bindings: results.results?.bindings ?? [] } };
-  return { route: plan.route, ...(plan.route !== 'direct' ? { engine: client.engineName } : {}), targets: plan.targets.map((t) => ({ id: t.id, url: t.url, ...(t.placement ? { host: t.placement.host } : {}) })), form: plan.form, results, ms, requests: outcome.requests, registry: registry.source };
+  results =
+    results.boolean !== undefined ? { head: results.head ?? {}, boolean: results.boolean } : { head: { vars: results.head?.vars ?? [] }, results: { bindings: results.results?.bindings ?? [] } };
+  return {
+    route: plan.route,
+    ...(plan.route !== 'direct' ? { engine: client.engineName } : {}),
+    targets: plan.targets.map((t) => ({ id: t.id, url: t.url, ...(t.placement ? { host: t.placement.host } : {}) })),
+    form: plan.form,
+    results,
+    ms,
+    requests: outcome.requests,
+    registry: registry.source,
+  };
 }
 
 /** A term as the table shows it: `<iri>`, a literal's lexical form (`@lang` appended), `_:label`. */
@@ -265,7 +293,10 @@ function cellText(t: SparqlTerm | undefined): string {
 }
 
 /** An ASK answer as one row of ?boolean (for CSV and TSV, which SPARQL defines for SELECT only). */
-const booleanRows = (b: boolean): SparqlResults => ({ head: { vars: ['boolean'] }, results: { bindings: [{ boolean: { type: 'literal', value: String(b), datatype: 'http://www.w3.org/2001/XMLSchema#boolean' } }] } });
+const booleanRows = (b: boolean): SparqlResults => ({
+  head: { vars: ['boolean'] },
+  results: { bindings: [{ boolean: { type: 'literal', value: String(b), datatype: 'http://www.w3.org/2001/XMLSchema#boolean' } }] },
+});
 
 /**
  * Writes an answer: `table` (aligned columns, a header and a rule; ASK as `true`/`false`), `json`
@@ -280,6 +311,10 @@ export function formatAnswer(r: SparqlResults, format: QueryFormat): string {
   const rows = (r.results?.bindings ?? []).map((b) => vars.map((v) => cellText(b[v])));
   const head = vars.map((v) => `?${v}`);
   const width = vars.map((_, i) => Math.max(head[i].length, ...rows.map((row) => row[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(width[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(width[i])))
+      .join('  ')
+      .trimEnd();
   return [line(head), width.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n') + '\n';
 }

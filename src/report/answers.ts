@@ -43,9 +43,11 @@ export const MAX_ALTERNATIVE_ROWS = 50_000;
 function windowText(q: sparqljs.SelectQuery): string {
   const text = new sparqljs.Generator({ allPrefixes: false }).stringify({ ...q, type: 'query', prefixes: {} } as sparqljs.SparqlQuery);
   const m = /ORDER BY[\s\S]*$/i.exec(text);
-  return (m ? m[0] : 'ORDER BY').replace(/\s+/g, ' ').replace(/<http:\/\/valuenet\/ontop\/([^>]*)>/g, ':$1').trim();
+  return (m ? m[0] : 'ORDER BY')
+    .replace(/\s+/g, ' ')
+    .replace(/<http:\/\/valuenet\/ontop\/([^>]*)>/g, ':$1')
+    .trim();
 }
-
 
 /** Runs a query on the unsharded graph within the time limit: its results, or what it ran into, in words. */
 type QueryRun = (text: string) => Promise<SparqlResults | string>;
@@ -165,7 +167,10 @@ async function alternativeAnswers(ast: sparqljs.SelectQuery, goldResults: Sparql
   }
   if (!f.unknown) {
     f.choice = alternatives.length > 0;
-    f.reasons.push(`${counted(alternatives.length + 1, 'admissible answer')} (gold${alternatives.length ? ` and ${counted(alternatives.length, 'other')}` : ''})` + (reproduced ? '' : '; no choice reproduces the stored gold answer'));
+    f.reasons.push(
+      `${counted(alternatives.length + 1, 'admissible answer')} (gold${alternatives.length ? ` and ${counted(alternatives.length, 'other')}` : ''})` +
+        (reproduced ? '' : '; no choice reproduces the stored gold answer'),
+    );
   }
   return alternatives;
 }
@@ -182,7 +187,13 @@ async function topLevelTies(ast: sparqljs.SelectQuery, goldResults: SparqlResult
       f.reasons.push(`top-level ${windowText(ast)}: ${cut.map((s) => `${s.tied} solutions tie (ORDER BY key ${s.key}) for ${counted(s.take, 'place')}`).join('; ')}`);
     }
     const open = segments.filter((s) => !s.rows);
-    if (open.length > 0) f.reasons.push(`top-level ${windowText(ast)}: the order of ${counted(open.reduce((n, s) => n + s.take, 0), 'row')} in ${counted(open.length, 'run')} of tied keys is open`);
+    if (open.length > 0)
+      f.reasons.push(
+        `top-level ${windowText(ast)}: the order of ${counted(
+          open.reduce((n, s) => n + s.take, 0),
+          'row',
+        )} in ${counted(open.length, 'run')} of tied keys is open`,
+      );
   }
   return segments;
 }
@@ -236,12 +247,7 @@ export async function analyseGoldTies(store: StoreWorker, q: GoldQueryToRun, gol
  * queries given with their `ast`). A failing or timed-out query is recorded with its status, never
  * dropped. `onQuery` is told when each query starts and ends (progress, see ProgressTicker).
  */
-export async function executeGoldQueries(
-  store: StoreWorker,
-  queries: GoldQueryToRun[],
-  timeoutMs: number,
-  onQuery?: { start(id: string): void; done(id: string): void },
-): Promise<GoldAnswer[]> {
+export async function executeGoldQueries(store: StoreWorker, queries: GoldQueryToRun[], timeoutMs: number, onQuery?: { start(id: string): void; done(id: string): void }): Promise<GoldAnswer[]> {
   const out: GoldAnswer[] = [];
   for (const q of queries) {
     onQuery?.start(`${q.id} (gold answer)`);
@@ -294,7 +300,10 @@ export function inCanonicalOrder(results: SparqlResults): SparqlResults {
  */
 export function inCanonicalLineOrder(nTriples: string): string {
   const lines = nTriples.split('\n').filter((l) => l.trim());
-  return lines.sort(byCodeUnits).map((l) => `${l}\n`).join('');
+  return lines
+    .sort(byCodeUnits)
+    .map((l) => `${l}\n`)
+    .join('');
 }
 
 /**

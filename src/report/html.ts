@@ -114,8 +114,7 @@ window.fkgqaChartsReady = true;`;
 export function formatStatsHtml(s: BuildStats): string {
   const f = s.figures;
   const maxFan = Math.max(1, ...s.queries.map((q) => Math.max(q.impliedFanOut ?? 0, q.realisedFanOut ?? 0)));
-  const hist = (pick: (q: BuildStats['queries'][number]) => number | null) =>
-    Array.from({ length: maxFan + 1 }, (_, k) => s.queries.filter((q) => pick(q) === k).reduce((n, q) => n + q.questions, 0));
+  const hist = (pick: (q: BuildStats['queries'][number]) => number | null) => Array.from({ length: maxFan + 1 }, (_, k) => s.queries.filter((q) => pick(q) === k).reduce((n, q) => n + q.questions, 0));
   const maxShards = Math.max(...s.graphs.map((g) => g.shards));
   const data = {
     fanOut: { labels: Array.from({ length: maxFan + 1 }, (_, k) => (k === 0 ? ['0', '(no match)'] : String(k))), implied: hist((q) => q.impliedFanOut), realised: hist((q) => q.realisedFanOut) },
@@ -127,7 +126,9 @@ export function formatStatsHtml(s: BuildStats): string {
   };
   // Graph names on the vertical axis, one row each (horizontal text, never cut or overlapping): the height grows with the graphs.
   const byGraphHeight = 120 + 26 * s.graphs.length;
-  const figureRows = readableFigures(f).map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join('\n');
+  const figureRows = readableFigures(f)
+    .map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`)
+    .join('\n');
   const paperRows = comparePaper(f)
     .map((r) => `<tr><td>${esc(r.figure)}</td><td>${r.paper}</td><td>${r.build}</td><td>${r.difference > 0 ? '+' : ''}${r.difference}</td></tr>`)
     .join('\n');

@@ -89,8 +89,7 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
   const roundDist = (d: Distribution): Distribution => ({ mean: round(d.mean), median: d.median, min: d.min, max: d.max });
   const solves = r.graphs.flatMap((g) => [g.manifest.solver.cover, g.manifest.solver.layout]);
   const covered = r.graphs.flatMap((g) => g.manifest.queries.filter((q) => q.status === 'covered'));
-  const overQuestions = (value: (q: (typeof covered)[number]) => number) =>
-    roundDist(distribution(covered.flatMap((q) => Array<number>(q.questions.length).fill(value(q)))));
+  const overQuestions = (value: (q: (typeof covered)[number]) => number) => roundDist(distribution(covered.flatMap((q) => Array<number>(q.questions.length).fill(value(q)))));
   return {
     graphs: r.graphs.length,
     questions: r.graphs.reduce((n, g) => n + g.manifest.queries.reduce((m, q) => m + q.questions.length, 0), 0),
@@ -102,7 +101,10 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
       analysedQuestions: nQuestions,
       overDistinctQueries: byKind((k) => share(distinct.filter((a) => a.applicable[k]).length, distinct.length)),
       overQuestions: byKind((k) =>
-        share(analyses.filter((a) => a.applicable[k]).reduce((n, a) => n + questionsOf.get(a.id)!, 0), nQuestions),
+        share(
+          analyses.filter((a) => a.applicable[k]).reduce((n, a) => n + questionsOf.get(a.id)!, 0),
+          nQuestions,
+        ),
       ),
     },
     rulesPerGraph: { ...roundDist(distribution(Object.values(rulesByGraph))), byGraph: rulesByGraph },
@@ -119,9 +121,7 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
     coverage: {
       analysed: analyses.length,
       covered: r.graphs.reduce((n, g) => n + g.manifest.queries.filter((q) => q.status === 'covered').length, 0),
-      uncoverable: r.graphs.flatMap((g) =>
-        g.manifest.queries.filter((q) => q.status === 'uncoverable').map((q) => ({ id: q.id, reason: q.reason ?? '' })),
-      ),
+      uncoverable: r.graphs.flatMap((g) => g.manifest.queries.filter((q) => q.status === 'uncoverable').map((q) => ({ id: q.id, reason: q.reason ?? '' }))),
     },
     guarantees: {
       completeness: { ok: r.graphs.filter((g) => g.manifest.guarantees.completeness.ok).length, graphs: r.graphs.length },
@@ -137,20 +137,10 @@ export function summarizePartition(r: PartitionResult): PartitionSummary {
         exceptions: ruleChecks.filter((c) => !c.ok).map((c) => ({ rule: c.rule, graph: c.graph, detail: c.detail })),
       },
       determinism: {
-        status: !r.previous
-          ? 'no-previous-build'
-          : !r.previous.sameInputs
-            ? 'different-inputs'
-            : r.previous.identical
-              ? 'identical'
-              : r.previous.asBuilt
-                ? 'changed-after-build'
-                : 'DIFFERENT',
+        status: !r.previous ? 'no-previous-build' : !r.previous.sameInputs ? 'different-inputs' : r.previous.identical ? 'identical' : r.previous.asBuilt ? 'changed-after-build' : 'DIFFERENT',
         outputDigest: r.outputDigest,
         ...(r.previous && r.previous.sameInputs && !r.previous.identical ? { changedFiles: r.previous.changedFiles } : {}),
-        ...(r.previous && !r.previous.sameInputs
-          ? { previousGraphs: r.previous.graphs, sameGraphs: r.previous.graphs.join(' ') === r.graphs.map((g) => g.manifest.graph).join(' ') }
-          : {}),
+        ...(r.previous && !r.previous.sameInputs ? { previousGraphs: r.previous.graphs, sameGraphs: r.previous.graphs.join(' ') === r.graphs.map((g) => g.manifest.graph).join(' ') } : {}),
       },
     },
     solver: {
@@ -187,7 +177,10 @@ function changedFilesInWords(files: string[]): string {
 function perGraph(ids: string[]): string {
   const n = new Map<string, number>();
   for (const id of ids) n.set(id.split('/')[0], (n.get(id.split('/')[0]) ?? 0) + 1);
-  return [...n].sort(([a], [b]) => (a < b ? -1 : 1)).map(([g, c]) => `${g} ${c}`).join(', ');
+  return [...n]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([g, c]) => `${g} ${c}`)
+    .join(', ');
 }
 
 /** How `formatPartitionSummary` writes the lists of queries. */
@@ -233,10 +226,7 @@ export function formatPartitionSummary(s: PartitionSummary, o: SummaryTextOption
   L.push(`${pad('', W + 2)}${pad('this build', 27)}paper`);
   L.push(`  ${pad('rules per graph (mean/median/min/max)', W)}${pad(`${num(rp.mean)} / ${num(rp.median)} / ${rp.min} / ${rp.max}`, 27)}3.7 / 4 / 2 / 8`);
   const rc = s.ruleComposition;
-  L.push(
-    `  ${pad('rules: vertical/semantic/horizontal', W)}${pad(`${pct(rc.predicate.share)} / ${pct(rc.class.share)} / ${pct(rc.horizontal.share)}`, 27)}` +
-      `18.30% / 30.42% / 51.28%`,
-  );
+  L.push(`  ${pad('rules: vertical/semantic/horizontal', W)}${pad(`${pct(rc.predicate.share)} / ${pct(rc.class.share)} / ${pct(rc.horizontal.share)}`, 27)}` + `18.30% / 30.42% / 51.28%`);
   L.push(`  ${pad('shards in total', W)}${pad(`${s.shards.total} over ${counted(s.graphs, 'graph')}`, 27)}118 over 19 graphs`);
   const sp = s.shards.perGraph;
   L.push(`  ${pad('shards per graph (mean/median/min/max)', W)}${pad(`${num(sp.mean)} / ${num(sp.median)} / ${sp.min} / ${sp.max}`, 27)}6.21 / 6 / 3 / 14`);

@@ -150,12 +150,7 @@ export interface ProvenanceStore {
  * @param timeoutMs time limit of each provenance query, in ms
  * @returns status `timeout`/`error` (and no shards) when any provenance query does not finish
  */
-export async function realisedShards(
-  store: ProvenanceStore,
-  ast: sparqljs.SparqlQuery,
-  shardOfGraph: Map<string, string>,
-  timeoutMs: number,
-): Promise<RealisedShards> {
+export async function realisedShards(store: ProvenanceStore, ast: sparqljs.SparqlQuery, shardOfGraph: Map<string, string>, timeoutMs: number): Promise<RealisedShards> {
   const pq = provenanceQueries(ast);
   const shards = new Set<string>();
   let solutions = 0;

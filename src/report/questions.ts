@@ -93,7 +93,11 @@ function answerView(a: GoldAnswer | undefined, source: AnswerView['source'], pre
   const base: AnswerView = { status: a.status, rows: a.rows ?? null, empty: a.empty ?? null, vars: [], preview: [], source, ...(a.error ? { error: a.error } : {}) };
   if (a.status !== 'ok' || a.results === undefined) return base;
   if (typeof a.results === 'string') {
-    base.preview = a.results.split('\n').filter((l) => l.trim()).slice(0, previewRows).map((l) => [l]);
+    base.preview = a.results
+      .split('\n')
+      .filter((l) => l.trim())
+      .slice(0, previewRows)
+      .map((l) => [l]);
     return base;
   }
   const r = a.results as SparqlResults;
@@ -118,7 +122,8 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
   if (!Array.isArray(bench.entries) || typeof bench.defaultPrefix !== 'string') throw new InputError('not a benchmark.json written by fkgqa', { file: benchFile });
   for (const kg of options.kgs ?? []) if (!build.build.graphs.includes(kg)) throw unknownGraphError(kg, build.build.graphs, 'this build', options.shards);
   for (const id of options.queries ?? []) {
-    if (!bench.entries.some((e) => e.queryId === id)) throw new InputError(`--query ${id}: no such gold query in this build (ids look like ${bench.entries[0]?.queryId ?? '<kg>/q1'})`, { file: benchFile });
+    if (!bench.entries.some((e) => e.queryId === id))
+      throw new InputError(`--query ${id}: no such gold query in this build (ids look like ${bench.entries[0]?.queryId ?? '<kg>/q1'})`, { file: benchFile });
   }
   const selected = bench.entries.filter((e) => (!options.kgs?.length || options.kgs.includes(e.kg)) && (!options.queries?.length || options.queries.includes(e.queryId)));
   const timeoutMs = options.timeoutMs ?? 60_000;
@@ -243,7 +248,9 @@ export function formatQuestionsText(views: QuestionView[]): string {
   const needed = views.filter((v) => v.shardsNeeded !== null);
   out.push(
     `${counted(views.length, 'question')}; needed shards known for ${needed.length}` +
-      (needed.length ? `, mean ${(needed.reduce((n, v) => n + v.shardsNeeded!.length, 0) / needed.length).toFixed(2)} needed of ${(needed.reduce((n, v) => n + v.endpoints.length, 0) / needed.length).toFixed(2)} shards` : ''),
+      (needed.length
+        ? `, mean ${(needed.reduce((n, v) => n + v.shardsNeeded!.length, 0) / needed.length).toFixed(2)} needed of ${(needed.reduce((n, v) => n + v.endpoints.length, 0) / needed.length).toFixed(2)} shards`
+        : ''),
   );
   return out.join('\n') + '\n';
 }

@@ -74,7 +74,9 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
   const f = s.figures;
   const L: string[] = [];
   L.push(`fkgqa stats: ${s.shards}`);
-  L.push(`  ${counted(f.graphs, 'graph')}, ${counted(f.questions, 'question')}, ${counted(f.distinctQueries, 'distinct query', 'distinct queries')} (${counted(f.graphQueryPairs, 'distinct graph/query pair')}: the unit below)`);
+  L.push(
+    `  ${counted(f.graphs, 'graph')}, ${counted(f.questions, 'question')}, ${counted(f.distinctQueries, 'distinct query', 'distinct queries')} (${counted(f.graphQueryPairs, 'distinct graph/query pair')}: the unit below)`,
+  );
   L.push(`  shards: ${f.shards.total} in total; per graph mean/median/min/max ${dist(f.shards.perGraph)}`);
   L.push(`  rules per graph mean/median/min/max ${dist(f.rulesPerGraph)}`);
   L.push(`  rules: ${kinds.map(([k, n]) => `${n} ${f.ruleComposition[k].percent}% (${f.ruleComposition[k].count})`).join(', ')}`);
@@ -88,8 +90,12 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
   L.push(`  triple-pattern-wise sources (TPWSS, Σ_t |E_t|), over questions: ${dist(f.tpwss.overQuestions)}`);
   const rf = f.realisedFanOut;
   L.push(`  realised, computed for ${counted(rf.computed, 'graph/query pair')} (not for those whose provenance query timed out): mean/median/min/max ${dist(rf.overGraphQueryPairs)}`);
-  L.push(`  no match: ${rf.noMatch.overQuestions.percent}% of questions (${rf.noMatch.overQuestions.count}/${rf.noMatch.overQuestions.of}), ${rf.noMatch.overGraphQueryPairs.percent}% of graph/query pairs`);
-  L.push(`  exactly one shard: ${rf.oneShard.overQuestions.percent}% of questions (${rf.oneShard.overQuestions.count}/${rf.oneShard.overQuestions.of}), ${rf.oneShard.overGraphQueryPairs.percent}% of graph/query pairs`);
+  L.push(
+    `  no match: ${rf.noMatch.overQuestions.percent}% of questions (${rf.noMatch.overQuestions.count}/${rf.noMatch.overQuestions.of}), ${rf.noMatch.overGraphQueryPairs.percent}% of graph/query pairs`,
+  );
+  L.push(
+    `  exactly one shard: ${rf.oneShard.overQuestions.percent}% of questions (${rf.oneShard.overQuestions.count}/${rf.oneShard.overQuestions.of}), ${rf.oneShard.overGraphQueryPairs.percent}% of graph/query pairs`,
+  );
   if (f.gapExamples.length) {
     L.push('  realised far below implied (Example 2 of the paper):');
     for (const g of f.gapExamples) L.push(`    ${g.query}: implied ${g.implied}, realised ${g.realised}`);
@@ -99,11 +105,15 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
   for (const q of s.queries.filter((x) => x.answerStatus === 'timeout' || x.answerStatus === 'error')) {
     L.push(`  ${q.query}: ${q.answerStatus}${q.answerError ? `: ${q.answerError}` : ''}`);
   }
-  L.push(`  depend on ties under ORDER BY: ${ga.tiesChoice} on which tied solutions a LIMIT keeps, ${ga.tiesOrder} on the order of tied rows only, ${ga.tiesUnknown} undecided (fkgqa score accepts every admissible answer)`);
+  L.push(
+    `  depend on ties under ORDER BY: ${ga.tiesChoice} on which tied solutions a LIMIT keeps, ${ga.tiesOrder} on the order of tied rows only, ${ga.tiesUnknown} undecided (fkgqa score accepts every admissible answer)`,
+  );
   for (const q of s.queries.filter((x) => x.answerTies === 'choice' || x.answerTies === 'unknown')) L.push(`  ${q.query} (${q.answerTies}): ${q.answerTiesReason}`);
   L.push('Per graph: shards (sizes in triples), rules (vertical/semantic/horizontal), CV');
   for (const g of s.graphs) {
-    L.push(`  ${g.graph.padEnd(30)} ${String(g.shards).padStart(2)} [${g.shardSizes.join(', ')}]  ${g.rules} (${g.ruleKinds.predicate}/${g.ruleKinds.class}/${g.ruleKinds.horizontal})  ${g.shardBalanceCv}`);
+    L.push(
+      `  ${g.graph.padEnd(30)} ${String(g.shards).padStart(2)} [${g.shardSizes.join(', ')}]  ${g.rules} (${g.ruleKinds.predicate}/${g.ruleKinds.class}/${g.ruleKinds.horizontal})  ${g.shardBalanceCv}`,
+    );
   }
   if (withPaper) L.push('', formatComparison(comparePaper(f), 'text'));
   return L.join('\n') + '\n';
@@ -112,20 +122,27 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
 /** The paper comparison as a text or Markdown table. */
 export function formatComparison(rows: PaperComparisonRow[], style: 'text' | 'markdown'): string {
   if (style === 'markdown') {
-    return ['| figure | paper | this build | difference |', '|---|---:|---:|---:|', ...rows.map((r) => `| ${r.figure} | ${r.paper} | ${r.build} | ${r.difference > 0 ? '+' : ''}${r.difference} |`)].join('\n') + '\n';
+    return (
+      ['| figure | paper | this build | difference |', '|---|---:|---:|---:|', ...rows.map((r) => `| ${r.figure} | ${r.paper} | ${r.build} | ${r.difference > 0 ? '+' : ''}${r.difference} |`)].join(
+        '\n',
+      ) + '\n'
+    );
   }
   const w = Math.max(...rows.map((r) => r.figure.length));
-  return [
-    `${'figure'.padEnd(w)}  ${'paper'.padStart(8)}  ${'build'.padStart(8)}  ${'diff'.padStart(8)}`,
-    ...rows.map((r) => `${r.figure.padEnd(w)}  ${String(r.paper).padStart(8)}  ${String(r.build).padStart(8)}  ${((r.difference > 0 ? '+' : '') + r.difference).padStart(8)}`),
-  ].join('\n') + '\n';
+  return (
+    [
+      `${'figure'.padEnd(w)}  ${'paper'.padStart(8)}  ${'build'.padStart(8)}  ${'diff'.padStart(8)}`,
+      ...rows.map((r) => `${r.figure.padEnd(w)}  ${String(r.paper).padStart(8)}  ${String(r.build).padStart(8)}  ${((r.difference > 0 ? '+' : '') + r.difference).padStart(8)}`),
+    ].join('\n') + '\n'
+  );
 }
 
 /** The figures as Markdown (figure table, per-graph table, paper comparison if asked). */
 export function formatStatsMarkdown(s: BuildStats, withPaper: boolean): string {
   const L = ['| figure | value |', '|---|---:|', ...flattenFigures(s.figures).map(([k, v]) => `| ${k} | ${v} |`), ''];
   L.push('| graph | shards | shard sizes (triples) | rules (vertical/semantic/horizontal) | CV |', '|---|---:|---|---|---:|');
-  for (const g of s.graphs) L.push(`| ${g.graph} | ${g.shards} | ${g.shardSizes.join(', ')} | ${g.rules} (${g.ruleKinds.predicate}/${g.ruleKinds.class}/${g.ruleKinds.horizontal}) | ${g.shardBalanceCv} |`);
+  for (const g of s.graphs)
+    L.push(`| ${g.graph} | ${g.shards} | ${g.shardSizes.join(', ')} | ${g.rules} (${g.ruleKinds.predicate}/${g.ruleKinds.class}/${g.ruleKinds.horizontal}) | ${g.shardBalanceCv} |`);
   if (withPaper) L.push('', formatComparison(comparePaper(s.figures), 'markdown'));
   return L.join('\n') + '\n';
 }
@@ -165,7 +182,27 @@ export function formatPerQueryCsv(s: BuildStats): string {
     })),
     {
       header: true,
-      columns: ['graph', 'query', 'questions', 'predicates', 'classes', 'subject_variables', 'applicable', 'status', 'covering_rules', 'implied_fan_out', 'tpwss', 'realised_fan_out', 'realised_status', 'answer_status', 'answer_rows', 'question', 'gold_query', 'implied_shards', 'realised_shards'],
+      columns: [
+        'graph',
+        'query',
+        'questions',
+        'predicates',
+        'classes',
+        'subject_variables',
+        'applicable',
+        'status',
+        'covering_rules',
+        'implied_fan_out',
+        'tpwss',
+        'realised_fan_out',
+        'realised_status',
+        'answer_status',
+        'answer_rows',
+        'question',
+        'gold_query',
+        'implied_shards',
+        'realised_shards',
+      ],
     },
   );
 }

@@ -229,7 +229,14 @@ async function goldAnswersOf(m: GraphManifest, files: ShardFileOf[], toRun: Gold
   const store = await StoreWorker.start(files.map((f) => nt(f)));
   try {
     const answers = reuse ? await analyseStoredTies(store, toRun, stored!.answers, options.timeoutMs, ticker) : await executeGoldQueries(store, toRun, options.timeoutMs, ticker);
-    const doc: GoldAnswers = { graph: m.graph, buildDigest: digest, timeoutMs: options.timeoutMs, engine: stored?.engine && reuse ? stored.engine : 'oxigraph 0.5.11', tieAnalysis: TIE_ANALYSIS, answers };
+    const doc: GoldAnswers = {
+      graph: m.graph,
+      buildDigest: digest,
+      timeoutMs: options.timeoutMs,
+      engine: stored?.engine && reuse ? stored.engine : 'oxigraph 0.5.11',
+      tieAnalysis: TIE_ANALYSIS,
+      answers,
+    };
     writeStateJson(path.join(run.state, STATE_FILES.goldAnswers(m.graph)), doc);
     return answers;
   } finally {
@@ -243,7 +250,14 @@ async function goldAnswersOf(m: GraphManifest, files: ShardFileOf[], toRun: Gold
  * unrewritten — MINUS, FILTER EXISTS, aggregating subqueries — see all data) and written to the state folder.
  * @param reuse the stored fan-out matches the build and the time limit, and no recompute was asked
  */
-async function realisedFanOutOf(m: GraphManifest, files: ShardFileOf[], parsed: Map<string, ParsedQuery | undefined>, stored: StoredRealisedFanOut | undefined, reuse: boolean, run: StatsRun): Promise<RealisedFanOut> {
+async function realisedFanOutOf(
+  m: GraphManifest,
+  files: ShardFileOf[],
+  parsed: Map<string, ParsedQuery | undefined>,
+  stored: StoredRealisedFanOut | undefined,
+  reuse: boolean,
+  run: StatsRun,
+): Promise<RealisedFanOut> {
   const { options, digest, ticker } = run;
   const realised: RealisedFanOut = new Map();
   if (reuse) {
@@ -367,7 +381,13 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   const build = readBuild(options.shards);
   const { entries, defaultPrefix, digest } = build;
   for (const kg of options.kgs ?? []) {
-    if (!build.manifests.some((m) => m.graph === kg)) throw unknownGraphError(kg, build.manifests.map((m) => m.graph), 'this build', options.shards);
+    if (!build.manifests.some((m) => m.graph === kg))
+      throw unknownGraphError(
+        kg,
+        build.manifests.map((m) => m.graph),
+        'this build',
+        options.shards,
+      );
   }
   const manifests = options.kgs?.length ? build.manifests.filter((m) => options.kgs!.includes(m.graph)) : build.manifests;
   // The first question asking each gold query (benchmark.json order), and its text.
@@ -377,7 +397,12 @@ export async function computeStats(options: StatsOptions): Promise<BuildStats> {
   const parsedOf = new Map(manifests.map((m) => [m.graph, parseGraphQueries(m, textOf, defaultPrefix)]));
   // Progress: one item per gold answer and per realised fan-out of each query.
   const log = options.progress ?? (() => {});
-  const ticker = new ProgressTicker(log, 'fkgqa stats', manifests.reduce((n, m) => n + 2 * m.queries.length, 0), { everyMs: options.progress ? undefined : 0, unit: STATS_PROGRESS_UNIT });
+  const ticker = new ProgressTicker(
+    log,
+    'fkgqa stats',
+    manifests.reduce((n, m) => n + 2 * m.queries.length, 0),
+    { everyMs: options.progress ? undefined : 0, unit: STATS_PROGRESS_UNIT },
+  );
   // Unparsable queries have no gold answer to run nor fan-out to realise: both steps done at once.
   for (const m of manifests) {
     for (const q of m.queries) {
@@ -409,7 +434,10 @@ export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], 
   const realisedQuestions = realised.reduce((n, q) => n + q.questions, 0);
   const withShare = (pred: (q: QueryStats) => boolean) => ({
     overGraphQueryPairs: share(realised.filter(pred).length, realised.length),
-    overQuestions: share(realised.filter(pred).reduce((n, q) => n + q.questions, 0), realisedQuestions),
+    overQuestions: share(
+      realised.filter(pred).reduce((n, q) => n + q.questions, 0),
+      realisedQuestions,
+    ),
   });
   const answered = queries.filter((q) => q.answerStatus !== 'unparsable');
   return {
@@ -422,7 +450,12 @@ export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], 
     ruleComposition: byKind((k) => share(allRules.filter((r) => r.kind === k).length, allRules.length)),
     shardBalanceCv: round(graphs.reduce((s, g) => s + g.shardBalanceCv, 0) / Math.max(1, graphs.length)),
     applicability: {
-      overQuestions: byKind((k) => share(analysed.filter((q) => q.applicable.includes(k)).reduce((n, q) => n + q.questions, 0), nQuestions)),
+      overQuestions: byKind((k) =>
+        share(
+          analysed.filter((q) => q.applicable.includes(k)).reduce((n, q) => n + q.questions, 0),
+          nQuestions,
+        ),
+      ),
       overDistinctQueries: byKind((k) => share(distinct.filter((q) => q.applicable.includes(k)).length, distinct.length)),
     },
     impliedFanOut: {

@@ -107,12 +107,20 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
   for (const w of r.warnings) lines.push(`warning: ${w}`);
   const rows = figureRows(r, o);
   for (const g of r.groups) {
-    lines.push('', `== ${g.group} (${counted(g.runs, 'run')}; ended: ${Object.entries(g.endReasons).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    lines.push(
+      '',
+      `== ${g.group} (${counted(g.runs, 'run')}; ended: ${Object.entries(g.endReasons)
+        .filter(([, v]) => v > 0)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
+    );
     lines.push(`condition ${g.conditionDigest.slice(0, 8)}: ${conditionText(g)}; runs from ${g.sources.join(' ')}`);
     if (!comparable(g, o)) lines.push(`(a scripted agent: not compared with the paper's models; --paper-with-scripted to show their figures)`);
     lines.push(`${'figure'.padEnd(54)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${'95 % CI'.padStart(16)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
     for (const row of rows.filter((x) => x.group === g.group)) {
-      lines.push(`${row.figure.padEnd(54)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${ciText(row.ci95).padStart(16)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`);
+      lines.push(
+        `${row.figure.padEnd(54)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${ciText(row.ci95).padStart(16)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`,
+      );
     }
     lines.push(
       `trivial federation counts the scored runs whose gold answer needs fewer shards than the graph has and whose consulted shards are known: ` +
@@ -121,11 +129,33 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
     lines.push(`validity classes of ${counted(g.validity.queries, 'query', 'queries')}: ${VALIDITY_CLASSES.map((c) => `${c} ${g.validity.classes[c]}`).join(', ')}`);
     const failed = g.validity.queries - g.validity.classes.ok;
     const unjudged = NOT_JUDGED.reduce((n, c) => n + g.validity.notJudged[c], 0);
-    if (unjudged > 0) lines.push(`  not judged (they parse; stopped at their time limit or by the infrastructure, in no class and not in syntactic validity): ${NOT_JUDGED.map((c) => `${c} ${g.validity.notJudged[c]}`).join(', ')}`);
-    if (failed > 0) lines.push(`  shares of the ${failed} failed: ${Object.entries(g.validity.failureShares).map(([c, v]) => `${c} ${v} %`).join(', ')} (paper, Qwen3-8B: ${Object.entries(PAPER_QWEN_FAILURES).map(([c, v]) => `${c} ${v} %`).join(', ')})`);
-    lines.push(`tokens: total ${g.tokens.total}, median ${num(g.tokens.median)}, min ${num(g.tokens.min)}, max ${num(g.tokens.max)}; accepted through ties: ${g.byTies} (top-level ORDER BY), ${g.byAlternative} (sub-SELECT)`);
-    if (g.infrastructure.runs > 0) lines.push(`infrastructure errors (not in accuracy): ${g.infrastructure.runs}: ${Object.entries(g.infrastructure.what).map(([w, n]) => `${n} × ${w}`).join('; ')}`);
-    if (g.modelErrors.runs > 0) lines.push(`model errors (not in accuracy): ${g.modelErrors.runs}: ${Object.entries(g.modelErrors.what).map(([w, n]) => `${n} × ${w}`).join('; ')}`);
+    if (unjudged > 0)
+      lines.push(
+        `  not judged (they parse; stopped at their time limit or by the infrastructure, in no class and not in syntactic validity): ${NOT_JUDGED.map((c) => `${c} ${g.validity.notJudged[c]}`).join(', ')}`,
+      );
+    if (failed > 0)
+      lines.push(
+        `  shares of the ${failed} failed: ${Object.entries(g.validity.failureShares)
+          .map(([c, v]) => `${c} ${v} %`)
+          .join(', ')} (paper, Qwen3-8B: ${Object.entries(PAPER_QWEN_FAILURES)
+          .map(([c, v]) => `${c} ${v} %`)
+          .join(', ')})`,
+      );
+    lines.push(
+      `tokens: total ${g.tokens.total}, median ${num(g.tokens.median)}, min ${num(g.tokens.min)}, max ${num(g.tokens.max)}; accepted through ties: ${g.byTies} (top-level ORDER BY), ${g.byAlternative} (sub-SELECT)`,
+    );
+    if (g.infrastructure.runs > 0)
+      lines.push(
+        `infrastructure errors (not in accuracy): ${g.infrastructure.runs}: ${Object.entries(g.infrastructure.what)
+          .map(([w, n]) => `${n} × ${w}`)
+          .join('; ')}`,
+      );
+    if (g.modelErrors.runs > 0)
+      lines.push(
+        `model errors (not in accuracy): ${g.modelErrors.runs}: ${Object.entries(g.modelErrors.what)
+          .map(([w, n]) => `${n} × ${w}`)
+          .join('; ')}`,
+      );
     const wrong = notCorrect(r, g.group).filter((s) => s.counted);
     if (wrong.length > 0) {
       lines.push(`wrong (${wrong.length}):`);
@@ -151,11 +181,63 @@ export function formatScoreCsv(r: ScoreReport, o: ScoreFormatOptions = {}): stri
 /** One row per run as CSV (`--per-run`). */
 export function formatPerRunCsv(r: ScoreReport): string {
   return stringify([
-    ['id', 'group', 'kg', 'query', 'end', 'counted', 'gold', 'gold kind', 'gold ties', 'correct', 'by ties', 'by alternative', 'f1 grasp', 'f1 spinach', 'needed shards', 'consulted shards', 'consulted all needed', 'trivial', 'queries', 'valid', 'not judged', 'tokens', 'llm calls', 'sparql calls', 'void calls', 'seconds', 'reason'],
+    [
+      'id',
+      'group',
+      'kg',
+      'query',
+      'end',
+      'counted',
+      'gold',
+      'gold kind',
+      'gold ties',
+      'correct',
+      'by ties',
+      'by alternative',
+      'f1 grasp',
+      'f1 spinach',
+      'needed shards',
+      'consulted shards',
+      'consulted all needed',
+      'trivial',
+      'queries',
+      'valid',
+      'not judged',
+      'tokens',
+      'llm calls',
+      'sparql calls',
+      'void calls',
+      'seconds',
+      'reason',
+    ],
     ...r.perRun.map((s) => [
-      s.id, s.group, s.kg, s.queryId, s.endReason, s.counted, s.gold, s.goldKind, s.goldTies, s.correct, s.byTies, s.byAlternative, s.graspF1, s.spinachF1,
-      s.neededShards?.join(' ') ?? '', s.consultedShards?.join(' ') ?? '', s.consultedAllNeeded ?? '', s.trivial ?? '',
-      Object.values(s.validity).reduce((a, b) => a + b, 0), s.validity.ok, NOT_JUDGED.reduce((n, c) => n + (s.notJudged?.[c] ?? 0), 0), s.tokens, s.llmCalls, s.sparqlCalls, s.voidCalls, s.seconds, s.reason ?? '',
+      s.id,
+      s.group,
+      s.kg,
+      s.queryId,
+      s.endReason,
+      s.counted,
+      s.gold,
+      s.goldKind,
+      s.goldTies,
+      s.correct,
+      s.byTies,
+      s.byAlternative,
+      s.graspF1,
+      s.spinachF1,
+      s.neededShards?.join(' ') ?? '',
+      s.consultedShards?.join(' ') ?? '',
+      s.consultedAllNeeded ?? '',
+      s.trivial ?? '',
+      Object.values(s.validity).reduce((a, b) => a + b, 0),
+      s.validity.ok,
+      NOT_JUDGED.reduce((n, c) => n + (s.notJudged?.[c] ?? 0), 0),
+      s.tokens,
+      s.llmCalls,
+      s.sparqlCalls,
+      s.voidCalls,
+      s.seconds,
+      s.reason ?? '',
     ]),
   ]);
 }
@@ -200,7 +282,7 @@ export function svgBarChart(id: string, clusters: { label: string; bars: Bar[] }
   const left = 48;
   const top = 22;
   const plotH = 220;
-  const slot = (b: Bar) => Math.max(barW, textWidth(b.label, 11), textWidth(b.n, 10), textWidth(b.value === null ? '' : `${b.value} %`, 11)) ;
+  const slot = (b: Bar) => Math.max(barW, textWidth(b.label, 11), textWidth(b.n, 10), textWidth(b.value === null ? '' : `${b.value} %`, 11));
   const slots = clusters.map((c) => c.bars.map(slot));
   const barsWidth = slots.map((ws) => ws.reduce((a, w) => a + w, 0) + (ws.length - 1) * gap);
   const widths = clusters.map((c, i) => Math.max(barsWidth[i], textWidth(c.label, 11, true)));
@@ -227,7 +309,9 @@ export function svgBarChart(id: string, clusters: { label: string; bars: Bar[] }
       } else {
         const v = Math.max(0, Math.min(100, b.value));
         const h = Math.max(2, (v / 100) * plotH);
-        parts.push(`<rect class="bar${v === 0 ? ' zero' : ''}" data-value="${b.value}" x="${bx}" y="${y(0) - h}" width="${barW}" height="${h}" fill="${color}" stroke="${v === 0 ? '#000' : 'none'}" stroke-width="1"><title>${esc(b.title ?? `${b.label}: ${b.value} %, ${b.n}`)}</title></rect>`);
+        parts.push(
+          `<rect class="bar${v === 0 ? ' zero' : ''}" data-value="${b.value}" x="${bx}" y="${y(0) - h}" width="${barW}" height="${h}" fill="${color}" stroke="${v === 0 ? '#000' : 'none'}" stroke-width="1"><title>${esc(b.title ?? `${b.label}: ${b.value} %, ${b.n}`)}</title></rect>`,
+        );
         let above = y(0) - h;
         if (b.ci) {
           // The error bar: a vertical line from the interval's low to its high end, capped at both; the value stays centred above it.
@@ -293,7 +377,14 @@ document.body.dataset.zeroBarsVisible = String(bars.filter((b) => b.classList.co
  */
 export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): string {
   const groups: GroupScore[] = r.groups;
-  const chart = (id: string, title: string, figure: FigureName | undefined, pick: (g: GroupScore) => Share | { value: number | null; n: number }, unit = 'runs', ci?: (g: GroupScore) => Interval | null) =>
+  const chart = (
+    id: string,
+    title: string,
+    figure: FigureName | undefined,
+    pick: (g: GroupScore) => Share | { value: number | null; n: number },
+    unit = 'runs',
+    ci?: (g: GroupScore) => Interval | null,
+  ) =>
     `<div class="figure"><h2>${esc(title)}</h2>\n` +
     svgBarChart(
       id,
@@ -301,7 +392,9 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
         const v = pick(g);
         const s = 'count' in v ? { value: rate(v), n: v.of } : v;
         // The group's own bar is named by its agent or model (the paper's bars by theirs).
-        const bars: Bar[] = [{ label: g.scripted || !g.model ? g.agent : g.model, value: s.value, n: `n = ${s.n}`, paper: false, ...(s.value === null ? { missing: `no ${unit}` } : {}), ...(ci ? { ci: ci(g) } : {}) }];
+        const bars: Bar[] = [
+          { label: g.scripted || !g.model ? g.agent : g.model, value: s.value, n: `n = ${s.n}`, paper: false, ...(s.value === null ? { missing: `no ${unit}` } : {}), ...(ci ? { ci: ci(g) } : {}) },
+        ];
         if (figure && comparable(g, o)) {
           for (const m of PAPER_MODELS) {
             const p = paperFigure(figure, m, g.setup);
@@ -314,23 +407,38 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
     '</div>';
   const f1 = (x: number, g: GroupScore) => ({ value: g.scored ? Math.round(x * 10_000) / 100 : null, n: g.scored });
   const rows = figureRows(r, o)
-    .map((x) => `<tr><td>${esc(x.group)}</td><td>${esc(x.figure)}</td><td>${num(x.value)}</td><td>${esc(x.of ?? '')}</td><td>${ciText(x.ci95)}</td>${PAPER_MODELS.map((m) => `<td>${num(x.paper[m])}</td>`).join('')}<td>${esc(x.note ?? '')}</td></tr>`)
+    .map(
+      (x) =>
+        `<tr><td>${esc(x.group)}</td><td>${esc(x.figure)}</td><td>${num(x.value)}</td><td>${esc(x.of ?? '')}</td><td>${ciText(x.ci95)}</td>${PAPER_MODELS.map((m) => `<td>${num(x.paper[m])}</td>`).join('')}<td>${esc(x.note ?? '')}</td></tr>`,
+    )
     .join('\n');
   const link = (s: RunScore) => (o.viewPage ? `<a href="${esc(viewLink(o.viewPage, s.id))}">${esc(s.id)}</a>` : esc(s.id));
   const wrongRows = r.perRun
     .filter((s) => !s.correct)
-    .map((s) => `<tr class="${s.counted ? 'wrong' : 'infrastructure'}"><td>${link(s)}</td><td>${esc(s.queryId)}</td><td>${esc(s.question)}</td><td>${esc(s.endReason)}</td><td>${esc(s.reason ?? '')}</td></tr>`)
+    .map(
+      (s) =>
+        `<tr class="${s.counted ? 'wrong' : 'infrastructure'}"><td>${link(s)}</td><td>${esc(s.queryId)}</td><td>${esc(s.question)}</td><td>${esc(s.endReason)}</td><td>${esc(s.reason ?? '')}</td></tr>`,
+    )
     .join('\n');
-  const endRows = groups
-    .map((g) => `<tr><td>${esc(g.group)}</td>${END_REASONS.map((e) => `<td>${g.endReasons[e]}</td>`).join('')}<td>${g.runs}</td></tr>`)
-    .join('\n');
+  const endRows = groups.map((g) => `<tr><td>${esc(g.group)}</td>${END_REASONS.map((e) => `<td>${g.endReasons[e]}</td>`).join('')}<td>${g.runs}</td></tr>`).join('\n');
   const failedRows = groups
-    .flatMap((g) => [{ g, end: 'infrastructure_error', f: g.infrastructure }, { g, end: 'model_error', f: g.modelErrors }])
+    .flatMap((g) => [
+      { g, end: 'infrastructure_error', f: g.infrastructure },
+      { g, end: 'model_error', f: g.modelErrors },
+    ])
     .filter((x) => x.f.runs > 0)
-    .map((x) => `<tr><td>${esc(x.g.group)}</td><td>${x.end}</td><td>${x.f.runs}</td><td>${Object.entries(x.f.what).map(([w, n]) => `${n} × ${esc(w)}`).join('<br>')}</td></tr>`)
+    .map(
+      (x) =>
+        `<tr><td>${esc(x.g.group)}</td><td>${x.end}</td><td>${x.f.runs}</td><td>${Object.entries(x.f.what)
+          .map(([w, n]) => `${n} × ${esc(w)}`)
+          .join('<br>')}</td></tr>`,
+    )
     .join('');
   const classRows = groups
-    .map((g) => `<tr><td>${esc(g.group)}</td>${VALIDITY_CLASSES.map((c) => `<td>${g.validity.classes[c]} (${g.validity.queries ? Math.round((1000 * g.validity.classes[c]) / g.validity.queries) / 10 : 0} %)</td>`).join('')}<td>${g.validity.queries}</td>${NOT_JUDGED.map((c) => `<td>${g.validity.notJudged[c]}</td>`).join('')}</tr>`)
+    .map(
+      (g) =>
+        `<tr><td>${esc(g.group)}</td>${VALIDITY_CLASSES.map((c) => `<td>${g.validity.classes[c]} (${g.validity.queries ? Math.round((1000 * g.validity.classes[c]) / g.validity.queries) / 10 : 0} %)</td>`).join('')}<td>${g.validity.queries}</td>${NOT_JUDGED.map((c) => `<td>${g.validity.notJudged[c]}</td>`).join('')}</tr>`,
+    )
     .join('\n');
   const fieldNames = groups.length ? [...conditionFields(groups[0].condition).keys()] : [];
   const conditionRows = groups
@@ -339,7 +447,10 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
       return `<tr><td>${esc(g.group)}</td><td>${esc(g.conditionDigest.slice(0, 8))}</td>${fieldNames.map((k) => `<td>${esc(f.get(k) ?? '')}</td>`).join('')}<td>${g.runs}</td><td>${g.sources.map(esc).join('<br>')}</td></tr>`;
     })
     .join('\n');
-  const scriptedNote = groups.some((g) => g.scripted) && !o.paperWithScripted ? `<p>Scripted agents (${[...new Set(groups.filter((g) => g.scripted).map((g) => g.agent))].join(', ')}) are no model of the paper: its figures are drawn beside models only (<code>--paper-with-scripted</code> draws them beside scripted agents too).</p>` : '';
+  const scriptedNote =
+    groups.some((g) => g.scripted) && !o.paperWithScripted
+      ? `<p>Scripted agents (${[...new Set(groups.filter((g) => g.scripted).map((g) => g.agent))].join(', ')}) are no model of the paper: its figures are drawn beside models only (<code>--paper-with-scripted</code> draws them beside scripted agents too).</p>`
+      : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>fkgqa score</title>
 <style>
@@ -357,12 +468,33 @@ ${r.warnings.length ? `<ul class="warnings">${r.warnings.map((w) => `<li>${esc(w
 ${scriptedNote}
 <p class="legend"><span style="background:${PALETTE.run}"></span>these runs<span style="background:${PALETTE.paper[0]}"></span>paper, ${PAPER_MODELS[0]}<span style="background:${PALETTE.paper[1]}"></span>paper, ${PAPER_MODELS[1]}</p>
 <div class="charts">
-${chart('accuracy', 'Accuracy (% of runs; model and infrastructure errors excluded; error bar: 95 % Wilson interval)', 'accuracy %', (g) => g.accuracy, 'runs', (g) => g.ci95.accuracy)}
-${chart('accuracy-federated', 'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold; error bar: 95 % Wilson interval)', undefined, (g) => g.accuracyWithoutNecessarilyEmpty, 'runs', (g) => g.ci95.accuracyWithoutNecessarilyEmpty)}
+${chart(
+  'accuracy',
+  'Accuracy (% of runs; model and infrastructure errors excluded; error bar: 95 % Wilson interval)',
+  'accuracy %',
+  (g) => g.accuracy,
+  'runs',
+  (g) => g.ci95.accuracy,
+)}
+${chart(
+  'accuracy-federated',
+  'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold; error bar: 95 % Wilson interval)',
+  undefined,
+  (g) => g.accuracyWithoutNecessarilyEmpty,
+  'runs',
+  (g) => g.ci95.accuracyWithoutNecessarilyEmpty,
+)}
 ${chart('validity', 'Syntactic validity (% of queries judged; n: queries)', 'syntactic validity %', (g) => g.validity.valid, 'queries')}
 ${chart('consultation', 'Endpoint consultation (% of correct runs that named every needed shard)', 'consultation of correct runs %', (g) => g.consultation.correct, 'correct runs')}
 ${chart('trivial', 'Trivial federation (% of correct runs naming all shards when fewer suffice)', 'trivial federation of correct runs %', (g) => g.trivial.correct, 'correct runs')}
-${chart('f1', 'Mean F1, GRASP (×100; error bar: 95 % bootstrap interval)', undefined, (g) => f1(g.graspF1, g), 'runs', (g) => g.ci95.graspF1)}
+${chart(
+  'f1',
+  'Mean F1, GRASP (×100; error bar: 95 % bootstrap interval)',
+  undefined,
+  (g) => f1(g.graspF1, g),
+  'runs',
+  (g) => g.ci95.graspF1,
+)}
 </div>
 <h2>Conditions</h2>
 <p>Each group is the runs of one condition: everything that defines what was measured (setup, agent, model and its sampling, limits, federation engine, build, prompt). Runs of two conditions are never merged; repeats of one condition are its runs. docs/evaluation.md, "Conditions".</p>

@@ -58,7 +58,11 @@ export function columnBijections(gold: SparqlResults, pred: SparqlResults, any =
   const gv = answerVars(gold);
   const pv = answerVars(pred);
   if (gv.length !== pv.length) return [];
-  const sig = (r: SparqlResults, v: string) => (r.results?.bindings ?? []).map((row) => cell(row, v)).sort().join('\u0000');
+  const sig = (r: SparqlResults, v: string) =>
+    (r.results?.bindings ?? [])
+      .map((row) => cell(row, v))
+      .sort()
+      .join('\u0000');
   const gs = gv.map((v) => sig(gold, v));
   const ps = pv.map((v) => sig(pred, v));
   const out: Record<string, string>[] = [];
@@ -115,8 +119,13 @@ export function matchAnswer(gold: SparqlResults, pred: SparqlResults, ordered: b
   const goldRows = rowsOf(g, gv);
   const goldSorted = [...goldRows].sort();
   for (const m of columnBijections(gold, pred)) {
-    const predRows = rowsOf(p, gv.map((v) => m[v]));
-    if (ordered ? predRows.every((r, i) => r === goldRows[i]) && predRows.length === goldRows.length : [...predRows].sort().every((r, i) => r === goldSorted[i]) && predRows.length === goldRows.length) {
+    const predRows = rowsOf(
+      p,
+      gv.map((v) => m[v]),
+    );
+    if (
+      ordered ? predRows.every((r, i) => r === goldRows[i]) && predRows.length === goldRows.length : [...predRows].sort().every((r, i) => r === goldSorted[i]) && predRows.length === goldRows.length
+    ) {
       return { correct: true, mapping: m };
     }
   }

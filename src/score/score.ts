@@ -273,7 +273,7 @@ export function conditionLabels(conditions: Map<string, RunCondition>): { labels
 function lineRanges(lines: number[]): string {
   const xs = [...new Set(lines)].sort((a, b) => a - b);
   const out: string[] = [];
-  for (let i = 0; i < xs.length; ) {
+  for (let i = 0; i < xs.length;) {
     let j = i;
     while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) j++;
     out.push(j > i ? `${xs[i]}-${xs[j]}` : String(xs[i]));
@@ -302,7 +302,9 @@ function checkBuildIdentity(lines: LocatedRun[], outputDigest: string, goldDiges
     const first = other[0];
     const b = first.record.build;
     const q = first.record.question.queryId;
-    const what = `run ${first.record.id} was made on build ${b.outputDigest} with gold answer ${b.goldDigest} (${q}); --shards ${shards} is build ${outputDigest} with gold answer ${goldDigestOf(q)}` + (other.length > 1 ? ` (${counted(other.length, 'run')} of another build in all)` : '');
+    const what =
+      `run ${first.record.id} was made on build ${b.outputDigest} with gold answer ${b.goldDigest} (${q}); --shards ${shards} is build ${outputDigest} with gold answer ${goldDigestOf(q)}` +
+      (other.length > 1 ? ` (${counted(other.length, 'run')} of another build in all)` : '');
     if (!allow) throw new InputError(`${what}: score runs against the build and gold answers they were made on, or pass --allow-other-build`, { file: first.file, line: first.line });
     warnings.push(`${first.file}, line ${first.line}: ${what}; scored against this build because of --allow-other-build`);
   }
@@ -392,7 +394,10 @@ function readGoldOfGraphs(options: ScoreOptions, lines: LocatedRun[], b: Scoring
     }
     const stored = findGoldAnswers(options.shards, kg, b.digest, { state: options.state });
     if (!stored) throw new InputError(`no gold answers of ${kg} for this build: run ${statsCommand} first`, { file: options.shards });
-    if (stored.answers.tieAnalysis !== TIE_ANALYSIS) throw new InputError(`the gold answers of ${kg} were stored before they carried the tie analysis: run ${statsCommand} again (it keeps the answers and adds what scoring needs)`, { file: stored.file });
+    if (stored.answers.tieAnalysis !== TIE_ANALYSIS)
+      throw new InputError(`the gold answers of ${kg} were stored before they carried the tie analysis: run ${statsCommand} again (it keeps the answers and adds what scoring needs)`, {
+        file: stored.file,
+      });
     out.golds.set(kg, goldResultsById(stored.answers));
     out.goldFiles.set(kg, stored.file);
     for (const a of stored.answers.answers) out.goldDigests.set(a.query, goldAnswerDigest(a));
@@ -436,7 +441,14 @@ class NegatedShards {
       const found = new Set<string>();
       const gen = new sparqljs.Generator({ allPrefixes: false });
       for (const t of triples) {
-        const q = gen.stringify({ type: 'query', queryType: 'SELECT', distinct: true, prefixes: {}, variables: [{ termType: 'Variable', value: 'fkgqa_g' }], where: [{ type: 'graph', name: { termType: 'Variable', value: 'fkgqa_g' }, patterns: [{ type: 'bgp', triples: [t] }] }] } as unknown as sparqljs.SparqlQuery);
+        const q = gen.stringify({
+          type: 'query',
+          queryType: 'SELECT',
+          distinct: true,
+          prefixes: {},
+          variables: [{ termType: 'Variable', value: 'fkgqa_g' }],
+          where: [{ type: 'graph', name: { termType: 'Variable', value: 'fkgqa_g' }, patterns: [{ type: 'bgp', triples: [t] }] }],
+        } as unknown as sparqljs.SparqlQuery);
         const o = await store.query({ query: q, resultsFormat: MEDIA.json, timeoutMs: this.timeoutMs });
         if (o.status !== 'ok') {
           out = null;
@@ -483,8 +495,15 @@ interface AnswerVerdict {
  * is none: the run failed (infrastructure or model error), gold has no answer, or the run has no answer.
  */
 function judgeAnswer(r: RunRecord, gold: GoldResult | undefined, goldResults: SparqlResults | undefined, pred: SparqlResults | undefined, ordered: boolean): AnswerVerdict {
-  if (r.endReason === 'infrastructure_error') return { correct: false, reason: `infrastructure error (not the agent's fault, not in accuracy; fkgqa eval --retry-errors reruns it): ${r.infrastructure?.what ?? r.error ?? 'unknown'}`, byTies: false, byAlternative: false };
-  if (r.endReason === 'model_error') return { correct: false, reason: `model error (the LLM API failed; not in accuracy; fkgqa eval --retry-errors reruns it): ${r.error ?? 'unknown'}`, byTies: false, byAlternative: false };
+  if (r.endReason === 'infrastructure_error')
+    return {
+      correct: false,
+      reason: `infrastructure error (not the agent's fault, not in accuracy; fkgqa eval --retry-errors reruns it): ${r.infrastructure?.what ?? r.error ?? 'unknown'}`,
+      byTies: false,
+      byAlternative: false,
+    };
+  if (r.endReason === 'model_error')
+    return { correct: false, reason: `model error (the LLM API failed; not in accuracy; fkgqa eval --retry-errors reruns it): ${r.error ?? 'unknown'}`, byTies: false, byAlternative: false };
   if (!goldResults) return { correct: false, reason: `no gold answer (${gold ? gold.status : 'missing'})`, byTies: false, byAlternative: false };
   if (!pred) {
     const limit = LIMIT_END_REASONS.includes(r.endReason) ? `hit the ${r.endReason.replace('_', ' ')} before answering` : undefined;
@@ -543,7 +562,8 @@ async function scoreRun({ record: r, file, line, conditionDigest: condition }: L
   const ast = parsed.query.ast;
   const ordered = ast.type === 'query' && !!(ast as { order?: unknown[] }).order?.length;
   const goldResults = gold?.status === 'ok' && gold.results && typeof gold.results === 'object' ? (gold.results as SparqlResults) : undefined;
-  if (gold?.ties && !s.tieQuestions.has(r.question.queryId)) s.tieQuestions.set(r.question.queryId, { queryId: r.question.queryId, dependence: gold.ties.dependence, reason: gold.ties.reason, alternatives: gold.ties.alternatives?.length ?? 0 });
+  if (gold?.ties && !s.tieQuestions.has(r.question.queryId))
+    s.tieQuestions.set(r.question.queryId, { queryId: r.question.queryId, dependence: gold.ties.dependence, reason: gold.ties.reason, alternatives: gold.ties.alternatives?.length ?? 0 });
   const pred = r.final?.status === 'ok' ? r.final.results : undefined;
   const counted = !FAILED_END_REASONS.includes(r.endReason);
   const { correct, byTies, byAlternative, ...verdict } = judgeAnswer(r, gold, goldResults, pred, ordered);
@@ -635,10 +655,19 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
   progress(`fkgqa score: ${counted(perRun.length, 'run')} scored`);
   const groups = [...conditions.keys()]
     .sort((a, b) => (labels.get(a)! < labels.get(b)! ? -1 : labels.get(a)! > labels.get(b)! ? 1 : 0))
-    .map((d) => aggregate(perRun.filter((s) => s.condition === d), { condition: conditions.get(d)!, digest: d, sources: sourcesOf(lines.filter((l) => l.conditionDigest === d)) }));
+    .map((d) =>
+      aggregate(
+        perRun.filter((s) => s.condition === d),
+        { condition: conditions.get(d)!, digest: d, sources: sourcesOf(lines.filter((l) => l.conditionDigest === d)) },
+      ),
+    );
   for (const g of groups) {
     if (g.runs === g.scored) continue;
-    warn(`${g.group}: ${g.runs - g.scored} of ${counted(g.runs, 'run')} failed (${FAILED_END_REASONS.filter((e) => g.endReasons[e] > 0).map((e) => `${e} ${g.endReasons[e]}`).join(', ')}) and are in no rate: rerun them with fkgqa eval --retry-errors`);
+    warn(
+      `${g.group}: ${g.runs - g.scored} of ${counted(g.runs, 'run')} failed (${FAILED_END_REASONS.filter((e) => g.endReasons[e] > 0)
+        .map((e) => `${e} ${g.endReasons[e]}`)
+        .join(', ')}) and are in no rate: rerun them with fkgqa eval --retry-errors`,
+    );
   }
   return {
     shards: path.resolve(options.shards),
@@ -683,9 +712,18 @@ export function aggregate(rs: RunScore[], of: { condition: RunCondition; digest:
   const tokens = distribution(all.map((s) => s.tokens));
   const secs = distribution(all.map((s) => s.seconds));
   const mean = (f: (s: RunScore) => number, over = rs) => round(over.reduce((a, s) => a + f(s), 0) / Math.max(1, over.length), 2);
-  const accuracy = share(count((s) => s.correct), rs.length);
-  const accuracyExecutableGold = share(count((s) => s.correct && executable(s)), count(executable));
-  const accuracyWithoutNecessarilyEmpty = share(count((s) => s.correct && executable(s) && s.goldKind !== 'necessarily-empty'), count((s) => executable(s) && s.goldKind !== 'necessarily-empty'));
+  const accuracy = share(
+    count((s) => s.correct),
+    rs.length,
+  );
+  const accuracyExecutableGold = share(
+    count((s) => s.correct && executable(s)),
+    count(executable),
+  );
+  const accuracyWithoutNecessarilyEmpty = share(
+    count((s) => s.correct && executable(s) && s.goldKind !== 'necessarily-empty'),
+    count((s) => executable(s) && s.goldKind !== 'necessarily-empty'),
+  );
   const inPercent = (i: Interval | null): Interval | null => i && [round(i[0] * 100, 2), round(i[1] * 100, 2)];
   const wilson = (s: Share) => inPercent(wilsonInterval(s.count, s.of));
   const ci95 = {
@@ -712,7 +750,10 @@ export function aggregate(rs: RunScore[], of: { condition: RunCondition; digest:
     accuracy,
     accuracyExecutableGold,
     accuracyWithoutNecessarilyEmpty,
-    necessarilyEmpty: share(count((s) => s.correct && executable(s) && s.goldKind === 'necessarily-empty'), count((s) => executable(s) && s.goldKind === 'necessarily-empty')),
+    necessarilyEmpty: share(
+      count((s) => s.correct && executable(s) && s.goldKind === 'necessarily-empty'),
+      count((s) => executable(s) && s.goldKind === 'necessarily-empty'),
+    ),
     byTies: count((s) => s.byTies),
     byAlternative: count((s) => s.byAlternative),
     tieUnresolved: count((s) => s.tieUnresolved),
@@ -720,13 +761,41 @@ export function aggregate(rs: RunScore[], of: { condition: RunCondition; digest:
     spinachF1: mean((s) => s.spinachF1),
     ci95,
     validity: { queries, classes, valid: share(classes.ok, queries), failureShares, notJudged: unjudged },
-    consultation: { submitted: decided((s) => s.consultedAllNeeded, () => true), correct: decided((s) => s.consultedAllNeeded, (s) => s.correct) },
-    trivial: { submitted: decided((s) => s.trivial, () => true), correct: decided((s) => s.trivial, (s) => s.correct) },
-    allShards: decided((s) => s.allShards, () => true),
+    consultation: {
+      submitted: decided(
+        (s) => s.consultedAllNeeded,
+        () => true,
+      ),
+      correct: decided(
+        (s) => s.consultedAllNeeded,
+        (s) => s.correct,
+      ),
+    },
+    trivial: {
+      submitted: decided(
+        (s) => s.trivial,
+        () => true,
+      ),
+      correct: decided(
+        (s) => s.trivial,
+        (s) => s.correct,
+      ),
+    },
+    allShards: decided(
+      (s) => s.allShards,
+      () => true,
+    ),
     tokens: { total: all.reduce((a, s) => a + s.tokens, 0), median: tokens.median, min: tokens.min, max: tokens.max },
     llmCallsPerRun: mean((s) => s.llmCalls, all),
     sparqlCallsPerRun: mean((s) => s.sparqlCalls, all),
     voidCallsPerRun: mean((s) => s.voidCalls, all),
-    seconds: { median: round(secs.median, 2), max: round(secs.max, 2), total: round(all.reduce((a, s) => a + s.seconds, 0), 1) },
+    seconds: {
+      median: round(secs.median, 2),
+      max: round(secs.max, 2),
+      total: round(
+        all.reduce((a, s) => a + s.seconds, 0),
+        1,
+      ),
+    },
   };
 }

@@ -100,7 +100,11 @@ export function checkTask(t: EndpointTask, limits?: QueryParseLimits): EndpointA
     throw e;
   }
   if (t.protocolDataset || q.hasFrom) {
-    return plain(400, `${t.endpoint} serves one graph, its default graph; it has no named graphs, so default-graph-uri, named-graph-uri, FROM and FROM NAMED are not supported: leave them out`, 'invalid');
+    return plain(
+      400,
+      `${t.endpoint} serves one graph, its default graph; it has no named graphs, so default-graph-uri, named-graph-uri, FROM and FROM NAMED are not supported: leave them out`,
+      'invalid',
+    );
   }
   const format = negotiate(t.accept, q.form);
   if (!format) return plain(406, `the Accept header (${t.accept}) names no format this query can be answered in: ${offered(q.form).join(', ')}`, 'invalid');
@@ -109,7 +113,9 @@ export function checkTask(t: EndpointTask, limits?: QueryParseLimits): EndpointA
   if (t.failStatus !== undefined) return { ...plain(t.failStatus, `${t.endpoint} is unavailable (simulated failure, behaviour profile)`, q.kind), profile: 'failure' };
   if (q.features.has('service')) {
     // oxigraph (npm) has no SERVICE, and SERVICE SILENT would quietly give one empty solution; Virtuoso must never federate (its SERVICE breaks on FILTER IN and VALUES).
-    return plain(501, `${t.endpoint} does not evaluate SERVICE: send federated queries to a federation engine (e.g. Comunica) with the shard endpoints as sources`, q.kind, { [QUERY_ERROR_HEADER]: 'unsupported' });
+    return plain(501, `${t.endpoint} does not evaluate SERVICE: send federated queries to a federation engine (e.g. Comunica) with the shard endpoints as sources`, q.kind, {
+      [QUERY_ERROR_HEADER]: 'unsupported',
+    });
   }
   return { q, format };
 }
@@ -143,7 +149,13 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
         // XML 1.0 cannot carry the character in any form: another format the client accepts, or 406.
         const other = negotiate(t.accept, q.form, XML_FORMATS);
         if (!other) {
-          return plain(406, `the answer holds the character ${bad}, which XML 1.0 cannot carry (not even as a character reference), so it has no ${out.format} serialisation: ask for ${offered(q.form).filter((f) => !XML_FORMATS.includes(f)).join(', ')}`, q.kind);
+          return plain(
+            406,
+            `the answer holds the character ${bad}, which XML 1.0 cannot carry (not even as a character reference), so it has no ${out.format} serialisation: ask for ${offered(q.form)
+              .filter((f) => !XML_FORMATS.includes(f))
+              .join(', ')}`,
+            q.kind,
+          );
         }
         out = evaluate(ox, store, t, q.form, other);
       } else out = { ...out, body: keepCarriageReturns(out.body) };

@@ -79,7 +79,8 @@ export function clientOf(req: IncomingMessage): string {
   if (name === undefined) return address;
   if (Array.isArray(name)) throw new ProtocolError(400, `the ${CLIENT_HEADER} header is sent ${name.length} times: send it once`);
   const n = name.trim();
-  if (n.length > MAX_CLIENT_NAME || /[\u0000-\u001f\u007f]/.test(n)) throw new ProtocolError(400, `the ${CLIENT_HEADER} header names the client in at most ${MAX_CLIENT_NAME} printable characters (got ${n.length})`);
+  if (n.length > MAX_CLIENT_NAME || /[\u0000-\u001f\u007f]/.test(n))
+    throw new ProtocolError(400, `the ${CLIENT_HEADER} header names the client in at most ${MAX_CLIENT_NAME} printable characters (got ${n.length})`);
   return n === '' ? address : `${address}#${n}`;
 }
 
@@ -135,7 +136,11 @@ export class FederationEndpoint {
 
   private sparql(): BoundedSparqlClient {
     this.registryValue ??= this.registry();
-    this.client ??= new BoundedSparqlClient(this.registryValue, { maxResultBytes: this.options.maxResultBytes ?? 32 << 20, parallel: this.queue.threads, ...(this.options.federationEngine ? { engine: this.options.federationEngine } : {}) });
+    this.client ??= new BoundedSparqlClient(this.registryValue, {
+      maxResultBytes: this.options.maxResultBytes ?? 32 << 20,
+      parallel: this.queue.threads,
+      ...(this.options.federationEngine ? { engine: this.options.federationEngine } : {}),
+    });
     return this.client;
   }
 
@@ -209,12 +214,23 @@ export class FederationEndpoint {
     }
     if (o.status === 'error' && o.busy) {
       // The shard endpoint kept the query waiting behind others, or the engine did not take it within serve's limit: busy.
-      const stopped = plan.route === 'direct' ? `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}` : `busy; by=${by === 'request' ? 'request' : 'queue'}; waited=${Math.round(o.busy.waitedMs)}; ms=${t}`;
+      const stopped =
+        plan.route === 'direct' ? `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}` : `busy; by=${by === 'request' ? 'request' : 'queue'}; waited=${Math.round(o.busy.waitedMs)}; ms=${t}`;
       return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), query, ...fed };
     }
     // An error the query caused (a shard's 400, or its Fkgqa-Query-Error: a function it cannot evaluate) is the client's: 400, not 502.
     const queryCaused = o.status === 'error' && (o.queryCaused || o.httpStatus === 400);
-    if (o.status === 'error') return { ...text(queryCaused ? 400 : 502, `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`, 'data', queryCaused ? { [QUERY_ERROR_HEADER]: 'evaluation' } : undefined), query, ...fed };
+    if (o.status === 'error')
+      return {
+        ...text(
+          queryCaused ? 400 : 502,
+          `${plan.route === 'direct' ? plan.targets[0].url : 'the federation engine'} failed: ${o.httpStatus ? `HTTP ${o.httpStatus}: ` : ''}${o.error}`,
+          'data',
+          queryCaused ? { [QUERY_ERROR_HEADER]: 'evaluation' } : undefined,
+        ),
+        query,
+        ...fed,
+      };
     if (rewrite) return { status: 200, body: serializeResults(JSON.parse(o.body) as SparqlResults, rewrite), type: `${rewrite}; charset=utf-8`, kind: 'data', query };
     const type = o.contentType || format;
     return { status: 200, body: o.body, type: type.startsWith('text/') ? `${type}; charset=utf-8` : type, kind: 'data', query, ...fed };
@@ -249,8 +265,15 @@ export class FederationEndpoint {
       return { answer: { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': `busy; by=${by}; waited=${waitedMs}; ms=${limitMs}`, 'Retry-After': '1' }), waited: waitedMs } };
     }
     // The request's own limit under BUSY_MIN_WAIT_MS ended the wait (the query's own), or its client went away (nothing is sent then).
-    const whose = by === 'request' ? `the request's time limit of ${limitMs} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)` : `the endpoint's time limit of ${limitMs} ms (fkgqa serve --timeout)`;
-    return { answer: { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by === 'request' ? 'request' : 'endpoint'}; ms=${limitMs}` }), timeout: true, waited: Date.now() - since } };
+    const whose =
+      by === 'request' ? `the request's time limit of ${limitMs} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)` : `the endpoint's time limit of ${limitMs} ms (fkgqa serve --timeout)`;
+    return {
+      answer: {
+        ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by === 'request' ? 'request' : 'endpoint'}; ms=${limitMs}` }),
+        timeout: true,
+        waited: Date.now() - since,
+      },
+    };
   }
 
   /**

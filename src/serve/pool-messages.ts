@@ -40,11 +40,27 @@ export type PoolRequest = { type: 'load'; endpoint: string; sources: StoreSource
  * @internal A query's answer, flat: `[seq, status, body, type, kind, ms, extra]` (extra: the
  * answer's `headers` and `profile` when it has any, else undefined). See answerTuple / answerOf.
  */
-export type AnswerTuple = [seq: number, status: number, body: EndpointAnswer['body'], type: string, kind: EndpointAnswer['kind'], ms: number, extra: Pick<EndpointAnswer, 'headers' | 'profile'> | undefined];
+export type AnswerTuple = [
+  seq: number,
+  status: number,
+  body: EndpointAnswer['body'],
+  type: string,
+  kind: EndpointAnswer['kind'],
+  ms: number,
+  extra: Pick<EndpointAnswer, 'headers' | 'profile'> | undefined,
+];
 
 /** @internal The tuple a thread posts for an answer. */
 export function answerTuple(seq: number, a: EndpointAnswer, ms: number): AnswerTuple {
-  return [seq, a.status, a.body, a.type, a.kind, ms, a.headers !== undefined || a.profile !== undefined ? { ...(a.headers ? { headers: a.headers } : {}), ...(a.profile ? { profile: a.profile } : {}) } : undefined];
+  return [
+    seq,
+    a.status,
+    a.body,
+    a.type,
+    a.kind,
+    ms,
+    a.headers !== undefined || a.profile !== undefined ? { ...(a.headers ? { headers: a.headers } : {}), ...(a.profile ? { profile: a.profile } : {}) } : undefined,
+  ];
 }
 
 /** @internal The answer of a tuple (a fresh object; inverse of answerTuple). */

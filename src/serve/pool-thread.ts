@@ -21,7 +21,6 @@ import { answerQuery } from './answer.js';
 import type { QueryParseLimits } from '../sparql/inspect.js';
 import { answerTuple, decodeQuery, QUERY_FIELDS, type PoolReply, type PoolRequest, type QueryBatch } from './pool-messages.js';
 
-
 const port = parentPort!;
 const data = workerData as { module: WebAssembly.Module; flags: Int32Array; limits?: QueryParseLimits };
 const ox = instantiateOxigraph(data.module);
@@ -45,7 +44,8 @@ port.on('message', (req: PoolRequest) => {
         if (s.sha256 !== undefined) {
           // The check openBuild makes for other commands, on the bytes read anyway, in parallel threads.
           const sha = createHash('sha256').update(bytes).digest('hex');
-          if (sha !== s.sha256) throw new Error(`${s.file}: shard file differs from the one the build wrote (sha256 ${sha.slice(0, 12)}…, manifest ${s.sha256.slice(0, 12)}…): rebuild with fkgqa partition`);
+          if (sha !== s.sha256)
+            throw new Error(`${s.file}: shard file differs from the one the build wrote (sha256 ${sha.slice(0, 12)}…, manifest ${s.sha256.slice(0, 12)}…): rebuild with fkgqa partition`);
         }
         store.load(bytes, { format: s.format, to_graph_name: ox.defaultGraph(), no_transaction: true });
       }

@@ -392,20 +392,23 @@ export class EndpointPool {
    * endpoint was busy (BUSY_WAIT_SHARE); a query found running then (the main thread had not heard) is stopped.
    */
   private armDeadline(job: Job, group: Group): void {
-    job.timer = setTimeout(() => {
-      if (job.started !== undefined || job.done) return;
-      // A query that never started waited its whole limit: a Node timer may fire up to 1 ms before
-      // waitUntil (a clean clone reported waited=1499 of 1500), so the wait is at least waitUntil - arrived.
-      const waited = Math.max(performance.now(), job.waitUntil) - job.arrived;
-      const byQueue = job.waitUntil < job.deadline;
-      // A request limit under BUSY_MIN_WAIT_MS that ends before the query starts is the query's own to miss (waitedTooLong).
-      const busy: PoolOutcome =
-        !byQueue && !waitedTooLong(waited, job.requestLimitMs!)
-          ? { status: 'timeout', by: 'request', limitMs: job.requestLimitMs!, ms: waited }
-          : { status: 'busy', by: byQueue ? 'queue' : 'request', limitMs: byQueue ? this.queueLimitMs : job.requestLimitMs!, waitedMs: waited, ms: waited };
-      if (this.dropWaiting(job, group)) this.finish(job, busy);
-      else this.stop(job, busy);
-    }, Math.max(0, job.waitUntil - performance.now()));
+    job.timer = setTimeout(
+      () => {
+        if (job.started !== undefined || job.done) return;
+        // A query that never started waited its whole limit: a Node timer may fire up to 1 ms before
+        // waitUntil (a clean clone reported waited=1499 of 1500), so the wait is at least waitUntil - arrived.
+        const waited = Math.max(performance.now(), job.waitUntil) - job.arrived;
+        const byQueue = job.waitUntil < job.deadline;
+        // A request limit under BUSY_MIN_WAIT_MS that ends before the query starts is the query's own to miss (waitedTooLong).
+        const busy: PoolOutcome =
+          !byQueue && !waitedTooLong(waited, job.requestLimitMs!)
+            ? { status: 'timeout', by: 'request', limitMs: job.requestLimitMs!, ms: waited }
+            : { status: 'busy', by: byQueue ? 'queue' : 'request', limitMs: byQueue ? this.queueLimitMs : job.requestLimitMs!, waitedMs: waited, ms: waited };
+        if (this.dropWaiting(job, group)) this.finish(job, busy);
+        else this.stop(job, busy);
+      },
+      Math.max(0, job.waitUntil - performance.now()),
+    );
   }
 
   /**
@@ -431,7 +434,23 @@ export class EndpointPool {
     const flags = new Int32Array(new SharedArrayBuffer(RING * Int32Array.BYTES_PER_ELEMENT));
     const worker = new Worker(this.script, { workerData: { module: this.module, flags, ...(this.options.limits ? { limits: this.options.limits } : {}) } });
     worker.unref();
-    const slot: Slot = { worker, group, home: group, ready: false, dead: false, loaded: new Set(), failed: new Map(), busy: undefined, posted: [], flags, seq: 0, outbox: [], outboxCount: 0, timer: undefined, timerAt: Infinity };
+    const slot: Slot = {
+      worker,
+      group,
+      home: group,
+      ready: false,
+      dead: false,
+      loaded: new Set(),
+      failed: new Map(),
+      busy: undefined,
+      posted: [],
+      flags,
+      seq: 0,
+      outbox: [],
+      outboxCount: 0,
+      timer: undefined,
+      timerAt: Infinity,
+    };
     worker.on('message', (m: PoolReply) => this.onReply(slot, m));
     worker.on('error', (e) => this.onCrash(slot, e));
     worker.on('exit', (code) => this.onCrash(slot, new Error(`the worker thread exited (code ${code})`)));

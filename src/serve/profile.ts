@@ -121,8 +121,9 @@ export function readProfileConfig(file: string): ProfileConfig {
 export function profileFor(config: ProfileConfig | undefined, endpoint: string, graph: string): EndpointProfile | undefined {
   if (!config) return undefined;
   const merged: EndpointProfile = { ...config.default, ...config.graphs?.[graph], ...config.endpoints?.[endpoint] };
-  const keys = Object.keys(merged).filter((k) => merged[k as keyof EndpointProfile] !== undefined).sort();
+  const keys = Object.keys(merged)
+    .filter((k) => merged[k as keyof EndpointProfile] !== undefined)
+    .sort();
   if (keys.length === 0) return undefined;
   return Object.fromEntries(keys.map((k) => [k, merged[k as keyof EndpointProfile]])) as EndpointProfile;
 }
-

@@ -8,7 +8,19 @@
  */
 import type http from 'node:http';
 import { checkQueryText } from '../sparql/guard.js';
-import { MEDIA, negotiate, parseProtocolRequest, parseTimeLimit, ProtocolError, QUERY_ERROR_HEADER, readBody, STOPPED_HEADER, strictSearchParams, TIME_LIMIT_HEADER, type ProtocolRequest } from '../sparql/protocol.js';
+import {
+  MEDIA,
+  negotiate,
+  parseProtocolRequest,
+  parseTimeLimit,
+  ProtocolError,
+  QUERY_ERROR_HEADER,
+  readBody,
+  STOPPED_HEADER,
+  strictSearchParams,
+  TIME_LIMIT_HEADER,
+  type ProtocolRequest,
+} from '../sparql/protocol.js';
 import type { EndpointTask } from './answer.js';
 import type { GoneSignal } from './pool.js';
 import type { EndpointStore } from './store.js';
@@ -72,7 +84,11 @@ export async function answerVoid(req: http.IncomingMessage, ep: ServedEndpoint, 
   const s = liveShard(ep);
   const body = s && live ? live.void(s) : undefined;
   if (!body) {
-    return text(404, `no VoID description for ${ep.info.id}: the build has no ${ep.info.shard ? `${ep.info.graph}/${ep.info.shard}_void.ttl` : 'VoID for unsharded graphs'} (VoID files are written by the VoID build)`, 'void');
+    return text(
+      404,
+      `no VoID description for ${ep.info.id}: the build has no ${ep.info.shard ? `${ep.info.graph}/${ep.info.shard}_void.ttl` : 'VoID for unsharded graphs'} (VoID files are written by the VoID build)`,
+      'void',
+    );
   }
   return { status: 200, body, type: `${MEDIA.turtle}; charset=utf-8`, kind: 'void' };
 }
@@ -144,7 +160,10 @@ async function runQuery(
   };
   const outcome = await ctx.pool.run(ep.info.id, task, { limitMs: timeoutMs, requestLimitMs, arrived: ctx.arrived, signal: ctx.signal });
   if (outcome.status === 'timeout') {
-    const whose = outcome.by === 'endpoint' ? `the endpoint's time limit of ${outcome.limitMs} ms (fkgqa serve --timeout)` : `the request's time limit of ${outcome.limitMs} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
+    const whose =
+      outcome.by === 'endpoint'
+        ? `the endpoint's time limit of ${outcome.limitMs} ms (fkgqa serve --timeout)`
+        : `the request's time limit of ${outcome.limitMs} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
     return { ...text(503, `query stopped at ${whose}`, 'data', { [STOPPED_HEADER]: `time-limit; by=${outcome.by}; ms=${outcome.limitMs}` }), timeout: true };
   }
   if (outcome.status === 'busy') {
@@ -163,7 +182,12 @@ async function runQuery(
   if (outcome.status === 'error') {
     if (outcome.fault && !outcome.crashed) {
       // The query trapped oxigraph (a deterministic fault of the query's own, e.g. 3,000 chained +1): the query's, not the endpoint's.
-      return text(400, `query evaluation failed: the query engine of ${ep.info.id} faulted on this query (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'invalid', { [QUERY_ERROR_HEADER]: 'engine-fault' });
+      return text(
+        400,
+        `query evaluation failed: the query engine of ${ep.info.id} faulted on this query (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`,
+        'invalid',
+        { [QUERY_ERROR_HEADER]: 'engine-fault' },
+      );
     }
     if (outcome.crashed) {
       return text(500, `query evaluation failed: the worker of ${ep.info.id} crashed (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'invalid');

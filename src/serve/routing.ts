@@ -51,7 +51,12 @@ export function corsHeaders(origin: string | undefined, allowed: readonly string
   if (!any && !match) return { Vary: 'Origin' };
   const headers: Record<string, string> = { 'Access-Control-Allow-Origin': any ? '*' : origin!, 'Access-Control-Expose-Headers': EXPOSED };
   if (!any) headers.Vary = 'Origin';
-  if (preflight) Object.assign(headers, { 'Access-Control-Allow-Methods': 'GET, POST, OPTIONS', 'Access-Control-Allow-Headers': `Content-Type, Accept, ${TIME_LIMIT_HEADER}, ${CLIENT_HEADER}`, 'Access-Control-Max-Age': '86400' });
+  if (preflight)
+    Object.assign(headers, {
+      'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+      'Access-Control-Allow-Headers': `Content-Type, Accept, ${TIME_LIMIT_HEADER}, ${CLIENT_HEADER}`,
+      'Access-Control-Max-Age': '86400',
+    });
   return headers;
 }
 

@@ -385,15 +385,19 @@ export class ShardServer {
       const [{ FederationEndpoint }, { registryFromEndpointsValue }] = await Promise.all([import('./federation-endpoint.js'), import('../federation/registry.js')]);
       const o = this.options;
       const fedUrl = this.endpoints[0] ? `${new URL(this.endpoints[0].url).origin}${FEDERATION_PATH}` : FEDERATION_PATH;
-      return new FederationEndpoint(() => registryFromEndpointsValue(this.endpointsFile(), 'serve'), () => fedUrl, {
-        timeoutMs: this.limits.timeoutMs,
-        maxBodyBytes: this.limits.maxBodyBytes,
-        ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
-        ...(o.mixGraphs ? { mixGraphs: true } : {}),
-        ...(o.engines !== undefined ? { engines: o.engines } : {}),
-        ...(o.maxQueued !== undefined ? { maxQueued: o.maxQueued } : {}),
-        ...(o.onFederationQueue ? { onQueueEvent: o.onFederationQueue } : {}),
-      });
+      return new FederationEndpoint(
+        () => registryFromEndpointsValue(this.endpointsFile(), 'serve'),
+        () => fedUrl,
+        {
+          timeoutMs: this.limits.timeoutMs,
+          maxBodyBytes: this.limits.maxBodyBytes,
+          ...(o.federationEngine ? { federationEngine: o.federationEngine } : {}),
+          ...(o.mixGraphs ? { mixGraphs: true } : {}),
+          ...(o.engines !== undefined ? { engines: o.engines } : {}),
+          ...(o.maxQueued !== undefined ? { maxQueued: o.maxQueued } : {}),
+          ...(o.onFederationQueue ? { onQueueEvent: o.onFederationQueue } : {}),
+        },
+      );
     })();
     return this.federation;
   }
@@ -477,13 +481,18 @@ export class ShardServer {
       else if (route.what === 'federation') answer = await (await this.federationEndpoint()).handle(req, url, gone.signal());
       else {
         req.resume();
-        answer = serverPathAnswer(route.what, req.method ?? 'GET', {
-          endpointsFile: () => this.endpointsFile(),
-          counts: () => this.log.counts(),
-          catalogue: (file) => this.live?.catalogue(file),
-          portPerEndpoint: !!this.options.portPerEndpoint,
-          queryPage: (host) => queryPage(this.endpointsFile(), { host, portPerEndpoint: !!this.options.portPerEndpoint }),
-        }, { accept: req.headers.accept, host: req.headers.host });
+        answer = serverPathAnswer(
+          route.what,
+          req.method ?? 'GET',
+          {
+            endpointsFile: () => this.endpointsFile(),
+            counts: () => this.log.counts(),
+            catalogue: (file) => this.live?.catalogue(file),
+            portPerEndpoint: !!this.options.portPerEndpoint,
+            queryPage: (host) => queryPage(this.endpointsFile(), { host, portPerEndpoint: !!this.options.portPerEndpoint }),
+          },
+          { accept: req.headers.accept, host: req.headers.host },
+        );
       }
     } catch (e) {
       req.resume();

@@ -53,9 +53,7 @@ export function serviceDescription(input: ServiceDescriptionInput, format: strin
     ...(input.voidUrl ? [t(s, RDFS_SEE_ALSO, namedNode(input.voidUrl)), t(dataset, RDFS_SEE_ALSO, namedNode(input.voidUrl))] : []),
   ];
   const writer = new Writer(
-    format === MEDIA.ntriples
-      ? { format: 'N-Triples' }
-      : { format: 'Turtle', prefixes: { sd: SD, void: VOID, dcterms: DCTERMS, formats: FORMATS, rdfs: 'http://www.w3.org/2000/01/rdf-schema#' } },
+    format === MEDIA.ntriples ? { format: 'N-Triples' } : { format: 'Turtle', prefixes: { sd: SD, void: VOID, dcterms: DCTERMS, formats: FORMATS, rdfs: 'http://www.w3.org/2000/01/rdf-schema#' } },
   );
   writer.addQuads(quads);
   return new Promise((resolve, reject) => writer.end((e, text) => (e ? reject(e) : resolve(text))));

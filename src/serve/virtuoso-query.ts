@@ -50,22 +50,64 @@ export const ERROR_VARIABLE = 'fkgqa_error';
 const COMPARISONS = new Set(['=', '!=', '<', '>', '<=', '>=']);
 
 /** Numeric datatypes (XSD, as SPARQL 1.1 §17.1 lists them). */
-const NUMERIC_TYPES = new Set(['integer', 'decimal', 'float', 'double', 'nonPositiveInteger', 'negativeInteger', 'long', 'int', 'short', 'byte', 'nonNegativeInteger', 'unsignedLong', 'unsignedInt', 'unsignedShort', 'unsignedByte', 'positiveInteger'].map((t) => `${XSD}${t}`));
+const NUMERIC_TYPES = new Set(
+  [
+    'integer',
+    'decimal',
+    'float',
+    'double',
+    'nonPositiveInteger',
+    'negativeInteger',
+    'long',
+    'int',
+    'short',
+    'byte',
+    'nonNegativeInteger',
+    'unsignedLong',
+    'unsignedInt',
+    'unsignedShort',
+    'unsignedByte',
+    'positiveInteger',
+  ].map((t) => `${XSD}${t}`),
+);
 
 /** True for a numeric literal constant. */
 const isNumericLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && NUMERIC_TYPES.has((x.datatype as { value?: string } | undefined)?.value ?? '');
 
 /** True for a simple literal constant (no language tag; xsd:string). */
-const isStringLiteral = (x: unknown): boolean =>
-  isNode(x) && x.termType === 'Literal' && !x.language && [undefined, `${XSD}string`].includes((x.datatype as { value?: string } | undefined)?.value);
+const isStringLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && !x.language && [undefined, `${XSD}string`].includes((x.datatype as { value?: string } | undefined)?.value);
 
 /** The variable that carries an ASK query's answer in the SELECT sent instead. */
 export const ASK_VARIABLE = 'fkgqa_ask';
 
 /** Operators and functions whose value is an xsd:boolean (SPARQL 1.1 §17.4), in sparqljs's lower-case spelling. */
 const BOOLEAN_OPERATORS = new Set([
-  '=', '!=', '<', '>', '<=', '>=', '&&', '||', '!', 'in', 'notin', 'exists', 'notexists', 'bound', 'isiri', 'isuri', 'isblank', 'isliteral',
-  'isnumeric', 'regex', 'sameterm', 'langmatches', 'contains', 'strstarts', 'strends', 'istriple',
+  '=',
+  '!=',
+  '<',
+  '>',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '!',
+  'in',
+  'notin',
+  'exists',
+  'notexists',
+  'bound',
+  'isiri',
+  'isuri',
+  'isblank',
+  'isliteral',
+  'isnumeric',
+  'regex',
+  'sameterm',
+  'langmatches',
+  'contains',
+  'strstarts',
+  'strends',
+  'istriple',
 ]);
 
 /** The text to send to Virtuoso and how to read its answer back. */
@@ -129,7 +171,10 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   }
   if (node.type === 'filter' && mentions(node.expression, ['in', 'notin', '||'])) {
     // FILTER(e) ≡ FILTER(COALESCE(e, false)) (an error is false either way); the wrapping keeps Virtuoso from evaluating the test as an index lookup.
-    node.expression = operation('coalesce', [rewrite(node.expression, booleanVars, inPattern), { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } }]);
+    node.expression = operation('coalesce', [
+      rewrite(node.expression, booleanVars, inPattern),
+      { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } },
+    ]);
     return node;
   }
   if (inPattern && node.type === 'operation' && COMPARISONS.has(node.operator as string)) {
@@ -149,7 +194,10 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   }
   if (node.type === 'operation' && node.operator === '/') {
     const args = node.args as unknown[];
-    node.args = [operation('*', [rewrite(args[0], booleanVars, inPattern), { termType: 'Literal', value: '1.0', language: '', datatype: { termType: 'NamedNode', value: `${XSD}decimal` } }]), rewrite(args[1], booleanVars, inPattern)];
+    node.args = [
+      operation('*', [rewrite(args[0], booleanVars, inPattern), { termType: 'Literal', value: '1.0', language: '', datatype: { termType: 'NamedNode', value: `${XSD}decimal` } }]),
+      rewrite(args[1], booleanVars, inPattern),
+    ];
     return node;
   }
   if ((node.type === 'bind' || ('expression' in node && 'variable' in node)) && isBooleanValued(node.expression)) {
@@ -217,7 +265,9 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   if (ast.queryType === 'ASK') {
     const select = ast as unknown as Node;
     select.queryType = 'SELECT';
-    select.variables = [{ expression: { termType: 'Literal', value: '1', language: '', datatype: { termType: 'NamedNode', value: `${XSD}integer` } }, variable: { termType: 'Variable', value: ASK_VARIABLE } }];
+    select.variables = [
+      { expression: { termType: 'Literal', value: '1', language: '', datatype: { termType: 'NamedNode', value: `${XSD}integer` } }, variable: { termType: 'Variable', value: ASK_VARIABLE } },
+    ];
     select.limit = 1;
     form = 'boolean';
   }

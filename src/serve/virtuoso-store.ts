@@ -60,7 +60,10 @@ export const endpointGraph = (id: string) => `urn:fkgqa:endpoint:${encodeURIComp
 function checkSource(s: StoreSource): void {
   if (s.sha256 === undefined) return;
   const sha = createHash('sha256').update(fs.readFileSync(s.file)).digest('hex');
-  if (sha !== s.sha256) throw Object.assign(new Error(`${s.file}: shard file differs from the one the build wrote (sha256 ${sha.slice(0, 12)}…, manifest ${s.sha256.slice(0, 12)}…): rebuild with fkgqa partition`), { file: s.file });
+  if (sha !== s.sha256)
+    throw Object.assign(new Error(`${s.file}: shard file differs from the one the build wrote (sha256 ${sha.slice(0, 12)}…, manifest ${s.sha256.slice(0, 12)}…): rebuild with fkgqa partition`), {
+      file: s.file,
+    });
 }
 
 let oxigraphModule: Promise<typeof oxigraph> | undefined;
@@ -113,7 +116,10 @@ export class VirtuosoStore implements EndpointStore {
         for (const e of group) {
           const t0 = performance.now();
           e.sources.forEach(checkSource);
-          const n = await v.load(e.sources.map((s) => path.resolve(s.file)), endpointGraph(e.id));
+          const n = await v.load(
+            e.sources.map((s) => path.resolve(s.file)),
+            endpointGraph(e.id),
+          );
           if (n !== e.triples) throw new Error(`Virtuoso on ${v.address} holds ${n} triples of ${e.id}, its shard files ${e.triples}`);
           this.triples.set(e.id, n);
           this.instanceOf.set(e.id, v);
@@ -205,7 +211,8 @@ export class VirtuosoStore implements EndpointStore {
     if (r.headers.get('x-sparql-maxrows')) throw new Error(`the answer was cut at ${r.headers.get('x-sparql-maxrows')} rows (ResultSetMaxRows): refused rather than sent incomplete`);
     if (q.form === 'graph') return this.graphAnswer(t, body, format, kind);
     const results = readVirtuosoResults(JSON.parse(body) as SparqlResults, q);
-    if ((results.results?.bindings.length ?? 0) >= VIRTUOSO_MAX_ROWS) throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
+    if ((results.results?.bindings.length ?? 0) >= VIRTUOSO_MAX_ROWS)
+      throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
     return bindingsAnswer(t, results, format, q.form, kind);
   }
 
@@ -294,7 +301,14 @@ function bindingsAnswer(t: EndpointTask, results: SparqlResults, format: string,
     const bad = xmlIllegalChar(body);
     if (bad) {
       const other = negotiate(t.accept, form, [MEDIA.xml]);
-      if (!other) return plain(406, `the answer holds the character ${bad}, which XML 1.0 cannot carry (not even as a character reference), so it has no ${out} serialisation: ask for ${offered(form).filter((f) => f !== MEDIA.xml).join(', ')}`, kind);
+      if (!other)
+        return plain(
+          406,
+          `the answer holds the character ${bad}, which XML 1.0 cannot carry (not even as a character reference), so it has no ${out} serialisation: ask for ${offered(form)
+            .filter((f) => f !== MEDIA.xml)
+            .join(', ')}`,
+          kind,
+        );
       out = other;
       body = serializeResults(r, out);
     }

@@ -93,7 +93,9 @@ function callProblem(o: Node): string | undefined {
     const instead = BUILTIN_FOR[f];
     return (
       `the function <${f}> is refused outside SERVICE: it is not a SPARQL 1.1 built-in, and the federation engines do not all know it (the unsharded graph does not), so ${SENT}; ` +
-      (instead ? `write the SPARQL 1.1 built-in ${instead} instead` : 'write it with SPARQL 1.1 built-ins (CONTAINS, REGEX, STRSTARTS, SUBSTR, UCASE, …) or the casts xsd:integer, xsd:decimal, xsd:double, xsd:string, xsd:dateTime, xsd:boolean')
+      (instead
+        ? `write the SPARQL 1.1 built-in ${instead} instead`
+        : 'write it with SPARQL 1.1 built-ins (CONTAINS, REGEX, STRSTARTS, SUBSTR, UCASE, …) or the casts xsd:integer, xsd:decimal, xsd:double, xsd:string, xsd:dateTime, xsd:boolean')
     );
   }
   if (o.type !== 'operation') return undefined;
@@ -191,7 +193,21 @@ export function canonicalNumber(lexical: string, datatype: string): string | und
 export const DOUBLE_DIGITS = 15;
 
 /** xsd:integer and the types derived from it (XML Schema 1.1 part 2, section 3.4). */
-const INTEGER_TYPES = ['integer', 'int', 'long', 'short', 'byte', 'nonNegativeInteger', 'positiveInteger', 'negativeInteger', 'nonPositiveInteger', 'unsignedInt', 'unsignedLong', 'unsignedShort', 'unsignedByte'];
+const INTEGER_TYPES = [
+  'integer',
+  'int',
+  'long',
+  'short',
+  'byte',
+  'nonNegativeInteger',
+  'positiveInteger',
+  'negativeInteger',
+  'nonPositiveInteger',
+  'unsignedInt',
+  'unsignedLong',
+  'unsignedShort',
+  'unsignedByte',
+];
 
 /** The shortest digits (as JavaScript writes a number) that read back as the same xsd:float. */
 function shortestFloat(v: number): string {

@@ -21,9 +21,20 @@ import { sparqljsLib } from './parse.js';
  * relational (`=`, `!=`, `<`, `>`, `<=`, `>=`, IN, NOT IN: not associative) < additive < multiplicative.
  */
 const PRECEDENCE: Record<string, number> = {
-  '||': 1, '&&': 2,
-  '=': 3, '!=': 3, '<': 3, '>': 3, '<=': 3, '>=': 3, in: 3, notin: 3,
-  '+': 4, '-': 4, '*': 5, '/': 5,
+  '||': 1,
+  '&&': 2,
+  '=': 3,
+  '!=': 3,
+  '<': 3,
+  '>': 3,
+  '<=': 3,
+  '>=': 3,
+  in: 3,
+  notin: 3,
+  '+': 4,
+  '-': 4,
+  '*': 5,
+  '/': 5,
 };
 const OR = 1;
 const AND = 2;

@@ -61,7 +61,8 @@ export function skipOpaque(text: string, i: number): number {
     while (i < n) {
       if (text[i] === '\\') i += 2;
       else if (text.startsWith(quote, i)) return i + quote.length;
-      else if (!long && (text[i] === '\n' || text[i] === '\r')) return i; // a short string ends at the line (a syntax error the parser reports)
+      else if (!long && (text[i] === '\n' || text[i] === '\r'))
+        return i; // a short string ends at the line (a syntax error the parser reports)
       else i++;
     }
     return n;

@@ -9,7 +9,6 @@ import { explainParseError, parseSparql, QueryTooComplex, type SparqlParseOption
 import { MAX_OPERATOR_DEPTH, skipOpaque } from './guard.js';
 import { ProtocolError, type ResultForm } from './protocol.js';
 
-
 /** SPARQL features a behaviour profile can refuse (challenge C2 of the FKGQA paper). */
 export const FEATURES = ['service', 'values', 'aggregates', 'subqueries'] as const;
 /** One of FEATURES. */
@@ -56,8 +55,27 @@ const FORMS: Record<string, ResultForm> = { select: 'bindings', ask: 'boolean', 
  * Update operations.
  */
 const NEEDS_PARSE = new Set([
-  'service', 'values', 'count', 'sum', 'min', 'max', 'avg', 'sample', 'group_concat', 'group', 'from',
-  'insert', 'delete', 'load', 'clear', 'create', 'drop', 'copy', 'move', 'add', 'with',
+  'service',
+  'values',
+  'count',
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'sample',
+  'group_concat',
+  'group',
+  'from',
+  'insert',
+  'delete',
+  'load',
+  'clear',
+  'create',
+  'drop',
+  'copy',
+  'move',
+  'add',
+  'with',
 ]);
 
 /**

@@ -59,7 +59,7 @@ export function operatorDepth(ast: unknown): number {
     const o = node as Record<string, unknown>;
     if ('termType' in o) continue;
     let w = 0;
-    if (o.type === 'operation') w = 1 + ((o.operator === 'in' || o.operator === 'notin') && Array.isArray((o.args as unknown[])?.[1]) ? ((o.args as unknown[][])[1].length) : 0);
+    if (o.type === 'operation') w = 1 + ((o.operator === 'in' || o.operator === 'notin') && Array.isArray((o.args as unknown[])?.[1]) ? (o.args as unknown[][])[1].length : 0);
     else if (o.type === 'functionCall' || o.type === 'aggregate') w = 1;
     else if (o.type === 'path') w = Array.isArray(o.items) ? o.items.length : 1;
     else if (Array.isArray(o.patterns)) w = o.patterns.length;
@@ -102,9 +102,7 @@ export interface SparqlParseOptions {
 
 /** What the parser thread answers (src/sparql/parser-thread.ts). */
 export type ParseReply =
-  | { ok: true; ast: sparqljs.SparqlQuery | sparqljs.Update }
-  | { ok: false; kind: 'syntax'; message: string; hash?: unknown }
-  | { ok: false; kind: 'too-complex'; message: string; depth?: number };
+  { ok: true; ast: sparqljs.SparqlQuery | sparqljs.Update } | { ok: false; kind: 'syntax'; message: string; hash?: unknown } | { ok: false; kind: 'too-complex'; message: string; depth?: number };
 
 const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/i.test(e.message);
 
@@ -287,9 +285,7 @@ export function explainParseError(message: string, emptyPrefixHint?: string): st
   if (!m) return message;
   const name = m[1].replace(/:$/, '');
   const fix = `declare it in the query: PREFIX ${name}: <iri>`;
-  return name === ''
-    ? `undeclared prefix ":" (the empty prefix): ${fix}${emptyPrefixHint ?? ''}`
-    : `undeclared prefix "${name}:": ${fix}`;
+  return name === '' ? `undeclared prefix ":" (the empty prefix): ${fix}${emptyPrefixHint ?? ''}` : `undeclared prefix "${name}:": ${fix}`;
 }
 
 /** A gold query parsed with sparqljs, IRIs fixed. */

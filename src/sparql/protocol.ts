@@ -56,7 +56,11 @@ export function parseMediaType(value: string): { type: string; params: Record<st
   const params: Record<string, string> = {};
   for (const p of rest) {
     const i = p.indexOf('=');
-    if (i > 0) params[p.slice(0, i).trim().toLowerCase()] = p.slice(i + 1).trim().replace(/^"(.*)"$/, '$1');
+    if (i > 0)
+      params[p.slice(0, i).trim().toLowerCase()] = p
+        .slice(i + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
   }
   return { type: type.trim().toLowerCase(), params };
 }
@@ -125,7 +129,7 @@ function strictDecode(raw: string): string | undefined {
     // decoded byte by byte below
   }
   const bytes: number[] = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     if (s[i] === '%' && /^[0-9a-fA-F]{2}$/.test(s.slice(i + 1, i + 3))) {
       bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
       i += 3;

@@ -41,7 +41,11 @@ function escapeAt(p: string, i: number, inClass: boolean): Escape {
   }
   if ('AZz'.includes(n)) return { end, single: true, problem: `\\${n} is no XPath anchor and the engines read it differently; write ${n === 'A' ? '^' : '$'} (and no flag "m")` };
   if ('bBG'.includes(n)) {
-    return { end, single: true, problem: `\\${n} is no XPath escape (XPath regular expressions have no word boundary); write the neighbouring characters, e.g. (^|[^A-Za-z0-9_])word([^A-Za-z0-9_]|$)` };
+    return {
+      end,
+      single: true,
+      problem: `\\${n} is no XPath escape (XPath regular expressions have no word boundary); write the neighbouring characters, e.g. (^|[^A-Za-z0-9_])word([^A-Za-z0-9_]|$)`,
+    };
   }
   if ('iIcC'.includes(n)) {
     return { end, single: false, problem: `\\${n} (XML name characters) is read differently by every engine; list the characters in brackets, e.g. [A-Za-z_:] for \\i or [A-Za-z0-9._:-] for \\c` };
@@ -51,7 +55,11 @@ function escapeAt(p: string, i: number, inClass: boolean): Escape {
     const name = p[i + 2] === '{' && close > 0 ? p.slice(i + 3, close) : undefined;
     if (name === undefined) return { end, single: false, problem: `\\${n} needs a category in braces; write e.g. \\${n}{L} (letters) or \\${n}{Nd} (digits)` };
     if (name.startsWith('Is')) {
-      return { end: close + 1, single: false, problem: `the Unicode block \\${n}{${name}} is read differently by every engine; list the characters as a range in brackets, e.g. [ -~] for the printable characters of Basic Latin` };
+      return {
+        end: close + 1,
+        single: false,
+        problem: `the Unicode block \\${n}{${name}} is read differently by every engine; list the characters as a range in brackets, e.g. [ -~] for the printable characters of Basic Latin`,
+      };
     }
     if (!CATEGORIES.has(name)) return { end: close + 1, single: false, problem: `\\${n}{${name}} is no Unicode general category that every engine reads; use one of ${[...CATEGORIES].join(' ')}` };
     return { end: close + 1, single: false };
@@ -69,7 +77,10 @@ function classAt(p: string, i: number): { end: number; problem?: string } {
   const item = (): { single: boolean; problem?: string; end: number } => {
     if (p[j] === '\\') return escapeAt(p, j, true);
     if (p[j] === '[') {
-      const problem = p[j + 1] === ':' ? 'the POSIX class [[:…:]] is no XPath; write \\p{L} for letters, \\p{Nd} for digits, or list the characters, e.g. [A-Za-z]' : 'a [ inside brackets (a nested class) is read differently by every engine; escape it as \\[';
+      const problem =
+        p[j + 1] === ':'
+          ? 'the POSIX class [[:…:]] is no XPath; write \\p{L} for letters, \\p{Nd} for digits, or list the characters, e.g. [A-Za-z]'
+          : 'a [ inside brackets (a nested class) is read differently by every engine; escape it as \\[';
       return { end: j + 1, single: true, problem };
     }
     return { end: j + (p.codePointAt(j)! > 0xffff ? 2 : 1), single: true };
@@ -90,7 +101,8 @@ function classAt(p: string, i: number): { end: number; problem?: string } {
     j += 1;
     const b = item();
     if (b.problem) return b;
-    if (!b.single) return { end: j, problem: `a range up to ${p.slice(j, b.end)} (several characters) is read differently by every engine; write - first or last in the brackets, or escape it as \\-` };
+    if (!b.single)
+      return { end: j, problem: `a range up to ${p.slice(j, b.end)} (several characters) is read differently by every engine; write - first or last in the brackets, or escape it as \\-` };
     j = b.end;
     if (p[j] === '-' && p[j + 1] === '[') return { end: j, problem: SUBTRACTION };
     if (p[j] === '-' && p[j + 1] !== ']') return { end: j, problem: 'a - right after a range is read differently by every engine; write - first or last in the brackets, or escape it as \\-' };
@@ -104,8 +116,19 @@ function groupAt(p: string, i: number): { end: number; capturing: boolean; probl
   if (p[i + 1] !== '?') return { end: i + 1, capturing: true };
   if (p[i + 2] === ':') return { end: i + 3, capturing: false };
   const head = p.slice(i, i + 4);
-  const kind = head.startsWith('(?=') || head.startsWith('(?!') ? `the lookahead ${head.slice(0, 3)}` : head === '(?<=' || head === '(?<!' ? `the lookbehind ${head}` : head.startsWith('(?<') || head.startsWith('(?P') ? 'a named group (?<name>' : `the inline flags ${head.slice(0, 3)}`;
-  const instead = kind.startsWith('the inline') ? 'give the flags as the last argument, e.g. REGEX(?x, "a", "i")' : kind.startsWith('a named') ? 'write a plain group (…)' : 'write the condition as a second REGEX (with ! for a negative one) joined by &&';
+  const kind =
+    head.startsWith('(?=') || head.startsWith('(?!')
+      ? `the lookahead ${head.slice(0, 3)}`
+      : head === '(?<=' || head === '(?<!'
+        ? `the lookbehind ${head}`
+        : head.startsWith('(?<') || head.startsWith('(?P')
+          ? 'a named group (?<name>'
+          : `the inline flags ${head.slice(0, 3)}`;
+  const instead = kind.startsWith('the inline')
+    ? 'give the flags as the last argument, e.g. REGEX(?x, "a", "i")'
+    : kind.startsWith('a named')
+      ? 'write a plain group (…)'
+      : 'write the condition as a second REGEX (with ! for a negative one) joined by &&';
   return { end: i + 3, capturing: false, problem: `${kind} is no XPath regular expression and the engines read it differently; ${instead}` };
 }
 
@@ -175,7 +198,8 @@ export function flagsProblem(flags: string): string | undefined {
 export function patternProblem(pattern: string, flags = '', fn: 'regex' | 'replace' = 'regex'): string | undefined {
   const f = flagsProblem(flags);
   if (f) return f;
-  const emptyMatch = 'it matches the empty string, which XPath forbids in REPLACE (err:FORX0003) and the engines answer differently; write a pattern that matches at least one character, e.g. a+ instead of a*';
+  const emptyMatch =
+    'it matches the empty string, which XPath forbids in REPLACE (err:FORX0003) and the engines answer differently; write a pattern that matches at least one character, e.g. a+ instead of a*';
   if (flags.includes('q')) return fn === 'replace' && pattern === '' ? emptyMatch : undefined;
   const scanned = scanPattern(pattern);
   if (scanned.problem) return scanned.problem;
@@ -204,9 +228,12 @@ export function replacementProblem(replacement: string, pattern: string, flags =
   if (replacement.includes('\\')) return `a \\ in the replacement is read differently by every engine; ${join}`;
   for (const m of replacement.matchAll(/\$(.?)(?=(.?))/gu)) {
     const [ref, digit, next] = m;
-    if (!/[1-9]/.test(digit)) return `the replacement's ${JSON.stringify(ref.slice(0, 2))} is no group reference $1…$9 (XPath err:FORX0004 for a $ without a digit); ${digit === '0' ? 'put the whole pattern in a group (…) and write $1' : join}`;
-    if (Number(digit) > groups) return `the replacement's $${digit} refers to group ${digit}, but the pattern has ${groups === 0 ? 'no group' : `only ${groups}`}${flags.includes('q') ? ' (flag "q")' : ''}; ${groups === 0 ? 'put the text in a group (…) and write $1' : `write one of $1…$${groups}, or put the text in a group (…)`}`;
-    if (/[0-9A-Za-z_]/.test(next)) return `the replacement's ${JSON.stringify(ref + next)} is read as group ${digit} by some engines and as the group named ${JSON.stringify(ref.slice(1) + next)} by others; ${join.replace('"$"', `"${next}…"`).replace('"b"', `"$${digit}"`)}`;
+    if (!/[1-9]/.test(digit))
+      return `the replacement's ${JSON.stringify(ref.slice(0, 2))} is no group reference $1…$9 (XPath err:FORX0004 for a $ without a digit); ${digit === '0' ? 'put the whole pattern in a group (…) and write $1' : join}`;
+    if (Number(digit) > groups)
+      return `the replacement's $${digit} refers to group ${digit}, but the pattern has ${groups === 0 ? 'no group' : `only ${groups}`}${flags.includes('q') ? ' (flag "q")' : ''}; ${groups === 0 ? 'put the text in a group (…) and write $1' : `write one of $1…$${groups}, or put the text in a group (…)`}`;
+    if (/[0-9A-Za-z_]/.test(next))
+      return `the replacement's ${JSON.stringify(ref + next)} is read as group ${digit} by some engines and as the group named ${JSON.stringify(ref.slice(1) + next)} by others; ${join.replace('"$"', `"${next}…"`).replace('"b"', `"$${digit}"`)}`;
   }
   return undefined;
 }

@@ -96,7 +96,12 @@ function toXml(r: SparqlResults): string {
   const open = '<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#">';
   if (r.boolean !== undefined) return `${open}<head>${head}</head><boolean>${r.boolean}</boolean></sparql>`;
   const rows = (r.results?.bindings ?? [])
-    .map((b) => `<result>${Object.entries(b).map(([v, t]) => `<binding name="${xmlEscape(v)}">${xmlTerm(t)}</binding>`).join('')}</result>`)
+    .map(
+      (b) =>
+        `<result>${Object.entries(b)
+          .map(([v, t]) => `<binding name="${xmlEscape(v)}">${xmlTerm(t)}</binding>`)
+          .join('')}</result>`,
+    )
     .join('');
   return `${open}<head>${head}</head><results>${rows}</results></sparql>`;
 }
@@ -203,7 +208,9 @@ export function sparqlTerm(t: SparqlTerm, prefixes: Record<string, string> = {})
   if (t.type === 'bnode') return `_:${t.value}`;
   if (t.type === 'triple') {
     const v = t.value as unknown as { subject?: SparqlTerm; predicate?: SparqlTerm; object?: SparqlTerm };
-    return v && typeof v === 'object' && v.subject && v.predicate && v.object ? `<< ${sparqlTerm(v.subject, prefixes)} ${sparqlTerm(v.predicate, prefixes)} ${sparqlTerm(v.object, prefixes)} >>` : quoted(JSON.stringify(t.value));
+    return v && typeof v === 'object' && v.subject && v.predicate && v.object
+      ? `<< ${sparqlTerm(v.subject, prefixes)} ${sparqlTerm(v.predicate, prefixes)} ${sparqlTerm(v.object, prefixes)} >>`
+      : quoted(JSON.stringify(t.value));
   }
   if (t['xml:lang']) return `${quoted(t.value)}@${t['xml:lang']}`;
   const dt = t.datatype;

@@ -27,7 +27,7 @@ const PLX = "%[0-9A-Fa-f][0-9A-Fa-f]|\\\\[_~.\\-!$&'()*+,;=/?#@%]";
 /** The characters of PN_LOCAL after its first ([168]) that are one code unit, but for `.`: PN_CHARS and `:`. */
 const LOCAL_NOT_DOT = `${BASE}_:0-9\\-\\u00B7\\u0300-\\u036F\\u203F-\\u2040`;
 /** ECHAR and the \u/\U escapes, as sparqljs accepts them in string literals. */
-const ESC = "\\\\[tbnrf\\\\\"']|\\\\u[0-9A-Fa-f]{4}|\\\\U[0-9A-Fa-f]{8}";
+const ESC = '\\\\[tbnrf\\\\"\']|\\\\u[0-9A-Fa-f]{4}|\\\\U[0-9A-Fa-f]{8}';
 
 REPLACED[117] = { was: "^(?:('(?:(?:[^\\u0027\\u005C\\u000A\\u000D])|(", rule: () => new RegExp(`^(?:'(?:(?=(?<run>[^\\u0027\\u005C\\u000A\\u000D]+))\\k<run>|${ESC})*')`, 'i') };
 REPLACED[118] = { was: '^(?:("(?:(?:[^\\u0022\\u005C\\u000A\\u000D])|(', rule: () => new RegExp(`^(?:"(?:(?=(?<run>[^\\u0022\\u005C\\u000A\\u000D]+))\\k<run>|${ESC})*")`, 'i') };

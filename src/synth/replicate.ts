@@ -51,7 +51,7 @@ const NUMERIC = new Set([`${XSD}integer`, `${XSD}decimal`, `${XSD}double`, `${XS
 export async function synthesize(o: SynthOptions): Promise<SynthResult> {
   const source = openSource(o.source);
   const g = source.graphs.get(o.kg);
-  if (!g) throw unknownGraphError(o.kg, source.graphs.keys(), 'the source\'s kg/', o.source);
+  if (!g) throw unknownGraphError(o.kg, source.graphs.keys(), "the source's kg/", o.source);
   if (!Number.isSafeInteger(o.triples) || o.triples < 1) throw new InputError(`--triples must be a positive integer, got ${o.triples}`);
   const abs = path.resolve(o.out);
   const src = path.resolve(o.source);
@@ -103,7 +103,11 @@ export async function synthesize(o: SynthOptions): Promise<SynthResult> {
     if (g.ontologyFile) fs.copyFileSync(g.ontologyFile, path.join(staged.dir, 'ontologies', path.basename(g.ontologyFile)));
     fs.writeFileSync(
       path.join(staged.dir, 'dev.json'),
-      JSON.stringify(questions.map((q) => ({ kg_name: q.kg, question: q.question, query: q.query })), null, 1) + '\n',
+      JSON.stringify(
+        questions.map((q) => ({ kg_name: q.kg, question: q.question, query: q.query })),
+        null,
+        1,
+      ) + '\n',
     );
     staged.commit(() => false);
     return { file: path.join(o.out, 'kg', `${o.kg}.nt`), triples: written, copies, baseTriples: base.length, questions: questions.length };

@@ -169,7 +169,19 @@ export function computeTotals(verdicts: QueryVerdict[], engines: string[], forms
   for (const e of engines) {
     out[e] = {};
     for (const f of forms) {
-      const t: FormTotals = { identical: 0, equivalent: 0, different: 0, failed: 0, failedOnBothSides: 0, timeouts: 0, errors: 0, skipped: 0, answered: 0, requests: { median: 0, max: 0, maxQuery: null, total: 0 }, ms: { median: 0, p95: 0, max: 0, maxQuery: null } };
+      const t: FormTotals = {
+        identical: 0,
+        equivalent: 0,
+        different: 0,
+        failed: 0,
+        failedOnBothSides: 0,
+        timeouts: 0,
+        errors: 0,
+        skipped: 0,
+        answered: 0,
+        requests: { median: 0, max: 0, maxQuery: null, total: 0 },
+        ms: { median: 0, p95: 0, max: 0, maxQuery: null },
+      };
       const ran: [string, FormVerdict][] = [];
       for (const v of verdicts) {
         const x = v.engines[e]?.[f];
@@ -228,11 +240,38 @@ export function formatVerifyReport(r: VerifyReport): string {
   const rows = cols.map(([e, f]) => {
     const t = r.totals[e]?.[f];
     if (!t) return [e, f];
-    return [e, f, t.answered, t.identical, t.equivalent, t.different, t.failed, t.failedOnBothSides, t.timeouts, t.errors, t.skipped, `${t.requests.median} / ${t.requests.max}${t.requests.maxQuery ? ` (${t.requests.maxQuery})` : ''}`, `${t.ms.median} / ${t.ms.p95} / ${t.ms.max}${t.ms.maxQuery ? ` (${t.ms.maxQuery})` : ''}`].map(String);
+    return [
+      e,
+      f,
+      t.answered,
+      t.identical,
+      t.equivalent,
+      t.different,
+      t.failed,
+      t.failedOnBothSides,
+      t.timeouts,
+      t.errors,
+      t.skipped,
+      `${t.requests.median} / ${t.requests.max}${t.requests.maxQuery ? ` (${t.requests.maxQuery})` : ''}`,
+      `${t.ms.median} / ${t.ms.p95} / ${t.ms.max}${t.ms.maxQuery ? ` (${t.ms.maxQuery})` : ''}`,
+    ].map(String);
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((x) => (x[i] ?? '').length)));
-  lines.push('  ' + head.map((h, i) => pad(h, widths[i])).join('  ').trimEnd());
-  for (const x of rows) lines.push('  ' + x.map((c, i) => pad(c, widths[i])).join('  ').trimEnd());
+  lines.push(
+    '  ' +
+      head
+        .map((h, i) => pad(h, widths[i]))
+        .join('  ')
+        .trimEnd(),
+  );
+  for (const x of rows)
+    lines.push(
+      '  ' +
+        x
+          .map((c, i) => pad(c, widths[i]))
+          .join('  ')
+          .trimEnd(),
+    );
 
   const kinds: [Disagreement['kind'], string][] = [
     ['different', 'an engine differs from gold beyond ties'],
@@ -246,8 +285,17 @@ export function formatVerifyReport(r: VerifyReport): string {
     if (ds.length === 0) continue;
     lines.push(`  ${kind}: ${what} (${ds.length})`);
     for (const d of ds) {
-      const agree = d.groups.length <= 1 ? (Object.keys(d.engines).length > 1 && d.groups.length === 1 && d.groups[0].length > 1 ? 'engines agree' : '') : `engines differ: ${d.groups.map((g) => g.join(' = ')).join(' | ')}`;
-      lines.push(`    ${pad(d.query, 34)} ${pad(d.form, 10)} gold ${pad(d.gold, 10)} ${Object.entries(d.engines).map(([e, c]) => `${e}: ${c}`).join(', ')}${agree ? `; ${agree}` : ''}`);
+      const agree =
+        d.groups.length <= 1
+          ? Object.keys(d.engines).length > 1 && d.groups.length === 1 && d.groups[0].length > 1
+            ? 'engines agree'
+            : ''
+          : `engines differ: ${d.groups.map((g) => g.join(' = ')).join(' | ')}`;
+      lines.push(
+        `    ${pad(d.query, 34)} ${pad(d.form, 10)} gold ${pad(d.gold, 10)} ${Object.entries(d.engines)
+          .map(([e, c]) => `${e}: ${c}`)
+          .join(', ')}${agree ? `; ${agree}` : ''}`,
+      );
     }
   }
   const ties = r.disagreements.filter((d) => d.kind === 'tie');

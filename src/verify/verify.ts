@@ -34,9 +34,18 @@ import { negatedShards } from '../federation/oracle.js';
 import { readNeededShards } from '../build/fan-out.js';
 import { oracleFederation } from '../sparql/trivial.js';
 import { classifyDisagreement, computeTotals, type Disagreement, type FormVerdict, type QueryVerdict, type VerifyReport } from './report.js';
-import { openRegistry, placementLine, placementMismatches, readEndpointsFile, registryFromEndpointsValue, unreachableEndpoints, type EndpointLauncher, type EndpointRegistry, type RunningEndpoints } from '../federation/registry.js';
+import {
+  openRegistry,
+  placementLine,
+  placementMismatches,
+  readEndpointsFile,
+  registryFromEndpointsValue,
+  unreachableEndpoints,
+  type EndpointLauncher,
+  type EndpointRegistry,
+  type RunningEndpoints,
+} from '../federation/registry.js';
 import { counted } from '../common/strings.js';
-
 
 /** Options of `verify`. */
 export interface VerifyOptions {
@@ -83,7 +92,12 @@ export interface VerifyOptions {
    * not import report). Stored gold answers carry theirs. Without it, a computed gold answer admits
    * no other answer.
    */
-  analyseTies?: (store: StoreWorker, q: { id: string; normalized: string; queryType: string; ordered: boolean; ast: SparqlQuery }, gold: GoldAnswer, timeoutMs: number) => Promise<GoldTies | undefined>;
+  analyseTies?: (
+    store: StoreWorker,
+    q: { id: string; normalized: string; queryType: string; ordered: boolean; ast: SparqlQuery },
+    gold: GoldAnswer,
+    timeoutMs: number,
+  ) => Promise<GoldTies | undefined>;
 }
 
 export type { Disagreement, FormTotals, FormVerdict, QueryVerdict, VerifyReport } from './report.js';
@@ -114,7 +128,13 @@ function verdict(gold: GoldResult, outcome: TimedOutcome, ordered: boolean, form
   }
   const results = outcomeJson(outcome);
   if (gold.status !== 'ok' || !gold.results) {
-    return { status: 'failed', reason: `the unsharded graph did not answer (${gold.status === 'timeout' ? 'timeout' : `error: ${gold.error}`}); ${form} answered ${counted(rowsOf(results), 'row')}`, rows: rowsOf(results), ms: outcome.ms, requests };
+    return {
+      status: 'failed',
+      reason: `the unsharded graph did not answer (${gold.status === 'timeout' ? 'timeout' : `error: ${gold.error}`}); ${form} answered ${counted(rowsOf(results), 'row')}`,
+      rows: rowsOf(results),
+      ms: outcome.ms,
+      requests,
+    };
   }
   const c = compareResults(gold.results, results, ordered);
   return c.identical
@@ -225,7 +245,8 @@ interface VerifyEndpoints {
 async function openEndpoints(options: VerifyOptions, s: Selection, timeoutMs: number, progress: (line: string) => void): Promise<VerifyEndpoints> {
   let server: RunningEndpoints | undefined;
   let registry: EndpointRegistry;
-  let files = options.endpoints === true ? [path.join(stateDir(options.shards, options.state), STATE_FILES.endpoints)] : typeof options.endpoints === 'string' ? [options.endpoints] : options.endpoints;
+  let files =
+    options.endpoints === true ? [path.join(stateDir(options.shards, options.state), STATE_FILES.endpoints)] : typeof options.endpoints === 'string' ? [options.endpoints] : options.endpoints;
   // Without --endpoints: the serve running on this build, when it can be used as is (and say so).
   let started = 'no --endpoints';
   if (!files?.length) {
@@ -249,19 +270,33 @@ async function openEndpoints(options: VerifyOptions, s: Selection, timeoutMs: nu
   for (const g of s.graphs) if (!urls.has(g)) throw new InputError(`no shard endpoints of graph ${g} in the endpoints file`, { file: endpointsPath });
   for (const g of s.build) {
     if (urls.get(g.graph)!.length !== g.shards.length) {
-      throw new InputError(`graph ${g.graph} has ${counted(g.shards.length, 'shard')} in the build but ${counted(urls.get(g.graph)!.length, 'endpoint')} in the endpoints file (rebuilt since serve started?)`, { file: endpointsPath });
+      throw new InputError(
+        `graph ${g.graph} has ${counted(g.shards.length, 'shard')} in the build but ${counted(urls.get(g.graph)!.length, 'endpoint')} in the endpoints file (rebuilt since serve started?)`,
+        { file: endpointsPath },
+      );
     }
   }
   if (endpointsPath) {
     // The probe gets the query time limit (not the 5 s default): a serve of the whole corpus just
     // started, at load 30+, answers ~80 ASK {} at once slower than 5 s (measured with bench:federation).
-    const down = await unreachableEndpoints(s.graphs.flatMap((g) => urls.get(g)!), Math.max(5_000, timeoutMs));
+    const down = await unreachableEndpoints(
+      s.graphs.flatMap((g) => urls.get(g)!),
+      Math.max(5_000, timeoutMs),
+    );
     const where = placementLine(registry);
     if (where) progress(`fkgqa verify: endpoints on ${where}`);
-    const moved = down.length > 0 ? [] : await placementMismatches({ ...registry, endpoints: registry.endpoints.filter((e) => e.graph !== null && s.graphs.includes(e.graph)) }, Math.max(5_000, timeoutMs));
-    if (moved.length > 0) throw new InputError(`${moved.length} endpoint(s) no longer serve the VoID their endpoints file lists (is the file stale, or the serve another build?): ${moved.map((m) => `${m.id}: ${m.why}`).join('; ')}`, { file: endpointsPath });
+    const moved =
+      down.length > 0 ? [] : await placementMismatches({ ...registry, endpoints: registry.endpoints.filter((e) => e.graph !== null && s.graphs.includes(e.graph)) }, Math.max(5_000, timeoutMs));
+    if (moved.length > 0)
+      throw new InputError(
+        `${moved.length} endpoint(s) no longer serve the VoID their endpoints file lists (is the file stale, or the serve another build?): ${moved.map((m) => `${m.id}: ${m.why}`).join('; ')}`,
+        { file: endpointsPath },
+      );
     if (down.length > 0) {
-      throw new InputError(`${down.length} endpoint(s) do not answer${down.every((d) => d.status === undefined) ? ' (is fkgqa serve running?)' : ' ASK {} properly'}: ${down.map((d) => `${d.url}: ${d.why}`).join('; ')}`, { file: endpointsPath });
+      throw new InputError(
+        `${down.length} endpoint(s) do not answer${down.every((d) => d.status === undefined) ? ' (is fkgqa serve running?)' : ' ASK {} properly'}: ${down.map((d) => `${d.url}: ${d.why}`).join('; ')}`,
+        { file: endpointsPath },
+      );
     }
   }
   return { registry, server, endpointsPath, urls };
@@ -278,7 +313,8 @@ async function startEngines(names: string[], registry: EndpointRegistry, forms: 
       const engine = await createEngine(name, { endpoints: registry.endpoints.map((e) => e.url) });
       engines.push(engine);
       progress(`fkgqa verify: starting the federation engine ${name}`);
-      if (forms.includes('federated') && !engine.selectsSources) progress(`fkgqa verify: the federated form is skipped on ${name}: it has no source selection (it evaluates SERVICE clauses only; docs/federation.md)`);
+      if (forms.includes('federated') && !engine.selectsSources)
+        progress(`fkgqa verify: the federated form is skipped on ${name}: it has no source selection (it evaluates SERVICE clauses only; docs/federation.md)`);
       await engine.warm?.();
     } catch (e) {
       throw new InputError(`the federation engine ${name} failed to start: ${(e as Error).message}`);
@@ -373,7 +409,14 @@ async function goldOf(id: string, normalized: string, t: GraphUnderTest, timeout
  * one (fkgqa stats), or made here on the unsharded graph, once, when first needed (gold computed
  * here, or stored without a tie analysis).
  */
-function tieCheckOf(q: BuildGoldQuery, query: ParsedQuery, ordered: boolean, gold: GoldResult, t: GraphUnderTest, ctx: VerifyContext): (f: FormVerdict, answer: SparqlResults | undefined) => Promise<void> {
+function tieCheckOf(
+  q: BuildGoldQuery,
+  query: ParsedQuery,
+  ordered: boolean,
+  gold: GoldResult,
+  t: GraphUnderTest,
+  ctx: VerifyContext,
+): (f: FormVerdict, answer: SparqlResults | undefined) => Promise<void> {
   let ties: GoldTies | null | undefined = t.stored && t.storedDoc?.tieAnalysis === TIE_ANALYSIS ? (gold.ties ?? null) : undefined;
   const analyseTies = ctx.options.analyseTies;
   return async (f, answer) => {
@@ -383,7 +426,13 @@ function tieCheckOf(q: BuildGoldQuery, query: ParsedQuery, ordered: boolean, gol
       if (analyseTies && gold.status === 'ok') {
         t.store ??= await unshardedStore(t.g);
         const queryType = query.ast.type === 'query' ? query.ast.queryType : 'UPDATE';
-        ties = (await analyseTies(t.store, { id: q.id, normalized: query.normalized, queryType, ordered, ast: query.ast }, { query: q.id, status: 'ok', rows: gold.rows, ordered, results: gold.results as SparqlResults }, ctx.timeoutMs)) ?? null;
+        ties =
+          (await analyseTies(
+            t.store,
+            { id: q.id, normalized: query.normalized, queryType, ordered, ast: query.ast },
+            { query: q.id, status: 'ok', rows: gold.rows, ordered, results: gold.results as SparqlResults },
+            ctx.timeoutMs,
+          )) ?? null;
       }
     }
     if (!ties) return;
@@ -431,7 +480,14 @@ async function timedQuery(engine: FederationEngine, query: string, sources: stri
  * records the disagreements of each form.
  * @returns one progress cell per form and engine
  */
-async function runForms(v: QueryVerdict, texts: Partial<Record<FederationForm, FormText>>, gold: GoldResult, ordered: boolean, tieCheck: (f: FormVerdict, answer: SparqlResults | undefined) => Promise<void>, ctx: VerifyContext): Promise<string[]> {
+async function runForms(
+  v: QueryVerdict,
+  texts: Partial<Record<FederationForm, FormText>>,
+  gold: GoldResult,
+  ordered: boolean,
+  tieCheck: (f: FormVerdict, answer: SparqlResults | undefined) => Promise<void>,
+  ctx: VerifyContext,
+): Promise<string[]> {
   const cells: string[] = [];
   for (const f of ctx.forms) {
     const form = texts[f]!;
@@ -475,7 +531,9 @@ async function verifyQuery(q: BuildGoldQuery, t: GraphUnderTest, ctx: VerifyCont
   const cells = await runForms(v, texts, gold, ordered, tieCheck, ctx);
   ctx.verdicts.push(v);
   ctx.ticker.done(q.id);
-  ctx.progress(`  [${ctx.verdicts.length}/${ctx.selection.queries.length}] ${q.id}: gold ${gold.status === 'ok' ? `${counted(gold.rows ?? 0, 'row')}` : gold.status}; ${cells.join(', ')} (${secs(performance.now() - ctx.t0)})`);
+  ctx.progress(
+    `  [${ctx.verdicts.length}/${ctx.selection.queries.length}] ${q.id}: gold ${gold.status === 'ok' ? `${counted(gold.rows ?? 0, 'row')}` : gold.status}; ${cells.join(', ')} (${secs(performance.now() - ctx.t0)})`,
+  );
 }
 
 /**
@@ -512,7 +570,18 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
   }
   const totals = computeTotals(verdicts, names, forms);
   const different = verdicts.reduce((n, v) => n + names.reduce((m, e) => m + forms.filter((f) => v.engines[e][f]?.status === 'different').length, 0), 0);
-  return { graphs: selection.graphs, timeoutMs, endpoints: endpoints.endpointsPath ?? 'started', engines: names, forms, queries: verdicts, totals, disagreements, different, ms: performance.now() - t0 };
+  return {
+    graphs: selection.graphs,
+    timeoutMs,
+    endpoints: endpoints.endpointsPath ?? 'started',
+    engines: names,
+    forms,
+    queries: verdicts,
+    totals,
+    disagreements,
+    different,
+    ms: performance.now() - t0,
+  };
 }
 
 export { formatVerifyReport } from './report.js';

@@ -14,7 +14,10 @@ import { counted } from '../common/strings.js';
 
 /** The embedded data as script text: JSON with every `<` escaped, so no `</script>` can end it. */
 function embed(data: ViewData): string {
-  return JSON.stringify(data).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(data)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 const STYLE = `

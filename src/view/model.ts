@@ -261,7 +261,12 @@ function scoreView(verdict: RunScore): NonNullable<RunDetail['score']> {
  * against gold, and the count of missing and extra rows.
  * @param diff the comparison with gold, when the run was scored wrong
  */
-function finalView(final: NonNullable<RunRecord['final']>, predicted: SparqlResults | undefined, diff: ReturnType<typeof diffAnswers> | undefined, limits: ViewLimits): NonNullable<RunDetail['final']> {
+function finalView(
+  final: NonNullable<RunRecord['final']>,
+  predicted: SparqlResults | undefined,
+  diff: ReturnType<typeof diffAnswers> | undefined,
+  limits: ViewLimits,
+): NonNullable<RunDetail['final']> {
   return {
     status: final.status,
     ms: Math.round(final.ms),
@@ -303,7 +308,15 @@ function runSummary(r: RunRecord, verdict: RunScore | undefined, label: string):
  * @param ordered the gold query orders its results
  * @param label the label of the run's condition (default `<setup>|<model or agent>`)
  */
-export function runView(run: LocatedRun, verdict: RunScore | undefined, gold: SparqlResults | undefined, ordered: boolean, shared: SharedTexts, limits: ViewLimits, label: string = `${run.record.setup}|${whoOf(run.record)}`): { summary: RunSummary; detail: RunDetail } {
+export function runView(
+  run: LocatedRun,
+  verdict: RunScore | undefined,
+  gold: SparqlResults | undefined,
+  ordered: boolean,
+  shared: SharedTexts,
+  limits: ViewLimits,
+  label: string = `${run.record.setup}|${whoOf(run.record)}`,
+): { summary: RunSummary; detail: RunDetail } {
   const r = run.record;
   const llmSteps = (r.steps ?? []).filter((s): s is LlmStepOf => s.type !== 'tool');
   const messages = viewMessages(r, llmSteps, shared, limits);

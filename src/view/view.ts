@@ -92,7 +92,13 @@ export async function viewRuns(o: ViewOptions): Promise<ViewResult> {
       ordered.set(queryId, isOrdered);
       const g = golds.get(queryId);
       const results = g?.status === 'ok' && g.results && typeof g.results === 'object' ? g.results : undefined;
-      goldViews[queryId] = { query: text, status: g?.status ?? 'missing', ordered: isOrdered, ...(results ? { answer: answerTable(results, limits.maxRows) } : {}), ...(g?.error ? { error: g.error } : {}) };
+      goldViews[queryId] = {
+        query: text,
+        status: g?.status ?? 'missing',
+        ordered: isOrdered,
+        ...(results ? { answer: answerTable(results, limits.maxRows) } : {}),
+        ...(g?.error ? { error: g.error } : {}),
+      };
     }
   }
   // Each run's condition as fkgqa score labels its group; the list in a stable order: condition, question, repeat.

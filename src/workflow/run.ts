@@ -28,7 +28,6 @@ import { viewRuns } from '../view/view.js';
 import { readRunFiles } from '../eval/run-reader.js';
 import { counted } from '../common/strings.js';
 
-
 /**
  * Options of `runLoop`: where, and the agent with every option of `fkgqa eval` (`EvalOptions`:
  * setup, model, selection, limits, engine), passed on as they are; the build, state folder, run
@@ -163,7 +162,11 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
       progress('fkgqa run: serve stopped');
     }
     // 4. Score and view every run file of the folder.
-    const runFiles = fs.readdirSync(out).filter((f) => f.endsWith('.jsonl')).sort().map((f) => path.join(out, f));
+    const runFiles = fs
+      .readdirSync(out)
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort()
+      .map((f) => path.join(out, f));
     const report = await step(score({ runs: runFiles, shards: o.shards, state: o.state, progress }));
     const files = { reportText: path.join(out, 'report.txt'), reportHtml: path.join(out, 'report.html'), perRunCsv: path.join(out, 'per-run.csv'), view: path.join(out, 'view.html') };
     writeFileAtomic(files.reportText, formatScoreText(report));
@@ -197,7 +200,10 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
 function checkRunFolder(out: string, digest: string): void {
   const dir = path.resolve(out);
   if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
-  for (const name of fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort()) {
+  for (const name of fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()) {
     const file = path.join(dir, name);
     const lines = fs.readFileSync(file, 'utf8').split('\n');
     for (const [i, text] of lines.entries()) {
@@ -216,7 +222,11 @@ function checkRunFolder(out: string, digest: string): void {
       );
     }
   }
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort().map((f) => path.join(dir, f));
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()
+    .map((f) => path.join(dir, f));
   try {
     readRunFiles(files, { partial: true });
   } catch (e) {

@@ -13,7 +13,12 @@ export function formatEvalSummary(s: EvalSummary): string {
   const lines = [`fkgqa eval: ${s.ran} run${s.ran === 1 ? '' : 's'} in ${(s.ms / 1000).toFixed(1)} s, appended to ${s.out}${s.skipped ? ` (${s.skipped} already there: skipped)` : ''}`];
   if (s.repaired) lines.push(`  repaired: ${s.repaired}`);
   if (s.lost?.length) lines.push(`  lost: ${counted(s.lost.length, 'run')} no worker could make (not in the file; the same command queues them again)`);
-  if (s.ran) lines.push(`  ended: ${Object.entries(s.endReasons).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (s.ran)
+    lines.push(
+      `  ended: ${Object.entries(s.endReasons)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   const failed = s.failed.reduce((n, f) => n + f.runs, 0);
   if (failed) {
     lines.push(`  failed: ${failed} of ${s.ran} (not the agent's outcome: never scored; rerun them with --retry-errors)`);
@@ -41,7 +46,9 @@ export async function run(o: Record<string, any>): Promise<void> {
   });
   process.stdout.write(format === 'json' ? JSON.stringify(summary, null, 2) + '\n' : formatEvalSummary(summary));
   if (summary.lost?.length) {
-    process.stderr.write(`fkgqa: error: ${summary.lost.length} run${summary.lost.length === 1 ? '' : 's'} no worker could make (first ${summary.lost[0].id}: ${summary.lost[0].error.slice(0, 300)}): not in ${summary.out}; the same command queues them again\n`);
+    process.stderr.write(
+      `fkgqa: error: ${summary.lost.length} run${summary.lost.length === 1 ? '' : 's'} no worker could make (first ${summary.lost[0].id}: ${summary.lost[0].error.slice(0, 300)}): not in ${summary.out}; the same command queues them again\n`,
+    );
     process.exitCode = 3;
   } else if (summary.ran > 0 && summary.succeeded === 0) {
     const why = summary.failed.map((f) => `${f.endReason} ${f.runs} (first ${f.first.id}: ${f.first.error.slice(0, 300)})`).join('; ');

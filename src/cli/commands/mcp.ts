@@ -34,7 +34,15 @@ function kgVoyagerSetupFromOptions(o: Record<string, string | number | boolean |
 
 export async function run(o: Record<string, any>): Promise<void> {
   const progress = stderrProgress(o.quiet);
-  const registry = openRegistry({ endpointsFiles: o.endpoints, build: o.shards, state: o.state, endpointBase: o.endpointBase, urls: o.endpoint, kgs: o.kg, hint: 'start fkgqa serve, or give --endpoint-base or --endpoint' });
+  const registry = openRegistry({
+    endpointsFiles: o.endpoints,
+    build: o.shards,
+    state: o.state,
+    endpointBase: o.endpointBase,
+    urls: o.endpoint,
+    kgs: o.kg,
+    hint: 'start fkgqa serve, or give --endpoint-base or --endpoint',
+  });
   const limits: Partial<McpLimits> = { defaultTimeoutMs: o.timeout, previewRows: o.previewRows, maxQueryChars: o.maxQueryChars, voidStepTimeoutMs: o.voidStepTimeout };
   const options: McpServerOptions = {
     registry,
@@ -64,7 +72,9 @@ export async function run(o: Record<string, any>): Promise<void> {
   }
   const s = serveMcpStdio({ ...options, onRefused: refused });
   progress?.(`fkgqa mcp: MCP on stdio; ${about}; call log ${s.context.callLog.file ?? 'in memory only'}`);
-  void s.warmed.then((ok) => progress?.(ok ? `fkgqa mcp: federation engine ${o.federationEngine} ready` : `fkgqa mcp: federation engine ${o.federationEngine} did not start (federated queries will report why)`));
+  void s.warmed.then((ok) =>
+    progress?.(ok ? `fkgqa mcp: federation engine ${o.federationEngine} ready` : `fkgqa mcp: federation engine ${o.federationEngine} did not start (federated queries will report why)`),
+  );
   // The client closing stdin ends the session (MCP stdio binding): exit 0.
   const sig = await Promise.race([s.closed.then(() => null), untilSignal()]);
   if (sig === null) return void (await s.close());

@@ -39,7 +39,10 @@ export async function run(o: Record<string, any>, cmd: Command): Promise<void> {
   else {
     const described = result.graphs.flatMap((g) => g.descriptions);
     const what = described.length
-      ? `Shards, their VoID (${counted(described.length * 2, 'file')}, ${counted(described.reduce((n, d) => n + d.linksets.length, 0), 'linkset')}) and the catalogue`
+      ? `Shards, their VoID (${counted(described.length * 2, 'file')}, ${counted(
+          described.reduce((n, d) => n + d.linksets.length, 0),
+          'linkset',
+        )}) and the catalogue`
       : 'Shards';
     process.stdout.write(formatPartitionSummary(summary, { verbose: !!o.verbose, out: result.out }) + `\n${what} written to ${result.out}/ in ${(result.timings.totalMs / 1000).toFixed(1)} s\n`);
   }

@@ -28,11 +28,27 @@ export async function run(text: string | undefined, o: Record<string, any>): Pro
   }
   if (!q!.trim()) throw new InputError('the query is empty', o.file ? { file: o.file } : {});
   if (!o.shards && !o.endpoints && !o.endpoint) o.shards = 'shards';
-  const a = await query({ query: q!, shards: o.shards, state: o.state, endpointsFiles: o.endpoints, urls: o.endpoint, timeoutMs: o.timeout, federationEngine: o.federationEngine, maxQueryChars: o.maxQueryChars, mixGraphs: o.mixGraphs === true, sources: o.sources });
+  const a = await query({
+    query: q!,
+    shards: o.shards,
+    state: o.state,
+    endpointsFiles: o.endpoints,
+    urls: o.endpoint,
+    timeoutMs: o.timeout,
+    federationEngine: o.federationEngine,
+    maxQueryChars: o.maxQueryChars,
+    mixGraphs: o.mixGraphs === true,
+    sources: o.sources,
+  });
   process.stdout.write(formatAnswer(a.results, format));
   const n = a.results.boolean !== undefined ? 'ASK' : counted(a.results.results?.bindings.length ?? 0, a.form === 'graph' ? 'triple' : 'row');
   // An endpoint whose triples are held on another host than its URL's (its endpoints file's placement, e.g. a Virtuoso instance) is named with that host.
   const name = (t: (typeof a.targets)[number]) => (t.host && t.host !== new URL(t.url).host ? `${t.id}@${t.host}` : t.id);
-  const how = a.route === 'direct' ? `direct to ${name(a.targets[0])}` : a.route === 'sources' ? `federation engine ${a.engine} selecting sources among ${a.targets.map(name).join(', ')}` : `federation engine ${a.engine} over ${a.targets.map(name).join(', ')}`;
+  const how =
+    a.route === 'direct'
+      ? `direct to ${name(a.targets[0])}`
+      : a.route === 'sources'
+        ? `federation engine ${a.engine} selecting sources among ${a.targets.map(name).join(', ')}`
+        : `federation engine ${a.engine} over ${a.targets.map(name).join(', ')}`;
   stderrProgress(o.quiet)?.(`fkgqa query: ${n} (${how}; ${Math.round(a.ms)} ms; ${requests(a.requests)})`);
 }

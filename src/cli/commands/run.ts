@@ -48,7 +48,9 @@ export async function run(o: Record<string, any>, cmd?: Command): Promise<void> 
   } catch (e) {
     if (stop.signal.aborted) {
       const sig = String(stop.signal.reason);
-      process.stderr.write(`fkgqa run: interrupted (${sig}); a serve it started is stopped (a serve that was already running keeps running); finished runs are kept in the run file (run again to resume)\n`);
+      process.stderr.write(
+        `fkgqa run: interrupted (${sig}); a serve it started is stopped (a serve that was already running keeps running); finished runs are kept in the run file (run again to resume)\n`,
+      );
       process.exit(codes[sig] ?? 130);
     }
     throw e;

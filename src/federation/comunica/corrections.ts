@@ -190,7 +190,10 @@ function orderByAll(actor: Required<Pick<Actor, 'mediatorQueryOperation' | 'medi
     if (output.type !== 'bindings') throw new Error(`ORDER BY needs solutions, got a ${output.type} answer`);
     const order = await actor.mediatorTermComparatorFactory.mediate({ context });
     const keys = await Promise.all(
-      operation.expressions.map(async (e) => ({ ascending: actor.isAscending(e), evaluator: await actor.mediatorExpressionEvaluatorFactory.mediate({ algExpr: actor.extractSortExpression(e), context }) })),
+      operation.expressions.map(async (e) => ({
+        ascending: actor.isAscending(e),
+        evaluator: await actor.mediatorExpressionEvaluatorFactory.mediate({ algExpr: actor.extractSortExpression(e), context }),
+      })),
     );
     const rows = await Promise.all(
       (await output.bindingsStream.toArray()).map(async (bindings) => ({
@@ -212,7 +215,14 @@ function orderByAll(actor: Required<Pick<Actor, 'mediatorQueryOperation' | 'medi
       }
       return 0;
     });
-    return { type: 'bindings', bindingsStream: new ArrayIterator(rows.map((r) => r.bindings), { autoStart: false }), metadata: output.metadata };
+    return {
+      type: 'bindings',
+      bindingsStream: new ArrayIterator(
+        rows.map((r) => r.bindings),
+        { autoStart: false },
+      ),
+      metadata: output.metadata,
+    };
   };
 }
 
@@ -297,14 +307,21 @@ export function correctSourceSelection(engineActor: unknown): string[] {
   if (typeof prune?.constructor.hasEmptyOperation !== 'function') throw missing(PRUNE_EMPTY_ACTOR);
   if (typeof group?.moveSourceAnnotationUpwardsIfPossible !== 'function') throw missing(GROUP_SOURCES_ACTOR);
   const { mediatorQueryOperation, mediatorTermComparatorFactory, mediatorExpressionEvaluatorFactory, isAscending, extractSortExpression } = orderBy ?? {};
-  if (typeof orderBy?.runOperation !== 'function' || !mediatorQueryOperation || !mediatorTermComparatorFactory || !mediatorExpressionEvaluatorFactory || !isAscending || !extractSortExpression) throw missing(ORDER_BY_ACTOR);
+  if (typeof orderBy?.runOperation !== 'function' || !mediatorQueryOperation || !mediatorTermComparatorFactory || !mediatorExpressionEvaluatorFactory || !isAscending || !extractSortExpression)
+    throw missing(ORDER_BY_ACTOR);
   if (typeof optional?.getOutput !== 'function' || typeof optional.constructResultMetadata !== 'function' || optional.canHandleOperationRequired !== false) throw missing(OPTIONAL_NESTED_LOOP_ACTOR);
   // A static method, called by the class's name inside `run`: replaced on the class (this thread's copy of the module).
   prune.constructor.hasEmptyOperation = certainlyEmpty;
   const move = group.moveSourceAnnotationUpwardsIfPossible.bind(group);
   group.moveSourceAnnotationUpwardsIfPossible = async (operation, inputs, source, context) =>
     existsPatterns(operation).every((p) => wholeAt(p as Node, source)) ? move(operation, inputs, source, context) : operation;
-  orderBy.runOperation = orderByAll({ mediatorQueryOperation, mediatorTermComparatorFactory, mediatorExpressionEvaluatorFactory, isAscending: isAscending.bind(orderBy), extractSortExpression: extractSortExpression.bind(orderBy) });
+  orderBy.runOperation = orderByAll({
+    mediatorQueryOperation,
+    mediatorTermComparatorFactory,
+    mediatorExpressionEvaluatorFactory,
+    isAscending: isAscending.bind(orderBy),
+    extractSortExpression: extractSortExpression.bind(orderBy),
+  });
   const nestedLoop = optional.getOutput.bind(optional);
   const withCondition = leftJoinWithCondition(optional, mediatorExpressionEvaluatorFactory);
   optional.canHandleOperationRequired = true;
@@ -341,7 +358,8 @@ export function correctDataFactory(engineActor: unknown): number {
     if (proto?.constructor?.name === 'DataFactory' && typeof proto.literal === 'function') prototypes.add(proto);
     for (const v of Array.isArray(o) ? o : Object.values(o)) if (v !== null && typeof v === 'object' && !seen.has(v)) queue.push(v);
   }
-  if (prototypes.size === 0) throw new Error("Comunica's data factory (rdf-data-factory) is missing or changed, so its correction (src/federation/comunica/corrections.ts) cannot be applied; see docs/federation.md");
+  if (prototypes.size === 0)
+    throw new Error("Comunica's data factory (rdf-data-factory) is missing or changed, so its correction (src/federation/comunica/corrections.ts) cannot be applied; see docs/federation.md");
   for (const proto of prototypes) {
     const literal = proto.literal;
     if ((literal as { corrected?: true }).corrected) continue;

@@ -78,10 +78,8 @@ export function bundleFor(enginePath: string, folder = bundleFolder()): EngineBu
   }
   if (!Array.isArray(index)) return undefined;
   const root = path.resolve(folder, '../../..');
-  const entry = index.find(
-    (x: Record<string, unknown> | null) =>
-      x !== null && typeof x === 'object' && typeof x.of === 'string' && path.resolve(root, x.of) === path.resolve(enginePath),
-  ) as Record<string, unknown> | undefined;
+  const entry = index.find((x: Record<string, unknown> | null) => x !== null && typeof x === 'object' && typeof x.of === 'string' && path.resolve(root, x.of) === path.resolve(enginePath)) as
+    Record<string, unknown> | undefined;
   if (!entry || !plainName(entry.bundle) || !plainName(entry.cache) || ![entry.sha256, entry.bundleSha256, entry.cacheSha256].every((h) => typeof h === 'string' && HEX64.test(h))) return undefined;
   const b: EngineBundle = {
     of: path.resolve(enginePath),

@@ -222,7 +222,8 @@ export class ComunicaEngine implements FederationEngine {
           // After the engine's limit (waiting for due answers): the query's end is a report, not its outcome.
           else if (pastLimit && (m.type === 'result' || m.type === 'error') && m.id === id) due.end(m.type === 'error' ? m.fault : undefined);
           else if (m.type === 'result' && m.id === id) done({ status: 'ok', body: m.body, contentType: mediaType, requests }, true);
-          else if (m.type === 'error' && m.id === id) done({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests }, true);
+          else if (m.type === 'error' && m.id === id)
+            done({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests }, true);
         };
         const onError = (e: Error) => done({ status: 'error', error: `engine thread crashed: ${e.message}`, requests }, false);
         const onExit = () => done({ status: 'error', error: this.closed ? 'the federation engine is closed' : 'engine thread exited', requests }, false);

@@ -183,14 +183,18 @@ function guardedFetch(id: number): typeof fetch {
       // A Request's own headers when Comunica passes one without init (Comunica 4.5 passes a URL and init).
       const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
       if (Number.isFinite(deadline)) headers.set(TIME_LIMIT_HEADER, String((sentLimitMs = sentLimit(deadline - Date.now()))));
-      res = await fetchWithin(input, { ...init, headers }, {
-        allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
-        count: (endpoint) => {
-          sent = true;
-          port.postMessage({ type: 'request', id, endpoint } satisfies ThreadReply);
+      res = await fetchWithin(
+        input,
+        { ...init, headers },
+        {
+          allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
+          count: (endpoint) => {
+            sent = true;
+            port.postMessage({ type: 'request', id, endpoint } satisfies ThreadReply);
+          },
+          via: viaNode,
         },
-        via: viaNode,
-      });
+      );
     } catch (e) {
       if (sent) port.postMessage({ type: 'answered', id } satisfies ThreadReply);
       if (e instanceof RedirectRefused) refusedStatus = e.status;
@@ -202,7 +206,14 @@ function guardedFetch(id: number): typeof fetch {
     }
     const stopped = res.status === 503 ? res.headers.get(STOPPED_HEADER) : null;
     const stop: EndpointFault | undefined = stopped
-      ? { endpoint: endpointOf(url), what: `answered HTTP 503 (${STOPPED_HEADER}: ${stopped.slice(0, 200)})`, httpStatus: 503, stopped, ...(sentLimitMs !== undefined ? { sentLimitMs } : {}), elapsedMs: performance.now() - t0 }
+      ? {
+          endpoint: endpointOf(url),
+          what: `answered HTTP 503 (${STOPPED_HEADER}: ${stopped.slice(0, 200)})`,
+          httpStatus: 503,
+          stopped,
+          ...(sentLimitMs !== undefined ? { sentLimitMs } : {}),
+          elapsedMs: performance.now() - t0,
+        }
       : undefined;
     if (stop) faulted(id, stop);
     // Posted at once, before Comunica reads the answer: a 503 at the limit the endpoint was sent is the verdict even when

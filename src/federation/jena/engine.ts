@@ -40,11 +40,31 @@ export const JENA_PROGRAM = fileURLToPath(new URL('../../../federation/jena/Jena
  * libjsonp2-java, libhttpclient-java, libprotobuf-java, libthrift-java).
  */
 export const DEBIAN_JENA_JARS = [
-  'jena-arq', 'jena-base', 'jena-core', 'jena-iri',
-  'commons-lang3', 'commons-io', 'commons-codec', 'commons-compress', 'commons-csv', 'commons-cli',
-  'dexx.collection', 'guava', 'slf4j-api', 'slf4j-simple', 'gson',
-  'jackson-core', 'jackson-databind', 'jackson-annotations', 'jsonld-java', 'titanium-json-ld', 'jakarta.json-api',
-  'httpclient', 'httpcore', 'protobuf', 'thrift',
+  'jena-arq',
+  'jena-base',
+  'jena-core',
+  'jena-iri',
+  'commons-lang3',
+  'commons-io',
+  'commons-codec',
+  'commons-compress',
+  'commons-csv',
+  'commons-cli',
+  'dexx.collection',
+  'guava',
+  'slf4j-api',
+  'slf4j-simple',
+  'gson',
+  'jackson-core',
+  'jackson-databind',
+  'jackson-annotations',
+  'jsonld-java',
+  'titanium-json-ld',
+  'jakarta.json-api',
+  'httpclient',
+  'httpcore',
+  'protobuf',
+  'thrift',
 ];
 
 /** The Debian packages the engine needs (what `.ci/run` installs). */
@@ -259,7 +279,10 @@ export class JenaEngine implements FederationEngine {
       child.stdin!.write(`${JSON.stringify({ op: 'init', endpoints: this.o.endpoints, maxDecodedBytes: this.o.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES })}\n`);
     });
     this.busy(true);
-    this.starting.then(() => this.busy(this.pending.size > 0), () => {});
+    this.starting.then(
+      () => this.busy(this.pending.size > 0),
+      () => {},
+    );
     return this.starting;
   }
 
@@ -297,7 +320,13 @@ export class JenaEngine implements FederationEngine {
       // and its own words follow (their first line).
       const said = m.errorBody && m.httpStatus ? errorBody(m.errorBody, '', m.httpStatus) : '';
       const from = m.errorEndpoint && !m.error.includes(m.errorEndpoint) ? `${m.error} (from ${m.errorEndpoint})` : m.error;
-      p.resolve({ status: 'error', error: said && !m.error.includes(said) ? `${from}: ${said}` : from, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests: p.requests });
+      p.resolve({
+        status: 'error',
+        error: said && !m.error.includes(said) ? `${from}: ${said}` : from,
+        ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}),
+        ...(m.fault ? { fault: m.fault } : {}),
+        requests: p.requests,
+      });
     }
   }
 
@@ -329,7 +358,13 @@ export class JenaEngine implements FederationEngine {
         if (!this.child) {
           if (this.everStarted) this.restarts++;
           const started = this.start();
-          const first = await Promise.race([started.then(() => undefined, (e: Error) => e), wait.stopped]);
+          const first = await Promise.race([
+            started.then(
+              () => undefined,
+              (e: Error) => e,
+            ),
+            wait.stopped,
+          ]);
           if (first === 'timeout' || first === 'aborted') return waitOutcome(options, 'jena', wait, first, requests);
           if (first instanceof Error) return { status: 'error', error: `the federation engine jena failed to start: ${first.message}`, requests };
         }

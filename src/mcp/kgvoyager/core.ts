@@ -375,5 +375,4 @@ export class KgVoyagerCore {
     });
     return out;
   }
-
 }

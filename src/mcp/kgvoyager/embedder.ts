@@ -254,10 +254,7 @@ export class LocalModelEmbedder implements Embedder {
 }
 
 /** How to choose an embedder (the `--embedder` options of `fkgqa mcp`). */
-export type EmbedderSpec =
-  | { kind: 'ngram'; n?: number; dimension?: number }
-  | ({ kind: 'openai' } & OpenAiEmbedderOptions)
-  | { kind: 'local'; modelPath: string };
+export type EmbedderSpec = { kind: 'ngram'; n?: number; dimension?: number } | ({ kind: 'openai' } & OpenAiEmbedderOptions) | { kind: 'local'; modelPath: string };
 
 /** Creates the embedder a spec names (default: `NgramEmbedder` with n = 3, dimension 2048). */
 export function createEmbedder(spec: EmbedderSpec = { kind: 'ngram' }): Embedder {

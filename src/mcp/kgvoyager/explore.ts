@@ -121,7 +121,16 @@ export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property:
   const tail = failureLines(failures);
   const p2 = pickPage(ex, page.offset, EXAMPLES_PER_PAGE, page.maxChars - [...lines, ...tail].join('\n').length - 300, (l) => l.length);
   const total = triples || ex.length;
-  const note = pageNote({ offset: page.offset, shown: p2.items.length, total, exact: triples > 0 || ex.length < page.offset + EXAMPLES_PER_PAGE, unit: 'triples', cutByChars: p2.cutByChars, maxChars: page.maxChars, how: kgv.continuation() });
+  const note = pageNote({
+    offset: page.offset,
+    shown: p2.items.length,
+    total,
+    exact: triples > 0 || ex.length < page.offset + EXAMPLES_PER_PAGE,
+    unit: 'triples',
+    cutByChars: p2.cutByChars,
+    maxChars: page.maxChars,
+    how: kgv.continuation(),
+  });
   lines.push(`Example triples (${note}):`, ...p2.items);
   lines.push(...tail);
   return { text: lines.join('\n'), isError: false, requests: budget.requests, hits: total };
@@ -229,17 +238,28 @@ export async function exploreEntityRelations(kgv: KgVoyagerCore, args: { entity?
   }
   const classes = new Map<string, Set<string>>();
   for (const [graph, iris] of byGraph) {
-    const t = await kgv.typesAt([...iris].filter((x) => !x.startsWith('_:')), kgv.endpoints.filter((x) => x.graph === graph), budget, failures);
+    const t = await kgv.typesAt(
+      [...iris].filter((x) => !x.startsWith('_:')),
+      kgv.endpoints.filter((x) => x.graph === graph),
+      budget,
+      failures,
+    );
     for (const [iri, cs] of t) classes.set(iri, new Set(cs.keys()));
   }
-  const lines = [`explore_entity_relations ${JSON.stringify(String(literal))}${inGraph}: ${plural(total, 'triple')} with this value (lexical form, case-insensitive) at ${plural(new Set([...props.values()].flatMap((a) => [...a.at.keys()])).size, 'endpoint')}.`];
+  const lines = [
+    `explore_entity_relations ${JSON.stringify(String(literal))}${inGraph}: ${plural(total, 'triple')} with this value (lexical form, case-insensitive) at ${plural(new Set([...props.values()].flatMap((a) => [...a.at.keys()])).size, 'endpoint')}.`,
+  ];
   lines.push(`Data properties (showing ${Math.min(k, props.size)} of ${props.size}):`);
-  for (const [p, a] of [...props].sort(([a, x], [b, y]) => y.n - x.n || byCodePoint(a, b)).slice(0, k)) lines.push(`- <${p}>: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')})`);
+  for (const [p, a] of [...props].sort(([a, x], [b, y]) => y.n - x.n || byCodePoint(a, b)).slice(0, k))
+    lines.push(`- <${p}>: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')})`);
   const entityLines = shown.map((r) => {
     const cs = [...(classes.get(r.s) ?? [])].sort(byCodePoint);
     return `- <${r.s}> <${r.p}> ${termText(r.v, 120)} [${r.endpoint.id}]${cs.length ? `; class ${cs.map((c) => `<${c}>`).join(', ')}` : ''}`;
   });
-  const tail = [...(total === 0 ? ['No triple has this value. Values must match whole (ignoring case); to search inside values use lookup_class_instances with all_attributes.'] : []), ...failureLines(failures)];
+  const tail = [
+    ...(total === 0 ? ['No triple has this value. Values must match whole (ignoring case); to search inside values use lookup_class_instances with all_attributes.'] : []),
+    ...failureLines(failures),
+  ];
   // `shown` starts at the offset already: page from 0 within it, and name the rows from the offset.
   const p = pickPage(entityLines, 0, k, page.maxChars - [...lines, ...tail].join('\n').length - 300, (l) => l.length);
   const note = pageNote({ offset: page.offset, shown: p.items.length, total, unit: 'triples', cutByChars: p.cutByChars, maxChars: page.maxChars, how: kgv.continuation() });

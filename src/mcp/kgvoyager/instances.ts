@@ -19,7 +19,11 @@ import { iriText } from './text.js';
  * subject is an instance of the class at an endpoint that holds the class. One page of the
  * instances is shown (at most `maxRows` from `page.offset`, within `page.maxChars`).
  */
-export async function lookupClassInstances(kgv: KgVoyagerCore, args: { class: string; exact_term?: string; fallback_term?: string; all_attributes?: boolean }, page: PageArgs = DEFAULT_PAGE): Promise<ToolAnswer> {
+export async function lookupClassInstances(
+  kgv: KgVoyagerCore,
+  args: { class: string; exact_term?: string; fallback_term?: string; all_attributes?: boolean },
+  page: PageArgs = DEFAULT_PAGE,
+): Promise<ToolAnswer> {
   const cls = args.class?.trim().replace(/^<|>$/g, '');
   if (!cls) return argumentError('lookup_class_instances needs a class IRI (from search_all_classes).');
   const budget = new Budget(kgv.options.timeoutMs, kgv.select);
@@ -66,8 +70,14 @@ export async function lookupClassInstances(kgv: KgVoyagerCore, args: { class: st
   const matchWhere = args.all_attributes ? 'IRI or any literal value' : 'IRI or rdfs:label';
   if (first.matches.size > 0 || !args.fallback_term?.trim()) {
     const lines = [...first.matches.values()].map((m) => `- <${m.s}>${m.text ? ` ${m.text}` : ''} [${[...m.endpoints].join(', ')}]`);
-    const out = paged(lines, (note) => `Instances whose ${matchWhere} contains ${JSON.stringify(exact)} (case-insensitive): ${note}${first.more ? ' (more exist; refine the term)' : ''}:`, first.matches.size, !first.more);
-    if (first.matches.size === 0) out.splice(2, 0, args.all_attributes ? 'None. Try a fallback_term (a broader word).' : 'None. Try all_attributes: true (names are often in literal attributes, not labels), or a fallback_term.');
+    const out = paged(
+      lines,
+      (note) => `Instances whose ${matchWhere} contains ${JSON.stringify(exact)} (case-insensitive): ${note}${first.more ? ' (more exist; refine the term)' : ''}:`,
+      first.matches.size,
+      !first.more,
+    );
+    if (first.matches.size === 0)
+      out.splice(2, 0, args.all_attributes ? 'None. Try a fallback_term (a broader word).' : 'None. Try all_attributes: true (names are often in literal attributes, not labels), or a fallback_term.');
     return { text: out.join('\n'), isError: false, requests: budget.requests, hits: first.matches.size };
   }
   const fb = args.fallback_term!.trim();
@@ -88,7 +98,8 @@ export async function lookupClassInstances(kgv: KgVoyagerCore, args: { class: st
 }
 
 /** Instances of `cls` matching a term on IRI and labels (or all literals), across the federation. */
-async function matchInstances(kgv: KgVoyagerCore, 
+async function matchInstances(
+  kgv: KgVoyagerCore,
   cls: string,
   holders: RegisteredEndpoint[],
   term: string,

@@ -67,7 +67,12 @@ export function kgVoyagerRegistrar(setup: KgVoyagerSetup = {}): ToolRegistrar {
       log: (call) => logCall(ctx, call),
       executeQuery: async (args) => {
         const format = args.format && (RESULT_FORMATS as readonly string[]).includes(args.format) ? (args.format as ResultFormat) : undefined;
-        if (args.format && !format) return { text: `Error (invalid-arguments): unknown format "${args.format}"; one of ${RESULT_FORMATS.join(', ')}`, isError: true, error: { class: 'invalid-arguments', infrastructure: false } };
+        if (args.format && !format)
+          return {
+            text: `Error (invalid-arguments): unknown format "${args.format}"; one of ${RESULT_FORMATS.join(', ')}`,
+            isError: true,
+            error: { class: 'invalid-arguments', infrastructure: false },
+          };
         const { format: _f, ...rest } = args;
         void _f;
         const r = await runSparqlQuery(ctx, { ...rest, ...(format ? { format } : {}) });

@@ -85,7 +85,13 @@ function toolParts(kgv: ExplorationTools, registration: KgVoyagerRegistration): 
       } catch (e) {
         answer = { text: `Error (internal): ${tool} failed: ${(e as Error).message ?? e}`, isError: true, requests: {}, error: { class: 'internal', infrastructure: true } };
       }
-      registration.log?.({ tool, args, requests: answer.requests, ms: performance.now() - t0, ...(answer.isError ? { error: answer.text, errorClass: answer.error?.class ?? 'kgvoyager', infrastructure: answer.error?.infrastructure ?? false } : {}) });
+      registration.log?.({
+        tool,
+        args,
+        requests: answer.requests,
+        ms: performance.now() - t0,
+        ...(answer.isError ? { error: answer.text, errorClass: answer.error?.class ?? 'kgvoyager', infrastructure: answer.error?.infrastructure ?? false } : {}),
+      });
       return textResult(answer.text, answer.isError ? (answer.error ?? { class: 'kgvoyager', infrastructure: false }) : undefined);
     };
   };
@@ -94,7 +100,12 @@ function toolParts(kgv: ExplorationTools, registration: KgVoyagerRegistration): 
     wrap,
     readOnly: { readOnlyHint: true, openWorldHint: true },
     graph: several
-      ? { graph: z.enum(kgv.graphs as [string, ...string[]]).optional().describe('the knowledge graph to ask (default: every graph, each answer naming its graph; graphs reuse IRIs)') }
+      ? {
+          graph: z
+            .enum(kgv.graphs as [string, ...string[]])
+            .optional()
+            .describe('the knowledge graph to ask (default: every graph, each answer naming its graph; graphs reuse IRIs)'),
+        }
       : {},
     paging: {
       offset: z.number().int().min(0).optional().describe('items of the list to skip: the next page starts at the offset the previous answer names (default 0)'),
@@ -186,7 +197,9 @@ function registerExploreTools(server: McpServer, kgv: ExplorationTools, t: ToolP
       }),
       annotations: readOnly,
     },
-    wrap('explore_entity_relations', (a: { entity?: string; literal?: string } & Paged) => kgv.exploreEntityRelations({ ...(a.entity !== undefined ? { entity: a.entity } : {}), ...(a.literal !== undefined ? { literal: a.literal } : {}) }, page(a), a.graph)),
+    wrap('explore_entity_relations', (a: { entity?: string; literal?: string } & Paged) =>
+      kgv.exploreEntityRelations({ ...(a.entity !== undefined ? { entity: a.entity } : {}), ...(a.literal !== undefined ? { literal: a.literal } : {}) }, page(a), a.graph),
+    ),
   );
 }
 

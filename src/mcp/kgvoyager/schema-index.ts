@@ -226,9 +226,7 @@ export function mergePropertyIndex(endpoints: readonly RegisteredEndpoint[], row
   const { byIri, failures } = gather(endpoints, rows, 'p');
   const annotations = (declared: Set<string>, observed: Map<string, number> | undefined): Annotation[] => [
     ...[...declared].sort(byCodePoint).map((iri) => ({ iri, source: 'rdfs' as const, triples: null })),
-    ...[...(observed ?? new Map<string, number>())]
-      .sort(([a, x], [b, y]) => y - x || byCodePoint(a, b))
-      .map(([iri, triples]) => ({ iri, source: 'void' as const, triples })),
+    ...[...(observed ?? new Map<string, number>())].sort(([a, x], [b, y]) => y - x || byCodePoint(a, b)).map(([iri, triples]) => ({ iri, source: 'void' as const, triples })),
   ];
   const entries = [...byIri].map(([iri, x]) => ({ ...baseEntry(iri, x), domains: annotations(x.d, voidInfo.domains.get(iri)), ranges: annotations(x.r, voidInfo.ranges.get(iri)) }));
   return { entries, failures };
@@ -238,4 +236,3 @@ export function mergePropertyIndex(endpoints: readonly RegisteredEndpoint[], row
 export function indexDocuments(entries: readonly { iri: string; text: string; labels: string[] }[]): IndexDocument[] {
   return entries.map((e) => ({ id: e.iri, name: e.text, label: e.labels.join(' ') }));
 }
-

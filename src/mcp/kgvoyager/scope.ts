@@ -80,7 +80,11 @@ export class GraphScopedKgVoyager implements ExplorationTools {
     const scopes = this.all;
     const parts = (await Promise.all(scopes.map((k) => index(k, requests)))).map((p) => p.index);
     const failures: IndexFailure[] = parts.flatMap((p) => p.failures);
-    const down = allFailed(scopes.reduce((n, k) => n + k.endpoints.length, 0), failures, requests);
+    const down = allFailed(
+      scopes.reduce((n, k) => n + k.endpoints.length, 0),
+      failures,
+      requests,
+    );
     if (down) return down;
     let c = this.combined[kind] as Combined<E> | undefined;
     if (!c || c.parts.length !== parts.length || c.parts.some((p, i) => p !== parts[i])) {
@@ -151,7 +155,12 @@ export class GraphScopedKgVoyager implements ExplorationTools {
     const requests: Record<string, number> = {};
     const where = await this.holding(cls, 'classes', requests);
     if (where.length === 0) {
-      return { text: `<${cls}> is not in the class index of any of the ${this.graphs.length} knowledge graphs (no endpoint has instances of it). Find classes with search_all_classes, or pass graph to ask that graph's endpoints.`, isError: false, requests, hits: 0 };
+      return {
+        text: `<${cls}> is not in the class index of any of the ${this.graphs.length} knowledge graphs (no endpoint has instances of it). Find classes with search_all_classes, or pass graph to ask that graph's endpoints.`,
+        isError: false,
+        requests,
+        hits: 0,
+      };
     }
     return this.perGraph(`lookup_class_instances <${cls}>`, where, page, (k, p) => k.lookupClassInstances(args, p), requests);
   }
@@ -163,7 +172,12 @@ export class GraphScopedKgVoyager implements ExplorationTools {
     const requests: Record<string, number> = {};
     const where = await this.holding(prop, 'properties', requests);
     if (where.length === 0) {
-      return { text: `<${prop}> is not in the property index of any of the ${this.graphs.length} knowledge graphs (no endpoint uses it as a predicate). Find properties with search_all_properties, or pass graph to ask that graph's endpoints.`, isError: false, requests, hits: 0 };
+      return {
+        text: `<${prop}> is not in the property index of any of the ${this.graphs.length} knowledge graphs (no endpoint uses it as a predicate). Find properties with search_all_properties, or pass graph to ask that graph's endpoints.`,
+        isError: false,
+        requests,
+        hits: 0,
+      };
     }
     return this.perGraph(`explore_property_usage <${prop}>`, where, page, (k, p) => k.explorePropertyUsage(args, p), requests);
   }

@@ -6,7 +6,6 @@
 import { HttpSparqlClient } from '../../describe/client.js';
 import type { SparqlRow, SparqlTerm } from '../../sparql/results.js';
 
-
 /** Bounds of one SELECT request. */
 export interface SelectBounds {
   /** Time limit of the request in ms. */
