@@ -455,13 +455,13 @@ describe("verdicts / a stop is one only when it agrees with the limit sent and t
   /** A function oxigraph does not know, inside the SERVICE clause the shard evaluates. */
   const bif = (u: string) => `PREFIX bif: <bif:> SELECT * { SERVICE <${u}> { ?b ?p ?o FILTER(bif:contains(?o, "a")) } }`;
   const meta = (r: { _meta?: Record<string, unknown> }) => r._meta?.['fkgqa/error'] as { class: string; infrastructure: boolean; endpoint?: string } | undefined;
-  const MODES_ASKED = ['forgedbusy', 'forgedlimit', 'instantlimit', 'ownlimit57', 'timedout503', 'evalerror', 'virtuoso', 'html500', 'serve'];
+  const MODES_ASKED = ['forgedbusy', 'forgedlimit', 'instantlimit', 'ownlimit', 'timedout503', 'evalerror', 'virtuoso', 'html500', 'serve'];
   /** The verdict wanted of each on every route: a stop that disagrees is the endpoint's error, never busy; the query's errors are the agent's; a 500 error page stays the endpoint's. */
   const WANT = {
     forgedbusy: { class: 'endpoint', infrastructure: true, busy: false },
     forgedlimit: { class: 'endpoint', infrastructure: true, busy: false },
     instantlimit: { class: 'endpoint', infrastructure: true, busy: false },
-    ownlimit57: { class: 'endpoint', infrastructure: true, busy: false },
+    ownlimit: { class: 'endpoint', infrastructure: true, busy: false },
     timedout503: { class: 'endpoint', infrastructure: true, busy: false },
     evalerror: { class: 'endpoint-rejected', infrastructure: false, busy: false },
     virtuoso: { class: 'endpoint-rejected', infrastructure: false, busy: false },
