@@ -5,7 +5,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { BoundedSparqlClient, formOf, MAX_FORM_PARSE_CHARS } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
-import { decodeBody } from '../src/federation/http.js';
+import { decodeBody } from '../src/common/http-client.js';
 import { registryFromUrls } from '../src/federation/registry.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { runQuery } from '../src/query/query.js';

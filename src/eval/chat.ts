@@ -7,7 +7,6 @@
  * date, RFC 9110 §10.2.3; at most 10 minutes), every retry recorded. While a request is pending,
  * and at each retry, the caller is told (`onWait`), so that a stalled API shows on stderr.
  */
-import { boundedText } from '../federation/client.js';
 import type { ChatMessage, Retry, Usage } from './record.js';
 
 /** Retries of an LLM call when none are given (`--max-retries`). */
@@ -264,4 +263,23 @@ export async function unreachableApi(baseUrl: string, apiKey: string | undefined
     if (cause?.message === 'bad port') return `fetch refuses port ${new URL(baseUrl).port} (a "bad port" of the Fetch standard)`;
     return null;
   }
+}
+
+/** Reads a response body up to `maxBytes` bytes (the rest is not read). @returns the text, or undefined when it is larger */
+async function boundedText(res: Response, maxBytes: number): Promise<string | undefined> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
