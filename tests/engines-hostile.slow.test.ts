@@ -9,7 +9,9 @@ import { decodeBody } from '../src/common/http-client.js';
 import { registryFromUrls } from '../src/federation/registry.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { runQuery } from '../src/query/query.js';
-import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint } from '../src/serve/pool.js';
+import { EndpointPool } from '../src/serve/pool.js';
+import type { PoolEndpoint } from '../src/serve/pool-groups.js';
+import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE } from '../src/federation/limit.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { endpoint, ENGINE_TESTS_RUN, server, shards, useHostileEndpoints, type Mode, type ToolAnswer } from './hostile-fixture.js';
 
