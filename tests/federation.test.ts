@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
+import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
@@ -11,7 +12,7 @@ import { goldResultsById, readGoldAnswers } from '../src/build/gold-answers.js';
 import { openBuild } from '../src/build/open.js';
 import { BoundedSparqlClient } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
-import { RedirectRefused, send } from '../src/common/http-client.js';
+import { fetchVia, RedirectRefused, send } from '../src/common/http-client.js';
 import { openRegistry, readEndpointsFile, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { planQuery } from '../src/federation/routing.js';
 import { createMcpServer } from '../src/mcp/server.js';
@@ -385,6 +386,32 @@ describe('federation / send: the query to one endpoint (node:http, keep-alive)',
     await expect(send({ url: `${ep.url}/a/sparql`, method: 'POST', body: 'query=x', signal: AbortSignal.timeout(60_000) }, { allowed: () => false, maxBytes: 1000 })).rejects.toThrow(
       `refused to contact ${ep.url}/a/sparql: not a registered endpoint`,
     );
+  });
+
+  it("send and fetchVia follow a document redirect to an allowed URL, count each hop, and decode a gzip answer; an unknown coding is the endpoint's fault", async () => {
+    const to = await listener((req, res) => {
+      if (req.url === '/br') return void res.writeHead(200, { 'content-encoding': 'br' }).end(zlib.brotliCompressSync('<a> <b> <c> .'));
+      res.writeHead(200, { 'content-type': 'text/turtle', 'content-encoding': 'gzip' }).end(zlib.gzipSync(`<a> <b> "${req.headers['accept-encoding']}" .`));
+    });
+    const from = await listener((req, res) => res.writeHead(302, { location: `${to.url}${req.url}` }).end());
+    try {
+      const counted: string[] = [];
+      const bounds = { allowed: () => true, count: (e: string) => counted.push(e), followRedirects: true };
+      const a = await send({ url: `${from.url}/void` }, { ...bounds, maxBytes: 1000 });
+      expect([a.status, a.url, a.header('content-type'), a.text, a.encodingProblem]).toEqual([200, `${to.url}/void`, 'text/turtle', '<a> <b> "identity" .', undefined]);
+      expect(counted).toEqual([`${from.url}/void`, `${to.url}/void`]);
+      const f = await fetchVia(bounds, 1000)(`${from.url}/void`);
+      expect([f.status, f.url, await f.text()]).toEqual([200, `${to.url}/void`, '<a> <b> "identity" .']);
+      const br = await send({ url: `${to.url}/br` }, { allowed: () => true, maxBytes: 1000 });
+      expect([br.text, br.encodingProblem]).toEqual(['', 'sent an answer with Content-Encoding br, which is not decoded (br is none of gzip, x-gzip, deflate)']);
+      // A redirect not allowed is refused before the target is contacted.
+      const before = to.requests.length;
+      await expect(send({ url: `${from.url}/void` }, { allowed: (u) => u.startsWith(from.url), followRedirects: true })).rejects.toBeInstanceOf(RedirectRefused);
+      expect(to.requests.length).toBe(before);
+    } finally {
+      await from.close();
+      await to.close();
+    }
   });
 
   it('leaves no abort listener on a signal shared by many requests once each has settled; an aborted signal sends nothing', async () => {
