@@ -374,16 +374,18 @@ export async function placementMismatches(r: EndpointRegistry, timeoutMs = 5_000
   const checked = r.endpoints.filter((e) => e.placement?.void && e.placement.voidDigest);
   const out = await Promise.all(
     checked.map(async (e) => {
+      const signal = AbortSignal.timeout(timeoutMs);
       try {
-        const res = await fetch(e.placement!.void!, { signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
-        const text = await res.text();
-        if (!res.ok) return { id: e.id, why: `its VoID (${e.placement!.void}) answered HTTP ${res.status}` };
+        const res = await send({ url: e.placement!.void!, signal }, { allowed: (u) => u === e.placement!.void });
+        const text = res.text ?? '';
+        if (res.status < 200 || res.status > 299 || res.encodingProblem)
+          return { id: e.id, why: `its VoID (${e.placement!.void}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
         const digest = createHash('sha256').update(text).digest('hex');
         return digest === e.placement!.voidDigest
           ? undefined
           : { id: e.id, why: `its VoID (${e.placement!.void}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${e.placement!.voidDigest!.slice(0, 12)}…` };
       } catch (err) {
-        return { id: e.id, why: `its VoID (${e.placement!.void}) could not be read: ${(err as Error).message}` };
+        return { id: e.id, why: `its VoID (${e.placement!.void}) could not be read: ${signal.aborted ? `no answer within ${timeoutMs} ms` : (err as Error).message}` };
       }
     }),
   );
