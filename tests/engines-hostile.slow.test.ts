@@ -5,11 +5,13 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { BoundedSparqlClient, formOf, MAX_FORM_PARSE_CHARS } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
-import { decodeBody } from '../src/federation/http.js';
+import { decodeBody } from '../src/common/http-client.js';
 import { registryFromUrls } from '../src/federation/registry.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { runQuery } from '../src/query/query.js';
-import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint } from '../src/serve/pool.js';
+import { EndpointPool } from '../src/serve/pool.js';
+import type { PoolEndpoint } from '../src/serve/pool-groups.js';
+import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE } from '../src/federation/limit.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { endpoint, ENGINE_TESTS_RUN, server, shards, useHostileEndpoints, type Mode, type ToolAnswer } from './hostile-fixture.js';
 

@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
+import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
@@ -11,7 +12,7 @@ import { goldResultsById, readGoldAnswers } from '../src/build/gold-answers.js';
 import { openBuild } from '../src/build/open.js';
 import { BoundedSparqlClient } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
-import { fetchWithin, postWithin, RedirectRefused } from '../src/federation/http.js';
+import { fetchVia, RedirectRefused, send } from '../src/common/http-client.js';
 import { openRegistry, readEndpointsFile, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { planQuery } from '../src/federation/routing.js';
 import { createMcpServer } from '../src/mcp/server.js';
@@ -215,13 +216,13 @@ describe('federation / no redirect leaves the registry', () => {
     }
   });
 
-  it('fetchWithin follows a document redirect only to an allowed host, and never re-sends a query', async () => {
+  it('send follows a document redirect only to an allowed host, and never re-sends a query', async () => {
     const onRedirector = (u: string) => u.startsWith(redirector.url) || u.startsWith(`${server.endpoint('library-shard1')!.url.replace(/\/[^/]*\/sparql$/, '')}`);
-    await expect(fetchWithin(`${redirector.url}/doc`, {}, { allowed: onRedirector, followRedirects: true })).rejects.toBeInstanceOf(RedirectRefused);
-    await expect(fetchWithin(`${redirector.url}/q`, { method: 'POST', body: 'query=ASK{}' }, { allowed: () => true, followRedirects: true })).rejects.toThrow(
+    await expect(send({ url: `${redirector.url}/doc` }, { allowed: onRedirector, followRedirects: true })).rejects.toBeInstanceOf(RedirectRefused);
+    await expect(send({ url: `${redirector.url}/q`, method: 'POST', body: 'query=ASK{}' }, { allowed: () => true, followRedirects: true })).rejects.toThrow(
       /answered HTTP 307 .*not followed, a query goes only to the endpoint named in its SERVICE clause/,
     );
-    await expect(fetchWithin(`${trap.url}/x`, {}, { allowed: onRedirector })).rejects.toThrow(`refused to contact ${trap.url}/x: not a registered endpoint`);
+    await expect(send({ url: `${trap.url}/x` }, { allowed: onRedirector })).rejects.toThrow(`refused to contact ${trap.url}/x: not a registered endpoint`);
     expect(trap.requests).toEqual([]);
   });
 });
@@ -298,7 +299,7 @@ describe('federation / an endpoint that answers no SPARQL result inside a multi-
   }, 120_000);
 });
 
-describe('federation / postWithin: the query to one endpoint (node:http, keep-alive)', () => {
+describe('federation / send: the query to one endpoint (node:http, keep-alive)', () => {
   let ep: { url: string; connections: number; requests: string[]; close(): Promise<void> };
   beforeAll(async () => {
     const requests: string[] = [];
@@ -357,53 +358,79 @@ describe('federation / postWithin: the query to one endpoint (node:http, keep-al
   it('sends a query again on a new connection when the reused one was closed before any answer, counting it once', async () => {
     const counted: string[] = [];
     const bounds = { allowed: () => true, count: (e: string) => counted.push(e) };
-    const a = await postWithin(`${ep.url}/drop/sparql`, 'query=1', {}, AbortSignal.timeout(60_000), 1 << 20, bounds);
-    const b = await postWithin(`${ep.url}/drop/sparql`, 'query=2', {}, AbortSignal.timeout(60_000), 1 << 20, bounds);
+    const a = await send({ url: `${ep.url}/drop/sparql`, method: 'POST', body: 'query=1', signal: AbortSignal.timeout(60_000) }, { ...bounds, maxBytes: 1 << 20 });
+    const b = await send({ url: `${ep.url}/drop/sparql`, method: 'POST', body: 'query=2', signal: AbortSignal.timeout(60_000) }, { ...bounds, maxBytes: 1 << 20 });
     expect([a.status, JSON.parse(a.text!).n, b.status, JSON.parse(b.text!).n]).toEqual([200, 1, 200, 1]);
     expect(ep.requests.filter((r) => r.startsWith('/drop/'))).toEqual(['/drop/sparql query=1', '/drop/sparql query=2', '/drop/sparql query=2']);
     expect(counted).toEqual([`${ep.url}/drop/sparql`, `${ep.url}/drop/sparql`]);
   });
 
   it('reads at most maxBytes of an answer, stops at the signal, words a refused connection as fetch did, and refuses a URL outside the registry unsent', async () => {
-    const big = await postWithin(`${ep.url}/big/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, all);
+    const big = await send({ url: `${ep.url}/big/sparql`, method: 'POST', body: 'query=x', signal: AbortSignal.timeout(60_000) }, { ...all, maxBytes: 1000 });
     expect([big.status, big.text]).toEqual([200, undefined]);
-    const ok = await postWithin(`${ep.url}/big/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 100_000, all);
+    const ok = await send({ url: `${ep.url}/big/sparql`, method: 'POST', body: 'query=x', signal: AbortSignal.timeout(60_000) }, { ...all, maxBytes: 100_000 });
     expect(ok.text!.length).toBe(100_000);
     const stop = new AbortController();
-    const silent = postWithin(`${ep.url}/silent/sparql`, 'query=x', {}, stop.signal, 1000, all);
+    const silent = send({ url: `${ep.url}/silent/sparql`, method: 'POST', body: 'query=x', signal: stop.signal }, { ...all, maxBytes: 1000 });
     // Aborted once the endpoint has the request (an event, not a time budget).
     await expect.poll(() => ep.requests.includes('/silent/sparql query=x'), { timeout: 60_000 }).toBe(true);
     stop.abort();
     await expect(silent).rejects.toMatchObject({ name: 'AbortError' });
     const dead = await listener(() => {});
     await dead.close();
-    const e = await postWithin(`${dead.url}/x/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, all).catch((err: Error) => err);
+    const e = await send({ url: `${dead.url}/x/sparql`, method: 'POST', body: 'query=x', signal: AbortSignal.timeout(60_000) }, { ...all, maxBytes: 1000 }).catch((err: Error) => err);
     expect([(e as Error).name, (e as Error).message, ((e as Error).cause as Error).message]).toEqual(['TypeError', 'fetch failed', `connect ECONNREFUSED ${dead.url.slice('http://'.length)}`]);
     // A port fetch refuses (a "bad port" of the Fetch standard) is refused alike, so both routes reach the same endpoints.
-    const bad = await postWithin('http://127.0.0.1:6000/x/sparql', 'query=x', {}, AbortSignal.timeout(60_000), 1000, all).catch((err: Error) => err);
+    const bad = await send({ url: 'http://127.0.0.1:6000/x/sparql', method: 'POST', body: 'query=x', signal: AbortSignal.timeout(60_000) }, { ...all, maxBytes: 1000 }).catch((err: Error) => err);
     expect([(bad as Error).message, ((bad as Error).cause as Error).message]).toEqual(['fetch failed', 'bad port']);
-    await expect(postWithin(`${ep.url}/a/sparql`, 'query=x', {}, AbortSignal.timeout(60_000), 1000, { allowed: () => false })).rejects.toThrow(
+    await expect(send({ url: `${ep.url}/a/sparql`, method: 'POST', body: 'query=x', signal: AbortSignal.timeout(60_000) }, { allowed: () => false, maxBytes: 1000 })).rejects.toThrow(
       `refused to contact ${ep.url}/a/sparql: not a registered endpoint`,
     );
   });
 
+  it("send and fetchVia follow a document redirect to an allowed URL, count each hop, and decode a gzip answer; an unknown coding is the endpoint's fault", async () => {
+    const to = await listener((req, res) => {
+      if (req.url === '/br') return void res.writeHead(200, { 'content-encoding': 'br' }).end(zlib.brotliCompressSync('<a> <b> <c> .'));
+      res.writeHead(200, { 'content-type': 'text/turtle', 'content-encoding': 'gzip' }).end(zlib.gzipSync(`<a> <b> "${req.headers['accept-encoding']}" .`));
+    });
+    const from = await listener((req, res) => res.writeHead(302, { location: `${to.url}${req.url}` }).end());
+    try {
+      const counted: string[] = [];
+      const bounds = { allowed: () => true, count: (e: string) => counted.push(e), followRedirects: true };
+      const a = await send({ url: `${from.url}/void` }, { ...bounds, maxBytes: 1000 });
+      expect([a.status, a.url, a.header('content-type'), a.text, a.encodingProblem]).toEqual([200, `${to.url}/void`, 'text/turtle', '<a> <b> "identity" .', undefined]);
+      expect(counted).toEqual([`${from.url}/void`, `${to.url}/void`]);
+      const f = await fetchVia(bounds, 1000)(`${from.url}/void`);
+      expect([f.status, f.url, await f.text()]).toEqual([200, `${to.url}/void`, '<a> <b> "identity" .']);
+      const br = await send({ url: `${to.url}/br` }, { allowed: () => true, maxBytes: 1000 });
+      expect([br.text, br.encodingProblem]).toEqual(['', 'sent an answer with Content-Encoding br, which is not decoded (br is none of gzip, x-gzip, deflate)']);
+      // A redirect not allowed is refused before the target is contacted.
+      const before = to.requests.length;
+      await expect(send({ url: `${from.url}/void` }, { allowed: (u) => u.startsWith(from.url), followRedirects: true })).rejects.toBeInstanceOf(RedirectRefused);
+      expect(to.requests.length).toBe(before);
+    } finally {
+      await from.close();
+      await to.close();
+    }
+  });
+
   it('leaves no abort listener on a signal shared by many requests once each has settled; an aborted signal sends nothing', async () => {
-    // postWithin wires the abort itself (not through request's signal option, which costs CPU per request): each request removes its listener when it settles.
+    // send wires the abort itself (not through request's signal option, which costs CPU per request): each request removes its listener when it settles.
     const shared = new AbortController();
     const results: unknown[] = [];
     for (const p of ['/a/sparql', '/big/sparql', '/drop/sparql', '/drop/sparql', '/a/sparql']) {
-      const r = await postWithin(`${ep.url}${p}`, 'query=shared', {}, shared.signal, 1000, all);
+      const r = await send({ url: `${ep.url}${p}`, method: 'POST', body: 'query=shared', signal: shared.signal }, { ...all, maxBytes: 1000 });
       results.push([r.status, r.text === undefined ? 'too large' : JSON.parse(r.text).boolean]);
     }
     const dead = await listener(() => {});
     await dead.close();
-    results.push(await postWithin(`${dead.url}/x/sparql`, 'query=shared', {}, shared.signal, 1000, all).catch((e: Error) => e.message));
+    results.push(await send({ url: `${dead.url}/x/sparql`, method: 'POST', body: 'query=shared', signal: shared.signal }, { ...all, maxBytes: 1000 }).catch((e: Error) => e.message));
     expect(results).toEqual([[200, true], [200, 'too large'], [200, true], [200, true], [200, true], 'fetch failed']);
     expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
     const sent = ep.requests.length;
     const stop = new AbortController();
     stop.abort(new Error('the caller gave up'));
-    const e = await postWithin(`${ep.url}/a/sparql`, 'query=never', {}, stop.signal, 1000, all).catch((err: Error) => err);
+    const e = await send({ url: `${ep.url}/a/sparql`, method: 'POST', body: 'query=never', signal: stop.signal }, { ...all, maxBytes: 1000 }).catch((err: Error) => err);
     expect([(e as Error).name, ((e as Error).cause as Error).message]).toEqual(['AbortError', 'the caller gave up']);
     expect(ep.requests.length).toBe(sent);
   });

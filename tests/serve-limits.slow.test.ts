@@ -4,11 +4,13 @@ import { BoundedSparqlClient, readStop, sentLimit } from '../src/federation/clie
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { createMcpContext } from '../src/mcp/server.js';
-import { BUSY_WAIT_SHARE, EndpointPool, type PoolEndpoint, type PoolOutcome } from '../src/serve/pool.js';
+import { EndpointPool } from '../src/serve/pool.js';
+import type { PoolEndpoint } from '../src/serve/pool-groups.js';
+import type { PoolOutcome } from '../src/serve/pool-limits.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { ComunicaEngine } from '../src/federation/comunica/engine.js';
-import { DueAnswers, judgeStop, STOP_CLOCK_TOLERANCE_MS, stoppedOutcome, stoppedParses, waitLimit, waitOutcome } from '../src/federation/limit.js';
+import { BUSY_WAIT_SHARE, DueAnswers, judgeStop, STOP_CLOCK_TOLERANCE_MS, stoppedOutcome, stoppedParses, waitLimit, waitOutcome } from '../src/federation/limit.js';
 import { silentTargets } from '../src/sparql/services.js';
 import { infrastructureMessage } from '../src/mcp/tool-error.js';
 import { behindHeavy, HEAVY, until } from './busy-helpers.js';

@@ -1,13 +1,13 @@
 /**
  * A small client for OpenAI-compatible chat-completions APIs with tool calling (`POST
- * <base>/chat/completions`: OpenAI, vLLM, llama.cpp server, Ollama's /v1, …) over `fetch`; the
+ * <base>/chat/completions`: OpenAI, vLLM, llama.cpp server, Ollama's /v1, …) over fkgqa's HTTP client (`send`); the
  * `openai` 7.x package needs Node 22. Every request has a time limit (`requestTimeoutMs`). 429 and
  * 5xx answers, network errors and requests over the time limit are retried with exponential backoff
  * (`backoffMs`, doubled per retry) unless the answer carries `Retry-After` (seconds or an HTTP
  * date, RFC 9110 §10.2.3; at most 10 minutes), every retry recorded. While a request is pending,
  * and at each retry, the caller is told (`onWait`), so that a stalled API shows on stderr.
  */
-import { boundedText } from '../federation/client.js';
+import { send } from '../common/http-client.js';
 import type { ChatMessage, Retry, Usage } from './record.js';
 
 /** Retries of an LLM call when none are given (`--max-retries`). */
@@ -191,12 +191,13 @@ export class OpenAiChat implements ChatModel {
         : undefined;
       const limit = AbortSignal.timeout(requestTimeoutMs);
       try {
-        const res = await fetch(url, { method: 'POST', headers, body, signal: runSignal ? AbortSignal.any([limit, runSignal]) : limit });
-        status = res.status;
         const maxReply = this.o.maxReplyBytes ?? MAX_REPLY_BYTES;
-        const text = await boundedText(res, maxReply);
+        const res = await send({ url, method: 'POST', headers, body, signal: runSignal ? AbortSignal.any([limit, runSignal]) : limit }, { allowed: () => true, maxBytes: maxReply });
+        status = res.status;
+        const text = res.text;
+        if (res.encodingProblem) throw new ModelError(`the API ${res.encodingProblem}`, retries, status);
         if (text === undefined) throw new ModelError(`the API answered ${res.status} with a body larger than ${maxReply} bytes (the limit of one answer); it was not read further`, retries, status);
-        if (res.ok) {
+        if (res.status >= 200 && res.status <= 299) {
           let j: ApiReply;
           try {
             j = JSON.parse(text) as ApiReply;
@@ -217,7 +218,7 @@ export class OpenAiChat implements ChatModel {
           return { message, usage, finishReason: choice.finish_reason ?? null, retries };
         }
         error = `HTTP ${res.status}: ${text.slice(0, 300)}`;
-        askedWaitMs = retryAfterMs(res.headers.get('retry-after'));
+        askedWaitMs = retryAfterMs(res.header('retry-after'));
         if (res.status !== 429 && res.status < 500) throw new ModelError(error, retries, status);
       } catch (e) {
         if (e instanceof ModelError) throw e;
@@ -254,8 +255,11 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 
  */
 export async function unreachableApi(baseUrl: string, apiKey: string | undefined, timeoutMs = 10_000): Promise<string | null> {
   try {
-    const r = await fetch(`${baseUrl.replace(/\/+$/, '')}/models`, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
-    await r.body?.cancel();
+    // Any answer passes (a redirect too): its body is not read.
+    await send(
+      { url: `${baseUrl.replace(/\/+$/, '')}/models`, headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal: AbortSignal.timeout(timeoutMs) },
+      { allowed: () => true, maxBytes: 0 },
+    );
     return null;
   } catch (e) {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;

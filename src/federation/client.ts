@@ -5,9 +5,8 @@
  *
  * - nothing reaches a host outside the registry: a query goes only to a registered endpoint URL,
  *   a document (VoID, service description) only to the host of a registered endpoint; no redirect
- *   leaves the registry (`postWithin` for a query to one endpoint, `fetchWithin` for documents and
- *   the engines, src/federation/http.ts: a query is never re-sent to a redirect target, a document
- *   follows a redirect only to a registered host);
+ *   leaves the registry (`send` of src/common/http-client.ts, the one HTTP client: a query is never
+ *   re-sent to a redirect target, a document follows a redirect only to a registered host);
  * - every request is bounded in time (`timeoutMs`, the outcome `timeout` is never an empty answer)
  *   and in size (`maxResultBytes`, the outcome `error` with `tooLarge`);
  * - requests are counted per endpoint, per call (`requests` of each outcome) and in total (`requests`);
@@ -15,7 +14,7 @@
  *   (src/federation/engine.ts; `--federation-engine`), created at the first federated query or at `warm`.
  *
  * Queries to one endpoint use the SPARQL 1.1 Protocol, POST form (§2.1.2), on node:http with a
- * keep-alive agent (`postWithin`: connections are reused across calls). Every request carries the
+ * keep-alive agent (`send`: connections are reused across calls). Every request carries the
  * caller's time limit in the `Fkgqa-Timeout` header (milliseconds; `fkgqa serve` stops the query
  * there, see docs/serving.md; other servers ignore the header), and an answer `503` with
  * `Fkgqa-Stopped: time-limit; by=endpoint` (the endpoint's own, smaller limit) is told apart from
@@ -32,13 +31,12 @@ import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQL_RESULT_TYPES, unreadTypeWords } from './answer-check.js';
 import { inspectQuery, quickInspect } from '../sparql/inspect.js';
-import { AnswerCut, boundedText, endpointOf, errorBody, fetchWithin, networkWords, postWithin, RedirectRefused, RequestRefused } from './http.js';
+import { AnswerCut, endpointOf, errorBody, networkWords, RedirectRefused, RequestRefused, send } from '../common/http-client.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 import { judgeStop, sentLimit, stopSent, type SentRequest, type Stop } from './limit.js';
 import { QUERY_ERROR_HEADER, STOPPED_HEADER, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 
 export { sentLimit } from './limit.js';
-export { boundedText } from './http.js';
 
 /**
  * The outcome of one query: the answer's text and media type, an error (with the HTTP status of
@@ -272,13 +270,15 @@ export class BoundedSparqlClient {
     const signal = cancel ? AbortSignal.any([limit.signal, cancel]) : limit.signal;
     try {
       const sent = sentLimit(timeoutMs - ms());
-      const res = await postWithin(
-        url,
-        new URLSearchParams({ query }).toString(),
-        { 'content-type': 'application/x-www-form-urlencoded', accept, 'accept-encoding': 'identity', [TIME_LIMIT_HEADER]: String(sent) },
-        signal,
-        this.maxResultBytes,
-        { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests) },
+      const res = await send(
+        {
+          url,
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept, [TIME_LIMIT_HEADER]: String(sent) },
+          body: new URLSearchParams({ query }).toString(),
+          signal,
+        },
+        { allowed: (u) => findEndpoint(this.registry, endpointOf(u)) !== undefined, count: this.count(requests), maxBytes: this.maxResultBytes },
       );
       const body = res.text;
       if (res.encodingProblem)
@@ -390,20 +390,20 @@ export class BoundedSparqlClient {
    */
   async document(url: string, accept: string, timeoutMs: number): Promise<DocumentOutcome> {
     if (!this.onRegisteredHost(url)) return { ok: false, why: `${url} is not on the host of a registered endpoint (not fetched)` };
+    const signal = AbortSignal.timeout(timeoutMs);
     try {
-      const res = await fetchWithin(
-        url,
-        { headers: { accept, [TIME_LIMIT_HEADER]: String(timeoutMs) }, signal: AbortSignal.timeout(timeoutMs) },
-        { allowed: (u) => this.onRegisteredHost(u), count: this.count({}), followRedirects: true },
+      const res = await send(
+        { url, headers: { accept, [TIME_LIMIT_HEADER]: String(timeoutMs) }, signal },
+        { allowed: (u) => this.onRegisteredHost(u), count: this.count({}), followRedirects: true, maxBytes: this.maxResultBytes },
       );
-      const text = await boundedText(res, this.maxResultBytes);
-      if (text === undefined) return { ok: false, why: `${url}: the document is larger than ${this.maxResultBytes} bytes` };
-      if (!res.ok) return { ok: false, why: `HTTP ${res.status} from ${url}` };
-      return { ok: true, text, type: res.headers.get('content-type') ?? 'text/turtle', link: res.headers.get('link'), url: res.url || url };
+      if (res.text === undefined) return { ok: false, why: `${url}: the document is larger than ${this.maxResultBytes} bytes` };
+      if (res.encodingProblem) return { ok: false, why: `${url} ${res.encodingProblem}` };
+      if (res.status < 200 || res.status > 299) return { ok: false, why: `HTTP ${res.status} from ${url}` };
+      return { ok: true, text: res.text, type: res.header('content-type') ?? 'text/turtle', link: res.header('link'), url: res.url };
     } catch (e) {
       const err = e as Error;
       if (err instanceof RedirectRefused) return { ok: false, why: err.message };
-      return { ok: false, why: err.name === 'TimeoutError' ? `no answer from ${url} within ${timeoutMs} ms` : `${url}: ${err.message}` };
+      return { ok: false, why: signal.aborted ? `no answer from ${url} within ${timeoutMs} ms` : `${url}: ${err.message}` };
     }
   }
 

@@ -12,7 +12,7 @@
  *
  * Adding an engine: implement `FederationEngine` in `src/federation/<name>/engine.ts` (time limit:
  * the outcome is `timeout`, never an empty answer; requests counted per endpoint URL without query
- * string; nothing sent outside `EngineSetup.endpoints`: use `fetchWithin` of http.ts or an
+ * string; nothing sent outside `EngineSetup.endpoints`: use `fetchVia` of common/http-client.ts or an
  * equivalent check, redirects included; a SERVICE-explicit query checked with `checkServiceQuery`
  * of service-check.ts before anything is sent; every request carrying the time the query has left
  * in `Fkgqa-Timeout`, `sentLimit` of limit.ts, and a `503` with `Fkgqa-Stopped` reported as a fault

@@ -7,7 +7,7 @@ import sparqljs from 'sparqljs';
 import { negatedTriples } from '../sparql/negation.js';
 import { parseQuery } from '../sparql/parse.js';
 import type { ShardUrl } from '../sparql/trivial.js';
-import { endpointOf, fetchWithin, sameEndpoint } from './http.js';
+import { endpointOf, sameEndpoint, send } from '../common/http-client.js';
 
 /**
  * The shards (`shard<N>`) where some negated triple pattern of the gold query matches: one
@@ -29,18 +29,18 @@ export async function negatedShards(goldText: string, defaultPrefix: string, end
   const out: string[] = [];
   for (const e of endpoints) {
     for (const q of asks) {
-      const res = await fetchWithin(
-        e.url,
+      const res = await send(
         {
+          url: e.url,
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json' },
-          body: new URLSearchParams({ query: q }),
+          body: new URLSearchParams({ query: q }).toString(),
           signal: AbortSignal.timeout(timeoutMs),
         },
         { allowed: (u) => endpoints.some((x) => sameEndpoint(x.url, endpointOf(u))) },
       );
-      if (!res.ok) throw new Error(`${e.url} answered ${res.status} to ${q}`);
-      if ((JSON.parse(await res.text()) as { boolean?: boolean }).boolean) {
+      if (res.status < 200 || res.status > 299) throw new Error(`${e.url} answered ${res.status} to ${q}`);
+      if ((JSON.parse(res.text ?? '') as { boolean?: boolean }).boolean) {
         out.push(e.shard);
         break;
       }

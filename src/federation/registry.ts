@@ -17,7 +17,7 @@ import { ownerAlive, stateDir, STATE_FILES, type EndpointsFileContents } from '.
 import type { CatalogueEntry } from '../describe/catalogue.js';
 import { endpointUrl } from '../describe/describe.js';
 import { readBuild } from '../build/open.js';
-import { boundedText, endpointOf, fetchWithin, networkWords, RedirectRefused, sameEndpoint } from './http.js';
+import { endpointOf, networkWords, RedirectRefused, sameEndpoint, send } from '../common/http-client.js';
 import { endpointUrlProblem, urlWithoutCredentials } from '../sparql/protocol.js';
 
 /** One registered SPARQL endpoint. */
@@ -374,16 +374,18 @@ export async function placementMismatches(r: EndpointRegistry, timeoutMs = 5_000
   const checked = r.endpoints.filter((e) => e.placement?.void && e.placement.voidDigest);
   const out = await Promise.all(
     checked.map(async (e) => {
+      const signal = AbortSignal.timeout(timeoutMs);
       try {
-        const res = await fetch(e.placement!.void!, { signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
-        const text = await res.text();
-        if (!res.ok) return { id: e.id, why: `its VoID (${e.placement!.void}) answered HTTP ${res.status}` };
+        const res = await send({ url: e.placement!.void!, signal }, { allowed: (u) => u === e.placement!.void });
+        const text = res.text ?? '';
+        if (res.status < 200 || res.status > 299 || res.encodingProblem)
+          return { id: e.id, why: `its VoID (${e.placement!.void}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
         const digest = createHash('sha256').update(text).digest('hex');
         return digest === e.placement!.voidDigest
           ? undefined
           : { id: e.id, why: `its VoID (${e.placement!.void}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${e.placement!.voidDigest!.slice(0, 12)}…` };
       } catch (err) {
-        return { id: e.id, why: `its VoID (${e.placement!.void}) could not be read: ${(err as Error).message}` };
+        return { id: e.id, why: `its VoID (${e.placement!.void}) could not be read: ${signal.aborted ? `no answer within ${timeoutMs} ms` : (err as Error).message}` };
       }
     }),
   );
@@ -398,7 +400,7 @@ export const PROBE_MAX_BYTES = 64 << 10;
  * status and a whole answer (at most `PROBE_MAX_BYTES`) within `timeoutMs`, all at once; no redirect
  * is followed.
  * @returns the endpoints that do not, each with why in words (`refused the connection: nothing listens there
- *   (ECONNREFUSED)`, `closed the connection before answering (UND_ERR_SOCKET)`, `no answer
+ *   (ECONNREFUSED)`, `closed the connection before answering (ECONNRESET)`, `no answer
  *   within … ms`, `HTTP 404`, a redirect, `answered HTTP 200, but its answer had not ended within … ms`
  *   or `… was larger than … bytes`) and, when it answered (a status line: another status than 2xx, a
  *   redirect, or a 2xx whose body did not end within the time or size limit), the HTTP `status`: such
@@ -407,26 +409,26 @@ export const PROBE_MAX_BYTES = 64 << 10;
 export async function unreachableEndpoints(urls: string[], timeoutMs = 5_000): Promise<{ url: string; why: string; status?: number }[]> {
   const results = await Promise.all(
     urls.map(async (url) => {
-      let status: number | undefined;
+      const signal = AbortSignal.timeout(timeoutMs);
       try {
-        const r = await fetchWithin(
-          `${url}${url.includes('?') ? '&' : '?'}query=${encodeURIComponent('ASK {}')}`,
-          { headers: { accept: 'application/sparql-results+json' }, signal: AbortSignal.timeout(timeoutMs) },
-          { allowed: (u) => urls.some((x) => sameEndpoint(x, endpointOf(u))) },
-        );
-        status = r.status;
         // The body within the same limits: an endless or huge answer is the endpoint's fault, not a sign that it is down.
-        const text = await boundedText(r, PROBE_MAX_BYTES);
-        if (text === undefined) return { url, why: `answered HTTP ${r.status}, but its answer to ASK {} was larger than ${PROBE_MAX_BYTES} bytes`, status: r.status };
-        return r.ok ? undefined : { url, why: `HTTP ${r.status}`, status: r.status };
+        const r = await send(
+          { url: `${url}${url.includes('?') ? '&' : '?'}query=${encodeURIComponent('ASK {}')}`, headers: { accept: 'application/sparql-results+json' }, signal },
+          { allowed: (u) => urls.some((x) => sameEndpoint(x, endpointOf(u))), maxBytes: PROBE_MAX_BYTES },
+        );
+        if (r.text === undefined) return { url, why: `answered HTTP ${r.status}, but its answer to ASK {} was larger than ${PROBE_MAX_BYTES} bytes`, status: r.status };
+        if (r.encodingProblem) return { url, why: `answered HTTP ${r.status}, but ${r.encodingProblem}`, status: r.status };
+        return r.status >= 200 && r.status <= 299 ? undefined : { url, why: `HTTP ${r.status}`, status: r.status };
       } catch (e) {
-        const err = e as Error;
+        const err = e as Error & { status?: number };
         if (err instanceof RedirectRefused) return { url, why: err.message, status: err.status };
+        // An abort or a cut after the status line carries the status: the endpoint answered.
+        const status = err.status;
         if (status !== undefined) {
-          const words = err.name === 'TimeoutError' ? `had not ended within ${timeoutMs} ms` : `broke off: ${networkWords(err, true)}`;
+          const words = signal.aborted ? `had not ended within ${timeoutMs} ms` : `broke off: ${networkWords(err, true)}`;
           return { url, why: `answered HTTP ${status}, but its answer to ASK {} ${words}`, status };
         }
-        return { url, why: err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkWords(err) };
+        return { url, why: signal.aborted ? `no answer within ${timeoutMs} ms` : networkWords(err) };
       }
     }),
   );

@@ -14,7 +14,7 @@ import { generateQuery } from '../sparql/generate.js';
 import { MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
 import { explainParseError, fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
-import { sameEndpoint } from './http.js';
+import { sameEndpoint } from '../common/http-client.js';
 
 /**
  * A query an engine may evaluate — its AST (IRIs fixed, EXISTS moved out of aggregates and ORDER

@@ -33,24 +33,20 @@
  *   When a retired worker finishes while the group's new worker is still loading and idle, the
  *   retired one (which holds every store of the group) takes the group back and the new one stops.
  *
+ * Module layout: the split into groups in pool-groups.ts, the time limits and whose fault a stop is
+ * in pool-limits.ts, the workers, their ring of flags and their outbox in pool-workers.ts.
+ *
  * Loading at start: every worker loads its group; `start` resolves when every endpoint is loaded,
  * and the spare is started then (not while the groups load, which it would slow down).
  */
-import { Worker } from 'node:worker_threads';
 import { compiledScript } from '../common/thread-script.js';
 import { compileOxigraph } from '../common/oxigraph-wasm.js';
-import type { StoreSource } from '../common/store-worker.js';
 import type { QueryParseLimits } from '../sparql/inspect.js';
-import type { EndpointAnswer, EndpointTask } from './answer.js';
-import { answerOf, encodeQuery, type PoolReply, type PoolRequest, type QueryBatch } from './pool-messages.js';
-import { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE, waitedTooLong } from '../federation/limit.js';
-
-/** One endpoint of the pool: its id, the RDF files of its store, and their triples (for the split into groups). */
-export interface PoolEndpoint {
-  id: string;
-  sources: StoreSource[];
-  triples: number;
-}
+import type { EndpointTask } from './answer.js';
+import { answerOf, type PoolReply } from './pool-messages.js';
+import { splitIntoGroups, type PoolEndpoint } from './pool-groups.js';
+import { queryLimits, startedLimits, stoppedAtLimit, waitingOutcome, type PoolOutcome, type RunLimits, type StartedLimits } from './pool-limits.js';
+import { disarm, Outbox, PIPELINE, startWorker, withdraw, type Group, type Job, type Slot } from './pool-workers.js';
 
 /** Options of the pool. */
 export interface PoolOptions {
@@ -69,192 +65,6 @@ export interface PoolOptions {
   progress?: (line: string) => void;
   /** The bracket nesting and operator depth of a query the workers parse (default 64 and 256): deeper ones are answered 400. */
   limits?: QueryParseLimits;
-}
-
-/**
- * What the pool needs of a client's signal: an AbortSignal, or the lighter ClientGone that the
- * server makes per request (an AbortController per request was a measurable part of the main
- * thread's work per point query).
- */
-export type GoneSignal = Pick<AbortSignal, 'aborted'> & {
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
-};
-
-/**
- * Aborted once, when a request's client went away (`abort`): the listeners run once, in order.
- * Satisfies GoneSignal; `signal()` gives a real AbortSignal that follows it, for code that needs one.
- */
-export class ClientGone implements GoneSignal {
-  aborted = false;
-  private listeners: (() => void)[] | undefined;
-  private controller: AbortController | undefined;
-
-  addEventListener(_type: 'abort', listener: () => void): void {
-    (this.listeners ??= []).push(listener);
-  }
-
-  removeEventListener(_type: 'abort', listener: () => void): void {
-    const i = this.listeners?.indexOf(listener) ?? -1;
-    if (i >= 0) this.listeners!.splice(i, 1);
-  }
-
-  /** An AbortSignal aborted with this one (made at the first call). */
-  signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort();
-    }
-    return this.controller.signal;
-  }
-
-  /** The client went away: runs the listeners (once). */
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const listeners = this.listeners ?? [];
-    this.listeners = undefined;
-    this.controller?.abort();
-    for (const l of listeners) l();
-  }
-}
-
-/** The time limits of one query and the client's signal. */
-export interface RunLimits {
-  /** The endpoint's own time limit, in ms, counted from the moment the query starts running. */
-  limitMs: number;
-  /** The request's time limit, in ms, counted from `arrived` (the client gives up then). */
-  requestLimitMs?: number;
-  /** When the request arrived (`performance.now()`); default now. */
-  arrived?: number;
-  /** Aborted when the client went away: the query is dropped or stopped. */
-  signal?: GoneSignal;
-}
-
-/**
- * The outcome of a query: the answer; an error (`fault`: it faulted the engine, whose worker was
- * replaced; with `crashed` the worker thread itself died during it, e.g. out of memory); the time limit (`by` whose limit: the endpoint's own or the request's, `limitMs` that
- * limit); busy (the endpoint kept it waiting behind other queries: see BUSY_WAIT_SHARE; `by`: the
- * request's limit ended, or the pool's `queueLimitMs`; `waitedMs` from arrival to start or to the
- * end, `ranMs` when it had started); or cancelled (the client went away).
- */
-export type PoolOutcome =
-  | { status: 'ok'; answer: EndpointAnswer; ms: number }
-  | { status: 'error'; error: string; fault?: true; crashed?: true; ms: number }
-  | { status: 'timeout'; by: 'endpoint' | 'request'; limitMs: number; ms: number }
-  | { status: 'busy'; by: 'request' | 'queue'; limitMs: number; waitedMs: number; ranMs?: number; ms: number }
-  | { status: 'cancelled'; ms: number };
-
-/**
- * Whose fault a stop at the request's time limit is. A query's time limits count from when it starts
- * running in a worker, but a request's limit is also its client's deadline, counted from arrival
- * (the client gives up then). A query stopped at that deadline is the query's own time limit (the
- * agent's: `timeout`, `by: 'request'`) when it waited at most this share of the limit before it
- * started, so that it ran at least 90 % of it; otherwise — and always when it had not started — the
- * endpoint was busy (`busy`: the infrastructure's, not the query's).
- */
-export { BUSY_MIN_WAIT_MS, BUSY_WAIT_SHARE };
-
-interface Job {
-  id: number;
-  task: EndpointTask;
-  limitMs: number;
-  requestLimitMs: number | undefined;
-  /** Absolute deadline of the request (performance.now() clock), Infinity without one. */
-  deadline: number;
-  /** While waiting (not started), answered `busy` at this time: the deadline, or arrival + queueLimitMs if sooner. */
-  waitUntil: number;
-  arrived: number;
-  started?: number;
-  /** Once started: when its time limit ends (performance.now() clock), and whose limit that is. */
-  limitAt?: number;
-  limitBy?: 'endpoint' | 'request';
-  /** Once started: how long it waited before it started (ms), and whether a stop at its limit is the endpoint's (busy, BUSY_WAIT_SHARE) rather than its own. */
-  waitedMs?: number;
-  busyAtLimit?: boolean;
-  /** Once started: its slow check (`slowMs` after its start) has been made. */
-  slowChecked?: boolean;
-  slot?: Slot;
-  /** While waiting, with a request limit: the timer of its deadline (armDeadline). */
-  timer?: NodeJS.Timeout;
-  signal?: GoneSignal;
-  onAbort?: () => void;
-  done: boolean;
-  resolve: (o: PoolOutcome) => void;
-}
-
-interface Slot {
-  worker: Worker;
-  /** The group this worker serves; undefined once retired, and for the spare. */
-  group: Group | undefined;
-  /** The group it served last (undefined for the spare). */
-  home: Group | undefined;
-  ready: boolean;
-  dead: boolean;
-  loaded: Set<string>;
-  /** Endpoints whose files did not load in this worker, with the error. */
-  failed: Map<string, string>;
-  /** A load, or the query running now (`posted[0]`, counted as started). */
-  busy: { kind: 'load'; endpoint: string } | { kind: 'query'; job: Job } | undefined;
-  /** Queries posted to the worker, in its order; the first is running (or skipped when gone). */
-  posted: Posted[];
-  /** The flags shared with the worker, one per posted query (`seq % RING`). */
-  flags: Int32Array;
-  /** The next query's sequence number in this worker. */
-  seq: number;
-  /** Queries posted (in `posted`) but not yet sent: sent together, in one message, at the end of this turn of the event loop. */
-  outbox: QueryBatch;
-  /** Queries in `outbox`. */
-  outboxCount: number;
-  /**
-   * The worker's one timer for the running query's time limit and slow check (onSlotTimer), and
-   * when it fires (Infinity: not armed). Armed at most once per `slowMs` in a steady stream of
-   * queries, not twice per query (setTimeout and clearTimeout per query were main-thread work).
-   */
-  timer: NodeJS.Timeout | undefined;
-  timerAt: number;
-}
-
-interface Group {
-  index: number;
-  endpoints: PoolEndpoint[];
-  slot: Slot;
-  queue: Job[];
-  restarts: number;
-  faults: number;
-}
-
-/** Queries posted to one worker at once (the running one included). */
-export const PIPELINE = 4;
-/** Flags in a worker's ring (more than PIPELINE, so a flag is reused only after its query is answered). */
-const RING = 16;
-/** States of a posted query's flag (pool-thread.ts sets STARTED, the pool WITHDRAWN; whoever swaps first wins). */
-const PENDING = 0;
-const WITHDRAWN = 2;
-
-/** A query posted to a worker: `gone` once it was withdrawn (the worker skips it) or answered elsewhere. */
-interface Posted {
-  seq: number;
-  job: Job;
-  gone: boolean;
-}
-
-/**
- * Splits endpoints into at most `n` groups of about equal triples: largest first, each into the
- * group with the fewest triples so far (ties: the lower index). Deterministic.
- */
-export function splitIntoGroups(endpoints: PoolEndpoint[], n: number): PoolEndpoint[][] {
-  const k = Math.max(1, Math.min(n, endpoints.length));
-  const groups: PoolEndpoint[][] = Array.from({ length: k }, () => []);
-  const load = new Array<number>(k).fill(0);
-  const order = endpoints.map((e, i) => ({ e, i })).sort((a, b) => b.e.triples - a.e.triples || a.i - b.i);
-  for (const { e } of order) {
-    let best = 0;
-    for (let g = 1; g < k; g++) if (load[g] < load[best]) best = g;
-    groups[best].push(e);
-    load[best] += e.triples;
-  }
-  return groups.filter((g) => g.length > 0);
 }
 
 /**
@@ -279,8 +89,9 @@ export class EndpointPool {
   private starting: { pending: Set<string>; resolve: () => void; reject: (e: Error) => void; loaded: number } | undefined;
   /** Triples per endpoint, as loaded. */
   readonly triples = new Map<string, number>();
+  private readonly outbox = new Outbox();
   /** Queries sent to workers so far, and the messages that carried them (queries posted in one turn share one). */
-  readonly sent = { queries: 0, messages: 0 };
+  readonly sent = this.outbox.sent;
   /** Times a worker's timer was set so far (onSlotTimer): about one per `slowMs` in a steady stream of queries, not two per query. */
   timersArmed = 0;
 
@@ -358,19 +169,7 @@ export class EndpointPool {
     if (!group || this.closed) return Promise.resolve({ status: 'error', error: this.closed ? 'the server is stopping' : `no endpoint ${endpoint}`, ms: 0 });
     if (limits.signal?.aborted) return Promise.resolve({ status: 'cancelled', ms: 0 });
     return new Promise((resolve) => {
-      const deadline = limits.requestLimitMs !== undefined ? arrived + limits.requestLimitMs : Infinity;
-      const job: Job = {
-        id: this.nextId++,
-        task,
-        limitMs: limits.limitMs,
-        requestLimitMs: limits.requestLimitMs,
-        deadline,
-        waitUntil: Math.min(deadline, arrived + this.queueLimitMs),
-        arrived,
-        done: false,
-        resolve,
-        signal: limits.signal,
-      };
+      const job: Job = { id: this.nextId++, task, ...queryLimits(limits, this.queueLimitMs, arrived), done: false, resolve, signal: limits.signal };
       if (job.signal) {
         job.onAbort = () => this.cancel(job, group);
         job.signal.addEventListener('abort', job.onAbort, { once: true });
@@ -395,15 +194,7 @@ export class EndpointPool {
     job.timer = setTimeout(
       () => {
         if (job.started !== undefined || job.done) return;
-        // A query that never started waited its whole limit: a Node timer may fire up to 1 ms before
-        // waitUntil (a clean clone reported waited=1499 of 1500), so the wait is at least waitUntil - arrived.
-        const waited = Math.max(performance.now(), job.waitUntil) - job.arrived;
-        const byQueue = job.waitUntil < job.deadline;
-        // A request limit under BUSY_MIN_WAIT_MS that ends before the query starts is the query's own to miss (waitedTooLong).
-        const busy: PoolOutcome =
-          !byQueue && !waitedTooLong(waited, job.requestLimitMs!)
-            ? { status: 'timeout', by: 'request', limitMs: job.requestLimitMs!, ms: waited }
-            : { status: 'busy', by: byQueue ? 'queue' : 'request', limitMs: byQueue ? this.queueLimitMs : job.requestLimitMs!, waitedMs: waited, ms: waited };
+        const busy = waitingOutcome(job, this.queueLimitMs, performance.now());
         if (this.dropWaiting(job, group)) this.finish(job, busy);
         else this.stop(job, busy);
       },
@@ -422,39 +213,16 @@ export class EndpointPool {
       this.unqueue(job, group);
       return true;
     }
-    if (s.dead || Atomics.compareExchange(s.flags, p.seq % RING, PENDING, WITHDRAWN) === PENDING) {
+    if (s.dead) {
       p.gone = true;
       return true;
     }
-    return false;
+    return withdraw(s, p);
   }
 
   /** A new worker for a group (undefined: the spare). */
   private spawn(group: Group | undefined): Slot {
-    const flags = new Int32Array(new SharedArrayBuffer(RING * Int32Array.BYTES_PER_ELEMENT));
-    const worker = new Worker(this.script, { workerData: { module: this.module, flags, ...(this.options.limits ? { limits: this.options.limits } : {}) } });
-    worker.unref();
-    const slot: Slot = {
-      worker,
-      group,
-      home: group,
-      ready: false,
-      dead: false,
-      loaded: new Set(),
-      failed: new Map(),
-      busy: undefined,
-      posted: [],
-      flags,
-      seq: 0,
-      outbox: [],
-      outboxCount: 0,
-      timer: undefined,
-      timerAt: Infinity,
-    };
-    worker.on('message', (m: PoolReply) => this.onReply(slot, m));
-    worker.on('error', (e) => this.onCrash(slot, e));
-    worker.on('exit', (code) => this.onCrash(slot, new Error(`the worker thread exited (code ${code})`)));
-    return slot;
+    return startWorker(this.script, this.module, this.options.limits, group, { reply: (s, m) => this.onReply(s, m), crash: (s, e) => this.onCrash(s, e) });
   }
 
   /** A fresh worker takes over a group: the spare when there is one (then a new spare starts), else a new worker. */
@@ -467,33 +235,6 @@ export class EndpointPool {
     this.spare = this.spawn(undefined);
     return spare;
   }
-
-  private post(slot: Slot, m: PoolRequest): void {
-    this.send(slot);
-    slot.worker.postMessage(m);
-  }
-
-  /** Sends a worker the queries posted to it this turn, in one message (a message per query woke the thread once per query). */
-  private send(slot: Slot): void {
-    if (slot.outbox.length === 0) return;
-    const batch = slot.outbox;
-    const count = slot.outboxCount;
-    slot.outbox = [];
-    slot.outboxCount = 0;
-    if (slot.dead) return;
-    slot.worker.postMessage(batch satisfies PoolRequest);
-    this.sent.messages++;
-    this.sent.queries += count;
-  }
-
-  /** Slots with queries in their outbox; sent by one setImmediate per turn (after every request read in this turn's poll phase). */
-  private readonly sending = new Set<Slot>();
-  private sendScheduled = false;
-  private readonly sendAll = (): void => {
-    this.sendScheduled = false;
-    for (const s of this.sending) this.send(s);
-    this.sending.clear();
-  };
 
   /** Gives the group's worker its next thing to do: the first waiting query (loading its endpoint first), else a background load. */
   private pump(group: Group): void {
@@ -523,22 +264,13 @@ export class EndpointPool {
 
   private loadInto(s: Slot, endpoint: string): void {
     s.busy = { kind: 'load', endpoint };
-    this.post(s, { type: 'load', endpoint, sources: this.groupOf.get(endpoint)!.endpoints.find((e) => e.id === endpoint)!.sources });
+    this.outbox.message(s, { type: 'load', endpoint, sources: this.groupOf.get(endpoint)!.endpoints.find((e) => e.id === endpoint)!.sources });
   }
 
   /** Posts a query to the worker; it starts at once when the worker has nothing else posted. */
   private postJob(s: Slot, group: Group, job: Job): void {
-    const seq = s.seq++;
-    Atomics.store(s.flags, seq % RING, PENDING);
     job.slot = s;
-    s.posted.push({ seq, job, gone: false });
-    encodeQuery(s.outbox, seq, job.task);
-    s.outboxCount++;
-    this.sending.add(s);
-    if (!this.sendScheduled) {
-      this.sendScheduled = true;
-      setImmediate(this.sendAll);
-    }
+    this.outbox.post(s, job);
     if (s.posted.length === 1) this.began(s, group, job);
   }
 
@@ -549,17 +281,10 @@ export class EndpointPool {
   private began(s: Slot, _group: Group, job: Job): void {
     if (job.timer !== undefined) clearTimeout(job.timer);
     const now = performance.now();
-    job.started = now;
     job.slot = s;
     s.busy = { kind: 'query', job };
-    const remaining = job.deadline - now;
-    const byEndpoint = job.limitMs <= remaining;
-    job.limitBy = byEndpoint ? 'endpoint' : 'request';
-    // Stopped at the request's deadline after a wait of at least BUSY_WAIT_SHARE of its limit (waitedTooLong): the endpoint was busy.
-    job.waitedMs = now - job.arrived;
-    job.busyAtLimit = !byEndpoint && waitedTooLong(job.waitedMs, job.requestLimitMs!);
-    job.limitAt = now + Math.max(0, byEndpoint ? job.limitMs : remaining);
-    this.armSlot(s, Math.min(job.limitAt, now + this.slowMs));
+    Object.assign(job, startedLimits(job, now));
+    this.armSlot(s, Math.min(job.limitAt!, now + this.slowMs));
   }
 
   /**
@@ -586,13 +311,7 @@ export class EndpointPool {
     if (s.dead || this.closed || !job || job.done || job.started === undefined) return;
     const now = performance.now();
     if (now >= job.limitAt!) {
-      const byEndpoint = job.limitBy === 'endpoint';
-      this.stop(
-        job,
-        job.busyAtLimit
-          ? { status: 'busy', by: 'request', limitMs: job.requestLimitMs!, waitedMs: job.waitedMs!, ranMs: now - job.started, ms: now - job.arrived }
-          : { status: 'timeout', by: job.limitBy!, limitMs: byEndpoint ? job.limitMs : job.requestLimitMs!, ms: now - job.started },
-      );
+      this.stop(job, stoppedAtLimit(job, job as StartedLimits, now));
       return;
     }
     if (!job.slowChecked && now >= job.started + this.slowMs) {
@@ -629,8 +348,7 @@ export class EndpointPool {
     const back: Job[] = [];
     for (const p of s.posted.slice(1)) {
       if (p.gone || p.job.done) continue;
-      if (Atomics.compareExchange(s.flags, p.seq % RING, PENDING, WITHDRAWN) !== PENDING) continue; // started: it answers here
-      p.gone = true;
+      if (!withdraw(s, p)) continue; // started: it answers here
       p.job.slot = undefined;
       back.push(p.job);
     }
@@ -669,7 +387,7 @@ export class EndpointPool {
     if (s.dead) return;
     s.dead = true;
     s.busy = undefined;
-    this.disarm(s);
+    disarm(s);
     void s.worker.terminate();
     // The queries posted behind the stopped one run on the group's next worker.
     if (s.home && s.posted.length > 0) this.requeue(s, s.home);
@@ -684,13 +402,6 @@ export class EndpointPool {
       group.slot = this.takeOver(group);
       this.pump(group);
     }
-  }
-
-  /** Clears a worker's timer (it is stopping). */
-  private disarm(s: Slot): void {
-    if (s.timer !== undefined) clearTimeout(s.timer);
-    s.timer = undefined;
-    s.timerAt = Infinity;
   }
 
   private finish(job: Job, outcome: PoolOutcome): void {
@@ -781,7 +492,7 @@ export class EndpointPool {
       group.slot = s;
       current.group = undefined;
       current.dead = true;
-      this.disarm(current);
+      disarm(current);
       void current.worker.terminate();
       this.pump(group);
       return;
@@ -817,7 +528,7 @@ export class EndpointPool {
     for (const s of all) {
       for (const p of s.posted) this.finish(p.job, { status: 'error', error: 'the server is stopping', ms: 0 });
       s.dead = true;
-      this.disarm(s);
+      disarm(s);
     }
     this.retired.clear();
     await Promise.all(all.map((s) => s.worker.terminate()));

@@ -22,7 +22,7 @@ import {
   type ProtocolRequest,
 } from '../sparql/protocol.js';
 import type { EndpointTask } from './answer.js';
-import type { GoneSignal } from './pool.js';
+import type { GoneSignal } from './pool-limits.js';
 import type { EndpointStore } from './store.js';
 import type { LiveDescriptions, LiveShard } from './live-void.js';
 import type { EndpointProfile } from './profile.js';

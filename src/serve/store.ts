@@ -8,7 +8,7 @@
  * layer turns that into the same answers and `Fkgqa-Stopped` verdicts for every store.
  */
 import type { EndpointTask } from './answer.js';
-import type { PoolOutcome, RunLimits } from './pool.js';
+import type { PoolOutcome, RunLimits } from './pool-limits.js';
 
 /** Which store serves the endpoints (`fkgqa serve --store`). */
 export type StoreKind = 'oxigraph' | 'virtuoso';

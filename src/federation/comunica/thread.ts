@@ -4,7 +4,7 @@
  * for `comunica`, @comunica/query-sparql's engine-default.js for `comunica-default`), answering one
  * query at a time. A query past its time limit is stopped by terminating this thread.
  *
- * Every HTTP request goes through `fetchWithin` (src/federation/http.ts): URLs outside the registry
+ * Every HTTP request goes through `fetchVia` (src/common/http-client.ts): URLs outside the registry
  * are refused before sending, no redirect is followed (a 3xx fails the query, naming both URLs),
  * and each request is reported to the parent before it is sent, so counts survive a termination.
  */
@@ -16,7 +16,7 @@ import { comunicaAlgebra } from './algebra.js';
 import { correctDataFactory, correctSourceSelection } from './corrections.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, unreadTypeWords } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
-import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWithin, networkWords, nodeFetch, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
+import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchVia, networkWords, RedirectRefused, RequestRefused, sameEndpoint } from '../../common/http-client.js';
 import { readXmlResults } from '../xml-results.js';
 import { sentLimit } from '../limit.js';
 import { STOPPED_HEADER, TIME_LIMIT_HEADER } from '../../sparql/protocol.js';
@@ -31,7 +31,7 @@ export interface ThreadData {
   bundle?: EngineBundle;
   /** Registered endpoint URLs: the only URLs the thread may contact. */
   endpoints: string[];
-  /** The answer limit of an encoded answer, decoded, in bytes (`nodeFetch`; more is the endpoint's fault). */
+  /** The answer limit of an encoded answer, decoded, in bytes (`fetchVia`; more is the endpoint's fault). */
   maxDecodedBytes: number;
 }
 
@@ -71,8 +71,6 @@ const engineActor = loaded.module.engine();
 correctSourceSelection(engineActor);
 correctDataFactory(engineActor);
 const engine = new loaded.module.QueryEngineBase(engineActor as never);
-/** Every request's `fetch`: node:http with strict decoding of content codings (`nodeFetch`: one rule with the direct route and jena). */
-const viaNode = nodeFetch(data.maxDecodedBytes);
 
 /** The HTTP status of the last refused redirect of the running query (reported with its error). */
 let refusedStatus: number | undefined;
@@ -94,7 +92,7 @@ function faulted(id: number, f: EndpointFault, cause?: unknown): Error {
 
 /**
  * The answer with its body checked as it is read: a connection that closes before the end of the
- * body, a content coding that does not decode (`nodeFetch`), and (for SPARQL JSON and XML results) a
+ * body, a content coding that does not decode (`fetchVia`), and (for SPARQL JSON and XML results) a
  * document that is incomplete or no results document once the body ended (answer-check.ts), error
  * the body with a message naming the endpoint, which fails the query (Comunica's streaming parsers
  * otherwise keep the rows read so far, or none). The text is kept until the end only for the
@@ -183,18 +181,17 @@ function guardedFetch(id: number): typeof fetch {
       // A Request's own headers when Comunica passes one without init (Comunica 4.5 passes a URL and init).
       const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
       if (Number.isFinite(deadline)) headers.set(TIME_LIMIT_HEADER, String((sentLimitMs = sentLimit(deadline - Date.now()))));
-      res = await fetchWithin(
-        input,
-        { ...init, headers },
+      // node:http with strict decoding of content codings (`fetchVia`: one rule with the direct route and jena).
+      res = await fetchVia(
         {
           allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
           count: (endpoint) => {
             sent = true;
             port.postMessage({ type: 'request', id, endpoint } satisfies ThreadReply);
           },
-          via: viaNode,
         },
-      );
+        data.maxDecodedBytes,
+      )(input, { ...init, headers });
     } catch (e) {
       if (sent) port.postMessage({ type: 'answered', id } satisfies ThreadReply);
       if (e instanceof RedirectRefused) refusedStatus = e.status;

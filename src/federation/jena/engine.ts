@@ -7,7 +7,7 @@
  * with its implicit-join filter rewrite off (a wrong-answer bug of Jena 4.5, docs/federation.md).
  *
  * Jena's HTTP goes through the Java program's own guarded client, which enforces the registry's
- * rules as `fetchWithin` does (src/federation/http.ts): a URL outside the registry is refused
+ * rules as `fetchVia` does (src/common/http-client.ts): a URL outside the registry is refused
  * before sending, no redirect is followed (a 3xx fails the query, naming both URLs), each request
  * is reported before it is sent. The JVM evaluates queries on its own threads; this wrapper admits
  * at most `parallel` at a time, sends `cancel` at the time limit or on abort and answers at once
@@ -26,7 +26,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MAX_DECODED_BYTES, type EndpointFault, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
 import { dueGraceMs, DueAnswers, outcomeAtLimit, runLimit, waitLimit, waitOutcome, type StopReason } from '../limit.js';
-import { errorBody } from '../http.js';
+import { errorBody } from '../../common/http-client.js';
 import { checkServiceQuery } from '../service-check.js';
 import { silentTargets } from '../../sparql/services.js';
 
