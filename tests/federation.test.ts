@@ -278,7 +278,7 @@ describe('federation / an endpoint that answers no SPARQL result inside a multi-
     );
   }
 
-  it('a time limit that is no whole number of ms, or leaves less than the 5 s probe wait, still names the endpoint (was: internal error "delay out of range")', async () => {
+  it('a time limit that is no whole number of ms, or leaves less than the 5 s probe wait, still names the endpoint (no internal error "delay out of range" from the timers)', async () => {
     const shard1 = server.endpoint('library-shard1')!.url;
     const p = `${page.url}/p/sparql`;
     const client = new BoundedSparqlClient(registryFromUrls([p, shard1]));

@@ -372,7 +372,7 @@ describe('serve: the build folder is immutable', () => {
   });
 
   it('leaves every file of the build byte-identical, and its output digest still checks', async () => {
-    // Requests that used to write or re-render files: VoID, catalogue, service description.
+    // Requests that could write or re-render files: VoID, catalogue, service description.
     const base = new URL(url).origin;
     expect((await fetch(`${base}/.well-known/void`)).status).toBe(200);
     expect((await fetch(url.replace(/sparql$/, '.well-known/void'))).status).toBe(200);

@@ -20,7 +20,7 @@ import { DEMO, ROOT, tmpDir } from './helpers.js';
 
 /**
  * The endpoint pool of serve (src/serve/pool.ts): a query whose client gave up, or that reached the
- * request's own time limit, no longer keeps its endpoint busy; a slow query does
+ * request's own time limit, frees its endpoint; a slow query does
  * not block the endpoints of its worker; the port is checked before loading and the default is
  * fixed; XML answers are always XML 1.0.
  */
@@ -201,7 +201,7 @@ describe('serve: the time limit a request sends (timeout parameter, Fkgqa-Timeou
     expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}&timeout=1&timeout=2`)).status).toBe(400);
     expect((await fetch(`${u}?query=${encodeURIComponent(COUNT)}`, { headers: { 'Fkgqa-Timeout': 'x' } })).status).toBe(400);
     expect(await countOf(await get(u, COUNT))).toBe(35);
-    // A limit longer than Node's timers hold (2^31 - 1 ms) is capped: it used to fire at once (503).
+    // A limit longer than Node's timers hold (2^31 - 1 ms) is capped, so it does not fire at once (503).
     const long = await fetch(u, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json, 'Fkgqa-Timeout': '99999999999999999999' }, body: COUNT });
     expect(long.status).toBe(200);
     expect(await countOf(long)).toBe(35);
@@ -393,7 +393,7 @@ describe('serve: the port', () => {
     }
   });
 
-  it('refuses a folder as --request-log before binding (exit 2, named, no lock left): it used to die at its first request', async () => {
+  it('refuses a folder as --request-log before binding (exit 2, named, no lock left), not at its first request', async () => {
     const folder = tmpDir('fkgqa-pool-log-');
     await expect(serve({ shards, port: 0, writeFiles: false, requestLog: folder })).rejects.toThrow(`${folder}: --request-log: the request log is a folder: give the name of a JSON-lines file`);
     const state = tmpDir('fkgqa-pool-state-');
@@ -459,7 +459,7 @@ describe('serve: the shard files are checked against their manifest as the pool 
     expect(fs.readdirSync(state)).toEqual([]);
   });
 
-  it('stops on SIGTERM sent as it starts loading: exit 0 as its help says, lock removed (was: 143 and serve.lock left while loading)', async () => {
+  it('stops on SIGTERM sent as it starts loading: exit 0 as its help says, lock removed (not 143 with serve.lock left behind)', async () => {
     const state = tmpDir('fkgqa-pool-sig-state-');
     const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--port', '0', '--state', state, '--workers', '1'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
@@ -526,7 +526,7 @@ describe("serve: the pool sends the queries of one turn in one message (the poin
     }
   });
 
-  it('arms one timer per worker for a stream of queries (it was two per query), and re-arms it for a shorter limit', async () => {
+  it('arms one timer per worker for a stream of queries (not two per query), and re-arms it for a shorter limit', async () => {
     const pool = await EndpointPool.start(endpointsOf(), { workers: 1, slowMs: 60_000 });
     try {
       const before = pool.timersArmed;

@@ -101,7 +101,7 @@ describe('verify / equivalence needs every gold row', () => {
       ],
     );
     const answer = res(['name'], [{ name: lit('ann') }, { name: lit('cy') }]);
-    expect(equivalentUnderTies(parse(q), keyed, answer)).toEqual({ equivalent: true, ties: 0 }); // what verify used to conclude
+    expect(equivalentUnderTies(parse(q), keyed, answer)).toEqual({ equivalent: true, ties: 0 }); // what the key query's rows alone conclude
     expect(equivalentUnderTies(parse(q), keyed, answer, gold)).toEqual({ equivalent: false, why: '2 rows where gold has 3' });
   });
 });

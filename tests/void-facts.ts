@@ -343,7 +343,7 @@ export function itChecksDevVoid(build: () => { out: string; result: PartitionRes
     expect(statements).toBeGreaterThan(5000);
   });
 
-  it('VoID: the shard with stadium attributes but no stadium types no longer claims stadiums, and says where their types are', () => {
+  it('VoID: the shard with stadium attributes but no stadium types claims no stadiums, and says where their types are', () => {
     const { out, result } = build();
     const kg = 'concert_singer';
     const STADIUM = 'http://valuenet/ontop/stadium';
