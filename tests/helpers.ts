@@ -114,6 +114,24 @@ export function fkgqaSync(args: string[], env: Record<string, string> = {}): Cli
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * Runs the built CLI as a child process (what a user runs) and waits for it to exit; `onStderr` sees
+ * stderr as it comes (all of it so far, and the child: to signal the process at the right moment).
+ */
+export function fkgqaChild(args: string[], onStderr?: (text: string, child: ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args]);
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => {
+      stderr += d;
+      onStderr?.(stderr, c);
+    });
+    c.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /** What a run of the CLI gave: its exit code, and all it wrote to stdout and stderr. */
 export interface CliResult {
   code: number | null;
