@@ -251,7 +251,7 @@ export async function serveProcess(args: string[]): Promise<{ child: ChildProces
 /**
  * The output digest of the default build of the real corpus (partition's `outputDigest`): the dev
  * build's digest (93f7f94c9e811cd0…), the same on every machine. A change that changes any shard, manifest or VoID file of the benchmark must change it
- * here, on purpose (tests/partition.test.ts; the rebuild in tests/partition.slow.test.ts).
+ * here, on purpose (tests/partition.slow.test.ts, with a rebuild).
  */
 export const DEV_OUTPUT_DIGEST = '93f7f94c9e811cd054bb08f2bef9a04f4ddb07b511bcbb29b02be028cb6b594f';
 

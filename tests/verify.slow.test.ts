@@ -189,8 +189,8 @@ describe('verify / the endpoint probe', () => {
 
 /**
  * Ties in a sub-SELECT with gold computed by verify and by the MCP gold check themselves (no answers
- * stored by fkgqa stats: the tie analysis runs on the unsharded graph), 30 s of wall at load 10.
- * tests/verify.test.ts keeps the same checks with the gold answers fkgqa stats stored.
+ * stored by fkgqa stats: the tie analysis runs on the unsharded graph), 30 s of wall at load 10, and
+ * the same checks with the gold answers fkgqa stats stored.
  */
 describe.skipIf(!HAS_SPIDER)(
   'verify and the mcp gold check / ties in a sub-SELECT, the rule score uses, gold stored by fkgqa stats and computed here (Spider4SPARQL car_1/q37, dog_kennels/q19)',
