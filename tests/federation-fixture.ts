@@ -40,17 +40,17 @@ export async function listener(answer: (req: http.IncomingMessage, res: http.Ser
  * and expects each identical to the stored gold answer; then one query over both hosts, counted per
  * endpoint. The build must hold gold answers for `digest` (demoBuild with `gold`).
  */
-export async function goldThroughEngine(o: { shards: string; digest: string; endpointsFiles: string[]; engine: FederationEngineName; perGraph?: number }): Promise<void> {
-  const shards = o.shards;
-  const registry = openRegistry({ endpointsFiles: o.endpointsFiles, build: shards });
-  const client = new BoundedSparqlClient(registry, { engine: o.engine });
+export async function goldThroughEngine(opts: { shards: string; digest: string; endpointsFiles: string[]; engine: FederationEngineName; perGraph?: number }): Promise<void> {
+  const shards = opts.shards;
+  const registry = openRegistry({ endpointsFiles: opts.endpointsFiles, build: shards });
+  const client = new BoundedSparqlClient(registry, { engine: opts.engine });
   const { defaultPrefix, queries } = readGoldQueries(shards);
   const verdicts: string[] = [];
   try {
     for (const graph of ['library', 'observatory']) {
-      const gold = goldResultsById(readGoldAnswers(shards, graph, o.digest)!);
+      const gold = goldResultsById(readGoldAnswers(shards, graph, opts.digest)!);
       const urls = registry.endpoints.filter((e) => e.graph === graph).map((e) => e.url);
-      for (const q of queries.filter((x) => x.graph === graph).slice(0, o.perGraph)) {
+      for (const q of queries.filter((x) => x.graph === graph).slice(0, opts.perGraph)) {
         const parsed = parseQuery(q.text, defaultPrefix);
         if (!parsed.ok) throw new Error(parsed.error);
         const plan = planQuery(trivialFederation(parsed.query.ast, urls).text, registry, { maxQueryChars: 1 << 20 });
@@ -65,7 +65,7 @@ export async function goldThroughEngine(o: { shards: string; digest: string; end
       }
     }
     // The first distinct gold query of each graph (2), or all 14 (8 of library, 6 of observatory), each over the 4 endpoints of its graph.
-    expect(verdicts).toHaveLength(o.perGraph === 1 ? 2 : 14);
+    expect(verdicts).toHaveLength(opts.perGraph === 1 ? 2 : 14);
     expect(verdicts.filter((v) => !v.endsWith(' federation identical'))).toEqual([]);
     // One query over both hosts: every triple of one shard on each.
     const [l1, o1] = [registry.endpoints.find((e) => e.id === 'library-shard1')!, registry.endpoints.find((e) => e.id === 'observatory-shard1')!];
