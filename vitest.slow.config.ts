@@ -12,6 +12,8 @@ const LONGEST_FIRST = [
   'serve-limits.slow',
   'queue.slow',
   'partition.slow',
+  'run.slow',
+  'preset.slow',
   'serve-pool.slow',
   'federation-inputs.slow',
 ];

@@ -116,7 +116,7 @@ describe('analyze / T(q) takes triple patterns from everywhere in the query', ()
     expect(a.classes).toEqual([`${NS}concert`, `${NS}stadium`]);
     expect(a.subjectVariables).toEqual(['c']);
     expect(a.applicable).toEqual({ predicate: true, class: true, horizontal: true });
-    // Without the ontology only the explicit type is known: class sharding no longer applies.
+    // Without the ontology only the explicit type is known: class sharding does not apply.
     expect(applicability(triplePatterns(q.ast), EMPTY_ONTOLOGY).applicable.class).toBe(false);
   });
 

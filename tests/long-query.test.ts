@@ -20,11 +20,7 @@ import { classifyQuery } from '../src/score/validity.js';
 import { quickInspect } from '../src/sparql/inspect.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import path from 'node:path';
-import { readQuestions, distinctQueries } from '../src/load/questions.js';
-import { DEFAULT_PARTITION_OPTIONS } from '../src/partition/index.js';
-import { trivialFederation } from '../src/sparql/trivial.js';
-import { demoBuild, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+import { demoBuild, tmpDir } from './helpers.js';
 
 const P = 'http://valuenet/ontop/';
 const LIMIT = 990_000;
@@ -143,22 +139,6 @@ describe('long queries / 990,000 characters, valid: parsed, planned, judged vali
     expect(plain(230).length).toBeLessThanOrEqual(2 * MAX_OPERATOR_DEPTH);
     expect(quickInspect(plain(230))?.form).toBe('bindings');
     expect(quickInspect(plain(260))).toBeUndefined();
-  });
-});
-
-describe.skipIf(!HAS_SPIDER)('long queries / the operator depth of the corpus', () => {
-  it('the distinct gold queries of Spider4SPARQL reach operator depth 11 at most, their trivial forms over 8 endpoints 30: far below 256', () => {
-    const queries = distinctQueries(readQuestions(path.join(SPIDER, 'dev.json')));
-    const endpoints = Array.from({ length: 8 }, (_, i) => `http://127.0.0.1:9/shard${i + 1}/sparql`);
-    let gold = 0;
-    let trivial = 0;
-    for (const q of queries) {
-      const p = parseQuery(q.text, DEFAULT_PARTITION_OPTIONS.defaultPrefix);
-      if (!p.ok) continue;
-      gold = Math.max(gold, operatorDepth(p.query.ast));
-      trivial = Math.max(trivial, operatorDepth(parseSparql(trivialFederation(p.query.ast, endpoints).text)));
-    }
-    expect([gold, trivial]).toEqual([11, 30]);
   });
 });
 

@@ -929,8 +929,8 @@ describe('fkgqa mcp / malformed JSON-RPC messages', () => {
         expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: x.id, error: { code: x.code } });
       }
       // Sent whole before anything is read (see postWhole): the server reads and drops the rest of the body before it
-      // closes, so the 413 is there to read. It used to close at once on the unread bytes: the kernel reset the
-      // connection and a client still sending, or slow to read (fetch at load 20), lost the answer to ECONNRESET.
+      // closes, so the 413 is there to read: closing at once on unread bytes makes the kernel reset the connection,
+      // and a client still sending, or slow to read (fetch at load 20), would lose the answer to ECONNRESET.
       const big = await postWhole(h.url, S, BIG);
       expect([big.sent, big.read, big.status]).toEqual(['sent', 'end', 'HTTP/1.1 413 Payload Too Large']);
       expect(JSON.parse(big.body)).toEqual({

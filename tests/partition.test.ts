@@ -7,8 +7,7 @@ import { describeBuild } from '../src/describe/index.js';
 import { bucketOf } from '../src/materialize/profile.js';
 import { DEFAULT_PARTITION_OPTIONS, partition, type GraphManifest } from '../src/partition/index.js';
 import { formatPartitionSummary, summarizePartition } from '../src/report/partition-summary.js';
-import { DEMO, DEV_OUTPUT_DIGEST, HAS_SPIDER, ntLines, SPIDER, tmpDir } from './helpers.js';
-import { itChecksDevVoid } from './void-facts.js';
+import { DEMO, ntLines, tmpDir } from './helpers.js';
 
 const NS = 'http://valuenet/ontop/';
 const TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
@@ -225,79 +224,5 @@ describe('partition / input formats', () => {
       if (t.subject.value.startsWith('urn:fkgqa:bnode:library:~')) skolems++;
     });
     expect(skolems).toBe(25);
-  });
-});
-
-describe.skipIf(!HAS_SPIDER)('partition / Spider4SPARQL dev set', async () => {
-  const out = path.join(tmpDir(), 'shards');
-  const result = HAS_SPIDER ? await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out }) : undefined;
-  const s = result ? summarizePartition(result) : undefined;
-
-  it('builds all 20 graphs, losing and doubling nothing', () => {
-    expect(result!.graphs.length).toBe(20);
-    expect(s!.guarantees.completeness).toEqual({ ok: 20, graphs: 20 });
-    const triples = result!.graphs.reduce((n, g) => n + g.manifest.shards.reduce((m, x) => m + x.triples, 0), 0);
-    expect(triples).toBe(210_557); // the corpus README's total
-  });
-
-  it('covers every query that can be split, and says why the other five cannot', () => {
-    expect(s!.coverage.covered).toBe(539);
-    expect(s!.coverage.uncoverable.map((u) => u.id)).toEqual(['car_1/q47', 'cre_Doc_Template_Mgt/q26', 'cre_Doc_Template_Mgt/q27', 'cre_Doc_Template_Mgt/q28', 'wta_1/q26']);
-  });
-
-  it('federates every covered query except 29 whose answer is necessarily empty (a required triple pattern matches nothing)', () => {
-    const f = s!.guarantees.federation;
-    expect([f.federated, f.necessarilyEmpty, f.covered]).toEqual([510, 29, 539]);
-    // Every exception is of that class; before, they counted as federated (f(Q) >= 2) but network_1/q13 (f(Q) = 1).
-    expect(f.exceptions.filter((e) => !e.reason.startsWith('answer necessarily empty'))).toEqual([]);
-    const q13 = f.exceptions.find((e) => e.query === 'network_1/q13')!;
-    expect(q13.reason).toBe(
-      'answer necessarily empty: no triple of the graph matches the required triple patterns ' +
-        '?t1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://valuenet/ontop/high_schooler> ; ?t1 <http://valuenet/ontop/high_schooler#name> ?t1_name ; ?t1 <http://valuenet/ontop/high_schooler#id> ?t1_id',
-    );
-    // An aggregate without GROUP BY answers one row over no solutions (COUNT 0): said so.
-    expect(f.exceptions.find((e) => e.query === 'flight_2/q15')!.reason).toContain('answer necessarily empty (one row over no solutions: an aggregate without GROUP BY)');
-    const network = result!.graphs.find((g) => g.manifest.graph === 'network_1')!.manifest;
-    expect(network.queries.find((q) => q.id === 'network_1/q13')).toMatchObject({ status: 'covered', necessarilyEmpty: true, fanOut: 1 });
-    // benchmark.json does not call such questions federated.
-    const bench = JSON.parse(fs.readFileSync(path.join(out, 'benchmark.json'), 'utf8')) as { entries: { queryId: string; federated: boolean }[] };
-    expect(bench.entries.filter((e) => e.queryId === 'flight_2/q21').map((e) => e.federated)).toEqual([false, false, false, false]);
-    expect(s!.guarantees.rules.realised).toBe(s!.guarantees.rules.total);
-  });
-
-  it('keeps the default build byte-identical (output digest 93f7f94c9e811cd0 since the VoID states class partitions only where a shard holds their type triples)', () => {
-    const r = result!;
-    expect(r.outputDigest.slice(0, 16)).toBe('93f7f94c9e811cd0');
-    expect(summarizePartition(r).impliedFanOut).toEqual({ mean: 2.88, median: 2, min: 1, max: 6 });
-  });
-
-  it('proves every rule set and layout optimal', () => {
-    expect(s!.solver.optimal).toBe(40);
-  });
-
-  it('prints a short summary: not coverable and necessarily empty queries counted per graph, the full list in the manifests or with --verbose; the paper column explained', () => {
-    const text = formatPartitionSummary(s!, { out });
-    expect(text).not.toContain('exception ');
-    expect(text).not.toContain('not coverable: car_1/q47');
-    expect(text).toContain('  not coverable: 5, per graph: car_1 1, cre_Doc_Template_Mgt 3, wta_1 1\n');
-    expect(text).toContain('     necessarily empty, per graph: cre_Doc_Template_Mgt 3, flight_2 19, network_1 1, real_estate_properties 1, student_transcripts_tracking 1, voter_1 1, wta_1 3\n');
-    expect(text).toContain(`(each query's reason: ${out}/<kg>/manifest.json, queries[].reason of those with status "uncoverable" or necessarilyEmpty true; --verbose prints them here)`);
-    expect(text).toContain(
-      '  paper: the figures the FKGQA paper reports for its own build (section 4.2): 118 shards over the 19 Spider4SPARQL\n  graphs it kept. This build has 20 graphs: compare the per-graph figures, not the totals.\n',
-    );
-    // The manifests hold every reason the summary counts.
-    const reasons = result!.graphs.flatMap((g) => g.manifest.queries.filter((q) => q.status === 'uncoverable' || q.necessarilyEmpty).map((q) => q.id));
-    expect(reasons).toHaveLength(34);
-    // --verbose: one line per query, with its reason (34 lines, as before).
-    const verbose = formatPartitionSummary(s!, { verbose: true, out });
-    expect(verbose.split('\n').filter((l) => /^\s+(exception|not coverable:) [\w-]+\/q\d+: /.test(l))).toHaveLength(34);
-    expect(verbose).toContain('     exception flight_2/q15: answer necessarily empty (one row over no solutions: an aggregate without GROUP BY)');
-    expect(text.split('\n').length).toBeLessThan(verbose.split('\n').length - 30);
-  });
-
-  itChecksDevVoid(() => ({ out, result: result! }));
-
-  it('gives the recorded output digest (every shard, manifest and VoID file byte for byte: the same on every machine and run; a rebuild in npm run test:slow)', () => {
-    expect(result!.outputDigest).toBe(DEV_OUTPUT_DIGEST);
   });
 });

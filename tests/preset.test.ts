@@ -7,8 +7,7 @@ import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js'
 import { separateLayout, spreadLayout } from '../src/plan/layout.js';
 import { candidateRules, type DataFacts, type ShardingRule } from '../src/plan/rules.js';
 import { DEFAULT_METHOD_OPTIONS, resolveMethodOptions } from '../src/partition/presets.js';
-import { summarizePartition } from '../src/report/partition-summary.js';
-import { DEMO, fkgqaInProcess, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+import { DEMO, fkgqaInProcess, tmpDir } from './helpers.js';
 
 const TYPE = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type';
 const rule = (kind: ShardingRule['kind'], elements: string[], covers: string[] = ['q1']): ShardingRule => ({
@@ -145,33 +144,5 @@ describe('presets / the CLI records the preset and the resolved options', () => 
     const r = await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: path.join(tmpDir(), 'shards'), void: false });
     expect(r.method.preset).toBeNull();
     expect(Object.keys(r.graphs[0].manifest.options)).toEqual(['buckets', 'seed', 'hash', 'defaultPrefix', 'solverTimeoutMs', 'layout', 'expressionPatterns', 'classInference']);
-  });
-});
-
-describe.skipIf(!HAS_SPIDER)('presets / Spider4SPARQL dev set', () => {
-  it('builds --preset paper with the figures measured in docs/preset-paper.md', async () => {
-    const method = resolveMethodOptions('paper');
-    const r = await partition({ ...DEFAULT_PARTITION_OPTIONS, ...method.options, preset: 'paper', source: SPIDER, out: path.join(tmpDir(), 'shards'), void: false });
-    const s = summarizePartition(r);
-    expect(s.shards.total).toBe(153);
-    expect(s.shards.perGraph).toEqual({ mean: 7.65, median: 8, min: 4, max: 14 });
-    expect(s.rulesPerGraph).toMatchObject({ mean: 5.4, median: 5, min: 2, max: 14 });
-    expect(s.ruleComposition).toMatchObject({ predicate: { count: 36, share: 33.33 }, class: { count: 22, share: 20.37 }, horizontal: { count: 50, share: 46.3 } });
-    expect(s.impliedFanOut).toEqual({ mean: 4.76, median: 4, min: 2, max: 9 });
-    expect(s.applicability.overQuestions.class).toEqual({ count: 415, share: 40.14 });
-    expect(s.shardBalanceCv).toBe(0.81);
-    expect(s.guarantees.federation).toMatchObject({ federated: 510, necessarilyEmpty: 29, covered: 539 });
-    expect(s.guarantees.rules.realised).toBe(s.guarantees.rules.total);
-  });
-
-  it('lets --buckets 3 override the preset on the command line: 124 shards', async () => {
-    const out = path.join(tmpDir(), 'shards');
-    const r = await fkgqa('partition', '--source', SPIDER, '--out', out, '--preset', 'paper', '--buckets', '3', '--no-void', '--json', '-q');
-    expect(r.code).toBe(0);
-    const s = JSON.parse(r.stdout).summary;
-    expect(s.method).toEqual({ preset: 'paper', options: { ...resolveMethodOptions('paper').options, buckets: 3 } });
-    expect(s.shards.total).toBe(124);
-    expect(s.shards.perGraph).toEqual({ mean: 6.2, median: 6, min: 3, max: 12 });
-    expect(s.impliedFanOut).toEqual({ mean: 3.82, median: 3, min: 2, max: 7 });
   });
 });

@@ -34,6 +34,7 @@ export const HISTORY_PATTERNS: readonly HistoryPattern[] = [
   { name: 'branch name', pattern: /\bbranch (?:main|serve|[a-z0-9]+-[\w-]+)\b|\bthis branch\b|\(branch [\w-]+\)/i, instead: 'the change itself' },
   { name: 'commit of main', pattern: /\bmain [0-9a-f]{7,40}\b/, instead: 'the build or output digest the figure is about' },
   { name: 'closing note', pattern: /\bclosing notes?\b/i, instead: 'the fact the note recorded' },
+  { name: 'former behaviour', pattern: /\(was:|\b(?!(?:is|are|be|been|being|was|were|gets?|got)\b)[a-z]+ used to\b/i, instead: 'what the product does, and why (a passive "is used to" is fine)' },
   { name: 'scratch path', pattern: /(?<![\w.])\/work\/|(?<![\w.-])scratch\//, instead: 'a path in the repository, or a placeholder such as <dev build>' },
 ];
 
@@ -102,6 +103,9 @@ describe("product text: no references to the project's history", () => {
       ['commit of main', 'alternating builds of main 89123f8 and of the check'],
       ['closing note', "see the closing note's left open"],
       ['scratch path', 'npm run bench:scripted -- --shards /work/scratch/dev/shards'],
+      ['former behaviour', "it('exits 0 on SIGTERM (was: 143)')"],
+      ['former behaviour', 'a limit this long is capped: it used to fire at once'],
+      ['former behaviour', 'the requests that used to write files'],
     ];
     for (const [name, text] of planted) expect(historyReferences(`first line\n${text}\n`), text).toEqual([expect.objectContaining({ name, line: 2 })]);
     const product = [
@@ -110,6 +114,9 @@ describe("product text: no references to the project's history", () => {
       'fkgqa serve --shards shards --state /tmp/second.state',
       'a query the pool stopped at its time limit of 30000 ms',
       'sparqljs keeps the backslash of escaped local names (RubenVerborgh/SPARQL.js#168)',
+      'A set of 64-bit fingerprints, used to drop duplicate triples',
+      'the text form of a triple pattern is used to deduplicate patterns',
+      'const REPLACED: Record<number, { was: string }> = {};',
     ];
     expect(product.flatMap(historyReferences)).toEqual([]);
   });

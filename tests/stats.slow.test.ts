@@ -3,13 +3,14 @@
  * few queries run for minutes), through `fkgqa stats` on world_1 (a long run goes
  * to `npm run test:slow`): three gold queries run to their 6 s limit, and the build and the other 57
  * gold answers take 30 s of wall and 55 s of CPU on a quiet 2-core machine. tests/stats.test.ts
- * keeps the timed-out queries of the demo (`--timeout 1`).
+ * keeps the timed-out queries of the demo (`--timeout 1`); here the whole demo's stats within the
+ * limit, where nothing is said.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { computeStats, type BuildStats } from '../src/report/stats.js';
-import { HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaSync, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
 
 describe.skipIf(!HAS_SPIDER)('stats / Spider4SPARQL world_1', async () => {
   const out = path.join(tmpDir(), 'shards');
@@ -29,4 +30,14 @@ describe.skipIf(!HAS_SPIDER)('stats / Spider4SPARQL world_1', async () => {
     expect(stats!.queries.find((x) => x.query === 'world_1/q53')!.answerTies).toMatch(/^(choice|unknown)$/);
     expect(stats!.queries.filter((x) => x.answerStatus === 'timeout').map((x) => x.query)).toEqual(['world_1/q32', 'world_1/q33', 'world_1/q43']);
   });
+});
+
+describe('stats / queries that hit the time limit are named on stderr with how to raise it', () => {
+  it('demo with --timeout 20000: no query timed out, nothing is said (the CLI as a child: what a user runs)', async () => {
+    const dir = tmpDir('fkgqa-stats-limit-');
+    // A copy of the shared demo build (default options, tests/global-setup.ts), without its gold answers.
+    const shards = await demoBuild(dir);
+    const quiet = fkgqaSync(['stats', '--shards', shards, '--state', path.join(dir, 'state2'), '--timeout', '20000', '-q']);
+    expect([quiet.code, quiet.stderr]).toEqual([0, '']);
+  }, 300_000);
 });

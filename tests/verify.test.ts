@@ -11,9 +11,8 @@ import { compareResults } from '../src/answers/compare.js';
 import { equivalentUnderTies, keyQuery } from '../src/answers/ties.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
 import { verify } from '../src/index.js';
-import { checkGoldThroughMcp } from '../src/checks/mcp-gold.js';
 import { classifyDisagreement, computeTotals, formatVerifyReport, readableKeys, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
-import { demoBuild, fkgqaInProcess, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const lit = (value: string, datatype?: string) => ({ type: 'literal' as const, value, ...(datatype ? { datatype } : {}) });
@@ -101,7 +100,7 @@ describe('verify / equivalence needs every gold row', () => {
       ],
     );
     const answer = res(['name'], [{ name: lit('ann') }, { name: lit('cy') }]);
-    expect(equivalentUnderTies(parse(q), keyed, answer)).toEqual({ equivalent: true, ties: 0 }); // what verify used to conclude
+    expect(equivalentUnderTies(parse(q), keyed, answer)).toEqual({ equivalent: true, ties: 0 }); // what the key query's rows alone conclude
     expect(equivalentUnderTies(parse(q), keyed, answer, gold)).toEqual({ equivalent: false, why: '2 rows where gold has 3' });
   });
 });
@@ -428,47 +427,6 @@ describe('verify / disagreements between engines and gold (report.ts)', () => {
       ms: { median: 250, p95: 400, max: 400, maxQuery: 'g/q4' },
     });
   });
-});
-
-describe.skipIf(!HAS_SPIDER)('verify / ties in a sub-SELECT (Spider4SPARQL car_1/q37, dog_kennels/q19): the rule score uses', () => {
-  // Gold computed by verify itself (no stats stored): tests/verify.slow.test.ts.
-  const ids = ['car_1/q37', 'dog_kennels/q19'];
-  const check = (r: Awaited<ReturnType<typeof verify>>, form: 'trivial' | 'oracle') => {
-    for (const id of ids) {
-      const f = r.queries.find((v) => v.id === id)!.engines.comunica[form]!;
-      // Comunica keeps another of the tied solutions of the sub-SELECT's LIMIT 1 than oxigraph:
-      // another admissible answer (a 'different' verdict here without the sub-SELECT rule).
-      expect(f.status, `${id} ${form}: ${f.reason}`).toMatch(/^(identical|equivalent)$/);
-      if (f.status === 'equivalent') expect(f.reason).toContain('admissible under ties (another choice among solutions tied in a sub-SELECT)');
-    }
-    expect(r.different).toBe(0);
-    expect(r.disagreements.every((d) => d.kind === 'tie')).toBe(true);
-  };
-
-  it('gold stored by fkgqa stats with its tie analysis: the oracle form too', async () => {
-    // The same build with what fkgqa stats (60 s per query) stored for it in tests/global-setup.ts.
-    const stored = await tiesBuild(tmpDir('fkgqa-verify-subties-gold-'), { gold: true });
-    const r = await verify({ shards: stored, queries: ids, forms: ['oracle', 'trivial'], timeoutMs: 60_000 });
-    expect(r.queries.map((q) => q.gold.source)).toEqual(['gold-answers.json', 'gold-answers.json']);
-    check(r, 'oracle');
-    check(r, 'trivial');
-  }, 400_000);
-});
-
-describe.skipIf(!HAS_SPIDER)('mcp gold check / ties in a sub-SELECT (Spider4SPARQL car_1/q37, dog_kennels/q19): the rule score uses, not equivalentUnderTies', () => {
-  const ids = ['car_1/q37', 'dog_kennels/q19'];
-  const SUB = 'admissible under ties (another choice among solutions tied in a sub-SELECT)';
-  // run_sparql_query's engine keeps another of the tied solutions of each sub-SELECT's LIMIT 1 than oxigraph did for gold:
-  // 'different' under equivalentUnderTies (which knows only a top-level ORDER BY; these have none).
-  it('gold stored by fkgqa stats with its tie analysis: both trivial federations are equivalent, by a sub-SELECT choice', async () => {
-    const shards = await tiesBuild(tmpDir('fkgqa-mcpgold-subties-'), { gold: true });
-    const r = await checkGoldThroughMcp({ shards, kgs: ['car_1', 'dog_kennels'], queries: ids, timeoutMs: 60_000 });
-    expect(r.verdicts.map((v) => [v.id, v.status, v.reason?.includes(SUB) ? 'sub-SELECT' : v.reason])).toEqual([
-      ['car_1/q37', 'equivalent', 'sub-SELECT'],
-      ['dog_kennels/q19', 'equivalent', 'sub-SELECT'],
-    ]);
-    expect(r.totals).toEqual({ identical: 0, equivalent: 2, different: 0, failed: 0, 'no-gold': 0 });
-  }, 300_000);
 });
 
 describe('verify / the tie report in plain words', () => {

@@ -239,7 +239,7 @@ export function typeClaims(turtle: string): TypeClaim[] {
 
 /**
  * Registers the checks of the VoID of every shard of the Spider4SPARQL dev build, on a build made
- * by the caller (partition.test.ts builds the dev set anyway; one build fewer for the suite).
+ * by the caller (partition.slow.test.ts builds the dev set anyway; one build fewer for the suite).
  * @param build returns the output directory and the result once the build has run
  */
 export function itChecksDevVoid(build: () => { out: string; result: PartitionResult }): void {
@@ -343,7 +343,7 @@ export function itChecksDevVoid(build: () => { out: string; result: PartitionRes
     expect(statements).toBeGreaterThan(5000);
   });
 
-  it('VoID: the shard with stadium attributes but no stadium types no longer claims stadiums, and says where their types are', () => {
+  it('VoID: the shard with stadium attributes but no stadium types claims no stadiums, and says where their types are', () => {
     const { out, result } = build();
     const kg = 'concert_singer';
     const STADIUM = 'http://valuenet/ontop/stadium';

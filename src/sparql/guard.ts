@@ -16,7 +16,7 @@ export const MAX_QUERY_DEPTH = 64;
 /**
  * Deepest nesting of operators accepted (`operatorDepth` of parse.ts: measured on the parsed query,
  * not on the text). The 542 distinct gold queries of Spider4SPARQL reach 11 at most, their trivial
- * federation forms over 8 endpoints 30 (tests/long-query.test.ts); oxigraph 0.5.11 overflows its
+ * federation forms over 8 endpoints 30 (tests/long-query.slow.test.ts); oxigraph 0.5.11 overflows its
  * stack from about 1,000 (a chain of `+`, UNION branches, OPTIONALs, BINDs, property path steps, an
  * IN list of 10,000), and corrupts its WebAssembly instance on some of them.
  */

@@ -212,7 +212,7 @@ const pad = (s: string, n: number) => s.padEnd(n);
 /**
  * A comparison key (src/answers/compare.ts `termKey`) or tie reason in plain words for the report: a
  * number's key `#3` (compared by value) is shown `3`, so that `?aggregation_all=#3` next to
- * "ORDER BY key #3" no longer reads as row number 3; "ORDER BY key" becomes "ORDER BY value".
+ * "ORDER BY key #3" does not read as row number 3; "ORDER BY key" becomes "ORDER BY value".
  */
 export function readableKeys(text: string): string {
   // Strings and IRIs are kept as they are ("Bo #2", <http://x/#3>).

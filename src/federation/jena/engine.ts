@@ -106,7 +106,7 @@ export function findJena(jarDir = '/usr/share/java'): JenaSetup {
  * The compiled program: `<cacheDir>/classes-<sha256 of the source and the javac path>/`, compiled
  * with javac on first use (about 4 s, once per machine and source version; concurrent starts
  * each compile into a temporary folder and the first rename wins). Starting from the class instead
- * of the source saves about 3 s and 120 MiB per start (javac no longer runs inside the engine's
+ * of the source saves about 3 s and 120 MiB per start (javac does not run inside the engine's
  * JVM). Undefined when there is no javac: the JVM then runs the source file itself.
  */
 function compiledProgram(setup: JenaSetup & { ok: true }, cacheDir: string): string | undefined {
