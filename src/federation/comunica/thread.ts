@@ -8,12 +8,13 @@
  * are refused before sending, no redirect is followed (a 3xx fails the query, naming both URLs),
  * and each request is reported to the parent before it is sent, so counts survive a termination.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import type * as RDF from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import type { Algebra } from 'sparqlalgebrajs';
 import { comunicaAlgebra } from './algebra.js';
-import { correctDataFactory, correctSourceSelection } from './corrections.js';
+import { correctDataFactory, correctServiceFailures, correctSourceSelection, type ServiceScope } from './corrections.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, unreadTypeWords } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWithin, networkWords, nodeFetch, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
@@ -70,6 +71,8 @@ const engineActor = loaded.module.engine();
 // and its data factory's reading of language tags in endpoints' answers.
 correctSourceSelection(engineActor);
 correctDataFactory(engineActor);
+// Every SERVICE clause's answer read whole; its failure the query's unless SILENT, which gives one empty solution (serviceScope).
+correctServiceFailures(engineActor, (clause, evaluate) => serviceScope(clause, evaluate));
 const engine = new loaded.module.QueryEngineBase(engineActor as never);
 /** Every request's `fetch`: node:http with strict decoding of content codings (`nodeFetch`: one rule with the direct route and jena). */
 const viaNode = nodeFetch(data.maxDecodedBytes);
@@ -82,15 +85,48 @@ let fault: EndpointFault | undefined;
 let running = 0;
 /** When the running query's time limit ends (Date.now() clock): each request carries what is left in `Fkgqa-Timeout`. */
 let deadline = Infinity;
+/**
+ * The first failure of a SERVICE clause of the running query that is not SILENT: the query's, even where
+ * Comunica's evaluation of an expression would pass over it (an EXISTS inside `||` or COALESCE).
+ */
+let serviceFailure: { error: unknown } | undefined;
+/** The evaluations of SERVICE clauses of the running query not yet settled: the query ends after them (`run`). */
+const servicesPending = new Set<Promise<unknown>>();
+/** The query whose evaluation is running (its id): Comunica may go on with parts of a failed query while the next one runs. */
+const queryContext = new AsyncLocalStorage<number>();
+/** The SERVICE SILENT clause being evaluated (`serviceScope`): a fault of its endpoint inside it is not the query's. */
+const silentContext = new AsyncLocalStorage<{ endpoint: string }>();
 
 /**
  * Records the first fault of query `id` and returns an error naming the endpoint. A fault of a
  * request of an earlier query (a response stream Comunica abandoned, failing later) is not recorded.
  */
 function faulted(id: number, f: EndpointFault, cause?: unknown): Error {
-  if (id === running) fault ??= f;
+  // Inside a SERVICE SILENT clause a fault of its endpoint is that clause's, which gives one empty solution (serviceScope).
+  const silent = silentContext.getStore();
+  if (id === running && !(silent && sameEndpoint(endpointOf(silent.endpoint), f.endpoint))) fault ??= f;
   return new Error(`the endpoint ${f.endpoint} ${f.what}`, cause === undefined ? undefined : { cause });
 }
+
+/**
+ * Evaluates one SERVICE clause of the running query (`ServiceScope` of corrections.ts): the failure
+ * of a clause that is not SILENT becomes the query's (`serviceFailure`); a SILENT clause's failure and
+ * the faults of its endpoint inside it are dropped (it gives one empty solution). The query's answer
+ * waits for every evaluation it started (`servicesPending`). An evaluation of an earlier query (which
+ * Comunica may go on with after it failed) is run untracked.
+ */
+const serviceScope: ServiceScope = (clause, evaluate) => {
+  const id = queryContext.getStore();
+  if (id === undefined || id !== running) return evaluate();
+  const settled = (clause.silent ? silentContext.run({ endpoint: clause.endpoint }, evaluate) : evaluate()).catch((e: unknown) => {
+    if (!clause.silent && id === running) serviceFailure ??= { error: e };
+    throw e;
+  });
+  const tracked = settled.catch(() => undefined);
+  servicesPending.add(tracked);
+  void tracked.then(() => servicesPending.delete(tracked));
+  return settled;
+};
 
 /**
  * The answer with its body checked as it is read: a connection that closes before the end of the
@@ -274,25 +310,33 @@ async function run(req: ThreadRequest): Promise<string> {
   const { data: stream } = await engine.resultToString(result, req.mediaType);
   let text = '';
   for await (const chunk of stream) text += chunk;
+  // Every SERVICE clause the query started is read to its end (an ASK or LIMIT may have its answer first): a
+  // failure of one that is not SILENT is the query's, whatever Comunica's evaluation made of it (Jena's reads too).
+  while (servicesPending.size > 0) await Promise.all([...servicesPending]);
+  if (serviceFailure) throw serviceFailure.error;
   return text;
 }
 
 port.on('message', (req: ThreadRequest) => {
   refusedStatus = undefined;
   fault = undefined;
+  serviceFailure = undefined;
+  servicesPending.clear();
   running = req.id;
   deadline = Date.now() + req.httpTimeoutMs;
-  run(req).then(
-    (body) => port.postMessage({ type: 'result', id: req.id, body } satisfies ThreadReply),
-    (e: unknown) => {
-      const full = (e as Error)?.message ?? String(e);
-      // Comunica quotes an endpoint's whole error answer ("… (HTTP status 500):\n<!DOCTYPE html>…"): its first line of text is kept.
-      const quoted = /^([^\n]*\(HTTP status (\d{3})\)):?\s*([\s\S]*)$/.exec(full);
-      const error = quoted ? `${quoted[1]}${quoted[3].trim() ? `: ${errorBody(quoted[3], '', Number(quoted[2]))}` : ''}` : full.split('\n').slice(0, 3).join(' ');
-      const status = refusedStatus ?? Number(/\(HTTP status (\d{3})\)/.exec(error)?.[1] ?? NaN);
-      port.postMessage({ type: 'error', id: req.id, error, ...(Number.isFinite(status) ? { httpStatus: status } : {}), ...(fault ? { fault } : {}) } satisfies ThreadReply);
-    },
-  );
+  queryContext
+    .run(req.id, () => run(req))
+    .then(
+      (body) => port.postMessage({ type: 'result', id: req.id, body } satisfies ThreadReply),
+      (e: unknown) => {
+        const full = (e as Error)?.message ?? String(e);
+        // Comunica quotes an endpoint's whole error answer ("… (HTTP status 500):\n<!DOCTYPE html>…"): its first line of text is kept.
+        const quoted = /^([^\n]*\(HTTP status (\d{3})\)):?\s*([\s\S]*)$/.exec(full);
+        const error = quoted ? `${quoted[1]}${quoted[3].trim() ? `: ${errorBody(quoted[3], '', Number(quoted[2]))}` : ''}` : full.split('\n').slice(0, 3).join(' ');
+        const status = refusedStatus ?? Number(/\(HTTP status (\d{3})\)/.exec(error)?.[1] ?? NaN);
+        port.postMessage({ type: 'error', id: req.id, error, ...(Number.isFinite(status) ? { httpStatus: status } : {}), ...(fault ? { fault } : {}) } satisfies ThreadReply);
+      },
+    );
 });
 // A response stream Comunica abandoned (early end of a query) may still fail afterwards; its error
 // belongs to no running query, so it is reported and must not end the thread.
