@@ -15,6 +15,12 @@ export interface QueryLimit {
   stopped: Promise<StopReason>;
   /** Time left, in ms (at least 1): for the engine's own per-request timeouts. */
   left(): number;
+  /**
+   * Whether the limit has passed by the clock (`Date.now()`), its timer fired or not: an engine's reply
+   * read then is a report, not the query's outcome (`stopped` may settle later than the engine's reply
+   * is read on a loaded machine, the timer being due).
+   */
+  passed(): boolean;
   /** The outcome of a stopped query: `timeout`, or `error` "aborted"; `requests` as sent so far. */
   outcome(why: StopReason, requests: Record<string, number>): EngineOutcome;
   /** Clears the timer and the abort listener (call when the query has ended). */
@@ -142,6 +148,7 @@ export function queryLimit(options: EngineQueryOptions, since = Date.now()): Que
     stopped,
     since,
     left: () => Math.max(1, deadline - Date.now()),
+    passed: () => Date.now() >= deadline,
     outcome: (why, requests) => (why === 'timeout' ? { status: 'timeout', requests } : { status: 'error', error: 'aborted', requests }),
     dispose: () => {
       clearTimeout(timer);
