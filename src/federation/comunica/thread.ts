@@ -19,7 +19,7 @@ import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, unrea
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchWithin, networkWords, nodeFetch, RedirectRefused, RequestRefused, sameEndpoint } from '../http.js';
 import { readXmlResults } from '../xml-results.js';
-import { sentLimit } from '../limit.js';
+import { SAID_MAX_CHARS, sentLimit, TIME_LIMIT_TEXT } from '../limit.js';
 import { STOPPED_HEADER, TIME_LIMIT_HEADER } from '../../sparql/protocol.js';
 import { canonicalNumber, STR_FUNCTION } from '../../sparql/builtins.js';
 import { type EngineBundle, loadEngineModule } from './engine-module.js';
@@ -252,11 +252,45 @@ function guardedFetch(id: number): typeof fetch {
         }
       : undefined;
     if (stop) faulted(id, stop);
+    const elapsedMs = performance.now() - t0;
     // Posted at once, before Comunica reads the answer: a 503 at the limit the endpoint was sent is the verdict even when
     // the engine's own limit ends before Comunica fails the query (DueAnswers).
     port.postMessage({ type: 'answered', id, ...(stop ? { fault: stop } : {}) } satisfies ThreadReply);
+    if (res.status === 503 && !stop) res = await saidTimeLimit(id, res, endpointOf(url), sentLimitMs, elapsedMs);
     return checkedAnswer(id, res, endpointOf(url), sentForm(url, init?.body));
   };
+}
+
+/**
+ * Another server's 503 without `Fkgqa-Stopped`: its text's start is read (at most `SAID_MAX_CHARS`), and
+ * when it names a time limit (`TIME_LIMIT_TEXT`: "Query timed out") it is recorded as the fault with
+ * `said`, which the bounded client reads as the direct route reads such an answer (`readStop`).
+ * @returns the answer with the text read, for Comunica's own message
+ */
+async function saidTimeLimit(id: number, res: Response, endpoint: string, sentLimitMs: number | undefined, elapsedMs: number): Promise<Response> {
+  if (!res.body) return res;
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  try {
+    while (bytes < SAID_MAX_CHARS) {
+      const r = await reader.read();
+      if (r.done) break;
+      chunks.push(r.value);
+      bytes += r.value.byteLength;
+    }
+  } catch {
+    // A body cut off: what was read is its text.
+  }
+  void reader.cancel().catch(() => undefined);
+  const text = new TextDecoder().decode(Buffer.concat(chunks)).slice(0, SAID_MAX_CHARS);
+  if (TIME_LIMIT_TEXT.test(text)) {
+    const what = `answered HTTP 503 saying it stopped the query at a time limit (${errorBody(text, '', 503).slice(0, 200)})`;
+    faulted(id, { endpoint, what, httpStatus: 503, said: text, ...(sentLimitMs !== undefined ? { sentLimitMs } : {}), elapsedMs });
+  }
+  const copy = new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+  Object.defineProperty(copy, 'url', { value: res.url });
+  return copy;
 }
 
 /** The form of the query a request carries (in its urlencoded body or its URL's `query`), to check the answer's form against. */
