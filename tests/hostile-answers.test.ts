@@ -557,7 +557,7 @@ describe("verdicts / a stop is one only when it agrees with the limit sent and t
             directEarly: verdict(await client.direct(early, lone(early), json, 30_000)),
             federatedEarly: verdict(await client.federated(two(early), json, 30_000, undefined, { limitFromStart: true })),
           };
-          // Before the engines reported such a 503 (EndpointFault.said), inside a two-SERVICE query it was the endpoint's error even when genuine.
+          // Without the engines' report of such a 503 (EndpointFault.said), inside a two-SERVICE query it is the endpoint's error even when genuine.
           const atOnce = (u: string) =>
             new RegExp(
               `^the endpoint ${u.replace(/[.?]/g, '\\$&')} answered HTTP 503 saying it stopped the query at a time limit \\(Query timed out\\), a stop that names no limit, and came \\d+ ms after the request was sent with a limit of \\d+ ms: neither busy nor the query's time limit, an error of the endpoint$`,
