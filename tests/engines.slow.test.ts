@@ -310,13 +310,14 @@ for (const name of FEDERATION_ENGINES) {
       expect(within.status === 'error' ? { busy: within.busy, fault: within.fault } : within.status).toEqual(within.status === 'error' ? { busy: true, fault: undefined } : 'timeout');
       // The whole call's limit (no limitFromStart).
       expect((await engine.query(`SELECT * { SERVICE <${lateBusy.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 4000 })).status).toBe('timeout');
-      // A 503 the query's SERVICE SILENT swallowed, while another SERVICE stalls: the query's own time limit.
-      // (Jena answers this with an error in some runs under load; not asserted there until that is found.)
+      // A 503 the query's SERVICE SILENT swallowed, while another SERVICE stalls: the query's own time limit. (Jena sends the
+      // stalled request after the SILENT one's answer; on a loaded machine that came past the limit, the JVM refused to send
+      // and said so at once, and its error was read before the limit's due timer fired: QueryLimit.passed.)
       const silent = await engine.query(`SELECT * { { SERVICE SILENT <${earlyBusy.url}> { ?s ?p ?o } } UNION { SERVICE <${stall.url}> { ?s ?p ?o } } }`, JSON_RESULTS, {
         timeoutMs: 1500,
         limitFromStart: true,
       });
-      if (engine.name !== 'jena') expect(silent.status).toBe('timeout');
+      expect(silent.status === 'error' ? silent.error : silent.status).toBe('timeout');
       // A late 503 whose Fkgqa-Stopped is no stop of fkgqa serve.
       expect((await engine.query(`SELECT * { SERVICE <${lateGarbage.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 1500, limitFromStart: true })).status).toBe(
         'timeout',

@@ -537,6 +537,45 @@ describe("verdicts / a stop is one only when it agrees with the limit sent and t
     );
   }
 
+  for (const engine of ['comunica', 'jena'] as const) {
+    it.skipIf(!ENGINE_TESTS_RUN[engine])(
+      `${engine}: another server's 503 "Query timed out" (no Fkgqa-Stopped) is the query's time limit once it ran the limit sent, the endpoint's error at once: the same on the direct route and inside a two-SERVICE query`,
+      async () => {
+        const shard1 = server.endpoint('library-shard1')!.url;
+        const [late, early] = [endpoint('timedout503late'), endpoint('timedout503')];
+        const client = new BoundedSparqlClient(registryFromUrls([shard1, late, early]), { engine });
+        try {
+          const lone = (u: string) => `SELECT * { SERVICE <${u}> { ?b ?q ?t } }`;
+          const two = (u: string) => `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${u}> { ?b ?q ?t } }`;
+          const verdict = (o: Awaited<ReturnType<BoundedSparqlClient['direct']>>) =>
+            o.status === 'error' ? { status: o.status, endpoint: o.badAnswer?.endpoint, error: o.error } : { status: o.status };
+          const json = 'application/sparql-results+json';
+          await client.warm();
+          const got = {
+            directLate: verdict(await client.direct(late, lone(late), json, 3000)),
+            federatedLate: verdict(await client.federated(two(late), json, 3000, undefined, { limitFromStart: true })),
+            directEarly: verdict(await client.direct(early, lone(early), json, 30_000)),
+            federatedEarly: verdict(await client.federated(two(early), json, 30_000, undefined, { limitFromStart: true })),
+          };
+          // Without the engines' report of such a 503 (EndpointFault.said), inside a two-SERVICE query it is the endpoint's error even when genuine.
+          const atOnce = (u: string) =>
+            new RegExp(
+              `^the endpoint ${u.replace(/[.?]/g, '\\$&')} answered HTTP 503 saying it stopped the query at a time limit \\(Query timed out\\), a stop that names no limit, and came \\d+ ms after the request was sent with a limit of \\d+ ms: neither busy nor the query's time limit, an error of the endpoint$`,
+            );
+          expect(got).toEqual({
+            directLate: { status: 'timeout' },
+            federatedLate: { status: 'timeout' },
+            directEarly: { status: 'error', endpoint: early, error: expect.stringMatching(atOnce(early)) },
+            federatedEarly: { status: 'error', endpoint: early, error: expect.stringMatching(atOnce(early)) },
+          });
+        } finally {
+          await client.close();
+        }
+      },
+      120_000,
+    );
+  }
+
   it("eval's executor: a forged time limit is an infrastructure failure of the endpoint, an unsupported function the agent's (a wrong answer)", async () => {
     const shard2 = server.endpoint('library-shard2')!.url;
     const ex = new QueryExecutor(registryFromUrls([endpoint('forgedlimit'), shard2]), 30_000);

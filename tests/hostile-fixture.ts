@@ -141,7 +141,7 @@ export const WIRE_MODES: Record<string, Mode> = {
  * Endpoints whose 503 says it stopped the query in words fkgqa serve writes, but not for this request
  * (docs/serving.md, judgeStop): busy at a limit of 1000 ms whatever limit was sent, and the limit
  * sent (its `Fkgqa-Timeout`) at once, long before it ended, a limit of its own of 0 ms, and one of 20 s, at once; and another
- * server's 503 "Query timed out" (no `Fkgqa-Stopped`, no length) at once, long before the limit sent. And endpoints whose error is the query's:
+ * server's 503 "Query timed out" (no `Fkgqa-Stopped`, no length) at once, long before the limit sent, and once that limit ran out. And endpoints whose error is the query's:
  * another server's 500 in oxigraph's words for an unsupported function, and Virtuoso's SPARQL compiler.
  */
 export const STOPS: Record<string, Mode> = {
@@ -156,6 +156,11 @@ export const STOPS: Record<string, Mode> = {
   ownlimit: (res) => res.writeHead(503, { 'content-type': 'text/plain', 'fkgqa-stopped': 'time-limit; by=endpoint; ms=20000' }).end("query stopped at the endpoint's time limit"),
   // Another server's time limit in words, without its length, answered at once: checked against the limit sent.
   timedout503: (res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('Query timed out'),
+  // The same once the limit sent (its Fkgqa-Timeout) ran out: another server's genuine time limit.
+  timedout503late: (res) => {
+    const ms = Number(res.req.headers['fkgqa-timeout']);
+    setTimeout(() => res.writeHead(503, { 'content-type': 'text/plain' }).end('Query timed out'), Number.isFinite(ms) ? ms : 0);
+  },
   evalerror: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('query evaluation failed: The custom function <bif:contains> is not supported'),
   virtuoso: (res) => res.writeHead(500, { 'content-type': 'text/plain' }).end("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'bif' before ':contains'"),
 };

@@ -188,6 +188,7 @@ public class JenaFederationEngine {
          * fkgqa's judgeStop (src/federation/limit.ts), which believes it only when it agrees with that limit and the clock.
          */
         private <T> HttpResponse<T> check(HttpResponse<T> res, QueryState st, HttpRequest sent, long sentNanos) throws IOException {
+            long statusNanos = System.nanoTime();
             int s = res.statusCode();
             String stopped = s == 503 ? res.headers().firstValue("fkgqa-stopped").orElse(null) : null;
             JsonObject stop = null;
@@ -221,6 +222,17 @@ public class JenaFederationEngine {
                 in.close();
                 st.errorBody = new String(start, StandardCharsets.UTF_8);
                 st.errorEndpoint = endpointOf(res.uri().toString());
+                // Another server's 503 that names a time limit in its text ("Query timed out"), without Fkgqa-Stopped: the fault
+                // with `said`, which fkgqa reads as its direct route reads such an answer (readStop: the limit sent and the clock).
+                if (s == 503 && stop == null && TIME_LIMIT_TEXT.matcher(st.errorBody).find()) {
+                    String said = st.errorBody.length() > 4096 ? st.errorBody.substring(0, 4096) : st.errorBody;
+                    JsonObject f = fault(st.errorEndpoint, "answered HTTP 503 saying it stopped the query at a time limit (" + firstLine(said, 200) + ")", s, null);
+                    f.put("said", said);
+                    String limit = sent.headers().firstValue("Fkgqa-Timeout").orElse(null);
+                    if (limit != null) { try { f.put("sentLimitMs", Long.parseLong(limit)); } catch (NumberFormatException ignored) {} }
+                    f.put("elapsedMs", (statusNanos - sentNanos) / 1_000_000L);
+                    recordFault(st, f);
+                }
                 return withBody(res, new ByteArrayInputStream(start));
             }
             if (st != null && s >= 200 && s < 300) {
@@ -498,10 +510,30 @@ public class JenaFederationEngine {
         return f;
     }
 
-    /** Records the first fault of a query. */
+    /**
+     * Records the first fault of a query; not one of the endpoint of the SERVICE SILENT clause being evaluated on this
+     * thread (SILENT_SERVICE), whose failure gives one empty solution and is not the query's.
+     */
     static synchronized void recordFault(QueryState st, JsonObject f) {
+        String silent = SILENT_SERVICE.get();
+        if (silent != null && f.hasKey("endpoint") && endpointKey(silent).equals(endpointKey(f.get("endpoint").getAsString().value()))) return;
         if (st.fault == null) st.fault = f;
     }
+
+    /** The first non-empty line of a text, its blanks collapsed, at most `max` characters (fkgqa reads the whole text again: errorBody). */
+    static String firstLine(String text, int max) {
+        for (String l : text.split("\\r?\\n")) {
+            String t = l.replaceAll("\\s+", " ").trim();
+            if (!t.isEmpty()) return t.length() > max ? t.substring(0, max) : t;
+        }
+        return "";
+    }
+
+    /** The endpoint of the SERVICE SILENT clause this thread is sending and reading (ServiceGuard), or null. */
+    static final ThreadLocal<String> SILENT_SERVICE = new ThreadLocal<>();
+
+    /** Words of another server's 503 saying it stopped the query at a time limit (fkgqa's TIME_LIMIT_TEXT of src/federation/limit.ts). */
+    static final java.util.regex.Pattern TIME_LIMIT_TEXT = java.util.regex.Pattern.compile("time limit|timeout|timed out", java.util.regex.Pattern.CASE_INSENSITIVE);
 
     /** Tells fkgqa that a request of query `st` has its answer's status line or failed; `fault` when the answer stopped the query (a 503 with Fkgqa-Stopped). */
     static void answered(QueryState st, JsonObject fault) {
@@ -659,11 +691,16 @@ public class JenaFederationEngine {
             QueryState st = CURRENT.get();
             return () -> {
                 QueryIterator it;
+                String outer = SILENT_SERVICE.get();
+                // ARQ sends the clause and reads its answer whole on this thread (Service.exec materializes it).
+                if (silent) SILENT_SERVICE.set(original.getService().isURI() ? original.getService().getURI() : "");
                 try {
                     it = http.exec();
                 } catch (RuntimeException e) {
                     if (!silent) record(st, e);
                     throw e;
+                } finally {
+                    SILENT_SERVICE.set(outer);
                 }
                 return new QueryIteratorWrapper(it) {
                     @Override protected boolean hasNextBinding() {

@@ -33,7 +33,7 @@ import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQ
 import { inspectQuery, quickInspect } from '../sparql/inspect.js';
 import { AnswerCut, endpointOf, errorBody, networkWords, RedirectRefused, RequestRefused, send } from '../common/http-client.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
-import { judgeStop, sentLimit, stopSent, type SentRequest, type Stop } from './limit.js';
+import { judgeStop, sentLimit, stopSent, TIME_LIMIT_TEXT, type SentRequest, type Stop } from './limit.js';
 import { QUERY_ERROR_HEADER, STOPPED_HEADER, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 
 export { sentLimit } from './limit.js';
@@ -107,7 +107,7 @@ export function readStop(status: number, stopped: string | null, body: string, s
   let as = sent;
   if (stopped !== null) claim = stopped;
   else {
-    if (!/time limit|timeout|timed out/i.test(body)) return undefined;
+    if (!TIME_LIMIT_TEXT.test(body)) return undefined;
     const ms = /time limit of (\d+) ?ms/i.exec(body);
     claim = { kind: 'time-limit', by: 'endpoint', ...(ms ? { limitMs: Number(ms[1]) } : {}) };
     // A length it names is its own, not bounded by the limit sent (which it ignores); without one, the limit sent is what the clock checks.
@@ -487,6 +487,18 @@ export class BoundedSparqlClient {
         }
         if (j.believed) return { status: 'timeout', ms: ms(), requests: o.requests, ...(j.stop.by === 'endpoint' && j.stop.limitMs !== undefined ? { endpointLimitMs: j.stop.limitMs } : {}) };
         what = unbelievedStop(o.fault.what, j.why);
+      } else if (o.fault?.said !== undefined) {
+        // Another server's 503 that names a time limit in its text ("Query timed out"): read as the direct route reads it
+        // (readStop): the query's time limit when it ran the limit sent, else that endpoint's error.
+        const stop = readStop(503, null, o.fault.said, stopSent(o.fault));
+        if (stop && 'stop' in stop)
+          return {
+            status: 'timeout',
+            ms: ms(),
+            requests: o.requests,
+            ...(stop.stop.by === 'endpoint' && stop.stop.limitMs !== undefined && stop.stop.limitMs < timeoutMs ? { endpointLimitMs: stop.stop.limitMs } : {}),
+          };
+        if (stop) what = unbelievedStop(`answered HTTP 503 saying it stopped the query at a time limit (${errorBody(o.fault.said, '', 503).slice(0, 200)})`, stop.unbelieved);
       }
       if (o.fault) {
         // The engine's HTTP saw the endpoint fail (an incomplete answer, a closed connection, a stop not believed): no probe needed.

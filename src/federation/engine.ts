@@ -106,9 +106,16 @@ export interface EndpointFault {
    * time limit (`BoundedSparqlClient.federated`); not believed, that endpoint's error.
    */
   stopped?: string;
-  /** With `stopped`: the `Fkgqa-Timeout` the request carried (ms); absent when it carried none. */
+  /**
+   * Another server's `503` without `Fkgqa-Stopped` whose text names a time limit (`TIME_LIMIT_TEXT` of
+   * limit.ts, "Query timed out"): the start of that text (at most `SAID_MAX_CHARS`). `BoundedSparqlClient.federated`
+   * reads it with `readStop`, `sentLimitMs` and `elapsedMs`, as the direct route reads such an answer: the
+   * query's time limit when the clock shows it ran the limit sent, else that endpoint's error.
+   */
+  said?: string;
+  /** With `stopped` or `said`: the `Fkgqa-Timeout` the request carried (ms); absent when it carried none. */
   sentLimitMs?: number;
-  /** With `stopped`: from just before the request was sent to its answer's status line (ms), measured where it was sent (the engine's thread or JVM). */
+  /** With `stopped` or `said`: from just before the request was sent to its answer's status line (ms), measured where it was sent (the engine's thread or JVM). */
   elapsedMs?: number;
 }
 

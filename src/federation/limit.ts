@@ -15,6 +15,12 @@ export interface QueryLimit {
   stopped: Promise<StopReason>;
   /** Time left, in ms (at least 1): for the engine's own per-request timeouts. */
   left(): number;
+  /**
+   * Whether the limit has passed by the clock (`Date.now()`), its timer fired or not: an engine's reply
+   * read then is a report, not the query's outcome (`stopped` may settle later than the engine's reply
+   * is read on a loaded machine, the timer being due).
+   */
+  passed(): boolean;
   /** The outcome of a stopped query: `timeout`, or `error` "aborted"; `requests` as sent so far. */
   outcome(why: StopReason, requests: Record<string, number>): EngineOutcome;
   /** Clears the timer and the abort listener (call when the query has ended). */
@@ -142,6 +148,7 @@ export function queryLimit(options: EngineQueryOptions, since = Date.now()): Que
     stopped,
     since,
     left: () => Math.max(1, deadline - Date.now()),
+    passed: () => Date.now() >= deadline,
     outcome: (why, requests) => (why === 'timeout' ? { status: 'timeout', requests } : { status: 'error', error: 'aborted', requests }),
     dispose: () => {
       clearTimeout(timer);
@@ -180,6 +187,17 @@ export function dueGraceMs(options: EngineQueryOptions): number {
 export function stoppedParses(stopped: string): boolean {
   return parseStopped(stopped) !== undefined;
 }
+/**
+ * Words of another server's `503` (without `Fkgqa-Stopped`) saying it stopped the query at a time limit
+ * ("Query timed out", "time limit of 1000 ms"): such an answer is a stop, read by `readStop` of client.ts
+ * with the limit sent and the clock, on the direct route as inside a federated query (the engines
+ * report it as a fault with `said`, EndpointFault).
+ */
+export const TIME_LIMIT_TEXT = /time limit|timeout|timed out/i;
+
+/** How much of such a 503's text an engine reports (`EndpointFault.said`), in characters. */
+export const SAID_MAX_CHARS = 4096;
+
 /** `Fkgqa-Stopped` of a query that waited behind others (busy), as fkgqa serve writes it; groups: by whom, the wait in ms, the limit. */
 export const BUSY_STOPPED = /^\s*busy\s*;\s*by=(request|queue|full)\s*;\s*waited=(\d+)\s*;\s*ms=(\d+)\s*$/i;
 /** `Fkgqa-Stopped` of a query stopped at a time limit; groups: by whom, the limit in ms. */

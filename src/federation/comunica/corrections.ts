@@ -35,14 +35,15 @@
  *    every compatible right solution for which the condition is true, or alone when there is none.
  *
  * Apart from these, `correctDataFactory` makes Comunica's data factory keep the language tags of
- * endpoints' answers (its doc comment).
+ * endpoints' answers, and `correctServiceFailures` makes every SERVICE clause's answer read whole, its
+ * failure the query's unless the clause is SILENT, which then gives one empty solution (their doc comments).
  *
  * The corrections replace one function each of the actors the compiled engine built (found by
  * their Components.js names); an engine without one of them fails to start, naming it (a Comunica
  * upgrade that renamed or removed it must be looked at: docs/federation.md).
  */
 import { ArrayIterator } from 'asynciterator';
-import type { Algebra } from 'sparqlalgebrajs';
+import { type Algebra, Factory } from 'sparqlalgebrajs';
 
 /** The Components.js name of the actor that prunes sources whose triple patterns match nothing. */
 export const PRUNE_EMPTY_ACTOR = 'urn:comunica:default:optimize-query-operation/actors#prune-empty-source-operations';
@@ -52,6 +53,9 @@ export const GROUP_SOURCES_ACTOR = 'urn:comunica:default:optimize-query-operatio
 export const ORDER_BY_ACTOR = 'urn:comunica:default:query-operation/actors#orderby';
 /** The Components.js name of the nested-loop OPTIONAL join, which also takes OPTIONALs with a condition once corrected. */
 export const OPTIONAL_NESTED_LOOP_ACTOR = 'urn:comunica:default:rdf-join/actors#optional-nested-loop';
+
+/** The Components.js name of the actor that evaluates a SERVICE clause. */
+export const SERVICE_ACTOR = 'urn:comunica:default:query-operation/actors#service';
 
 /** A node of SPARQL algebra (sparqlalgebrajs 5.0.2) as the optimisers see it: its source, if assigned, in `metadata.scopedSource`. */
 type Node = Algebra.Operation & { metadata?: { scopedSource?: unknown } };
@@ -370,4 +374,71 @@ export function correctDataFactory(engineActor: unknown): number {
     proto.literal = Object.assign(corrected, { corrected: true as const });
   }
   return prototypes.size;
+}
+
+/**
+ * Runs the evaluation of one SERVICE clause (`evaluate`) for the engine's thread, which knows the
+ * running query: `clause` says whether the clause is SILENT and names its endpoint (the SERVICE IRI).
+ * It resolves or rejects as `evaluate` does; what the thread records meanwhile (the endpoint that
+ * failed, the failure of a clause that is not SILENT as the query's) is its own (thread.ts).
+ */
+export type ServiceScope = <T>(clause: { silent: boolean; endpoint: string }, evaluate: () => Promise<T>) => Promise<T>;
+
+/** The answer of a Comunica query operation, as the SERVICE correction reads it. */
+interface OperationOutput {
+  type: string;
+  bindingsStream: BindingsStream;
+  metadata(): Promise<Record<string, unknown>>;
+}
+
+/** One solution without bindings, the answer of a failed SERVICE SILENT (VALUES with one empty row: Comunica's own solution and metadata). */
+const ONE_EMPTY_SOLUTION = new Factory().createValues([], [{}]);
+
+/**
+ * Corrects how Comunica 4.5.0's SERVICE actor (`query-operation/actors#service`) treats a failed
+ * endpoint. It catches a failure only while it sets up the clause's evaluation, never one of the
+ * answer it streams (an HTTP error, a refused connection, a cut or broken answer all fail while the
+ * rows are read), so SERVICE SILENT failed the query like any SERVICE; and an operator that reads a
+ * few rows and stops (FILTER EXISTS, ASK, LIMIT) never saw the failure of the rest: inside FILTER
+ * (NOT) EXISTS a cut answer was an answer (its first row kept, the query answered rows). Corrected,
+ * as Jena's ARQ evaluates a SERVICE clause (it reads the whole answer before the clause yields a
+ * row): the answer of each evaluation of a SERVICE clause is read whole before its first row goes on;
+ * a failure while it is sent or read is the query's (`scope` records it, thread.ts) unless the clause
+ * is SILENT, which then yields one solution without bindings (SPARQL 1.1 Federated Query, section 4:
+ * "the failed SERVICE clause is treated as if it had a result of a single solution with no
+ * bindings"), the rows read before the failure dropped.
+ * @param engineActor what the compiled engine's `engine()` returned (its init actor)
+ * @param scope runs each evaluation of a SERVICE clause (`ServiceScope`)
+ * @returns the name of the corrected actor
+ * @throws Error when the engine has no SERVICE actor of that shape (a Comunica upgrade: docs/federation.md)
+ */
+export function correctServiceFailures(engineActor: unknown, scope: ServiceScope): string {
+  const service = findActors(engineActor, [SERVICE_ACTOR]).get(SERVICE_ACTOR) as
+    { runOperation?: (operation: Algebra.Service, context: unknown) => Promise<OperationOutput>; mediatorQueryOperation?: Actor['mediatorQueryOperation'] } | undefined;
+  const mediator = service?.mediatorQueryOperation;
+  if (typeof service?.runOperation !== 'function' || !mediator)
+    throw new Error(`Comunica's actor ${SERVICE_ACTOR} is missing or changed, so its correction (src/federation/comunica/corrections.ts) cannot be applied; see docs/federation.md`);
+  const run = service.runOperation.bind(service);
+  service.runOperation = async (operation, context) => {
+    try {
+      return await scope({ silent: operation.silent, endpoint: operation.name.value }, async () => {
+        // Not SILENT for Comunica's own handling: every failure comes here.
+        const output = await run({ ...operation, silent: false }, context);
+        if (output.type !== 'bindings') throw new Error(`a SERVICE clause answered ${output.type}, not solutions`);
+        const metadata = output.metadata();
+        metadata.catch(() => undefined);
+        const rows = await output.bindingsStream.toArray();
+        const known = await metadata;
+        return {
+          type: 'bindings',
+          bindingsStream: new ArrayIterator(rows, { autoStart: false }) as unknown as BindingsStream,
+          metadata: async () => ({ ...known, cardinality: { type: 'exact', value: rows.length } }),
+        };
+      });
+    } catch (e) {
+      if (!operation.silent) throw e;
+      return (await mediator.mediate({ operation: ONE_EMPTY_SOLUTION, context })) as unknown as OperationOutput;
+    }
+  };
+  return SERVICE_ACTOR;
 }

@@ -219,9 +219,12 @@ export class ComunicaEngine implements FederationEngine {
             requests[m.endpoint] = (requests[m.endpoint] ?? 0) + 1;
             due.sent();
           } else if (m.type === 'answered' && m.id === id) due.answered(m.fault);
-          // After the engine's limit (waiting for due answers): the query's end is a report, not its outcome.
-          else if (pastLimit && (m.type === 'result' || m.type === 'error') && m.id === id) due.end(m.type === 'error' ? m.fault : undefined);
-          else if (m.type === 'result' && m.id === id) done({ status: 'ok', body: m.body, contentType: mediaType, requests }, true);
+          // After the engine's limit (waiting for due answers): the query's end is a report, not its outcome; so too when the
+          // limit has passed by the clock but its timer, due, has not fired yet (a loaded event loop reads the thread first).
+          else if ((pastLimit || limit.passed()) && (m.type === 'result' || m.type === 'error') && m.id === id) {
+            pastLimit = true;
+            due.end(m.type === 'error' ? m.fault : undefined);
+          } else if (m.type === 'result' && m.id === id) done({ status: 'ok', body: m.body, contentType: mediaType, requests }, true);
           else if (m.type === 'error' && m.id === id)
             done({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests }, true);
         };

@@ -8,17 +8,18 @@
  * are refused before sending, no redirect is followed (a 3xx fails the query, naming both URLs),
  * and each request is reported to the parent before it is sent, so counts survive a termination.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import type * as RDF from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import type { Algebra } from 'sparqlalgebrajs';
 import { comunicaAlgebra } from './algebra.js';
-import { correctDataFactory, correctSourceSelection } from './corrections.js';
+import { correctDataFactory, correctServiceFailures, correctSourceSelection, type ServiceScope } from './corrections.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, unreadTypeWords } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchVia, networkWords, RedirectRefused, RequestRefused, sameEndpoint } from '../../common/http-client.js';
 import { readXmlResults } from '../xml-results.js';
-import { sentLimit } from '../limit.js';
+import { SAID_MAX_CHARS, sentLimit, TIME_LIMIT_TEXT } from '../limit.js';
 import { STOPPED_HEADER, TIME_LIMIT_HEADER } from '../../sparql/protocol.js';
 import { canonicalNumber, STR_FUNCTION } from '../../sparql/builtins.js';
 import { type EngineBundle, loadEngineModule } from './engine-module.js';
@@ -70,6 +71,8 @@ const engineActor = loaded.module.engine();
 // and its data factory's reading of language tags in endpoints' answers.
 correctSourceSelection(engineActor);
 correctDataFactory(engineActor);
+// Every SERVICE clause's answer read whole; its failure the query's unless SILENT, which gives one empty solution (serviceScope).
+correctServiceFailures(engineActor, (clause, evaluate) => serviceScope(clause, evaluate));
 const engine = new loaded.module.QueryEngineBase(engineActor as never);
 
 /** The HTTP status of the last refused redirect of the running query (reported with its error). */
@@ -80,15 +83,48 @@ let fault: EndpointFault | undefined;
 let running = 0;
 /** When the running query's time limit ends (Date.now() clock): each request carries what is left in `Fkgqa-Timeout`. */
 let deadline = Infinity;
+/**
+ * The first failure of a SERVICE clause of the running query that is not SILENT: the query's, even where
+ * Comunica's evaluation of an expression would pass over it (an EXISTS inside `||` or COALESCE).
+ */
+let serviceFailure: { error: unknown } | undefined;
+/** The evaluations of SERVICE clauses of the running query not yet settled: the query ends after them (`run`). */
+const servicesPending = new Set<Promise<unknown>>();
+/** The query whose evaluation is running (its id): Comunica may go on with parts of a failed query while the next one runs. */
+const queryContext = new AsyncLocalStorage<number>();
+/** The SERVICE SILENT clause being evaluated (`serviceScope`): a fault of its endpoint inside it is not the query's. */
+const silentContext = new AsyncLocalStorage<{ endpoint: string }>();
 
 /**
  * Records the first fault of query `id` and returns an error naming the endpoint. A fault of a
  * request of an earlier query (a response stream Comunica abandoned, failing later) is not recorded.
  */
 function faulted(id: number, f: EndpointFault, cause?: unknown): Error {
-  if (id === running) fault ??= f;
+  // Inside a SERVICE SILENT clause a fault of its endpoint is that clause's, which gives one empty solution (serviceScope).
+  const silent = silentContext.getStore();
+  if (id === running && !(silent && sameEndpoint(endpointOf(silent.endpoint), f.endpoint))) fault ??= f;
   return new Error(`the endpoint ${f.endpoint} ${f.what}`, cause === undefined ? undefined : { cause });
 }
+
+/**
+ * Evaluates one SERVICE clause of the running query (`ServiceScope` of corrections.ts): the failure
+ * of a clause that is not SILENT becomes the query's (`serviceFailure`); a SILENT clause's failure and
+ * the faults of its endpoint inside it are dropped (it gives one empty solution). The query's answer
+ * waits for every evaluation it started (`servicesPending`). An evaluation of an earlier query (which
+ * Comunica may go on with after it failed) is run untracked.
+ */
+const serviceScope: ServiceScope = (clause, evaluate) => {
+  const id = queryContext.getStore();
+  if (id === undefined || id !== running) return evaluate();
+  const settled = (clause.silent ? silentContext.run({ endpoint: clause.endpoint }, evaluate) : evaluate()).catch((e: unknown) => {
+    if (!clause.silent && id === running) serviceFailure ??= { error: e };
+    throw e;
+  });
+  const tracked = settled.catch(() => undefined);
+  servicesPending.add(tracked);
+  void tracked.then(() => servicesPending.delete(tracked));
+  return settled;
+};
 
 /**
  * The answer with its body checked as it is read: a connection that closes before the end of the
@@ -213,11 +249,45 @@ function guardedFetch(id: number): typeof fetch {
         }
       : undefined;
     if (stop) faulted(id, stop);
+    const elapsedMs = performance.now() - t0;
     // Posted at once, before Comunica reads the answer: a 503 at the limit the endpoint was sent is the verdict even when
     // the engine's own limit ends before Comunica fails the query (DueAnswers).
     port.postMessage({ type: 'answered', id, ...(stop ? { fault: stop } : {}) } satisfies ThreadReply);
+    if (res.status === 503 && !stop) res = await saidTimeLimit(id, res, endpointOf(url), sentLimitMs, elapsedMs);
     return checkedAnswer(id, res, endpointOf(url), sentForm(url, init?.body));
   };
+}
+
+/**
+ * Another server's 503 without `Fkgqa-Stopped`: its text's start is read (at most `SAID_MAX_CHARS`), and
+ * when it names a time limit (`TIME_LIMIT_TEXT`: "Query timed out") it is recorded as the fault with
+ * `said`, which the bounded client reads as the direct route reads such an answer (`readStop`).
+ * @returns the answer with the text read, for Comunica's own message
+ */
+async function saidTimeLimit(id: number, res: Response, endpoint: string, sentLimitMs: number | undefined, elapsedMs: number): Promise<Response> {
+  if (!res.body) return res;
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  try {
+    while (bytes < SAID_MAX_CHARS) {
+      const r = await reader.read();
+      if (r.done) break;
+      chunks.push(r.value);
+      bytes += r.value.byteLength;
+    }
+  } catch {
+    // A body cut off: what was read is its text.
+  }
+  void reader.cancel().catch(() => undefined);
+  const text = new TextDecoder().decode(Buffer.concat(chunks)).slice(0, SAID_MAX_CHARS);
+  if (TIME_LIMIT_TEXT.test(text)) {
+    const what = `answered HTTP 503 saying it stopped the query at a time limit (${errorBody(text, '', 503).slice(0, 200)})`;
+    faulted(id, { endpoint, what, httpStatus: 503, said: text, ...(sentLimitMs !== undefined ? { sentLimitMs } : {}), elapsedMs });
+  }
+  const copy = new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+  Object.defineProperty(copy, 'url', { value: res.url });
+  return copy;
 }
 
 /** The form of the query a request carries (in its urlencoded body or its URL's `query`), to check the answer's form against. */
@@ -271,25 +341,33 @@ async function run(req: ThreadRequest): Promise<string> {
   const { data: stream } = await engine.resultToString(result, req.mediaType);
   let text = '';
   for await (const chunk of stream) text += chunk;
+  // Every SERVICE clause the query started is read to its end (an ASK or LIMIT may have its answer first): a
+  // failure of one that is not SILENT is the query's, whatever Comunica's evaluation made of it (Jena's reads too).
+  while (servicesPending.size > 0) await Promise.all([...servicesPending]);
+  if (serviceFailure) throw serviceFailure.error;
   return text;
 }
 
 port.on('message', (req: ThreadRequest) => {
   refusedStatus = undefined;
   fault = undefined;
+  serviceFailure = undefined;
+  servicesPending.clear();
   running = req.id;
   deadline = Date.now() + req.httpTimeoutMs;
-  run(req).then(
-    (body) => port.postMessage({ type: 'result', id: req.id, body } satisfies ThreadReply),
-    (e: unknown) => {
-      const full = (e as Error)?.message ?? String(e);
-      // Comunica quotes an endpoint's whole error answer ("… (HTTP status 500):\n<!DOCTYPE html>…"): its first line of text is kept.
-      const quoted = /^([^\n]*\(HTTP status (\d{3})\)):?\s*([\s\S]*)$/.exec(full);
-      const error = quoted ? `${quoted[1]}${quoted[3].trim() ? `: ${errorBody(quoted[3], '', Number(quoted[2]))}` : ''}` : full.split('\n').slice(0, 3).join(' ');
-      const status = refusedStatus ?? Number(/\(HTTP status (\d{3})\)/.exec(error)?.[1] ?? NaN);
-      port.postMessage({ type: 'error', id: req.id, error, ...(Number.isFinite(status) ? { httpStatus: status } : {}), ...(fault ? { fault } : {}) } satisfies ThreadReply);
-    },
-  );
+  queryContext
+    .run(req.id, () => run(req))
+    .then(
+      (body) => port.postMessage({ type: 'result', id: req.id, body } satisfies ThreadReply),
+      (e: unknown) => {
+        const full = (e as Error)?.message ?? String(e);
+        // Comunica quotes an endpoint's whole error answer ("… (HTTP status 500):\n<!DOCTYPE html>…"): its first line of text is kept.
+        const quoted = /^([^\n]*\(HTTP status (\d{3})\)):?\s*([\s\S]*)$/.exec(full);
+        const error = quoted ? `${quoted[1]}${quoted[3].trim() ? `: ${errorBody(quoted[3], '', Number(quoted[2]))}` : ''}` : full.split('\n').slice(0, 3).join(' ');
+        const status = refusedStatus ?? Number(/\(HTTP status (\d{3})\)/.exec(error)?.[1] ?? NaN);
+        port.postMessage({ type: 'error', id: req.id, error, ...(Number.isFinite(status) ? { httpStatus: status } : {}), ...(fault ? { fault } : {}) } satisfies ThreadReply);
+      },
+    );
 });
 // A response stream Comunica abandoned (early end of a query) may still fail afterwards; its error
 // belongs to no running query, so it is reported and must not end the thread.

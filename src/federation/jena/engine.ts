@@ -383,6 +383,10 @@ export class JenaEngine implements FederationEngine {
           this.child?.stdin!.write(`${JSON.stringify({ op: 'cancel', id })}\n`);
           return o;
         }
+        // The JVM's reply read once the limit had passed, before its due timer fired (a loaded event loop reads the pipe
+        // first): a report, as after the timer. The JVM counts the limit from when it read the query, later, so what its
+        // own limit caused (no request sent past it, an error the SERVICE clause then raised) always comes after this one.
+        if (limit.passed() && !options.signal?.aborted) return await outcomeAtLimit(due, limit, grace, options.signal, requests);
         return first;
       } finally {
         this.running--;
