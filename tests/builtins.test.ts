@@ -100,7 +100,7 @@ describe('unicodeClasses: \\d \\w \\s as oxigraph reads them', () => {
   });
   it('refuses \\W in brackets, naming what to write', () => {
     expect(builtinProblem(parse(`SELECT ?n WHERE { ${S} FILTER(REGEX(?n, "[\\\\Wx]")) }`))).toBe(
-      'REGEX with the pattern "[\\\\Wx]" is refused: \\W inside brackets has no form that every federation engine reads as the unsharded graph does (Unicode word characters); write the complement outside brackets, e.g. (\\W|x) for [\\Wx], or [^…] listing what must not match, so nothing was sent',
+      'the pattern "[\\\\Wx]" of REGEX is refused, nothing was sent: \\W inside brackets has no form that every federation engine reads as the unsharded graph does (Unicode word characters); write the complement outside brackets, e.g. (\\W|x) for [\\Wx], or [^…] listing what must not match',
     );
   });
 });

@@ -238,6 +238,7 @@ export const CASES: BuiltinCase[] = [
   bind('REGEX \\s of a no-break space', '?a', AUTHORS, 'REGEX(CONCAT(?n, "\u00A0"), "\\\\s$")'),
   bind('REGEX \\W of a non-ASCII letter', '?a', AUTHORS, 'REGEX(CONCAT(?n, "\u00E9"), "\\\\W$")'),
   bind('REGEX [\\w] of a non-ASCII letter', '?a', AUTHORS, 'REGEX(CONCAT(?n, "\u00E9"), "[\\\\w]$")'),
+  filter('REGEX [\\W] (refused)', '?a', AUTHORS, 'REGEX(?n, "[\\\\W]")', { refused: 'the pattern "[\\\\W]" of REGEX is refused, nothing was sent: \\W inside brackets' }),
   bind('REPLACE \\d of non-ASCII digits', '?a', AUTHORS, 'REPLACE(CONCAT(?n, "\u0663"), "\\\\d", "#")'),
   // Function IRIs that are no SPARQL 1.1 built-in
   bind('fn:contains', '?a', AUTHORS, 'fn:contains(?n, "a")', { refused: 'the function <http://www.w3.org/2005/xpath-functions#contains> is refused outside SERVICE' }),

@@ -113,7 +113,7 @@ function callProblem(o: Node): string | undefined {
     const pattern = args[1] as { termType?: string; value?: string } | undefined;
     if (pattern?.termType === 'Literal' && !(flags?.termType === 'Literal' && flags.value!.includes('q'))) {
       const problem = unicodeClasses(pattern.value!).problem;
-      if (problem) return `${o.operator.toUpperCase()} with the pattern ${JSON.stringify(pattern.value)} is refused: ${problem}, so ${SENT}`;
+      if (problem) return `the pattern ${JSON.stringify(pattern.value)} of ${o.operator.toUpperCase()} is refused, ${SENT}: ${problem}`;
     }
   }
   return undefined;
