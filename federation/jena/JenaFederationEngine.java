@@ -30,8 +30,9 @@
  * left-hand solution; each SERVICE clause is then one HTTP request, except inside FILTER (NOT)
  * EXISTS, which ARQ evaluates per solution. The local dataset is empty: fkgqa refuses queries with
  * triple patterns outside SERVICE before they reach this program. The function
- * urn:fkgqa:function:str (CanonicalStr), which fkgqa puts in place of STR outside SERVICE
- * (src/sparql/builtins.ts), is registered before the first query.
+ * urn:fkgqa:function:str (CanonicalStr), urn:fkgqa:function:divide (Divide) and urn:fkgqa:function:avg
+ * (Average), which fkgqa puts in place of STR, `/` and AVG outside SERVICE (src/sparql/builtins.ts),
+ * are registered before the first query.
  *
  * HTTP: every request of every query goes through GuardedHttpClient, installed as Jena's default
  * java.net.http.HttpClient (HttpEnv.setDftHttpClient), which enforces the rules of fkgqa's
@@ -832,6 +833,47 @@ public class JenaFederationEngine {
         }
     }
 
+    /**
+     * The function urn:fkgqa:function:divide (src/sparql/builtins.ts: fkgqa rewrites `/` outside
+     * SERVICE into it, for every engine): `/` as oxigraph computes it (divideNumbers of
+     * src/sparql/builtins.ts, the same rules): of two xsd:integer or xsd:decimal values an xsd:decimal
+     * truncated toward zero to 18 fractional digits (ARQ: 24 digits, rounded), an evaluation error
+     * for a divisor 0 or a quotient out of oxigraph's range; else IEEE division of doubles (floats
+     * when neither is a double).
+     */
+    public static final class Divide extends org.apache.jena.sparql.function.FunctionBase2 {
+        @Override
+        public org.apache.jena.sparql.expr.NodeValue exec(org.apache.jena.sparql.expr.NodeValue a, org.apache.jena.sparql.expr.NodeValue b) {
+            return divide(a, b);
+        }
+    }
+
+    /** The function urn:fkgqa:function:avg (AVG(e) is rewritten into it of SUM(e) and COUNT(e)): 0 for no value, else Divide. */
+    public static final class Average extends org.apache.jena.sparql.function.FunctionBase2 {
+        @Override
+        public org.apache.jena.sparql.expr.NodeValue exec(org.apache.jena.sparql.expr.NodeValue sum, org.apache.jena.sparql.expr.NodeValue count) {
+            if (count.isInteger() && count.getInteger().signum() == 0) return org.apache.jena.sparql.expr.NodeValue.makeInteger(0);
+            return divide(sum, count);
+        }
+    }
+
+    static final java.math.BigDecimal DECIMAL_MAX = new java.math.BigDecimal(java.math.BigInteger.TWO.pow(127).subtract(java.math.BigInteger.ONE), 18);
+
+    static org.apache.jena.sparql.expr.NodeValue divide(org.apache.jena.sparql.expr.NodeValue a, org.apache.jena.sparql.expr.NodeValue b) {
+        if (!a.isNumber() || !b.isNumber()) throw new org.apache.jena.sparql.expr.ExprEvalException("division of values that are not numbers");
+        String ta = a.asNode().getLiteralDatatypeURI(), tb = b.asNode().getLiteralDatatypeURI();
+        boolean floatA = ta.equals(XSD + "float") || ta.equals(XSD + "double"), floatB = tb.equals(XSD + "float") || tb.equals(XSD + "double");
+        if (!floatA && !floatB) {
+            java.math.BigDecimal d = b.getDecimal();
+            if (d.signum() == 0) throw new org.apache.jena.sparql.expr.ExprEvalException("decimal division by 0");
+            java.math.BigDecimal q = a.getDecimal().divide(d, 18, java.math.RoundingMode.DOWN);
+            if (q.abs().compareTo(DECIMAL_MAX) > 0) throw new org.apache.jena.sparql.expr.ExprEvalException("decimal out of range");
+            return org.apache.jena.sparql.expr.NodeValue.makeDecimal(q.signum() == 0 ? java.math.BigDecimal.ZERO : q.stripTrailingZeros());
+        }
+        if (!ta.equals(XSD + "double") && !tb.equals(XSD + "double")) return org.apache.jena.sparql.expr.NodeValue.makeFloat(a.getFloat() / b.getFloat());
+        return org.apache.jena.sparql.expr.NodeValue.makeDouble(a.getDouble() / b.getDouble());
+    }
+
     static final String XSD = "http://www.w3.org/2001/XMLSchema#";
     static final Set<String> INTEGER_TYPES = Set.of("integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
         "negativeInteger", "nonPositiveInteger", "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte");
@@ -877,6 +919,8 @@ public class JenaFederationEngine {
         if (args.length > 0) provideXercesMessages(java.nio.file.Path.of(args[0]));
         JenaSystem.init();
         org.apache.jena.sparql.function.FunctionRegistry.get().put("urn:fkgqa:function:str", CanonicalStr.class);
+        org.apache.jena.sparql.function.FunctionRegistry.get().put("urn:fkgqa:function:divide", Divide.class);
+        org.apache.jena.sparql.function.FunctionRegistry.get().put("urn:fkgqa:function:avg", Average.class);
         HttpClient real = HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .followRedirects(HttpClient.Redirect.NEVER)

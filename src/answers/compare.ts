@@ -4,6 +4,9 @@
  * of `SELECT *` differently; oxigraph orders them alphabetically), as multisets unless the query orders its results, and
  * terms as values: numbers by numeric value, plain and xsd:string literals alike, language tags
  * case-insensitively (sparqljs, N3 and oxigraph rewrite language-tag case and numeric literals); blank nodes all compare equal (labels are local to an answer).
+ * A GROUP_CONCAT of the query's projection is compared as the multiset of its parts (its value split at
+ * its separator, the parts sorted): SPARQL 1.1 (18.5.1.7) leaves the order of the concatenated values
+ * to the engine, and oxigraph, Comunica and Jena each have their own (`groupConcatSeparators`).
  */
 import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 
@@ -47,12 +50,25 @@ export function termKey(t: SparqlTerm): string {
   return `"${t.value}"^^<${dt}>`;
 }
 
-/** The comparison key of one row: its bound variables in name order with their term keys. */
-export function rowKey(row: Record<string, SparqlTerm>): string {
+/** The separator of each GROUP_CONCAT variable of a query's projection (`groupConcatSeparators` of src/sparql/inspect.ts). */
+export type GroupConcats = Record<string, string>;
+
+/**
+ * The comparison key of one row: its bound variables in name order with their term keys; the
+ * literal of a GROUP_CONCAT variable (`concats`) with its parts sorted (module comment; an empty
+ * separator cannot be split: compared as it is).
+ */
+export function rowKey(row: Record<string, SparqlTerm>, concats: GroupConcats = {}): string {
   return Object.keys(row)
     .sort()
-    .map((v) => `?${v}=${termKey(row[v])}`)
+    .map((v) => `?${v}=${termKey(sortedParts(row[v], concats[v]))}`)
     .join(' ');
+}
+
+/** A GROUP_CONCAT's literal with its parts (split at `separator`) sorted; any other term as it is. */
+function sortedParts(t: SparqlTerm, separator: string | undefined): SparqlTerm {
+  if (!separator || t.type !== 'literal') return t;
+  return { ...t, value: t.value.split(separator).sort().join(separator) };
 }
 
 /** How two answers compare. */
@@ -99,15 +115,16 @@ function minus(a: Map<string, number>, b: Map<string, number>): { keys: string[]
  * @param other the federated answer
  * @param ordered compare row order too (the query has a top-level ORDER BY)
  * @param examples how many missing/extra rows to keep for the report
+ * @param concats the query's GROUP_CONCAT variables and their separators (`groupConcatSeparators`), compared as multisets of parts
  */
-export function compareResults(gold: SparqlResults, other: SparqlResults, ordered: boolean, examples = 5): Comparison {
+export function compareResults(gold: SparqlResults, other: SparqlResults, ordered: boolean, examples = 5, concats: GroupConcats = {}): Comparison {
   const base = { missing: [], missingCount: 0, extra: [], extraCount: 0 };
   if (gold.boolean !== undefined || other.boolean !== undefined) {
     const same = gold.boolean === other.boolean;
     return { ...base, identical: same, reason: same ? undefined : `ASK answered ${other.boolean}, gold ${gold.boolean}`, goldRows: 1, rows: 1 };
   }
-  const g = (gold.results?.bindings ?? []).map(rowKey);
-  const o = (other.results?.bindings ?? []).map(rowKey);
+  const g = (gold.results?.bindings ?? []).map((r) => rowKey(r, concats));
+  const o = (other.results?.bindings ?? []).map((r) => rowKey(r, concats));
   const gv = [...(gold.head.vars ?? [])].sort();
   const ov = [...(other.head.vars ?? [])].sort();
   // Variables are compared when both answers have rows: for an empty answer the head is all there

@@ -8,7 +8,7 @@
  */
 import sparqljs from 'sparqljs';
 import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
-import { compareResults, rowKey, termKey } from './compare.js';
+import { compareResults, type GroupConcats, rowKey, termKey } from './compare.js';
 import { counted } from '../common/strings.js';
 
 const KEY_VAR = '__fkgqa_order';
@@ -158,7 +158,7 @@ function windowOf(ast: sparqljs.SelectQuery, total: number): { offset: number; e
   return { offset, end: ast.limit === undefined ? total : Math.min(total, offset + ast.limit) };
 }
 
-const distinctRows = (rows: Record<string, SparqlTerm>[]) => new Set(rows.map(rowKey)).size;
+const distinctRows = (rows: Record<string, SparqlTerm>[]) => new Set(rows.map((r) => rowKey(r))).size;
 
 /** Whether an expression holds an aggregate (COUNT, SUM, …). */
 function hasAggregate(node: unknown): boolean {
@@ -424,9 +424,16 @@ export type AnswerMatcher<M extends { correct: boolean }> = (ref: SparqlResults,
  * variable name (`compareResults`: same variables, same rows, in order when `ordered`), or, when
  * not identical, `tieCheck`'s verdict on the answer.
  */
-export const byVariableName: AnswerMatcher<{ correct: boolean }> = (ref, answer, ordered, tieCheck) => ({
-  correct: compareResults(ref, answer, ordered).identical || (tieCheck ? tieCheck(answer) : false),
-});
+export const byVariableName: AnswerMatcher<{ correct: boolean }> = (ref, answer, ordered, tieCheck) => byVariableNameOf({})(ref, answer, ordered, tieCheck);
+
+/**
+ * `byVariableName` for a query with GROUP_CONCAT variables: their values compared as multisets of
+ * parts (`compareResults`).
+ * @param concats the query's GROUP_CONCAT variables and separators (`groupConcatSeparators`)
+ */
+export function byVariableNameOf(concats: GroupConcats): AnswerMatcher<{ correct: boolean }> {
+  return (ref, answer, ordered, tieCheck) => ({ correct: compareResults(ref, answer, ordered, undefined, concats).identical || (tieCheck ? tieCheck(answer) : false) });
+}
 
 /**
  * The admissibility rule: an answer is correct when it matches gold; else, when gold depends on ties

@@ -17,7 +17,8 @@ import type { SparqlResults } from '../sparql/results.js';
 import { serve } from '../serve/server.js';
 import { readBuild } from '../build/open.js';
 import { compareResults } from '../answers/compare.js';
-import { admissibleUnderTies, byVariableName, type AdmissibleAnswers } from '../answers/ties.js';
+import { admissibleUnderTies, byVariableNameOf, type AdmissibleAnswers } from '../answers/ties.js';
+import { groupConcatSeparators } from '../sparql/inspect.js';
 import { analyseGoldTies } from '../report/answers.js';
 import { TIE_ANALYSIS, type GoldTies } from '../build/gold-answers.js';
 import { trivialFederation } from '../sparql/trivial.js';
@@ -133,7 +134,8 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
             v.reason = r.errorClass === 'timeout' ? `timeout: no answer within ${timeoutMs} ms` : r.text.split('\n')[0].slice(0, 300);
           } else {
             const ordered = !!(ast as { order?: unknown[] }).order?.length;
-            const c = compareResults(want.results, r.results, ordered);
+            const concats = groupConcatSeparators(ast.type === 'query' ? ast : undefined);
+            const c = compareResults(want.results, r.results, ordered, undefined, concats);
             v.rows = c.rows;
             if (c.identical) v.status = 'identical';
             else {
@@ -151,7 +153,7 @@ export async function checkGoldThroughMcp(o: GoldCheckOptions): Promise<GoldChec
                 );
               }
               if (ties) {
-                const a = admissibleUnderTies(want.results, ties as AdmissibleAnswers, r.results, ordered, byVariableName);
+                const a = admissibleUnderTies(want.results, ties as AdmissibleAnswers, r.results, ordered, byVariableNameOf(concats));
                 if (a.match.correct) {
                   v.status = 'equivalent';
                   v.reason = `${c.reason}; admissible under ties (${a.by === 'alternative' ? 'another choice among solutions tied in a sub-SELECT' : 'another order or choice of solutions tied under the top-level ORDER BY'}): ${ties.reason}`;

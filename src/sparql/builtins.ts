@@ -30,6 +30,10 @@ export const SPARQL_CASTS = ['boolean', 'double', 'float', 'decimal', 'integer',
 
 /** The function both engines implement as STR with oxigraph's canonical strings of numbers (module comment). */
 export const STR_FUNCTION = 'urn:fkgqa:function:str';
+/** The function both engines implement as `/` with oxigraph's xsd:decimal quotient (`divideNumbers`). */
+export const DIVIDE_FUNCTION = 'urn:fkgqa:function:divide';
+/** The function both engines implement as AVG from SUM and COUNT of the same values (`averageNumbers`). */
+export const AVG_FUNCTION = 'urn:fkgqa:function:avg';
 
 const FN = 'http://www.w3.org/2005/xpath-functions#';
 /** SPARQL 1.1 built-ins for the XPath functions agents name by IRI. */
@@ -106,6 +110,11 @@ function callProblem(o: Node): string | undefined {
     if (flags?.termType === 'Literal' && flags.value!.includes('x')) {
       return `${o.operator.toUpperCase()} with the flag "x" is refused: the federation engines do not all support it, so ${SENT}; remove the whitespace from the pattern and the "x" from the flags`;
     }
+    const pattern = args[1] as { termType?: string; value?: string } | undefined;
+    if (pattern?.termType === 'Literal' && !(flags?.termType === 'Literal' && flags.value!.includes('q'))) {
+      const problem = unicodeClasses(pattern.value!).problem;
+      if (problem) return `the pattern ${JSON.stringify(pattern.value)} of ${o.operator.toUpperCase()} is refused, ${SENT}: ${problem}`;
+    }
   }
   return undefined;
 }
@@ -126,21 +135,149 @@ export function builtinProblem(ast: sparqljs.SparqlQuery): string | undefined {
   return problem;
 }
 
+/** The separator an empty GROUP_CONCAT separator is written as, then removed (a Unicode noncharacter, U+FDD0, which no text holds). */
+const JOINER = '\ufdd0';
+const lit = (value: string, type: string) => DataFactory.literal(value, DataFactory.namedNode(`${XSD}${type}`));
+const op = (operator: string, ...args: unknown[]): Node => ({ type: 'operation', operator, args });
+/** A variable or an RDF term: an operand the rewrites may write twice without repeating a computation. */
+const isTerm = (x: unknown): boolean => typeof x === 'object' && x !== null && 'termType' in x;
+/** An expression that is an error on every engine (an invalid cast), for the branches that must give no value. */
+const ERROR = (): Node => ({ type: 'functionCall', function: DataFactory.namedNode(`${XSD}integer`), args: [lit('-', 'string')], distinct: false });
+
 /**
- * Rewrites, in place, outside SERVICE (module comment): every STR(e) and xsd:string(e) into
- * `<STR_FUNCTION>(e)`, and every GROUP_CONCAT(e) into GROUP_CONCAT(CONCAT(e)), so that a value that is
- * not a string (a number, an IRI) is an error on every engine as on the unsharded graph (SPARQL 1.1
- * section 18.5.1.7 defines GROUP_CONCAT by CONCAT, which takes string literals only), where Comunica
- * and Jena wrote the number, each in its own form (`8.0E-1`, `0.8e0`).
+ * `a = b` (or `!=`) that is false (true) for two bound terms the engine cannot compare, where
+ * Comunica answers a type error and oxigraph and Jena false (SPARQL 1.1, 17.4.1.7 allows both):
+ * `COALESCE(a = b, IF(sameTerm(a, a) && sameTerm(b, b), false, false))`, still an error when an
+ * operand is unbound or an error. Only for operands that are terms (`isTerm`): nothing is evaluated twice.
+ */
+function guardedEquality(operator: '=' | '!=', a: unknown, b: unknown, made: WeakSet<object>): Node {
+  const compared = op(operator, a, b);
+  made.add(compared);
+  const answer = lit(operator === '=' ? 'false' : 'true', 'boolean');
+  return op('coalesce', compared, op('if', op('&&', op('sameterm', a, a), op('sameterm', b, b)), answer, answer));
+}
+
+/**
+ * Rewrites, in place, outside SERVICE (module comment), so that every engine answers as oxigraph:
+ * - STR(e) and xsd:string(e) into `<STR_FUNCTION>(e)`;
+ * - GROUP_CONCAT(e) into GROUP_CONCAT(CONCAT(e)), so that a value that is not a string (a number, an
+ *   IRI) is an error on every engine as on the unsharded graph (SPARQL 1.1 section 18.5.1.7 defines
+ *   GROUP_CONCAT by CONCAT, which takes string literals only), where Comunica and Jena wrote the
+ *   number, each in its own form (`8.0E-1`, `0.8e0`); and, when its values all have one language
+ *   tag, into that tag on the result (oxigraph and Comunica keep it, Jena drops it):
+ *   `IF(COUNT(DISTINCT LANG(e)) = 1 && SAMPLE(LANG(e)) != "", STRLANG(STR(g), SAMPLE(LANG(e))), g)`;
+ *   an empty separator is written U+FDD0 and removed by REPLACE (Comunica joined with blanks);
+ * - a / b into `<DIVIDE_FUNCTION>(a, b)` and AVG(e) into `<AVG_FUNCTION>(SUM(e), COUNT(e))`: an
+ *   xsd:decimal quotient has 18 fractional digits, truncated, as oxigraph's (Comunica computes a
+ *   binary double, Jena 24 digits rounded);
+ * - `a = b`, `a != b`, `a IN (…)`, `a NOT IN (…)` of terms into `guardedEquality`;
+ * - SUBSTR(s, start, length) whose start or length is computed into `IF(positions are integers,
+ *   start >= 1, length >= 0, SUBSTR(…), error)`: oxigraph gives no value there, Comunica `""`,
+ *   Jena XPath's characters;
+ * - a constant REGEX or REPLACE pattern's `\d`, `\w`, `\s` into the Unicode classes oxigraph reads
+ *   (`unicodeClasses`), where Comunica and Jena read ASCII ones (Jena also for `\s`).
  * @param ast a parsed query that `builtinProblem` accepted
  * @returns how many calls were rewritten
  */
 export function rewriteBuiltins(ast: sparqljs.SparqlQuery): number {
   let n = 0;
+  const made = new WeakSet<object>();
   visitOutsideServices(ast, (o) => {
+    if (made.has(o)) return;
     if (o.type === 'aggregate' && o.aggregation === 'group_concat') {
-      o.expression = { type: 'operation', operator: 'concat', args: [o.expression] };
+      const e = o.expression;
+      o.expression = { type: 'operation', operator: 'concat', args: [e] };
+      made.add(o);
+      let g: Node = { ...o };
+      made.add(g);
+      if (o.separator === '') {
+        // Comunica 4.5 joins with " " where the separator is "" (sparqlalgebrajs drops an empty separator when it copies the algebra).
+        g.separator = JOINER;
+        g = op('replace', g, DataFactory.literal(JOINER), DataFactory.literal(''));
+        made.add(g);
+      }
+      const lang = (distinct: boolean): Node => ({ type: 'aggregate', aggregation: distinct ? 'count' : 'sample', distinct, expression: op('lang', e) });
+      const tag = lang(false);
+      const oneTag = op('&&', op('=', lang(true), lit('1', 'integer')), op('!=', tag, lit('', 'string')));
+      for (const x of oneTag.args as Node[]) made.add(x);
+      const tagged = op('strlang', { type: 'functionCall', function: DataFactory.namedNode(STR_FUNCTION), args: [g], distinct: false }, lang(false));
+      for (const k of Object.keys(o)) delete o[k];
+      Object.assign(o, op('if', oneTag, tagged, g));
       n++;
+      return;
+    }
+    if (o.type === 'aggregate' && o.aggregation === 'avg') {
+      const { expression, distinct } = o;
+      const args = [
+        { type: 'aggregate', aggregation: 'sum', distinct, expression },
+        { type: 'aggregate', aggregation: 'count', distinct, expression },
+      ];
+      for (const k of Object.keys(o)) delete o[k];
+      Object.assign(o, { type: 'functionCall', function: DataFactory.namedNode(AVG_FUNCTION), args, distinct: false });
+      n++;
+      return;
+    }
+    if (o.type === 'operation' && o.operator === '/') {
+      delete o.operator;
+      Object.assign(o, { type: 'functionCall', function: DataFactory.namedNode(DIVIDE_FUNCTION), distinct: false });
+      n++;
+      return;
+    }
+    if (o.type === 'operation' && (o.operator === '=' || o.operator === '!=') && (o.args as unknown[]).every(isTerm)) {
+      const [a, b] = o.args as unknown[];
+      Object.assign(o, guardedEquality(o.operator, a, b, made));
+      n++;
+      return false;
+    }
+    if (o.type === 'operation' && (o.operator === 'in' || o.operator === 'notin')) {
+      const [a, list] = o.args as [unknown, unknown[]];
+      if (!isTerm(a) || list.length === 0 || !list.every(isTerm)) return;
+      const eq = o.operator === 'in' ? '=' : '!=';
+      const parts = list.map((b) => guardedEquality(eq, a, b, made));
+      Object.assign(
+        o,
+        parts.slice(1).reduce((acc, p) => op(eq === '=' ? '||' : '&&', acc, p), parts[0]),
+      );
+      n++;
+      return false;
+    }
+    if (o.type === 'operation' && o.operator === 'substr') {
+      const [, start, length] = o.args as unknown[];
+      const positions = [start, ...(length === undefined ? [] : [length])];
+      if (positions.every((x) => constantNumber(x) !== undefined)) return;
+      const inner = op('substr', ...(o.args as unknown[]));
+      made.add(inner);
+      const integer = (x: unknown) =>
+        op(
+          'notin',
+          op('datatype', x),
+          [`${XSD}decimal`, `${XSD}double`, `${XSD}float`].map((t) => DataFactory.namedNode(t)),
+        );
+      const tests = [integer(start), op('>=', start, lit('1', 'integer'))];
+      if (length !== undefined) tests.push(integer(length), op('>=', length, lit('0', 'integer')));
+      for (const t of tests) made.add(t);
+      Object.assign(
+        o,
+        op(
+          'if',
+          tests.slice(1).reduce((acc, t) => op('&&', acc, t), tests[0]),
+          inner,
+          ERROR(),
+        ),
+      );
+      n++;
+      return;
+    }
+    if (o.type === 'operation' && (o.operator === 'regex' || o.operator === 'replace')) {
+      const args = o.args as { termType?: string; value?: string }[];
+      const flags = args[o.operator === 'regex' ? 2 : 3];
+      const pattern = args[1];
+      if (pattern?.termType !== 'Literal' || (flags?.termType === 'Literal' && flags.value!.includes('q'))) return;
+      const rewritten = unicodeClasses(pattern.value!).pattern;
+      if (rewritten !== undefined && rewritten !== pattern.value) {
+        (o.args as unknown[])[1] = DataFactory.literal(rewritten);
+        n++;
+      }
       return;
     }
     const cast = o.type === 'functionCall' && (o.function as { value: string }).value === `${XSD}string`;
@@ -150,6 +287,124 @@ export function rewriteBuiltins(ast: sparqljs.SparqlQuery): number {
     n++;
   });
   return n;
+}
+
+/** What oxigraph's `\w` matches (Rust's regex crate: Unicode word characters), in XPath categories. */
+const WORD = '\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}';
+/** What oxigraph's `\s` matches (Unicode White_Space): the separators, tab, line feed, carriage return, and U+000B, U+000C, U+0085. */
+const SPACE = '\\p{Z}\\t\\n\\r\u000b\u000c\u0085';
+
+/**
+ * A regular expression's `\d`, `\w`, `\s` and complements written as the Unicode classes oxigraph
+ * (Rust's regex crate) reads them, so that Comunica (JavaScript: ASCII `\d`, `\w`) and Jena (Java:
+ * ASCII `\d`, `\w`, `\s`) match the same characters: `\d` as `\p{Nd}`, `\w` as
+ * `[\p{L}\p{Nl}\p{M}\p{Nd}\p{Pc}]`, `\s` as `[\p{Z}\t\n\r` and U+000B, U+000C, U+0085`]`,
+ * `\D` `\W` `\S` as their complements. In brackets `\W` and `\S` have no such form (a class
+ * cannot hold the complement of a union): refused, with what to write instead.
+ * @param pattern the pattern as the query gives it (a pattern builtinProblem's regex check accepts)
+ * @returns the rewritten pattern, or why it is refused
+ */
+export function unicodeClasses(pattern: string): { pattern?: string; problem?: string } {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      const e = pattern[i + 1] ?? '';
+      i++;
+      if (e === 'd') out += '\\p{Nd}';
+      else if (e === 'D') out += '\\P{Nd}';
+      else if (e === 'w') out += inClass ? WORD : `[${WORD}]`;
+      else if (e === 's') out += inClass ? SPACE : `[${SPACE}]`;
+      else if ((e === 'W' || e === 'S') && !inClass) out += `[^${e === 'W' ? WORD : SPACE}]`;
+      else if (e === 'W' || e === 'S') {
+        return {
+          problem: `\\${e} inside brackets has no form that every federation engine reads as the unsharded graph does (Unicode ${e === 'W' ? 'word characters' : 'whitespace'}); write the complement outside brackets, e.g. (\\${e}|x) for [\\${e}x], or [^…] listing what must not match`,
+        };
+      } else out += c + e;
+      continue;
+    }
+    if (c === '[' && !inClass) inClass = true;
+    else if (c === ']' && inClass && !out.endsWith('[') && !out.endsWith('[^')) inClass = false;
+    out += c;
+  }
+  return { pattern: out };
+}
+
+/** A number of a term: its kind (xsd:integer and derived types, xsd:decimal, xsd:float, xsd:double) and lexical form; undefined for anything else. */
+function numberOf(t: { termType?: string; value?: string; datatype?: { value: string } } | undefined): { kind: 'integer' | 'decimal' | 'float' | 'double'; text: string } | undefined {
+  if (t?.termType !== 'Literal' || !t.datatype?.value.startsWith(XSD)) return undefined;
+  const local = t.datatype.value.slice(XSD.length);
+  const text = t.value!.trim();
+  if (INTEGER_TYPES.includes(local)) return /^[+-]?\d+$/.test(text) ? { kind: 'integer', text } : undefined;
+  if (local === 'decimal') return /^[+-]?(\d+\.?\d*|\.\d+)$/.test(text) ? { kind: 'decimal', text } : undefined;
+  if (local === 'float' || local === 'double') return { kind: local, text };
+  return undefined;
+}
+
+/** Fractional digits of oxigraph's xsd:decimal (a 128-bit integer of 10^-18 units). */
+export const DECIMAL_DIGITS = 18;
+const SCALE = 10n ** BigInt(DECIMAL_DIGITS);
+const DECIMAL_MAX = 2n ** 127n - 1n;
+
+/** An xsd:integer or xsd:decimal lexical form as a count of 10^-18 units. */
+function scaled(text: string): bigint {
+  const negative = text.startsWith('-');
+  const [int, frac = ''] = text.replace(/^[+-]/, '').split('.');
+  const v = BigInt(int || '0') * SCALE + BigInt((frac + '0'.repeat(DECIMAL_DIGITS)).slice(0, DECIMAL_DIGITS) || '0');
+  return negative ? -v : v;
+}
+
+/** A count of 10^-18 units as an xsd:decimal's canonical lexical form. */
+function unscaled(v: bigint): string {
+  const negative = v < 0n;
+  const a = negative ? -v : v;
+  const frac = (a % SCALE).toString().padStart(DECIMAL_DIGITS, '0').replace(/0+$/, '');
+  const body = frac ? `${a / SCALE}.${frac}` : `${a / SCALE}`;
+  return negative ? `-${body}` : body;
+}
+
+/** A JavaScript number as an xsd:double or xsd:float lexical form (INF, -INF, NaN as XML Schema writes them). */
+const floating = (v: number): string => (Number.isNaN(v) ? 'NaN' : v === Infinity ? 'INF' : v === -Infinity ? '-INF' : String(v));
+
+/** A literal's value and datatype IRI, as `divideNumbers` and `averageNumbers` give them. */
+export interface NumberValue {
+  value: string;
+  datatype: string;
+}
+
+/**
+ * `a / b` as oxigraph 0.5 computes it (measured): of two xsd:integer or xsd:decimal values an
+ * xsd:decimal truncated (toward zero) to 18 fractional digits (`1 / 3` is 0.333333333333333333,
+ * `-5 / 3` is -1.666666666666666666), an error when b is 0 or the quotient is out of oxigraph's
+ * decimal range; else a binary xsd:double (xsd:float when neither is a double), IEEE division
+ * (`1e0 / 0` is INF).
+ * @param a the dividend (an RDF/JS term)
+ * @param b the divisor
+ * @returns the quotient, or undefined for an error (an operand that is not a number, a division by 0 of decimals)
+ */
+export function divideNumbers(a: { termType?: string; value?: string; datatype?: { value: string } }, b: typeof a): NumberValue | undefined {
+  const [x, y] = [numberOf(a), numberOf(b)];
+  if (!x || !y) return undefined;
+  if ((x.kind === 'integer' || x.kind === 'decimal') && (y.kind === 'integer' || y.kind === 'decimal')) {
+    const d = scaled(y.text);
+    if (d === 0n) return undefined;
+    const q = (scaled(x.text) * SCALE) / d;
+    return q > DECIMAL_MAX || q < -DECIMAL_MAX ? undefined : { value: unscaled(q), datatype: `${XSD}decimal` };
+  }
+  const num = (t: { text: string }) => (t.text === 'INF' || t.text === '+INF' ? Infinity : t.text === '-INF' ? -Infinity : Number(t.text));
+  if (x.kind !== 'double' && y.kind !== 'double') return { value: floating(Math.fround(Math.fround(num(x)) / Math.fround(num(y)))), datatype: `${XSD}float` };
+  return { value: floating(num(x) / num(y)), datatype: `${XSD}double` };
+}
+
+/**
+ * AVG from SUM and COUNT of the same values (SPARQL 1.1, 18.5.1.4: Sum(M) / Count(M), 0 for no
+ * value), the quotient as `divideNumbers` gives it.
+ * @returns the average, or undefined for an error
+ */
+export function averageNumbers(sum: Parameters<typeof divideNumbers>[0], count: Parameters<typeof divideNumbers>[0]): NumberValue | undefined {
+  if (numberOf(count)?.text === '0') return { value: '0', datatype: `${XSD}integer` };
+  return divideNumbers(sum, count);
 }
 
 /**

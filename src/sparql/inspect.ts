@@ -164,3 +164,21 @@ export function inspectQuery(text: string, limits: QueryParseLimits = {}): Query
   const hasFrom = !!ast.from && (ast.from.default.length > 0 || ast.from.named.length > 0);
   return { form, kind, features, hasFrom };
 }
+
+/**
+ * The GROUP_CONCAT variables of a query's projection, `(GROUP_CONCAT(… ; SEPARATOR="s") AS ?v)` at
+ * the top level, with their separators (`" "` when the query names none): what
+ * `compareResults` (src/answers/compare.ts) compares as multisets of parts.
+ * @param ast a parsed query (sparqljs 3.7), or undefined
+ * @returns variable name (without `?`) to separator; empty for another query form or none
+ */
+export function groupConcatSeparators(ast: sparqljs.SparqlQuery | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  const q = ast as { queryType?: string; variables?: unknown[] } | undefined;
+  if (q?.queryType !== 'SELECT') return out;
+  for (const v of q.variables ?? []) {
+    const e = (v as { expression?: { type?: string; aggregation?: string; separator?: string }; variable?: { value: string } }).expression;
+    if (e?.type === 'aggregate' && e.aggregation === 'group_concat') out[(v as { variable: { value: string } }).variable.value] = e.separator ?? ' ';
+  }
+  return out;
+}

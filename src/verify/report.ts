@@ -3,7 +3,7 @@
  * to gold, timeouts, requests and time per query), the disagreements between engines and gold
  * (engine vs engine vs gold), and the report as text.
  */
-import { compareResults } from '../answers/compare.js';
+import { compareResults, type GroupConcats } from '../answers/compare.js';
 import type { SparqlResults } from '../sparql/results.js';
 import type { FederationForm } from './forms.js';
 import type { Comparison } from '../answers/compare.js';
@@ -123,16 +123,17 @@ const goldCell = (v: QueryVerdict) => (v.gold.status === 'ok' ? `${counted(v.gol
 /**
  * Whether the engines' verdicts of one form of one query are a disagreement (see Disagreement).
  * @param answers the answers of the engines that answered, by engine name
+ * @param concats the query's GROUP_CONCAT variables and separators (`groupConcatSeparators`), compared as multisets of parts
  * @returns the disagreement, or undefined when every engine is identical to gold (or everyone failed)
  */
-export function classifyDisagreement(v: QueryVerdict, form: FederationForm, answers: Map<string, SparqlResults>): Disagreement | undefined {
+export function classifyDisagreement(v: QueryVerdict, form: FederationForm, answers: Map<string, SparqlResults>, concats: GroupConcats = {}): Disagreement | undefined {
   const ran = Object.entries(v.engines)
     .map(([engine, forms]) => [engine, forms[form]] as const)
     .filter((e): e is readonly [string, FormVerdict] => !!e[1] && e[1].status !== 'skipped');
   if (ran.length === 0 || ran.every(([, f]) => f.status === 'identical')) return undefined;
   const groups: string[][] = [];
   for (const [engine, answer] of answers) {
-    const same = groups.find((g) => compareResults(answers.get(g[0])!, answer, v.ordered).identical);
+    const same = groups.find((g) => compareResults(answers.get(g[0])!, answer, v.ordered, undefined, concats).identical);
     if (same) same.push(engine);
     else groups.push([engine]);
   }

@@ -25,8 +25,9 @@ import { goldResultsById, readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type G
 import { StoreWorker } from '../common/store-worker.js';
 import { MEDIA } from '../sparql/protocol.js';
 import type { SparqlResults } from '../sparql/results.js';
-import { compareResults } from '../answers/compare.js';
-import { admissibleUnderTies, byVariableName, type AdmissibleAnswers } from '../answers/ties.js';
+import { compareResults, type GroupConcats } from '../answers/compare.js';
+import { groupConcatSeparators } from '../sparql/inspect.js';
+import { admissibleUnderTies, byVariableNameOf, type AdmissibleAnswers } from '../answers/ties.js';
 import { trivialFederation } from '../sparql/trivial.js';
 import { type EngineOutcome, type FederationEngine } from '../federation/engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE, engineUnavailable, parseEngineList, type FederationEngineName } from '../federation/engines.js';
@@ -119,7 +120,7 @@ type TimedOutcome = EngineOutcome & { ms: number };
 
 const requestsOf = (o: EngineOutcome) => Object.values(o.requests).reduce((a, b) => a + b, 0);
 
-function verdict(gold: GoldResult, outcome: TimedOutcome, ordered: boolean, form: FederationForm): FormVerdict {
+function verdict(gold: GoldResult, outcome: TimedOutcome, ordered: boolean, form: FederationForm, concats: GroupConcats): FormVerdict {
   const requests = requestsOf(outcome);
   if (outcome.status !== 'ok') {
     const what = outcome.status === 'timeout' ? `timeout after ${secs(outcome.ms)}` : `error: ${outcome.error}`;
@@ -136,7 +137,7 @@ function verdict(gold: GoldResult, outcome: TimedOutcome, ordered: boolean, form
       requests,
     };
   }
-  const c = compareResults(gold.results, results, ordered);
+  const c = compareResults(gold.results, results, ordered, undefined, concats);
   return c.identical
     ? { status: 'identical', rows: c.rows, ms: outcome.ms, requests, comparison: c }
     : { status: 'different', reason: c.reason, rows: c.rows, ms: outcome.ms, requests, comparison: c };
@@ -436,7 +437,7 @@ function tieCheckOf(
       }
     }
     if (!ties) return;
-    const a = admissibleUnderTies(gold.results, ties as AdmissibleAnswers, answer, ordered, byVariableName);
+    const a = admissibleUnderTies(gold.results, ties as AdmissibleAnswers, answer, ordered, byVariableNameOf(groupConcatSeparators(query.ast.type === 'query' ? query.ast : undefined)));
     if (a.match.correct) {
       f.status = 'equivalent';
       f.reason = `${f.reason}; admissible under ties (${a.by === 'alternative' ? 'another choice among solutions tied in a sub-SELECT' : 'another order or choice of solutions tied under the top-level ORDER BY'}): ${ties.reason}`;
@@ -487,6 +488,7 @@ async function runForms(
   ordered: boolean,
   tieCheck: (f: FormVerdict, answer: SparqlResults | undefined) => Promise<void>,
   ctx: VerifyContext,
+  concats: GroupConcats,
 ): Promise<string[]> {
   const cells: string[] = [];
   for (const f of ctx.forms) {
@@ -498,7 +500,7 @@ async function runForms(
       else if (f === 'federated' && !engine.selectsSources) fv = { status: 'skipped', reason: `${engine.name} has no source selection (it evaluates SERVICE clauses only)`, ms: 0, requests: 0 };
       else {
         const o = await timedQuery(engine, form.text, form.sources, ctx.timeoutMs);
-        fv = verdict(gold, o, ordered, f);
+        fv = verdict(gold, o, ordered, f, concats);
         const answer = o.status === 'ok' ? outcomeJson(o) : undefined;
         if (answer) answers.set(engine.name, answer);
         await tieCheck(fv, answer);
@@ -507,7 +509,7 @@ async function runForms(
       v.engines[engine.name][f] = fv;
       cells.push(`${ctx.names.length > 1 ? `${engine.name} ` : ''}${f} ${fv.status}${fv.status === 'skipped' ? '' : ` ${fv.requests} req ${secs(fv.ms)}`}`);
     }
-    const d = classifyDisagreement(v, f, answers);
+    const d = classifyDisagreement(v, f, answers, concats);
     if (d) ctx.disagreements.push(d);
   }
   return cells;
@@ -528,7 +530,7 @@ async function verifyQuery(q: BuildGoldQuery, t: GraphUnderTest, ctx: VerifyCont
   const v: QueryVerdict = { id: q.id, graph: q.graph, questions: q.questions, ordered, gold: goldInfo, engines: Object.fromEntries(ctx.names.map((n) => [n, {}])) };
   const tieCheck = tieCheckOf(q, parsed.query, ordered, gold, t, ctx);
   const texts = await formTexts(q, parsed.query, t, ctx);
-  const cells = await runForms(v, texts, gold, ordered, tieCheck, ctx);
+  const cells = await runForms(v, texts, gold, ordered, tieCheck, ctx, groupConcatSeparators(parsed.query.ast.type === 'query' ? parsed.query.ast : undefined));
   ctx.verdicts.push(v);
   ctx.ticker.done(q.id);
   ctx.progress(

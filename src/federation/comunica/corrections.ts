@@ -442,3 +442,40 @@ export function correctServiceFailures(engineActor: unknown, scope: ServiceScope
   };
   return SERVICE_ACTOR;
 }
+
+/** The Components.js name of the actor that makes Comunica's evaluators of extension functions. */
+export const EXTENSION_FUNCTIONS_ACTOR = 'urn:comunica:default:function-factory/actors#expression-function-extensions';
+
+/**
+ * Makes an extension function's error whose message holds `NO_VALUE` an expression error: Comunica 4.5.0 (`NamedExtension`)
+ * wraps whatever an extension function throws into an `ExtensionFunctionError`, which fails the
+ * whole query, where a built-in's error (`1 / 0`) only leaves the value unbound (SPARQL 1.1, 17.3).
+ * Corrected: the evaluator the actor makes gives, for such an error, the expression error of an
+ * unbound variable (Comunica's own `UnboundVariableError`, which BIND and FILTER take as an error).
+ * @param engineActor what the compiled engine's `engine()` returned (its init actor)
+ * @throws Error when the actor is missing or not of the shape corrected (a Comunica upgrade)
+ */
+export function correctExtensionErrors(engineActor: unknown): void {
+  type Apply = (a: { args: unknown[]; mapping: unknown; exprEval: { evaluatorExpressionEvaluation(e: unknown, m: unknown): Promise<unknown> } }) => Promise<unknown>;
+  const actor = findActors(engineActor, [EXTENSION_FUNCTIONS_ACTOR]).get(EXTENSION_FUNCTIONS_ACTOR) as unknown as { run?: (a: unknown) => Promise<{ apply: Apply }> } | undefined;
+  if (typeof actor?.run !== 'function') {
+    throw new Error(`Comunica's actor ${EXTENSION_FUNCTIONS_ACTOR} is missing or changed, so its correction (src/federation/comunica/corrections.ts) cannot be applied; see docs/federation.md`);
+  }
+  const run = actor.run.bind(actor);
+  actor.run = async (action) => {
+    const f = await run(action);
+    const apply = f.apply;
+    f.apply = async (a) => {
+      try {
+        return await apply(a);
+      } catch (e) {
+        if (!(e instanceof Error) || !e.message.includes(NO_VALUE)) throw e;
+        return a.exprEval.evaluatorExpressionEvaluation({ expressionType: 'variable', name: '?fkgqa_no_value' }, a.mapping);
+      }
+    };
+    return f;
+  };
+}
+
+/** The words an extension function (thread.ts) starts the message of its error with when it has no value to give (Comunica keeps only the message of the error it wraps). */
+export const NO_VALUE = 'fkgqa: no value';

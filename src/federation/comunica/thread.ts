@@ -14,14 +14,14 @@ import type * as RDF from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import type { Algebra } from 'sparqlalgebrajs';
 import { comunicaAlgebra } from './algebra.js';
-import { correctDataFactory, correctServiceFailures, correctSourceSelection, type ServiceScope } from './corrections.js';
+import { correctDataFactory, correctExtensionErrors, correctServiceFailures, correctSourceSelection, NO_VALUE, type ServiceScope } from './corrections.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, unreadTypeWords } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchVia, networkWords, RedirectRefused, RequestRefused, sameEndpoint } from '../../common/http-client.js';
 import { readXmlResults } from '../xml-results.js';
 import { SAID_MAX_CHARS, sentLimit, TIME_LIMIT_TEXT } from '../limit.js';
 import { STOPPED_HEADER, TIME_LIMIT_HEADER } from '../../sparql/protocol.js';
-import { canonicalNumber, STR_FUNCTION } from '../../sparql/builtins.js';
+import { AVG_FUNCTION, averageNumbers, canonicalNumber, DIVIDE_FUNCTION, divideNumbers, type NumberValue, STR_FUNCTION } from '../../sparql/builtins.js';
 import { type EngineBundle, loadEngineModule } from './engine-module.js';
 
 /** @internal workerData of the thread. */
@@ -73,6 +73,7 @@ correctSourceSelection(engineActor);
 correctDataFactory(engineActor);
 // Every SERVICE clause's answer read whole; its failure the query's unless SILENT, which gives one empty solution (serviceScope).
 correctServiceFailures(engineActor, (clause, evaluate) => serviceScope(clause, evaluate));
+correctExtensionErrors(engineActor);
 const engine = new loaded.module.QueryEngineBase(engineActor as never);
 
 /** The HTTP status of the last refused redirect of the running query (reported with its error). */
@@ -307,17 +308,26 @@ function sentForm(url: string, body: unknown): AnswerForm | undefined {
 
 /**
  * The functions fkgqa's rewrite of built-ins calls (src/sparql/builtins.ts), as Comunica's
- * `extensionFunctions`: `STR_FUNCTION` is STR with oxigraph's canonical strings of numbers (Jena has
- * the same in JenaFederationEngine.java). An argument STR has no string for (a blank node) is an
- * expression error, as for STR.
+ * `extensionFunctions`: `STR_FUNCTION` is STR with oxigraph's canonical strings of numbers,
+ * `DIVIDE_FUNCTION` and `AVG_FUNCTION` are `/` and AVG with oxigraph's xsd:decimal quotient (Jena has
+ * the same in JenaFederationEngine.java). An argument STR has no string for (a blank node), and a
+ * quotient that is an error (not numbers, a decimal division by 0), are expression errors.
  */
 const EXTENSION_FUNCTIONS: Record<string, (args: RDF.Term[]) => Promise<RDF.Term>> = {
   [STR_FUNCTION]: async ([t]) => {
     if (t?.termType === 'NamedNode') return DataFactory.literal(t.value);
-    if (t?.termType !== 'Literal') throw new Error(`STR of a ${t?.termType ?? 'missing argument'}`);
+    if (t?.termType !== 'Literal') throw new Error(`${NO_VALUE}: STR of a ${t?.termType ?? 'missing argument'}`);
     return DataFactory.literal(canonicalNumber(t.value, t.datatype.value) ?? t.value);
   },
+  [DIVIDE_FUNCTION]: async ([a, b]) => numberTerm(divideNumbers(a as RDF.Literal, b as RDF.Literal), 'division'),
+  [AVG_FUNCTION]: async ([sum, count]) => numberTerm(averageNumbers(sum as RDF.Literal, count as RDF.Literal), 'AVG'),
 };
+
+/** A computed number as a literal, or the expression error of `what`. */
+function numberTerm(v: NumberValue | undefined, what: string): RDF.Term {
+  if (!v) throw new Error(`${NO_VALUE}: ${what} of values that are not numbers, or by 0`);
+  return DataFactory.literal(v.value, DataFactory.namedNode(v.datatype));
+}
 
 async function run(req: ThreadRequest): Promise<string> {
   // As algebra, not text (algebra.ts: EXISTS patterns Comunica's parser cannot translate, escaped
