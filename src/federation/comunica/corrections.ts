@@ -42,7 +42,8 @@
  * their Components.js names); an engine without one of them fails to start, naming it (a Comunica
  * upgrade that renamed or removed it must be looked at: docs/federation.md).
  */
-import { ArrayIterator } from 'asynciterator';
+import { Readable } from 'node:stream';
+import { ArrayIterator, wrap as wrapIterator } from 'asynciterator';
 import { type Algebra, Factory } from 'sparqlalgebrajs';
 
 /** The Components.js name of the actor that prunes sources whose triple patterns match nothing. */
@@ -431,7 +432,9 @@ export function correctServiceFailures(engineActor: unknown, scope: ServiceScope
         const known = await metadata;
         return {
           type: 'bindings',
-          bindingsStream: new ArrayIterator(rows, { autoStart: false }) as unknown as BindingsStream,
+          // The rows go on as a stream that yields them asynchronously, as the endpoint's parsed answer does: behind an
+          // ArrayIterator (synchronous), Comunica 4.5.0's BIND stopped reading now and then halfway (a query that never ended).
+          bindingsStream: wrapIterator(Readable.from(rows, { objectMode: true }), { autoStart: false }) as unknown as BindingsStream,
           metadata: async () => ({ ...known, cardinality: { type: 'exact', value: rows.length } }),
         };
       });
