@@ -74,6 +74,8 @@ export function virtuosoIni(o: VirtuosoOptions): string {
     `MaxDirtyBuffers = ${Math.floor(buffers * 0.75)}`,
     `DirsAllowed = ${o.dirsAllowed.join(', ')}`,
     'MaxQueryMem = 500M',
+    // ORDER BY with LIMIT/OFFSET keeps this many rows sorted (default 10,000: a larger LIMIT or OFFSET is refused).
+    `MaxSortedTopRows = ${VIRTUOSO_MAX_ROWS}`,
     `VADInstallDir = ${f('vad')}`,
     '',
     '[HTTPServer]',
