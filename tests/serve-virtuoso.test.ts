@@ -4,14 +4,16 @@
  * read from endpoints files of two hosts (registry.ts). The live store is tested in
  * serve-virtuoso.slow.test.ts.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openRegistry, placementLine } from '../src/federation/registry.js';
 import { operatorDepth, parseSparql } from '../src/sparql/parse.js';
-import { virtuosoIni, VIRTUOSO_MAX_ROWS } from '../src/serve/virtuoso.js';
+import { checkStoreHosts, removeOrphans, virtuosoIni, VIRTUOSO_MAX_ROWS } from '../src/serve/virtuoso.js';
+import { serve } from '../src/serve/server.js';
 import { ASK_VARIABLE, readVirtuosoResults, UnsupportedFunction, virtuosoQuery } from '../src/serve/virtuoso-query.js';
-import { tmpDir } from './helpers.js';
+import { demoBuild, tmpDir } from './helpers.js';
 
 const G = 'urn:fkgqa:endpoint:library-shard1';
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
@@ -225,5 +227,40 @@ describe('serve --store virtuoso / placement: endpoints files of two hosts are o
     expect(() => openRegistry({ endpointsFiles: [bad] })).toThrow(/endpoints\[0\]: "host" must be host:port/);
     const badDigest = file(dir, 'bad2.json', [{ ...entry('library-shard1', 5001, '127.0.0.2:1', 1), voidDigest: 'xyz' }]);
     expect(() => openRegistry({ endpointsFiles: [badDigest] })).toThrow(/"voidDigest" must be a sha256/);
+  });
+});
+
+describe('serve --store virtuoso / options and the instances a killed serve left', () => {
+  it('takes IPv4 addresses of this machine as --store-host, and refuses others with the host and why', async () => {
+    await expect(checkStoreHosts(['127.0.0.2', '127.0.0.3'])).resolves.toBeUndefined();
+    await expect(checkStoreHosts(['::1'])).rejects.toThrow('--store-host ::1: not an IPv4 address');
+    await expect(checkStoreHosts(['localhost'])).rejects.toThrow('--store-host localhost: not an IPv4 address');
+    await expect(checkStoreHosts(['127.0.0.2', '127.0.0.2'])).rejects.toThrow('--store-host 127.0.0.2: given twice');
+    // TEST-NET-1 (RFC 5737): never an address of this machine.
+    await expect(checkStoreHosts(['192.0.2.1'])).rejects.toThrow(/--store-host 192\.0\.2\.1: cannot listen there \(EADDRNOTAVAIL\)/);
+  });
+
+  it('serve refuses --store-host without --store virtuoso, and an unknown store, before loading anything', async () => {
+    const build = await demoBuild(tmpDir('fkgqa-store-options-'));
+    await expect(serve({ shards: build, writeFiles: false, storeHosts: ['127.0.0.2'] })).rejects.toThrow('--store-host 127.0.0.2: only with --store virtuoso');
+    await expect(serve({ shards: build, writeFiles: false, store: 'blazegraph' as never })).rejects.toThrow('store blazegraph: unknown (oxigraph or virtuoso)');
+  });
+
+  it("kills the process recorded in an instance folder only when it runs that folder's ini, and removes every folder", async () => {
+    const dir = tmpDir('fkgqa-orphans-');
+    const mine = path.join(dir, '127.0.0.2-4001');
+    const other = path.join(dir, '127.0.0.3-4002');
+    fs.mkdirSync(mine);
+    fs.mkdirSync(other);
+    // A stand-in for virtuoso-t: a process whose command line names the folder's ini.
+    const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', path.join(mine, 'virtuoso.ini')], { stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+    fs.writeFileSync(path.join(mine, 'fkgqa-virtuoso.pid'), `${child.pid}\n`);
+    // This test's own process: running, but not with that ini, so never killed.
+    fs.writeFileSync(path.join(other, 'fkgqa-virtuoso.pid'), `${process.pid}\n`);
+    expect(removeOrphans(dir)).toEqual([child.pid]);
+    expect(await exited).toBe('SIGKILL');
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect(removeOrphans(path.join(dir, 'none'))).toEqual([]);
   });
 });
