@@ -87,6 +87,13 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(virtuosoQuery('SELECT ?s (SUM(?o) AS ?sum) WHERE { ?s <http://e/p> ?o } GROUP BY ?s', G).emptySums).toEqual([]);
   });
 
+  it('names the variables of SELECT * over plain patterns (with their STR() companions), and keeps * over others', () => {
+    const q = virtuosoQuery('SELECT * WHERE { ?s <http://e/p> ?o OPTIONAL { ?o <http://e/q> ?b } BIND(1 AS ?a) FILTER(?z) }', G);
+    expect(q.text).toMatch(/^SELECT \?a \?b \?o \?s \(STR\(\?a\) AS \?fkgqa_lex_a\) \(STR\(\?b\) AS \?fkgqa_lex_b\) \(STR\(\?o\) AS \?fkgqa_lex_o\) \(STR\(\?s\) AS \?fkgqa_lex_s\) FROM/);
+    expect(q.wildcard).toBe(true);
+    expect(virtuosoQuery('SELECT * WHERE { ?s ?p ?o MINUS { ?s <http://e/p> 1 } }', G).text).toMatch(/^SELECT \* FROM/);
+  });
+
   it('records the variables bound to boolean expressions (projection and BIND), not the others', () => {
     const q = virtuosoQuery('SELECT ?s (?o > 3 AS ?big) (STR(?o) AS ?t) ?in WHERE { ?s <http://e/p> ?o BIND(?o IN (1, 2) AS ?in) }', G);
     expect([...q.booleanVars].sort()).toEqual(['big', 'in']);

@@ -301,12 +301,15 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   restoreWildcards(ast, lib.Wildcard);
   const variables = (ast as { variables?: unknown[] }).variables;
   const wildcard = ast.queryType === 'SELECT' && variables?.length === 1 && isNode(variables[0]) && variables[0].termType === 'Wildcard';
+  // `SELECT *` over plain patterns is sent with its variables named, so that they get their companions (federation engines ask `SELECT *` per triple pattern).
+  const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, false) as never;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
-  const { rows } = ast.queryType === 'SELECT' && !wildcard && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
+  if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
+  const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
   ast.prefixes = {};
   delete ast.base;
   ast.from = { default: [{ termType: 'NamedNode', value: graph } as sparqljs.IriTerm], named: [] };
@@ -321,6 +324,30 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     form = 'boolean';
   }
   return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard, lexical, emptySums, ...(rows ? { rows } : {}) };
+}
+
+/**
+ * The in-scope variables of a WHERE clause (SPARQL 1.1 §18.2.1), sorted, when it holds only triple
+ * patterns, groups, OPTIONAL, UNION, FILTER, BIND and VALUES; undefined otherwise (sub-queries,
+ * MINUS, SERVICE…: the `*` is then sent as written).
+ */
+function inScope(where: unknown): string[] | undefined {
+  const out = new Set<string>();
+  const add = (t: unknown) => isNode(t) && t.termType === 'Variable' && out.add(t.value as string);
+  const walk = (patterns: unknown): boolean => {
+    for (const p of patterns as Node[]) {
+      if (p.type === 'bgp') for (const t of p.triples as Node[]) [t.subject, t.predicate, t.object].forEach(add);
+      else if (p.type === 'group' || p.type === 'optional') {
+        if (!walk(p.patterns)) return false;
+      } else if (p.type === 'union') {
+        for (const branch of p.patterns as Node[]) if (!walk(branch.type === 'group' ? branch.patterns : [branch])) return false;
+      } else if (p.type === 'bind') add(p.variable);
+      else if (p.type === 'values') for (const row of p.values as Record<string, unknown>[]) Object.keys(row).forEach((k) => out.add(k.replace(/^\?/, '')));
+      else if (p.type !== 'filter') return false;
+    }
+    return true;
+  };
+  return walk(where) ? [...out].sort() : undefined;
 }
 
 /** A deep copy of a parsed expression; instances of sparqljs's classes (`*`, terms) are shared, not copied (they are never changed). */
