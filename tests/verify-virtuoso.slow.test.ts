@@ -30,13 +30,17 @@ const TIMEOUTS: Record<string, string> = {
   'world_1/q32': 'on both stores: at the 60 s limit under load',
   'world_1/q33': 'on both stores: at the 60 s limit under load',
   'world_1/q43': 'on both stores: at the 60 s limit under load',
-  'world_1/q44': 'comunica federated: timed out at 60 s (63 requests) on Virtuoso at load 30, answered on oxigraph at load 20',
+  'world_1/q44': 'comunica federated: timed out at 60 s on Virtuoso in two runs (load 9 and 30), answered on oxigraph at load 20',
 };
 const kept = (m: Record<string, string>) => Object.fromEntries(Object.entries(m).filter(([k]) => !(k.split(' ')[0] in TIMEOUTS)));
 
-/** Every verdict of a report as `query engine/form → status`. */
+/** Every verdict of a report as `query engine/form → status`; `equivalent` (gold up to ties of an ORDER BY with LIMIT, which the stores may break otherwise) counts as `identical`. */
 const verdicts = (r: VerifyReport) =>
-  Object.fromEntries(r.queries.flatMap((q) => Object.entries(q.engines).flatMap(([engine, forms]) => Object.entries(forms).map(([form, v]) => [`${q.id} ${engine}/${form}`, v!.status]))));
+  Object.fromEntries(
+    r.queries.flatMap((q) =>
+      Object.entries(q.engines).flatMap(([engine, forms]) => Object.entries(forms).map(([form, v]) => [`${q.id} ${engine}/${form}`, v!.status === 'equivalent' ? 'identical' : v!.status])),
+    ),
+  );
 
 describe.runIf(run)('verify / the dev build served by Virtuoso on two hosts agrees with the oxigraph serve', () => {
   it('the same verdict for every gold query, form and engine (comunica, jena), none different from gold', async () => {
