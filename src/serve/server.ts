@@ -327,8 +327,12 @@ export class ShardServer {
     const endpoints = planned.map((p): PoolEndpoint => ({ id: p.id, sources: p.sources, triples: p.triples }));
     const limits = { maxQueryDepth: this.limits.maxQueryDepth, maxOperatorDepth: o.maxOperatorDepth ?? MAX_OPERATOR_DEPTH };
     try {
+      if (o.store !== undefined && o.store !== 'oxigraph' && o.store !== 'virtuoso') throw new Error(`store ${String(o.store)}: unknown (oxigraph or virtuoso)`);
+      if (o.store !== 'virtuoso' && o.storeHosts?.length) throw new Error(`--store-host ${o.storeHosts.join(' ')}: only with --store virtuoso (the oxigraph store runs in serve's own threads)`);
       if (o.store === 'virtuoso') {
         const hosts = o.storeHosts?.length ? o.storeHosts : [o.host ?? DEFAULTS.host];
+        const { checkStoreHosts } = await import('./virtuoso.js');
+        await checkStoreHosts(hosts);
         progress(`fkgqa serve: ${what}; loading them into Virtuoso on ${hosts.join(', ')}`);
         const { VirtuosoStore } = await import('./virtuoso-store.js');
         return await VirtuosoStore.start(endpoints, { hosts, dir: path.join(this.stateDir, 'virtuoso'), timeoutMs: this.limits.timeoutMs, limits, progress });

@@ -19,8 +19,10 @@
  *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`; one with a string
  *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`).
  * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
- *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …) comes back as `0`/`1`: read back
- *   as `false`/`true` (xsd:boolean).
+ *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …, or a `true`/`false` constant)
+ *   comes back as `0`/`1` (`IN` as the 1-based position of the value found): read back as
+ *   `false` for 0, `true` otherwise (xsd:boolean). An xsd:boolean of the data comes back as
+ *   `"1"^^xsd:boolean`: read back as `true`.
  * - **ASK** is answered as a one-column result (`__ASK_RETVAL`, which Comunica fails on): sent as
  *   `SELECT (1 AS ?…) … LIMIT 1` and read back as a boolean.
  * - **Deep `||`/`&&` chains.** Virtuoso refuses parentheses nested about 150 deep: a chain of one
@@ -32,6 +34,20 @@
  *   filter is sent as `FILTER(COALESCE(e, false))`, equal in SPARQL (an error is false either way),
  *   which Virtuoso evaluates row by row. The same loss with a VALUES block of 20 or more objects
  *   joined to a pattern whose predicate is a variable is not rewritten (docs/serving.md).
+ * - **Strings and dates compared with a constant.** `?x > 'B'` with `?x` bound from the store
+ *   compares wrongly in Virtuoso (no row of a FILTER passes, every string passes inside `IF`), and
+ *   `?x > '2011-01-01'^^xsd:date` passes strings and IRIs too. An ordering comparison (`<`, `>`,
+ *   `<=`, `>=`) with a string constant is sent as `IF(isLiteral(?x) && DATATYPE(?x) = xsd:string,
+ *   STR(?x) > 'B', ?fkgqa_error)`, one with a constant of another non-numeric datatype as
+ *   `IF(isLiteral(?x) && DATATYPE(?x) = dt, ?x > c, ?fkgqa_error)`: an error for other terms, as in
+ *   SPARQL (§17.3).
+ * - **Doubles written with 6 significant digits.** Virtuoso writes an xsd:double (or xsd:float)
+ *   of its answer as `1.23457e+06`; `STR()` of the same value has all its digits. Each projected
+ *   column of a SELECT gets a companion column `STR(…)` in the text sent, and a double or float is
+ *   read back with the companion's digits.
+ * - **SUM and AVG over no rows** are unbound in Virtuoso, `0` in SPARQL (§18.5.1.3, §18.5.1.4). An
+ *   aggregate SELECT without GROUP BY gets a companion `COUNT(*)`; where it is 0, an unbound SUM or
+ *   AVG column is read back as `0` (xsd:integer).
  * - **Columns of `SELECT *`** come in the order of the query; oxigraph orders them by name: read
  *   back by name.
  * - **Rows cut at ResultSetMaxRows** with HTTP 200: virtuoso.ts sets the cap high and the store
@@ -77,6 +93,13 @@ const isNumericLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'L
 /** True for a simple literal constant (no language tag; xsd:string). */
 const isStringLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && !x.language && [undefined, `${XSD}string`].includes((x.datatype as { value?: string } | undefined)?.value);
 
+/** True for a literal constant of a datatype neither numeric, string nor boolean (xsd:date, xsd:dateTime, …). */
+const isOtherTypedLiteral = (x: unknown): boolean => {
+  if (!isNode(x) || x.termType !== 'Literal' || x.language) return false;
+  const datatype = (x.datatype as { value?: string } | undefined)?.value;
+  return datatype !== undefined && !NUMERIC_TYPES.has(datatype) && datatype !== `${XSD}string` && datatype !== `${XSD}boolean`;
+};
+
 /** The variable that carries an ASK query's answer in the SELECT sent instead. */
 export const ASK_VARIABLE = 'fkgqa_ask';
 
@@ -120,7 +143,19 @@ export interface VirtuosoQuery {
   booleanVars: Set<string>;
   /** `SELECT *`: the columns are read back in name order, as oxigraph orders them. */
   wildcard: boolean;
+  /** Per projected variable, its companion column holding `STR()` of its value (doubles read back with all their digits). */
+  lexical: Map<string, string>;
+  /** Projected SUM and AVG columns of an aggregate without GROUP BY, read back as 0 where the column `rows` is 0. */
+  emptySums: string[];
+  /** The column holding `COUNT(*)` of such an aggregate: the query's own, or the companion ROWS_VARIABLE. */
+  rows?: string;
 }
+
+/** Prefix of the companion columns (lexical forms, row count); never a variable of a gold query. */
+export const COMPANION_PREFIX = 'fkgqa_lex_';
+
+/** The companion column of the row count of an aggregate without GROUP BY. */
+export const ROWS_VARIABLE = 'fkgqa_rows';
 
 type Node = Record<string, unknown>;
 const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
@@ -183,9 +218,19 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     node.args = args;
     const numeric = args.findIndex(isNumericLiteral);
     const text = args.findIndex(isStringLiteral);
-    const constant = numeric >= 0 ? numeric : text;
+    const typed = args.findIndex(isOtherTypedLiteral);
+    const constant = numeric >= 0 ? numeric : text >= 0 ? text : typed;
     const other = args[1 - constant];
     if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
+    const ordering = !['=', '!='].includes(node.operator as string);
+    if (ordering && numeric < 0) {
+      // A string constant: compared with STR() of a simple literal; another datatype: only with a literal of that datatype (module comment).
+      const datatype = text >= 0 ? { termType: 'NamedNode', value: `${XSD}string` } : (args[typed] as Node).datatype;
+      const guard = operation('&&', [operation('isliteral', [other]), operation('=', [operation('datatype', [other]), datatype])]);
+      const compared = text >= 0 ? operation(node.operator as string, constant === 0 ? [args[0], operation('str', [other])] : [operation('str', [other]), args[1]]) : node;
+      return operation('if', [guard, compared, { termType: 'Variable', value: ERROR_VARIABLE }]);
+    }
+    if (typed >= 0 && numeric < 0 && text < 0) return node;
     // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
     // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
     const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
@@ -225,6 +270,7 @@ function mentions(e: unknown, operators: string[]): boolean {
 
 /** True when an expression's value is an xsd:boolean (BOOLEAN_OPERATORS at its root). */
 function isBooleanValued(e: unknown): boolean {
+  if (isNode(e) && e.termType === 'Literal') return (e.datatype as { value?: string } | undefined)?.value === `${XSD}boolean`;
   return isNode(e) && e.type === 'operation' && BOOLEAN_OPERATORS.has(String(e.operator).toLowerCase());
 }
 
@@ -255,9 +301,15 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   restoreWildcards(ast, lib.Wildcard);
   const variables = (ast as { variables?: unknown[] }).variables;
   const wildcard = ast.queryType === 'SELECT' && variables?.length === 1 && isNode(variables[0]) && variables[0].termType === 'Wildcard';
+  // `SELECT *` over plain patterns is sent with its variables named, so that they get their companions (federation engines ask `SELECT *` per triple pattern).
+  const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, false) as never;
+  const lexical = new Map<string, string>();
+  const emptySums: string[] = [];
+  if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
+  const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
   ast.prefixes = {};
   delete ast.base;
   ast.from = { default: [{ termType: 'NamedNode', value: graph } as sparqljs.IriTerm], named: [] };
@@ -271,7 +323,79 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     select.limit = 1;
     form = 'boolean';
   }
-  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard };
+  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard, lexical, emptySums, ...(rows ? { rows } : {}) };
+}
+
+/**
+ * The in-scope variables of a WHERE clause (SPARQL 1.1 §18.2.1), sorted, when it holds only triple
+ * patterns, groups, OPTIONAL, UNION, FILTER, BIND and VALUES; undefined otherwise (sub-queries,
+ * MINUS, SERVICE…: the `*` is then sent as written).
+ */
+function inScope(where: unknown): string[] | undefined {
+  const out = new Set<string>();
+  const add = (t: unknown) => isNode(t) && t.termType === 'Variable' && out.add(t.value as string);
+  const walk = (patterns: unknown): boolean => {
+    for (const p of patterns as Node[]) {
+      if (p.type === 'bgp') for (const t of p.triples as Node[]) [t.subject, t.predicate, t.object].forEach(add);
+      else if (p.type === 'group' || p.type === 'optional') {
+        if (!walk(p.patterns)) return false;
+      } else if (p.type === 'union') {
+        for (const branch of p.patterns as Node[]) if (!walk(branch.type === 'group' ? branch.patterns : [branch])) return false;
+      } else if (p.type === 'bind') add(p.variable);
+      else if (p.type === 'values') for (const row of p.values as Record<string, unknown>[]) Object.keys(row).forEach((k) => out.add(k.replace(/^\?/, '')));
+      else if (p.type !== 'filter') return false;
+    }
+    return true;
+  };
+  return walk(where) ? [...out].sort() : undefined;
+}
+
+/** A deep copy of a parsed expression; instances of sparqljs's classes (`*`, terms) are shared, not copied (they are never changed). */
+function copy(x: unknown): unknown {
+  if (Array.isArray(x)) return x.map(copy);
+  if (!isNode(x) || Object.getPrototypeOf(x) !== Object.prototype) return x;
+  return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, copy(v)]));
+}
+
+/**
+ * Adds the companion columns of a SELECT's projection (module comment): `STR()` of each projected
+ * column that can hold a double, and `COUNT(*)` beside a SUM or AVG of an aggregate without GROUP
+ * BY (unless the projection counts its rows already).
+ * @returns the column holding that row count
+ * @param select the parsed SELECT (its projection already rewritten), changed in place
+ * @param lexical filled with variable → companion variable
+ * @param emptySums filled with the SUM and AVG columns read back as 0 over no rows
+ * @param Wildcard sparqljs's class of `*` (the Generator writes only its instances)
+ */
+function companions(select: Node, lexical: Map<string, string>, emptySums: string[], Wildcard: new () => unknown): { rows?: string } {
+  const projection = select.variables as Node[];
+  const added: Node[] = [];
+  let rows: string | undefined;
+  for (const item of projection) {
+    const variable = (item.termType === 'Variable' ? item : (item.variable as Node)).value as string;
+    const e = item.expression as Node | undefined;
+    const aggregation = e?.type === 'aggregate' ? String(e.aggregation).toLowerCase() : undefined;
+    if (aggregation === 'count' && !e!.distinct && isNode(e!.expression) && e!.expression.termType === 'Wildcard') rows ??= variable;
+    if (!select.group && (aggregation === 'sum' || aggregation === 'avg')) emptySums.push(variable);
+    // Virtuoso fails to compile an aggregate written twice inside other expressions, or COUNT(*) twice: only columns that can hold a double get a companion.
+    if (item.termType !== 'Variable' && !(aggregation && ['sum', 'avg', 'min', 'max', 'sample'].includes(aggregation)) && hasAggregate(e)) continue;
+    const companion = `${COMPANION_PREFIX}${variable}`;
+    lexical.set(variable, companion);
+    added.push({ expression: operation('str', [item.termType === 'Variable' ? item : copy(e)]), variable: { termType: 'Variable', value: companion } });
+  }
+  if (emptySums.length > 0 && rows === undefined) {
+    rows = ROWS_VARIABLE;
+    added.push({ expression: { type: 'aggregate', aggregation: 'count', distinct: false, expression: new Wildcard() }, variable: { termType: 'Variable', value: ROWS_VARIABLE } });
+  }
+  select.variables = [...projection, ...added];
+  return { rows };
+}
+
+/** True when an expression holds an aggregate. */
+function hasAggregate(e: unknown): boolean {
+  if (Array.isArray(e)) return e.some(hasAggregate);
+  if (!isNode(e) || typeof e.termType === 'string') return false;
+  return e.type === 'aggregate' || Object.values(e).some(hasAggregate);
 }
 
 /**
@@ -307,23 +431,36 @@ function calledFunction(node: unknown, seen = new Set<unknown>()): string | unde
 export function readVirtuosoResults(doc: SparqlResults, q: VirtuosoQuery): SparqlResults {
   const bindings = doc.results?.bindings ?? [];
   if (q.form === 'boolean') return { head: {}, boolean: bindings.length > 0 };
-  const vars = q.wildcard ? [...(doc.head?.vars ?? [])].sort() : (doc.head?.vars ?? []);
+  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE]);
+  const all = (doc.head?.vars ?? []).filter((k) => !companion.has(k));
+  const vars = q.wildcard ? [...all].sort() : all;
   // Each row's terms in the order of the columns, as oxigraph writes them.
   const rows = bindings.map((b): SparqlRow => {
     const row: SparqlRow = {};
+    const empty = q.rows !== undefined && b[q.rows]?.value === '0';
     for (const k of vars) {
       const v = b[k];
-      if (v) row[k] = readTerm(v, q.booleanVars.has(k));
+      if (v) row[k] = readTerm(v, q.booleanVars.has(k), b[q.lexical.get(k) ?? '']?.value);
+      else if (empty && q.emptySums.includes(k)) row[k] = { type: 'literal', value: '0', datatype: `${XSD}integer` };
     }
     return row;
   });
   return { head: { vars }, results: { bindings: rows } };
 }
 
-/** One term of Virtuoso's answer as SPARQL JSON results write it. */
-function readTerm(v: SparqlTerm, boolean: boolean): SparqlTerm {
+/** Integer lexical forms. */
+const INTEGER = /^[+-]?\d+$/;
+
+/**
+ * One term of Virtuoso's answer as SPARQL JSON results write it.
+ * @param boolean the column is bound to a boolean-valued expression (Virtuoso writes 0, 1 or a position)
+ * @param lexical `STR()` of the same value (its companion column), for a double's or float's digits
+ */
+function readTerm(v: SparqlTerm, boolean: boolean, lexical?: string): SparqlTerm {
   if (v.type !== 'typed-literal' && !(v.type === 'literal' && v.datatype)) return v;
-  if (boolean && v.datatype === `${XSD}integer` && (v.value === '0' || v.value === '1')) return { type: 'literal', value: v.value === '1' ? 'true' : 'false', datatype: `${XSD}boolean` };
+  if (boolean && v.datatype === `${XSD}integer` && INTEGER.test(v.value)) return { type: 'literal', value: Number(v.value) !== 0 ? 'true' : 'false', datatype: `${XSD}boolean` };
+  if (v.datatype === `${XSD}boolean` && (v.value === '0' || v.value === '1')) return { type: 'literal', value: v.value === '1' ? 'true' : 'false', datatype: `${XSD}boolean` };
+  if ((v.datatype === `${XSD}double` || v.datatype === `${XSD}float`) && lexical !== undefined && Number.isFinite(Number(lexical))) return { type: 'literal', value: lexical, datatype: v.datatype };
   // A simple literal is written without a datatype (as oxigraph writes it).
   if (v.datatype === `${XSD}string` || v.datatype === undefined) return { type: 'literal', value: v.value };
   return { type: 'literal', value: v.value, datatype: v.datatype };

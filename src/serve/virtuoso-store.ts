@@ -24,7 +24,7 @@ import { checkTask, contentType, plain, serializeGraph, type EndpointAnswer, typ
 import { splitIntoGroups } from './pool-groups.js';
 import type { PoolOutcome, RunLimits } from './pool-limits.js';
 import type { EndpointStore } from './store.js';
-import { freePorts, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
+import { freePorts, removeOrphans, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
 import { readVirtuosoResults, UnsupportedFunction, virtuosoQuery, type VirtuosoQuery } from './virtuoso-query.js';
 
 /**
@@ -100,6 +100,8 @@ export class VirtuosoStore implements EndpointStore {
 
   private async load(endpoints: VirtuosoEndpoint[]): Promise<void> {
     const o = this.options;
+    const orphans = removeOrphans(o.dir);
+    if (orphans.length > 0) o.progress?.(`  stopped ${orphans.length} Virtuoso instance(s) left by a serve that did not stop them (pid ${orphans.join(', ')})`);
     const groups = splitIntoGroups(endpoints, o.hosts.length);
     const hosts = o.hosts.slice(0, groups.length);
     const ports = await freePorts([...hosts, ...hosts]);

@@ -2,7 +2,8 @@
  * One Virtuoso instance (OpenLink Virtuoso Open Source 7, `virtuoso-t`) holding shards for
  * `fkgqa serve --store virtuoso`: its own folder in the serve state folder with a generated
  * `virtuoso.ini` (database files there, its own SQL and HTTP ports on one host), started with
- * `+foreground` as a child process, its DBA password replaced by a random one, each shard loaded
+ * `+foreground` as a child process (under `setpriv --pdeathsig KILL` where util-linux has it, so
+ * that it dies with serve), its DBA password replaced by a random one, each shard loaded
  * into a named graph of its own (`DB.DBA.TTLP_MT` through `isql-vt`), stopped and its folder
  * removed on `stop`.
  *
@@ -74,6 +75,8 @@ export function virtuosoIni(o: VirtuosoOptions): string {
     `MaxDirtyBuffers = ${Math.floor(buffers * 0.75)}`,
     `DirsAllowed = ${o.dirsAllowed.join(', ')}`,
     'MaxQueryMem = 500M',
+    // ORDER BY with LIMIT/OFFSET keeps this many rows sorted (default 10,000: a larger LIMIT or OFFSET is refused).
+    `MaxSortedTopRows = ${VIRTUOSO_MAX_ROWS}`,
     `VADInstallDir = ${f('vad')}`,
     '',
     '[HTTPServer]',
@@ -117,6 +120,77 @@ export async function freePorts(hosts: string[]): Promise<number[]> {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   }
   return ports;
+}
+
+/** `setpriv` of util-linux, when on the PATH: starts an instance that the kernel kills when its parent dies (`--pdeathsig KILL`). */
+export const SETPRIV = (process.env.PATH ?? '')
+  .split(path.delimiter)
+  .map((d) => path.join(d, 'setpriv'))
+  .find((f) => {
+    try {
+      fs.accessSync(f, fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+
+/** The file in an instance's folder holding its process id (setpriv execs Virtuoso in the same process). */
+const PID_FILE = 'fkgqa-virtuoso.pid';
+
+/**
+ * Stops the instances a killed serve left in `dir` (the store's folder of instance folders) and
+ * removes their folders: an instance is killed only when its recorded process still runs Virtuoso
+ * with that folder's ini (Linux /proc; elsewhere only the folders are removed).
+ * @returns the process ids killed
+ */
+export function removeOrphans(dir: string): number[] {
+  const killed: number[] = [];
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(dir);
+  } catch {
+    return killed;
+  }
+  for (const name of entries) {
+    const folder = path.join(dir, name);
+    try {
+      const pid = Number(fs.readFileSync(path.join(folder, PID_FILE), 'utf8').trim());
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (Number.isInteger(pid) && pid > 0 && cmdline.includes(path.join(folder, 'virtuoso.ini'))) {
+        process.kill(pid, 'SIGKILL');
+        killed.push(pid);
+      }
+    } catch {
+      // no pid file, or the process is gone
+    }
+    fs.rmSync(folder, { recursive: true, force: true });
+  }
+  return killed;
+}
+
+/**
+ * Checks the hosts of `--store-host`: each an IPv4 address of this machine (Virtuoso's
+ * `ServerPort = host:port` takes no IPv6 address, and an instance runs here), e.g. 127.0.0.2.
+ * @throws Error naming the host and why
+ */
+export async function checkStoreHosts(hosts: string[]): Promise<void> {
+  if (hosts.length === 0) throw new Error('--store-host: give at least one host');
+  const seen = new Set<string>();
+  for (const host of hosts) {
+    if (!net.isIPv4(host)) throw new Error(`--store-host ${host}: not an IPv4 address (Virtuoso binds its ports to an IPv4 address of this machine, e.g. 127.0.0.2)`);
+    if (seen.has(host)) throw new Error(`--store-host ${host}: given twice (one instance per host)`);
+    seen.add(host);
+    await new Promise<void>((resolve, reject) => {
+      const s = net.createServer();
+      s.once('error', (e: NodeJS.ErrnoException) =>
+        reject(
+          new Error(`--store-host ${host}: cannot listen there (${e.code ?? e.message}): not an address of this machine${host.startsWith('127.') ? '' : ' (loopback addresses 127.0.0.x always are)'}`),
+        ),
+      );
+      s.listen(0, host, () => s.close(() => resolve()));
+    });
+  }
 }
 
 /** Instances running in this process: killed (and their folders removed) if the process exits without stopping them. */
@@ -168,7 +242,12 @@ export class VirtuosoInstance {
     fs.mkdirSync(o.dir, { recursive: true });
     const ini = path.join(o.dir, 'virtuoso.ini');
     fs.writeFileSync(ini, virtuosoIni(o));
-    const child = spawn(VIRTUOSO_BIN, ['+configfile', ini, '+foreground'], { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Under setpriv (util-linux) the kernel kills the instance when serve dies, even by SIGKILL; without it, the next start removes it (removeOrphans).
+    const args = [VIRTUOSO_BIN, '+configfile', ini, '+foreground'];
+    const child = SETPRIV
+      ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', ...args], { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(args[0], args.slice(1), { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (child.pid !== undefined) fs.writeFileSync(path.join(o.dir, PID_FILE), `${child.pid}\n`);
     const v = new VirtuosoInstance(o, child);
     const failed = new Promise<never>((_, reject) => {
       child.once('error', (e) => reject(new Error(`could not start ${VIRTUOSO_BIN} (install virtuoso-opensource-7-bin): ${e.message}`)));
