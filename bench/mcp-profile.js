@@ -2,7 +2,7 @@
 // (DIR/<server>/*.cpuprofile, main thread = the first file) and DIR/window.json (the timed rounds),
 // and prints for each stdio server the main thread's busy time per call within the timed rounds,
 // each sample given to the nearest frame (leaf to root) that belongs to one of: the MCP SDK (with
-// zod), fkgqa's stdio transport, call log, HTTP request (federation/http.ts, client.ts), the rest of
+// zod), fkgqa's stdio transport, call log, HTTP request (common/http-client.ts, federation/client.ts), the rest of
 // fkgqa's tool, the echo's tool (bench/mcp-echo.js), or else Node alone (event loop, stream reads).
 // Sampled times include the profiler's own cost and the time a thread waited in a system call, so
 // compare servers of one run rather than reading the figures as CPU (bench/mcp.js prints that).

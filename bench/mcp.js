@@ -11,7 +11,7 @@
 //                 the unsharded graph's endpoint.
 // The direct side is what a user would write in Node: `fetch`, which keeps its connections alive
 // (undici's global agent), as the tool's own client does (node:http with a keep-alive agent,
-// src/federation/http.ts): keep-alive on both sides, since an agent's MCP server lives across
+// src/common/http-client.ts): keep-alive on both sides, since an agent's MCP server lives across
 // many calls and so does a user's script. A second direct row POSTs with node:http and a
 // keep-alive agent (the tool's client), reported so the gain of the client itself is visible.
 // The stdio server is waited for until its federation engine has started (a federated call):

@@ -36,7 +36,7 @@
  *
  * HTTP: every request of every query goes through GuardedHttpClient, installed as Jena's default
  * java.net.http.HttpClient (HttpEnv.setDftHttpClient), which enforces the rules of fkgqa's
- * fetchWithin (src/federation/http.ts) with the same messages: a URL outside the registry is
+ * send and fetchVia (src/common/http-client.ts) with the same messages: a URL outside the registry is
  * refused before sending, redirects are never followed (Redirect.NEVER, and a 3xx answer fails the
  * query), each request is reported to Node before it is sent, gets the query's remaining time as its
  * timeout, and is cancelled (its response stream closed) when the query is cancelled.
@@ -184,7 +184,7 @@ public class JenaFederationEngine {
         }
 
         /**
-         * A 3xx fails the query with the message of fkgqa's RedirectRefused (src/federation/http.ts); nothing is sent to the target.
+         * A 3xx fails the query with the message of fkgqa's RedirectRefused (src/common/http-client.ts); nothing is sent to the target.
          * `sent` is the request as sent (its Fkgqa-Timeout), `sentNanos` when it was sent (System.nanoTime): a stop carries both for
          * fkgqa's judgeStop (src/federation/limit.ts), which believes it only when it agrees with that limit and the clock.
          */
