@@ -325,12 +325,13 @@ for (const name of FEDERATION_ENGINES) {
       expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
     });
 
-    it("sends nothing past the query's limit while it waits for due answers (a bind join's requests stop; comunica-default sent 40 there)", async () => {
+    it("sends nothing past the query's limit while it waits for due answers, and answers within it", async () => {
       const before = slowAt.length;
       const o = await engine.query(`SELECT * { SERVICE <${many.url}> { ?s ?p ?o } SERVICE <${slow.url}> { ?s ?q ?v } }`, JSON_RESULTS, { timeoutMs: 8000, limitFromStart: true });
-      // comunica-default's bind join (a request per row of 400, 400 ms each: about 20 s on a quiet machine) runs to
-      // the limit; comunica and jena send one request to each endpoint and answer well within it at any load.
-      expect(o.status).toBe(engine.name === 'comunica-default' ? 'timeout' : 'ok');
+      // Every engine reads each SERVICE clause's answer whole before joining (comunica-default too: with the exact
+      // cardinalities that gives, its planner no longer binds the 400 rows of one into 400 requests to the other), so
+      // each sends a few requests and answers well within the limit at any load.
+      expect(o.status).toBe('ok');
       // The engine's limit, from many's request: its Fkgqa-Timeout plus sentLimit's margin (at most 250 ms).
       const limitAt = manyAt.t + manyAt.ms + 250;
       expect(slowAt.slice(before).filter((t) => t > limitAt + 1000)).toEqual([]);
