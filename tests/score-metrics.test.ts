@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { termKey } from '../src/answers/compare.js';
 import type { SparqlResults } from '../src/sparql/results.js';
 import { assignmentF1, exactF1, graspF1, matchAnswer, spinachF1 } from '../src/score/metrics.js';
 import { bracesBalance, classifyQuery } from '../src/score/validity.js';
@@ -229,6 +230,20 @@ describe('score / accuracy', () => {
     expect(matchAnswer(gold, sel([{ t: n('0.3', 'double') }]), false).correct).toBe(true);
     expect(matchAnswer(gold, sel([{ t: n('0.3001', 'double') }]), false).correct).toBe(false);
     expect(matchAnswer(sel([], ['a']), sel([], ['x', 'y']), false).correct).toBe(true);
+  });
+  it('compares whole numbers exactly, whatever their size, and an ill-typed number as its literal', () => {
+    const one = (v: string, t = 'integer') => sel([{ c: n(v, t) }]);
+    expect(matchAnswer(one('1000000000001'), one('1000000000000'), false).correct).toBe(false);
+    expect(matchAnswer(one('9007199254740993'), one('9007199254740992'), false).correct).toBe(false);
+    // A number with a fraction is compared to 12 significant digits (engines' quotients differ in the last digits).
+    expect(matchAnswer(one('123456789012.4', 'decimal'), one('123456789012'), false).correct).toBe(true);
+    expect(matchAnswer(one('12345678901.4', 'decimal'), one('12345678901.2', 'decimal'), false).correct).toBe(false);
+    expect(matchAnswer(one('1000000000001'), one('1000000000001.0', 'decimal'), false).correct).toBe(true);
+    expect(matchAnswer(one('1000'), one('1.0E3', 'double'), false).correct).toBe(true);
+    expect(matchAnswer(one('+12'), one('12.0', 'decimal'), false).correct).toBe(true);
+    expect(matchAnswer(one('0'), one(''), false).correct).toBe(false);
+    expect(matchAnswer(one('16'), one('0x10'), false).correct).toBe(false);
+    expect(termKey({ type: 'literal', value: '0x10', datatype: 'http://www.w3.org/2001/XMLSchema#integer' })).toBe('"0x10"^^<http://www.w3.org/2001/XMLSchema#integer>');
   });
 });
 

@@ -2,7 +2,7 @@
  * Comparing two answers to the same query (SPARQL 1.1 JSON results): the answer on the unsharded
  * graph (gold) and a federated one. Rows are compared by variable name (engines order the columns
  * of `SELECT *` differently; oxigraph orders them alphabetically), as multisets unless the query orders its results, and
- * terms as values: numbers by numeric value, plain and xsd:string literals alike, language tags
+ * terms as values: numbers by numeric value (whole numbers exactly, others to 12 significant digits), plain and xsd:string literals alike, language tags
  * case-insensitively (sparqljs, N3 and oxigraph rewrite language-tag case and numeric literals); blank nodes all compare equal (labels are local to an answer).
  * A GROUP_CONCAT of the query's projection is compared as the multiset of its parts (its value split at
  * its separator, the parts sorted): SPARQL 1.1 (18.5.1.7) leaves the order of the concatenated values
@@ -32,16 +32,29 @@ const NUMERIC = new Set(
   ].map((t) => `${XSD}${t}`),
 );
 
-/** Significant digits numbers are compared to (AVG and division differ in the last digits between engines). */
+/** Significant digits decimals and doubles are compared to (AVG and division differ in the last digits between engines). */
 export const NUMBER_DIGITS = 12;
 
-/** The comparison key of one term (see the module comment). */
+/** The lexical forms of XSD numbers (XML Schema 1.1 Part 2: integer, decimal, double), white space around allowed. */
+const INTEGER_LEXICAL = /^\s*\+?(-?\d+)(?:\.0*)?\s*$/;
+const NUMBER_LEXICAL = /^\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?INF|NaN)\s*$/;
+
+/**
+ * The comparison key of one term (see the module comment). A number written as a whole number (`12`, `12.0`) is
+ * compared exactly (`#1000000000001`, whatever its size: a COUNT or SUM past 2^53 or 10^12 is not rounded);
+ * any other number to `NUMBER_DIGITS` significant digits, so that `#3` is also the key of `3.0` and `3e0`
+ * (engines write the same value in other forms). An ill-typed number (`""` or `"0x10"` as xsd:integer)
+ * keeps its literal: it equals no number.
+ */
 export function termKey(t: SparqlTerm): string {
   if (t.type === 'uri') return `<${t.value}>`;
   if (t.type === 'bnode') return '_:';
   if (t['xml:lang']) return `"${t.value}"@${t['xml:lang'].toLowerCase()}`;
   const dt = t.datatype;
-  if (dt && NUMERIC.has(dt)) {
+  if (dt && NUMERIC.has(dt) && NUMBER_LEXICAL.test(t.value)) {
+    // Within 12 digits the exact key is the rounded one: integers stay equal to decimals and doubles of their value.
+    const whole = INTEGER_LEXICAL.exec(t.value);
+    if (whole) return `#${BigInt(whole[1]).toString()}`;
     const n = Number(t.value);
     if (Number.isFinite(n)) return `#${n === 0 ? '0' : Number(n.toPrecision(NUMBER_DIGITS)).toString()}`;
     return `#${t.value.trim()}`;

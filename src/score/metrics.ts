@@ -5,7 +5,7 @@
  *   gold columns and the predicted columns exists (variable names ignored) such that the rows,
  *   read through π, are equal as multisets of rows — as sequences when the gold query orders its
  *   results (top-level ORDER BY). Terms compare by value (`termKey` of src/answers/compare.ts:
- *   numbers by numeric value to 12 significant digits, plain = xsd:string, language tags
+ *   whole numbers exactly, other numbers by value to 12 significant digits, plain = xsd:string, language tags
  *   case-insensitive, blank nodes all equal); an unbound cell is the term UNDEF. Two empty answers
  *   match whatever their columns. ASK answers match when the booleans are equal.
  * - `graspF1`: F1 as GRASP computes it (ad-freiburg/grasp, `grasp/sparql/metrics.py`, `f1_score`):
