@@ -222,7 +222,11 @@ export const CASES: BuiltinCase[] = [
   select('GROUP_CONCAT of language-tagged literals', '(GROUP_CONCAT(?l; SEPARATOR="|") AS ?v)', TAGGED),
   select('GROUP_CONCAT with an empty separator', '(GROUP_CONCAT(?n; SEPARATOR="") AS ?v)', NAMES),
   select('GROUP_CONCAT of names', '(GROUP_CONCAT(?n; SEPARATOR=", ") AS ?v)', AUTHORS),
-  bind('a big xsd:integer sum', '?o', OBS, '?id + 9007199254740993'),
+  bind('a big xsd:integer sum', '?o', OBS, '?id + 9007199254740993', {
+    // Comunica reads 9007199254740993 as the double 9007199254740992 and adds ?id in doubles.
+    comunica: (r) => r.replace(/#(\d{16,})/, (_, d: string) => `#${BigInt(9007199254740992 + Number(BigInt(d) - 9007199254740993n)).toString()}`),
+    why: 'Comunica 4.5 computes xsd:integer with JavaScript numbers (exact to 2^53 only); oxigraph and Jena exactly',
+  }),
   bind('STR of a big xsd:integer product', '?o', OBS, 'STR(?id * 1000000000000000001)', {
     comunica: (r) => r.replace(/"(\d)000000000000000\d+"/, '"$1000000000000000000"'),
     why: 'Comunica 4.5 computes xsd:integer with JavaScript numbers (exact to 2^53 only); oxigraph and Jena exactly',
