@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineOutcome, FederationEngine } from '../src/federation/engine.js';
 import { createEngine, FEDERATION_ENGINES } from '../src/federation/engines.js';
@@ -495,6 +496,34 @@ describe('engines / Comunica loaded from its bundle (npm run build, engine-modul
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect([r.status, r.signal, r.stdout.trim()]).toEqual([0, null, 'bundle']);
   });
+
+  it('hands Comunica the rows of each SERVICE answer read whole as an iterator of its own asynciterator: 300 BIND queries answer, from the bundle and module by module', async () => {
+    // asynciterator is a dual package: `import` gives its ES module, Comunica (bundled, or required) another copy.
+    const esm = await import('asynciterator');
+    const fromBundle = loadEngineModule(COMUNICA_SERVICE_ENGINE, bundleFor(COMUNICA_SERVICE_ENGINE));
+    const fromModules = loadEngineModule(COMUNICA_SERVICE_ENGINE);
+    expect([fromBundle.from, fromModules.from]).toEqual(['bundle', 'modules']);
+    expect(fromBundle.module.asynciterator.ArrayIterator).not.toBe(esm.ArrayIterator);
+    expect(fromModules.module.asynciterator.ArrayIterator).toBe(createRequire(path.join(ROOT, 'package.json'))('asynciterator').ArrayIterator);
+    // A BIND over one SERVICE answer (4 rows): an iterator of another copy left BIND's reader waiting now and then (about 1 query in 300).
+    const query = `SELECT ?b ?v WHERE { SERVICE <${ep(4)}> { ?b <${P}book#year> ?y } BIND(?y - 1 AS ?v) }`;
+    for (const from of ['bundle', 'modules'] as const) {
+      const engine = new ComunicaEngine({ endpoints: [ep(4)] });
+      try {
+        if (from === 'modules') (engine as unknown as { data: { bundle?: unknown } }).data.bundle = undefined;
+        const answered: string[] = [];
+        for (let i = 0; i < 300; i++) {
+          const o = await engine.query(query, MEDIA.json, { timeoutMs: 60_000 });
+          answered.push(o.status === 'ok' ? `ok ${JSON.parse(o.body).results.bindings.length}` : `${o.status} ${'error' in o ? o.error : ''}`);
+        }
+        expect(engine.loadedFrom).toBe(from);
+        expect(new Set(answered), from).toEqual(new Set([answered[0]]));
+        expect(answered[0]).toMatch(/^ok [1-9]/);
+      } finally {
+        await engine.close();
+      }
+    }
+  }, 1_200_000);
 
   it('a thread loads the bundle and answers as one that loads Comunica module by module (the same bytes)', async () => {
     const query = `SELECT ?s ?o WHERE { SERVICE <${ep(1)}> { ?s ?p ?o } SERVICE <${ep(2)}> { ?o ?q ?r } } ORDER BY ?s ?o`;

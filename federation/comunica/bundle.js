@@ -80,7 +80,7 @@ try {
   for (const [name, of] of Object.entries(engines)) {
     const bundle = path.join(work, `${name}.bundle.cjs`);
     const cache = path.join(work, `${name}.bundle.cache`);
-    const entry = `module.exports = { engine: require(${JSON.stringify(of)}), QueryEngineBase: require('@comunica/actor-init-query').QueryEngineBase };\n`;
+    const entry = `module.exports = { engine: require(${JSON.stringify(of)}), QueryEngineBase: require('@comunica/actor-init-query').QueryEngineBase, asynciterator: require('asynciterator') };\n`;
     await esbuild.build({
       stdin: { contents: entry, resolveDir: root, sourcefile: `${name}-entry.cjs`, loader: 'js' },
       bundle: true,

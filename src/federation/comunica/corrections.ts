@@ -42,9 +42,8 @@
  * their Components.js names); an engine without one of them fails to start, naming it (a Comunica
  * upgrade that renamed or removed it must be looked at: docs/federation.md).
  */
-import { Readable } from 'node:stream';
-import { ArrayIterator, wrap as wrapIterator } from 'asynciterator';
 import { type Algebra, Factory } from 'sparqlalgebrajs';
+import type { Iterators } from './engine-module.js';
 
 /** The Components.js name of the actor that prunes sources whose triple patterns match nothing. */
 export const PRUNE_EMPTY_ACTOR = 'urn:comunica:default:optimize-query-operation/actors#prune-empty-source-operations';
@@ -189,7 +188,10 @@ function isExpressionError(e: unknown): boolean {
  * compared in Comunica's term order (`orderTypes`: SPARQL 1.1 section 15.1); a key whose
  * evaluation is an expression error is unbound, as in Comunica.
  */
-function orderByAll(actor: Required<Pick<Actor, 'mediatorQueryOperation' | 'mediatorTermComparatorFactory' | 'mediatorExpressionEvaluatorFactory' | 'isAscending' | 'extractSortExpression'>>) {
+function orderByAll(
+  actor: Required<Pick<Actor, 'mediatorQueryOperation' | 'mediatorTermComparatorFactory' | 'mediatorExpressionEvaluatorFactory' | 'isAscending' | 'extractSortExpression'>>,
+  { ArrayIterator }: Iterators,
+) {
   return async (operation: Algebra.OrderBy, context: unknown) => {
     const output = await actor.mediatorQueryOperation.mediate({ operation: operation.input, context });
     if (output.type !== 'bindings') throw new Error(`ORDER BY needs solutions, got a ${output.type} answer`);
@@ -225,7 +227,7 @@ function orderByAll(actor: Required<Pick<Actor, 'mediatorQueryOperation' | 'medi
       bindingsStream: new ArrayIterator(
         rows.map((r) => r.bindings),
         { autoStart: false },
-      ),
+      ) as unknown as BindingsStream,
       metadata: output.metadata,
     };
   };
@@ -299,10 +301,11 @@ function findActors(root: unknown, names: readonly string[]): Map<string, Actor>
 /**
  * Applies the four corrections (module comment) to the actors of one engine.
  * @param engineActor what the compiled engine's `engine()` returned (its init actor)
+ * @param iterators the asynciterator module of that engine (`EngineModule.asynciterator`): the sorted solutions are its iterator
  * @returns the names of the corrected actors
  * @throws Error naming an actor that is missing or not of the shape corrected
  */
-export function correctSourceSelection(engineActor: unknown): string[] {
+export function correctSourceSelection(engineActor: unknown, iterators: Iterators): string[] {
   const actors = findActors(engineActor, [PRUNE_EMPTY_ACTOR, GROUP_SOURCES_ACTOR, ORDER_BY_ACTOR, OPTIONAL_NESTED_LOOP_ACTOR]);
   const prune = actors.get(PRUNE_EMPTY_ACTOR);
   const group = actors.get(GROUP_SOURCES_ACTOR);
@@ -320,13 +323,16 @@ export function correctSourceSelection(engineActor: unknown): string[] {
   const move = group.moveSourceAnnotationUpwardsIfPossible.bind(group);
   group.moveSourceAnnotationUpwardsIfPossible = async (operation, inputs, source, context) =>
     existsPatterns(operation).every((p) => wholeAt(p as Node, source)) ? move(operation, inputs, source, context) : operation;
-  orderBy.runOperation = orderByAll({
-    mediatorQueryOperation,
-    mediatorTermComparatorFactory,
-    mediatorExpressionEvaluatorFactory,
-    isAscending: isAscending.bind(orderBy),
-    extractSortExpression: extractSortExpression.bind(orderBy),
-  });
+  orderBy.runOperation = orderByAll(
+    {
+      mediatorQueryOperation,
+      mediatorTermComparatorFactory,
+      mediatorExpressionEvaluatorFactory,
+      isAscending: isAscending.bind(orderBy),
+      extractSortExpression: extractSortExpression.bind(orderBy),
+    },
+    iterators,
+  );
   const nestedLoop = optional.getOutput.bind(optional);
   const withCondition = leftJoinWithCondition(optional, mediatorExpressionEvaluatorFactory);
   optional.canHandleOperationRequired = true;
@@ -409,11 +415,12 @@ const ONE_EMPTY_SOLUTION = new Factory().createValues([], [{}]);
  * "the failed SERVICE clause is treated as if it had a result of a single solution with no
  * bindings"), the rows read before the failure dropped.
  * @param engineActor what the compiled engine's `engine()` returned (its init actor)
+ * @param iterators the asynciterator module of that engine (`EngineModule.asynciterator`): the rows read go on as its iterator
  * @param scope runs each evaluation of a SERVICE clause (`ServiceScope`)
  * @returns the name of the corrected actor
  * @throws Error when the engine has no SERVICE actor of that shape (a Comunica upgrade: docs/federation.md)
  */
-export function correctServiceFailures(engineActor: unknown, scope: ServiceScope): string {
+export function correctServiceFailures(engineActor: unknown, { ArrayIterator }: Iterators, scope: ServiceScope): string {
   const service = findActors(engineActor, [SERVICE_ACTOR]).get(SERVICE_ACTOR) as
     { runOperation?: (operation: Algebra.Service, context: unknown) => Promise<OperationOutput>; mediatorQueryOperation?: Actor['mediatorQueryOperation'] } | undefined;
   const mediator = service?.mediatorQueryOperation;
@@ -432,9 +439,8 @@ export function correctServiceFailures(engineActor: unknown, scope: ServiceScope
         const known = await metadata;
         return {
           type: 'bindings',
-          // The rows go on as a stream that yields them asynchronously, as the endpoint's parsed answer does: behind an
-          // ArrayIterator (synchronous), Comunica 4.5.0's BIND stopped reading now and then halfway (a query that never ended).
-          bindingsStream: wrapIterator(Readable.from(rows, { objectMode: true }), { autoStart: false }) as unknown as BindingsStream,
+          // An iterator of the engine's own asynciterator (EngineModule): one of another copy left BIND's reader waiting now and then.
+          bindingsStream: new ArrayIterator(rows, { autoStart: false }) as unknown as BindingsStream,
           metadata: async () => ({ ...known, cardinality: { type: 'exact', value: rows.length } }),
         };
       });

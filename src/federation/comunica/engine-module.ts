@@ -42,11 +42,22 @@ export interface EngineBundle {
   cacheSha256: string;
 }
 
-/** What a thread needs of a compiled engine: its `(variables) => actor` and Comunica's `QueryEngineBase`. */
+/**
+ * What a thread needs of a compiled engine: its `(variables) => actor`, Comunica's `QueryEngineBase`,
+ * and the asynciterator module Comunica's operators use. A stream of solutions handed to Comunica
+ * (corrections.ts) must be made with that copy: asynciterator links a source to its reader by a
+ * symbol of its module and schedules its events in a queue of its module, so an iterator of another
+ * copy (the ES module that `import` loads, or a copy outside the bundle) is read through a wrapper
+ * whose events Comunica's reader can miss, and the query never ends.
+ */
 export interface EngineModule {
   engine: (variables?: Record<string, unknown>) => unknown;
   QueryEngineBase: typeof QueryEngineBase;
+  asynciterator: Iterators;
 }
+
+/** The part of asynciterator the corrections use (corrections.ts). */
+export type Iterators = Pick<typeof import('asynciterator'), 'ArrayIterator'>;
 
 /** The folder of the bundles: dist/federation/comunica (this module's folder when compiled). */
 export function bundleFolder(): string {
@@ -129,7 +140,8 @@ export interface LoadedEngine {
 
 /**
  * The engine module of `enginePath`: from its bundle (`bundle`, see `bundleFor`) when given and
- * intact, else with `require` (the compiled engine, and `QueryEngineBase` from @comunica/actor-init-query).
+ * intact, else with `require` (the compiled engine, `QueryEngineBase` from @comunica/actor-init-query, and
+ * asynciterator's CommonJS build, which Comunica's modules require).
  * @throws what loading the engine throws (a missing module, an error at its top level)
  */
 export function loadEngineModule(enginePath: string, bundle?: EngineBundle): LoadedEngine {
@@ -143,7 +155,12 @@ export function loadEngineModule(enginePath: string, bundle?: EngineBundle): Loa
     }
   }
   const require = createRequire(import.meta.url);
-  const module = { engine: require(enginePath), QueryEngineBase: (require('@comunica/actor-init-query') as { QueryEngineBase: typeof QueryEngineBase }).QueryEngineBase };
+  const module = {
+    engine: require(enginePath),
+    QueryEngineBase: (require('@comunica/actor-init-query') as { QueryEngineBase: typeof QueryEngineBase }).QueryEngineBase,
+    // Comunica's modules require the CommonJS build of asynciterator: the same module here.
+    asynciterator: require('asynciterator') as Iterators,
+  };
   return { module, from: 'modules', ...(problem ? { problem } : {}) };
 }
 

@@ -69,10 +69,10 @@ const loaded = loadEngineModule(data.enginePath, data.bundle?.of === data.engine
 const engineActor = loaded.module.engine();
 // Four defects of Comunica 4.5.0 (its source selection, ORDER BY, OPTIONAL with a condition), corrected before the first query (corrections.ts),
 // and its data factory's reading of language tags in endpoints' answers.
-correctSourceSelection(engineActor);
+correctSourceSelection(engineActor, loaded.module.asynciterator);
 correctDataFactory(engineActor);
 // Every SERVICE clause's answer read whole; its failure the query's unless SILENT, which gives one empty solution (serviceScope).
-correctServiceFailures(engineActor, (clause, evaluate) => serviceScope(clause, evaluate));
+correctServiceFailures(engineActor, loaded.module.asynciterator, (clause, evaluate) => serviceScope(clause, evaluate));
 correctExtensionErrors(engineActor);
 const engine = new loaded.module.QueryEngineBase(engineActor as never);
 
