@@ -385,6 +385,17 @@ export function correctDataFactory(engineActor: unknown): number {
  */
 export type ServiceScope = <T>(clause: { silent: boolean; endpoint: string }, evaluate: () => Promise<T>) => Promise<T>;
 
+/**
+ * What the answer of a SERVICE clause, read whole, tells Comunica's join planner of its size:
+ * - `exact`: the number of rows read (`{ type: 'exact' }`), for `comunica`, whose joins evaluate each
+ *   operand once whatever the sizes;
+ * - `endpoint`: what Comunica itself gives, unchanged (for a SPARQL endpoint the answer of a `SELECT
+ *   (COUNT(*) AS ?count)` of the clause, an estimate, or infinite when that answer has no count), for
+ *   the baseline `comunica-default`: its planner then chooses between bind joins and hash joins on the
+ *   figures Comunica as shipped sees, whichever way the answer was read.
+ */
+export type ServiceCardinality = 'exact' | 'endpoint';
+
 /** The answer of a Comunica query operation, as the SERVICE correction reads it. */
 interface OperationOutput {
   type: string;
@@ -410,10 +421,11 @@ const ONE_EMPTY_SOLUTION = new Factory().createValues([], [{}]);
  * bindings"), the rows read before the failure dropped.
  * @param engineActor what the compiled engine's `engine()` returned (its init actor)
  * @param scope runs each evaluation of a SERVICE clause (`ServiceScope`)
+ * @param cardinality what the clause's answer tells Comunica's join planner of its size (`ServiceCardinality`)
  * @returns the name of the corrected actor
  * @throws Error when the engine has no SERVICE actor of that shape (a Comunica upgrade: docs/federation.md)
  */
-export function correctServiceFailures(engineActor: unknown, scope: ServiceScope): string {
+export function correctServiceFailures(engineActor: unknown, scope: ServiceScope, cardinality: ServiceCardinality = 'exact'): string {
   const service = findActors(engineActor, [SERVICE_ACTOR]).get(SERVICE_ACTOR) as
     { runOperation?: (operation: Algebra.Service, context: unknown) => Promise<OperationOutput>; mediatorQueryOperation?: Actor['mediatorQueryOperation'] } | undefined;
   const mediator = service?.mediatorQueryOperation;
@@ -435,7 +447,7 @@ export function correctServiceFailures(engineActor: unknown, scope: ServiceScope
           // The rows go on as a stream that yields them asynchronously, as the endpoint's parsed answer does: behind an
           // ArrayIterator (synchronous), Comunica 4.5.0's BIND stopped reading now and then halfway (a query that never ended).
           bindingsStream: wrapIterator(Readable.from(rows, { objectMode: true }), { autoStart: false }) as unknown as BindingsStream,
-          metadata: async () => ({ ...known, cardinality: { type: 'exact', value: rows.length } }),
+          metadata: async () => (cardinality === 'exact' ? { ...known, cardinality: { type: 'exact', value: rows.length } } : known),
         };
       });
     } catch (e) {
