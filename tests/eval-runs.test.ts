@@ -498,6 +498,13 @@ describe('one convention for the same thing across commands', () => {
     expect([c1.code, c2.code]).toEqual([0, 0]);
     expect(c1.stdout).toBe(''); // the report went to --out
     expect(c2.stdout).toContain('Fan-out (section 4.2)'); // the old spelling still prints the text report
+    expect(c2.stderr).not.toContain('wrote'); // --quiet
+    // Without --quiet, stats says which files it wrote, each with its size in KiB.
+    const perQuery = path.join(dir, 'stats-per-query.csv');
+    const said = await fkgqa(['stats', '--shards', build, '--timeout', '20000', '--html', alias, '--per-query', perQuery]);
+    expect(said.code).toBe(0);
+    const kib = (f: string) => Math.max(1, Math.round(fs.statSync(f).size / 1024));
+    expect(said.stderr).toContain(`fkgqa stats: wrote ${alias} (${kib(alias)} KiB; open it in a browser), ${perQuery} (${kib(perQuery)} KiB)\n`);
     expect(fs.readFileSync(canon, 'utf8')).toBe(fs.readFileSync(alias, 'utf8'));
     expect(fs.readFileSync(canon, 'utf8')).toContain('<canvas id="fanout">');
     const json = path.join(dir, 'stats.json');
@@ -512,6 +519,8 @@ describe('one convention for the same thing across commands', () => {
     const sc2 = await fkgqa(['score', runs, '--shards', build, '--html', s2, '-q']);
     expect([sc1.code, sc2.code]).toEqual([0, 0]);
     expect(sc2.stdout).toContain('accuracy %');
+    const scoreSaid = await fkgqa(['score', runs, '--shards', build, '--html', s2]);
+    expect(scoreSaid.stderr).toContain(`fkgqa score: wrote ${s2} (`);
     expect(fs.readFileSync(s1, 'utf8').replace(/generated [^<]*/g, '')).toBe(fs.readFileSync(s2, 'utf8').replace(/generated [^<]*/g, ''));
 
     // questions: --question selects that very question; --query all questions asking the query.

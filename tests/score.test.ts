@@ -191,6 +191,20 @@ describe('score / conditions: runs that differ in what was measured are never me
     expect(text).toContain('\n== baseline|fake-model (federationEngine="comunica") (2 runs; ended: submitted 2)\n');
     expect(text).toContain('\n== baseline|fake-model (federationEngine="jena") (2 runs; ended: submitted 2)\n');
     expect(text).toMatch(/\ncondition [0-9a-f]{8}: setup="baseline", agent="llm", model="fake-model", .*federationEngine="jena", .*; runs from \S+engine-jena\.jsonl:1-2\n/);
+    // Every row of each figures table has its value in the header's value column, the longest figure name included.
+    const textLines = text.split('\n');
+    const headers = textLines.flatMap((l, i) => (l.startsWith('figure ') ? [i] : []));
+    expect(headers).toHaveLength(2);
+    for (const h of headers) {
+      const valueEnd = textLines[h].indexOf('value') + 'value'.length;
+      const body = textLines.slice(
+        h + 1,
+        textLines.findIndex((l, i) => i > h && l.startsWith('trivial federation counts')),
+      );
+      expect(body.length).toBeGreaterThan(20);
+      expect(body.map((l) => l.slice(0, valueEnd - 11).trimEnd())).toContain('runs in accuracy (all but model and infrastructure errors)');
+      expect(body.map((l) => [l[valueEnd - 1] !== ' ', l[valueEnd] === ' '])).toEqual(body.map(() => [true, true]));
+    }
     const table = /<table class="conditions">([\s\S]*?)<\/table>/.exec(formatScoreHtml(r))![1];
     expect(table.match(/<tr><td>/g)).toHaveLength(2);
     expect(table).toContain('<td>&quot;jena&quot;</td>');

@@ -26,9 +26,19 @@ describe('serve: the summary of its requests', () => {
     const stopped = await post(HEAVY, { 'Fkgqa-Timeout': '1000' });
     expect([stopped.status, stopped.headers.get('fkgqa-stopped')]).toEqual([503, 'time-limit; by=request; ms=1000']);
     expect(s.log.counts()['library-shard1']).toEqual({ total: 3, count: 1, data: 1, invalid: 1, errors: 2, timeout: 1 });
-    expect(countsSummary(s.log.counts())).toEqual([
-      'fkgqa serve: 3 requests, 2 answered with an error status (HTTP 4xx/5xx); per endpoint, requests by kind, then errors by cause:',
+    // Every served shard has its line, those nobody asked too, in the order served.
+    expect(s.endpoints.map((e) => e.id)).toEqual(['library-shard1', 'library-shard2', 'library-shard3', 'library-shard4']);
+    expect(
+      countsSummary(
+        s.log.counts(),
+        s.endpoints.map((e) => e.id),
+      ),
+    ).toEqual([
+      'fkgqa serve: 3 requests, 2 answered with an error status (HTTP 4xx/5xx); 4 endpoints, 3 without requests; per endpoint, requests by kind, then errors by cause:',
       '  library-shard1: 3 requests (count 1, invalid 1, data 1); errors 2: 1 stopped at a time limit (503), 1 refused or failed (400 bad request or syntax, 5xx)',
+      '  library-shard2: 0 requests',
+      '  library-shard3: 0 requests',
+      '  library-shard4: 0 requests',
     ]);
   }, 60_000);
 });

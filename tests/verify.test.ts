@@ -179,8 +179,10 @@ describe('verify / the demo build', () => {
     child.kill('SIGTERM');
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
-    expect(err).toContain('fkgqa serve: 1 requests, 0 answered with an error status (HTTP 4xx/5xx); per endpoint, requests by kind, then errors by cause:\n');
-    expect(err).toContain('  library-shard1: 1 requests (ask 1); no errors\n');
+    // Every served shard has its line at the stop, those that got no request too.
+    expect(err).toContain('fkgqa serve: 1 requests, 0 answered with an error status (HTTP 4xx/5xx); 8 endpoints, 7 without requests; per endpoint, requests by kind, then errors by cause:\n');
+    expect(err).toContain('  library-shard1: 1 requests (ask 1); no errors\n  library-shard2: 0 requests\n');
+    expect(err).toContain('  observatory-shard4: 0 requests\n');
   });
 });
 

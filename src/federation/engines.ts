@@ -10,9 +10,10 @@ import type { EngineSetup, FederationEngine } from './engine.js';
  * - `comunica`: Comunica 4.5.0 configured so that each SERVICE clause is evaluated once and joined
  *   locally (federation/comunica/config-service.json);
  * - `jena`: Apache Jena ARQ 4.5.0 from Debian's libapache-jena-java, in a JVM (federation/jena/);
- * - `comunica-default`: Comunica 4.5.0 in its own default configuration (bind joins, COUNT-based
- *   source selection): the engine of earlier fkgqa versions, a baseline for comparison only (it
- *   needs thousands of requests per query where the others need one per SERVICE clause).
+ * - `comunica-default`: Comunica 4.5.0 in its own default configuration (bind joins planned on the
+ *   endpoints' COUNT estimates, COUNT-based source selection; its SERVICE failures corrected as
+ *   `comunica`'s): the engine of earlier fkgqa versions, a baseline for comparison only (it needs
+ *   thousands of requests per query where the others need one per SERVICE clause).
  */
 export const FEDERATION_ENGINES = ['comunica', 'jena', 'comunica-default'] as const;
 /** One of FEDERATION_ENGINES. */

@@ -116,10 +116,13 @@ export function formatScoreText(r: ScoreReport, o: ScoreFormatOptions = {}): str
     );
     lines.push(`condition ${g.conditionDigest.slice(0, 8)}: ${conditionText(g)}; runs from ${g.sources.join(' ')}`);
     if (!comparable(g, o)) lines.push(`(a scripted agent: not compared with the paper's models; --paper-with-scripted to show their figures)`);
-    lines.push(`${'figure'.padEnd(54)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${'95 % CI'.padStart(16)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
-    for (const row of rows.filter((x) => x.group === g.group)) {
+    const groupRows = rows.filter((x) => x.group === g.group);
+    // The figure column as wide as its longest name, so that every value sits in its column.
+    const width = Math.max('figure'.length, ...groupRows.map((x) => x.figure.length));
+    lines.push(`${'figure'.padEnd(width)} ${'value'.padStart(10)} ${'of'.padStart(11)} ${'95 % CI'.padStart(16)} ${PAPER_MODELS.map((m) => `paper ${m}`.padStart(16)).join(' ')}`);
+    for (const row of groupRows) {
       lines.push(
-        `${row.figure.padEnd(54)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${ciText(row.ci95).padStart(16)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`,
+        `${row.figure.padEnd(width)} ${num(row.value).padStart(10)} ${(row.of ?? '').padStart(11)} ${ciText(row.ci95).padStart(16)} ${PAPER_MODELS.map((m) => num(row.paper[m]).padStart(16)).join(' ')}${row.note ? `   (${row.note})` : ''}`,
       );
     }
     lines.push(

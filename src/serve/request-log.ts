@@ -74,15 +74,27 @@ export type ErrorCause = (typeof ERROR_CAUSES)[number];
 
 /**
  * The lines serve prints when it stops (on stderr): the requests per endpoint by kind, and its error
- * answers by cause, in words (a bare "errors 1" says nothing about what failed).
+ * answers by cause, in words (a bare "errors 1" says nothing about what failed). Every served
+ * endpoint has its line, one that got no request too (`0 requests`: a shard nobody consulted is a
+ * figure), in the order served; then any other endpoint that got requests.
  * @param counts `RequestLog.counts()`
+ * @param served the ids of the served endpoints (`ShardServer.endpoints`), in their order
  */
-export function countsSummary(counts: Record<string, KindCounts>): string[] {
+export function countsSummary(counts: Record<string, KindCounts>, served: readonly string[] = []): string[] {
   const total = Object.values(counts).reduce((n, c) => n + c.total, 0);
   const errors = Object.values(counts).reduce((n, c) => n + c.errors, 0);
-  const lines = [`fkgqa serve: ${total} requests, ${errors} answered with an error status (HTTP 4xx/5xx); per endpoint, requests by kind, then errors by cause:`];
+  const ids = [...served, ...Object.keys(counts).filter((id) => !served.includes(id))];
+  const unasked = ids.filter((id) => !counts[id]).length;
+  const lines = [
+    `fkgqa serve: ${total} requests, ${errors} answered with an error status (HTTP 4xx/5xx); ${ids.length} endpoints, ${unasked} without requests; per endpoint, requests by kind, then errors by cause:`,
+  ];
   const words: Record<ErrorCause, string> = { timeout: 'stopped at a time limit (503)', busy: 'busy: waited behind other queries (503)', cancelled: 'the client went away (499)' };
-  for (const [id, c] of Object.entries(counts)) {
+  for (const id of ids) {
+    const c = counts[id];
+    if (!c) {
+      lines.push(`  ${id}: 0 requests`);
+      continue;
+    }
     const kinds = Object.entries(c).filter(([k]) => k !== 'total' && k !== 'errors' && !(ERROR_CAUSES as readonly string[]).includes(k));
     const known = ERROR_CAUSES.filter((k) => (c[k] ?? 0) > 0);
     const other = c.errors - known.reduce((n, k) => n + (c[k] ?? 0), 0);

@@ -48,5 +48,10 @@ export async function run(o: Record<string, any>): Promise<void> {
   progress?.(`fkgqa serve: ${sig}, stopping`);
   const counts = server.log.counts();
   await server.close();
-  if (progress) for (const line of countsSummary(counts)) progress(line);
+  if (progress)
+    for (const line of countsSummary(
+      counts,
+      server.endpoints.map((e) => e.id),
+    ))
+      progress(line);
 }

@@ -1,7 +1,7 @@
 /**
  * `fkgqa stats`: flags → `stats` (src/index.ts); prints the figures (or writes them to `--out`, in
  * the `--format` given, html included), writes the per-query CSV and, with the old spelling
- * `--html FILE`, also the HTML report. Queries that hit the time limit are named on stderr with
+ * `--html FILE`, also the HTML report, and says on stderr which files it wrote (not with --quiet). Queries that hit the time limit are named on stderr with
  * how to raise it (`formatTimeLimitNotice`).
  */
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ import { stats } from '../../index.js';
 import { formatStatsHtml } from '../../report/html.js';
 import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText, formatTimeLimitNotice } from '../../report/stats-format.js';
 import { outputFormat } from '../options.js';
-import { stderrProgress } from '../progress.js';
+import { stderrProgress, wroteLine } from '../progress.js';
 
 /** Checks, before any work, that a report file can be written: its folder exists and it is not a folder. */
 function checkOutputFile(file: string): void {
@@ -24,13 +24,14 @@ function checkOutputFile(file: string): void {
 export async function run(o: Record<string, any>): Promise<void> {
   const format = outputFormat(o);
   for (const f of [o.perQuery, o.html, o.out]) if (f) checkOutputFile(f);
+  const progress = stderrProgress(o.quiet);
   const s = await stats({
     shards: o.shards,
     kgs: o.kg,
     timeoutMs: o.timeout,
     recompute: o.recompute,
     state: o.state,
-    progress: stderrProgress(o.quiet),
+    progress,
   });
   if (o.perQuery) writeFileAtomic(o.perQuery, formatPerQueryCsv(s));
   if (o.html) writeFileAtomic(o.html, formatStatsHtml(s));
@@ -43,6 +44,8 @@ export async function run(o: Record<string, any>): Promise<void> {
   else text = formatStatsText(s, paper);
   if (o.out) writeFileAtomic(o.out, text);
   else process.stdout.write(text);
+  const written: string[] = [o.html, o.perQuery, o.out].filter((f): f is string => typeof f === 'string');
+  if (written.length > 0) progress?.(wroteLine('stats', written));
   // Said even with --quiet: a figure computed without these queries is not a progress detail.
   process.stderr.write(formatTimeLimitNotice(s, o.timeout));
 }

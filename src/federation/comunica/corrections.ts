@@ -391,6 +391,17 @@ export function correctDataFactory(engineActor: unknown): number {
  */
 export type ServiceScope = <T>(clause: { silent: boolean; endpoint: string }, evaluate: () => Promise<T>) => Promise<T>;
 
+/**
+ * What the answer of a SERVICE clause, read whole, tells Comunica's join planner of its size:
+ * - `exact`: the number of rows read (`{ type: 'exact' }`), for `comunica`, whose joins evaluate each
+ *   operand once whatever the sizes;
+ * - `endpoint`: what Comunica itself gives, unchanged (for a SPARQL endpoint the answer of a `SELECT
+ *   (COUNT(*) AS ?count)` of the clause, an estimate, or infinite when that answer has no count), for
+ *   the baseline `comunica-default`: its planner then chooses between bind joins and hash joins on the
+ *   figures Comunica as shipped sees, whichever way the answer was read.
+ */
+export type ServiceCardinality = 'exact' | 'endpoint';
+
 /** The answer of a Comunica query operation, as the SERVICE correction reads it. */
 interface OperationOutput {
   type: string;
@@ -417,10 +428,11 @@ const ONE_EMPTY_SOLUTION = new Factory().createValues([], [{}]);
  * @param engineActor what the compiled engine's `engine()` returned (its init actor)
  * @param iterators the asynciterator module of that engine (`EngineModule.asynciterator`): the rows read go on as its iterator
  * @param scope runs each evaluation of a SERVICE clause (`ServiceScope`)
+ * @param cardinality what the clause's answer tells Comunica's join planner of its size (`ServiceCardinality`)
  * @returns the name of the corrected actor
  * @throws Error when the engine has no SERVICE actor of that shape (a Comunica upgrade: docs/federation.md)
  */
-export function correctServiceFailures(engineActor: unknown, { ArrayIterator }: Iterators, scope: ServiceScope): string {
+export function correctServiceFailures(engineActor: unknown, { ArrayIterator }: Iterators, scope: ServiceScope, cardinality: ServiceCardinality = 'exact'): string {
   const service = findActors(engineActor, [SERVICE_ACTOR]).get(SERVICE_ACTOR) as
     { runOperation?: (operation: Algebra.Service, context: unknown) => Promise<OperationOutput>; mediatorQueryOperation?: Actor['mediatorQueryOperation'] } | undefined;
   const mediator = service?.mediatorQueryOperation;
@@ -441,7 +453,7 @@ export function correctServiceFailures(engineActor: unknown, { ArrayIterator }: 
           type: 'bindings',
           // An iterator of the engine's own asynciterator (EngineModule): one of another copy left BIND's reader waiting now and then.
           bindingsStream: new ArrayIterator(rows, { autoStart: false }) as unknown as BindingsStream,
-          metadata: async () => ({ ...known, cardinality: { type: 'exact', value: rows.length } }),
+          metadata: async () => (cardinality === 'exact' ? { ...known, cardinality: { type: 'exact', value: rows.length } } : known),
         };
       });
     } catch (e) {

@@ -80,7 +80,13 @@ export class ComunicaEngine implements FederationEngine {
     this.name = config;
     this.parallel = Math.max(1, setup.parallel ?? 1);
     this.warn = setup.warn;
-    this.data = { enginePath: comunicaEngineFile(config), endpoints: [...setup.endpoints], maxDecodedBytes: setup.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES };
+    this.data = {
+      enginePath: comunicaEngineFile(config),
+      endpoints: [...setup.endpoints],
+      maxDecodedBytes: setup.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES,
+      // The baseline plans its joins on the sizes Comunica as shipped sees (its COUNT estimates), not on the rows read.
+      serviceCardinality: config === 'comunica' ? 'exact' : 'endpoint',
+    };
     if (!fs.existsSync(this.data.enginePath)) throw new Error(`the compiled Comunica engine ${this.data.enginePath} is missing: run npm run build:comunica-engine`);
     this.data.bundle = bundleFor(this.data.enginePath);
   }

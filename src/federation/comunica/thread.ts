@@ -14,7 +14,7 @@ import type * as RDF from '@rdfjs/types';
 import { DataFactory } from 'n3';
 import type { Algebra } from 'sparqlalgebrajs';
 import { comunicaAlgebra } from './algebra.js';
-import { correctDataFactory, correctExtensionErrors, correctServiceFailures, correctSourceSelection, NO_VALUE, type ServiceScope } from './corrections.js';
+import { correctDataFactory, correctExtensionErrors, correctServiceFailures, correctSourceSelection, NO_VALUE, type ServiceCardinality, type ServiceScope } from './corrections.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, unreadTypeWords } from '../answer-check.js';
 import type { EndpointFault } from '../engine.js';
 import { AnswerCut, AnswerUndecodable, codingsOf, endpointOf, errorBody, fetchVia, networkWords, RedirectRefused, RequestRefused, sameEndpoint } from '../../common/http-client.js';
@@ -34,6 +34,8 @@ export interface ThreadData {
   endpoints: string[];
   /** The answer limit of an encoded answer, decoded, in bytes (`fetchVia`; more is the endpoint's fault). */
   maxDecodedBytes: number;
+  /** What a SERVICE clause's answer tells the join planner of its size (corrections.ts `ServiceCardinality`). */
+  serviceCardinality: ServiceCardinality;
 }
 
 /** @internal A query for the thread. */
@@ -72,7 +74,7 @@ const engineActor = loaded.module.engine();
 correctSourceSelection(engineActor, loaded.module.asynciterator);
 correctDataFactory(engineActor);
 // Every SERVICE clause's answer read whole; its failure the query's unless SILENT, which gives one empty solution (serviceScope).
-correctServiceFailures(engineActor, loaded.module.asynciterator, (clause, evaluate) => serviceScope(clause, evaluate));
+correctServiceFailures(engineActor, loaded.module.asynciterator, (clause, evaluate) => serviceScope(clause, evaluate), data.serviceCardinality);
 correctExtensionErrors(engineActor);
 const engine = new loaded.module.QueryEngineBase(engineActor as never);
 
