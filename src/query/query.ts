@@ -14,7 +14,7 @@ import { InputError } from '../common/errors.js';
 import { MEDIA } from '../sparql/protocol.js';
 import { serializeResults, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
 import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
-import { findEndpoint, openRegistry, placementMismatches, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
+import { findEndpoint, openRegistry, placementMismatches, placementRefusal, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import { FEDERATION_WAIT_MS } from '../federation/limit.js';
 import { listEndpoints, MIX_GRAPHS_OPTION, planSourceQuery, registrySource, routeQuery } from '../federation/routing.js';
 
@@ -204,12 +204,9 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     plan = p;
   }
   // The targets must still serve the VoID their placement lists (a stale endpoints file, or a serve restarted on another build): checked before anything is sent.
-  // An endpoint that does not answer is reported by the query itself.
-  const moved = (await placementMismatches({ ...registry, endpoints: plan.targets }, Math.max(5_000, timeoutMs))).filter((m) => / has sha256 /.test(m.why));
-  if (moved.length > 0)
-    throw new InputError(
-      `${moved.length} endpoint(s) no longer serve the VoID their endpoints file lists (is the file stale, or the serve another build?); nothing was sent: ${moved.map((m) => `${m.id}: ${m.why}`).join('; ')}`,
-    );
+  // A VoID URL that answers another status, or a placement without the VoID's digest, is refused too; an endpoint that does not answer at all is reported by the query itself.
+  const moved = (await placementMismatches({ ...registry, endpoints: plan.targets }, Math.max(5_000, timeoutMs))).filter((m) => m.problem !== 'unread');
+  if (moved.length > 0) throw new InputError(placementRefusal(moved, true));
   const client = new BoundedSparqlClient(registry, { engine: o.federationEngine, maxResultBytes: o.maxResultBytes ?? 256 << 20 });
   const graph = plan.form === 'graph';
   const media = graph ? MEDIA.ntriples : MEDIA.json;
