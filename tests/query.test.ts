@@ -246,6 +246,16 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       ]);
       const failed = await fkgqa(['query', '--endpoint', e500, `SELECT * WHERE { SERVICE <${e500}> { ?s ?p ?o } }`]);
       expect([failed.code, failed.stdout, failed.stderr]).toEqual([2, '', `fkgqa: error: the endpoint ${e500} failed on the query: it answered HTTP 500: store failure\n`]);
+      // Through the federation engine: the endpoint found answering 500 is named once with its status, not the engine as answering it.
+      const shard = url['library-shard1'];
+      const federated = await fkgqa(['query', '--endpoint', e500, shard, `SELECT * WHERE { SERVICE <${shard}> { ?s ?p ?o } SERVICE <${e500}> { ?s ?q ?r } }`]);
+      expect([federated.code, federated.stdout]).toEqual([2, '']);
+      expect(federated.stderr).toMatch(
+        new RegExp(
+          `^fkgqa: error: the federation engine \\S+ \\(SERVICE <${shard}>, <${e500}>\\) could not answer: the endpoint ${e500} answered HTTP 500 with content type text/plain \\(store failure\\), which is no SPARQL result \\(`,
+        ),
+      );
+      expect(federated.stderr.match(/answered HTTP 500/g)).toHaveLength(1);
     } finally {
       await new Promise<void>((r) => (answering.close(() => r()), answering.closeAllConnections()));
     }
@@ -315,6 +325,12 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     const none = await fkgqa(['query', '--shards', path.join(dir, 'nothing'), 'ASK {}']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no endpoints file of a running fkgqa serve');
+    // Endpoints given as --endpoint URLs (no endpoints file): the refusal says the list is in those URLs.
+    const many = Array.from({ length: 11 }, (_, i) => `http://127.0.0.1:9/a-shard${i + 1}/sparql`);
+    const listed = await fkgqa(['query', '--endpoint', ...many, 'SELECT * WHERE { ?s ?p ?o }']);
+    expect(listed.code).toBe(2);
+    expect(listed.stderr).toContain(`  ${many[4]}  (a-shard5)\n  … and 6 more (11 endpoints, listed in the --endpoint URLs)\n`);
+    expect(listed.stderr).not.toContain('endpoints file');
     const noQuery = await fkgqa(['query', '--shards', build]);
     expect([noQuery.code, noQuery.stderr]).toEqual([2, "fkgqa: error: no query: give it as an argument ('SELECT … WHERE { SERVICE <url> { … } }') or with --file q.rq (--file - reads stdin)\n"]);
   }, 60_000);

@@ -131,7 +131,7 @@ export function selectSources(registry: EndpointRegistry, names: string[], mixGr
     const one = byGraph.length ? undefined : (registry.endpoints.find((e) => e.id === n) ?? findEndpoint(registry, n));
     if (!byGraph.length && !one) {
       throw new InputError(
-        `--sources ${n}: neither all, a graph (${graphs.join(', ') || 'none'}) nor an endpoint of the registry, which comes from ${registrySource(registry)}:\n${listEndpoints(registry.endpoints, 10, 'the endpoints file of the running serve')}`,
+        `--sources ${n}: neither all, a graph (${graphs.join(', ') || 'none'}) nor an endpoint of the registry, which comes from ${registrySource(registry)}:\n${listEndpoints(registry.endpoints, 10, registrySource(registry))}`,
       );
     }
     for (const e of one ? [one] : byGraph) chosen.add(e);
@@ -157,6 +157,8 @@ function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error'
   if (o.redirect) return `${where} answered with a redirect, not followed: ${o.error}`;
   // Over the answer limit: not an error the endpoint answered ("the answer of <url> is larger than N bytes").
   if (o.tooLarge) return `${o.error.startsWith('the answer of ') ? o.error : `${where}: ${o.error}`} (fkgqa query's answer limit): add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)`;
+  // An endpoint found answering no SPARQL result (the probe after a federation engine's error): its message names it and its status.
+  if (o.badAnswer) return where.startsWith('the endpoint ') ? o.error : `${where} could not answer: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 400 && o.httpStatus < 500) return `${where} refused the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 500) return `${where} failed on the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
   return `${where} answered with an error${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}: ${o.error}`;
@@ -181,7 +183,8 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     maxQueryChars: o.maxQueryChars ?? 1_000_000,
     prefixes: buildPrefixes(o.shards ?? registry.build ?? undefined),
     listEndpoints: 10,
-    endpointsElsewhere: 'the endpoints file of the running serve (<build>.state/endpoints.json)',
+    // Where the whole list is: the endpoints file, or the --endpoint URLs the user gave.
+    endpointsElsewhere: registrySource(registry),
     // The user at the shell is told which endpoints file or build the registry was read from.
     registrySource: true,
   };
