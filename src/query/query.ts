@@ -13,7 +13,7 @@ import { Parser as N3Parser, type Quad, type Term } from 'n3';
 import { InputError } from '../common/errors.js';
 import { MEDIA } from '../sparql/protocol.js';
 import { serializeResults, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
-import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
+import { BoundedSparqlClient, tooLargeAdvice, type SparqlOutcome } from '../federation/client.js';
 import { findEndpoint, openRegistry, placementMismatches, placementRefusal, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import { FEDERATION_WAIT_MS } from '../federation/limit.js';
 import { listEndpoints, MIX_GRAPHS_OPTION, planSourceQuery, registrySource, routeQuery } from '../federation/routing.js';
@@ -151,12 +151,12 @@ export function selectSources(registry: EndpointRegistry, names: string[], mixGr
  * What an endpoint or the federation engine did with a query that got no answer, in words: a 4xx
  * is a refusal of the query, a 5xx a failure on it, both with the status and the endpoint's message.
  */
-function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error' }>): string {
+function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error' }>, query: string): string {
   // RedirectRefused's message names the URL, the status and the target already ("<url> answered HTTP 302 with a redirect to …: not followed").
   if (o.redirect && o.error.includes('with a redirect to')) return where.startsWith('the endpoint ') ? `the endpoint ${o.error}` : `${where} could not answer: ${o.error}`;
   if (o.redirect) return `${where} answered with a redirect, not followed: ${o.error}`;
   // Over the answer limit: not an error the endpoint answered ("the answer of <url> is larger than N bytes").
-  if (o.tooLarge) return `${o.error.startsWith('the answer of ') ? o.error : `${where}: ${o.error}`} (fkgqa query's answer limit): add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)`;
+  if (o.tooLarge) return `${o.error.startsWith('the answer of ') ? o.error : `${where}: ${o.error}`} (fkgqa query's answer limit): ${tooLargeAdvice(query)}`;
   // An endpoint found answering no SPARQL result (the probe after a federation engine's error): its message names it and its status.
   if (o.badAnswer) return where.startsWith('the endpoint ') ? o.error : `${where} could not answer: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 400 && o.httpStatus < 500) return `${where} refused the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
@@ -256,14 +256,14 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     const probed = await unreachableEndpoints(plan.targets.map((t) => t.url));
     // It answered the probe, but its answer to ASK {} did not end within the probe's time or size limit: a faulty endpoint, reachable.
     const endless = probed.filter((d) => d.status !== undefined && /^answered HTTP/.test(d.why));
-    if (endless.length > 0) throw new InputError(`${endless.map((d) => `the endpoint ${d.url} ${d.why}`).join('; ')} (the query: ${queryFailure(where, outcome)})`);
+    if (endless.length > 0) throw new InputError(`${endless.map((d) => `the endpoint ${d.url} ${d.why}`).join('; ')} (the query: ${queryFailure(where, outcome, plan.query)})`);
     const down = probed.filter((d) => d.status === undefined);
     // A connection closed before any answer is not "unreachable": the endpoint accepted it.
     const closed = down.filter((d) => /^(closed|reset) the connection/.test(d.why));
     if (closed.length > 0) throw new InputError(closed.map((d) => `the endpoint ${d.url} ${d.why}`).join('; '));
     if (down.length > 0) throw new InputError(`unreachable endpoint${down.length === 1 ? '' : 's'}: ${down.map((d) => `${d.url} (${d.why})`).join('; ')}`);
     if (outcome.badAnswer?.problem) throw new InputError(badAnswer);
-    throw new InputError(queryFailure(where, outcome));
+    throw new InputError(queryFailure(where, outcome, plan.query));
   }
   let results: SparqlResults;
   try {
