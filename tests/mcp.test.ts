@@ -459,6 +459,23 @@ SELECT ?t1_title WHERE {
     // Neither is the infrastructure's fault.
     expect([failureCause({ status: 'timeout', ms: 1, requests: {} }, routed, registry).infrastructure]).toEqual([false]);
   });
+  it('an answer over the size limit: "add LIMIT" only for a query without one; with LIMIT, what else makes it large', () => {
+    const big = `the answer of ${registry.endpoints[0].url} is larger than 1048576 bytes`;
+    const outcome = { status: 'error' as const, error: big, tooLarge: true as const, ms: 10, requests: {} };
+    const routed = (query: string) => ({ route: 'direct' as const, query, targets: [registry.endpoints[0]], form: 'bindings' as const });
+    expect(failure(outcome, routed('SELECT * WHERE { ?s ?p ?o }'), 60_000, 100_000)).toEqual({
+      errorClass: 'too-large',
+      message: `${big}: add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)`,
+    });
+    // A LIMIT in a sub-SELECT only: the outer query has none.
+    expect(failure(outcome, routed('SELECT * WHERE { { SELECT * { ?s ?p ?o } LIMIT 5 } ?s ?q ?r }'), 60_000, 100_000).message).toBe(
+      `${big}: add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)`,
+    );
+    expect(failure(outcome, routed('SELECT * WHERE { ?s ?p ?o } LIMIT 10'), 60_000, 100_000)).toEqual({
+      errorClass: 'too-large',
+      message: `${big}: the query has LIMIT 10 already, so its rows hold very long values or the endpoint sent more than 10 rows (or an answer that does not end): select fewer variables, or aggregate (COUNT, GROUP BY)`,
+    });
+  });
 });
 
 describe('fkgqa mcp / several federation engines', () => {

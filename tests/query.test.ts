@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -245,8 +246,73 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       ]);
       const failed = await fkgqa(['query', '--endpoint', e500, `SELECT * WHERE { SERVICE <${e500}> { ?s ?p ?o } }`]);
       expect([failed.code, failed.stdout, failed.stderr]).toEqual([2, '', `fkgqa: error: the endpoint ${e500} failed on the query: it answered HTTP 500: store failure\n`]);
+      // Through the federation engine: the endpoint found answering 500 is named once with its status, not the engine as answering it.
+      const shard = url['library-shard1'];
+      const federated = await fkgqa(['query', '--endpoint', e500, shard, `SELECT * WHERE { SERVICE <${shard}> { ?s ?p ?o } SERVICE <${e500}> { ?s ?q ?r } }`]);
+      expect([federated.code, federated.stdout]).toEqual([2, '']);
+      expect(federated.stderr).toMatch(
+        new RegExp(
+          `^fkgqa: error: the federation engine \\S+ \\(SERVICE <${shard}>, <${e500}>\\) could not answer: the endpoint ${e500} answered HTTP 500 with content type text/plain \\(store failure\\), which is no SPARQL result \\(`,
+        ),
+      );
+      expect(federated.stderr.match(/answered HTTP 500/g)).toHaveLength(1);
     } finally {
       await new Promise<void>((r) => (answering.close(() => r()), answering.closeAllConnections()));
+    }
+  }, 60_000);
+
+  it('refuses, before anything is sent, an endpoint whose VoID URL answers 404 or 500 or whose endpoints file lists no VoID digest; runs when the digest agrees', async () => {
+    // A fake shard endpoint per case: its SPARQL endpoint answers one row (counting the queries), its VoID answers per case.
+    const VOID = '@prefix void: <http://rdfs.org/ns/void#> .\n<urn:d> a void:Dataset .\n';
+    const digest = createHash('sha256').update(VOID).digest('hex');
+    const queries: Record<string, number> = {};
+    const fake = http.createServer((req, res) => {
+      req.resume();
+      const [, name, rest] = /^\/([^/]+)\/(.*)$/.exec(req.url!)!;
+      if (rest.startsWith('.well-known/void')) {
+        if (name === 'v404') res.writeHead(404, { 'content-type': 'text/plain' }).end('no VoID here');
+        else if (name === 'v500') res.writeHead(500, { 'content-type': 'text/plain' }).end('store failure');
+        else res.writeHead(200, { 'content-type': 'text/turtle' }).end(VOID);
+        return;
+      }
+      if (new URL(req.url!, 'http://x').searchParams.get('query') !== 'ASK {}') queries[name] = (queries[name] ?? 0) + 1;
+      res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end(JSON.stringify({ head: { vars: ['s'] }, results: { bindings: [{ s: { type: 'uri', value: 'urn:s' } }] } }));
+    });
+    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', () => r()));
+    const host = `127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    const run = (name: string, entry: { voidDigest?: string | null }) => {
+      const sparql = `http://${host}/${name}/sparql`;
+      const file = path.join(dir, `endpoints-${name}.json`);
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          endpoints: [{ id: `${name}-shard1`, graph: name, role: 'shard', shard: 'shard1', url: sparql, void: `http://${host}/${name}/.well-known/void`, triples: 1, host, profile: null, ...entry }],
+        }),
+      );
+      return fkgqa(['query', '--endpoints', file, `SELECT ?s WHERE { SERVICE <${sparql}> { ?s ?p ?o } }`]);
+    };
+    const refused = (name: string, why: string) =>
+      `fkgqa: error: 1 endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?); nothing was sent: ${name}-shard1 <http://${host}/${name}/sparql>: ${why}\n`;
+    try {
+      const missing = await run('v404', { voidDigest: digest });
+      expect([missing.code, missing.stdout, missing.stderr]).toEqual([2, '', refused('v404', `its VoID (http://${host}/v404/.well-known/void) answered HTTP 404`)]);
+      const failing = await run('v500', { voidDigest: digest });
+      expect([failing.code, failing.stdout, failing.stderr]).toEqual([2, '', refused('v500', `its VoID (http://${host}/v500/.well-known/void) answered HTTP 500`)]);
+      for (const entry of [{ voidDigest: null }, {}]) {
+        const unchecked = await run('nodigest', entry);
+        expect([unchecked.code, unchecked.stdout, unchecked.stderr]).toEqual([
+          2,
+          '',
+          refused('nodigest', `its endpoints file lists its VoID (http://${host}/nodigest/.well-known/void) without a voidDigest, so the VoID it serves cannot be checked`),
+        ]);
+      }
+      expect(queries).toEqual({});
+      const good = await run('good', { voidDigest: digest });
+      expect([good.code, good.stderr]).toEqual([0, expect.stringMatching(/^fkgqa query: 1 row \(direct to good-shard1; /)]);
+      expect(good.stdout).toContain('<urn:s>');
+      expect(queries).toEqual({ good: 1 });
+    } finally {
+      await new Promise<void>((r) => (fake.close(() => r()), fake.closeAllConnections()));
     }
   }, 60_000);
 
@@ -259,6 +325,12 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     const none = await fkgqa(['query', '--shards', path.join(dir, 'nothing'), 'ASK {}']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no endpoints file of a running fkgqa serve');
+    // Endpoints given as --endpoint URLs (no endpoints file): the refusal says the list is in those URLs.
+    const many = Array.from({ length: 11 }, (_, i) => `http://127.0.0.1:9/a-shard${i + 1}/sparql`);
+    const listed = await fkgqa(['query', '--endpoint', ...many, 'SELECT * WHERE { ?s ?p ?o }']);
+    expect(listed.code).toBe(2);
+    expect(listed.stderr).toContain(`  ${many[4]}  (a-shard5)\n  … and 6 more (11 endpoints, listed in the --endpoint URLs)\n`);
+    expect(listed.stderr).not.toContain('endpoints file');
     const noQuery = await fkgqa(['query', '--shards', build]);
     expect([noQuery.code, noQuery.stderr]).toEqual([2, "fkgqa: error: no query: give it as an argument ('SELECT … WHERE { SERVICE <url> { … } }') or with --file q.rq (--file - reads stdin)\n"]);
   }, 60_000);

@@ -211,7 +211,7 @@ public class JenaFederationEngine {
                     try { return res.uri().resolve(l).toString(); } catch (IllegalArgumentException e) { return l; }
                 }).orElse("");
                 boolean ok = !to.isEmpty() && allowed.contains(endpointKey(to));
-                throw new IOException(shown(from) + " answered HTTP " + s + " with a redirect to " + (to.isEmpty() ? "(no Location)" : shown(to))
+                throw new RedirectRefused(shown(from) + " answered HTTP " + s + " with a redirect to " + (to.isEmpty() ? "(no Location)" : shown(to))
                     + ": not followed, " + (ok ? "a query goes only to the endpoint named in its SERVICE clause" : (to.isEmpty() ? "the target" : shown(to)) + " is not a registered endpoint")
                     + "; nothing was sent there");
             }
@@ -774,13 +774,25 @@ public class JenaFederationEngine {
         }
     }
 
-    /** A one-line message: the exception's message and its causes' (Jena wraps HTTP failures twice). */
+    /** A redirect not followed (GuardedHttpClient.check): its message names both URLs and the status, the whole story. */
+    static final class RedirectRefused extends IOException {
+        RedirectRefused(String message) { super(message); }
+    }
+
+    /** A URL with a query string (ARQ quotes the GET it sent, the whole SPARQL query percent-encoded) in a message; group 1 the URL before it, group 2 a trailing colon. */
+    static final java.util.regex.Pattern URL_WITH_QUERY = java.util.regex.Pattern.compile("(https?://[^\\s?#]*)[?#]\\S*?(:?)(?=\\s|$)");
+
+    /**
+     * A one-line message: the exception's message and its causes' (Jena wraps HTTP failures twice),
+     * every URL's query string shown as ?… (shown); a redirect not followed is its own message alone.
+     */
     static String describe(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) if (c instanceof RedirectRefused r) return r.getMessage();
         StringBuilder sb = new StringBuilder();
         Set<String> seen = new HashSet<>();
         for (Throwable c = t; c != null && seen.size() < 4; c = c.getCause()) {
             String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
-            m = m.replaceAll("\\s+", " ").trim();
+            m = URL_WITH_QUERY.matcher(m.replaceAll("\\s+", " ").trim()).replaceAll("$1?…$2");
             if (seen.add(m)) sb.append(sb.length() == 0 ? "" : ": ").append(m);
         }
         if (t instanceof QueryParseException) return "the query does not parse (Jena): " + sb;

@@ -31,6 +31,7 @@ import { type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQL_RESULT_TYPES, unreadTypeWords } from './answer-check.js';
 import { inspectQuery, quickInspect } from '../sparql/inspect.js';
+import { parseSparql } from '../sparql/parse.js';
 import { AnswerCut, endpointOf, errorBody, networkWords, RedirectRefused, RequestRefused, send } from '../common/http-client.js';
 import { findEndpoint, type EndpointRegistry } from './registry.js';
 import { judgeStop, sentLimit, stopSent, TIME_LIMIT_TEXT, type SentRequest, type Stop } from './limit.js';
@@ -592,4 +593,28 @@ export class BoundedSparqlClient {
     this.engine = undefined;
     if (e) await (await e.catch(() => undefined))?.close();
   }
+}
+
+/** The LIMIT of a query's outermost SELECT, CONSTRUCT or DESCRIBE, or undefined (none, or a text that does not parse). */
+function outerLimit(query: string): number | undefined {
+  try {
+    const ast = parseSparql(query) as { type?: string; limit?: number };
+    return ast.type === 'query' && typeof ast.limit === 'number' ? ast.limit : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What to do about an answer over the size limit (an outcome with `tooLarge`): add LIMIT, select
+ * fewer variables, or aggregate; for a query that has a LIMIT already, that the endpoint sent more
+ * than those rows should take (rows with very long values, or an endpoint that sends more rows
+ * than the LIMIT, or an answer that never ends), and to select fewer variables or aggregate.
+ * @param query the query as sent (the outermost LIMIT is read from its parse)
+ * @returns advice in words, without a leading capital or a final full stop
+ */
+export function tooLargeAdvice(query: string): string {
+  const limit = outerLimit(query);
+  if (limit === undefined) return 'add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)';
+  return `the query has LIMIT ${limit} already, so its rows hold very long values or the endpoint sent more than ${limit} rows (or an answer that does not end): select fewer variables, or aggregate (COUNT, GROUP BY)`;
 }

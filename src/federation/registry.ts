@@ -363,33 +363,90 @@ export function placementLine(r: EndpointRegistry): string | undefined {
   return `${hosts.size} host${hosts.size === 1 ? '' : 's'}: ${each.join(', ')}`;
 }
 
+/** Why an endpoint's VoID does not vouch for its placement (`placementMismatches`). */
+export type PlacementProblem =
+  /** Its VoID answered, with another sha256 than the placement lists. */
+  | 'digest'
+  /** Its VoID URL answered another status than 2xx, or a body that is no UTF-8. */
+  | 'status'
+  /** The placement lists a VoID URL without its sha256: nothing to check it against. */
+  | 'no-digest'
+  /** Its VoID URL gave no answer (connection refused, no answer in time): the endpoint is likely down. */
+  | 'unread';
+
+/** An endpoint whose VoID does not vouch for its placement. */
+export interface PlacementMismatch {
+  /** The endpoint's id and SPARQL endpoint URL. */
+  id: string;
+  endpoint: string;
+  /** The VoID URL its placement lists. */
+  url: string;
+  /** Why, in words naming the VoID URL and the status, the digests or the missing digest. */
+  why: string;
+  problem: PlacementProblem;
+}
+
+/**
+ * The refusal for endpoints whose VoID does not vouch for their placement: how many, then each
+ * endpoint (id and URL) with why.
+ * @param nothingSent say that no query was sent (the check ran before the query)
+ */
+export function placementRefusal(moved: PlacementMismatch[], nothingSent = false): string {
+  return (
+    `${moved.length} endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?)${nothingSent ? '; nothing was sent' : ''}: ` +
+    moved.map((m) => `${m.id} <${m.endpoint}>: ${m.why}`).join('; ')
+  );
+}
+
 /**
  * Checks that the endpoints still serve the VoID their placement lists (its sha256): an endpoint
  * whose serve was restarted on another build, or whose file is stale, is found before any query.
- * Endpoints without a VoID digest are not checked.
- * @returns the endpoints whose VoID differs or could not be read, each with why; empty when all agree
+ * An endpoint whose placement lists no VoID URL (an unsharded graph, a shard without VoID) is not
+ * checked; one that lists a VoID URL without its sha256 is reported (`no-digest`).
+ * @returns the endpoints whose VoID differs, cannot be checked or could not be read (PlacementMismatch); empty when all agree
  */
-export async function placementMismatches(r: EndpointRegistry, timeoutMs = 5_000): Promise<{ id: string; why: string }[]> {
+export async function placementMismatches(r: EndpointRegistry, timeoutMs = 5_000): Promise<PlacementMismatch[]> {
   const { createHash } = await import('node:crypto');
-  const checked = r.endpoints.filter((e) => e.placement?.void && e.placement.voidDigest);
+  const checked = r.endpoints.filter((e) => e.placement?.void);
   const out = await Promise.all(
     checked.map(async (e) => {
+      const url = e.placement!.void!;
+      const expected = e.placement!.voidDigest;
+      if (!expected)
+        return { id: e.id, endpoint: e.url, url, problem: 'no-digest' as const, why: `its endpoints file lists its VoID (${url}) without a voidDigest, so the VoID it serves cannot be checked` };
       const signal = AbortSignal.timeout(timeoutMs);
       try {
-        const res = await send({ url: e.placement!.void!, signal }, { allowed: (u) => u === e.placement!.void });
+        const res = await send({ url, signal }, { allowed: (u) => u === url });
         const text = res.text ?? '';
         if (res.status < 200 || res.status > 299 || res.encodingProblem)
-          return { id: e.id, why: `its VoID (${e.placement!.void}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
+          return { id: e.id, endpoint: e.url, url, problem: 'status' as const, why: `its VoID (${url}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
         const digest = createHash('sha256').update(text).digest('hex');
-        return digest === e.placement!.voidDigest
+        return digest === expected
           ? undefined
-          : { id: e.id, why: `its VoID (${e.placement!.void}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${e.placement!.voidDigest!.slice(0, 12)}…` };
+          : { id: e.id, endpoint: e.url, url, problem: 'digest' as const, why: `its VoID (${url}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${expected.slice(0, 12)}…` };
       } catch (err) {
-        return { id: e.id, why: `its VoID (${e.placement!.void}) could not be read: ${signal.aborted ? `no answer within ${timeoutMs} ms` : (err as Error).message}` };
+        // A redirect (its message names the URL and the status), or an answer cut after its status line: the URL answered, with no VoID.
+        if (err instanceof RedirectRefused) return { id: e.id, endpoint: e.url, url, problem: 'status' as const, why: `its VoID: ${err.message}` };
+        const status = (err as { status?: number }).status;
+        if (status !== undefined)
+          return {
+            id: e.id,
+            endpoint: e.url,
+            url,
+            problem: 'status' as const,
+            why: `its VoID (${url}) answered HTTP ${status}, but its answer ${signal.aborted ? `had not ended within ${timeoutMs} ms` : `broke off: ${networkWords(err as Error, true)}`}`,
+          };
+        return {
+          id: e.id,
+          endpoint: e.url,
+          url,
+          problem: 'unread' as const,
+          why: `its VoID (${url}) could not be read: ${signal.aborted ? `no answer within ${timeoutMs} ms` : (err as Error).message}`,
+        };
       }
     }),
   );
-  return out.filter((x): x is { id: string; why: string } => x !== undefined);
+  return out.filter((x): x is NonNullable<typeof x> => x !== undefined);
 }
 
 /** The largest answer to the probe's `ASK {}` read, in bytes (a SPARQL results boolean is under 100). */

@@ -17,7 +17,7 @@ import type { McpToolContext } from './context.js';
 import { FEDERATION_WAIT_MS } from '../federation/limit.js';
 import { routeQuery, type Routed } from '../federation/routing.js';
 import type { EndpointRegistry } from '../federation/registry.js';
-import type { SparqlOutcome } from '../federation/client.js';
+import { tooLargeAdvice, type SparqlOutcome } from '../federation/client.js';
 import { pageArgs, pageNote, pickPage } from './paging.js';
 import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
 export { FEDERATION_WAIT_MS };
@@ -132,7 +132,7 @@ export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Route
       message: `${o.error} — the query waited ${o.busy.waitedMs} ms behind other queries at ${o.busy.endpoint} and was not given its time limit to run: not a fault of the query, and not an empty result (the answer is unknown). Retry it.`,
     };
   }
-  if (o.tooLarge) return { errorClass: 'too-large', message: `${o.error}: add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)` };
+  if (o.tooLarge) return { errorClass: 'too-large', message: `${o.error}: ${tooLargeAdvice(plan.query)}` };
   if (o.badAnswer && !o.redirect) return { errorClass: 'endpoint', message: `${where} failed: ${o.error}` };
   if (o.redirect)
     return { errorClass: 'redirect', message: `${where} failed: ${o.error}. fkgqa follows no redirect out of the registry: name the endpoint's final URL in SERVICE if it is registered` };

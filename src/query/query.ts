@@ -13,8 +13,8 @@ import { Parser as N3Parser, type Quad, type Term } from 'n3';
 import { InputError } from '../common/errors.js';
 import { MEDIA } from '../sparql/protocol.js';
 import { serializeResults, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
-import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
-import { findEndpoint, openRegistry, placementMismatches, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
+import { BoundedSparqlClient, tooLargeAdvice, type SparqlOutcome } from '../federation/client.js';
+import { findEndpoint, openRegistry, placementMismatches, placementRefusal, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import { FEDERATION_WAIT_MS } from '../federation/limit.js';
 import { listEndpoints, MIX_GRAPHS_OPTION, planSourceQuery, registrySource, routeQuery } from '../federation/routing.js';
 
@@ -131,7 +131,7 @@ export function selectSources(registry: EndpointRegistry, names: string[], mixGr
     const one = byGraph.length ? undefined : (registry.endpoints.find((e) => e.id === n) ?? findEndpoint(registry, n));
     if (!byGraph.length && !one) {
       throw new InputError(
-        `--sources ${n}: neither all, a graph (${graphs.join(', ') || 'none'}) nor an endpoint of the registry, which comes from ${registrySource(registry)}:\n${listEndpoints(registry.endpoints, 10, 'the endpoints file of the running serve')}`,
+        `--sources ${n}: neither all, a graph (${graphs.join(', ') || 'none'}) nor an endpoint of the registry, which comes from ${registrySource(registry)}:\n${listEndpoints(registry.endpoints, 10, registrySource(registry))}`,
       );
     }
     for (const e of one ? [one] : byGraph) chosen.add(e);
@@ -151,12 +151,14 @@ export function selectSources(registry: EndpointRegistry, names: string[], mixGr
  * What an endpoint or the federation engine did with a query that got no answer, in words: a 4xx
  * is a refusal of the query, a 5xx a failure on it, both with the status and the endpoint's message.
  */
-function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error' }>): string {
+function queryFailure(where: string, o: Extract<SparqlOutcome, { status: 'error' }>, query: string): string {
   // RedirectRefused's message names the URL, the status and the target already ("<url> answered HTTP 302 with a redirect to …: not followed").
   if (o.redirect && o.error.includes('with a redirect to')) return where.startsWith('the endpoint ') ? `the endpoint ${o.error}` : `${where} could not answer: ${o.error}`;
   if (o.redirect) return `${where} answered with a redirect, not followed: ${o.error}`;
   // Over the answer limit: not an error the endpoint answered ("the answer of <url> is larger than N bytes").
-  if (o.tooLarge) return `${o.error.startsWith('the answer of ') ? o.error : `${where}: ${o.error}`} (fkgqa query's answer limit): add LIMIT, select fewer variables, or aggregate (COUNT, GROUP BY)`;
+  if (o.tooLarge) return `${o.error.startsWith('the answer of ') ? o.error : `${where}: ${o.error}`} (fkgqa query's answer limit): ${tooLargeAdvice(query)}`;
+  // An endpoint found answering no SPARQL result (the probe after a federation engine's error): its message names it and its status.
+  if (o.badAnswer) return where.startsWith('the endpoint ') ? o.error : `${where} could not answer: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 400 && o.httpStatus < 500) return `${where} refused the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
   if (o.httpStatus && o.httpStatus >= 500) return `${where} failed on the query: it answered HTTP ${o.httpStatus}: ${o.error}`;
   return `${where} answered with an error${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}: ${o.error}`;
@@ -181,7 +183,8 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     maxQueryChars: o.maxQueryChars ?? 1_000_000,
     prefixes: buildPrefixes(o.shards ?? registry.build ?? undefined),
     listEndpoints: 10,
-    endpointsElsewhere: 'the endpoints file of the running serve (<build>.state/endpoints.json)',
+    // Where the whole list is: the endpoints file, or the --endpoint URLs the user gave.
+    endpointsElsewhere: registrySource(registry),
     // The user at the shell is told which endpoints file or build the registry was read from.
     registrySource: true,
   };
@@ -204,12 +207,9 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     plan = p;
   }
   // The targets must still serve the VoID their placement lists (a stale endpoints file, or a serve restarted on another build): checked before anything is sent.
-  // An endpoint that does not answer is reported by the query itself.
-  const moved = (await placementMismatches({ ...registry, endpoints: plan.targets }, Math.max(5_000, timeoutMs))).filter((m) => / has sha256 /.test(m.why));
-  if (moved.length > 0)
-    throw new InputError(
-      `${moved.length} endpoint(s) no longer serve the VoID their endpoints file lists (is the file stale, or the serve another build?); nothing was sent: ${moved.map((m) => `${m.id}: ${m.why}`).join('; ')}`,
-    );
+  // A VoID URL that answers another status, or a placement without the VoID's digest, is refused too; an endpoint that does not answer at all is reported by the query itself.
+  const moved = (await placementMismatches({ ...registry, endpoints: plan.targets }, Math.max(5_000, timeoutMs))).filter((m) => m.problem !== 'unread');
+  if (moved.length > 0) throw new InputError(placementRefusal(moved, true));
   const client = new BoundedSparqlClient(registry, { engine: o.federationEngine, maxResultBytes: o.maxResultBytes ?? 256 << 20 });
   const graph = plan.form === 'graph';
   const media = graph ? MEDIA.ntriples : MEDIA.json;
@@ -256,14 +256,14 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     const probed = await unreachableEndpoints(plan.targets.map((t) => t.url));
     // It answered the probe, but its answer to ASK {} did not end within the probe's time or size limit: a faulty endpoint, reachable.
     const endless = probed.filter((d) => d.status !== undefined && /^answered HTTP/.test(d.why));
-    if (endless.length > 0) throw new InputError(`${endless.map((d) => `the endpoint ${d.url} ${d.why}`).join('; ')} (the query: ${queryFailure(where, outcome)})`);
+    if (endless.length > 0) throw new InputError(`${endless.map((d) => `the endpoint ${d.url} ${d.why}`).join('; ')} (the query: ${queryFailure(where, outcome, plan.query)})`);
     const down = probed.filter((d) => d.status === undefined);
     // A connection closed before any answer is not "unreachable": the endpoint accepted it.
     const closed = down.filter((d) => /^(closed|reset) the connection/.test(d.why));
     if (closed.length > 0) throw new InputError(closed.map((d) => `the endpoint ${d.url} ${d.why}`).join('; '));
     if (down.length > 0) throw new InputError(`unreachable endpoint${down.length === 1 ? '' : 's'}: ${down.map((d) => `${d.url} (${d.why})`).join('; ')}`);
     if (outcome.badAnswer?.problem) throw new InputError(badAnswer);
-    throw new InputError(queryFailure(where, outcome));
+    throw new InputError(queryFailure(where, outcome, plan.query));
   }
   let results: SparqlResults;
   try {

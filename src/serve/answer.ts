@@ -2,7 +2,8 @@
  * The per-query work of a shard endpoint, run inside a worker thread of the endpoint pool (pool.ts,
  * pool-thread.ts) under the query's time limit: inspecting the query (quickInspect, else sparqljs),
  * the protocol and profile checks that need it, evaluation (oxigraph), cutting to `maxRows`, and
- * serialisation. An answer that is not cut is oxigraph's own serialisation in the negotiated format,
+ * serialisation. A query with an arithmetic chain (`8 - 2 - 1`) is evaluated as generated text with
+ * the chain bracketed from the left (src/sparql/generate.ts); any other as sent. An answer that is not cut is oxigraph's own serialisation in the negotiated format,
  * passed through as it is (no parse and re-serialisation; src/sparql/results.ts writes the same
  * bytes), except that an XML answer keeps its carriage returns (`&#13;`) and an answer that XML 1.0
  * cannot carry is never sent as XML (src/sparql/xml-chars.ts). The main thread only reads the
@@ -15,6 +16,7 @@ import { type Feature, inspectQuery, queryInfo, type QueryInfo, type QueryParseL
 import { type RequestKind } from './request-log.js';
 import { serializeResults, truncateBindings, type SparqlResults } from '../sparql/results.js';
 import { keepCarriageReturns, xmlIllegalChar } from '../sparql/xml-chars.js';
+import { leftGroupedQuery } from '../sparql/generate.js';
 
 /**
  * The oxigraph functions `answerQuery` needs besides the store, from the same instance as the store
@@ -124,7 +126,9 @@ export function checkTask(t: EndpointTask, limits?: QueryParseLimits): EndpointA
  * Answers one query on a store, as a SPARQL 1.1 Protocol response (§2.1): inspection (`queryInfo`:
  * keywords for plain queries, sparqljs for the rest; 400 for a syntax error, 403 for an update), 400
  * for a request dataset or FROM, 406 when `Accept` names no format of the query's form, the
- * profile's refusals (403) and simulated failure, 501 for SERVICE, then evaluation (400 for
+ * profile's refusals (403) and simulated failure, 501 for SERVICE, then evaluation of the client's
+ * text, or of it with every arithmetic chain bracketed from the left when it has one
+ * (`leftGroupedQuery`: oxigraph groups `8 - 2 - 1` from the right) (400 for
  * oxigraph's syntax errors, and for its evaluation errors with `Fkgqa-Query-Error: evaluation`: the
  * query's, not the endpoint's) in the negotiated format (the bytes oxigraph
  * writes; cut to `maxRows` when the profile says so, written by the one serialiser of each form:
@@ -139,10 +143,13 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
   const checked = checkTask(t, limits);
   if ('status' in checked) return checked;
   const { q, format } = checked;
+  // oxigraph groups `+ -` and `* /` chains from the right: such a query is evaluated bracketed from the left (generate.ts).
+  const grouped = leftGroupedQuery(t.query, limits);
+  const run = grouped === undefined ? t : { ...t, query: grouped };
 
   let out: Evaluated;
   try {
-    out = evaluate(ox, store, t, q.form, format);
+    out = evaluate(ox, store, run, q.form, format);
     if (XML_FORMATS.includes(out.format)) {
       const bad = xmlIllegalChar(out.body);
       if (bad) {
@@ -157,7 +164,7 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
             q.kind,
           );
         }
-        out = evaluate(ox, store, t, q.form, other);
+        out = evaluate(ox, store, run, q.form, other);
       } else out = { ...out, body: keepCarriageReturns(out.body) };
     }
   } catch (e) {

@@ -14,7 +14,8 @@
  *   when every condition is true); sparqljs writes them in one pair of brackets, which does not parse.
  */
 import type sparqljs from 'sparqljs';
-import { sparqljsLib } from './parse.js';
+import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from './parse.js';
+import { skipOpaque } from './guard.js';
 
 /**
  * Precedence of the binary operators of the SPARQL 1.1 grammar ([111]–[118]): `||` < `&&` <
@@ -118,4 +119,62 @@ function joinHavings(node: unknown): void {
     q.having = [q.having.reduce((a, b) => ({ type: 'operation', operator: '&&', args: [a, b] }) as Expr)];
   }
   for (const v of Object.values(q)) joinHavings(v);
+}
+
+/** The additive and the multiplicative operators: a chain of either is what oxigraph 0.5 groups from the right. */
+const CHAINED: Record<string, number> = { '+': 4, '-': 4, '*': 5, '/': 5 };
+
+/** True when some `+ -` (or `* /`) operation of `node` has another of the same precedence as its left operand: `a - b - c`, `a / b * c`. */
+function hasArithmeticChain(node: unknown, seen = new Set<unknown>()): boolean {
+  if (node === null || typeof node !== 'object' || seen.has(node)) return false;
+  seen.add(node);
+  if (Array.isArray(node)) return node.some((x) => hasArithmeticChain(x, seen));
+  const o = node as Expr;
+  if ((o as { termType?: string }).termType) return false; // an RDF term
+  if (o.type === 'operation' && o.operator && o.operator in CHAINED && Array.isArray(o.args)) {
+    const left = o.args[0] as Expr | undefined;
+    if (left && left.type === 'operation' && left.operator && CHAINED[left.operator] === CHAINED[o.operator]) return true;
+  }
+  return Object.values(o).some((v) => hasArithmeticChain(v, seen));
+}
+
+/** True when `text` has a `+ - * /` outside strings, IRIs and comments: only such a text can hold an arithmetic chain. */
+function mayHoldArithmetic(text: string): boolean {
+  for (let i = 0; i < text.length;) {
+    const j = skipOpaque(text, i);
+    if (j > i) {
+      i = j;
+      continue;
+    }
+    const c = text[i];
+    if (c === '+' || c === '-' || c === '*' || c === '/') return true;
+    i++;
+  }
+  return false;
+}
+
+/**
+ * The text a shard endpoint hands to oxigraph for a query with an arithmetic chain: the query
+ * generated (`generateQuery`, IRIs fixed) with every `+ -` and `* /` chain bracketed from the left,
+ * as SPARQL 1.1 groups them (grammar [116]–[117]) and as both federation engines evaluate them;
+ * oxigraph 0.5 groups such chains from the right, so that `8 - 2 - 1` is 7 and `10 / 4 * 2` is 1.25
+ * on the bare text (5 and 5 in SPARQL 1.1). The same text a federation engine's SERVICE clause sends
+ * the shard (routing.ts hands on generated text). A query without a chain — no `+ - * /` outside
+ * strings, IRIs and comments, or none that is the left operand of one of the same precedence — and
+ * a text that does not parse give undefined: the client's own text is evaluated, unchanged.
+ * @param text the query text as the client sent it
+ * @param limits the parse limits of the endpoint (bracket nesting, operator depth)
+ * @returns the bracketed text, or undefined when the query is to run as sent
+ */
+export function leftGroupedQuery(text: string, limits: Pick<SparqlParseOptions, 'maxQueryDepth' | 'maxOperatorDepth'> = {}): string | undefined {
+  if (!mayHoldArithmetic(text)) return undefined;
+  let ast: sparqljs.SparqlQuery | sparqljs.Update;
+  try {
+    ast = parseSparql(text, limits);
+  } catch {
+    return undefined; // oxigraph's own parse reports it
+  }
+  if (ast.type !== 'query' || !hasArithmeticChain(ast)) return undefined;
+  fixIris(ast);
+  return generateQuery(ast);
 }

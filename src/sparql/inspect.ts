@@ -2,7 +2,8 @@
  * Quick form inspection: what an endpoint needs to know about an incoming query before it runs it:
  * its result form (for content negotiation), its kind (ask, count or data: for the request log) and
  * the SPARQL features it uses (for the behaviour profiles). Queries are parsed with sparqljs; the text sent to oxigraph is the client's
- * own, unchanged (oxigraph parses escaped local names correctly; sparqljs keeps their backslash).
+ * own, unchanged (oxigraph parses escaped local names correctly; sparqljs keeps their backslash),
+ * except for a query with an arithmetic chain (generate.ts `leftGroupedQuery`).
  */
 import type sparqljs from 'sparqljs';
 import { explainParseError, parseSparql, QueryTooComplex, type SparqlParseOptions } from './parse.js';

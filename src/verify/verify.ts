@@ -39,6 +39,7 @@ import {
   openRegistry,
   placementLine,
   placementMismatches,
+  placementRefusal,
   readEndpointsFile,
   registryFromEndpointsValue,
   unreachableEndpoints,
@@ -288,11 +289,7 @@ async function openEndpoints(options: VerifyOptions, s: Selection, timeoutMs: nu
     if (where) progress(`fkgqa verify: endpoints on ${where}`);
     const moved =
       down.length > 0 ? [] : await placementMismatches({ ...registry, endpoints: registry.endpoints.filter((e) => e.graph !== null && s.graphs.includes(e.graph)) }, Math.max(5_000, timeoutMs));
-    if (moved.length > 0)
-      throw new InputError(
-        `${moved.length} endpoint(s) no longer serve the VoID their endpoints file lists (is the file stale, or the serve another build?): ${moved.map((m) => `${m.id}: ${m.why}`).join('; ')}`,
-        { file: endpointsPath },
-      );
+    if (moved.length > 0) throw new InputError(placementRefusal(moved), { file: endpointsPath });
     if (down.length > 0) {
       throw new InputError(
         `${down.length} endpoint(s) do not answer${down.every((d) => d.status === undefined) ? ' (is fkgqa serve running?)' : ' ASK {} properly'}: ${down.map((d) => `${d.url}: ${d.why}`).join('; ')}`,
