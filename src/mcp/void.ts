@@ -247,7 +247,7 @@ const datasetOf = datasetIriOf;
 
 /** Rows of a federated SELECT, or why there are none. */
 async function federatedRows(ctx: McpToolContext, query: string): Promise<{ rows: SparqlRow[] } | { why: string }> {
-  const o = await ctx.sparql.federated(query, 'application/sparql-results+json', ctx.limits.voidStepTimeoutMs);
+  const o = await ctx.sparql.federated(query, 'application/sparql-results+json', { ms: ctx.limits.voidStepTimeoutMs, from: 'call' });
   if (o.status !== 'ok') return { why: o.status === 'timeout' ? `time limit of ${ctx.limits.voidStepTimeoutMs} ms` : o.error };
   return { rows: parseSparqlJson(o.body, 'federation engine') };
 }
@@ -347,7 +347,7 @@ async function computeVoid(ctx: McpToolContext, e: RegisteredEndpoint, variant: 
   if (variant === 'extended') {
     for (const p of peers) {
       const q = `SELECT ?p (COUNT(*) AS ?triples) WHERE { SERVICE <${e.url}> { ?s ?p ?o FILTER(isIRI(?o)) } SERVICE <${p.url}> { SELECT DISTINCT ?o WHERE { ?o ?q ?x } } } GROUP BY ?p`;
-      const o = await ctx.sparql.federated(q, 'application/sparql-results+json', ctx.limits.voidStepTimeoutMs);
+      const o = await ctx.sparql.federated(q, 'application/sparql-results+json', { ms: ctx.limits.voidStepTimeoutMs, from: 'call' });
       if (o.status !== 'ok') {
         notes.push(`linksets to ${p.url} not counted: ${o.status === 'timeout' ? `time limit of ${ctx.limits.voidStepTimeoutMs} ms` : o.error}`);
         continue;
