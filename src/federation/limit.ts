@@ -107,16 +107,14 @@ export function waitOutcome(options: EngineQueryOptions, engine: string, wait: Q
     const limit = Math.min(d.waitMs ?? Infinity, d.clientMs ?? Infinity);
     // The wait ran to its limit: a timer firing a millisecond early does not make it shorter (as serve's pool counts it).
     const waitedMs = Math.max(Date.now() - wait.since, Number.isFinite(limit) ? limit : 0);
-    return {
-      status: 'error',
-      error: `the federation engine ${engine} did not take the query within ${limit} ms (it was starting, or busy with other queries)`,
-      httpStatus: 503,
-      busy: true,
-      waitedMs,
-      requests,
-    };
+    return busyOutcome(`the federation engine ${engine} did not take the query within ${limit} ms (it was starting, or busy with other queries)`, waitedMs, requests);
   }
   return wait.outcome(why, requests);
+}
+
+/** The outcome of a query the engine kept waiting (`waitedMs`, ms) past its deadline: busy, HTTP 503, the engine's fault. */
+function busyOutcome(error: string, waitedMs: number, requests: Record<string, number>): EngineOutcome {
+  return { status: 'error', error, httpStatus: 503, busy: true, waitedMs, requests };
 }
 
 /**
@@ -137,14 +135,11 @@ export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLi
     ...run,
     outcome: (why, requests) =>
       why === 'timeout'
-        ? {
-            status: 'error',
-            error: `the federation engine was busy: the query waited ${waited} ms for it behind other queries, and the limit of ${clientMs} ms ended ${Date.now() - run.since} ms after it started; the wait is the engine's, not the query's: retry later`,
-            httpStatus: 503,
-            busy: true,
-            waitedMs: waited,
+        ? busyOutcome(
+            `the federation engine was busy: the query waited ${waited} ms for it behind other queries, and the limit of ${clientMs} ms ended ${Date.now() - run.since} ms after it started; the wait is the engine's, not the query's: retry later`,
+            waited,
             requests,
-          }
+          )
         : run.outcome(why, requests),
   };
 }

@@ -151,22 +151,25 @@ export async function exploreEntityRelations(kgv: KgVoyagerCore, args: { entity?
   if ((!entity && literal === undefined) || (entity && literal !== undefined)) {
     return argumentError('explore_entity_relations needs exactly one of: entity (an IRI) or literal (a value).');
   }
-  const run = { budget: new Budget(kgv.options.timeoutMs, kgv.select), failures: [] as IndexFailure[], inGraph: kgv.graph ? ` in the knowledge graph ${kgv.graph}` : '' };
+  const k = kgv.options.maxRows;
+  const run = { budget: new Budget(kgv.options.timeoutMs, kgv.select), failures: [] as IndexFailure[], inGraph: kgv.graph ? ` in the knowledge graph ${kgv.graph}` : '', k, upTo: page.offset + k };
   return entity ? entityRelations(kgv, entity, page, run) : literalRelations(kgv, String(literal), page, run);
 }
 
-/** What one explore_entity_relations call keeps across its queries: its request budget, the endpoints that failed, the graph named in its answer. */
+/** What one explore_entity_relations call keeps across its queries: its request budget, the endpoints that failed, the graph named in its answer, its page. */
 interface RelationsRun {
   budget: Budget;
   failures: IndexFailure[];
   /** " in the knowledge graph G" when the tools serve one graph, else empty. */
   inGraph: string;
+  /** Rows per page (`maxRows`). */
+  k: number;
+  /** Rows asked of each endpoint: the page's offset plus `k`. */
+  upTo: number;
 }
 
 /** explore_entity_relations for an entity IRI: its outgoing and incoming properties at every endpoint, paged. */
-async function entityRelations(kgv: KgVoyagerCore, entity: string, page: PageArgs, { budget, failures, inGraph }: RelationsRun): Promise<ToolAnswer> {
-  const k = kgv.options.maxRows;
-  const upTo = page.offset + k;
+async function entityRelations(kgv: KgVoyagerCore, entity: string, page: PageArgs, { budget, failures, inGraph, k, upTo }: RelationsRun): Promise<ToolAnswer> {
   const eps = kgv.endpoints;
   /** One page of a list's lines, and its note. */
   const pageOf = (lines: string[], total: number, exact: boolean, unit: string, budgetChars: number) => {
@@ -215,9 +218,7 @@ async function entityRelations(kgv: KgVoyagerCore, entity: string, page: PageArg
 }
 
 /** explore_entity_relations for a literal: the entities that have that value (lexical form, case-insensitive), the properties holding it, the entities' classes. */
-async function literalRelations(kgv: KgVoyagerCore, literal: string, page: PageArgs, { budget, failures, inGraph }: RelationsRun): Promise<ToolAnswer> {
-  const k = kgv.options.maxRows;
-  const upTo = page.offset + k;
+async function literalRelations(kgv: KgVoyagerCore, literal: string, page: PageArgs, { budget, failures, inGraph, k, upTo }: RelationsRun): Promise<ToolAnswer> {
   const eps = kgv.endpoints;
   const lit = stringLiteral(literal.toLowerCase());
   const pattern = `?s ?p ?v FILTER(isLiteral(?v) && LCASE(STR(?v)) = ${lit})`;
