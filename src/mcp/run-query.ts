@@ -14,13 +14,12 @@ import { sparqlIri, sparqlTerm, tableHeader, tableRow, type SparqlResults } from
 import { prologuePrefixes } from '../sparql/parse.js';
 import { voidNotes } from './void-check.js';
 import type { McpToolContext } from './context.js';
-import { FEDERATION_WAIT_MS, federationDeadline } from '../federation/limit.js';
+import { federationDeadline } from '../federation/limit.js';
 import { routeQuery, type Routed } from '../federation/routing.js';
 import type { EndpointRegistry } from '../federation/registry.js';
 import type { SparqlOutcome } from '../federation/client.js';
 import { pageArgs, pageNote, pickPage } from './paging.js';
 import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
-export { FEDERATION_WAIT_MS };
 
 /**
  * The result formats an agent may ask for: `table` (the default), then the reference server's list.
