@@ -74,7 +74,7 @@ describe('built-ins outside SERVICE: every engine answers as oxigraph over the s
       expect(message).toContain('nothing was sent');
       expect(plan.ok ? '' : plan.errorClass).toBe('unsupported-shape');
       for (const [name, engine] of Object.entries(engines)) {
-        expect(await engine.query(text, JSON_RESULTS, { timeoutMs: 60_000 }), name).toEqual({ status: 'error', error: message, httpStatus: 400, requests: {} });
+        expect(await engine.query(text, JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } }), name).toEqual({ status: 'error', error: message, httpStatus: 400, requests: {} });
       }
     });
   }
@@ -94,7 +94,7 @@ describe('built-ins outside SERVICE: every engine answers as oxigraph over the s
       expect(reference.length > 0, 'the reference has rows').toBe(!c.empty);
       const answers: Record<string, string[]> = {};
       for (const [name, engine] of Object.entries(engines)) {
-        const o = await engine.query(federated(c), JSON_RESULTS, { timeoutMs: 60_000 });
+        const o = await engine.query(federated(c), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
         expect(o.status === 'ok' ? 'ok' : `${o.status}: ${'error' in o ? o.error : ''}`, name).toBe('ok');
         answers[name] = rows(JSON.parse((o as { body: string }).body) as SparqlResults, concats);
       }

@@ -177,10 +177,10 @@ for (const name of FEDERATION_ENGINES) {
 
     it('joins two shards: the 3 books before 2010 with their years; one request per SERVICE clause once the endpoints are known', async () => {
       expect([engine.name, engine.selectsSources]).toEqual([name, TRAITS[name].selectsSources]);
-      const first = await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 });
+      const first = await engine.query(JOIN(), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(rows(first)).toEqual(JOIN_ROWS);
       expect(Object.keys(first.requests).sort()).toEqual([url(2), url(4)].sort());
-      const again = await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 });
+      const again = await engine.query(JOIN(), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(rows(again)).toEqual(JOIN_ROWS);
       if (TRAITS[name].oneRequestPerService) expect(again.requests).toEqual({ [url(2)]: 1, [url(4)]: 1 });
       // Comunica fetches each SERVICE target's service description at a thread's first contact.
@@ -189,7 +189,7 @@ for (const name of FEDERATION_ENGINES) {
     });
 
     it('FILTER NOT EXISTS across shards: the 4 books never loaned', async () => {
-      const o = await engine.query(NOT_LOANED(), JSON_RESULTS, { timeoutMs: 60_000 });
+      const o = await engine.query(NOT_LOANED(), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(rows(o).map((r) => r.title)).toEqual(['Cedar and Stone', 'Highland Songs', 'Salt Roads', 'Winter Ledger']);
     });
 
@@ -202,25 +202,27 @@ for (const name of FEDERATION_ENGINES) {
           FILTER(?b IN (?lb))
         }
       }`;
-      expect(rows(await engine.query(q, JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual([{ n: '4' }]);
+      expect(rows(await engine.query(q, JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } }))).toEqual([{ n: '4' }]);
     });
 
     it('COUNT over a UNION of two whole shards, and over a pattern no endpoint matches (one row, 0)', async () => {
-      const o = await engine.query(`SELECT (COUNT(*) AS ?n) { { SERVICE <${url(1)}> { ?s ?p ?o } } UNION { SERVICE <${url(2)}> { ?s ?p ?o } } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      const o = await engine.query(`SELECT (COUNT(*) AS ?n) { { SERVICE <${url(1)}> { ?s ?p ?o } } UNION { SERVICE <${url(2)}> { ?s ?p ?o } } }`, JSON_RESULTS, {
+        deadline: { ms: 60_000, from: 'call' },
+      });
       expect(rows(o)).toEqual([{ n: String(server.endpoint('library-shard1')!.triples + server.endpoint('library-shard2')!.triples) }]);
-      const none = await engine.query(`SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url(2)}> { ?s <${P}nothing> ?o } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      const none = await engine.query(`SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url(2)}> { ?s <${P}nothing> ?o } }`, JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(rows(none)).toEqual([{ n: '0' }]);
     });
 
     it('answers CSV for SELECT and a boolean for ASK', async () => {
-      const csv = await engine.query(JOIN(), 'text/csv', { timeoutMs: 60_000 });
+      const csv = await engine.query(JOIN(), 'text/csv', { deadline: { ms: 60_000, from: 'call' } });
       expect(csv.status === 'ok' && csv.body.replace(/\r/g, '')).toBe('title,year\nSalt Roads,1998\nThe Quiet Harbour,2004\nCedar and Stone,2007\n');
-      const ask = await engine.query(`ASK { SERVICE <${url(4)}> { ?b <${P}book#year> 2023 } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      const ask = await engine.query(`ASK { SERVICE <${url(4)}> { ?b <${P}book#year> 2023 } }`, JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(ask.status === 'ok' && JSON.parse(ask.body).boolean).toBe(true);
     });
 
     it('a query without SERVICE over sources: answered by an engine that selects sources, refused by one that does not', async () => {
-      const o = await engine.query(`SELECT (COUNT(*) AS ?n) { ?b <${P}book#title> ?t }`, JSON_RESULTS, { timeoutMs: 60_000, sources: [1, 2, 3, 4].map(url) });
+      const o = await engine.query(`SELECT (COUNT(*) AS ?n) { ?b <${P}book#title> ?t }`, JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' }, sources: [1, 2, 3, 4].map(url) });
       if (TRAITS[name].selectsSources) expect(rows(o)).toEqual([{ n: '8' }]);
       else expect(o).toEqual({ status: 'error', httpStatus: 400, requests: {}, error: 'jena has no source selection: it evaluates SERVICE clauses only (name each endpoint in SERVICE <url> { … })' });
     });
@@ -231,11 +233,11 @@ for (const name of FEDERATION_ENGINES) {
       const tail = '") } ORDER BY ?year';
       const long = head + 'a'.repeat(990_000 - head.length - tail.length) + tail;
       expect(long.length).toBe(990_000);
-      expect(rows(await engine.query(long, JSON_RESULTS, { timeoutMs: 120_000 }))).toEqual(JOIN_ROWS);
+      expect(rows(await engine.query(long, JSON_RESULTS, { deadline: { ms: 120_000, from: 'call' } }))).toEqual(JOIN_ROWS);
       // 200 chained && (operator depth 2 + 201 + … = 206): within the limit of 256, the same rows.
       const chain = (n: number) => join.replace(/\} ORDER BY \?year$/, `FILTER(?year > 0 ${'&& ?year > 0 '.repeat(n)}) } ORDER BY ?year`);
-      expect(rows(await engine.query(chain(200), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
-      const deep = await engine.query(chain(300), JSON_RESULTS, { timeoutMs: 60_000 });
+      expect(rows(await engine.query(chain(200), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } }))).toEqual(JOIN_ROWS);
+      const deep = await engine.query(chain(300), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(deep).toEqual({
         status: 'error',
         httpStatus: 400,
@@ -245,16 +247,16 @@ for (const name of FEDERATION_ENGINES) {
     });
 
     it('refuses a pattern outside SERVICE and an unregistered SERVICE before any request', async () => {
-      const o = await engine.query(`SELECT * { ?b <${P}book#title> ?t }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      const o = await engine.query(`SELECT * { ?b <${P}book#title> ?t }`, JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(o).toEqual({ status: 'error', httpStatus: 400, requests: {}, error: expect.stringContaining('is outside every SERVICE clause') });
-      const u = await engine.query(`SELECT * { SERVICE <${outside.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      const u = await engine.query(`SELECT * { SERVICE <${outside.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(u).toMatchObject({ status: 'error', httpStatus: 400, requests: {}, error: `refused to contact ${outside.url}: not a registered endpoint (SERVICE <${outside.url}>); nothing was sent` });
       expect(outside.hits).toBe(0);
     });
 
     it('never follows a 307 from a registered endpoint to an unregistered listener (0 requests there)', async () => {
       const before = redirector.hits;
-      const o = await engine.query(`SELECT * { SERVICE <${redirector.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 60_000 });
+      const o = await engine.query(`SELECT * { SERVICE <${redirector.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(o.status).toBe('error');
       const shown = (u: string) => `${u.replace(/[?#].*$/, '')}(\\?…)?`;
       expect(o.status === 'error' && o.error).toMatch(
@@ -270,25 +272,25 @@ for (const name of FEDERATION_ENGINES) {
 
     it('stops a query at its time limit with the requests sent so far, closes its connection, and answers the next one after', async () => {
       const hits = stall.hits;
-      // The limit counts from when a thread takes the query (limitFromStart): a thread's start at load 20 is not part of it.
-      const o = await engine.query(`SELECT * { SERVICE <${stall.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 2000, limitFromStart: true });
+      // The limit counts from when a thread takes the query (a deadline from: 'start'): a thread's start at load 20 is not part of it.
+      const o = await engine.query(`SELECT * { SERVICE <${stall.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { deadline: { ms: 2000, from: 'start' } });
       expect(stall.hits).toBeGreaterThan(hits);
       expect(o.status).toBe('timeout');
       // At least one request reached the stalled endpoint (Jena's query, or Comunica's service-description probe).
       expect(o.requests[stall.url]).toBeGreaterThanOrEqual(1);
       // The engine dropped the stalled connection (waits for the socket to close; no time budget).
       while (stall.sockets.size > 0) await new Promise((r) => setTimeout(r, 50));
-      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } }))).toEqual(JOIN_ROWS);
     });
 
     it("reports an endpoint's 503 at the limit it was sent (Fkgqa-Stopped) that arrives after the engine's own limit ended: busy or that limit, not the engine's timeout", async () => {
       // A started engine (a cold JVM's first query can take 2 s at load 24 before it sends anything).
-      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } }))).toEqual(JOIN_ROWS);
       for (const [l, stopped] of [
         [lateBusy, /^busy; by=request; waited=\d+; ms=\d+$/],
         [lateLimit, /^time-limit; by=request; ms=\d+$/],
       ] as const) {
-        const o = await engine.query(`SELECT * { SERVICE <${l.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 3000, limitFromStart: true });
+        const o = await engine.query(`SELECT * { SERVICE <${l.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { deadline: { ms: 3000, from: 'start' } });
         // Without the wait for due answers (DueAnswers): { status: 'timeout' }, a busy shard charged to the query.
         expect(o.status === 'error' ? [o.httpStatus, o.fault?.endpoint] : o.status).toEqual([503, l.url]);
         expect(o.status === 'error' && o.fault?.stopped).toMatch(stopped);
@@ -298,7 +300,7 @@ for (const name of FEDERATION_ENGINES) {
       const o = await engine.query(
         `SELECT * { { SERVICE SILENT <${earlyBusy.url}> { ?s ?p ?o } } UNION { SERVICE <${lateBusy.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } } } # SERVICE SILENT`,
         JSON_RESULTS,
-        { timeoutMs: 4000, limitFromStart: true },
+        { deadline: { ms: 4000, from: 'start' } },
       );
       expect(o.status === 'error' ? [o.httpStatus, o.fault?.endpoint] : o.status).toEqual([503, lateBusy.url]);
     });
@@ -307,37 +309,40 @@ for (const name of FEDERATION_ENGINES) {
       const ac = new AbortController();
       // Aborted 600 ms after the limit (stall's request carries what was left of it, less at most 250 ms) while stall's
       // answer is due: the wait for it ends there, aborted (it would wait 2 s and say timeout).
-      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } }))).toEqual(JOIN_ROWS);
       const onStall = stall.hits;
-      const aborted = engine.query(`SELECT * { SERVICE <${stall.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?q ?r } }`, JSON_RESULTS, { timeoutMs: 1500, limitFromStart: true, signal: ac.signal });
+      const aborted = engine.query(`SELECT * { SERVICE <${stall.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?q ?r } }`, JSON_RESULTS, { deadline: { ms: 1500, from: 'start' }, signal: ac.signal });
       while (stall.hits === onStall) await new Promise((r) => setTimeout(r, 20));
       setTimeout(() => ac.abort(), stallLimitMs + 250 + 600);
       expect(await aborted).toMatchObject({ status: 'error', error: 'aborted' });
       // A client's deadline (/federation/sparql's request limit): answered at it, without the late busy.
       // (Or, at load, the engine's own busy: the wait for the thread that replaced the aborted one took over a tenth of it.)
-      const within = await engine.query(`SELECT * { SERVICE <${lateBusy.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 1500, limitFromStart: true, within: 1500 });
+      const within = await engine.query(`SELECT * { SERVICE <${lateBusy.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, {
+        deadline: { ms: 1500, from: 'start', clientMs: 1500 },
+      });
       expect(within.status === 'error' ? { busy: within.busy, fault: within.fault } : within.status).toEqual(within.status === 'error' ? { busy: true, fault: undefined } : 'timeout');
-      // The whole call's limit (no limitFromStart).
-      expect((await engine.query(`SELECT * { SERVICE <${lateBusy.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 4000 })).status).toBe('timeout');
+      // The whole call's limit (a deadline from: 'call').
+      expect((await engine.query(`SELECT * { SERVICE <${lateBusy.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { deadline: { ms: 4000, from: 'call' } })).status).toBe(
+        'timeout',
+      );
       // A 503 the query's SERVICE SILENT swallowed, while another SERVICE stalls: the query's own time limit. (Jena sends the
       // stalled request after the SILENT one's answer; on a loaded machine that came past the limit, the JVM refused to send
       // and said so at once, and its error was read before the limit's due timer fired: QueryLimit.passed.)
       const silent = await engine.query(`SELECT * { { SERVICE SILENT <${earlyBusy.url}> { ?s ?p ?o } } UNION { SERVICE <${stall.url}> { ?s ?p ?o } } }`, JSON_RESULTS, {
-        timeoutMs: 1500,
-        limitFromStart: true,
+        deadline: { ms: 1500, from: 'start' },
       });
       expect(silent.status === 'error' ? silent.error : silent.status).toBe('timeout');
       // A late 503 whose Fkgqa-Stopped is no stop of fkgqa serve.
-      expect((await engine.query(`SELECT * { SERVICE <${lateGarbage.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 1500, limitFromStart: true })).status).toBe(
+      expect((await engine.query(`SELECT * { SERVICE <${lateGarbage.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { deadline: { ms: 1500, from: 'start' } })).status).toBe(
         'timeout',
       );
-      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } }))).toEqual(JOIN_ROWS);
     });
 
     it("sends nothing past the query's limit while it waits for due answers (a bind join's requests stop)", async () => {
       const before = slowAt.length;
       const boundBefore = slowBound;
-      const o = await engine.query(`SELECT * { SERVICE <${many.url}> { ?s ?p ?o } SERVICE <${slow.url}> { ?s ?q ?v } }`, JSON_RESULTS, { timeoutMs: 8000, limitFromStart: true });
+      const o = await engine.query(`SELECT * { SERVICE <${many.url}> { ?s ?p ?o } SERVICE <${slow.url}> { ?s ?q ?v } }`, JSON_RESULTS, { deadline: { ms: 8000, from: 'start' } });
       // The endpoints answer Comunica's COUNT queries with their rows, which hold no count: as shipped, Comunica takes
       // both sizes as unknown and its planner binds the 400 rows of `many` into requests to `slow` (400 ms each: about
       // 20 s on a quiet machine), so comunica-default runs to the limit; comunica and jena send one request to each
@@ -360,16 +365,16 @@ for (const name of FEDERATION_ENGINES) {
       const hits = stall.hits;
       let stalled = false;
       const pending = engine
-        .query(`SELECT * { SERVICE <${stall.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { timeoutMs: 120_000, signal: ac.signal })
+        .query(`SELECT * { SERVICE <${stall.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, { deadline: { ms: 120_000, from: 'call' }, signal: ac.signal })
         .finally(() => (stalled = true));
       while (stall.hits === hits) await new Promise((r) => setTimeout(r, 50));
       // Another query is answered while the stalled one still waits (2 threads or JVM query threads): an event, not a time budget.
-      const meanwhile = await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 });
+      const meanwhile = await engine.query(JOIN(), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } });
       expect(rows(meanwhile)).toEqual(JOIN_ROWS);
       expect(stalled).toBe(false);
       ac.abort();
       expect(await pending).toMatchObject({ status: 'error', error: 'aborted' });
-      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { timeoutMs: 60_000 }))).toEqual(JOIN_ROWS);
+      expect(rows(await engine.query(JOIN(), JSON_RESULTS, { deadline: { ms: 60_000, from: 'call' } }))).toEqual(JOIN_ROWS);
     });
   });
 }
@@ -384,7 +389,7 @@ describe.runIf(ENGINE_TESTS_RUN.jena)('engines / jena: the JVM', () => {
     const script = `
       import { createEngine } from ${JSON.stringify(path.join(ROOT, 'dist/federation/engines.js'))};
       const e = await createEngine('jena', { endpoints: [${JSON.stringify(url(1))}] });
-      const o = await e.query('ASK { SERVICE <${url(1)}> { ?s ?p ?o } }', 'application/sparql-results+json', { timeoutMs: 60000 });
+      const o = await e.query('ASK { SERVICE <${url(1)}> { ?s ?p ?o } }', 'application/sparql-results+json', { deadline: { ms: 60000, from: "call" } });
       console.log(JSON.stringify({ pid: e.pid, body: o.body }));`;
     // Asynchronously: the endpoints are served by this process.
     const out = await new Promise<string>((resolve, reject) =>
@@ -529,7 +534,7 @@ describe('engines / Comunica loaded from its bundle (npm run build, engine-modul
         if (from === 'modules') (engine as unknown as { data: { bundle?: unknown } }).data.bundle = undefined;
         const answered: string[] = [];
         for (let i = 0; i < 300; i++) {
-          const o = await engine.query(query, MEDIA.json, { timeoutMs: 60_000 });
+          const o = await engine.query(query, MEDIA.json, { deadline: { ms: 60_000, from: 'call' } });
           answered.push(o.status === 'ok' ? `ok ${JSON.parse(o.body).results.bindings.length}` : `${o.status} ${'error' in o ? o.error : ''}`);
         }
         expect(engine.loadedFrom).toBe(from);
@@ -549,7 +554,7 @@ describe('engines / Comunica loaded from its bundle (npm run build, engine-modul
       try {
         // Module by module: the same engine file, without its bundle (what a build without esbuild, or a changed file, gives).
         if (from === 'modules') (engine as unknown as { data: { bundle?: unknown } }).data.bundle = undefined;
-        const o = await engine.query(query, MEDIA.json, { timeoutMs: 120_000 });
+        const o = await engine.query(query, MEDIA.json, { deadline: { ms: 120_000, from: 'call' } });
         expect(o.status, JSON.stringify(o)).toBe('ok');
         expect(engine.loadedFrom).toBe(from);
         // What fkgqa serve's progress line says once the engine started.

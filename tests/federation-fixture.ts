@@ -58,7 +58,7 @@ export async function goldThroughEngine(opts: { shards: string; digest: string; 
         const o =
           plan.route === 'direct'
             ? await client.direct(plan.targets[0].url, plan.query, 'application/sparql-results+json', 60_000)
-            : await client.federated(plan.query, 'application/sparql-results+json', 60_000);
+            : await client.federated(plan.query, 'application/sparql-results+json', { ms: 60_000, from: 'call' });
         if (o.status !== 'ok') throw new Error(`${q.id}: ${o.status} ${o.status === 'error' ? o.error : ''}`);
         const c = compareResults(gold.get(q.id)!.results!, JSON.parse(o.body) as SparqlResults, !!(parsed.query.ast as { order?: unknown[] }).order?.length);
         verdicts.push(`${q.id} ${plan.route} ${c.identical ? 'identical' : c.reason}`);
@@ -71,7 +71,7 @@ export async function goldThroughEngine(opts: { shards: string; digest: string; 
     const [l1, o1] = [registry.endpoints.find((e) => e.id === 'library-shard1')!, registry.endpoints.find((e) => e.id === 'observatory-shard1')!];
     const both = planQuery(`SELECT (COUNT(*) AS ?n) { { SERVICE <${l1.url}> { ?s ?p ?o } } UNION { SERVICE <${o1.url}> { ?s ?p ?o } } }`, registry, { maxQueryChars: 8000 });
     expect(both.ok && both.route).toBe('federation');
-    const o = await client.federated((both as { query: string }).query, 'application/sparql-results+json', 60_000);
+    const o = await client.federated((both as { query: string }).query, 'application/sparql-results+json', { ms: 60_000, from: 'call' });
     expect(o.status).toBe('ok');
     const triples = (id: string) =>
       openBuild(shards, { checkShards: false })

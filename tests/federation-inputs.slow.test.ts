@@ -143,8 +143,9 @@ describe('what fkgqa reads from an endpoint: the same rule on every route', () =
       for (const engine of FEDERATION_ENGINES.filter((e) => e !== 'comunica-default' && ENGINE_TESTS_RUN[e])) {
         const fc = new BoundedSparqlClient(registryFromUrls([url(mode), shard1]), { engine });
         try {
-          const o = await fc.federated(`SELECT * WHERE { SERVICE <${url(mode)}> { ?b ?p ?o } SERVICE <${shard1}> { ?b ?q ?t } }`, MEDIA.json, 60_000, undefined, {
-            limitFromStart: true,
+          const o = await fc.federated(`SELECT * WHERE { SERVICE <${url(mode)}> { ?b ?p ?o } SERVICE <${shard1}> { ?b ?q ?t } }`, MEDIA.json, {
+            ms: 60_000,
+            from: 'start',
             waitMs: 120_000,
           });
           got[`${mode} ${engine}`] = o.status === 'error' ? `${o.error} | ${o.badAnswer?.endpoint}` : o.status;

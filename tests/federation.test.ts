@@ -180,7 +180,7 @@ describe('federation / an endpoint that answers no SPARQL result inside a multi-
       expect([ask.status, ask.status === 'ok' && ask.body.includes('true')]).toEqual(['ok', true]);
       // The engine path: the probe after the engine's error gets the time left (fractional, < 5,000 ms).
       // 4,500 ms leaves the probe less than its 5 s; at load 20 the engine may take all of it (timeout), never an internal error.
-      const o = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${p}> { ?b ?q ?t } }`, 'application/sparql-results+json', 4_500.5);
+      const o = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${p}> { ?b ?q ?t } }`, 'application/sparql-results+json', { ms: 4_500.5, from: 'call' });
       expect(o.status === 'ok').toBe(false);
       if (o.status === 'error') expect(o.error).toContain(`the endpoint ${p} answered HTTP 200 with content type text/html`);
       else expect(o.status).toBe('timeout');

@@ -49,13 +49,16 @@ describe('hostile answers / the ASK {} probe runs only when an endpoint may be a
         // 300 s: the value does not matter here; 30 s, which counts the engine's start, ended the query before it reached the endpoint at load 25.
         try {
           reset();
-          const syntax = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${limit}> { ?b ?q ?t . FILTER( } }`, 'application/sparql-results+json', 300_000);
+          const syntax = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${limit}> { ?b ?q ?t . FILTER( } }`, 'application/sparql-results+json', {
+            ms: 300_000,
+            from: 'call',
+          });
           expect([syntax.status, syntax.requests, seen.limit503]).toEqual(['error', {}, undefined]);
-          const limited = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${limit}> { ?b ?q ?t } }`, 'application/sparql-results+json', 300_000);
+          const limited = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${limit}> { ?b ?q ?t } }`, 'application/sparql-results+json', { ms: 300_000, from: 'call' });
           expect([limited.status, seen.limit503.asks]).toEqual(['error', 0]);
           expect(limited.status === 'error' && limited.error).toContain('time limit of 1000 ms');
           // A login page (200, text/html) is caught by the engine's HTTP, which names the endpoint: no probe needed.
-          const page = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${login}> { ?b ?q ?t } }`, 'application/sparql-results+json', 300_000);
+          const page = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${login}> { ?b ?q ?t } }`, 'application/sparql-results+json', { ms: 300_000, from: 'call' });
           expect([page.status, page.status === 'error' && page.badAnswer?.endpoint, seen.login.asks]).toEqual(['error', login, 0]);
           expect(page.status === 'error' && page.error).toContain(`the endpoint ${login} answered HTTP 200 with content type text/html, which is no SPARQL results type`);
         } finally {
@@ -135,7 +138,7 @@ describe("hostile answers / an unsolicited gzip answer is decoded everywhere, a 
         try {
           const q = (u: string) => `SELECT * { SERVICE <${rows}> { ?b ?p ?o } SERVICE <${u}> { ?b ?q ?t } }`;
           const outcomes = [];
-          for (const u of [longer, rows, rows]) outcomes.push((await client.federated(q(u), 'application/sparql-results+json', 60_000)).status);
+          for (const u of [longer, rows, rows]) outcomes.push((await client.federated(q(u), 'application/sparql-results+json', { ms: 60_000, from: 'call' })).status);
           expect(outcomes).toEqual(['ok', 'ok', 'ok']);
         } finally {
           await client.close();

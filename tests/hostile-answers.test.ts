@@ -126,7 +126,7 @@ describe('hostile answers / run_sparql_query: an incomplete answer is an infrast
         error: `the endpoint ${bad} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`,
         badAnswer: { endpoint: bad, httpStatus: 200 },
       });
-      const f = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t } }`, 'application/sparql-results+json', 60_000);
+      const f = await client.federated(`SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${bad}> { ?b ?q ?t } }`, 'application/sparql-results+json', { ms: 60_000, from: 'call' });
       expect(f).toMatchObject({
         status: 'error',
         error: `the endpoint ${bad} closed the connection before the answer was complete (HTTP 200, ${Buffer.byteLength(SHORT)} bytes received)`,
@@ -437,9 +437,9 @@ describe('hostile answers / comunica: why an endpoint answering 503 inside a two
       try {
         reset();
         const q = `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${down}> { ?b ?q ?t } }`;
-        const first = await client.federated(q, 'application/sparql-results+json', 30_000);
+        const first = await client.federated(q, 'application/sparql-results+json', { ms: 30_000, from: 'call' });
         const firstSeen = { ...seen.down503 };
-        const second = await client.federated(q, 'application/sparql-results+json', 30_000);
+        const second = await client.federated(q, 'application/sparql-results+json', { ms: 30_000, from: 'call' });
         // queries: the GET of the endpoint URL without a query (Comunica's metadata dereference) counts as one here.
         expect([first.status, first.requests[down], firstSeen, second.status, second.requests[down], seen.down503]).toEqual(['error', 3, { queries: 2, asks: 1 }, 'error', 2, { queries: 3, asks: 2 }]);
         expect(first.status === 'error' && first.error).toBe(`Invalid SPARQL endpoint response from ${down} (HTTP status 503): overloaded`);
@@ -553,9 +553,9 @@ describe("verdicts / a stop is one only when it agrees with the limit sent and t
           await client.warm();
           const got = {
             directLate: verdict(await client.direct(late, lone(late), json, 3000)),
-            federatedLate: verdict(await client.federated(two(late), json, 3000, undefined, { limitFromStart: true })),
+            federatedLate: verdict(await client.federated(two(late), json, { ms: 3000, from: 'start' })),
             directEarly: verdict(await client.direct(early, lone(early), json, 30_000)),
-            federatedEarly: verdict(await client.federated(two(early), json, 30_000, undefined, { limitFromStart: true })),
+            federatedEarly: verdict(await client.federated(two(early), json, { ms: 30_000, from: 'start' })),
           };
           // Without the engines' report of such a 503 (EndpointFault.said), inside a two-SERVICE query it is the endpoint's error even when genuine.
           const atOnce = (u: string) =>

@@ -5,8 +5,22 @@
  * (`parseStopped`), and when a stop is believed (`judgeStop`: it agrees with the limit sent and the
  * clock). Every route (the bounded client, both engines, serve's pool) decides by these.
  */
-import { describe, expect, it } from 'vitest';
-import { earliestStop, judgeStop, MIN_OWN_LIMIT_MS, parseStopped, sentLimit, STOP_CLOCK_TOLERANCE_MS, waitedTooLong } from '../src/federation/limit.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  dueGraceMs,
+  earliestStop,
+  federationDeadline,
+  judgeStop,
+  MIN_OWN_LIMIT_MS,
+  parseStopped,
+  runLimit,
+  sentLimit,
+  STOP_CLOCK_TOLERANCE_MS,
+  waitedTooLong,
+  waitLimit,
+  waitOutcome,
+} from '../src/federation/limit.js';
+import type { Deadline } from '../src/federation/engine.js';
 
 describe("limit / busy or the query's time limit (waitedTooLong)", () => {
   it('busy from a tenth of the limit and at least 100 ms of wait', () => {
@@ -14,6 +28,89 @@ describe("limit / busy or the query's time limit (waitedTooLong)", () => {
     expect([waitedTooLong(999, 10_000), waitedTooLong(1000, 10_000)]).toEqual([false, true]);
     // A limit under BUSY_MIN_WAIT_MS is the query's own to miss, even after waiting all of it.
     expect([waitedTooLong(50, 50), waitedTooLong(60, 60)]).toEqual([false, false]);
+  });
+});
+
+describe('limit / one deadline read by the engines (waitLimit, waitOutcome, runLimit, dueGraceMs), on a fake clock', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const at = (deadline: Deadline) => ({ deadline });
+
+  it("from: 'call' counts from since, the wait included; the engine's run keeps that limit and reads no due answers", () => {
+    const options = at({ ms: 1000, from: 'call', since: 1_000_000 - 300 });
+    const wait = waitLimit(options);
+    expect([wait.since, wait.left(), runLimit(options, wait) === wait, dueGraceMs(options.deadline)]).toEqual([999_700, 700, true, 0]);
+    wait.dispose();
+  });
+
+  it("from: 'start' with waitMs: a wait to waitMs is busy (503) and reports the whole waitMs", async () => {
+    const options = at({ ms: 60_000, from: 'start', waitMs: 500 });
+    const wait = waitLimit(options);
+    expect(wait.left()).toBe(500);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(await wait.stopped).toBe('timeout');
+    expect(waitOutcome(options, 'comunica', wait, 'timeout', {})).toEqual({
+      status: 'error',
+      error: 'the federation engine comunica did not take the query within 500 ms (it was starting, or busy with other queries)',
+      httpStatus: 503,
+      busy: true,
+      waitedMs: 500,
+      requests: {},
+    });
+    expect(dueGraceMs(options.deadline)).toBe(2000);
+  });
+
+  it("from: 'start': the query's own limit starts when the engine takes it, whatever the wait", async () => {
+    const options = at({ ms: 800, from: 'start' });
+    const wait = waitLimit(options);
+    await vi.advanceTimersByTimeAsync(5000);
+    const run = runLimit(options, wait);
+    expect([run.since, run.left()]).toEqual([1_005_000, 800]);
+    expect(run.outcome('timeout', {})).toEqual({ status: 'timeout', requests: {} });
+    run.dispose();
+  });
+
+  it("from: 'start' with clientMs: the run gets what the wait left; stopped there after a wait waitedTooLong calls long, busy", async () => {
+    const options = at({ ms: 5000, from: 'start', clientMs: 2000 });
+    const long = waitLimit(options);
+    await vi.advanceTimersByTimeAsync(300);
+    const afterLong = runLimit(options, long);
+    expect([afterLong.left(), waitedTooLong(300, 2000)]).toEqual([1700, true]);
+    expect(afterLong.outcome('timeout', {})).toMatchObject({ status: 'error', httpStatus: 503, busy: true, waitedMs: 300 });
+    expect(afterLong.outcome('aborted', {})).toEqual({ status: 'error', error: 'aborted', requests: {} });
+    afterLong.dispose();
+    const short = waitLimit(options);
+    await vi.advanceTimersByTimeAsync(150);
+    const afterShort = runLimit(options, short);
+    expect([afterShort.left(), afterShort.outcome('timeout', {})]).toEqual([1850, { status: 'timeout', requests: {} }]);
+    afterShort.dispose();
+    expect(dueGraceMs(options.deadline)).toBe(0);
+  });
+
+  it("a client's deadline under BUSY_MIN_WAIT_MS that ends the wait is the query's own time limit, not busy", async () => {
+    const options = at({ ms: 5000, from: 'start', clientMs: 50 });
+    const wait = waitLimit(options);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(waitOutcome(options, 'jena', wait, await wait.stopped, {})).toEqual({ status: 'timeout', requests: {} });
+  });
+
+  it("since: a wait begun before the call (a caller's own queue) counts towards waitMs", async () => {
+    const options = at({ ms: 60_000, from: 'start', waitMs: 1000, since: 1_000_000 - 400 });
+    const wait = waitLimit(options);
+    expect(wait.left()).toBe(600);
+    await vi.advanceTimersByTimeAsync(600);
+    expect(waitOutcome(options, 'comunica', wait, await wait.stopped, {})).toMatchObject({ busy: true, waitedMs: 1000 });
+  });
+
+  it('federationDeadline: the limit from when the engine takes the query, the wait bounded by the larger of 60 s and the limit', () => {
+    expect([federationDeadline(10_000), federationDeadline(90_000)]).toEqual([
+      { ms: 10_000, from: 'start', waitMs: 60_000 },
+      { ms: 90_000, from: 'start', waitMs: 90_000 },
+    ]);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * A long wait behind the federation engine's only thread (a long time-limit run goes
- * to `npm run test:slow`): the engine's `limitFromStart` counted on ComunicaEngine itself, with a
+ * to `npm run test:slow`): the engine's deadline `from: 'start'` counted on ComunicaEngine itself, with a
  * query that runs its 10 s limit ahead of another (16 s of wall, two busy threads).
  * tests/serve-limits.slow.test.ts keeps the same promise through run_sparql_query ("a federated query
  * behind the agent's own slow one ... is not charged the wait").
@@ -11,7 +11,7 @@ import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
 import { demoBuild, tmpDir } from './helpers.js';
 
-describe('the federation engine: limitFromStart does not count the wait for its thread', () => {
+describe("the federation engine: a deadline from: 'start' does not count the wait for its thread", () => {
   let s: ShardServer;
   const ep = (n: number) => s.endpoint(`library-shard${n}`)!.url;
   /** 5 SERVICE clauses joined locally: 35^3 × 8^2 rows, far longer than any limit here. */
@@ -27,14 +27,14 @@ describe('the federation engine: limitFromStart does not count the wait for its 
     await s?.close();
   });
 
-  it("limitFromStart: a query waiting 10 s behind a busy engine thread, then for the replacement thread's start, still answers within its 8 s limit; a warm engine replaces a stopped thread at once", async () => {
+  it("from: 'start': a query waiting 10 s behind a busy engine thread, then for the replacement thread's start, still answers within its 8 s limit; a warm engine replaces a stopped thread at once", async () => {
     const engine = new ComunicaEngine({ endpoints: [1, 2, 3, 4].map(ep) });
     const slots = () => (engine as unknown as { slots: unknown[] }).slots.length;
     try {
       await engine.warm();
       const t0 = performance.now();
-      const first = engine.query(slow(), MEDIA.json, { timeoutMs: 10_000, limitFromStart: true });
-      const second = engine.query(good(), MEDIA.json, { timeoutMs: 8000, limitFromStart: true });
+      const first = engine.query(slow(), MEDIA.json, { deadline: { ms: 10_000, from: 'start' } });
+      const second = engine.query(good(), MEDIA.json, { deadline: { ms: 8000, from: 'start' } });
       expect(await first).toMatchObject({ status: 'timeout' });
       // The first ran its 10 s on the thread and was stopped: the thread was replaced at once (warm), before any query asked.
       expect(engine.restarts).toBe(1);
@@ -43,10 +43,13 @@ describe('the federation engine: limitFromStart does not count the wait for its 
       // It waited for the first (10 s) and for the replacement thread's start: longer than its own limit.
       expect(performance.now() - t0).toBeGreaterThan(10_000);
       expect(o.status === 'ok' && JSON.parse(o.body).results.bindings[0].n.value).toBe('280');
-      // Without limitFromStart the same wait is counted: the limit ends while it waits. With a wait limit
+      // With a deadline from: 'call' the same wait is counted: the limit ends while it waits. With a wait limit
       // (waitMs, what serve's /federation/sparql sets), a longer wait is busy: HTTP 503, the engine's fault.
-      const busy = engine.query(slow(), MEDIA.json, { timeoutMs: 3000, limitFromStart: true });
-      const [counted, waited] = await Promise.all([engine.query(good(), MEDIA.json, { timeoutMs: 1500 }), engine.query(good(), MEDIA.json, { timeoutMs: 60_000, limitFromStart: true, waitMs: 1000 })]);
+      const busy = engine.query(slow(), MEDIA.json, { deadline: { ms: 3000, from: 'start' } });
+      const [counted, waited] = await Promise.all([
+        engine.query(good(), MEDIA.json, { deadline: { ms: 1500, from: 'call' } }),
+        engine.query(good(), MEDIA.json, { deadline: { ms: 60_000, from: 'start', waitMs: 1000 } }),
+      ]);
       expect(counted).toMatchObject({ status: 'timeout' });
       expect(waited).toMatchObject({
         status: 'error',

@@ -248,7 +248,7 @@ describe("/federation/sparql: the federation engine's start-up and the wait for 
     const engine = new ComunicaEngine({ endpoints: [1, 2].map(ep) });
     (engine as unknown as { data: { enginePath: string } }).data.enginePath = broken;
     try {
-      const o = await engine.query(good(), MEDIA.json, { timeoutMs: 600_000, limitFromStart: true });
+      const o = await engine.query(good(), MEDIA.json, { deadline: { ms: 600_000, from: 'start' } });
       expect(o.status).toBe('error');
       const error = o.status === 'error' ? o.error : '';
       expect(error).toMatch(/^the federation engine comunica failed to start: no actors here/);
@@ -294,7 +294,7 @@ describe("/federation/sparql: the federation engine's start-up and the wait for 
 
 describe("the federation engine's wait: counted to its limit", () => {
   it('a query the engine did not take within waitMs reports waited at least waitMs, even when the timer fired a millisecond early (never waited=99; ms=100)', () => {
-    const options = { timeoutMs: 60_000, limitFromStart: true, waitMs: 100 };
+    const options = { deadline: { ms: 60_000, from: 'start' as const, waitMs: 100 } };
     // A wait whose timer fired 1 ms before its limit (Node timers may).
     const wait = { ...waitLimit(options), since: Date.now() - 99 };
     const o = waitOutcome(options, 'comunica', wait, 'timeout', {});

@@ -40,7 +40,12 @@ describe.runIf(HAS_SPIDER)('SERVICE shapes: every engine answers as the unsharde
       expect(plan.ok ? '' : plan.errorClass).toBe(shape.name === 'SERVICE inside SERVICE' ? 'nested-service' : 'unsupported-shape');
       for (const [name, engine] of Object.entries(bench.engines)) {
         // The agent's text (prefixes declared) and routing's regenerated text (full IRIs) alike.
-        expect(await engine.query(text, JSON_RESULTS, { timeoutMs: 120_000 }), `${name}: ${shape.name}`).toEqual({ status: 'error', error: message, httpStatus: 400, requests: {} });
+        expect(await engine.query(text, JSON_RESULTS, { deadline: { ms: 120_000, from: 'call' } }), `${name}: ${shape.name}`).toEqual({
+          status: 'error',
+          error: message,
+          httpStatus: 400,
+          requests: {},
+        });
       }
     }
   });

@@ -326,7 +326,7 @@ export async function expectSameAsUnsharded(bench: ShapeBench, shape: Shape): Pr
   const gold = await goldOf(bench, shape);
   expect(gold.boolean !== undefined ? 1 : gold.results!.bindings.length, 'rows of the unsharded graph').toBe(shape.rows);
   for (const [name, engine] of Object.entries(bench.engines)) {
-    const o = await engine.query(shape.query(bench.spelling), JSON_RESULTS, { timeoutMs: 120_000 });
+    const o = await engine.query(shape.query(bench.spelling), JSON_RESULTS, { deadline: { ms: 120_000, from: 'call' } });
     expect(o.status === 'error' ? `${name}: ${o.error}` : `${name}: ${o.status}`).toBe(`${name}: ok`);
     const c = compareResults(gold, JSON.parse((o as { body: string }).body) as SparqlResults, shape.ordered ?? false);
     expect({ engine: name, identical: c.identical, reason: c.reason, missing: c.missing, extra: c.extra }).toEqual({ engine: name, identical: true, reason: undefined, missing: [], extra: [] });

@@ -9,28 +9,7 @@
  * to the engine, and oxigraph, Comunica and Jena each have their own (`groupConcatSeparators`).
  */
 import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
-
-const XSD = 'http://www.w3.org/2001/XMLSchema#';
-const NUMERIC = new Set(
-  [
-    'integer',
-    'decimal',
-    'double',
-    'float',
-    'int',
-    'long',
-    'short',
-    'byte',
-    'nonNegativeInteger',
-    'positiveInteger',
-    'negativeInteger',
-    'nonPositiveInteger',
-    'unsignedInt',
-    'unsignedLong',
-    'unsignedShort',
-    'unsignedByte',
-  ].map((t) => `${XSD}${t}`),
-);
+import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 
 /** Significant digits decimals and doubles are compared to (AVG and division differ in the last digits between engines). */
 export const NUMBER_DIGITS = 12;
@@ -51,7 +30,7 @@ export function termKey(t: SparqlTerm): string {
   if (t.type === 'bnode') return '_:';
   if (t['xml:lang']) return `"${t.value}"@${t['xml:lang'].toLowerCase()}`;
   const dt = t.datatype;
-  if (dt && NUMERIC.has(dt) && NUMBER_LEXICAL.test(t.value)) {
+  if (dt && XSD_NUMERIC_TYPES.has(dt) && NUMBER_LEXICAL.test(t.value)) {
     // Within 12 digits the exact key is the rounded one: integers stay equal to decimals and doubles of their value.
     const whole = INTEGER_LEXICAL.exec(t.value);
     if (whole) return `#${BigInt(whole[1]).toString()}`;

@@ -16,3 +16,23 @@ export const SPIDER_DEFAULT_PREFIX = 'http://valuenet/ontop/';
 
 /** Prefix of the IRIs that replace blank nodes (see `skolemIri`). */
 export const SKOLEM_PREFIX = 'urn:fkgqa:bnode:';
+
+/** xsd:integer and the types derived from it, by local name (XML Schema 1.1 part 2, section 3.4). */
+export const XSD_INTEGER_TYPES: readonly string[] = [
+  'integer',
+  'int',
+  'long',
+  'short',
+  'byte',
+  'nonNegativeInteger',
+  'positiveInteger',
+  'negativeInteger',
+  'nonPositiveInteger',
+  'unsignedInt',
+  'unsignedLong',
+  'unsignedShort',
+  'unsignedByte',
+];
+
+/** The numeric datatypes, as IRIs (SPARQL 1.1 section 17.1): xsd:decimal, xsd:float, xsd:double and the integer types. */
+export const XSD_NUMERIC_TYPES: ReadonlySet<string> = new Set(['decimal', 'float', 'double', ...XSD_INTEGER_TYPES].map((t) => `${XSD}${t}`));

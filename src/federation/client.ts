@@ -27,7 +27,7 @@
  * for a query error (`QUERY_ERROR_TEXT`), any other 5xx the endpoint's.
  */
 import { parseSparqlJson, type SparqlRow } from '../sparql/results.js';
-import { type FederationEngine } from './engine.js';
+import { type Deadline, type FederationEngine } from './engine.js';
 import { createEngine, DEFAULT_FEDERATION_ENGINE } from './engines.js';
 import { type AnswerForm, CHECKED_RESULT_TYPES, queryForm, resultsProblem, SPARQL_RESULT_TYPES, unreadTypeWords } from './answer-check.js';
 import { inspectQuery, quickInspect } from '../sparql/inspect.js';
@@ -420,44 +420,32 @@ export class BoundedSparqlClient {
 
   /**
    * Runs a query with SERVICE clauses on the federation engine, which may contact only the
-   * registered endpoints. The time limit bounds the whole call, the wait for a busy engine included.
+   * registered endpoints, within `deadline`, passed to the engine as it is.
    * @param mediaType of the answer (`application/sparql-results+json`, `application/n-triples`, …)
-   * @param timeoutMs time limit, in ms; the engine's work on the query is stopped when it is reached (`timeout`)
+   * @param deadline the query's time limit (`Deadline` of engine.ts; `from: 'call'` without `since` counts from
+   *   this call, the engine's start-up and the wait for a busy engine included); the engine's work on the query
+   *   is stopped when it is reached (`timeout`), or over a `from: 'start'` deadline's wait an `error` with
+   *   `busy` (HTTP 503); an engine that fails to start is an `error`
    * @param cancel aborted when the caller no longer wants the answer: the engine's work is stopped as at the time limit
-   * @param how `limitFromStart`: the time limit counts from when the engine takes the query, its
-   *   start-up and the wait for a busy engine not included (EngineQueryOptions; fkgqa serve's
-   *   `/federation/sparql`), the wait bounded by `waitMs` (over it: an `error` with `busy`, HTTP 503); an engine that fails to start is an `error`;
-   *   `queuedSince`: the query already waited in the caller's own queue since then (EngineQueryOptions);
-   *   `sources`: registered endpoint URLs the engine selects sources among, for a query without SERVICE
-   *   clauses (engines with `selectsSources` only: `selectsSources()`)
+   * @param sources registered endpoint URLs the engine selects sources among, for a query without SERVICE clauses
+   *   (engines with `selectsSources` only: `selectsSources()`)
    * @returns never rejects
    */
-  async federated(
-    query: string,
-    mediaType: string,
-    timeoutMs: number,
-    cancel?: AbortSignal,
-    how: { limitFromStart?: boolean; waitMs?: number; within?: number; queuedSince?: number; sources?: string[] } = {},
-  ): Promise<SparqlOutcome> {
+  async federated(query: string, mediaType: string, deadline: Deadline, cancel?: AbortSignal, sources?: string[]): Promise<SparqlOutcome> {
+    const d: Deadline = deadline.from === 'call' && deadline.since === undefined ? { ...deadline, since: Date.now() } : deadline;
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const limit = new AbortController();
     // The engine's own limit (the time left after its start) ends the query, reading the answers its endpoints already
     // reported (DueAnswers of limit.ts, no wait: the limit bounds the whole call); this timer is the backstop.
-    const timer = how.limitFromStart ? undefined : setTimeout(() => limit.abort(), timeoutMs + 250);
+    const timer = d.from === 'start' ? undefined : setTimeout(() => limit.abort(), d.ms + 250);
     const onCancel = () => limit.abort();
     if (cancel?.aborted) limit.abort();
     else cancel?.addEventListener('abort', onCancel, { once: true });
     let o;
     try {
       const engine = await this.federation();
-      o = await engine.query(query, mediaType, {
-        timeoutMs: how.limitFromStart ? timeoutMs : Math.max(1, Math.round(timeoutMs - ms())),
-        signal: limit.signal,
-        ...(how.sources?.length ? { sources: how.sources } : {}),
-        ...(how.limitFromStart ? { limitFromStart: true, ...(how.waitMs !== undefined ? { waitMs: how.waitMs } : {}), ...(how.within !== undefined ? { within: how.within } : {}) } : {}),
-        ...(how.queuedSince !== undefined ? { queuedSince: how.queuedSince } : {}),
-      });
+      o = await engine.query(query, mediaType, { deadline: d, signal: limit.signal, ...(sources?.length ? { sources } : {}) });
     } catch (e) {
       o = { status: 'error' as const, error: `the federation engine ${this.engineName} failed to start: ${(e as Error).message}`, requests: {} };
     } finally {
@@ -467,7 +455,14 @@ export class BoundedSparqlClient {
     for (const [endpoint, n] of Object.entries(o.requests)) this.requests[endpoint] = (this.requests[endpoint] ?? 0) + n;
     if (o.status === 'timeout' || (o.status === 'error' && limit.signal.aborted)) return { status: 'timeout', ms: ms(), requests: o.requests };
     if (o.status === 'error' && o.busy)
-      return { status: 'error', error: o.error, httpStatus: 503, busy: { endpoint: 'federation engine', waitedMs: o.waitedMs ?? how.waitMs ?? 0 }, ms: ms(), requests: o.requests };
+      return {
+        status: 'error',
+        error: o.error,
+        httpStatus: 503,
+        busy: { endpoint: 'federation engine', waitedMs: o.waitedMs ?? (d.from === 'start' ? d.waitMs : undefined) ?? 0 },
+        ms: ms(),
+        requests: o.requests,
+      };
     if (o.status === 'error') {
       const redirect = /with a redirect to .*: not followed/.test(o.error);
       let what = o.fault?.what;
@@ -497,7 +492,7 @@ export class BoundedSparqlClient {
             status: 'timeout',
             ms: ms(),
             requests: o.requests,
-            ...(stop.stop.by === 'endpoint' && stop.stop.limitMs !== undefined && stop.stop.limitMs < timeoutMs ? { endpointLimitMs: stop.stop.limitMs } : {}),
+            ...(stop.stop.by === 'endpoint' && stop.stop.limitMs !== undefined && stop.stop.limitMs < d.ms ? { endpointLimitMs: stop.stop.limitMs } : {}),
           };
         if (stop) what = unbelievedStop(`answered HTTP 503 saying it stopped the query at a time limit (${errorBody(o.fault.said, '', 503).slice(0, 200)})`, stop.unbelieved);
       }
@@ -515,7 +510,7 @@ export class BoundedSparqlClient {
       if (o.httpStatus !== undefined && causedByQuery(o.httpStatus, undefined, o.error)) {
         return { status: 'error', error: o.error, httpStatus: o.httpStatus, queryCaused: true, ms: ms(), requests: o.requests };
       }
-      const bad = redirect || !fromEndpoint(o.error) ? undefined : await this.findBadAnswer(o.requests, timeoutMs - ms());
+      const bad = redirect || !fromEndpoint(o.error) ? undefined : await this.findBadAnswer(o.requests, d.ms - ms());
       if (bad) {
         const what = bad.problem
           ? `the endpoint ${bad.endpoint} ${bad.problem}`

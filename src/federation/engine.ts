@@ -22,41 +22,57 @@
  * on every engine listed. docs/federation.md describes the engines and their disagreements.
  */
 
+/**
+ * The time limit of one query: one value passed down unchanged from the caller (`fkgqa query`,
+ * run_sparql_query, serve's `/federation/sparql`) through `BoundedSparqlClient.federated` to the
+ * engine, which races its work against it (`waitLimit` and `runLimit` of limit.ts). Times in ms;
+ * instants on the `Date.now()` clock. Whether a query stopped at it was busy (the engine's fault,
+ * HTTP 503) or ran into its own limit is decided by `waitedTooLong` of limit.ts (docs/serving.md,
+ * serve's time limits).
+ * - `from: 'call'`: `ms` counts from `since`, the wait for a busy engine and its start-up included;
+ *   over it the outcome is `timeout`.
+ * - `from: 'start'`: `ms` counts from when the engine takes the query (a ready thread or process):
+ *   the wait for a busy engine or for its start-up is not the query's. The wait is ended by `waitMs`,
+ *   `clientMs` or the caller's signal only; an engine that fails to start ends it with an `error`
+ *   naming the start-up failure (infrastructure, never a timeout).
+ */
+export type Deadline =
+  | {
+      /** The query's time limit, ms, counted from `since`. */
+      ms: number;
+      from: 'call';
+      /** When the wait for the engine began (`Date.now()` clock, ms): a caller's own queue before the call. Default: the call. */
+      since?: number;
+    }
+  | {
+      /** The query's time limit, ms, counted from when the engine takes the query (at most what `clientMs` leaves). */
+      ms: number;
+      from: 'start';
+      /**
+       * The longest wait (ms, from `since`) for the engine to take the query; over it the outcome is an
+       * `error` with `busy` and HTTP status 503 (the engine was starting or busy: not the query's
+       * fault). Default: no limit.
+       */
+      waitMs?: number;
+      /**
+       * A client's own deadline (ms, from `since`) for the whole call, e.g. a request's `Fkgqa-Timeout`
+       * at `/federation/sparql`: the wait is bounded by it, and the query's limit is what the wait left
+       * of it (at most `ms`). A query stopped there after a wait `waitedTooLong` calls too long is an
+       * `error` with `busy` and HTTP status 503: the wait was the engine's, not the query's.
+       */
+      clientMs?: number;
+      /**
+       * When the wait for the engine began (`Date.now()` clock, ms): a caller's own queue in front of
+       * the engine (fkgqa serve's fair share between clients at `/federation/sparql`). That wait counts
+       * towards `waitMs` and `clientMs`. Default: the call.
+       */
+      since?: number;
+    };
+
 /** Options of one query. */
 export interface EngineQueryOptions {
-  /**
-   * Time limit of the whole call in ms, waiting for a busy engine included (unless `limitFromStart`);
-   * over it the outcome is `timeout` and the engine's work on the query is stopped.
-   */
-  timeoutMs: number;
-  /**
-   * Count `timeoutMs` from when the engine takes the query (a ready thread or process), not from the
-   * call: the wait for a busy engine or for its start-up is not the query's (fkgqa serve's
-   * `/federation/sparql`). The wait is ended only by `signal`; an engine that fails to start ends it
-   * with an `error` naming the start-up failure (infrastructure, never a timeout).
-   */
-  limitFromStart?: boolean;
-  /**
-   * With `limitFromStart`: the longest wait (ms) for the engine to take the query; over it the
-   * outcome is an `error` with `busy` and HTTP status 503 (the engine was starting or busy: not the
-   * query's fault). Default: no limit.
-   */
-  waitMs?: number;
-  /**
-   * With `limitFromStart`: the whole call ends within this many ms of the call (a client's own
-   * deadline, e.g. a request's `Fkgqa-Timeout` at `/federation/sparql`): the wait is bounded by it, and
-   * the query's limit is what the wait left of it (at most `timeoutMs`). A query stopped at that limit
-   * after waiting at least a tenth of it (`waitedTooLong` of limit.ts) is an `error` with `busy` and HTTP
-   * status 503: the wait was the engine's, not the query's.
-   */
-  within?: number;
-  /**
-   * When the query started waiting for the engine, before this call (`Date.now()` clock, ms): a
-   * caller's own queue in front of the engine (fkgqa serve's fair share between clients at
-   * `/federation/sparql`). That wait counts as the wait for the engine: towards `timeoutMs` (without
-   * `limitFromStart`), `waitMs` and `within`. Default: the call.
-   */
-  queuedSince?: number;
+  /** The query's time limit (`Deadline`). */
+  deadline: Deadline;
   /** Aborts the query (outcome `error` "aborted"); the engine's work on it is stopped. */
   signal?: AbortSignal;
   /**

@@ -1,10 +1,10 @@
 /**
- * The time limit and abort signal of one engine query (EngineQueryOptions), as one promise: what
- * every engine races its work against. The limit counts from the call, so the wait for a free
- * engine thread or process counts too, unless `limitFromStart` (then from when the engine takes the
- * query; with `within`, a client's deadline from the call bounds both).
+ * The deadline and abort signal of one engine query (`Deadline`, EngineQueryOptions), as one promise:
+ * what every engine races its work against. A deadline `from: 'call'` counts the wait for a free
+ * engine thread or process too; `from: 'start'` counts from when the engine takes the query (with
+ * `clientMs`, a client's deadline from the call bounds both).
  */
-import type { EndpointFault, EngineOutcome, EngineQueryOptions } from './engine.js';
+import type { Deadline, EndpointFault, EngineOutcome, EngineQueryOptions } from './engine.js';
 
 /** Why a query was stopped. */
 export type StopReason = 'timeout' | 'aborted';
@@ -31,7 +31,7 @@ export interface QueryLimit {
 
 /**
  * The share of a query's time limit it must have waited (for a worker of fkgqa serve, or for a
- * federation engine with `within`) for a stop at that limit to be the endpoint's or engine's (busy,
+ * federation engine with a deadline's `clientMs`) for a stop at that limit to be the endpoint's or engine's (busy,
  * HTTP 503) rather than the query's own: a tenth, so that a query charged a timeout ran at least
  * 90 % of its limit (docs/serving.md, serve's time limits). A half (busy only when the wait used
  * more of the limit than the query) is the alternative, and the worse one: with a half, a query that waited
@@ -44,7 +44,7 @@ export const BUSY_WAIT_SHARE = 0.1;
 /**
  * The longest wait (ms) of a federated query for the federation engine to take it (a free thread, a
  * replacement's start), beyond its own limit: run_sparql_query and `fkgqa query` pass
- * `limitFromStart` with `waitMs` the larger of this and the query's limit.
+ * a deadline `from: 'start'` with `waitMs` the larger of this and the query's limit (`federationDeadline`).
  */
 export const FEDERATION_WAIT_MS = 60_000;
 
@@ -76,73 +76,89 @@ export function sentLimit(leftMs: number): number {
 }
 
 /**
- * The limit of the wait before an engine takes a query: the query's limit (`queryLimit`), or with
- * `limitFromStart` one that only `signal` ends (the query's own limit starts when the engine takes it:
- * `runLimit`).
+ * The deadline of a federated query whose limit counts from when the engine takes it, its wait for the
+ * engine bounded by the larger of `FEDERATION_WAIT_MS` and the limit: run_sparql_query and `fkgqa query`.
+ * @param ms the query's time limit, in ms
  */
-export function waitLimit(options: EngineQueryOptions): QueryLimit {
-  return queryLimit(options.limitFromStart ? { ...options, timeoutMs: Math.min(options.waitMs ?? Infinity, options.within ?? Infinity, 2 ** 31 - 1) } : options, options.queuedSince);
+export function federationDeadline(ms: number): Deadline {
+  return { ms, from: 'start', waitMs: Math.max(ms, FEDERATION_WAIT_MS) };
 }
 
 /**
- * The outcome of a query whose wait for the engine ended (`waitLimit`): with `limitFromStart`, a
- * wait over `waitMs` is `busy` (HTTP 503, the engine's fault); otherwise the query's time limit.
+ * The limit of the wait before an engine takes a query: the deadline itself (`from: 'call'`), or
+ * (`from: 'start'`) the deadline's `waitMs` and `clientMs`, whichever ends first, or only `signal`
+ * without either (the query's own limit starts when the engine takes it: `runLimit`).
+ */
+export function waitLimit(options: EngineQueryOptions): QueryLimit {
+  const d = options.deadline;
+  return queryLimit(d.from === 'start' ? Math.min(d.waitMs ?? Infinity, d.clientMs ?? Infinity, 2 ** 31 - 1) : d.ms, options.signal, d.since);
+}
+
+/**
+ * The outcome of a query whose wait for the engine ended (`waitLimit`): with a deadline `from: 'start'`,
+ * a wait over its `waitMs` or `clientMs` is `busy` (HTTP 503, the engine's fault) unless `waitedTooLong`
+ * says a client's deadline was too short to be kept waiting; otherwise the query's time limit.
  */
 export function waitOutcome(options: EngineQueryOptions, engine: string, wait: QueryLimit, why: StopReason, requests: Record<string, number>): EngineOutcome {
-  if (options.limitFromStart && why === 'timeout') {
+  const d = options.deadline;
+  if (d.from === 'start' && why === 'timeout') {
     // A client's deadline under BUSY_MIN_WAIT_MS that ended the wait: the query's own to miss, as in serve's pool.
-    if (options.within !== undefined && options.within <= (options.waitMs ?? Infinity) && !waitedTooLong(options.within, options.within)) return wait.outcome(why, requests);
-    const limit = Math.min(options.waitMs ?? Infinity, options.within ?? Infinity);
+    if (d.clientMs !== undefined && d.clientMs <= (d.waitMs ?? Infinity) && !waitedTooLong(d.clientMs, d.clientMs)) return wait.outcome(why, requests);
+    const limit = Math.min(d.waitMs ?? Infinity, d.clientMs ?? Infinity);
     // The wait ran to its limit: a timer firing a millisecond early does not make it shorter (as serve's pool counts it).
     const waitedMs = Math.max(Date.now() - wait.since, Number.isFinite(limit) ? limit : 0);
-    return {
-      status: 'error',
-      error: `the federation engine ${engine} did not take the query within ${limit} ms (it was starting, or busy with other queries)`,
-      httpStatus: 503,
-      busy: true,
-      waitedMs,
-      requests,
-    };
+    return busyOutcome(`the federation engine ${engine} did not take the query within ${limit} ms (it was starting, or busy with other queries)`, waitedMs, requests);
   }
   return wait.outcome(why, requests);
 }
 
-/** The limit of a query the engine takes now: `wait` itself, or with `limitFromStart` a fresh `queryLimit` (the wait's is disposed). */
+/** The outcome of a query the engine kept waiting (`waitedMs`, ms) past its deadline: busy, HTTP 503, the engine's fault. */
+function busyOutcome(error: string, waitedMs: number, requests: Record<string, number>): EngineOutcome {
+  return { status: 'error', error, httpStatus: 503, busy: true, waitedMs, requests };
+}
+
+/**
+ * The limit of a query the engine takes now: `wait` itself (`from: 'call'`), or (`from: 'start'`) a fresh
+ * `queryLimit` of the deadline's `ms`, at most what the wait left of its `clientMs` (the wait's is disposed).
+ */
 export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLimit {
-  if (!options.limitFromStart) return wait;
+  const d = options.deadline;
+  if (d.from === 'call') return wait;
   wait.dispose();
-  if (options.within === undefined) return queryLimit(options);
+  if (d.clientMs === undefined) return queryLimit(d.ms, options.signal);
   // A client's deadline: the query runs for what the wait left of it; stopped then after a long wait, the engine was busy.
-  const within = options.within;
+  const clientMs = d.clientMs;
   const waited = Date.now() - wait.since;
-  const run = queryLimit({ ...options, timeoutMs: Math.max(1, Math.min(options.timeoutMs, within - waited)) });
-  if (!waitedTooLong(waited, within)) return run;
+  const run = queryLimit(Math.max(1, Math.min(d.ms, clientMs - waited)), options.signal);
+  if (!waitedTooLong(waited, clientMs)) return run;
   return {
     ...run,
     outcome: (why, requests) =>
       why === 'timeout'
-        ? {
-            status: 'error',
-            error: `the federation engine was busy: the query waited ${waited} ms for it behind other queries, and the limit of ${within} ms ended ${Date.now() - run.since} ms after it started; the wait is the engine's, not the query's: retry later`,
-            httpStatus: 503,
-            busy: true,
-            waitedMs: waited,
+        ? busyOutcome(
+            `the federation engine was busy: the query waited ${waited} ms for it behind other queries, and the limit of ${clientMs} ms ended ${Date.now() - run.since} ms after it started; the wait is the engine's, not the query's: retry later`,
+            waited,
             requests,
-          }
+          )
         : run.outcome(why, requests),
   };
 }
 
-/** Starts the limit of one query, counted from `since` (`Date.now()` clock, ms; default now). */
-export function queryLimit(options: EngineQueryOptions, since = Date.now()): QueryLimit {
-  const deadline = since + options.timeoutMs;
+/**
+ * Starts a limit of `ms` counted from `since`, ended early by `signal`.
+ * @param ms the limit, in ms
+ * @param signal the caller's abort signal (the limit then stops with `aborted`)
+ * @param since when the limit starts (`Date.now()` clock, ms; default now)
+ */
+export function queryLimit(ms: number, signal: AbortSignal | undefined, since = Date.now()): QueryLimit {
+  const deadline = since + ms;
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const stopped = new Promise<StopReason>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
-    if (options.signal?.aborted) resolve('aborted');
+    if (signal?.aborted) resolve('aborted');
     onAbort = () => resolve('aborted');
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
   return {
     stopped,
@@ -152,7 +168,7 @@ export function queryLimit(options: EngineQueryOptions, since = Date.now()): Que
     outcome: (why, requests) => (why === 'timeout' ? { status: 'timeout', requests } : { status: 'error', error: 'aborted', requests }),
     dispose: () => {
       clearTimeout(timer);
-      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     },
   };
 }
@@ -170,13 +186,13 @@ export function queryLimit(options: EngineQueryOptions, since = Date.now()): Que
 export const DUE_ANSWER_GRACE_MS = 2000;
 
 /**
- * The wait for due answers of one query (ms): none when the call has a hard deadline — a client's
- * (`within`: /federation/sparql with a request's own limit, which must be answered by then) or the
- * whole call's (no `limitFromStart`: BoundedSparqlClient.federated's time limit bounds the call);
+ * The wait for due answers of one query (ms): none when its deadline is hard — a client's
+ * (`clientMs`: /federation/sparql with a request's own limit, which must be answered by then) or the
+ * whole call's (`from: 'call'`: BoundedSparqlClient.federated's time limit bounds the call);
  * else `DUE_ANSWER_GRACE_MS`. Reports already posted are read either way (`DueAnswers.atLimit` with 0).
  */
-export function dueGraceMs(options: EngineQueryOptions): number {
-  return options.within !== undefined || !options.limitFromStart ? 0 : DUE_ANSWER_GRACE_MS;
+export function dueGraceMs(deadline: Deadline): number {
+  return deadline.from === 'start' && deadline.clientMs === undefined ? DUE_ANSWER_GRACE_MS : 0;
 }
 
 /**

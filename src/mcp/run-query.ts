@@ -14,13 +14,12 @@ import { sparqlIri, sparqlTerm, tableHeader, tableRow, type SparqlResults } from
 import { prologuePrefixes } from '../sparql/parse.js';
 import { voidNotes } from './void-check.js';
 import type { McpToolContext } from './context.js';
-import { FEDERATION_WAIT_MS } from '../federation/limit.js';
+import { federationDeadline } from '../federation/limit.js';
 import { routeQuery, type Routed } from '../federation/routing.js';
 import type { EndpointRegistry } from '../federation/registry.js';
 import { tooLargeAdvice, type SparqlOutcome } from '../federation/client.js';
 import { pageArgs, pageNote, pickPage } from './paging.js';
 import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessage, infrastructureStatus, type ToolErrorMeta } from './tool-error.js';
-export { FEDERATION_WAIT_MS };
 
 /**
  * The result formats an agent may ask for: `table` (the default), then the reference server's list.
@@ -261,14 +260,11 @@ export async function runSparqlQuery(ctx: McpToolContext, args: RunQueryArgs): P
 
   const graph = routed.form === 'graph';
   const media = graph ? (routed.route === 'direct' ? GRAPH_ACCEPT : 'application/n-triples') : 'application/sparql-results+json';
-  // A federated query's limit counts from when the federation engine takes it (limitFromStart): the wait
+  // A federated query's limit counts from when the federation engine takes it (federationDeadline): the wait
   // behind the agent's other federated query and the start of a thread that replaced a stopped one are
   // the engine's, not the query's (a correct query right after a timeout was charged a timeout). The
   // wait is bounded (FEDERATION_WAIT_MS; over it: busy, the infrastructure's fault).
-  const send = (r: Routed) =>
-    r.route === 'direct'
-      ? ctx.sparql.direct(r.targets[0].url, r.query, media, timeoutMs)
-      : ctx.sparql.federated(r.query, media, timeoutMs, undefined, { limitFromStart: true, waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS) });
+  const send = (r: Routed) => (r.route === 'direct' ? ctx.sparql.direct(r.targets[0].url, r.query, media, timeoutMs) : ctx.sparql.federated(r.query, media, federationDeadline(timeoutMs)));
   let o = await send(routed);
   if (plan.quick && o.status === 'error' && o.httpStatus === 400 && !o.queryCaused) {
     // The endpoint rejected the text as written: the parsed route's message says what is wrong, or its form of the query is sent

@@ -247,7 +247,7 @@ const datasetOf = datasetIriOf;
 
 /** Rows of a federated SELECT, or why there are none. */
 async function federatedRows(ctx: McpToolContext, query: string): Promise<{ rows: SparqlRow[] } | { why: string }> {
-  const o = await ctx.sparql.federated(query, 'application/sparql-results+json', ctx.limits.voidStepTimeoutMs);
+  const o = await ctx.sparql.federated(query, 'application/sparql-results+json', { ms: ctx.limits.voidStepTimeoutMs, from: 'call' });
   if (o.status !== 'ok') return { why: o.status === 'timeout' ? `time limit of ${ctx.limits.voidStepTimeoutMs} ms` : o.error };
   return { rows: parseSparqlJson(o.body, 'federation engine') };
 }
@@ -347,7 +347,7 @@ async function computeVoid(ctx: McpToolContext, e: RegisteredEndpoint, variant: 
   if (variant === 'extended') {
     for (const p of peers) {
       const q = `SELECT ?p (COUNT(*) AS ?triples) WHERE { SERVICE <${e.url}> { ?s ?p ?o FILTER(isIRI(?o)) } SERVICE <${p.url}> { SELECT DISTINCT ?o WHERE { ?o ?q ?x } } } GROUP BY ?p`;
-      const o = await ctx.sparql.federated(q, 'application/sparql-results+json', ctx.limits.voidStepTimeoutMs);
+      const o = await ctx.sparql.federated(q, 'application/sparql-results+json', { ms: ctx.limits.voidStepTimeoutMs, from: 'call' });
       if (o.status !== 'ok') {
         notes.push(`linksets to ${p.url} not counted: ${o.status === 'timeout' ? `time limit of ${ctx.limits.voidStepTimeoutMs} ms` : o.error}`);
         continue;
@@ -362,6 +362,58 @@ async function computeVoid(ctx: McpToolContext, e: RegisteredEndpoint, variant: 
   );
   const d: ShardDescription = { ...stats, title: e.id, description: describeInWords(stats), endpoint: e.url };
   return { turtle: renderVoid(d, variant, ctx.prefixes['']), notes };
+}
+
+/** A step's finding (`voidDescription`): the VoID document and where it was read, and the outcome in words. */
+type VoidFound = { value?: { url: string; turtle: string }; outcome: string };
+
+/**
+ * The first of `urls` whose RDF document holds VoID of endpoint `e` (`voidFromDocument`), its outcome `yes(url)`;
+ * or why none did, the documents' reasons joined by "; ".
+ */
+async function firstVoidDocument(ctx: McpToolContext, e: RegisteredEndpoint, urls: string[], yes: (url: string) => string): Promise<VoidFound> {
+  const why: string[] = [];
+  for (const u of urls) {
+    const r = await getRdf(ctx, u);
+    if (!r.ok) {
+      why.push(r.why);
+      continue;
+    }
+    const v = voidFromDocument(r.text, r.type, u, e.url);
+    if ('turtle' in v) return { value: { url: u, turtle: v.turtle }, outcome: yes(u) };
+    why.push(`${u}: ${v.why}`);
+  }
+  return { outcome: why.join('; ') };
+}
+
+/**
+ * Step 4 of `voidDescription`: VoID in the endpoint's service description (its own URL dereferenced), or in a
+ * document it links (`Link: rel=describedby`, `rdfs:seeAlso`, `void:inDataset`).
+ */
+async function serviceDescriptionVoid(ctx: McpToolContext, e: RegisteredEndpoint): Promise<VoidFound> {
+  const r = await getRdf(ctx, e.url);
+  if (!r.ok) return { outcome: `no service description: ${r.why}` };
+  let store: Store;
+  try {
+    store = parseRdf(r.text, r.type, e.url);
+  } catch (err) {
+    return { outcome: `the service description is not RDF: ${(err as Error).message}` };
+  }
+  if (store.getSubjects(TYPE, DATASET, null).length > 0) {
+    const v = voidFromDocument(r.text, r.type, e.url, e.url);
+    if ('turtle' in v) return { value: { url: e.url, turtle: v.turtle }, outcome: 'yes (VoID in the service description)' };
+  }
+  const links = [
+    ...describedBy(r.link, e.url),
+    ...[RDFS_SEE_ALSO, `${VOID}inDataset`].flatMap((p) =>
+      store
+        .getObjects(null, namedNode(p), null)
+        .filter((o) => o.termType === 'NamedNode')
+        .map((o) => o.value),
+    ),
+  ];
+  if (links.length === 0) return { outcome: 'no VoID in the service description and no link to one' };
+  return firstVoidDocument(ctx, e, [...new Set(links)], (u) => `yes (linked: ${u})`);
 }
 
 /**
@@ -414,58 +466,11 @@ export async function voidDescription(ctx: McpToolContext, e: RegisteredEndpoint
   if (fromFile !== undefined) return result('build-file', file!, fromFile);
 
   // 3. /.well-known/void
-  const wk = await timed('well-known', async () => {
-    const why: string[] = [];
-    for (const u of wellKnownUrls(e.url)) {
-      const r = await getRdf(ctx, u);
-      if (!r.ok) {
-        why.push(r.why);
-        continue;
-      }
-      const v = voidFromDocument(r.text, r.type, u, e.url);
-      if ('turtle' in v) return { value: { url: u, turtle: v.turtle }, outcome: `yes (${u})` };
-      why.push(`${u}: ${v.why}`);
-    }
-    return { outcome: why.join('; ') };
-  });
+  const wk = await timed('well-known', () => firstVoidDocument(ctx, e, wellKnownUrls(e.url), (u) => `yes (${u})`));
   if (wk) return found('well-known', wk.url, wk.turtle);
 
   // 4. the service description: VoID in it, or linked from it
-  const sd = await timed('service-description', async () => {
-    const r = await getRdf(ctx, e.url);
-    if (!r.ok) return { outcome: `no service description: ${r.why}` };
-    let store: Store;
-    try {
-      store = parseRdf(r.text, r.type, e.url);
-    } catch (err) {
-      return { outcome: `the service description is not RDF: ${(err as Error).message}` };
-    }
-    if (store.getSubjects(TYPE, DATASET, null).length > 0) {
-      const v = voidFromDocument(r.text, r.type, e.url, e.url);
-      if ('turtle' in v) return { value: { url: e.url, turtle: v.turtle }, outcome: 'yes (VoID in the service description)' };
-    }
-    const links = [
-      ...describedBy(r.link, e.url),
-      ...[RDFS_SEE_ALSO, `${VOID}inDataset`].flatMap((p) =>
-        store
-          .getObjects(null, namedNode(p), null)
-          .filter((o) => o.termType === 'NamedNode')
-          .map((o) => o.value),
-      ),
-    ];
-    const why: string[] = [];
-    for (const u of [...new Set(links)]) {
-      const d = await getRdf(ctx, u);
-      if (!d.ok) {
-        why.push(d.why);
-        continue;
-      }
-      const v = voidFromDocument(d.text, d.type, u, e.url);
-      if ('turtle' in v) return { value: { url: u, turtle: v.turtle }, outcome: `yes (linked: ${u})` };
-      why.push(`${u}: ${v.why}`);
-    }
-    return { outcome: links.length === 0 ? 'no VoID in the service description and no link to one' : why.join('; ') };
-  });
+  const sd = await timed('service-description', () => serviceDescriptionVoid(ctx, e));
   if (sd) return found('service-description', sd.url, sd.turtle);
 
   // 5./6. VoID triples in the default graph, then in named graphs

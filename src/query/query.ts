@@ -15,7 +15,7 @@ import { MEDIA } from '../sparql/protocol.js';
 import { serializeResults, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
 import { BoundedSparqlClient, tooLargeAdvice, type SparqlOutcome } from '../federation/client.js';
 import { findEndpoint, openRegistry, placementMismatches, placementRefusal, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
-import { FEDERATION_WAIT_MS } from '../federation/limit.js';
+import { federationDeadline } from '../federation/limit.js';
 import { listEndpoints, MIX_GRAPHS_OPTION, planSourceQuery, registrySource, routeQuery } from '../federation/routing.js';
 
 /** Output formats of `fkgqa query`. */
@@ -231,11 +231,7 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     outcome =
       plan.route === 'direct'
         ? await client.direct(plan.targets[0].url, plan.query, graph ? `${MEDIA.ntriples}, ${MEDIA.turtle};q=0.9` : media, timeoutMs) // The limit counts from when the engine takes the query: its start (1–3 s) is not the query's (as run_sparql_query).
-        : await client.federated(plan.query, media, timeoutMs, undefined, {
-            limitFromStart: true,
-            waitMs: Math.max(timeoutMs, FEDERATION_WAIT_MS),
-            ...(plan.route === 'sources' ? { sources: plan.targets.map((t) => t.url) } : {}),
-          });
+        : await client.federated(plan.query, media, federationDeadline(timeoutMs), undefined, plan.route === 'sources' ? plan.targets.map((t) => t.url) : undefined);
   } finally {
     await client.close();
   }

@@ -103,20 +103,12 @@ export const PAINTED_CHECK = `const painted = [...document.querySelectorAll('can
 document.body.dataset.paintedCharts = String(painted);
 window.fkgqaChartsReady = true;`;
 
-/**
- * A self-contained HTML report of a build: the figures in words, the paper comparison, a table
- * per graph, the queries that timed out and those no sharding rule can cover, and three charts
- * drawn with Chart.js (fan-out histogram, shard sizes per graph, rule composition per graph), each
- * with a legend and axis titles. The page loads nothing from the network; once the charts are
- * drawn, `<body data-painted-charts=N>` counts the canvases with painted pixels (a rendering check
- * for headless browsers).
- */
-export function formatStatsHtml(s: BuildStats): string {
-  const f = s.figures;
+/** The data the stats page's charts draw (`STATS_CHARTS`): fan-out histograms, shard sizes and rule kinds per graph. */
+function statsChartData(s: BuildStats) {
   const maxFan = Math.max(1, ...s.queries.map((q) => Math.max(q.impliedFanOut ?? 0, q.realisedFanOut ?? 0)));
   const hist = (pick: (q: BuildStats['queries'][number]) => number | null) => Array.from({ length: maxFan + 1 }, (_, k) => s.queries.filter((q) => pick(q) === k).reduce((n, q) => n + q.questions, 0));
   const maxShards = Math.max(...s.graphs.map((g) => g.shards));
-  const data = {
+  return {
     fanOut: { labels: Array.from({ length: maxFan + 1 }, (_, k) => (k === 0 ? ['0', '(no match)'] : String(k))), implied: hist((q) => q.impliedFanOut), realised: hist((q) => q.realisedFanOut) },
     graphs: s.graphs.map((g) => g.graph),
     shardSizes: Array.from({ length: maxShards }, (_, i) => s.graphs.map((g) => g.shardSizes[i] ?? 0)),
@@ -124,15 +116,11 @@ export function formatStatsHtml(s: BuildStats): string {
     // The log axis of shard sizes from a power of ten below the smallest shard to one above the largest, so every dot lies between two labelled ticks.
     sizesAxis: logBounds(s.graphs.flatMap((g) => g.shardSizes)),
   };
-  // Graph names on the vertical axis, one row each (horizontal text, never cut or overlapping): the height grows with the graphs.
-  const byGraphHeight = 120 + 26 * s.graphs.length;
-  const figureRows = readableFigures(f)
-    .map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`)
-    .join('\n');
-  const paperRows = comparePaper(f)
-    .map((r) => `<tr><td>${esc(r.figure)}</td><td>${r.paper}</td><td>${r.build}</td><td>${r.difference > 0 ? '+' : ''}${r.difference}</td></tr>`)
-    .join('\n');
-  const graphRows = s.graphs
+}
+
+/** The stats page's table rows, one per graph: questions, queries, shards and their sizes, rules, fan-out means, time-outs. */
+function statsGraphRows(s: BuildStats): string {
+  return s.graphs
     .map((g) => {
       const qs = s.queries.filter((q) => q.graph === g.graph);
       const implied = mean(qs.filter((q) => q.impliedFanOut !== null).map((q) => q.impliedFanOut!));
@@ -153,6 +141,52 @@ export function formatStatsHtml(s: BuildStats): string {
       ];
       return `<tr>${cells.map((c, i) => (i === 4 ? `<td class="sizes">${c}</td>` : `<td>${c}</td>`)).join('')}</tr>`;
     })
+    .join('\n');
+}
+
+/**
+ * The script that draws the stats page's three charts with Chart.js from `data` (`statsChartData`), followed on
+ * the page by `PAINTED_CHECK`.
+ */
+const STATS_CHARTS = `const palette = ['#4e79a7','#f28e2b','#e15759','#76b7b2','#59a14f','#edc948','#b07aa1','#ff9da7','#9c755f','#bab0ac'];
+const common = { responsive: true, maintainAspectRatio: false, animation: false, layout: { padding: { top: 6, right: 12 } } };
+const axis = (text) => ({ title: { display: true, text, font: { weight: 'bold' } } });
+const legend = (title) => ({ legend: { display: true, position: 'top', title: { display: true, text: title } } });
+new Chart(document.getElementById('fanout'), { type: 'bar', data: { labels: data.fanOut.labels, datasets: [
+  { label: 'implied f(Q)', data: data.fanOut.implied, backgroundColor: palette[0] },
+  { label: 'realised', data: data.fanOut.realised, backgroundColor: palette[1] } ] },
+  options: { ...common, plugins: legend('fan-out'), scales: { x: { ...axis('shards (fan-out)'), ticks: { autoSkip: false, maxRotation: 0 } }, y: { ...axis('questions'), beginAtZero: true, grace: '5%' } } } });
+// Each graph a row; shard<N>'s dot a little below the row's line for higher N, so shards of equal size stay apart.
+const shardsPerGraph = data.shardSizes.length;
+const rowOf = (j, i) => j + (i - (shardsPerGraph - 1) / 2) * Math.min(0.09, 0.6 / Math.max(1, shardsPerGraph - 1));
+new Chart(document.getElementById('sizes'), { type: 'scatter', data: { datasets: data.shardSizes.map((d, i) => ({ label: 'shard' + (i + 1),
+    data: data.graphs.map((g, j) => (d[j] > 0 ? { x: d[j], y: rowOf(j, i), graph: g } : null)).filter(Boolean), backgroundColor: palette[i % palette.length], borderColor: palette[i % palette.length], pointRadius: 4, pointHoverRadius: 6 })) },
+  options: { ...common, plugins: { ...legend('shard (shard<N> of each graph)'), tooltip: { callbacks: { label: (c) => c.raw.graph + ' ' + c.dataset.label + ': ' + c.raw.x.toLocaleString('en') + ' triples' } } }, scales: {
+    x: { ...axis('triples (log scale)'), type: 'logarithmic', min: data.sizesAxis.min, max: data.sizesAxis.max, ticks: { maxRotation: 0, callback: (v) => (/^10*$/.test(String(v)) ? Number(v).toLocaleString('en') : '') } },
+    y: { ...axis('graph'), type: 'linear', reverse: true, min: -0.5, max: data.graphs.length - 0.5, afterBuildTicks: (a) => { a.ticks = data.graphs.map((_, j) => ({ value: j })); }, ticks: { autoSkip: false, callback: (v) => data.graphs[v] ?? '' } } } } });
+new Chart(document.getElementById('rules'), { type: 'bar', data: { labels: data.graphs, datasets: [
+  { label: 'vertical (predicate)', data: data.rules.predicate, backgroundColor: palette[0] },
+  { label: 'semantic (class)', data: data.rules.class, backgroundColor: palette[1] },
+  { label: 'horizontal', data: data.rules.horizontal, backgroundColor: palette[2] } ] },
+  options: { ...common, indexAxis: 'y', plugins: legend('kind of sharding rule'), scales: { y: { ...axis('graph'), stacked: true, ticks: { autoSkip: false } }, x: { ...axis('chosen sharding rules'), stacked: true, beginAtZero: true, grace: '5%', ticks: { precision: 0, maxRotation: 0 } } } } });`;
+
+/**
+ * A self-contained HTML report of a build: the figures in words, the paper comparison, a table
+ * per graph, the queries that timed out and those no sharding rule can cover, and three charts
+ * drawn with Chart.js (fan-out histogram, shard sizes per graph, rule composition per graph), each
+ * with a legend and axis titles. The page loads nothing from the network; once the charts are
+ * drawn, `<body data-painted-charts=N>` counts the canvases with painted pixels (a rendering check
+ * for headless browsers).
+ */
+export function formatStatsHtml(s: BuildStats): string {
+  const f = s.figures;
+  // Graph names on the vertical axis, one row each (horizontal text, never cut or overlapping): the height grows with the graphs.
+  const byGraphHeight = 120 + 26 * s.graphs.length;
+  const figureRows = readableFigures(f)
+    .map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`)
+    .join('\n');
+  const paperRows = comparePaper(f)
+    .map((r) => `<tr><td>${esc(r.figure)}</td><td>${r.paper}</td><td>${r.build}</td><td>${r.difference > 0 ? '+' : ''}${r.difference}</td></tr>`)
     .join('\n');
   const queryList = (qs: BuildStats['queries'], why: (q: BuildStats['queries'][number]) => string) =>
     qs.length
@@ -189,7 +223,7 @@ Realised fan-out 0 (no match): no solution of the query's pattern uses a triple 
 <h2>Sharding rules per graph</h2><div class="chart" style="height:${byGraphHeight}px"><canvas id="rules"></canvas></div>
 <h2>Per graph</h2>
 <div class="wide"><table><tr><th>graph</th><th>questions</th><th>distinct queries</th><th>shards</th><th>triples per shard</th><th>balance (CV)</th><th>rules (vertical / semantic / horizontal)</th><th>uncoverable queries</th><th>implied fan-out, mean</th><th>realised fan-out, mean</th><th>timed out</th></tr>
-${graphRows}
+${statsGraphRows(s)}
 </table></div>
 <h2>Queries that timed out (${timedOut.length})</h2>
 ${queryList(timedOut, timeoutWhy)}
@@ -205,28 +239,8 @@ ${figureRows}
 </table>
 <script>${chartJs()}</script>
 <script>
-const data = ${JSON.stringify(data)};
-const palette = ['#4e79a7','#f28e2b','#e15759','#76b7b2','#59a14f','#edc948','#b07aa1','#ff9da7','#9c755f','#bab0ac'];
-const common = { responsive: true, maintainAspectRatio: false, animation: false, layout: { padding: { top: 6, right: 12 } } };
-const axis = (text) => ({ title: { display: true, text, font: { weight: 'bold' } } });
-const legend = (title) => ({ legend: { display: true, position: 'top', title: { display: true, text: title } } });
-new Chart(document.getElementById('fanout'), { type: 'bar', data: { labels: data.fanOut.labels, datasets: [
-  { label: 'implied f(Q)', data: data.fanOut.implied, backgroundColor: palette[0] },
-  { label: 'realised', data: data.fanOut.realised, backgroundColor: palette[1] } ] },
-  options: { ...common, plugins: legend('fan-out'), scales: { x: { ...axis('shards (fan-out)'), ticks: { autoSkip: false, maxRotation: 0 } }, y: { ...axis('questions'), beginAtZero: true, grace: '5%' } } } });
-// Each graph a row; shard<N>'s dot a little below the row's line for higher N, so shards of equal size stay apart.
-const shardsPerGraph = data.shardSizes.length;
-const rowOf = (j, i) => j + (i - (shardsPerGraph - 1) / 2) * Math.min(0.09, 0.6 / Math.max(1, shardsPerGraph - 1));
-new Chart(document.getElementById('sizes'), { type: 'scatter', data: { datasets: data.shardSizes.map((d, i) => ({ label: 'shard' + (i + 1),
-    data: data.graphs.map((g, j) => (d[j] > 0 ? { x: d[j], y: rowOf(j, i), graph: g } : null)).filter(Boolean), backgroundColor: palette[i % palette.length], borderColor: palette[i % palette.length], pointRadius: 4, pointHoverRadius: 6 })) },
-  options: { ...common, plugins: { ...legend('shard (shard<N> of each graph)'), tooltip: { callbacks: { label: (c) => c.raw.graph + ' ' + c.dataset.label + ': ' + c.raw.x.toLocaleString('en') + ' triples' } } }, scales: {
-    x: { ...axis('triples (log scale)'), type: 'logarithmic', min: data.sizesAxis.min, max: data.sizesAxis.max, ticks: { maxRotation: 0, callback: (v) => (/^10*$/.test(String(v)) ? Number(v).toLocaleString('en') : '') } },
-    y: { ...axis('graph'), type: 'linear', reverse: true, min: -0.5, max: data.graphs.length - 0.5, afterBuildTicks: (a) => { a.ticks = data.graphs.map((_, j) => ({ value: j })); }, ticks: { autoSkip: false, callback: (v) => data.graphs[v] ?? '' } } } } });
-new Chart(document.getElementById('rules'), { type: 'bar', data: { labels: data.graphs, datasets: [
-  { label: 'vertical (predicate)', data: data.rules.predicate, backgroundColor: palette[0] },
-  { label: 'semantic (class)', data: data.rules.class, backgroundColor: palette[1] },
-  { label: 'horizontal', data: data.rules.horizontal, backgroundColor: palette[2] } ] },
-  options: { ...common, indexAxis: 'y', plugins: legend('kind of sharding rule'), scales: { y: { ...axis('graph'), stacked: true, ticks: { autoSkip: false } }, x: { ...axis('chosen sharding rules'), stacked: true, beginAtZero: true, grace: '5%', ticks: { precision: 0, maxRotation: 0 } } } } });
+const data = ${JSON.stringify(statsChartData(s))};
+${STATS_CHARTS}
 ${PAINTED_CHECK}
 </script>
 </body></html>

@@ -369,25 +369,13 @@ document.body.dataset.errorBarsVisible = String([...document.querySelectorAll('s
 document.body.dataset.zeroBarsVisible = String(bars.filter((b) => b.classList.contains('zero') && b.getBoundingClientRect().height >= 1.5).length);`;
 
 /**
- * A self-contained HTML report (module comment): charts of accuracy, accuracy without the
- * necessarily empty answers, syntactic validity, consultation, trivial federation and mean F1 per
- * group, each on a 0–100 % scale with n under every bar and, for models (and scripted agents when
- * asked), the paper's bars for the same setup; the end reasons; the infrastructure errors; the
- * gold answers that depend on ties; the figure table; and every run that was not correct, with its
- * reason and a link into the run viewer when `viewPage` is given. The page needs no script to show
- * its figures; a small script writes `data-bars`, `data-bars-visible`, `data-bars-with-n` on
- * `<body>` for the rendering check.
+ * The bar charts of the score page, as a function of one chart: a bar per group (its agent or model), beside the
+ * paper's bars for the same setup when `figure` names one and the group is comparable (`comparable`), each with n
+ * and, given `ci`, its 95 % interval; `pick` gives the group's value (a share, shown as a rate, or a value over n),
+ * `unit` what n counts, in words of a missing bar ("no runs").
  */
-export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): string {
-  const groups: GroupScore[] = r.groups;
-  const chart = (
-    id: string,
-    title: string,
-    figure: FigureName | undefined,
-    pick: (g: GroupScore) => Share | { value: number | null; n: number },
-    unit = 'runs',
-    ci?: (g: GroupScore) => Interval | null,
-  ) =>
+function scoreChart(groups: GroupScore[], o: ScoreFormatOptions) {
+  return (id: string, title: string, figure: FigureName | undefined, pick: (g: GroupScore) => Share | { value: number | null; n: number }, unit = 'runs', ci?: (g: GroupScore) => Interval | null) =>
     `<div class="figure"><h2>${esc(title)}</h2>\n` +
     svgBarChart(
       id,
@@ -408,7 +396,44 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
       }),
     ) +
     '</div>';
+}
+
+/** The score page's six charts (`scoreChart`): accuracy with and without the necessarily empty answers, validity, consultation, trivial federation, mean F1. */
+function scoreCharts(groups: GroupScore[], o: ScoreFormatOptions): string {
+  const chart = scoreChart(groups, o);
   const f1 = (x: number, g: GroupScore) => ({ value: g.scored ? Math.round(x * 10_000) / 100 : null, n: g.scored });
+  return `${chart(
+    'accuracy',
+    'Accuracy (% of runs; model and infrastructure errors excluded; error bar: 95 % Wilson interval)',
+    'accuracy %',
+    (g) => g.accuracy,
+    'runs',
+    (g) => g.ci95.accuracy,
+  )}
+${chart(
+  'accuracy-federated',
+  'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold; error bar: 95 % Wilson interval)',
+  undefined,
+  (g) => g.accuracyWithoutNecessarilyEmpty,
+  'runs',
+  (g) => g.ci95.accuracyWithoutNecessarilyEmpty,
+)}
+${chart('validity', 'Syntactic validity (% of queries judged; n: queries)', 'syntactic validity %', (g) => g.validity.valid, 'queries')}
+${chart('consultation', 'Endpoint consultation (% of correct runs that named every needed shard)', 'consultation of correct runs %', (g) => g.consultation.correct, 'correct runs')}
+${chart('trivial', 'Trivial federation (% of correct runs naming all shards when fewer suffice)', 'trivial federation of correct runs %', (g) => g.trivial.correct, 'correct runs')}
+${chart(
+  'f1',
+  'Mean F1, GRASP (×100; error bar: 95 % bootstrap interval)',
+  undefined,
+  (g) => f1(g.graspF1, g),
+  'runs',
+  (g) => g.ci95.graspF1,
+)}`;
+}
+
+/** The rows of the score page's tables: figures beside the paper, runs not correct, end reasons, failed runs, validity classes, conditions. */
+function scoreRows(r: ScoreReport, o: ScoreFormatOptions) {
+  const groups: GroupScore[] = r.groups;
   const rows = figureRows(r, o)
     .map(
       (x) =>
@@ -450,6 +475,22 @@ export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): str
       return `<tr><td>${esc(g.group)}</td><td>${esc(g.conditionDigest.slice(0, 8))}</td>${fieldNames.map((k) => `<td>${esc(f.get(k) ?? '')}</td>`).join('')}<td>${g.runs}</td><td>${g.sources.map(esc).join('<br>')}</td></tr>`;
     })
     .join('\n');
+  return { rows, wrongRows, endRows, failedRows, classRows, fieldNames, conditionRows };
+}
+
+/**
+ * A self-contained HTML report (module comment): charts of accuracy, accuracy without the
+ * necessarily empty answers, syntactic validity, consultation, trivial federation and mean F1 per
+ * group, each on a 0–100 % scale with n under every bar and, for models (and scripted agents when
+ * asked), the paper's bars for the same setup; the end reasons; the infrastructure errors; the
+ * gold answers that depend on ties; the figure table; and every run that was not correct, with its
+ * reason and a link into the run viewer when `viewPage` is given. The page needs no script to show
+ * its figures; a small script writes `data-bars`, `data-bars-visible`, `data-bars-with-n` on
+ * `<body>` for the rendering check.
+ */
+export function formatScoreHtml(r: ScoreReport, o: ScoreFormatOptions = {}): string {
+  const groups: GroupScore[] = r.groups;
+  const { rows, wrongRows, endRows, failedRows, classRows, fieldNames, conditionRows } = scoreRows(r, o);
   const scriptedNote =
     groups.some((g) => g.scripted) && !o.paperWithScripted
       ? `<p>Scripted agents (${[...new Set(groups.filter((g) => g.scripted).map((g) => g.agent))].join(', ')}) are no model of the paper: its figures are drawn beside models only (<code>--paper-with-scripted</code> draws them beside scripted agents too).</p>`
@@ -471,33 +512,7 @@ ${r.warnings.length ? `<ul class="warnings">${r.warnings.map((w) => `<li>${esc(w
 ${scriptedNote}
 <p class="legend"><span style="background:${PALETTE.run}"></span>these runs<span style="background:${PALETTE.paper[0]}"></span>paper, ${PAPER_MODELS[0]}<span style="background:${PALETTE.paper[1]}"></span>paper, ${PAPER_MODELS[1]}</p>
 <div class="charts">
-${chart(
-  'accuracy',
-  'Accuracy (% of runs; model and infrastructure errors excluded; error bar: 95 % Wilson interval)',
-  'accuracy %',
-  (g) => g.accuracy,
-  'runs',
-  (g) => g.ci95.accuracy,
-)}
-${chart(
-  'accuracy-federated',
-  'Accuracy without the questions whose answer is necessarily empty (% of runs with executable gold; error bar: 95 % Wilson interval)',
-  undefined,
-  (g) => g.accuracyWithoutNecessarilyEmpty,
-  'runs',
-  (g) => g.ci95.accuracyWithoutNecessarilyEmpty,
-)}
-${chart('validity', 'Syntactic validity (% of queries judged; n: queries)', 'syntactic validity %', (g) => g.validity.valid, 'queries')}
-${chart('consultation', 'Endpoint consultation (% of correct runs that named every needed shard)', 'consultation of correct runs %', (g) => g.consultation.correct, 'correct runs')}
-${chart('trivial', 'Trivial federation (% of correct runs naming all shards when fewer suffice)', 'trivial federation of correct runs %', (g) => g.trivial.correct, 'correct runs')}
-${chart(
-  'f1',
-  'Mean F1, GRASP (×100; error bar: 95 % bootstrap interval)',
-  undefined,
-  (g) => f1(g.graspF1, g),
-  'runs',
-  (g) => g.ci95.graspF1,
-)}
+${scoreCharts(groups, o)}
 </div>
 <h2>Conditions</h2>
 <p>Each group is the runs of one condition: everything that defines what was measured (setup, agent, model and its sampling, limits, federation engine, build, prompt). Runs of two conditions are never merged; repeats of one condition are its runs. docs/evaluation.md, "Conditions".</p>

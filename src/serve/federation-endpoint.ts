@@ -29,13 +29,16 @@ import type { IncomingMessage } from 'node:http';
 import type { EndpointRegistry } from '../federation/registry.js';
 import { MIX_GRAPHS_OPTION, routeQuery } from '../federation/routing.js';
 import { BoundedSparqlClient, type SparqlOutcome } from '../federation/client.js';
-import type { EngineQueryOptions } from '../federation/engine.js';
+import type { Deadline } from '../federation/engine.js';
 import { waitLimit, waitOutcome } from '../federation/limit.js';
 import { FairQueue, type FairQueueEvent, type Turn } from './fair-queue.js';
 import { MEDIA, negotiate, offered, parseProtocolRequest, parseTimeLimit, ProtocolError, QUERY_ERROR_HEADER, readBody, strictSearchParams, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 import { type SparqlResults, serializeResults } from '../sparql/results.js';
 import type { RequestKind } from './request-log.js';
 import { serviceDescription } from './service-description.js';
+
+/** The deadline of a federated query here: its limit counts from when the engine takes it (serve's `--timeout`, or the request's own). */
+type StartDeadline = Extract<Deadline, { from: 'start' }>;
 
 /** The path of the federation endpoint on a `fkgqa serve` port, and its defaults. */
 export { CLIENT_HEADER, DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_QUEUED, FEDERATION_PATH } from './defaults.js';
@@ -187,7 +190,7 @@ export class FederationEndpoint {
     const t = by === 'request' ? requestLimitMs! : this.options.timeoutMs;
     // serve's own limit counts from when the engine takes the query (its start-up and the wait for it are not the
     // query's), the wait bounded by the same limit (then 503 busy); a request's own limit is its client's deadline,
-    // counted from the call (`within`): stopped there after waiting for the engine more than a tenth of it, busy.
+    // counted from the call (`clientMs`): stopped there after a wait `waitedTooLong` calls too long, busy.
     // A lone SERVICE asked for as CSV or TSV: the endpoint is asked for SPARQL JSON results, the only results (with XML) any
     // route reads from an endpoint (checked whole; CSV has no closing mark), and its answer written as CSV or TSV here.
     const rewrite = plan.route === 'direct' && (format === MEDIA.csv || format === MEDIA.tsv) ? format : undefined;
@@ -196,12 +199,12 @@ export class FederationEndpoint {
     if (plan.route === 'direct') o = await client.direct(plan.targets[0].url, plan.query, rewrite ? MEDIA.json : format, t, cancel);
     else {
       // The engine's threads are shared fairly between clients (fair-queue.ts); the wait for a turn is the wait for the engine.
-      const how = by === 'endpoint' ? { limitFromStart: true, waitMs: t } : { limitFromStart: true, within: t };
-      const queued = await this.turn(who, { timeoutMs: t, ...how, ...(cancel ? { signal: cancel } : {}) }, client.engineName);
+      const deadline: StartDeadline = by === 'endpoint' ? { ms: t, from: 'start', waitMs: t } : { ms: t, from: 'start', clientMs: t };
+      const queued = await this.turn(who, deadline, cancel, client.engineName);
       if ('answer' in queued) return { ...queued.answer, query, client: who };
       waited = queued.waited;
       try {
-        o = await client.federated(plan.query, format, t, cancel, { ...how, queuedSince: queued.since });
+        o = await client.federated(plan.query, format, { ...deadline, since: queued.since }, cancel);
       } finally {
         queued.turn.release();
       }
@@ -237,23 +240,24 @@ export class FederationEndpoint {
   }
 
   /**
-   * Waits for `client`'s turn at the engine (fair-queue.ts), within the wait the query's limit allows
-   * (`waitLimit` of src/federation/limit.ts: serve's `--timeout`, or the request's own deadline).
-   * @returns the turn (release it when the query ends), when the wait began (`queuedSince` of the
+   * Waits for `client`'s turn at the engine (fair-queue.ts), within the wait the query's deadline allows
+   * (`waitLimit` of src/federation/limit.ts: serve's `--timeout`, or the request's own deadline), or until `signal`.
+   * @returns the turn (release it when the query ends), when the wait began (the deadline's `since` for the
    *   engine call) and how long it took (ms); or the answer when the query does not run: 503 busy
    *   (`by=full`, waited=0) when the client has `maxQueued` queries waiting already, or the answer of
    *   a wait that ended first (`waitOutcome`: busy, or the request's own time limit)
    */
-  private async turn(client: string, how: EngineQueryOptions, engine: string): Promise<{ turn: Turn; since: number; waited: number } | { answer: FederationAnswer }> {
+  private async turn(client: string, deadline: StartDeadline, signal: AbortSignal | undefined, engine: string): Promise<{ turn: Turn; since: number; waited: number } | { answer: FederationAnswer }> {
     const since = Date.now();
     const turn = this.queue.join(client);
-    const limitMs = how.within ?? how.timeoutMs;
-    const by = how.within !== undefined ? 'request' : 'queue';
+    const limitMs = deadline.clientMs ?? deadline.ms;
+    const by = deadline.clientMs !== undefined ? 'request' : 'queue';
     if (!turn) {
       const words = `the federation engine ${engine} is busy: this client (${client}) has ${this.queue.maxWaiting} federated queries waiting already, the most fkgqa serve --max-queued lets one client queue; the query was not queued, not a fault of the query: retry later`;
       return { answer: { ...text(503, words, 'data', { 'Fkgqa-Stopped': 'busy; by=full; waited=0; ms=0', 'Retry-After': '1' }), waited: 0 } };
     }
-    const wait = waitLimit({ ...how, queuedSince: since });
+    const how = { deadline: { ...deadline, since }, ...(signal ? { signal } : {}) };
+    const wait = waitLimit(how);
     const why = await Promise.race([turn.started.then(() => undefined), wait.stopped]);
     wait.dispose();
     // Started (also when the limit ended in the same turn of the loop: the engine's own wait then ends at once, as it would have).

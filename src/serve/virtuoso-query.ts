@@ -56,8 +56,7 @@
 import type * as sparqljs from 'sparqljs';
 import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from '../sparql/parse.js';
 import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js';
-
-const XSD = 'http://www.w3.org/2001/XMLSchema#';
+import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 
 /** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
 export const ERROR_VARIABLE = 'fkgqa_error';
@@ -65,30 +64,8 @@ export const ERROR_VARIABLE = 'fkgqa_error';
 /** The comparison operators (SPARQL 1.1 §17.3). */
 const COMPARISONS = new Set(['=', '!=', '<', '>', '<=', '>=']);
 
-/** Numeric datatypes (XSD, as SPARQL 1.1 §17.1 lists them). */
-const NUMERIC_TYPES = new Set(
-  [
-    'integer',
-    'decimal',
-    'float',
-    'double',
-    'nonPositiveInteger',
-    'negativeInteger',
-    'long',
-    'int',
-    'short',
-    'byte',
-    'nonNegativeInteger',
-    'unsignedLong',
-    'unsignedInt',
-    'unsignedShort',
-    'unsignedByte',
-    'positiveInteger',
-  ].map((t) => `${XSD}${t}`),
-);
-
 /** True for a numeric literal constant. */
-const isNumericLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && NUMERIC_TYPES.has((x.datatype as { value?: string } | undefined)?.value ?? '');
+const isNumericLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && XSD_NUMERIC_TYPES.has((x.datatype as { value?: string } | undefined)?.value ?? '');
 
 /** True for a simple literal constant (no language tag; xsd:string). */
 const isStringLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && !x.language && [undefined, `${XSD}string`].includes((x.datatype as { value?: string } | undefined)?.value);
@@ -97,7 +74,7 @@ const isStringLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Li
 const isOtherTypedLiteral = (x: unknown): boolean => {
   if (!isNode(x) || x.termType !== 'Literal' || x.language) return false;
   const datatype = (x.datatype as { value?: string } | undefined)?.value;
-  return datatype !== undefined && !NUMERIC_TYPES.has(datatype) && datatype !== `${XSD}string` && datatype !== `${XSD}boolean`;
+  return datatype !== undefined && !XSD_NUMERIC_TYPES.has(datatype) && datatype !== `${XSD}string` && datatype !== `${XSD}boolean`;
 };
 
 /** The variable that carries an ASK query's answer in the SELECT sent instead. */

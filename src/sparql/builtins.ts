@@ -21,10 +21,10 @@
 import { DataFactory } from 'n3';
 import type sparqljs from 'sparqljs';
 import { visitOutsideServices } from './exists.js';
+import { XSD, XSD_INTEGER_TYPES } from '../common/vocab.js';
 
 type Node = Record<string, unknown>;
 
-const XSD = 'http://www.w3.org/2001/XMLSchema#';
 /** The casts of SPARQL 1.1 (section 17.5): the only function IRIs a federation engine is given outside SERVICE. */
 export const SPARQL_CASTS = ['boolean', 'double', 'float', 'decimal', 'integer', 'dateTime', 'string'].map((t) => `${XSD}${t}`);
 
@@ -336,7 +336,7 @@ function numberOf(t: { termType?: string; value?: string; datatype?: { value: st
   if (t?.termType !== 'Literal' || !t.datatype?.value.startsWith(XSD)) return undefined;
   const local = t.datatype.value.slice(XSD.length);
   const text = t.value!.trim();
-  if (INTEGER_TYPES.includes(local)) return /^[+-]?\d+$/.test(text) ? { kind: 'integer', text } : undefined;
+  if (XSD_INTEGER_TYPES.includes(local)) return /^[+-]?\d+$/.test(text) ? { kind: 'integer', text } : undefined;
   if (local === 'decimal') return /^[+-]?(\d+\.?\d*|\.\d+)$/.test(text) ? { kind: 'decimal', text } : undefined;
   if (local === 'float' || local === 'double') return { kind: local, text };
   return undefined;
@@ -430,7 +430,7 @@ export function canonicalNumber(lexical: string, datatype: string): string | und
     const digits = datatype === `${XSD}float` ? shortestFloat(v) : String(Number(v.toPrecision(DOUBLE_DIGITS)));
     return plain(digits);
   }
-  const integer = datatype.startsWith(XSD) && INTEGER_TYPES.includes(datatype.slice(XSD.length));
+  const integer = datatype.startsWith(XSD) && XSD_INTEGER_TYPES.includes(datatype.slice(XSD.length));
   if ((!integer && datatype !== `${XSD}decimal`) || !/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text)) return undefined;
   const negative = text.startsWith('-');
   let [int, frac = ''] = text.replace(/^[+-]/, '').split('.');
@@ -446,23 +446,6 @@ export function canonicalNumber(lexical: string, datatype: string): string | und
  * oxigraph), which differ only beyond the 15th digit; both engines round there.
  */
 export const DOUBLE_DIGITS = 15;
-
-/** xsd:integer and the types derived from it (XML Schema 1.1 part 2, section 3.4). */
-const INTEGER_TYPES = [
-  'integer',
-  'int',
-  'long',
-  'short',
-  'byte',
-  'nonNegativeInteger',
-  'positiveInteger',
-  'negativeInteger',
-  'nonPositiveInteger',
-  'unsignedInt',
-  'unsignedLong',
-  'unsignedShort',
-  'unsignedByte',
-];
 
 /** The shortest digits (as JavaScript writes a number) that read back as the same xsd:float. */
 function shortestFloat(v: number): string {

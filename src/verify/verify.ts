@@ -469,7 +469,7 @@ async function formTexts(q: BuildGoldQuery, query: ParsedQuery, t: GraphUnderTes
 /** Runs a query on an engine within the time limit, timed (ms). */
 async function timedQuery(engine: FederationEngine, query: string, sources: string[], timeoutMs: number): Promise<TimedOutcome> {
   const t = performance.now();
-  const o = await engine.query(query, MEDIA.json, { timeoutMs, sources });
+  const o = await engine.query(query, MEDIA.json, { deadline: { ms: timeoutMs, from: 'call' }, sources });
   return { ...o, ms: performance.now() - t };
 }
 

@@ -17,7 +17,7 @@
  * Each query runs in a worker thread (thread.ts) of a pool of `parallel` threads; a query past its
  * time limit or aborted has its thread terminated (which drops its HTTP connections) and replaced,
  * and the other threads go on (after `warm`, its replacement starts at once). The time limit counts
- * from the call, the wait for a free thread included, or with `limitFromStart` from when a ready
+ * from the call, the wait for a free thread included, or with a deadline `from: 'start'` from when a ready
  * thread takes the query; a thread that fails to start is an error naming why. SERVICE-explicit queries are checked first (`checkServiceQuery`: 0 requests for a
  * refused query); every query is handed to Comunica as algebra (algebra.ts), a query with `sources`
  * with them, Comunica selecting sources itself (with two of its actors corrected: corrections.ts).
@@ -188,7 +188,7 @@ export class ComunicaEngine implements FederationEngine {
       if (!checked.ok) return { status: 'error', error: checked.error, httpStatus: 400, requests };
       query = checked.query;
     }
-    // The limit counts from the call, or (limitFromStart) from when a ready thread takes the query.
+    // The limit counts from the call, or (a deadline `from: 'start'`) from when a ready thread takes the query.
     const wait = waitLimit(options);
     let limit = wait;
     try {
@@ -202,7 +202,7 @@ export class ComunicaEngine implements FederationEngine {
         let finished = false;
         // Requests awaiting answers, and a 503 that stopped the query at its endpoint's limit: read at the engine's limit.
         const due = new DueAnswers(silentTargets(query));
-        const grace = dueGraceMs(options);
+        const grace = dueGraceMs(options.deadline);
         let pastLimit = false;
         const done = (o: EngineOutcome, healthy: boolean) => {
           if (finished) return;

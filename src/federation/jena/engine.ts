@@ -340,7 +340,7 @@ export class JenaEngine implements FederationEngine {
     const checked = checkServiceQuery(given, this.o.endpoints);
     if (!checked.ok) return { status: 'error', error: checked.error, httpStatus: 400, requests };
     const query = checked.query;
-    // The limit counts from the call, or (limitFromStart) from when the started JVM takes the query.
+    // The limit counts from the call, or (a deadline `from: 'start'`) from when the started JVM takes the query.
     const wait = waitLimit(options);
     let limit = wait;
     try {
@@ -373,7 +373,7 @@ export class JenaEngine implements FederationEngine {
         const due = new DueAnswers(silentTargets(query));
         const result = new Promise<EngineOutcome>((resolve) => this.pending.set(id, { requests, resolve, due }));
         this.busy(true);
-        const grace = dueGraceMs(options);
+        const grace = dueGraceMs(options.deadline);
         this.child!.stdin!.write(`${JSON.stringify({ op: 'query', id, query, mediaType, timeoutMs: limit.left(), graceMs: grace })}\n`);
         const first = await Promise.race([result, limit.stopped]);
         if (first === 'timeout' || first === 'aborted') {

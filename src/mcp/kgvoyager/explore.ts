@@ -151,60 +151,76 @@ export async function exploreEntityRelations(kgv: KgVoyagerCore, args: { entity?
   if ((!entity && literal === undefined) || (entity && literal !== undefined)) {
     return argumentError('explore_entity_relations needs exactly one of: entity (an IRI) or literal (a value).');
   }
-  const budget = new Budget(kgv.options.timeoutMs, kgv.select);
-  const failures: IndexFailure[] = [];
   const k = kgv.options.maxRows;
-  const upTo = page.offset + k;
+  const run = { budget: new Budget(kgv.options.timeoutMs, kgv.select), failures: [] as IndexFailure[], inGraph: kgv.graph ? ` in the knowledge graph ${kgv.graph}` : '', k, upTo: page.offset + k };
+  return entity ? entityRelations(kgv, entity, page, run) : literalRelations(kgv, String(literal), page, run);
+}
+
+/** What one explore_entity_relations call keeps across its queries: its request budget, the endpoints that failed, the graph named in its answer, its page. */
+interface RelationsRun {
+  budget: Budget;
+  failures: IndexFailure[];
+  /** " in the knowledge graph G" when the tools serve one graph, else empty. */
+  inGraph: string;
+  /** Rows per page (`maxRows`). */
+  k: number;
+  /** Rows asked of each endpoint: the page's offset plus `k`. */
+  upTo: number;
+}
+
+/** explore_entity_relations for an entity IRI: its outgoing and incoming properties at every endpoint, paged. */
+async function entityRelations(kgv: KgVoyagerCore, entity: string, page: PageArgs, { budget, failures, inGraph, k, upTo }: RelationsRun): Promise<ToolAnswer> {
   const eps = kgv.endpoints;
-  const inGraph = kgv.graph ? ` in the knowledge graph ${kgv.graph}` : '';
   /** One page of a list's lines, and its note. */
   const pageOf = (lines: string[], total: number, exact: boolean, unit: string, budgetChars: number) => {
     const p = pickPage(lines, page.offset, k, budgetChars, (l) => l.length);
     return { items: p.items, note: pageNote({ offset: page.offset, shown: p.items.length, total, exact, unit, cutByChars: p.cutByChars, maxChars: page.maxChars, how: kgv.continuation() }) };
   };
-  if (entity) {
-    const e = iriRef(entity);
-    const qOut = `SELECT ?p (COUNT(*) AS ?n) (SAMPLE(?o) AS ?x) WHERE { ${e} ?p ?o } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${upTo}`;
-    const qIn = `SELECT ?p (COUNT(*) AS ?n) (SAMPLE(?s) AS ?x) WHERE { ?s ?p ${e} } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${upTo}`;
-    const settled = await settleAll(eps, kgv.options.concurrency, (x) => Promise.all([budget.run(x.url, qOut, upTo), budget.run(x.url, qIn, upTo)]));
-    type Rel = { n: number; at: Map<string, number>; example?: SparqlTerm };
-    const out = new Map<string, Rel>();
-    const inc = new Map<string, Rel>();
-    const found = new Set<string>();
-    const add = (m: Map<string, Rel>, r: SparqlRow, endpoint: string) => {
-      if (!r.p) return;
-      let a = m.get(r.p.value);
-      if (!a) m.set(r.p.value, (a = { n: 0, at: new Map(), example: r.x }));
-      const n = Number(r.n?.value ?? 0);
-      a.n += n;
-      a.at.set(endpoint, (a.at.get(endpoint) ?? 0) + n);
-      found.add(endpoint);
-    };
-    const cut = new Set<number>();
-    eps.forEach((x, i) => {
-      const s = settled[i];
-      if (s.status === 'rejected') return void failures.push({ endpoint: x.id, url: x.url, error: String((s.reason as Error)?.message ?? s.reason) });
-      for (const r of s.value[0]) add(out, r, x.id);
-      for (const r of s.value[1]) add(inc, r, x.id);
-      if (s.value[0].length >= upTo) cut.add(0);
-      if (s.value[1].length >= upTo) cut.add(1);
-    });
-    const down = allFailed(eps.length, failures, budget.requests);
-    if (down) return down;
-    const fmt = (m: Map<string, Rel>) =>
-      [...m]
-        .sort(([a, x], [b, y]) => (a === RDF_TYPE ? -1 : b === RDF_TYPE ? 1 : y.n - x.n || byCodePoint(a, b)))
-        .map(([p, a]) => `- <${p}>: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')}), e.g. ${termText(a.example, 120)}`);
-    const head = `explore_entity_relations <${entity}>${inGraph}: found at ${plural(found.size, 'endpoint')}${found.size ? ` (${[...found].join(', ')})` : ''}.`;
-    const tail = [...(found.size === 0 ? ['No endpoint has triples with this IRI. Check the IRI (copy it from lookup_class_instances), or give a literal instead.'] : []), ...failureLines(failures)];
-    const room = (page.maxChars - [head, ...tail].join('\n').length - 400) / 2;
-    const o = pageOf(fmt(out), out.size, !cut.has(0), 'properties', room);
-    const n = pageOf(fmt(inc), inc.size, !cut.has(1), 'properties', room);
-    const lines = [head, `Outgoing properties (${o.note}):`, ...o.items, `Incoming properties (${n.note}):`, ...n.items, ...tail];
-    return { text: lines.join('\n'), isError: false, requests: budget.requests, hits: found.size };
-  }
+  const e = iriRef(entity);
+  const qOut = `SELECT ?p (COUNT(*) AS ?n) (SAMPLE(?o) AS ?x) WHERE { ${e} ?p ?o } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${upTo}`;
+  const qIn = `SELECT ?p (COUNT(*) AS ?n) (SAMPLE(?s) AS ?x) WHERE { ?s ?p ${e} } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${upTo}`;
+  const settled = await settleAll(eps, kgv.options.concurrency, (x) => Promise.all([budget.run(x.url, qOut, upTo), budget.run(x.url, qIn, upTo)]));
+  type Rel = { n: number; at: Map<string, number>; example?: SparqlTerm };
+  const out = new Map<string, Rel>();
+  const inc = new Map<string, Rel>();
+  const found = new Set<string>();
+  const add = (m: Map<string, Rel>, r: SparqlRow, endpoint: string) => {
+    if (!r.p) return;
+    let a = m.get(r.p.value);
+    if (!a) m.set(r.p.value, (a = { n: 0, at: new Map(), example: r.x }));
+    const n = Number(r.n?.value ?? 0);
+    a.n += n;
+    a.at.set(endpoint, (a.at.get(endpoint) ?? 0) + n);
+    found.add(endpoint);
+  };
+  const cut = new Set<number>();
+  eps.forEach((x, i) => {
+    const s = settled[i];
+    if (s.status === 'rejected') return void failures.push({ endpoint: x.id, url: x.url, error: String((s.reason as Error)?.message ?? s.reason) });
+    for (const r of s.value[0]) add(out, r, x.id);
+    for (const r of s.value[1]) add(inc, r, x.id);
+    if (s.value[0].length >= upTo) cut.add(0);
+    if (s.value[1].length >= upTo) cut.add(1);
+  });
+  const down = allFailed(eps.length, failures, budget.requests);
+  if (down) return down;
+  const fmt = (m: Map<string, Rel>) =>
+    [...m]
+      .sort(([a, x], [b, y]) => (a === RDF_TYPE ? -1 : b === RDF_TYPE ? 1 : y.n - x.n || byCodePoint(a, b)))
+      .map(([p, a]) => `- <${p}>: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')}), e.g. ${termText(a.example, 120)}`);
+  const head = `explore_entity_relations <${entity}>${inGraph}: found at ${plural(found.size, 'endpoint')}${found.size ? ` (${[...found].join(', ')})` : ''}.`;
+  const tail = [...(found.size === 0 ? ['No endpoint has triples with this IRI. Check the IRI (copy it from lookup_class_instances), or give a literal instead.'] : []), ...failureLines(failures)];
+  const room = (page.maxChars - [head, ...tail].join('\n').length - 400) / 2;
+  const o = pageOf(fmt(out), out.size, !cut.has(0), 'properties', room);
+  const n = pageOf(fmt(inc), inc.size, !cut.has(1), 'properties', room);
+  const lines = [head, `Outgoing properties (${o.note}):`, ...o.items, `Incoming properties (${n.note}):`, ...n.items, ...tail];
+  return { text: lines.join('\n'), isError: false, requests: budget.requests, hits: found.size };
+}
 
-  const lit = stringLiteral(String(literal).toLowerCase());
+/** explore_entity_relations for a literal: the entities that have that value (lexical form, case-insensitive), the properties holding it, the entities' classes. */
+async function literalRelations(kgv: KgVoyagerCore, literal: string, page: PageArgs, { budget, failures, inGraph, k, upTo }: RelationsRun): Promise<ToolAnswer> {
+  const eps = kgv.endpoints;
+  const lit = stringLiteral(literal.toLowerCase());
   const pattern = `?s ?p ?v FILTER(isLiteral(?v) && LCASE(STR(?v)) = ${lit})`;
   const qRows = `SELECT ?s ?p ?v WHERE { ${pattern} } ORDER BY ?s ?p LIMIT ${upTo}`;
   const qCount = `SELECT ?p (COUNT(*) AS ?n) WHERE { ${pattern} } GROUP BY ?p ORDER BY DESC(?n) ?p LIMIT ${k}`;
@@ -247,7 +263,7 @@ export async function exploreEntityRelations(kgv: KgVoyagerCore, args: { entity?
     for (const [iri, cs] of t) classes.set(iri, new Set(cs.keys()));
   }
   const lines = [
-    `explore_entity_relations ${JSON.stringify(String(literal))}${inGraph}: ${plural(total, 'triple')} with this value (lexical form, case-insensitive) at ${plural(new Set([...props.values()].flatMap((a) => [...a.at.keys()])).size, 'endpoint')}.`,
+    `explore_entity_relations ${JSON.stringify(literal)}${inGraph}: ${plural(total, 'triple')} with this value (lexical form, case-insensitive) at ${plural(new Set([...props.values()].flatMap((a) => [...a.at.keys()])).size, 'endpoint')}.`,
   ];
   lines.push(`Data properties (showing ${Math.min(k, props.size)} of ${props.size}):`);
   for (const [p, a] of [...props].sort(([a, x], [b, y]) => y.n - x.n || byCodePoint(a, b)).slice(0, k))
