@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { longestFirst } from './tests/longest-first.js';
+import { TIER_TAGS } from './tests/tiers.js';
 
 /** The test files of `npm test` that take longest, started first (tests/longest-first.ts). */
 const LONGEST_FIRST = ['verify', 'mcp', 'hostile-answers', 'cli', 'eval-runs', 'mcp-surface', 'service-shapes', 'build-safety', 'eval', 'query', 'long-query', 'score', 'stats', 'federation'];
@@ -16,6 +17,9 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     exclude: ['tests/**/*.slow.test.ts', '**/node_modules/**'],
+    // Tests tagged slow (tests/tiers.ts) run in npm run test:slow, with their file's setup.
+    tags: TIER_TAGS,
+    tagsFilter: ['!slow'],
     // Builds of two graphs of the real corpus take seconds; clingo-wasm runs in worker threads, so tests
     // run in forks. The limits are for hangs, not for timing: every wait inside a test is on an event.
     // At load 17 on 2 cores a real-corpus build took 105-121 s, over the 120 s these limits were; a

@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -300,7 +301,7 @@ describe('verify / what Comunica 4.5.0 got wrong over several SPARQL endpoints, 
     fs.writeFileSync(path.join(shards, 'benchmark.json'), JSON.stringify({ defaultPrefix: 'http://e/', entries }));
   });
 
-  it('FILTER (NOT) EXISTS across endpoints, COUNT and MINUS over a pattern no endpoint matches: the federated form equals gold in both Comunica configurations', async () => {
+  it('FILTER (NOT) EXISTS across endpoints, COUNT and MINUS over a pattern no endpoint matches: the federated form equals gold in both Comunica configurations', { tags: ['slow'] }, async () => {
     const r = await verify({ shards, timeoutMs: 20_000, federationEngine: 'comunica,comunica-default', forms: ['federated', 'trivial'] });
     expect(r.engines).toEqual(['comunica', 'comunica-default']);
     for (const e of r.engines) {
