@@ -3,7 +3,23 @@ import { longestFirst } from './tests/longest-first.js';
 import { TIER_TAGS } from './tests/tiers.js';
 
 /** The test files of `npm test` that take longest, started first (tests/longest-first.ts). */
-const LONGEST_FIRST = ['verify', 'mcp', 'hostile-answers', 'cli', 'eval-runs', 'mcp-surface', 'service-shapes', 'build-safety', 'eval', 'query', 'long-query', 'score', 'stats', 'federation'];
+const LONGEST_FIRST = [
+  'verify',
+  'mcp',
+  'hostile-answers',
+  'serve-hardening',
+  'query',
+  'cli',
+  'score',
+  'federation',
+  'eval',
+  'eval-runs',
+  'package',
+  'architecture',
+  'verify-running-serve',
+  'kgvoyager',
+  'eval-crash',
+];
 
 /**
  * `npm test`: unit tests and one integration case per concern (593 tests: 1,363 s of wall at load

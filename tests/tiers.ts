@@ -19,6 +19,7 @@ export const SPLIT_FILES = [
   'tests/eval.test.ts',
   'tests/eval-runs.test.ts',
   'tests/verify.test.ts',
+  'tests/verify-running-serve.test.ts',
   'tests/cli.test.ts',
   'tests/stats.test.ts',
   'tests/score.test.ts',

@@ -141,7 +141,7 @@ describe('verify / the demo build', () => {
     }
   });
 
-  it('uses the gold answers fkgqa stats stored for this build in the state folder (a wrong stored answer shows as a difference)', async () => {
+  it('uses the gold answers fkgqa stats stored for this build in the state folder (a wrong stored answer shows as a difference)', { tags: ['slow'] }, async () => {
     const gold = await verify({ shards, kgs: ['library'], queries: ['library/q1'], forms: ['federated'] });
     const answer = { head: { vars: ['n'] }, results: { bindings: [{ n: lit('999', `${XSD}integer`) }] } };
     const copy = path.join(tmpDir('fkgqa-verify-gold-'), 'shards');
