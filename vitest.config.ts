@@ -22,11 +22,13 @@ const LONGEST_FIRST = [
 ];
 
 /**
- * `npm test`: unit tests and one integration case per concern (593 tests: 1,363 s of wall at load
- * 16-30 on a 2-core machine shared with other test runs; not measured on a quiet one). Builds of the whole real
- * corpus, fault-injection sweeps, waits behind heavy queries, every engine's cases over served
- * shards, the queue's kill-and-resume runs, the whole loop of `fkgqa run` and long federation runs
- * are `*.slow.test.ts`, run by `npm run test:slow` (vitest.slow.config.ts; CI runs both).
+ * `npm test`: unit tests and one integration case per concern (580 tests: 428 s of wall, the tests'
+ * times summing to 685 s, at load 11-13 on a 2-core machine shared with other test runs; not measured
+ * on a quiet one). Builds of the whole real corpus, fault-injection sweeps, waits behind heavy queries,
+ * every engine's cases over served shards, the queue's kill-and-resume runs, the whole loop of
+ * `fkgqa run` and long federation runs are `*.slow.test.ts`; the tests of these files tagged `slow`
+ * (tests/tiers.ts) take seconds each beside their file's setup. `npm run test:slow` runs both
+ * (vitest.slow.config.ts; CI runs both tiers).
  * Progress per test file goes to stderr (tests/progress-reporter.ts).
  */
 export default defineConfig({
