@@ -1,21 +1,43 @@
 import { defineConfig } from 'vitest/config';
 import { longestFirst } from './tests/longest-first.js';
+import { TIER_TAGS } from './tests/tiers.js';
 
 /** The test files of `npm test` that take longest, started first (tests/longest-first.ts). */
-const LONGEST_FIRST = ['verify', 'mcp', 'hostile-answers', 'cli', 'eval-runs', 'mcp-surface', 'service-shapes', 'build-safety', 'eval', 'query', 'long-query', 'score', 'stats', 'federation'];
+const LONGEST_FIRST = [
+  'verify',
+  'mcp',
+  'hostile-answers',
+  'serve-hardening',
+  'query',
+  'cli',
+  'score',
+  'federation',
+  'eval',
+  'eval-runs',
+  'package',
+  'architecture',
+  'verify-running-serve',
+  'kgvoyager',
+  'eval-crash',
+];
 
 /**
- * `npm test`: unit tests and one integration case per concern (593 tests: 1,363 s of wall at load
- * 16-30 on a 2-core machine shared with other test runs; not measured on a quiet one). Builds of the whole real
- * corpus, fault-injection sweeps, waits behind heavy queries, every engine's cases over served
- * shards, the queue's kill-and-resume runs, the whole loop of `fkgqa run` and long federation runs
- * are `*.slow.test.ts`, run by `npm run test:slow` (vitest.slow.config.ts; CI runs both).
+ * `npm test`: unit tests and one integration case per concern (580 tests: 428 s of wall, the tests'
+ * times summing to 685 s, at load 11-13 on a 2-core machine shared with other test runs; not measured
+ * on a quiet one). Builds of the whole real corpus, fault-injection sweeps, waits behind heavy queries,
+ * every engine's cases over served shards, the queue's kill-and-resume runs, the whole loop of
+ * `fkgqa run` and long federation runs are `*.slow.test.ts`; the tests of these files tagged `slow`
+ * (tests/tiers.ts) take seconds each beside their file's setup. `npm run test:slow` runs both
+ * (vitest.slow.config.ts; CI runs both tiers).
  * Progress per test file goes to stderr (tests/progress-reporter.ts).
  */
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     exclude: ['tests/**/*.slow.test.ts', '**/node_modules/**'],
+    // Tests tagged slow (tests/tiers.ts) run in npm run test:slow, with their file's setup.
+    tags: TIER_TAGS,
+    tagsFilter: ['!slow'],
     // Builds of two graphs of the real corpus take seconds; clingo-wasm runs in worker threads, so tests
     // run in forks. The limits are for hangs, not for timing: every wait inside a test is on an event.
     // At load 17 on 2 cores a real-corpus build took 105-121 s, over the 120 s these limits were; a

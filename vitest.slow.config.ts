@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { longestFirst } from './tests/longest-first.js';
+import { SPLIT_FILES, TIER_TAGS } from './tests/tiers.js';
 
 /** The slow test files that take longest, started first (tests/longest-first.ts). */
 const LONGEST_FIRST = [
@@ -25,7 +26,10 @@ const LONGEST_FIRST = [
  */
 export default defineConfig({
   test: {
-    include: ['tests/**/*.slow.test.ts'],
+    // The slow files whole, and the tests tagged slow of the files of npm test that hold some (tests/tiers.ts).
+    include: ['tests/**/*.slow.test.ts', ...SPLIT_FILES],
+    tags: TIER_TAGS,
+    tagsFilter: ['slow || !split-tiers'],
     // Limits for hangs, as in vitest.config.ts: at load 17 a real-corpus build took 105-121 s.
     testTimeout: 300_000,
     hookTimeout: 300_000,

@@ -138,7 +138,7 @@ describe('build safety / partition input', () => {
   it('a 0-byte ontology warns like a missing one', async () => {
     const src = copyDir(DEMO);
     fs.writeFileSync(path.join(src, 'ontologies/library.owl'), '');
-    const r = child(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void']);
+    const r = await fkgqa(['partition', '--source', src, '--out', path.join(tmpDir(), 's'), '--no-void']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('warning: library: ontology ontologies/library.owl is empty (0 bytes): classes come from explicit rdf:type patterns only');
     fs.rmSync(path.join(src, 'ontologies/library.owl'));

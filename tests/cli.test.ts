@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -181,7 +182,7 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
 });
 
 describe('cli / an unknown --kg lists the graphs there are, on every command that takes it', () => {
-  it('exit 2 and the graphs of the build (or of the source) named, for each command with --kg', async () => {
+  it('exit 2 and the graphs of the build (or of the source) named, for each command with --kg', { tags: ['slow'], timeout: 300_000 }, async () => {
     const { program } = await import('../src/cli/program.js');
     const withKg = program()
       .commands.filter((c) => c.options.some((o) => o.long === '--kg'))
@@ -210,7 +211,7 @@ describe('cli / an unknown --kg lists the graphs there are, on every command tha
     const listed: [number, string] = [2, '(graphs: library, observatory)'];
     expect(said).toEqual(Object.fromEntries(Object.keys(runs).map((c) => [c, listed])));
     expect(fs.readdirSync(out)).toEqual([]);
-  }, 300_000);
+  });
 });
 
 describe('cli / one convention for output formats and option names', async () => {
@@ -261,7 +262,7 @@ describe('cli / one convention for output formats and option names', async () =>
     expect(bad.stderr).toContain('--json is --format json: it cannot be combined with --format csv');
   });
 
-  it('verify: --json and --format json print the same verdicts', async () => {
+  it('verify: --json and --format json print the same verdicts', { tags: ['slow'] }, async () => {
     const j = await fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--json', '-q');
     const f = await fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--format', 'json', '-q');
     expect([j.code, f.code]).toEqual([0, 0]);

@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 /**
  * `fkgqa eval`: run records a score can trust, a hostile or slow LLM
  * API and the habits of Inspect/lm-eval users. Fake chat-completions
@@ -289,7 +290,7 @@ describe('eval / the LLM API: backoff, time limits, waits shown', () => {
     );
   }, 60_000);
 
-  it('per-run limits end runs with their own reasons: message_limit, token_limit, time_limit; --limit takes the first N questions', async () => {
+  it('per-run limits end runs with their own reasons: message_limit, token_limit, time_limit; --limit takes the first N questions', { tags: ['slow'], timeout: 300_000 }, async () => {
     const [qm, qt, qs, q4] = lib();
     const run = JSON.stringify({ query: `SELECT * WHERE { SERVICE <${server.endpoints.find((e) => e.graph === 'library')!.url}> { ?s ?p ?o } } LIMIT 1` });
     const fake = await newFake((question, turn) => {
@@ -322,7 +323,7 @@ describe('eval / the LLM API: backoff, time limits, waits shown', () => {
         .map((e) => e.index),
     );
     expect(q4).toBeDefined();
-  }, 300_000);
+  });
 });
 
 describe('eval / the command line', () => {
@@ -490,57 +491,61 @@ it('ModelError is what an unreachable API gives the library caller', async () =>
 });
 
 describe('one convention for the same thing across commands', () => {
-  it('reports: --format html --out FILE on stats and score, --html FILE kept on both; questions: --question INDEX and --query ID on eval, questions and verify', async () => {
-    const st = (...a: string[]) => fkgqa(['stats', '--shards', build, '--timeout', '20000', '-q', ...a]);
-    const [canon, alias] = [path.join(dir, 'stats-canon.html'), path.join(dir, 'stats-alias.html')];
-    const c1 = await st('--format', 'html', '--out', canon);
-    const c2 = await st('--html', alias);
-    expect([c1.code, c2.code]).toEqual([0, 0]);
-    expect(c1.stdout).toBe(''); // the report went to --out
-    expect(c2.stdout).toContain('Fan-out (section 4.2)'); // the old spelling still prints the text report
-    expect(c2.stderr).not.toContain('wrote'); // --quiet
-    // Without --quiet, stats says which files it wrote, each with its size in KiB.
-    const perQuery = path.join(dir, 'stats-per-query.csv');
-    const said = await fkgqa(['stats', '--shards', build, '--timeout', '20000', '--html', alias, '--per-query', perQuery]);
-    expect(said.code).toBe(0);
-    const kib = (f: string) => Math.max(1, Math.round(fs.statSync(f).size / 1024));
-    expect(said.stderr).toContain(`fkgqa stats: wrote ${alias} (${kib(alias)} KiB; open it in a browser), ${perQuery} (${kib(perQuery)} KiB)\n`);
-    expect(fs.readFileSync(canon, 'utf8')).toBe(fs.readFileSync(alias, 'utf8'));
-    expect(fs.readFileSync(canon, 'utf8')).toContain('<canvas id="fanout">');
-    const json = path.join(dir, 'stats.json');
-    expect((await st('--json', '--out', json)).stdout).toBe('');
-    expect(JSON.parse(fs.readFileSync(json, 'utf8')).figures).toBeDefined();
+  it(
+    'reports: --format html --out FILE on stats and score, --html FILE kept on both; questions: --question INDEX and --query ID on eval, questions and verify',
+    { tags: ['slow'], timeout: 300_000 },
+    async () => {
+      const st = (...a: string[]) => fkgqa(['stats', '--shards', build, '--timeout', '20000', '-q', ...a]);
+      const [canon, alias] = [path.join(dir, 'stats-canon.html'), path.join(dir, 'stats-alias.html')];
+      const c1 = await st('--format', 'html', '--out', canon);
+      const c2 = await st('--html', alias);
+      expect([c1.code, c2.code]).toEqual([0, 0]);
+      expect(c1.stdout).toBe(''); // the report went to --out
+      expect(c2.stdout).toContain('Fan-out (section 4.2)'); // the old spelling still prints the text report
+      expect(c2.stderr).not.toContain('wrote'); // --quiet
+      // Without --quiet, stats says which files it wrote, each with its size in KiB.
+      const perQuery = path.join(dir, 'stats-per-query.csv');
+      const said = await fkgqa(['stats', '--shards', build, '--timeout', '20000', '--html', alias, '--per-query', perQuery]);
+      expect(said.code).toBe(0);
+      const kib = (f: string) => Math.max(1, Math.round(fs.statSync(f).size / 1024));
+      expect(said.stderr).toContain(`fkgqa stats: wrote ${alias} (${kib(alias)} KiB; open it in a browser), ${perQuery} (${kib(perQuery)} KiB)\n`);
+      expect(fs.readFileSync(canon, 'utf8')).toBe(fs.readFileSync(alias, 'utf8'));
+      expect(fs.readFileSync(canon, 'utf8')).toContain('<canvas id="fanout">');
+      const json = path.join(dir, 'stats.json');
+      expect((await st('--json', '--out', json)).stdout).toBe('');
+      expect(JSON.parse(fs.readFileSync(json, 'utf8')).figures).toBeDefined();
 
-    const [q] = lib();
-    const runs = path.join(dir, 'conv-runs.jsonl');
-    await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'single', probe: false, out: runs, questions: [q.index], tools: 'in-process' });
-    const [s1, s2] = [path.join(dir, 'score-canon.html'), path.join(dir, 'score-alias.html')];
-    const sc1 = await fkgqa(['score', runs, '--shards', build, '--format', 'html', '--out', s1, '-q']);
-    const sc2 = await fkgqa(['score', runs, '--shards', build, '--html', s2, '-q']);
-    expect([sc1.code, sc2.code]).toEqual([0, 0]);
-    expect(sc2.stdout).toContain('accuracy %');
-    const scoreSaid = await fkgqa(['score', runs, '--shards', build, '--html', s2]);
-    expect(scoreSaid.stderr).toContain(`fkgqa score: wrote ${s2} (`);
-    expect(fs.readFileSync(s1, 'utf8').replace(/generated [^<]*/g, '')).toBe(fs.readFileSync(s2, 'utf8').replace(/generated [^<]*/g, ''));
+      const [q] = lib();
+      const runs = path.join(dir, 'conv-runs.jsonl');
+      await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'single', probe: false, out: runs, questions: [q.index], tools: 'in-process' });
+      const [s1, s2] = [path.join(dir, 'score-canon.html'), path.join(dir, 'score-alias.html')];
+      const sc1 = await fkgqa(['score', runs, '--shards', build, '--format', 'html', '--out', s1, '-q']);
+      const sc2 = await fkgqa(['score', runs, '--shards', build, '--html', s2, '-q']);
+      expect([sc1.code, sc2.code]).toEqual([0, 0]);
+      expect(sc2.stdout).toContain('accuracy %');
+      const scoreSaid = await fkgqa(['score', runs, '--shards', build, '--html', s2]);
+      expect(scoreSaid.stderr).toContain(`fkgqa score: wrote ${s2} (`);
+      expect(fs.readFileSync(s1, 'utf8').replace(/generated [^<]*/g, '')).toBe(fs.readFileSync(s2, 'utf8').replace(/generated [^<]*/g, ''));
 
-    // questions: --question selects that very question; --query all questions asking the query.
-    const other = bench().entries.find((e) => e.queryId === q.queryId && e.index !== q.index);
-    const byIndex = await fkgqa(['questions', '--shards', build, '--question', String(q.index), '--json', '-q', '--timeout', '20000']);
-    expect(byIndex.code).toBe(0);
-    expect((JSON.parse(byIndex.stdout) as { index: number }[]).map((v) => v.index)).toEqual([q.index]);
-    const byQuery = await fkgqa(['questions', '--shards', build, '--query', q.queryId, '--json', '-q', '--timeout', '20000']);
-    expect((JSON.parse(byQuery.stdout) as { index: number }[]).map((v) => v.index)).toEqual(
-      bench()
-        .entries.filter((e) => e.queryId === q.queryId)
-        .map((e) => e.index),
-    );
-    expect(other === undefined || byQuery.stdout.includes(`"index": ${other.index}`)).toBe(true);
-    const bad = await fkgqa(['questions', '--shards', build, '--question', '99999', '-q']);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/benchmark\.json: --question 99999: no question with this index in the build/);
-    // verify: --question verifies the gold query that question asks.
-    const v = await fkgqa(['verify', '--shards', build, '--endpoints', endpointsFile, '--question', String(q.index), '--json', '-q']);
-    expect(v.code).toBe(0);
-    expect((JSON.parse(v.stdout) as { queries: { id: string }[] }).queries.map((x) => x.id)).toEqual([q.queryId]);
-  }, 300_000);
+      // questions: --question selects that very question; --query all questions asking the query.
+      const other = bench().entries.find((e) => e.queryId === q.queryId && e.index !== q.index);
+      const byIndex = await fkgqa(['questions', '--shards', build, '--question', String(q.index), '--json', '-q', '--timeout', '20000']);
+      expect(byIndex.code).toBe(0);
+      expect((JSON.parse(byIndex.stdout) as { index: number }[]).map((v) => v.index)).toEqual([q.index]);
+      const byQuery = await fkgqa(['questions', '--shards', build, '--query', q.queryId, '--json', '-q', '--timeout', '20000']);
+      expect((JSON.parse(byQuery.stdout) as { index: number }[]).map((v) => v.index)).toEqual(
+        bench()
+          .entries.filter((e) => e.queryId === q.queryId)
+          .map((e) => e.index),
+      );
+      expect(other === undefined || byQuery.stdout.includes(`"index": ${other.index}`)).toBe(true);
+      const bad = await fkgqa(['questions', '--shards', build, '--question', '99999', '-q']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/benchmark\.json: --question 99999: no question with this index in the build/);
+      // verify: --question verifies the gold query that question asks.
+      const v = await fkgqa(['verify', '--shards', build, '--endpoints', endpointsFile, '--question', String(q.index), '--json', '-q']);
+      expect(v.code).toBe(0);
+      expect((JSON.parse(v.stdout) as { queries: { id: string }[] }).queries.map((x) => x.id)).toEqual([q.queryId]);
+    },
+  );
 });

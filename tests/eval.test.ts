@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -272,7 +273,7 @@ describe('eval / scripted agents on the demo build', () => {
     await scriptedAgentsCheck({ build, endpointsFile, out: path.join(dir, 'scripted.jsonl'), queries: ['library/q1', 'library/q2'], timeoutMs: QUERY_LIMIT_MS });
   }, 600_000);
 
-  it('spawns fkgqa mcp over stdio: the tools a user would run', async () => {
+  it('spawns fkgqa mcp over stdio: the tools a user would run', { tags: ['slow'], timeout: 300_000 }, async () => {
     const out = path.join(dir, 'stdio.jsonl');
     const q = bench().entries.find((e) => e.kg === 'library')!;
     await runEval({ shards: build, endpoints: endpointsFile, setup: 'void_tool', agent: 'oracle', out, questions: [q.index], tools: 'mcp', timeoutMs: QUERY_LIMIT_MS });
@@ -284,7 +285,7 @@ describe('eval / scripted agents on the demo build', () => {
     expect(toolStep && toolStep.type === 'tool' && toolStep.isError).toBe(false);
     const report = await score({ runs: [out], shards: build });
     expect(report.perRun[0].correct).toBe(true);
-  }, 300_000);
+  });
 });
 
 describe('eval / client and sampling', () => {

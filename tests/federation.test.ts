@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import { getEventListeners } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -91,7 +92,7 @@ describe('federation / one registry over two fkgqa serve processes', () => {
   // The first gold query of each graph through comunica; every gold query through every engine (a long
   // federation run: 14 queries x 3 engines, 40 s of wall per engine at load 15), and the first through
   // the other engines, are in tests/federation.slow.test.ts (`npm run test:slow`).
-  it('answers the first gold query of each graph through routing and the comunica engine as gold does, and one query over both hosts', async () => {
+  it('answers the first gold query of each graph through routing and the comunica engine as gold does, and one query over both hosts', { tags: ['slow'] }, async () => {
     await goldThroughEngine({ shards, digest, endpointsFiles: [path.join(stateA, 'endpoints.json'), path.join(stateB, 'endpoints.json')], engine: 'comunica', perGraph: 1 });
   });
 });

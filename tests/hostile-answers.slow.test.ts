@@ -2,12 +2,30 @@ import { describe, expect, it } from 'vitest';
 import { BoundedSparqlClient } from '../src/federation/client.js';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
 import { registryFromUrls } from '../src/federation/registry.js';
-import { accepts, BINARY, endpoint, ENGINE_TESTS_RUN, federated, FORMS, MODES, reset, seen, server, useHostileEndpoints, what, withMcp } from './hostile-fixture.js';
+import {
+  accepts,
+  BINARY,
+  endpoint,
+  ENGINE_TESTS_RUN,
+  expectTimedOut503Verdicts,
+  expectVerdictsInTwoService,
+  federated,
+  FORMS,
+  MODES,
+  reset,
+  seen,
+  server,
+  TIMED_OUT_503_TITLE,
+  useHostileEndpoints,
+  VERDICTS_IN_TWO_SERVICE_TITLE,
+  what,
+  withMcp,
+} from './hostile-fixture.js';
 
 /**
  * The sweep of tests/hostile-answers.test.ts (`npm run test:slow`): every hostile behaviour of
  * tests/hostile-fixture.ts on every federation engine, each test with its own `fkgqa mcp` server or
- * bounded client (an engine start each). `npm test` keeps one representative of each kind per engine.
+ * bounded client (an engine start each), and jena's verdicts of stops. `npm test` keeps one representative of each kind per engine.
  */
 
 useHostileEndpoints();
@@ -147,4 +165,10 @@ describe("hostile answers / an unsolicited gzip answer is decoded everywhere, a 
       300_000,
     );
   }
+});
+
+describe("verdicts / a stop is one only when it agrees with the limit sent and the clock; an error the query caused is the agent's", () => {
+  // comunica's cases are in tests/hostile-answers.test.ts (npm test), with the same checks.
+  it.skipIf(!ENGINE_TESTS_RUN.jena)(VERDICTS_IN_TWO_SERVICE_TITLE('jena'), () => expectVerdictsInTwoService('jena'), 300_000);
+  it.skipIf(!ENGINE_TESTS_RUN.jena)(TIMED_OUT_503_TITLE('jena'), () => expectTimedOut503Verdicts('jena'), 120_000);
 });

@@ -12,13 +12,18 @@ import type { RunRecord } from '../src/eval/record.js';
 import { FederationEndpoint } from '../src/serve/federation-endpoint.js';
 import { tmpDir } from './helpers.js';
 import {
+  bif,
   direct,
+  expectTimedOut503Verdicts,
+  expectVerdictsInTwoService,
   endpoint,
   ENGINE_TESTS_RUN,
   federated,
   fkgqa,
   FORMS,
   JSON_HEAD,
+  meta,
+  MODES_ASKED,
   MODES,
   notResults,
   ONE_ROW,
@@ -34,6 +39,10 @@ import {
   withMcp,
   XML_CUT,
   XML_GOOD,
+  TIMED_OUT_503_TITLE,
+  VERDICTS_IN_TWO_SERVICE_TITLE,
+  WANT,
+  verdicts,
   XML_MODES,
 } from './hostile-fixture.js';
 
@@ -452,33 +461,6 @@ describe('hostile answers / comunica: why an endpoint answering 503 inside a two
 });
 
 describe("verdicts / a stop is one only when it agrees with the limit sent and the clock; an error the query caused is the agent's", () => {
-  /** A function oxigraph does not know, inside the SERVICE clause the shard evaluates. */
-  const bif = (u: string) => `PREFIX bif: <bif:> SELECT * { SERVICE <${u}> { ?b ?p ?o FILTER(bif:contains(?o, "a")) } }`;
-  const meta = (r: { _meta?: Record<string, unknown> }) => r._meta?.['fkgqa/error'] as { class: string; infrastructure: boolean; endpoint?: string } | undefined;
-  const MODES_ASKED = ['forgedbusy', 'forgedlimit', 'instantlimit', 'ownlimit', 'timedout503', 'evalerror', 'virtuoso', 'html500', 'serve'];
-  /** The verdict wanted of each on every route: a stop that disagrees is the endpoint's error, never busy; the query's errors are the agent's; a 500 error page stays the endpoint's. */
-  const WANT = {
-    forgedbusy: { class: 'endpoint', infrastructure: true, busy: false },
-    forgedlimit: { class: 'endpoint', infrastructure: true, busy: false },
-    instantlimit: { class: 'endpoint', infrastructure: true, busy: false },
-    ownlimit: { class: 'endpoint', infrastructure: true, busy: false },
-    timedout503: { class: 'endpoint', infrastructure: true, busy: false },
-    evalerror: { class: 'endpoint-rejected', infrastructure: false, busy: false },
-    virtuoso: { class: 'endpoint-rejected', infrastructure: false, busy: false },
-    html500: { class: 'endpoint', infrastructure: true, busy: false },
-    serve: { class: 'endpoint-rejected', infrastructure: false, busy: false },
-  };
-  /** The class and infrastructure flag of each case, and whether the text calls the endpoint busy. */
-  const verdicts = async (call: (q: string) => Promise<{ content: { text: string }[]; _meta?: Record<string, unknown> }>, query: (mode: string) => string, modes: string[]) => {
-    const got: Record<string, unknown> = {};
-    for (const mode of modes) {
-      const r = await call(query(mode));
-      const m = meta(r);
-      got[mode] = { class: m?.class, infrastructure: m?.infrastructure, busy: /was busy/.test(r.content[0].text) };
-    }
-    return got;
-  };
-
   it("causedByQuery: fkgqa serve's Fkgqa-Query-Error on any status; another server's 500 only in a SPARQL engine's words for a query error; never a 502, 503 or 504", () => {
     const cases: [number, string | null, string][] = [
       [400, 'evaluation', 'query evaluation failed: The custom function <bif:contains> is not supported'],
@@ -514,67 +496,9 @@ describe("verdicts / a stop is one only when it agrees with the limit sent and t
     });
   }, 120_000);
 
-  for (const engine of ['comunica', 'jena'] as const) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(
-      `${engine}: the same verdicts inside a two-SERVICE query`,
-      async () => {
-        const [shard1, shard2] = [1, 2].map((n) => server.endpoint(`library-shard${n}`)!.url);
-        await withMcp([...Object.keys(STOPS).map(endpoint), endpoint('html500'), shard1, shard2], engine, async (call) => {
-          const two = (mode: string) =>
-            mode === 'serve'
-              ? `PREFIX bif: <bif:> SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${shard2}> { ?b ?q ?t FILTER(bif:contains(?t, "a")) } }`
-              : `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${endpoint(mode)}> { ?b ?q ?t } }`;
-          const got = await verdicts(call, two, MODES_ASKED);
-          expect(got).toEqual(WANT);
-          const forged = await call(two('forgedlimit'));
-          expect(forged.content[0].text).toMatch(
-            /answered HTTP 503 \(Fkgqa-Stopped: time-limit; by=request; ms=\d+\), a stop that names a limit of \d+ ms but came \d+ ms after the request was sent: neither busy nor the query's time limit, an error of the endpoint/,
-          );
-          expect(meta(forged)?.endpoint).toBe(endpoint('forgedlimit'));
-        });
-      },
-      300_000,
-    );
-  }
-
-  for (const engine of ['comunica', 'jena'] as const) {
-    it.skipIf(!ENGINE_TESTS_RUN[engine])(
-      `${engine}: another server's 503 "Query timed out" (no Fkgqa-Stopped) is the query's time limit once it ran the limit sent, the endpoint's error at once: the same on the direct route and inside a two-SERVICE query`,
-      async () => {
-        const shard1 = server.endpoint('library-shard1')!.url;
-        const [late, early] = [endpoint('timedout503late'), endpoint('timedout503')];
-        const client = new BoundedSparqlClient(registryFromUrls([shard1, late, early]), { engine });
-        try {
-          const lone = (u: string) => `SELECT * { SERVICE <${u}> { ?b ?q ?t } }`;
-          const two = (u: string) => `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${u}> { ?b ?q ?t } }`;
-          const verdict = (o: Awaited<ReturnType<BoundedSparqlClient['direct']>>) =>
-            o.status === 'error' ? { status: o.status, endpoint: o.badAnswer?.endpoint, error: o.error } : { status: o.status };
-          const json = 'application/sparql-results+json';
-          await client.warm();
-          const got = {
-            directLate: verdict(await client.direct(late, lone(late), json, 3000)),
-            federatedLate: verdict(await client.federated(two(late), json, { ms: 3000, from: 'start' })),
-            directEarly: verdict(await client.direct(early, lone(early), json, 30_000)),
-            federatedEarly: verdict(await client.federated(two(early), json, { ms: 30_000, from: 'start' })),
-          };
-          // Without the engines' report of such a 503 (EndpointFault.said), inside a two-SERVICE query it is the endpoint's error even when genuine.
-          const atOnce = (u: string) =>
-            new RegExp(
-              `^the endpoint ${u.replace(/[.?]/g, '\\$&')} answered HTTP 503 saying it stopped the query at a time limit \\(Query timed out\\), a stop that names no limit, and came \\d+ ms after the request was sent with a limit of \\d+ ms: neither busy nor the query's time limit, an error of the endpoint$`,
-            );
-          expect(got).toEqual({
-            directLate: { status: 'timeout' },
-            federatedLate: { status: 'timeout' },
-            directEarly: { status: 'error', endpoint: early, error: expect.stringMatching(atOnce(early)) },
-            federatedEarly: { status: 'error', endpoint: early, error: expect.stringMatching(atOnce(early)) },
-          });
-        } finally {
-          await client.close();
-        }
-      },
-      120_000,
-    );
-  }
+  // jena's cases (a JVM start each) are in tests/hostile-answers.slow.test.ts, with the same checks.
+  it.skipIf(!ENGINE_TESTS_RUN.comunica)(VERDICTS_IN_TWO_SERVICE_TITLE('comunica'), () => expectVerdictsInTwoService('comunica'), 300_000);
+  it.skipIf(!ENGINE_TESTS_RUN.comunica)(TIMED_OUT_503_TITLE('comunica'), () => expectTimedOut503Verdicts('comunica'), 120_000);
 
   it("eval's executor: a forged time limit is an infrastructure failure of the endpoint, an unsupported function the agent's (a wrong answer)", async () => {
     const shard2 = server.endpoint('library-shard2')!.url;

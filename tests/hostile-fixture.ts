@@ -14,18 +14,17 @@
  * eval's classification. The hostile endpoint answers `ASK {}` correctly (as an endpoint that cuts
  * large answers does), so the engine's HTTP must catch it, not the probe.
  */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { FEDERATION_ENGINES } from '../src/federation/engines.js';
+import { BoundedSparqlClient } from '../src/federation/client.js';
 import { registryFromUrls } from '../src/federation/registry.js';
 import { createMcpServer } from '../src/mcp/server.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { demoBuild, engineTestsRun, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, engineTestsRun, fkgqaInProcess, tmpDir } from './helpers.js';
 
 export const ROW = '{"b":{"type":"uri","value":"http://valuenet/ontop/data/book/1"}}';
 export const JSON_HEAD = '{"head":{"vars":["b"]},"results":{"bindings":[';
@@ -285,14 +284,98 @@ export async function withMcp(urls: string[], engine: string | undefined, body: 
 }
 export const reset = () => Object.keys(seen).forEach((k) => delete seen[k]);
 
-/** `fkgqa query` as a child process (asynchronous: the hostile endpoint is in this process). */
-export function fkgqa(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+/**
+ * `fkgqa query` run in this process (`fkgqaInProcess`: the same commander program, exit code and
+ * output as the child, without a process start and the loading of every module per call); the
+ * hostile endpoints answer from this process meanwhile. tests/query.test.ts runs `fkgqa query` as a child.
+ */
+export async function fkgqa(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await fkgqaInProcess(args);
+  return { code, stdout, stderr };
+}
+
+// The verdicts of stops and of errors the query caused, checked on each engine (jena's in tests/hostile-answers.slow.test.ts).
+/** A function oxigraph does not know, inside the SERVICE clause the shard evaluates. */
+export const bif = (u: string) => `PREFIX bif: <bif:> SELECT * { SERVICE <${u}> { ?b ?p ?o FILTER(bif:contains(?o, "a")) } }`;
+export const meta = (r: { _meta?: Record<string, unknown> }) => r._meta?.['fkgqa/error'] as { class: string; infrastructure: boolean; endpoint?: string } | undefined;
+export const MODES_ASKED = ['forgedbusy', 'forgedlimit', 'instantlimit', 'ownlimit', 'timedout503', 'evalerror', 'virtuoso', 'html500', 'serve'];
+/** The verdict wanted of each on every route: a stop that disagrees is the endpoint's error, never busy; the query's errors are the agent's; a 500 error page stays the endpoint's. */
+export const WANT = {
+  forgedbusy: { class: 'endpoint', infrastructure: true, busy: false },
+  forgedlimit: { class: 'endpoint', infrastructure: true, busy: false },
+  instantlimit: { class: 'endpoint', infrastructure: true, busy: false },
+  ownlimit: { class: 'endpoint', infrastructure: true, busy: false },
+  timedout503: { class: 'endpoint', infrastructure: true, busy: false },
+  evalerror: { class: 'endpoint-rejected', infrastructure: false, busy: false },
+  virtuoso: { class: 'endpoint-rejected', infrastructure: false, busy: false },
+  html500: { class: 'endpoint', infrastructure: true, busy: false },
+  serve: { class: 'endpoint-rejected', infrastructure: false, busy: false },
+};
+/** The class and infrastructure flag of each case, and whether the text calls the endpoint busy. */
+export const verdicts = async (call: (q: string) => Promise<{ content: { text: string }[]; _meta?: Record<string, unknown> }>, query: (mode: string) => string, modes: string[]) => {
+  const got: Record<string, unknown> = {};
+  for (const mode of modes) {
+    const r = await call(query(mode));
+    const m = meta(r);
+    got[mode] = { class: m?.class, infrastructure: m?.infrastructure, busy: /was busy/.test(r.content[0].text) };
+  }
+  return got;
+};
+
+/** The title of `expectVerdictsInTwoService`. */
+export const VERDICTS_IN_TWO_SERVICE_TITLE = (engine: string) => `${engine}: the same verdicts inside a two-SERVICE query`;
+
+/** The verdicts of WANT inside a two-SERVICE query on `engine` (run_sparql_query), and a forged time limit named as the endpoint's error. */
+export async function expectVerdictsInTwoService(engine: string): Promise<void> {
+  const [shard1, shard2] = [1, 2].map((n) => server.endpoint(`library-shard${n}`)!.url);
+  await withMcp([...Object.keys(STOPS).map(endpoint), endpoint('html500'), shard1, shard2], engine, async (call) => {
+    const two = (mode: string) =>
+      mode === 'serve'
+        ? `PREFIX bif: <bif:> SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${shard2}> { ?b ?q ?t FILTER(bif:contains(?t, "a")) } }`
+        : `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${endpoint(mode)}> { ?b ?q ?t } }`;
+    const got = await verdicts(call, two, MODES_ASKED);
+    expect(got).toEqual(WANT);
+    const forged = await call(two('forgedlimit'));
+    expect(forged.content[0].text).toMatch(
+      /answered HTTP 503 \(Fkgqa-Stopped: time-limit; by=request; ms=\d+\), a stop that names a limit of \d+ ms but came \d+ ms after the request was sent: neither busy nor the query's time limit, an error of the endpoint/,
+    );
+    expect(meta(forged)?.endpoint).toBe(endpoint('forgedlimit'));
   });
+}
+
+/** The title of `expectTimedOut503Verdicts`. */
+export const TIMED_OUT_503_TITLE = (engine: string) =>
+  `${engine}: another server's 503 "Query timed out" (no Fkgqa-Stopped) is the query's time limit once it ran the limit sent, the endpoint's error at once: the same on the direct route and inside a two-SERVICE query`;
+
+/** Another server's 503 "Query timed out" on `engine` (bounded client): the query's time limit once it ran the limit sent, the endpoint's error before; direct and inside a two-SERVICE query. */
+export async function expectTimedOut503Verdicts(engine: string): Promise<void> {
+  const shard1 = server.endpoint('library-shard1')!.url;
+  const [late, early] = [endpoint('timedout503late'), endpoint('timedout503')];
+  const client = new BoundedSparqlClient(registryFromUrls([shard1, late, early]), { engine });
+  try {
+    const lone = (u: string) => `SELECT * { SERVICE <${u}> { ?b ?q ?t } }`;
+    const two = (u: string) => `SELECT * { SERVICE <${shard1}> { ?b ?p ?o } SERVICE <${u}> { ?b ?q ?t } }`;
+    const verdict = (o: Awaited<ReturnType<BoundedSparqlClient['direct']>>) => (o.status === 'error' ? { status: o.status, endpoint: o.badAnswer?.endpoint, error: o.error } : { status: o.status });
+    const json = 'application/sparql-results+json';
+    await client.warm();
+    const got = {
+      directLate: verdict(await client.direct(late, lone(late), json, 3000)),
+      federatedLate: verdict(await client.federated(two(late), json, { ms: 3000, from: 'start' })),
+      directEarly: verdict(await client.direct(early, lone(early), json, 30_000)),
+      federatedEarly: verdict(await client.federated(two(early), json, { ms: 30_000, from: 'start' })),
+    };
+    // Without the engines' report of such a 503 (EndpointFault.said), inside a two-SERVICE query it is the endpoint's error even when genuine.
+    const atOnce = (u: string) =>
+      new RegExp(
+        `^the endpoint ${u.replace(/[.?]/g, '\\$&')} answered HTTP 503 saying it stopped the query at a time limit \\(Query timed out\\), a stop that names no limit, and came \\d+ ms after the request was sent with a limit of \\d+ ms: neither busy nor the query's time limit, an error of the endpoint$`,
+      );
+    expect(got).toEqual({
+      directLate: { status: 'timeout' },
+      federatedLate: { status: 'timeout' },
+      directEarly: { status: 'error', endpoint: early, error: expect.stringMatching(atOnce(early)) },
+      federatedEarly: { status: 'error', endpoint: early, error: expect.stringMatching(atOnce(early)) },
+    });
+  } finally {
+    await client.close();
+  }
 }

@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 // The information surface of each setup, graphs kept apart, the
 // `_meta["fkgqa/error"]` of every error class, paging of the exploration tools and the prompts
 // on two graphs of the real corpus that reuse IRIs: concert_singer and singer
@@ -226,7 +227,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
   const outsideVoid = (t: { where: string; text: string; isError?: boolean }) =>
     t.where.startsWith('get_void_descriptions') && !t.isError ? t.text.replace(/^(dataset <[^>]+>.*); "[^"]*"$/gm, '$1') : t.text;
 
-  it('each setup shows exactly what the paper gives it: no description outside high_level, short errors, its own tools only (leak test)', async () => {
+  it('each setup shows exactly what the paper gives it: no description outside high_level, short errors, its own tools only (leak test)', { tags: ['slow'] }, async () => {
     const counts: Record<string, number> = {};
     const tools: Record<string, string[]> = {};
     for (const setup of ['baseline', 'high_level', 'void_tool', 'kgvoyager'] as const) {
@@ -289,7 +290,7 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
     if (process.env.FKGQA_SURFACE_COUNTS) fs.writeFileSync(process.env.FKGQA_SURFACE_COUNTS, JSON.stringify(counts, null, 2));
   });
 
-  it('every tool error carries _meta["fkgqa/error"]: its class, and infrastructure only for endpoints and engines that fail', async () => {
+  it('every tool error carries _meta["fkgqa/error"]: its class, and infrastructure only for endpoints and engines that fail', { tags: ['slow'] }, async () => {
     const texts = [
       ...(await everyTextOnce('void_tool', 'two graphs', withFailing)),
       ...(await everyTextOnce('kgvoyager', 'two graphs', withFailing)).filter((t) => !t.where.startsWith('run_sparql_query')),

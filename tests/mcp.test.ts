@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -479,7 +480,7 @@ SELECT ?t1_title WHERE {
 });
 
 describe('fkgqa mcp / several federation engines', () => {
-  it('runs federated queries side by side: a quick one is not held up by a slow one', async () => {
+  it('runs federated queries side by side: a quick one is not held up by a slow one', { tags: ['slow'] }, async () => {
     const slowUrl = `${foreign.url}/slow/sparql`;
     const reg = registryFromUrls([slowUrl, url('library-shard1')]);
     const mcp = await createMcpServer({ registry: reg, callLog: null, state: null, engines: 2 });
@@ -687,7 +688,7 @@ describe('fkgqa mcp / get_void_descriptions', () => {
     await c.close();
   });
 
-  it('computes remote class partitions and linksets through the federation engine: the same VoID as the build file, statement for statement', async () => {
+  it('computes remote class partitions and linksets through the federation engine: the same VoID as the build file, statement for statement', { tags: ['slow'] }, async () => {
     const reg = registryFromEndpointsValue(bareServer.endpointsFile(), 'bare');
     // A generous step limit: the first federated query also starts the engine's thread.
     const c = await connect(reg, 'void_tool', { voidStepTimeoutMs: 60_000 }, null, true);
@@ -874,7 +875,7 @@ describe('fkgqa mcp / bad options are input errors at start (exit 2), not failur
 });
 
 describe('fkgqa mcp / malformed JSON-RPC messages', () => {
-  it('stdio: parse error -32700, invalid request -32600, invalid params -32602, a 20 MB line refused; the server keeps serving', async () => {
+  it('stdio: parse error -32700, invalid request -32600, invalid params -32602, a 20 MB line refused; the server keeps serving', { tags: ['slow'] }, async () => {
     const dir = tmpDir('fkgqa-mcp-rpc-');
     const endpoints = path.join(dir, 'endpoints.json');
     fs.writeFileSync(endpoints, JSON.stringify(server.endpointsFile()));

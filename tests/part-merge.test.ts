@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 /**
  * An evaluation spread without infrastructure: `fkgqa eval --part k/n` (a stable split of the
  * selected runs) and `fkgqa merge` (src/eval/merge.ts), with the oracle on the demo build.
@@ -14,9 +15,13 @@ const evalArgs = (out: string, ...more: string[]) => fx.evalArgs(out, ...more);
 
 describe('fkgqa eval --part k/n and fkgqa merge', () => {
   // Every question of the demo (32 runs, 66 oracle runs in all): tests/part-merge.slow.test.ts.
-  it('n parts cover the selection (the first 3 questions, 2 repeats) exactly once; their merge holds the runs of a single eval; an overlap and another condition are refused, naming the id, files and lines', async () => {
-    await checkPartsAndMerge(fx, ['--limit', '3'], 6);
-  });
+  it(
+    'n parts cover the selection (the first 3 questions, 2 repeats) exactly once; their merge holds the runs of a single eval; an overlap and another condition are refused, naming the id, files and lines',
+    { tags: ['slow'] },
+    async () => {
+      await checkPartsAndMerge(fx, ['--limit', '3'], 6);
+    },
+  );
   it('--part must be k/n with 1 ≤ k ≤ n', async () => {
     for (const bad of ['0/3', '4/3', '2', 'a/b']) {
       const r = await fkgqaInProcess(evalArgs(path.join(fx.dir, 'bad.jsonl'), '--part', bad));

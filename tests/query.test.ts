@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -98,7 +99,7 @@ describe('query / a federated join from the shell', () => {
     expect(table[2]).toBe('Ada Quispe       Andean Notebook');
   }, 120_000);
 
-  it('writes the answer as CSV, TSV and JSON that parse back to the same rows (CLI)', async () => {
+  it('writes the answer as CSV, TSV and JSON that parse back to the same rows (CLI)', { tags: ['slow'], timeout: 180_000 }, async () => {
     const [csv, tsv, json] = await Promise.all(['csv', 'tsv', 'json'].map((f) => fkgqa(['query', '--shards', build, '--format', f, '--timeout', '60000', join()])));
     for (const r of [csv, tsv, json]) expect(r.code).toBe(0);
     expect(csv.stderr).toMatch(/^fkgqa query: 7 rows \(federation engine comunica over library-shard1, library-shard4, library-shard2; \d+ ms; \d+ HTTP requests\)\n$/);
@@ -112,7 +113,7 @@ describe('query / a federated join from the shell', () => {
     const j = JSON.parse(json.stdout) as { head: { vars: string[] }; results: { bindings: Record<string, { value: string }>[] } };
     expect(j.head.vars).toEqual(['name', 'title']);
     expect(j.results.bindings.map((b) => b.title.value)).toEqual(c.map((r) => r.title));
-  }, 180_000);
+  });
 
   it('sends a lone SERVICE directly, reads --file, answers ASK', async () => {
     const file = path.join(dir, 'count.rq');

@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 /**
  * `fkgqa score`: reading and validating run records (fkgqa-run/2, built here by hand from
  * the run-record contract), build identity, end reasons (infrastructure errors apart, limits as
@@ -419,6 +420,7 @@ describe('score / the HTML report', () => {
 
   it.skipIf(!chromium)(
     "in headless Chromium at 1400 and 800 px: no two texts of a chart overlap (captions, labels, n, the dashed boxes' words), none cut, each bar named by its model or agent, a margin and no horizontal scrolling",
+    { tags: ['slow'], timeout: 180_000 },
     async () => {
       const file = path.join(tmpDir(), 'score.html');
       fs.writeFileSync(file, html);
@@ -454,7 +456,6 @@ describe('score / the HTML report', () => {
         expect(l.values.errorBars).toEqual(Array.from({ length: 9 }, () => true));
       }
     },
-    180_000,
   );
 });
 

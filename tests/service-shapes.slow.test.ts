@@ -1,7 +1,7 @@
 /**
  * The longer runs around SERVICE shapes and Comunica's corrections (`npm run test:slow`): the
- * shapes of tests/service-shapes.ts marked slow (hundreds of requests each: one EXISTS per
- * solution) on every engine, and the README tour's `fkgqa verify` over concert_singer and pets_1 of
+ * shapes of tests/service-shapes.ts marked slow (seconds each: an EXISTS or OPTIONAL per
+ * solution sends a request each) on every engine, and the README tour's `fkgqa verify` over concert_singer and pets_1 of
  * the real corpus, which Comunica 4.5.0's source selection made exit 1 (pets_1/q9 and q21, a
  * FILTER NOT EXISTS across shards) until its corrections (src/federation/comunica/corrections.ts).
  * Skipped without the real corpus.

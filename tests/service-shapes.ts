@@ -46,7 +46,10 @@ export interface Shape {
   rows: number;
   /** Its top-level ORDER BY orders every row (no ties): answers are compared in order. */
   ordered?: boolean;
-  /** Only in the longer sweep (tests/service-shapes.slow.test.ts). */
+  /**
+   * Only in the longer sweep (tests/service-shapes.slow.test.ts): the shapes that take seconds each
+   * (an EXISTS or OPTIONAL per solution sends a request each, on every engine).
+   */
   slow?: boolean;
 }
 
@@ -89,27 +92,30 @@ const MODEL_OF = (s: Spelling, m = '?m') => s.svc(1, `?l ml:ref-maker ${m}`);
 
 export const SHAPES: Shape[] = [
   { name: 'a join of two SERVICE clauses', rows: 35, query: (s) => q(`SELECT ?name ?l WHERE { ${MAKERS(s)} ${MODEL_OF(s)} }`) },
-  { name: 'FILTER EXISTS { SERVICE }', rows: 8, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { ${MAKER_IN(s)} } }`) },
+  { name: 'FILTER EXISTS { SERVICE }', slow: true, rows: 8, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER EXISTS { ${MAKER_IN(s)} } }`) },
   { name: 'FILTER NOT EXISTS { SERVICE }', rows: 7, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} } }`) },
   {
     name: 'FILTER NOT EXISTS { SERVICE SERVICE } (a join inside)',
+    slow: true,
     rows: 12,
     query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid FILTER(?mid < 10)')} } }`),
   },
   {
     name: 'FILTER NOT EXISTS { { SERVICE } UNION { SERVICE } }',
+    slow: true,
     rows: 11,
     query: (s) => q(`SELECT ?m WHERE { ${s.svc(2, '?m mk:ref-country ?c')} FILTER NOT EXISTS { ${s.split([4, 5], '?c co:continent 2')} } }`),
   },
   {
     name: 'FILTER NOT EXISTS { { SELECT … SERVICE } FILTER(?x IN (?y)) } (the shape of dog_kennels/q33)',
+    slow: true,
     rows: 7,
     query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { { SELECT ?mc WHERE { ${s.svc(2, '?m mk:ref-country ?mc')} } } FILTER(?c IN (?mc)) } }`),
   },
   { name: 'MINUS { SERVICE }', rows: 7, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} MINUS { ${MAKER_IN(s)} } }`) },
-  { name: 'MINUS { SERVICE } sharing no variable (removes nothing)', rows: 15, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} MINUS { ${s.svc(2, '?x mk:ref-country ?y')} } }`) },
-  { name: 'OPTIONAL { SERVICE }', rows: 29, query: (s) => q(`SELECT ?country ?m WHERE { ${COUNTRIES(s)} OPTIONAL { ${MAKER_IN(s)} } }`) },
-  { name: 'OPTIONAL { SERVICE } FILTER(!BOUND(…))', rows: 7, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} OPTIONAL { ${MAKER_IN(s)} } FILTER(!BOUND(?m)) }`) },
+  { name: 'MINUS { SERVICE } sharing no variable (removes nothing)', slow: true, rows: 15, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} MINUS { ${s.svc(2, '?x mk:ref-country ?y')} } }`) },
+  { name: 'OPTIONAL { SERVICE }', slow: true, rows: 29, query: (s) => q(`SELECT ?country ?m WHERE { ${COUNTRIES(s)} OPTIONAL { ${MAKER_IN(s)} } }`) },
+  { name: 'OPTIONAL { SERVICE } FILTER(!BOUND(…))', slow: true, rows: 7, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} OPTIONAL { ${MAKER_IN(s)} } FILTER(!BOUND(?m)) }`) },
   {
     name: 'OPTIONAL { SERVICE FILTER(variables of both sides) }',
     rows: 27,
@@ -117,6 +123,7 @@ export const SHAPES: Shape[] = [
   },
   {
     name: 'OPTIONAL { SERVICE } after OPTIONAL { SERVICE } sharing a variable',
+    slow: true,
     rows: 35,
     query: (s) => q(`SELECT ?name ?l ?model WHERE { ${MAKERS(s)} OPTIONAL { ${MODEL_OF(s)} } OPTIONAL { ${s.svc(3, '?l ml:model ?model')} } }`),
   },
@@ -132,11 +139,11 @@ export const SHAPES: Shape[] = [
   },
   { name: 'a sub-SELECT inside SERVICE', rows: 22, query: (s) => q(`SELECT ?name ?n WHERE { ${MAKERS(s)} ${s.svc(1, 'SELECT ?m (COUNT(*) AS ?n) WHERE { ?l ml:ref-maker ?m } GROUP BY ?m')} }`) },
   { name: 'BIND and FILTER beside SERVICE', rows: 28, query: (s) => q(`SELECT ?name ?len WHERE { ${MAKERS(s)} BIND(STRLEN(?name) AS ?len) ${MODEL_OF(s)} FILTER(?len > 5) }`) },
-  { name: 'BIND(EXISTS { SERVICE } AS ?x)', rows: 15, query: (s) => q(`SELECT ?country ?has WHERE { ${COUNTRIES(s)} BIND(EXISTS { ${MAKER_IN(s)} } AS ?has) }`) },
-  { name: 'SELECT (NOT EXISTS { SERVICE } AS ?x)', rows: 15, query: (s) => q(`SELECT ?country (NOT EXISTS { ${MAKER_IN(s)} } AS ?none) WHERE { ${COUNTRIES(s)} }`) },
-  { name: 'FILTER(EXISTS { SERVICE } || …)', rows: 9, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER(EXISTS { ${MAKER_IN(s)} } || ?country = "egypt") }`) },
-  { name: 'GROUP BY (EXISTS { SERVICE } AS ?x)', rows: 2, query: (s) => q(`SELECT ?has (COUNT(*) AS ?n) WHERE { ${COUNTRIES(s)} } GROUP BY (EXISTS { ${MAKER_IN(s)} } AS ?has)`) },
-  { name: 'HAVING(EXISTS { SERVICE })', rows: 8, query: (s) => q(`SELECT ?c (COUNT(*) AS ?n) WHERE { ${COUNTRIES(s)} } GROUP BY ?c HAVING(EXISTS { ${MAKER_IN(s)} })`) },
+  { name: 'BIND(EXISTS { SERVICE } AS ?x)', slow: true, rows: 15, query: (s) => q(`SELECT ?country ?has WHERE { ${COUNTRIES(s)} BIND(EXISTS { ${MAKER_IN(s)} } AS ?has) }`) },
+  { name: 'SELECT (NOT EXISTS { SERVICE } AS ?x)', slow: true, rows: 15, query: (s) => q(`SELECT ?country (NOT EXISTS { ${MAKER_IN(s)} } AS ?none) WHERE { ${COUNTRIES(s)} }`) },
+  { name: 'FILTER(EXISTS { SERVICE } || …)', slow: true, rows: 9, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER(EXISTS { ${MAKER_IN(s)} } || ?country = "egypt") }`) },
+  { name: 'GROUP BY (EXISTS { SERVICE } AS ?x)', slow: true, rows: 2, query: (s) => q(`SELECT ?has (COUNT(*) AS ?n) WHERE { ${COUNTRIES(s)} } GROUP BY (EXISTS { ${MAKER_IN(s)} } AS ?has)`) },
+  { name: 'HAVING(EXISTS { SERVICE })', slow: true, rows: 8, query: (s) => q(`SELECT ?c (COUNT(*) AS ?n) WHERE { ${COUNTRIES(s)} } GROUP BY ?c HAVING(EXISTS { ${MAKER_IN(s)} })`) },
   { name: 'VALUES before SERVICE', rows: 3, query: (s) => q(`SELECT ?name ?l WHERE { VALUES ?name { "Volvo" "Triumph" "Fiat" } ${MAKERS(s)} OPTIONAL { ${MODEL_OF(s)} } }`) },
   { name: 'VALUES inside SERVICE', rows: 2, query: (s) => q(`SELECT ?name ?l WHERE { ${s.svc(2, 'VALUES ?name { "Volvo" "Fiat" } ?m mk:fullname ?name')} ${MODEL_OF(s)} }`) },
   { name: 'a trailing VALUES clause', rows: 2, query: (s) => q(`SELECT ?name ?l WHERE { ${MAKERS(s)} ${MODEL_OF(s)} } VALUES ?name { "Volvo" "Fiat" }`) },
@@ -155,9 +162,15 @@ export const SHAPES: Shape[] = [
     query: (s) => q(`SELECT (COUNT(DISTINCT ?m) AS ?n) (MIN(?mid) AS ?lo) (MAX(?mid) AS ?hi) (AVG(?mid) AS ?avg) WHERE { ${MAKERS(s)} ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} }`),
   },
   { name: 'COUNT over SERVICE matching nothing (one row, 0)', rows: 1, query: (s) => q(`SELECT (COUNT(*) AS ?n) WHERE { ${s.svc(2, '?m mk:nothing ?x')} }`) },
-  { name: 'SUM(IF(EXISTS { SERVICE }, 1, 0))', rows: 1, query: (s) => q(`SELECT (SUM(IF(EXISTS { ${MAKER_IN(s)} }, 1, 0)) AS ?n) WHERE { ${COUNTRIES(s)} }`) },
-  { name: 'ORDER BY an EXISTS { SERVICE }', rows: 5, ordered: true, query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} } ORDER BY DESC(EXISTS { ${MAKER_IN(s)} }) ?country LIMIT 5`) },
-  { name: 'SELECT * … ORDER BY an EXISTS { SERVICE }', rows: 15, ordered: true, query: (s) => q(`SELECT * WHERE { ${COUNTRIES(s)} } ORDER BY DESC(EXISTS { ${MAKER_IN(s)} }) ?country`) },
+  { name: 'SUM(IF(EXISTS { SERVICE }, 1, 0))', slow: true, rows: 1, query: (s) => q(`SELECT (SUM(IF(EXISTS { ${MAKER_IN(s)} }, 1, 0)) AS ?n) WHERE { ${COUNTRIES(s)} }`) },
+  {
+    name: 'ORDER BY an EXISTS { SERVICE }',
+    slow: true,
+    rows: 5,
+    ordered: true,
+    query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} } ORDER BY DESC(EXISTS { ${MAKER_IN(s)} }) ?country LIMIT 5`),
+  },
+  { name: 'SELECT * … ORDER BY an EXISTS { SERVICE }', slow: true, rows: 15, ordered: true, query: (s) => q(`SELECT * WHERE { ${COUNTRIES(s)} } ORDER BY DESC(EXISTS { ${MAKER_IN(s)} }) ?country`) },
   {
     name: 'ORDER BY two keys, the first with ties, around SERVICE',
     rows: 22,
@@ -186,20 +199,28 @@ export const SHAPES: Shape[] = [
   },
   {
     name: 'OPTIONAL { SERVICE FILTER EXISTS { SERVICE } }',
+    slow: true,
     rows: 22,
     query: (s) => q(`SELECT ?name ?c WHERE { ${MAKERS(s)} OPTIONAL { ${s.svc(2, '?m mk:ref-country ?c')} FILTER EXISTS { ${s.split([4, 5], '?c co:continent 2')} } } }`),
   },
   {
     name: 'OPTIONAL { SERVICE FILTER NOT EXISTS { { SELECT … { SERVICE } UNION { SERVICE } } } }',
+    slow: true,
     rows: 22,
     query: (s) => q(`SELECT ?name ?c WHERE { ${MAKERS(s)} OPTIONAL { ${s.svc(2, '?m mk:ref-country ?c')} FILTER NOT EXISTS { { SELECT ?c WHERE { ${s.split([4, 5], '?c co:continent 2')} } } } } }`),
   },
   {
     name: 'FILTER NOT EXISTS { SERVICE } in a UNION branch',
+    slow: true,
     rows: 22,
     query: (s) => q(`SELECT ?country WHERE { { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} } } UNION { ${COUNTRIES(s)} } }`),
   },
-  { name: 'FILTER NOT EXISTS { SERVICE } in a sub-SELECT', rows: 1, query: (s) => q(`SELECT (COUNT(*) AS ?n) WHERE { { SELECT ?c WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} } } } }`) },
+  {
+    name: 'FILTER NOT EXISTS { SERVICE } in a sub-SELECT',
+    slow: true,
+    rows: 1,
+    query: (s) => q(`SELECT (COUNT(*) AS ?n) WHERE { { SELECT ?c WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} } } } }`),
+  },
   {
     name: 'FILTER EXISTS { { SELECT … SERVICE } } (a sub-SELECT inside)',
     rows: 8,
@@ -207,6 +228,7 @@ export const SHAPES: Shape[] = [
   },
   {
     name: 'FILTER NOT EXISTS { { SELECT ?m … ?c … } } (an outer variable not projected)',
+    slow: true,
     rows: 0,
     query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { { SELECT ?m WHERE { ${MAKER_IN(s)} } } } }`),
   },
@@ -217,6 +239,7 @@ export const SHAPES: Shape[] = [
   },
   {
     name: 'FILTER NOT EXISTS { SERVICE OPTIONAL { SERVICE FILTER(variables of both sides) } }',
+    slow: true,
     rows: 7,
     query: (s) => q(`SELECT ?country WHERE { ${COUNTRIES(s)} FILTER NOT EXISTS { ${MAKER_IN(s)} OPTIONAL { ${s.svc(1, '?l ml:ref-maker ?m ; ml:modelid ?mid')} FILTER(?mid < 5) } } }`),
   },

@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
@@ -186,6 +187,7 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
 
   it.skipIf(!CHROMIUM)(
     "in headless Chromium at 1400 and 800 px, with the dev build's 20 graphs: all three charts drawn, no two texts of a chart overlap, none cut, every shard below the top labelled tick, a margin and no horizontal scrolling",
+    { tags: ['slow'], timeout: 180_000 },
     async () => {
       const file = path.join(tmpDir(), 'report.html');
       fs.writeFileSync(file, formatStatsHtml(devShaped(stats)));
@@ -220,29 +222,32 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
         expect(l.values.note).toContain("Realised fan-out 0 (no match): no solution of the query's pattern uses a triple of any shard");
       }
     },
-    180_000,
   );
 });
 
 describe('stats / queries that hit the time limit are named on stderr with how to raise it', () => {
-  it('demo with --timeout 1: each timed-out query named with what timed out, the --timeout hint; the report on stdout is the JSON of those statuses', async () => {
-    const dir = tmpDir('fkgqa-stats-limit-');
-    // A copy of the shared demo build (default options, tests/global-setup.ts), without its gold answers.
-    const shards = await demoBuild(dir);
-    const r = await fkgqaInProcess(['stats', '--shards', shards, '--state', path.join(dir, 'state'), '--timeout', '1', '--format', 'json', '-q']);
-    expect(r.code).toBe(0);
-    const s = JSON.parse(r.stdout) as BuildStats;
-    const what = (q: BuildStats['queries'][number]) => [q.answerStatus === 'timeout' ? 'gold answer' : '', q.realisedStatus === 'timeout' ? 'realised fan-out' : ''].filter(Boolean).join(', ');
-    const hit = s.queries.filter((q) => what(q));
-    // At 1 ms the demo's queries do not finish (library/q1, a COUNT over the authors, among them).
-    expect(hit.map((q) => q.query)).toContain('library/q1');
-    expect(r.stderr).toBe(
-      `fkgqa stats: ${hit.length} queries hit the time limit of 1 ms per query; what timed out is reported as timed out, not computed:\n` +
-        hit.map((q) => `  ${q.query} (${what(q)})\n`).join('') +
-        'Raise the limit with --timeout <ms> (e.g. --timeout 2) and run fkgqa stats again (answers stored under another limit are recomputed).\n',
-    );
-    // No query timed out, nothing said: the whole demo's stats in a child, in stats.slow.test.ts.
-  }, 120_000);
+  it(
+    'demo with --timeout 1: each timed-out query named with what timed out, the --timeout hint; the report on stdout is the JSON of those statuses',
+    { tags: ['slow'], timeout: 120_000 },
+    async () => {
+      const dir = tmpDir('fkgqa-stats-limit-');
+      // A copy of the shared demo build (default options, tests/global-setup.ts), without its gold answers.
+      const shards = await demoBuild(dir);
+      const r = await fkgqaInProcess(['stats', '--shards', shards, '--state', path.join(dir, 'state'), '--timeout', '1', '--format', 'json', '-q']);
+      expect(r.code).toBe(0);
+      const s = JSON.parse(r.stdout) as BuildStats;
+      const what = (q: BuildStats['queries'][number]) => [q.answerStatus === 'timeout' ? 'gold answer' : '', q.realisedStatus === 'timeout' ? 'realised fan-out' : ''].filter(Boolean).join(', ');
+      const hit = s.queries.filter((q) => what(q));
+      // At 1 ms the demo's queries do not finish (library/q1, a COUNT over the authors, among them).
+      expect(hit.map((q) => q.query)).toContain('library/q1');
+      expect(r.stderr).toBe(
+        `fkgqa stats: ${hit.length} queries hit the time limit of 1 ms per query; what timed out is reported as timed out, not computed:\n` +
+          hit.map((q) => `  ${q.query} (${what(q)})\n`).join('') +
+          'Raise the limit with --timeout <ms> (e.g. --timeout 2) and run fkgqa stats again (answers stored under another limit are recomputed).\n',
+      );
+      // No query timed out, nothing said: the whole demo's stats in a child, in stats.slow.test.ts.
+    },
+  );
 });
 
 describe('stats / progress', () => {

@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +36,7 @@ describe('verify: the running serve of the build by default', () => {
     expect(fs.existsSync(file)).toBe(false);
   });
 
-  it('does not use a running serve with behaviour profiles, or one that lacks a graph', async () => {
+  it('does not use a running serve with behaviour profiles, or one that lacks a graph', { tags: ['slow'] }, async () => {
     const server = await serve({ shards, profiles: { endpoints: { 'library-shard1': { maxRows: 1 } } } });
     try {
       expect(usableServe(shards, undefined, ['library'])).toEqual({ why: 'it has behaviour profiles, which change answers (give --endpoints to use it anyway)' });

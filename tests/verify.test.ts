@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -140,7 +141,7 @@ describe('verify / the demo build', () => {
     }
   });
 
-  it('uses the gold answers fkgqa stats stored for this build in the state folder (a wrong stored answer shows as a difference)', async () => {
+  it('uses the gold answers fkgqa stats stored for this build in the state folder (a wrong stored answer shows as a difference)', { tags: ['slow'] }, async () => {
     const gold = await verify({ shards, kgs: ['library'], queries: ['library/q1'], forms: ['federated'] });
     const answer = { head: { vars: ['n'] }, results: { bindings: [{ n: lit('999', `${XSD}integer`) }] } };
     const copy = path.join(tmpDir('fkgqa-verify-gold-'), 'shards');
@@ -302,7 +303,7 @@ describe('verify / what Comunica 4.5.0 got wrong over several SPARQL endpoints, 
     fs.writeFileSync(path.join(shards, 'benchmark.json'), JSON.stringify({ defaultPrefix: 'http://e/', entries }));
   });
 
-  it('FILTER (NOT) EXISTS across endpoints, COUNT and MINUS over a pattern no endpoint matches: the federated form equals gold in both Comunica configurations', async () => {
+  it('FILTER (NOT) EXISTS across endpoints, COUNT and MINUS over a pattern no endpoint matches: the federated form equals gold in both Comunica configurations', { tags: ['slow'] }, async () => {
     const r = await verify({ shards, timeoutMs: 20_000, federationEngine: 'comunica,comunica-default', forms: ['federated', 'trivial'] });
     expect(r.engines).toEqual(['comunica', 'comunica-default']);
     for (const e of r.engines) {
