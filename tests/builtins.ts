@@ -247,6 +247,10 @@ export const CASES: BuiltinCase[] = [
   bind('= of a computed error and a string (an error)', '?o', OBS, '?id / 0 = "x"'),
   bind('= of a computed comparison and a string', '?o', OBS, '(?id = "1") = "x"'),
   select('= of an aggregate and a string', '?d (COUNT(*) = "x" AS ?v)', OBS, 'GROUP BY ?d'),
+  filter('!= of RAND() and a string (left as written)', '?o', OBS, 'RAND() != "x"', {
+    comunica: () => undefined,
+    why: 'Comunica 4.5 answers a type error for != of a number and a string (no row); the guard would evaluate RAND() again, so the comparison is left as written',
+  }),
   bind('REGEX \\d of a non-ASCII digit', '?a', AUTHORS, 'REGEX(CONCAT(?n, "\u0663"), "\\\\d$")'),
   bind('REGEX \\w of a non-ASCII letter', '?a', AUTHORS, 'REGEX(CONCAT(?n, "\u00E9"), "\\\\w$")'),
   bind('REGEX \\s of a no-break space', '?a', AUTHORS, 'REGEX(CONCAT(?n, "\u00A0"), "\\\\s$")'),
