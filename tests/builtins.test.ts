@@ -106,13 +106,30 @@ describe('unicodeClasses: \\d \\w \\s as oxigraph reads them', () => {
 });
 
 describe('rewriteBuiltins: the forms every engine answers as oxigraph', () => {
-  it('guards = != IN of terms, leaves = of expressions alone', () => {
-    const ast = parse(`SELECT ?s WHERE { ${S} FILTER(?n != "x" && ?n IN ("a", 2) && STRLEN(?n) = 1) }`);
-    rewriteBuiltins(ast);
+  const TRUE = '"true"^^<http://www.w3.org/2001/XMLSchema#boolean>';
+  const FALSE = '"false"^^<http://www.w3.org/2001/XMLSchema#boolean>';
+  it('guards = != IN of terms', () => {
+    const ast = parse(`SELECT ?s WHERE { ${S} FILTER(?n != "x" && ?n IN ("a", 2)) }`);
+    expect(rewriteBuiltins(ast)).toBe(2);
     const q = text(ast);
-    expect(q).toContain('COALESCE(?n != "x", IF(SAMETERM(?n, ?n) && SAMETERM("x", "x"), "true"^^<http://www.w3.org/2001/XMLSchema#boolean>, "true"^^<http://www.w3.org/2001/XMLSchema#boolean>))');
+    expect(q).toContain(`COALESCE(?n != "x", IF(SAMETERM(?n, ?n) && SAMETERM("x", "x"), ${TRUE}, ${TRUE}))`);
     expect(q).toContain('|| COALESCE(?n = 2 ,');
-    expect(q).toContain('STRLEN(?n) = 1 )');
+  });
+  it('guards = != IN of computed operands, each operand rewritten first', () => {
+    const ast = parse(`SELECT ?s (STR(?n) != ?k AS ?v) WHERE { ${S} FILTER(STRLEN(?n) + 0 = "x" && ?k * 1 NOT IN ("a", 2)) }`);
+    expect(rewriteBuiltins(ast)).toBe(4);
+    const q = text(ast);
+    expect(q).toContain(`(COALESCE(<${STR_FUNCTION}>(?n) != ?k, IF(SAMETERM(<${STR_FUNCTION}>(?n), <${STR_FUNCTION}>(?n)) && SAMETERM(?k, ?k), ${TRUE}, ${TRUE})) AS ?v)`);
+    expect(q).toContain(`COALESCE(STRLEN(?n) + 0  = "x", IF(SAMETERM(STRLEN(?n) + 0 , STRLEN(?n) + 0 ) && SAMETERM("x", "x"), ${FALSE}, ${FALSE}))`);
+    expect(q).toContain('COALESCE(?k * 1  != "a", IF(SAMETERM(?k * 1 , ?k * 1 ) && SAMETERM("a", "a")');
+    expect(q).toContain('&& COALESCE(?k * 1  != 2 ,');
+  });
+  it.each(['RAND()', 'NOW()', 'UUID()', 'STRUUID()', 'BNODE()', 'EXISTS { ?s <http://e/q> ?n }'])('leaves = and IN of an operand holding %s as written', (e) => {
+    const ast = parse(`SELECT ?s WHERE { ${S} FILTER(${e} = "x" || ${e} IN ("a", 1) || (?n = 1) = "y") }`);
+    expect(rewriteBuiltins(ast)).toBe(2);
+    const q = text(ast);
+    expect(q.match(/SAMETERM\(/g)).toHaveLength(8);
+    expect(q).toContain(`COALESCE(COALESCE(?n = 1 , IF(SAMETERM(?n, ?n) && SAMETERM(1 , 1 ), ${FALSE}, ${FALSE})) = "y",`);
   });
   it('calls the division and AVG functions, and guards SUBSTR of a computed start', () => {
     const ast = parse(`SELECT (AVG(?n) AS ?a) (SAMPLE(SUBSTR(?n, ?k - 1)) AS ?b) (SUM(?n / 3) AS ?c) WHERE { ${S} }`);

@@ -139,8 +139,25 @@ export function builtinProblem(ast: sparqljs.SparqlQuery): string | undefined {
 const JOINER = '\ufdd0';
 const lit = (value: string, type: string) => DataFactory.literal(value, DataFactory.namedNode(`${XSD}${type}`));
 const op = (operator: string, ...args: unknown[]): Node => ({ type: 'operation', operator, args });
-/** A variable or an RDF term: an operand the rewrites may write twice without repeating a computation. */
+/** A variable or an RDF term. */
 const isTerm = (x: unknown): boolean => typeof x === 'object' && x !== null && 'termType' in x;
+/**
+ * The built-ins whose value may change from one call to the next within a solution (RAND, NOW, UUID,
+ * STRUUID, BNODE: SPARQL 1.1, 17.4.2.9 and 17.4.5), and EXISTS, whose group graph pattern written
+ * twice would be evaluated twice: an operand holding one is not written twice (`repeatable`).
+ */
+const UNREPEATABLE = new Set(['rand', 'now', 'uuid', 'struuid', 'bnode', 'exists', 'notexists']);
+/**
+ * Whether an operand may be written twice in a rewrite with the same value each time: a term, or an
+ * expression without an `UNREPEATABLE` built-in (aggregates included: one value per group).
+ */
+function repeatable(x: unknown): boolean {
+  if (Array.isArray(x)) return x.every(repeatable);
+  if (x === null || typeof x !== 'object' || isTerm(x)) return true;
+  const o = x as Node;
+  if (o.type === 'operation' && UNREPEATABLE.has((o.operator as string).toLowerCase())) return false;
+  return Object.values(o).every(repeatable);
+}
 /** An expression that is an error on every engine (an invalid cast), for the branches that must give no value. */
 const ERROR = (): Node => ({ type: 'functionCall', function: DataFactory.namedNode(`${XSD}integer`), args: [lit('-', 'string')], distinct: false });
 
@@ -148,7 +165,8 @@ const ERROR = (): Node => ({ type: 'functionCall', function: DataFactory.namedNo
  * `a = b` (or `!=`) that is false (true) for two bound terms the engine cannot compare, where
  * Comunica answers a type error and oxigraph and Jena false (SPARQL 1.1, 17.4.1.7 allows both):
  * `COALESCE(a = b, IF(sameTerm(a, a) && sameTerm(b, b), false, false))`, still an error when an
- * operand is unbound or an error. Only for operands that are terms (`isTerm`): nothing is evaluated twice.
+ * operand is unbound or an error. Only for `repeatable` operands: a computed operand is evaluated
+ * again when `a = b` is an error, to the same value.
  */
 function guardedEquality(operator: '=' | '!=', a: unknown, b: unknown, made: WeakSet<object>): Node {
   const compared = op(operator, a, b);
@@ -170,7 +188,8 @@ function guardedEquality(operator: '=' | '!=', a: unknown, b: unknown, made: Wea
  * - a / b into `<DIVIDE_FUNCTION>(a, b)` and AVG(e) into `<AVG_FUNCTION>(SUM(e), COUNT(e))`: an
  *   xsd:decimal quotient has 18 fractional digits, truncated, as oxigraph's (Comunica computes a
  *   binary double, Jena 24 digits rounded);
- * - `a = b`, `a != b`, `a IN (…)`, `a NOT IN (…)` of terms into `guardedEquality`;
+ * - `a = b`, `a != b`, `a IN (…)`, `a NOT IN (…)` of `repeatable` operands (terms or computed values,
+ *   e.g. `?id + 0 != "x"`, `STR(?d) != ?id`) into `guardedEquality`, each operand rewritten first;
  * - SUBSTR(s, start, length) whose start or length is computed into `IF(positions are integers,
  *   start >= 1, length >= 0, SUBSTR(…), error)`: oxigraph gives no value there, Comunica `""`,
  *   Jena XPath's characters;
@@ -182,7 +201,7 @@ function guardedEquality(operator: '=' | '!=', a: unknown, b: unknown, made: Wea
 export function rewriteBuiltins(ast: sparqljs.SparqlQuery): number {
   let n = 0;
   const made = new WeakSet<object>();
-  visitOutsideServices(ast, (o) => {
+  const visit = (o: Node): boolean | void => {
     if (made.has(o)) return;
     if (o.type === 'aggregate' && o.aggregation === 'group_concat') {
       const e = o.expression;
@@ -223,15 +242,17 @@ export function rewriteBuiltins(ast: sparqljs.SparqlQuery): number {
       n++;
       return;
     }
-    if (o.type === 'operation' && (o.operator === '=' || o.operator === '!=') && (o.args as unknown[]).every(isTerm)) {
+    if (o.type === 'operation' && (o.operator === '=' || o.operator === '!=') && repeatable(o.args)) {
       const [a, b] = o.args as unknown[];
+      visitOutsideServices([a, b], visit);
       Object.assign(o, guardedEquality(o.operator, a, b, made));
       n++;
       return false;
     }
     if (o.type === 'operation' && (o.operator === 'in' || o.operator === 'notin')) {
       const [a, list] = o.args as [unknown, unknown[]];
-      if (!isTerm(a) || list.length === 0 || !list.every(isTerm)) return;
+      if (list.length === 0 || !repeatable(o.args)) return;
+      visitOutsideServices([a, list], visit);
       const eq = o.operator === 'in' ? '=' : '!=';
       const parts = list.map((b) => guardedEquality(eq, a, b, made));
       Object.assign(
@@ -285,7 +306,8 @@ export function rewriteBuiltins(ast: sparqljs.SparqlQuery): number {
     delete o.operator;
     Object.assign(o, { type: 'functionCall', function: DataFactory.namedNode(STR_FUNCTION), distinct: false });
     n++;
-  });
+  };
+  visitOutsideServices(ast, visit);
   return n;
 }
 
