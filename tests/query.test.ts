@@ -9,6 +9,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oxigraph from 'oxigraph';
 import { formatAnswer, runQuery } from '../src/query/query.js';
+import { VOID_MAX_BYTES } from '../src/federation/registry.js';
 import { DEMO, demoBuild, fkgqaInProcess, fkgqaSync, ROOT, tmpDir } from './helpers.js';
 
 /** fkgqa query against a real `fkgqa serve` child on the demo build. */
@@ -273,7 +274,16 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       if (rest.startsWith('.well-known/void')) {
         if (name === 'v404') res.writeHead(404, { 'content-type': 'text/plain' }).end('no VoID here');
         else if (name === 'v500') res.writeHead(500, { 'content-type': 'text/plain' }).end('store failure');
-        else res.writeHead(200, { 'content-type': 'text/turtle' }).end(VOID);
+        // An answer that does not end: the check reads at most VOID_MAX_BYTES of it.
+        else if (name === 'vhuge') {
+          res.writeHead(200, { 'content-type': 'text/turtle' });
+          const chunk = Buffer.alloc(1 << 20, 0x20);
+          const more = () => {
+            while (!res.destroyed && res.write(chunk));
+            if (!res.destroyed) res.once('drain', more);
+          };
+          more();
+        } else res.writeHead(200, { 'content-type': 'text/turtle' }).end(VOID);
         return;
       }
       if (new URL(req.url!, 'http://x').searchParams.get('query') !== 'ASK {}') queries[name] = (queries[name] ?? 0) + 1;
@@ -299,6 +309,12 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       expect([missing.code, missing.stdout, missing.stderr]).toEqual([2, '', refused('v404', `its VoID (http://${host}/v404/.well-known/void) answered HTTP 404`)]);
       const failing = await run('v500', { voidDigest: digest });
       expect([failing.code, failing.stdout, failing.stderr]).toEqual([2, '', refused('v500', `its VoID (http://${host}/v500/.well-known/void) answered HTTP 500`)]);
+      const huge = await run('vhuge', { voidDigest: digest });
+      expect([huge.code, huge.stdout, huge.stderr]).toEqual([
+        2,
+        '',
+        refused('vhuge', `its VoID (http://${host}/vhuge/.well-known/void) answered HTTP 200 with more than ${VOID_MAX_BYTES} bytes, larger than any VoID of a shard`),
+      ]);
       for (const entry of [{ voidDigest: null }, {}]) {
         const unchecked = await run('nodigest', entry);
         expect([unchecked.code, unchecked.stdout, unchecked.stderr]).toEqual([

@@ -228,6 +228,30 @@ describe('view / run files', () => {
     expect([runDir.code, runDir.stderr]).toEqual([2, `fkgqa: error: ${dir}: run file is a directory: give the file itself\n`]);
   }, 60_000);
 
+  it('stats and score refuse, before any work, a report file that is one of their inputs, inside the build, named twice, or no regular file; nothing changes', async () => {
+    const runs = path.join(tmpDir('fkgqa-report-outputs-'), 'runs.jsonl');
+    fs.copyFileSync(oracleFile, runs);
+    const before = fs.readFileSync(runs, 'utf8');
+    const buildJson = path.join(build, 'build.json');
+    const buildBefore = fs.readFileSync(buildJson, 'utf8');
+    const last = (r: { stderr: string }) => r.stderr.trim().split('\n').at(-1);
+    const own = await fkgqaInProcess(['score', runs, '--shards', build, '--html', runs, '-q']);
+    expect([own.code, last(own)]).toEqual([2, `fkgqa: error: ${runs}: is a file this command reads, named by --html: the report would replace it; give another file`]);
+    expect(fs.readFileSync(runs, 'utf8')).toBe(before);
+    const inBuild = await fkgqaInProcess(['stats', '--shards', build, '--html', buildJson, '-q']);
+    expect([inBuild.code, last(inBuild)]).toEqual([2, `fkgqa: error: ${buildJson}: is inside ${fs.realpathSync(build)}, which this command reads (--html): write reports elsewhere`]);
+    expect(fs.readFileSync(buildJson, 'utf8')).toBe(buildBefore);
+    const twice = path.join(path.dirname(runs), 'd.html');
+    const both = await fkgqaInProcess(['stats', '--shards', build, '--html', twice, '--out', path.join(path.dirname(runs), '.', 'd.html'), '-q']);
+    expect([both.code, last(both)]).toEqual([2, `fkgqa: error: ${path.join(path.dirname(runs), '.', 'd.html')}: is named by both --html and --out: give each report its own file`]);
+    expect(fs.existsSync(twice)).toBe(false);
+    const link = path.join(path.dirname(runs), 'link.html');
+    fs.symlinkSync(runs, link);
+    const linked = await fkgqaInProcess(['score', oracleFile, '--shards', build, '--html', link, '-q']);
+    expect([linked.code, last(linked)]).toEqual([2, `fkgqa: error: ${link}: is not a regular file (a symbolic link, FIFO or device), named by --html: give the name of a file to write`]);
+    expect(fs.readFileSync(runs, 'utf8')).toBe(before);
+  }, 60_000);
+
   it('fkgqa view without --out writes view.html beside the first run file and says so, even with --quiet', async () => {
     const runs = path.join(tmpDir('fkgqa-view-default-'), 'runs');
     fs.mkdirSync(runs);

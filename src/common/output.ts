@@ -414,6 +414,50 @@ export class StagedOutput {
   }
 }
 
+/** Where a report file may not go: the files a command reads, and the folders it reads from. */
+export interface ReportInputs {
+  /** Files the command reads (run files): a report written there would replace them. */
+  files?: readonly string[];
+  /** Folders the command reads (a build, its state folder): nothing is written inside them. */
+  folders?: readonly (string | undefined)[];
+}
+
+/** A path as it will be written: absolute, with its folder's symbolic links resolved (the folder may not exist yet). */
+function writtenPath(file: string): string {
+  const abs = path.resolve(file);
+  try {
+    return path.join(fs.realpathSync(path.dirname(abs)), path.basename(abs));
+  } catch {
+    return abs;
+  }
+}
+
+/**
+ * Checks, before any work, that the report files of one command can be written without losing
+ * anything: no two options name the same file, none is a file or inside a folder the command reads,
+ * and none is an existing special file (a symbolic link, a FIFO, a device), which the rename of
+ * `writeFileAtomic` would replace by a regular file.
+ * @param outputs each report file with the option that names it (`--html`, `--out`, ...)
+ * @throws InputError naming the file and the option
+ */
+export function checkReportOutputs(outputs: readonly { file: string | undefined; option: string }[], inputs: ReportInputs = {}): void {
+  const seen = new Map<string, string>();
+  const inputFiles = new Set((inputs.files ?? []).map(writtenPath));
+  const folders = (inputs.folders ?? []).filter((f): f is string => typeof f === 'string').map(writtenPath);
+  for (const { file, option } of outputs) {
+    if (!file) continue;
+    const at = writtenPath(file);
+    const other = seen.get(at);
+    if (other) throw new InputError(`is named by both ${other} and ${option}: give each report its own file`, { file });
+    seen.set(at, option);
+    if (inputFiles.has(at)) throw new InputError(`is a file this command reads, named by ${option}: the report would replace it; give another file`, { file });
+    const inside = folders.find((d) => at === d || at.startsWith(d + path.sep));
+    if (inside) throw new InputError(`is inside ${inside}, which this command reads (${option}): write reports elsewhere`, { file });
+    const st = fs.lstatSync(at, { throwIfNoEntry: false });
+    if (st && !st.isFile() && !st.isDirectory()) throw new InputError(`is not a regular file (a symbolic link, FIFO or device), named by ${option}: give the name of a file to write`, { file });
+  }
+}
+
 /**
  * Writes a file through a temporary file beside it and a rename, so that a reader or a kill never
  * sees half of it (the old content or the new, never a mixture); creates the folder if needed.

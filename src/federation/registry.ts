@@ -398,6 +398,9 @@ export function placementRefusal(moved: PlacementMismatch[], nothingSent = false
   );
 }
 
+/** The most bytes of a VoID answer `placementMismatches` reads (16 MiB; a shard's VoID, extended, is some kB): more is the endpoint's fault. */
+export const VOID_MAX_BYTES = 16 << 20;
+
 /**
  * Checks that the endpoints still serve the VoID their placement lists (its sha256): an endpoint
  * whose serve was restarted on another build, or whose file is stale, is found before any query.
@@ -416,8 +419,16 @@ export async function placementMismatches(r: EndpointRegistry, timeoutMs = 5_000
         return { id: e.id, endpoint: e.url, url, problem: 'no-digest' as const, why: `its endpoints file lists its VoID (${url}) without a voidDigest, so the VoID it serves cannot be checked` };
       const signal = AbortSignal.timeout(timeoutMs);
       try {
-        const res = await send({ url, signal }, { allowed: (u) => u === url });
-        const text = res.text ?? '';
+        const res = await send({ url, signal }, { allowed: (u) => u === url, maxBytes: VOID_MAX_BYTES });
+        if (res.text === undefined)
+          return {
+            id: e.id,
+            endpoint: e.url,
+            url,
+            problem: 'status' as const,
+            why: `its VoID (${url}) answered HTTP ${res.status} with more than ${VOID_MAX_BYTES} bytes, larger than any VoID of a shard`,
+          };
+        const text = res.text;
         if (res.status < 200 || res.status > 299 || res.encodingProblem)
           return { id: e.id, endpoint: e.url, url, problem: 'status' as const, why: `its VoID (${url}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
         const digest = createHash('sha256').update(text).digest('hex');

@@ -3,13 +3,21 @@
  * to stdout or `--out`, the per-run CSV, and with `--html FILE` (stats's spelling) also the HTML report;
  * says on stderr which files it wrote (not with --quiet).
  */
-import { writeFileAtomic } from '../../common/output.js';
+import { checkReportOutputs, writeFileAtomic } from '../../common/output.js';
 import { score } from '../../index.js';
 import { formatPerRunCsv, formatScoreCsv, formatScoreHtml, formatScoreText, viewHref, type ScoreFormatOptions } from '../../score/format.js';
 import { stderrProgress, wroteLine } from '../progress.js';
 
 export async function run(runs: string[], o: Record<string, any>): Promise<void> {
   const format = o.json ? 'json' : o.format;
+  checkReportOutputs(
+    [
+      { file: o.html, option: '--html' },
+      { file: o.perRun, option: '--per-run' },
+      { file: o.out, option: '--out' },
+    ],
+    { files: runs, folders: [o.shards, o.state] },
+  );
   const progress = stderrProgress(o.quiet);
   const r = await score({ runs, shards: o.shards, state: o.state, timeoutMs: o.timeout, allowOtherBuild: o.allowOtherBuild === true, partial: o.partial === true, progress });
   const fo: ScoreFormatOptions = { paperWithScripted: o.paperWithScripted === true, ...(o.view ? { viewPage: viewHref(o.view, o.out) } : {}) };

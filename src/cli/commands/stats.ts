@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../common/errors.js';
-import { writeFileAtomic } from '../../common/output.js';
+import { checkReportOutputs, writeFileAtomic } from '../../common/output.js';
 import { stats } from '../../index.js';
 import { formatStatsHtml } from '../../report/html.js';
 import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText, formatTimeLimitNotice } from '../../report/stats-format.js';
@@ -24,6 +24,14 @@ function checkOutputFile(file: string): void {
 export async function run(o: Record<string, any>): Promise<void> {
   const format = outputFormat(o);
   for (const f of [o.perQuery, o.html, o.out]) if (f) checkOutputFile(f);
+  checkReportOutputs(
+    [
+      { file: o.html, option: '--html' },
+      { file: o.perQuery, option: '--per-query' },
+      { file: o.out, option: '--out' },
+    ],
+    { folders: [o.shards, o.state ?? (o.shards ? `${String(o.shards).replace(/[\\/]+$/, '')}.state` : undefined)] },
+  );
   const progress = stderrProgress(o.quiet);
   const s = await stats({
     shards: o.shards,
