@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { processStartTime, StagedOutput } from '../src/common/output.js';
+import { processStartTime, StagedOutput, writeFileAtomic } from '../src/common/output.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
@@ -56,6 +56,23 @@ describe('build safety / locks', () => {
     } finally {
       sleeper.kill();
     }
+  });
+});
+
+describe('build safety / a report the system refuses to write', () => {
+  it('is an input error naming the file, not an internal error; no temporary file is left', () => {
+    // /proc takes no new files (ENOENT), whatever the user.
+    const file = '/proc/fkgqa-report.html';
+    let thrown: unknown;
+    try {
+      writeFileAtomic(file, 'x');
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(InputError);
+    expect((thrown as Error).message).toMatch(/^\/proc\/fkgqa-report\.html: could not be written \(E[A-Z]+: .*\/proc\/fkgqa-report\.html'?\); nothing was written$/);
+    expect((thrown as Error).message).not.toContain('fkgqa-tmp');
+    expect(fs.existsSync(`${file}.fkgqa-tmp-${process.pid}`)).toBe(false);
   });
 });
 

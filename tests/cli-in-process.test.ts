@@ -46,6 +46,9 @@ describe('fkgqaInProcess: the CLI in the test process, as its child', async () =
     expect(r.stderr).toBe("error: option '--buckets <n>' argument '1' is invalid. --buckets must be an integer from 2 to 1024\n(add --help for the options)\n");
     expect(r.stdout).toBe('');
     await same(['no-such-command'], 2);
+    // A time limit past Node's longest timer (2^31 - 1 ms) would fire at once: refused, as every option in ms.
+    const t = await same(['query', '--timeout', '2147483648', 'SELECT * {}'], 2);
+    expect(t.stderr).toBe("error: option '--timeout <ms>' argument '2147483648' is invalid. --timeout must be an integer from 1 to 2147483647\n(add --help for the options)\n");
   });
 
   it('leaves the test process as it was: exit code, environment, writers', async () => {

@@ -36,7 +36,11 @@ const integer =
  * An option taking an integer from `min` to `max`, e.g. `integerOption('--rows <n>', 'rows shown', 0)`;
  * a value outside names the option by its long flag (the first word of `flags`).
  */
-const integerOption = (flags: string, help: string, min: number, max?: number) => new Option(flags, help).argParser(integer(flags.split(' ')[0], min, max));
+const integerOption = (flags: string, help: string, min: number, max?: number) =>
+  new Option(flags, help).argParser(integer(flags.split(' ')[0], min, max ?? (flags.includes('<ms>') ? TIMER_MAX_MS : undefined)));
+
+/** The longest time in ms an option takes: Node's timers hold at most 2^31 − 1 ms (about 24.8 days); a longer one fires at once. */
+export const TIMER_MAX_MS = 2_147_483_647;
 
 /** Help text of `--endpoint-base`, shared by partition and describe. */
 const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql';

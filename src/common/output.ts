@@ -462,7 +462,7 @@ export function checkReportOutputs(outputs: readonly { file: string | undefined;
  * Writes a file through a temporary file beside it and a rename, so that a reader or a kill never
  * sees half of it (the old content or the new, never a mixture); creates the folder if needed.
  * On a failure the temporary file is removed.
- * @throws InputError naming the file when it is an existing directory (nothing is written)
+ * @throws InputError naming the file when it is an existing directory, or when the system refuses the write (ENOSPC, EACCES, EROFS…; nothing is written)
  */
 export function writeFileAtomic(file: string, text: string | Buffer): void {
   if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new InputError('is a directory: give the name of the file to write', { file });
@@ -473,6 +473,9 @@ export function writeFileAtomic(file: string, text: string | Buffer): void {
     fs.renameSync(temp, file);
   } catch (e) {
     fs.rmSync(temp, { force: true });
+    // A full disk, a read-only or special file system, a path without permission: the file named, nothing written.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) throw new InputError(`could not be written (${code}: ${(e as Error).message.replace(`${temp}`, file)}); nothing was written`, { file });
     throw e;
   }
   noteKept(`file:${path.resolve(file)}`, () => file);
