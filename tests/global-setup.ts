@@ -7,6 +7,8 @@
  * Where the real corpus is present, the same for a build of its graphs car_1, dog_kennels and
  * network_1 (default options) with gold answers (`fkgqa stats`, 60 s per query): the ties and
  * necessarily empty answers of score.test.ts and verify.slow.test.ts (`tiesBuild`), made at the same time.
+ * Every temporary folder of the run's tests is made in one folder (`tmpRoot`), removed when the run
+ * ends, so that repeated runs do not fill the system's temporary folder.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,6 +24,8 @@ declare module 'vitest' {
     demoBuild: string;
     /** The build of TIES_GRAPHS of the real corpus ('' without the corpus); gold answers in `<tiesBuild>.state`. */
     tiesBuild: string;
+    /** The run's temporary folder: `tmpDir` (tests/helpers.ts) makes every test's folders in it; removed at the run's end. */
+    tmpRoot: string;
   }
 }
 
@@ -42,5 +46,8 @@ export default async function setup(project: TestProject): Promise<() => void> {
   ]);
   project.provide('demoBuild', build);
   project.provide('tiesBuild', HAS_SPIDER ? ties : '');
+  const tmpRoot = path.join(dir, 'tests');
+  fs.mkdirSync(tmpRoot);
+  project.provide('tmpRoot', tmpRoot);
   return () => fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -74,9 +74,19 @@ export async function tiesBuild(dir: string, o: { gold?: boolean } = {}): Promis
   return out;
 }
 
-/** A fresh temporary directory, removed by the caller (or left in /tmp). */
+/**
+ * A fresh temporary directory inside the test run's temporary folder (made by tests/global-setup.ts
+ * and removed with everything in it when the run ends, passed or failed); without that setup (a
+ * script outside vitest), inside the system's temporary folder, left to the caller.
+ */
 export function tmpDir(prefix = 'fkgqa-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  let root = '';
+  try {
+    root = inject('tmpRoot');
+  } catch {
+    // Not inside a vitest run.
+  }
+  return fs.mkdtempSync(path.join(root || os.tmpdir(), prefix));
 }
 
 /** Copies a source directory (small: the demo) into a temporary directory and returns the copy. */

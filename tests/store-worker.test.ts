@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseQuery } from '../src/sparql/parse.js';
 import { StoreWorker } from '../src/common/store-worker.js';
-import { DEMO, HAS_SPIDER, SPIDER } from './helpers.js';
+import { DEMO, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
 
 const JSON_RESULTS = 'application/sparql-results+json';
 const count = (body: string) => Number(JSON.parse(body).results.bindings[0].n.value);
@@ -39,7 +39,7 @@ describe('store worker', () => {
   });
 
   it('survives a fault whose reload fails (its file is gone): later queries get an error, nothing is left unhandled', async () => {
-    const file = path.join(fs.mkdtempSync('/tmp/fkgqa-sw-'), 'library.nt');
+    const file = path.join(tmpDir('fkgqa-sw-'), 'library.nt');
     fs.copyFileSync(path.join(DEMO, 'kg/library.nt'), file);
     const w = await StoreWorker.start([{ file, format: 'application/n-triples' }]);
     try {
@@ -61,7 +61,7 @@ describe('store worker', () => {
 
   it('stops a query over its time limit and keeps answering (an oxigraph query cannot be cancelled: the thread is replaced)', async () => {
     // 3,000 triples joined three ways: ~10^7 solutions, seconds of work for oxigraph.
-    const file = path.join(fs.mkdtempSync('/tmp/fkgqa-sw-'), 'big.nt');
+    const file = path.join(tmpDir('fkgqa-sw-'), 'big.nt');
     fs.writeFileSync(file, Array.from({ length: 3000 }, (_, i) => `<http://e/s${i}> <http://e/p> <http://e/o${i % 50}> .`).join('\n'));
     const w = await StoreWorker.start([{ file, format: 'application/n-triples' }]);
     let ticks = 0;
@@ -99,7 +99,7 @@ describe.skipIf(!HAS_SPIDER)('store worker / Spider4SPARQL world_1', () => {
 
 describe('store worker / restart', () => {
   it('answers with an error, not a crash, when its data is gone at a restart', async () => {
-    const dir = fs.mkdtempSync('/tmp/fkgqa-sw-');
+    const dir = tmpDir('fkgqa-sw-');
     const file = path.join(dir, 'big.nt');
     fs.writeFileSync(file, Array.from({ length: 3000 }, (_, i) => `<http://e/s${i}> <http://e/p> <http://e/o${i % 50}> .`).join('\n'));
     const w = await StoreWorker.start([{ file, format: 'application/n-triples' }]);
