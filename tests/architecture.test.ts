@@ -187,9 +187,9 @@ describe('architecture / the CLI loads a command only when it runs', () => {
           .join('/'),
       );
 
-  it('partition (--help and a demo build) loads neither the MCP SDK, nor zod, nor Comunica', () => {
+  it('partition (--help and a build of a demo graph) loads neither the MCP SDK, nor zod, nor Comunica', () => {
     expect(heavy(modulesLoaded(['partition', '--help']))).toEqual([]);
-    const build = modulesLoaded(['partition', '--out', 'shards', '-q']);
+    const build = modulesLoaded(['partition', '--kg', 'library', '--out', 'shards', '-q']);
     expect(heavy(build)).toEqual([]);
     // …but it loads the method: the ASP solver and the partition stages.
     expect(build.some((m) => m.endsWith('/dist/partition/graph.js'))).toBe(true);

@@ -317,13 +317,14 @@ export interface ShapeBench {
   close(): Promise<void>;
 }
 
-/** Serves car_1 of the real corpus (its shards and, as `car_1`, the unsharded graph) and starts each engine warm. */
+/** Serves car_1 of the real corpus (its shards and, as `car_1`, the unsharded graph) and starts each engine warm, with one thread. */
 export async function shapeBench(engines: string[]): Promise<ShapeBench> {
   const server = await serve({ shards: await tiesBuild(tmpDir('fkgqa-shapes-')), kgs: ['car_1'], withOriginals: true, writeFiles: false, timeoutMs: 120_000 });
   const shards = [1, 2, 3, 4, 5, 6, 7].map((n) => server.endpoint(`car_1-shard${n}`)!.url);
   const started: Record<string, FederationEngine> = {};
   for (const name of engines) {
-    started[name] = await createEngine(name, { endpoints: shards, parallel: 2 });
+    // One thread each: the shapes are asked one at a time (a second Comunica thread costs a second start).
+    started[name] = await createEngine(name, { endpoints: shards, parallel: 1 });
     await started[name].warm?.();
   }
   return {

@@ -163,8 +163,9 @@ describe('verify / the demo build', () => {
   });
 
   it('fkgqa verify prints the totals and exits 0; fkgqa serve stops cleanly on SIGTERM', async () => {
-    const v = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shards, '--query', 'observatory/q2', 'observatory/q5', '-q'], { encoding: 'utf8' });
-    expect(v.status).toBe(0);
+    // verify in this process (its output is under test, not its process); serve as a child: its stop on SIGTERM is.
+    const v = await fkgqaInProcess(['verify', '--shards', shards, '--query', 'observatory/q2', 'observatory/q5', '-q']);
+    expect(v.code, v.stderr).toBe(0);
     // engine, form, answered, identical, equivalent, different, failed, gold too, timeouts, errors, n/a
     expect(v.stdout).toMatch(/^ {2}comunica +federated +2 +2 +0 +0 +0 +0 +0 +0 +0 +\d+ \/ \d+ \(observatory\/q[25]\)/m);
     expect(v.stdout).toMatch(/^observatory\/q5 +6 rows +identical 6 +identical 6 +n\/a$/m);
@@ -213,11 +214,8 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
     const shard = path.join(copy, 'library', 'shard1.nt');
     const lines = fs.readFileSync(shard, 'utf8').split('\n');
     fs.writeFileSync(shard, lines.slice(1).join('\n'));
-    for (const args of [
-      ['verify', '--query', 'library/q1'],
-      ['serve', '--port', '0'],
-    ]) {
-      const r = child(...args, '--shards', copy, '-q');
+    // serve as a child (fkgqaInProcess does not run it), verify in this process.
+    for (const r of [await cli('verify', '--query', 'library/q1', '--shards', copy, '-q'), child('serve', '--port', '0', '--shards', copy, '-q')]) {
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(`${shard}: shard file differs from the one the build wrote`);
     }
@@ -322,7 +320,7 @@ describe('verify / what Comunica 4.5.0 got wrong over several SPARQL endpoints, 
     expect([r.different, r.disagreements]).toEqual([0, []]);
   });
 
-  it('fkgqa verify exits 1 and lists the disagreement (here a wrong gold answer stored for the build)', () => {
+  it('fkgqa verify exits 1 and lists the disagreement (here a wrong gold answer stored for the build)', async () => {
     const state = `${shards}.state`;
     fs.mkdirSync(path.join(state, 'gold-answers'), { recursive: true });
     const wrong = { head: { vars: ['n'] }, results: { bindings: [{ n: lit('7', `${XSD}integer`) }] } };
@@ -331,8 +329,8 @@ describe('verify / what Comunica 4.5.0 got wrong over several SPARQL endpoints, 
       JSON.stringify({ graph: 'g', buildDigest: 'x', timeoutMs: 20_000, answers: [{ query: 'g/q2', status: 'ok', rows: 1, results: wrong }] }),
     );
     try {
-      const v = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shards, '--query', 'g/q2', '--form', 'federated', '-q'], { encoding: 'utf8' });
-      expect(v.status, v.stderr).toBe(1);
+      const v = await fkgqaInProcess(['verify', '--shards', shards, '--query', 'g/q2', '--form', 'federated', '-q']);
+      expect(v.code, v.stderr).toBe(1);
       expect(v.stdout).toContain('Disagreements, engine vs engine vs gold (1; ties listed after)\n  different: an engine differs from gold beyond ties (1)\n');
       expect(v.stdout).toMatch(/^ {4}g\/q2 +federated +gold 1 row +comunica: different 1$/m);
       expect(v.stdout).toMatch(/1 answer\(s\) differ from gold beyond ties\n$/);
