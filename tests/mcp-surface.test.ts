@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { filterGraphs, registryFromEndpointsValue, type EndpointRegistry, type RegisteredEndpoint } from '../src/federation/registry.js';
 import type { McpLimits, Setup } from '../src/mcp/context.js';
 import { createMcpServer, type McpServerOptions } from '../src/mcp/server.js';
-import { informationSurface, toolSurfaceDigest } from '../src/mcp/surface.js';
+import { toolSurfaceDigest } from '../src/eval/record.js';
+import { McpToolProvider } from '../src/eval/tools.js';
 import { ERROR_META_KEY, infrastructureMessage, type ToolErrorMeta } from '../src/mcp/tool-error.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
@@ -84,6 +85,32 @@ async function connect(options: McpServerOptions) {
     return { text: r.content.map((c) => c.text).join('\n'), isError: !!r.isError, ...(r._meta?.[ERROR_META_KEY] ? { meta: r._meta[ERROR_META_KEY] } : {}) };
   };
   return { mcp, client, call, close: async () => (await client.close(), await mcp.close()) };
+}
+
+/**
+ * Every text a connected server shows besides tool answers, with where it was found: instructions,
+ * each tool (name, title, description, input schema), each resource listed and its contents, each
+ * prompt listed and its text (got with `promptArgs`).
+ */
+async function informationSurface(client: Client, promptArgs: Record<string, string> = {}): Promise<{ where: string; text: string }[]> {
+  const out = [{ where: 'instructions', text: client.getInstructions() ?? '' }];
+  for (const t of (await client.listTools()).tools)
+    out.push({ where: `tool ${t.name}`, text: JSON.stringify({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema }) });
+  const caps = client.getServerCapabilities() ?? {};
+  if (caps.resources) {
+    for (const r of (await client.listResources()).resources) {
+      out.push({ where: `resource ${r.uri} (listed)`, text: JSON.stringify(r) });
+      for (const c of (await client.readResource({ uri: r.uri })).contents) out.push({ where: `resource ${r.uri}`, text: 'text' in c ? c.text : '' });
+    }
+  }
+  if (caps.prompts) {
+    for (const p of (await client.listPrompts()).prompts) {
+      out.push({ where: `prompt ${p.name} (listed)`, text: JSON.stringify(p) });
+      const g = await client.getPrompt({ name: p.name, arguments: promptArgs });
+      out.push({ where: `prompt ${p.name}`, text: [g.description ?? '', ...g.messages.map((m) => (m.content.type === 'text' ? m.content.text : ''))].join('\n') });
+    }
+  }
+  return out;
 }
 
 describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_singer, singer)', () => {
@@ -492,9 +519,9 @@ describe.skipIf(!HAS_SPIDER)('fkgqa mcp / two graphs that reuse IRIs (concert_si
 
   it("the tool surface digest (run records' toolSurface) differs between setups and between graphs, and is stable", async () => {
     const digest = async (setup: Setup, reg: EndpointRegistry) => {
-      const c = await connect({ registry: reg, setup });
-      const d = await toolSurfaceDigest(c.client);
-      await c.close();
+      const p = await McpToolProvider.inProcess({ registry: reg, setup, callLog: null, state: null });
+      const d = toolSurfaceDigest({ ...p.surface(), tools: p.tools() });
+      await p.close();
       return d;
     };
     const a = await digest('baseline', filterGraphs(registry, ['singer']));

@@ -228,7 +228,7 @@ describe('view / run files', () => {
     expect([runDir.code, runDir.stderr]).toEqual([2, `fkgqa: error: ${dir}: run file is a directory: give the file itself\n`]);
   }, 60_000);
 
-  it('stats and score refuse, before any work, a report file that is one of their inputs, inside the build, named twice, or no regular file; nothing changes', async () => {
+  it('stats and score refuse, before any work, a report file that is one of their inputs, inside the build, named twice, a folder, below a file, or no regular file; nothing changes; both create a missing folder', async () => {
     const runs = path.join(tmpDir('fkgqa-report-outputs-'), 'runs.jsonl');
     fs.copyFileSync(oracleFile, runs);
     const before = fs.readFileSync(runs, 'utf8');
@@ -250,7 +250,18 @@ describe('view / run files', () => {
     const linked = await fkgqaInProcess(['score', oracleFile, '--shards', build, '--html', link, '-q']);
     expect([linked.code, last(linked)]).toEqual([2, `fkgqa: error: ${link}: is not a regular file (a symbolic link, FIFO or device), named by --html: give the name of a file to write`]);
     expect(fs.readFileSync(runs, 'utf8')).toBe(before);
-  }, 60_000);
+    const folder = await fkgqaInProcess(['stats', '--shards', build, '--out', path.dirname(runs), '-q']);
+    expect([folder.code, last(folder)]).toEqual([2, `fkgqa: error: ${path.dirname(runs)}: is a directory, named by --out: give the name of the file to write`]);
+    const belowFile = path.join(runs, 'report.txt');
+    const below = await fkgqaInProcess(['score', oracleFile, '--shards', build, '--out', belowFile, '-q']);
+    expect([below.code, last(below)]).toEqual([2, `fkgqa: error: ${belowFile}: lies below ${runs}, which is a file, not a folder (--out)`]);
+    // A missing folder is created, by both commands alike.
+    const statsOut = path.join(path.dirname(runs), 'new', 'deeper', 'stats.csv');
+    const scoreOut = path.join(path.dirname(runs), 'other', 'score.csv');
+    expect((await fkgqaInProcess(['stats', '--shards', build, '--per-query', statsOut, '-q'])).code).toBe(0);
+    expect((await fkgqaInProcess(['score', oracleFile, '--shards', build, '--per-run', scoreOut, '-q'])).code).toBe(0);
+    expect([fs.readFileSync(statsOut, 'utf8').split('\n')[0].split(',')[0], fs.readFileSync(scoreOut, 'utf8').split('\n').length - 2]).toEqual(['graph', 8]);
+  }, 120_000);
 
   it('fkgqa view without --out writes view.html beside the first run file and says so, even with --quiet', async () => {
     const runs = path.join(tmpDir('fkgqa-view-default-'), 'runs');

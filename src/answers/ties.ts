@@ -421,14 +421,8 @@ export type AnswerMatcher<M extends { correct: boolean }> = (ref: SparqlResults,
 
 /**
  * The matcher of `fkgqa verify` and the MCP gold check for the admissibility rule: rows compared by
- * variable name (`compareResults`: same variables, same rows, in order when `ordered`), or, when
- * not identical, `tieCheck`'s verdict on the answer.
- */
-export const byVariableName: AnswerMatcher<{ correct: boolean }> = (ref, answer, ordered, tieCheck) => byVariableNameOf({})(ref, answer, ordered, tieCheck);
-
-/**
- * `byVariableName` for a query with GROUP_CONCAT variables: their values compared as multisets of
- * parts (`compareResults`).
+ * variable name (`compareResults`: same variables, same rows, in order when `ordered`; the values of
+ * GROUP_CONCAT variables as multisets of parts), or, when not identical, `tieCheck`'s verdict.
  * @param concats the query's GROUP_CONCAT variables and separators (`groupConcatSeparators`)
  */
 export function byVariableNameOf(concats: GroupConcats): AnswerMatcher<{ correct: boolean }> {

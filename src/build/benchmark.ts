@@ -37,3 +37,16 @@ export function readGoldQueries(shards: string): { defaultPrefix: string; querie
   const queries = [...byId.values()].sort((a, b) => (a.graph < b.graph ? -1 : a.graph > b.graph ? 1 : num(a.id) - num(b.id)));
   return { defaultPrefix: b.defaultPrefix, queries };
 }
+
+/**
+ * The build's default prefix (`defaultPrefix` of benchmark.json) as the prefixes suggested for a
+ * query that uses `:` undeclared: `{ '': <IRI> }`, or `{}` without a build or a readable file.
+ */
+export function buildPrefixes(shards: string | null | undefined): Record<string, string> {
+  try {
+    const b = shards ? (JSON.parse(fs.readFileSync(path.join(shards, 'benchmark.json'), 'utf8')) as { defaultPrefix?: unknown }) : undefined;
+    return typeof b?.defaultPrefix === 'string' && b.defaultPrefix ? { '': b.defaultPrefix } : {};
+  } catch {
+    return {};
+  }
+}

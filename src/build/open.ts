@@ -71,12 +71,18 @@ export function graphShards(build: OpenedBuild): GraphShards[] {
     .sort((a, b) => (a.graph < b.graph ? -1 : a.graph > b.graph ? 1 : 0));
 }
 
-/** One entry of `benchmark.json`: a question with its graph, gold query and query id. */
+/**
+ * One entry of `benchmark.json`: a question (its 0-based index in the questions file) with its
+ * graph, gold query and query id, and the shard endpoints that may match it (partition's
+ * `BenchmarkEntry` has every field).
+ */
 export interface BenchmarkEntry {
+  index: number;
   kg: string;
   question: string;
   query: string;
   queryId: string;
+  shardsImplied?: string[] | null;
   [key: string]: unknown;
 }
 

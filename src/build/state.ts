@@ -19,7 +19,6 @@
  *   mcp/void/<hash>.json      VoID descriptions fetched or computed by get_void_descriptions (7-day cache)
  * ```
  */
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pidAlive, processStartTime } from '../common/output.js';
@@ -42,19 +41,12 @@ export const STATE_FILES = {
  * The state folder of a build.
  * @param build path of the build folder (as given)
  * @param override the `--state` option, when given
- * @returns an absolute path; the folder is not created (see `ensureStateDir`)
+ * @returns an absolute path; the folder is not created
  */
 export function stateDir(build: string, override?: string): string {
   if (override) return path.resolve(override);
   const abs = path.resolve(build);
   return path.join(path.dirname(abs), `${path.basename(abs)}.state`);
-}
-
-/** Creates the state folder (and parents) if needed and returns its absolute path. */
-export function ensureStateDir(build: string, override?: string): string {
-  const dir = stateDir(build, override);
-  fs.mkdirSync(dir, { recursive: true });
-  return dir;
 }
 
 /** Who holds a state folder: the serve process. */

@@ -13,6 +13,7 @@ import { PRESETS } from '../partition/presets.js';
 import { MAX_OPERATOR_DEPTH, MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
 import { DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_QUEUED, DEFAULT_PORT } from '../serve/defaults.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
+import { STORE_KINDS } from '../serve/store.js';
 import { SCRIPTED_AGENTS } from '../eval/record.js';
 import { SETUPS } from '../mcp/context.js';
 import { CROSS_CHECKED_ENGINES, DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES, parseEngineList } from '../federation/engines.js';
@@ -377,7 +378,7 @@ function serveCommand(cli: Command): void {
         '--store <kind>',
         'what holds the shards: oxigraph (worker threads of this process) or virtuoso (Virtuoso instances started by serve, virtuoso-opensource-7-bin; one per --store-host), behind the same endpoints, limits, VoID and verdicts',
       )
-        .choices(['oxigraph', 'virtuoso'])
+        .choices(STORE_KINDS)
         .default('oxigraph'),
     )
     .option(

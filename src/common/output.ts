@@ -435,8 +435,9 @@ function writtenPath(file: string): string {
 /**
  * Checks, before any work, that the report files of one command can be written without losing
  * anything: no two options name the same file, none is a file or inside a folder the command reads,
- * and none is an existing special file (a symbolic link, a FIFO, a device), which the rename of
- * `writeFileAtomic` would replace by a regular file.
+ * none is an existing folder or special file (a symbolic link, a FIFO, a device), which the rename
+ * of `writeFileAtomic` would replace by a regular file, and none lies below a file. A missing
+ * folder is no error: `writeFileAtomic` creates it with its parents.
  * @param outputs each report file with the option that names it (`--html`, `--out`, ...)
  * @throws InputError naming the file and the option
  */
@@ -453,8 +454,12 @@ export function checkReportOutputs(outputs: readonly { file: string | undefined;
     if (inputFiles.has(at)) throw new InputError(`is a file this command reads, named by ${option}: the report would replace it; give another file`, { file });
     const inside = folders.find((d) => at === d || at.startsWith(d + path.sep));
     if (inside) throw new InputError(`is inside ${inside}, which this command reads (${option}): write reports elsewhere`, { file });
+    let up = path.dirname(at);
+    while (!fs.existsSync(up) && path.dirname(up) !== up) up = path.dirname(up);
+    if (!fs.statSync(up).isDirectory()) throw new InputError(`lies below ${up}, which is a file, not a folder (${option})`, { file });
     const st = fs.lstatSync(at, { throwIfNoEntry: false });
-    if (st && !st.isFile() && !st.isDirectory()) throw new InputError(`is not a regular file (a symbolic link, FIFO or device), named by ${option}: give the name of a file to write`, { file });
+    if (st?.isDirectory()) throw new InputError(`is a directory, named by ${option}: give the name of the file to write`, { file });
+    if (st && !st.isFile()) throw new InputError(`is not a regular file (a symbolic link, FIFO or device), named by ${option}: give the name of a file to write`, { file });
   }
 }
 

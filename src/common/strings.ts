@@ -13,3 +13,6 @@ export function detach(s: string): string {
 export function counted(n: number, singular: string, plural = `${singular}s`): string {
   return `${n} ${n === 1 ? singular : plural}`;
 }
+
+/** Escapes text for HTML content and attribute values (`&`, `<`, `>`, `"`). */
+export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

@@ -21,7 +21,6 @@ export {
   SCRIPTED_MAX_QUERY_CHARS,
   systemPrompt,
   selectQuestions,
-  type BenchmarkEntry,
   type EvalContext,
   type EvalOptions,
   type EvalSummary,

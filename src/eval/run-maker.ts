@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../common/errors.js';
-import { openBuild } from '../build/open.js';
+import { openBuild, type BenchmarkEntry } from '../build/open.js';
 import { seededRandom } from '../common/random.js';
 import { readNeededShards } from '../build/fan-out.js';
 import { readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
@@ -162,15 +162,6 @@ export interface EvalSummary {
   ms: number;
 }
 
-/** A question of the build (an entry of benchmark.json). */
-export interface BenchmarkEntry {
-  index: number;
-  kg: string;
-  question: string;
-  query: string;
-  queryId: string;
-}
-
 /** The prompt of a setup: file name, SHA-256 of its text, the text. */
 export function readPrompt(setup: Setup, dir = PROMPTS_DIR): { name: string; sha256: string; text: string } {
   const file = path.join(dir, `${setup}.md`);
@@ -303,7 +294,7 @@ const parts = new WeakMap<EvalContext, ContextParts>();
 export async function prepareEval(o: EvalOptions): Promise<EvalContext> {
   const benchFile = path.join(o.shards, 'benchmark.json');
   const opened = openBuild(o.shards);
-  const bench = opened.benchmark as unknown as { defaultPrefix: string; entries: BenchmarkEntry[] };
+  const bench = opened.benchmark;
   const digest = opened.build.outputDigest;
   for (const k of o.kgs ?? [])
     if (!bench.entries.some((e) => e.kg === k))

@@ -39,6 +39,7 @@ import { VOID_FORMATS } from './void-text.js';
 import { DEFAULT_PROMPTS_DIR, ENDPOINTS_RESOURCE, endpointsResource, instructions, PROMPT_NAME, promptFile, promptText, runQueryDescription } from './surface.js';
 import { installToolErrorMeta, textResult } from './tool-error.js';
 import { checkMessage, HardenedStdioTransport, oversizedReply } from './transport.js';
+import { buildPrefixes } from '../build/benchmark.js';
 
 export { ENDPOINTS_RESOURCE, instructions } from './surface.js';
 
@@ -77,15 +78,6 @@ export interface McpServerOptions {
   mixGraphs?: boolean;
   /** Folder of the prompt files `<setup>.md` served as the prompt answer_question (default the shipped prompts/; null: no prompt). */
   promptsDir?: string | null;
-}
-
-/** The build's default prefix (`benchmark.json` defaultPrefix), suggested for an undeclared `:`. */
-function buildPrefixes(build: string | null): Record<string, string> {
-  if (!build) return {};
-  const f = path.join(build, 'benchmark.json');
-  if (!fs.existsSync(f)) return {};
-  const b = JSON.parse(fs.readFileSync(f, 'utf8')) as { defaultPrefix?: string };
-  return b.defaultPrefix ? { '': b.defaultPrefix } : {};
 }
 
 /**

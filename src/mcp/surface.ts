@@ -12,10 +12,8 @@
  * model (some drop server instructions, few read resources unasked); the instructions and the
  * resource `fkgqa://endpoints` say the same. Catalogue descriptions exist only in the high_level
  * context (`createMcpContext` drops them from the registry of every other setup), so no other
- * setup can show them by any path. `informationSurface` enumerates the surface through an MCP
- * client (for the leak test and for run records' digest of what the agent saw).
+ * setup can show them by any path.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -147,77 +145,4 @@ export function promptText(ctx: McpToolContext, args: { question?: string; graph
   // The shipped prompts end at the query to write; a prompts folder of one's own is served as written.
   if (ctx.promptsDir === DEFAULT_PROMPTS_DIR) text += '\n\nEnd with the final SPARQL query (or why the question cannot be answered) in your answer.';
   return text;
-}
-
-/** One text of the information surface, with where it was found. */
-export interface SurfaceText {
-  where: string;
-  text: string;
-}
-
-/** What `informationSurface` needs of an MCP client (the SDK's `Client` has it). */
-export interface SurfaceClient {
-  getInstructions(): string | undefined;
-  listTools(): Promise<{ tools: { name: string; title?: string; description?: string; inputSchema?: unknown }[] }>;
-  listResources(): Promise<{ resources: { uri: string; name?: string; title?: string; description?: string }[] }>;
-  readResource(p: { uri: string }): Promise<{ contents: { uri: string; text?: string }[] }>;
-  listPrompts(): Promise<{ prompts: { name: string; title?: string; description?: string; arguments?: { name: string; description?: string }[] }[] }>;
-  getPrompt(p: { name: string; arguments?: Record<string, string> }): Promise<{ description?: string; messages: { content: { type: string; text?: string } }[] }>;
-  getServerCapabilities(): { resources?: unknown; prompts?: unknown } | undefined;
-}
-
-/**
- * Every text a connected server shows besides tool answers: instructions, each tool (name, title,
- * description, input schema), each resource listed and its contents, each prompt listed and its
- * text (got with `promptArgs`).
- */
-export async function informationSurface(client: SurfaceClient, promptArgs: Record<string, string> = {}): Promise<SurfaceText[]> {
-  const out: SurfaceText[] = [{ where: 'instructions', text: client.getInstructions() ?? '' }];
-  for (const t of (await client.listTools()).tools)
-    out.push({ where: `tool ${t.name}`, text: JSON.stringify({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema }) });
-  const caps = client.getServerCapabilities() ?? {};
-  if (caps.resources) {
-    for (const r of (await client.listResources()).resources) {
-      out.push({ where: `resource ${r.uri} (listed)`, text: JSON.stringify(r) });
-      for (const c of (await client.readResource({ uri: r.uri })).contents) out.push({ where: `resource ${r.uri}`, text: c.text ?? '' });
-    }
-  }
-  if (caps.prompts) {
-    for (const p of (await client.listPrompts()).prompts) {
-      out.push({ where: `prompt ${p.name} (listed)`, text: JSON.stringify(p) });
-      const g = await client.getPrompt({ name: p.name, arguments: promptArgs });
-      out.push({ where: `prompt ${p.name}`, text: [g.description ?? '', ...g.messages.map((m) => m.content.text ?? '')].join('\n') });
-    }
-  }
-  return out;
-}
-
-/** JSON with object keys sorted (canonical for hashing). */
-function canonical(x: unknown): string {
-  if (Array.isArray(x)) return `[${x.map(canonical).join(',')}]`;
-  if (x && typeof x === 'object') {
-    return `{${Object.keys(x)
-      .filter((k) => (x as Record<string, unknown>)[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((x as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(x);
-}
-
-/**
- * The run record's `toolSurface` (the contract of docs/mcp.md): sha256 (hex, first 16) of the
- * canonical JSON of the server's instructions, the tool list (names, descriptions, input schemas),
- * and the resources and prompts listed, in the order the server lists them.
- */
-export async function toolSurfaceDigest(client: SurfaceClient): Promise<{ digest: string; tools: number }> {
-  const caps = client.getServerCapabilities() ?? {};
-  const tools = (await client.listTools()).tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
-  const surface = {
-    instructions: client.getInstructions() ?? '',
-    tools,
-    resources: caps.resources ? (await client.listResources()).resources : [],
-    prompts: caps.prompts ? (await client.listPrompts()).prompts : [],
-  };
-  return { digest: crypto.createHash('sha256').update(canonical(surface)).digest('hex').slice(0, 16), tools: tools.length };
 }

@@ -7,8 +7,6 @@
  * registry). The answer is SPARQL JSON results; `formatAnswer` writes it as an aligned table, JSON,
  * CSV or TSV (SPARQL 1.1 Query Results formats, the project's one serialiser in src/sparql/results.ts).
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { Parser as N3Parser, type Quad, type Term } from 'n3';
 import { InputError } from '../common/errors.js';
 import { MEDIA } from '../sparql/protocol.js';
@@ -17,6 +15,7 @@ import { BoundedSparqlClient, tooLargeAdvice, type SparqlOutcome } from '../fede
 import { findEndpoint, openRegistry, placementMismatches, placementRefusal, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import { federationDeadline } from '../federation/limit.js';
 import { listEndpoints, MIX_GRAPHS_OPTION, planSourceQuery, registrySource, routeQuery } from '../federation/routing.js';
+import { buildPrefixes } from '../build/benchmark.js';
 
 /** Output formats of `fkgqa query`. */
 export const QUERY_FORMATS = ['table', 'json', 'csv', 'tsv'] as const;
@@ -92,18 +91,6 @@ function graphAsBindings(text: string, contentType: string): SparqlResults {
     head: { vars: ['subject', 'predicate', 'object'] },
     results: { bindings: quads.map((q) => ({ subject: jsonTerm(q.subject), predicate: jsonTerm(q.predicate), object: jsonTerm(q.object) })) },
   };
-}
-
-/** The build's default prefix (benchmark.json), suggested when a query uses `:` undeclared. */
-function buildPrefixes(shards: string | undefined): Record<string, string> {
-  const f = shards ? path.join(shards, 'benchmark.json') : undefined;
-  if (!f || !fs.existsSync(f)) return {};
-  try {
-    const b = JSON.parse(fs.readFileSync(f, 'utf8')) as { defaultPrefix?: string };
-    return b.defaultPrefix ? { '': b.defaultPrefix } : {};
-  } catch {
-    return {};
-  }
 }
 
 /** The registry of `QueryOptions` (a running serve of `shards`, endpoints files, URLs). @throws InputError as `openRegistry` */

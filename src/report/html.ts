@@ -3,10 +3,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { comparePaper } from './stats-format.js';
 import type { BuildFigures, BuildStats } from './stats.js';
-import { counted } from '../common/strings.js';
-
-/** Escapes text for HTML content and attribute values. */
-export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+import { counted, esc } from '../common/strings.js';
 
 /** Chart.js 4 (UMD build) as script text, inlined so that a page is self-contained (`</script` escaped). */
 export function chartJs(): string {

@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SHARDING_KINDS, type ShardingKind } from '../analyze/analyze.js';
 import { parseQuery, type ParsedQuery } from '../sparql/parse.js';
-import { openBuild } from '../build/open.js';
+import { openBuild, type BenchmarkEntry } from '../build/open.js';
 import { writeFileAtomic } from '../common/output.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
@@ -150,15 +150,6 @@ function writeStateJson(file: string, value: unknown): void {
 
 /** Named-graph IRI of a shard in the provenance store. */
 export const shardGraph = (endpoint: string) => `urn:fkgqa:shard:${endpoint}`;
-
-interface BenchmarkEntry {
-  kg: string;
-  question: string;
-  query: string;
-  queryId: string;
-  /** Endpoint names `<kg>-shard<N>` (builds since fkgqa questions; absent before). */
-  shardsImplied?: string[] | null;
-}
 
 /** The build through `openBuild` (checks build.json, benchmark.json, manifests, shard sha256). */
 function readBuild(dir: string): { manifests: GraphManifest[]; entries: BenchmarkEntry[]; defaultPrefix: string; digest: string } {

@@ -10,13 +10,12 @@
  */
 import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import { esc } from '../report/html.js';
 import { PAPER_MODELS, PAPER_QWEN_FAILURES, paperFigure, type FigureName } from './paper.js';
 import { conditionFields, END_REASONS, FAILED_END_REASONS } from '../eval/record.js';
 import type { GroupScore, RunScore, ScoreReport, Share } from './score.js';
 import type { Interval } from './intervals.js';
 import { NOT_JUDGED, VALIDITY_CLASSES } from './validity.js';
-import { counted } from '../common/strings.js';
+import { counted, esc } from '../common/strings.js';
 
 /** Options of the report formats. */
 export interface ScoreFormatOptions {

@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { EndpointsFile } from './state.js';
 import { FEDERATION_PATH } from './defaults.js';
+import { esc } from '../common/strings.js';
 
 const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1.5em;max-width:1200px;color:#222}
 h1{font-size:1.4em;margin:0 0 .3em}h2{font-size:1.1em;margin:1.2em 0 .4em}
@@ -99,7 +100,6 @@ const SCRIPT_HASH = sha256(SCRIPT);
 const STYLE_HASH = sha256(STYLE);
 
 /** Escapes text for HTML content. */
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The page and the headers it is served with. */
 export interface QueryPage {

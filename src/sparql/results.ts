@@ -239,17 +239,6 @@ function toTsv(r: SparqlResults): string {
 }
 
 /**
- * Cuts an N-Triples document to its first `maxTriples` triples (one triple per line, as N-Triples
- * requires). Used by fkgqa mcp for the preview of CONSTRUCT/DESCRIBE answers.
- * @returns the cut text, whether anything was cut, and the number of triples in the whole text
- */
-export function truncateNTriples(text: string, maxTriples: number): { text: string; truncated: boolean; triples: number } {
-  const lines = text.split('\n').filter((l) => l.trim().length > 0);
-  if (lines.length <= maxTriples) return { text, truncated: false, triples: lines.length };
-  return { text: lines.slice(0, maxTriples).join('\n') + (maxTriples > 0 ? '\n' : ''), truncated: true, triples: lines.length };
-}
-
-/**
  * Writes SPARQL JSON results in another results format.
  * @param mediaType one of MEDIA.json, MEDIA.xml, MEDIA.csv, MEDIA.tsv
  * @throws Error for any other media type

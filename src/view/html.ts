@@ -8,9 +8,8 @@
  * `data-open-run` (the id of the run shown) and `data-render-ms` (data parsed and list drawn, ms
  * after the script started).
  */
-import { esc } from '../report/html.js';
 import type { ViewData } from './model.js';
-import { counted } from '../common/strings.js';
+import { counted, esc } from '../common/strings.js';
 
 /** The embedded data as script text: JSON with every `<` escaped, so no `</script>` can end it. */
 function embed(data: ViewData): string {

@@ -4,9 +4,6 @@
  * `--html FILE`, also the HTML report, and says on stderr which files it wrote (not with --quiet). Queries that hit the time limit are named on stderr with
  * how to raise it (`formatTimeLimitNotice`).
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { InputError } from '../../common/errors.js';
 import { checkReportOutputs, writeFileAtomic } from '../../common/output.js';
 import { stats } from '../../index.js';
 import { formatStatsHtml } from '../../report/html.js';
@@ -14,16 +11,8 @@ import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, f
 import { outputFormat } from '../options.js';
 import { stderrProgress, wroteLine } from '../progress.js';
 
-/** Checks, before any work, that a report file can be written: its folder exists and it is not a folder. */
-function checkOutputFile(file: string): void {
-  const dir = path.dirname(path.resolve(file));
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new InputError('the folder of this output file does not exist', { file });
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) throw new InputError('is a directory, not a file', { file });
-}
-
 export async function run(o: Record<string, any>): Promise<void> {
   const format = outputFormat(o);
-  for (const f of [o.perQuery, o.html, o.out]) if (f) checkOutputFile(f);
   checkReportOutputs(
     [
       { file: o.html, option: '--html' },

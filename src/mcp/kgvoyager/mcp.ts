@@ -83,6 +83,3 @@ export function kgVoyagerRegistrar(setup: KgVoyagerSetup = {}): ToolRegistrar {
     });
   };
 }
-
-/** The KGVoyager tools with the default configuration (n-gram embedder, hybrid retrieval, RRF k = 2). */
-export const registerKgVoyagerTools: ToolRegistrar = kgVoyagerRegistrar();

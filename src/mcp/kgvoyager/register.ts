@@ -43,9 +43,6 @@ export interface KgVoyagerRegistration {
   executeQueryBounds?: { formats: readonly [string, ...string[]]; minTimeoutMs: number; maxTimeoutMs: number; defaultTimeoutMs: number };
 }
 
-/** The tool names this module registers (execute_query only with `executeQuery`). */
-export const KGVOYAGER_TOOLS = ['search_all_classes', 'search_all_properties', 'lookup_class_instances', 'explore_property_usage', 'explore_entity_relations', 'execute_query'] as const;
-
 const iriArg = (what: string) => z.string().min(1).describe(`${what} IRI, without angle brackets (angle brackets are accepted)`);
 
 /** The default bounds of `max_chars`. */
