@@ -4,20 +4,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import * as oxigraph from 'oxigraph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  describeBuild,
-  describeGraph,
-  HttpSparqlClient,
-  OxigraphClient,
-  checkVoid,
-  type SparqlRow,
-  readVoid,
-  renderVoid,
-  setEndpoints,
-  shardDatasetIri,
-  uriSpaceOf,
-  countedLabel,
-} from '../src/describe/index.js';
+import { describeBuild, describeGraph, HttpSparqlClient, OxigraphClient, checkVoid, type SparqlRow, readVoid, renderVoid, shardDatasetIri, uriSpaceOf, countedLabel } from '../src/describe/index.js';
 import { DEFAULT_PARTITION_OPTIONS, digestTree, partition, type GraphManifest } from '../src/partition/index.js';
 import { DEMO, demoBuild, tmpDir } from './helpers.js';
 import { consumerRows, countedFacts, statedFacts } from './void-facts.js';
@@ -180,25 +167,6 @@ describe('describe / demo dataset, checked by hand', async () => {
         expect(renderVoid(d, 'standard', NS)).toBe(read(out, kg, `${s.name}_void.ttl`));
       }
     }
-  });
-
-  it('sets endpoint URLs in VoID and catalogue without changing a count (for fkgqa serve)', () => {
-    const dir = path.join(tmpDir(), 'shards');
-    fs.cpSync(out, dir, { recursive: true });
-    const before = statedFacts(read(dir, 'library', `${titles}_void_extended.ttl`)).facts;
-    const url = `http://127.0.0.1:7001/library-${titles}/sparql`;
-    expect(setEndpoints(dir, { [`library-${titles}`]: url })).toEqual({ updated: 1 });
-    const ttl = read(dir, 'library', `${titles}_void.ttl`);
-    expect(ttl).toContain(`void:sparqlEndpoint <${url}>`);
-    expect(ttl).toContain(`<${url}> a sd:Service;`);
-    expect(statedFacts(read(dir, 'library', `${titles}_void_extended.ttl`)).facts).toEqual(before);
-    const cat = JSON.parse(read(dir, 'catalogue.json'));
-    expect(cat.shards.filter((e: { url: string | null }) => e.url !== null).map((e: { url: string }) => e.url)).toEqual([url]);
-    expect(read(dir, 'catalogue.ttl')).toContain(`void:sparqlEndpoint <${url}>`);
-    // Unchanged shards keep their bytes; an unknown name is refused and nothing is written.
-    expect(read(dir, 'library', `${base}_void.ttl`)).toBe(read(out, 'library', `${base}_void.ttl`));
-    expect(() => setEndpoints(dir, { 'library-shard99': url })).toThrow(/not shards of the build.*library-shard99/);
-    expect(fs.readdirSync(path.join(dir, 'library')).some((f) => f.includes('tmp'))).toBe(false);
   });
 
   it('writes the same bytes with fkgqa describe as partition did, and endpoint URLs from a base URL', async () => {

@@ -1,8 +1,7 @@
 /**
  * Describing a build: VoID files for every shard and the catalogue, computed from the shards
  * (`describeGraph`, used by `partition`), recomputed for an existing build (`describeBuild`,
- * `fkgqa describe`), or re-rendered with endpoint URLs without recomputing (`setEndpoints`, for
- * `fkgqa serve`).
+ * `fkgqa describe`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -260,50 +259,4 @@ export async function describeBuild(o: DescribeBuildOptions): Promise<DescribeBu
     descriptions,
     timings: { totalMs: Math.round(performance.now() - t0) },
   };
-}
-
-/**
- * Sets the endpoint URLs of shards in an existing build's VoID files and catalogue, without
- * recomputing any statistic: each shard's extended VoID is read back (`readVoid`), given its URL
- * (`void:sparqlEndpoint` and an `sd:Service`), and both variants and the catalogue are rendered
- * again and written together. Shards not in `urls` keep the URL they had (or none). `build.json`
- * is left as `partition` wrote it. For `fkgqa serve`, once it knows where each shard is served.
- * @param dir the build directory
- * @param urls endpoint name `<graph>-shard<N>` → URL
- * @returns the number of shards whose URL was set
- * @throws InputError for an endpoint name that is not a shard of the build, a missing VoID file
- *   (build made with `--no-void`: run `fkgqa describe`), or a VoID file that does not read back
- */
-export function setEndpoints(dir: string, urls: Map<string, string> | Record<string, string>): { updated: number } {
-  const wanted = urls instanceof Map ? new Map(urls) : new Map(Object.entries(urls));
-  const graphs = builtGraphs(dir);
-  const descriptions: ShardDescription[] = [];
-  const files = new Map<string, string>();
-  let updated = 0;
-  for (const g of graphs) {
-    const ds: ShardDescription[] = [];
-    for (const shard of g.shards) {
-      const file = path.join(dir, voidFiles(g.graph, shard).voidExtended);
-      if (!fs.existsSync(file)) throw new InputError('VoID file not found (was the build made with --no-void? run fkgqa describe)', { file });
-      const d = readVoid(fs.readFileSync(file, 'utf8'), file);
-      const url = wanted.get(d.title);
-      if (url !== undefined) {
-        try {
-          new URL(url);
-        } catch {
-          throw new InputError(`endpoint URL of ${d.title} is not an absolute URL: "${url}"`);
-        }
-        d.endpoint = url;
-        wanted.delete(d.title);
-        updated++;
-      }
-      ds.push(d);
-    }
-    for (const [rel, text] of voidFileTexts(ds, g.prefix)) files.set(rel, text);
-    descriptions.push(...ds);
-  }
-  if (wanted.size > 0) throw new InputError(`not shards of the build in ${dir}: ${[...wanted.keys()].join(', ')}`);
-  for (const [rel, text] of catalogueFileTexts(descriptions)) files.set(rel, text);
-  writeFilesTogether(dir, files);
-  return { updated };
 }

@@ -1,7 +1,7 @@
 /**
  * Writes a shard's description as Turtle (VoID, SPARQL 1.1 Service Description, Dublin Core
  * terms) and reads it back: `readVoid(renderVoid(d))` gives `d` again, so a VoID file can be
- * re-rendered with endpoint URLs without recomputing anything (`setEndpoints`).
+ * re-rendered with endpoint URLs without recomputing anything (serve's live VoID, serve/live-void.ts).
  *
  * Partitions and linksets are anonymous, nested resources (`[ … ]`): n3's Writer prints them
  * without blank-node labels, and the writer adds every triple in a fixed order from sorted values,
