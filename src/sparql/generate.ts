@@ -196,12 +196,8 @@ export function leftGroupedQuery(text: string, limits: Pick<SparqlParseOptions, 
   return { kind: 'rewritten', text: generateQuery(ast) };
 }
 
-/**
- * The message refusing a query with an arithmetic chain that the endpoint cannot bracket: the
- * chain, where it starts, why, and the bracketed form to write.
- * @param chain the chain (findArithmeticChain)
- */
-export function chainRefusal(chain: ArithmeticChain): string {
+/** The message refusing a query with an arithmetic chain that the endpoint cannot bracket: the chain, where it starts, why, and the bracketed form to write. */
+function chainRefusal(chain: ArithmeticChain): string {
   const { first, op1, second, op2, line, column } = chain;
   return (
     `the arithmetic chain ${first} ${op1} ${second} ${op2} … (line ${line}, column ${column}) is grouped from the left in SPARQL 1.1, but this endpoint's engine (oxigraph) groups it from the right, ` +
