@@ -152,7 +152,7 @@ describe('fkgqa serve: arithmetic chains are grouped from the left (SPARQL 1.1),
       return (seed >>> 0) / 4294967296;
     };
     const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
-    // Numeric operands (a variable, literals, signs, calls, brackets, EXISTS) joined by + - * / and, less often, by = < && || IN.
+    // Numeric operands (a variable, literals, signs, calls, brackets, EXISTS) joined by + - * / and, less often, by < || IN.
     const atom = (d: number): string =>
       pick([
         () => '?a',
