@@ -3,7 +3,8 @@
  * pool-thread.ts) under the query's time limit: inspecting the query (quickInspect, else sparqljs),
  * the protocol and profile checks that need it, evaluation (oxigraph), cutting to `maxRows`, and
  * serialisation. A query with an arithmetic chain (`8 - 2 - 1`) is evaluated as generated text with
- * the chain bracketed from the left (src/sparql/generate.ts); any other as sent. An answer that is not cut is oxigraph's own serialisation in the negotiated format,
+ * the chain bracketed from the left (src/sparql/generate.ts), or refused when it cannot be
+ * generated; any other as sent. An answer that is not cut is oxigraph's own serialisation in the negotiated format,
  * passed through as it is (no parse and re-serialisation; src/sparql/results.ts writes the same
  * bytes), except that an XML answer keeps its carriage returns (`&#13;`) and an answer that XML 1.0
  * cannot carry is never sent as XML (src/sparql/xml-chars.ts). The main thread only reads the
@@ -128,7 +129,9 @@ export function checkTask(t: EndpointTask, limits?: QueryParseLimits): EndpointA
  * for a request dataset or FROM, 406 when `Accept` names no format of the query's form, the
  * profile's refusals (403) and simulated failure, 501 for SERVICE, then evaluation of the client's
  * text, or of it with every arithmetic chain bracketed from the left when it has one
- * (`leftGroupedQuery`: oxigraph groups `8 - 2 - 1` from the right) (400 for
+ * (`leftGroupedQuery`: oxigraph groups `8 - 2 - 1` from the right; 400 naming the chain and its
+ * bracketed form when the endpoint cannot bracket it; a query with a chain is first read by
+ * oxigraph as sent, so that its syntax errors point into the client's text) (400 for
  * oxigraph's syntax errors, and for its evaluation errors with `Fkgqa-Query-Error: evaluation`: the
  * query's, not the endpoint's) in the negotiated format (the bytes oxigraph
  * writes; cut to `maxRows` when the profile says so, written by the one serialiser of each form:
@@ -143,9 +146,16 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
   const checked = checkTask(t, limits);
   if ('status' in checked) return checked;
   const { q, format } = checked;
-  // oxigraph groups `+ -` and `* /` chains from the right: such a query is evaluated bracketed from the left (generate.ts).
-  const grouped = leftGroupedQuery(t.query, limits);
-  const run = grouped === undefined ? t : { ...t, query: grouped };
+  // oxigraph groups `+ -` and `* /` chains from the right: such a query is evaluated bracketed from the left (generate.ts), or refused.
+  const grouping = leftGroupedQuery(t.query, limits);
+  let run = t;
+  if (grouping.kind !== 'as-sent') {
+    // oxigraph reads the client's own text first: a syntax error is reported where the client wrote it, never in the generated text.
+    const sent = syntaxError(ox, t.query, format);
+    if (sent) return malformed(sent, t.query, limits);
+    if (grouping.kind === 'refused') return plain(400, grouping.message, 'invalid');
+    run = { ...t, query: grouping.text };
+  }
 
   let out: Evaluated;
   try {
@@ -170,19 +180,17 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
   } catch (e) {
     if (isEngineFault(e)) throw e;
     const message = (e as Error)?.message ?? String(e);
-    const syntax = /^error at \d+:\d+/.test(message);
-    if (syntax) {
-      // oxigraph's syntax errors list the expected code points; sparqljs names an undeclared prefix
-      // and the token (only on this error path: plain queries skip sparqljs, see quickInspect).
-      try {
-        inspectQuery(t.query, limits);
-      } catch (p) {
-        if (p instanceof ProtocolError && p.status === 400) return plain(400, p.message, 'invalid');
-      }
+    if (SYNTAX_ERROR.test(message)) {
+      if (run === t) return malformed(message, t.query, limits);
+      // The client's text parses (checked above) and the generated one does not: the client can bracket the chain itself.
+      return plain(
+        400,
+        `the query's arithmetic chains must be grouped from the left, as SPARQL 1.1 groups them; this endpoint's engine (oxigraph) groups them from the right, and the text the endpoint generated with them bracketed does not parse (${message}): bracket every chain of + - or * / yourself, as (8 - 2) - 1, and send the query again`,
+        'invalid',
+      );
     }
     // Any other error of oxigraph's evaluation (a store in memory) is the query's: e.g. "The custom function <bif:contains>
     // is not supported". 400 with Fkgqa-Query-Error, so that no client counts it as the endpoint's failure (docs/serving.md).
-    if (syntax) return plain(400, `malformed query: ${message}`, 'invalid');
     return plain(400, `query evaluation failed: ${message}`, q.kind, { [QUERY_ERROR_HEADER]: 'evaluation' });
   }
   return {
@@ -193,6 +201,47 @@ export function answerQuery(ox: OxigraphRuntime, store: oxigraph.Store, t: Endpo
     ...(out.profile ? { profile: out.profile } : {}),
     ...(out.headers ? { headers: out.headers } : {}),
   };
+}
+
+/** oxigraph's syntax errors: `error at line:column: …`. */
+const SYNTAX_ERROR = /^error at \d+:\d+/;
+
+/**
+ * The 400 for a query oxigraph does not parse: oxigraph's message (its position in `text`, the
+ * expected code points), or sparqljs's when sparqljs does not parse it either (it names an
+ * undeclared prefix and the token; only on this error path: plain queries skip sparqljs, see
+ * quickInspect).
+ */
+function malformed(message: string, text: string, limits: QueryParseLimits | undefined): EndpointAnswer {
+  try {
+    inspectQuery(text, limits);
+  } catch (p) {
+    if (p instanceof ProtocolError && p.status === 400) return plain(400, p.message, 'invalid');
+  }
+  return plain(400, `malformed query: ${message}`, 'invalid');
+}
+
+/** An empty store per oxigraph instance: where `syntaxError` has oxigraph read a text. */
+const emptyStores = new WeakMap<OxigraphRuntime, oxigraph.Store>();
+
+/**
+ * oxigraph's syntax error for a query text, read by evaluating it on an empty store (the oxigraph
+ * package parses only as part of a query): undefined when it parses, whatever its evaluation
+ * gives. Costs a parse, and an evaluation without data (a query built of VALUES and BIND alone is
+ * evaluated in full).
+ * @throws the engine's error when it faulted (isEngineFault)
+ */
+function syntaxError(ox: OxigraphRuntime, text: string, format: string): string | undefined {
+  let empty = emptyStores.get(ox);
+  if (!empty) emptyStores.set(ox, (empty = new ox.Store()));
+  try {
+    empty.query(text, { results_format: format });
+  } catch (e) {
+    if (isEngineFault(e)) throw e;
+    const message = (e as Error)?.message ?? String(e);
+    if (SYNTAX_ERROR.test(message)) return message;
+  }
+  return undefined;
 }
 
 /**

@@ -16,6 +16,7 @@
 import type sparqljs from 'sparqljs';
 import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from './parse.js';
 import { skipOpaque } from './guard.js';
+import { type ArithmeticChain, findArithmeticChain, unescapeIriCodepoints } from './arithmetic-chain.js';
 
 /**
  * Precedence of the binary operators of the SPARQL 1.1 grammar ([111]–[118]): `||` < `&&` <
@@ -153,28 +154,54 @@ function mayHoldArithmetic(text: string): boolean {
   return false;
 }
 
+/** What a shard endpoint evaluates for a query (`leftGroupedQuery`). */
+export type LeftGrouping =
+  /** The query has no arithmetic chain (or is no query): evaluated as the client sent it. */
+  | { kind: 'as-sent' }
+  /** The query generated with every chain bracketed from the left. */
+  | { kind: 'rewritten'; text: string }
+  /** The query has a chain and cannot be generated (sparqljs does not parse it): refused, `message` saying what to write instead. */
+  | { kind: 'refused'; message: string };
+
 /**
- * The text a shard endpoint hands to oxigraph for a query with an arithmetic chain: the query
- * generated (`generateQuery`, IRIs fixed) with every `+ -` and `* /` chain bracketed from the left,
- * as SPARQL 1.1 groups them (grammar [116]–[117]) and as both federation engines evaluate them;
- * oxigraph 0.5 groups such chains from the right, so that `8 - 2 - 1` is 7 and `10 / 4 * 2` is 1.25
- * on the bare text (5 and 5 in SPARQL 1.1). The same text a federation engine's SERVICE clause sends
- * the shard (routing.ts hands on generated text). A query without a chain — no `+ - * /` outside
- * strings, IRIs and comments, or none that is the left operand of one of the same precedence — and
- * a text that does not parse give undefined: the client's own text is evaluated, unchanged.
+ * What a shard endpoint hands to oxigraph for a query, so that every arithmetic chain is grouped
+ * from the left, as SPARQL 1.1 groups them (grammar [116]–[117]) and as both federation engines
+ * evaluate them; oxigraph 0.5 groups such chains from the right, so that `8 - 2 - 1` is 7 and
+ * `10 / 4 * 2` is 1.25 on the bare text (5 and 5 in SPARQL 1.1).
+ * - No `+ - * /` outside strings, IRIs and comments, or no chain in the parsed query (no `+ -` or
+ *   `* /` operation whose left operand is one of the same precedence), or an update: as sent.
+ * - A chain in a query sparqljs parses (its IRIs' codepoint escapes read first, as oxigraph reads
+ *   them: `unescapeIriCodepoints`): the query generated (`generateQuery`, IRIs fixed) with every
+ *   chain bracketed from the left; the same text a federation engine's SERVICE clause sends the
+ *   shard (routing.ts hands on generated text).
+ * - A text sparqljs does not parse (SPARQL 1.2 syntax such as `"a"@en--ltr`, `<<( … )>>`,
+ *   `VERSION`; `LATERAL`): refused when `findArithmeticChain` finds a chain in it — the message
+ *   names the chain, where it starts, and the bracketed form to write — else as sent.
+ * The endpoint checks that oxigraph parses the client's text before it evaluates a rewritten
+ * text or refuses (answer.ts): a malformed query is reported as oxigraph reads what was sent.
  * @param text the query text as the client sent it
  * @param limits the parse limits of the endpoint (bracket nesting, operator depth)
- * @returns the bracketed text, or undefined when the query is to run as sent
  */
-export function leftGroupedQuery(text: string, limits: Pick<SparqlParseOptions, 'maxQueryDepth' | 'maxOperatorDepth'> = {}): string | undefined {
-  if (!mayHoldArithmetic(text)) return undefined;
+export function leftGroupedQuery(text: string, limits: Pick<SparqlParseOptions, 'maxQueryDepth' | 'maxOperatorDepth'> = {}): LeftGrouping {
+  if (!mayHoldArithmetic(text)) return { kind: 'as-sent' };
   let ast: sparqljs.SparqlQuery | sparqljs.Update;
   try {
-    ast = parseSparql(text, limits);
+    ast = parseSparql(unescapeIriCodepoints(text), limits);
   } catch {
-    return undefined; // oxigraph's own parse reports it
+    const chain = findArithmeticChain(text);
+    return chain ? { kind: 'refused', message: chainRefusal(chain) } : { kind: 'as-sent' };
   }
-  if (ast.type !== 'query' || !hasArithmeticChain(ast)) return undefined;
+  if (ast.type !== 'query' || !hasArithmeticChain(ast)) return { kind: 'as-sent' };
   fixIris(ast);
-  return generateQuery(ast);
+  return { kind: 'rewritten', text: generateQuery(ast) };
+}
+
+/** The message refusing a query with an arithmetic chain that the endpoint cannot bracket: the chain, where it starts, why, and the bracketed form to write. */
+function chainRefusal(chain: ArithmeticChain): string {
+  const { first, op1, second, op2, line, column } = chain;
+  return (
+    `the arithmetic chain ${first} ${op1} ${second} ${op2} … (line ${line}, column ${column}) is grouped from the left in SPARQL 1.1, but this endpoint's engine (oxigraph) groups it from the right, ` +
+    `and the endpoint brackets chains for it only in queries sparqljs parses (not in SPARQL 1.2 syntax, such as "a"@en--ltr, <<( … )>> or TRIPLE(…), nor LATERAL): ` +
+    `bracket the chain, as (${first} ${op1} ${second}) ${op2} …, and send the query again`
+  );
 }
