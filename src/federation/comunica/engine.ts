@@ -152,13 +152,18 @@ export class ComunicaEngine implements FederationEngine {
       const idle = this.slots.find((s) => !s.busy);
       if (idle) {
         idle.busy = true;
-        try {
-          await idle.ready;
-        } catch (e) {
-          // Dropped by spawn's catch. A thread that cannot start is an error of the engine (infrastructure), not a wait until the time limit.
-          return (e as Error)?.message ?? String(e);
-        }
-        if (stopped || this.closed) {
+        // A thread still starting (a replacement: Comunica's start takes 1–3 s, more at load) is waited for within the
+        // wait's limit only: the verdict at that limit (busy, or the time limit) comes then, not when the thread is ready.
+        const started = await Promise.race([
+          idle.ready.then(
+            () => undefined,
+            // Dropped by spawn's catch. A thread that cannot start is an error of the engine (infrastructure), not a wait until the time limit.
+            (e: unknown) => (e as Error)?.message ?? String(e),
+          ),
+          stop.then(() => 'stopped' as const),
+        ]);
+        if (started !== undefined && started !== 'stopped') return started;
+        if (stopped || this.closed || started === 'stopped') {
           this.release(idle);
           return undefined;
         }
