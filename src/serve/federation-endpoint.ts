@@ -95,6 +95,8 @@ export interface FederationAnswer {
   headers?: Record<string, string>;
   kind: RequestKind;
   timeout?: true;
+  /** A 503 busy (`Fkgqa-Stopped: busy; …`): the engine, its client's queue or the shard endpoint kept the query waiting; the endpoint's fault, not the query's. */
+  busy?: true;
   query?: string;
   /** The client of a federated query (`clientOf`). */
   client?: string;
@@ -219,7 +221,7 @@ export class FederationEndpoint {
       // The shard endpoint kept the query waiting behind others, or the engine did not take it within serve's limit: busy.
       const stopped =
         plan.route === 'direct' ? `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}` : `busy; by=${by === 'request' ? 'request' : 'queue'}; waited=${Math.round(o.busy.waitedMs)}; ms=${t}`;
-      return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), query, ...fed };
+      return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), busy: true, query, ...fed };
     }
     // An error the query caused (a shard's 400, or its Fkgqa-Query-Error: a function it cannot evaluate) is the client's: 400, not 502.
     const queryCaused = o.status === 'error' && (o.queryCaused || o.httpStatus === 400);
@@ -254,7 +256,7 @@ export class FederationEndpoint {
     const by = deadline.clientMs !== undefined ? 'request' : 'queue';
     if (!turn) {
       const words = `the federation engine ${engine} is busy: this client (${client}) has ${this.queue.maxWaiting} federated queries waiting already, the most fkgqa serve --max-queued lets one client queue; the query was not queued, not a fault of the query: retry later`;
-      return { answer: { ...text(503, words, 'data', { 'Fkgqa-Stopped': 'busy; by=full; waited=0; ms=0', 'Retry-After': '1' }), waited: 0 } };
+      return { answer: { ...text(503, words, 'data', { 'Fkgqa-Stopped': 'busy; by=full; waited=0; ms=0', 'Retry-After': '1' }), busy: true, waited: 0 } };
     }
     const how = { deadline: { ...deadline, since }, ...(signal ? { signal } : {}) };
     const wait = waitLimit(how);
@@ -266,7 +268,7 @@ export class FederationEndpoint {
     const o = waitOutcome(how, engine, wait, why, {});
     if (o.status === 'error' && o.busy) {
       const waitedMs = Math.round(o.waitedMs ?? Date.now() - since);
-      return { answer: { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': `busy; by=${by}; waited=${waitedMs}; ms=${limitMs}`, 'Retry-After': '1' }), waited: waitedMs } };
+      return { answer: { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': `busy; by=${by}; waited=${waitedMs}; ms=${limitMs}`, 'Retry-After': '1' }), busy: true, waited: waitedMs } };
     }
     // The request's own limit under BUSY_MIN_WAIT_MS ended the wait (the query's own), or its client went away (nothing is sent then).
     const whose =
