@@ -153,9 +153,12 @@ export class FederationEndpoint {
    * Answers one request (SPARQL 1.1 Protocol §2.1: GET or POST; a GET without query gets the
    * service description).
    * @param cancel aborted when the client disconnects: the query's work is stopped
+   * @param arrived when the request arrived (`Date.now()` clock, ms; default now): a federated query's wait for the
+   *   engine, and a request's own limit, count from then, as a shard endpoint counts its limits from the request's
+   *   arrival (reading and parsing the request are part of the wait: at load, 12 requests at once parse one after another)
    * @returns the answer; protocol errors (405, 413, 415, …) are answers too, never thrown
    */
-  async handle(req: IncomingMessage, url: URL, cancel?: AbortSignal): Promise<FederationAnswer> {
+  async handle(req: IncomingMessage, url: URL, cancel?: AbortSignal, arrived = Date.now()): Promise<FederationAnswer> {
     const method = req.method ?? 'GET';
     let request;
     let requestLimitMs: number | undefined;
@@ -202,7 +205,7 @@ export class FederationEndpoint {
     else {
       // The engine's threads are shared fairly between clients (fair-queue.ts); the wait for a turn is the wait for the engine.
       const deadline: StartDeadline = by === 'endpoint' ? { ms: t, from: 'start', waitMs: t } : { ms: t, from: 'start', clientMs: t };
-      const queued = await this.turn(who, deadline, cancel, client.engineName);
+      const queued = await this.turn(who, deadline, cancel, client.engineName, arrived);
       if ('answer' in queued) return { ...queued.answer, query, client: who };
       waited = queued.waited;
       try {
@@ -243,14 +246,20 @@ export class FederationEndpoint {
 
   /**
    * Waits for `client`'s turn at the engine (fair-queue.ts), within the wait the query's deadline allows
-   * (`waitLimit` of src/federation/limit.ts: serve's `--timeout`, or the request's own deadline), or until `signal`.
+   * (`waitLimit` of src/federation/limit.ts: serve's `--timeout`, or the request's own deadline), or until `signal`;
+   * the wait counts from `since` (the request's arrival, `Date.now()` clock).
    * @returns the turn (release it when the query ends), when the wait began (the deadline's `since` for the
    *   engine call) and how long it took (ms); or the answer when the query does not run: 503 busy
    *   (`by=full`, waited=0) when the client has `maxQueued` queries waiting already, or the answer of
    *   a wait that ended first (`waitOutcome`: busy, or the request's own time limit)
    */
-  private async turn(client: string, deadline: StartDeadline, signal: AbortSignal | undefined, engine: string): Promise<{ turn: Turn; since: number; waited: number } | { answer: FederationAnswer }> {
-    const since = Date.now();
+  private async turn(
+    client: string,
+    deadline: StartDeadline,
+    signal: AbortSignal | undefined,
+    engine: string,
+    since: number,
+  ): Promise<{ turn: Turn; since: number; waited: number } | { answer: FederationAnswer }> {
     const turn = this.queue.join(client);
     const limitMs = deadline.clientMs ?? deadline.ms;
     const by = deadline.clientMs !== undefined ? 'request' : 'queue';

@@ -487,7 +487,7 @@ export class ShardServer {
         answer = text(503, `fkgqa serve is still loading its stores: retry in a moment`, 'other', { 'Retry-After': '1' });
       } else if (route.what === 'sparql') answer = await answerSparql(req, url, ep!, this.limits, this.live, { pool: this.pool!, arrived: started, signal: gone });
       else if (route.what === 'void') answer = await answerVoid(req, ep!, this.live);
-      else if (route.what === 'federation') answer = await (await this.federationEndpoint()).handle(req, url, gone.signal());
+      else if (route.what === 'federation') answer = await (await this.federationEndpoint()).handle(req, url, gone.signal(), arrivedAt);
       else {
         req.resume();
         answer = serverPathAnswer(
