@@ -116,6 +116,13 @@ describe('limit / one deadline read by the engines (waitLimit, waitOutcome, runL
       vi.setSystemTime(Date.now() + 2500);
       expect([Date.now() - wait.since, waitOutcome(options, 'comunica', wait, 'timeout', {})]).toEqual([4500, expect.objectContaining({ busy: true, httpStatus: 503, waitedMs: 2000 })]);
     }
+    // A query the engine took only after its client's limit (its wait's stop read late): busy, its wait reported as that limit.
+    const options = at({ ms: 5000, from: 'start', clientMs: 2000 });
+    const wait = waitLimit(options);
+    vi.setSystemTime(Date.now() + 3000);
+    const run = runLimit(options, wait);
+    expect([run.left(), run.passed(), run.outcome('timeout', {})]).toEqual([1, false, expect.objectContaining({ busy: true, httpStatus: 503, waitedMs: 2000 })]);
+    run.dispose();
   });
 
   it('federationDeadline: the limit from when the engine takes the query, the wait bounded by the larger of 60 s and the limit', () => {

@@ -138,7 +138,8 @@ export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLi
       why === 'timeout'
         ? busyOutcome(
             `the federation engine was busy: the query waited ${waited} ms for it behind other queries, and the limit of ${clientMs} ms ended ${Date.now() - run.since} ms after it started; the wait is the engine's, not the query's: retry later`,
-            waited,
+            // A wait reported as at most the limit: what the client's limit let it wait (a loaded machine may start it later still).
+            Math.min(waited, clientMs),
             requests,
           )
         : run.outcome(why, requests),

@@ -200,6 +200,11 @@ export class ComunicaEngine implements FederationEngine {
       const slot = await this.acquire(wait.stopped);
       if (typeof slot === 'string') return { status: 'error', error: `the federation engine ${this.name} failed to start: ${slot}`, requests };
       if (!slot) return this.closed ? { status: 'error', error: 'the federation engine is closed', requests } : waitOutcome(options, this.name, wait, await wait.stopped, requests);
+      // The wait's limit passed by the clock, its timer not yet fired (a loaded event loop): the query is not started.
+      if (wait.passed() && !this.closed) {
+        this.release(slot);
+        return waitOutcome(options, this.name, wait, 'timeout', requests);
+      }
       limit = runLimit(options, wait);
       const id = this.nextId++;
       const worker = slot.worker;
