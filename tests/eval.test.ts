@@ -13,7 +13,7 @@ import { readRuns, score } from '../src/score/score.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
 import { scriptedAgentsCheck } from './eval-scripted.js';
-import { demoBuild, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaChild, tmpDir } from './helpers.js';
 
 /** A fake OpenAI-compatible server: each question has a script of replies, chosen by the turn (assistant messages so far). */
 type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
@@ -266,6 +266,22 @@ describe('eval / scripted agents on the demo build', () => {
       runEval({ shards: build, endpoints: endpointsFile, state: tmpDir(), setup: 'baseline', agent: 'oracle', out, kgs: ['library'], distinctQueries: true, tools: 'in-process' }),
     ).rejects.toThrow(/--agent oracle needs the shards each answer needs \(realised fan-out\) of graph library: run fkgqa stats/);
     expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('eval and mcp refuse, before anything runs, an endpoints file whose VoID digest an endpoint no longer serves, naming the file and the entry', async () => {
+    const file = JSON.parse(fs.readFileSync(endpointsFile, 'utf8')) as { endpoints: { id: string; url: string; void: string; voidDigest: string }[] };
+    const entry = file.endpoints.findIndex((e) => e.id === 'library-shard2');
+    const listed = file.endpoints[entry];
+    const served = listed.voidDigest;
+    listed.voidDigest = 'ab'.repeat(32);
+    const stale = path.join(tmpDir('fkgqa-eval-stale-'), 'endpoints.json');
+    fs.writeFileSync(stale, JSON.stringify(file));
+    const why = `1 endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?): library-shard2 <${listed.url}> (endpoints[${entry}] of ${stale}): its VoID (${listed.void}) has sha256 ${served.slice(0, 12)}…, the placement lists ${'ab'.repeat(6)}…`;
+    const out = path.join(dir, 'stale.jsonl');
+    await expect(runEval({ shards: build, endpoints: stale, setup: 'baseline', agent: 'trivial', out, kgs: ['library'], tools: 'in-process' })).rejects.toThrow(`${why}; nothing was run`);
+    expect(fs.existsSync(out)).toBe(false);
+    const mcp = await fkgqaChild(['mcp', '--endpoints', stale, '--setup', 'baseline']);
+    expect([mcp.code, mcp.stdout, mcp.stderr]).toEqual([2, '', `fkgqa: error: ${why}; the MCP server did not start\n`]);
   });
 
   // On every distinct gold query of the graph (a long federation run): tests/eval.slow.test.ts.

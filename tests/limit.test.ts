@@ -106,6 +106,25 @@ describe('limit / one deadline read by the engines (waitLimit, waitOutcome, runL
     expect(waitOutcome(options, 'comunica', wait, await wait.stopped, {})).toMatchObject({ busy: true, waitedMs: 1000 });
   });
 
+  it("a wait whose timer fires late (a loaded machine) reports the limit as its wait, never more: busy's waited is at most the client's ms", async () => {
+    for (const deadline of [{ ms: 5000, from: 'start', clientMs: 2000 } as const, { ms: 2000, from: 'start', waitMs: 2000 } as const]) {
+      const options = at(deadline);
+      const wait = waitLimit(options);
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(await wait.stopped).toBe('timeout');
+      // The event loop was blocked: the clock is 2.5 s past the limit when the stop is read.
+      vi.setSystemTime(Date.now() + 2500);
+      expect([Date.now() - wait.since, waitOutcome(options, 'comunica', wait, 'timeout', {})]).toEqual([4500, expect.objectContaining({ busy: true, httpStatus: 503, waitedMs: 2000 })]);
+    }
+    // A query the engine took only after its client's limit (its wait's stop read late): busy, its wait reported as that limit.
+    const options = at({ ms: 5000, from: 'start', clientMs: 2000 });
+    const wait = waitLimit(options);
+    vi.setSystemTime(Date.now() + 3000);
+    const run = runLimit(options, wait);
+    expect([run.left(), run.passed(), run.outcome('timeout', {})]).toEqual([1, false, expect.objectContaining({ busy: true, httpStatus: 503, waitedMs: 2000 })]);
+    run.dispose();
+  });
+
   it('federationDeadline: the limit from when the engine takes the query, the wait bounded by the larger of 60 s and the limit', () => {
     expect([federationDeadline(10_000), federationDeadline(90_000)]).toEqual([
       { ms: 10_000, from: 'start', waitMs: 60_000 },

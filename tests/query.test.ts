@@ -9,7 +9,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oxigraph from 'oxigraph';
 import { formatAnswer, runQuery } from '../src/query/query.js';
-import { VOID_MAX_BYTES } from '../src/federation/registry.js';
+import { VOID_MAX_BYTES, VOID_READ_MS } from '../src/federation/registry.js';
 import { DEMO, demoBuild, fkgqaInProcess, fkgqaSync, ROOT, tmpDir } from './helpers.js';
 
 /** fkgqa query against a real `fkgqa serve` child on the demo build. */
@@ -303,7 +303,7 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       return fkgqa(['query', '--endpoints', file, `SELECT ?s WHERE { SERVICE <${sparql}> { ?s ?p ?o } }`]);
     };
     const refused = (name: string, why: string) =>
-      `fkgqa: error: 1 endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?); nothing was sent: ${name}-shard1 <http://${host}/${name}/sparql>: ${why}\n`;
+      `fkgqa: error: 1 endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?); nothing was sent: ${name}-shard1 <http://${host}/${name}/sparql> (endpoints[0] of ${path.join(dir, `endpoints-${name}.json`)}): ${why}\n`;
     try {
       const missing = await run('v404', { voidDigest: digest });
       expect([missing.code, missing.stdout, missing.stderr]).toEqual([2, '', refused('v404', `its VoID (http://${host}/v404/.well-known/void) answered HTTP 404`)]);
@@ -332,6 +332,112 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       await new Promise<void>((r) => (fake.close(() => r()), fake.closeAllConnections()));
     }
   }, 60_000);
+
+  it('checks every listed shard endpoint: without host, without a VoID URL while claiming a build, listed twice; a VoID that cannot be read refuses the run within VOID_READ_MS, whatever --timeout', async () => {
+    const VOID = '@prefix void: <http://rdfs.org/ns/void#> .\n<urn:d> a void:Dataset .\n';
+    const digest = createHash('sha256').update(VOID).digest('hex');
+    const other = createHash('sha256').update(`${VOID}#`).digest('hex');
+    const queries: Record<string, number> = {};
+    const silent: http.ServerResponse[] = [];
+    const fake = http.createServer((req, res) => {
+      req.resume();
+      const [, name, rest] = /^\/([^/]+)\/(.*)$/.exec(req.url!)!;
+      if (rest.startsWith('.well-known/void')) {
+        // A VoID URL that accepts the connection and never answers.
+        if (name === 'silent') silent.push(res);
+        else res.writeHead(200, { 'content-type': 'text/turtle' }).end(VOID);
+        return;
+      }
+      if (new URL(req.url!, 'http://x').searchParams.get('query') !== 'ASK {}') queries[name] = (queries[name] ?? 0) + 1;
+      res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end(JSON.stringify({ head: { vars: ['s'] }, results: { bindings: [{ s: { type: 'uri', value: 'urn:s' } }] } }));
+    });
+    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', () => r()));
+    const host = `127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    // A port nothing listens on: a VoID URL there is refused the connection.
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const sparql = (name: string) => `http://${host}/${name}/sparql`;
+    const entry = (name: string, fields: Record<string, unknown>) => ({ id: `${name}-shard1`, graph: name, role: 'shard', shard: 'shard1', url: sparql(name), triples: 1, profile: null, ...fields });
+    const write = (file: string, top: Record<string, unknown>, entries: object[]) => {
+      fs.writeFileSync(path.join(dir, file), JSON.stringify({ ...top, endpoints: entries }));
+      return path.join(dir, file);
+    };
+    const ask = (files: string[], name: string, extra: string[] = []) =>
+      fkgqa(['query', ...files.flatMap((f) => ['--endpoints', f]), ...extra, `SELECT ?s WHERE { SERVICE <${sparql(name)}> { ?s ?p ?o } }`]);
+    const refusal = (name: string, file: string, why: string) =>
+      `fkgqa: error: 1 endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?); nothing was sent: ${name}-shard1 <${sparql(name)}> (endpoints[0] of ${file}): ${why}\n`;
+    const voidOf = (name: string) => `http://${host}/${name}/.well-known/void`;
+    try {
+      // No host: its VoID is checked all the same (another digest: refused).
+      const nohost = write('nohost.json', {}, [entry('nohost', { void: voidOf('nohost'), voidDigest: other })]);
+      expect(await ask([nohost], 'nohost')).toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: refusal('nohost', nohost, `its VoID (${voidOf('nohost')}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${other.slice(0, 12)}…`),
+      });
+      // The file names a build (not at hand here): an entry without a VoID URL cannot be checked.
+      for (const [file, v] of [
+        ['novoid-null.json', { void: null }],
+        ['novoid-absent.json', {}],
+      ] as const) {
+        const f = write(file, { shards: path.join(dir, 'elsewhere-build') }, [entry('novoid', { host, ...v })]);
+        expect(await ask([f], 'novoid')).toMatchObject({
+          code: 2,
+          stdout: '',
+          stderr: refusal('novoid', f, `its entry lists no VoID URL ("void" is null or absent), though it claims a shard of a build, so what it serves cannot be checked`),
+        });
+      }
+      // A VoID URL nothing answers at: refused, naming why.
+      const down = write('down.json', {}, [entry('down', { host, void: `http://127.0.0.1:${closedPort}/down/.well-known/void`, voidDigest: digest })]);
+      expect(await ask([down], 'down')).toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: refusal('down', down, `its VoID (http://127.0.0.1:${closedPort}/down/.well-known/void) could not be read: refused the connection: nothing listens there (ECONNREFUSED)`),
+      });
+      // A VoID URL of another scheme: refused when the file is read, naming the file and the entry.
+      for (const bad of ['ftp://127.0.0.1/void.ttl', 'file:///etc/hostname']) {
+        const f = write('scheme.json', {}, [entry('scheme', { host, void: bad, voidDigest: digest })]);
+        const r = await ask([f], 'scheme');
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toBe(`fkgqa: error: ${f}: endpoints[0] (id scheme-shard1): the void "${bad}" is refused: not an http(s) URL (its scheme is ${new URL(bad).protocol})\n`);
+      }
+      // One id listed twice in a file, or in two files with different VoID digests: refused.
+      const twice = write('twice.json', {}, [entry('twice', { host, void: voidOf('twice'), voidDigest: digest }), entry('twice', { host, void: voidOf('twice'), voidDigest: other })]);
+      expect((await ask([twice], 'twice')).stderr).toBe(
+        `fkgqa: error: ${twice}: not an endpoints file written by fkgqa serve: endpoints[1]: the id "twice-shard1" is listed twice (also endpoints[0]): each endpoint is listed once\n`,
+      );
+      const good = write('good.json', {}, [entry('dup', { host, void: voidOf('dup'), voidDigest: digest })]);
+      const stale = write('stale.json', {}, [entry('dup', { host, void: voidOf('dup'), voidDigest: other })]);
+      for (const files of [
+        [good, stale],
+        [stale, good],
+      ]) {
+        const r = await ask(files, 'dup');
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toBe(
+          `fkgqa: error: dup-shard1 <${sparql('dup')}> is listed twice with different VoIDs (endpoints[0] of ${files[0]}: ${voidOf('dup')}, digest ${(files[0] === good ? digest : other).slice(0, 12)}; ` +
+            `endpoints[0] of ${files[1]}: ${voidOf('dup')}, digest ${(files[1] === good ? digest : other).slice(0, 12)}): one of them is stale\n`,
+        );
+      }
+      // The same claim twice is one endpoint, checked: it runs.
+      const same = await ask([good, good], 'dup');
+      expect([same.code, same.stdout]).toEqual([0, expect.stringContaining('<urn:s>')]);
+      expect(queries).toEqual({ dup: 1 });
+      // A VoID URL that never answers: refused after VOID_READ_MS, though --timeout allows 10 minutes.
+      const hung = write('silent.json', {}, [entry('silent', { host, void: voidOf('silent'), voidDigest: digest })]);
+      expect(await ask([hung], 'silent', ['--timeout', '600000'])).toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: refusal('silent', hung, `its VoID (${voidOf('silent')}) could not be read: no answer within ${VOID_READ_MS} ms`),
+      });
+      expect(silent).toHaveLength(1);
+      expect(queries).toEqual({ dup: 1 });
+    } finally {
+      await new Promise<void>((r) => (fake.close(() => r()), fake.closeAllConnections()));
+    }
+  }, 120_000);
 
   it('names unreachable endpoints, and a build with no running serve', async () => {
     const down = ['http://127.0.0.1:9/a-shard1/sparql', 'http://127.0.0.1:9/a-shard2/sparql'];

@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countsSummary } from '../src/serve/request-log.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { MEDIA } from '../src/sparql/protocol.js';
+import { BUSY_STOPPED } from '../src/federation/limit.js';
+import { FEDERATION_PATH } from '../src/serve/defaults.js';
 import { demoBuild, tmpDir } from './helpers.js';
 
 /** serve's summary at Ctrl-C says what its counts are (not a bare "errors 1"). */
@@ -41,4 +43,38 @@ describe('serve: the summary of its requests', () => {
       '  library-shard4: 0 requests',
     ]);
   }, 60_000);
+
+  it('gives the federation endpoint its own line, apart from the other server paths, and counts its 503 busy as busy, not as refused or failed', async () => {
+    s.log.reset();
+    const origin = new URL(s.endpoint('library-shard1')!.url).origin;
+    const federated = (query: string, headers: Record<string, string> = {}) =>
+      fetch(`${origin}${FEDERATION_PATH}`, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery, Accept: MEDIA.json, ...headers }, body: query });
+    const join = `SELECT * WHERE { SERVICE <${s.endpoint('library-shard1')!.url}> { ?s ?p ?o } SERVICE <${s.endpoint('library-shard2')!.url}> { ?o ?q ?r } }`;
+    // The federation engine's thread starts at this first federated query (1–3 s): the request's 100 ms end while it starts, busy.
+    const limitMs = 100;
+    const busy = await federated(join, { 'Fkgqa-Timeout': String(limitMs) });
+    const stopped = BUSY_STOPPED.exec(busy.headers.get('fkgqa-stopped') ?? '');
+    expect([busy.status, stopped?.[1], Number(stopped?.[3])]).toEqual([503, 'request', limitMs]);
+    // The wait it reports is at most the client's limit, however late the answer came on a loaded machine.
+    expect(Number(stopped![2])).toBeLessThanOrEqual(limitMs);
+    // A query refused before it runs (a triple pattern outside every SERVICE), and a server path.
+    expect((await federated('SELECT * WHERE { ?s ?p ?o }')).status).toBe(400);
+    expect((await fetch(`${origin}/_stats`)).status).toBe(200);
+    await vi.waitFor(() => expect(s.log.counts()['-']?.total).toBe(1), { timeout: 60_000, interval: 10 });
+    expect(s.log.counts()[FEDERATION_PATH]).toEqual({ total: 2, data: 1, invalid: 1, errors: 2, busy: 1 });
+    expect(
+      countsSummary(
+        s.log.counts(),
+        s.endpoints.map((e) => e.id),
+      ),
+    ).toEqual([
+      'fkgqa serve: 3 requests, 2 answered with an error status (HTTP 4xx/5xx); 4 endpoints, 4 without requests; per endpoint, requests by kind, then errors by cause:',
+      '  library-shard1: 0 requests',
+      '  library-shard2: 0 requests',
+      '  library-shard3: 0 requests',
+      '  library-shard4: 0 requests',
+      `  ${FEDERATION_PATH} (the federation endpoint: federated queries): 2 requests (data 1, invalid 1); errors 2: 1 busy: kept waiting for a free thread or engine, not the query's fault (503), 1 refused or failed (400 bad request or syntax, 5xx)`,
+      '  other paths (/, /_stats, /endpoints.json, the catalogue, unknown paths): 1 requests (other 1); no errors',
+    ]);
+  }, 120_000);
 });

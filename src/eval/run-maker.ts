@@ -39,7 +39,7 @@ import {
 } from './record.js';
 import type { Setup } from '../mcp/context.js';
 import { HARNESS_TOOLS, harnessPromptWords, McpToolProvider, type ToolProvider } from './tools.js';
-import { filterGraphs, openRegistry } from '../federation/registry.js';
+import { filterGraphs, openRegistry, placementMismatches, placementRefusal } from '../federation/registry.js';
 import { unknownGraphError } from '../build/names.js';
 import { counted } from '../common/strings.js';
 
@@ -334,6 +334,11 @@ export async function prepareEval(o: EvalOptions): Promise<EvalContext> {
       { file: benchFile },
     );
   }
+  // The endpoints of the graphs asked must still serve the VoID their endpoints file lists (a stale file, a serve restarted on
+  // another build): checked before any run, each VoID read within VOID_READ_MS.
+  const asked = new Set(questions.map((q) => q.kg));
+  const moved = await placementMismatches({ ...allEndpoints, endpoints: allEndpoints.endpoints.filter((e) => e.graph !== null && asked.has(e.graph)) });
+  if (moved.length > 0) throw new InputError(`${placementRefusal(moved)}; nothing was run`);
   const agentName = o.agent === 'llm' ? 'llm' : o.agent;
   const needed = new Map<string, Map<string, string[] | null> | undefined>();
   // The oracle needs the shards each answer needs (realised fan-out, stored by fkgqa stats):

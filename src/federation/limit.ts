@@ -96,8 +96,8 @@ export function waitLimit(options: EngineQueryOptions): QueryLimit {
 
 /**
  * The outcome of a query whose wait for the engine ended (`waitLimit`): with a deadline `from: 'start'`,
- * a wait over its `waitMs` or `clientMs` is `busy` (HTTP 503, the engine's fault) unless `waitedTooLong`
- * says a client's deadline was too short to be kept waiting; otherwise the query's time limit.
+ * a wait over its `waitMs` or `clientMs` is `busy` (HTTP 503, the engine's fault; its `waitedMs` that limit, never
+ * more) unless `waitedTooLong` says a client's deadline was too short to be kept waiting; otherwise the query's time limit.
  */
 export function waitOutcome(options: EngineQueryOptions, engine: string, wait: QueryLimit, why: StopReason, requests: Record<string, number>): EngineOutcome {
   const d = options.deadline;
@@ -105,8 +105,9 @@ export function waitOutcome(options: EngineQueryOptions, engine: string, wait: Q
     // A client's deadline under BUSY_MIN_WAIT_MS that ended the wait: the query's own to miss, as in serve's pool.
     if (d.clientMs !== undefined && d.clientMs <= (d.waitMs ?? Infinity) && !waitedTooLong(d.clientMs, d.clientMs)) return wait.outcome(why, requests);
     const limit = Math.min(d.waitMs ?? Infinity, d.clientMs ?? Infinity);
-    // The wait ran to its limit: a timer firing a millisecond early does not make it shorter (as serve's pool counts it).
-    const waitedMs = Math.max(Date.now() - wait.since, Number.isFinite(limit) ? limit : 0);
+    // The wait ran to its limit, and reports that limit: a timer firing a millisecond early does not make it shorter (as
+    // serve's pool counts it), nor one firing late on a loaded machine longer than the limit the client set.
+    const waitedMs = Number.isFinite(limit) ? limit : Date.now() - wait.since;
     return busyOutcome(`the federation engine ${engine} did not take the query within ${limit} ms (it was starting, or busy with other queries)`, waitedMs, requests);
   }
   return wait.outcome(why, requests);
@@ -137,7 +138,8 @@ export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLi
       why === 'timeout'
         ? busyOutcome(
             `the federation engine was busy: the query waited ${waited} ms for it behind other queries, and the limit of ${clientMs} ms ended ${Date.now() - run.since} ms after it started; the wait is the engine's, not the query's: retry later`,
-            waited,
+            // A wait reported as at most the limit: what the client's limit let it wait (a loaded machine may start it later still).
+            Math.min(waited, clientMs),
             requests,
           )
         : run.outcome(why, requests),

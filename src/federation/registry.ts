@@ -38,6 +38,24 @@ export interface RegisteredEndpoint {
   voidExtendedFile: string | null;
   /** Where the endpoint's triples are held, as its endpoints file lists it; absent for endpoints not read from one (or from files of earlier versions). */
   placement?: Placement;
+  /** The endpoints file (or value) and entry that list the endpoint, with the VoID it claims; absent for endpoints not read from one. */
+  listing?: EndpointListing;
+}
+
+/**
+ * Where an endpoint of an endpoints file is listed, and the VoID the entry claims for it: what
+ * `placementMismatches` checks (with or without a `host`).
+ */
+export interface EndpointListing {
+  /** The endpoints file's absolute path, or the registry source of an endpoints value held in this process (`started`, `serve`). */
+  file: string;
+  /** The entry's index in the file's `endpoints` list. */
+  entry: number;
+  /** The entry's `void` URL and `voidDigest` (sha256, hex), null when absent or null. */
+  void: string | null;
+  voidDigest: string | null;
+  /** The file names the build it serves (`outputDigest` or `shards`). */
+  namesBuild: boolean;
 }
 
 /**
@@ -147,7 +165,12 @@ function endpointsProblem(e: unknown): string | undefined {
       return `endpoints[${i}]: needs string fields "id", "url", "role" and "graph"`;
     }
   }
+  const firstOf = new Map<string, number>();
   for (const [i, en] of (x.endpoints as Record<string, unknown>[]).entries()) {
+    const first = firstOf.get(en.id as string);
+    if (first !== undefined) return `endpoints[${i}]: the id "${en.id as string}" is listed twice (also endpoints[${first}]): each endpoint is listed once`;
+    firstOf.set(en.id as string, i);
+    if (en.void !== undefined && en.void !== null && typeof en.void !== 'string') return `endpoints[${i}]: "void" must be a URL or null`;
     if (en.host !== undefined && (typeof en.host !== 'string' || !/^[^\s/]+:\d+$/.test(en.host))) return `endpoints[${i}]: "host" must be host:port`;
     if (en.voidDigest !== undefined && en.voidDigest !== null && (typeof en.voidDigest !== 'string' || !/^[0-9a-f]{64}$/.test(en.voidDigest)))
       return `endpoints[${i}]: "voidDigest" must be a sha256 in hex or null`;
@@ -183,6 +206,9 @@ export function readEndpointsFile(file: string, check: EndpointsFileCheck = {}):
   for (const [i, en] of f.endpoints.entries()) {
     const bad = endpointUrlProblem(en.url);
     if (bad) throw new InputError(`endpoints[${i}] (id ${en.id}): the url "${urlWithoutCredentials(en.url)}" is refused: ${bad}`, { file });
+    // Its VoID URL by the same rule: the VoID is read before any query, to check what the endpoint serves.
+    const badVoid = typeof en.void === 'string' ? endpointUrlProblem(en.void) : undefined;
+    if (badVoid) throw new InputError(`endpoints[${i}] (id ${en.id}): the void "${urlWithoutCredentials(en.void!)}" is refused: ${badVoid}`, { file });
   }
   if (check.build) {
     const abs = path.resolve(check.build);
@@ -222,17 +248,19 @@ export function readServeEndpoints(build: string, state?: string): EndpointsFile
 export function registryFromEndpointsValue(f: EndpointsFileContents, source: string, kgs?: string[]): EndpointRegistry {
   const build = f.shards && fs.existsSync(f.shards) ? path.resolve(f.shards) : null;
   const catalogue = build ? readCatalogue(build) : new Map<string, CatalogueEntry>();
-  const endpoints = f.endpoints
-    .filter((e) => e.role === 'shard' && e.shard)
-    .map((e): RegisteredEndpoint => {
-      const r: RegisteredEndpoint = build
-        ? shardEndpoint(build, catalogue, e.id, e.graph, e.shard!, e.url)
-        : { id: e.id, url: e.url, graph: e.graph, shard: e.shard, description: null, voidFile: null, voidExtendedFile: null };
-      if (typeof e.host === 'string') {
-        r.placement = { host: e.host, store: e.store ?? null, triples: typeof e.triples === 'number' ? e.triples : null, void: e.void ?? null, voidDigest: e.voidDigest ?? null };
-      }
-      return r;
-    });
+  const file = source.replace(/^serve:/, '');
+  const namesBuild = Boolean(f.outputDigest || f.shards);
+  const endpoints = f.endpoints.flatMap((e, entry): RegisteredEndpoint[] => {
+    if (e.role !== 'shard' || !e.shard) return [];
+    const r: RegisteredEndpoint = build
+      ? shardEndpoint(build, catalogue, e.id, e.graph, e.shard, e.url)
+      : { id: e.id, url: e.url, graph: e.graph, shard: e.shard, description: null, voidFile: null, voidExtendedFile: null };
+    if (typeof e.host === 'string') {
+      r.placement = { host: e.host, store: e.store ?? null, triples: typeof e.triples === 'number' ? e.triples : null, void: e.void ?? null, voidDigest: e.voidDigest ?? null };
+    }
+    r.listing = { file, entry, void: e.void ?? null, voidDigest: e.voidDigest ?? null, namesBuild };
+    return [r];
+  });
   return filterGraphs({ source, build, endpoints: sortEndpoints(endpoints) }, kgs);
 }
 
@@ -301,11 +329,17 @@ export interface RegistryOptions {
   hint?: string;
 }
 
+/** Where an endpoints file lists an endpoint, in words: `endpoints[2] of /abs/endpoints.json`. */
+export function listingWords(l: EndpointListing): string {
+  return `endpoints[${l.entry}] of ${l.file}`;
+}
+
 /**
  * The registry from every source given (see RegistryOptions), in the registry's order. An endpoint
- * listed twice with the same URL counts once; two URLs with the same name are refused.
+ * listed twice with the same URL and the same VoID claim counts once; two URLs, or two VoID claims,
+ * with the same name are refused.
  * @throws InputError when no source is given, a file is missing or fails a check of
- *   `readEndpointsFile`, two sources give one name to different URLs, or the registry is empty
+ *   `readEndpointsFile`, two sources give one name to different URLs or different VoIDs, or the registry is empty
  */
 export function openRegistry(o: RegistryOptions): EndpointRegistry {
   const parts: EndpointRegistry[] = [];
@@ -330,6 +364,14 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
     for (const e of p.endpoints) {
       const seen = byId.get(e.id);
       if (seen && seen.url !== e.url) throw new InputError(`two endpoints are named ${e.id}: ${seen.url} and ${e.url} (sources: ${parts.map((x) => x.source).join(', ')})`);
+      // The same endpoint in two endpoints files: both VoID claims must be one, or the one not checked could pass.
+      if (seen && e.listing && (seen.listing?.void !== e.listing.void || seen.listing?.voidDigest !== e.listing.voidDigest)) {
+        const where = (x: RegisteredEndpoint) => (x.listing ? listingWords(x.listing) : 'a URL given');
+        throw new InputError(
+          `${e.id} <${e.url}> is listed twice with different VoIDs (${where(seen)}: ${seen.listing?.void ?? 'none'}, digest ${seen.listing?.voidDigest?.slice(0, 12) ?? 'none'}; ` +
+            `${where(e)}: ${e.listing.void ?? 'none'}, digest ${e.listing.voidDigest?.slice(0, 12) ?? 'none'}): one of them is stale`,
+        );
+      }
       if (!seen) byId.set(e.id, e);
     }
   }
@@ -371,7 +413,9 @@ export type PlacementProblem =
   | 'status'
   /** The placement lists a VoID URL without its sha256: nothing to check it against. */
   | 'no-digest'
-  /** Its VoID URL gave no answer (connection refused, no answer in time): the endpoint is likely down. */
+  /** The entry claims a shard of the build, which has a VoID for it (or is not at hand), but lists no VoID URL: nothing to read. */
+  | 'no-void'
+  /** Its VoID URL gave no answer (connection refused, no answer within `VOID_READ_MS`): the endpoint is likely down. */
   | 'unread';
 
 /** An endpoint whose VoID does not vouch for its placement. */
@@ -379,8 +423,10 @@ export interface PlacementMismatch {
   /** The endpoint's id and SPARQL endpoint URL. */
   id: string;
   endpoint: string;
-  /** The VoID URL its placement lists. */
-  url: string;
+  /** The VoID URL its placement lists, or null when it lists none (`no-void`). */
+  url: string | null;
+  /** The endpoints file and entry that list it (`listingWords`), e.g. `endpoints[0] of /abs/endpoints.json`. */
+  listed: string;
   /** Why, in words naming the VoID URL and the status, the digests or the missing digest. */
   why: string;
   problem: PlacementProblem;
@@ -388,13 +434,13 @@ export interface PlacementMismatch {
 
 /**
  * The refusal for endpoints whose VoID does not vouch for their placement: how many, then each
- * endpoint (id and URL) with why.
+ * endpoint (id, URL, the file and entry listing it) with why.
  * @param nothingSent say that no query was sent (the check ran before the query)
  */
 export function placementRefusal(moved: PlacementMismatch[], nothingSent = false): string {
   return (
     `${moved.length} endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?)${nothingSent ? '; nothing was sent' : ''}: ` +
-    moved.map((m) => `${m.id} <${m.endpoint}>: ${m.why}`).join('; ')
+    moved.map((m) => `${m.id} <${m.endpoint}> (${m.listed}): ${m.why}`).join('; ')
   );
 }
 
@@ -402,62 +448,80 @@ export function placementRefusal(moved: PlacementMismatch[], nothingSent = false
 export const VOID_MAX_BYTES = 16 << 20;
 
 /**
- * Checks that the endpoints still serve the VoID their placement lists (its sha256): an endpoint
- * whose serve was restarted on another build, or whose file is stale, is found before any query.
- * An endpoint whose placement lists no VoID URL (an unsharded graph, a shard without VoID) is not
- * checked; one that lists a VoID URL without its sha256 is reported (`no-digest`).
+ * How long `placementMismatches` waits for one VoID answer, whole, in ms: 10 s, whatever the
+ * query's `--timeout` (a VoID is some kB that serve holds ready; a VoID URL that never answers
+ * refuses the run after this wait, not after the query's limit).
+ */
+export const VOID_READ_MS = 10_000;
+
+/** True when the build at `build` has a VoID file for the shard endpoint (its catalogue's, or `<kg>/<shard>_void.ttl`). */
+function buildHasVoid(build: string, e: RegisteredEndpoint): boolean {
+  return e.voidFile !== null || (e.graph !== null && e.shard !== null && fs.existsSync(path.join(build, e.graph, `${e.shard}_void.ttl`)));
+}
+
+/**
+ * Checks that the endpoints listed by endpoints files still serve the VoID their entry lists (its
+ * sha256): an endpoint whose serve was restarted on another build, or whose file is stale, is found
+ * before any query. Every shard endpoint of an endpoints file that claims a build (the file names
+ * one, or the registry is opened on one) is checked, with or without a `host`; one listed twice is
+ * checked once (`openRegistry` refuses two different claims). Such an entry without a VoID URL is
+ * reported (`no-void`), unless the build is at hand and has no VoID for the shard (nothing to check
+ * against); one with a VoID URL without its sha256 too (`no-digest`); a VoID that cannot be read
+ * within `timeoutMs` (a URL no server answers, no answer in time) too (`unread`). Endpoints given
+ * as plain URLs, and entries of a file that names no build read without one, are not checked.
+ * @param timeoutMs how long each VoID read may take, whole (default `VOID_READ_MS`)
  * @returns the endpoints whose VoID differs, cannot be checked or could not be read (PlacementMismatch); empty when all agree
  */
-export async function placementMismatches(r: EndpointRegistry, timeoutMs = 5_000): Promise<PlacementMismatch[]> {
+export async function placementMismatches(r: EndpointRegistry, timeoutMs = VOID_READ_MS): Promise<PlacementMismatch[]> {
   const { createHash } = await import('node:crypto');
-  const checked = r.endpoints.filter((e) => e.placement?.void);
+  const checked = r.endpoints.filter((e) => e.listing && (e.listing.void || ((e.listing.namesBuild || r.build !== null) && (r.build === null || buildHasVoid(r.build, e)))));
   const out = await Promise.all(
-    checked.map(async (e) => {
-      const url = e.placement!.void!;
-      const expected = e.placement!.voidDigest;
-      if (!expected)
-        return { id: e.id, endpoint: e.url, url, problem: 'no-digest' as const, why: `its endpoints file lists its VoID (${url}) without a voidDigest, so the VoID it serves cannot be checked` };
+    checked.map(async (e): Promise<PlacementMismatch | undefined> => {
+      const l = e.listing!;
+      const at = { id: e.id, endpoint: e.url, listed: listingWords(l) };
+      const url = l.void;
+      if (!url)
+        return {
+          ...at,
+          url: null,
+          problem: 'no-void',
+          why: `its entry lists no VoID URL ("void" is null or absent), though it claims a shard of ${r.build ? `the build ${r.build}, which has a VoID for it` : 'a build'}, so what it serves cannot be checked`,
+        };
+      const expected = l.voidDigest;
+      if (!expected) return { ...at, url, problem: 'no-digest', why: `its endpoints file lists its VoID (${url}) without a voidDigest, so the VoID it serves cannot be checked` };
+      const badUrl = endpointUrlProblem(url);
+      if (badUrl) return { ...at, url, problem: 'unread', why: `its VoID URL "${urlWithoutCredentials(url)}" cannot be read: ${badUrl}` };
       const signal = AbortSignal.timeout(timeoutMs);
       try {
         const res = await send({ url, signal }, { allowed: (u) => u === url, maxBytes: VOID_MAX_BYTES });
         if (res.text === undefined)
-          return {
-            id: e.id,
-            endpoint: e.url,
-            url,
-            problem: 'status' as const,
-            why: `its VoID (${url}) answered HTTP ${res.status} with more than ${VOID_MAX_BYTES} bytes, larger than any VoID of a shard`,
-          };
+          return { ...at, url, problem: 'status', why: `its VoID (${url}) answered HTTP ${res.status} with more than ${VOID_MAX_BYTES} bytes, larger than any VoID of a shard` };
         const text = res.text;
         if (res.status < 200 || res.status > 299 || res.encodingProblem)
-          return { id: e.id, endpoint: e.url, url, problem: 'status' as const, why: `its VoID (${url}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
+          return { ...at, url, problem: 'status', why: `its VoID (${url}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
         const digest = createHash('sha256').update(text).digest('hex');
-        return digest === expected
-          ? undefined
-          : { id: e.id, endpoint: e.url, url, problem: 'digest' as const, why: `its VoID (${url}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${expected.slice(0, 12)}…` };
+        return digest === expected ? undefined : { ...at, url, problem: 'digest', why: `its VoID (${url}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${expected.slice(0, 12)}…` };
       } catch (err) {
         // A redirect (its message names the URL and the status), or an answer cut after its status line: the URL answered, with no VoID.
-        if (err instanceof RedirectRefused) return { id: e.id, endpoint: e.url, url, problem: 'status' as const, why: `its VoID: ${err.message}` };
+        if (err instanceof RedirectRefused) return { ...at, url, problem: 'status', why: `its VoID: ${err.message}` };
         const status = (err as { status?: number }).status;
         if (status !== undefined)
           return {
-            id: e.id,
-            endpoint: e.url,
+            ...at,
             url,
-            problem: 'status' as const,
+            problem: 'status',
             why: `its VoID (${url}) answered HTTP ${status}, but its answer ${signal.aborted ? `had not ended within ${timeoutMs} ms` : `broke off: ${networkWords(err as Error, true)}`}`,
           };
         return {
-          id: e.id,
-          endpoint: e.url,
+          ...at,
           url,
-          problem: 'unread' as const,
-          why: `its VoID (${url}) could not be read: ${signal.aborted ? `no answer within ${timeoutMs} ms` : (err as Error).message}`,
+          problem: 'unread',
+          why: `its VoID (${url}) could not be read: ${signal.aborted ? `no answer within ${timeoutMs} ms` : networkWords(err as Error)}`,
         };
       }
     }),
   );
-  return out.filter((x): x is NonNullable<typeof x> => x !== undefined);
+  return out.filter((x): x is PlacementMismatch => x !== undefined);
 }
 
 /** The largest answer to the probe's `ASK {}` read, in bytes (a SPARQL results boolean is under 100). */

@@ -193,9 +193,9 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
     }
     plan = p;
   }
-  // The targets must still serve the VoID their placement lists (a stale endpoints file, or a serve restarted on another build): checked before anything is sent.
-  // A VoID URL that answers another status, or a placement without the VoID's digest, is refused too; an endpoint that does not answer at all is reported by the query itself.
-  const moved = (await placementMismatches({ ...registry, endpoints: plan.targets }, Math.max(5_000, timeoutMs))).filter((m) => m.problem !== 'unread');
+  // The targets must still serve the VoID their endpoints file lists (a stale endpoints file, or a serve restarted on another build): checked before anything is sent,
+  // each read within VOID_READ_MS whatever --timeout. A VoID URL that answers another status or none, or an entry without the VoID's URL or digest, is refused too.
+  const moved = await placementMismatches({ ...registry, endpoints: plan.targets });
   if (moved.length > 0) throw new InputError(placementRefusal(moved, true));
   const client = new BoundedSparqlClient(registry, { engine: o.federationEngine, maxResultBytes: o.maxResultBytes ?? 256 << 20 });
   const graph = plan.form === 'graph';

@@ -95,6 +95,8 @@ export interface FederationAnswer {
   headers?: Record<string, string>;
   kind: RequestKind;
   timeout?: true;
+  /** A 503 busy (`Fkgqa-Stopped: busy; …`): the engine, its client's queue or the shard endpoint kept the query waiting; the endpoint's fault, not the query's. */
+  busy?: true;
   query?: string;
   /** The client of a federated query (`clientOf`). */
   client?: string;
@@ -151,9 +153,12 @@ export class FederationEndpoint {
    * Answers one request (SPARQL 1.1 Protocol §2.1: GET or POST; a GET without query gets the
    * service description).
    * @param cancel aborted when the client disconnects: the query's work is stopped
+   * @param arrived when the request arrived (`Date.now()` clock, ms; default now): a federated query's wait for the
+   *   engine, and a request's own limit, count from then, as a shard endpoint counts its limits from the request's
+   *   arrival (reading and parsing the request are part of the wait: at load, 12 requests at once parse one after another)
    * @returns the answer; protocol errors (405, 413, 415, …) are answers too, never thrown
    */
-  async handle(req: IncomingMessage, url: URL, cancel?: AbortSignal): Promise<FederationAnswer> {
+  async handle(req: IncomingMessage, url: URL, cancel?: AbortSignal, arrived = Date.now()): Promise<FederationAnswer> {
     const method = req.method ?? 'GET';
     let request;
     let requestLimitMs: number | undefined;
@@ -200,7 +205,7 @@ export class FederationEndpoint {
     else {
       // The engine's threads are shared fairly between clients (fair-queue.ts); the wait for a turn is the wait for the engine.
       const deadline: StartDeadline = by === 'endpoint' ? { ms: t, from: 'start', waitMs: t } : { ms: t, from: 'start', clientMs: t };
-      const queued = await this.turn(who, deadline, cancel, client.engineName);
+      const queued = await this.turn(who, deadline, cancel, client.engineName, arrived);
       if ('answer' in queued) return { ...queued.answer, query, client: who };
       waited = queued.waited;
       try {
@@ -219,7 +224,7 @@ export class FederationEndpoint {
       // The shard endpoint kept the query waiting behind others, or the engine did not take it within serve's limit: busy.
       const stopped =
         plan.route === 'direct' ? `busy; by=request; waited=${o.busy.waitedMs}; ms=${t}` : `busy; by=${by === 'request' ? 'request' : 'queue'}; waited=${Math.round(o.busy.waitedMs)}; ms=${t}`;
-      return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), query, ...fed };
+      return { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': stopped, 'Retry-After': '1' }), busy: true, query, ...fed };
     }
     // An error the query caused (a shard's 400, or its Fkgqa-Query-Error: a function it cannot evaluate) is the client's: 400, not 502.
     const queryCaused = o.status === 'error' && (o.queryCaused || o.httpStatus === 400);
@@ -241,20 +246,26 @@ export class FederationEndpoint {
 
   /**
    * Waits for `client`'s turn at the engine (fair-queue.ts), within the wait the query's deadline allows
-   * (`waitLimit` of src/federation/limit.ts: serve's `--timeout`, or the request's own deadline), or until `signal`.
+   * (`waitLimit` of src/federation/limit.ts: serve's `--timeout`, or the request's own deadline), or until `signal`;
+   * the wait counts from `since` (the request's arrival, `Date.now()` clock).
    * @returns the turn (release it when the query ends), when the wait began (the deadline's `since` for the
    *   engine call) and how long it took (ms); or the answer when the query does not run: 503 busy
    *   (`by=full`, waited=0) when the client has `maxQueued` queries waiting already, or the answer of
    *   a wait that ended first (`waitOutcome`: busy, or the request's own time limit)
    */
-  private async turn(client: string, deadline: StartDeadline, signal: AbortSignal | undefined, engine: string): Promise<{ turn: Turn; since: number; waited: number } | { answer: FederationAnswer }> {
-    const since = Date.now();
+  private async turn(
+    client: string,
+    deadline: StartDeadline,
+    signal: AbortSignal | undefined,
+    engine: string,
+    since: number,
+  ): Promise<{ turn: Turn; since: number; waited: number } | { answer: FederationAnswer }> {
     const turn = this.queue.join(client);
     const limitMs = deadline.clientMs ?? deadline.ms;
     const by = deadline.clientMs !== undefined ? 'request' : 'queue';
     if (!turn) {
       const words = `the federation engine ${engine} is busy: this client (${client}) has ${this.queue.maxWaiting} federated queries waiting already, the most fkgqa serve --max-queued lets one client queue; the query was not queued, not a fault of the query: retry later`;
-      return { answer: { ...text(503, words, 'data', { 'Fkgqa-Stopped': 'busy; by=full; waited=0; ms=0', 'Retry-After': '1' }), waited: 0 } };
+      return { answer: { ...text(503, words, 'data', { 'Fkgqa-Stopped': 'busy; by=full; waited=0; ms=0', 'Retry-After': '1' }), busy: true, waited: 0 } };
     }
     const how = { deadline: { ...deadline, since }, ...(signal ? { signal } : {}) };
     const wait = waitLimit(how);
@@ -266,7 +277,7 @@ export class FederationEndpoint {
     const o = waitOutcome(how, engine, wait, why, {});
     if (o.status === 'error' && o.busy) {
       const waitedMs = Math.round(o.waitedMs ?? Date.now() - since);
-      return { answer: { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': `busy; by=${by}; waited=${waitedMs}; ms=${limitMs}`, 'Retry-After': '1' }), waited: waitedMs } };
+      return { answer: { ...text(503, o.error, 'data', { 'Fkgqa-Stopped': `busy; by=${by}; waited=${waitedMs}; ms=${limitMs}`, 'Retry-After': '1' }), busy: true, waited: waitedMs } };
     }
     // The request's own limit under BUSY_MIN_WAIT_MS ended the wait (the query's own), or its client went away (nothing is sent then).
     const whose =

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import { InputError } from '../common/errors.js';
 import path from 'node:path';
+import { FEDERATION_PATH } from './defaults.js';
 
 /**
  * Kind of a request, as logged per endpoint (federation engines send service-description
@@ -35,7 +36,7 @@ export function rotatedName(file: string): string {
 export interface RequestLogEntry {
   /** ISO 8601 time the request arrived. */
   time: string;
-  /** Endpoint id (`<kg>-shard<N>`, or `<kg>` for an unsharded graph); `-` for server-wide paths. */
+  /** Endpoint id (`<kg>-shard<N>`, or `<kg>` for an unsharded graph); `/federation/sparql` for the federation endpoint; `-` for the other server paths (`/`, `/_stats`, `/endpoints.json`, the catalogue, unknown paths). */
   endpoint: string;
   kind: RequestKind;
   method: string;
@@ -72,23 +73,40 @@ export type KindCounts = Partial<Record<RequestKind, number>> & { total: number;
 export const ERROR_CAUSES = ['timeout', 'busy', 'cancelled'] as const;
 export type ErrorCause = (typeof ERROR_CAUSES)[number];
 
+/** How `countsSummary` names a line: an endpoint by its id, the federation endpoint and the other server paths in words. */
+function summaryName(id: string): string {
+  if (id === FEDERATION_PATH) return `${FEDERATION_PATH} (the federation endpoint: federated queries)`;
+  if (id === '-') return 'other paths (/, /_stats, /endpoints.json, the catalogue, unknown paths)';
+  return id;
+}
+
 /**
  * The lines serve prints when it stops (on stderr): the requests per endpoint by kind, and its error
- * answers by cause, in words (a bare "errors 1" says nothing about what failed). Every served
- * endpoint has its line, one that got no request too (`0 requests`: a shard nobody consulted is a
- * figure), in the order served; then any other endpoint that got requests.
+ * answers by cause, in words (a bare "errors 1" says nothing about what failed; a 503 busy is
+ * counted as busy, the endpoint's fault, not as refused or failed). Every served endpoint has its
+ * line, one that got no request too (`0 requests`: a shard nobody consulted is a figure), in the
+ * order served; then any other endpoint that got requests; then the federation endpoint
+ * (`/federation/sparql`) and the other server paths (`-` in the counts), each on its own line when
+ * it got requests.
  * @param counts `RequestLog.counts()`
  * @param served the ids of the served endpoints (`ShardServer.endpoints`), in their order
  */
 export function countsSummary(counts: Record<string, KindCounts>, served: readonly string[] = []): string[] {
   const total = Object.values(counts).reduce((n, c) => n + c.total, 0);
   const errors = Object.values(counts).reduce((n, c) => n + c.errors, 0);
-  const ids = [...served, ...Object.keys(counts).filter((id) => !served.includes(id))];
-  const unasked = ids.filter((id) => !counts[id]).length;
+  const server = [FEDERATION_PATH, '-'];
+  const others = Object.keys(counts).filter((id) => !served.includes(id) && !server.includes(id));
+  const endpoints = [...served, ...others];
+  const ids = [...endpoints, ...server.filter((id) => counts[id])];
+  const unasked = endpoints.filter((id) => !counts[id]).length;
   const lines = [
-    `fkgqa serve: ${total} requests, ${errors} answered with an error status (HTTP 4xx/5xx); ${ids.length} endpoints, ${unasked} without requests; per endpoint, requests by kind, then errors by cause:`,
+    `fkgqa serve: ${total} requests, ${errors} answered with an error status (HTTP 4xx/5xx); ${endpoints.length} endpoints, ${unasked} without requests; per endpoint, requests by kind, then errors by cause:`,
   ];
-  const words: Record<ErrorCause, string> = { timeout: 'stopped at a time limit (503)', busy: 'busy: waited behind other queries (503)', cancelled: 'the client went away (499)' };
+  const words: Record<ErrorCause, string> = {
+    timeout: 'stopped at a time limit (503)',
+    busy: "busy: kept waiting for a free thread or engine, not the query's fault (503)",
+    cancelled: 'the client went away (499)',
+  };
   for (const id of ids) {
     const c = counts[id];
     if (!c) {
@@ -99,7 +117,7 @@ export function countsSummary(counts: Record<string, KindCounts>, served: readon
     const known = ERROR_CAUSES.filter((k) => (c[k] ?? 0) > 0);
     const other = c.errors - known.reduce((n, k) => n + (c[k] ?? 0), 0);
     const causes = [...known.map((k) => `${c[k]} ${words[k]}`), ...(other > 0 ? [`${other} refused or failed (400 bad request or syntax, 5xx)`] : [])];
-    lines.push(`  ${id}: ${c.total} requests (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); ${c.errors === 0 ? 'no errors' : `errors ${c.errors}: ${causes.join(', ')}`}`);
+    lines.push(`  ${summaryName(id)}: ${c.total} requests (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); ${c.errors === 0 ? 'no errors' : `errors ${c.errors}: ${causes.join(', ')}`}`);
   }
   return lines;
 }

@@ -453,6 +453,8 @@ export class ShardServer {
       recordOnClose?.();
     });
     let ep: ServedEndpoint | undefined;
+    // The name the request is logged and counted under: the endpoint's id, the federation endpoint's path, or `-` for the other server paths.
+    let logId = '-';
     let answer: Answer;
     try {
       let url: URL;
@@ -475,6 +477,7 @@ export class ShardServer {
         if (!only && route.ep) this.routes.set(pathname, route);
       }
       ep = route.ep;
+      logId = ep?.info.id ?? (route.what === 'federation' ? FEDERATION_PATH : '-');
       if (req.method === 'OPTIONS') {
         req.resume();
         // A CORS preflight: allowed (its headers below) only for an origin --cors-origin names.
@@ -484,7 +487,7 @@ export class ShardServer {
         answer = text(503, `fkgqa serve is still loading its stores: retry in a moment`, 'other', { 'Retry-After': '1' });
       } else if (route.what === 'sparql') answer = await answerSparql(req, url, ep!, this.limits, this.live, { pool: this.pool!, arrived: started, signal: gone });
       else if (route.what === 'void') answer = await answerVoid(req, ep!, this.live);
-      else if (route.what === 'federation') answer = await (await this.federationEndpoint()).handle(req, url, gone.signal());
+      else if (route.what === 'federation') answer = await (await this.federationEndpoint()).handle(req, url, gone.signal(), arrivedAt);
       else {
         req.resume();
         answer = serverPathAnswer(
@@ -514,12 +517,12 @@ export class ShardServer {
     const record = () => {
       try {
         if (!this.log.writesFile) {
-          this.log.count(ep?.info.id ?? '-', a.kind, a.status, a);
+          this.log.count(logId, a.kind, a.status, a);
           return;
         }
         this.log.record({
           time: new Date(arrivedAt).toISOString(),
-          endpoint: ep?.info.id ?? '-',
+          endpoint: logId,
           kind: a.kind,
           method: req.method ?? '?',
           status: a.status,

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { InputError } from '../../common/errors.js';
-import { openRegistry, placementLine } from '../../federation/registry.js';
+import { openRegistry, placementLine, placementMismatches, placementRefusal } from '../../federation/registry.js';
 import type { McpLimits, Setup } from '../../mcp/context.js';
 import type { EmbedderSpec } from '../../mcp/kgvoyager/embedder.js';
 import type { KgVoyagerSetup } from '../../mcp/kgvoyager/setup.js';
@@ -43,6 +43,9 @@ export async function run(o: Record<string, any>): Promise<void> {
     kgs: o.kg,
     hint: 'start fkgqa serve, or give --endpoint-base or --endpoint',
   });
+  // The endpoints its tools will name must still serve the VoID their endpoints file lists: checked before serving.
+  const moved = await placementMismatches(registry);
+  if (moved.length > 0) throw new InputError(`${placementRefusal(moved)}; the MCP server did not start`);
   const limits: Partial<McpLimits> = { defaultTimeoutMs: o.timeout, previewRows: o.previewRows, maxQueryChars: o.maxQueryChars, voidStepTimeoutMs: o.voidStepTimeout };
   const options: McpServerOptions = {
     registry,

@@ -152,13 +152,18 @@ export class ComunicaEngine implements FederationEngine {
       const idle = this.slots.find((s) => !s.busy);
       if (idle) {
         idle.busy = true;
-        try {
-          await idle.ready;
-        } catch (e) {
-          // Dropped by spawn's catch. A thread that cannot start is an error of the engine (infrastructure), not a wait until the time limit.
-          return (e as Error)?.message ?? String(e);
-        }
-        if (stopped || this.closed) {
+        // A thread still starting (a replacement: Comunica's start takes 1–3 s, more at load) is waited for within the
+        // wait's limit only: the verdict at that limit (busy, or the time limit) comes then, not when the thread is ready.
+        const started = await Promise.race([
+          idle.ready.then(
+            () => undefined,
+            // Dropped by spawn's catch. A thread that cannot start is an error of the engine (infrastructure), not a wait until the time limit.
+            (e: unknown) => (e as Error)?.message ?? String(e),
+          ),
+          stop.then(() => 'stopped' as const),
+        ]);
+        if (started !== undefined && started !== 'stopped') return started;
+        if (stopped || this.closed || started === 'stopped') {
           this.release(idle);
           return undefined;
         }
@@ -195,6 +200,11 @@ export class ComunicaEngine implements FederationEngine {
       const slot = await this.acquire(wait.stopped);
       if (typeof slot === 'string') return { status: 'error', error: `the federation engine ${this.name} failed to start: ${slot}`, requests };
       if (!slot) return this.closed ? { status: 'error', error: 'the federation engine is closed', requests } : waitOutcome(options, this.name, wait, await wait.stopped, requests);
+      // The wait's limit passed by the clock, its timer not yet fired (a loaded event loop): the query is not started.
+      if (wait.passed() && !this.closed) {
+        this.release(slot);
+        return waitOutcome(options, this.name, wait, 'timeout', requests);
+      }
       limit = runLimit(options, wait);
       const id = this.nextId++;
       const worker = slot.worker;

@@ -353,6 +353,8 @@ export class JenaEngine implements FederationEngine {
       while (this.running >= Math.max(1, this.o.parallel ?? 1) && !stop && !this.closed) await new Promise<void>((r) => this.waiting.push(r));
       if (this.closed) return { status: 'error', error: 'the federation engine is closed', requests };
       if (stop) return waitOutcome(options, 'jena', wait, stop, requests);
+      // The wait's limit passed by the clock, its timer not yet fired (a loaded event loop): the query is not started.
+      if (wait.passed()) return waitOutcome(options, 'jena', wait, 'timeout', requests);
       this.running++;
       try {
         if (!this.child) {
