@@ -405,7 +405,13 @@ export function crossProduct(text: string, options: SparqlParseOptions = {}): Cr
   const generator = new (sparqljsLib().Generator)({ prefixes: {} });
   const texts = parts.map((part) => {
     const variables = [...part.variables].sort();
-    const query = { type: 'query', queryType: 'SELECT', prefixes: {}, variables: variables.map((v) => ({ termType: 'Variable', value: v })), where: [{ type: 'bgp', triples: part.triples }, ...part.filters] };
+    const query = {
+      type: 'query',
+      queryType: 'SELECT',
+      prefixes: {},
+      variables: variables.map((v) => ({ termType: 'Variable', value: v })),
+      where: [{ type: 'bgp', triples: part.triples }, ...part.filters],
+    };
     return generator.stringify(query as unknown as sparqljs.SelectQuery);
   });
   const variables = wildcard ? [...new Set(parts.flatMap((p) => [...p.variables]))].sort() : projection.map((v) => v.value as string);
