@@ -214,7 +214,15 @@ describe('serve --store virtuoso / the answer read back', () => {
     const product = crossProduct('SELECT ?b ?x WHERE { ?a <http://e/p> ?b . ?x <http://e/q> ?y }')!;
     const uri = (value: string) => ({ type: 'uri' as const, value });
     const left = { head: { vars: ['a', 'b'] }, results: { bindings: [{ a: uri('a1'), b: uri('b') }, { a: uri('a2'), b: uri('b') }, { a: uri('a3') }] } };
-    const right = { head: { vars: ['x', 'y'] }, results: { bindings: [{ x: uri('x1'), y: uri('y') }, { x: uri('x2'), y: uri('y') }] } };
+    const right = {
+      head: { vars: ['x', 'y'] },
+      results: {
+        bindings: [
+          { x: uri('x1'), y: uri('y') },
+          { x: uri('x2'), y: uri('y') },
+        ],
+      },
+    };
     const all = combineCrossProduct(product, [left, right], 100);
     expect(all.head.vars).toEqual(['b', 'x']);
     expect(all.results!.bindings).toEqual([
