@@ -4,7 +4,9 @@
  * languages × 984 languages of countries) is answered in full, and the gold queries whose federated
  * forms send such groups (q23, q24, q30) are answered as on the unsharded graph. Needs the corpus
  * and Virtuoso (skipped where the corpus is missing; without Virtuoso it fails:
- * `virtuosoTestsRun`). The time limits are long: the comparison is of answers, not of speed.
+ * `virtuosoTestsRun`). The time limits are long: the comparison is of answers, not of speed. The
+ * verify of q23, q24 and q30 takes minutes (a 968,256-row join in the federation engine): it runs
+ * with `FKGQA_LONG_CHECKS=1`, as the Virtuoso verify of the whole dev set does.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,7 +64,7 @@ describe.runIf(run)('serve --store virtuoso: cross products of the world_1 shard
     LONG_MS,
   );
 
-  it(
+  it.runIf(process.env.FKGQA_LONG_CHECKS === '1')(
     'answers world_1 q23, q24 and q30 federated as on the unsharded graph (comunica, exclusive groups sent)',
     async () => {
       const report = await verify({ shards, endpoints: true, queries: ['world_1/q23', 'world_1/q24', 'world_1/q30'], timeoutMs: LONG_MS, forms: ['federated'], federationEngine: ['comunica'] });
