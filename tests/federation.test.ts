@@ -79,7 +79,10 @@ describe('federation / one registry over two fkgqa serve processes', () => {
     const other = path.join(tmpDir('fkgqa-fed-other-'), 'endpoints.json');
     const f = JSON.parse(fs.readFileSync(path.join(stateA, 'endpoints.json'), 'utf8'));
     fs.writeFileSync(other, JSON.stringify({ ...f, outputDigest: '0'.repeat(64) }));
-    expect(() => openRegistry({ endpointsFiles: [other], build: shards })).toThrow(`${other}: the endpoints serve another build`);
+    // Its serve's build folder is this one, built again since: both digests named, and what to do.
+    expect(() => openRegistry({ endpointsFiles: [other], build: shards })).toThrow(
+      `${other}: the endpoints serve another build (output digest 0000000000000000), not the build asked for (output digest ${digest.slice(0, 16)}) (${path.resolve(shards)} was built again since serve started: restart serve)`,
+    );
     fs.writeFileSync(other, JSON.stringify({ ...f, pid: 2 ** 22 + 7, procStart: 1 }));
     expect(() => openRegistry({ endpointsFiles: [other] })).toThrow(`stale: the fkgqa serve that wrote it (pid ${2 ** 22 + 7}) is no longer running`);
     // A file from another host: its pid cannot be checked here, so it is not called stale.

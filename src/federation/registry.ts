@@ -214,7 +214,12 @@ export function readEndpointsFile(file: string, check: EndpointsFileCheck = {}):
     const abs = path.resolve(check.build);
     const digest = f.outputDigest ? buildDigest(abs) : undefined;
     const other = digest !== undefined ? f.outputDigest !== digest : typeof f.shards === 'string' && path.resolve(f.shards) !== abs;
-    if (other) throw new InputError(`the endpoints serve another build (${f.shards}${f.outputDigest ? `, output digest ${f.outputDigest.slice(0, 16)}` : ''}), not ${abs}`, { file });
+    if (other) {
+      const served = f.outputDigest ? `output digest ${f.outputDigest.slice(0, 16)}` : String(f.shards);
+      const wanted = digest !== undefined ? `output digest ${digest.slice(0, 16)}` : abs;
+      const rebuilt = typeof f.shards === 'string' && path.resolve(f.shards) === abs ? ` (${abs} was built again since serve started: restart serve)` : '';
+      throw new InputError(`the endpoints serve another build (${served}), not the build asked for (${wanted})${rebuilt}`, { file });
+    }
   }
   if (typeof f.pid === 'number' && !ownerAlive({ pid: f.pid, procStart: f.procStart ?? null, started: f.started ?? '?', ...(f.hostname ? { hostname: f.hostname } : {}) })) {
     throw new InputError(`stale: the fkgqa serve that wrote it (pid ${f.pid}) is no longer running`, { file });
