@@ -12,7 +12,7 @@ import { openRegistry, placementLine } from '../src/federation/registry.js';
 import { operatorDepth, parseSparql } from '../src/sparql/parse.js';
 import { checkStoreHosts, removeOrphans, virtuosoIni, VIRTUOSO_MAX_ROWS } from '../src/serve/virtuoso.js';
 import { serve } from '../src/serve/server.js';
-import { ASK_VARIABLE, combineCrossProduct, crossProduct, readVirtuosoResults, UnsupportedFunction, virtuosoQuery } from '../src/serve/virtuoso-query.js';
+import { ASK_VARIABLE, readVirtuosoResults, UnsupportedFunction, virtuosoQuery } from '../src/serve/virtuoso-query.js';
 import { demoBuild, tmpDir } from './helpers.js';
 
 const G = 'urn:fkgqa:endpoint:library-shard1';
@@ -180,67 +180,6 @@ describe('serve --store virtuoso / the answer read back', () => {
       avg: { type: 'literal', value: '0', datatype: `${XSD}integer` },
       in: { type: 'literal', value: 'false', datatype: `${XSD}boolean` },
     });
-  });
-
-  it('splits a SELECT of two groups of triple patterns with no shared variable into one SELECT per group, each with its FILTERs', () => {
-    const exclusiveGroup =
-      'PREFIX : <http://valuenet/ontop/> SELECT ?t2 ?t1 ?t4 ?t3 WHERE { ?t2 :countrylanguage\\#ref-countrycode ?t1 ; a :countrylanguage . ?t4 :countrylanguage\\#ref-countrycode ?t3 ; a :countrylanguage . FILTER(?t3 != ?t1 || STR(?t4) > "") FILTER(?t4 != <http://e/x>) }';
-    expect(crossProduct(exclusiveGroup)).toBeUndefined(); // the first FILTER joins the groups
-    const product = crossProduct(exclusiveGroup.replace('?t3 != ?t1', '?t3 != ?t4'))!;
-    expect(product.variables).toEqual(['t2', 't1', 't4', 't3']);
-    expect(product.distinct).toBe(false);
-    expect(product.parts).toEqual([
-      'SELECT ?t1 ?t2 WHERE {\n  ?t2 <http://valuenet/ontop/countrylanguage#ref-countrycode> ?t1;\n    <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://valuenet/ontop/countrylanguage>.\n}',
-      'SELECT ?t3 ?t4 WHERE {\n  ?t4 <http://valuenet/ontop/countrylanguage#ref-countrycode> ?t3;\n    <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://valuenet/ontop/countrylanguage>.\n  FILTER((?t3 != ?t4) || ((STR(?t4)) > ""))\n  FILTER(?t4 != <http://e/x>)\n}',
-    ]);
-    // SELECT DISTINCT *: every variable by name; a blank node joins its triple patterns as a variable does.
-    const star = crossProduct('SELECT DISTINCT * WHERE { ?a <http://e/p> _:b . _:b <http://e/q> ?c . ?d <http://e/p> 1 }')!;
-    expect([star.variables, star.distinct, star.parts.length]).toEqual([['a', 'c', 'd'], true, 2]);
-    // Connected patterns and other shapes are sent whole.
-    for (const whole of [
-      'SELECT * WHERE { ?a <http://e/p> ?b . ?b <http://e/q> ?c }',
-      'SELECT * WHERE { ?a <http://e/p> ?b . ?c <http://e/q> ?d } LIMIT 5',
-      'SELECT * WHERE { ?a <http://e/p> ?b . ?c <http://e/q> ?d } ORDER BY ?a',
-      'SELECT (COUNT(*) AS ?n) WHERE { ?a <http://e/p> ?b . ?c <http://e/q> ?d }',
-      'SELECT * WHERE { ?a <http://e/p> ?b . OPTIONAL { ?c <http://e/q> ?d } }',
-      'SELECT * WHERE { ?a <http://e/p> ?b . ?c <http://e/q> ?d FILTER EXISTS { ?a <http://e/r> ?d } }',
-      'SELECT * WHERE { ?a <http://e/p> ?b . ?c <http://e/q> ?d FILTER(?z) }',
-      'ASK { ?a <http://e/p> ?b . ?c <http://e/q> ?d }',
-    ])
-      expect([whole, crossProduct(whole)]).toEqual([whole, undefined]);
-  });
-
-  it('forms the product of the parts: every combination once, projected, DISTINCT without duplicates, refused at the row cap', () => {
-    const product = crossProduct('SELECT ?b ?x WHERE { ?a <http://e/p> ?b . ?x <http://e/q> ?y }')!;
-    const uri = (value: string) => ({ type: 'uri' as const, value });
-    const left = { head: { vars: ['a', 'b'] }, results: { bindings: [{ a: uri('a1'), b: uri('b') }, { a: uri('a2'), b: uri('b') }, { a: uri('a3') }] } };
-    const right = {
-      head: { vars: ['x', 'y'] },
-      results: {
-        bindings: [
-          { x: uri('x1'), y: uri('y') },
-          { x: uri('x2'), y: uri('y') },
-        ],
-      },
-    };
-    const all = combineCrossProduct(product, [left, right], 100);
-    expect(all.head.vars).toEqual(['b', 'x']);
-    expect(all.results!.bindings).toEqual([
-      { b: uri('b'), x: uri('x1') },
-      { b: uri('b'), x: uri('x2') },
-      { b: uri('b'), x: uri('x1') },
-      { b: uri('b'), x: uri('x2') },
-      { x: uri('x1') },
-      { x: uri('x2') },
-    ]);
-    expect(combineCrossProduct({ ...product, distinct: true }, [left, right], 100).results!.bindings).toEqual([
-      { b: uri('b'), x: uri('x1') },
-      { b: uri('b'), x: uri('x2') },
-      { x: uri('x1') },
-      { x: uri('x2') },
-    ]);
-    expect(combineCrossProduct(product, [left, { ...right, results: { bindings: [] } }], 100).results!.bindings).toEqual([]);
-    expect(() => combineCrossProduct(product, [left, right], 6)).toThrow('the cross product of 2 parts has 6 rows, 6 or more: refused');
   });
 
   it('writes an ini with both ports on the one host, the files in its folder, and ResultSetMaxRows', () => {

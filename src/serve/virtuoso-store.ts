@@ -25,7 +25,7 @@ import { splitIntoGroups } from './pool-groups.js';
 import type { PoolOutcome, RunLimits } from './pool-limits.js';
 import type { EndpointStore } from './store.js';
 import { freePorts, removeOrphans, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
-import { combineCrossProduct, crossProduct, readVirtuosoResults, UnsupportedFunction, virtuosoQuery, type CrossProduct, type VirtuosoQuery } from './virtuoso-query.js';
+import { readVirtuosoResults, UnsupportedFunction, virtuosoQuery, type VirtuosoQuery } from './virtuoso-query.js';
 
 /**
  * Requests sent to one instance at once; more wait in arrival order (their time limits run). Below
@@ -162,11 +162,8 @@ export class VirtuosoStore implements EndpointStore {
     const checked = checkTask(task, this.options.limits);
     if ('status' in checked) return { status: 'ok', answer: checked, ms: performance.now() - arrived };
     let q: VirtuosoQuery;
-    let product: { of: CrossProduct; parts: VirtuosoQuery[] } | undefined;
     try {
       q = virtuosoQuery(task.query, endpointGraph(endpoint), this.options.limits);
-      const of = q.form === 'bindings' ? crossProduct(task.query, this.options.limits) : undefined;
-      if (of) product = { of, parts: of.parts.map((part) => virtuosoQuery(part, endpointGraph(endpoint), this.options.limits)) };
     } catch (e) {
       const message = (e as Error).message ?? String(e);
       if (e instanceof UnsupportedFunction) return { status: 'ok', answer: plain(400, `query evaluation failed: ${message}`, checked.q.kind, { [QUERY_ERROR_HEADER]: 'evaluation' }), ms: 0 };
@@ -182,9 +179,7 @@ export class VirtuosoStore implements EndpointStore {
     limits.signal?.addEventListener('abort', onAbort, { once: true });
     this.inFlight.set(endpoint, (this.inFlight.get(endpoint) ?? 0) + 1);
     try {
-      const answer = product
-        ? await this.evaluateProduct(v, task, product.of, product.parts, checked.format, checked.q.kind, controller.signal)
-        : await this.evaluate(v, task, q, checked.format, checked.q.kind, controller.signal);
+      const answer = await this.evaluate(v, task, q, checked.format, checked.q.kind, controller.signal);
       return { status: 'ok', answer, ms: performance.now() - started };
     } catch (e) {
       if (why === 'timeout') return { status: 'timeout', by: byRequest ? 'request' : 'endpoint', limitMs, ms: performance.now() - started };
@@ -205,48 +200,6 @@ export class VirtuosoStore implements EndpointStore {
    */
   private async evaluate(v: VirtuosoInstance, t: EndpointTask, q: VirtuosoQuery, format: string, kind: EndpointAnswer['kind'], signal: AbortSignal): Promise<EndpointAnswer> {
     const { r, body } = await this.send(v, q, signal);
-    const failed = this.failure(r, body, kind);
-    if (failed) return failed;
-    if (q.form === 'graph') return this.graphAnswer(t, body, format, kind);
-    return bindingsAnswer(t, this.bindings(body, q), format, q.form, kind);
-  }
-
-  /**
-   * Answers a SELECT whose pattern is a cross product (`crossProduct`): each part sent to the
-   * instance, the product of their answers formed here. Virtuoso writes every row of its answer
-   * through its result writer (about 0.3 ms a row in SPARQL JSON on a loaded machine): a product of
-   * a million rows would take it minutes, its parts take it milliseconds.
-   * @throws Error for a failure of the instance (not the query's), the abort, or a product of VIRTUOSO_MAX_ROWS rows or more
-   */
-  private async evaluateProduct(
-    v: VirtuosoInstance,
-    t: EndpointTask,
-    product: CrossProduct,
-    parts: VirtuosoQuery[],
-    format: string,
-    kind: EndpointAnswer['kind'],
-    signal: AbortSignal,
-  ): Promise<EndpointAnswer> {
-    const answers: SparqlResults[] = [];
-    for (const q of parts) {
-      const { r, body } = await this.send(v, q, signal);
-      const failed = this.failure(r, body, kind);
-      if (failed) return failed;
-      const results = this.bindings(body, q);
-      answers.push(results);
-      // An empty part: the product is empty, the other parts are not asked.
-      if ((results.results?.bindings.length ?? 0) === 0) break;
-    }
-    if (signal.aborted) throw signal.reason;
-    return bindingsAnswer(t, combineCrossProduct(product, answers, VIRTUOSO_MAX_ROWS), format, 'bindings', kind);
-  }
-
-  /**
-   * The answer to the client when Virtuoso refused the query (400 for the query's own errors), or
-   * undefined when it answered in full.
-   * @throws Error for a failure of the instance, or an answer Virtuoso marks as incomplete
-   */
-  private failure(r: Response, body: string, kind: EndpointAnswer['kind']): EndpointAnswer | undefined {
     if (!r.ok) {
       // Virtuoso's SQL states: 37000 compilation, 22xxx data, 42xxx access; all the query's. Anything else is the instance's.
       const first = body.trim().split('\n').slice(0, 2).join(' ');
@@ -259,18 +212,11 @@ export class VirtuosoStore implements EndpointStore {
     const state = r.headers.get('x-sql-state');
     if (state) throw new Error(`Virtuoso sent an incomplete answer (X-SQL-State ${state}: ${r.headers.get('x-sql-message') ?? ''}): refused rather than sent incomplete`);
     if (r.headers.get('x-sparql-maxrows')) throw new Error(`the answer was cut at ${r.headers.get('x-sparql-maxrows')} rows (ResultSetMaxRows): refused rather than sent incomplete`);
-    return undefined;
-  }
-
-  /**
-   * Virtuoso's SPARQL JSON answer to a SELECT or ASK read back (`readVirtuosoResults`).
-   * @throws Error when it reaches ResultSetMaxRows (it may be cut)
-   */
-  private bindings(body: string, q: VirtuosoQuery): SparqlResults {
+    if (q.form === 'graph') return this.graphAnswer(t, body, format, kind);
     const results = readVirtuosoResults(JSON.parse(body) as SparqlResults, q);
     if ((results.results?.bindings.length ?? 0) >= VIRTUOSO_MAX_ROWS)
       throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
-    return results;
+    return bindingsAnswer(t, results, format, q.form, kind);
   }
 
   /**
