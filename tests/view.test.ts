@@ -263,6 +263,66 @@ describe('view / run files', () => {
     expect([fs.readFileSync(statsOut, 'utf8').split('\n')[0].split(',')[0], fs.readFileSync(scoreOut, 'utf8').split('\n').length - 2]).toEqual(['graph', 8]);
   }, 120_000);
 
+  it('stats and score refuse, before any work, a report file in the state folder they read by default or through a symbolic link, a name too long or empty, and a folder that cannot be created; several reports are written all or none', async () => {
+    const work = tmpDir('fkgqa-report-paths-');
+    const runs = path.join(work, 'runs.jsonl');
+    fs.copyFileSync(oracleFile, runs);
+    const state = `${build}.state`;
+    const gold = path.join(state, 'gold-answers', 'library.json');
+    const goldBefore = fs.readFileSync(gold, 'utf8');
+    const last = (r: { stderr: string }) => r.stderr.trim().split('\n').at(-1);
+    const realState = fs.realpathSync(state);
+    const realBuild = fs.realpathSync(build);
+    // The default state folder (no --state) is what score reads: the stored gold answers stay.
+    const byDefault = await fkgqaInProcess(['score', runs, '--shards', build, '--out', gold, '-q']);
+    expect([byDefault.code, last(byDefault)]).toEqual([2, `fkgqa: error: ${gold}: is inside ${realState}, which this command reads (--out): write reports elsewhere`]);
+    expect(fs.readFileSync(gold, 'utf8')).toBe(goldBefore);
+    // A build or state folder named through a symbolic link is the folder it points to.
+    const buildLink = path.join(work, 'build-link');
+    const stateLink = path.join(work, 'state-link');
+    fs.symlinkSync(build, buildLink);
+    fs.symlinkSync(state, stateLink);
+    const intoBuild = path.join(build, 'y.txt');
+    for (const args of [
+      ['score', runs, '--shards', buildLink, '--out', intoBuild],
+      ['stats', '--shards', buildLink, '--out', intoBuild],
+    ]) {
+      const r = await fkgqaInProcess([...args, '-q']);
+      expect([r.code, last(r)]).toEqual([2, `fkgqa: error: ${intoBuild}: is inside ${realBuild}, which this command reads (--out): write reports elsewhere`]);
+    }
+    const intoState = path.join(state, 'y.txt');
+    const viaStateLink = await fkgqaInProcess(['score', runs, '--shards', build, '--state', stateLink, '--out', intoState, '-q']);
+    expect([viaStateLink.code, last(viaStateLink)]).toEqual([2, `fkgqa: error: ${intoState}: is inside ${realState}, which this command reads (--out): write reports elsewhere`]);
+    // The state folder of the build a linked --shards points to holds its gold answers too.
+    const besideReal = await fkgqaInProcess(['score', runs, '--shards', buildLink, '--out', intoState, '-q']);
+    expect([besideReal.code, last(besideReal)]).toEqual([2, `fkgqa: error: ${intoState}: is inside ${realState}, which this command reads (--out): write reports elsewhere`]);
+    expect(fs.existsSync(intoBuild) || fs.existsSync(intoState)).toBe(false);
+    // Names the system refuses: exit 2 naming the option, not an internal error.
+    const longName = path.join(work, `${'a'.repeat(300)}.txt`);
+    const tooLong = await fkgqaInProcess(['score', runs, '--shards', build, '--out', longName, '-q']);
+    expect([tooLong.code, last(tooLong)]).toEqual([2, `fkgqa: error: ${longName}: has a name longer than 255 bytes (304), named by --out: give a shorter name`]);
+    const longPath = path.join(work, ...Array.from({ length: 500 }, () => 'abcdefgh'), 'x.txt');
+    const pathTooLong = await fkgqaInProcess(['stats', '--shards', build, '--per-query', longPath, '-q']);
+    expect([pathTooLong.code, last(pathTooLong)]).toEqual([
+      2,
+      `fkgqa: error: ${longPath}: is a path longer than 4095 bytes (${Buffer.byteLength(longPath)}), named by --per-query: give a shorter path`,
+    ]);
+    const empty = await fkgqaInProcess(['score', runs, '--shards', build, '--out', '']);
+    expect([empty.code, empty.stdout, last(empty)]).toEqual([2, '', 'fkgqa: error: --out names no file (an empty name): give the name of the file to write']);
+    // A folder that cannot be created: refused before any work (under /proc, without looping forever).
+    for (const [file, up, code] of [
+      ['/sys/nonexistent/x.txt', '/sys', 'EPERM'],
+      ['/proc/nonexistent/x.txt', '/proc', 'ENOENT'],
+    ]) {
+      const r = await fkgqaInProcess(['stats', '--shards', build, '--out', file]);
+      expect([r.code, r.stderr]).toEqual([2, `fkgqa: error: ${file}: cannot be written, named by --out: ${up} refuses new files and folders (${code})\n`]);
+    }
+    // One report that cannot be written: none is.
+    const ok = path.join(work, 'ok.csv');
+    const oneBad = await fkgqaInProcess(['score', runs, '--shards', build, '--per-run', ok, '--out', '/sys/x.txt', '-q']);
+    expect([oneBad.code, last(oneBad), fs.existsSync(ok)]).toEqual([2, 'fkgqa: error: /sys/x.txt: cannot be written, named by --out: /sys refuses new files and folders (EPERM)', false]);
+  }, 120_000);
+
   it('fkgqa view without --out writes view.html beside the first run file and says so, even with --quiet', async () => {
     const runs = path.join(tmpDir('fkgqa-view-default-'), 'runs');
     fs.mkdirSync(runs);

@@ -422,29 +422,91 @@ export interface ReportInputs {
   folders?: readonly (string | undefined)[];
 }
 
-/** A path as it will be written: absolute, with its folder's symbolic links resolved (the folder may not exist yet). */
+/** Longest file name (one path component) and longest path, in bytes, that Linux accepts (NAME_MAX, PATH_MAX less the final NUL). */
+const NAME_MAX = 255;
+const PATH_MAX = 4095;
+
+/**
+ * The nearest folder of `abs` (an absolute path) that exists, `abs` itself included, and the
+ * components below it that do not exist yet (below a file, the file is what is found: the caller
+ * tells it from a folder).
+ */
+function nearestExisting(abs: string): { existing: string; missing: string[] } {
+  const missing: string[] = [];
+  let up = abs;
+  while (!fs.existsSync(up) && path.dirname(up) !== up) {
+    missing.unshift(path.basename(up));
+    up = path.dirname(up);
+  }
+  return { existing: up, missing };
+}
+
+/**
+ * A path as the file system sees it: absolute, with every symbolic link resolved, its own included
+ * (a folder given through a link is the folder it points to); a part that does not exist yet is
+ * kept as given, below the resolved nearest existing folder.
+ */
+export function realPath(p: string): string {
+  const { existing, missing } = nearestExisting(path.resolve(p));
+  let real = existing;
+  try {
+    real = fs.realpathSync(existing);
+  } catch {
+    // unreadable: kept as given
+  }
+  return path.join(real, ...missing);
+}
+
+/** A report file as it will be written: its folder resolved (`realPath`), its own name kept (a link there is refused, not followed). */
 function writtenPath(file: string): string {
   const abs = path.resolve(file);
+  return path.join(realPath(path.dirname(abs)), path.basename(abs));
+}
+
+/**
+ * Whether files and folders can be created in the existing folder `dir`: a temporary folder is
+ * made there and removed at once (a permission check alone would pass for root on /proc or a
+ * read-only mount).
+ * @returns undefined when they can, else the system's error code and message
+ */
+function creatableIn(dir: string): { code: string; message: string } | undefined {
   try {
-    return path.join(fs.realpathSync(path.dirname(abs)), path.basename(abs));
-  } catch {
-    return abs;
+    fs.rmdirSync(fs.mkdtempSync(path.join(dir, '.fkgqa-probe-')));
+    return undefined;
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    return { code: err.code ?? 'EIO', message: err.message };
   }
 }
 
 /**
  * Checks, before any work, that the report files of one command can be written without losing
- * anything: no two options name the same file, none is a file or inside a folder the command reads,
- * none is an existing folder or special file (a symbolic link, a FIFO, a device), which the rename
- * of `writeFileAtomic` would replace by a regular file, and none lies below a file. A missing
- * folder is no error: `writeFileAtomic` creates it with its parents.
+ * anything: each is named (not empty), its name and path fit the system's limits (255 bytes a
+ * name, 4095 a path), no two options name the same file, none is a file or inside a folder the
+ * command reads (symbolic links resolved, the folders' own included), none is an existing folder
+ * or special file (a symbolic link, a FIFO, a device), which the rename of `writeFileAtomic` would
+ * replace by a regular file, none lies below a file, and the nearest existing folder on its path
+ * lets files and folders be created in it (a missing folder is created by `writeReportFiles`).
  * @param outputs each report file with the option that names it (`--html`, `--out`, ...)
+ * @param inputs the files and folders the command reads; give the folders it really reads (the
+ *   effective state folder, not only `--state`)
  * @throws InputError naming the file and the option
  */
 export function checkReportOutputs(outputs: readonly { file: string | undefined; option: string }[], inputs: ReportInputs = {}): void {
+  for (const { file, option } of outputs) {
+    if (file === undefined) continue;
+    if (file === '') throw new InputError(`${option} names no file (an empty name): give the name of the file to write`);
+    const long = path
+      .resolve(file)
+      .split(path.sep)
+      .find((part) => Buffer.byteLength(part) > NAME_MAX);
+    if (long !== undefined) throw new InputError(`has a name longer than ${NAME_MAX} bytes (${Buffer.byteLength(long)}), named by ${option}: give a shorter name`, { file });
+    const bytes = Buffer.byteLength(path.resolve(file));
+    if (bytes > PATH_MAX) throw new InputError(`is a path longer than ${PATH_MAX} bytes (${bytes}), named by ${option}: give a shorter path`, { file });
+  }
   const seen = new Map<string, string>();
   const inputFiles = new Set((inputs.files ?? []).map(writtenPath));
-  const folders = (inputs.folders ?? []).filter((f): f is string => typeof f === 'string').map(writtenPath);
+  const folders = [...new Set((inputs.folders ?? []).filter((f): f is string => typeof f === 'string' && f !== '').map(realPath))];
   for (const { file, option } of outputs) {
     if (!file) continue;
     const at = writtenPath(file);
@@ -454,36 +516,93 @@ export function checkReportOutputs(outputs: readonly { file: string | undefined;
     if (inputFiles.has(at)) throw new InputError(`is a file this command reads, named by ${option}: the report would replace it; give another file`, { file });
     const inside = folders.find((d) => at === d || at.startsWith(d + path.sep));
     if (inside) throw new InputError(`is inside ${inside}, which this command reads (${option}): write reports elsewhere`, { file });
-    let up = path.dirname(at);
-    while (!fs.existsSync(up) && path.dirname(up) !== up) up = path.dirname(up);
+    const { existing: up } = nearestExisting(path.dirname(at));
     if (!fs.statSync(up).isDirectory()) throw new InputError(`lies below ${up}, which is a file, not a folder (${option})`, { file });
     const st = fs.lstatSync(at, { throwIfNoEntry: false });
     if (st?.isDirectory()) throw new InputError(`is a directory, named by ${option}: give the name of the file to write`, { file });
     if (st && !st.isFile()) throw new InputError(`is not a regular file (a symbolic link, FIFO or device), named by ${option}: give the name of a file to write`, { file });
+    const refused = creatableIn(up);
+    if (refused) throw new InputError(`cannot be written, named by ${option}: ${up} refuses new files and folders (${refused.code})`, { file });
   }
+}
+
+/**
+ * Creates the missing folders of `dir` one level at a time (not `mkdirSync`'s recursive mode, which
+ * Node 20 loops on forever under /proc); each folder created is appended to `created`, outermost first.
+ * @throws the file system's error (the folders created so far are in `created`)
+ */
+function makeFolders(dir: string, created: string[]): void {
+  const { existing, missing } = nearestExisting(path.resolve(dir));
+  let at = existing;
+  for (const part of missing) {
+    at = path.join(at, part);
+    fs.mkdirSync(at);
+    created.push(at);
+  }
+}
+
+/** The InputError of a write the system refused (ENOSPC, EACCES, EROFS…), naming the file; other errors unchanged. */
+function writeError(e: unknown, file: string, temp: string, what: string): Error {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return new InputError(`could not be written (${code}: ${(e as Error).message.replace(`${temp}`, file)}); ${what}`, { file });
+  return e as Error;
 }
 
 /**
  * Writes a file through a temporary file beside it and a rename, so that a reader or a kill never
  * sees half of it (the old content or the new, never a mixture); creates the folder if needed.
- * On a failure the temporary file is removed.
- * @throws InputError naming the file when it is an existing directory, or when the system refuses the write (ENOSPC, EACCES, EROFS…; nothing is written)
+ * On a failure the temporary file and the folders it created are removed.
+ * @throws InputError naming the file when it is an existing directory, or when the system refuses the write or the folder (ENOSPC, EACCES, EROFS, EPERM…; nothing is written)
  */
 export function writeFileAtomic(file: string, text: string | Buffer): void {
-  if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new InputError('is a directory: give the name of the file to write', { file });
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const temp = `${file}.fkgqa-tmp-${process.pid}`;
-  try {
-    fs.writeFileSync(temp, text);
-    fs.renameSync(temp, file);
-  } catch (e) {
-    fs.rmSync(temp, { force: true });
-    // A full disk, a read-only or special file system, a path without permission: the file named, nothing written.
-    const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) throw new InputError(`could not be written (${code}: ${(e as Error).message.replace(`${temp}`, file)}); nothing was written`, { file });
-    throw e;
+  writeReportFiles([{ file, text }]);
+}
+
+/**
+ * Writes several report files all or none: each goes to a temporary file beside it (its missing
+ * folders created), and only when every one is written are they renamed into place. When one
+ * cannot be written, the temporary files and the folders made for them are removed and no report
+ * file changes.
+ * @throws InputError naming the file the system refused (or that is an existing directory); nothing is written
+ */
+export function writeReportFiles(files: readonly { file: string; text: string | Buffer }[]): void {
+  for (const { file } of files) {
+    if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new InputError('is a directory: give the name of the file to write', { file });
   }
-  noteKept(`file:${path.resolve(file)}`, () => file);
+  const created: string[] = [];
+  const staged: { file: string; temp: string }[] = [];
+  const undo = () => {
+    for (const s of staged) fs.rmSync(s.temp, { force: true });
+    for (const d of created.reverse()) {
+      try {
+        fs.rmdirSync(d); // only when empty: another process may have put something there
+      } catch {
+        // kept
+      }
+    }
+  };
+  for (const { file, text } of files) {
+    const temp = `${file}.fkgqa-tmp-${process.pid}`;
+    try {
+      makeFolders(path.dirname(path.resolve(file)), created);
+      staged.push({ file, temp });
+      fs.writeFileSync(temp, text);
+    } catch (e) {
+      undo();
+      throw writeError(e, file, temp, 'nothing was written');
+    }
+  }
+  const done: string[] = [];
+  for (const { file, temp } of staged) {
+    try {
+      fs.renameSync(temp, file);
+    } catch (e) {
+      for (const s of staged) fs.rmSync(s.temp, { force: true });
+      throw writeError(e, file, temp, done.length ? `written before it: ${done.join(', ')}` : 'nothing was written');
+    }
+    done.push(file);
+    noteKept(`file:${path.resolve(file)}`, () => file);
+  }
 }
 
 /** Writes a JSON file with two-space indentation and a final newline (stable bytes for stable input). */

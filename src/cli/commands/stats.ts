@@ -4,12 +4,13 @@
  * `--html FILE`, also the HTML report, and says on stderr which files it wrote (not with --quiet). Queries that hit the time limit are named on stderr with
  * how to raise it (`formatTimeLimitNotice`).
  */
-import { checkReportOutputs, writeFileAtomic } from '../../common/output.js';
+import { checkReportOutputs, writeReportFiles } from '../../common/output.js';
 import { stats } from '../../index.js';
 import { formatStatsHtml } from '../../report/html.js';
 import { comparePaper, formatPerQueryCsv, formatStatsCsv, formatStatsMarkdown, formatStatsText, formatTimeLimitNotice } from '../../report/stats-format.js';
 import { outputFormat } from '../options.js';
 import { stderrProgress, wroteLine } from '../progress.js';
+import { readFolders } from '../report-files.js';
 
 export async function run(o: Record<string, any>): Promise<void> {
   const format = outputFormat(o);
@@ -19,7 +20,7 @@ export async function run(o: Record<string, any>): Promise<void> {
       { file: o.perQuery, option: '--per-query' },
       { file: o.out, option: '--out' },
     ],
-    { folders: [o.shards, o.state ?? (o.shards ? `${String(o.shards).replace(/[\\/]+$/, '')}.state` : undefined)] },
+    { folders: readFolders(o) },
   );
   const progress = stderrProgress(o.quiet);
   const s = await stats({
@@ -30,8 +31,6 @@ export async function run(o: Record<string, any>): Promise<void> {
     state: o.state,
     progress,
   });
-  if (o.perQuery) writeFileAtomic(o.perQuery, formatPerQueryCsv(s));
-  if (o.html) writeFileAtomic(o.html, formatStatsHtml(s));
   const paper = Boolean(o.comparePaper);
   let text: string;
   if (format === 'json') text = JSON.stringify(paper ? { ...s, comparison: comparePaper(s.figures) } : s, null, 2) + '\n';
@@ -39,8 +38,13 @@ export async function run(o: Record<string, any>): Promise<void> {
   else if (format === 'markdown') text = formatStatsMarkdown(s, paper);
   else if (format === 'html') text = formatStatsHtml(s);
   else text = formatStatsText(s, paper);
-  if (o.out) writeFileAtomic(o.out, text);
-  else process.stdout.write(text);
+  // All or none: the per-query CSV, the HTML page and the report.
+  writeReportFiles([
+    ...(o.perQuery ? [{ file: o.perQuery as string, text: formatPerQueryCsv(s) }] : []),
+    ...(o.html ? [{ file: o.html as string, text: formatStatsHtml(s) }] : []),
+    ...(o.out ? [{ file: o.out as string, text }] : []),
+  ]);
+  if (!o.out) process.stdout.write(text);
   const written: string[] = [o.html, o.perQuery, o.out].filter((f): f is string => typeof f === 'string');
   if (written.length > 0) progress?.(wroteLine('stats', written));
   // Said even with --quiet: a figure computed without these queries is not a progress detail.
