@@ -218,3 +218,29 @@ describe('fkgqa serve: arithmetic chains are grouped from the left (SPARQL 1.1),
     expect(differ).toBeGreaterThan(5);
   });
 });
+
+describe('fkgqa serve: the endpoint reads comments, IRIs and `<` as the SPARQL grammar does', () => {
+  /** Status and body of a POSTed query (application/sparql-query). */
+  const post = async (endpoint: string, query: string): Promise<[number, string]> => {
+    const r = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' }, body: query });
+    return [r.status, await r.text()];
+  };
+
+  it('ends a # comment at a lone CR, so that a chain after it is grouped from the left (8-2-1 is 5, not 7)', async () => {
+    const [status, body] = await post(shard, 'SELECT ?x WHERE { # c\rBIND(8-2-1 AS ?x) }');
+    expect(status, body).toBe(200);
+    expect((JSON.parse(body) as { results: { bindings: Binding[] } }).results.bindings.map((b) => b.x.value)).toEqual(['5']);
+    expect(await rows(shard, 'SELECT ?x WHERE { # c\rBIND(8-2-1 AS ?x) }')).toEqual([{ x: '5' }]);
+    // A text sparqljs does not parse: the chain after the comment is found and named.
+    const [refused, message] = await post(shard, 'SELECT ?x WHERE { # c\rBIND("x"@en--ltr AS ?l) BIND(8-2-1 AS ?x) }');
+    expect([refused, message]).toEqual([400, expect.stringContaining('the arithmetic chain 8 - 2 - … (line 2, column 30)')]);
+  });
+
+  it('counts the brackets after a comment ended by a lone CR against the nesting limit', async () => {
+    const query = `SELECT ?x WHERE { #\rBIND(${'('.repeat(3000)}1${')'.repeat(3000)} AS ?x) }`;
+    const [status, body] = await post(shard, query);
+    expect([status, body.trim()]).toEqual([400, 'query nested too deeply: brackets ({ ( [) nest 3002 levels, the limit is 320']);
+    // The endpoint still answers.
+    expect(await rows(shard, 'SELECT (8-2-1 AS ?x) {}')).toEqual([{ x: '5' }]);
+  });
+});

@@ -10,6 +10,8 @@
  * in IRIs and strings only) and sparqljs does not.
  */
 
+import { commentEnd } from './guard.js';
+
 /** A chain of two operators of the same precedence in one expression, as `findArithmeticChain` reports it. */
 export interface ArithmeticChain {
   /** The text of the chain's first operand (`8`, or `1 - 2 * 3`'s `1`). */
@@ -94,8 +96,7 @@ function* tokens(text: string, closer: () => string | undefined): Generator<Toke
       continue;
     }
     if (c === '#') {
-      const e = text.indexOf('\n', i);
-      i = e < 0 ? n : e + 1;
+      i = commentEnd(text, i);
       continue;
     }
     const start = i;
@@ -219,9 +220,9 @@ export function findArithmeticChain(text: string): ArithmeticChain | undefined {
   const found = (f: Frame, kind: 'add' | 'mul', op2: Token): ArithmeticChain => {
     const start = kind === 'add' ? f.chainStart : f.factorStart;
     const op = kind === 'add' ? f.addOp : f.mulOp;
-    const before = text.slice(0, start);
-    const line = before.split('\n').length;
-    return { first: text.slice(start, op).trim(), op1: text[op], second: text.slice(op + 1, op2.start).trim(), op2: op2.text, line, column: start - before.lastIndexOf('\n') };
+    // Lines end at CR, LF or CRLF, as the grammar's EOL.
+    const lines = text.slice(0, start).split(/\r\n|\r|\n/);
+    return { first: text.slice(start, op).trim(), op1: text[op], second: text.slice(op + 1, op2.start).trim(), op2: op2.text, line: lines.length, column: lines[lines.length - 1].length + 1 };
   };
   /** An operand starts at `t` in expression `f` (after an operator, or juxtaposed: a new expression). */
   const operand = (f: Frame, t: Token) => {
