@@ -244,3 +244,18 @@ describe('fkgqa serve: the endpoint reads comments, IRIs and `<` as the SPARQL g
     expect(await rows(shard, 'SELECT (8-2-1 AS ?x) {}')).toEqual([{ x: '5' }]);
   });
 });
+
+describe('fkgqa serve: a `<` after an operand in an expression is less-than, not an IRI', () => {
+  it('finds the chain after `?a<` (no spaces) and refuses or groups it from the left; oxigraph alone answered a=6', async () => {
+    const query = 'SELECT ?a WHERE { BIND(6 AS ?a) BIND(8 AS ?b) FILTER(?a<?b-2-1&&?b>0) }';
+    expect(findArithmeticChain(query)).toMatchObject({ first: '?b', op1: '-', second: '2', op2: '-' });
+    const r = await fetch(`${shard}?query=${encodeURIComponent(query)}`);
+    const body = await r.text();
+    // Never the right-grouped answer (6 < 8-(2-1) holds): refused naming the chain (sparqljs reads `<?b-2-1&&?b>` as an IRI).
+    expect([r.status, body]).toEqual([400, expect.stringContaining('the arithmetic chain ?b - 2 - … (line 1, column 57)')]);
+    // With spaces, both parsers read less-than: grouped from the left, 6 < 5 is false.
+    expect(await rows(shard, 'SELECT ?a WHERE { BIND(6 AS ?a) BIND(8 AS ?b) FILTER(?a < ?b-2-1 && ?b > 0) }')).toEqual([]);
+    // A triple pattern's `?s <p>` stays an IRI.
+    expect(findArithmeticChain('SELECT * { ?s <urn:a-b-c> ?o FILTER(?o<3) }')).toBeUndefined();
+  });
+});

@@ -84,9 +84,11 @@ function stringEnd(text: string, i: number): number {
  * with their language tag or datatype, IRIs, prefixed names, blank node labels), words (keywords,
  * function names) and punctuation; whitespace and comments are left out. `closer(i)` says whether
  * a `)` or `>` at `i` closes a SPARQL 1.2 triple term (`)>>`) or reified triple (`>>`), or an
- * annotation (`|}`).
+ * annotation (`|}`); `lessThan()` whether a `<` at the current token is the less-than operator
+ * (after an operand in an expression: `?a<?b-2-1&&?b>0` compares, as oxigraph reads it), else an
+ * IRI starts there when IRIREF matches.
  */
-function* tokens(text: string, closer: () => string | undefined): Generator<Token> {
+function* tokens(text: string, closer: () => string | undefined, lessThan: () => boolean = () => false): Generator<Token> {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -112,7 +114,7 @@ function* tokens(text: string, closer: () => string | undefined): Generator<Toke
         const dt = text[k] === '<' ? sticky(IRI, text, k) : sticky(PNAME, text, k);
         end = dt > k ? dt : end;
       }
-    } else if (c === '<' && !text.startsWith('<<', i) && sticky(IRI, text, i) > i) end = IRI.lastIndex;
+    } else if (c === '<' && !text.startsWith('<<', i) && !lessThan() && sticky(IRI, text, i) > i) end = IRI.lastIndex;
     else if (c === '?' || c === '$') end = sticky(VAR, text, i);
     else if (c === '_' && text[i + 1] === ':') end = sticky(BNODE, text, i);
     else if ((c >= '0' && c <= '9') || (c === '.' && /[0-9]/.test(text[i + 1] ?? ''))) end = sticky(NUMBER, text, i);
@@ -233,10 +235,18 @@ export function findArithmeticChain(text: string): ArithmeticChain | undefined {
     f.expect = false;
     f.unaryStart = undefined;
   };
-  for (const t of tokens(text, () => {
-    const c = stack[stack.length - 1].closer;
-    return c.length > 1 ? c : undefined;
-  })) {
+  for (const t of tokens(
+    text,
+    () => {
+      const c = stack[stack.length - 1].closer;
+      return c.length > 1 ? c : undefined;
+    },
+    () => {
+      // In an expression, a `<` after an operand is the less-than operator (grammar [114]); elsewhere (a triple pattern's `?s <p>`) an IRI.
+      const f = stack[stack.length - 1];
+      return f.kind === 'expr' && !f.expect;
+    },
+  )) {
     const f = stack[stack.length - 1];
     const p = prev;
     prev = t;
