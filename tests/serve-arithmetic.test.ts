@@ -218,3 +218,54 @@ describe('fkgqa serve: arithmetic chains are grouped from the left (SPARQL 1.1),
     expect(differ).toBeGreaterThan(5);
   });
 });
+
+describe('fkgqa serve: the endpoint reads comments, IRIs and `<` as the SPARQL grammar does', () => {
+  /** Status and body of a POSTed query (application/sparql-query). */
+  const post = async (endpoint: string, query: string): Promise<[number, string]> => {
+    const r = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' }, body: query });
+    return [r.status, await r.text()];
+  };
+
+  it('ends a # comment at a lone CR, so that a chain after it is grouped from the left (8-2-1 is 5, not 7)', async () => {
+    const [status, body] = await post(shard, 'SELECT ?x WHERE { # c\rBIND(8-2-1 AS ?x) }');
+    expect(status, body).toBe(200);
+    expect((JSON.parse(body) as { results: { bindings: Binding[] } }).results.bindings.map((b) => b.x.value)).toEqual(['5']);
+    expect(await rows(shard, 'SELECT ?x WHERE { # c\rBIND(8-2-1 AS ?x) }')).toEqual([{ x: '5' }]);
+    // A text sparqljs does not parse: the chain after the comment is found and named.
+    const [refused, message] = await post(shard, 'SELECT ?x WHERE { # c\rBIND("x"@en--ltr AS ?l) BIND(8-2-1 AS ?x) }');
+    expect([refused, message]).toEqual([400, expect.stringContaining('the arithmetic chain 8 - 2 - … (line 2, column 30)')]);
+  });
+
+  it('counts the brackets after a comment ended by a lone CR against the nesting limit', async () => {
+    const query = `SELECT ?x WHERE { #\rBIND(${'('.repeat(3000)}1${')'.repeat(3000)} AS ?x) }`;
+    const [status, body] = await post(shard, query);
+    expect([status, body.trim()]).toEqual([400, 'query nested too deeply: brackets ({ ( [) nest 3002 levels, the limit is 320']);
+    // The endpoint still answers.
+    expect(await rows(shard, 'SELECT (8-2-1 AS ?x) {}')).toEqual([{ x: '5' }]);
+  });
+});
+
+describe('fkgqa serve: a `<` after an operand in an expression is less-than, not an IRI', () => {
+  it('finds the chain after `?a<` (no spaces) and refuses or groups it from the left; oxigraph alone answered a=6', async () => {
+    const query = 'SELECT ?a WHERE { BIND(6 AS ?a) BIND(8 AS ?b) FILTER(?a<?b-2-1&&?b>0) }';
+    expect(findArithmeticChain(query)).toMatchObject({ first: '?b', op1: '-', second: '2', op2: '-' });
+    const r = await fetch(`${shard}?query=${encodeURIComponent(query)}`);
+    const body = await r.text();
+    // Never the right-grouped answer (6 < 8-(2-1) holds): refused naming the chain (sparqljs reads `<?b-2-1&&?b>` as an IRI).
+    expect([r.status, body]).toEqual([400, expect.stringContaining('the arithmetic chain ?b - 2 - … (line 1, column 57)')]);
+    // With spaces, both parsers read less-than: grouped from the left, 6 < 5 is false.
+    expect(await rows(shard, 'SELECT ?a WHERE { BIND(6 AS ?a) BIND(8 AS ?b) FILTER(?a < ?b-2-1 && ?b > 0) }')).toEqual([]);
+    // A triple pattern's `?s <p>` stays an IRI.
+    expect(findArithmeticChain('SELECT * { ?s <urn:a-b-c> ?o FILTER(?o<3) }')).toBeUndefined();
+  });
+});
+
+describe('fkgqa serve: a syntax error is reported where oxigraph finds it', () => {
+  it('gives oxigraph position (line 4), not sparqljs error at an IRI escape oxigraph reads (line 1)', async () => {
+    const query = 'PREFIX p: <urn:\\u0070/>\nSELECT * WHERE {\n BIND(p:x AS ?i)\n FILTER(?i = = 1) }';
+    const r = await fetch(`${shard}?query=${encodeURIComponent(query)}`);
+    const body = (await r.text()).trim();
+    expect(r.status).toBe(400);
+    expect(body).toMatch(/^malformed query: error at 4:\d+: /);
+  });
+});

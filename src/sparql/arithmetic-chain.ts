@@ -10,6 +10,8 @@
  * in IRIs and strings only) and sparqljs does not.
  */
 
+import { commentEnd } from './guard.js';
+
 /** A chain of two operators of the same precedence in one expression, as `findArithmeticChain` reports it. */
 export interface ArithmeticChain {
   /** The text of the chain's first operand (`8`, or `1 - 2 * 3`'s `1`). */
@@ -82,9 +84,11 @@ function stringEnd(text: string, i: number): number {
  * with their language tag or datatype, IRIs, prefixed names, blank node labels), words (keywords,
  * function names) and punctuation; whitespace and comments are left out. `closer(i)` says whether
  * a `)` or `>` at `i` closes a SPARQL 1.2 triple term (`)>>`) or reified triple (`>>`), or an
- * annotation (`|}`).
+ * annotation (`|}`); `lessThan()` whether a `<` at the current token is the less-than operator
+ * (after an operand in an expression: `?a<?b-2-1&&?b>0` compares, as oxigraph reads it), else an
+ * IRI starts there when IRIREF matches.
  */
-function* tokens(text: string, closer: () => string | undefined): Generator<Token> {
+function* tokens(text: string, closer: () => string | undefined, lessThan: () => boolean = () => false): Generator<Token> {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -94,8 +98,7 @@ function* tokens(text: string, closer: () => string | undefined): Generator<Toke
       continue;
     }
     if (c === '#') {
-      const e = text.indexOf('\n', i);
-      i = e < 0 ? n : e + 1;
+      i = commentEnd(text, i);
       continue;
     }
     const start = i;
@@ -111,7 +114,7 @@ function* tokens(text: string, closer: () => string | undefined): Generator<Toke
         const dt = text[k] === '<' ? sticky(IRI, text, k) : sticky(PNAME, text, k);
         end = dt > k ? dt : end;
       }
-    } else if (c === '<' && !text.startsWith('<<', i) && sticky(IRI, text, i) > i) end = IRI.lastIndex;
+    } else if (c === '<' && !text.startsWith('<<', i) && !lessThan() && sticky(IRI, text, i) > i) end = IRI.lastIndex;
     else if (c === '?' || c === '$') end = sticky(VAR, text, i);
     else if (c === '_' && text[i + 1] === ':') end = sticky(BNODE, text, i);
     else if ((c >= '0' && c <= '9') || (c === '.' && /[0-9]/.test(text[i + 1] ?? ''))) end = sticky(NUMBER, text, i);
@@ -219,9 +222,9 @@ export function findArithmeticChain(text: string): ArithmeticChain | undefined {
   const found = (f: Frame, kind: 'add' | 'mul', op2: Token): ArithmeticChain => {
     const start = kind === 'add' ? f.chainStart : f.factorStart;
     const op = kind === 'add' ? f.addOp : f.mulOp;
-    const before = text.slice(0, start);
-    const line = before.split('\n').length;
-    return { first: text.slice(start, op).trim(), op1: text[op], second: text.slice(op + 1, op2.start).trim(), op2: op2.text, line, column: start - before.lastIndexOf('\n') };
+    // Lines end at CR, LF or CRLF, as the grammar's EOL.
+    const lines = text.slice(0, start).split(/\r\n|\r|\n/);
+    return { first: text.slice(start, op).trim(), op1: text[op], second: text.slice(op + 1, op2.start).trim(), op2: op2.text, line: lines.length, column: lines[lines.length - 1].length + 1 };
   };
   /** An operand starts at `t` in expression `f` (after an operator, or juxtaposed: a new expression). */
   const operand = (f: Frame, t: Token) => {
@@ -232,10 +235,18 @@ export function findArithmeticChain(text: string): ArithmeticChain | undefined {
     f.expect = false;
     f.unaryStart = undefined;
   };
-  for (const t of tokens(text, () => {
-    const c = stack[stack.length - 1].closer;
-    return c.length > 1 ? c : undefined;
-  })) {
+  for (const t of tokens(
+    text,
+    () => {
+      const c = stack[stack.length - 1].closer;
+      return c.length > 1 ? c : undefined;
+    },
+    () => {
+      // In an expression, a `<` after an operand is the less-than operator (grammar [114]); elsewhere (a triple pattern's `?s <p>`) an IRI.
+      const f = stack[stack.length - 1];
+      return f.kind === 'expr' && !f.expect;
+    },
+  )) {
     const f = stack[stack.length - 1];
     const p = prev;
     prev = t;

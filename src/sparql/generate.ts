@@ -139,11 +139,23 @@ function hasArithmeticChain(node: unknown, seen = new Set<unknown>()): boolean {
   return Object.values(o).some((v) => hasArithmeticChain(v, seen));
 }
 
+/**
+ * True when a span that IRIREF matches (`<…>`) may instead be the less-than operator and an
+ * expression after it (`?a<?b-2-1&&?b>0`: IRIREF allows `? & - ( )`, and oxigraph reads a `<`
+ * after an operand as less-than): it holds an arithmetic operator and something no plain IRI of
+ * a query holds — a `?` or `$`, a bracket, `&`, `|`, `,`, `=`, `!` — or no scheme. Such a text
+ * is parsed (mayHoldArithmetic errs towards parsing).
+ */
+function mayBeLessThan(span: string): boolean {
+  const body = span.slice(1, -1);
+  return /[-+*/]/.test(body) && (/[?$()&|,=!]/.test(body) || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(body));
+}
+
 /** True when `text` has a `+ - * /` outside strings, IRIs and comments: only such a text can hold an arithmetic chain. */
 function mayHoldArithmetic(text: string): boolean {
   for (let i = 0; i < text.length;) {
     const j = skipOpaque(text, i);
-    if (j > i) {
+    if (j > i && !(text[i] === '<' && mayBeLessThan(text.slice(i, j)))) {
       i = j;
       continue;
     }

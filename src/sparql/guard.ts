@@ -37,17 +37,25 @@ export const MAX_SERVED_QUERY_DEPTH = MAX_QUERY_DEPTH + MAX_OPERATOR_DEPTH;
 const IRIREF = /<[^<>"{}|^`\\\u0000-\u0020]*>/y;
 
 /**
+ * The index after the comment starting at `i` (a `#`): after the first line end, CR or LF (SPARQL
+ * 1.1 Query grammar: a comment runs to EOL, [#xA#xD]), or the text's length.
+ */
+export function commentEnd(text: string, i: number): number {
+  const n = text.length;
+  let j = i + 1;
+  while (j < n && text[j] !== '\n' && text[j] !== '\r') j++;
+  return j < n ? j + 1 : n;
+}
+
+/**
  * If a string literal (all four quote forms, with backslash escapes), an IRI (`<…>`, told apart from
- * the `<` operator by the IRIREF grammar), a comment (`#` to the end of the line) or a backslash
+ * the `<` operator by the IRIREF grammar), a comment (`#` to the end of the line: CR or LF) or a backslash
  * escape (escaped local names such as `:singer\#name`) starts at `i`, the index after it;
  * else `i`.
  */
 export function skipOpaque(text: string, i: number): number {
   const c = text[i];
-  if (c === '#') {
-    const end = text.indexOf('\n', i);
-    return end < 0 ? text.length : end + 1;
-  }
+  if (c === '#') return commentEnd(text, i);
   if (c === '\\') return i + 2;
   if (c === '<') {
     IRIREF.lastIndex = i;

@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type sparqljs from 'sparqljs';
 import { compiledScript } from '../common/thread-script.js';
-import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, nestingDepth } from './guard.js';
+import { commentEnd, MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, nestingDepth } from './guard.js';
 import { patchSparqljsLexer } from './sparqljs-lexer.js';
 
 // sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
@@ -357,8 +357,7 @@ export function prologuePrefixes(text: string): Record<string, string> {
     for (;;) {
       while (i < n && /\s/.test(text[i])) i++;
       if (text[i] !== '#') return;
-      const end = text.indexOf('\n', i);
-      i = end < 0 ? n : end + 1;
+      i = commentEnd(text, i);
     }
   };
   // An IRIREF: its text, resolved when relative (null: relative without a BASE to resolve it), or undefined when none is here.
