@@ -19,7 +19,6 @@ import { endpointUrl } from '../describe/describe.js';
 import { readBuild } from '../build/open.js';
 import { endpointOf, networkWords, RedirectRefused, sameEndpoint, send } from '../common/http-client.js';
 import { endpointUrlProblem, urlWithoutCredentials } from '../sparql/protocol.js';
-import { VOID } from '../common/vocab.js';
 
 /** One registered SPARQL endpoint. */
 export interface RegisteredEndpoint {
@@ -415,8 +414,6 @@ export function placementLine(r: EndpointRegistry): string | undefined {
 export type PlacementProblem =
   /** Its VoID answered, with another sha256 than the placement lists. */
   | 'digest'
-  /** Its VoID is the one listed, but names another SPARQL endpoint (`void:sparqlEndpoint`) than the entry's URL: the entry's URL serves another shard. */
-  | 'endpoint'
   /** Its VoID URL answered another status than 2xx, or a body that is no UTF-8. */
   | 'status'
   /** The placement lists a VoID URL without its sha256: nothing to check it against. */
@@ -508,11 +505,7 @@ export async function placementMismatches(r: EndpointRegistry, timeoutMs = VOID_
         if (res.status < 200 || res.status > 299 || res.encodingProblem)
           return { ...at, url, problem: 'status', why: `its VoID (${url}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
         const digest = createHash('sha256').update(text).digest('hex');
-        if (digest !== expected) return { ...at, url, problem: 'digest', why: `its VoID (${url}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${expected.slice(0, 12)}…` };
-        const named = await statedSparqlEndpoints(text);
-        if (named.length > 0 && !named.some((n) => sameEndpoint(n, e.url)))
-          return { ...at, url, problem: 'endpoint', why: `its VoID (${url}) describes the shard served at ${named.join(', ')}, not at the entry's url` };
-        return undefined;
+        return digest === expected ? undefined : { ...at, url, problem: 'digest', why: `its VoID (${url}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${expected.slice(0, 12)}…` };
       } catch (err) {
         // A redirect (its message names the URL and the status), or an answer cut after its status line: the URL answered, with no VoID.
         if (err instanceof RedirectRefused) return { ...at, url, problem: 'status', why: `its VoID: ${err.message}` };
@@ -534,19 +527,6 @@ export async function placementMismatches(r: EndpointRegistry, timeoutMs = VOID_
     }),
   );
   return out.filter((x): x is PlacementMismatch => x !== undefined);
-}
-
-/** The IRIs a VoID (Turtle) states as `void:sparqlEndpoint`; none when it does not parse. */
-async function statedSparqlEndpoints(turtle: string): Promise<string[]> {
-  const { Parser } = await import('n3');
-  try {
-    return new Parser()
-      .parse(turtle)
-      .filter((q) => q.predicate.value === `${VOID}sparqlEndpoint` && q.object.termType === 'NamedNode')
-      .map((q) => q.object.value);
-  } catch {
-    return [];
-  }
 }
 
 /** The largest answer to the probe's `ASK {}` read, in bytes (a SPARQL results boolean is under 100). */
