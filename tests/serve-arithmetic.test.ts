@@ -259,13 +259,3 @@ describe('fkgqa serve: a `<` after an operand in an expression is less-than, not
     expect(findArithmeticChain('SELECT * { ?s <urn:a-b-c> ?o FILTER(?o<3) }')).toBeUndefined();
   });
 });
-
-describe('fkgqa serve: a syntax error is reported where oxigraph finds it', () => {
-  it('gives oxigraph position (line 4), not sparqljs error at an IRI escape oxigraph reads (line 1)', async () => {
-    const query = 'PREFIX p: <urn:\\u0070/>\nSELECT * WHERE {\n BIND(p:x AS ?i)\n FILTER(?i = = 1) }';
-    const r = await fetch(`${shard}?query=${encodeURIComponent(query)}`);
-    const body = (await r.text()).trim();
-    expect(r.status).toBe(400);
-    expect(body).toMatch(/^malformed query: error at 4:\d+: /);
-  });
-});

@@ -208,16 +208,15 @@ const SYNTAX_ERROR = /^error at \d+:\d+/;
 
 /**
  * The 400 for a query oxigraph does not parse: oxigraph's message (its position in `text`, the
- * expected code points); sparqljs's only when it names an undeclared prefix or a limit (query too
- * complex), which oxigraph's does not. sparqljs's other errors may point at a construct oxigraph
- * reads (an IRI's `\u0070` escape), before the real error. Only on this error path: plain queries
- * skip sparqljs, see quickInspect.
+ * expected code points), or sparqljs's when sparqljs does not parse it either (it names an
+ * undeclared prefix and the token; only on this error path: plain queries skip sparqljs, see
+ * quickInspect).
  */
 function malformed(message: string, text: string, limits: QueryParseLimits | undefined): EndpointAnswer {
   try {
     inspectQuery(text, limits);
   } catch (p) {
-    if (p instanceof ProtocolError && p.status === 400 && /^(?:malformed query: undeclared prefix|query too complex)/.test(p.message)) return plain(400, p.message, 'invalid');
+    if (p instanceof ProtocolError && p.status === 400) return plain(400, p.message, 'invalid');
   }
   return plain(400, `malformed query: ${message}`, 'invalid');
 }
