@@ -439,6 +439,77 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     }
   }, 120_000);
 
+  it("refuses two entries whose urls are swapped, and one url under two ids (each VoID names its shard's endpoint); an entry behind a reverse proxy runs", async () => {
+    const served = path.join(path.resolve(build) + '.state', 'endpoints.json');
+    type Entry = { id: string; url: string };
+    /** The running serve's endpoints file with the urls of some entries changed, written beside it. */
+    const edited = (name: string, urls: Record<string, string>) => {
+      const f = JSON.parse(fs.readFileSync(served, 'utf8')) as { endpoints: Entry[] };
+      for (const e of f.endpoints) e.url = urls[e.id] ?? e.url;
+      const file = path.join(dir, `${name}.json`);
+      fs.writeFileSync(file, JSON.stringify(f));
+      return file;
+    };
+    const index = (id: string) => (JSON.parse(fs.readFileSync(served, 'utf8')) as { endpoints: Entry[] }).endpoints.findIndex((e) => e.id === id);
+    const voidOf = (id: string) => url[id].replace(/sparql$/, '.well-known/void');
+    const count = (u: string) => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`;
+    // library-shard1 holds 35 triples, library-shard2 8: with the urls swapped, library-shard1's id would reach shard2's 8.
+    const direct = await fkgqa(['query', '--endpoints', served, '--format', 'tsv', count(url['library-shard1'])]);
+    expect([direct.code, direct.stdout]).toEqual([0, '?n\n35\n']);
+    const swapped = edited('swapped-endpoints', { 'library-shard1': url['library-shard2'], 'library-shard2': url['library-shard1'] });
+    const at = (id: string, file: string) => `endpoints[${index(id)}] of ${file}`;
+    const header = (n: number) =>
+      `fkgqa: error: ${n} endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?)`;
+    const s = await fkgqa(['query', '--endpoints', swapped, count(url['library-shard2'])]);
+    expect([s.code, s.stdout, s.stderr]).toEqual([
+      2,
+      '',
+      `${header(2)}; nothing was sent: ` +
+        `library-shard1 <${url['library-shard2']}> (${at('library-shard1', swapped)}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard2 (${at('library-shard2', swapped)}); ` +
+        `library-shard1 <${url['library-shard2']}> (${at('library-shard1', swapped)}): the VoID of library-shard2 <${url['library-shard1']}> (${at('library-shard2', swapped)}, ${voidOf('library-shard2')}) states its url as its SPARQL endpoint\n`,
+    ]);
+    // mcp checks every endpoint: both entries, each by its own VoID.
+    const m = await child(['mcp', '--endpoints', swapped, '--shards', build]);
+    expect([m.code, m.stdout]).toEqual([2, '']);
+    expect(m.stderr).toContain(
+      `${header(2)}: library-shard1 <${url['library-shard2']}> (${at('library-shard1', swapped)}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard2`,
+    );
+    expect(m.stderr).toContain(
+      `; library-shard2 <${url['library-shard1']}> (${at('library-shard2', swapped)}): its VoID (${voidOf('library-shard2')}) states as its SPARQL endpoint <${url['library-shard2']}>, the url of library-shard1`,
+    );
+    expect(m.stderr).toMatch(/; the MCP server did not start\n$/);
+    // One url under two ids: library-shard3 listed at library-shard1's url.
+    const twice = edited('twice-endpoints', { 'library-shard3': url['library-shard1'] });
+    const t = await fkgqa(['query', '--endpoints', twice, count(url['library-shard1'])]);
+    expect([t.code, t.stdout, t.stderr]).toEqual([
+      2,
+      '',
+      `${header(1)}; nothing was sent: library-shard1 <${url['library-shard1']}> (${at('library-shard1', twice)}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard3 (${at('library-shard3', twice)})\n`,
+    ]);
+    // A reverse proxy in front of serve: the entry's url is the proxy's, its VoID states serve's url, which no entry lists.
+    const target = new URL(url['library-shard1']);
+    let forwarded = 0;
+    const proxy = http.createServer((req, res) => {
+      forwarded++;
+      const up = http.request({ host: target.hostname, port: target.port, path: req.url!.replace(/^\/behind/, ''), method: req.method, headers: { ...req.headers, host: target.host } }, (a) => {
+        res.writeHead(a.statusCode!, a.headers);
+        a.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    try {
+      const behind = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/behind${target.pathname}`;
+      const proxied = edited('proxied-endpoints', { 'library-shard1': behind });
+      const p = await fkgqa(['query', '--endpoints', proxied, '--format', 'tsv', count(behind)]);
+      expect([p.code, p.stdout]).toEqual([0, '?n\n35\n']);
+      expect(forwarded).toBe(1);
+    } finally {
+      await new Promise<void>((r) => (proxy.close(() => r()), proxy.closeAllConnections()));
+    }
+  }, 120_000);
+
   it('names unreachable endpoints, and a build with no running serve', async () => {
     const down = ['http://127.0.0.1:9/a-shard1/sparql', 'http://127.0.0.1:9/a-shard2/sparql'];
     const r = await fkgqa(['query', '--endpoint', ...down, `SELECT * WHERE { SERVICE <${down[0]}> { ?s ?p ?o } SERVICE <${down[1]}> { ?o ?q ?r } }`]);

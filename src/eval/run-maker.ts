@@ -337,7 +337,7 @@ export async function prepareEval(o: EvalOptions): Promise<EvalContext> {
   // The endpoints of the graphs asked must still serve the VoID their endpoints file lists (a stale file, a serve restarted on
   // another build): checked before any run, each VoID read within VOID_READ_MS.
   const asked = new Set(questions.map((q) => q.kg));
-  const moved = await placementMismatches({ ...allEndpoints, endpoints: allEndpoints.endpoints.filter((e) => e.graph !== null && asked.has(e.graph)) });
+  const moved = await placementMismatches(allEndpoints, { checked: (e) => e.graph !== null && asked.has(e.graph) });
   if (moved.length > 0) throw new InputError(`${placementRefusal(moved)}; nothing was run`);
   const agentName = o.agent === 'llm' ? 'llm' : o.agent;
   const needed = new Map<string, Map<string, string[] | null> | undefined>();

@@ -9,6 +9,7 @@
  * `EndpointsFileContents`): it checks the file's shape, that it serves the expected build and that
  * its serve is alive; `unreachableEndpoints` checks over HTTP that endpoints answer.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
@@ -19,6 +20,7 @@ import { endpointUrl } from '../describe/describe.js';
 import { readBuild } from '../build/open.js';
 import { endpointOf, networkWords, RedirectRefused, sameEndpoint, send } from '../common/http-client.js';
 import { endpointUrlProblem, urlWithoutCredentials } from '../sparql/protocol.js';
+import { VOID } from '../common/vocab.js';
 
 /** One registered SPARQL endpoint. */
 export interface RegisteredEndpoint {
@@ -421,7 +423,13 @@ export type PlacementProblem =
   /** The entry claims a shard of the build, which has a VoID for it (or is not at hand), but lists no VoID URL: nothing to read. */
   | 'no-void'
   /** Its VoID URL gave no answer (connection refused, no answer within `VOID_READ_MS`): the endpoint is likely down. */
-  | 'unread';
+  | 'unread'
+  /**
+   * Its VoID states as its `void:sparqlEndpoint` the url of another registered endpoint, or another
+   * endpoint's VoID states its url: the urls of two entries are swapped, or one url is listed under
+   * two ids, and a query would reach another shard than the one its id names.
+   */
+  | 'claimed';
 
 /** An endpoint whose VoID does not vouch for its placement. */
 export interface PlacementMismatch {
@@ -432,21 +440,32 @@ export interface PlacementMismatch {
   url: string | null;
   /** The endpoints file and entry that list it (`listingWords`), e.g. `endpoints[0] of /abs/endpoints.json`. */
   listed: string;
-  /** Why, in words naming the VoID URL and the status, the digests or the missing digest. */
+  /** Why, in words naming the VoID URL and the status, the digests or the missing digest; for `claimed`, the other endpoint's id, url and listing. */
   why: string;
   problem: PlacementProblem;
 }
 
 /**
  * The refusal for endpoints whose VoID does not vouch for their placement: how many, then each
- * endpoint (id, URL, the file and entry listing it) with why.
+ * endpoint (id, URL, the file and entry listing it) with why; endpoints listed under another
+ * endpoint's url (`claimed`) first, in their own sentence.
  * @param nothingSent say that no query was sent (the check ran before the query)
  */
 export function placementRefusal(moved: PlacementMismatch[], nothingSent = false): string {
-  return (
-    `${moved.length} endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?)${nothingSent ? '; nothing was sent' : ''}: ` +
-    moved.map((m) => `${m.id} <${m.endpoint}> (${m.listed}): ${m.why}`).join('; ')
-  );
+  const each = (ms: PlacementMismatch[]) => ms.map((m) => `${m.id} <${m.endpoint}> (${m.listed}): ${m.why}`).join('; ');
+  const claimed = moved.filter((m) => m.problem === 'claimed');
+  const other = moved.filter((m) => m.problem !== 'claimed');
+  const sent = nothingSent ? '; nothing was sent' : '';
+  const parts: string[] = [];
+  if (claimed.length > 0)
+    parts.push(
+      `${claimed.length} endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?)${sent}: ${each(claimed)}`,
+    );
+  if (other.length > 0)
+    parts.push(
+      `${other.length} endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?)${claimed.length > 0 ? '' : sent}: ${each(other)}`,
+    );
+  return parts.join('; ');
 }
 
 /** The most bytes of a VoID answer `placementMismatches` reads (16 MiB; a shard's VoID, extended, is some kB): more is the endpoint's fault. */
@@ -464,69 +483,140 @@ function buildHasVoid(build: string, e: RegisteredEndpoint): boolean {
   return e.voidFile !== null || (e.graph !== null && e.shard !== null && fs.existsSync(path.join(build, e.graph, `${e.shard}_void.ttl`)));
 }
 
+/** What `placementMismatches` checks besides the registry. */
+export interface PlacementCheckOptions {
+  /**
+   * The endpoints whose placement is checked and reported (default: every endpoint of the
+   * registry). The VoIDs of all the registry's listed endpoints are read either way: which
+   * endpoint a VoID states is compared with the urls of all.
+   */
+  checked?: (e: RegisteredEndpoint) => boolean;
+  /** How long each VoID read may take, whole, in ms (default `VOID_READ_MS`). */
+  timeoutMs?: number;
+}
+
+/** One listed VoID as read: what is wrong with it, or its text (2xx, UTF-8, its digest the one listed). */
+type VoidRead = { mismatch: PlacementMismatch; text?: undefined } | { mismatch?: undefined; text: string };
+
+/** Reads the VoID an endpoints file lists for `e` and compares its sha256 with the listed one (`placementMismatches`). */
+async function readListedVoid(r: EndpointRegistry, e: RegisteredEndpoint, timeoutMs: number): Promise<VoidRead> {
+  const l = e.listing!;
+  const at = { id: e.id, endpoint: e.url, listed: listingWords(l) };
+  const url = l.void;
+  if (!url)
+    return {
+      mismatch: {
+        ...at,
+        url: null,
+        problem: 'no-void',
+        why: `its entry lists no VoID URL ("void" is null or absent), though it claims a shard of ${r.build ? `the build ${r.build}, which has a VoID for it` : 'a build'}, so what it serves cannot be checked`,
+      },
+    };
+  const expected = l.voidDigest;
+  if (!expected) return { mismatch: { ...at, url, problem: 'no-digest', why: `its endpoints file lists its VoID (${url}) without a voidDigest, so the VoID it serves cannot be checked` } };
+  const badUrl = endpointUrlProblem(url);
+  if (badUrl) return { mismatch: { ...at, url, problem: 'unread', why: `its VoID URL "${urlWithoutCredentials(url)}" cannot be read: ${badUrl}` } };
+  const signal = AbortSignal.timeout(timeoutMs);
+  const wrong = (problem: PlacementProblem, why: string): VoidRead => ({ mismatch: { ...at, url, problem, why } });
+  try {
+    const res = await send({ url, signal }, { allowed: (u) => u === url, maxBytes: VOID_MAX_BYTES });
+    if (res.text === undefined) return wrong('status', `its VoID (${url}) answered HTTP ${res.status} with more than ${VOID_MAX_BYTES} bytes, larger than any VoID of a shard`);
+    const text = res.text;
+    if (res.status < 200 || res.status > 299 || res.encodingProblem) return wrong('status', `its VoID (${url}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}`);
+    const digest = createHash('sha256').update(text).digest('hex');
+    return digest === expected ? { text } : wrong('digest', `its VoID (${url}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${expected.slice(0, 12)}…`);
+  } catch (err) {
+    // A redirect (its message names the URL and the status), or an answer cut after its status line: the URL answered, with no VoID.
+    if (err instanceof RedirectRefused) return wrong('status', `its VoID: ${err.message}`);
+    const status = (err as { status?: number }).status;
+    if (status !== undefined)
+      return wrong('status', `its VoID (${url}) answered HTTP ${status}, but its answer ${signal.aborted ? `had not ended within ${timeoutMs} ms` : `broke off: ${networkWords(err as Error, true)}`}`);
+    return wrong('unread', `its VoID (${url}) could not be read: ${signal.aborted ? `no answer within ${timeoutMs} ms` : networkWords(err as Error)}`);
+  }
+}
+
+/** The IRIs a VoID (Turtle) states as `void:sparqlEndpoint`, of any dataset it describes; none when it does not parse. */
+async function statedSparqlEndpoints(turtle: string): Promise<string[]> {
+  const { Parser } = await import('n3');
+  try {
+    return new Parser()
+      .parse(turtle)
+      .filter((q) => q.predicate.value === `${VOID}sparqlEndpoint` && q.object.termType === 'NamedNode')
+      .map((q) => q.object.value);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Checks that the endpoints listed by endpoints files still serve the VoID their entry lists (its
- * sha256): an endpoint whose serve was restarted on another build, or whose file is stale, is found
- * before any query. Every shard endpoint of an endpoints file that claims a build (the file names
+ * sha256) and are listed under their own url: an endpoint whose serve was restarted on another
+ * build, whose file is stale, or whose url is another entry's, is found before any query.
+ *
+ * Two phases. First the VoID of every endpoint of the registry that an endpoints file lists is
+ * read, all at once. Every shard endpoint of an endpoints file that claims a build (the file names
  * one, or the registry is opened on one) is checked, with or without a `host`; one listed twice is
  * checked once (`openRegistry` refuses two different claims). Such an entry without a VoID URL is
  * reported (`no-void`), unless the build is at hand and has no VoID for the shard (nothing to check
  * against); one with a VoID URL without its sha256 too (`no-digest`); a VoID that cannot be read
- * within `timeoutMs` (a URL no server answers, no answer in time) too (`unread`). Endpoints given
- * as plain URLs, and entries of a file that names no build read without one, are not checked.
- * @param timeoutMs how long each VoID read may take, whole (default `VOID_READ_MS`)
- * @returns the endpoints whose VoID differs, cannot be checked or could not be read (PlacementMismatch); empty when all agree
+ * within the time (a URL no server answers, no answer in time) too (`unread`). Endpoints given as
+ * plain URLs, and entries of a file that names no build read without one, are not checked.
+ *
+ * Then, over the VoIDs read whole with the listed sha256: an endpoint whose VoID states as its
+ * `void:sparqlEndpoint` the url of another registered endpoint (another id) is reported
+ * (`claimed`), naming that endpoint's id, url and listing; so is, from its side, that other
+ * endpoint. Two entries whose urls are swapped (each VoID states the other's url), and one url
+ * listed under two ids (the VoID of one states the url both list), are refused. An entry whose url
+ * no VoID states, e.g. a reverse proxy in front of a serve (the VoID states the serve's url), is
+ * not: a VoID need not state the entry's url, only no other entry's. VoIDs that cannot be read, or
+ * are not the listed ones, state nothing (the first phase reports them for the checked endpoints).
+ * @returns the checked endpoints (`o.checked`) whose VoID differs, cannot be checked or could not be
+ *   read, or that are listed under another endpoint's url, in the registry's order
+ *   (PlacementMismatch); empty when all agree
  */
-export async function placementMismatches(r: EndpointRegistry, timeoutMs = VOID_READ_MS): Promise<PlacementMismatch[]> {
-  const { createHash } = await import('node:crypto');
-  const checked = r.endpoints.filter((e) => e.listing && (e.listing.void || ((e.listing.namesBuild || r.build !== null) && (r.build === null || buildHasVoid(r.build, e)))));
-  const out = await Promise.all(
-    checked.map(async (e): Promise<PlacementMismatch | undefined> => {
-      const l = e.listing!;
-      const at = { id: e.id, endpoint: e.url, listed: listingWords(l) };
-      const url = l.void;
-      if (!url)
-        return {
-          ...at,
-          url: null,
-          problem: 'no-void',
-          why: `its entry lists no VoID URL ("void" is null or absent), though it claims a shard of ${r.build ? `the build ${r.build}, which has a VoID for it` : 'a build'}, so what it serves cannot be checked`,
-        };
-      const expected = l.voidDigest;
-      if (!expected) return { ...at, url, problem: 'no-digest', why: `its endpoints file lists its VoID (${url}) without a voidDigest, so the VoID it serves cannot be checked` };
-      const badUrl = endpointUrlProblem(url);
-      if (badUrl) return { ...at, url, problem: 'unread', why: `its VoID URL "${urlWithoutCredentials(url)}" cannot be read: ${badUrl}` };
-      const signal = AbortSignal.timeout(timeoutMs);
-      try {
-        const res = await send({ url, signal }, { allowed: (u) => u === url, maxBytes: VOID_MAX_BYTES });
-        if (res.text === undefined)
-          return { ...at, url, problem: 'status', why: `its VoID (${url}) answered HTTP ${res.status} with more than ${VOID_MAX_BYTES} bytes, larger than any VoID of a shard` };
-        const text = res.text;
-        if (res.status < 200 || res.status > 299 || res.encodingProblem)
-          return { ...at, url, problem: 'status', why: `its VoID (${url}) answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
-        const digest = createHash('sha256').update(text).digest('hex');
-        return digest === expected ? undefined : { ...at, url, problem: 'digest', why: `its VoID (${url}) has sha256 ${digest.slice(0, 12)}…, the placement lists ${expected.slice(0, 12)}…` };
-      } catch (err) {
-        // A redirect (its message names the URL and the status), or an answer cut after its status line: the URL answered, with no VoID.
-        if (err instanceof RedirectRefused) return { ...at, url, problem: 'status', why: `its VoID: ${err.message}` };
-        const status = (err as { status?: number }).status;
-        if (status !== undefined)
-          return {
-            ...at,
-            url,
-            problem: 'status',
-            why: `its VoID (${url}) answered HTTP ${status}, but its answer ${signal.aborted ? `had not ended within ${timeoutMs} ms` : `broke off: ${networkWords(err as Error, true)}`}`,
-          };
-        return {
-          ...at,
-          url,
-          problem: 'unread',
-          why: `its VoID (${url}) could not be read: ${signal.aborted ? `no answer within ${timeoutMs} ms` : networkWords(err as Error)}`,
-        };
-      }
-    }),
-  );
-  return out.filter((x): x is PlacementMismatch => x !== undefined);
+export async function placementMismatches(r: EndpointRegistry, o: PlacementCheckOptions = {}): Promise<PlacementMismatch[]> {
+  const timeoutMs = o.timeoutMs ?? VOID_READ_MS;
+  const inScope = o.checked ?? (() => true);
+  const listed = r.endpoints.filter((e) => e.listing && (e.listing.void || ((e.listing.namesBuild || r.build !== null) && (r.build === null || buildHasVoid(r.build, e)))));
+  const reads = await Promise.all(listed.map((e) => readListedVoid(r, e, timeoutMs)));
+  const out: PlacementMismatch[] = [];
+  for (const [i, read] of reads.entries()) if (read.mismatch && inScope(listed[i])) out.push(read.mismatch);
+  // Phase two: which endpoints the VoIDs read state, against the urls of the whole registry.
+  const where = (x: RegisteredEndpoint) => (x.listing ? listingWords(x.listing) : 'given as a URL');
+  for (const [i, read] of reads.entries()) {
+    if (read.text === undefined) continue;
+    const e = listed[i];
+    const stated = await statedSparqlEndpoints(read.text);
+    for (const other of r.endpoints) {
+      if (other.id === e.id || !(inScope(e) || inScope(other))) continue;
+      const named = stated.find((n) => sameEndpoint(n, other.url));
+      if (named === undefined) continue;
+      // Once per pair: under the endpoint whose VoID states the url, or under the other when only that one is checked.
+      if (inScope(e))
+        out.push({
+          id: e.id,
+          endpoint: e.url,
+          listed: where(e),
+          url: e.listing!.void,
+          problem: 'claimed',
+          why: `its VoID (${e.listing!.void}) states as its SPARQL endpoint <${named}>, the url of ${other.id} (${where(other)})`,
+        });
+      else
+        out.push({
+          id: other.id,
+          endpoint: other.url,
+          listed: where(other),
+          url: other.listing?.void ?? null,
+          problem: 'claimed',
+          why: `the VoID of ${e.id} <${e.url}> (${where(e)}, ${e.listing!.void}) states its url as its SPARQL endpoint`,
+        });
+    }
+  }
+  const order = new Map(r.endpoints.map((e, i) => [e.id, i]));
+  return out
+    .map((m, i) => ({ m, i }))
+    .sort((x, y) => order.get(x.m.id)! - order.get(y.m.id)! || x.i - y.i)
+    .map(({ m }) => m);
 }
 
 /** The largest answer to the probe's `ASK {}` read, in bytes (a SPARQL results boolean is under 100). */

@@ -195,7 +195,9 @@ export async function runQuery(o: QueryOptions): Promise<QueryAnswer> {
   }
   // The targets must still serve the VoID their endpoints file lists (a stale endpoints file, or a serve restarted on another build): checked before anything is sent,
   // each read within VOID_READ_MS whatever --timeout. A VoID URL that answers another status or none, or an entry without the VoID's URL or digest, is refused too.
-  const moved = await placementMismatches({ ...registry, endpoints: plan.targets });
+  // The VoIDs of the whole registry are read: a target listed under another endpoint's url (two urls swapped) is refused too.
+  const targets = new Set(plan.targets.map((t) => t.id));
+  const moved = await placementMismatches(registry, { checked: (e) => targets.has(e.id) });
   if (moved.length > 0) throw new InputError(placementRefusal(moved, true));
   const client = new BoundedSparqlClient(registry, { engine: o.federationEngine, maxResultBytes: o.maxResultBytes ?? 256 << 20 });
   const graph = plan.form === 'graph';

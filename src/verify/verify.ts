@@ -287,7 +287,7 @@ async function openEndpoints(options: VerifyOptions, s: Selection, timeoutMs: nu
     );
     const where = placementLine(registry);
     if (where) progress(`fkgqa verify: endpoints on ${where}`);
-    const moved = down.length > 0 ? [] : await placementMismatches({ ...registry, endpoints: registry.endpoints.filter((e) => e.graph !== null && s.graphs.includes(e.graph)) });
+    const moved = down.length > 0 ? [] : await placementMismatches(registry, { checked: (e) => e.graph !== null && s.graphs.includes(e.graph) });
     if (moved.length > 0) throw new InputError(placementRefusal(moved), { file: endpointsPath });
     if (down.length > 0) {
       throw new InputError(
