@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MEDIA, negotiate, parseProtocolRequest, ProtocolError } from '../src/sparql/protocol.js';
+import { MAX_TIME_LIMIT_MS, MEDIA, negotiate, parseProtocolRequest, parseTimeLimit, ProtocolError } from '../src/sparql/protocol.js';
 import { inspectQuery } from '../src/sparql/inspect.js';
 import { serializeResults, truncateBindings, type SparqlResults } from '../src/sparql/results.js';
 
@@ -41,6 +41,33 @@ describe('protocol / reading requests (SPARQL 1.1 Protocol §2.1)', () => {
       expect(empty).toThrow(new ProtocolError(400, 'parameter query is empty: give the query text'));
       expect(status(empty)).toBe(400);
     }
+  });
+});
+
+describe('protocol / the time limit a request sends (timeout parameter, Fkgqa-Timeout header)', () => {
+  it('drops a fraction of a millisecond, never rounding a limit up; refuses a limit under 1 ms with 400 naming the parameter or header', () => {
+    expect(parseTimeLimit(undefined, '1.5')).toBe(1);
+    expect(parseTimeLimit(undefined, '2.999')).toBe(2);
+    expect(parseTimeLimit('1.0005', undefined)).toBe(1000);
+    expect(parseTimeLimit('2.7ms', undefined)).toBe(2);
+    // 1.001 s is 1000.9999… ms in binary: still 1001 ms, not 1000.
+    expect(parseTimeLimit('1.001', undefined)).toBe(1001);
+    expect(parseTimeLimit('1.001s', '1001.9')).toBe(1001);
+    expect(parseTimeLimit('3s', '1.5')).toBe(1);
+    expect(parseTimeLimit(undefined, '1')).toBe(1);
+    expect(parseTimeLimit(undefined, String(MAX_TIME_LIMIT_MS * 2))).toBe(MAX_TIME_LIMIT_MS);
+    const refusal = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return [(e as ProtocolError).status, (e as Error).message];
+      }
+      return undefined;
+    };
+    expect(refusal(() => parseTimeLimit(undefined, '0.5'))).toEqual([400, 'header Fkgqa-Timeout: "0.5" is under 1 ms, the shortest time limit']);
+    expect(refusal(() => parseTimeLimit('0.0004', undefined))).toEqual([400, 'parameter timeout: "0.0004" is under 1 ms, the shortest time limit (timeout=1ms)']);
+    expect(refusal(() => parseTimeLimit('0.9ms', '500'))).toEqual([400, 'parameter timeout: "0.9ms" is under 1 ms, the shortest time limit (timeout=1ms)']);
+    expect(refusal(() => parseTimeLimit(undefined, '0'))).toEqual([400, 'header Fkgqa-Timeout: "0" is not a time limit in milliseconds (a positive number)']);
   });
 });
 

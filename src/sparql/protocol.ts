@@ -287,15 +287,19 @@ export const STOPPED_HEADER = 'Fkgqa-Stopped';
  */
 export const QUERY_ERROR_HEADER = 'Fkgqa-Query-Error';
 
+/** The whole milliseconds of a time, the fraction dropped; read to 15 digits first, so that `1.001` s (1000.9999… in binary) is 1001 ms. */
+const wholeMs = (ms: number): number => Math.floor(Number(ms.toPrecision(15)));
+
 /**
  * The time limit a request asks for, in ms: the `timeout` parameter — seconds, as Fuseki reads it
  * (`timeout=1.5`), or with a unit, as QLever writes it (`timeout=1500ms`, `timeout=1.5s`) — and the
  * `Fkgqa-Timeout` header (milliseconds); with both, the smaller. The endpoint applies the smaller
- * of this and its own limit.
+ * of this and its own limit. A fraction of a millisecond is dropped (`Fkgqa-Timeout: 1.5` is 1 ms):
+ * a limit is never made longer than asked, so a value under 1 ms is refused.
  * @param param the `timeout` parameter, if any
  * @param header the `Fkgqa-Timeout` header, if any
- * @returns the limit in ms (capped at `MAX_TIME_LIMIT_MS`), or undefined when the request names none
- * @throws ProtocolError 400 naming the parameter or header when it is not a positive number
+ * @returns the limit in whole ms (capped at `MAX_TIME_LIMIT_MS`), or undefined when the request names none
+ * @throws ProtocolError 400 naming the parameter or header when it is not a number, or under 1 ms
  */
 export function parseTimeLimit(param: string | undefined, header: string | string[] | undefined): number | undefined {
   let limit: number | undefined;
@@ -305,16 +309,18 @@ export function parseTimeLimit(param: string | undefined, header: string | strin
     if (!(ms > 0) || !Number.isFinite(ms)) {
       throw new ProtocolError(400, `parameter timeout: "${param.slice(0, 40)}" is not a time limit: give seconds (timeout=1.5) or a value with a unit (timeout=1500ms, timeout=1.5s)`);
     }
-    limit = ms;
+    if (ms < 1) throw new ProtocolError(400, `parameter timeout: "${param.slice(0, 40)}" is under 1 ms, the shortest time limit (timeout=1ms)`);
+    limit = wholeMs(ms);
   }
   if (header !== undefined) {
     const value = Array.isArray(header) ? header.join(',') : header;
     const ms = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : NaN;
     if (!(ms > 0) || !Number.isFinite(ms)) throw new ProtocolError(400, `header ${TIME_LIMIT_HEADER}: "${value.slice(0, 40)}" is not a time limit in milliseconds (a positive number)`);
-    limit = limit === undefined ? ms : Math.min(limit, ms);
+    if (ms < 1) throw new ProtocolError(400, `header ${TIME_LIMIT_HEADER}: "${value.slice(0, 40)}" is under 1 ms, the shortest time limit`);
+    limit = limit === undefined ? wholeMs(ms) : Math.min(limit, wholeMs(ms));
   }
   // Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a longer limit would fire at once.
-  return limit === undefined ? undefined : Math.min(MAX_TIME_LIMIT_MS, Math.max(1, Math.round(limit)));
+  return limit === undefined ? undefined : Math.min(MAX_TIME_LIMIT_MS, limit);
 }
 
 /** The longest time limit a request may give, in ms (2^31 - 1, the longest delay of Node's timers): longer ones are capped to it. */
