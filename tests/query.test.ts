@@ -510,6 +510,25 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     }
   }, 120_000);
 
+  it("refuses an entry with store oxigraph whose host is not the host of the endpoint its VoID states (serve's listener); behind a proxy the listed host is serve's and runs", async () => {
+    const served = path.join(path.resolve(build) + '.state', 'endpoints.json');
+    const f = JSON.parse(fs.readFileSync(served, 'utf8')) as { endpoints: { id: string; host: string; store: string }[] };
+    const i = f.endpoints.findIndex((e) => e.id === 'library-shard2');
+    const own = new URL(url['library-shard2']).host;
+    expect([f.endpoints[i].store, f.endpoints[i].host]).toEqual(['oxigraph', own]);
+    f.endpoints[i].host = '127.0.0.9:7001';
+    const file = path.join(dir, 'moved-host-endpoints.json');
+    fs.writeFileSync(file, JSON.stringify(f));
+    const r = await fkgqa(['query', '--endpoints', file, `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url['library-shard2']}> { ?s ?p ?o } }`]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([
+      2,
+      '',
+      `fkgqa: error: 1 endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?); nothing was sent: ` +
+        `library-shard2 <${url['library-shard2']}> (endpoints[${i}] of ${file}): its entry lists host 127.0.0.9:7001, but its VoID (${url['library-shard2'].replace(/sparql$/, '.well-known/void')}) ` +
+        `states its SPARQL endpoint at <${url['library-shard2']}>, on ${own}: with store oxigraph, "host" is the listener of the serve holding its triples\n`,
+    ]);
+  }, 60_000);
+
   it('names unreachable endpoints, and a build with no running serve', async () => {
     const down = ['http://127.0.0.1:9/a-shard1/sparql', 'http://127.0.0.1:9/a-shard2/sparql'];
     const r = await fkgqa(['query', '--endpoint', ...down, `SELECT * WHERE { SERVICE <${down[0]}> { ?s ?p ?o } SERVICE <${down[1]}> { ?o ?q ?r } }`]);

@@ -429,7 +429,12 @@ export type PlacementProblem =
    * endpoint's VoID states its url: the urls of two entries are swapped, or one url is listed under
    * two ids, and a query would reach another shard than the one its id names.
    */
-  | 'claimed';
+  | 'claimed'
+  /**
+   * Its entry's `host` (store oxigraph: the listener of the serve holding its triples) is not the
+   * host of the SPARQL endpoint its VoID states: the placement names another host than the serve.
+   */
+  | 'host';
 
 /** An endpoint whose VoID does not vouch for its placement. */
 export interface PlacementMismatch {
@@ -535,6 +540,15 @@ async function readListedVoid(r: EndpointRegistry, e: RegisteredEndpoint, timeou
   }
 }
 
+/** `host:port` of a URL (the port only when not the scheme's default, as `URL.host`), or undefined when it is none. */
+function hostOf(u: string): string | undefined {
+  try {
+    return new URL(u).host;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The IRIs a VoID (Turtle) states as `void:sparqlEndpoint`, of any dataset it describes; none when it does not parse. */
 async function statedSparqlEndpoints(turtle: string): Promise<string[]> {
   const { Parser } = await import('n3');
@@ -566,7 +580,10 @@ async function statedSparqlEndpoints(turtle: string): Promise<string[]> {
  * `void:sparqlEndpoint` the url of another registered endpoint (another id) is reported
  * (`claimed`), naming that endpoint's id, url and listing; so is, from its side, that other
  * endpoint. Two entries whose urls are swapped (each VoID states the other's url), and one url
- * listed under two ids (the VoID of one states the url both list), are refused. An entry whose url
+ * listed under two ids (the VoID of one states the url both list), are refused. An entry with store
+ * oxigraph whose `host` is not the host of the endpoint its VoID states (the serve's listener) is
+ * reported too (`host`); with store virtuoso, `host` names the Virtuoso instance, which no VoID
+ * states, and is taken as listed. An entry whose url
  * no VoID states, e.g. a reverse proxy in front of a serve (the VoID states the serve's url), is
  * not: a VoID need not state the entry's url, only no other entry's. VoIDs that cannot be read, or
  * are not the listed ones, state nothing (the first phase reports them for the checked endpoints).
@@ -587,6 +604,16 @@ export async function placementMismatches(r: EndpointRegistry, o: PlacementCheck
     if (read.text === undefined) continue;
     const e = listed[i];
     const stated = await statedSparqlEndpoints(read.text);
+    // With store oxigraph, `host` is the serve's own listener: the host of the endpoint its VoID states (serve's url, also behind a proxy).
+    if (inScope(e) && e.placement?.store === 'oxigraph' && stated.length > 0 && !stated.some((n) => hostOf(n) === e.placement!.host))
+      out.push({
+        id: e.id,
+        endpoint: e.url,
+        listed: where(e),
+        url: e.listing!.void,
+        problem: 'host',
+        why: `its entry lists host ${e.placement.host}, but its VoID (${e.listing!.void}) states its SPARQL endpoint at <${stated[0]}>, on ${hostOf(stated[0]) ?? 'no host'}: with store oxigraph, "host" is the listener of the serve holding its triples`,
+      });
     for (const other of r.endpoints) {
       if (other.id === e.id || !(inScope(e) || inScope(other))) continue;
       const named = stated.find((n) => sameEndpoint(n, other.url));
