@@ -156,8 +156,11 @@ describe("hostile answers / an unsolicited gzip answer is decoded everywhere, a 
         try {
           const q = (u: string) => `SELECT * { SERVICE <${rows}> { ?b ?p ?o } SERVICE <${u}> { ?b ?q ?t } }`;
           const outcomes = [];
-          for (const u of [longer, rows, rows]) outcomes.push((await client.federated(q(u), 'application/sparql-results+json', { ms: 60_000, from: 'call' })).status);
-          expect(outcomes).toEqual(['ok', 'ok', 'ok']);
+          // Each query right after the one before, three times over: a connection left in a pool after the
+          // answer with bytes past its Content-Length would be handed to the next request to that host and port.
+          const order = [longer, rows, longer, rows, longer, rows, rows];
+          for (const u of order) outcomes.push((await client.federated(q(u), 'application/sparql-results+json', { ms: 60_000, from: 'call' })).status);
+          expect(outcomes).toEqual(order.map(() => 'ok'));
         } finally {
           await client.close();
         }

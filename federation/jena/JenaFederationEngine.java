@@ -158,8 +158,34 @@ public class JenaFederationEngine {
 
     /** java.net.http.HttpClient that enforces the registry, refuses redirects, counts and cancels. */
     static final class GuardedHttpClient extends HttpClient {
-        private final HttpClient real;
-        GuardedHttpClient(HttpClient real) { this.real = real; }
+        /** Makes the client requests are sent with: a new one replaces it whenever an answer may leave a connection in its pool. */
+        private final java.util.function.Supplier<HttpClient> factory;
+        private volatile HttpClient real;
+        GuardedHttpClient(java.util.function.Supplier<HttpClient> factory) { this.factory = factory; this.real = factory.get(); }
+
+        /**
+         * No connection is reused after its answer. Every request says `Connection: close`; an endpoint that
+         * honours it answers `Connection: close`, and the JDK closes that connection. An answer without it
+         * (an endpoint that ignores the request's header) is kept open in the pool of the client that got it,
+         * which java.net.http hands to the next request to that host and port whatever its keep-alive
+         * timeout (its pool drops expired connections only when its selector thread runs next): after bytes
+         * past a Content-Length on a connection then kept silent, that request waited for its time limit.
+         * So such a client is replaced when the answer's headers arrive, before its body is read and its
+         * connection returned to that pool: later requests go out on new connections of the new client.
+         */
+        private <T> HttpResponse.BodyHandler<T> noReuse(HttpResponse.BodyHandler<T> handler, HttpClient used) {
+            return info -> {
+                // The JDK's own test (HttpConnection.closeOrReturnToCache): the first Connection header, exactly "close".
+                boolean closes = info.headers().firstValue("connection").map(v -> v.equalsIgnoreCase("close")).orElse(false);
+                if (!closes) renew(used);
+                return handler.apply(info);
+            };
+        }
+
+        /** Replaces `used` with a new client, once (a later answer of the same client finds it replaced). */
+        private synchronized void renew(HttpClient used) {
+            if (real == used) real = factory.get();
+        }
 
         private HttpRequest admit(HttpRequest req, QueryState st) throws IOException {
             String url = req.uri().toString();
@@ -174,6 +200,8 @@ public class JenaFederationEngine {
             if (req.headers().firstValue("accept").map(a -> a.contains("sparql-results")).orElse(false)) b.setHeader("Accept", RESULTS_ACCEPT);
             // No content coding is asked for (fkgqa's http.ts DECODED_CODINGS: one rule on every route).
             b.setHeader("Accept-Encoding", "identity");
+            // The endpoint closes the connection after its answer (noReuse).
+            b.setHeader("Connection", "close");
             if (st != null) {
                 long left = st.remainingMs();
                 b.timeout(Duration.ofMillis(left + st.graceMs));
@@ -276,7 +304,8 @@ public class JenaFederationEngine {
             QueryState st = CURRENT.get();
             HttpRequest r = admit(req, st);
             long sentNanos = System.nanoTime();
-            CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, handler);
+            HttpClient client = real;
+            CompletableFuture<HttpResponse<T>> f = client.sendAsync(r, noReuse(handler, client));
             if (st != null) st.inFlight.add(f);
             HttpResponse<T> res = null;
             try {
@@ -307,7 +336,8 @@ public class JenaFederationEngine {
             HttpRequest r;
             try { r = admit(req, st); } catch (IOException e) { return CompletableFuture.failedFuture(e); }
             long sentNanos = System.nanoTime();
-            CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, handler);
+            HttpClient client = real;
+            CompletableFuture<HttpResponse<T>> f = client.sendAsync(r, noReuse(handler, client));
             if (st != null) st.inFlight.add(f);
             return f.handle((res, err) -> {
                 if (st != null) st.inFlight.remove(f);
@@ -923,22 +953,29 @@ public class JenaFederationEngine {
     }
 
     public static void main(String[] args) throws Exception {
-        // No connection is reused after its answer: an endpoint that sent bytes past its answer's Content-Length and
-        // then kept the connection silent left it in the pool, and the next query sent on it (to any endpoint of that
-        // host and port) waited for its time limit. 0 s: a returned connection expires at once and is
-        // closed by the client's selector (the JDK reads this property when its first HttpClient is made: set first).
+        // No connection is reused after its answer (GuardedHttpClient.noReuse): every request says Connection: close, a
+        // header java.net.http sends only when allowed here; a connection left in a pool all the same expires at once
+        // (0 s) and is closed when that client's selector thread runs next. The JDK reads both properties when its
+        // first HttpClient is made: set first.
+        System.setProperty("jdk.httpclient.allowRestrictedHeaders", "connection");
         System.setProperty("jdk.httpclient.keepalive.timeout", "0");
         if (args.length > 0) provideXercesMessages(java.nio.file.Path.of(args[0]));
         JenaSystem.init();
         org.apache.jena.sparql.function.FunctionRegistry.get().put("urn:fkgqa:function:str", CanonicalStr.class);
         org.apache.jena.sparql.function.FunctionRegistry.get().put("urn:fkgqa:function:divide", Divide.class);
         org.apache.jena.sparql.function.FunctionRegistry.get().put("urn:fkgqa:function:avg", Average.class);
-        HttpClient real = HttpClient.newBuilder()
+        // One executor for every client GuardedHttpClient makes: a replaced client leaves no idle threads of its own behind.
+        ExecutorService httpThreads = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "fkgqa-http");
+            t.setDaemon(true);
+            return t;
+        });
+        HttpEnv.setDftHttpClient(new GuardedHttpClient(() -> HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .followRedirects(HttpClient.Redirect.NEVER)
             .connectTimeout(Duration.ofSeconds(10))
-            .build();
-        HttpEnv.setDftHttpClient(new GuardedHttpClient(real));
+            .executor(httpThreads)
+            .build()));
         // Every SERVICE clause through ServiceGuard (ARQ's own HTTP executor, its failures recorded): the only executor.
         ServiceExecutorRegistry services = new ServiceExecutorRegistry();
         services.add(new ServiceGuard());
