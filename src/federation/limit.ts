@@ -113,6 +113,44 @@ export function waitOutcome(options: EngineQueryOptions, engine: string, wait: Q
   return wait.outcome(why, requests);
 }
 
+/**
+ * The least time (ms) a query must have left of its client's deadline (`clientMs`) to be started, once it waited
+ * long enough for a stop to be busy (`waitedTooLong`); for a limit under four times this, a quarter of the limit
+ * (`startFloor`). A federated query needs at least a message to the engine's thread, its plan, and a round of
+ * requests to the shard endpoints, each sent `sentLimit` of what is left: at load 10–20 on 2 cores the quickest
+ * benchmark query (two SERVICE clauses of concert_singer) took 100–600 ms on a warm Comunica thread. A query
+ * started with less would almost surely be stopped at its limit, busy anyway (it waited too long), after it
+ * took the thread from a query that could still finish, and after it sent its shards queries they could only
+ * stop; answered busy at once instead (`lateStart`), it leaves the thread to the next query.
+ */
+export const START_FLOOR_MS = 250;
+
+/** The start floor of a client's limit of `clientMs` ms: `START_FLOOR_MS`, or a quarter of a smaller limit (a client that sets 200 ms expects answers in less). */
+export function startFloor(clientMs: number): number {
+  return Math.min(START_FLOOR_MS, clientMs / 4);
+}
+
+/**
+ * The outcome of a query the engine would take now that cannot finish: with a client's deadline (`from: 'start'`
+ * with `clientMs`), after a wait `waitedTooLong` calls too long, with less than `startFloor` of it left — busy
+ * (HTTP 503, the engine's fault; its `waitedMs` the wait, at most the limit), the query not started. Undefined when
+ * the query is to start: no client's deadline (its limit counts from the start), a wait that is no reason for busy
+ * (a limit under `BUSY_MIN_WAIT_MS` is the query's own to miss), or enough time left.
+ * @param wait the query's wait for the engine (`waitLimit`), read on the `Date.now()` clock
+ */
+export function lateStart(options: EngineQueryOptions, engine: string, wait: QueryLimit, requests: Record<string, number>): EngineOutcome | undefined {
+  const d = options.deadline;
+  if (d.from !== 'start' || d.clientMs === undefined) return undefined;
+  const waited = Date.now() - wait.since;
+  const left = d.clientMs - waited;
+  if (left >= startFloor(d.clientMs) || !waitedTooLong(waited, d.clientMs)) return undefined;
+  return busyOutcome(
+    `the federation engine ${engine} was busy: the query waited ${waited} ms for it behind other queries, which left ${Math.max(0, left)} ms of its limit of ${d.clientMs} ms, less than the ${startFloor(d.clientMs)} ms a federated query is started with at the least: it was not started, not a fault of the query: retry later`,
+    Math.min(waited, d.clientMs),
+    requests,
+  );
+}
+
 /** The outcome of a query the engine kept waiting (`waitedMs`, ms) past its deadline: busy, HTTP 503, the engine's fault. */
 function busyOutcome(error: string, waitedMs: number, requests: Record<string, number>): EngineOutcome {
   return { status: 'error', error, httpStatus: 503, busy: true, waitedMs, requests };
