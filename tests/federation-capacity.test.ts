@@ -31,26 +31,26 @@ describe("the start floor: a query is not started with less of its client's limi
     }
   };
 
-  it('the floor is START_FLOOR_MS, or a quarter of a smaller limit', () => {
-    expect([START_FLOOR_MS, startFloor(1000), startFloor(60_000), startFloor(400), startFloor(200)]).toEqual([250, 250, 250, 100, 50]);
+  it('the floor is START_FLOOR_MS, or a tenth of a smaller limit', () => {
+    expect([START_FLOOR_MS, startFloor(1000), startFloor(60_000), startFloor(400), startFloor(200)]).toEqual([100, 100, 100, 40, 20]);
   });
 
-  it("a client's limit of 1000 ms: a query that waited 751 ms (249 ms left) is busy at once, its wait reported; one that waited 750 ms starts", () => {
-    expect(late({ ms: 30_000, from: 'start', clientMs: 1000 }, 751)).toEqual({
+  it("a client's limit of 1000 ms: a query that waited 901 ms (99 ms left) is busy at once, its wait reported; one that waited 900 ms starts", () => {
+    expect(late({ ms: 30_000, from: 'start', clientMs: 1000 }, 901)).toEqual({
       status: 'error',
       error:
-        'the federation engine comunica was busy: the query waited 751 ms for it behind other queries, which left 249 ms of its limit of 1000 ms, less than the 250 ms a federated query is started with at the least: it was not started, not a fault of the query: retry later',
+        'the federation engine comunica was busy: the query waited 901 ms for it behind other queries, which left 99 ms of its limit of 1000 ms, less than the 100 ms a federated query is started with at the least: it was not started, not a fault of the query: retry later',
       httpStatus: 503,
       busy: true,
-      waitedMs: 751,
+      waitedMs: 901,
       requests: {},
     });
-    expect(late({ ms: 30_000, from: 'start', clientMs: 1000 }, 750)).toBeUndefined();
+    expect(late({ ms: 30_000, from: 'start', clientMs: 1000 }, 900)).toBeUndefined();
   });
 
-  it("a small limit: the floor is a quarter of it; under BUSY_MIN_WAIT_MS of wait, or without a client's limit, the query always starts (its limit is its own)", () => {
-    expect(late({ ms: 30_000, from: 'start', clientMs: 200 }, 151)).toMatchObject({ busy: true, waitedMs: 151 });
-    expect(late({ ms: 30_000, from: 'start', clientMs: 200 }, 150)).toBeUndefined();
+  it("a small limit: the floor is a tenth of it; under BUSY_MIN_WAIT_MS of wait, or without a client's limit, the query always starts (its limit is its own)", () => {
+    expect(late({ ms: 30_000, from: 'start', clientMs: 200 }, 181)).toMatchObject({ busy: true, waitedMs: 181 });
+    expect(late({ ms: 30_000, from: 'start', clientMs: 200 }, 180)).toBeUndefined();
     // 59 of 60 ms waited: a limit under BUSY_MIN_WAIT_MS (100 ms) is the query's own to miss, never busy.
     expect(late({ ms: 30_000, from: 'start', clientMs: 60 }, 59)).toBeUndefined();
     // serve's own limit counts from the start: the query has all of it whatever it waited.
@@ -129,13 +129,13 @@ describe('the Comunica engine keeps its capacity: stopped queries are cancelled 
     const engine = new ComunicaEngine({ endpoints: [a, b], parallel: 1 });
     try {
       await engine.warm();
-      // Its client's limit of 1000 ms counts from 900 ms ago (a wait in front of the engine: serve's fair queue).
+      // Its client's limit of 1000 ms counts from 950 ms ago (a wait in front of the engine: serve's fair queue).
       const o = await engine.query(`SELECT * WHERE { SERVICE <${a}> { ?s <urn:hold> ?o } SERVICE <${b}> { ?o ?p ?t } }`, MEDIA.json, {
-        deadline: { ms: 30_000, from: 'start', clientMs: 1000, since: Date.now() - 900 },
+        deadline: { ms: 30_000, from: 'start', clientMs: 1000, since: Date.now() - 950 },
       });
       expect(o).toMatchObject({ status: 'error', busy: true, httpStatus: 503, requests: {} });
       expect(o.status === 'error' && o.error).toContain('it was not started');
-      expect(o.status === 'error' && o.waitedMs).toBeGreaterThanOrEqual(900);
+      expect(o.status === 'error' && o.waitedMs).toBeGreaterThanOrEqual(950);
       expect([shard.received.length, engine.restarts]).toEqual([0, 0]);
     } finally {
       await engine.close();

@@ -115,19 +115,21 @@ export function waitOutcome(options: EngineQueryOptions, engine: string, wait: Q
 
 /**
  * The least time (ms) a query must have left of its client's deadline (`clientMs`) to be started, once it waited
- * long enough for a stop to be busy (`waitedTooLong`); for a limit under four times this, a quarter of the limit
+ * long enough for a stop to be busy (`waitedTooLong`); for a limit under ten times this, a tenth of the limit
  * (`startFloor`). A federated query needs at least a message to the engine's thread, its plan, and a round of
- * requests to the shard endpoints, each sent `sentLimit` of what is left: at load 10–20 on 2 cores the quickest
- * benchmark query (two SERVICE clauses of concert_singer) took 100–600 ms on a warm Comunica thread. A query
- * started with less would almost surely be stopped at its limit, busy anyway (it waited too long), after it
- * took the thread from a query that could still finish, and after it sent its shards queries they could only
- * stop; answered busy at once instead (`lateStart`), it leaves the thread to the next query.
+ * requests to the shard endpoints, each sent `sentLimit` of what is left: at load 15 on 2 cores the quickest
+ * benchmark queries (two SERVICE clauses of concert_singer) took about 100 ms each on a warm Comunica thread (20
+ * answered by 2 threads within a limit of 1000 ms). A query started with less would almost surely be stopped at its
+ * limit, busy anyway (it waited too long), after it took the thread from a query that could still finish and sent
+ * its shards queries they could only stop; answered busy at once instead (`lateStart`), it leaves the thread to the
+ * next query. A larger floor refuses queries that would have finished (with a floor of 250 ms, a round of 20 such queries
+ * answered 7 where starting every query answered 20).
  */
-export const START_FLOOR_MS = 250;
+export const START_FLOOR_MS = 100;
 
-/** The start floor of a client's limit of `clientMs` ms: `START_FLOOR_MS`, or a quarter of a smaller limit (a client that sets 200 ms expects answers in less). */
+/** The start floor of a client's limit of `clientMs` ms: `START_FLOOR_MS`, or a tenth of a smaller limit (a client that sets 200 ms expects answers in less). */
 export function startFloor(clientMs: number): number {
-  return Math.min(START_FLOOR_MS, clientMs / 4);
+  return Math.min(START_FLOOR_MS, clientMs / 10);
 }
 
 /**
