@@ -316,7 +316,7 @@ for (const name of FEDERATION_ENGINES) {
       setTimeout(() => ac.abort(), stallLimitMs + 250 + 600);
       expect(await aborted).toMatchObject({ status: 'error', error: 'aborted' });
       // A client's deadline (/federation/sparql's request limit): answered at it, without the late busy.
-      // (Or, at load, the engine's own busy: the wait for the thread that replaced the aborted one took over a tenth of it.)
+      // (Or, at load, the engine's own busy: the wait for the thread to be free after the aborted query took over a tenth of it.)
       const within = await engine.query(`SELECT * { SERVICE <${lateBusy.url}> { ?s ?p ?o } SERVICE <${url(1)}> { ?s ?p ?o } }`, JSON_RESULTS, {
         deadline: { ms: 1500, from: 'start', clientMs: 1500 },
       });

@@ -27,7 +27,7 @@ describe("the federation engine: a deadline from: 'start' does not count the wai
     await s?.close();
   });
 
-  it("from: 'start': a query waiting 10 s behind a busy engine thread, then for the replacement thread's start, still answers within its 8 s limit; a warm engine replaces a stopped thread at once", async () => {
+  it("from: 'start': a query waiting 10 s behind a busy engine thread, then for the stopped query's cancelling, still answers within its 8 s limit", async () => {
     const engine = new ComunicaEngine({ endpoints: [1, 2, 3, 4].map(ep) });
     const slots = () => (engine as unknown as { slots: unknown[] }).slots.length;
     try {
@@ -36,11 +36,13 @@ describe("the federation engine: a deadline from: 'start' does not count the wai
       const first = engine.query(slow(), MEDIA.json, { deadline: { ms: 10_000, from: 'start' } });
       const second = engine.query(good(), MEDIA.json, { deadline: { ms: 8000, from: 'start' } });
       expect(await first).toMatchObject({ status: 'timeout' });
-      // The first ran its 10 s on the thread and was stopped: the thread was replaced at once (warm), before any query asked.
-      expect(engine.restarts).toBe(1);
-      expect(slots()).toBe(1);
       const o = await second;
-      // It waited for the first (10 s) and for the replacement thread's start: longer than its own limit.
+      // The first ran its 10 s on the thread and was stopped: cancelled in its thread, which the second then took (or, had the
+      // thread not said it stopped within CANCEL_WAIT_MS, its replacement, started at once: the engine is warm).
+      process.stderr.write(`engine thread after the stopped query: kept ${engine.kept}, replaced ${engine.restarts}\n`);
+      expect(engine.kept + engine.restarts).toBe(1);
+      expect(slots()).toBe(1);
+      // It waited for the first (10 s) and for the thread to be free again: longer than its own limit.
       expect(performance.now() - t0).toBeGreaterThan(10_000);
       expect(o.status === 'ok' && JSON.parse(o.body).results.bindings[0].n.value).toBe('280');
       // With a deadline from: 'call' the same wait is counted: the limit ends while it waits. With a wait limit

@@ -113,6 +113,46 @@ export function waitOutcome(options: EngineQueryOptions, engine: string, wait: Q
   return wait.outcome(why, requests);
 }
 
+/**
+ * The least time (ms) a query must have left of its client's deadline (`clientMs`) to be started, once it waited
+ * long enough for a stop to be busy (`waitedTooLong`); for a limit under ten times this, a tenth of the limit
+ * (`startFloor`). A federated query needs at least a message to the engine's thread, its plan, and a round of
+ * requests to the shard endpoints, each sent `sentLimit` of what is left: at load 15 on 2 cores the quickest
+ * benchmark queries (two SERVICE clauses of concert_singer) took about 100 ms each on a warm Comunica thread (20
+ * answered by 2 threads within a limit of 1000 ms). A query started with less would almost surely be stopped at its
+ * limit, busy anyway (it waited too long), after it took the thread from a query that could still finish and sent
+ * its shards queries they could only stop; answered busy at once instead (`lateStart`), it leaves the thread to the
+ * next query. A larger floor refuses queries that would have finished (with a floor of 250 ms, a round of 20 such queries
+ * answered 7 where starting every query answered 20).
+ */
+export const START_FLOOR_MS = 100;
+
+/** The start floor of a client's limit of `clientMs` ms: `START_FLOOR_MS`, or a tenth of a smaller limit (a client that sets 200 ms expects answers in less). */
+export function startFloor(clientMs: number): number {
+  return Math.min(START_FLOOR_MS, clientMs / 10);
+}
+
+/**
+ * The outcome of a query the engine would take now that cannot finish: with a client's deadline (`from: 'start'`
+ * with `clientMs`), after a wait `waitedTooLong` calls too long, with less than `startFloor` of it left — busy
+ * (HTTP 503, the engine's fault; its `waitedMs` the wait, at most the limit), the query not started. Undefined when
+ * the query is to start: no client's deadline (its limit counts from the start), a wait that is no reason for busy
+ * (a limit under `BUSY_MIN_WAIT_MS` is the query's own to miss), or enough time left.
+ * @param wait the query's wait for the engine (`waitLimit`), read on the `Date.now()` clock
+ */
+export function lateStart(options: EngineQueryOptions, engine: string, wait: QueryLimit, requests: Record<string, number>): EngineOutcome | undefined {
+  const d = options.deadline;
+  if (d.from !== 'start' || d.clientMs === undefined) return undefined;
+  const waited = Date.now() - wait.since;
+  const left = d.clientMs - waited;
+  if (left >= startFloor(d.clientMs) || !waitedTooLong(waited, d.clientMs)) return undefined;
+  return busyOutcome(
+    `the federation engine ${engine} was busy: the query waited ${waited} ms for it behind other queries, which left ${Math.max(0, left)} ms of its limit of ${d.clientMs} ms, less than the ${startFloor(d.clientMs)} ms a federated query is started with at the least: it was not started, not a fault of the query: retry later`,
+    Math.min(waited, d.clientMs),
+    requests,
+  );
+}
+
 /** The outcome of a query the engine kept waiting (`waitedMs`, ms) past its deadline: busy, HTTP 503, the engine's fault. */
 function busyOutcome(error: string, waitedMs: number, requests: Record<string, number>): EngineOutcome {
   return { status: 'error', error, httpStatus: 503, busy: true, waitedMs, requests };

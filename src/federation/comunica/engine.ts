@@ -15,8 +15,13 @@
  *   bench:federation` (13,068 requests for car_1/q5's oracle form where `comunica` sends 20).
  *
  * Each query runs in a worker thread (thread.ts) of a pool of `parallel` threads; a query past its
- * time limit or aborted has its thread terminated (which drops its HTTP connections) and replaced,
- * and the other threads go on (after `warm`, its replacement starts at once). The time limit counts
+ * time limit or aborted is cancelled in its thread (its HTTP requests aborted, their connections closed),
+ * which is kept for the next query once it says the query stopped; a thread that does not say so within
+ * `CANCEL_WAIT_MS` (stuck in work it cannot leave), or that crashed, is terminated and replaced, and the
+ * other threads go on (after `warm`, its replacement starts at once). Keeping the thread keeps its
+ * capacity: a start costs 0.5–0.9 s of CPU, and a fresh thread's first queries run several times slower
+ * (the JIT has not warmed up). A query whose client's deadline left it less than `startFloor` when a
+ * thread took it is not started (`lateStart` of limit.ts: busy at once). The time limit counts
  * from the call, the wait for a free thread included, or with a deadline `from: 'start'` from when a ready
  * thread takes the query; a thread that fails to start is an error naming why. SERVICE-explicit queries are checked first (`checkServiceQuery`: 0 requests for a
  * refused query); every query is handed to Comunica as algebra (algebra.ts), a query with `sources`
@@ -28,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { compiledScript } from '../../common/thread-script.js';
 import { DEFAULT_MAX_DECODED_BYTES, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine, warnOnce } from '../engine.js';
-import { dueGraceMs, DueAnswers, outcomeAtLimit, runLimit, waitLimit, waitOutcome } from '../limit.js';
+import { dueGraceMs, DueAnswers, lateStart, outcomeAtLimit, runLimit, waitLimit, waitOutcome } from '../limit.js';
 import { checkServiceQuery } from '../service-check.js';
 import { silentTargets } from '../../sparql/services.js';
 import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
@@ -44,6 +49,14 @@ export const COMUNICA_SERVICE_ENGINE = fileURLToPath(new URL('../../../federatio
 export function comunicaEngineFile(config: ComunicaConfig): string {
   return config === 'comunica' ? COMUNICA_SERVICE_ENGINE : createRequire(import.meta.url).resolve('@comunica/query-sparql/engine-default.js');
 }
+
+/**
+ * The longest wait (ms) for a thread to say it cancelled a stopped query (thread.ts `cancelled`), during which the
+ * thread takes no other query; past it the thread is taken as stuck in work it cannot leave, and is terminated and
+ * replaced. A thread that is not stuck answers within a few ms, and within tens of ms at load 20 on 2 cores; the
+ * wait is as long as `DUE_ANSWER_GRACE_MS` (a thread start is 0.5–0.9 s of CPU, so a kept thread is worth waiting for).
+ */
+export const CANCEL_WAIT_MS = 2000;
 
 interface Slot {
   worker: Worker;
@@ -64,8 +77,10 @@ export class ComunicaEngine implements FederationEngine {
   private closed = false;
   /** Set by `warm`: a thread stopped after a timeout, an abort or a crash is replaced at once (a warm spare), not at the next query. */
   private keepWarm = false;
-  /** Threads replaced after a timeout, an abort or a crash. */
+  /** Threads replaced: stuck after a cancel (`CANCEL_WAIT_MS`), crashed or exited. */
   restarts = 0;
+  /** Threads kept after their query was stopped (at its time limit, or aborted) and cancelled in them. */
+  kept = 0;
   /** How the last thread that started loaded Comunica: from its bundle (`npm run build`, engine-module.ts) or module by module; undefined before one started. */
   loadedFrom: 'bundle' | 'modules' | undefined;
   /** Errors raised in a thread outside any query (late failures of abandoned response streams), newest last, at most 20. */
@@ -205,6 +220,12 @@ export class ComunicaEngine implements FederationEngine {
         this.release(slot);
         return waitOutcome(options, this.name, wait, 'timeout', requests);
       }
+      // Too little of its client's limit left to finish (startFloor): busy now, the thread left to the next query.
+      const late = lateStart(options, this.name, wait, requests);
+      if (late) {
+        this.release(slot);
+        return late;
+      }
       limit = runLimit(options, wait);
       const id = this.nextId++;
       const worker = slot.worker;
@@ -214,20 +235,16 @@ export class ComunicaEngine implements FederationEngine {
         const due = new DueAnswers(silentTargets(query));
         const grace = dueGraceMs(options.deadline);
         let pastLimit = false;
-        const done = (o: EngineOutcome, healthy: boolean) => {
+        // The thread after the query: idle (it ended the query), to cancel it in (stopped), or gone (crashed, exited).
+        const done = (o: EngineOutcome, thread: 'idle' | 'stopped' | 'gone') => {
           if (finished) return;
           finished = true;
           worker.off('message', onMessage);
           worker.off('error', onError);
           worker.off('exit', onExit);
-          if (healthy) this.release(slot);
-          else {
-            this.restarts++;
-            this.drop(slot);
-            // A warm engine starts the replacement now: the next query does not wait for Comunica's 1–3 s start.
-            if (this.keepWarm && !this.closed) this.spawn();
-            this.waiting.shift()?.();
-          }
+          if (thread === 'idle') this.release(slot);
+          else if (thread === 'stopped') this.cancel(slot, id);
+          else this.replace(slot);
           resolve(o);
         };
         const onMessage = (m: ThreadReply) => {
@@ -240,12 +257,12 @@ export class ComunicaEngine implements FederationEngine {
           else if ((pastLimit || limit.passed()) && (m.type === 'result' || m.type === 'error') && m.id === id) {
             pastLimit = true;
             due.end(m.type === 'error' ? m.fault : undefined);
-          } else if (m.type === 'result' && m.id === id) done({ status: 'ok', body: m.body, contentType: mediaType, requests }, true);
+          } else if (m.type === 'result' && m.id === id) done({ status: 'ok', body: m.body, contentType: mediaType, requests }, 'idle');
           else if (m.type === 'error' && m.id === id)
-            done({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests }, true);
+            done({ status: 'error', error: m.error, ...(m.httpStatus ? { httpStatus: m.httpStatus } : {}), ...(m.fault ? { fault: m.fault } : {}), requests }, 'idle');
         };
-        const onError = (e: Error) => done({ status: 'error', error: `engine thread crashed: ${e.message}`, requests }, false);
-        const onExit = () => done({ status: 'error', error: this.closed ? 'the federation engine is closed' : 'engine thread exited', requests }, false);
+        const onError = (e: Error) => done({ status: 'error', error: `engine thread crashed: ${e.message}`, requests }, 'gone');
+        const onExit = () => done({ status: 'error', error: this.closed ? 'the federation engine is closed' : 'engine thread exited', requests }, 'gone');
         worker.on('message', onMessage);
         worker.on('error', onError);
         worker.on('exit', onExit);
@@ -253,15 +270,54 @@ export class ComunicaEngine implements FederationEngine {
           // An endpoint's 503 at the limit it was sent (busy, or that limit) may still be on its way: it is the verdict.
           if (why === 'timeout' && !finished) pastLimit = true;
           const o = pastLimit ? await outcomeAtLimit(due, limit, grace, options.signal, requests) : limit.outcome(why, requests);
-          // A thread that ended the query itself is idle again (kept); else it is stopped.
-          done(o, due.isEnded);
+          // A thread that ended the query itself is idle again; else the query is cancelled in it.
+          done(o, due.isEnded ? 'idle' : 'stopped');
         });
-        worker.postMessage({ id, query, sources, mediaType, httpTimeoutMs: limit.left(), graceMs: grace } satisfies ThreadRequest);
+        worker.postMessage({ type: 'query', id, query, sources, mediaType, httpTimeoutMs: limit.left(), graceMs: grace } satisfies ThreadRequest);
       });
     } finally {
       limit.dispose();
       wait.dispose();
     }
+  }
+
+  /**
+   * Cancels query `id` in its thread (thread.ts `cancel`); the thread stays taken until it says `cancelled`, then
+   * takes the next query (`kept`); when it does not say so within `CANCEL_WAIT_MS`, or crashes or exits meanwhile,
+   * it is replaced.
+   */
+  private cancel(slot: Slot, id: number): void {
+    const worker = slot.worker;
+    let over = false;
+    const end = (cancelled: boolean) => {
+      if (over) return;
+      over = true;
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('error', onGone);
+      worker.off('exit', onGone);
+      if (cancelled && !this.closed) {
+        this.kept++;
+        this.release(slot);
+      } else this.replace(slot);
+    };
+    const onMessage = (m: ThreadReply) => {
+      if (m.type === 'cancelled' && m.id === id) end(true);
+    };
+    const onGone = () => end(false);
+    const timer = setTimeout(() => end(false), CANCEL_WAIT_MS);
+    worker.on('message', onMessage);
+    worker.on('error', onGone);
+    worker.on('exit', onGone);
+    worker.postMessage({ type: 'cancel', id } satisfies ThreadRequest);
+  }
+
+  /** Terminates a thread that is stuck, crashed or exited; a warm engine starts its replacement now (the next query does not wait for Comunica's 1–3 s start). */
+  private replace(slot: Slot): void {
+    if (!this.closed) this.restarts++;
+    this.drop(slot);
+    if (this.keepWarm && !this.closed) this.spawn();
+    this.waiting.shift()?.();
   }
 
   /** How the last thread loaded Comunica (FederationEngine.startedHow). */

@@ -2,7 +2,10 @@
  * Worker-thread entry of `ComunicaEngine` (engine.ts): one Comunica 4.5.0 engine built from a
  * compiled Components.js configuration (`workerData.enginePath`: federation/comunica/engine-service.cjs
  * for `comunica`, @comunica/query-sparql's engine-default.js for `comunica-default`), answering one
- * query at a time. A query past its time limit is stopped by terminating this thread.
+ * query at a time. A query past its time limit, or whose client went away, is cancelled here (`cancel`): its
+ * requests in flight are aborted (their connections closed), no new one is sent, its answer stream is
+ * destroyed, and once its evaluation has settled the thread says `cancelled` and takes the next query. A
+ * thread that does not say so in time is terminated by the engine (engine.ts, `CANCEL_WAIT_MS`).
  *
  * Every HTTP request goes through `fetchVia` (src/common/http-client.ts): URLs outside the registry
  * are refused before sending, no redirect is followed (a 3xx fails the query, naming both URLs),
@@ -39,7 +42,8 @@ export interface ThreadData {
 }
 
 /** @internal A query for the thread. */
-export interface ThreadRequest {
+export interface ThreadQuery {
+  type: 'query';
   id: number;
   /** The query text (full IRIs or its own prefixes). */
   query: string;
@@ -52,6 +56,9 @@ export interface ThreadRequest {
   graceMs: number;
 }
 
+/** @internal A message to the thread: a query, or the cancelling of query `id` (answered `cancelled` once it stopped). */
+export type ThreadRequest = ThreadQuery | { type: 'cancel'; id: number };
+
 /** @internal A message from the thread. */
 export type ThreadReply =
   /** Started: the engine loaded from its bundle (engine-module.ts) or module by module; `problem`: why its bundle was not used (a warning for the user). */
@@ -63,7 +70,9 @@ export type ThreadReply =
   /** That request has its answer's status line, or failed (`fault`: a `503` with `Fkgqa-Stopped`): for `DueAnswers` at the engine's time limit. */
   | { type: 'answered'; id: number; fault?: EndpointFault }
   | { type: 'result'; id: number; body: string }
-  | { type: 'error'; id: number; error: string; httpStatus?: number; fault?: EndpointFault };
+  | { type: 'error'; id: number; error: string; httpStatus?: number; fault?: EndpointFault }
+  /** Query `id` was cancelled and its evaluation has settled (or it had ended already): the thread is free. */
+  | { type: 'cancelled'; id: number };
 
 const data = workerData as ThreadData;
 const port = parentPort!;
@@ -93,6 +102,15 @@ let deadline = Infinity;
 let serviceFailure: { error: unknown } | undefined;
 /** The evaluations of SERVICE clauses of the running query not yet settled: the query ends after them (`run`). */
 const servicesPending = new Set<Promise<unknown>>();
+/**
+ * The running query's stop: aborted by a `cancel`, it aborts the query's requests in flight, and no request is
+ * sent for it after (a fresh one per query).
+ */
+let stopper = new AbortController();
+/** The running query's answer stream, destroyed by a `cancel`. */
+let answerStream: { destroy(error?: Error): unknown } | undefined;
+/** The running query's evaluation, settled or not (`cancel` answers once it has). */
+let evaluation: Promise<void> = Promise.resolve();
 /** The query whose evaluation is running (its id): Comunica may go on with parts of a failed query while the next one runs. */
 const queryContext = new AsyncLocalStorage<number>();
 /** The SERVICE SILENT clause being evaluated (`serviceScope`): a fault of its endpoint inside it is not the query's. */
@@ -203,8 +221,11 @@ function checkedAnswer(id: number, res: Response, endpoint: string, form: Answer
   return checked;
 }
 
-/** `fetch` for Comunica: registry only, no redirect followed, every request reported before it is sent, answers checked (`checkedAnswer`). */
-function guardedFetch(id: number): typeof fetch {
+/**
+ * `fetch` for Comunica: registry only, no redirect followed, every request reported before it is sent, answers checked
+ * (`checkedAnswer`); `cancelled` (the query's `cancel`) aborts its requests in flight and refuses new ones.
+ */
+function guardedFetch(id: number, cancelled: AbortSignal): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     let res: Response;
@@ -215,6 +236,8 @@ function guardedFetch(id: number): typeof fetch {
     // Past the query's limit (the engine waits for answers due, DueAnswers) nothing new is sent: a shard gets no query
     // it could only stop at once, and no stop of such a request is a verdict.
     if (id === running && Date.now() >= deadline) throw new Error(`the query's time limit ended: no request sent to ${endpointOf(url)}`);
+    // A cancelled query sends nothing more (Comunica may go on with parts of it for a while).
+    if (cancelled.aborted) throw new Error(`the query was cancelled: no request sent to ${endpointOf(url)}`);
     try {
       // The time the query has left, less a margin (sentLimit): fkgqa serve's shard endpoint answers busy or its time limit by then.
       // A Request's own headers when Comunica passes one without init (Comunica 4.5 passes a URL and init).
@@ -230,7 +253,7 @@ function guardedFetch(id: number): typeof fetch {
           },
         },
         data.maxDecodedBytes,
-      )(input, { ...init, headers });
+      )(input, { ...init, headers, signal: init?.signal ? AbortSignal.any([init.signal, cancelled]) : cancelled });
     } catch (e) {
       if (sent) port.postMessage({ type: 'answered', id } satisfies ThreadReply);
       if (e instanceof RedirectRefused) refusedStatus = e.status;
@@ -331,7 +354,7 @@ function numberTerm(v: NumberValue | undefined, what: string): RDF.Term {
   return DataFactory.literal(v.value, DataFactory.namedNode(v.datatype));
 }
 
-async function run(req: ThreadRequest): Promise<string> {
+async function run(req: ThreadQuery, stop: AbortSignal): Promise<string> {
   // As algebra, not text (algebra.ts: EXISTS patterns Comunica's parser cannot translate, escaped
   // local names): given text and no sources, Comunica 4.5 would also keep the query string in its
   // context and its SPARQL source then send the whole query, SERVICE clauses included, to each
@@ -347,12 +370,17 @@ async function run(req: ThreadRequest): Promise<string> {
     httpRetryCount: 0,
     // Unexpected HTTP errors must fail the query, never be skipped silently.
     lenient: false,
-    fetch: guardedFetch(req.id),
+    fetch: guardedFetch(req.id, stop),
     extensionFunctions: EXTENSION_FUNCTIONS,
   } as Parameters<typeof engine.query<Algebra.Operation>>[1]);
+  if (stop.aborted) throw new Error('the query was cancelled');
   const { data: stream } = await engine.resultToString(result, req.mediaType);
+  answerStream = stream as unknown as { destroy(error?: Error): unknown };
   let text = '';
-  for await (const chunk of stream) text += chunk;
+  for await (const chunk of stream) {
+    if (stop.aborted) throw new Error('the query was cancelled');
+    text += chunk;
+  }
   // Every SERVICE clause the query started is read to its end (an ASK or LIMIT may have its answer first): a
   // failure of one that is not SILENT is the query's, whatever Comunica's evaluation made of it (Jena's reads too).
   while (servicesPending.size > 0) await Promise.all([...servicesPending]);
@@ -360,18 +388,39 @@ async function run(req: ThreadRequest): Promise<string> {
   return text;
 }
 
+/**
+ * Cancels query `id` (`ThreadRequest` cancel): aborts its requests and its answer stream, and says `cancelled`
+ * once its evaluation has settled; at once when it is not running (it ended before the message came).
+ */
+function cancel(id: number): void {
+  if (id !== running || stopper.signal.aborted) {
+    void evaluation.then(() => port.postMessage({ type: 'cancelled', id } satisfies ThreadReply));
+    return;
+  }
+  stopper.abort(new Error('the query was cancelled'));
+  answerStream?.destroy(new Error('the query was cancelled'));
+  void evaluation.then(() => port.postMessage({ type: 'cancelled', id } satisfies ThreadReply));
+}
+
 port.on('message', (req: ThreadRequest) => {
+  if (req.type === 'cancel') return cancel(req.id);
   refusedStatus = undefined;
   fault = undefined;
   serviceFailure = undefined;
   servicesPending.clear();
   running = req.id;
   deadline = Date.now() + req.httpTimeoutMs;
-  queryContext
-    .run(req.id, () => run(req))
+  const stop = (stopper = new AbortController()).signal;
+  answerStream = undefined;
+  evaluation = queryContext
+    .run(req.id, () => run(req, stop))
     .then(
-      (body) => port.postMessage({ type: 'result', id: req.id, body } satisfies ThreadReply),
+      (body) => {
+        if (!stop.aborted) port.postMessage({ type: 'result', id: req.id, body } satisfies ThreadReply);
+      },
       (e: unknown) => {
+        // A cancelled query's failure is its cancelling: the engine has its outcome already.
+        if (stop.aborted) return;
         const full = (e as Error)?.message ?? String(e);
         // Comunica quotes an endpoint's whole error answer ("… (HTTP status 500):\n<!DOCTYPE html>…"): its first line of text is kept.
         const quoted = /^([^\n]*\(HTTP status (\d{3})\)):?\s*([\s\S]*)$/.exec(full);

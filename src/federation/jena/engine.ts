@@ -25,7 +25,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MAX_DECODED_BYTES, type EndpointFault, type EngineOutcome, type EngineQueryOptions, type EngineSetup, type FederationEngine } from '../engine.js';
-import { dueGraceMs, DueAnswers, outcomeAtLimit, runLimit, waitLimit, waitOutcome, type StopReason } from '../limit.js';
+import { dueGraceMs, DueAnswers, lateStart, outcomeAtLimit, runLimit, waitLimit, waitOutcome, type StopReason } from '../limit.js';
 import { errorBody } from '../../common/http-client.js';
 import { checkServiceQuery } from '../service-check.js';
 import { silentTargets } from '../../sparql/services.js';
@@ -355,6 +355,9 @@ export class JenaEngine implements FederationEngine {
       if (stop) return waitOutcome(options, 'jena', wait, stop, requests);
       // The wait's limit passed by the clock, its timer not yet fired (a loaded event loop): the query is not started.
       if (wait.passed()) return waitOutcome(options, 'jena', wait, 'timeout', requests);
+      // Too little of its client's limit left to finish (startFloor of limit.ts): busy now, the slot left to the next query.
+      const late = lateStart(options, 'jena', wait, requests);
+      if (late) return late;
       this.running++;
       try {
         if (!this.child) {
