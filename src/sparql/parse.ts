@@ -16,7 +16,8 @@ import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type sparqljs from 'sparqljs';
 import { compiledScript } from '../common/thread-script.js';
-import { commentEnd, MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, nestingDepth } from './guard.js';
+import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, nestingDepth } from './guard.js';
+import { commentEnd } from './lexer.js';
 import { patchSparqljsLexer } from './sparqljs-lexer.js';
 
 // sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
