@@ -4,7 +4,7 @@
  * nested `{}` give "memory access out of bounds" for every later query) and keep sparqljs busy for
  * minutes; counting brackets is linear in the text and needs no parser.
  */
-import { sparqlTokens } from './lexer.js';
+import { SparqlLexer } from './lexer.js';
 import { ProtocolError } from './protocol.js';
 
 /**
@@ -37,15 +37,17 @@ export const MAX_SERVED_QUERY_DEPTH = MAX_QUERY_DEPTH + MAX_OPERATOR_DEPTH;
 /**
  * The deepest bracket nesting of a SPARQL text: `{`, `(`, `[` open, `}`, `)`, `]` close. Brackets
  * inside string literals, IRIs, comments and escaped local names (`:a\(`) do not count; a `<` that
- * is less-than hides none (lexer.ts, `sparqlTokens`).
+ * is less-than hides none (lexer.ts, `SparqlLexer`).
  * @returns the maximum depth reached (0 for a text without brackets); unbalanced closers never make it negative
  */
 export function nestingDepth(text: string): number {
   let depth = 0;
   let max = 0;
-  for (const t of sparqlTokens(text)) {
-    if (t.kind !== 'punct') continue;
-    for (const c of t.text) {
+  const lexer = new SparqlLexer(text);
+  while (lexer.next()) {
+    const p = lexer.punct;
+    for (let k = 0; k < p.length; k++) {
+      const c = p[k];
       if (c === '{' || c === '(' || c === '[') max = Math.max(max, ++depth);
       else if ((c === '}' || c === ')' || c === ']') && depth > 0) depth--;
     }

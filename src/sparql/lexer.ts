@@ -95,16 +95,28 @@ const CLAUSES: Record<string, Clause> = {
 /** Words that separate operands inside an expression (`?x IN (…)`, `(… AS ?v)`, `COUNT(DISTINCT …)`, `; SEPARATOR = …`). */
 const SEPARATORS = new Set(['as', 'in', 'not', 'distinct', 'separator']);
 
-interface Frame {
-  kind: BracketContext;
-  closer: string;
-  /** group: the clause it is in. */
-  clause: Clause;
-  /** The parent's clause becomes `pattern` when this frame closes (FILTER's and BIND's brackets, a group, VALUES rows). */
-  endsClause: boolean;
-  /** expr: an operand is expected next. */
-  expect: boolean;
-}
+const KINDS: BracketContext[] = ['group', 'expr', 'data'];
+const CLAUSE_CODES: Clause[] = ['prologue', 'select', 'pattern', 'filter', 'bind', 'values', 'modifier'];
+const CLOSERS = ['', ')', '}', ']', ')>>', '>>', '|}'];
+/**
+ * An open bracket, packed in one small integer so that a text of millions of brackets costs one
+ * number each: bits 0–1 what it opens (KINDS), 2–4 the clause of a group (CLAUSE_CODES), 5 whether
+ * its closing ends the parent's clause (FILTER's and BIND's brackets, a group, VALUES rows), 6
+ * whether an operand is expected next (expr), 7–9 its closing bracket (CLOSERS).
+ */
+type Frame = number;
+const frameOf = (kind: number, clause: number, endsClause: boolean, closer: number): Frame => kind | (clause << 2) | (endsClause ? 32 : 0) | 64 | (closer << 7);
+const kindOf = (f: Frame) => f & 3;
+const clauseOf = (f: Frame) => (f >> 2) & 7;
+const withClause = (f: Frame, clause: number) => (f & ~28) | (clause << 2);
+const expects = (f: Frame) => (f & 64) !== 0;
+const withExpect = (f: Frame, expect: boolean) => (expect ? f | 64 : f & ~64);
+const closerOf = (f: Frame) => CLOSERS[(f >> 7) & 7];
+const GROUP = 0;
+const EXPR = 1;
+const DATA = 2;
+const PATTERN = CLAUSE_CODES.indexOf('pattern');
+const CLAUSE_OF_WORD = new Map(Object.entries(CLAUSES).map(([w, c]) => [w, CLAUSE_CODES.indexOf(c)]));
 
 function sticky(re: RegExp, text: string, i: number): number {
   re.lastIndex = i;
@@ -140,52 +152,80 @@ function stringEnd(text: string, i: number): number {
 
 /** The frame a bracket opens in frame `f`, by the bracket and the clause it stands in. */
 function opened(f: Frame, bracket: string): Frame {
-  let kind: BracketContext;
-  let endsClause = false;
-  if (f.kind === 'data' || bracket === '[' || bracket === '<<(' || bracket === '<<' || bracket === '{|') kind = 'data';
-  else if (f.kind === 'expr') kind = bracket === '{' ? 'group' : 'expr';
-  else if (bracket === '{') {
-    kind = f.clause === 'values' ? 'data' : 'group';
-    endsClause = true;
-  } else if (f.clause === 'filter' || f.clause === 'bind') {
-    kind = 'expr';
-    endsClause = true;
-  } else kind = f.clause === 'pattern' || f.clause === 'values' ? 'data' : 'expr';
-  return { kind, closer: CLOSER[bracket], clause: 'pattern', endsClause, expect: true };
+  const closer = CLOSERS.indexOf(CLOSER[bracket]);
+  const kind = kindOf(f);
+  const clause = CLAUSE_CODES[clauseOf(f)];
+  if (kind === DATA || bracket === '[' || bracket === '<<(' || bracket === '<<' || bracket === '{|') return frameOf(DATA, PATTERN, false, closer);
+  if (kind === EXPR) return frameOf(bracket === '{' ? GROUP : EXPR, PATTERN, false, closer);
+  if (bracket === '{') return frameOf(clause === 'values' ? DATA : GROUP, PATTERN, true, closer);
+  if (clause === 'filter' || clause === 'bind') return frameOf(EXPR, PATTERN, true, closer);
+  return frameOf(clause === 'pattern' || clause === 'values' ? DATA : EXPR, PATTERN, false, closer);
 }
 
+/** The punctuation longer than one character, by its first character, shortest first (the longest that matches is read). */
+const PUNCT_STARTING: Record<string, string[]> = {};
+for (const p of [...PUNCT].reverse()) if (p.length > 1) (PUNCT_STARTING[p[0]] ??= []).push(p);
+
+/** Characters that start punctuation only (never a term or a word), by code. */
+const PUNCT_ONLY = new Uint8Array(128);
+for (const ch of '(){}[],;=!+-*/^|~&>') PUNCT_ONLY[ch.charCodeAt(0)] = 1;
+
 /**
- * The tokens of a SPARQL text, in order; whitespace and comments are left out. Each says what the
- * innermost bracket around it opened and, in an expression, what it is to the expression (ExprRole).
- * Expressions are those of FILTER, BIND, the projection, GROUP BY, ORDER BY and HAVING, their
- * sub-expressions and function arguments; a `(` in a triple pattern, VALUES or a property path opens data.
- * @param text any text (a malformed query gives some tokens; a character no token starts with is one `punct`)
+ * The lexer behind `sparqlTokens`, one token at a time without allocating one (for scanners of
+ * long texts: `nestingDepth`). After `next()` returns true, its fields describe the token as
+ * `Token` does (`closes`: false for none); `tokenText()` is its text.
  */
-export function* sparqlTokens(text: string): Generator<Token> {
-  const stack: Frame[] = [{ kind: 'group', closer: '', clause: 'prologue', endsClause: false, expect: true }];
-  const n = text.length;
-  let prev: Token | undefined;
-  let datatype = false;
-  let i = 0;
-  while (i < n) {
+export class SparqlLexer {
+  kind: TokenKind = 'punct';
+  start = 0;
+  end = 0;
+  context: BracketContext = 'group';
+  opens: BracketContext | undefined;
+  closes = false;
+  role: ExprRole | undefined;
+  expect = true;
+  /** The punctuation just read (its text without a slice), or ''. */
+  punct = '';
+  private i = 0;
+  /** The open brackets, innermost at `top` (the query's top level at 0). */
+  private stack = new Int32Array(64).fill(frameOf(GROUP, CLAUSE_CODES.indexOf('prologue'), false, 0), 0, 1);
+  private top = 0;
+  private prevKind: TokenKind | undefined;
+  private datatype = false;
+
+  constructor(readonly text: string) {}
+
+  /** The current token's text. */
+  tokenText(): string {
+    return this.punct || this.text.slice(this.start, this.end);
+  }
+
+  /** Reads the next token; false at the end of the text. */
+  next(): boolean {
+    const text = this.text;
+    const n = text.length;
+    let i = this.i;
+    for (;;) {
+      if (i >= n) return false;
+      const c = text[i];
+      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') i++;
+      else if (c === '#') i = commentEnd(text, i);
+      else break;
+    }
+    const stack = this.stack;
+    let f = stack[this.top];
     const c = text[i];
-    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
-      i++;
-      continue;
-    }
-    if (c === '#') {
-      i = commentEnd(text, i);
-      continue;
-    }
-    const f = stack[stack.length - 1];
+    const punctOnly = PUNCT_ONLY[text.charCodeAt(i)] === 1;
     const start = i;
     let end = i;
     let kind: TokenKind = 'punct';
-    if (c === '"' || c === "'") {
-      end = stringEnd(text, i);
-      end = sticky(LANGTAG, text, end);
+    let punct = '';
+    if (punctOnly) {
+      // punctuation, below
+    } else if (c === '"' || c === "'") {
+      end = sticky(LANGTAG, text, stringEnd(text, i));
       kind = 'literal';
-    } else if (c === '<' && text[i + 1] !== '<' && (datatype || f.kind !== 'expr' || f.expect) && sticky(IRI, text, i) > i) {
+    } else if (c === '<' && text[i + 1] !== '<' && (this.datatype || kindOf(f) !== EXPR || expects(f)) && sticky(IRI, text, i) > i) {
       end = IRI.lastIndex;
       kind = 'iri';
     } else if (c === '?' || c === '$') {
@@ -198,58 +238,94 @@ export function* sparqlTokens(text: string): Generator<Token> {
       end = sticky(NUMBER, text, i);
       kind = 'number';
     }
-    if (end === start) {
+    if (end === start && !punctOnly) {
       end = sticky(PNAME, text, i);
       kind = 'pname';
-    }
-    if (end === start) {
-      end = sticky(WORD, text, i);
-      kind = 'word';
+      if (end === start) {
+        end = sticky(WORD, text, i);
+        kind = 'word';
+      }
     }
     if (end === start) {
       kind = 'punct';
-      if (f.closer.length > 1 && text.startsWith(f.closer, i)) end = i + f.closer.length;
+      const closer = closerOf(f);
+      if (closer.length > 1 && text.startsWith(closer, i)) punct = closer;
       else {
-        const p = PUNCT.find((x) => text.startsWith(x, i));
-        end = i + (p ? p.length : 1);
+        punct = c;
+        const longer = PUNCT_STARTING[c];
+        if (longer !== undefined) for (let k = 0; k < longer.length; k++) if (text.startsWith(longer[k], i)) punct = longer[k];
       }
+      end = i + punct.length;
     }
-    i = end;
-    const t: Token = { kind, text: text.slice(start, end), start, end, context: f.kind, expect: f.expect };
-    const p = prev;
-    prev = t;
-    const afterDatatype = datatype;
-    datatype = t.text === '^^';
-    if (kind === 'punct' && t.text in CLOSER) {
-      if (f.kind === 'expr') {
+    this.i = end;
+    this.kind = kind;
+    this.start = start;
+    this.end = end;
+    this.punct = punct;
+    this.context = KINDS[kindOf(f)];
+    this.expect = expects(f);
+    this.opens = undefined;
+    this.closes = false;
+    this.role = undefined;
+    const prevKind = this.prevKind;
+    this.prevKind = kind;
+    const afterDatatype = this.datatype;
+    this.datatype = punct === '^^';
+    const top = this.top;
+    if (punct.length > 0 && CLOSER[punct] !== undefined) {
+      if (kindOf(f) === EXPR) {
         // A call's or EXISTS's bracket continues the operand its name started; any other starts one.
-        const call = p !== undefined && !f.expect && (p.kind === 'word' || p.kind === 'iri' || p.kind === 'pname' || p.kind === 'bnode');
-        t.role = call ? 'call' : 'operand';
-        f.expect = false;
+        const call = !expects(f) && (prevKind === 'word' || prevKind === 'iri' || prevKind === 'pname' || prevKind === 'bnode');
+        this.role = call ? 'call' : 'operand';
+        stack[top] = f = withExpect(f, false);
       }
-      const g = opened(f, t.text);
-      t.opens = g.kind;
-      stack.push(g);
-    } else if (kind === 'punct' && t.text === f.closer && stack.length > 1) {
-      stack.pop();
-      t.closes = true;
-      const parent = stack[stack.length - 1];
-      if (f.endsClause && parent.kind === 'group') parent.clause = 'pattern';
-    } else if (f.kind === 'group') {
-      const clause = kind === 'word' ? CLAUSES[t.text.toLowerCase()] : t.text === '.' ? 'pattern' : undefined;
-      if (clause) f.clause = clause;
-    } else if (f.kind === 'expr') {
-      const op = kind === 'punct' ? t.text : '';
-      if (datatype || (afterDatatype && (kind === 'iri' || kind === 'pname'))) t.role = 'datatype';
-      else if (kind !== 'punct' && (kind !== 'word' || !SEPARATORS.has(t.text.toLowerCase()))) t.role = 'operand';
-      else if (op === '*' && f.expect) t.role = 'operand';
-      else if ((op === '+' || op === '-' || op === '!') && f.expect) t.role = 'sign';
-      else if (op === '+' || op === '-') t.role = 'add';
-      else if (op === '*' || op === '/') t.role = 'mul';
-      else t.role = 'other';
-      if (t.role === 'operand') f.expect = false;
-      else if (t.role !== 'datatype' && t.role !== 'sign') f.expect = true;
+      const g = opened(f, punct);
+      this.opens = KINDS[kindOf(g)];
+      if (top + 1 === stack.length) {
+        this.stack = new Int32Array(stack.length * 2);
+        this.stack.set(stack);
+      }
+      this.stack[++this.top] = g;
+    } else if (punct !== '' && punct === closerOf(f) && top > 0) {
+      this.top--;
+      this.closes = true;
+      if (f & 32 && kindOf(stack[top - 1]) === GROUP) stack[top - 1] = withClause(stack[top - 1], PATTERN);
+    } else if (kindOf(f) === GROUP) {
+      const clause = kind === 'word' ? CLAUSE_OF_WORD.get(this.tokenText().toLowerCase()) : punct === '.' ? PATTERN : undefined;
+      if (clause !== undefined) stack[top] = withClause(f, clause);
+    } else if (kindOf(f) === EXPR) {
+      const expect = expects(f);
+      let role: ExprRole;
+      if (this.datatype || (afterDatatype && (kind === 'iri' || kind === 'pname'))) role = 'datatype';
+      else if (kind !== 'punct' && (kind !== 'word' || !SEPARATORS.has(this.tokenText().toLowerCase()))) role = 'operand';
+      else if (punct === '*' && expect) role = 'operand';
+      else if ((punct === '+' || punct === '-' || punct === '!') && expect) role = 'sign';
+      else if (punct === '+' || punct === '-') role = 'add';
+      else if (punct === '*' || punct === '/') role = 'mul';
+      else role = 'other';
+      this.role = role;
+      if (role === 'operand') stack[top] = withExpect(f, false);
+      else if (role !== 'datatype' && role !== 'sign') stack[top] = withExpect(f, true);
     }
+    return true;
+  }
+}
+
+/**
+ * The tokens of a SPARQL text, in order; whitespace and comments are left out. Each says what the
+ * innermost bracket around it opened and, in an expression, what it is to the expression (ExprRole).
+ * Expressions are those of FILTER, BIND, the projection, GROUP BY, ORDER BY and HAVING, their
+ * sub-expressions and function arguments; a `(` in a triple pattern, VALUES or a property path opens data.
+ * @param text any text (a malformed query gives some tokens; a character no token starts with is one `punct`)
+ */
+export function* sparqlTokens(text: string): Generator<Token> {
+  const lexer = new SparqlLexer(text);
+  while (lexer.next()) {
+    const { kind, start, end, context, opens, closes, role, expect } = lexer;
+    const t: Token = { kind, text: lexer.tokenText(), start, end, context, expect };
+    if (opens) t.opens = opens;
+    if (closes) t.closes = true;
+    if (role) t.role = role;
     yield t;
   }
 }
