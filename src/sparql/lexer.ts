@@ -71,26 +71,14 @@ const CLOSER: Record<string, string> = { '(': ')', '{': '}', '[': ']', '<<(': ')
 
 /** The clause a group graph pattern (or the query's top level) is in: it decides what its `(` opens. */
 type Clause = 'prologue' | 'select' | 'pattern' | 'filter' | 'bind' | 'values' | 'modifier';
-const CLAUSES: Record<string, Clause> = {
+/** The words that start a clause, by clause. */
+const CLAUSE_WORDS: Partial<Record<Clause, string>> = {
   select: 'select',
-  where: 'pattern',
-  construct: 'pattern',
-  describe: 'pattern',
-  ask: 'pattern',
-  optional: 'pattern',
-  minus: 'pattern',
-  graph: 'pattern',
-  service: 'pattern',
-  union: 'pattern',
-  lateral: 'pattern',
+  pattern: 'where construct describe ask optional minus graph service union lateral',
   filter: 'filter',
   bind: 'bind',
   values: 'values',
-  group: 'modifier',
-  order: 'modifier',
-  having: 'modifier',
-  limit: 'modifier',
-  offset: 'modifier',
+  modifier: 'group order having limit offset',
 };
 /** Words that separate operands inside an expression (`?x IN (…)`, `(… AS ?v)`, `COUNT(DISTINCT …)`, `; SEPARATOR = …`). */
 const SEPARATORS = new Set(['as', 'in', 'not', 'distinct', 'separator']);
@@ -112,22 +100,17 @@ const withClause = (f: Frame, clause: number) => (f & ~28) | (clause << 2);
 const expects = (f: Frame) => (f & 64) !== 0;
 const withExpect = (f: Frame, expect: boolean) => (expect ? f | 64 : f & ~64);
 const closerOf = (f: Frame) => CLOSERS[(f >> 7) & 7];
-const GROUP = 0;
-const EXPR = 1;
-const DATA = 2;
+const [GROUP, EXPR, DATA] = [0, 1, 2];
 const PATTERN = CLAUSE_CODES.indexOf('pattern');
-const CLAUSE_OF_WORD = new Map(Object.entries(CLAUSES).map(([w, c]) => [w, CLAUSE_CODES.indexOf(c)]));
+const CLAUSE_OF_WORD = new Map(Object.entries(CLAUSE_WORDS).flatMap(([c, words]) => words.split(' ').map((w) => [w, CLAUSE_CODES.indexOf(c as Clause)] as const)));
 
 function sticky(re: RegExp, text: string, i: number): number {
   re.lastIndex = i;
   return re.test(text) ? re.lastIndex : i;
 }
 
-/**
- * The index after the comment starting at `i` (a `#`): after the first line end, CR or LF (SPARQL
- * 1.1 Query grammar: a comment runs to EOL, [#xA#xD]), or the text's length.
- */
-export function commentEnd(text: string, i: number): number {
+/** The index after the comment starting at `i` (a `#`): after the first line end, CR or LF (a comment runs to EOL, [#xA#xD]), or the text's length. */
+function commentEnd(text: string, i: number): number {
   const n = text.length;
   let j = i + 1;
   while (j < n && text[j] !== '\n' && text[j] !== '\r') j++;
