@@ -259,3 +259,18 @@ describe('fkgqa serve: a `<` after an operand in an expression is less-than, not
     expect(findArithmeticChain('SELECT * { ?s <urn:a-b-c> ?o FILTER(?o<3) }')).toBeUndefined();
   });
 });
+
+describe('fkgqa serve: brackets after a `<` that is less-than count against the nesting limit', () => {
+  const deep = `${'('.repeat(3000)}1${')'.repeat(3000)}`;
+  it.each([
+    ['?a<… &&?b>0', `SELECT ?a WHERE { BIND(6 AS ?a) BIND(8 AS ?b) FILTER(?a<${deep}&&?b>0) }`],
+    ['?a<=… &&?b>0', `SELECT ?a WHERE { BIND(6 AS ?a) BIND(8 AS ?b) FILTER(?a<=${deep}&&?b>0) }`],
+    ['?a<… >?b', `SELECT ?a WHERE { BIND(6 AS ?a) BIND(8 AS ?b) FILTER(?a<${deep}>?b) }`],
+  ])('answers 400 naming the limit to %s with 3,000 brackets between `<` and `>`, and the endpoint answers the next query unrestarted', async (_, query) => {
+    const before = server.restartsOf('library-shard1')!;
+    const r = await fetch(shard, { method: 'POST', headers: { 'content-type': 'application/sparql-query' }, body: query });
+    expect([r.status, (await r.text()).trim()]).toEqual([400, 'query nested too deeply: brackets ({ ( [) nest 3002 levels, the limit is 320']);
+    expect(await rows(shard, 'SELECT (8-2-1 AS ?x) {}')).toEqual([{ x: '5' }]);
+    expect(server.restartsOf('library-shard1')).toEqual(before);
+  });
+});

@@ -103,6 +103,10 @@ describe('serve: the text guard (before any parsing)', () => {
     expect(nestingDepth('SELECT * { ?s <http://e/p> "{{{(" . # {{{ [[\n ?s :a\\( ?o FILTER(?o < 3 && (?o > 1)) }')).toBe(3);
     expect(nestingDepth(`SELECT * { ?s ?p """ {{ " }} """ , '{' }`)).toBe(1);
     expect(nestingDepth('{'.repeat(700) + '}'.repeat(700))).toBe(700);
+    // A `<` after an operand in an expression is less-than: the brackets after it count; in a triple pattern an IRI starts there.
+    expect(nestingDepth('SELECT * { FILTER(?a<((1))&&?b>0) }')).toBe(4);
+    expect(nestingDepth('SELECT * { FILTER(?a<=((1))||?b>0) }')).toBe(4);
+    expect(nestingDepth('SELECT * { ?s <urn:a((b> ?o FILTER(<urn:((>(?o)) }')).toBe(3);
   });
 
   it('answers 400 naming the limit to ~700 nested {} (6 KB GET) and 5,000 nested OPTIONAL', async () => {

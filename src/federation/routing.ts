@@ -25,7 +25,8 @@
 import sparqljs from 'sparqljs';
 import { generateQuery } from '../sparql/generate.js';
 import { invalidRegex } from '../sparql/regex.js';
-import { MAX_QUERY_DEPTH, nestingDepth, skipOpaque } from '../sparql/guard.js';
+import { MAX_QUERY_DEPTH, nestingDepth } from '../sparql/guard.js';
+import { sparqlTokens } from '../sparql/lexer.js';
 import { fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
@@ -361,8 +362,7 @@ const LONE_FORMS: Record<string, Routed['form']> = { select: 'bindings', ask: 'b
 
 /**
  * The quick route of the most common agent query — one `SERVICE <endpoint> { … }` clause that is
- * the whole WHERE of a SELECT or ASK — read from the query's tokens (strings, IRIs and comments
- * skipped as by `nestingDepth`), without sparqljs: the wrapper is cut out of the text and the rest
+ * the whole WHERE of a SELECT or ASK — read from the query's tokens (lexer.ts, `sparqlTokens`), without sparqljs: the wrapper is cut out of the text and the rest
  * (prologue, projection, modifiers) sent as written. Anything else — another form, FROM, a nested
  * SERVICE, braces in the projection or after the WHERE (EXISTS, VALUES), a prefixed or relative
  * SERVICE IRI, an unregistered one, a query over the limits, REGEX or REPLACE (whose patterns
@@ -374,46 +374,22 @@ const LONE_FORMS: Record<string, Routed['form']> = { select: 'bindings', ask: 'b
  */
 function loneService(text: string, registry: EndpointRegistry, maxQueryChars: number): Routed | undefined {
   if (text.length > maxQueryChars || nestingDepth(text) > MAX_QUERY_DEPTH) return undefined;
-  const n = text.length;
   type Tok = { kind: 'word' | 'iri' | 'char'; text: string; start: number; end: number };
   const toks: Tok[] = [];
   // Prefixes declared and used: an undeclared one goes to planQuery, which refuses it naming the declaration to add.
   const declared = new Set<string>();
   const used = new Set<string>();
-  let i = 0;
-  while (i < n) {
-    const c = text[i];
-    if (c === ' ' || c === '\n' || c === '\t' || c === '\r') {
-      i++;
-      continue;
-    }
-    const j = skipOpaque(text, i);
-    if (j > i) {
-      if (c === '<') toks.push({ kind: 'iri', text: text.slice(i + 1, j - 1), start: i, end: j });
-      else if (c !== '#') toks.push({ kind: 'char', text: c, start: i, end: j }); // strings and escapes: opaque
-      i = j;
-      continue;
-    }
-    if (/[A-Za-z_]/.test(c)) {
-      let k = i + 1;
-      while (k < n && /[A-Za-z0-9_\-.]/.test(text[k])) k++;
-      // A keyword is a bare word: not a variable, a language tag, nor part of a prefixed name.
-      const before = i > 0 ? text[i - 1] : ' ';
-      const bare = !/[?$@:0-9]/.test(before) && text[k] !== ':';
-      toks.push({ kind: bare ? 'word' : 'char', text: bare ? text.slice(i, k).toLowerCase() : text.slice(i, k), start: i, end: k });
-      i = k;
-      continue;
-    }
-    if (c === ':') {
-      const prev = toks[toks.length - 1];
-      const named = prev !== undefined && prev.end === i && prev.kind === 'char' && /^[A-Za-z_]/.test(prev.text);
-      const prefix = named ? prev.text : '';
-      const before = toks[toks.length - (named ? 2 : 1)];
+  for (const t of sparqlTokens(text)) {
+    const { start, end } = t;
+    if (t.kind === 'pname' || t.kind === 'bnode') {
+      const prefix = t.kind === 'bnode' ? '_' : t.text.slice(0, t.text.indexOf(':'));
+      const before = toks[toks.length - 1];
       if (before?.kind === 'word' && before.text === 'prefix') declared.add(prefix);
       else used.add(prefix);
     }
-    toks.push({ kind: 'char', text: c, start: i, end: i + 1 });
-    i++;
+    if (t.kind === 'iri') toks.push({ kind: 'iri', text: t.text.slice(1, -1), start, end });
+    else if (t.kind === 'word') toks.push({ kind: 'word', text: t.text.toLowerCase(), start, end });
+    else toks.push({ kind: 'char', text: t.kind === 'literal' ? t.text[0] : t.text, start, end }); // a literal is opaque
   }
   for (const p of used) if (!declared.has(p)) return undefined;
   // REGEX and REPLACE: planQuery checks their patterns (regex.ts), which needs the parse.

@@ -15,8 +15,8 @@
  */
 import type sparqljs from 'sparqljs';
 import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from './parse.js';
-import { skipOpaque } from './guard.js';
 import { type ArithmeticChain, findArithmeticChain, unescapeIriCodepoints } from './arithmetic-chain.js';
+import { sparqlTokens } from './lexer.js';
 
 /**
  * Precedence of the binary operators of the SPARQL 1.1 grammar ([111]–[118]): `||` < `&&` <
@@ -153,16 +153,7 @@ function mayBeLessThan(span: string): boolean {
 
 /** True when `text` has a `+ - * /` outside strings, IRIs and comments: only such a text can hold an arithmetic chain. */
 function mayHoldArithmetic(text: string): boolean {
-  for (let i = 0; i < text.length;) {
-    const j = skipOpaque(text, i);
-    if (j > i && !(text[i] === '<' && mayBeLessThan(text.slice(i, j)))) {
-      i = j;
-      continue;
-    }
-    const c = text[i];
-    if (c === '+' || c === '-' || c === '*' || c === '/') return true;
-    i++;
-  }
+  for (const t of sparqlTokens(text)) if (t.kind === 'iri' ? mayBeLessThan(t.text) : t.kind !== 'literal' && /[-+*/]/.test(t.text)) return true;
   return false;
 }
 

@@ -4,6 +4,7 @@
  * nested `{}` give "memory access out of bounds" for every later query) and keep sparqljs busy for
  * minutes; counting brackets is linear in the text and needs no parser.
  */
+import { SparqlLexer } from './lexer.js';
 import { ProtocolError } from './protocol.js';
 
 /**
@@ -33,72 +34,22 @@ export const MAX_OPERATOR_DEPTH = 256;
  */
 export const MAX_SERVED_QUERY_DEPTH = MAX_QUERY_DEPTH + MAX_OPERATOR_DEPTH;
 
-/** IRIREF (SPARQL 1.1 Query grammar [139]): `<` … `>` without spaces, quotes, braces, `|`, `^`, backquote or backslash. */
-const IRIREF = /<[^<>"{}|^`\\\u0000-\u0020]*>/y;
-
-/**
- * The index after the comment starting at `i` (a `#`): after the first line end, CR or LF (SPARQL
- * 1.1 Query grammar: a comment runs to EOL, [#xA#xD]), or the text's length.
- */
-export function commentEnd(text: string, i: number): number {
-  const n = text.length;
-  let j = i + 1;
-  while (j < n && text[j] !== '\n' && text[j] !== '\r') j++;
-  return j < n ? j + 1 : n;
-}
-
-/**
- * If a string literal (all four quote forms, with backslash escapes), an IRI (`<…>`, told apart from
- * the `<` operator by the IRIREF grammar), a comment (`#` to the end of the line: CR or LF) or a backslash
- * escape (escaped local names such as `:singer\#name`) starts at `i`, the index after it;
- * else `i`.
- */
-export function skipOpaque(text: string, i: number): number {
-  const c = text[i];
-  if (c === '#') return commentEnd(text, i);
-  if (c === '\\') return i + 2;
-  if (c === '<') {
-    IRIREF.lastIndex = i;
-    return IRIREF.test(text) ? IRIREF.lastIndex : i;
-  }
-  if (c === '"' || c === "'") {
-    const n = text.length;
-    const long = text.startsWith(c.repeat(3), i);
-    const quote = long ? c.repeat(3) : c;
-    i += quote.length;
-    while (i < n) {
-      if (text[i] === '\\') i += 2;
-      else if (text.startsWith(quote, i)) return i + quote.length;
-      else if (!long && (text[i] === '\n' || text[i] === '\r'))
-        return i; // a short string ends at the line (a syntax error the parser reports)
-      else i++;
-    }
-    return n;
-  }
-  return i;
-}
-
 /**
  * The deepest bracket nesting of a SPARQL text: `{`, `(`, `[` open, `}`, `)`, `]` close. Brackets
- * inside string literals, IRIs, comments and after a backslash do not count (see skipOpaque).
+ * inside string literals, IRIs, comments and escaped local names (`:a\(`) do not count; a `<` that
+ * is less-than hides none (lexer.ts, `SparqlLexer`).
  * @returns the maximum depth reached (0 for a text without brackets); unbalanced closers never make it negative
  */
 export function nestingDepth(text: string): number {
   let depth = 0;
   let max = 0;
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text[i];
-    if (c === '{' || c === '(' || c === '[') {
-      if (++depth > max) max = depth;
-      i++;
-    } else if (c === '}' || c === ')' || c === ']') {
-      if (depth > 0) depth--;
-      i++;
-    } else {
-      const j = skipOpaque(text, i);
-      i = j > i ? j : i + 1;
+  const lexer = new SparqlLexer(text);
+  while (lexer.next()) {
+    const p = lexer.punct;
+    for (let k = 0; k < p.length; k++) {
+      const c = p[k];
+      if (c === '{' || c === '(' || c === '[') max = Math.max(max, ++depth);
+      else if ((c === '}' || c === ')' || c === ']') && depth > 0) depth--;
     }
   }
   return max;

@@ -7,7 +7,8 @@
  */
 import type sparqljs from 'sparqljs';
 import { explainParseError, parseSparql, QueryTooComplex, type SparqlParseOptions } from './parse.js';
-import { MAX_OPERATOR_DEPTH, skipOpaque } from './guard.js';
+import { MAX_OPERATOR_DEPTH } from './guard.js';
+import { sparqlTokens } from './lexer.js';
 import { ProtocolError, type ResultForm } from './protocol.js';
 
 /** SPARQL features a behaviour profile can refuse (challenge C2 of the FKGQA paper). */
@@ -80,8 +81,8 @@ const NEEDS_PARSE = new Set([
 ]);
 
 /**
- * The facts about a plain query read from its keywords alone, without parsing: the words outside
- * strings, IRIs and comments (skipOpaque) that are not variables or language tags. Answers only when
+ * The facts about a plain query read from its keywords alone, without parsing: its words and the
+ * words of its prefixed names and blank node labels (lexer.ts, `sparqlTokens`). Answers only when
  * the query has exactly one query-form keyword (no sub-SELECT) and none of NEEDS_PARSE — then it
  * uses no feature, no FROM, no COUNT and is no update, and its form is that keyword's — and only
  * for texts of at most 2 × MAX_OPERATOR_DEPTH characters (longer ones may be too complex; with a
@@ -99,26 +100,15 @@ export function quickInspect(text: string, maxOperatorDepth = MAX_OPERATOR_DEPTH
   if (text.length > 2 * Math.min(maxOperatorDepth, MAX_OPERATOR_DEPTH)) return undefined;
   let form: ResultForm | undefined;
   let forms = 0;
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    const isWord = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-    if (!isWord) {
-      const j = skipOpaque(text, i);
-      i = j > i ? j : i + 1;
-      continue;
-    }
-    let j = i + 1;
-    while (j < n && /[A-Za-z0-9_]/.test(text[j])) j++;
-    const before = i > 0 ? text[i - 1] : ' ';
-    const word = text.slice(i, j).toLowerCase();
-    i = j;
-    if (before === '?' || before === '$' || before === '@' || /[0-9]/.test(before)) continue;
-    if (NEEDS_PARSE.has(word)) return undefined;
-    if (word in FORMS) {
-      forms++;
-      form = FORMS[word];
+  for (const t of sparqlTokens(text)) {
+    if (t.kind !== 'word' && t.kind !== 'pname' && t.kind !== 'bnode') continue;
+    // The words of a prefixed name count too (`ask:`, `:count`): unsure means the full parse.
+    for (const word of t.text.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []) {
+      if (NEEDS_PARSE.has(word)) return undefined;
+      if (word in FORMS) {
+        forms++;
+        form = FORMS[word];
+      }
     }
   }
   if (forms !== 1 || !form) return undefined;

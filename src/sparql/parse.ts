@@ -16,7 +16,8 @@ import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type sparqljs from 'sparqljs';
 import { compiledScript } from '../common/thread-script.js';
-import { commentEnd, MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, nestingDepth } from './guard.js';
+import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, nestingDepth } from './guard.js';
+import { SparqlLexer, type TokenKind } from './lexer.js';
 import { patchSparqljsLexer } from './sparqljs-lexer.js';
 
 // sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
@@ -336,13 +337,9 @@ export function withPrefixDeclared(text: string, defaultPrefix: string): string 
   return `PREFIX : <${defaultPrefix}>\n${text}`;
 }
 
-/** PN_PREFIX (SPARQL 1.1 Query grammar [168]), ASCII letters and the Latin-1/Unicode letters of PN_CHARS_BASE. */
-const PN_PREFIX = /[A-Za-z\u00C0-\uFFFD](?:[A-Za-z0-9_\-.\u00B7\u00C0-\uFFFD]*[A-Za-z0-9_\-\u00B7\u00C0-\uFFFD])?/y;
-
 /**
  * The prefixes a query declares in its prologue (SPARQL 1.1 Query grammar [4]–[6]: `PREFIX p: <iri>`
- * and `BASE <iri>` before the query form), read from the text without a parser: whitespace and
- * comments are skipped, and the scan stops at the first other token, so nothing inside the query's
+ * and `BASE <iri>` before the query form), read from its tokens (lexer.ts) without a parser: the scan stops at the first other token, so nothing inside the query's
  * body (strings, comments, IRIs) is read. A relative namespace IRI is resolved against the BASE
  * declared before it; one that cannot be resolved is left out.
  * @returns namespace IRI by prefix label (`''` for the empty prefix `:`), a later declaration of a
@@ -351,23 +348,12 @@ const PN_PREFIX = /[A-Za-z\u00C0-\uFFFD](?:[A-Za-z0-9_\-.\u00B7\u00C0-\uFFFD]*[A
 export function prologuePrefixes(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   let base: string | undefined;
-  let i = 0;
-  const n = text.length;
-  const space = () => {
-    for (;;) {
-      while (i < n && /\s/.test(text[i])) i++;
-      if (text[i] !== '#') return;
-      i = commentEnd(text, i);
-    }
-  };
-  // An IRIREF: its text, resolved when relative (null: relative without a BASE to resolve it), or undefined when none is here.
-  const iriAt = (): string | null | undefined => {
-    if (text[i] !== '<') return undefined;
-    const end = text.indexOf('>', i);
-    if (end < 0) return undefined;
-    const raw = text.slice(i + 1, end);
-    if (/[\s<"{}|^`\\]/.test(raw)) return undefined;
-    i = end + 1;
+  const lexer = new SparqlLexer(text);
+  const next = (kind: TokenKind) => lexer.next() && lexer.kind === kind;
+  // The next token's IRI, resolved when relative (null: relative without a BASE to resolve it), or undefined when it is no IRI.
+  const iri = (): string | null | undefined => {
+    const raw = next('iri') ? lexer.tokenText().slice(1, -1) : '\\';
+    if (raw.includes('\\')) return undefined;
     if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(raw)) return raw;
     try {
       return base ? new URL(raw, base).href : null;
@@ -375,28 +361,14 @@ export function prologuePrefixes(text: string): Record<string, string> {
       return null;
     }
   };
-  for (;;) {
-    space();
-    const word = /^[A-Za-z]+/.exec(text.slice(i, i + 7))?.[0]?.toLowerCase();
-    if (word === 'base') {
-      i += 4;
-      space();
-      const iri = iriAt();
-      if (iri === undefined) return out;
-      if (iri !== null) base = iri;
-    } else if (word === 'prefix') {
-      i += 6;
-      space();
-      PN_PREFIX.lastIndex = i;
-      const m = PN_PREFIX.exec(text);
-      const label = m ? m[0] : '';
-      i += label.length;
-      if (text[i] !== ':') return out;
-      i++;
-      space();
-      const iri = iriAt();
-      if (iri === undefined) return out;
-      if (iri !== null) out[label] = iri;
-    } else return out;
+  while (next('word')) {
+    const word = lexer.tokenText().toLowerCase();
+    const label = word === 'prefix' && next('pname') && lexer.tokenText().endsWith(':') ? lexer.tokenText().slice(0, -1) : undefined;
+    if (word !== 'base' && label === undefined) return out;
+    const resolved = iri();
+    if (resolved === undefined) return out;
+    if (resolved !== null && label === undefined) base = resolved;
+    else if (resolved !== null) out[label!] = resolved;
   }
+  return out;
 }
