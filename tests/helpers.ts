@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -346,4 +347,46 @@ export function virtuosoTestsRun(): boolean {
   if (findVirtuoso() || process.env.CI) return true;
   process.stderr.write('the tests of fkgqa serve --store virtuoso are SKIPPED here (in CI they fail): virtuoso-t or isql-vt is not installed (apt-get install virtuoso-opensource-7-bin)\n');
   return false;
+}
+
+/** The VoID a fake shard host serves (`fakeShardHost`): one dataset, as Turtle. */
+export const FAKE_VOID = '@prefix void: <http://rdfs.org/ns/void#> .\n<urn:d> a void:Dataset .\n';
+/** SHA-256 (hex) of `FAKE_VOID`: the `voidDigest` an endpoints file lists for it. */
+export const FAKE_VOID_DIGEST = crypto.createHash('sha256').update(FAKE_VOID).digest('hex');
+
+/** A running fake shard host (`fakeShardHost`). */
+export interface FakeShardHost {
+  /** `127.0.0.1:<port>`. */
+  host: string;
+  /** Queries received per endpoint name (the first path segment), the `ASK {}` probe not counted. */
+  queries: Record<string, number>;
+  /** Stops listening and drops open connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP server standing in for shard endpoints of `fkgqa serve`, one per name:
+ * `http://<host>/<name>/sparql` answers every query with one row (`?s` = `<urn:s>`, SPARQL JSON),
+ * counting per name the queries other than `ASK {}`; `http://<host>/<name>/.well-known/void…`
+ * answers `FAKE_VOID` as Turtle, unless `onVoid(name, res)` answered it (returns true; it may also
+ * leave the response open).
+ */
+export async function fakeShardHost(onVoid: (name: string, res: http.ServerResponse) => boolean = () => false): Promise<FakeShardHost> {
+  const queries: Record<string, number> = {};
+  const server = http.createServer((req, res) => {
+    req.resume();
+    const [, name, rest] = /^\/([^/]+)\/(.*)$/.exec(req.url!)!;
+    if (rest.startsWith('.well-known/void')) {
+      if (!onVoid(name, res)) res.writeHead(200, { 'content-type': 'text/turtle' }).end(FAKE_VOID);
+      return;
+    }
+    if (new URL(req.url!, 'http://x').searchParams.get('query') !== 'ASK {}') queries[name] = (queries[name] ?? 0) + 1;
+    res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end(JSON.stringify({ head: { vars: ['s'] }, results: { bindings: [{ s: { type: 'uri', value: 'urn:s' } }] } }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    host: `127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    queries,
+    close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())),
+  };
 }

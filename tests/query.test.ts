@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oxigraph from 'oxigraph';
 import { formatAnswer, runQuery } from '../src/query/query.js';
 import { VOID_MAX_BYTES, VOID_READ_MS } from '../src/federation/registry.js';
-import { DEMO, demoBuild, fkgqaInProcess, fkgqaSync, ROOT, tmpDir } from './helpers.js';
+import { DEMO, demoBuild, FAKE_VOID, FAKE_VOID_DIGEST, fakeShardHost, fkgqaChild, fkgqaInProcess, fkgqaSync, ROOT, tmpDir } from './helpers.js';
 
 /** fkgqa query against a real `fkgqa serve` child on the demo build. */
 const dir = tmpDir('fkgqa-query-');
@@ -36,7 +36,51 @@ beforeAll(async () => {
   }
 }, 120_000);
 
+/**
+ * An endpoints file whose only entry's VoID URL accepts the connection and never answers, queried
+ * with --timeout 600000: refused after VOID_READ_MS. Started with the file, as a child process (the
+ * in-process runs are one at a time), so that the other tests run while it waits; its test reads it.
+ */
+let silentVoid: Promise<{ file: string; host: string; run: { code: number | null; stdout: string; stderr: string }; held: number; queries: Record<string, number> }>;
+
+beforeAll(() => {
+  silentVoid = (async () => {
+    const held: http.ServerResponse[] = [];
+    const fake = await fakeShardHost((name, res) => name === 'silent' && held.push(res) > 0);
+    try {
+      const file = path.join(dir, 'silent.json');
+      const sparql = `http://${fake.host}/silent/sparql`;
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          endpoints: [
+            {
+              id: 'silent-shard1',
+              graph: 'silent',
+              role: 'shard',
+              shard: 'shard1',
+              url: sparql,
+              triples: 1,
+              profile: null,
+              host: fake.host,
+              void: `http://${fake.host}/silent/.well-known/void`,
+              voidDigest: FAKE_VOID_DIGEST,
+            },
+          ],
+        }),
+      );
+      const run = await child(['query', '--endpoints', file, '--timeout', '600000', `SELECT ?s WHERE { SERVICE <${sparql}> { ?s ?p ?o } }`]);
+      return { file, host: fake.host, run, held: held.length, queries: { ...fake.queries } };
+    } finally {
+      await fake.close();
+    }
+  })();
+  // Read by its test; a failure before then is not an unhandled rejection.
+  silentVoid.catch(() => undefined);
+});
+
 afterAll(async () => {
+  await silentVoid?.catch(() => undefined);
   if (serveChild && serveChild.exitCode === null) {
     const exited = new Promise((r) => serveChild.on('exit', r));
     serveChild.kill('SIGTERM');
@@ -53,16 +97,7 @@ const join = () =>
 } ORDER BY ?title`;
 
 /** Runs the CLI as a child process, asynchronously (the serve child answers meanwhile): what a user runs. */
-function child(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const c = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args]);
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d) => (stdout += d));
-    c.stderr.on('data', (d) => (stderr += d));
-    c.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const child = (args: string[]) => fkgqaChild(args);
 
 /** Runs the CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
 const fkgqa = (args: string[]) => fkgqaInProcess(args);
@@ -265,32 +300,23 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
 
   it('refuses, before anything is sent, an endpoint whose VoID URL answers 404 or 500 or whose endpoints file lists no VoID digest; runs when the digest agrees', async () => {
     // A fake shard endpoint per case: its SPARQL endpoint answers one row (counting the queries), its VoID answers per case.
-    const VOID = '@prefix void: <http://rdfs.org/ns/void#> .\n<urn:d> a void:Dataset .\n';
-    const digest = createHash('sha256').update(VOID).digest('hex');
-    const queries: Record<string, number> = {};
-    const fake = http.createServer((req, res) => {
-      req.resume();
-      const [, name, rest] = /^\/([^/]+)\/(.*)$/.exec(req.url!)!;
-      if (rest.startsWith('.well-known/void')) {
-        if (name === 'v404') res.writeHead(404, { 'content-type': 'text/plain' }).end('no VoID here');
-        else if (name === 'v500') res.writeHead(500, { 'content-type': 'text/plain' }).end('store failure');
-        // An answer that does not end: the check reads at most VOID_MAX_BYTES of it.
-        else if (name === 'vhuge') {
-          res.writeHead(200, { 'content-type': 'text/turtle' });
-          const chunk = Buffer.alloc(1 << 20, 0x20);
-          const more = () => {
-            while (!res.destroyed && res.write(chunk));
-            if (!res.destroyed) res.once('drain', more);
-          };
-          more();
-        } else res.writeHead(200, { 'content-type': 'text/turtle' }).end(VOID);
-        return;
-      }
-      if (new URL(req.url!, 'http://x').searchParams.get('query') !== 'ASK {}') queries[name] = (queries[name] ?? 0) + 1;
-      res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end(JSON.stringify({ head: { vars: ['s'] }, results: { bindings: [{ s: { type: 'uri', value: 'urn:s' } }] } }));
+    const digest = FAKE_VOID_DIGEST;
+    const fake = await fakeShardHost((name, res) => {
+      if (name === 'v404') res.writeHead(404, { 'content-type': 'text/plain' }).end('no VoID here');
+      else if (name === 'v500') res.writeHead(500, { 'content-type': 'text/plain' }).end('store failure');
+      // An answer that does not end: the check reads at most VOID_MAX_BYTES of it.
+      else if (name === 'vhuge') {
+        res.writeHead(200, { 'content-type': 'text/turtle' });
+        const chunk = Buffer.alloc(1 << 20, 0x20);
+        const more = () => {
+          while (!res.destroyed && res.write(chunk));
+          if (!res.destroyed) res.once('drain', more);
+        };
+        more();
+      } else return false;
+      return true;
     });
-    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', () => r()));
-    const host = `127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    const { host, queries } = fake;
     const run = (name: string, entry: { voidDigest?: string | null }) => {
       const sparql = `http://${host}/${name}/sparql`;
       const file = path.join(dir, `endpoints-${name}.json`);
@@ -329,30 +355,15 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       expect(good.stdout).toContain('<urn:s>');
       expect(queries).toEqual({ good: 1 });
     } finally {
-      await new Promise<void>((r) => (fake.close(() => r()), fake.closeAllConnections()));
+      await fake.close();
     }
   }, 60_000);
 
-  it('checks every listed shard endpoint: without host, without a VoID URL while claiming a build, listed twice; a VoID that cannot be read refuses the run within VOID_READ_MS, whatever --timeout', async () => {
-    const VOID = '@prefix void: <http://rdfs.org/ns/void#> .\n<urn:d> a void:Dataset .\n';
-    const digest = createHash('sha256').update(VOID).digest('hex');
-    const other = createHash('sha256').update(`${VOID}#`).digest('hex');
-    const queries: Record<string, number> = {};
-    const silent: http.ServerResponse[] = [];
-    const fake = http.createServer((req, res) => {
-      req.resume();
-      const [, name, rest] = /^\/([^/]+)\/(.*)$/.exec(req.url!)!;
-      if (rest.startsWith('.well-known/void')) {
-        // A VoID URL that accepts the connection and never answers.
-        if (name === 'silent') silent.push(res);
-        else res.writeHead(200, { 'content-type': 'text/turtle' }).end(VOID);
-        return;
-      }
-      if (new URL(req.url!, 'http://x').searchParams.get('query') !== 'ASK {}') queries[name] = (queries[name] ?? 0) + 1;
-      res.writeHead(200, { 'content-type': 'application/sparql-results+json' }).end(JSON.stringify({ head: { vars: ['s'] }, results: { bindings: [{ s: { type: 'uri', value: 'urn:s' } }] } }));
-    });
-    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', () => r()));
-    const host = `127.0.0.1:${(fake.address() as AddressInfo).port}`;
+  it('checks every listed shard endpoint: without host, without a VoID URL while claiming a build, listed twice', async () => {
+    const digest = FAKE_VOID_DIGEST;
+    const other = createHash('sha256').update(`${FAKE_VOID}#`).digest('hex');
+    const fake = await fakeShardHost();
+    const { host, queries } = fake;
     // A port nothing listens on: a VoID URL there is refused the connection.
     const closed = http.createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
@@ -425,17 +436,8 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       const same = await ask([good, good], 'dup');
       expect([same.code, same.stdout]).toEqual([0, expect.stringContaining('<urn:s>')]);
       expect(queries).toEqual({ dup: 1 });
-      // A VoID URL that never answers: refused after VOID_READ_MS, though --timeout allows 10 minutes.
-      const hung = write('silent.json', {}, [entry('silent', { host, void: voidOf('silent'), voidDigest: digest })]);
-      expect(await ask([hung], 'silent', ['--timeout', '600000'])).toMatchObject({
-        code: 2,
-        stdout: '',
-        stderr: refusal('silent', hung, `its VoID (${voidOf('silent')}) could not be read: no answer within ${VOID_READ_MS} ms`),
-      });
-      expect(silent).toHaveLength(1);
-      expect(queries).toEqual({ dup: 1 });
     } finally {
-      await new Promise<void>((r) => (fake.close(() => r()), fake.closeAllConnections()));
+      await fake.close();
     }
   }, 120_000);
 
@@ -528,6 +530,18 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
         `states its SPARQL endpoint at <${url['library-shard2']}>, on ${own}: with store oxigraph, "host" is the listener of the serve holding its triples\n`,
     ]);
   }, 60_000);
+
+  it('a VoID URL that never answers refuses the run within VOID_READ_MS, whatever --timeout (10 minutes here)', async () => {
+    const { file, host, run, held, queries } = await silentVoid;
+    const voidUrl = `http://${host}/silent/.well-known/void`;
+    expect(run).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `fkgqa: error: 1 endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?); nothing was sent: silent-shard1 <http://${host}/silent/sparql> (endpoints[0] of ${file}): its VoID (${voidUrl}) could not be read: no answer within ${VOID_READ_MS} ms\n`,
+    });
+    expect(held).toBe(1);
+    expect(queries).toEqual({});
+  }, 120_000);
 
   it('names unreachable endpoints, and a build with no running serve', async () => {
     const down = ['http://127.0.0.1:9/a-shard1/sparql', 'http://127.0.0.1:9/a-shard2/sparql'];

@@ -188,39 +188,43 @@ describe("serve: an error the query causes is answered as the query's (400, Fkgq
   });
 });
 
-describe('serve: a worker whose engine faulted is replaced', () => {
-  it("answers 400 engine-fault (the query's) to a query that traps oxigraph, then the correct count from a fresh worker", async () => {
-    const id = 'library-shard1';
-    // 3,000 chained "+1" trap oxigraph 0.5.11 ("memory access out of bounds"): refused by the default
-    // operator depth (256), they reach oxigraph when --max-operator-depth is raised.
-    const trap = `SELECT * WHERE { ?s ?p ?o FILTER(1${'+1'.repeat(3000)} > 0) }`;
-    const refused = await get(trap);
-    expect([refused.status, (await refused.text()).slice(0, 70)]).toEqual([400, "query too complex: the query's operators nest 3003 levels deep, more t"]);
-    const s = await serve({ shards, kgs: ['library'], maxOperatorDepth: 100_000, timeoutMs: 5_000, writeFiles: false });
-    try {
-      const at = s.endpoint(id)!.url;
+/** A serve with the depth limits raised, so that queries past the defaults reach the workers: one for both describes below. */
+describe('serve: queries past the default depth limits', () => {
+  let deep: ShardServer;
+  beforeAll(async () => {
+    // The limit leaves another endpoint's first COUNT (sparqljs warming up in its worker) time to answer on a loaded machine.
+    deep = await serve({ shards, kgs: ['library'], maxQueryDepth: 100_000, maxOperatorDepth: 100_000, timeoutMs: 5_000, writeFiles: false });
+  });
+  afterAll(async () => {
+    await deep?.close();
+  });
+
+  describe('serve: a worker whose engine faulted is replaced', () => {
+    it("answers 400 engine-fault (the query's) to a query that traps oxigraph, then the correct count from a fresh worker", async () => {
+      const id = 'library-shard1';
+      // 3,000 chained "+1" trap oxigraph 0.5.11 ("memory access out of bounds"): refused by the default
+      // operator depth (256), they reach oxigraph when --max-operator-depth is raised.
+      const trap = `SELECT * WHERE { ?s ?p ?o FILTER(1${'+1'.repeat(3000)} > 0) }`;
+      const refused = await get(trap);
+      expect([refused.status, (await refused.text()).slice(0, 70)]).toEqual([400, "query too complex: the query's operators nest 3003 levels deep, more t"]);
+      const at = deep.endpoint(id)!.url;
       const r = await get(trap, undefined, at);
       expect([r.status, r.headers.get('fkgqa-query-error')]).toEqual([400, 'engine-fault']);
       expect(await r.text()).toMatch(/faulted on this query \(.*out of bounds.*\); the endpoint was restarted/);
-      expect(s.restartsOf(id)!.faults).toBe(1);
+      expect(deep.restartsOf(id)!.faults).toBe(1);
       expect(await countOf(await get(COUNT, undefined, at))).toBe(35);
       expect(await countOf(await get(COUNT, undefined, at))).toBe(35);
-    } finally {
-      await s.close();
-    }
+    });
   });
-});
 
-describe('serve: no per-query work on the main thread', () => {
-  it('parses in the worker under the time limit: a 3,000-OPTIONAL query (27 s in sparqljs) is stopped at the limit (5 s) while other endpoints answer', async () => {
-    // The limit leaves another endpoint's first COUNT (sparqljs warming up in its worker) time to answer on a loaded machine.
-    const s = await serve({ shards, kgs: ['library'], maxQueryDepth: 100_000, maxOperatorDepth: 100_000, timeoutMs: 5_000, writeFiles: false });
-    try {
+  describe('serve: no per-query work on the main thread', () => {
+    it('parses in the worker under the time limit: a 3,000-OPTIONAL query (27 s in sparqljs) is stopped at the limit (5 s) while other endpoints answer', async () => {
+      const s = deep;
       // COUNT sends it through sparqljs (quickInspect does not answer for aggregates).
-      const deep = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(3000) + '}'.repeat(3000) + '}';
+      const optionals = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o ' + 'OPTIONAL { ?s ?p ?o '.repeat(3000) + '}'.repeat(3000) + '}';
       const t0 = performance.now();
       let slowDone = false;
-      const slow = fetch(s.endpoint('library-shard1')!.url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: deep }).finally(() => (slowDone = true));
+      const slow = fetch(s.endpoint('library-shard1')!.url, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body: optionals }).finally(() => (slowDone = true));
       // The other endpoint answers while the deep query is still being parsed (not after it).
       expect(await countOf(await get(COUNT, undefined, s.endpoint('library-shard2')!.url))).toBe(8);
       expect(slowDone).toBe(false);
@@ -230,9 +234,7 @@ describe('serve: no per-query work on the main thread', () => {
       // Stopped at the limit (the 503 names it), not after sparqljs finished.
       expect(performance.now() - t0).toBeGreaterThanOrEqual(4_900);
       expect(await countOf(await get(COUNT, undefined, s.endpoint('library-shard1')!.url))).toBe(35);
-    } finally {
-      await s.close();
-    }
+    });
   });
 });
 

@@ -369,7 +369,6 @@ async function fromResponse(r: Response, res: http.ServerResponse): Promise<void
  */
 export async function serveMcpHttp(options: McpServerOptions & { host?: string; port?: number; onRefused?: (why: string) => void }): Promise<McpHttpServer> {
   const context = createMcpContext(options);
-  void context.sparql.warm();
   const handler = createMcpHandler(() => buildMcpServer(context, options.tools));
   const host = options.host ?? '127.0.0.1';
   const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1';
@@ -413,10 +412,19 @@ export async function serveMcpHttp(options: McpServerOptions & { host?: string; 
       }
     })();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, host, options.port ?? 0)));
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, host, options.port ?? 0)));
+      server.listen(options.port ?? 0, host, () => resolve());
+    });
+  } catch (e) {
+    // A port in use or a foreign --host: nothing was started but the context (no engine thread yet).
+    await handler.close();
+    await context.close();
+    throw e;
+  }
+  // The federation engine's thread starts once the server listens: a server that cannot listen starts none.
+  void context.sparql.warm();
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
