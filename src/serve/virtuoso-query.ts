@@ -348,6 +348,8 @@ function companions(select: Node, lexical: Map<string, string>, emptySums: strin
   const projection = select.variables as Node[];
   const added: Node[] = [];
   let rows: string | undefined;
+  // Virtuoso refuses a variable it cannot group (ERROR_VARIABLE) in the projection of a grouped or aggregate query.
+  const grouped = select.group !== undefined || projection.some((item) => hasAggregate(item.expression));
   for (const item of projection) {
     const variable = (item.termType === 'Variable' ? item : (item.variable as Node)).value as string;
     const e = item.expression as Node | undefined;
@@ -358,7 +360,13 @@ function companions(select: Node, lexical: Map<string, string>, emptySums: strin
     if (item.termType !== 'Variable' && !(aggregation && ['sum', 'avg', 'min', 'max', 'sample'].includes(aggregation)) && hasAggregate(e)) continue;
     const companion = `${COMPANION_PREFIX}${variable}`;
     lexical.set(variable, companion);
-    added.push({ expression: operation('str', [item.termType === 'Variable' ? item : copy(e)]), variable: { termType: 'Variable', value: companion } });
+    const lexicalForm = operation('str', [item.termType === 'Variable' ? item : copy(e)]);
+    // A plain variable outside grouping: its companion is bound for numbers only, which keeps Virtuoso's result writer (about 0.07 ms a term) from writing every IRI and string twice.
+    const numbersOnly = item.termType === 'Variable' && !grouped;
+    added.push({
+      expression: numbersOnly ? operation('if', [operation('isnumeric', [item]), lexicalForm, { termType: 'Variable', value: ERROR_VARIABLE }]) : lexicalForm,
+      variable: { termType: 'Variable', value: companion },
+    });
   }
   if (emptySums.length > 0 && rows === undefined) {
     rows = ROWS_VARIABLE;
@@ -400,29 +408,40 @@ function calledFunction(node: unknown, seen = new Set<unknown>()): string | unde
 }
 
 /**
- * Virtuoso's SPARQL JSON answer to the text of `virtuosoQuery`, read back as the client's answer:
- * the ASK boolean, booleans for `booleanVars`, `typed-literal` written as `literal` (SPARQL 1.1
- * JSON results §3.2.2).
- * @param doc Virtuoso's parsed JSON answer
+ * Reads Virtuoso's answer to the text of `virtuosoQuery` back as the client's, row by row: the
+ * columns without the companions (in name order for `SELECT *`), and each row with booleans for
+ * `booleanVars`, doubles with their companion's digits, `typed-literal` written as `literal` (SPARQL
+ * 1.1 JSON results §3.2.2), and the SUM and AVG of no rows as 0.
+ * @param virtuosoVars the columns of Virtuoso's answer, in its order
+ */
+export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQuery): { vars: string[]; row: (b: SparqlRow) => SparqlRow } {
+  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE]);
+  const all = virtuosoVars.filter((k) => !companion.has(k));
+  const vars = q.wildcard ? [...all].sort() : all;
+  // Each row's terms in the order of the columns, as oxigraph writes them.
+  const row = (b: SparqlRow): SparqlRow => {
+    const out: SparqlRow = {};
+    const empty = q.rows !== undefined && b[q.rows]?.value === '0';
+    for (const k of vars) {
+      const v = b[k];
+      if (v) out[k] = readTerm(v, q.booleanVars.has(k), b[q.lexical.get(k) ?? '']?.value);
+      else if (empty && q.emptySums.includes(k)) out[k] = { type: 'literal', value: '0', datatype: `${XSD}integer` };
+    }
+    return out;
+  };
+  return { vars, row };
+}
+
+/**
+ * Virtuoso's whole answer to the text of `virtuosoQuery` (SPARQL JSON results), read back as the
+ * client's answer (`virtuosoRowReader`; the ASK boolean: whether a row came).
+ * @param doc Virtuoso's parsed answer
  */
 export function readVirtuosoResults(doc: SparqlResults, q: VirtuosoQuery): SparqlResults {
   const bindings = doc.results?.bindings ?? [];
   if (q.form === 'boolean') return { head: {}, boolean: bindings.length > 0 };
-  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE]);
-  const all = (doc.head?.vars ?? []).filter((k) => !companion.has(k));
-  const vars = q.wildcard ? [...all].sort() : all;
-  // Each row's terms in the order of the columns, as oxigraph writes them.
-  const rows = bindings.map((b): SparqlRow => {
-    const row: SparqlRow = {};
-    const empty = q.rows !== undefined && b[q.rows]?.value === '0';
-    for (const k of vars) {
-      const v = b[k];
-      if (v) row[k] = readTerm(v, q.booleanVars.has(k), b[q.lexical.get(k) ?? '']?.value);
-      else if (empty && q.emptySums.includes(k)) row[k] = { type: 'literal', value: '0', datatype: `${XSD}integer` };
-    }
-    return row;
-  });
-  return { head: { vars }, results: { bindings: rows } };
+  const { vars, row } = virtuosoRowReader(doc.head?.vars ?? [], q);
+  return { head: { vars }, results: { bindings: bindings.map(row) } };
 }
 
 /** Integer lexical forms. */
