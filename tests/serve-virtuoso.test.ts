@@ -44,6 +44,13 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(virtuosoQuery(`SELECT (<${XSD}integer>(?o) AS ?n) WHERE { ?s ?p ?o }`, G).text).toContain(`<${XSD}integer>(?o)`);
   });
 
+  it('sends OFFSET without LIMIT with offset + LIMIT = 1000000 (Virtuoso refuses it: SR350, and sorts no more rows), in sub-queries too; an explicit LIMIT stays', () => {
+    const q = virtuosoQuery('SELECT ?s WHERE { { SELECT ?s WHERE { ?s ?p ?o } OFFSET 1 } } OFFSET 2', G);
+    expect(q.text.match(/LIMIT \d+|OFFSET \d+/g)).toEqual(['OFFSET 1', `LIMIT ${VIRTUOSO_MAX_ROWS - 1}`, 'OFFSET 2', `LIMIT ${VIRTUOSO_MAX_ROWS - 2}`]);
+    expect(q.rowCap).toBe(VIRTUOSO_MAX_ROWS - 2);
+    expect(virtuosoQuery('SELECT ?s WHERE { ?s ?p ?o } LIMIT 5 OFFSET 2', G).text.match(/LIMIT \d+|OFFSET \d+/g)).toEqual(['OFFSET 2', 'LIMIT 5']);
+  });
+
   it('divides as decimals: the dividend times 1.0', () => {
     const q = virtuosoQuery('SELECT ((?a + 1) / 2 AS ?h) WHERE { ?s <http://e/p> ?a }', G);
     expect(q.text).toMatch(/\(\(\(\?a \+ 1 ?\) \* "1\.0"\^\^<http:\/\/www\.w3\.org\/2001\/XMLSchema#decimal>\) \/ 2 +AS \?h\)/);
@@ -93,6 +100,7 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     const companion = (v: string) => `\\(IF\\(ISNUMERIC\\(\\?${v}\\), STR\\(\\?${v}\\), \\?fkgqa_error\\) AS \\?fkgqa_lex_${v}\\)`;
     expect(q.text).toMatch(new RegExp(`^SELECT \\?a \\?b \\?o \\?s ${['a', 'b', 'o', 's'].map(companion).join(' ')} FROM`));
     expect(q.wildcard).toBe(true);
+    expect(virtuosoQuery('SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }', G).text).toMatch(/^SELECT \?g \?o \?p \?s \(IF/);
     expect(virtuosoQuery('SELECT * WHERE { ?s ?p ?o MINUS { ?s <http://e/p> 1 } }', G).text).toMatch(/^SELECT \* FROM/);
   });
 

@@ -44,12 +44,17 @@
  * - **Doubles written with 6 significant digits.** Virtuoso writes an xsd:double (or xsd:float)
  *   of its answer as `1.23457e+06`; `STR()` of the same value has all its digits. Each projected
  *   column of a SELECT gets a companion column `STR(…)` in the text sent, and a double or float is
- *   read back with the companion's digits.
+ *   read back with the companion's digits. A plain variable of a query without grouping or
+ *   aggregate gets `IF(isNumeric(?x), STR(?x), ?fkgqa_error)`, bound for numbers only: Virtuoso's
+ *   result writer spends its time per term written (about 0.07 ms in SPARQL XML, load 7).
  * - **SUM and AVG over no rows** are unbound in Virtuoso, `0` in SPARQL (§18.5.1.3, §18.5.1.4). An
  *   aggregate SELECT without GROUP BY gets a companion `COUNT(*)`; where it is 0, an unbound SUM or
  *   AVG column is read back as `0` (xsd:integer).
  * - **Columns of `SELECT *`** come in the order of the query; oxigraph orders them by name: read
  *   back by name.
+ * - **OFFSET without LIMIT** is refused (`SR350: TOP parameter < 0`): such a query or sub-query is
+ *   sent with the LIMIT that makes offset + limit VIRTUOSO_MAX_ROWS (Virtuoso sorts no more rows);
+ *   the store refuses an answer that reaches it (a sub-query's cut is not seen).
  * - **Rows cut at ResultSetMaxRows** with HTTP 200: virtuoso.ts sets the cap high and the store
  *   refuses an answer that reaches it (never a silently cut answer).
  */
@@ -57,6 +62,7 @@ import type * as sparqljs from 'sparqljs';
 import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from '../sparql/parse.js';
 import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js';
 import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
+import { VIRTUOSO_MAX_ROWS } from './virtuoso.js';
 
 /** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
 export const ERROR_VARIABLE = 'fkgqa_error';
@@ -126,6 +132,8 @@ export interface VirtuosoQuery {
   emptySums: string[];
   /** The column holding `COUNT(*)` of such an aggregate: the query's own, or the companion ROWS_VARIABLE. */
   rows?: string;
+  /** The LIMIT given to a query with OFFSET and none: an answer of this many rows may be cut, and is refused. */
+  rowCap?: number;
 }
 
 /** Prefix of the companion columns (lexical forms, row count); never a variable of a gold query. */
@@ -251,6 +259,20 @@ function isBooleanValued(e: unknown): boolean {
   return isNode(e) && e.type === 'operation' && BOOLEAN_OPERATORS.has(String(e.operator).toLowerCase());
 }
 
+/**
+ * Gives every query and sub-query with OFFSET and no LIMIT the LIMIT that makes offset + limit
+ * VIRTUOSO_MAX_ROWS (MaxSortedTopRows; at least 1) (module comment).
+ * @returns the LIMIT given to `node` itself, if any
+ */
+function limitOffsets(node: unknown, seen = new Set<unknown>()): number | undefined {
+  if (!isNode(node) || seen.has(node) || typeof node.termType === 'string') return undefined;
+  seen.add(node);
+  let given: number | undefined;
+  if (node.type === 'query' && node.offset !== undefined && node.limit === undefined) node.limit = given = Math.max(1, VIRTUOSO_MAX_ROWS - Number(node.offset));
+  for (const value of Object.values(node)) limitOffsets(value, seen);
+  return given;
+}
+
 /** sparqljs's Wildcard (`*` in SELECT and COUNT(*)) is a class the Generator checks with instanceof: a plain copy (from the parser thread) is made one again. */
 function restoreWildcards(node: unknown, Wildcard: new () => unknown, seen = new Set<unknown>()): void {
   if (!isNode(node) || seen.has(node)) return;
@@ -287,6 +309,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
   const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
+  const rowCap = limitOffsets(ast);
   ast.prefixes = {};
   delete ast.base;
   ast.from = { default: [{ termType: 'NamedNode', value: graph } as sparqljs.IriTerm], named: [] };
@@ -300,12 +323,12 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     select.limit = 1;
     form = 'boolean';
   }
-  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard, lexical, emptySums, ...(rows ? { rows } : {}) };
+  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard, lexical, emptySums, ...(rows ? { rows } : {}), ...(rowCap ? { rowCap } : {}) };
 }
 
 /**
  * The in-scope variables of a WHERE clause (SPARQL 1.1 §18.2.1), sorted, when it holds only triple
- * patterns, groups, OPTIONAL, UNION, FILTER, BIND and VALUES; undefined otherwise (sub-queries,
+ * patterns, groups, OPTIONAL, UNION, GRAPH, FILTER, BIND and VALUES; undefined otherwise (sub-queries,
  * MINUS, SERVICE…: the `*` is then sent as written).
  */
 function inScope(where: unknown): string[] | undefined {
@@ -318,6 +341,10 @@ function inScope(where: unknown): string[] | undefined {
         if (!walk(p.patterns)) return false;
       } else if (p.type === 'union') {
         for (const branch of p.patterns as Node[]) if (!walk(branch.type === 'group' ? branch.patterns : [branch])) return false;
+      } else if (p.type === 'graph') {
+        // Sent as an empty group (no rows), but its variables are columns of `*` (Virtuoso would name one `_star_fake`).
+        add(p.name);
+        if (!walk(p.patterns)) return false;
       } else if (p.type === 'bind') add(p.variable);
       else if (p.type === 'values') for (const row of p.values as Record<string, unknown>[]) Object.keys(row).forEach((k) => out.add(k.replace(/^\?/, '')));
       else if (p.type !== 'filter') return false;

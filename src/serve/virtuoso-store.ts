@@ -331,6 +331,8 @@ async function streamedAnswer(body: AsyncIterable<Uint8Array>, t: EndpointTask, 
     (b) => {
       rows++;
       if (rows >= VIRTUOSO_MAX_ROWS) throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
+      if (q.rowCap !== undefined && rows >= q.rowCap)
+        throw new Error(`the answer reached ${q.rowCap} rows, the LIMIT sent with its OFFSET (Virtuoso sorts at most ${VIRTUOSO_MAX_ROWS} rows), and may be cut: refused rather than sent incomplete`);
       if (q.form !== 'bindings' || (cap !== undefined && rows > cap) || bad) return;
       const text = write!.row(read!.row(b), rows === 1);
       if (xml) bad = xmlIllegalChar(text);
