@@ -61,6 +61,8 @@ const SAME_ANSWERS: [string, string?, Record<string, string>?][] = [
   ...[JSON_RESULTS, 'application/sparql-results+xml', 'text/csv', 'text/tab-separated-values'].map((accept): [string, string] => ['SELECT ?s WHERE { ?s <http://nowhere/p> ?o }', accept]),
   ['SELECT ?o (isLiteral(?o) AS ?lit) (?o = ?o AS ?same) WHERE { ?s ?p ?o }', 'application/sparql-results+xml'],
   ['SELECT DISTINCT ?o WHERE { ?s ?p ?o }'],
+  // A string ordered with a number is a type error (no row), not a cast.
+  ['SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?v . ?s ?q ?d FILTER(isLiteral(?v) && isLiteral(?d) && ?v > ?d) }'],
   ['ASK { ?s <http://nowhere/p> ?o }'],
   ['SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o OFFSET 2'],
   ['SELECT ?s WHERE { { SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s OFFSET 3 } }'],

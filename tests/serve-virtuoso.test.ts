@@ -44,6 +44,12 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(virtuosoQuery(`SELECT (<${XSD}integer>(?o) AS ?n) WHERE { ?s ?p ?o }`, G).text).toContain(`<${XSD}integer>(?o)`);
   });
 
+  it('orders two terms of the data only when both or neither are numbers (Virtuoso casts a string to compare it with a number)', () => {
+    const q = virtuosoQuery('SELECT ?s WHERE { ?s <http://e/n> ?n ; <http://e/d> ?d FILTER(?n > ?d) }', G);
+    expect(q.text).toContain('FILTER(IF((ISNUMERIC(?n)) = (ISNUMERIC(?d)), ?n > ?d, ?fkgqa_error))');
+    expect(virtuosoQuery('SELECT ?s WHERE { ?s <http://e/n> ?n ; <http://e/d> ?d FILTER(?n = ?d) }', G).text).toContain('FILTER(?n = ?d)');
+  });
+
   it('sends OFFSET without LIMIT with offset + LIMIT = 1000000 (Virtuoso refuses it: SR350, and sorts no more rows), in sub-queries too; an explicit LIMIT stays', () => {
     const q = virtuosoQuery('SELECT ?s WHERE { { SELECT ?s WHERE { ?s ?p ?o } OFFSET 1 } } OFFSET 2', G);
     expect(q.text.match(/LIMIT \d+|OFFSET \d+/g)).toEqual(['OFFSET 1', `LIMIT ${VIRTUOSO_MAX_ROWS - 1}`, 'OFFSET 2', `LIMIT ${VIRTUOSO_MAX_ROWS - 2}`]);

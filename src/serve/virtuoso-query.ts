@@ -34,6 +34,9 @@
  *   filter is sent as `FILTER(COALESCE(e, false))`, equal in SPARQL (an error is false either way),
  *   which Virtuoso evaluates row by row. The same loss with a VALUES block of 20 or more objects
  *   joined to a pattern whose predicate is a variable is not rewritten (docs/serving.md).
+ * - **Numbers ordered with other terms of the data.** `?n > ?d` with a string and an integer is a
+ *   type error in SPARQL; Virtuoso casts. An ordering comparison of two non-constant operands is
+ *   sent as `IF(isNumeric(?n) = isNumeric(?d), ?n > ?d, ?fkgqa_error)`.
  * - **Strings and dates compared with a constant.** `?x > 'B'` with `?x` bound from the store
  *   compares wrongly in Virtuoso (no row of a FILTER passes, every string passes inside `IF`), and
  *   `?x > '2011-01-01'^^xsd:date` passes strings and IRIs too. An ordering comparison (`<`, `>`,
@@ -206,8 +209,13 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     const typed = args.findIndex(isOtherTypedLiteral);
     const constant = numeric >= 0 ? numeric : text >= 0 ? text : typed;
     const other = args[1 - constant];
-    if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
     const ordering = !['=', '!='].includes(node.operator as string);
+    if (constant < 0 && ordering && !args.some((a) => isNode(a) && a.termType === 'Literal')) {
+      // Two terms of the data: a number cannot be ordered with anything else but a number (a type error, module comment).
+      const sameKind = operation('=', [operation('isnumeric', [args[0]]), operation('isnumeric', [args[1]])]);
+      return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
+    }
+    if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
     if (ordering && numeric < 0) {
       // A string constant: compared with STR() of a simple literal; another datatype: only with a literal of that datatype (module comment).
       const datatype = text >= 0 ? { termType: 'NamedNode', value: `${XSD}string` } : (args[typed] as Node).datatype;
