@@ -13,6 +13,7 @@ import { operatorDepth, parseSparql } from '../src/sparql/parse.js';
 import { checkStoreHosts, removeOrphans, virtuosoIni, VIRTUOSO_MAX_ROWS } from '../src/serve/virtuoso.js';
 import { serve } from '../src/serve/server.js';
 import { ASK_VARIABLE, readVirtuosoResults, UnsupportedFunction, virtuosoQuery } from '../src/serve/virtuoso-query.js';
+import { readXmlRows } from '../src/serve/virtuoso-results.js';
 import { demoBuild, tmpDir } from './helpers.js';
 
 const G = 'urn:fkgqa:endpoint:library-shard1';
@@ -41,6 +42,19 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
       'the function <http://www.w3.org/2005/xpath-functions#contains> is not supported',
     );
     expect(virtuosoQuery(`SELECT (<${XSD}integer>(?o) AS ?n) WHERE { ?s ?p ?o }`, G).text).toContain(`<${XSD}integer>(?o)`);
+  });
+
+  it('orders two terms of the data only when both or neither are numbers (Virtuoso casts a string to compare it with a number)', () => {
+    const q = virtuosoQuery('SELECT ?s WHERE { ?s <http://e/n> ?n ; <http://e/d> ?d FILTER(?n > ?d) }', G);
+    expect(q.text).toContain('FILTER(IF((ISNUMERIC(?n)) = (ISNUMERIC(?d)), ?n > ?d, ?fkgqa_error))');
+    expect(virtuosoQuery('SELECT ?s WHERE { ?s <http://e/n> ?n ; <http://e/d> ?d FILTER(?n = ?d) }', G).text).toContain('FILTER(?n = ?d)');
+  });
+
+  it('sends OFFSET without LIMIT with offset + LIMIT = 1000000 (Virtuoso refuses it: SR350, and sorts no more rows), in sub-queries too; an explicit LIMIT stays', () => {
+    const q = virtuosoQuery('SELECT ?s WHERE { { SELECT ?s WHERE { ?s ?p ?o } OFFSET 1 } } OFFSET 2', G);
+    expect(q.text.match(/LIMIT \d+|OFFSET \d+/g)).toEqual(['OFFSET 1', `LIMIT ${VIRTUOSO_MAX_ROWS - 1}`, 'OFFSET 2', `LIMIT ${VIRTUOSO_MAX_ROWS - 2}`]);
+    expect(q.rowCap).toBe(VIRTUOSO_MAX_ROWS - 2);
+    expect(virtuosoQuery('SELECT ?s WHERE { ?s ?p ?o } LIMIT 5 OFFSET 2', G).text.match(/LIMIT \d+|OFFSET \d+/g)).toEqual(['OFFSET 2', 'LIMIT 5']);
   });
 
   it('divides as decimals: the dividend times 1.0', () => {
@@ -87,10 +101,12 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(virtuosoQuery('SELECT ?s (SUM(?o) AS ?sum) WHERE { ?s <http://e/p> ?o } GROUP BY ?s', G).emptySums).toEqual([]);
   });
 
-  it('names the variables of SELECT * over plain patterns (with their STR() companions), and keeps * over others', () => {
+  it('names the variables of SELECT * over plain patterns (with their STR() companions, bound for numbers only), and keeps * over others', () => {
     const q = virtuosoQuery('SELECT * WHERE { ?s <http://e/p> ?o OPTIONAL { ?o <http://e/q> ?b } BIND(1 AS ?a) FILTER(?z) }', G);
-    expect(q.text).toMatch(/^SELECT \?a \?b \?o \?s \(STR\(\?a\) AS \?fkgqa_lex_a\) \(STR\(\?b\) AS \?fkgqa_lex_b\) \(STR\(\?o\) AS \?fkgqa_lex_o\) \(STR\(\?s\) AS \?fkgqa_lex_s\) FROM/);
+    const companion = (v: string) => `\\(IF\\(ISNUMERIC\\(\\?${v}\\), STR\\(\\?${v}\\), \\?fkgqa_error\\) AS \\?fkgqa_lex_${v}\\)`;
+    expect(q.text).toMatch(new RegExp(`^SELECT \\?a \\?b \\?o \\?s ${['a', 'b', 'o', 's'].map(companion).join(' ')} FROM`));
     expect(q.wildcard).toBe(true);
+    expect(virtuosoQuery('SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }', G).text).toMatch(/^SELECT \?g \?o \?p \?s \(IF/);
     expect(virtuosoQuery('SELECT * WHERE { ?s ?p ?o MINUS { ?s <http://e/p> 1 } }', G).text).toMatch(/^SELECT \* FROM/);
   });
 
@@ -269,5 +285,50 @@ describe('serve --store virtuoso / options and the instances a killed serve left
     expect(await exited).toBe('SIGKILL');
     expect(fs.readdirSync(dir)).toEqual([]);
     expect(removeOrphans(path.join(dir, 'none'))).toEqual([]);
+  });
+});
+
+describe('serve --store virtuoso / reading SPARQL XML results as they arrive', () => {
+  /** The bytes of `text` one at a time (a UTF-8 character split across chunks). */
+  async function* byteByByte(text: string): AsyncIterable<Uint8Array> {
+    for (const b of Buffer.from(text, 'utf8')) yield Uint8Array.of(b);
+  }
+  const read = async (text: string) => {
+    const out: { vars?: string[]; rows: unknown[] } = { rows: [] };
+    await readXmlRows(
+      byteByByte(text),
+      (vars) => (out.vars = vars),
+      (row) => out.rows.push(row),
+    );
+    return out;
+  };
+  const NS = 'xmlns="http://www.w3.org/2005/sparql-results#"';
+
+  it('reads every kind of term, keeps CR, NEL, LINE SEPARATOR and C1 controls as written, and a control character Virtuoso writes as a reference', async () => {
+    const doc =
+      `<sparql ${NS}><head><variable name="s"/><variable name="o"/></head><results distinct="false" ordered="true">` +
+      `<result><binding name="s"><uri>http://e/a?x=1&amp;y=2</uri></binding><binding name="o"><literal xml:lang="en-gb">a\r\nb\u0085c\u2028d\u0090é😀</literal></binding></result>` +
+      `<result><binding name="s"><bnode>b10007</bnode></binding><binding name="o"><literal datatype="${XSD}double">1.23457e+06</literal></binding></result>` +
+      `<result><binding name="s"><uri>http://e/b</uri></binding></result>` +
+      `<result><binding name="o"><literal>t&#1;&lt;&gt;</literal></binding></result>` +
+      `<result><binding name="o"><literal></literal></binding></result>` +
+      `</results></sparql>`;
+    expect(await read(doc)).toEqual({
+      vars: ['s', 'o'],
+      rows: [
+        { s: { type: 'uri', value: 'http://e/a?x=1&y=2' }, o: { type: 'literal', value: 'a\r\nb\u0085c\u2028d\u0090é😀', 'xml:lang': 'en-gb' } },
+        { s: { type: 'bnode', value: 'b10007' }, o: { type: 'literal', value: '1.23457e+06', datatype: `${XSD}double` } },
+        { s: { type: 'uri', value: 'http://e/b' } },
+        { o: { type: 'literal', value: 't\u0001<>' } },
+        { o: { type: 'literal', value: '' } },
+      ],
+    });
+  });
+
+  it('reads an empty answer as its head, and refuses a document that is not XML or has no results', async () => {
+    expect(await read(`<sparql ${NS}><head><variable name="x"/></head><results></results></sparql>`)).toEqual({ vars: ['x'], rows: [] });
+    await expect(read(`<sparql ${NS}><head><variable name="x"/></head><results><result>`)).rejects.toThrow(/unclosed|close/i);
+    await expect(read(`<sparql ${NS}><head></head></sparql>`)).rejects.toThrow('the SPARQL XML results hold no <results> or <boolean>');
+    await expect(read('Virtuoso 37000 Error SP030')).rejects.toThrow();
   });
 });

@@ -18,14 +18,15 @@ import type * as oxigraph from 'oxigraph';
 import type { StoreSource } from '../common/store-worker.js';
 import { MEDIA, negotiate, offered, QUERY_ERROR_HEADER } from '../sparql/protocol.js';
 import { QueryTooComplex, type SparqlParseOptions } from '../sparql/parse.js';
-import { serializeResults, truncateBindings, type SparqlResults } from '../sparql/results.js';
+import { resultsWriter, serializeResults, truncationLink } from '../sparql/results.js';
 import { xmlIllegalChar } from '../sparql/xml-chars.js';
 import { checkTask, contentType, plain, serializeGraph, type EndpointAnswer, type EndpointTask } from './answer.js';
 import { splitIntoGroups } from './pool-groups.js';
 import type { PoolOutcome, RunLimits } from './pool-limits.js';
 import type { EndpointStore } from './store.js';
 import { freePorts, removeOrphans, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
-import { readVirtuosoResults, UnsupportedFunction, virtuosoQuery, type VirtuosoQuery } from './virtuoso-query.js';
+import { UnsupportedFunction, virtuosoQuery, virtuosoRowReader, type VirtuosoQuery } from './virtuoso-query.js';
+import { readXmlRows } from './virtuoso-results.js';
 
 /**
  * Requests sent to one instance at once; more wait in arrival order (their time limits run). Below
@@ -195,36 +196,41 @@ export class VirtuosoStore implements EndpointStore {
   }
 
   /**
-   * Sends the rewritten query to the instance and writes its answer in `format`.
+   * Sends the rewritten query to the instance and writes its answer in `format`: a SELECT or ASK
+   * answer is asked for in SPARQL XML results and written row by row as it arrives
+   * (`streamedAnswer`); a graph in N-Triples.
    * @throws Error for a failure of the instance (not the query's), or the abort
    */
   private async evaluate(v: VirtuosoInstance, t: EndpointTask, q: VirtuosoQuery, format: string, kind: EndpointAnswer['kind'], signal: AbortSignal): Promise<EndpointAnswer> {
-    const { r, body } = await this.send(v, q, signal);
-    if (!r.ok) {
-      // Virtuoso's SQL states: 37000 compilation, 22xxx data, 42xxx access; all the query's. Anything else is the instance's.
-      const first = body.trim().split('\n').slice(0, 2).join(' ');
-      if (/^Virtuoso (37000|22\w{3}|42\w{3}|S0022|S1T00)/.test(body.trim())) {
-        return plain(400, `query evaluation failed: Virtuoso: ${first}`, kind, { [QUERY_ERROR_HEADER]: 'evaluation' });
+    const outcome = await this.send(v, q, signal, async (r): Promise<EndpointAnswer | { again: string }> => {
+      if (!r.ok) {
+        const body = await r.text();
+        // Virtuoso's SQL states: 37000 compilation, 22xxx data, 42xxx access; all the query's. Anything else is the instance's.
+        const first = body.trim().split('\n').slice(0, 2).join(' ');
+        if (/^Virtuoso (37000|22\w{3}|42\w{3}|S0022|S1T00)/.test(body.trim())) {
+          return plain(400, `query evaluation failed: Virtuoso: ${first}`, kind, { [QUERY_ERROR_HEADER]: 'evaluation' });
+        }
+        throw new Error(`HTTP ${r.status}: ${first}`);
       }
-      throw new Error(`HTTP ${r.status}: ${first}`);
-    }
-    // An "anytime" answer: Virtuoso stopped the query at one of its limits and sent what it had (HTTP 200); never passed on.
-    const state = r.headers.get('x-sql-state');
-    if (state) throw new Error(`Virtuoso sent an incomplete answer (X-SQL-State ${state}: ${r.headers.get('x-sql-message') ?? ''}): refused rather than sent incomplete`);
-    if (r.headers.get('x-sparql-maxrows')) throw new Error(`the answer was cut at ${r.headers.get('x-sparql-maxrows')} rows (ResultSetMaxRows): refused rather than sent incomplete`);
-    if (q.form === 'graph') return this.graphAnswer(t, body, format, kind);
-    const results = readVirtuosoResults(JSON.parse(body) as SparqlResults, q);
-    if ((results.results?.bindings.length ?? 0) >= VIRTUOSO_MAX_ROWS)
-      throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
-    return bindingsAnswer(t, results, format, q.form, kind);
+      // An "anytime" answer: Virtuoso stopped the query at one of its limits and sent what it had (HTTP 200); never passed on.
+      const state = r.headers.get('x-sql-state');
+      if (state) throw new Error(`Virtuoso sent an incomplete answer (X-SQL-State ${state}: ${r.headers.get('x-sql-message') ?? ''}): refused rather than sent incomplete`);
+      if (r.headers.get('x-sparql-maxrows')) throw new Error(`the answer was cut at ${r.headers.get('x-sparql-maxrows')} rows (ResultSetMaxRows): refused rather than sent incomplete`);
+      if (q.form === 'graph') return this.graphAnswer(t, await r.text(), format, kind);
+      return streamedAnswer(r.body ?? (async function* () {})(), t, q, format, kind);
+    });
+    if (!('again' in outcome)) return outcome;
+    // The answer holds a character XML 1.0 cannot carry: asked again, written in the client's next acceptable format.
+    return this.evaluate(v, t, q, outcome.again, kind, signal);
   }
 
   /**
-   * Posts the query to the instance when it is this request's turn (INSTANCE_CONCURRENCY); a
-   * connection that fails before any answer is tried once more (the query only reads).
-   * @throws the abort, or the connection's error
+   * Posts the query to the instance when it is this request's turn (INSTANCE_CONCURRENCY), and
+   * reads the answer with `read` within the turn; a connection that fails before any answer is
+   * tried once more (the query only reads).
+   * @throws the abort, the connection's error, or `read`'s
    */
-  private async send(v: VirtuosoInstance, q: VirtuosoQuery, signal: AbortSignal): Promise<{ r: Response; body: string }> {
+  private async send<T>(v: VirtuosoInstance, q: VirtuosoQuery, signal: AbortSignal, read: (r: Response) => Promise<T>): Promise<T> {
     let turn = this.turns.get(v);
     if (!turn) this.turns.set(v, (turn = { active: 0, waiting: [] }));
     if (turn.active >= INSTANCE_CONCURRENCY) {
@@ -245,7 +251,7 @@ export class VirtuosoStore implements EndpointStore {
       const post = () =>
         fetch(v.sparqlUrl, {
           method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: q.form === 'graph' ? MEDIA.ntriples : MEDIA.json },
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: q.form === 'graph' ? MEDIA.ntriples : MEDIA.xml },
           body: new URLSearchParams({ query: q.text }),
           signal,
         });
@@ -253,7 +259,12 @@ export class VirtuosoStore implements EndpointStore {
         if (signal.aborted) throw e;
         return post();
       });
-      return { r, body: await r.text() };
+      try {
+        return await read(r);
+      } finally {
+        // An answer not read to its end (a failure while reading it) is cancelled: its connection is not left waiting.
+        if (r.body && !r.bodyUsed) await r.body.cancel().catch(() => {});
+      }
     } finally {
       // The turn passes to the first waiting request (active stays the same), else it is freed.
       const next = turn.waiting.shift();
@@ -289,32 +300,72 @@ export class VirtuosoStore implements EndpointStore {
   }
 }
 
-/** A SELECT or ASK answer in `format` (results.ts), cut to the profile's `maxRows`; never XML holding what XML 1.0 cannot carry (answer.ts does the same). */
-function bindingsAnswer(t: EndpointTask, results: SparqlResults, format: string, form: 'bindings' | 'boolean', kind: EndpointAnswer['kind']): EndpointAnswer {
-  let r = results;
-  let headers: Record<string, string> | undefined;
-  if (t.maxRows !== undefined && form === 'bindings') {
-    const cut = truncateBindings(results, t.maxRows);
-    r = cut.results;
-    if (cut.truncated) headers = { 'Fkgqa-Truncated': `rows=${t.maxRows}; of=${cut.rows}` };
+/** Text of the answer gathered into one buffer of about this many characters before it is encoded (UTF-8). */
+const BATCH_CHARS = 1 << 20;
+
+/**
+ * A SELECT or ASK answer in `format`, written as Virtuoso's SPARQL XML results arrive
+ * (virtuoso-results.ts): each row read back (`virtuosoRowReader`) and written by the serialiser of
+ * oxigraph's answers (results.ts `resultsWriter`), so that no whole result is held but the bytes
+ * sent; cut to the profile's `maxRows` (the rows past it only counted). XML is never written
+ * holding what XML 1.0 cannot carry (answer.ts does the same): the answer is asked for again in the
+ * client's next acceptable format (`again`), or answered 406.
+ * @throws Error when Virtuoso's answer does not parse, or reaches VIRTUOSO_MAX_ROWS rows
+ */
+async function streamedAnswer(body: AsyncIterable<Uint8Array>, t: EndpointTask, q: VirtuosoQuery, format: string, kind: EndpointAnswer['kind']): Promise<EndpointAnswer | { again: string }> {
+  const cap = q.form === 'bindings' ? t.maxRows : undefined;
+  let read: ReturnType<typeof virtuosoRowReader> | undefined;
+  let write: ReturnType<typeof resultsWriter> | undefined;
+  const buffers: Buffer[] = [];
+  let batch = '';
+  let rows = 0;
+  let bad: string | undefined;
+  const xml = format === MEDIA.xml;
+  await readXmlRows(
+    body,
+    (vars) => {
+      read = virtuosoRowReader(vars, q);
+      // The head is written once the rows are counted (a cut answer's head holds the truncation link): the rows' text does not depend on it.
+      write = resultsWriter(format, { vars: read.vars });
+    },
+    (b) => {
+      rows++;
+      if (rows >= VIRTUOSO_MAX_ROWS) throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
+      if (q.rowCap !== undefined && rows >= q.rowCap)
+        throw new Error(`the answer reached ${q.rowCap} rows, the LIMIT sent with its OFFSET (Virtuoso sorts at most ${VIRTUOSO_MAX_ROWS} rows), and may be cut: refused rather than sent incomplete`);
+      if (q.form !== 'bindings' || (cap !== undefined && rows > cap) || bad) return;
+      const text = write!.row(read!.row(b), rows === 1);
+      if (xml) bad = xmlIllegalChar(text);
+      batch += text;
+      if (batch.length >= BATCH_CHARS) {
+        buffers.push(Buffer.from(batch, 'utf8'));
+        batch = '';
+      }
+    },
+  );
+  if (q.form === 'boolean') {
+    return { status: 200, body: serializeResults({ head: {}, boolean: rows > 0 }, format), type: contentType(format), kind };
   }
-  let out = format;
-  let body = serializeResults(r, out);
-  if (out === MEDIA.xml) {
-    const bad = xmlIllegalChar(body);
-    if (bad) {
-      const other = negotiate(t.accept, form, [MEDIA.xml]);
-      if (!other)
-        return plain(
-          406,
-          `the answer holds the character ${bad}, which XML 1.0 cannot carry (not even as a character reference), so it has no ${out} serialisation: ask for ${offered(form)
-            .filter((f) => f !== MEDIA.xml)
-            .join(', ')}`,
-          kind,
-        );
-      out = other;
-      body = serializeResults(r, out);
-    }
+  if (bad) {
+    const other = negotiate(t.accept, 'bindings', [MEDIA.xml]);
+    if (other) return { again: other };
+    return plain(
+      406,
+      `the answer holds the character ${bad}, which XML 1.0 cannot carry (not even as a character reference), so it has no ${format} serialisation: ask for ${offered('bindings')
+        .filter((f) => f !== MEDIA.xml)
+        .join(', ')}`,
+      kind,
+    );
   }
-  return { status: 200, body, type: contentType(out), kind, ...(headers ? { headers, profile: 'truncated' as const } : {}) };
+  const cut = cap !== undefined && rows > cap;
+  const head = { vars: read?.vars ?? [], ...(cut ? { link: [truncationLink(cap)] } : {}) };
+  const w = resultsWriter(format, head);
+  const bytes = Buffer.concat([Buffer.from(w.start, 'utf8'), ...buffers, Buffer.from(batch + w.end, 'utf8')]);
+  return {
+    status: 200,
+    body: bytes,
+    type: contentType(format),
+    kind,
+    ...(cut ? { headers: { 'Fkgqa-Truncated': `rows=${cap}; of=${rows}` }, profile: 'truncated' as const } : {}),
+  };
 }

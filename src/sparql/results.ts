@@ -90,32 +90,19 @@ function xmlTerm(t: SparqlTerm): string {
   return `<literal${lang}${dt}>${xmlEscape(t.value)}</literal>`;
 }
 
-/** SPARQL 1.1 Query Results XML Format (§2). */
-function toXml(r: SparqlResults): string {
-  const head = [...(r.head.vars ?? []).map((v) => `<variable name="${xmlEscape(v)}"/>`), ...(r.head.link ?? []).map((l) => `<link href="${xmlEscape(l)}"/>`)].join('');
-  const open = '<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#">';
-  if (r.boolean !== undefined) return `${open}<head>${head}</head><boolean>${r.boolean}</boolean></sparql>`;
-  const rows = (r.results?.bindings ?? [])
-    .map(
-      (b) =>
-        `<result>${Object.entries(b)
-          .map(([v, t]) => `<binding name="${xmlEscape(v)}">${xmlTerm(t)}</binding>`)
-          .join('')}</result>`,
-    )
-    .join('');
-  return `${open}<head>${head}</head><results>${rows}</results></sparql>`;
-}
+const XML_OPEN = '<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#">';
 
-/**
- * SPARQL 1.1 Query Results CSV (§2): plain values, `_:label` for blank nodes, CRLF line ends; a
- * value is quoted when it holds a comma, a quote, CR or LF (RFC 4180 §2.6; a lone LF too, which
- * csv-stringify would leave bare with a CRLF record delimiter).
- */
-function toCsv(r: SparqlResults): string {
-  const vars = r.head.vars ?? [];
-  const records = (r.results?.bindings ?? []).map((b) => vars.map((v) => (b[v] ? (b[v].type === 'bnode' ? `_:${b[v].value}` : b[v].value) : '')));
-  return stringify([vars, ...records], { record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
-}
+/** The `<head>` content of SPARQL XML results: variables, then links. */
+const xmlHead = (vars: readonly string[], link: readonly string[] = []) => [...vars.map((v) => `<variable name="${xmlEscape(v)}"/>`), ...link.map((l) => `<link href="${xmlEscape(l)}"/>`)].join('');
+
+/** One `<result>` of SPARQL XML results: the row's bindings in the row's order. */
+const xmlRow = (b: SparqlRow) =>
+  `<result>${Object.entries(b)
+    .map(([v, t]) => `<binding name="${xmlEscape(v)}">${xmlTerm(t)}</binding>`)
+    .join('')}</result>`;
+
+/** SPARQL 1.1 Query Results CSV (§2) options: CRLF record ends, CR or LF quoted (see `resultsWriter`). */
+const CSV_OPTIONS = { record_delimiter: '\r\n', quoted_match: /[\r\n]/ } as const;
 
 /** Turtle's short forms of numbers and booleans (Turtle §2.5.2, grammar [19]–[21], [133s]). */
 const SHORT_FORM: Record<string, RegExp> = {
@@ -231,29 +218,51 @@ export function tableRow(row: Record<string, SparqlTerm>, vars: readonly string[
   return vars.map((v) => (row[v] ? sparqlTerm(row[v], prefixes) : '')).join('\t');
 }
 
-/** SPARQL 1.1 Query Results TSV (§3): `?var` header, terms in Turtle syntax. */
-function toTsv(r: SparqlResults): string {
-  const vars = r.head.vars ?? [];
-  const lines = [vars.map((v) => `?${v}`).join('\t'), ...(r.results?.bindings ?? []).map((b) => vars.map((v) => (b[v] ? tsvTerm(b[v]) : '')).join('\t'))];
-  return lines.join('\n') + '\n';
+/**
+ * A writer of SELECT results in pieces: the text before the rows, each row, and the text after
+ * them; joined, they are the bytes `serializeResults` writes for the same results (one row's text
+ * depends on that row only), so an answer is written as it is read, row by row.
+ * - SPARQL 1.1 Query Results JSON (§3): `JSON.stringify` of the document.
+ * - XML (§2): each row's bindings in the row's order.
+ * - CSV (§2): plain values, `_:label` for blank nodes, CRLF line ends; a value is quoted when it
+ *   holds a comma, a quote, CR or LF (RFC 4180 §2.6; a lone LF too, which csv-stringify would
+ *   leave bare with a CRLF record delimiter).
+ * - TSV (§3): `?var` header, terms in Turtle syntax.
+ * @param mediaType one of MEDIA.json, MEDIA.xml, MEDIA.csv, MEDIA.tsv
+ * @param head the results' variables and links
+ * @throws Error for any other media type
+ */
+export function resultsWriter(mediaType: string, head: { vars?: string[]; link?: string[] }): { start: string; row: (b: SparqlRow, first: boolean) => string; end: string } {
+  const vars = head.vars ?? [];
+  switch (mediaType) {
+    case MEDIA.json: {
+      const start = JSON.stringify({ head, results: { bindings: [] } });
+      return { start: start.slice(0, -3), row: (b, first) => (first ? '' : ',') + JSON.stringify(b), end: ']}}' };
+    }
+    case MEDIA.xml:
+      return { start: `${XML_OPEN}<head>${xmlHead(vars, head.link)}</head><results>`, row: xmlRow, end: '</results></sparql>' };
+    case MEDIA.csv:
+      return {
+        start: stringify([vars], CSV_OPTIONS),
+        row: (b) => stringify([vars.map((v) => (b[v] ? (b[v].type === 'bnode' ? `_:${b[v].value}` : b[v].value) : ''))], CSV_OPTIONS),
+        end: '',
+      };
+    case MEDIA.tsv:
+      return { start: `${vars.map((v) => `?${v}`).join('\t')}\n`, row: (b) => `${vars.map((v) => (b[v] ? tsvTerm(b[v]) : '')).join('\t')}\n`, end: '' };
+    default:
+      throw new Error(`cannot write SPARQL results as ${mediaType}`);
+  }
 }
 
 /**
- * Writes SPARQL JSON results in another results format.
+ * Writes SPARQL JSON results in another results format (`resultsWriter` for SELECT results).
  * @param mediaType one of MEDIA.json, MEDIA.xml, MEDIA.csv, MEDIA.tsv
  * @throws Error for any other media type
  */
 export function serializeResults(r: SparqlResults, mediaType: string): string {
-  switch (mediaType) {
-    case MEDIA.json:
-      return JSON.stringify(r);
-    case MEDIA.xml:
-      return toXml(r);
-    case MEDIA.csv:
-      return toCsv(r);
-    case MEDIA.tsv:
-      return toTsv(r);
-    default:
-      throw new Error(`cannot write SPARQL results as ${mediaType}`);
-  }
+  if (mediaType === MEDIA.json) return JSON.stringify(r);
+  if (mediaType === MEDIA.xml && r.boolean !== undefined) return `${XML_OPEN}<head>${xmlHead(r.head.vars ?? [], r.head.link)}</head><boolean>${r.boolean}</boolean></sparql>`;
+  const w = resultsWriter(mediaType, r.head);
+  const rows = r.results?.bindings ?? [];
+  return w.start + rows.map((b, i) => w.row(b, i === 0)).join('') + w.end;
 }
