@@ -11,7 +11,7 @@ import * as oxigraph from 'oxigraph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readVoid } from '../src/describe/void-turtle.js';
 import type { McpLimits, Setup } from '../src/mcp/context.js';
-import { planQuery } from '../src/federation/routing.js';
+import { planQuery, routeQuery } from '../src/federation/routing.js';
 import { openRegistry, registryFromEndpointsValue, registryFromUrls, type EndpointRegistry } from '../src/federation/registry.js';
 import { CallLog } from '../src/mcp/call-log.js';
 import { datasetIriOf, voidSummary } from '../src/mcp/void-text.js';
@@ -241,8 +241,11 @@ describe('fkgqa mcp / planning', () => {
   const reg = registryFromUrls([a, b]);
   const hints = { maxQueryChars: 8000, prefixes: { '': P } };
   it('counts distinct SERVICE targets from the AST: SILENT counts, the same IRI twice counts once', () => {
+    // A lone SERVICE SILENT goes through the federation engine: a failed request is one empty solution there, an error direct.
     const silent = planQuery(`SELECT * { SERVICE SILENT <${a}> { ?s ?p ?o } }`, reg, hints);
-    expect(silent).toMatchObject({ ok: true, route: 'direct', query: 'SELECT * WHERE { ?s ?p ?o. }' });
+    expect(silent.ok && [silent.route, silent.targets.map((t) => t.url)]).toEqual(['federation', [a]]);
+    expect(routeQuery(`SELECT * { SERVICE SILENT <${a}> { ?s ?p ?o } }`, reg, hints, { quick: true })).toMatchObject({ ok: true, route: 'federation', quick: false });
+    expect(routeQuery(`SELECT * { SERVICE <${a}> { ?s ?p ?o } }`, reg, hints, { quick: true })).toMatchObject({ ok: true, route: 'direct', quick: true });
     expect(planQuery(`SELECT ?s { { SERVICE <${a}> { ?s a ?c } } }`, reg, hints)).toMatchObject({
       ok: true,
       route: 'direct',

@@ -543,6 +543,16 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     expect(queries).toEqual({});
   }, 120_000);
 
+  it('a lone SERVICE SILENT whose request fails is one solution without bindings (ASK true); without SILENT the failure is the answer', async () => {
+    const served = path.join(path.resolve(build) + '.state', 'endpoints.json');
+    const ask = (silent: string) => `ASK { SERVICE ${silent}<${url['library-shard1']}> { ?a ?b ?c FILTER(<urn:f>(?c)) } }`;
+    const s = await fkgqa(['query', '--endpoints', served, '--format', 'json', ask('SILENT ')]);
+    expect([s.code, JSON.parse(s.stdout).boolean]).toEqual([0, true]);
+    const loud = await fkgqa(['query', '--endpoints', served, '--format', 'json', ask('')]);
+    expect([loud.code, loud.stdout]).toEqual([2, '']);
+    expect(loud.stderr).toContain('<urn:f>');
+  }, 120_000);
+
   it('names unreachable endpoints, and a build with no running serve', async () => {
     const down = ['http://127.0.0.1:9/a-shard1/sparql', 'http://127.0.0.1:9/a-shard2/sparql'];
     const r = await fkgqa(['query', '--endpoint', ...down, `SELECT * WHERE { SERVICE <${down[0]}> { ?s ?p ?o } SERVICE <${down[1]}> { ?o ?q ?r } }`]);

@@ -349,8 +349,9 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
   let where = ast.where ?? [];
   // Groups that only wrap one group (`{ { SERVICE … } }`) change nothing.
   while (where.length === 1 && where[0].type === 'group') where = (where[0] as sparqljs.GroupPattern).patterns;
-  // One target and its SERVICE group is the whole WHERE: strip the wrapper (paper, section 3).
-  if (targets.length === 1 && found.length === 1 && where.length === 1 && where[0].type === 'service') {
+  // One target and its SERVICE group is the whole WHERE: strip the wrapper (paper, section 3);
+  // not for SERVICE SILENT, whose failed request the federation engine answers with one empty solution.
+  if (targets.length === 1 && found.length === 1 && where.length === 1 && where[0].type === 'service' && !(where[0] as sparqljs.ServicePattern).silent) {
     const body = { ...ast, where: (where[0] as sparqljs.ServicePattern).patterns } as sparqljs.SparqlQuery;
     return { ok: true, route: 'direct', query: generate(body), targets, form, ast };
   }
@@ -423,8 +424,9 @@ function loneService(text: string, registry: EndpointRegistry, maxQueryChars: nu
   if (k >= toks.length || parens !== 0) return undefined;
   const whereOpen = toks[k];
   if (!word(toks[k + 1], 'service')) return undefined;
-  let m = k + 2;
-  if (word(toks[m], 'silent')) m++;
+  const m = k + 2;
+  // SERVICE SILENT turns a failed request into one solution without bindings: the federation engine's work, never the endpoint's.
+  if (word(toks[m], 'silent')) return undefined;
   const iri = toks[m];
   if (iri?.kind !== 'iri' || !ch(toks[m + 1], '{')) return undefined;
   const target = findEndpoint(registry, iri.text);
