@@ -89,6 +89,13 @@ describe('build safety / the build is read-only: stats writes to the state folde
     expect(Object.keys(tree(elsewhere)).sort()).toEqual(['gold-answers/library.json', 'realised-fan-out/library.json']);
     expect(tree(out)).toEqual(before);
   });
+  it("the library's stats() without a time limit runs each gold query under the CLI's default (60,000 ms): library's 7 answered, none timed out", async () => {
+    const out = await demoBuild(tmpDir());
+    const s = await stats({ shards: out, kgs: ['library'] });
+    expect([s.figures.goldAnswers.graphQueryPairs, s.figures.goldAnswers.executed, s.figures.goldAnswers.timedOut]).toEqual([7, 7, 0]);
+    const stored = JSON.parse(fs.readFileSync(path.join(`${out}.state`, 'gold-answers', 'library.json'), 'utf8')) as { timeoutMs: number };
+    expect(stored.timeoutMs).toBe(60_000);
+  });
 });
 
 describe('build safety / one way to open a build: broken JSON is named (exit 2)', () => {

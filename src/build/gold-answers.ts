@@ -11,6 +11,13 @@ import path from 'node:path';
 import type { SparqlResults, SparqlRow } from '../sparql/results.js';
 import { stateDir, STATE_FILES } from './state.js';
 
+/**
+ * Time limit of one query run on an unsharded graph (a gold answer, its realised fan-out, a tie
+ * key, a negated pattern's shards), in ms, when none is given: `--timeout` of stats, questions,
+ * score and view, and the library's default.
+ */
+export const GOLD_QUERY_TIMEOUT_MS = 60_000;
+
 /** Where versions before the state folder kept a graph's gold answers: `<build>/<kg>/gold-answers.json`. */
 export const ANSWERS_FILE = 'gold-answers.json';
 

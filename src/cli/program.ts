@@ -10,6 +10,7 @@ import { TOOL } from '../common/version.js';
 import { FORMS } from '../verify/forms.js';
 import { DEFAULT_PARTITION_OPTIONS } from '../partition/options.js';
 import { PRESETS } from '../partition/presets.js';
+import { GOLD_QUERY_TIMEOUT_MS } from '../build/gold-answers.js';
 import { MAX_OPERATOR_DEPTH, MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
 import { DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_QUEUED, DEFAULT_PORT } from '../serve/defaults.js';
 import { REQUEST_LOG_MAX_BYTES } from '../serve/request-log.js';
@@ -287,7 +288,7 @@ function statsCommand(cli: Command): void {
     .option('--compare-paper', "a table with one row per figure: the paper's value, this build's, the difference")
     .option('--per-query <file>', 'write one CSV row per distinct query to FILE')
     .option('--html <file>', 'also write the HTML report to FILE (the old spelling of --format html --out FILE; the report on stdout stays)')
-    .addOption(integerOption('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such', 1).default(60_000))
+    .addOption(integerOption('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such', 1).default(GOLD_QUERY_TIMEOUT_MS))
     .option('--recompute', 'recompute gold answers even if stored ones match the build')
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('stats'));
@@ -310,7 +311,7 @@ function questionsCommand(cli: Command): void {
     .addOption(jsonOption())
     .option('--state <dir>', 'state folder where fkgqa stats stored gold answers and realised fan-out (default: <shards>.state beside the build)')
     .addOption(integerOption('--rows <n>', 'rows of each gold answer to show', 0).default(5))
-    .addOption(integerOption('--timeout <ms>', 'time limit per query when answers and needed shards are computed here', 1).default(60_000))
+    .addOption(integerOption('--timeout <ms>', 'time limit per query when answers and needed shards are computed here', 1).default(GOLD_QUERY_TIMEOUT_MS))
     .option('-q, --quiet', 'no progress on stderr')
     .action(lazy('questions'));
 }
@@ -598,7 +599,7 @@ function scoreCommand(cli: Command): void {
     .option('--out <file>', 'write the report to FILE instead of stdout')
     .option('--html <file>', "also write the HTML report to FILE (stats's spelling; the same as --format html --out FILE besides the report on stdout)")
     .option('--per-run <file>', 'also write one CSV row per run to FILE')
-    .addOption(integerOption('--timeout <ms>', 'time limit of each query that finds the shards where a pattern under MINUS or FILTER NOT EXISTS matches', 1).default(60_000))
+    .addOption(integerOption('--timeout <ms>', 'time limit of each query that finds the shards where a pattern under MINUS or FILTER NOT EXISTS matches', 1).default(GOLD_QUERY_TIMEOUT_MS))
     .option('--allow-other-build', 'score runs made on another build or against other gold answers against this one; refused by default')
     .option('--partial', 'score a run file that fkgqa eval is still writing (its runs so far; the report says PARTIAL); refused by default (exit 2)')
     .option('--paper-with-scripted', "also give the paper's figures beside scripted agents (oracle, trivial, single); by default only beside models")
@@ -677,7 +678,7 @@ function viewCommand(cli: Command): void {
     .option('--out <file>', 'the HTML page to write (default: view.html in the folder of the first run file, where fkgqa run writes it)')
     .option('--shards <dir>', 'the build the runs were made on: verdicts (as fkgqa score gives them) and gold answers; without it the runs are shown unscored')
     .option('--state <dir>', 'state folder of the build, where fkgqa stats stored the gold answers (default <build>.state)')
-    .addOption(integerOption('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY (as fkgqa score)', 1).default(60_000))
+    .addOption(integerOption('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY (as fkgqa score)', 1).default(GOLD_QUERY_TIMEOUT_MS))
     .addOption(integerOption('--max-rows <n>', 'rows of each answer table shown in the page (the marks count every row)', 1).default(100))
     .addOption(integerOption('--max-chars <n>', 'characters of a message or tool result kept in the page (the run file keeps all)', 100).default(20_000))
     .option('--partial', 'with --shards: score a run file that fkgqa eval is still writing (as fkgqa score --partial); refused by default (exit 2)')

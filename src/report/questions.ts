@@ -22,7 +22,7 @@ import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import { readBuildDir, readJsonFile } from '../build/open.js';
 import type { BenchmarkEntry, ManifestQuery } from '../partition/index.js';
 import { executeGoldQueries } from './answers.js';
-import { readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
+import { GOLD_QUERY_TIMEOUT_MS, readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
 import type { SparqlResults } from '../sparql/results.js';
 import { realisedShards, type RealisedStatus } from './provenance.js';
 import { shardGraph } from './stats.js';
@@ -126,7 +126,7 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
       throw new InputError(`--query ${id}: no such gold query in this build (ids look like ${bench.entries[0]?.queryId ?? '<kg>/q1'})`, { file: benchFile });
   }
   const selected = bench.entries.filter((e) => (!options.kgs?.length || options.kgs.includes(e.kg)) && (!options.queries?.length || options.queries.includes(e.queryId)));
-  const timeoutMs = options.timeoutMs ?? 60_000;
+  const timeoutMs = options.timeoutMs ?? GOLD_QUERY_TIMEOUT_MS;
   const previewRows = options.previewRows ?? 5;
   const log = options.progress ?? (() => {});
   const digest = build.build.outputDigest;

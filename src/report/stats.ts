@@ -8,7 +8,7 @@ import { STATE_FILES, stateDir } from '../build/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import type { GraphManifest } from '../partition/index.js';
 import { analyseStoredTies, executeGoldQueries, type GoldQueryToRun } from './answers.js';
-import { readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type GoldAnswers } from '../build/gold-answers.js';
+import { GOLD_QUERY_TIMEOUT_MS, readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type GoldAnswers } from '../build/gold-answers.js';
 import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
 import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
 import { realisedShards } from './provenance.js';
@@ -20,8 +20,8 @@ import { counted } from '../common/strings.js';
 export interface StatsOptions {
   /** A build directory written by `fkgqa partition`. */
   shards: string;
-  /** Time limit per query in ms (gold answers and provenance). The CLI's default is 60 000. */
-  timeoutMs: number;
+  /** Time limit per query in ms (gold answers and provenance); default GOLD_QUERY_TIMEOUT_MS (60 000). */
+  timeoutMs?: number;
   /** Only these graphs (default: all graphs of the build). */
   kgs?: string[];
   /** Recompute gold answers even if stored ones match the build. */
@@ -181,7 +181,8 @@ interface ShardFileOf {
 
 /** What computing the answers of every graph shares. */
 interface StatsRun {
-  options: StatsOptions;
+  /** The options with the time limit filled in. */
+  options: StatsOptions & { timeoutMs: number };
   /** The state folder. */
   state: string;
   /** The build's output digest. */
@@ -368,7 +369,8 @@ function queryStatsOf(m: GraphManifest, g: { answers: GoldAnswer[]; realised: Re
  * processed `concurrency` at a time (`graphAnswers`).
  * @throws InputError if `shards` is not a build directory
  */
-export async function computeStats(options: StatsOptions): Promise<BuildStats> {
+export async function computeStats(given: StatsOptions): Promise<BuildStats> {
+  const options = { ...given, timeoutMs: given.timeoutMs ?? GOLD_QUERY_TIMEOUT_MS };
   const build = readBuild(options.shards);
   const { entries, defaultPrefix, digest } = build;
   for (const kg of options.kgs ?? []) {

@@ -22,7 +22,7 @@ import { distribution, percent, round } from '../report/figures.js';
 import { shardGraph } from '../report/stats.js';
 import { graphShards, openBuild } from '../build/open.js';
 import { readNeededShards } from '../build/fan-out.js';
-import { findGoldAnswers, goldAnswerDigest, goldResultsById, TIE_ANALYSIS, type GoldResult, type GoldTies } from '../build/gold-answers.js';
+import { findGoldAnswers, GOLD_QUERY_TIMEOUT_MS, goldAnswerDigest, goldResultsById, TIE_ANALYSIS, type GoldResult, type GoldTies } from '../build/gold-answers.js';
 import sparqljs from 'sparqljs';
 import { negatedTriples } from '../sparql/negation.js';
 import { MEDIA } from '../sparql/protocol.js';
@@ -646,7 +646,7 @@ export async function score(options: ScoreOptions): Promise<ScoreReport> {
   const { labels, differ } = conditionLabels(conditions);
   for (const w of conditionWarnings(lines, conditions, labels, differ)) warn(w);
   const perRun: RunScore[] = [];
-  const scoring: RunScoring = { build, gold, negated: new NegatedShards(build.graphs, options.timeoutMs ?? 60_000), labels, tieQuestions: new Map() };
+  const scoring: RunScoring = { build, gold, negated: new NegatedShards(build.graphs, options.timeoutMs ?? GOLD_QUERY_TIMEOUT_MS), labels, tieQuestions: new Map() };
   try {
     for (const l of [...lines].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0))) perRun.push(await scoreRun(l, scoring));
   } finally {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { writeFileAtomic } from '../common/output.js';
 import { openBuild, readBuild } from '../build/open.js';
-import { readGoldAnswers } from '../build/gold-answers.js';
+import { GOLD_QUERY_TIMEOUT_MS, readGoldAnswers } from '../build/gold-answers.js';
 import { readNeededShards } from '../build/fan-out.js';
 import { stateDir, STATE_FILES } from '../build/state.js';
 import { readServeEndpoints } from '../federation/registry.js';
@@ -113,7 +113,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     let gold: LoopResult['gold'] = 'stored';
     if (missing.length > 0) {
       progress(`fkgqa run: no gold answers stored for ${missing.join(', ')}: running fkgqa stats (once per build)`);
-      await step(computeStats({ shards: o.shards, state: o.state, kgs: missing, timeoutMs: o.statsTimeoutMs ?? 60_000, progress }));
+      await step(computeStats({ shards: o.shards, state: o.state, kgs: missing, timeoutMs: o.statsTimeoutMs ?? GOLD_QUERY_TIMEOUT_MS, progress }));
       gold = 'computed';
     }
     // 2. The endpoints: the serve running on the build, else one started here.
