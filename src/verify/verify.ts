@@ -370,7 +370,9 @@ async function verifyGraphQueries(g: GraphShards, gq: BuildGoldQuery[], ctx: Ver
     progress(`${g.graph}: the oracle form is skipped: ${why}`);
   }
   const store = stored ? undefined : await unshardedStore(g);
-  progress(`${g.graph}: ${counted(gq.length, 'query', 'queries')}, ${counted(g.shards.length, 'shard endpoint')}; gold ${stored ? 'from gold-answers.json' : 'computed on the unsharded graph'}`);
+  progress(
+    `${g.graph}: ${counted(gq.length, 'query', 'queries')}, ${counted(g.shards.length, 'shard endpoint')}; gold ${stored ? 'stored by fkgqa stats (gold-answers/' + g.graph + '.json of the state folder)' : 'computed on the unsharded graph'}`,
+  );
   const t: GraphUnderTest = {
     g,
     storedDoc,
