@@ -470,6 +470,12 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
         `library-shard1 <${url['library-shard2']}> (${at('library-shard1', swapped)}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard2 (${at('library-shard2', swapped)}); ` +
         `library-shard1 <${url['library-shard2']}> (${at('library-shard1', swapped)}): the VoID of library-shard2 <${url['library-shard1']}> (${at('library-shard2', swapped)}, ${voidOf('library-shard2')}) states its url as its SPARQL endpoint\n`,
     ]);
+    // The same swap with the urls spelled otherwise (scheme in capitals, a `.` segment, a percent-encoded `-`): one endpoint each.
+    const respelled = (u: string) => u.replace(/^http:/, 'HTTP:').replace('/library-', '/./library%2D');
+    const swappedOtherwise = edited('swapped-otherwise-endpoints', { 'library-shard1': respelled(url['library-shard2']), 'library-shard2': respelled(url['library-shard1']) });
+    const o = await fkgqa(['query', '--endpoints', swappedOtherwise, count(respelled(url['library-shard2']))]);
+    expect([o.code, o.stdout]).toEqual([2, '']);
+    expect(o.stderr).toContain(`${header(2)}; nothing was sent: library-shard1 <${respelled(url['library-shard2'])}>`);
     // mcp checks every endpoint: both entries, each by its own VoID.
     const m = await child(['mcp', '--endpoints', swapped, '--shards', build]);
     expect([m.code, m.stdout]).toEqual([2, '']);

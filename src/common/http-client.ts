@@ -33,8 +33,26 @@ import zlib from 'node:zlib';
 /** The endpoint a request goes to: its URL without query string and fragment (how requests are counted). */
 export const endpointOf = (url: string): string => url.replace(/[?#].*$/, '');
 
-/** Compares endpoint URLs as the registry does: exactly, except for trailing slashes. */
-export const sameEndpoint = (a: string, b: string): boolean => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+/**
+ * An endpoint URL in the one form two spellings of the same endpoint share: the WHATWG URL
+ * serialisation (scheme and host in lower case, no default port, `.` and `..` segments resolved),
+ * percent-encoded unreserved characters decoded (RFC 3986, section 6.2.2.2), trailing slashes
+ * removed. A text that is no URL is compared as written, without trailing slashes.
+ */
+export function endpointKey(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url.replace(/\/+$/, '');
+  }
+  const unreserved = (s: string) =>
+    s.replace(/%([0-9A-Fa-f]{2})/g, (m, h: string) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(parseInt(h, 16))) ? String.fromCharCode(parseInt(h, 16)) : m.toUpperCase()));
+  return `${u.protocol}//${u.host}${unreserved(u.pathname)}`.replace(/\/+$/, '') + unreserved(u.search);
+}
+
+/** Compares endpoint URLs as the registry does: two spellings of one URL are one endpoint (`endpointKey`). */
+export const sameEndpoint = (a: string, b: string): boolean => a === b || endpointKey(a) === endpointKey(b);
 
 /** A request refused before it was sent: its URL is outside the registry. */
 export class RequestRefused extends Error {
