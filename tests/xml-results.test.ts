@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readXmlResults } from '../src/federation/xml-results.js';
+import { serializeResults } from '../src/sparql/results.js';
+import { MEDIA } from '../src/sparql/protocol.js';
 
 // SPARQL XML results that sparqlxml-parse reads without complaint although they are broken: it drops
 // what it does not know. Unchecked, each would count as rows on the direct route.
@@ -64,5 +66,15 @@ describe('SPARQL XML results on the direct route: nothing the parser drops passe
       '<result>\n  <binding name="b"><triple><subject><uri>http://x/s</uri></subject><predicate><uri>http://x/p</uri></predicate><object><literal>o</literal></object></triple></binding>\n</result>',
     );
     expect('results' in (await readXmlResults(triple, 'select'))).toBe(true);
+  });
+});
+
+describe('SPARQL XML results as fkgqa writes them', () => {
+  it('a literal with CR, CR LF, NEL and U+2028 reads back with the same characters (a raw CR would read as LF)', async () => {
+    const value = 'a\rb\r\nc\u0085d\u2028e';
+    const results = { head: { vars: ['x'] }, results: { bindings: [{ x: { type: 'literal' as const, value, 'xml:lang': 'en' } }] } };
+    const xml = serializeResults(results, MEDIA.xml);
+    expect(xml).toContain('a&#13;b&#13;\nc');
+    expect(await readXmlResults(xml, 'select')).toEqual({ results });
   });
 });

@@ -78,8 +78,9 @@ export function truncateBindings(results: SparqlResults, maxRows: number): { res
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 
+/** Text for XML content or an attribute: markup characters as entities, CR as `&#13;` (an XML parser reads a raw CR, or CR LF, as LF: XML 1.0 section 2.11). */
 function xmlEscape(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+  return s.replace(/[&<>"'\r]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\r': '&#13;' })[c]!);
 }
 
 function xmlTerm(t: SparqlTerm): string {
