@@ -104,11 +104,12 @@ const fkgqa = (args: string[]) => fkgqaInProcess(args);
 
 describe('query / a federated join from the shell', () => {
   it('refuses a query naming endpoints of two graphs (as run_sparql_query and /federation/sparql), nothing sent; --mix-graphs lets it run', async () => {
-    // The running serve's endpoints file with a second graph's endpoint beside library's (its URL: library-shard3's).
+    // The running serve's endpoints file with a second graph's endpoint beside library's (its URL: library-shard3's), listed
+    // without a VoID in a file that names no build, so it is not checked (a shard entry is held to the shard its VoID describes).
     const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as { endpoints: Record<string, unknown>[] };
-    const other = { ...file.endpoints.find((e) => e.id === 'library-shard3')!, id: 'observatory-shard1', graph: 'observatory' };
+    const other = { ...file.endpoints.find((e) => e.id === 'library-shard3')!, id: 'observatory-shard1', graph: 'observatory', void: undefined, voidDigest: undefined };
     const mixed = path.join(dir, 'mixed-endpoints.json');
-    fs.writeFileSync(mixed, JSON.stringify({ ...file, endpoints: [...file.endpoints.filter((e) => e.id !== 'library-shard3'), other] }));
+    fs.writeFileSync(mixed, JSON.stringify({ ...file, shards: undefined, outputDigest: undefined, endpoints: [...file.endpoints.filter((e) => e.id !== 'library-shard3'), other] }));
     const q = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url['library-shard1']}> { ?a ?p ?o } SERVICE <${url['library-shard3']}> { ?a ?q ?r } }`;
     await expect(runQuery({ query: q, endpointsFiles: [mixed], timeoutMs: 60_000 })).rejects.toThrow(
       `the query is refused (mixed-graphs): the query names endpoints of 2 knowledge graphs (library: <${url['library-shard1']}>; observatory: <${url['library-shard3']}>); nothing was sent.`,
@@ -476,6 +477,18 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     const o = await fkgqa(['query', '--endpoints', swappedOtherwise, count(respelled(url['library-shard2']))]);
     expect([o.code, o.stdout]).toEqual([2, '']);
     expect(o.stderr).toContain(`${header(2)}; nothing was sent: library-shard1 <${respelled(url['library-shard2'])}>`);
+    // The ids swapped instead: url, VoID and digest of library-shard1 and library-shard2 exchanged, each VoID stating its own url.
+    const entries = (JSON.parse(fs.readFileSync(served, 'utf8')) as { endpoints: Record<string, unknown>[] }).endpoints;
+    const idsSwapped = JSON.parse(fs.readFileSync(served, 'utf8')) as { endpoints: Record<string, unknown>[] };
+    const [i1, i2] = [index('library-shard1'), index('library-shard2')];
+    for (const k of ['url', 'void', 'voidDigest']) [idsSwapped.endpoints[i1][k], idsSwapped.endpoints[i2][k]] = [entries[i2][k], entries[i1][k]];
+    const idsFile = path.join(dir, 'ids-swapped-endpoints.json');
+    fs.writeFileSync(idsFile, JSON.stringify(idsSwapped));
+    const ids = await fkgqa(['query', '--endpoints', idsFile, count(url['library-shard2'])]);
+    expect([ids.code, ids.stdout]).toEqual([2, '']);
+    expect(ids.stderr).toContain(
+      `library-shard1 <${url['library-shard2']}> (${at('library-shard1', idsFile)}): its VoID (${voidOf('library-shard2')}) describes <urn:fkgqa:void:library:shard2>, not library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims`,
+    );
     // mcp checks every endpoint: both entries, each by its own VoID.
     const m = await child(['mcp', '--endpoints', swapped, '--shards', build]);
     expect([m.code, m.stdout]).toEqual([2, '']);

@@ -20,7 +20,8 @@ import { endpointUrl } from '../describe/describe.js';
 import { readBuild } from '../build/open.js';
 import { endpointOf, networkWords, RedirectRefused, sameEndpoint, send } from '../common/http-client.js';
 import { endpointUrlProblem, urlWithoutCredentials } from '../sparql/protocol.js';
-import { VOID } from '../common/vocab.js';
+import { RDF, VOID } from '../common/vocab.js';
+import { DATASET_PREFIX, shardDatasetIri } from '../describe/model.js';
 
 /** One registered SPARQL endpoint. */
 export interface RegisteredEndpoint {
@@ -434,7 +435,12 @@ export type PlacementProblem =
    * Its entry's `host` (store oxigraph: the listener of the serve holding its triples) is not the
    * host of the SPARQL endpoint its VoID states: the placement names another host than the serve.
    */
-  | 'host';
+  | 'host'
+  /**
+   * Its VoID describes a shard of the build (`urn:fkgqa:void:<graph>:shard<N>`), but not the one its
+   * entry claims: the entry's url, VoID and digest are another shard's (two entries' ids swapped).
+   */
+  | 'shard';
 
 /** An endpoint whose VoID does not vouch for its placement. */
 export interface PlacementMismatch {
@@ -549,16 +555,23 @@ function hostOf(u: string): string | undefined {
   }
 }
 
-/** The IRIs a VoID (Turtle) states as `void:sparqlEndpoint`, of any dataset it describes; none when it does not parse. */
-async function statedSparqlEndpoints(turtle: string): Promise<string[]> {
+/**
+ * What a VoID (Turtle) says of where it is and what it is: the IRIs it states as
+ * `void:sparqlEndpoint` (of any dataset it describes), and the shard datasets fkgqa minted that it
+ * describes (`urn:fkgqa:void:<graph>:shard<N>` typed void:Dataset); both empty when it does not parse.
+ */
+async function voidClaims(turtle: string): Promise<{ endpoints: string[]; shards: string[] }> {
   const { Parser } = await import('n3');
   try {
-    return new Parser()
-      .parse(turtle)
-      .filter((q) => q.predicate.value === `${VOID}sparqlEndpoint` && q.object.termType === 'NamedNode')
-      .map((q) => q.object.value);
+    const quads = new Parser().parse(turtle);
+    return {
+      endpoints: quads.filter((q) => q.predicate.value === `${VOID}sparqlEndpoint` && q.object.termType === 'NamedNode').map((q) => q.object.value),
+      shards: quads
+        .filter((q) => q.predicate.value === `${RDF}type` && q.object.value === `${VOID}Dataset` && q.subject.value.startsWith(DATASET_PREFIX) && /:shard\d+$/.test(q.subject.value))
+        .map((q) => q.subject.value),
+    };
   } catch {
-    return [];
+    return { endpoints: [], shards: [] };
   }
 }
 
@@ -582,7 +595,9 @@ async function statedSparqlEndpoints(turtle: string): Promise<string[]> {
  * endpoint. Two entries whose urls are swapped (each VoID states the other's url), and one url
  * listed under two ids (the VoID of one states the url both list), are refused. An entry with store
  * oxigraph whose `host` is not the host of the endpoint its VoID states (the serve's listener) is
- * reported too (`host`); with store virtuoso, `host` names the Virtuoso instance, which no VoID
+ * reported too (`host`), and a shard entry whose VoID describes another shard of fkgqa's
+ * (`urn:fkgqa:void:<graph>:shard<N>`) than the one its graph and shard name (`shard`: url, VoID
+ * and digest of two entries swapped, ids kept); with store virtuoso, `host` names the Virtuoso instance, which no VoID
  * states, and is taken as listed. An entry whose url
  * no VoID states, e.g. a reverse proxy in front of a serve (the VoID states the serve's url), is
  * not: a VoID need not state the entry's url, only no other entry's. VoIDs that cannot be read, or
@@ -603,7 +618,19 @@ export async function placementMismatches(r: EndpointRegistry, o: PlacementCheck
   for (const [i, read] of reads.entries()) {
     if (read.text === undefined) continue;
     const e = listed[i];
-    const stated = await statedSparqlEndpoints(read.text);
+    const claims = await voidClaims(read.text);
+    const stated = claims.endpoints;
+    // A VoID of an fkgqa shard names the shard it describes: it must be the one the entry's id claims.
+    const own = e.graph !== null && e.shard !== null ? shardDatasetIri(e.graph, e.shard) : undefined;
+    if (inScope(e) && own !== undefined && claims.shards.length > 0 && !claims.shards.includes(own))
+      out.push({
+        id: e.id,
+        endpoint: e.url,
+        listed: where(e),
+        url: e.listing!.void,
+        problem: 'shard',
+        why: `its VoID (${e.listing!.void}) describes <${claims.shards[0]}>, not ${e.graph}'s ${e.shard} (<${own}>), which its id claims: are its url, VoID and digest another entry's?`,
+      });
     // With store oxigraph, `host` is the serve's own listener: the host of the endpoint its VoID states (serve's url, also behind a proxy).
     if (inScope(e) && e.placement?.store === 'oxigraph' && stated.length > 0 && !stated.some((n) => hostOf(n) === e.placement!.host))
       out.push({
