@@ -109,6 +109,34 @@ describe('serve: a query the client gave up on does not keep its endpoint busy',
     expect(entry).toMatchObject({ endpoint: 'library-shard1', cancelled: true, method: 'POST' });
   });
 
+  it('/federation/sparql: a client that disconnects from a lone SERVICE running on its shard is logged as 499 under /federation/sparql, not as a time limit', async () => {
+    const u = s.endpoint('library-shard1')!.url;
+    const ac = new AbortController();
+    let settled: string | undefined;
+    const body = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} } }`;
+    const ended = fetch(`${new URL(u).origin}/federation/sparql`, { method: 'POST', headers: { 'Content-Type': MEDIA.sparqlQuery }, body, signal: ac.signal }).then(
+      (r) => (settled = `answered ${r.status}`),
+      (e: Error) => (settled = e.name),
+    );
+    await until(() => s.queriesRunning().includes('library-shard1') || settled !== undefined);
+    expect(settled, 'the federated query ended before it ran').toBeUndefined();
+    ac.abort();
+    expect(await ended).toBe('AbortError');
+    const federated = () =>
+      fs.existsSync(log)
+        ? fs
+            .readFileSync(log, 'utf8')
+            .trim()
+            .split('\n')
+            .filter((l) => l !== '')
+            .map((l) => JSON.parse(l) as { endpoint: string; status: number; cancelled?: boolean; timeout?: boolean })
+            .filter((e) => e.endpoint === '/federation/sparql')
+        : [];
+    await until(() => federated().length > 0);
+    expect(federated()).toEqual([expect.objectContaining({ endpoint: '/federation/sparql', status: 499, cancelled: true, method: 'POST' })]);
+    expect(federated()[0].timeout).toBeUndefined();
+  });
+
   it('drops a waiting query whose client disconnects without running it', async () => {
     const u = s.endpoint('library-shard1')!.url;
     const first = heavy(u);

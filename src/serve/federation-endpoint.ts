@@ -95,6 +95,8 @@ export interface FederationAnswer {
   headers?: Record<string, string>;
   kind: RequestKind;
   timeout?: true;
+  /** The client went away before the answer (logged as 499, counted as such): the query was dropped or stopped, nothing is written. */
+  cancelled?: true;
   /** A 503 busy (`Fkgqa-Stopped: busy; …`): the engine, its client's queue or the shard endpoint kept the query waiting; the endpoint's fault, not the query's. */
   busy?: true;
   query?: string;
@@ -111,6 +113,9 @@ const text = (status: number, body: string, kind: RequestKind = 'data', headers?
   kind,
   ...(headers ? { headers } : {}),
 });
+
+/** The answer to a request whose client went away: logged as 499, as a shard endpoint logs it (protocol.ts). */
+const GONE: FederationAnswer = { ...text(499, 'the client went away; the query was stopped', 'data'), cancelled: true };
 
 /** HTTP status of a refused query, by error class. */
 const REFUSED_STATUS: Record<string, number> = { update: 403, 'unknown-endpoint': 403 };
@@ -206,7 +211,7 @@ export class FederationEndpoint {
       // The engine's threads are shared fairly between clients (fair-queue.ts); the wait for a turn is the wait for the engine.
       const deadline: StartDeadline = by === 'endpoint' ? { ms: t, from: 'start', waitMs: t } : { ms: t, from: 'start', clientMs: t };
       const queued = await this.turn(who, deadline, cancel, client.engineName, arrived);
-      if ('answer' in queued) return { ...queued.answer, query, client: who };
+      if ('answer' in queued) return cancel?.aborted ? { ...GONE, query, client: who } : { ...queued.answer, query, client: who };
       waited = queued.waited;
       try {
         o = await client.federated(plan.query, format, { ...deadline, since: queued.since }, cancel);
@@ -216,6 +221,8 @@ export class FederationEndpoint {
       if (o.status === 'error' && o.busy && o.busy.endpoint === 'federation engine') waited = o.busy.waitedMs;
     }
     const fed = plan.route === 'federation' ? { client: who, ...(waited !== undefined ? { waited: Math.round(waited) } : {}) } : {};
+    // Whatever the outcome of a query whose client went away (stopped, an error of its aborted requests), it is the client's leaving.
+    if (cancel?.aborted) return { ...GONE, query, ...fed };
     if (o.status === 'timeout') {
       const whose = by === 'endpoint' ? `the endpoint's time limit of ${t} ms (fkgqa serve --timeout)` : `the request's time limit of ${t} ms (its timeout parameter or ${TIME_LIMIT_HEADER} header)`;
       return { ...text(503, `query stopped at ${whose}`, 'data', { 'Fkgqa-Stopped': `time-limit; by=${by}; ms=${t}` }), timeout: true, query, ...fed };
