@@ -41,14 +41,15 @@ describe('fkgqaInProcess: the CLI in the test process, as its child', async () =
     expect(r.stderr).toMatch(/^fkgqa: error: .*nothing/);
   });
 
-  it("usage error (2): commander's message and the hint, nothing on stdout", async () => {
+  it("usage error (2): commander's message after the fkgqa prefix, and the hint, nothing on stdout", async () => {
     const r = await same(['partition', '--buckets', '1'], 2);
-    expect(r.stderr).toBe("error: option '--buckets <n>' argument '1' is invalid. --buckets must be an integer from 2 to 1024\n(add --help for the options)\n");
+    expect(r.stderr).toBe("fkgqa: error: option '--buckets <n>' argument '1' is invalid. --buckets must be an integer from 2 to 1024\n(add --help for the options)\n");
     expect(r.stdout).toBe('');
-    await same(['no-such-command'], 2);
+    expect((await same(['no-such-command'], 2)).stderr).toBe("fkgqa: error: unknown command 'no-such-command'\n(add --help for the options)\n");
+    expect((await same(['stats', '--bogus'], 2)).stderr).toBe("fkgqa: error: unknown option '--bogus'\n(add --help for the options)\n");
     // A time limit past Node's longest timer (2^31 - 1 ms) would fire at once: refused, as every option in ms.
     const t = await same(['query', '--timeout', '2147483648', 'SELECT * {}'], 2);
-    expect(t.stderr).toBe("error: option '--timeout <ms>' argument '2147483648' is invalid. --timeout must be an integer from 1 to 2147483647\n(add --help for the options)\n");
+    expect(t.stderr).toBe("fkgqa: error: option '--timeout <ms>' argument '2147483648' is invalid. --timeout must be an integer from 1 to 2147483647\n(add --help for the options)\n");
   });
 
   it('leaves the test process as it was: exit code, environment, writers', async () => {

@@ -718,6 +718,8 @@ export function program(): Command {
     .description('Build and serve the federated knowledge-graph question-answering benchmark (FKGQA).')
     .version(TOOL.version)
     .showHelpAfterError('(add --help for the options)')
+    // commander's usage errors carry the same `fkgqa: ` prefix as every other error
+    .configureOutput({ outputError: (text, write) => write(`fkgqa: ${text}`) })
     .exitOverride();
 
   for (const define of COMMANDS) define(cli);
