@@ -68,6 +68,10 @@ describe('protocol / the time limit a request sends (timeout parameter, Fkgqa-Ti
     expect(refusal(() => parseTimeLimit('0.0004', undefined))).toEqual([400, 'parameter timeout: "0.0004" is under 1 ms, the shortest time limit (timeout=1ms)']);
     expect(refusal(() => parseTimeLimit('0.9ms', '500'))).toEqual([400, 'parameter timeout: "0.9ms" is under 1 ms, the shortest time limit (timeout=1ms)']);
     expect(refusal(() => parseTimeLimit(undefined, '0'))).toEqual([400, 'header Fkgqa-Timeout: "0" is not a time limit in milliseconds (a positive number)']);
+    // Node reads header bytes as Latin-1: UTF-8 bytes are shown as the characters they encode, controls escaped.
+    const fullwidthFive = Buffer.from('５', 'utf8').toString('latin1');
+    expect(refusal(() => parseTimeLimit(undefined, fullwidthFive))).toEqual([400, 'header Fkgqa-Timeout: "５" is not a time limit in milliseconds (a positive number)']);
+    expect(refusal(() => parseTimeLimit(undefined, '5\x01\xe9'))).toEqual([400, 'header Fkgqa-Timeout: "5\\u0001é" is not a time limit in milliseconds (a positive number)']);
   });
 });
 

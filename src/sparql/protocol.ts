@@ -291,6 +291,23 @@ export const QUERY_ERROR_HEADER = 'Fkgqa-Query-Error';
 const wholeMs = (ms: number): number => Math.floor(Number(ms.toPrecision(15)));
 
 /**
+ * A header value as a message shows it: Node reads header bytes as Latin-1, so bytes that form
+ * UTF-8 are decoded as UTF-8 (`Fkgqa-Timeout: ５` shows `５`, not `ï¼\u0095`); quoted as a JSON
+ * string (control characters escaped), at most 40 characters.
+ */
+function headerText(value: string): string {
+  let text = value;
+  if (/[\x80-\xff]/.test(value) && !/[^\x00-\xff]/.test(value)) {
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'latin1'));
+    } catch {
+      // not UTF-8: the Latin-1 reading stands
+    }
+  }
+  return JSON.stringify(text.slice(0, 40));
+}
+
+/**
  * The time limit a request asks for, in ms: the `timeout` parameter — seconds, as Fuseki reads it
  * (`timeout=1.5`), or with a unit, as QLever writes it (`timeout=1500ms`, `timeout=1.5s`) — and the
  * `Fkgqa-Timeout` header (milliseconds); with both, the smaller. The endpoint applies the smaller
@@ -315,8 +332,8 @@ export function parseTimeLimit(param: string | undefined, header: string | strin
   if (header !== undefined) {
     const value = Array.isArray(header) ? header.join(',') : header;
     const ms = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : NaN;
-    if (!(ms > 0) || !Number.isFinite(ms)) throw new ProtocolError(400, `header ${TIME_LIMIT_HEADER}: "${value.slice(0, 40)}" is not a time limit in milliseconds (a positive number)`);
-    if (ms < 1) throw new ProtocolError(400, `header ${TIME_LIMIT_HEADER}: "${value.slice(0, 40)}" is under 1 ms, the shortest time limit`);
+    if (!(ms > 0) || !Number.isFinite(ms)) throw new ProtocolError(400, `header ${TIME_LIMIT_HEADER}: ${headerText(value)} is not a time limit in milliseconds (a positive number)`);
+    if (ms < 1) throw new ProtocolError(400, `header ${TIME_LIMIT_HEADER}: ${headerText(value)} is under 1 ms, the shortest time limit`);
     limit = limit === undefined ? wholeMs(ms) : Math.min(limit, wholeMs(ms));
   }
   // Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a longer limit would fire at once.
