@@ -505,7 +505,9 @@ export class ShardServer {
       }
     } catch (e) {
       req.resume();
-      answer = e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error)?.message ?? String(e)}`, 'invalid');
+      // A client that went away while sending its request is counted as gone (499), not as a bad request.
+      if (gone.aborted || (req.destroyed && !req.complete)) answer = { ...text(499, 'the client went away while sending its request', 'invalid'), cancelled: true };
+      else answer = e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error)?.message ?? String(e)}`, 'invalid');
     }
     // A text body is written as text: node sends it with the headers in one write (a Buffer is a second chunk).
     const body = typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
