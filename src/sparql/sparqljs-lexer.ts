@@ -13,6 +13,10 @@
  *   random texts.
  * - **Whitespace and comments.** `lex()` called itself once per skipped token (whitespace, comment),
  *   so some 300,000 comment lines overflowed the call stack; it loops instead.
+ *
+ * The patched `lex()` also records where the token it returns starts and ends in the text
+ * (`lastLexedToken`): the position of a syntax error, which Jison's own `hash.loc` gives wrong (the
+ * token before the offending one, or a stale line for a token that starts a line).
  */
 
 /** The string literal rules replaced, by index in the lexer's `rules`, with the start of the source they replace (3.7.4). */
@@ -47,6 +51,10 @@ function pnameLn(original: RegExp): RegExp {
 /** The shape of the Jison lexer that is patched. */
 interface JisonLexer {
   rules: RegExp[];
+  /** The text read so far (Jison), whitespace and comments included. */
+  matched?: string;
+  /** The text of the token just read (Jison). */
+  match?: string;
   next(): unknown;
   lex(): unknown;
   /** Set by `patchSparqljsLexer`: the rules it replaced, index → [sparqljs's rule, the replacement]. */
@@ -65,6 +73,19 @@ function lexerRuleReplacements(lexer: { rules: RegExp[] }): Map<number, [RegExp,
   return out;
 }
 
+/** The span of the last token the patched lexer returned (`lastLexedToken`). */
+let lastToken = { start: 0, end: 0 };
+
+/**
+ * Where the token that the patched lexer returned last starts and ends in the text being parsed:
+ * after a parse error, the offending token (Jison stops at the lookahead token it cannot shift). One
+ * parse at a time per thread (parsing is synchronous).
+ * @returns UTF-16 offsets, end exclusive (start = end = the text's length at its end)
+ */
+export function lastLexedToken(): { start: number; end: number } {
+  return lastToken;
+}
+
 /**
  * Applies both repairs (module comment) to the lexer of sparqljs's parser module, once. A rule
  * whose source is not the one of sparqljs 3.7.4 is left alone (another version of sparqljs).
@@ -80,6 +101,8 @@ export function patchSparqljsLexer(parserModule: { Parser: { prototype: { lexer:
     let token: unknown;
     do token = this.next();
     while (!token);
+    const end = this.matched?.length ?? 0;
+    lastToken = { start: end - (this.match?.length ?? 0), end };
     return token;
   };
   lexer.fkgqaReplaced = replaced;
