@@ -24,12 +24,14 @@ import { lastLexedToken, patchSparqljsLexer } from './sparqljs-lexer.js';
 // sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
 // queries without it (quickInspect), and compiling it took 70+ ms of every thread's start-up.
 let loaded: typeof sparqljs | undefined;
+let parserModule: Parameters<typeof patchSparqljsLexer>[0] | undefined;
 
 /** sparqljs, loaded at the first use, its lexer repaired (src/sparql/sparqljs-lexer.ts). */
 export function sparqljsLib(): typeof sparqljs {
   if (!loaded) {
     const require = createRequire(import.meta.url);
-    patchSparqljsLexer(require('sparqljs/lib/SparqlParser.js') as Parameters<typeof patchSparqljsLexer>[0]);
+    parserModule = require('sparqljs/lib/SparqlParser.js') as Parameters<typeof patchSparqljsLexer>[0];
+    patchSparqljsLexer(parserModule);
     loaded = require('sparqljs') as typeof sparqljs;
   }
   return loaded;
@@ -128,7 +130,8 @@ export function parseHere(text: string, options: SparqlParseOptions = {}): Parse
     const hash = (e as { hash?: JisonErrorHash }).hash;
     const message = (e as Error)?.message ?? String(e);
     // A parse error (not one of sparqljs's checks, such as an unknown prefix): at the token the lexer read last.
-    if (hash?.token !== undefined && /^Parse error on line/.test(message)) return { ok: false, kind: 'syntax', message, hash, offset: lastLexedToken().start };
+    const offset = parserModule && lastLexedToken(parserModule)?.start;
+    if (hash?.token !== undefined && offset !== undefined && /^Parse error on line/.test(message)) return { ok: false, kind: 'syntax', message, hash, offset };
     return { ok: false, kind: 'syntax', message, hash };
   }
   const depth = operatorDepth(ast);

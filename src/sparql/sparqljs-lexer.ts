@@ -59,6 +59,8 @@ interface JisonLexer {
   lex(): unknown;
   /** Set by `patchSparqljsLexer`: the rules it replaced, index → [sparqljs's rule, the replacement]. */
   fkgqaReplaced?: Map<number, [RegExp, RegExp]>;
+  /** Set by the patched `lex()`: the span of the token it returned last (`lastLexedToken`). */
+  fkgqaLastToken?: { start: number; end: number };
 }
 
 /** The original and replacement rules (index → [original, replacement]) of a lexer as sparqljs built it. */
@@ -73,17 +75,16 @@ function lexerRuleReplacements(lexer: { rules: RegExp[] }): Map<number, [RegExp,
   return out;
 }
 
-/** The span of the last token the patched lexer returned (`lastLexedToken`). */
-let lastToken = { start: 0, end: 0 };
-
 /**
  * Where the token that the patched lexer returned last starts and ends in the text being parsed:
- * after a parse error, the offending token (Jison stops at the lookahead token it cannot shift). One
- * parse at a time per thread (parsing is synchronous).
- * @returns UTF-16 offsets, end exclusive (start = end = the text's length at its end)
+ * after a parse error, the offending token (Jison stops at the lookahead token it cannot shift).
+ * Kept on the shared lexer, so that every copy of this module reads it; one parse at a time per
+ * thread (parsing is synchronous).
+ * @param parserModule `require('sparqljs/lib/SparqlParser.js')`
+ * @returns UTF-16 offsets, end exclusive (start = end = the text's length at its end); undefined when the lexer was not patched
  */
-export function lastLexedToken(): { start: number; end: number } {
-  return lastToken;
+export function lastLexedToken(parserModule: { Parser: { prototype: { lexer: JisonLexer } } }): { start: number; end: number } | undefined {
+  return parserModule.Parser.prototype.lexer.fkgqaLastToken;
 }
 
 /**
@@ -102,7 +103,7 @@ export function patchSparqljsLexer(parserModule: { Parser: { prototype: { lexer:
     do token = this.next();
     while (!token);
     const end = this.matched?.length ?? 0;
-    lastToken = { start: end - (this.match?.length ?? 0), end };
+    lexer.fkgqaLastToken = { start: end - (this.match?.length ?? 0), end };
     return token;
   };
   lexer.fkgqaReplaced = replaced;
