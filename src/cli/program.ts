@@ -361,7 +361,7 @@ function serveCommand(cli: Command): void {
     .addOption(
       integerOption(
         '--max-query-depth <n>',
-        'deepest bracket nesting ({ ( [) of a query (the text a federation engine generates for a SERVICE clause brackets every operator); deeper ones are answered 400 before parsing',
+        'deepest nesting of a query: brackets ({ ( [) and chained signs (each sign of !!?x after the first) (the text a federation engine generates for a SERVICE clause brackets every operator); deeper ones are answered 400 before parsing',
         1,
       ).default(MAX_SERVED_QUERY_DEPTH),
     )

@@ -4,7 +4,7 @@
  * nested `{}` give "memory access out of bounds" for every later query) and keep sparqljs busy for
  * minutes; counting brackets is linear in the text and needs no parser.
  */
-import { SparqlLexer } from './lexer.js';
+import { SparqlLexer, signOfNumber } from './lexer.js';
 import { ProtocolError } from './protocol.js';
 
 /**
@@ -34,37 +34,76 @@ export const MAX_OPERATOR_DEPTH = 256;
  */
 export const MAX_SERVED_QUERY_DEPTH = MAX_QUERY_DEPTH + MAX_OPERATOR_DEPTH;
 
-/**
- * The deepest bracket nesting of a SPARQL text: `{`, `(`, `[` open, `}`, `)`, `]` close. Brackets
- * inside string literals, IRIs, comments and escaped local names (`:a\(`) do not count; a `<` that
- * is less-than hides none (lexer.ts, `SparqlLexer`).
- * @returns the maximum depth reached (0 for a text without brackets); unbalanced closers never make it negative
- */
-export function nestingDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  const lexer = new SparqlLexer(text);
-  while (lexer.next()) {
-    const p = lexer.punct;
-    for (let k = 0; k < p.length; k++) {
-      const c = p[k];
-      if (c === '{' || c === '(' || c === '[') max = Math.max(max, ++depth);
-      else if ((c === '}' || c === ')' || c === ']') && depth > 0) depth--;
-    }
-  }
-  return max;
+/** The nesting of a SPARQL text (`measureNesting`). */
+export interface Nesting {
+  /** The deepest level reached. */
+  depth: number;
+  /** Chained signs count in that level (then the limit's message names them). */
+  signs: boolean;
 }
 
 /**
- * The number of opening brackets (`{`, `(`, `[`) anywhere in a text, read as characters: an upper
- * bound of `nestingDepth` that costs a tenth of the lexer's time, so a text with few brackets is
- * cleared without being lexed.
+ * The deepest nesting of a SPARQL text: `{`, `(`, `[` open a level, `}`, `)`, `]` close it, and each
+ * sign operator (`!`, `+`, `-` where an operand is expected) after the first of a chain nests one
+ * level more until the operand: `!!?x` nests as deep as `!(!?x)` does, so that a chain of one-character
+ * operators is held to the same limit as its bracketed spelling, whatever the text's length.
+ * Brackets and signs inside string literals, IRIs, comments and escaped local names (`:a\(`) do
+ * not count, nor does the sign of a numeric literal (`-1`); a `<` that is less-than hides none
+ * (lexer.ts, `SparqlLexer`).
+ * @returns the maximum depth reached (0 for a text without brackets); unbalanced closers never make it negative
+ */
+export function measureNesting(text: string): Nesting {
+  let depth = 0;
+  let max = 0;
+  let signs = false;
+  let run = 0;
+  const lexer = new SparqlLexer(text);
+  while (lexer.next()) {
+    if (lexer.role === 'sign' && !signOfNumber(text, lexer.end)) {
+      if (++run > 1 && depth + run - 1 > max) {
+        max = depth + run - 1;
+        signs = true;
+      }
+      continue;
+    }
+    run = 0;
+    const p = lexer.punct;
+    for (let k = 0; k < p.length; k++) {
+      const c = p[k];
+      if (c === '{' || c === '(' || c === '[') {
+        if (++depth > max) {
+          max = depth;
+          signs = false;
+        }
+      } else if ((c === '}' || c === ')' || c === ']') && depth > 0) depth--;
+    }
+  }
+  return { depth: max, signs };
+}
+
+/** The deepest nesting of a SPARQL text: `measureNesting`'s depth. */
+export function nestingDepth(text: string): number {
+  return measureNesting(text).depth;
+}
+
+/**
+ * What nests too deeply, for a message: the brackets, or the brackets and chained signs.
+ * @param nesting the text's nesting (`measureNesting`)
+ */
+export function nestingWhat(nesting: Nesting): string {
+  return nesting.signs ? 'brackets ({ ( [) and chained signs (! + -)' : 'brackets ({ ( [)';
+}
+
+/**
+ * The number of opening brackets (`{`, `(`, `[`) and signs (`!`, `+`, `-`) anywhere in a text, read
+ * as characters: an upper bound of `nestingDepth` that costs a tenth of the lexer's time, so a text
+ * with few of them is cleared without being lexed.
  */
 function openingBrackets(text: string): number {
   let n = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x28 || c === 0x5b || c === 0x7b) n++;
+    if (c === 0x28 || c === 0x5b || c === 0x7b || c === 0x21 || c === 0x2b || c === 0x2d) n++;
   }
   return n;
 }
@@ -73,7 +112,7 @@ function openingBrackets(text: string): number {
 export interface QueryLimits {
   /** Longest query text, in UTF-16 code units (≈ characters). */
   maxLength: number;
-  /** Deepest bracket nesting (see `nestingDepth`), default MAX_QUERY_DEPTH. */
+  /** Deepest nesting of brackets and chained signs (see `measureNesting`), default MAX_QUERY_DEPTH. */
   maxDepth: number;
 }
 
@@ -86,8 +125,8 @@ export function checkQueryText(text: string, limits: QueryLimits): void {
     throw new ProtocolError(400, `query too long: ${text.length} characters, the limit is ${limits.maxLength}`);
   }
   if (openingBrackets(text) <= limits.maxDepth) return;
-  const depth = nestingDepth(text);
-  if (depth > limits.maxDepth) {
-    throw new ProtocolError(400, `query nested too deeply: brackets ({ ( [) nest ${depth} levels, the limit is ${limits.maxDepth}`);
+  const nesting = measureNesting(text);
+  if (nesting.depth > limits.maxDepth) {
+    throw new ProtocolError(400, `query nested too deeply: ${nestingWhat(nesting)} nest ${nesting.depth} levels, the limit is ${limits.maxDepth}`);
   }
 }

@@ -8,7 +8,7 @@
 import type sparqljs from 'sparqljs';
 import { explainParseError, parseSparql, QueryTooComplex, type SparqlParseOptions } from './parse.js';
 import { MAX_OPERATOR_DEPTH } from './guard.js';
-import { sparqlTokens } from './lexer.js';
+import { signOfNumber, sparqlTokens } from './lexer.js';
 import { ProtocolError, type ResultForm } from './protocol.js';
 
 /** SPARQL features a behaviour profile can refuse (challenge C2 of the FKGQA paper). */
@@ -86,7 +86,9 @@ const NEEDS_PARSE = new Set([
  * the query has exactly one query-form keyword (no sub-SELECT) and none of NEEDS_PARSE — then it
  * uses no feature, no FROM, no COUNT and is no update, and its form is that keyword's — and only
  * for texts of at most 2 × MAX_OPERATOR_DEPTH characters (longer ones may be too complex; with a
- * lower `maxOperatorDepth`, 2 × it). Unsure
+ * lower `maxOperatorDepth`, 2 × it) without a chain of signs (`!!?x`: a sign is the one operator
+ * written in one character; a chain is refused by the full parse, `signChain` of lexer.ts, at any
+ * length, and nests as deep as its bracketed spelling in the guard's limit, guard.ts). Unsure
  * (a prefixed name such as `:count` or `ask:` counts as a keyword) means undefined, never a wrong
  * answer: such queries go to `inspectQuery`. Oxigraph still parses every query it runs, so syntax
  * errors are reported either way. The point query of `bench:serve` takes 0.6–0.8 ms in sparqljs,
@@ -94,13 +96,18 @@ const NEEDS_PARSE = new Set([
  * @returns the query's facts (`kind` ask or data, no features, no FROM), or undefined
  */
 export function quickInspect(text: string, maxOperatorDepth = MAX_OPERATOR_DEPTH): QueryInfo | undefined {
-  // Every level of operator depth takes 2 characters at least (`+1`, `{}`, `,1` of an IN list, `/a`):
+  // Every level of operator depth takes 2 characters at least (`+1`, `{}`, `,1` of an IN list, `/a`; a chain of signs is left to the parse, below):
   // a shorter text is within the limit; a longer one is parsed, and refused when too complex
   // (oxigraph overflows its stack on long chains, and some overflows corrupt its instance).
   if (text.length > 2 * Math.min(maxOperatorDepth, MAX_OPERATOR_DEPTH)) return undefined;
   let form: ResultForm | undefined;
   let forms = 0;
+  let sign = false;
   for (const t of sparqlTokens(text)) {
+    // A sign after a sign (`!!?x`): one character per operator level, and no SPARQL 1.1 (signChain, lexer.ts).
+    const isSign = t.role === 'sign' && !signOfNumber(text, t.end);
+    if (isSign && sign) return undefined;
+    sign = isSign;
     if (t.kind !== 'word' && t.kind !== 'pname' && t.kind !== 'bnode') continue;
     // The words of a prefixed name count too (`ask:`, `:count`): unsure means the full parse.
     for (const word of t.text.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []) {

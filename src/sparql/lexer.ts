@@ -295,6 +295,50 @@ export class SparqlLexer {
 }
 
 /**
+ * True when the `+` or `-` that ends at `end` is glued to a number (`-1`, `+.5`): the sign of a
+ * numeric literal (INTEGER_NEGATIVE and its kin, grammar [149]–[154]), not an operator of its own.
+ * @param end the index after the sign
+ */
+export function signOfNumber(text: string, end: number): boolean {
+  const sign = text[end - 1];
+  if (sign !== '+' && sign !== '-') return false;
+  const digit = (i: number) => text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57;
+  return digit(end) || (text[end] === '.' && digit(end + 1));
+}
+
+/** A sign that follows another sign (`signChain`). */
+export interface SignChain {
+  /** The offset of the second sign (UTF-16 code units). */
+  offset: number;
+  /** 1-based line (lines end at CR, LF or CRLF) and column (UTF-16 code units) of the second sign. */
+  line: number;
+  column: number;
+  /** The two signs, as written (`!!`, `- -`). */
+  signs: string;
+}
+
+/**
+ * The first sign operator (`!`, `+`, `-` where an operand is expected) that follows another: a chain
+ * such as `!!?x` or `- - 1`. SPARQL 1.1 allows one sign before a primary expression (grammar [118]
+ * UnaryExpression) and sparqljs reads no more; oxigraph reads some chains (`!!`). The sign of a
+ * numeric literal (`--1` is `-` applied to `-1`, `signOfNumber`) is no operator.
+ * @returns the chain, or undefined
+ */
+export function signChain(text: string): SignChain | undefined {
+  const lexer = new SparqlLexer(text);
+  let previous = -1;
+  while (lexer.next()) {
+    const sign = lexer.role === 'sign' && !signOfNumber(text, lexer.end);
+    if (sign && previous >= 0) {
+      const before = text.slice(0, lexer.start).split(/\r\n|\r|\n/);
+      return { offset: lexer.start, line: before.length, column: before[before.length - 1].length + 1, signs: text.slice(previous, lexer.end) };
+    }
+    previous = sign ? lexer.start : -1;
+  }
+  return undefined;
+}
+
+/**
  * The tokens of a SPARQL text, in order; whitespace and comments are left out. Each says what the
  * innermost bracket around it opened and, in an expression, what it is to the expression (ExprRole).
  * Expressions are those of FILTER, BIND, the projection, GROUP BY, ORDER BY and HAVING, their

@@ -16,19 +16,22 @@ import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type sparqljs from 'sparqljs';
 import { compiledScript } from '../common/thread-script.js';
-import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, nestingDepth } from './guard.js';
-import { SparqlLexer, type TokenKind } from './lexer.js';
-import { patchSparqljsLexer } from './sparqljs-lexer.js';
+import { unescapeIriCodepoints } from './arithmetic-chain.js';
+import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, measureNesting, nestingWhat } from './guard.js';
+import { type SignChain, signChain, sparqlTokens, SparqlLexer, type TokenKind } from './lexer.js';
+import { lastLexedToken, patchSparqljsLexer } from './sparqljs-lexer.js';
 
 // sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
 // queries without it (quickInspect), and compiling it took 70+ ms of every thread's start-up.
 let loaded: typeof sparqljs | undefined;
+let parserModule: Parameters<typeof patchSparqljsLexer>[0] | undefined;
 
 /** sparqljs, loaded at the first use, its lexer repaired (src/sparql/sparqljs-lexer.ts). */
 export function sparqljsLib(): typeof sparqljs {
   if (!loaded) {
     const require = createRequire(import.meta.url);
-    patchSparqljsLexer(require('sparqljs/lib/SparqlParser.js') as Parameters<typeof patchSparqljsLexer>[0]);
+    parserModule = require('sparqljs/lib/SparqlParser.js') as Parameters<typeof patchSparqljsLexer>[0];
+    patchSparqljsLexer(parserModule);
     loaded = require('sparqljs') as typeof sparqljs;
   }
   return loaded;
@@ -103,7 +106,9 @@ export interface SparqlParseOptions {
 
 /** What the parser thread answers (src/sparql/parser-thread.ts). */
 export type ParseReply =
-  { ok: true; ast: sparqljs.SparqlQuery | sparqljs.Update } | { ok: false; kind: 'syntax'; message: string; hash?: unknown } | { ok: false; kind: 'too-complex'; message: string; depth?: number };
+  | { ok: true; ast: sparqljs.SparqlQuery | sparqljs.Update }
+  | { ok: false; kind: 'syntax'; message: string; hash?: unknown; /** A parse error's offending token: its offset in the text parsed. */ offset?: number }
+  | { ok: false; kind: 'too-complex'; message: string; depth?: number };
 
 const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/i.test(e.message);
 
@@ -122,12 +127,59 @@ export function parseHere(text: string, options: SparqlParseOptions = {}): Parse
     ast = new (lib().Parser)({ prefixes: options.prefixes ?? {} }).parse(text);
   } catch (e) {
     if (isStackOverflow(e)) return { ok: false, kind: 'too-complex', message: `the SPARQL parser ran out of stack on this query` };
-    return { ok: false, kind: 'syntax', message: (e as Error)?.message ?? String(e), hash: (e as { hash?: unknown }).hash };
+    const hash = (e as { hash?: JisonErrorHash }).hash;
+    const message = (e as Error)?.message ?? String(e);
+    // A parse error (not one of sparqljs's checks, such as an unknown prefix): at the token the lexer read last.
+    const offset = parserModule && lastLexedToken(parserModule)?.start;
+    if (hash?.token !== undefined && offset !== undefined && /^Parse error on line/.test(message)) return { ok: false, kind: 'syntax', message, hash, offset };
+    return { ok: false, kind: 'syntax', message, hash };
   }
   const depth = operatorDepth(ast);
   const limit = options.maxOperatorDepth ?? MAX_OPERATOR_DEPTH;
   if (depth > limit) return { ok: false, kind: 'too-complex', message: depthMessage(depth, limit), depth };
   return { ok: true, ast };
+}
+
+/** What Jison attaches to a parse error (`hash`): the offending token, what was expected, and a position. */
+interface JisonErrorHash {
+  token?: string;
+  text?: string;
+  expected?: string[];
+  loc?: { first_line: number; first_column: number; last_line: number; last_column: number };
+  [key: string]: unknown;
+}
+
+/** 1-based line (lines end at CR, LF or CRLF, SPARQL 1.1 §19.6 and the lexer's comments) and column (UTF-16 code units) of an offset. */
+function lineColumn(text: string, offset: number): { line: number; column: number; lineStart: number } {
+  const before = text.slice(0, offset);
+  const breaks = before.match(/\r\n|\r|\n/g);
+  const lineStart = before.length - (/[^\r\n]*$/.exec(before)?.[0].length ?? 0);
+  return { line: (breaks?.length ?? 0) + 1, column: offset - lineStart + 1, lineStart };
+}
+
+/**
+ * sparqljs's parse error with the true position of the offending token: Jison reports the line of
+ * the token before it when the token starts a line, and shows the text with its line ends removed.
+ * The message keeps sparqljs's form (`Parse error on line L, column C:`, the line, a caret under the
+ * token, `Expecting …`); `hash.loc` is the token's span (Jison's convention: 1-based lines, 0-based
+ * columns).
+ * @param start the token's offset in the text
+ */
+function locatedParseError(text: string, message: string, hash: JisonErrorHash, start: number): { message: string; hash: JisonErrorHash } {
+  const { line, column, lineStart } = lineColumn(text, start);
+  const lineEnd = text.slice(lineStart).search(/[\r\n]/);
+  const lineText = text.slice(lineStart, lineEnd < 0 ? text.length : lineStart + lineEnd);
+  // At most 60 characters of the line before the token and 20 after it, as sparqljs shows.
+  const from = Math.max(0, column - 1 - 60);
+  const shown = `${from > 0 ? '...' : ''}${lineText.slice(from, column - 1 + 20)}${column - 1 + 20 < lineText.length ? '...' : ''}`;
+  const caret = `${'-'.repeat((from > 0 ? 3 : 0) + column - 1 - from)}^`;
+  const rest = message.split('\n').slice(3).join('\n');
+  const end = start + (hash.token === 'EOF' ? 0 : Math.max(1, (hash.text ?? '').length));
+  const last = lineColumn(text, end);
+  return {
+    message: `Parse error on line ${line}, column ${column}:\n${shown}\n${caret}${rest ? `\n${rest}` : ''}`,
+    hash: { ...hash, loc: { first_line: line, first_column: column - 1, last_line: last.line, last_column: last.column - 1 } },
+  };
 }
 
 /** The parser thread: started at the first long query, kept (unreferenced: it does not keep the process alive). */
@@ -237,16 +289,51 @@ function factory(): TermFactory {
  */
 export function parseSparql(text: string, options: SparqlParseOptions = {}): sparqljs.SparqlQuery | sparqljs.Update {
   // Thousands of nested groups keep sparqljs busy for minutes: refused on the text, before parsing.
-  const nesting = nestingDepth(text);
+  const nesting = measureNesting(text);
   const maxNesting = options.maxQueryDepth ?? MAX_QUERY_DEPTH;
-  if (nesting > maxNesting) throw new QueryTooComplex(`brackets ({ ( [) nest ${nesting} levels, more than the limit of ${maxNesting}: flatten the query`);
-  let reply = text.length <= PARSE_HERE_MAX_CHARS ? parseHere(text, options) : undefined;
-  if (!reply || (!reply.ok && reply.kind === 'too-complex' && reply.depth === undefined)) reply = parseOnThread(text, options);
+  if (nesting.depth > maxNesting) throw new QueryTooComplex(`${nestingWhat(nesting)} nest ${nesting.depth} levels, more than the limit of ${maxNesting}: flatten the query`);
+  // sparqljs reads no codepoint escape in an IRI (`<urn:\u0061>`), which SPARQL 1.1 reads before its grammar (§19.2) and oxigraph reads too.
+  const parsed = unescapeIriCodepoints(text);
+  let reply = parsed.length <= PARSE_HERE_MAX_CHARS ? parseHere(parsed, options) : undefined;
+  if (!reply || (!reply.ok && reply.kind === 'too-complex' && reply.depth === undefined)) reply = parseOnThread(parsed, options);
   if (reply.ok) return reply.ast;
   if (reply.kind === 'too-complex') {
     throw new QueryTooComplex(reply.depth === undefined ? `${reply.message} (a stack of ${PARSER_THREAD_STACK_MB} MB): the query is too complex for it; split it` : reply.message, reply.depth);
   }
-  throw Object.assign(new Error(reply.message), reply.hash === undefined ? {} : { hash: reply.hash });
+  let { message, hash } = reply as { message: string; hash?: JisonErrorHash };
+  if (reply.offset !== undefined && hash) {
+    const offset = parsed === text ? reply.offset : originalOffset(text, reply.offset);
+    const chain = signChain(text);
+    // A chain of signs: the message says what to write instead, and carries no Jison position (readers show the message).
+    ({ message, hash } = chain?.offset === offset ? { message: chainedSignsMessage(chain), hash: undefined } : locatedParseError(text, message, hash, offset));
+  }
+  throw Object.assign(new Error(message), hash === undefined ? {} : { hash });
+}
+
+/**
+ * The offset in `text` of an offset in `unescapeIriCodepoints(text)`: each IRI whose escapes were
+ * read is shorter there by the escapes' length.
+ */
+function originalOffset(text: string, offset: number): number {
+  let shift = 0;
+  for (const t of sparqlTokens(text)) {
+    if (t.start - shift >= offset) break;
+    if (t.kind !== 'iri' || !t.text.includes('\\')) continue;
+    const read = unescapeIriCodepoints(t.text).length;
+    // An offset inside an IRI maps to its start.
+    if (t.start - shift + read > offset) return t.start;
+    shift += t.text.length - read;
+  }
+  return offset + shift;
+}
+
+/** The message refusing a chain of sign operators (lexer.ts `signChain`): where it is, why, and what to write instead. */
+function chainedSignsMessage(chain: SignChain): string {
+  return (
+    `Parse error on line ${chain.line}, column ${chain.column}: the signs ${chain.signs} are chained; ` +
+    `fkgqa's SPARQL parser (sparqljs) reads one sign (! + -) before an operand, as the SPARQL 1.1 grammar does ([118] UnaryExpression); ` +
+    `bracket the operand of each further sign: !(!?x), -(-?x)`
+  );
 }
 
 /**

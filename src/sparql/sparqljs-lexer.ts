@@ -13,6 +13,10 @@
  *   random texts.
  * - **Whitespace and comments.** `lex()` called itself once per skipped token (whitespace, comment),
  *   so some 300,000 comment lines overflowed the call stack; it loops instead.
+ *
+ * The patched `lex()` also records where the token it returns starts and ends in the text
+ * (`lastLexedToken`): the position of a syntax error, which Jison's own `hash.loc` gives wrong (the
+ * token before the offending one, or a stale line for a token that starts a line).
  */
 
 /** The string literal rules replaced, by index in the lexer's `rules`, with the start of the source they replace (3.7.4). */
@@ -47,10 +51,16 @@ function pnameLn(original: RegExp): RegExp {
 /** The shape of the Jison lexer that is patched. */
 interface JisonLexer {
   rules: RegExp[];
+  /** The text read so far (Jison), whitespace and comments included. */
+  matched?: string;
+  /** The text of the token just read (Jison). */
+  match?: string;
   next(): unknown;
   lex(): unknown;
   /** Set by `patchSparqljsLexer`: the rules it replaced, index → [sparqljs's rule, the replacement]. */
   fkgqaReplaced?: Map<number, [RegExp, RegExp]>;
+  /** Set by the patched `lex()`: the span of the token it returned last (`lastLexedToken`). */
+  fkgqaLastToken?: { start: number; end: number };
 }
 
 /** The original and replacement rules (index → [original, replacement]) of a lexer as sparqljs built it. */
@@ -63,6 +73,18 @@ function lexerRuleReplacements(lexer: { rules: RegExp[] }): Map<number, [RegExp,
   const ln = lexer.rules[103];
   if (ln && ln.source.startsWith('^(?:(((([A-Za-z') && ln.source.includes(':)((?:')) out.set(103, [ln, pnameLn(ln)]);
   return out;
+}
+
+/**
+ * Where the token that the patched lexer returned last starts and ends in the text being parsed:
+ * after a parse error, the offending token (Jison stops at the lookahead token it cannot shift).
+ * Kept on the shared lexer, so that every copy of this module reads it; one parse at a time per
+ * thread (parsing is synchronous).
+ * @param parserModule `require('sparqljs/lib/SparqlParser.js')`
+ * @returns UTF-16 offsets, end exclusive (start = end = the text's length at its end); undefined when the lexer was not patched
+ */
+export function lastLexedToken(parserModule: { Parser: { prototype: { lexer: JisonLexer } } }): { start: number; end: number } | undefined {
+  return parserModule.Parser.prototype.lexer.fkgqaLastToken;
 }
 
 /**
@@ -80,6 +102,8 @@ export function patchSparqljsLexer(parserModule: { Parser: { prototype: { lexer:
     let token: unknown;
     do token = this.next();
     while (!token);
+    const end = this.matched?.length ?? 0;
+    lexer.fkgqaLastToken = { start: end - (this.match?.length ?? 0), end };
     return token;
   };
   lexer.fkgqaReplaced = replaced;
