@@ -17,7 +17,7 @@ import { InputError } from '../common/errors.js';
 import { openBuild, type BenchmarkEntry } from '../build/open.js';
 import { seededRandom } from '../common/random.js';
 import { readNeededShards } from '../build/fan-out.js';
-import { readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
+import { goldAnswerDigest, readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
 import { negatedShards, ScriptedModel, scriptedQuery } from './agents.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT_MS, OpenAiChat, unreachableApi, type ChatModel, type WaitNotice } from './chat.js';
 import { QueryExecutor } from './execute.js';
@@ -26,7 +26,6 @@ import {
   conditionDigest,
   digest16,
   FAILED_END_REASONS,
-  goldAnswerDigest,
   runCondition,
   runId,
   RUN_FORMAT,
