@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../build/gold-answers.js';
 import type { SparqlResults } from '../sparql/results.js';
 import type { Setup } from '../mcp/context.js';
+import type { ToolErrorMeta } from '../mcp/tool-error.js';
 
 /** Format tag of the run lines `fkgqa eval` writes, the only one the readers read (src/eval/run-reader.ts). */
 export const RUN_FORMAT = 'fkgqa-run/2';
@@ -88,20 +89,6 @@ export interface LlmStep {
   /** The assistant message received (absent when the call failed). */
   message?: ChatMessage;
   error?: string;
-}
-
-/**
- * How a tool result that is an error was classified by the MCP server, outside the text the model
- * sees (`_meta["fkgqa/error"]` of the tool result, contracts.md "MCP tool results"), or by the
- * harness for a call that did not reach the server (`class` `mcp-transport`).
- */
-export interface ToolErrorMeta {
-  /** The server's error class (e.g. `syntax`, `unknown-endpoint`, `timeout`, `endpoint`). */
-  class: string;
-  /** True when an endpoint, the federation engine or the MCP server failed (not the agent's mistake). */
-  infrastructure: boolean;
-  /** The endpoint that failed, when one did. */
-  endpoint?: string;
 }
 
 /** One tool call and its result. */
