@@ -158,25 +158,14 @@ export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Route
 export function failureCause(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, registry: EndpointRegistry): { infrastructure: boolean; endpoint?: string } {
   const direct = plan.route === 'direct' ? plan.targets[0].url : undefined;
   if (o.status === 'timeout' || o.tooLarge || /refused to contact/.test(o.error)) return { infrastructure: false, ...(direct ? { endpoint: direct } : {}) };
-  if (o.queryCaused) {
-    const named =
-      direct ??
-      endpointNamed(
-        o.error,
-        registry.endpoints.map((e) => e.url),
-      );
-    return { infrastructure: false, ...(named ? { endpoint: named } : {}) };
-  }
+  const urls = registry.endpoints.map((e) => e.url);
+  const named = direct ?? endpointNamed(o.error, urls);
+  const at = named ? { endpoint: named } : {};
+  if (o.queryCaused) return { infrastructure: false, ...at };
   if (o.badAnswer) return { infrastructure: true, endpoint: o.badAnswer.endpoint };
   if (o.busy) return { infrastructure: true, endpoint: o.busy.endpoint };
-  const named =
-    direct ??
-    endpointNamed(
-      o.error,
-      registry.endpoints.map((e) => e.url),
-    );
   const infrastructure = o.redirect ? true : o.httpStatus ? infrastructureStatus(o.httpStatus) : plan.route === 'direct' ? true : infrastructureMessage(o.error);
-  return { infrastructure, ...(named ? { endpoint: named } : {}) };
+  return { infrastructure, ...at };
 }
 
 /** A full answer kept for the next pages of the same query. */
