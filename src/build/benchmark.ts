@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { readJsonFile } from './open.js';
+import { readJsonFile, readJsonIfExists } from './open.js';
 
 interface BenchmarkFileQueries {
   defaultPrefix: string;
@@ -43,10 +43,6 @@ export function readGoldQueries(shards: string): { defaultPrefix: string; querie
  * query that uses `:` undeclared: `{ '': <IRI> }`, or `{}` without a build or a readable file.
  */
 export function buildPrefixes(shards: string | null | undefined): Record<string, string> {
-  try {
-    const b = shards ? (JSON.parse(fs.readFileSync(path.join(shards, 'benchmark.json'), 'utf8')) as { defaultPrefix?: unknown }) : undefined;
-    return typeof b?.defaultPrefix === 'string' && b.defaultPrefix ? { '': b.defaultPrefix } : {};
-  } catch {
-    return {};
-  }
+  const b = shards ? readJsonIfExists<{ defaultPrefix?: unknown }>(path.join(shards, 'benchmark.json')) : undefined;
+  return typeof b?.defaultPrefix === 'string' && b.defaultPrefix ? { '': b.defaultPrefix } : {};
 }

@@ -6,9 +6,9 @@
  * (another output digest) are never used.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { SparqlResults, SparqlRow } from '../sparql/results.js';
+import { readJsonIfExists } from './open.js';
 import { stateDir, STATE_FILES } from './state.js';
 
 /**
@@ -136,13 +136,7 @@ export interface StoredGoldAnswers {
  */
 export function findGoldAnswers(build: string, graph: string, digest: string, lookup: GoldAnswersLookup = {}): StoredGoldAnswers | undefined {
   for (const file of [path.join(stateDir(build, lookup.state), STATE_FILES.goldAnswers(graph)), path.join(build, graph, ANSWERS_FILE)]) {
-    let a: GoldAnswers;
-    try {
-      if (!fs.existsSync(file)) continue;
-      a = JSON.parse(fs.readFileSync(file, 'utf8')) as GoldAnswers;
-    } catch {
-      continue;
-    }
+    const a = readJsonIfExists<GoldAnswers>(file);
     if (a?.buildDigest === digest && Array.isArray(a.answers) && (lookup.timeoutMs === undefined || a.timeoutMs === lookup.timeoutMs)) return { file, answers: a };
   }
   return undefined;

@@ -106,7 +106,7 @@ function lazy(verb: string): (...args: unknown[]) => Promise<void> {
   };
 }
 
-/** The exit codes of each command, shown at the end of its help (verify documents its own below). */
+/** The exit codes of each command, shown at the end of its help. */
 const EXIT_CODES: Record<string, string> = {
   partition:
     '0 built, 1 built but a rebuild with the same inputs gave other bytes (determinism check), 2 bad input (named file, line or option; the previous build is left as it was), 3 internal error.',
@@ -118,6 +118,11 @@ const EXIT_CODES: Record<string, string> = {
   mcp: '0 the client closed stdin (stdio) or stopped by SIGINT/SIGTERM (--http), 2 bad input (options, a port in use, a prompts folder or call log that cannot be used: named), 3 internal error; on stdio 130/143 interrupted by SIGINT/SIGTERM (stdin still open: the federation engine is stopped first, within 3 s).',
   query:
     '0 answered, 2 bad input: the query refused before anything was sent (the reason named), a bad option, no running serve, an unreachable endpoint (named), an endpoint error or the time limit; 3 internal error.',
+  verify:
+    "0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an engine's answer differs from gold beyond ties, 2 bad input (build, endpoints file, options), unreachable endpoints or an engine that cannot run here.",
+  eval: '0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints or queue, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error (with --queue also: a run no worker could make).',
+  worker: '0 stopped by SIGINT/SIGTERM, 2 bad input, an unreachable queue, or a run refused (another fkgqa, build, prompt or gold answer: named), 3 internal error.',
+  merge: '0 written, 2 bad input (an overlap, a condition mismatch, a line that is no run record, a run file still being written: named), 3 internal error.',
   view: '0 written (stderr names the page), 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };
 
@@ -175,8 +180,8 @@ export function agentRunOptions(c: Command): Command {
 }
 
 /** `fkgqa partition`: the source, the method options (buckets, seed, solver, layout, candidates, placement, preset), VoID and the summary. */
-function partitionCommand(cli: Command): void {
-  cli
+function partitionCommand(cli: Command): Command {
+  return cli
     .command('partition')
     .description(
       'Split every knowledge graph into shards so that the triple patterns of each covered gold query match triples in at least two ' +
@@ -246,14 +251,12 @@ function partitionCommand(cli: Command): void {
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
-    .option('--verbose', "list every not coverable and necessarily empty query with its reason (default: counts per graph; the reasons are in each graph's manifest.json)")
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('partition'));
+    .option('--verbose', "list every not coverable and necessarily empty query with its reason (default: counts per graph; the reasons are in each graph's manifest.json)");
 }
 
 /** `fkgqa describe`: the build, the VoID engine (and its hidden old name `--engine`), a remote SPARQL endpoint, the summary. */
-function describeCommand(cli: Command): void {
-  cli
+function describeCommand(cli: Command): Command {
+  return cli
     .command('describe')
     .description(
       'Compute the VoID of every shard of an existing build (standard and extended, with linksets) and the catalogue ' +
@@ -265,14 +268,12 @@ function describeCommand(cli: Command): void {
     .addOption(engineAliasOption())
     .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
-    .addOption(jsonOption())
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('describe'));
+    .addOption(jsonOption());
 }
 
 /** `fkgqa stats`: the build and its state folder, the graphs, the report format and files, the query time limit. */
-function statsCommand(cli: Command): void {
-  cli
+function statsCommand(cli: Command): Command {
+  return cli
     .command('stats')
     .description(
       'Report a build: gold answers on the unsharded graphs, implied and realised fan-out, shards, rules and ' +
@@ -289,14 +290,12 @@ function statsCommand(cli: Command): void {
     .option('--per-query <file>', 'write one CSV row per distinct query to FILE')
     .option('--html <file>', 'also write the HTML report to FILE (the old spelling of --format html --out FILE; the report on stdout stays)')
     .addOption(integerOption('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such', 1).default(GOLD_QUERY_TIMEOUT_MS))
-    .option('--recompute', 'recompute gold answers even if stored ones match the build')
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('stats'));
+    .option('--recompute', 'recompute gold answers even if stored ones match the build');
 }
 
 /** `fkgqa questions`: the build, the selection (graphs, questions, gold queries), the format, rows shown and the query time limit. */
-function questionsCommand(cli: Command): void {
-  cli
+function questionsCommand(cli: Command): Command {
+  return cli
     .command('questions')
     .description(
       'Show each question of a build: the question, its gold query, the shards its answer needs (realised: shards whose triples a ' +
@@ -311,14 +310,12 @@ function questionsCommand(cli: Command): void {
     .addOption(jsonOption())
     .option('--state <dir>', 'state folder where fkgqa stats stored gold answers and realised fan-out (default: <shards>.state beside the build)')
     .addOption(integerOption('--rows <n>', 'rows of each gold answer to show', 0).default(5))
-    .addOption(integerOption('--timeout <ms>', 'time limit per query when answers and needed shards are computed here', 1).default(GOLD_QUERY_TIMEOUT_MS))
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('questions'));
+    .addOption(integerOption('--timeout <ms>', 'time limit per query when answers and needed shards are computed here', 1).default(GOLD_QUERY_TIMEOUT_MS));
 }
 
 /** `fkgqa synth`: the source graph, the size and seed of the synthetic graph, the output folder. */
-function synthCommand(cli: Command): void {
-  cli
+function synthCommand(cli: Command): Command {
+  return cli
     .command('synth')
     .description(
       'Make a Spider-like benchmark source of a given size by replicating one graph with renamed instances ' +
@@ -328,14 +325,12 @@ function synthCommand(cli: Command): void {
     .requiredOption('--kg <name>', 'graph to replicate')
     .addOption(integerOption('--triples <n>', 'triples of the synthetic graph', 1).makeOptionMandatory())
     .addOption(integerOption('--seed <n>', 'seed of the perturbation of numeric literals in the copies', 0).default(0))
-    .requiredOption('--out <dir>', 'output source directory')
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('synth'));
+    .requiredOption('--out <dir>', 'output source directory');
 }
 
 /** `fkgqa serve`: the build, where to listen, the request limits, the stores' worker threads, the request log, `/federation/sparql` and CORS. */
-function serveCommand(cli: Command): void {
-  cli
+function serveCommand(cli: Command): Command {
+  return cli
     .command('serve')
     .description(
       'Serve every shard of a build as its own SPARQL endpoint (SPARQL 1.1 Protocol; oxigraph stores in worker threads). ' +
@@ -413,14 +408,12 @@ function serveCommand(cli: Command): void {
     .option(
       '--cors-origin <origin...>',
       'let web pages of these origins (http(s)://host[:port]) read the answers (CORS Access-Control-Allow-Origin); * for any. Default: none, no CORS headers (a page in the browser cannot query the endpoints)',
-    )
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('serve'));
+    );
 }
 
 /** `fkgqa verify`: the build, the endpoints, the selection, the forms, the federation engines and the report format. */
-function verifyCommand(cli: Command): void {
-  cli
+function verifyCommand(cli: Command): Command {
+  return cli
     .command('verify')
     .description(
       "Check that the federation loses no answer and that the federation engines agree: run every distinct gold query federated over its graph's shard endpoints " +
@@ -443,18 +436,12 @@ function verifyCommand(cli: Command): void {
     )
     .addOption(formatOption(['text', 'json'], 'the report on stdout as text or JSON (default: text)'))
     .addOption(jsonOption())
-    .addOption(federationEnginesOption('the federation engines that run every form'))
-    .option('-q, --quiet', 'no progress on stderr')
-    .addHelpText(
-      'after',
-      "\nExit codes: 0 every answer identical or equivalent (failures to answer are reported, not counted), 1 an engine's answer differs from gold beyond ties, 2 bad input (build, endpoints file, options), unreachable endpoints or an engine that cannot run here.",
-    )
-    .action(lazy('verify'));
+    .addOption(federationEnginesOption('the federation engines that run every form'));
 }
 
 /** `fkgqa mcp`: the endpoints, the setup and prompts, the transport (stdio or HTTP), the tool limits, KGVoyager's retrieval and the federation engine. */
-function mcpCommand(cli: Command): void {
-  cli
+function mcpCommand(cli: Command): Command {
+  return cli
     .command('mcp')
     .description(
       'Run the SPARQL-MCP server of the FKGQA paper (section 3): run_sparql_query (SERVICE clauses; one is sent directly, several go to the ' +
@@ -497,14 +484,12 @@ function mcpCommand(cli: Command): void {
     .addOption(integerOption('--explore-timeout <ms>', 'KGVoyager: time limit of one exploration tool call', 1, 100_000).default(10_000))
     .addOption(new Option('--format <format>', 'with --http: how the startup line on stdout is written').choices(['text', 'json']).default('text'))
     .option('--json', 'shorthand for --format json')
-    .addOption(federationEngineOption('the federation engine of run_sparql_query (several SERVICE clauses) and of the VoID linksets'))
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('mcp'));
+    .addOption(federationEngineOption('the federation engine of run_sparql_query (several SERVICE clauses) and of the VoID linksets'));
 }
 
 /** `fkgqa eval`: the options it shares with `fkgqa run` (`agentRunOptions`), then its own: the build and endpoints, the run file, the agent, the tools, the part and the queue. */
-function evalCommand(cli: Command): void {
-  agentRunOptions(
+function evalCommand(cli: Command): Command {
+  return agentRunOptions(
     cli
       .command('eval')
       .description(
@@ -530,18 +515,12 @@ function evalCommand(cli: Command): void {
       .option('--queue <url>', `${QUEUE_HELP}: it queues the runs not yet in --out and appends the runs the workers send back (docs/evaluation.md)`),
   )
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
-    .addOption(jsonOption())
-    .option('-q, --quiet', 'no progress on stderr')
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints or queue, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error (with --queue also: a run no worker could make).',
-    )
-    .action(lazy('eval'));
+    .addOption(jsonOption());
 }
 
 /** `fkgqa worker`: the queue, this host's copy of the build and endpoints, the model API, the runs at once and their rate. */
-function workerCommand(cli: Command): void {
-  cli
+function workerCommand(cli: Command): Command {
+  return cli
     .command('worker')
     .description(
       'Make the runs that fkgqa eval --queue queued, on this host: each run with its own tools and endpoints exactly as fkgqa eval makes it, ' +
@@ -562,15 +541,12 @@ function workerCommand(cli: Command): void {
         "at most N runs started per second (s), minute (min) or hour (h) over all workers of the queue (BullMQ's limiter; give every worker the same), e.g. 60/min",
       ).argParser(parseRate),
     )
-    .addOption(integerOption('--lock-duration <ms>', "a run's lock without renewal: a killed worker's run is taken over by another worker after about this long", 1000).default(30_000))
-    .option('-q, --quiet', 'no progress on stderr')
-    .addHelpText('after', '\nExit codes: 0 stopped by SIGINT/SIGTERM, 2 bad input, an unreachable queue, or a run refused (another fkgqa, build, prompt or gold answer: named), 3 internal error.')
-    .action(lazy('worker'));
+    .addOption(integerOption('--lock-duration <ms>', "a run's lock without renewal: a killed worker's run is taken over by another worker after about this long", 1000).default(30_000));
 }
 
 /** `fkgqa merge`: the run files of the parts and the merged run file. */
-function mergeCommand(cli: Command): void {
-  cli
+function mergeCommand(cli: Command): Command {
+  return cli
     .command('merge')
     .description(
       'Join the run files of the parts of one evaluation (fkgqa eval --part k/n) into one run file. Refuses a run id in two files and runs of ' +
@@ -578,14 +554,12 @@ function mergeCommand(cli: Command): void {
     )
     .argument('<runs...>', 'run files (JSON lines), joined in this order')
     .requiredOption('--out <file>', 'the merged run file (replaced)')
-    .option('-q, --quiet', 'no warnings on stderr (a torn last line left out)')
-    .addHelpText('after', '\nExit codes: 0 written, 2 bad input (an overlap, a condition mismatch, a line that is no run record, a run file still being written: named), 3 internal error.')
-    .action(lazy('merge'));
+    .option('-q, --quiet', 'no warnings on stderr (a torn last line left out)');
 }
 
 /** `fkgqa score`: the run files, the build, the report format and files, and what is refused by default. */
-function scoreCommand(cli: Command): void {
-  cli
+function scoreCommand(cli: Command): Command {
+  return cli
     .command('score')
     .description(
       "Score run files of fkgqa eval against the build's gold answers (section 6 of the FKGQA paper): accuracy, F1 (GRASP and " +
@@ -603,14 +577,12 @@ function scoreCommand(cli: Command): void {
     .option('--allow-other-build', 'score runs made on another build or against other gold answers against this one; refused by default')
     .option('--partial', 'score a run file that fkgqa eval is still writing (its runs so far; the report says PARTIAL); refused by default (exit 2)')
     .option('--paper-with-scripted', "also give the paper's figures beside scripted agents (oracle, trivial, single); by default only beside models")
-    .option('--view <page>', 'HTML: the run viewer page written by fkgqa view; each run not correct links to PAGE#run=<id>')
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('score'));
+    .option('--view <page>', 'HTML: the run viewer page written by fkgqa view; each run not correct links to PAGE#run=<id>');
 }
 
 /** `fkgqa run`: its own options (the build, the output folder, the port, the agent and the tools), then those it shares with `fkgqa eval` (`agentRunOptions`). */
-function runCommand(cli: Command): void {
-  agentRunOptions(
+function runCommand(cli: Command): Command {
+  return agentRunOptions(
     cli
       .command('run')
       .description(
@@ -629,14 +601,12 @@ function runCommand(cli: Command): void {
           .choices(['mcp', 'in-process'])
           .default('in-process'),
       ),
-  )
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('run'));
+  );
 }
 
 /** `fkgqa query`: the query, the endpoints SERVICE may name (or the sources of a query without SERVICE), the format and the limits. */
-function queryCommand(cli: Command): void {
-  cli
+function queryCommand(cli: Command): Command {
+  return cli
     .command('query')
     .description(
       'Run one federated SPARQL query from the shell (as comunica-sparql does), through the routing of run_sparql_query: SERVICE targets ' +
@@ -660,13 +630,12 @@ function queryCommand(cli: Command): void {
     .addOption(integerOption('--max-query-chars <n>', 'longest query accepted', 1).default(1_000_000))
     .addOption(federationEngineOption('the federation engine of queries with several SERVICE clauses'))
     .option('--mix-graphs', 'let one query join endpoints of several graphs (graphs reuse IRIs: by default such a query is refused, exit 2, as fkgqa mcp and serve refuse it)')
-    .option('-q, --quiet', 'no summary line on stderr')
-    .action(lazy('query'));
+    .option('-q, --quiet', 'no summary line on stderr');
 }
 
 /** `fkgqa view`: the run files, the page, the build for verdicts and gold answers, and what the page keeps. */
-function viewCommand(cli: Command): void {
-  cli
+function viewCommand(cli: Command): Command {
+  return cli
     .command('view')
     .description(
       'Write a static, self-contained HTML page of agent runs (run files of fkgqa eval) that opens from disk: the runs in a list with filters ' +
@@ -681,16 +650,15 @@ function viewCommand(cli: Command): void {
     .addOption(integerOption('--timeout <ms>', 'time limit of the key query that decides ties under ORDER BY (as fkgqa score)', 1).default(GOLD_QUERY_TIMEOUT_MS))
     .addOption(integerOption('--max-rows <n>', 'rows of each answer table shown in the page (the marks count every row)', 1).default(100))
     .addOption(integerOption('--max-chars <n>', 'characters of a message or tool result kept in the page (the run file keeps all)', 100).default(20_000))
-    .option('--partial', 'with --shards: score a run file that fkgqa eval is still writing (as fkgqa score --partial); refused by default (exit 2)')
-    .option('-q, --quiet', 'no progress on stderr')
-    .action(lazy('view'));
+    .option('--partial', 'with --shards: score a run file that fkgqa eval is still writing (as fkgqa score --partial); refused by default (exit 2)');
 }
 
 /**
  * Every command's definition, in the order `fkgqa --help` lists them: building the benchmark,
- * serving it, evaluating agents on it, then one query from the shell and the run viewer.
+ * serving it, evaluating agents on it, then one query from the shell and the run viewer. Each returns
+ * its command; `program` adds `-q`, the exit codes and the action (`lazy`).
  */
-const COMMANDS: ((cli: Command) => void)[] = [
+const COMMANDS: ((cli: Command) => Command)[] = [
   // building
   partitionCommand,
   describeCommand,
@@ -722,11 +690,12 @@ export function program(): Command {
     .configureOutput({ outputError: (text, write) => write(`fkgqa: ${text}`) })
     .exitOverride();
 
-  for (const define of COMMANDS) define(cli);
-
-  for (const c of cli.commands) {
-    const codes = EXIT_CODES[c.name()];
-    if (codes) c.addHelpText('after', `\nExit codes: ${codes}`);
+  for (const define of COMMANDS) {
+    const c = define(cli);
+    // -q on every command; merge and query say themselves what it leaves out.
+    if (!c.options.some((o) => o.long === '--quiet')) c.option('-q, --quiet', 'no progress on stderr');
+    if (EXIT_CODES[c.name()]) c.addHelpText('after', `\nExit codes: ${EXIT_CODES[c.name()]}`);
+    c.action(lazy(c.name()));
   }
   cli.addHelpText(
     'after',

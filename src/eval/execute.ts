@@ -19,23 +19,11 @@ import { createMcpContext } from '../mcp/server.js';
 import type { McpToolContext } from '../mcp/context.js';
 import { unreachableEndpoints, type EndpointRegistry } from '../federation/registry.js';
 import { runSparqlQuery } from '../mcp/run-query.js';
-import type { SparqlResults } from '../sparql/results.js';
+import type { FinalAnswer } from './record.js';
 import { serviceTargets } from '../sparql/services.js';
 
-/** The outcome of one execution. */
-export interface Execution {
-  status: 'ok' | 'error' | 'timeout';
-  ms: number;
-  results?: SparqlResults;
-  rows?: number;
-  error?: string;
-  route?: 'direct' | 'federation';
-  /** SERVICE targets of the query (empty when it does not parse). */
-  endpoints: string[];
-  /** For an error: run_sparql_query's class of it. */
-  errorClass?: string;
-  /** For an error: whether an endpoint or the federation engine failed (module comment), and which endpoint. */
-  infrastructure?: boolean;
+/** The outcome of one execution: the run record's `FinalAnswer`, and for an infrastructure error the endpoint that failed. */
+export interface Execution extends FinalAnswer {
   failedEndpoint?: string;
 }
 

@@ -32,7 +32,8 @@ import { Redis } from 'ioredis';
 import { InputError } from '../common/errors.js';
 import { codeDigest, TOOL } from '../common/version.js';
 import { prepareEval, RunMaker, type EvalContext, type EvalOptions, type EvalSummary, type PlannedRun, type RunTally } from './run-maker.js';
-import { canonicalJson, digest16, goldAnswerDigest, type RunRecord } from './record.js';
+import { canonicalJson, goldAnswerDigest } from '../build/gold-answers.js';
+import { digest16, type RunRecord } from './record.js';
 import type { RunFile } from './run-file.js';
 import { counted } from '../common/strings.js';
 

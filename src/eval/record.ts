@@ -12,9 +12,10 @@
  * (src/eval/run-reader.ts), nothing else of src/eval/.
  */
 import { createHash } from 'node:crypto';
-import type { GoldAnswer } from '../build/gold-answers.js';
+import { canonicalJson } from '../build/gold-answers.js';
 import type { SparqlResults } from '../sparql/results.js';
 import type { Setup } from '../mcp/context.js';
+import type { ToolErrorMeta } from '../mcp/tool-error.js';
 
 /** Format tag of the run lines `fkgqa eval` writes, the only one the readers read (src/eval/run-reader.ts). */
 export const RUN_FORMAT = 'fkgqa-run/2';
@@ -88,20 +89,6 @@ export interface LlmStep {
   /** The assistant message received (absent when the call failed). */
   message?: ChatMessage;
   error?: string;
-}
-
-/**
- * How a tool result that is an error was classified by the MCP server, outside the text the model
- * sees (`_meta["fkgqa/error"]` of the tool result, contracts.md "MCP tool results"), or by the
- * harness for a call that did not reach the server (`class` `mcp-transport`).
- */
-export interface ToolErrorMeta {
-  /** The server's error class (e.g. `syntax`, `unknown-endpoint`, `timeout`, `endpoint`). */
-  class: string;
-  /** True when an endpoint, the federation engine or the MCP server failed (not the agent's mistake). */
-  infrastructure: boolean;
-  /** The endpoint that failed, when one did. */
-  endpoint?: string;
 }
 
 /** One tool call and its result. */
@@ -363,27 +350,9 @@ export function runIdentity(r: RunConditionSource & { question: { index: number 
   return { condition, digest, id: runId(condition, r.question.index, r.repeat, digest) };
 }
 
-/** JSON with the keys of every object sorted (arrays keep their order): equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
-}
-
 /** sha256 of a text, hex, first 16 digits (the digests of a run record). */
 export function digest16(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
-}
-
-/**
- * The digest of one gold answer as `fkgqa stats` stored it (an entry of
- * `<state>/gold-answers/<kg>.json`): sha256 (hex, first 16) of the canonical JSON of the whole
- * entry (query id, status, error, rows, empty, ordered, results). Recomputing the gold answer with
- * another outcome (e.g. a time limit that was hit before) changes it; a stats run that stores the
- * same answer again does not. `fkgqa score` compares it with the gold answer it scores against.
- */
-export function goldAnswerDigest(answer: GoldAnswer | undefined): string | null {
-  return answer ? digest16(canonicalJson(answer)) : null;
 }
 
 /** What the agent could see of an MCP server, in the order the server lists it (input of `toolSurfaceDigest`). */

@@ -17,16 +17,15 @@ import { InputError } from '../common/errors.js';
 import { openBuild, type BenchmarkEntry } from '../build/open.js';
 import { seededRandom } from '../common/random.js';
 import { readNeededShards } from '../build/fan-out.js';
-import { readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
+import { goldAnswerDigest, readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
 import { negatedShards, ScriptedModel, scriptedQuery } from './agents.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT_MS, OpenAiChat, unreachableApi, type ChatModel, type WaitNotice } from './chat.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT_MS, OpenAiChat, unreachableApi, type ChatModel, type OpenAiChatOptions, type WaitNotice } from './chat.js';
 import { QueryExecutor } from './execute.js';
 import { runLoop, type LoopResult } from './loop.js';
 import {
   conditionDigest,
   digest16,
   FAILED_END_REASONS,
-  goldAnswerDigest,
   runCondition,
   runId,
   RUN_FORMAT,
@@ -48,8 +47,10 @@ export const PROMPTS_DIR = fileURLToPath(new URL('../../prompts', import.meta.ur
 /** The CLI entry point, for spawning `fkgqa mcp`. */
 const BIN = fileURLToPath(new URL('../../bin/fkgqa.js', import.meta.url));
 
-/** Options of `runEval`. */
-export interface EvalOptions {
+/** Options of `runEval`; the model API's (`baseUrl`, `model`, `apiKey`, sampling, retries, `extraBody`) are `OpenAiChatOptions`'. */
+export interface EvalOptions extends Partial<
+  Pick<OpenAiChatOptions, 'baseUrl' | 'model' | 'apiKey' | 'temperature' | 'seed' | 'extraBody' | 'maxRetries' | 'backoffMs' | 'requestTimeoutMs' | 'noticeMs'>
+> {
   /** The build (benchmark.json, manifests, realised fan-out, catalogue). */
   shards: string;
   /**
@@ -64,20 +65,6 @@ export interface EvalOptions {
   setup: Setup;
   /** `llm` (a model behind `baseUrl`) or a scripted agent. */
   agent: 'llm' | ScriptedAgent;
-  baseUrl?: string;
-  model?: string;
-  apiKey?: string;
-  temperature?: number;
-  seed?: number;
-  /** Extra request fields for the API. */
-  extraBody?: Record<string, unknown>;
-  /** Retries of an LLM call and the first backoff (ms), doubled per retry unless the API sends Retry-After. */
-  maxRetries?: number;
-  backoffMs?: number;
-  /** Time limit of one LLM request, in ms (default 300,000); a request over it is retried. */
-  requestTimeoutMs?: number;
-  /** Interval of the "waiting for the API" lines while a request is pending, in ms (default 10,000). */
-  noticeMs?: number;
   /** LLM calls per run (default 10, the paper's limit). */
   maxTurns?: number;
   /** Messages per run (conversation length; none by default): over it the run ends as `message_limit`. */

@@ -11,7 +11,7 @@ import { Client, InMemoryTransport, SdkError } from '@modelcontextprotocol/clien
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createMcpServer, type McpServerOptions } from '../mcp/server.js';
 import type { ToolSpec } from './chat.js';
-import type { ToolErrorMeta } from './record.js';
+import type { ToolErrorMeta } from '../mcp/tool-error.js';
 import { counted } from '../common/strings.js';
 
 /** A tool's answer as the model sees it, and (outside that text) how an error was classified. */

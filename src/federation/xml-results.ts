@@ -7,31 +7,11 @@
  * garbled or incomplete document is the endpoint's fault (the caller names it), never fewer rows.
  */
 import { Readable } from 'node:stream';
-import type * as RDF from '@rdfjs/types';
 import { SaxesParser } from '@rubensworks/saxes';
 import { SparqlXmlParser } from 'sparqlxml-parse';
-import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
+import type * as RDF from '@rdfjs/types';
+import { jsonTerm, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
 import { resultsProblem, type AnswerForm } from './answer-check.js';
-
-const XSD_STRING = 'http://www.w3.org/2001/XMLSchema#string';
-const RDF_LANG_STRING = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString';
-
-/** An RDF/JS term as an RDF term of SPARQL JSON results (§3.2.2; a quoted triple as SPARQL 1.2's `triple`). */
-function jsonTerm(t: RDF.Term): SparqlTerm {
-  switch (t.termType) {
-    case 'NamedNode':
-      return { type: 'uri', value: t.value };
-    case 'BlankNode':
-      return { type: 'bnode', value: t.value };
-    case 'Literal':
-      if (t.language) return { type: 'literal', value: t.value, 'xml:lang': t.language };
-      return t.datatype.value === XSD_STRING || t.datatype.value === RDF_LANG_STRING ? { type: 'literal', value: t.value } : { type: 'literal', value: t.value, datatype: t.datatype.value };
-    case 'Quad':
-      return { type: 'triple', value: { subject: jsonTerm(t.subject), predicate: jsonTerm(t.predicate), object: jsonTerm(t.object) } as unknown as string };
-    default:
-      throw new Error(`a binding holds a ${t.termType}, which is no RDF term`);
-  }
-}
 
 const SPARQL_RESULTS_NS = 'http://www.w3.org/2005/sparql-results#';
 /** The elements of a SPARQL XML results document (the W3C format, with SPARQL 1.2's quoted triples). */

@@ -9,8 +9,8 @@
  * server mixes graphs. Every call is logged; every error carries `_meta["fkgqa/error"]`
  * (tool-error.ts).
  */
-import { Parser as N3Parser, Writer as N3Writer, type Term } from 'n3';
-import { sparqlIri, sparqlTerm, tableHeader, tableRow, type SparqlResults } from '../sparql/results.js';
+import { Parser as N3Parser, Writer as N3Writer } from 'n3';
+import { jsonTerm, sparqlTerm, tableHeader, tableRow, type SparqlResults } from '../sparql/results.js';
 import { prologuePrefixes } from '../sparql/parse.js';
 import { voidNotes } from './void-check.js';
 import type { McpToolContext } from './context.js';
@@ -158,25 +158,14 @@ export function failure(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Route
 export function failureCause(o: Exclude<SparqlOutcome, { status: 'ok' }>, plan: Routed, registry: EndpointRegistry): { infrastructure: boolean; endpoint?: string } {
   const direct = plan.route === 'direct' ? plan.targets[0].url : undefined;
   if (o.status === 'timeout' || o.tooLarge || /refused to contact/.test(o.error)) return { infrastructure: false, ...(direct ? { endpoint: direct } : {}) };
-  if (o.queryCaused) {
-    const named =
-      direct ??
-      endpointNamed(
-        o.error,
-        registry.endpoints.map((e) => e.url),
-      );
-    return { infrastructure: false, ...(named ? { endpoint: named } : {}) };
-  }
+  const urls = registry.endpoints.map((e) => e.url);
+  const named = direct ?? endpointNamed(o.error, urls);
+  const at = named ? { endpoint: named } : {};
+  if (o.queryCaused) return { infrastructure: false, ...at };
   if (o.badAnswer) return { infrastructure: true, endpoint: o.badAnswer.endpoint };
   if (o.busy) return { infrastructure: true, endpoint: o.busy.endpoint };
-  const named =
-    direct ??
-    endpointNamed(
-      o.error,
-      registry.endpoints.map((e) => e.url),
-    );
   const infrastructure = o.redirect ? true : o.httpStatus ? infrastructureStatus(o.httpStatus) : plan.route === 'direct' ? true : infrastructureMessage(o.error);
-  return { infrastructure, ...(named ? { endpoint: named } : {}) };
+  return { infrastructure, ...at };
 }
 
 /** A full answer kept for the next pages of the same query. */
@@ -329,14 +318,6 @@ function withVoidNotes(ctx: McpToolContext, query: string, r: Omit<RunQueryResul
   return notes.length ? { ...r, text: `${r.text}\n${notes.join('\n')}` } : r;
 }
 
-/** A term of a parsed graph answer as a SPARQL query writes it (`sparqlTerm`). */
-function graphTerm(t: Term, prefixes: Record<string, string>): string {
-  if (t.termType === 'NamedNode') return sparqlIri(t.value, prefixes);
-  if (t.termType === 'BlankNode') return `_:${t.value}`;
-  if (t.termType === 'Literal') return sparqlTerm({ type: 'literal', value: t.value, ...(t.language ? { 'xml:lang': t.language } : { datatype: t.datatype.value }) }, prefixes);
-  return t.value;
-}
-
 /**
  * One page of an answer as a table (`table` of RESULT_FORMATS): the page's note on the first line
  * (`3 rows`, `rows 1–100 of 2345; pass offset=100 to continue`), then for rows the header line and
@@ -348,7 +329,7 @@ function renderTable(ctx: McpToolContext, a: KeptAnswer, page: { offset: number;
   const base = { isError: false, route: a.route, sent: a.sent } as const;
   if (a.ntriples !== undefined) {
     const quads = new N3Parser({ format: 'application/n-triples' }).parse(a.ntriples);
-    const line = (i: number) => `${graphTerm(quads[i].subject, prefixes)} ${graphTerm(quads[i].predicate, prefixes)} ${graphTerm(quads[i].object, prefixes)} .`;
+    const line = (i: number) => `${[quads[i].subject, quads[i].predicate, quads[i].object].map((t) => sparqlTerm(jsonTerm(t), prefixes)).join(' ')} .`;
     const lineTexts = new Map<number, string>();
     const p = pickPage(
       quads.map((_, i) => i),

@@ -13,7 +13,10 @@ import type { McpServer } from '@modelcontextprotocol/server';
 /** The key of the error class in a tool result's `_meta`. */
 export const ERROR_META_KEY = 'fkgqa/error';
 
-/** `_meta["fkgqa/error"]` of a tool error result. */
+/**
+ * `_meta["fkgqa/error"]` of a tool error result; the run record's tool steps hold it too, given by
+ * the harness (`class` `mcp-transport`) for a call that did not reach the server.
+ */
 export interface ToolErrorMeta {
   /** The error class (the call log's `errorClass`: `syntax`, `timeout`, `endpoint`, …). */
   class: string;

@@ -18,6 +18,7 @@ import { chooseVoidEngine, describeGraph, endpointUrl, voidFileTexts, type Shard
 import { EMPTY_ONTOLOGY, readOntology, type Ontology } from '../load/ontology.js';
 import type { GoldQuery } from '../load/questions.js';
 import type { GraphSource } from '../load/source.js';
+import type { TripleFile } from '../load/triples.js';
 import { ShardAssigner } from '../materialize/assign.js';
 import { profileData, type DataProfile } from '../materialize/profile.js';
 import { checkFederation, checkRules, verifyShards, type CompletenessCheck, type FederationCheck, type RuleCheck, type ShardFile } from '../materialize/verify.js';
@@ -64,15 +65,8 @@ export function analyzeGraphQueries(queries: GoldQuery[], ontology: Ontology, ct
   return { analyses, unparsable };
 }
 
-/** The data file of a graph as the streaming stages read it. */
-interface DataSource {
-  file: string;
-  format: GraphSource['dataFormat'];
-  graph: string;
-}
-
 /** Stage profile: one streaming pass over the data (subjects, classes, predicates, buckets). */
-export async function profileGraph(src: DataSource, size: number, ctx: GraphContext, log: (line: string) => void, warnings: string[]): Promise<DataProfile> {
+export async function profileGraph(src: TripleFile, size: number, ctx: GraphContext, log: (line: string) => void, warnings: string[]): Promise<DataProfile> {
   const profile = await profileData(src, { buckets: ctx.buckets, seed: ctx.seed }, byteProgress(`${src.graph}: reading`, size, log));
   if (profile.triplesRead === 0) warnings.push('the data file has no triples: no query of this graph can be federated');
   if (profile.untypedSubjects) warnings.push(`${profile.untypedSubjects} subjects have no rdf:type: their triples go to the base shard unless a predicate shard takes them`);
@@ -126,7 +120,7 @@ export interface Materialized {
  */
 export async function materializeShards(
   g: GraphSource,
-  src: DataSource,
+  src: TripleFile,
   size: number,
   analyses: QueryAnalysis[],
   plan: GraphPlan,
@@ -411,7 +405,7 @@ export async function buildGraph(g: GraphSource, queries: GoldQuery[], ctx: Grap
   const analyze = ms(t);
 
   t = performance.now();
-  const src: DataSource = { file: g.dataFile, format: g.dataFormat, graph: g.name };
+  const src: TripleFile = { file: g.dataFile, format: g.dataFormat, graph: g.name };
   const size = fs.statSync(g.dataFile).size;
   const profile = await profileGraph(src, size, ctx, log, warnings);
   const profileMs = ms(t);

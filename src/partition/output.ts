@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { sha256OfFile } from '../common/hash.js';
+import { readJsonIfExists } from '../build/open.js';
 import type { PartitionResult } from './manifest.js';
 
 /**
@@ -15,11 +16,7 @@ import type { PartitionResult } from './manifest.js';
  */
 export function isBuildEntry(name: string, outDir: string): boolean {
   if (['benchmark.json', 'build.json', 'catalogue.json', 'catalogue.ttl', 'endpoints.json'].includes(name)) return true;
-  try {
-    return JSON.parse(fs.readFileSync(path.join(outDir, name, 'manifest.json'), 'utf8'))?.tool?.name === 'fkgqa';
-  } catch {
-    return false;
-  }
+  return readJsonIfExists<{ tool?: { name?: string } }>(path.join(outDir, name, 'manifest.json'))?.tool?.name === 'fkgqa';
 }
 
 /**
@@ -33,14 +30,8 @@ export function isBuildEntry(name: string, outDir: string): boolean {
  * @param outputDigest this build's output digest (`digestTree(staged)`)
  */
 export function readPrevious(out: string, inputsDigest: string, staged: string, outputDigest: string): PartitionResult['previous'] {
-  const file = path.join(out, 'build.json');
-  if (!fs.existsSync(file)) return null;
-  let prev: { outputDigest?: unknown; inputsDigest?: unknown; graphs?: unknown };
-  try {
-    prev = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch {
-    return null;
-  }
+  const prev = readJsonIfExists<{ outputDigest?: unknown; inputsDigest?: unknown; graphs?: unknown }>(path.join(out, 'build.json'));
+  if (!prev) return null;
   const sameInputs = prev.inputsDigest === inputsDigest;
   const asBuilt = prev.outputDigest === outputDigest;
   const changedFiles = sameInputs

@@ -7,10 +7,10 @@
  * registry). The answer is SPARQL JSON results; `formatAnswer` writes it as an aligned table, JSON,
  * CSV or TSV (SPARQL 1.1 Query Results formats, the project's one serialiser in src/sparql/results.ts).
  */
-import { Parser as N3Parser, type Quad, type Term } from 'n3';
+import { Parser as N3Parser, type Quad } from 'n3';
 import { InputError } from '../common/errors.js';
 import { MEDIA } from '../sparql/protocol.js';
-import { serializeResults, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
+import { jsonTerm, serializeResults, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
 import { BoundedSparqlClient, tooLargeAdvice, type SparqlOutcome } from '../federation/client.js';
 import { findEndpoint, openRegistry, placementMismatches, placementRefusal, unreachableEndpoints, type EndpointRegistry, type RegisteredEndpoint } from '../federation/registry.js';
 import { federationDeadline } from '../federation/limit.js';
@@ -73,15 +73,6 @@ export interface QueryAnswer {
   requests: Record<string, number>;
   /** Where the registry came from (e.g. `serve:/abs/shards.state/endpoints.json`). */
   registry: string;
-}
-
-/** A term of an RDF/JS quad as a SPARQL JSON term. */
-function jsonTerm(t: Term): SparqlTerm {
-  if (t.termType === 'NamedNode') return { type: 'uri', value: t.value };
-  if (t.termType === 'BlankNode') return { type: 'bnode', value: t.value };
-  const l = t as Term & { language?: string; datatype?: { value: string } };
-  if (l.language) return { type: 'literal', value: t.value, 'xml:lang': l.language };
-  return { type: 'literal', value: t.value, ...(l.datatype && l.datatype.value !== 'http://www.w3.org/2001/XMLSchema#string' ? { datatype: l.datatype.value } : {}) };
 }
 
 /** Triples (N-Triples or Turtle text) as SPARQL JSON rows of ?subject ?predicate ?object. */

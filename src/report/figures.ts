@@ -25,6 +25,16 @@ export function percent(part: number, whole: number): number {
   return whole === 0 ? 0 : (100 * part) / whole;
 }
 
+/** A share with its count and denominator, and the percentage (rounded to 2 decimals). */
+export interface Share {
+  count: number;
+  of: number;
+  percent: number;
+}
+
+/** `count` of `of` as a `Share` (0 % for an empty denominator). */
+export const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
+
 /** Coefficient of variation (population standard deviation / mean) of a list, 0 for fewer than 2 values. */
 export function coefficientOfVariation(xs: number[]): number {
   if (xs.length < 2) return 0;

@@ -10,7 +10,7 @@ import type { GraphManifest } from '../partition/index.js';
 import { analyseStoredTies, executeGoldQueries, type GoldQueryToRun } from './answers.js';
 import { GOLD_QUERY_TIMEOUT_MS, readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type GoldAnswers } from '../build/gold-answers.js';
 import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
-import { coefficientOfVariation, distribution, percent, round, type Distribution } from './figures.js';
+import { coefficientOfVariation, distribution, round, share, type Distribution, type Share } from './figures.js';
 import { realisedShards } from './provenance.js';
 import { ProgressTicker } from '../common/progress.js';
 import { unknownGraphError } from '../build/names.js';
@@ -92,13 +92,6 @@ export interface GraphStats {
   queries: number;
 }
 
-/** A share with its count and denominator. */
-export interface Share {
-  count: number;
-  of: number;
-  percent: number;
-}
-
 /** The build-level figures of section 4.2 and the realised fan-out. */
 export interface BuildFigures {
   graphs: number;
@@ -139,7 +132,6 @@ export interface BuildStats {
 }
 
 const byKind = <T>(f: (k: ShardingKind) => T) => Object.fromEntries(SHARDING_KINDS.map((k) => [k, f(k)])) as Record<ShardingKind, T>;
-const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
 const roundDist = (d: Distribution): Distribution => ({ mean: round(d.mean), median: d.median, min: d.min, max: d.max });
 const weighted = (xs: { value: number; weight: number }[]) => xs.flatMap((x) => Array<number>(x.weight).fill(x.value));
 

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
 import { InputError } from '../common/errors.js';
 import { StoreWorker } from '../common/store-worker.js';
-import { distribution, percent, round } from '../report/figures.js';
+import { distribution, percent, round, share, type Share } from '../report/figures.js';
 import { shardGraph } from '../report/stats.js';
 import { graphShards, openBuild } from '../build/open.js';
 import { readNeededShards } from '../build/fan-out.js';
@@ -134,13 +134,6 @@ export interface RunScore {
   seconds: number;
 }
 
-/** A share: count of denominator, and the percentage. */
-export interface Share {
-  count: number;
-  of: number;
-  percent: number;
-}
-
 /** The figures of one group of runs: the runs of one condition (same setup, model and its sampling, limits, federation engine, build, prompt; RunCondition). */
 export interface GroupScore {
   /** `<setup>|<model or agent>`, and the fields that tell it from the other conditions of that setup and model (`conditionLabels`). */
@@ -229,8 +222,6 @@ export interface ScoreReport {
   /** Run files scored while fkgqa eval was still writing them (`partial`): the figures are over their runs so far. Empty otherwise. */
   partial: string[];
 }
-
-const share = (count: number, of: number): Share => ({ count, of, percent: round(percent(count, of)) });
 
 /**
  * Reads run lines (src/eval/run-reader.ts, `readRunFiles`): a later line of the same run (condition,

@@ -35,6 +35,7 @@ import { FairQueue, type FairQueueEvent, type Turn } from './fair-queue.js';
 import { MEDIA, negotiate, offered, parseProtocolRequest, parseTimeLimit, ProtocolError, QUERY_ERROR_HEADER, readBody, strictSearchParams, TIME_LIMIT_HEADER } from '../sparql/protocol.js';
 import { type SparqlResults, serializeResults } from '../sparql/results.js';
 import type { RequestKind } from './request-log.js';
+import type { Answer } from './routing.js';
 import { serviceDescription } from './service-description.js';
 
 /** The deadline of a federated query here: its limit counts from when the engine takes it (serve's `--timeout`, or the request's own). */
@@ -87,24 +88,8 @@ export function clientOf(req: IncomingMessage): string {
   return n === '' ? address : `${address}#${n}`;
 }
 
-/** An answer of the federation endpoint (the shape `fkgqa serve` sends and logs). */
-export interface FederationAnswer {
-  status: number;
-  body: string;
-  type: string;
-  headers?: Record<string, string>;
-  kind: RequestKind;
-  timeout?: true;
-  /** The client went away before the answer (logged as 499, counted as such): the query was dropped or stopped, nothing is written. */
-  cancelled?: true;
-  /** A 503 busy (`Fkgqa-Stopped: busy; …`): the engine, its client's queue or the shard endpoint kept the query waiting; the endpoint's fault, not the query's. */
-  busy?: true;
-  query?: string;
-  /** The client of a federated query (`clientOf`). */
-  client?: string;
-  /** ms a federated query waited for the engine (its client's turn, a free thread) before it started. */
-  waited?: number;
-}
+/** An answer of the federation endpoint (the shape `fkgqa serve` sends and logs), its body text. */
+export type FederationAnswer = Answer & { body: string };
 
 const text = (status: number, body: string, kind: RequestKind = 'data', headers?: Record<string, string>): FederationAnswer => ({
   status,

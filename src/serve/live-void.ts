@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 // The modules themselves, not describe/index.js: serve's start-up does not load describe's clients
 // (oxigraph's node build compiles its WebAssembly module on import) nor its statistics.
+import { readJsonIfExists } from '../build/open.js';
 import { catalogueFileTexts, voidFiles } from '../describe/catalogue.js';
 import type { ShardDescription } from '../describe/model.js';
 import { readVoid, renderVoid, type VoidVariant } from '../describe/void-turtle.js';
@@ -55,14 +56,9 @@ export class LiveDescriptions {
   /** The empty prefix a graph's VoID is written with (`options.defaultPrefix` of its manifest), or none. */
   private prefixOf(graph: string): string | undefined {
     if (!this.prefixes.has(graph)) {
-      let prefix = '';
-      try {
-        const m = JSON.parse(fs.readFileSync(path.join(this.dir, graph, 'manifest.json'), 'utf8')) as { options?: { defaultPrefix?: string } };
-        prefix = m.options?.defaultPrefix ?? '';
-      } catch {
-        // the manifest was read when serving started; without it the VoID is written without a prefix
-      }
-      this.prefixes.set(graph, prefix);
+      // The manifest was read when serving started; without it the VoID is written without a prefix.
+      const m = readJsonIfExists<{ options?: { defaultPrefix?: string } }>(path.join(this.dir, graph, 'manifest.json'));
+      this.prefixes.set(graph, m?.options?.defaultPrefix ?? '');
     }
     return this.prefixes.get(graph) || undefined;
   }

@@ -5,6 +5,7 @@
  * byte-identical to oxigraph's own serialisation of each format (tested).
  * Formats: SPARQL 1.1 Query Results JSON, XML, CSV and TSV (W3C Recommendations, 2013).
  */
+import type * as RDF from '@rdfjs/types';
 import { stringify } from 'csv-stringify/sync';
 import { MEDIA } from './protocol.js';
 
@@ -28,6 +29,26 @@ export interface SparqlResults {
   head: { vars?: string[]; link?: string[] };
   results?: { bindings: SparqlRow[] };
   boolean?: boolean;
+}
+
+const XSD = 'http://www.w3.org/2001/XMLSchema#';
+const RDF_LANG_STRING = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString';
+
+/** An RDF/JS term as an RDF term of SPARQL JSON results (§3.2.2; a quoted triple as SPARQL 1.2's `triple`). */
+export function jsonTerm(t: RDF.Term): SparqlTerm {
+  switch (t.termType) {
+    case 'NamedNode':
+      return { type: 'uri', value: t.value };
+    case 'BlankNode':
+      return { type: 'bnode', value: t.value };
+    case 'Literal':
+      if (t.language) return { type: 'literal', value: t.value, 'xml:lang': t.language };
+      return t.datatype.value === `${XSD}string` || t.datatype.value === RDF_LANG_STRING ? { type: 'literal', value: t.value } : { type: 'literal', value: t.value, datatype: t.datatype.value };
+    case 'Quad':
+      return { type: 'triple', value: { subject: jsonTerm(t.subject), predicate: jsonTerm(t.predicate), object: jsonTerm(t.object) } as unknown as string };
+    default:
+      throw new Error(`a binding holds a ${t.termType}, which is no RDF term`);
+  }
 }
 
 /**
@@ -75,8 +96,6 @@ export function truncateBindings(results: SparqlResults, maxRows: number): { res
     rows,
   };
 }
-
-const XSD = 'http://www.w3.org/2001/XMLSchema#';
 
 /** Text for XML content or an attribute: markup characters as entities, CR as `&#13;` (an XML parser reads a raw CR, or CR LF, as LF: XML 1.0 section 2.11). */
 function xmlEscape(s: string): string {
