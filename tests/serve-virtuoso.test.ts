@@ -325,6 +325,18 @@ describe('serve --store virtuoso / reading SPARQL XML results as they arrive', (
     });
   });
 
+  it('reads U+FFFE and U+FFFF, which no XML version carries, as Virtuoso writes them (raw), and U+FDD0 beside them', async () => {
+    const doc =
+      `<sparql ${NS}><head><variable name="o"/></head><results>` +
+      `<result><binding name="o"><literal>a\uFFFEb\uFFFF\uFDD0c\uFDD01&amp;</literal></binding></result>` +
+      `<result><binding name="o"><uri>http://e/\uFFFF</uri></binding></result>` +
+      `</results></sparql>`;
+    expect(await read(doc)).toEqual({
+      vars: ['o'],
+      rows: [{ o: { type: 'literal', value: 'a\uFFFEb\uFFFF\uFDD0c\uFDD01&' } }, { o: { type: 'uri', value: 'http://e/\uFFFF' } }],
+    });
+  });
+
   it('reads an empty answer as its head, and refuses a document that is not XML or has no results', async () => {
     expect(await read(`<sparql ${NS}><head><variable name="x"/></head><results></results></sparql>`)).toEqual({ vars: ['x'], rows: [] });
     await expect(read(`<sparql ${NS}><head><variable name="x"/></head><results><result>`)).rejects.toThrow(/unclosed|close/i);

@@ -78,6 +78,8 @@ export class VirtuosoStore implements EndpointStore {
   private readonly instanceOf = new Map<string, VirtuosoInstance>();
   private readonly instances: VirtuosoInstance[] = [];
   private readonly inFlight = new Map<string, number>();
+  /** Per endpoint: queries its instance failed on (its error, not the query's): `restartsOf`'s `faults`. */
+  private readonly failures = new Map<string, number>();
   /** Per instance: requests being sent, and those waiting for a turn (INSTANCE_CONCURRENCY). */
   private readonly turns = new Map<VirtuosoInstance, { active: number; waiting: (() => void)[] }>();
   private closed = false;
@@ -143,8 +145,9 @@ export class VirtuosoStore implements EndpointStore {
     return this.instances;
   }
 
+  /** An instance is never restarted; `faults` counts the queries its instance failed on (not the query's error). */
   restartsOf(endpoint: string): { restarts: number; faults: number } | undefined {
-    return this.instanceOf.has(endpoint) ? { restarts: 0, faults: 0 } : undefined;
+    return this.instanceOf.has(endpoint) ? { restarts: 0, faults: this.failures.get(endpoint) ?? 0 } : undefined;
   }
 
   running(): string[] {
@@ -185,6 +188,7 @@ export class VirtuosoStore implements EndpointStore {
     } catch (e) {
       if (why === 'timeout') return { status: 'timeout', by: byRequest ? 'request' : 'endpoint', limitMs, ms: performance.now() - started };
       if (why === 'cancelled') return { status: 'cancelled', ms: performance.now() - started };
+      this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
       return { status: 'error', error: `Virtuoso on ${v.address}: ${(e as Error).message ?? String(e)}`, ms: performance.now() - started };
     } finally {
       clearTimeout(timer);
