@@ -51,6 +51,8 @@ export interface EndpointTask {
  */
 export interface StreamedBody {
   chunks: AsyncIterable<Uint8Array>;
+  /** Aborted when the body must stop where it is, even while the client is not reading (the time limit): with a StreamStopped reason, its verdict. */
+  stop?: AbortSignal;
 }
 
 /** True for a body sent as it is written (StreamedBody). */

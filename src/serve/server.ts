@@ -598,18 +598,21 @@ export class ShardServer {
     }
     res.writeHead(status, headers);
     try {
-      await pipeline(Readable.from(counted()), res);
+      await pipeline(Readable.from(counted()), res, ...(body.stop ? [{ signal: body.stop }] : []));
       done(bytes);
     } catch (e) {
       if (!res.destroyed) res.destroy();
       // A generator stopped by the pipeline is closed (`return`): the store ends its query and frees its connection.
       await iterator.return?.().catch(() => undefined);
+      const reason: unknown = body.stop?.aborted ? body.stop.reason : undefined;
       const verdict =
         e instanceof StreamStopped
           ? e.verdict
-          : gone.aborted || (e as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE'
-            ? { status: 499, cancelled: true as const }
-            : { status: 500, failed: true as const };
+          : reason instanceof StreamStopped
+            ? reason.verdict
+            : gone.aborted || (e as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE'
+              ? { status: 499, cancelled: true as const }
+              : { status: 500, failed: true as const };
       done(bytes, verdict);
     }
   }
