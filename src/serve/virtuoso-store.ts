@@ -445,7 +445,7 @@ async function streamedAnswer(body: AsyncIterable<Uint8Array>, t: EndpointTask, 
           try {
             more = await readBatch();
           } catch (e) {
-            throw new Error(`${(e as Error).message ?? String(e)} (after ${rows} rows were sent)`);
+            throw new Error(`${(e as Error).message ?? String(e)} (after ${rows} rows were sent)`, { cause: e });
           }
           if (bad) throw new StreamStopped(`the answer holds the character ${bad}, which XML 1.0 cannot carry, after ${rows} rows of ${format} were sent`, { status: 406 });
           if (!more) break;
