@@ -90,6 +90,9 @@ const SAME_ANSWERS: [string, string?, Record<string, string>?][] = [
   ['ASK { ?s <http://nowhere/p> ?o }'],
   ['SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o OFFSET 2'],
   ['SELECT ?s WHERE { { SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s OFFSET 3 } }'],
+  // A comparison of a number with a string or an IRI in a projection is a type error (unbound), not a cast.
+  ['SELECT ?o (?o > 2 AS ?big) (?o = 2 AS ?two) (?o < "B" AS ?b) WHERE { ?s ?p ?o }'],
+  ['SELECT * WHERE { { SELECT ?o (?o > 2 AS ?big) WHERE { ?s ?p ?o } } }', 'application/sparql-results+xml'],
   // Virtuoso 7.2.5 alone loses the rows that differ only in their predicate here (virtuoso-query.ts).
   [`SELECT ?s ?p WHERE { ?s ?p ?o FILTER(?o IN (${Array.from({ length: 40 }, (_, i) => i).join(', ')})) }`],
   // U+FFFE and U+FFFF of the data: answered in JSON and TSV, 406 when only XML is accepted, in TSV when XML is preferred and TSV accepted.
@@ -143,6 +146,32 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
     const heavy = 'SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }';
     const stopped = (await answerOf(virtuoso.endpoint('library-shard1')!.url, heavy, JSON_RESULTS, { 'Fkgqa-Timeout': '300' })) as { status: number; stopped: string };
     expect([stopped.status, stopped.stopped]).toEqual([503, 'time-limit; by=request; ms=300']);
+  });
+
+  it("sends an answer over 1 MiB as it is read (chunked), equal to oxigraph's; one that must stop after its first bytes is cut off before its end, never complete-looking", async () => {
+    // The shard holding the literals with U+FFFE and U+FFFF.
+    const holds = await Promise.all(
+      virtuoso.endpoints.map(async (e) => ((await answerOf(oxigraph.endpoint(e.id)!.url, 'ASK { <http://valuenet/ontop/odd1> ?p ?o }')) as { body: { boolean: boolean } }).body.boolean),
+    );
+    const id = virtuoso.endpoints[holds.indexOf(true)].id;
+    const [v, o] = [virtuoso.endpoint(id)!.url, oxigraph.endpoint(id)!.url];
+    const typed = '?g a ?h';
+    const big = `SELECT ?a ?c ?f ?h WHERE { ?a ?b ?c . ?d ?e ?f . ${typed} }`;
+    const r = await fetch(v, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: big });
+    expect([r.status, r.headers.get('transfer-encoding'), r.headers.get('content-length')]).toEqual([200, 'chunked', null]);
+    expect((await r.text()).length).toBeGreaterThan(1 << 20);
+    expect(await answerOf(v, big)).toEqual(await answerOf(o, big));
+    // The rows of "x" (over 1 MiB of XML) come first, then the literal with U+FFFE: oxigraph answers 406 before sending; the Virtuoso store has sent the first rows, and closes the connection before the end.
+    const bad = `SELECT ?n ?o WHERE { ?a ?b ?c . ?d ?e ?f . ${typed} { BIND("x" AS ?o) BIND(1 AS ?n) } UNION { <http://valuenet/ontop/odd1> <http://valuenet/ontop/note> ?o . BIND(2 AS ?n) } } ORDER BY ?n`;
+    const xml = { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+xml' }, body: bad };
+    expect((await fetch(o, xml)).status).toBe(406);
+    const before = virtuoso.log.counts()[id];
+    const cut = await fetch(v, xml);
+    expect([cut.status, cut.headers.get('transfer-encoding')]).toEqual([200, 'chunked']);
+    await expect(cut.text()).rejects.toThrow();
+    // Logged with the verdict it would have had whole (406), not as the store failing.
+    const after = virtuoso.log.counts()[id];
+    expect([after.errors - before.errors, after.failed]).toEqual([1, undefined]);
   });
 
   it('answers booleans, decimal division and ASK as SPARQL says, where Virtuoso alone would not', async () => {

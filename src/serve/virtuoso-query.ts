@@ -17,7 +17,10 @@
  *   compares. A comparison of a numeric constant with anything but a literal constant is sent as
  *   `IF(isNumeric(?x), ?x > 150, ?fkgqa_error)` (a variable never bound: an error, as in SPARQL),
  *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`; one with a string
- *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`).
+ *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`). The same in
+ *   the projection of a SELECT without grouping or aggregate (`(?o > 2 AS ?big)`: unbound for a
+ *   string or an IRI); a grouped projection keeps Virtuoso's comparison (it refuses the variable
+ *   there, and fails on `isNumeric` of an aggregate).
  * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
  *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …, or a `true`/`false` constant)
  *   comes back as `0`/`1` (`IN` as the 1-based position of the value found): read back as
@@ -243,10 +246,20 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   }
   for (const key of Object.keys(node)) {
     if (key === 'variable') continue;
-    // A sub-SELECT's projection, grouping, HAVING and ORDER BY are not graph patterns.
-    node[key] = rewrite(node[key], booleanVars, inPattern && !(node.type === 'query' && ['variables', 'group', 'having', 'order'].includes(key)));
+    // A sub-SELECT's grouping, HAVING and ORDER BY are not graph patterns; its projection is rewritten as one when it has no grouping (projectsAsPattern).
+    const outside = node.type === 'query' && (['group', 'having', 'order'].includes(key) || (key === 'variables' && !projectsAsPattern(node)));
+    node[key] = rewrite(node[key], booleanVars, inPattern && !outside);
   }
   return node;
+}
+
+/**
+ * True when a SELECT's projection takes the rewrites of a graph pattern: it has no GROUP BY and no
+ * aggregate, so that Virtuoso takes the never-bound ERROR_VARIABLE in it (`(?o > 2 AS ?big)` is a
+ * type error for a string or an IRI, as in a FILTER; Virtuoso alone casts and compares).
+ */
+function projectsAsPattern(select: Node): boolean {
+  return select.group === undefined && !hasAggregate(select.variables) && !hasAggregate(select.having) && !hasAggregate(select.order);
 }
 
 /** True when the expression uses one of the operators (iterative: chains may be long). */
@@ -312,7 +325,8 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
-  for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, false) as never;
+  const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
+  for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, key === 'variables' && projection) as never;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
