@@ -26,6 +26,12 @@
  *   comes back as `0`/`1` (`IN` as the 1-based position of the value found): read back as
  *   `false` for 0, `true` otherwise (xsd:boolean). An xsd:boolean of the data comes back as
  *   `"1"^^xsd:boolean`: read back as `true`.
+ * - **Strings after IRIs in VALUES.** A simple literal of a VALUES block that comes after an IRI
+ *   in its column (with only simple literals between) comes back as an IRI (7.2.5, when it is not
+ *   joined to the data). The rows of a VALUES block are sent in an order that puts, in every column,
+ *   the rows holding a simple literal before those holding an IRI (`literalsBeforeIris`; a block
+ *   that has no such order, two columns asking opposite orders, is sent as written). The same with
+ *   `BIND` in the branches of a UNION is not rewritten.
  * - **ASK** is answered as a one-column result (`__ASK_RETVAL`, which Comunica fails on): sent as
  *   `SELECT (1 AS ?…) … LIMIT 1` and read back as a boolean.
  * - **Deep `||`/`&&` chains.** Virtuoso refuses parentheses nested about 150 deep: a chain of one
@@ -233,6 +239,7 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     const isNumber = operation('isnumeric', [other]);
     return numeric >= 0 ? operation('if', [isNumber, node, otherwise]) : operation('if', [isNumber, otherwise, node]);
   }
+  if (node.type === 'values' && Array.isArray(node.values)) node.values = literalsBeforeIris(node.values as Record<string, unknown>[]);
   if (node.type === 'operation' && node.operator === '/') {
     const args = node.args as unknown[];
     node.args = [
@@ -260,6 +267,35 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
  */
 function projectsAsPattern(select: Node): boolean {
   return select.group === undefined && !hasAggregate(select.variables) && !hasAggregate(select.having) && !hasAggregate(select.order);
+}
+
+/**
+ * The rows of a VALUES block in an order in which, in every column, the rows holding a simple
+ * literal come before those holding an IRI (module comment), else in their own order: taken in
+ * passes over the rows in their order, each taking every row that no column holds back any more.
+ * @param rows sparqljs's rows (variable → term, UNDEF absent)
+ */
+export function literalsBeforeIris(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  const literalsLeft = new Map<string, number>();
+  for (const row of rows) for (const [k, t] of Object.entries(row)) if (isStringLiteral(t)) literalsLeft.set(k, (literalsLeft.get(k) ?? 0) + 1);
+  const iriColumns = rows.map((row) =>
+    Object.entries(row)
+      .filter(([k, t]) => isNode(t) && t.termType === 'NamedNode' && literalsLeft.has(k))
+      .map(([k]) => k),
+  );
+  if (iriColumns.every((c) => c.length === 0)) return rows;
+  const out: Record<string, unknown>[] = [];
+  const placed = new Array<boolean>(rows.length).fill(false);
+  for (let progress = true; progress && out.length < rows.length;) {
+    progress = false;
+    for (let i = 0; i < rows.length; i++) {
+      if (placed[i] || iriColumns[i].some((k) => literalsLeft.get(k)! > 0)) continue;
+      placed[i] = progress = true;
+      out.push(rows[i]);
+      for (const [k, t] of Object.entries(rows[i])) if (isStringLiteral(t)) literalsLeft.set(k, literalsLeft.get(k)! - 1);
+    }
+  }
+  return out.length === rows.length ? out : rows;
 }
 
 /** True when the expression uses one of the operators (iterative: chains may be long). */
@@ -332,6 +368,9 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
   const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
   const rowCap = limitOffsets(ast);
+  // The trailing VALUES block of the query.
+  const trailing = (ast as { values?: Record<string, unknown>[] }).values;
+  if (trailing) (ast as { values?: Record<string, unknown>[] }).values = literalsBeforeIris(trailing);
   ast.prefixes = {};
   delete ast.base;
   ast.from = { default: [{ termType: 'NamedNode', value: graph } as sparqljs.IriTerm], named: [] };
