@@ -271,8 +271,8 @@ function projectsAsPattern(select: Node): boolean {
 
 /**
  * The rows of a VALUES block in an order in which, in every column, the rows holding a simple
- * literal come before those holding an IRI (module comment), else in their own order: taken in
- * passes over the rows in their order, each taking every row that no column holds back any more.
+ * literal come before those holding an IRI (module comment), else in their own order: each time,
+ * the first row in their order that no column holds back any more.
  * @param rows sparqljs's rows (variable → term, UNDEF absent)
  */
 export function literalsBeforeIris(rows: Record<string, unknown>[]): Record<string, unknown>[] {
@@ -292,7 +292,14 @@ export function literalsBeforeIris(rows: Record<string, unknown>[]): Record<stri
       if (placed[i] || iriColumns[i].some((k) => literalsLeft.get(k)! > 0)) continue;
       placed[i] = progress = true;
       out.push(rows[i]);
-      for (const [k, t] of Object.entries(rows[i])) if (isStringLiteral(t)) literalsLeft.set(k, literalsLeft.get(k)! - 1);
+      let freed = false;
+      for (const [k, t] of Object.entries(rows[i])) {
+        if (!isStringLiteral(t)) continue;
+        literalsLeft.set(k, literalsLeft.get(k)! - 1);
+        freed ||= literalsLeft.get(k) === 0;
+      }
+      // A column no longer holds back its IRI rows: they are taken in their order, from the first row on.
+      if (freed) i = -1;
     }
   }
   return out.length === rows.length ? out : rows;
