@@ -37,14 +37,14 @@ describe('serve: the summary of its requests', () => {
       ),
     ).toEqual([
       'fkgqa serve: 3 requests, 2 answered with an error status (HTTP 4xx/5xx); 4 endpoints, 3 without requests; per endpoint, requests by kind, then errors by cause:',
-      '  library-shard1: 3 requests (count 1, invalid 1, data 1); errors 2: 1 stopped at a time limit (503), 1 refused or failed (400 bad request or syntax, 5xx)',
+      '  library-shard1: 3 requests (count 1, invalid 1, data 1); errors 2: 1 stopped at a time limit (503), 1 refused (400 bad request or syntax, other 4xx and 5xx)',
       '  library-shard2: 0 requests',
       '  library-shard3: 0 requests',
       '  library-shard4: 0 requests',
     ]);
   }, 60_000);
 
-  it('gives the federation endpoint its own line, apart from the other server paths, and counts its 503 busy as busy, not as refused or failed', async () => {
+  it('gives the federation endpoint its own line, apart from the other server paths, and counts its 503 busy as busy, not as refused', async () => {
     s.log.reset();
     const origin = new URL(s.endpoint('library-shard1')!.url).origin;
     const federated = (query: string, headers: Record<string, string> = {}) =>
@@ -73,7 +73,7 @@ describe('serve: the summary of its requests', () => {
       '  library-shard2: 0 requests',
       '  library-shard3: 0 requests',
       '  library-shard4: 0 requests',
-      `  ${FEDERATION_PATH} (the federation endpoint: federated queries): 2 requests (data 1, invalid 1); errors 2: 1 busy: kept waiting for a free thread or engine, not the query's fault (503), 1 refused or failed (400 bad request or syntax, 5xx)`,
+      `  ${FEDERATION_PATH} (the federation endpoint: federated queries): 2 requests (data 1, invalid 1); errors 2: 1 busy: kept waiting for a free thread or engine, not the query's fault (503), 1 refused (400 bad request or syntax, other 4xx and 5xx)`,
       '  other paths (/, /_stats, /endpoints.json, the catalogue, unknown paths): 1 requests (other 1); no errors',
     ]);
   }, 120_000);

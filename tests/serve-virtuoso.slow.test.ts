@@ -9,8 +9,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countsSummary } from '../src/serve/request-log.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { demoBuild, fkgqaInProcess, serveProcess, tmpDir, virtuosoTestsRun } from './helpers.js';
+import { DEMO, demoBuild, fkgqaInProcess, serveProcess, tmpDir, virtuosoTestsRun } from './helpers.js';
 
 const run = virtuosoTestsRun();
 const JSON_RESULTS = 'application/sparql-results+json';
@@ -20,15 +21,38 @@ async function answerOf(url: string, query: string, accept = JSON_RESULTS, heade
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept, ...headers }, body: query });
   const text = await r.text();
   let body: unknown = text;
-  if (r.ok && accept === JSON_RESULTS && !/ORDER BY/i.test(query)) {
+  const type = r.headers.get('content-type') ?? '';
+  if (r.ok && type.startsWith(JSON_RESULTS) && !/ORDER BY/i.test(query)) {
     const doc = JSON.parse(text) as { head: unknown; results?: { bindings: unknown[] }; boolean?: boolean };
     body = { ...doc, ...(doc.results ? { results: { bindings: doc.results.bindings.map((b) => JSON.stringify(b)).sort() } } : {}) };
   } else if (r.ok && !/ORDER BY/i.test(query)) {
     // The rows of XML, CSV and TSV in sorted order (results in any order), beside the rest of the text.
-    const rows = accept.includes('xml') ? (text.match(/<result>.*?<\/result>/gs) ?? []) : text.split('\n').slice(1);
-    body = { rest: accept.includes('xml') ? text.replace(/<result>.*?<\/result>/gs, '') : text.split('\n')[0], rows: rows.sort() };
+    const xml = type.includes('xml');
+    const rows = xml ? (text.match(/<result>.*?<\/result>/gs) ?? []) : text.split('\n').slice(1);
+    body = { type, rest: xml ? text.replace(/<result>.*?<\/result>/gs, '') : text.split('\n')[0], rows: rows.sort() };
   }
+  // A 406 names the first character XML cannot carry in the answer's row order, which either store may choose.
+  if (r.status === 406) body = text.replace(/character U\+[0-9A-F]{4}/, 'character U+…');
   return { status: r.status, stopped: r.headers.get('fkgqa-stopped'), body };
+}
+
+/** Literals of the data holding U+FFFE and U+FFFF (no XML version carries them), a CR and a control character. */
+const ODD_TRIPLES = [
+  '<http://valuenet/ontop/odd1> <http://valuenet/ontop/note> "a\\uFFFEb" .',
+  '<http://valuenet/ontop/odd2> <http://valuenet/ontop/note> "c\\rd" .',
+  '<http://valuenet/ontop/odd3> <http://valuenet/ontop/note> "e\\u0001f" .',
+  '<http://valuenet/ontop/odd4> <http://valuenet/ontop/note> "g\\uFFFFh" .',
+];
+
+/** The demo graphs with ODD_TRIPLES added to library, partitioned as demoBuild partitions them. */
+async function oddBuild(dir: string): Promise<string> {
+  const source = path.join(dir, 'source');
+  fs.cpSync(DEMO, source, { recursive: true });
+  fs.appendFileSync(path.join(source, 'kg', 'library.nt'), ODD_TRIPLES.map((t) => `${t}\n`).join(''));
+  const { DEFAULT_PARTITION_OPTIONS, partition } = await import('../src/partition/index.js');
+  const out = path.join(dir, 'shards');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source, out });
+  return out;
 }
 
 /** Terms of every kind, not all from the store, beside the store's (VALUES joined to an OPTIONAL pattern of the shard). */
@@ -66,6 +90,12 @@ const SAME_ANSWERS: [string, string?, Record<string, string>?][] = [
   ['ASK { ?s <http://nowhere/p> ?o }'],
   ['SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o OFFSET 2'],
   ['SELECT ?s WHERE { { SELECT ?s WHERE { ?s ?p ?o } ORDER BY ?s OFFSET 3 } }'],
+  // A comparison of a number with a string or an IRI in a projection is a type error (unbound), not a cast.
+  ['SELECT ?o (?o > 2 AS ?big) (?o = 2 AS ?two) (?o < "B" AS ?b) WHERE { ?s ?p ?o }'],
+  ['SELECT * WHERE { { SELECT ?o (?o > 2 AS ?big) WHERE { ?s ?p ?o } } }', 'application/sparql-results+xml'],
+  // A simple literal after an IRI in a VALUES column: a literal, not an IRI.
+  ['SELECT ?x ?y WHERE { VALUES ?x { "x"@en 7 <http://e/i> "a\\rb" "c\\u0001d" "abc" } OPTIONAL { ?x ?p ?y } }'],
+  ['SELECT ?x ?y WHERE { VALUES (?x ?y) { (<http://e/i> "a") ("b" UNDEF) } }', 'text/tab-separated-values'],
   // Virtuoso 7.2.5 alone loses the rows that differ only in their predicate here (virtuoso-query.ts).
   [`SELECT ?s ?p WHERE { ?s ?p ?o FILTER(?o IN (${Array.from({ length: 40 }, (_, i) => i).join(', ')})) }`],
   // Chained signs: refused by the parser's limit within the nesting limit, as nested too deeply beyond it, below and above 512 characters (oxigraph alone reads `!!`).
@@ -76,6 +106,11 @@ const SAME_ANSWERS: [string, string?, Record<string, string>?][] = [
   // An IRI's codepoint escapes, read by both stores above 512 characters; a syntax error on line 3, named there.
   [`SELECT ?s WHERE { ?s <http://valuenet/ontop/book#\\u0079ear> ?o }\n#${'x'.repeat(600)}`],
   [`SELECT *\nWHERE {\n.. ?s ?p ?o }\n#${'x'.repeat(600)}`],
+  // U+FFFE and U+FFFF of the data: answered in JSON and TSV, 406 when only XML is accepted, in TSV when XML is preferred and TSV accepted.
+  ...[JSON_RESULTS, 'application/sparql-results+xml', 'text/tab-separated-values', 'application/sparql-results+xml, text/tab-separated-values;q=0.5'].map((accept): [string, string] => [
+    'SELECT ?s ?o WHERE { ?s <http://valuenet/ontop/note> ?o }',
+    accept,
+  ]),
 ];
 
 describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instances of two hosts', () => {
@@ -84,7 +119,7 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
   let oxigraph: ShardServer;
 
   beforeAll(async () => {
-    build = await demoBuild(tmpDir('fkgqa-virtuoso-'));
+    build = await oddBuild(tmpDir('fkgqa-virtuoso-'));
     [virtuoso, oxigraph] = await Promise.all([
       serve({ shards: build, store: 'virtuoso', storeHosts: ['127.0.0.2', '127.0.0.3'], timeoutMs: 10_000 }),
       serve({ shards: build, writeFiles: false, timeoutMs: 10_000 }),
@@ -124,6 +159,33 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
     expect([stopped.status, stopped.stopped]).toEqual([503, 'time-limit; by=request; ms=300']);
   });
 
+  it("sends an answer over 1 MiB as it is read (chunked), equal to oxigraph's; one that must stop after its first bytes is cut off before its end, never complete-looking", async () => {
+    // The shard holding the literals with U+FFFE and U+FFFF.
+    const holds = await Promise.all(
+      virtuoso.endpoints.map(async (e) => ((await answerOf(oxigraph.endpoint(e.id)!.url, 'ASK { <http://valuenet/ontop/odd1> ?p ?o }')) as { body: { boolean: boolean } }).body.boolean),
+    );
+    const id = virtuoso.endpoints[holds.indexOf(true)].id;
+    const [v, o] = [virtuoso.endpoint(id)!.url, oxigraph.endpoint(id)!.url];
+    // 5,632 rows, 1.4 MB of SPARQL JSON results.
+    const typed = '?g a ?h FILTER(isIRI(?c))';
+    const big = `SELECT ?a ?c ?f ?h WHERE { ?a ?b ?c . ?d ?e ?f . ${typed} }`;
+    const r = await fetch(v, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: big });
+    expect([r.status, r.headers.get('transfer-encoding'), r.headers.get('content-length')]).toEqual([200, 'chunked', null]);
+    expect((await r.text()).length).toBeGreaterThan(1 << 20);
+    expect(await answerOf(v, big)).toEqual(await answerOf(o, big));
+    // The rows of "x" (over 1 MiB of XML) come first, then the literal with U+FFFE: oxigraph answers 406 before sending; the Virtuoso store has sent the first rows, and closes the connection before the end.
+    const bad = `SELECT ?n ?o ?a WHERE { ?a ?b ?c . ?d ?e ?f . ${typed} { BIND("x" AS ?o) BIND(1 AS ?n) } UNION { <http://valuenet/ontop/odd1> <http://valuenet/ontop/note> ?o . BIND(2 AS ?n) } } ORDER BY ?n`;
+    const xml = { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+xml' }, body: bad };
+    expect((await fetch(o, xml)).status).toBe(406);
+    const before = virtuoso.log.counts()[id];
+    const cut = await fetch(v, xml);
+    expect([cut.status, cut.headers.get('transfer-encoding')]).toEqual([200, 'chunked']);
+    await expect(cut.text()).rejects.toThrow();
+    // Logged with the verdict it would have had whole (406), not as the store failing.
+    const after = virtuoso.log.counts()[id];
+    expect([after.errors - before.errors, after.failed]).toEqual([1, undefined]);
+  });
+
   it('answers booleans, decimal division and ASK as SPARQL says, where Virtuoso alone would not', async () => {
     const url = virtuoso.endpoint('library-shard2')!.url;
     const r = (await (
@@ -136,10 +198,40 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
     expect(await (await fetch(`${url}?query=${encodeURIComponent('ASK { ?s ?p ?o }')}`, { headers: { accept: JSON_RESULTS } })).json()).toEqual({ head: {}, boolean: true });
   });
 
+  it('counts a query its instance failed on (an instance killed) as the store failing, apart from refused queries; none before', async () => {
+    const folders = fs.readdirSync(path.join(`${build}.state`, 'virtuoso')).filter((f) => f.startsWith('127.0.0.2-'));
+    expect(folders).toHaveLength(1);
+    const pid = Number(fs.readFileSync(path.join(`${build}.state`, 'virtuoso', folders[0], 'fkgqa-virtuoso.pid'), 'utf8'));
+    const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as { endpoints: { id: string; host: string; url: string }[] };
+    const ep = file.endpoints.find((e) => e.host.startsWith('127.0.0.2:'))!;
+    const before = virtuoso.log.counts()[ep.id];
+    // Every query of the tests before was answered, refused or stopped: none is counted as the store failing.
+    expect(before.failed).toBeUndefined();
+    process.kill(pid, 'SIGKILL');
+    // Its HTTP port is closed once it is gone.
+    const host = file.endpoints.find((e) => e.id === ep.id)!.host;
+    while (
+      await fetch(`http://${host}/sparql?query=${encodeURIComponent('ASK {}')}`).then(
+        () => true,
+        () => false,
+      )
+    )
+      await new Promise((r) => setTimeout(r, 50));
+    const r = await fetch(ep.url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: 'SELECT * WHERE { ?s ?p ?o }' });
+    expect(r.status).toBe(500);
+    expect(await r.text()).toMatch(/^query evaluation failed: Virtuoso on 127\.0\.0\.2:\d+: /);
+    const after = virtuoso.log.counts()[ep.id];
+    expect([after.errors - before.errors, after.failed, after.data! - (before.data ?? 0)]).toEqual([1, 1, 1]);
+    expect(virtuoso.restartsOf(ep.id)).toEqual({ restarts: 0, faults: 1 });
+    const line = countsSummary(virtuoso.log.counts(), [ep.id])[1];
+    expect(line).toContain("1 the store failed: its engine's or instance's error, not the query's (500)");
+  });
+
   it('stops every instance and removes its files on close', async () => {
     const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as { endpoints: { host: string }[] };
     const hosts = [...new Set(file.endpoints.map((e) => e.host))];
-    for (const h of hosts) expect((await fetch(`http://${h}/sparql?query=${encodeURIComponent('ASK {}')}`)).status).toBe(200);
+    // The instance of 127.0.0.2 was killed by the test before.
+    for (const h of hosts.filter((h) => !h.startsWith('127.0.0.2:'))) expect((await fetch(`http://${h}/sparql?query=${encodeURIComponent('ASK {}')}`)).status).toBe(200);
     await virtuoso.close();
     expect(fs.existsSync(path.join(`${build}.state`, 'virtuoso'))).toBe(false);
     for (const h of hosts) await expect(fetch(`http://${h}/sparql?query=${encodeURIComponent('ASK {}')}`)).rejects.toThrow();

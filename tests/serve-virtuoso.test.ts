@@ -12,7 +12,7 @@ import { openRegistry, placementLine } from '../src/federation/registry.js';
 import { operatorDepth, parseSparql } from '../src/sparql/parse.js';
 import { checkStoreHosts, removeOrphans, virtuosoIni, VIRTUOSO_MAX_ROWS } from '../src/serve/virtuoso.js';
 import { serve } from '../src/serve/server.js';
-import { ASK_VARIABLE, readVirtuosoResults, UnsupportedFunction, virtuosoQuery } from '../src/serve/virtuoso-query.js';
+import { ASK_VARIABLE, literalsBeforeIris, readVirtuosoResults, UnsupportedFunction, virtuosoQuery } from '../src/serve/virtuoso-query.js';
 import { readXmlRows } from '../src/serve/virtuoso-results.js';
 import { demoBuild, tmpDir } from './helpers.js';
 
@@ -129,6 +129,30 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(max).toBeGreaterThan(8); // log2(250) ≈ 8 levels of ||
     expect(operatorDepth(parseSparql(q.text))).toBeLessThan(20);
     expect(q.text.match(/\|\|/g)).toHaveLength(249);
+  });
+});
+
+describe('serve --store virtuoso / VALUES rows and projected comparisons', () => {
+  const iri = (value: string) => ({ termType: 'NamedNode', value });
+  const str = (value: string) => ({ termType: 'Literal', value, language: '', datatype: iri(`${XSD}string`) });
+  it('orders the rows of a VALUES block so that, in every column, simple literals come before IRIs; a block with no such order stays as written', () => {
+    const rows = [{ '?x': iri('http://e/i') }, { '?x': str('a\rb') }, { '?x': str('c') }, { '?x': iri('http://e/j') }];
+    expect(literalsBeforeIris(rows)).toEqual([rows[1], rows[2], rows[0], rows[3]]);
+    const two = [{ '?x': iri('http://e/i'), '?y': str('a') }, { '?x': str('b') }, { '?y': iri('http://e/j') }];
+    expect(literalsBeforeIris(two)).toEqual([two[1], two[0], two[2]]);
+    const crossed = [
+      { '?x': iri('http://e/i'), '?y': str('a') },
+      { '?x': str('b'), '?y': iri('http://e/j') },
+    ];
+    expect(literalsBeforeIris(crossed)).toBe(crossed);
+  });
+
+  it('sends a comparison with a number in the projection of a SELECT without grouping as in a FILTER (an error for a string or an IRI); a grouped one as written', () => {
+    const plainText = virtuosoQuery('SELECT ?o (?o > 2 AS ?big) WHERE { ?s ?p ?o }', 'urn:g').text;
+    expect(plainText).toContain('(IF(ISNUMERIC(?o), ?o > 2 , ?fkgqa_error) AS ?big)');
+    const grouped = virtuosoQuery('SELECT ?p (MAX(?o) > 2 AS ?big) WHERE { ?s ?p ?o } GROUP BY ?p', 'urn:g');
+    expect(grouped.text).toContain('((MAX(?o)) > 2  AS ?big)');
+    expect([...grouped.booleanVars]).toEqual(['big']);
   });
 });
 
@@ -322,6 +346,18 @@ describe('serve --store virtuoso / reading SPARQL XML results as they arrive', (
         { o: { type: 'literal', value: 't\u0001<>' } },
         { o: { type: 'literal', value: '' } },
       ],
+    });
+  });
+
+  it('reads U+FFFE and U+FFFF, which no XML version carries, as Virtuoso writes them (raw), and U+FDD0 beside them', async () => {
+    const doc =
+      `<sparql ${NS}><head><variable name="o"/></head><results>` +
+      `<result><binding name="o"><literal>a\uFFFEb\uFFFF\uFDD0c\uFDD01&amp;</literal></binding></result>` +
+      `<result><binding name="o"><uri>http://e/\uFFFF</uri></binding></result>` +
+      `</results></sparql>`;
+    expect(await read(doc)).toEqual({
+      vars: ['o'],
+      rows: [{ o: { type: 'literal', value: 'a\uFFFEb\uFFFF\uFDD0c\uFDD01&' } }, { o: { type: 'uri', value: 'http://e/\uFFFF' } }],
     });
   });
 

@@ -43,11 +43,41 @@ export interface EndpointTask {
   failStatus?: number;
 }
 
+/**
+ * A body sent as it is written (HTTP/1.1 chunked transfer coding, no Content-Length): the bytes of
+ * `chunks` in order. When `chunks` throws, the connection is closed before the body's last chunk,
+ * so that the client sees an incomplete answer (its HTTP client fails), never a cut one that looks
+ * complete; the request is logged with the `StreamStopped` verdict it throws.
+ */
+export interface StreamedBody {
+  chunks: AsyncIterable<Uint8Array>;
+  /** Aborted when the body must stop where it is, even while the client is not reading (the time limit): with a StreamStopped reason, its verdict. */
+  stop?: AbortSignal;
+}
+
+/** True for a body sent as it is written (StreamedBody). */
+export const isStreamed = (body: EndpointAnswer['body']): body is StreamedBody => typeof body === 'object' && 'chunks' in body;
+
+/**
+ * Why a streamed body stopped before its end: the status and cause the request is logged and
+ * counted with (request-log.ts), those the answer would have had if it had not begun: 503 at a time
+ * limit, 499 when the client went away, 500 when the store failed, 406 for a character its format
+ * cannot carry.
+ */
+export class StreamStopped extends Error {
+  constructor(
+    message: string,
+    readonly verdict: { status: number; timeout?: true; cancelled?: true; failed?: true },
+  ) {
+    super(message);
+  }
+}
+
 /** The answer to send (status, body, media type) and what the request log records. */
 export interface EndpointAnswer {
   status: number;
-  /** The body: text, or its UTF-8 bytes (as the pool's threads hand it over). */
-  body: string | Uint8Array;
+  /** The body: text, or its UTF-8 bytes (as the pool's threads hand it over), or bytes sent as they are written (a store's answer). */
+  body: string | Uint8Array | StreamedBody;
   /** The Content-Type header. */
   type: string;
   headers?: Record<string, string>;

@@ -189,10 +189,14 @@ async function runQuery(
         { [QUERY_ERROR_HEADER]: 'engine-fault' },
       );
     }
+    // The store's failure, not the query's: counted apart from refused queries (request-log.ts `failed`).
     if (outcome.crashed) {
-      return text(500, `query evaluation failed: the worker of ${ep.info.id} crashed (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'invalid');
+      return {
+        ...text(500, `query evaluation failed: the worker of ${ep.info.id} crashed (${outcome.error}); the endpoint was restarted from its shard file and answers further queries`, 'data'),
+        failed: true,
+      };
     }
-    return text(500, `query evaluation failed: ${outcome.error}`, 'invalid');
+    return { ...text(500, `query evaluation failed: ${outcome.error}`, 'data'), failed: true };
   }
   return outcome.answer;
 }

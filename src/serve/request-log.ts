@@ -54,6 +54,8 @@ export interface RequestLogEntry {
   busy?: true;
   /** Set when the client went away before the answer (status 499): the query was dropped or stopped. */
   cancelled?: true;
+  /** Set when the store failed on the query (status 500): its engine or instance, not the query (a Virtuoso error that is no error of the query, a crashed worker thread). */
+  failed?: true;
   /** `/federation/sparql`: the client its fair share counted the query to (`clientOf` of federation-endpoint.ts: remote address, `#` and the `Fkgqa-Client` name when sent). */
   client?: string;
   /** `/federation/sparql`: ms the query waited for the federation engine (its client's turn and a free thread) before it started. */
@@ -64,13 +66,13 @@ export interface RequestLogEntry {
 
 /**
  * Requests per kind, and how many ended in an error status (≥ 400), for one endpoint; of those
- * errors, the ones stopped at a time limit (`timeout`), answered busy (`busy`) or whose client went
- * away (`cancelled`), each key present only when not 0.
+ * errors, the ones stopped at a time limit (`timeout`), answered busy (`busy`), whose client went
+ * away (`cancelled`) or on which the store failed (`failed`), each key present only when not 0.
  */
 export type KindCounts = Partial<Record<RequestKind, number>> & { total: number; errors: number } & Partial<Record<ErrorCause, number>>;
 
-/** Causes of error answers counted apart in `KindCounts` (the others are refused or failed queries: 4xx, 5xx). */
-export const ERROR_CAUSES = ['timeout', 'busy', 'cancelled'] as const;
+/** Causes of error answers counted apart in `KindCounts` (the others are refused queries: 4xx, and 5xx of the server itself). */
+export const ERROR_CAUSES = ['timeout', 'busy', 'cancelled', 'failed'] as const;
 export type ErrorCause = (typeof ERROR_CAUSES)[number];
 
 /** How `countsSummary` names a line: an endpoint by its id, the federation endpoint and the other server paths in words. */
@@ -83,7 +85,8 @@ function summaryName(id: string): string {
 /**
  * The lines serve prints when it stops (on stderr): the requests per endpoint by kind, and its error
  * answers by cause, in words (a bare "errors 1" says nothing about what failed; a 503 busy is
- * counted as busy, the endpoint's fault, not as refused or failed). Every served endpoint has its
+ * counted as busy, the endpoint's fault, and a 500 of the store as the store failing, neither as a
+ * refused query). Every served endpoint has its
  * line, one that got no request too (`0 requests`: a shard nobody consulted is a figure), in the
  * order served; then any other endpoint that got requests; then the federation endpoint
  * (`/federation/sparql`) and the other server paths (`-` in the counts), each on its own line when
@@ -106,6 +109,7 @@ export function countsSummary(counts: Record<string, KindCounts>, served: readon
     timeout: 'stopped at a time limit (503)',
     busy: "busy: kept waiting for a free thread or engine, not the query's fault (503)",
     cancelled: 'the client went away (499)',
+    failed: "the store failed: its engine's or instance's error, not the query's (500)",
   };
   for (const id of ids) {
     const c = counts[id];
@@ -116,7 +120,7 @@ export function countsSummary(counts: Record<string, KindCounts>, served: readon
     const kinds = Object.entries(c).filter(([k]) => k !== 'total' && k !== 'errors' && !(ERROR_CAUSES as readonly string[]).includes(k));
     const known = ERROR_CAUSES.filter((k) => (c[k] ?? 0) > 0);
     const other = c.errors - known.reduce((n, k) => n + (c[k] ?? 0), 0);
-    const causes = [...known.map((k) => `${c[k]} ${words[k]}`), ...(other > 0 ? [`${other} refused or failed (400 bad request or syntax, 5xx)`] : [])];
+    const causes = [...known.map((k) => `${c[k]} ${words[k]}`), ...(other > 0 ? [`${other} refused (400 bad request or syntax, other 4xx and 5xx)`] : [])];
     lines.push(`  ${summaryName(id)}: ${c.total} requests (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); ${c.errors === 0 ? 'no errors' : `errors ${c.errors}: ${causes.join(', ')}`}`);
   }
   return lines;
@@ -175,9 +179,9 @@ export class RequestLog {
 
   /**
    * Counts one request (per endpoint and kind, errors: status ≥ 400) without writing a line.
-   * @param why for an error: stopped at a time limit, busy, or the client went away (`KindCounts`)
+   * @param why for an error: stopped at a time limit, busy, the client went away, or the store failed (`KindCounts`)
    */
-  count(endpoint: string, kind: RequestKind, status: number, why?: { timeout?: boolean; busy?: boolean; cancelled?: boolean }): void {
+  count(endpoint: string, kind: RequestKind, status: number, why?: { timeout?: boolean; busy?: boolean; cancelled?: boolean; failed?: boolean }): void {
     let c = this.byEndpoint.get(endpoint);
     if (!c) this.byEndpoint.set(endpoint, (c = { total: 0, errors: 0 }));
     c.total++;

@@ -67,6 +67,8 @@ export interface Answer extends EndpointAnswer {
   busy?: true;
   /** The client went away before the answer: nothing is sent (logged as status 499). */
   cancelled?: true;
+  /** The store failed on the query (500): its engine or instance, not the query. */
+  failed?: true;
   /** The query text, for the log file. */
   query?: string;
   /** `/federation/sparql`: the client the fair share counted the query to, for the log file. */

@@ -19,6 +19,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { graphShards, openBuild } from '../build/open.js';
 import { STATE_FILES, stateDir, type ServeOwner } from '../build/state.js';
 import { InputError, listenError } from '../common/errors.js';
@@ -36,6 +38,7 @@ import { profileFor, readProfileConfig, type ProfileConfig } from './profile.js'
 import { EndpointPool } from './pool.js';
 import type { PoolEndpoint } from './pool-groups.js';
 import { ClientGone } from './pool-limits.js';
+import { isStreamed, StreamStopped, type StreamedBody } from './answer.js';
 import type { EndpointStore, StoreKind } from './store.js';
 import { answerSparql, answerVoid, liveShard, type EndpointLimits, type ServedEndpoint } from './protocol.js';
 import { REQUEST_LOG_MAX_BYTES, RequestLog } from './request-log.js';
@@ -509,13 +512,15 @@ export class ShardServer {
       if (gone.aborted || (req.destroyed && !req.complete)) answer = { ...text(499, 'the client went away while sending its request', 'invalid'), cancelled: true };
       else answer = e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error)?.message ?? String(e)}`, 'invalid');
     }
+    // A body sent as it is written (a store's answer: chunked, no Content-Length), else whole.
+    const streamed = isStreamed(answer.body) ? answer.body : undefined;
     // A text body is written as text: node sends it with the headers in one write (a Buffer is a second chunk).
-    const body = typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
-    const bytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
+    const body = typeof answer.body === 'string' ? answer.body : isStreamed(answer.body) ? '' : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
+    let bytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
     const cors = corsHeaders(typeof req.headers.origin === 'string' ? req.headers.origin : undefined, this.cors, req.method === 'OPTIONS');
-    const headers: Record<string, string | number> = { ...cors, 'Content-Type': answer.type, 'Content-Length': bytes, ...answer.headers };
+    const headers: Record<string, string | number> = { ...cors, 'Content-Type': answer.type, ...(streamed ? {} : { 'Content-Length': bytes }), ...answer.headers };
     if (answer.status === 413) headers.Connection = 'close';
-    const a = answer;
+    let a = answer;
     const record = () => {
       try {
         if (!this.log.writesFile) {
@@ -534,6 +539,7 @@ export class ShardServer {
           ...(a.timeout ? { timeout: true as const } : {}),
           ...(a.busy ? { busy: true as const } : {}),
           ...(a.cancelled ? { cancelled: true as const } : {}),
+          ...(a.failed ? { failed: true as const } : {}),
           ...(a.client !== undefined ? { client: a.client } : {}),
           ...(a.waited !== undefined ? { waited: a.waited } : {}),
           ...(a.query !== undefined ? { query: a.query } : {}),
@@ -542,6 +548,14 @@ export class ShardServer {
         this.options.progress?.(`fkgqa serve: request log: ${(e as Error).message}`);
       }
     };
+    if (streamed) {
+      await this.writeStreamed(req, res, streamed, answer.status, headers, gone, (n, stopped) => {
+        bytes = n;
+        if (stopped) a = { ...a, ...stopped };
+        record();
+      });
+      return;
+    }
     // A request whose client went away was closed already: logged now, else once the answer is out.
     if (res.closed) record();
     else recordOnClose = record;
@@ -552,6 +566,57 @@ export class ShardServer {
     }
     res.writeHead(answer.status, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  /**
+   * Sends a body as it is written (StreamedBody), at the pace the client reads it; when the body
+   * stops before its end, the connection is closed before the last chunk (the client sees an
+   * incomplete answer, never a cut one that looks complete).
+   * @param done called once at the end with the bytes sent and, when the body did not end, the verdict it is logged with (StreamStopped; 499 when the client went away, 500 for any other error)
+   */
+  private async writeStreamed(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    body: StreamedBody,
+    status: number,
+    headers: Record<string, string | number>,
+    gone: ClientGone,
+    done: (bytes: number, stopped?: StreamStopped['verdict']) => void,
+  ): Promise<void> {
+    let bytes = 0;
+    const iterator = body.chunks[Symbol.asyncIterator]();
+    if (res.destroyed || gone.aborted || req.method === 'HEAD') {
+      await iterator.return?.();
+      if (req.method === 'HEAD' && !res.destroyed) res.writeHead(status, headers).end();
+      else if (!res.destroyed) res.destroy();
+      done(0, req.method === 'HEAD' ? undefined : { status: 499, cancelled: true });
+      return;
+    }
+    async function* counted(): AsyncGenerator<Uint8Array> {
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+        bytes += next.value.byteLength;
+        yield next.value;
+      }
+    }
+    res.writeHead(status, headers);
+    try {
+      await pipeline(Readable.from(counted()), res, ...(body.stop ? [{ signal: body.stop }] : []));
+      done(bytes);
+    } catch (e) {
+      if (!res.destroyed) res.destroy();
+      // A generator stopped by the pipeline is closed (`return`): the store ends its query and frees its connection.
+      await iterator.return?.().catch(() => undefined);
+      const reason: unknown = body.stop?.aborted ? body.stop.reason : undefined;
+      const verdict =
+        e instanceof StreamStopped
+          ? e.verdict
+          : reason instanceof StreamStopped
+            ? reason.verdict
+            : gone.aborted || (e as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE'
+              ? { status: 499, cancelled: true as const }
+              : { status: 500, failed: true as const };
+      done(bytes, verdict);
+    }
   }
 
   /** Stops listening, closes open connections, stops the workers, closes the log and removes `endpoints.json` and the lock. Idempotent. */

@@ -17,12 +17,21 @@
  *   compares. A comparison of a numeric constant with anything but a literal constant is sent as
  *   `IF(isNumeric(?x), ?x > 150, ?fkgqa_error)` (a variable never bound: an error, as in SPARQL),
  *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`; one with a string
- *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`).
+ *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`). The same in
+ *   the projection of a SELECT without grouping or aggregate (`(?o > 2 AS ?big)`: unbound for a
+ *   string or an IRI); a grouped projection keeps Virtuoso's comparison (it refuses the variable
+ *   there, and fails on `isNumeric` of an aggregate).
  * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
  *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …, or a `true`/`false` constant)
  *   comes back as `0`/`1` (`IN` as the 1-based position of the value found): read back as
  *   `false` for 0, `true` otherwise (xsd:boolean). An xsd:boolean of the data comes back as
  *   `"1"^^xsd:boolean`: read back as `true`.
+ * - **Strings after IRIs in VALUES.** A simple literal of a VALUES block that comes after an IRI
+ *   in its column (with only simple literals between) comes back as an IRI (7.2.5, when it is not
+ *   joined to the data). The rows of a VALUES block are sent in an order that puts, in every column,
+ *   the rows holding a simple literal before those holding an IRI (`literalsBeforeIris`; a block
+ *   that has no such order, two columns asking opposite orders, is sent as written). The same with
+ *   `BIND` in the branches of a UNION is not rewritten.
  * - **ASK** is answered as a one-column result (`__ASK_RETVAL`, which Comunica fails on): sent as
  *   `SELECT (1 AS ?…) … LIMIT 1` and read back as a boolean.
  * - **Deep `||`/`&&` chains.** Virtuoso refuses parentheses nested about 150 deep: a chain of one
@@ -230,6 +239,7 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     const isNumber = operation('isnumeric', [other]);
     return numeric >= 0 ? operation('if', [isNumber, node, otherwise]) : operation('if', [isNumber, otherwise, node]);
   }
+  if (node.type === 'values' && Array.isArray(node.values)) node.values = literalsBeforeIris(node.values as Record<string, unknown>[]);
   if (node.type === 'operation' && node.operator === '/') {
     const args = node.args as unknown[];
     node.args = [
@@ -243,10 +253,56 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   }
   for (const key of Object.keys(node)) {
     if (key === 'variable') continue;
-    // A sub-SELECT's projection, grouping, HAVING and ORDER BY are not graph patterns.
-    node[key] = rewrite(node[key], booleanVars, inPattern && !(node.type === 'query' && ['variables', 'group', 'having', 'order'].includes(key)));
+    // A sub-SELECT's grouping, HAVING and ORDER BY are not graph patterns; its projection is rewritten as one when it has no grouping (projectsAsPattern).
+    const outside = node.type === 'query' && (['group', 'having', 'order'].includes(key) || (key === 'variables' && !projectsAsPattern(node)));
+    node[key] = rewrite(node[key], booleanVars, inPattern && !outside);
   }
   return node;
+}
+
+/**
+ * True when a SELECT's projection takes the rewrites of a graph pattern: it has no GROUP BY and no
+ * aggregate, so that Virtuoso takes the never-bound ERROR_VARIABLE in it (`(?o > 2 AS ?big)` is a
+ * type error for a string or an IRI, as in a FILTER; Virtuoso alone casts and compares).
+ */
+function projectsAsPattern(select: Node): boolean {
+  return select.group === undefined && !hasAggregate(select.variables) && !hasAggregate(select.having) && !hasAggregate(select.order);
+}
+
+/**
+ * The rows of a VALUES block in an order in which, in every column, the rows holding a simple
+ * literal come before those holding an IRI (module comment), else in their own order: each time,
+ * the first row in their order that no column holds back any more.
+ * @param rows sparqljs's rows (variable → term, UNDEF absent)
+ */
+export function literalsBeforeIris(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  const literalsLeft = new Map<string, number>();
+  for (const row of rows) for (const [k, t] of Object.entries(row)) if (isStringLiteral(t)) literalsLeft.set(k, (literalsLeft.get(k) ?? 0) + 1);
+  const iriColumns = rows.map((row) =>
+    Object.entries(row)
+      .filter(([k, t]) => isNode(t) && t.termType === 'NamedNode' && literalsLeft.has(k))
+      .map(([k]) => k),
+  );
+  if (iriColumns.every((c) => c.length === 0)) return rows;
+  const out: Record<string, unknown>[] = [];
+  const placed = new Array<boolean>(rows.length).fill(false);
+  for (let progress = true; progress && out.length < rows.length;) {
+    progress = false;
+    for (let i = 0; i < rows.length; i++) {
+      if (placed[i] || iriColumns[i].some((k) => literalsLeft.get(k)! > 0)) continue;
+      placed[i] = progress = true;
+      out.push(rows[i]);
+      let freed = false;
+      for (const [k, t] of Object.entries(rows[i])) {
+        if (!isStringLiteral(t)) continue;
+        literalsLeft.set(k, literalsLeft.get(k)! - 1);
+        freed ||= literalsLeft.get(k) === 0;
+      }
+      // A column no longer holds back its IRI rows: they are taken in their order, from the first row on.
+      if (freed) i = -1;
+    }
+  }
+  return out.length === rows.length ? out : rows;
 }
 
 /** True when the expression uses one of the operators (iterative: chains may be long). */
@@ -312,12 +368,16 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
-  for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, false) as never;
+  const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
+  for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, key === 'variables' && projection) as never;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
   const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
   const rowCap = limitOffsets(ast);
+  // The trailing VALUES block of the query.
+  const trailing = (ast as { values?: Record<string, unknown>[] }).values;
+  if (trailing) (ast as { values?: Record<string, unknown>[] }).values = literalsBeforeIris(trailing);
   ast.prefixes = {};
   delete ast.base;
   ast.from = { default: [{ termType: 'NamedNode', value: graph } as sparqljs.IriTerm], named: [] };

@@ -20,13 +20,13 @@ import { MEDIA, negotiate, offered, QUERY_ERROR_HEADER } from '../sparql/protoco
 import { QueryTooComplex, type SparqlParseOptions } from '../sparql/parse.js';
 import { resultsWriter, serializeResults, truncationLink } from '../sparql/results.js';
 import { xmlIllegalChar } from '../sparql/xml-chars.js';
-import { checkTask, contentType, plain, serializeGraph, type EndpointAnswer, type EndpointTask } from './answer.js';
+import { checkTask, contentType, isStreamed, plain, serializeGraph, StreamStopped, type EndpointAnswer, type EndpointTask } from './answer.js';
 import { splitIntoGroups } from './pool-groups.js';
 import type { PoolOutcome, RunLimits } from './pool-limits.js';
 import type { EndpointStore } from './store.js';
 import { freePorts, removeOrphans, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
 import { UnsupportedFunction, virtuosoQuery, virtuosoRowReader, type VirtuosoQuery } from './virtuoso-query.js';
-import { readXmlRows } from './virtuoso-results.js';
+import { xmlResultBatches } from './virtuoso-results.js';
 
 /**
  * Requests sent to one instance at once; more wait in arrival order (their time limits run). Below
@@ -68,6 +68,9 @@ function checkSource(s: StoreSource): void {
     });
 }
 
+/** True for an answer (not a request to ask again in another format). */
+const isAnswer = (x: unknown): x is EndpointAnswer => typeof x === 'object' && x !== null && 'status' in x;
+
 let oxigraphModule: Promise<typeof oxigraph> | undefined;
 
 /** The store (see the module comment). Create with `VirtuosoStore.start`. */
@@ -78,6 +81,8 @@ export class VirtuosoStore implements EndpointStore {
   private readonly instanceOf = new Map<string, VirtuosoInstance>();
   private readonly instances: VirtuosoInstance[] = [];
   private readonly inFlight = new Map<string, number>();
+  /** Per endpoint: queries its instance failed on (its error, not the query's): `restartsOf`'s `faults`. */
+  private readonly failures = new Map<string, number>();
   /** Per instance: requests being sent, and those waiting for a turn (INSTANCE_CONCURRENCY). */
   private readonly turns = new Map<VirtuosoInstance, { active: number; waiting: (() => void)[] }>();
   private closed = false;
@@ -143,8 +148,9 @@ export class VirtuosoStore implements EndpointStore {
     return this.instances;
   }
 
+  /** An instance is never restarted; `faults` counts the queries its instance failed on (not the query's error). */
   restartsOf(endpoint: string): { restarts: number; faults: number } | undefined {
-    return this.instanceOf.has(endpoint) ? { restarts: 0, faults: 0 } : undefined;
+    return this.instanceOf.has(endpoint) ? { restarts: 0, faults: this.failures.get(endpoint) ?? 0 } : undefined;
   }
 
   running(): string[] {
@@ -175,23 +181,63 @@ export class VirtuosoStore implements EndpointStore {
     const limitMs = byRequest ? limits.requestLimitMs! : limits.limitMs;
     const controller = new AbortController();
     let why: 'timeout' | 'cancelled' | undefined;
-    const timer = setTimeout(() => ((why = 'timeout'), controller.abort()), Math.max(0, byRequest ? arrived + limits.requestLimitMs! - started : limits.limitMs));
+    // Aborted with the verdict of a stream that stops there (a client reading slowly is cut off at the time limit too).
+    const atLimit = () => new StreamStopped(`query stopped at ${byRequest ? "the request's" : "the endpoint's"} time limit of ${limitMs} ms while its answer was sent`, { status: 503, timeout: true });
+    const timer = setTimeout(() => ((why = 'timeout'), controller.abort(atLimit())), Math.max(0, byRequest ? arrived + limits.requestLimitMs! - started : limits.limitMs));
     const onAbort = () => ((why = 'cancelled'), controller.abort());
     limits.signal?.addEventListener('abort', onAbort, { once: true });
     this.inFlight.set(endpoint, (this.inFlight.get(endpoint) ?? 0) + 1);
-    try {
-      const answer = await this.evaluate(v, task, q, checked.format, checked.q.kind, controller.signal);
-      return { status: 'ok', answer, ms: performance.now() - started };
-    } catch (e) {
-      if (why === 'timeout') return { status: 'timeout', by: byRequest ? 'request' : 'endpoint', limitMs, ms: performance.now() - started };
-      if (why === 'cancelled') return { status: 'cancelled', ms: performance.now() - started };
-      return { status: 'error', error: `Virtuoso on ${v.address}: ${(e as Error).message ?? String(e)}`, ms: performance.now() - started };
-    } finally {
+    const end = () => {
       clearTimeout(timer);
       limits.signal?.removeEventListener('abort', onAbort);
       const n = this.inFlight.get(endpoint)! - 1;
       if (n > 0) this.inFlight.set(endpoint, n);
       else this.inFlight.delete(endpoint);
+    };
+    const failed = (e: unknown) => {
+      this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
+      return `Virtuoso on ${v.address}: ${(e as Error).message ?? String(e)}`;
+    };
+    let streaming = false;
+    try {
+      const answer = await this.evaluate(v, task, q, checked.format, checked.q.kind, controller.signal);
+      if (isStreamed(answer.body)) {
+        // The query runs on while its answer is sent: its limits and its place among the running end with the stream.
+        streaming = true;
+        const chunks = answer.body.chunks;
+        const stopped = (e: unknown): StreamStopped => {
+          if (e instanceof StreamStopped) return e;
+          if (why === 'timeout') return atLimit();
+          if (why === 'cancelled') return new StreamStopped('the client went away', { status: 499, cancelled: true });
+          return new StreamStopped(failed(e), { status: 500, failed: true });
+        };
+        return {
+          status: 'ok',
+          answer: {
+            ...answer,
+            body: {
+              stop: controller.signal,
+              chunks: (async function* () {
+                try {
+                  yield* chunks;
+                } catch (e) {
+                  throw stopped(e);
+                } finally {
+                  end();
+                }
+              })(),
+            },
+          },
+          ms: performance.now() - started,
+        };
+      }
+      return { status: 'ok', answer, ms: performance.now() - started };
+    } catch (e) {
+      if (why === 'timeout') return { status: 'timeout', by: byRequest ? 'request' : 'endpoint', limitMs, ms: performance.now() - started };
+      if (why === 'cancelled') return { status: 'cancelled', ms: performance.now() - started };
+      return { status: 'error', error: failed(e), ms: performance.now() - started };
+    } finally {
+      if (!streaming) end();
     }
   }
 
@@ -247,6 +293,16 @@ export class VirtuosoStore implements EndpointStore {
         signal.addEventListener('abort', gone, { once: true });
       });
     } else turn.active++;
+    let kept = false;
+    let passed = false;
+    // The turn passes to the first waiting request (active stays the same), else it is freed.
+    const pass = () => {
+      if (passed) return;
+      passed = true;
+      const next = turn.waiting.shift();
+      if (next) next();
+      else turn.active--;
+    };
     try {
       const post = () =>
         fetch(v.sparqlUrl, {
@@ -259,17 +315,28 @@ export class VirtuosoStore implements EndpointStore {
         if (signal.aborted) throw e;
         return post();
       });
-      try {
-        return await read(r);
-      } finally {
+      const out = await read(r).catch(async (e: unknown) => {
         // An answer not read to its end (a failure while reading it) is cancelled: its connection is not left waiting.
         if (r.body && !r.bodyUsed) await r.body.cancel().catch(() => {});
+        throw e;
+      });
+      if (isAnswer(out) && isStreamed(out.body)) {
+        // Read on while it is sent: the turn is kept until its end (reading a stopped stream's `return` cancels the fetch body).
+        const chunks = out.body.chunks;
+        kept = true;
+        out.body = {
+          chunks: (async function* () {
+            try {
+              yield* chunks;
+            } finally {
+              pass();
+            }
+          })(),
+        };
       }
+      return out;
     } finally {
-      // The turn passes to the first waiting request (active stays the same), else it is freed.
-      const next = turn.waiting.shift();
-      if (next) next();
-      else turn.active--;
+      if (!kept) pass();
     }
   }
 
@@ -300,17 +367,28 @@ export class VirtuosoStore implements EndpointStore {
   }
 }
 
-/** Text of the answer gathered into one buffer of about this many characters before it is encoded (UTF-8). */
-const BATCH_CHARS = 1 << 20;
+/** Text of the answer gathered into one buffer of about this many characters before it is encoded (UTF-8) and sent. */
+const BATCH_CHARS = 1 << 16;
+
+/**
+ * Characters of an answer gathered before it is sent: a smaller answer is sent whole (Content-Length),
+ * with exactly the verdicts of oxigraph's answers (406 or another format for a character XML cannot
+ * carry, 500 at the row limits); a larger one is sent as it is read (chunked: `StreamedBody`).
+ */
+export const STREAM_AFTER_CHARS = 1 << 20;
 
 /**
  * A SELECT or ASK answer in `format`, written as Virtuoso's SPARQL XML results arrive
  * (virtuoso-results.ts): each row read back (`virtuosoRowReader`) and written by the serialiser of
- * oxigraph's answers (results.ts `resultsWriter`), so that no whole result is held but the bytes
- * sent; cut to the profile's `maxRows` (the rows past it only counted). XML is never written
- * holding what XML 1.0 cannot carry (answer.ts does the same): the answer is asked for again in the
- * client's next acceptable format (`again`), or answered 406.
- * @throws Error when Virtuoso's answer does not parse, or reaches VIRTUOSO_MAX_ROWS rows
+ * oxigraph's answers (results.ts `resultsWriter`). An answer of up to STREAM_AFTER_CHARS is sent
+ * whole; a longer one (not cut by the profile's `maxRows`, which needs every row counted) is sent
+ * as it is read: its rows are read from Virtuoso no faster than the client takes them, and a
+ * failure after its first bytes (the row limits, a character XML cannot carry, the instance's
+ * error, the time limit) stops it (`StreamStopped`: the connection is closed before its end). A
+ * whole answer is cut to the profile's `maxRows` (the rows past it only counted). XML is never
+ * written holding what XML 1.0 cannot carry (answer.ts does the same): a whole answer is asked for
+ * again in the client's next acceptable format (`again`), or answered 406.
+ * @throws Error when Virtuoso's answer does not parse, or reaches VIRTUOSO_MAX_ROWS rows (or the LIMIT given with an OFFSET) before it is sent
  */
 async function streamedAnswer(body: AsyncIterable<Uint8Array>, t: EndpointTask, q: VirtuosoQuery, format: string, kind: EndpointAnswer['kind']): Promise<EndpointAnswer | { again: string }> {
   const cap = q.form === 'bindings' ? t.maxRows : undefined;
@@ -318,31 +396,71 @@ async function streamedAnswer(body: AsyncIterable<Uint8Array>, t: EndpointTask, 
   let write: ReturnType<typeof resultsWriter> | undefined;
   const buffers: Buffer[] = [];
   let batch = '';
+  let gathered = 0;
   let rows = 0;
   let bad: string | undefined;
   const xml = format === MEDIA.xml;
-  await readXmlRows(
-    body,
-    (vars) => {
-      read = virtuosoRowReader(vars, q);
+  /** Reads one batch of rows into `batch` (and `buffers` when full). @returns false at the answer's end */
+  const batches = xmlResultBatches(body);
+  const readBatch = async (): Promise<boolean> => {
+    const next = await batches.next();
+    if (next.done) return false;
+    if (next.value.vars) {
+      read = virtuosoRowReader(next.value.vars, q);
       // The head is written once the rows are counted (a cut answer's head holds the truncation link): the rows' text does not depend on it.
       write = resultsWriter(format, { vars: read.vars });
-    },
-    (b) => {
+    }
+    for (const b of next.value.rows) {
       rows++;
       if (rows >= VIRTUOSO_MAX_ROWS) throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
       if (q.rowCap !== undefined && rows >= q.rowCap)
         throw new Error(`the answer reached ${q.rowCap} rows, the LIMIT sent with its OFFSET (Virtuoso sorts at most ${VIRTUOSO_MAX_ROWS} rows), and may be cut: refused rather than sent incomplete`);
-      if (q.form !== 'bindings' || (cap !== undefined && rows > cap) || bad) return;
+      if (q.form !== 'bindings' || (cap !== undefined && rows > cap) || bad) continue;
       const text = write!.row(read!.row(b), rows === 1);
       if (xml) bad = xmlIllegalChar(text);
       batch += text;
+      gathered += text.length;
       if (batch.length >= BATCH_CHARS) {
         buffers.push(Buffer.from(batch, 'utf8'));
         batch = '';
       }
-    },
-  );
+    }
+    return true;
+  };
+  const streams = () => q.form === 'bindings' && cap === undefined && !bad && gathered >= STREAM_AFTER_CHARS;
+  try {
+    while (!streams() && (await readBatch()));
+  } catch (e) {
+    await batches.return(undefined);
+    throw e;
+  }
+  if (streams()) {
+    const w = resultsWriter(format, { vars: read?.vars ?? [] });
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      try {
+        yield Buffer.from(w.start, 'utf8');
+        for (;;) {
+          yield* buffers.splice(0);
+          let more: boolean;
+          try {
+            more = await readBatch();
+          } catch (e) {
+            throw new Error(`${(e as Error).message ?? String(e)} (after ${rows} rows were sent)`, { cause: e });
+          }
+          if (bad) throw new StreamStopped(`the answer holds the character ${bad}, which XML 1.0 cannot carry, after ${rows} rows of ${format} were sent`, { status: 406 });
+          if (!more) break;
+          if (batch.length > 0) {
+            buffers.push(Buffer.from(batch, 'utf8'));
+            batch = '';
+          }
+        }
+        yield Buffer.from(batch + w.end, 'utf8');
+      } finally {
+        await batches.return(undefined);
+      }
+    }
+    return { status: 200, body: { chunks: chunks() }, type: contentType(format), kind };
+  }
   if (q.form === 'boolean') {
     return { status: 200, body: serializeResults({ head: {}, boolean: rows > 0 }, format), type: contentType(format), kind };
   }
