@@ -107,7 +107,7 @@ describe('query / a federated join from the shell', () => {
     // The running serve's endpoints file with a second graph's endpoint beside library's (its URL: library-shard3's), listed
     // without a VoID in a file that names no build, so it is not checked (a shard entry is held to the shard its VoID describes).
     const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as { endpoints: Record<string, unknown>[] };
-    const other = { ...file.endpoints.find((e) => e.id === 'library-shard3')!, id: 'observatory-shard1', graph: 'observatory', void: undefined, voidDigest: undefined };
+    const other = { ...file.endpoints.find((e) => e.id === 'library-shard3')!, id: 'observatory-shard1', graph: 'observatory', shard: 'shard1', void: undefined, voidDigest: undefined };
     const mixed = path.join(dir, 'mixed-endpoints.json');
     fs.writeFileSync(mixed, JSON.stringify({ ...file, shards: undefined, outputDigest: undefined, endpoints: [...file.endpoints.filter((e) => e.id !== 'library-shard3'), other] }));
     const q = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url['library-shard1']}> { ?a ?p ?o } SERVICE <${url['library-shard3']}> { ?a ?q ?r } }`;
@@ -509,9 +509,12 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     ]);
     // A reverse proxy in front of serve: the entry's url is the proxy's, its VoID states serve's url, which no entry lists.
     const target = new URL(url['library-shard1']);
+    // Queries forwarded, and GETs without a query (the service description the registry reads through the entry's url).
     let forwarded = 0;
+    let described = 0;
     const proxy = http.createServer((req, res) => {
-      forwarded++;
+      if (req.method === 'GET' && !new URL(req.url!, 'http://x').searchParams.has('query')) described++;
+      else forwarded++;
       const up = http.request({ host: target.hostname, port: target.port, path: req.url!.replace(/^\/behind/, ''), method: req.method, headers: { ...req.headers, host: target.host } }, (a) => {
         res.writeHead(a.statusCode!, a.headers);
         a.pipe(res);
@@ -526,6 +529,7 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       const p = await fkgqa(['query', '--endpoints', proxied, '--format', 'tsv', count(behind)]);
       expect([p.code, p.stdout]).toEqual([0, '?n\n35\n']);
       expect(forwarded).toBe(1);
+      expect(described).toBe(1);
     } finally {
       await new Promise<void>((r) => (proxy.close(() => r()), proxy.closeAllConnections()));
     }
@@ -544,7 +548,7 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     expect([r.code, r.stdout, r.stderr]).toEqual([
       2,
       '',
-      `fkgqa: error: 1 endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?); nothing was sent: ` +
+      `fkgqa: error: 1 endpoint(s) are not what their endpoints file lists: their VoID or the endpoint answering at their url names another shard, endpoint or host than their entry (are the urls, ids or hosts of entries swapped or mistyped?); nothing was sent: ` +
         `library-shard2 <${url['library-shard2']}> (endpoints[${i}] of ${file}): its entry lists host 127.0.0.9:7001, but its VoID (${url['library-shard2'].replace(/sparql$/, '.well-known/void')}) ` +
         `states its SPARQL endpoint at <${url['library-shard2']}>, on ${own}: with store oxigraph, "host" is the listener of the serve holding its triples\n`,
     ]);
