@@ -118,6 +118,27 @@ describe('query / a federated join from the shell', () => {
     expect([a.route, a.engine, a.results.results!.bindings.length]).toEqual(['federation', 'comunica', 1]);
   }, 120_000);
 
+  it('recognises a SERVICE IRI spelling a registered endpoint otherwise as that endpoint, sending, counting and naming it by its registered url', async () => {
+    const respelled = (u: string) => u.replace(/^http:\/\/127\.0\.0\.1:/, 'HTTP://localhost:0').replace('/library-', '/./library%2D');
+    const spelled = join().replace(/<(http:[^>]+)>/g, (_m, u: string) => `<${respelled(u)}>`);
+    expect(spelled).not.toContain(url['library-shard1']);
+    const a = await runQuery({ query: spelled, shards: build, timeoutMs: 60_000 });
+    expect([a.route, a.targets.map((t) => t.url), a.results.results!.bindings.length]).toEqual(['federation', ['library-shard1', 'library-shard4', 'library-shard2'].map((id) => url[id]), 7]);
+    expect(Object.keys(a.requests).sort()).toEqual(['library-shard1', 'library-shard2', 'library-shard4'].map((id) => url[id]));
+    for (const u of [respelled(url['library-shard1']), url['library-shard1'].replace('127.0.0.1', '127.1'), url['library-shard1'].replace('127.0.0.1', '[::1]')]) {
+      const d = await fkgqa(['query', '--shards', build, '--format', 'tsv', `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`]);
+      expect([u, d.code, d.stdout, d.stderr]).toEqual([u, 0, '?n\n35\n', expect.stringMatching(/^fkgqa query: 1 row \(direct to library-shard1; \d+ ms; 1 HTTP request\)\n$/)]);
+    }
+  }, 120_000);
+
+  it('an --endpoint naming an endpoints-file entry in another spelling is that entry: no swapped urls, no two endpoints of one name', async () => {
+    const served = path.join(path.resolve(build) + '.state', 'endpoints.json');
+    for (const u of [url['library-shard1'].replace('/library-', '/library%2D'), `${url['library-shard1']}/`, url['library-shard1'].replace('127.0.0.1', 'localhost')]) {
+      const r = await fkgqa(['query', '--endpoints', served, '--endpoint', u, '--format', 'tsv', `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`]);
+      expect([u, r.code, r.stdout, r.stderr]).toEqual([u, 0, '?n\n35\n', expect.stringMatching(/^fkgqa query: 1 row \(direct to library-shard1; /)]);
+    }
+  }, 120_000);
+
   it('answers a 3-shard join through the federation engine (library function)', async () => {
     const a = await runQuery({ query: join(), shards: build, timeoutMs: 60_000 });
     expect(a.route).toBe('federation');
@@ -532,6 +553,114 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       expect(described).toBe(1);
     } finally {
       await new Promise<void>((r) => (proxy.close(() => r()), proxy.closeAllConnections()));
+    }
+  }, 120_000);
+
+  it('holds a shard entry to the one shard its VoID describes and to the endpoint answering at its url: two shards in one VoID, a foreign VoID under a build, urls swapped behind a proxy, urls rotated', async () => {
+    const served = path.join(path.resolve(build) + '.state', 'endpoints.json');
+    type Entry = { id: string; url: string; void: string | null; voidDigest: string | null };
+    const read = () => JSON.parse(fs.readFileSync(served, 'utf8')) as { shards?: string; outputDigest?: string; endpoints: Entry[] };
+    const index = (id: string) => read().endpoints.findIndex((e) => e.id === id);
+    /** The running serve's endpoints file with some entries changed, written beside it. */
+    const edited = (name: string, change: (byId: Record<string, Entry>, f: ReturnType<typeof read>) => void) => {
+      const f = read();
+      change(Object.fromEntries(f.endpoints.map((e) => [e.id, e])), f);
+      const file = path.join(dir, `${name}.json`);
+      fs.writeFileSync(file, JSON.stringify(f));
+      return file;
+    };
+    const count = (u: string) => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`;
+    const voidOf = (id: string) => url[id].replace(/sparql$/, '.well-known/void');
+    const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+    // VoIDs served by hand: shard1's with a second shard dataset, and a VoID no fkgqa build wrote.
+    const own = await (await fetch(voidOf('library-shard1'))).text();
+    const texts: Record<string, string> = { '/two.ttl': `${own}\n<urn:fkgqa:void:library:shard2> a <http://rdfs.org/ns/void#Dataset> .\n`, '/foreign.ttl': FAKE_VOID };
+    const voids = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/turtle' }).end(texts[req.url!]));
+    // A reverse proxy in front of serve, counting what it forwards.
+    const target = new URL(url['library-shard1']);
+    const forwarded: string[] = [];
+    const proxy = http.createServer((req, res) => {
+      forwarded.push(`${req.method} ${req.url!.replace(/\?.*/, '')}`);
+      const up = http.request({ host: target.hostname, port: target.port, path: req.url!.replace(/^\/behind/, ''), method: req.method, headers: { ...req.headers, host: target.host } }, (a) => {
+        res.writeHead(a.statusCode!, a.headers);
+        a.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    await Promise.all([voids, proxy].map((x) => new Promise<void>((r) => x.listen(0, '127.0.0.1', () => r()))));
+    const at = (x: http.Server) => `http://127.0.0.1:${(x.address() as AddressInfo).port}`;
+    const refusal = (file: string, id: string, entryUrl: string, why: string) =>
+      `fkgqa: error: 1 endpoint(s) are not what their endpoints file lists: their VoID or the endpoint answering at their url names another shard, endpoint or host than their entry (are the urls, ids or hosts of entries swapped or mistyped?); nothing was sent: ${id} <${entryUrl}> (endpoints[${index(id)}] of ${file}): ${why}\n`;
+    try {
+      // A VoID describing two shards, its own among them: refused.
+      const two = edited('two-shards-endpoints', (e) => Object.assign(e['library-shard1'], { void: `${at(voids)}/two.ttl`, voidDigest: sha(texts['/two.ttl']) }));
+      const t = await fkgqa(['query', '--endpoints', two, count(url['library-shard1'])]);
+      expect([t.code, t.stdout, t.stderr]).toEqual([
+        2,
+        '',
+        refusal(
+          two,
+          'library-shard1',
+          url['library-shard1'],
+          `its VoID (${at(voids)}/two.ttl) describes 2 shards (<urn:fkgqa:void:library:shard1>, <urn:fkgqa:void:library:shard2>), not only library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims: the VoID of a shard describes that shard only`,
+        ),
+      ]);
+      // A foreign VoID (no shard of fkgqa's) for an entry of a file naming the build: refused; in a file naming no build, read without one, it passes (its sha256 is the one listed).
+      const foreign = (f: ReturnType<typeof read>, e: Record<string, Entry>) => Object.assign(e['library-shard1'], { void: `${at(voids)}/foreign.ttl`, voidDigest: sha(FAKE_VOID) });
+      const underBuild = edited('foreign-void-endpoints', (e, f) => foreign(f, e));
+      const u = await fkgqa(['query', '--endpoints', underBuild, count(url['library-shard1'])]);
+      expect([u.code, u.stdout, u.stderr]).toEqual([
+        2,
+        '',
+        refusal(
+          underBuild,
+          'library-shard1',
+          url['library-shard1'],
+          `its VoID (${at(voids)}/foreign.ttl) describes no shard of fkgqa (no void:Dataset <urn:fkgqa:void:…:shard<N>>), not library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims: is its VoID another endpoint's?`,
+        ),
+      ]);
+      const noBuild = edited('foreign-void-nobuild-endpoints', (e, f) => {
+        foreign(f, e);
+        delete f.shards;
+        delete f.outputDigest;
+      });
+      expect(await fkgqa(['query', '--endpoints', noBuild, '--format', 'tsv', count(url['library-shard1'])])).toMatchObject({ code: 0, stdout: '?n\n35\n' });
+      // The urls of library-shard1 and library-shard2 swapped behind the proxy (VoIDs read straight from serve): refused, and no query forwarded.
+      const behind = (id: string) => `${at(proxy)}/behind${new URL(url[id]).pathname}`;
+      const swapped = edited('proxy-swapped-endpoints', (e) => {
+        e['library-shard1'].url = behind('library-shard2');
+        e['library-shard2'].url = behind('library-shard1');
+      });
+      const p = await fkgqa(['query', '--endpoints', swapped, count(behind('library-shard2'))]);
+      expect([p.code, p.stdout, p.stderr]).toEqual([
+        2,
+        '',
+        refusal(
+          swapped,
+          'library-shard1',
+          behind('library-shard2'),
+          `its url answers as <${url['library-shard2']}> (the sd:endpoint of the service description read through it), but its VoID (${voidOf('library-shard1')}) states its SPARQL endpoint at <${url['library-shard1']}>: is its url another entry's (urls swapped behind a proxy)?`,
+        ),
+      ]);
+      expect(forwarded).toEqual([`GET ${new URL(behind('library-shard2')).pathname}`]);
+      // Urls rotated over three entries: each entry named once, by its own VoID.
+      const rotated = edited('rotated-endpoints', (e) => {
+        e['library-shard1'].url = url['library-shard2'];
+        e['library-shard2'].url = url['library-shard3'];
+        e['library-shard3'].url = url['library-shard1'];
+      });
+      const where = (id: string) => `endpoints[${index(id)}] of ${rotated}`;
+      const r = await fkgqa(['query', '--endpoints', rotated, count(url['library-shard2'])]);
+      expect([r.code, r.stdout, r.stderr]).toEqual([
+        2,
+        '',
+        `fkgqa: error: 2 endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?); nothing was sent: ` +
+          `library-shard1 <${url['library-shard2']}> (${where('library-shard1')}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard3 (${where('library-shard3')}); ` +
+          `library-shard2 <${url['library-shard3']}> (${where('library-shard2')}): its VoID (${voidOf('library-shard2')}) states as its SPARQL endpoint <${url['library-shard2']}>, the url of library-shard1 (${where('library-shard1')})\n`,
+      ]);
+    } finally {
+      await Promise.all([voids, proxy].map((x) => new Promise<void>((r) => (x.close(() => r()), x.closeAllConnections()))));
     }
   }, 120_000);
 

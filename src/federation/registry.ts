@@ -719,7 +719,7 @@ export async function placementMismatches(r: EndpointRegistry, o: PlacementCheck
         claim.shards.length === 1 && claim.shards[0] !== own
           ? `its VoID (${e.listing!.void}) describes ${shards}, not ${whose}: are its url, VoID and digest another entry's?`
           : claim.shards.length > 1
-            ? `its VoID (${e.listing!.void}) describes ${claim.shards.length} shards (${shards}), not ${whose} alone: the VoID of a shard describes that shard only`
+            ? `its VoID (${e.listing!.void}) describes ${claim.shards.length} shards (${shards}), not only ${whose}: the VoID of a shard describes that shard only`
             : claim.shards.length === 0 && claimsBuild
               ? `its VoID (${e.listing!.void}) describes no shard of fkgqa (no void:Dataset <${DATASET_PREFIX}…:shard<N>>), not ${whose}: is its VoID another endpoint's?`
               : undefined;
