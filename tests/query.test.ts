@@ -102,6 +102,19 @@ const child = (args: string[]) => fkgqaChild(args);
 /** Runs the CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
 const fkgqa = (args: string[]) => fkgqaInProcess(args);
 
+/** A function that makes its value on the first call and answers every call with it; `made` tells whether it was called. */
+function once<T>(make: () => Promise<T>): (() => Promise<T>) & { made: boolean } {
+  let value: Promise<T> | undefined;
+  const f = Object.assign(
+    () => {
+      f.made = true;
+      return (value ??= make());
+    },
+    { made: false },
+  );
+  return f;
+}
+
 describe('query / a federated join from the shell', () => {
   it('refuses a query naming endpoints of two graphs (as run_sparql_query and /federation/sparql), nothing sent; --mix-graphs lets it run', async () => {
     // The running serve's endpoints file with a second graph's endpoint beside library's (its URL: library-shard3's), listed
@@ -556,13 +569,15 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     }
   }, 120_000);
 
-  it('holds a shard entry to the one shard its VoID describes and to the endpoint answering at its url: two shards in one VoID, a foreign VoID under a build, urls swapped behind a proxy, urls rotated', async () => {
+  /** An endpoints file beside the running serve's, VoIDs served by hand and a reverse proxy in front of serve (made once, for the three tests below). */
+  type Entry = { id: string; url: string; void: string | null; voidDigest: string | null };
+  type EndpointsFile = { shards?: string; outputDigest?: string; endpoints: Entry[] };
+  const checks = once(async () => {
     const served = path.join(path.resolve(build) + '.state', 'endpoints.json');
-    type Entry = { id: string; url: string; void: string | null; voidDigest: string | null };
-    const read = () => JSON.parse(fs.readFileSync(served, 'utf8')) as { shards?: string; outputDigest?: string; endpoints: Entry[] };
+    const read = () => JSON.parse(fs.readFileSync(served, 'utf8')) as EndpointsFile;
     const index = (id: string) => read().endpoints.findIndex((e) => e.id === id);
     /** The running serve's endpoints file with some entries changed, written beside it. */
-    const edited = (name: string, change: (byId: Record<string, Entry>, f: ReturnType<typeof read>) => void) => {
+    const edited = (name: string, change: (byId: Record<string, Entry>, f: EndpointsFile) => void) => {
       const f = read();
       change(Object.fromEntries(f.endpoints.map((e) => [e.id, e])), f);
       const file = path.join(dir, `${name}.json`);
@@ -592,76 +607,90 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     const at = (x: http.Server) => `http://127.0.0.1:${(x.address() as AddressInfo).port}`;
     const refusal = (file: string, id: string, entryUrl: string, why: string) =>
       `fkgqa: error: 1 endpoint(s) are not what their endpoints file lists: their VoID or the endpoint answering at their url names another shard, endpoint or host than their entry (are the urls, ids or hosts of entries swapped or mistyped?); nothing was sent: ${id} <${entryUrl}> (endpoints[${index(id)}] of ${file}): ${why}\n`;
-    try {
-      // A VoID describing two shards, its own among them: refused.
-      const two = edited('two-shards-endpoints', (e) => Object.assign(e['library-shard1'], { void: `${at(voids)}/two.ttl`, voidDigest: sha(texts['/two.ttl']) }));
-      const t = await fkgqa(['query', '--endpoints', two, count(url['library-shard1'])]);
-      expect([t.code, t.stdout, t.stderr]).toEqual([
-        2,
-        '',
-        refusal(
-          two,
-          'library-shard1',
-          url['library-shard1'],
-          `its VoID (${at(voids)}/two.ttl) describes 2 shards (<urn:fkgqa:void:library:shard1>, <urn:fkgqa:void:library:shard2>), not only library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims: the VoID of a shard describes that shard only`,
-        ),
-      ]);
-      // A foreign VoID (no shard of fkgqa's) for an entry of a file naming the build: refused; in a file naming no build, read without one, it passes (its sha256 is the one listed).
-      const foreign = (f: ReturnType<typeof read>, e: Record<string, Entry>) => Object.assign(e['library-shard1'], { void: `${at(voids)}/foreign.ttl`, voidDigest: sha(FAKE_VOID) });
-      const underBuild = edited('foreign-void-endpoints', (e, f) => foreign(f, e));
-      const u = await fkgqa(['query', '--endpoints', underBuild, count(url['library-shard1'])]);
-      expect([u.code, u.stdout, u.stderr]).toEqual([
-        2,
-        '',
-        refusal(
-          underBuild,
-          'library-shard1',
-          url['library-shard1'],
-          `its VoID (${at(voids)}/foreign.ttl) describes no shard of fkgqa (no void:Dataset <urn:fkgqa:void:…:shard<N>>), not library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims: is its VoID another endpoint's?`,
-        ),
-      ]);
-      const noBuild = edited('foreign-void-nobuild-endpoints', (e, f) => {
-        foreign(f, e);
-        delete f.shards;
-        delete f.outputDigest;
-      });
-      expect(await fkgqa(['query', '--endpoints', noBuild, '--format', 'tsv', count(url['library-shard1'])])).toMatchObject({ code: 0, stdout: '?n\n35\n' });
-      // The urls of library-shard1 and library-shard2 swapped behind the proxy (VoIDs read straight from serve): refused, and no query forwarded.
-      const behind = (id: string) => `${at(proxy)}/behind${new URL(url[id]).pathname}`;
-      const swapped = edited('proxy-swapped-endpoints', (e) => {
-        e['library-shard1'].url = behind('library-shard2');
-        e['library-shard2'].url = behind('library-shard1');
-      });
-      const p = await fkgqa(['query', '--endpoints', swapped, count(behind('library-shard2'))]);
-      expect([p.code, p.stdout, p.stderr]).toEqual([
-        2,
-        '',
-        refusal(
-          swapped,
-          'library-shard1',
-          behind('library-shard2'),
-          `its url answers as <${url['library-shard2']}> (the sd:endpoint of the service description read through it), but its VoID (${voidOf('library-shard1')}) states its SPARQL endpoint at <${url['library-shard1']}>: is its url another entry's (urls swapped behind a proxy)?`,
-        ),
-      ]);
-      expect(forwarded).toEqual([`GET ${new URL(behind('library-shard2')).pathname}`]);
-      // Urls rotated over three entries: each entry named once, by its own VoID.
-      const rotated = edited('rotated-endpoints', (e) => {
-        e['library-shard1'].url = url['library-shard2'];
-        e['library-shard2'].url = url['library-shard3'];
-        e['library-shard3'].url = url['library-shard1'];
-      });
-      const where = (id: string) => `endpoints[${index(id)}] of ${rotated}`;
-      const r = await fkgqa(['query', '--endpoints', rotated, count(url['library-shard2'])]);
-      expect([r.code, r.stdout, r.stderr]).toEqual([
-        2,
-        '',
-        `fkgqa: error: 2 endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?); nothing was sent: ` +
-          `library-shard1 <${url['library-shard2']}> (${where('library-shard1')}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard3 (${where('library-shard3')}); ` +
-          `library-shard2 <${url['library-shard3']}> (${where('library-shard2')}): its VoID (${voidOf('library-shard2')}) states as its SPARQL endpoint <${url['library-shard2']}>, the url of library-shard1 (${where('library-shard1')})\n`,
-      ]);
-    } finally {
-      await Promise.all([voids, proxy].map((x) => new Promise<void>((r) => (x.close(() => r()), x.closeAllConnections()))));
-    }
+    return { edited, index, count, voidOf, sha, texts, voids, proxy, forwarded, at, refusal };
+  });
+  afterAll(async () => {
+    if (!checks.made) return;
+    const { voids, proxy } = await checks();
+    await Promise.all([voids, proxy].map((x) => new Promise<void>((r) => (x.close(() => r()), x.closeAllConnections()))));
+  });
+
+  it('holds a shard entry to the one shard its VoID describes: a VoID of two shards, a foreign VoID under a build are refused; a foreign VoID in a file naming no build passes', async () => {
+    const { edited, count, sha, texts, voids, at, refusal } = await checks();
+    // A VoID describing two shards, its own among them: refused.
+    const two = edited('two-shards-endpoints', (e) => Object.assign(e['library-shard1'], { void: `${at(voids)}/two.ttl`, voidDigest: sha(texts['/two.ttl']) }));
+    const t = await fkgqa(['query', '--endpoints', two, count(url['library-shard1'])]);
+    expect([t.code, t.stdout, t.stderr]).toEqual([
+      2,
+      '',
+      refusal(
+        two,
+        'library-shard1',
+        url['library-shard1'],
+        `its VoID (${at(voids)}/two.ttl) describes 2 shards (<urn:fkgqa:void:library:shard1>, <urn:fkgqa:void:library:shard2>), not only library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims: the VoID of a shard describes that shard only`,
+      ),
+    ]);
+    // A foreign VoID (no shard of fkgqa's) for an entry of a file naming the build: refused; in a file naming no build, read without one, it passes (its sha256 is the one listed).
+    const foreign = (e: Record<string, Entry>) => Object.assign(e['library-shard1'], { void: `${at(voids)}/foreign.ttl`, voidDigest: sha(FAKE_VOID) });
+    const underBuild = edited('foreign-void-endpoints', (e) => foreign(e));
+    const u = await fkgqa(['query', '--endpoints', underBuild, count(url['library-shard1'])]);
+    expect([u.code, u.stdout, u.stderr]).toEqual([
+      2,
+      '',
+      refusal(
+        underBuild,
+        'library-shard1',
+        url['library-shard1'],
+        `its VoID (${at(voids)}/foreign.ttl) describes no shard of fkgqa (no void:Dataset <urn:fkgqa:void:…:shard<N>>), not library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims: is its VoID another endpoint's?`,
+      ),
+    ]);
+    const noBuild = edited('foreign-void-nobuild-endpoints', (e, f) => {
+      foreign(e);
+      delete f.shards;
+      delete f.outputDigest;
+    });
+    expect(await fkgqa(['query', '--endpoints', noBuild, '--format', 'tsv', count(url['library-shard1'])])).toMatchObject({ code: 0, stdout: '?n\n35\n' });
+  }, 120_000);
+
+  it("reads the service description through the entry's url: urls swapped behind a reverse proxy are refused, no query forwarded", async () => {
+    const { edited, count, voidOf, proxy, forwarded, at, refusal } = await checks();
+    // The urls of library-shard1 and library-shard2 swapped behind the proxy (VoIDs read straight from serve): refused, and no query forwarded.
+    const behind = (id: string) => `${at(proxy)}/behind${new URL(url[id]).pathname}`;
+    const swapped = edited('proxy-swapped-endpoints', (e) => {
+      e['library-shard1'].url = behind('library-shard2');
+      e['library-shard2'].url = behind('library-shard1');
+    });
+    const p = await fkgqa(['query', '--endpoints', swapped, count(behind('library-shard2'))]);
+    expect([p.code, p.stdout, p.stderr]).toEqual([
+      2,
+      '',
+      refusal(
+        swapped,
+        'library-shard1',
+        behind('library-shard2'),
+        `its url answers as <${url['library-shard2']}> (the sd:endpoint of the service description read through it), but its VoID (${voidOf('library-shard1')}) states its SPARQL endpoint at <${url['library-shard1']}>: is its url another entry's (urls swapped behind a proxy)?`,
+      ),
+    ]);
+    expect(forwarded).toEqual([`GET ${new URL(behind('library-shard2')).pathname}`]);
+  }, 120_000);
+
+  it('names each entry of urls rotated over three entries once, by its own VoID', async () => {
+    const { edited, index, count, voidOf } = await checks();
+    // Urls rotated over three entries: each entry named once, by its own VoID.
+    const rotated = edited('rotated-endpoints', (e) => {
+      e['library-shard1'].url = url['library-shard2'];
+      e['library-shard2'].url = url['library-shard3'];
+      e['library-shard3'].url = url['library-shard1'];
+    });
+    const where = (id: string) => `endpoints[${index(id)}] of ${rotated}`;
+    const r = await fkgqa(['query', '--endpoints', rotated, count(url['library-shard2'])]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([
+      2,
+      '',
+      `fkgqa: error: 2 endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?); nothing was sent: ` +
+        `library-shard1 <${url['library-shard2']}> (${where('library-shard1')}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard3 (${where('library-shard3')}); ` +
+        `library-shard2 <${url['library-shard3']}> (${where('library-shard2')}): its VoID (${voidOf('library-shard2')}) states as its SPARQL endpoint <${url['library-shard2']}>, the url of library-shard1 (${where('library-shard1')})\n`,
+    ]);
   }, 120_000);
 
   it("refuses an entry with store oxigraph whose host is not the host of the endpoint its VoID states (serve's listener); behind a proxy the listed host is serve's and runs", async () => {
