@@ -458,8 +458,8 @@ export type PlacementProblem =
   | 'shard'
   /**
    * Its VoID states its SPARQL endpoint at another url than the entry's (a reverse proxy), and the
-   * service description read through the entry's url states an endpoint its VoID does not, or none:
-   * the url answers for another shard (urls swapped behind a proxy), or cannot be checked.
+   * service description read through the entry's url states an endpoint its VoID does not: the url
+   * answers for another shard (urls swapped behind a proxy).
    */
   | 'served';
 
@@ -672,14 +672,15 @@ async function serviceEndpoints(url: string, timeoutMs: number): Promise<{ endpo
  *   VoID of an entry whose file names no build, read without one, is a pass: nothing names the
  *   build whose VoID it should be, and its sha256 is the one listed. (An entry's id is its graph and
  *   shard, `<graph>-<shard>`: `readEndpointsFile` refuses any other.)
- * - `served`: an entry whose url no VoID statement names (its VoID states another endpoint, e.g. a
- *   reverse proxy in front of a serve: the VoID states the serve's url) is asked, through its own
- *   url, for its service description (a GET without query): the endpoint it states as `sd:endpoint`
- *   must be one its VoID states. A swap behind a proxy (each proxy url in front of another shard's
- *   serve) is refused, and so is an url that answers no service description stating an endpoint
- *   (which endpoint answers there cannot be checked). A VoID that states no endpoint (one not
- *   written by serve) is not compared. A plain reverse proxy runs: the serve behind it describes
- *   itself by the url its VoID states.
+ * - `served`: an entry whose url no VoID statement names (its VoID states another endpoint that no
+ *   entry lists, e.g. a reverse proxy in front of a serve: the VoID states the serve's url) is asked,
+ *   through its own url, for its service description (a GET without query, as Comunica probes): an
+ *   endpoint it states as `sd:endpoint` must be one its VoID states. A swap behind a proxy (each
+ *   proxy url in front of another shard's serve) is refused; a plain reverse proxy runs (the serve
+ *   behind it describes itself by the url its VoID states). A url that answers no service
+ *   description stating an endpoint (a foreign endpoint, an error, no answer) passes, documented:
+ *   nothing to compare, and a failing endpoint is its own fault when queried. A VoID that states no
+ *   endpoint (one not written by serve) is not compared.
  * - `host`: an entry with store oxigraph whose `host` is not the host of the endpoint its VoID
  *   states (the serve's listener, loopback names being one host); with store virtuoso, `host` names
  *   the Virtuoso instance, which no VoID states, and is taken as listed.
@@ -725,19 +726,15 @@ export async function placementMismatches(r: EndpointRegistry, o: PlacementCheck
               : undefined;
       if (why) out.push({ ...at, problem: 'shard', why });
     }
+    // Through its url: the endpoint answering there must be one its VoID states (none stated: nothing to compare).
     const sd = served[i];
-    if (sd !== undefined) {
-      const answered = 'endpoints' in sd ? sd.endpoints : [];
-      if (!answered.some((n) => stated.some((v) => sameEndpoint(n, v))))
-        out.push({
-          ...at,
-          problem: 'served',
-          why:
-            answered.length > 0
-              ? `its url answers as <${answered[0]}> (the sd:endpoint of the service description read through it), but its VoID (${e.listing!.void}) states its SPARQL endpoint at <${stated[0]}>: is its url another entry's (urls swapped behind a proxy)?`
-              : `its VoID (${e.listing!.void}) states its SPARQL endpoint at <${stated[0]}>, not at its url, and its url answers no service description stating its endpoint (${'why' in sd ? sd.why : 'no sd:endpoint'}), so which endpoint answers there cannot be checked`,
-        });
-    }
+    const answered = sd !== undefined && 'endpoints' in sd ? sd.endpoints : [];
+    if (answered.length > 0 && !answered.some((n) => stated.some((v) => sameEndpoint(n, v))))
+      out.push({
+        ...at,
+        problem: 'served',
+        why: `its url answers as <${answered[0]}> (the sd:endpoint of the service description read through it), but its VoID (${e.listing!.void}) states its SPARQL endpoint at <${stated[0]}>: is its url another entry's (urls swapped behind a proxy)?`,
+      });
     // With store oxigraph, `host` is the serve's own listener: the host of the endpoint its VoID states (serve's url, also behind a proxy).
     const listedHost = e.placement ? hostKey(`http://${e.placement.host}`) : undefined;
     if (inScope(e) && e.placement?.store === 'oxigraph' && stated.length > 0 && !stated.some((n) => hostKey(n) === listedHost))
