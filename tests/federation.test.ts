@@ -250,6 +250,15 @@ describe('federation / send: the query to one endpoint (node:http, keep-alive)',
     expect(client.requests).toEqual({ [`${ep.url}/a/sparql`]: 3 });
   });
 
+  it('sends a query to another spelling of a registered url to the registered url, counted under it', async () => {
+    const registered = `${ep.url}/spelled/sparql`;
+    const client = new BoundedSparqlClient(registryFromUrls([registered]));
+    const spelled = `${ep.url.replace('127.0.0.1', 'localhost')}/./spelled/x/../sparql/`;
+    const o = await client.direct(spelled, 'ASK {}', 'application/sparql-results+json', 30_000);
+    expect([o.status, client.requests, o.requests]).toEqual(['ok', { [registered]: 1 }, { [registered]: 1 }]);
+    expect(ep.requests.filter((r) => r.startsWith('/spelled/'))).toEqual([`/spelled/sparql ${new URLSearchParams({ query: 'ASK {}' }).toString()}`]);
+  });
+
   it('sends a query again on a new connection when the reused one was closed before any answer, counting it once', async () => {
     const counted: string[] = [];
     const bounds = { allowed: () => true, count: (e: string) => counted.push(e) };

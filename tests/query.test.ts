@@ -102,12 +102,25 @@ const child = (args: string[]) => fkgqaChild(args);
 /** Runs the CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
 const fkgqa = (args: string[]) => fkgqaInProcess(args);
 
+/** A function that makes its value on the first call and answers every call with it; `made` tells whether it was called. */
+function once<T>(make: () => Promise<T>): (() => Promise<T>) & { made: boolean } {
+  let value: Promise<T> | undefined;
+  const f = Object.assign(
+    () => {
+      f.made = true;
+      return (value ??= make());
+    },
+    { made: false },
+  );
+  return f;
+}
+
 describe('query / a federated join from the shell', () => {
   it('refuses a query naming endpoints of two graphs (as run_sparql_query and /federation/sparql), nothing sent; --mix-graphs lets it run', async () => {
     // The running serve's endpoints file with a second graph's endpoint beside library's (its URL: library-shard3's), listed
     // without a VoID in a file that names no build, so it is not checked (a shard entry is held to the shard its VoID describes).
     const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as { endpoints: Record<string, unknown>[] };
-    const other = { ...file.endpoints.find((e) => e.id === 'library-shard3')!, id: 'observatory-shard1', graph: 'observatory', void: undefined, voidDigest: undefined };
+    const other = { ...file.endpoints.find((e) => e.id === 'library-shard3')!, id: 'observatory-shard1', graph: 'observatory', shard: 'shard1', void: undefined, voidDigest: undefined };
     const mixed = path.join(dir, 'mixed-endpoints.json');
     fs.writeFileSync(mixed, JSON.stringify({ ...file, shards: undefined, outputDigest: undefined, endpoints: [...file.endpoints.filter((e) => e.id !== 'library-shard3'), other] }));
     const q = `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url['library-shard1']}> { ?a ?p ?o } SERVICE <${url['library-shard3']}> { ?a ?q ?r } }`;
@@ -116,6 +129,27 @@ describe('query / a federated join from the shell', () => {
     );
     const a = await runQuery({ query: q, endpointsFiles: [mixed], timeoutMs: 60_000, mixGraphs: true });
     expect([a.route, a.engine, a.results.results!.bindings.length]).toEqual(['federation', 'comunica', 1]);
+  }, 120_000);
+
+  it('recognises a SERVICE IRI spelling a registered endpoint otherwise as that endpoint, sending, counting and naming it by its registered url', async () => {
+    const respelled = (u: string) => u.replace(/^http:\/\/127\.0\.0\.1:/, 'HTTP://localhost:0').replace('/library-', '/./library%2D');
+    const spelled = join().replace(/<(http:[^>]+)>/g, (_m, u: string) => `<${respelled(u)}>`);
+    expect(spelled).not.toContain(url['library-shard1']);
+    const a = await runQuery({ query: spelled, shards: build, timeoutMs: 60_000 });
+    expect([a.route, a.targets.map((t) => t.url), a.results.results!.bindings.length]).toEqual(['federation', ['library-shard1', 'library-shard4', 'library-shard2'].map((id) => url[id]), 7]);
+    expect(Object.keys(a.requests).sort()).toEqual(['library-shard1', 'library-shard2', 'library-shard4'].map((id) => url[id]));
+    for (const u of [respelled(url['library-shard1']), url['library-shard1'].replace('127.0.0.1', '127.1'), url['library-shard1'].replace('127.0.0.1', '[::1]')]) {
+      const d = await fkgqa(['query', '--shards', build, '--format', 'tsv', `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`]);
+      expect([u, d.code, d.stdout, d.stderr]).toEqual([u, 0, '?n\n35\n', expect.stringMatching(/^fkgqa query: 1 row \(direct to library-shard1; \d+ ms; 1 HTTP request\)\n$/)]);
+    }
+  }, 120_000);
+
+  it('an --endpoint naming an endpoints-file entry in another spelling is that entry: no swapped urls, no two endpoints of one name', async () => {
+    const served = path.join(path.resolve(build) + '.state', 'endpoints.json');
+    for (const u of [url['library-shard1'].replace('/library-', '/library%2D'), `${url['library-shard1']}/`, url['library-shard1'].replace('127.0.0.1', 'localhost')]) {
+      const r = await fkgqa(['query', '--endpoints', served, '--endpoint', u, '--format', 'tsv', `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`]);
+      expect([u, r.code, r.stdout, r.stderr]).toEqual([u, 0, '?n\n35\n', expect.stringMatching(/^fkgqa query: 1 row \(direct to library-shard1; /)]);
+    }
   }, 120_000);
 
   it('answers a 3-shard join through the federation engine (library function)', async () => {
@@ -509,9 +543,12 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     ]);
     // A reverse proxy in front of serve: the entry's url is the proxy's, its VoID states serve's url, which no entry lists.
     const target = new URL(url['library-shard1']);
+    // Queries forwarded, and GETs without a query (the service description the registry reads through the entry's url).
     let forwarded = 0;
+    let described = 0;
     const proxy = http.createServer((req, res) => {
-      forwarded++;
+      if (req.method === 'GET' && !new URL(req.url!, 'http://x').searchParams.has('query')) described++;
+      else forwarded++;
       const up = http.request({ host: target.hostname, port: target.port, path: req.url!.replace(/^\/behind/, ''), method: req.method, headers: { ...req.headers, host: target.host } }, (a) => {
         res.writeHead(a.statusCode!, a.headers);
         a.pipe(res);
@@ -526,9 +563,134 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       const p = await fkgqa(['query', '--endpoints', proxied, '--format', 'tsv', count(behind)]);
       expect([p.code, p.stdout]).toEqual([0, '?n\n35\n']);
       expect(forwarded).toBe(1);
+      expect(described).toBe(1);
     } finally {
       await new Promise<void>((r) => (proxy.close(() => r()), proxy.closeAllConnections()));
     }
+  }, 120_000);
+
+  /** An endpoints file beside the running serve's, VoIDs served by hand and a reverse proxy in front of serve (made once, for the three tests below). */
+  type Entry = { id: string; url: string; void: string | null; voidDigest: string | null };
+  type EndpointsFile = { shards?: string; outputDigest?: string; endpoints: Entry[] };
+  const checks = once(async () => {
+    const served = path.join(path.resolve(build) + '.state', 'endpoints.json');
+    const read = () => JSON.parse(fs.readFileSync(served, 'utf8')) as EndpointsFile;
+    const index = (id: string) => read().endpoints.findIndex((e) => e.id === id);
+    /** The running serve's endpoints file with some entries changed, written beside it. */
+    const edited = (name: string, change: (byId: Record<string, Entry>, f: EndpointsFile) => void) => {
+      const f = read();
+      change(Object.fromEntries(f.endpoints.map((e) => [e.id, e])), f);
+      const file = path.join(dir, `${name}.json`);
+      fs.writeFileSync(file, JSON.stringify(f));
+      return file;
+    };
+    const count = (u: string) => `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${u}> { ?s ?p ?o } }`;
+    const voidOf = (id: string) => url[id].replace(/sparql$/, '.well-known/void');
+    const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+    // VoIDs served by hand: shard1's with a second shard dataset, and a VoID no fkgqa build wrote.
+    const own = await (await fetch(voidOf('library-shard1'))).text();
+    const texts: Record<string, string> = { '/two.ttl': `${own}\n<urn:fkgqa:void:library:shard2> a <http://rdfs.org/ns/void#Dataset> .\n`, '/foreign.ttl': FAKE_VOID };
+    const voids = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/turtle' }).end(texts[req.url!]));
+    // A reverse proxy in front of serve, counting what it forwards.
+    const target = new URL(url['library-shard1']);
+    const forwarded: string[] = [];
+    const proxy = http.createServer((req, res) => {
+      forwarded.push(`${req.method} ${req.url!.replace(/\?.*/, '')}`);
+      const up = http.request({ host: target.hostname, port: target.port, path: req.url!.replace(/^\/behind/, ''), method: req.method, headers: { ...req.headers, host: target.host } }, (a) => {
+        res.writeHead(a.statusCode!, a.headers);
+        a.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    await Promise.all([voids, proxy].map((x) => new Promise<void>((r) => x.listen(0, '127.0.0.1', () => r()))));
+    const at = (x: http.Server) => `http://127.0.0.1:${(x.address() as AddressInfo).port}`;
+    const refusal = (file: string, id: string, entryUrl: string, why: string) =>
+      `fkgqa: error: 1 endpoint(s) are not what their endpoints file lists: their VoID or the endpoint answering at their url names another shard, endpoint or host than their entry (are the urls, ids or hosts of entries swapped or mistyped?); nothing was sent: ${id} <${entryUrl}> (endpoints[${index(id)}] of ${file}): ${why}\n`;
+    return { edited, index, count, voidOf, sha, texts, voids, proxy, forwarded, at, refusal };
+  });
+  afterAll(async () => {
+    if (!checks.made) return;
+    const { voids, proxy } = await checks();
+    await Promise.all([voids, proxy].map((x) => new Promise<void>((r) => (x.close(() => r()), x.closeAllConnections()))));
+  });
+
+  it('holds a shard entry to the one shard its VoID describes: a VoID of two shards, a foreign VoID under a build are refused; a foreign VoID in a file naming no build passes', async () => {
+    const { edited, count, sha, texts, voids, at, refusal } = await checks();
+    // A VoID describing two shards, its own among them: refused.
+    const two = edited('two-shards-endpoints', (e) => Object.assign(e['library-shard1'], { void: `${at(voids)}/two.ttl`, voidDigest: sha(texts['/two.ttl']) }));
+    const t = await fkgqa(['query', '--endpoints', two, count(url['library-shard1'])]);
+    expect([t.code, t.stdout, t.stderr]).toEqual([
+      2,
+      '',
+      refusal(
+        two,
+        'library-shard1',
+        url['library-shard1'],
+        `its VoID (${at(voids)}/two.ttl) describes 2 shards (<urn:fkgqa:void:library:shard1>, <urn:fkgqa:void:library:shard2>), not only library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims: the VoID of a shard describes that shard only`,
+      ),
+    ]);
+    // A foreign VoID (no shard of fkgqa's) for an entry of a file naming the build: refused; in a file naming no build, read without one, it passes (its sha256 is the one listed).
+    const foreign = (e: Record<string, Entry>) => Object.assign(e['library-shard1'], { void: `${at(voids)}/foreign.ttl`, voidDigest: sha(FAKE_VOID) });
+    const underBuild = edited('foreign-void-endpoints', (e) => foreign(e));
+    const u = await fkgqa(['query', '--endpoints', underBuild, count(url['library-shard1'])]);
+    expect([u.code, u.stdout, u.stderr]).toEqual([
+      2,
+      '',
+      refusal(
+        underBuild,
+        'library-shard1',
+        url['library-shard1'],
+        `its VoID (${at(voids)}/foreign.ttl) describes no shard of fkgqa (no void:Dataset <urn:fkgqa:void:…:shard<N>>), not library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims: is its VoID another endpoint's?`,
+      ),
+    ]);
+    const noBuild = edited('foreign-void-nobuild-endpoints', (e, f) => {
+      foreign(e);
+      delete f.shards;
+      delete f.outputDigest;
+    });
+    expect(await fkgqa(['query', '--endpoints', noBuild, '--format', 'tsv', count(url['library-shard1'])])).toMatchObject({ code: 0, stdout: '?n\n35\n' });
+  }, 120_000);
+
+  it("reads the service description through the entry's url: urls swapped behind a reverse proxy are refused, no query forwarded", async () => {
+    const { edited, count, voidOf, proxy, forwarded, at, refusal } = await checks();
+    // The urls of library-shard1 and library-shard2 swapped behind the proxy (VoIDs read straight from serve): refused, and no query forwarded.
+    const behind = (id: string) => `${at(proxy)}/behind${new URL(url[id]).pathname}`;
+    const swapped = edited('proxy-swapped-endpoints', (e) => {
+      e['library-shard1'].url = behind('library-shard2');
+      e['library-shard2'].url = behind('library-shard1');
+    });
+    const p = await fkgqa(['query', '--endpoints', swapped, count(behind('library-shard2'))]);
+    expect([p.code, p.stdout, p.stderr]).toEqual([
+      2,
+      '',
+      refusal(
+        swapped,
+        'library-shard1',
+        behind('library-shard2'),
+        `its url answers as <${url['library-shard2']}> (the sd:endpoint of the service description read through it), but its VoID (${voidOf('library-shard1')}) states its SPARQL endpoint at <${url['library-shard1']}>: is its url another entry's (urls swapped behind a proxy)?`,
+      ),
+    ]);
+    expect(forwarded).toEqual([`GET ${new URL(behind('library-shard2')).pathname}`]);
+  }, 120_000);
+
+  it('names each entry of urls rotated over three entries once, by its own VoID', async () => {
+    const { edited, index, count, voidOf } = await checks();
+    // Urls rotated over three entries: each entry named once, by its own VoID.
+    const rotated = edited('rotated-endpoints', (e) => {
+      e['library-shard1'].url = url['library-shard2'];
+      e['library-shard2'].url = url['library-shard3'];
+      e['library-shard3'].url = url['library-shard1'];
+    });
+    const where = (id: string) => `endpoints[${index(id)}] of ${rotated}`;
+    const r = await fkgqa(['query', '--endpoints', rotated, count(url['library-shard2'])]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([
+      2,
+      '',
+      `fkgqa: error: 2 endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?); nothing was sent: ` +
+        `library-shard1 <${url['library-shard2']}> (${where('library-shard1')}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard3 (${where('library-shard3')}); ` +
+        `library-shard2 <${url['library-shard3']}> (${where('library-shard2')}): its VoID (${voidOf('library-shard2')}) states as its SPARQL endpoint <${url['library-shard2']}>, the url of library-shard1 (${where('library-shard1')})\n`,
+    ]);
   }, 120_000);
 
   it("refuses an entry with store oxigraph whose host is not the host of the endpoint its VoID states (serve's listener); behind a proxy the listed host is serve's and runs", async () => {
@@ -544,7 +706,7 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     expect([r.code, r.stdout, r.stderr]).toEqual([
       2,
       '',
-      `fkgqa: error: 1 endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?); nothing was sent: ` +
+      `fkgqa: error: 1 endpoint(s) are not what their endpoints file lists: their VoID or the endpoint answering at their url names another shard, endpoint or host than their entry (are the urls, ids or hosts of entries swapped or mistyped?); nothing was sent: ` +
         `library-shard2 <${url['library-shard2']}> (endpoints[${i}] of ${file}): its entry lists host 127.0.0.9:7001, but its VoID (${url['library-shard2'].replace(/sparql$/, '.well-known/void')}) ` +
         `states its SPARQL endpoint at <${url['library-shard2']}>, on ${own}: with store oxigraph, "host" is the listener of the serve holding its triples\n`,
     ]);

@@ -34,24 +34,56 @@ import zlib from 'node:zlib';
 export const endpointOf = (url: string): string => url.replace(/[?#].*$/, '');
 
 /**
- * An endpoint URL in the one form two spellings of the same endpoint share: the WHATWG URL
- * serialisation (scheme and host in lower case, no default port, `.` and `..` segments resolved),
- * percent-encoded unreserved characters decoded (RFC 3986, section 6.2.2.2), trailing slashes
- * removed. A text that is no URL is compared as written, without trailing slashes.
+ * Host names of this machine's loopback interface, as the WHATWG URL parser serialises them:
+ * `localhost` (with or without its final dot), `127.0.0.1` (also written `127.1`, `2130706433`,
+ * `0x7f.1`, …), `[::1]` and `[::ffff:7f00:1]` (IPv4-mapped `127.0.0.1`). The rest of 127.0.0.0/8
+ * (`127.0.0.2`, …) are other hosts: serves bind them apart on one machine.
+ */
+const LOOPBACK = /^(localhost\.?|127\.0\.0\.1|\[::1\]|\[::ffff:7f00:1\])$/;
+
+/** The host every loopback name stands for in `endpointKey`. */
+const LOOPBACK_KEY = '127.0.0.1';
+
+/** Keys already computed (the registry's urls are looked up on every request); cleared when full. */
+const keys = new Map<string, string>();
+
+/**
+ * An endpoint URL in the one form two spellings of the same endpoint share — the one notion of
+ * endpoint identity: the registry's lookup of a SERVICE IRI (`findEndpoint`), its url claims, the
+ * allow-lists of every request. It is the WHATWG URL serialisation (scheme and host in lower case,
+ * IPv4 numbers in dotted form, no default port, a port without leading zeros, `.` and `..`
+ * segments resolved), with percent-encoded unreserved characters decoded (RFC 3986, section
+ * 6.2.2.2), other percent-encodings in upper case, trailing slashes removed, and every loopback
+ * host name (`localhost`, `127.0.0.1`, `[::1]`: `LOOPBACK`) taken as one host, `127.0.0.1`,
+ * without DNS: a name that resolves to the loopback interface only through DNS or the hosts file
+ * is another host. Two URLs with one key name one endpoint. A text that is no URL is compared as
+ * written, without trailing slashes.
+ * @param url an endpoint URL (its query string, if any, is kept, normalised the same way; its
+ *   fragment is dropped)
+ * @returns the key: a URL text, not meant to be sent (a loopback name is replaced)
  */
 export function endpointKey(url: string): string {
-  let u: URL;
+  const known = keys.get(url);
+  if (known !== undefined) return known;
+  let key: string;
+  let u: URL | undefined;
   try {
     u = new URL(url);
   } catch {
-    return url.replace(/\/+$/, '');
+    key = url.replace(/\/+$/, '');
   }
-  const unreserved = (s: string) =>
-    s.replace(/%([0-9A-Fa-f]{2})/g, (m, h: string) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(parseInt(h, 16))) ? String.fromCharCode(parseInt(h, 16)) : m.toUpperCase()));
-  return `${u.protocol}//${u.host}${unreserved(u.pathname)}`.replace(/\/+$/, '') + unreserved(u.search);
+  if (u) {
+    const unreserved = (s: string) =>
+      s.replace(/%([0-9A-Fa-f]{2})/g, (m, h: string) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(parseInt(h, 16))) ? String.fromCharCode(parseInt(h, 16)) : m.toUpperCase()));
+    const host = LOOPBACK.test(u.hostname) ? `${LOOPBACK_KEY}${u.port ? `:${u.port}` : ''}` : u.host;
+    key = `${u.protocol}//${host}${unreserved(u.pathname)}`.replace(/\/+$/, '') + unreserved(u.search);
+  }
+  if (keys.size >= 10_000) keys.clear();
+  keys.set(url, key!);
+  return key!;
 }
 
-/** Compares endpoint URLs as the registry does: two spellings of one URL are one endpoint (`endpointKey`). */
+/** Compares endpoint URLs by the one notion of endpoint identity: two spellings of one URL are one endpoint (`endpointKey`). */
 export const sameEndpoint = (a: string, b: string): boolean => a === b || endpointKey(a) === endpointKey(b);
 
 /** A request refused before it was sent: its URL is outside the registry. */

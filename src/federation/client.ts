@@ -250,7 +250,7 @@ export class BoundedSparqlClient {
 
   /**
    * Sends a query to one registered endpoint.
-   * @param url the endpoint URL (must be registered)
+   * @param url the endpoint URL (must be registered; another spelling of a registered url, `findEndpoint`, is sent to that url)
    * @param accept the `Accept` header
    * @param timeoutMs time limit of the request, in ms; a request over it is aborted (`timeout`), and
    *   the endpoint is told (`Fkgqa-Timeout`), so that it stops the query too
@@ -264,7 +264,10 @@ export class BoundedSparqlClient {
     const t0 = performance.now();
     const ms = () => performance.now() - t0;
     const requests: Record<string, number> = {};
-    if (!findEndpoint(this.registry, url)) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests };
+    const registered = findEndpoint(this.registry, url);
+    if (!registered) return { status: 'error', error: `refused to contact ${url}: not a registered endpoint`, ms: 0, requests };
+    // Another spelling of a registered url is that endpoint: sent to, counted and named by its registered url.
+    url = registered.url;
     // A timer cleared when the answer is in (AbortSignal.timeout leaves one pending for timeoutMs after every call).
     const limit = new AbortController();
     const timer = setTimeout(() => limit.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);

@@ -18,9 +18,9 @@ import { ownerAlive, stateDir, STATE_FILES, type EndpointsFileContents } from '.
 import type { CatalogueEntry } from '../describe/catalogue.js';
 import { endpointUrl } from '../describe/describe.js';
 import { readBuild } from '../build/open.js';
-import { endpointOf, networkWords, RedirectRefused, sameEndpoint, send } from '../common/http-client.js';
+import { endpointKey, endpointOf, networkWords, RedirectRefused, sameEndpoint, send } from '../common/http-client.js';
 import { endpointUrlProblem, urlWithoutCredentials } from '../sparql/protocol.js';
-import { RDF, VOID } from '../common/vocab.js';
+import { RDF, SD, VOID } from '../common/vocab.js';
 import { DATASET_PREFIX, shardDatasetIri } from '../describe/model.js';
 
 /** One registered SPARQL endpoint. */
@@ -173,6 +173,9 @@ function endpointsProblem(e: unknown): string | undefined {
     const first = firstOf.get(en.id as string);
     if (first !== undefined) return `endpoints[${i}]: the id "${en.id as string}" is listed twice (also endpoints[${first}]): each endpoint is listed once`;
     firstOf.set(en.id as string, i);
+    // A shard's id is its graph and shard: an id that names another shard would mislabel every answer and fault.
+    if (en.role === 'shard' && typeof en.shard === 'string' && en.id !== `${en.graph as string}-${en.shard}`)
+      return `endpoints[${i}]: the id "${en.id as string}" is not its graph and shard ("${en.graph as string}", "${en.shard}"): a shard's id is <graph>-<shard>, here "${en.graph as string}-${en.shard}"`;
     if (en.void !== undefined && en.void !== null && typeof en.void !== 'string') return `endpoints[${i}]: "void" must be a URL or null`;
     if (en.host !== undefined && (typeof en.host !== 'string' || !/^[^\s/]+:\d+$/.test(en.host))) return `endpoints[${i}]: "host" must be host:port`;
     if (en.voidDigest !== undefined && en.voidDigest !== null && (typeof en.voidDigest !== 'string' || !/^[0-9a-f]{64}$/.test(en.voidDigest)))
@@ -194,7 +197,7 @@ function buildDigest(build: string): string | undefined {
 /**
  * Reads an endpoints file written by `fkgqa serve` — the only reader of such files. Checks, in
  * order: it exists; it is JSON; its shape (`endpoints`, each with string `id`, `url`, `role`,
- * `graph`); with `check.build`, that it serves that build; that the serve that wrote it is alive
+ * `graph`; ids listed once; a shard's id `<graph>-<shard>`); with `check.build`, that it serves that build; that the serve that wrote it is alive
  * (its pid, on this host; a file without pid, e.g. written by hand, is taken as it is).
  * @throws InputError (exit 2) naming the file and what is wrong: not found (is fkgqa serve
  *   running?), not JSON, not an endpoints file, another build, stale (its serve is gone)
@@ -285,9 +288,10 @@ export function registryFromBuild(build: string, base: string, kgs?: string[]): 
 }
 
 /**
- * A registry of plain SPARQL endpoint URLs (any endpoints, not only fkgqa's). A URL of the form
- * `…/<kg>-shard<N>/sparql` is named `<kg>-shard<N>` with its graph and shard; others get an id
- * from host and path (`127.0.0.1-7001-sparql`). With a build, shard URLs also get the build's
+ * A registry of plain SPARQL endpoint URLs (any endpoints, not only fkgqa's). A URL whose path, in
+ * the normal form of `endpointKey`, is `…/<kg>-shard<N>/sparql` is named `<kg>-shard<N>` with its
+ * graph and shard; others get an id from host and path (`127.0.0.1-7001-sparql`). Two spellings of
+ * one endpoint (`endpointKey`) are one endpoint, under the first spelling. With a build, shard URLs also get the build's
  * descriptions and VoID files.
  * @throws InputError for a URL that is not http(s), or two URLs with the same id
  */
@@ -296,9 +300,15 @@ export function registryFromUrls(urls: string[], build?: string): EndpointRegist
   const catalogue = abs ? readCatalogue(abs) : new Map<string, CatalogueEntry>();
   const seen = new Map<string, string>();
   const endpoints: RegisteredEndpoint[] = [];
-  for (const url of [...new Set(urls)]) {
+  const keys = new Set<string>();
+  for (const url of urls) {
     checkUrl(url, '--endpoint');
-    const m = SHARD_IN_URL.exec(new URL(url).pathname);
+    // Two spellings of one endpoint are one endpoint, registered under the first.
+    const key = endpointKey(url);
+    if (keys.has(key)) continue;
+    keys.add(key);
+    // The path in its normal form: `library%2Dshard1` is `library-shard1`.
+    const m = SHARD_IN_URL.exec(new URL(key).pathname);
     const id = m ? `${decodeURIComponent(m[1])}-${m[2]}` : urlId(url);
     if (seen.has(id)) throw new InputError(`two endpoint URLs get the same name ${id}: ${seen.get(id)} and ${url}`);
     seen.set(id, url);
@@ -344,8 +354,10 @@ export function listingWords(l: EndpointListing): string {
 
 /**
  * The registry from every source given (see RegistryOptions), in the registry's order. An endpoint
- * listed twice with the same URL and the same VoID claim counts once; two URLs, or two VoID claims,
- * with the same name are refused.
+ * listed twice with the same URL (`sameEndpoint`: two spellings of one URL are one) and the same
+ * VoID claim counts once, under its first spelling (an endpoints file's before a URL given); a URL
+ * given or a build's that is an endpoint already registered under another id counts as that
+ * endpoint; two URLs, or two VoID claims, with the same name are refused.
  * @throws InputError when no source is given, a file is missing or fails a check of
  *   `readEndpointsFile`, two sources give one name to different URLs or different VoIDs, or the registry is empty
  */
@@ -370,8 +382,10 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
   const byId = new Map<string, RegisteredEndpoint>();
   for (const p of parts) {
     for (const e of p.endpoints) {
+      // A URL given (or a build's) that spells an endpoint already registered, under another id, is that endpoint.
+      if (!e.listing && !byId.has(e.id) && [...byId.values()].some((x) => sameEndpoint(x.url, e.url))) continue;
       const seen = byId.get(e.id);
-      if (seen && seen.url !== e.url) throw new InputError(`two endpoints are named ${e.id}: ${seen.url} and ${e.url} (sources: ${parts.map((x) => x.source).join(', ')})`);
+      if (seen && !sameEndpoint(seen.url, e.url)) throw new InputError(`two endpoints are named ${e.id}: ${seen.url} and ${e.url} (sources: ${parts.map((x) => x.source).join(', ')})`);
       // The same endpoint in two endpoints files: both VoID claims must be one, or the one not checked could pass.
       if (seen && e.listing && (seen.listing?.void !== e.listing.void || seen.listing?.voidDigest !== e.listing.voidDigest)) {
         const where = (x: RegisteredEndpoint) => (x.listing ? listingWords(x.listing) : 'a URL given');
@@ -437,10 +451,17 @@ export type PlacementProblem =
    */
   | 'host'
   /**
-   * Its VoID describes a shard of the build (`urn:fkgqa:void:<graph>:shard<N>`), but not the one its
-   * entry claims: the entry's url, VoID and digest are another shard's (two entries' ids swapped).
+   * Its VoID does not describe the one shard its entry claims (`urn:fkgqa:void:<graph>:shard<N>`):
+   * it describes another shard (the entry's url, VoID and digest are another shard's: two entries'
+   * ids swapped), several, or — the entry claiming a build — none of fkgqa's.
    */
-  | 'shard';
+  | 'shard'
+  /**
+   * Its VoID states its SPARQL endpoint at another url than the entry's (a reverse proxy), and the
+   * service description read through the entry's url states an endpoint its VoID does not: the url
+   * answers for another shard (urls swapped behind a proxy).
+   */
+  | 'served';
 
 /** An endpoint whose VoID does not vouch for its placement. */
 export interface PlacementMismatch {
@@ -456,26 +477,39 @@ export interface PlacementMismatch {
   problem: PlacementProblem;
 }
 
+/** The problems of an entry that contradicts what its VoID or its url states (not of a VoID that is not the listed one). */
+const CONTRADICTED: ReadonlySet<PlacementProblem> = new Set(['shard', 'served', 'host']);
+
 /**
  * The refusal for endpoints whose VoID does not vouch for their placement: how many, then each
- * endpoint (id, URL, the file and entry listing it) with why; endpoints listed under another
- * endpoint's url (`claimed`) first, in their own sentence.
+ * endpoint (id, URL, the file and entry listing it) with why, in up to three sentences: endpoints
+ * listed under another endpoint's url (`claimed`), entries that their VoID or the endpoint at
+ * their url contradicts (`shard`, `served`, `host`), and VoIDs that are not the listed ones or
+ * cannot be checked (the rest: a stale file, another build).
  * @param nothingSent say that no query was sent (the check ran before the query)
  */
 export function placementRefusal(moved: PlacementMismatch[], nothingSent = false): string {
   const each = (ms: PlacementMismatch[]) => ms.map((m) => `${m.id} <${m.endpoint}> (${m.listed}): ${m.why}`).join('; ');
   const claimed = moved.filter((m) => m.problem === 'claimed');
-  const other = moved.filter((m) => m.problem !== 'claimed');
-  const sent = nothingSent ? '; nothing was sent' : '';
+  const contradicted = moved.filter((m) => CONTRADICTED.has(m.problem));
+  const other = moved.filter((m) => m.problem !== 'claimed' && !CONTRADICTED.has(m.problem));
+  let sent = nothingSent ? '; nothing was sent' : '';
+  const once = () => {
+    const s = sent;
+    sent = '';
+    return s;
+  };
   const parts: string[] = [];
   if (claimed.length > 0)
     parts.push(
-      `${claimed.length} endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?)${sent}: ${each(claimed)}`,
+      `${claimed.length} endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?)${once()}: ${each(claimed)}`,
+    );
+  if (contradicted.length > 0)
+    parts.push(
+      `${contradicted.length} endpoint(s) are not what their endpoints file lists: their VoID or the endpoint answering at their url names another shard, endpoint or host than their entry (are the urls, ids or hosts of entries swapped or mistyped?)${once()}: ${each(contradicted)}`,
     );
   if (other.length > 0)
-    parts.push(
-      `${other.length} endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?)${claimed.length > 0 ? '' : sent}: ${each(other)}`,
-    );
+    parts.push(`${other.length} endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?)${once()}: ${each(other)}`);
   return parts.join('; ');
 }
 
@@ -546,10 +580,14 @@ async function readListedVoid(r: EndpointRegistry, e: RegisteredEndpoint, timeou
   }
 }
 
-/** `host:port` of a URL (the port only when not the scheme's default, as `URL.host`), or undefined when it is none. */
-function hostOf(u: string): string | undefined {
+/**
+ * `host:port` of a URL by the one notion of endpoint identity (`endpointKey`: a loopback name is
+ * `127.0.0.1`), with the scheme's default port written out, or undefined when it is no URL.
+ */
+function hostKey(u: string): string | undefined {
   try {
-    return new URL(u).host;
+    const x = new URL(endpointKey(u));
+    return `${x.hostname}:${x.port || (x.protocol === 'https:' ? '443' : '80')}`;
   } catch {
     return undefined;
   }
@@ -566,19 +604,51 @@ async function voidClaims(turtle: string): Promise<{ endpoints: string[]; shards
     const quads = new Parser().parse(turtle);
     return {
       endpoints: quads.filter((q) => q.predicate.value === `${VOID}sparqlEndpoint` && q.object.termType === 'NamedNode').map((q) => q.object.value),
-      shards: quads
-        .filter((q) => q.predicate.value === `${RDF}type` && q.object.value === `${VOID}Dataset` && q.subject.value.startsWith(DATASET_PREFIX) && /:shard\d+$/.test(q.subject.value))
-        .map((q) => q.subject.value),
+      shards: [
+        ...new Set(
+          quads
+            .filter((q) => q.predicate.value === `${RDF}type` && q.object.value === `${VOID}Dataset` && q.subject.value.startsWith(DATASET_PREFIX) && /:shard\d+$/.test(q.subject.value))
+            .map((q) => q.subject.value),
+        ),
+      ],
     };
   } catch {
     return { endpoints: [], shards: [] };
   }
 }
 
+/** Media types asked for a service description (SPARQL 1.1 Service Description: RDF; serve answers Turtle or N-Triples). */
+const SD_ACCEPT = 'text/turtle, application/n-triples;q=0.9';
+
+/**
+ * The endpoint URLs the service description served at an endpoint's url (a GET without query)
+ * states as `sd:endpoint`, read through that url (a reverse proxy's, when the url is one).
+ * @returns the IRIs (empty when the description states none), or why none could be read, in words
+ */
+async function serviceEndpoints(url: string, timeoutMs: number): Promise<{ endpoints: string[] } | { why: string }> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const res = await send({ url, headers: { accept: SD_ACCEPT }, signal }, { allowed: (u) => u === url, maxBytes: VOID_MAX_BYTES });
+    if (res.text === undefined) return { why: `it answered HTTP ${res.status} with more than ${VOID_MAX_BYTES} bytes` };
+    if (res.status < 200 || res.status > 299 || res.encodingProblem) return { why: `it answered HTTP ${res.status}${res.encodingProblem ? ` and ${res.encodingProblem}` : ''}` };
+    const { Parser } = await import('n3');
+    try {
+      const quads = new Parser({ baseIRI: url }).parse(res.text);
+      return { endpoints: quads.filter((q) => q.predicate.value === `${SD}endpoint` && q.object.termType === 'NamedNode').map((q) => q.object.value) };
+    } catch {
+      return { endpoints: [] };
+    }
+  } catch (err) {
+    if (err instanceof RedirectRefused) return { why: err.message };
+    return { why: signal.aborted ? `no answer within ${timeoutMs} ms` : networkWords(err as Error) };
+  }
+}
+
 /**
  * Checks that the endpoints listed by endpoints files still serve the VoID their entry lists (its
- * sha256) and are listed under their own url: an endpoint whose serve was restarted on another
- * build, whose file is stale, or whose url is another entry's, is found before any query.
+ * sha256), are listed under their own url and are the shard their entry names: an endpoint whose
+ * serve was restarted on another build, whose file is stale, or whose url is another entry's, is
+ * found before any query. Urls are compared by the one notion of endpoint identity (`sameEndpoint`).
  *
  * Two phases. First the VoID of every endpoint of the registry that an endpoints file lists is
  * read, all at once. Every shard endpoint of an endpoints file that claims a build (the file names
@@ -589,19 +659,33 @@ async function voidClaims(turtle: string): Promise<{ endpoints: string[]; shards
  * within the time (a URL no server answers, no answer in time) too (`unread`). Endpoints given as
  * plain URLs, and entries of a file that names no build read without one, are not checked.
  *
- * Then, over the VoIDs read whole with the listed sha256: an endpoint whose VoID states as its
- * `void:sparqlEndpoint` the url of another registered endpoint (another id) is reported
- * (`claimed`), naming that endpoint's id, url and listing; so is, from its side, that other
- * endpoint. Two entries whose urls are swapped (each VoID states the other's url), and one url
- * listed under two ids (the VoID of one states the url both list), are refused. An entry with store
- * oxigraph whose `host` is not the host of the endpoint its VoID states (the serve's listener) is
- * reported too (`host`), and a shard entry whose VoID describes another shard of fkgqa's
- * (`urn:fkgqa:void:<graph>:shard<N>`) than the one its graph and shard name (`shard`: url, VoID
- * and digest of two entries swapped, ids kept); with store virtuoso, `host` names the Virtuoso instance, which no VoID
- * states, and is taken as listed. An entry whose url
- * no VoID states, e.g. a reverse proxy in front of a serve (the VoID states the serve's url), is
- * not: a VoID need not state the entry's url, only no other entry's. VoIDs that cannot be read, or
- * are not the listed ones, state nothing (the first phase reports them for the checked endpoints).
+ * Then, over the VoIDs read whole with the listed sha256:
+ * - `claimed`: an endpoint whose VoID states as its `void:sparqlEndpoint` the url of another
+ *   registered endpoint (another id), naming that endpoint's id, url and listing; so is, from its
+ *   side, that other endpoint. Two entries whose urls are swapped (each VoID states the other's
+ *   url), urls rotated over several entries, and one url listed under two ids (the VoID of one
+ *   states the url both list), are refused.
+ * - `shard`: a shard entry whose VoID describes another shard of fkgqa's
+ *   (`urn:fkgqa:void:<graph>:shard<N>`) than the one its graph and shard name (url, VoID and digest
+ *   of two entries swapped, ids kept), or several shards (a VoID of one shard describes only it),
+ *   or — when the entry claims a build — no shard of fkgqa's at all (a foreign VoID). A foreign
+ *   VoID of an entry whose file names no build, read without one, is a pass: nothing names the
+ *   build whose VoID it should be, and its sha256 is the one listed. (An entry's id is its graph and
+ *   shard, `<graph>-<shard>`: `readEndpointsFile` refuses any other.)
+ * - `served`: an entry whose url no VoID statement names (its VoID states another endpoint that no
+ *   entry lists, e.g. a reverse proxy in front of a serve: the VoID states the serve's url) is asked,
+ *   through its own url, for its service description (a GET without query, as Comunica probes): an
+ *   endpoint it states as `sd:endpoint` must be one its VoID states. A swap behind a proxy (each
+ *   proxy url in front of another shard's serve) is refused; a plain reverse proxy runs (the serve
+ *   behind it describes itself by the url its VoID states). A url that answers no service
+ *   description stating an endpoint (a foreign endpoint, an error, no answer) passes, documented:
+ *   nothing to compare, and a failing endpoint is its own fault when queried. A VoID that states no
+ *   endpoint (one not written by serve) is not compared.
+ * - `host`: an entry with store oxigraph whose `host` is not the host of the endpoint its VoID
+ *   states (the serve's listener, loopback names being one host); with store virtuoso, `host` names
+ *   the Virtuoso instance, which no VoID states, and is taken as listed.
+ * VoIDs that cannot be read, or are not the listed ones, state nothing (the first phase reports
+ * them for the checked endpoints).
  * @returns the checked endpoints (`o.checked`) whose VoID differs, cannot be checked or could not be
  *   read, or that are listed under another endpoint's url, in the registry's order
  *   (PlacementMismatch); empty when all agree
@@ -613,31 +697,49 @@ export async function placementMismatches(r: EndpointRegistry, o: PlacementCheck
   const reads = await Promise.all(listed.map((e) => readListedVoid(r, e, timeoutMs)));
   const out: PlacementMismatch[] = [];
   for (const [i, read] of reads.entries()) if (read.mismatch && inScope(listed[i])) out.push(read.mismatch);
-  // Phase two: which endpoints the VoIDs read state, against the urls of the whole registry.
+  // Phase two: what the VoIDs read state, against the entries and the urls of the whole registry.
+  const claims = await Promise.all(reads.map((read) => (read.text === undefined ? undefined : voidClaims(read.text))));
+  // The checked entries whose url their VoID does not state: their service description, read through their url, all at once.
+  // (A VoID that states a registered url is judged by it: its own is agreement, another's a `claimed` swap.)
+  const registered = (n: string) => r.endpoints.some((x) => sameEndpoint(n, x.url));
+  const behind = listed.map((e, i) => inScope(e) && claims[i] !== undefined && claims[i].endpoints.length > 0 && !claims[i].endpoints.some(registered));
+  const served = await Promise.all(listed.map((e, i) => (behind[i] ? serviceEndpoints(e.url, timeoutMs) : undefined)));
   const where = (x: RegisteredEndpoint) => (x.listing ? listingWords(x.listing) : 'given as a URL');
-  for (const [i, read] of reads.entries()) {
-    if (read.text === undefined) continue;
+  for (const [i, claim] of claims.entries()) {
+    if (claim === undefined) continue;
     const e = listed[i];
-    const claims = await voidClaims(read.text);
-    const stated = claims.endpoints;
-    // A VoID of an fkgqa shard names the shard it describes: it must be the one the entry's id claims.
+    const stated = claim.endpoints;
+    const at = { id: e.id, endpoint: e.url, listed: where(e), url: e.listing!.void };
+    // A VoID of an fkgqa shard describes that one shard: the one the entry's graph and shard (its id, `<graph>-<shard>`) name.
     const own = e.graph !== null && e.shard !== null ? shardDatasetIri(e.graph, e.shard) : undefined;
-    if (inScope(e) && own !== undefined && claims.shards.length > 0 && !claims.shards.includes(own))
+    const claimsBuild = e.listing!.namesBuild || r.build !== null;
+    if (inScope(e) && own !== undefined) {
+      const shards = claim.shards.map((x) => `<${x}>`).join(', ');
+      const whose = `${e.graph}'s ${e.shard} (<${own}>), which its id claims`;
+      const why =
+        claim.shards.length === 1 && claim.shards[0] !== own
+          ? `its VoID (${e.listing!.void}) describes ${shards}, not ${whose}: are its url, VoID and digest another entry's?`
+          : claim.shards.length > 1
+            ? `its VoID (${e.listing!.void}) describes ${claim.shards.length} shards (${shards}), not only ${whose}: the VoID of a shard describes that shard only`
+            : claim.shards.length === 0 && claimsBuild
+              ? `its VoID (${e.listing!.void}) describes no shard of fkgqa (no void:Dataset <${DATASET_PREFIX}…:shard<N>>), not ${whose}: is its VoID another endpoint's?`
+              : undefined;
+      if (why) out.push({ ...at, problem: 'shard', why });
+    }
+    // Through its url: the endpoint answering there must be one its VoID states (none stated: nothing to compare).
+    const sd = served[i];
+    const answered = sd !== undefined && 'endpoints' in sd ? sd.endpoints : [];
+    if (answered.length > 0 && !answered.some((n) => stated.some((v) => sameEndpoint(n, v))))
       out.push({
-        id: e.id,
-        endpoint: e.url,
-        listed: where(e),
-        url: e.listing!.void,
-        problem: 'shard',
-        why: `its VoID (${e.listing!.void}) describes <${claims.shards[0]}>, not ${e.graph}'s ${e.shard} (<${own}>), which its id claims: are its url, VoID and digest another entry's?`,
+        ...at,
+        problem: 'served',
+        why: `its url answers as <${answered[0]}> (the sd:endpoint of the service description read through it), but its VoID (${e.listing!.void}) states its SPARQL endpoint at <${stated[0]}>: is its url another entry's (urls swapped behind a proxy)?`,
       });
     // With store oxigraph, `host` is the serve's own listener: the host of the endpoint its VoID states (serve's url, also behind a proxy).
-    if (inScope(e) && e.placement?.store === 'oxigraph' && stated.length > 0 && !stated.some((n) => hostOf(n) === e.placement!.host))
+    const listedHost = e.placement ? hostKey(`http://${e.placement.host}`) : undefined;
+    if (inScope(e) && e.placement?.store === 'oxigraph' && stated.length > 0 && !stated.some((n) => hostKey(n) === listedHost))
       out.push({
-        id: e.id,
-        endpoint: e.url,
-        listed: where(e),
-        url: e.listing!.void,
+        ...at,
         problem: 'host',
         why: `its entry lists host ${e.placement.host}, but its VoID (${e.listing!.void}) states its SPARQL endpoint at <${stated[0]}>, on ${hostOf(stated[0]) ?? 'no host'}: with store oxigraph, "host" is the listener of the serve holding its triples`,
       });
@@ -645,13 +747,14 @@ export async function placementMismatches(r: EndpointRegistry, o: PlacementCheck
       if (other.id === e.id || !(inScope(e) || inScope(other))) continue;
       const named = stated.find((n) => sameEndpoint(n, other.url));
       if (named === undefined) continue;
-      // Once per pair: under the endpoint whose VoID states the url, or under the other when only that one is checked.
-      if (inScope(e))
+      // Once per pair: under the endpoint whose VoID states the url; when only the other is checked, under the
+      // other, from its side, if its VoID states the url of this one (two urls swapped), else under this one
+      // (urls rotated over three entries or more: each entry is named once, by its own VoID).
+      const otherClaims = claims[listed.indexOf(other)];
+      const swappedPair = otherClaims?.endpoints.some((n) => sameEndpoint(n, e.url)) ?? false;
+      if (inScope(e) || !swappedPair)
         out.push({
-          id: e.id,
-          endpoint: e.url,
-          listed: where(e),
-          url: e.listing!.void,
+          ...at,
           problem: 'claimed',
           why: `its VoID (${e.listing!.void}) states as its SPARQL endpoint <${named}>, the url of ${other.id} (${where(other)})`,
         });
@@ -671,6 +774,15 @@ export async function placementMismatches(r: EndpointRegistry, o: PlacementCheck
     .map((m, i) => ({ m, i }))
     .sort((x, y) => order.get(x.m.id)! - order.get(y.m.id)! || x.i - y.i)
     .map(({ m }) => m);
+}
+
+/** `host:port` of a URL as written in messages (the port only when not the scheme's default, as `URL.host`), or undefined when it is none. */
+function hostOf(u: string): string | undefined {
+  try {
+    return new URL(u).host;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The largest answer to the probe's `ASK {}` read, in bytes (a SPARQL results boolean is under 100). */
@@ -732,11 +844,11 @@ export interface RunningEndpoints {
 export type EndpointLauncher = (o: { shards: string; kgs: string[]; timeoutMs: number }) => Promise<RunningEndpoints>;
 
 /**
- * The registered endpoint with this URL, or undefined. URLs are compared exactly, except that a
- * trailing `/` is ignored.
+ * The registered endpoint a URL names, or undefined: the one whose url is the same endpoint
+ * (`sameEndpoint`, the one notion of endpoint identity: `HTTP://`, `/./`, `%2D` for `-`, `:07600`
+ * for `:7600`, a trailing `/`, `localhost` or `[::1]` for `127.0.0.1` are spellings of one URL).
+ * Callers send to, count and name the endpoint by its registered `url`, never by the spelling looked up.
  */
 export function findEndpoint(r: EndpointRegistry, url: string): RegisteredEndpoint | undefined {
-  const norm = (u: string) => u.replace(/\/+$/, '');
-  const n = norm(url);
-  return r.endpoints.find((e) => norm(e.url) === n);
+  return r.endpoints.find((e) => e.url === url) ?? r.endpoints.find((e) => sameEndpoint(e.url, url));
 }

@@ -27,8 +27,9 @@ import { generateQuery } from '../sparql/generate.js';
 import { invalidRegex } from '../sparql/regex.js';
 import { MAX_QUERY_DEPTH, nestingDepth } from '../sparql/guard.js';
 import { sparqlTokens } from '../sparql/lexer.js';
-import { fixIris, parseSparql, QueryTooComplex } from '../sparql/parse.js';
+import { fixIris, namedNodeTerm, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
+import { endpointKey } from '../common/http-client.js';
 import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './registry.js';
 import { refusedShape } from './service-check.js';
 
@@ -143,15 +144,30 @@ export function registrySource(r: Pick<EndpointRegistry, 'source'>): string {
     .join(' and ');
 }
 
-/** For an unregistered SERVICE URL, the registered endpoint with the same path (the same shard on another host or port), if one. */
-function samePath(url: string, registry: EndpointRegistry): RegisteredEndpoint | undefined {
-  let p: string;
-  try {
-    p = new URL(url).pathname.replace(/\/+$/, '');
-  } catch {
-    return undefined;
+/**
+ * For an unregistered SERVICE URL, the registered endpoint with the same path (in the normal form
+ * of `endpointKey`: the same shard on another host or port), and how its url differs, in words
+ * (`on another host or port`, `by another scheme`, `with another query string`); undefined when
+ * none has its path.
+ */
+function samePath(url: string, registry: EndpointRegistry): { endpoint: RegisteredEndpoint; differs: string } | undefined {
+  const parts = (u: string) => {
+    try {
+      const x = new URL(endpointKey(u));
+      return { scheme: x.protocol, host: x.hostname, port: x.port, path: x.pathname.replace(/\/+$/, ''), search: x.search };
+    } catch {
+      return undefined;
+    }
+  };
+  const p = parts(url);
+  if (!p) return undefined;
+  for (const endpoint of registry.endpoints) {
+    const q = parts(endpoint.url);
+    if (!q || q.path !== p.path) continue;
+    const differs = q.host !== p.host || q.port !== p.port ? 'on another host or port' : q.scheme !== p.scheme ? 'by another scheme' : 'with another query string';
+    return { endpoint, differs };
   }
-  return registry.endpoints.find((e) => new URL(e.url).pathname.replace(/\/+$/, '') === p);
+  return undefined;
 }
 
 /** Line and column (1-based) of a character offset. */
@@ -311,7 +327,11 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
     const e = findEndpoint(registry, s.name.value);
     if (!e) {
       if (!unknown.includes(s.name.value)) unknown.push(s.name.value);
-    } else if (!targets.includes(e)) targets.push(e);
+      continue;
+    }
+    if (!targets.includes(e)) targets.push(e);
+    // Another spelling of a registered url is that endpoint: from here on it is named by its registered url (sent to, counted and blamed under it).
+    if (s.name.value !== e.url) s.name = namedNodeTerm(e.url);
   }
   if (unknown.length > 0) {
     return {
@@ -321,8 +341,8 @@ export function planQuery(text: string, registry: EndpointRegistry, hints: PlanH
         `${unknown.map((u) => `<${u}>`).join(', ')} ${unknown.length === 1 ? 'is not a registered endpoint' : 'are not registered endpoints'}; nothing was sent. ` +
         unknown
           .map((u) => samePath(u, registry))
-          .filter((e): e is RegisteredEndpoint => e !== undefined)
-          .map((e) => `Did you mean <${e.url}> (${e.id}, the same path on another host or port)? `)
+          .filter((x) => x !== undefined)
+          .map(({ endpoint: e, differs }) => `Did you mean <${e.url}> (${e.id}, the same path ${differs})? `)
           .join('') +
         (hints.registrySource ? `The registry comes from ${registrySource(registry)}; SERVICE may name only its endpoints:` : 'SERVICE may name only the registered endpoints:') +
         `\n${listEndpoints(registry.endpoints, max, hints.endpointsElsewhere)}`,

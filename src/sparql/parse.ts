@@ -278,6 +278,11 @@ function factory(): TermFactory {
   return termFactory;
 }
 
+/** A NamedNode made by sparqljs's own data factory, as the parser makes them (for a term put into an AST). */
+export function namedNodeTerm(iri: string): sparqljs.IriTerm {
+  return factory().namedNode(iri) as sparqljs.IriTerm;
+}
+
 /**
  * Parses SPARQL text with sparqljs (module comment: long tokens, long lists and deep operator
  * chains are handled). IRIs are not fixed (see fixIris).
