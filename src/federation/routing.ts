@@ -25,7 +25,7 @@
 import sparqljs from 'sparqljs';
 import { generateQuery } from '../sparql/generate.js';
 import { invalidRegex } from '../sparql/regex.js';
-import { MAX_QUERY_DEPTH, nestingDepth } from '../sparql/guard.js';
+import { MAX_QUERY_DEPTH, measureNesting, nestingDepth, nestingWhat } from '../sparql/guard.js';
 import { sparqlTokens } from '../sparql/lexer.js';
 import { fixIris, namedNodeTerm, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
@@ -239,9 +239,9 @@ function parseChecked(text: string, hints: PlanHints): { ok: true; ast: sparqljs
     return { ok: false, errorClass: 'too-long', message: `the query has ${text.length} characters, more than the limit of ${hints.maxQueryChars}: shorten it` };
   }
   const maxDepth = hints.maxQueryDepth ?? MAX_QUERY_DEPTH;
-  const depth = nestingDepth(text);
-  if (depth > maxDepth) {
-    return { ok: false, errorClass: 'too-deep', message: `brackets ({ ( [) nest ${depth} levels, more than the limit of ${maxDepth}: flatten the query (a gold query nests at most 5)` };
+  const nesting = measureNesting(text);
+  if (nesting.depth > maxDepth) {
+    return { ok: false, errorClass: 'too-deep', message: `${nestingWhat(nesting)} nest ${nesting.depth} levels, more than the limit of ${maxDepth}: flatten the query (a gold query nests at most 5)` };
   }
   if (UPDATE_KEYWORDS.test(text)) {
     return {
