@@ -161,6 +161,16 @@ export function poolWorkers(requested: number, triples: number, endpoints: numbe
 }
 
 /**
+ * The answer to a request whose handling threw: the ProtocolError's status and message, else 500.
+ * A client that went away while sending its request (`gone`) is counted as gone (499), not as a
+ * bad request.
+ */
+function refusal(e: unknown, gone: boolean): Answer {
+  if (gone) return { ...text(499, 'the client went away while sending its request', 'invalid'), cancelled: true };
+  return e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error)?.message ?? String(e)}`, 'invalid');
+}
+
+/**
  * A running set of shard endpoints. Create with `serve`; stop with `close`.
  */
 export class ShardServer {
@@ -508,9 +518,7 @@ export class ShardServer {
       }
     } catch (e) {
       req.resume();
-      // A client that went away while sending its request is counted as gone (499), not as a bad request.
-      if (gone.aborted || (req.destroyed && !req.complete)) answer = { ...text(499, 'the client went away while sending its request', 'invalid'), cancelled: true };
-      else answer = e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error)?.message ?? String(e)}`, 'invalid');
+      answer = refusal(e, gone.aborted || (req.destroyed && !req.complete));
     }
     // A body sent as it is written (a store's answer: chunked, no Content-Length), else whole.
     const streamed = isStreamed(answer.body) ? answer.body : undefined;
@@ -521,33 +529,7 @@ export class ShardServer {
     const headers: Record<string, string | number> = { ...cors, 'Content-Type': answer.type, ...(streamed ? {} : { 'Content-Length': bytes }), ...answer.headers };
     if (answer.status === 413) headers.Connection = 'close';
     let a = answer;
-    const record = () => {
-      try {
-        if (!this.log.writesFile) {
-          this.log.count(logId, a.kind, a.status, a);
-          return;
-        }
-        this.log.record({
-          time: new Date(arrivedAt).toISOString(),
-          endpoint: logId,
-          kind: a.kind,
-          method: req.method ?? '?',
-          status: a.status,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-          bytes,
-          ...(a.profile ? { profile: a.profile } : {}),
-          ...(a.timeout ? { timeout: true as const } : {}),
-          ...(a.busy ? { busy: true as const } : {}),
-          ...(a.cancelled ? { cancelled: true as const } : {}),
-          ...(a.failed ? { failed: true as const } : {}),
-          ...(a.client !== undefined ? { client: a.client } : {}),
-          ...(a.waited !== undefined ? { waited: a.waited } : {}),
-          ...(a.query !== undefined ? { query: a.query } : {}),
-        });
-      } catch (e) {
-        this.options.progress?.(`fkgqa serve: request log: ${(e as Error).message}`);
-      }
-    };
+    const record = () => this.recordRequest(logId, a, { arrivedAt, started, method: req.method ?? '?', bytes });
     if (streamed) {
       await this.writeStreamed(req, res, streamed, answer.status, headers, gone, (n, stopped) => {
         bytes = n;
@@ -566,6 +548,41 @@ export class ShardServer {
     }
     res.writeHead(answer.status, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  /**
+   * Counts one request in the request log, and writes its entry when the log has a file; a failed
+   * write is reported on progress, never thrown (the answer is out already).
+   * @param logId the endpoint id, the federation path, or `-`
+   * @param a the answer (status, kind, and the verdict flags)
+   * @param at arrival (wall clock, ms since the epoch, and `performance.now()`), method, and bytes sent
+   */
+  private recordRequest(logId: string, a: Answer, at: { arrivedAt: number; started: number; method: string; bytes: number }): void {
+    try {
+      if (!this.log.writesFile) {
+        this.log.count(logId, a.kind, a.status, a);
+        return;
+      }
+      this.log.record({
+        time: new Date(at.arrivedAt).toISOString(),
+        endpoint: logId,
+        kind: a.kind,
+        method: at.method,
+        status: a.status,
+        ms: Math.round((performance.now() - at.started) * 10) / 10,
+        bytes: at.bytes,
+        ...(a.profile ? { profile: a.profile } : {}),
+        ...(a.timeout ? { timeout: true as const } : {}),
+        ...(a.busy ? { busy: true as const } : {}),
+        ...(a.cancelled ? { cancelled: true as const } : {}),
+        ...(a.failed ? { failed: true as const } : {}),
+        ...(a.client !== undefined ? { client: a.client } : {}),
+        ...(a.waited !== undefined ? { waited: a.waited } : {}),
+        ...(a.query !== undefined ? { query: a.query } : {}),
+      });
+    } catch (e) {
+      this.options.progress?.(`fkgqa serve: request log: ${(e as Error).message}`);
+    }
   }
 
   /**
