@@ -137,26 +137,33 @@ describe('serve: a query the client gave up on does not keep its endpoint busy',
     expect(federated()[0].timeout).toBeUndefined();
   });
 
-  it('a client gone while sending its request body is logged as 499 (cancelled), not as a bad request', async () => {
+  it('a client gone while sending its request body is logged as 499 (cancelled), not as a bad request, on a shard endpoint and /federation/sparql', async () => {
     const u = new URL(s.endpoint('library-shard2')!.url);
-    const socket = net.connect(Number(u.port), u.hostname);
-    await new Promise((r) => socket.once('connect', r));
-    // Node answers `Expect: 100-continue` as it hands the request to serve: then 40 of the 1000 bytes its Content-Length promises, and the connection is cut.
-    const continued = new Promise((r) => socket.on('data', (d: Buffer) => d.toString('latin1').includes('100 Continue') && r(undefined)));
-    socket.write(`POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n`);
-    await continued;
-    await new Promise((r) => socket.write('SELECT * WHERE { ?s ?p ?o } LIMIT 1 # ..', r));
-    socket.destroy();
-    const cut = () =>
+    for (const pathname of [u.pathname, '/federation/sparql']) {
+      const socket = net.connect(Number(u.port), u.hostname);
+      await new Promise((r) => socket.once('connect', r));
+      // Node answers `Expect: 100-continue` as it hands the request to serve: then 40 of the 1000 bytes its Content-Length promises, and the connection is cut.
+      const continued = new Promise((r) => socket.on('data', (d: Buffer) => d.toString('latin1').includes('100 Continue') && r(undefined)));
+      socket.write(`POST ${pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n`);
+      await continued;
+      await new Promise((r) => socket.write('SELECT * WHERE { ?s ?p ?o } LIMIT 1 # ..', r));
+      socket.destroy();
+    }
+    const entries = () =>
       fs
         .readFileSync(log, 'utf8')
         .trim()
         .split('\n')
         .filter((l) => l !== '')
-        .map((l) => JSON.parse(l) as { endpoint: string; status: number; cancelled?: boolean })
-        .filter((e) => e.endpoint === 'library-shard2');
-    await until(() => cut().length > 0);
-    expect(cut()).toEqual([expect.objectContaining({ endpoint: 'library-shard2', status: 499, cancelled: true, method: 'POST' })]);
+        .map((l) => JSON.parse(l) as { endpoint: string; status: number; cancelled?: boolean; kind: string })
+        .filter((e) => (e.endpoint === 'library-shard2' || e.endpoint === '/federation/sparql') && e.kind === 'invalid');
+    await until(() => fs.existsSync(log) && entries().length === 2);
+    expect(entries().map((e) => [e.endpoint, e.status, e.cancelled])).toEqual(
+      expect.arrayContaining([
+        ['library-shard2', 499, true],
+        ['/federation/sparql', 499, true],
+      ]),
+    );
   });
 
   it('drops a waiting query whose client disconnects without running it', async () => {

@@ -101,6 +101,8 @@ const text = (status: number, body: string, kind: RequestKind = 'data', headers?
 
 /** The answer to a request whose client went away: logged as 499, as a shard endpoint logs it (protocol.ts). */
 const GONE: FederationAnswer = { ...text(499, 'the client went away; the query was stopped', 'data'), cancelled: true };
+/** The answer to a request whose client went away while sending it: logged as 499, as serve logs it on a shard endpoint. */
+const GONE_SENDING: FederationAnswer = { ...text(499, 'the client went away while sending its request', 'invalid'), cancelled: true };
 
 /** HTTP status of a refused query, by error class. */
 const REFUSED_STATUS: Record<string, number> = { update: 403, 'unknown-endpoint': 403 };
@@ -160,6 +162,8 @@ export class FederationEndpoint {
       if (request.type === 'query') requestLimitMs = parseTimeLimit(request.timeout, req.headers[TIME_LIMIT_HEADER.toLowerCase()]);
     } catch (e) {
       req.resume();
+      // A client that went away while sending its request is gone (499), as on a shard endpoint, not a bad request.
+      if (cancel?.aborted || (req.destroyed && !req.complete)) return GONE_SENDING;
       if (e instanceof ProtocolError) return text(e.status, e.message, 'invalid', e.headers);
       throw e;
     }

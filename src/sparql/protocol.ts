@@ -68,7 +68,8 @@ export function parseMediaType(value: string): { type: string; params: Record<st
 /**
  * Reads a request body into a Buffer, refusing more than `maxBytes`.
  * @throws ProtocolError 413 when the declared `Content-Length` or the bytes received exceed `maxBytes`
- *   (the rest of the body is drained and discarded so the client can read the answer)
+ *   (the rest of the body is drained and discarded so the client can read the answer); 400 when the
+ *   request fails or closes before its body ends (also when it closed before this was called)
  */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -93,12 +94,20 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       }
       chunks.push(c);
     });
+    let ended = false;
     req.on('end', () => {
+      ended = true;
       if (!over) resolve(Buffer.concat(chunks));
     });
     req.on('error', (e) => {
       if (!over) reject(new ProtocolError(400, `could not read the request body: ${e.message}`));
     });
+    // A request closed before its body ended (its client went away, perhaps before this was called) never ends.
+    const cut = () => {
+      if (!ended && !over) reject(new ProtocolError(400, 'the connection closed before the request body ended'));
+    };
+    if (req.destroyed) cut();
+    else req.on('close', cut);
   });
 }
 
