@@ -274,6 +274,7 @@ function projectsAsPattern(select: Node): boolean {
  * literal come before those holding an IRI (module comment), else in their own order: each time,
  * the first row in their order that no column holds back any more.
  * @param rows sparqljs's rows (variable → term, UNDEF absent)
+ * @throws StoreCannotAnswer when no order serves every column
  */
 export function literalsBeforeIris(rows: Record<string, unknown>[]): Record<string, unknown>[] {
   const literalsLeft = new Map<string, number>();
@@ -302,8 +303,18 @@ export function literalsBeforeIris(rows: Record<string, unknown>[]): Record<stri
       if (freed) i = -1;
     }
   }
-  return out.length === rows.length ? out : rows;
+  if (out.length < rows.length)
+    throw new StoreCannotAnswer(
+      'a VALUES block whose columns need opposite row orders (a simple literal after an IRI in one column, an IRI after a simple literal in another): Virtuoso reads a simple literal after an IRI in a VALUES column as an IRI, so its answer would be wrong; this store does not answer it (an oxigraph-backed serve does)',
+    );
+  return out;
 }
+
+/**
+ * A valid query the Virtuoso store does not answer because Virtuoso would answer it wrongly: the
+ * store's limit, not the query's fault (answered 500 and counted as the store failing).
+ */
+export class StoreCannotAnswer extends Error {}
 
 /** True when the expression uses one of the operators (iterative: chains may be long). */
 function mentions(e: unknown, operators: string[]): boolean {

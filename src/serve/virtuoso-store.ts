@@ -25,7 +25,7 @@ import { splitIntoGroups } from './pool-groups.js';
 import type { PoolOutcome, RunLimits } from './pool-limits.js';
 import type { EndpointStore } from './store.js';
 import { freePorts, removeOrphans, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
-import { UnsupportedFunction, virtuosoQuery, virtuosoRowReader, type VirtuosoQuery } from './virtuoso-query.js';
+import { StoreCannotAnswer, UnsupportedFunction, virtuosoQuery, virtuosoRowReader, type VirtuosoQuery } from './virtuoso-query.js';
 import { xmlResultBatches } from './virtuoso-results.js';
 
 /**
@@ -173,6 +173,10 @@ export class VirtuosoStore implements EndpointStore {
       q = virtuosoQuery(task.query, endpointGraph(endpoint), this.options.limits);
     } catch (e) {
       const message = (e as Error).message ?? String(e);
+      if (e instanceof StoreCannotAnswer) {
+        this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
+        return { status: 'error', error: `Virtuoso store: ${message}`, ms: 0 };
+      }
       if (e instanceof UnsupportedFunction) return { status: 'ok', answer: plain(400, `query evaluation failed: ${message}`, checked.q.kind, { [QUERY_ERROR_HEADER]: 'evaluation' }), ms: 0 };
       return { status: 'ok', answer: plain(400, e instanceof QueryTooComplex ? `query too complex: ${message}` : `malformed query: ${message}`, 'invalid'), ms: 0 };
     }
