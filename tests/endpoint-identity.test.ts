@@ -67,6 +67,14 @@ describe('endpoint identity: the registry and the routing of SERVICE IRIs', () =
     };
     expect(other('http://127.0.0.1:1/library-shard1/sparql')).toEqual(['unknown-endpoint', [S1, 'library-shard1, the same path on another host or port']]);
     expect(other('https://127.0.0.1:7600/library%2Dshard1/sparql')).toEqual(['unknown-endpoint', [S1, 'library-shard1, the same path by another scheme']]);
+    // Endpoints told apart by port alone (serve --port-per-endpoint): the one on the same port, else no guess.
+    const byPort = registryFromUrls(['http://127.0.0.1:7701/sparql', 'http://127.0.0.1:7702/sparql']);
+    const guess = (u: string) => {
+      const r = routeQuery(`SELECT * WHERE { SERVICE <${u}> { ?s ?p ?o } }`, byPort, hints);
+      return !r.ok && [r.errorClass, /Did you mean <([^>]*)>/.exec(r.message)?.[1]];
+    };
+    expect(guess('http://127.0.0.1:7799/sparql')).toEqual(['unknown-endpoint', undefined]);
+    expect(guess('http://127.0.0.9:7702/sparql')).toEqual(['unknown-endpoint', 'http://127.0.0.1:7702/sparql']);
   });
 
   it('--endpoint URLs: the id is read from the normal form of the path; two spellings of one endpoint are one, under the first', () => {

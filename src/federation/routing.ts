@@ -148,7 +148,8 @@ export function registrySource(r: Pick<EndpointRegistry, 'source'>): string {
  * For an unregistered SERVICE URL, the registered endpoint with the same path (in the normal form
  * of `endpointKey`: the same shard on another host or port), and how its url differs, in words
  * (`on another host or port`, `by another scheme`, `with another query string`); undefined when
- * none has its path.
+ * none has its path. When several have it (endpoints told apart by port alone), the one on the same
+ * port (on another host or by another scheme), else none: a guess among them would name a random shard.
  */
 function samePath(url: string, registry: EndpointRegistry): { endpoint: RegisteredEndpoint; differs: string } | undefined {
   const parts = (u: string) => {
@@ -161,13 +162,16 @@ function samePath(url: string, registry: EndpointRegistry): { endpoint: Register
   };
   const p = parts(url);
   if (!p) return undefined;
-  for (const endpoint of registry.endpoints) {
+  const same = registry.endpoints.flatMap((endpoint) => {
     const q = parts(endpoint.url);
-    if (!q || q.path !== p.path) continue;
-    const differs = q.host !== p.host || q.port !== p.port ? 'on another host or port' : q.scheme !== p.scheme ? 'by another scheme' : 'with another query string';
-    return { endpoint, differs };
-  }
-  return undefined;
+    return q && q.path === p.path ? [{ endpoint, q }] : [];
+  });
+  // Endpoints told apart by their port alone (serve --port-per-endpoint: every path is /sparql): the one on this port, if any, else no guess.
+  const pick = same.length === 1 ? same[0] : same.find(({ q }) => q.port === p.port);
+  if (!pick) return undefined;
+  const { endpoint, q } = pick;
+  const differs = q.host !== p.host || q.port !== p.port ? 'on another host or port' : q.scheme !== p.scheme ? 'by another scheme' : 'with another query string';
+  return { endpoint, differs };
 }
 
 /** Line and column (1-based) of a character offset. */
