@@ -67,6 +67,11 @@ describe('endpoint identity: the registry and the routing of SERVICE IRIs', () =
     };
     expect(other('http://127.0.0.1:1/library-shard1/sparql')).toEqual(['unknown-endpoint', [S1, 'library-shard1, the same path on another host or port']]);
     expect(other('https://127.0.0.1:7600/library%2Dshard1/sparql')).toEqual(['unknown-endpoint', [S1, 'library-shard1, the same path by another scheme']]);
+    // Credentials make another endpoint (registered urls have none): refused, named.
+    expect(other('http://user:pw@127.0.0.1:7600/library-shard1/sparql')).toEqual([
+      'unknown-endpoint',
+      [S1, 'library-shard1, the same path with a user name or password, which no registered endpoint has'],
+    ]);
     // Endpoints told apart by port alone (serve --port-per-endpoint): the one on the same port, else no guess.
     const byPort = registryFromUrls(['http://127.0.0.1:7701/sparql', 'http://127.0.0.1:7702/sparql']);
     const guess = (u: string) => {

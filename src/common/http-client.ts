@@ -56,7 +56,8 @@ const keys = new Map<string, string>();
  * 6.2.2.2), other percent-encodings in upper case, trailing slashes removed, and every loopback
  * host name (`localhost`, `127.0.0.1`, `[::1]`: `LOOPBACK`) taken as one host, `127.0.0.1`,
  * without DNS: a name that resolves to the loopback interface only through DNS or the hosts file
- * is another host. Two URLs with one key name one endpoint. A text that is no URL is compared as
+ * is another host. A user name or password is kept: a URL with credentials is another endpoint than
+ * the same URL without (fkgqa registers no URL with credentials). Two URLs with one key name one endpoint. A text that is no URL is compared as
  * written, without trailing slashes.
  * @param url an endpoint URL (its query string, if any, is kept, normalised the same way; its
  *   fragment is dropped)
@@ -76,7 +77,9 @@ export function endpointKey(url: string): string {
     const unreserved = (s: string) =>
       s.replace(/%([0-9A-Fa-f]{2})/g, (m, h: string) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(parseInt(h, 16))) ? String.fromCharCode(parseInt(h, 16)) : m.toUpperCase()));
     const host = LOOPBACK.test(u.hostname) ? `${LOOPBACK_KEY}${u.port ? `:${u.port}` : ''}` : u.host;
-    key = `${u.protocol}//${host}${unreserved(u.pathname)}`.replace(/\/+$/, '') + unreserved(u.search);
+    // Credentials are part of the authority: a URL with them is not the registered endpoint (whose URL has none).
+    const auth = u.username !== '' || u.password !== '' ? `${u.username}:${u.password}@` : '';
+    key = `${u.protocol}//${auth}${host}${unreserved(u.pathname)}`.replace(/\/+$/, '') + unreserved(u.search);
   }
   if (keys.size >= 10_000) keys.clear();
   keys.set(url, key!);

@@ -147,7 +147,7 @@ export function registrySource(r: Pick<EndpointRegistry, 'source'>): string {
 /**
  * For an unregistered SERVICE URL, the registered endpoint with the same path (in the normal form
  * of `endpointKey`: the same shard on another host or port), and how its url differs, in words
- * (`on another host or port`, `by another scheme`, `with another query string`); undefined when
+ * (`on another host or port`, `by another scheme`, `with a user name or password …`, `with another query string`); undefined when
  * none has its path. When several have it (endpoints told apart by port alone), the one on the same
  * port (on another host or by another scheme), else none: a guess among them would name a random shard.
  */
@@ -155,7 +155,7 @@ function samePath(url: string, registry: EndpointRegistry): { endpoint: Register
   const parts = (u: string) => {
     try {
       const x = new URL(endpointKey(u));
-      return { scheme: x.protocol, host: x.hostname, port: x.port, path: x.pathname.replace(/\/+$/, ''), search: x.search };
+      return { scheme: x.protocol, auth: x.username + x.password, host: x.hostname, port: x.port, path: x.pathname.replace(/\/+$/, ''), search: x.search };
     } catch {
       return undefined;
     }
@@ -170,7 +170,14 @@ function samePath(url: string, registry: EndpointRegistry): { endpoint: Register
   const pick = same.length === 1 ? same[0] : same.find(({ q }) => q.port === p.port);
   if (!pick) return undefined;
   const { endpoint, q } = pick;
-  const differs = q.host !== p.host || q.port !== p.port ? 'on another host or port' : q.scheme !== p.scheme ? 'by another scheme' : 'with another query string';
+  const differs =
+    q.host !== p.host || q.port !== p.port
+      ? 'on another host or port'
+      : q.scheme !== p.scheme
+        ? 'by another scheme'
+        : q.auth !== p.auth
+          ? 'with a user name or password, which no registered endpoint has'
+          : 'with another query string';
   return { endpoint, differs };
 }
 
