@@ -26,7 +26,7 @@ import sparqljs from 'sparqljs';
 import { generateQuery } from '../sparql/generate.js';
 import { invalidRegex } from '../sparql/regex.js';
 import { MAX_QUERY_DEPTH, measureNesting, nestingDepth, nestingWhat } from '../sparql/guard.js';
-import { sparqlTokens } from '../sparql/lexer.js';
+import { lineColumn, sparqlTokens } from '../sparql/lexer.js';
 import { fixIris, namedNodeTerm, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 import { serviceClauses, triplesOutsideServices } from '../sparql/services.js';
 import { endpointKey } from '../common/http-client.js';
@@ -181,12 +181,6 @@ function samePath(url: string, registry: EndpointRegistry): { endpoint: Register
   return { endpoint, differs };
 }
 
-/** Line and column (1-based) of a character offset. */
-function position(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset).split('\n');
-  return { line: before.length, column: before[before.length - 1].length + 1 };
-}
-
 /**
  * The position of a sparqljs (Jison) parse error: Jison's `hash.loc` is the token before the
  * offending one, so the offending token's text is looked for from there on.
@@ -224,7 +218,8 @@ function syntaxMessage(text: string, e: Error & { hash?: { loc?: { first_line: n
 function prefixMessage(text: string, prefix: string, hints: PlanHints): string {
   const re = new RegExp(`(^|[\\s(;,.{}\\[\\]/^|!])${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:`, 'm');
   const m = re.exec(text);
-  const where = m ? ` (first used at line ${position(text, m.index + m[1].length).line}, column ${position(text, m.index + m[1].length).column})` : '';
+  const at = m ? lineColumn(text, m.index + m[1].length) : undefined;
+  const where = at ? ` (first used at line ${at.line}, column ${at.column})` : '';
   const known = hints.prefixes?.[prefix] ?? COMMON_PREFIXES[prefix];
   const name = prefix === '' ? 'the empty prefix ":"' : `the prefix "${prefix}:"`;
   const fix = known ? `declare it at the top of the query: PREFIX ${prefix}: <${known}>` : `declare it at the top of the query (PREFIX ${prefix}: <namespace IRI>) or write full IRIs in <…>`;

@@ -10,7 +10,7 @@
  * in IRIs and strings only) and sparqljs does not.
  */
 
-import { sparqlTokens, type Token } from './lexer.js';
+import { lineColumn, sparqlTokens, type Token } from './lexer.js';
 
 /** A chain of two operators of the same precedence in one expression, as `findArithmeticChain` reports it. */
 export interface ArithmeticChain {
@@ -64,9 +64,8 @@ export function findArithmeticChain(text: string): ArithmeticChain | undefined {
   const found = (a: Arithmetic, kind: 'add' | 'mul', op2: Token): ArithmeticChain => {
     const start = kind === 'add' ? a.chainStart : a.factorStart;
     const op = kind === 'add' ? a.addOp : a.mulOp;
-    // Lines end at CR, LF or CRLF, as the grammar's EOL.
-    const lines = text.slice(0, start).split(/\r\n|\r|\n/);
-    return { first: text.slice(start, op).trim(), op1: text[op], second: text.slice(op + 1, op2.start).trim(), op2: op2.text, line: lines.length, column: lines[lines.length - 1].length + 1 };
+    const { line, column } = lineColumn(text, start);
+    return { first: text.slice(start, op).trim(), op1: text[op], second: text.slice(op + 1, op2.start).trim(), op2: op2.text, line, column };
   };
   for (const t of sparqlTokens(text)) {
     if (t.closes) {

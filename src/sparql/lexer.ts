@@ -295,6 +295,18 @@ export class SparqlLexer {
 }
 
 /**
+ * The 1-based line and column of a character offset in a query text, and the offset its line starts
+ * at. Lines end at CR, LF or CRLF (the grammar's EOL, SPARQL 1.1 section 19.6); columns count UTF-16
+ * code units.
+ */
+export function lineColumn(text: string, offset: number): { line: number; column: number; lineStart: number } {
+  const before = text.slice(0, offset);
+  const breaks = before.match(/\r\n|\r|\n/g);
+  const lineStart = before.length - (/[^\r\n]*$/.exec(before)?.[0].length ?? 0);
+  return { line: (breaks?.length ?? 0) + 1, column: offset - lineStart + 1, lineStart };
+}
+
+/**
  * True when the `+` or `-` that ends at `end` is glued to a number (`-1`, `+.5`): the sign of a
  * numeric literal (INTEGER_NEGATIVE and its kin, grammar [149]–[154]), not an operator of its own.
  * @param end the index after the sign
@@ -330,8 +342,8 @@ export function signChain(text: string): SignChain | undefined {
   while (lexer.next()) {
     const sign = lexer.role === 'sign' && !signOfNumber(text, lexer.end);
     if (sign && previous >= 0) {
-      const before = text.slice(0, lexer.start).split(/\r\n|\r|\n/);
-      return { offset: lexer.start, line: before.length, column: before[before.length - 1].length + 1, signs: text.slice(previous, lexer.end) };
+      const { line, column } = lineColumn(text, lexer.start);
+      return { offset: lexer.start, line, column, signs: text.slice(previous, lexer.end) };
     }
     previous = sign ? lexer.start : -1;
   }

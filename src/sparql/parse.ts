@@ -18,7 +18,7 @@ import type sparqljs from 'sparqljs';
 import { compiledScript } from '../common/thread-script.js';
 import { unescapeIriCodepoints } from './arithmetic-chain.js';
 import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, measureNesting, nestingWhat } from './guard.js';
-import { type SignChain, signChain, sparqlTokens, SparqlLexer, type TokenKind } from './lexer.js';
+import { lineColumn, type SignChain, signChain, sparqlTokens, SparqlLexer, type TokenKind } from './lexer.js';
 import { lastLexedToken, patchSparqljsLexer } from './sparqljs-lexer.js';
 
 // sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
@@ -147,14 +147,6 @@ interface JisonErrorHash {
   expected?: string[];
   loc?: { first_line: number; first_column: number; last_line: number; last_column: number };
   [key: string]: unknown;
-}
-
-/** 1-based line (lines end at CR, LF or CRLF, SPARQL 1.1 §19.6 and the lexer's comments) and column (UTF-16 code units) of an offset. */
-function lineColumn(text: string, offset: number): { line: number; column: number; lineStart: number } {
-  const before = text.slice(0, offset);
-  const breaks = before.match(/\r\n|\r|\n/g);
-  const lineStart = before.length - (/[^\r\n]*$/.exec(before)?.[0].length ?? 0);
-  return { line: (breaks?.length ?? 0) + 1, column: offset - lineStart + 1, lineStart };
 }
 
 /**
