@@ -159,6 +159,28 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
     expect([stopped.status, stopped.stopped]).toEqual([503, 'time-limit; by=request; ms=300']);
   });
 
+  it('refuses SPARQL 1.2 syntax with the same 400 as the oxigraph serve, at 100 and at 2,000 characters', async () => {
+    const cases: [string, string][] = [
+      ['SELECT ?x WHERE { BIND("a"@en--ltr AS ?x) }', 'line 1, column 27: "…"@en--ltr is SPARQL 1.2 syntax (a language tag with a base direction)'],
+      ['SELECT ?x WHERE { BIND(<<( <urn:a> <urn:b> <urn:c> )>> AS ?x) }', 'line 1, column 24: <<( … )>> is SPARQL 1.2 syntax (a triple term)'],
+      ['SELECT * WHERE { ?s ?p ?o LATERAL { SELECT ?x WHERE { BIND(1 AS ?x) } } }', 'line 1, column 27: LATERAL is SPARQL 1.2 syntax (a lateral join)'],
+      ['VERSION "1.2" SELECT * WHERE { ?s ?p ?o }', 'line 1, column 1: VERSION is SPARQL 1.2 syntax (a version declaration)'],
+    ];
+    for (const [query, named] of cases) {
+      const expected = {
+        status: 400,
+        stopped: null,
+        body:
+          `malformed query: Parse error on ${named}, not SPARQL 1.1; ` +
+          "the benchmark's endpoints and federation engines read SPARQL 1.1 queries (fkgqa parses them with sparqljs): write it in SPARQL 1.1\n",
+      };
+      for (const text of [query, `${query} #${'x'.repeat(2000 - query.length)}`]) {
+        expect(await answerOf(virtuoso.endpoint('library-shard1')!.url, text), text.slice(0, 80)).toEqual(expected);
+        expect(await answerOf(oxigraph.endpoint('library-shard1')!.url, text), text.slice(0, 80)).toEqual(expected);
+      }
+    }
+  });
+
   it("sends an answer over 1 MiB as it is read (chunked), equal to oxigraph's; one that must stop after its first bytes is cut off before its end, never complete-looking", async () => {
     // The shard holding the literals with U+FFFE and U+FFFF.
     const holds = await Promise.all(

@@ -12,6 +12,7 @@ import { measureNesting, MAX_SERVED_QUERY_DEPTH } from '../src/sparql/guard.js';
 import { quickInspect } from '../src/sparql/inspect.js';
 import { signChain } from '../src/sparql/lexer.js';
 import { parseSparql } from '../src/sparql/parse.js';
+import { planSourceQuery } from '../src/federation/routing.js';
 import { demoBuild, fkgqaInProcess, tmpDir } from './helpers.js';
 
 const YEAR = 'http://valuenet/ontop/book#year';
@@ -83,6 +84,22 @@ describe('syntax errors: the offending token’s true line and column', () => {
   it('gives the column in the text as written when an IRI before the error holds codepoint escapes', () => {
     const text = 'SELECT * WHERE { ?s <http://e/\\u0070> ?o . ?s ?p ?o %% }';
     expect(parseError(text)?.message.split('\n')[0]).toBe(`Parse error on line 1, column ${text.indexOf('%%') + 1}:`);
+  });
+
+  it('counts a character outside the BMP as one column (code points), in the message, the caret and Jison’s position', () => {
+    const e = parseError('SELECT * WHERE {\n  ?s ?p "😀😀" . FILTER(?o = %) }');
+    expect(e?.message.split('\n').slice(0, 3)).toEqual(['Parse error on line 2, column 28:', '  ?s ?p "😀😀" . FILTER(?o = %) }', '---------------------------^']);
+    expect(e?.loc).toMatchObject({ first_line: 2, first_column: 27 });
+  });
+
+  it('gives the federation’s syntax error (routing.ts) the same line and column: lines end at CR, LF or CRLF, columns count code points', () => {
+    const at = (text: string) => {
+      const plan = planSourceQuery(text, { maxQueryChars: 8000 });
+      return plan.ok ? undefined : plan.message.split(':')[0];
+    };
+    expect(at('SELECT *\rWHERE {\r\n  ?s ?p "😀" . FILTER(?o = %) }')).toBe('SPARQL syntax error at line 3, column 27');
+    expect(at('SELECT *\r\nWHERE {\r.. ?s ?p ?o }')).toBe('SPARQL syntax error at line 3, column 1');
+    expect(at('SELECT * WHERE { ?s ?p "😀" }\r\n}')).toBe('SPARQL syntax error at line 2, column 1');
   });
 
   it('reads the codepoint escapes of an IRI, as SPARQL 1.1 does before its grammar (§19.2)', () => {

@@ -182,31 +182,33 @@ function samePath(url: string, registry: EndpointRegistry): { endpoint: Register
 }
 
 /**
- * The position of a sparqljs (Jison) parse error: Jison's `hash.loc` is the token before the
+ * The position of a sparqljs (Jison) parse error, as every parse error names it (lexer.ts
+ * `lineColumn`: lines end at CR, LF or CRLF, columns count code points). parseSparql gives the
+ * offending token's offset (`hash.offset`); otherwise Jison's `hash.loc` is the token before the
  * offending one, so the offending token's text is looked for from there on.
  * @returns 1-based line and column
  */
-function errorPosition(text: string, loc: { first_line: number; first_column: number }, token: string | undefined, found: string | undefined): { line: number; column: number } {
-  const lines = text.split('\n');
-  if (token === 'EOF') return { line: lines.length, column: lines[lines.length - 1].length + 1 };
-  if (found) {
-    for (let l = loc.first_line - 1; l < lines.length; l++) {
-      const i = lines[l].indexOf(found, l === loc.first_line - 1 ? loc.first_column : 0);
-      if (i >= 0) return { line: l + 1, column: i + 1 };
-    }
-  }
-  return { line: loc.first_line, column: loc.first_column + 1 };
+function errorPosition(text: string, hash: { loc: { first_line: number; first_column: number }; offset?: number; token?: string; text?: string }): { line: number; column: number } {
+  if (typeof hash.offset === 'number') return lineColumn(text, hash.offset);
+  if (hash.token === 'EOF') return lineColumn(text, text.length);
+  // The offset of Jison's line and column (Jison too ends lines at CR, LF or CRLF and counts UTF-16 code units).
+  const ends = /\r\n|\r|\n/g;
+  let lineStart = 0;
+  for (let l = 1; l < hash.loc.first_line && ends.exec(text); l++) lineStart = ends.lastIndex;
+  const from = Math.min(text.length, lineStart + hash.loc.first_column);
+  const i = hash.text ? text.indexOf(hash.text, from) : -1;
+  return lineColumn(text, i >= 0 ? i : from);
 }
 
 /** The parser's message, shortened for an agent: position, what was found, what was expected (first few), and the caret snippet. */
-function syntaxMessage(text: string, e: Error & { hash?: { loc?: { first_line: number; first_column: number }; expected?: string[]; token?: string; text?: string } }): string {
+function syntaxMessage(text: string, e: Error & { hash?: { loc?: { first_line: number; first_column: number }; offset?: number; expected?: string[]; token?: string; text?: string } }): string {
   const lines = e.message.split('\n');
   const h = e.hash;
   if (!h?.loc) return `SPARQL syntax error: ${lines.join(' ')}`;
   const expected = (h.expected ?? []).map((x) => x.replace(/^'|'$/g, ''));
   const shown = expected.slice(0, 8).join(', ') + (expected.length > 8 ? `, … (${expected.length - 8} more)` : '');
   const snippet = lines.slice(1, 3).join('\n');
-  const at = errorPosition(text, h.loc, h.token, h.text);
+  const at = errorPosition(text, { ...h, loc: h.loc });
   return (
     `SPARQL syntax error at line ${at.line}, column ${at.column}: found ${h.token === 'EOF' ? 'the end of the query' : `'${h.text ?? h.token}'`}` +
     (shown ? `, expected one of: ${shown}` : '') +

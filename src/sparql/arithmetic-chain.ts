@@ -1,7 +1,7 @@
 /**
  * Arithmetic chains found in SPARQL text without a parser: what a shard endpoint needs for a query
- * that sparqljs cannot parse but oxigraph can (SPARQL 1.2 syntax such as `"a"@en--ltr`,
- * `<<( … )>>`, annotations, `VERSION`, or `LATERAL`). oxigraph 0.5 groups a chain of `+ -` or
+ * that sparqljs cannot parse but oxigraph can (SPARQL 1.2 syntax is refused before, at any length:
+ * lexer.ts `notSparql11`). oxigraph 0.5 groups a chain of `+ -` or
  * `* /` from the right, SPARQL 1.1 from the left (grammar [116]–[117]); such a query cannot be
  * bracketed by generation (generate.ts), so the endpoint refuses it when it holds a chain and
  * evaluates it as sent when it holds none.
@@ -22,7 +22,7 @@ export interface ArithmeticChain {
   second: string;
   /** The second operator. */
   op2: string;
-  /** 1-based line and column (UTF-16 code units) of the chain's first operand in the text. */
+  /** 1-based line and column (code points, lexer.ts `lineColumn`) of the chain's first operand in the text. */
   line: number;
   column: number;
 }

@@ -177,9 +177,10 @@ export type LeftGrouping =
  *   them: `unescapeIriCodepoints`): the query generated (`generateQuery`, IRIs fixed) with every
  *   chain bracketed from the left; the same text a federation engine's SERVICE clause sends the
  *   shard (routing.ts hands on generated text).
- * - A text sparqljs does not parse (SPARQL 1.2 syntax such as `"a"@en--ltr`, `<<( … )>>`,
- *   `VERSION`; `LATERAL`): refused when `findArithmeticChain` finds a chain in it — the message
- *   names the chain, where it starts, and the bracketed form to write — else as sent.
+ * - A text sparqljs does not parse (the endpoint's checks refuse SPARQL 1.2 syntax before, answer.ts
+ *   `checkTask`; this is for any other text oxigraph reads): refused when `findArithmeticChain`
+ *   finds a chain in it — the message names the chain, where it starts, and the bracketed form to
+ *   write — else as sent.
  * The endpoint checks that oxigraph parses the client's text before it evaluates a rewritten
  * text or refuses (answer.ts): a malformed query is reported as oxigraph reads what was sent.
  * @param text the query text as the client sent it
@@ -204,7 +205,7 @@ function chainRefusal(chain: ArithmeticChain): string {
   const { first, op1, second, op2, line, column } = chain;
   return (
     `the arithmetic chain ${first} ${op1} ${second} ${op2} … (line ${line}, column ${column}) is grouped from the left in SPARQL 1.1, but this endpoint's engine (oxigraph) groups it from the right, ` +
-    `and the endpoint brackets chains for it only in queries sparqljs parses (not in SPARQL 1.2 syntax, such as "a"@en--ltr, <<( … )>> or TRIPLE(…), nor LATERAL): ` +
+    `and the endpoint brackets chains for it only in queries sparqljs parses: ` +
     `bracket the chain, as (${first} ${op1} ${second}) ${op2} …, and send the query again`
   );
 }

@@ -8,7 +8,7 @@
 import type sparqljs from 'sparqljs';
 import { explainParseError, parseSparql, QueryTooComplex, type SparqlParseOptions } from './parse.js';
 import { MAX_OPERATOR_DEPTH } from './guard.js';
-import { signOfNumber, sparqlTokens } from './lexer.js';
+import { NOT_SPARQL11_PUNCT, NOT_SPARQL11_WORDS, signOfNumber, sparqlTokens } from './lexer.js';
 import { ProtocolError, type ResultForm } from './protocol.js';
 
 /** SPARQL features a behaviour profile can refuse (challenge C2 of the FKGQA paper). */
@@ -83,7 +83,8 @@ const NEEDS_PARSE = new Set([
 /**
  * The facts about a plain query read from its keywords alone, without parsing: its words and the
  * words of its prefixed names and blank node labels (lexer.ts, `sparqlTokens`). Answers only when
- * the query has exactly one query-form keyword (no sub-SELECT) and none of NEEDS_PARSE — then it
+ * the query has exactly one query-form keyword (no sub-SELECT), none of NEEDS_PARSE and no
+ * possible SPARQL 1.2 syntax (refused by the full parse at any length) — then it
  * uses no feature, no FROM, no COUNT and is no update, and its form is that keyword's — and only
  * for texts of at most 2 × MAX_OPERATOR_DEPTH characters (longer ones may be too complex; with a
  * lower `maxOperatorDepth`, 2 × it) without a chain of signs (`!!?x`: a sign is the one operator
@@ -108,6 +109,8 @@ export function quickInspect(text: string, maxOperatorDepth = MAX_OPERATOR_DEPTH
     const isSign = t.role === 'sign' && !signOfNumber(text, t.end);
     if (isSign && sign) return undefined;
     sign = isSign;
+    // Possible SPARQL 1.2 syntax: the full parse refuses it (parse.ts, lexer.ts `notSparql11`), at any length.
+    if (t.kind === 'punct' ? NOT_SPARQL11_PUNCT.has(t.text) : t.kind === 'literal' ? /--[a-zA-Z]+$/.test(t.text) : t.kind === 'word' && NOT_SPARQL11_WORDS.has(t.text.toLowerCase())) return undefined;
     if (t.kind !== 'word' && t.kind !== 'pname' && t.kind !== 'bnode') continue;
     // The words of a prefixed name count too (`ask:`, `:count`): unsure means the full parse.
     for (const word of t.text.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []) {

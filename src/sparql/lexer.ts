@@ -296,14 +296,23 @@ export class SparqlLexer {
 
 /**
  * The 1-based line and column of a character offset in a query text, and the offset its line starts
- * at. Lines end at CR, LF or CRLF (the grammar's EOL, SPARQL 1.1 section 19.6); columns count UTF-16
- * code units.
+ * at. Lines end at CR, LF or CRLF (the grammar's EOL, SPARQL 1.1 section 19.6); columns count code
+ * points (a character outside the BMP, `😀`, is one column), as a SPARQL text is a sequence of code
+ * points (SPARQL 1.1 section 19.1).
+ * @param offset UTF-16 code units from the text's start
+ * @returns `lineStart` in UTF-16 code units
  */
 export function lineColumn(text: string, offset: number): { line: number; column: number; lineStart: number } {
   const before = text.slice(0, offset);
   const breaks = before.match(/\r\n|\r|\n/g);
   const lineStart = before.length - (/[^\r\n]*$/.exec(before)?.[0].length ?? 0);
-  return { line: (breaks?.length ?? 0) + 1, column: offset - lineStart + 1, lineStart };
+  let column = 1;
+  for (let i = lineStart; i < before.length; i++) {
+    const c = before.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (!(c >= 0xd800 && c <= 0xdbff && i + 1 < before.length && before.charCodeAt(i + 1) >= 0xdc00 && before.charCodeAt(i + 1) <= 0xdfff)) column++;
+  }
+  return { line: (breaks?.length ?? 0) + 1, column, lineStart };
 }
 
 /**
@@ -322,7 +331,7 @@ export function signOfNumber(text: string, end: number): boolean {
 export interface SignChain {
   /** The offset of the second sign (UTF-16 code units). */
   offset: number;
-  /** 1-based line (lines end at CR, LF or CRLF) and column (UTF-16 code units) of the second sign. */
+  /** 1-based line (lines end at CR, LF or CRLF) and column (code points) of the second sign. */
   line: number;
   column: number;
   /** The two signs, as written (`!!`, `- -`). */
@@ -367,4 +376,73 @@ export function* sparqlTokens(text: string): Generator<Token> {
     if (role) t.role = role;
     yield t;
   }
+}
+
+/** SPARQL syntax that is not SPARQL 1.1 (`notSparql11`): what it is, where. */
+export interface NotSparql11 {
+  /** The construct as the message names it (`LATERAL`, `<<( … )>>`, `"a"@en--ltr`). */
+  construct: string;
+  /** What the construct is (`SPARQL 1.2 syntax (a lateral join)`). */
+  what: string;
+  /** Its offset (UTF-16 code units), 1-based line (lines end at CR, LF or CRLF) and column (code points, `lineColumn`). */
+  offset: number;
+  line: number;
+  column: number;
+}
+
+/** Function names of SPARQL 1.2 (Query §17.4: triple terms, base directions) and oxigraph's ADJUST, lower-cased: a call of one is no SPARQL 1.1. */
+const NOT_SPARQL11_FUNCTIONS: Record<string, string> = {
+  triple: 'SPARQL 1.2 syntax (a function of triple terms)',
+  istriple: 'SPARQL 1.2 syntax (a function of triple terms)',
+  subject: 'SPARQL 1.2 syntax (a function of triple terms)',
+  predicate: 'SPARQL 1.2 syntax (a function of triple terms)',
+  object: 'SPARQL 1.2 syntax (a function of triple terms)',
+  langdir: 'SPARQL 1.2 syntax (a function of base directions)',
+  haslang: 'SPARQL 1.2 syntax (a function of base directions)',
+  haslangdir: 'SPARQL 1.2 syntax (a function of base directions)',
+  strlangdir: 'SPARQL 1.2 syntax (a function of base directions)',
+  adjust: 'a function oxigraph adds (from the SPARQL 1.2 drafts)',
+};
+
+/** The punctuation of SPARQL 1.2 syntax (`notSparql11`; `<<` is also `<` before an IRI: `?a<<urn:x>`). */
+export const NOT_SPARQL11_PUNCT: ReadonlySet<string> = new Set(['<<(', '<<', '{|', '~']);
+/** The words that start SPARQL 1.2 syntax (`notSparql11`), lower-cased: LATERAL, VERSION and the functions' names. */
+export const NOT_SPARQL11_WORDS: ReadonlySet<string> = new Set(['lateral', 'version', ...Object.keys(NOT_SPARQL11_FUNCTIONS)]);
+
+/**
+ * The first piece of SPARQL 1.2 syntax in a text (oxigraph reads it, sparqljs and the SPARQL 1.1
+ * grammar do not): a language tag with a base direction (`"a"@en--ltr`), a triple term
+ * (`<<( … )>>`), a reified triple (`<< … >>`, not the `<` of `?a<<urn:x>`), an annotation
+ * (`{| … |}`), a reifier (`~`), `LATERAL {`, `VERSION "…"`, or a call of a function of
+ * NOT_SPARQL11_FUNCTIONS (`TRIPLE(`). Strings, IRIs, comments and prefixed names (`ex:lateral`)
+ * hold none.
+ * @returns the construct, or undefined when the text holds none
+ */
+export function notSparql11(text: string): NotSparql11 | undefined {
+  const lexer = new SparqlLexer(text);
+  let previous: { word: string; text: string; start: number } | undefined;
+  const found = (construct: string, what: string, offset: number): NotSparql11 => {
+    const { line, column } = lineColumn(text, offset);
+    return { construct, what, offset, line, column };
+  };
+  while (lexer.next()) {
+    const { kind, punct, start } = lexer;
+    if (kind === 'literal') {
+      const literal = lexer.tokenText();
+      const tag = literal.slice(Math.max(literal.lastIndexOf('"'), literal.lastIndexOf("'")) + 1);
+      if (tag.includes('--')) return found(`"…"${tag}`, 'SPARQL 1.2 syntax (a language tag with a base direction)', start + literal.length - tag.length);
+    }
+    if (punct === '<<(') return found('<<( … )>>', 'SPARQL 1.2 syntax (a triple term)', start);
+    if (punct === '<<' && !(lexer.context === 'expr' && !lexer.expect)) return found('<< … >>', 'SPARQL 1.2 syntax (a reified triple)', start);
+    if (punct === '{|') return found('{| … |}', 'SPARQL 1.2 syntax (an annotation)', start);
+    if (punct === '~') return found('~', 'SPARQL 1.2 syntax (a reifier)', start);
+    if (previous) {
+      if (punct === '{' && previous.word === 'lateral') return found('LATERAL', 'SPARQL 1.2 syntax (a lateral join)', previous.start);
+      if (kind === 'literal' && previous.word === 'version') return found('VERSION', 'SPARQL 1.2 syntax (a version declaration)', previous.start);
+      const fn = NOT_SPARQL11_FUNCTIONS[previous.word];
+      if (punct === '(' && fn !== undefined) return found(`${previous.text}(…)`, fn, previous.start);
+    }
+    previous = kind === 'word' ? { word: lexer.tokenText().toLowerCase(), text: lexer.tokenText(), start } : undefined;
+  }
+  return undefined;
 }

@@ -18,7 +18,7 @@ import type sparqljs from 'sparqljs';
 import { compiledScript } from '../common/thread-script.js';
 import { unescapeIriCodepoints } from './arithmetic-chain.js';
 import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, measureNesting, nestingWhat } from './guard.js';
-import { lineColumn, type SignChain, signChain, sparqlTokens, SparqlLexer, type TokenKind } from './lexer.js';
+import { lineColumn, type NotSparql11, notSparql11, type SignChain, signChain, sparqlTokens, SparqlLexer, type TokenKind } from './lexer.js';
 import { lastLexedToken, patchSparqljsLexer } from './sparqljs-lexer.js';
 
 // sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
@@ -154,23 +154,24 @@ interface JisonErrorHash {
  * the token before it when the token starts a line, and shows the text with its line ends removed.
  * The message keeps sparqljs's form (`Parse error on line L, column C:`, the line, a caret under the
  * token, `Expecting …`); `hash.loc` is the token's span (Jison's convention: 1-based lines, 0-based
- * columns).
+ * columns, in code points: lexer.ts `lineColumn`) and `hash.offset` its offset in the text (UTF-16 code units).
  * @param start the token's offset in the text
  */
 function locatedParseError(text: string, message: string, hash: JisonErrorHash, start: number): { message: string; hash: JisonErrorHash } {
   const { line, column, lineStart } = lineColumn(text, start);
   const lineEnd = text.slice(lineStart).search(/[\r\n]/);
   const lineText = text.slice(lineStart, lineEnd < 0 ? text.length : lineStart + lineEnd);
-  // At most 60 characters of the line before the token and 20 after it, as sparqljs shows.
+  // At most 60 characters of the line before the token and 20 after it, as sparqljs shows (the line as code points: a surrogate pair is never split).
+  const points = [...lineText];
   const from = Math.max(0, column - 1 - 60);
-  const shown = `${from > 0 ? '...' : ''}${lineText.slice(from, column - 1 + 20)}${column - 1 + 20 < lineText.length ? '...' : ''}`;
+  const shown = `${from > 0 ? '...' : ''}${points.slice(from, column - 1 + 20).join('')}${column - 1 + 20 < points.length ? '...' : ''}`;
   const caret = `${'-'.repeat((from > 0 ? 3 : 0) + column - 1 - from)}^`;
   const rest = message.split('\n').slice(3).join('\n');
   const end = start + (hash.token === 'EOF' ? 0 : Math.max(1, (hash.text ?? '').length));
   const last = lineColumn(text, end);
   return {
     message: `Parse error on line ${line}, column ${column}:\n${shown}\n${caret}${rest ? `\n${rest}` : ''}`,
-    hash: { ...hash, loc: { first_line: line, first_column: column - 1, last_line: last.line, last_column: last.column - 1 } },
+    hash: { ...hash, offset: start, loc: { first_line: line, first_column: column - 1, last_line: last.line, last_column: last.column - 1 } },
   };
 }
 
@@ -297,6 +298,9 @@ export function parseSparql(text: string, options: SparqlParseOptions = {}): spa
   if (reply.kind === 'too-complex') {
     throw new QueryTooComplex(reply.depth === undefined ? `${reply.message} (a stack of ${PARSER_THREAD_STACK_MB} MB): the query is too complex for it; split it` : reply.message, reply.depth);
   }
+  // SPARQL 1.2 syntax (oxigraph reads it, sparqljs does not): named as such, wherever sparqljs stopped.
+  const unread = notSparql11(text);
+  if (unread) throw new Error(notSparql11Message(unread));
   let { message, hash } = reply as { message: string; hash?: JisonErrorHash };
   if (reply.offset !== undefined && hash) {
     const offset = parsed === text ? reply.offset : originalOffset(text, reply.offset);
@@ -322,6 +326,17 @@ function originalOffset(text: string, offset: number): number {
     shift += t.text.length - read;
   }
   return offset + shift;
+}
+
+/**
+ * The message refusing a text that holds syntax other than SPARQL 1.1 (lexer.ts `notSparql11`):
+ * where it is, what it is, and that the endpoints and the federation read SPARQL 1.1.
+ */
+export function notSparql11Message(found: NotSparql11): string {
+  return (
+    `Parse error on line ${found.line}, column ${found.column}: ${found.construct} is ${found.what}, not SPARQL 1.1; ` +
+    `the benchmark's endpoints and federation engines read SPARQL 1.1 queries (fkgqa parses them with sparqljs): write it in SPARQL 1.1`
+  );
 }
 
 /** The message refusing a chain of sign operators (lexer.ts `signChain`): where it is, why, and what to write instead. */
