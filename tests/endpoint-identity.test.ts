@@ -111,6 +111,24 @@ describe('endpoint identity: an endpoints file and --endpoint URLs read together
     }
   });
 
+  it('refuses two entries listing one url (in any spelling) under two ids, in one file or two, naming both ids and the url', () => {
+    const twice = path.join(dir, 'one-url-two-ids.json');
+    fs.writeFileSync(
+      twice,
+      JSON.stringify({ endpoints: [entry('library-shard1', 'library', 'shard1', S1), entry('library-shard2', 'library', 'shard2', 'HTTP://localhost:7600/./library%2Dshard1/sparql')] }),
+    );
+    expect(() => openRegistry({ endpointsFiles: [twice] })).toThrow(
+      `two endpoints have one url, HTTP://localhost:7600/./library%2Dshard1/sparql: library-shard1 (endpoints[0] of ${twice}) and library-shard2 (endpoints[1] of ${twice}); one url is one endpoint: list it once, under one id`,
+    );
+    const other = path.join(dir, 'shard3-at-shard1.json');
+    fs.writeFileSync(other, JSON.stringify({ endpoints: [entry('library-shard3', 'library', 'shard3', S1)] }));
+    expect(() => openRegistry({ endpointsFiles: [file, other] })).toThrow(
+      `two endpoints have one url, ${S1}: library-shard1 (endpoints[0] of ${file}) and library-shard3 (endpoints[0] of ${other}); one url is one endpoint: list it once, under one id`,
+    );
+    // One entry in two files (same id, same url): one endpoint.
+    expect(openRegistry({ endpointsFiles: [file, file] }).endpoints.map((e) => e.id)).toEqual(['library-shard1', 'library-shard2']);
+  });
+
   it("refuses a shard entry whose id is not its graph and shard (its answers and faults would be another shard's)", () => {
     const swapped = path.join(dir, 'ids-swapped.json');
     fs.writeFileSync(swapped, JSON.stringify({ endpoints: [entry('library-shard2', 'library', 'shard1', S1), entry('library-shard1', 'library', 'shard2', S2)] }));

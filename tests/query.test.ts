@@ -496,12 +496,13 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     const swapped = edited('swapped-endpoints', { 'library-shard1': url['library-shard2'], 'library-shard2': url['library-shard1'] });
     const at = (id: string, file: string) => `endpoints[${index(id)}] of ${file}`;
     const header = (n: number) =>
-      `fkgqa: error: ${n} endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?)`;
+      `fkgqa: error: ${n} endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped?)`;
     const s = await fkgqa(['query', '--endpoints', swapped, count(url['library-shard2'])]);
     expect([s.code, s.stdout, s.stderr]).toEqual([
       2,
       '',
-      `${header(2)}; nothing was sent: ` +
+      // One endpoint (library-shard1, the one the query reaches) named twice: by its own VoID and by library-shard2's.
+      `${header(1)}; nothing was sent: ` +
         `library-shard1 <${url['library-shard2']}> (${at('library-shard1', swapped)}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard2 (${at('library-shard2', swapped)}); ` +
         `library-shard1 <${url['library-shard2']}> (${at('library-shard1', swapped)}): the VoID of library-shard2 <${url['library-shard1']}> (${at('library-shard2', swapped)}, ${voidOf('library-shard2')}) states its url as its SPARQL endpoint\n`,
     ]);
@@ -510,7 +511,7 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     const swappedOtherwise = edited('swapped-otherwise-endpoints', { 'library-shard1': respelled(url['library-shard2']), 'library-shard2': respelled(url['library-shard1']) });
     const o = await fkgqa(['query', '--endpoints', swappedOtherwise, count(respelled(url['library-shard2']))]);
     expect([o.code, o.stdout]).toEqual([2, '']);
-    expect(o.stderr).toContain(`${header(2)}; nothing was sent: library-shard1 <${respelled(url['library-shard2'])}>`);
+    expect(o.stderr).toContain(`${header(1)}; nothing was sent: library-shard1 <${respelled(url['library-shard2'])}>`);
     // The ids swapped instead: url, VoID and digest of library-shard1 and library-shard2 exchanged, each VoID stating its own url.
     const entries = (JSON.parse(fs.readFileSync(served, 'utf8')) as { endpoints: Record<string, unknown>[] }).endpoints;
     const idsSwapped = JSON.parse(fs.readFileSync(served, 'utf8')) as { endpoints: Record<string, unknown>[] };
@@ -533,13 +534,13 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       `; library-shard2 <${url['library-shard1']}> (${at('library-shard2', swapped)}): its VoID (${voidOf('library-shard2')}) states as its SPARQL endpoint <${url['library-shard2']}>, the url of library-shard1`,
     );
     expect(m.stderr).toMatch(/; the MCP server did not start\n$/);
-    // One url under two ids: library-shard3 listed at library-shard1's url.
+    // One url under two ids: library-shard3 listed at library-shard1's url, refused as the file is read (one url, one endpoint), VoID or not.
     const twice = edited('twice-endpoints', { 'library-shard3': url['library-shard1'] });
     const t = await fkgqa(['query', '--endpoints', twice, count(url['library-shard1'])]);
     expect([t.code, t.stdout, t.stderr]).toEqual([
       2,
       '',
-      `${header(1)}; nothing was sent: library-shard1 <${url['library-shard1']}> (${at('library-shard1', twice)}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard3 (${at('library-shard3', twice)})\n`,
+      `fkgqa: error: two endpoints have one url, ${url['library-shard1']}: library-shard1 (${at('library-shard1', twice)}) and library-shard3 (${at('library-shard3', twice)}); one url is one endpoint: list it once, under one id\n`,
     ]);
     // A reverse proxy in front of serve: the entry's url is the proxy's, its VoID states serve's url, which no entry lists.
     const target = new URL(url['library-shard1']);
@@ -687,7 +688,7 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     expect([r.code, r.stdout, r.stderr]).toEqual([
       2,
       '',
-      `fkgqa: error: 2 endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?); nothing was sent: ` +
+      `fkgqa: error: 2 endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped?); nothing was sent: ` +
         `library-shard1 <${url['library-shard2']}> (${where('library-shard1')}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard3 (${where('library-shard3')}); ` +
         `library-shard2 <${url['library-shard3']}> (${where('library-shard2')}): its VoID (${voidOf('library-shard2')}) states as its SPARQL endpoint <${url['library-shard2']}>, the url of library-shard1 (${where('library-shard1')})\n`,
     ]);

@@ -357,9 +357,11 @@ export function listingWords(l: EndpointListing): string {
  * listed twice with the same URL (`sameEndpoint`: two spellings of one URL are one) and the same
  * VoID claim counts once, under its first spelling (an endpoints file's before a URL given); a URL
  * given or a build's that is an endpoint already registered under another id counts as that
- * endpoint; two URLs, or two VoID claims, with the same name are refused.
+ * endpoint; two URLs, or two VoID claims, with the same name are refused, and so are two entries of
+ * endpoints files that list one URL under two ids (one URL is one endpoint, `endpointKey`).
  * @throws InputError when no source is given, a file is missing or fails a check of
- *   `readEndpointsFile`, two sources give one name to different URLs or different VoIDs, or the registry is empty
+ *   `readEndpointsFile`, two sources give one name to different URLs or different VoIDs, entries
+ *   give one URL two names, or the registry is empty
  */
 export function openRegistry(o: RegistryOptions): EndpointRegistry {
   const parts: EndpointRegistry[] = [];
@@ -384,6 +386,13 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
     for (const e of p.endpoints) {
       // A URL given (or a build's) that spells an endpoint already registered, under another id, is that endpoint.
       if (!e.listing && !byId.has(e.id) && [...byId.values()].some((x) => sameEndpoint(x.url, e.url))) continue;
+      // Two entries of endpoints files, one URL under two ids: which of them a query's SERVICE URL names is undecidable.
+      const sameUrl = e.listing ? [...byId.values()].find((x) => x.id !== e.id && x.listing && sameEndpoint(x.url, e.url)) : undefined;
+      if (sameUrl) {
+        throw new InputError(
+          `two endpoints have one url, ${e.url}: ${sameUrl.id} (${listingWords(sameUrl.listing!)}) and ${e.id} (${listingWords(e.listing!)}); ` + 'one url is one endpoint: list it once, under one id',
+        );
+      }
       const seen = byId.get(e.id);
       if (seen && !sameEndpoint(seen.url, e.url)) throw new InputError(`two endpoints are named ${e.id}: ${seen.url} and ${e.url} (sources: ${parts.map((x) => x.source).join(', ')})`);
       // The same endpoint in two endpoints files: both VoID claims must be one, or the one not checked could pass.
@@ -500,16 +509,18 @@ export function placementRefusal(moved: PlacementMismatch[], nothingSent = false
     return s;
   };
   const parts: string[] = [];
+  // Endpoints, not mismatches: one endpoint can be named twice (by its own VoID and by another's).
+  const count = (ms: PlacementMismatch[]) => new Set(ms.map((m) => m.id)).size;
   if (claimed.length > 0)
     parts.push(
-      `${claimed.length} endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped, or one url listed under two ids?)${once()}: ${each(claimed)}`,
+      `${count(claimed)} endpoint(s) are listed under the url of another registered endpoint: the VoID of one states the other's url as its SPARQL endpoint (are the urls of two entries swapped?)${once()}: ${each(claimed)}`,
     );
   if (contradicted.length > 0)
     parts.push(
-      `${contradicted.length} endpoint(s) are not what their endpoints file lists: their VoID or the endpoint answering at their url names another shard, endpoint or host than their entry (are the urls, ids or hosts of entries swapped or mistyped?)${once()}: ${each(contradicted)}`,
+      `${count(contradicted)} endpoint(s) are not what their endpoints file lists: their VoID or the endpoint answering at their url names another shard, endpoint or host than their entry (are the urls, ids or hosts of entries swapped or mistyped?)${once()}: ${each(contradicted)}`,
     );
   if (other.length > 0)
-    parts.push(`${other.length} endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?)${once()}: ${each(other)}`);
+    parts.push(`${count(other)} endpoint(s) do not serve the VoID their endpoints file lists, or it cannot be checked (is the file stale, or the serve another build?)${once()}: ${each(other)}`);
   return parts.join('; ');
 }
 
