@@ -172,6 +172,21 @@ describe('the serve endpoint and fkgqa query: the same verdict at any length', (
     expect(await post(`ASK { ?b <${YEAR}> ?y }`)).toEqual([200, expect.stringContaining('"boolean":true')]);
   });
 
+  it('names the IRI of an escape that stands for no IRI character, below and above 512 characters; a private-use character in the query part is answered', async () => {
+    const cases: [string, string][] = [
+      ['SELECT * WHERE { ?s <urn:\\U0010FFFF> ?o }', 'the IRI <urn:\\U0010FFFF> holds the escape \\U0010FFFF, which is a noncharacter, no IRI character (RFC 3987)'],
+      ['SELECT * WHERE {\n  ?s <urn:a\\u0020b> ?o }', 'the IRI <urn:a\\u0020b> holds the escape \\u0020, which is a character an IRI reference cannot hold (IRIREF, SPARQL 1.1 grammar [139])'],
+      ['SELECT * WHERE { ?s <urn:\\U00110000> ?o }', 'the IRI <urn:\\U00110000> holds the escape \\U00110000, which names no character (code points end at U+10FFFF)'],
+      ['SELECT * WHERE { ?s <urn:\\uE000> ?o }', 'the IRI <urn:\\uE000> holds the escape \\uE000, which is a private-use character, which an IRI holds only in its query part (RFC 3987 iprivate)'],
+    ];
+    for (const [query, named] of cases) {
+      const at = query.includes('\n') ? 'line 2, column 6' : 'line 1, column 21';
+      for (const padding of ['', `\n#${'x'.repeat(600)}`]) expect(await post(`${query}${padding}`)).toEqual([400, `malformed query: Parse error on ${at}: ${named}`]);
+    }
+    for (const padding of ['', `\n#${'x'.repeat(600)}`])
+      expect(await post(`ASK { FILTER(<http://e/p?q=\\U0010FFFD> != <urn:a\\u00E9>) }${padding}`)).toEqual([200, expect.stringContaining('"boolean":true')]);
+  });
+
   it('names line 3 of a multi-line query for an error there, below and above 512 characters', async () => {
     for (const padding of ['', `\n#${'x'.repeat(600)}`]) {
       const [status, body] = await post(`SELECT *\nWHERE {\n.. ?s ?p ?o }${padding}`);

@@ -125,3 +125,53 @@ export function unescapeIriCodepoints(text: string): string {
   }
   return out + text.slice(done);
 }
+
+/** A codepoint escape of an IRI that stands for no character the IRI may hold (`iriEscapeProblem`). */
+export interface IriEscapeProblem {
+  /** The IRI as written, with its `<` `>` (`<urn:\U0010FFFF>`). */
+  iri: string;
+  /** The escape as written (`\U0010FFFF`). */
+  escape: string;
+  /** Why the character is refused, as a relative clause (`is a noncharacter, …`). */
+  why: string;
+  /** The IRI's offset (UTF-16 code units), 1-based line and column (code points, lexer.ts `lineColumn`). */
+  offset: number;
+  line: number;
+  column: number;
+}
+
+/** Why a code point cannot stand in an IRI as an escape, or undefined; `inQuery`: the escape is in the IRI's query part (after `?`, before `#`). */
+function escapedCharProblem(cp: number, inQuery: boolean): string | undefined {
+  if (cp > 0x10ffff) return 'names no character (code points end at U+10FFFF)';
+  if (cp >= 0xd800 && cp <= 0xdfff) return 'is a surrogate code point, no character';
+  if (!IRI_CHAR.test(String.fromCodePoint(cp))) return 'is a character an IRI reference cannot hold (IRIREF, SPARQL 1.1 grammar [139])';
+  if (cp < 0xa0 && cp >= 0x80) return 'is a control character, no IRI character (RFC 3987)';
+  if ((cp & 0xfffe) === 0xfffe || (cp >= 0xfdd0 && cp <= 0xfdef)) return 'is a noncharacter, no IRI character (RFC 3987)';
+  if (cp >= 0xe0000 && cp <= 0xe0fff) return 'is a tag or variation selector, no IRI character (RFC 3987 ucschar)';
+  const privateUse = (cp >= 0xe000 && cp <= 0xf8ff) || cp >= 0xf0000;
+  if (privateUse && !inQuery) return 'is a private-use character, which an IRI holds only in its query part (RFC 3987 iprivate)';
+  return undefined;
+}
+
+/**
+ * The first codepoint escape of an IRI (`<urn:\U0010FFFF>`) that stands for no character the IRI
+ * may hold: beyond U+10FFFF, a surrogate, a character IRIREF excludes (a space, `>`), a control
+ * character or a noncharacter, or a private-use character outside the query part (RFC 3987, as
+ * oxigraph checks the IRI it reads). Escapes in strings are not IRIs' and are left alone.
+ * @returns the IRI, the escape and why, or undefined
+ */
+export function iriEscapeProblem(text: string): IriEscapeProblem | undefined {
+  if (!/\\[uU]/.test(text)) return undefined;
+  for (const t of sparqlTokens(text)) {
+    if (t.kind !== 'iri' || !t.text.includes('\\')) continue;
+    for (const m of t.text.matchAll(/\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})/g)) {
+      const before = t.text.slice(0, m.index);
+      const query = before.lastIndexOf('?');
+      const why = escapedCharProblem(parseInt(m[1] ?? m[2], 16), query >= 0 && !before.slice(query).includes('#'));
+      if (why === undefined) continue;
+      const { line, column } = lineColumn(text, t.start);
+      return { iri: t.text, escape: m[0], why, offset: t.start, line, column };
+    }
+  }
+  return undefined;
+}

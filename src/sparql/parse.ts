@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type sparqljs from 'sparqljs';
 import { compiledScript } from '../common/thread-script.js';
-import { unescapeIriCodepoints } from './arithmetic-chain.js';
+import { iriEscapeProblem, unescapeIriCodepoints } from './arithmetic-chain.js';
 import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, measureNesting, nestingWhat } from './guard.js';
 import { lineColumn, type NotSparql11, notSparql11, type SignChain, signChain, sparqlTokens, SparqlLexer, type TokenKind } from './lexer.js';
 import { lastLexedToken, patchSparqljsLexer } from './sparqljs-lexer.js';
@@ -290,6 +290,12 @@ export function parseSparql(text: string, options: SparqlParseOptions = {}): spa
   const nesting = measureNesting(text);
   const maxNesting = options.maxQueryDepth ?? MAX_QUERY_DEPTH;
   if (nesting.depth > maxNesting) throw new QueryTooComplex(`${nestingWhat(nesting)} nest ${nesting.depth} levels, more than the limit of ${maxNesting}: flatten the query`);
+  // An IRI escape that stands for no character an IRI may hold: named, at any length (oxigraph refuses the IRI, sparqljs would not name it).
+  const badEscape = iriEscapeProblem(text);
+  if (badEscape) {
+    const { line, column, iri, escape, why } = badEscape;
+    throw new Error(`Parse error on line ${line}, column ${column}: the IRI ${iri} holds the escape ${escape}, which ${why}`);
+  }
   // sparqljs reads no codepoint escape in an IRI (`<urn:\u0061>`), which SPARQL 1.1 reads before its grammar (§19.2) and oxigraph reads too.
   const parsed = unescapeIriCodepoints(text);
   let reply = parsed.length <= PARSE_HERE_MAX_CHARS ? parseHere(parsed, options) : undefined;
