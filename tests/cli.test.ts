@@ -179,6 +179,15 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     expect(k.code).toBe(2);
     expect(k.stderr).toContain('--kg nowhere: no such graph');
   });
+
+  it('names an unknown option before a missing required one; a missing required option is still named', async () => {
+    const bogus = await fkgqa('eval', '--bogus');
+    expect([bogus.code, bogus.stderr.split('\n')[0]]).toEqual([2, "fkgqa: error: unknown option '--bogus'"]);
+    const merge = await fkgqa('merge', '--nothing-here', 'a.jsonl');
+    expect(merge.stderr.split('\n')[0]).toBe("fkgqa: error: unknown option '--nothing-here'");
+    const out = await fkgqa('merge', 'a.jsonl');
+    expect([out.code, out.stderr.split('\n')[0]]).toEqual([2, "fkgqa: error: required option '--out <file>' not specified"]);
+  });
 });
 
 describe('cli / an unknown --kg lists the graphs there are, on every command that takes it', () => {

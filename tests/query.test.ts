@@ -752,5 +752,24 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     expect(listed.stderr).not.toContain('endpoints file');
     const noQuery = await fkgqa(['query', '--shards', build]);
     expect([noQuery.code, noQuery.stderr]).toEqual([2, "fkgqa: error: no query: give it as an argument ('SELECT … WHERE { SERVICE <url> { … } }') or with --file q.rq (--file - reads stdin)\n"]);
+    // The query after a variadic option, whatever it looks like: the last value that is not what the option takes.
+    const served = path.join(path.resolve(build) + '.state', 'endpoints.json');
+    for (const [option, value] of [
+      ['--endpoints', served],
+      ['--endpoint', url['library-shard1']],
+    ]) {
+      const eaten = await fkgqa(['query', option, value, 'x']);
+      expect([eaten.code, eaten.stderr.split('\n')[0]]).toEqual([
+        2,
+        expect.stringMatching(/^fkgqa: error: the query is refused \(syntax\); nothing was sent: SPARQL syntax error at line 1, column 1: found 'x'/),
+      ]);
+    }
+    const twoFiles = await fkgqa(['query', '--endpoints', served, served]);
+    expect([twoFiles.code, twoFiles.stderr]).toEqual([
+      2,
+      `fkgqa: error: no query: the last value of --endpoints, ${served}, is read as an endpoints file (it exists); give the query before the options, or after -- (fkgqa query --endpoints ${served} -- 'SELECT …'), or with --file\n`,
+    ]);
+    const ended = await fkgqa(['query', '--endpoints', served, '--', `ASK { SERVICE <${url['library-shard1']}> { ?s ?p ?o } }`]);
+    expect([ended.code, ended.stdout]).toEqual([0, expect.stringContaining('true')]);
   }, 60_000);
 });

@@ -681,6 +681,27 @@ const COMMANDS: ((cli: Command) => Command)[] = [
 ];
 
 /** Builds the `fkgqa` command line (a thin layer over the library API, src/index.ts). */
+/** The options made mandatory by `requiredAfterUnknown`, still mandatory (docs.ts lists them as required). */
+export const REQUIRED_OPTIONS = new WeakSet<Option>();
+
+/**
+ * Checks a command's mandatory options after its unknown options and arguments, not before as
+ * commander 14 does: `fkgqa eval --bogus` names the unknown option `--bogus`, not a missing `--out`.
+ * The message is commander's (`error: required option '--out <file>' not specified`).
+ */
+function requiredAfterUnknown(c: Command): void {
+  const required = c.options.filter((o) => o.mandatory);
+  for (const o of required) {
+    REQUIRED_OPTIONS.add(o);
+    o.makeOptionMandatory(false);
+  }
+  if (required.length === 0) return;
+  c.hook('preAction', (cmd) => {
+    const missing = required.find((o) => cmd.getOptionValue(o.attributeName()) === undefined);
+    if (missing) cmd.error(`error: required option '${missing.flags}' not specified`, { code: 'commander.missingMandatoryOptionValue' });
+  });
+}
+
 export function program(): Command {
   const cli = new Command('fkgqa')
     .description('Build and serve the federated knowledge-graph question-answering benchmark (FKGQA).')
@@ -695,6 +716,7 @@ export function program(): Command {
     // -q on every command; merge and query say themselves what it leaves out.
     if (!c.options.some((o) => o.long === '--quiet')) c.option('-q, --quiet', 'no progress on stderr');
     if (EXIT_CODES[c.name()]) c.addHelpText('after', `\nExit codes: ${EXIT_CODES[c.name()]}`);
+    requiredAfterUnknown(c);
     c.action(lazy(c.name()));
   }
   cli.addHelpText(

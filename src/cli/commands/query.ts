@@ -13,12 +13,28 @@ const requests = (r: Record<string, number>) => {
   return `${n} HTTP request${n === 1 ? '' : 's'}`;
 };
 
+/** The variadic options of `fkgqa query`: what a value of each is, and whether a text is one (else it is the query the option took). */
+const VARIADIC: Record<string, { as: string; takes: (v: string) => boolean }> = {
+  endpoints: { as: 'an endpoints file (it exists)', takes: (v) => fs.existsSync(v) },
+  endpoint: { as: 'an endpoint URL', takes: (v) => /^https?:\/\/\S+$/i.test(v) },
+  sources: { as: 'a source (all, a graph name, an endpoint id or URL)', takes: (v) => /^[\w.:/%@~+-]+$/.test(v) },
+};
+
 export async function run(text: string | undefined, o: Record<string, any>): Promise<void> {
   const format = outputFormat(o, 'table') as QueryFormat;
-  // `--endpoints a.json 'SELECT …'`: a variadic option takes the query too; a query is never a file name or URL.
-  for (const k of ['endpoints', 'endpoint', 'sources']) {
-    const xs = o[k] as string[] | undefined;
-    if (text === undefined && xs && xs.length > 1 && /[\s{]/.test(xs[xs.length - 1])) text = xs.pop();
+  // `--endpoints a.json 'SELECT …'`: a variadic option takes the query too. Without a query argument or --file, the
+  // last of its values is the query when it is not what the option takes (an existing file, an http(s) URL, a source's name).
+  if (text === undefined && !o.file) {
+    const given = Object.entries(VARIADIC).filter(([k]) => ((o[k] as string[] | undefined)?.length ?? 0) > 1);
+    const eater = given.find(([k, what]) => !what.takes((o[k] as string[]).at(-1)!));
+    if (eater) text = (o[eater[0]] as string[]).pop();
+    else if (given.length > 0) {
+      const [k, what] = given[0];
+      const xs = o[k] as string[];
+      throw new InputError(
+        `no query: the last value of --${k}, ${xs.at(-1)}, is read as ${what.as}; give the query before the options, or after -- (fkgqa query --${k} ${xs.slice(0, -1).join(' ')} -- 'SELECT …'), or with --file`,
+      );
+    }
   }
   if (text !== undefined && o.file) throw new InputError('give the query as an argument or with --file, not both');
   if (text === undefined && !o.file) throw new InputError("no query: give it as an argument ('SELECT … WHERE { SERVICE <url> { … } }') or with --file q.rq (--file - reads stdin)");
