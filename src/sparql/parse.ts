@@ -283,7 +283,8 @@ export function namedNodeTerm(iri: string): sparqljs.IriTerm {
  * @returns the AST
  * @throws QueryTooComplex when its brackets nest deeper than `maxQueryDepth` (MAX_QUERY_DEPTH,
  *   guard.ts), its operators deeper than `maxOperatorDepth` (MAX_OPERATOR_DEPTH), or the parser overflows even the parser thread's stack; sparqljs's Error (with its `hash`, the
- *   position) when the text does not parse
+ *   position) when the text does not parse; an Error naming the IRI for an IRI escape that stands for no IRI character
+ *   (`iriEscapeProblem`, arithmetic-chain.ts), and naming the construct for SPARQL 1.2 syntax (`notSparql11`, lexer.ts)
  */
 export function parseSparql(text: string, options: SparqlParseOptions = {}): sparqljs.SparqlQuery | sparqljs.Update {
   // Thousands of nested groups keep sparqljs busy for minutes: refused on the text, before parsing.
