@@ -172,12 +172,6 @@ export class VirtuosoStore implements EndpointStore {
     return v ? { restarts: v.restarts, faults: this.failures.get(endpoint) ?? 0 } : undefined;
   }
 
-  /** Settles when the instance of the endpoint has no probe or restart under way (`check`). */
-  async settled(endpoint: string): Promise<void> {
-    const v = this.instanceOf.get(endpoint);
-    for (let c = v && this.checks.get(v); c; c = this.checks.get(v!)) await c.done;
-  }
-
   /**
    * Probes the instance (`answers` within PROBE_MS) after one of its queries was stopped at a time
    * limit or failed; one that does not answer is restarted on its database files (`restart`), then
