@@ -117,11 +117,18 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
   let build: string;
   let virtuoso: ShardServer;
   let oxigraph: ShardServer;
+  /** Settled with the progress line of an instance restarted, once one is. */
+  let restarted: Promise<string>;
 
   beforeAll(async () => {
     build = await oddBuild(tmpDir('fkgqa-virtuoso-'));
+    let onRestart: (line: string) => void;
+    restarted = new Promise((resolve) => (onRestart = resolve));
+    const progress = (line: string) => {
+      if (/Virtuoso on \S+ restarted \(pid \d+\)/.test(line)) onRestart(line);
+    };
     [virtuoso, oxigraph] = await Promise.all([
-      serve({ shards: build, store: 'virtuoso', storeHosts: ['127.0.0.2', '127.0.0.3'], timeoutMs: 10_000 }),
+      serve({ shards: build, store: 'virtuoso', storeHosts: ['127.0.0.2', '127.0.0.3'], timeoutMs: 10_000, progress }),
       serve({ shards: build, writeFiles: false, timeoutMs: 10_000 }),
     ]);
   });
@@ -220,7 +227,7 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
     expect(await (await fetch(`${url}?query=${encodeURIComponent('ASK { ?s ?p ?o }')}`, { headers: { accept: JSON_RESULTS } })).json()).toEqual({ head: {}, boolean: true });
   });
 
-  it('counts a query its instance failed on (an instance killed) as the store failing, apart from refused queries; none before', async () => {
+  it('counts a query its instance failed on (an instance killed) as the store failing, apart from refused queries; none before; restarts the instance', async () => {
     const folders = fs.readdirSync(path.join(`${build}.state`, 'virtuoso')).filter((f) => f.startsWith('127.0.0.2-'));
     expect(folders).toHaveLength(1);
     const pid = Number(fs.readFileSync(path.join(`${build}.state`, 'virtuoso', folders[0], 'fkgqa-virtuoso.pid'), 'utf8'));
@@ -244,16 +251,20 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
     expect(await r.text()).toMatch(/^query evaluation failed: Virtuoso on 127\.0\.0\.2:\d+: /);
     const after = virtuoso.log.counts()[ep.id];
     expect([after.errors - before.errors, after.failed, after.data! - (before.data ?? 0)]).toEqual([1, 1, 1]);
-    expect(virtuoso.restartsOf(ep.id)).toEqual({ restarts: 0, faults: 1 });
     const line = countsSummary(virtuoso.log.counts(), [ep.id])[1];
     expect(line).toContain("1 the store failed: its engine's or instance's error, not the query's (500)");
+    // The probe after the failure finds the instance gone: it is started again on its database files, on the same port, and answers with the shard's triples.
+    expect(await restarted).toMatch(/^fkgqa serve: Virtuoso on 127\.0\.0\.2:\d+ restarted/);
+    expect(virtuoso.restartsOf(ep.id)).toEqual({ restarts: 1, faults: 1 });
+    const again = await fetch(ep.url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'text/csv' }, body: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }' });
+    expect([again.status, await again.text()]).toEqual([200, `n\r\n${virtuoso.endpoint(ep.id)!.triples}\r\n`]);
   });
 
   it('stops every instance and removes its files on close', async () => {
     const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as { endpoints: { host: string }[] };
     const hosts = [...new Set(file.endpoints.map((e) => e.host))];
-    // The instance of 127.0.0.2 was killed by the test before.
-    for (const h of hosts.filter((h) => !h.startsWith('127.0.0.2:'))) expect((await fetch(`http://${h}/sparql?query=${encodeURIComponent('ASK {}')}`)).status).toBe(200);
+    // The instance of 127.0.0.2, killed by the test before, was restarted.
+    for (const h of hosts) expect((await fetch(`http://${h}/sparql?query=${encodeURIComponent('ASK {}')}`)).status).toBe(200);
     await virtuoso.close();
     expect(fs.existsSync(path.join(`${build}.state`, 'virtuoso'))).toBe(false);
     for (const h of hosts) await expect(fetch(`http://${h}/sparql?query=${encodeURIComponent('ASK {}')}`)).rejects.toThrow();

@@ -35,6 +35,16 @@ import { xmlResultBatches } from './virtuoso-results.js';
  */
 export const INSTANCE_CONCURRENCY = 12;
 
+/**
+ * Deadline (ms) of the probe (`ASK {}` straight to the instance) sent after one of its queries is
+ * stopped at a time limit or fails: an instance that does not answer it is restarted. An instance
+ * answers it in milliseconds, also while 12 queries (INSTANCE_CONCURRENCY) run on it; one whose HTTP
+ * threads are all held by queries stopped by fkgqa but running on inside Virtuoso (its own limits,
+ * MaxQueryExecutionTime and the `timeout` parameter, do not stop a large cross product) answers
+ * nothing, and would charge every later query with the time limit.
+ */
+export const PROBE_MS = 10_000;
+
 /** One endpoint to load: its id, its N-Triples files, and their triples (for the placement). */
 export interface VirtuosoEndpoint {
   id: string;
@@ -85,6 +95,10 @@ export class VirtuosoStore implements EndpointStore {
   private readonly failures = new Map<string, number>();
   /** Per instance: requests being sent, and those waiting for a turn (INSTANCE_CONCURRENCY). */
   private readonly turns = new Map<VirtuosoInstance, { active: number; waiting: (() => void)[] }>();
+  /** The endpoints loaded, by id: what a restarted instance must hold again. */
+  private readonly loaded = new Map<string, VirtuosoEndpoint>();
+  /** Per instance: its probe or restart under way (`check`); a restart settles with the instance answering again, or failed. */
+  private readonly checks = new Map<VirtuosoInstance, { restarting: boolean; done: Promise<void> }>();
   private closed = false;
 
   private constructor(private readonly options: VirtuosoStoreOptions) {}
@@ -132,6 +146,7 @@ export class VirtuosoStore implements EndpointStore {
           if (n !== e.triples) throw new Error(`Virtuoso on ${v.address} holds ${n} triples of ${e.id}, its shard files ${e.triples}`);
           this.triples.set(e.id, n);
           this.instanceOf.set(e.id, v);
+          this.loaded.set(e.id, e);
           o.progress?.(`  loaded ${e.id} into ${v.address} (${n} triples, ${((performance.now() - t0) / 1000).toFixed(2)} s) [${++loaded}/${endpoints.length}]`);
         }
       }),
@@ -148,9 +163,51 @@ export class VirtuosoStore implements EndpointStore {
     return this.instances;
   }
 
-  /** An instance is never restarted; `faults` counts the queries its instance failed on (not the query's error). */
+  /**
+   * `restarts`: times the endpoint's instance was restarted because it stopped answering (`check`);
+   * `faults`: the queries its instance failed on (not the query's error), those answered while it restarted among them.
+   */
   restartsOf(endpoint: string): { restarts: number; faults: number } | undefined {
-    return this.instanceOf.has(endpoint) ? { restarts: 0, faults: this.failures.get(endpoint) ?? 0 } : undefined;
+    const v = this.instanceOf.get(endpoint);
+    return v ? { restarts: v.restarts, faults: this.failures.get(endpoint) ?? 0 } : undefined;
+  }
+
+  /**
+   * Probes the instance (`answers` within PROBE_MS) after one of its queries was stopped at a time
+   * limit or failed; one that does not answer is restarted on its database files (`restart`), then
+   * every endpoint it holds is counted and, when its triples differ from its shard files', loaded
+   * again from them. One probe or restart per instance at a time; none once the store is closing.
+   */
+  private check(v: VirtuosoInstance): void {
+    if (this.closed || this.checks.has(v)) return;
+    const c = { restarting: false, done: Promise.resolve() };
+    this.checks.set(v, c);
+    const progress = this.options.progress;
+    c.done = (async () => {
+      if (await v.answers(PROBE_MS)) return;
+      if (this.closed) return;
+      c.restarting = true;
+      progress?.(`fkgqa serve: Virtuoso on ${v.address} did not answer a probe within ${PROBE_MS} ms after a query was stopped or failed: restarting it`);
+      const t0 = performance.now();
+      await v.restart();
+      for (const [id, e] of this.loaded) {
+        if (this.instanceOf.get(id) !== v) continue;
+        const graph = endpointGraph(id);
+        if ((await v.triplesIn(graph)) === e.triples) continue;
+        e.sources.forEach(checkSource);
+        const n = await v.load(
+          e.sources.map((s) => path.resolve(s.file)),
+          graph,
+        );
+        if (n !== e.triples) throw new Error(`holds ${n} triples of ${id} after loading it again, its shard files ${e.triples}`);
+        progress?.(`  loaded ${id} into ${v.address} again (${n} triples)`);
+      }
+      progress?.(`fkgqa serve: Virtuoso on ${v.address} restarted (pid ${v.pid}) in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+    })()
+      .catch((e: unknown) => {
+        if (!this.closed) progress?.(`fkgqa serve: Virtuoso on ${v.address} could not be restarted: ${(e as Error).message ?? String(e)}`);
+      })
+      .finally(() => this.checks.delete(v));
   }
 
   running(): string[] {
@@ -166,6 +223,10 @@ export class VirtuosoStore implements EndpointStore {
     const v = this.instanceOf.get(endpoint);
     if (!v || this.closed) return { status: 'error', error: this.closed ? 'the server is stopping' : `no endpoint ${endpoint}`, ms: 0 };
     if (limits.signal?.aborted) return { status: 'cancelled', ms: 0 };
+    if (this.checks.get(v)?.restarting) {
+      this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
+      return { status: 'error', error: `Virtuoso on ${v.address}: restarting (it stopped answering after queries were stopped at their time limits)`, ms: 0 };
+    }
     const checked = checkTask(task, this.options.limits);
     if ('status' in checked) return { status: 'ok', answer: checked, ms: performance.now() - arrived };
     let q: VirtuosoQuery;
@@ -200,6 +261,7 @@ export class VirtuosoStore implements EndpointStore {
     };
     const failed = (e: unknown) => {
       this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
+      this.check(v);
       return `Virtuoso on ${v.address}: ${(e as Error).message ?? String(e)}`;
     };
     let streaming = false;
@@ -210,6 +272,7 @@ export class VirtuosoStore implements EndpointStore {
         streaming = true;
         const chunks = answer.body.chunks;
         const stopped = (e: unknown): StreamStopped => {
+          if (why === 'timeout') this.check(v);
           if (e instanceof StreamStopped) return e;
           if (why === 'timeout') return atLimit();
           if (why === 'cancelled') return new StreamStopped('the client went away', { status: 499, cancelled: true });
@@ -237,7 +300,10 @@ export class VirtuosoStore implements EndpointStore {
       }
       return { status: 'ok', answer, ms: performance.now() - started };
     } catch (e) {
-      if (why === 'timeout') return { status: 'timeout', by: byRequest ? 'request' : 'endpoint', limitMs, ms: performance.now() - started };
+      if (why === 'timeout') {
+        this.check(v);
+        return { status: 'timeout', by: byRequest ? 'request' : 'endpoint', limitMs, ms: performance.now() - started };
+      }
       if (why === 'cancelled') return { status: 'cancelled', ms: performance.now() - started };
       return { status: 'error', error: failed(e), ms: performance.now() - started };
     } finally {

@@ -204,19 +204,48 @@ const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** A running instance. Create with `VirtuosoInstance.start`. */
 export class VirtuosoInstance {
+  private child: ChildProcess;
   private exited: Promise<number | null>;
   private output = '';
   private password = 'dba';
+  private stopping = false;
+  /** Times its process was killed and started again on its database files (`restart`). */
+  restarts = 0;
 
-  private constructor(
-    readonly options: VirtuosoOptions,
-    private readonly child: ChildProcess,
-  ) {
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  private constructor(readonly options: VirtuosoOptions) {
+    this.child = this.spawn();
+    this.exited = this.exitOf(this.child);
     live.add(this);
+  }
+
+  /** Starts the process on the instance's ini (in its folder), recording its process id there. */
+  private spawn(): ChildProcess {
+    const o = this.options;
+    // Under setpriv (util-linux) the kernel kills the instance when serve dies, even by SIGKILL; without it, the next start removes it (removeOrphans).
+    const args = [VIRTUOSO_BIN, '+configfile', path.join(o.dir, 'virtuoso.ini'), '+foreground'];
+    const child = SETPRIV
+      ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', ...args], { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(args[0], args.slice(1), { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (child.pid !== undefined) fs.writeFileSync(path.join(o.dir, PID_FILE), `${child.pid}\n`);
     const keep = (b: Buffer) => (this.output = (this.output + b.toString()).slice(-4000));
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
+    return child;
+  }
+
+  private exitOf(child: ChildProcess): Promise<number | null> {
+    return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Waits until the current process answers on its SPARQL endpoint. @throws Error when it exits or does not answer within `startMs` */
+  private async running(startMs: number): Promise<void> {
+    const child = this.child;
+    const failed = new Promise<never>((_, reject) => {
+      child.once('error', (e) => reject(new Error(`could not start ${VIRTUOSO_BIN} (install virtuoso-opensource-7-bin): ${e.message}`)));
+      void this.exited.then((code) => reject(new Error(`${VIRTUOSO_BIN} on ${this.address} exited (code ${code}) before it answered: ${this.output.slice(-1500)}`)));
+    });
+    failed.catch(() => {});
+    await Promise.race([this.waitReady(startMs), failed]);
   }
 
   /** `host:port` of its HTTP server. */
@@ -240,22 +269,10 @@ export class VirtuosoInstance {
    */
   static async start(o: VirtuosoOptions, startMs = 120_000): Promise<VirtuosoInstance> {
     fs.mkdirSync(o.dir, { recursive: true });
-    const ini = path.join(o.dir, 'virtuoso.ini');
-    fs.writeFileSync(ini, virtuosoIni(o));
-    // Under setpriv (util-linux) the kernel kills the instance when serve dies, even by SIGKILL; without it, the next start removes it (removeOrphans).
-    const args = [VIRTUOSO_BIN, '+configfile', ini, '+foreground'];
-    const child = SETPRIV
-      ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', ...args], { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(args[0], args.slice(1), { cwd: o.dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (child.pid !== undefined) fs.writeFileSync(path.join(o.dir, PID_FILE), `${child.pid}\n`);
-    const v = new VirtuosoInstance(o, child);
-    const failed = new Promise<never>((_, reject) => {
-      child.once('error', (e) => reject(new Error(`could not start ${VIRTUOSO_BIN} (install virtuoso-opensource-7-bin): ${e.message}`)));
-      void v.exited.then((code) => reject(new Error(`${VIRTUOSO_BIN} on ${v.address} exited (code ${code}) before it answered: ${v.output.slice(-1500)}`)));
-    });
-    failed.catch(() => {});
+    fs.writeFileSync(path.join(o.dir, 'virtuoso.ini'), virtuosoIni(o));
+    const v = new VirtuosoInstance(o);
     try {
-      await Promise.race([v.waitReady(startMs), failed]);
+      await v.running(startMs);
       const password = randomBytes(12).toString('hex');
       await v.sql(`set password "dba" "${password}";`);
       v.password = password;
@@ -264,6 +281,40 @@ export class VirtuosoInstance {
       throw e;
     }
     return v;
+  }
+
+  /**
+   * Kills the process (SIGKILL: a process that stopped answering may not stop otherwise) and starts
+   * it again on the same ini, ports and database files, which hold every graph loaded and
+   * checkpointed (`load`) and the DBA password; waits until its SPARQL endpoint answers.
+   * @throws Error with the end of its output when it exits or does not answer within `startMs`, or when the instance is being stopped
+   */
+  async restart(startMs = 120_000): Promise<void> {
+    if (this.stopping) throw new Error(`${VIRTUOSO_BIN} on ${this.address} is being stopped`);
+    this.child.kill('SIGKILL');
+    await this.exited;
+    if (this.stopping) throw new Error(`${VIRTUOSO_BIN} on ${this.address} is being stopped`);
+    // The lock file of the killed process would stop the new one from opening the database.
+    fs.rmSync(path.join(this.options.dir, 'virtuoso.lck'), { force: true });
+    this.output = '';
+    this.child = this.spawn();
+    this.exited = this.exitOf(this.child);
+    this.restarts++;
+    await this.running(startMs);
+  }
+
+  /**
+   * Asks its SPARQL endpoint `ASK {}` within `ms` milliseconds.
+   * @returns true when it answered 200 in time, false otherwise (never rejects)
+   */
+  async answers(ms: number): Promise<boolean> {
+    try {
+      const r = await fetch(`${this.sparqlUrl}?query=${encodeURIComponent('ASK {}')}`, { signal: AbortSignal.timeout(ms) });
+      await r.arrayBuffer();
+      return r.ok;
+    } catch {
+      return false;
+    }
   }
 
   private async waitReady(startMs: number): Promise<void> {
@@ -303,6 +354,11 @@ export class VirtuosoInstance {
   async load(files: string[], graph: string): Promise<number> {
     const loads = files.map((f) => `DB.DBA.TTLP_MT(file_to_string_output(${sqlString(f)}), '', ${sqlString(graph)}, 0);`).join(' ');
     await this.sql(`SPARQL CLEAR GRAPH <${graph}>; ${loads} checkpoint;`);
+    return this.triplesIn(graph);
+  }
+
+  /** The triples in one named graph, counted by its SPARQL endpoint. @throws Error when the endpoint does not answer with a count */
+  async triplesIn(graph: string): Promise<number> {
     const r = await fetch(this.sparqlUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/sparql-results+json' },
@@ -314,6 +370,7 @@ export class VirtuosoInstance {
 
   /** Kills the process at once and removes its folder (synchronous: for the process's exit). */
   kill(): void {
+    this.stopping = true;
     this.child.kill('SIGKILL');
     fs.rmSync(this.options.dir, { recursive: true, force: true });
     live.delete(this);
@@ -321,6 +378,7 @@ export class VirtuosoInstance {
 
   /** Stops the process (SIGTERM, then SIGKILL after 10 s) and removes its folder. Idempotent. */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.kill('SIGTERM');
       const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
