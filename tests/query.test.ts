@@ -189,7 +189,7 @@ describe('query / a federated join from the shell', () => {
   it('sends a lone SERVICE directly, reads --file, answers ASK', async () => {
     const file = path.join(dir, 'count.rq');
     fs.writeFileSync(file, `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url['library-shard2']}> { ?b <http://valuenet/ontop/book#title> ?t } }`);
-    const r = await child(['query', '--shards', build, '--file', file, '--format', 'tsv']);
+    const r = await fkgqa(['query', '--shards', build, '--file', file, '--format', 'tsv']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('?n\n8\n');
     expect(r.stderr).toMatch(/direct to library-shard2; \d+ ms; 1 HTTP request\)/);
