@@ -26,7 +26,7 @@ const entries = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort(
 describe('cli / partition', () => {
   it('builds the demo, prints the summary on stdout and progress on stderr', async () => {
     const out = path.join(tmpDir(), 'shards');
-    const r = child('partition', '--out', out);
+    const r = await fkgqa('partition', '--out', out);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^fkgqa partition: 2 graphs, 16 questions, 14 distinct queries/);
     expect(r.stdout).toContain('1. nothing lost, nothing doubled: 2/2 graphs');
@@ -42,7 +42,7 @@ describe('cli / partition', () => {
     expect((await fkgqa('partition', '--out', out, '--no-void', '-q')).code).toBe(0);
     expect(entries(out)).toEqual(['benchmark.json', 'build.json', 'library', 'observatory']);
     expect(entries(path.join(out, 'library')).some((f) => f.endsWith('.ttl'))).toBe(false);
-    const r = child('describe', '--shards', out, '--endpoint-base', 'http://localhost:7001');
+    const r = await fkgqa('describe', '--shards', out, '--endpoint-base', 'http://localhost:7001');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^fkgqa describe: 2 graphs, 8 shards, \d+ linksets; 16 VoID files/);
     expect(r.stderr).toContain('[1/2] library: 4 shards described');
@@ -83,7 +83,7 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     const out = await demoBuild(parent);
     const before = fs.readFileSync(path.join(out, 'build.json'), 'utf8');
     replaceLine(path.join(src, 'kg/library.nt'), 5, '<http://valuenet/ontop/author/author_id=2> <http://valuenet/ontop/author#name> "unterminated .');
-    const r = child('partition', '--source', src, '--out', out, '-q');
+    const r = await fkgqa('partition', '--source', src, '--out', out, '-q');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^fkgqa: error: .*kg\/library\.nt, line 5: /);
     expect(fs.readFileSync(path.join(out, 'build.json'), 'utf8')).toBe(before);
@@ -144,7 +144,7 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     const out = await demoBuild(parent);
     replaceLine(path.join(out, 'observatory/shard2.nt'), 3, '<http://x> <http://y> "broken .');
     const before = fileHashes(parent);
-    const r = child('describe', '--shards', out);
+    const r = await fkgqa('describe', '--shards', out);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^fkgqa: error: .*observatory\/shard2\.nt: shard file differs from the one the build wrote/m);
     // Nothing written, changed or left behind (no staging file, no state folder).
@@ -158,7 +158,7 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
   });
 
   it('rejects bad options and bad question files with a message', async () => {
-    const b = child('partition', '--buckets', '1', '--out', path.join(tmpDir(), 's'));
+    const b = await fkgqa('partition', '--buckets', '1', '--out', path.join(tmpDir(), 's'));
     expect(b.code).not.toBe(0);
     expect(b.stderr).toContain('--buckets must be an integer from 2 to 1024');
     const src = copyDir(DEMO);

@@ -1,6 +1,6 @@
 /**
- * The scripted agents' check (tests/eval.test.ts on a few gold queries, tests/eval.slow.test.ts on
- * every distinct gold query of the demo graph library): the oracle, trivial and single agents run
+ * The scripted agents' check (tests/eval.slow.test.ts, on every distinct gold query of the demo
+ * graph library, or on the gold queries given): the oracle, trivial and single agents run
  * in-process on the served demo build, then `score` reads their runs.
  */
 import fs from 'node:fs';

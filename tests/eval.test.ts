@@ -12,7 +12,6 @@ import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/f
 import { readRuns, score } from '../src/score/score.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
-import { scriptedAgentsCheck } from './eval-scripted.js';
 import { demoBuild, fkgqaChild, tmpDir } from './helpers.js';
 
 /** A fake OpenAI-compatible server: each question has a script of replies, chosen by the turn (assistant messages so far). */
@@ -284,10 +283,8 @@ describe('eval / scripted agents on the demo build', () => {
     expect([mcp.code, mcp.stdout, mcp.stderr]).toEqual([2, '', `fkgqa: error: ${why}; the MCP server did not start\n`]);
   });
 
-  // On every distinct gold query of the graph (a long federation run): tests/eval.slow.test.ts.
-  it('oracle: all correct, every needed shard, no trivial federation; trivial: all correct, all shards (library/q1, library/q2)', async () => {
-    await scriptedAgentsCheck({ build, endpointsFile, out: path.join(dir, 'scripted.jsonl'), queries: ['library/q1', 'library/q2'], timeoutMs: QUERY_LIMIT_MS });
-  }, 600_000);
+  // The scripted agents (oracle: all correct, every needed shard, no trivial federation; trivial: all
+  // correct, all shards) on every distinct gold query of library, q1 and q2 among them: tests/eval.slow.test.ts.
 
   it('spawns fkgqa mcp over stdio: the tools a user would run', { tags: ['slow'], timeout: 300_000 }, async () => {
     const out = path.join(dir, 'stdio.jsonl');

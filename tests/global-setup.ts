@@ -6,7 +6,8 @@
  * what it writes (a serve's endpoints file and lock, stored answers) stays its own.
  * Where the real corpus is present, the same for a build of its graphs car_1, dog_kennels and
  * network_1 (default options) with gold answers (`fkgqa stats`, 60 s per query): the ties and
- * necessarily empty answers of score.test.ts and verify.slow.test.ts (`tiesBuild`), made at the same time.
+ * necessarily empty answers of score.test.ts and verify.slow.test.ts (`tiesBuild`), made while the
+ * first test files run (`tiesBuild` waits until it is there).
  * Every temporary folder of the run's tests is made in one folder (`tmpRoot`), removed when the run
  * ends, so that repeated runs do not fill the system's temporary folder.
  */
@@ -29,25 +30,32 @@ declare module 'vitest' {
   }
 }
 
-export default async function setup(project: TestProject): Promise<() => void> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fkgqa-demo-template-'));
   const build = path.join(dir, 'shards');
   const ties = path.join(dir, 'ties', 'shards');
-  await Promise.all([
-    (async () => {
-      await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
-      await computeStats({ shards: build, timeoutMs: DEMO_GOLD_TIMEOUT_MS });
-    })(),
-    HAS_SPIDER &&
-      (async () => {
-        await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: ties, kgs: TIES_GRAPHS });
-        await computeStats({ shards: ties, timeoutMs: TIES_GOLD_TIMEOUT_MS });
-      })(),
-  ]);
+  // The build of TIES_GRAPHS (seconds of CPU) is made while the first test files run: it is written
+  // to a staging folder and renamed to `ties` once its gold answers are stored; `tiesBuild` waits for it.
+  const tiesMade = HAS_SPIDER
+    ? (async () => {
+        const staging = path.join(dir, 'ties-staging');
+        await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: path.join(staging, 'shards'), kgs: TIES_GRAPHS });
+        await computeStats({ shards: path.join(staging, 'shards'), timeoutMs: TIES_GOLD_TIMEOUT_MS });
+        fs.renameSync(staging, path.dirname(ties));
+      })().catch((e: unknown) => {
+        fs.mkdirSync(path.dirname(ties), { recursive: true });
+        fs.writeFileSync(`${ties}.failed`, e instanceof Error ? (e.stack ?? e.message) : String(e));
+      })
+    : Promise.resolve();
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: build });
+  await computeStats({ shards: build, timeoutMs: DEMO_GOLD_TIMEOUT_MS });
   project.provide('demoBuild', build);
   project.provide('tiesBuild', HAS_SPIDER ? ties : '');
   const tmpRoot = path.join(dir, 'tests');
   fs.mkdirSync(tmpRoot);
   project.provide('tmpRoot', tmpRoot);
-  return () => fs.rmSync(dir, { recursive: true, force: true });
+  return async () => {
+    await tiesMade;
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
 }

@@ -53,7 +53,7 @@ export const TIES_GOLD_TIMEOUT_MS = 60_000;
 
 /**
  * A copy of the build of TIES_GRAPHS of the real corpus (default options) at `<dir>/shards`, made
- * once per run by tests/global-setup.ts; with `gold`, its state folder too (the gold answers and tie
+ * once per run by tests/global-setup.ts (waited for: it is made while the first test files run); with `gold`, its state folder too (the gold answers and tie
  * analysis of `fkgqa stats`, time limit TIES_GOLD_TIMEOUT_MS per query). Only where HAS_SPIDER.
  * Without that setup (another vitest config) the build is made here.
  * @returns the path of the build
@@ -62,6 +62,11 @@ export async function tiesBuild(dir: string, o: { gold?: boolean } = {}): Promis
   const out = path.join(dir, 'shards');
   const template = inject('tiesBuild');
   if (template) {
+    // tests/global-setup.ts makes the template while the first test files run: it appears (renamed into place) once made.
+    while (!fs.existsSync(template)) {
+      if (fs.existsSync(`${template}.failed`)) throw new Error(`the build of ${TIES_GRAPHS.join(', ')} (tests/global-setup.ts) failed: ${fs.readFileSync(`${template}.failed`, 'utf8')}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     fs.cpSync(template, out, { recursive: true });
     if (o.gold) fs.cpSync(`${template}.state`, `${out}.state`, { recursive: true });
     return out;

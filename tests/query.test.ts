@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oxigraph from 'oxigraph';
 import { formatAnswer, runQuery } from '../src/query/query.js';
 import { VOID_MAX_BYTES, VOID_READ_MS } from '../src/federation/registry.js';
-import { DEMO, demoBuild, FAKE_VOID, FAKE_VOID_DIGEST, fakeShardHost, fkgqaChild, fkgqaInProcess, fkgqaSync, ROOT, tmpDir } from './helpers.js';
+import { DEMO, demoBuild, FAKE_VOID, FAKE_VOID_DIGEST, fakeShardHost, fkgqaChild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
 
 /** fkgqa query against a real `fkgqa serve` child on the demo build. */
 const dir = tmpDir('fkgqa-query-');
@@ -189,7 +189,7 @@ describe('query / a federated join from the shell', () => {
   it('sends a lone SERVICE directly, reads --file, answers ASK', async () => {
     const file = path.join(dir, 'count.rq');
     fs.writeFileSync(file, `SELECT (COUNT(*) AS ?n) WHERE { SERVICE <${url['library-shard2']}> { ?b <http://valuenet/ontop/book#title> ?t } }`);
-    const r = await child(['query', '--shards', build, '--file', file, '--format', 'tsv']);
+    const r = await fkgqa(['query', '--shards', build, '--file', file, '--format', 'tsv']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('?n\n8\n');
     expect(r.stderr).toMatch(/direct to library-shard2; \d+ ms; 1 HTTP request\)/);
@@ -261,7 +261,7 @@ describe('query --sources: a query without SERVICE, the federation engine select
 describe('query / refusals and failures: exit 2 with the reason', () => {
   it('refuses a folder given as --file (exit 2 naming it, not an internal error)', async () => {
     const dir = path.dirname(build);
-    const r = fkgqaSync(['query', '--shards', build, '--file', dir]);
+    const r = await fkgqa(['query', '--shards', build, '--file', dir]);
     expect([r.code, r.stderr, r.stdout]).toEqual([2, `fkgqa: error: ${dir}: query file is a directory: give the file itself\n`, '']);
   }, 60_000);
 

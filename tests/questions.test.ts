@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,13 +5,7 @@ import { InputError } from '../src/common/errors.js';
 import { DEFAULT_PARTITION_OPTIONS, partition } from '../src/partition/index.js';
 import { formatQuestionsText, questionViews } from '../src/report/questions.js';
 import { computeStats } from '../src/report/stats.js';
-import { demoBuild, fkgqaInProcess, HAS_SPIDER, ROOT, SPIDER, tmpDir } from './helpers.js';
-
-/** Runs the built CLI as a child process (`npm test` builds dist/ first): what a user runs. */
-function child(...args: string[]) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { demoBuild, fkgqaInProcess, HAS_SPIDER, SPIDER, tmpDir } from './helpers.js';
 
 /** Runs the CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
 const fkgqa = (...args: string[]) => fkgqaInProcess(args);
@@ -90,7 +83,7 @@ describe('questions / demo dataset', async () => {
   });
 
   it('fkgqa questions prints text, or JSON with --json and --format json alike', async () => {
-    const t = child('questions', '--shards', out, '--query', 'library/q2', '-q');
+    const t = await fkgqa('questions', '--shards', out, '--query', 'library/q2', '-q');
     expect(t.code).toBe(0);
     expect(t.stdout).toContain('needed 1 (shard1)');
     const a = await fkgqa('questions', '--shards', out, '--query', 'library/q2', '--json', '-q');

@@ -1,16 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StagedOutput } from '../src/common/output.js';
 import { InputError, partition } from '../src/index.js';
-import { copyDir, DEMO, demoBuild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
-
-/** Runs the built CLI as a child process (`npm test` builds dist/ first): what a user runs. */
-function child(...args: string[]) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { copyDir, DEMO, demoBuild, fkgqaInProcess, tmpDir } from './helpers.js';
 
 /** Runs the built CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
 const fkgqa = (...args: string[]) => fkgqaInProcess(args);
@@ -139,7 +133,7 @@ describe('robustness / later stages and synth', () => {
     const out = await goodBuild();
     const shard = path.join(out, 'library/shard1.nt');
     fs.writeFileSync(shard, fs.readFileSync(shard, 'utf8').split('\n').slice(0, 5).join('\n') + '\n');
-    const r = child('stats', '--shards', out, '-q');
+    const r = await fkgqa('stats', '--shards', out, '-q');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('library/shard1.nt: shard file differs from the one the build wrote');
     fs.writeFileSync(path.join(out, 'library/manifest.json'), '{');
@@ -150,7 +144,7 @@ describe('robustness / later stages and synth', () => {
     const src = copyDir(DEMO);
     fs.writeFileSync(path.join(src, 'kg/library.nt'), '');
     const out = path.join(tmpDir(), 'syn');
-    const e = child('synth', '--source', src, '--kg', 'library', '--triples', '10', '--out', out);
+    const e = await fkgqa('synth', '--source', src, '--kg', 'library', '--triples', '10', '--out', out);
     expect(e.code).toBe(2);
     expect(e.stderr).toContain('graph library has no triples to replicate');
     expect(fs.existsSync(out)).toBe(false);

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import { program } from '../src/cli/program.js';
 import { fakeApi, ok, toolCall } from './fake-chat.js';
-import { demoBuild, fkgqaChild, fkgqaInProcess, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, tmpDir } from './helpers.js';
 
 /** `fkgqa run`: the whole loop on the demo build with the oracle, as a user runs it. */
 const dir = tmpDir('fkgqa-run-');
@@ -36,7 +36,7 @@ describe('run / its options, and what it refuses before starting anything', () =
   }, 300_000);
 
   it('refuses a model without --base-url (exit 2) before starting anything', async () => {
-    const r = await fkgqaChild(['run', '--shards', build, '--state', state, '--out', path.join(dir, 'model'), '--agent', 'llm', '--model', 'qwen3-8b']);
+    const r = await fkgqa(['run', '--shards', build, '--state', state, '--out', path.join(dir, 'model'), '--agent', 'llm', '--model', 'qwen3-8b']);
     expect([r.code, r.stderr]).toEqual([2, 'fkgqa: error: a model needs --base-url (or OPENAI_BASE_URL) and --model (or give --agent oracle|trivial|single)\n']);
     expect(fs.existsSync(path.join(dir, 'model'))).toBe(false);
     const asFile = path.join(dir, 'out-file');

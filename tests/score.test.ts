@@ -22,7 +22,7 @@ import { RunFile } from '../src/eval/run-file.js';
 import { score } from '../src/score/score.js';
 import { runIdentity, type RunConditionSource } from '../src/eval/record.js';
 import { classifyQuery, notJudged } from '../src/score/validity.js';
-import { demoBuild, fkgqaInProcess, fkgqaSync, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, HAS_SPIDER, ROOT, tiesBuild, tmpDir } from './helpers.js';
 import { checkTextLayout } from './text-layout.js';
 
 interface Entry {
@@ -124,7 +124,7 @@ describe('score / reading run records', () => {
     const noQuestion = path.join(dir, 'no-question.jsonl');
     const { question: _q, ...rest } = demo.record('library/q1', { results: count(6) });
     fs.writeFileSync(noQuestion, lines(demo.record('library/q2', { results: demo.gold('library/q2') }), rest));
-    let r = fkgqaSync(['score', noQuestion, '--shards', demo.dir, '-q']);
+    let r = await fkgqaInProcess(['score', noQuestion, '--shards', demo.dir, '-q']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${noQuestion}, line 2: "question" is missing or not an object`);
     const badResults = path.join(dir, 'bad-results.jsonl');
@@ -150,7 +150,7 @@ describe('score / reading run records', () => {
     const read = readRunFiles([f]);
     expect(read.runs.map((l) => l.line)).toEqual([1, 2]);
     expect(read.warnings).toEqual([`${f}, line 3: skipped a torn last line (200 bytes without newline, not JSON: a run being written when its writer stopped)`]);
-    const cli = fkgqaSync(['score', f, '--shards', demo.dir]);
+    const cli = await fkgqaInProcess(['score', f, '--shards', demo.dir]);
     expect(cli.code).toBe(0);
     expect(cli.stderr).toContain('fkgqa score: warning: ');
     expect(cli.stdout).toContain('warning: ');
@@ -706,7 +706,7 @@ describe('score / a run file fkgqa eval is still writing (its runs so far are no
         writer.stdout!.on('data', (c: Buffer) => (String(c).includes('open') ? resolve() : undefined));
         writer.on('exit', (code) => reject(new Error(`the writer exited (${code})`)));
       });
-      const refused = fkgqaSync(['score', f, '--shards', demo.dir, '-q']);
+      const refused = await fkgqaInProcess(['score', f, '--shards', demo.dir, '-q']);
       expect(refused.code).toBe(2);
       expect(refused.stdout).toBe('');
       expect(refused.stderr).toContain(
@@ -715,7 +715,7 @@ describe('score / a run file fkgqa eval is still writing (its runs so far are no
       const partial = await score({ runs: [f], shards: demo.dir, partial: true });
       expect(partial.partial).toEqual([f]);
       expect(partial.runs).toBe(2);
-      const cli = fkgqaSync(['score', f, '--shards', demo.dir, '--partial', '-q']);
+      const cli = await fkgqaInProcess(['score', f, '--shards', demo.dir, '--partial', '-q']);
       expect(cli.code).toBe(0);
       expect(cli.stdout).toContain(`warning: PARTIAL: ${f} was still being written by fkgqa eval (pid ${writer.pid}): 2 runs read so far, not all the runs it will hold`);
       // fkgqa view --shards scores the runs: refused the same way, and its --partial (which the refusal names) exists.

@@ -11,7 +11,7 @@ import { diffAnswers } from '../src/view/diff.js';
 import type { RunDetail } from '../src/view/model.js';
 import { readRunFiles } from '../src/eval/run-reader.js';
 import { viewRuns } from '../src/view/view.js';
-import { fkgqaInProcess, fkgqaSync, tmpDir } from './helpers.js';
+import { fkgqaInProcess, tmpDir } from './helpers.js';
 import { viewFixture } from './view-fixture.js';
 
 /**
@@ -212,7 +212,7 @@ describe('view / run files', () => {
 
   it('fkgqa view writes the page, and exits 2 naming the file when the build has no gold answers', async () => {
     const out = path.join(dir, 'cli.html');
-    const r = fkgqaSync(['view', oracleFile, '--shards', build, '--out', out]);
+    const r = await fkgqaInProcess(['view', oracleFile, '--shards', build, '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('fkgqa view: 8 runs (8 correct, 0 wrong, 0 unscored)');
     expect(fs.readFileSync(out, 'utf8')).toContain('<title>fkgqa view: 8 runs</title>');
