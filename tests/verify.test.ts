@@ -9,7 +9,7 @@ import { parseQuery } from '../src/sparql/parse.js';
 import type { SparqlResults } from '../src/sparql/results.js';
 import { serve } from '../src/serve/server.js';
 import { compareResults } from '../src/answers/compare.js';
-import { admittedBySegments, keyQuery, tieSegments } from '../src/answers/ties.js';
+import { admittedBySegments, keyQuery, singleSolution, tieSegments } from '../src/answers/ties.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
 import { verify } from '../src/index.js';
 import { classifyDisagreement, computeTotals, formatVerifyReport, readableKeys, type FormVerdict, type QueryVerdict } from '../src/verify/report.js';
@@ -88,6 +88,13 @@ describe('verify / ties under ORDER BY', () => {
     const wrong = admittedBySegments(gold, segments, res(['name'], [{ name: lit('ann') }, { name: lit('dan') }]));
     expect(wrong).toEqual({ admitted: false, why: expect.stringMatching(/^row 2 \(\?name="dan"\) is none of the 2 solutions tied/) });
     expect(admittedBySegments(gold, segments, res(['name'], [{ name: lit('cy') }, { name: lit('ann') }])).admitted).toBe(false);
+  });
+  it('a SELECT that aggregates without GROUP BY has one solution; an aggregate of a nested sub-SELECT does not make it so', () => {
+    const sel = (text: string) => parse(text) as sparqljs.SelectQuery;
+    expect(singleSolution(sel('SELECT (COUNT(?x) AS ?n) WHERE { ?x <http://e/age> ?age } ORDER BY ?n LIMIT 1'))).toBe(true);
+    expect(singleSolution(sel('SELECT ?x (COUNT(?age) AS ?n) WHERE { ?x <http://e/age> ?age } GROUP BY ?x ORDER BY ?n'))).toBe(false);
+    const nested = 'SELECT ?x (EXISTS { SELECT (COUNT(?y) AS ?c) WHERE { ?x <http://e/knows> ?y } } AS ?k) WHERE { ?x <http://e/age> ?age } ORDER BY ?age';
+    expect(singleSolution(sel(nested))).toBe(false);
   });
 });
 

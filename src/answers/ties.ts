@@ -10,6 +10,7 @@ import sparqljs from 'sparqljs';
 import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { compareResults, type GroupConcats, rowKey, termKey } from './compare.js';
 import { counted } from '../common/strings.js';
+import { hasAggregate } from '../sparql/inspect.js';
 
 const KEY_VAR = '__fkgqa_order';
 
@@ -100,14 +101,6 @@ function windowOf(ast: sparqljs.SelectQuery, total: number): { offset: number; e
 }
 
 const distinctRows = (rows: Record<string, SparqlTerm>[]) => new Set(rows.map((r) => rowKey(r))).size;
-
-/** Whether an expression holds an aggregate (COUNT, SUM, …). */
-function hasAggregate(node: unknown): boolean {
-  if (!node || typeof node !== 'object') return false;
-  if ((node as { type?: string }).type === 'aggregate') return true;
-  if ('termType' in (node as object)) return false;
-  return Object.values(node as object).some(hasAggregate);
-}
 
 /**
  * Whether a SELECT has exactly one solution whatever the data: it aggregates without GROUP BY (one
