@@ -651,3 +651,27 @@ function streamedBody(res: http.IncomingMessage, codings: string[], maxDecodedBy
     },
   });
 }
+
+/**
+ * POSTs `body` to a service the user named (a SPARQL endpoint to describe, an embeddings API) with
+ * `send`, waiting at most `timeoutMs` for the whole answer.
+ * @param headers request headers (lower-case names)
+ * @returns the answer (`status`, `statusText`, `text`), or `{ unreachable }` in words when no whole
+ *   answer came: `no answer within <timeoutMs> ms`, a network failure as `fetch` words it
+ *   (`fetch failed (connect ECONNREFUSED …)`), or a redirect (never followed for a POST)
+ */
+export async function postWithin(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<{ status: number; statusText: string; text: string } | { unreachable: string }> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const a = await send({ url, method: 'POST', headers, body, signal }, { allowed: () => true });
+    return a.encodingProblem ? { unreachable: a.encodingProblem } : { status: a.status, statusText: a.statusText, text: a.text ?? '' };
+  } catch (e) {
+    const err = e as Error;
+    return { unreachable: signal.aborted ? `no answer within ${timeoutMs} ms` : `${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}` };
+  }
+}
