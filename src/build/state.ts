@@ -19,9 +19,8 @@
  *   mcp/void/<hash>.json      VoID descriptions fetched or computed by get_void_descriptions (7-day cache)
  * ```
  */
-import os from 'node:os';
 import path from 'node:path';
-import { pidAlive, processStartTime } from '../common/output.js';
+import { ownerAlive, type LockOwner } from '../common/output.js';
 
 /** File names inside a state folder, relative to it. */
 export const STATE_FILES = {
@@ -49,40 +48,9 @@ export function stateDir(build: string, override?: string): string {
   return path.join(path.dirname(abs), `${path.basename(abs)}.state`);
 }
 
-/** Who holds a state folder: the serve process. */
-export interface ServeOwner {
-  pid: number;
-  /** Start time of the process in clock ticks since boot (`/proc/<pid>/stat` field 22), or null where unknown. */
-  procStart: number | null;
-  /** ISO 8601 time the serve started. */
-  started: string;
-  /** Host name of the machine it runs on (`os.hostname()`): its pid means something only there. Absent in files of earlier versions. */
-  hostname?: string;
-}
-
-/** The start time of a process in clock ticks since boot (Linux `/proc/<pid>/stat` field 22, see processStartTime), or null. */
-export function processStart(pid: number): number | null {
-  const v = Number(processStartTime(pid));
-  return Number.isFinite(v) ? v : null;
-}
-
-/**
- * True when the process that wrote `owner` is still running (same pid, same start time where
- * known). An owner on another host (its `hostname` is not this machine's) cannot be checked here
- * and counts as running: its endpoints are probed over HTTP instead.
- */
-export function ownerAlive(owner: ServeOwner): boolean {
-  if (owner.hostname !== undefined && owner.hostname !== os.hostname()) return true;
-  if (!pidAlive(owner.pid)) return false;
-  if (owner.procStart === null) return true;
-  const now = processStart(owner.pid);
-  return now === null || now === owner.procStart;
-}
-
-/** The owner record of this process. */
-export function thisOwner(): ServeOwner {
-  return { pid: process.pid, procStart: processStart(process.pid), started: new Date().toISOString(), hostname: os.hostname() };
-}
+/** Who holds a state folder: the serve process, as its lock file names it (common/output.ts). */
+export type ServeOwner = LockOwner;
+export { ownerAlive };
 
 /** One endpoint as `endpoints.json` lists it. */
 export interface EndpointEntry {
