@@ -14,7 +14,7 @@
  *   requests.jsonl            request log of fkgqa serve (capped, rotated to requests.1.jsonl)
  *   gold-answers/<kg>.json    gold answers computed by fkgqa stats on the unsharded graphs
  *   realised-fan-out/<kg>.json realised fan-out computed by fkgqa stats (provenance queries)
- *   serve.lock                the running fkgqa serve (ServeOwner: pid, process start time, host; a reused pid is stale)
+ *   serve.lock                the running fkgqa serve (LockOwner: pid, process start time, host; a reused pid is stale)
  *   mcp/calls.jsonl           call log of fkgqa mcp (one JSON line per tool call, for the harness)
  *   mcp/void/<hash>.json      VoID descriptions fetched or computed by get_void_descriptions (7-day cache)
  * ```
@@ -48,8 +48,7 @@ export function stateDir(build: string, override?: string): string {
   return path.join(path.dirname(abs), `${path.basename(abs)}.state`);
 }
 
-/** Who holds a state folder: the serve process, as its lock file names it (common/output.ts). */
-export type ServeOwner = LockOwner;
+/** Whether the serve an endpoints file names still runs (common/output.ts). */
 export { ownerAlive };
 
 /** One endpoint as `endpoints.json` lists it. */
@@ -81,11 +80,11 @@ export interface EndpointEntry {
 
 /**
  * The contents of `endpoints.json` in the state folder, written by `fkgqa serve` once every
- * endpoint listens and removed when it stops (with ServeOwner fields: pid, procStart, started,
+ * endpoint listens and removed when it stops (with LockOwner fields: pid, procStart, started,
  * hostname). Read only by the endpoint registry (src/federation/registry.ts), which checks its shape,
  * its build and that its serve is alive.
  */
-export interface EndpointsFileContents extends Partial<ServeOwner> {
+export interface EndpointsFileContents extends Partial<LockOwner> {
   tool: { name: string; version: string };
   /** Absolute path of the build directory. */
   shards: string;

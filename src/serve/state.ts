@@ -10,10 +10,10 @@
  * both removed on a clean stop.
  */
 import fs from 'node:fs';
-import { readLockOwner, takeLock, writeFileAtomic } from '../common/output.js';
+import { readLockOwner, takeLock, writeFileAtomic, type LockOwner } from '../common/output.js';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { STATE_FILES, type EndpointEntry, type EndpointsFileContents, type ServeOwner } from '../build/state.js';
+import { STATE_FILES, type EndpointEntry, type EndpointsFileContents } from '../build/state.js';
 import type { EndpointProfile } from './profile.js';
 
 /** One endpoint of this server, as listed in `endpoints.json` (EndpointEntry with serve's profile type). */
@@ -36,7 +36,7 @@ export const SERVE_LOCK = 'serve.lock';
  * @returns the owner record written
  * @throws InputError (exit 2) when a running serve holds the lock, naming its pid and start time
  */
-export function acquireServeLock(dir: string, build: string): ServeOwner {
+export function acquireServeLock(dir: string, build: string): LockOwner {
   fs.mkdirSync(dir, { recursive: true });
   return takeLock(
     path.join(dir, SERVE_LOCK),
