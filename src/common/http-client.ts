@@ -1,7 +1,8 @@
 /**
  * fkgqa's one HTTP client: every request to an endpoint — the bounded client's query to one endpoint
- * and its documents (src/federation/client.ts), the endpoint probe, the oracle's ASK probes, and the
- * Comunica engine's requests (its thread imports this module; it imports only Node's own modules so
+ * and its documents (src/federation/client.ts), the endpoint probe, the oracle's ASK probes, the
+ * queries of `fkgqa describe --sparql` and of the KGVoyager tools (src/describe/client.ts), the
+ * embeddings service (`postWithin`), and the Comunica engine's requests (its thread imports this module; it imports only Node's own modules so
  * that a worker thread can load it) — is sent by `send` (the answer read whole, up to a byte limit)
  * or by the `fetch` that `fetchVia` makes (the answer as a stream, for libraries that take a
  * `fetch`). Both send on node:http(s) with keep-alive agents, under the same rules:
