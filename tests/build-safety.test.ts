@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { processStartTime, StagedOutput, writeFileAtomic } from '../src/common/output.js';
+import { processStart, StagedOutput, writeFileAtomic } from '../src/common/output.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
@@ -19,24 +20,29 @@ describe('build safety / locks', () => {
   it('a lock naming a live process whose start time differs (a reused pid) is stale', async () => {
     const parent = tmpDir();
     const lock = path.join(parent, '.shards.fkgqa-lock');
-    const start = processStartTime(process.ppid);
-    expect(start).toMatch(/^\d+$/);
+    const start = processStart(process.ppid);
+    expect(start).toBeGreaterThan(0);
     // The right start time: the holder is alive, the build refused.
-    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, start }));
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, procStart: start, started: 'x' }));
     const busy = await fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')]);
     expect(busy.code).toBe(2);
     expect(busy.stderr).toContain(`another fkgqa process (pid ${process.ppid}) is writing to this output directory`);
     // Same pid, another start time: the process that wrote the lock is gone, the pid was reused.
-    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, start: String(Number(start) + 1) }));
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, procStart: start! + 1, started: 'x' }));
     expect((await fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')])).code).toBe(0);
     expect(fs.readdirSync(parent)).toEqual(['shards']);
   });
 
-  it('writes its pid and start time into the lock', async () => {
+  it('writes its pid, start time, the time and its host into the lock', async () => {
     const parent = tmpDir();
     const staged = new StagedOutput(path.join(parent, 'out'));
     try {
-      expect(JSON.parse(fs.readFileSync(path.join(parent, '.out.fkgqa-lock'), 'utf8'))).toEqual({ pid: process.pid, start: processStartTime(process.pid) });
+      expect(JSON.parse(fs.readFileSync(path.join(parent, '.out.fkgqa-lock'), 'utf8'))).toEqual({
+        pid: process.pid,
+        procStart: processStart(process.pid),
+        started: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        hostname: os.hostname(),
+      });
     } finally {
       staged.discard();
     }
@@ -50,7 +56,7 @@ describe('build safety / locks', () => {
     const sleeper = spawn('sleep', ['30']);
     try {
       fs.mkdirSync(out);
-      fs.writeFileSync(path.join(parent, '.shards.fkgqa-lock'), JSON.stringify({ pid: sleeper.pid, start: processStartTime(sleeper.pid!) }));
+      fs.writeFileSync(path.join(parent, '.shards.fkgqa-lock'), JSON.stringify({ pid: sleeper.pid, procStart: processStart(sleeper.pid!), started: 'x' }));
       fs.writeFileSync(path.join(parent, '.shards.fkgqa-journal'), JSON.stringify({ staged: '.shards.fkgqa-tmp-1-a', aside: '.shards.fkgqa-old-1' }));
       expect(() => openBuild(out)).toThrow(`a build by pid ${sleeper.pid} is being moved into place; try again`);
     } finally {

@@ -212,6 +212,26 @@ describe('describe / remote SPARQL endpoint (SPARQL 1.1 Protocol over HTTP)', ()
     expect(remote.reduce((n, d) => n + d.linksets.length, 0)).toBeGreaterThan(0);
   });
 
+  it('a remote endpoint that redirects the query or refuses the connection is named, nothing followed or retried elsewhere', async () => {
+    let posts = 0;
+    const server = http.createServer((req, res) => {
+      posts++;
+      req.resume();
+      res.writeHead(307, { location: 'http://127.0.0.1:1/elsewhere' }).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/sparql`;
+    try {
+      await expect(new HttpSparqlClient(url).select('SELECT * { ?s ?p ?o }')).rejects.toThrow(
+        `the SPARQL endpoint cannot be reached: ${url} answered HTTP 307 with a redirect to http://127.0.0.1:1/elsewhere: not followed`,
+      );
+      expect(posts).toBe(1);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+    await expect(new HttpSparqlClient(url).select('ASK {}')).rejects.toThrow(/the SPARQL endpoint cannot be reached: fetch failed \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
+  });
+
   it('writes the same files from the endpoint as from the shard files (fkgqa describe --sparql)', async () => {
     const local = path.join(tmpDir(), 'shards');
     fs.cpSync(out, local, { recursive: true });

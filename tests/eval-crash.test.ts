@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { processStartTime } from '../src/common/output.js';
+import { processStart } from '../src/common/output.js';
 import { InputError } from '../src/common/errors.js';
 import { RUN_FORMAT, runIdentity } from '../src/eval/record.js';
 import { RunFile } from '../src/eval/run-file.js';
@@ -120,9 +120,9 @@ describe('eval / the run file (unit)', () => {
     // A live process (the test's parent) holds the lock: refused. A dead one's lock is taken over.
     const g = path.join(dir, 'locked.jsonl');
     const lock = path.join(dir, '.locked.jsonl.fkgqa-lock');
-    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, start: processStartTime(process.ppid) }));
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, procStart: processStart(process.ppid), started: 'x' }));
     expect(() => RunFile.open(g)).toThrow(`${g}: another fkgqa process (pid ${process.ppid}) is writing to this run file`);
-    fs.writeFileSync(lock, JSON.stringify({ pid: 4_194_000, start: '1' }));
+    fs.writeFileSync(lock, JSON.stringify({ pid: 4_194_000, procStart: 1, started: 'x' }));
     const rf = RunFile.open(g);
     expect(JSON.parse(fs.readFileSync(lock, 'utf8')).pid).toBe(process.pid);
     rf.close();

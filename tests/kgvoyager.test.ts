@@ -11,10 +11,11 @@ import { createMcpServer } from '../src/mcp/server.js';
 import { cosine, LocalModelEmbedder, NgramEmbedder, OpenAiEmbedder } from '../src/mcp/kgvoyager/embedder.js';
 import { registerKgVoyagerToolsOn } from '../src/mcp/kgvoyager/register.js';
 import { adaptiveFilter, HybridIndex, rrf } from '../src/mcp/kgvoyager/retrieval.js';
-import { httpSelect } from '../src/mcp/kgvoyager/sparql.js';
+import { httpSelect, termText } from '../src/mcp/kgvoyager/sparql.js';
 import { contentWords, iriText, localPart, sStem } from '../src/mcp/kgvoyager/text.js';
 import { KgVoyager } from '../src/mcp/kgvoyager/tools.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
+import { termCode } from '../src/view/model.js';
 import { demoBuild, ROOT, tmpDir } from './helpers.js';
 
 const O = 'http://valuenet/ontop/';
@@ -32,6 +33,17 @@ describe('kgvoyager: text of IRIs', () => {
   });
   it('keeps the content words of a question', () => {
     expect(contentWords('How many singers do we have from France in 2014?')).toEqual(['singers', 'france']);
+  });
+  it('writes a term of a result row for the model as the view page does, with xsd: datatypes and long literals cut', () => {
+    const XSD = 'http://www.w3.org/2001/XMLSchema#';
+    const five = { type: 'literal' as const, value: '5', datatype: `${XSD}integer` };
+    expect(termText(five)).toBe('"5"^^xsd:integer');
+    expect(termCode(five)).toBe(`"5"^^<${XSD}integer>`);
+    const odd = { type: 'literal' as const, value: 'x', datatype: 'http://e/dt' };
+    expect([termText(odd), termCode(odd)]).toEqual(['"x"^^<http://e/dt>', '"x"^^<http://e/dt>']);
+    expect(termText({ type: 'literal', value: 'a "b"\nc', 'xml:lang': 'en' })).toBe('"a \\"b\\"\\nc"@en');
+    expect(termText({ type: 'literal', value: 'abcdef', datatype: `${XSD}string` }, 3)).toBe('"abc…"');
+    expect([termText({ type: 'uri', value: 'http://e/a' }), termText({ type: 'bnode', value: 'b0' }), termText(undefined), termCode(undefined)]).toEqual(['<http://e/a>', '_:b0', '(unbound)', '']);
   });
 });
 

@@ -137,7 +137,7 @@ describe('score / reading run records', () => {
     // A row that is no RDF term, and an end reason that does not exist, are named too.
     (rec.final as { results: unknown }).results = { head: { vars: ['n'] }, results: { bindings: [{ n: 6 }] } };
     fs.writeFileSync(badResults, lines(rec));
-    expect(() => readRunFiles([badResults])).toThrow(/line 1: "final.results".results.bindings\[0\].n is not an RDF term/);
+    expect(() => readRunFiles([badResults])).toThrow('line 1: "final.results": row 1 of "results.bindings" binds ?n to no RDF term (6)');
     fs.writeFileSync(badResults, lines(demo.record('library/q1', { results: count(6), endReason: 'gave_up' })));
     expect(() => readRunFiles([badResults])).toThrow(/line 1: "endReason" "gave_up" is none of submitted, cancelled/);
   });

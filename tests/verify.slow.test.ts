@@ -240,7 +240,7 @@ describe.skipIf(!HAS_SPIDER)(
       check(r, 'trivial');
     }, 400_000);
 
-    it('gold stored by fkgqa stats with its tie analysis, mcp gold check (not equivalentUnderTies, which knows only a top-level ORDER BY): both trivial federations are equivalent, by a sub-SELECT choice', async () => {
+    it('gold stored by fkgqa stats with its tie analysis, mcp gold check (sub-SELECT ties, beyond the top-level ORDER BY): both trivial federations are equivalent, by a sub-SELECT choice', async () => {
       const shards = await tiesBuild(tmpDir('fkgqa-mcpgold-subties-'), { gold: true });
       const r = await checkGoldThroughMcp({ shards, kgs: ['car_1', 'dog_kennels'], queries: ids, timeoutMs: 60_000 });
       expect(r.verdicts.map((v) => [v.id, v.status, v.reason?.includes(SUB) ? 'sub-SELECT' : v.reason])).toEqual([

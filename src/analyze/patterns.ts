@@ -1,5 +1,6 @@
 import type * as RDF from '@rdfjs/types';
 import type sparqljs from 'sparqljs';
+import { compactTerm, jsonTerm } from '../sparql/results.js';
 
 /** A term of a triple pattern, as sparqljs gives it: an IRI, a variable, a literal or a blank node. */
 export type PatternTerm = RDF.NamedNode | RDF.Variable | RDF.Literal | RDF.BlankNode;
@@ -15,7 +16,7 @@ export interface TriplePattern {
   object: PatternTerm;
 }
 
-/** A compact, unambiguous text form of a pattern term (`<iri>`, `?var`, `_:b`, or N-Triples literal). */
+/** A compact, unambiguous text form of a pattern term (`<iri>`, `?var`, `_:b`, or a literal as `compactTerm` writes it). */
 export function termKey(t: PatternTerm | RDF.Term): string {
   switch (t.termType) {
     case 'NamedNode':
@@ -24,12 +25,8 @@ export function termKey(t: PatternTerm | RDF.Term): string {
       return `?${t.value}`;
     case 'BlankNode':
       return `_:${t.value}`;
-    case 'Literal': {
-      const lit = t as RDF.Literal;
-      const v = JSON.stringify(lit.value);
-      if (lit.language) return `${v}@${lit.language}`;
-      return lit.datatype && lit.datatype.value !== 'http://www.w3.org/2001/XMLSchema#string' ? `${v}^^<${lit.datatype.value}>` : v;
-    }
+    case 'Literal':
+      return compactTerm(jsonTerm(t as RDF.Literal));
     default:
       return `${t.termType}:${(t as RDF.Term).value}`;
   }

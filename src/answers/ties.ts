@@ -10,6 +10,7 @@ import sparqljs from 'sparqljs';
 import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { compareResults, type GroupConcats, rowKey, termKey } from './compare.js';
 import { counted } from '../common/strings.js';
+import { hasAggregate } from '../sparql/inspect.js';
 
 const KEY_VAR = '__fkgqa_order';
 
@@ -46,65 +47,6 @@ export function keyQuery(ast: sparqljs.SparqlQuery): string | undefined {
   if (wildcard && extra.length > 0) return undefined;
   const q = { ...ast, variables: [...ast.variables, ...extra], limit: undefined, offset: undefined, prefixes: {} } as unknown as sparqljs.SparqlQuery;
   return new sparqljs.Generator({ allPrefixes: false }).stringify(q);
-}
-
-/**
- * Decides whether an answer is one that some ordering of tied solutions gives.
- * @param ast the parsed query (for its LIMIT, OFFSET and ORDER BY)
- * @param keyed the key query's answer on the unsharded graph (all solutions, sorted, keys projected)
- * @param answer the federated answer
- * @param gold the gold answer (the query on the unsharded graph): an equivalent answer has exactly
- *   its number of rows (a lost row is never "equivalent", even when the key query lost it too)
- * @returns `{equivalent: true, ties}` with the number of tied solutions involved, or
- *   `{equivalent: false, why}`
- */
-export function equivalentUnderTies(
-  ast: sparqljs.SparqlQuery,
-  keyed: SparqlResults,
-  answer: SparqlResults,
-  gold?: SparqlResults,
-): { equivalent: true; ties: number } | { equivalent: false; why: string } {
-  if (ast.type !== 'query' || ast.queryType !== 'SELECT' || !ast.order?.length) return { equivalent: false, why: 'the query is no ordered SELECT' };
-  const keyVars = keyVariables(ast);
-  const projected = (answer.head.vars ?? []).filter((v) => !v.startsWith(KEY_VAR));
-  const project = (row: Record<string, SparqlTerm>) => rowKey(Object.fromEntries(projected.filter((v) => row[v]).map((v) => [v, row[v]])));
-  const all = (keyed.results?.bindings ?? []).map((row) => ({ row: project(row), key: keyVars.map((v) => (row[v] ? termKey(row[v]) : '')).join(' | ') }));
-  // Runs of equal keys, in order.
-  const runs: { key: string; rows: string[] }[] = [];
-  for (const r of all) {
-    if (runs.length > 0 && runs[runs.length - 1].key === r.key) runs[runs.length - 1].rows.push(r.row);
-    else runs.push({ key: r.key, rows: [r.row] });
-  }
-  const offset = ast.offset ?? 0;
-  const end = ast.limit === undefined ? all.length : Math.min(all.length, offset + ast.limit);
-  const got = (answer.results?.bindings ?? []).map(project);
-  if (gold) {
-    const goldRows = gold.results?.bindings.length ?? 0;
-    if (got.length !== goldRows) return { equivalent: false, why: `${counted(got.length, 'row')} where gold has ${goldRows}` };
-  }
-  if (got.length !== Math.max(0, end - offset)) return { equivalent: false, why: `${counted(got.length, 'row')} where the query selects ${Math.max(0, end - offset)}` };
-  // Walk the runs overlapping the window [offset, end): from each, the answer must take exactly as
-  // many rows as the window does, in run order, any of the run's rows.
-  let pos = 0;
-  let at = 0;
-  let ties = 0;
-  for (const run of runs) {
-    const from = Math.max(pos, offset);
-    const to = Math.min(pos + run.rows.length, end);
-    pos += run.rows.length;
-    if (to <= from) continue;
-    const take = to - from;
-    const pool = new Map<string, number>();
-    for (const r of run.rows) pool.set(r, (pool.get(r) ?? 0) + 1);
-    for (const r of got.slice(at, at + take)) {
-      const n = pool.get(r) ?? 0;
-      if (n === 0) return { equivalent: false, why: `row ${r} is not among the solutions ranked ${from + 1}–${to} (ORDER BY key ${run.key})` };
-      pool.set(r, n - 1);
-    }
-    if (run.rows.length > 1 && (take < run.rows.length || got.slice(at, at + take).some((r, i) => r !== all[from + i].row))) ties += run.rows.length;
-    at += take;
-  }
-  return { equivalent: true, ties };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,14 +101,6 @@ function windowOf(ast: sparqljs.SelectQuery, total: number): { offset: number; e
 }
 
 const distinctRows = (rows: Record<string, SparqlTerm>[]) => new Set(rows.map((r) => rowKey(r))).size;
-
-/** Whether an expression holds an aggregate (COUNT, SUM, …). */
-function hasAggregate(node: unknown): boolean {
-  if (!node || typeof node !== 'object') return false;
-  if ((node as { type?: string }).type === 'aggregate') return true;
-  if ('termType' in (node as object)) return false;
-  return Object.values(node as object).some(hasAggregate);
-}
 
 /**
  * Whether a SELECT has exactly one solution whatever the data: it aggregates without GROUP BY (one

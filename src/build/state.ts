@@ -14,14 +14,13 @@
  *   requests.jsonl            request log of fkgqa serve (capped, rotated to requests.1.jsonl)
  *   gold-answers/<kg>.json    gold answers computed by fkgqa stats on the unsharded graphs
  *   realised-fan-out/<kg>.json realised fan-out computed by fkgqa stats (provenance queries)
- *   serve.lock                the running fkgqa serve (ServeOwner: pid, process start time, host; a reused pid is stale)
+ *   serve.lock                the running fkgqa serve (LockOwner: pid, process start time, host; a reused pid is stale)
  *   mcp/calls.jsonl           call log of fkgqa mcp (one JSON line per tool call, for the harness)
  *   mcp/void/<hash>.json      VoID descriptions fetched or computed by get_void_descriptions (7-day cache)
  * ```
  */
-import os from 'node:os';
 import path from 'node:path';
-import { pidAlive, processStartTime } from '../common/output.js';
+import { ownerAlive, type LockOwner } from '../common/output.js';
 
 /** File names inside a state folder, relative to it. */
 export const STATE_FILES = {
@@ -49,40 +48,8 @@ export function stateDir(build: string, override?: string): string {
   return path.join(path.dirname(abs), `${path.basename(abs)}.state`);
 }
 
-/** Who holds a state folder: the serve process. */
-export interface ServeOwner {
-  pid: number;
-  /** Start time of the process in clock ticks since boot (`/proc/<pid>/stat` field 22), or null where unknown. */
-  procStart: number | null;
-  /** ISO 8601 time the serve started. */
-  started: string;
-  /** Host name of the machine it runs on (`os.hostname()`): its pid means something only there. Absent in files of earlier versions. */
-  hostname?: string;
-}
-
-/** The start time of a process in clock ticks since boot (Linux `/proc/<pid>/stat` field 22, see processStartTime), or null. */
-export function processStart(pid: number): number | null {
-  const v = Number(processStartTime(pid));
-  return Number.isFinite(v) ? v : null;
-}
-
-/**
- * True when the process that wrote `owner` is still running (same pid, same start time where
- * known). An owner on another host (its `hostname` is not this machine's) cannot be checked here
- * and counts as running: its endpoints are probed over HTTP instead.
- */
-export function ownerAlive(owner: ServeOwner): boolean {
-  if (owner.hostname !== undefined && owner.hostname !== os.hostname()) return true;
-  if (!pidAlive(owner.pid)) return false;
-  if (owner.procStart === null) return true;
-  const now = processStart(owner.pid);
-  return now === null || now === owner.procStart;
-}
-
-/** The owner record of this process. */
-export function thisOwner(): ServeOwner {
-  return { pid: process.pid, procStart: processStart(process.pid), started: new Date().toISOString(), hostname: os.hostname() };
-}
+/** Whether the serve an endpoints file names still runs (common/output.ts). */
+export { ownerAlive };
 
 /** One endpoint as `endpoints.json` lists it. */
 export interface EndpointEntry {
@@ -113,11 +80,11 @@ export interface EndpointEntry {
 
 /**
  * The contents of `endpoints.json` in the state folder, written by `fkgqa serve` once every
- * endpoint listens and removed when it stops (with ServeOwner fields: pid, procStart, started,
+ * endpoint listens and removed when it stops (with LockOwner fields: pid, procStart, started,
  * hostname). Read only by the endpoint registry (src/federation/registry.ts), which checks its shape,
  * its build and that its serve is alive.
  */
-export interface EndpointsFileContents extends Partial<ServeOwner> {
+export interface EndpointsFileContents extends Partial<LockOwner> {
   tool: { name: string; version: string };
   /** Absolute path of the build directory. */
   shards: string;

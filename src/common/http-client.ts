@@ -1,7 +1,8 @@
 /**
  * fkgqa's one HTTP client: every request to an endpoint — the bounded client's query to one endpoint
- * and its documents (src/federation/client.ts), the endpoint probe, the oracle's ASK probes, and the
- * Comunica engine's requests (its thread imports this module; it imports only Node's own modules so
+ * and its documents (src/federation/client.ts), the endpoint probe, the oracle's ASK probes, the
+ * queries of `fkgqa describe --sparql` and of the KGVoyager tools (src/describe/client.ts), the
+ * embeddings service (`postWithin`), and the Comunica engine's requests (its thread imports this module; it imports only Node's own modules so
  * that a worker thread can load it) — is sent by `send` (the answer read whole, up to a byte limit)
  * or by the `fetch` that `fetchVia` makes (the answer as a stream, for libraries that take a
  * `fetch`). Both send on node:http(s) with keep-alive agents, under the same rules:
@@ -650,4 +651,28 @@ function streamedBody(res: http.IncomingMessage, codings: string[], maxDecodedBy
       return reader.cancel(reason).catch(() => undefined);
     },
   });
+}
+
+/**
+ * POSTs `body` to a service the user named (a SPARQL endpoint to describe, an embeddings API) with
+ * `send`, waiting at most `timeoutMs` for the whole answer.
+ * @param headers request headers (lower-case names)
+ * @returns the answer (`status`, `statusText`, `text`), or `{ unreachable }` in words when no whole
+ *   answer came: `no answer within <timeoutMs> ms`, a network failure as `fetch` words it
+ *   (`fetch failed (connect ECONNREFUSED …)`), or a redirect (never followed for a POST)
+ */
+export async function postWithin(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<{ status: number; statusText: string; text: string } | { unreachable: string }> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const a = await send({ url, method: 'POST', headers, body, signal }, { allowed: () => true });
+    return a.encodingProblem ? { unreachable: a.encodingProblem } : { status: a.status, statusText: a.statusText, text: a.text ?? '' };
+  } catch (e) {
+    const err = e as Error;
+    return { unreachable: signal.aborted ? `no answer within ${timeoutMs} ms` : `${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}` };
+  }
 }

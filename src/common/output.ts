@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { InputError } from './errors.js';
 
@@ -73,48 +74,75 @@ export function processStartTime(pid: number): string | undefined {
   }
 }
 
-/** What a lock file holds: the pid of the writing process and its start time (see processStartTime). */
-interface LockContent {
+/**
+ * The process that holds a lock file, as the file says (and, with these fields, a running serve's
+ * `endpoints.json`, src/build/state.ts): its pid means something only on its host, and its start
+ * time tells it from a later process that got the same pid.
+ */
+export interface LockOwner {
   pid: number;
-  start?: string;
+  /** Start time of the process in clock ticks since boot (`/proc/<pid>/stat` field 22), or null where unknown. */
+  procStart: number | null;
+  /** ISO 8601 time the lock was taken. */
+  started: string;
+  /** Host name of the machine it runs on (`os.hostname()`). Absent in files of earlier versions. */
+  hostname?: string;
 }
 
-function readLock(file: string): LockContent | undefined {
+/** The start time of a process in clock ticks since boot (see processStartTime), or null. */
+export function processStart(pid: number): number | null {
+  const v = Number(processStartTime(pid));
+  return Number.isFinite(v) ? v : null;
+}
+
+/** This process as the owner of a lock it takes now. */
+export function thisOwner(): LockOwner {
+  return { pid: process.pid, procStart: processStart(process.pid), started: new Date().toISOString(), hostname: os.hostname() };
+}
+
+/**
+ * True when the process an owner names still runs (same pid, same start time where known). An
+ * owner on another host (its `hostname` is not this machine's) cannot be checked here and counts as
+ * running.
+ */
+export function ownerAlive(owner: LockOwner): boolean {
+  if (owner.hostname !== undefined && owner.hostname !== os.hostname()) return true;
+  if (!pidAlive(owner.pid)) return false;
+  if (owner.procStart === null) return true;
+  const now = processStart(owner.pid);
+  return now === null || now === owner.procStart;
+}
+
+/**
+ * The owner a lock file (or `endpoints.json`) names: its JSON object (`LockOwner`), or a bare pid
+ * (locks of fkgqa before 0.1, without start times).
+ * @returns undefined when there is no such file or it names no process
+ */
+export function readLockOwner(file: string): LockOwner | undefined {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8').trim();
   } catch {
     return undefined;
   }
-  if (/^\d+$/.test(text)) return { pid: Number(text) }; // written by fkgqa before 0.1 kept start times
+  if (/^\d+$/.test(text)) return { pid: Number(text), procStart: null, started: '?' };
   try {
-    const j = JSON.parse(text) as LockContent;
-    return Number.isInteger(j.pid) && j.pid > 0 ? { pid: j.pid, start: typeof j.start === 'string' ? j.start : undefined } : undefined;
+    const o = JSON.parse(text) as Partial<LockOwner>;
+    if (!Number.isInteger(o.pid) || o.pid! <= 0) return undefined;
+    return { pid: o.pid!, procStart: typeof o.procStart === 'number' ? o.procStart : null, started: String(o.started ?? '?'), ...(typeof o.hostname === 'string' ? { hostname: o.hostname } : {}) };
   } catch {
     return undefined;
   }
 }
 
 /**
- * The process named by a lock file, and whether it still runs (`lockHolderAlive`): a live holder is
+ * The process named by a lock file, and whether it still runs (`ownerAlive`): a live holder is
  * writing what the lock protects; a dead one was killed before it released the lock.
  * @returns undefined when there is no lock file (or it names no process)
  */
 export function lockHolderOf(lock: string): { pid: number; alive: boolean } | undefined {
-  const holder = readLock(lock);
-  return holder ? { pid: holder.pid, alive: lockHolderAlive(holder) } : undefined;
-}
-
-/**
- * Whether the process a lock names still runs: its pid is alive and, when the lock records a start
- * time and /proc gives one, the start times agree (a pid reused by another process is not the
- * writer, so the lock is stale).
- */
-export function lockHolderAlive(lock: LockContent): boolean {
-  if (!pidAlive(lock.pid)) return false;
-  if (lock.start === undefined) return true;
-  const now = processStartTime(lock.pid);
-  return now === undefined || now === lock.start;
+  const holder = readLockOwner(lock);
+  return holder ? { pid: holder.pid, alive: ownerAlive(holder) } : undefined;
 }
 
 /**
@@ -222,15 +250,15 @@ export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
   if (!fs.existsSync(p.journal)) return;
   const until = Date.now() + waitMs;
   for (;;) {
-    const holder = readLock(p.lock);
-    if (!holder || !lockHolderAlive(holder)) break;
+    const holder = readLockOwner(p.lock);
+    if (!holder || !ownerAlive(holder)) break;
     if (!fs.existsSync(p.journal)) return; // the writer finished its commit
     if (Date.now() > until) throw new InputError(`a build by pid ${holder.pid} is being moved into place; try again`, { file: out });
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
   try {
     fs.rmSync(p.lock, { force: true });
-    fs.writeFileSync(p.lock, lockText(), { flag: 'wx' });
+    fs.writeFileSync(p.lock, JSON.stringify(thisOwner()) + '\n', { flag: 'wx' });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return recoverInterruptedCommit(out, Math.max(0, until - Date.now()));
     throw new InputError(`cannot finish an interrupted commit of this build: ${(e as Error).message}`, { file: out });
@@ -242,34 +270,44 @@ export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
   }
 }
 
-function lockText(): string {
-  return JSON.stringify({ pid: process.pid, start: processStartTime(process.pid) });
+/**
+ * Takes a lock file: creates it exclusively, holding `thisOwner()`. A lock whose process is gone, or
+ * whose pid now belongs to another process, is stale and taken over (a process killed with SIGKILL
+ * leaves its lock behind); so is an unreadable one. Remove the file to release it.
+ * @param refusal the error for a live holder, or undefined to take its lock over
+ * @param failure the error when the lock changes hands under us three times
+ * @returns the owner written
+ */
+export function takeLock(lock: string, refusal: (holder: LockOwner) => InputError | undefined, failure: () => InputError): LockOwner {
+  const me = thisOwner();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      fs.writeFileSync(lock, JSON.stringify(me) + '\n', { flag: 'wx' });
+      return me;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const holder = readLockOwner(lock);
+    const refused = holder && ownerAlive(holder) ? refusal(holder) : undefined;
+    if (refused) throw refused;
+    fs.rmSync(lock, { force: true });
+  }
+  throw failure();
 }
 
 /**
- * Takes a lock file (created exclusively, holding this process's pid and start time). A lock whose
- * process is gone, or whose pid now belongs to another process, is stale and taken over (a writer
- * killed with SIGKILL leaves its lock behind). Remove the file to release it.
+ * Takes the lock of an output (`takeLock`); a lock this process holds is taken over.
  * @param lock the lock file
  * @param given the path the user named (for messages)
  * @param what what the lock protects, for the message (e.g. `output directory`, `run file`)
- * @throws InputError when a live process holds the lock
+ * @throws InputError when another live process holds the lock
  */
 export function takeLockFile(lock: string, given: string, what: string): void {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      fs.writeFileSync(lock, lockText(), { flag: 'wx' });
-      return;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const holder = readLock(lock);
-      if (holder && holder.pid !== process.pid && lockHolderAlive(holder)) {
-        throw new InputError(`another fkgqa process (pid ${holder.pid}) is writing to this ${what}`, { file: given });
-      }
-      fs.rmSync(lock, { force: true }); // left by a process that is gone (or whose pid was reused)
-    }
-  }
-  throw new InputError(`cannot take the lock of the ${what}`, { file: lock });
+  takeLock(
+    lock,
+    (h) => (h.pid === process.pid ? undefined : new InputError(`another fkgqa process (pid ${h.pid}) is writing to this ${what}`, { file: given })),
+    () => new InputError(`cannot take the lock of the ${what}`, { file: lock }),
+  );
 }
 
 /** Files that may sit in an output directory without making it "not a build" (e.g. shards/README.md). */

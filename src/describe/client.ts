@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import * as oxigraph from 'oxigraph';
 import { InputError, lineFromParserMessage } from '../common/errors.js';
+import { postWithin } from '../common/http-client.js';
 import { parseSparqlJson, type SparqlRow } from '../sparql/results.js';
 
 /**
@@ -92,8 +93,8 @@ export class OxigraphClient implements SparqlClient {
 
 /**
  * A remote SPARQL endpoint, queried with the SPARQL 1.1 Protocol (W3C Recommendation 2013,
- * §2.1.2 "query via POST with URL-encoded parameters"), asking for JSON results. Uses Node's
- * built-in `fetch`.
+ * §2.1.2 "query via POST with URL-encoded parameters"), asking for JSON results, with fkgqa's HTTP
+ * client (src/common/http-client.ts: a redirect is not followed).
  */
 export class HttpSparqlClient implements SparqlClient {
   readonly label: string;
@@ -117,22 +118,10 @@ export class HttpSparqlClient implements SparqlClient {
   }
 
   async select(query: string): Promise<SparqlRow[]> {
-    let res: Response;
-    try {
-      res = await fetch(this.endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: JSON_RESULTS },
-        body: new URLSearchParams({ query }).toString(),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (e) {
-      const err = e as Error;
-      const why = err.name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : `${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}`;
-      throw new InputError(`the SPARQL endpoint cannot be reached: ${why}`, { file: this.label });
-    }
-    const body = await res.text();
-    if (!res.ok) throw new Error(`${this.label}: HTTP ${res.status} ${res.statusText}: ${body.slice(0, 300)}`);
-    return parseSparqlJson(body, this.label);
+    const res = await postWithin(this.endpoint, { 'content-type': 'application/x-www-form-urlencoded', accept: JSON_RESULTS }, new URLSearchParams({ query }).toString(), this.timeoutMs);
+    if ('unreachable' in res) throw new InputError(`the SPARQL endpoint cannot be reached: ${res.unreachable}`, { file: this.label });
+    if (res.status < 200 || res.status > 299) throw new Error(`${this.label}: HTTP ${res.status} ${res.statusText}: ${res.text.slice(0, 300)}`);
+    return parseSparqlJson(res.text, this.label);
   }
 
   close(): void {}

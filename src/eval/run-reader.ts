@@ -26,6 +26,7 @@ import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { readTextInput } from '../common/input.js';
 import { lockHolderOf } from '../common/output.js';
+import { jsonResultsProblem } from '../federation/answer-check.js';
 import { END_REASONS, RUN_FORMAT, runIdentity, type EndReason, type RunCondition, type RunRecord } from './record.js';
 import { counted } from '../common/strings.js';
 
@@ -54,7 +55,6 @@ export function runFileLock(file: string): string {
 
 const isObject = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);
 const isNumber = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
-const TERM_TYPES = new Set(['uri', 'literal', 'bnode', 'typed-literal', 'triple']);
 
 /**
  * Names what is wrong with a line's format tag, or undefined when it is RUN_FORMAT. The records of
@@ -68,21 +68,15 @@ function formatProblem(r: unknown): string | undefined {
   return `not a run record of fkgqa eval (format ${JSON.stringify(format)}, expected ${RUN_FORMAT})`;
 }
 
-/** Names the first thing wrong with SPARQL JSON results, or undefined. */
+/**
+ * Names the first thing wrong with SPARQL JSON results, or undefined: the rule the federation
+ * client applies to every answer (`jsonResultsProblem`), and a head whose `vars` are names.
+ */
 function resultsProblem(r: unknown, at: string): string | undefined {
   if (!isObject(r)) return `${at} is not an object (SPARQL JSON results)`;
-  if (!isObject(r.head)) return `${at}.head is not an object`;
-  if (r.head.vars !== undefined && (!Array.isArray(r.head.vars) || !r.head.vars.every((v) => typeof v === 'string'))) return `${at}.head.vars is not a list of names`;
-  if (r.boolean !== undefined) return typeof r.boolean === 'boolean' ? undefined : `${at}.boolean is not true or false`;
-  if (!isObject(r.results) || !Array.isArray(r.results.bindings)) return `${at} has neither "boolean" nor "results.bindings" (a list)`;
-  for (const [i, row] of r.results.bindings.entries()) {
-    if (!isObject(row)) return `${at}.results.bindings[${i}] is not an object`;
-    for (const [v, t] of Object.entries(row)) {
-      if (!isObject(t) || typeof t.type !== 'string' || !TERM_TYPES.has(t.type) || typeof t.value !== 'string')
-        return `${at}.results.bindings[${i}].${v} is not an RDF term ({"type": "uri"|"literal"|"bnode", "value": string})`;
-    }
-  }
-  return undefined;
+  if (isObject(r.head) && r.head.vars !== undefined && (!Array.isArray(r.head.vars) || !r.head.vars.every((v) => typeof v === 'string'))) return `${at}.head.vars is not a list of names`;
+  const problem = jsonResultsProblem(r);
+  return problem && `${at}: ${problem}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import sparqljs from 'sparqljs';
 import { parseSparqlJson } from '../sparql/results.js';
+import { hasAggregate } from '../sparql/inspect.js';
 
 /**
  * The queries that find which shards a gold query's solutions use (realised fan-out):
@@ -28,13 +29,6 @@ export interface ProvenanceQueries {
 type Pattern = sparqljs.Pattern;
 type Select = sparqljs.SelectQuery;
 const variable = (value: string) => ({ termType: 'Variable', value }) as unknown as sparqljs.VariableTerm;
-
-function hasAggregate(x: unknown): boolean {
-  if (!x || typeof x !== 'object') return false;
-  if ((x as { type?: string }).type === 'aggregate') return true;
-  if ((x as { type?: string }).type === 'query') return false;
-  return Object.values(x as object).some(hasAggregate);
-}
 
 function isAggregating(q: Select): boolean {
   return Boolean(q.group?.length || q.having?.length || q.variables.some((v) => 'expression' in v && hasAggregate(v.expression)));

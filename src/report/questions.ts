@@ -23,7 +23,7 @@ import { readBuildDir, readJsonFile } from '../build/open.js';
 import type { BenchmarkEntry, ManifestQuery } from '../partition/index.js';
 import { executeGoldQueries } from './answers.js';
 import { GOLD_QUERY_TIMEOUT_MS, readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
-import type { SparqlResults } from '../sparql/results.js';
+import { compactTerm, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
 import { realisedShards, type RealisedStatus } from './provenance.js';
 import { shardGraph } from './stats.js';
 import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
@@ -76,16 +76,10 @@ interface Bench {
   entries: (Omit<BenchmarkEntry, 'shardsImplied' | 'status'> & Partial<Pick<BenchmarkEntry, 'shardsImplied' | 'status'>>)[];
 }
 
-/** A SPARQL JSON term as text: `<iri>`, `"lex"@lang`, `"lex"^^<dt>`, `_:b`. Plain strings and integers as their value. */
-function termText(t: { type: string; value: string; datatype?: string; 'xml:lang'?: string }): string {
-  if (t.type === 'uri') return `<${t.value}>`;
-  if (t.type === 'bnode') return `_:${t.value}`;
-  if (t['xml:lang']) return `${JSON.stringify(t.value)}@${t['xml:lang']}`;
-  if (t.datatype && t.datatype !== 'http://www.w3.org/2001/XMLSchema#string') {
-    if (t.datatype === 'http://www.w3.org/2001/XMLSchema#integer' || t.datatype === 'http://www.w3.org/2001/XMLSchema#decimal') return t.value;
-    return `${JSON.stringify(t.value)}^^<${t.datatype}>`;
-  }
-  return JSON.stringify(t.value);
+/** A SPARQL JSON term as text (`compactTerm`), xsd:integer and xsd:decimal literals as their lexical form. */
+function termText(t: SparqlTerm): string {
+  const XSD = 'http://www.w3.org/2001/XMLSchema#';
+  return t.type !== 'bnode' && (t.datatype === `${XSD}integer` || t.datatype === `${XSD}decimal`) && !t['xml:lang'] ? t.value : compactTerm(t);
 }
 
 function answerView(a: GoldAnswer | undefined, source: AnswerView['source'], previewRows: number): AnswerView {

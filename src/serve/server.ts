@@ -22,7 +22,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { graphShards, openBuild } from '../build/open.js';
-import { STATE_FILES, stateDir, type ServeOwner } from '../build/state.js';
+import { STATE_FILES, stateDir } from '../build/state.js';
+import type { LockOwner } from '../common/output.js';
 import { InputError, listenError } from '../common/errors.js';
 import { seededRandom } from '../common/random.js';
 import type { StoreSource } from '../common/store-worker.js';
@@ -197,7 +198,7 @@ export class ShardServer {
   /** `--cors-origin`, checked (`corsOrigins` of routing.ts); empty: no CORS headers. */
   private readonly cors: string[];
   private live: LiveDescriptions | undefined;
-  private owner: ServeOwner | undefined;
+  private owner: LockOwner | undefined;
   private profileFile: string | null = null;
   private outputDigest: string | undefined;
   /** `/federation/sparql`: SERVICE queries over the shard endpoints (src/serve/federation.ts). */

@@ -1,7 +1,7 @@
 /**
  * The runtime state of a running `fkgqa serve`, kept in the build's state folder
  * (src/build/state.ts: default `<build>.state/`, option `--state <dir>`), never in the build:
- * - `serve.lock`: taken when serve starts (`{pid, procStart, started}`, created exclusively), so a
+ * - `serve.lock`: taken when serve starts (a lock file of src/common/output.ts, `LockOwner`), so a
  *   second serve with the same state folder refuses to start instead of overwriting the first's
  *   files; a lock whose process is gone, or whose pid now belongs to another process (its start
  *   time differs), is stale and taken over;
@@ -10,10 +10,10 @@
  * both removed on a clean stop.
  */
 import fs from 'node:fs';
-import { writeFileAtomic } from '../common/output.js';
+import { readLockOwner, takeLock, writeFileAtomic, type LockOwner } from '../common/output.js';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { ownerAlive, STATE_FILES, thisOwner, type EndpointEntry, type EndpointsFileContents, type ServeOwner } from '../build/state.js';
+import { STATE_FILES, type EndpointEntry, type EndpointsFileContents } from '../build/state.js';
 import type { EndpointProfile } from './profile.js';
 
 /** One endpoint of this server, as listed in `endpoints.json` (EndpointEntry with serve's profile type). */
@@ -30,51 +30,29 @@ export interface EndpointsFile extends EndpointsFileContents {
 /** Name of the lock file of a running serve inside the state folder. */
 export const SERVE_LOCK = 'serve.lock';
 
-function readOwner(file: string): ServeOwner | undefined {
-  try {
-    const o = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<ServeOwner>;
-    if (typeof o.pid !== 'number') return undefined;
-    return { pid: o.pid, procStart: typeof o.procStart === 'number' ? o.procStart : null, started: String(o.started ?? '?') };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Takes the serve lock of a state folder (creating the folder).
  * @param dir the state folder
  * @returns the owner record written
  * @throws InputError (exit 2) when a running serve holds the lock, naming its pid and start time
  */
-export function acquireServeLock(dir: string, build: string): ServeOwner {
+export function acquireServeLock(dir: string, build: string): LockOwner {
   fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, SERVE_LOCK);
-  const me = thisOwner();
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      fs.writeFileSync(file, JSON.stringify(me) + '\n', { flag: 'wx' });
-      return me;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    const other = readOwner(file);
-    if (other && ownerAlive(other)) {
-      throw new InputError(
-        `fkgqa serve (pid ${other.pid}, started ${other.started}) is already serving ${path.resolve(build)} with this state folder: stop it, or give this serve its own --state <dir>`,
-        { file: dir },
-      );
-    }
-    // Stale (the process is gone or its pid was reused), or unreadable: take it over.
-    fs.rmSync(file, { force: true });
-  }
-  throw new InputError('could not take the serve lock of the state folder (another serve is starting?)', { file: dir });
+  return takeLock(
+    path.join(dir, SERVE_LOCK),
+    (other) =>
+      new InputError(`fkgqa serve (pid ${other.pid}, started ${other.started}) is already serving ${path.resolve(build)} with this state folder: stop it, or give this serve its own --state <dir>`, {
+        file: dir,
+      }),
+    () => new InputError('could not take the serve lock of the state folder (another serve is starting?)', { file: dir }),
+  );
 }
 
 /** Removes the lock and `endpoints.json` of a state folder if this process holds them. */
 export function releaseServeState(dir: string): void {
   for (const name of [STATE_FILES.endpoints, SERVE_LOCK]) {
     const file = path.join(dir, name);
-    if (readOwner(file)?.pid === process.pid) fs.rmSync(file, { force: true });
+    if (readLockOwner(file)?.pid === process.pid) fs.rmSync(file, { force: true });
   }
 }
 

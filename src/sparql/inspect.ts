@@ -183,3 +183,17 @@ export function groupConcatSeparators(ast: sparqljs.SparqlQuery | undefined): Re
   }
   return out;
 }
+
+/**
+ * Whether an expression (a sparqljs 3.7 AST node, or an array of them) holds an aggregate (COUNT,
+ * SUM, … — SPARQL 1.1 Query §18.5) of its own query: an aggregate inside a nested sub-SELECT (as
+ * in `EXISTS { SELECT (COUNT(*) AS ?n) … }`) belongs to that query and does not count.
+ */
+export function hasAggregate(node: unknown): boolean {
+  if (!node || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some(hasAggregate);
+  const o = node as { type?: string; termType?: string };
+  if (o.type === 'aggregate') return true;
+  if (o.type === 'query' || typeof o.termType === 'string') return false;
+  return Object.values(node).some(hasAggregate);
+}

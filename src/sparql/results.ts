@@ -228,6 +228,22 @@ export function sparqlTerm(t: SparqlTerm, prefixes: Record<string, string> = {})
   return `${quoted(t.value)}^^${sparqlIri(dt, prefixes)}`;
 }
 
+/**
+ * A term in the compact form reports, pages and tool results show: `<iri>`, `_:label`, and a
+ * literal as its lexical form in JSON string syntax (`"Paris"`), with `@lang`, or with
+ * `^^<datatype>` unless xsd:string.
+ * @param o.maxChars lexical forms longer than this are cut and end in `…`
+ * @param o.datatype how a datatype IRI is written (default `<iri>`)
+ */
+export function compactTerm(t: SparqlTerm, o: { maxChars?: number; datatype?: (iri: string) => string } = {}): string {
+  if (t.type === 'uri') return `<${t.value}>`;
+  if (t.type === 'bnode') return `_:${t.value}`;
+  const lit = JSON.stringify(o.maxChars !== undefined && t.value.length > o.maxChars ? `${t.value.slice(0, o.maxChars)}…` : t.value);
+  if (t['xml:lang']) return `${lit}@${t['xml:lang']}`;
+  if (!t.datatype || t.datatype === `${XSD}string`) return lit;
+  return `${lit}^^${o.datatype ? o.datatype(t.datatype) : `<${t.datatype}>`}`;
+}
+
 /** The header line of a results table: the variables as `?name`, separated by tabs. */
 export function tableHeader(vars: readonly string[]): string {
   return vars.map((v) => `?${v}`).join('\t');

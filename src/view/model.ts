@@ -6,7 +6,7 @@
  * Terms of answer tables are strings in N-Triples-like form: `<iri>`, `"lexical"`,
  * `"lexical"@lang`, `"lexical"^^<datatype>`, `_:label`; an unbound cell is the empty string.
  */
-import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
+import { compactTerm, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
 import { conditionFields, type RunRecord } from '../eval/record.js';
 import type { LocatedRun } from '../eval/run-reader.js';
 import { type RunScore } from '../score/score.js';
@@ -119,13 +119,7 @@ export interface ViewLimits {
 
 /** A term in the page's compact form (module comment). */
 export function termCode(t: SparqlTerm | undefined): string {
-  if (!t) return '';
-  if (t.type === 'uri') return `<${t.value}>`;
-  if (t.type === 'bnode') return `_:${t.value}`;
-  const lit = JSON.stringify(t.value);
-  if (t['xml:lang']) return `${lit}@${t['xml:lang']}`;
-  if (t.datatype && t.datatype !== 'http://www.w3.org/2001/XMLSchema#string') return `${lit}^^<${t.datatype}>`;
-  return lit;
+  return t ? compactTerm(t) : '';
 }
 
 /** An answer as a table cut to `maxRows` rows, with marks when given. */

@@ -10,6 +10,7 @@
  */
 import { InputError } from '../../common/errors.js';
 import { getHasher, type Hasher } from '../../common/hash.js';
+import { postWithin } from '../../common/http-client.js';
 import { words } from './text.js';
 
 /** Turns texts into vectors; similar texts get vectors with a high cosine. */
@@ -127,7 +128,7 @@ export interface OpenAiEmbedderOptions {
 /**
  * A client of the OpenAI embeddings API (`POST {url}/v1/embeddings`, body `{model, input: string[]}`,
  * answer `{data: [{index, embedding: number[]}]}`), which many local and hosted services speak.
- * Vectors are L2-normalised on arrival. Uses Node's `fetch`.
+ * Vectors are L2-normalised on arrival. Sent with fkgqa's HTTP client (src/common/http-client.ts).
  */
 export class OpenAiEmbedder implements Embedder {
   readonly id: string;
@@ -156,24 +157,11 @@ export class OpenAiEmbedder implements Embedder {
 
   private async batch(input: string[]): Promise<Float32Array[]> {
     const timeoutMs = this.options.timeoutMs ?? 30_000;
-    let res: Response;
-    try {
-      res = await fetch(this.endpoint, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
-        },
-        body: JSON.stringify({ model: this.options.model, input }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (e) {
-      const err = e as Error;
-      const why = err.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}`;
-      throw new Error(`embeddings service ${this.endpoint} cannot be reached: ${why}`, { cause: e });
-    }
-    const body = await res.text();
-    if (!res.ok) throw new Error(`embeddings service ${this.endpoint}: HTTP ${res.status}: ${body.slice(0, 300)}`);
+    const headers = { 'content-type': 'application/json', ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}) };
+    const res = await postWithin(this.endpoint, headers, JSON.stringify({ model: this.options.model, input }), timeoutMs);
+    if ('unreachable' in res) throw new Error(`embeddings service ${this.endpoint} cannot be reached: ${res.unreachable}`);
+    const body = res.text;
+    if (res.status < 200 || res.status > 299) throw new Error(`embeddings service ${this.endpoint}: HTTP ${res.status}: ${body.slice(0, 300)}`);
     let doc: { data?: { index?: number; embedding?: number[] }[] };
     try {
       doc = JSON.parse(body);

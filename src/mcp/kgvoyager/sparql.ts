@@ -4,7 +4,7 @@
  * uses (and tests or the retrieval benchmark can answer from in-process stores).
  */
 import { HttpSparqlClient } from '../../describe/client.js';
-import type { SparqlRow, SparqlTerm } from '../../sparql/results.js';
+import { compactTerm, type SparqlRow, type SparqlTerm } from '../../sparql/results.js';
 
 /** Bounds of one SELECT request. */
 export interface SelectBounds {
@@ -43,17 +43,8 @@ export function stringLiteral(s: string): string {
 
 /** A term of a result row in N-Triples-like text for an LLM: `<iri>`, `"lexical"`, `"5"^^xsd:integer`, `_:b`. */
 export function termText(t: SparqlTerm | undefined, maxChars = 200): string {
-  if (!t) return '(unbound)';
-  if (t.type === 'uri') return `<${t.value}>`;
-  if (t.type === 'bnode') return `_:${t.value}`;
-  const v = t.value.length > maxChars ? `${t.value.slice(0, maxChars)}…` : t.value;
-  const lit = JSON.stringify(v);
-  if (t['xml:lang']) return `${lit}@${t['xml:lang']}`;
-  if (t.datatype && t.datatype !== 'http://www.w3.org/2001/XMLSchema#string') {
-    const dt = t.datatype.startsWith('http://www.w3.org/2001/XMLSchema#') ? `xsd:${t.datatype.slice(33)}` : `<${t.datatype}>`;
-    return `${lit}^^${dt}`;
-  }
-  return lit;
+  const XSD = 'http://www.w3.org/2001/XMLSchema#';
+  return t ? compactTerm(t, { maxChars, datatype: (dt) => (dt.startsWith(XSD) ? `xsd:${dt.slice(XSD.length)}` : `<${dt}>`) }) : '(unbound)';
 }
 
 /**
