@@ -197,9 +197,6 @@ function chainOperands(node: Node, operator: string): unknown[] {
   return out;
 }
 
-/** The VALUES blocks sent one block per column so far in the query being rewritten (virtuosoQuery resets it). */
-const splitBlocks = { count: 0 };
-
 /** The arithmetic operators (SPARQL 1.1 §17.4.2), unary ones in sparqljs's spelling. */
 const ARITHMETIC = new Set(['+', '-', '*', '/', 'UMINUS', 'UPLUS']);
 
@@ -349,7 +346,7 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
       node.values = literalsBeforeIris(rows);
     } catch (e) {
       if (!(e instanceof StoreCannotAnswer)) throw e;
-      return valuesByColumn(rows, ++splitBlocks.count);
+      return valuesByColumn(rows);
     }
   }
   if (node.type === 'operation' && node.operator === '/') {
@@ -422,27 +419,26 @@ export function literalsBeforeIris(rows: Record<string, unknown>[]): Record<stri
   return out;
 }
 
-/** Prefix of the variables numbering the rows of a VALUES block sent as one block per column (`valuesByColumn`): never a column of the answer read back. */
-export const ROW_VARIABLE = 'fkgqa_row_';
+/** The variable numbering the rows of a VALUES block sent as one block per column (`valuesByColumn`). */
+export const ROW_VARIABLE = 'fkgqa_row';
 
 /**
  * A VALUES block of a graph pattern whose columns need opposite row orders (`literalsBeforeIris`),
- * sent as a group joining one block per column on the row's number (a variable ROW_VARIABLE + n,
- * one per such block of the query), each block in the order its column needs. The same rows: row i
- * of the block is the join of row i of every column block (UNDEF stays UNDEF). A group, not a
- * sub-query: Virtuoso joins a sub-query's unbound column to an OPTIONAL pattern after it as if bound.
+ * sent as a sub-query that joins one block per column on the row's number (ROW_VARIABLE), each
+ * block in the order its column needs; the sub-query projects the block's own variables only. The
+ * same rows: row i of the block is the join of row i of every column block (UNDEF stays UNDEF).
  * @param rows sparqljs's rows (variable → term, UNDEF absent)
- * @param n the block's number in the query
  * @returns the group pattern to put in the block's place
  */
-function valuesByColumn(rows: Record<string, unknown>[], n: number): Node {
+function valuesByColumn(rows: Record<string, unknown>[]): Node {
   const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].sort();
   const index = (i: number): Node => ({ termType: 'Literal', value: String(i + 1), language: '', datatype: { termType: 'NamedNode', value: `${XSD}integer` } });
-  const patterns = columns.map((k) => ({
+  const blocks = columns.map((k) => ({
     type: 'values',
-    values: literalsBeforeIris(rows.map((row, i) => ({ [`?${ROW_VARIABLE}${n}`]: index(i), ...(k in row ? { [k]: row[k] } : {}) }))),
+    values: literalsBeforeIris(rows.map((row, i) => ({ [`?${ROW_VARIABLE}`]: index(i), ...(k in row ? { [k]: row[k] } : {}) }))),
   }));
-  return { type: 'group', patterns };
+  const variables = columns.map((k) => ({ termType: 'Variable', value: k.replace(/^\?/, '') }));
+  return { type: 'group', patterns: [{ type: 'query', queryType: 'SELECT', prefixes: {}, variables, where: blocks }] };
 }
 
 /**
@@ -513,7 +509,6 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // `SELECT *` over plain patterns is sent with its variables named, so that they get their companions (federation engines ask `SELECT *` per triple pattern).
   const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
-  splitBlocks.count = 0;
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
   for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, key === 'variables' && projection) as never;
@@ -658,7 +653,7 @@ function calledFunction(node: unknown, seen = new Set<unknown>()): string | unde
  */
 export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQuery): { vars: string[]; row: (b: SparqlRow) => SparqlRow } {
   const companion = new Set([...q.lexical.values(), ROWS_VARIABLE]);
-  const all = virtuosoVars.filter((k) => !companion.has(k) && !k.startsWith(ROW_VARIABLE));
+  const all = virtuosoVars.filter((k) => !companion.has(k));
   const vars = q.wildcard ? [...all].sort() : all;
   // Each row's terms in the order of the columns, as oxigraph writes them.
   const row = (b: SparqlRow): SparqlRow => {
