@@ -40,10 +40,9 @@
  * - **Strings after IRIs in VALUES.** A simple literal of a VALUES block that comes after an IRI
  *   in its column (with only simple literals between) comes back as an IRI (7.2.5, when it is not
  *   joined to the data). The rows of a VALUES block are sent in an order that puts, in every column,
- *   the rows holding a simple literal before those holding an IRI (`literalsBeforeIris`). A block of
- *   the WHERE that has no such order (two columns asking opposite orders) is sent as one block per
- *   column joined on the row's number (`valuesByColumn`); one after the WHERE is refused (500, the
- *   store's limit). The same with `BIND` in the branches of a UNION is not rewritten.
+ *   the rows holding a simple literal before those holding an IRI (`literalsBeforeIris`; a block
+ *   that has no such order, two columns asking opposite orders, is sent as written). The same with
+ *   `BIND` in the branches of a UNION is not rewritten.
  * - **ASK** is answered as a one-column result (`__ASK_RETVAL`, which Comunica fails on): sent as
  *   `SELECT (1 AS ?…) … LIMIT 1` and read back as a boolean.
  * - **Deep `||`/`&&` chains.** Virtuoso refuses parentheses nested about 150 deep: a chain of one
@@ -340,15 +339,7 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
     return numeric >= 0 ? operation('if', [isNumber(other), node, otherwise]) : operation('if', [isNumber(other), otherwise, node]);
   }
-  if (node.type === 'values' && Array.isArray(node.values)) {
-    const rows = node.values as Record<string, unknown>[];
-    try {
-      node.values = literalsBeforeIris(rows);
-    } catch (e) {
-      if (!(e instanceof StoreCannotAnswer)) throw e;
-      return valuesByColumn(rows);
-    }
-  }
+  if (node.type === 'values' && Array.isArray(node.values)) node.values = literalsBeforeIris(node.values as Record<string, unknown>[]);
   if (node.type === 'operation' && node.operator === '/') {
     const args = node.args as unknown[];
     node.args = [
@@ -414,31 +405,9 @@ export function literalsBeforeIris(rows: Record<string, unknown>[]): Record<stri
   }
   if (out.length < rows.length)
     throw new StoreCannotAnswer(
-      'a VALUES block after the WHERE whose columns need opposite row orders (a simple literal after an IRI in one column, an IRI after a simple literal in another): Virtuoso reads a simple literal after an IRI in a VALUES column as an IRI, so its answer would be wrong; this store does not answer it (an oxigraph-backed serve does; inside the WHERE such a block is answered)',
+      'a VALUES block whose columns need opposite row orders (a simple literal after an IRI in one column, an IRI after a simple literal in another): Virtuoso reads a simple literal after an IRI in a VALUES column as an IRI, so its answer would be wrong; this store does not answer it (an oxigraph-backed serve does)',
     );
   return out;
-}
-
-/** The variable numbering the rows of a VALUES block sent as one block per column (`valuesByColumn`). */
-export const ROW_VARIABLE = 'fkgqa_row';
-
-/**
- * A VALUES block of a graph pattern whose columns need opposite row orders (`literalsBeforeIris`),
- * sent as a sub-query that joins one block per column on the row's number (ROW_VARIABLE), each
- * block in the order its column needs; the sub-query projects the block's own variables only. The
- * same rows: row i of the block is the join of row i of every column block (UNDEF stays UNDEF).
- * @param rows sparqljs's rows (variable → term, UNDEF absent)
- * @returns the group pattern to put in the block's place
- */
-function valuesByColumn(rows: Record<string, unknown>[]): Node {
-  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].sort();
-  const index = (i: number): Node => ({ termType: 'Literal', value: String(i + 1), language: '', datatype: { termType: 'NamedNode', value: `${XSD}integer` } });
-  const blocks = columns.map((k) => ({
-    type: 'values',
-    values: literalsBeforeIris(rows.map((row, i) => ({ [`?${ROW_VARIABLE}`]: index(i), ...(k in row ? { [k]: row[k] } : {}) }))),
-  }));
-  const variables = columns.map((k) => ({ termType: 'Variable', value: k.replace(/^\?/, '') }));
-  return { type: 'group', patterns: [{ type: 'query', queryType: 'SELECT', prefixes: {}, variables, where: blocks }] };
 }
 
 /**
