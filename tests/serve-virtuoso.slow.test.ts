@@ -93,6 +93,14 @@ const SAME_ANSWERS: [string, string?, Record<string, string>?][] = [
   // A comparison of a number with a string or an IRI in a projection is a type error (unbound), not a cast.
   ['SELECT ?o (?o > 2 AS ?big) (?o = 2 AS ?two) (?o < "B" AS ?b) WHERE { ?s ?p ?o }'],
   ['SELECT * WHERE { { SELECT ?o (?o > 2 AS ?big) WHERE { ?s ?p ?o } } }', 'application/sparql-results+xml'],
+  // Booleans are no numbers (Virtuoso takes them for 0 and 1): no arithmetic, no ordering with numbers or an unequal boolean, = with a number false.
+  ['SELECT (true > 2 AS ?a) (true = 1 AS ?b) (true != 1 AS ?c) (true + 1 AS ?d) (true < false AS ?e) (true >= true AS ?f) (-true AS ?g) ((1 < 2) = 1 AS ?h) (true = "x" AS ?i) WHERE {}'],
+  ['SELECT ?o (?o + 1 AS ?sum) (?o > 2 AS ?gt) (?o = 1 AS ?eq) (?o >= true AS ?ge) (?o = true AS ?t) WHERE { VALUES ?o { true false 3 "x" <http://e/i> 1 } }'],
+  ['SELECT ?o WHERE { VALUES ?o { true false 3 "x" 1 } FILTER(?o > 0 || ?o = true) }'],
+  ['SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER((?o = ?o) + 1 = 2 || true > 0) }'],
+  // An error operand of || beside a true one (an IRI or a string ordered with a number): the row kept, also under a negation.
+  ['SELECT ?s ?p ?o WHERE { ?s ?p ?o FILTER(?o > 1990 || isIRI(?o)) }'],
+  ['SELECT ?s ?p ?o WHERE { ?s ?p ?o FILTER(!(?o > 2 && ?o < 1990) || isIRI(?o)) }'],
   // A simple literal after an IRI in a VALUES column: a literal, not an IRI.
   ['SELECT ?x ?y WHERE { VALUES ?x { "x"@en 7 <http://e/i> "a\\rb" "c\\u0001d" "abc" } OPTIONAL { ?x ?p ?y } }'],
   ['SELECT ?x ?y WHERE { VALUES (?x ?y) { (<http://e/i> "a") ("b" UNDEF) } }', 'text/tab-separated-values'],

@@ -21,6 +21,17 @@
  *   the projection of a SELECT without grouping or aggregate (`(?o > 2 AS ?big)`: unbound for a
  *   string or an IRI); a grouped projection keeps Virtuoso's comparison (it refuses the variable
  *   there, and fails on `isNumeric` of an aggregate).
+ * - **Booleans compared and computed as integers.** Virtuoso takes `true` for 1 (`true > 0`,
+ *   `true + 1` = 2, `?o = 1` for a stored `true`; its isNumeric takes an xsd:boolean). In a graph
+ *   pattern and an ungrouped projection, the comparisons and arithmetic are sent as oxigraph
+ *   evaluates them: arithmetic on a boolean-typed operand (a `true`/`false` constant, a
+ *   boolean-valued operator, a variable bound to one) is the error ?fkgqa_error, and a variable
+ *   operand of arithmetic is sent as `IF(isNumeric(?x) && DATATYPE(?x) != xsd:boolean, ?x,
+ *   ?fkgqa_error)` (a string or a boolean is no number); a number is that same test wherever a
+ *   comparison checks for one; a boolean is ordered only with an equal boolean (oxigraph: `true >=
+ *   true` true, `true > false` an error); `=`/`!=` of a boolean with a number or another literal
+ *   are false/true, with a term of the data compared only when it is an xsd:boolean (Virtuoso alone
+ *   binds ?o to 1 for `FILTER(?o = true)`). `IN` with booleans is not rewritten.
  * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
  *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …, or a `true`/`false` constant)
  *   comes back as `0`/`1` (`IN` as the 1-based position of the value found): read back as
@@ -41,7 +52,9 @@
  *   or more values (`IN`, or `=` joined by `||`) is evaluated as a lookup in an index that keeps one
  *   row per (object, subject): rows differing only in their predicate are lost (7.2.5). Such a
  *   filter is sent as `FILTER(COALESCE(e, false))`, equal in SPARQL (an error is false either way),
- *   which Virtuoso evaluates row by row. The same loss with a VALUES block of 20 or more objects
+ *   which Virtuoso evaluates row by row; Virtuoso takes `COALESCE(error || true, false)` for false,
+ *   so inside it ?fkgqa_error is sent as false where that keeps the solutions (`errorsAsFalse`).
+ *   The same loss with a VALUES block of 20 or more objects
  *   joined to a pattern whose predicate is a variable is not rewritten (docs/serving.md).
  * - **Numbers ordered with other terms of the data.** `?n > ?d` with a string and an integer is a
  *   type error in SPARQL; Virtuoso casts. An ordering comparison of two non-constant operands is
@@ -183,6 +196,81 @@ function chainOperands(node: Node, operator: string): unknown[] {
   return out;
 }
 
+/** The arithmetic operators (SPARQL 1.1 §17.4.2), unary ones in sparqljs's spelling. */
+const ARITHMETIC = new Set(['+', '-', '*', '/', 'UMINUS', 'UPLUS']);
+
+const errorVariable = (): Node => ({ termType: 'Variable', value: ERROR_VARIABLE });
+const BOOLEAN_DATATYPE = { termType: 'NamedNode', value: `${XSD}boolean` };
+
+/** Virtuoso's test that a term is an xsd:boolean (of the data: Virtuoso keeps its datatype, and takes it for a number). */
+const isDataBoolean = (x: unknown): Node => operation('&&', [operation('isliteral', [x]), operation('=', [operation('datatype', [x]), BOOLEAN_DATATYPE])]);
+
+/** Virtuoso's test that a term is a number in SPARQL: numeric, and no xsd:boolean (which Virtuoso's isNumeric takes). */
+const isNumber = (x: unknown): Node => operation('&&', [operation('isnumeric', [x]), operation('!=', [operation('datatype', [x]), BOOLEAN_DATATYPE])]);
+
+/**
+ * True when an expression's value is an xsd:boolean whatever the data (a constant, a boolean-valued
+ * operator, a variable bound to one): Virtuoso evaluates it as the integer 0 or 1.
+ */
+function isBooleanTyped(e: unknown, booleanVars: Set<string>): boolean {
+  return isBooleanValued(e) || (isNode(e) && e.termType === 'Variable' && booleanVars.has(e.value as string));
+}
+
+/**
+ * A comparison (its operands rewritten) one of whose operands is boolean-typed (`booleans`), as
+ * oxigraph evaluates it: a boolean is ordered only with an equal boolean (`true >= true`; a type
+ * error otherwise: oxigraph orders no two different booleans); `=` and `!=` of a boolean with a
+ * number or another literal are false and true (keeping the error of the boolean operand); a term
+ * of the data is compared only when it is an xsd:boolean; two booleans compare as in Virtuoso (0/1).
+ */
+function booleanComparison(node: Node, booleans: boolean[]): unknown {
+  const args = node.args as unknown[];
+  const ordering = !['=', '!='].includes(node.operator as string);
+  const b = args[booleans[0] ? 0 : 1];
+  const other = args[booleans[0] ? 1 : 0];
+  const both = (booleans[0] && booleans[1]) || (isNode(other) && other.termType === 'Literal' && (other.datatype as { value?: string } | undefined)?.value === `${XSD}boolean`);
+  if (both) return ordering ? operation('if', [operation('=', [args[0], args[1]]), node, errorVariable()]) : node;
+  if (isNode(other) && other.termType === 'Literal') {
+    if (ordering) return errorVariable();
+    const otherwise = boolean(node.operator === '!=');
+    return isNode(b) && b.termType === 'Literal' ? otherwise : operation('if', [b, otherwise, otherwise]);
+  }
+  if (ordering) return operation('if', [operation('&&', [isDataBoolean(other), operation('=', [args[0], args[1]])]), node, errorVariable()]);
+  return operation('if', [isDataBoolean(other), node, boolean(node.operator === '!=')]);
+}
+
+/**
+ * A FILTER's expression with the never-bound ERROR_VARIABLE replaced by `false` where it is a value
+ * of the whole expression or of an operand of its `||`/`&&` tree (through the branches of `IF`): the
+ * same solutions (an error and false both drop a solution there: `e || error` and `e || false`, `e &&
+ * error` and `e && false` keep the same ones; a negation is taken into `IF` branches, `&&` and `||`). Virtuoso evaluates `COALESCE(error || true, false)` as
+ * false: inside the COALESCE sent for long filters, an error operand of `||` would lose the row.
+ */
+function errorsAsFalse(e: unknown): unknown {
+  if (isNode(e) && e.termType === 'Variable' && e.value === ERROR_VARIABLE) return boolean(false);
+  if (!isNode(e) || e.type !== 'operation') return e;
+  if (e.operator === '||' || e.operator === '&&') e.args = (e.args as unknown[]).map(errorsAsFalse);
+  else if (e.operator === 'if') e.args = (e.args as unknown[]).map((a, i) => (i === 0 ? a : errorsAsFalse(a)));
+  else if (e.operator === '!') {
+    // `!IF(c, x, y)` is `IF(c, !x, !y)`, and `!error` an error: the negation taken into the branches.
+    const [a] = e.args as unknown[];
+    if (isNode(a) && a.termType === 'Variable' && a.value === ERROR_VARIABLE) return boolean(false);
+    if (isNode(a) && a.type === 'operation' && a.operator === 'if') {
+      const [c, x, y] = a.args as unknown[];
+      return errorsAsFalse(operation('if', [c, operation('!', [x]), operation('!', [y])]));
+    }
+    // De Morgan's laws hold for SPARQL's `!`, `&&`, `||` with errors (§17.2, the tables of logical-or and logical-and).
+    if (isNode(a) && a.type === 'operation' && (a.operator === '&&' || a.operator === '||'))
+      return errorsAsFalse(
+        operation(
+          a.operator === '&&' ? '||' : '&&',
+          (a.args as unknown[]).map((x) => operation('!', [x])),
+        ),
+      );
+  }
+  return e;
+}
+
 /**
  * Rewrites one expression or pattern node in place where Virtuoso needs it (module comment), then
  * its children; returns the node to put in its place.
@@ -204,15 +292,23 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   if (node.type === 'filter' && mentions(node.expression, ['in', 'notin', '||'])) {
     // FILTER(e) ≡ FILTER(COALESCE(e, false)) (an error is false either way); the wrapping keeps Virtuoso from evaluating the test as an index lookup.
     node.expression = operation('coalesce', [
-      rewrite(node.expression, booleanVars, inPattern),
+      errorsAsFalse(rewrite(node.expression, booleanVars, inPattern)),
       { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } },
     ]);
     return node;
   }
+  if (inPattern && node.type === 'operation' && ARITHMETIC.has(node.operator as string)) {
+    // In a graph pattern only (as comparisons): arithmetic takes numbers only; Virtuoso adds booleans (0/1) and casts strings.
+    const operands = node.args as unknown[];
+    if (operands.some((a) => isBooleanTyped(a, booleanVars))) return errorVariable();
+    node.args = operands.map((a) => (isNode(a) && a.termType === 'Variable' ? operation('if', [isNumber(a), a, errorVariable()]) : a));
+  }
   if (inPattern && node.type === 'operation' && COMPARISONS.has(node.operator as string)) {
     // In a graph pattern only: Virtuoso refuses a variable it cannot group (?fkgqa_error) in projections, HAVING and ORDER BY.
+    const booleans = (node.args as unknown[]).map((a) => isBooleanTyped(a, booleanVars));
     const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars, inPattern));
     node.args = args;
+    if (booleans.some(Boolean)) return booleanComparison(node, booleans);
     const numeric = args.findIndex(isNumericLiteral);
     const text = args.findIndex(isStringLiteral);
     const typed = args.findIndex(isOtherTypedLiteral);
@@ -221,7 +317,12 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     const ordering = !['=', '!='].includes(node.operator as string);
     if (constant < 0 && ordering && !args.some((a) => isNode(a) && a.termType === 'Literal')) {
       // Two terms of the data: a number cannot be ordered with anything else but a number (a type error, module comment).
-      const sameKind = operation('=', [operation('isnumeric', [args[0]]), operation('isnumeric', [args[1]])]);
+      // A boolean of the data is numeric to Virtuoso; oxigraph orders a boolean only with an equal boolean.
+      const sameKind = balanced('&&', [
+        operation('=', [operation('isnumeric', [args[0]]), operation('isnumeric', [args[1]])]),
+        operation('=', [isDataBoolean(args[0]), isDataBoolean(args[1])]),
+        operation('||', [operation('!', [isDataBoolean(args[0])]), operation('=', [args[0], args[1]])]),
+      ]);
       return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
     }
     if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
@@ -236,8 +337,7 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
     // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
     const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
-    const isNumber = operation('isnumeric', [other]);
-    return numeric >= 0 ? operation('if', [isNumber, node, otherwise]) : operation('if', [isNumber, otherwise, node]);
+    return numeric >= 0 ? operation('if', [isNumber(other), node, otherwise]) : operation('if', [isNumber(other), otherwise, node]);
   }
   if (node.type === 'values' && Array.isArray(node.values)) node.values = literalsBeforeIris(node.values as Record<string, unknown>[]);
   if (node.type === 'operation' && node.operator === '/') {
