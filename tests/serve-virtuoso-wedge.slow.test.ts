@@ -24,6 +24,30 @@ function lineMatching(lines: string[], waiters: [RegExp, (line: string) => void]
   return new Promise((resolve) => waiters.push([re, resolve]));
 }
 
+/**
+ * Resolves once every thread of process `pid` is in a state `states` lists (/proc/<pid>/task/<tid>/stat),
+ * or the process is gone: a signal takes effect on each thread when it is next scheduled, not at `kill`.
+ */
+async function threadsIn(pid: number, states: RegExp): Promise<void> {
+  for (;;) {
+    let tasks: string[];
+    try {
+      tasks = fs.readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return;
+    }
+    const stateOf = (tid: string) => {
+      try {
+        return /\) (\S)/.exec(fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'))?.[1] ?? 'X';
+      } catch {
+        return 'X';
+      }
+    };
+    if (tasks.every((t) => states.test(stateOf(t)))) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe.runIf(run)('serve --store virtuoso: an instance that stops answering after stopped queries is restarted', () => {
   let build: string;
   let server: ShardServer;
@@ -83,6 +107,7 @@ describe.runIf(run)('serve --store virtuoso: an instance that stops answering af
     expect(folders).toHaveLength(1);
     const pid = Number(fs.readFileSync(path.join(`${build}.state`, 'virtuoso', folders[0], 'fkgqa-virtuoso.pid'), 'utf8'));
     process.kill(pid, 'SIGSTOP');
+    await threadsIn(pid, /^[Tt]$/);
 
     // The query that finds it so is stopped at the endpoint's time limit; the probe after it is not answered, and the instance is restarted.
     const restarting = lineMatching(lines, waiters, /did not answer a probe .*: restarting it$/);
@@ -103,5 +128,26 @@ describe.runIf(run)('serve --store virtuoso: an instance that stops answering af
     expect(server.restartsOf('library-shard1')!.faults).toBeGreaterThanOrEqual(1);
     const counts = server.log.counts()['library-shard1'];
     expect(counts.failed).toBeGreaterThanOrEqual(1);
+  });
+
+  it('answers 500 (the store failed), never an empty 200, when a restarted instance no longer holds its shards', async () => {
+    const url = server.endpoint('library-shard1')!.url;
+    const count = async () => {
+      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }' });
+      return { status: r.status, body: await r.text() };
+    };
+    expect((await count()).status).toBe(200);
+    // Its database files gone and its process killed: a restart starts an empty database, which is not the store's.
+    const folder = path.join(`${build}.state`, 'virtuoso', fs.readdirSync(path.join(`${build}.state`, 'virtuoso'))[0]);
+    const pid = Number(fs.readFileSync(path.join(folder, 'fkgqa-virtuoso.pid'), 'utf8'));
+    for (const f of ['virtuoso.db', 'virtuoso.trx']) fs.rmSync(path.join(folder, f), { force: true });
+    const failed = lineMatching(lines, waiters, /could not be restarted: [\s\S]*; its endpoints answer 500 from now on$/);
+    process.kill(pid, 'SIGKILL');
+    await threadsIn(pid, /^[ZX]$/);
+    expect((await count()).status).toBe(500);
+    await failed;
+    const after = await count();
+    expect(after.status).toBe(500);
+    expect(after.body).toMatch(/^query evaluation failed: Virtuoso on 127\.0\.0\.1:\d+ could not be restarted: /);
   });
 });

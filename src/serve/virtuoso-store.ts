@@ -99,6 +99,8 @@ export class VirtuosoStore implements EndpointStore {
   private readonly loaded = new Map<string, VirtuosoEndpoint>();
   /** Per instance: its probe or restart under way (`check`); a restart settles with the instance answering again, or failed. */
   private readonly checks = new Map<VirtuosoInstance, { restarting: boolean; done: Promise<void> }>();
+  /** Per instance that could not be restarted with its shards: why. Its endpoints answer 500 (the store failed) from then on. */
+  private readonly broken = new Map<VirtuosoInstance, string>();
   private closed = false;
 
   private constructor(private readonly options: VirtuosoStoreOptions) {}
@@ -205,7 +207,11 @@ export class VirtuosoStore implements EndpointStore {
       progress?.(`fkgqa serve: Virtuoso on ${v.address} restarted (pid ${v.pid}) in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
     })()
       .catch((e: unknown) => {
-        if (!this.closed) progress?.(`fkgqa serve: Virtuoso on ${v.address} could not be restarted: ${(e as Error).message ?? String(e)}`);
+        if (this.closed) return;
+        // An instance not known to hold its shards again must not answer (an empty one would answer 200 with no rows).
+        const why = (e as Error).message ?? String(e);
+        this.broken.set(v, why);
+        progress?.(`fkgqa serve: Virtuoso on ${v.address} could not be restarted: ${why}; its endpoints answer 500 from now on`);
       })
       .finally(() => this.checks.delete(v));
   }
@@ -223,6 +229,11 @@ export class VirtuosoStore implements EndpointStore {
     const v = this.instanceOf.get(endpoint);
     if (!v || this.closed) return { status: 'error', error: this.closed ? 'the server is stopping' : `no endpoint ${endpoint}`, ms: 0 };
     if (limits.signal?.aborted) return { status: 'cancelled', ms: 0 };
+    const broken = this.broken.get(v);
+    if (broken !== undefined) {
+      this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
+      return { status: 'error', error: `Virtuoso on ${v.address} could not be restarted: ${broken}`, ms: 0 };
+    }
     if (this.checks.get(v)?.restarting) {
       this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
       return { status: 'error', error: `Virtuoso on ${v.address}: restarting (it stopped answering after queries were stopped at their time limits)`, ms: 0 };

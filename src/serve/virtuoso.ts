@@ -245,7 +245,13 @@ export class VirtuosoInstance {
       void this.exited.then((code) => reject(new Error(`${VIRTUOSO_BIN} on ${this.address} exited (code ${code}) before it answered: ${this.output.slice(-1500)}`)));
     });
     failed.catch(() => {});
-    await Promise.race([this.waitReady(startMs), failed]);
+    const ended = { done: false };
+    try {
+      await Promise.race([this.waitReady(startMs, ended), failed]);
+    } finally {
+      // A process that exited (or a stop) ends the wait: no polling left to keep the event loop alive.
+      ended.done = true;
+    }
   }
 
   /** `host:port` of its HTTP server. */
@@ -317,9 +323,10 @@ export class VirtuosoInstance {
     }
   }
 
-  private async waitReady(startMs: number): Promise<void> {
+  /** Polls `ASK {}` until it answers 200, `startMs` passes (throws), or `ended.done` is set (returns). */
+  private async waitReady(startMs: number, ended: { done: boolean }): Promise<void> {
     const until = Date.now() + startMs;
-    while (Date.now() < until) {
+    while (Date.now() < until && !ended.done) {
       try {
         const r = await fetch(`${this.sparqlUrl}?query=${encodeURIComponent('ASK {}')}`, { signal: AbortSignal.timeout(2_000) });
         await r.arrayBuffer();
@@ -329,6 +336,7 @@ export class VirtuosoInstance {
       }
       await new Promise((r) => setTimeout(r, 250));
     }
+    if (ended.done) return;
     throw new Error(`${VIRTUOSO_BIN} on ${this.address} did not answer within ${startMs / 1000} s: ${this.output.slice(-1500)}`);
   }
 
