@@ -264,8 +264,8 @@ export const endpoint = (mode: string) => `${base}/${mode}/sparql`;
 
 export type ToolAnswer = { content: { text: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
 
-/** Runs `body` with an MCP client of a `fkgqa mcp` server (in memory) over `urls`, then closes both. */
-export async function withMcp(urls: string[], engine: string | undefined, body: (call: (query: string) => Promise<ToolAnswer>) => Promise<void>): Promise<void> {
+/** Runs `body` with an MCP client of a `fkgqa mcp` server (in memory) over `urls` and the server's bounded client (its federation engine), then closes both. */
+export async function withMcp(urls: string[], engine: string | undefined, body: (call: (query: string) => Promise<ToolAnswer>, sparql: BoundedSparqlClient) => Promise<void>): Promise<void> {
   const mcp = await createMcpServer({ registry: registryFromUrls(urls), setup: 'baseline', callLog: null, state: null, ...(engine ? { federationEngine: engine } : {}) });
   const [x, y] = InMemoryTransport.createLinkedPair();
   await mcp.server.connect(x);
@@ -276,6 +276,7 @@ export async function withMcp(urls: string[], engine: string | undefined, body: 
     // SPARQL JSON results, not the table: the tests read the route on the note line and the rows as JSON.
     await body(
       async (query) => (await client.callTool({ name: 'run_sparql_query', arguments: { query, timeout_ms: 60_000, format: 'application/sparql-results+json' } }, { timeout: 600_000 })) as ToolAnswer,
+      mcp.context.sparql,
     );
   } finally {
     await client.close();

@@ -151,6 +151,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await httpMcp?.server.close();
   await server?.close();
   await bareServer?.close();
   await foreign?.close();
@@ -772,23 +773,33 @@ describe('fkgqa serve / federation endpoint', () => {
   }, 120_000);
 });
 
+/**
+ * The MCP server over Streamable HTTP (setup void_tool) of the transport and malformed-message tests, started
+ * once per file (it starts its federation engine's thread as it listens), with the messages it refused.
+ */
+let httpMcp: { server: Awaited<ReturnType<typeof serveMcpHttp>>; refused: string[] } | undefined;
+async function mcpOverHttp(): Promise<{ server: Awaited<ReturnType<typeof serveMcpHttp>>; refused: string[] }> {
+  if (!httpMcp) {
+    const refused: string[] = [];
+    httpMcp = { server: await serveMcpHttp({ registry, setup: 'void_tool', callLog: null, state: null, onRefused: (why) => refused.push(why) }), refused };
+  }
+  return httpMcp;
+}
+
 describe('fkgqa mcp / transports', () => {
   it('serves Streamable HTTP on loopback', async () => {
-    const h = await serveMcpHttp({ registry, setup: 'void_tool', callLog: null, state: null });
-    try {
-      expect(h.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-      const client = new Client({ name: 'test', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(h.url)));
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_void_descriptions', 'run_sparql_query']);
-      const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `ASK { SERVICE <${url('observatory-shard1')}> { ?s ?p ?o } }` } })) as { content: { text: string }[] };
-      expect(r.content[0].text.split('\n')[0]).toMatch(/^ASK answer: true/);
-      expect(h.context.callLog.entries).toHaveLength(1);
-      await client.close();
-      const notFound = await fetch(h.url.replace(/\/mcp$/, '/other'));
-      expect(notFound.status).toBe(404);
-    } finally {
-      await h.close();
-    }
+    const { server: h } = await mcpOverHttp();
+    expect(h.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(h.url)));
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_void_descriptions', 'run_sparql_query']);
+    const logged = h.context.callLog.entries.length;
+    const r = (await client.callTool({ name: 'run_sparql_query', arguments: { query: `ASK { SERVICE <${url('observatory-shard1')}> { ?s ?p ?o } }` } })) as { content: { text: string }[] };
+    expect(r.content[0].text.split('\n')[0]).toMatch(/^ASK answer: true/);
+    expect(h.context.callLog.entries.length - logged).toBe(1);
+    await client.close();
+    const notFound = await fetch(h.url.replace(/\/mcp$/, '/other'));
+    expect(notFound.status).toBe(404);
   });
 
   it('runs as `node bin/fkgqa.js mcp` over stdio, logging calls to --call-log', async () => {
@@ -935,48 +946,44 @@ describe('fkgqa mcp / malformed JSON-RPC messages', () => {
   });
 
   it('HTTP: the same errors with 400 (413 for the 20 MB body); the server keeps serving', async () => {
-    const refused: string[] = [];
-    const h = await serveMcpHttp({ registry, setup: 'baseline', callLog: null, state: null, onRefused: (why) => refused.push(why) });
+    const { server: h, refused: all } = await mcpOverHttp();
+    const before = all.length;
     const H: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-    try {
-      const init = await fetch(h.url, { method: 'POST', headers: H, body: JSON.stringify(INIT) });
-      expect(init.status).toBe(200);
-      await init.text();
-      const sid = init.headers.get('mcp-session-id');
-      const S = { ...H, ...(sid ? { 'mcp-session-id': sid } : {}) };
-      for (const x of HOSTILE) {
-        const r = await fetch(h.url, { method: 'POST', headers: S, body: x.body });
-        expect([x.name, r.status]).toEqual([x.name, 400]);
-        expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: x.id, error: { code: x.code } });
-      }
-      // Sent whole before anything is read (see postWhole): the server reads and drops the rest of the body before it
-      // closes, so the 413 is there to read: closing at once on unread bytes makes the kernel reset the connection,
-      // and a client still sending, or slow to read (fetch at load 20), would lose the answer to ECONNRESET.
-      const big = await postWhole(h.url, S, BIG);
-      expect([big.sent, big.read, big.status]).toEqual(['sent', 'end', 'HTTP/1.1 413 Payload Too Large']);
-      expect(JSON.parse(big.body)).toEqual({
-        jsonrpc: '2.0',
-        id: 10,
-        error: { code: -32600, message: `Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped` },
-      });
-      const list = await fetch(h.url, { method: 'POST', headers: S, body: '{"jsonrpc":"2.0","id":11,"method":"tools/list"}' });
-      expect(list.status).toBe(200);
-      const text = await list.text();
-      // JSON or one SSE event, holding the answer to id 11.
-      const msg = JSON.parse(text.trim().startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]) as { id: number; result: { tools: { name: string }[] } };
-      expect([msg.id, msg.result.tools.map((t) => t.name)]).toEqual([11, ['run_sparql_query']]);
-      expect(refused).toEqual([
-        'not JSON',
-        '"jsonrpc" is not "2.0"',
-        '"method" is not a string',
-        'params of tools/call are a string',
-        'params of tools/list are an array',
-        'params of tools/call: params._meta: Invalid input: expected object, received string',
-        'params of tools/list: params.cursor: Invalid input: expected string, received number',
-      ]);
-    } finally {
-      await h.close();
+    const init = await fetch(h.url, { method: 'POST', headers: H, body: JSON.stringify(INIT) });
+    expect(init.status).toBe(200);
+    await init.text();
+    const sid = init.headers.get('mcp-session-id');
+    const S = { ...H, ...(sid ? { 'mcp-session-id': sid } : {}) };
+    for (const x of HOSTILE) {
+      const r = await fetch(h.url, { method: 'POST', headers: S, body: x.body });
+      expect([x.name, r.status]).toEqual([x.name, 400]);
+      expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: x.id, error: { code: x.code } });
     }
+    // Sent whole before anything is read (see postWhole): the server reads and drops the rest of the body before it
+    // closes, so the 413 is there to read: closing at once on unread bytes makes the kernel reset the connection,
+    // and a client still sending, or slow to read (fetch at load 20), would lose the answer to ECONNRESET.
+    const big = await postWhole(h.url, S, BIG);
+    expect([big.sent, big.read, big.status]).toEqual(['sent', 'end', 'HTTP/1.1 413 Payload Too Large']);
+    expect(JSON.parse(big.body)).toEqual({
+      jsonrpc: '2.0',
+      id: 10,
+      error: { code: -32600, message: `Invalid Request: the message has ${BIG.length} bytes, more than the limit of ${4 << 20}; it was dropped` },
+    });
+    const list = await fetch(h.url, { method: 'POST', headers: S, body: '{"jsonrpc":"2.0","id":11,"method":"tools/list"}' });
+    expect(list.status).toBe(200);
+    const text = await list.text();
+    // JSON or one SSE event, holding the answer to id 11.
+    const msg = JSON.parse(text.trim().startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]) as { id: number; result: { tools: { name: string }[] } };
+    expect([msg.id, msg.result.tools.map((t) => t.name).sort()]).toEqual([11, ['get_void_descriptions', 'run_sparql_query']]);
+    expect(all.slice(before)).toEqual([
+      'not JSON',
+      '"jsonrpc" is not "2.0"',
+      '"method" is not a string',
+      'params of tools/call are a string',
+      'params of tools/list are an array',
+      'params of tools/call: params._meta: Invalid input: expected object, received string',
+      'params of tools/list: params.cursor: Invalid input: expected string, received number',
+    ]);
   });
 });
 
