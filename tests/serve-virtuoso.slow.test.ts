@@ -93,6 +93,10 @@ const SAME_ANSWERS: [string, string?, Record<string, string>?][] = [
   // A comparison of a number with a string or an IRI in a projection is a type error (unbound), not a cast.
   ['SELECT ?o (?o > 2 AS ?big) (?o = 2 AS ?two) (?o < "B" AS ?b) WHERE { ?s ?p ?o }'],
   ['SELECT * WHERE { { SELECT ?o (?o > 2 AS ?big) WHERE { ?s ?p ?o } } }', 'application/sparql-results+xml'],
+  // Grouped projections and HAVING sent as written: aggregates compared with numbers, = of two boolean-valued expressions, in a sub-query too.
+  ['SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p HAVING (COUNT(*) >= 2 && COUNT(DISTINCT ?s) < 72)'],
+  ['SELECT ?p ((COUNT(*) > 1) = (COUNT(DISTINCT ?s) > 2) AS ?c) ((COUNT(*) > 3) != false AS ?d) WHERE { ?s ?p ?o } GROUP BY ?p'],
+  ['SELECT * WHERE { { SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p HAVING (COUNT(*) > 1) } }', 'application/sparql-results+xml'],
   // Booleans are no numbers (Virtuoso takes them for 0 and 1): no arithmetic, no ordering with numbers or an unequal boolean, = with a number false.
   ['SELECT (true > 2 AS ?a) (true = 1 AS ?b) (true != 1 AS ?c) (true + 1 AS ?d) (true < false AS ?e) (true >= true AS ?f) (-true AS ?g) ((1 < 2) = 1 AS ?h) (true = "x" AS ?i) WHERE {}'],
   ['SELECT ?o (?o + 1 AS ?sum) (?o > 2 AS ?gt) (?o = 1 AS ?eq) (?o >= true AS ?ge) (?o = true AS ?t) WHERE { VALUES ?o { true false 3 "x" <http://e/i> 1 } }'],
@@ -233,6 +237,27 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
     expect(Number(row.d.value)).toBeCloseTo(8 / 3, 12);
     expect(row.b).toEqual({ type: 'literal', value: 'true', datatype: 'http://www.w3.org/2001/XMLSchema#boolean' });
     expect(await (await fetch(`${url}?query=${encodeURIComponent('ASK { ?s ?p ?o }')}`, { headers: { accept: JSON_RESULTS } })).json()).toEqual({ head: {}, boolean: true });
+  });
+
+  it('refuses booleans and non-numeric constants compared in a grouped projection or HAVING with a 500 naming the operator, which the oxigraph serve answers', async () => {
+    // An endpoint of the other host than the one whose failures the next test counts.
+    const file = JSON.parse(fs.readFileSync(path.join(`${build}.state`, 'endpoints.json'), 'utf8')) as { endpoints: { id: string; host: string }[] };
+    const id = file.endpoints.find((e) => e.host.startsWith('127.0.0.3:'))!.id;
+    const refused: [string, string][] = [
+      ['SELECT ?p (MAX(?o) > "a" AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p', 'a comparison with a string or another non-numeric constant (>)'],
+      ['SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING (COUNT(*) = true)', 'a comparison with a boolean (=)'],
+      ['SELECT ?p (COUNT(*) + true AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p', 'arithmetic on a boolean (+)'],
+    ];
+    for (const [query, words] of refused) {
+      const [v, o] = await Promise.all(
+        [virtuoso.endpoint(id)!.url, oxigraph.endpoint(id)!.url].map((url) =>
+          fetch(url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS }, body: query }),
+        ),
+      );
+      const text = await v.text();
+      expect([v.status, text.includes(words), text.includes('in the projection or HAVING of a grouped query'), o.status]).toEqual([500, true, true, 200]);
+      await o.text();
+    }
   });
 
   it('counts a query its instance failed on (an instance killed) as the store failing, apart from refused queries; none before; restarts the instance', async () => {

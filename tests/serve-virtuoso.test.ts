@@ -181,6 +181,35 @@ describe('serve --store virtuoso / VALUES rows and projected comparisons', () =>
     expect(grouped.text).toContain('((MAX(?o)) > 2  AS ?big)');
     expect([...grouped.booleanVars]).toEqual(['big']);
   });
+
+  it('refuses booleans compared or computed and non-numeric constants compared in a grouped projection or HAVING (Virtuoso: 0/1, casts), as a limit of the store; sends the others as written', () => {
+    const refused: [string, RegExp][] = [
+      ['SELECT ?p (MAX(?o) > "a" AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p', /a comparison with a string or another non-numeric constant \(>\): Virtuoso casts/],
+      [`SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING (MIN(?o) = "2011-01-01"^^<${XSD}date>)`, /non-numeric constant \(=\)/],
+      ['SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING (COUNT(*) = true)', /a comparison with a boolean \(=\): Virtuoso takes booleans for the integers 0 and 1/],
+      ['SELECT ?o (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?o HAVING (?o != false)', /a comparison with a boolean \(!=\)/],
+      ['SELECT ((MAX(?o) > 1) > (COUNT(*) > 1) AS ?c) WHERE { ?s ?p ?o }', /a comparison with a boolean \(>\)/],
+      ['SELECT ?p (COUNT(*) + true AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p', /arithmetic on a boolean \(\+\)/],
+      ['SELECT ?p (SUM(?o > 2) AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p', /arithmetic on a boolean \(SUM\)/],
+      ['SELECT * WHERE { { SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING (COUNT(*) = true) } }', /a comparison with a boolean \(=\)/],
+    ];
+    for (const [query, words] of refused) {
+      expect(() => virtuosoQuery(query, G), query).toThrow(StoreCannotAnswer);
+      expect(() => virtuosoQuery(query, G), query).toThrow(words);
+      expect(() => virtuosoQuery(query, G), query).toThrow(/in the projection or HAVING of a grouped query/);
+    }
+    // Aggregates compared with numbers, && of comparisons, = of two boolean-valued expressions: answered alike, sent as written.
+    expect(virtuosoQuery('SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING (COUNT(*) >= 2 && AVG(?o) < 72)', 'urn:g').text).toBe(
+      'SELECT ?p (STR(?p) AS ?fkgqa_lex_p) FROM <urn:g>\nWHERE { ?s ?p ?o. }\nGROUP BY ?p\nHAVING (((COUNT(*)) >= 2 ) && ((AVG(?o)) < 72 ))',
+    );
+    expect(virtuosoQuery('SELECT ?p ((COUNT(*) > 1) = (MAX(?o) > 2) AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p', 'urn:g').text).toBe(
+      'SELECT ?p (((COUNT(*)) > 1 ) = ((MAX(?o)) > 2 ) AS ?c) (STR(?p) AS ?fkgqa_lex_p) FROM <urn:g>\nWHERE { ?s ?p ?o. }\nGROUP BY ?p',
+    );
+    // Outside grouping, a string constant is compared as before (STR() of simple literals only).
+    expect(virtuosoQuery('SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER(?o > "a") }', 'urn:g').text).toContain(
+      `FILTER(IF((ISLITERAL(?o)) && ((DATATYPE(?o)) = <${XSD}string>), (STR(?o)) > "a", ?fkgqa_error))`,
+    );
+  });
 });
 
 describe('serve --store virtuoso / the answer read back', () => {

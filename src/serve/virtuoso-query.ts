@@ -19,8 +19,11 @@
  *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`; one with a string
  *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`). The same in
  *   the projection of a SELECT without grouping or aggregate (`(?o > 2 AS ?big)`: unbound for a
- *   string or an IRI); a grouped projection keeps Virtuoso's comparison (it refuses the variable
- *   there, and fails on `isNumeric` of an aggregate).
+ *   string or an IRI); a grouped projection keeps Virtuoso's comparison with a number (it refuses
+ *   the variable there, and fails on `isNumeric` of an aggregate).
+ * - **Grouped projections and HAVING.** There, a comparison with a boolean, arithmetic on one, or a
+ *   comparison with a string or another non-numeric constant would be answered otherwise than
+ *   SPARQL whatever the data: such a query is refused as a limit of the store (`groupedDifference`).
  * - **Booleans compared and computed as integers.** Virtuoso takes `true` for 1 (`true > 0`,
  *   `true + 1` = 2, `?o = 1` for a stored `true`; its isNumeric takes an xsd:boolean). In a graph
  *   pattern and an ungrouped projection, the comparisons and arithmetic are sent as oxigraph
@@ -370,6 +373,66 @@ function projectsAsPattern(select: Node): boolean {
 }
 
 /**
+ * Why Virtuoso would answer a grouped query (GROUP BY or an aggregate) otherwise than SPARQL, or
+ * undefined: in its projection and HAVING, where the rewrites of a graph pattern do not apply
+ * (Virtuoso refuses the never-bound ERROR_VARIABLE there and fails on `isNumeric` of an aggregate),
+ * Virtuoso compares and computes with booleans as the integers 0 and 1 (`COUNT(*) = true`, `MAX(?n
+ * > 2) + 1`), and compares numbers with strings and other non-numeric constants by casting
+ * (`MAX(?n) > "a"`), where SPARQL has false, true or a type error (§17.3). Comparisons of
+ * aggregates with numbers (`HAVING(COUNT(*) > 1)`) and of two boolean-valued expressions with `=`
+ * or `!=` are answered alike, and pass.
+ * @param query the parsed query, its graph patterns rewritten (booleanVars filled), checked with its sub-queries
+ * @returns the words of the refusal: the expression's operator and what Virtuoso does there
+ */
+function groupedDifference(query: unknown, booleanVars: Set<string>, seen = new Set<unknown>()): string | undefined {
+  if (!isNode(query) || seen.has(query) || typeof query.termType === 'string') return undefined;
+  seen.add(query);
+  if (query.type === 'query' && query.queryType === 'SELECT' && !projectsAsPattern(query)) {
+    const expressions = [...((query.variables as Node[] | undefined) ?? []).map((item) => item.expression), ...((query.having as unknown[] | undefined) ?? [])];
+    for (const e of expressions) {
+      const found = groupedExpressionDifference(e, booleanVars);
+      if (found)
+        return `in the projection or HAVING of a grouped query, ${found}, where SPARQL gives false, true or a type error: its answer would be wrong; this store does not answer it (an oxigraph-backed serve does)`;
+    }
+  }
+  for (const value of Object.values(query)) {
+    const found = groupedDifference(value, booleanVars, seen);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The first comparison or arithmetic of a grouped projection or HAVING expression that Virtuoso evaluates otherwise than SPARQL (groupedDifference), described; or undefined. */
+function groupedExpressionDifference(e: unknown, booleanVars: Set<string>): string | undefined {
+  const stack = [e];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || typeof n.termType === 'string') continue;
+    if (n.type === 'operation') {
+      const operator = String(n.operator);
+      const args = n.args as unknown[];
+      const booleans = args.map((a) => isBooleanTyped(a, booleanVars));
+      if (ARITHMETIC.has(operator) && booleans.some(Boolean)) return `arithmetic on a boolean (${operator}): Virtuoso takes booleans for the integers 0 and 1`;
+      if (COMPARISONS.has(operator)) {
+        const ordering = !['=', '!='].includes(operator);
+        if (booleans.some(Boolean) && (ordering || !booleans.every(Boolean))) return `a comparison with a boolean (${operator}): Virtuoso takes booleans for the integers 0 and 1`;
+        const constants = args.filter((a) => isNode(a) && a.termType === 'Literal');
+        if (constants.length === 1 && (isStringLiteral(constants[0]) || isOtherTypedLiteral(constants[0])))
+          return `a comparison with a string or another non-numeric constant (${operator}): Virtuoso casts one operand to the other's type`;
+      }
+      // The patterns of EXISTS are graph patterns (rewritten as such); their sub-queries are checked by groupedDifference.
+      if (operator !== 'exists' && operator !== 'notexists') stack.push(...args);
+    } else if (n.type === 'aggregate') {
+      const aggregation = String(n.aggregation).toLowerCase();
+      if ((aggregation === 'sum' || aggregation === 'avg') && isBooleanTyped(n.expression, booleanVars))
+        return `arithmetic on a boolean (${aggregation.toUpperCase()}): Virtuoso takes booleans for the integers 0 and 1`;
+      stack.push(n.expression);
+    } else stack.push(...Object.values(n));
+  }
+  return undefined;
+}
+
+/**
  * The rows of a VALUES block in an order in which, in every column, the rows holding a simple
  * literal come before those holding an IRI (module comment), else in their own order: each time,
  * the first row in their order that no column holds back any more.
@@ -485,6 +548,8 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
   const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
+  const grouped = groupedDifference(ast, booleanVars);
+  if (grouped) throw new StoreCannotAnswer(grouped);
   const rowCap = limitOffsets(ast);
   // The trailing VALUES block of the query.
   const trailing = (ast as { values?: Record<string, unknown>[] }).values;
