@@ -274,6 +274,39 @@ function errorsAsFalse(e: unknown): unknown {
   return e;
 }
 
+/** True for the never-bound ERROR_VARIABLE. */
+const isErrorVariable = (x: unknown): boolean => isNode(x) && x.termType === 'Variable' && x.value === ERROR_VARIABLE;
+
+/**
+ * The columns of the query's VALUES blocks (inline and trailing, sub-queries too) that hold a
+ * boolean constant. A column of booleans only (UNDEF aside) is added to `booleanVars`: Virtuoso
+ * answers the booleans of a one-row block as the integers 0 and 1, read back as booleans.
+ * @returns the names of the columns holding a boolean beside other terms (for SUM and AVG, groupedDifference)
+ */
+function valuesBooleanColumns(ast: unknown, booleanVars: Set<string>): Set<string> {
+  const mixed = new Set<string>();
+  const stack = [ast];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
+    seen.add(n);
+    const rows = Array.isArray(n) ? undefined : n.type === 'values' ? n.values : n.type === 'query' ? n.values : undefined;
+    if (Array.isArray(rows)) {
+      const columns = new Set((rows as Record<string, unknown>[]).flatMap((r) => Object.keys(r)));
+      for (const column of columns) {
+        const terms = (rows as Record<string, unknown>[]).map((r) => r[column]).filter((t) => t !== undefined);
+        const booleans = terms.filter((t) => isNode(t) && t.termType === 'Literal' && isBooleanValued(t)).length;
+        const name = column.replace(/^\?/, '');
+        if (booleans > 0 && booleans === terms.length) booleanVars.add(name);
+        else if (booleans > 0) mixed.add(name);
+      }
+    }
+    stack.push(...Object.values(n));
+  }
+  return mixed;
+}
+
 /**
  * Rewrites one expression or pattern node in place where Virtuoso needs it (module comment), then
  * its children; returns the node to put in its place.
@@ -300,6 +333,27 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     ]);
     return node;
   }
+  if (inPattern && node.type === 'operation' && node.operator === '!') {
+    const [a] = node.args as unknown[];
+    const [operand] = (node.args = [rewrite(a, booleanVars, inPattern)]) as unknown[];
+    if (isErrorVariable(operand)) return operand;
+    const negatedIn =
+      isNode(operand) && operand.type === 'operation' && operand.operator === 'in'
+        ? ((operand.args as unknown[])[1] as unknown[]).some((m) => !isNode(m) || (m.termType !== 'Literal' && m.termType !== 'NamedNode'))
+        : false;
+    if (negatedIn)
+      throw new StoreCannotAnswer(
+        'a negated IN whose list holds a variable or an expression (`!(?x IN (…, ?v))`): Virtuoso takes IN for false where a member is an error (an unbound variable), and its negation for true, where SPARQL gives a type error that drops the row; this store does not answer it (an oxigraph-backed serve does)',
+      );
+    // `!?x` of a number or a simple literal: Virtuoso negates 0.0 and "" as true values; IF takes their effective boolean value (§17.2.2). Other terms keep Virtuoso's `!` (booleans, errors).
+    if (isNode(a) && a.termType === 'Variable' && !isBooleanTyped(a, booleanVars))
+      return operation('if', [
+        operation('||', [isNumber(a), operation('&&', [operation('isliteral', [a]), operation('=', [operation('datatype', [a]), { termType: 'NamedNode', value: `${XSD}string` }])])]),
+        operation('if', [a, boolean(false), boolean(true)]),
+        node,
+      ]);
+    return node;
+  }
   if (inPattern && node.type === 'operation' && ARITHMETIC.has(node.operator as string)) {
     // In a graph pattern only (as comparisons): arithmetic takes numbers only; Virtuoso adds booleans (0/1) and casts strings.
     const operands = node.args as unknown[];
@@ -311,6 +365,8 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     const booleans = (node.args as unknown[]).map((a) => isBooleanTyped(a, booleanVars));
     const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars, inPattern));
     node.args = args;
+    // An error operand (arithmetic on a boolean) makes the comparison an error, which Virtuoso's IF would take for false (and `!` of it for true).
+    if (args.some(isErrorVariable)) return errorVariable();
     if (booleans.some(Boolean)) return booleanComparison(node, booleans);
     const numeric = args.findIndex(isNumericLiteral);
     const text = args.findIndex(isStringLiteral);
@@ -541,6 +597,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // `SELECT *` over plain patterns is sent with its variables named, so that they get their companions (federation engines ask `SELECT *` per triple pattern).
   const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
+  const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
   for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, key === 'variables' && projection) as never;
@@ -548,7 +605,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
   const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
-  const grouped = groupedDifference(ast, booleanVars);
+  const grouped = groupedDifference(ast, new Set([...booleanVars, ...valuesBooleans]));
   if (grouped) throw new StoreCannotAnswer(grouped);
   const rowCap = limitOffsets(ast);
   // The trailing VALUES block of the query.
