@@ -274,6 +274,24 @@ function errorsAsFalse(e: unknown): unknown {
   return e;
 }
 
+/**
+ * The variables of a comparison whose being unbound makes it an error (SPARQL §17.3): those of its
+ * operands, through arithmetic and functions, but not under BOUND, COALESCE, IF, EXISTS, `||`, `&&`,
+ * IN (which have a value beside an error operand).
+ */
+function strictVariables(comparison: Node): Node[] {
+  const out = new Map<string, Node>();
+  const stack = [...(comparison.args as unknown[])];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n)) continue;
+    if (n.termType === 'Variable' && n.value !== ERROR_VARIABLE) out.set(n.value as string, n);
+    else if (n.type === 'operation' && !['bound', 'coalesce', 'if', 'exists', 'notexists', '||', '&&', 'in', 'notin'].includes(String(n.operator).toLowerCase())) stack.push(...(n.args as unknown[]));
+    else if (n.type === 'functionCall') stack.push(...(n.args as unknown[]));
+  }
+  return [...out.keys()].sort().map((k) => out.get(k)!);
+}
+
 /** True for the never-bound ERROR_VARIABLE. */
 const isErrorVariable = (x: unknown): boolean => isNode(x) && x.termType === 'Variable' && x.value === ERROR_VARIABLE;
 
@@ -335,24 +353,33 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   }
   if (inPattern && node.type === 'operation' && node.operator === '!') {
     const [a] = node.args as unknown[];
-    const [operand] = (node.args = [rewrite(a, booleanVars, inPattern)]) as unknown[];
-    if (isErrorVariable(operand)) return operand;
-    const negatedIn =
-      isNode(operand) && operand.type === 'operation' && operand.operator === 'in'
-        ? ((operand.args as unknown[])[1] as unknown[]).some((m) => !isNode(m) || (m.termType !== 'Literal' && m.termType !== 'NamedNode'))
-        : false;
-    if (negatedIn)
+    if (isNode(a) && a.type === 'operation' && a.operator === 'in' && ((a.args as unknown[])[1] as unknown[]).some((m) => !isNode(m) || (m.termType !== 'Literal' && m.termType !== 'NamedNode')))
       throw new StoreCannotAnswer(
-        'a negated IN whose list holds a variable or an expression (`!(?x IN (…, ?v))`): Virtuoso takes IN for false where a member is an error (an unbound variable), and its negation for true, where SPARQL gives a type error that drops the row; this store does not answer it (an oxigraph-backed serve does)',
+        'a negated IN whose list holds a variable or an expression (`!(?x IN (…, ?v))`): Virtuoso takes an error member (an unbound variable) for a mismatch, so that the negation is true where SPARQL gives a type error; its answer would be wrong; this store does not answer it (an oxigraph-backed serve does)',
       );
-    // `!?x` of a number or a simple literal: Virtuoso negates 0.0 and "" as true values; IF takes their effective boolean value (§17.2.2). Other terms keep Virtuoso's `!` (booleans, errors).
-    if (isNode(a) && a.termType === 'Variable' && !isBooleanTyped(a, booleanVars))
+    // The variables whose error (unbound) is the comparison's error, read before the operand is rewritten.
+    const strict = isNode(a) && a.type === 'operation' && COMPARISONS.has(a.operator as string) ? strictVariables(a) : [];
+    const booleanOperand = isBooleanTyped(a, booleanVars);
+    const variable = isNode(a) && a.termType === 'Variable' && !booleanOperand;
+    const [operand] = (node.args = [rewrite(a, booleanVars, inPattern)]) as unknown[];
+    // `!error` is an error (§17.2): Virtuoso negates the false its IF makes of a comparison with an error operand.
+    if (isErrorVariable(operand)) return operand;
+    if (strict.length > 0)
       return operation('if', [
-        operation('||', [isNumber(a), operation('&&', [operation('isliteral', [a]), operation('=', [operation('datatype', [a]), { termType: 'NamedNode', value: `${XSD}string` }])])]),
-        operation('if', [a, boolean(false), boolean(true)]),
+        balanced(
+          '&&',
+          strict.map((v) => operation('bound', [v])),
+        ),
         node,
+        errorVariable(),
       ]);
-    return node;
+    if (!variable) return node;
+    // `!?x` of a term that is no boolean: its effective boolean value negated (§17.2.2), an error for an IRI, a blank node or a literal of another datatype; Virtuoso negates 0.0 and "" as true values, and an IRI.
+    const numberOrString = operation('||', [
+      isNumber(a),
+      operation('&&', [operation('isliteral', [a]), operation('=', [operation('datatype', [a]), { termType: 'NamedNode', value: `${XSD}string` }])]),
+    ]);
+    return operation('if', [numberOrString, operation('if', [a, boolean(false), boolean(true)]), operation('if', [isDataBoolean(a), node, errorVariable()])]);
   }
   if (inPattern && node.type === 'operation' && ARITHMETIC.has(node.operator as string)) {
     // In a graph pattern only (as comparisons): arithmetic takes numbers only; Virtuoso adds booleans (0/1) and casts strings.
