@@ -357,14 +357,15 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
       throw new StoreCannotAnswer(
         'a negated IN whose list holds a variable or an expression (`!(?x IN (…, ?v))`): Virtuoso takes an error member (an unbound variable) for a mismatch, so that the negation is true where SPARQL gives a type error; its answer would be wrong; this store does not answer it (an oxigraph-backed serve does)',
       );
-    // The variables whose error (unbound) is the comparison's error, read before the operand is rewritten.
-    const strict = isNode(a) && a.type === 'operation' && COMPARISONS.has(a.operator as string) ? strictVariables(a) : [];
+    // The variables whose error (unbound) is the equality's error, read before the operand is rewritten.
+    const strict = isNode(a) && a.type === 'operation' && (a.operator === '=' || a.operator === '!=') ? strictVariables(a) : [];
     const booleanOperand = isBooleanTyped(a, booleanVars);
     const variable = isNode(a) && a.termType === 'Variable' && !booleanOperand;
     const [operand] = (node.args = [rewrite(a, booleanVars, inPattern)]) as unknown[];
     // `!error` is an error (§17.2): Virtuoso negates the false its IF makes of a comparison with an error operand.
     if (isErrorVariable(operand)) return operand;
-    if (strict.length > 0)
+    // `=` and `!=` with a number, a string or a boolean are sent as an IF whose fallback is false or true (module comment), which Virtuoso also gives for an unbound operand (its IF takes an error condition for false).
+    if (strict.length > 0 && isNode(operand) && operand.type === 'operation' && operand.operator === 'if')
       return operation('if', [
         balanced(
           '&&',
