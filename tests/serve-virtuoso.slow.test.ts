@@ -102,6 +102,14 @@ const SAME_ANSWERS: [string, string?, Record<string, string>?][] = [
   ['SELECT ?o (?o + 1 AS ?sum) (?o > 2 AS ?gt) (?o = 1 AS ?eq) (?o >= true AS ?ge) (?o = true AS ?t) WHERE { VALUES ?o { true false 3 "x" <http://e/i> 1 } }'],
   ['SELECT ?o WHERE { VALUES ?o { true false 3 "x" 1 } FILTER(?o > 0 || ?o = true) }'],
   ['SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER((?o = ?o) + 1 = 2 || true > 0) }'],
+  // Booleans of a one-row VALUES block (Virtuoso: 0 and 1), compared with 1 and 0; `!` of numbers and strings by their effective boolean value, of an IRI an error; `!` of an error an error; a negated = with an unbound operand an error.
+  ...['(1 true)', '("a" true)', '(<http://e/i> true)', '(true false)'].map((row): [string] => [`SELECT ?x ?y WHERE { VALUES (?x ?y) { ${row} } }`]),
+  ['SELECT ?y WHERE { VALUES ?y { true } FILTER(?y) }'],
+  ['SELECT ?x ?y WHERE { VALUES (?x ?y) { (true 1) (false 0) } FILTER(?x = ?y) }'],
+  ['SELECT ?y WHERE { VALUES ?x { 0.0 } BIND(!?x AS ?y) }'],
+  ['SELECT ?x ?y WHERE { VALUES ?x { "" 1 "a" 0 <http://e/i> true } BIND(!?x AS ?y) }'],
+  ['SELECT ?x WHERE { VALUES ?x { 1 2 } FILTER(!(?x + true = 2)) }'],
+  ['SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?o } FILTER(!(?o = 2)) }'],
   // An error operand of || beside a true one (an IRI or a string ordered with a number): the row kept, also under a negation.
   ['SELECT ?s ?p ?o WHERE { ?s ?p ?o FILTER(?o > 1990 || isIRI(?o)) }'],
   ['SELECT ?s ?p ?o WHERE { ?s ?p ?o FILTER(!(?o > 2 && ?o < 1990) || isIRI(?o)) }'],
