@@ -35,6 +35,14 @@
  *   true` true, `true > false` an error); `=`/`!=` of a boolean with a number or another literal
  *   are false/true, with a term of the data compared only when it is an xsd:boolean (Virtuoso alone
  *   binds ?o to 1 for `FILTER(?o = true)`). `IN` with booleans is not rewritten.
+ * - **Booleans of VALUES and negations.** The booleans of a one-row VALUES block come back as the
+ *   integers 1 and 0: a column of booleans only is a boolean variable (read back, compared as one;
+ *   `valuesBooleanColumns`); SUM or AVG over a column holding a boolean beside other terms is refused.
+ *   `!?x` of a number or a simple literal is sent as `IF(?x, false, true)` (Virtuoso negates 0.0 and
+ *   "" as true values), an error for other terms but booleans. A comparison with an error operand is
+ *   the error; a negated `=`/`!=` sent as IF is `IF(BOUND(?v) && …, !e, ?fkgqa_error)` (Virtuoso's IF
+ *   takes an error condition for false); a negated IN whose list holds a variable is refused
+ *   (Virtuoso takes an unbound member for a mismatch).
  * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
  *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …, or a `true`/`false` constant)
  *   comes back as `0`/`1` (`IN` as the 1-based position of the value found): read back as
