@@ -680,7 +680,6 @@ const COMMANDS: ((cli: Command) => Command)[] = [
   viewCommand,
 ];
 
-/** Builds the `fkgqa` command line (a thin layer over the library API, src/index.ts). */
 /** The options made mandatory by `requiredAfterUnknown`, still mandatory (docs.ts lists them as required). */
 export const REQUIRED_OPTIONS = new WeakSet<Option>();
 
@@ -702,6 +701,7 @@ function requiredAfterUnknown(c: Command): void {
   });
 }
 
+/** Builds the `fkgqa` command line (a thin layer over the library API, src/index.ts). */
 export function program(): Command {
   const cli = new Command('fkgqa')
     .description('Build and serve the federated knowledge-graph question-answering benchmark (FKGQA).')
