@@ -189,7 +189,7 @@ export class VirtuosoStore implements EndpointStore {
       if (await v.answers(PROBE_MS)) return;
       if (this.closed) return;
       c.restarting = true;
-      progress?.(`fkgqa serve: Virtuoso on ${v.address} did not answer a probe within ${PROBE_MS} ms after a query was stopped or failed: restarting it`);
+      progress?.(`fkgqa serve: Virtuoso on ${v.address} did not answer a probe (ASK {}, at most ${PROBE_MS} ms) after a query was stopped or failed: restarting it`);
       const t0 = performance.now();
       await v.restart();
       for (const [id, e] of this.loaded) {
@@ -236,7 +236,7 @@ export class VirtuosoStore implements EndpointStore {
     }
     if (this.checks.get(v)?.restarting) {
       this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
-      return { status: 'error', error: `Virtuoso on ${v.address}: restarting (it stopped answering after queries were stopped at their time limits)`, ms: 0 };
+      return { status: 'error', error: `Virtuoso on ${v.address}: restarting (it stopped answering, or its process ended)`, ms: 0 };
     }
     const checked = checkTask(task, this.options.limits);
     if ('status' in checked) return { status: 'ok', answer: checked, ms: performance.now() - arrived };
