@@ -20,7 +20,7 @@
  * ```
  */
 import path from 'node:path';
-import { ownerAlive, type LockOwner } from '../common/output.js';
+import type { LockOwner } from '../common/output.js';
 
 /** File names inside a state folder, relative to it. */
 export const STATE_FILES = {
@@ -47,9 +47,6 @@ export function stateDir(build: string, override?: string): string {
   const abs = path.resolve(build);
   return path.join(path.dirname(abs), `${path.basename(abs)}.state`);
 }
-
-/** Whether the serve an endpoints file names still runs (common/output.ts). */
-export { ownerAlive };
 
 /** One endpoint as `endpoints.json` lists it. */
 export interface EndpointEntry {
