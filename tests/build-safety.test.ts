@@ -33,6 +33,28 @@ describe('build safety / locks', () => {
     expect(fs.readdirSync(parent)).toEqual(['shards']);
   });
 
+  it('names the host of a lock held on another machine, and how to release it (exit 2)', async () => {
+    const parent = tmpDir();
+    const lock = path.join(parent, '.shards.fkgqa-lock');
+    fs.writeFileSync(lock, JSON.stringify({ pid: 4242, procStart: 1, started: 'x', hostname: 'elsewhere.example' }));
+    const busy = await fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')]);
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toContain(
+      `another fkgqa process (pid 4242 on host elsewhere.example) is writing to this output directory (a process on another host cannot be checked from here: if it no longer runs, remove ${lock})`,
+    );
+    expect(fs.readdirSync(parent)).toEqual(['.shards.fkgqa-lock']);
+  });
+
+  it('a lock path that is a directory is an input error naming it (exit 2), not an internal error', async () => {
+    const parent = tmpDir();
+    const lock = path.join(parent, '.shards.fkgqa-lock');
+    fs.mkdirSync(lock);
+    const refused = await fkgqa(['partition', '-q', '--out', path.join(parent, 'shards')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${lock}: is a directory, where fkgqa keeps its lock file: remove it`);
+    expect(fs.readdirSync(parent)).toEqual(['.shards.fkgqa-lock']);
+  });
+
   it('writes its pid, start time, the time and its host into the lock', async () => {
     const parent = tmpDir();
     const staged = new StagedOutput(path.join(parent, 'out'));

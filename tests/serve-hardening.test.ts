@@ -359,6 +359,24 @@ describe('serve: the build folder is immutable', () => {
     expect(fs.readdirSync(state)).toEqual([]);
   });
 
+  it('refuses a lock held on another host naming that host (exit 2), and a serve.lock that is a directory naming its path (exit 2)', async () => {
+    const state = tmpDir('fkgqa-state-');
+    const lock = path.join(state, SERVE_LOCK);
+    fs.writeFileSync(lock, JSON.stringify({ pid: 4242, procStart: 1, started: '2026-01-02T03:04:05.000Z', hostname: 'elsewhere.example' }));
+    await expect(serve({ shards, kgs: ['library'], state })).rejects.toThrow(
+      `fkgqa serve (pid 4242 on host elsewhere.example, started 2026-01-02T03:04:05.000Z) is already serving ${path.resolve(shards)} with this state folder: stop it, or give this serve its own --state <dir> (a process on another host cannot be checked from here: if it no longer runs, remove ${lock})`,
+    );
+    fs.rmSync(lock);
+    fs.mkdirSync(lock);
+    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--kg', 'library', '--state', state, '--port', '0', '-q'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(cli.status).toBe(2);
+    expect(cli.stderr).toContain(`${lock}: is a directory, where fkgqa keeps its lock file: remove it`);
+    expect(fs.readdirSync(state)).toEqual([SERVE_LOCK]);
+  });
+
   it('takes over a stale lock: a dead pid, or a live pid whose process start differs (pid reused)', async () => {
     const state = tmpDir('fkgqa-state-');
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });

@@ -114,6 +114,22 @@ export function ownerAlive(owner: LockOwner): boolean {
 }
 
 /**
+ * The holder of a lock as a message names it: `pid <n>`, and `on host <name>` when it runs on
+ * another machine (its `hostname` is not this one's), where it cannot be checked from here.
+ */
+export function ownerName(owner: LockOwner): string {
+  return owner.hostname !== undefined && owner.hostname !== os.hostname() ? `pid ${owner.pid} on host ${owner.hostname}` : `pid ${owner.pid}`;
+}
+
+/**
+ * What a refusal adds for a holder on another machine: its process cannot be checked from here,
+ * so a lock it left behind is removed by hand. Empty for a holder on this machine.
+ */
+export function otherHostAdvice(owner: LockOwner, lock: string): string {
+  return owner.hostname !== undefined && owner.hostname !== os.hostname() ? ` (a process on another host cannot be checked from here: if it no longer runs, remove ${lock})` : '';
+}
+
+/**
  * The owner a lock file (or `endpoints.json`) names: its JSON object (`LockOwner`), or a bare pid
  * (locks of fkgqa before 0.1, without start times).
  * @returns undefined when there is no such file or it names no process
@@ -253,7 +269,7 @@ export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
     const holder = readLockOwner(p.lock);
     if (!holder || !ownerAlive(holder)) break;
     if (!fs.existsSync(p.journal)) return; // the writer finished its commit
-    if (Date.now() > until) throw new InputError(`a build by pid ${holder.pid} is being moved into place; try again`, { file: out });
+    if (Date.now() > until) throw new InputError(`a build by ${ownerName(holder)} is being moved into place; try again`, { file: out });
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   }
   try {
@@ -277,6 +293,7 @@ export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
  * @param refusal the error for a live holder, or undefined to take its lock over
  * @param failure the error when the lock changes hands under us three times
  * @returns the owner written
+ * @throws InputError naming the path when it is a directory or another file that is not a regular file
  */
 export function takeLock(lock: string, refusal: (holder: LockOwner) => InputError | undefined, failure: () => InputError): LockOwner {
   const me = thisOwner();
@@ -287,6 +304,8 @@ export function takeLock(lock: string, refusal: (holder: LockOwner) => InputErro
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
+    const st = fs.statSync(lock, { throwIfNoEntry: false });
+    if (st && !st.isFile()) throw new InputError(`is ${st.isDirectory() ? 'a directory' : 'not a regular file'}, where fkgqa keeps its lock file: remove it`, { file: lock });
     const holder = readLockOwner(lock);
     const refused = holder && ownerAlive(holder) ? refusal(holder) : undefined;
     if (refused) throw refused;
@@ -305,7 +324,7 @@ export function takeLock(lock: string, refusal: (holder: LockOwner) => InputErro
 export function takeLockFile(lock: string, given: string, what: string): void {
   takeLock(
     lock,
-    (h) => (h.pid === process.pid ? undefined : new InputError(`another fkgqa process (pid ${h.pid}) is writing to this ${what}`, { file: given })),
+    (h) => (h.pid === process.pid ? undefined : new InputError(`another fkgqa process (${ownerName(h)}) is writing to this ${what}${otherHostAdvice(h, lock)}`, { file: given })),
     () => new InputError(`cannot take the lock of the ${what}`, { file: lock }),
   );
 }

@@ -10,7 +10,7 @@
  * both removed on a clean stop.
  */
 import fs from 'node:fs';
-import { readLockOwner, takeLock, writeFileAtomic, type LockOwner } from '../common/output.js';
+import { otherHostAdvice, ownerName, readLockOwner, takeLock, writeFileAtomic, type LockOwner } from '../common/output.js';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { STATE_FILES, type EndpointEntry, type EndpointsFileContents } from '../build/state.js';
@@ -34,16 +34,19 @@ export const SERVE_LOCK = 'serve.lock';
  * Takes the serve lock of a state folder (creating the folder).
  * @param dir the state folder
  * @returns the owner record written
- * @throws InputError (exit 2) when a running serve holds the lock, naming its pid and start time
+ * @throws InputError (exit 2) when a running serve holds the lock, naming its pid, its host when another, and start time; or when the lock path is a directory
  */
 export function acquireServeLock(dir: string, build: string): LockOwner {
   fs.mkdirSync(dir, { recursive: true });
   return takeLock(
     path.join(dir, SERVE_LOCK),
     (other) =>
-      new InputError(`fkgqa serve (pid ${other.pid}, started ${other.started}) is already serving ${path.resolve(build)} with this state folder: stop it, or give this serve its own --state <dir>`, {
-        file: dir,
-      }),
+      new InputError(
+        `fkgqa serve (${ownerName(other)}, started ${other.started}) is already serving ${path.resolve(build)} with this state folder: stop it, or give this serve its own --state <dir>${otherHostAdvice(other, path.join(dir, SERVE_LOCK))}`,
+        {
+          file: dir,
+        },
+      ),
     () => new InputError('could not take the serve lock of the state folder (another serve is starting?)', { file: dir }),
   );
 }
