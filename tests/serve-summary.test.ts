@@ -42,6 +42,23 @@ describe('serve: the summary of its requests', () => {
       '  library-shard3: 0 requests',
       '  library-shard4: 0 requests',
     ]);
+    // The query stopped at its time limit had its engine (the pool worker of its group) replaced: the summary counts it.
+    // The endpoints grouped with it on that worker (the groups follow the machine's cores) give the same count.
+    expect(s.restartsOf('library-shard1')!.restarts).toBe(1);
+    const also = (id: string) => (s.restartsOf(id)!.restarts === 1 ? '; its engine restarted 1 time' : '');
+    expect(
+      countsSummary(
+        s.log.counts(),
+        s.endpoints.map((e) => e.id),
+        (id) => s.restartsOf(id)?.restarts,
+      ).slice(1),
+    ).toEqual([
+      '  library-shard1: 3 requests (count 1, invalid 1, data 1); errors 2: 1 stopped at a time limit (503), 1 refused (400 bad request or syntax, other 4xx and 5xx); its engine restarted 1 time',
+      `  library-shard2: 0 requests${also('library-shard2')}`,
+      `  library-shard3: 0 requests${also('library-shard3')}`,
+      `  library-shard4: 0 requests${also('library-shard4')}`,
+    ]);
+    expect(s.endpoints.map((e) => s.restartsOf(e.id)!.restarts).every((n) => n === 0 || n === 1)).toBe(true);
   }, 60_000);
 
   it('gives the federation endpoint its own line, apart from the other server paths, and counts its 503 busy as busy, not as refused', async () => {

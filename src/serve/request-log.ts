@@ -91,10 +91,14 @@ function summaryName(id: string): string {
  * order served; then any other endpoint that got requests; then the federation endpoint
  * (`/federation/sparql`) and the other server paths (`-` in the counts), each on its own line when
  * it got requests.
+ * An endpoint whose engine was restarted (`restarts`: a pool worker replaced, a Virtuoso instance
+ * restarted) says how often at the end of its line; the endpoints one engine holds (a pool
+ * worker's group, an instance's shards) each give that engine's count.
  * @param counts `RequestLog.counts()`
  * @param served the ids of the served endpoints (`ShardServer.endpoints`), in their order
+ * @param restarts restarts so far of the engine that holds an endpoint (`ShardServer.restartsOf(id).restarts`), undefined or 0 for none
  */
-export function countsSummary(counts: Record<string, KindCounts>, served: readonly string[] = []): string[] {
+export function countsSummary(counts: Record<string, KindCounts>, served: readonly string[] = [], restarts: (id: string) => number | undefined = () => undefined): string[] {
   const total = Object.values(counts).reduce((n, c) => n + c.total, 0);
   const errors = Object.values(counts).reduce((n, c) => n + c.errors, 0);
   const server = [FEDERATION_PATH, '-'];
@@ -111,17 +115,23 @@ export function countsSummary(counts: Record<string, KindCounts>, served: readon
     cancelled: 'the client went away (499)',
     failed: "the store failed: its engine's or instance's error, not the query's (500)",
   };
+  const restarted = (id: string) => {
+    const n = endpoints.includes(id) ? (restarts(id) ?? 0) : 0;
+    return n > 0 ? `; its engine restarted ${n} time${n === 1 ? '' : 's'}` : '';
+  };
   for (const id of ids) {
     const c = counts[id];
     if (!c) {
-      lines.push(`  ${id}: 0 requests`);
+      lines.push(`  ${id}: 0 requests${restarted(id)}`);
       continue;
     }
     const kinds = Object.entries(c).filter(([k]) => k !== 'total' && k !== 'errors' && !(ERROR_CAUSES as readonly string[]).includes(k));
     const known = ERROR_CAUSES.filter((k) => (c[k] ?? 0) > 0);
     const other = c.errors - known.reduce((n, k) => n + (c[k] ?? 0), 0);
     const causes = [...known.map((k) => `${c[k]} ${words[k]}`), ...(other > 0 ? [`${other} refused (400 bad request or syntax, other 4xx and 5xx)`] : [])];
-    lines.push(`  ${summaryName(id)}: ${c.total} requests (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); ${c.errors === 0 ? 'no errors' : `errors ${c.errors}: ${causes.join(', ')}`}`);
+    lines.push(
+      `  ${summaryName(id)}: ${c.total} requests (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}); ${c.errors === 0 ? 'no errors' : `errors ${c.errors}: ${causes.join(', ')}`}${restarted(id)}`,
+    );
   }
   return lines;
 }

@@ -47,11 +47,13 @@ export async function run(o: Record<string, any>): Promise<void> {
   const sig = await stop;
   progress?.(`fkgqa serve: ${sig}, stopping`);
   const counts = server.log.counts();
+  const restarts = new Map(server.endpoints.map((e) => [e.id, server.restartsOf(e.id)?.restarts]));
   await server.close();
   if (progress)
     for (const line of countsSummary(
       counts,
       server.endpoints.map((e) => e.id),
+      (id) => restarts.get(id),
     ))
       progress(line);
 }
