@@ -5,7 +5,9 @@
  * it (its port accepts connections, nothing is answered, 0% CPU). That state is made certain here by
  * stopping the process (SIGSTOP). The store probes the instance after a query is stopped, restarts
  * it on its database files, answers 500 (the store failed, never the 503 time limit) while it
- * restarts, and then answers the shard's queries again with all its triples. Needs Virtuoso
+ * restarts, and then answers the shard's queries again with all its triples. A query that arrives
+ * while the probe runs is held until its verdict: run when the instance answers it (a stop the
+ * process comes back from, SIGCONT), answered 500 when it is restarted. Needs Virtuoso
  * (skipped where it is missing, failing in CI: `virtuosoTestsRun`).
  */
 import fs from 'node:fs';
@@ -48,6 +50,25 @@ async function threadsIn(pid: number, states: RegExp): Promise<void> {
   }
 }
 
+/** The first pid of the instance of the build's only Virtuoso folder (its pid file). */
+function instancePid(build: string): number {
+  const folders = fs.readdirSync(path.join(`${build}.state`, 'virtuoso'));
+  expect(folders).toHaveLength(1);
+  return Number(fs.readFileSync(path.join(`${build}.state`, 'virtuoso', folders[0], 'fkgqa-virtuoso.pid'), 'utf8'));
+}
+
+/**
+ * Sends a query with `send` and resolves once the server counts it among the endpoint's running or
+ * held queries (`queriesRunning`), or it was answered: `held` says which came first.
+ */
+async function arrival<T>(server: ShardServer, endpoint: string, send: () => Promise<T>): Promise<{ held: boolean; answer: Promise<T> }> {
+  const before = server.queriesRunning().filter((id) => id === endpoint).length;
+  let answered = false;
+  const answer = send().finally(() => (answered = true));
+  while (!answered && server.queriesRunning().filter((id) => id === endpoint).length <= before) await new Promise((r) => setTimeout(r, 10));
+  return { held: !answered, answer };
+}
+
 describe.runIf(run)('serve --store virtuoso: an instance that stops answering after stopped queries is restarted', () => {
   let build: string;
   let server: ShardServer;
@@ -72,6 +93,32 @@ describe.runIf(run)('serve --store virtuoso: an instance that stops answering af
 
   afterAll(async () => {
     await server?.close();
+  });
+
+  it('holds a query that arrives while a probe runs, and runs it (200 with its rows) when the instance answers the probe', async () => {
+    const url = server.endpoint('library-shard1')!.url;
+    const count = async (headers: Record<string, string> = {}) => {
+      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: JSON_RESULTS, ...headers }, body: 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }' });
+      const text = await r.text();
+      return { status: r.status, stopped: r.headers.get('fkgqa-stopped'), body: r.ok ? (JSON.parse(text) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value : text };
+    };
+    expect(await count()).toEqual({ status: 200, stopped: null, body: '35' });
+    const pid = instancePid(build);
+    process.kill(pid, 'SIGSTOP');
+    await threadsIn(pid, /^[Tt]$/);
+    // Stopped at the request's limit: the probe starts (it waits up to PROBE_MS for the stopped process).
+    expect(await count({ 'Fkgqa-Timeout': '300' })).toMatchObject({ status: 503, stopped: 'time-limit; by=request; ms=300' });
+    const held = await arrival(server, 'library-shard1', () => count());
+    expect(held.held).toBe(true);
+    expect(lines.some((l) => /did not answer a probe/.test(l))).toBe(false);
+    // Held past the endpoint's time limit (3 s), within the probe's (PROBE_MS, 10 s): the hold is not counted in its limit.
+    await new Promise((r) => setTimeout(r, 3_500));
+    expect(lines.some((l) => /did not answer a probe/.test(l))).toBe(false);
+    // The process goes on: it answers the probe, and the held query runs.
+    process.kill(pid, 'SIGCONT');
+    expect(await held.answer).toEqual({ status: 200, stopped: null, body: '35' });
+    expect(server.restartsOf('library-shard1')).toEqual({ restarts: 0, faults: 0 });
+    expect(lines.some((l) => /did not answer a probe/.test(l))).toBe(false);
   });
 
   it('answers a point query 200 with its rows after heavy stopped queries left the instance answering nothing; 500 (the store failed) while it restarts, never 503', async () => {
@@ -103,9 +150,7 @@ describe.runIf(run)('serve --store virtuoso: an instance that stops answering af
     expect(server.restartsOf('library-shard1')).toEqual({ restarts: 0, faults: 0 });
 
     // The instance answers nothing from now on (its process stopped, its port still accepting connections).
-    const folders = fs.readdirSync(path.join(`${build}.state`, 'virtuoso'));
-    expect(folders).toHaveLength(1);
-    const pid = Number(fs.readFileSync(path.join(`${build}.state`, 'virtuoso', folders[0], 'fkgqa-virtuoso.pid'), 'utf8'));
+    const pid = instancePid(build);
     process.kill(pid, 'SIGSTOP');
     await threadsIn(pid, /^[Tt]$/);
 
@@ -113,6 +158,13 @@ describe.runIf(run)('serve --store virtuoso: an instance that stops answering af
     const restarting = lineMatching(lines, waiters, /did not answer a probe .*: restarting it$/);
     const restarted = lineMatching(lines, waiters, /Virtuoso on \S+ restarted \(pid \d+\)/);
     expect(await count()).toMatchObject({ status: 503, stopped: 'time-limit; by=endpoint; ms=3000' });
+    // A query that arrives while the probe runs is held until its verdict: the restart, so the store's 500, not the time limit.
+    const held = await arrival(server, 'library-shard1', count);
+    expect(held.held).toBe(true);
+    expect(lines.some((l) => /did not answer a probe/.test(l))).toBe(false);
+    const heldAnswer = await held.answer;
+    expect([heldAnswer.status, heldAnswer.stopped]).toEqual([500, null]);
+    expect(heldAnswer.body).toMatch(/^query evaluation failed: Virtuoso on 127\.0\.0\.1:\d+: restarting /);
     await restarting;
     const during = await count();
     expect([during.status, during.stopped]).toEqual([500, null]);

@@ -22,7 +22,8 @@ import { resultsWriter, serializeResults, truncationLink } from '../sparql/resul
 import { xmlIllegalChar } from '../sparql/xml-chars.js';
 import { checkTask, contentType, isStreamed, plain, serializeGraph, StreamStopped, type EndpointAnswer, type EndpointTask } from './answer.js';
 import { splitIntoGroups } from './pool-groups.js';
-import type { PoolOutcome, RunLimits } from './pool-limits.js';
+import { queryLimits, waitingOutcome, type PoolOutcome, type RunLimits } from './pool-limits.js';
+import { waitedTooLong } from '../federation/limit.js';
 import type { EndpointStore } from './store.js';
 import { freePorts, removeOrphans, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
 import { StoreCannotAnswer, UnsupportedFunction, virtuosoQuery, virtuosoRowReader, type VirtuosoQuery } from './virtuoso-query.js';
@@ -41,7 +42,8 @@ export const INSTANCE_CONCURRENCY = 12;
  * answers it in milliseconds, also while 12 queries (INSTANCE_CONCURRENCY) run on it; one whose HTTP
  * threads are all held by queries stopped by fkgqa but running on inside Virtuoso (its own limits,
  * MaxQueryExecutionTime and the `timeout` parameter, do not stop a large cross product) answers
- * nothing, and would charge every later query with the time limit.
+ * nothing, and would charge every later query with the time limit. A query that arrives while the
+ * probe runs is held until its verdict (`VirtuosoStore.run`).
  */
 export const PROBE_MS = 10_000;
 
@@ -97,8 +99,12 @@ export class VirtuosoStore implements EndpointStore {
   private readonly turns = new Map<VirtuosoInstance, { active: number; waiting: (() => void)[] }>();
   /** The endpoints loaded, by id: what a restarted instance must hold again. */
   private readonly loaded = new Map<string, VirtuosoEndpoint>();
-  /** Per instance: its probe or restart under way (`check`); a restart settles with the instance answering again, or failed. */
-  private readonly checks = new Map<VirtuosoInstance, { restarting: boolean; done: Promise<void> }>();
+  /**
+   * Per instance: its probe or restart under way (`check`). `answered` settles with the probe's
+   * verdict (true: it answered; false: it is restarted, or the store closes), `restarting` is set
+   * before; `done` settles with the instance answering again, or failed.
+   */
+  private readonly checks = new Map<VirtuosoInstance, { restarting: boolean; answered: Promise<boolean>; done: Promise<void> }>();
   /** Per instance that could not be restarted with its shards: why. Its endpoints answer 500 (the store failed) from then on. */
   private readonly broken = new Map<VirtuosoInstance, string>();
   private closed = false;
@@ -182,14 +188,18 @@ export class VirtuosoStore implements EndpointStore {
    */
   private check(v: VirtuosoInstance): void {
     if (this.closed || this.checks.has(v)) return;
-    const c = { restarting: false, done: Promise.resolve() };
+    let verdict: (answered: boolean) => void = () => {};
+    const c = { restarting: false, answered: new Promise<boolean>((resolve) => (verdict = resolve)), done: Promise.resolve() };
     this.checks.set(v, c);
     const progress = this.options.progress;
     c.done = (async () => {
-      if (await v.answers(PROBE_MS)) return;
-      if (this.closed) return;
-      c.restarting = true;
-      progress?.(`fkgqa serve: Virtuoso on ${v.address} did not answer a probe (ASK {}, at most ${PROBE_MS} ms) after a query was stopped or failed: restarting it`);
+      const answered = await v.answers(PROBE_MS);
+      if (!answered && !this.closed) {
+        c.restarting = true;
+        progress?.(`fkgqa serve: Virtuoso on ${v.address} did not answer a probe (ASK {}, at most ${PROBE_MS} ms) after a query was stopped or failed: restarting it`);
+      }
+      verdict(answered);
+      if (answered || this.closed) return;
       const t0 = performance.now();
       await v.restart();
       for (const [id, e] of this.loaded) {
@@ -213,31 +223,88 @@ export class VirtuosoStore implements EndpointStore {
         this.broken.set(v, why);
         progress?.(`fkgqa serve: Virtuoso on ${v.address} could not be restarted: ${why}; its endpoints answer 500 from now on`);
       })
-      .finally(() => this.checks.delete(v));
+      .finally(() => {
+        verdict(false);
+        this.checks.delete(v);
+      });
   }
 
+  /** The endpoints whose query is running now, or held until its instance's probe ends (`run`); one entry per query. */
   running(): string[] {
     return [...this.inFlight.entries()].flatMap(([id, n]) => Array<string>(n).fill(id));
   }
 
+  /** One more query of the endpoint running or held (`running`). */
+  private enter(endpoint: string): void {
+    this.inFlight.set(endpoint, (this.inFlight.get(endpoint) ?? 0) + 1);
+  }
+
+  /** One query of the endpoint fewer running or held. */
+  private leave(endpoint: string): void {
+    const n = this.inFlight.get(endpoint)! - 1;
+    if (n > 0) this.inFlight.set(endpoint, n);
+    else this.inFlight.delete(endpoint);
+  }
+
   /**
-   * Answers one query of an endpoint (module comment) within the limits.
-   * @returns never rejects: the answer, an error, the time limit, or cancelled
+   * The store's error for a query of an endpoint whose instance cannot take it now: it could not be
+   * restarted with its shards, or it is restarting (counted among the endpoint's `faults`).
+   * @returns undefined when the instance takes queries
+   */
+  private refusal(endpoint: string, v: VirtuosoInstance): PoolOutcome | undefined {
+    const broken = this.broken.get(v);
+    const why =
+      broken !== undefined
+        ? `Virtuoso on ${v.address} could not be restarted: ${broken}`
+        : this.checks.get(v)?.restarting
+          ? `Virtuoso on ${v.address}: restarting (it stopped answering, or its process ended)`
+          : undefined;
+    if (why === undefined) return undefined;
+    this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
+    return { status: 'error', error: why, ms: 0 };
+  }
+
+  /**
+   * Holds a query until its instance's probe gives its verdict (`answered` settles): the wait is the
+   * store's, so the query's own time limit has not started. Its client going away ends the hold
+   * (`cancelled`), and so does the request's time limit (`waitingOutcome`: busy, the endpoint's
+   * fault, after a wait that `waitedTooLong` calls so).
+   * @returns undefined once the verdict is in (the caller reads it: `refusal`), else the query's outcome
+   */
+  private hold(answered: Promise<boolean>, limits: RunLimits, arrived: number): Promise<PoolOutcome | undefined> {
+    return new Promise((resolve) => {
+      const q = queryLimits(limits, Infinity, arrived);
+      let timer: NodeJS.Timeout | undefined;
+      let held = true;
+      const release = (outcome: PoolOutcome | undefined) => {
+        if (!held) return;
+        held = false;
+        clearTimeout(timer);
+        limits.signal?.removeEventListener('abort', gone);
+        resolve(outcome);
+      };
+      const gone = () => release({ status: 'cancelled', ms: performance.now() - arrived });
+      if (q.deadline !== Infinity) timer = setTimeout(() => release(waitingOutcome(q, Infinity, performance.now())), Math.max(0, q.deadline - performance.now()));
+      limits.signal?.addEventListener('abort', gone, { once: true });
+      void answered.then(() => release(undefined));
+    });
+  }
+
+  /**
+   * Answers one query of an endpoint (module comment) within the limits. A query of an instance
+   * being probed (`check`) is held until the probe's verdict (`hold`): it runs once the instance
+   * answers the probe, with its time limit counted from then; it is answered the store's error
+   * (500, `refusal`) when the instance is restarted, never the time limit an instance that answers
+   * nothing would give it.
+   * @returns never rejects: the answer, an error, the time limit, busy (the request's limit ended while held, or soon after), or cancelled
    */
   async run(endpoint: string, task: EndpointTask, limits: RunLimits): Promise<PoolOutcome> {
     const arrived = limits.arrived ?? performance.now();
     const v = this.instanceOf.get(endpoint);
     if (!v || this.closed) return { status: 'error', error: this.closed ? 'the server is stopping' : `no endpoint ${endpoint}`, ms: 0 };
     if (limits.signal?.aborted) return { status: 'cancelled', ms: 0 };
-    const broken = this.broken.get(v);
-    if (broken !== undefined) {
-      this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
-      return { status: 'error', error: `Virtuoso on ${v.address} could not be restarted: ${broken}`, ms: 0 };
-    }
-    if (this.checks.get(v)?.restarting) {
-      this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
-      return { status: 'error', error: `Virtuoso on ${v.address}: restarting (it stopped answering, or its process ended)`, ms: 0 };
-    }
+    const refused = this.refusal(endpoint, v);
+    if (refused) return refused;
     const checked = checkTask(task, this.options.limits);
     if ('status' in checked) return { status: 'ok', answer: checked, ms: performance.now() - arrived };
     let q: VirtuosoQuery;
@@ -252,6 +319,20 @@ export class VirtuosoStore implements EndpointStore {
       if (e instanceof UnsupportedFunction) return { status: 'ok', answer: plain(400, `query evaluation failed: ${message}`, checked.q.kind, { [QUERY_ERROR_HEADER]: 'evaluation' }), ms: 0 };
       return { status: 'ok', answer: plain(400, e instanceof QueryTooComplex ? `query too complex: ${message}` : `malformed query: ${message}`, 'invalid'), ms: 0 };
     }
+    const probe = this.checks.get(v);
+    if (probe && !probe.restarting) {
+      this.enter(endpoint);
+      let held: PoolOutcome | undefined;
+      try {
+        held = await this.hold(probe.answered, limits, arrived);
+      } finally {
+        this.leave(endpoint);
+      }
+      if (held) return held;
+      if (this.closed) return { status: 'error', error: 'the server is stopping', ms: 0 };
+      const refusedAfter = this.refusal(endpoint, v);
+      if (refusedAfter) return refusedAfter;
+    }
     const started = performance.now();
     const byRequest = limits.requestLimitMs !== undefined && arrived + limits.requestLimitMs - started < limits.limitMs;
     const limitMs = byRequest ? limits.requestLimitMs! : limits.limitMs;
@@ -262,13 +343,11 @@ export class VirtuosoStore implements EndpointStore {
     const timer = setTimeout(() => ((why = 'timeout'), controller.abort(atLimit())), Math.max(0, byRequest ? arrived + limits.requestLimitMs! - started : limits.limitMs));
     const onAbort = () => ((why = 'cancelled'), controller.abort());
     limits.signal?.addEventListener('abort', onAbort, { once: true });
-    this.inFlight.set(endpoint, (this.inFlight.get(endpoint) ?? 0) + 1);
+    this.enter(endpoint);
     const end = () => {
       clearTimeout(timer);
       limits.signal?.removeEventListener('abort', onAbort);
-      const n = this.inFlight.get(endpoint)! - 1;
-      if (n > 0) this.inFlight.set(endpoint, n);
-      else this.inFlight.delete(endpoint);
+      this.leave(endpoint);
     };
     const failed = (e: unknown) => {
       this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
@@ -313,7 +392,10 @@ export class VirtuosoStore implements EndpointStore {
     } catch (e) {
       if (why === 'timeout') {
         this.check(v);
-        return { status: 'timeout', by: byRequest ? 'request' : 'endpoint', limitMs, ms: performance.now() - started };
+        const now = performance.now();
+        // Stopped at the request's limit after a hold (a probe of its instance) that took much of it: the wait was the store's.
+        if (byRequest && waitedTooLong(started - arrived, limitMs)) return { status: 'busy', by: 'request', limitMs, waitedMs: started - arrived, ranMs: now - started, ms: now - arrived };
+        return { status: 'timeout', by: byRequest ? 'request' : 'endpoint', limitMs, ms: now - started };
       }
       if (why === 'cancelled') return { status: 'cancelled', ms: performance.now() - started };
       return { status: 'error', error: failed(e), ms: performance.now() - started };
