@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { copyDir, DEMO, demoBuild, fileHashes, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
+import { copyDir, DEMO, demoBuild, fileHashes, fkgqaChild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
 
 /** Runs the built CLI as a child process (`npm test` builds dist/ first): what a user runs. */
 function child(...args: string[]) {
@@ -187,6 +187,23 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     expect(merge.stderr.split('\n')[0]).toBe("fkgqa: error: unknown option '--nothing-here'");
     const out = await fkgqa('merge', 'a.jsonl');
     expect([out.code, out.stderr.split('\n')[0]]).toEqual([2, "fkgqa: error: required option '--out <file>' not specified"]);
+  });
+
+  it('names an unknown option before an option without its argument, on every command; the missing argument is still named', async () => {
+    const stats = await fkgqa('stats', '--bogus', '--shards');
+    expect([stats.code, stats.stderr.split('\n')[0]]).toEqual([2, "fkgqa: error: unknown option '--bogus'"]);
+    const { program } = await import('../src/cli/program.js');
+    for (const c of program().commands) {
+      const last = c.options.find((o) => o.required && o.long !== undefined)!;
+      // serve and mcp run as children (they keep running); a usage error ends them before they start.
+      const args = [c.name(), '--bogus', last.long!];
+      const both = c.name() === 'serve' || c.name() === 'mcp' ? await fkgqaChild(args) : await fkgqa(...args);
+      expect([c.name(), both.code, both.stderr.split('\n')[0]]).toEqual([c.name(), 2, "fkgqa: error: unknown option '--bogus'"]);
+    }
+    const missing = await fkgqa('stats', '--timeout');
+    expect([missing.code, missing.stderr.split('\n')[0]]).toEqual([2, "fkgqa: error: option '--timeout <ms>' argument missing"]);
+    const eval_ = await fkgqa('eval', '--out');
+    expect([eval_.code, eval_.stderr.split('\n')[0]]).toEqual([2, "fkgqa: error: option '--out <file>' argument missing"]);
   });
 });
 

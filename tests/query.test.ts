@@ -778,6 +778,20 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       2,
       `fkgqa: error: no query: the last value of --endpoints, ${served}, is read as an endpoints file (it exists); give the query before the options, or after -- (fkgqa query --endpoints ${served} -- 'SELECT …'), or with --file\n`,
     ]);
+    // The query as the one value of a variadic option: named as taken by it, with the -- to put before it.
+    const unserviced = 'SELECT ?n WHERE {\n  ?a <http://valuenet/ontop/author#name> ?n }';
+    const taken = await fkgqa(['query', '--shards', build, '--sources', unserviced]);
+    expect([taken.code, taken.stderr]).toEqual([
+      2,
+      "fkgqa: error: no query: the query (SELECT ?n WHERE { ?a <http://valuenet/on…) was taken as the value of --sources, which is a source (all, a graph name, an endpoint id or URL); give --sources its value and put -- before the query (fkgqa query --sources all -- 'SELECT …'), or give the query with --file\n",
+    ]);
+    const takenUrl = await fkgqa(['query', '--endpoint', 'ASK { ?s ?p ?o }']);
+    expect([takenUrl.code, takenUrl.stderr]).toEqual([
+      2,
+      "fkgqa: error: no query: the query (ASK { ?s ?p ?o }) was taken as the value of --endpoint, which is an endpoint URL; give --endpoint its value and put -- before the query (fkgqa query --endpoint URL -- 'SELECT …'), or give the query with --file\n",
+    ]);
+    const sourced = await fkgqa(['query', '--shards', build, '--sources', 'all', '--format', 'tsv', '--', `${unserviced} ORDER BY ?n LIMIT 1`]);
+    expect([sourced.code, sourced.stdout]).toEqual([0, '?n\n"Ada Quispe"\n']);
     const ended = await fkgqa(['query', '--endpoints', served, '--', `ASK { SERVICE <${url['library-shard1']}> { ?s ?p ?o } }`]);
     expect([ended.code, ended.stdout]).toEqual([0, expect.stringContaining('true')]);
   }, 60_000);

@@ -41,6 +41,17 @@ function rawStatus(port: number, request: string): Promise<number> {
   });
 }
 
+/** Sends raw bytes on a fresh socket and returns all the server sends until it closes the connection. */
+function rawAnswer(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let data = '';
+    socket.on('data', (c) => (data += c));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(data));
+  });
+}
+
 const get = (query: string, accept?: string, base = url) => fetch(`${base}?query=${encodeURIComponent(query)}`, { headers: accept ? { Accept: accept } : {} });
 const countOf = async (r: Response) => Number(((await r.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value);
 
@@ -65,6 +76,29 @@ describe('serve: an error boundary on every request path (400, never an exit)', 
     expect(await rawStatus(port, 'GET /%ZZ/sparql HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')).toBe(400);
     expect(await rawStatus(port, 'GET http://[ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')).toBe(400);
     expect(await rawStatus(port, 'GET //[::1/ HTTP/1.1\r\nHost: localhost\r\n\r\n')).toBe(400);
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
+  it('answers 400 naming the header to a control character in a header (refused by Node’s HTTP parser before the handler), closes that connection, and keeps answering', async () => {
+    const port = Number(new URL(url).port);
+    const target = `${new URL(url).pathname}?query=${encodeURIComponent(COUNT)}`;
+    const answer = (header: string) => rawAnswer(port, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${header}\r\n\r\n`);
+    const refused = (body: string) => `HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+    expect(await answer('Fkgqa-Timeout: 1\x0100')).toBe(
+      refused(
+        'header Fkgqa-Timeout: "1\\u000100" is not a time limit in milliseconds (a positive number): it holds the control character U+0001, which HTTP does not allow in a header value (RFC 9110 §5.5)\n',
+      ),
+    );
+    expect(await answer('fkgqa-timeout: 5\x7f')).toBe(
+      refused(
+        'header Fkgqa-Timeout: "5\\u007f" is not a time limit in milliseconds (a positive number): it holds the control character U+007F, which HTTP does not allow in a header value (RFC 9110 §5.5)\n',
+      ),
+    );
+    expect(await answer('X-Other: a\x01b')).toBe(
+      refused('header "X-Other": "a\\u0001b" is refused: it holds the control character U+0001, which HTTP does not allow in a header value (RFC 9110 §5.5)\n'),
+    );
+    expect(await answer('Fkgqa-Time\x01out: 5')).toBe(refused('the header "Fkgqa-Time\\u0001out: 5" is refused: its name holds U+0001, which HTTP does not allow in a header name (RFC 9110 §5.1)\n'));
+    expect(await rawStatus(port, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`)).toBe(431);
     expect(await countOf(await get(COUNT))).toBe(35);
   });
 

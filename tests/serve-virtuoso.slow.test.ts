@@ -208,6 +208,36 @@ describe.runIf(run)('serve --store virtuoso: the demo build on Virtuoso instance
     }
   });
 
+  it('answers a less-than written directly before an IRI (`?y<<xsd:integer>(…)`), and refuses an IRI holding a private-use character or a noncharacter written as it is, as the oxigraph serve does, at 100 and at 2,000 characters', async () => {
+    const years = `SELECT ?y WHERE { ?b <http://valuenet/ontop/book#year> ?y FILTER(?y<<http://www.w3.org/2001/XMLSchema#integer>("2005")) } ORDER BY ?y`;
+    const cases: [string, unknown][] = [
+      [
+        years,
+        {
+          status: 200,
+          stopped: null,
+          body: JSON.stringify({
+            head: { vars: ['y'] },
+            results: { bindings: ['1998', '2004'].map((value) => ({ y: { type: 'literal', value, datatype: 'http://www.w3.org/2001/XMLSchema#integer' } })) },
+          }),
+        },
+      ],
+      ...[
+        ['\uE000', 'U+E000, which is a private-use character, which an IRI holds only in its query part (RFC 3987 iprivate)'],
+        ['\uFDD0', 'U+FDD0, which is a noncharacter, no IRI character (RFC 3987)'],
+      ].map(([raw, named]): [string, unknown] => [
+        `SELECT * WHERE { ?s <urn:a${raw}> ?o }`,
+        { status: 400, stopped: null, body: `malformed query: Parse error on line 1, column 21: the IRI <urn:a${raw}> holds the character ${named}\n` },
+      ]),
+    ];
+    for (const [query, expected] of cases) {
+      for (const text of [query, `${query} #${'x'.repeat(2000 - query.length)}`]) {
+        expect(await answerOf(virtuoso.endpoint('library-shard4')!.url, text), text.slice(0, 80)).toEqual(expected);
+        expect(await answerOf(oxigraph.endpoint('library-shard4')!.url, text), text.slice(0, 80)).toEqual(expected);
+      }
+    }
+  });
+
   it("sends an answer over 1 MiB as it is read (chunked), equal to oxigraph's; one that must stop after its first bytes is cut off before its end, never complete-looking", async () => {
     // The shard holding the literals with U+FFFE and U+FFFF.
     const holds = await Promise.all(

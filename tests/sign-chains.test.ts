@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { measureNesting, MAX_SERVED_QUERY_DEPTH } from '../src/sparql/guard.js';
 import { quickInspect } from '../src/sparql/inspect.js';
-import { signChain } from '../src/sparql/lexer.js';
+import { lessThanBeforeIri, signChain } from '../src/sparql/lexer.js';
 import { parseSparql } from '../src/sparql/parse.js';
 import { planSourceQuery } from '../src/federation/routing.js';
 import { demoBuild, fkgqaInProcess, tmpDir } from './helpers.js';
@@ -86,6 +86,13 @@ describe('syntax errors: the offending token’s true line and column', () => {
     expect(parseError(text)?.message.split('\n')[0]).toBe(`Parse error on line 1, column ${text.indexOf('%%') + 1}:`);
   });
 
+  it('gives the column in the text as written when a less-than written directly before an IRI comes before the error', () => {
+    const text = 'SELECT * WHERE { ?s ?p ?o FILTER(?o<<urn:x> && ?s<<urn:\\u0078> &&& 1) }';
+    const e = parseError(text);
+    expect([e?.message.split('\n')[0], e?.loc]).toEqual([`Parse error on line 1, column ${text.indexOf('&&&') + 3}:`, { first_line: 1, first_column: 65, last_line: 1, last_column: 66 }]);
+    expect(text.indexOf('&&&') + 2).toBe(65);
+  });
+
   it('counts a character outside the BMP as one column (code points), in the message, the caret and Jison’s position', () => {
     const e = parseError('SELECT * WHERE {\n  ?s ?p "😀😀" . FILTER(?o = %) }');
     expect(e?.message.split('\n').slice(0, 3)).toEqual(['Parse error on line 2, column 28:', '  ?s ?p "😀😀" . FILTER(?o = %) }', '---------------------------^']);
@@ -100,6 +107,40 @@ describe('syntax errors: the offending token’s true line and column', () => {
     expect(at('SELECT *\rWHERE {\r\n  ?s ?p "😀" . FILTER(?o = %) }')).toBe('SPARQL syntax error at line 3, column 27');
     expect(at('SELECT *\r\nWHERE {\r.. ?s ?p ?o }')).toBe('SPARQL syntax error at line 3, column 1');
     expect(at('SELECT * WHERE { ?s ?p "😀" }\r\n}')).toBe('SPARQL syntax error at line 2, column 1');
+  });
+
+  it('reads `?o<<urn:x>` as SPARQL 1.1 does: less-than, then the IRI (after an operand of an expression); `<<` elsewhere stays SPARQL 1.2', () => {
+    expect(lessThanBeforeIri('ASK { FILTER(?o<<urn:x> || 1<<urn:y>(2) || "<<urn:z>" = ?o) } # ?o<<urn:w>')).toEqual([15, 28]);
+    expect(lessThanBeforeIri('ASK { FILTER(<<urn:x> = ?o) }')).toEqual([]);
+    const ast = parseSparql('SELECT * WHERE { ?s ?p ?o FILTER(?o<<urn:x>) }') as { where: { type: string; expression?: unknown }[] };
+    expect(ast.where[1]).toEqual({
+      type: 'filter',
+      expression: {
+        type: 'operation',
+        operator: '<',
+        args: [
+          { termType: 'Variable', value: 'o' },
+          { termType: 'NamedNode', value: 'urn:x' },
+        ],
+      },
+    });
+    expect(JSON.parse(JSON.stringify(parseSparql('ASK { FILTER(?o<<urn:x>) }')))).toEqual(JSON.parse(JSON.stringify(parseSparql('ASK { FILTER(?o < <urn:x>) }'))));
+    expect(parseError('SELECT * WHERE { ?s ?p ?o FILTER(<<urn:a> <urn:b> <urn:c>>> = ?o) }')?.message).toMatch(/^Parse error on line 1, column 34: << … >> is SPARQL 1.2 syntax \(a reified triple\)/);
+  });
+
+  it('names a character an IRI may not hold written as it is, as it names its codepoint escape; in a string or the query part it is no IRI’s', () => {
+    for (const [raw, escape, why] of [
+      ['\uE000', '\\uE000', 'is a private-use character, which an IRI holds only in its query part (RFC 3987 iprivate)'],
+      ['\u{F0000}', '\\U000F0000', 'is a private-use character, which an IRI holds only in its query part (RFC 3987 iprivate)'],
+      ['\uFDD0', '\\uFDD0', 'is a noncharacter, no IRI character (RFC 3987)'],
+      ['\u{10FFFF}', '\\U0010FFFF', 'is a noncharacter, no IRI character (RFC 3987)'],
+      ['\u007F', '\\u007F', 'is a control character, no IRI character (RFC 3987)'],
+    ]) {
+      const code = `U+${raw.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+      expect(parseError(`SELECT * WHERE {\n  ?s <urn:a${raw}> ?o }`)?.message).toBe(`Parse error on line 2, column 6: the IRI <urn:a${raw}> holds the character ${code}, which ${why}`);
+      expect(parseError(`SELECT * WHERE {\n  ?s <urn:a${escape}> ?o }`)?.message).toBe(`Parse error on line 2, column 6: the IRI <urn:a${escape}> holds the escape ${escape}, which ${why}`);
+    }
+    expect(parseError('SELECT * WHERE { ?s ?p "<urn:\uE000\uFDD0>" FILTER(?s != <http://e/?q=\uE000>) }')).toBeUndefined();
   });
 
   it('reads the codepoint escapes of an IRI, as SPARQL 1.1 does before its grammar (§19.2)', () => {
@@ -185,6 +226,42 @@ describe('the serve endpoint and fkgqa query: the same verdict at any length', (
     }
     for (const padding of ['', `\n#${'x'.repeat(600)}`])
       expect(await post(`ASK { FILTER(<http://e/p?q=\\U0010FFFD> != <urn:a\\u00E9>) }${padding}`)).toEqual([200, expect.stringContaining('"boolean":true')]);
+  });
+
+  it('answers a less-than written directly before an IRI (`?y<<xsd:integer>("2005")`) as with a space, below and above 512 characters', async () => {
+    for (const padding of ['', `\n#${'x'.repeat(600)}`]) {
+      const q = `SELECT ?y WHERE { ?b <${YEAR}> ?y FILTER(?y<<http://www.w3.org/2001/XMLSchema#integer>("2005")) } ORDER BY ?y${padding}`;
+      const [status, body] = await post(q);
+      expect([status, (JSON.parse(body) as { results: { bindings: { y: { value: string } }[] } }).results.bindings.map((b) => b.y.value)]).toEqual([200, ['1998', '2004']]);
+    }
+  });
+
+  it('refuses an IRI holding a private-use character or a noncharacter written as it is, as its escaped form, below and above 512 characters', async () => {
+    for (const padding of ['', `\n#${'x'.repeat(600)}`]) {
+      expect(await post(`SELECT * WHERE { ?s <urn:\uE000> ?o }${padding}`)).toEqual([
+        400,
+        'malformed query: Parse error on line 1, column 21: the IRI <urn:\uE000> holds the character U+E000, which is a private-use character, which an IRI holds only in its query part (RFC 3987 iprivate)',
+      ]);
+      expect(await post(`SELECT * WHERE { ?s <urn:\uFFFE> ?o }${padding}`)).toEqual([
+        400,
+        'malformed query: Parse error on line 1, column 21: the IRI <urn:\uFFFE> holds the character U+FFFE, which is a noncharacter, no IRI character (RFC 3987)',
+      ]);
+      expect(await post(`ASK { FILTER(<http://e/p?q=\uE000> != <urn:a>) }${padding}`)).toEqual([200, expect.stringContaining('"boolean":true')]);
+    }
+  });
+
+  it('fkgqa query sends a less-than written directly before an IRI, and refuses an IRI holding a private-use character written as it is, naming it', async () => {
+    const less = await fkgqaInProcess([
+      'query',
+      '--endpoint',
+      shard,
+      '--format',
+      'tsv',
+      `SELECT ?y WHERE { SERVICE <${shard}> { ?b <${YEAR}> ?y FILTER(?y<<http://www.w3.org/2001/XMLSchema#integer>("2005")) } } ORDER BY ?y`,
+    ]);
+    expect([less.code, less.stdout]).toEqual([0, '?y\n1998\n2004\n']);
+    const raw = await fkgqaInProcess(['query', '--endpoint', shard, `SELECT * WHERE { SERVICE <${shard}> { ?s <urn:\uE000> ?o } }`]);
+    expect([raw.code, raw.stderr]).toEqual([2, expect.stringContaining('the IRI <urn:\uE000> holds the character U+E000, which is a private-use character')]);
   });
 
   it('names line 3 of a multi-line query for an error there, below and above 512 characters', async () => {

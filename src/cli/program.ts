@@ -680,22 +680,47 @@ const COMMANDS: ((cli: Command) => Command)[] = [
   viewCommand,
 ];
 
-/** The options made mandatory by `requiredAfterUnknown`, still mandatory (docs.ts lists them as required). */
+/** The options made mandatory by `optionChecksAfterUnknown`, still mandatory (docs.ts lists them as required). */
 export const REQUIRED_OPTIONS = new WeakSet<Option>();
 
+/** The parts of a commander 14 Command that its option parsing calls (lib/command.js; not in its typings). */
+interface ParsingCommand {
+  /** Reports an option given as the last word without its argument (commander: an error, and exit). */
+  optionMissingArgument(option: Option): void;
+  /** EventEmitter's emit: `option:<name>` hands an option its value. */
+  emit(event: string, ...args: unknown[]): boolean;
+}
+
 /**
- * Checks a command's mandatory options after its unknown options and arguments, not before as
- * commander 14 does: `fkgqa eval --bogus` names the unknown option `--bogus`, not a missing `--out`.
- * The message is commander's (`error: required option '--out <file>' not specified`).
+ * Checks a command's mandatory options and the argument of its last option after its unknown
+ * options and arguments, not before as commander 14 does: `fkgqa eval --bogus` names the unknown
+ * option `--bogus`, not a missing `--out`, and `fkgqa stats --bogus --shards` names `--bogus`, not
+ * the missing argument of `--shards`. The messages are commander's (`error: required option '--out <file>'
+ * not specified`, `error: option '--shards <dir>' argument missing`).
  */
-function requiredAfterUnknown(c: Command): void {
+function optionChecksAfterUnknown(c: Command): void {
   const required = c.options.filter((o) => o.mandatory);
   for (const o of required) {
     REQUIRED_OPTIONS.add(o);
     o.makeOptionMandatory(false);
   }
-  if (required.length === 0) return;
+  // commander finds an option without its argument only at the end of the command line (the option is the
+  // last word) and stops there, before it looks at the unknown options: the option is noted and left unset
+  // (commander hands it the value undefined right after this call; that one event is dropped), and named below.
+  let missingArgument: Option | undefined;
+  const parsing = c as unknown as ParsingCommand;
+  parsing.optionMissingArgument = function (this: ParsingCommand, option: Option): void {
+    missingArgument = option;
+    const emit = this.emit;
+    this.emit = function (this: ParsingCommand, event: string, ...args: unknown[]): boolean {
+      this.emit = emit;
+      return event === `option:${option.name()}` ? false : emit.call(this, event, ...args);
+    };
+  };
   c.hook('preAction', (cmd) => {
+    const option = missingArgument;
+    missingArgument = undefined;
+    if (option) (Command.prototype as unknown as ParsingCommand).optionMissingArgument.call(cmd as unknown as ParsingCommand, option);
     const missing = required.find((o) => cmd.getOptionValue(o.attributeName()) === undefined);
     if (missing) cmd.error(`error: required option '${missing.flags}' not specified`, { code: 'commander.missingMandatoryOptionValue' });
   });
@@ -716,7 +741,7 @@ export function program(): Command {
     // -q on every command; merge and query say themselves what it leaves out.
     if (!c.options.some((o) => o.long === '--quiet')) c.option('-q, --quiet', 'no progress on stderr');
     if (EXIT_CODES[c.name()]) c.addHelpText('after', `\nExit codes: ${EXIT_CODES[c.name()]}`);
-    requiredAfterUnknown(c);
+    optionChecksAfterUnknown(c);
     c.action(lazy(c.name()));
   }
   cli.addHelpText(

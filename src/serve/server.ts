@@ -16,7 +16,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -30,7 +30,7 @@ import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
 import type { EndpointLauncher } from '../federation/registry.js';
 import { MAX_OPERATOR_DEPTH, MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
-import { ProtocolError } from '../sparql/protocol.js';
+import { type ParserRefusal, ProtocolError, refusedRequestAnswer } from '../sparql/protocol.js';
 import { DEFAULT_MAX_BODY_BYTES, FEDERATION_PATH } from './defaults.js';
 import type { FederationEndpoint } from './federation-endpoint.js';
 import type { FairQueueEvent } from './fair-queue.js';
@@ -169,6 +169,26 @@ export function poolWorkers(requested: number, triples: number, endpoints: numbe
 function refusal(e: unknown, gone: boolean): Answer {
   if (gone) return { ...text(499, 'the client went away while sending its request', 'invalid'), cancelled: true };
   return e instanceof ProtocolError ? text(e.status, e.message, 'invalid', e.headers) : text(500, `internal error: ${(e as Error)?.message ?? String(e)}`, 'invalid');
+}
+
+/**
+ * The server's 'clientError' listener: answers a request Node's HTTP parser refused with its status
+ * and a text naming what is wrong (`refusedRequestAnswer`), then closes the connection; as Node does
+ * by default, only when no answer to an earlier request on the connection has begun (else it would
+ * be cut into), and nothing for a reset connection.
+ */
+function answerRefusedRequest(e: Error & ParserRefusal, socket: Socket): void {
+  const answer = refusedRequestAnswer(e);
+  // The answer to an earlier request on this connection (Node keeps it on the socket; it has no public name).
+  const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse })._httpMessage;
+  if (!answer || !socket.writable || inFlight?.headersSent) {
+    socket.destroy(e);
+    return;
+  }
+  const body = `${answer.message}\n`;
+  socket.end(
+    `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /**
@@ -373,6 +393,9 @@ export class ShardServer {
         });
         // Longer than clients keep idle sockets (Comunica's fetch reuses sockets idle for ~5 s; a
         // 5 s server timeout raced with it and failed queries with "other side closed").
+        // A request Node's HTTP parser refuses (a control character in a header) is answered with what is wrong, not Node's bare 400.
+        // The strict parser stays: insecureHTTPParser would accept such bytes, and with them ambiguous framing (request smuggling behind a proxy).
+        server.on('clientError', answerRefusedRequest);
         server.keepAliveTimeout = 65_000;
         server.headersTimeout = 66_000;
         server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, host, port)));

@@ -7,7 +7,8 @@
  * evaluates it as sent when it holds none.
  *
  * Also the codepoint escapes of IRIs (`<urn:\u0061>`), which oxigraph reads (as SPARQL 1.2 does,
- * in IRIs and strings only) and sparqljs does not.
+ * in IRIs and strings only) and sparqljs does not, and the characters an IRI may not hold, escaped
+ * or not, which oxigraph refuses and sparqljs reads.
  */
 
 import { lineColumn, sparqlTokens, type Token } from './lexer.js';
@@ -126,12 +127,14 @@ export function unescapeIriCodepoints(text: string): string {
   return out + text.slice(done);
 }
 
-/** A codepoint escape of an IRI that stands for no character the IRI may hold (`iriEscapeProblem`). */
-export interface IriEscapeProblem {
+/** A character of an IRI, escaped or written as it is, that the IRI may not hold (`iriCharacterProblem`). */
+export interface IriCharacterProblem {
   /** The IRI as written, with its `<` `>` (`<urn:\U0010FFFF>`). */
   iri: string;
-  /** The escape as written (`\U0010FFFF`). */
-  escape: string;
+  /** The character as written: its codepoint escape (`\U0010FFFF`), or `the character U+E000` for one written as it is. */
+  written: string;
+  /** Whether it is written as a codepoint escape. */
+  escaped: boolean;
   /** Why the character is refused, as a relative clause (`is a noncharacter, …`). */
   why: string;
   /** The IRI's offset (UTF-16 code units), 1-based line and column (code points, lexer.ts `lineColumn`). */
@@ -140,12 +143,12 @@ export interface IriEscapeProblem {
   column: number;
 }
 
-/** Why a code point cannot stand in an IRI as an escape, or undefined; `inQuery`: the escape is in the IRI's query part (after `?`, before `#`). */
-function escapedCharProblem(cp: number, inQuery: boolean): string | undefined {
+/** Why a code point cannot stand in an IRI, or undefined; `inQuery`: it is in the IRI's query part (after `?`, before `#`). */
+function iriCharProblem(cp: number, inQuery: boolean): string | undefined {
   if (cp > 0x10ffff) return 'names no character (code points end at U+10FFFF)';
   if (cp >= 0xd800 && cp <= 0xdfff) return 'is a surrogate code point, no character';
   if (!IRI_CHAR.test(String.fromCodePoint(cp))) return 'is a character an IRI reference cannot hold (IRIREF, SPARQL 1.1 grammar [139])';
-  if (cp < 0xa0 && cp >= 0x80) return 'is a control character, no IRI character (RFC 3987)';
+  if (cp < 0xa0 && cp >= 0x7f) return 'is a control character, no IRI character (RFC 3987)';
   if ((cp & 0xfffe) === 0xfffe || (cp >= 0xfdd0 && cp <= 0xfdef)) return 'is a noncharacter, no IRI character (RFC 3987)';
   if (cp >= 0xe0000 && cp <= 0xe0fff) return 'is a tag or variation selector, no IRI character (RFC 3987 ucschar)';
   const privateUse = (cp >= 0xe000 && cp <= 0xf8ff) || cp >= 0xf0000;
@@ -153,24 +156,37 @@ function escapedCharProblem(cp: number, inQuery: boolean): string | undefined {
   return undefined;
 }
 
+/** Characters that may make an IRI refused (`iriCharProblem`) and the backslash of an escape: a text without any has no such IRI. */
+const MAYBE_REFUSED = /[\\\u007F-\u009F\uD800-\uDFFF\uE000-\uF8FF\uFDD0-\uFDEF\uFFFE\uFFFF]/;
+/** A codepoint escape (`\u0061`, `\U0001F600`) or one code point (a lone surrogate too). */
+const IRI_UNIT = /\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|[\s\S]/gu;
+
 /**
- * The first codepoint escape of an IRI (`<urn:\U0010FFFF>`) that stands for no character the IRI
- * may hold: beyond U+10FFFF, a surrogate, a character IRIREF excludes (a space, `>`), a control
- * character or a noncharacter, or a private-use character outside the query part (RFC 3987, as
- * oxigraph checks the IRI it reads). Escapes in strings are not IRIs' and are left alone.
- * @returns the IRI, the escape and why, or undefined
+ * The first character of an IRI that the IRI may not hold, as a codepoint escape (`<urn:\U0010FFFF>`)
+ * or written as it is (`<urn:\uE000>` with the character itself): beyond U+10FFFF, a surrogate, a
+ * character IRIREF excludes (a space, `>`; escaped only, else the text holds no IRI there), a
+ * control character (U+007F–U+009F) or a noncharacter, a tag, or a private-use character outside
+ * the query part (RFC 3987, as oxigraph checks the IRI it reads). sparqljs reads all of them, so
+ * without this a store that parses the query itself (oxigraph) would refuse it while one that is
+ * sent sparqljs's reading (Virtuoso) would not. Escapes and characters in strings are not IRIs'
+ * and are left alone.
+ * @returns the IRI, the character and why, or undefined
  */
-export function iriEscapeProblem(text: string): IriEscapeProblem | undefined {
-  if (!/\\[uU]/.test(text)) return undefined;
+export function iriCharacterProblem(text: string): IriCharacterProblem | undefined {
+  if (!MAYBE_REFUSED.test(text)) return undefined;
   for (const t of sparqlTokens(text)) {
-    if (t.kind !== 'iri' || !t.text.includes('\\')) continue;
-    for (const m of t.text.matchAll(/\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})/g)) {
+    if (t.kind !== 'iri' || !MAYBE_REFUSED.test(t.text)) continue;
+    for (const m of t.text.matchAll(IRI_UNIT)) {
+      const escaped = m[1] !== undefined || m[2] !== undefined;
+      const cp = escaped ? parseInt(m[1] ?? m[2], 16) : m[0].codePointAt(0)!;
+      if (!escaped && cp < 0x7f) continue;
       const before = t.text.slice(0, m.index);
       const query = before.lastIndexOf('?');
-      const why = escapedCharProblem(parseInt(m[1] ?? m[2], 16), query >= 0 && !before.slice(query).includes('#'));
+      const why = iriCharProblem(cp, query >= 0 && !before.slice(query).includes('#'));
       if (why === undefined) continue;
       const { line, column } = lineColumn(text, t.start);
-      return { iri: t.text, escape: m[0], why, offset: t.start, line, column };
+      const written = escaped ? m[0] : `the character U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+      return { iri: t.text, written, escaped, why, offset: t.start, line, column };
     }
   }
   return undefined;

@@ -237,6 +237,8 @@ export class SparqlLexer {
         punct = c;
         const longer = PUNCT_STARTING[c];
         if (longer !== undefined) for (let k = 0; k < longer.length; k++) if (text.startsWith(longer[k], i)) punct = longer[k];
+        // After an operand of an expression, `<<` followed by an IRI is less-than and the IRI (`?o<<urn:x>`), as oxigraph reads it: SPARQL 1.2 has no `<< … >>` in expressions.
+        if (punct === '<<' && kindOf(f) === EXPR && !expects(f) && !this.datatype && sticky(IRI, text, i + 1) > i + 1) punct = '<';
       }
       end = i + punct.length;
     }
@@ -378,6 +380,40 @@ export function* sparqlTokens(text: string): Generator<Token> {
   }
 }
 
+/**
+ * The offsets of the less-than operators written directly before an IRI (`?o<<urn:x>`: `<`, then
+ * `<urn:x>`), which SPARQL 1.1 reads as a comparison with the IRI (after an operand of an
+ * expression, `<` is less-than and an IRIREF may follow without a space) and sparqljs's tokenizer
+ * reads as `<<`, SPARQL 1.2's reified-triple opener. Strings, IRIs and comments hold none.
+ * @returns the offsets of those `<` (UTF-16 code units), in order; empty for a text without `<<`
+ */
+export function lessThanBeforeIri(text: string): number[] {
+  const out: number[] = [];
+  if (!text.includes('<<')) return out;
+  const lexer = new SparqlLexer(text);
+  // The lexer reads a `<` glued to another `<` only as this operator (`<<` elsewhere).
+  while (lexer.next()) if (lexer.punct === '<' && text[lexer.end] === '<') out.push(lexer.start);
+  return out;
+}
+
+/**
+ * The text with a space after each less-than operator written directly before an IRI
+ * (`lessThanBeforeIri`): `?o<<urn:x>` becomes `?o< <urn:x>`, which sparqljs reads as SPARQL 1.1
+ * does. Nothing else changes; the text grows by one character per such operator.
+ * @returns the text (the same string when it holds no such operator)
+ */
+export function spaceLessThanBeforeIri(text: string): string {
+  const at = lessThanBeforeIri(text);
+  if (at.length === 0) return text;
+  let out = '';
+  let done = 0;
+  for (const i of at) {
+    out += `${text.slice(done, i + 1)} `;
+    done = i + 1;
+  }
+  return out + text.slice(done);
+}
+
 /** SPARQL syntax that is not SPARQL 1.1 (`notSparql11`): what it is, where. */
 export interface NotSparql11 {
   /** The construct as the message names it (`LATERAL`, `<<( … )>>`, `"a"@en--ltr`). */
@@ -404,7 +440,7 @@ const NOT_SPARQL11_FUNCTIONS: Record<string, string> = {
   adjust: 'a function oxigraph adds (from the SPARQL 1.2 drafts)',
 };
 
-/** The punctuation of SPARQL 1.2 syntax (`notSparql11`; `<<` is also `<` before an IRI: `?a<<urn:x>`). */
+/** The punctuation of SPARQL 1.2 syntax (`notSparql11`; the `<` of `?a<<urn:x>`, less-than before an IRI, is read as `<`, not `<<`). */
 export const NOT_SPARQL11_PUNCT: ReadonlySet<string> = new Set(['<<(', '<<', '{|', '~']);
 /** The words that start SPARQL 1.2 syntax (`notSparql11`), lower-cased: LATERAL, VERSION and the functions' names. */
 export const NOT_SPARQL11_WORDS: ReadonlySet<string> = new Set(['lateral', 'version', ...Object.keys(NOT_SPARQL11_FUNCTIONS)]);

@@ -16,9 +16,9 @@ import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type sparqljs from 'sparqljs';
 import { compiledScript } from '../common/thread-script.js';
-import { iriEscapeProblem, unescapeIriCodepoints } from './arithmetic-chain.js';
+import { iriCharacterProblem, unescapeIriCodepoints } from './arithmetic-chain.js';
 import { MAX_OPERATOR_DEPTH, MAX_QUERY_DEPTH, measureNesting, nestingWhat } from './guard.js';
-import { lineColumn, type NotSparql11, notSparql11, type SignChain, signChain, sparqlTokens, SparqlLexer, type TokenKind } from './lexer.js';
+import { lineColumn, type NotSparql11, notSparql11, type SignChain, signChain, spaceLessThanBeforeIri, sparqlTokens, SparqlLexer, type TokenKind } from './lexer.js';
 import { lastLexedToken, patchSparqljsLexer } from './sparqljs-lexer.js';
 
 // sparqljs (CommonJS) is loaded at its first use, not on import: a serve worker answers plain
@@ -283,22 +283,23 @@ export function namedNodeTerm(iri: string): sparqljs.IriTerm {
  * @returns the AST
  * @throws QueryTooComplex when its brackets nest deeper than `maxQueryDepth` (MAX_QUERY_DEPTH,
  *   guard.ts), its operators deeper than `maxOperatorDepth` (MAX_OPERATOR_DEPTH), or the parser overflows even the parser thread's stack; sparqljs's Error (with its `hash`, the
- *   position) when the text does not parse; an Error naming the IRI for an IRI escape that stands for no IRI character
- *   (`iriEscapeProblem`, arithmetic-chain.ts), and naming the construct for SPARQL 1.2 syntax (`notSparql11`, lexer.ts)
+ *   position) when the text does not parse; an Error naming the IRI for a character, escaped or not, that an IRI may not hold
+ *   (`iriCharacterProblem`, arithmetic-chain.ts), and naming the construct for SPARQL 1.2 syntax (`notSparql11`, lexer.ts)
  */
 export function parseSparql(text: string, options: SparqlParseOptions = {}): sparqljs.SparqlQuery | sparqljs.Update {
   // Thousands of nested groups keep sparqljs busy for minutes: refused on the text, before parsing.
   const nesting = measureNesting(text);
   const maxNesting = options.maxQueryDepth ?? MAX_QUERY_DEPTH;
   if (nesting.depth > maxNesting) throw new QueryTooComplex(`${nestingWhat(nesting)} nest ${nesting.depth} levels, more than the limit of ${maxNesting}: flatten the query`);
-  // An IRI escape that stands for no character an IRI may hold: named, at any length (oxigraph refuses the IRI, sparqljs would not name it).
-  const badEscape = iriEscapeProblem(text);
-  if (badEscape) {
-    const { line, column, iri, escape, why } = badEscape;
-    throw new Error(`Parse error on line ${line}, column ${column}: the IRI ${iri} holds the escape ${escape}, which ${why}`);
+  // A character an IRI may not hold, escaped or written as it is: named, at any length (oxigraph refuses the IRI, sparqljs reads it).
+  const badChar = iriCharacterProblem(text);
+  if (badChar) {
+    const { line, column, iri, written, escaped, why } = badChar;
+    throw new Error(`Parse error on line ${line}, column ${column}: the IRI ${iri} holds ${escaped ? `the escape ${written}` : written}, which ${why}`);
   }
-  // sparqljs reads no codepoint escape in an IRI (`<urn:\u0061>`), which SPARQL 1.1 reads before its grammar (§19.2) and oxigraph reads too.
-  const parsed = unescapeIriCodepoints(text);
+  // sparqljs reads no codepoint escape in an IRI (`<urn:\u0061>`), which SPARQL 1.1 reads before its grammar (§19.2) and oxigraph reads too,
+  // and reads `?o<<urn:x>` (less-than, then an IRI) as SPARQL 1.2's `<<`: it is given `?o< <urn:x>`.
+  const parsed = spaceLessThanBeforeIri(unescapeIriCodepoints(text));
   let reply = parsed.length <= PARSE_HERE_MAX_CHARS ? parseHere(parsed, options) : undefined;
   if (!reply || (!reply.ok && reply.kind === 'too-complex' && reply.depth === undefined)) reply = parseOnThread(parsed, options);
   if (reply.ok) return reply.ast;
@@ -319,13 +320,16 @@ export function parseSparql(text: string, options: SparqlParseOptions = {}): spa
 }
 
 /**
- * The offset in `text` of an offset in `unescapeIriCodepoints(text)`: each IRI whose escapes were
- * read is shorter there by the escapes' length.
+ * The offset in `text` of an offset in the text sparqljs parsed (`spaceLessThanBeforeIri(unescapeIriCodepoints(text))`):
+ * each IRI whose escapes were read is shorter there by the escapes' length, each less-than written
+ * directly before an IRI is followed by one more character (a space).
  */
 function originalOffset(text: string, offset: number): number {
   let shift = 0;
   for (const t of sparqlTokens(text)) {
     if (t.start - shift >= offset) break;
+    // A `<` glued to another is less-than before an IRI (lexer.ts `lessThanBeforeIri`): a space follows it in the parsed text.
+    if (t.kind === 'punct' && t.text === '<' && text[t.end] === '<') shift--;
     if (t.kind !== 'iri' || !t.text.includes('\\')) continue;
     const read = unescapeIriCodepoints(t.text).length;
     // An offset inside an IRI maps to its start.

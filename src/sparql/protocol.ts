@@ -302,7 +302,7 @@ const wholeMs = (ms: number): number => Math.floor(Number(ms.toPrecision(15)));
 /**
  * A header value as a message shows it: Node reads header bytes as Latin-1, so bytes that form
  * UTF-8 are decoded as UTF-8 (`Fkgqa-Timeout: ５` shows `５`, not `ï¼\u0095`); quoted as a JSON
- * string (control characters escaped), at most 40 characters.
+ * string (control characters escaped, C1 and DEL too), at most 40 characters.
  */
 function headerText(value: string): string {
   let text = value;
@@ -313,7 +313,8 @@ function headerText(value: string): string {
       // not UTF-8: the Latin-1 reading stands
     }
   }
-  return JSON.stringify(text.slice(0, 40));
+  // JSON escapes the C0 controls; DEL and the C1 controls too, so that no control character is shown raw.
+  return JSON.stringify(text.slice(0, 40)).replace(/[\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**
@@ -347,6 +348,51 @@ export function parseTimeLimit(param: string | undefined, header: string | strin
   }
   // Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a longer limit would fire at once.
   return limit === undefined ? undefined : Math.min(MAX_TIME_LIMIT_MS, limit);
+}
+
+/** What Node's HTTP parser tells of a request it refused before any handler saw it (the server's 'clientError' event). */
+export interface ParserRefusal {
+  /** llhttp's error code (`HPE_INVALID_HEADER_TOKEN`), or a socket error's (`ECONNRESET`). */
+  code?: string;
+  /** llhttp's reason (`Invalid header value char`). */
+  reason?: string;
+  /** The bytes being parsed, and the offset of the refused byte in them. */
+  rawPacket?: Buffer;
+  bytesParsed?: number;
+}
+
+/**
+ * The answer to a request that Node's HTTP parser refused before the server's handler saw it: a
+ * header holding a control character (`Fkgqa-Timeout: 1\x0100`; RFC 9110 §5.5 allows none but tab in
+ * a field value, and llhttp refuses them), headers too large, or no HTTP at all. The refused header is
+ * named, the time limit header with the message `parseTimeLimit` gives for any other value that is no
+ * time limit. Node's own answer to these is a bare `400 Bad Request`.
+ * @returns the status and the message, or undefined when there is no one to answer (the client reset the connection)
+ */
+export function refusedRequestAnswer(e: ParserRefusal): { status: number; message: string } | undefined {
+  if (e.code === 'ECONNRESET') return undefined;
+  if (e.code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: "the request's headers are larger than the server reads (Node's limit, 16 KiB by default)" };
+  if (e.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return { status: 413, message: "the request body's chunk extensions are larger than the server reads" };
+  const raw = e.rawPacket?.toString('latin1');
+  if (e.code === 'HPE_INVALID_HEADER_TOKEN' && raw !== undefined && e.bytesParsed !== undefined && e.bytesParsed < raw.length) {
+    const at = e.bytesParsed;
+    const start = raw.lastIndexOf('\n', at - 1) + 1;
+    const end = raw.indexOf('\n', at);
+    const line = raw.slice(start, end < 0 ? raw.length : end).replace(/\r$/, '');
+    const colon = line.indexOf(':');
+    const bad = `U+${raw.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0')}`;
+    // The refused byte after the colon: in the value (the line starts in this packet when it has a colon before the byte).
+    if (colon >= 0 && start + colon < at) {
+      const name = line.slice(0, colon).trim();
+      const value = line.slice(colon + 1).trim();
+      const why = `it holds the control character ${bad}, which HTTP does not allow in a header value (RFC 9110 §5.5)`;
+      if (name.toLowerCase() === TIME_LIMIT_HEADER.toLowerCase())
+        return { status: 400, message: `header ${TIME_LIMIT_HEADER}: ${headerText(value)} is not a time limit in milliseconds (a positive number): ${why}` };
+      return { status: 400, message: `header ${headerText(name)}: ${headerText(value)} is refused: ${why}` };
+    }
+    if (start > 0) return { status: 400, message: `the header ${headerText(line)} is refused: its name holds ${bad}, which HTTP does not allow in a header name (RFC 9110 §5.1)` };
+  }
+  return { status: 400, message: `the request is not valid HTTP/1.1 (${e.reason ?? e.code ?? 'unreadable'})` };
 }
 
 /** The longest time limit a request may give, in ms (2^31 - 1, the longest delay of Node's timers): longer ones are capped to it. */

@@ -13,11 +13,17 @@ const requests = (r: Record<string, number>) => {
   return `${n} HTTP request${n === 1 ? '' : 's'}`;
 };
 
-/** The variadic options of `fkgqa query`: what a value of each is, and whether a text is one (else it is the query the option took). */
-const VARIADIC: Record<string, { as: string; takes: (v: string) => boolean }> = {
-  endpoints: { as: 'an endpoints file (it exists)', takes: (v) => fs.existsSync(v) },
-  endpoint: { as: 'an endpoint URL', takes: (v) => /^https?:\/\/\S+$/i.test(v) },
-  sources: { as: 'a source (all, a graph name, an endpoint id or URL)', takes: (v) => /^[\w.:/%@~+-]+$/.test(v) },
+/** The variadic options of `fkgqa query`: what a value of each is, whether a text is one (else it is the query the option took), and a value to show in an example. */
+const VARIADIC: Record<string, { as: string; takes: (v: string) => boolean; example: string }> = {
+  endpoints: { as: 'an endpoints file (it exists)', takes: (v) => fs.existsSync(v), example: 'FILE' },
+  endpoint: { as: 'an endpoint URL', takes: (v) => /^https?:\/\/\S+$/i.test(v), example: 'URL' },
+  sources: { as: 'a source (all, a graph name, an endpoint id or URL)', takes: (v) => /^[\w.:/%@~+-]+$/.test(v), example: 'all' },
+};
+
+/** A value as a message shows it: on one line, its first 40 characters. */
+const shown = (v: string) => {
+  const line = v.replace(/\s+/g, ' ').trim();
+  return line.length > 40 ? `${line.slice(0, 40)}…` : line;
 };
 
 export async function run(text: string | undefined, o: Record<string, any>): Promise<void> {
@@ -33,6 +39,15 @@ export async function run(text: string | undefined, o: Record<string, any>): Pro
       const xs = o[k] as string[];
       throw new InputError(
         `no query: the last value of --${k}, ${xs.at(-1)}, is read as ${what.as}; give the query before the options, or after -- (fkgqa query --${k} ${xs.slice(0, -1).join(' ')} -- 'SELECT …'), or with --file`,
+      );
+    }
+    // `--sources 'SELECT …'`: the option's one value is the query, and the option has none of its own.
+    const only = Object.entries(VARIADIC).find(([k, what]) => (o[k] as string[] | undefined)?.length === 1 && !what.takes((o[k] as string[])[0]));
+    if (only) {
+      const [k, what] = only;
+      throw new InputError(
+        `no query: the query (${shown((o[k] as string[])[0])}) was taken as the value of --${k}, which is ${what.as}; ` +
+          `give --${k} its value and put -- before the query (fkgqa query --${k} ${what.example} -- 'SELECT …'), or give the query with --file`,
       );
     }
   }
