@@ -43,6 +43,25 @@
  *   the error; a negated `=`/`!=` sent as IF is `IF(BOUND(?v) && …, !e, ?fkgqa_error)` (Virtuoso's IF
  *   takes an error condition for false); a negated IN whose list holds a variable is refused
  *   (Virtuoso takes an unbound member for a mismatch).
+ * - **`||`, `&&`, `!` and IF with an error operand.** Virtuoso answers `error || true` with an
+ *   error (SPARQL §17.2: true), `error && false` too (false), takes an error condition of IF for
+ *   false, and `!` of STR(), LANG() or arithmetic by its own truth. Only at a FILTER's top (its
+ *   expression through `||`, `&&`) is its answer SPARQL's, since an error and false drop the same
+ *   solutions there. Elsewhere (BIND, projections, operands of comparisons and functions, `!` of
+ *   `||`/`&&`/`!` in a FILTER) the expression is sent as two-valued tests of its truth and falsity
+ *   (`truth`): `IF(true-test, true, IF(false-test, false, ?fkgqa_error))`, in a FILTER's top the
+ *   truth test alone; the condition of IF as `IF(true-test, x, IF(false-test, y, ?fkgqa_error))`.
+ *   A boolean-valued operand is false where it is defined: the variables whose being unbound makes
+ *   it an error are bound and `COALESCE(v * 0, 1) = 0` (Virtuoso fails on COALESCE of a comparison);
+ *   a variable, a number-valued or a simple-literal-valued expression by its effective boolean
+ *   value (§17.2.2); another expression (COALESCE, IF, a cast) is refused as a limit of the store.
+ *   A negated `=` of two variables gets the same `BOUND` test (Virtuoso takes an unbound operand
+ *   from OPTIONAL for unequal).
+ * - **Arithmetic on terms that are no numbers.** Virtuoso fails the whole query (`SR087`) for
+ *   `STR(?o) + 1` where SPARQL has an error for the row: an operand that may be no number (a
+ *   variable, an expression that is no arithmetic or numeric function) is sent as `IF(isNumeric(x)
+ *   && DATATYPE(x) != xsd:boolean, x, ?fkgqa_error)`, in a graph pattern, an ungrouped projection
+ *   and the ORDER BY of a query without grouping (a key's error orders its row as unbound, §15.1).
  * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
  *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …, or a `true`/`false` constant)
  *   comes back as `0`/`1` (`IN` as the 1-based position of the value found): read back as
