@@ -53,6 +53,11 @@ const CASES: [string, string[]][] = [
   ['SELECT ?x WHERE { VALUES ?x { 1 2 } FILTER(?x = 1 || !(?x = ?nope)) }', ['x=1^integer']],
   ['SELECT ?x ?b WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?o } BIND(?x = 1 || !(?o = ?x) AS ?b) }', ['b=true^boolean x=1^integer', 'x=2^integer']],
   ['SELECT ?x ?b WHERE { VALUES ?x { 1 2 } BIND(?x = 2 && (?x > 5 || !(?nope = ?x)) AS ?b) }', ['b=false^boolean x=1^integer', 'x=2^integer']],
+  // IN is the || of its =, NOT IN the && of its != (§17.4.1.9): an unbound member is an error operand.
+  ['SELECT ?x ?b WHERE { VALUES ?x { 1 2 } BIND(?x IN (?nope, 2) AS ?b) }', ['x=1^integer', 'b=true^boolean x=2^integer']],
+  ['SELECT ?x WHERE { VALUES ?x { 1 2 3 } FILTER(!(?x NOT IN (?nope, 2))) }', ['x=2^integer']],
+  ['SELECT ?x ?b WHERE { VALUES ?x { 1 2 } BIND(!(?x IN (?nope, 2)) || false AS ?b) }', ['x=1^integer', 'b=false^boolean x=2^integer']],
+  ['SELECT ?x ?b WHERE { VALUES ?x { 1 2 3 } BIND(?x NOT IN (?x + 1, 2) AS ?b) }', ['b=true^boolean x=1^integer', 'b=false^boolean x=2^integer', 'b=true^boolean x=3^integer']],
   // An error in an ORDER BY key orders the row as unbound (first ascending, last descending).
   ['SELECT ?x WHERE { VALUES ?x { "3" 2 1 "a" } } ORDER BY (STR(?x) + 1) STR(?x)', ['x=1^integer', 'x=2^integer', 'x=3', 'x=a']],
   ['SELECT ?x WHERE { VALUES ?x { "3" 2 1 "a" } } ORDER BY DESC(?x + 1) STR(?x)', ['x=2^integer', 'x=1^integer', 'x=3', 'x=a']],

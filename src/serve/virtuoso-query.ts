@@ -41,8 +41,9 @@
  *   `!?x` of a number or a simple literal is sent as `IF(?x, false, true)` (Virtuoso negates 0.0 and
  *   "" as true values), an error for other terms but booleans. A comparison with an error operand is
  *   the error; a negated `=`/`!=` sent as IF is `IF(BOUND(?v) && …, !e, ?fkgqa_error)` (Virtuoso's IF
- *   takes an error condition for false); a negated IN whose list holds a variable is refused
- *   (Virtuoso takes an unbound member for a mismatch).
+ *   takes an error condition for false); an IN whose list holds a variable or an expression,
+ *   outside a FILTER's top or negated, is sent as the `||` of its `=` (`truth`; Virtuoso takes an
+ *   unbound member for a mismatch).
  * - **`||`, `&&`, `!` and IF with an error operand.** Virtuoso answers `error || true` with an
  *   error (SPARQL §17.2: true), `error && false` too (false), takes an error condition of IF for
  *   false, and `!` of STR(), LANG() or arithmetic by its own truth. Only at a FILTER's top (its
@@ -365,9 +366,9 @@ function markFilterTop(e: unknown): void {
   const stack = [e];
   while (stack.length > 0) {
     const n = stack.pop();
-    if (!isNode(n) || n.type !== 'operation' || !['||', '&&', '!'].includes(n.operator as string)) continue;
+    if (!isNode(n) || n.type !== 'operation' || !['||', '&&', '!', 'in', 'notin'].includes(n.operator as string)) continue;
     FILTER_TOP.add(n);
-    if (n.operator !== '!') stack.push(...(n.args as unknown[]));
+    if (n.operator === '||' || n.operator === '&&') stack.push(...(n.args as unknown[]));
   }
 }
 
@@ -382,17 +383,27 @@ function isNumericValued(e: unknown): boolean {
   return isNode(e) && e.type === 'operation' && (ARITHMETIC.has(e.operator as string) || NUMERIC_FUNCTIONS.has(String(e.operator).toLowerCase()));
 }
 
+/** True for an IN or NOT IN whose list holds a variable or an expression (an error member: Virtuoso takes it for a mismatch). */
+function variableMembers(node: Node): boolean {
+  return (
+    node.type === 'operation' &&
+    (node.operator === 'in' || node.operator === 'notin') &&
+    ((node.args as unknown[])[1] as unknown[]).some((m) => !isNode(m) || (m.termType !== 'Literal' && m.termType !== 'NamedNode'))
+  );
+}
+
 /**
- * True when a client's `||`, `&&` or `!` needs the three-valued encoding (`truth`): every `||`
- * and `&&` outside a FILTER's top, and a `!` of `||`, `&&`, `!` or of an expression that is no
- * boolean, variable or constant (`!STR(?x)`: its effective boolean value, §17.2.2).
+ * True when a client's `||`, `&&`, IN or `!` needs the three-valued encoding (`truth`): every
+ * `||` and `&&` outside a FILTER's top, an IN with a variable member there too, and a `!` of
+ * `||`, `&&`, `!`, such an IN, or an expression that is no boolean, variable or constant
+ * (`!STR(?x)`: its effective boolean value, §17.2.2).
  */
 function needsThreeValued(node: Node, booleanVars: Set<string>): boolean {
-  if (node.operator === '||' || node.operator === '&&') return !FILTER_TOP.has(node);
+  if (node.operator === '||' || node.operator === '&&' || (isNode(node) && variableMembers(node))) return !FILTER_TOP.has(node);
   if (node.operator !== '!') return false;
   const [a] = node.args as unknown[];
   if (!isNode(a) || a.termType !== undefined) return false;
-  if (a.type === 'operation' && ['||', '&&', '!'].includes(a.operator as string)) return true;
+  if (a.type === 'operation' && (['||', '&&', '!'].includes(a.operator as string) || variableMembers(a))) return true;
   return !isBooleanTyped(a, booleanVars);
 }
 
@@ -416,6 +427,16 @@ function truth(e: unknown, want: boolean, booleanVars: Set<string>): unknown {
     );
   }
   if (isNode(e) && e.type === 'operation' && e.operator === '!') return truth((e.args as unknown[])[0], !want, booleanVars);
+  if (isNode(e) && variableMembers(e)) {
+    // `?x IN (a, b)` is `?x = a || ?x = b`, NOT IN `?x != a && ?x != b` (§17.4.1.9, §17.4.1.10): an error member is an error operand.
+    const [x, members] = e.args as [unknown, unknown[]];
+    const negated = e.operator === 'notin';
+    if (members.length === 0) return boolean(negated !== want);
+    const chain = members
+      .map((m): unknown => ({ type: 'operation', operator: negated ? '!=' : '=', args: [copy(x), m] }))
+      .reduce((a, b) => ({ type: 'operation', operator: negated ? '&&' : '||', args: [a, b] }));
+    return truth(chain, want, booleanVars);
+  }
   const value = (x: unknown) => operation('if', [x, boolean(want), boolean(!want)]);
   const rewritten = () => rewrite(copy(e), booleanVars, true);
   if (isNode(e) && e.termType === 'Literal') {
@@ -506,10 +527,6 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   }
   if (inPattern && node.type === 'operation' && node.operator === '!') {
     const [a] = node.args as unknown[];
-    if (isNode(a) && a.type === 'operation' && a.operator === 'in' && ((a.args as unknown[])[1] as unknown[]).some((m) => !isNode(m) || (m.termType !== 'Literal' && m.termType !== 'NamedNode')))
-      throw new StoreCannotAnswer(
-        'a negated IN whose list holds a variable or an expression (`!(?x IN (…, ?v))`): Virtuoso takes an error member (an unbound variable) for a mismatch, so that the negation is true where SPARQL gives a type error; its answer would be wrong; this store does not answer it (an oxigraph-backed serve does)',
-      );
     // The variables whose error (unbound) is the equality's error, read before the operand is rewritten.
     const strict = isNode(a) && a.type === 'operation' && (a.operator === '=' || a.operator === '!=') ? strictVariables(a) : [];
     const booleanOperand = isBooleanTyped(a, booleanVars);
