@@ -612,8 +612,8 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   }
   for (const key of Object.keys(node)) {
     if (key === 'variable') continue;
-    // A sub-SELECT's grouping, HAVING and ORDER BY are not graph patterns; its projection is rewritten as one when it has no grouping (projectsAsPattern).
-    const outside = node.type === 'query' && (['group', 'having', 'order'].includes(key) || (key === 'variables' && !projectsAsPattern(node)));
+    // A sub-SELECT's grouping and HAVING are not graph patterns; its projection and ORDER BY are rewritten as one when it has no grouping (projectsAsPattern).
+    const outside = node.type === 'query' && (['group', 'having'].includes(key) || ((key === 'variables' || key === 'order') && !projectsAsPattern(node)));
     node[key] = rewrite(node[key], booleanVars, inPattern && !outside);
   }
   return node;
