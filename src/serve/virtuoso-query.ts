@@ -41,8 +41,28 @@
  *   `!?x` of a number or a simple literal is sent as `IF(?x, false, true)` (Virtuoso negates 0.0 and
  *   "" as true values), an error for other terms but booleans. A comparison with an error operand is
  *   the error; a negated `=`/`!=` sent as IF is `IF(BOUND(?v) && …, !e, ?fkgqa_error)` (Virtuoso's IF
- *   takes an error condition for false); a negated IN whose list holds a variable is refused
- *   (Virtuoso takes an unbound member for a mismatch).
+ *   takes an error condition for false); an IN whose list holds a variable or an expression,
+ *   outside a FILTER's top or negated, is sent as the `||` of its `=` (`truth`; Virtuoso takes an
+ *   unbound member for a mismatch).
+ * - **`||`, `&&`, `!` and IF with an error operand.** Virtuoso answers `error || true` with an
+ *   error (SPARQL §17.2: true), `error && false` too (false), takes an error condition of IF for
+ *   false, and `!` of STR(), LANG() or arithmetic by its own truth. Only at a FILTER's top (its
+ *   expression through `||`, `&&`) is its answer SPARQL's, since an error and false drop the same
+ *   solutions there. Elsewhere (BIND, projections, operands of comparisons and functions, `!` of
+ *   `||`/`&&`/`!` in a FILTER) the expression is sent as two-valued tests of its truth and falsity
+ *   (`truth`): `IF(true-test, true, IF(false-test, false, ?fkgqa_error))`, in a FILTER's top the
+ *   truth test alone; the condition of IF as `IF(true-test, x, IF(false-test, y, ?fkgqa_error))`.
+ *   A boolean-valued operand is false where it is defined: the variables whose being unbound makes
+ *   it an error are bound and `COALESCE(v * 0, 1) = 0` (Virtuoso fails on COALESCE of a comparison);
+ *   a variable, a number-valued or a simple-literal-valued expression by its effective boolean
+ *   value (§17.2.2); another expression (COALESCE, IF, a cast) is refused as a limit of the store.
+ *   A negated `=` of two variables gets the same `BOUND` test (Virtuoso takes an unbound operand
+ *   from OPTIONAL for unequal).
+ * - **Arithmetic on terms that are no numbers.** Virtuoso fails the whole query (`SR087`) for
+ *   `STR(?o) + 1` where SPARQL has an error for the row: an operand that may be no number (a
+ *   variable, an expression that is no arithmetic or numeric function) is sent as `IF(isNumeric(x)
+ *   && DATATYPE(x) != xsd:boolean, x, ?fkgqa_error)`, in a graph pattern, an ungrouped projection
+ *   and the ORDER BY of a query without grouping (a key's error orders its row as unbound, §15.1).
  * - **Booleans as integers.** A projected or bound expression whose value is a boolean (comparisons,
  *   `&&`, `||`, `!`, `IN`, `EXISTS`, `BOUND`, `isIRI`, `REGEX`, …, or a `true`/`false` constant)
  *   comes back as `0`/`1` (`IN` as the 1-based position of the value found): read back as
@@ -180,7 +200,15 @@ export const ROWS_VARIABLE = 'fkgqa_rows';
 
 type Node = Record<string, unknown>;
 const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
-const operation = (operator: string, args: unknown[]): Node => ({ type: 'operation', operator, args });
+/** The operations this module writes (never rewritten again as the client's: their `&&`, `IF`, `!` are Virtuoso's own two-valued tests). */
+const GENERATED = new WeakSet<object>();
+const operation = (operator: string, args: unknown[]): Node => {
+  const node = { type: 'operation', operator, args };
+  GENERATED.add(node);
+  return node;
+};
+/** The `||`/`&&`/`!` nodes of a FILTER's top (its expression through `||`, `&&`), where Virtuoso's own evaluation keeps the right solutions. */
+const FILTER_TOP = new WeakSet<object>();
 const boolean = (value: boolean): Node => ({ termType: 'Literal', value: String(value), language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } });
 
 /**
@@ -333,6 +361,133 @@ function valuesBooleanColumns(ast: unknown, booleanVars: Set<string>): Set<strin
   return mixed;
 }
 
+/** Marks a FILTER's expression and its `||`/`&&`/`!` operands down from it as its top (FILTER_TOP). */
+function markFilterTop(e: unknown): void {
+  const stack = [e];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || n.type !== 'operation' || !['||', '&&', '!', 'in', 'notin'].includes(n.operator as string)) continue;
+    FILTER_TOP.add(n);
+    if (n.operator === '||' || n.operator === '&&') stack.push(...(n.args as unknown[]));
+  }
+}
+
+/** Functions whose value is a number (or an error), in sparqljs's lower-case spelling. */
+const NUMERIC_FUNCTIONS = new Set(['strlen', 'abs', 'ceil', 'floor', 'round', 'rand', 'year', 'month', 'day', 'hours', 'minutes', 'seconds']);
+/** Functions whose value is a simple literal (or an error). */
+const SIMPLE_LITERAL_FUNCTIONS = new Set(['str', 'lang', 'encode_for_uri', 'md5', 'sha1', 'sha256', 'sha384', 'sha512', 'struuid']);
+
+/** True when an expression's value is a number whatever the data (or an error): a numeric constant, arithmetic, a numeric function. */
+function isNumericValued(e: unknown): boolean {
+  if (isNumericLiteral(e)) return true;
+  return isNode(e) && e.type === 'operation' && (ARITHMETIC.has(e.operator as string) || NUMERIC_FUNCTIONS.has(String(e.operator).toLowerCase()));
+}
+
+/** True for an IN or NOT IN whose list holds a variable or an expression (an error member: Virtuoso takes it for a mismatch). */
+function variableMembers(node: Node): boolean {
+  return (
+    node.type === 'operation' &&
+    (node.operator === 'in' || node.operator === 'notin') &&
+    ((node.args as unknown[])[1] as unknown[]).some((m) => !isNode(m) || (m.termType !== 'Literal' && m.termType !== 'NamedNode'))
+  );
+}
+
+/**
+ * True when a client's `||`, `&&`, IN or `!` needs the three-valued encoding (`truth`): every
+ * `||` and `&&` outside a FILTER's top, an IN with a variable member there too, and a `!` of
+ * `||`, `&&`, `!`, such an IN, or an expression that is no boolean, variable or constant
+ * (`!STR(?x)`: its effective boolean value, §17.2.2).
+ */
+function needsThreeValued(node: Node, booleanVars: Set<string>): boolean {
+  if (node.operator === '||' || node.operator === '&&' || (isNode(node) && variableMembers(node))) return !FILTER_TOP.has(node);
+  if (node.operator !== '!') return false;
+  const [a] = node.args as unknown[];
+  if (!isNode(a) || a.termType !== undefined) return false;
+  if (a.type === 'operation' && (['||', '&&', '!'].includes(a.operator as string) || variableMembers(a))) return true;
+  return !isBooleanTyped(a, booleanVars);
+}
+
+/**
+ * A test, two-valued in Virtuoso (never an error), that the client's expression `e` has the
+ * effective boolean value `want` (SPARQL 1.1 §17.2: the tables of `||`, `&&`, `!`; §17.2.2 for
+ * terms that are no booleans): `truth(a || b, true)` is `truth(a, true) || truth(b, true)`,
+ * `truth(a || b, false)` is `truth(a, false) && truth(b, false)`, `truth(!a, w)` is `truth(a,
+ * !w)`; an error is neither true nor false. A boolean-valued operand is defined when the variables
+ * whose being unbound is its error are bound and Virtuoso's value of it is (`COALESCE(v * 0, 1) =
+ * 0`); a variable, a number or a simple literal by its effective boolean value.
+ * @param e the client's expression, not rewritten (its operands are rewritten here, each copy apart)
+ * @throws StoreCannotAnswer for the effective boolean value of an expression whose kind of value the text does not tell (COALESCE, IF, a cast…)
+ */
+function truth(e: unknown, want: boolean, booleanVars: Set<string>): unknown {
+  if (isNode(e) && e.type === 'operation' && (e.operator === '||' || e.operator === '&&')) {
+    const joined = (e.operator === '||') === want ? '||' : '&&';
+    return balanced(
+      joined,
+      chainOperands(e, e.operator as string).map((x) => truth(x, want, booleanVars)),
+    );
+  }
+  if (isNode(e) && e.type === 'operation' && e.operator === '!') return truth((e.args as unknown[])[0], !want, booleanVars);
+  if (isNode(e) && variableMembers(e)) {
+    // `?x IN (a, b)` is `?x = a || ?x = b`, NOT IN `?x != a && ?x != b` (§17.4.1.9, §17.4.1.10): an error member is an error operand.
+    const [x, members] = e.args as [unknown, unknown[]];
+    const negated = e.operator === 'notin';
+    if (members.length === 0) return boolean(negated !== want);
+    const chain = members
+      .map((m): unknown => ({ type: 'operation', operator: negated ? '!=' : '=', args: [copy(x), m] }))
+      .reduce((a, b) => ({ type: 'operation', operator: negated ? '&&' : '||', args: [a, b] }));
+    return truth(chain, want, booleanVars);
+  }
+  const value = (x: unknown) => operation('if', [x, boolean(want), boolean(!want)]);
+  const rewritten = () => rewrite(copy(e), booleanVars, true);
+  if (isNode(e) && e.termType === 'Literal') {
+    const ebv = constantTruth(e);
+    return boolean(ebv === want);
+  }
+  if (isNode(e) && e.termType === 'Variable') {
+    const kind = balanced('&&', [
+      operation('bound', [e]),
+      operation('||', [
+        operation('||', [isNumber(e), operation('&&', [operation('isliteral', [e]), operation('=', [operation('datatype', [e]), { termType: 'NamedNode', value: `${XSD}string` }])])]),
+        isDataBoolean(e),
+      ]),
+    ]);
+    return operation('if', [kind, value(e), boolean(false)]);
+  }
+  // An IRI or a blank node has no effective boolean value (an error).
+  if (isNode(e) && (e.termType === 'NamedNode' || e.termType === 'BlankNode')) return boolean(false);
+  if (!isNode(e) || e.type !== 'operation') throw new StoreCannotAnswer(cannotTell(e));
+  const operator = String(e.operator).toLowerCase();
+  const strict = ['bound', 'exists', 'notexists'].includes(operator) ? [] : strictVariables(['in', 'notin'].includes(operator) ? { args: [(e.args as unknown[])[0]] } : e);
+  const bound = strict.map((v) => operation('bound', [v]));
+  if (isBooleanValued(e)) {
+    if (want) return value(rewritten());
+    const defined = operation('=', [operation('coalesce', [operation('*', [rewritten(), integer(0)]), integer(1)]), integer(0)]);
+    return operation('if', [balanced('&&', [...bound, defined]), value(rewritten()), boolean(false)]);
+  }
+  const kind = isNumericValued(e) ? 'isnumeric' : SIMPLE_LITERAL_FUNCTIONS.has(operator) ? 'isliteral' : undefined;
+  if (!kind) throw new StoreCannotAnswer(cannotTell(e));
+  return operation('if', [balanced('&&', [...bound, operation(kind, [rewritten()])]), value(rewritten()), boolean(false)]);
+}
+
+/** An xsd:integer constant. */
+const integer = (n: number): Node => ({ termType: 'Literal', value: String(n), language: '', datatype: { termType: 'NamedNode', value: `${XSD}integer` } });
+
+/** The effective boolean value of a constant (§17.2.2), or undefined for its error (an IRI, a literal of another datatype, a language-tagged one). */
+function constantTruth(lit: Node): boolean | undefined {
+  const datatype = (lit.datatype as { value?: string } | undefined)?.value;
+  const text = lit.value as string;
+  if (datatype === `${XSD}boolean`) return text === 'true' || text === '1';
+  if (isNumericLiteral(lit)) return !(Number(text) === 0 || Number.isNaN(Number(text)));
+  if (isStringLiteral(lit)) return text.length > 0;
+  return undefined;
+}
+
+/** The refusal's words for the effective boolean value of an expression whose kind of value is unknown (`truth`). */
+function cannotTell(e: unknown): string {
+  const what = isNode(e) && e.type === 'operation' ? `${String(e.operator).toUpperCase()}(…)` : isNode(e) && e.type === 'functionCall' ? 'a function call' : 'this expression';
+  return `the effective boolean value of ${what} under ||, && or ! outside a FILTER's top, or as the condition of IF: Virtuoso takes an error there for false, and the text does not tell whether its value is a number, a string or a boolean; its answer could be wrong; this store does not answer it (an oxigraph-backed serve does)`;
+}
+
 /**
  * Rewrites one expression or pattern node in place where Virtuoso needs it (module comment), then
  * its children; returns the node to put in its place.
@@ -346,6 +501,17 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   if (node.type === 'graph') {
     // No named graphs on a shard endpoint: GRAPH matches nothing.
     return { type: 'group', patterns: [{ type: 'filter', expression: { termType: 'Literal', value: 'false', language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } } }] };
+  }
+  if (inPattern && node.type === 'filter') markFilterTop(node.expression);
+  if (inPattern && node.type === 'operation' && !GENERATED.has(node) && needsThreeValued(node, booleanVars)) {
+    // Outside a FILTER's top, an error operand makes Virtuoso's `||`/`&&` (and `!` of them) an error where SPARQL has a value (§17.2): sent as two-valued tests of truth and falsity.
+    if (FILTER_TOP.has(node)) return truth(node, true, booleanVars);
+    return operation('if', [truth(node, true, booleanVars), boolean(true), operation('if', [truth(node, false, booleanVars), boolean(false), errorVariable()])]);
+  }
+  if (inPattern && node.type === 'operation' && node.operator === 'if' && !GENERATED.has(node)) {
+    // IF(c, x, y) is an error where c is one (§17.4.1.2); Virtuoso's IF takes an error condition for false.
+    const [c, x, y] = node.args as unknown[];
+    return operation('if', [truth(c, true, booleanVars), rewrite(x, booleanVars, inPattern), operation('if', [truth(c, false, booleanVars), rewrite(y, booleanVars, inPattern), errorVariable()])]);
   }
   if (node.type === 'operation' && (node.operator === '||' || node.operator === '&&')) {
     const operands = chainOperands(node, node.operator).map((x) => rewrite(x, booleanVars, inPattern));
@@ -361,10 +527,6 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   }
   if (inPattern && node.type === 'operation' && node.operator === '!') {
     const [a] = node.args as unknown[];
-    if (isNode(a) && a.type === 'operation' && a.operator === 'in' && ((a.args as unknown[])[1] as unknown[]).some((m) => !isNode(m) || (m.termType !== 'Literal' && m.termType !== 'NamedNode')))
-      throw new StoreCannotAnswer(
-        'a negated IN whose list holds a variable or an expression (`!(?x IN (…, ?v))`): Virtuoso takes an error member (an unbound variable) for a mismatch, so that the negation is true where SPARQL gives a type error; its answer would be wrong; this store does not answer it (an oxigraph-backed serve does)',
-      );
     // The variables whose error (unbound) is the equality's error, read before the operand is rewritten.
     const strict = isNode(a) && a.type === 'operation' && (a.operator === '=' || a.operator === '!=') ? strictVariables(a) : [];
     const booleanOperand = isBooleanTyped(a, booleanVars);
@@ -373,7 +535,8 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     // `!error` is an error (§17.2): Virtuoso negates the false its IF makes of a comparison with an error operand.
     if (isErrorVariable(operand)) return operand;
     // `=` and `!=` with a number, a string or a boolean are sent as an IF whose fallback is false or true (module comment), which Virtuoso also gives for an unbound operand (its IF takes an error condition for false).
-    if (strict.length > 0 && isNode(operand) && operand.type === 'operation' && operand.operator === 'if')
+    // The same for a comparison of two variables: Virtuoso takes one unbound (OPTIONAL) for unequal, so that its negation is true.
+    if (strict.length > 0)
       return operation('if', [
         balanced(
           '&&',
@@ -394,7 +557,8 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     // In a graph pattern only (as comparisons): arithmetic takes numbers only; Virtuoso adds booleans (0/1) and casts strings.
     const operands = node.args as unknown[];
     if (operands.some((a) => isBooleanTyped(a, booleanVars))) return errorVariable();
-    node.args = operands.map((a) => (isNode(a) && a.termType === 'Variable' ? operation('if', [isNumber(a), a, errorVariable()]) : a));
+    // A variable or an expression that may be no number (STR(?o) + 1): an error (§17.4.2) where Virtuoso fails the whole query (SR087) or casts.
+    node.args = operands.map((a) => (isNode(a) && (a.termType === 'Variable' || (a.type !== undefined && !isNumericValued(a))) ? operation('if', [isNumber(a), a, errorVariable()]) : a));
   }
   if (inPattern && node.type === 'operation' && COMPARISONS.has(node.operator as string)) {
     // In a graph pattern only: Virtuoso refuses a variable it cannot group (?fkgqa_error) in projections, HAVING and ORDER BY.
@@ -448,8 +612,8 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   }
   for (const key of Object.keys(node)) {
     if (key === 'variable') continue;
-    // A sub-SELECT's grouping, HAVING and ORDER BY are not graph patterns; its projection is rewritten as one when it has no grouping (projectsAsPattern).
-    const outside = node.type === 'query' && (['group', 'having', 'order'].includes(key) || (key === 'variables' && !projectsAsPattern(node)));
+    // A sub-SELECT's grouping and HAVING are not graph patterns; its projection and ORDER BY are rewritten as one when it has no grouping (projectsAsPattern).
+    const outside = node.type === 'query' && (['group', 'having'].includes(key) || ((key === 'variables' || key === 'order') && !projectsAsPattern(node)));
     node[key] = rewrite(node[key], booleanVars, inPattern && !outside);
   }
   return node;
@@ -636,7 +800,9 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
-  for (const key of ['variables', 'group', 'having', 'order'] as const) if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, key === 'variables' && projection) as never;
+  // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
+  for (const key of ['variables', 'group', 'having', 'order'] as const)
+    if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, (key === 'variables' || key === 'order') && projection) as never;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
