@@ -17,12 +17,16 @@
  *   for a mismatch (false, `NOT IN` true) where SPARQL gives an error: `NOT IN` with a member that
  *   is no constant is refused, and so is `IN` with one anywhere but in the `&&`/`||` tree of a
  *   FILTER (where an error and false drop the same solutions).
- * - **Negated tests of an unbound variable.** `!isIRI(?y)`, `!REGEX(?y, …)`, `!sameTerm(?y, 5)`, … of
- *   an unbound ?y are true in Virtuoso, an error in SPARQL (§17.2): in a graph pattern and an
- *   ungrouped projection they are sent as `IF(BOUND(?y), !f(?y), ?fkgqa_error)`.
- * - **sameTerm with a simple literal.** Virtuoso finds no stored string sameTerm as a simple literal
+ * - **Tests of an unbound variable.** `isIRI(?y)`, `REGEX(?y, …)`, `sameTerm(?y, 5)`, … of an unbound
+ *   ?y are false in Virtuoso (their negation true), an error in SPARQL (§17.2): in a graph pattern
+ *   and an ungrouped projection, a negated one is sent as `IF(BOUND(?y), !f(?y), ?fkgqa_error)`, and
+ *   one outside the `&&`/`||` of a FILTER (where an error and false drop the same solutions) as
+ *   `IF(BOUND(?y), f(?y), ?fkgqa_error)` (arguments that are variables and constants only).
+ * - **sameTerm with a simple literal or an integer.** Virtuoso finds no stored string sameTerm as a
+ *   simple literal constant, nor a VALUES integer joined through OPTIONAL as the same integer
  *   constant: `sameTerm(?o, "s")` is sent as `isLiteral(?o) && DATATYPE(?o) = xsd:string && STR(?o)
- *   = "s"` (the same terms: a simple literal of that lexical form).
+ *   = "s"`, `sameTerm(?o, 5)` likewise with xsd:integer and "5" (the same terms: a literal of that
+ *   datatype and lexical form; an integer constant in canonical form only).
  * - **String functions of constants.** `STR`, `LCASE`, `UCASE` (ASCII) and `CONCAT` of simple
  *   literal constants are computed before sending (`?o > STR("a")` is `?o > "a"`), so that the
  *   comparisons with a string constant are rewritten, or refused in a grouped query, as such.
@@ -44,10 +48,13 @@ const REFUSED = 'its answer would be wrong; this store does not answer it (an ox
 const NEGATED_TESTS = new Set(['isiri', 'isuri', 'isblank', 'isliteral', 'isnumeric', 'regex', 'sameterm', 'langmatches', 'contains', 'strstarts', 'strends']);
 
 /** True for a simple literal constant (no language tag; xsd:string). */
-const isSimpleLiteral = (x: unknown): x is Node =>
-  isNode(x) && x.termType === 'Literal' && !x.language && [undefined, STRING].includes((x.datatype as { value?: string } | undefined)?.value);
+const isSimpleLiteral = (x: unknown): x is Node => isNode(x) && x.termType === 'Literal' && !x.language && [undefined, STRING].includes((x.datatype as { value?: string } | undefined)?.value);
 
 const simpleLiteral = (value: string): Node => ({ termType: 'Literal', value, language: '', datatype: { termType: 'NamedNode', value: STRING } });
+
+/** True for a simple literal or an xsd:integer in canonical form: sameTerm with it is a test of datatype and lexical form (module comment). */
+const isSameTermConstant = (x: unknown): x is Node =>
+  isSimpleLiteral(x) || (isNode(x) && x.termType === 'Literal' && (x.datatype as Node | undefined)?.value === `${XSD}integer` && /^(0|-?[1-9]\d*)$/.test(x.value as string));
 
 /** True for an RDF term constant (IRI or literal). */
 const isConstant = (x: unknown): boolean => isNode(x) && (x.termType === 'Literal' || x.termType === 'NamedNode');
@@ -140,8 +147,7 @@ function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean,
       const before = p.expression;
       p.expression = expression(p.expression, 'pattern', booleanVars, seen);
       if (before !== p.expression && isNode(p.expression) && p.expression.operator === 'if') booleanVars.add((p.variable as Node).value as string);
-    }
-    else visit(p, booleanVars, inPattern, seen);
+    } else visit(p, booleanVars, inPattern, seen);
   }
 }
 
@@ -164,7 +170,7 @@ function hasAggregate(e: unknown): boolean {
  *   `pattern`: elsewhere in a graph pattern or an ungrouped projection (the never-bound error variable is taken there);
  *   `grouped`: a grouped projection, HAVING, GROUP BY or ORDER BY
  */
-function expression(e: unknown, where: 'filter' | 'pattern' | 'grouped', booleanVars: Set<string>, seen: Set<unknown>): unknown {
+function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'grouped', booleanVars: Set<string>, seen: Set<unknown>): unknown {
   if (Array.isArray(e)) return e.map((x) => expression(x, where, booleanVars, seen));
   if (!isNode(e) || typeof e.termType === 'string') return e;
   if (e.type === 'aggregate') {
@@ -194,29 +200,33 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'grouped', boolean
   // `!f(?y)` of a test whose arguments are variables and constants, read before sameTerm is rewritten.
   const [first] = args as Node[];
   const negatedTest = operator === '!' && where !== 'grouped' && isNode(first) && first.type === 'operation' && NEGATED_TESTS.has(String(first.operator).toLowerCase());
-  const testedVariables = negatedTest && (first.args as unknown[]).every((a) => isConstant(a) || (isNode(a) && a.termType === 'Variable')) ? [...variablesOf(first.args)].sort() : [];
+  // A test itself, where its error is not taken for false (outside the &&/|| of a FILTER and a negation, which is guarded).
+  const test = where === 'pattern' && NEGATED_TESTS.has(operator) ? e : negatedTest ? first : undefined;
+  const testedVariables = test && (test.args as unknown[]).every((a) => isConstant(a) || (isNode(a) && a.termType === 'Variable')) ? [...variablesOf(test.args)].sort() : [];
   // A negated IN in a graph pattern is refused by virtuoso-query.ts (with words of its own).
   const negatedIn = operator === '!' && where !== 'grouped' && isNode(first) && first.type === 'operation' && first.operator === 'in';
-  const inner = negatedIn || (where === 'filter' && (operator === '&&' || operator === '||')) ? 'filter' : where === 'filter' ? 'pattern' : where;
+  const inner = negatedIn || (where === 'filter' && (operator === '&&' || operator === '||')) ? 'filter' : negatedTest ? 'negated' : where === 'filter' || where === 'negated' ? 'pattern' : where;
   e.args = args.map((a) => expression(a, inner, booleanVars, seen));
   const folded = fold(operator, e.args as unknown[]);
   if (folded) return folded;
+  let result: Node = e;
   if (operator === 'sameterm') {
     const [a, b] = e.args as unknown[];
-    const text = isSimpleLiteral(b) ? b : isSimpleLiteral(a) ? a : undefined;
-    if (text && !(isSimpleLiteral(a) && isSimpleLiteral(b))) {
-      const other = text === b ? a : b;
-      return operation('&&', [
-        operation('&&', [operation('isliteral', [other]), operation('=', [operation('datatype', [other]), { termType: 'NamedNode', value: STRING }])]),
-        operation('=', [operation('str', [other]), text]),
+    const constant = isSameTermConstant(b) ? b : isSameTermConstant(a) ? a : undefined;
+    const other = constant === b ? a : b;
+    if (constant && !isConstant(other)) {
+      const datatype = (constant.datatype as Node | undefined) ?? { termType: 'NamedNode', value: STRING };
+      result = operation('&&', [
+        operation('&&', [operation('isliteral', [other]), operation('=', [operation('datatype', [other]), { termType: 'NamedNode', value: datatype.value }])]),
+        operation('=', [operation('str', [other]), simpleLiteral(constant.value as string)]),
       ]);
     }
   }
   if (testedVariables.length > 0) {
     const bound = testedVariables.map((v) => operation('bound', [{ termType: 'Variable', value: v }])).reduce((x, y) => operation('&&', [x, y]));
-    return operation('if', [bound, e, { termType: 'Variable', value: context.errorVariable }]);
+    return operation('if', [bound, result, { termType: 'Variable', value: context.errorVariable }]);
   }
-  return e;
+  return result;
 }
 
 /** A string function of simple literal constants computed (module comment), or undefined. */
