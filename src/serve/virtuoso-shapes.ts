@@ -7,16 +7,18 @@
  * - **A VALUES block in a UNION branch.** Virtuoso loses the rows of a branch holding a VALUES
  *   block (`{ VALUES ?o { 1 } } UNION { VALUES ?o { 2 } }` answers no row). Such a branch is sent
  *   as a sub-query `{ SELECT * WHERE { … } }`: the same solutions (a branch is evaluated on its own,
- *   SPARQL 1.1 §18.2.2), which Virtuoso answers.
+ *   SPARQL 1.1 §18.2.2), which Virtuoso answers. A branch whose VALUES hold a boolean is refused
+ *   (Virtuoso answers it as 0 or 1, and the column mixes it with the other branches' terms).
  * - **MINUS sharing no variable.** A MINUS whose pattern shares no variable with the patterns
  *   before it removes no solution (§18.5, Minus: only compatible solutions with a shared variable
  *   remove one); Virtuoso removes every one. Such a MINUS is dropped.
  * - **OPTIONAL of BIND and FILTER only.** Virtuoso keeps the BIND of `OPTIONAL { BIND(3 AS ?y)
  *   FILTER(?x = 7) }` where the filter is false: refused.
  * - **Membership tests with a variable member.** Virtuoso takes an unbound member of `IN`/`NOT IN`
- *   for a mismatch (false, `NOT IN` true) where SPARQL gives an error: `NOT IN` with a member that
- *   is no constant is refused, and so is `IN` with one anywhere but in the `&&`/`||` tree of a
- *   FILTER (where an error and false drop the same solutions).
+ *   for a mismatch (false, `NOT IN` true) where SPARQL gives an error. In the `&&`/`||` tree of a
+ *   FILTER (where an error and false drop the same solutions) `IN` is sent as written and `a NOT IN
+ *   (b, c)` as `a != b && a != c` (its definition, SPARQL 1.1 §17.4.1.10); elsewhere such a test is
+ *   refused.
  * - **Tests of an unbound variable.** `isIRI(?y)`, `REGEX(?y, …)`, `sameTerm(?y, 5)`, … of an unbound
  *   ?y are false in Virtuoso (their negation true), an error in SPARQL (§17.2): in a graph pattern
  *   and an ungrouped projection, a negated one is sent as `IF(BOUND(?y), !f(?y), ?fkgqa_error)`, and
@@ -68,6 +70,15 @@ function variablesOf(node: unknown, out = new Set<string>(), seen = new Set<unkn
   // VALUES rows name their variables as keys (`?x`).
   if (node.type === 'values' && Array.isArray(node.values)) for (const row of node.values as Record<string, unknown>[]) for (const k of Object.keys(row)) out.add(k.replace(/^\?/, ''));
   return out;
+}
+
+/** True when the VALUES blocks of a pattern hold a boolean constant. */
+function holdsBoolean(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(holdsBoolean);
+  if (!isNode(node)) return false;
+  if (node.termType === 'Literal') return (node.datatype as Node | undefined)?.value === `${XSD}boolean`;
+  if (typeof node.termType === 'string') return false;
+  return node.type === 'values' ? (node.values as Record<string, unknown>[]).some((row) => Object.values(row).some(holdsBoolean)) : Object.values(node).some(holdsBoolean);
 }
 
 /** True when a pattern holds a VALUES block (its sub-queries included). */
@@ -136,7 +147,15 @@ function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean,
         continue;
       }
     }
-    if (p.type === 'union') p.patterns = (p.patterns as Node[]).map((branch) => (holdsValues(branch) ? asSubQuery(branch) : branch));
+    if (p.type === 'union')
+      p.patterns = (p.patterns as Node[]).map((branch) => {
+        if (!holdsValues(branch)) return branch;
+        if (holdsBoolean(branch))
+          throw context.refuse(
+            `a boolean of a VALUES block in a UNION branch: Virtuoso answers it as the integer 0 or 1, and the column cannot be read back as booleans beside the other branches' terms; ${REFUSED}`,
+          );
+        return asSubQuery(branch);
+      });
     if (p.type === 'optional') {
       const elements = p.patterns as Node[];
       if (elements.every((e) => e.type === 'bind' || e.type === 'filter') && elements.some((e) => e.type === 'bind') && elements.some((e) => e.type === 'filter'))
@@ -193,9 +212,14 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
     return e;
   }
   const args = e.args as unknown[];
-  if ((operator === 'in' || operator === 'notin') && (args[1] as unknown[]).some((m) => !isConstant(m)) && (operator === 'notin' || where !== 'filter'))
+  if (operator === 'notin' && where === 'filter' && (args[1] as unknown[]).some((m) => !isConstant(m))) {
+    // `a NOT IN (b, c)` is `a != b && a != c` (SPARQL 1.1 §17.4.1.10), sent as such: Virtuoso's != of an unbound operand drops the solution, as the error does.
+    const tests = (args[1] as unknown[]).map((m) => operation('!=', [args[0], m]));
+    return expression(tests.reduce((x, y) => operation('&&', [x, y])), where, booleanVars, seen);
+  }
+  if ((operator === 'in' || operator === 'notin') && (args[1] as unknown[]).some((m) => !isConstant(m)) && where !== 'filter')
     throw context.refuse(
-      `${operator === 'in' ? 'IN' : 'NOT IN'} whose list holds a variable or an expression${operator === 'in' ? ' outside the &&/|| of a FILTER' : ''}: Virtuoso takes an error member (an unbound variable) for a mismatch where SPARQL gives a type error; ${REFUSED}`,
+      `${operator === 'in' ? 'IN' : 'NOT IN'} whose list holds a variable or an expression outside the &&/|| of a FILTER: Virtuoso takes an error member (an unbound variable) for a mismatch where SPARQL gives a type error; ${REFUSED}`,
     );
   // `!f(?y)` of a test whose arguments are variables and constants, read before sameTerm is rewritten.
   const [first] = args as Node[];
