@@ -215,7 +215,12 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
   if (operator === 'notin' && where === 'filter' && (args[1] as unknown[]).some((m) => !isConstant(m))) {
     // `a NOT IN (b, c)` is `a != b && a != c` (SPARQL 1.1 §17.4.1.10), sent as such: Virtuoso's != of an unbound operand drops the solution, as the error does.
     const tests = (args[1] as unknown[]).map((m) => operation('!=', [args[0], m]));
-    return expression(tests.reduce((x, y) => operation('&&', [x, y])), where, booleanVars, seen);
+    return expression(
+      tests.reduce((x, y) => operation('&&', [x, y])),
+      where,
+      booleanVars,
+      seen,
+    );
   }
   if ((operator === 'in' || operator === 'notin') && (args[1] as unknown[]).some((m) => !isConstant(m)) && where !== 'filter')
     throw context.refuse(
