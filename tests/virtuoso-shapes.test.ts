@@ -10,7 +10,7 @@ import { readQuestions } from '../src/load/questions.js';
 import { openSource } from '../src/load/source.js';
 import { fixIris, parseSparql, withPrefixDeclared } from '../src/sparql/parse.js';
 import { ERROR_VARIABLE, StoreCannotAnswer, virtuosoQuery } from '../src/serve/virtuoso-query.js';
-import { virtuosoShapes } from '../src/serve/virtuoso-shapes.js';
+import { virtuosoDataException, virtuosoShapes } from '../src/serve/virtuoso-shapes.js';
 import { HAS_SPIDER, SPIDER } from './helpers.js';
 
 const G = 'urn:fkgqa:endpoint:library';
@@ -70,6 +70,16 @@ describe('serve --store virtuoso / shapes Virtuoso answers wrongly', () => {
     expect(sent('SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?w } FILTER(?x IN (?w) || ?x = 2) }')).toContain('?x IN(?w)');
     expect(sent('SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?w } FILTER(?x NOT IN (?w, ?v)) }')).toContain('(?x != ?w) && (?x != ?v)');
     expect(sent('SELECT (GROUP_CONCAT(DISTINCT STR(?x); SEPARATOR = ",") AS ?g) WHERE { VALUES ?x { 1 2 } }')).toContain('GROUP_CONCAT(DISTINCT STR(?x); SEPARATOR = ",")');
+  });
+});
+
+describe('serve --store virtuoso / data exceptions of Virtuoso', () => {
+  it("names Virtuoso's data exceptions (SQL state class 22) as the store's failure, not compilation or access errors", () => {
+    const found = virtuosoDataException('Virtuoso 22012 Error SR083: Division by zero \n\nSPARQL query:\nSELECT (1/0 AS ?x) WHERE {}');
+    expect(found).toMatch(/^Virtuoso failed on a data exception .*: Virtuoso 22012 Error SR083: Division by zero/);
+    expect(virtuosoDataException('Virtuoso 22007 Error DT001: Function year needs a datetime, date or time as argument 1')).toContain('DT001');
+    expect(virtuosoDataException("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'FILTER'")).toBeUndefined();
+    expect(virtuosoDataException('Virtuoso 42000 Error SR186: No permission')).toBeUndefined();
   });
 });
 

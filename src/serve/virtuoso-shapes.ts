@@ -268,3 +268,20 @@ function fold(operator: string, args: unknown[]): Node | undefined {
   if (operator === 'concat') return simpleLiteral(values.join(''));
   return undefined;
 }
+
+/**
+ * Whether Virtuoso's error answer to a query is a data exception of its evaluation (SQL state class
+ * 22: `22012 SR083` division by zero, `22003 SR087` arithmetic on a string, `22007 DT001` YEAR of
+ * an IRI, `22007` STRLANG with a language tag it does not know, `22005 SR341` an ill-typed VALUES
+ * literal). SPARQL 1.1 never fails a whole query on an expression's error (§17.3: the expression is
+ * an error for that solution, a FILTER drops it, a projection or BIND leaves it unbound), so for a
+ * query that parsed as SPARQL 1.1 such an error is the store's failure (500), not the query's.
+ * Compilation errors (37000) and access errors (42xxx) are not data exceptions.
+ * @param body Virtuoso's error text (`Virtuoso 22012 Error SR083: …`)
+ * @returns the words of the 500 naming Virtuoso's error, or undefined for any other error
+ */
+export function virtuosoDataException(body: string): string | undefined {
+  const first = body.trim().split('\n').slice(0, 2).join(' ');
+  if (!/^Virtuoso 22\w{3}\b/.test(first)) return undefined;
+  return `Virtuoso failed on a data exception where SPARQL 1.1 gives an error for one solution only (an unbound value or a solution filtered out), never a failed query: ${first}; this store does not answer it (an oxigraph-backed serve does)`;
+}
