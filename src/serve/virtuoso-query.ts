@@ -119,6 +119,7 @@ import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from '../s
 import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js';
 import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 import { VIRTUOSO_MAX_ROWS } from './virtuoso.js';
+import { virtuosoShapes } from './virtuoso-shapes.js';
 
 /** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
 export const ERROR_VARIABLE = 'fkgqa_error';
@@ -797,6 +798,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // `SELECT *` over plain patterns is sent with its variables named, so that they get their companions (federation engines ask `SELECT *` per triple pattern).
   const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
+  virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);

@@ -1,0 +1,287 @@
+/**
+ * Query shapes that Virtuoso (Open Source 7.2) answers with other rows than SPARQL 1.1 whatever
+ * the data, rewritten to an equal query it answers faithfully, or refused as a limit of the store
+ * (the caller's refusal, answered 500). Applied to the parsed query before the rewrites of
+ * virtuoso-query.ts:
+ *
+ * - **A VALUES block in a UNION branch.** Virtuoso loses the rows of a branch holding a VALUES
+ *   block (`{ VALUES ?o { 1 } } UNION { VALUES ?o { 2 } }` answers no row). Such a branch is sent
+ *   as a sub-query `{ SELECT * WHERE { … } }`: the same solutions (a branch is evaluated on its own,
+ *   SPARQL 1.1 §18.2.2), which Virtuoso answers. A branch whose VALUES hold a boolean is refused
+ *   (Virtuoso answers it as 0 or 1, and the column mixes it with the other branches' terms).
+ * - **MINUS sharing no variable.** A MINUS whose pattern shares no variable with the patterns
+ *   before it removes no solution (§18.5, Minus: only compatible solutions with a shared variable
+ *   remove one); Virtuoso removes every one. Such a MINUS is dropped.
+ * - **OPTIONAL of BIND and FILTER only.** Virtuoso keeps the BIND of `OPTIONAL { BIND(3 AS ?y)
+ *   FILTER(?x = 7) }` where the filter is false: refused.
+ * - **Membership tests with a variable member.** Virtuoso takes an unbound member of `IN`/`NOT IN`
+ *   for a mismatch (false, `NOT IN` true) where SPARQL gives an error. In the `&&`/`||` tree of a
+ *   FILTER (where an error and false drop the same solutions) `IN` is sent as written and `a NOT IN
+ *   (b, c)` as `a != b && a != c` (its definition, SPARQL 1.1 §17.4.1.10); elsewhere such a test is
+ *   refused.
+ * - **Tests of an unbound variable.** `isIRI(?y)`, `REGEX(?y, …)`, `sameTerm(?y, 5)`, … of an unbound
+ *   ?y are false in Virtuoso (their negation true), an error in SPARQL (§17.2): in a graph pattern
+ *   and an ungrouped projection, a negated one is sent as `IF(BOUND(?y), !f(?y), ?fkgqa_error)`, and
+ *   one outside the `&&`/`||` of a FILTER (where an error and false drop the same solutions) as
+ *   `IF(BOUND(?y), f(?y), ?fkgqa_error)` (arguments that are variables and constants only).
+ * - **sameTerm with a simple literal or an integer.** Virtuoso finds no stored string sameTerm as a
+ *   simple literal constant, nor a VALUES integer joined through OPTIONAL as the same integer
+ *   constant: `sameTerm(?o, "s")` is sent as `isLiteral(?o) && DATATYPE(?o) = xsd:string && STR(?o)
+ *   = "s"`, `sameTerm(?o, 5)` likewise with xsd:integer and "5" (the same terms: a literal of that
+ *   datatype and lexical form; an integer constant in canonical form only).
+ * - **String functions of constants.** `STR`, `LCASE`, `UCASE` (ASCII) and `CONCAT` of simple
+ *   literal constants are computed before sending (`?o > STR("a")` is `?o > "a"`), so that the
+ *   comparisons with a string constant are rewritten, or refused in a grouped query, as such.
+ * - **GROUP_CONCAT** of anything but `STR(…)`: Virtuoso concatenates numbers and IRIs (SPARQL: an
+ *   error, unbound) and drops a common language tag (oxigraph keeps it): refused.
+ */
+import { XSD } from '../common/vocab.js';
+import { sparqljsLib } from '../sparql/parse.js';
+
+type Node = Record<string, unknown>;
+const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
+const operation = (operator: string, args: unknown[]): Node => ({ type: 'operation', operator, args });
+const STRING = `${XSD}string`;
+
+/** The words closing every refusal of this module. */
+const REFUSED = 'its answer would be wrong; this store does not answer it (an oxigraph-backed serve does)';
+
+/** Boolean-valued built-ins whose negation Virtuoso takes for true when an argument is unbound (module comment). */
+const NEGATED_TESTS = new Set(['isiri', 'isuri', 'isblank', 'isliteral', 'isnumeric', 'regex', 'sameterm', 'langmatches', 'contains', 'strstarts', 'strends']);
+
+/** True for a simple literal constant (no language tag; xsd:string). */
+const isSimpleLiteral = (x: unknown): x is Node => isNode(x) && x.termType === 'Literal' && !x.language && [undefined, STRING].includes((x.datatype as { value?: string } | undefined)?.value);
+
+const simpleLiteral = (value: string): Node => ({ termType: 'Literal', value, language: '', datatype: { termType: 'NamedNode', value: STRING } });
+
+/** True for a simple literal or an xsd:integer in canonical form: sameTerm with it is a test of datatype and lexical form (module comment). */
+const isSameTermConstant = (x: unknown): x is Node =>
+  isSimpleLiteral(x) || (isNode(x) && x.termType === 'Literal' && (x.datatype as Node | undefined)?.value === `${XSD}integer` && /^(0|-?[1-9]\d*)$/.test(x.value as string));
+
+/** True for an RDF term constant (IRI or literal). */
+const isConstant = (x: unknown): boolean => isNode(x) && (x.termType === 'Literal' || x.termType === 'NamedNode');
+
+/** The names of every variable written in a node (patterns, expressions, sub-queries), a superset of its in-scope variables. */
+function variablesOf(node: unknown, out = new Set<string>(), seen = new Set<unknown>()): Set<string> {
+  if (!isNode(node) || seen.has(node)) return out;
+  seen.add(node);
+  if (node.termType === 'Variable') out.add(node.value as string);
+  else if (typeof node.termType !== 'string') for (const v of Object.values(node)) variablesOf(v, out, seen);
+  // VALUES rows name their variables as keys (`?x`).
+  if (node.type === 'values' && Array.isArray(node.values)) for (const row of node.values as Record<string, unknown>[]) for (const k of Object.keys(row)) out.add(k.replace(/^\?/, ''));
+  return out;
+}
+
+/** True when the VALUES blocks of a pattern hold a boolean constant. */
+function holdsBoolean(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(holdsBoolean);
+  if (!isNode(node)) return false;
+  if (node.termType === 'Literal') return (node.datatype as Node | undefined)?.value === `${XSD}boolean`;
+  if (typeof node.termType === 'string') return false;
+  return node.type === 'values' ? (node.values as Record<string, unknown>[]).some((row) => Object.values(row).some(holdsBoolean)) : Object.values(node).some(holdsBoolean);
+}
+
+/** True when a pattern holds a VALUES block (its sub-queries included). */
+function holdsValues(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(holdsValues);
+  if (!isNode(node) || typeof node.termType === 'string') return false;
+  return node.type === 'values' || Object.values(node).some(holdsValues);
+}
+
+/** What virtuosoShapes needs of its caller. */
+export interface ShapeContext {
+  /** Filled with the projected variables whose expression was turned into an `IF` (read back from Virtuoso's 0/1 as booleans). */
+  booleanVars: Set<string>;
+  /** The error thrown for a shape refused, given the words naming the construct (the store's limit: a 500). */
+  refuse: (why: string) => Error;
+  /** A variable never bound (an error in every expression, SPARQL §17.2). */
+  errorVariable: string;
+}
+
+let context: ShapeContext;
+
+/**
+ * Rewrites or refuses the shapes Virtuoso answers wrongly (module comment), in place.
+ * @param ast the parsed query (sparqljs), its IRIs fixed and its `*` sparqljs Wildcards
+ * @throws `refuse(…)` naming the construct, for a shape refused
+ */
+export function virtuosoShapes(ast: unknown, shapeContext: ShapeContext): void {
+  context = shapeContext;
+  visit(ast, shapeContext.booleanVars, true);
+}
+
+/** Walks a query or a sub-query: its patterns, then its projection (as a graph pattern where ungrouped). */
+function visit(node: unknown, booleanVars: Set<string>, inPattern: boolean, seen = new Set<unknown>()): void {
+  if (!isNode(node) || seen.has(node) || typeof node.termType === 'string') return;
+  seen.add(node);
+  if (Array.isArray(node)) {
+    patterns(node, booleanVars, inPattern, seen);
+    return;
+  }
+  if (node.type === 'query') {
+    const grouped = node.group !== undefined || hasAggregate(node.variables) || hasAggregate(node.having) || hasAggregate(node.order);
+    if (Array.isArray(node.where)) patterns(node.where as unknown[], booleanVars, true, seen);
+    if (Array.isArray(node.variables))
+      for (const item of node.variables as Node[]) {
+        if (!('expression' in item)) continue;
+        const before = item.expression;
+        item.expression = expression(item.expression, grouped ? 'grouped' : 'pattern', booleanVars, seen);
+        if (before !== item.expression && isNode(item.expression) && item.expression.operator === 'if') booleanVars.add((item.variable as Node).value as string);
+      }
+    for (const key of ['having', 'order', 'group'] as const) if (node[key] !== undefined) node[key] = expression(node[key], 'grouped', booleanVars, seen);
+    return;
+  }
+  for (const v of Object.values(node)) visit(v, booleanVars, inPattern, seen);
+}
+
+/** Rewrites one list of graph patterns (a group's elements) in place. */
+function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean, seen: Set<unknown>): void {
+  for (let i = 0; i < list.length; i++) {
+    const p = list[i];
+    if (!isNode(p)) continue;
+    if (p.type === 'minus') {
+      const before = new Set<string>();
+      for (const q of list.slice(0, i)) if (isNode(q) && q.type !== 'filter') variablesOf(q, before);
+      if (![...variablesOf(p.patterns)].some((v) => before.has(v))) {
+        list.splice(i--, 1);
+        continue;
+      }
+    }
+    if (p.type === 'union')
+      p.patterns = (p.patterns as Node[]).map((branch) => {
+        if (!holdsValues(branch)) return branch;
+        if (holdsBoolean(branch))
+          throw context.refuse(
+            `a boolean of a VALUES block in a UNION branch: Virtuoso answers it as the integer 0 or 1, and the column cannot be read back as booleans beside the other branches' terms; ${REFUSED}`,
+          );
+        return asSubQuery(branch);
+      });
+    if (p.type === 'optional') {
+      const elements = p.patterns as Node[];
+      if (elements.every((e) => e.type === 'bind' || e.type === 'filter') && elements.some((e) => e.type === 'bind') && elements.some((e) => e.type === 'filter'))
+        throw context.refuse(`an OPTIONAL of BIND and FILTER only (\`OPTIONAL { BIND(… AS ?y) FILTER(…) }\`): Virtuoso keeps the BIND where the FILTER is false; ${REFUSED}`);
+    }
+    if (p.type === 'filter') p.expression = expression(p.expression, 'filter', booleanVars, seen);
+    else if (p.type === 'bind') {
+      const before = p.expression;
+      p.expression = expression(p.expression, 'pattern', booleanVars, seen);
+      if (before !== p.expression && isNode(p.expression) && p.expression.operator === 'if') booleanVars.add((p.variable as Node).value as string);
+    } else visit(p, booleanVars, inPattern, seen);
+  }
+}
+
+/** A UNION branch as the group `{ SELECT * WHERE { branch } }`. */
+function asSubQuery(branch: Node): Node {
+  const where = branch.type === 'group' ? branch.patterns : [branch];
+  return { type: 'group', patterns: [{ type: 'query', queryType: 'SELECT', prefixes: {}, variables: [new (sparqljsLib().Wildcard)()], where }] };
+}
+
+/** True when an expression holds an aggregate. */
+function hasAggregate(e: unknown): boolean {
+  if (Array.isArray(e)) return e.some(hasAggregate);
+  if (!isNode(e) || typeof e.termType === 'string') return false;
+  return e.type === 'aggregate' || Object.values(e).some(hasAggregate);
+}
+
+/**
+ * Rewrites one expression (module comment).
+ * @param where `filter`: the root of a FILTER (its `&&`/`||` tree, where an error is false);
+ *   `pattern`: elsewhere in a graph pattern or an ungrouped projection (the never-bound error variable is taken there);
+ *   `grouped`: a grouped projection, HAVING, GROUP BY or ORDER BY
+ */
+function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'grouped', booleanVars: Set<string>, seen: Set<unknown>): unknown {
+  if (Array.isArray(e)) return e.map((x) => expression(x, where, booleanVars, seen));
+  if (!isNode(e) || typeof e.termType === 'string') return e;
+  if (e.type === 'aggregate') {
+    const aggregation = String(e.aggregation).toLowerCase();
+    const argument = e.expression;
+    if (aggregation === 'group_concat' && !(isNode(argument) && argument.type === 'operation' && argument.operator === 'str'))
+      throw context.refuse(
+        `GROUP_CONCAT of anything but STR(…): Virtuoso concatenates numbers and IRIs (SPARQL: an error, unbound) and drops a language tag the values share (write GROUP_CONCAT(STR(…))); ${REFUSED}`,
+      );
+    e.expression = expression(argument, 'grouped', booleanVars, seen);
+    return e;
+  }
+  if (e.type !== 'operation') {
+    for (const [k, v] of Object.entries(e)) if (k !== 'variable') e[k] = k === 'where' || k === 'patterns' ? (visit(v, booleanVars, true, seen), v) : expression(v, where, booleanVars, seen);
+    return e;
+  }
+  const operator = String(e.operator).toLowerCase();
+  if (operator === 'exists' || operator === 'notexists') {
+    visit(e.args, booleanVars, true, seen);
+    return e;
+  }
+  const args = e.args as unknown[];
+  if (operator === 'notin' && where === 'filter' && (args[1] as unknown[]).some((m) => !isConstant(m))) {
+    // `a NOT IN (b, c)` is `a != b && a != c` (SPARQL 1.1 §17.4.1.10), sent as such: Virtuoso's != of an unbound operand drops the solution, as the error does.
+    const tests = (args[1] as unknown[]).map((m) => operation('!=', [args[0], m]));
+    return expression(
+      tests.reduce((x, y) => operation('&&', [x, y])),
+      where,
+      booleanVars,
+      seen,
+    );
+  }
+  if ((operator === 'in' || operator === 'notin') && (args[1] as unknown[]).some((m) => !isConstant(m)) && where !== 'filter')
+    throw context.refuse(
+      `${operator === 'in' ? 'IN' : 'NOT IN'} whose list holds a variable or an expression outside the &&/|| of a FILTER: Virtuoso takes an error member (an unbound variable) for a mismatch where SPARQL gives a type error; ${REFUSED}`,
+    );
+  // `!f(?y)` of a test whose arguments are variables and constants, read before sameTerm is rewritten.
+  const [first] = args as Node[];
+  const negatedTest = operator === '!' && where !== 'grouped' && isNode(first) && first.type === 'operation' && NEGATED_TESTS.has(String(first.operator).toLowerCase());
+  // A test itself, where its error is not taken for false (outside the &&/|| of a FILTER and a negation, which is guarded).
+  const test = where === 'pattern' && NEGATED_TESTS.has(operator) ? e : negatedTest ? first : undefined;
+  const testedVariables = test && (test.args as unknown[]).every((a) => isConstant(a) || (isNode(a) && a.termType === 'Variable')) ? [...variablesOf(test.args)].sort() : [];
+  // A negated IN in a graph pattern is refused by virtuoso-query.ts (with words of its own).
+  const negatedIn = operator === '!' && where !== 'grouped' && isNode(first) && first.type === 'operation' && first.operator === 'in';
+  const inner = negatedIn || (where === 'filter' && (operator === '&&' || operator === '||')) ? 'filter' : negatedTest ? 'negated' : where === 'filter' || where === 'negated' ? 'pattern' : where;
+  e.args = args.map((a) => expression(a, inner, booleanVars, seen));
+  const folded = fold(operator, e.args as unknown[]);
+  if (folded) return folded;
+  let result: Node = e;
+  if (operator === 'sameterm') {
+    const [a, b] = e.args as unknown[];
+    const constant = isSameTermConstant(b) ? b : isSameTermConstant(a) ? a : undefined;
+    const other = constant === b ? a : b;
+    if (constant && !isConstant(other)) {
+      const datatype = (constant.datatype as Node | undefined) ?? { termType: 'NamedNode', value: STRING };
+      result = operation('&&', [
+        operation('&&', [operation('isliteral', [other]), operation('=', [operation('datatype', [other]), { termType: 'NamedNode', value: datatype.value }])]),
+        operation('=', [operation('str', [other]), simpleLiteral(constant.value as string)]),
+      ]);
+    }
+  }
+  if (testedVariables.length > 0) {
+    const bound = testedVariables.map((v) => operation('bound', [{ termType: 'Variable', value: v }])).reduce((x, y) => operation('&&', [x, y]));
+    return operation('if', [bound, result, { termType: 'Variable', value: context.errorVariable }]);
+  }
+  return result;
+}
+
+/** A string function of simple literal constants computed (module comment), or undefined. */
+function fold(operator: string, args: unknown[]): Node | undefined {
+  if (operator === 'str' && isConstant(args[0])) return simpleLiteral((args[0] as Node).value as string);
+  if (!args.every(isSimpleLiteral)) return undefined;
+  const values = (args as Node[]).map((a) => a.value as string);
+  // XPath's fn:lower-case / fn:upper-case and JavaScript's agree on ASCII.
+  if ((operator === 'lcase' || operator === 'ucase') && /^[\x00-\x7f]*$/.test(values[0])) return simpleLiteral(operator === 'lcase' ? values[0].toLowerCase() : values[0].toUpperCase());
+  if (operator === 'concat') return simpleLiteral(values.join(''));
+  return undefined;
+}
+
+/**
+ * Whether Virtuoso's error answer to a query is a data exception of its evaluation (SQL state class
+ * 22: `22012 SR083` division by zero, `22003 SR087` arithmetic on a string, `22007 DT001` YEAR of
+ * an IRI, `22007` STRLANG with a language tag it does not know, `22005 SR341` an ill-typed VALUES
+ * literal). SPARQL 1.1 never fails a whole query on an expression's error (§17.3: the expression is
+ * an error for that solution, a FILTER drops it, a projection or BIND leaves it unbound), so for a
+ * query that parsed as SPARQL 1.1 such an error is the store's failure (500), not the query's.
+ * Compilation errors (37000) and access errors (42xxx) are not data exceptions.
+ * @param body Virtuoso's error text (`Virtuoso 22012 Error SR083: …`)
+ * @returns the words of the 500 naming Virtuoso's error, or undefined for any other error
+ */
+export function virtuosoDataException(body: string): string | undefined {
+  const first = body.trim().split('\n').slice(0, 2).join(' ');
+  if (!/^Virtuoso 22\w{3}\b/.test(first)) return undefined;
+  return `Virtuoso failed on a data exception where SPARQL 1.1 gives an error for one solution only (an unbound value or a solution filtered out), never a failed query: ${first}; this store does not answer it (an oxigraph-backed serve does)`;
+}
