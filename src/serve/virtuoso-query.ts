@@ -461,7 +461,8 @@ function truth(e: unknown, want: boolean, booleanVars: Set<string>): unknown {
   const strict = ['bound', 'exists', 'notexists'].includes(operator) ? [] : strictVariables(['in', 'notin'].includes(operator) ? { args: [(e.args as unknown[])[0]] } : e);
   const bound = strict.map((v) => operation('bound', [v]));
   if (isBooleanValued(e)) {
-    if (want) return value(rewritten());
+    // Virtuoso takes a comparison with an unbound operand for true or false (`2 != ?unbound` is true in an IF): its variables bound first.
+    if (want) return bound.length === 0 ? value(rewritten()) : operation('if', [balanced('&&', bound), value(rewritten()), boolean(false)]);
     const defined = operation('=', [operation('coalesce', [operation('*', [rewritten(), integer(0)]), integer(1)]), integer(0)]);
     return operation('if', [balanced('&&', [...bound, defined]), value(rewritten()), boolean(false)]);
   }
@@ -751,6 +752,8 @@ function mentions(e: unknown, operators: string[]): boolean {
 /** True when an expression's value is an xsd:boolean (BOOLEAN_OPERATORS at its root). */
 function isBooleanValued(e: unknown): boolean {
   if (isNode(e) && e.termType === 'Literal') return (e.datatype as { value?: string } | undefined)?.value === `${XSD}boolean`;
+  // A test guarded by this store (`IF(BOUND(?y), isIRI(?y), ?fkgqa_error)`, virtuoso-shapes.ts) is boolean-valued or an error.
+  if (isNode(e) && GENERATED.has(e) && e.operator === 'if') return isBooleanValued((e.args as unknown[])[1]);
   return isNode(e) && e.type === 'operation' && BOOLEAN_OPERATORS.has(String(e.operator).toLowerCase());
 }
 
@@ -798,7 +801,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // `SELECT *` over plain patterns is sent with its variables named, so that they get their companions (federation engines ask `SELECT *` per triple pattern).
   const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
-  virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE });
+  virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);

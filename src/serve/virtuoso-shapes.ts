@@ -2,7 +2,8 @@
  * Query shapes that Virtuoso (Open Source 7.2) answers with other rows than SPARQL 1.1 whatever
  * the data, rewritten to an equal query it answers faithfully, or refused as a limit of the store
  * (the caller's refusal, answered 500). Applied to the parsed query before the rewrites of
- * virtuoso-query.ts:
+ * virtuoso-query.ts (which gives `||`, `&&`, `!` and IN with a variable member outside a FILTER's
+ * top their three-valued meaning):
  *
  * - **A VALUES block in a UNION branch.** Virtuoso loses the rows of a branch holding a VALUES
  *   block (`{ VALUES ?o { 1 } } UNION { VALUES ?o { 2 } }` answers no row). Such a branch is sent
@@ -14,11 +15,10 @@
  *   remove one); Virtuoso removes every one. Such a MINUS is dropped.
  * - **OPTIONAL of BIND and FILTER only.** Virtuoso keeps the BIND of `OPTIONAL { BIND(3 AS ?y)
  *   FILTER(?x = 7) }` where the filter is false: refused.
- * - **Membership tests with a variable member.** Virtuoso takes an unbound member of `IN`/`NOT IN`
- *   for a mismatch (false, `NOT IN` true) where SPARQL gives an error. In the `&&`/`||` tree of a
- *   FILTER (where an error and false drop the same solutions) `IN` is sent as written and `a NOT IN
- *   (b, c)` as `a != b && a != c` (its definition, SPARQL 1.1 §17.4.1.10); elsewhere such a test is
- *   refused.
+ * - **NOT IN with a variable member in a FILTER.** Virtuoso takes an unbound member for a mismatch
+ *   (`NOT IN` true) where SPARQL gives an error: in the `&&`/`||` tree of a FILTER (where an error and
+ *   false drop the same solutions) `a NOT IN (b, c)` is sent as `a != b && a != c` (its definition,
+ *   SPARQL 1.1 §17.4.1.10).
  * - **Tests of an unbound variable.** `isIRI(?y)`, `REGEX(?y, …)`, `sameTerm(?y, 5)`, … of an unbound
  *   ?y are false in Virtuoso (their negation true), an error in SPARQL (§17.2): in a graph pattern
  *   and an ungrouped projection, a negated one is sent as `IF(BOUND(?y), !f(?y), ?fkgqa_error)`, and
@@ -40,7 +40,8 @@ import { sparqljsLib } from '../sparql/parse.js';
 
 type Node = Record<string, unknown>;
 const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
-const operation = (operator: string, args: unknown[]): Node => ({ type: 'operation', operator, args });
+/** An operation written by this module, marked by the caller as its own (its tests are Virtuoso's two-valued ones, not rewritten again). */
+const operation = (operator: string, args: unknown[]): Node => context.operation(operator, args);
 const STRING = `${XSD}string`;
 
 /** The words closing every refusal of this module. */
@@ -96,6 +97,8 @@ export interface ShapeContext {
   refuse: (why: string) => Error;
   /** A variable never bound (an error in every expression, SPARQL §17.2). */
   errorVariable: string;
+  /** Makes an operation node `{type: 'operation', operator, args}` the caller knows as written by the store, not the client. */
+  operation: (operator: string, args: unknown[]) => Node;
 }
 
 let context: ShapeContext;
@@ -222,19 +225,13 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
       seen,
     );
   }
-  if ((operator === 'in' || operator === 'notin') && (args[1] as unknown[]).some((m) => !isConstant(m)) && where !== 'filter')
-    throw context.refuse(
-      `${operator === 'in' ? 'IN' : 'NOT IN'} whose list holds a variable or an expression outside the &&/|| of a FILTER: Virtuoso takes an error member (an unbound variable) for a mismatch where SPARQL gives a type error; ${REFUSED}`,
-    );
   // `!f(?y)` of a test whose arguments are variables and constants, read before sameTerm is rewritten.
   const [first] = args as Node[];
   const negatedTest = operator === '!' && where !== 'grouped' && isNode(first) && first.type === 'operation' && NEGATED_TESTS.has(String(first.operator).toLowerCase());
   // A test itself, where its error is not taken for false (outside the &&/|| of a FILTER and a negation, which is guarded).
   const test = where === 'pattern' && NEGATED_TESTS.has(operator) ? e : negatedTest ? first : undefined;
   const testedVariables = test && (test.args as unknown[]).every((a) => isConstant(a) || (isNode(a) && a.termType === 'Variable')) ? [...variablesOf(test.args)].sort() : [];
-  // A negated IN in a graph pattern is refused by virtuoso-query.ts (with words of its own).
-  const negatedIn = operator === '!' && where !== 'grouped' && isNode(first) && first.type === 'operation' && first.operator === 'in';
-  const inner = negatedIn || (where === 'filter' && (operator === '&&' || operator === '||')) ? 'filter' : negatedTest ? 'negated' : where === 'filter' || where === 'negated' ? 'pattern' : where;
+  const inner = where === 'filter' && (operator === '&&' || operator === '||') ? 'filter' : negatedTest ? 'negated' : where === 'filter' || where === 'negated' ? 'pattern' : where;
   e.args = args.map((a) => expression(a, inner, booleanVars, seen));
   const folded = fold(operator, e.args as unknown[]);
   if (folded) return folded;
