@@ -27,6 +27,7 @@ import { waitedTooLong } from '../federation/limit.js';
 import type { EndpointStore } from './store.js';
 import { freePorts, removeOrphans, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
 import { StoreCannotAnswer, UnsupportedFunction, virtuosoQuery, virtuosoRowReader, type VirtuosoQuery } from './virtuoso-query.js';
+import { virtuosoDataException } from './virtuoso-shapes.js';
 import { xmlResultBatches } from './virtuoso-results.js';
 
 /**
@@ -351,6 +352,8 @@ export class VirtuosoStore implements EndpointStore {
     };
     const failed = (e: unknown) => {
       this.failures.set(endpoint, (this.failures.get(endpoint) ?? 0) + 1);
+      // A query Virtuoso cannot evaluate as SPARQL says is the store's failure, not the instance's: no probe.
+      if (e instanceof StoreCannotAnswer) return `Virtuoso store: ${e.message}`;
       this.check(v);
       return `Virtuoso on ${v.address}: ${(e as Error).message ?? String(e)}`;
     };
@@ -414,9 +417,12 @@ export class VirtuosoStore implements EndpointStore {
     const outcome = await this.send(v, q, signal, async (r): Promise<EndpointAnswer | { again: string }> => {
       if (!r.ok) {
         const body = await r.text();
-        // Virtuoso's SQL states: 37000 compilation, 22xxx data, 42xxx access; all the query's. Anything else is the instance's.
+        // Virtuoso's SQL states: 37000 compilation and 42xxx access, the query's; 22xxx a data exception, which SPARQL makes an
+        // error of one solution, never of the query: the store's (virtuosoDataException). Anything else is the instance's.
         const first = body.trim().split('\n').slice(0, 2).join(' ');
-        if (/^Virtuoso (37000|22\w{3}|42\w{3}|S0022|S1T00)/.test(body.trim())) {
+        const dataException = virtuosoDataException(body);
+        if (dataException) throw new StoreCannotAnswer(dataException);
+        if (/^Virtuoso (37000|42\w{3}|S0022|S1T00)/.test(body.trim())) {
           return plain(400, `query evaluation failed: Virtuoso: ${first}`, kind, { [QUERY_ERROR_HEADER]: 'evaluation' });
         }
         throw new Error(`HTTP ${r.status}: ${first}`);
