@@ -171,6 +171,11 @@ function unpark(data: ThreadData): EngineThread | undefined {
   return entry.thread;
 }
 
+/** How many threads closed Comunica engines of this process left parked for the next engine (`park`), all configurations. */
+export function parkedThreads(): number {
+  return [...shelf.values()].reduce((n, parked) => n + parked.length, 0);
+}
+
 /**
  * Terminates the threads closed Comunica engines of this process left parked for the next engine (their memory
  * released now rather than after `PARKED_THREAD_MS`; the next engine starts its threads anew). Open engines keep theirs.
