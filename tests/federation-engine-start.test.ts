@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ComunicaEngine } from '../src/federation/comunica/engine.js';
+import { closeParkedThreads, ComunicaEngine } from '../src/federation/comunica/engine.js';
 import { BUSY_MIN_WAIT_MS } from '../src/federation/limit.js';
 import { registryFromUrls } from '../src/federation/registry.js';
 import { FederationEndpoint } from '../src/serve/federation-endpoint.js';
@@ -17,6 +17,8 @@ describe('the federation engine: a thread still starting is waited for within th
   it("a client's deadline that ends while the engine's thread starts is answered busy then, before the thread is ready; the thread serves the next query", async () => {
     // Nothing listens on port 9: a query that reaches the endpoint fails at once with the connection refused.
     const endpoint = 'http://127.0.0.1:9/library-shard1/sparql';
+    // No thread parked by an engine of an earlier test: this engine's first query starts one.
+    await closeParkedThreads();
     const engine = new ComunicaEngine({ endpoints: [endpoint] });
     const query = `SELECT * WHERE { SERVICE <${endpoint}> { ?s ?p ?o } }`;
     try {

@@ -58,10 +58,148 @@ export function comunicaEngineFile(config: ComunicaConfig): string {
  */
 export const CANCEL_WAIT_MS = 2000;
 
-interface Slot {
+/** How a thread loaded Comunica (thread.ts `ready`): from its bundle or module by module, and why its bundle was not used. */
+interface ThreadStart {
+  loadedFrom: 'bundle' | 'modules';
+  problem?: string;
+}
+
+/** A Comunica thread (thread.ts), owned by one engine at a time or parked (`park`). */
+interface EngineThread {
   worker: Worker;
+  /** The configuration it was started with: a parked thread serves engines of the same one only. */
+  key: string;
+  /** Settles when the thread said `ready`; rejects when it failed or exited before. */
+  ready: Promise<ThreadStart>;
+  /** Whether it said `ready`. */
+  started: boolean;
+}
+
+/** The key of the threads a configuration's engines share (`park`): the compiled engine, its bundle, and what its joins are planned on. */
+const threadKey = (data: ThreadData) => JSON.stringify([data.enginePath, data.bundle ?? null, data.serviceCardinality]);
+
+/**
+ * Starts a thread. Referenced (it keeps Node running) while it starts, unless parked meanwhile; unreferenced once ready:
+ * a running query's timer keeps Node alive, and an idle thread does not keep Node from exiting.
+ */
+function startThread(data: ThreadData): EngineThread {
+  const worker = new Worker(compiledScript('federation/comunica/thread.js'), { workerData: data });
+  // An error outside any query (its owner, if any, hears it too): never an unhandled 'error' event, which would end the process.
+  worker.on('error', () => undefined);
+  const thread: EngineThread = {
+    worker,
+    key: threadKey(data),
+    started: false,
+    ready: new Promise((resolve, reject) => {
+      const onMessage = (m: ThreadReply) => {
+        if (m.type !== 'ready') return;
+        worker.off('message', onMessage);
+        thread.started = true;
+        worker.unref();
+        resolve({ loadedFrom: m.loadedFrom, ...(m.problem ? { problem: m.problem } : {}) });
+      };
+      worker.on('message', onMessage);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the Comunica thread exited (code ${code}) before it was ready`)));
+    }),
+  };
+  // Read by its owner, if any; a parked thread that fails is dropped from the shelf when it exits.
+  thread.ready.catch(() => undefined);
+  return thread;
+}
+
+/**
+ * How long a parked thread waits for another engine before it is terminated, ms: a process that closes one engine and
+ * creates another within this time (a client per request, per test, per command run in-process) starts Comunica once,
+ * not once per engine (a start is 0.5–0.9 s of CPU); idle, a thread holds only memory.
+ */
+export const PARKED_THREAD_MS = 300_000;
+/** The most threads parked per configuration in a process; a thread past it is terminated when its engine closes. */
+export const MAX_PARKED_THREADS = 4;
+
+/** What the engines of a process share, once per process even where this module is loaded twice (from its TypeScript and from dist/). */
+interface Shared {
+  /** Parked threads by `threadKey`, most recently parked last. */
+  shelf: Map<string, { thread: EngineThread; timer: NodeJS.Timeout; onExit: () => void }[]>;
+  /** Engines created in this process: each query tells its thread which engine sent it (`ThreadQuery.engine`). */
+  engines: number;
+}
+const SHARED = Symbol.for('fkgqa.comunica.threads');
+const shared: Shared = ((globalThis as { [SHARED]?: Shared })[SHARED] ??= { shelf: new Map(), engines: 0 });
+const shelf = shared.shelf;
+
+/**
+ * Keeps an idle thread of a closed engine for the next engine of its configuration in this process (`unpark`), for
+ * `PARKED_THREAD_MS` at most, then terminates it; terminates it at once when `MAX_PARKED_THREADS` are parked already.
+ * A thread still starting is parked too (it goes on starting, unreferenced). Parked threads do not keep Node from exiting.
+ */
+function park(thread: EngineThread): void {
+  const parked = shelf.get(thread.key) ?? [];
+  if (parked.length >= MAX_PARKED_THREADS) {
+    void thread.worker.terminate();
+    return;
+  }
+  thread.worker.unref();
+  const leave = () => {
+    const i = parked.indexOf(entry);
+    if (i >= 0) parked.splice(i, 1);
+    if (parked.length === 0 && shelf.get(thread.key) === parked) shelf.delete(thread.key);
+  };
+  const entry = {
+    thread,
+    timer: setTimeout(() => {
+      leave();
+      void thread.worker.terminate();
+    }, PARKED_THREAD_MS).unref(),
+    onExit: leave,
+  };
+  thread.worker.once('exit', entry.onExit);
+  parked.push(entry);
+  shelf.set(thread.key, parked);
+}
+
+/** The most recently parked thread of a configuration (its JIT the warmest), taken off the shelf; undefined when none. */
+function unpark(data: ThreadData): EngineThread | undefined {
+  const parked = shelf.get(threadKey(data));
+  const entry = parked?.pop();
+  if (!entry) return undefined;
+  if (parked!.length === 0) shelf.delete(threadKey(data));
+  clearTimeout(entry.timer);
+  entry.thread.worker.off('exit', entry.onExit);
+  // Starting still: referenced again until ready, as a thread the engine started itself.
+  if (!entry.thread.started) entry.thread.worker.ref();
+  return entry.thread;
+}
+
+/** How many threads closed Comunica engines of this process left parked for the next engine (`park`), all configurations. */
+export function parkedThreads(): number {
+  return [...shelf.values()].reduce((n, parked) => n + parked.length, 0);
+}
+
+/**
+ * Terminates the threads closed Comunica engines of this process left parked for the next engine (their memory
+ * released now rather than after `PARKED_THREAD_MS`; the next engine starts its threads anew). Open engines keep theirs.
+ */
+export async function closeParkedThreads(): Promise<void> {
+  const all = [...shelf.values()].flat();
+  shelf.clear();
+  await Promise.all(
+    all.map((e) => {
+      clearTimeout(e.timer);
+      e.thread.worker.off('exit', e.onExit);
+      return e.thread.worker.terminate();
+    }),
+  );
+}
+
+interface Slot {
+  thread: EngineThread;
+  worker: Worker;
+  /** The thread's start as this engine sees it: settles when ready, or when the engine closed while it started. */
   ready: Promise<void>;
   busy: boolean;
+  /** This engine's listener of the thread's warnings (removed when the thread is parked). */
+  onWarning: (m: ThreadReply) => void;
 }
 
 /** Comunica 4.5.0 in a pool of worker threads (module comment). Threads start at the first query or at `warm`. */
@@ -72,6 +210,11 @@ export class ComunicaEngine implements FederationEngine {
   private readonly waiting: (() => void)[] = [];
   private readonly parallel: number;
   private readonly data: ThreadData;
+  /** The endpoints it may contact (`EngineSetup.endpoints`) and its answer limit, sent with each query (`ThreadQuery`). */
+  private readonly endpoints: string[];
+  private readonly maxDecodedBytes: number;
+  /** This engine's number in the process (`ThreadQuery.engine`). */
+  private readonly id = ++shared.engines;
   private readonly warn: ((message: string) => void) | undefined;
   private nextId = 1;
   private closed = false;
@@ -95,10 +238,10 @@ export class ComunicaEngine implements FederationEngine {
     this.name = config;
     this.parallel = Math.max(1, setup.parallel ?? 1);
     this.warn = setup.warn;
+    this.endpoints = [...setup.endpoints];
+    this.maxDecodedBytes = setup.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES;
     this.data = {
       enginePath: comunicaEngineFile(config),
-      endpoints: [...setup.endpoints],
-      maxDecodedBytes: setup.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES,
       // The baseline plans its joins on the sizes Comunica as shipped sees (its COUNT estimates), not on the rows read.
       serviceCardinality: config === 'comunica' ? 'exact' : 'endpoint',
     };
@@ -106,33 +249,33 @@ export class ComunicaEngine implements FederationEngine {
     this.data.bundle = bundleFor(this.data.enginePath);
   }
 
+  /** A thread for this engine: one parked by an engine closed before (`unpark`), else a new one. */
   private spawn(): Slot {
-    const worker = new Worker(compiledScript('federation/comunica/thread.js'), { workerData: this.data });
-    worker.on('message', (m: ThreadReply) => {
+    const thread = unpark(this.data) ?? startThread(this.data);
+    const worker = thread.worker;
+    const onWarning = (m: ThreadReply) => {
       if (m.type !== 'warning') return;
       this.warnings.push(m.message);
       if (this.warnings.length > 20) this.warnings.shift();
-    });
+    };
+    worker.on('message', onWarning);
     const slot: Slot = {
+      thread,
       worker,
       busy: false,
-      ready: new Promise((resolve, reject) => {
-        const onMessage = (m: ThreadReply) => {
-          if (m.type !== 'ready') return;
-          this.loadedFrom = m.loadedFrom;
+      onWarning,
+      ready: thread.ready.then(
+        (start) => {
+          if (this.closed) return;
+          this.loadedFrom = start.loadedFrom;
           // A bundle that is not the one npm run build recorded: the user is told (once), not only this object.
-          if (m.problem) warnOnce(m.problem, this.warn);
-          worker.off('message', onMessage);
-          // Referenced while it starts; afterwards a running query's timer keeps Node alive, and an
-          // idle engine does not keep Node from exiting.
-          worker.unref();
-          resolve();
-        };
-        worker.on('message', onMessage);
-        worker.once('error', reject);
-        // Terminated by close() while starting: nothing to report (acquire and warm see `closed`).
-        worker.once('exit', (code) => (this.closed ? resolve() : reject(new Error(`the Comunica thread exited (code ${code}) before it was ready`))));
-      }),
+          if (start.problem) warnOnce(start.problem, this.warn);
+        },
+        (e: unknown) => {
+          // Terminated by close() while starting: nothing to report (acquire and warm see `closed`).
+          if (!this.closed) throw e;
+        },
+      ),
     };
     slot.ready.catch(() => this.drop(slot));
     this.slots.push(slot);
@@ -142,6 +285,7 @@ export class ComunicaEngine implements FederationEngine {
   private drop(slot: Slot): void {
     const i = this.slots.indexOf(slot);
     if (i >= 0) this.slots.splice(i, 1);
+    slot.worker.off('message', slot.onWarning);
     void slot.worker.terminate();
   }
 
@@ -204,7 +348,7 @@ export class ComunicaEngine implements FederationEngine {
     const sources = options.sources ?? [];
     let query = given;
     if (sources.length === 0) {
-      const checked = checkServiceQuery(given, this.data.endpoints);
+      const checked = checkServiceQuery(given, this.endpoints);
       if (!checked.ok) return { status: 'error', error: checked.error, httpStatus: 400, requests };
       query = checked.query;
     }
@@ -273,7 +417,18 @@ export class ComunicaEngine implements FederationEngine {
           // A thread that ended the query itself is idle again; else the query is cancelled in it.
           done(o, due.isEnded ? 'idle' : 'stopped');
         });
-        worker.postMessage({ type: 'query', id, query, sources, mediaType, httpTimeoutMs: limit.left(), graceMs: grace } satisfies ThreadRequest);
+        worker.postMessage({
+          type: 'query',
+          id,
+          engine: this.id,
+          query,
+          sources,
+          endpoints: this.endpoints,
+          maxDecodedBytes: this.maxDecodedBytes,
+          mediaType,
+          httpTimeoutMs: limit.left(),
+          graceMs: grace,
+        } satisfies ThreadRequest);
       });
     } finally {
       limit.dispose();
@@ -325,10 +480,20 @@ export class ComunicaEngine implements FederationEngine {
     return this.loadedFrom === undefined ? undefined : this.loadedFrom === 'bundle' ? 'loaded from its bundle' : 'loaded module by module: no usable bundle (run npm run build)';
   }
 
-  /** Terminates every thread; queries still running end with `error`. Idempotent. */
+  /**
+   * Stops the engine: threads running a query (or cancelling one) are terminated, and those queries end with `error`;
+   * idle threads, and threads still starting, are parked for the next engine of this configuration in the process
+   * (`park`; `closeParkedThreads` terminates them). Idempotent.
+   */
   async close(): Promise<void> {
     this.closed = true;
     this.waiting.splice(0).forEach((w) => w());
-    await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
+    const stopped: Promise<number>[] = [];
+    for (const s of this.slots.splice(0)) {
+      s.worker.off('message', s.onWarning);
+      if (s.busy) stopped.push(s.worker.terminate());
+      else park(s.thread);
+    }
+    await Promise.all(stopped);
   }
 }

@@ -10,6 +10,9 @@
  * Every HTTP request goes through `fetchVia` (src/common/http-client.ts): URLs outside the registry
  * are refused before sending, no redirect is followed (a 3xx fails the query, naming both URLs),
  * and each request is reported to the parent before it is sent, so counts survive a termination.
+ * The registry and the answer limit come with each query (`ThreadQuery`), not with the thread: an idle
+ * thread serves the next engine of the same configuration in its process (engine.ts, `ThreadShelf`),
+ * which first empties Comunica's caches of endpoints (`ThreadQuery.engine`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -33,10 +36,6 @@ export interface ThreadData {
   enginePath: string;
   /** Its bundle (engine-module.ts `bundleFor`), loaded instead when it was made from `enginePath`. */
   bundle?: EngineBundle;
-  /** Registered endpoint URLs: the only URLs the thread may contact. */
-  endpoints: string[];
-  /** The answer limit of an encoded answer, decoded, in bytes (`fetchVia`; more is the endpoint's fault). */
-  maxDecodedBytes: number;
   /** What a SERVICE clause's answer tells the join planner of its size (corrections.ts `ServiceCardinality`). */
   serviceCardinality: ServiceCardinality;
 }
@@ -49,6 +48,16 @@ export interface ThreadQuery {
   query: string;
   /** Sources for a query without SERVICE (Comunica selects among them); empty for SERVICE-explicit queries. */
   sources: string[];
+  /** Registered endpoint URLs (the engine's `EngineSetup.endpoints`): the only URLs the query may contact. */
+  endpoints: string[];
+  /** The answer limit of an encoded answer, decoded, in bytes (`fetchVia`; more is the endpoint's fault). */
+  maxDecodedBytes: number;
+  /**
+   * The engine that sent the query (a number unique in the process). The first query of an engine that took this thread
+   * over from another (engine.ts, parked threads) empties Comunica's caches of endpoints first (its SERVICE sources,
+   * identified sources and their COUNT estimates): an engine sees only its own endpoints' answers, as in a thread of its own.
+   */
+  engine: number;
   mediaType: string;
   /** The time left of the query, in ms: what each request's `Fkgqa-Timeout` is counted from (`sentLimit`). */
   httpTimeoutMs: number;
@@ -86,6 +95,9 @@ correctDataFactory(engineActor);
 correctServiceFailures(engineActor, loaded.module.asynciterator, (clause, evaluate) => serviceScope(clause, evaluate), data.serviceCardinality);
 correctExtensionErrors(engineActor);
 const engine = new loaded.module.QueryEngineBase(engineActor as never);
+
+/** The engine (`ThreadQuery.engine`) of the last query: Comunica's caches of endpoints are its. */
+let lastEngine: number | undefined;
 
 /** The HTTP status of the last refused redirect of the running query (reported with its error). */
 let refusedStatus: number | undefined;
@@ -225,7 +237,7 @@ function checkedAnswer(id: number, res: Response, endpoint: string, form: Answer
  * `fetch` for Comunica: registry only, no redirect followed, every request reported before it is sent, answers checked
  * (`checkedAnswer`); `cancelled` (the query's `cancel`) aborts its requests in flight and refuses new ones.
  */
-function guardedFetch(id: number, cancelled: AbortSignal): typeof fetch {
+function guardedFetch(id: number, cancelled: AbortSignal, endpoints: readonly string[], maxDecodedBytes: number): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     let res: Response;
@@ -246,13 +258,13 @@ function guardedFetch(id: number, cancelled: AbortSignal): typeof fetch {
       // node:http with strict decoding of content codings (`fetchVia`: one rule with the direct route and jena).
       res = await fetchVia(
         {
-          allowed: (u) => data.endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
+          allowed: (u) => endpoints.some((e) => sameEndpoint(e, endpointOf(u))),
           count: (endpoint) => {
             sent = true;
             port.postMessage({ type: 'request', id, endpoint } satisfies ThreadReply);
           },
         },
-        data.maxDecodedBytes,
+        maxDecodedBytes,
       )(input, { ...init, headers, signal: init?.signal ? AbortSignal.any([init.signal, cancelled]) : cancelled });
     } catch (e) {
       if (sent) port.postMessage({ type: 'answered', id } satisfies ThreadReply);
@@ -355,6 +367,11 @@ function numberTerm(v: NumberValue | undefined, what: string): RDF.Term {
 }
 
 async function run(req: ThreadQuery, stop: AbortSignal): Promise<string> {
+  // A thread another engine used before (engine.ts, parked threads): nothing Comunica learnt of that engine's endpoints is kept.
+  if (req.engine !== lastEngine) {
+    await engine.invalidateHttpCache();
+    lastEngine = req.engine;
+  }
   // As algebra, not text (algebra.ts: EXISTS patterns Comunica's parser cannot translate, escaped
   // local names): given text and no sources, Comunica 4.5 would also keep the query string in its
   // context and its SPARQL source then send the whole query, SERVICE clauses included, to each
@@ -370,7 +387,7 @@ async function run(req: ThreadQuery, stop: AbortSignal): Promise<string> {
     httpRetryCount: 0,
     // Unexpected HTTP errors must fail the query, never be skipped silently.
     lenient: false,
-    fetch: guardedFetch(req.id, stop),
+    fetch: guardedFetch(req.id, stop, req.endpoints, req.maxDecodedBytes),
     extensionFunctions: EXTENSION_FUNCTIONS,
   } as Parameters<typeof engine.query<Algebra.Operation>>[1]);
   if (stop.aborted) throw new Error('the query was cancelled');
