@@ -527,34 +527,7 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     ]);
     return node;
   }
-  if (inPattern && node.type === 'operation' && node.operator === '!') {
-    const [a] = node.args as unknown[];
-    // The variables whose error (unbound) is the equality's error, read before the operand is rewritten.
-    const strict = isNode(a) && a.type === 'operation' && (a.operator === '=' || a.operator === '!=') ? strictVariables(a) : [];
-    const booleanOperand = isBooleanTyped(a, booleanVars);
-    const variable = isNode(a) && a.termType === 'Variable' && !booleanOperand;
-    const [operand] = (node.args = [rewrite(a, booleanVars, inPattern)]) as unknown[];
-    // `!error` is an error (§17.2): Virtuoso negates the false its IF makes of a comparison with an error operand.
-    if (isErrorVariable(operand)) return operand;
-    // `=` and `!=` with a number, a string or a boolean are sent as an IF whose fallback is false or true (module comment), which Virtuoso also gives for an unbound operand (its IF takes an error condition for false).
-    // The same for a comparison of two variables: Virtuoso takes one unbound (OPTIONAL) for unequal, so that its negation is true.
-    if (strict.length > 0)
-      return operation('if', [
-        balanced(
-          '&&',
-          strict.map((v) => operation('bound', [v])),
-        ),
-        node,
-        errorVariable(),
-      ]);
-    if (!variable) return node;
-    // `!?x` of a term that is no boolean: its effective boolean value negated (§17.2.2), an error for an IRI, a blank node or a literal of another datatype; Virtuoso negates 0.0 and "" as true values, and an IRI.
-    const numberOrString = operation('||', [
-      isNumber(a),
-      operation('&&', [operation('isliteral', [a]), operation('=', [operation('datatype', [a]), { termType: 'NamedNode', value: `${XSD}string` }])]),
-    ]);
-    return operation('if', [numberOrString, operation('if', [a, boolean(false), boolean(true)]), operation('if', [isDataBoolean(a), node, errorVariable()])]);
-  }
+  if (inPattern && node.type === 'operation' && node.operator === '!') return rewriteNegation(node, booleanVars, inPattern);
   if (inPattern && node.type === 'operation' && ARITHMETIC.has(node.operator as string)) {
     // In a graph pattern only (as comparisons): arithmetic takes numbers only; Virtuoso adds booleans (0/1) and casts strings.
     const operands = node.args as unknown[];
@@ -562,44 +535,7 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     // A variable or an expression that may be no number (STR(?o) + 1): an error (§17.4.2) where Virtuoso fails the whole query (SR087) or casts.
     node.args = operands.map((a) => (isNode(a) && (a.termType === 'Variable' || (a.type !== undefined && !isNumericValued(a))) ? operation('if', [isNumber(a), a, errorVariable()]) : a));
   }
-  if (inPattern && node.type === 'operation' && COMPARISONS.has(node.operator as string)) {
-    // In a graph pattern only: Virtuoso refuses a variable it cannot group (?fkgqa_error) in projections, HAVING and ORDER BY.
-    const booleans = (node.args as unknown[]).map((a) => isBooleanTyped(a, booleanVars));
-    const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars, inPattern));
-    node.args = args;
-    // An error operand (arithmetic on a boolean) makes the comparison an error, which Virtuoso's IF would take for false (and `!` of it for true).
-    if (args.some(isErrorVariable)) return errorVariable();
-    if (booleans.some(Boolean)) return booleanComparison(node, booleans);
-    const numeric = args.findIndex(isNumericLiteral);
-    const text = args.findIndex(isStringLiteral);
-    const typed = args.findIndex(isOtherTypedLiteral);
-    const constant = numeric >= 0 ? numeric : text >= 0 ? text : typed;
-    const other = args[1 - constant];
-    const ordering = !['=', '!='].includes(node.operator as string);
-    if (constant < 0 && ordering && !args.some((a) => isNode(a) && a.termType === 'Literal')) {
-      // Two terms of the data: a number cannot be ordered with anything else but a number (a type error, module comment).
-      // A boolean of the data is numeric to Virtuoso; oxigraph orders a boolean only with an equal boolean.
-      const sameKind = balanced('&&', [
-        operation('=', [operation('isnumeric', [args[0]]), operation('isnumeric', [args[1]])]),
-        operation('=', [isDataBoolean(args[0]), isDataBoolean(args[1])]),
-        operation('||', [operation('!', [isDataBoolean(args[0])]), operation('=', [args[0], args[1]])]),
-      ]);
-      return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
-    }
-    if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
-    if (ordering && numeric < 0) {
-      // A string constant: compared with STR() of a simple literal; another datatype: only with a literal of that datatype (module comment).
-      const datatype = text >= 0 ? { termType: 'NamedNode', value: `${XSD}string` } : (args[typed] as Node).datatype;
-      const guard = operation('&&', [operation('isliteral', [other]), operation('=', [operation('datatype', [other]), datatype])]);
-      const compared = text >= 0 ? operation(node.operator as string, constant === 0 ? [args[0], operation('str', [other])] : [operation('str', [other]), args[1]]) : node;
-      return operation('if', [guard, compared, { termType: 'Variable', value: ERROR_VARIABLE }]);
-    }
-    if (typed >= 0 && numeric < 0 && text < 0) return node;
-    // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
-    // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
-    const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
-    return numeric >= 0 ? operation('if', [isNumber(other), node, otherwise]) : operation('if', [isNumber(other), otherwise, node]);
-  }
+  if (inPattern && node.type === 'operation' && COMPARISONS.has(node.operator as string)) return rewriteComparison(node, booleanVars, inPattern);
   if (node.type === 'values' && Array.isArray(node.values)) node.values = literalsBeforeIris(node.values as Record<string, unknown>[]);
   if (node.type === 'operation' && node.operator === '/') {
     const args = node.args as unknown[];
@@ -619,6 +555,73 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     node[key] = rewrite(node[key], booleanVars, inPattern && !outside);
   }
   return node;
+}
+
+/** A client's `!` in a graph pattern (`rewrite`): the node to put in its place, its operand rewritten (module comment). */
+function rewriteNegation(node: Node, booleanVars: Set<string>, inPattern: boolean): unknown {
+  const [a] = node.args as unknown[];
+  // The variables whose error (unbound) is the equality's error, read before the operand is rewritten.
+  const strict = isNode(a) && a.type === 'operation' && (a.operator === '=' || a.operator === '!=') ? strictVariables(a) : [];
+  const booleanOperand = isBooleanTyped(a, booleanVars);
+  const variable = isNode(a) && a.termType === 'Variable' && !booleanOperand;
+  const [operand] = (node.args = [rewrite(a, booleanVars, inPattern)]) as unknown[];
+  // `!error` is an error (§17.2): Virtuoso negates the false its IF makes of a comparison with an error operand.
+  if (isErrorVariable(operand)) return operand;
+  // `=` and `!=` with a number, a string or a boolean are sent as an IF whose fallback is false or true (module comment), which Virtuoso also gives for an unbound operand (its IF takes an error condition for false).
+  // The same for a comparison of two variables: Virtuoso takes one unbound (OPTIONAL) for unequal, so that its negation is true.
+  if (strict.length > 0)
+    return operation('if', [
+      balanced(
+        '&&',
+        strict.map((v) => operation('bound', [v])),
+      ),
+      node,
+      errorVariable(),
+    ]);
+  if (!variable) return node;
+  // `!?x` of a term that is no boolean: its effective boolean value negated (§17.2.2), an error for an IRI, a blank node or a literal of another datatype; Virtuoso negates 0.0 and "" as true values, and an IRI.
+  const numberOrString = operation('||', [isNumber(a), operation('&&', [operation('isliteral', [a]), operation('=', [operation('datatype', [a]), { termType: 'NamedNode', value: `${XSD}string` }])])]);
+  return operation('if', [numberOrString, operation('if', [a, boolean(false), boolean(true)]), operation('if', [isDataBoolean(a), node, errorVariable()])]);
+}
+
+/** A client's comparison in a graph pattern (`rewrite`): the node to put in its place, its operands rewritten (module comment). */
+function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: boolean): unknown {
+  // In a graph pattern only: Virtuoso refuses a variable it cannot group (?fkgqa_error) in projections, HAVING and ORDER BY.
+  const booleans = (node.args as unknown[]).map((a) => isBooleanTyped(a, booleanVars));
+  const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars, inPattern));
+  node.args = args;
+  // An error operand (arithmetic on a boolean) makes the comparison an error, which Virtuoso's IF would take for false (and `!` of it for true).
+  if (args.some(isErrorVariable)) return errorVariable();
+  if (booleans.some(Boolean)) return booleanComparison(node, booleans);
+  const numeric = args.findIndex(isNumericLiteral);
+  const text = args.findIndex(isStringLiteral);
+  const typed = args.findIndex(isOtherTypedLiteral);
+  const constant = numeric >= 0 ? numeric : text >= 0 ? text : typed;
+  const other = args[1 - constant];
+  const ordering = !['=', '!='].includes(node.operator as string);
+  if (constant < 0 && ordering && !args.some((a) => isNode(a) && a.termType === 'Literal')) {
+    // Two terms of the data: a number cannot be ordered with anything else but a number (a type error, module comment).
+    // A boolean of the data is numeric to Virtuoso; oxigraph orders a boolean only with an equal boolean.
+    const sameKind = balanced('&&', [
+      operation('=', [operation('isnumeric', [args[0]]), operation('isnumeric', [args[1]])]),
+      operation('=', [isDataBoolean(args[0]), isDataBoolean(args[1])]),
+      operation('||', [operation('!', [isDataBoolean(args[0])]), operation('=', [args[0], args[1]])]),
+    ]);
+    return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
+  }
+  if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
+  if (ordering && numeric < 0) {
+    // A string constant: compared with STR() of a simple literal; another datatype: only with a literal of that datatype (module comment).
+    const datatype = text >= 0 ? { termType: 'NamedNode', value: `${XSD}string` } : (args[typed] as Node).datatype;
+    const guard = operation('&&', [operation('isliteral', [other]), operation('=', [operation('datatype', [other]), datatype])]);
+    const compared = text >= 0 ? operation(node.operator as string, constant === 0 ? [args[0], operation('str', [other])] : [operation('str', [other]), args[1]]) : node;
+    return operation('if', [guard, compared, { termType: 'Variable', value: ERROR_VARIABLE }]);
+  }
+  if (typed >= 0 && numeric < 0 && text < 0) return node;
+  // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
+  // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
+  const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
+  return numeric >= 0 ? operation('if', [isNumber(other), node, otherwise]) : operation('if', [isNumber(other), otherwise, node]);
 }
 
 /**
