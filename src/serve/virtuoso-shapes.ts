@@ -10,9 +10,14 @@
  *   as a sub-query `{ SELECT * WHERE { … } }`: the same solutions (a branch is evaluated on its own,
  *   SPARQL 1.1 §18.2.2), which Virtuoso answers. A branch whose VALUES hold a boolean is refused
  *   (Virtuoso answers it as 0 or 1, and the column mixes it with the other branches' terms).
- * - **MINUS sharing no variable.** A MINUS whose pattern shares no variable with the patterns
- *   before it removes no solution (§18.5, Minus: only compatible solutions with a shared variable
- *   remove one); Virtuoso removes every one. Such a MINUS is dropped.
+ *   So is one inside MINUS, EXISTS, NOT EXISTS or `GRAPH ?g`, or naming a variable not bound in the
+ *   branch (a FILTER on an outer variable): Virtuoso answers the sub-query there otherwise than SPARQL.
+ * - **MINUS sharing no variable.** A MINUS whose in-scope variables (§18.2.1: not those of a FILTER,
+ *   EXISTS, a nested MINUS, nor a sub-SELECT not projecting them) are disjoint from those of the
+ *   patterns before it removes no solution (§18.5, Minus: only compatible solutions with a shared
+ *   variable remove one); Virtuoso removes every one. Such a MINUS is dropped.
+ * - **EXISTS or NOT EXISTS of a FILTER only.** Virtuoso evaluates `EXISTS { FILTER(?s = 2) }`
+ *   without the bindings of the solution tested: refused.
  * - **OPTIONAL of BIND and FILTER only.** Virtuoso keeps the BIND of `OPTIONAL { BIND(3 AS ?y)
  *   FILTER(?x = 7) }` where the filter is false: refused.
  * - **NOT IN with a variable member in a FILTER.** Virtuoso takes an unbound member for a mismatch
@@ -28,10 +33,15 @@
  *   simple literal constant, nor a VALUES integer joined through OPTIONAL as the same integer
  *   constant: `sameTerm(?o, "s")` is sent as `isLiteral(?o) && DATATYPE(?o) = xsd:string && STR(?o)
  *   = "s"`, `sameTerm(?o, 5)` likewise with xsd:integer and "5" (the same terms: a literal of that
- *   datatype and lexical form; an integer constant in canonical form only).
- * - **String functions of constants.** `STR`, `LCASE`, `UCASE` (ASCII) and `CONCAT` of simple
- *   literal constants are computed before sending (`?o > STR("a")` is `?o > "a"`), so that the
- *   comparisons with a string constant are rewritten, or refused in a grouped query, as such.
+ *   datatype and lexical form; an integer constant in canonical form only); `sameTerm(?o, "s"@en)`
+ *   (Virtuoso also true of "s") as `isLiteral(?o) && LCASE(LANG(?o)) = "en" && STR(?o) = "s"`. Only
+ *   against a variable: sameTerm of an expression is sent as written.
+ * - **String functions of constants.** `STR` of a string, an IRI or an integer (its canonical form),
+ *   `LCASE`, `UCASE` (ASCII) and `CONCAT` of string constants (keeping the language tag they share,
+ *   §17.4.3.12) are computed before sending (`?o > STR("a")` is `?o > "a"`), so that the comparisons
+ *   with a string constant are rewritten, or refused in a grouped query, as such. `STR` of a decimal,
+ *   double or float constant (Virtuoso: "1.0" for `STR(1.0e0)`) and a comparison with a string
+ *   function of constants left uncomputed (`?o > UCASE("é")`) are refused.
  * - **GROUP_CONCAT** of anything but `STR(…)`: Virtuoso concatenates numbers and IRIs (SPARQL: an
  *   error, unbound) and drops a common language tag (oxigraph keeps it): refused.
  */
