@@ -41,6 +41,22 @@ const SAME: [string, number][] = [
   ['SELECT ?x (?x NOT IN (?w) AS ?b) WHERE { VALUES ?x { 1 2 } OPTIONAL { VALUES ?w { 1 } FILTER(?x = 1) } }', 2],
   ['SELECT ?x (?x IN (?w) AS ?b) WHERE { VALUES ?x { 1 2 } OPTIONAL { VALUES ?w { 1 } FILTER(?x = 1) } }', 2],
   ['SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { VALUES ?w { 1 } FILTER(?x = 1) } FILTER(!(?x NOT IN (?w))) }', 1],
+  // sameTerm of an expression sent as written; with a language-tagged constant, tested on the tag.
+  ['SELECT ?y WHERE { VALUES ?y { "Peru" <http://x/Peru> } FILTER(sameTerm(STR(?y), "Peru")) }', 1],
+  ['SELECT ?o WHERE { VALUES ?o { "Ada" "Ada"@en } FILTER(sameTerm(?o, "Ada"@en)) }', 1],
+  ['SELECT ?o WHERE { VALUES ?o { "Ada" "Ada"@en "Ada"@en-us } FILTER(sameTerm("Ada"@EN, ?o)) }', 1],
+  // STR of an integer in canonical form; CONCAT and LCASE keep a shared language tag.
+  ['SELECT (STR(05) AS ?a) (STR(<http://x/y>) AS ?b) (CONCAT("a"@en, "b"@EN) AS ?c) (LCASE("AB"@en) AS ?d) WHERE {}', 1],
+  ['SELECT ?o WHERE { VALUES ?o { "a" "b"@en "ab"@en "abc"@en "ac" } FILTER(?o > CONCAT("a"@en, "b")) }', 1],
+  ['SELECT ?o WHERE { VALUES ?o { "a" "b"@en "ab"@en "abc"@en "ac" } FILTER(?o > CONCAT("a"@en, "b"@en)) }', 2],
+  // MINUS whose in-scope variables are disjoint from those of its left side: dropped.
+  ['SELECT ?s WHERE { { SELECT ?s WHERE { ?s a ?x } } MINUS { ?x ?y ?z } }', 19],
+  ['SELECT ?s WHERE { ?s a ?t MINUS { ?a ?b ?c FILTER(?s = ?a) } }', 19],
+  ['SELECT ?s WHERE { ?s a ?t BIND(EXISTS { ?x ?y ?z } AS ?e) MINUS { ?x ?y ?z } }', 19],
+  ['SELECT ?s WHERE { ?s a ?t MINUS { ?x ?y ?z MINUS { ?s ?p ?o } } }', 19],
+  ['SELECT ?s WHERE { ?s a ?t MINUS { { SELECT ?q WHERE { ?s ?q ?z } } } }', 19],
+  [`SELECT ?s WHERE { ?s a ?t MINUS { ?s <${BOOK}year> ?x } MINUS { ?x ?y ?z } }`, 11],
+  [`SELECT ?s WHERE { ?s a ?t MINUS { { SELECT * WHERE { ?s <${BOOK}year> ?z } } } }`, 11],
 ];
 
 /** Shapes refused with a 500, with words of the construct its message names. */
@@ -51,6 +67,18 @@ const REFUSED: [string, string][] = [
   ['SELECT ?x WHERE { { VALUES ?x { true false } } UNION { VALUES ?x { 1 0 } } }', 'a boolean of a VALUES block in a UNION branch'],
   ['SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING(MAX(?o) > STR("M"))', 'a comparison with a string or another non-numeric constant (>)'],
   ['SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING(MAX(?o) > LCASE("M"))', 'a comparison with a string or another non-numeric constant (>)'],
+  ['SELECT (STR(1.0e0) AS ?b) WHERE {}', 'STR of a decimal, double or float constant'],
+  ['SELECT ?o WHERE { VALUES ?o { "a" "É" } FILTER(?o > UCASE("é")) }', 'a comparison with a string function of constants not computed'],
+  ['SELECT ?o WHERE { VALUES ?o { 1 2 3 } MINUS { { VALUES ?o { 1 } } UNION { VALUES ?o { 2 } } } }', 'a VALUES block in a UNION branch inside a MINUS'],
+  ['SELECT ?o WHERE { VALUES ?o { 1 2 3 } FILTER NOT EXISTS { { VALUES ?o { 1 } } UNION { VALUES ?o { 2 } } } }', 'a VALUES block in a UNION branch inside NOT EXISTS'],
+  ['SELECT ?x WHERE { FILTER EXISTS { { VALUES ?o { 1 } } UNION { VALUES ?o { 2 } } } VALUES ?x { 1 3 } }', 'a VALUES block in a UNION branch inside EXISTS'],
+  ['SELECT ?g ?o WHERE { GRAPH ?g { { VALUES ?o { 1 } } UNION { VALUES ?o { 2 } } } }', 'a VALUES block in a UNION branch inside GRAPH ?variable'],
+  [
+    'SELECT ?a ?o WHERE { ?a <http://valuenet/ontop/author#name> ?n { VALUES ?o { 1 } FILTER(BOUND(?n)) } UNION { VALUES ?o { 2 } } }',
+    'a VALUES block in a UNION branch naming a variable not bound in the branch (?n)',
+  ],
+  ['SELECT ?s WHERE { VALUES ?s { 1 2 3 } FILTER(EXISTS { FILTER(?s = 2) }) }', 'EXISTS of a FILTER only'],
+  ['SELECT ?s WHERE { VALUES ?s { 1 2 3 } FILTER(NOT EXISTS { FILTER(BOUND(?y)) }) }', 'NOT EXISTS of a FILTER only'],
   // Virtuoso fails the whole query on a data exception (SQL state class 22) where SPARQL leaves one value unbound.
   ['SELECT ?x ?d WHERE { VALUES ?x { 1 2 } BIND(?x / 0 AS ?d) }', 'Virtuoso failed on a data exception'],
 ];

@@ -10,9 +10,14 @@
  *   as a sub-query `{ SELECT * WHERE { … } }`: the same solutions (a branch is evaluated on its own,
  *   SPARQL 1.1 §18.2.2), which Virtuoso answers. A branch whose VALUES hold a boolean is refused
  *   (Virtuoso answers it as 0 or 1, and the column mixes it with the other branches' terms).
- * - **MINUS sharing no variable.** A MINUS whose pattern shares no variable with the patterns
- *   before it removes no solution (§18.5, Minus: only compatible solutions with a shared variable
- *   remove one); Virtuoso removes every one. Such a MINUS is dropped.
+ *   So is one inside MINUS, EXISTS, NOT EXISTS or `GRAPH ?g`, or naming a variable not bound in the
+ *   branch (a FILTER on an outer variable): Virtuoso answers the sub-query there otherwise than SPARQL.
+ * - **MINUS sharing no variable.** A MINUS whose in-scope variables (§18.2.1: not those of a FILTER,
+ *   EXISTS, a nested MINUS, nor a sub-SELECT not projecting them) are disjoint from those of the
+ *   patterns before it removes no solution (§18.5, Minus: only compatible solutions with a shared
+ *   variable remove one); Virtuoso removes every one. Such a MINUS is dropped.
+ * - **EXISTS or NOT EXISTS of a FILTER only.** Virtuoso evaluates `EXISTS { FILTER(?s = 2) }`
+ *   without the bindings of the solution tested: refused.
  * - **OPTIONAL of BIND and FILTER only.** Virtuoso keeps the BIND of `OPTIONAL { BIND(3 AS ?y)
  *   FILTER(?x = 7) }` where the filter is false: refused.
  * - **NOT IN with a variable member in a FILTER.** Virtuoso takes an unbound member for a mismatch
@@ -28,14 +33,19 @@
  *   simple literal constant, nor a VALUES integer joined through OPTIONAL as the same integer
  *   constant: `sameTerm(?o, "s")` is sent as `isLiteral(?o) && DATATYPE(?o) = xsd:string && STR(?o)
  *   = "s"`, `sameTerm(?o, 5)` likewise with xsd:integer and "5" (the same terms: a literal of that
- *   datatype and lexical form; an integer constant in canonical form only).
- * - **String functions of constants.** `STR`, `LCASE`, `UCASE` (ASCII) and `CONCAT` of simple
- *   literal constants are computed before sending (`?o > STR("a")` is `?o > "a"`), so that the
- *   comparisons with a string constant are rewritten, or refused in a grouped query, as such.
+ *   datatype and lexical form; an integer constant in canonical form only); `sameTerm(?o, "s"@en)`
+ *   (Virtuoso also true of "s") as `isLiteral(?o) && LCASE(LANG(?o)) = "en" && STR(?o) = "s"`. Only
+ *   against a variable: sameTerm of an expression is sent as written.
+ * - **String functions of constants.** `STR` of a string, an IRI or an integer (its canonical form),
+ *   `LCASE`, `UCASE` (ASCII) and `CONCAT` of string constants (keeping the language tag they share,
+ *   §17.4.3.12) are computed before sending (`?o > STR("a")` is `?o > "a"`), so that the comparisons
+ *   with a string constant are rewritten, or refused in a grouped query, as such. `STR` of a decimal,
+ *   double or float constant (Virtuoso: "1.0" for `STR(1.0e0)`) and a comparison with a string
+ *   function of constants left uncomputed (`?o > UCASE("é")`) are refused.
  * - **GROUP_CONCAT** of anything but `STR(…)`: Virtuoso concatenates numbers and IRIs (SPARQL: an
  *   error, unbound) and drops a common language tag (oxigraph keeps it): refused.
  */
-import { XSD } from '../common/vocab.js';
+import { RDF, XSD } from '../common/vocab.js';
 import { sparqljsLib } from '../sparql/parse.js';
 
 type Node = Record<string, unknown>;
@@ -43,6 +53,10 @@ const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
 /** An operation written by this module, marked by the caller as its own (its tests are Virtuoso's two-valued ones, not rewritten again). */
 const operation = (operator: string, args: unknown[]): Node => context.operation(operator, args);
 const STRING = `${XSD}string`;
+/** The datatypes of the numbers whose canonical form Virtuoso writes otherwise (`STR(1.0e0)` is "1.0"; SPARQL "1.0E0", oxigraph "1"). */
+const INEXACT_NUMBERS = new Set([`${XSD}decimal`, `${XSD}double`, `${XSD}float`]);
+/** The comparison operators (SPARQL 1.1 §17.3). */
+const COMPARISONS = new Set(['=', '!=', '<', '>', '<=', '>=']);
 
 /** The words closing every refusal of this module. */
 const REFUSED = 'its answer would be wrong; this store does not answer it (an oxigraph-backed serve does)';
@@ -52,6 +66,9 @@ const NEGATED_TESTS = new Set(['isiri', 'isuri', 'isblank', 'isliteral', 'isnume
 
 /** True for a simple literal constant (no language tag; xsd:string). */
 const isSimpleLiteral = (x: unknown): x is Node => isNode(x) && x.termType === 'Literal' && !x.language && [undefined, STRING].includes((x.datatype as { value?: string } | undefined)?.value);
+
+/** True for a literal constant with a language tag. */
+const isLangLiteral = (x: unknown): x is Node => isNode(x) && x.termType === 'Literal' && typeof x.language === 'string' && x.language !== '';
 
 const simpleLiteral = (value: string): Node => ({ termType: 'Literal', value, language: '', datatype: { termType: 'NamedNode', value: STRING } });
 
@@ -70,6 +87,55 @@ function variablesOf(node: unknown, out = new Set<string>(), seen = new Set<unkn
   else if (typeof node.termType !== 'string') for (const v of Object.values(node)) variablesOf(v, out, seen);
   // VALUES rows name their variables as keys (`?x`).
   if (node.type === 'values' && Array.isArray(node.values)) for (const row of node.values as Record<string, unknown>[]) for (const k of Object.keys(row)) out.add(k.replace(/^\?/, ''));
+  return out;
+}
+
+/**
+ * The in-scope variables of a graph pattern or a list of a group's elements (SPARQL 1.1 §18.2.1): those
+ * of its triple patterns, BIND, VALUES, GRAPH, OPTIONAL and UNION; the projection of a sub-SELECT; not
+ * those of a FILTER, of EXISTS, nor of the right side of a MINUS.
+ */
+function inScope(node: unknown, out = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) {
+    for (const p of node) inScope(p, out);
+    return out;
+  }
+  if (!isNode(node)) return out;
+  const term = (t: unknown) => {
+    if (isNode(t) && t.termType === 'Variable') out.add(t.value as string);
+    else if (isNode(t) && t.termType === 'Quad') for (const k of ['subject', 'predicate', 'object']) term(t[k]);
+  };
+  switch (node.type) {
+    case 'bgp':
+      for (const t of node.triples as Node[]) for (const k of ['subject', 'predicate', 'object']) term(t[k]);
+      break;
+    case 'bind':
+      term(node.variable);
+      break;
+    case 'values':
+      for (const row of node.values as Record<string, unknown>[]) for (const k of Object.keys(row)) out.add(k.replace(/^\?/, ''));
+      break;
+    case 'graph':
+    case 'service':
+      term(node.name);
+      inScope(node.patterns, out);
+      break;
+    case 'group':
+    case 'optional':
+    case 'union':
+      inScope(node.patterns, out);
+      break;
+    case 'query':
+      for (const item of node.variables as Node[]) {
+        if (item.termType === 'Variable') term(item);
+        else if (isNode(item.variable)) term(item.variable);
+        else if (item.termType === 'Wildcard' || item.value === '*') inScope(node.where, out);
+      }
+      break;
+    default:
+      // filter, minus (its right side), and anything else: no in-scope variable.
+      break;
+  }
   return out;
 }
 
@@ -102,6 +168,19 @@ export interface ShapeContext {
 }
 
 let context: ShapeContext;
+/** The construct enclosing the patterns walked whose evaluation depends on outer solutions (MINUS, EXISTS, GRAPH ?variable), or undefined. */
+let enclosing: string | undefined;
+
+/** Runs `walk` with `construct` as the enclosing construct (the outermost one kept). */
+function within(construct: string, walk: () => void): void {
+  const saved = enclosing;
+  enclosing ??= construct;
+  try {
+    walk();
+  } finally {
+    enclosing = saved;
+  }
+}
 
 /**
  * Rewrites or refuses the shapes Virtuoso answers wrongly (module comment), in place.
@@ -110,6 +189,7 @@ let context: ShapeContext;
  */
 export function virtuosoShapes(ast: unknown, shapeContext: ShapeContext): void {
   context = shapeContext;
+  enclosing = undefined;
   visit(ast, shapeContext.booleanVars, true);
 }
 
@@ -143,9 +223,8 @@ function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean,
     const p = list[i];
     if (!isNode(p)) continue;
     if (p.type === 'minus') {
-      const before = new Set<string>();
-      for (const q of list.slice(0, i)) if (isNode(q) && q.type !== 'filter') variablesOf(q, before);
-      if (![...variablesOf(p.patterns)].some((v) => before.has(v))) {
+      const before = inScope(list.slice(0, i));
+      if (![...inScope(p.patterns)].some((v) => before.has(v))) {
         list.splice(i--, 1);
         continue;
       }
@@ -157,6 +236,13 @@ function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean,
           throw context.refuse(
             `a boolean of a VALUES block in a UNION branch: Virtuoso answers it as the integer 0 or 1, and the column cannot be read back as booleans beside the other branches' terms; ${REFUSED}`,
           );
+        if (enclosing)
+          throw context.refuse(`a VALUES block in a UNION branch inside ${enclosing}: Virtuoso loses the rows of such a branch, and answers it as a sub-query there otherwise than SPARQL; ${REFUSED}`);
+        const outer = [...variablesOf(branch)].filter((v) => !inScope(branch).has(v));
+        if (outer.length > 0)
+          throw context.refuse(
+            `a VALUES block in a UNION branch naming a variable not bound in the branch (?${outer.sort().join(', ?')}): Virtuoso loses the rows of such a branch, and answers it as a sub-query otherwise than SPARQL; ${REFUSED}`,
+          );
         return asSubQuery(branch);
       });
     if (p.type === 'optional') {
@@ -164,7 +250,9 @@ function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean,
       if (elements.every((e) => e.type === 'bind' || e.type === 'filter') && elements.some((e) => e.type === 'bind') && elements.some((e) => e.type === 'filter'))
         throw context.refuse(`an OPTIONAL of BIND and FILTER only (\`OPTIONAL { BIND(… AS ?y) FILTER(…) }\`): Virtuoso keeps the BIND where the FILTER is false; ${REFUSED}`);
     }
+    const position = p.type === 'minus' ? 'a MINUS' : p.type === 'graph' && isNode(p.name) && p.name.termType === 'Variable' ? 'GRAPH ?variable' : undefined;
     if (p.type === 'filter') p.expression = expression(p.expression, 'filter', booleanVars, seen);
+    else if (position) within(position, () => visit(p, booleanVars, inPattern, seen));
     else if (p.type === 'bind') {
       const before = p.expression;
       p.expression = expression(p.expression, 'pattern', booleanVars, seen);
@@ -211,7 +299,12 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
   }
   const operator = String(e.operator).toLowerCase();
   if (operator === 'exists' || operator === 'notexists') {
-    visit(e.args, booleanVars, true, seen);
+    const elements = (e.args as Node[]).flatMap((x) => (isNode(x) && x.type === 'group' ? (x.patterns as Node[]) : [x]));
+    if (elements.length > 0 && elements.every((x) => x.type === 'filter'))
+      throw context.refuse(
+        `${operator === 'exists' ? 'EXISTS' : 'NOT EXISTS'} of a FILTER only (\`${operator === 'exists' ? 'EXISTS' : 'NOT EXISTS'} { FILTER(…) }\`): Virtuoso evaluates the FILTER without the bindings of the solution tested; ${REFUSED}`,
+      );
+    within(operator === 'exists' ? 'EXISTS' : 'NOT EXISTS', () => visit(e.args, booleanVars, true, seen));
     return e;
   }
   const args = e.args as unknown[];
@@ -235,12 +328,23 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
   e.args = args.map((a) => expression(a, inner, booleanVars, seen));
   const folded = fold(operator, e.args as unknown[]);
   if (folded) return folded;
+  if (COMPARISONS.has(operator) && (e.args as unknown[]).some(unfoldedString))
+    throw context.refuse(
+      `a comparison with a string function of constants not computed before sending (${operator}; CONCAT, LCASE or UCASE of a non-ASCII string, STR of a number): Virtuoso compares it otherwise than SPARQL; ${REFUSED}`,
+    );
   let result: Node = e;
   if (operator === 'sameterm') {
     const [a, b] = e.args as unknown[];
-    const constant = isSameTermConstant(b) ? b : isSameTermConstant(a) ? a : undefined;
+    const isVariable = (x: unknown) => isNode(x) && x.termType === 'Variable';
+    const constant = isSameTermConstant(b) || isLangLiteral(b) ? b : isSameTermConstant(a) || isLangLiteral(a) ? a : undefined;
     const other = constant === b ? a : b;
-    if (constant && !isConstant(other)) {
+    if (constant && isVariable(other) && isLangLiteral(constant)) {
+      // The same term: a literal of that language tag (compared in lower case, RDF 1.1 §3.3) and lexical form.
+      result = operation('&&', [
+        operation('&&', [operation('isliteral', [other]), operation('=', [operation('lcase', [operation('lang', [other])]), simpleLiteral((constant.language as string).toLowerCase())])]),
+        operation('=', [operation('str', [other]), simpleLiteral(constant.value as string)]),
+      ]);
+    } else if (constant && isVariable(other)) {
       const datatype = (constant.datatype as Node | undefined) ?? { termType: 'NamedNode', value: STRING };
       result = operation('&&', [
         operation('&&', [operation('isliteral', [other]), operation('=', [operation('datatype', [other]), { termType: 'NamedNode', value: datatype.value }])]),
@@ -255,15 +359,44 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
   return result;
 }
 
-/** A string function of simple literal constants computed (module comment), or undefined. */
+/** The string functions whose value of constants fold computes, or the comparison refuses when fold does not (module comment). */
+const STRING_FUNCTIONS = new Set(['str', 'lcase', 'ucase', 'concat']);
+
+/** True for a string literal constant: simple, xsd:string or with a language tag (the arguments of CONCAT, LCASE, UCASE, SPARQL 1.1 §17.4.3). */
+const isStringLiteral = (x: unknown): x is Node => isSimpleLiteral(x) || isLangLiteral(x);
+
+/** A string literal of a lexical form and the language tag of `like` (none for a simple literal). */
+const stringLiteral = (value: string, language: string): Node =>
+  language ? { termType: 'Literal', value, language, datatype: { termType: 'NamedNode', value: `${RDF}langString` } } : simpleLiteral(value);
+
+/**
+ * A string function of constants computed (module comment), or undefined: STR of a simple literal, a
+ * literal with a language tag or an IRI (its lexical form; not of a number, whose lexical form the
+ * store may canonicalize); LCASE and UCASE of an ASCII string literal (its language tag kept);
+ * CONCAT of string literals (the language tag they all share, else a simple literal, §17.4.3.12).
+ */
 function fold(operator: string, args: unknown[]): Node | undefined {
-  if (operator === 'str' && isConstant(args[0])) return simpleLiteral((args[0] as Node).value as string);
-  if (!args.every(isSimpleLiteral)) return undefined;
+  const [first] = args as Node[];
+  const isIri = isNode(first) && first.termType === 'NamedNode';
+  if (operator === 'str' && (isIri || isStringLiteral(first))) return simpleLiteral(first.value as string);
+  // An integer's canonical form (XML Schema 1.1 Part 2 §3.4.13.2), the lexical form oxigraph keeps.
+  if (operator === 'str' && isNode(first) && first.termType === 'Literal' && (first.datatype as Node | undefined)?.value === `${XSD}integer` && /^[+-]?\d+$/.test(first.value as string))
+    return simpleLiteral(BigInt(first.value as string).toString());
+  if (operator === 'str' && isNode(first) && first.termType === 'Literal' && INEXACT_NUMBERS.has((first.datatype as Node | undefined)?.value as string))
+    throw context.refuse(`STR of a decimal, double or float constant (STR(${first.value as string})): Virtuoso writes its lexical form otherwise than SPARQL's canonical form; ${REFUSED}`);
+  if (!args.every(isStringLiteral)) return undefined;
   const values = (args as Node[]).map((a) => a.value as string);
+  const languages = (args as Node[]).map((a) => ((a.language as string | undefined) ?? '').toLowerCase());
   // XPath's fn:lower-case / fn:upper-case and JavaScript's agree on ASCII.
-  if ((operator === 'lcase' || operator === 'ucase') && /^[\x00-\x7f]*$/.test(values[0])) return simpleLiteral(operator === 'lcase' ? values[0].toLowerCase() : values[0].toUpperCase());
-  if (operator === 'concat') return simpleLiteral(values.join(''));
+  if ((operator === 'lcase' || operator === 'ucase') && /^[\x00-\x7f]*$/.test(values[0])) return stringLiteral(operator === 'lcase' ? values[0].toLowerCase() : values[0].toUpperCase(), languages[0]);
+  if (operator === 'concat') return stringLiteral(values.join(''), languages.every((l) => l === languages[0]) ? (languages[0] ?? '') : '');
   return undefined;
+}
+
+/** True for a string function of constants only that fold left as it is (CONCAT, LCASE, UCASE of non-ASCII, STR of a number, …), at any depth. */
+function unfoldedString(e: unknown): boolean {
+  if (!isNode(e) || e.type !== 'operation' || !STRING_FUNCTIONS.has(String(e.operator).toLowerCase())) return false;
+  return (e.args as unknown[]).every((a) => isConstant(a) || unfoldedString(a));
 }
 
 /**
