@@ -8,10 +8,8 @@ import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
 import { describe as describeBuild, InputError, partition, serve, stats, verify } from '../src/index.js';
-import { copyDir, DEMO, demoBuild, tmpDir, fileHashes, fkgqaInProcess, fkgqaSync } from './helpers.js';
+import { copyDir, DEMO, demoBuild, tmpDir, fileHashes, fkgqaInProcess } from './helpers.js';
 
-/** The CLI as a child process: what a user runs. */
-const child = fkgqaSync;
 /** The CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
 const fkgqa = (args: string[]) => fkgqaInProcess(args);
 const tree = fileHashes;
@@ -148,7 +146,7 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
   // InputError's message after "fkgqa: error: " and exits 2). Each corruption goes through one
   // command's CLI (in turn, so that every command's CLI sees a broken build) and through the
   // library functions of the other three: a CLI child costs a second of CPU; the
-  // CLI runs in the test process (fkgqaInProcess), serve's as a child (serve waits for signals).
+  // CLI runs in the test process (fkgqaInProcess), serve's too as one that refuses before it serves.
   const commands: { cli: string[]; library: (shards: string) => Promise<unknown> }[] = [
     { cli: ['stats'], library: (shards) => stats({ shards, timeoutMs: 60_000 }) },
     { cli: ['describe'], library: (dir) => describeBuild({ dir }) },
@@ -157,7 +155,7 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
   ];
   corruptions.forEach(([file, text, message], i) => {
     const viaCli = commands[i % commands.length];
-    it(`${file} = ${JSON.stringify(text.slice(0, 40))}: stats, describe, verify and serve exit 2 naming it (fkgqa ${viaCli.cli[0]}'s CLI${viaCli.cli[0] === 'serve' ? ' as a child' : ''})`, async () => {
+    it(`${file} = ${JSON.stringify(text.slice(0, 40))}: stats, describe, verify and serve exit 2 naming it (fkgqa ${viaCli.cli[0]}'s CLI)`, async () => {
       const copy = path.join(tmpDir(), 'shards');
       fs.cpSync(good, copy, { recursive: true });
       if (file === 'library/manifest.json' && text.startsWith('{"tool"')) {
@@ -165,7 +163,7 @@ describe('build safety / one way to open a build: broken JSON is named (exit 2)'
         const full = fs.readFileSync(path.join(copy, file), 'utf8');
         fs.writeFileSync(path.join(copy, file), full.slice(0, Math.floor(full.length / 2)));
       } else fs.writeFileSync(path.join(copy, file), text);
-      const r = viaCli.cli[0] === 'serve' ? child([...viaCli.cli, '--shards', copy, '-q']) : await fkgqa([...viaCli.cli, '--shards', copy, '-q']);
+      const r = await fkgqaInProcess([...viaCli.cli, '--shards', copy, '-q'], { refusal: viaCli.cli[0] === 'serve' });
       expect(r.code, `${viaCli.cli[0]}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toContain(`${path.join(copy, file)}: ${message}`);
       for (const c of commands.filter((x) => x !== viaCli)) {

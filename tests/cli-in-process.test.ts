@@ -61,4 +61,23 @@ describe('fkgqaInProcess: the CLI in the test process, as its child', async () =
     expect(process.stdout.write).toBe(write);
     await expect(async () => fkgqaInProcess(['serve', '--shards', build])).rejects.toThrow(/runs as a child/);
   });
+
+  it('refusal: a serve or mcp that refuses gives what the child gives and leaves no signal handler; a serve that serves instead is stopped at once', async () => {
+    const handlers = () => ['SIGINT', 'SIGTERM'].map((sig) => process.listenerCount(sig));
+    const before = handlers();
+    for (const args of [
+      ['serve', '--shards', path.join(dir, 'nothing'), '--port', '0', '-q'],
+      ['mcp', '--endpoint', 'http://127.0.0.1:9/sparql', '--kgvoyager', '--embedder', 'local'],
+    ]) {
+      const child = fkgqaSync(args);
+      expect(child.code).toBe(2);
+      expect(await fkgqaInProcess(args, { refusal: true })).toEqual({ code: 2, signal: null, stdout: child.stdout, stderr: child.stderr });
+      expect(handlers()).toEqual(before);
+    }
+    // A serve that does not refuse: stopped through its own SIGTERM handler once it printed its endpoints (exit 0, not 2).
+    const served = await fkgqaInProcess(['serve', '--shards', build, '--kg', 'library', '--port', '0', '-q'], { refusal: true });
+    expect(served.code).toBe(0);
+    expect(served.stdout.split('\n').filter((l) => /^library-shard\d\thttp:\/\/127\.0\.0\.1:\d+\//.test(l))).toHaveLength(4);
+    expect(handlers()).toEqual(before);
+  });
 });

@@ -3,13 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { copyDir, DEMO, demoBuild, fileHashes, fkgqaChild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
-
-/** Runs the built CLI as a child process (`npm test` builds dist/ first): what a user runs. */
-function child(...args: string[]) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { copyDir, DEMO, demoBuild, fileHashes, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
 
 /** Runs the built CLI in the test process (tests/helpers.ts): the child's exit code, stdout and stderr, without its start. */
 const fkgqa = (...args: string[]) => fkgqaInProcess(args);
@@ -195,9 +189,9 @@ describe('cli / bad input gets a clear error and loses nothing', () => {
     const { program } = await import('../src/cli/program.js');
     for (const c of program().commands) {
       const last = c.options.find((o) => o.required && o.long !== undefined)!;
-      // serve and mcp run as children (they keep running); a usage error ends them before they start.
+      // A usage error ends serve and mcp before they start: in this process too (refusal, tests/helpers.ts).
       const args = [c.name(), '--bogus', last.long!];
-      const both = c.name() === 'serve' || c.name() === 'mcp' ? await fkgqaChild(args) : await fkgqa(...args);
+      const both = await fkgqaInProcess(args, { refusal: c.name() === 'serve' || c.name() === 'mcp' });
       expect([c.name(), both.code, both.stderr.split('\n')[0]]).toEqual([c.name(), 2, "fkgqa: error: unknown option '--bogus'"]);
     }
     const missing = await fkgqa('stats', '--timeout');
@@ -230,8 +224,8 @@ describe('cli / an unknown --kg lists the graphs there are, on every command tha
     expect(withKg).toEqual(Object.keys(runs).sort());
     const said: Record<string, [number | null, string]> = {};
     for (const [command, args] of Object.entries(runs)) {
-      // serve and mcp run as children (they are servers); the others in this process.
-      const r = command === 'serve' || command === 'mcp' ? child(command, ...args, '--kg', 'nowhere') : await fkgqa(command, ...args, '--kg', 'nowhere');
+      // serve and mcp refuse before they serve (refusal, tests/helpers.ts); every command in this process.
+      const r = await fkgqaInProcess([command, ...args, '--kg', 'nowhere'], { refusal: command === 'serve' || command === 'mcp' });
       said[command] = [r.code, /\(graphs: [^)]*\)/.exec(r.stderr)?.[0] ?? r.stderr];
     }
     const listed: [number, string] = [2, '(graphs: library, observatory)'];

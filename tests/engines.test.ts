@@ -4,13 +4,11 @@
  * `fkgqa verify` before any endpoint starts. What each engine answers over served shards is in
  * tests/engines.slow.test.ts (`npm run test:slow`).
  */
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, FEDERATION_ENGINES, parseEngineList } from '../src/federation/engines.js';
 import { findJena } from '../src/federation/jena/engine.js';
 import { checkServiceQuery } from '../src/federation/service-check.js';
-import { demoBuild, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, tmpDir } from './helpers.js';
 
 const P = 'http://valuenet/ontop/';
 /** A shard endpoint's URL as fkgqa serve names it (nothing listens there: the check sends nothing). */
@@ -37,21 +35,22 @@ describe('engines / names', () => {
       ok: false,
       reason: `Jena is not installed: /nonexistent/jena-arq.jar, /nonexistent/jena-base.jar, /nonexistent/jena-core.jar and 22 more missing (${install})`,
     });
-    const env = { ...process.env, FKGQA_JENA_CLASSPATH: '/nonexistent/jena-arq.jar' };
+    const classpath = '/nonexistent/jena-arq.jar';
     const saved = process.env.FKGQA_JENA_CLASSPATH;
-    process.env.FKGQA_JENA_CLASSPATH = env.FKGQA_JENA_CLASSPATH;
+    process.env.FKGQA_JENA_CLASSPATH = classpath;
     try {
       await expect(createEngine('jena', { endpoints: [] })).rejects.toThrow(`Jena is not installed: /nonexistent/jena-arq.jar missing (${install})`);
     } finally {
       if (saved === undefined) delete process.env.FKGQA_JENA_CLASSPATH;
       else process.env.FKGQA_JENA_CLASSPATH = saved;
     }
-    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-      execFile(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'verify', '--shards', shardsDir, '--federation-engine', 'all', '-q'], { env, encoding: 'utf8' }, (e, stdout, stderr) =>
-        resolve({ code: e ? (e as { code: number }).code : 0, stdout, stderr }),
-      ),
-    );
-    expect(r).toEqual({ code: 2, stdout: '', stderr: `fkgqa: error: --federation-engine: jena cannot run here: Jena is not installed: /nonexistent/jena-arq.jar missing (${install})\n` });
+    // The CLI in this process (tests/helpers.ts), with the same environment for its run.
+    const r = await fkgqaInProcess(['verify', '--shards', shardsDir, '--federation-engine', 'all', '-q'], { env: { FKGQA_JENA_CLASSPATH: classpath } });
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `fkgqa: error: --federation-engine: jena cannot run here: Jena is not installed: /nonexistent/jena-arq.jar missing (${install})\n`,
+    });
   });
 });
 

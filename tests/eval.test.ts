@@ -12,7 +12,7 @@ import { formatScoreCsv, formatScoreHtml, formatScoreText } from '../src/score/f
 import { readRuns, score } from '../src/score/score.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { trivialFederation } from '../src/sparql/trivial.js';
-import { demoBuild, fkgqaChild, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, tmpDir } from './helpers.js';
 
 /** A fake OpenAI-compatible server: each question has a script of replies, chosen by the turn (assistant messages so far). */
 type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
@@ -279,7 +279,7 @@ describe('eval / scripted agents on the demo build', () => {
     const out = path.join(dir, 'stale.jsonl');
     await expect(runEval({ shards: build, endpoints: stale, setup: 'baseline', agent: 'trivial', out, kgs: ['library'], tools: 'in-process' })).rejects.toThrow(`${why}; nothing was run`);
     expect(fs.existsSync(out)).toBe(false);
-    const mcp = await fkgqaChild(['mcp', '--endpoints', stale, '--setup', 'baseline']);
+    const mcp = await fkgqaInProcess(['mcp', '--endpoints', stale, '--setup', 'baseline'], { refusal: true });
     expect([mcp.code, mcp.stdout, mcp.stderr]).toEqual([2, '', `fkgqa: error: ${why}; the MCP server did not start\n`]);
   });
 

@@ -168,10 +168,15 @@ let cliQueue: Promise<unknown> = Promise.resolve();
  * `env` is added to process.env for the run (undefined removes a variable), `cwd` is the working directory for the run.
  * Not for what only a process shows: `serve`, `mcp` (they wait for signals and exit themselves; their --help is fine),
  * signals, stdin (`--file -`), FKGQA_FAULT_AT (the process kills itself): those throw here.
+ * `refusal: true` runs a `serve` or `mcp` expected to refuse before it serves (exit 2: a usage error, a damaged
+ * build, a held lock, a stale endpoints file): the SIGINT/SIGTERM handlers it installed are removed when it
+ * returns. Should it serve instead (serve writes its endpoints to stdout; mcp listens for signals only once it
+ * serves), it is stopped at once through its own SIGTERM handler: the run returns (or throws, mcp exiting itself)
+ * and the test's assertions fail, rather than the test waiting on a server.
  * A stray `process.exit` in a command, or a SIGINT/SIGTERM handler left behind, throws: the test fails rather than the test process ending or changing.
  */
-export function fkgqaInProcess(args: string[], o: { env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<CliResult> {
-  if ((args[0] === 'serve' || args[0] === 'mcp') && !args.includes('--help')) throw new Error(`fkgqaInProcess: fkgqa ${args[0]} runs as a child (serveProcess, spawn)`);
+export function fkgqaInProcess(args: string[], o: InProcessOptions = {}): Promise<CliResult> {
+  if ((args[0] === 'serve' || args[0] === 'mcp') && !args.includes('--help') && !o.refusal) throw new Error(`fkgqaInProcess: fkgqa ${args[0]} runs as a child (serveProcess, spawn)`);
   if (args.some((a, i) => a === '-' && args[i - 1] === '--file')) throw new Error('fkgqaInProcess: no stdin in-process (--file -): run a child');
   if (o.env?.FKGQA_FAULT_AT) throw new Error('fkgqaInProcess: FKGQA_FAULT_AT kills the process: run a child');
   const run = cliQueue.then(() => runInProcess(args, o));
@@ -179,7 +184,14 @@ export function fkgqaInProcess(args: string[], o: { env?: Record<string, string 
   return run;
 }
 
-async function runInProcess(args: string[], o: { env?: Record<string, string | undefined>; cwd?: string }): Promise<CliResult> {
+/** Options of `fkgqaInProcess`: environment added for the run (undefined removes), working directory, a serve or mcp expected to refuse. */
+export interface InProcessOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  refusal?: boolean;
+}
+
+async function runInProcess(args: string[], o: InProcessOptions): Promise<CliResult> {
   const { runCli } = (await import(pathToFileURL(path.join(ROOT, 'dist/cli/main.js')).href)) as { runCli: (argv: string[]) => Promise<void> };
   let stdout = '';
   let stderr = '';
@@ -199,7 +211,27 @@ async function runInProcess(args: string[], o: { env?: Record<string, string | u
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
-  process.stdout.write = capture((s) => (stdout += s));
+  // refusal: the signal handlers there were before the run; a handler added since is the command's.
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  const listenersBefore = new Set(signals.flatMap((sig) => process.listeners(sig)));
+  const added = () => signals.flatMap((sig) => process.listeners(sig).map((l) => [sig, l] as const)).filter(([, l]) => !listenersBefore.has(l));
+  let stopping = false;
+  const stopServing = () => {
+    if (!o.refusal || stopping) return;
+    stopping = true;
+    setImmediate(() => {
+      const [first] = added().filter(([sig]) => sig === 'SIGTERM');
+      (first?.[1] as ((sig: string) => void) | undefined)?.('SIGTERM');
+    });
+  };
+  const onNewListener = (event: string | symbol) => {
+    if (args[0] === 'mcp' && (event === 'SIGINT' || event === 'SIGTERM')) stopServing();
+  };
+  if (o.refusal) process.on('newListener', onNewListener);
+  process.stdout.write = capture((s) => {
+    stdout += s;
+    stopServing();
+  });
   process.stderr.write = capture((s) => (stderr += s));
   let exited: number | string | null | undefined;
   process.exit = ((c?: number | string | null) => {
@@ -213,6 +245,11 @@ async function runInProcess(args: string[], o: { env?: Record<string, string | u
     await runCli([process.execPath, path.join(ROOT, 'bin/fkgqa.js'), ...args]);
     code = typeof process.exitCode === 'number' ? process.exitCode : Number(process.exitCode ?? 0);
   } finally {
+    if (o.refusal) {
+      process.off('newListener', onNewListener);
+      // serve listens for signals from its start: a refused serve leaves its handlers behind.
+      for (const [sig, l] of added()) process.off(sig, l as (...a: unknown[]) => void);
+    }
     process.stdout.write = saved.out;
     process.stderr.write = saved.err;
     process.exit = saved.exit;

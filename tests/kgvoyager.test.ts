@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +15,7 @@ import { contentWords, iriText, localPart, sStem } from '../src/mcp/kgvoyager/te
 import { KgVoyager } from '../src/mcp/kgvoyager/tools.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
 import { termCode } from '../src/view/model.js';
-import { demoBuild, ROOT, tmpDir } from './helpers.js';
+import { demoBuild, fkgqaInProcess, tmpDir } from './helpers.js';
 
 const O = 'http://valuenet/ontop/';
 
@@ -48,12 +47,13 @@ describe('kgvoyager: text of IRIs', () => {
 });
 
 describe('kgvoyager: fkgqa mcp options', () => {
-  it('an embedder without its settings is a clear error with exit code 2', () => {
-    const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoint', 'http://127.0.0.1:9/sparql', '--setup', 'kgvoyager', '--embedder', 'openai'], { encoding: 'utf8' });
-    expect(r.status).toBe(2);
+  it('an embedder without its settings is a clear error with exit code 2', async () => {
+    // The CLI in this process (tests/helpers.ts): mcp refuses before it serves.
+    const r = await fkgqaInProcess(['mcp', '--endpoint', 'http://127.0.0.1:9/sparql', '--setup', 'kgvoyager', '--embedder', 'openai'], { refusal: true });
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain('--embedder openai needs --embedding-url and --embedding-model');
-    const l = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'mcp', '--endpoint', 'http://127.0.0.1:9/sparql', '--kgvoyager', '--embedder', 'local'], { encoding: 'utf8' });
-    expect(l.status).toBe(2);
+    const l = await fkgqaInProcess(['mcp', '--endpoint', 'http://127.0.0.1:9/sparql', '--kgvoyager', '--embedder', 'local'], { refusal: true });
+    expect(l.code).toBe(2);
     expect(l.stderr).toContain('--embedder local needs --embedding-model-path');
   });
 });

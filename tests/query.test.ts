@@ -534,7 +534,7 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       `library-shard1 <${url['library-shard2']}> (${at('library-shard1', idsFile)}): its VoID (${voidOf('library-shard2')}) describes <urn:fkgqa:void:library:shard2>, not library's shard1 (<urn:fkgqa:void:library:shard1>), which its id claims`,
     );
     // mcp checks every endpoint: both entries, each by its own VoID.
-    const m = await child(['mcp', '--endpoints', swapped, '--shards', build]);
+    const m = await fkgqaInProcess(['mcp', '--endpoints', swapped, '--shards', build], { refusal: true });
     expect([m.code, m.stdout]).toEqual([2, '']);
     expect(m.stderr).toContain(
       `${header(2)}: library-shard1 <${url['library-shard2']}> (${at('library-shard1', swapped)}): its VoID (${voidOf('library-shard1')}) states as its SPARQL endpoint <${url['library-shard1']}>, the url of library-shard2`,

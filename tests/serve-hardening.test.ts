@@ -16,7 +16,7 @@ import { serializeResults, type SparqlResults } from '../src/sparql/results.js';
 import { SERVE_LOCK } from '../src/serve/state.js';
 import { readServeEndpoints } from '../src/federation/registry.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { demoBuild, HAS_SPIDER, ROOT, SPIDER, tmpDir, fileHashes } from './helpers.js';
+import { demoBuild, fkgqaInProcess, HAS_SPIDER, SPIDER, tmpDir, fileHashes } from './helpers.js';
 
 const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
 let shards: string;
@@ -378,8 +378,9 @@ describe('serve: the build folder is immutable', () => {
     expect(info.endpoints.find((e) => e.id === 'library-shard1')!.url).toBe(url);
     await expect(serve({ shards, kgs: ['library'] })).rejects.toThrow(InputError);
     await expect(serve({ shards, kgs: ['library'] })).rejects.toThrow(`pid ${process.pid}`);
-    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--kg', 'library', '--port', '0', '-q'], { encoding: 'utf8', timeout: 30_000 });
-    expect(cli.status).toBe(2);
+    // The CLI in this process (tests/helpers.ts), where the suite's server holds the lock: the pid it names is this one.
+    const cli = await fkgqaInProcess(['serve', '--shards', shards, '--kg', 'library', '--port', '0', '-q'], { refusal: true });
+    expect(cli.code).toBe(2);
     expect(cli.stderr).toContain(`fkgqa serve (pid ${process.pid}`);
     expect(cli.stderr).toContain('--state');
     const state = tmpDir('fkgqa-state-');
@@ -402,11 +403,8 @@ describe('serve: the build folder is immutable', () => {
     );
     fs.rmSync(lock);
     fs.mkdirSync(lock);
-    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), 'serve', '--shards', shards, '--kg', 'library', '--state', state, '--port', '0', '-q'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    expect(cli.status).toBe(2);
+    const cli = await fkgqaInProcess(['serve', '--shards', shards, '--kg', 'library', '--state', state, '--port', '0', '-q'], { refusal: true });
+    expect(cli.code).toBe(2);
     expect(cli.stderr).toContain(`${lock}: is a directory, where fkgqa keeps its lock file: remove it`);
     expect(fs.readdirSync(state)).toEqual([SERVE_LOCK]);
   });

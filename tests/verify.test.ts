@@ -1,5 +1,5 @@
 // @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -204,8 +204,6 @@ describe('verify / the demo build', () => {
 
 describe('verify / refuses what it cannot check (exit 2, named)', () => {
   let shards: string;
-  /** The CLI as a child process: what a user runs. */
-  const child = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { encoding: 'utf8' });
   /** The CLI in the test process (tests/helpers.ts; its event loop keeps running the endpoints under test): the child's exit code, stdout and stderr. */
   const cli = async (...args: string[]) => {
     const r = await fkgqaInProcess(args);
@@ -228,8 +226,9 @@ describe('verify / refuses what it cannot check (exit 2, named)', () => {
     const shard = path.join(copy, 'library', 'shard1.nt');
     const lines = fs.readFileSync(shard, 'utf8').split('\n');
     fs.writeFileSync(shard, lines.slice(1).join('\n'));
-    // serve as a child (fkgqaInProcess does not run it), verify in this process.
-    for (const r of [await cli('verify', '--query', 'library/q1', '--shards', copy, '-q'), child('serve', '--port', '0', '--shards', copy, '-q')]) {
+    // Both in this process: serve refuses before it serves (refusal, tests/helpers.ts).
+    const serveRefused = await fkgqaInProcess(['serve', '--port', '0', '--shards', copy, '-q'], { refusal: true });
+    for (const r of [await cli('verify', '--query', 'library/q1', '--shards', copy, '-q'), { status: serveRefused.code, stderr: serveRefused.stderr }]) {
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(`${shard}: shard file differs from the one the build wrote`);
     }
