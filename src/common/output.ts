@@ -331,13 +331,13 @@ function createLock(lock: string, owner: LockOwner): boolean {
 }
 
 /**
- * What identifies the lock file at `lock` now: its device, inode and text (an inode number freed by
+ * What identifies the lock file at `lock` now (not following a symbolic link): its device, inode and text (an inode number freed by
  * a removed lock may be reused at once by the next one; its text, naming pid and time, is not).
  * @returns undefined when there is no file at `lock` or it cannot be read
  */
 function lockIdentity(lock: string): string | undefined {
   try {
-    const st = fs.statSync(lock, { bigint: true });
+    const st = fs.lstatSync(lock, { bigint: true });
     let text = '(unreadable)';
     try {
       text = fs.readFileSync(lock, 'latin1');
