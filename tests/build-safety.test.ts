@@ -8,7 +8,7 @@ import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
 import { describe as describeBuild, InputError, partition, serve, stats, verify } from '../src/index.js';
-import { copyDir, DEMO, demoBuild, ROOT, tmpDir, fileHashes, fkgqaInProcess, fkgqaSync } from './helpers.js';
+import { copyDir, DEMO, demoBuild, tmpDir, fileHashes, fkgqaInProcess, fkgqaSync } from './helpers.js';
 
 /** The CLI as a child process: what a user runs. */
 const child = fkgqaSync;
@@ -81,7 +81,7 @@ describe('build safety / locks', () => {
     // gone, written in one step as a killed process leaves it).
     const script = `
       import fs from 'node:fs';
-      import { takeLockFile } from ${JSON.stringify(path.join(ROOT, 'dist/common/output.js'))};
+      import { takeLockFile } from ${JSON.stringify(new URL('../dist/common/output.js', import.meta.url).href)};
       const [dir, lock, racers, me] = [process.argv[1], process.argv[2], Number(process.argv[3]), process.argv[4]];
       fs.writeFileSync(dir + '/ready-' + me, '');
       while (fs.readdirSync(dir).filter((f) => f.startsWith('ready-')).length < racers) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
