@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { processStart, StagedOutput, writeFileAtomic } from '../src/common/output.js';
+import { processStart, StagedOutput, takeLockFile, writeFileAtomic } from '../src/common/output.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
@@ -51,6 +51,64 @@ describe('build safety / locks', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`${lock}: is a directory, where fkgqa keeps its lock file: remove it`);
     expect(fs.readdirSync(parent)).toEqual(['.shards.fkgqa-lock']);
+  });
+
+  it('a lock with an empty host name is checked on this machine; a missing parent folder is an input error naming it', () => {
+    const parent = tmpDir();
+    const lock = path.join(parent, '.out.fkgqa-lock');
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.ppid, procStart: processStart(process.ppid), started: 'x', hostname: '' }));
+    expect(() => takeLockFile(lock, parent, 'output directory')).toThrow(`another fkgqa process (pid ${process.ppid}) is writing to this output directory`);
+    // Its process gone: stale, taken over.
+    fs.writeFileSync(lock, JSON.stringify({ pid: 99_999_999, procStart: null, started: 'x', hostname: '' }));
+    takeLockFile(lock, parent, 'output directory');
+    expect(JSON.parse(fs.readFileSync(lock, 'utf8')).pid).toBe(process.pid);
+    const missing = path.join(parent, 'nowhere');
+    expect(() => takeLockFile(path.join(missing, '.out.fkgqa-lock'), missing, 'output directory')).toThrow(
+      new InputError(`the folder ${missing} does not exist`, { file: path.join(missing, '.out.fkgqa-lock') }),
+    );
+    expect(fs.readdirSync(parent)).toEqual(['.out.fkgqa-lock']);
+  });
+
+  it('processes racing for one lock never hold it at once, whether it is released or left stale', async () => {
+    const parent = tmpDir();
+    const lock = path.join(parent, '.out.fkgqa-lock');
+    const racers = 4;
+    // Each racer waits for all to be ready, then takes the lock again and again. Holding it, it makes
+    // the folder `inside` (mkdir fails when another holder made it) and checks the lock names it; it
+    // releases by removing the lock, or every other time by leaving a stale one (a holder that is
+    // gone, written in one step as a killed process leaves it).
+    const script = `
+      import fs from 'node:fs';
+      import { takeLockFile } from ${JSON.stringify(new URL('../dist/common/output.js', import.meta.url).href)};
+      const [dir, lock, racers, me] = [process.argv[1], process.argv[2], Number(process.argv[3]), process.argv[4]];
+      fs.writeFileSync(dir + '/ready-' + me, '');
+      while (fs.readdirSync(dir).filter((f) => f.startsWith('ready-')).length < racers) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+      const n = { held: 0, refused: 0, together: 0, notMine: 0 };
+      for (let i = 0; i < 1500; i++) {
+        try { takeLockFile(lock, dir, 'output directory'); } catch { n.refused++; continue; }
+        n.held++;
+        try { fs.mkdirSync(dir + '/inside'); } catch { n.together++; continue; }
+        let text = '';
+        try { text = fs.readFileSync(lock, 'utf8'); } catch {}
+        if (!text.includes('"pid":' + process.pid + ',')) n.notMine++;
+        fs.rmdirSync(dir + '/inside');
+        if (n.held % 2) fs.rmSync(lock, { force: true });
+        else { fs.writeFileSync(lock + '.' + me, JSON.stringify({ pid: 99999999, procStart: null, started: 'x' })); fs.renameSync(lock + '.' + me, lock); }
+      }
+      console.log(JSON.stringify(n));`;
+    const runs = await Promise.all(
+      Array.from(
+        { length: racers },
+        (_, i) =>
+          new Promise<{ held: number; refused: number; together: number; notMine: number }>((resolve, reject) =>
+            execFile(process.execPath, ['--input-type=module', '-e', script, parent, lock, String(racers), String(i)], { encoding: 'utf8' }, (e, stdout) =>
+              e ? reject(e) : resolve(JSON.parse(stdout.trim())),
+            ),
+          ),
+      ),
+    );
+    expect(runs.map((r) => [r.together, r.notMine])).toEqual(runs.map(() => [0, 0]));
+    expect(runs.every((r) => r.held > 0 && r.held + r.refused === 1500)).toBe(true);
   });
 
   it('writes its pid, start time, the time and its host into the lock', async () => {

@@ -102,6 +102,29 @@ describe('serve: an error boundary on every request path (400, never an exit)', 
     expect(await countOf(await get(COUNT))).toBe(35);
   });
 
+  it('answers pipelined valid requests in full and in order before refusing an unreadable request after them on the same connection', async () => {
+    const port = Number(new URL(url).port);
+    const target = `${new URL(url).pathname}?query=${encodeURIComponent(COUNT)}`;
+    const valid = `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: ${MEDIA.json}\r\n\r\n`;
+    const statusLines = (data: string) => [...data.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+    const counts = (data: string) => [...data.matchAll(/"n":\s*\{[^}]*"value":\s*"(\d+)"/g)].map((m) => Number(m[1]));
+    for (const [refused, status, why] of [
+      ['GARBAGE\x01\r\n\r\n', 400, 'the request is not valid HTTP/1.1'],
+      [`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Other: a\x01b\r\n\r\n`, 400, 'header "X-Other": "a\\u0001b" is refused'],
+      [`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`, 431, "the request's headers are larger than the server reads"],
+    ] as const) {
+      const one = await rawAnswer(port, valid + refused);
+      expect(statusLines(one)).toEqual([200, status]);
+      expect(counts(one)).toEqual([35]);
+      expect(one.indexOf(why)).toBeGreaterThan(one.indexOf('"35"'));
+      const two = await rawAnswer(port, valid + valid + refused);
+      expect(statusLines(two)).toEqual([200, 200, status]);
+      expect(counts(two)).toEqual([35, 35]);
+      expect(two.indexOf(why)).toBeGreaterThan(two.lastIndexOf('"35"'));
+    }
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
   it('bound to loopback, answers 403 to a Host that is not a loopback name (DNS rebinding), 200 to loopback names', async () => {
     const port = Number(new URL(url).port);
     const path = new URL(url).pathname;

@@ -101,12 +101,20 @@ export function thisOwner(): LockOwner {
 }
 
 /**
+ * True when an owner runs on another machine: its `hostname` names one that is not this one. An
+ * owner without a host name (files of earlier versions) or with an empty one counts as on this machine.
+ */
+function onOtherHost(owner: LockOwner): boolean {
+  return owner.hostname !== undefined && owner.hostname !== '' && owner.hostname !== os.hostname();
+}
+
+/**
  * True when the process an owner names still runs (same pid, same start time where known). An
  * owner on another host (its `hostname` is not this machine's) cannot be checked here and counts as
  * running.
  */
 export function ownerAlive(owner: LockOwner): boolean {
-  if (owner.hostname !== undefined && owner.hostname !== os.hostname()) return true;
+  if (onOtherHost(owner)) return true;
   if (!pidAlive(owner.pid)) return false;
   if (owner.procStart === null) return true;
   const now = processStart(owner.pid);
@@ -118,7 +126,7 @@ export function ownerAlive(owner: LockOwner): boolean {
  * another machine (its `hostname` is not this one's), where it cannot be checked from here.
  */
 export function ownerName(owner: LockOwner): string {
-  return owner.hostname !== undefined && owner.hostname !== os.hostname() ? `pid ${owner.pid} on host ${owner.hostname}` : `pid ${owner.pid}`;
+  return onOtherHost(owner) ? `pid ${owner.pid} on host ${owner.hostname}` : `pid ${owner.pid}`;
 }
 
 /**
@@ -126,7 +134,7 @@ export function ownerName(owner: LockOwner): string {
  * so a lock it left behind is removed by hand. Empty for a holder on this machine.
  */
 export function otherHostAdvice(owner: LockOwner, lock: string): string {
-  return owner.hostname !== undefined && owner.hostname !== os.hostname() ? ` (a process on another host cannot be checked from here: if it no longer runs, remove ${lock})` : '';
+  return onOtherHost(owner) ? ` (a process on another host cannot be checked from here: if it no longer runs, remove ${lock})` : '';
 }
 
 /**
@@ -287,29 +295,110 @@ export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
 }
 
 /**
- * Takes a lock file: creates it exclusively, holding `thisOwner()`. A lock whose process is gone, or
- * whose pid now belongs to another process, is stale and taken over (a process killed with SIGKILL
- * leaves its lock behind); so is an unreadable one. Remove the file to release it.
+ * Creates a lock file holding `owner` in one step: the owner is written to a temporary file in the
+ * same folder, which is then hard-linked to the lock's name (link(2) fails when the name exists), so
+ * a lock file is never seen empty or half-written. Where the file system has no hard links, the lock
+ * is created exclusively and then written.
+ * @returns false when the lock file exists
+ * @throws InputError naming the folder when it does not exist; other file system errors as they are
+ */
+function createLock(lock: string, owner: LockOwner): boolean {
+  const text = JSON.stringify(owner) + '\n';
+  const tmp = `${lock}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
+  try {
+    fs.writeFileSync(tmp, text, { flag: 'wx' });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(`the folder ${path.dirname(path.resolve(lock))} does not exist`, { file: lock });
+    throw e;
+  }
+  try {
+    fs.linkSync(tmp, lock);
+    return true;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS' && code !== 'EOPNOTSUPP') throw e;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+  try {
+    fs.writeFileSync(lock, text, { flag: 'wx' });
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+}
+
+/**
+ * What identifies the lock file at `lock` now (not following a symbolic link): its device, inode and text (an inode number freed by
+ * a removed lock may be reused at once by the next one; its text, naming pid and time, is not).
+ * @returns undefined when there is no file at `lock` or it cannot be read
+ */
+function lockIdentity(lock: string): string | undefined {
+  try {
+    const st = fs.lstatSync(lock, { bigint: true });
+    let text = '(unreadable)';
+    try {
+      text = fs.readFileSync(lock, 'latin1');
+    } catch {
+      // The file stays identified by its device and inode.
+    }
+    return `${st.dev}:${st.ino}:${text}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes a stale lock file, unless another process takes it over first: a second lock beside it
+ * (`<lock>.takeover`, held only while one process removes the stale lock) lets one process at a
+ * time remove it, and only while the file at the lock's name is still the one found stale
+ * (`identity`, see lockIdentity); so no process removes a lock another has just created. A
+ * `.takeover` lock whose process is gone (killed while removing) is removed.
+ * @returns false when another live process is removing it now
+ */
+function removeStaleLock(lock: string, identity: string): boolean {
+  const takeover = `${lock}.takeover`;
+  if (!createLock(takeover, thisOwner())) {
+    const holder = readLockOwner(takeover);
+    if (holder && ownerAlive(holder)) return false;
+    fs.rmSync(takeover, { force: true });
+    return true;
+  }
+  try {
+    if (lockIdentity(lock) === identity) fs.rmSync(lock, { force: true });
+  } finally {
+    fs.rmSync(takeover, { force: true });
+  }
+  return true;
+}
+
+/**
+ * Takes a lock file: creates it holding `thisOwner()` in one step (`createLock`: a lock file is
+ * never seen empty). A lock whose process is gone, or whose pid now belongs to another process, is
+ * stale and taken over (a process killed with SIGKILL leaves its lock behind); so is an unreadable
+ * one. A stale lock is removed by one process at a time (`removeStaleLock`), so two processes
+ * never both hold the lock. Remove the file to release it.
  * @param refusal the error for a live holder, or undefined to take its lock over
- * @param failure the error when the lock changes hands under us three times
+ * @param failure the error when the lock changes hands under us too often (a hundred times)
  * @returns the owner written
- * @throws InputError naming the path when it is a directory or another file that is not a regular file
+ * @throws InputError naming the path when it is a directory or another file that is not a regular
+ *   file, or naming the folder when it does not exist
  */
 export function takeLock(lock: string, refusal: (holder: LockOwner) => InputError | undefined, failure: () => InputError): LockOwner {
   const me = thisOwner();
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      fs.writeFileSync(lock, JSON.stringify(me) + '\n', { flag: 'wx' });
-      return me;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (createLock(lock, me)) return me;
     const st = fs.statSync(lock, { throwIfNoEntry: false });
     if (st && !st.isFile()) throw new InputError(`is ${st.isDirectory() ? 'a directory' : 'not a regular file'}, where fkgqa keeps its lock file: remove it`, { file: lock });
+    const identity = lockIdentity(lock);
+    if (identity === undefined) continue; // released meanwhile
     const holder = readLockOwner(lock);
     const refused = holder && ownerAlive(holder) ? refusal(holder) : undefined;
     if (refused) throw refused;
-    fs.rmSync(lock, { force: true });
+    // Another process is removing the stale lock: give it a moment to finish.
+    if (!removeStaleLock(lock, identity)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
   }
   throw failure();
 }

@@ -173,15 +173,33 @@ function refusal(e: unknown, gone: boolean): Answer {
 
 /**
  * The server's 'clientError' listener: answers a request Node's HTTP parser refused with its status
- * and a text naming what is wrong (`refusedRequestAnswer`), then closes the connection; as Node does
- * by default, only when no answer to an earlier request on the connection has begun (else it would
- * be cut into), and nothing for a reset connection.
+ * and a text naming what is wrong (`refusedRequestAnswer`), then closes the connection; nothing for a
+ * reset connection. When answers to earlier (pipelined) requests on the connection are still under
+ * way, the refusal is written only after the last of them has been sent in full, so that HTTP/1.1's
+ * in-order answers hold (RFC 9112 §9.3.2): a client never reads the refusal as the answer to one of
+ * its valid requests, and no answer is cut into.
  */
 function answerRefusedRequest(e: Error & ParserRefusal, socket: Socket): void {
   const answer = refusedRequestAnswer(e);
+  if (!answer) {
+    socket.destroy(e);
+    return;
+  }
   // The answer to an earlier request on this connection (Node keeps it on the socket; it has no public name).
-  const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse })._httpMessage;
-  if (!answer || !socket.writable || inFlight?.headersSent) {
+  // When it is done, Node attaches the next queued answer, if any, before this listener runs: so look again.
+  const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+  if (inFlight && !inFlight.writableFinished) {
+    let settled = false;
+    const next = () => {
+      if (settled) return;
+      settled = true;
+      answerRefusedRequest(e, socket);
+    };
+    inFlight.once('finish', next);
+    inFlight.once('close', next);
+    return;
+  }
+  if (!socket.writable) {
     socket.destroy(e);
     return;
   }
