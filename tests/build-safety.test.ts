@@ -69,6 +69,24 @@ describe('build safety / locks', () => {
     expect(fs.readdirSync(parent)).toEqual(['.out.fkgqa-lock']);
   });
 
+  it('takes a lock whose name is near the 255-byte limit of a file name; a .takeover that is a directory is an input error naming it', () => {
+    const parent = tmpDir();
+    const lock = path.join(parent, `.${'o'.repeat(225)}.fkgqa-lock`);
+    takeLockFile(lock, parent, 'output directory');
+    expect(JSON.parse(fs.readFileSync(lock, 'utf8')).pid).toBe(process.pid);
+    expect(fs.readdirSync(parent)).toEqual([path.basename(lock)]);
+    const stale = path.join(parent, '.p2.fkgqa-lock');
+    fs.writeFileSync(stale, JSON.stringify({ pid: 99_999_999, procStart: null, started: 'x', hostname: '' }));
+    fs.mkdirSync(`${stale}.takeover`);
+    expect(() => takeLockFile(stale, parent, 'output directory')).toThrow(new InputError('is a directory, where fkgqa takes over a stale lock: remove it', { file: `${stale}.takeover` }));
+    // A stale .takeover (its process gone) is removed, and the stale lock taken over; nothing else is left.
+    fs.rmdirSync(`${stale}.takeover`);
+    fs.writeFileSync(`${stale}.takeover`, JSON.stringify({ pid: 99_999_998, procStart: null, started: 'x', hostname: '' }));
+    takeLockFile(stale, parent, 'output directory');
+    expect(JSON.parse(fs.readFileSync(stale, 'utf8')).pid).toBe(process.pid);
+    expect(fs.readdirSync(parent).sort()).toEqual(['.p2.fkgqa-lock', path.basename(lock)].sort());
+  });
+
   it('processes racing for one lock never hold it at once, whether it is released or left stale', async () => {
     const parent = tmpDir();
     const lock = path.join(parent, '.out.fkgqa-lock');

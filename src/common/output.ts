@@ -304,7 +304,8 @@ export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
  */
 function createLock(lock: string, owner: LockOwner): boolean {
   const text = JSON.stringify(owner) + '\n';
-  const tmp = `${lock}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
+  // A short name beside the lock: a lock's own name may be near the file system's limit on a name (255 bytes).
+  const tmp = path.join(path.dirname(lock), `.fkgqa-${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`);
   try {
     fs.writeFileSync(tmp, text, { flag: 'wx' });
   } catch (e) {
@@ -361,9 +362,27 @@ function lockIdentity(lock: string): string | undefined {
 function removeStaleLock(lock: string, identity: string): boolean {
   const takeover = `${lock}.takeover`;
   if (!createLock(takeover, thisOwner())) {
+    const st = fs.lstatSync(takeover, { throwIfNoEntry: false });
+    if (st && !st.isFile() && !st.isSymbolicLink())
+      throw new InputError(`is ${st.isDirectory() ? 'a directory' : 'not a regular file'}, where fkgqa takes over a stale lock: remove it`, { file: takeover });
+    const found = lockIdentity(takeover);
     const holder = readLockOwner(takeover);
     if (holder && ownerAlive(holder)) return false;
-    fs.rmSync(takeover, { force: true });
+    // The stale .takeover is moved aside and removed only if it is the one found stale: another process's fresh one is put back.
+    const aside = path.join(path.dirname(lock), `.fkgqa-${process.pid}-${Math.random().toString(36).slice(2, 10)}.stale`);
+    try {
+      fs.renameSync(takeover, aside);
+    } catch {
+      return true; // gone meanwhile
+    }
+    if (found !== undefined && lockIdentity(aside) !== found) {
+      try {
+        fs.linkSync(aside, takeover);
+      } catch {
+        // A newer .takeover holds the name.
+      }
+    }
+    fs.rmSync(aside, { force: true });
     return true;
   }
   try {
@@ -414,7 +433,11 @@ export function takeLockFile(lock: string, given: string, what: string): void {
   takeLock(
     lock,
     (h) => (h.pid === process.pid ? undefined : new InputError(`another fkgqa process (${ownerName(h)}) is writing to this ${what}${otherHostAdvice(h, lock)}`, { file: given })),
-    () => new InputError(`cannot take the lock of the ${what}`, { file: lock }),
+    () =>
+      new InputError(
+        `cannot take the lock of the ${what}: it changed hands a hundred times, or a process holding ${lock}.takeover is taking over a stale lock (if no fkgqa process runs, remove both files)`,
+        { file: lock },
+      ),
   );
 }
 
