@@ -790,6 +790,9 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
       2,
       "fkgqa: error: no query: the query (ASK { ?s ?p ?o }) was taken as the value of --endpoint, which is an endpoint URL; give --endpoint its value and put -- before the query (fkgqa query --endpoint URL -- 'SELECT …'), or give the query with --file\n",
     ]);
+    // A query found after a value that is no URL: the query is the query, and the value is refused as what it is.
+    const notUrl = await fkgqa(['query', '--endpoint', 'ftp://127.0.0.1/sparql', 'ASK { SERVICE <ftp://127.0.0.1/sparql> { ?s ?p ?o } }']);
+    expect([notUrl.code, notUrl.stderr]).toEqual([2, 'fkgqa: error: --endpoint "ftp://127.0.0.1/sparql": not an http(s) URL (its scheme is ftp:)\n']);
     const sourced = await fkgqa(['query', '--shards', build, '--sources', 'all', '--format', 'tsv', '--', `${unserviced} ORDER BY ?n LIMIT 1`]);
     expect([sourced.code, sourced.stdout]).toEqual([0, '?n\n"Ada Quispe"\n']);
     const ended = await fkgqa(['query', '--endpoints', served, '--', `ASK { SERVICE <${url['library-shard1']}> { ?s ?p ?o } }`]);

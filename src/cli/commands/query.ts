@@ -41,8 +41,8 @@ export async function run(text: string | undefined, o: Record<string, any>): Pro
         `no query: the last value of --${k}, ${xs.at(-1)}, is read as ${what.as}; give the query before the options, or after -- (fkgqa query --${k} ${xs.slice(0, -1).join(' ')} -- 'SELECT …'), or with --file`,
       );
     }
-    // `--sources 'SELECT …'`: the option's one value is the query, and the option has none of its own.
-    const only = Object.entries(VARIADIC).find(([k, what]) => (o[k] as string[] | undefined)?.length === 1 && !what.takes((o[k] as string[])[0]));
+    // `--sources 'SELECT …'`: the option's one value is the query, and the option has none of its own (no query found above).
+    const only = text === undefined && Object.entries(VARIADIC).find(([k, what]) => (o[k] as string[] | undefined)?.length === 1 && !what.takes((o[k] as string[])[0]));
     if (only) {
       const [k, what] = only;
       throw new InputError(
