@@ -177,7 +177,8 @@ function refusal(e: unknown, gone: boolean): Answer {
  * reset connection. When answers to earlier (pipelined) requests on the connection are still under
  * way, the refusal is written only after the last of them has been sent in full, so that HTTP/1.1's
  * in-order answers hold (RFC 9112 §9.3.2): a client never reads the refusal as the answer to one of
- * its valid requests, and no answer is cut into.
+ * its valid requests, and no answer is cut into. Bytes refused within the body of the request being
+ * answered end that request with its connection (its handler hears the client gone: 499).
  */
 function answerRefusedRequest(e: Error & ParserRefusal, socket: Socket): void {
   const answer = refusedRequestAnswer(e);
@@ -188,6 +189,12 @@ function answerRefusedRequest(e: Error & ParserRefusal, socket: Socket): void {
   // The answer to an earlier request on this connection (Node keeps it on the socket; it has no public name).
   // When it is done, Node attaches the next queued answer, if any, before this listener runs: so look again.
   const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+  // The refused bytes belong to the body of the request being answered (cut short by the client, or malformed): that request
+  // ends with its connection, as Node's own handling ends it (its handler hears the client gone), and nothing is answered.
+  if (inFlight && !inFlight.writableFinished && inFlight.req && !inFlight.req.complete) {
+    socket.destroy(e);
+    return;
+  }
   if (inFlight && !inFlight.writableFinished) {
     let settled = false;
     const next = () => {
