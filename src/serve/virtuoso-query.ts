@@ -119,7 +119,7 @@ import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from '../s
 import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js';
 import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 import { VIRTUOSO_MAX_ROWS } from './virtuoso.js';
-import { virtuosoShapes } from './virtuoso-shapes.js';
+import { hasAggregate, virtuosoShapes } from './virtuoso-shapes.js';
 
 /** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
 export const ERROR_VARIABLE = 'fkgqa_error';
@@ -912,13 +912,6 @@ function companions(select: Node, lexical: Map<string, string>, emptySums: strin
   }
   select.variables = [...projection, ...added];
   return { rows };
-}
-
-/** True when an expression holds an aggregate. */
-function hasAggregate(e: unknown): boolean {
-  if (Array.isArray(e)) return e.some(hasAggregate);
-  if (!isNode(e) || typeof e.termType === 'string') return false;
-  return e.type === 'aggregate' || Object.values(e).some(hasAggregate);
 }
 
 /**

@@ -267,8 +267,8 @@ function asSubQuery(branch: Node): Node {
   return { type: 'group', patterns: [{ type: 'query', queryType: 'SELECT', prefixes: {}, variables: [new (sparqljsLib().Wildcard)()], where }] };
 }
 
-/** True when an expression holds an aggregate. */
-function hasAggregate(e: unknown): boolean {
+/** True when an expression (or a projection, HAVING or ORDER BY list) holds an aggregate, in a nested sub-query too. */
+export function hasAggregate(e: unknown): boolean {
   if (Array.isArray(e)) return e.some(hasAggregate);
   if (!isNode(e) || typeof e.termType === 'string') return false;
   return e.type === 'aggregate' || Object.values(e).some(hasAggregate);

@@ -11,7 +11,7 @@
  * are refused before sending, no redirect is followed (a 3xx fails the query, naming both URLs),
  * and each request is reported to the parent before it is sent, so counts survive a termination.
  * The registry and the answer limit come with each query (`ThreadQuery`), not with the thread: an idle
- * thread serves the next engine of the same configuration in its process (engine.ts, `ThreadShelf`),
+ * thread serves the next engine of the same configuration in its process (engine.ts, `park`),
  * which first empties Comunica's caches of endpoints (`ThreadQuery.engine`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
