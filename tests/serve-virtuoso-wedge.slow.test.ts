@@ -148,6 +148,9 @@ describe.runIf(run)('serve --store virtuoso: an instance that stops answering af
     );
     expect(stopped).toEqual(Array(6).fill([503, 'time-limit; by=request; ms=300']));
     expect(server.restartsOf('library-shard1')).toEqual({ restarts: 0, faults: 0 });
+    // The stopped queries had the instance probed; a query now is held until that probe's verdict (it answers), then runs:
+    // once it is answered, no probe runs, and the next one starts with the query that finds the instance stopped.
+    expect(await count()).toEqual({ status: 200, stopped: null, body: '35' });
 
     // The instance answers nothing from now on (its process stopped, its port still accepting connections).
     const pid = instancePid(build);
