@@ -1,24 +1,11 @@
 /**
  * `get_void_descriptions {endpoint | endpoints[], variant?}` (FKGQA paper section 3, "VoiD
  * Computation"; reference tool names, field notes §0): the VoID description of registered
- * endpoints, found by a chain of steps, each with a time limit, the first that yields VoID winning:
- *
- * 1. `cache`: an earlier answer of steps 3–7 (memory, and `<state>/mcp/void/` when there is a
- *    state folder), younger than `limits.voidCacheTtlMs`;
- * 2. `build-file`: the build's pre-generated `<kg>/shard<N>_void.ttl` (or `_void_extended.ttl`);
- * 3. `well-known`: `/.well-known/void` beside the endpoint path, then at the host root (RFC 8615;
- *    VoID §7.2), keeping the datasets whose `void:sparqlEndpoint` is the endpoint;
- * 4. `service-description`: the endpoint's SPARQL 1.1 Service Description (GET without query):
- *    VoID in it, or a linked document (`Link: rel="describedby"`, `rdfs:seeAlso`, `void:inDataset`);
- * 5. `default-graph`: VoID triples in the endpoint's default graph (a CONSTRUCT query);
- * 6. `named-graph`: VoID triples in one of its named graphs;
- * 7. `computed`: VoID computed with SPARQL 1.1 aggregate queries (SPORTAL, Hasnain et al. 2016):
- *    the describe stage's own queries (src/describe/queries.ts, `computeStatistics`) run on the
- *    endpoint's default graph, rendered by `renderVoid`; triples, classes with entity counts,
- *    properties with triple counts, class/property nesting; for an fkgqa shard, the remote class
- *    partitions (subjects typed in other shards of its graph), and the extended variant's linksets
- *    to the other registered endpoints of the graph, counted through the federation engine. The
- *    result equals the build's file statement for statement (tests/mcp.test.ts).
+ * endpoints, found by a chain of steps (`VOID_STEPS`: cache, build-file, well-known,
+ * service-description, default-graph, named-graph, computed), each with a time limit, the first
+ * that yields VoID winning; docs/mcp.md ("Tools and resources") describes each step. The `computed`
+ * step runs the describe stage's own queries (src/describe/queries.ts) and equals the build's file
+ * statement for statement (tests/mcp.test.ts).
  *
  * Every request goes through the bounded client (src/federation/client.ts): documents only from
  * hosts of registered endpoints, no redirect out of them, queries only to registered endpoints.
