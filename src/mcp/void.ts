@@ -17,13 +17,13 @@ import path from 'node:path';
 import { DataFactory, Parser, Store, Writer } from 'n3';
 import type * as RDF from '@rdfjs/types';
 import { STATE_FILES } from '../build/state.js';
-import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
+import { RDF_TYPE, VOID } from '../common/vocab.js';
 import { describeInWords } from '../describe/catalogue.js';
 import type { SparqlClient } from '../describe/client.js';
 import { parseSparqlJson, type SparqlRow } from '../sparql/results.js';
 import { sortDescription, type ClassPartition, type ClassPropertyPartition, type Linkset, type RemoteClassPartition, type ShardDescription, type ShardStatistics } from '../describe/model.js';
 import { computeStatistics } from '../describe/statistics.js';
-import { FKGQA_VOCAB, renderVoid, VOID_EXT, writerText, type VoidVariant } from '../describe/void-turtle.js';
+import { FKGQA_VOCAB, renderVoid, VOID_EXT, VOID_PREFIXES, writerText, type VoidVariant } from '../describe/void-turtle.js';
 import type { McpToolContext } from './context.js';
 import { listEndpoints } from '../federation/routing.js';
 import { infrastructureMessage, type ToolErrorMeta } from './tool-error.js';
@@ -75,7 +75,6 @@ const SPARQL_ENDPOINT = namedNode(`${VOID}sparqlEndpoint`);
 const LINKSET = namedNode(`${VOID}Linkset`);
 const RDFS_SEE_ALSO = 'http://www.w3.org/2000/01/rdf-schema#seeAlso';
 const RDF_ACCEPT = 'text/turtle, application/n-triples;q=0.9, application/trig;q=0.8, text/n3;q=0.7, */*;q=0.1';
-const PREFIXES = { void: VOID, 'void-ext': VOID_EXT, fkgqa: FKGQA_VOCAB, sd: SD, dcterms: DCTERMS, xsd: 'http://www.w3.org/2001/XMLSchema#' };
 
 /** Parses RDF text by its media type (Turtle when unknown). @throws Error with the parser's message */
 function parseRdf(text: string, contentType: string, base: string): Store {
@@ -117,7 +116,7 @@ function voidPart(store: Store, url: string): { quads: RDF.Quad[] } | { reason: 
 
 /** Turtle of a set of triples (deterministic: sorted by subject, predicate, object). */
 function toTurtle(quads: RDF.Quad[]): string {
-  const w = new Writer({ prefixes: PREFIXES });
+  const w = new Writer({ prefixes: VOID_PREFIXES });
   const key = (q: RDF.Quad) => `${q.subject.termType === 'BlankNode' ? '~' : ''}${q.subject.value} ${q.predicate.value} ${q.object.value}`;
   for (const q of [...quads].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) w.addQuad(DataFactory.quad(q.subject, q.predicate, q.object));
   return writerText(w);
