@@ -25,8 +25,6 @@ export interface PoolOptions {
   workers: number;
   /** A query that ran this long (ms) with others waiting behind it gets its worker retired (default 1000). */
   slowMs?: number;
-  /** Retired workers running at once (default `workers`); beyond it, queries wait. */
-  maxExtraWorkers?: number;
   /**
    * A query still waiting this long (ms) after it arrived, not started, is answered `busy` (default:
    * it waits until it starts or the request's own limit ends). See BUSY_WAIT_SHARE for the rule.
@@ -52,7 +50,6 @@ export class EndpointPool {
   private spare: Slot | undefined;
   private readonly script = compiledScript('serve/pool-thread.js');
   private readonly slowMs: number;
-  private readonly maxExtra: number;
   private readonly queueLimitMs: number;
   private nextId = 1;
   private closed = false;
@@ -71,7 +68,6 @@ export class EndpointPool {
     private readonly options: PoolOptions,
   ) {
     this.slowMs = options.slowMs ?? 1000;
-    this.maxExtra = options.maxExtraWorkers ?? options.workers;
     this.queueLimitMs = options.queueLimitMs ?? Infinity;
   }
 
@@ -312,7 +308,7 @@ export class EndpointPool {
     const s = group.slot;
     if (this.closed || s.busy?.kind !== 'query') return;
     if (group.queue.length === 0 && s.posted.length < 2) return;
-    if (performance.now() - s.busy.job.started! < this.slowMs || this.retired.size >= this.maxExtra) return;
+    if (performance.now() - s.busy.job.started! < this.slowMs || this.retired.size >= this.options.workers) return;
     s.group = undefined;
     this.retired.add(s);
     // The queries posted behind the slow one are withdrawn and wait for the fresh worker.

@@ -159,8 +159,6 @@ interface Pending {
 
 /** Options of JenaEngine.create. */
 export interface JenaEngineOptions extends EngineSetup {
-  /** JVM maximum heap in MiB (default 1024). */
-  maxHeapMb?: number;
   /**
    * A writable cache directory: the compiled program (compiledProgram) and, on the JVM's class
    * path, the Xerces message bundles Debian's jena-core.jar misplaces (see the Java program);
@@ -229,7 +227,7 @@ export class JenaEngine implements FederationEngine {
       return Promise.reject(e as Error);
     }
     const args = [
-      `-Xmx${this.o.maxHeapMb ?? 1024}m`,
+      '-Xmx1024m',
       '-XX:+UseSerialGC',
       '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
       '-Dorg.slf4j.simpleLogger.logFile=System.err',
