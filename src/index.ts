@@ -8,24 +8,7 @@
  *
  * Every function loads its implementation when first called (dynamic import): importing this
  * module is cheap, and `partition` never loads the MCP SDK, zod or Comunica.
- *
- * | function | command | returns |
- * |---|---|---|
- * | `partition` | `fkgqa partition` | `PartitionResult` (defaults and `--preset` resolved as the CLI does) |
- * | `stats` | `fkgqa stats` | `BuildStats` |
- * | `questions` | `fkgqa questions` | `QuestionView[]` |
- * | `describe` | `fkgqa describe` | `DescribeBuildResult` |
- * | `synth` | `fkgqa synth` | `SynthResult` |
- * | `serve` | `fkgqa serve` | a running `ShardServer` (`close()` stops it) |
- * | `verify` | `fkgqa verify` | `VerifyReport` |
- * | `mcp` | `fkgqa mcp` | an `FkgqaMcpServer`, not yet connected to a transport |
- * | `evaluate` | `fkgqa eval` | `EvalSummary` |
- * | `worker` | `fkgqa worker` | `WorkerSummary` |
- * | `merge` | `fkgqa merge` | `MergeSummary` |
- * | `score` | `fkgqa score` | `ScoreReport` |
- * | `view` | `fkgqa view` | `ViewResult` (the page's HTML and data) |
- * | `query` | `fkgqa query` | `QueryAnswer` |
- * | `runLoop` | `fkgqa run` | `LoopResult` |
+ * Each function is named after its command (`evaluate`: `fkgqa eval`, `runLoop`: `fkgqa run`).
  */
 import type { PartitionOptions } from './partition/options.js';
 import type { MethodOptions } from './partition/presets.js';

@@ -7,7 +7,7 @@
  * solutions would give.
  */
 import sparqljs from 'sparqljs';
-import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
+import type { SparqlResults, SparqlTerm, TieSegment } from '../sparql/results.js';
 import { compareResults, type GroupConcats, rowKey, termKey } from './compare.js';
 import { counted } from '../common/strings.js';
 import { hasAggregate } from '../sparql/inspect.js';
@@ -52,24 +52,6 @@ export function keyQuery(ast: sparqljs.SparqlQuery): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // Tie-dependent gold answers: what `fkgqa stats` stores and `fkgqa score` reads.
 // ---------------------------------------------------------------------------------------------
-
-/**
- * Positions of an ordered answer whose rows tie on every ORDER BY key: any `take` of the `tied`
- * solutions may fill positions `start … start+take-1`, in any order. The stored shape is
- * `GoldTieSegment` of src/build/gold-answers.ts.
- */
-export interface TieSegment {
-  /** First position (0-based) in the answer. */
-  start: number;
-  /** Positions it fills. */
-  take: number;
-  /** Solutions that tie there (≥ take). */
-  tied: number;
-  /** The ORDER BY key of the tied solutions (term keys joined by ` | `). */
-  key: string;
-  /** Every tied solution, projected on the answer's variables, when more tie than the answer keeps (`tied > take`); absent otherwise. */
-  rows?: Record<string, SparqlTerm>[];
-}
 
 /** A run of solutions with equal ORDER BY keys in a key query's answer, with its place in the sequence. */
 interface KeyRun {

@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 import path from 'node:path';
-import type { SparqlResults, SparqlRow } from '../sparql/results.js';
+import type { SparqlResults, TieSegment } from '../sparql/results.js';
 import { readJsonIfExists } from './open.js';
 import { stateDir, STATE_FILES } from './state.js';
 
@@ -43,29 +43,11 @@ export interface GoldAnswer {
   ties?: GoldTies;
 }
 
-/**
- * Positions of an ordered answer whose rows tie on every ORDER BY key: any `take` of the `tied`
- * solutions may fill positions `start … start+take-1`, in any order (SPARQL 1.1 Query §15.1 leaves
- * the order of tied solutions open). The same shape as `TieSegment` of src/answers/ties.ts.
- */
-export interface GoldTieSegment {
-  /** First position (0-based) in the answer. */
-  start: number;
-  /** Positions it fills. */
-  take: number;
-  /** Solutions that tie on the ORDER BY key there (at least `take`). */
-  tied: number;
-  /** The ORDER BY key of the tied solutions, as term keys joined by ` | `. */
-  key: string;
-  /** Every tied solution (projected variables) when more tie than the answer keeps; absent when it keeps them all (then the answer's own rows there, in any order). */
-  rows?: SparqlRow[];
-}
-
 /** Another correct answer of a gold query whose sub-SELECT keeps some of tied solutions (LIMIT/OFFSET). */
 export interface GoldAlternative {
   results: SparqlResults;
   /** Its own ties under the top-level ORDER BY, as for the gold answer. */
-  segments?: GoldTieSegment[];
+  segments?: TieSegment[];
 }
 
 /**
@@ -81,7 +63,7 @@ export interface GoldTies {
   dependence: 'order' | 'choice' | 'unknown';
   /** In words: where the tie is, how many solutions tie, how many admissible answers there are. */
   reason: string;
-  segments?: GoldTieSegment[];
+  segments?: TieSegment[];
   alternatives?: GoldAlternative[];
 }
 

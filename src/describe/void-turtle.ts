@@ -34,6 +34,8 @@ export const VOID_EXT = 'http://ldf.fi/void-ext#';
  * `rdf:type` triples: `ASK { ?s a C }` is true at its endpoint).
  */
 export const FKGQA_VOCAB = 'urn:fkgqa:vocab#';
+/** The prefixes of every VoID fkgqa writes: VoID, its extension, fkgqa's terms, SPARQL 1.1 Service Description, Dublin Core terms, XSD. */
+export const VOID_PREFIXES: Readonly<Record<string, string>> = { void: VOID, 'void-ext': VOID_EXT, fkgqa: FKGQA_VOCAB, sd: SD, dcterms: DCTERMS, xsd: XSD };
 /** The W3C format IRI of the SPARQL 1.1 Query Results JSON Format (https://www.w3.org/ns/formats/). */
 const FORMAT_SPARQL_JSON = 'http://www.w3.org/ns/formats/SPARQL_Results_JSON';
 
@@ -62,9 +64,7 @@ type Pair = { predicate: RDF.NamedNode; object: RDF.Quad_Object };
  * @returns the Turtle text, ending with a newline
  */
 export function renderVoid(d: ShardDescription, variant: VoidVariant, prefix?: string): string {
-  const prefixes: Record<string, string> = { void: VOID, 'void-ext': VOID_EXT, fkgqa: FKGQA_VOCAB, sd: SD, dcterms: DCTERMS, xsd: XSD };
-  if (prefix) prefixes[''] = prefix;
-  const w = new Writer({ prefixes });
+  const w = new Writer({ prefixes: prefix ? { ...VOID_PREFIXES, '': prefix } : VOID_PREFIXES });
   const ds = iri(d.dataset);
   const add = (p: RDF.NamedNode, o: RDF.Quad_Object) => w.addQuad(ds, p, o);
 

@@ -1,28 +1,12 @@
 /**
  * An evaluation spread over hosts through a Redis queue (BullMQ 6): `fkgqa eval --queue <url>` is
- * the **coordinator**, `fkgqa worker --queue <url>` the **workers** (docs/evaluation.md, "Spreading
- * an evaluation over hosts").
- *
- * - The coordinator opens the run file as `fkgqa eval` does (src/eval/run-file.ts: its lock, its
- *   repair, its resume rules) and queues each selected run not yet in it as a job of the queue
- *   `fkgqa-runs` (`QueuedRun`: the run's id, question and repeat, the run's settings, and what the
- *   worker must have to make it: the fkgqa code digest, the build's output digest, the prompt's and
- *   the gold answer's digests). The job id is the coordinator's key and the run id, so queuing a run
- *   again while its job exists adds nothing. It then appends the records the workers send to its own
- *   result queue (`fkgqa-results-<key>`, the key a digest of its host, run file and settings), each
- *   run id at most once: it is the only writer of the run file.
- * - A worker takes jobs (`concurrency` at a time, at most `rate` runs started per interval over all
- *   workers: BullMQ's limiter), makes each run with its own tools and endpoints exactly as `fkgqa
- *   eval` does (`RunMaker` of src/eval/eval.ts, on its own `--shards` and `--endpoints`), sends the
- *   record to the job's result queue and completes the job. A worker whose fkgqa, build, prompt or
- *   gold answer differs from what the job names refuses it (`refusalOf`): it puts the job back for
- *   another worker, tells the coordinator, and stops (exit 2).
- * - **At-least-once execution**: a worker killed during a run stops renewing the job's lock; after
- *   `lockDurationMs` another worker's stalled-job check puts the job back and it runs again. A run
- *   can so be made twice; the coordinator appends the first record of an id and drops the others.
- * - **Resume**: the run file says what is done. A restarted coordinator (same run file, same
- *   settings, so the same key) first reads the records waiting in its result queue, then queues the
- *   runs neither in the file, nor queued, nor waiting as a result; jobs in flight are picked up.
+ * the **coordinator**, the only writer of the run file, which queues each selected run not yet in
+ * it as a job of `fkgqa-runs` (`QueuedRun`) and appends each record the workers send to its result
+ * queue, each run id at most once; `fkgqa worker --queue <url>` are the **workers**, which make each
+ * run as `fkgqa eval` does (`RunMaker`) and refuse a job whose fkgqa, build, prompt or gold answer
+ * differs from theirs (`refusalOf`). Execution is at least once (a stalled job runs again), the file
+ * exactly once, and a restarted coordinator resumes from its file and result queue:
+ * docs/evaluation.md ("With a queue: `fkgqa eval --queue` and `fkgqa worker`").
  */
 import fs from 'node:fs';
 import os from 'node:os';

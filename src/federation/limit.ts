@@ -332,23 +332,11 @@ export type StopJudgement = { believed: true; stop: Stop } | { believed: false; 
  * /federation/sparql). fkgqa serve's stops always agree (docs/serving.md); a stop that does not is no
  * verdict (neither busy nor the query's time limit) but the endpoint's fault.
  *
- * - `by=request`: a limit was sent, and `ms` is that limit (±1 ms).
- * - `by=endpoint` (its own limit) and `by=queue` (its queue limit) apply only below the limit sent: `ms` ≤ it (+1 ms);
- *   a time limit of its own also at least `MIN_OWN_LIMIT_MS` (a smaller one the clock cannot check).
- * - `by=full` (the client's queue was full: refused at once, `waited=0; ms=0`) claims no wait and no limit: it passes
- *   every rule as written (a refusal is the endpoint's, never the query's, and excuses no time it did not take).
- * - The clock: the answer came at least `earliestStop(ms)` after the request was sent — `ms` less `sentLimit`'s
- *   margin and a tenth of `ms`, at most `STOP_CLOCK_TOLERANCE_MS` (serve counts its limits from the request's
- *   arrival or the query's start, both later); never at once.
- * - A time limit that names no length (another server's 503 "timed out"): only when a limit was sent and the
- *   clock shows the query ran it, `earliestStop` of the limit sent; otherwise nothing checks it.
- * - busy: the query waited no longer than since the request was sent (+ the tolerance), and a wait
- *   serve calls busy: by=queue the whole queue limit, by=request at least `BUSY_WAIT_SHARE` of the
- *   limit (of `sentLimit` of it, for a relayed stop) and `BUSY_MIN_WAIT_MS` — less, and the query ran
- *   most of its limit: serve would have said `time-limit`.
- *
- * A consistent lie (an endpoint that holds the request for the whole limit and then says busy with a
- * plausible wait) cannot be told from the truth; it stays busy.
+ * The rules (`by=request`: `ms` is the limit sent; `by=endpoint` and `by=queue` only below it, an
+ * own limit at least `MIN_OWN_LIMIT_MS`; `by=full` claims no wait and no limit; the clock:
+ * `earliestStop(ms)`; a time limit naming no length checked against the limit sent; busy only for
+ * a wait serve calls busy) are those of docs/serving.md ("A stop is believed only when it agrees
+ * with the limit sent and the clock"). A consistent lie cannot be told from the truth.
  * @param stopped the `Fkgqa-Stopped` value, or a stop read otherwise
  * @returns believed with the stop, or not with why (words that follow "a stop that …")
  */

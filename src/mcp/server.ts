@@ -4,18 +4,8 @@
  * SERVICE clauses through the local federation engine), and in the `void_tool` setup
  * `get_void_descriptions` — over stdio or Streamable HTTP, with every call logged.
  *
- * Library API (what the CLI, the tests and other tool sets call):
- * ```ts
- * const mcp = await createMcpServer({ registry, setup: 'void_tool', kgvoyager: true }); // + the KGVoyager tools
- * await mcp.server.connect(transport);          // e.g. one end of InMemoryTransport.createLinkedPair()
- * mcp.callLog.entries;                          // every call so far
- * await mcp.close();
- * ```
- * A tool set is a `ToolRegistrar`, `(server, context) => void`: it calls `server.registerTool`
- * and sends its SPARQL through `context.sparql` (registered endpoints only, bounded), logging
- * through `context.callLog`. For HTTP, where the SDK builds one `McpServer` per session or request,
- * create the shared context once with `createMcpContext` and pass `() => buildMcpServer(context, tools)`
- * as the factory (`serveMcpHttp` does this).
+ * Library API (`createMcpServer`, tool sets as `ToolRegistrar`s, one shared context per HTTP server
+ * through `createMcpContext` and `buildMcpServer`): docs/mcp.md ("Library API").
  */
 import fs from 'node:fs';
 import http from 'node:http';

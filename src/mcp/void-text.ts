@@ -15,17 +15,14 @@
  */
 import { DataFactory, Parser, Store, termToId, Writer } from 'n3';
 import type * as RDF from '@rdfjs/types';
-import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
+import { DCTERMS, RDF_TYPE, SD, VOID, XSD } from '../common/vocab.js';
 import { shardDatasetIri } from '../describe/model.js';
-import { FKGQA_VOCAB, VOID_EXT, writerText } from '../describe/void-turtle.js';
+import { FKGQA_VOCAB, VOID_EXT, VOID_PREFIXES, writerText } from '../describe/void-turtle.js';
 import type { RegisteredEndpoint } from '../federation/registry.js';
 import { pageNote, pickPage, type PageArgs } from './paging.js';
 import { sparqlIri } from '../sparql/results.js';
 
 const { namedNode, quad } = DataFactory;
-const XSD = 'http://www.w3.org/2001/XMLSchema#';
-/** The prefixes every VoID answer may use, beside the build's `:` and the namespaces of the description. */
-const VOCABULARIES: Record<string, string> = { void: VOID, 'void-ext': VOID_EXT, fkgqa: FKGQA_VOCAB, sd: SD, dcterms: DCTERMS, xsd: XSD };
 /** PN_PREFIX in the ASCII range (SPARQL 1.1 / Turtle grammar), for namespace prefixes derived from IRIs. */
 const PREFIX_LABEL = /^[A-Za-z](?:[A-Za-z0-9_\-.]*[A-Za-z0-9_-])?$/;
 
@@ -106,7 +103,7 @@ export interface VoidStatements {
 export function voidStatements(turtle: string, endpoint: RegisteredEndpoint, endpoints: readonly RegisteredEndpoint[], defaultPrefix?: string): VoidStatements {
   const parsed = new Store(new Parser({ format: 'text/turtle', baseIRI: endpoint.url }).parse(turtle));
   const store = renamed(parsed, datasetNames(parsed, endpoints));
-  const base: Record<string, string> = { ...VOCABULARIES, ...(defaultPrefix ? { '': defaultPrefix } : {}) };
+  const base: Record<string, string> = { ...VOID_PREFIXES, ...(defaultPrefix ? { '': defaultPrefix } : {}) };
   const prefixes = { ...base, ...namespacePrefixes(store, base) };
   const pairs = (w: Writer, node: RDF.Term, seen: Set<string>): { predicate: RDF.NamedNode; object: RDF.Term }[] =>
     store.getQuads(node as RDF.Quad_Subject, null, null, null).map((q) => ({

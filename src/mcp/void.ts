@@ -1,24 +1,11 @@
 /**
  * `get_void_descriptions {endpoint | endpoints[], variant?}` (FKGQA paper section 3, "VoiD
  * Computation"; reference tool names, field notes §0): the VoID description of registered
- * endpoints, found by a chain of steps, each with a time limit, the first that yields VoID winning:
- *
- * 1. `cache`: an earlier answer of steps 3–7 (memory, and `<state>/mcp/void/` when there is a
- *    state folder), younger than `limits.voidCacheTtlMs`;
- * 2. `build-file`: the build's pre-generated `<kg>/shard<N>_void.ttl` (or `_void_extended.ttl`);
- * 3. `well-known`: `/.well-known/void` beside the endpoint path, then at the host root (RFC 8615;
- *    VoID §7.2), keeping the datasets whose `void:sparqlEndpoint` is the endpoint;
- * 4. `service-description`: the endpoint's SPARQL 1.1 Service Description (GET without query):
- *    VoID in it, or a linked document (`Link: rel="describedby"`, `rdfs:seeAlso`, `void:inDataset`);
- * 5. `default-graph`: VoID triples in the endpoint's default graph (a CONSTRUCT query);
- * 6. `named-graph`: VoID triples in one of its named graphs;
- * 7. `computed`: VoID computed with SPARQL 1.1 aggregate queries (SPORTAL, Hasnain et al. 2016):
- *    the describe stage's own queries (src/describe/queries.ts, `computeStatistics`) run on the
- *    endpoint's default graph, rendered by `renderVoid`; triples, classes with entity counts,
- *    properties with triple counts, class/property nesting; for an fkgqa shard, the remote class
- *    partitions (subjects typed in other shards of its graph), and the extended variant's linksets
- *    to the other registered endpoints of the graph, counted through the federation engine. The
- *    result equals the build's file statement for statement (tests/mcp.test.ts).
+ * endpoints, found by a chain of steps (`VOID_STEPS`: cache, build-file, well-known,
+ * service-description, default-graph, named-graph, computed), each with a time limit, the first
+ * that yields VoID winning; docs/mcp.md ("Tools and resources") describes each step. The `computed`
+ * step runs the describe stage's own queries (src/describe/queries.ts) and equals the build's file
+ * statement for statement (tests/mcp.test.ts).
  *
  * Every request goes through the bounded client (src/federation/client.ts): documents only from
  * hosts of registered endpoints, no redirect out of them, queries only to registered endpoints.
@@ -30,13 +17,13 @@ import path from 'node:path';
 import { DataFactory, Parser, Store, Writer } from 'n3';
 import type * as RDF from '@rdfjs/types';
 import { STATE_FILES } from '../build/state.js';
-import { DCTERMS, RDF_TYPE, SD, VOID } from '../common/vocab.js';
+import { RDF_TYPE, VOID } from '../common/vocab.js';
 import { describeInWords } from '../describe/catalogue.js';
 import type { SparqlClient } from '../describe/client.js';
 import { parseSparqlJson, type SparqlRow } from '../sparql/results.js';
 import { sortDescription, type ClassPartition, type ClassPropertyPartition, type Linkset, type RemoteClassPartition, type ShardDescription, type ShardStatistics } from '../describe/model.js';
 import { computeStatistics } from '../describe/statistics.js';
-import { FKGQA_VOCAB, renderVoid, VOID_EXT, writerText, type VoidVariant } from '../describe/void-turtle.js';
+import { FKGQA_VOCAB, renderVoid, VOID_EXT, VOID_PREFIXES, writerText, type VoidVariant } from '../describe/void-turtle.js';
 import type { McpToolContext } from './context.js';
 import { listEndpoints } from '../federation/routing.js';
 import { infrastructureMessage, type ToolErrorMeta } from './tool-error.js';
@@ -88,7 +75,6 @@ const SPARQL_ENDPOINT = namedNode(`${VOID}sparqlEndpoint`);
 const LINKSET = namedNode(`${VOID}Linkset`);
 const RDFS_SEE_ALSO = 'http://www.w3.org/2000/01/rdf-schema#seeAlso';
 const RDF_ACCEPT = 'text/turtle, application/n-triples;q=0.9, application/trig;q=0.8, text/n3;q=0.7, */*;q=0.1';
-const PREFIXES = { void: VOID, 'void-ext': VOID_EXT, fkgqa: FKGQA_VOCAB, sd: SD, dcterms: DCTERMS, xsd: 'http://www.w3.org/2001/XMLSchema#' };
 
 /** Parses RDF text by its media type (Turtle when unknown). @throws Error with the parser's message */
 function parseRdf(text: string, contentType: string, base: string): Store {
@@ -130,7 +116,7 @@ function voidPart(store: Store, url: string): { quads: RDF.Quad[] } | { reason: 
 
 /** Turtle of a set of triples (deterministic: sorted by subject, predicate, object). */
 function toTurtle(quads: RDF.Quad[]): string {
-  const w = new Writer({ prefixes: PREFIXES });
+  const w = new Writer({ prefixes: VOID_PREFIXES });
   const key = (q: RDF.Quad) => `${q.subject.termType === 'BlankNode' ? '~' : ''}${q.subject.value} ${q.predicate.value} ${q.object.value}`;
   for (const q of [...quads].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))) w.addQuad(DataFactory.quad(q.subject, q.predicate, q.object));
   return writerText(w);

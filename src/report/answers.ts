@@ -6,20 +6,9 @@
 import sparqljs from 'sparqljs';
 import type { StoreWorker } from '../common/store-worker.js';
 import { canonicalJson, type GoldAlternative, type GoldAnswer, type GoldTies } from '../build/gold-answers.js';
-import type { SparqlResults } from '../sparql/results.js';
+import type { SparqlResults, TieSegment } from '../sparql/results.js';
 import { compareResults } from '../answers/compare.js';
-import {
-  answerVariables,
-  keyQuery,
-  singleSolution,
-  subSelectChoices,
-  tieAnalysisProblem,
-  tieSegments,
-  windowedSubSelects,
-  withSubSelectAnswers,
-  type SubSelectAnswer,
-  type TieSegment,
-} from '../answers/ties.js';
+import { answerVariables, keyQuery, singleSolution, subSelectChoices, tieAnalysisProblem, tieSegments, windowedSubSelects, withSubSelectAnswers, type SubSelectAnswer } from '../answers/ties.js';
 import { counted } from '../common/strings.js';
 
 /** A distinct gold query to execute. */

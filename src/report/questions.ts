@@ -20,7 +20,7 @@ import { InputError } from '../common/errors.js';
 import { ProgressTicker } from '../common/progress.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import { readBuildDir, readJsonFile } from '../build/open.js';
-import type { BenchmarkEntry, ManifestQuery } from '../partition/index.js';
+import type { BenchmarkEntry } from '../partition/index.js';
 import { executeGoldQueries } from './answers.js';
 import { GOLD_QUERY_TIMEOUT_MS, readGoldAnswers, type GoldAnswer } from '../build/gold-answers.js';
 import { compactTerm, type SparqlResults, type SparqlTerm } from '../sparql/results.js';
@@ -73,7 +73,7 @@ export interface QuestionView extends BenchmarkEntry {
 
 interface Bench {
   defaultPrefix: string;
-  entries: (Omit<BenchmarkEntry, 'shardsImplied' | 'status'> & Partial<Pick<BenchmarkEntry, 'shardsImplied' | 'status'>>)[];
+  entries: BenchmarkEntry[];
 }
 
 /** A SPARQL JSON term as text (`compactTerm`), xsd:integer and xsd:decimal literals as their lexical form. */
@@ -181,15 +181,9 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
   }
 
   for (const e of selected) {
-    const m = build.manifests.find((x) => x.graph === e.kg)!;
-    const mq = (m.queries as ManifestQuery[] | undefined)?.find((q) => q.id === e.queryId);
     const r = results.get(e.queryId)!;
-    // Builds written before benchmark.json had shardsImplied: the manifest has them for covered queries.
-    const implied = e.shardsImplied !== undefined ? e.shardsImplied : mq?.shards ? mq.shards.map((s) => `${e.kg}-${s}`) : null;
     views.push({
       ...e,
-      status: e.status ?? mq?.status ?? 'unparsable',
-      shardsImplied: implied,
       shardsNeeded: r.realised.status === 'ok' ? r.realised.shards.map((s) => `${e.kg}-${s}`) : null,
       shardsNeededStatus: r.realised.status,
       answer: r.answer,

@@ -1,24 +1,9 @@
 /**
- * Answer metrics of `fkgqa score` (docs/evaluation.md gives the definitions in words):
- *
- * - `matchAnswer`: the accuracy verdict. Two SELECT answers match when a bijection π between the
- *   gold columns and the predicted columns exists (variable names ignored) such that the rows,
- *   read through π, are equal as multisets of rows — as sequences when the gold query orders its
- *   results (top-level ORDER BY). Terms compare by value (`termKey` of src/answers/compare.ts:
- *   whole numbers exactly, other numbers by value to 12 significant digits, plain = xsd:string, language tags
- *   case-insensitive, blank nodes all equal); an unbound cell is the term UNDEF. Two empty answers
- *   match whatever their columns. ASK answers match when the booleans are equal.
- * - `graspF1`: F1 as GRASP computes it (ad-freiburg/grasp, `grasp/sparql/metrics.py`, `f1_score`):
- *   a row is the multiset of its bound terms; rows are paired by a maximum-weight assignment with
- *   weight |p ∩ g| / |g|; tp = Σ weights, fn = Σ (1 − weight) + unpaired gold rows, fp = unpaired
- *   predicted rows. Above 1,024 rows on either side: exact multiset F1 over row tuples.
- * - `spinachF1`: row-major F1 as Spinach computes it (stanford-oval/spinach, `eval.py`, `f1`):
- *   the same pairing with weight = share of the gold row's terms (without its `…Label` and
- *   `…Description` columns) found in the predicted row; tp = Σ positive weights, fp+fn = Σ (1 −
- *   w) over pairs with 0 < w < 1, + 2 per pair with w = 0, + unpaired rows on either side;
- *   F1 = 2tp / (2tp + fp + fn).
- *   They differ on a paired row with no overlap: GRASP counts it once (fn), Spinach twice (fp and
- *   fn); predicted rows {a, x} against gold {a, y} give 0.667 (GRASP) and 0.5 (Spinach).
+ * Answer metrics of `fkgqa score`: `matchAnswer` (the accuracy verdict: one bijection of columns,
+ * rows as multisets or, under a top-level ORDER BY, sequences, terms by value), `graspF1` (F1 as
+ * ad-freiburg/grasp's `f1_score` computes it) and `spinachF1` (row-major F1 as stanford-oval/spinach's
+ * `f1` computes it). docs/evaluation.md ("Accuracy", "F1, two ways") gives the definitions and where
+ * the two F1s differ.
  */
 import { munkres } from 'munkres';
 import type { SparqlResults, SparqlTerm } from '../sparql/results.js';

@@ -696,10 +696,12 @@ export function aggregate(rs: RunScore[], of: { condition: RunCondition; digest:
   const failures = queries - classes.ok;
   const failureShares = Object.fromEntries(VALIDITY_CLASSES.filter((c) => c !== 'ok').map((c) => [c, round(percent(classes[c], failures))])) as GroupScore['validity']['failureShares'];
   const unjudged = Object.fromEntries(NOT_JUDGED.map((c) => [c, rs.reduce((n, s) => n + (s.notJudged?.[c] ?? 0), 0)])) as Record<NotJudged, number>;
-  const decided = (f: (s: RunScore) => boolean | null, among: (s: RunScore) => boolean) => {
+  const decided = (f: (s: RunScore) => boolean | null, among: (s: RunScore) => boolean = () => true) => {
     const d = rs.filter((s) => among(s) && f(s) !== null);
     return share(d.filter((s) => f(s) === true).length, d.length);
   };
+  /** The share among submitted runs and among correct ones. */
+  const submittedAndCorrect = (f: (s: RunScore) => boolean | null) => ({ submitted: decided(f), correct: decided(f, (s) => s.correct) });
   const tokens = distribution(all.map((s) => s.tokens));
   const secs = distribution(all.map((s) => s.seconds));
   const mean = (f: (s: RunScore) => number, over = rs) => round(over.reduce((a, s) => a + f(s), 0) / Math.max(1, over.length), 2);
@@ -752,30 +754,9 @@ export function aggregate(rs: RunScore[], of: { condition: RunCondition; digest:
     spinachF1: mean((s) => s.spinachF1),
     ci95,
     validity: { queries, classes, valid: share(classes.ok, queries), failureShares, notJudged: unjudged },
-    consultation: {
-      submitted: decided(
-        (s) => s.consultedAllNeeded,
-        () => true,
-      ),
-      correct: decided(
-        (s) => s.consultedAllNeeded,
-        (s) => s.correct,
-      ),
-    },
-    trivial: {
-      submitted: decided(
-        (s) => s.trivial,
-        () => true,
-      ),
-      correct: decided(
-        (s) => s.trivial,
-        (s) => s.correct,
-      ),
-    },
-    allShards: decided(
-      (s) => s.allShards,
-      () => true,
-    ),
+    consultation: submittedAndCorrect((s) => s.consultedAllNeeded),
+    trivial: submittedAndCorrect((s) => s.trivial),
+    allShards: decided((s) => s.allShards),
     tokens: { total: all.reduce((a, s) => a + s.tokens, 0), median: tokens.median, min: tokens.min, max: tokens.max },
     llmCallsPerRun: mean((s) => s.llmCalls, all),
     sparqlCallsPerRun: mean((s) => s.sparqlCalls, all),

@@ -1,33 +1,12 @@
 /**
  * Syntactic validity of the queries an agent sends (FKGQA paper, section 6, "Syntactic Analysis":
- * a query is valid when it executed; the failures of Qwen3-8B are split into parse errors, prefix
- * issues, unmatched braces and malformed SERVICE syntax). Every query is parsed with sparqljs
- * 3.7.4 (no prefix predeclared: an agent must declare what it uses) and put in exactly one class,
- * tested in this order:
- *
- * 1. `prefix`: the parser names an undeclared prefix ("Unknown prefix: x", which fkgqa words as 'undeclared prefix "x:"').
- * 2. `braces`: the query does not parse and its `{`/`}` do not balance (outside strings, IRIs and
- *    comments).
- * 3. `service`: the query does not parse and the error lies in a SERVICE clause (the parser stops
- *    between `SERVICE` and its `{`, or some `SERVICE` is not followed by `SILENT`?, an IRI, a
- *    prefixed name or a variable, and `{`); or it parses but names a SERVICE by a variable.
- * 4. `parse`: any other parse error (or a SPARQL Update).
- * 5. `execution`: it parses, but the tool answered with an error (refused: no SERVICE, an unknown
- *    endpoint, too long; the answer too large; an endpoint or engine error that is not the
- *    infrastructure's, e.g. the endpoint's 400 for SPARQL sparqljs accepts) — unless not judged (below).
- * 6. `ok`: it parses and the tool answered without error.
- *
- * A query beyond the parser's documented limits (brackets nested deeper than 64, operators deeper
- * than 256: `QueryTooComplex` of src/sparql/parse.ts) is `execution`, as a query over the length
- * limit: it was refused before it ran, whether or not it is valid SPARQL.
- *
- * Not judged (`notJudged`): a query that parses and whose tool error says nothing about the agent's
- * SPARQL — an infrastructure failure (`_meta["fkgqa/error"].infrastructure`: an endpoint or the
- * federation engine down, busy, faulted) or the query's time limit (class `timeout`: the endpoints
- * accepted the query, its answer is unknown; how long it runs depends on the machine's load and on
- * `eval --timeout`, not on its syntax). Such queries are counted apart, in no class and not in the
- * denominator, as runs that end in `infrastructure_error` are left out of accuracy. A query that does
- * not parse is judged whatever the tool answered.
+ * a query is valid when it executed). Every query is parsed with sparqljs 3.7.4 (no prefix
+ * predeclared: an agent must declare what it uses) and put in exactly one class, tested in this
+ * order: `prefix`, `braces`, `service`, `parse`, `execution`, `ok`; a query that parses and whose
+ * tool error says nothing about the agent's SPARQL (an infrastructure failure, the query's time
+ * limit) is not judged. docs/evaluation.md ("Syntactic validity") defines each class. A query beyond
+ * the parser's documented limits (`QueryTooComplex` of src/sparql/parse.ts) is `execution`, as a
+ * query over the length limit: it was refused before it ran, whether or not it is valid SPARQL.
  */
 import { parseQuery, parseSparql, QueryTooComplex } from '../sparql/parse.js';
 

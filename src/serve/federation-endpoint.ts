@@ -9,21 +9,11 @@
  * target outside the registry is refused (403) before anything is sent.
  *
  * The engine's threads (`--engines`) are shared fairly between clients (fair-queue.ts; a client is
- * its remote address, or with a `Fkgqa-Client` header that name at that address: `clientOf`): one
- * client's backlog never makes another client's query wait behind all of it. The wait for a turn
- * is the wait for the engine (not the query's time; busy past the limits of docs/serving.md), and a
- * client with `--max-queued` queries waiting gets 503 busy (`by=full; waited=0; ms=0`) at once. A lone
- * SERVICE does not wait for the engine: it goes to its endpoint (whose pool has its own limits), the
- * endpoint asked for SPARQL JSON results even when the client asked for CSV or TSV (written here).
- *
- * Status codes: 400 malformed query, undeclared prefix, no or variable SERVICE, a triple pattern
- * outside every SERVICE, SERVICE targets of several graphs (`mixed-graphs`, the rule of fkgqa mcp,
- * lifted by `--mix-graphs`), query too long, a bad `timeout` parameter or `Fkgqa-Timeout` header;
- * 403 SPARQL Update or an unregistered SERVICE target; 406 no acceptable format; 503 the time
- * limit (the endpoint's, or the smaller one the request sent, as the shard endpoints take it), or
- * the shard endpoint of a lone SERVICE, or the engine, was busy (`Fkgqa-Stopped: busy; …`, Retry-After);
- * 502 an endpoint or the engine failed; 400 with `Fkgqa-Query-Error` when a shard could not evaluate
- * the query as written (its 400, or another server's query error: the client's, not the endpoint's). The engine's work stops when the client disconnects.
+ * its remote address, or with a `Fkgqa-Client` header that name at that address: `clientOf`); a
+ * lone SERVICE does not wait for the engine: it goes to its endpoint, asked for SPARQL JSON results
+ * even when the client asked for CSV or TSV (written here). docs/serving.md ("The federation
+ * endpoint: a fair share per client") has the turns and bounds, docs/mcp.md ("The federation
+ * endpoint of `fkgqa serve`") the status codes; the engine's work stops when the client disconnects.
  */
 import type { IncomingMessage } from 'node:http';
 import type { EndpointRegistry } from '../federation/registry.js';

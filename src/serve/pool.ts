@@ -1,43 +1,14 @@
 /**
  * The endpoint pool of `fkgqa serve`: a few worker threads (pool-thread.ts) hold the stores of all
  * endpoints, and no query can keep an endpoint busy for a client that is gone or for longer than
- * its time limit.
- *
- * - **Groups.** The endpoints are split into `workers` groups of about equal size in triples
- *   (longest-processing-time-first, so the large shards of one graph land in different groups);
- *   each group has one current worker that holds a `Store` per endpoint of the group. All workers
- *   instantiate oxigraph from one module compiled once (src/common/oxigraph-wasm.ts).
- * - **One query at a time per worker**, in arrival order per group; up to `PIPELINE` queries are
- *   posted to a worker at once, so that it goes from one to the next without waiting for the main
- *   thread (one message hop per query each way cost more main-thread CPU than the point query
- *   itself). The queries posted to a worker in one turn of the event loop (every request read in
- *   that turn's poll phase) go in one message, sent by one `setImmediate`: a message per query woke
- *   an idle worker once per query. A posted query that has not started can be withdrawn: each worker shares a small ring
- *   of flags with the pool (one per posted query: pending, started, withdrawn, set with
- *   compare-and-swap on both sides), so a withdrawn query is skipped and a started one is known to
- *   run. The main thread counts a query as started when the one before it has answered.
- *   oxigraph's queries are synchronous and cannot be cancelled, so a query is stopped
- *   by terminating its worker: when it reaches its time limit (serve's own limit counted from its start, or the
- *   request's limit counted from the request's arrival, whichever ends first; a query that waited at
- *   least BUSY_WAIT_SHARE of the request's limit (and BUSY_MIN_WAIT_MS) before it started, or did not
- *   start, is answered `busy`, the endpoint's fault, not the query's: `waitedTooLong`), when the client
- *   disconnects (its `signal`), or when it faulted the engine. The queries posted behind it go back to
- *   the front of the group's queue. A fresh worker takes over the group at
- *   once and loads the endpoint that a waiting query needs first, then the others while idle. The
- *   pool keeps one spare worker started (oxigraph instantiated, nothing loaded) for this, so a
- *   takeover costs only the loading of that endpoint.
- * - **A slow query does not block its group.** When a query has run `slowMs` and others wait behind
- *   it, its worker is detached from the group ("retired": it finishes that query alone; the queries
- *   posted behind it are withdrawn and go back to the group's queue) and a fresh worker takes over
- *   the group as above; at most `maxExtraWorkers` retired workers run at once.
- *   When a retired worker finishes while the group's new worker is still loading and idle, the
- *   retired one (which holds every store of the group) takes the group back and the new one stops.
- *
- * Module layout: the split into groups in pool-groups.ts, the time limits and whose fault a stop is
- * in pool-limits.ts, the workers, their ring of flags and their outbox in pool-workers.ts.
- *
- * Loading at start: every worker loads its group; `start` resolves when every endpoint is loaded,
- * and the spare is started then (not while the groups load, which it would slow down).
+ * its time limit. oxigraph's queries are synchronous and cannot be cancelled, so a query is stopped
+ * by terminating its worker; a fresh worker (a spare is kept started) takes over the group, and a
+ * query that has run `slowMs` with others waiting is left to its worker ("retired"). Groups,
+ * pipelining (the ring of flags that withdraws a posted query), stopping and retiring are described
+ * in docs/serving.md ("The endpoint pool"). Module layout: the split into groups in pool-groups.ts,
+ * the time limits and whose fault a stop is in pool-limits.ts, the workers, their ring of flags and
+ * their outbox in pool-workers.ts. `start` resolves when every endpoint is loaded; the spare is
+ * started then (not while the groups load, which it would slow down).
  */
 import { compiledScript } from '../common/thread-script.js';
 import { compileOxigraph } from '../common/oxigraph-wasm.js';
@@ -54,8 +25,6 @@ export interface PoolOptions {
   workers: number;
   /** A query that ran this long (ms) with others waiting behind it gets its worker retired (default 1000). */
   slowMs?: number;
-  /** Retired workers running at once (default `workers`); beyond it, queries wait. */
-  maxExtraWorkers?: number;
   /**
    * A query still waiting this long (ms) after it arrived, not started, is answered `busy` (default:
    * it waits until it starts or the request's own limit ends). See BUSY_WAIT_SHARE for the rule.
@@ -81,7 +50,6 @@ export class EndpointPool {
   private spare: Slot | undefined;
   private readonly script = compiledScript('serve/pool-thread.js');
   private readonly slowMs: number;
-  private readonly maxExtra: number;
   private readonly queueLimitMs: number;
   private nextId = 1;
   private closed = false;
@@ -100,7 +68,6 @@ export class EndpointPool {
     private readonly options: PoolOptions,
   ) {
     this.slowMs = options.slowMs ?? 1000;
-    this.maxExtra = options.maxExtraWorkers ?? options.workers;
     this.queueLimitMs = options.queueLimitMs ?? Infinity;
   }
 
@@ -341,7 +308,7 @@ export class EndpointPool {
     const s = group.slot;
     if (this.closed || s.busy?.kind !== 'query') return;
     if (group.queue.length === 0 && s.posted.length < 2) return;
-    if (performance.now() - s.busy.job.started! < this.slowMs || this.retired.size >= this.maxExtra) return;
+    if (performance.now() - s.busy.job.started! < this.slowMs || this.retired.size >= this.options.workers) return;
     s.group = undefined;
     this.retired.add(s);
     // The queries posted behind the slow one are withdrawn and wait for the fresh worker.

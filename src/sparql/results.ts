@@ -31,6 +31,25 @@ export interface SparqlResults {
   boolean?: boolean;
 }
 
+/**
+ * Positions of an ordered answer whose rows tie on every ORDER BY key: any `take` of the `tied`
+ * solutions may fill positions `start … start+take-1`, in any order (SPARQL 1.1 Query §15.1 leaves
+ * the order of tied solutions open). Found by src/answers/ties.ts, stored with gold answers
+ * (src/build/gold-answers.ts).
+ */
+export interface TieSegment {
+  /** First position (0-based) in the answer. */
+  start: number;
+  /** Positions it fills. */
+  take: number;
+  /** Solutions that tie on the ORDER BY key there (at least `take`). */
+  tied: number;
+  /** The ORDER BY key of the tied solutions, as term keys joined by ` | `. */
+  key: string;
+  /** Every tied solution (projected variables) when more tie than the answer keeps (`tied > take`); absent when it keeps them all (then the answer's own rows there, in any order). */
+  rows?: SparqlRow[];
+}
+
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const RDF_LANG_STRING = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString';
 

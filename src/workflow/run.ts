@@ -15,7 +15,7 @@ import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { writeFileAtomic } from '../common/output.js';
 import { openBuild, readBuild } from '../build/open.js';
-import { GOLD_QUERY_TIMEOUT_MS, readGoldAnswers } from '../build/gold-answers.js';
+import { readGoldAnswers } from '../build/gold-answers.js';
 import { readNeededShards } from '../build/fan-out.js';
 import { stateDir, STATE_FILES } from '../build/state.js';
 import { readServeEndpoints } from '../federation/registry.js';
@@ -43,8 +43,6 @@ export interface LoopOptions extends Partial<Omit<EvalOptions, 'shards' | 'endpo
   out: string;
   /** Port of the serve started here when none runs on the build (default 0: any free port). */
   port?: number;
-  /** Time limit of each gold query when gold answers are computed, in ms (default 60,000, as fkgqa stats). */
-  statsTimeoutMs?: number;
   /** Aborting it (Ctrl-C) stops the loop at once: a serve started here is stopped, `runLoop` rejects with `LoopInterrupted`. */
   signal?: AbortSignal;
   progress?: (line: string) => void;
@@ -113,7 +111,7 @@ export async function runLoop(o: LoopOptions): Promise<LoopResult> {
     let gold: LoopResult['gold'] = 'stored';
     if (missing.length > 0) {
       progress(`fkgqa run: no gold answers stored for ${missing.join(', ')}: running fkgqa stats (once per build)`);
-      await step(computeStats({ shards: o.shards, state: o.state, kgs: missing, timeoutMs: o.statsTimeoutMs ?? GOLD_QUERY_TIMEOUT_MS, progress }));
+      await step(computeStats({ shards: o.shards, state: o.state, kgs: missing, progress }));
       gold = 'computed';
     }
     // 2. The endpoints: the serve running on the build, else one started here.

@@ -1,29 +1,11 @@
 /**
  * The query a Comunica thread (thread.ts) hands to Comunica: SPARQL algebra made by the
  * sparqlalgebrajs that Comunica 4.5.0 itself uses (5.0.2), from a sparqljs AST, with four changes
- * that give the same answers and that Comunica evaluates right (docs/federation.md, "Comunica
- * 4.5.0, corrected"):
- *
- * - IRIs: sparqljs keeps the backslash of an escaped local name (`:singer\#name` became an IRI
- *   with `\#` in it), fixed by `fixIris`.
- * - The pattern of `EXISTS { … }` / `NOT EXISTS { … }`: sparqljs 3.7.4 gives a group of one pattern
- *   as that pattern alone, and sparqlalgebrajs 5.0.2 translates there only a BGP, UNION, GRAPH,
- *   VALUES, sub-SELECT or group; any other pattern (SERVICE, OPTIONAL, MINUS, BIND, FILTER) fails
- *   the whole query with `Unexpected type: service` (`translateGraphPattern`). Comunica's own parser
- *   has the same two libraries, so text handed to Comunica fails the same way. The pattern is put
- *   back in its group, which is what the query says (`EXISTS` takes a GroupGraphPattern, SPARQL 1.1
- *   grammar rule [125]): the same query, which sparqlalgebrajs translates.
- * - Variables a sub-SELECT does not project get names of their own (`renameSubSelectLocals`): they
- *   are local to it (SPARQL 1.1 section 18.2.1), but Comunica evaluates an EXISTS by putting the
- *   outer solution's values into its pattern (`materializeOperation` of @comunica/utils-query-operation),
- *   also into such a local variable of the same name: `FILTER NOT EXISTS { { SELECT ?m { ?m
- *   :ref-country ?c } } }` became a test of the outer ?c.
- * - A FILTER inside such a pattern whose condition is not an operator (`FILTER NOT EXISTS { … }`,
- *   `FILTER(?flag)`, `FILTER(xsd:boolean(?x))`) gets the condition `IF(condition, true, false)`
- *   (`conditionsAsOperators`): `materializeOperation` leaves such a FILTER, its input included,
- *   without the outer values, so an EXISTS holding a FILTER NOT EXISTS matched every solution.
- *   A FILTER keeps a solution when its condition's effective boolean value is true, and so does
- *   `IF(condition, true, false)` (an error either way drops it).
+ * that give the same answers and that Comunica evaluates right: escaped local names without their
+ * backslash (`fixIris`), the pattern of an EXISTS put back in its group (`groupExistsPatterns`),
+ * variables a sub-SELECT does not project renamed (`renameSubSelectLocals`), and a FILTER condition
+ * inside an EXISTS that is no operator as `IF(condition, true, false)` (`conditionsAsOperators`).
+ * docs/federation.md ("Comunica 4.5.0, corrected") has the defect each one avoids.
  */
 import { DataFactory } from 'n3';
 import { type Algebra, Factory, translate } from 'sparqlalgebrajs';

@@ -1,46 +1,13 @@
 /**
  * Corrections of four actors of Comunica 4.5.0, applied by each Comunica thread (thread.ts) to its
- * engine before the first query. The first two are of its source selection: they only act on a
- * query evaluated over `sources` (verify's federated form: no SERVICE, Comunica choosing among the
- * shard endpoints) and leave SERVICE clauses alone; the other two act on every query. The first
- * three defects are still in Comunica's source at 5.3.0. docs/federation.md ("Comunica 4.5.0,
- * corrected") has the reproductions.
- *
- * 1. `optimize-query-operation/actors#prune-empty-source-operations` drops the sources of a triple
- *    pattern that match nothing (an ASK per pattern and source), then removes every projection
- *    (SELECT, sub-SELECT) "that has become empty": `hasEmptyOperation` calls a projection empty when
- *    a UNION anywhere inside it lost all its sources — also inside an aggregate (whose answer over
- *    no solution is one row: `COUNT(*)` is 0), the right side of a MINUS, and the pattern of a
- *    FILTER (NOT) EXISTS (whose NOT EXISTS then keeps every solution). Corrected: a projection is
- *    dropped only when its answer is empty whatever the rest evaluates to (`certainlyEmpty`).
- * 2. `optimize-query-operation/actors#group-sources` sends a whole operation to one source when
- *    all its inputs are evaluated there, without looking at the operation's own expressions: a
- *    FILTER whose input is on shard A and whose `EXISTS { … }` needs shard B was sent to A, which
- *    evaluated the EXISTS over its own data (no match: NOT EXISTS true for every solution).
- *    Corrected: an operation whose expressions hold an EXISTS is sent whole only when every
- *    triple pattern of that EXISTS is evaluated at the same source; otherwise Comunica evaluates the
- *    FILTER itself (one EXISTS evaluation per solution, as for SERVICE-explicit queries).
- * 3. `query-operation/actors#orderby` sorts by each ORDER BY key in turn, from the last to the first,
- *    with a sort that is not stable (`SortIterator` inserts an item among equal ones at any place):
- *    `ORDER BY DESC(?n) ?name` puts the names of equal ?n in no particular order. Corrected: one
- *    stable sort by all keys at once, with Comunica's own evaluators and term order.
- * 4. An OPTIONAL whose FILTER uses variables of both sides (`OPTIONAL { SERVICE <b> { … ?y } FILTER(?y
- *    < ?x) }`) is a left join with a condition, which Comunica 4.5 evaluates only by a bind join
- *    (`rdf-join/actors#optional-bind`): the right side evaluated again for each left solution with
- *    that solution's values put into it, everywhere, also where they are out of scope (a FILTER in
- *    the SERVICE body or in a nested group then sees the left side's variables). fkgqa's
- *    configuration has no bind joins, so the query failed ("none of the configured actors were able
- *    to handle the join type optional"). Corrected: `rdf-join/actors#optional-nested-loop` takes it,
- *    each side evaluated once, as SPARQL 1.1 defines LeftJoin (section 18.5): a left solution with
- *    every compatible right solution for which the condition is true, or alone when there is none.
- *
- * Apart from these, `correctDataFactory` makes Comunica's data factory keep the language tags of
- * endpoints' answers, and `correctServiceFailures` makes every SERVICE clause's answer read whole, its
- * failure the query's unless the clause is SILENT, which then gives one empty solution (their doc comments).
- *
- * The corrections replace one function each of the actors the compiled engine built (found by
- * their Components.js names); an engine without one of them fails to start, naming it (a Comunica
- * upgrade that renamed or removed it must be looked at: docs/federation.md).
+ * engine before the first query: `prune-empty-source-operations` and `group-sources` (source
+ * selection; they act only on queries over `sources`, verify's federated form), `orderby` (one
+ * stable sort by all keys) and `optional-nested-loop` (a left join with a condition, which only the
+ * removed bind join took). Besides, `correctDataFactory` keeps the language tags of endpoints'
+ * answers and `correctServiceFailures` reads every SERVICE answer whole (their doc comments).
+ * docs/federation.md ("Comunica 4.5.0, corrected") has each defect, its reproduction and the
+ * correction. Each correction replaces one function of an actor the compiled engine built (found
+ * by its Components.js name); an engine without one of them fails to start, naming it.
  */
 import { type Algebra, Factory } from 'sparqlalgebrajs';
 import type { Iterators } from './engine-module.js';

@@ -1,18 +1,10 @@
 /**
  * `--federation-engine comunica` and `comunica-default`: Comunica 4.5.0 behind the
- * `FederationEngine` interface, built from a Components.js configuration with Comunica's own
- * documented mechanism (comunica.dev, "Querying with a custom configuration"; compiled by
- * `comunica-compile-config`, as @comunica/query-sparql builds its own engine):
- *
- * - `comunica` (the default engine): federation/comunica/config-service.json, compiled into
- *   federation/comunica/engine-service.cjs (committed; `npm run build:comunica-engine` rebuilds it,
- *   tests/comunica-config.slow.test.ts fails when it is stale). It is Comunica's default configuration with four
- *   overrides of documented actor parameters: no COUNT queries for source selection, SERVICE targets
- *   taken as SPARQL endpoints, no bind-join actors (each SERVICE clause evaluated once and joined
- *   locally), and plain SPARQL JSON results (no `metadata` member). docs/federation.md explains each.
- * - `comunica-default`: @comunica/query-sparql's own engine-default.js (bind joins, COUNT-based
- *   source selection): the engine fkgqa used before, kept as the baseline of `npm run
- *   bench:federation` (13,068 requests for car_1/q5's oracle form where `comunica` sends 20).
+ * `FederationEngine` interface. `comunica` (the default) is federation/comunica/engine-service.cjs,
+ * compiled from config-service.json (Comunica's default configuration with four overrides of
+ * documented actor parameters); `comunica-default` is @comunica/query-sparql's own
+ * engine-default.js, the baseline of `npm run bench:federation`. docs/federation.md ("`comunica`:
+ * Comunica 4.5.0, configured") explains each override and how the engine is rebuilt and checked.
  *
  * Each query runs in a worker thread (thread.ts) of a pool of `parallel` threads; a query past its
  * time limit or aborted is cancelled in its thread (its HTTP requests aborted, their connections closed),

@@ -1,10 +1,8 @@
 /**
  * `--federation-engine jena`: Apache Jena ARQ 4.5.0 from Debian's `libapache-jena-java`, run as one
- * long-lived JVM (federation/jena/JenaFederationEngine.java: compiled once with javac into a cache
- * folder, or run as a single-file source program, JEP 330, where there is no javac; both need a JDK,
- * e.g. `openjdk-17-jdk-headless`), spoken to in JSON lines over its stdin/stdout (protocol in the
- * Java file's comment). ARQ evaluates each SERVICE clause once and joins locally (index joins off),
- * with its implicit-join filter rewrite off (a wrong-answer bug of Jena 4.5, docs/federation.md).
+ * long-lived JVM (federation/jena/JenaFederationEngine.java, compiled once with javac or run as a
+ * single-file source program) spoken to in JSON lines over its stdin/stdout (protocol in the Java
+ * file's comment); docs/federation.md ("`jena`: Apache Jena ARQ 4.5.0") has its two ARQ settings.
  *
  * Jena's HTTP goes through the Java program's own guarded client, which enforces the registry's
  * rules as `fetchVia` does (src/common/http-client.ts): a URL outside the registry is refused
@@ -159,8 +157,6 @@ interface Pending {
 
 /** Options of JenaEngine.create. */
 export interface JenaEngineOptions extends EngineSetup {
-  /** JVM maximum heap in MiB (default 1024). */
-  maxHeapMb?: number;
   /**
    * A writable cache directory: the compiled program (compiledProgram) and, on the JVM's class
    * path, the Xerces message bundles Debian's jena-core.jar misplaces (see the Java program);
@@ -229,7 +225,7 @@ export class JenaEngine implements FederationEngine {
       return Promise.reject(e as Error);
     }
     const args = [
-      `-Xmx${this.o.maxHeapMb ?? 1024}m`,
+      '-Xmx1024m',
       '-XX:+UseSerialGC',
       '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
       '-Dorg.slf4j.simpleLogger.logFile=System.err',
