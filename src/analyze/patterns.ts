@@ -50,7 +50,7 @@ export interface PatternScope {
   /**
    * Take the patterns inside expressions — FILTER (NOT) EXISTS, and EXISTS in BIND, HAVING,
    * ORDER BY or the projection. Default true (the method's T(q)); false reproduces the paper's
-   * published applicability figures (see README).
+   * published applicability figures (docs/method.md, "How the figures compare with the paper").
    */
   expressionPatterns?: boolean;
 }

@@ -120,7 +120,7 @@ export function compareResults(gold: SparqlResults, other: SparqlResults, ordere
   const gv = [...(gold.head.vars ?? [])].sort();
   const ov = [...(other.head.vars ?? [])].sort();
   // Variables are compared when both answers have rows: for an empty answer the head is all there
-  // is, and Comunica 4.5.0 sends an empty head when it has pruned every source (README).
+  // is, and Comunica 4.5.0 sends an empty head when it has pruned every source (docs/serving-reference.md).
   const varsDiffer = g.length > 0 && o.length > 0 && gv.join(' ') !== ov.join(' ');
   const missing = minus(multiset(g), multiset(o));
   const extra = minus(multiset(o), multiset(g));

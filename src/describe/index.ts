@@ -2,7 +2,7 @@
  * The describe stage: VoID (standard and extended) for every shard and the build's catalogue,
  * computed with SPARQL 1.1 aggregate queries through one client interface (in-process oxigraph
  * or a remote endpoint), or by streaming the shard files for graphs too large for a store.
- * See README "VoID and catalogue".
+ * See docs/void.md.
  */
 export { HttpSparqlClient, OxigraphClient, type GraphFile, type SparqlClient } from './client.js';
 export * from './queries.js';

@@ -4,7 +4,7 @@ import { bucketOf, type DataProfile } from './profile.js';
 
 /**
  * Decides the shard (slot index into `layout.slots`) of every triple, with this precedence
- * (README, "Design decisions"):
+ * (docs/method.md, "The method, and the decisions fkgqa makes where the paper is silent"):
  * 1. a predicate with a predicate shard: the triple goes there, whatever its subject;
  * 2. a subject that is an instance of a horizontal class: the bucket of its group given by the
  *    subject hash (the first such class in IRI order, if the subject has several); with a spread

@@ -1,7 +1,7 @@
 /**
  * The Comunica engine a thread of `ComunicaEngine` runs (thread.ts), loaded fast: at start-up a
  * thread spends most of its time loading Comunica's ~1,600 CommonJS modules (0.9 s of CPU on a
- * quiet 2-core machine; figures in docs/performance-notes.md). `npm run build` therefore bundles
+ * quiet 2-core machine; figures in docs/performance.md). `npm run build` therefore bundles
  * each compiled engine with esbuild into one file (federation/comunica/bundle.js, `dist/federation/comunica/*.bundle.cjs`)
  * and stores V8's code cache of it beside it; a thread compiles the bundle with that cache
  * (`vm.Script` `cachedData`: 0.25 s). What the bundle runs is the same code: Comunica's modules,
