@@ -524,7 +524,9 @@ export class ShardServer {
     const arrivedAt = Date.now();
     const started = performance.now();
     const message = `method CONNECT is not allowed: fkgqa serve is no proxy; send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)`;
+    // Node has left the socket to this listener: its errors and the bytes the client still sends are the listener's to handle.
     socket.on('error', () => socket.destroy());
+    socket.resume();
     answerOnSocket(socket, { status: 405, message, headers: { Allow: ALLOWED_METHODS } }, (bytes) => {
       const a: Answer = bytes === undefined ? { ...text(499, '', 'invalid'), cancelled: true } : text(405, message, 'invalid');
       this.recordRequest('-', a, { arrivedAt, started, method: req.method ?? 'CONNECT', bytes: bytes ?? 0 });
