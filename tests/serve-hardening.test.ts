@@ -9,7 +9,7 @@ import { readQuestions, distinctQueries } from '../src/load/questions.js';
 import { DEFAULT_PARTITION_OPTIONS, digestTree } from '../src/partition/index.js';
 import { answerQuery } from '../src/serve/answer.js';
 import { checkQueryText, MAX_QUERY_DEPTH, MAX_SERVED_QUERY_DEPTH, nestingDepth } from '../src/sparql/guard.js';
-import { MEDIA, strictSearchParams } from '../src/sparql/protocol.js';
+import { MEDIA, refusedRequestLine, strictSearchParams } from '../src/sparql/protocol.js';
 import { inspectQuery, quickInspect } from '../src/sparql/inspect.js';
 import { rotatedName } from '../src/serve/request-log.js';
 import { serializeResults, type SparqlResults } from '../src/sparql/results.js';
@@ -131,6 +131,17 @@ describe('serve: an error boundary on every request path (400, never an exit)', 
     const body = 'the header line "NoColonHere" is refused: a header line without a colon (RFC 9112 §5: a field line is a name, a colon, then the value)\n';
     expect(answer).toBe(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
+  it('finds the request line of the refused request in the packet Node refused: after the earlier pipelined requests, none in a packet without it', () => {
+    const packet = (text: string, refusedAt: string) => ({ rawPacket: Buffer.from(text, 'latin1'), bytesParsed: text.indexOf(refusedAt) });
+    const first = 'GET /a-shard1/sparql?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    const second = 'POST /b-shard2/sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Other: a\x01b\r\n\r\n';
+    expect(refusedRequestLine(packet(second, '\x01'))).toEqual({ method: 'POST', target: '/b-shard2/sparql' });
+    expect(refusedRequestLine(packet(first + second, '\x01'))).toEqual({ method: 'POST', target: '/b-shard2/sparql' });
+    // A packet that starts within the headers (they spanned several packets): its first line is no request line.
+    expect(refusedRequestLine(packet('X-Big: xxxx\r\nX-Other: a\x01b\r\n', '\x01'))).toBeUndefined();
+    expect(refusedRequestLine({})).toBeUndefined();
   });
 
   it('answers 400 to a request line without an HTTP version (HTTP/0.9) and 505 to HTTP/2.0, each closing its connection', async () => {
