@@ -3,7 +3,9 @@ import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { processStart, StagedOutput, takeLockFile, writeFileAtomic } from '../src/common/output.js';
+import { processStart, recoverInterruptedCommit, StagedOutput, takeLockFile, writeFileAtomic } from '../src/common/output.js';
+import { mergeRunFiles } from '../src/eval/merge.js';
+import { readRunFiles, runFileLock } from '../src/eval/run-reader.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
 import { openBuild } from '../src/build/open.js';
@@ -158,6 +160,63 @@ describe('build safety / locks', () => {
     } finally {
       sleeper.kill();
     }
+  });
+});
+
+describe('build safety / one way to take a lock', () => {
+  it("an opener takes a dead writer's lock through the stale-lock takeover: not while a live process holds <lock>.takeover, then it finishes the commit", async () => {
+    const parent = tmpDir();
+    const out = path.join(parent, 'shards');
+    const lock = path.join(parent, '.shards.fkgqa-lock');
+    const journal = path.join(parent, '.shards.fkgqa-journal');
+    fs.mkdirSync(out);
+    fs.writeFileSync(path.join(out, 'old.txt'), 'old');
+    fs.mkdirSync(path.join(parent, '.shards.fkgqa-tmp-1-a'));
+    fs.writeFileSync(path.join(parent, '.shards.fkgqa-tmp-1-a', 'new.txt'), 'new');
+    fs.writeFileSync(journal, JSON.stringify({ staged: '.shards.fkgqa-tmp-1-a', aside: '.shards.fkgqa-old-1' }));
+    // The writer is dead (no such pid): its lock is stale.
+    fs.writeFileSync(lock, JSON.stringify({ pid: 99_999_997, procStart: null, started: 'x', hostname: os.hostname() }));
+    // A live process is removing that stale lock: the opener leaves lock and commit to it.
+    const sleeper = spawn('sleep', ['30']);
+    try {
+      fs.writeFileSync(`${lock}.takeover`, JSON.stringify({ pid: sleeper.pid, procStart: processStart(sleeper.pid!), started: 'x', hostname: os.hostname() }));
+      expect(() => recoverInterruptedCommit(out, 0)).toThrow(`a process holding ${lock}.takeover is taking over a stale lock`);
+      expect(fs.readdirSync(out)).toEqual(['old.txt']);
+      expect(fs.existsSync(journal)).toBe(true);
+      expect(JSON.parse(fs.readFileSync(lock, 'utf8')).pid).toBe(99_999_997);
+    } finally {
+      sleeper.kill('SIGKILL');
+      await new Promise((r) => (sleeper.exitCode !== null || sleeper.signalCode !== null ? r(undefined) : sleeper.once('exit', r)));
+    }
+    // Its process gone, the .takeover is stale too: the opener removes both and completes the commit.
+    recoverInterruptedCommit(out, 0);
+    expect(fs.readdirSync(out)).toEqual(['new.txt']);
+    expect(fs.readdirSync(parent)).toEqual(['shards']);
+  });
+
+  it('a lock that is a directory beside an interrupted commit is an input error naming it, as for every lock', () => {
+    const parent = tmpDir();
+    const out = path.join(parent, 'shards');
+    fs.mkdirSync(out);
+    fs.writeFileSync(path.join(parent, '.shards.fkgqa-journal'), JSON.stringify({ staged: '.shards.fkgqa-tmp-1-a', aside: '.shards.fkgqa-old-1' }));
+    fs.mkdirSync(path.join(parent, '.shards.fkgqa-lock'));
+    expect(() => recoverInterruptedCommit(out, 0)).toThrow(new InputError('is a directory, where fkgqa keeps its lock file: remove it', { file: path.join(parent, '.shards.fkgqa-lock') }));
+  });
+
+  it('the run file reader and merge name a lock holder on another host by pid and host (not as this process, even with its pid)', () => {
+    const dir = tmpDir();
+    const f = path.join(dir, 'runs.jsonl');
+    fs.writeFileSync(f, '{}\n');
+    const lock = runFileLock(f);
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.pid, procStart: null, started: 'x', hostname: 'elsewhere.example' }));
+    const advice = ` (a process on another host cannot be checked from here: if it no longer runs, remove ${lock})`;
+    expect(() => readRunFiles([f])).toThrow(
+      `fkgqa eval (pid ${process.pid} on host elsewhere.example) is still writing this run file: it has written 1 run so far, not all its runs; wait until eval ends, or pass --partial to score them (the report then says it is partial)${advice}`,
+    );
+    expect(() => mergeRunFiles({ files: [f], out: path.join(dir, 'merged.jsonl') })).toThrow(
+      `fkgqa eval (pid ${process.pid} on host elsewhere.example) is still writing this run file: merge its part when that eval has ended${advice}`,
+    );
+    expect(fs.existsSync(path.join(dir, 'merged.jsonl'))).toBe(false);
   });
 });
 

@@ -9,7 +9,7 @@ import { readQuestions, distinctQueries } from '../src/load/questions.js';
 import { DEFAULT_PARTITION_OPTIONS, digestTree } from '../src/partition/index.js';
 import { answerQuery } from '../src/serve/answer.js';
 import { checkQueryText, MAX_QUERY_DEPTH, MAX_SERVED_QUERY_DEPTH, nestingDepth } from '../src/sparql/guard.js';
-import { MEDIA, strictSearchParams } from '../src/sparql/protocol.js';
+import { MEDIA, refusedRequestLine, strictSearchParams } from '../src/sparql/protocol.js';
 import { inspectQuery, quickInspect } from '../src/sparql/inspect.js';
 import { rotatedName } from '../src/serve/request-log.js';
 import { serializeResults, type SparqlResults } from '../src/sparql/results.js';
@@ -122,6 +122,80 @@ describe('serve: an error boundary on every request path (400, never an exit)', 
       expect(counts(two)).toEqual([35, 35]);
       expect(two.indexOf(why)).toBeGreaterThan(two.lastIndexOf('"35"'));
     }
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
+  it('answers 400 naming the line to a header line without a colon (not as a character of its name)', async () => {
+    const port = Number(new URL(url).port);
+    const answer = await rawAnswer(port, `GET ${new URL(url).pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nNoColonHere\r\n\r\n`);
+    const body = 'the header line "NoColonHere" is refused: a header line without a colon (RFC 9112 §5: a field line is a name, a colon, then the value)\n';
+    expect(answer).toBe(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
+  it('finds the request line of the refused request in the packet Node refused: after the earlier pipelined requests, none in a packet without it', () => {
+    const packet = (text: string, refusedAt: string) => ({ rawPacket: Buffer.from(text, 'latin1'), bytesParsed: text.indexOf(refusedAt) });
+    const first = 'GET /a-shard1/sparql?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    const second = 'POST /b-shard2/sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Other: a\x01b\r\n\r\n';
+    expect(refusedRequestLine(packet(second, '\x01'))).toEqual({ method: 'POST', target: '/b-shard2/sparql' });
+    expect(refusedRequestLine(packet(first + second, '\x01'))).toEqual({ method: 'POST', target: '/b-shard2/sparql' });
+    // A packet that starts within the headers (they spanned several packets): its first line is no request line.
+    expect(refusedRequestLine(packet('X-Big: xxxx\r\nX-Other: a\x01b\r\n', '\x01'))).toBeUndefined();
+    expect(refusedRequestLine({})).toBeUndefined();
+  });
+
+  it('answers 400 to a request line without an HTTP version (HTTP/0.9) and 505 to HTTP/2.0, each closing its connection', async () => {
+    const port = Number(new URL(url).port);
+    const target = `${new URL(url).pathname}?query=${encodeURIComponent(COUNT)}`;
+    const nine = await rawAnswer(port, `GET ${target}\r\n\r\n`);
+    expect(nine).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(nine).toContain('\r\nConnection: close\r\n');
+    expect(nine).toContain(`the request line "GET ${target}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)\n`);
+    expect(nine).not.toContain('"35"');
+    const two = await rawAnswer(port, `GET ${target} HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n`);
+    expect(two).toMatch(/^HTTP\/1\.1 505 HTTP Version Not Supported\r\n/);
+    expect(two).toContain('\r\nConnection: close\r\n');
+    expect(two).toContain('HTTP/2.0 is not supported: send HTTP/1.1 (RFC 9112)\n');
+    // HTTP/1.0 is answered.
+    expect(await rawStatus(port, `GET ${target} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n`)).toBe(200);
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
+  it('answers 405 with Allow to CONNECT and closes the connection; after a pipelined valid request, once its answer is out', async () => {
+    const port = Number(new URL(url).port);
+    const connect = 'CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n';
+    const body = 'method CONNECT is not allowed: fkgqa serve is no proxy; send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)\n';
+    const refused = `HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nAllow: GET, POST, OPTIONS\r\nConnection: close\r\n\r\n${body}`;
+    expect(await rawAnswer(port, connect)).toBe(refused);
+    const valid = `GET ${new URL(url).pathname}?query=${encodeURIComponent(COUNT)} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: ${MEDIA.json}\r\n\r\n`;
+    const both = await rawAnswer(port, valid + connect);
+    expect([...both.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]))).toEqual([200, 405]);
+    expect(both.endsWith(refused)).toBe(true);
+    expect(both.indexOf('"35"')).toBeGreaterThan(0);
+    expect(await countOf(await get(COUNT))).toBe(35);
+  });
+
+  it('closes the connection after a refusal given before the request body was read (403, 404, 405, 413): the body it declares never comes', async () => {
+    const port = Number(new URL(url).port);
+    const path = new URL(url).pathname;
+    // Each request declares a body it never sends: the answer must say Connection: close and the server close, not wait for the body.
+    const head = (method: string, target: string, host: string, length: number) =>
+      `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nContent-Length: ${length}\r\n\r\n`;
+    for (const [request, status] of [
+      [head('POST', path, 'evil.example', 100_000_000), 403],
+      [head('POST', path, 'evil.example', 100), 403],
+      [head('POST', '/no-such-path', '127.0.0.1', 100), 404],
+      [head('PUT', path, '127.0.0.1', 100), 405],
+      [head('POST', path, '127.0.0.1', 100_000_000), 413],
+    ] as const) {
+      const answer = await rawAnswer(port, request);
+      expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(answer.slice(0, answer.indexOf('\r\n\r\n'))).toContain('\r\nConnection: close');
+    }
+    // A request without a body stays on its connection after a refusal: the next request on it is answered.
+    const ask = `GET ${path}?query=ASK%7B%7D HTTP/1.1\r\nHost: `;
+    const kept = await rawAnswer(port, `${ask}evil.example\r\n\r\n${ask}127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect([...kept.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]))).toEqual([403, 200]);
     expect(await countOf(await get(COUNT))).toBe(35);
   });
 
@@ -379,6 +453,36 @@ describe('serve: the request log is capped and rotated', () => {
     expect(s.log.rotations).toBeGreaterThanOrEqual(2);
     // Every line is whole JSON.
     for (const f of [log, rotatedName(log)]) for (const l of fs.readFileSync(f, 'utf8').trim().split('\n')) expect(JSON.parse(l).endpoint).toBe('library-shard2');
+  });
+
+  it("logs requests refused by Node's HTTP parser and CONNECT with their status, like the others", async () => {
+    const log = path.join(tmpDir('fkgqa-log-'), 'requests.jsonl');
+    const s = await serve({ shards, kgs: ['library'], requestLog: log, writeFiles: false });
+    try {
+      const u = new URL(s.endpoint('library-shard1')!.url);
+      const port = Number(u.port);
+      expect(await rawStatus(port, `GET ${u.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Other: a\x01b\r\n\r\n`)).toBe(400);
+      expect(await rawStatus(port, `GET /library-shard2/sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`)).toBe(431);
+      expect(await rawStatus(port, 'GARBAGE\x01\r\n\r\n')).toBe(400);
+      expect(await rawStatus(port, 'CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n')).toBe(405);
+      expect(s.log.counts()['library-shard1']).toEqual({ total: 1, errors: 1, invalid: 1 });
+    } finally {
+      await s.close();
+    }
+    const entries = fs
+      .readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { endpoint: string; kind: string; method: string; status: number; bytes: number });
+    expect(entries.map(({ endpoint, kind, method, status }) => ({ endpoint, kind, method, status }))).toEqual([
+      { endpoint: 'library-shard1', kind: 'invalid', method: 'GET', status: 400 },
+      // The headers are larger than one packet: the request line may or may not be in the refused one.
+      { endpoint: entries[1].endpoint, kind: 'invalid', method: entries[1].method, status: 431 },
+      { endpoint: '-', kind: 'invalid', method: '?', status: 400 },
+      { endpoint: '-', kind: 'invalid', method: 'CONNECT', status: 405 },
+    ]);
+    expect(['library-shard2', '-']).toContain(entries[1].endpoint);
+    expect(entries[0].bytes).toBe(Buffer.byteLength('header "X-Other": "a\\u0001b" is refused: it holds the control character U+0001, which HTTP does not allow in a header value (RFC 9110 §5.5)\n'));
   });
 
   it('goes to requests.jsonl in the state folder when no file is named', async () => {

@@ -162,11 +162,15 @@ export function readLockOwner(file: string): LockOwner | undefined {
 /**
  * The process named by a lock file, and whether it still runs (`ownerAlive`): a live holder is
  * writing what the lock protects; a dead one was killed before it released the lock.
- * @returns undefined when there is no lock file (or it names no process)
+ * @returns undefined when there is no lock file (or it names no process); else its pid, whether it
+ *   runs (one on another host counts as running), whether it is this process (same pid, on this
+ *   host), its name as lock messages give it (`ownerName`: `pid <n>`, `pid <n> on host <name>`), and
+ *   what a refusal adds for a holder on another host (`otherHostAdvice`, empty for this host)
  */
-export function lockHolderOf(lock: string): { pid: number; alive: boolean } | undefined {
+export function lockHolderOf(lock: string): { pid: number; alive: boolean; self: boolean; name: string; advice: string } | undefined {
   const holder = readLockOwner(lock);
-  return holder ? { pid: holder.pid, alive: ownerAlive(holder) } : undefined;
+  if (!holder) return undefined;
+  return { pid: holder.pid, alive: ownerAlive(holder), self: holder.pid === process.pid && !onOtherHost(holder), name: ownerName(holder), advice: otherHostAdvice(holder, lock) };
 }
 
 /**
@@ -265,8 +269,11 @@ function rollForward(out: string): void {
  * Makes sure an output folder is not caught in the middle of a commit before it is read: when a
  * commit journal is beside it and its writer is gone, the commit is completed (the new build is
  * what the interrupted run had finished); when its writer is still running, waits up to `waitMs`
- * for it. Every command that opens a build calls this (through `openBuild`).
- * @throws InputError when a live process keeps the commit unfinished past `waitMs`, or when the
+ * for it. The writer's lock is taken with `takeLock`, as every lock: a dead writer's lock is stale
+ * and removed by one process at a time (`removeStaleLock`). Every command that opens a build calls
+ * this (through `openBuild`).
+ * @throws InputError when a live process keeps the commit unfinished past `waitMs` (naming it), when
+ *   the lock is a directory, when another process holds `<lock>.takeover` throughout, or when the
  *   recovery cannot write beside the build
  */
 export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
@@ -274,18 +281,32 @@ export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
   if (!fs.existsSync(p.journal)) return;
   const until = Date.now() + waitMs;
   for (;;) {
-    const holder = readLockOwner(p.lock);
-    if (!holder || !ownerAlive(holder)) break;
-    if (!fs.existsSync(p.journal)) return; // the writer finished its commit
-    if (Date.now() > until) throw new InputError(`a build by ${ownerName(holder)} is being moved into place; try again`, { file: out });
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-  }
-  try {
-    fs.rmSync(p.lock, { force: true });
-    fs.writeFileSync(p.lock, JSON.stringify(thisOwner()) + '\n', { flag: 'wx' });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return recoverInterruptedCommit(out, Math.max(0, until - Date.now()));
-    throw new InputError(`cannot finish an interrupted commit of this build: ${(e as Error).message}`, { file: out });
+    // The writer's lock is taken as every lock is (`takeLock`): a dead writer's is stale and removed by one process at a time.
+    let writer: LockOwner | undefined;
+    try {
+      takeLock(
+        p.lock,
+        (holder) => {
+          writer = holder;
+          return new InputError(`a build by ${ownerName(holder)} is being moved into place; try again`, { file: out });
+        },
+        () =>
+          new InputError(
+            `cannot finish an interrupted commit of this build: its lock changed hands a hundred times, or a process holding ${p.lock}.takeover is taking over a stale lock (if no fkgqa process runs, remove both files)`,
+            { file: out },
+          ),
+      );
+    } catch (e) {
+      if (writer === undefined) {
+        if (e instanceof InputError) throw e;
+        throw new InputError(`cannot finish an interrupted commit of this build: ${(e as Error).message}`, { file: out });
+      }
+      if (!fs.existsSync(p.journal)) return; // the writer finished its commit
+      if (Date.now() > until) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      continue;
+    }
+    break;
   }
   try {
     rollForward(out);

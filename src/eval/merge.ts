@@ -68,10 +68,10 @@ export function mergeRunFiles(o: MergeOptions): MergeSummary {
     if (!fs.existsSync(file)) throw new InputError('no such run file', { file });
     if (fs.statSync(file).isDirectory()) throw new InputError('is a directory, not a run file', { file });
     const writer = lockHolderOf(runFileLock(file));
-    if (writer?.alive && writer.pid !== process.pid) throw new InputError(`fkgqa eval (pid ${writer.pid}) is still writing this run file: merge its part when that eval has ended`, { file });
+    if (writer?.alive && !writer.self) throw new InputError(`fkgqa eval (${writer.name}) is still writing this run file: merge its part when that eval has ended${writer.advice}`, { file });
     if (writer && !writer.alive)
       warn(
-        `warning: ${file}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`,
+        `warning: ${file}: the fkgqa eval that wrote it (${writer.name}) stopped without finishing (killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`,
       );
     const parsed = parseRunLines(fs.readFileSync(file, 'utf8'), file);
     if (parsed.torn)

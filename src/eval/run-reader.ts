@@ -253,17 +253,17 @@ export function readRunFiles(files: string[], o: { partial?: boolean } = {}): Ru
     const text = readTextInput(file, 'run file');
     const writer = lockHolderOf(runFileLock(file));
     const runs = text.split('\n').filter((l) => l.trim()).length;
-    if (writer && writer.pid !== process.pid && writer.alive) {
+    if (writer && !writer.self && writer.alive) {
       if (!o.partial)
         throw new InputError(
-          `fkgqa eval (pid ${writer.pid}) is still writing this run file: it has written ${counted(runs, 'run')} so far, not all its runs; wait until eval ends, or pass --partial to score them (the report then says it is partial)`,
+          `fkgqa eval (${writer.name}) is still writing this run file: it has written ${counted(runs, 'run')} so far, not all its runs; wait until eval ends, or pass --partial to score them (the report then says it is partial)${writer.advice}`,
           { file },
         );
       partial.push(file);
-      warnings.push(`PARTIAL: ${file} was still being written by fkgqa eval (pid ${writer.pid}): ${counted(runs, 'run')} read so far, not all the runs it will hold`);
+      warnings.push(`PARTIAL: ${file} was still being written by fkgqa eval (${writer.name}): ${counted(runs, 'run')} read so far, not all the runs it will hold`);
     } else if (writer && !writer.alive) {
       warnings.push(
-        `${file}: the fkgqa eval that wrote it (pid ${writer.pid}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`,
+        `${file}: the fkgqa eval that wrote it (${writer.name}) stopped without finishing (its lock is left: killed?): the runs it had not reached are missing; the same fkgqa eval command completes the file`,
       );
     }
     const { lines, torn } = parseRunLines(text, file, { whole: true });

@@ -30,7 +30,7 @@ import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
 import type { EndpointLauncher } from '../federation/registry.js';
 import { MAX_OPERATOR_DEPTH, MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
-import { type ParserRefusal, ProtocolError, refusedRequestAnswer } from '../sparql/protocol.js';
+import { ALLOWED_METHODS, type ParserRefusal, ProtocolError, refusedRequestAnswer, refusedRequestLine } from '../sparql/protocol.js';
 import { DEFAULT_MAX_BODY_BYTES, FEDERATION_PATH } from './defaults.js';
 import type { FederationEndpoint } from './federation-endpoint.js';
 import type { FairQueueEvent } from './fair-queue.js';
@@ -172,48 +172,52 @@ function refusal(e: unknown, gone: boolean): Answer {
 }
 
 /**
- * The server's 'clientError' listener: answers a request Node's HTTP parser refused with its status
- * and a text naming what is wrong (`refusedRequestAnswer`), then closes the connection; nothing for a
- * reset connection. When answers to earlier (pipelined) requests on the connection are still under
- * way, the refusal is written only after the last of them has been sent in full, so that HTTP/1.1's
- * in-order answers hold (RFC 9112 §9.3.2): a client never reads the refusal as the answer to one of
- * its valid requests, and no answer is cut into. Bytes refused within the body of the request being
- * answered end that request with its connection (its handler hears the client gone: 499).
+ * Writes an answer on a connection the HTTP server no longer reads (Node's parser refused its
+ * bytes, or the request was CONNECT), then closes it. When answers to earlier (pipelined) requests
+ * on the connection are still under way, the answer is written only after the last of them has been
+ * sent in full, so that HTTP/1.1's in-order answers hold (RFC 9112 §9.3.2): a client never reads it
+ * as the answer to one of its valid requests, and no answer is cut into.
+ * @param sent called once: with the body's bytes when the answer was written, with undefined when the connection was gone first
  */
-function answerRefusedRequest(e: Error & ParserRefusal, socket: Socket): void {
-  const answer = refusedRequestAnswer(e);
-  if (!answer) {
-    socket.destroy(e);
-    return;
-  }
+function answerOnSocket(socket: Socket, answer: { status: number; message: string; headers?: Record<string, string> }, sent: (bytes: number | undefined) => void): void {
   // The answer to an earlier request on this connection (Node keeps it on the socket; it has no public name).
-  // When it is done, Node attaches the next queued answer, if any, before this listener runs: so look again.
+  // When it is done, Node attaches the next queued answer, if any, before this runs: so look again.
   const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-  // The refused bytes belong to the body of the request being answered (cut short by the client, or malformed): that request
-  // ends with its connection, as Node's own handling ends it (its handler hears the client gone), and nothing is answered.
-  if (inFlight && !inFlight.writableFinished && inFlight.req && !inFlight.req.complete) {
-    socket.destroy(e);
-    return;
-  }
   if (inFlight && !inFlight.writableFinished) {
     let settled = false;
     const next = () => {
       if (settled) return;
       settled = true;
-      answerRefusedRequest(e, socket);
+      answerOnSocket(socket, answer, sent);
     };
     inFlight.once('finish', next);
     inFlight.once('close', next);
     return;
   }
   if (!socket.writable) {
-    socket.destroy(e);
+    socket.destroy();
+    sent(undefined);
     return;
   }
   const body = `${answer.message}\n`;
+  const extra = Object.entries(answer.headers ?? {})
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.end(
-    `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );
+  sent(Buffer.byteLength(body));
+}
+
+/**
+ * The refusal of a request whose request line names no HTTP/1.x (RFC 9112 §2.3): 400 for one
+ * without any version (an HTTP/0.9 request line, `GET /`: its answer would be a bare body, no status),
+ * 505 for another version (`HTTP/2.0` on an HTTP/1.1 connection).
+ */
+function versionRefusal(req: http.IncomingMessage): ProtocolError {
+  if (req.httpVersionMajor === 0)
+    return new ProtocolError(400, `the request line "${String(req.method)} ${String(req.url).slice(0, 200)}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)`);
+  return new ProtocolError(505, `HTTP/${req.httpVersion} is not supported: send HTTP/1.1 (RFC 9112)`);
 }
 
 /**
@@ -420,7 +424,9 @@ export class ShardServer {
         // 5 s server timeout raced with it and failed queries with "other side closed").
         // A request Node's HTTP parser refuses (a control character in a header) is answered with what is wrong, not Node's bare 400.
         // The strict parser stays: insecureHTTPParser would accept such bytes, and with them ambiguous framing (request smuggling behind a proxy).
-        server.on('clientError', answerRefusedRequest);
+        server.on('clientError', (e: Error & ParserRefusal, socket: Socket) => this.answerRefusedRequest(e, socket, only));
+        // CONNECT (a proxy's tunnel) is no method of an endpoint: answered 405, not dropped without a word (Node's way without a listener).
+        server.on('connect', (req: http.IncomingMessage, socket: Socket) => this.answerConnect(req, socket));
         server.keepAliveTimeout = 65_000;
         server.headersTimeout = 66_000;
         server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, host, port)));
@@ -468,6 +474,63 @@ export class ShardServer {
       );
     })();
     return this.federation;
+  }
+
+  /**
+   * The server's 'clientError' listener: answers a request Node's HTTP parser refused with its status
+   * and a text naming what is wrong (`refusedRequestAnswer`), then closes the connection (after the
+   * answers to earlier pipelined requests on it, `answerOnSocket`); nothing for a reset connection.
+   * The request is logged (`kind` invalid; its endpoint and method when the refused packet holds its
+   * request line, `refusedRequestLine`; else `-` and `?`), 499 when its client was gone before the
+   * answer. Bytes refused within the body of the request being answered end that request with its
+   * connection (its handler hears the client gone and logs it: 499).
+   */
+  private answerRefusedRequest(e: Error & ParserRefusal, socket: Socket, only?: ServedEndpoint): void {
+    const answer = refusedRequestAnswer(e);
+    if (!answer) {
+      socket.destroy(e);
+      return;
+    }
+    const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+    // The refused bytes belong to the body of the request being answered (cut short by the client, or malformed): that request
+    // ends with its connection, as Node's own handling ends it (its handler hears the client gone), and nothing is answered.
+    if (inFlight && !inFlight.writableFinished && inFlight.req && !inFlight.req.complete) {
+      socket.destroy(e);
+      return;
+    }
+    const arrivedAt = Date.now();
+    const started = performance.now();
+    const line = refusedRequestLine(e);
+    let logId = '-';
+    if (line) {
+      try {
+        const r = routeOf(new URL(line.target, 'http://localhost').pathname, (id) => this.byId.get(id), only);
+        logId = r.ep?.info.id ?? (r.what === 'federation' ? FEDERATION_PATH : '-');
+      } catch {
+        // A target that is no URL path: logged under `-`.
+      }
+    }
+    answerOnSocket(socket, answer, (bytes) => {
+      const a: Answer = bytes === undefined ? { ...text(499, '', 'invalid'), cancelled: true } : text(answer.status, answer.message, 'invalid');
+      this.recordRequest(logId, a, { arrivedAt, started, method: line?.method ?? '?', bytes: bytes ?? 0 });
+    });
+  }
+
+  /**
+   * The server's 'connect' listener: a CONNECT request (asking for a tunnel, as to a proxy) is
+   * answered 405 with the methods an endpoint allows, and its connection closed; logged under `-`.
+   */
+  private answerConnect(req: http.IncomingMessage, socket: Socket): void {
+    const arrivedAt = Date.now();
+    const started = performance.now();
+    const message = `method CONNECT is not allowed: fkgqa serve is no proxy; send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)`;
+    // Node has left the socket to this listener: its errors and the bytes the client still sends are the listener's to handle.
+    socket.on('error', () => socket.destroy());
+    socket.resume();
+    answerOnSocket(socket, { status: 405, message, headers: { Allow: ALLOWED_METHODS } }, (bytes) => {
+      const a: Answer = bytes === undefined ? { ...text(499, '', 'invalid'), cancelled: true } : text(405, message, 'invalid');
+      this.recordRequest('-', a, { arrivedAt, started, method: req.method ?? 'CONNECT', bytes: bytes ?? 0 });
+    });
   }
 
   /** Answers 500 when handling a request failed outside every other boundary (never rethrows). */
@@ -519,6 +582,8 @@ export class ShardServer {
     let logId = '-';
     let answer: Answer;
     try {
+      // HTTP/1.0 and 1.1 only: a request line without a version (HTTP/0.9, `GET /`) or with another one is refused, its connection closed.
+      if (req.httpVersionMajor !== 1) throw versionRefusal(req);
       let url: URL;
       try {
         url = new URL(req.url ?? '/', 'http://localhost');
@@ -543,7 +608,7 @@ export class ShardServer {
       if (req.method === 'OPTIONS') {
         req.resume();
         // A CORS preflight: allowed (its headers below) only for an origin --cors-origin names.
-        answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { Allow: 'GET, POST, OPTIONS' } };
+        answer = { status: 204, body: '', type: 'text/plain', kind: 'other', headers: { Allow: ALLOWED_METHODS } };
       } else if (!this.ready) {
         req.resume();
         answer = text(503, `fkgqa serve is still loading its stores: retry in a moment`, 'other', { 'Retry-After': '1' });
@@ -576,7 +641,11 @@ export class ShardServer {
     let bytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
     const cors = corsHeaders(typeof req.headers.origin === 'string' ? req.headers.origin : undefined, this.cors, req.method === 'OPTIONS');
     const headers: Record<string, string | number> = { ...cors, 'Content-Type': answer.type, ...(streamed ? {} : { 'Content-Length': bytes }), ...answer.headers };
-    if (answer.status === 413) headers.Connection = 'close';
+    // A connection is closed after an answer given before the request's body was read to its end (a refusal: 403, 405, 413...):
+    // the rest of that body may never come (a declared length no client sends), and the next request could not be found after it.
+    // So is one whose request line named no HTTP/1.x.
+    const bodyLeft = !req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
+    if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1) headers.Connection = 'close';
     let a = answer;
     const record = () => this.recordRequest(logId, a, { arrivedAt, started, method: req.method ?? '?', bytes });
     if (streamed) {

@@ -180,6 +180,9 @@ export function strictSearchParams(raw: string): URLSearchParams {
   return params;
 }
 
+/** The `Allow` header of an endpoint's 405 and OPTIONS answers: the methods of the SPARQL 1.1 Protocol (§2.1) and the CORS preflight (HEAD is answered as GET). */
+export const ALLOWED_METHODS = 'GET, POST, OPTIONS';
+
 const UPDATE_REFUSED = 'this endpoint is read-only: SPARQL Update is not accepted';
 
 function fromParams(params: URLSearchParams, via: 'get' | 'post-form', extra?: URLSearchParams): ProtocolRequest {
@@ -215,7 +218,7 @@ function fromParams(params: URLSearchParams, via: 'get' | 'post-form', extra?: U
 export function parseProtocolRequest(method: string, search: URLSearchParams, contentType?: string, body?: Buffer): ProtocolRequest {
   if (method === 'GET' || method === 'HEAD') return fromParams(search, 'get');
   if (method !== 'POST') {
-    throw new ProtocolError(405, `method ${method} is not allowed: use GET or POST (SPARQL 1.1 Protocol §2.1)`, { Allow: 'GET, POST, OPTIONS' });
+    throw new ProtocolError(405, `method ${method} is not allowed: use GET or POST (SPARQL 1.1 Protocol §2.1)`, { Allow: ALLOWED_METHODS });
   }
   if (!contentType) {
     throw new ProtocolError(400, `a POST needs a Content-Type: ${MEDIA.sparqlQuery} or ${MEDIA.form}`);
@@ -364,9 +367,9 @@ export interface ParserRefusal {
 /**
  * The answer to a request that Node's HTTP parser refused before the server's handler saw it: a
  * header holding a control character (`Fkgqa-Timeout: 1\x0100`; RFC 9110 §5.5 allows none but tab in
- * a field value, and llhttp refuses them), headers too large, or no HTTP at all. The refused header is
- * named, the time limit header with the message `parseTimeLimit` gives for any other value that is no
- * time limit. Node's own answer to these is a bare `400 Bad Request`.
+ * a field value, and llhttp refuses them), a header line without a colon, headers too large, or no
+ * HTTP at all. The refused header is named, the time limit header with the message `parseTimeLimit`
+ * gives for any other value that is no time limit. Node's own answer to these is a bare `400 Bad Request`.
  * @returns the status and the message, or undefined when there is no one to answer (the client reset the connection)
  */
 export function refusedRequestAnswer(e: ParserRefusal): { status: number; message: string } | undefined {
@@ -390,9 +393,29 @@ export function refusedRequestAnswer(e: ParserRefusal): { status: number; messag
         return { status: 400, message: `header ${TIME_LIMIT_HEADER}: ${headerText(value)} is not a time limit in milliseconds (a positive number): ${why}` };
       return { status: 400, message: `header ${headerText(name)}: ${headerText(value)} is refused: ${why}` };
     }
+    // The line ended before any colon: llhttp refuses its CR (or LF) as a byte of the name, but what is wrong is the missing colon.
+    if (start > 0 && colon < 0 && (raw[at] === '\r' || raw[at] === '\n'))
+      return { status: 400, message: `the header line ${headerText(line)} is refused: a header line without a colon (RFC 9112 §5: a field line is a name, a colon, then the value)` };
     if (start > 0) return { status: 400, message: `the header ${headerText(line)} is refused: its name holds ${bad}, which HTTP does not allow in a header name (RFC 9110 §5.1)` };
   }
   return { status: 400, message: `the request is not valid HTTP/1.1 (${e.reason ?? e.code ?? 'unreadable'})` };
+}
+
+/**
+ * The request line (method and request target) of the request Node's HTTP parser refused, when the
+ * packet it was parsing holds that line whole: the line after the last blank line (end of an earlier
+ * request's headers) before the refused byte, if it has the form `METHOD target HTTP/x.y`.
+ * @returns undefined when the packet does not hold it (e.g. headers longer than one packet)
+ */
+export function refusedRequestLine(e: ParserRefusal): { method: string; target: string } | undefined {
+  const raw = e.rawPacket?.toString('latin1');
+  if (raw === undefined) return undefined;
+  const at = Math.min(e.bytesParsed ?? raw.length, raw.length);
+  const blank = raw.lastIndexOf('\r\n\r\n', at - 1);
+  const start = blank < 0 ? 0 : blank + 4;
+  const end = raw.indexOf('\r\n', start);
+  const m = /^([A-Z]{1,20}) (\S{1,8000}) HTTP\/\d\.\d$/.exec(raw.slice(start, end < 0 ? raw.length : end));
+  return m ? { method: m[1], target: m[2] } : undefined;
 }
 
 /** The longest time limit a request may give, in ms (2^31 - 1, the longest delay of Node's timers): longer ones are capped to it. */
