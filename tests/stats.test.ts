@@ -85,7 +85,7 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
     expect([q('library/q5').impliedFanOut, q('library/q5').realisedFanOut]).toEqual([2, 1]);
     // "How many authors": every author is used: both buckets.
     expect([q('library/q1').impliedFanOut, q('library/q1').realisedFanOut]).toEqual([2, 2]);
-    // The report's "realised far below implied" examples: only queries with a gap (library/q1's 2 = 2 is none).
+    // The report's "realised below implied" examples: only queries with a gap (library/q1's 2 = 2 is none).
     expect(stats.figures.gapExamples.some((g) => g.query === 'library/q1')).toBe(false);
     expect(stats.figures.gapExamples.every((g) => g.realised < g.implied)).toBe(true);
     expect(stats.figures.gapExamples[0]).toEqual({ query: 'library/q6', implied: 4, realised: 2 });

@@ -97,7 +97,7 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
     `  exactly one shard: ${rf.oneShard.overQuestions.percent}% of questions (${rf.oneShard.overQuestions.count}/${rf.oneShard.overQuestions.of}), ${rf.oneShard.overGraphQueryPairs.percent}% of graph/query pairs`,
   );
   if (f.gapExamples.length) {
-    L.push('  realised far below implied (Example 2 of the paper):');
+    L.push('  realised below implied, largest gap first (Example 2 of the paper):');
     for (const g of f.gapExamples) L.push(`    ${g.query}: implied ${g.implied}, realised ${g.realised}`);
   }
   const ga = f.goldAnswers;

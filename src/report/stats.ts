@@ -119,7 +119,7 @@ export interface BuildFigures {
    * the order of some tied rows is open; `tiesUnknown`: answers whose dependence was not decided.
    */
   goldAnswers: { graphQueryPairs: number; executed: number; failed: number; timedOut: number; empty: number; tiesChoice: number; tiesOrder: number; tiesUnknown: number };
-  /** Queries whose realised fan-out is far below the implied one (section 4.2, Example 2), largest gap first. */
+  /** Queries whose realised fan-out is below the implied one (section 4.2, Example 2), largest gap first. */
   gapExamples: { query: string; implied: number; realised: number }[];
 }
 
