@@ -57,6 +57,19 @@ const SAME: [string, number][] = [
   ['SELECT ?s WHERE { ?s a ?t MINUS { { SELECT ?q WHERE { ?s ?q ?z } } } }', 19],
   [`SELECT ?s WHERE { ?s a ?t MINUS { ?s <${BOOK}year> ?x } MINUS { ?x ?y ?z } }`, 11],
   [`SELECT ?s WHERE { ?s a ?t MINUS { { SELECT * WHERE { ?s <${BOOK}year> ?z } } } }`, 11],
+  // MAX and MIN over stored strings and IRIs (Virtuoso's own order of stored terms), numbers below simple literals, IRIs below both; SUM and AVG of strings unbound.
+  ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { ?a <http://valuenet/ontop/author#name> ?n }', 1],
+  ['SELECT ?p (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { ?a ?p ?n } GROUP BY ?p', 13],
+  ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) (COUNT(*) AS ?c) WHERE { ?a ?p ?n }', 1],
+  ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { VALUES ?n { 2 1.5 "x" "y" } }', 1],
+  ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { VALUES ?n { 2 <http://e/i> } }', 1],
+  ['SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) WHERE { ?a <http://valuenet/ontop/author#name> ?n }', 1],
+  [`SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) (MAX(?n) AS ?m) WHERE { ?a <${BOOK}year> ?n }`, 1],
+  // HAVING without GROUP BY (Virtuoso: SP031), over the one group, also of no rows.
+  ['SELECT (COUNT(*) AS ?c) WHERE { ?a <http://valuenet/ontop/author#name> ?n } HAVING(COUNT(*) > 1)', 1],
+  ['SELECT (COUNT(*) AS ?c) WHERE { ?a <http://valuenet/ontop/author#name> ?n } HAVING(COUNT(*) > 10)', 0],
+  ['SELECT (COUNT(*) AS ?c) WHERE { ?a <http://nothing/p> ?n } HAVING(COUNT(*) = 0)', 1],
+  [`SELECT (MAX(?n) AS ?m) (SUM(?y) AS ?s) WHERE { ?a <${BOOK}year> ?y . ?a ?p ?n } HAVING(SUM(?y) > 100 && COUNT(DISTINCT ?a) >= 2) (MIN(?y) < 2000)`, 1],
 ];
 
 /** Shapes refused with a 500, with words of the construct its message names. */
@@ -81,6 +94,7 @@ const REFUSED: [string, string][] = [
   ['SELECT ?s WHERE { VALUES ?s { 1 2 3 } FILTER(NOT EXISTS { FILTER(BOUND(?y)) }) }', 'NOT EXISTS of a FILTER only'],
   // Virtuoso fails the whole query on a data exception (SQL state class 22) where SPARQL leaves one value unbound.
   ['SELECT ?x ?d WHERE { VALUES ?x { 1 2 } BIND(?x / 0 AS ?d) }', 'Virtuoso failed on a data exception'],
+  ['SELECT (MAX(?n) AS ?m) WHERE { VALUES ?n { "b" "a"@en } }', 'MAX over numbers, simple literals or IRIs beside other terms'],
 ];
 
 describe.runIf(run)('serve --store virtuoso: shapes Virtuoso answers wrongly, answered as oxigraph or refused', () => {
