@@ -385,6 +385,80 @@ function valuesBooleanColumns(ast: unknown, booleanVars: Set<string>): Set<strin
   return mixed;
 }
 
+const RDF_LANG_STRING = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString';
+const DATE_TYPES = new Set(['date', 'dateTime', 'time', 'dateTimeStamp'].map((t) => `${XSD}${t}`));
+const isLanguageLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && Boolean(x.language);
+const isDateLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && DATE_TYPES.has((x.datatype as { value?: string } | undefined)?.value ?? '');
+const simpleLiteral = (value: string): Node => ({ termType: 'Literal', value, language: '', datatype: XSD_TYPE('string') });
+
+/** ENCODE_FOR_URI (SPARQL 1.1 §17.4.3.11): each UTF-8 byte but the unreserved characters of RFC 3986 percent-encoded. */
+const encodeForUri = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/**
+ * Shapes of constants and VALUES booleans that Virtuoso evaluates otherwise than SPARQL (module
+ * comment), computed where the text gives the value and refused (StoreCannotAnswer naming the
+ * shape) where it does not: `DATATYPE` of a language-tagged constant is rdf:langString and
+ * `ENCODE_FOR_URI` of a constant its percent-encoding (Virtuoso: unbound; raw non-ASCII bytes and a
+ * NUL); refused are `REGEX`/`REPLACE` flags `x` and `q` (Virtuoso ignores them), `REPLACE` with
+ * the empty pattern (Virtuoso replaces nothing), `MD5`/`SHA*`/`STRLEN`/`ENCODE_FOR_URI` of a
+ * language-tagged constant or of an IRI constant (an error in SPARQL, a value in Virtuoso), `-` with
+ * a date operand (Virtuoso: unbound; SPARQL: a duration), an ordering comparison with an IRI
+ * constant (`?s < <iri>`: an error in SPARQL, Virtuoso orders IRIs), `IN` with a boolean operand
+ * or member (Virtuoso takes booleans for 0/1), a boolean-valued operand of COALESCE, IF, SAMPLE or
+ * an xsd:string cast (Virtuoso gives it back as 0/1, or takes it for an error), and a variable of a
+ * VALUES column holding a boolean beside other terms used in an expression (Virtuoso turns its
+ * booleans into 0/1).
+ * @param ast the parsed query, changed in place
+ * @param booleanVars variables bound to booleans only
+ * @param mixed the columns of VALUES blocks holding a boolean beside other terms (`valuesBooleanColumns`)
+ * @throws StoreCannotAnswer for a shape refused
+ */
+function constantShapes(ast: unknown, booleanVars: Set<string>, mixed: Set<string>): void {
+  const refuse = (shape: string) => {
+    throw new StoreCannotAnswer(`${shape}: Virtuoso evaluates it otherwise than SPARQL; this store does not answer it (an oxigraph-backed serve does)`);
+  };
+  const booleanOperand = (x: unknown) => isBooleanTyped(x, booleanVars);
+  const visit = (n: unknown, inExpression: boolean, seen: Set<unknown>): unknown => {
+    if (!isNode(n) || seen.has(n)) return n;
+    if (n.termType === 'Variable' && inExpression && mixed.has(n.value as string)) refuse(`?${String(n.value)}, a VALUES column holding a boolean beside other terms, in an expression`);
+    if (typeof n.termType === 'string') return n;
+    seen.add(n);
+    const expression = inExpression || n.type === 'operation' || n.type === 'functionCall' || n.type === 'aggregate';
+    if (Array.isArray(n)) {
+      for (let i = 0; i < n.length; i++) n[i] = visit(n[i], inExpression, seen);
+      return n;
+    }
+    for (const [k, v] of Object.entries(n)) {
+      // The VALUES rows and a BIND's or projection's target variable are no expressions.
+      if (k === 'values' || k === 'variable') continue;
+      // SUM and AVG of such a column are refused as arithmetic on a boolean (groupedDifference).
+      if (k === 'expression' && n.type === 'aggregate' && ['sum', 'avg'].includes(String(n.aggregation).toLowerCase()) && isNode(v) && v.termType === 'Variable') continue;
+      const child = k === 'expression' || k === 'args' || k === 'having' || k === 'order' || k === 'group' ? true : expression;
+      n[k] = visit(v, child, seen);
+    }
+    const args = (n.args ?? []) as unknown[];
+    if (n.type === 'operation') {
+      const op = String(n.operator).toLowerCase();
+      if (op === 'datatype' && isLanguageLiteral(args[0])) return { termType: 'NamedNode', value: RDF_LANG_STRING };
+      if (op === 'encode_for_uri' && isNode(args[0]) && args[0].termType === 'Literal' && !args[0].language && isStringLiteral(args[0])) return simpleLiteral(encodeForUri(args[0].value as string));
+      if (['md5', 'sha1', 'sha256', 'sha384', 'sha512', 'strlen', 'encode_for_uri'].includes(op) && (isLanguageLiteral(args[0]) || (isNode(args[0]) && args[0].termType === 'NamedNode')))
+        refuse(`${op.toUpperCase()} of ${isLanguageLiteral(args[0]) ? 'a language-tagged literal' : 'an IRI'} constant`);
+      const flags = op === 'regex' ? args[2] : op === 'replace' ? args[3] : undefined;
+      if (isNode(flags) && flags.termType === 'Literal' && /[xq]/.test(flags.value as string)) refuse(`${op.toUpperCase()} with the flag x or q`);
+      if (op === 'replace' && isNode(args[1]) && args[1].termType === 'Literal' && args[1].value === '') refuse('REPLACE with an empty pattern');
+      if (op === '-' && args.some(isDateLiteral)) refuse('a subtraction of a date, a dateTime or a time');
+      if (['<', '>', '<=', '>='].includes(op) && args.some((a) => isNode(a) && a.termType === 'NamedNode')) refuse(`an ordering comparison (${op}) with an IRI constant`);
+      if ((op === 'in' || op === 'notin') && [args[0], ...((args[1] ?? []) as unknown[])].some(booleanOperand)) refuse(`${op === 'in' ? 'IN' : 'NOT IN'} with a boolean`);
+      if (op === 'coalesce' && args.some((a) => isBooleanValued(a))) refuse('COALESCE of a boolean-valued expression');
+      if (op === 'if' && !GENERATED.has(n) && args.slice(1).some((a) => isBooleanValued(a))) refuse('IF with a boolean-valued branch');
+    }
+    if (n.type === 'aggregate' && String(n.aggregation).toLowerCase() === 'sample' && booleanOperand(n.expression)) refuse('SAMPLE of a boolean');
+    if (n.type === 'functionCall' && (n.function as Node | undefined)?.value === `${XSD}string` && args.some(booleanOperand)) refuse('xsd:string of a boolean');
+    return n;
+  };
+  visit(ast, false, new Set());
+}
+
 /** Marks a FILTER's expression and its `||`/`&&`/`!` operands down from it as its top (FILTER_TOP). */
 function markFilterTop(e: unknown): void {
   const stack = [e];
@@ -829,6 +903,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const booleanVars = new Set<string>();
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
+  constantShapes(ast, booleanVars, valuesBooleans);
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
