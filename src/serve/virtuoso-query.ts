@@ -103,6 +103,15 @@
  *   read back with the companion's digits. A plain variable of a query without grouping or
  *   aggregate gets `IF(isNumeric(?x), STR(?x), ?fkgqa_error)`, bound for numbers only: Virtuoso's
  *   result writer spends its time per term written (about 0.07 ms in SPARQL XML, load 7).
+ * - **MAX, MIN, SUM and AVG over terms of several kinds.** Virtuoso orders stored strings and IRIs
+ *   in MAX and MIN by its own order of stored terms (with or without GROUP BY), numbers above
+ *   strings, and sums strings as 0: a projected aggregate gets companions by kind of term
+ *   (`extremeCompanions`), read back in SPARQL's order (`extremeTerm`).
+ * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
+ *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true.
+ * - **Constants and booleans evaluated otherwise.** `DATATYPE` of a language-tagged constant and
+ *   `ENCODE_FOR_URI` of a string constant are computed; the other shapes of `constantShapes`
+ *   (REGEX flags x and q, IRI ordering, booleans under IN, COALESCE, IF, SAMPLE, …) are refused.
  * - **SUM and AVG over no rows** are unbound in Virtuoso, `0` in SPARQL (§18.5.1.3, §18.5.1.4). An
  *   aggregate SELECT without GROUP BY gets a companion `COUNT(*)`; where it is 0, an unbound SUM or
  *   AVG column is read back as `0` (xsd:integer).
