@@ -413,37 +413,33 @@ const encodeForUri = (text: string): string => encodeURIComponent(text).replace(
  * language-tagged constant or of an IRI constant (an error in SPARQL, a value in Virtuoso), `-` with
  * a date operand (Virtuoso: unbound; SPARQL: a duration), an ordering comparison with an IRI
  * constant (`?s < <iri>`: an error in SPARQL, Virtuoso orders IRIs), `IN` with a boolean operand
- * or member (Virtuoso takes booleans for 0/1), a boolean-valued operand of COALESCE, IF, SAMPLE or
- * an xsd:string cast (Virtuoso gives it back as 0/1, or takes it for an error), and a variable of a
- * VALUES column holding a boolean beside other terms used in an expression (Virtuoso turns its
- * booleans into 0/1).
+ * or member (Virtuoso takes booleans for 0/1), a boolean-valued operand of COALESCE (outside a
+ * FILTER), an IF branch, SAMPLE or an xsd:string cast (Virtuoso gives it back as 0/1, or takes it
+ * for an error).
  * @param ast the parsed query, changed in place
  * @param booleanVars variables bound to booleans only
- * @param mixed the columns of VALUES blocks holding a boolean beside other terms (`valuesBooleanColumns`)
  * @throws StoreCannotAnswer for a shape refused
  */
-function constantShapes(ast: unknown, booleanVars: Set<string>, mixed: Set<string>): void {
+function constantShapes(ast: unknown, booleanVars: Set<string>): void {
   const refuse = (shape: string) => {
     throw new StoreCannotAnswer(`${shape}: Virtuoso evaluates it otherwise than SPARQL; this store does not answer it (an oxigraph-backed serve does)`);
   };
   const booleanOperand = (x: unknown) => isBooleanTyped(x, booleanVars);
-  const visit = (n: unknown, inExpression: boolean, seen: Set<unknown>): unknown => {
+  const visit = (n: unknown, inExpression: boolean, seen: Set<unknown>, inFilter = false): unknown => {
     if (!isNode(n) || seen.has(n)) return n;
-    if (n.termType === 'Variable' && inExpression && mixed.has(n.value as string)) refuse(`?${String(n.value)}, a VALUES column holding a boolean beside other terms, in an expression`);
     if (typeof n.termType === 'string') return n;
     seen.add(n);
     const expression = inExpression || n.type === 'operation' || n.type === 'functionCall' || n.type === 'aggregate';
     if (Array.isArray(n)) {
-      for (let i = 0; i < n.length; i++) n[i] = visit(n[i], inExpression, seen);
+      for (let i = 0; i < n.length; i++) n[i] = visit(n[i], inExpression, seen, inFilter);
       return n;
     }
     for (const [k, v] of Object.entries(n)) {
       // The VALUES rows and a BIND's or projection's target variable are no expressions.
       if (k === 'values' || k === 'variable') continue;
-      // SUM and AVG of such a column are refused as arithmetic on a boolean (groupedDifference).
-      if (k === 'expression' && n.type === 'aggregate' && ['sum', 'avg'].includes(String(n.aggregation).toLowerCase()) && isNode(v) && v.termType === 'Variable') continue;
       const child = k === 'expression' || k === 'args' || k === 'having' || k === 'order' || k === 'group' ? true : expression;
-      n[k] = visit(v, child, seen);
+      // A FILTER's expression is a truth only: a COALESCE of booleans there keeps its solutions (0/1 as false/true).
+      n[k] = visit(v, child, seen, inFilter || n.type === 'filter');
     }
     const args = (n.args ?? []) as unknown[];
     if (n.type === 'operation') {
@@ -458,7 +454,7 @@ function constantShapes(ast: unknown, booleanVars: Set<string>, mixed: Set<strin
       if (op === '-' && args.some(isDateLiteral)) refuse('a subtraction of a date, a dateTime or a time');
       if (['<', '>', '<=', '>='].includes(op) && args.some((a) => isNode(a) && a.termType === 'NamedNode')) refuse(`an ordering comparison (${op}) with an IRI constant`);
       if ((op === 'in' || op === 'notin') && [args[0], ...((args[1] ?? []) as unknown[])].some(booleanOperand)) refuse(`${op === 'in' ? 'IN' : 'NOT IN'} with a boolean`);
-      if (op === 'coalesce' && args.some((a) => isBooleanValued(a))) refuse('COALESCE of a boolean-valued expression');
+      if (op === 'coalesce' && !inFilter && args.some((a) => isBooleanValued(a))) refuse('COALESCE of a boolean-valued expression outside a FILTER');
       if (op === 'if' && !GENERATED.has(n) && args.slice(1).some((a) => isBooleanValued(a))) refuse('IF with a boolean-valued branch');
     }
     if (n.type === 'aggregate' && String(n.aggregation).toLowerCase() === 'sample' && booleanOperand(n.expression)) refuse('SAMPLE of a boolean');
@@ -912,7 +908,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const booleanVars = new Set<string>();
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
-  constantShapes(ast, booleanVars, valuesBooleans);
+  constantShapes(ast, booleanVars);
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
