@@ -112,7 +112,12 @@ describe.runIf(run)('serve --store virtuoso: an instance that stops answering af
     expect(held.held).toBe(true);
     expect(lines.some((l) => /did not answer a probe/.test(l))).toBe(false);
     // Held past the endpoint's time limit (3 s), within the probe's (PROBE_MS, 10 s): the hold is not counted in its limit.
-    await new Promise((r) => setTimeout(r, 3_500));
+    // The server's own clock says when 3 s have passed since the held query arrived: a query held after it with a request
+    // limit of 3 s is answered at that limit (busy: its whole limit was the store's wait), while the first is still held.
+    const timed = await arrival(server, 'library-shard1', () => count({ 'Fkgqa-Timeout': '3000' }));
+    expect(timed.held).toBe(true);
+    expect(await timed.answer).toMatchObject({ status: 503, stopped: expect.stringMatching(/^busy; by=request; waited=\d+; ms=3000$/) });
+    expect(await Promise.race([held.answer.then(() => 'answered'), new Promise((r) => setImmediate(() => r('held')))])).toBe('held');
     expect(lines.some((l) => /did not answer a probe/.test(l))).toBe(false);
     // The process goes on: it answers the probe, and the held query runs.
     process.kill(pid, 'SIGCONT');

@@ -105,6 +105,49 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(virtuosoQuery('SELECT ?s (SUM(?o) AS ?sum) WHERE { ?s <http://e/p> ?o } GROUP BY ?s', G).emptySums).toEqual([]);
   });
 
+  it('sends the HAVING of an aggregate without GROUP BY as columns of its projection, and keeps the rows where each is true', () => {
+    const q = virtuosoQuery('SELECT (COUNT(*) AS ?n) WHERE { ?s <http://e/p> ?o } HAVING(COUNT(*) > 1) (MAX(?o) < 5)', G);
+    expect(q.text).not.toMatch(/HAVING/);
+    expect(q.text).toContain('((COUNT(*)) > 1  AS ?fkgqa_having_0)');
+    expect(q.having).toEqual(['fkgqa_having_0', 'fkgqa_having_1']);
+    const int = (v: string) => ({ type: 'typed-literal' as const, value: v, datatype: `${XSD}integer` });
+    const doc = (h0: string, h1?: string) => ({
+      head: { vars: ['n', 'fkgqa_having_0', 'fkgqa_having_1'] },
+      results: { bindings: [{ n: int('3'), fkgqa_having_0: int(h0), ...(h1 ? { fkgqa_having_1: int(h1) } : {}) }] },
+    });
+    expect(readVirtuosoResults(doc('1', '1'), q)).toEqual({ head: { vars: ['n'] }, results: { bindings: [{ n: { type: 'literal', value: '3', datatype: `${XSD}integer` } }] } });
+    expect(readVirtuosoResults(doc('1', '0'), q).results!.bindings).toEqual([]);
+    // A condition in error (unbound) removes the row, as HAVING does.
+    expect(readVirtuosoResults(doc('1'), q).results!.bindings).toEqual([]);
+    // With GROUP BY, the HAVING is sent as written.
+    expect(virtuosoQuery('SELECT ?s WHERE { ?s <http://e/p> ?o } GROUP BY ?s HAVING(COUNT(*) > 1)', G).text).toMatch(/HAVING \(\(COUNT\(\*\)\) > 1 \)/);
+  });
+
+  it('reads MAX and MIN back from their numbers, simple literals and IRIs in SPARQL order, and SUM over a string as unbound', () => {
+    const q = virtuosoQuery('SELECT (MAX(?o) AS ?hi) (MIN(?o) AS ?lo) (SUM(?o) AS ?sum) WHERE { ?s <http://e/p> ?o }', G);
+    const int = (v: string) => ({ type: 'typed-literal' as const, value: v, datatype: `${XSD}integer` });
+    const row = {
+      hi: int('2'),
+      lo: { type: 'literal' as const, value: 'a' },
+      sum: int('0'),
+      fkgqa_ext_n_hi: int('2'),
+      fkgqa_ext_s_hi: { type: 'literal' as const, value: 'b' },
+      fkgqa_ext_i_hi: { type: 'literal' as const, value: 'http://e/i' },
+      fkgqa_ext_o_hi: int('0'),
+      fkgqa_ext_n_lo: int('1'),
+      fkgqa_ext_s_lo: { type: 'literal' as const, value: 'a' },
+      fkgqa_ext_i_lo: { type: 'literal' as const, value: 'http://e/i' },
+      fkgqa_ext_o_lo: int('0'),
+      fkgqa_ext_o_sum: int('2'),
+    };
+    const read = readVirtuosoResults({ head: { vars: Object.keys(row) }, results: { bindings: [row] } }, q);
+    expect(read).toEqual({ head: { vars: ['hi', 'lo', 'sum'] }, results: { bindings: [{ hi: { type: 'literal', value: 'b' }, lo: { type: 'uri', value: 'http://e/i' } }] } });
+    // Beside a term of another kind (a date, a language-tagged literal), refused.
+    expect(() => readVirtuosoResults({ head: { vars: Object.keys(row) }, results: { bindings: [{ ...row, fkgqa_ext_o_hi: int('1') }] } }, q)).toThrow(
+      /MAX over numbers, simple literals or IRIs beside other terms/,
+    );
+  });
+
   it('names the variables of SELECT * over plain patterns (with their STR() companions, bound for numbers only), and keeps * over others', () => {
     const q = virtuosoQuery('SELECT * WHERE { ?s <http://e/p> ?o OPTIONAL { ?o <http://e/q> ?b } BIND(1 AS ?a) FILTER(?z) }', G);
     const companion = (v: string) => `\\(IF\\(ISNUMERIC\\(\\?${v}\\), STR\\(\\?${v}\\), \\?fkgqa_error\\) AS \\?fkgqa_lex_${v}\\)`;

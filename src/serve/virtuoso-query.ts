@@ -103,6 +103,15 @@
  *   read back with the companion's digits. A plain variable of a query without grouping or
  *   aggregate gets `IF(isNumeric(?x), STR(?x), ?fkgqa_error)`, bound for numbers only: Virtuoso's
  *   result writer spends its time per term written (about 0.07 ms in SPARQL XML, load 7).
+ * - **MAX, MIN, SUM and AVG over terms of several kinds.** Virtuoso orders stored strings and IRIs
+ *   in MAX and MIN by its own order of stored terms (with or without GROUP BY), numbers above
+ *   strings, and sums strings as 0: a projected aggregate gets companions by kind of term
+ *   (`extremeCompanions`), read back in SPARQL's order (`extremeTerm`).
+ * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
+ *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true.
+ * - **Constants and booleans evaluated otherwise.** `DATATYPE` of a language-tagged constant and
+ *   `ENCODE_FOR_URI` of a string constant are computed; the other shapes of `constantShapes`
+ *   (REGEX flags x and q, IRI ordering, booleans under IN, COALESCE, IF, SAMPLE, …) are refused.
  * - **SUM and AVG over no rows** are unbound in Virtuoso, `0` in SPARQL (§18.5.1.3, §18.5.1.4). An
  *   aggregate SELECT without GROUP BY gets a companion `COUNT(*)`; where it is 0, an unbound SUM or
  *   AVG column is read back as `0` (xsd:integer).
@@ -191,10 +200,33 @@ export interface VirtuosoQuery {
   rows?: string;
   /** The LIMIT given to a query with OFFSET and none: an answer of this many rows may be cut, and is refused. */
   rowCap?: number;
+  /** Per projected MAX, MIN, SUM or AVG column, its companion columns by kind of term (`extremeCompanions`). */
+  extremes: Map<string, Extreme>;
+  /** The columns holding the HAVING conditions of an aggregate without GROUP BY (`havingColumns`): a row is kept where each is true. */
+  having: string[];
+}
+
+/**
+ * The companion columns of one projected `MAX(e)`, `MIN(e)`, `SUM(e)` or `AVG(e)` (module comment): the
+ * aggregate over the numbers of `e` (MAX and MIN), over `STR()` of its simple literals and of its IRIs
+ * (MAX and MIN), and the number of its other terms (MAX and MIN), of its terms that are no number (SUM and AVG).
+ */
+export interface Extreme {
+  aggregation: 'max' | 'min' | 'sum' | 'avg';
+  numbers?: string;
+  strings?: string;
+  iris?: string;
+  others: string;
 }
 
 /** Prefix of the companion columns (lexical forms, row count); never a variable of a gold query. */
 export const COMPANION_PREFIX = 'fkgqa_lex_';
+
+/** Prefix of the columns holding the HAVING conditions of an aggregate without GROUP BY; never a variable of a gold query. */
+export const HAVING_PREFIX = 'fkgqa_having_';
+
+/** Prefix of the companion columns of MAX, MIN, SUM and AVG (`Extreme`); never a variable of a gold query. */
+export const EXTREME_PREFIX = 'fkgqa_ext_';
 
 /** The companion column of the row count of an aggregate without GROUP BY. */
 export const ROWS_VARIABLE = 'fkgqa_rows';
@@ -360,6 +392,76 @@ function valuesBooleanColumns(ast: unknown, booleanVars: Set<string>): Set<strin
     stack.push(...Object.values(n));
   }
   return mixed;
+}
+
+const RDF_LANG_STRING = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#langString';
+const DATE_TYPES = new Set(['date', 'dateTime', 'time', 'dateTimeStamp'].map((t) => `${XSD}${t}`));
+const isLanguageLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && Boolean(x.language);
+const isDateLiteral = (x: unknown): boolean => isNode(x) && x.termType === 'Literal' && DATE_TYPES.has((x.datatype as { value?: string } | undefined)?.value ?? '');
+const simpleLiteral = (value: string): Node => ({ termType: 'Literal', value, language: '', datatype: XSD_TYPE('string') });
+
+/** ENCODE_FOR_URI (SPARQL 1.1 §17.4.3.11): each UTF-8 byte but the unreserved characters of RFC 3986 percent-encoded. */
+const encodeForUri = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/**
+ * Shapes of constants and VALUES booleans that Virtuoso evaluates otherwise than SPARQL (module
+ * comment), computed where the text gives the value and refused (StoreCannotAnswer naming the
+ * shape) where it does not: `DATATYPE` of a language-tagged constant is rdf:langString and
+ * `ENCODE_FOR_URI` of a constant its percent-encoding (Virtuoso: unbound; raw non-ASCII bytes and a
+ * NUL); refused are `REGEX`/`REPLACE` flags `x` and `q` (Virtuoso ignores them), `REPLACE` with
+ * the empty pattern (Virtuoso replaces nothing), `MD5`/`SHA*`/`STRLEN`/`ENCODE_FOR_URI` of a
+ * language-tagged constant or of an IRI constant (an error in SPARQL, a value in Virtuoso), `-` with
+ * a date operand (Virtuoso: unbound; SPARQL: a duration), an ordering comparison with an IRI
+ * constant (`?s < <iri>`: an error in SPARQL, Virtuoso orders IRIs), `IN` with a boolean operand
+ * or member (Virtuoso takes booleans for 0/1), a boolean-valued operand of COALESCE (outside a
+ * FILTER), an IF branch, SAMPLE or an xsd:string cast (Virtuoso gives it back as 0/1, or takes it
+ * for an error).
+ * @param ast the parsed query, changed in place
+ * @param booleanVars variables bound to booleans only
+ * @throws StoreCannotAnswer for a shape refused
+ */
+function constantShapes(ast: unknown, booleanVars: Set<string>): void {
+  const refuse = (shape: string) => {
+    throw new StoreCannotAnswer(`${shape}: Virtuoso evaluates it otherwise than SPARQL; this store does not answer it (an oxigraph-backed serve does)`);
+  };
+  const booleanOperand = (x: unknown) => isBooleanTyped(x, booleanVars);
+  const visit = (n: unknown, inExpression: boolean, seen: Set<unknown>, inFilter = false): unknown => {
+    if (!isNode(n) || seen.has(n)) return n;
+    if (typeof n.termType === 'string') return n;
+    seen.add(n);
+    const expression = inExpression || n.type === 'operation' || n.type === 'functionCall' || n.type === 'aggregate';
+    if (Array.isArray(n)) {
+      for (let i = 0; i < n.length; i++) n[i] = visit(n[i], inExpression, seen, inFilter);
+      return n;
+    }
+    for (const [k, v] of Object.entries(n)) {
+      // The VALUES rows and a BIND's or projection's target variable are no expressions.
+      if (k === 'values' || k === 'variable') continue;
+      const child = k === 'expression' || k === 'args' || k === 'having' || k === 'order' || k === 'group' ? true : expression;
+      // A FILTER's expression is a truth only: a COALESCE of booleans there keeps its solutions (0/1 as false/true).
+      n[k] = visit(v, child, seen, inFilter || n.type === 'filter');
+    }
+    const args = (n.args ?? []) as unknown[];
+    if (n.type === 'operation') {
+      const op = String(n.operator).toLowerCase();
+      if (op === 'datatype' && isLanguageLiteral(args[0])) return { termType: 'NamedNode', value: RDF_LANG_STRING };
+      if (op === 'encode_for_uri' && isNode(args[0]) && args[0].termType === 'Literal' && !args[0].language && isStringLiteral(args[0])) return simpleLiteral(encodeForUri(args[0].value as string));
+      if (['md5', 'sha1', 'sha256', 'sha384', 'sha512', 'strlen', 'encode_for_uri'].includes(op) && (isLanguageLiteral(args[0]) || (isNode(args[0]) && args[0].termType === 'NamedNode')))
+        refuse(`${op.toUpperCase()} of ${isLanguageLiteral(args[0]) ? 'a language-tagged literal' : 'an IRI'} constant`);
+      const flags = op === 'regex' ? args[2] : op === 'replace' ? args[3] : undefined;
+      if (isNode(flags) && flags.termType === 'Literal' && /[xq]/.test(flags.value as string)) refuse(`${op.toUpperCase()} with the flag x or q`);
+      if (op === 'replace' && isNode(args[1]) && args[1].termType === 'Literal' && args[1].value === '') refuse('REPLACE with an empty pattern');
+      if (op === '-' && args.some(isDateLiteral)) refuse('a subtraction of a date, a dateTime or a time');
+      if (['<', '>', '<=', '>='].includes(op) && args.some((a) => isNode(a) && a.termType === 'NamedNode')) refuse(`an ordering comparison (${op}) with an IRI constant`);
+      if ((op === 'in' || op === 'notin') && [args[0], ...((args[1] ?? []) as unknown[])].some(booleanOperand)) refuse(`${op === 'in' ? 'IN' : 'NOT IN'} with a boolean`);
+      if (op === 'coalesce' && !inFilter && args.some((a) => isBooleanValued(a))) refuse('COALESCE of a boolean-valued expression outside a FILTER');
+      if (op === 'if' && !GENERATED.has(n) && args.slice(1).some((a) => isBooleanValued(a))) refuse('IF with a boolean-valued branch');
+    }
+    if (n.type === 'aggregate' && String(n.aggregation).toLowerCase() === 'sample' && booleanOperand(n.expression)) refuse('SAMPLE of a boolean');
+    if (n.type === 'functionCall' && (n.function as Node | undefined)?.value === `${XSD}string` && args.some(booleanOperand)) refuse('xsd:string of a boolean');
+    return n;
+  };
+  visit(ast, false, new Set());
 }
 
 /** Marks a FILTER's expression and its `||`/`&&`/`!` operands down from it as its top (FILTER_TOP). */
@@ -806,6 +908,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const booleanVars = new Set<string>();
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
+  constantShapes(ast, booleanVars);
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
@@ -815,6 +918,9 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
   const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
+  const extremes = new Map<string, Extreme>();
+  if (ast.queryType === 'SELECT' && !wildcard) extremeCompanions(ast as unknown as Node, extremes, lexical);
+  const having = ast.queryType === 'SELECT' ? havingColumns(ast as unknown as Node) : [];
   const grouped = groupedDifference(ast, new Set([...booleanVars, ...valuesBooleans]));
   if (grouped) throw new StoreCannotAnswer(grouped);
   const rowCap = limitOffsets(ast);
@@ -834,7 +940,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     select.limit = 1;
     form = 'boolean';
   }
-  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard, lexical, emptySums, ...(rows ? { rows } : {}), ...(rowCap ? { rowCap } : {}) };
+  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard, lexical, emptySums, extremes, having, ...(rows ? { rows } : {}), ...(rowCap ? { rowCap } : {}) };
 }
 
 /**
@@ -870,6 +976,78 @@ function copy(x: unknown): unknown {
   if (Array.isArray(x)) return x.map(copy);
   if (!isNode(x) || Object.getPrototypeOf(x) !== Object.prototype) return x;
   return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, copy(v)]));
+}
+
+/**
+ * Moves the HAVING of an aggregate SELECT without GROUP BY into its projection (module comment):
+ * Virtuoso refuses HAVING without GROUP BY (SP031), and a GROUP BY of a constant makes no group of
+ * no rows where SPARQL's one group is there (§18.2.4.1). Each condition becomes a column
+ * `(cond AS ?fkgqa_having_i)`, evaluated as the HAVING would be over the one group (its rewrites
+ * and refusals of a grouped projection are done already), and the reader keeps the row where each
+ * is true (Virtuoso's 1; an error is unbound: the row is removed, as HAVING removes it).
+ * @param select the parsed SELECT, changed in place
+ * @returns the names of the columns added (none when the query has GROUP BY or no HAVING)
+ */
+function havingColumns(select: Node): string[] {
+  const conditions = select.having as unknown[] | undefined;
+  if (!conditions || conditions.length === 0 || select.group !== undefined) return [];
+  const names = conditions.map((_, i) => `${HAVING_PREFIX}${i}`);
+  select.variables = [...(select.variables as Node[]), ...conditions.map((expression, i) => ({ expression, variable: { termType: 'Variable', value: names[i] } }))];
+  delete select.having;
+  return names;
+}
+
+const XSD_TYPE = (local: string): Node => ({ termType: 'NamedNode', value: `${XSD}${local}` });
+
+/**
+ * Adds the companions of each projected `MAX(e)`, `MIN(e)`, `SUM(e)` and `AVG(e)` (module comment,
+ * `Extreme`): Virtuoso orders stored strings wrongly in MAX and MIN (its order of stored terms, with
+ * or without GROUP BY) and IRIs (its order of IRI ids), orders numbers above strings, and sums
+ * strings as 0. The aggregate over the numbers (`IF(isNumeric(e) && DATATYPE(e) != xsd:boolean, e,
+ * ?fkgqa_error)`), over `STR()` of the simple literals (`IF(isLiteral(e) && DATATYPE(e) =
+ * xsd:string, STR(e), ?fkgqa_error)`) and of the IRIs, and `SUM(IF(number, 0, IF(simple literal, 0,
+ * IF(isIRI(e), 0, 1))))`, the count of other terms (nested IF: Virtuoso takes an error condition
+ * for false), are read back in SPARQL's order of terms (§15.1: IRIs below literals; oxigraph:
+ * numbers below simple literals).
+ * @param select the parsed SELECT (its projection already rewritten), changed in place
+ * @param extremes filled with column → its companions
+ * @param lexical filled with the companion `STR()` of the numbers' column (a double's digits)
+ */
+function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical: Map<string, string>): void {
+  const projection = select.variables as Node[];
+  const added: Node[] = [];
+  const error = { termType: 'Variable', value: ERROR_VARIABLE };
+  for (const item of projection) {
+    const e = item.expression as Node | undefined;
+    if (item.termType === 'Variable' || e?.type !== 'aggregate' || String((item.variable as Node).value).startsWith(EXTREME_PREFIX)) continue;
+    const aggregation = String(e.aggregation).toLowerCase();
+    if (aggregation !== 'max' && aggregation !== 'min' && aggregation !== 'sum' && aggregation !== 'avg') continue;
+    const x = e.expression as Node;
+    if (!isNode(x) || x.termType === 'Wildcard') continue;
+    const variable = (item.variable as Node).value as string;
+    const isNumber = () => operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), XSD_TYPE('boolean')])]);
+    const isSimple = () => operation('&&', [operation('isliteral', [copy(x)]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('string')])]);
+    const column = (kind: string, expression: Node): string => {
+      const name = `${EXTREME_PREFIX}${kind}_${variable}`;
+      added.push({ expression, variable: { termType: 'Variable', value: name } });
+      return name;
+    };
+    const aggregate = (of: Node, name = aggregation): Node => ({ type: 'aggregate', aggregation: name, distinct: e.distinct ?? false, expression: of });
+    const extreme: Extreme = { aggregation, others: '' };
+    if (aggregation === 'max' || aggregation === 'min') {
+      extreme.numbers = column('n', aggregate(operation('if', [isNumber(), copy(x), error])));
+      lexical.set(extreme.numbers, column('lex', operation('str', [aggregate(operation('if', [isNumber(), copy(x), error]))])));
+      extreme.strings = column('s', aggregate(operation('if', [isSimple(), operation('str', [copy(x)]), error])));
+      extreme.iris = column('i', aggregate(operation('if', [operation('isiri', [copy(x)]), operation('str', [copy(x)]), error])));
+    }
+    const others =
+      extreme.numbers === undefined
+        ? operation('if', [isNumber(), integer(0), integer(1)])
+        : operation('if', [isNumber(), integer(0), operation('if', [isSimple(), integer(0), operation('if', [operation('isiri', [copy(x)]), integer(0), integer(1)])])]);
+    extreme.others = column('o', { type: 'aggregate', aggregation: 'sum', distinct: false, expression: others });
+    extremes.set(variable, extreme);
+  }
+  select.variables = [...projection, ...added];
 }
 
 /**
@@ -942,11 +1120,13 @@ function calledFunction(node: unknown, seen = new Set<unknown>()): string | unde
  * Reads Virtuoso's answer to the text of `virtuosoQuery` back as the client's, row by row: the
  * columns without the companions (in name order for `SELECT *`), and each row with booleans for
  * `booleanVars`, doubles with their companion's digits, `typed-literal` written as `literal` (SPARQL
- * 1.1 JSON results §3.2.2), and the SUM and AVG of no rows as 0.
+ * 1.1 JSON results §3.2.2), and the SUM and AVG of no rows as 0; `kept` is false for a row the
+ * HAVING of an aggregate without GROUP BY removes (a condition's column not true: false, or unbound for its error).
  * @param virtuosoVars the columns of Virtuoso's answer, in its order
+ * @throws StoreCannotAnswer (from `row`) for MAX or MIN over terms whose order Virtuoso has otherwise (`extremeTerm`)
  */
-export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQuery): { vars: string[]; row: (b: SparqlRow) => SparqlRow } {
-  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE]);
+export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQuery): { vars: string[]; row: (b: SparqlRow) => SparqlRow; kept: (b: SparqlRow) => boolean } {
+  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE, ...q.having, ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.others])]);
   const all = virtuosoVars.filter((k) => !companion.has(k));
   const vars = q.wildcard ? [...all].sort() : all;
   // Each row's terms in the order of the columns, as oxigraph writes them.
@@ -954,13 +1134,38 @@ export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQu
     const out: SparqlRow = {};
     const empty = q.rows !== undefined && b[q.rows]?.value === '0';
     for (const k of vars) {
-      const v = b[k];
-      if (v) out[k] = readTerm(v, q.booleanVars.has(k), b[q.lexical.get(k) ?? '']?.value);
+      const extreme = q.extremes.get(k);
+      const [v, from] = extreme ? extremeTerm(b, k, extreme) : [b[k], k];
+      if (v) out[k] = readTerm(v, q.booleanVars.has(k), b[q.lexical.get(from) ?? '']?.value);
       else if (empty && q.emptySums.includes(k)) out[k] = { type: 'literal', value: '0', datatype: `${XSD}integer` };
     }
     return out;
   };
-  return { vars, row };
+  const kept = (b: SparqlRow): boolean => q.having.every((k) => b[k] !== undefined && readTerm(b[k], true).value === 'true');
+  return { vars, row, kept };
+}
+
+/**
+ * The value of a projected MAX, MIN, SUM or AVG column read back from its companions (`Extreme`):
+ * SUM and AVG over a term that is no number are an error (unbound; Virtuoso sums strings as 0);
+ * MAX is the greatest simple literal, else the greatest number, else the greatest IRI; MIN the least
+ * IRI, else number, else simple literal (SPARQL §15.1 orders IRIs below literals; oxigraph numbers
+ * below simple literals); over other terms alone (dates, language-tagged literals) Virtuoso's own value.
+ * @throws StoreCannotAnswer for MAX or MIN over other terms beside numbers, simple literals or IRIs (their order differs)
+ */
+function extremeTerm(b: SparqlRow, k: string, x: Extreme): [SparqlTerm | undefined, string] {
+  const others = Number(b[x.others]?.value ?? 0) > 0;
+  if (x.aggregation === 'sum' || x.aggregation === 'avg') return [others ? undefined : b[k], k];
+  const number: [SparqlTerm | undefined, string] = [b[x.numbers!], x.numbers!];
+  const string: [SparqlTerm | undefined, string] = [b[x.strings!] ? { type: 'literal', value: b[x.strings!].value } : undefined, x.strings!];
+  const iri: [SparqlTerm | undefined, string] = [b[x.iris!] ? { type: 'uri', value: b[x.iris!].value } : undefined, x.iris!];
+  if (others && (number[0] || string[0] || iri[0]))
+    throw new StoreCannotAnswer(
+      `${x.aggregation.toUpperCase()} over numbers, simple literals or IRIs beside other terms (booleans, dates, language-tagged literals, blank nodes): Virtuoso orders them otherwise`,
+    );
+  if (others) return [b[k], k];
+  const order = x.aggregation === 'max' ? [string, number, iri] : [iri, number, string];
+  return order.find((t) => t[0]) ?? [undefined, k];
 }
 
 /**
@@ -971,8 +1176,8 @@ export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQu
 export function readVirtuosoResults(doc: SparqlResults, q: VirtuosoQuery): SparqlResults {
   const bindings = doc.results?.bindings ?? [];
   if (q.form === 'boolean') return { head: {}, boolean: bindings.length > 0 };
-  const { vars, row } = virtuosoRowReader(doc.head?.vars ?? [], q);
-  return { head: { vars }, results: { bindings: bindings.map(row) } };
+  const { vars, row, kept } = virtuosoRowReader(doc.head?.vars ?? [], q);
+  return { head: { vars }, results: { bindings: bindings.filter(kept).map(row) } };
 }
 
 /** Integer lexical forms. */

@@ -584,7 +584,13 @@ async function streamedAnswer(body: AsyncIterable<Uint8Array>, t: EndpointTask, 
       if (rows >= VIRTUOSO_MAX_ROWS) throw new Error(`the answer reached ${VIRTUOSO_MAX_ROWS} rows, Virtuoso's ResultSetMaxRows, and may be cut: refused rather than sent incomplete`);
       if (q.rowCap !== undefined && rows >= q.rowCap)
         throw new Error(`the answer reached ${q.rowCap} rows, the LIMIT sent with its OFFSET (Virtuoso sorts at most ${VIRTUOSO_MAX_ROWS} rows), and may be cut: refused rather than sent incomplete`);
-      if (q.form !== 'bindings' || (cap !== undefined && rows > cap) || bad) continue;
+      if (q.form !== 'bindings' || bad) continue;
+      // A row the HAVING of an aggregate without GROUP BY removes (virtuosoRowReader `kept`) is no row of the answer.
+      if (!read!.kept(b)) {
+        rows--;
+        continue;
+      }
+      if (cap !== undefined && rows > cap) continue;
       const text = write!.row(read!.row(b), rows === 1);
       if (xml) bad = xmlIllegalChar(text);
       batch += text;
