@@ -167,7 +167,11 @@ describe('build safety / locks', () => {
       fs.mkdirSync(out);
       fs.writeFileSync(path.join(parent, '.shards.fkgqa-lock'), JSON.stringify({ pid: sleeper.pid, procStart: processStart(sleeper.pid!), started: 'x' }));
       fs.writeFileSync(path.join(parent, '.shards.fkgqa-journal'), JSON.stringify({ staged: '.shards.fkgqa-tmp-1-a', aside: '.shards.fkgqa-old-1' }));
-      expect(() => openBuild(out)).toThrow(`a build by pid ${sleeper.pid} is being moved into place; try again`);
+      // It waits (300 ms here; 5 s by default) for the writer, which is still running when it gives up.
+      const started = Date.now();
+      expect(() => openBuild(out, { commitWaitMs: 300 })).toThrow(`a build by pid ${sleeper.pid} is being moved into place; try again`);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+      expect(fs.readdirSync(parent).sort()).toEqual(['.shards.fkgqa-journal', '.shards.fkgqa-lock', 'shards']);
     } finally {
       sleeper.kill();
     }
