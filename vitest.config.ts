@@ -22,10 +22,10 @@ const LONGEST_FIRST = [
 ];
 
 /**
- * `npm test`: unit tests and one integration case per concern (713 tests: 248 s of wall and 166 s of
- * CPU, user and system, the tests' times summing to 402 s, at load 11-12 on a 2-core machine shared
- * with other test runs, the demo and ties templates kept from a previous run; 294 s and 187 s of CPU
- * at load 11-13 with them made anew; not measured on a quiet one). Builds of the whole real corpus,
+ * `npm test`: unit tests and one integration case per concern (713 tests: 170 s of wall and 147 s of
+ * CPU, user and system, the tests' times summing to 268 s, at load 6-7 on a 2-core machine shared
+ * with other test runs, the demo and ties templates kept from a previous run; 157 s and 164 s of CPU
+ * at load 8-12 with them made anew; not measured on a quiet one). Builds of the whole real corpus,
  * fault-injection sweeps, waits behind heavy queries,
  * every engine's cases over served shards, the queue's kill-and-resume runs, the whole loop of
  * `fkgqa run` and long federation runs are `*.slow.test.ts`; the tests of these files tagged `slow`
