@@ -4,27 +4,29 @@ import { TIER_TAGS } from './tests/tiers.js';
 
 /** The test files of `npm test` that take longest, started first (tests/longest-first.ts). */
 const LONGEST_FIRST = [
-  'verify',
   'mcp',
-  'hostile-answers',
+  'verify',
   'serve-hardening',
-  'query',
+  'service-shapes',
   'cli',
-  'score',
-  'federation',
-  'eval',
+  'cli-in-process',
+  'query',
   'eval-runs',
+  'hostile-answers',
+  'build-safety',
   'package',
-  'architecture',
-  'verify-running-serve',
-  'kgvoyager',
   'eval-crash',
+  'score',
+  'mcp-transport',
+  'architecture',
 ];
 
 /**
- * `npm test`: unit tests and one integration case per concern (580 tests: 428 s of wall, the tests'
- * times summing to 685 s, at load 11-13 on a 2-core machine shared with other test runs; not measured
- * on a quiet one). Builds of the whole real corpus, fault-injection sweeps, waits behind heavy queries,
+ * `npm test`: unit tests and one integration case per concern (713 tests: 170 s of wall and 147 s of
+ * CPU, user and system, the tests' times summing to 268 s, at load 6-7 on a 2-core machine shared
+ * with other test runs, the demo and ties templates kept from a previous run; 157 s and 164 s of CPU
+ * at load 8-12 with them made anew; not measured on a quiet one). Builds of the whole real corpus,
+ * fault-injection sweeps, waits behind heavy queries,
  * every engine's cases over served shards, the queue's kill-and-resume runs, the whole loop of
  * `fkgqa run` and long federation runs are `*.slow.test.ts`; the tests of these files tagged `slow`
  * (tests/tiers.ts) take seconds each beside their file's setup. `npm run test:slow` runs both
@@ -44,7 +46,8 @@ export default defineConfig({
     // hang still shows in the [progress] lines every 30 s.
     testTimeout: 300_000,
     hookTimeout: 300_000,
-    // The demo build (and its gold answers) that many files read, made once per run: each file copies it.
+    // The demo build (and its gold answers) that many files read, made once per run, or copied from
+    // node_modules/.cache/fkgqa-tests when its inputs are unchanged since a previous run: each file copies it.
     globalSetup: ['tests/global-setup.ts'],
     pool: 'forks',
     // The TypeScript of src/ and tests/ transformed once and kept on disk between runs (node_modules/.experimental-vitest-cache,

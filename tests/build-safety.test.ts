@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import { execFile, spawn } from 'node:child_process';
 import os from 'node:os';
 import fs from 'node:fs';
@@ -89,7 +90,11 @@ describe('build safety / locks', () => {
     expect(fs.readdirSync(parent).sort()).toEqual(['.p2.fkgqa-lock', path.basename(lock)].sort());
   });
 
-  it('processes racing for one lock never hold it at once, whether it is released or left stale', async () => {
+  /**
+   * Four processes, each taking the lock `rounds` times (released or left stale, in turn): none ever
+   * holds it while another does, and each takes it at least once.
+   */
+  async function race(rounds: number): Promise<void> {
     const parent = tmpDir();
     const lock = path.join(parent, '.out.fkgqa-lock');
     const racers = 4;
@@ -100,11 +105,11 @@ describe('build safety / locks', () => {
     const script = `
       import fs from 'node:fs';
       import { takeLockFile } from ${JSON.stringify(new URL('../dist/common/output.js', import.meta.url).href)};
-      const [dir, lock, racers, me] = [process.argv[1], process.argv[2], Number(process.argv[3]), process.argv[4]];
+      const [dir, lock, racers, me, rounds] = [process.argv[1], process.argv[2], Number(process.argv[3]), process.argv[4], Number(process.argv[5])];
       fs.writeFileSync(dir + '/ready-' + me, '');
       while (fs.readdirSync(dir).filter((f) => f.startsWith('ready-')).length < racers) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
       const n = { held: 0, refused: 0, together: 0, notMine: 0 };
-      for (let i = 0; i < 1500; i++) {
+      for (let i = 0; i < rounds; i++) {
         try { takeLockFile(lock, dir, 'output directory'); } catch { n.refused++; continue; }
         n.held++;
         try { fs.mkdirSync(dir + '/inside'); } catch { n.together++; continue; }
@@ -121,14 +126,22 @@ describe('build safety / locks', () => {
         { length: racers },
         (_, i) =>
           new Promise<{ held: number; refused: number; together: number; notMine: number }>((resolve, reject) =>
-            execFile(process.execPath, ['--input-type=module', '-e', script, parent, lock, String(racers), String(i)], { encoding: 'utf8' }, (e, stdout) =>
+            execFile(process.execPath, ['--input-type=module', '-e', script, parent, lock, String(racers), String(i), String(rounds)], { encoding: 'utf8' }, (e, stdout) =>
               e ? reject(e) : resolve(JSON.parse(stdout.trim())),
             ),
           ),
       ),
     );
     expect(runs.map((r) => [r.together, r.notMine])).toEqual(runs.map(() => [0, 0]));
-    expect(runs.every((r) => r.held > 0 && r.held + r.refused === 1500)).toBe(true);
+    expect(runs.every((r) => r.held > 0 && r.held + r.refused === rounds)).toBe(true);
+  }
+
+  it('processes racing for one lock never hold it at once, whether it is released or left stale', async () => {
+    await race(300);
+  });
+
+  it('processes racing for one lock never hold it at once over 1,500 rounds each', { tags: ['slow'] }, async () => {
+    await race(1500);
   });
 
   it('writes its pid, start time, the time and its host into the lock', async () => {
@@ -156,7 +169,11 @@ describe('build safety / locks', () => {
       fs.mkdirSync(out);
       fs.writeFileSync(path.join(parent, '.shards.fkgqa-lock'), JSON.stringify({ pid: sleeper.pid, procStart: processStart(sleeper.pid!), started: 'x' }));
       fs.writeFileSync(path.join(parent, '.shards.fkgqa-journal'), JSON.stringify({ staged: '.shards.fkgqa-tmp-1-a', aside: '.shards.fkgqa-old-1' }));
-      expect(() => openBuild(out)).toThrow(`a build by pid ${sleeper.pid} is being moved into place; try again`);
+      // It waits (300 ms here; 5 s by default) for the writer, which is still running when it gives up.
+      const started = Date.now();
+      expect(() => openBuild(out, { commitWaitMs: 300 })).toThrow(`a build by pid ${sleeper.pid} is being moved into place; try again`);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+      expect(fs.readdirSync(parent).sort()).toEqual(['.shards.fkgqa-journal', '.shards.fkgqa-lock', 'shards']);
     } finally {
       sleeper.kill();
     }

@@ -26,4 +26,5 @@ export const SPLIT_FILES = [
   'tests/part-merge.test.ts',
   'tests/federation.test.ts',
   'tests/mcp.test.ts',
+  'tests/build-safety.test.ts',
 ];

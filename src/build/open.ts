@@ -99,6 +99,8 @@ export interface OpenBuildOptions {
   checkShards?: boolean;
   /** Only these graphs' manifests and shards are read and checked; each must be in the build. */
   kgs?: string[];
+  /** How long (ms) to wait for a live writer to finish moving the build into place (default 5,000; `recoverInterruptedCommit`). */
+  commitWaitMs?: number;
 }
 
 /** A build as `openBuild` returns it: `BuildDir` plus its checked `benchmark.json`. */
@@ -167,7 +169,7 @@ function benchmarkProblem(b: unknown, graphs: string[]): string | undefined {
  * @throws InputError naming the file (or folder) and what is wrong with it
  */
 export function openBuild(dir: string, options: OpenBuildOptions = {}): OpenedBuild {
-  recoverInterruptedCommit(dir);
+  recoverInterruptedCommit(dir, options.commitWaitMs);
   if (!fs.existsSync(dir)) throw new InputError('no such build directory (run fkgqa partition first)', { file: dir });
   if (!fs.statSync(dir).isDirectory()) throw new InputError('not a directory: expected a build written by fkgqa partition', { file: dir });
   const buildFile = path.join(dir, 'build.json');
