@@ -118,7 +118,10 @@ describe('the Comunica engine keeps its capacity: stopped queries are cancelled 
       // The next query waits for the one thread (until it confirmed the stop) and runs on it.
       const next = await engine.query(`SELECT * WHERE { SERVICE <${a}> { ?s ?p ?o } SERVICE <${b}> { ?o ?q ?t } }`, MEDIA.json, { deadline: { ms: 120_000, from: 'start' } });
       expect(next).toMatchObject({ status: 'ok', requests: { [a]: expect.any(Number) } });
-      expect([engine.restarts, engine.kept, shard.closed()]).toEqual([0, 1, 1]);
+      // No thread was replaced: the engine cancelled the query in it (kept 1), or, on a loaded machine whose event loop read
+      // the thread's own end of the query at the same limit first, the thread ended it itself and was idle again (kept 0).
+      expect([engine.restarts, shard.closed()]).toEqual([0, 1]);
+      expect(engine.kept).toBeLessThanOrEqual(1);
     } finally {
       await engine.close();
       await shard.close();
