@@ -221,6 +221,18 @@ function versionRefusal(req: http.IncomingMessage): ProtocolError {
 }
 
 /**
+ * The URL of a request target (RFC 9112 §3.2): an origin-form target (`/path?query`) is taken as
+ * written, its path whole (`//x/y` is the path `//x/y`, not host `x` and path `/y`, as a relative
+ * reference would read it); another (absolute-form `http://host/path`, asterisk-form `*`) is read
+ * relative to `http://localhost/`.
+ * @throws TypeError for a target that is no valid URL
+ */
+function targetUrl(target: string): URL {
+  if (target.startsWith('/')) return new URL(`http://localhost${target}`);
+  return new URL(target, 'http://localhost');
+}
+
+/**
  * A running set of shard endpoints. Create with `serve`; stop with `close`.
  */
 export class ShardServer {
@@ -504,7 +516,7 @@ export class ShardServer {
     let logId = '-';
     if (line) {
       try {
-        const r = routeOf(new URL(line.target, 'http://localhost').pathname, (id) => this.byId.get(id), only);
+        const r = routeOf(targetUrl(line.target).pathname, (id) => this.byId.get(id), only);
         logId = r.ep?.info.id ?? (r.what === 'federation' ? FEDERATION_PATH : '-');
       } catch {
         // A target that is no URL path: logged under `-`.
@@ -586,7 +598,7 @@ export class ShardServer {
       if (req.httpVersionMajor !== 1) throw versionRefusal(req);
       let url: URL;
       try {
-        url = new URL(req.url ?? '/', 'http://localhost');
+        url = targetUrl(req.url ?? '/');
       } catch {
         throw new ProtocolError(400, `the request target is not a valid URL path: ${String(req.url).slice(0, 200)}`);
       }
