@@ -3,7 +3,7 @@ import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { processStart, recoverInterruptedCommit, StagedOutput, takeLockFile, writeFileAtomic } from '../src/common/output.js';
+import { lockHolderOf, processStart, recoverInterruptedCommit, StagedOutput, takeLockFile, writeFileAtomic } from '../src/common/output.js';
 import { mergeRunFiles } from '../src/eval/merge.js';
 import { readRunFiles, runFileLock } from '../src/eval/run-reader.js';
 import { parseQuery } from '../src/sparql/parse.js';
@@ -69,6 +69,20 @@ describe('build safety / locks', () => {
       new InputError(`the folder ${missing} does not exist`, { file: path.join(missing, '.out.fkgqa-lock') }),
     );
     expect(fs.readdirSync(parent)).toEqual(['.out.fkgqa-lock']);
+  });
+
+  it("a lock naming this pid on another host is another process's: refused naming that host; on this host it is taken over", () => {
+    const parent = tmpDir();
+    const lock = path.join(parent, '.out.fkgqa-lock');
+    const other = JSON.stringify({ pid: process.pid, procStart: null, started: 'x', hostname: `not-${os.hostname()}` });
+    fs.writeFileSync(lock, other);
+    expect(() => takeLockFile(lock, parent, 'run file')).toThrow(`another fkgqa process (pid ${process.pid} on host not-${os.hostname()}) is writing to this run file`);
+    expect(fs.readFileSync(lock, 'utf8')).toBe(other);
+    expect(lockHolderOf(lock)).toMatchObject({ pid: process.pid, alive: true, self: false });
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.pid, procStart: processStart(process.pid), started: 'x', hostname: os.hostname() }));
+    expect(lockHolderOf(lock)).toMatchObject({ self: true });
+    takeLockFile(lock, parent, 'run file');
+    expect(JSON.parse(fs.readFileSync(lock, 'utf8'))).toMatchObject({ pid: process.pid, hostname: os.hostname() });
   });
 
   it('takes a lock whose name is near the 255-byte limit of a file name; a .takeover that is a directory is an input error naming it', () => {

@@ -109,6 +109,14 @@ function onOtherHost(owner: LockOwner): boolean {
 }
 
 /**
+ * True when an owner is this very process: its pid on this machine (a lock naming this pid on
+ * another host is another process's, which happens to have the same pid there).
+ */
+export function isThisProcess(owner: LockOwner): boolean {
+  return owner.pid === process.pid && !onOtherHost(owner);
+}
+
+/**
  * True when the process an owner names still runs (same pid, same start time where known). An
  * owner on another host (its `hostname` is not this machine's) cannot be checked here and counts as
  * running.
@@ -170,7 +178,7 @@ export function readLockOwner(file: string): LockOwner | undefined {
 export function lockHolderOf(lock: string): { pid: number; alive: boolean; self: boolean; name: string; advice: string } | undefined {
   const holder = readLockOwner(lock);
   if (!holder) return undefined;
-  return { pid: holder.pid, alive: ownerAlive(holder), self: holder.pid === process.pid && !onOtherHost(holder), name: ownerName(holder), advice: otherHostAdvice(holder, lock) };
+  return { pid: holder.pid, alive: ownerAlive(holder), self: isThisProcess(holder), name: ownerName(holder), advice: otherHostAdvice(holder, lock) };
 }
 
 /**
@@ -444,7 +452,7 @@ export function takeLock(lock: string, refusal: (holder: LockOwner) => InputErro
 }
 
 /**
- * Takes the lock of an output (`takeLock`); a lock this process holds is taken over.
+ * Takes the lock of an output (`takeLock`); a lock this process holds (its pid on this host, `isThisProcess`) is taken over.
  * @param lock the lock file
  * @param given the path the user named (for messages)
  * @param what what the lock protects, for the message (e.g. `output directory`, `run file`)
@@ -453,7 +461,7 @@ export function takeLock(lock: string, refusal: (holder: LockOwner) => InputErro
 export function takeLockFile(lock: string, given: string, what: string): void {
   takeLock(
     lock,
-    (h) => (h.pid === process.pid ? undefined : new InputError(`another fkgqa process (${ownerName(h)}) is writing to this ${what}${otherHostAdvice(h, lock)}`, { file: given })),
+    (h) => (isThisProcess(h) ? undefined : new InputError(`another fkgqa process (${ownerName(h)}) is writing to this ${what}${otherHostAdvice(h, lock)}`, { file: given })),
     () =>
       new InputError(
         `cannot take the lock of the ${what}: it changed hands a hundred times, or a process holding ${lock}.takeover is taking over a stale lock (if no fkgqa process runs, remove both files)`,

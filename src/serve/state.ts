@@ -10,7 +10,7 @@
  * both removed on a clean stop.
  */
 import fs from 'node:fs';
-import { otherHostAdvice, ownerName, readLockOwner, takeLock, writeFileAtomic, type LockOwner } from '../common/output.js';
+import { isThisProcess, otherHostAdvice, ownerName, readLockOwner, takeLock, writeFileAtomic, type LockOwner } from '../common/output.js';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { STATE_FILES, type EndpointEntry, type EndpointsFileContents } from '../build/state.js';
@@ -55,7 +55,8 @@ export function acquireServeLock(dir: string, build: string): LockOwner {
 export function releaseServeState(dir: string): void {
   for (const name of [STATE_FILES.endpoints, SERVE_LOCK]) {
     const file = path.join(dir, name);
-    if (readLockOwner(file)?.pid === process.pid) fs.rmSync(file, { force: true });
+    const owner = readLockOwner(file);
+    if (owner && isThisProcess(owner)) fs.rmSync(file, { force: true });
   }
 }
 
