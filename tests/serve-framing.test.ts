@@ -48,3 +48,36 @@ describe('serve: the request target is taken as written', () => {
     expect(statuses(await rawAnswer(`GET ${countQuery()} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`))).toEqual([200]);
   });
 });
+
+describe('serve: Expect: 100-continue', () => {
+  it('sends 100 Continue only for a request whose body will be read; a refusal before the body comes alone', async () => {
+    const head = (method: string, target: string, host: string, length: number) =>
+      `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`;
+    for (const [request, status] of [
+      [head('POST', url.pathname, 'evil.example', 100), 403],
+      [head('POST', '/no-such-path', '127.0.0.1', 100), 404],
+      [head('PUT', url.pathname, '127.0.0.1', 100), 405],
+      [head('POST', url.pathname, '127.0.0.1', 100_000_000), 413],
+    ] as const) {
+      const answer = await rawAnswer(request);
+      expect(statuses(answer)).toEqual([status]);
+      expect(answer).not.toContain('100 Continue');
+    }
+    // A request that will be read: 100 Continue, then its body, then its answer.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () =>
+        socket.write(head('POST', url.pathname, '127.0.0.1', Buffer.byteLength(COUNT)).replace('\r\n\r\n', `\r\nAccept: ${MEDIA.json}\r\nConnection: close\r\n\r\n`)),
+      );
+      let data = '';
+      socket.on('data', (c) => {
+        const first = data === '';
+        data += c;
+        if (first && data.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) socket.write(COUNT);
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(data));
+    });
+    expect(statuses(answer)).toEqual([100, 200]);
+    expect(answer).toContain('"35"');
+  });
+});

@@ -437,6 +437,11 @@ export class ShardServer {
         // A request Node's HTTP parser refuses (a control character in a header) is answered with what is wrong, not Node's bare 400.
         // The strict parser stays: insecureHTTPParser would accept such bytes, and with them ambiguous framing (request smuggling behind a proxy).
         server.on('clientError', (e: Error & ParserRefusal, socket: Socket) => this.answerRefusedRequest(e, socket, only));
+        // `Expect: 100-continue`: 100 Continue only for a request whose body will be read; one refused before its body (403, 404, 405, 413) gets its refusal alone.
+        server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+          if (this.readsBody(req, only)) res.writeContinue();
+          this.handle(req, res, only).catch((e) => this.lastResort(res, e));
+        });
         // CONNECT (a proxy's tunnel) is no method of an endpoint: answered 405, not dropped without a word (Node's way without a listener).
         server.on('connect', (req: http.IncomingMessage, socket: Socket) => this.answerConnect(req, socket));
         server.keepAliveTimeout = 65_000;
@@ -486,6 +491,27 @@ export class ShardServer {
       );
     })();
     return this.federation;
+  }
+
+  /**
+   * Whether a request's body will be read (RFC 9110 §10.1.1: a server sends 100 Continue only then):
+   * an HTTP/1.x POST with an allowed Host, to a SPARQL endpoint or `/federation/sparql`, that declares
+   * at most `maxBodyBytes`. Every other request is refused, or answered, before its body (`handle`).
+   */
+  private readsBody(req: http.IncomingMessage, only?: ServedEndpoint): boolean {
+    if (req.httpVersionMajor !== 1 || req.method !== 'POST') return false;
+    const host = req.headers.host;
+    if (host === undefined || (host !== this.allowedHost && !hostAllowed(this.options.host ?? DEFAULTS.host, host))) return false;
+    const length = req.headers['content-length'];
+    if (length !== undefined && !(Number(length) <= this.limits.maxBodyBytes)) return false;
+    let pathname: string;
+    try {
+      pathname = targetUrl(req.url ?? '/').pathname;
+    } catch {
+      return false;
+    }
+    const what = routeOf(pathname, (id) => this.byId.get(id), only).what;
+    return this.ready && (what === 'sparql' || what === 'federation');
   }
 
   /**
