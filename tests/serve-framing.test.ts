@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +25,17 @@ function rawAnswer(request: string): Promise<string> {
 
 /** The status codes of the answers in the bytes a server sent. */
 const statuses = (answer: string) => [...answer.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+
+/** The request log's entries so far. */
+function entries(): { endpoint: string; method: string; status: number; cancelled?: boolean }[] {
+  if (!fs.existsSync(log)) return [];
+  return fs
+    .readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { endpoint: string; method: string; status: number; cancelled?: boolean });
+}
 
 const countQuery = () => `${url.pathname}?query=${encodeURIComponent(COUNT)}`;
 
@@ -79,5 +91,43 @@ describe('serve: Expect: 100-continue', () => {
     });
     expect(statuses(answer)).toEqual([100, 200]);
     expect(answer).toContain('"35"');
+  });
+});
+
+describe('serve: a complete but malformed request body', () => {
+  it('is answered 400 naming what is wrong and logged 400 (not 499): a bad chunk size, a control byte in a chunk extension, a transfer coding other than chunked', async () => {
+    const post = (framing: string, body: string) => `POST ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${MEDIA.sparqlQuery}\r\n${framing}\r\n\r\n${body}`;
+    for (const [request, why] of [
+      [post('Transfer-Encoding: chunked', 'ZZ\r\nSELECT\r\n0\r\n\r\n'), /could not read the request body: the request is not valid HTTP\/1\.1 \(Invalid character in chunk size\)/],
+      [
+        post('Transfer-Encoding: chunked', `${Buffer.byteLength(COUNT).toString(16)};a=\x01\r\n${COUNT}\r\n0\r\n\r\n`),
+        /could not read the request body: the request is not valid HTTP\/1\.1 \(.*chunk.*\)/i,
+      ],
+      [post('Transfer-Encoding: gzip', 'abc'), /could not read the request body: the request is not valid HTTP\/1\.1 \(.*Transfer-Encoding.*\)/],
+    ] as const) {
+      const before = entries().length;
+      const answer = await rawAnswer(request);
+      expect(statuses(answer)).toEqual([400]);
+      expect(answer).toMatch(why);
+      expect(answer).toContain('\r\nConnection: close\r\n');
+      await expect.poll(() => entries().length).toBe(before + 1);
+      expect(entries().at(-1)).toMatchObject({ endpoint: 'library-shard1', method: 'POST', status: 400 });
+      expect(entries().at(-1)!.cancelled).toBeUndefined();
+    }
+  });
+
+  it('is logged 499 when its client cut it (closed the connection before its end)', async () => {
+    const before = entries().length;
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.write(`POST ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nSELECT`);
+        // Closed (not half-closed) once the bytes are out.
+        socket.end(() => socket.destroy());
+      });
+      socket.on('error', () => resolve());
+      socket.on('close', () => resolve());
+    });
+    await expect.poll(() => entries().length).toBe(before + 1);
+    expect(entries().at(-1)).toMatchObject({ endpoint: 'library-shard1', method: 'POST', status: 499, cancelled: true });
   });
 });

@@ -533,6 +533,13 @@ export class ShardServer {
     // The refused bytes belong to the body of the request being answered (cut short by the client, or malformed): that request
     // ends with its connection, as Node's own handling ends it (its handler hears the client gone), and nothing is answered.
     if (inFlight && !inFlight.writableFinished && inFlight.req && !inFlight.req.complete) {
+      // A body that arrived but is malformed (a bad chunk size, a control byte in a chunk extension, a transfer coding other than
+      // chunked) while its handler reads it: the read fails with what is wrong, answered 400 (and logged so), and the connection closes.
+      // A body its client cut (the connection ended before it, HPE_INVALID_EOF_STATE) is no malformed one: the request ends with its connection (499).
+      if (e.code !== 'HPE_INVALID_EOF_STATE' && !inFlight.headersSent && inFlight.req.listenerCount('error') > 0) {
+        inFlight.req.emit('error', new Error(answer.message));
+        return;
+      }
       socket.destroy(e);
       return;
     }
