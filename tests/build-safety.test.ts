@@ -4,8 +4,9 @@ import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { processStart, recoverInterruptedCommit, StagedOutput, takeLockFile, writeFileAtomic } from '../src/common/output.js';
+import { lockHolderOf, processStart, recoverInterruptedCommit, StagedOutput, takeLockFile, writeFileAtomic } from '../src/common/output.js';
 import { mergeRunFiles } from '../src/eval/merge.js';
+import { RunFile } from '../src/eval/run-file.js';
 import { readRunFiles, runFileLock } from '../src/eval/run-reader.js';
 import { parseQuery } from '../src/sparql/parse.js';
 import { requiredPatterns } from '../src/analyze/patterns.js';
@@ -70,6 +71,20 @@ describe('build safety / locks', () => {
       new InputError(`the folder ${missing} does not exist`, { file: path.join(missing, '.out.fkgqa-lock') }),
     );
     expect(fs.readdirSync(parent)).toEqual(['.out.fkgqa-lock']);
+  });
+
+  it("a lock naming this pid on another host is another process's: refused naming that host; on this host it is taken over", () => {
+    const parent = tmpDir();
+    const lock = path.join(parent, '.out.fkgqa-lock');
+    const other = JSON.stringify({ pid: process.pid, procStart: null, started: 'x', hostname: `not-${os.hostname()}` });
+    fs.writeFileSync(lock, other);
+    expect(() => takeLockFile(lock, parent, 'run file')).toThrow(`another fkgqa process (pid ${process.pid} on host not-${os.hostname()}) is writing to this run file`);
+    expect(fs.readFileSync(lock, 'utf8')).toBe(other);
+    expect(lockHolderOf(lock)).toMatchObject({ pid: process.pid, alive: true, self: false });
+    fs.writeFileSync(lock, JSON.stringify({ pid: process.pid, procStart: processStart(process.pid), started: 'x', hostname: os.hostname() }));
+    expect(lockHolderOf(lock)).toMatchObject({ self: true });
+    takeLockFile(lock, parent, 'run file');
+    expect(JSON.parse(fs.readFileSync(lock, 'utf8'))).toMatchObject({ pid: process.pid, hostname: os.hostname() });
   });
 
   it('takes a lock whose name is near the 255-byte limit of a file name; a .takeover that is a directory is an input error naming it', () => {
@@ -234,6 +249,47 @@ describe('build safety / one way to take a lock', () => {
       `fkgqa eval (pid ${process.pid} on host elsewhere.example) is still writing this run file: merge its part when that eval has ended${advice}`,
     );
     expect(fs.existsSync(path.join(dir, 'merged.jsonl'))).toBe(false);
+  });
+});
+
+describe('build safety / a folder the system refuses to write in (merge --out, eval --out, serve --state)', () => {
+  // Root writes through mode 0o555; /sys/kernel refuses new files and folders to every user (EACCES, EPERM).
+  const REFUSING = '/sys/kernel';
+  const refusing = fs.existsSync(REFUSING);
+
+  it.skipIf(!refusing)('is an input error (exit 2) naming the lock, the run file or the state folder and that it cannot be written', async () => {
+    const empty = path.join(tmpDir(), 'empty.jsonl');
+    fs.writeFileSync(empty, '');
+    const lock = `${REFUSING}/.merged.jsonl.fkgqa-lock`;
+    const merged = await fkgqa(['merge', empty, '--out', `${REFUSING}/merged.jsonl`]);
+    expect(merged.code).toBe(2);
+    expect(merged.stderr).toContain(`${lock}: the lock file cannot be written: ${REFUSING} is on a read-only file system or not writable by this user (EACCES)`);
+    const below = await fkgqa(['merge', empty, '--out', `${REFUSING}/fkgqa-runs/merged.jsonl`]);
+    expect(below.code).toBe(2);
+    expect(below.stderr).toMatch(
+      new RegExp(
+        `${REFUSING}/fkgqa-runs/merged\\.jsonl: the run file cannot be written: the folder ${REFUSING}/fkgqa-runs cannot be made there, on a read-only file system or without permission \\(E(PERM|ACCES)\\)`,
+      ),
+    );
+    expect(() => RunFile.open(`${REFUSING}/runs.jsonl`)).toThrow(
+      new InputError(`the lock file cannot be written: ${REFUSING} is on a read-only file system or not writable by this user (EACCES)`, { file: `${REFUSING}/.runs.jsonl.fkgqa-lock` }),
+    );
+    const shards = await demoBuild(tmpDir());
+    const served = await fkgqaInProcess(['serve', '--shards', shards, '--port', '0', '--state', `${REFUSING}/fkgqa-state`, '-q'], { refusal: true });
+    expect(served.code).toBe(2);
+    expect(served.stderr).toMatch(new RegExp(`${REFUSING}/fkgqa-state: the state folder cannot be written: the folder ${REFUSING}/fkgqa-state cannot be made there`));
+  });
+
+  it.skipIf(process.getuid?.() === 0)('a folder of mode 0o555 refuses the lock of merge --out (EACCES; skipped as root, whom the mode does not stop)', async () => {
+    const dir = tmpDir();
+    const empty = path.join(dir, 'empty.jsonl');
+    fs.writeFileSync(empty, '');
+    const ro = path.join(dir, 'ro');
+    fs.mkdirSync(ro, { mode: 0o555 });
+    const merged = await fkgqa(['merge', empty, '--out', path.join(ro, 'merged.jsonl')]);
+    expect(merged.code).toBe(2);
+    expect(merged.stderr).toContain(`${path.join(ro, '.merged.jsonl.fkgqa-lock')}: the lock file cannot be written: ${ro} is on a read-only file system or not writable by this user (EACCES)`);
+    expect(fs.readdirSync(ro)).toEqual([]);
   });
 });
 

@@ -109,6 +109,14 @@ function onOtherHost(owner: LockOwner): boolean {
 }
 
 /**
+ * True when an owner is this very process: its pid on this machine (a lock naming this pid on
+ * another host is another process's, which happens to have the same pid there).
+ */
+export function isThisProcess(owner: LockOwner): boolean {
+  return owner.pid === process.pid && !onOtherHost(owner);
+}
+
+/**
  * True when the process an owner names still runs (same pid, same start time where known). An
  * owner on another host (its `hostname` is not this machine's) cannot be checked here and counts as
  * running.
@@ -170,7 +178,7 @@ export function readLockOwner(file: string): LockOwner | undefined {
 export function lockHolderOf(lock: string): { pid: number; alive: boolean; self: boolean; name: string; advice: string } | undefined {
   const holder = readLockOwner(lock);
   if (!holder) return undefined;
-  return { pid: holder.pid, alive: ownerAlive(holder), self: holder.pid === process.pid && !onOtherHost(holder), name: ownerName(holder), advice: otherHostAdvice(holder, lock) };
+  return { pid: holder.pid, alive: ownerAlive(holder), self: isThisProcess(holder), name: ownerName(holder), advice: otherHostAdvice(holder, lock) };
 }
 
 /**
@@ -321,7 +329,8 @@ export function recoverInterruptedCommit(out: string, waitMs = 5_000): void {
  * a lock file is never seen empty or half-written. Where the file system has no hard links, the lock
  * is created exclusively and then written.
  * @returns false when the lock file exists
- * @throws InputError naming the folder when it does not exist; other file system errors as they are
+ * @throws InputError naming the folder when it does not exist, naming the lock when its folder
+ *   refuses the write (`unwritableError`); other file system errors as they are
  */
 function createLock(lock: string, owner: LockOwner): boolean {
   const text = JSON.stringify(owner) + '\n';
@@ -331,7 +340,7 @@ function createLock(lock: string, owner: LockOwner): boolean {
     fs.writeFileSync(tmp, text, { flag: 'wx' });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(`the folder ${path.dirname(path.resolve(lock))} does not exist`, { file: lock });
-    throw e;
+    throw unwritableError(e, lock, 'lock file') ?? e;
   }
   try {
     fs.linkSync(tmp, lock);
@@ -348,7 +357,7 @@ function createLock(lock: string, owner: LockOwner): boolean {
     return true;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw e;
+    throw unwritableError(e, lock, 'lock file') ?? e;
   }
 }
 
@@ -444,7 +453,7 @@ export function takeLock(lock: string, refusal: (holder: LockOwner) => InputErro
 }
 
 /**
- * Takes the lock of an output (`takeLock`); a lock this process holds is taken over.
+ * Takes the lock of an output (`takeLock`); a lock this process holds (its pid on this host, `isThisProcess`) is taken over.
  * @param lock the lock file
  * @param given the path the user named (for messages)
  * @param what what the lock protects, for the message (e.g. `output directory`, `run file`)
@@ -453,7 +462,7 @@ export function takeLock(lock: string, refusal: (holder: LockOwner) => InputErro
 export function takeLockFile(lock: string, given: string, what: string): void {
   takeLock(
     lock,
-    (h) => (h.pid === process.pid ? undefined : new InputError(`another fkgqa process (${ownerName(h)}) is writing to this ${what}${otherHostAdvice(h, lock)}`, { file: given })),
+    (h) => (isThisProcess(h) ? undefined : new InputError(`another fkgqa process (${ownerName(h)}) is writing to this ${what}${otherHostAdvice(h, lock)}`, { file: given })),
     () =>
       new InputError(
         `cannot take the lock of the ${what}: it changed hands a hundred times, or a process holding ${lock}.takeover is taking over a stale lock (if no fkgqa process runs, remove both files)`,
@@ -736,6 +745,42 @@ function writeError(e: unknown, file: string, temp: string, what: string): Error
   const code = (e as NodeJS.ErrnoException).code;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return new InputError(`could not be written (${code}: ${(e as Error).message.replace(`${temp}`, file)}); ${what}`, { file });
   return e as Error;
+}
+
+/** Codes of a refused write: a read-only file system (EROFS), or no permission (EACCES, EPERM). */
+const REFUSED_WRITE = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+/**
+ * The input error (exit 2) for a file that cannot be written because the system refuses writes in
+ * its folder (read-only file system, no permission), naming the file, what it is, and its folder.
+ * @param e the error of the refused write or mkdir
+ * @param file the file (or folder) to be written
+ * @param what what it is, for the message (e.g. `lock file`, `state folder`)
+ * @returns undefined for any other error
+ */
+export function unwritableError(e: unknown, file: string, what: string): InputError | undefined {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined || !REFUSED_WRITE.has(code)) return undefined;
+  const folder = what.endsWith('folder') ? path.resolve(file) : path.dirname(path.resolve(file));
+  return new InputError(`the ${what} cannot be written: ${folder} is on a read-only file system or not writable by this user (${code})`, { file });
+}
+
+/**
+ * Makes a folder and its missing parents (`mkdir -p`).
+ * @param dir the folder
+ * @param what what it holds, for the message (e.g. `run file`)
+ * @param file the file it is made for (named in the message)
+ * @throws InputError naming `file` when the system refuses (`unwritableError`); other errors as they are
+ */
+export function makeFolderFor(dir: string, what: string, file: string): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined && REFUSED_WRITE.has(code))
+      throw new InputError(`the ${what} cannot be written: the folder ${path.resolve(dir)} cannot be made there, on a read-only file system or without permission (${code})`, { file });
+    throw e;
+  }
 }
 
 /**

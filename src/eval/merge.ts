@@ -21,7 +21,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { lockHolderOf, takeLockFile, writeFileAtomic } from '../common/output.js';
+import { lockHolderOf, makeFolderFor, takeLockFile, writeFileAtomic } from '../common/output.js';
 import { conditionMismatch } from './record.js';
 import { parseRunLines, runFileLock, type RunLine } from './run-reader.js';
 
@@ -104,7 +104,7 @@ export function mergeRunFiles(o: MergeOptions): MergeSummary {
     perFile.push({ file, ids });
   }
   const text = perFile.flatMap((f) => f.ids.map((id) => byId.get(id)!.text + '\n')).join('');
-  fs.mkdirSync(path.dirname(path.resolve(o.out)), { recursive: true });
+  makeFolderFor(path.dirname(path.resolve(o.out)), 'run file', o.out);
   const lock = runFileLock(o.out);
   takeLockFile(lock, o.out, 'run file');
   try {

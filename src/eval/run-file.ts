@@ -25,7 +25,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
-import { noteKept, takeLockFile } from '../common/output.js';
+import { makeFolderFor, noteKept, takeLockFile } from '../common/output.js';
 import { FAILED_END_REASONS, runIdentity, type RunRecord } from './record.js';
 import { isJson, parseRunLines, runFileLock } from './run-reader.js';
 
@@ -87,7 +87,7 @@ export class RunFile {
       }
       if (path.dirname(up) === up) break;
     }
-    fs.mkdirSync(path.dirname(abs), { recursive: true });
+    makeFolderFor(path.dirname(abs), 'run file', file);
     const lock = runFileLock(abs);
     takeLockFile(lock, file, 'run file');
     try {

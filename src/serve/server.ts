@@ -221,6 +221,18 @@ function versionRefusal(req: http.IncomingMessage): ProtocolError {
 }
 
 /**
+ * The URL of a request target (RFC 9112 §3.2): an origin-form target (`/path?query`) is taken as
+ * written, its path whole (`//x/y` is the path `//x/y`, not host `x` and path `/y`, as a relative
+ * reference would read it); another (absolute-form `http://host/path`, asterisk-form `*`) is read
+ * relative to `http://localhost/`.
+ * @throws TypeError for a target that is no valid URL
+ */
+function targetUrl(target: string): URL {
+  if (target.startsWith('/')) return new URL(`http://localhost${target}`);
+  return new URL(target, 'http://localhost');
+}
+
+/**
  * A running set of shard endpoints. Create with `serve`; stop with `close`.
  */
 export class ShardServer {
@@ -425,6 +437,11 @@ export class ShardServer {
         // A request Node's HTTP parser refuses (a control character in a header) is answered with what is wrong, not Node's bare 400.
         // The strict parser stays: insecureHTTPParser would accept such bytes, and with them ambiguous framing (request smuggling behind a proxy).
         server.on('clientError', (e: Error & ParserRefusal, socket: Socket) => this.answerRefusedRequest(e, socket, only));
+        // `Expect: 100-continue`: 100 Continue only for a request whose body will be read; one refused before its body (403, 404, 405, 413) gets its refusal alone.
+        server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => {
+          if (this.readsBody(req, only)) res.writeContinue();
+          this.handle(req, res, only).catch((e) => this.lastResort(res, e));
+        });
         // CONNECT (a proxy's tunnel) is no method of an endpoint: answered 405, not dropped without a word (Node's way without a listener).
         server.on('connect', (req: http.IncomingMessage, socket: Socket) => this.answerConnect(req, socket));
         server.keepAliveTimeout = 65_000;
@@ -477,6 +494,27 @@ export class ShardServer {
   }
 
   /**
+   * Whether a request's body will be read (RFC 9110 §10.1.1: a server sends 100 Continue only then):
+   * an HTTP/1.x POST with an allowed Host, to a SPARQL endpoint or `/federation/sparql`, that declares
+   * at most `maxBodyBytes`. Every other request is refused, or answered, before its body (`handle`).
+   */
+  private readsBody(req: http.IncomingMessage, only?: ServedEndpoint): boolean {
+    if (req.httpVersionMajor !== 1 || req.method !== 'POST') return false;
+    const host = req.headers.host;
+    if (host === undefined || (host !== this.allowedHost && !hostAllowed(this.options.host ?? DEFAULTS.host, host))) return false;
+    const length = req.headers['content-length'];
+    if (length !== undefined && !(Number(length) <= this.limits.maxBodyBytes)) return false;
+    let pathname: string;
+    try {
+      pathname = targetUrl(req.url ?? '/').pathname;
+    } catch {
+      return false;
+    }
+    const what = routeOf(pathname, (id) => this.byId.get(id), only).what;
+    return this.ready && (what === 'sparql' || what === 'federation');
+  }
+
+  /**
    * The server's 'clientError' listener: answers a request Node's HTTP parser refused with its status
    * and a text naming what is wrong (`refusedRequestAnswer`), then closes the connection (after the
    * answers to earlier pipelined requests on it, `answerOnSocket`); nothing for a reset connection.
@@ -495,6 +533,13 @@ export class ShardServer {
     // The refused bytes belong to the body of the request being answered (cut short by the client, or malformed): that request
     // ends with its connection, as Node's own handling ends it (its handler hears the client gone), and nothing is answered.
     if (inFlight && !inFlight.writableFinished && inFlight.req && !inFlight.req.complete) {
+      // A body that arrived but is malformed (a bad chunk size, a control byte in a chunk extension, a transfer coding other than
+      // chunked) while its handler reads it: the read fails with what is wrong, answered 400 (and logged so), and the connection closes.
+      // A body its client cut (the connection ended before it, HPE_INVALID_EOF_STATE) is no malformed one: the request ends with its connection (499).
+      if (e.code !== 'HPE_INVALID_EOF_STATE' && !inFlight.headersSent && inFlight.req.listenerCount('error') > 0) {
+        inFlight.req.emit('error', new Error(answer.message));
+        return;
+      }
       socket.destroy(e);
       return;
     }
@@ -504,7 +549,7 @@ export class ShardServer {
     let logId = '-';
     if (line) {
       try {
-        const r = routeOf(new URL(line.target, 'http://localhost').pathname, (id) => this.byId.get(id), only);
+        const r = routeOf(targetUrl(line.target).pathname, (id) => this.byId.get(id), only);
         logId = r.ep?.info.id ?? (r.what === 'federation' ? FEDERATION_PATH : '-');
       } catch {
         // A target that is no URL path: logged under `-`.
@@ -586,7 +631,7 @@ export class ShardServer {
       if (req.httpVersionMajor !== 1) throw versionRefusal(req);
       let url: URL;
       try {
-        url = new URL(req.url ?? '/', 'http://localhost');
+        url = targetUrl(req.url ?? '/');
       } catch {
         throw new ProtocolError(400, `the request target is not a valid URL path: ${String(req.url).slice(0, 200)}`);
       }

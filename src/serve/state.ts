@@ -10,7 +10,7 @@
  * both removed on a clean stop.
  */
 import fs from 'node:fs';
-import { otherHostAdvice, ownerName, readLockOwner, takeLock, writeFileAtomic, type LockOwner } from '../common/output.js';
+import { isThisProcess, makeFolderFor, otherHostAdvice, ownerName, readLockOwner, takeLock, writeFileAtomic, type LockOwner } from '../common/output.js';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { STATE_FILES, type EndpointEntry, type EndpointsFileContents } from '../build/state.js';
@@ -37,7 +37,7 @@ export const SERVE_LOCK = 'serve.lock';
  * @throws InputError (exit 2) when a running serve holds the lock, naming its pid, its host when another, and start time; or when the lock path is a directory
  */
 export function acquireServeLock(dir: string, build: string): LockOwner {
-  fs.mkdirSync(dir, { recursive: true });
+  makeFolderFor(dir, 'state folder', dir);
   return takeLock(
     path.join(dir, SERVE_LOCK),
     (other) =>
@@ -55,7 +55,8 @@ export function acquireServeLock(dir: string, build: string): LockOwner {
 export function releaseServeState(dir: string): void {
   for (const name of [STATE_FILES.endpoints, SERVE_LOCK]) {
     const file = path.join(dir, name);
-    if (readLockOwner(file)?.pid === process.pid) fs.rmSync(file, { force: true });
+    const owner = readLockOwner(file);
+    if (owner && isThisProcess(owner)) fs.rmSync(file, { force: true });
   }
 }
 

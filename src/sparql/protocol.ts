@@ -368,12 +368,14 @@ export interface ParserRefusal {
  * The answer to a request that Node's HTTP parser refused before the server's handler saw it: a
  * header holding a control character (`Fkgqa-Timeout: 1\x0100`; RFC 9110 §5.5 allows none but tab in
  * a field value, and llhttp refuses them), a header line without a colon, headers too large, or no
- * HTTP at all. The refused header is named, the time limit header with the message `parseTimeLimit`
+ * HTTP at all; 408 for headers that did not end within Node's headersTimeout. The refused header is named, the time limit header with the message `parseTimeLimit`
  * gives for any other value that is no time limit. Node's own answer to these is a bare `400 Bad Request`.
  * @returns the status and the message, or undefined when there is no one to answer (the client reset the connection)
  */
 export function refusedRequestAnswer(e: ParserRefusal): { status: number; message: string } | undefined {
   if (e.code === 'ECONNRESET') return undefined;
+  // The request line or headers did not end in time (Node's headersTimeout): a version-less line with no blank line after it, or a stalled client.
+  if (e.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'the request line and headers did not end in time (a blank line ends them): send an HTTP/1.1 request (RFC 9112 §3)' };
   if (e.code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: "the request's headers are larger than the server reads (Node's limit, 16 KiB by default)" };
   if (e.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return { status: 413, message: "the request body's chunk extensions are larger than the server reads" };
   const raw = e.rawPacket?.toString('latin1');
