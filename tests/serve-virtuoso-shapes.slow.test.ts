@@ -63,6 +63,9 @@ const SAME: [string, number][] = [
   ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) (COUNT(*) AS ?c) WHERE { ?a ?p ?n }', 1],
   ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { VALUES ?n { 2 1.5 "x" "y" } }', 1],
   ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { VALUES ?n { 2 <http://e/i> } }', 1],
+  // MAX and MIN with DISTINCT, grouped, over numbers, strings and IRIs.
+  ['SELECT ?p (MAX(DISTINCT ?n) AS ?m) (MIN(DISTINCT ?n) AS ?mi) WHERE { ?a ?p ?n } GROUP BY ?p', 13],
+  [`SELECT ?a (MAX(DISTINCT ?n) AS ?m) (MIN(DISTINCT ?n) AS ?mi) WHERE { ?a <${BOOK}year> ?n } GROUP BY ?a`, 8],
   ['SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) WHERE { ?a <http://valuenet/ontop/author#name> ?n }', 1],
   [`SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) (MAX(?n) AS ?m) WHERE { ?a <${BOOK}year> ?n }`, 1],
   // HAVING without GROUP BY (Virtuoso: SP031), over the one group, also of no rows.

@@ -1032,7 +1032,8 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
       added.push({ expression, variable: { termType: 'Variable', value: name } });
       return name;
     };
-    const aggregate = (of: Node, name = aggregation): Node => ({ type: 'aggregate', aggregation: name, distinct: e.distinct ?? false, expression: of });
+    // MAX and MIN are the same with or without DISTINCT; Virtuoso answers `MAX(DISTINCT IF(…))` with 0 under GROUP BY: sent without.
+    const aggregate = (of: Node, name = aggregation): Node => ({ type: 'aggregate', aggregation: name, distinct: false, expression: of });
     const extreme: Extreme = { aggregation, others: '' };
     if (aggregation === 'max' || aggregation === 'min') {
       extreme.numbers = column('n', aggregate(operation('if', [isNumber(), copy(x), error])));
