@@ -101,6 +101,8 @@ const REFUSED: [string, string][] = [
   ['SELECT ?s WHERE { VALUES ?s { 1 2 3 } FILTER(NOT EXISTS { FILTER(BOUND(?y)) }) }', 'NOT EXISTS of a FILTER only'],
   // Virtuoso fails the whole query on a data exception (SQL state class 22) where SPARQL leaves one value unbound.
   ['SELECT ?x ?d WHERE { VALUES ?x { 1 2 } BIND(?x / 0 AS ?d) }', 'Virtuoso failed on a data exception'],
+  // A projection's alias is not in scope in HAVING.
+  ['SELECT (COUNT(*) AS ?c) WHERE { VALUES ?x { 1 2 } } HAVING(?c = 2)', 'a HAVING without GROUP BY naming a variable outside an aggregate (?c)'],
   ['SELECT (MAX(?n) AS ?m) WHERE { VALUES ?n { "b" "a"@en } }', 'MAX over numbers, simple literals or IRIs beside other terms'],
   // Booleans Virtuoso takes for 0/1 or gives back as 0/1.
   ['SELECT ?x WHERE { VALUES ?x { true false } FILTER(?x IN (1)) }', 'IN with a boolean'],

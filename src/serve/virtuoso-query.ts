@@ -991,10 +991,30 @@ function copy(x: unknown): unknown {
 function havingColumns(select: Node): string[] {
   const conditions = select.having as unknown[] | undefined;
   if (!conditions || conditions.length === 0 || select.group !== undefined) return [];
+  // Outside an aggregate a HAVING without GROUP BY sees no variable (none is grouped; a projection's alias is bound after it): oxigraph takes it unbound, Virtuoso's column would read the alias.
+  const named = variableOutsideAggregates(conditions);
+  if (named)
+    throw new StoreCannotAnswer(
+      `a HAVING without GROUP BY naming a variable outside an aggregate (?${named}): it is unbound there, but Virtuoso would read a projection's alias; this store does not answer it (an oxigraph-backed serve does)`,
+    );
   const names = conditions.map((_, i) => `${HAVING_PREFIX}${i}`);
   select.variables = [...(select.variables as Node[]), ...conditions.map((expression, i) => ({ expression, variable: { termType: 'Variable', value: names[i] } }))];
   delete select.having;
   return names;
+}
+
+/** The first variable of `e` (parsed expressions) outside an aggregate, or undefined. */
+function variableOutsideAggregates(e: unknown, seen = new Set<unknown>()): string | undefined {
+  if (!isNode(e) && !Array.isArray(e)) return undefined;
+  if (seen.has(e)) return undefined;
+  seen.add(e);
+  if (isNode(e) && e.type === 'aggregate') return undefined;
+  if (isNode(e) && e.termType === 'Variable') return e.value as string;
+  for (const v of Array.isArray(e) ? e : Object.values(e)) {
+    const found = variableOutsideAggregates(v, seen);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 const XSD_TYPE = (local: string): Node => ({ termType: 'NamedNode', value: `${XSD}${local}` });
