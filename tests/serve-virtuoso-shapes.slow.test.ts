@@ -66,6 +66,14 @@ const SAME: [string, number][] = [
   // MAX and MIN with DISTINCT, grouped, over numbers, strings and IRIs.
   ['SELECT ?p (MAX(DISTINCT ?n) AS ?m) (MIN(DISTINCT ?n) AS ?mi) WHERE { ?a ?p ?n } GROUP BY ?p', 13],
   [`SELECT ?a (MAX(DISTINCT ?n) AS ?m) (MIN(DISTINCT ?n) AS ?mi) WHERE { ?a <${BOOK}year> ?n } GROUP BY ?a`, 8],
+  // ORDER BY a MAX or MIN (its alias or the aggregate): by the term read back, not Virtuoso's own MAX or MIN.
+  ['SELECT ?g (MAX(?x) AS ?m) WHERE { VALUES (?g ?x) { (1 "a") (1 3) (2 "q") (3 9) (3 "zz") (4 1) (5 <http://e/i>) (6 "Woods") (7 "dog") (7 2) } } GROUP BY ?g ORDER BY DESC(?m) LIMIT 3 OFFSET 1', 3],
+  ['SELECT ?g (MAX(?x) AS ?m) WHERE { VALUES (?g ?x) { (1 "a") (1 3) (2 "q") (3 9) (3 "zz") (4 1) (5 <http://e/i>) (6 "Woods") (7 "dog") (7 2) } } GROUP BY ?g ORDER BY ?m LIMIT 3 OFFSET 1', 3],
+  ['SELECT ?g (MIN(?x) AS ?m) WHERE { VALUES (?g ?x) { (1 "a") (1 3) (2 "q") (3 9) (3 "zz") (4 1) (5 <http://e/i>) (6 "Woods") (7 "dog") (7 2) } } GROUP BY ?g ORDER BY DESC(MIN(?x)) ?g LIMIT 3', 3],
+  ['SELECT ?g (MIN(?x) AS ?m) WHERE { VALUES (?g ?x) { (1 "a") (1 3) (2 "q") (3 9) (3 "zz") (4 1) (5 <http://e/i>) (6 "Woods") (7 "dog") (7 2) } } GROUP BY ?g ORDER BY ?m LIMIT 3 OFFSET 1', 3],
+  ['SELECT ?p (MAX(?o) AS ?m) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY DESC(?m) LIMIT 5', 5],
+  ['SELECT ?p (MIN(?o) AS ?m) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY DESC(MIN(?o)) LIMIT 5', 5],
+  [`SELECT ?a WHERE { ?a <${BOOK}year> ?y } GROUP BY ?a ORDER BY DESC(MAX(?y)) LIMIT 3`, 3],
   ['SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) WHERE { ?a <http://valuenet/ontop/author#name> ?n }', 1],
   [`SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) (MAX(?n) AS ?m) WHERE { ?a <${BOOK}year> ?n }`, 1],
   // HAVING without GROUP BY (Virtuoso: SP031), over the one group, also of no rows.

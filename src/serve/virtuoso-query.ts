@@ -923,6 +923,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const having = ast.queryType === 'SELECT' ? havingColumns(ast as unknown as Node) : [];
   const grouped = groupedDifference(ast, new Set([...booleanVars, ...valuesBooleans]));
   if (grouped) throw new StoreCannotAnswer(grouped);
+  if (ast.queryType === 'SELECT') extremeOrder(ast as unknown as Node);
   const rowCap = limitOffsets(ast);
   // The trailing VALUES block of the query.
   const trailing = (ast as { values?: Record<string, unknown>[] }).values;
@@ -1069,6 +1070,53 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
     extremes.set(variable, extreme);
   }
   select.variables = [...projection, ...added];
+}
+
+/**
+ * Sends each ORDER BY key of a grouped SELECT that is a `MAX(e)` or `MIN(e)`, or the alias of a
+ * projected one, as the keys of the term `extremeTerm` reads back (Virtuoso would order by its own
+ * MAX or MIN, module comment): first the kind of term chosen, an aggregate of a rank per term (MAX:
+ * simple literal 3, number 2, IRI 1, other 0; MIN: IRI 1, number 2, simple literal 3, other 4),
+ * then the aggregate over that kind's terms (`STR()` of the simple literals and IRIs, the numbers),
+ * in the order of choice, then the key as written (for other terms alone). Each key keeps the
+ * direction written. Keys that are other expressions of a MAX or MIN are sent as written.
+ * @param select the parsed SELECT (ORDER BY already rewritten), changed in place
+ */
+function extremeOrder(select: Node): void {
+  const order = select.order as Node[] | undefined;
+  if (!order || select.group === undefined) return;
+  const aliases = new Map<string, Node>();
+  for (const item of select.variables as Node[]) if (item.termType !== 'Variable' && isNode(item.expression)) aliases.set((item.variable as Node).value as string, item.expression);
+  const error = { termType: 'Variable', value: ERROR_VARIABLE };
+  select.order = order.flatMap((key) => {
+    const e = key.expression as Node;
+    const chosen = isNode(e) && e.termType === 'Variable' ? aliases.get(e.value as string) : e;
+    if (!isNode(chosen) || chosen.type !== 'aggregate') return [key];
+    const aggregation = String(chosen.aggregation).toLowerCase();
+    const x = chosen.expression as Node;
+    if ((aggregation !== 'max' && aggregation !== 'min') || !isNode(x) || x.termType === 'Wildcard') return [key];
+    const aggregate = (of: Node): Node => ({ type: 'aggregate', aggregation, distinct: false, expression: of });
+    const kinds: [Node, Node][] = [
+      [isSimpleLiteral(x), operation('str', [copy(x)])],
+      [isNumberTerm(x), copy(x) as Node],
+      [operation('isiri', [copy(x)]), operation('str', [copy(x)])],
+    ];
+    if (aggregation === 'min') kinds.reverse();
+    const ranks = aggregation === 'max' ? [3, 2, 1, 0] : [1, 2, 3, 4];
+    const rank = kinds.reduceRight<Node>((otherwise, [is], i) => operation('if', [is, integer(ranks[i]), otherwise]), integer(ranks[3]));
+    const keys = [aggregate(rank), ...kinds.map(([is, value]) => aggregate(operation('if', [is, value, error])))];
+    return [...keys.map((expression) => ({ ...key, expression })), key];
+  });
+}
+
+/** Whether the term `x` is a number (not a boolean: Virtuoso's booleans are numeric), as an expression. */
+function isNumberTerm(x: Node): Node {
+  return operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), XSD_TYPE('boolean')])]);
+}
+
+/** Whether the term `x` is a simple literal, as an expression. */
+function isSimpleLiteral(x: Node): Node {
+  return operation('&&', [operation('isliteral', [copy(x)]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('string')])]);
 }
 
 /**
