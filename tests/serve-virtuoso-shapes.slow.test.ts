@@ -74,6 +74,9 @@ const SAME: [string, number][] = [
   ['SELECT ?p (MAX(?o) AS ?m) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY DESC(?m) LIMIT 5', 5],
   ['SELECT ?p (MIN(?o) AS ?m) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY DESC(MIN(?o)) LIMIT 5', 5],
   [`SELECT ?a WHERE { ?a <${BOOK}year> ?y } GROUP BY ?a ORDER BY DESC(MAX(?y)) LIMIT 3`, 3],
+  // A FILTER comparing with a sub-SELECT's aggregate (Virtuoso: SQ156 on the IF guard of two terms of the data).
+  [`SELECT ?y WHERE { ?a a ?t . ?a <${BOOK}year> ?y FILTER(?y > ?m) { SELECT (AVG(?x) AS ?m) WHERE { ?b a ?t2 . ?b <${BOOK}year> ?x } } }`, 4],
+  ['SELECT ?y WHERE { VALUES ?y { 1 "a" 5 } FILTER(?y < ?m) { SELECT (MAX(?x) AS ?m) WHERE { VALUES ?x { 3 } } } }', 1],
   ['SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) WHERE { ?a <http://valuenet/ontop/author#name> ?n }', 1],
   [`SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) (MAX(?n) AS ?m) WHERE { ?a <${BOOK}year> ?n }`, 1],
   // HAVING without GROUP BY (Virtuoso: SP031), over the one group, also of no rows.

@@ -242,6 +242,8 @@ const operation = (operator: string, args: unknown[]): Node => {
 };
 /** The `||`/`&&`/`!` nodes of a FILTER's top (its expression through `||`, `&&`), where Virtuoso's own evaluation keeps the right solutions. */
 const FILTER_TOP = new WeakSet<object>();
+/** The comparisons of a FILTER's top (the expression, or an operand of its `||`/`&&` top): there false and a type error remove the same solutions. */
+const FILTER_TOP_COMPARISONS = new WeakSet<object>();
 const boolean = (value: boolean): Node => ({ termType: 'Literal', value: String(value), language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } });
 
 /**
@@ -469,6 +471,7 @@ function markFilterTop(e: unknown): void {
   const stack = [e];
   while (stack.length > 0) {
     const n = stack.pop();
+    if (isNode(n) && n.type === 'operation' && COMPARISONS.has(n.operator as string)) FILTER_TOP_COMPARISONS.add(n);
     if (!isNode(n) || n.type !== 'operation' || !['||', '&&', '!', 'in', 'notin'].includes(n.operator as string)) continue;
     FILTER_TOP.add(n);
     if (n.operator === '||' || n.operator === '&&') stack.push(...(n.args as unknown[]));
@@ -709,6 +712,8 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
       operation('=', [isDataBoolean(args[0]), isDataBoolean(args[1])]),
       operation('||', [operation('!', [isDataBoolean(args[0])]), operation('=', [args[0], args[1]])]),
     ]);
+    // At a FILTER's top, false removes the solution as the type error does; Virtuoso fails to compile the IF over a sub-SELECT's aggregate (SQ156), it compiles `&&`.
+    if (FILTER_TOP_COMPARISONS.has(node)) return operation('&&', [sameKind, node]);
     return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
   }
   if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
