@@ -89,7 +89,9 @@
  *   joined to a pattern whose predicate is a variable is not rewritten (docs/serving.md).
  * - **Numbers ordered with other terms of the data.** `?n > ?d` with a string and an integer is a
  *   type error in SPARQL; Virtuoso casts. An ordering comparison of two non-constant operands is
- *   sent as `IF(isNumeric(?n) = isNumeric(?d), ?n > ?d, ?fkgqa_error)`.
+ *   sent as `IF(isNumeric(?n) = isNumeric(?d), ?n > ?d, ?fkgqa_error)`, at a FILTER's top as
+ *   `isNumeric(?n) = isNumeric(?d) && ?n > ?d` (Virtuoso fails to compile the IF over a
+ *   sub-SELECT's aggregate, SQ156).
  * - **Strings and dates compared with a constant.** `?x > 'B'` with `?x` bound from the store
  *   compares wrongly in Virtuoso (no row of a FILTER passes, every string passes inside `IF`), and
  *   `?x > '2011-01-01'^^xsd:date` passes strings and IRIs too. An ordering comparison (`<`, `>`,
@@ -106,9 +108,11 @@
  * - **MAX, MIN, SUM and AVG over terms of several kinds.** Virtuoso orders stored strings and IRIs
  *   in MAX and MIN by its own order of stored terms (with or without GROUP BY), numbers above
  *   strings, and sums strings as 0: a projected aggregate gets companions by kind of term
- *   (`extremeCompanions`), read back in SPARQL's order (`extremeTerm`).
+ *   (`extremeCompanions`), read back in SPARQL's order (`extremeTerm`); an ORDER BY key on one
+ *   is sent as the keys of the term read back (`extremeOrder`).
  * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
- *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true.
+ *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true
+ *   (refused when one names a variable outside an aggregate: the projection's alias is not in scope).
  * - **Constants and booleans evaluated otherwise.** `DATATYPE` of a language-tagged constant and
  *   `ENCODE_FOR_URI` of a string constant are computed; the other shapes of `constantShapes`
  *   (REGEX flags x and q, IRI ordering, booleans under IN, COALESCE, IF, SAMPLE, …) are refused.
