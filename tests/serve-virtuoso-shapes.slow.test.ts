@@ -63,6 +63,20 @@ const SAME: [string, number][] = [
   ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) (COUNT(*) AS ?c) WHERE { ?a ?p ?n }', 1],
   ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { VALUES ?n { 2 1.5 "x" "y" } }', 1],
   ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { VALUES ?n { 2 <http://e/i> } }', 1],
+  // MAX and MIN with DISTINCT, grouped, over numbers, strings and IRIs.
+  ['SELECT ?p (MAX(DISTINCT ?n) AS ?m) (MIN(DISTINCT ?n) AS ?mi) WHERE { ?a ?p ?n } GROUP BY ?p', 13],
+  [`SELECT ?a (MAX(DISTINCT ?n) AS ?m) (MIN(DISTINCT ?n) AS ?mi) WHERE { ?a <${BOOK}year> ?n } GROUP BY ?a`, 8],
+  // ORDER BY a MAX or MIN (its alias or the aggregate): by the term read back, not Virtuoso's own MAX or MIN.
+  ['SELECT ?g (MAX(?x) AS ?m) WHERE { VALUES (?g ?x) { (1 "a") (1 3) (2 "q") (3 9) (3 "zz") (4 1) (5 <http://e/i>) (6 "Woods") (7 "dog") (7 2) } } GROUP BY ?g ORDER BY DESC(?m) LIMIT 3 OFFSET 1', 3],
+  ['SELECT ?g (MAX(?x) AS ?m) WHERE { VALUES (?g ?x) { (1 "a") (1 3) (2 "q") (3 9) (3 "zz") (4 1) (5 <http://e/i>) (6 "Woods") (7 "dog") (7 2) } } GROUP BY ?g ORDER BY ?m LIMIT 3 OFFSET 1', 3],
+  ['SELECT ?g (MIN(?x) AS ?m) WHERE { VALUES (?g ?x) { (1 "a") (1 3) (2 "q") (3 9) (3 "zz") (4 1) (5 <http://e/i>) (6 "Woods") (7 "dog") (7 2) } } GROUP BY ?g ORDER BY DESC(MIN(?x)) ?g LIMIT 3', 3],
+  ['SELECT ?g (MIN(?x) AS ?m) WHERE { VALUES (?g ?x) { (1 "a") (1 3) (2 "q") (3 9) (3 "zz") (4 1) (5 <http://e/i>) (6 "Woods") (7 "dog") (7 2) } } GROUP BY ?g ORDER BY ?m LIMIT 3 OFFSET 1', 3],
+  ['SELECT ?p (MAX(?o) AS ?m) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY DESC(?m) LIMIT 5', 5],
+  ['SELECT ?p (MIN(?o) AS ?m) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY DESC(MIN(?o)) LIMIT 5', 5],
+  [`SELECT ?a WHERE { ?a <${BOOK}year> ?y } GROUP BY ?a ORDER BY DESC(MAX(?y)) LIMIT 3`, 3],
+  // A FILTER comparing with a sub-SELECT's aggregate (Virtuoso: SQ156 on the IF guard of two terms of the data).
+  [`SELECT ?y WHERE { ?a a ?t . ?a <${BOOK}year> ?y FILTER(?y > ?m) { SELECT (AVG(?x) AS ?m) WHERE { ?b a ?t2 . ?b <${BOOK}year> ?x } } }`, 4],
+  ['SELECT ?y WHERE { VALUES ?y { 1 "a" 5 } FILTER(?y < ?m) { SELECT (MAX(?x) AS ?m) WHERE { VALUES ?x { 3 } } } }', 1],
   ['SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) WHERE { ?a <http://valuenet/ontop/author#name> ?n }', 1],
   [`SELECT (SUM(?n) AS ?s) (AVG(?n) AS ?a) (MAX(?n) AS ?m) WHERE { ?a <${BOOK}year> ?n }`, 1],
   // HAVING without GROUP BY (Virtuoso: SP031), over the one group, also of no rows.
@@ -98,6 +112,8 @@ const REFUSED: [string, string][] = [
   ['SELECT ?s WHERE { VALUES ?s { 1 2 3 } FILTER(NOT EXISTS { FILTER(BOUND(?y)) }) }', 'NOT EXISTS of a FILTER only'],
   // Virtuoso fails the whole query on a data exception (SQL state class 22) where SPARQL leaves one value unbound.
   ['SELECT ?x ?d WHERE { VALUES ?x { 1 2 } BIND(?x / 0 AS ?d) }', 'Virtuoso failed on a data exception'],
+  // A projection's alias is not in scope in HAVING.
+  ['SELECT (COUNT(*) AS ?c) WHERE { VALUES ?x { 1 2 } } HAVING(?c = 2)', 'a HAVING without GROUP BY naming a variable outside an aggregate (?c)'],
   ['SELECT (MAX(?n) AS ?m) WHERE { VALUES ?n { "b" "a"@en } }', 'MAX over numbers, simple literals or IRIs beside other terms'],
   // Booleans Virtuoso takes for 0/1 or gives back as 0/1.
   ['SELECT ?x WHERE { VALUES ?x { true false } FILTER(?x IN (1)) }', 'IN with a boolean'],

@@ -89,7 +89,9 @@
  *   joined to a pattern whose predicate is a variable is not rewritten (docs/serving.md).
  * - **Numbers ordered with other terms of the data.** `?n > ?d` with a string and an integer is a
  *   type error in SPARQL; Virtuoso casts. An ordering comparison of two non-constant operands is
- *   sent as `IF(isNumeric(?n) = isNumeric(?d), ?n > ?d, ?fkgqa_error)`.
+ *   sent as `IF(isNumeric(?n) = isNumeric(?d), ?n > ?d, ?fkgqa_error)`, at a FILTER's top as
+ *   `isNumeric(?n) = isNumeric(?d) && ?n > ?d` (Virtuoso fails to compile the IF over a
+ *   sub-SELECT's aggregate, SQ156).
  * - **Strings and dates compared with a constant.** `?x > 'B'` with `?x` bound from the store
  *   compares wrongly in Virtuoso (no row of a FILTER passes, every string passes inside `IF`), and
  *   `?x > '2011-01-01'^^xsd:date` passes strings and IRIs too. An ordering comparison (`<`, `>`,
@@ -106,9 +108,11 @@
  * - **MAX, MIN, SUM and AVG over terms of several kinds.** Virtuoso orders stored strings and IRIs
  *   in MAX and MIN by its own order of stored terms (with or without GROUP BY), numbers above
  *   strings, and sums strings as 0: a projected aggregate gets companions by kind of term
- *   (`extremeCompanions`), read back in SPARQL's order (`extremeTerm`).
+ *   (`extremeCompanions`), read back in SPARQL's order (`extremeTerm`); an ORDER BY key on one
+ *   is sent as the keys of the term read back (`extremeOrder`).
  * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
- *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true.
+ *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true
+ *   (refused when one names a variable outside an aggregate: the projection's alias is not in scope).
  * - **Constants and booleans evaluated otherwise.** `DATATYPE` of a language-tagged constant and
  *   `ENCODE_FOR_URI` of a string constant are computed; the other shapes of `constantShapes`
  *   (REGEX flags x and q, IRI ordering, booleans under IN, COALESCE, IF, SAMPLE, …) are refused.
@@ -242,6 +246,8 @@ const operation = (operator: string, args: unknown[]): Node => {
 };
 /** The `||`/`&&`/`!` nodes of a FILTER's top (its expression through `||`, `&&`), where Virtuoso's own evaluation keeps the right solutions. */
 const FILTER_TOP = new WeakSet<object>();
+/** The comparisons of a FILTER's top (the expression, or an operand of its `||`/`&&` top): there false and a type error remove the same solutions. */
+const FILTER_TOP_COMPARISONS = new WeakSet<object>();
 const boolean = (value: boolean): Node => ({ termType: 'Literal', value: String(value), language: '', datatype: { termType: 'NamedNode', value: `${XSD}boolean` } });
 
 /**
@@ -469,6 +475,7 @@ function markFilterTop(e: unknown): void {
   const stack = [e];
   while (stack.length > 0) {
     const n = stack.pop();
+    if (isNode(n) && n.type === 'operation' && COMPARISONS.has(n.operator as string)) FILTER_TOP_COMPARISONS.add(n);
     if (!isNode(n) || n.type !== 'operation' || !['||', '&&', '!', 'in', 'notin'].includes(n.operator as string)) continue;
     FILTER_TOP.add(n);
     if (n.operator === '||' || n.operator === '&&') stack.push(...(n.args as unknown[]));
@@ -709,6 +716,8 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
       operation('=', [isDataBoolean(args[0]), isDataBoolean(args[1])]),
       operation('||', [operation('!', [isDataBoolean(args[0])]), operation('=', [args[0], args[1]])]),
     ]);
+    // At a FILTER's top, false removes the solution as the type error does; Virtuoso fails to compile the IF over a sub-SELECT's aggregate (SQ156), it compiles `&&`.
+    if (FILTER_TOP_COMPARISONS.has(node)) return operation('&&', [sameKind, node]);
     return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
   }
   if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
@@ -923,6 +932,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const having = ast.queryType === 'SELECT' ? havingColumns(ast as unknown as Node) : [];
   const grouped = groupedDifference(ast, new Set([...booleanVars, ...valuesBooleans]));
   if (grouped) throw new StoreCannotAnswer(grouped);
+  if (ast.queryType === 'SELECT') extremeOrder(ast as unknown as Node);
   const rowCap = limitOffsets(ast);
   // The trailing VALUES block of the query.
   const trailing = (ast as { values?: Record<string, unknown>[] }).values;
@@ -991,10 +1001,30 @@ function copy(x: unknown): unknown {
 function havingColumns(select: Node): string[] {
   const conditions = select.having as unknown[] | undefined;
   if (!conditions || conditions.length === 0 || select.group !== undefined) return [];
+  // Outside an aggregate a HAVING without GROUP BY sees no variable (none is grouped; a projection's alias is bound after it): oxigraph takes it unbound, Virtuoso's column would read the alias.
+  const named = variableOutsideAggregates(conditions);
+  if (named)
+    throw new StoreCannotAnswer(
+      `a HAVING without GROUP BY naming a variable outside an aggregate (?${named}): it is unbound there, but Virtuoso would read a projection's alias; this store does not answer it (an oxigraph-backed serve does)`,
+    );
   const names = conditions.map((_, i) => `${HAVING_PREFIX}${i}`);
   select.variables = [...(select.variables as Node[]), ...conditions.map((expression, i) => ({ expression, variable: { termType: 'Variable', value: names[i] } }))];
   delete select.having;
   return names;
+}
+
+/** The first variable of `e` (parsed expressions) outside an aggregate, or undefined. */
+function variableOutsideAggregates(e: unknown, seen = new Set<unknown>()): string | undefined {
+  if (!isNode(e) && !Array.isArray(e)) return undefined;
+  if (seen.has(e)) return undefined;
+  seen.add(e);
+  if (isNode(e) && e.type === 'aggregate') return undefined;
+  if (isNode(e) && e.termType === 'Variable') return e.value as string;
+  for (const v of Array.isArray(e) ? e : Object.values(e)) {
+    const found = variableOutsideAggregates(v, seen);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 const XSD_TYPE = (local: string): Node => ({ termType: 'NamedNode', value: `${XSD}${local}` });
@@ -1032,7 +1062,8 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
       added.push({ expression, variable: { termType: 'Variable', value: name } });
       return name;
     };
-    const aggregate = (of: Node, name = aggregation): Node => ({ type: 'aggregate', aggregation: name, distinct: e.distinct ?? false, expression: of });
+    // MAX and MIN are the same with or without DISTINCT; Virtuoso answers `MAX(DISTINCT IF(…))` with 0 under GROUP BY: sent without.
+    const aggregate = (of: Node, name = aggregation): Node => ({ type: 'aggregate', aggregation: name, distinct: false, expression: of });
     const extreme: Extreme = { aggregation, others: '' };
     if (aggregation === 'max' || aggregation === 'min') {
       extreme.numbers = column('n', aggregate(operation('if', [isNumber(), copy(x), error])));
@@ -1048,6 +1079,53 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
     extremes.set(variable, extreme);
   }
   select.variables = [...projection, ...added];
+}
+
+/**
+ * Sends each ORDER BY key of a grouped SELECT that is a `MAX(e)` or `MIN(e)`, or the alias of a
+ * projected one, as the keys of the term `extremeTerm` reads back (Virtuoso would order by its own
+ * MAX or MIN, module comment): first the kind of term chosen, an aggregate of a rank per term (MAX:
+ * simple literal 3, number 2, IRI 1, other 0; MIN: IRI 1, number 2, simple literal 3, other 4),
+ * then the aggregate over that kind's terms (`STR()` of the simple literals and IRIs, the numbers),
+ * in the order of choice, then the key as written (for other terms alone). Each key keeps the
+ * direction written. Keys that are other expressions of a MAX or MIN are sent as written.
+ * @param select the parsed SELECT (ORDER BY already rewritten), changed in place
+ */
+function extremeOrder(select: Node): void {
+  const order = select.order as Node[] | undefined;
+  if (!order || select.group === undefined) return;
+  const aliases = new Map<string, Node>();
+  for (const item of select.variables as Node[]) if (item.termType !== 'Variable' && isNode(item.expression)) aliases.set((item.variable as Node).value as string, item.expression);
+  const error = { termType: 'Variable', value: ERROR_VARIABLE };
+  select.order = order.flatMap((key) => {
+    const e = key.expression as Node;
+    const chosen = isNode(e) && e.termType === 'Variable' ? aliases.get(e.value as string) : e;
+    if (!isNode(chosen) || chosen.type !== 'aggregate') return [key];
+    const aggregation = String(chosen.aggregation).toLowerCase();
+    const x = chosen.expression as Node;
+    if ((aggregation !== 'max' && aggregation !== 'min') || !isNode(x) || x.termType === 'Wildcard') return [key];
+    const aggregate = (of: Node): Node => ({ type: 'aggregate', aggregation, distinct: false, expression: of });
+    const kinds: [Node, Node][] = [
+      [isSimpleLiteral(x), operation('str', [copy(x)])],
+      [isNumberTerm(x), copy(x) as Node],
+      [operation('isiri', [copy(x)]), operation('str', [copy(x)])],
+    ];
+    if (aggregation === 'min') kinds.reverse();
+    const ranks = aggregation === 'max' ? [3, 2, 1, 0] : [1, 2, 3, 4];
+    const rank = kinds.reduceRight<Node>((otherwise, [is], i) => operation('if', [is, integer(ranks[i]), otherwise]), integer(ranks[3]));
+    const keys = [aggregate(rank), ...kinds.map(([is, value]) => aggregate(operation('if', [is, value, error])))];
+    return [...keys.map((expression) => ({ ...key, expression })), key];
+  });
+}
+
+/** Whether the term `x` is a number (not a boolean: Virtuoso's booleans are numeric), as an expression. */
+function isNumberTerm(x: Node): Node {
+  return operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), XSD_TYPE('boolean')])]);
+}
+
+/** Whether the term `x` is a simple literal, as an expression. */
+function isSimpleLiteral(x: Node): Node {
+  return operation('&&', [operation('isliteral', [copy(x)]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('string')])]);
 }
 
 /**
