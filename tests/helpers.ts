@@ -432,3 +432,14 @@ export async function fakeShardHost(onVoid: (name: string, res: http.ServerRespo
     close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())),
   };
 }
+
+/** Sends raw bytes on a fresh socket and returns all the server at `port` (127.0.0.1) sends until it closes the connection. */
+export function rawAnswer(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let data = '';
+    socket.on('data', (c) => (data += c));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(data));
+  });
+}

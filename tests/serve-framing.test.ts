@@ -4,24 +4,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEDIA, refusedRequestAnswer } from '../src/sparql/protocol.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { demoBuild, tmpDir } from './helpers.js';
+import { demoBuild, rawAnswer, tmpDir } from './helpers.js';
 
 const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
 let server: ShardServer;
 let url: URL; // library-shard1 (35 triples)
 let port: number;
 let log: string;
-
-/** Sends raw bytes on a fresh socket and returns all the server sends until it closes the connection. */
-function rawAnswer(request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
-    let data = '';
-    socket.on('data', (c) => (data += c));
-    socket.on('error', reject);
-    socket.on('close', () => resolve(data));
-  });
-}
 
 /** The status codes of the answers in the bytes a server sent. */
 const statuses = (answer: string) => [...answer.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
@@ -53,11 +42,11 @@ afterAll(async () => {
 describe('serve: the request target is taken as written', () => {
   it('answers 404 to //anything/<endpoint>/sparql, as to /anything/<endpoint>/sparql, not as the endpoint', async () => {
     for (const target of [`//anything${countQuery()}`, `/anything${countQuery()}`, `//library-shard1/sparql?query=ASK%7B%7D`]) {
-      const answer = await rawAnswer(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: ${MEDIA.json}\r\nConnection: close\r\n\r\n`);
+      const answer = await rawAnswer(port, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: ${MEDIA.json}\r\nConnection: close\r\n\r\n`);
       expect(statuses(answer)).toEqual([404]);
       expect(answer).not.toContain('"35"');
     }
-    expect(statuses(await rawAnswer(`GET ${countQuery()} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`))).toEqual([200]);
+    expect(statuses(await rawAnswer(port, `GET ${countQuery()} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`))).toEqual([200]);
   });
 });
 
@@ -71,7 +60,7 @@ describe('serve: Expect: 100-continue', () => {
       [head('PUT', url.pathname, '127.0.0.1', 100), 405],
       [head('POST', url.pathname, '127.0.0.1', 100_000_000), 413],
     ] as const) {
-      const answer = await rawAnswer(request);
+      const answer = await rawAnswer(port, request);
       expect(statuses(answer)).toEqual([status]);
       expect(answer).not.toContain('100 Continue');
     }
@@ -108,7 +97,7 @@ describe('serve: a complete but malformed request body', () => {
       // Entries of earlier requests may still be on their way to the log: count this request's kind only.
       const refused = () => entries().filter((e) => e.endpoint === 'library-shard1' && e.method === 'POST' && e.status === 400).length;
       const before = refused();
-      const answer = await rawAnswer(request);
+      const answer = await rawAnswer(port, request);
       expect(statuses(answer)).toEqual([400]);
       expect(answer).toMatch(why);
       expect(answer).toContain('\r\nConnection: close\r\n');

@@ -16,7 +16,7 @@ import { serializeResults, type SparqlResults } from '../src/sparql/results.js';
 import { SERVE_LOCK } from '../src/serve/state.js';
 import { readServeEndpoints } from '../src/federation/registry.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
-import { demoBuild, fkgqaInProcess, HAS_SPIDER, SPIDER, tmpDir, fileHashes } from './helpers.js';
+import { demoBuild, fkgqaInProcess, HAS_SPIDER, SPIDER, tmpDir, fileHashes, rawAnswer } from './helpers.js';
 
 const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
 let shards: string;
@@ -38,17 +38,6 @@ function rawStatus(port: number, request: string): Promise<number> {
     });
     socket.on('error', reject);
     socket.on('close', () => resolve(-1));
-  });
-}
-
-/** Sends raw bytes on a fresh socket and returns all the server sends until it closes the connection. */
-function rawAnswer(port: number, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
-    let data = '';
-    socket.on('data', (c) => (data += c));
-    socket.on('error', reject);
-    socket.on('close', () => resolve(data));
   });
 }
 
