@@ -1055,8 +1055,8 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
     const x = e.expression as Node;
     if (!isNode(x) || x.termType === 'Wildcard') continue;
     const variable = (item.variable as Node).value as string;
-    const isNumber = () => operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), XSD_TYPE('boolean')])]);
-    const isSimple = () => operation('&&', [operation('isliteral', [copy(x)]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('string')])]);
+    const isNumber = () => isNumberTerm(x);
+    const isSimple = () => isSimpleLiteral(x);
     const column = (kind: string, expression: Node): string => {
       const name = `${EXTREME_PREFIX}${kind}_${variable}`;
       added.push({ expression, variable: { termType: 'Variable', value: name } });
