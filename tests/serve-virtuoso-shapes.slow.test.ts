@@ -57,6 +57,10 @@ const SAME: [string, number][] = [
   ['SELECT ?s WHERE { ?s a ?t MINUS { { SELECT ?q WHERE { ?s ?q ?z } } } }', 19],
   [`SELECT ?s WHERE { ?s a ?t MINUS { ?s <${BOOK}year> ?x } MINUS { ?x ?y ?z } }`, 11],
   [`SELECT ?s WHERE { ?s a ?t MINUS { { SELECT * WHERE { ?s <${BOOK}year> ?z } } } }`, 11],
+  // MINUS of a sub-SELECT projecting an alias (the shape of the gold queries `{ SELECT (?a AS ?col1) … } MINUS { SELECT (?b AS ?col1) … }`).
+  ['SELECT ?c WHERE { { SELECT (?x AS ?c) WHERE { VALUES ?x { 1 2 } } } MINUS { SELECT (?y AS ?c) WHERE { VALUES ?y { 1 } } } }', 1],
+  [`SELECT DISTINCT ?c WHERE { { SELECT (?s AS ?c) WHERE { ?s a ?t } } MINUS { SELECT (?b AS ?c) WHERE { ?b <${BOOK}year> ?y FILTER(?y > 1900) } } }`, 11],
+  ['SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { { SELECT ?c WHERE { VALUES ?c { 1 } } } } }', 1],
   // MAX and MIN over stored strings and IRIs (Virtuoso's own order of stored terms), numbers below simple literals, IRIs below both; SUM and AVG of strings unbound.
   ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { ?a <http://valuenet/ontop/author#name> ?n }', 1],
   ['SELECT ?p (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { ?a ?p ?n } GROUP BY ?p', 13],

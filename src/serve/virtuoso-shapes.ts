@@ -16,6 +16,9 @@
  *   EXISTS, a nested MINUS, nor a sub-SELECT not projecting them) are disjoint from those of the
  *   patterns before it removes no solution (§18.5, Minus: only compatible solutions with a shared
  *   variable remove one); Virtuoso removes every one. Such a MINUS is dropped.
+ * - **MINUS of a sub-SELECT.** Virtuoso removes every solution when the right side of a MINUS is a
+ *   sub-SELECT (`VALUES ?c { 1 2 } MINUS { SELECT (?y AS ?c) WHERE { VALUES ?y { 1 } } }`: no row).
+ *   One of variables and aliases of variables is sent as its pattern, renamed (`minusOfSubSelect`).
  * - **EXISTS or NOT EXISTS of a FILTER only.** Virtuoso evaluates `EXISTS { FILTER(?s = 2) }`
  *   without the bindings of the solution tested: refused.
  * - **OPTIONAL of BIND and FILTER only.** Virtuoso keeps the BIND of `OPTIONAL { BIND(3 AS ?y)
@@ -223,6 +226,8 @@ function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean,
     const p = list[i];
     if (!isNode(p)) continue;
     if (p.type === 'minus') {
+      const flat = minusOfSubSelect(p.patterns as unknown[]);
+      if (flat) p.patterns = flat;
       const before = inScope(list.slice(0, i));
       if (![...inScope(p.patterns)].some((v) => before.has(v))) {
         list.splice(i--, 1);
@@ -259,6 +264,55 @@ function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean,
       if (before !== p.expression && isNode(p.expression) && p.expression.operator === 'if') booleanVars.add((p.variable as Node).value as string);
     } else visit(p, booleanVars, inPattern, seen);
   }
+}
+
+/** Prefix of the variables a MINUS of a sub-SELECT renames its unprojected variables to (fresh: no query of the benchmark names one). */
+export const MINUS_PREFIX = 'fkgqa_minus_';
+
+/**
+ * The right side of a MINUS that is one sub-SELECT projecting variables and aliases of variables
+ * (`MINUS { SELECT ?a (?y AS ?c) WHERE { P } }`), as the pattern P with ?y renamed ?c and every other
+ * variable not projected renamed `?fkgqa_minus_…`; undefined for any other right side (left as written).
+ * The same MINUS (SPARQL 1.1 §18.5: a solution is removed by a compatible one sharing a variable; the
+ * renamed variables occur nowhere else, so only the projected ones are shared or compared, and
+ * duplicates do not matter). Virtuoso removes every solution with a sub-SELECT there (`VALUES ?c { 1 2 }
+ * MINUS { SELECT ?c WHERE { VALUES ?c { 1 } } }`: no row; SPARQL: 2) or an alias or BIND on its right side.
+ * Only a sub-SELECT without GROUP BY, aggregate, HAVING, LIMIT, OFFSET, VALUES or FROM, and whose alias
+ * sources are distinct variables not projected as themselves.
+ */
+function minusOfSubSelect(right: unknown[]): unknown[] | undefined {
+  let q = right.length === 1 ? right[0] : undefined;
+  if (isNode(q) && q.type === 'group' && Array.isArray(q.patterns) && q.patterns.length === 1) q = q.patterns[0];
+  if (!isNode(q) || q.type !== 'query' || q.queryType !== 'SELECT' || !Array.isArray(q.where) || !Array.isArray(q.variables)) return undefined;
+  if (['group', 'having', 'limit', 'offset', 'values', 'from'].some((k) => q[k] !== undefined && !(Array.isArray(q[k]) && q[k].length === 0)) || hasAggregate(q.variables)) return undefined;
+  if (isNode(q.from) && Object.values(q.from).some((v) => Array.isArray(v) && v.length > 0)) return undefined;
+  const rename = new Map<string, string>();
+  const projected = new Set<string>();
+  for (const item of q.variables as Node[]) {
+    if (item.termType === 'Variable') projected.add(item.value as string);
+    else if (isNode(item.expression) && item.expression.termType === 'Variable' && isNode(item.variable)) {
+      const source = item.expression.value as string;
+      if (rename.has(source)) return undefined;
+      rename.set(source, item.variable.value as string);
+    } else return undefined;
+  }
+  if ([...rename.keys()].some((v) => projected.has(v))) return undefined;
+  for (const v of variablesOf(q.where)) if (!projected.has(v) && !rename.has(v)) rename.set(v, MINUS_PREFIX + v);
+  return renamed(q.where, rename) as unknown[];
+}
+
+/** A copy of a pattern with its variables renamed (a simultaneous substitution: `from` name to `to` name). */
+function renamed(node: unknown, rename: Map<string, string>): unknown {
+  if (Array.isArray(node)) return node.map((x) => renamed(x, rename));
+  if (!isNode(node)) return node;
+  if (node.termType === 'Variable') return rename.has(node.value as string) ? { termType: 'Variable', value: rename.get(node.value as string) } : node;
+  if (typeof node.termType === 'string' || node instanceof sparqljsLib().Wildcard) return node;
+  const copy: Node = Object.create(Object.getPrototypeOf(node) as object) as Node;
+  for (const [k, v] of Object.entries(node)) copy[k] = renamed(v, rename);
+  // VALUES rows name their variables as keys (`?x`).
+  if (node.type === 'values' && Array.isArray(copy.values))
+    copy.values = (copy.values as Record<string, unknown>[]).map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [`?${rename.get(k.replace(/^\?/, '')) ?? k.replace(/^\?/, '')}`, v])));
+  return copy;
 }
 
 /** A UNION branch as the group `{ SELECT * WHERE { branch } }`. */
