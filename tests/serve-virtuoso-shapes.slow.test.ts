@@ -61,6 +61,9 @@ const SAME: [string, number][] = [
   ['SELECT ?c WHERE { { SELECT (?x AS ?c) WHERE { VALUES ?x { 1 2 } } } MINUS { SELECT (?y AS ?c) WHERE { VALUES ?y { 1 } } } }', 1],
   [`SELECT DISTINCT ?c WHERE { { SELECT (?s AS ?c) WHERE { ?s a ?t } } MINUS { SELECT (?b AS ?c) WHERE { ?b <${BOOK}year> ?y FILTER(?y > 1900) } } }`, 11],
   ['SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { { SELECT ?c WHERE { VALUES ?c { 1 } } } } }', 1],
+  // An aggregate without GROUP BY, with ORDER BY a variable of the pattern or LIMIT: one row, its value over every solution.
+  ['SELECT (COUNT(*) AS ?c) WHERE { VALUES ?x { 1 2 3 } } LIMIT 1', 1],
+  [`SELECT (COUNT(*) AS ?c) (SUM(?y) AS ?s) WHERE { ?b <${BOOK}year> ?y } ORDER BY DESC(?y) LIMIT 1`, 1],
   // MAX and MIN over stored strings and IRIs (Virtuoso's own order of stored terms), numbers below simple literals, IRIs below both; SUM and AVG of strings unbound.
   ['SELECT (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { ?a <http://valuenet/ontop/author#name> ?n }', 1],
   ['SELECT ?p (MAX(?n) AS ?m) (MIN(?n) AS ?mi) WHERE { ?a ?p ?n } GROUP BY ?p', 13],

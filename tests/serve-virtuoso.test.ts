@@ -281,6 +281,14 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(flat('SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { SELECT ?y (?y AS ?c) WHERE { ?y ?p ?o } } }')).toMatch(/MINUS \{ SELECT/);
   });
 
+  it('drops the ORDER BY and a LIMIT without OFFSET of a query aggregating without GROUP BY (its one row is the same), in a sub-SELECT too; keeps them with GROUP BY or OFFSET', () => {
+    const flat = (q: string) => virtuosoQuery(q, G).text.replace(/\s+/g, ' ');
+    expect(flat('SELECT (COUNT(*) AS ?c) WHERE { VALUES ?x { 1 2 3 } } ORDER BY DESC(?x) LIMIT 1')).not.toMatch(/ORDER BY|LIMIT/);
+    expect(flat('SELECT ?c WHERE { { SELECT (COUNT(*) AS ?c) WHERE { ?s ?p ?x } LIMIT 2 } }')).not.toMatch(/ORDER BY|LIMIT/);
+    expect(flat('SELECT (COUNT(*) AS ?c) WHERE { ?s ?p ?x } LIMIT 1 OFFSET 1')).toMatch(/OFFSET 1 LIMIT 1$/);
+    expect(flat('SELECT ?x (COUNT(*) AS ?c) WHERE { ?s ?p ?x } GROUP BY ?x ORDER BY DESC(?c) LIMIT 1')).toMatch(/ORDER BY DESC \(\?c\) LIMIT 1$/);
+  });
+
   it('sends a chain of 250 || (under the operator limit of serve, 256; over the nesting Virtuoso takes, ~150) as a balanced tree, COUNT(*) kept', () => {
     const chain = Array.from({ length: 250 }, (_, i) => `?o = ${i}`).join(' || ');
     const q = virtuosoQuery(`SELECT (COUNT(*) AS ?n) WHERE { ?s <http://e/p> ?o FILTER(${chain}) }`, G);

@@ -129,7 +129,7 @@ describe('serve --store virtuoso / data exceptions of Virtuoso', () => {
 });
 
 describe.runIf(HAS_SPIDER)('serve --store virtuoso / shapes: the gold queries', () => {
-  it('refuses none of the 1,034 gold queries and rewrites only the one NOT IN with a variable member (into its != form) and each MINUS of a sub-SELECT (into its pattern)', () => {
+  it('refuses none of the 1,034 gold queries and rewrites only the one NOT IN with a variable member (into its != form) each MINUS of a sub-SELECT (into its pattern) and the ORDER BY and LIMIT of the one ungrouped aggregate with them', () => {
     const source = openSource(SPIDER);
     const questions = readQuestions(source.questionsFile);
     expect(questions.length).toBe(1034);
@@ -147,7 +147,10 @@ describe.runIf(HAS_SPIDER)('serve --store virtuoso / shapes: the gold queries', 
       if (JSON.stringify(ast) !== before) changed.add(q.query);
     }
     const minus = [...changed].filter((t) => /MINUS\s*\{\s*select/i.test(t));
-    expect([...changed].filter((t) => !minus.includes(t)).map((t) => t.match(/FILTER\(\?\w+ not in \(\?\w+\)\)/)?.[0])).toEqual(['FILTER(?T1_id not in (?T22_student_id))']);
+    const oneRow = [...changed].filter((t) => !minus.includes(t) && !/group\s+by/i.test(t) && /(order\s+by|limit)/i.test(t));
+    // The one aggregate without GROUP BY ordered by a variable of its pattern loses its ORDER BY and LIMIT.
+    expect(oneRow.map((t) => t.match(/order by desc \(\?\w+\) limit 1/)?.[0])).toEqual(['order by desc (?t2_capacity) limit 1']);
+    expect([...changed].filter((t) => !minus.includes(t) && !oneRow.includes(t)).map((t) => t.match(/FILTER\(\?\w+ not in \(\?\w+\)\)/)?.[0])).toEqual(['FILTER(?T1_id not in (?T22_student_id))']);
     // Every MINUS of a sub-SELECT is sent as its pattern: all 15 distinct gold queries with one.
     expect(minus.length).toBe(new Set(questions.map((q) => q.query).filter((t) => /MINUS\s*\{\s*select/i.test(t))).size);
     expect(minus.length).toBe(15);

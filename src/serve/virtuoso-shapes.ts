@@ -19,6 +19,9 @@
  * - **MINUS of a sub-SELECT.** Virtuoso removes every solution when the right side of a MINUS is a
  *   sub-SELECT (`VALUES ?c { 1 2 } MINUS { SELECT (?y AS ?c) WHERE { VALUES ?y { 1 } } }`: no row).
  *   One of variables and aliases of variables is sent as its pattern, renamed (`minusOfSubSelect`).
+ * - **Aggregate without GROUP BY, with ORDER BY or LIMIT.** Virtuoso orders and limits the rows
+ *   before aggregating them; the one row of the aggregate is the same without them: dropped
+ *   (`oneRowModifiers`).
  * - **EXISTS or NOT EXISTS of a FILTER only.** Virtuoso evaluates `EXISTS { FILTER(?s = 2) }`
  *   without the bindings of the solution tested: refused.
  * - **OPTIONAL of BIND and FILTER only.** Virtuoso keeps the BIND of `OPTIONAL { BIND(3 AS ?y)
@@ -206,6 +209,7 @@ function visit(node: unknown, booleanVars: Set<string>, inPattern: boolean, seen
   }
   if (node.type === 'query') {
     const grouped = node.group !== undefined || hasAggregate(node.variables) || hasAggregate(node.having) || hasAggregate(node.order);
+    if (node.group === undefined && (hasAggregate(node.variables) || hasAggregate(node.having))) oneRowModifiers(node);
     if (Array.isArray(node.where)) patterns(node.where as unknown[], booleanVars, true, seen);
     if (Array.isArray(node.variables))
       for (const item of node.variables as Node[]) {
@@ -313,6 +317,17 @@ function renamed(node: unknown, rename: Map<string, string>): unknown {
   if (node.type === 'values' && Array.isArray(copy.values))
     copy.values = (copy.values as Record<string, unknown>[]).map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [`?${rename.get(k.replace(/^\?/, '')) ?? k.replace(/^\?/, '')}`, v])));
   return copy;
+}
+
+/**
+ * Drops the ORDER BY and a LIMIT of one or more (without OFFSET) of a query aggregating without GROUP BY,
+ * in place: its solutions are one group, so at most one row (SPARQL 1.1 §18.2.4.1), which neither
+ * changes. Virtuoso applies them to the rows before aggregating (`SELECT (COUNT(*) AS ?c) WHERE {
+ * VALUES ?x { 1 2 3 } } LIMIT 1`: 1; SPARQL: 3).
+ */
+function oneRowModifiers(query: Node): void {
+  delete query.order;
+  if (typeof query.limit === 'number' && query.limit >= 1 && !query.offset) delete query.limit;
 }
 
 /** A UNION branch as the group `{ SELECT * WHERE { branch } }`. */
