@@ -16,14 +16,14 @@ let log: string;
 const statuses = (answer: string) => [...answer.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
 
 /** The request log's entries so far. */
-function entries(): { endpoint: string; method: string; status: number; cancelled?: boolean }[] {
+function entries(): { endpoint: string; method: string; status: number; cancelled?: boolean; query?: string }[] {
   if (!fs.existsSync(log)) return [];
   return fs
     .readFileSync(log, 'utf8')
     .trim()
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as { endpoint: string; method: string; status: number; cancelled?: boolean });
+    .map((l) => JSON.parse(l) as { endpoint: string; method: string; status: number; cancelled?: boolean; query?: string });
 }
 
 const countQuery = () => `${url.pathname}?query=${encodeURIComponent(COUNT)}`;
@@ -128,5 +128,157 @@ describe('serve: a request whose headers never end', () => {
       status: 408,
       message: 'the request line and headers did not end in time (a blank line ends them): send an HTTP/1.1 request (RFC 9112 §3)',
     });
+  });
+});
+
+/** Log entries as written, with the query text when there is one. */
+type Entry = { endpoint: string; method: string; status: number; bytes: number; cancelled?: true; timeout?: true; query?: string };
+let markers = 0;
+
+/**
+ * Sends a marker request (an ASK of its own) after the requests sent so far, and waits for its log
+ * entry: the requests before it that are logged are in the log then.
+ * @returns the place of the marker's entry in the log
+ */
+async function logMark(): Promise<number> {
+  const marker = `ASK { ?s ?p "marker ${++markers}" }`;
+  expect((await fetch(`${url.href}?query=${encodeURIComponent(marker)}`)).status).toBe(200);
+  await expect.poll(() => entries().some((e) => e.query === marker)).toBe(true);
+  return entries().findIndex((e) => e.query === marker);
+}
+
+/** The request log's entries after the marker at `from` (logMark), once every request sent before now is in it. */
+async function loggedSince(from: number): Promise<Entry[]> {
+  const to = await logMark();
+  return (entries() as Entry[]).slice(from + 1, to);
+}
+
+/** The entries of the log, without the fields that vary (time, ms, query). */
+const brief = (es: Entry[]) => es.map(({ endpoint, method, status, cancelled, timeout }) => ({ endpoint, method, status, ...(cancelled ? { cancelled } : {}), ...(timeout ? { timeout } : {}) }));
+
+describe('serve: nothing after an answer that closes the connection', () => {
+  it('neither answers nor logs a request pipelined behind an answer that said Connection: close (505, Connection: close, HTTP/1.0), not even as 499', async () => {
+    const ask = `GET ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    for (const [first, status, logged] of [
+      [`GET ${url.pathname}?query=ASK%7B%7D HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n`, 505, { endpoint: 'library-shard1', method: 'GET', status: 505 }],
+      [`GET ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`, 200, { endpoint: 'library-shard1', method: 'GET', status: 200 }],
+      [`GET ${url.pathname}?query=ASK%7B%7D HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n`, 200, { endpoint: 'library-shard1', method: 'GET', status: 200 }],
+    ] as const) {
+      const from = await logMark();
+      const answer = await rawAnswer(port, first + ask + ask);
+      expect(statuses(answer)).toEqual([status]);
+      expect(answer).not.toContain('Data after');
+      expect(brief(await loggedSince(from))).toEqual([logged]);
+    }
+  });
+});
+
+describe('serve: a client that leaves with a CONNECT pipelined behind its query', () => {
+  it('stops the query when the client leaves (499, not run to its time limit), as without the CONNECT', async () => {
+    const heavy = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
+    const from = await logMark();
+    const before = server.restartsOf('library-shard1')!.restarts;
+    const socket = net.connect(port, '127.0.0.1', () =>
+      socket.write(`GET ${url.pathname}?query=${encodeURIComponent(heavy)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nCONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n`),
+    );
+    socket.on('error', () => undefined);
+    while (!server.queriesRunning().includes('library-shard1')) await new Promise((r) => setTimeout(r, 20));
+    socket.destroy();
+    while (server.queriesRunning().length > 0) await new Promise((r) => setTimeout(r, 20));
+    // Stopped because its client left (its worker replaced), not at the 5 s time limit (503, timeout).
+    expect(server.restartsOf('library-shard1')!.restarts).toBe(before + 1);
+    // Both requests were the client's, and it left before their answers: 499 (in the order their connection's close reached them).
+    expect(brief(await loggedSince(from)).sort((a, b) => a.method.localeCompare(b.method))).toEqual([
+      { endpoint: '-', method: 'CONNECT', status: 499, cancelled: true },
+      { endpoint: 'library-shard1', method: 'GET', status: 499, cancelled: true },
+    ]);
+  });
+});
+
+describe('serve: a request line without an HTTP version (HTTP/0.9)', () => {
+  it('is refused 400 as soon as the line is read, without waiting for headers that never come, and logged under its endpoint', async () => {
+    const from = await logMark();
+    const answer = await new Promise<string>((resolve, reject) => {
+      // The line alone, as an HTTP/0.9 client sends it: no blank line after it. The server closes the connection.
+      const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${url.pathname}\r\n`));
+      let data = '';
+      socket.on('data', (c) => (data += c));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(data));
+    });
+    const body = `the request line "GET ${url.pathname}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)\n`;
+    expect(answer).toBe(`HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    expect(brief(await loggedSince(from))).toEqual([{ endpoint: 'library-shard1', method: 'GET', status: 400 }]);
+    // With the blank line after it, the handler refuses it the same way (and logs it under its endpoint too).
+    const from2 = await logMark();
+    expect(await rawAnswer(port, `GET ${url.pathname}\r\n\r\n`)).toContain(body);
+    expect(brief(await loggedSince(from2))).toEqual([{ endpoint: 'library-shard1', method: 'GET', status: 400 }]);
+  });
+});
+
+describe('serve: the edges of a request', () => {
+  it('logs a request line longer than Node reads once (431), not again as 499 when its client then leaves', async () => {
+    const from = await logMark();
+    const answer = await rawAnswer(port, `GET ${url.pathname}?q=${'x'.repeat(100_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    expect(statuses(answer)).toEqual([431]);
+    expect(brief(await loggedSince(from))).toEqual([{ endpoint: '-', method: '?', status: 431 }]);
+  });
+
+  it('answers 400 naming what is wrong, and logs it, to an HTTP/1.1 request without Host or with two Host headers', async () => {
+    const target = `${url.pathname}?query=ASK%7B%7D`;
+    const from = await logMark();
+    const none = await rawAnswer(port, `GET ${target} HTTP/1.1\r\nConnection: close\r\n\r\n`);
+    expect(statuses(none)).toEqual([400]);
+    expect(none).toContain('\r\n\r\nthe request has no Host header: an HTTP/1.1 request names its host (RFC 9112 §3.2)\n');
+    const two = await rawAnswer(port, `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`);
+    expect(statuses(two)).toEqual([400]);
+    expect(two).toContain('\r\n\r\nthe request has 2 Host headers: send exactly one (RFC 9112 §3.2)\n');
+    // HTTP/1.0 needs no Host.
+    expect(statuses(await rawAnswer(port, `GET ${target} HTTP/1.0\r\n\r\n`))).toEqual([200]);
+    expect(brief(await loggedSince(from))).toEqual([
+      { endpoint: '-', method: 'GET', status: 400 },
+      { endpoint: '-', method: 'GET', status: 400 },
+      { endpoint: 'library-shard1', method: 'GET', status: 200 },
+    ]);
+  });
+
+  it('checks the host of an absolute-form target, not the Host header (RFC 9112 §3.2.2)', async () => {
+    const target = `${url.pathname}?query=ASK%7B%7D`;
+    const evil = await rawAnswer(port, `GET http://evil.example${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect(statuses(evil)).toEqual([403]);
+    expect(evil).toContain('Host "evil.example" is not a name of this loopback server');
+    expect(statuses(await rawAnswer(port, `GET http://127.0.0.1:${port}${target} HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`))).toEqual([200]);
+  });
+
+  it('answers 417 naming an Expect other than 100-continue, and logs it under its endpoint', async () => {
+    const from = await logMark();
+    const answer = await rawAnswer(port, `GET ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: teapot\r\nConnection: close\r\n\r\n`);
+    expect(statuses(answer)).toEqual([417]);
+    expect(answer).toContain('\r\n\r\nExpect: "teapot" cannot be met: the only expectation this server meets is 100-continue (RFC 9110 §10.1.1)\n');
+    expect(brief(await loggedSince(from))).toEqual([{ endpoint: 'library-shard1', method: 'GET', status: 417 }]);
+  });
+
+  it('logs a HEAD answer with 0 bytes (it has no body)', async () => {
+    const from = await logMark();
+    const answer = await rawAnswer(port, `HEAD ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect(statuses(answer)).toEqual([200]);
+    expect(answer.endsWith('\r\n\r\n')).toBe(true);
+    const logged = await loggedSince(from);
+    expect(logged.map((e) => [e.method, e.status, e.bytes])).toEqual([['HEAD', 200, 0]]);
+  });
+
+  it('answers 501 naming a method Node does not know (lower case, or unknown), with Allow, logged under its endpoint and method', async () => {
+    const from = await logMark();
+    const lower = await rawAnswer(port, `get ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    expect(statuses(lower)).toEqual([501]);
+    expect(lower).toContain('\r\nAllow: GET, POST, OPTIONS\r\n');
+    expect(lower).toContain('\r\n\r\nmethod "get" is not known here (methods are case-sensitive, RFC 9110 §9.1: send GET): send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)\n');
+    const unknown = await rawAnswer(port, `FOO ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    expect(statuses(unknown)).toEqual([501]);
+    expect(unknown).toContain('\r\n\r\nmethod "FOO" is not known here: send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)\n');
+    expect(brief(await loggedSince(from))).toEqual([
+      { endpoint: 'library-shard1', method: 'get', status: 501 },
+      { endpoint: 'library-shard1', method: 'FOO', status: 501 },
+    ]);
   });
 });

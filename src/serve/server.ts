@@ -172,6 +172,47 @@ function refusal(e: unknown, gone: boolean): Answer {
 }
 
 /**
+ * Connections whose close is announced: an answer on them said `Connection: close` (or will: its
+ * request asked for it, or was HTTP/1.0 without keep-alive), or the server refused bytes on them and
+ * closes them. A server that announced a close reads no further request on that connection (RFC 9112
+ * §9.6): a request pipelined behind such an answer is neither answered nor logged, and a query it
+ * started is stopped when the connection closes. Keyed by the socket (a closed socket drops out); the
+ * value is the place of the announcing answer among the connection's requests (`requestsSeen`): an
+ * answer written by the server itself after the ones under way (`answerOnSocket`) comes half a place
+ * after the last request handed to the handler.
+ */
+const closing = new WeakMap<Socket, number>();
+
+/** Requests on a connection handed to the handler so far (the first is 1). */
+const requestsSeen = new WeakMap<Socket, number>();
+
+/** Marks a connection's close as announced by the answer at `place` (an earlier mark stands). */
+function announceClose(socket: Socket, place = (requestsSeen.get(socket) ?? 0) + 0.5): void {
+  if (!closing.has(socket)) closing.set(socket, place);
+}
+
+/**
+ * Ends a connection without another answer: once the answer being written on it (if any) is out,
+ * the connection is ended (the server's last bytes on it are that answer's).
+ */
+function endAfterInFlight(socket: Socket): void {
+  const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+  if (inFlight && !inFlight.writableFinished && !inFlight.closed && !inFlight.destroyed) {
+    let settled = false;
+    const next = () => {
+      if (settled) return;
+      settled = true;
+      endAfterInFlight(socket);
+    };
+    inFlight.once('finish', next);
+    inFlight.once('close', next);
+    return;
+  }
+  if (socket.writable) socket.end();
+  else socket.destroy();
+}
+
+/**
  * Writes an answer on a connection the HTTP server no longer reads (Node's parser refused its
  * bytes, or the request was CONNECT), then closes it. When answers to earlier (pipelined) requests
  * on the connection are still under way, the answer is written only after the last of them has been
@@ -180,10 +221,12 @@ function refusal(e: unknown, gone: boolean): Answer {
  * @param sent called once: with the body's bytes when the answer was written, with undefined when the connection was gone first
  */
 function answerOnSocket(socket: Socket, answer: { status: number; message: string; headers?: Record<string, string> }, sent: (bytes: number | undefined) => void): void {
+  announceClose(socket);
   // The answer to an earlier request on this connection (Node keeps it on the socket; it has no public name).
   // When it is done, Node attaches the next queued answer, if any, before this runs: so look again.
   const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-  if (inFlight && !inFlight.writableFinished) {
+  // An answer that closed unfinished (its client left) stays on the socket: it is under way no longer.
+  if (inFlight && !inFlight.writableFinished && !inFlight.closed && !inFlight.destroyed) {
     let settled = false;
     const next = () => {
       if (settled) return;
@@ -231,6 +274,14 @@ function targetUrl(target: string): URL {
   if (target.startsWith('/')) return new URL(`http://localhost${target}`);
   return new URL(target, 'http://localhost');
 }
+
+/** An absolute-form request target (RFC 9112 §3.2.2: `http://host/path`, as sent to a proxy): a scheme, then `//`. */
+function absoluteForm(target: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
+}
+
+/** An `Expect` value asking for 100 Continue (the test Node's HTTP server applies before its 'checkContinue' event). */
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
 
 /**
  * A running set of shard endpoints. Create with `serve`; stop with `close`.
@@ -429,7 +480,8 @@ export class ShardServer {
     const urlHost = host === '0.0.0.0' || host === '::' ? os.hostname() : host.includes(':') ? `[${host}]` : host;
     const bind = (port: number, only?: ServedEndpoint) =>
       new Promise<number>((resolve, reject) => {
-        const server = http.createServer((req, res) => {
+        // No Host header is answered by the handler (400 naming it, logged), not by Node's bare 400.
+        const server = http.createServer({ requireHostHeader: false }, (req, res) => {
           this.handle(req, res, only).catch((e) => this.lastResort(res, e));
         });
         // Longer than clients keep idle sockets (Comunica's fetch reuses sockets idle for ~5 s; a
@@ -443,7 +495,13 @@ export class ShardServer {
           this.handle(req, res, only).catch((e) => this.lastResort(res, e));
         });
         // CONNECT (a proxy's tunnel) is no method of an endpoint: answered 405, not dropped without a word (Node's way without a listener).
+        // An `Expect` other than 100-continue: answered 417 by the handler (naming it, logged), not with Node's empty 417.
+        server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
+          this.handle(req, res, only).catch((e) => this.lastResort(res, e));
+        });
         server.on('connect', (req: http.IncomingMessage, socket: Socket) => this.answerConnect(req, socket));
+        // A request line without an HTTP version (HTTP/0.9) is refused as soon as it is seen, not when the headers timeout ends it.
+        server.on('connection', (socket: Socket) => this.watchRequestLine(socket, only));
         server.keepAliveTimeout = 65_000;
         server.headersTimeout = 66_000;
         server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, host, port)));
@@ -500,16 +558,19 @@ export class ShardServer {
    */
   private readsBody(req: http.IncomingMessage, only?: ServedEndpoint): boolean {
     if (req.httpVersionMajor !== 1 || req.method !== 'POST') return false;
-    const host = req.headers.host;
-    if (host === undefined || (host !== this.allowedHost && !hostAllowed(this.options.host ?? DEFAULTS.host, host))) return false;
-    const length = req.headers['content-length'];
-    if (length !== undefined && !(Number(length) <= this.limits.maxBodyBytes)) return false;
-    let pathname: string;
+    let url: URL;
     try {
-      pathname = targetUrl(req.url ?? '/').pathname;
+      url = targetUrl(req.url ?? '/');
     } catch {
       return false;
     }
+    if (req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i].toLowerCase() === 'host').length !== 1) return false;
+    const host = absoluteForm(req.url ?? '/') ? url.host : req.headers.host;
+    if (host === undefined || (host !== this.allowedHost && !hostAllowed(this.options.host ?? DEFAULTS.host, host))) return false;
+    const length = req.headers['content-length'];
+    if (length !== undefined && !(Number(length) <= this.limits.maxBodyBytes)) return false;
+    if (req.headers.expect !== undefined && !CONTINUE.test(req.headers.expect)) return false;
+    const pathname = url.pathname;
     const what = routeOf(pathname, (id) => this.byId.get(id), only).what;
     return this.ready && (what === 'sparql' || what === 'federation');
   }
@@ -543,22 +604,68 @@ export class ShardServer {
       socket.destroy(e);
       return;
     }
+    // A connection whose close was announced (an answer on it said `Connection: close`, or bytes on it were refused already):
+    // bytes after that are no request of the client's to answer or log (llhttp refuses them as "Data after `Connection: close`";
+    // a refused request's connection that its client then ends is refused a second time). It ends after its last answer.
+    if (closing.has(socket) || e.code === 'HPE_CLOSED_CONNECTION') {
+      announceClose(socket);
+      endAfterInFlight(socket);
+      return;
+    }
     const arrivedAt = Date.now();
     const started = performance.now();
     const line = refusedRequestLine(e);
-    let logId = '-';
-    if (line) {
-      try {
-        const r = routeOf(targetUrl(line.target).pathname, (id) => this.byId.get(id), only);
-        logId = r.ep?.info.id ?? (r.what === 'federation' ? FEDERATION_PATH : '-');
-      } catch {
-        // A target that is no URL path: logged under `-`.
-      }
-    }
+    const logId = line ? this.logIdOf(line.target, only) : '-';
     answerOnSocket(socket, answer, (bytes) => {
       const a: Answer = bytes === undefined ? { ...text(499, '', 'invalid'), cancelled: true } : text(answer.status, answer.message, 'invalid');
       this.recordRequest(logId, a, { arrivedAt, started, method: line?.method ?? '?', bytes: bytes ?? 0 });
     });
+  }
+
+  /** The name a request for this target is logged under: its endpoint's id, the federation path, or `-` (also for a target that is no URL path). */
+  private logIdOf(target: string, only?: ServedEndpoint): string {
+    try {
+      const r = routeOf(targetUrl(target).pathname, (id) => this.byId.get(id), only);
+      return r.ep?.info.id ?? (r.what === 'federation' ? FEDERATION_PATH : '-');
+    } catch {
+      return '-';
+    }
+  }
+
+  /**
+   * The server's 'connection' listener: reads the first line of a connection beside Node's parser,
+   * and refuses a request line without an HTTP version (`GET /x`, an HTTP/0.9 request, RFC 9112 §3)
+   * at once, 400 and the connection closed, logged like a refusal of Node's parser. Node's parser
+   * takes such a line for the start of a request whose headers follow: without this, a client that
+   * sends the line alone (as HTTP/0.9 clients do) would wait for the headers timeout (408, 66 s). A
+   * line whose blank line came with it is the handler's (its 400, `versionRefusal`); a line the parser
+   * refused is the 'clientError' listener's. Only the first line of a connection is read so (a
+   * version-less line after requests on a kept-alive connection still waits for the headers timeout):
+   * the bytes of the connection go through JavaScript (not straight from the socket to the parser)
+   * from then on.
+   */
+  private watchRequestLine(socket: Socket, only?: ServedEndpoint): void {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString('latin1');
+      const lf = seen.indexOf('\n');
+      // Lines longer than the parser reads are refused by it (431).
+      if (lf < 0 && seen.length <= 16_384) return;
+      socket.off('data', onData);
+      if (lf < 0 || closing.has(socket)) return;
+      const line = seen.slice(0, lf).replace(/\r$/, '');
+      const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+)$/.exec(line);
+      if (!m) return;
+      const arrivedAt = Date.now();
+      const started = performance.now();
+      const message = `the request line "${line.slice(0, 200)}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)`;
+      const logId = this.logIdOf(m[2], only);
+      answerOnSocket(socket, { status: 400, message }, (bytes) => {
+        const a: Answer = bytes === undefined ? { ...text(499, '', 'invalid'), cancelled: true } : text(400, message, 'invalid');
+        this.recordRequest(logId, a, { arrivedAt, started, method: m[1], bytes: bytes ?? 0 });
+      });
+    };
+    socket.on('data', onData);
   }
 
   /**
@@ -571,6 +678,9 @@ export class ShardServer {
     const message = `method CONNECT is not allowed: fkgqa serve is no proxy; send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)`;
     // Node has left the socket to this listener: its errors and the bytes the client still sends are the listener's to handle.
     socket.on('error', () => socket.destroy());
+    // And its end: Node's own listener, which closes a connection whose client left (so that the answer being written on it
+    // closes and its query is stopped), went with the socket. A client that leaves is gone, as without the CONNECT.
+    socket.on('end', () => socket.destroy());
     socket.resume();
     answerOnSocket(socket, { status: 405, message, headers: { Allow: ALLOWED_METHODS } }, (bytes) => {
       const a: Answer = bytes === undefined ? { ...text(499, '', 'invalid'), cancelled: true } : text(405, message, 'invalid');
@@ -611,6 +721,17 @@ export class ShardServer {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, only?: ServedEndpoint): Promise<void> {
+    // A request pipelined behind one whose answer closes the connection (RFC 9112 §9.6): the server reads no
+    // further requests there, so it is neither run, answered nor logged (its body, if any, is drained).
+    const place = (requestsSeen.get(req.socket) ?? 0) + 1;
+    requestsSeen.set(req.socket, place);
+    const announced = closing.get(req.socket);
+    if (announced !== undefined && announced < place) {
+      req.resume();
+      return;
+    }
+    // This request's answer closes the connection (it asked so, or is HTTP/1.0 without keep-alive): the next ones on it are not read.
+    if (!res.shouldKeepAlive) announceClose(req.socket, place);
     const started = performance.now();
     // The wall-clock arrival, written as ISO 8601 only when the log has a file.
     const arrivedAt = Date.now();
@@ -628,14 +749,23 @@ export class ShardServer {
     let answer: Answer;
     try {
       // HTTP/1.0 and 1.1 only: a request line without a version (HTTP/0.9, `GET /`) or with another one is refused, its connection closed.
-      if (req.httpVersionMajor !== 1) throw versionRefusal(req);
+      if (req.httpVersionMajor !== 1) {
+        logId = this.logIdOf(req.url ?? '/', only);
+        throw versionRefusal(req);
+      }
       let url: URL;
       try {
         url = targetUrl(req.url ?? '/');
       } catch {
         throw new ProtocolError(400, `the request target is not a valid URL path: ${String(req.url).slice(0, 200)}`);
       }
-      const host = req.headers.host;
+      // RFC 9112 §3.2: a request with more than one Host, or an HTTP/1.1 request with none, is answered 400 (Node would answer the
+      // latter with a bare 400 before any handler, `requireHostHeader`, and keeps the first of several).
+      const hosts = req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i].toLowerCase() === 'host').length;
+      if (hosts > 1) throw new ProtocolError(400, `the request has ${hosts} Host headers: send exactly one (RFC 9112 §3.2)`);
+      if (hosts === 0 && req.httpVersionMinor >= 1) throw new ProtocolError(400, 'the request has no Host header: an HTTP/1.1 request names its host (RFC 9112 §3.2)');
+      // An absolute-form target (`GET http://host/path`) names the host itself, and that name wins over the Host header (RFC 9112 §3.2.2).
+      const host = absoluteForm(req.url ?? '/') ? url.host : req.headers.host;
       if (host === undefined || host !== this.allowedHost) {
         if (!hostAllowed(this.options.host ?? DEFAULTS.host, host)) {
           throw new ProtocolError(403, `Host "${String(host).slice(0, 100)}" is not a name of this loopback server (a guard against DNS rebinding): use 127.0.0.1, localhost or [::1]`);
@@ -650,6 +780,11 @@ export class ShardServer {
       }
       ep = route.ep;
       logId = ep?.info.id ?? (route.what === 'federation' ? FEDERATION_PATH : '-');
+      // `Expect: 100-continue` is answered (the 'checkContinue' listener); any other expectation cannot be met (RFC 9110 §10.1.1).
+      const expect = req.headers.expect;
+      if (expect !== undefined && !CONTINUE.test(expect)) {
+        throw new ProtocolError(417, `Expect: ${JSON.stringify(expect.slice(0, 100))} cannot be met: the only expectation this server meets is 100-continue (RFC 9110 §10.1.1)`);
+      }
       if (req.method === 'OPTIONS') {
         req.resume();
         // A CORS preflight: allowed (its headers below) only for an origin --cors-origin names.
@@ -690,9 +825,18 @@ export class ShardServer {
     // the rest of that body may never come (a declared length no client sends), and the next request could not be found after it.
     // So is one whose request line named no HTTP/1.x.
     const bodyLeft = !req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
-    if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1) headers.Connection = 'close';
+    if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1) {
+      headers.Connection = 'close';
+      announceClose(req.socket, place);
+    }
     let a = answer;
-    const record = () => this.recordRequest(logId, a, { arrivedAt, started, method: req.method ?? '?', bytes });
+    const record = () => {
+      // Never answered because an earlier answer on its connection closed it: no request of the client's to log (not a 499).
+      const closer = closing.get(req.socket);
+      if (!res.headersSent && closer !== undefined && closer < place) return;
+      // A HEAD answer carries no body: its bytes are 0.
+      this.recordRequest(logId, a, { arrivedAt, started, method: req.method ?? '?', bytes: req.method === 'HEAD' ? 0 : bytes });
+    };
     if (streamed) {
       await this.writeStreamed(req, res, streamed, answer.status, headers, gone, (n, stopped) => {
         bytes = n;

@@ -372,8 +372,17 @@ export interface ParserRefusal {
  * gives for any other value that is no time limit. Node's own answer to these is a bare `400 Bad Request`.
  * @returns the status and the message, or undefined when there is no one to answer (the client reset the connection)
  */
-export function refusedRequestAnswer(e: ParserRefusal): { status: number; message: string } | undefined {
+export function refusedRequestAnswer(e: ParserRefusal): { status: number; message: string; headers?: Record<string, string> } | undefined {
   if (e.code === 'ECONNRESET') return undefined;
+  // A method llhttp does not know (`FOO`, or `get`: methods are case-sensitive, RFC 9110 §9.1): 501, the answer to a method the server does not recognise (RFC 9110 §15.6.2), naming it.
+  if (e.code === 'HPE_INVALID_METHOD') {
+    const method = refusedMethod(e);
+    if (method !== undefined) {
+      const upper = method.toUpperCase();
+      const why = upper !== method && ['GET', 'POST', 'HEAD', 'OPTIONS'].includes(upper) ? ` (methods are case-sensitive, RFC 9110 §9.1: send ${upper})` : '';
+      return { status: 501, message: `method ${headerText(method)} is not known here${why}: send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)`, headers: { Allow: ALLOWED_METHODS } };
+    }
+  }
   // The request line or headers did not end in time (Node's headersTimeout): a version-less line with no blank line after it, or a stalled client.
   if (e.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'the request line and headers did not end in time (a blank line ends them): send an HTTP/1.1 request (RFC 9112 §3)' };
   if (e.code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: "the request's headers are larger than the server reads (Node's limit, 16 KiB by default)" };
@@ -416,8 +425,22 @@ export function refusedRequestLine(e: ParserRefusal): { method: string; target: 
   const blank = raw.lastIndexOf('\r\n\r\n', at - 1);
   const start = blank < 0 ? 0 : blank + 4;
   const end = raw.indexOf('\r\n', start);
-  const m = /^([A-Z]{1,20}) (\S{1,8000}) HTTP\/\d\.\d$/.exec(raw.slice(start, end < 0 ? raw.length : end));
+  const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}) (\S{1,8000}) HTTP\/\d\.\d$/.exec(raw.slice(start, end < 0 ? raw.length : end));
   return m ? { method: m[1], target: m[2] } : undefined;
+}
+
+/**
+ * The method of the request whose request line Node's parser refused for its method: the token from
+ * the start of that request (after the last blank line before the refused byte) to the first space.
+ * @returns undefined when the packet does not hold it, or it is no token (RFC 9110 §5.6.2)
+ */
+function refusedMethod(e: ParserRefusal): string | undefined {
+  const raw = e.rawPacket?.toString('latin1');
+  if (raw === undefined) return undefined;
+  const at = Math.min(e.bytesParsed ?? raw.length, raw.length);
+  const blank = raw.lastIndexOf('\r\n\r\n', at - 1);
+  const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,40}) /.exec(raw.slice(blank < 0 ? 0 : blank + 4));
+  return m?.[1];
 }
 
 /** The longest time limit a request may give, in ms (2^31 - 1, the longest delay of Node's timers): longer ones are capped to it. */
