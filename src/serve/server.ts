@@ -582,7 +582,9 @@ export class ShardServer {
    * The request is logged (`kind` invalid; its endpoint and method when the refused packet holds its
    * request line, `refusedRequestLine`; else `-` and `?`), 499 when its client was gone before the
    * answer. Bytes refused within the body of the request being answered end that request with its
-   * connection (its handler hears the client gone and logs it: 499).
+   * connection (its handler hears the client gone and logs it: 499). Bytes on a connection whose close
+   * was announced (`closing`: after an answer that said `Connection: close`, or a refusal already
+   * given there) are neither answered nor logged: the connection ends after its last answer.
    */
   private answerRefusedRequest(e: Error & ParserRefusal, socket: Socket, only?: ServedEndpoint): void {
     const answer = refusedRequestAnswer(e);

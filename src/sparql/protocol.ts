@@ -368,7 +368,8 @@ export interface ParserRefusal {
  * The answer to a request that Node's HTTP parser refused before the server's handler saw it: a
  * header holding a control character (`Fkgqa-Timeout: 1\x0100`; RFC 9110 §5.5 allows none but tab in
  * a field value, and llhttp refuses them), a header line without a colon, headers too large, or no
- * HTTP at all; 408 for headers that did not end within Node's headersTimeout. The refused header is named, the time limit header with the message `parseTimeLimit`
+ * HTTP at all; 408 for headers that did not end within Node's headersTimeout; 501 (with `Allow`) naming a
+ * method llhttp does not know (`FOO`, `get`). The refused header is named, the time limit header with the message `parseTimeLimit`
  * gives for any other value that is no time limit. Node's own answer to these is a bare `400 Bad Request`.
  * @returns the status and the message, or undefined when there is no one to answer (the client reset the connection)
  */
