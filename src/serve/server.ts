@@ -681,8 +681,11 @@ export class ShardServer {
     // Node has left the socket to this listener: its errors and the bytes the client still sends are the listener's to handle.
     socket.on('error', () => socket.destroy());
     // And its end: Node's own listener, which closes a connection whose client left (so that the answer being written on it
-    // closes and its query is stopped), went with the socket. A client that leaves is gone, as without the CONNECT.
-    socket.on('end', () => socket.destroy());
+    // closes and its query is stopped), went with the socket. A client that leaves is gone, as without the CONNECT; once the
+    // 405 is written (the socket ended), the connection closes by itself after it.
+    socket.on('end', () => {
+      if (!socket.writableEnded) socket.destroy();
+    });
     socket.resume();
     answerOnSocket(socket, { status: 405, message, headers: { Allow: ALLOWED_METHODS } }, (bytes) => {
       const a: Answer = bytes === undefined ? { ...text(499, '', 'invalid'), cancelled: true } : text(405, message, 'invalid');
