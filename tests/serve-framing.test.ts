@@ -195,6 +195,29 @@ describe('serve: a client that leaves with a CONNECT pipelined behind its query'
   });
 });
 
+describe('serve: requests under way when serve stops', () => {
+  it('are not logged, neither 499 (their client did not leave: the server closed their connections) nor 500 (the store did not fail: it was stopped)', async () => {
+    const heavy = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
+    const own = path.join(tmpDir('fkgqa-framing-stop-'), 'requests.jsonl');
+    const s = await serve({ shards: await demoBuild(tmpDir('fkgqa-framing-stop-build-')), kgs: ['library'], timeoutMs: 300_000, requestLog: own, writeFiles: false });
+    const u = new URL(s.endpoint('library-shard1')!.url);
+    expect((await fetch(`${u.href}?query=ASK%7B%7D`)).status).toBe(200);
+    const ended = fetch(`${u.href}?query=${encodeURIComponent(heavy)}`).then(
+      (r) => r.status,
+      (e: Error) => e.name,
+    );
+    while (!s.queriesRunning().includes('library-shard1')) await new Promise((r) => setTimeout(r, 20));
+    await s.close();
+    expect(await ended).toBe('TypeError');
+    const logged = fs
+      .readFileSync(own, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Entry);
+    expect(brief(logged)).toEqual([{ endpoint: 'library-shard1', method: 'GET', status: 200 }]);
+  });
+});
+
 describe('serve: a request line without an HTTP version (HTTP/0.9)', () => {
   it('is refused 400 as soon as the line is read, without waiting for headers that never come, and logged under its endpoint', async () => {
     const from = await logMark();

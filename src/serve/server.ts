@@ -839,6 +839,9 @@ export class ShardServer {
       // Never answered because an earlier answer on its connection closed it: no request of the client's to log (not a 499).
       const closer = closing.get(req.socket);
       if (!res.headersSent && closer !== undefined && closer < place) return;
+      // Cut because serve is stopping (it closes every connection and stops its workers): the server's doing, not its client's
+      // (no 499) nor its store's (no 500 failed).
+      if (this.closed && (a.cancelled || a.failed || !res.headersSent)) return;
       // A HEAD answer carries no body: its bytes are 0.
       this.recordRequest(logId, a, { arrivedAt, started, method: req.method ?? '?', bytes: req.method === 'HEAD' ? 0 : bytes });
     };
