@@ -280,6 +280,13 @@ function absoluteForm(target: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
 }
 
+/** How many Host header lines a request has (Node keeps the first of several in `headers`). */
+function hostHeaders(req: http.IncomingMessage): number {
+  let n = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') n++;
+  return n;
+}
+
 /** An `Expect` value asking for 100 Continue (the test Node's HTTP server applies before its 'checkContinue' event). */
 const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
 
@@ -564,7 +571,9 @@ export class ShardServer {
     } catch {
       return false;
     }
-    if (req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i].toLowerCase() === 'host').length !== 1) return false;
+    // Refused for its Host headers (`handle`): two, or none in HTTP/1.1.
+    const hosts = hostHeaders(req);
+    if (hosts > 1 || (hosts === 0 && req.httpVersionMinor >= 1)) return false;
     const host = absoluteForm(req.url ?? '/') ? url.host : req.headers.host;
     if (host === undefined || (host !== this.allowedHost && !hostAllowed(this.options.host ?? DEFAULTS.host, host))) return false;
     const length = req.headers['content-length'];
@@ -766,7 +775,7 @@ export class ShardServer {
       }
       // RFC 9112 §3.2: a request with more than one Host, or an HTTP/1.1 request with none, is answered 400 (Node would answer the
       // latter with a bare 400 before any handler, `requireHostHeader`, and keeps the first of several).
-      const hosts = req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i].toLowerCase() === 'host').length;
+      const hosts = hostHeaders(req);
       if (hosts > 1) throw new ProtocolError(400, `the request has ${hosts} Host headers: send exactly one (RFC 9112 §3.2)`);
       if (hosts === 0 && req.httpVersionMinor >= 1) throw new ProtocolError(400, 'the request has no Host header: an HTTP/1.1 request names its host (RFC 9112 §3.2)');
       // An absolute-form target (`GET http://host/path`) names the host itself, and that name wins over the Host header (RFC 9112 §3.2.2).
