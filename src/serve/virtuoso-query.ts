@@ -133,6 +133,7 @@ import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js'
 import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 import { VIRTUOSO_MAX_ROWS } from './virtuoso.js';
 import { hasAggregate, virtuosoShapes } from './virtuoso-shapes.js';
+import { doubleLexical, floatLexical } from './virtuoso-numbers.js';
 
 /** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
 export const ERROR_VARIABLE = 'fkgqa_error';
@@ -208,6 +209,8 @@ export interface VirtuosoQuery {
   extremes: Map<string, Extreme>;
   /** The columns holding the HAVING conditions of an aggregate without GROUP BY (`havingColumns`): a row is kept where each is true. */
   having: string[];
+  /** Per projected AVG column, its companion column holding the widest type of its operands (`averageKinds`): Virtuoso types every average xsd:decimal. */
+  averages?: Map<string, string>;
 }
 
 /**
@@ -234,6 +237,9 @@ export const EXTREME_PREFIX = 'fkgqa_ext_';
 
 /** The companion column of the row count of an aggregate without GROUP BY. */
 export const ROWS_VARIABLE = 'fkgqa_rows';
+
+/** Prefix of the companion columns of AVG (`averageKinds`); never a variable of a gold query. */
+export const AVERAGE_PREFIX = 'fkgqa_avg_';
 
 type Node = Record<string, unknown>;
 const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
@@ -410,9 +416,30 @@ const simpleLiteral = (value: string): Node => ({ termType: 'Literal', value, la
 const encodeForUri = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /**
+ * `DATATYPE(x)` as SPARQL evaluates it (§17.4.2.7), in a form Virtuoso evaluates so: of a literal
+ * constant its datatype (xsd:string for a simple literal, rdf:langString for a language-tagged
+ * one; Virtuoso: unbound for both), of an IRI constant the error ?fkgqa_error (Virtuoso:
+ * xsd:anyURI), of another operand `IF(STRLEN(LANG(x)) > 0, rdf:langString, DATATYPE(x))`
+ * (Virtuoso: unbound for a language-tagged value; LANG of an IRI is unbound there, which IF takes
+ * for false, and DATATYPE of an IRI is unbound too); of an aggregate as written.
+ * @param x the operand (parsed)
+ * @returns the expression to send
+ */
+function datatypeOf(x: unknown): unknown {
+  if (isNode(x) && x.termType === 'Literal') {
+    if (x.language) return { termType: 'NamedNode', value: RDF_LANG_STRING };
+    return { termType: 'NamedNode', value: (x.datatype as { value?: string } | undefined)?.value ?? `${XSD}string` };
+  }
+  if (isNode(x) && x.termType === 'NamedNode') return errorVariable();
+  // An aggregate written twice inside other expressions fails to compile in Virtuoso: sent as written.
+  if (hasAggregate(x)) return operation('datatype', [x]);
+  return operation('if', [operation('>', [operation('strlen', [operation('lang', [x])]), integer(0)]), { termType: 'NamedNode', value: RDF_LANG_STRING }, operation('datatype', [copy(x)])]);
+}
+
+/**
  * Shapes of constants and VALUES booleans that Virtuoso evaluates otherwise than SPARQL (module
  * comment), computed where the text gives the value and refused (StoreCannotAnswer naming the
- * shape) where it does not: `DATATYPE` of a language-tagged constant is rdf:langString and
+ * shape) where it does not: `DATATYPE` as SPARQL evaluates it (`datatypeOf`) and
  * `ENCODE_FOR_URI` of a constant its percent-encoding (Virtuoso: unbound; raw non-ASCII bytes and a
  * NUL); refused are `REGEX`/`REPLACE` flags `x` and `q` (Virtuoso ignores them), `REPLACE` with
  * the empty pattern (Virtuoso replaces nothing), `MD5`/`SHA*`/`STRLEN`/`ENCODE_FOR_URI` of a
@@ -450,7 +477,7 @@ function constantShapes(ast: unknown, booleanVars: Set<string>): void {
     const args = (n.args ?? []) as unknown[];
     if (n.type === 'operation') {
       const op = String(n.operator).toLowerCase();
-      if (op === 'datatype' && isLanguageLiteral(args[0])) return { termType: 'NamedNode', value: RDF_LANG_STRING };
+      if (op === 'datatype' && !GENERATED.has(n)) return datatypeOf(args[0]);
       if (op === 'encode_for_uri' && isNode(args[0]) && args[0].termType === 'Literal' && !args[0].language && isStringLiteral(args[0])) return simpleLiteral(encodeForUri(args[0].value as string));
       if (['md5', 'sha1', 'sha256', 'sha384', 'sha512', 'strlen', 'encode_for_uri'].includes(op) && (isLanguageLiteral(args[0]) || (isNode(args[0]) && args[0].termType === 'NamedNode')))
         refuse(`${op.toUpperCase()} of ${isLanguageLiteral(args[0]) ? 'a language-tagged literal' : 'an IRI'} constant`);
@@ -929,6 +956,8 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
   const extremes = new Map<string, Extreme>();
   if (ast.queryType === 'SELECT' && !wildcard) extremeCompanions(ast as unknown as Node, extremes, lexical);
+  const averages = new Map<string, string>();
+  if (ast.queryType === 'SELECT' && !wildcard) averageKinds(ast as unknown as Node, averages);
   const having = ast.queryType === 'SELECT' ? havingColumns(ast as unknown as Node) : [];
   const grouped = groupedDifference(ast, new Set([...booleanVars, ...valuesBooleans]));
   if (grouped) throw new StoreCannotAnswer(grouped);
@@ -950,7 +979,19 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     select.limit = 1;
     form = 'boolean';
   }
-  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard, lexical, emptySums, extremes, having, ...(rows ? { rows } : {}), ...(rowCap ? { rowCap } : {}) };
+  return {
+    text: new lib.Generator({ prefixes: {} }).stringify(ast),
+    form,
+    booleanVars,
+    wildcard,
+    lexical,
+    emptySums,
+    extremes,
+    having,
+    averages,
+    ...(rows ? { rows } : {}),
+    ...(rowCap ? { rowCap } : {}),
+  };
 }
 
 /**
@@ -1082,6 +1123,53 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
 }
 
 /**
+ * Adds a companion column to each projected `AVG(e)` holding the widest type of its operands:
+ * `MAX(IF(DATATYPE(e) = xsd:double, 2, IF(DATATYPE(e) = xsd:float, 1, 0)))`. Virtuoso types every
+ * average xsd:decimal; SPARQL's average is SUM/COUNT (§18.5.1.4) with the numeric type promotion
+ * of op:numeric-add and op:numeric-divide (§17.3): an xsd:double if an operand is a double, else
+ * an xsd:float if one is a float, else an xsd:decimal, as oxigraph types it. The reader
+ * (`averageTerm`) types the value by the companion.
+ * @param select the parsed SELECT (its projection already rewritten), changed in place
+ * @param averages filled with AVG column → its companion column
+ */
+function averageKinds(select: Node, averages: Map<string, string>): void {
+  const projection = select.variables as Node[];
+  const added: Node[] = [];
+  for (const item of projection) {
+    const e = item.expression as Node | undefined;
+    if (item.termType === 'Variable' || e?.type !== 'aggregate' || String(e.aggregation).toLowerCase() !== 'avg') continue;
+    const x = e.expression as Node;
+    if (!isNode(x) || x.termType === 'Wildcard') continue;
+    const variable = (item.variable as Node).value as string;
+    const kind = operation('if', [
+      operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('double')]),
+      integer(2),
+      operation('if', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('float')]), integer(1), integer(0)]),
+    ]);
+    const name = `${AVERAGE_PREFIX}${variable}`;
+    added.push({ expression: { type: 'aggregate', aggregation: 'max', distinct: false, expression: kind }, variable: { termType: 'Variable', value: name } });
+    averages.set(variable, name);
+  }
+  select.variables = [...projection, ...added];
+}
+
+/**
+ * An average read back from Virtuoso (an xsd:decimal) typed as SPARQL types it (`averageKinds`):
+ * an xsd:double or xsd:float written as oxigraph writes that value (virtuoso-numbers.ts), from
+ * Virtuoso's decimal digits (which may differ from oxigraph's in the last binary digit: the sum
+ * is computed in another order, and Virtuoso divides in decimal).
+ * @param term the average as read back (readTerm)
+ * @param kind the companion's value: "2" double, "1" float, else decimal (term returned as it is)
+ */
+function averageTerm(term: SparqlTerm, kind: string | undefined): SparqlTerm {
+  const value = Number(term.value);
+  if (term.type !== 'literal' || term.datatype !== `${XSD}decimal` || !Number.isFinite(value)) return term;
+  if (kind === '2') return { type: 'literal', value: doubleLexical(value), datatype: `${XSD}double` };
+  if (kind === '1') return { type: 'literal', value: floatLexical(value), datatype: `${XSD}float` };
+  return term;
+}
+
+/**
  * Sends each ORDER BY key of a grouped SELECT that is a `MAX(e)` or `MIN(e)`, or the alias of a
  * projected one, as the keys of the term `extremeTerm` reads back (Virtuoso would order by its own
  * MAX or MIN, module comment): first the kind of term chosen, an aggregate of a rank per term (MAX:
@@ -1204,7 +1292,7 @@ function calledFunction(node: unknown, seen = new Set<unknown>()): string | unde
  * @throws StoreCannotAnswer (from `row`) for MAX or MIN over terms whose order Virtuoso has otherwise (`extremeTerm`)
  */
 export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQuery): { vars: string[]; row: (b: SparqlRow) => SparqlRow; kept: (b: SparqlRow) => boolean } {
-  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE, ...q.having, ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.others])]);
+  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE, ...q.having, ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.others]), ...(q.averages?.values() ?? [])]);
   const all = virtuosoVars.filter((k) => !companion.has(k));
   const vars = q.wildcard ? [...all].sort() : all;
   // Each row's terms in the order of the columns, as oxigraph writes them.
@@ -1215,6 +1303,8 @@ export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQu
       const extreme = q.extremes.get(k);
       const [v, from] = extreme ? extremeTerm(b, k, extreme) : [b[k], k];
       if (v) out[k] = readTerm(v, q.booleanVars.has(k), b[q.lexical.get(from) ?? '']?.value);
+      const average = q.averages?.get(k);
+      if (average && out[k]) out[k] = averageTerm(out[k], b[average]?.value);
       else if (empty && q.emptySums.includes(k)) out[k] = { type: 'literal', value: '0', datatype: `${XSD}integer` };
     }
     return out;
@@ -1270,7 +1360,9 @@ function readTerm(v: SparqlTerm, boolean: boolean, lexical?: string): SparqlTerm
   if (v.type !== 'typed-literal' && !(v.type === 'literal' && v.datatype)) return v;
   if (boolean && v.datatype === `${XSD}integer` && INTEGER.test(v.value)) return { type: 'literal', value: Number(v.value) !== 0 ? 'true' : 'false', datatype: `${XSD}boolean` };
   if (v.datatype === `${XSD}boolean` && (v.value === '0' || v.value === '1')) return { type: 'literal', value: v.value === '1' ? 'true' : 'false', datatype: `${XSD}boolean` };
-  if ((v.datatype === `${XSD}double` || v.datatype === `${XSD}float`) && lexical !== undefined && Number.isFinite(Number(lexical))) return { type: 'literal', value: lexical, datatype: v.datatype };
+  // Virtuoso's STR() has 16 significant digits (a float's widened to a double): the value is written as oxigraph writes it (virtuoso-numbers.ts).
+  if ((v.datatype === `${XSD}double` || v.datatype === `${XSD}float`) && lexical !== undefined && Number.isFinite(Number(lexical)))
+    return { type: 'literal', value: v.datatype === `${XSD}float` ? floatLexical(Number(lexical)) : doubleLexical(Number(lexical)), datatype: v.datatype };
   // A simple literal is written without a datatype (as oxigraph writes it).
   if (v.datatype === `${XSD}string` || v.datatype === undefined) return { type: 'literal', value: v.value };
   return { type: 'literal', value: v.value, datatype: v.datatype };
