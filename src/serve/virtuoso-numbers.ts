@@ -56,3 +56,29 @@ export function floatLexical(x: number): string {
   }
   return doubleLexical(Number(f.toPrecision(9)));
 }
+
+/** The fractional digits of oxigraph's xsd:decimal (a 128-bit integer of 10^-18 units). */
+const DECIMAL_DIGITS = 18;
+const DECIMAL_UNIT = 10n ** BigInt(DECIMAL_DIGITS);
+/** An xsd:integer or xsd:decimal lexical form as Virtuoso writes one. */
+const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
+
+/**
+ * The quotient of two xsd:decimal values as oxigraph computes it (op:numeric-divide, SPARQL 1.1
+ * §17.3): truncated toward zero after 18 fractional digits, written without trailing zeros
+ * (`2.333333333333333333`, `-0.666666666666666666`, `2.5`, `4`). Virtuoso divides decimals with
+ * about 15 fractional digits, rounded.
+ * @param dividend an xsd:integer or xsd:decimal lexical form (`7`, `-4.50`; digits past the 18th fractional one are dropped)
+ * @param divisor a positive integer (a count)
+ * @returns the quotient's lexical form, or undefined when `dividend` is no such form or `divisor` is not positive
+ */
+export function decimalQuotient(dividend: string, divisor: number): string | undefined {
+  const m = DECIMAL.exec(dividend);
+  if (!m || (m[2] === '' && (m[3] ?? '') === '') || !Number.isSafeInteger(divisor) || divisor <= 0) return undefined;
+  const units = BigInt(m[2] || '0') * DECIMAL_UNIT + BigInt((m[3] ?? '').slice(0, DECIMAL_DIGITS).padEnd(DECIMAL_DIGITS, '0'));
+  const quotient = units / BigInt(divisor);
+  const whole = (quotient / DECIMAL_UNIT).toString();
+  const fraction = (quotient % DECIMAL_UNIT).toString().padStart(DECIMAL_DIGITS, '0').replace(/0+$/, '');
+  const negative = m[1] === '-' && quotient !== 0n;
+  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+}

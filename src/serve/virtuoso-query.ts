@@ -133,7 +133,7 @@ import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js'
 import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 import { VIRTUOSO_MAX_ROWS } from './virtuoso.js';
 import { hasAggregate, virtuosoShapes } from './virtuoso-shapes.js';
-import { doubleLexical, floatLexical } from './virtuoso-numbers.js';
+import { decimalQuotient, doubleLexical, floatLexical } from './virtuoso-numbers.js';
 
 /** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
 export const ERROR_VARIABLE = 'fkgqa_error';
@@ -209,8 +209,8 @@ export interface VirtuosoQuery {
   extremes: Map<string, Extreme>;
   /** The columns holding the HAVING conditions of an aggregate without GROUP BY (`havingColumns`): a row is kept where each is true. */
   having: string[];
-  /** Per projected AVG column, its companion column holding the widest type of its operands (`averageKinds`): Virtuoso types every average xsd:decimal. */
-  averages?: Map<string, string>;
+  /** Per projected AVG column, its companion columns (`averageKinds`): Virtuoso types every average xsd:decimal, and divides decimals with fewer digits. */
+  averages?: Map<string, Average>;
 }
 
 /**
@@ -237,6 +237,16 @@ export const EXTREME_PREFIX = 'fkgqa_ext_';
 
 /** The companion column of the row count of an aggregate without GROUP BY. */
 export const ROWS_VARIABLE = 'fkgqa_rows';
+
+/**
+ * The companion columns of one projected `AVG(e)` (`averageKinds`): the widest type of its
+ * numbers (2 double, 1 float, 0 else), and, unless DISTINCT, their sum and count.
+ */
+export interface Average {
+  kind: string;
+  sum?: string;
+  count?: string;
+}
 
 /** Prefix of the companion columns of AVG (`averageKinds`); never a variable of a gold query. */
 export const AVERAGE_PREFIX = 'fkgqa_avg_';
@@ -439,7 +449,8 @@ function datatypeOf(x: unknown): unknown {
 /**
  * Shapes of constants and VALUES booleans that Virtuoso evaluates otherwise than SPARQL (module
  * comment), computed where the text gives the value and refused (StoreCannotAnswer naming the
- * shape) where it does not: `DATATYPE` as SPARQL evaluates it (`datatypeOf`) and
+ * shape) where it does not: `DATATYPE` as SPARQL evaluates it (`datatypeOf`; refused in a GROUP BY key
+ * but of a constant: Virtuoso groups by that form wrongly) and
  * `ENCODE_FOR_URI` of a constant its percent-encoding (Virtuoso: unbound; raw non-ASCII bytes and a
  * NUL); refused are `REGEX`/`REPLACE` flags `x` and `q` (Virtuoso ignores them), `REPLACE` with
  * the empty pattern (Virtuoso replaces nothing), `MD5`/`SHA*`/`STRLEN`/`ENCODE_FOR_URI` of a
@@ -458,13 +469,13 @@ function constantShapes(ast: unknown, booleanVars: Set<string>): void {
     throw new StoreCannotAnswer(`${shape}: Virtuoso evaluates it otherwise than SPARQL; this store does not answer it (an oxigraph-backed serve does)`);
   };
   const booleanOperand = (x: unknown) => isBooleanTyped(x, booleanVars);
-  const visit = (n: unknown, inExpression: boolean, seen: Set<unknown>, inFilter = false): unknown => {
+  const visit = (n: unknown, inExpression: boolean, seen: Set<unknown>, inFilter = false, inGroup = false): unknown => {
     if (!isNode(n) || seen.has(n)) return n;
     if (typeof n.termType === 'string') return n;
     seen.add(n);
     const expression = inExpression || n.type === 'operation' || n.type === 'functionCall' || n.type === 'aggregate';
     if (Array.isArray(n)) {
-      for (let i = 0; i < n.length; i++) n[i] = visit(n[i], inExpression, seen, inFilter);
+      for (let i = 0; i < n.length; i++) n[i] = visit(n[i], inExpression, seen, inFilter, inGroup);
       return n;
     }
     for (const [k, v] of Object.entries(n)) {
@@ -472,12 +483,16 @@ function constantShapes(ast: unknown, booleanVars: Set<string>): void {
       if (k === 'values' || k === 'variable') continue;
       const child = k === 'expression' || k === 'args' || k === 'having' || k === 'order' || k === 'group' ? true : expression;
       // A FILTER's expression is a truth only: a COALESCE of booleans there keeps its solutions (0/1 as false/true).
-      n[k] = visit(v, child, seen, inFilter || n.type === 'filter');
+      n[k] = visit(v, child, seen, inFilter || n.type === 'filter', inGroup || k === 'group');
     }
     const args = (n.args ?? []) as unknown[];
     if (n.type === 'operation') {
       const op = String(n.operator).toLowerCase();
-      if (op === 'datatype' && !GENERATED.has(n)) return datatypeOf(args[0]);
+      if (op === 'datatype' && !GENERATED.has(n)) {
+        // Virtuoso groups by the IF of datatypeOf wrongly (one group per language tag); a BIND of it in the pattern it groups right.
+        if (inGroup && isNode(args[0]) && args[0].termType !== 'Literal' && args[0].termType !== 'NamedNode') refuse('DATATYPE of a variable or an expression in a GROUP BY key');
+        return datatypeOf(args[0]);
+      }
       if (op === 'encode_for_uri' && isNode(args[0]) && args[0].termType === 'Literal' && !args[0].language && isStringLiteral(args[0])) return simpleLiteral(encodeForUri(args[0].value as string));
       if (['md5', 'sha1', 'sha256', 'sha384', 'sha512', 'strlen', 'encode_for_uri'].includes(op) && (isLanguageLiteral(args[0]) || (isNode(args[0]) && args[0].termType === 'NamedNode')))
         refuse(`${op.toUpperCase()} of ${isLanguageLiteral(args[0]) ? 'a language-tagged literal' : 'an IRI'} constant`);
@@ -956,7 +971,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
   const extremes = new Map<string, Extreme>();
   if (ast.queryType === 'SELECT' && !wildcard) extremeCompanions(ast as unknown as Node, extremes, lexical);
-  const averages = new Map<string, string>();
+  const averages = new Map<string, Average>();
   if (ast.queryType === 'SELECT' && !wildcard) averageKinds(ast as unknown as Node, averages);
   const having = ast.queryType === 'SELECT' ? havingColumns(ast as unknown as Node) : [];
   const grouped = groupedDifference(ast, new Set([...booleanVars, ...valuesBooleans]));
@@ -1123,16 +1138,20 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
 }
 
 /**
- * Adds a companion column to each projected `AVG(e)` holding the widest type of its operands:
- * `MAX(IF(DATATYPE(e) = xsd:double, 2, IF(DATATYPE(e) = xsd:float, 1, 0)))`. Virtuoso types every
- * average xsd:decimal; SPARQL's average is SUM/COUNT (§18.5.1.4) with the numeric type promotion
- * of op:numeric-add and op:numeric-divide (§17.3): an xsd:double if an operand is a double, else
- * an xsd:float if one is a float, else an xsd:decimal, as oxigraph types it. The reader
- * (`averageTerm`) types the value by the companion.
+ * Adds the companion columns of each projected `AVG(e)` (`Average`): the widest type of its
+ * operands, `MAX(IF(DATATYPE(e) = xsd:double, 2, IF(DATATYPE(e) = xsd:float, 1, 0)))`, and, for
+ * an AVG without DISTINCT, the sum and count of its numbers, `SUM(IF(number, e, ?fkgqa_error))`
+ * and `COUNT(…)` of the same (written otherwise than a SUM or COUNT of the projection: Virtuoso
+ * fails on the same aggregate projected twice, SR544; Virtuoso answers an aggregate of DISTINCT
+ * IF(…) with 0 under GROUP BY). Virtuoso types every average xsd:decimal; SPARQL's average is
+ * SUM/COUNT (§18.5.1.4) with the numeric type promotion of op:numeric-add and op:numeric-divide
+ * (§17.3): an xsd:double if an operand is a double, else an xsd:float if one is a float, else an
+ * xsd:decimal, as oxigraph types it. The reader (`averageTerm`) types the value by the kind, and
+ * divides a decimal sum by the count as oxigraph does (Virtuoso keeps about 15 fractional digits).
  * @param select the parsed SELECT (its projection already rewritten), changed in place
- * @param averages filled with AVG column → its companion column
+ * @param averages filled with AVG column → its companion columns
  */
-function averageKinds(select: Node, averages: Map<string, string>): void {
+function averageKinds(select: Node, averages: Map<string, Average>): void {
   const projection = select.variables as Node[];
   const added: Node[] = [];
   for (const item of projection) {
@@ -1146,27 +1165,41 @@ function averageKinds(select: Node, averages: Map<string, string>): void {
       integer(2),
       operation('if', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('float')]), integer(1), integer(0)]),
     ]);
-    const name = `${AVERAGE_PREFIX}${variable}`;
-    added.push({ expression: { type: 'aggregate', aggregation: 'max', distinct: false, expression: kind }, variable: { termType: 'Variable', value: name } });
-    averages.set(variable, name);
+    const column = (part: string, aggregation: string, expression: Node): string => {
+      const name = `${AVERAGE_PREFIX}${part}_${variable}`;
+      added.push({ expression: { type: 'aggregate', aggregation, distinct: false, expression }, variable: { termType: 'Variable', value: name } });
+      return name;
+    };
+    const average: Average = { kind: column('k', 'max', kind) };
+    if (!e.distinct) {
+      average.sum = column('s', 'sum', operation('if', [isNumberTerm(x), copy(x), errorVariable()]));
+      average.count = column('c', 'count', operation('if', [isNumberTerm(x), copy(x), errorVariable()]));
+    }
+    averages.set(variable, average);
   }
   select.variables = [...projection, ...added];
 }
 
 /**
- * An average read back from Virtuoso (an xsd:decimal) typed as SPARQL types it (`averageKinds`):
+ * An average read back from Virtuoso (an xsd:decimal) typed and written as oxigraph does (`averageKinds`):
  * an xsd:double or xsd:float written as oxigraph writes that value (virtuoso-numbers.ts), from
  * Virtuoso's decimal digits (which may differ from oxigraph's in the last binary digit: the sum
- * is computed in another order, and Virtuoso divides in decimal).
+ * is computed in another order, and Virtuoso divides in decimal); an xsd:decimal as the quotient
+ * of the sum and count companions, truncated after 18 fractional digits (`decimalQuotient`).
  * @param term the average as read back (readTerm)
- * @param kind the companion's value: "2" double, "1" float, else decimal (term returned as it is)
+ * @param b Virtuoso's row, holding the companions
+ * @param average the companion columns
  */
-function averageTerm(term: SparqlTerm, kind: string | undefined): SparqlTerm {
+function averageTerm(term: SparqlTerm, b: SparqlRow, average: Average): SparqlTerm {
   const value = Number(term.value);
   if (term.type !== 'literal' || term.datatype !== `${XSD}decimal` || !Number.isFinite(value)) return term;
+  const kind = b[average.kind]?.value;
   if (kind === '2') return { type: 'literal', value: doubleLexical(value), datatype: `${XSD}double` };
   if (kind === '1') return { type: 'literal', value: floatLexical(value), datatype: `${XSD}float` };
-  return term;
+  const sum = average.sum === undefined ? undefined : b[average.sum]?.value;
+  const count = average.count === undefined ? undefined : Number(b[average.count]?.value);
+  const quotient = sum === undefined || count === undefined ? undefined : decimalQuotient(sum, count);
+  return quotient === undefined ? term : { type: 'literal', value: quotient, datatype: `${XSD}decimal` };
 }
 
 /**
@@ -1292,7 +1325,13 @@ function calledFunction(node: unknown, seen = new Set<unknown>()): string | unde
  * @throws StoreCannotAnswer (from `row`) for MAX or MIN over terms whose order Virtuoso has otherwise (`extremeTerm`)
  */
 export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQuery): { vars: string[]; row: (b: SparqlRow) => SparqlRow; kept: (b: SparqlRow) => boolean } {
-  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE, ...q.having, ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.others]), ...(q.averages?.values() ?? [])]);
+  const companion = new Set([
+    ...q.lexical.values(),
+    ROWS_VARIABLE,
+    ...q.having,
+    ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.others]),
+    ...[...(q.averages?.values() ?? [])].flatMap((x) => [x.kind, x.sum, x.count]),
+  ]);
   const all = virtuosoVars.filter((k) => !companion.has(k));
   const vars = q.wildcard ? [...all].sort() : all;
   // Each row's terms in the order of the columns, as oxigraph writes them.
@@ -1304,7 +1343,7 @@ export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQu
       const [v, from] = extreme ? extremeTerm(b, k, extreme) : [b[k], k];
       if (v) out[k] = readTerm(v, q.booleanVars.has(k), b[q.lexical.get(from) ?? '']?.value);
       const average = q.averages?.get(k);
-      if (average && out[k]) out[k] = averageTerm(out[k], b[average]?.value);
+      if (average && out[k]) out[k] = averageTerm(out[k], b, average);
       else if (empty && q.emptySums.includes(k)) out[k] = { type: 'literal', value: '0', datatype: `${XSD}integer` };
     }
     return out;
