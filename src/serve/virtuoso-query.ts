@@ -1140,14 +1140,16 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
 /**
  * Adds the companion columns of each projected `AVG(e)` (`Average`): the widest type of its
  * operands, `MAX(IF(DATATYPE(e) = xsd:double, 2, IF(DATATYPE(e) = xsd:float, 1, 0)))`, and, for
- * an AVG without DISTINCT, the sum and count of its numbers, `SUM(IF(number, e, ?fkgqa_error))`
- * and `COUNT(…)` of the same (written otherwise than a SUM or COUNT of the projection: Virtuoso
+ * an AVG without DISTINCT, the sum and count of its numbers, `S = SUM(IF(number, e, ?fkgqa_error))`
+ * (as `STR(S)` and `STR(S - xsd:double(STR(S)))` joined by a space: a double's sum with all its
+ * digits, `exactLexical`) and `COUNT(…)` of the same (written otherwise than a SUM or COUNT of the projection: Virtuoso
  * fails on the same aggregate projected twice, SR544; Virtuoso answers an aggregate of DISTINCT
  * IF(…) with 0 under GROUP BY). Virtuoso types every average xsd:decimal; SPARQL's average is
  * SUM/COUNT (§18.5.1.4) with the numeric type promotion of op:numeric-add and op:numeric-divide
  * (§17.3): an xsd:double if an operand is a double, else an xsd:float if one is a float, else an
  * xsd:decimal, as oxigraph types it. The reader (`averageTerm`) types the value by the kind, and
- * divides a decimal sum by the count as oxigraph does (Virtuoso keeps about 15 fractional digits).
+ * divides the sum by the count as oxigraph does (Virtuoso divides in decimal, keeping about 15
+ * fractional digits).
  * @param select the parsed SELECT (its projection already rewritten), changed in place
  * @param averages filled with AVG column → its companion columns
  */
@@ -1165,15 +1167,20 @@ function averageKinds(select: Node, averages: Map<string, Average>): void {
       integer(2),
       operation('if', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('float')]), integer(1), integer(0)]),
     ]);
-    const column = (part: string, aggregation: string, expression: Node): string => {
+    const column = (part: string, expression: Node): string => {
       const name = `${AVERAGE_PREFIX}${part}_${variable}`;
-      added.push({ expression: { type: 'aggregate', aggregation, distinct: false, expression }, variable: { termType: 'Variable', value: name } });
+      added.push({ expression, variable: { termType: 'Variable', value: name } });
       return name;
     };
-    const average: Average = { kind: column('k', 'max', kind) };
+    const aggregate = (aggregation: string, of: Node): Node => ({ type: 'aggregate', aggregation, distinct: false, expression: of });
+    const numbers = () => operation('if', [isNumberTerm(x), copy(x), errorVariable()]);
+    const average: Average = { kind: column('k', aggregate('max', kind)) };
     if (!e.distinct) {
-      average.sum = column('s', 'sum', operation('if', [isNumberTerm(x), copy(x), errorVariable()]));
-      average.count = column('c', 'count', operation('if', [isNumberTerm(x), copy(x), errorVariable()]));
+      // The sum's digits and, for a double, the difference to the double they read as (`exactLexical`).
+      const sum = () => aggregate('sum', numbers());
+      const asDouble = { type: 'functionCall', function: XSD_TYPE('double'), args: [operation('str', [sum()])], distinct: false };
+      average.sum = column('s', operation('concat', [operation('str', [sum()]), simpleLiteral(' '), operation('str', [operation('-', [sum(), asDouble])])]));
+      average.count = column('c', aggregate('count', numbers()));
     }
     averages.set(variable, average);
   }
@@ -1182,10 +1189,10 @@ function averageKinds(select: Node, averages: Map<string, Average>): void {
 
 /**
  * An average read back from Virtuoso (an xsd:decimal) typed and written as oxigraph does (`averageKinds`):
- * an xsd:double or xsd:float written as oxigraph writes that value (virtuoso-numbers.ts), from
- * Virtuoso's decimal digits (which may differ from oxigraph's in the last binary digit: the sum
- * is computed in another order, and Virtuoso divides in decimal); an xsd:decimal as the quotient
- * of the sum and count companions, truncated after 18 fractional digits (`decimalQuotient`).
+ * an xsd:double or xsd:float as the sum companion divided by the count, written as oxigraph writes
+ * that value (virtuoso-numbers.ts; the sum may differ from oxigraph's in the last binary digit,
+ * added in another order); an xsd:decimal as that quotient truncated after 18 fractional digits
+ * (`decimalQuotient`). Without the companions (AVG DISTINCT), from Virtuoso's decimal digits.
  * @param term the average as read back (readTerm)
  * @param b Virtuoso's row, holding the companions
  * @param average the companion columns
@@ -1194,12 +1201,15 @@ function averageTerm(term: SparqlTerm, b: SparqlRow, average: Average): SparqlTe
   const value = Number(term.value);
   if (term.type !== 'literal' || term.datatype !== `${XSD}decimal` || !Number.isFinite(value)) return term;
   const kind = b[average.kind]?.value;
-  if (kind === '2') return { type: 'literal', value: doubleLexical(value), datatype: `${XSD}double` };
-  if (kind === '1') return { type: 'literal', value: floatLexical(value), datatype: `${XSD}float` };
-  const sum = average.sum === undefined ? undefined : b[average.sum]?.value;
-  const count = average.count === undefined ? undefined : Number(b[average.count]?.value);
-  const quotient = sum === undefined || count === undefined ? undefined : decimalQuotient(sum, count);
-  return quotient === undefined ? term : { type: 'literal', value: quotient, datatype: `${XSD}decimal` };
+  const [digits, difference] = (average.sum === undefined ? '' : (b[average.sum]?.value ?? '')).split(' ');
+  const count = average.count === undefined ? NaN : Number(b[average.count]?.value);
+  // A double's or float's sum with all its digits, divided by the count as oxigraph divides (Virtuoso's decimal average as the fallback).
+  const sum = Number(digits) + (difference === undefined || Number(difference) === 0 ? 0 : Number(difference));
+  const quotient = digits !== '' && Number.isFinite(sum) && count > 0 ? sum / count : value;
+  if (kind === '2') return { type: 'literal', value: doubleLexical(quotient), datatype: `${XSD}double` };
+  if (kind === '1') return { type: 'literal', value: floatLexical(quotient), datatype: `${XSD}float` };
+  const decimal = digits !== '' ? decimalQuotient(digits, count) : undefined;
+  return decimal === undefined ? term : { type: 'literal', value: decimal, datatype: `${XSD}decimal` };
 }
 
 /**
@@ -1250,6 +1260,23 @@ function isSimpleLiteral(x: Node): Node {
 }
 
 /**
+ * The lexical companion of a projected expression without aggregate (module comment): for an
+ * xsd:double, `STR(x)` and the difference of x and the double `STR(x)` reads as, `STR(x - xsd:double(STR(x)))`,
+ * joined by a space (`6.69 -8.881784197001252e-16` for 6.6899999999999995): Virtuoso's STR() has 16
+ * significant digits, which some doubles need 17 of; the difference is a few units of the last
+ * binary digit, exact in 16 digits, and their sum is the double (`readTerm`). Else `STR(x)`.
+ * Only in a query without grouping or aggregate (Virtuoso fails to compile an aggregate written
+ * twice inside other expressions).
+ * @param x the projected variable or expression (copied)
+ */
+function exactLexical(x: Node): Node {
+  const str = () => operation('str', [copy(x)]);
+  const asDouble = { type: 'functionCall', function: XSD_TYPE('double'), args: [str()], distinct: false };
+  const difference = operation('str', [operation('-', [copy(x), asDouble])]);
+  return operation('if', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('double')]), operation('concat', [str(), simpleLiteral(' '), difference]), str()]);
+}
+
+/**
  * Adds the companion columns of a SELECT's projection (module comment): `STR()` of each projected
  * column that can hold a double, and `COUNT(*)` beside a SUM or AVG of an aggregate without GROUP
  * BY (unless the projection counts its rows already).
@@ -1275,7 +1302,8 @@ function companions(select: Node, lexical: Map<string, string>, emptySums: strin
     if (item.termType !== 'Variable' && !(aggregation && ['sum', 'avg', 'min', 'max', 'sample'].includes(aggregation)) && hasAggregate(e)) continue;
     const companion = `${COMPANION_PREFIX}${variable}`;
     lexical.set(variable, companion);
-    const lexicalForm = operation('str', [item.termType === 'Variable' ? item : copy(e)]);
+    // In a grouped query a projected double is a group key or computed from keys: its STR() only (Virtuoso refuses the arithmetic of `exactLexical` on a boolean there: groupedDifference).
+    const lexicalForm = grouped ? operation('str', [item.termType === 'Variable' ? item : copy(e)]) : exactLexical((item.termType === 'Variable' ? item : e) as Node);
     // A plain variable outside grouping: its companion is bound for numbers only, which keeps Virtuoso's result writer (about 0.07 ms a term) from writing every IRI and string twice.
     const numbersOnly = item.termType === 'Variable' && !grouped;
     added.push({
@@ -1399,9 +1427,12 @@ function readTerm(v: SparqlTerm, boolean: boolean, lexical?: string): SparqlTerm
   if (v.type !== 'typed-literal' && !(v.type === 'literal' && v.datatype)) return v;
   if (boolean && v.datatype === `${XSD}integer` && INTEGER.test(v.value)) return { type: 'literal', value: Number(v.value) !== 0 ? 'true' : 'false', datatype: `${XSD}boolean` };
   if (v.datatype === `${XSD}boolean` && (v.value === '0' || v.value === '1')) return { type: 'literal', value: v.value === '1' ? 'true' : 'false', datatype: `${XSD}boolean` };
-  // Virtuoso's STR() has 16 significant digits (a float's widened to a double): the value is written as oxigraph writes it (virtuoso-numbers.ts).
-  if ((v.datatype === `${XSD}double` || v.datatype === `${XSD}float`) && lexical !== undefined && Number.isFinite(Number(lexical)))
-    return { type: 'literal', value: v.datatype === `${XSD}float` ? floatLexical(Number(lexical)) : doubleLexical(Number(lexical)), datatype: v.datatype };
+  // Virtuoso's STR() has 16 significant digits (a float's widened to a double), a double's maybe followed by the difference to its value (`exactLexical`): the value is written as oxigraph writes it (virtuoso-numbers.ts).
+  const [digits, difference] = (lexical ?? '').split(' ');
+  // Added only when not zero: -0 + 0 is 0.
+  const value = difference === undefined || Number(difference) === 0 ? Number(digits) : Number(digits) + Number(difference);
+  if ((v.datatype === `${XSD}double` || v.datatype === `${XSD}float`) && lexical !== undefined && Number.isFinite(value))
+    return { type: 'literal', value: v.datatype === `${XSD}float` ? floatLexical(value) : doubleLexical(value), datatype: v.datatype };
   // A simple literal is written without a datatype (as oxigraph writes it).
   if (v.datatype === `${XSD}string` || v.datatype === undefined) return { type: 'literal', value: v.value };
   return { type: 'literal', value: v.value, datatype: v.datatype };
