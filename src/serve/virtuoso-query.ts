@@ -100,9 +100,11 @@
  *   `IF(isLiteral(?x) && DATATYPE(?x) = dt, ?x > c, ?fkgqa_error)`: an error for other terms, as in
  *   SPARQL (§17.3).
  * - **Doubles written with 6 significant digits.** Virtuoso writes an xsd:double (or xsd:float)
- *   of its answer as `1.23457e+06`; `STR()` of the same value has all its digits. Each projected
- *   column of a SELECT gets a companion column `STR(…)` in the text sent, and a double or float is
- *   read back with the companion's digits. A plain variable of a query without grouping or
+ *   of its answer as `1.23457e+06`; `STR()` of the same value has 16 significant digits. Each projected
+ *   column of a SELECT gets a companion column `STR(…)` in the text sent (in a query without
+ *   grouping, for a double, followed by the difference to the double those digits read as:
+ *   `exactLexical`), and a double or float is read back from the companion, written as oxigraph
+ *   writes it (the shortest round-trip decimal, plain: virtuoso-numbers.ts). A plain variable of a query without grouping or
  *   aggregate gets `IF(isNumeric(?x), STR(?x), ?fkgqa_error)`, bound for numbers only: Virtuoso's
  *   result writer spends its time per term written (about 0.07 ms in SPARQL XML, load 7).
  * - **MAX, MIN, SUM and AVG over terms of several kinds.** Virtuoso orders stored strings and IRIs
@@ -113,9 +115,13 @@
  * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
  *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true
  *   (refused when one names a variable outside an aggregate: the projection's alias is not in scope).
- * - **Constants and booleans evaluated otherwise.** `DATATYPE` of a language-tagged constant and
- *   `ENCODE_FOR_URI` of a string constant are computed; the other shapes of `constantShapes`
+ * - **Constants and booleans evaluated otherwise.** `DATATYPE` is sent as SPARQL evaluates it
+ *   (`datatypeOf`: Virtuoso leaves it unbound for simple and language-tagged literals), and
+ *   `ENCODE_FOR_URI` of a string constant is computed; the other shapes of `constantShapes`
  *   (REGEX flags x and q, IRI ordering, booleans under IN, COALESCE, IF, SAMPLE, …) are refused.
+ * - **AVG** is an xsd:decimal divided with about 15 fractional digits in Virtuoso: a projected AVG
+ *   gets companions for the widest type of its numbers, their sum and count (`averageKinds`), and
+ *   is read back typed and divided as oxigraph does (`averageTerm`).
  * - **SUM and AVG over no rows** are unbound in Virtuoso, `0` in SPARQL (§18.5.1.3, §18.5.1.4). An
  *   aggregate SELECT without GROUP BY gets a companion `COUNT(*)`; where it is 0, an unbound SUM or
  *   AVG column is read back as `0` (xsd:integer).
