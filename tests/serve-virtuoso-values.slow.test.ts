@@ -46,6 +46,10 @@ const SAME: [string, string, number, string][] = [
   ['library', 'SELECT (AVG(?x) AS ?a) WHERE { VALUES ?x { 74.4e0 1 } }', 1, `"value":"37.7","datatype":"${XSD}double"`],
   ['library', 'SELECT (AVG(?x) AS ?a) WHERE { VALUES ?x { 0.5 1.5e0 1 } }', 1, `"value":"1","datatype":"${XSD}double"`],
   ['library', `SELECT (AVG(<${XSD}float>(?x)) AS ?a) WHERE { VALUES ?x { 1 2 } }`, 1, `"value":"1.5","datatype":"${XSD}float"`],
+  ['library', `SELECT (AVG(<${XSD}float>(?x)) AS ?a) WHERE { VALUES ?x { 0.1 0.2 0.4 } }`, 1, `"value":"0.23333335","datatype":"${XSD}float"`],
+  // A double computed in an ungrouped projection with 17 significant digits (Virtuoso's STR(): 16, `0.3`).
+  ['library', 'SELECT ?x (?x + 0.2e0 AS ?y) WHERE { VALUES ?x { 0.1e0 74.4e0 } }', 2, '"value":"0.30000000000000004"'],
+  ['observatory', `SELECT (AVG(?m) AS ?a) (SUM(?m) AS ?s) (COUNT(?m) AS ?c) WHERE { ?s ${MAGNITUDE} ?m }`, 1, '"value":"1.6900000000000002"'],
   ['library', 'SELECT (AVG(DISTINCT ?x) AS ?a) WHERE { VALUES ?x { 1.5e0 1.5e0 3 } }', 1, `"value":"2.25","datatype":"${XSD}double"`],
   ['library', 'SELECT ?g (AVG(?x) AS ?a) WHERE { VALUES (?g ?x) { (1 74.4e0) (1 74.4e0) (2 1) (2 2) (3 0.5) (3 1.5e0) } } GROUP BY ?g', 3, `"value":"74.4","datatype":"${XSD}double"`],
   [
