@@ -20,7 +20,9 @@
  *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`). The same in
  *   the projection of a SELECT without grouping or aggregate (`(?o > 2 AS ?big)`: unbound for a
  *   string or an IRI); a grouped projection keeps Virtuoso's comparison with a number (it refuses
- *   the variable there, and fails on `isNumeric` of an aggregate).
+ *   the variable there, and fails on `isNumeric` of an aggregate). Virtuoso compares a double
+ *   with a decimal in decimal (`?x = 74.4` false for the double 74.4): the comparison with a
+ *   decimal, double or float constant gets SPARQL's type promotion (`promotedComparison`).
  * - **Grouped projections and HAVING.** There, a comparison with a boolean, arithmetic on one, or a
  *   comparison with a string or another non-numeric constant would be answered otherwise than
  *   SPARQL whatever the data: such a query is refused as a limit of the store (`groupedDifference`).
@@ -780,7 +782,38 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
   // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
   // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
   const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
-  return numeric >= 0 ? operation('if', [isNumber(other), node, otherwise]) : operation('if', [isNumber(other), otherwise, node]);
+  return numeric >= 0 ? operation('if', [isNumber(other), promotedComparison(node, numeric), otherwise]) : operation('if', [isNumber(other), otherwise, node]);
+}
+
+/**
+ * A comparison of a term with a numeric constant, with SPARQL's numeric type promotion (§17.3,
+ * XPath op:numeric-equal and friends): a decimal promoted to the double or float it is compared
+ * with. Virtuoso compares a double with a decimal in decimal (the double 74.4 as
+ * 74.400000000000006: `?x = 74.4` false, `?x > 74.4` true). A decimal constant is sent as a double
+ * (float) constant where the term is a double (float): `IF(DATATYPE(?x) = xsd:double, ?x = "74.4"^^xsd:double,
+ * IF(DATATYPE(?x) = xsd:float, ?x = "74.4"^^xsd:float, ?x = 74.4))`; with a double or float
+ * constant a decimal term is cast to the constant's type: `IF(DATATYPE(?x) = xsd:decimal, xsd:double(?x) = c, ?x = c)`.
+ * Integers and other pairs are compared as written.
+ * @param node the comparison (its operands rewritten already)
+ * @param constant the index of the numeric constant among its operands
+ * @returns the expression to send
+ */
+function promotedComparison(node: Node, constant: number): unknown {
+  const args = node.args as Node[];
+  const c = args[constant];
+  const datatype = (c.datatype as { value?: string } | undefined)?.value;
+  const compare = (term: unknown, value: unknown): Node => operation(node.operator as string, constant === 0 ? [value, term] : [term, value]);
+  const other = args[1 - constant];
+  const typed = (local: string): Node => operation('=', [operation('datatype', [copy(other)]), XSD_TYPE(local)]);
+  if (datatype === `${XSD}decimal`) {
+    const as = (local: string): Node => ({ termType: 'Literal', value: c.value, language: '', datatype: XSD_TYPE(local) });
+    return operation('if', [typed('double'), compare(copy(other), as('double')), operation('if', [typed('float'), compare(copy(other), as('float')), node])]);
+  }
+  if (datatype === `${XSD}double` || datatype === `${XSD}float`) {
+    const cast = { type: 'functionCall', function: XSD_TYPE(datatype.slice(XSD.length)), args: [copy(other)], distinct: false };
+    return operation('if', [typed('decimal'), compare(cast, c), node]);
+  }
+  return node;
 }
 
 /**
