@@ -20,7 +20,9 @@
  *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`). The same in
  *   the projection of a SELECT without grouping or aggregate (`(?o > 2 AS ?big)`: unbound for a
  *   string or an IRI); a grouped projection keeps Virtuoso's comparison with a number (it refuses
- *   the variable there, and fails on `isNumeric` of an aggregate).
+ *   the variable there, and fails on `isNumeric` of an aggregate). Virtuoso compares a double
+ *   with a decimal in decimal (`?x = 74.4` false for the double 74.4): the comparison with a
+ *   decimal, double or float constant gets SPARQL's type promotion (`promotedComparison`).
  * - **Grouped projections and HAVING.** There, a comparison with a boolean, arithmetic on one, or a
  *   comparison with a string or another non-numeric constant would be answered otherwise than
  *   SPARQL whatever the data: such a query is refused as a limit of the store (`groupedDifference`).
@@ -100,9 +102,11 @@
  *   `IF(isLiteral(?x) && DATATYPE(?x) = dt, ?x > c, ?fkgqa_error)`: an error for other terms, as in
  *   SPARQL (§17.3).
  * - **Doubles written with 6 significant digits.** Virtuoso writes an xsd:double (or xsd:float)
- *   of its answer as `1.23457e+06`; `STR()` of the same value has all its digits. Each projected
- *   column of a SELECT gets a companion column `STR(…)` in the text sent, and a double or float is
- *   read back with the companion's digits. A plain variable of a query without grouping or
+ *   of its answer as `1.23457e+06`; `STR()` of the same value has 16 significant digits. Each projected
+ *   column of a SELECT gets a companion column `STR(…)` in the text sent (in a query without
+ *   grouping, for a double, followed by the difference to the double those digits read as:
+ *   `exactLexical`), and a double or float is read back from the companion, written as oxigraph
+ *   writes it (the shortest round-trip decimal, plain: virtuoso-numbers.ts). A plain variable of a query without grouping or
  *   aggregate gets `IF(isNumeric(?x), STR(?x), ?fkgqa_error)`, bound for numbers only: Virtuoso's
  *   result writer spends its time per term written (about 0.07 ms in SPARQL XML, load 7).
  * - **MAX, MIN, SUM and AVG over terms of several kinds.** Virtuoso orders stored strings and IRIs
@@ -113,9 +117,13 @@
  * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
  *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true
  *   (refused when one names a variable outside an aggregate: the projection's alias is not in scope).
- * - **Constants and booleans evaluated otherwise.** `DATATYPE` of a language-tagged constant and
- *   `ENCODE_FOR_URI` of a string constant are computed; the other shapes of `constantShapes`
+ * - **Constants and booleans evaluated otherwise.** `DATATYPE` is sent as SPARQL evaluates it
+ *   (`datatypeOf`: Virtuoso leaves it unbound for simple and language-tagged literals), and
+ *   `ENCODE_FOR_URI` of a string constant is computed; the other shapes of `constantShapes`
  *   (REGEX flags x and q, IRI ordering, booleans under IN, COALESCE, IF, SAMPLE, …) are refused.
+ * - **AVG** is an xsd:decimal divided with about 15 fractional digits in Virtuoso: a projected AVG
+ *   gets companions for the widest type of its numbers, their sum and count (`averageKinds`), and
+ *   is read back typed and divided as oxigraph does (`averageTerm`).
  * - **SUM and AVG over no rows** are unbound in Virtuoso, `0` in SPARQL (§18.5.1.3, §18.5.1.4). An
  *   aggregate SELECT without GROUP BY gets a companion `COUNT(*)`; where it is 0, an unbound SUM or
  *   AVG column is read back as `0` (xsd:integer).
@@ -133,6 +141,7 @@ import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js'
 import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 import { VIRTUOSO_MAX_ROWS } from './virtuoso.js';
 import { hasAggregate, virtuosoShapes } from './virtuoso-shapes.js';
+import { decimalQuotient, doubleLexical, floatLexical } from './virtuoso-numbers.js';
 
 /** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
 export const ERROR_VARIABLE = 'fkgqa_error';
@@ -208,6 +217,8 @@ export interface VirtuosoQuery {
   extremes: Map<string, Extreme>;
   /** The columns holding the HAVING conditions of an aggregate without GROUP BY (`havingColumns`): a row is kept where each is true. */
   having: string[];
+  /** Per projected AVG column, its companion columns (`averageKinds`): Virtuoso types every average xsd:decimal, and divides decimals with fewer digits. */
+  averages?: Map<string, Average>;
 }
 
 /**
@@ -234,6 +245,19 @@ export const EXTREME_PREFIX = 'fkgqa_ext_';
 
 /** The companion column of the row count of an aggregate without GROUP BY. */
 export const ROWS_VARIABLE = 'fkgqa_rows';
+
+/**
+ * The companion columns of one projected `AVG(e)` (`averageKinds`): the widest type of its
+ * numbers (2 double, 1 float, 0 else), and, unless DISTINCT, their sum and count.
+ */
+export interface Average {
+  kind: string;
+  sum?: string;
+  count?: string;
+}
+
+/** Prefix of the companion columns of AVG (`averageKinds`); never a variable of a gold query. */
+export const AVERAGE_PREFIX = 'fkgqa_avg_';
 
 type Node = Record<string, unknown>;
 const isNode = (x: unknown): x is Node => x !== null && typeof x === 'object';
@@ -410,9 +434,31 @@ const simpleLiteral = (value: string): Node => ({ termType: 'Literal', value, la
 const encodeForUri = (text: string): string => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /**
+ * `DATATYPE(x)` as SPARQL evaluates it (§17.4.2.7), in a form Virtuoso evaluates so: of a literal
+ * constant its datatype (xsd:string for a simple literal, rdf:langString for a language-tagged
+ * one; Virtuoso: unbound for both), of an IRI constant the error ?fkgqa_error (Virtuoso:
+ * xsd:anyURI), of another operand `IF(STRLEN(LANG(x)) > 0, rdf:langString, DATATYPE(x))`
+ * (Virtuoso: unbound for a language-tagged value; LANG of an IRI is unbound there, which IF takes
+ * for false, and DATATYPE of an IRI is unbound too); of an aggregate as written.
+ * @param x the operand (parsed)
+ * @returns the expression to send
+ */
+function datatypeOf(x: unknown): unknown {
+  if (isNode(x) && x.termType === 'Literal') {
+    if (x.language) return { termType: 'NamedNode', value: RDF_LANG_STRING };
+    return { termType: 'NamedNode', value: (x.datatype as { value?: string } | undefined)?.value ?? `${XSD}string` };
+  }
+  if (isNode(x) && x.termType === 'NamedNode') return errorVariable();
+  // An aggregate written twice inside other expressions fails to compile in Virtuoso: sent as written.
+  if (hasAggregate(x)) return operation('datatype', [x]);
+  return operation('if', [operation('>', [operation('strlen', [operation('lang', [x])]), integer(0)]), { termType: 'NamedNode', value: RDF_LANG_STRING }, operation('datatype', [copy(x)])]);
+}
+
+/**
  * Shapes of constants and VALUES booleans that Virtuoso evaluates otherwise than SPARQL (module
  * comment), computed where the text gives the value and refused (StoreCannotAnswer naming the
- * shape) where it does not: `DATATYPE` of a language-tagged constant is rdf:langString and
+ * shape) where it does not: `DATATYPE` as SPARQL evaluates it (`datatypeOf`; refused in a GROUP BY key
+ * but of a constant: Virtuoso groups by that form wrongly) and
  * `ENCODE_FOR_URI` of a constant its percent-encoding (Virtuoso: unbound; raw non-ASCII bytes and a
  * NUL); refused are `REGEX`/`REPLACE` flags `x` and `q` (Virtuoso ignores them), `REPLACE` with
  * the empty pattern (Virtuoso replaces nothing), `MD5`/`SHA*`/`STRLEN`/`ENCODE_FOR_URI` of a
@@ -431,13 +477,13 @@ function constantShapes(ast: unknown, booleanVars: Set<string>): void {
     throw new StoreCannotAnswer(`${shape}: Virtuoso evaluates it otherwise than SPARQL; this store does not answer it (an oxigraph-backed serve does)`);
   };
   const booleanOperand = (x: unknown) => isBooleanTyped(x, booleanVars);
-  const visit = (n: unknown, inExpression: boolean, seen: Set<unknown>, inFilter = false): unknown => {
+  const visit = (n: unknown, inExpression: boolean, seen: Set<unknown>, inFilter = false, inGroup = false): unknown => {
     if (!isNode(n) || seen.has(n)) return n;
     if (typeof n.termType === 'string') return n;
     seen.add(n);
     const expression = inExpression || n.type === 'operation' || n.type === 'functionCall' || n.type === 'aggregate';
     if (Array.isArray(n)) {
-      for (let i = 0; i < n.length; i++) n[i] = visit(n[i], inExpression, seen, inFilter);
+      for (let i = 0; i < n.length; i++) n[i] = visit(n[i], inExpression, seen, inFilter, inGroup);
       return n;
     }
     for (const [k, v] of Object.entries(n)) {
@@ -445,12 +491,16 @@ function constantShapes(ast: unknown, booleanVars: Set<string>): void {
       if (k === 'values' || k === 'variable') continue;
       const child = k === 'expression' || k === 'args' || k === 'having' || k === 'order' || k === 'group' ? true : expression;
       // A FILTER's expression is a truth only: a COALESCE of booleans there keeps its solutions (0/1 as false/true).
-      n[k] = visit(v, child, seen, inFilter || n.type === 'filter');
+      n[k] = visit(v, child, seen, inFilter || n.type === 'filter', inGroup || k === 'group');
     }
     const args = (n.args ?? []) as unknown[];
     if (n.type === 'operation') {
       const op = String(n.operator).toLowerCase();
-      if (op === 'datatype' && isLanguageLiteral(args[0])) return { termType: 'NamedNode', value: RDF_LANG_STRING };
+      if (op === 'datatype' && !GENERATED.has(n)) {
+        // Virtuoso groups by the IF of datatypeOf wrongly (one group per language tag); a BIND of it in the pattern it groups right.
+        if (inGroup && isNode(args[0]) && args[0].termType !== 'Literal' && args[0].termType !== 'NamedNode') refuse('DATATYPE of a variable or an expression in a GROUP BY key');
+        return datatypeOf(args[0]);
+      }
       if (op === 'encode_for_uri' && isNode(args[0]) && args[0].termType === 'Literal' && !args[0].language && isStringLiteral(args[0])) return simpleLiteral(encodeForUri(args[0].value as string));
       if (['md5', 'sha1', 'sha256', 'sha384', 'sha512', 'strlen', 'encode_for_uri'].includes(op) && (isLanguageLiteral(args[0]) || (isNode(args[0]) && args[0].termType === 'NamedNode')))
         refuse(`${op.toUpperCase()} of ${isLanguageLiteral(args[0]) ? 'a language-tagged literal' : 'an IRI'} constant`);
@@ -732,7 +782,38 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
   // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
   // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
   const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
-  return numeric >= 0 ? operation('if', [isNumber(other), node, otherwise]) : operation('if', [isNumber(other), otherwise, node]);
+  return numeric >= 0 ? operation('if', [isNumber(other), promotedComparison(node, numeric), otherwise]) : operation('if', [isNumber(other), otherwise, node]);
+}
+
+/**
+ * A comparison of a term with a numeric constant, with SPARQL's numeric type promotion (§17.3,
+ * XPath op:numeric-equal and friends): a decimal promoted to the double or float it is compared
+ * with. Virtuoso compares a double with a decimal in decimal (the double 74.4 as
+ * 74.400000000000006: `?x = 74.4` false, `?x > 74.4` true). A decimal constant is sent as a double
+ * (float) constant where the term is a double (float): `IF(DATATYPE(?x) = xsd:double, ?x = "74.4"^^xsd:double,
+ * IF(DATATYPE(?x) = xsd:float, ?x = "74.4"^^xsd:float, ?x = 74.4))`; with a double or float
+ * constant a decimal term is cast to the constant's type: `IF(DATATYPE(?x) = xsd:decimal, xsd:double(?x) = c, ?x = c)`.
+ * Integers and other pairs are compared as written.
+ * @param node the comparison (its operands rewritten already)
+ * @param constant the index of the numeric constant among its operands
+ * @returns the expression to send
+ */
+function promotedComparison(node: Node, constant: number): unknown {
+  const args = node.args as Node[];
+  const c = args[constant];
+  const datatype = (c.datatype as { value?: string } | undefined)?.value;
+  const compare = (term: unknown, value: unknown): Node => operation(node.operator as string, constant === 0 ? [value, term] : [term, value]);
+  const other = args[1 - constant];
+  const typed = (local: string): Node => operation('=', [operation('datatype', [copy(other)]), XSD_TYPE(local)]);
+  if (datatype === `${XSD}decimal`) {
+    const as = (local: string): Node => ({ termType: 'Literal', value: c.value, language: '', datatype: XSD_TYPE(local) });
+    return operation('if', [typed('double'), compare(copy(other), as('double')), operation('if', [typed('float'), compare(copy(other), as('float')), node])]);
+  }
+  if (datatype === `${XSD}double` || datatype === `${XSD}float`) {
+    const cast = { type: 'functionCall', function: XSD_TYPE(datatype.slice(XSD.length)), args: [copy(other)], distinct: false };
+    return operation('if', [typed('decimal'), compare(cast, c), node]);
+  }
+  return node;
 }
 
 /**
@@ -929,6 +1010,8 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
   const extremes = new Map<string, Extreme>();
   if (ast.queryType === 'SELECT' && !wildcard) extremeCompanions(ast as unknown as Node, extremes, lexical);
+  const averages = new Map<string, Average>();
+  if (ast.queryType === 'SELECT' && !wildcard) averageKinds(ast as unknown as Node, averages);
   const having = ast.queryType === 'SELECT' ? havingColumns(ast as unknown as Node) : [];
   const grouped = groupedDifference(ast, new Set([...booleanVars, ...valuesBooleans]));
   if (grouped) throw new StoreCannotAnswer(grouped);
@@ -950,7 +1033,19 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     select.limit = 1;
     form = 'boolean';
   }
-  return { text: new lib.Generator({ prefixes: {} }).stringify(ast), form, booleanVars, wildcard, lexical, emptySums, extremes, having, ...(rows ? { rows } : {}), ...(rowCap ? { rowCap } : {}) };
+  return {
+    text: new lib.Generator({ prefixes: {} }).stringify(ast),
+    form,
+    booleanVars,
+    wildcard,
+    lexical,
+    emptySums,
+    extremes,
+    having,
+    averages,
+    ...(rows ? { rows } : {}),
+    ...(rowCap ? { rowCap } : {}),
+  };
 }
 
 /**
@@ -1082,6 +1177,81 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
 }
 
 /**
+ * Adds the companion columns of each projected `AVG(e)` (`Average`): the widest type of its
+ * operands, `MAX(IF(DATATYPE(e) = xsd:double, 2, IF(DATATYPE(e) = xsd:float, 1, 0)))`, and, for
+ * an AVG without DISTINCT, the sum and count of its numbers, `S = SUM(IF(number, e, ?fkgqa_error))`
+ * (as `STR(S)` and `STR(S - xsd:double(STR(S)))` joined by a space: a double's sum with all its
+ * digits, `exactLexical`) and `COUNT(…)` of the same (written otherwise than a SUM or COUNT of the projection: Virtuoso
+ * fails on the same aggregate projected twice, SR544; Virtuoso answers an aggregate of DISTINCT
+ * IF(…) with 0 under GROUP BY). Virtuoso types every average xsd:decimal; SPARQL's average is
+ * SUM/COUNT (§18.5.1.4) with the numeric type promotion of op:numeric-add and op:numeric-divide
+ * (§17.3): an xsd:double if an operand is a double, else an xsd:float if one is a float, else an
+ * xsd:decimal, as oxigraph types it. The reader (`averageTerm`) types the value by the kind, and
+ * divides the sum by the count as oxigraph does (Virtuoso divides in decimal, keeping about 15
+ * fractional digits).
+ * @param select the parsed SELECT (its projection already rewritten), changed in place
+ * @param averages filled with AVG column → its companion columns
+ */
+function averageKinds(select: Node, averages: Map<string, Average>): void {
+  const projection = select.variables as Node[];
+  const added: Node[] = [];
+  for (const item of projection) {
+    const e = item.expression as Node | undefined;
+    if (item.termType === 'Variable' || e?.type !== 'aggregate' || String(e.aggregation).toLowerCase() !== 'avg') continue;
+    const x = e.expression as Node;
+    if (!isNode(x) || x.termType === 'Wildcard') continue;
+    const variable = (item.variable as Node).value as string;
+    const kind = operation('if', [
+      operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('double')]),
+      integer(2),
+      operation('if', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('float')]), integer(1), integer(0)]),
+    ]);
+    const column = (part: string, expression: Node): string => {
+      const name = `${AVERAGE_PREFIX}${part}_${variable}`;
+      added.push({ expression, variable: { termType: 'Variable', value: name } });
+      return name;
+    };
+    const aggregate = (aggregation: string, of: Node): Node => ({ type: 'aggregate', aggregation, distinct: false, expression: of });
+    const numbers = () => operation('if', [isNumberTerm(x), copy(x), errorVariable()]);
+    const average: Average = { kind: column('k', aggregate('max', kind)) };
+    if (!e.distinct) {
+      // The sum's digits and, for a double, the difference to the double they read as (`exactLexical`).
+      const sum = () => aggregate('sum', numbers());
+      const asDouble = { type: 'functionCall', function: XSD_TYPE('double'), args: [operation('str', [sum()])], distinct: false };
+      average.sum = column('s', operation('concat', [operation('str', [sum()]), simpleLiteral(' '), operation('str', [operation('-', [sum(), asDouble])])]));
+      average.count = column('c', aggregate('count', numbers()));
+    }
+    averages.set(variable, average);
+  }
+  select.variables = [...projection, ...added];
+}
+
+/**
+ * An average read back from Virtuoso (an xsd:decimal) typed and written as oxigraph does (`averageKinds`):
+ * an xsd:double or xsd:float as the sum companion divided by the count, written as oxigraph writes
+ * that value (virtuoso-numbers.ts; the sum may differ from oxigraph's in the last binary digit,
+ * added in another order); an xsd:decimal as that quotient truncated after 18 fractional digits
+ * (`decimalQuotient`). Without the companions (AVG DISTINCT), from Virtuoso's decimal digits.
+ * @param term the average as read back (readTerm)
+ * @param b Virtuoso's row, holding the companions
+ * @param average the companion columns
+ */
+function averageTerm(term: SparqlTerm, b: SparqlRow, average: Average): SparqlTerm {
+  const value = Number(term.value);
+  if (term.type !== 'literal' || term.datatype !== `${XSD}decimal` || !Number.isFinite(value)) return term;
+  const kind = b[average.kind]?.value;
+  const [digits, difference] = (average.sum === undefined ? '' : (b[average.sum]?.value ?? '')).split(' ');
+  const count = average.count === undefined ? NaN : Number(b[average.count]?.value);
+  // A double's or float's sum with all its digits, divided by the count as oxigraph divides (Virtuoso's decimal average as the fallback).
+  const sum = Number(digits) + (difference === undefined || Number(difference) === 0 ? 0 : Number(difference));
+  const quotient = digits !== '' && Number.isFinite(sum) && count > 0 ? sum / count : value;
+  if (kind === '2') return { type: 'literal', value: doubleLexical(quotient), datatype: `${XSD}double` };
+  if (kind === '1') return { type: 'literal', value: floatLexical(quotient), datatype: `${XSD}float` };
+  const decimal = digits !== '' ? decimalQuotient(digits, count) : undefined;
+  return decimal === undefined ? term : { type: 'literal', value: decimal, datatype: `${XSD}decimal` };
+}
+
+/**
  * Sends each ORDER BY key of a grouped SELECT that is a `MAX(e)` or `MIN(e)`, or the alias of a
  * projected one, as the keys of the term `extremeTerm` reads back (Virtuoso would order by its own
  * MAX or MIN, module comment): first the kind of term chosen, an aggregate of a rank per term (MAX:
@@ -1129,6 +1299,23 @@ function isSimpleLiteral(x: Node): Node {
 }
 
 /**
+ * The lexical companion of a projected expression without aggregate (module comment): for an
+ * xsd:double, `STR(x)` and the difference of x and the double `STR(x)` reads as, `STR(x - xsd:double(STR(x)))`,
+ * joined by a space (`6.69 -8.881784197001252e-16` for 6.6899999999999995): Virtuoso's STR() has 16
+ * significant digits, which some doubles need 17 of; the difference is a few units of the last
+ * binary digit, exact in 16 digits, and their sum is the double (`readTerm`). Else `STR(x)`.
+ * Only in a query without grouping or aggregate (Virtuoso fails to compile an aggregate written
+ * twice inside other expressions).
+ * @param x the projected variable or expression (copied)
+ */
+function exactLexical(x: Node): Node {
+  const str = () => operation('str', [copy(x)]);
+  const asDouble = { type: 'functionCall', function: XSD_TYPE('double'), args: [str()], distinct: false };
+  const difference = operation('str', [operation('-', [copy(x), asDouble])]);
+  return operation('if', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('double')]), operation('concat', [str(), simpleLiteral(' '), difference]), str()]);
+}
+
+/**
  * Adds the companion columns of a SELECT's projection (module comment): `STR()` of each projected
  * column that can hold a double, and `COUNT(*)` beside a SUM or AVG of an aggregate without GROUP
  * BY (unless the projection counts its rows already).
@@ -1154,7 +1341,8 @@ function companions(select: Node, lexical: Map<string, string>, emptySums: strin
     if (item.termType !== 'Variable' && !(aggregation && ['sum', 'avg', 'min', 'max', 'sample'].includes(aggregation)) && hasAggregate(e)) continue;
     const companion = `${COMPANION_PREFIX}${variable}`;
     lexical.set(variable, companion);
-    const lexicalForm = operation('str', [item.termType === 'Variable' ? item : copy(e)]);
+    // In a grouped query a projected double is a group key or computed from keys: its STR() only (Virtuoso refuses the arithmetic of `exactLexical` on a boolean there: groupedDifference).
+    const lexicalForm = grouped ? operation('str', [item.termType === 'Variable' ? item : copy(e)]) : exactLexical((item.termType === 'Variable' ? item : e) as Node);
     // A plain variable outside grouping: its companion is bound for numbers only, which keeps Virtuoso's result writer (about 0.07 ms a term) from writing every IRI and string twice.
     const numbersOnly = item.termType === 'Variable' && !grouped;
     added.push({
@@ -1204,7 +1392,13 @@ function calledFunction(node: unknown, seen = new Set<unknown>()): string | unde
  * @throws StoreCannotAnswer (from `row`) for MAX or MIN over terms whose order Virtuoso has otherwise (`extremeTerm`)
  */
 export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQuery): { vars: string[]; row: (b: SparqlRow) => SparqlRow; kept: (b: SparqlRow) => boolean } {
-  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE, ...q.having, ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.others])]);
+  const companion = new Set([
+    ...q.lexical.values(),
+    ROWS_VARIABLE,
+    ...q.having,
+    ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.others]),
+    ...[...(q.averages?.values() ?? [])].flatMap((x) => [x.kind, x.sum, x.count]),
+  ]);
   const all = virtuosoVars.filter((k) => !companion.has(k));
   const vars = q.wildcard ? [...all].sort() : all;
   // Each row's terms in the order of the columns, as oxigraph writes them.
@@ -1215,6 +1409,8 @@ export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQu
       const extreme = q.extremes.get(k);
       const [v, from] = extreme ? extremeTerm(b, k, extreme) : [b[k], k];
       if (v) out[k] = readTerm(v, q.booleanVars.has(k), b[q.lexical.get(from) ?? '']?.value);
+      const average = q.averages?.get(k);
+      if (average && out[k]) out[k] = averageTerm(out[k], b, average);
       else if (empty && q.emptySums.includes(k)) out[k] = { type: 'literal', value: '0', datatype: `${XSD}integer` };
     }
     return out;
@@ -1270,7 +1466,12 @@ function readTerm(v: SparqlTerm, boolean: boolean, lexical?: string): SparqlTerm
   if (v.type !== 'typed-literal' && !(v.type === 'literal' && v.datatype)) return v;
   if (boolean && v.datatype === `${XSD}integer` && INTEGER.test(v.value)) return { type: 'literal', value: Number(v.value) !== 0 ? 'true' : 'false', datatype: `${XSD}boolean` };
   if (v.datatype === `${XSD}boolean` && (v.value === '0' || v.value === '1')) return { type: 'literal', value: v.value === '1' ? 'true' : 'false', datatype: `${XSD}boolean` };
-  if ((v.datatype === `${XSD}double` || v.datatype === `${XSD}float`) && lexical !== undefined && Number.isFinite(Number(lexical))) return { type: 'literal', value: lexical, datatype: v.datatype };
+  // Virtuoso's STR() has 16 significant digits (a float's widened to a double), a double's maybe followed by the difference to its value (`exactLexical`): the value is written as oxigraph writes it (virtuoso-numbers.ts).
+  const [digits, difference] = (lexical ?? '').split(' ');
+  // Added only when not zero: -0 + 0 is 0.
+  const value = difference === undefined || Number(difference) === 0 ? Number(digits) : Number(digits) + Number(difference);
+  if ((v.datatype === `${XSD}double` || v.datatype === `${XSD}float`) && lexical !== undefined && Number.isFinite(value))
+    return { type: 'literal', value: v.datatype === `${XSD}float` ? floatLexical(value) : doubleLexical(value), datatype: v.datatype };
   // A simple literal is written without a datatype (as oxigraph writes it).
   if (v.datatype === `${XSD}string` || v.datatype === undefined) return { type: 'literal', value: v.value };
   return { type: 'literal', value: v.value, datatype: v.datatype };
