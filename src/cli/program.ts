@@ -18,7 +18,7 @@ import { STORE_KINDS } from '../serve/store.js';
 import { SCRIPTED_AGENTS } from '../eval/record.js';
 import { SETUPS } from '../mcp/context.js';
 import { CROSS_CHECKED_ENGINES, DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES, parseEngineList } from '../federation/engines.js';
-import { engineAliasOption, formatOption, jsonOption, voidEngineOption } from './options.js';
+import { formatOption, jsonOption, voidEngineOption } from './options.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
 export const DEMO_SOURCE = fileURLToPath(new URL('../../datasets/demo', import.meta.url));
@@ -254,7 +254,7 @@ function partitionCommand(cli: Command): Command {
     .option('--verbose', "list every not coverable and necessarily empty query with its reason (default: counts per graph; the reasons are in each graph's manifest.json)");
 }
 
-/** `fkgqa describe`: the build, the VoID engine (and its hidden old name `--engine`), a remote SPARQL endpoint, the summary. */
+/** `fkgqa describe`: the build, the VoID engine, a remote SPARQL endpoint, the summary. */
 function describeCommand(cli: Command): Command {
   return cli
     .command('describe')
@@ -265,7 +265,6 @@ function describeCommand(cli: Command): Command {
     .option('--shards <dir>', 'the build directory written by fkgqa partition', 'shards')
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .addOption(voidEngineOption(`without --sparql: ${VOID_ENGINE_HELP}`))
-    .addOption(engineAliasOption())
     .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption());

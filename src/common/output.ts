@@ -568,8 +568,7 @@ export class StagedOutput {
    *    renamed to the output;
    * 4. the folder moved aside and the journal are removed.
    * A kill before step 2 leaves the previous build (the staging folder is removed by the next
-   * run); after it, the next run or opener completes steps 3–4 (`rollForward`). Leftover
-   * `.X.fkgqa-old-<pid>` entries inside the output (written by earlier versions) are dropped.
+   * run); after it, the next run or opener completes steps 3–4 (`rollForward`).
    * @throws whatever `owned` or the file system throws; the output is then left as it was
    */
   commit(owned: (name: string, outDir: string) => boolean): void {
@@ -579,7 +578,7 @@ export class StagedOutput {
     if (fs.existsSync(this.out)) {
       const staged = new Set(fs.readdirSync(this.dir));
       for (const name of fs.readdirSync(this.out).sort()) {
-        if (staged.has(name) || /^\..*\.fkgqa-old-\d+$/.test(name) || owned(name, this.out)) continue;
+        if (staged.has(name) || owned(name, this.out)) continue;
         fs.cpSync(path.join(this.out, name), path.join(this.dir, name), { recursive: true, preserveTimestamps: true });
       }
     }

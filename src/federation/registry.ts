@@ -334,8 +334,7 @@ export interface RegistryOptions {
   /**
    * A build: its shards' descriptions and VoID files; every endpoints file must serve it; with
    * `endpointBase` its shards under that URL; with neither files nor URLs nor a base, the endpoints
-   * file of its running serve (`<state>/endpoints.json`, then `<build>/endpoints.json`, where serve
-   * wrote it before the state folder existed).
+   * file of its running serve (`<state>/endpoints.json`).
    */
   build?: string;
   /** `--state`: the build's state folder, when not `<build>.state`. */
@@ -373,12 +372,9 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
   const usedFiles = files.map((f) => path.resolve(f));
   if (parts.length === 0) {
     if (!o.build) throw new InputError('no endpoints: give --endpoints <file>, --shards <build> (with or without --endpoint-base <url>), or --endpoint <url...>');
-    const candidates = [path.join(stateDir(o.build, o.state), STATE_FILES.endpoints), path.join(path.resolve(o.build), 'endpoints.json')];
-    const file = candidates.find((f) => fs.existsSync(f));
-    if (!file)
-      throw new InputError(
-        `no endpoints file of a running fkgqa serve (looked for ${candidates.join(' and ')}): ${o.hint ?? `start fkgqa serve --shards ${o.build}, or give --endpoint-base or --endpoint`}`,
-      );
+    const file = path.join(stateDir(o.build, o.state), STATE_FILES.endpoints);
+    if (!fs.existsSync(file))
+      throw new InputError(`no endpoints file of a running fkgqa serve (looked for ${file}): ${o.hint ?? `start fkgqa serve --shards ${o.build}, or give --endpoint-base or --endpoint`}`);
     parts.push(registryFromEndpointsValue(readEndpointsFile(file, { build: o.build }), `serve:${file}`));
     usedFiles.push(file);
   }

@@ -194,9 +194,7 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
 
 /**
  * What `fkgqa stats` stored for one graph of this build (the output digest must match), looked up
- * in the state folder (`gold-answers/<kg>.json`, `realised-fan-out/<kg>.json`) and, for builds
- * whose stats were computed by an earlier version, inside the build (`<kg>/gold-answers.json`,
- * `<kg>/realised-fan-out.json`).
+ * in the state folder (`gold-answers/<kg>.json`, `realised-fan-out/<kg>.json`).
  */
 function storedByStats(build: string, state: string, kg: string, digest: string): { answers?: GoldAnswer[]; realised?: StoredRealisedFanOut['realised'] } {
   const answers = readGoldAnswers(build, kg, digest, { state });

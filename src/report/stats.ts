@@ -275,8 +275,7 @@ async function realisedFanOutOf(
 
 /**
  * The gold answers (`goldAnswersOf`) and realised fan-out (`realisedFanOutOf`) of one graph, at
- * once, each stored in the state folder (the build is read-only; answers an earlier version kept
- * inside the build are still read when they match it); a progress line says what was reused.
+ * once, each stored in the state folder (the build is read-only); a progress line says what was reused.
  */
 async function graphAnswers(m: GraphManifest, parsed: Map<string, ParsedQuery | undefined>, run: StatsRun): Promise<{ answers: GoldAnswer[]; realised: RealisedFanOut }> {
   const { options, digest } = run;
