@@ -10,7 +10,8 @@ import type * as RDF from '@rdfjs/types';
 import { DCTERMS, RDF_TYPE, VOID, XSD } from '../common/vocab.js';
 import { TOOL } from '../common/version.js';
 import { writerText } from './void-turtle.js';
-import { byCodePoint, graphDatasetIri, type ClassPartition, type ShardDescription, type ShardStatistics } from './model.js';
+import { graphDatasetIri, type ClassPartition, type ShardDescription, type ShardStatistics } from './model.js';
+import { byCodePoint } from '../common/strings.js';
 
 /** Local name of an IRI: after its last `#`, or else its last `/`. */
 function localName(iri: string): string {

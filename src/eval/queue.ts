@@ -19,7 +19,7 @@ import { prepareEval, RunMaker, type EvalContext, type EvalOptions, type EvalSum
 import { canonicalJson, goldAnswerDigest } from '../build/gold-answers.js';
 import { digest16, type RunRecord } from './record.js';
 import type { RunFile } from './run-file.js';
-import { counted } from '../common/strings.js';
+import { counted, seconds } from '../common/strings.js';
 
 /** The queue of runs to make, shared by every coordinator and worker on one Redis database. */
 export const RUN_QUEUE = 'fkgqa-runs';
@@ -142,7 +142,6 @@ export function jobIdOf(key: string, runId: string): string {
 const me = () => `${os.hostname()}:${process.pid}`;
 
 /** Seconds with one decimal, for progress lines. */
-const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /**
  * The coordinator (module comment): queues `todo` and appends the records the workers send back
@@ -425,7 +424,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       if (record.id !== data.id) return refuse(`the run's id here is ${record.id}, the coordinator's ${data.id}: install the same fkgqa on both`);
       await send(data.results, { kind: 'record', worker: me(), record }, String(job.id));
       made++;
-      progress(`  ${record.id} ${record.question.queryId}: ${record.endReason} in ${secs(record.ms)} (${counted(made, 'run')} by this worker)`);
+      progress(`  ${record.id} ${record.question.queryId}: ${record.endReason} in ${seconds(record.ms)} (${counted(made, 'run')} by this worker)`);
       return { endReason: record.endReason };
     },
     {
@@ -450,7 +449,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
   if (o.signal?.aborted) stop();
   await worker.waitUntilReady();
   progress(
-    `fkgqa worker: taking runs from ${shownUrl(o.queue)} (queue ${RUN_QUEUE}), ${concurrency} at a time${o.rate ? `, at most ${counted(o.rate.max, 'run')} started per ${secs(o.rate.durationMs)} over all workers` : ''}; --shards ${o.shards}`,
+    `fkgqa worker: taking runs from ${shownUrl(o.queue)} (queue ${RUN_QUEUE}), ${concurrency} at a time${o.rate ? `, at most ${counted(o.rate.max, 'run')} started per ${seconds(o.rate.durationMs)} over all workers` : ''}; --shards ${o.shards}`,
   );
   await closed;
   for (const c of contexts.values())

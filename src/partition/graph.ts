@@ -39,7 +39,8 @@ export interface GraphContext extends PartitionOptions {
   questionsSha: string;
 }
 
-const ms = (t0: number) => Math.round(performance.now() - t0);
+/** Milliseconds since `t0` (performance.now() clock), rounded. */
+export const ms = (t0: number) => Math.round(performance.now() - t0);
 
 /** Stage load: the graph's ontology, or none (with a warning). */
 export function loadOntology(g: GraphSource, ctx: GraphContext, warnings: string[]): Ontology {

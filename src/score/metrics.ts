@@ -13,7 +13,8 @@ import { counted } from '../common/strings.js';
 /** The key of an unbound cell. */
 export const UNDEF = 'UNDEF';
 
-const cell = (row: Record<string, SparqlTerm>, v: string) => (row[v] ? termKey(row[v]) : UNDEF);
+/** The key of a row's value of `v` (`termKey`), `UNDEF` when unbound. */
+export const cell = (row: Record<string, SparqlTerm>, v: string) => (row[v] ? termKey(row[v]) : UNDEF);
 
 /** Largest number of column bijections tried (7! = 5,040: wider answers are compared by name only). */
 const MAX_BIJECTIONS = 5_040;

@@ -207,7 +207,8 @@ export function computeTotals(verdicts: QueryVerdict[], engines: string[], forms
   return out;
 }
 
-const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+/** A duration in ms as seconds, two decimals under 10 s. */
+export const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 const pad = (s: string, n: number) => s.padEnd(n);
 
 /**
