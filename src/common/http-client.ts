@@ -20,9 +20,8 @@
  * - network failures are worded as `fetch` words them (`TypeError('fetch failed', { cause })`), an
  *   abort is an `AbortError` whose cause is the signal's reason.
  *
- * Node's own `fetch` (undici) is not used: it costs 0.7–0.9 ms more CPU and 1.3–1.5 ms more time per
- * request than node:http (its web streams; docs/mcp.md), and decodes content codings leniently (a
- * gzip stream without its end read as complete, an unknown coding passed through as if plain).
+ * Node's own `fetch` (undici) is not used: it costs more CPU and time per request than node:http
+ * (docs/performance.md) and decodes content codings leniently (docs/federation.md).
  */
 
 import http from 'node:http';

@@ -7,17 +7,13 @@
  * Comunica 4.5.0, configured") explains each override and how the engine is rebuilt and checked.
  *
  * Each query runs in a worker thread (thread.ts) of a pool of `parallel` threads; a query past its
- * time limit or aborted is cancelled in its thread (its HTTP requests aborted, their connections closed),
- * which is kept for the next query once it says the query stopped; a thread that does not say so within
- * `CANCEL_WAIT_MS` (stuck in work it cannot leave), or that crashed, is terminated and replaced, and the
- * other threads go on (after `warm`, its replacement starts at once). Keeping the thread keeps its
- * capacity: a start costs 0.5–0.9 s of CPU, and a fresh thread's first queries run several times slower
- * (the JIT has not warmed up). A query whose client's deadline left it less than `startFloor` when a
- * thread took it is not started (`lateStart` of limit.ts: busy at once). The time limit counts
- * from the call, the wait for a free thread included, or with a deadline `from: 'start'` from when a ready
- * thread takes the query; a thread that fails to start is an error naming why. SERVICE-explicit queries are checked first (`checkServiceQuery`: 0 requests for a
- * refused query); every query is handed to Comunica as algebra (algebra.ts), a query with `sources`
- * with them, Comunica selecting sources itself (with two of its actors corrected: corrections.ts).
+ * limit or aborted is cancelled in its thread, which is kept for the next query (a start costs
+ * 0.5–0.9 s of CPU and a cold JIT) unless it does not say the query stopped within `CANCEL_WAIT_MS`
+ * or crashed: then it is replaced (docs/serving.md, "The federation engine", gives the rules of
+ * waits, late starts and failed starts). SERVICE-explicit queries are checked first
+ * (`checkServiceQuery`: 0 requests for a refused query); every query is handed to Comunica as
+ * algebra (algebra.ts), a query with `sources` with them, Comunica selecting sources itself (with
+ * two of its actors corrected: corrections.ts).
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
