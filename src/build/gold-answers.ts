@@ -64,7 +64,7 @@ export interface GoldTies {
   alternatives?: GoldAlternative[];
 }
 
-/** Version of the tie analysis stored in a gold-answers file (`tieAnalysis`); files without it predate it. */
+/** Version of the tie analysis stored in a gold-answers file (`tieAnalysis`); `fkgqa stats` computes a file of another version anew, `fkgqa score` refuses it. */
 export const TIE_ANALYSIS = 1;
 
 /**

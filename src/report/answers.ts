@@ -294,27 +294,3 @@ export function inCanonicalLineOrder(nTriples: string): string {
     .map((l) => `${l}\n`)
     .join('');
 }
-
-/**
- * The tie analysis of stored gold answers (computed before gold-answers files carried it): each
- * answer of `queries` analysed on `store` (`analyseGoldTies`); answers are otherwise kept as stored.
- */
-export async function analyseStoredTies(
-  store: StoreWorker,
-  queries: GoldQueryToRun[],
-  answers: GoldAnswer[],
-  timeoutMs: number,
-  onQuery?: { start(id: string): void; done(id: string): void },
-): Promise<GoldAnswer[]> {
-  const byId = new Map(queries.map((q) => [q.id, q]));
-  const out: GoldAnswer[] = [];
-  for (const stored of answers) {
-    const { ties: _old, ...a } = stored;
-    const q = byId.get(a.query);
-    onQuery?.start(`${a.query} (ties)`);
-    const ties = q ? await analyseGoldTies(store, q, a, timeoutMs) : undefined;
-    out.push(ties ? { ...a, ties } : a);
-    onQuery?.done(`${a.query} (ties)`);
-  }
-  return out;
-}

@@ -386,7 +386,7 @@ function readGoldOfGraphs(options: ScoreOptions, lines: LocatedRun[], b: Scoring
     const stored = findGoldAnswers(options.shards, kg, b.digest, { state: options.state });
     if (!stored) throw new InputError(`no gold answers of ${kg} for this build: run ${statsCommand} first`, { file: options.shards });
     if (stored.answers.tieAnalysis !== TIE_ANALYSIS)
-      throw new InputError(`the gold answers of ${kg} were stored before they carried the tie analysis: run ${statsCommand} again (it keeps the answers and adds what scoring needs)`, {
+      throw new InputError(`the gold answers of ${kg} were stored without the tie analysis version ${TIE_ANALYSIS} that scoring needs: run ${statsCommand} again (it computes them anew)`, {
         file: stored.file,
       });
     out.golds.set(kg, goldResultsById(stored.answers));
