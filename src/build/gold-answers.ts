@@ -83,7 +83,7 @@ export interface GoldAnswers {
 }
 
 /** Which stored answers count (besides the build's output digest). */
-export interface GoldAnswersLookup {
+interface GoldAnswersLookup {
   /** The `--state` folder, if not `<build>.state/`. */
   state?: string;
   /** Only answers computed with this time limit per query (ms), as `fkgqa stats` reuses them. */
@@ -103,7 +103,7 @@ export function readGoldAnswers(build: string, graph: string, digest: string, lo
 }
 
 /** Stored gold answers with the file they came from. */
-export interface StoredGoldAnswers {
+interface StoredGoldAnswers {
   file: string;
   answers: GoldAnswers;
 }

@@ -30,7 +30,7 @@ export const jsonOption = () => new Option('--json', 'shorthand for --format jso
  * @throws InputError when the text is not JSON or not a JSON object (an array or a number would be
  *   spread into the request as fields "0", "1", …)
  */
-export function extraBodyOption(text: string | undefined): Record<string, unknown> | undefined {
+function extraBodyOption(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
   let v: unknown;
   try {

@@ -42,7 +42,7 @@ const integerOption = (flags: string, help: string, min: number, max?: number) =
   new Option(flags, help).argParser(integer(flags.split(' ')[0], min, max ?? (flags.includes('<ms>') ? TIMER_MAX_MS : undefined)));
 
 /** The longest time in ms an option takes: Node's timers hold at most 2^31 − 1 ms (about 24.8 days); a longer one fires at once. */
-export const TIMER_MAX_MS = 2_147_483_647;
+const TIMER_MAX_MS = 2_147_483_647;
 
 /** Help text of `--endpoint-base`, shared by partition and describe. */
 const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql';
@@ -59,7 +59,7 @@ const number = (name: string) => (v: string) => {
 };
 
 /** `--part k/n`: part k (1 … n) of n, n from 1 to 10,000. */
-export function parsePart(v: string): { k: number; n: number } {
+function parsePart(v: string): { k: number; n: number } {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(v);
   const k = m ? Number(m[1]) : NaN;
   const n = m ? Number(m[2]) : NaN;

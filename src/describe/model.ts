@@ -16,7 +16,7 @@
 import { byCodePoint } from '../common/strings.js';
 
 /** A property partition at dataset level (VoID "Partitioning a dataset based on classes and properties"). */
-export interface PropertyPartition {
+interface PropertyPartition {
   /** `void:property`: the predicate IRI. */
   property: string;
   /** `void:triples`: triples of the shard with this predicate. */

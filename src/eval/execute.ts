@@ -28,7 +28,7 @@ export interface Execution extends FinalAnswer {
 }
 
 /** Time limit of the `ASK {}` that checks whether an endpoint answers after a failure, in ms. */
-export const PROBE_TIMEOUT_MS = 5_000;
+const PROBE_TIMEOUT_MS = 5_000;
 
 /**
  * Whether an execution error is an infrastructure failure (module comment), and which endpoint failed.
@@ -36,7 +36,7 @@ export const PROBE_TIMEOUT_MS = 5_000;
  * @param targets the query's SERVICE targets
  * @param metaEndpoint the endpoint run_sparql_query's `_meta["fkgqa/error"]` names, if any
  */
-export async function classifyFailure(errorClass: string | undefined, targets: string[], metaEndpoint?: string): Promise<{ infrastructure: boolean; endpoint?: string; why?: string }> {
+async function classifyFailure(errorClass: string | undefined, targets: string[], metaEndpoint?: string): Promise<{ infrastructure: boolean; endpoint?: string; why?: string }> {
   if (errorClass !== 'endpoint' && errorClass !== 'federation') return { infrastructure: false };
   const down = targets.length ? await unreachableEndpoints(targets, PROBE_TIMEOUT_MS) : [];
   if (down.length)

@@ -24,7 +24,7 @@ import { HARNESS_TOOLS, type ToolProvider } from './tools.js';
 import { serviceTargets } from '../sparql/services.js';
 
 /** Input of one run. */
-export interface LoopInput {
+interface LoopInput {
   system: string;
   user: string;
   model: ChatModel;
@@ -41,7 +41,7 @@ export interface LoopInput {
 export type LoopResult = Pick<RunRecord, 'endReason' | 'error' | 'cancelReason' | 'infrastructure' | 'messages' | 'steps' | 'finalQuery' | 'final' | 'usage' | 'counts' | 'ms'>;
 
 /** Nudge sent when the model answers without calling a tool. */
-export const NUDGE = 'Continue with a tool call: run queries with run_sparql_query and submit your answer with submit_final_query (or cancel).';
+const NUDGE = 'Continue with a tool call: run queries with run_sparql_query and submit your answer with submit_final_query (or cancel).';
 
 /** The reason the run's abort signal carries when its time limit passes. */
 class TimeLimitReached extends Error {

@@ -13,7 +13,7 @@ import { FAILED_END_REASONS, runIdentity, type RunRecord } from './record.js';
 import { isJson, parseRunLines, runFileLock } from './run-reader.js';
 
 /** What opening a run file found and did. */
-export interface RunFileOpening {
+interface RunFileOpening {
   /** Lines (runs) in the file after the repair. */
   lines: number;
   /** What the repair did (a torn last line cut away, or its newline added), in words; undefined when the file was whole. */

@@ -73,7 +73,7 @@ function resultsProblem(r: unknown, at: string): string | undefined {
  * or undefined.
  * @param r the parsed line
  */
-export function runProblem(r: unknown): string | undefined {
+function runProblem(r: unknown): string | undefined {
   const format = formatProblem(r);
   if (format || !isObject(r)) return format ?? 'not a JSON object';
   if (typeof r.id !== 'string' || !r.id) return '"id" is missing or not a string';
@@ -184,7 +184,7 @@ export interface LocatedRun extends RunLine {
 }
 
 /** What `readRunFiles` returns: the runs (one per run: condition, question, repeat) and warnings. */
-export interface RunFiles {
+interface RunFiles {
   runs: LocatedRun[];
   /** Torn last lines skipped, files being written (with `partial`), locks left by a killed eval: one sentence each. */
   warnings: string[];

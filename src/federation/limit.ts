@@ -178,7 +178,7 @@ export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLi
  * @param signal the caller's abort signal (the limit then stops with `aborted`)
  * @param since when the limit starts (`Date.now()` clock, ms; default now)
  */
-export function queryLimit(ms: number, signal: AbortSignal | undefined, since = Date.now()): QueryLimit {
+function queryLimit(ms: number, signal: AbortSignal | undefined, since = Date.now()): QueryLimit {
   const deadline = since + ms;
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
@@ -242,7 +242,7 @@ export const SAID_MAX_CHARS = 4096;
 /** `Fkgqa-Stopped` of a query that waited behind others (busy), as fkgqa serve writes it; groups: by whom, the wait in ms, the limit. */
 export const BUSY_STOPPED = /^\s*busy\s*;\s*by=(request|queue|full)\s*;\s*waited=(\d+)\s*;\s*ms=(\d+)\s*$/i;
 /** `Fkgqa-Stopped` of a query stopped at a time limit; groups: by whom, the limit in ms. */
-export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)\s*$/i;
+const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)\s*$/i;
 
 /**
  * How an endpoint says it stopped a query (a `503`): busy (the query waited behind others: the
@@ -272,7 +272,7 @@ export const STOP_CLOCK_TOLERANCE_MS = 50;
  * at most `STOP_CLOCK_TOLERANCE_MS`, so that the check asks at least four fifths of every limit
  * (`earliestStop`).
  */
-export const STOP_CLOCK_TOLERANCE_SHARE = 0.1;
+const STOP_CLOCK_TOLERANCE_SHARE = 0.1;
 
 /**
  * The earliest a stop at a limit of `limitMs` can have come, in ms after its request was sent:
@@ -301,7 +301,7 @@ export interface SentRequest {
 }
 
 /** `judgeStop`'s verdict on a stop: believed, or why not. */
-export type StopJudgement = { believed: true; stop: Stop } | { believed: false; why: string };
+type StopJudgement = { believed: true; stop: Stop } | { believed: false; why: string };
 
 /**
  * Whether a stop an endpoint answered (its `Fkgqa-Stopped`, or a `Stop` read otherwise) agrees with

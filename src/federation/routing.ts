@@ -22,7 +22,7 @@ import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './
 import { refusedShape } from './service-check.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass =
+type QueryErrorClass =
   | 'too-long'
   | 'too-deep'
   | 'too-complex'
@@ -39,7 +39,7 @@ export type QueryErrorClass =
   | 'mixed-graphs';
 
 /** The route of a query that may be run. */
-export type QueryPlan =
+type QueryPlan =
   | {
       ok: true;
       route: 'direct' | 'federation';
@@ -61,10 +61,10 @@ export type Routed = Pick<Extract<QueryPlan, { ok: true }>, 'route' | 'query' | 
  * How `routeQuery` routes a query: sent (`quick`: recognised as a lone SERVICE from its tokens, the
  * text sent as written; else parsed by `planQuery`), or refused before anything is sent.
  */
-export type Route = (Routed & { ok: true; quick: boolean }) | Extract<QueryPlan, { ok: false }>;
+type Route = (Routed & { ok: true; quick: boolean }) | Extract<QueryPlan, { ok: false }>;
 
 /** Hints for error messages. */
-export interface PlanHints {
+interface PlanHints {
   /** Prefixes to suggest for an undeclared prefix, by name (e.g. `'' → http://valuenet/ontop/` from the build). */
   prefixes?: Record<string, string>;
   /** Largest query accepted, in characters (the reference's MAX_QUERY_CHARS, 8000). */

@@ -44,7 +44,7 @@ export function endpointList(ctx: McpToolContext, graph?: string): { id: string;
  * writes it into its prompts), under a heading per knowledge graph when there are several.
  * @param graph only this graph's endpoints
  */
-export function endpointLines(ctx: McpToolContext, graph?: string): string {
+function endpointLines(ctx: McpToolContext, graph?: string): string {
   const eps = endpointList(ctx, graph);
   const line = (e: { url: string; description?: string }) => `- ${e.url}${e.description ? ` — ${e.description}` : ''}`;
   const graphs = [...new Set(eps.map((e) => e.graph))];

@@ -24,9 +24,9 @@ export interface GoldQueryToRun {
 }
 
 /** Most choices among tied solutions enumerated per query (each runs the query once); beyond it the dependence is `unknown`. */
-export const MAX_TIE_CHOICES = 64;
+const MAX_TIE_CHOICES = 64;
 /** Most rows kept over all alternatives of one query; beyond it the dependence is `unknown`. */
-export const MAX_ALTERNATIVE_ROWS = 50_000;
+const MAX_ALTERNATIVE_ROWS = 50_000;
 
 /** `ORDER BY … LIMIT … OFFSET …` of a SELECT, as text (for reasons). */
 function windowText(q: sparqljs.SelectQuery): string {
@@ -276,7 +276,7 @@ const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * @param results a SPARQL 1.1 JSON results document
  * @returns a copy with `results.bindings` sorted (the head unchanged)
  */
-export function inCanonicalOrder(results: SparqlResults): SparqlResults {
+function inCanonicalOrder(results: SparqlResults): SparqlResults {
   if (!results.results) return results;
   const keyed = results.results.bindings.map((row) => [canonicalJson(row), row] as const);
   keyed.sort(([a], [b]) => byCodeUnits(a, b));
@@ -287,7 +287,7 @@ export function inCanonicalOrder(results: SparqlResults): SparqlResults {
  * The triples of a CONSTRUCT/DESCRIBE answer (N-Triples, one a line) in code-unit order, each
  * line ended by a newline: a graph has no order (RDF 1.1 Concepts §3).
  */
-export function inCanonicalLineOrder(nTriples: string): string {
+function inCanonicalLineOrder(nTriples: string): string {
   const lines = nTriples.split('\n').filter((l) => l.trim());
   return lines
     .sort(byCodeUnits)

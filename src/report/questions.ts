@@ -49,7 +49,7 @@ export interface QuestionsOptions {
 }
 
 /** The gold answer of a question, as `fkgqa questions` shows it. */
-export interface AnswerView {
+interface AnswerView {
   status: GoldAnswer['status'] | 'unparsable';
   /** Result rows (SELECT), 1 for ASK, triples for CONSTRUCT/DESCRIBE; null if not executed. */
   rows: number | null;

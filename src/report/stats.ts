@@ -38,7 +38,7 @@ export interface StatsOptions {
 }
 
 /** Figures for one distinct query (one row of `--per-query`). */
-export interface QueryStats {
+interface QueryStats {
   graph: string;
   /** `<kg>/q<N>`. */
   query: string;
@@ -80,7 +80,7 @@ export interface QueryStats {
 }
 
 /** Figures for one graph. */
-export interface GraphStats {
+interface GraphStats {
   graph: string;
   shards: number;
   /** Triples per shard, in shard order. */
@@ -405,7 +405,7 @@ export async function computeStats(given: StatsOptions): Promise<BuildStats> {
 }
 
 /** Computes the build figures from the per-graph and per-query figures. */
-export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], graphs: GraphStats[], textOf: Map<string, string>): BuildFigures {
+function buildFigures(manifests: GraphManifest[], queries: QueryStats[], graphs: GraphStats[], textOf: Map<string, string>): BuildFigures {
   const analysed = queries.filter((q) => q.status !== 'unparsable');
   const firstByText = new Map<string, QueryStats>();
   for (const q of analysed) if (!firstByText.has(textOf.get(q.query)!)) firstByText.set(textOf.get(q.query)!, q);

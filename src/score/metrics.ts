@@ -74,7 +74,7 @@ export function columnBijections(gold: SparqlResults, pred: SparqlResults, any =
 }
 
 /** The predicted answer with its columns renamed to the gold variables through `mapping`. */
-export function renameColumns(pred: SparqlResults, mapping: Record<string, string>): SparqlResults {
+function renameColumns(pred: SparqlResults, mapping: Record<string, string>): SparqlResults {
   const back = Object.entries(mapping);
   return {
     head: { vars: back.map(([g]) => g) },
@@ -179,7 +179,7 @@ export function assignmentF1(pred: string[][], target: string[][]): number {
 }
 
 /** Rows above which GRASP switches to exact F1 (its `exact=1024` default). */
-export const GRASP_EXACT_AFTER = 1024;
+const GRASP_EXACT_AFTER = 1024;
 
 /**
  * F1 as GRASP computes it (module comment). A missing prediction (no final answer) scores 0.

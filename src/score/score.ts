@@ -55,7 +55,7 @@ export interface ScoreOptions {
 }
 
 /** What kind of gold question a run asked (benchmark.json and the graph's manifest). */
-export type GoldKind = 'federated' | 'necessarily-empty' | 'not-federated';
+type GoldKind = 'federated' | 'necessarily-empty' | 'not-federated';
 
 /** The score of one run. */
 export interface RunScore {
@@ -198,7 +198,7 @@ export interface GroupScore {
 }
 
 /** A gold query whose answer depends on ties, as the report lists it. */
-export interface TieQuestion {
+interface TieQuestion {
   queryId: string;
   dependence: GoldTies['dependence'];
   reason: string;
@@ -307,7 +307,7 @@ function checkBuildIdentity(lines: LocatedRun[], outputDigest: string, goldDiges
  * The verdict of an answer against gold and, when gold depends on ties, against every admissible
  * answer (GoldTies: top-level segments, sub-SELECT alternatives with their own segments).
  */
-export function matchAdmissible(gold: SparqlResults, ties: GoldTies | undefined, pred: SparqlResults, ordered: boolean): AnswerMatch & { byTies: boolean; byAlternative: boolean } {
+function matchAdmissible(gold: SparqlResults, ties: GoldTies | undefined, pred: SparqlResults, ordered: boolean): AnswerMatch & { byTies: boolean; byAlternative: boolean } {
   const { match: m, by, admissible } = admissibleUnderTies(gold, ties as AdmissibleAnswers | undefined, pred, ordered, matchAnswer);
   if (m.correct) return { ...m, byTies: by === 'ties', byAlternative: by === 'alternative' };
   return { ...m, reason: `${m.reason}${admissible > 1 ? ` (nor any of the ${admissible - 1} other admissible answers)` : ''}`, byTies: false, byAlternative: false };

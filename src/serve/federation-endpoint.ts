@@ -36,7 +36,7 @@ export { CLIENT_HEADER, DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_QUEUED, FEDERATI
 import { CLIENT_HEADER, DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_QUEUED } from './defaults.js';
 
 /** Options of the federation endpoint. */
-export interface FederationOptions {
+interface FederationOptions {
   /** Time limit of one query, in ms. */
   timeoutMs: number;
   /** Largest request body, in bytes (413 above). */
@@ -58,7 +58,7 @@ export interface FederationOptions {
 }
 
 /** The longest `Fkgqa-Client` name, in characters. */
-export const MAX_CLIENT_NAME = 100;
+const MAX_CLIENT_NAME = 100;
 
 /**
  * Who sent a request, for the fair share of the federation engine (fair-queue.ts): its remote
@@ -79,7 +79,7 @@ export function clientOf(req: IncomingMessage): string {
 }
 
 /** An answer of the federation endpoint (the shape `fkgqa serve` sends and logs), its body text. */
-export type FederationAnswer = Answer & { body: string };
+type FederationAnswer = Answer & { body: string };
 
 const text = (status: number, body: string, kind: RequestKind = 'data', headers?: Record<string, string>): FederationAnswer => ({
   status,

@@ -112,7 +112,7 @@ export interface Disagreement {
 }
 
 /** A verdict in a few words: `identical 5`, `equivalent 1`, `different 39`, `timeout`, `error`, `n/a`. */
-export function verdictCell(f: FormVerdict | undefined): string {
+function verdictCell(f: FormVerdict | undefined): string {
   if (!f || f.status === 'skipped') return 'n/a';
   if (f.status === 'failed') return f.failure ?? `answered ${f.rows}`;
   return `${f.status} ${f.rows}`;

@@ -11,7 +11,7 @@ import { answerVars, cell, columnBijections } from '../score/metrics.js';
 export type RowMark = '' | 'm' | 'x' | 'o';
 
 /** Where two answers differ. */
-export interface RowDiff {
+interface RowDiff {
   /** One mark per gold row. */
   gold: RowMark[];
   /** One mark per answer row. */

@@ -28,7 +28,7 @@ import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
 import { bundleFor } from './engine-module.js';
 
 /** The configurations of Comunica fkgqa offers, by engine name. */
-export type ComunicaConfig = 'comunica' | 'comunica-default';
+type ComunicaConfig = 'comunica' | 'comunica-default';
 
 /** The compiled engine of `comunica`: federation/comunica/engine-service.cjs at the package root. */
 export const COMUNICA_SERVICE_ENGINE = fileURLToPath(new URL('../../../federation/comunica/engine-service.cjs', import.meta.url));
@@ -101,9 +101,9 @@ function startThread(data: ThreadData): EngineThread {
  * creates another within this time (a client per request, per test, per command run in-process) starts Comunica once,
  * not once per engine (a start is 0.5–0.9 s of CPU); idle, a thread holds only memory.
  */
-export const PARKED_THREAD_MS = 300_000;
+const PARKED_THREAD_MS = 300_000;
 /** The most threads parked per configuration in a process; a thread past it is terminated when its engine closes. */
-export const MAX_PARKED_THREADS = 4;
+const MAX_PARKED_THREADS = 4;
 
 /** What the engines of a process share, once per process even where this module is loaded twice (from its TypeScript and from dist/). */
 interface Shared {

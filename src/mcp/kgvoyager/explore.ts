@@ -138,7 +138,7 @@ export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property:
 }
 
 /** Example triples shown per page by explore_property_usage. */
-export const EXAMPLES_PER_PAGE = 5;
+const EXAMPLES_PER_PAGE = 5;
 
 /**
  * explore_entity_relations (paper section 3.2): for an entity IRI, its outgoing and incoming

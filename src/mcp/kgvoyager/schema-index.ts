@@ -92,7 +92,7 @@ export interface SchemaIndex<E> {
 const sortCounts = (xs: EndpointCount[]) => xs.sort((a, b) => b.count - a.count || byCodePoint(a.endpoint, b.endpoint));
 
 /** The rows of one endpoint's index query, or its error. */
-export type EndpointRows = { ok: true; rows: SparqlRow[] } | { ok: false; error: string };
+type EndpointRows = { ok: true; rows: SparqlRow[] } | { ok: false; error: string };
 
 /**
  * Runs one index query at every endpoint (at most `concurrency` at a time).
@@ -179,7 +179,7 @@ export function mergeClassIndex(endpoints: readonly RegisteredEndpoint[], rows: 
 }
 
 /** Domains and ranges of properties read from the endpoints' VoID files (fkgqa builds), per property IRI. */
-export interface VoidAnnotations {
+interface VoidAnnotations {
   domains: Map<string, Map<string, number>>;
   ranges: Map<string, Map<string, number>>;
 }
