@@ -1,17 +1,13 @@
 /**
  * Executing the submitted query in full, the way `fkgqa mcp` routes it (FKGQA paper, section 3;
- * src/mcp/run-query.ts): its SERVICE clauses name the endpoints; one SERVICE wrapping the whole
- * WHERE is sent straight to its endpoint, anything else goes to the federation engine (stopped at
- * the time limit; src/federation/); only registered endpoints may be named. The harness keeps the full
- * answer (the agent only ever saw a preview): it is what `fkgqa score` scores.
+ * src/mcp/run-query.ts); the harness keeps the full answer (the agent only ever saw a preview): it
+ * is what `fkgqa score` scores.
  *
- * A failure is classified (contracts.md: infrastructure failures are not wrong answers) from the
- * bounded client's outcome as run_sparql_query reports it (`errorClass`), never from message text:
- * `endpoint` (an endpoint answered 5xx or a body that is not an answer, or could not be reached)
- * is an infrastructure failure; `federation` (the federation engine failed) is one when an endpoint
- * the query names does not answer `ASK {}` right after (`unreachableEndpoints`), else the query's
- * own failure; every other class (syntax, unknown endpoint, too long, too large, redirect, the
- * query's time limit) is the agent's. The failed endpoint is the one the probe found down, else the one
+ * A failure is classified from the bounded client's outcome as run_sparql_query reports it
+ * (`errorClass`), never from message text, as docs/evaluation.md ("Infrastructure failures are not
+ * wrong answers") says: `endpoint` is an infrastructure failure; `federation` is one when an
+ * endpoint the query names does not answer `ASK {}` right after (`unreachableEndpoints`); every
+ * other class is the agent's. The failed endpoint is the one the probe found down, else the one
  * run_sparql_query names in `_meta["fkgqa/error"].endpoint` (e.g. an endpoint that cut its answer
  * inside a federated query: it answers the probe), else the query's only SERVICE target.
  */

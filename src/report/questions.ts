@@ -1,18 +1,10 @@
 /**
  * `fkgqa questions`: for each question of a build, the question → its gold query → the shards its
  * answer needs (realised) and the shards that may match (implied) → its gold answer (rows and a
- * preview).
- *
- * What comes from where:
- * - implied shards are computed by `fkgqa partition` (cheap: which shards hold a triple matching a
- *   triple pattern is recorded while the shards are written) and stored in `benchmark.json` as
- *   `shardsImplied`;
- * - needed (realised) shards and the gold answer need the queries executed (on the corpus the
- *   slowest graph, world_1, takes minutes because three queries run into the time limit), so the
- *   build does not hold them: they are read from what `fkgqa stats` stored for the build, and
- *   computed on demand for the queries it has not (one oxigraph store per graph holding every
- *   shard as a named graph and their union as the default graph). Nothing is written.
- *   `fkgqa stats` stores them in the state folder beside the build (`<build>.state/`).
+ * preview). Implied shards come from `benchmark.json` (`shardsImplied`, recorded by `fkgqa
+ * partition`); needed shards and gold answers need the queries executed (minutes on the slowest
+ * graph), so they are read from what `fkgqa stats` stored in the state folder and computed on
+ * demand for the queries it has not (one oxigraph store per graph). Nothing is written.
  */
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';

@@ -1,18 +1,11 @@
 /**
- * `fkgqa score RUNS...`: scores agent runs (run lines of `fkgqa eval`, src/eval/record.ts, read by
+ * `fkgqa score RUNS...`: scores agent runs (run lines of `fkgqa eval`, read by
  * src/eval/run-reader.ts) against a build's gold answers, offline, with the metrics of section 6 of
- * the FKGQA paper: accuracy, F1 (GRASP and Spinach), syntactic validity of every query sent,
- * endpoint consultation and the trivial-federation rate, and the cost figures (tokens, LLM/SPARQL/
- * VoID calls, runtime). A score means exactly "how well did the agent answer":
- * - runs of another build are refused (the record's `build`; `allowOtherBuild`);
- * - runs that failed — `infrastructure_error` (an endpoint or the federation engine failed) and
- *   `model_error` (the LLM API failed) — are reported apart, never in accuracy; the limits count as wrong;
- * - an answer that another choice among tied solutions gives is correct (the tie analysis stored
- *   with the gold answers by `fkgqa stats`, src/report/answers.ts);
- * - questions whose answer is necessarily empty are reported apart (accuracy with and without);
- * - runs of two conditions (src/eval/record.ts, RunCondition: setup, model and its sampling, limits,
- *   federation engine, build, prompt, …) are never merged: one group per condition.
- * Definitions: docs/evaluation.md, src/score/metrics.ts, src/score/validity.ts.
+ * the FKGQA paper. A score means exactly "how well did the agent answer": runs of another build are
+ * refused, failed runs (`infrastructure_error`, `model_error`) reported apart, an answer another
+ * choice among tied solutions gives is correct, necessarily empty answers are reported apart, and
+ * runs of two conditions are never merged. Definitions: docs/evaluation.md (`fkgqa score RUNS...`),
+ * src/score/metrics.ts, src/score/validity.ts.
  */
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
