@@ -110,7 +110,7 @@ export async function verify(options: VerifyOptions): Promise<VerifyReport> {
 }
 
 /** Options of `mcp`: the server's options, with the endpoints as a registry or where to read one (`openRegistry`). */
-export type McpOptions = Omit<McpServerOptions, 'registry'> & { registry: EndpointRegistry | RegistryOptions };
+type McpOptions = Omit<McpServerOptions, 'registry'> & { registry: EndpointRegistry | RegistryOptions };
 
 /**
  * `fkgqa mcp`: the SPARQL-MCP server of the FKGQA paper (section 3), not yet connected:

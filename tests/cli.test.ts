@@ -256,15 +256,15 @@ describe('cli / one convention for output formats and option names', async () =>
     expect((await fkgqa('partition', '--out', out, '--no-void', '--format', 'text', '-q')).stdout).toMatch(/^fkgqa partition: 2 graphs/);
   });
 
-  it('describe: --void-engine (and the old --engine), --json and --format json', async () => {
+  it('describe: --void-engine (one name: --engine is refused), --json and --format json', async () => {
     const j = await fkgqa('describe', '--shards', out, '--void-engine', 'stream', '--json', '-q');
-    const f = await fkgqa('describe', '--shards', out, '--engine', 'stream', '--format', 'json', '-q');
+    const f = await fkgqa('describe', '--shards', out, '--void-engine', 'stream', '--format', 'json', '-q');
     expect([j.code, f.code]).toEqual([0, 0]);
     expect(JSON.parse(j.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
     expect(JSON.parse(f.stdout)).toMatchObject({ graphs: 2, shards: 8, files: 18 });
-    const both = await fkgqa('describe', '--shards', out, '--void-engine', 'stream', '--engine', 'sparql', '-q');
-    expect(both.code).toBe(2);
-    expect(both.stderr).toContain('--engine is the old name of --void-engine');
+    const old = await fkgqa('describe', '--shards', out, '--engine', 'sparql', '-q');
+    expect(old.code).toBe(2);
+    expect(old.stderr).toContain("unknown option '--engine'");
     const help = (await fkgqa('describe', '--help')).stdout;
     expect(help).toContain('--void-engine');
     expect(help).not.toContain('--engine <');

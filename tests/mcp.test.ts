@@ -175,12 +175,12 @@ describe('fkgqa mcp / registry', () => {
     expect(registry.build).toBe(path.resolve(shards));
   });
 
-  it('loads from the state folder, falls back to <build>/endpoints.json, and names plain URLs', () => {
+  it('loads from the state folder only, and names plain URLs', () => {
     const copy = path.join(tmpDir('fkgqa-mcp-reg-'), 'b');
     fs.cpSync(shards, copy, { recursive: true });
     const file = { ...server.endpointsFile(), shards: copy };
     fs.writeFileSync(path.join(copy, 'endpoints.json'), JSON.stringify(file));
-    expect(openRegistry({ build: copy }).source).toBe(`serve:${path.join(copy, 'endpoints.json')}`);
+    expect(() => openRegistry({ build: copy })).toThrow(`no endpoints file of a running fkgqa serve (looked for ${path.join(`${copy}.state`, 'endpoints.json')})`);
     fs.mkdirSync(`${copy}.state`);
     fs.writeFileSync(path.join(`${copy}.state`, 'endpoints.json'), JSON.stringify({ ...file, endpoints: file.endpoints.slice(0, 2) }));
     const r = openRegistry({ build: copy, kgs: ['library'] });

@@ -489,8 +489,8 @@ describe('score / 95 % confidence intervals beside accuracy and F1, with n', () 
   });
 });
 
-describe('score / gold answers stored before the tie analysis', () => {
-  it('score asks for fkgqa stats again; stats keeps the answers and adds the analysis', async () => {
+describe('score / gold answers stored without the tie analysis', () => {
+  it('score refuses them naming the file and asks for fkgqa stats again; stats computes them anew', async () => {
     const copy = path.join(tmpDir('fkgqa-score-old-'), 'shards');
     fs.cpSync(demo.dir, copy, { recursive: true });
     fs.cpSync(`${demo.dir}.state`, `${copy}.state`, { recursive: true });
@@ -500,10 +500,12 @@ describe('score / gold answers stored before the tie analysis', () => {
     fs.writeFileSync(file, JSON.stringify(doc));
     const f = path.join(dir, 'old-gold.jsonl');
     fs.writeFileSync(f, lines({ ...demo.record('library/q1', { results: count(6) }), build: { outputDigest: demo.outputDigest, goldDigest: null } }));
-    await expect(score({ runs: [f], shards: copy })).rejects.toThrow(/the gold answers of library were stored before they carried the tie analysis: run fkgqa stats --shards .* again/);
+    await expect(score({ runs: [f], shards: copy })).rejects.toThrow(
+      /the gold answers of library were stored without the tie analysis version 1 that scoring needs: run fkgqa stats --shards .* again/,
+    );
     const lines2: string[] = [];
     await computeStats({ shards: copy, timeoutMs: 20_000, kgs: ['library'], progress: (l) => lines2.push(l) });
-    expect(lines2.some((l) => l.startsWith('library: 7 queries, gold answers reused, ties analysed, realised fan-out reused'))).toBe(true);
+    expect(lines2.some((l) => l.startsWith('library: 7 queries, gold answers computed, realised fan-out reused'))).toBe(true);
     const after = JSON.parse(fs.readFileSync(file, 'utf8')) as GoldAnswers;
     expect(after.tieAnalysis).toBe(1);
     expect(after.answers.map((a) => a.results)).toEqual(doc.answers.map((a) => a.results));

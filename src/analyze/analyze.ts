@@ -5,7 +5,7 @@ import { parseQuery } from '../sparql/parse.js';
 import { requiredPatterns, triplePatterns, type PatternScope, type TriplePattern } from './patterns.js';
 
 /** Options of the analysis (defaults: the method as defined in section 4.1). */
-export interface AnalysisOptions extends PatternScope {
+interface AnalysisOptions extends PatternScope {
   /** Infer classes from rdfs:domain and rdfs:range of the ontology (default true); false: explicit rdf:type only. */
   inferClasses?: boolean;
 }

@@ -12,7 +12,7 @@ import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
 import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 
 /** Significant digits decimals and doubles are compared to (AVG and division differ in the last digits between engines). */
-export const NUMBER_DIGITS = 12;
+const NUMBER_DIGITS = 12;
 
 /** The lexical forms of XSD numbers (XML Schema 1.1 Part 2: integer, decimal, double), white space around allowed. */
 const INTEGER_LEXICAL = /^\s*\+?(-?\d+)(?:\.0*)?\s*$/;

@@ -182,7 +182,7 @@ export function answerVariables(keyed: SparqlResults): string[] {
 }
 
 /** The choices a windowed sub-SELECT leaves: each is one correct answer of the sub-SELECT alone. */
-export type SubSelectChoices =
+type SubSelectChoices =
   | { status: 'fixed' }
   | { status: 'choices'; choices: Record<string, SparqlTerm>[][]; tied: number; key: string; keep: number }
   | { status: 'too-many'; count: number; tied: number; key: string; keep: number };
@@ -333,7 +333,7 @@ export interface AdmissibleAnswers {
  * bijection), verify's by variable name. `tieCheck`, when given, decides an ordered answer that
  * is not identical (the answer renamed to the reference's columns is passed to it).
  */
-export type AnswerMatcher<M extends { correct: boolean }> = (ref: SparqlResults, answer: SparqlResults, ordered: boolean, tieCheck?: (renamed: SparqlResults) => boolean) => M;
+type AnswerMatcher<M extends { correct: boolean }> = (ref: SparqlResults, answer: SparqlResults, ordered: boolean, tieCheck?: (renamed: SparqlResults) => boolean) => M;
 
 /**
  * The matcher of `fkgqa verify` and the MCP gold check for the admissibility rule: rows compared by

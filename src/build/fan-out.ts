@@ -9,9 +9,6 @@ import path from 'node:path';
 import { readJsonIfExists } from './open.js';
 import { stateDir, STATE_FILES } from './state.js';
 
-/** Where versions before the state folder kept a graph's realised fan-out: `<build>/<kg>/realised-fan-out.json`. */
-export const PROVENANCE_FILE = 'realised-fan-out.json';
-
 /** How the realised fan-out of one query ended: `ok`, or why it is unknown. */
 export type RealisedStatus = 'ok' | 'timeout' | 'error' | 'unparsable';
 
@@ -27,15 +24,13 @@ export interface StoredRealisedFanOut {
 }
 
 /**
- * The realised fan-out `fkgqa stats` stored for one graph of this build: `<state>/realised-fan-out/<kg>.json`,
- * else `<build>/<kg>/realised-fan-out.json` (earlier versions); a file counts only when its
- * `buildDigest` is the build's output digest (and, when asked, its time limit is `timeoutMs`).
+ * The realised fan-out `fkgqa stats` stored for one graph of this build: `<state>/realised-fan-out/<kg>.json`;
+ * it counts only when its `buildDigest` is the build's output digest (and, when asked, its time limit is `timeoutMs`).
  * @returns the stored document, or undefined when none matches
  */
 export function readRealisedFanOut(build: string, graph: string, digest: string, lookup: { state?: string; timeoutMs?: number } = {}): StoredRealisedFanOut | undefined {
-  return [path.join(stateDir(build, lookup.state), STATE_FILES.realisedFanOut(graph)), path.join(build, graph, PROVENANCE_FILE)]
-    .map((f) => readJsonIfExists<StoredRealisedFanOut>(f))
-    .find((d) => d?.buildDigest === digest && Array.isArray(d.realised) && (lookup.timeoutMs === undefined || d.timeoutMs === lookup.timeoutMs));
+  const d = readJsonIfExists<StoredRealisedFanOut>(path.join(stateDir(build, lookup.state), STATE_FILES.realisedFanOut(graph)));
+  return d?.buildDigest === digest && Array.isArray(d.realised) && (lookup.timeoutMs === undefined || d.timeoutMs === lookup.timeoutMs) ? d : undefined;
 }
 
 /**

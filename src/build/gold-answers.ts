@@ -18,9 +18,6 @@ import { stateDir, STATE_FILES } from './state.js';
  */
 export const GOLD_QUERY_TIMEOUT_MS = 60_000;
 
-/** Where versions before the state folder kept a graph's gold answers: `<build>/<kg>/gold-answers.json`. */
-export const ANSWERS_FILE = 'gold-answers.json';
-
 /** The gold answer of one distinct query, executed on its unsharded graph. */
 export interface GoldAnswer {
   /** Query id `<kg>/q<N>`. */
@@ -67,7 +64,7 @@ export interface GoldTies {
   alternatives?: GoldAlternative[];
 }
 
-/** Version of the tie analysis stored in a gold-answers file (`tieAnalysis`); files without it predate it. */
+/** Version of the tie analysis stored in a gold-answers file (`tieAnalysis`); `fkgqa stats` computes a file of another version anew, `fkgqa score` refuses it. */
 export const TIE_ANALYSIS = 1;
 
 /**
@@ -86,7 +83,7 @@ export interface GoldAnswers {
 }
 
 /** Which stored answers count (besides the build's output digest). */
-export interface GoldAnswersLookup {
+interface GoldAnswersLookup {
   /** The `--state` folder, if not `<build>.state/`. */
   state?: string;
   /** Only answers computed with this time limit per query (ms), as `fkgqa stats` reuses them. */
@@ -94,9 +91,8 @@ export interface GoldAnswersLookup {
 }
 
 /**
- * The gold answers `fkgqa stats` stored for one graph of this build: `<state>/gold-answers/<kg>.json`,
- * else `<build>/<kg>/gold-answers.json` (where earlier versions kept them); a file counts only when
- * its `buildDigest` is the build's output digest (and, when asked, its time limit is `timeoutMs`).
+ * The gold answers `fkgqa stats` stored for one graph of this build: `<state>/gold-answers/<kg>.json`;
+ * it counts only when its `buildDigest` is the build's output digest (and, when asked, its time limit is `timeoutMs`).
  * @param build the build folder
  * @param graph the graph
  * @param digest the build's output digest (build.json)
@@ -107,7 +103,7 @@ export function readGoldAnswers(build: string, graph: string, digest: string, lo
 }
 
 /** Stored gold answers with the file they came from. */
-export interface StoredGoldAnswers {
+interface StoredGoldAnswers {
   file: string;
   answers: GoldAnswers;
 }
@@ -117,11 +113,9 @@ export interface StoredGoldAnswers {
  * @returns undefined when none match (missing, unreadable, another build, another time limit)
  */
 export function findGoldAnswers(build: string, graph: string, digest: string, lookup: GoldAnswersLookup = {}): StoredGoldAnswers | undefined {
-  for (const file of [path.join(stateDir(build, lookup.state), STATE_FILES.goldAnswers(graph)), path.join(build, graph, ANSWERS_FILE)]) {
-    const a = readJsonIfExists<GoldAnswers>(file);
-    if (a?.buildDigest === digest && Array.isArray(a.answers) && (lookup.timeoutMs === undefined || a.timeoutMs === lookup.timeoutMs)) return { file, answers: a };
-  }
-  return undefined;
+  const file = path.join(stateDir(build, lookup.state), STATE_FILES.goldAnswers(graph));
+  const a = readJsonIfExists<GoldAnswers>(file);
+  return a?.buildDigest === digest && Array.isArray(a.answers) && (lookup.timeoutMs === undefined || a.timeoutMs === lookup.timeoutMs) ? { file, answers: a } : undefined;
 }
 
 /** JSON with the keys of every object sorted (arrays keep their order): equal values give equal text. */

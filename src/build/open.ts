@@ -6,7 +6,7 @@ import { recoverInterruptedCommit } from '../common/output.js';
 import { checkGraphName, unknownGraphError } from './names.js';
 
 /** What the later stages (`describe`, `stats`, `serve`) read of a build written by `fkgqa partition`. */
-export interface BuildDir {
+interface BuildDir {
   dir: string;
   /** `build.json`: the graphs and the output digest. */
   build: { graphs: string[]; outputDigest: string };
@@ -87,14 +87,14 @@ export interface BenchmarkEntry {
 }
 
 /** The parts of `benchmark.json` the later stages rely on. */
-export interface BenchmarkFile {
+interface BenchmarkFile {
   defaultPrefix: string;
   entries: BenchmarkEntry[];
   [key: string]: unknown;
 }
 
 /** Options of `openBuild`. */
-export interface OpenBuildOptions {
+interface OpenBuildOptions {
   /** Check every shard file's sha256 against its manifest (default true; ~1 s per 35 MB). */
   checkShards?: boolean;
   /** Only these graphs' manifests and shards are read and checked; each must be in the build. */
@@ -104,7 +104,7 @@ export interface OpenBuildOptions {
 }
 
 /** A build as `openBuild` returns it: `BuildDir` plus its checked `benchmark.json`. */
-export interface OpenedBuild extends BuildDir {
+interface OpenedBuild extends BuildDir {
   benchmark: BenchmarkFile;
 }
 

@@ -5,19 +5,8 @@
  * check after serving, scoring or evaluating, so nothing here ever lies inside it.
  *
  * Default location: beside the build, `<parent>/<build name>.state/` (for `shards/`,
- * `shards.state/`); every command that writes state takes `--state <dir>` to put it elsewhere.
- *
- * Layout (each file documented where it is written):
- * ```
- * <build>.state/
- *   endpoints.json            the endpoints of the running fkgqa serve (EndpointsFile), removed at stop
- *   requests.jsonl            request log of fkgqa serve (capped, rotated to requests.1.jsonl)
- *   gold-answers/<kg>.json    gold answers computed by fkgqa stats on the unsharded graphs
- *   realised-fan-out/<kg>.json realised fan-out computed by fkgqa stats (provenance queries)
- *   serve.lock                the running fkgqa serve (LockOwner: pid, process start time, host; a reused pid is stale)
- *   mcp/calls.jsonl           call log of fkgqa mcp (one JSON line per tool call, for the harness)
- *   mcp/void/<hash>.json      VoID descriptions fetched or computed by get_void_descriptions (7-day cache)
- * ```
+ * `shards.state/`); every command that writes state takes `--state <dir>` to put it elsewhere. Its
+ * layout is in docs/robustness.md (`STATE_FILES` names the files; each is documented where written).
  */
 import path from 'node:path';
 import type { LockOwner } from '../common/output.js';

@@ -45,7 +45,7 @@ export interface GoldCheckOptions {
 }
 
 /** The verdict on one distinct gold query. */
-export interface GoldCheckVerdict {
+interface GoldCheckVerdict {
   id: string;
   graph: string;
   /** identical; equivalent (ties under ORDER BY); different; failed (an error or the time limit); no-gold (the unsharded graph did not answer). */

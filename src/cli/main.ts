@@ -19,7 +19,7 @@ export { program, DEMO_SOURCE } from './program.js';
  * stderr); an InputError is 2 (`fkgqa: error: <message>`); anything else is an
  * internal error, 3 (`fkgqa: internal error: <message>`, the stack with FKGQA_DEBUG set).
  */
-export function exitCodeOf(e: unknown): number {
+function exitCodeOf(e: unknown): number {
   if (e instanceof CommanderError) {
     // Commander has printed its message; usage errors are bad input (2), --help and --version are not errors.
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;

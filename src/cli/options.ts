@@ -3,7 +3,7 @@
  * - machine-readable output is chosen with `--format <format>`; `--json` is a shorthand for
  *   `--format json` on every command that has a JSON form;
  * - the same thing has the same option name on every command (`--void-engine` on partition and
- *   describe; describe still accepts the old `--engine`, hidden, as a deprecated alias);
+ *   describe);
  * - a report goes to stdout, or to a file with `--out FILE` (stats, score), in the format of
  *   `--format` (`html` included); `--html FILE` (stats, score) is kept as the old spelling of "also
  *   write the HTML report to FILE";
@@ -30,7 +30,7 @@ export const jsonOption = () => new Option('--json', 'shorthand for --format jso
  * @throws InputError when the text is not JSON or not a JSON object (an array or a number would be
  *   spread into the request as fields "0", "1", …)
  */
-export function extraBodyOption(text: string | undefined): Record<string, unknown> | undefined {
+function extraBodyOption(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
   let v: unknown;
   try {
@@ -55,14 +55,9 @@ export function outputFormat(o: { format?: string; json?: boolean }, fallback = 
 /** `--void-engine <engine>`: auto, sparql or stream; read it with `voidEngine`. */
 export const voidEngineOption = (help: string) => new Option('--void-engine <engine>', `${help} (default: auto)`).choices(['auto', 'sparql', 'stream']);
 
-/** The old name of `--void-engine` on describe, hidden from the help. */
-export const engineAliasOption = () => new Option('--engine <engine>', 'deprecated: use --void-engine').choices(['auto', 'sparql', 'stream']).hideHelp();
-
-/** The VoID engine chosen with `--void-engine` or its alias `--engine` (`auto` if none). */
-export function voidEngine(o: { voidEngine?: string; engine?: string }): 'auto' | 'sparql' | 'stream' {
-  if (o.voidEngine && o.engine && o.voidEngine !== o.engine)
-    throw new InputError(`--engine is the old name of --void-engine: give one of them (got --void-engine ${o.voidEngine} and --engine ${o.engine})`);
-  return (o.voidEngine ?? o.engine ?? 'auto') as 'auto' | 'sparql' | 'stream';
+/** The VoID engine chosen with `--void-engine` (`auto` if none). */
+export function voidEngine(o: { voidEngine?: string }): 'auto' | 'sparql' | 'stream' {
+  return (o.voidEngine ?? 'auto') as 'auto' | 'sparql' | 'stream';
 }
 
 /**

@@ -18,7 +18,7 @@ import { STORE_KINDS } from '../serve/store.js';
 import { SCRIPTED_AGENTS } from '../eval/record.js';
 import { SETUPS } from '../mcp/context.js';
 import { CROSS_CHECKED_ENGINES, DEFAULT_FEDERATION_ENGINE, FEDERATION_ENGINES, parseEngineList } from '../federation/engines.js';
-import { engineAliasOption, formatOption, jsonOption, voidEngineOption } from './options.js';
+import { formatOption, jsonOption, voidEngineOption } from './options.js';
 
 /** The demo dataset shipped with the package (authored for fkgqa, not copied from Spider). */
 export const DEMO_SOURCE = fileURLToPath(new URL('../../datasets/demo', import.meta.url));
@@ -42,7 +42,7 @@ const integerOption = (flags: string, help: string, min: number, max?: number) =
   new Option(flags, help).argParser(integer(flags.split(' ')[0], min, max ?? (flags.includes('<ms>') ? TIMER_MAX_MS : undefined)));
 
 /** The longest time in ms an option takes: Node's timers hold at most 2^31 − 1 ms (about 24.8 days); a longer one fires at once. */
-export const TIMER_MAX_MS = 2_147_483_647;
+const TIMER_MAX_MS = 2_147_483_647;
 
 /** Help text of `--endpoint-base`, shared by partition and describe. */
 const ENDPOINT_BASE_HELP = 'base URL of the shard endpoints: VoID and catalogue get <url>/<kg>-shard<N>/sparql';
@@ -59,7 +59,7 @@ const number = (name: string) => (v: string) => {
 };
 
 /** `--part k/n`: part k (1 … n) of n, n from 1 to 10,000. */
-export function parsePart(v: string): { k: number; n: number } {
+function parsePart(v: string): { k: number; n: number } {
   const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(v);
   const k = m ? Number(m[1]) : NaN;
   const n = m ? Number(m[2]) : NaN;
@@ -254,7 +254,7 @@ function partitionCommand(cli: Command): Command {
     .option('--verbose', "list every not coverable and necessarily empty query with its reason (default: counts per graph; the reasons are in each graph's manifest.json)");
 }
 
-/** `fkgqa describe`: the build, the VoID engine (and its hidden old name `--engine`), a remote SPARQL endpoint, the summary. */
+/** `fkgqa describe`: the build, the VoID engine, a remote SPARQL endpoint, the summary. */
 function describeCommand(cli: Command): Command {
   return cli
     .command('describe')
@@ -265,7 +265,6 @@ function describeCommand(cli: Command): Command {
     .option('--shards <dir>', 'the build directory written by fkgqa partition', 'shards')
     .option('--endpoint-base <url>', ENDPOINT_BASE_HELP)
     .addOption(voidEngineOption(`without --sparql: ${VOID_ENGINE_HELP}`))
-    .addOption(engineAliasOption())
     .option('--sparql <url>', 'compute through this SPARQL endpoint, which holds every shard as the named graph urn:fkgqa:void:<kg>:shard<N>, instead of an in-process store')
     .addOption(formatOption(['text', 'json'], 'the summary on stdout as text or JSON (default: text)'))
     .addOption(jsonOption());

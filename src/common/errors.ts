@@ -4,7 +4,7 @@
  */
 
 /** Where in the input an error was found. All fields are optional; `file` is a path as given. */
-export interface InputLocation {
+interface InputLocation {
   file?: string;
   line?: number;
   /** Identifier of a gold query, e.g. `concert_singer#q3`. */

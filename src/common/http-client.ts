@@ -20,9 +20,8 @@
  * - network failures are worded as `fetch` words them (`TypeError('fetch failed', { cause })`), an
  *   abort is an `AbortError` whose cause is the signal's reason.
  *
- * Node's own `fetch` (undici) is not used: it costs 0.7–0.9 ms more CPU and 1.3–1.5 ms more time per
- * request than node:http (its web streams; docs/mcp.md), and decodes content codings leniently (a
- * gzip stream without its end read as complete, an unknown coding passed through as if plain).
+ * Node's own `fetch` (undici) is not used: it costs more CPU and time per request than node:http
+ * (docs/performance.md) and decodes content codings leniently (docs/federation.md).
  */
 
 import http from 'node:http';
@@ -232,13 +231,13 @@ export function codingsOf(encoding: string | null | undefined): string[] {
 }
 
 /** What is wrong with an answer's `Content-Encoding` in words (after the endpoint's URL), or undefined when every coding is one fkgqa decodes (`DECODED_CODINGS`). */
-export function codingProblem(codings: string[]): string | undefined {
+function codingProblem(codings: string[]): string | undefined {
   const unknown = codings.find((c) => !DECODED_CODINGS.includes(c));
   return unknown === undefined ? undefined : `sent an answer with Content-Encoding ${codings.join(', ')}, which is not decoded (${unknown} is none of ${DECODED_CODINGS.join(', ')})`;
 }
 
 /** Words for an encoded answer that decodes to more than the answer limit (after the endpoint's URL): a compression bomb is the endpoint's fault, not a large answer to the query. */
-export const decodedTooLarge = (codings: string[], sentBytes: number, maxBytes: number): string =>
+const decodedTooLarge = (codings: string[], sentBytes: number, maxBytes: number): string =>
   `sent a ${codings.join(', ')}-encoded answer of ${sentBytes} bytes that decodes to more than ${maxBytes} bytes (the answer limit): not read`;
 
 /** The decoders of `DECODED_CODINGS`. */
@@ -341,7 +340,7 @@ function requestTarget(url: string): RequestTarget {
 }
 
 /** How a request is bounded: where it may go, how it is counted, which redirects it follows. */
-export interface HttpBounds {
+interface HttpBounds {
   /** Whether a URL (the first one and every redirect target) may be contacted. */
   allowed(url: string): boolean;
   /** Called once per request sent, with its endpoint (`endpointOf`). */
@@ -353,7 +352,7 @@ export interface HttpBounds {
 }
 
 /** One request of `send`. */
-export interface HttpRequest {
+interface HttpRequest {
   url: string;
   /** Default GET. */
   method?: string;
@@ -365,7 +364,7 @@ export interface HttpRequest {
 }
 
 /** An answer of `send`. */
-export interface HttpAnswer {
+interface HttpAnswer {
   /** HTTP status (never a 3xx). */
   status: number;
   statusText: string;

@@ -50,7 +50,7 @@ export function interruptionMessage(): string {
 }
 
 /** Whether a process with this pid exists (EPERM: it exists, owned by another user). */
-export function pidAlive(pid: number): boolean {
+function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -64,7 +64,7 @@ export function pidAlive(pid: number): boolean {
  * tells a process from a later one that got the same pid. Undefined where there is no /proc (not
  * Linux) or the process does not exist.
  */
-export function processStartTime(pid: number): string | undefined {
+function processStartTime(pid: number): string | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Field 2 (comm) is in parentheses and may hold spaces: count fields after the last ')'.
@@ -96,7 +96,7 @@ export function processStart(pid: number): number | null {
 }
 
 /** This process as the owner of a lock it takes now. */
-export function thisOwner(): LockOwner {
+function thisOwner(): LockOwner {
   return { pid: process.pid, procStart: processStart(process.pid), started: new Date().toISOString(), hostname: os.hostname() };
 }
 
@@ -507,7 +507,7 @@ export function checkOutputDir(out: string, source?: string): void {
 }
 
 /** Whether a directory holds a build written by fkgqa (`build.json` naming the tool). */
-export function isFkgqaBuild(dir: string): boolean {
+function isFkgqaBuild(dir: string): boolean {
   try {
     return JSON.parse(fs.readFileSync(path.join(dir, 'build.json'), 'utf8'))?.tool?.name === 'fkgqa';
   } catch {
@@ -568,8 +568,7 @@ export class StagedOutput {
    *    renamed to the output;
    * 4. the folder moved aside and the journal are removed.
    * A kill before step 2 leaves the previous build (the staging folder is removed by the next
-   * run); after it, the next run or opener completes steps 3–4 (`rollForward`). Leftover
-   * `.X.fkgqa-old-<pid>` entries inside the output (written by earlier versions) are dropped.
+   * run); after it, the next run or opener completes steps 3–4 (`rollForward`).
    * @throws whatever `owned` or the file system throws; the output is then left as it was
    */
   commit(owned: (name: string, outDir: string) => boolean): void {
@@ -579,7 +578,7 @@ export class StagedOutput {
     if (fs.existsSync(this.out)) {
       const staged = new Set(fs.readdirSync(this.dir));
       for (const name of fs.readdirSync(this.out).sort()) {
-        if (staged.has(name) || /^\..*\.fkgqa-old-\d+$/.test(name) || owned(name, this.out)) continue;
+        if (staged.has(name) || owned(name, this.out)) continue;
         fs.cpSync(path.join(this.out, name), path.join(this.dir, name), { recursive: true, preserveTimestamps: true });
       }
     }
@@ -614,7 +613,7 @@ export class StagedOutput {
 }
 
 /** Where a report file may not go: the files a command reads, and the folders it reads from. */
-export interface ReportInputs {
+interface ReportInputs {
   /** Files the command reads (run files): a report written there would replace them. */
   files?: readonly string[];
   /** Folders the command reads (a build, its state folder): nothing is written inside them. */
@@ -758,7 +757,7 @@ const REFUSED_WRITE = new Set(['EACCES', 'EPERM', 'EROFS']);
  * @param what what it is, for the message (e.g. `lock file`, `state folder`)
  * @returns undefined for any other error
  */
-export function unwritableError(e: unknown, file: string, what: string): InputError | undefined {
+function unwritableError(e: unknown, file: string, what: string): InputError | undefined {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   if (code === undefined || !REFUSED_WRITE.has(code)) return undefined;
   const folder = what.endsWith('folder') ? path.resolve(file) : path.dirname(path.resolve(file));

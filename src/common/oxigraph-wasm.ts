@@ -19,7 +19,7 @@ import * as oxigraph from 'oxigraph/web.js';
 const require = createRequire(import.meta.url);
 
 /** The oxigraph API of one instance (the web build's exports; the same classes and functions as `oxigraph`). */
-export type OxigraphApi = typeof oxigraph;
+type OxigraphApi = typeof oxigraph;
 
 let compiled: Promise<WebAssembly.Module> | undefined;
 /** The module once compiled (by either function). */

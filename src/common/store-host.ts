@@ -15,7 +15,7 @@ import { instantiateOxigraph } from './oxigraph-wasm.js';
 import type { StoreReply, StoreRequest, StoreSource } from './store-worker.js';
 
 /** Answers one task in the thread; what it returns is posted back as is (structured clone). */
-export type TaskHandler = (store: oxigraph.Store, task: unknown) => unknown;
+type TaskHandler = (store: oxigraph.Store, task: unknown) => unknown;
 
 /** Re-exported from engine-fault.ts (which worker threads load without oxigraph's node build). */
 export { isEngineFault };

@@ -48,13 +48,13 @@ export type StoreReply =
  * The outcome of a query: the serialised result, a query error (message), or a timeout. `fault`
  * marks an error that faulted the engine; the worker was then replaced by a fresh one.
  */
-export type StoreOutcome = { status: 'ok'; body: string; ms: number } | { status: 'error'; error: string; ms: number; fault?: true } | { status: 'timeout'; ms: number };
+type StoreOutcome = { status: 'ok'; body: string; ms: number } | { status: 'error'; error: string; ms: number; fault?: true } | { status: 'timeout'; ms: number };
 
 /** The outcome of a task (StoreWorker.run): the handler's value, an error, or a timeout. */
-export type TaskOutcome<T> = { status: 'ok'; value: T; ms: number } | { status: 'error'; error: string; ms: number; fault?: true } | { status: 'timeout'; ms: number };
+type TaskOutcome<T> = { status: 'ok'; value: T; ms: number } | { status: 'error'; error: string; ms: number; fault?: true } | { status: 'timeout'; ms: number };
 
 /** Options of StoreWorker.start. */
-export interface StoreWorkerOptions {
+interface StoreWorkerOptions {
   /**
    * The thread script, as a path relative to the compiled `dist/` folder (default
    * `common/store-thread.js`, which answers plain queries). A script that calls `hostStore(handler)`

@@ -14,5 +14,11 @@ export function counted(n: number, singular: string, plural = `${singular}s`): s
   return `${n} ${n === 1 ? singular : plural}`;
 }
 
+/** Compares strings by code point (not locale), for sorting that is the same everywhere. */
+export const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A duration in ms as seconds with one decimal: `seconds(1234)` is `1.2 s`. */
+export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
 /** Escapes text for HTML content and attribute values (`&`, `<`, `>`, `"`). */
 export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

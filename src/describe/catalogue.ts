@@ -10,7 +10,8 @@ import type * as RDF from '@rdfjs/types';
 import { DCTERMS, RDF_TYPE, VOID, XSD } from '../common/vocab.js';
 import { TOOL } from '../common/version.js';
 import { writerText } from './void-turtle.js';
-import { byCodePoint, graphDatasetIri, type ClassPartition, type ShardDescription, type ShardStatistics } from './model.js';
+import { graphDatasetIri, type ClassPartition, type ShardDescription, type ShardStatistics } from './model.js';
+import { byCodePoint } from '../common/strings.js';
 
 /** Local name of an IRI: after its last `#`, or else its last `/`. */
 function localName(iri: string): string {
@@ -45,7 +46,7 @@ export function countedLabel(label: string, n: number): string {
 }
 
 /** `12345` → `12,345` (fixed separators, independent of the locale). */
-export const formatCount = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+const formatCount = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 /** `a`, `a and b`, `a, b and c`. */
 const listed = (xs: string[]) => (xs.length <= 1 ? xs.join('') : `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}`);
@@ -152,7 +153,7 @@ export interface CatalogueEntry {
 export const voidFiles = (graph: string, shard: string) => ({ void: `${graph}/${shard}_void.ttl`, voidExtended: `${graph}/${shard}_void_extended.ttl` });
 
 /** The catalogue entries of a build's shards, sorted by graph, then shard number. */
-export function catalogueEntries(descriptions: ShardDescription[]): CatalogueEntry[] {
+function catalogueEntries(descriptions: ShardDescription[]): CatalogueEntry[] {
   return descriptions
     .map((d) => ({
       endpoint: d.title,
@@ -168,7 +169,7 @@ export function catalogueEntries(descriptions: ShardDescription[]): CatalogueEnt
 }
 
 /** `catalogue.json`: `{ tool, count, shards: CatalogueEntry[] }`, two-space indented, final newline. */
-export function renderCatalogueJson(entries: CatalogueEntry[]): string {
+function renderCatalogueJson(entries: CatalogueEntry[]): string {
   return JSON.stringify({ tool: TOOL, count: entries.length, shards: entries }, null, 2) + '\n';
 }
 
@@ -176,7 +177,7 @@ export function renderCatalogueJson(entries: CatalogueEntry[]): string {
  * `catalogue.ttl`: a `void:Dataset` per knowledge graph (title, total triples, its shards as
  * `void:subset`s) and per shard (title, description, triples, `void:sparqlEndpoint` once known).
  */
-export function renderCatalogueTurtle(entries: CatalogueEntry[]): string {
+function renderCatalogueTurtle(entries: CatalogueEntry[]): string {
   const { namedNode: iri, literal } = DataFactory;
   const w = new Writer({ prefixes: { void: VOID, dcterms: DCTERMS, xsd: XSD } });
   const add = (s: string, p: string, o: RDF.Term) => w.addQuad(iri(s), iri(p), o as RDF.Quad_Object);

@@ -2,23 +2,13 @@
  * Checks that every statement of the VoID of a graph's shards is true at the shard's endpoint:
  * each statement becomes a SPARQL query whose triple patterns are asked where the statement says
  * they hold, and its answer is compared with the stated value (docs/void.md, "Checked by the
- * build"). `describeGraph` runs it on every graph it describes with SPARQL, so a build that would
- * write an untrue VoID statement fails instead.
+ * build", lists what is checked). `describeGraph` runs it on every graph it describes with SPARQL,
+ * so a build that would write an untrue VoID statement fails instead.
  *
  * "At the endpoint of shard X" is `GRAPH <X> { … }` over a dataset that holds each shard as the
  * named graph of its dataset IRI (the dataset `computeStatistics` reads): shard X's endpoint
  * serves exactly that graph as its default graph. The queries are written per statement, not
- * shared with `queries.ts`:
- *
- * - dataset: `void:triples`, `void:entities`, `void:classes`, `void:properties`,
- *   `void:distinctSubjects`, `void:distinctObjects`, `void:uriSpace` (the least and greatest
- *   entity IRI in it, hence all), `void:vocabulary` (a predicate or own class of the shard in it);
- * - every property partition (and no predicate without one);
- * - every class partition: `ASK { ?s a C }` at X; a remote class partition: `ASK { ?s a C }` at
- *   the shard it names (`fkgqa:typesIn`); both with `void:entities` (subjects of X typed there),
- *   the set of them complete, and their nested property partitions, object classes (`ASK { ?o a
- *   D }` where stated) and datatypes;
- * - every linkset (and no missing one) when `linksets` is on.
+ * shared with `queries.ts`, so that a mistake there is not repeated here.
  */
 import { RDF_TYPE } from '../common/vocab.js';
 import type { SparqlRow } from '../sparql/results.js';

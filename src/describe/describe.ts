@@ -43,7 +43,7 @@ export function endpointUrl(base: string, endpoint: string): string {
 }
 
 /** What `describeGraph` needs to know about one knowledge graph. */
-export interface GraphToDescribe {
+interface GraphToDescribe {
   /** Knowledge graph name. */
   graph: string;
   /** Its folder in the build, holding `shard<N>.nt`. */
@@ -78,7 +78,7 @@ export type VoidEngine = 'sparql' | 'stream';
  * 290 MiB streamed); below it, the SPARQL path (the SPORTAL way, and the one a remote endpoint needs)
  * stays the default, and every dev graph (at most 152,328 triples) uses it.
  */
-export const STREAM_VOID_ABOVE_TRIPLES = 500_000;
+const STREAM_VOID_ABOVE_TRIPLES = 500_000;
 
 /** `auto` → `sparql` for graphs up to STREAM_VOID_ABOVE_TRIPLES (500,000) triples, `stream` above. */
 export function chooseVoidEngine(choice: VoidEngine | 'auto', triples: number): VoidEngine {
@@ -150,7 +150,7 @@ export function voidFileTexts(descriptions: ShardDescription[], prefix?: string)
  * beside its target first, and the temporary files are renamed only when all are written.
  * @param files path relative to `dir` → content
  */
-export function writeFilesTogether(dir: string, files: Map<string, string>): void {
+function writeFilesTogether(dir: string, files: Map<string, string>): void {
   const temps: [string, string][] = [];
   try {
     for (const [rel, text] of files) {

@@ -13,9 +13,10 @@
  * at any depth) counts only instances typed by the shard's own rdf:type triples; instances typed
  * in another shard are in remote class partitions, which name that shard (`typesIn`).
  */
+import { byCodePoint } from '../common/strings.js';
 
 /** A property partition at dataset level (VoID "Partitioning a dataset based on classes and properties"). */
-export interface PropertyPartition {
+interface PropertyPartition {
   /** `void:property`: the predicate IRI. */
   property: string;
   /** `void:triples`: triples of the shard with this predicate. */
@@ -135,9 +136,6 @@ export interface ShardDescription extends ShardStatistics {
   /** `void:sparqlEndpoint` / `sd:endpoint`, once known. */
   endpoint?: string;
 }
-
-/** Compares strings by code point (not locale), for sorting that is the same everywhere. */
-export const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Sorts every list of a description in place (see the field docs) and returns it. */
 export function sortDescription<T extends ShardStatistics>(d: T): T {

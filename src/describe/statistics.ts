@@ -7,7 +7,8 @@ import { OWL, RDF, RDFS, XSD } from '../common/vocab.js';
 import type { SparqlRow } from '../sparql/results.js';
 import type { SparqlClient } from './client.js';
 import { classesQuery, classPartitionQuery, classPropertyQuery, datasetQuery, datatypeQuery, entitiesQuery, linksetQuery, objectClassQuery, propertyPartitionQuery } from './queries.js';
-import { byCodePoint, shardDatasetIri, sortDescription, type ClassPartition, type ClassPropertyPartition, type ShardStatistics } from './model.js';
+import { shardDatasetIri, sortDescription, type ClassPartition, type ClassPropertyPartition, type ShardStatistics } from './model.js';
+import { byCodePoint } from '../common/strings.js';
 
 /** Namespaces recognised as vocabularies whatever their terms look like. */
 const WELL_KNOWN_NAMESPACES = [RDF, RDFS, OWL, XSD];

@@ -17,8 +17,8 @@ import { FingerprintSet } from '../common/fingerprints.js';
 import { getHasher, type Hasher } from '../common/hash.js';
 import { RDF, RDF_TYPE } from '../common/vocab.js';
 import { scanTriples } from '../load/triples.js';
-import { detach } from '../common/strings.js';
-import { byCodePoint, shardDatasetIri, sortDescription, type ClassPartition, type RemoteClassPartition, type ShardStatistics } from './model.js';
+import { detach, byCodePoint } from '../common/strings.js';
+import { shardDatasetIri, sortDescription, type ClassPartition, type RemoteClassPartition, type ShardStatistics } from './model.js';
 import { namespaceOf, uriSpaceOf } from './statistics.js';
 
 /** The shard files of one knowledge graph. */

@@ -103,7 +103,7 @@ export interface OpenAiChatOptions {
 }
 
 /** Default largest API answer read (64 MiB): a chat completion is kilobytes; more is a broken or hostile API, and reading it all could exhaust memory. */
-export const MAX_REPLY_BYTES = 64 << 20;
+const MAX_REPLY_BYTES = 64 << 20;
 
 const zeroUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, totalTokens: 0 });
 
@@ -114,7 +114,7 @@ interface ApiReply {
 }
 
 /** Longest `Retry-After` honoured, in ms (a longer one is cut to this). */
-export const MAX_RETRY_AFTER_MS = 600_000;
+const MAX_RETRY_AFTER_MS = 600_000;
 
 /**
  * The wait a `Retry-After` header asks for (RFC 9110 §10.2.3: delay-seconds or an HTTP date), in ms,

@@ -1,17 +1,13 @@
 /**
  * Executing the submitted query in full, the way `fkgqa mcp` routes it (FKGQA paper, section 3;
- * src/mcp/run-query.ts): its SERVICE clauses name the endpoints; one SERVICE wrapping the whole
- * WHERE is sent straight to its endpoint, anything else goes to the federation engine (stopped at
- * the time limit; src/federation/); only registered endpoints may be named. The harness keeps the full
- * answer (the agent only ever saw a preview): it is what `fkgqa score` scores.
+ * src/mcp/run-query.ts); the harness keeps the full answer (the agent only ever saw a preview): it
+ * is what `fkgqa score` scores.
  *
- * A failure is classified (contracts.md: infrastructure failures are not wrong answers) from the
- * bounded client's outcome as run_sparql_query reports it (`errorClass`), never from message text:
- * `endpoint` (an endpoint answered 5xx or a body that is not an answer, or could not be reached)
- * is an infrastructure failure; `federation` (the federation engine failed) is one when an endpoint
- * the query names does not answer `ASK {}` right after (`unreachableEndpoints`), else the query's
- * own failure; every other class (syntax, unknown endpoint, too long, too large, redirect, the
- * query's time limit) is the agent's. The failed endpoint is the one the probe found down, else the one
+ * A failure is classified from the bounded client's outcome as run_sparql_query reports it
+ * (`errorClass`), never from message text, as docs/evaluation.md ("Infrastructure failures are not
+ * wrong answers") says: `endpoint` is an infrastructure failure; `federation` is one when an
+ * endpoint the query names does not answer `ASK {}` right after (`unreachableEndpoints`); every
+ * other class is the agent's. The failed endpoint is the one the probe found down, else the one
  * run_sparql_query names in `_meta["fkgqa/error"].endpoint` (e.g. an endpoint that cut its answer
  * inside a federated query: it answers the probe), else the query's only SERVICE target.
  */
@@ -28,7 +24,7 @@ export interface Execution extends FinalAnswer {
 }
 
 /** Time limit of the `ASK {}` that checks whether an endpoint answers after a failure, in ms. */
-export const PROBE_TIMEOUT_MS = 5_000;
+const PROBE_TIMEOUT_MS = 5_000;
 
 /**
  * Whether an execution error is an infrastructure failure (module comment), and which endpoint failed.
@@ -36,7 +32,7 @@ export const PROBE_TIMEOUT_MS = 5_000;
  * @param targets the query's SERVICE targets
  * @param metaEndpoint the endpoint run_sparql_query's `_meta["fkgqa/error"]` names, if any
  */
-export async function classifyFailure(errorClass: string | undefined, targets: string[], metaEndpoint?: string): Promise<{ infrastructure: boolean; endpoint?: string; why?: string }> {
+async function classifyFailure(errorClass: string | undefined, targets: string[], metaEndpoint?: string): Promise<{ infrastructure: boolean; endpoint?: string; why?: string }> {
   if (errorClass !== 'endpoint' && errorClass !== 'federation') return { infrastructure: false };
   const down = targets.length ? await unreachableEndpoints(targets, PROBE_TIMEOUT_MS) : [];
   if (down.length)

@@ -6,19 +6,14 @@
  * and the loop goes on. The submitted query is then executed in full by the harness (the answer
  * that is scored; the agent only ever sees previews).
  *
- * Limits (Inspect AI's habits): before each LLM call the run ends when its time limit has passed
- * (`time_limit`; an LLM call or tool call in progress is stopped at that instant), when it has
- * made `maxTurns` LLM calls (`turn_limit`), when its conversation holds `limits.messages` messages
- * or more (`message_limit`: system prompt, question, replies, tool results and nudges all count),
- * or when its LLM calls used `limits.tokens` tokens or more (`token_limit`). The tool calls of a
- * reply are carried out even if that reply crossed a limit (a submission in it counts). The
- * harness's execution of the submitted query is not part of the time limit.
+ * Limits (Inspect AI's habits: `time_limit`, `turn_limit`, `message_limit`, `token_limit`) are
+ * checked before each LLM call, as docs/evaluation.md ("Limits") says; the tool calls of a reply
+ * that crossed one are still carried out.
  *
  * Failures that are not the agent's end the run at once as `infrastructure_error`: a tool result
- * whose `_meta["fkgqa/error"]` says `infrastructure: true` (an endpoint or the federation engine
- * down, refusing or faulting; contracts.md), a tool call the MCP server never answered, or an
- * infrastructure failure of the final execution (src/eval/execute.ts). An LLM API failure is
- * `model_error`.
+ * whose `_meta["fkgqa/error"]` says `infrastructure: true`, a tool call the MCP server never
+ * answered, or an infrastructure failure of the final execution (src/eval/execute.ts). An LLM API
+ * failure is `model_error`.
  */
 import type { ChatModel, ToolSpec } from './chat.js';
 import { ModelError } from './chat.js';
@@ -29,7 +24,7 @@ import { HARNESS_TOOLS, type ToolProvider } from './tools.js';
 import { serviceTargets } from '../sparql/services.js';
 
 /** Input of one run. */
-export interface LoopInput {
+interface LoopInput {
   system: string;
   user: string;
   model: ChatModel;
@@ -46,7 +41,7 @@ export interface LoopInput {
 export type LoopResult = Pick<RunRecord, 'endReason' | 'error' | 'cancelReason' | 'infrastructure' | 'messages' | 'steps' | 'finalQuery' | 'final' | 'usage' | 'counts' | 'ms'>;
 
 /** Nudge sent when the model answers without calling a tool. */
-export const NUDGE = 'Continue with a tool call: run queries with run_sparql_query and submit your answer with submit_final_query (or cancel).';
+const NUDGE = 'Continue with a tool call: run queries with run_sparql_query and submit your answer with submit_final_query (or cancel).';
 
 /** The reason the run's abort signal carries when its time limit passes. */
 class TimeLimitReached extends Error {

@@ -1,22 +1,11 @@
 /**
  * `fkgqa merge`: joins the run files of the parts of one evaluation (`fkgqa eval --part k/n`, one
- * run file each, made on any hosts) into one run file, as if one `fkgqa eval` had written it.
- *
- * - Each file is read as `fkgqa eval` reads its own (`parseRunLines` of src/eval/run-reader.ts): a
- *   line that is not a run record is bad input (file and line named); a torn last line (a part
- *   whose eval was killed during an append) is left out with a warning — the run it held is missing,
- *   and the same `fkgqa eval --part` command completes that part. Within a file the last line of an
- *   id counts (a resumed run, or one rerun by `--retry-errors`), as for `fkgqa score`. A run's id is
- *   computed from its fields (`runIdentity` of record.ts: setup, model or agent, question, repeat and
- *   condition), as eval, its queue and `--part` compute it.
- * - **Refused** (exit 2, nothing written): a run id in two files (the parts overlap: named with both
- *   files and lines), a run of another condition than the first run of the first file
- *   (`conditionMismatch` of record.ts, over the fields of `RunCondition`: named with both files and
- *   lines), a file `fkgqa eval` is still writing (its lock names a live process), or an `--out` an
- *   eval is writing.
- * - The output holds each run's line as it was (the same bytes), the files in the order given, each
- *   file's runs in the order of their first line, and is written whole or not at all: a temporary
- *   file beside it, then a rename (`writeFileAtomic`), under the run file's lock.
+ * run file each, made on any hosts) into one run file, as if one `fkgqa eval` had written it. Each
+ * file is read as `fkgqa eval` reads its own (`parseRunLines`); a run id in two files, a run of
+ * another condition than the first (`conditionMismatch`), or a file (or `--out`) an eval is still
+ * writing is refused, exit 2, nothing written. The output keeps each line's bytes and is written
+ * whole or not at all (`writeFileAtomic`) under the run file's lock. docs/evaluation.md ("Without
+ * infrastructure") gives the rules.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -19,21 +19,21 @@ import { prepareEval, RunMaker, type EvalContext, type EvalOptions, type EvalSum
 import { canonicalJson, goldAnswerDigest } from '../build/gold-answers.js';
 import { digest16, type RunRecord } from './record.js';
 import type { RunFile } from './run-file.js';
-import { counted } from '../common/strings.js';
+import { counted, seconds } from '../common/strings.js';
 
 /** The queue of runs to make, shared by every coordinator and worker on one Redis database. */
-export const RUN_QUEUE = 'fkgqa-runs';
+const RUN_QUEUE = 'fkgqa-runs';
 /** The prefix of every Redis key of fkgqa's queues (BullMQ's `prefix`). */
-export const KEY_PREFIX = 'fkgqa';
+const KEY_PREFIX = 'fkgqa';
 /** Format tag of a queued run (`QueuedRun`): a worker refuses any other. */
-export const QUEUED_RUN_FORMAT = 'fkgqa-queued-run/1';
+const QUEUED_RUN_FORMAT = 'fkgqa-queued-run/1';
 /** Tries of a queued run whose worker failed with an internal error (not a run that ended badly: that is a record). */
 const ATTEMPTS = 3;
 /** How often a job may stall (its worker killed or hung) before it is given up. */
 const MAX_STALLED = 10;
 
 /** The options of `runEval` that decide a run's outcome: sent with every queued run (no paths, no API key). */
-export const RUN_SETTING_KEYS = [
+const RUN_SETTING_KEYS = [
   'setup',
   'agent',
   'baseUrl',
@@ -56,10 +56,10 @@ export const RUN_SETTING_KEYS = [
   'federationEngine',
 ] as const;
 /** The settings of a run (`RUN_SETTING_KEYS` of `EvalOptions`). */
-export type RunSettings = Pick<EvalOptions, (typeof RUN_SETTING_KEYS)[number]>;
+type RunSettings = Pick<EvalOptions, (typeof RUN_SETTING_KEYS)[number]>;
 
 /** What a worker must have to make a queued run: otherwise it refuses it (`refusalOf`). */
-export interface RunExpectation {
+interface RunExpectation {
   /** fkgqa's version (package.json). */
   fkgqa: string;
   /** `codeDigest()` of the coordinator's fkgqa: sha256 of its compiled code. */
@@ -73,7 +73,7 @@ export interface RunExpectation {
 }
 
 /** A job of the run queue. */
-export interface QueuedRun {
+interface QueuedRun {
   format: typeof QUEUED_RUN_FORMAT;
   /** The run id (`runIdOf` of run-maker.ts: setup, model or agent, question, repeat and the condition's digest): a worker whose run of these settings gets another id refuses the job. */
   id: string;
@@ -89,16 +89,16 @@ export interface QueuedRun {
 }
 
 /** A message to a coordinator's result queue: a finished run, a refusal, or a run given up. */
-export type QueueResult =
+type QueueResult =
   { kind: 'record'; worker: string; record: RunRecord } | { kind: 'refused'; worker: string; id: string; reason: string } | { kind: 'lost'; worker: string; id: string; error: string };
 
 /** The settings of `runEval`'s options (`RUN_SETTING_KEYS`), without undefined values. */
-export function runSettings(o: EvalOptions): RunSettings {
+function runSettings(o: EvalOptions): RunSettings {
   return Object.fromEntries(RUN_SETTING_KEYS.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as RunSettings;
 }
 
 /** The URL without its password, for messages. */
-export function shownUrl(url: string): string {
+function shownUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
@@ -113,7 +113,7 @@ export function shownUrl(url: string): string {
  * once instead of the client retrying for ever.
  * @throws InputError naming the URL (password hidden) when it is no redis:// or rediss:// URL or Redis cannot be reached
  */
-export async function checkRedis(url: string): Promise<void> {
+async function checkRedis(url: string): Promise<void> {
   let u: URL | undefined;
   try {
     u = new URL(url);
@@ -134,7 +134,7 @@ export async function checkRedis(url: string): Promise<void> {
 }
 
 /** The id of a run's job (in the run queue and in the result queue): the coordinator's key, a dot, the run id URI-encoded (BullMQ ids may not hold `:`). */
-export function jobIdOf(key: string, runId: string): string {
+function jobIdOf(key: string, runId: string): string {
   return `${key}.${encodeURIComponent(runId)}`;
 }
 
@@ -142,7 +142,6 @@ export function jobIdOf(key: string, runId: string): string {
 const me = () => `${os.hostname()}:${process.pid}`;
 
 /** Seconds with one decimal, for progress lines. */
-const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /**
  * The coordinator (module comment): queues `todo` and appends the records the workers send back
@@ -298,7 +297,7 @@ export interface WorkerSummary {
 }
 
 /** What a worker has, compared with a queued run's `RunExpectation` by `refusalOf`. */
-export interface WorkerHas {
+interface WorkerHas {
   fkgqa: string;
   code: string;
   /** Its `--shards` and that build's output digest. */
@@ -314,7 +313,7 @@ export interface WorkerHas {
  * code digest), another build (output digest of its `--shards`), another prompt file, another gold
  * answer for the question (its state folder's fkgqa stats). All differences are named.
  */
-export function refusalOf(expect: RunExpectation, has: WorkerHas): string | undefined {
+function refusalOf(expect: RunExpectation, has: WorkerHas): string | undefined {
   const why: string[] = [];
   if (expect.fkgqa !== has.fkgqa || expect.code !== has.code) {
     why.push(
@@ -425,7 +424,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       if (record.id !== data.id) return refuse(`the run's id here is ${record.id}, the coordinator's ${data.id}: install the same fkgqa on both`);
       await send(data.results, { kind: 'record', worker: me(), record }, String(job.id));
       made++;
-      progress(`  ${record.id} ${record.question.queryId}: ${record.endReason} in ${secs(record.ms)} (${counted(made, 'run')} by this worker)`);
+      progress(`  ${record.id} ${record.question.queryId}: ${record.endReason} in ${seconds(record.ms)} (${counted(made, 'run')} by this worker)`);
       return { endReason: record.endReason };
     },
     {
@@ -450,7 +449,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
   if (o.signal?.aborted) stop();
   await worker.waitUntilReady();
   progress(
-    `fkgqa worker: taking runs from ${shownUrl(o.queue)} (queue ${RUN_QUEUE}), ${concurrency} at a time${o.rate ? `, at most ${counted(o.rate.max, 'run')} started per ${secs(o.rate.durationMs)} over all workers` : ''}; --shards ${o.shards}`,
+    `fkgqa worker: taking runs from ${shownUrl(o.queue)} (queue ${RUN_QUEUE}), ${concurrency} at a time${o.rate ? `, at most ${counted(o.rate.max, 'run')} started per ${seconds(o.rate.durationMs)} over all workers` : ''}; --shards ${o.shards}`,
   );
   await closed;
   for (const c of contexts.values())

@@ -78,7 +78,7 @@ export interface Retry {
 }
 
 /** One LLM call. */
-export interface LlmStep {
+interface LlmStep {
   type: 'llm';
   /** Turn number, from 1. */
   turn: number;
@@ -143,13 +143,13 @@ export interface InfrastructureFailure {
  * gold answer the run will be scored against (`goldAnswerDigest`; null when `fkgqa stats` has not
  * stored gold answers for this build and question).
  */
-export interface RunBuild {
+interface RunBuild {
   outputDigest: string;
   goldDigest: string | null;
 }
 
 /** The information surface the agent saw, as a digest (`toolSurfaceDigest`) and the number of tools offered to the model. */
-export interface ToolSurface {
+interface ToolSurface {
   digest: string;
   tools: number;
 }
@@ -356,7 +356,7 @@ export function digest16(text: string): string {
 }
 
 /** What the agent could see of an MCP server, in the order the server lists it (input of `toolSurfaceDigest`). */
-export interface ToolSurfaceInput {
+interface ToolSurfaceInput {
   /** The server's instructions (null when it gives none). */
   instructions: string | null;
   /** Tools offered to the model: the server's, then the harness's submit_final_query and cancel. */

@@ -1,26 +1,9 @@
 /**
- * The run file of `fkgqa eval`: JSON lines (src/eval/record.ts), appended to, one line per
- * finished run, safe against a crash at any instant:
- *
- * - **Whole lines only.** A run's line (its JSON and the newline) is written with one `write`
- *   call (repeated only if the kernel writes part of it), then `fdatasync`: a line is on disk
- *   before the next run is reported, so a power cut loses at most the run being written. A
- *   process killed during the write (SIGKILL, OOM) can leave the start of a line without its
- *   newline: a torn last line.
- * - **Repair on open.** A last line without newline is cut away (the file is truncated after the
- *   last newline) and the run it held runs again; if it is in fact JSON, a complete line (killed
- *   between its last byte and the newline, which one write makes unlikely), the newline is added
- *   instead and the line is read as any other. Either way the caller is told (a warning on stderr). Any other line that is not a run
- *   record is bad input, named by line (the file was changed by something else): nothing is
- *   appended to it.
- * - **One writer.** A lock file beside it (`.<name>.fkgqa-lock`, pid and process start time, as
- *   for builds) keeps two `fkgqa eval` processes from appending to one file; a lock left by a
- *   killed process is taken over.
- * - **Resume.** The runs already in the file are skipped, except failed ones (`model_error`,
- *   `infrastructure_error`) with `retryErrors`. A run is known by its id (`runId`: its condition,
- *   question and repeat, computed from the record's fields by `runIdentity`, not read from its `id`):
- *   a run of the same question under another condition (another model, temperature, limit, …) is not
- *   done, and the last line of an id wins, as in `fkgqa score`.
+ * The run file of `fkgqa eval`: JSON lines (src/eval/record.ts), appended to one whole line per
+ * finished run (one `write`, then `fdatasync`), safe against a crash at any instant: a torn last
+ * line is repaired on open, a lock file beside it (`.<name>.fkgqa-lock`) keeps one writer, and the
+ * runs already in the file (known by `runId`, computed by `runIdentity`) are skipped on resume.
+ * docs/evaluation.md ("Crash safety", "Resume") gives the rules.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,7 +13,7 @@ import { FAILED_END_REASONS, runIdentity, type RunRecord } from './record.js';
 import { isJson, parseRunLines, runFileLock } from './run-reader.js';
 
 /** What opening a run file found and did. */
-export interface RunFileOpening {
+interface RunFileOpening {
   /** Lines (runs) in the file after the repair. */
   lines: number;
   /** What the repair did (a torn last line cut away, or its newline added), in words; undefined when the file was whole. */

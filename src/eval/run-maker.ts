@@ -40,7 +40,7 @@ import type { Setup } from '../mcp/context.js';
 import { HARNESS_TOOLS, harnessPromptWords, McpToolProvider, type ToolProvider } from './tools.js';
 import { filterGraphs, openRegistry, placementMismatches, placementRefusal } from '../federation/registry.js';
 import { unknownGraphError } from '../build/names.js';
-import { counted } from '../common/strings.js';
+import { counted, seconds } from '../common/strings.js';
 
 /** The prompts shipped with fkgqa (`prompts/<setup>.md`). */
 export const PROMPTS_DIR = fileURLToPath(new URL('../../prompts', import.meta.url));
@@ -201,7 +201,6 @@ export function systemPrompt(promptText: string, endpoints: Pick<RunEndpoint, 'i
 }
 
 /** Seconds with one decimal, for progress lines. */
-const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** A run that ended before its loop started: the tools or the scripted agent's preparation failed (an endpoint or the MCP server). */
 function setupFailure(system: string, user: string, e: unknown, t0: number): LoopResult {
@@ -510,8 +509,8 @@ export class RunMaker {
       const onWait = (n: WaitNotice & { turn: number }) =>
         progress(
           n.kind === 'waiting'
-            ? `  ${id} turn ${n.turn}: waiting for the API for ${secs(n.waitedMs)} (try ${n.attempt} of ${n.tries}, request time limit ${secs(n.requestTimeoutMs)})`
-            : `  ${id} turn ${n.turn}: try ${n.attempt} of ${n.tries} failed after ${secs(n.waitedMs)} (${(n.error ?? '').slice(0, 200)}); next try in ${secs(n.retryInMs ?? 0)}`,
+            ? `  ${id} turn ${n.turn}: waiting for the API for ${seconds(n.waitedMs)} (try ${n.attempt} of ${n.tries}, request time limit ${seconds(n.requestTimeoutMs)})`
+            : `  ${id} turn ${n.turn}: try ${n.attempt} of ${n.tries} failed after ${seconds(n.waitedMs)} (${(n.error ?? '').slice(0, 200)}); next try in ${seconds(n.retryInMs ?? 0)}`,
         );
       loop = await runLoop({ system, user: q.question, model, tools, executor, maxTurns: measured.maxTurns, limits, onWait });
     } catch (e) {
@@ -578,7 +577,7 @@ export class RunTally {
     this.finished++;
     const detail = loop.endReason === 'infrastructure_error' ? ` (${loop.infrastructure?.what.slice(0, 200)})` : loop.endReason === 'model_error' ? ` (${(loop.error ?? '').slice(0, 200)})` : '';
     const final = loop.final ? ` (final ${loop.final.status}${loop.final.rows !== undefined ? `, ${counted(loop.final.rows, 'row')}` : ''})` : '';
-    this.progress(`  [${this.finished}/${this.total}] ${record.id} ${record.question.queryId}: ${loop.endReason}${final}${detail} in ${secs(loop.ms)}${by ? ` by ${by}` : ''}`);
+    this.progress(`  [${this.finished}/${this.total}] ${record.id} ${record.question.queryId}: ${loop.endReason}${final}${detail} in ${seconds(loop.ms)}${by ? ` by ${by}` : ''}`);
   }
 
   /** The failed runs by end reason. */

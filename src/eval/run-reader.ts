@@ -1,22 +1,11 @@
 /**
  * Reading run files (JSON lines of `fkgqa eval`, src/eval/record.ts): the one reader of their
- * lines, for `fkgqa eval` resuming its own file and `fkgqa merge` (`parseRunLines`: the format, the
- * id and the fields of the condition checked), and for `fkgqa score` and `fkgqa view`
- * (`readRunFiles`: every field they read checked first, so a broken record is named by file and
- * line, exit 2, never met as an internal error halfway).
- *
- * - A torn last line — no newline at the end of the file and not JSON, what a `kill -9` during an
- *   append leaves — is not a run: it is set apart (`torn`), and the readers say so. Any other line
- *   that is not a run record is an error naming its file and line.
- * - A run is known by its id (`runId` of record.ts: setup, model or agent, question, repeat and
- *   condition), computed from its fields (`runIdentity`), whatever the line's `id` says. In one file
- *   a later line of an id replaces an earlier one (a resumed or rerun run); `readRunFiles` refuses
- *   the same id in two files (`runInTwoFiles`) and a file given twice.
- * - A run file that `fkgqa eval` is still writing (its lock beside the file names a live process,
- *   `runFileLock`) is refused by `readRunFiles`: its runs so far would be read as if they were all,
- *   without a word. With `partial` it is read, with a warning that says so and the file in
- *   `partial`. A lock left by an eval that was killed is a warning: runs it had not reached are
- *   missing.
+ * lines, for `fkgqa eval` resuming its own file and `fkgqa merge` (`parseRunLines`), and for
+ * `fkgqa score` and `fkgqa view` (`readRunFiles`: every field they read checked first, so a broken
+ * record is named by file and line, exit 2, never met as an internal error halfway). The rules (a
+ * torn last line set apart, a run known by `runId` whatever its `id` says, the last line of an id
+ * winning, one run in two files refused, a file still being written refused without `partial`) are
+ * those of docs/evaluation.md (`fkgqa score RUNS...`).
  *
  * This module is light (record.ts, common/): `fkgqa score` and `fkgqa view` import it and
  * record.ts, nothing else of src/eval/.
@@ -84,7 +73,7 @@ function resultsProblem(r: unknown, at: string): string | undefined {
  * or undefined.
  * @param r the parsed line
  */
-export function runProblem(r: unknown): string | undefined {
+function runProblem(r: unknown): string | undefined {
   const format = formatProblem(r);
   if (format || !isObject(r)) return format ?? 'not a JSON object';
   if (typeof r.id !== 'string' || !r.id) return '"id" is missing or not a string';
@@ -195,7 +184,7 @@ export interface LocatedRun extends RunLine {
 }
 
 /** What `readRunFiles` returns: the runs (one per run: condition, question, repeat) and warnings. */
-export interface RunFiles {
+interface RunFiles {
   runs: LocatedRun[];
   /** Torn last lines skipped, files being written (with `partial`), locks left by a killed eval: one sentence each. */
   warnings: string[];

@@ -15,7 +15,7 @@ import type { ToolErrorMeta } from '../mcp/tool-error.js';
 import { counted } from '../common/strings.js';
 
 /** A tool's answer as the model sees it, and (outside that text) how an error was classified. */
-export interface ToolOutcome {
+interface ToolOutcome {
   text: string;
   isError: boolean;
   /** `_meta["fkgqa/error"]` of an error result (contracts.md), or the harness's class `mcp-transport` when the call did not get an answer. */
@@ -23,7 +23,7 @@ export interface ToolOutcome {
 }
 
 /** What else an MCP server shows besides its tools (listed once, at connection), for the run's tool-surface digest. */
-export interface ServerSurface {
+interface ServerSurface {
   instructions: string | null;
   resources: unknown[];
   resourceTemplates: unknown[];
@@ -31,7 +31,7 @@ export interface ServerSurface {
 }
 
 /** Options of one tool call. */
-export interface ToolCallOptions {
+interface ToolCallOptions {
   /** Aborts the call (the run's time limit). */
   signal?: AbortSignal;
 }
@@ -53,10 +53,10 @@ export interface ToolProvider {
  * most 100,000 ms, the largest `timeout_ms`), so a call without an answer after this is a server
  * that stopped answering (the MCP SDK's default, 60 s, is shorter than a query may take).
  */
-export const TOOL_CALL_TIMEOUT_MS = 130_000;
+const TOOL_CALL_TIMEOUT_MS = 130_000;
 
 /** The classification a tool result carries in `_meta["fkgqa/error"]`, if it is well formed. */
-export function toolErrorMeta(meta: unknown): ToolErrorMeta | undefined {
+function toolErrorMeta(meta: unknown): ToolErrorMeta | undefined {
   const m = (meta as Record<string, unknown> | undefined)?.['fkgqa/error'] as Record<string, unknown> | undefined;
   if (!m || typeof m !== 'object' || typeof m.class !== 'string' || typeof m.infrastructure !== 'boolean') return undefined;
   return { class: m.class, infrastructure: m.infrastructure, ...(typeof m.endpoint === 'string' ? { endpoint: m.endpoint } : {}) };

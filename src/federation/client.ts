@@ -73,7 +73,7 @@ export type SparqlOutcome =
  * `BoundedSparqlClient.federated`'s probe when the engine's own message names no endpoint. An
  * endpoint misbehaving (infrastructure), never an answer with fewer rows.
  */
-export interface BadAnswer {
+interface BadAnswer {
   /** The endpoint URL (registered). */
   endpoint: string;
   /** The HTTP status it answered (absent when it closed the connection before answering). */
@@ -119,7 +119,7 @@ export function readStop(status: number, stopped: string | null, body: string, s
 }
 
 /** Words for an answer whose stop `judgeStop` does not believe (after the endpoint's URL): the endpoint's error, no verdict on the query. */
-export function unbelievedStop(what: string, why: string): string {
+function unbelievedStop(what: string, why: string): string {
   return `${what}, a stop that ${why}: neither busy nor the query's time limit, an error of the endpoint`;
 }
 
@@ -131,7 +131,7 @@ export function unbelievedStop(what: string, why: string): string {
  * errors (SQL state 37000, codes SP0xx). Other 5xx (502, 503, 504: a gateway, an overloaded or
  * stopped server) are never read as the query's.
  */
-export const QUERY_ERROR_TEXT =
+const QUERY_ERROR_TEXT =
   /custom function <[^>]*> is not supported|\b(?:unknown|undefined|unsupported) function\b|\bfunction <[^>]*> is (?:not (?:supported|defined|known)|unknown)|\bMalformedQueryException\b|\bQueryParseException\b|\b(?:syntax|parse) error\b|Virtuoso 37000 Error SP0\d\d/i;
 
 /**
@@ -153,7 +153,7 @@ export function causedByQuery(status: number, queryError: string | null | undefi
  * a time limit (the query's own, or an endpoint's own: `readStop`), nor a query the engine refused
  * before sending anything (no requests: `findBadAnswer` has nothing to probe then).
  */
-export function fromEndpoint(error: string): boolean {
+function fromEndpoint(error: string): boolean {
   return !/time limit|timed out|does not parse|parse error|syntax error|lexical error/i.test(error);
 }
 
@@ -190,7 +190,7 @@ export function formOf(query: string): AnswerForm | undefined {
 }
 
 /** An error of `BoundedSparqlClient.select`: the outcome that was not an answer. */
-export class SparqlQueryError extends Error {
+class SparqlQueryError extends Error {
   constructor(
     message: string,
     readonly outcome: Exclude<SparqlOutcome, { status: 'ok' }>,
@@ -201,10 +201,10 @@ export class SparqlQueryError extends Error {
 }
 
 /** A document fetched with `BoundedSparqlClient.document`, or why not. */
-export type DocumentOutcome = { ok: true; text: string; type: string; link: string | null; url: string } | { ok: false; why: string };
+type DocumentOutcome = { ok: true; text: string; type: string; link: string | null; url: string } | { ok: false; why: string };
 
 /** Options of `BoundedSparqlClient`. */
-export interface SparqlClientOptions {
+interface SparqlClientOptions {
   /** Largest answer read from an endpoint or the engine, in bytes (default 32 MiB). */
   maxResultBytes?: number;
   /** The federation engine, by `--federation-engine` name (default `comunica`). */

@@ -1,14 +1,9 @@
 /**
  * Federation engines behind one interface (FKGQA paper, section 3: "concrete federation engines
  * should be easily interchangeable, delimiting the query plan generation from the agentic endpoint
- * discovery"). An engine evaluates a query with several SERVICE clauses (or, for `fkgqa verify`'s
- * federated form, a query without SERVICE over a list of sources) and may contact only the
- * endpoints it was created with. Routing (src/federation/routing.ts) decides what reaches an engine;
- * the bounded client (src/federation/client.ts) owns the one engine of a server.
- *
- * Engines are chosen by name with `--federation-engine <name>` on `fkgqa mcp`, `serve`
- * (`/federation/sparql`), `verify` and `eval`; `createEngine` (engines.ts) builds one by name,
- * loading its implementation only then, so commands that never federate do not load Comunica.
+ * discovery"); docs/architecture.md ("Federation engines") describes the interface and who calls it,
+ * docs/federation.md the engines. `createEngine` (engines.ts) builds one by name, loading its
+ * implementation only then, so commands that never federate do not load Comunica.
  *
  * Adding an engine: implement `FederationEngine` in `src/federation/<name>/engine.ts` (time limit:
  * the outcome is `timeout`, never an empty answer; requests counted per endpoint URL without query
@@ -19,22 +14,15 @@
  * with `stopped`, the limit sent and the time until its status line (`sentLimitMs`, `elapsedMs`: `judgeStop` reads them); each request's answer reported to a `DueAnswers` of limit.ts as soon as its status
  * line arrives, read at the limit with `dueGraceMs`; nothing sent past the limit), add its name to FEDERATION_ENGINES and a case to
  * `createEngine` in engines.ts. tests/federation.test.ts and tests/engines.slow.test.ts run their checks
- * on every engine listed. docs/federation.md describes the engines and their disagreements.
+ * on every engine listed.
  */
 
 /**
- * The time limit of one query: one value passed down unchanged from the caller (`fkgqa query`,
- * run_sparql_query, serve's `/federation/sparql`) through `BoundedSparqlClient.federated` to the
- * engine, which races its work against it (`waitLimit` and `runLimit` of limit.ts). Times in ms;
- * instants on the `Date.now()` clock. Whether a query stopped at it was busy (the engine's fault,
- * HTTP 503) or ran into its own limit is decided by `waitedTooLong` of limit.ts (docs/serving.md,
- * serve's time limits).
- * - `from: 'call'`: `ms` counts from `since`, the wait for a busy engine and its start-up included;
- *   over it the outcome is `timeout`.
- * - `from: 'start'`: `ms` counts from when the engine takes the query (a ready thread or process):
- *   the wait for a busy engine or for its start-up is not the query's. The wait is ended by `waitMs`,
- *   `clientMs` or the caller's signal only; an engine that fails to start ends it with an `error`
- *   naming the start-up failure (infrastructure, never a timeout).
+ * The time limit of one query, passed down unchanged from the caller to the engine, which races its
+ * work against it (`waitLimit` and `runLimit` of limit.ts); times in ms, instants on the `Date.now()`
+ * clock. `from: 'call'` counts from `since`, the wait for a busy engine included; `from: 'start'` from
+ * when the engine takes the query, the wait ended only by `waitMs`, `clientMs` or the signal
+ * (docs/architecture.md, "Federation engines"; docs/serving.md, serve's time limits).
  */
 export type Deadline =
   | {

@@ -27,7 +27,7 @@ export const DEFAULT_FEDERATION_ENGINE: FederationEngineName = 'comunica';
 export const CROSS_CHECKED_ENGINES: readonly FederationEngineName[] = ['comunica', 'jena'];
 
 /** Whether a string names a known engine. */
-export function isFederationEngine(name: string): name is FederationEngineName {
+function isFederationEngine(name: string): name is FederationEngineName {
   return (FEDERATION_ENGINES as readonly string[]).includes(name);
 }
 

@@ -31,13 +31,9 @@ export interface QueryLimit {
 
 /**
  * The share of a query's time limit it must have waited (for a worker of fkgqa serve, or for a
- * federation engine with a deadline's `clientMs`) for a stop at that limit to be the endpoint's or engine's (busy,
- * HTTP 503) rather than the query's own: a tenth, so that a query charged a timeout ran at least
- * 90 % of its limit (docs/serving.md, serve's time limits). A half (busy only when the wait used
- * more of the limit than the query) is the alternative, and the worse one: with a half, a query that waited
- * 40 % and needed 70 % of its limit is charged a timeout it would not have had alone (a wrong verdict
- * against the agent); with a tenth, a query that waited over a tenth and really needed more than its
- * limit is busy (a lost verdict, counted as the infrastructure's, never as a wrong answer).
+ * federation engine with a deadline's `clientMs`) for a stop at that limit to be busy (HTTP 503, the
+ * endpoint's or engine's) rather than the query's own: a tenth, erring towards the agent (why not a
+ * half: docs/serving.md, serve's time limits).
  */
 export const BUSY_WAIT_SHARE = 0.1;
 
@@ -48,12 +44,7 @@ export const BUSY_WAIT_SHARE = 0.1;
  */
 export const FEDERATION_WAIT_MS = 60_000;
 
-/**
- * The shortest wait that can make a stop busy, in ms: below it the wait is the cost of any query
- * (a message to a worker, a timer at load), not other queries; a request limit this small is the
- * query's own to miss (with `Fkgqa-Timeout` 1–50 ms, a query running alone was otherwise often
- * called busy, its wait being the worker replaced after the previous stop).
- */
+/** The shortest wait that can make a stop busy, in ms: below it the wait is the cost of any query, not other queries (docs/serving.md, serve's time limits). */
 export const BUSY_MIN_WAIT_MS = 100;
 
 /**
@@ -114,16 +105,11 @@ export function waitOutcome(options: EngineQueryOptions, engine: string, wait: Q
 }
 
 /**
- * The least time (ms) a query must have left of its client's deadline (`clientMs`) to be started, once it waited
- * long enough for a stop to be busy (`waitedTooLong`); for a limit under ten times this, a tenth of the limit
- * (`startFloor`). A federated query needs at least a message to the engine's thread, its plan, and a round of
- * requests to the shard endpoints, each sent `sentLimit` of what is left: at load 15 on 2 cores the quickest
- * benchmark queries (two SERVICE clauses of concert_singer) took about 100 ms each on a warm Comunica thread (20
- * answered by 2 threads within a limit of 1000 ms). A query started with less would almost surely be stopped at its
- * limit, busy anyway (it waited too long), after it took the thread from a query that could still finish and sent
- * its shards queries they could only stop; answered busy at once instead (`lateStart`), it leaves the thread to the
- * next query. A larger floor refuses queries that would have finished (with a floor of 250 ms, a round of 20 such queries
- * answered 7 where starting every query answered 20).
+ * The least time (ms) a query must have left of its client's deadline (`clientMs`) to be started once
+ * it waited long enough for a stop to be busy; a query with less is answered busy at once
+ * (`lateStart`), leaving the thread to the next query. 100 ms: the quickest benchmark queries took
+ * about 100 ms on a warm Comunica thread at load 15; a floor of 250 ms refused queries that would have
+ * finished (docs/serving.md, serve's time limits).
  */
 export const START_FLOOR_MS = 100;
 
@@ -192,7 +178,7 @@ export function runLimit(options: EngineQueryOptions, wait: QueryLimit): QueryLi
  * @param signal the caller's abort signal (the limit then stops with `aborted`)
  * @param since when the limit starts (`Date.now()` clock, ms; default now)
  */
-export function queryLimit(ms: number, signal: AbortSignal | undefined, since = Date.now()): QueryLimit {
+function queryLimit(ms: number, signal: AbortSignal | undefined, since = Date.now()): QueryLimit {
   const deadline = since + ms;
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
@@ -216,14 +202,11 @@ export function queryLimit(ms: number, signal: AbortSignal | undefined, since = 
 }
 
 /**
- * How long (ms) an engine whose own time limit ended waits for answers still due from endpoints it
- * sent a limit (`Fkgqa-Timeout`, `sentLimit`), at most. fkgqa serve answers at that limit, `sentLimit`'s
- * margin before the engine's; on a loaded machine (load 20 on 2 cores) that answer, or the engine's
- * report of it, can still arrive after the engine's own timer fired: a shard's `503 busy` was then
- * charged to the query as its time limit. The wait ends at the first answer
- * that stopped the query (`Fkgqa-Stopped`), when no request is left in flight, when the engine
- * ended the query itself, or when the caller aborts; only an endpoint that ignores `Fkgqa-Timeout`
- * makes it last this long. Not with a caller's hard deadline (`dueGraceMs`).
+ * How long (ms) an engine whose own time limit ended waits, at most, for answers still due from
+ * endpoints it sent a limit (`sentLimit`): on a loaded machine serve's stop at that limit can arrive
+ * after the engine's timer fired, and a shard's `503 busy` was then charged to the query as its time
+ * limit. The wait ends at the first answer that stopped the query, when no request is in flight, when
+ * the engine ended the query, or on abort. Not with a hard deadline (`dueGraceMs`).
  */
 export const DUE_ANSWER_GRACE_MS = 2000;
 
@@ -259,7 +242,7 @@ export const SAID_MAX_CHARS = 4096;
 /** `Fkgqa-Stopped` of a query that waited behind others (busy), as fkgqa serve writes it; groups: by whom, the wait in ms, the limit. */
 export const BUSY_STOPPED = /^\s*busy\s*;\s*by=(request|queue|full)\s*;\s*waited=(\d+)\s*;\s*ms=(\d+)\s*$/i;
 /** `Fkgqa-Stopped` of a query stopped at a time limit; groups: by whom, the limit in ms. */
-export const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)\s*$/i;
+const TIME_LIMIT_STOPPED = /^\s*time-limit\s*;\s*by=(endpoint|request)\s*;\s*ms=(\d+)\s*$/i;
 
 /**
  * How an endpoint says it stopped a query (a `503`): busy (the query waited behind others: the
@@ -278,28 +261,24 @@ export function parseStopped(stopped: string): Stop | undefined {
 }
 
 /**
- * The largest allowance of `judgeStop`'s clock checks, in ms, beyond the margin `sentLimit` takes (a proxy
- * such as serve's /federation/sparql passes a limit on less that margin and may answer that much early):
- * a Node timer may fire a millisecond before its time, serve rounds its waits to whole milliseconds,
- * and two hosts' monotonic clocks tick a few hundred parts per million apart. Load is no reason for
- * more: it only makes the time the client measures longer than the time the endpoint counted.
+ * The largest allowance of `judgeStop`'s clock checks, in ms, beyond `sentLimit`'s margin: timers
+ * firing early, waits rounded to whole ms, two hosts' clocks ticking apart (docs/serving.md, "A stop
+ * is believed only when it agrees with the limit sent and the clock").
  */
 export const STOP_CLOCK_TOLERANCE_MS = 50;
 
 /**
- * The share of a stop's limit `judgeStop`'s clock check allows besides `sentLimit`'s margin: a tenth, at most
- * `STOP_CLOCK_TOLERANCE_MS`. A fixed allowance alone passes an answer sent at once for a small limit (with 50 ms,
- * `time-limit; by=endpoint; ms=57` answered after 1 ms); a share keeps the check at least four fifths
- * of the limit (less 1 ms of rounding) for every limit (`earliestStop`).
+ * The share of a stop's limit `judgeStop`'s clock check allows besides `sentLimit`'s margin: a tenth,
+ * at most `STOP_CLOCK_TOLERANCE_MS`, so that the check asks at least four fifths of every limit
+ * (`earliestStop`).
  */
-export const STOP_CLOCK_TOLERANCE_SHARE = 0.1;
+const STOP_CLOCK_TOLERANCE_SHARE = 0.1;
 
 /**
- * The earliest a stop at a limit of `limitMs` can have come, in ms after its request was sent (`judgeStop`'s
- * clock check): `sentLimit(limitMs)` (a proxy relays a stop that much early), less the tolerance — a tenth of
- * the limit, at most `STOP_CLOCK_TOLERANCE_MS`. fkgqa serve counts its limits from the request's arrival or the
- * query's start, both later, so its stops always come later. Always more than 0 (an answer at once is never a
- * stop at a limit) and at least 0.8 × `limitMs` − 1; e.g. 9,450 ms for 9,750, 45.3 ms for 57.
+ * The earliest a stop at a limit of `limitMs` can have come, in ms after its request was sent:
+ * `sentLimit(limitMs)` less the tolerance (a tenth of the limit, at most `STOP_CLOCK_TOLERANCE_MS`);
+ * always more than 0 and at least 0.8 × `limitMs` − 1, e.g. 9,450 ms for 9,750 (docs/serving.md, "A
+ * stop is believed only when it agrees with the limit sent and the clock").
  * @param limitMs the limit the stop names (or, for a stop that names none, the limit sent), ms ≥ 0
  */
 export function earliestStop(limitMs: number): number {
@@ -307,10 +286,9 @@ export function earliestStop(limitMs: number): number {
 }
 
 /**
- * The smallest limit of an endpoint's own (`time-limit; by=endpoint; ms=N`) that `judgeStop` believes, in ms: the
- * smallest N whose `sentLimit(N)` is above `STOP_CLOCK_TOLERANCE_MS`. Below it the clock check (`earliestStop`) asks
- * an answer to take less than about 45 ms, which an answer sent at once may take on a loaded machine: the clock could
- * not tell such a limit from an answer at once, and would charge the query a time limit it never ran into.
+ * The smallest limit of an endpoint's own (`time-limit; by=endpoint; ms=N`) that `judgeStop` believes,
+ * in ms: below it the clock cannot tell such a limit from an answer sent at once (docs/serving.md, "A
+ * stop is believed only when it agrees with the limit sent and the clock").
  */
 export const MIN_OWN_LIMIT_MS = 57;
 
@@ -323,20 +301,15 @@ export interface SentRequest {
 }
 
 /** `judgeStop`'s verdict on a stop: believed, or why not. */
-export type StopJudgement = { believed: true; stop: Stop } | { believed: false; why: string };
+type StopJudgement = { believed: true; stop: Stop } | { believed: false; why: string };
 
 /**
  * Whether a stop an endpoint answered (its `Fkgqa-Stopped`, or a `Stop` read otherwise) agrees with
  * what was sent and with the clock: the one rule every route reads a stop by (the bounded client's
  * direct route and its reading of an engine's fault, both engines' `DueAnswers`, hence
- * /federation/sparql). fkgqa serve's stops always agree (docs/serving.md); a stop that does not is no
- * verdict (neither busy nor the query's time limit) but the endpoint's fault.
- *
- * The rules (`by=request`: `ms` is the limit sent; `by=endpoint` and `by=queue` only below it, an
- * own limit at least `MIN_OWN_LIMIT_MS`; `by=full` claims no wait and no limit; the clock:
- * `earliestStop(ms)`; a time limit naming no length checked against the limit sent; busy only for
- * a wait serve calls busy) are those of docs/serving.md ("A stop is believed only when it agrees
- * with the limit sent and the clock"). A consistent lie cannot be told from the truth.
+ * /federation/sparql). A stop that does not agree is no verdict but the endpoint's fault. The rules
+ * are those of docs/serving.md, "A stop is believed only when it agrees with the limit sent and the
+ * clock"; a consistent lie cannot be told from the truth.
  * @param stopped the `Fkgqa-Stopped` value, or a stop read otherwise
  * @returns believed with the stop, or not with why (words that follow "a stop that …")
  */

@@ -50,7 +50,7 @@ export interface RegisteredEndpoint {
  * Where an endpoint of an endpoints file is listed, and the VoID the entry claims for it: what
  * `placementMismatches` checks (with or without a `host`).
  */
-export interface EndpointListing {
+interface EndpointListing {
   /** The endpoints file's absolute path, or the registry source of an endpoints value held in this process (`started`, `serve`). */
   file: string;
   /** The entry's index in the file's `endpoints` list. */
@@ -98,7 +98,7 @@ const SHARD_IN_URL = /\/([^/]+)-(shard\d+)\/sparql\/?$/;
 const shardNumber = (s: string | null) => Number(/(\d+)$/.exec(s ?? '')?.[1] ?? 0);
 
 /** Sorts endpoints into the registry's order: graph, shard number; foreign endpoints (no graph) last, by URL. */
-export function sortEndpoints(endpoints: RegisteredEndpoint[]): RegisteredEndpoint[] {
+function sortEndpoints(endpoints: RegisteredEndpoint[]): RegisteredEndpoint[] {
   return [...endpoints].sort((a, b) => {
     if (a.graph !== null && b.graph !== null) return a.graph < b.graph ? -1 : a.graph > b.graph ? 1 : shardNumber(a.shard) - shardNumber(b.shard);
     if (a.graph !== null) return -1;
@@ -148,7 +148,7 @@ export function filterGraphs(r: EndpointRegistry, kgs: string[] | undefined): En
 }
 
 /** What `readEndpointsFile` checks besides the shape. */
-export interface EndpointsFileCheck {
+interface EndpointsFileCheck {
   /**
    * The build the endpoints must serve: the file's `outputDigest` must be this build's (when the
    * file records one), else its `shards` path must be this build's folder.
@@ -281,7 +281,7 @@ export function registryFromEndpointsValue(f: EndpointsFileContents, source: str
  * (the URL convention of `fkgqa serve` and of the reference server).
  * @throws InputError for a missing build or a base that is not an http(s) URL
  */
-export function registryFromBuild(build: string, base: string, kgs?: string[]): EndpointRegistry {
+function registryFromBuild(build: string, base: string, kgs?: string[]): EndpointRegistry {
   const abs = path.resolve(build);
   const catalogue = readCatalogue(abs);
   const endpoints = readBuild(abs, kgs).flatMap((g) => g.shards.map((s) => shardEndpoint(abs, catalogue, s.endpoint, g.graph, s.name, endpointUrl(base, s.endpoint))));
@@ -320,7 +320,7 @@ export function registryFromUrls(urls: string[], build?: string): EndpointRegist
 }
 
 /** An id for a foreign endpoint: host, port and path with every run of other characters as `-`. */
-export function urlId(url: string): string {
+function urlId(url: string): string {
   const u = new URL(url);
   return `${u.host}${u.pathname}`.replace(/[^A-Za-z0-9_.]+/g, '-').replace(/^-+|-+$/g, '');
 }
@@ -334,8 +334,7 @@ export interface RegistryOptions {
   /**
    * A build: its shards' descriptions and VoID files; every endpoints file must serve it; with
    * `endpointBase` its shards under that URL; with neither files nor URLs nor a base, the endpoints
-   * file of its running serve (`<state>/endpoints.json`, then `<build>/endpoints.json`, where serve
-   * wrote it before the state folder existed).
+   * file of its running serve (`<state>/endpoints.json`).
    */
   build?: string;
   /** `--state`: the build's state folder, when not `<build>.state`. */
@@ -349,7 +348,7 @@ export interface RegistryOptions {
 }
 
 /** Where an endpoints file lists an endpoint, in words: `endpoints[2] of /abs/endpoints.json`. */
-export function listingWords(l: EndpointListing): string {
+function listingWords(l: EndpointListing): string {
   return `endpoints[${l.entry}] of ${l.file}`;
 }
 
@@ -373,12 +372,9 @@ export function openRegistry(o: RegistryOptions): EndpointRegistry {
   const usedFiles = files.map((f) => path.resolve(f));
   if (parts.length === 0) {
     if (!o.build) throw new InputError('no endpoints: give --endpoints <file>, --shards <build> (with or without --endpoint-base <url>), or --endpoint <url...>');
-    const candidates = [path.join(stateDir(o.build, o.state), STATE_FILES.endpoints), path.join(path.resolve(o.build), 'endpoints.json')];
-    const file = candidates.find((f) => fs.existsSync(f));
-    if (!file)
-      throw new InputError(
-        `no endpoints file of a running fkgqa serve (looked for ${candidates.join(' and ')}): ${o.hint ?? `start fkgqa serve --shards ${o.build}, or give --endpoint-base or --endpoint`}`,
-      );
+    const file = path.join(stateDir(o.build, o.state), STATE_FILES.endpoints);
+    if (!fs.existsSync(file))
+      throw new InputError(`no endpoints file of a running fkgqa serve (looked for ${file}): ${o.hint ?? `start fkgqa serve --shards ${o.build}, or give --endpoint-base or --endpoint`}`);
     parts.push(registryFromEndpointsValue(readEndpointsFile(file, { build: o.build }), `serve:${file}`));
     usedFiles.push(file);
   }
@@ -438,7 +434,7 @@ export function placementLine(r: EndpointRegistry): string | undefined {
 }
 
 /** Why an endpoint's VoID does not vouch for its placement (`placementMismatches`). */
-export type PlacementProblem =
+type PlacementProblem =
   /** Its VoID answered, with another sha256 than the placement lists. */
   | 'digest'
   /** Its VoID URL answered another status than 2xx, or a body that is no UTF-8. */
@@ -474,7 +470,7 @@ export type PlacementProblem =
   | 'served';
 
 /** An endpoint whose VoID does not vouch for its placement. */
-export interface PlacementMismatch {
+interface PlacementMismatch {
   /** The endpoint's id and SPARQL endpoint URL. */
   id: string;
   endpoint: string;
@@ -541,7 +537,7 @@ function buildHasVoid(build: string, e: RegisteredEndpoint): boolean {
 }
 
 /** What `placementMismatches` checks besides the registry. */
-export interface PlacementCheckOptions {
+interface PlacementCheckOptions {
   /**
    * The endpoints whose placement is checked and reported (default: every endpoint of the
    * registry). The VoIDs of all the registry's listed endpoints are read either way: which

@@ -1,26 +1,14 @@
 /**
  * How a SERVICE query is routed, decided once by `routeQuery` for `run_sparql_query` (fkgqa mcp),
  * the harness's final execution (fkgqa eval), `fkgqa query` and `/federation/sparql` (fkgqa serve)
- * (FKGQA paper, section 3 "Query Execution"): the query is parsed (sparqljs, with the project's PN_LOCAL_ESC fix: sparqljs keeps the backslash of escaped local names), its SERVICE
- * targets are collected from the AST and checked against the registry, and the route chosen:
- *
- * - no SERVICE: refused, with the registered endpoints listed (URLs and names only: the agent must name them);
- * - one target whose SERVICE group is the whole WHERE clause: `direct` — the wrapper is stripped
- *   and the body sent to that endpoint (endpoints that refuse SERVICE still answer);
- * - a triple pattern outside every SERVICE clause: refused, naming the pattern and how to fix it
- *   (no endpoint is named for it; an engine would fail with a message about its own internals);
- * - otherwise (two or more targets, or one target whose SERVICE clause is not the whole WHERE, e.g.
- *   beside a FILTER or BIND): `federation` — the federation engine (src/federation/engine.ts)
- *   evaluates the SERVICE clauses and joins them.
- *
- * Targets are counted as distinct IRIs: `SERVICE SILENT` counts, the same IRI twice counts once.
- * A variable SERVICE target is refused (it could name any host), and so are a SERVICE inside a
- * SERVICE (`nested-service`: a shard endpoint answers 501) and the shapes no federation engine
- * answers as the unsharded graph does (`unsupported-shape`; `refusedShape` of service-check.ts,
- * which every engine checks too), and a query joining endpoints of several knowledge graphs
- * (`mixed-graphs`, unless mixing is allowed). `run_sparql_query` first tries the quick recognition of
- * the most common query, a lone SERVICE that is the whole WHERE, from its tokens without a parse
- * (`loneService`). Nothing is sent anywhere here.
+ * (FKGQA paper, section 3 "Query Execution"): the query is parsed (sparqljs, with the project's
+ * PN_LOCAL_ESC fix), its SERVICE targets are collected from the AST and checked against the
+ * registry, and the route chosen: `direct` for one target whose SERVICE group is the whole WHERE
+ * (the wrapper stripped), `federation` for the others, or a refusal (no SERVICE, a pattern outside
+ * every SERVICE, a variable or nested SERVICE, `unsupported-shape`, `mixed-graphs`). The rules and
+ * their reasons are those of docs/mcp.md (`run_sparql_query`). `run_sparql_query` first tries the
+ * quick recognition of a lone SERVICE from its tokens without a parse (`loneService`). Nothing is
+ * sent anywhere here.
  */
 import sparqljs from 'sparqljs';
 import { generateQuery } from '../sparql/generate.js';
@@ -34,7 +22,7 @@ import { findEndpoint, type EndpointRegistry, type RegisteredEndpoint } from './
 import { refusedShape } from './service-check.js';
 
 /** Why a query was refused before anything was sent; recorded as the call log's error class. */
-export type QueryErrorClass =
+type QueryErrorClass =
   | 'too-long'
   | 'too-deep'
   | 'too-complex'
@@ -51,7 +39,7 @@ export type QueryErrorClass =
   | 'mixed-graphs';
 
 /** The route of a query that may be run. */
-export type QueryPlan =
+type QueryPlan =
   | {
       ok: true;
       route: 'direct' | 'federation';
@@ -73,10 +61,10 @@ export type Routed = Pick<Extract<QueryPlan, { ok: true }>, 'route' | 'query' | 
  * How `routeQuery` routes a query: sent (`quick`: recognised as a lone SERVICE from its tokens, the
  * text sent as written; else parsed by `planQuery`), or refused before anything is sent.
  */
-export type Route = (Routed & { ok: true; quick: boolean }) | Extract<QueryPlan, { ok: false }>;
+type Route = (Routed & { ok: true; quick: boolean }) | Extract<QueryPlan, { ok: false }>;
 
 /** Hints for error messages. */
-export interface PlanHints {
+interface PlanHints {
   /** Prefixes to suggest for an undeclared prefix, by name (e.g. `'' → http://valuenet/ontop/` from the build). */
   prefixes?: Record<string, string>;
   /** Largest query accepted, in characters (the reference's MAX_QUERY_CHARS, 8000). */

@@ -21,10 +21,10 @@ import { sameEndpoint } from '../common/http-client.js';
  * BY), the text to evaluate (the query as given, or regenerated from that AST when an EXISTS was
  * moved) and its distinct SERVICE targets — or why not.
  */
-export type ServiceCheck = { ok: true; ast: sparqljs.SparqlQuery; query: string; services: string[] } | { ok: false; error: string };
+type ServiceCheck = { ok: true; ast: sparqljs.SparqlQuery; query: string; services: string[] } | { ok: false; error: string };
 
 /** Why a SERVICE-explicit query of a valid shape is refused: `nested-service` or `unsupported-shape` (the error classes of run_sparql_query). */
-export interface ShapeRefusal {
+interface ShapeRefusal {
   errorClass: 'nested-service' | 'unsupported-shape';
   /** What is refused and why, that nothing was sent, and what to write instead. */
   message: string;

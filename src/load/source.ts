@@ -20,7 +20,7 @@ export interface GraphSource {
  * A benchmark source directory in the Spider4SPARQL layout:
  * `dev.json` (or a CSV `kg_name,question,query`), `kg/<name>.<ext>`, `ontologies/<name>.<ext>`.
  */
-export interface BenchmarkSource {
+interface BenchmarkSource {
   /** The directory as given. */
   dir: string;
   /** Path of the questions file (JSON array or CSV). */

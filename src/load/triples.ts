@@ -84,7 +84,7 @@ class Utf8Check {
 export type ByteProgress = (bytesRead: number) => void;
 
 /** Options of `scanTriples` beyond the triple callback. */
-export interface ScanOptions {
+interface ScanOptions {
   onProgress?: ByteProgress;
   /** Receives every chunk of the file's bytes as read (e.g. to hash the file in the same read). */
   onChunk?: (chunk: Buffer) => void;

@@ -13,14 +13,14 @@
 import { InputError } from '../common/errors.js';
 
 /** Bounds of `checkXmlEntities`, in characters. */
-export interface EntityLimits {
+interface EntityLimits {
   /** Largest expansion of one entity (default 10,000: IRI abbreviations are far shorter). */
   maxEntityChars: number;
   /** Largest expansion of all entity references of the document together (default 16 Mi). */
   maxTotalChars: number;
 }
 
-export const DEFAULT_ENTITY_LIMITS: EntityLimits = { maxEntityChars: 10_000, maxTotalChars: 16 * 1024 * 1024 };
+const DEFAULT_ENTITY_LIMITS: EntityLimits = { maxEntityChars: 10_000, maxTotalChars: 16 * 1024 * 1024 };
 
 const lineAt = (text: string, offset: number) => {
   let n = 1;

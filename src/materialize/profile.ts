@@ -8,7 +8,7 @@ import { scanTriples, type ByteProgress, type TripleFile } from '../load/triples
 import type { DataFacts } from '../plan/rules.js';
 
 /** Options of the first pass that the bucket spread depends on. */
-export interface BucketOptions {
+interface BucketOptions {
   /** Buckets per horizontal group (≥ 2). */
   buckets: number;
   /** Seed of the xxh64 subject hash. */

@@ -9,7 +9,7 @@ import type { ShardAssigner } from './assign.js';
 import { detach } from '../common/strings.js';
 
 /** What was written to one slot. */
-export interface SlotOutput {
+interface SlotOutput {
   /** Slot name (see ShardLayout.slots). */
   slot: string;
   /** Path of the written file (in the build's temporary directory). */
@@ -32,7 +32,7 @@ export interface MaterializeResult {
 }
 
 /** The N-Triples line of a triple (without newline), as n3 writes it: the canonical form fkgqa hashes and writes. */
-export function createLineWriter(): (t: { subject: RDF.Quad_Subject; predicate: RDF.Quad_Predicate; object: RDF.Quad_Object }) => string {
+function createLineWriter(): (t: { subject: RDF.Quad_Subject; predicate: RDF.Quad_Predicate; object: RDF.Quad_Object }) => string {
   const writer = new Writer({ format: 'N-Triples' });
   return (t) => writer.quadToString(t.subject, t.predicate, t.object).slice(0, -1);
 }

@@ -32,10 +32,10 @@ import { connectionFailure, endpointNamed, firstUnreachable, infrastructureMessa
 export const RESULT_FORMATS = ['table', 'application/sparql-results+json', 'text/turtle', 'application/ld+json', 'text/n3'] as const;
 export type ResultFormat = (typeof RESULT_FORMATS)[number];
 /** The format of an answer when the agent names none: the compact table (about a third of SPARQL JSON's characters). */
-export const DEFAULT_RESULT_FORMAT: ResultFormat = 'table';
+const DEFAULT_RESULT_FORMAT: ResultFormat = 'table';
 
 /** Arguments of run_sparql_query. */
-export interface RunQueryArgs {
+interface RunQueryArgs {
   query: string;
   /** Default `table` (DEFAULT_RESULT_FORMAT); the RDF formats apply to CONSTRUCT and DESCRIBE. */
   format?: ResultFormat;
@@ -48,7 +48,7 @@ export interface RunQueryArgs {
 }
 
 /** What run_sparql_query answered. */
-export interface RunQueryResult {
+interface RunQueryResult {
   /** The text shown to the agent. */
   text: string;
   isError: boolean;

@@ -129,7 +129,7 @@ export function createMcpContext(options: McpServerOptions): McpToolContext & { 
  * Registers the fkgqa tools on a server: the endpoint resource, run_sparql_query, and (setup
  * `void_tool`) get_void_descriptions. A `ToolRegistrar`.
  */
-export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
+const registerSparqlTools: ToolRegistrar = (server, ctx) => {
   server.registerResource(
     'endpoints',
     ENDPOINTS_RESOURCE,
@@ -215,7 +215,7 @@ export const registerSparqlTools: ToolRegistrar = (server, ctx) => {
 };
 
 /** A new `McpServer` with the fkgqa tools and the given tool sets registered on the shared context. */
-export function buildMcpServer(ctx: McpToolContext, tools: ToolRegistrar[] = []): McpServer {
+function buildMcpServer(ctx: McpToolContext, tools: ToolRegistrar[] = []): McpServer {
   const server = new McpServer({ name: TOOL.name, version: TOOL.version }, { instructions: instructions(ctx) });
   installToolErrorMeta(server);
   registerSparqlTools(server, ctx);
@@ -256,7 +256,7 @@ export async function createMcpServer(options: McpServerOptions): Promise<FkgqaM
 }
 
 /** A running Streamable HTTP server (`serveMcpHttp`). */
-export interface McpHttpServer {
+interface McpHttpServer {
   /** The MCP endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
   url: string;
   context: McpToolContext;
@@ -432,7 +432,7 @@ export async function serveMcpHttp(options: McpServerOptions & { host?: string; 
 }
 
 /** A running stdio server (`serveMcpStdio`). */
-export interface McpStdioServer {
+interface McpStdioServer {
   context: McpToolContext;
   /** Resolves when the client closed stdin and every request read before was answered. */
   closed: Promise<void>;

@@ -1,12 +1,7 @@
 /**
- * The information surface of `fkgqa mcp`: every text an agent can see besides tool answers —
- * the server's instructions, the tool descriptions, the endpoint resource and the prompt — as
- * each setup of the FKGQA paper (section 5) gives it:
- *
- * - `baseline`: the endpoint URLs and run_sparql_query;
- * - `high_level`: the URLs plus each endpoint's one-sentence description (the build's catalogue);
- * - `void_tool`: baseline plus get_void_descriptions;
- * - `kgvoyager`: baseline plus the KGVoyager exploration tools.
+ * The information surface of `fkgqa mcp`: every text an agent can see besides tool answers — the
+ * server's instructions, the tool descriptions, the endpoint resource and the prompt — as each
+ * setup of the FKGQA paper (section 5; docs/mcp.md lists what each gives) gives it.
  *
  * The endpoint list is in run_sparql_query's description, which every MCP client shows to its
  * model (some drop server instructions, few read resources unasked); the instructions and the
@@ -44,7 +39,7 @@ export function endpointList(ctx: McpToolContext, graph?: string): { id: string;
  * writes it into its prompts), under a heading per knowledge graph when there are several.
  * @param graph only this graph's endpoints
  */
-export function endpointLines(ctx: McpToolContext, graph?: string): string {
+function endpointLines(ctx: McpToolContext, graph?: string): string {
   const eps = endpointList(ctx, graph);
   const line = (e: { url: string; description?: string }) => `- ${e.url}${e.description ? ` — ${e.description}` : ''}`;
   const graphs = [...new Set(eps.map((e) => e.graph))];

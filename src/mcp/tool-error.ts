@@ -27,7 +27,7 @@ export interface ToolErrorMeta {
 }
 
 /** A tool result as the MCP SDK takes it. */
-export interface TextToolResult {
+interface TextToolResult {
   [key: string]: unknown;
   content: { type: 'text'; text: string }[];
   isError?: boolean;

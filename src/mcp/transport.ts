@@ -26,14 +26,14 @@ import { counted } from '../common/strings.js';
 export const JSONRPC_ERRORS = { parseError: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internalError: -32603 } as const;
 
 /** A JSON-RPC error response. */
-export interface JsonRpcErrorReply {
+interface JsonRpcErrorReply {
   jsonrpc: '2.0';
   id: string | number | null;
   error: { code: number; message: string };
 }
 
 /** The outcome of `checkMessage`: a message for the SDK, or the reply to send instead (null: none) and why, for the log. */
-export type CheckedMessage = { ok: true; message: JSONRPCMessage } | { ok: false; reply: JsonRpcErrorReply | JsonRpcErrorReply[] | null; why: string };
+type CheckedMessage = { ok: true; message: JSONRPCMessage } | { ok: false; reply: JsonRpcErrorReply | JsonRpcErrorReply[] | null; why: string };
 
 const errorReply = (id: string | number | null, code: number, message: string): JsonRpcErrorReply => ({ jsonrpc: '2.0', id, error: { code, message } });
 const validId = (id: unknown): id is string | number => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
@@ -146,7 +146,7 @@ export function checkMessage(text: string): CheckedMessage {
  * order the MCP SDKs write: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`), for the reply to
  * an oversized message. Best effort: null when not found there.
  */
-export function idFromHead(head: string): string | number | null {
+function idFromHead(head: string): string | number | null {
   const end = head.search(/"(?:params|result|error)"\s*:/);
   const m = /"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")/.exec(end < 0 ? head : head.slice(0, end));
   if (!m) return null;
@@ -165,7 +165,7 @@ export function oversizedReply(bytes: number | null, limit: number, head: string
 }
 
 /** Options of `HardenedStdioTransport`. */
-export interface StdioTransportOptions {
+interface StdioTransportOptions {
   /** Largest message, in bytes (default 4 MiB). */
   maxMessageBytes?: number;
   /** Told about every message refused (what and why), e.g. to print it on stderr. */

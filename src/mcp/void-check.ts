@@ -19,7 +19,7 @@ import { knownVoid } from './void.js';
 import { datasetIriOf, voidFacts, type VoidFacts } from './void-text.js';
 
 /** The setups whose agent may learn the VoID, and so gets the notes. */
-export const SETUPS_WITH_VOID: readonly Setup[] = ['void_tool', 'kgvoyager'];
+const SETUPS_WITH_VOID: readonly Setup[] = ['void_tool', 'kgvoyager'];
 
 /** Facts of each endpoint's VoID per server (null: none at hand, or it says nothing usable). */
 const factsCache = new WeakMap<McpToolContext, Map<string, VoidFacts | null>>();

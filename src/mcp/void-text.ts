@@ -84,7 +84,7 @@ function statementText(prefixes: Record<string, string>, add: (w: Writer) => voi
 }
 
 /** A VoID description as the items of get_void_descriptions' pages. */
-export interface VoidStatements {
+interface VoidStatements {
   /** The endpoint's URL (the name of its dataset). */
   endpoint: string;
   /** Statements of one line each: the dataset's own values first, then one per blank node hanging off it, then other subjects. */

@@ -39,10 +39,10 @@ export const VOID_VARIANTS = ['standard', 'extended'] as const satisfies readonl
 
 /** The steps of the chain, in order. */
 export const VOID_STEPS = ['cache', 'build-file', 'well-known', 'service-description', 'default-graph', 'named-graph', 'computed'] as const;
-export type VoidStep = (typeof VOID_STEPS)[number];
+type VoidStep = (typeof VOID_STEPS)[number];
 
 /** One step tried for one endpoint. */
-export interface VoidAttempt {
+interface VoidAttempt {
   step: VoidStep;
   /** What it found, in words (`HTTP 404 from …`, `no VoID triples`, `yes`). */
   outcome: string;
@@ -50,7 +50,7 @@ export interface VoidAttempt {
 }
 
 /** The VoID of one endpoint. */
-export interface VoidResult {
+interface VoidResult {
   endpoint: string;
   variant: VoidVariant;
   /** The step that produced the description, or null when none did. */
@@ -144,7 +144,7 @@ function voidTriplesQuery(named: boolean): string {
 }
 
 /** The `/.well-known/void` URLs of an endpoint: beside its path, then at the host root. */
-export function wellKnownUrls(url: string): string[] {
+function wellKnownUrls(url: string): string[] {
   const u = new URL(url);
   const dir = u.pathname.replace(/\/[^/]*$/, '');
   return [...new Set([`${u.origin}${dir}/.well-known/void`, `${u.origin}/.well-known/void`])];
@@ -406,7 +406,7 @@ async function serviceDescriptionVoid(ctx: McpToolContext, e: RegisteredEndpoint
  * The VoID of one registered endpoint by the chain of the module comment. Never throws: a step
  * that fails is recorded in `attempts` and the next one tried.
  */
-export async function voidDescription(ctx: McpToolContext, e: RegisteredEndpoint, variant: VoidVariant): Promise<VoidResult> {
+async function voidDescription(ctx: McpToolContext, e: RegisteredEndpoint, variant: VoidVariant): Promise<VoidResult> {
   const attempts: VoidAttempt[] = [];
   const key = `${e.url} ${variant}`;
   const result = (step: VoidStep, source: string, turtle: string, extra: Partial<VoidResult> = {}): VoidResult => ({
@@ -496,7 +496,7 @@ export function knownVoid(ctx: McpToolContext, e: RegisteredEndpoint): string | 
 }
 
 /** Arguments of get_void_descriptions. */
-export interface VoidArgs {
+interface VoidArgs {
   endpoint?: string;
   endpoints?: string[];
   variant?: VoidVariant;
@@ -509,7 +509,7 @@ export interface VoidArgs {
 }
 
 /** Most endpoints per call. */
-export const MAX_VOID_ENDPOINTS = 25;
+const MAX_VOID_ENDPOINTS = 25;
 
 /**
  * One get_void_descriptions call: the VoID of each endpoint asked for, with the step that produced

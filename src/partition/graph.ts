@@ -39,10 +39,11 @@ export interface GraphContext extends PartitionOptions {
   questionsSha: string;
 }
 
-const ms = (t0: number) => Math.round(performance.now() - t0);
+/** Milliseconds since `t0` (performance.now() clock), rounded. */
+export const ms = (t0: number) => Math.round(performance.now() - t0);
 
 /** Stage load: the graph's ontology, or none (with a warning). */
-export function loadOntology(g: GraphSource, ctx: GraphContext, warnings: string[]): Ontology {
+function loadOntology(g: GraphSource, ctx: GraphContext, warnings: string[]): Ontology {
   if (g.ontologyFile && g.ontologyFormat && fs.statSync(g.ontologyFile).size === 0) {
     warnings.push(`ontology ${path.relative(ctx.sourceDir, g.ontologyFile)} is empty (0 bytes): classes come from explicit rdf:type patterns only`);
     return EMPTY_ONTOLOGY;
@@ -53,7 +54,7 @@ export function loadOntology(g: GraphSource, ctx: GraphContext, warnings: string
 }
 
 /** Stage analyze: the gold queries' patterns and applicable shardings; unparsable ones are warned about and left out. */
-export function analyzeGraphQueries(queries: GoldQuery[], ontology: Ontology, ctx: GraphContext, warnings: string[]): { analyses: QueryAnalysis[]; unparsable: UnparsableQuery[] } {
+function analyzeGraphQueries(queries: GoldQuery[], ontology: Ontology, ctx: GraphContext, warnings: string[]): { analyses: QueryAnalysis[]; unparsable: UnparsableQuery[] } {
   const { analyses, unparsable } = analyzeQueries(queries, ontology, ctx.defaultPrefix, {
     expressionPatterns: ctx.expressionPatterns,
     inferClasses: ctx.classInference,
@@ -66,7 +67,7 @@ export function analyzeGraphQueries(queries: GoldQuery[], ontology: Ontology, ct
 }
 
 /** Stage profile: one streaming pass over the data (subjects, classes, predicates, buckets). */
-export async function profileGraph(src: TripleFile, size: number, ctx: GraphContext, log: (line: string) => void, warnings: string[]): Promise<DataProfile> {
+async function profileGraph(src: TripleFile, size: number, ctx: GraphContext, log: (line: string) => void, warnings: string[]): Promise<DataProfile> {
   const profile = await profileData(src, { buckets: ctx.buckets, seed: ctx.seed }, byteProgress(`${src.graph}: reading`, size, log));
   if (profile.triplesRead === 0) warnings.push('the data file has no triples: no query of this graph can be federated');
   if (profile.untypedSubjects) warnings.push(`${profile.untypedSubjects} subjects have no rdf:type: their triples go to the base shard unless a predicate shard takes them`);
@@ -74,7 +75,7 @@ export async function profileGraph(src: TripleFile, size: number, ctx: GraphCont
 }
 
 /** What the plan stage decides. */
-export interface GraphPlan {
+interface GraphPlan {
   method: MethodOptions;
   candidates: Candidates;
   cover: { rules: ShardingRule[]; statistics: SolverStatistics };
@@ -82,7 +83,7 @@ export interface GraphPlan {
 }
 
 /** Stage plan: candidate rules (section 4.1), the smallest covering rule set (ASP), the shard layout. */
-export async function planGraph(analyses: QueryAnalysis[], profile: DataProfile, ctx: GraphContext, warnings: string[]): Promise<GraphPlan> {
+async function planGraph(analyses: QueryAnalysis[], profile: DataProfile, ctx: GraphContext, warnings: string[]): Promise<GraphPlan> {
   const method = methodOptionsOf(ctx);
   const candidates = candidateRules(analyses, profile, { horizontal: method.horizontalCandidates, predicate: method.predicateCandidates });
   const cover = await selectRules(candidates.rules, candidates.coverable, ctx.solverTimeoutMs);
@@ -103,7 +104,7 @@ export async function planGraph(analyses: QueryAnalysis[], profile: DataProfile,
 type WrittenSlot = MaterializeResult['slots'][number] & { index: number };
 
 /** What the materialize stage wrote. */
-export interface Materialized {
+interface Materialized {
   matcher: PatternMatcher;
   result: MaterializeResult;
   /** Non-empty slots in shard-number order (shard1 first). */
@@ -118,7 +119,7 @@ export interface Materialized {
  * Stage materialize: every triple to its slot (second streaming pass), then public names: the
  * non-empty slots in an order given by a seeded hash, so that shard numbers reveal no rule.
  */
-export async function materializeShards(
+async function materializeShards(
   g: GraphSource,
   src: TripleFile,
   size: number,
@@ -150,7 +151,7 @@ export async function materializeShards(
 }
 
 /** What the verify stage found. */
-export interface Verified {
+interface Verified {
   completeness: CompletenessCheck;
   /** The shard file facts (triples, bytes, sha256, checksum) by slot index. */
   fileOf: Map<number, ShardFile>;
@@ -168,7 +169,7 @@ export interface Verified {
  * of every query.
  * @throws Error when guarantee 1 fails (a bug, never bad input)
  */
-export async function verifyGraph(g: GraphSource, analyses: QueryAnalysis[], plan: GraphPlan, m: Materialized, dir: string, warnings: string[]): Promise<Verified> {
+async function verifyGraph(g: GraphSource, analyses: QueryAnalysis[], plan: GraphPlan, m: Materialized, dir: string, warnings: string[]): Promise<Verified> {
   const verified = await verifyShards(
     m.order.map((s) => path.join(dir, `${m.nameOfSlot.get(s.index)}.nt`)),
     m.result.input,
@@ -330,7 +331,7 @@ function manifestInputs(g: GraphSource, profile: DataProfile, m: Materialized, v
  * solver statistics, shards (`manifestShards`), the three guarantees and the warnings (a rule not
  * realised is added to them).
  */
-export function graphManifest(
+function graphManifest(
   g: GraphSource,
   queries: GoldQuery[],
   analyses: QueryAnalysis[],
@@ -373,7 +374,7 @@ export function graphManifest(
 }
 
 /** Stage describe: the VoID of every shard (standard and extended), written beside the shards; none with `void: false`. */
-export async function describeShards(g: GraphSource, manifest: GraphManifest, ctx: GraphContext, dir: string): Promise<ShardDescription[]> {
+async function describeShards(g: GraphSource, manifest: GraphManifest, ctx: GraphContext, dir: string): Promise<ShardDescription[]> {
   if (ctx.void === false) return [];
   const base = ctx.endpointBase;
   const descriptions = await describeGraph({

@@ -6,10 +6,11 @@ import type { QueryAnalysis, ShardingKind, UnparsableQuery } from '../analyze/an
 import type { ShardDescription } from '../describe/index.js';
 import type { GoldQuery, Question } from '../load/questions.js';
 import type { CompletenessCheck, FederationCheck, RuleCheck } from '../materialize/verify.js';
-import type { HorizontalPlacement, LayoutMode, ShardLayout } from '../plan/layout.js';
-import type { DroppedRule, HorizontalCandidates, PredicateCandidates, ShardingRule } from '../plan/rules.js';
+import type { ShardLayout } from '../plan/layout.js';
+import type { DroppedRule, ShardingRule } from '../plan/rules.js';
 import type { SolverStatistics } from '../plan/solver.js';
 import type { ResolvedMethodOptions } from './presets.js';
+import type { OptionalMethodOption, PartitionOptions } from './options.js';
 
 /** One query's entry in a graph manifest. */
 export interface ManifestQuery {
@@ -62,24 +63,8 @@ export interface ManifestShard {
 export interface GraphManifest {
   tool: { name: string; version: string; solver: string };
   graph: string;
-  options: {
-    buckets: number;
-    seed: number;
-    hash: string;
-    defaultPrefix: string;
-    solverTimeoutMs: number;
-    layout: LayoutMode;
-    expressionPatterns: boolean;
-    classInference: boolean;
-    /** Present only when not the default (`unless-class`), so default manifests keep their bytes. */
-    horizontalCandidates?: HorizontalCandidates;
-    /** Present only when not the default (`own-buckets`). */
-    horizontalPlacement?: HorizontalPlacement;
-    /** Present only when not the default (`all-pairs`). */
-    predicateCandidates?: PredicateCandidates;
-    /** The preset the options were resolved from; present only for a build made with a preset. */
-    preset?: string;
-  };
+  /** The options of PartitionOptions that make the shards, and the subject hash; `OptionalMethodOption`s and `preset` only when given. */
+  options: Pick<PartitionOptions, 'buckets' | 'seed' | 'defaultPrefix' | 'solverTimeoutMs' | 'layout' | 'expressionPatterns' | 'classInference' | OptionalMethodOption | 'preset'> & { hash: string };
   inputs: {
     data: {
       file: string;

@@ -4,12 +4,13 @@
  */
 import { SPIDER_DEFAULT_PREFIX } from '../common/vocab.js';
 import type { VoidEngine } from '../describe/index.js';
-import type { HorizontalPlacement, LayoutMode } from '../plan/layout.js';
-import type { HorizontalCandidates, PredicateCandidates } from '../plan/rules.js';
 import { DEFAULT_METHOD_OPTIONS, type MethodOptions } from './presets.js';
 
-/** Options of `fkgqa partition` (defaults in DEFAULT_PARTITION_OPTIONS). */
-export interface PartitionOptions {
+/** The method options a build records only when not the default, so that default manifests keep their bytes. */
+export type OptionalMethodOption = 'horizontalCandidates' | 'horizontalPlacement' | 'predicateCandidates';
+
+/** Options of `fkgqa partition` (defaults in DEFAULT_PARTITION_OPTIONS; the method options are documented in MethodOptions). */
+export interface PartitionOptions extends Pick<MethodOptions, 'buckets' | 'layout' | 'expressionPatterns' | 'classInference'>, Partial<Pick<MethodOptions, OptionalMethodOption>> {
   /** Benchmark source directory (Spider4SPARQL layout). */
   source: string;
   /** Output directory; replaced only when the whole build succeeds. */
@@ -18,26 +19,12 @@ export interface PartitionOptions {
   questions?: string;
   /** Build only these graphs (default: every graph the questions name). */
   kgs?: string[];
-  /** Buckets per horizontal group, 2–1024. Default 2. */
-  buckets: number;
   /** Seed of the subject hash (xxh64) and of the shard numbering, a non-negative integer. Default 0. */
   seed: number;
   /** IRI of the undeclared `:` prefix of the gold queries. Default `http://valuenet/ontop/`. */
   defaultPrefix: string;
   /** Time limit of each ASP solve in ms. Default 60 000. */
   solverTimeoutMs: number;
-  /** `compact` (fewest shards, default) or `separate` (one shard per predicate / class / horizontal class). */
-  layout: LayoutMode;
-  /** T(q) includes patterns inside FILTER/BIND/HAVING expressions. Default true. */
-  expressionPatterns: boolean;
-  /** C(q) uses the ontology's rdfs:domain / rdfs:range. Default true. */
-  classInference: boolean;
-  /** Which queries get horizontal candidates (see HorizontalCandidates). Default `unless-class`. */
-  horizontalCandidates?: HorizontalCandidates;
-  /** Which shards a horizontal class is hashed over (see HorizontalPlacement). Default `own-buckets`. */
-  horizontalPlacement?: HorizontalPlacement;
-  /** Which pairs of P(q) are predicate candidates (see PredicateCandidates). Default `all-pairs`. */
-  predicateCandidates?: PredicateCandidates;
   /**
    * The preset the method options were resolved from (`resolveMethodOptions`), recorded in the
    * manifests and build.json; the options above are used as given (the preset is not re-applied).

@@ -11,7 +11,7 @@ import { openSource } from '../load/source.js';
 import { SOLVER } from '../plan/solver.js';
 import { parseQuery } from '../sparql/parse.js';
 import { writeBenchmark } from './benchmark.js';
-import { buildGraph } from './graph.js';
+import { buildGraph, ms } from './graph.js';
 import type { GraphBuild, PartitionResult } from './manifest.js';
 import { iriError } from '../common/iri.js';
 import { endpointUrl } from '../describe/index.js';
@@ -20,8 +20,6 @@ import { PRESETS } from './presets.js';
 import { digestTree, isBuildEntry, readPrevious } from './output.js';
 import { unknownGraphError } from '../build/names.js';
 import { counted } from '../common/strings.js';
-
-const ms = (t0: number) => Math.round(performance.now() - t0);
 
 /**
  * Checks the options before anything is read.

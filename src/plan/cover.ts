@@ -2,7 +2,7 @@ import type { ShardingRule } from './rules.js';
 import { atomArgs, readEncoding, solve, type SolverStatistics } from './solver.js';
 
 /** The rule set chosen for one graph, with the solver's statistics. */
-export interface CoverSolution {
+interface CoverSolution {
   /** The chosen rules R*, in canonical order. */
   rules: ShardingRule[];
   statistics: SolverStatistics;

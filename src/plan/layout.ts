@@ -29,7 +29,7 @@ export interface ShardLayout {
 }
 
 /** Weights for the layout's second objective: triples that would move if a node got its own shard. */
-export interface LayoutWeights {
+interface LayoutWeights {
   /** Triples per predicate. */
   predicateTriples: Map<string, number>;
   /** Triples whose subject is an instance of the class. */
@@ -138,7 +138,7 @@ export function separateLayout(rules: ShardingRule[], buckets: number): ShardLay
 }
 
 /** Lists the slots of a layout in their fixed order. */
-export function layoutSlots(p: number, c: number, h: number, buckets: number): string[] {
+function layoutSlots(p: number, c: number, h: number, buckets: number): string[] {
   const slots = ['base'];
   for (let k = 1; k <= p; k++) slots.push(`predicate-${k}`);
   for (let k = 1; k <= c; k++) slots.push(`class-${k}`);

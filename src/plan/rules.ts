@@ -77,7 +77,7 @@ export type HorizontalCandidates = 'unless-class' | 'every-query';
 export type PredicateCandidates = 'all-pairs' | 'no-rdf-type';
 
 /** Options of `candidateRules` (defaults: fkgqa's reading). */
-export interface CandidateOptions {
+interface CandidateOptions {
   horizontal?: HorizontalCandidates;
   predicate?: PredicateCandidates;
 }

@@ -6,7 +6,7 @@ import clingo from 'clingo-wasm';
 export const SOLVER = 'clingo-wasm 0.6.0 (clingo 5.8.1)';
 
 /** Programs above this size are refused: clingo-wasm copies the text onto a 1 MiB stack and crashes, poisoning the instance, on larger ones. */
-export const MAX_PROGRAM_BYTES = 900_000;
+const MAX_PROGRAM_BYTES = 900_000;
 
 /** Solver statistics that are the same on every run (kept in manifests). */
 export interface SolverStatistics {
@@ -28,7 +28,7 @@ export interface SolverStatistics {
 }
 
 /** The best model of a solve, its statistics, and the wall time (ms; not deterministic). */
-export interface SolveResult {
+interface SolveResult {
   /** Shown atoms of the returned model, e.g. `select(3)`. */
   atoms: string[];
   statistics: SolverStatistics;

@@ -85,7 +85,7 @@ function graphAsBindings(text: string, contentType: string): SparqlResults {
 }
 
 /** The registry of `QueryOptions` (a running serve of `shards`, endpoints files, URLs). @throws InputError as `openRegistry` */
-export function queryRegistry(o: Pick<QueryOptions, 'shards' | 'state' | 'endpointsFiles' | 'urls'>): EndpointRegistry {
+function queryRegistry(o: Pick<QueryOptions, 'shards' | 'state' | 'endpointsFiles' | 'urls'>): EndpointRegistry {
   return openRegistry({
     endpointsFiles: o.endpointsFiles,
     urls: o.urls,
@@ -101,7 +101,7 @@ export function queryRegistry(o: Pick<QueryOptions, 'shards' | 'state' | 'endpoi
  * @throws InputError for a name that is none of these (naming where the registry comes from, its
  *   graphs and endpoints), or for endpoints of several graphs without `mixGraphs`
  */
-export function selectSources(registry: EndpointRegistry, names: string[], mixGraphs = false): RegisteredEndpoint[] {
+function selectSources(registry: EndpointRegistry, names: string[], mixGraphs = false): RegisteredEndpoint[] {
   const chosen = new Set<RegisteredEndpoint>();
   const graphs = [...new Set(registry.endpoints.map((e) => e.graph).filter((g): g is string => g !== null))];
   for (const n of names) {

@@ -24,9 +24,9 @@ export interface GoldQueryToRun {
 }
 
 /** Most choices among tied solutions enumerated per query (each runs the query once); beyond it the dependence is `unknown`. */
-export const MAX_TIE_CHOICES = 64;
+const MAX_TIE_CHOICES = 64;
 /** Most rows kept over all alternatives of one query; beyond it the dependence is `unknown`. */
-export const MAX_ALTERNATIVE_ROWS = 50_000;
+const MAX_ALTERNATIVE_ROWS = 50_000;
 
 /** `ORDER BY … LIMIT … OFFSET …` of a SELECT, as text (for reasons). */
 function windowText(q: sparqljs.SelectQuery): string {
@@ -276,7 +276,7 @@ const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * @param results a SPARQL 1.1 JSON results document
  * @returns a copy with `results.bindings` sorted (the head unchanged)
  */
-export function inCanonicalOrder(results: SparqlResults): SparqlResults {
+function inCanonicalOrder(results: SparqlResults): SparqlResults {
   if (!results.results) return results;
   const keyed = results.results.bindings.map((row) => [canonicalJson(row), row] as const);
   keyed.sort(([a], [b]) => byCodeUnits(a, b));
@@ -287,34 +287,10 @@ export function inCanonicalOrder(results: SparqlResults): SparqlResults {
  * The triples of a CONSTRUCT/DESCRIBE answer (N-Triples, one a line) in code-unit order, each
  * line ended by a newline: a graph has no order (RDF 1.1 Concepts §3).
  */
-export function inCanonicalLineOrder(nTriples: string): string {
+function inCanonicalLineOrder(nTriples: string): string {
   const lines = nTriples.split('\n').filter((l) => l.trim());
   return lines
     .sort(byCodeUnits)
     .map((l) => `${l}\n`)
     .join('');
-}
-
-/**
- * The tie analysis of stored gold answers (computed before gold-answers files carried it): each
- * answer of `queries` analysed on `store` (`analyseGoldTies`); answers are otherwise kept as stored.
- */
-export async function analyseStoredTies(
-  store: StoreWorker,
-  queries: GoldQueryToRun[],
-  answers: GoldAnswer[],
-  timeoutMs: number,
-  onQuery?: { start(id: string): void; done(id: string): void },
-): Promise<GoldAnswer[]> {
-  const byId = new Map(queries.map((q) => [q.id, q]));
-  const out: GoldAnswer[] = [];
-  for (const stored of answers) {
-    const { ties: _old, ...a } = stored;
-    const q = byId.get(a.query);
-    onQuery?.start(`${a.query} (ties)`);
-    const ties = q ? await analyseGoldTies(store, q, a, timeoutMs) : undefined;
-    out.push(ties ? { ...a, ties } : a);
-    onQuery?.done(`${a.query} (ties)`);
-  }
-  return out;
 }

@@ -6,7 +6,7 @@ import type { BuildFigures, BuildStats } from './stats.js';
 import { counted, esc } from '../common/strings.js';
 
 /** Chart.js 4 (UMD build) as script text, inlined so that a page is self-contained (`</script` escaped). */
-export function chartJs(): string {
+function chartJs(): string {
   const require = createRequire(import.meta.url);
   // chart.js's exports map hides dist/; its main entry lives in dist/ beside the UMD build.
   const file = path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js');
@@ -49,7 +49,7 @@ const WORDS: Record<string, string> = {
 };
 
 /** A figure's path as words: `applicability.overQuestions.class` → "sharding applies, over questions, semantic (class)". */
-export function figureLabel(path: string[]): string {
+function figureLabel(path: string[]): string {
   return path.map((k) => WORDS[k] ?? k).join(', ');
 }
 
@@ -57,7 +57,7 @@ export function figureLabel(path: string[]): string {
  * The build figures as readable rows: a share as "30.84 % (33 of 107)", a distribution as
  * "mean 4.6, median 4, min 3, max 7", a count as itself.
  */
-export function readableFigures(f: BuildFigures): [string, string][] {
+function readableFigures(f: BuildFigures): [string, string][] {
   const out: [string, string][] = [];
   const walk = (path: string[], v: unknown) => {
     if (typeof v === 'number') out.push([figureLabel(path), String(v)]);
@@ -77,7 +77,7 @@ export function readableFigures(f: BuildFigures): [string, string][] {
  * ten at or below the smallest positive value (at least 1) to the one above the largest.
  * @param values triple counts (zeros and negatives are not drawn on a log axis and are ignored)
  */
-export function logBounds(values: number[]): { min: number; max: number } {
+function logBounds(values: number[]): { min: number; max: number } {
   const positive = values.filter((v) => v > 0);
   if (positive.length === 0) return { min: 1, max: 10 };
   const min = 10 ** Math.floor(Math.log10(Math.min(...positive)));
@@ -92,7 +92,7 @@ const mean = (xs: number[]) => (xs.length ? Math.round((100 * xs.reduce((a, b) =
  * with painted pixels and `window.fkgqaChartsReady` is set (a rendering check for tests in
  * headless browsers).
  */
-export const PAINTED_CHECK = `const painted = [...document.querySelectorAll('canvas')].filter((c) => {
+const PAINTED_CHECK = `const painted = [...document.querySelectorAll('canvas')].filter((c) => {
   const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
   for (let i = 3; i < px.length; i += 4) if (px[i] !== 0) return true;
   return false;

@@ -14,7 +14,7 @@ export interface Share {
  * The figures `fkgqa partition` prints: applicability (section 4.1), rules and shards per graph
  * (section 4.2), and the state of the three guarantees. Deterministic for a given build.
  */
-export interface PartitionSummary {
+interface PartitionSummary {
   graphs: number;
   questions: number;
   /** Distinct (graph, query) pairs, and distinct query texts. */
@@ -184,7 +184,7 @@ function perGraph(ids: string[]): string {
 }
 
 /** How `formatPartitionSummary` writes the lists of queries. */
-export interface SummaryTextOptions {
+interface SummaryTextOptions {
   /** Every not coverable and necessarily empty query on its own line with its reason (`--verbose`); default: counts per graph. */
   verbose?: boolean;
   /** The build folder, named where the full lists are (each graph's manifest.json). */

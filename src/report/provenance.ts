@@ -17,7 +17,7 @@ import { hasAggregate } from '../sparql/inspect.js';
  *   outer query has a solution;
  * - a property path must match inside one shard (none occur in Spider4SPARQL).
  */
-export interface ProvenanceQueries {
+interface ProvenanceQueries {
   /** SELECT DISTINCT over the graph variables of the outer pattern (or `?fkgqa_one` if it has none). */
   main: string;
   /** Number of graph variables of `main`. */
@@ -123,14 +123,14 @@ export function provenanceQueries(ast: sparqljs.SparqlQuery): ProvenanceQueries 
 export type RealisedStatus = 'ok' | 'timeout' | 'error' | 'unparsable';
 
 /** The shards a gold query's solutions use (realised fan-out), or why they are unknown. */
-export interface RealisedShards {
+interface RealisedShards {
   status: RealisedStatus;
   /** Shard names `shard<N>`, in shard order; empty unless `status` is `ok`. */
   shards: string[];
 }
 
 /** The part of a StoreWorker that `realisedShards` needs (a store holding every shard as a named graph and all shards in the default graph). */
-export interface ProvenanceStore {
+interface ProvenanceStore {
   query(q: { query: string; resultsFormat: string; timeoutMs: number }): Promise<{ status: 'ok'; body: string } | { status: 'error' | 'timeout' }>;
 }
 

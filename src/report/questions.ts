@@ -1,18 +1,10 @@
 /**
  * `fkgqa questions`: for each question of a build, the question → its gold query → the shards its
  * answer needs (realised) and the shards that may match (implied) → its gold answer (rows and a
- * preview).
- *
- * What comes from where:
- * - implied shards are computed by `fkgqa partition` (cheap: which shards hold a triple matching a
- *   triple pattern is recorded while the shards are written) and stored in `benchmark.json` as
- *   `shardsImplied`;
- * - needed (realised) shards and the gold answer need the queries executed (on the corpus the
- *   slowest graph, world_1, takes minutes because three queries run into the time limit), so the
- *   build does not hold them: they are read from what `fkgqa stats` stored for the build, and
- *   computed on demand for the queries it has not (one oxigraph store per graph holding every
- *   shard as a named graph and their union as the default graph). Nothing is written.
- *   `fkgqa stats` stores them in the state folder beside the build (`<build>.state/`).
+ * preview). Implied shards come from `benchmark.json` (`shardsImplied`, recorded by `fkgqa
+ * partition`); needed shards and gold answers need the queries executed (minutes on the slowest
+ * graph), so they are read from what `fkgqa stats` stored in the state folder and computed on
+ * demand for the queries it has not (one oxigraph store per graph). Nothing is written.
  */
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
@@ -49,7 +41,7 @@ export interface QuestionsOptions {
 }
 
 /** The gold answer of a question, as `fkgqa questions` shows it. */
-export interface AnswerView {
+interface AnswerView {
   status: GoldAnswer['status'] | 'unparsable';
   /** Result rows (SELECT), 1 for ASK, triples for CONSTRUCT/DESCRIBE; null if not executed. */
   rows: number | null;
@@ -194,9 +186,7 @@ export async function questionViews(options: QuestionsOptions): Promise<Question
 
 /**
  * What `fkgqa stats` stored for one graph of this build (the output digest must match), looked up
- * in the state folder (`gold-answers/<kg>.json`, `realised-fan-out/<kg>.json`) and, for builds
- * whose stats were computed by an earlier version, inside the build (`<kg>/gold-answers.json`,
- * `<kg>/realised-fan-out.json`).
+ * in the state folder (`gold-answers/<kg>.json`, `realised-fan-out/<kg>.json`).
  */
 function storedByStats(build: string, state: string, kg: string, digest: string): { answers?: GoldAnswer[]; realised?: StoredRealisedFanOut['realised'] } {
   const answers = readGoldAnswers(build, kg, digest, { state });

@@ -6,7 +6,7 @@ import type { BuildFigures, BuildStats } from './stats.js';
 import { counted } from '../common/strings.js';
 
 /** One row of the paper comparison: the paper's value, this build's value, and the difference. */
-export interface PaperComparisonRow {
+interface PaperComparisonRow {
   figure: string;
   paper: number;
   build: number;
@@ -120,7 +120,7 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
 }
 
 /** The paper comparison as a text or Markdown table. */
-export function formatComparison(rows: PaperComparisonRow[], style: 'text' | 'markdown'): string {
+function formatComparison(rows: PaperComparisonRow[], style: 'text' | 'markdown'): string {
   if (style === 'markdown') {
     return (
       ['| figure | paper | this build | difference |', '|---|---:|---:|---:|', ...rows.map((r) => `| ${r.figure} | ${r.paper} | ${r.build} | ${r.difference > 0 ? '+' : ''}${r.difference} |`)].join(

@@ -7,7 +7,7 @@ import { writeFileAtomic } from '../common/output.js';
 import { STATE_FILES, stateDir } from '../build/state.js';
 import { StoreWorker, type StoreSource } from '../common/store-worker.js';
 import type { GraphManifest } from '../partition/index.js';
-import { analyseStoredTies, executeGoldQueries, type GoldQueryToRun } from './answers.js';
+import { executeGoldQueries, type GoldQueryToRun } from './answers.js';
 import { GOLD_QUERY_TIMEOUT_MS, readGoldAnswers, TIE_ANALYSIS, type GoldAnswer, type GoldAnswers } from '../build/gold-answers.js';
 import { readRealisedFanOut, type StoredRealisedFanOut } from '../build/fan-out.js';
 import { coefficientOfVariation, distribution, round, share, type Distribution, type Share } from './figures.js';
@@ -38,7 +38,7 @@ export interface StatsOptions {
 }
 
 /** Figures for one distinct query (one row of `--per-query`). */
-export interface QueryStats {
+interface QueryStats {
   graph: string;
   /** `<kg>/q<N>`. */
   query: string;
@@ -80,7 +80,7 @@ export interface QueryStats {
 }
 
 /** Figures for one graph. */
-export interface GraphStats {
+interface GraphStats {
   graph: string;
   shards: number;
   /** Triples per shard, in shard order. */
@@ -199,25 +199,24 @@ function parseGraphQueries(m: GraphManifest, textOf: Map<string, string>, defaul
 
 /**
  * The gold answers of a graph on its unsharded graph (all shards in the default graph): the stored
- * ones when they can be reused as they are; stored ones without the tie analysis (TIE_ANALYSIS)
- * kept and only analysed for ties (src/report/answers.ts); else computed. Written to the state
- * folder unless reused as they are.
- * @param reuse the stored answers match the build and the time limit, and no recompute was asked
+ * ones when they can be reused, else computed (with their tie analysis, src/report/answers.ts) and
+ * written to the state folder.
+ * @param reuse the stored answers match the build, the time limit and the tie analysis (TIE_ANALYSIS), and no recompute was asked
  */
 async function goldAnswersOf(m: GraphManifest, files: ShardFileOf[], toRun: GoldQueryToRun[], stored: GoldAnswers | undefined, reuse: boolean, run: StatsRun): Promise<GoldAnswer[]> {
   const { options, digest, ticker } = run;
-  if (reuse && stored!.tieAnalysis === TIE_ANALYSIS) {
+  if (reuse) {
     for (const q of toRun) ticker.done(q.id);
     return stored!.answers;
   }
   const store = await StoreWorker.start(files.map((f) => nt(f)));
   try {
-    const answers = reuse ? await analyseStoredTies(store, toRun, stored!.answers, options.timeoutMs, ticker) : await executeGoldQueries(store, toRun, options.timeoutMs, ticker);
+    const answers = await executeGoldQueries(store, toRun, options.timeoutMs, ticker);
     const doc: GoldAnswers = {
       graph: m.graph,
       buildDigest: digest,
       timeoutMs: options.timeoutMs,
-      engine: stored?.engine && reuse ? stored.engine : 'oxigraph 0.5.11',
+      engine: 'oxigraph 0.5.11',
       tieAnalysis: TIE_ANALYSIS,
       answers,
     };
@@ -275,8 +274,7 @@ async function realisedFanOutOf(
 
 /**
  * The gold answers (`goldAnswersOf`) and realised fan-out (`realisedFanOutOf`) of one graph, at
- * once, each stored in the state folder (the build is read-only; answers an earlier version kept
- * inside the build are still read when they match it); a progress line says what was reused.
+ * once, each stored in the state folder (the build is read-only); a progress line says what was reused.
  */
 async function graphAnswers(m: GraphManifest, parsed: Map<string, ParsedQuery | undefined>, run: StatsRun): Promise<{ answers: GoldAnswer[]; realised: RealisedFanOut }> {
   const { options, digest } = run;
@@ -291,14 +289,14 @@ async function graphAnswers(m: GraphManifest, parsed: Map<string, ParsedQuery | 
     toRun.push({ id: q.id, normalized: p.normalized, queryType: ast.queryType, ordered: Boolean(ast.order?.length), ast: p.ast });
   }
   const stored = readGoldAnswers(options.shards, m.graph, digest, { state: options.state, timeoutMs: options.timeoutMs });
-  const reuse = !options.recompute && stored?.buildDigest === digest && stored.timeoutMs === options.timeoutMs;
+  const reuse = !options.recompute && stored?.buildDigest === digest && stored.timeoutMs === options.timeoutMs && stored.tieAnalysis === TIE_ANALYSIS;
   const answersTask = goldAnswersOf(m, files, toRun, stored, reuse, run);
   const storedProvenance = readRealisedFanOut(options.shards, m.graph, digest, { state: options.state, timeoutMs: options.timeoutMs });
   const reuseProvenance = !options.recompute && storedProvenance?.buildDigest === digest && storedProvenance.timeoutMs === options.timeoutMs;
   const realisedTask = realisedFanOutOf(m, files, parsed, storedProvenance, reuseProvenance, run);
   const [answers, realised] = await Promise.all([answersTask, realisedTask]);
   run.log(
-    `${m.graph}: ${counted(m.queries.length, 'query', 'queries')}, gold answers ${reuse ? (stored!.tieAnalysis === TIE_ANALYSIS ? 'reused' : 'reused, ties analysed') : 'computed'}, ` +
+    `${m.graph}: ${counted(m.queries.length, 'query', 'queries')}, gold answers ${reuse ? 'reused' : 'computed'}, ` +
       `realised fan-out ${reuseProvenance ? 'reused' : 'computed'} (${Math.round(performance.now() - t0)} ms)`,
   );
   return { answers, realised };
@@ -407,7 +405,7 @@ export async function computeStats(given: StatsOptions): Promise<BuildStats> {
 }
 
 /** Computes the build figures from the per-graph and per-query figures. */
-export function buildFigures(manifests: GraphManifest[], queries: QueryStats[], graphs: GraphStats[], textOf: Map<string, string>): BuildFigures {
+function buildFigures(manifests: GraphManifest[], queries: QueryStats[], graphs: GraphStats[], textOf: Map<string, string>): BuildFigures {
   const analysed = queries.filter((q) => q.status !== 'unparsable');
   const firstByText = new Map<string, QueryStats>();
   for (const q of analysed) if (!firstByText.has(textOf.get(q.query)!)) firstByText.set(textOf.get(q.query)!, q);

@@ -30,7 +30,7 @@ export interface ScoreFormatOptions {
 }
 
 /** One row of the figure table: a figure of a group with the paper's values for that setup. */
-export interface FigureRow {
+interface FigureRow {
   group: string;
   figure: FigureName | string;
   /** The figure, or null when it has no denominator (no runs to compute it over). */
@@ -278,7 +278,7 @@ const textWidth = (text: string, size: number, bold = false) => Math.ceil(text.l
  * a `rect.bar` with `data-value`, and its n a `text.n` (checked in Chromium, with every text's box).
  * The chart scales down to the width of its container (`max-width: 100%`).
  */
-export function svgBarChart(id: string, clusters: { label: string; bars: Bar[] }[]): string {
+function svgBarChart(id: string, clusters: { label: string; bars: Bar[] }[]): string {
   const barW = 46;
   const gap = 10;
   const clusterGap = 30;
@@ -337,7 +337,7 @@ export function svgBarChart(id: string, clusters: { label: string; bars: Bar[] }
 }
 
 /** The link of a run in the viewer page. */
-export function viewLink(viewPage: string, id: string): string {
+function viewLink(viewPage: string, id: string): string {
   return `${viewPage}#run=${encodeURIComponent(id)}`;
 }
 

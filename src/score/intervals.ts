@@ -9,7 +9,7 @@
 import { seededRandom } from '../common/random.js';
 
 /** The standard normal quantile of 0.975: a two-sided 95 % interval. */
-export const Z_95 = 1.959963984540054;
+const Z_95 = 1.959963984540054;
 
 /** An interval `[low, high]`. */
 export type Interval = [number, number];
@@ -32,7 +32,7 @@ export function wilsonInterval(k: number, n: number, z = Z_95): Interval | null 
 }
 
 /** Options of `bootstrapMeanInterval`. */
-export interface BootstrapOptions {
+interface BootstrapOptions {
   /** Resamples (default 2,000). */
   resamples?: number;
   /** Seed of the resampling (default 0): the same values and seed give the same interval. */

@@ -13,7 +13,8 @@ import { counted } from '../common/strings.js';
 /** The key of an unbound cell. */
 export const UNDEF = 'UNDEF';
 
-const cell = (row: Record<string, SparqlTerm>, v: string) => (row[v] ? termKey(row[v]) : UNDEF);
+/** The key of a row's value of `v` (`termKey`), `UNDEF` when unbound. */
+export const cell = (row: Record<string, SparqlTerm>, v: string) => (row[v] ? termKey(row[v]) : UNDEF);
 
 /** Largest number of column bijections tried (7! = 5,040: wider answers are compared by name only). */
 const MAX_BIJECTIONS = 5_040;
@@ -73,7 +74,7 @@ export function columnBijections(gold: SparqlResults, pred: SparqlResults, any =
 }
 
 /** The predicted answer with its columns renamed to the gold variables through `mapping`. */
-export function renameColumns(pred: SparqlResults, mapping: Record<string, string>): SparqlResults {
+function renameColumns(pred: SparqlResults, mapping: Record<string, string>): SparqlResults {
   const back = Object.entries(mapping);
   return {
     head: { vars: back.map(([g]) => g) },
@@ -178,7 +179,7 @@ export function assignmentF1(pred: string[][], target: string[][]): number {
 }
 
 /** Rows above which GRASP switches to exact F1 (its `exact=1024` default). */
-export const GRASP_EXACT_AFTER = 1024;
+const GRASP_EXACT_AFTER = 1024;
 
 /**
  * F1 as GRASP computes it (module comment). A missing prediction (no final answer) scores 0.

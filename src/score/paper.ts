@@ -7,7 +7,7 @@
  */
 
 /** A model of the paper. */
-export type PaperModel = 'GPT-5.2' | 'Qwen3-8B';
+type PaperModel = 'GPT-5.2' | 'Qwen3-8B';
 export const PAPER_MODELS: PaperModel[] = ['GPT-5.2', 'Qwen3-8B'];
 
 /** Figure names shared by the score report and the paper table. */
@@ -23,7 +23,7 @@ export type FigureName =
   | 'VoID calls per run';
 
 /** One published figure; `value` is null where the paper gives none for that model and setup. */
-export interface PaperFigure {
+interface PaperFigure {
   figure: FigureName;
   model: PaperModel;
   /** A setup, or `all` for a figure over every setup. */
@@ -36,7 +36,7 @@ export interface PaperFigure {
 const f = (figure: FigureName, model: PaperModel, setup: string, value: number | null, note?: string): PaperFigure => ({ figure, model, setup, value, ...(note ? { note } : {}) });
 
 /** Every figure of section 6 used in the comparison. */
-export const PAPER_FIGURES: PaperFigure[] = [
+const PAPER_FIGURES: PaperFigure[] = [
   f('accuracy %', 'GPT-5.2', 'baseline', 42.1),
   f('accuracy %', 'GPT-5.2', 'high_level', 45.4),
   f('accuracy %', 'GPT-5.2', 'void_tool', 43.5),

@@ -1,18 +1,11 @@
 /**
- * `fkgqa score RUNS...`: scores agent runs (run lines of `fkgqa eval`, src/eval/record.ts, read by
+ * `fkgqa score RUNS...`: scores agent runs (run lines of `fkgqa eval`, read by
  * src/eval/run-reader.ts) against a build's gold answers, offline, with the metrics of section 6 of
- * the FKGQA paper: accuracy, F1 (GRASP and Spinach), syntactic validity of every query sent,
- * endpoint consultation and the trivial-federation rate, and the cost figures (tokens, LLM/SPARQL/
- * VoID calls, runtime). A score means exactly "how well did the agent answer":
- * - runs of another build are refused (the record's `build`; `allowOtherBuild`);
- * - runs that failed — `infrastructure_error` (an endpoint or the federation engine failed) and
- *   `model_error` (the LLM API failed) — are reported apart, never in accuracy; the limits count as wrong;
- * - an answer that another choice among tied solutions gives is correct (the tie analysis stored
- *   with the gold answers by `fkgqa stats`, src/report/answers.ts);
- * - questions whose answer is necessarily empty are reported apart (accuracy with and without);
- * - runs of two conditions (src/eval/record.ts, RunCondition: setup, model and its sampling, limits,
- *   federation engine, build, prompt, …) are never merged: one group per condition.
- * Definitions: docs/evaluation.md, src/score/metrics.ts, src/score/validity.ts.
+ * the FKGQA paper. A score means exactly "how well did the agent answer": runs of another build are
+ * refused, failed runs (`infrastructure_error`, `model_error`) reported apart, an answer another
+ * choice among tied solutions gives is correct, necessarily empty answers are reported apart, and
+ * runs of two conditions are never merged. Definitions: docs/evaluation.md (`fkgqa score RUNS...`),
+ * src/score/metrics.ts, src/score/validity.ts.
  */
 import path from 'node:path';
 import { parseQuery } from '../sparql/parse.js';
@@ -55,7 +48,7 @@ export interface ScoreOptions {
 }
 
 /** What kind of gold question a run asked (benchmark.json and the graph's manifest). */
-export type GoldKind = 'federated' | 'necessarily-empty' | 'not-federated';
+type GoldKind = 'federated' | 'necessarily-empty' | 'not-federated';
 
 /** The score of one run. */
 export interface RunScore {
@@ -198,7 +191,7 @@ export interface GroupScore {
 }
 
 /** A gold query whose answer depends on ties, as the report lists it. */
-export interface TieQuestion {
+interface TieQuestion {
   queryId: string;
   dependence: GoldTies['dependence'];
   reason: string;
@@ -307,7 +300,7 @@ function checkBuildIdentity(lines: LocatedRun[], outputDigest: string, goldDiges
  * The verdict of an answer against gold and, when gold depends on ties, against every admissible
  * answer (GoldTies: top-level segments, sub-SELECT alternatives with their own segments).
  */
-export function matchAdmissible(gold: SparqlResults, ties: GoldTies | undefined, pred: SparqlResults, ordered: boolean): AnswerMatch & { byTies: boolean; byAlternative: boolean } {
+function matchAdmissible(gold: SparqlResults, ties: GoldTies | undefined, pred: SparqlResults, ordered: boolean): AnswerMatch & { byTies: boolean; byAlternative: boolean } {
   const { match: m, by, admissible } = admissibleUnderTies(gold, ties as AdmissibleAnswers | undefined, pred, ordered, matchAnswer);
   if (m.correct) return { ...m, byTies: by === 'ties', byAlternative: by === 'alternative' };
   return { ...m, reason: `${m.reason}${admissible > 1 ? ` (nor any of the ${admissible - 1} other admissible answers)` : ''}`, byTies: false, byAlternative: false };
@@ -386,7 +379,7 @@ function readGoldOfGraphs(options: ScoreOptions, lines: LocatedRun[], b: Scoring
     const stored = findGoldAnswers(options.shards, kg, b.digest, { state: options.state });
     if (!stored) throw new InputError(`no gold answers of ${kg} for this build: run ${statsCommand} first`, { file: options.shards });
     if (stored.answers.tieAnalysis !== TIE_ANALYSIS)
-      throw new InputError(`the gold answers of ${kg} were stored before they carried the tie analysis: run ${statsCommand} again (it keeps the answers and adds what scoring needs)`, {
+      throw new InputError(`the gold answers of ${kg} were stored without the tie analysis version ${TIE_ANALYSIS} that scoring needs: run ${statsCommand} again (it computes them anew)`, {
         file: stored.file,
       });
     out.golds.set(kg, goldResultsById(stored.answers));

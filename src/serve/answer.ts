@@ -23,7 +23,7 @@ import { leftGroupedQuery } from '../sparql/generate.js';
  * The oxigraph functions `answerQuery` needs besides the store, from the same instance as the store
  * (the thread's web build, src/common/oxigraph-wasm.ts, or the node build in tests).
  */
-export type OxigraphRuntime = Pick<typeof oxigraph, 'Store' | 'defaultGraph'>;
+type OxigraphRuntime = Pick<typeof oxigraph, 'Store' | 'defaultGraph'>;
 
 /** What the worker needs to answer one query of one endpoint. */
 export interface EndpointTask {

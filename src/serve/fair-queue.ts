@@ -1,14 +1,10 @@
 /**
- * Fair share of the federation engine's threads between the clients of `/federation/sparql`
- * (docs/serving.md, "The federation endpoint: a fair share per client"). One queue per client; a free
- * thread takes the next query of the client that has had the fewest turns — queries started since
- * it last became active — so clients with waiting queries take turns (round robin), whatever their
- * backlogs. A client that becomes active (its first query after it had none waiting or running)
- * starts at the fewest turns of the clients active then: idle time earns no credit and carries no
- * debt. Among clients with as few turns, the one with fewer queries running goes first, then the
- * one with fewer waiting (so a client's one query is not put behind another client's backlog), then
- * the one whose next query arrived first. A client may have at most `maxWaiting` queries waiting; its next
- * one is refused at once (503 busy at the endpoint).
+ * Fair share of the federation engine's threads between the clients of `/federation/sparql`: one
+ * queue per client, a free thread taking the next query of the client with the fewest turns since
+ * it last became active (round robin whatever the backlogs; idle time earns no credit and carries
+ * no debt), ties to fewer running, then fewer waiting, then the earliest arrival; at most
+ * `maxWaiting` queries waiting per client. docs/serving.md ("The federation endpoint: a fair share
+ * per client") gives the rules and their reasons.
  *
  * A pure scheduler: no timers, no I/O. Its caller bounds each wait (the query's limit) and gives the
  * turn back (`Turn.release`) when the query ends or stops waiting.

@@ -2,18 +2,13 @@
  * The federation endpoint of `fkgqa serve` (`/federation/sparql`): the "federation endpoint" of
  * the FKGQA paper's Figure 1 as a SPARQL 1.1 Protocol endpoint, so that any SPARQL client can send
  * queries with SERVICE clauses naming the shard endpoints. Queries are routed as run_sparql_query
- * routes them (src/federation/routing.ts): a lone SERVICE that is the whole WHERE goes straight to
- * its endpoint, anything else to the federation engine (`--federation-engine`, default Comunica 4.5.0
- * in a worker thread stopped at the time limit), which may contact only the registered shard
- * endpoints, through the bounded client (src/federation/client.ts: no redirect followed). A SERVICE
- * target outside the registry is refused (403) before anything is sent.
- *
- * The engine's threads (`--engines`) are shared fairly between clients (fair-queue.ts; a client is
- * its remote address, or with a `Fkgqa-Client` header that name at that address: `clientOf`); a
- * lone SERVICE does not wait for the engine: it goes to its endpoint, asked for SPARQL JSON results
- * even when the client asked for CSV or TSV (written here). docs/serving.md ("The federation
- * endpoint: a fair share per client") has the turns and bounds, docs/mcp.md ("The federation
- * endpoint of `fkgqa serve`") the status codes; the engine's work stops when the client disconnects.
+ * routes them (src/federation/routing.ts) through the bounded client (src/federation/client.ts); a
+ * SERVICE target outside the registry is refused (403) before anything is sent. The engine's
+ * threads (`--engines`) are shared fairly between clients (fair-queue.ts, `clientOf`); a lone
+ * SERVICE does not wait for the engine, and is asked for SPARQL JSON results even when the client
+ * asked for CSV or TSV (written here). docs/serving.md ("The federation endpoint: a fair share per
+ * client") has the turns and bounds, docs/mcp.md ("The federation endpoint of `fkgqa serve`") the
+ * status codes; the engine's work stops when the client disconnects.
  */
 import type { IncomingMessage } from 'node:http';
 import type { EndpointRegistry } from '../federation/registry.js';
@@ -36,7 +31,7 @@ export { CLIENT_HEADER, DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_QUEUED, FEDERATI
 import { CLIENT_HEADER, DEFAULT_FEDERATION_THREADS, DEFAULT_MAX_QUEUED } from './defaults.js';
 
 /** Options of the federation endpoint. */
-export interface FederationOptions {
+interface FederationOptions {
   /** Time limit of one query, in ms. */
   timeoutMs: number;
   /** Largest request body, in bytes (413 above). */
@@ -58,7 +53,7 @@ export interface FederationOptions {
 }
 
 /** The longest `Fkgqa-Client` name, in characters. */
-export const MAX_CLIENT_NAME = 100;
+const MAX_CLIENT_NAME = 100;
 
 /**
  * Who sent a request, for the fair share of the federation engine (fair-queue.ts): its remote
@@ -79,7 +74,7 @@ export function clientOf(req: IncomingMessage): string {
 }
 
 /** An answer of the federation endpoint (the shape `fkgqa serve` sends and logs), its body text. */
-export type FederationAnswer = Answer & { body: string };
+type FederationAnswer = Answer & { body: string };
 
 const text = (status: number, body: string, kind: RequestKind = 'data', headers?: Record<string, string>): FederationAnswer => ({
   status,

@@ -20,7 +20,7 @@ import { queryLimits, startedLimits, stoppedAtLimit, waitingOutcome, type PoolOu
 import { disarm, Outbox, PIPELINE, startWorker, withdraw, type Group, type Job, type Slot } from './pool-workers.js';
 
 /** Options of the pool. */
-export interface PoolOptions {
+interface PoolOptions {
   /** Groups, hence worker threads at rest (at least 1; at most one per endpoint). */
   workers: number;
   /** A query that ran this long (ms) with others waiting behind it gets its worker retired (default 1000). */

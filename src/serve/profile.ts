@@ -2,16 +2,12 @@
  * Endpoint behaviour profiles: emulations of what real SPARQL endpoints do to federated clients,
  * after challenges C2 (uneven SPARQL 1.1 support: result-size limits, refused features) and C4
  * (latency, availability) of the FKGQA paper (section 1). Off by default: an endpoint without a
- * profile answers every query completely or fails explicitly; it never truncates (a silently capped answer would look like a complete one to the federation engine).
+ * profile answers every query completely or fails explicitly; it never truncates (a silently
+ * capped answer would look like a complete one to the federation engine).
  *
- * A profile file is JSON:
- * ```json
- * { "default":   { "latencyMs": 50 },
- *   "graphs":    { "world_1": { "maxRows": 1000 } },
- *   "endpoints": { "world_1-shard2": { "failureRate": 0.1, "seed": 7, "refuse": ["service"] } } }
- * ```
- * An endpoint's profile is `default`, overridden field by field by its graph's entry, overridden by
- * its own entry.
+ * A profile file is JSON (`default`, `graphs`, `endpoints`; docs/serving-reference.md has its
+ * fields); an endpoint's profile is `default`, overridden field by field by its graph's entry,
+ * overridden by its own entry.
  */
 import fs from 'node:fs';
 import { InputError } from '../common/errors.js';

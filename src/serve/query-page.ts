@@ -102,7 +102,7 @@ const STYLE_HASH = sha256(STYLE);
 /** Escapes text for HTML content. */
 
 /** The page and the headers it is served with. */
-export interface QueryPage {
+interface QueryPage {
   html: string;
   /** `Content-Security-Policy` and the other headers of the page. */
   headers: Record<string, string>;

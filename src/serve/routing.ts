@@ -10,7 +10,7 @@ import { CLIENT_HEADER, FEDERATION_PATH } from './defaults.js';
 import type { RequestKind } from './request-log.js';
 
 /** What a request path asks for. */
-export type RouteKind = 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'catalogue-json' | 'federation' | 'none';
+type RouteKind = 'sparql' | 'void' | 'index' | 'stats' | 'catalogue' | 'catalogue-json' | 'federation' | 'none';
 
 /** The response headers a web page allowed by CORS may read besides the CORS-safelisted ones. */
 const EXPOSED = 'Content-Type, Link, Fkgqa-Truncated, Fkgqa-Profile, Fkgqa-Stopped, Retry-After';
@@ -148,7 +148,7 @@ export function prefersHtml(accept: string | undefined): boolean {
 }
 
 /** What the server's own paths show. */
-export interface ServerPaths {
+interface ServerPaths {
   /** `GET /`: the endpoints file. */
   endpointsFile(): unknown;
   /** `GET /` from a browser (`prefersHtml`): the query page and its headers (query-page.ts), for the request's Host. */

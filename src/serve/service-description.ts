@@ -11,7 +11,7 @@ const FORMATS = 'http://www.w3.org/ns/formats/';
 const RDFS_SEE_ALSO = 'http://www.w3.org/2000/01/rdf-schema#seeAlso';
 
 /** What the service description says about one endpoint. */
-export interface ServiceDescriptionInput {
+interface ServiceDescriptionInput {
   /** The endpoint URL (`sd:endpoint`, also the IRI of the `sd:Service`). */
   url: string;
   /** A human-readable title, e.g. `world_1-shard2: shard 2 of graph world_1`. */

@@ -128,7 +128,7 @@ export function unescapeIriCodepoints(text: string): string {
 }
 
 /** A character of an IRI, escaped or written as it is, that the IRI may not hold (`iriCharacterProblem`). */
-export interface IriCharacterProblem {
+interface IriCharacterProblem {
   /** The IRI as written, with its `<` `>` (`<urn:\U0010FFFF>`). */
   iri: string;
   /** The character as written: its codepoint escape (`\U0010FFFF`), or `the character U+E000` for one written as it is. */

@@ -26,7 +26,7 @@ import { XSD, XSD_INTEGER_TYPES } from '../common/vocab.js';
 type Node = Record<string, unknown>;
 
 /** The casts of SPARQL 1.1 (section 17.5): the only function IRIs a federation engine is given outside SERVICE. */
-export const SPARQL_CASTS = ['boolean', 'double', 'float', 'decimal', 'integer', 'dateTime', 'string'].map((t) => `${XSD}${t}`);
+const SPARQL_CASTS = ['boolean', 'double', 'float', 'decimal', 'integer', 'dateTime', 'string'].map((t) => `${XSD}${t}`);
 
 /** The function both engines implement as STR with oxigraph's canonical strings of numbers (module comment). */
 export const STR_FUNCTION = 'urn:fkgqa:function:str';
@@ -365,7 +365,7 @@ function numberOf(t: { termType?: string; value?: string; datatype?: { value: st
 }
 
 /** Fractional digits of oxigraph's xsd:decimal (a 128-bit integer of 10^-18 units). */
-export const DECIMAL_DIGITS = 18;
+const DECIMAL_DIGITS = 18;
 const SCALE = 10n ** BigInt(DECIMAL_DIGITS);
 const DECIMAL_MAX = 2n ** 127n - 1n;
 
@@ -467,7 +467,7 @@ export function canonicalNumber(lexical: string, datatype: string): string | und
  * oxigraph compute with binary doubles (`2.72e0 * 10`: 27.2, and 27.200000000000003 in Jena and
  * oxigraph), which differ only beyond the 15th digit; both engines round there.
  */
-export const DOUBLE_DIGITS = 15;
+const DOUBLE_DIGITS = 15;
 
 /** The shortest digits (as JavaScript writes a number) that read back as the same xsd:float. */
 function shortestFloat(v: number): string {

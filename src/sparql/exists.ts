@@ -145,7 +145,7 @@ function groups(query: sparqljs.SelectQuery): boolean {
  * solution's. Undefined when every one can.
  * @param ast a parsed SPARQL query (sparqljs)
  */
-export function existsInOrderProblem(ast: sparqljs.SparqlQuery): string | undefined {
+function existsInOrderProblem(ast: sparqljs.SparqlQuery): string | undefined {
   for (const query of engineSelects(ast)) {
     let found = false;
     existsAt(query.order ?? [], false, () => (found = true));

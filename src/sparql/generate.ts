@@ -158,7 +158,7 @@ function mayHoldArithmetic(text: string): boolean {
 }
 
 /** What a shard endpoint evaluates for a query (`leftGroupedQuery`). */
-export type LeftGrouping =
+type LeftGrouping =
   /** The query has no arithmetic chain (or is no query): evaluated as the client sent it. */
   | { kind: 'as-sent' }
   /** The query generated with every chain bracketed from the left. */

@@ -35,7 +35,7 @@ export const MAX_OPERATOR_DEPTH = 256;
 export const MAX_SERVED_QUERY_DEPTH = MAX_QUERY_DEPTH + MAX_OPERATOR_DEPTH;
 
 /** The nesting of a SPARQL text (`measureNesting`). */
-export interface Nesting {
+interface Nesting {
   /** The deepest level reached. */
   depth: number;
   /** Chained signs count in that level (then the limit's message names them). */

@@ -14,14 +14,14 @@
 /** What a token is. `literal`: a string with its language tag (`"a"@en-GB`); a datatype (`^^xsd:int`) follows as `^^` and an `iri` or `pname`. */
 export type TokenKind = 'iri' | 'literal' | 'var' | 'bnode' | 'number' | 'pname' | 'word' | 'punct';
 /** What a bracket opens, by where it stands: a group graph pattern (the query's top level too), an expression, or data. */
-export type BracketContext = 'group' | 'expr' | 'data';
+type BracketContext = 'group' | 'expr' | 'data';
 /**
  * What a token is to the expression it stands in: an operand (a term, a function name, a bracket
  * that starts an operand, `*` of `COUNT(*)`), the bracket of a call (`STR(`), a sign (`+ - !`
  * where an operand is expected), an additive or multiplicative operator, a datatype (`^^` and its
  * IRI), or anything else (a comparison, `&&`, `,`, `AS`): the end of an arithmetic expression.
  */
-export type ExprRole = 'operand' | 'call' | 'sign' | 'add' | 'mul' | 'datatype' | 'other';
+type ExprRole = 'operand' | 'call' | 'sign' | 'add' | 'mul' | 'datatype' | 'other';
 
 /** A token of `sparqlTokens`. */
 export interface Token {

@@ -343,7 +343,7 @@ function originalOffset(text: string, offset: number): number {
  * The message refusing a text that holds syntax other than SPARQL 1.1 (lexer.ts `notSparql11`):
  * where it is, what it is, and that the endpoints and the federation read SPARQL 1.1.
  */
-export function notSparql11Message(found: NotSparql11): string {
+function notSparql11Message(found: NotSparql11): string {
   return (
     `Parse error on line ${found.line}, column ${found.column}: ${found.construct} is ${found.what}, not SPARQL 1.1; ` +
     `the benchmark's endpoints and federation engines read SPARQL 1.1 queries (fkgqa parses them with sparqljs): write it in SPARQL 1.1`
@@ -410,7 +410,7 @@ export interface ParsedQuery {
 }
 
 /** Result of parsing: the parsed query, or the parser's message. */
-export type ParseOutcome = { ok: true; query: ParsedQuery } | { ok: false; error: string; /** The query may be valid SPARQL, too complex to handle (QueryTooComplex). */ tooComplex?: true };
+type ParseOutcome = { ok: true; query: ParsedQuery } | { ok: false; error: string; /** The query may be valid SPARQL, too complex to handle (QueryTooComplex). */ tooComplex?: true };
 
 /**
  * Parses a SPARQL query with `defaultPrefix` bound to `:` unless the query declares `:` itself.

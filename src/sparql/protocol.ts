@@ -51,7 +51,7 @@ export type ProtocolRequest =
     };
 
 /** Splits `type/subtype; a=b` into the lower-cased media type and its parameters. */
-export function parseMediaType(value: string): { type: string; params: Record<string, string> } {
+function parseMediaType(value: string): { type: string; params: Record<string, string> } {
   const [type, ...rest] = value.split(';');
   const params: Record<string, string> = {};
   for (const p of rest) {

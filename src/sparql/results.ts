@@ -206,7 +206,7 @@ export function localPart(local: string): string | undefined {
  * An IRI as a prefixed name of one of `prefixes` (namespace IRI by prefix label, `''` for `:`), the
  * longest namespace that gives a valid local part winning; undefined when none does.
  */
-export function prefixedName(iri: string, prefixes: Record<string, string>): string | undefined {
+function prefixedName(iri: string, prefixes: Record<string, string>): string | undefined {
   let best: { label: string; ns: string; local: string } | undefined;
   for (const [label, ns] of Object.entries(prefixes)) {
     if (!ns || !iri.startsWith(ns) || (best && best.ns.length >= ns.length)) continue;

@@ -6,7 +6,7 @@ import type sparqljs from 'sparqljs';
 import { parseQuery } from './parse.js';
 
 /** A SERVICE clause of a sparqljs AST. */
-export interface ServiceClause {
+interface ServiceClause {
   name: { termType: string; value: string };
   silent: boolean;
   patterns: unknown[];

@@ -14,7 +14,7 @@ import sparqljs from 'sparqljs';
 type Node = Record<string, unknown>;
 
 /** Facts about a rewrite that can make the trivial form differ from the query. */
-export interface TrivialFederation {
+interface TrivialFederation {
   /** The rewritten query (sparqljs AST). */
   ast: sparqljs.SparqlQuery;
   /** The rewritten query as text (full IRIs). */

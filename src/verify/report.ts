@@ -112,7 +112,7 @@ export interface Disagreement {
 }
 
 /** A verdict in a few words: `identical 5`, `equivalent 1`, `different 39`, `timeout`, `error`, `n/a`. */
-export function verdictCell(f: FormVerdict | undefined): string {
+function verdictCell(f: FormVerdict | undefined): string {
   if (!f || f.status === 'skipped') return 'n/a';
   if (f.status === 'failed') return f.failure ?? `answered ${f.rows}`;
   return `${f.status} ${f.rows}`;
@@ -207,7 +207,8 @@ export function computeTotals(verdicts: QueryVerdict[], engines: string[], forms
   return out;
 }
 
-const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+/** A duration in ms as seconds, two decimals under 10 s. */
+export const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 const pad = (s: string, n: number) => s.padEnd(n);
 
 /**

@@ -34,7 +34,7 @@ import { createEngine, DEFAULT_FEDERATION_ENGINE, engineUnavailable, parseEngine
 import { negatedShards } from '../federation/oracle.js';
 import { readNeededShards } from '../build/fan-out.js';
 import { oracleFederation } from '../sparql/trivial.js';
-import { classifyDisagreement, computeTotals, type Disagreement, type FormVerdict, type QueryVerdict, type VerifyReport } from './report.js';
+import { classifyDisagreement, computeTotals, secs, type Disagreement, type FormVerdict, type QueryVerdict, type VerifyReport } from './report.js';
 import {
   openRegistry,
   placementLine,
@@ -114,7 +114,6 @@ function outcomeJson(o: { status: 'ok'; body: string }): SparqlResults {
 }
 
 const rowsOf = (r: SparqlResults) => (r.boolean !== undefined ? 1 : (r.results?.bindings.length ?? 0));
-const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 
 /** An engine's outcome with the time it took (ms, measured around the call). */
 type TimedOutcome = EngineOutcome & { ms: number };

@@ -4,15 +4,14 @@
  * look: terms compare as for the verdict (`termKey`, src/answers/compare.ts: by value), rows as
  * multisets, under the column pairing (gold column → predicted column) that matches the most rows.
  */
-import { termKey } from '../answers/compare.js';
-import type { SparqlResults, SparqlTerm } from '../sparql/results.js';
-import { answerVars, columnBijections, UNDEF } from '../score/metrics.js';
+import type { SparqlResults } from '../sparql/results.js';
+import { answerVars, cell, columnBijections } from '../score/metrics.js';
 
 /** A row's mark: '' same as in the other answer, `m` a gold row missing from the answer, `x` an answer row not in gold, `o` in both but at another position (ordered gold). */
 export type RowMark = '' | 'm' | 'x' | 'o';
 
 /** Where two answers differ. */
-export interface RowDiff {
+interface RowDiff {
   /** One mark per gold row. */
   gold: RowMark[];
   /** One mark per answer row. */
@@ -29,8 +28,6 @@ export interface RowDiff {
 const MAX_ROWS_FOR_PERMUTATIONS = 2_000;
 /** Columns above which only the pairing by name (or position) is tried (6! = 720 pairings). */
 const MAX_COLUMNS_FOR_PERMUTATIONS = 6;
-
-const cell = (row: Record<string, SparqlTerm>, v: string) => (row[v] ? termKey(row[v]) : UNDEF);
 
 /**
  * Marks the rows in which an answer differs from gold (module comment). ASK answers have no rows:

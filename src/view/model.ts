@@ -38,7 +38,7 @@ export interface RunSummary {
 }
 
 /** An answer as a table (or a boolean), cut to `maxRows` rows, with the row marks of a comparison. */
-export interface AnswerTable {
+interface AnswerTable {
   vars: string[];
   rows: string[][];
   /** Rows in the whole answer. */
@@ -49,7 +49,7 @@ export interface AnswerTable {
 }
 
 /** One message of the conversation, with what the harness recorded about it. */
-export type ViewMessage =
+type ViewMessage =
   | { r: 'system'; shared: number }
   | { r: 'user'; t: string }
   | { r: 'assistant'; t: string | null; calls: { id: string; name: string; args: string }[]; turn?: number; ms?: number; tokens?: number; finish?: string | null; retries?: number }
@@ -180,7 +180,7 @@ export class SharedTexts {
 }
 
 /** The model (for `llm` runs) or the scripted agent of a run, as `fkgqa score` groups them. */
-export const whoOf = (r: RunRecord) => (r.agent === 'llm' ? (r.model ?? 'llm') : r.agent);
+const whoOf = (r: RunRecord) => (r.agent === 'llm' ? (r.model ?? 'llm') : r.agent);
 
 /** A tool step of a run record. */
 type ToolStepOf = Extract<RunRecord['steps'][number], { type: 'tool' }>;

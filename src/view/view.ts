@@ -55,7 +55,7 @@ export interface ViewResult {
 }
 
 /** Default bounds of what the page embeds. */
-export const DEFAULT_VIEW_LIMITS: ViewLimits = { maxRows: 100, maxChars: 20_000 };
+const DEFAULT_VIEW_LIMITS: ViewLimits = { maxRows: 100, maxChars: 20_000 };
 
 /**
  * Builds the page (module comment).

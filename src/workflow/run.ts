@@ -67,7 +67,7 @@ export interface LoopResult {
 }
 
 /** The error `runLoop` rejects with when `signal` aborts. */
-export class LoopInterrupted extends Error {
+class LoopInterrupted extends Error {
   constructor(readonly reason: string) {
     super(`interrupted (${reason})`);
     this.name = 'LoopInterrupted';

@@ -9,7 +9,7 @@ import { stderrProgress } from '../progress.js';
 import { counted } from '../../common/strings.js';
 
 /** The text summary: runs by end reason, and the failed ones by reason with their first error. */
-export function formatEvalSummary(s: EvalSummary): string {
+function formatEvalSummary(s: EvalSummary): string {
   const lines = [`fkgqa eval: ${s.ran} run${s.ran === 1 ? '' : 's'} in ${(s.ms / 1000).toFixed(1)} s, appended to ${s.out}${s.skipped ? ` (${s.skipped} already there: skipped)` : ''}`];
   if (s.repaired) lines.push(`  repaired: ${s.repaired}`);
   if (s.lost?.length) lines.push(`  lost: ${counted(s.lost.length, 'run')} no worker could make (not in the file; the same command queues them again)`);

@@ -22,7 +22,7 @@ type Node = Record<string, unknown>;
  * @param node a sparqljs AST or any part of it
  * @returns how many patterns were put into a group
  */
-export function groupExistsPatterns(node: unknown, seen = new Set<unknown>()): number {
+function groupExistsPatterns(node: unknown, seen = new Set<unknown>()): number {
   if (node === null || typeof node !== 'object' || seen.has(node)) return 0;
   seen.add(node);
   if (Array.isArray(node)) return node.reduce((n: number, x) => n + groupExistsPatterns(x, seen), 0);
@@ -88,7 +88,7 @@ function renameVariables(node: unknown, names: Map<string, string>): void {
  * @param ast a sparqljs query
  * @returns how many variables were renamed
  */
-export function renameSubSelectLocals(ast: sparqljs.SparqlQuery): number {
+function renameSubSelectLocals(ast: sparqljs.SparqlQuery): number {
   const used = variableNames(ast);
   const given = new Set<string>();
   let n = 0;
@@ -126,7 +126,7 @@ const XSD_BOOLEAN = 'http://www.w3.org/2001/XMLSchema#boolean';
  * @param op algebra (sparqlalgebrajs)
  * @returns how many conditions were changed
  */
-export function conditionsAsOperators(op: Algebra.Operation): number {
+function conditionsAsOperators(op: Algebra.Operation): number {
   const factory = new Factory();
   const bool = (value: boolean) => factory.createTermExpression(factory.dataFactory.literal(String(value), factory.dataFactory.namedNode(XSD_BOOLEAN)));
   const asOperator = (e: Algebra.Expression): Algebra.Expression => (e.expressionType === 'operator' ? e : factory.createOperatorExpression('if', [e, bool(true), bool(false)]));

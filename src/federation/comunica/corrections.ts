@@ -13,16 +13,16 @@ import { type Algebra, Factory } from 'sparqlalgebrajs';
 import type { Iterators } from './engine-module.js';
 
 /** The Components.js name of the actor that prunes sources whose triple patterns match nothing. */
-export const PRUNE_EMPTY_ACTOR = 'urn:comunica:default:optimize-query-operation/actors#prune-empty-source-operations';
+const PRUNE_EMPTY_ACTOR = 'urn:comunica:default:optimize-query-operation/actors#prune-empty-source-operations';
 /** The Components.js name of the actor that sends operations whose inputs share a source to that source whole. */
-export const GROUP_SOURCES_ACTOR = 'urn:comunica:default:optimize-query-operation/actors#group-sources';
+const GROUP_SOURCES_ACTOR = 'urn:comunica:default:optimize-query-operation/actors#group-sources';
 /** The Components.js name of the actor that evaluates ORDER BY. */
-export const ORDER_BY_ACTOR = 'urn:comunica:default:query-operation/actors#orderby';
+const ORDER_BY_ACTOR = 'urn:comunica:default:query-operation/actors#orderby';
 /** The Components.js name of the nested-loop OPTIONAL join, which also takes OPTIONALs with a condition once corrected. */
-export const OPTIONAL_NESTED_LOOP_ACTOR = 'urn:comunica:default:rdf-join/actors#optional-nested-loop';
+const OPTIONAL_NESTED_LOOP_ACTOR = 'urn:comunica:default:rdf-join/actors#optional-nested-loop';
 
 /** The Components.js name of the actor that evaluates a SERVICE clause. */
-export const SERVICE_ACTOR = 'urn:comunica:default:query-operation/actors#service';
+const SERVICE_ACTOR = 'urn:comunica:default:query-operation/actors#service';
 
 /** A node of SPARQL algebra (sparqlalgebrajs 5.0.2) as the optimisers see it: its source, if assigned, in `metadata.scopedSource`. */
 type Node = Algebra.Operation & { metadata?: { scopedSource?: unknown } };
@@ -36,7 +36,7 @@ type Node = Algebra.Operation & { metadata?: { scopedSource?: unknown } };
  * @param op SPARQL algebra (sparqlalgebrajs)
  * @returns true only when the operation certainly has no solution
  */
-export function certainlyEmpty(op: Algebra.Operation): boolean {
+function certainlyEmpty(op: Algebra.Operation): boolean {
   switch (op.type) {
     case 'union':
       return op.input.every(certainlyEmpty);
@@ -79,7 +79,7 @@ function wholeAt(op: Node, source: unknown): boolean {
 }
 
 /** The patterns of the EXISTS and NOT EXISTS in an operation's own expressions (FILTER, BIND, OPTIONAL's, ORDER BY's, aggregates), not in its inputs. */
-export function existsPatterns(op: Algebra.Operation): Algebra.Operation[] {
+function existsPatterns(op: Algebra.Operation): Algebra.Operation[] {
   const out: Algebra.Operation[] = [];
   const walk = (e: unknown): void => {
     if (e === null || typeof e !== 'object') return;
@@ -432,7 +432,7 @@ export function correctServiceFailures(engineActor: unknown, { ArrayIterator }: 
 }
 
 /** The Components.js name of the actor that makes Comunica's evaluators of extension functions. */
-export const EXTENSION_FUNCTIONS_ACTOR = 'urn:comunica:default:function-factory/actors#expression-function-extensions';
+const EXTENSION_FUNCTIONS_ACTOR = 'urn:comunica:default:function-factory/actors#expression-function-extensions';
 
 /**
  * Makes an extension function's error whose message holds `NO_VALUE` an expression error: Comunica 4.5.0 (`NamedExtension`)

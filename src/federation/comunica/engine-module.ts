@@ -60,7 +60,7 @@ export interface EngineModule {
 export type Iterators = Pick<typeof import('asynciterator'), 'ArrayIterator'>;
 
 /** The folder of the bundles: dist/federation/comunica (this module's folder when compiled). */
-export function bundleFolder(): string {
+function bundleFolder(): string {
   const here = fileURLToPath(import.meta.url);
   return here.endsWith('.ts') ? fileURLToPath(new URL('../../../dist/federation/comunica/', import.meta.url)) : path.dirname(here);
 }
@@ -132,7 +132,7 @@ function runBundle(b: EngineBundle, useCache: boolean, trustBundle = false): { e
 }
 
 /** An engine module, and how it was loaded (`problem`: why its bundle was not used). */
-export interface LoadedEngine {
+interface LoadedEngine {
   module: EngineModule;
   from: 'bundle' | 'modules';
   problem?: string;

@@ -7,17 +7,13 @@
  * Comunica 4.5.0, configured") explains each override and how the engine is rebuilt and checked.
  *
  * Each query runs in a worker thread (thread.ts) of a pool of `parallel` threads; a query past its
- * time limit or aborted is cancelled in its thread (its HTTP requests aborted, their connections closed),
- * which is kept for the next query once it says the query stopped; a thread that does not say so within
- * `CANCEL_WAIT_MS` (stuck in work it cannot leave), or that crashed, is terminated and replaced, and the
- * other threads go on (after `warm`, its replacement starts at once). Keeping the thread keeps its
- * capacity: a start costs 0.5–0.9 s of CPU, and a fresh thread's first queries run several times slower
- * (the JIT has not warmed up). A query whose client's deadline left it less than `startFloor` when a
- * thread took it is not started (`lateStart` of limit.ts: busy at once). The time limit counts
- * from the call, the wait for a free thread included, or with a deadline `from: 'start'` from when a ready
- * thread takes the query; a thread that fails to start is an error naming why. SERVICE-explicit queries are checked first (`checkServiceQuery`: 0 requests for a
- * refused query); every query is handed to Comunica as algebra (algebra.ts), a query with `sources`
- * with them, Comunica selecting sources itself (with two of its actors corrected: corrections.ts).
+ * limit or aborted is cancelled in its thread, which is kept for the next query (a start costs
+ * 0.5–0.9 s of CPU and a cold JIT) unless it does not say the query stopped within `CANCEL_WAIT_MS`
+ * or crashed: then it is replaced (docs/serving.md, "The federation engine", gives the rules of
+ * waits, late starts and failed starts). SERVICE-explicit queries are checked first
+ * (`checkServiceQuery`: 0 requests for a refused query); every query is handed to Comunica as
+ * algebra (algebra.ts), a query with `sources` with them, Comunica selecting sources itself (with
+ * two of its actors corrected: corrections.ts).
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -32,7 +28,7 @@ import type { ThreadData, ThreadReply, ThreadRequest } from './thread.js';
 import { bundleFor } from './engine-module.js';
 
 /** The configurations of Comunica fkgqa offers, by engine name. */
-export type ComunicaConfig = 'comunica' | 'comunica-default';
+type ComunicaConfig = 'comunica' | 'comunica-default';
 
 /** The compiled engine of `comunica`: federation/comunica/engine-service.cjs at the package root. */
 export const COMUNICA_SERVICE_ENGINE = fileURLToPath(new URL('../../../federation/comunica/engine-service.cjs', import.meta.url));
@@ -105,9 +101,9 @@ function startThread(data: ThreadData): EngineThread {
  * creates another within this time (a client per request, per test, per command run in-process) starts Comunica once,
  * not once per engine (a start is 0.5–0.9 s of CPU); idle, a thread holds only memory.
  */
-export const PARKED_THREAD_MS = 300_000;
+const PARKED_THREAD_MS = 300_000;
 /** The most threads parked per configuration in a process; a thread past it is terminated when its engine closes. */
-export const MAX_PARKED_THREADS = 4;
+const MAX_PARKED_THREADS = 4;
 
 /** What the engines of a process share, once per process even where this module is loaded twice (from its TypeScript and from dist/). */
 interface Shared {

@@ -29,7 +29,7 @@ import { checkServiceQuery } from '../service-check.js';
 import { silentTargets } from '../../sparql/services.js';
 
 /** The Java program (federation/jena/JenaFederationEngine.java at the repository root). */
-export const JENA_PROGRAM = fileURLToPath(new URL('../../../federation/jena/JenaFederationEngine.java', import.meta.url));
+const JENA_PROGRAM = fileURLToPath(new URL('../../../federation/jena/JenaFederationEngine.java', import.meta.url));
 
 /**
  * Jars of Jena ARQ 4.5.0 and the dependencies it loads, as Debian installs them in /usr/share/java
@@ -37,7 +37,7 @@ export const JENA_PROGRAM = fileURLToPath(new URL('../../../federation/jena/Jena
  * libslf4j-java, libgoogle-gson-java, libjackson2-*-java, libjsonld-java, libtitanium-json-ld-java,
  * libjsonp2-java, libhttpclient-java, libprotobuf-java, libthrift-java).
  */
-export const DEBIAN_JENA_JARS = [
+const DEBIAN_JENA_JARS = [
   'jena-arq',
   'jena-base',
   'jena-core',
@@ -66,10 +66,10 @@ export const DEBIAN_JENA_JARS = [
 ];
 
 /** The Debian packages the engine needs (what `.ci/run` installs). */
-export const JENA_APT_PACKAGES = ['openjdk-17-jdk-headless', 'libapache-jena-java'] as const;
+const JENA_APT_PACKAGES = ['openjdk-17-jdk-headless', 'libapache-jena-java'] as const;
 
 /** Where Jena and Java were found (`javac` when the JDK has one), or why the engine cannot run here. */
-export type JenaSetup = { ok: true; java: string; javac?: string; classpath: string[] } | { ok: false; reason: string };
+type JenaSetup = { ok: true; java: string; javac?: string; classpath: string[] } | { ok: false; reason: string };
 
 /**
  * Finds the JVM and Jena's jars. `FKGQA_JENA_CLASSPATH` (colon-separated) replaces the Debian jar
@@ -156,7 +156,7 @@ interface Pending {
 }
 
 /** Options of JenaEngine.create. */
-export interface JenaEngineOptions extends EngineSetup {
+interface JenaEngineOptions extends EngineSetup {
   /**
    * A writable cache directory: the compiled program (compiledProgram) and, on the JVM's class
    * path, the Xerces message bundles Debian's jena-core.jar misplaces (see the Java program);

@@ -30,6 +30,7 @@ import type { SparqlRow } from '../../sparql/results.js';
 import { iriRef, settleAll, type SparqlSelect } from './sparql.js';
 import { pageNote, pickPage, type PageArgs } from '../paging.js';
 import { sparqlIri } from '../../sparql/results.js';
+import { counted } from '../../common/strings.js';
 
 /** Options of the tools. */
 export interface KgVoyagerOptions {
@@ -129,8 +130,6 @@ export interface KgVoyagerContext {
 export const LABEL = `${RDFS}label`;
 export const XSD = 'http://www.w3.org/2001/XMLSchema#';
 export const short = (iri: string) => (iri.startsWith(XSD) ? `xsd:${iri.slice(XSD.length)}` : `<${iri}>`);
-export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-export const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A deadline shared by the requests of one tool call. */
 export class Budget {
@@ -153,7 +152,7 @@ export class Budget {
 export function failureLines(failures: readonly { url: string; error: string }[]): string[] {
   if (failures.length === 0) return [];
   return [
-    `Incomplete: ${plural(failures.length, 'endpoint')} did not answer (results from them are missing, not empty):`,
+    `Incomplete: ${counted(failures.length, 'endpoint')} did not answer (results from them are missing, not empty):`,
     ...failures.map((f) => `- <${f.url}>: ${f.error.split('\n')[0].slice(0, 300)}`),
   ];
 }

@@ -43,7 +43,7 @@ export function cosine(a: Float32Array, b: Float32Array): number {
 }
 
 /** Scales a vector to length 1 in place (the zero vector stays zero) and returns it. */
-export function l2normalize(v: Float32Array): Float32Array {
+function l2normalize(v: Float32Array): Float32Array {
   let n = 0;
   for (let i = 0; i < v.length; i++) n += v[i] * v[i];
   if (n > 0) {
@@ -54,7 +54,7 @@ export function l2normalize(v: Float32Array): Float32Array {
 }
 
 /** Options of `NgramEmbedder`. */
-export interface NgramEmbedderOptions {
+interface NgramEmbedderOptions {
   /** Length of the character n-grams (default 3). */
   n?: number;
   /** Dimension of the vectors (default 2048). */
@@ -112,7 +112,7 @@ export class NgramEmbedder implements Embedder {
 }
 
 /** Options of `OpenAiEmbedder`. */
-export interface OpenAiEmbedderOptions {
+interface OpenAiEmbedderOptions {
   /** Base URL of the service, with or without `/v1` (e.g. `http://127.0.0.1:8080`, `https://api.openai.com/v1`). */
   url: string;
   /** Model name sent as `model` (e.g. `text-embedding-3-small`). */
@@ -185,7 +185,7 @@ export class OpenAiEmbedder implements Embedder {
 }
 
 /** The optional package that runs a local model (not a dependency of fkgqa). */
-export const LOCAL_MODEL_PACKAGE = '@huggingface/transformers';
+const LOCAL_MODEL_PACKAGE = '@huggingface/transformers';
 
 type FeatureExtractor = (texts: string[], options: { pooling: 'mean'; normalize: boolean }) => Promise<{ tolist(): number[][] }>;
 

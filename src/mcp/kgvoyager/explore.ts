@@ -1,11 +1,12 @@
 /** KGVoyager's exploration tools: explore_property_usage and explore_entity_relations (paper section 3.1). */
-import { type KgVoyagerCore, type ToolAnswer, allFailed, argumentError, Budget, DEFAULT_PAGE, endpointList, short, plural, byCodePoint, failureLines } from './core.js';
+import { type KgVoyagerCore, type ToolAnswer, allFailed, argumentError, Budget, DEFAULT_PAGE, endpointList, short, failureLines } from './core.js';
 import { pageNote, pickPage, type PageArgs } from '../paging.js';
 import { RDF_TYPE } from '../../common/vocab.js';
 import type { RegisteredEndpoint } from '../../federation/registry.js';
 import type { IndexFailure } from './schema-index.js';
 import type { SparqlRow, SparqlTerm } from '../../sparql/results.js';
 import { iriRef, settleAll, stringLiteral, termText } from './sparql.js';
+import { counted, byCodePoint } from '../../common/strings.js';
 
 /**
  * explore_property_usage (paper section 3.2): how a property is used — at which endpoints, the
@@ -103,10 +104,10 @@ export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property:
     [...m]
       .sort(([a, x], [b, y]) => y.n - x.n || byCodePoint(a, b))
       .slice(0, k)
-      .map(([key, a]) => `- ${key}: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')})${a.example ? `, e.g. ${termText(a.example, 80)}` : ''}`);
+      .map(([key, a]) => `- ${key}: ${counted(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')})${a.example ? `, e.g. ${termText(a.example, 80)}` : ''}`);
   const inGraph = kgv.graph ? ` in the knowledge graph ${kgv.graph}` : '';
   const head = entry
-    ? `explore_property_usage <${prop}>${inGraph}: ${plural(entry.total, 'triple')} at ${plural(entry.endpoints.length, 'endpoint')} (${endpointList(entry.endpoints)}).`
+    ? `explore_property_usage <${prop}>${inGraph}: ${counted(entry.total, 'triple')} at ${counted(entry.endpoints.length, 'endpoint')} (${endpointList(entry.endpoints)}).`
     : `explore_property_usage <${prop}>${inGraph}: not in the property index (no endpoint uses it as a predicate); asked every endpoint.`;
   const lines = [head];
   if (entry && entry.domains.length) lines.push(`Domain: ${entry.domains.map((a) => `${short(a.iri)} (${a.source === 'rdfs' ? 'rdfs:domain' : `VoID, ${a.triples} triples`})`).join(', ')}`);
@@ -137,7 +138,7 @@ export async function explorePropertyUsage(kgv: KgVoyagerCore, args: { property:
 }
 
 /** Example triples shown per page by explore_property_usage. */
-export const EXAMPLES_PER_PAGE = 5;
+const EXAMPLES_PER_PAGE = 5;
 
 /**
  * explore_entity_relations (paper section 3.2): for an entity IRI, its outgoing and incoming
@@ -207,8 +208,8 @@ async function entityRelations(kgv: KgVoyagerCore, entity: string, page: PageArg
   const fmt = (m: Map<string, Rel>) =>
     [...m]
       .sort(([a, x], [b, y]) => (a === RDF_TYPE ? -1 : b === RDF_TYPE ? 1 : y.n - x.n || byCodePoint(a, b)))
-      .map(([p, a]) => `- <${p}>: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')}), e.g. ${termText(a.example, 120)}`);
-  const head = `explore_entity_relations <${entity}>${inGraph}: found at ${plural(found.size, 'endpoint')}${found.size ? ` (${[...found].join(', ')})` : ''}.`;
+      .map(([p, a]) => `- <${p}>: ${counted(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')}), e.g. ${termText(a.example, 120)}`);
+  const head = `explore_entity_relations <${entity}>${inGraph}: found at ${counted(found.size, 'endpoint')}${found.size ? ` (${[...found].join(', ')})` : ''}.`;
   const tail = [...(found.size === 0 ? ['No endpoint has triples with this IRI. Check the IRI (copy it from lookup_class_instances), or give a literal instead.'] : []), ...failureLines(failures)];
   const room = (page.maxChars - [head, ...tail].join('\n').length - 400) / 2;
   const o = pageOf(fmt(out), out.size, !cut.has(0), 'properties', room);
@@ -263,11 +264,11 @@ async function literalRelations(kgv: KgVoyagerCore, literal: string, page: PageA
     for (const [iri, cs] of t) classes.set(iri, new Set(cs.keys()));
   }
   const lines = [
-    `explore_entity_relations ${JSON.stringify(literal)}${inGraph}: ${plural(total, 'triple')} with this value (lexical form, case-insensitive) at ${plural(new Set([...props.values()].flatMap((a) => [...a.at.keys()])).size, 'endpoint')}.`,
+    `explore_entity_relations ${JSON.stringify(literal)}${inGraph}: ${counted(total, 'triple')} with this value (lexical form, case-insensitive) at ${counted(new Set([...props.values()].flatMap((a) => [...a.at.keys()])).size, 'endpoint')}.`,
   ];
   lines.push(`Data properties (showing ${Math.min(k, props.size)} of ${props.size}):`);
   for (const [p, a] of [...props].sort(([a, x], [b, y]) => y.n - x.n || byCodePoint(a, b)).slice(0, k))
-    lines.push(`- <${p}>: ${plural(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')})`);
+    lines.push(`- <${p}>: ${counted(a.n, 'triple')} (${[...a.at].map(([id, n]) => `${id} ${n}`).join(', ')})`);
   const entityLines = shown.map((r) => {
     const cs = [...(classes.get(r.s) ?? [])].sort(byCodePoint);
     return `- <${r.s}> <${r.p}> ${termText(r.v, 120)} [${r.endpoint.id}]${cs.length ? `; class ${cs.map((c) => `<${c}>`).join(', ')}` : ''}`;

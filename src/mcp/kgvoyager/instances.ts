@@ -1,5 +1,5 @@
 /** KGVoyager's instance lookup: lookup_class_instances (paper section 3.1, "Instance Lookup"). */
-import { type KgVoyagerCore, type ToolAnswer, allFailed, argumentError, Budget, DEFAULT_PAGE, endpointList, LABEL, short, plural, byCodePoint, failureLines } from './core.js';
+import { type KgVoyagerCore, type ToolAnswer, allFailed, argumentError, Budget, DEFAULT_PAGE, endpointList, LABEL, short, failureLines } from './core.js';
 import { pageNote, pickPage, type PageArgs } from '../paging.js';
 import type { RegisteredEndpoint } from '../../federation/registry.js';
 import { cosine } from './embedder.js';
@@ -7,6 +7,7 @@ import type { IndexFailure } from './schema-index.js';
 import type { SparqlTerm } from '../../sparql/results.js';
 import { iriRef, settleAll, stringLiteral, termText } from './sparql.js';
 import { iriText } from './text.js';
+import { counted, byCodePoint } from '../../common/strings.js';
 
 /**
  * lookup_class_instances (paper section 3.1, "Instance Lookup"): instances of a class, optionally
@@ -33,7 +34,7 @@ export async function lookupClassInstances(
   const holders = kgv.endpointsOf(entry?.endpoints);
   const where = kgv.graph ? ` in the knowledge graph ${kgv.graph}` : '';
   const head = entry
-    ? `<${cls}>${where}: ${plural(entry.total, 'instance')} at ${plural(entry.endpoints.length, 'endpoint')} (${endpointList(entry.endpoints)}).`
+    ? `<${cls}>${where}: ${counted(entry.total, 'instance')} at ${counted(entry.endpoints.length, 'endpoint')} (${endpointList(entry.endpoints)}).`
     : `<${cls}> is not in the class index${where} (no endpoint has instances of it); asking every endpoint.`;
   const exact = args.exact_term?.trim();
   const n = kgv.options.maxRows;

@@ -18,7 +18,7 @@ import type { KgVoyagerSetup } from './setup.js';
 const instances = new WeakMap<McpToolContext, ExplorationTools>();
 
 /** The `SparqlSelect` of a context: its bounded client, rows cut to `maxRows`. */
-export function contextSelect(ctx: McpToolContext): SparqlSelect {
+function contextSelect(ctx: McpToolContext): SparqlSelect {
   return async (url, query, bounds) => {
     const rows = await ctx.sparql.select(url, query, bounds.timeoutMs);
     return rows.length > bounds.maxRows ? rows.slice(0, bounds.maxRows) : rows;
@@ -31,7 +31,7 @@ export function contextSelect(ctx: McpToolContext): SparqlSelect {
  * one `KgVoyager` over all endpoints.
  * @param setup used only when the instance is created
  */
-export function kgVoyagerOf(ctx: McpToolContext, setup: KgVoyagerSetup = {}): ExplorationTools {
+function kgVoyagerOf(ctx: McpToolContext, setup: KgVoyagerSetup = {}): ExplorationTools {
   let k = instances.get(ctx);
   if (!k) {
     const context = { registry: ctx.registry, select: contextSelect(ctx), embedder: createEmbedder(setup.embedder), options: setup.options, prefixes: ctx.prefixes };

@@ -29,7 +29,7 @@ export interface KgVoyagerCall {
 }
 
 /** What `registerKgVoyagerToolsOn` needs beyond the tools themselves. */
-export interface KgVoyagerRegistration {
+interface KgVoyagerRegistration {
   /** Called after every tool call (e.g. to append to the server's call log). */
   log?: (call: KgVoyagerCall) => void;
   /**

@@ -18,7 +18,7 @@ export interface IndexDocument {
 }
 
 /** A ranked hit: document id and the score of the ranking that produced it (higher is better). */
-export interface ScoredId {
+interface ScoredId {
   id: string;
   score: number;
 }
@@ -75,7 +75,7 @@ export function adaptiveFilter<T extends { score: number }>(hits: readonly T[], 
 }
 
 /** Options of a search. */
-export interface SearchOptions {
+interface SearchOptions {
   mode?: RetrievalMode;
   /** RRF constant (hybrid mode). */
   rrfK?: number;

@@ -12,6 +12,7 @@ import type { SparqlRow } from '../../sparql/results.js';
 import { settleAll, type SelectBounds, type SparqlSelect } from './sparql.js';
 import { iriText } from './text.js';
 import type { IndexDocument } from './retrieval.js';
+import { byCodePoint } from '../../common/strings.js';
 
 /** The class index query of one endpoint: classes with their distinct instances, and labels. */
 export const CLASS_INDEX_QUERY = `SELECT ?c ?n ?l WHERE {
@@ -88,11 +89,10 @@ export interface SchemaIndex<E> {
   failures: IndexFailure[];
 }
 
-const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const sortCounts = (xs: EndpointCount[]) => xs.sort((a, b) => b.count - a.count || byCodePoint(a.endpoint, b.endpoint));
 
 /** The rows of one endpoint's index query, or its error. */
-export type EndpointRows = { ok: true; rows: SparqlRow[] } | { ok: false; error: string };
+type EndpointRows = { ok: true; rows: SparqlRow[] } | { ok: false; error: string };
 
 /**
  * Runs one index query at every endpoint (at most `concurrency` at a time).
@@ -179,7 +179,7 @@ export function mergeClassIndex(endpoints: readonly RegisteredEndpoint[], rows: 
 }
 
 /** Domains and ranges of properties read from the endpoints' VoID files (fkgqa builds), per property IRI. */
-export interface VoidAnnotations {
+interface VoidAnnotations {
   domains: Map<string, Map<string, number>>;
   ranges: Map<string, Map<string, number>>;
 }

@@ -1,13 +1,14 @@
 /** KGVoyager's search tools: search_all_classes and search_all_properties (paper section 3.1). */
-import { type KgVoyagerCore, type ToolAnswer, DEFAULT_PAGE, endpointList, short, plural } from './core.js';
+import { type KgVoyagerCore, type ToolAnswer, DEFAULT_PAGE, endpointList, short } from './core.js';
 import type { PageArgs } from '../paging.js';
 import type { Annotation, ClassEntry, PropertyEntry } from './schema-index.js';
+import { counted } from '../../common/strings.js';
 
 /** The endpoints of a hit with their counts; one endpoint alone without its count (the hit's total). */
 const heldAt = (eps: ClassEntry['endpoints']) => (eps.length === 1 ? `<${eps[0].url}>` : endpointList(eps));
 
 /** What follows a class hit's IRI: instances and the endpoints that hold them. */
-export const classDetail = (e: ClassEntry, _name?: (iri: string) => string) => `${plural(e.total, 'instance')}: ${heldAt(e.endpoints)}`;
+export const classDetail = (e: ClassEntry, _name?: (iri: string) => string) => `${counted(e.total, 'instance')}: ${heldAt(e.endpoints)}`;
 
 /** What follows a property hit's IRI: triples per endpoint, domains and ranges (IRIs written by `name`; `(rdfs)` marks those stated by rdfs:domain/range, the others are the VoID's). */
 export function propertyDetail(e: PropertyEntry, name: (iri: string) => string = short): string {
@@ -17,7 +18,7 @@ export function propertyDetail(e: PropertyEntry, name: (iri: string) => string =
       .map((a) => (a.source === 'rdfs' ? `${name(a.iri)} (rdfs)` : name(a.iri)))
       .join(', ');
   const dr = [e.domains.length ? ` domain ${ann(e.domains)}` : '', e.ranges.length ? ` range ${ann(e.ranges)}` : ''].filter(Boolean).join(';');
-  return `${plural(e.total, 'triple')}: ${heldAt(e.endpoints)}${dr ? `;${dr}` : ''}`;
+  return `${counted(e.total, 'triple')}: ${heldAt(e.endpoints)}${dr ? `;${dr}` : ''}`;
 }
 
 /** The answer when no class matches. */

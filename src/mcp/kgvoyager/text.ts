@@ -61,7 +61,7 @@ export function iriText(iri: string): string {
  * per-word search). A short list of function words and question words: the words of a Spider
  * question that never name a table or column.
  */
-export const STOP_WORDS: ReadonlySet<string> = new Set(
+const STOP_WORDS: ReadonlySet<string> = new Set(
   (
     'a an the and or not no nor of in on at to for from by with without about as into onto than then ' +
     'is are was were be been being am do does did done have has had having can could will would shall should may might must ' +
