@@ -132,7 +132,7 @@ import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from '../s
 import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js';
 import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 import { VIRTUOSO_MAX_ROWS } from './virtuoso.js';
-import { hasAggregate, virtuosoShapes } from './virtuoso-shapes.js';
+import { hasAggregate, inScope, virtuosoShapes } from './virtuoso-shapes.js';
 
 /** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
 export const ERROR_VARIABLE = 'fkgqa_error';
@@ -913,7 +913,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const variables = (ast as { variables?: unknown[] }).variables;
   const wildcard = ast.queryType === 'SELECT' && variables?.length === 1 && isNode(variables[0]) && variables[0].termType === 'Wildcard';
   // `SELECT *` over plain patterns is sent with its variables named, so that they get their companions (federation engines ask `SELECT *` per triple pattern).
-  const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
+  const named = wildcard && !(ast as { group?: unknown }).group ? wildcardColumns(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
@@ -954,31 +954,18 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
 }
 
 /**
- * The in-scope variables of a WHERE clause (SPARQL 1.1 §18.2.1), sorted, when it holds only triple
- * patterns, groups, OPTIONAL, UNION, GRAPH, FILTER, BIND and VALUES; undefined otherwise (sub-queries,
- * MINUS, SERVICE…: the `*` is then sent as written).
+ * The columns of `SELECT *` (the in-scope variables of its WHERE clause, SPARQL 1.1 §18.2.1, `inScope`),
+ * sorted, when the clause holds only triple patterns, groups, OPTIONAL, UNION, GRAPH, FILTER, BIND and
+ * VALUES; undefined otherwise (sub-queries, MINUS, SERVICE…: the `*` is then sent as written).
  */
-function inScope(where: unknown): string[] | undefined {
-  const out = new Set<string>();
-  const add = (t: unknown) => isNode(t) && t.termType === 'Variable' && out.add(t.value as string);
-  const walk = (patterns: unknown): boolean => {
-    for (const p of patterns as Node[]) {
-      if (p.type === 'bgp') for (const t of p.triples as Node[]) [t.subject, t.predicate, t.object].forEach(add);
-      else if (p.type === 'group' || p.type === 'optional') {
-        if (!walk(p.patterns)) return false;
-      } else if (p.type === 'union') {
-        for (const branch of p.patterns as Node[]) if (!walk(branch.type === 'group' ? branch.patterns : [branch])) return false;
-      } else if (p.type === 'graph') {
-        // Sent as an empty group (no rows), but its variables are columns of `*` (Virtuoso would name one `_star_fake`).
-        add(p.name);
-        if (!walk(p.patterns)) return false;
-      } else if (p.type === 'bind') add(p.variable);
-      else if (p.type === 'values') for (const row of p.values as Record<string, unknown>[]) Object.keys(row).forEach((k) => out.add(k.replace(/^\?/, '')));
-      else if (p.type !== 'filter') return false;
-    }
-    return true;
-  };
-  return walk(where) ? [...out].sort() : undefined;
+function wildcardColumns(where: unknown): string[] | undefined {
+  const simple = (patterns: unknown): boolean =>
+    (patterns as Node[]).every((p) => {
+      if (p.type === 'group' || p.type === 'optional' || p.type === 'graph') return simple(p.patterns);
+      if (p.type === 'union') return (p.patterns as Node[]).every((branch) => simple(branch.type === 'group' ? branch.patterns : [branch]));
+      return ['bgp', 'bind', 'values', 'filter'].includes(p.type as string);
+    });
+  return simple(where) ? [...inScope(where)].sort() : undefined;
 }
 
 /** A deep copy of a parsed expression; instances of sparqljs's classes (`*`, terms) are shared, not copied (they are never changed). */

@@ -99,9 +99,12 @@ function variablesOf(node: unknown, out = new Set<string>(), seen = new Set<unkn
 /**
  * The in-scope variables of a graph pattern or a list of a group's elements (SPARQL 1.1 §18.2.1): those
  * of its triple patterns, BIND, VALUES, GRAPH, OPTIONAL and UNION; the projection of a sub-SELECT; not
- * those of a FILTER, of EXISTS, nor of the right side of a MINUS.
+ * those of a FILTER, of EXISTS, nor of the right side of a MINUS. Used for the MINUS that shares no
+ * variable, UNION branches naming outer variables, and the columns of `SELECT *` (virtuoso-query.ts).
+ * @param node a pattern, a list of a group's elements, or a sub-SELECT (sparqljs)
+ * @param out filled and returned: the variables' names, without `?`
  */
-function inScope(node: unknown, out = new Set<string>()): Set<string> {
+export function inScope(node: unknown, out = new Set<string>()): Set<string> {
   if (Array.isArray(node)) {
     for (const p of node) inScope(p, out);
     return out;
@@ -237,6 +240,8 @@ function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean,
         list.splice(i--, 1);
         continue;
       }
+      const unanswered = minusRightSide(p.patterns);
+      if (unanswered) throw context.refuse(`${unanswered} on the right side of a MINUS: Virtuoso removes other solutions than SPARQL there (every one, or none); ${REFUSED}`);
     }
     if (p.type === 'union')
       p.patterns = (p.patterns as Node[]).map((branch) => {
@@ -300,9 +305,41 @@ function minusOfSubSelect(right: unknown[]): unknown[] | undefined {
       rename.set(source, item.variable.value as string);
     } else return undefined;
   }
-  if ([...rename.keys()].some((v) => projected.has(v))) return undefined;
-  for (const v of variablesOf(q.where)) if (!projected.has(v) && !rename.has(v)) rename.set(v, MINUS_PREFIX + v);
+  // An alias naming a variable of the pattern is no valid sub-SELECT (SPARQL 1.1 §18.2.1).
+  const written = variablesOf(q.where);
+  if ([...rename.keys()].some((v) => projected.has(v)) || [...rename.values()].some((v) => written.has(v))) return undefined;
+  for (const v of written) if (!projected.has(v) && !rename.has(v)) rename.set(v, MINUS_PREFIX + v);
   return renamed(q.where, rename) as unknown[];
+}
+
+/**
+ * What the right side of a MINUS holds that Virtuoso answers wrongly there, or undefined: a VALUES
+ * block (`?s a ?t MINUS { VALUES ?s { <a> } }` removes no solution; with a FILTER beside it, every
+ * one), a BIND (`MINUS { ?b ?p ?z BIND(1998 AS ?y) }`: every one), or a sub-SELECT that
+ * `minusOfSubSelect` does not send as its pattern (with LIMIT, OFFSET, GROUP BY, an aggregate, or
+ * inside other patterns: every one). A nested MINUS of a sub-SELECT is sent as its pattern first.
+ * @param right the right side's elements (sparqljs), nested MINUS rewritten in place
+ * @returns the words naming the construct
+ */
+function minusRightSide(right: unknown): string | undefined {
+  if (Array.isArray(right)) {
+    for (const p of right) {
+      const found = minusRightSide(p);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (!isNode(right) || typeof right.termType === 'string') return undefined;
+  if (right.type === 'minus') {
+    const flat = minusOfSubSelect(right.patterns as unknown[]);
+    if (flat) right.patterns = flat;
+  }
+  if (right.type === 'values') return 'a VALUES block';
+  if (right.type === 'bind') return 'a BIND';
+  if (right.type === 'query') return 'a sub-SELECT with LIMIT, OFFSET, GROUP BY, HAVING, an aggregate or an expression, or beside other patterns';
+  // A FILTER's expression: its EXISTS patterns are refused apart (`expression`).
+  if (right.type === 'filter') return undefined;
+  return minusRightSide(Object.values(right));
 }
 
 /** A copy of a pattern with its variables renamed (a simultaneous substitution: `from` name to `to` name). */
@@ -373,6 +410,8 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
       throw context.refuse(
         `${operator === 'exists' ? 'EXISTS' : 'NOT EXISTS'} of a FILTER only (\`${operator === 'exists' ? 'EXISTS' : 'NOT EXISTS'} { FILTER(…) }\`): Virtuoso evaluates the FILTER without the bindings of the solution tested; ${REFUSED}`,
       );
+    // `FILTER EXISTS { VALUES ?s { <a> } }`: Virtuoso finds no solution (NOT EXISTS: keeps every one), with a FILTER beside it the other way round.
+    if (holdsValues(e.args)) throw context.refuse(`a VALUES block inside ${operator === 'exists' ? 'EXISTS' : 'NOT EXISTS'}: Virtuoso matches other solutions than SPARQL there; ${REFUSED}`);
     within(operator === 'exists' ? 'EXISTS' : 'NOT EXISTS', () => visit(e.args, booleanVars, true, seen));
     return e;
   }
