@@ -716,6 +716,10 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
       operation('=', [isDataBoolean(args[0]), isDataBoolean(args[1])]),
       operation('||', [operation('!', [isDataBoolean(args[0])]), operation('=', [args[0], args[1]])]),
     ]);
+    // A variable operand bound by the data is compared through COALESCE: Virtuoso compares a stored integer with a sub-SELECT's
+    // decimal wrongly (an index range: `?p > ?m` over the 4,079 city populations, ?m their AVG, kept 417 of 875), not with an expression.
+    // A sub-SELECT's column is left bare: Virtuoso fails to compile an expression of it in a FILTER (SQ156).
+    node.args = args.map((a) => (isNode(a) && a.termType === 'Variable' && !subSelectColumns.has(a.value as string) ? operation('coalesce', [a]) : a));
     // At a FILTER's top, false removes the solution as the type error does; Virtuoso fails to compile the IF over a sub-SELECT's aggregate (SQ156), it compiles `&&`.
     if (FILTER_TOP_COMPARISONS.has(node)) return operation('&&', [sameKind, node]);
     return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
@@ -896,6 +900,59 @@ function restoreWildcards(node: unknown, Wildcard: new () => unknown, seen = new
   if (Array.isArray(node)) node.forEach((v, i) => isNode(v) && v.termType === 'Wildcard' && !(v instanceof Wildcard) && (node[i] = new Wildcard()));
 }
 
+/** The variables a sub-SELECT of the query being rewritten projects as an expression (`(AVG(?x) AS ?m)`), set by `virtuosoQuery`. */
+let subSelectColumns = new Set<string>();
+
+/**
+ * The variables that the sub-SELECTs of a query (not the query itself) project as an expression.
+ * @param ast the parsed query
+ */
+function subSelectExpressions(ast: unknown): Set<string> {
+  const out = new Set<string>();
+  const stack: unknown[] = [ast];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
+    seen.add(n);
+    if (n !== ast && n.type === 'query' && Array.isArray(n.variables))
+      for (const item of n.variables as Node[]) if (item.termType !== 'Variable' && isNode(item.variable)) out.add(item.variable.value as string);
+    stack.push(...Object.values(n));
+  }
+  return out;
+}
+
+/**
+ * The aggregate shapes Virtuoso fails on, in the query or a sub-SELECT: a HAVING without GROUP BY
+ * inside a sub-SELECT (SP031; the query's own is sent as projected conditions, `havingColumns`), and
+ * the same aggregate projected twice (`(MAX(?x) AS ?m) (MAX(?x) AS ?m2)`: SR066).
+ * @param ast the parsed query
+ * @returns the words naming the shape, or undefined
+ */
+function aggregateShapes(ast: unknown): string | undefined {
+  const stack: unknown[] = [ast];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
+    seen.add(n);
+    if (n.type === 'query') {
+      if (n !== ast && n.group === undefined && Array.isArray(n.having) && n.having.length > 0)
+        return 'a HAVING without GROUP BY inside a sub-SELECT: Virtuoso refuses it (SP031: HAVING clause should be preceded by a GROUP BY clause)';
+      const written = new Set<string>();
+      for (const item of (n.variables ?? []) as Node[]) {
+        if (!isNode(item.expression) || item.expression.type !== 'aggregate') continue;
+        const text = JSON.stringify(item.expression);
+        if (written.has(text))
+          return `the same aggregate projected twice (${String(item.expression.aggregation).toUpperCase()}(…) AS ?${(item.variable as Node).value as string}): Virtuoso fails to compile it (SR066)`;
+        written.add(text);
+      }
+    }
+    stack.push(...Object.values(n));
+  }
+  return undefined;
+}
+
 /**
  * The text to send to Virtuoso for a query of one shard endpoint (module comment).
  * @param text the query as the client sent it (already checked: a query, no FROM, no SERVICE)
@@ -915,6 +972,9 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // `SELECT *` over plain patterns is sent with its variables named, so that they get their companions (federation engines ask `SELECT *` per triple pattern).
   const named = wildcard && !(ast as { group?: unknown }).group ? wildcardColumns(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
+  subSelectColumns = subSelectExpressions(ast);
+  const unanswered = aggregateShapes(ast);
+  if (unanswered) throw new StoreCannotAnswer(`${unanswered}; this store does not answer it (an oxigraph-backed serve does)`);
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
   constantShapes(ast, booleanVars);
@@ -923,6 +983,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
   for (const key of ['variables', 'group', 'having', 'order'] as const)
     if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, (key === 'variables' || key === 'order') && projection) as never;
+  const extremeInside = ast.queryType === 'SELECT' ? extremeInExpression(ast as unknown as Node) : undefined;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
@@ -932,6 +993,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const having = ast.queryType === 'SELECT' ? havingColumns(ast as unknown as Node) : [];
   const grouped = groupedDifference(ast, new Set([...booleanVars, ...valuesBooleans]));
   if (grouped) throw new StoreCannotAnswer(grouped);
+  if (extremeInside) throw new StoreCannotAnswer(extremeInside);
   if (ast.queryType === 'SELECT') extremeOrder(ast as unknown as Node);
   const rowCap = limitOffsets(ast);
   // The trailing VALUES block of the query.
@@ -1105,6 +1167,42 @@ function extremeOrder(select: Node): void {
   });
 }
 
+/**
+ * The first `MAX(e)` or `MIN(e)` of a SELECT's own projection, HAVING and ORDER BY that is inside
+ * another expression (`(MAX(?n) + 0 AS ?m)`, `HAVING(MAX(?n) > 5)`, `ORDER BY (MAX(?n) + 1)`), where
+ * no companion column reads it back (`extremeCompanions`, `extremeOrder`): Virtuoso orders stored
+ * strings and IRIs by its own order of stored terms, and numbers above strings, so such a query is
+ * refused. The term SPARQL chooses cannot be computed in the query: Virtuoso fails to compile COALESCE
+ * or IF of aggregates over a join (SQ156). The MAX or MIN of a sub-SELECT is sent as written (docs/serving.md).
+ * @param select the parsed SELECT
+ * @returns the words naming the shape, or undefined
+ */
+function extremeInExpression(select: Node): string | undefined {
+  const find = (e: unknown): string | undefined => {
+    if (Array.isArray(e)) return e.map(find).find(Boolean);
+    if (!isNode(e) || typeof e.termType === 'string' || e.type === 'query') return undefined;
+    const aggregation = e.type === 'aggregate' ? String(e.aggregation).toLowerCase() : '';
+    if (aggregation === 'max' || aggregation === 'min') return aggregation.toUpperCase();
+    return find(Object.values(e));
+  };
+  const where = (found: string | undefined, place: string) =>
+    found &&
+    `${found} inside another expression (${place}): Virtuoso orders stored strings and IRIs otherwise than SPARQL in MAX and MIN (its order of stored terms, numbers above strings), and only a projected ${found}(…) AS ?v or an ORDER BY key ${found}(…) is read back in SPARQL's order; this store does not answer it (an oxigraph-backed serve does)`;
+  for (const item of select.variables as Node[])
+    if (item.termType !== 'Variable' && isNode(item.expression) && item.expression.type !== 'aggregate') {
+      const found = where(find(item.expression), `the projection of ?${(item.variable as Node).value as string}`);
+      if (found) return found;
+    }
+  const having = where(find(select.having), 'HAVING');
+  if (having) return having;
+  for (const key of (select.order ?? []) as Node[])
+    if (isNode(key.expression) && key.expression.type !== 'aggregate') {
+      const found = where(find(key.expression), 'ORDER BY');
+      if (found) return found;
+    }
+  return undefined;
+}
+
 /** Whether the term `x` is a number (not a boolean: Virtuoso's booleans are numeric), as an expression. */
 function isNumberTerm(x: Node): Node {
   return operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), XSD_TYPE('boolean')])]);
@@ -1227,6 +1325,11 @@ function extremeTerm(b: SparqlRow, k: string, x: Extreme): [SparqlTerm | undefin
   if (others && (number[0] || string[0] || iri[0]))
     throw new StoreCannotAnswer(
       `${x.aggregation.toUpperCase()} over numbers, simple literals or IRIs beside other terms (booleans, dates, language-tagged literals, blank nodes): Virtuoso orders them otherwise`,
+    );
+  // Virtuoso's MAX of language-tagged literals alone is unbound (its MIN is SPARQL's).
+  if (others && !b[k])
+    throw new StoreCannotAnswer(
+      `${x.aggregation.toUpperCase()} over language-tagged literals or other terms that are no numbers, simple literals or IRIs: Virtuoso gives no value; this store does not answer it (an oxigraph-backed serve does)`,
     );
   if (others) return [b[k], k];
   const order = x.aggregation === 'max' ? [string, number, iri] : [iri, number, string];

@@ -280,7 +280,7 @@ export const MINUS_PREFIX = 'fkgqa_minus_';
 
 /**
  * The right side of a MINUS that is one sub-SELECT projecting variables and aliases of variables
- * (`MINUS { SELECT ?a (?y AS ?c) WHERE { P } }`), as the pattern P with ?y renamed ?c and every other
+ * (`MINUS { SELECT ?a (?y AS ?c) WHERE { P } }`; `SELECT *`: its in-scope variables), as the pattern P with ?y renamed ?c and every other
  * variable not projected renamed `?fkgqa_minus_…`; undefined for any other right side (left as written).
  * The same MINUS (SPARQL 1.1 §18.5: a solution is removed by a compatible one sharing a variable; the
  * renamed variables occur nowhere else, so only the projected ones are shared or compared, and
@@ -299,6 +299,7 @@ function minusOfSubSelect(right: unknown[]): unknown[] | undefined {
   const projected = new Set<string>();
   for (const item of q.variables as Node[]) {
     if (item.termType === 'Variable') projected.add(item.value as string);
+    else if (item.termType === 'Wildcard') for (const v of inScope(q.where)) projected.add(v);
     else if (isNode(item.expression) && item.expression.termType === 'Variable' && isNode(item.variable)) {
       const source = item.expression.value as string;
       if (rename.has(source)) return undefined;
