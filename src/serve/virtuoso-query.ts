@@ -91,7 +91,9 @@
  *   type error in SPARQL; Virtuoso casts. An ordering comparison of two non-constant operands is
  *   sent as `IF(isNumeric(?n) = isNumeric(?d), ?n > ?d, ?fkgqa_error)`, at a FILTER's top as
  *   `isNumeric(?n) = isNumeric(?d) && ?n > ?d` (Virtuoso fails to compile the IF over a
- *   sub-SELECT's aggregate, SQ156).
+ *   sub-SELECT's aggregate, SQ156). Each variable of the data is compared as `COALESCE(?n)`:
+ *   Virtuoso compares a stored integer with a sub-SELECT's decimal wrongly through an index range
+ *   (a sub-SELECT's own column stays bare: an expression of it is SQ156).
  * - **Strings and dates compared with a constant.** `?x > 'B'` with `?x` bound from the store
  *   compares wrongly in Virtuoso (no row of a FILTER passes, every string passes inside `IF`), and
  *   `?x > '2011-01-01'^^xsd:date` passes strings and IRIs too. An ordering comparison (`<`, `>`,
@@ -109,7 +111,11 @@
  *   in MAX and MIN by its own order of stored terms (with or without GROUP BY), numbers above
  *   strings, and sums strings as 0: a projected aggregate gets companions by kind of term
  *   (`extremeCompanions`), read back in SPARQL's order (`extremeTerm`); an ORDER BY key on one
- *   is sent as the keys of the term read back (`extremeOrder`).
+ *   is sent as the keys of the term read back (`extremeOrder`). One inside another expression is
+ *   refused (`extremeInExpression`), and so is MAX of language-tagged literals (no value); one in a
+ *   sub-SELECT is sent as written (docs/serving.md).
+ * - **Aggregate shapes Virtuoso fails on** (`aggregateShapes`): a HAVING without GROUP BY inside a
+ *   sub-SELECT (SP031) and the same aggregate projected twice (SR066) are refused.
  * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
  *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true
  *   (refused when one names a variable outside an aggregate: the projection's alias is not in scope).

@@ -10,7 +10,7 @@
  *   as a sub-query `{ SELECT * WHERE { … } }`: the same solutions (a branch is evaluated on its own,
  *   SPARQL 1.1 §18.2.2), which Virtuoso answers. A branch whose VALUES hold a boolean is refused
  *   (Virtuoso answers it as 0 or 1, and the column mixes it with the other branches' terms).
- *   So is one inside MINUS, EXISTS, NOT EXISTS or `GRAPH ?g`, or naming a variable not bound in the
+ *   So is one inside `GRAPH ?g` (inside MINUS, EXISTS, NOT EXISTS: any VALUES), or naming a variable not bound in the
  *   branch (a FILTER on an outer variable): Virtuoso answers the sub-query there otherwise than SPARQL.
  * - **MINUS sharing no variable.** A MINUS whose in-scope variables (§18.2.1: not those of a FILTER,
  *   EXISTS, a nested MINUS, nor a sub-SELECT not projecting them) are disjoint from those of the
@@ -19,6 +19,9 @@
  * - **MINUS of a sub-SELECT.** Virtuoso removes every solution when the right side of a MINUS is a
  *   sub-SELECT (`VALUES ?c { 1 2 } MINUS { SELECT (?y AS ?c) WHERE { VALUES ?y { 1 } } }`: no row).
  *   One of variables and aliases of variables is sent as its pattern, renamed (`minusOfSubSelect`).
+ * - **VALUES, BIND and other sub-SELECTs on the right side of a MINUS; VALUES in EXISTS.** Virtuoso
+ *   removes every solution there, or none (`?s a ?t MINUS { VALUES ?s { <a> } }` removes none;
+ *   `FILTER EXISTS { VALUES ?s { <a> } }` keeps none): refused (`minusRightSide`).
  * - **Aggregate without GROUP BY, with ORDER BY or LIMIT.** Virtuoso orders and limits the rows
  *   before aggregating them; the one row of the aggregate is the same without them: dropped
  *   (`oneRowModifiers`).
