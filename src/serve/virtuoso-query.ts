@@ -219,13 +219,16 @@ export interface VirtuosoQuery {
 /**
  * The companion columns of one projected `MAX(e)`, `MIN(e)`, `SUM(e)` or `AVG(e)` (module comment): the
  * aggregate over the numbers of `e` (MAX and MIN), over `STR()` of its simple literals and of its IRIs
- * (MAX and MIN), and the number of its other terms (MAX and MIN), of its terms that are no number (SUM and AVG).
+ * (MAX and MIN), the number of its NaNs (MAX and MIN: SPARQL orders NaN above every number), and the number of
+ * its other terms (MAX and MIN), of its terms that are no number (SUM and AVG).
  */
 export interface Extreme {
   aggregation: 'max' | 'min' | 'sum' | 'avg';
   numbers?: string;
   strings?: string;
   iris?: string;
+  /** The number of NaNs among the numbers (MAX and MIN; Virtuoso's MAX skips them, its `STR()` of one is "nan"). */
+  nans?: string;
   others: string;
 }
 
@@ -1125,6 +1128,9 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
       lexical.set(extreme.numbers, column('lex', operation('str', [aggregate(operation('if', [isNumber(), copy(x), error]))])));
       extreme.strings = column('s', aggregate(operation('if', [isSimple(), operation('str', [copy(x)]), error])));
       extreme.iris = column('i', aggregate(operation('if', [operation('isiri', [copy(x)]), operation('str', [copy(x)]), error])));
+      // Virtuoso's `NaN != NaN` is false; its STR() of a NaN is "nan" (CONTAINS: a comparison with a string would be refused in a grouped projection).
+      const nan = operation('&&', [isNumber(), operation('contains', [operation('str', [copy(x)]), simpleLiteral('nan')])]);
+      extreme.nans = column('nan', { type: 'aggregate', aggregation: 'sum', distinct: false, expression: operation('if', [nan, integer(1), integer(0)]) });
     }
     const others =
       extreme.numbers === undefined
@@ -1295,7 +1301,7 @@ function calledFunction(node: unknown, seen = new Set<unknown>()): string | unde
  * @throws StoreCannotAnswer (from `row`) for MAX or MIN over terms whose order Virtuoso has otherwise (`extremeTerm`)
  */
 export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQuery): { vars: string[]; row: (b: SparqlRow) => SparqlRow; kept: (b: SparqlRow) => boolean } {
-  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE, ...q.having, ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.others])]);
+  const companion = new Set([...q.lexical.values(), ROWS_VARIABLE, ...q.having, ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.nans, x.others])]);
   const all = virtuosoVars.filter((k) => !companion.has(k));
   const vars = q.wildcard ? [...all].sort() : all;
   // Each row's terms in the order of the columns, as oxigraph writes them.
@@ -1338,6 +1344,8 @@ function extremeTerm(b: SparqlRow, k: string, x: Extreme): [SparqlTerm | undefin
       `${x.aggregation.toUpperCase()} over language-tagged literals or other terms that are no numbers, simple literals or IRIs: Virtuoso gives no value; this store does not answer it (an oxigraph-backed serve does)`,
     );
   if (others) return [b[k], k];
+  // SPARQL orders NaN above every number (oxigraph: MAX over NaN and numbers is NaN; MIN the least number).
+  if (Number(b[x.nans!]?.value ?? 0) > 0 && (x.aggregation === 'max' || !number[0])) number.splice(0, 2, { type: 'literal', value: 'NaN', datatype: `${XSD}double` }, x.nans!);
   const order = x.aggregation === 'max' ? [string, number, iri] : [iri, number, string];
   return order.find((t) => t[0]) ?? [undefined, k];
 }
