@@ -52,9 +52,13 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     // A boolean is ordered only with an equal boolean (Virtuoso's isNumeric takes a boolean of the data).
     const guard = `((ISNUMERIC(?n)) = (ISNUMERIC(?d))) && (((${IS_BOOLEAN('n')}) = (${IS_BOOLEAN('d')})) && ((!(${IS_BOOLEAN('n')})) || (?n = ?d)))`;
     // At a FILTER's top the guard is a conjunct (false removes the solution as the error does); elsewhere an IF with an error.
-    expect(q.text).toContain(`FILTER((${guard}) && (?n > ?d))`);
+    // Each variable of the data compared through COALESCE (Virtuoso's index range compares a stored integer with a sub-SELECT's decimal wrongly).
+    expect(q.text).toContain(`FILTER((${guard}) && ((COALESCE(?n)) > (COALESCE(?d))))`);
     const negated = virtuosoQuery('SELECT ?s WHERE { ?s <http://e/n> ?n ; <http://e/d> ?d FILTER(!(?n > ?d)) }', G);
-    expect(negated.text).toContain(`IF(${guard}, ?n > ?d, ?fkgqa_error)`);
+    expect(negated.text).toContain(`IF(${guard}, (COALESCE(?n)) > (COALESCE(?d)), ?fkgqa_error)`);
+    // A sub-SELECT's column stays bare: Virtuoso fails to compile an expression of it in a FILTER (SQ156).
+    const average = virtuosoQuery('SELECT ?y WHERE { ?a <http://e/y> ?y FILTER(?y > ?m) { SELECT (AVG(?x) AS ?m) WHERE { ?b <http://e/y> ?x } } }', G);
+    expect(average.text).toContain('&& ((COALESCE(?y)) > ?m))');
     expect(virtuosoQuery('SELECT ?s WHERE { ?s <http://e/n> ?n ; <http://e/d> ?d FILTER(?n = ?d) }', G).text).toContain('FILTER(?n = ?d)');
   });
 
@@ -110,7 +114,7 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
   });
 
   it('sends the HAVING of an aggregate without GROUP BY as columns of its projection, and keeps the rows where each is true', () => {
-    const q = virtuosoQuery('SELECT (COUNT(*) AS ?n) WHERE { ?s <http://e/p> ?o } HAVING(COUNT(*) > 1) (MAX(?o) < 5)', G);
+    const q = virtuosoQuery('SELECT (COUNT(*) AS ?n) WHERE { ?s <http://e/p> ?o } HAVING(COUNT(*) > 1) (SUM(?o) < 5)', G);
     expect(q.text).not.toMatch(/HAVING/);
     expect(q.text).toContain('((COUNT(*)) > 1  AS ?fkgqa_having_0)');
     expect(q.having).toEqual(['fkgqa_having_0', 'fkgqa_having_1']);
@@ -275,13 +279,18 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
 
   it('sends the right side of a MINUS that is one sub-SELECT of variables and their aliases as its pattern, the aliased variables renamed to their aliases and the others to fresh names', () => {
     const flat = (q: string) => virtuosoQuery(q, G).text.replace(/\s+/g, ' ');
-    const q = flat('SELECT ?c WHERE { { SELECT (?x AS ?c) WHERE { VALUES ?x { 1 2 } } } MINUS { SELECT (?y AS ?c) WHERE { VALUES (?y ?w) { (1 2) } ?y ?c ?z FILTER(?z != ?w) } } }');
-    expect(q).toContain('MINUS { VALUES (?c ?fkgqa_minus_w) { (1 2 ) } ?c ?fkgqa_minus_c ?fkgqa_minus_z. FILTER(?fkgqa_minus_z != ?fkgqa_minus_w) }');
+    const q = flat('SELECT ?c WHERE { { SELECT (?x AS ?c) WHERE { ?x ?p ?o } } MINUS { SELECT (?y AS ?c) WHERE { ?y ?r ?z . ?z ?q ?w FILTER(?z != ?w) } } }');
+    expect(q).toContain('MINUS { ?c ?fkgqa_minus_r ?fkgqa_minus_z. ?fkgqa_minus_z ?fkgqa_minus_q ?fkgqa_minus_w. FILTER(?fkgqa_minus_z != ?fkgqa_minus_w) }');
     expect(flat('SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { { SELECT ?c WHERE { ?c ?p ?o } } } }')).toContain('MINUS { ?c ?fkgqa_minus_p ?fkgqa_minus_o. }');
-    // A sub-SELECT with LIMIT, an alias of an expression, or its alias source also projected: sent as written.
-    expect(flat('SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { SELECT ?c WHERE { ?c ?p ?o } LIMIT 1 } }')).toMatch(/MINUS \{ SELECT \?c WHERE/);
-    expect(flat('SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { SELECT ((?y + 1) AS ?c) WHERE { ?y ?p ?o } } }')).toMatch(/MINUS \{ SELECT/);
-    expect(flat('SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { SELECT ?y (?y AS ?c) WHERE { ?y ?p ?o } } }')).toMatch(/MINUS \{ SELECT/);
+    // `SELECT *`: its in-scope variables are projected (not those of its FILTER).
+    expect(flat('SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { SELECT * WHERE { ?c ?p ?o FILTER(?o != ?f) } } }')).toContain('MINUS { ?c ?p ?o. FILTER(?o != ?fkgqa_minus_f) }');
+    // A sub-SELECT with LIMIT, an alias of an expression, or its alias source also projected: refused (Virtuoso removes every solution).
+    for (const query of [
+      'SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { SELECT ?c WHERE { ?c ?p ?o } LIMIT 1 } }',
+      'SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { SELECT ((?y + 1) AS ?c) WHERE { ?y ?p ?o } } }',
+      'SELECT ?c WHERE { VALUES ?c { 1 2 } MINUS { SELECT ?y (?y AS ?c) WHERE { ?y ?p ?o } } }',
+    ])
+      expect(() => virtuosoQuery(query, G), query).toThrow(/^a sub-SELECT with LIMIT, OFFSET, GROUP BY, HAVING, an aggregate or an expression/);
   });
 
   it('drops the ORDER BY and a LIMIT without OFFSET of a query aggregating without GROUP BY (its one row is the same), in a sub-SELECT too; keeps them with GROUP BY or OFFSET', () => {
@@ -328,8 +337,8 @@ describe('serve --store virtuoso / VALUES rows and projected comparisons', () =>
   it('sends a comparison with a number in the projection of a SELECT without grouping as in a FILTER (an error for a string or an IRI); a grouped one as written', () => {
     const plainText = virtuosoQuery('SELECT ?o (?o > 2 AS ?big) WHERE { ?s ?p ?o }', 'urn:g').text;
     expect(plainText).toContain(`(IF(${IS_NUMBER('o')}, ?o > 2 , ?fkgqa_error) AS ?big)`);
-    const grouped = virtuosoQuery('SELECT ?p (MAX(?o) > 2 AS ?big) WHERE { ?s ?p ?o } GROUP BY ?p', 'urn:g');
-    expect(grouped.text).toContain('((MAX(?o)) > 2  AS ?big)');
+    const grouped = virtuosoQuery('SELECT ?p (SUM(?o) > 2 AS ?big) WHERE { ?s ?p ?o } GROUP BY ?p', 'urn:g');
+    expect(grouped.text).toContain('((SUM(?o)) > 2  AS ?big)');
     expect([...grouped.booleanVars]).toEqual(['big']);
   });
 
@@ -353,8 +362,8 @@ describe('serve --store virtuoso / VALUES rows and projected comparisons', () =>
     expect(virtuosoQuery('SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING (COUNT(*) >= 2 && AVG(?o) < 72)', 'urn:g').text).toBe(
       'SELECT ?p (STR(?p) AS ?fkgqa_lex_p) FROM <urn:g>\nWHERE { ?s ?p ?o. }\nGROUP BY ?p\nHAVING (((COUNT(*)) >= 2 ) && ((AVG(?o)) < 72 ))',
     );
-    expect(virtuosoQuery('SELECT ?p ((COUNT(*) > 1) = (MAX(?o) > 2) AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p', 'urn:g').text).toBe(
-      'SELECT ?p (((COUNT(*)) > 1 ) = ((MAX(?o)) > 2 ) AS ?c) (STR(?p) AS ?fkgqa_lex_p) FROM <urn:g>\nWHERE { ?s ?p ?o. }\nGROUP BY ?p',
+    expect(virtuosoQuery('SELECT ?p ((COUNT(*) > 1) = (SUM(?o) > 2) AS ?c) WHERE { ?s ?p ?o } GROUP BY ?p', 'urn:g').text).toBe(
+      'SELECT ?p (((COUNT(*)) > 1 ) = ((SUM(?o)) > 2 ) AS ?c) (STR(?p) AS ?fkgqa_lex_p) FROM <urn:g>\nWHERE { ?s ?p ?o. }\nGROUP BY ?p',
     );
     // Outside grouping, a string constant is compared as before (STR() of simple literals only).
     expect(virtuosoQuery('SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER(?o > "a") }', 'urn:g').text).toContain(

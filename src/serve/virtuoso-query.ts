@@ -93,7 +93,9 @@
  *   type error in SPARQL; Virtuoso casts. An ordering comparison of two non-constant operands is
  *   sent as `IF(isNumeric(?n) = isNumeric(?d), ?n > ?d, ?fkgqa_error)`, at a FILTER's top as
  *   `isNumeric(?n) = isNumeric(?d) && ?n > ?d` (Virtuoso fails to compile the IF over a
- *   sub-SELECT's aggregate, SQ156).
+ *   sub-SELECT's aggregate, SQ156). Each variable of the data is compared as `COALESCE(?n)`:
+ *   Virtuoso compares a stored integer with a sub-SELECT's decimal wrongly through an index range
+ *   (a sub-SELECT's own column stays bare: an expression of it is SQ156).
  * - **Strings and dates compared with a constant.** `?x > 'B'` with `?x` bound from the store
  *   compares wrongly in Virtuoso (no row of a FILTER passes, every string passes inside `IF`), and
  *   `?x > '2011-01-01'^^xsd:date` passes strings and IRIs too. An ordering comparison (`<`, `>`,
@@ -113,7 +115,11 @@
  *   in MAX and MIN by its own order of stored terms (with or without GROUP BY), numbers above
  *   strings, and sums strings as 0: a projected aggregate gets companions by kind of term
  *   (`extremeCompanions`), read back in SPARQL's order (`extremeTerm`); an ORDER BY key on one
- *   is sent as the keys of the term read back (`extremeOrder`).
+ *   is sent as the keys of the term read back (`extremeOrder`). One inside another expression is
+ *   refused (`extremeInExpression`), and so is MAX of language-tagged literals (no value); one in a
+ *   sub-SELECT is sent as written (docs/serving.md).
+ * - **Aggregate shapes Virtuoso fails on** (`aggregateShapes`): a HAVING without GROUP BY inside a
+ *   sub-SELECT (SP031) and the same aggregate projected twice (SR066) are refused.
  * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
  *   no rows: its conditions are projected (`havingColumns`) and the rows kept where they are true
  *   (refused when one names a variable outside an aggregate: the projection's alias is not in scope).
@@ -140,7 +146,7 @@ import { fixIris, parseSparql, sparqljsLib, type SparqlParseOptions } from '../s
 import type { SparqlResults, SparqlRow, SparqlTerm } from '../sparql/results.js';
 import { XSD, XSD_NUMERIC_TYPES } from '../common/vocab.js';
 import { VIRTUOSO_MAX_ROWS } from './virtuoso.js';
-import { hasAggregate, virtuosoShapes } from './virtuoso-shapes.js';
+import { hasAggregate, inScope, virtuosoShapes } from './virtuoso-shapes.js';
 import { decimalQuotient, doubleLexical, floatLexical } from './virtuoso-numbers.js';
 
 /** A variable never bound: its value is an error in every expression (SPARQL §17.2), where Virtuoso would not give one. */
@@ -224,13 +230,16 @@ export interface VirtuosoQuery {
 /**
  * The companion columns of one projected `MAX(e)`, `MIN(e)`, `SUM(e)` or `AVG(e)` (module comment): the
  * aggregate over the numbers of `e` (MAX and MIN), over `STR()` of its simple literals and of its IRIs
- * (MAX and MIN), and the number of its other terms (MAX and MIN), of its terms that are no number (SUM and AVG).
+ * (MAX and MIN), the number of its NaNs (MAX and MIN: SPARQL orders NaN above every number), and the number of
+ * its other terms (MAX and MIN), of its terms that are no number (SUM and AVG).
  */
 export interface Extreme {
   aggregation: 'max' | 'min' | 'sum' | 'avg';
   numbers?: string;
   strings?: string;
   iris?: string;
+  /** The number of NaNs among the numbers (MAX and MIN; Virtuoso's MAX skips them, its `STR()` of one is "nan"). */
+  nans?: string;
   others: string;
 }
 
@@ -766,6 +775,10 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
       operation('=', [isDataBoolean(args[0]), isDataBoolean(args[1])]),
       operation('||', [operation('!', [isDataBoolean(args[0])]), operation('=', [args[0], args[1]])]),
     ]);
+    // A variable operand bound by the data is compared through COALESCE: Virtuoso compares a stored integer with a sub-SELECT's
+    // decimal wrongly (an index range: `?p > ?m` over the 4,079 city populations, ?m their AVG, kept 417 of 875), not with an expression.
+    // A sub-SELECT's column is left bare: Virtuoso fails to compile an expression of it in a FILTER (SQ156).
+    node.args = args.map((a) => (isNode(a) && a.termType === 'Variable' && !subSelectColumns.has(a.value as string) ? operation('coalesce', [a]) : a));
     // At a FILTER's top, false removes the solution as the type error does; Virtuoso fails to compile the IF over a sub-SELECT's aggregate (SQ156), it compiles `&&`.
     if (FILTER_TOP_COMPARISONS.has(node)) return operation('&&', [sameKind, node]);
     return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
@@ -977,6 +990,59 @@ function restoreWildcards(node: unknown, Wildcard: new () => unknown, seen = new
   if (Array.isArray(node)) node.forEach((v, i) => isNode(v) && v.termType === 'Wildcard' && !(v instanceof Wildcard) && (node[i] = new Wildcard()));
 }
 
+/** The variables a sub-SELECT of the query being rewritten projects as an expression (`(AVG(?x) AS ?m)`), set by `virtuosoQuery`. */
+let subSelectColumns = new Set<string>();
+
+/**
+ * The variables that the sub-SELECTs of a query (not the query itself) project as an expression.
+ * @param ast the parsed query
+ */
+function subSelectExpressions(ast: unknown): Set<string> {
+  const out = new Set<string>();
+  const stack: unknown[] = [ast];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
+    seen.add(n);
+    if (n !== ast && n.type === 'query' && Array.isArray(n.variables))
+      for (const item of n.variables as Node[]) if (item.termType !== 'Variable' && isNode(item.variable)) out.add(item.variable.value as string);
+    stack.push(...Object.values(n));
+  }
+  return out;
+}
+
+/**
+ * The aggregate shapes Virtuoso fails on, in the query or a sub-SELECT: a HAVING without GROUP BY
+ * inside a sub-SELECT (SP031; the query's own is sent as projected conditions, `havingColumns`), and
+ * the same aggregate projected twice (`(MAX(?x) AS ?m) (MAX(?x) AS ?m2)`: SR066).
+ * @param ast the parsed query
+ * @returns the words naming the shape, or undefined
+ */
+function aggregateShapes(ast: unknown): string | undefined {
+  const stack: unknown[] = [ast];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
+    seen.add(n);
+    if (n.type === 'query') {
+      if (n !== ast && n.group === undefined && Array.isArray(n.having) && n.having.length > 0)
+        return 'a HAVING without GROUP BY inside a sub-SELECT: Virtuoso refuses it (SP031: HAVING clause should be preceded by a GROUP BY clause)';
+      const written = new Set<string>();
+      for (const item of (n.variables ?? []) as Node[]) {
+        if (!isNode(item.expression) || item.expression.type !== 'aggregate') continue;
+        const text = JSON.stringify(item.expression);
+        if (written.has(text))
+          return `the same aggregate projected twice (${String(item.expression.aggregation).toUpperCase()}(…) AS ?${(item.variable as Node).value as string}): Virtuoso fails to compile it (SR066)`;
+        written.add(text);
+      }
+    }
+    stack.push(...Object.values(n));
+  }
+  return undefined;
+}
+
 /**
  * The text to send to Virtuoso for a query of one shard endpoint (module comment).
  * @param text the query as the client sent it (already checked: a query, no FROM, no SERVICE)
@@ -994,8 +1060,11 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const variables = (ast as { variables?: unknown[] }).variables;
   const wildcard = ast.queryType === 'SELECT' && variables?.length === 1 && isNode(variables[0]) && variables[0].termType === 'Wildcard';
   // `SELECT *` over plain patterns is sent with its variables named, so that they get their companions (federation engines ask `SELECT *` per triple pattern).
-  const named = wildcard && !(ast as { group?: unknown }).group ? inScope(ast.where ?? []) : undefined;
+  const named = wildcard && !(ast as { group?: unknown }).group ? wildcardColumns(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
+  subSelectColumns = subSelectExpressions(ast);
+  const unanswered = aggregateShapes(ast);
+  if (unanswered) throw new StoreCannotAnswer(`${unanswered}; this store does not answer it (an oxigraph-backed serve does)`);
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
   constantShapes(ast, booleanVars);
@@ -1004,6 +1073,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
   for (const key of ['variables', 'group', 'having', 'order'] as const)
     if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, (key === 'variables' || key === 'order') && projection) as never;
+  const extremeInside = ast.queryType === 'SELECT' ? extremeInExpression(ast as unknown as Node) : undefined;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
@@ -1015,6 +1085,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const having = ast.queryType === 'SELECT' ? havingColumns(ast as unknown as Node) : [];
   const grouped = groupedDifference(ast, new Set([...booleanVars, ...valuesBooleans]));
   if (grouped) throw new StoreCannotAnswer(grouped);
+  if (extremeInside) throw new StoreCannotAnswer(extremeInside);
   if (ast.queryType === 'SELECT') extremeOrder(ast as unknown as Node);
   const rowCap = limitOffsets(ast);
   // The trailing VALUES block of the query.
@@ -1049,31 +1120,18 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
 }
 
 /**
- * The in-scope variables of a WHERE clause (SPARQL 1.1 §18.2.1), sorted, when it holds only triple
- * patterns, groups, OPTIONAL, UNION, GRAPH, FILTER, BIND and VALUES; undefined otherwise (sub-queries,
- * MINUS, SERVICE…: the `*` is then sent as written).
+ * The columns of `SELECT *` (the in-scope variables of its WHERE clause, SPARQL 1.1 §18.2.1, `inScope`),
+ * sorted, when the clause holds only triple patterns, groups, OPTIONAL, UNION, GRAPH, FILTER, BIND and
+ * VALUES; undefined otherwise (sub-queries, MINUS, SERVICE…: the `*` is then sent as written).
  */
-function inScope(where: unknown): string[] | undefined {
-  const out = new Set<string>();
-  const add = (t: unknown) => isNode(t) && t.termType === 'Variable' && out.add(t.value as string);
-  const walk = (patterns: unknown): boolean => {
-    for (const p of patterns as Node[]) {
-      if (p.type === 'bgp') for (const t of p.triples as Node[]) [t.subject, t.predicate, t.object].forEach(add);
-      else if (p.type === 'group' || p.type === 'optional') {
-        if (!walk(p.patterns)) return false;
-      } else if (p.type === 'union') {
-        for (const branch of p.patterns as Node[]) if (!walk(branch.type === 'group' ? branch.patterns : [branch])) return false;
-      } else if (p.type === 'graph') {
-        // Sent as an empty group (no rows), but its variables are columns of `*` (Virtuoso would name one `_star_fake`).
-        add(p.name);
-        if (!walk(p.patterns)) return false;
-      } else if (p.type === 'bind') add(p.variable);
-      else if (p.type === 'values') for (const row of p.values as Record<string, unknown>[]) Object.keys(row).forEach((k) => out.add(k.replace(/^\?/, '')));
-      else if (p.type !== 'filter') return false;
-    }
-    return true;
-  };
-  return walk(where) ? [...out].sort() : undefined;
+function wildcardColumns(where: unknown): string[] | undefined {
+  const simple = (patterns: unknown): boolean =>
+    (patterns as Node[]).every((p) => {
+      if (p.type === 'group' || p.type === 'optional' || p.type === 'graph') return simple(p.patterns);
+      if (p.type === 'union') return (p.patterns as Node[]).every((branch) => simple(branch.type === 'group' ? branch.patterns : [branch]));
+      return ['bgp', 'bind', 'values', 'filter'].includes(p.type as string);
+    });
+  return simple(where) ? [...inScope(where)].sort() : undefined;
 }
 
 /** A deep copy of a parsed expression; instances of sparqljs's classes (`*`, terms) are shared, not copied (they are never changed). */
@@ -1165,6 +1223,9 @@ function extremeCompanions(select: Node, extremes: Map<string, Extreme>, lexical
       lexical.set(extreme.numbers, column('lex', operation('str', [aggregate(operation('if', [isNumber(), copy(x), error]))])));
       extreme.strings = column('s', aggregate(operation('if', [isSimple(), operation('str', [copy(x)]), error])));
       extreme.iris = column('i', aggregate(operation('if', [operation('isiri', [copy(x)]), operation('str', [copy(x)]), error])));
+      // Virtuoso's `NaN != NaN` is false; its STR() of a NaN is "nan" (CONTAINS: a comparison with a string would be refused in a grouped projection).
+      const nan = operation('&&', [isNumber(), operation('contains', [operation('str', [copy(x)]), simpleLiteral('nan')])]);
+      extreme.nans = column('nan', { type: 'aggregate', aggregation: 'sum', distinct: false, expression: operation('if', [nan, integer(1), integer(0)]) });
     }
     const others =
       extreme.numbers === undefined
@@ -1288,6 +1349,42 @@ function extremeOrder(select: Node): void {
   });
 }
 
+/**
+ * The first `MAX(e)` or `MIN(e)` of a SELECT's own projection, HAVING and ORDER BY that is inside
+ * another expression (`(MAX(?n) + 0 AS ?m)`, `HAVING(MAX(?n) > 5)`, `ORDER BY (MAX(?n) + 1)`), where
+ * no companion column reads it back (`extremeCompanions`, `extremeOrder`): Virtuoso orders stored
+ * strings and IRIs by its own order of stored terms, and numbers above strings, so such a query is
+ * refused. The term SPARQL chooses cannot be computed in the query: Virtuoso fails to compile COALESCE
+ * or IF of aggregates over a join (SQ156). The MAX or MIN of a sub-SELECT is sent as written (docs/serving.md).
+ * @param select the parsed SELECT
+ * @returns the words naming the shape, or undefined
+ */
+function extremeInExpression(select: Node): string | undefined {
+  const find = (e: unknown): string | undefined => {
+    if (Array.isArray(e)) return e.map(find).find(Boolean);
+    if (!isNode(e) || typeof e.termType === 'string' || e.type === 'query') return undefined;
+    const aggregation = e.type === 'aggregate' ? String(e.aggregation).toLowerCase() : '';
+    if (aggregation === 'max' || aggregation === 'min') return aggregation.toUpperCase();
+    return find(Object.values(e));
+  };
+  const where = (found: string | undefined, place: string) =>
+    found &&
+    `${found} inside another expression (${place}): Virtuoso orders stored strings and IRIs otherwise than SPARQL in MAX and MIN (its order of stored terms, numbers above strings), and only a projected ${found}(…) AS ?v or an ORDER BY key ${found}(…) is read back in SPARQL's order; this store does not answer it (an oxigraph-backed serve does)`;
+  for (const item of select.variables as Node[])
+    if (item.termType !== 'Variable' && isNode(item.expression) && item.expression.type !== 'aggregate') {
+      const found = where(find(item.expression), `the projection of ?${(item.variable as Node).value as string}`);
+      if (found) return found;
+    }
+  const having = where(find(select.having), 'HAVING');
+  if (having) return having;
+  for (const key of (select.order ?? []) as Node[])
+    if (isNode(key.expression) && key.expression.type !== 'aggregate') {
+      const found = where(find(key.expression), 'ORDER BY');
+      if (found) return found;
+    }
+  return undefined;
+}
+
 /** Whether the term `x` is a number (not a boolean: Virtuoso's booleans are numeric), as an expression. */
 function isNumberTerm(x: Node): Node {
   return operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), XSD_TYPE('boolean')])]);
@@ -1396,7 +1493,7 @@ export function virtuosoRowReader(virtuosoVars: readonly string[], q: VirtuosoQu
     ...q.lexical.values(),
     ROWS_VARIABLE,
     ...q.having,
-    ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.others]),
+    ...[...q.extremes.values()].flatMap((x) => [x.numbers, x.strings, x.iris, x.nans, x.others]),
     ...[...(q.averages?.values() ?? [])].flatMap((x) => [x.kind, x.sum, x.count]),
   ]);
   const all = virtuosoVars.filter((k) => !companion.has(k));
@@ -1437,7 +1534,14 @@ function extremeTerm(b: SparqlRow, k: string, x: Extreme): [SparqlTerm | undefin
     throw new StoreCannotAnswer(
       `${x.aggregation.toUpperCase()} over numbers, simple literals or IRIs beside other terms (booleans, dates, language-tagged literals, blank nodes): Virtuoso orders them otherwise`,
     );
+  // Virtuoso's MAX of language-tagged literals alone is unbound (its MIN is SPARQL's).
+  if (others && !b[k])
+    throw new StoreCannotAnswer(
+      `${x.aggregation.toUpperCase()} over language-tagged literals or other terms that are no numbers, simple literals or IRIs: Virtuoso gives no value; this store does not answer it (an oxigraph-backed serve does)`,
+    );
   if (others) return [b[k], k];
+  // SPARQL orders NaN above every number (oxigraph: MAX over NaN and numbers is NaN; MIN the least number).
+  if (Number(b[x.nans!]?.value ?? 0) > 0 && (x.aggregation === 'max' || !number[0])) number.splice(0, 2, { type: 'literal', value: 'NaN', datatype: `${XSD}double` }, x.nans!);
   const order = x.aggregation === 'max' ? [string, number, iri] : [iri, number, string];
   return order.find((t) => t[0]) ?? [undefined, k];
 }

@@ -10,7 +10,7 @@
  *   as a sub-query `{ SELECT * WHERE { … } }`: the same solutions (a branch is evaluated on its own,
  *   SPARQL 1.1 §18.2.2), which Virtuoso answers. A branch whose VALUES hold a boolean is refused
  *   (Virtuoso answers it as 0 or 1, and the column mixes it with the other branches' terms).
- *   So is one inside MINUS, EXISTS, NOT EXISTS or `GRAPH ?g`, or naming a variable not bound in the
+ *   So is one inside `GRAPH ?g` (inside MINUS, EXISTS, NOT EXISTS: any VALUES), or naming a variable not bound in the
  *   branch (a FILTER on an outer variable): Virtuoso answers the sub-query there otherwise than SPARQL.
  * - **MINUS sharing no variable.** A MINUS whose in-scope variables (§18.2.1: not those of a FILTER,
  *   EXISTS, a nested MINUS, nor a sub-SELECT not projecting them) are disjoint from those of the
@@ -19,6 +19,9 @@
  * - **MINUS of a sub-SELECT.** Virtuoso removes every solution when the right side of a MINUS is a
  *   sub-SELECT (`VALUES ?c { 1 2 } MINUS { SELECT (?y AS ?c) WHERE { VALUES ?y { 1 } } }`: no row).
  *   One of variables and aliases of variables is sent as its pattern, renamed (`minusOfSubSelect`).
+ * - **VALUES, BIND and other sub-SELECTs on the right side of a MINUS; VALUES in EXISTS.** Virtuoso
+ *   removes every solution there, or none (`?s a ?t MINUS { VALUES ?s { <a> } }` removes none;
+ *   `FILTER EXISTS { VALUES ?s { <a> } }` keeps none): refused (`minusRightSide`).
  * - **Aggregate without GROUP BY, with ORDER BY or LIMIT.** Virtuoso orders and limits the rows
  *   before aggregating them; the one row of the aggregate is the same without them: dropped
  *   (`oneRowModifiers`).
@@ -99,9 +102,12 @@ function variablesOf(node: unknown, out = new Set<string>(), seen = new Set<unkn
 /**
  * The in-scope variables of a graph pattern or a list of a group's elements (SPARQL 1.1 §18.2.1): those
  * of its triple patterns, BIND, VALUES, GRAPH, OPTIONAL and UNION; the projection of a sub-SELECT; not
- * those of a FILTER, of EXISTS, nor of the right side of a MINUS.
+ * those of a FILTER, of EXISTS, nor of the right side of a MINUS. Used for the MINUS that shares no
+ * variable, UNION branches naming outer variables, and the columns of `SELECT *` (virtuoso-query.ts).
+ * @param node a pattern, a list of a group's elements, or a sub-SELECT (sparqljs)
+ * @param out filled and returned: the variables' names, without `?`
  */
-function inScope(node: unknown, out = new Set<string>()): Set<string> {
+export function inScope(node: unknown, out = new Set<string>()): Set<string> {
   if (Array.isArray(node)) {
     for (const p of node) inScope(p, out);
     return out;
@@ -237,6 +243,8 @@ function patterns(list: unknown[], booleanVars: Set<string>, inPattern: boolean,
         list.splice(i--, 1);
         continue;
       }
+      const unanswered = minusRightSide(p.patterns);
+      if (unanswered) throw context.refuse(`${unanswered} on the right side of a MINUS: Virtuoso removes other solutions than SPARQL there (every one, or none); ${REFUSED}`);
     }
     if (p.type === 'union')
       p.patterns = (p.patterns as Node[]).map((branch) => {
@@ -275,7 +283,7 @@ export const MINUS_PREFIX = 'fkgqa_minus_';
 
 /**
  * The right side of a MINUS that is one sub-SELECT projecting variables and aliases of variables
- * (`MINUS { SELECT ?a (?y AS ?c) WHERE { P } }`), as the pattern P with ?y renamed ?c and every other
+ * (`MINUS { SELECT ?a (?y AS ?c) WHERE { P } }`; `SELECT *`: its in-scope variables), as the pattern P with ?y renamed ?c and every other
  * variable not projected renamed `?fkgqa_minus_…`; undefined for any other right side (left as written).
  * The same MINUS (SPARQL 1.1 §18.5: a solution is removed by a compatible one sharing a variable; the
  * renamed variables occur nowhere else, so only the projected ones are shared or compared, and
@@ -294,15 +302,48 @@ function minusOfSubSelect(right: unknown[]): unknown[] | undefined {
   const projected = new Set<string>();
   for (const item of q.variables as Node[]) {
     if (item.termType === 'Variable') projected.add(item.value as string);
+    else if (item.termType === 'Wildcard') for (const v of inScope(q.where)) projected.add(v);
     else if (isNode(item.expression) && item.expression.termType === 'Variable' && isNode(item.variable)) {
       const source = item.expression.value as string;
       if (rename.has(source)) return undefined;
       rename.set(source, item.variable.value as string);
     } else return undefined;
   }
-  if ([...rename.keys()].some((v) => projected.has(v))) return undefined;
-  for (const v of variablesOf(q.where)) if (!projected.has(v) && !rename.has(v)) rename.set(v, MINUS_PREFIX + v);
+  // An alias naming a variable of the pattern is no valid sub-SELECT (SPARQL 1.1 §18.2.1).
+  const written = variablesOf(q.where);
+  if ([...rename.keys()].some((v) => projected.has(v)) || [...rename.values()].some((v) => written.has(v))) return undefined;
+  for (const v of written) if (!projected.has(v) && !rename.has(v)) rename.set(v, MINUS_PREFIX + v);
   return renamed(q.where, rename) as unknown[];
+}
+
+/**
+ * What the right side of a MINUS holds that Virtuoso answers wrongly there, or undefined: a VALUES
+ * block (`?s a ?t MINUS { VALUES ?s { <a> } }` removes no solution; with a FILTER beside it, every
+ * one), a BIND (`MINUS { ?b ?p ?z BIND(1998 AS ?y) }`: every one), or a sub-SELECT that
+ * `minusOfSubSelect` does not send as its pattern (with LIMIT, OFFSET, GROUP BY, an aggregate, or
+ * inside other patterns: every one). A nested MINUS of a sub-SELECT is sent as its pattern first.
+ * @param right the right side's elements (sparqljs), nested MINUS rewritten in place
+ * @returns the words naming the construct
+ */
+function minusRightSide(right: unknown): string | undefined {
+  if (Array.isArray(right)) {
+    for (const p of right) {
+      const found = minusRightSide(p);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (!isNode(right) || typeof right.termType === 'string') return undefined;
+  if (right.type === 'minus') {
+    const flat = minusOfSubSelect(right.patterns as unknown[]);
+    if (flat) right.patterns = flat;
+  }
+  if (right.type === 'values') return 'a VALUES block';
+  if (right.type === 'bind') return 'a BIND';
+  if (right.type === 'query') return 'a sub-SELECT with LIMIT, OFFSET, GROUP BY, HAVING, an aggregate or an expression, or beside other patterns';
+  // A FILTER's expression: its EXISTS patterns are refused apart (`expression`).
+  if (right.type === 'filter') return undefined;
+  return minusRightSide(Object.values(right));
 }
 
 /** A copy of a pattern with its variables renamed (a simultaneous substitution: `from` name to `to` name). */
@@ -373,6 +414,8 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
       throw context.refuse(
         `${operator === 'exists' ? 'EXISTS' : 'NOT EXISTS'} of a FILTER only (\`${operator === 'exists' ? 'EXISTS' : 'NOT EXISTS'} { FILTER(…) }\`): Virtuoso evaluates the FILTER without the bindings of the solution tested; ${REFUSED}`,
       );
+    // `FILTER EXISTS { VALUES ?s { <a> } }`: Virtuoso finds no solution (NOT EXISTS: keeps every one), with a FILTER beside it the other way round.
+    if (holdsValues(e.args)) throw context.refuse(`a VALUES block inside ${operator === 'exists' ? 'EXISTS' : 'NOT EXISTS'}: Virtuoso matches other solutions than SPARQL there; ${REFUSED}`);
     within(operator === 'exists' ? 'EXISTS' : 'NOT EXISTS', () => visit(e.args, booleanVars, true, seen));
     return e;
   }
