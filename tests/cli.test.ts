@@ -282,6 +282,25 @@ describe('cli / one convention for output formats and option names', async () =>
     expect(bad.stderr).toContain('--json is --format json: it cannot be combined with --format csv');
   });
 
+  it('stats, score: the HTML report is --format html --out FILE (the library page, byte for byte); --html is an unknown option (exit 2), nothing written', async () => {
+    const dir = tmpDir();
+    const page = path.join(dir, 'report.html');
+    const r = await fkgqa('stats', '--shards', out, '--format', 'html', '--out', page, '-q');
+    expect([r.code, r.stdout]).toEqual([0, '']);
+    const { stats } = await import('../src/index.js');
+    const { formatStatsHtml } = await import('../src/report/html.js');
+    expect(fs.readFileSync(page, 'utf8')).toBe(formatStatsHtml(await stats({ shards: out })));
+    for (const args of [
+      ['stats', '--shards', out, '--html', path.join(dir, 'old.html'), '-q'],
+      ['score', path.join(dir, 'runs.jsonl'), '--shards', out, '--html', path.join(dir, 'old.html'), '-q'],
+    ]) {
+      const old = await fkgqa(...args);
+      expect([args[0], old.code, old.stderr.split('\n')[0], old.stdout]).toEqual([args[0], 2, "fkgqa: error: unknown option '--html'", '']);
+      expect((await fkgqa(args[0], '--help')).stdout).not.toContain('--html');
+    }
+    expect(fs.readdirSync(dir)).toEqual(['report.html']);
+  });
+
   it('verify: --json and --format json print the same verdicts', { tags: ['slow'] }, async () => {
     const j = await fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--json', '-q');
     const f = await fkgqa('verify', '--shards', out, '--query', 'library/q2', '--form', 'federated', '--format', 'json', '-q');

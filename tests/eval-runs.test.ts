@@ -12,6 +12,9 @@ import { goldAnswerDigest, readGoldAnswers } from '../src/build/gold-answers.js'
 import { OpenAiChat, ModelError, retryAfterMs } from '../src/eval/chat.js';
 import { runEval } from '../src/eval/eval.js';
 import { score } from '../src/score/score.js';
+import { formatScoreHtml } from '../src/score/format.js';
+import { formatStatsHtml } from '../src/report/html.js';
+import { stats } from '../src/index.js';
 import type { QueryExecutor } from '../src/eval/execute.js';
 import { runLoop } from '../src/eval/loop.js';
 import { toolSurfaceDigest } from '../src/eval/record.js';
@@ -492,25 +495,29 @@ it('ModelError is what an unreachable API gives the library caller', async () =>
 
 describe('one convention for the same thing across commands', () => {
   it(
-    'reports: --format html --out FILE on stats and score, --html FILE kept on both; questions: --question INDEX and --query ID on eval, questions and verify',
+    'reports: --format html --out FILE on stats and score, --html refused on both; questions: --question INDEX and --query ID on eval, questions and verify',
     { tags: ['slow'], timeout: 300_000 },
     async () => {
       const st = (...a: string[]) => fkgqa(['stats', '--shards', build, '--timeout', '20000', '-q', ...a]);
-      const [canon, alias] = [path.join(dir, 'stats-canon.html'), path.join(dir, 'stats-alias.html')];
+      const canon = path.join(dir, 'stats-canon.html');
       const c1 = await st('--format', 'html', '--out', canon);
-      const c2 = await st('--html', alias);
-      expect([c1.code, c2.code]).toEqual([0, 0]);
+      expect(c1.code).toBe(0);
       expect(c1.stdout).toBe(''); // the report went to --out
-      expect(c2.stdout).toContain('Fan-out (section 4.2)'); // the old spelling still prints the text report
-      expect(c2.stderr).not.toContain('wrote'); // --quiet
+      expect(c1.stderr).not.toContain('wrote'); // --quiet
+      // The page is the library's HTML report of the same figures, byte for byte.
+      expect(fs.readFileSync(canon, 'utf8')).toBe(formatStatsHtml(await stats({ shards: build, timeoutMs: 20_000 })));
+      expect(fs.readFileSync(canon, 'utf8')).toContain('<canvas id="fanout">');
+      // The old spelling is an unknown option: exit code 2, nothing written.
+      const gone = path.join(dir, 'stats-gone.html');
+      const old = await st('--html', gone);
+      expect([old.code, old.stderr.split('\n')[0]]).toEqual([2, "fkgqa: error: unknown option '--html'"]);
+      expect(fs.existsSync(gone)).toBe(false);
       // Without --quiet, stats says which files it wrote, each with its size in KiB.
       const perQuery = path.join(dir, 'stats-per-query.csv');
-      const said = await fkgqa(['stats', '--shards', build, '--timeout', '20000', '--html', alias, '--per-query', perQuery]);
+      const said = await fkgqa(['stats', '--shards', build, '--timeout', '20000', '--format', 'html', '--out', canon, '--per-query', perQuery]);
       expect(said.code).toBe(0);
       const kib = (f: string) => Math.max(1, Math.round(fs.statSync(f).size / 1024));
-      expect(said.stderr).toContain(`fkgqa stats: wrote ${alias} (${kib(alias)} KiB; open it in a browser), ${perQuery} (${kib(perQuery)} KiB)\n`);
-      expect(fs.readFileSync(canon, 'utf8')).toBe(fs.readFileSync(alias, 'utf8'));
-      expect(fs.readFileSync(canon, 'utf8')).toContain('<canvas id="fanout">');
+      expect(said.stderr).toContain(`fkgqa stats: wrote ${perQuery} (${kib(perQuery)} KiB), ${canon} (${kib(canon)} KiB; open it in a browser)\n`);
       const json = path.join(dir, 'stats.json');
       expect((await st('--json', '--out', json)).stdout).toBe('');
       expect(JSON.parse(fs.readFileSync(json, 'utf8')).figures).toBeDefined();
@@ -518,14 +525,14 @@ describe('one convention for the same thing across commands', () => {
       const [q] = lib();
       const runs = path.join(dir, 'conv-runs.jsonl');
       await runEval({ shards: build, endpoints: endpointsFile, setup: 'baseline', agent: 'single', probe: false, out: runs, questions: [q.index], tools: 'in-process' });
-      const [s1, s2] = [path.join(dir, 'score-canon.html'), path.join(dir, 'score-alias.html')];
+      const s1 = path.join(dir, 'score-canon.html');
       const sc1 = await fkgqa(['score', runs, '--shards', build, '--format', 'html', '--out', s1, '-q']);
-      const sc2 = await fkgqa(['score', runs, '--shards', build, '--html', s2, '-q']);
-      expect([sc1.code, sc2.code]).toEqual([0, 0]);
-      expect(sc2.stdout).toContain('accuracy %');
-      const scoreSaid = await fkgqa(['score', runs, '--shards', build, '--html', s2]);
-      expect(scoreSaid.stderr).toContain(`fkgqa score: wrote ${s2} (`);
-      expect(fs.readFileSync(s1, 'utf8').replace(/generated [^<]*/g, '')).toBe(fs.readFileSync(s2, 'utf8').replace(/generated [^<]*/g, ''));
+      expect([sc1.code, sc1.stdout]).toEqual([0, '']);
+      expect(fs.readFileSync(s1, 'utf8')).toBe(formatScoreHtml(await score({ runs: [runs], shards: build })));
+      const sc2 = await fkgqa(['score', runs, '--shards', build, '--html', path.join(dir, 'score-gone.html'), '-q']);
+      expect([sc2.code, sc2.stderr.split('\n')[0]]).toEqual([2, "fkgqa: error: unknown option '--html'"]);
+      const scoreSaid = await fkgqa(['score', runs, '--shards', build, '--format', 'html', '--out', s1]);
+      expect(scoreSaid.stderr).toContain(`fkgqa score: wrote ${s1} (`);
 
       // questions: --question selects that very question; --query all questions asking the query.
       const other = bench().entries.find((e) => e.queryId === q.queryId && e.index !== q.index);

@@ -5,8 +5,7 @@
  * - the same thing has the same option name on every command (`--void-engine` on partition and
  *   describe);
  * - a report goes to stdout, or to a file with `--out FILE` (stats, score), in the format of
- *   `--format` (`html` included); `--html FILE` (stats, score) is kept as the old spelling of "also
- *   write the HTML report to FILE";
+ *   `--format` (`html` included: `--format html --out FILE` writes the HTML report);
  * - questions are selected by benchmark index with `--question <index...>` and by gold query id
  *   with `--query <kg/qN...>` on every command that selects them (eval, questions, verify); given
  *   together, both must hold.

@@ -287,7 +287,6 @@ function statsCommand(cli: Command): Command {
     .option('--out <file>', 'write the report to FILE instead of stdout')
     .option('--compare-paper', "a table with one row per figure: the paper's value, this build's, the difference")
     .option('--per-query <file>', 'write one CSV row per distinct query to FILE')
-    .option('--html <file>', 'also write the HTML report to FILE (the old spelling of --format html --out FILE; the report on stdout stays)')
     .addOption(integerOption('--timeout <ms>', 'time limit per query (gold answers and provenance); a timed-out query is reported as such', 1).default(GOLD_QUERY_TIMEOUT_MS))
     .option('--recompute', 'recompute gold answers even if stored ones match the build');
 }
@@ -570,7 +569,6 @@ function scoreCommand(cli: Command): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json', 'csv', 'html']).default('text'))
     .option('--json', 'shorthand for --format json')
     .option('--out <file>', 'write the report to FILE instead of stdout')
-    .option('--html <file>', "also write the HTML report to FILE (stats's spelling; the same as --format html --out FILE besides the report on stdout)")
     .option('--per-run <file>', 'also write one CSV row per run to FILE')
     .addOption(integerOption('--timeout <ms>', 'time limit of each query that finds the shards where a pattern under MINUS or FILTER NOT EXISTS matches', 1).default(GOLD_QUERY_TIMEOUT_MS))
     .option('--allow-other-build', 'score runs made on another build or against other gold answers against this one; refused by default')

@@ -685,7 +685,7 @@ function creatableIn(dir: string): { code: string; message: string } | undefined
  * or special file (a symbolic link, a FIFO, a device), which the rename of `writeFileAtomic` would
  * replace by a regular file, none lies below a file, and the nearest existing folder on its path
  * lets files and folders be created in it (a missing folder is created by `writeReportFiles`).
- * @param outputs each report file with the option that names it (`--html`, `--out`, ...)
+ * @param outputs each report file with the option that names it (`--out`, `--per-query`, ...)
  * @param inputs the files and folders the command reads; give the folders it really reads (the
  *   effective state folder, not only `--state`)
  * @throws InputError naming the file and the option

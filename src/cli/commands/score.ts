@@ -1,7 +1,6 @@
 /**
  * `fkgqa score RUNS...`: flags → `score` (src/index.ts); writes the report (text, JSON, CSV or HTML)
- * to stdout or `--out`, the per-run CSV, and with `--html FILE` (stats's spelling) also the HTML report;
- * says on stderr which files it wrote (not with --quiet).
+ * to stdout or `--out`, and the per-run CSV; says on stderr which files it wrote (not with --quiet).
  */
 import { checkReportOutputs, writeReportFiles } from '../../common/output.js';
 import { score } from '../../index.js';
@@ -13,7 +12,6 @@ export async function run(runs: string[], o: Record<string, any>): Promise<void>
   const format = o.json ? 'json' : o.format;
   checkReportOutputs(
     [
-      { file: o.html, option: '--html' },
       { file: o.perRun, option: '--per-run' },
       { file: o.out, option: '--out' },
     ],
@@ -23,13 +21,9 @@ export async function run(runs: string[], o: Record<string, any>): Promise<void>
   const r = await score({ runs, shards: o.shards, state: o.state, timeoutMs: o.timeout, allowOtherBuild: o.allowOtherBuild === true, partial: o.partial === true, progress });
   const fo: ScoreFormatOptions = { paperWithScripted: o.paperWithScripted === true, ...(o.view ? { viewPage: viewHref(o.view, o.out) } : {}) };
   const text = format === 'json' ? JSON.stringify(r, null, 2) + '\n' : format === 'csv' ? formatScoreCsv(r, fo) : format === 'html' ? formatScoreHtml(r, fo) : formatScoreText(r, fo);
-  // All or none: the per-run CSV, the HTML page and the report.
-  writeReportFiles([
-    ...(o.perRun ? [{ file: o.perRun as string, text: formatPerRunCsv(r) }] : []),
-    ...(o.html ? [{ file: o.html as string, text: format === 'html' ? text : formatScoreHtml(r) }] : []),
-    ...(o.out ? [{ file: o.out as string, text }] : []),
-  ]);
+  // All or none: the per-run CSV and the report.
+  writeReportFiles([...(o.perRun ? [{ file: o.perRun as string, text: formatPerRunCsv(r) }] : []), ...(o.out ? [{ file: o.out as string, text }] : [])]);
   if (!o.out) process.stdout.write(text);
-  const written: string[] = [o.html, o.perRun, o.out].filter((f): f is string => typeof f === 'string');
+  const written: string[] = [o.perRun, o.out].filter((f): f is string => typeof f === 'string');
   if (written.length > 0) progress?.(wroteLine('score', written));
 }

@@ -1,8 +1,8 @@
 /**
  * `fkgqa stats`: flags → `stats` (src/index.ts); prints the figures (or writes them to `--out`, in
- * the `--format` given, html included), writes the per-query CSV and, with the old spelling
- * `--html FILE`, also the HTML report, and says on stderr which files it wrote (not with --quiet). Queries that hit the time limit are named on stderr with
- * how to raise it (`formatTimeLimitNotice`).
+ * the `--format` given, html included), writes the per-query CSV, and says on stderr which files it
+ * wrote (not with --quiet). Queries that hit the time limit are named on stderr with how to raise
+ * it (`formatTimeLimitNotice`).
  */
 import { checkReportOutputs, writeReportFiles } from '../../common/output.js';
 import { stats } from '../../index.js';
@@ -16,7 +16,6 @@ export async function run(o: Record<string, any>): Promise<void> {
   const format = outputFormat(o);
   checkReportOutputs(
     [
-      { file: o.html, option: '--html' },
       { file: o.perQuery, option: '--per-query' },
       { file: o.out, option: '--out' },
     ],
@@ -38,14 +37,10 @@ export async function run(o: Record<string, any>): Promise<void> {
   else if (format === 'markdown') text = formatStatsMarkdown(s, paper);
   else if (format === 'html') text = formatStatsHtml(s);
   else text = formatStatsText(s, paper);
-  // All or none: the per-query CSV, the HTML page and the report.
-  writeReportFiles([
-    ...(o.perQuery ? [{ file: o.perQuery as string, text: formatPerQueryCsv(s) }] : []),
-    ...(o.html ? [{ file: o.html as string, text: formatStatsHtml(s) }] : []),
-    ...(o.out ? [{ file: o.out as string, text }] : []),
-  ]);
+  // All or none: the per-query CSV and the report.
+  writeReportFiles([...(o.perQuery ? [{ file: o.perQuery as string, text: formatPerQueryCsv(s) }] : []), ...(o.out ? [{ file: o.out as string, text }] : [])]);
   if (!o.out) process.stdout.write(text);
-  const written: string[] = [o.html, o.perQuery, o.out].filter((f): f is string => typeof f === 'string');
+  const written: string[] = [o.perQuery, o.out].filter((f): f is string => typeof f === 'string');
   if (written.length > 0) progress?.(wroteLine('stats', written));
   // Said even with --quiet: a figure computed without these queries is not a progress detail.
   process.stderr.write(formatTimeLimitNotice(s, o.timeout));
