@@ -124,30 +124,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
     for (const other of fs.readdirSync(CACHE))
       if (other !== key && Date.now() - fs.statSync(path.join(CACHE, other)).mtimeMs > 3_600_000) fs.rmSync(path.join(CACHE, other), { recursive: true, force: true });
   }
-  const demoMade = template(path.dirname(build), kept, 'demo', async (shards) => {
+  // The build of TIES_GRAPHS (seconds of CPU) is made while the first test files run: it is written
+  // to a staging folder and renamed to `ties` once its gold answers are stored; `tiesBuild` waits for it.
+  const tiesMade = HAS_SPIDER
+    ? template(path.dirname(ties), kept, 'ties', async (shards) => {
+        const { DEFAULT_PARTITION_OPTIONS, partition, computeStats } = await builder();
+        await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: shards, kgs: TIES_GRAPHS });
+        return loadFree(shards, await computeStats({ shards, timeoutMs: TIES_GOLD_TIMEOUT_MS }));
+      }).catch((e: unknown) => {
+        fs.mkdirSync(path.dirname(ties), { recursive: true });
+        fs.writeFileSync(`${ties}.failed`, e instanceof Error ? (e.stack ?? e.message) : String(e));
+      })
+    : Promise.resolve();
+  await template(path.dirname(build), kept, 'demo', async (shards) => {
     const { DEFAULT_PARTITION_OPTIONS, partition, computeStats } = await builder();
     await partition({ ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out: shards });
     return loadFree(shards, await computeStats({ shards, timeoutMs: DEMO_GOLD_TIMEOUT_MS }));
   });
-  // The build of TIES_GRAPHS (seconds of CPU) is made while the first test files run, started once the
-  // demo build is made (the test files wait for that one: made side by side, it was ready after 3-5 s
-  // instead of 2 s): it is written to a staging folder and renamed to `ties` once its gold answers are
-  // stored; `tiesBuild` waits for it.
-  const tiesMade = HAS_SPIDER
-    ? demoMade
-        .then(() =>
-          template(path.dirname(ties), kept, 'ties', async (shards) => {
-            const { DEFAULT_PARTITION_OPTIONS, partition, computeStats } = await builder();
-            await partition({ ...DEFAULT_PARTITION_OPTIONS, source: SPIDER, out: shards, kgs: TIES_GRAPHS });
-            return loadFree(shards, await computeStats({ shards, timeoutMs: TIES_GOLD_TIMEOUT_MS }));
-          }),
-        )
-        .catch((e: unknown) => {
-          fs.mkdirSync(path.dirname(ties), { recursive: true });
-          fs.writeFileSync(`${ties}.failed`, e instanceof Error ? (e.stack ?? e.message) : String(e));
-        })
-    : Promise.resolve();
-  await demoMade;
   project.provide('demoBuild', build);
   project.provide('tiesBuild', HAS_SPIDER ? ties : '');
   const tmpRoot = path.join(dir, 'tests');
