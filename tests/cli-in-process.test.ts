@@ -1,6 +1,20 @@
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEMO_GOLD_TIMEOUT_MS, demoBuild, fkgqaInProcess, fkgqaSync, tmpDir } from './helpers.js';
+import { type CliResult, DEMO_GOLD_TIMEOUT_MS, demoBuild, fkgqaInProcess, ROOT, tmpDir } from './helpers.js';
+
+/** Runs the built CLI as a child process (as fkgqaSync does, without blocking this process): its exit code, signal, stdout and stderr once its pipes closed. */
+function fkgqaAsync(args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [path.join(ROOT, 'bin/fkgqa.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    c.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    c.on('error', reject);
+    c.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
 
 // The in-process CLI runner (tests/helpers.ts fkgqaInProcess) gives what the child gives: the same
 // argv, the same exit code, stdout and stderr byte for byte.
@@ -8,8 +22,8 @@ describe('fkgqaInProcess: the CLI in the test process, as its child', async () =
   const dir = tmpDir();
   const build = await demoBuild(dir, { gold: true });
   const same = async (args: string[], code: number) => {
-    const child = fkgqaSync(args);
-    const inProcess = await fkgqaInProcess(args);
+    // The child runs while the same command runs in this process.
+    const [child, inProcess] = await Promise.all([fkgqaAsync(args), fkgqaInProcess(args)]);
     expect(child.code).toBe(code);
     expect(inProcess).toEqual({ code: child.code, signal: null, stdout: child.stdout, stderr: child.stderr });
     return inProcess;
@@ -69,9 +83,9 @@ describe('fkgqaInProcess: the CLI in the test process, as its child', async () =
       ['serve', '--shards', path.join(dir, 'nothing'), '--port', '0', '-q'],
       ['mcp', '--endpoint', 'http://127.0.0.1:9/sparql', '--kgvoyager', '--embedder', 'local'],
     ]) {
-      const child = fkgqaSync(args);
+      const [child, inProcess] = await Promise.all([fkgqaAsync(args), fkgqaInProcess(args, { refusal: true })]);
       expect(child.code).toBe(2);
-      expect(await fkgqaInProcess(args, { refusal: true })).toEqual({ code: 2, signal: null, stdout: child.stdout, stderr: child.stderr });
+      expect(inProcess).toEqual({ code: 2, signal: null, stdout: child.stdout, stderr: child.stderr });
       expect(handlers()).toEqual(before);
     }
     // A serve that does not refuse: stopped through its own SIGTERM handler once it printed its endpoints (exit 0, not 2).

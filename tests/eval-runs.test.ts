@@ -229,7 +229,11 @@ describe('eval / the LLM API: backoff, time limits, waits shown', () => {
       return attempt <= 3 ? { status: 500 } : ok({ content: 'hi' });
     });
     const c = new OpenAiChat({ baseUrl: fake.url, model: 'm', maxRetries: 3, backoffMs: 200 });
-    const r = await c.complete({ messages: [{ role: 'user', content: 'backoff' }], tools: [], turn: 1 });
+    // The backed-off request and the one told a date side by side (each waits on its own).
+    const [r, d] = await Promise.all([
+      c.complete({ messages: [{ role: 'user', content: 'backoff' }], tools: [], turn: 1 }),
+      c.complete({ messages: [{ role: 'user', content: 'date' }], tools: [], turn: 1 }),
+    ]);
     expect(r.retries.map((x) => [x.status, x.waitMs])).toEqual([
       [500, 200],
       [500, 400],
@@ -240,7 +244,6 @@ describe('eval / the LLM API: backoff, time limits, waits shown', () => {
     expect(at[1] - at[0]).toBeGreaterThanOrEqual(195);
     expect(at[2] - at[1]).toBeGreaterThanOrEqual(395);
     expect(at[3] - at[2]).toBeGreaterThanOrEqual(795);
-    const d = await c.complete({ messages: [{ role: 'user', content: 'date' }], tools: [], turn: 1 });
     expect(d.retries[0].status).toBe(503);
     expect(d.retries[0].waitMs).toBeGreaterThan(0); // the date's distance (HTTP dates have whole seconds), not the backoff
     expect(d.retries[0].waitMs).toBeLessThanOrEqual(2000);

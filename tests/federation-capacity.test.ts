@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 /**
  * The federation engine's capacity under load: a query that waited so long for the engine that it
  * cannot finish is not started (`lateStart`: busy at once, nothing sent), and a Comunica thread whose
@@ -101,32 +102,37 @@ async function holdingShard(): Promise<{ url: (n: number) => string; received: s
 }
 
 describe('the Comunica engine keeps its capacity: stopped queries are cancelled in their thread, late ones not started', () => {
-  it("a query stopped at its client's deadline is cancelled in its thread (its request to the shard closed); the thread is kept and answers the next query", async () => {
-    const shard = await holdingShard();
-    const [a, b] = [shard.url(1), shard.url(2)];
-    const engine = new ComunicaEngine({ endpoints: [a, b], parallel: 1 });
-    try {
-      await engine.warm();
-      // The shard holds this query's request: only its limit ends it (3 s: long enough for a warm thread to send it on a busy machine).
-      const held = await engine.query(`SELECT * WHERE { SERVICE <${a}> { ?s <urn:hold> ?o } SERVICE <${b}> { ?o ?p ?t } }`, MEDIA.json, {
-        deadline: { ms: 30_000, from: 'start', clientMs: 3000 },
-      });
-      expect(held.status).toBe('timeout');
-      expect(held.requests[a]).toBeGreaterThanOrEqual(1);
-      // The engine stopped the query's requests: the shard sees its request closed (nothing else closes it).
-      await shard.onClosed;
-      // The next query waits for the one thread (until it confirmed the stop) and runs on it.
-      const next = await engine.query(`SELECT * WHERE { SERVICE <${a}> { ?s ?p ?o } SERVICE <${b}> { ?o ?q ?t } }`, MEDIA.json, { deadline: { ms: 120_000, from: 'start' } });
-      expect(next).toMatchObject({ status: 'ok', requests: { [a]: expect.any(Number) } });
-      // No thread was replaced: the engine cancelled the query in it (kept 1), or, on a loaded machine whose event loop read
-      // the thread's own end of the query at the same limit first, the thread ended it itself and was idle again (kept 0).
-      expect([engine.restarts, shard.closed()]).toEqual([0, 1]);
-      expect(engine.kept).toBeLessThanOrEqual(1);
-    } finally {
-      await engine.close();
-      await shard.close();
-    }
-  }, 180_000);
+  // Waits out a 3 s limit after the thread's start.
+  it(
+    "a query stopped at its client's deadline is cancelled in its thread (its request to the shard closed); the thread is kept and answers the next query",
+    { tags: ['slow'], timeout: 180_000 },
+    async () => {
+      const shard = await holdingShard();
+      const [a, b] = [shard.url(1), shard.url(2)];
+      const engine = new ComunicaEngine({ endpoints: [a, b], parallel: 1 });
+      try {
+        await engine.warm();
+        // The shard holds this query's request: only its limit ends it (3 s: long enough for a warm thread to send it on a busy machine).
+        const held = await engine.query(`SELECT * WHERE { SERVICE <${a}> { ?s <urn:hold> ?o } SERVICE <${b}> { ?o ?p ?t } }`, MEDIA.json, {
+          deadline: { ms: 30_000, from: 'start', clientMs: 3000 },
+        });
+        expect(held.status).toBe('timeout');
+        expect(held.requests[a]).toBeGreaterThanOrEqual(1);
+        // The engine stopped the query's requests: the shard sees its request closed (nothing else closes it).
+        await shard.onClosed;
+        // The next query waits for the one thread (until it confirmed the stop) and runs on it.
+        const next = await engine.query(`SELECT * WHERE { SERVICE <${a}> { ?s ?p ?o } SERVICE <${b}> { ?o ?q ?t } }`, MEDIA.json, { deadline: { ms: 120_000, from: 'start' } });
+        expect(next).toMatchObject({ status: 'ok', requests: { [a]: expect.any(Number) } });
+        // No thread was replaced: the engine cancelled the query in it (kept 1), or, on a loaded machine whose event loop read
+        // the thread's own end of the query at the same limit first, the thread ended it itself and was idle again (kept 0).
+        expect([engine.restarts, shard.closed()]).toEqual([0, 1]);
+        expect(engine.kept).toBeLessThanOrEqual(1);
+      } finally {
+        await engine.close();
+        await shard.close();
+      }
+    },
+  );
 
   it('a query that waited until less than the start floor of its limit was left is answered busy at once: nothing is sent, no thread is lost', async () => {
     const shard = await holdingShard();

@@ -171,7 +171,8 @@ describe("hostile answers / an unsolicited gzip answer is decoded everywhere, a 
 });
 
 describe("verdicts / a stop is one only when it agrees with the limit sent and the clock; an error the query caused is the agent's", () => {
-  // comunica's cases are in tests/hostile-answers.test.ts (npm test), with the same checks.
+  // comunica's two-SERVICE verdicts are in tests/hostile-answers.test.ts (npm test), with the same checks.
   it.skipIf(!ENGINE_TESTS_RUN.jena)(VERDICTS_IN_TWO_SERVICE_TITLE('jena'), () => expectVerdictsInTwoService('jena'), 300_000);
+  it.skipIf(!ENGINE_TESTS_RUN.comunica)(TIMED_OUT_503_TITLE('comunica'), () => expectTimedOut503Verdicts('comunica'), 120_000);
   it.skipIf(!ENGINE_TESTS_RUN.jena)(TIMED_OUT_503_TITLE('jena'), () => expectTimedOut503Verdicts('jena'), 120_000);
 });

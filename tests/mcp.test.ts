@@ -144,9 +144,13 @@ beforeAll(async () => {
   fs.cpSync(shards, bare, { recursive: true });
   for (const g of ['library', 'observatory']) for (const f of fs.readdirSync(path.join(bare, g))) if (f.includes('_void')) fs.rmSync(path.join(bare, g, f));
   for (const f of ['catalogue.json', 'catalogue.ttl']) fs.rmSync(path.join(bare, f));
-  server = await serve({ shards, writeFiles: false });
-  bareServer = await serve({ shards: bare, kgs: ['library'], writeFiles: false });
-  foreign = await foreignEndpoints();
+  // The two serves and the foreign endpoints start side by side (each serve's threads load their shards).
+  // Each is assigned as it starts, so that afterAll closes those that started should another fail.
+  await Promise.all([
+    serve({ shards, writeFiles: false }).then((s) => (server = s)),
+    serve({ shards: bare, kgs: ['library'], writeFiles: false }).then((s) => (bareServer = s)),
+    foreignEndpoints().then((f) => (foreign = f)),
+  ]);
   registry = registryFromEndpointsValue(server.endpointsFile(), 'test');
 });
 

@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import { describe, expect, it } from 'vitest';
 import type { QueryAnalysis } from '../src/analyze/analyze.js';
 import { coverFacts, selectRules, undominatedRules } from '../src/plan/cover.js';
@@ -100,7 +101,8 @@ describe('plan / rule selection as set cover (asp/cover.lp)', () => {
     expect(coverFacts([rule('class', ['http://e/a', 'http://e/b'], ['g/q1'])], ['g/q1'])).toBe('nrules(1).\nquery(1).\nrule(1). rank(1,1).\ncovers(1,1).\n');
   });
 
-  it('returns the best model found, marked not optimal, when the time limit stops the solver', async () => {
+  // Five seconds of the solver's CPU.
+  it('returns the best model found, marked not optimal, when the time limit stops the solver', { tags: ['slow'] }, async () => {
     // Minimise the number of pigeons left out: 16 pigeons, 15 holes. Clingo finds models at once (the
     // first by propagation alone) but proving the optimum (one pigeon out) is a pigeonhole proof that
     // takes far longer than 5 s; 5 s leaves room for clingo-wasm's worker to start at load 20.

@@ -38,49 +38,41 @@ beforeAll(async () => {
 
 /**
  * An endpoints file whose only entry's VoID URL accepts the connection and never answers, queried
- * with --timeout 600000: refused after VOID_READ_MS. Started with the file, as a child process (the
- * in-process runs are one at a time), so that the other tests run while it waits; its test reads it.
+ * with --timeout 600000 (a child process): refused after VOID_READ_MS (10 s), so its test is tagged slow.
  */
-let silentVoid: Promise<{ file: string; host: string; run: { code: number | null; stdout: string; stderr: string }; held: number; queries: Record<string, number> }>;
-
-beforeAll(() => {
-  silentVoid = (async () => {
-    const held: http.ServerResponse[] = [];
-    const fake = await fakeShardHost((name, res) => name === 'silent' && held.push(res) > 0);
-    try {
-      const file = path.join(dir, 'silent.json');
-      const sparql = `http://${fake.host}/silent/sparql`;
-      fs.writeFileSync(
-        file,
-        JSON.stringify({
-          endpoints: [
-            {
-              id: 'silent-shard1',
-              graph: 'silent',
-              role: 'shard',
-              shard: 'shard1',
-              url: sparql,
-              triples: 1,
-              profile: null,
-              host: fake.host,
-              void: `http://${fake.host}/silent/.well-known/void`,
-              voidDigest: FAKE_VOID_DIGEST,
-            },
-          ],
-        }),
-      );
-      const run = await child(['query', '--endpoints', file, '--timeout', '600000', `SELECT ?s WHERE { SERVICE <${sparql}> { ?s ?p ?o } }`]);
-      return { file, host: fake.host, run, held: held.length, queries: { ...fake.queries } };
-    } finally {
-      await fake.close();
-    }
-  })();
-  // Read by its test; a failure before then is not an unhandled rejection.
-  silentVoid.catch(() => undefined);
-});
+async function silentVoid(): Promise<{ file: string; host: string; run: { code: number | null; stdout: string; stderr: string }; held: number; queries: Record<string, number> }> {
+  const held: http.ServerResponse[] = [];
+  const fake = await fakeShardHost((name, res) => name === 'silent' && held.push(res) > 0);
+  try {
+    const file = path.join(dir, 'silent.json');
+    const sparql = `http://${fake.host}/silent/sparql`;
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        endpoints: [
+          {
+            id: 'silent-shard1',
+            graph: 'silent',
+            role: 'shard',
+            shard: 'shard1',
+            url: sparql,
+            triples: 1,
+            profile: null,
+            host: fake.host,
+            void: `http://${fake.host}/silent/.well-known/void`,
+            voidDigest: FAKE_VOID_DIGEST,
+          },
+        ],
+      }),
+    );
+    const run = await child(['query', '--endpoints', file, '--timeout', '600000', `SELECT ?s WHERE { SERVICE <${sparql}> { ?s ?p ?o } }`]);
+    return { file, host: fake.host, run, held: held.length, queries: { ...fake.queries } };
+  } finally {
+    await fake.close();
+  }
+}
 
 afterAll(async () => {
-  await silentVoid?.catch(() => undefined);
   if (serveChild && serveChild.exitCode === null) {
     const exited = new Promise((r) => serveChild.on('exit', r));
     serveChild.kill('SIGTERM');
@@ -722,8 +714,8 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     ]);
   }, 60_000);
 
-  it('a VoID URL that never answers refuses the run within VOID_READ_MS, whatever --timeout (10 minutes here)', async () => {
-    const { file, host, run, held, queries } = await silentVoid;
+  it('a VoID URL that never answers refuses the run within VOID_READ_MS, whatever --timeout (10 minutes here)', { tags: ['slow'], timeout: 120_000 }, async () => {
+    const { file, host, run, held, queries } = await silentVoid();
     const voidUrl = `http://${host}/silent/.well-known/void`;
     expect(run).toEqual({
       code: 2,
@@ -732,7 +724,7 @@ describe('query / refusals and failures: exit 2 with the reason', () => {
     });
     expect(held).toBe(1);
     expect(queries).toEqual({});
-  }, 120_000);
+  });
 
   it('a lone SERVICE SILENT whose request fails is one solution without bindings (ASK true); without SILENT the failure is the answer', async () => {
     const served = path.join(path.resolve(build) + '.state', 'endpoints.json');

@@ -1,3 +1,4 @@
+// @module-tag split-tiers (tests/tiers.ts: the tests tagged slow run in npm run test:slow)
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -290,7 +291,8 @@ describe('fkgqa serve: request log', () => {
 });
 
 describe('fkgqa serve: time limit', () => {
-  it('stops a query over --timeout with 503 and keeps answering, on that endpoint and others', async () => {
+  // Five seconds of oxigraph's CPU.
+  it('stops a query over --timeout with 503 and keeps answering, on that endpoint and others', { tags: ['slow'] }, async () => {
     // The limit leaves another endpoint's first COUNT time to answer on a loaded machine.
     const s = await serve({ shards, kgs: ['library'], timeoutMs: 5_000, writeFiles: false });
     try {

@@ -27,4 +27,8 @@ export const SPLIT_FILES = [
   'tests/federation.test.ts',
   'tests/mcp.test.ts',
   'tests/build-safety.test.ts',
+  'tests/store-worker.test.ts',
+  'tests/plan.test.ts',
+  'tests/serve.test.ts',
+  'tests/federation-capacity.test.ts',
 ];

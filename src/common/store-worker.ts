@@ -138,6 +138,19 @@ export class StoreWorker {
     this.ready.catch(() => {});
   }
 
+  /**
+   * Waits until the current thread has loaded its files or failed to (the reload after a timeout or a
+   * fault included). Never rejects.
+   * @returns true when the files are loaded, false when the thread could not load them (every later
+   * query then gets an error)
+   */
+  settled(): Promise<boolean> {
+    return this.ready.then(
+      () => true,
+      () => false,
+    );
+  }
+
   /** Runs a query; resolves with its serialised result, its error message, or a timeout. */
   async query(q: StoreQuery): Promise<StoreOutcome> {
     const { timeoutMs, ...rest } = q;
