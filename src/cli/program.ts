@@ -123,6 +123,8 @@ const EXIT_CODES: Record<string, string> = {
   eval: '0 at least one run succeeded (or none was left to run), 2 bad input, unreachable endpoints or queue, or no run succeeded (every run ended as model_error or infrastructure_error), 3 internal error (with --queue also: a run no worker could make).',
   worker: '0 stopped by SIGINT/SIGTERM, 2 bad input, an unreachable queue, or a run refused (another fkgqa, build, prompt or gold answer: named), 3 internal error.',
   merge: '0 written, 2 bad input (an overlap, a condition mismatch, a line that is no run record, a run file still being written: named), 3 internal error.',
+  score: '0 reported, 2 bad input (a run file or line that is no run record, a build without gold answers or with gold answers of another build: named file and line), 3 internal error.',
+  questions: '0 listed, 2 bad input (a build that does not check, an unknown graph or query: named), 3 internal error.',
   view: '0 written (stderr names the page), 2 bad input (a run file or line that is no run record, a build without gold answers: named file and line), 3 internal error.',
 };
 
