@@ -305,3 +305,28 @@ describe('serve: the edges of a request', () => {
     ]);
   });
 });
+
+describe('serve: answers given at once, then a query, then bytes that end the connection, in one write', () => {
+  it('sends the query answer in its place before the refusal or the close, and logs what it sent', async () => {
+    const ask = (close: boolean) => `GET ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+    const at = (method: string, target: string) => `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    for (const [first, firstLogged, last, expected, lastLogged] of [
+      // After `Connection: close`: the GET / behind it is neither answered nor logged.
+      [at('OPTIONS', '/'), { endpoint: '-', method: 'OPTIONS', status: 204 }, ask(true) + at('GET', '/'), [204, 200], undefined],
+      [at('GET', '/nope'), { endpoint: '-', method: 'GET', status: 404 }, ask(false) + at('FOO', '/'), [404, 200, 501], { endpoint: '-', method: 'FOO', status: 501 }],
+      [
+        at('OPTIONS', '/'),
+        { endpoint: '-', method: 'OPTIONS', status: 204 },
+        ask(false) + `CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n`,
+        [204, 200, 405],
+        { endpoint: '-', method: 'CONNECT', status: 405 },
+      ],
+    ] as const) {
+      const from = await logMark();
+      const answer = await rawAnswer(port, first + last);
+      expect(statuses(answer)).toEqual(expected);
+      expect(answer).toContain('"boolean":true');
+      expect(brief(await loggedSince(from))).toEqual([firstLogged, { endpoint: 'library-shard1', method: 'GET', status: 200 }, ...(lastLogged ? [lastLogged] : [])]);
+    }
+  });
+});

@@ -192,64 +192,91 @@ function announceClose(socket: Socket, place = (requestsSeen.get(socket) ?? 0) +
 }
 
 /**
- * Ends a connection without another answer: once the answer being written on it (if any) is out,
- * the connection is ended (the server's last bytes on it are that answer's).
+ * Answers on a connection: the requests handed to the handler, the answers to them finished (sent in
+ * full, or closed unfinished), and what waits for the two to be equal (`afterAnswers`).
  */
-function endAfterInFlight(socket: Socket): void {
-  const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-  if (inFlight && !inFlight.writableFinished && !inFlight.closed && !inFlight.destroyed) {
-    let settled = false;
-    const next = () => {
-      if (settled) return;
-      settled = true;
-      endAfterInFlight(socket);
-    };
-    inFlight.once('finish', next);
-    inFlight.once('close', next);
+interface Answers {
+  done: number;
+  waiting: (() => void)[];
+}
+const answers = new WeakMap<Socket, Answers>();
+
+function answersOf(socket: Socket): Answers {
+  let a = answers.get(socket);
+  if (!a) answers.set(socket, (a = { done: 0, waiting: [] }));
+  return a;
+}
+
+/** Counts one answer on the connection as finished, and runs what waited for the last of them. */
+function answerDone(socket: Socket): void {
+  const a = answersOf(socket);
+  a.done++;
+  if (a.done < (requestsSeen.get(socket) ?? 0)) return;
+  const waiting = a.waiting.splice(0);
+  // After the answers' own 'close' (next tick), where their requests are logged: the log keeps the order they were sent in.
+  if (waiting.length) setImmediate(() => waiting.forEach((w) => w()));
+}
+
+/**
+ * Runs `then` once every answer to the requests handed to the handler on this connection so far is
+ * finished (or the connection closed first). Node writes pipelined answers one after the other (the
+ * next one only once the one before it emitted 'finish'); an answer written with one synchronous
+ * `end()` looks finished (`writableFinished`) before that, while the next answer still waits in
+ * Node's queue: so the answers are counted, not read off the socket.
+ */
+function afterAnswers(socket: Socket, then: () => void): void {
+  const a = answersOf(socket);
+  if (a.done >= (requestsSeen.get(socket) ?? 0) || socket.destroyed) {
+    then();
     return;
   }
-  if (socket.writable) socket.end();
-  else socket.destroy();
+  let settled = false;
+  const once = () => {
+    if (settled) return;
+    settled = true;
+    socket.off('close', once);
+    then();
+  };
+  a.waiting.push(once);
+  socket.once('close', once);
+}
+
+/**
+ * Ends a connection without another answer: once the answers to the requests on it are out, the
+ * connection is ended (the server's last bytes on it are those answers').
+ */
+function endAfterInFlight(socket: Socket): void {
+  afterAnswers(socket, () => {
+    if (socket.writable) socket.end();
+    else socket.destroy();
+  });
 }
 
 /**
  * Writes an answer on a connection the HTTP server no longer reads (Node's parser refused its
  * bytes, or the request was CONNECT), then closes it. When answers to earlier (pipelined) requests
  * on the connection are still under way, the answer is written only after the last of them has been
- * sent in full, so that HTTP/1.1's in-order answers hold (RFC 9112 §9.3.2): a client never reads it
- * as the answer to one of its valid requests, and no answer is cut into.
+ * sent in full (`afterAnswers`), so that HTTP/1.1's in-order answers hold (RFC 9112 §9.3.2): a client
+ * never reads it as the answer to one of its valid requests, and no answer is cut into or dropped.
  * @param sent called once: with the body's bytes when the answer was written, with undefined when the connection was gone first
  */
 function answerOnSocket(socket: Socket, answer: { status: number; message: string; headers?: Record<string, string> }, sent: (bytes: number | undefined) => void): void {
   announceClose(socket);
-  // The answer to an earlier request on this connection (Node keeps it on the socket; it has no public name).
-  // When it is done, Node attaches the next queued answer, if any, before this runs: so look again.
-  const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-  // An answer that closed unfinished (its client left) stays on the socket: it is under way no longer.
-  if (inFlight && !inFlight.writableFinished && !inFlight.closed && !inFlight.destroyed) {
-    let settled = false;
-    const next = () => {
-      if (settled) return;
-      settled = true;
-      answerOnSocket(socket, answer, sent);
-    };
-    inFlight.once('finish', next);
-    inFlight.once('close', next);
-    return;
-  }
-  if (!socket.writable) {
-    socket.destroy();
-    sent(undefined);
-    return;
-  }
-  const body = `${answer.message}\n`;
-  const extra = Object.entries(answer.headers ?? {})
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join('');
-  socket.end(
-    `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
-  );
-  sent(Buffer.byteLength(body));
+  afterAnswers(socket, () => {
+    if (!socket.writable) {
+      socket.destroy();
+      sent(undefined);
+      return;
+    }
+    const body = `${answer.message}\n`;
+    const extra = Object.entries(answer.headers ?? {})
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.end(
+      `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+    );
+    sent(Buffer.byteLength(body));
+  });
 }
 
 /**
@@ -739,11 +766,23 @@ export class ShardServer {
     // further requests there, so it is neither run, answered nor logged (its body, if any, is drained).
     const place = (requestsSeen.get(req.socket) ?? 0) + 1;
     requestsSeen.set(req.socket, place);
-    const announced = closing.get(req.socket);
+    const socket = req.socket;
+    const announced = closing.get(socket);
     if (announced !== undefined && announced < place) {
       req.resume();
+      // Never answered: nothing to wait for.
+      answerDone(socket);
       return;
     }
+    // Its answer counted once sent in full or closed unfinished (what the server writes itself after it waits for that, `afterAnswers`).
+    let counted = false;
+    const count = () => {
+      if (counted) return;
+      counted = true;
+      answerDone(socket);
+    };
+    res.once('finish', count);
+    res.once('close', count);
     // This request's answer closes the connection (it asked so, or is HTTP/1.0 without keep-alive): the next ones on it are not read.
     if (!res.shouldKeepAlive) announceClose(req.socket, place);
     const started = performance.now();
