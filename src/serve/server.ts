@@ -653,6 +653,16 @@ export class ShardServer {
     const arrivedAt = Date.now();
     const started = performance.now();
     const line = refusedRequestLine(e);
+    // The client ended the connection in the middle of a request while answers to its earlier ones are under way (a query
+    // running): it left, as with CONNECT or refused bytes behind its query. The connection is closed at once, so that those
+    // answers close and their queries are stopped (499), and the unfinished request, which no one will read an answer to, is
+    // logged 499 too.
+    if (e.code === 'HPE_INVALID_EOF_STATE' && answersOf(socket).done < (requestsSeen.get(socket) ?? 0)) {
+      announceClose(socket);
+      socket.destroy();
+      this.recordRequest(line ? this.logIdOf(line.target, only) : '-', { ...text(499, '', 'invalid'), cancelled: true }, { arrivedAt, started, method: line?.method ?? '?', bytes: 0 });
+      return;
+    }
     const logId = line ? this.logIdOf(line.target, only) : '-';
     answerOnSocket(socket, answer, (bytes) => {
       const a: Answer = bytes === undefined ? { ...text(499, '', 'invalid'), cancelled: true } : text(answer.status, answer.message, 'invalid');
