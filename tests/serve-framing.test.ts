@@ -352,3 +352,48 @@ describe('serve: a client that leaves with an unfinished request pipelined behin
     }
   });
 });
+
+/** The bytes a server sent back to `pieces`, each written once the one before it was handed to the system (separate TCP segments, unless the server reads late). */
+function piecewiseAnswer(pieces: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.setNoDelay(true);
+      const next = (i: number) => {
+        if (i < pieces.length && !socket.destroyed) socket.write(pieces[i], () => next(i + 1));
+      };
+      next(0);
+    });
+    let data = '';
+    socket.on('data', (c) => (data += c));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(data));
+  });
+}
+
+describe('serve: a version-less request line after empty lines or with several spaces, and a refused method in several segments', () => {
+  it('refuses the HTTP/0.9 line at once (400) after leading empty lines or with two spaces, not at the headers timeout', async () => {
+    for (const [sent, line, endpoint] of [
+      [`\r\nGET ${url.pathname}\r\n`, `GET ${url.pathname}`, 'library-shard1'],
+      [`\n\r\nGET ${url.pathname}\n`, `GET ${url.pathname}`, 'library-shard1'],
+      ['GET  /x\r\n', 'GET  /x', '-'],
+    ] as const) {
+      const from = await logMark();
+      // The line alone, no blank line after it: the answer closes the connection (else the test's own time limit ends it).
+      const answer = await piecewiseAnswer([sent]);
+      expect(statuses(answer)).toEqual([400]);
+      expect(answer).toContain(`\r\n\r\nthe request line "${line}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)\n`);
+      expect(brief(await loggedSince(from))).toEqual([{ endpoint, method: 'GET', status: 400 }]);
+    }
+  });
+
+  it('names the whole method in its 501 however the request line is cut into segments', async () => {
+    const request = `FOO ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    const from = await logMark();
+    for (const pieces of [['F', request.slice(1)], ['FOO', request.slice(3)], [...request.slice(0, 6)].concat(request.slice(6))]) {
+      const answer = await piecewiseAnswer(pieces);
+      expect(statuses(answer)).toEqual([501]);
+      expect(answer).toContain('\r\n\r\nmethod "FOO" is not known here: send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)\n');
+    }
+    expect(brief(await loggedSince(from))).toEqual(Array.from({ length: 3 }, () => ({ endpoint: 'library-shard1', method: 'FOO', status: 501 })));
+  });
+});

@@ -183,6 +183,22 @@ function refusal(e: unknown, gone: boolean): Answer {
  */
 const closing = new WeakMap<Socket, number>();
 
+/**
+ * The last bytes read on a connection (at most RECENT_BYTES), kept so that a refusal of Node's parser
+ * can name the method and request line of a request that came in several TCP segments (the parser
+ * hands only the last one to its 'clientError' event).
+ */
+const recentBytes = new WeakMap<Socket, Buffer>();
+/** Bytes read on a connection so far (where `recentBytes` ends among them). */
+const bytesRead = new WeakMap<Socket, number>();
+/** A request line as long as one the refusal names (refusedRequestLine: 8000 characters of target), and its headers' start. */
+const RECENT_BYTES = 16_384;
+
+/** Connections whose refused method is being read to its end before it is answered (`answerRefusedRequest`). */
+const methodWaits = new WeakSet<Socket>();
+/** How long the end of a refused method is waited for, in ms. */
+const METHOD_WAIT_MS = 1_000;
+
 /** Requests on a connection handed to the handler so far (the first is 1). */
 const requestsSeen = new WeakMap<Socket, number>();
 
@@ -622,7 +638,53 @@ export class ShardServer {
    * was announced (`closing`: after an answer that said `Connection: close`, or a refusal already
    * given there) are neither answered nor logged: the connection ends after its last answer.
    */
-  private answerRefusedRequest(e: Error & ParserRefusal, socket: Socket, only?: ServedEndpoint): void {
+  private answerRefusedRequest(e: Error & ParserRefusal, socket: Socket, only?: ServedEndpoint, waited = false): void {
+    // A refusal of a method whose end has not come yet is answered by the wait below, once it has.
+    if (methodWaits.has(socket) && !waited) return;
+    // The parser's packet is the last chunk read: the refused request may have started in an earlier one (`F` then `OO / ...`).
+    const recent = recentBytes.get(socket);
+    // Where the parser's packet ends among the connection's bytes (it is read before the connection's own listener keeps it).
+    const packetEnd = (bytesRead.get(socket) ?? 0) + (e.rawPacket?.length ?? 0);
+    if (recent?.length && e.rawPacket && !waited) {
+      const parsed = Math.min(e.bytesParsed ?? e.rawPacket.length, e.rawPacket.length);
+      e = Object.assign(e, { rawPacket: Buffer.concat([recent, e.rawPacket]), bytesParsed: recent.length + parsed });
+    }
+    // llhttp refuses a method at its first byte no method starts with (`FO`): the rest of it may still be on its way. The answer
+    // names the method whole, so it waits for the space after it (or the connection's end, or METHOD_WAIT_MS).
+    if (e.code === 'HPE_INVALID_METHOD' && e.rawPacket && !methodWaits.has(socket) && !waited) {
+      const raw = e.rawPacket.toString('latin1');
+      const at = Math.min(e.bytesParsed ?? raw.length, raw.length);
+      const blank = raw.lastIndexOf('\r\n\r\n', at - 1);
+      if (/^[!#$%&'*+.^_`|~0-9A-Za-z-]{0,40}$/.test(raw.slice(blank < 0 ? 0 : blank + 4))) {
+        methodWaits.add(socket);
+        const refused = e;
+        let settled = false;
+        // The method's start and the refused byte among the connection's bytes.
+        const methodAt = packetEnd - (e.rawPacket.length - (blank < 0 ? 0 : blank + 4));
+        const refusedAt = packetEnd - (e.rawPacket.length - at);
+        const go = (more: boolean) => {
+          const now = recentBytes.get(socket) ?? refused.rawPacket!;
+          // The bytes kept start at this place among the connection's bytes.
+          const first = (bytesRead.get(socket) ?? now.length) - now.length;
+          if (more && /^[!#$%&'*+.^_`|~0-9A-Za-z-]{0,40}$/.test(now.toString('latin1', Math.max(0, methodAt - first)))) return;
+          if (settled) return;
+          settled = true;
+          methodWaits.delete(socket);
+          clearTimeout(timer);
+          socket.off('data', onData);
+          socket.off('end', onEnd);
+          socket.off('close', onEnd);
+          this.answerRefusedRequest(Object.assign(refused, { rawPacket: now, bytesParsed: Math.max(0, refusedAt - first) }), socket, only, true);
+        };
+        const onData = () => go(true);
+        const onEnd = () => go(false);
+        const timer = setTimeout(onEnd, METHOD_WAIT_MS);
+        socket.on('data', onData);
+        socket.once('end', onEnd);
+        socket.once('close', onEnd);
+        return;
+      }
+    }
     const answer = refusedRequestAnswer(e);
     if (!answer) {
       socket.destroy(e);
@@ -694,16 +756,26 @@ export class ShardServer {
    */
   private watchRequestLine(socket: Socket, only?: ServedEndpoint): void {
     let seen = '';
+    let first = true;
     const onData = (chunk: Buffer) => {
-      seen += chunk.toString('latin1');
+      // Node's parser has read this chunk already (its listener comes first): what it refuses next may have started in it.
+      const recent = recentBytes.get(socket);
+      bytesRead.set(socket, (bytesRead.get(socket) ?? 0) + chunk.length);
+      recentBytes.set(socket, recent?.length ? Buffer.concat([recent, chunk]).subarray(-RECENT_BYTES) : chunk.subarray(-RECENT_BYTES));
+      if (!first) return;
+      // Empty lines before the request line are skipped (RFC 9112 §2.2).
+      seen = (seen + chunk.toString('latin1')).replace(/^(?:\r?\n)+/, '');
       const lf = seen.indexOf('\n');
       // Lines longer than the parser reads are refused by it (431).
       if (lf < 0 && seen.length <= 16_384) return;
-      socket.off('data', onData);
+      first = false;
       if (lf < 0 || closing.has(socket)) return;
       const line = seen.slice(0, lf).replace(/\r$/, '');
-      const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+)$/.exec(line);
+      // A method and a target, however many spaces between them (llhttp waits for headers after either form).
+      const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S+)$/.exec(line);
       if (!m) return;
+      // With its blank line, the line is the handler's (`versionRefusal`) or the parser's.
+      if (/^\r?\n/.test(seen.slice(lf + 1))) return;
       const arrivedAt = Date.now();
       const started = performance.now();
       const message = `the request line "${line.slice(0, 200)}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)`;
