@@ -397,3 +397,20 @@ describe('serve: a version-less request line after empty lines or with several s
     expect(brief(await loggedSince(from))).toEqual(Array.from({ length: 3 }, () => ({ endpoint: 'library-shard1', method: 'FOO', status: 501 })));
   });
 });
+
+describe('serve: a request that names an empty host', () => {
+  it('answers 400 to an absolute-form target without a host (whatever its Host header) and to an empty Host header, naming it, and logs it', async () => {
+    const target = `${url.pathname}?query=ASK%7B%7D`;
+    const from = await logMark();
+    const noAuthority = await rawAnswer(port, `GET foo://${target} HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`);
+    expect(statuses(noAuthority)).toEqual([400]);
+    expect(noAuthority).toContain(`\r\n\r\nthe request target "foo://${target}" names no host: send an origin-form target (/path) or an http URI with its host (RFC 9112 §3.2.2)\n`);
+    const empty = await rawAnswer(port, `GET ${target} HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n`);
+    expect(statuses(empty)).toEqual([400]);
+    expect(empty).toContain('\r\n\r\nthe request has an empty Host header: name the host (RFC 9112 §3.2)\n');
+    expect(brief(await loggedSince(from))).toEqual([
+      { endpoint: '-', method: 'GET', status: 400 },
+      { endpoint: '-', method: 'GET', status: 400 },
+    ]);
+  });
+});

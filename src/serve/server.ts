@@ -323,6 +323,26 @@ function absoluteForm(target: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
 }
 
+/**
+ * The host a request names (RFC 9112 §3.2): an absolute-form target's authority (it wins over the
+ * Host header, §3.2.2), else the Host header (undefined without one).
+ * @throws ProtocolError 400 for an absolute-form target without a host (`foo:///path`) or an empty Host header: the name the
+ *   loopback guard checks would be empty, and an http URI always has one
+ */
+function requestHost(req: http.IncomingMessage, url: URL): string | undefined {
+  if (absoluteForm(req.url ?? '/')) {
+    if (url.host === '')
+      throw new ProtocolError(
+        400,
+        `the request target ${JSON.stringify(String(req.url).slice(0, 200))} names no host: send an origin-form target (/path) or an http URI with its host (RFC 9112 §3.2.2)`,
+      );
+    return url.host;
+  }
+  const host = req.headers.host;
+  if (host !== undefined && host.trim() === '') throw new ProtocolError(400, 'the request has an empty Host header: name the host (RFC 9112 §3.2)');
+  return host;
+}
+
 /** How many Host header lines a request has (Node keeps the first of several in `headers`). */
 function hostHeaders(req: http.IncomingMessage): number {
   let n = 0;
@@ -617,7 +637,12 @@ export class ShardServer {
     // Refused for its Host headers (`handle`): two, or none in HTTP/1.1.
     const hosts = hostHeaders(req);
     if (hosts > 1 || (hosts === 0 && req.httpVersionMinor >= 1)) return false;
-    const host = absoluteForm(req.url ?? '/') ? url.host : req.headers.host;
+    let host: string | undefined;
+    try {
+      host = requestHost(req, url);
+    } catch {
+      return false;
+    }
     if (host === undefined || (host !== this.allowedHost && !hostAllowed(this.options.host ?? DEFAULTS.host, host))) return false;
     const length = req.headers['content-length'];
     if (length !== undefined && !(Number(length) <= this.limits.maxBodyBytes)) return false;
@@ -900,7 +925,7 @@ export class ShardServer {
       if (hosts > 1) throw new ProtocolError(400, `the request has ${hosts} Host headers: send exactly one (RFC 9112 §3.2)`);
       if (hosts === 0 && req.httpVersionMinor >= 1) throw new ProtocolError(400, 'the request has no Host header: an HTTP/1.1 request names its host (RFC 9112 §3.2)');
       // An absolute-form target (`GET http://host/path`) names the host itself, and that name wins over the Host header (RFC 9112 §3.2.2).
-      const host = absoluteForm(req.url ?? '/') ? url.host : req.headers.host;
+      const host = requestHost(req, url);
       if (host === undefined || host !== this.allowedHost) {
         if (!hostAllowed(this.options.host ?? DEFAULTS.host, host)) {
           throw new ProtocolError(403, `Host "${String(host).slice(0, 100)}" is not a name of this loopback server (a guard against DNS rebinding): use 127.0.0.1, localhost or [::1]`);
