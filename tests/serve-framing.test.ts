@@ -414,3 +414,21 @@ describe('serve: a request that names an empty host', () => {
     ]);
   });
 });
+
+describe('serve: a request line naming another protocol or version than HTTP/1.x', () => {
+  it('answers 505 naming it, closes the connection, and logs it under its endpoint (RTSP/1.0, HTTP/3.0, HTTP/1.9)', async () => {
+    const target = `${url.pathname}?query=ASK%7B%7D`;
+    const from = await logMark();
+    for (const [version, why] of [
+      ['RTSP/1.0', 'RTSP/1.0 is not HTTP: send HTTP/1.1 (RFC 9112 §2.3)'],
+      ['HTTP/3.0', 'HTTP/3.0 is not supported: send HTTP/1.1 (RFC 9112)'],
+      ['HTTP/1.9', 'HTTP/1.9 is not supported: send HTTP/1.1 (RFC 9112)'],
+    ]) {
+      const answer = await rawAnswer(port, `GET ${target} ${version}\r\nHost: 127.0.0.1\r\n\r\nGET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      expect(statuses(answer)).toEqual([505]);
+      expect(answer).toContain(`\r\nConnection: close\r\n`);
+      expect(answer).toContain(`\r\n\r\n${why}\n`);
+    }
+    expect(brief(await loggedSince(from))).toEqual(Array.from({ length: 3 }, () => ({ endpoint: 'library-shard1', method: 'GET', status: 505 })));
+  });
+});

@@ -343,6 +343,27 @@ function requestHost(req: http.IncomingMessage, url: URL): string | undefined {
   return host;
 }
 
+/**
+ * The protocol a request line names (`HTTP/1.1`, `RTSP/1.0`), read from the connection's bytes (Node tells the version only):
+ * the word after the method and target of the last such line there.
+ * @returns undefined when the line is no longer among the bytes kept
+ */
+function requestProtocol(req: http.IncomingMessage): string | undefined {
+  const recent = recentBytes.get(req.socket);
+  if (!recent) return undefined;
+  // The kept bytes start at this place among the connection's bytes; requests before `linesRead` were read already.
+  const first = (bytesRead.get(req.socket) ?? recent.length) - recent.length;
+  const line = `${String(req.method)} ${String(req.url)} `;
+  const raw = recent.toString('latin1');
+  const at = raw.indexOf(line, Math.max(0, (linesRead.get(req.socket) ?? 0) - first));
+  if (at < 0) return undefined;
+  linesRead.set(req.socket, first + at + line.length);
+  return /^([^\s]{1,40})\r?\n/.exec(raw.slice(at + line.length, at + line.length + 42))?.[1];
+}
+
+/** Where the request line last read by `requestProtocol` ends among a connection's bytes. */
+const linesRead = new WeakMap<Socket, number>();
+
 /** How many Host header lines a request has (Node keeps the first of several in `headers`). */
 function hostHeaders(req: http.IncomingMessage): number {
   let n = 0;
@@ -668,11 +689,11 @@ export class ShardServer {
     if (methodWaits.has(socket) && !waited) return;
     // The parser's packet is the last chunk read: the refused request may have started in an earlier one (`F` then `OO / ...`).
     const recent = recentBytes.get(socket);
-    // Where the parser's packet ends among the connection's bytes (it is read before the connection's own listener keeps it).
-    const packetEnd = (bytesRead.get(socket) ?? 0) + (e.rawPacket?.length ?? 0);
-    if (recent?.length && e.rawPacket && !waited) {
+    // Where the parser's packet ends among the connection's bytes (kept before the parser reads them: the packet is their end).
+    const packetEnd = bytesRead.get(socket) ?? e.rawPacket?.length ?? 0;
+    if (recent && e.rawPacket && !waited && recent.length >= e.rawPacket.length && recent.subarray(recent.length - e.rawPacket.length).equals(e.rawPacket)) {
       const parsed = Math.min(e.bytesParsed ?? e.rawPacket.length, e.rawPacket.length);
-      e = Object.assign(e, { rawPacket: Buffer.concat([recent, e.rawPacket]), bytesParsed: recent.length + parsed });
+      e = Object.assign(e, { rawPacket: recent, bytesParsed: recent.length - e.rawPacket.length + parsed });
     }
     // llhttp refuses a method at its first byte no method starts with (`FO`): the rest of it may still be on its way. The answer
     // names the method whole, so it waits for the space after it (or the connection's end, or METHOD_WAIT_MS).
@@ -782,11 +803,13 @@ export class ShardServer {
   private watchRequestLine(socket: Socket, only?: ServedEndpoint): void {
     let seen = '';
     let first = true;
-    const onData = (chunk: Buffer) => {
-      // Node's parser has read this chunk already (its listener comes first): what it refuses next may have started in it.
+    // Before Node's parser reads a chunk: what it refuses, and the requests it hands to the handler, are in the bytes kept.
+    socket.prependListener('data', (chunk: Buffer) => {
       const recent = recentBytes.get(socket);
       bytesRead.set(socket, (bytesRead.get(socket) ?? 0) + chunk.length);
       recentBytes.set(socket, recent?.length ? Buffer.concat([recent, chunk]).subarray(-RECENT_BYTES) : chunk.subarray(-RECENT_BYTES));
+    });
+    const onData = (chunk: Buffer) => {
       if (!first) return;
       // Empty lines before the request line are skipped (RFC 9112 §2.2).
       seen = (seen + chunk.toString('latin1')).replace(/^(?:\r?\n)+/, '');
@@ -907,11 +930,20 @@ export class ShardServer {
     // The name the request is logged and counted under: the endpoint's id, the federation endpoint's path, or `-` for the other server paths.
     let logId = '-';
     let answer: Answer;
+    // The request line names another protocol than HTTP (its answer closes the connection).
+    let foreign = false;
     try {
       // HTTP/1.0 and 1.1 only: a request line without a version (HTTP/0.9, `GET /`) or with another one is refused, its connection closed.
       if (req.httpVersionMajor !== 1) {
         logId = this.logIdOf(req.url ?? '/', only);
         throw versionRefusal(req);
+      }
+      // llhttp also reads RTSP (`GET / RTSP/1.0`), and hands it over as version 1.0: another protocol than HTTP/1.x, refused as such.
+      const protocol = requestProtocol(req);
+      if (protocol !== undefined && !protocol.startsWith('HTTP/')) {
+        logId = this.logIdOf(req.url ?? '/', only);
+        foreign = true;
+        throw new ProtocolError(505, `${protocol.slice(0, 20)} is not HTTP: send HTTP/1.1 (RFC 9112 §2.3)`);
       }
       let url: URL;
       try {
@@ -985,7 +1017,7 @@ export class ShardServer {
     // the rest of that body may never come (a declared length no client sends), and the next request could not be found after it.
     // So is one whose request line named no HTTP/1.x.
     const bodyLeft = !req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
-    if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1) {
+    if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1 || foreign) {
       headers.Connection = 'close';
       announceClose(req.socket, place);
     }
