@@ -196,7 +196,9 @@ const RECENT_BYTES = 16_384;
 
 /** Connections whose refused method is being read to its end before it is answered (`answerRefusedRequest`). */
 const methodWaits = new WeakSet<Socket>();
-/** How long the end of a refused method is waited for, in ms. */
+/** Whether the bytes from a request's start hold no whole request line yet (no line end within the 8 KiB a logged line may have). */
+const lineUnfinished = (fromStart: string): boolean => !fromStart.includes('\n') && fromStart.length < 8_200;
+/** How long the end of a refused method's line is waited for, in ms. */
 const METHOD_WAIT_MS = 1_000;
 
 /** Requests on a connection handed to the handler so far (the first is 1). */
@@ -695,13 +697,13 @@ export class ShardServer {
       const parsed = Math.min(e.bytesParsed ?? e.rawPacket.length, e.rawPacket.length);
       e = Object.assign(e, { rawPacket: recent, bytesParsed: recent.length - e.rawPacket.length + parsed });
     }
-    // llhttp refuses a method at its first byte no method starts with (`FO`): the rest of it may still be on its way. The answer
-    // names the method whole, so it waits for the space after it (or the connection's end, or METHOD_WAIT_MS).
+    // llhttp refuses a method at its first byte no method starts with (`FO`): the rest of its line may still be on its way. The
+    // answer names the method whole and the log its target, so it waits for the line's end (or the connection's end, or METHOD_WAIT_MS).
     if (e.code === 'HPE_INVALID_METHOD' && e.rawPacket && !methodWaits.has(socket) && !waited) {
       const raw = e.rawPacket.toString('latin1');
       const at = Math.min(e.bytesParsed ?? raw.length, raw.length);
       const blank = raw.lastIndexOf('\r\n\r\n', at - 1);
-      if (/^[!#$%&'*+.^_`|~0-9A-Za-z-]{0,40}$/.test(raw.slice(blank < 0 ? 0 : blank + 4))) {
+      if (lineUnfinished(raw.slice(blank < 0 ? 0 : blank + 4))) {
         methodWaits.add(socket);
         const refused = e;
         let settled = false;
@@ -712,7 +714,7 @@ export class ShardServer {
           const now = recentBytes.get(socket) ?? refused.rawPacket!;
           // The bytes kept start at this place among the connection's bytes.
           const first = (bytesRead.get(socket) ?? now.length) - now.length;
-          if (more && /^[!#$%&'*+.^_`|~0-9A-Za-z-]{0,40}$/.test(now.toString('latin1', Math.max(0, methodAt - first)))) return;
+          if (more && lineUnfinished(now.toString('latin1', Math.max(0, methodAt - first)))) return;
           if (settled) return;
           settled = true;
           methodWaits.delete(socket);
