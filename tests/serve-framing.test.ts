@@ -305,3 +305,130 @@ describe('serve: the edges of a request', () => {
     ]);
   });
 });
+
+describe('serve: answers given at once, then a query, then bytes that end the connection, in one write', () => {
+  it('sends the query answer in its place before the refusal or the close, and logs what it sent', async () => {
+    const ask = (close: boolean) => `GET ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+    const at = (method: string, target: string) => `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    for (const [first, firstLogged, last, expected, lastLogged] of [
+      // After `Connection: close`: the GET / behind it is neither answered nor logged.
+      [at('OPTIONS', '/'), { endpoint: '-', method: 'OPTIONS', status: 204 }, ask(true) + at('GET', '/'), [204, 200], undefined],
+      [at('GET', '/nope'), { endpoint: '-', method: 'GET', status: 404 }, ask(false) + at('FOO', '/'), [404, 200, 501], { endpoint: '-', method: 'FOO', status: 501 }],
+      [
+        at('OPTIONS', '/'),
+        { endpoint: '-', method: 'OPTIONS', status: 204 },
+        ask(false) + `CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n`,
+        [204, 200, 405],
+        { endpoint: '-', method: 'CONNECT', status: 405 },
+      ],
+    ] as const) {
+      const from = await logMark();
+      const answer = await rawAnswer(port, first + last);
+      expect(statuses(answer)).toEqual(expected);
+      expect(answer).toContain('"boolean":true');
+      expect(brief(await loggedSince(from))).toEqual([firstLogged, { endpoint: 'library-shard1', method: 'GET', status: 200 }, ...(lastLogged ? [lastLogged] : [])]);
+    }
+  });
+});
+
+describe('serve: a client that leaves with an unfinished request pipelined behind its query', () => {
+  it('stops the query when the client leaves (499, not run to its time limit), and logs the unfinished request 499, not a 400 no one read', async () => {
+    const heavy = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
+    // A version-less line without its blank line, and headers without theirs.
+    for (const behind of ['GET /x\r\n', 'GET / HTTP/1.1\r\nHost: a\r\n']) {
+      const from = await logMark();
+      const before = server.restartsOf('library-shard1')!.restarts;
+      const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${url.pathname}?query=${encodeURIComponent(heavy)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n${behind}`));
+      socket.on('error', () => undefined);
+      while (!server.queriesRunning().includes('library-shard1')) await new Promise((r) => setTimeout(r, 20));
+      socket.destroy();
+      while (server.queriesRunning().length > 0) await new Promise((r) => setTimeout(r, 20));
+      // Stopped because its client left (its worker replaced), not at the 5 s time limit (503, timeout).
+      expect(server.restartsOf('library-shard1')!.restarts).toBe(before + 1);
+      expect(brief(await loggedSince(from)).sort((a, b) => a.endpoint.localeCompare(b.endpoint))).toEqual([
+        { endpoint: '-', method: '?', status: 499, cancelled: true },
+        { endpoint: 'library-shard1', method: 'GET', status: 499, cancelled: true },
+      ]);
+    }
+  });
+});
+
+/** The bytes a server sent back to `pieces`, each written once the one before it was handed to the system (separate TCP segments, unless the server reads late). */
+function piecewiseAnswer(pieces: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.setNoDelay(true);
+      const next = (i: number) => {
+        if (i < pieces.length && !socket.destroyed) socket.write(pieces[i], () => next(i + 1));
+      };
+      next(0);
+    });
+    let data = '';
+    socket.on('data', (c) => (data += c));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(data));
+  });
+}
+
+describe('serve: a version-less request line after empty lines or with several spaces, and a refused method in several segments', () => {
+  it('refuses the HTTP/0.9 line at once (400) after leading empty lines or with two spaces, not at the headers timeout', async () => {
+    for (const [sent, line, endpoint] of [
+      [`\r\nGET ${url.pathname}\r\n`, `GET ${url.pathname}`, 'library-shard1'],
+      [`\n\r\nGET ${url.pathname}\n`, `GET ${url.pathname}`, 'library-shard1'],
+      ['GET  /x\r\n', 'GET  /x', '-'],
+    ] as const) {
+      const from = await logMark();
+      // The line alone, no blank line after it: the answer closes the connection (else the test's own time limit ends it).
+      const answer = await piecewiseAnswer([sent]);
+      expect(statuses(answer)).toEqual([400]);
+      expect(answer).toContain(`\r\n\r\nthe request line "${line}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)\n`);
+      expect(brief(await loggedSince(from))).toEqual([{ endpoint, method: 'GET', status: 400 }]);
+    }
+  });
+
+  it('names the whole method in its 501, and logs it under its endpoint, however the request line is cut into segments', async () => {
+    const request = `FOO ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    const from = await logMark();
+    for (const pieces of [['F', request.slice(1)], ['FOO', request.slice(3)], [request.slice(0, 8), request.slice(8)], [...request.slice(0, 6)].concat(request.slice(6))]) {
+      const answer = await piecewiseAnswer(pieces);
+      expect(statuses(answer)).toEqual([501]);
+      expect(answer).toContain('\r\n\r\nmethod "FOO" is not known here: send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)\n');
+    }
+    expect(brief(await loggedSince(from))).toEqual(Array.from({ length: 4 }, () => ({ endpoint: 'library-shard1', method: 'FOO', status: 501 })));
+  });
+});
+
+describe('serve: a request that names an empty host', () => {
+  it('answers 400 to an absolute-form target without a host (whatever its Host header) and to an empty Host header, naming it, and logs it', async () => {
+    const target = `${url.pathname}?query=ASK%7B%7D`;
+    const from = await logMark();
+    const noAuthority = await rawAnswer(port, `GET foo://${target} HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`);
+    expect(statuses(noAuthority)).toEqual([400]);
+    expect(noAuthority).toContain(`\r\n\r\nthe request target "foo://${target}" names no host: send an origin-form target (/path) or an http URI with its host (RFC 9112 §3.2.2)\n`);
+    const empty = await rawAnswer(port, `GET ${target} HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n`);
+    expect(statuses(empty)).toEqual([400]);
+    expect(empty).toContain('\r\n\r\nthe request has an empty Host header: name the host (RFC 9112 §3.2)\n');
+    expect(brief(await loggedSince(from))).toEqual([
+      { endpoint: '-', method: 'GET', status: 400 },
+      { endpoint: '-', method: 'GET', status: 400 },
+    ]);
+  });
+});
+
+describe('serve: a request line naming another protocol or version than HTTP/1.x', () => {
+  it('answers 505 naming it, closes the connection, and logs it under its endpoint (RTSP/1.0, HTTP/3.0, HTTP/1.9)', async () => {
+    const target = `${url.pathname}?query=ASK%7B%7D`;
+    const from = await logMark();
+    for (const [version, why] of [
+      ['RTSP/1.0', 'RTSP/1.0 is not HTTP: send HTTP/1.1 (RFC 9112 §2.3)'],
+      ['HTTP/3.0', 'HTTP/3.0 is not supported: send HTTP/1.1 (RFC 9112)'],
+      ['HTTP/1.9', 'HTTP/1.9 is not supported: send HTTP/1.1 (RFC 9112)'],
+    ]) {
+      const answer = await rawAnswer(port, `GET ${target} ${version}\r\nHost: 127.0.0.1\r\n\r\nGET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      expect(statuses(answer)).toEqual([505]);
+      expect(answer).toContain(`\r\nConnection: close\r\n`);
+      expect(answer).toContain(`\r\n\r\n${why}\n`);
+    }
+    expect(brief(await loggedSince(from))).toEqual(Array.from({ length: 3 }, () => ({ endpoint: 'library-shard1', method: 'GET', status: 505 })));
+  });
+});

@@ -183,6 +183,24 @@ function refusal(e: unknown, gone: boolean): Answer {
  */
 const closing = new WeakMap<Socket, number>();
 
+/**
+ * The last bytes read on a connection (at most RECENT_BYTES), kept so that a refusal of Node's parser
+ * can name the method and request line of a request that came in several TCP segments (the parser
+ * hands only the last one to its 'clientError' event).
+ */
+const recentBytes = new WeakMap<Socket, Buffer>();
+/** Bytes read on a connection so far (where `recentBytes` ends among them). */
+const bytesRead = new WeakMap<Socket, number>();
+/** A request line as long as one the refusal names (refusedRequestLine: 8000 characters of target), and its headers' start. */
+const RECENT_BYTES = 16_384;
+
+/** Connections whose refused method is being read to its end before it is answered (`answerRefusedRequest`). */
+const methodWaits = new WeakSet<Socket>();
+/** Whether the bytes from a request's start hold no whole request line yet (no line end within the 8 KiB a logged line may have). */
+const lineUnfinished = (fromStart: string): boolean => !fromStart.includes('\n') && fromStart.length < 8_200;
+/** How long the end of a refused method's line is waited for, in ms. */
+const METHOD_WAIT_MS = 1_000;
+
 /** Requests on a connection handed to the handler so far (the first is 1). */
 const requestsSeen = new WeakMap<Socket, number>();
 
@@ -192,64 +210,91 @@ function announceClose(socket: Socket, place = (requestsSeen.get(socket) ?? 0) +
 }
 
 /**
- * Ends a connection without another answer: once the answer being written on it (if any) is out,
- * the connection is ended (the server's last bytes on it are that answer's).
+ * Answers on a connection: the requests handed to the handler, the answers to them finished (sent in
+ * full, or closed unfinished), and what waits for the two to be equal (`afterAnswers`).
  */
-function endAfterInFlight(socket: Socket): void {
-  const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-  if (inFlight && !inFlight.writableFinished && !inFlight.closed && !inFlight.destroyed) {
-    let settled = false;
-    const next = () => {
-      if (settled) return;
-      settled = true;
-      endAfterInFlight(socket);
-    };
-    inFlight.once('finish', next);
-    inFlight.once('close', next);
+interface Answers {
+  done: number;
+  waiting: (() => void)[];
+}
+const answers = new WeakMap<Socket, Answers>();
+
+function answersOf(socket: Socket): Answers {
+  let a = answers.get(socket);
+  if (!a) answers.set(socket, (a = { done: 0, waiting: [] }));
+  return a;
+}
+
+/** Counts one answer on the connection as finished, and runs what waited for the last of them. */
+function answerDone(socket: Socket): void {
+  const a = answersOf(socket);
+  a.done++;
+  if (a.done < (requestsSeen.get(socket) ?? 0)) return;
+  const waiting = a.waiting.splice(0);
+  // After the answers' own 'close' (next tick), where their requests are logged: the log keeps the order they were sent in.
+  if (waiting.length) setImmediate(() => waiting.forEach((w) => w()));
+}
+
+/**
+ * Runs `then` once every answer to the requests handed to the handler on this connection so far is
+ * finished (or the connection closed first). Node writes pipelined answers one after the other (the
+ * next one only once the one before it emitted 'finish'); an answer written with one synchronous
+ * `end()` looks finished (`writableFinished`) before that, while the next answer still waits in
+ * Node's queue: so the answers are counted, not read off the socket.
+ */
+function afterAnswers(socket: Socket, then: () => void): void {
+  const a = answersOf(socket);
+  if (a.done >= (requestsSeen.get(socket) ?? 0) || socket.destroyed) {
+    then();
     return;
   }
-  if (socket.writable) socket.end();
-  else socket.destroy();
+  let settled = false;
+  const once = () => {
+    if (settled) return;
+    settled = true;
+    socket.off('close', once);
+    then();
+  };
+  a.waiting.push(once);
+  socket.once('close', once);
+}
+
+/**
+ * Ends a connection without another answer: once the answers to the requests on it are out, the
+ * connection is ended (the server's last bytes on it are those answers').
+ */
+function endAfterInFlight(socket: Socket): void {
+  afterAnswers(socket, () => {
+    if (socket.writable) socket.end();
+    else socket.destroy();
+  });
 }
 
 /**
  * Writes an answer on a connection the HTTP server no longer reads (Node's parser refused its
  * bytes, or the request was CONNECT), then closes it. When answers to earlier (pipelined) requests
  * on the connection are still under way, the answer is written only after the last of them has been
- * sent in full, so that HTTP/1.1's in-order answers hold (RFC 9112 §9.3.2): a client never reads it
- * as the answer to one of its valid requests, and no answer is cut into.
+ * sent in full (`afterAnswers`), so that HTTP/1.1's in-order answers hold (RFC 9112 §9.3.2): a client
+ * never reads it as the answer to one of its valid requests, and no answer is cut into or dropped.
  * @param sent called once: with the body's bytes when the answer was written, with undefined when the connection was gone first
  */
 function answerOnSocket(socket: Socket, answer: { status: number; message: string; headers?: Record<string, string> }, sent: (bytes: number | undefined) => void): void {
   announceClose(socket);
-  // The answer to an earlier request on this connection (Node keeps it on the socket; it has no public name).
-  // When it is done, Node attaches the next queued answer, if any, before this runs: so look again.
-  const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-  // An answer that closed unfinished (its client left) stays on the socket: it is under way no longer.
-  if (inFlight && !inFlight.writableFinished && !inFlight.closed && !inFlight.destroyed) {
-    let settled = false;
-    const next = () => {
-      if (settled) return;
-      settled = true;
-      answerOnSocket(socket, answer, sent);
-    };
-    inFlight.once('finish', next);
-    inFlight.once('close', next);
-    return;
-  }
-  if (!socket.writable) {
-    socket.destroy();
-    sent(undefined);
-    return;
-  }
-  const body = `${answer.message}\n`;
-  const extra = Object.entries(answer.headers ?? {})
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join('');
-  socket.end(
-    `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
-  );
-  sent(Buffer.byteLength(body));
+  afterAnswers(socket, () => {
+    if (!socket.writable) {
+      socket.destroy();
+      sent(undefined);
+      return;
+    }
+    const body = `${answer.message}\n`;
+    const extra = Object.entries(answer.headers ?? {})
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.end(
+      `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+    );
+    sent(Buffer.byteLength(body));
+  });
 }
 
 /**
@@ -279,6 +324,47 @@ function targetUrl(target: string): URL {
 function absoluteForm(target: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
 }
+
+/**
+ * The host a request names (RFC 9112 §3.2): an absolute-form target's authority (it wins over the
+ * Host header, §3.2.2), else the Host header (undefined without one).
+ * @throws ProtocolError 400 for an absolute-form target without a host (`foo:///path`) or an empty Host header: the name the
+ *   loopback guard checks would be empty, and an http URI always has one
+ */
+function requestHost(req: http.IncomingMessage, url: URL): string | undefined {
+  if (absoluteForm(req.url ?? '/')) {
+    if (url.host === '')
+      throw new ProtocolError(
+        400,
+        `the request target ${JSON.stringify(String(req.url).slice(0, 200))} names no host: send an origin-form target (/path) or an http URI with its host (RFC 9112 §3.2.2)`,
+      );
+    return url.host;
+  }
+  const host = req.headers.host;
+  if (host !== undefined && host.trim() === '') throw new ProtocolError(400, 'the request has an empty Host header: name the host (RFC 9112 §3.2)');
+  return host;
+}
+
+/**
+ * The protocol a request line names (`HTTP/1.1`, `RTSP/1.0`), read from the connection's bytes (Node tells the version only):
+ * the word after the method and target of the last such line there.
+ * @returns undefined when the line is no longer among the bytes kept
+ */
+function requestProtocol(req: http.IncomingMessage): string | undefined {
+  const recent = recentBytes.get(req.socket);
+  if (!recent) return undefined;
+  // The kept bytes start at this place among the connection's bytes; requests before `linesRead` were read already.
+  const first = (bytesRead.get(req.socket) ?? recent.length) - recent.length;
+  const line = `${String(req.method)} ${String(req.url)} `;
+  const raw = recent.toString('latin1');
+  const at = raw.indexOf(line, Math.max(0, (linesRead.get(req.socket) ?? 0) - first));
+  if (at < 0) return undefined;
+  linesRead.set(req.socket, first + at + line.length);
+  return /^([^\s]{1,40})\r?\n/.exec(raw.slice(at + line.length, at + line.length + 42))?.[1];
+}
+
+/** Where the request line last read by `requestProtocol` ends among a connection's bytes. */
+const linesRead = new WeakMap<Socket, number>();
 
 /** How many Host header lines a request has (Node keeps the first of several in `headers`). */
 function hostHeaders(req: http.IncomingMessage): number {
@@ -574,7 +660,12 @@ export class ShardServer {
     // Refused for its Host headers (`handle`): two, or none in HTTP/1.1.
     const hosts = hostHeaders(req);
     if (hosts > 1 || (hosts === 0 && req.httpVersionMinor >= 1)) return false;
-    const host = absoluteForm(req.url ?? '/') ? url.host : req.headers.host;
+    let host: string | undefined;
+    try {
+      host = requestHost(req, url);
+    } catch {
+      return false;
+    }
     if (host === undefined || (host !== this.allowedHost && !hostAllowed(this.options.host ?? DEFAULTS.host, host))) return false;
     const length = req.headers['content-length'];
     if (length !== undefined && !(Number(length) <= this.limits.maxBodyBytes)) return false;
@@ -595,7 +686,53 @@ export class ShardServer {
    * was announced (`closing`: after an answer that said `Connection: close`, or a refusal already
    * given there) are neither answered nor logged: the connection ends after its last answer.
    */
-  private answerRefusedRequest(e: Error & ParserRefusal, socket: Socket, only?: ServedEndpoint): void {
+  private answerRefusedRequest(e: Error & ParserRefusal, socket: Socket, only?: ServedEndpoint, waited = false): void {
+    // A refusal of a method whose end has not come yet is answered by the wait below, once it has.
+    if (methodWaits.has(socket) && !waited) return;
+    // The parser's packet is the last chunk read: the refused request may have started in an earlier one (`F` then `OO / ...`).
+    const recent = recentBytes.get(socket);
+    // Where the parser's packet ends among the connection's bytes (kept before the parser reads them: the packet is their end).
+    const packetEnd = bytesRead.get(socket) ?? e.rawPacket?.length ?? 0;
+    if (recent && e.rawPacket && !waited && recent.length >= e.rawPacket.length && recent.subarray(recent.length - e.rawPacket.length).equals(e.rawPacket)) {
+      const parsed = Math.min(e.bytesParsed ?? e.rawPacket.length, e.rawPacket.length);
+      e = Object.assign(e, { rawPacket: recent, bytesParsed: recent.length - e.rawPacket.length + parsed });
+    }
+    // llhttp refuses a method at its first byte no method starts with (`FO`): the rest of its line may still be on its way. The
+    // answer names the method whole and the log its target, so it waits for the line's end (or the connection's end, or METHOD_WAIT_MS).
+    if (e.code === 'HPE_INVALID_METHOD' && e.rawPacket && !methodWaits.has(socket) && !waited) {
+      const raw = e.rawPacket.toString('latin1');
+      const at = Math.min(e.bytesParsed ?? raw.length, raw.length);
+      const blank = raw.lastIndexOf('\r\n\r\n', at - 1);
+      if (lineUnfinished(raw.slice(blank < 0 ? 0 : blank + 4))) {
+        methodWaits.add(socket);
+        const refused = e;
+        let settled = false;
+        // The method's start and the refused byte among the connection's bytes.
+        const methodAt = packetEnd - (e.rawPacket.length - (blank < 0 ? 0 : blank + 4));
+        const refusedAt = packetEnd - (e.rawPacket.length - at);
+        const go = (more: boolean) => {
+          const now = recentBytes.get(socket) ?? refused.rawPacket!;
+          // The bytes kept start at this place among the connection's bytes.
+          const first = (bytesRead.get(socket) ?? now.length) - now.length;
+          if (more && lineUnfinished(now.toString('latin1', Math.max(0, methodAt - first)))) return;
+          if (settled) return;
+          settled = true;
+          methodWaits.delete(socket);
+          clearTimeout(timer);
+          socket.off('data', onData);
+          socket.off('end', onEnd);
+          socket.off('close', onEnd);
+          this.answerRefusedRequest(Object.assign(refused, { rawPacket: now, bytesParsed: Math.max(0, refusedAt - first) }), socket, only, true);
+        };
+        const onData = () => go(true);
+        const onEnd = () => go(false);
+        const timer = setTimeout(onEnd, METHOD_WAIT_MS);
+        socket.on('data', onData);
+        socket.once('end', onEnd);
+        socket.once('close', onEnd);
+        return;
+      }
+    }
     const answer = refusedRequestAnswer(e);
     if (!answer) {
       socket.destroy(e);
@@ -626,6 +763,16 @@ export class ShardServer {
     const arrivedAt = Date.now();
     const started = performance.now();
     const line = refusedRequestLine(e);
+    // The client ended the connection in the middle of a request while answers to its earlier ones are under way (a query
+    // running): it left, as with CONNECT or refused bytes behind its query. The connection is closed at once, so that those
+    // answers close and their queries are stopped (499), and the unfinished request, which no one will read an answer to, is
+    // logged 499 too.
+    if (e.code === 'HPE_INVALID_EOF_STATE' && answersOf(socket).done < (requestsSeen.get(socket) ?? 0)) {
+      announceClose(socket);
+      socket.destroy();
+      this.recordRequest(line ? this.logIdOf(line.target, only) : '-', { ...text(499, '', 'invalid'), cancelled: true }, { arrivedAt, started, method: line?.method ?? '?', bytes: 0 });
+      return;
+    }
     const logId = line ? this.logIdOf(line.target, only) : '-';
     answerOnSocket(socket, answer, (bytes) => {
       const a: Answer = bytes === undefined ? { ...text(499, '', 'invalid'), cancelled: true } : text(answer.status, answer.message, 'invalid');
@@ -657,16 +804,28 @@ export class ShardServer {
    */
   private watchRequestLine(socket: Socket, only?: ServedEndpoint): void {
     let seen = '';
+    let first = true;
+    // Before Node's parser reads a chunk: what it refuses, and the requests it hands to the handler, are in the bytes kept.
+    socket.prependListener('data', (chunk: Buffer) => {
+      const recent = recentBytes.get(socket);
+      bytesRead.set(socket, (bytesRead.get(socket) ?? 0) + chunk.length);
+      recentBytes.set(socket, recent?.length ? Buffer.concat([recent, chunk]).subarray(-RECENT_BYTES) : chunk.subarray(-RECENT_BYTES));
+    });
     const onData = (chunk: Buffer) => {
-      seen += chunk.toString('latin1');
+      if (!first) return;
+      // Empty lines before the request line are skipped (RFC 9112 §2.2).
+      seen = (seen + chunk.toString('latin1')).replace(/^(?:\r?\n)+/, '');
       const lf = seen.indexOf('\n');
       // Lines longer than the parser reads are refused by it (431).
       if (lf < 0 && seen.length <= 16_384) return;
-      socket.off('data', onData);
+      first = false;
       if (lf < 0 || closing.has(socket)) return;
       const line = seen.slice(0, lf).replace(/\r$/, '');
-      const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\S+)$/.exec(line);
+      // A method and a target, however many spaces between them (llhttp waits for headers after either form).
+      const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S+)$/.exec(line);
       if (!m) return;
+      // With its blank line, the line is the handler's (`versionRefusal`) or the parser's.
+      if (/^\r?\n/.test(seen.slice(lf + 1))) return;
       const arrivedAt = Date.now();
       const started = performance.now();
       const message = `the request line "${line.slice(0, 200)}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)`;
@@ -739,11 +898,23 @@ export class ShardServer {
     // further requests there, so it is neither run, answered nor logged (its body, if any, is drained).
     const place = (requestsSeen.get(req.socket) ?? 0) + 1;
     requestsSeen.set(req.socket, place);
-    const announced = closing.get(req.socket);
+    const socket = req.socket;
+    const announced = closing.get(socket);
     if (announced !== undefined && announced < place) {
       req.resume();
+      // Never answered: nothing to wait for.
+      answerDone(socket);
       return;
     }
+    // Its answer counted once sent in full or closed unfinished (what the server writes itself after it waits for that, `afterAnswers`).
+    let counted = false;
+    const count = () => {
+      if (counted) return;
+      counted = true;
+      answerDone(socket);
+    };
+    res.once('finish', count);
+    res.once('close', count);
     // This request's answer closes the connection (it asked so, or is HTTP/1.0 without keep-alive): the next ones on it are not read.
     if (!res.shouldKeepAlive) announceClose(req.socket, place);
     const started = performance.now();
@@ -761,11 +932,20 @@ export class ShardServer {
     // The name the request is logged and counted under: the endpoint's id, the federation endpoint's path, or `-` for the other server paths.
     let logId = '-';
     let answer: Answer;
+    // The request line names another protocol than HTTP (its answer closes the connection).
+    let foreign = false;
     try {
       // HTTP/1.0 and 1.1 only: a request line without a version (HTTP/0.9, `GET /`) or with another one is refused, its connection closed.
       if (req.httpVersionMajor !== 1) {
         logId = this.logIdOf(req.url ?? '/', only);
         throw versionRefusal(req);
+      }
+      // llhttp also reads RTSP (`GET / RTSP/1.0`), and hands it over as version 1.0: another protocol than HTTP/1.x, refused as such.
+      const protocol = requestProtocol(req);
+      if (protocol !== undefined && !protocol.startsWith('HTTP/')) {
+        logId = this.logIdOf(req.url ?? '/', only);
+        foreign = true;
+        throw new ProtocolError(505, `${protocol.slice(0, 20)} is not HTTP: send HTTP/1.1 (RFC 9112 §2.3)`);
       }
       let url: URL;
       try {
@@ -779,7 +959,7 @@ export class ShardServer {
       if (hosts > 1) throw new ProtocolError(400, `the request has ${hosts} Host headers: send exactly one (RFC 9112 §3.2)`);
       if (hosts === 0 && req.httpVersionMinor >= 1) throw new ProtocolError(400, 'the request has no Host header: an HTTP/1.1 request names its host (RFC 9112 §3.2)');
       // An absolute-form target (`GET http://host/path`) names the host itself, and that name wins over the Host header (RFC 9112 §3.2.2).
-      const host = absoluteForm(req.url ?? '/') ? url.host : req.headers.host;
+      const host = requestHost(req, url);
       if (host === undefined || host !== this.allowedHost) {
         if (!hostAllowed(this.options.host ?? DEFAULTS.host, host)) {
           throw new ProtocolError(403, `Host "${String(host).slice(0, 100)}" is not a name of this loopback server (a guard against DNS rebinding): use 127.0.0.1, localhost or [::1]`);
@@ -839,7 +1019,7 @@ export class ShardServer {
     // the rest of that body may never come (a declared length no client sends), and the next request could not be found after it.
     // So is one whose request line named no HTTP/1.x.
     const bodyLeft = !req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
-    if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1) {
+    if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1 || foreign) {
       headers.Connection = 'close';
       announceClose(req.socket, place);
     }

@@ -384,6 +384,12 @@ export function refusedRequestAnswer(e: ParserRefusal): { status: number; messag
       return { status: 501, message: `method ${headerText(method)} is not known here${why}: send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)`, headers: { Allow: ALLOWED_METHODS } };
     }
   }
+  // A version llhttp does not read (`HTTP/3.0`, `HTTP/1.9`): 505, as for any version but HTTP/1.x (RFC 9110 §15.6.6), naming it.
+  if (e.code === 'HPE_INVALID_VERSION') {
+    const version = refusedVersion(e);
+    const shown = version === undefined ? 'the HTTP version of the request line' : /^[\x21-\x7e]+$/.test(version) ? version : headerText(version);
+    return { status: 505, message: `${shown} is not supported: send HTTP/1.1 (RFC 9112)` };
+  }
   // The request line or headers did not end in time (Node's headersTimeout): a version-less line with no blank line after it, or a stalled client.
   if (e.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'the request line and headers did not end in time (a blank line ends them): send an HTTP/1.1 request (RFC 9112 §3)' };
   if (e.code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: "the request's headers are larger than the server reads (Node's limit, 16 KiB by default)" };
@@ -428,6 +434,20 @@ export function refusedRequestLine(e: ParserRefusal): { method: string; target: 
   const end = raw.indexOf('\r\n', start);
   const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}) (\S{1,8000}) HTTP\/\d\.\d$/.exec(raw.slice(start, end < 0 ? raw.length : end));
   return m ? { method: m[1], target: m[2] } : undefined;
+}
+
+/**
+ * The version of the request whose request line Node's parser refused for its version: the word
+ * after the method and target of the line that holds the refused byte.
+ * @returns undefined when the packet does not hold the line
+ */
+function refusedVersion(e: ParserRefusal): string | undefined {
+  const raw = e.rawPacket?.toString('latin1');
+  if (raw === undefined) return undefined;
+  const at = Math.min(e.bytesParsed ?? raw.length, raw.length);
+  const start = raw.lastIndexOf('\n', at - 1) + 1;
+  const end = raw.indexOf('\n', at);
+  return /^\S+ +\S+ +(\S{1,40})$/.exec(raw.slice(start, end < 0 ? raw.length : end).replace(/\r$/, ''))?.[1];
 }
 
 /**
