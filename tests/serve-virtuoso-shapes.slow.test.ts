@@ -40,6 +40,11 @@ const SAME: [string, number][] = [
   ['SELECT (GROUP_CONCAT(STR(?x); SEPARATOR = ",") AS ?g) WHERE { VALUES ?x { 1 2 } }', 1],
   ['SELECT ?x (?x NOT IN (?w) AS ?b) WHERE { VALUES ?x { 1 2 } OPTIONAL { VALUES ?w { 1 } FILTER(?x = 1) } }', 2],
   ['SELECT ?x (?x IN (?w) AS ?b) WHERE { VALUES ?x { 1 2 } OPTIONAL { VALUES ?w { 1 } FILTER(?x = 1) } }', 2],
+  // IN of constants as its = joined by ||: a boolean of the data not equal to a number (Virtuoso takes true for 1), an unbound operand an error.
+  ['SELECT ?x WHERE { VALUES ?x { true false 1 } FILTER(?x IN (1, 2)) }', 1],
+  ['SELECT ?x WHERE { VALUES ?x { true false 1 } FILTER(?x NOT IN (1, 2)) }', 2],
+  ['SELECT ?x (?x != ?w AS ?b) (?x = ?w AS ?e) WHERE { VALUES ?x { 1 2 } OPTIONAL { VALUES ?w { 1 } FILTER(?x = 1) } }', 2],
+  ['SELECT ?x WHERE { VALUES ?x { 1 2 3 } OPTIONAL { VALUES ?w { 1 } FILTER(?x < 3) } FILTER(?x != ?w) }', 1],
   ['SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { VALUES ?w { 1 } FILTER(?x = 1) } FILTER(!(?x NOT IN (?w))) }', 1],
   // sameTerm of an expression sent as written; with a language-tagged constant, tested on the tag.
   ['SELECT ?y WHERE { VALUES ?y { "Peru" <http://x/Peru> } FILTER(sameTerm(STR(?y), "Peru")) }', 1],

@@ -316,8 +316,16 @@ const BOOLEAN_DATATYPE = { termType: 'NamedNode', value: `${XSD}boolean` };
 /** Virtuoso's test that a term is an xsd:boolean (of the data: Virtuoso keeps its datatype, and takes it for a number). */
 const isDataBoolean = (x: unknown): Node => operation('&&', [operation('isliteral', [x]), operation('=', [operation('datatype', [x]), BOOLEAN_DATATYPE])]);
 
-/** Virtuoso's test that a term is a number in SPARQL: numeric, and no xsd:boolean (which Virtuoso's isNumeric takes). */
-const isNumber = (x: unknown): Node => operation('&&', [operation('isnumeric', [x]), operation('!=', [operation('datatype', [x]), BOOLEAN_DATATYPE])]);
+/**
+ * Virtuoso's test that a term is a number in SPARQL: `(isNumeric(x) && DATATYPE(x) != xsd:boolean)
+ * || DATATYPE(x) IN (xsd:double, xsd:float)`. Virtuoso's isNumeric takes an xsd:boolean and is
+ * false for the doubles and floats INF, -INF and NaN (whose DATATYPE it gives right).
+ */
+const isNumber = (x: unknown): Node =>
+  operation('||', [
+    operation('&&', [operation('isnumeric', [x]), operation('!=', [operation('datatype', [x]), BOOLEAN_DATATYPE])]),
+    operation('in', [operation('datatype', [x]), [XSD_TYPE('double'), XSD_TYPE('float')]]),
+  ]);
 
 /**
  * True when an expression's value is an xsd:boolean whatever the data (a constant, a boolean-valued
@@ -529,6 +537,48 @@ function constantShapes(ast: unknown, booleanVars: Set<string>): void {
   visit(ast, false, new Set());
 }
 
+/** The `=`/`!=` chains written in place of a client's IN and NOT IN (`inAsComparisons`). */
+const FROM_IN = new WeakSet<object>();
+
+/**
+ * Replaces, in place, each client's `x IN (a, b, …)` by `x = a || x = b || …` and `x NOT IN (a, b,
+ * …)` by `x != a && x != b && …`, as SPARQL defines them (§17.4.1.9, §17.4.1.10), so that each
+ * member is compared as a client's `=`/`!=` is sent (numeric type promotion, a boolean or a string
+ * not equal to a number, an unbound operand an error). Virtuoso's own IN compares a decimal
+ * constant with a double in decimal (`?le IN (74.4)` misses the double 74.4), an integer with a
+ * decimal member as equal (`1000 IN (1000.5)`) and a boolean as the integer 0 or 1. An empty list
+ * is left as is (false, true).
+ * @param ast the parsed query (changed in place)
+ */
+function inAsComparisons(ast: unknown): void {
+  // The replacements are marked (FROM_IN): a FILTER holding one is still sent as COALESCE(e, false), as one holding IN was.
+  const client = (operator: string, args: unknown[]): Node => ({ type: 'operation', operator, args });
+  const replaced = (n: Node): Node => {
+    const [x, members] = n.args as [unknown, unknown[]];
+    const negated = n.operator === 'notin';
+    const chain = members.map((m) => client(negated ? '!=' : '=', [copy(x), m]));
+    const sent = chain.reduce((a, b) => client(negated ? '&&' : '||', [a, b]));
+    FROM_IN.add(sent);
+    return sent;
+  };
+  const stack: unknown[] = [ast];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || seen.has(n)) continue;
+    seen.add(n);
+    const children = Array.isArray(n) ? (n as unknown[]) : undefined;
+    for (const key of children ? children.keys() : Object.keys(n)) {
+      if (key === 'values') continue;
+      const container = (children ?? n) as Record<string | number, unknown>;
+      let child = container[key];
+      while (isNode(child) && child.type === 'operation' && (child.operator === 'in' || child.operator === 'notin') && ((child.args as unknown[])[1] as unknown[]).length > 0)
+        child = container[key] = replaced(child);
+      stack.push(child);
+    }
+  }
+}
+
 /** Marks a FILTER's expression and its `||`/`&&`/`!` operands down from it as its top (FILTER_TOP). */
 function markFilterTop(e: unknown): void {
   const stack = [e];
@@ -695,6 +745,9 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     ]);
     return node;
   }
+  // A client's isNumeric: Virtuoso's takes a boolean and refuses INF and NaN (isNumber).
+  if (inPattern && node.type === 'operation' && String(node.operator).toLowerCase() === 'isnumeric' && !GENERATED.has(node))
+    return isNumber(rewrite((node.args as unknown[])[0], booleanVars, inPattern));
   if (inPattern && node.type === 'operation' && node.operator === '!') return rewriteNegation(node, booleanVars, inPattern);
   if (inPattern && node.type === 'operation' && ARITHMETIC.has(node.operator as string)) {
     // In a graph pattern only (as comparisons): arithmetic takes numbers only; Virtuoso adds booleans (0/1) and casts strings.
@@ -756,6 +809,8 @@ function rewriteNegation(node: Node, booleanVars: Set<string>, inPattern: boolea
 function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: boolean): unknown {
   // In a graph pattern only: Virtuoso refuses a variable it cannot group (?fkgqa_error) in projections, HAVING and ORDER BY.
   const booleans = (node.args as unknown[]).map((a) => isBooleanTyped(a, booleanVars));
+  // The variables whose being unbound is the client's comparison's error, read before its operands are rewritten (none for this store's own tests).
+  const strict = GENERATED.has(node) ? [] : strictVariables(node);
   const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars, inPattern));
   node.args = args;
   // An error operand (arithmetic on a boolean) makes the comparison an error, which Virtuoso's IF would take for false (and `!` of it for true).
@@ -771,7 +826,7 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
     // Two terms of the data: a number cannot be ordered with anything else but a number (a type error, module comment).
     // A boolean of the data is numeric to Virtuoso; oxigraph orders a boolean only with an equal boolean.
     const sameKind = balanced('&&', [
-      operation('=', [operation('isnumeric', [args[0]]), operation('isnumeric', [args[1]])]),
+      operation('=', [isNumber(args[0]), isNumber(args[1])]),
       operation('=', [isDataBoolean(args[0]), isDataBoolean(args[1])]),
       operation('||', [operation('!', [isDataBoolean(args[0])]), operation('=', [args[0], args[1]])]),
     ]);
@@ -783,7 +838,9 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
     if (FILTER_TOP_COMPARISONS.has(node)) return operation('&&', [sameKind, node]);
     return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
   }
-  if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
+  // Two terms of the data (`?x != ?w`): Virtuoso takes an unbound one for unequal.
+  if (constant < 0) return ordering ? node : unboundAsError(node, strict, FILTER_TOP_COMPARISONS.has(node), node.operator === '=');
+  if (isNode(other) && other.termType === 'Literal') return node;
   if (ordering && numeric < 0) {
     // A string constant: compared with STR() of a simple literal; another datatype: only with a literal of that datatype (module comment).
     const datatype = text >= 0 ? { termType: 'NamedNode', value: `${XSD}string` } : (args[typed] as Node).datatype;
@@ -795,7 +852,30 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
   // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
   // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
   const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
-  return numeric >= 0 ? operation('if', [isNumber(other), promotedComparison(node, numeric), otherwise]) : operation('if', [isNumber(other), otherwise, node]);
+  const sent = numeric >= 0 ? operation('if', [isNumber(other), promotedComparison(node, numeric), otherwise]) : operation('if', [isNumber(other), otherwise, node]);
+  return ordering ? sent : unboundAsError(sent, strict, FILTER_TOP_COMPARISONS.has(node), node.operator === '=');
+}
+
+/**
+ * An `=` or `!=` sent as an IF whose fallback is false or true, made an error where one of its
+ * strict variables is unbound (§17.3: an unbound operand is an error; Virtuoso's IF takes the
+ * failed type test of an unbound variable for its fallback, so that `?o != 21` was true for an
+ * OPTIONAL left unbound). At a FILTER's top `COALESCE(BOUND(?v) && e, false)` (false and the
+ * error both drop the solution; Virtuoso compiles `&&` where it fails on IF over a sub-SELECT's
+ * column; without COALESCE it evaluated the test as a lookup that kept an OPTIONAL's unbound row).
+ * @param sent the comparison as sent
+ * @param strict the variables whose being unbound is the comparison's error (`strictVariables`)
+ * @param top true at a FILTER's top
+ * @param equality true for `=` (false where it is unbound: at a FILTER's top left as is)
+ * @returns the expression to send
+ */
+function unboundAsError(sent: unknown, strict: Node[], top: boolean, equality: boolean): unknown {
+  if (strict.length === 0 || (top && equality)) return sent;
+  const bound = balanced(
+    '&&',
+    strict.map((v) => operation('bound', [copy(v)])),
+  );
+  return top ? operation('coalesce', [operation('&&', [bound, sent]), boolean(false)]) : operation('if', [bound, sent, errorVariable()]);
 }
 
 /**
@@ -951,7 +1031,7 @@ function mentions(e: unknown, operators: string[]): boolean {
   while (stack.length > 0) {
     const n = stack.pop();
     if (!isNode(n) || n.type !== 'operation') continue;
-    if (operators.includes(String(n.operator).toLowerCase())) return true;
+    if (operators.includes(String(n.operator).toLowerCase()) || (operators.includes('in') && FROM_IN.has(n))) return true;
     for (const a of n.args as unknown[]) stack.push(a);
   }
   return false;
@@ -1068,6 +1148,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
   constantShapes(ast, booleanVars);
+  inAsComparisons(ast);
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
