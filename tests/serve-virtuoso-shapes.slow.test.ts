@@ -157,6 +157,8 @@ const REFUSED: [string, string][] = [
   ['SELECT (MAX(?n) AS ?m) WHERE { VALUES ?n { "b" "a"@en } }', 'MAX over numbers, simple literals or IRIs beside other terms'],
   // Booleans Virtuoso takes for 0/1 or gives back as 0/1.
   ['SELECT ?x WHERE { VALUES ?x { true false } FILTER(?x IN (1)) }', 'IN with a boolean'],
+  // A sub-SELECT with OFFSET and no LIMIT: the rows the LIMIT sent with it would cut are not seen outside it.
+  ['SELECT (COUNT(*) AS ?n) WHERE { { SELECT ?x WHERE { VALUES ?x { 1 2 3 } } OFFSET 1 } }', 'a sub-SELECT with OFFSET and no LIMIT'],
   ['SELECT (SAMPLE(?x) AS ?b) WHERE { VALUES ?x { true } }', 'SAMPLE of a boolean'],
   ['SELECT (<http://www.w3.org/2001/XMLSchema#string>(true) AS ?b) WHERE {}', 'xsd:string of a boolean'],
   ['SELECT (COALESCE(1 > 0, 2) AS ?b) WHERE {}', 'COALESCE of a boolean-valued expression outside a FILTER'],

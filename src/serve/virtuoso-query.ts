@@ -137,7 +137,8 @@
  *   back by name.
  * - **OFFSET without LIMIT** is refused (`SR350: TOP parameter < 0`): such a query or sub-query is
  *   sent with the LIMIT that makes offset + limit VIRTUOSO_MAX_ROWS (Virtuoso sorts no more rows);
- *   the store refuses an answer that reaches it (a sub-query's cut is not seen).
+ *   the store refuses an answer that reaches it. A sub-SELECT with OFFSET and no LIMIT is refused
+ *   (the rows such a LIMIT cut would not be seen outside it).
  * - **Rows cut at ResultSetMaxRows** with HTTP 200: virtuoso.ts sets the cap high and the store
  *   refuses an answer that reaches it (never a silently cut answer).
  */
@@ -1046,16 +1047,25 @@ function isBooleanValued(e: unknown): boolean {
 }
 
 /**
- * Gives every query and sub-query with OFFSET and no LIMIT the LIMIT that makes offset + limit
- * VIRTUOSO_MAX_ROWS (MaxSortedTopRows; at least 1) (module comment).
+ * Gives the query with OFFSET and no LIMIT the LIMIT that makes offset + limit VIRTUOSO_MAX_ROWS
+ * (MaxSortedTopRows; at least 1) (module comment); the store refuses its answer where it reaches
+ * that LIMIT. A sub-SELECT's rows cut there would not be seen (a COUNT outside it counted 999,995
+ * of 4,013,731): one with OFFSET and no LIMIT is refused.
  * @returns the LIMIT given to `node` itself, if any
+ * @throws StoreCannotAnswer for a sub-SELECT with OFFSET and no LIMIT
  */
-function limitOffsets(node: unknown, seen = new Set<unknown>()): number | undefined {
+function limitOffsets(node: unknown, seen = new Set<unknown>(), top = true): number | undefined {
   if (!isNode(node) || seen.has(node) || typeof node.termType === 'string') return undefined;
   seen.add(node);
   let given: number | undefined;
-  if (node.type === 'query' && node.offset !== undefined && node.limit === undefined) node.limit = given = Math.max(1, VIRTUOSO_MAX_ROWS - Number(node.offset));
-  for (const value of Object.values(node)) limitOffsets(value, seen);
+  if (node.type === 'query' && node.offset !== undefined && node.limit === undefined) {
+    if (!top)
+      throw new StoreCannotAnswer(
+        `a sub-SELECT with OFFSET and no LIMIT: Virtuoso needs a LIMIT beside OFFSET (SR350) and sorts at most ${VIRTUOSO_MAX_ROWS} rows, and the rows a LIMIT cut there would not be seen outside the sub-SELECT; this store does not answer it (an oxigraph-backed serve does)`,
+      );
+    node.limit = given = Math.max(1, VIRTUOSO_MAX_ROWS - Number(node.offset));
+  }
+  for (const value of Object.values(node)) limitOffsets(value, seen, false);
   return given;
 }
 
