@@ -157,6 +157,10 @@ const REFUSED: [string, string][] = [
   ['SELECT (MAX(?n) AS ?m) WHERE { VALUES ?n { "b" "a"@en } }', 'MAX over numbers, simple literals or IRIs beside other terms'],
   // Booleans Virtuoso takes for 0/1 or gives back as 0/1.
   ['SELECT ?x WHERE { VALUES ?x { true false } FILTER(?x IN (1)) }', 'IN with a boolean'],
+  // AVG written by Virtuoso (xsd:decimal, its digits): inside another expression of the projection, or projected from a sub-SELECT.
+  ['SELECT (AVG(?x) * 2 AS ?y) WHERE { VALUES ?x { 1 2 4 } }', 'AVG inside another expression (the projection of ?y)'],
+  ['SELECT (ROUND(AVG(?x)) AS ?y) WHERE { VALUES ?x { 1.5e0 2 } }', 'AVG inside another expression (the projection of ?y)'],
+  ['SELECT ?a WHERE { { SELECT (AVG(?x) AS ?a) WHERE { VALUES ?x { 1 2 4 } } } }', 'an AVG of a sub-SELECT projected (?a)'],
   // A sub-SELECT with OFFSET and no LIMIT: the rows the LIMIT sent with it would cut are not seen outside it.
   ['SELECT (COUNT(*) AS ?n) WHERE { { SELECT ?x WHERE { VALUES ?x { 1 2 3 } } OFFSET 1 } }', 'a sub-SELECT with OFFSET and no LIMIT'],
   ['SELECT (SAMPLE(?x) AS ?b) WHERE { VALUES ?x { true } }', 'SAMPLE of a boolean'],

@@ -1164,7 +1164,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
   for (const key of ['variables', 'group', 'having', 'order'] as const)
     if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, (key === 'variables' || key === 'order') && projection) as never;
-  const extremeInside = ast.queryType === 'SELECT' ? extremeInExpression(ast as unknown as Node) : undefined;
+  const extremeInside = ast.queryType === 'SELECT' ? (extremeInExpression(ast as unknown as Node) ?? averageInExpression(ast as unknown as Node)) : undefined;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
@@ -1473,6 +1473,49 @@ function extremeInExpression(select: Node): string | undefined {
       const found = where(find(key.expression), 'ORDER BY');
       if (found) return found;
     }
+  return undefined;
+}
+
+/**
+ * The first projection of a SELECT whose expression holds an `AVG(e)` inside another expression
+ * (`(AVG(?le) * 2 AS ?y)`, `(ROUND(AVG(?le)) AS ?r)`): Virtuoso's AVG is an xsd:decimal with its
+ * own digits whatever the numbers' type, and only a projected `AVG(…) AS ?v` is read back as
+ * SPARQL types and divides it (`averageKinds`), so such a query is refused. In HAVING and ORDER BY
+ * an AVG is compared, not written, and is sent as written.
+ * @param select the parsed SELECT
+ * @returns the words naming the shape, or undefined
+ */
+function averageInExpression(select: Node): string | undefined {
+  const find = (e: unknown): boolean => {
+    if (Array.isArray(e)) return e.some(find);
+    if (!isNode(e) || typeof e.termType === 'string' || e.type === 'query') return false;
+    if (e.type === 'aggregate' && String(e.aggregation).toLowerCase() === 'avg') return true;
+    return find(Object.values(e));
+  };
+  // The columns of sub-SELECTs computed from an AVG (`{ SELECT (AVG(?x) AS ?a) … }`): Virtuoso's value, not read back.
+  const fromAverage = new Set<string>();
+  const stack: unknown[] = [select.where];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || typeof n.termType === 'string') continue;
+    if (n.type === 'query' && Array.isArray(n.variables))
+      for (const item of n.variables as Node[]) if (item.termType !== 'Variable' && find(item.expression)) fromAverage.add((item.variable as Node).value as string);
+    stack.push(...Object.values(n));
+  }
+  const mentionsAverage = (e: unknown): boolean => {
+    if (Array.isArray(e)) return e.some(mentionsAverage);
+    if (!isNode(e) || e.type === 'query') return false;
+    if (e.termType === 'Variable') return fromAverage.has(e.value as string);
+    return typeof e.termType !== 'string' && mentionsAverage(Object.values(e));
+  };
+  for (const item of select.variables as Node[]) {
+    const v = (item.termType === 'Variable' ? item : item.variable) as Node;
+    if (isNode(v) && mentionsAverage(item.termType === 'Variable' ? item : item.expression))
+      return `an AVG of a sub-SELECT projected (?${v.value as string}): Virtuoso's AVG is an xsd:decimal with its own digits whatever the type of the numbers, and only a projected AVG(…) AS ?v of the query itself is read back as SPARQL types it; this store does not answer it (an oxigraph-backed serve does)`;
+  }
+  for (const item of select.variables as Node[])
+    if (item.termType !== 'Variable' && isNode(item.expression) && item.expression.type !== 'aggregate' && find(item.expression))
+      return `AVG inside another expression (the projection of ?${(item.variable as Node).value as string}): Virtuoso's AVG is an xsd:decimal with its own digits whatever the type of the numbers, and only a projected AVG(…) AS ?v is read back as SPARQL types it; this store does not answer it (an oxigraph-backed serve does)`;
   return undefined;
 }
 
