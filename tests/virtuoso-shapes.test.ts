@@ -10,7 +10,7 @@ import { readQuestions } from '../src/load/questions.js';
 import { openSource } from '../src/load/source.js';
 import { fixIris, parseSparql, withPrefixDeclared } from '../src/sparql/parse.js';
 import { ERROR_VARIABLE, StoreCannotAnswer, virtuosoQuery } from '../src/serve/virtuoso-query.js';
-import { virtuosoDataException, virtuosoShapes } from '../src/serve/virtuoso-shapes.js';
+import { virtuosoCannotCompile, virtuosoDataException, virtuosoShapes } from '../src/serve/virtuoso-shapes.js';
 import { HAS_SPIDER, SPIDER } from './helpers.js';
 
 const G = 'urn:fkgqa:endpoint:library';
@@ -171,6 +171,13 @@ describe('serve --store virtuoso / data exceptions of Virtuoso', () => {
     expect(virtuosoDataException('Virtuoso 22007 Error DT001: Function year needs a datetime, date or time as argument 1')).toContain('DT001');
     expect(virtuosoDataException("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'FILTER'")).toBeUndefined();
     expect(virtuosoDataException('Virtuoso 42000 Error SR186: No permission')).toBeUndefined();
+  });
+
+  it("names a failure of Virtuoso's SQL compiler (37000 SQ…) as the store's limit, not a SPARQL syntax or access error", () => {
+    const found = virtuosoCannotCompile('Virtuoso 37000 Error SQ156: Internal Optimized compiler error : Bad dfe in sqlo_place_exp\n\nSPARQL query:\n…');
+    expect(found).toMatch(/^a shape Virtuoso's SQL compiler fails on \(Virtuoso 37000 Error SQ156: Internal Optimized compiler error : Bad dfe in sqlo_place_exp/);
+    expect(virtuosoCannotCompile("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'FILTER'")).toBeUndefined();
+    expect(virtuosoCannotCompile('Virtuoso 22012 Error SR083: Division by zero')).toBeUndefined();
   });
 });
 
