@@ -159,6 +159,13 @@ describe('serve --store virtuoso / the text sent to Virtuoso', () => {
     expect(() => readVirtuosoResults({ head: { vars: Object.keys(row) }, results: { bindings: [{ ...row, fkgqa_ext_o_hi: int('1') }] } }, q)).toThrow(
       /MAX over numbers, simple literals or IRIs beside other terms/,
     );
+    // Over language-tagged literals alone: Virtuoso's value, refused where it comes back without its tag (a simple literal).
+    const tagged = { ...row, fkgqa_ext_n_hi: undefined, fkgqa_ext_s_hi: undefined, fkgqa_ext_i_hi: undefined, fkgqa_ext_o_hi: int('2') };
+    expect(() => readVirtuosoResults({ head: { vars: Object.keys(row) }, results: { bindings: [{ ...tagged, hi: { type: 'literal', value: 'hello' } }] } }, q)).toThrow(
+      /^MAX over language-tagged literals: Virtuoso gives the literal without its language tag/,
+    );
+    const kept = readVirtuosoResults({ head: { vars: Object.keys(row) }, results: { bindings: [{ ...tagged, hi: { type: 'literal', value: 'hello', 'xml:lang': 'en' } }] } }, q);
+    expect(kept.results?.bindings[0]?.hi).toEqual({ type: 'literal', value: 'hello', 'xml:lang': 'en' });
   });
 
   it('names the variables of SELECT * over plain patterns (with their STR() companions, bound for numbers only), and keeps * over others', () => {

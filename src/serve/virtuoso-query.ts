@@ -1673,6 +1673,13 @@ function extremeTerm(b: SparqlRow, k: string, x: Extreme): [SparqlTerm | undefin
     throw new StoreCannotAnswer(
       `${x.aggregation.toUpperCase()} over language-tagged literals or other terms that are no numbers, simple literals or IRIs: Virtuoso gives no value; this store does not answer it (an oxigraph-backed serve does)`,
     );
+  // Over other terms alone Virtuoso's value is kept, but a simple literal there is one whose language tag Virtuoso dropped
+  // (MAX of language-tagged literals without GROUP BY: "hello" for "hello"@en): refused.
+  const v = b[k];
+  if (others && v?.type === 'literal' && !v['xml:lang'] && (!v.datatype || v.datatype === `${XSD}string`))
+    throw new StoreCannotAnswer(
+      `${x.aggregation.toUpperCase()} over language-tagged literals: Virtuoso gives the literal without its language tag; this store does not answer it (an oxigraph-backed serve does)`,
+    );
   if (others) return [b[k], k];
   // SPARQL orders NaN above every number (oxigraph: MAX over NaN and numbers is NaN; MIN the least number).
   if (Number(b[x.nans!]?.value ?? 0) > 0 && (x.aggregation === 'max' || !number[0])) number.splice(0, 2, { type: 'literal', value: 'NaN', datatype: `${XSD}double` }, x.nans!);
