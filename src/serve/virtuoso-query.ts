@@ -17,7 +17,11 @@
  *   compares. A comparison of a numeric constant with anything but a literal constant is sent as
  *   `IF(isNumeric(?x), ?x > 150, ?fkgqa_error)` (a variable never bound: an error, as in SPARQL),
  *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`; one with a string
- *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`). The same in
+ *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`). `isNumeric(?x)`
+ *   stands for `isNumber` (Virtuoso's own is true for booleans, false for INF and NaN); an `=` or `!=`
+ *   is guarded by `BOUND` of its variables (`IF(BOUND(?x), …, ?fkgqa_error)`: Virtuoso takes the
+ *   failed test of an unbound ?x for the fallback); IN and NOT IN are sent as `=` joined by `||`
+ *   and `!=` joined by `&&` (`inAsComparisons`). The same in
  *   the projection of a SELECT without grouping or aggregate (`(?o > 2 AS ?big)`: unbound for a
  *   string or an IRI); a grouped projection keeps Virtuoso's comparison with a number (it refuses
  *   the variable there, and fails on `isNumeric` of an aggregate). Virtuoso compares a double
