@@ -77,6 +77,21 @@ const SAME: [string, string, number, string][] = [
   ['library', `SELECT ?x WHERE { VALUES ?x { 74.4e0 0.1e0 74.4 "74.4" 74 "74.4"^^<${XSD}float> } FILTER(74.4e0 <= ?x) }`, 3, `"value":"74.4","datatype":"${XSD}decimal"`],
   ['library', 'SELECT ?x (?x = 74.4 AS ?e) (?x < 74.4 AS ?l) WHERE { VALUES ?x { 74.4e0 0.1e0 74.4 "74.4" 74 } }', 5, '"e":{"type":"literal","value":"true"'],
   ['observatory', `SELECT ?s WHERE { ?s ${MAGNITUDE} ?m FILTER(?m = 2.23) }`, 1, 'star_id=5'],
+  // `!=`, NOT IN and `!(… IN …)` with a constant on an OPTIONAL left unbound: an error, the solution dropped (Virtuoso's IF took the unbound operand's failed type test for `true`).
+  ['library', 'SELECT ?x ?o WHERE { VALUES ?x { 1 2 3 } OPTIONAL { VALUES (?x ?o) { (1 21) (2 22) } } FILTER(?o != 21) }', 1, '"value":"22"'],
+  ['library', 'SELECT ?x ?o WHERE { VALUES ?x { 1 2 3 } OPTIONAL { VALUES (?x ?o) { (1 21) (2 22) } } FILTER(?o NOT IN (21, 23.5)) }', 1, '"value":"22"'],
+  ['library', 'SELECT ?x ?o WHERE { VALUES ?x { 1 2 3 } OPTIONAL { VALUES (?x ?o) { (1 21) (2 22) } } FILTER(!(?o IN (21))) }', 1, '"value":"22"'],
+  ['library', 'SELECT ?x (?o != 21 AS ?b) (?o = 21 AS ?e) WHERE { VALUES ?x { 1 2 3 } OPTIONAL { VALUES (?x ?o) { (1 21) (2 22) } } }', 3, '"b":{"type":"literal","value":"true"'],
+  ['library', 'SELECT ?x WHERE { VALUES ?x { 1 2 3 } OPTIONAL { VALUES (?x ?o) { (1 21) (2 22) } } BIND(?o != 21 AS ?b) FILTER(!BOUND(?b)) }', 1, '"value":"3"'],
+  // IN and NOT IN as the disjunction of `=` (conjunction of `!=`): numeric type promotion, a boolean not equal to a number (Virtuoso: the double 74.4 not IN (74.4), 1000 IN (1000.5), true IN (1, 2)).
+  ['library', 'SELECT ?x WHERE { VALUES ?x { 74.4e0 74.4 1000 true 1 "74.4" } FILTER(?x IN (74.4)) }', 2, `"value":"74.4","datatype":"${XSD}double"`],
+  ['library', 'SELECT ?x WHERE { VALUES ?x { 74.4e0 74.4 1000 true 1 "74.4" } FILTER(?x IN (1000.5, 1000)) }', 1, '"value":"1000"'],
+  ['library', 'SELECT ?x WHERE { VALUES ?x { 74.4e0 74.4 1000 true 1 "74.4" } FILTER(?x IN (1, 2)) }', 1, `"value":"1","datatype":"${XSD}integer"`],
+  ['library', 'SELECT ?x WHERE { VALUES ?x { 74.4e0 74.4 1000 true 1 "74.4" } FILTER(?x IN (1e0)) }', 1, `"value":"1","datatype":"${XSD}integer"`],
+  ['library', 'SELECT ?x WHERE { VALUES ?x { 74.4e0 74.4 1000 true 1 "74.4" } FILTER(?x NOT IN (74.4, 1)) }', 3, '"value":"true"'],
+  // isNumeric and the numeric guards: a boolean is no number, INF and NaN are doubles (Virtuoso's isNumeric: the other way round).
+  ['library', `SELECT (COUNT(*) AS ?n) WHERE { VALUES ?x { true 1 "INF"^^<${XSD}double> "NaN"^^<${XSD}double> "a" } FILTER(isNumeric(?x)) }`, 1, '"value":"3"'],
+  ['library', `SELECT (COUNT(*) AS ?n) WHERE { VALUES ?x { true 1 "INF"^^<${XSD}double> "-INF"^^<${XSD}double> 80 } FILTER(?x > 74.4) }`, 1, '"value":"2"'],
   // DATATYPE: of a simple literal xsd:string, of a language-tagged one rdf:langString, of an IRI an error (Virtuoso: unbound, unbound, xsd:anyURI).
   ['library', `SELECT (DATATYPE("a") AS ?s) (DATATYPE(<http://a>) AS ?i) (DATATYPE("b"@en) AS ?l) (DATATYPE(1e0) AS ?d) WHERE {}`, 1, `"s":{"type":"uri","value":"${XSD}string"}`],
   [

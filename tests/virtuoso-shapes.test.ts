@@ -10,7 +10,7 @@ import { readQuestions } from '../src/load/questions.js';
 import { openSource } from '../src/load/source.js';
 import { fixIris, parseSparql, withPrefixDeclared } from '../src/sparql/parse.js';
 import { ERROR_VARIABLE, StoreCannotAnswer, virtuosoQuery } from '../src/serve/virtuoso-query.js';
-import { virtuosoDataException, virtuosoShapes } from '../src/serve/virtuoso-shapes.js';
+import { virtuosoCannotCompile, virtuosoDataException, virtuosoShapes } from '../src/serve/virtuoso-shapes.js';
 import { HAS_SPIDER, SPIDER } from './helpers.js';
 
 const G = 'urn:fkgqa:endpoint:library';
@@ -65,13 +65,18 @@ describe('serve --store virtuoso / shapes Virtuoso answers wrongly', () => {
     expect(sent('SELECT ?s WHERE { ?s a ?t MINUS { SELECT DISTINCT ?s WHERE { ?s <http://e/y> ?y } ORDER BY ?y } }')).toContain('MINUS { ?s <http://e/y> ?fkgqa_minus_y. }');
   });
 
-  it('refuses a HAVING without GROUP BY in a sub-SELECT, the same aggregate projected twice, and MAX or MIN inside another expression', () => {
+  it('refuses a HAVING without GROUP BY in a sub-SELECT, the same aggregate projected twice, MAX or MIN inside another expression, and an AVG written inside one or from a sub-SELECT', () => {
     const refused: [string, RegExp][] = [
       ['SELECT ?c WHERE { { SELECT (COUNT(*) AS ?c) WHERE { ?a ?p ?n } HAVING(COUNT(*) > 0) } }', /^a HAVING without GROUP BY inside a sub-SELECT/],
       ['SELECT (MAX(?n) AS ?m) (MAX(?n) AS ?m2) WHERE { ?a ?p ?n }', /^the same aggregate projected twice \(MAX\(…\) AS \?m2\)/],
       ['SELECT (MAX(?n) + 0 AS ?m) WHERE { ?a ?p ?n }', /^MAX inside another expression \(the projection of \?m\)/],
       ['SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING(STRLEN(STR(MIN(?o))) > 10)', /^MIN inside another expression \(HAVING\)/],
       ['SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY ?p (MAX(?o) + 1)', /^MAX inside another expression \(ORDER BY\)/],
+      // AVG: Virtuoso's xsd:decimal and digits, read back only where projected as AVG(…) AS ?v.
+      ['SELECT (AVG(?o) * 2 AS ?y) WHERE { ?s ?p ?o }', /^AVG inside another expression \(the projection of \?y\)/],
+      ['SELECT ?p (ROUND(AVG(?o)) AS ?r) WHERE { ?s ?p ?o } GROUP BY ?p', /^AVG inside another expression \(the projection of \?r\)/],
+      ['SELECT ?a WHERE { { SELECT (AVG(?o) AS ?a) WHERE { ?s ?p ?o } } }', /^an AVG of a sub-SELECT projected \(\?a\)/],
+      ['SELECT (?a + 1 AS ?b) WHERE { { SELECT (AVG(?o) AS ?a) WHERE { ?s ?p ?o } } }', /^an AVG of a sub-SELECT projected \(\?b\)/],
     ];
     for (const [query, words] of refused) {
       expect(() => virtuosoQuery(query, G), query).toThrow(StoreCannotAnswer);
@@ -80,6 +85,9 @@ describe('serve --store virtuoso / shapes Virtuoso answers wrongly', () => {
     // A projected MAX, an ORDER BY key MAX or its alias: read back in SPARQL's order; a sub-SELECT's MAX is sent as written.
     expect(sent('SELECT ?p (MAX(?o) AS ?m) WHERE { ?s ?p ?o } GROUP BY ?p ORDER BY DESC(?m) DESC(MIN(?o))')).toContain('ORDER BY');
     expect(sent('SELECT ?m WHERE { { SELECT (MAX(?o) AS ?m) WHERE { ?s ?p ?o } } }')).toContain('SELECT (MAX(?o) AS ?m)');
+    // An AVG compared (HAVING, a FILTER on a sub-SELECT's AVG) is sent as written.
+    expect(sent('SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING(AVG(?o) > 2)')).toContain('HAVING');
+    expect(sent('SELECT ?s WHERE { ?s ?p ?o { SELECT (AVG(?x) AS ?a) WHERE { ?t ?q ?x } } FILTER(?o > ?a) }')).toContain('AVG(?x) AS ?a');
   });
 
   it('refuses a VALUES block on the right side of MINUS or inside EXISTS and NOT EXISTS, and one in a UNION branch inside GRAPH ?g or naming a variable bound outside it', () => {
@@ -150,7 +158,7 @@ describe('serve --store virtuoso / shapes Virtuoso answers wrongly', () => {
       expect(() => virtuosoQuery(query, G), query).toThrow(StoreCannotAnswer);
       expect(() => virtuosoQuery(query, G), query).toThrow(words);
     }
-    expect(sent('SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?w } FILTER(?x IN (?w) || ?x = 2) }')).toContain('?x IN(?w)');
+    expect(sent('SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?w } FILTER(?x IN (?w) || ?x = 2) }')).toContain('FILTER(COALESCE((?x = ?w) || (IF(');
     expect(sent('SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?w } FILTER(?x NOT IN (?w, ?v)) }')).toContain('(?x != ?w) && (?x != ?v)');
     expect(sent('SELECT (GROUP_CONCAT(DISTINCT STR(?x); SEPARATOR = ",") AS ?g) WHERE { VALUES ?x { 1 2 } }')).toContain('GROUP_CONCAT(DISTINCT STR(?x); SEPARATOR = ",")');
   });
@@ -163,6 +171,13 @@ describe('serve --store virtuoso / data exceptions of Virtuoso', () => {
     expect(virtuosoDataException('Virtuoso 22007 Error DT001: Function year needs a datetime, date or time as argument 1')).toContain('DT001');
     expect(virtuosoDataException("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'FILTER'")).toBeUndefined();
     expect(virtuosoDataException('Virtuoso 42000 Error SR186: No permission')).toBeUndefined();
+  });
+
+  it("names a failure of Virtuoso's SQL compiler (37000 SQ…) as the store's limit, not a SPARQL syntax or access error", () => {
+    const found = virtuosoCannotCompile('Virtuoso 37000 Error SQ156: Internal Optimized compiler error : Bad dfe in sqlo_place_exp\n\nSPARQL query:\n…');
+    expect(found).toMatch(/^a shape Virtuoso's SQL compiler fails on \(Virtuoso 37000 Error SQ156: Internal Optimized compiler error : Bad dfe in sqlo_place_exp/);
+    expect(virtuosoCannotCompile("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'FILTER'")).toBeUndefined();
+    expect(virtuosoCannotCompile('Virtuoso 22012 Error SR083: Division by zero')).toBeUndefined();
   });
 });
 

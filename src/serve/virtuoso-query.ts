@@ -17,7 +17,11 @@
  *   compares. A comparison of a numeric constant with anything but a literal constant is sent as
  *   `IF(isNumeric(?x), ?x > 150, ?fkgqa_error)` (a variable never bound: an error, as in SPARQL),
  *   `IF(isNumeric(?x), ?x = 150, false)`, `IF(isNumeric(?x), ?x != 150, true)`; one with a string
- *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`). The same in
+ *   constant the other way round (`IF(isNumeric(?x), ?fkgqa_error, ?x > '2013')`). `isNumeric(?x)`
+ *   stands for `isNumber` (Virtuoso's own is true for booleans, false for INF and NaN); an `=` or `!=`
+ *   is guarded by `BOUND` of its variables (`IF(BOUND(?x), …, ?fkgqa_error)`: Virtuoso takes the
+ *   failed test of an unbound ?x for the fallback); IN and NOT IN are sent as `=` joined by `||`
+ *   and `!=` joined by `&&` (`inAsComparisons`). The same in
  *   the projection of a SELECT without grouping or aggregate (`(?o > 2 AS ?big)`: unbound for a
  *   string or an IRI); a grouped projection keeps Virtuoso's comparison with a number (it refuses
  *   the variable there, and fails on `isNumeric` of an aggregate). Virtuoso compares a double
@@ -137,7 +141,8 @@
  *   back by name.
  * - **OFFSET without LIMIT** is refused (`SR350: TOP parameter < 0`): such a query or sub-query is
  *   sent with the LIMIT that makes offset + limit VIRTUOSO_MAX_ROWS (Virtuoso sorts no more rows);
- *   the store refuses an answer that reaches it (a sub-query's cut is not seen).
+ *   the store refuses an answer that reaches it. A sub-SELECT with OFFSET and no LIMIT is refused
+ *   (the rows such a LIMIT cut would not be seen outside it).
  * - **Rows cut at ResultSetMaxRows** with HTTP 200: virtuoso.ts sets the cap high and the store
  *   refuses an answer that reaches it (never a silently cut answer).
  */
@@ -316,8 +321,16 @@ const BOOLEAN_DATATYPE = { termType: 'NamedNode', value: `${XSD}boolean` };
 /** Virtuoso's test that a term is an xsd:boolean (of the data: Virtuoso keeps its datatype, and takes it for a number). */
 const isDataBoolean = (x: unknown): Node => operation('&&', [operation('isliteral', [x]), operation('=', [operation('datatype', [x]), BOOLEAN_DATATYPE])]);
 
-/** Virtuoso's test that a term is a number in SPARQL: numeric, and no xsd:boolean (which Virtuoso's isNumeric takes). */
-const isNumber = (x: unknown): Node => operation('&&', [operation('isnumeric', [x]), operation('!=', [operation('datatype', [x]), BOOLEAN_DATATYPE])]);
+/**
+ * Virtuoso's test that a term is a number in SPARQL: `(isNumeric(x) && DATATYPE(x) != xsd:boolean)
+ * || DATATYPE(x) IN (xsd:double, xsd:float)`. Virtuoso's isNumeric takes an xsd:boolean and is
+ * false for the doubles and floats INF, -INF and NaN (whose DATATYPE it gives right).
+ */
+const isNumber = (x: unknown): Node =>
+  operation('||', [
+    operation('&&', [operation('isnumeric', [x]), operation('!=', [operation('datatype', [x]), BOOLEAN_DATATYPE])]),
+    operation('in', [operation('datatype', [x]), [XSD_TYPE('double'), XSD_TYPE('float')]]),
+  ]);
 
 /**
  * True when an expression's value is an xsd:boolean whatever the data (a constant, a boolean-valued
@@ -529,6 +542,48 @@ function constantShapes(ast: unknown, booleanVars: Set<string>): void {
   visit(ast, false, new Set());
 }
 
+/** The `=`/`!=` chains written in place of a client's IN and NOT IN (`inAsComparisons`). */
+const FROM_IN = new WeakSet<object>();
+
+/**
+ * Replaces, in place, each client's `x IN (a, b, …)` by `x = a || x = b || …` and `x NOT IN (a, b,
+ * …)` by `x != a && x != b && …`, as SPARQL defines them (§17.4.1.9, §17.4.1.10), so that each
+ * member is compared as a client's `=`/`!=` is sent (numeric type promotion, a boolean or a string
+ * not equal to a number, an unbound operand an error). Virtuoso's own IN compares a decimal
+ * constant with a double in decimal (`?le IN (74.4)` misses the double 74.4), an integer with a
+ * decimal member as equal (`1000 IN (1000.5)`) and a boolean as the integer 0 or 1. An empty list
+ * is left as is (false, true).
+ * @param ast the parsed query (changed in place)
+ */
+function inAsComparisons(ast: unknown): void {
+  // The replacements are marked (FROM_IN): a FILTER holding one is still sent as COALESCE(e, false), as one holding IN was.
+  const client = (operator: string, args: unknown[]): Node => ({ type: 'operation', operator, args });
+  const replaced = (n: Node): Node => {
+    const [x, members] = n.args as [unknown, unknown[]];
+    const negated = n.operator === 'notin';
+    const chain = members.map((m) => client(negated ? '!=' : '=', [copy(x), m]));
+    const sent = chain.reduce((a, b) => client(negated ? '&&' : '||', [a, b]));
+    FROM_IN.add(sent);
+    return sent;
+  };
+  const stack: unknown[] = [ast];
+  const seen = new Set<unknown>();
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || seen.has(n)) continue;
+    seen.add(n);
+    const children = Array.isArray(n) ? (n as unknown[]) : undefined;
+    for (const key of children ? children.keys() : Object.keys(n)) {
+      if (key === 'values') continue;
+      const container = (children ?? n) as Record<string | number, unknown>;
+      let child = container[key];
+      while (isNode(child) && child.type === 'operation' && (child.operator === 'in' || child.operator === 'notin') && ((child.args as unknown[])[1] as unknown[]).length > 0)
+        child = container[key] = replaced(child);
+      stack.push(child);
+    }
+  }
+}
+
 /** Marks a FILTER's expression and its `||`/`&&`/`!` operands down from it as its top (FILTER_TOP). */
 function markFilterTop(e: unknown): void {
   const stack = [e];
@@ -695,6 +750,9 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     ]);
     return node;
   }
+  // A client's isNumeric: Virtuoso's takes a boolean and refuses INF and NaN (isNumber).
+  if (inPattern && node.type === 'operation' && String(node.operator).toLowerCase() === 'isnumeric' && !GENERATED.has(node))
+    return isNumber(rewrite((node.args as unknown[])[0], booleanVars, inPattern));
   if (inPattern && node.type === 'operation' && node.operator === '!') return rewriteNegation(node, booleanVars, inPattern);
   if (inPattern && node.type === 'operation' && ARITHMETIC.has(node.operator as string)) {
     // In a graph pattern only (as comparisons): arithmetic takes numbers only; Virtuoso adds booleans (0/1) and casts strings.
@@ -756,6 +814,8 @@ function rewriteNegation(node: Node, booleanVars: Set<string>, inPattern: boolea
 function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: boolean): unknown {
   // In a graph pattern only: Virtuoso refuses a variable it cannot group (?fkgqa_error) in projections, HAVING and ORDER BY.
   const booleans = (node.args as unknown[]).map((a) => isBooleanTyped(a, booleanVars));
+  // The variables whose being unbound is the client's comparison's error, read before its operands are rewritten (none for this store's own tests).
+  const strict = GENERATED.has(node) ? [] : strictVariables(node);
   const args = (node.args as unknown[]).map((a) => rewrite(a, booleanVars, inPattern));
   node.args = args;
   // An error operand (arithmetic on a boolean) makes the comparison an error, which Virtuoso's IF would take for false (and `!` of it for true).
@@ -771,7 +831,7 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
     // Two terms of the data: a number cannot be ordered with anything else but a number (a type error, module comment).
     // A boolean of the data is numeric to Virtuoso; oxigraph orders a boolean only with an equal boolean.
     const sameKind = balanced('&&', [
-      operation('=', [operation('isnumeric', [args[0]]), operation('isnumeric', [args[1]])]),
+      operation('=', [isNumber(args[0]), isNumber(args[1])]),
       operation('=', [isDataBoolean(args[0]), isDataBoolean(args[1])]),
       operation('||', [operation('!', [isDataBoolean(args[0])]), operation('=', [args[0], args[1]])]),
     ]);
@@ -783,7 +843,9 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
     if (FILTER_TOP_COMPARISONS.has(node)) return operation('&&', [sameKind, node]);
     return operation('if', [sameKind, node, { termType: 'Variable', value: ERROR_VARIABLE }]);
   }
-  if (constant < 0 || (isNode(other) && other.termType === 'Literal')) return node;
+  // Two terms of the data (`?x != ?w`): Virtuoso takes an unbound one for unequal.
+  if (constant < 0) return ordering ? node : unboundAsError(node, strict, FILTER_TOP_COMPARISONS.has(node), node.operator === '=');
+  if (isNode(other) && other.termType === 'Literal') return node;
   if (ordering && numeric < 0) {
     // A string constant: compared with STR() of a simple literal; another datatype: only with a literal of that datatype (module comment).
     const datatype = text >= 0 ? { termType: 'NamedNode', value: `${XSD}string` } : (args[typed] as Node).datatype;
@@ -795,7 +857,30 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
   // Virtuoso compares a string with a number by casting one to the other. SPARQL (and oxigraph): a
   // string is not equal to a number (= false, != true), and cannot be ordered with one (a type error).
   const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
-  return numeric >= 0 ? operation('if', [isNumber(other), promotedComparison(node, numeric), otherwise]) : operation('if', [isNumber(other), otherwise, node]);
+  const sent = numeric >= 0 ? operation('if', [isNumber(other), promotedComparison(node, numeric), otherwise]) : operation('if', [isNumber(other), otherwise, node]);
+  return ordering ? sent : unboundAsError(sent, strict, FILTER_TOP_COMPARISONS.has(node), node.operator === '=');
+}
+
+/**
+ * An `=` or `!=` sent as an IF whose fallback is false or true, made an error where one of its
+ * strict variables is unbound (§17.3: an unbound operand is an error; Virtuoso's IF takes the
+ * failed type test of an unbound variable for its fallback, so that `?o != 21` was true for an
+ * OPTIONAL left unbound). At a FILTER's top `COALESCE(BOUND(?v) && e, false)` (false and the
+ * error both drop the solution; Virtuoso compiles `&&` where it fails on IF over a sub-SELECT's
+ * column; without COALESCE it evaluated the test as a lookup that kept an OPTIONAL's unbound row).
+ * @param sent the comparison as sent
+ * @param strict the variables whose being unbound is the comparison's error (`strictVariables`)
+ * @param top true at a FILTER's top
+ * @param equality true for `=` (false where it is unbound: at a FILTER's top left as is)
+ * @returns the expression to send
+ */
+function unboundAsError(sent: unknown, strict: Node[], top: boolean, equality: boolean): unknown {
+  if (strict.length === 0 || (top && equality)) return sent;
+  const bound = balanced(
+    '&&',
+    strict.map((v) => operation('bound', [copy(v)])),
+  );
+  return top ? operation('coalesce', [operation('&&', [bound, sent]), boolean(false)]) : operation('if', [bound, sent, errorVariable()]);
 }
 
 /**
@@ -951,7 +1036,7 @@ function mentions(e: unknown, operators: string[]): boolean {
   while (stack.length > 0) {
     const n = stack.pop();
     if (!isNode(n) || n.type !== 'operation') continue;
-    if (operators.includes(String(n.operator).toLowerCase())) return true;
+    if (operators.includes(String(n.operator).toLowerCase()) || (operators.includes('in') && FROM_IN.has(n))) return true;
     for (const a of n.args as unknown[]) stack.push(a);
   }
   return false;
@@ -966,16 +1051,25 @@ function isBooleanValued(e: unknown): boolean {
 }
 
 /**
- * Gives every query and sub-query with OFFSET and no LIMIT the LIMIT that makes offset + limit
- * VIRTUOSO_MAX_ROWS (MaxSortedTopRows; at least 1) (module comment).
+ * Gives the query with OFFSET and no LIMIT the LIMIT that makes offset + limit VIRTUOSO_MAX_ROWS
+ * (MaxSortedTopRows; at least 1) (module comment); the store refuses its answer where it reaches
+ * that LIMIT. A sub-SELECT's rows cut there would not be seen (a COUNT outside it counted 999,995
+ * of 4,013,731): one with OFFSET and no LIMIT is refused.
  * @returns the LIMIT given to `node` itself, if any
+ * @throws StoreCannotAnswer for a sub-SELECT with OFFSET and no LIMIT
  */
-function limitOffsets(node: unknown, seen = new Set<unknown>()): number | undefined {
+function limitOffsets(node: unknown, seen = new Set<unknown>(), top = true): number | undefined {
   if (!isNode(node) || seen.has(node) || typeof node.termType === 'string') return undefined;
   seen.add(node);
   let given: number | undefined;
-  if (node.type === 'query' && node.offset !== undefined && node.limit === undefined) node.limit = given = Math.max(1, VIRTUOSO_MAX_ROWS - Number(node.offset));
-  for (const value of Object.values(node)) limitOffsets(value, seen);
+  if (node.type === 'query' && node.offset !== undefined && node.limit === undefined) {
+    if (!top)
+      throw new StoreCannotAnswer(
+        `a sub-SELECT with OFFSET and no LIMIT: Virtuoso needs a LIMIT beside OFFSET (SR350) and sorts at most ${VIRTUOSO_MAX_ROWS} rows, and the rows a LIMIT cut there would not be seen outside the sub-SELECT; this store does not answer it (an oxigraph-backed serve does)`,
+      );
+    node.limit = given = Math.max(1, VIRTUOSO_MAX_ROWS - Number(node.offset));
+  }
+  for (const value of Object.values(node)) limitOffsets(value, seen, false);
   return given;
 }
 
@@ -1068,12 +1162,13 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
   const valuesBooleans = valuesBooleanColumns(ast, booleanVars);
   constantShapes(ast, booleanVars);
+  inAsComparisons(ast);
   ast.where = rewrite(ast.where ?? [], booleanVars) as sparqljs.Pattern[];
   const projection = ast.queryType === 'SELECT' && projectsAsPattern(ast as unknown as Node);
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
   for (const key of ['variables', 'group', 'having', 'order'] as const)
     if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, (key === 'variables' || key === 'order') && projection) as never;
-  const extremeInside = ast.queryType === 'SELECT' ? extremeInExpression(ast as unknown as Node) : undefined;
+  const extremeInside = ast.queryType === 'SELECT' ? (extremeInExpression(ast as unknown as Node) ?? averageInExpression(ast as unknown as Node)) : undefined;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
@@ -1385,6 +1480,49 @@ function extremeInExpression(select: Node): string | undefined {
   return undefined;
 }
 
+/**
+ * The first projection of a SELECT whose expression holds an `AVG(e)` inside another expression
+ * (`(AVG(?le) * 2 AS ?y)`, `(ROUND(AVG(?le)) AS ?r)`): Virtuoso's AVG is an xsd:decimal with its
+ * own digits whatever the numbers' type, and only a projected `AVG(…) AS ?v` is read back as
+ * SPARQL types and divides it (`averageKinds`), so such a query is refused. In HAVING and ORDER BY
+ * an AVG is compared, not written, and is sent as written.
+ * @param select the parsed SELECT
+ * @returns the words naming the shape, or undefined
+ */
+function averageInExpression(select: Node): string | undefined {
+  const find = (e: unknown): boolean => {
+    if (Array.isArray(e)) return e.some(find);
+    if (!isNode(e) || typeof e.termType === 'string' || e.type === 'query') return false;
+    if (e.type === 'aggregate' && String(e.aggregation).toLowerCase() === 'avg') return true;
+    return find(Object.values(e));
+  };
+  // The columns of sub-SELECTs computed from an AVG (`{ SELECT (AVG(?x) AS ?a) … }`): Virtuoso's value, not read back.
+  const fromAverage = new Set<string>();
+  const stack: unknown[] = [select.where];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n) || typeof n.termType === 'string') continue;
+    if (n.type === 'query' && Array.isArray(n.variables))
+      for (const item of n.variables as Node[]) if (item.termType !== 'Variable' && find(item.expression)) fromAverage.add((item.variable as Node).value as string);
+    stack.push(...Object.values(n));
+  }
+  const mentionsAverage = (e: unknown): boolean => {
+    if (Array.isArray(e)) return e.some(mentionsAverage);
+    if (!isNode(e) || e.type === 'query') return false;
+    if (e.termType === 'Variable') return fromAverage.has(e.value as string);
+    return typeof e.termType !== 'string' && mentionsAverage(Object.values(e));
+  };
+  for (const item of select.variables as Node[]) {
+    const v = (item.termType === 'Variable' ? item : item.variable) as Node;
+    if (isNode(v) && mentionsAverage(item.termType === 'Variable' ? item : item.expression))
+      return `an AVG of a sub-SELECT projected (?${v.value as string}): Virtuoso's AVG is an xsd:decimal with its own digits whatever the type of the numbers, and only a projected AVG(…) AS ?v of the query itself is read back as SPARQL types it; this store does not answer it (an oxigraph-backed serve does)`;
+  }
+  for (const item of select.variables as Node[])
+    if (item.termType !== 'Variable' && isNode(item.expression) && item.expression.type !== 'aggregate' && find(item.expression))
+      return `AVG inside another expression (the projection of ?${(item.variable as Node).value as string}): Virtuoso's AVG is an xsd:decimal with its own digits whatever the type of the numbers, and only a projected AVG(…) AS ?v is read back as SPARQL types it; this store does not answer it (an oxigraph-backed serve does)`;
+  return undefined;
+}
+
 /** Whether the term `x` is a number (not a boolean: Virtuoso's booleans are numeric), as an expression. */
 function isNumberTerm(x: Node): Node {
   return operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), XSD_TYPE('boolean')])]);
@@ -1538,6 +1676,13 @@ function extremeTerm(b: SparqlRow, k: string, x: Extreme): [SparqlTerm | undefin
   if (others && !b[k])
     throw new StoreCannotAnswer(
       `${x.aggregation.toUpperCase()} over language-tagged literals or other terms that are no numbers, simple literals or IRIs: Virtuoso gives no value; this store does not answer it (an oxigraph-backed serve does)`,
+    );
+  // Over other terms alone Virtuoso's value is kept, but a simple literal there is one whose language tag Virtuoso dropped
+  // (MAX of language-tagged literals without GROUP BY: "hello" for "hello"@en): refused.
+  const v = b[k];
+  if (others && v?.type === 'literal' && !v['xml:lang'] && (!v.datatype || v.datatype === `${XSD}string`))
+    throw new StoreCannotAnswer(
+      `${x.aggregation.toUpperCase()} over language-tagged literals: Virtuoso gives the literal without its language tag; this store does not answer it (an oxigraph-backed serve does)`,
     );
   if (others) return [b[k], k];
   // SPARQL orders NaN above every number (oxigraph: MAX over NaN and numbers is NaN; MIN the least number).

@@ -527,3 +527,18 @@ export function virtuosoDataException(body: string): string | undefined {
   if (!/^Virtuoso 22\w{3}\b/.test(first)) return undefined;
   return `Virtuoso failed on a data exception where SPARQL 1.1 gives an error for one solution only (an unbound value or a solution filtered out), never a failed query: ${first}; this store does not answer it (an oxigraph-backed serve does)`;
 }
+
+/**
+ * Whether Virtuoso's error answer to a query is a failure of its SQL compiler (SQL state 37000
+ * with an `SQ…` code: `SQ156 Internal Optimized compiler error … Bad dfe in sqlo_place_exp` over an
+ * expression of a sub-SELECT's aggregate). The query parsed as SPARQL 1.1 and was rewritten by
+ * this store, so a shape Virtuoso cannot compile is the store's limit (500), not the client's
+ * error (400). SPARQL syntax errors (`SP…`) and access errors (42xxx) are not.
+ * @param body Virtuoso's error text (`Virtuoso 37000 Error SQ156: …`)
+ * @returns the words of the 500 naming Virtuoso's error, or undefined for any other error
+ */
+export function virtuosoCannotCompile(body: string): string | undefined {
+  const first = body.trim().split('\n').slice(0, 2).join(' ');
+  if (!/^Virtuoso 37000 Error SQ\d+/.test(first)) return undefined;
+  return `a shape Virtuoso's SQL compiler fails on (${first}); this store does not answer it (an oxigraph-backed serve does)`;
+}

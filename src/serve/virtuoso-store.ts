@@ -27,7 +27,7 @@ import { waitedTooLong } from '../federation/limit.js';
 import type { EndpointStore } from './store.js';
 import { freePorts, removeOrphans, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
 import { StoreCannotAnswer, UnsupportedFunction, virtuosoQuery, virtuosoRowReader, type VirtuosoQuery } from './virtuoso-query.js';
-import { virtuosoDataException } from './virtuoso-shapes.js';
+import { virtuosoCannotCompile, virtuosoDataException } from './virtuoso-shapes.js';
 import { xmlResultBatches } from './virtuoso-results.js';
 
 /**
@@ -422,6 +422,9 @@ export class VirtuosoStore implements EndpointStore {
         const first = body.trim().split('\n').slice(0, 2).join(' ');
         const dataException = virtuosoDataException(body);
         if (dataException) throw new StoreCannotAnswer(dataException);
+        // A failure of Virtuoso's SQL compiler (SQ…) on the text this store wrote: the store's limit, not the client's error.
+        const cannotCompile = virtuosoCannotCompile(body);
+        if (cannotCompile) throw new StoreCannotAnswer(cannotCompile);
         if (/^Virtuoso (37000|42\w{3}|S0022|S1T00)/.test(body.trim())) {
           return plain(400, `query evaluation failed: Virtuoso: ${first}`, kind, { [QUERY_ERROR_HEADER]: 'evaluation' });
         }
