@@ -6,8 +6,9 @@
  * it is missing, failing in CI: `virtuosoTestsRun`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve, type ShardServer } from '../src/serve/server.js';
-import { demoBuild, tmpDir, virtuosoTestsRun } from './helpers.js';
+import type { ShardServer } from '../src/serve/server.js';
+import { virtuosoTestsRun } from './helpers.js';
+import { servePair } from './virtuoso-pair.js';
 
 const run = virtuosoTestsRun();
 const ENDPOINT = 'library-shard1';
@@ -72,11 +73,7 @@ describe.runIf(run)('serve --store virtuoso: ||, &&, ! and ORDER BY keys with er
   let oxigraph: ShardServer;
 
   beforeAll(async () => {
-    const build = await demoBuild(tmpDir('fkgqa-virtuoso-logic-'));
-    [virtuoso, oxigraph] = await Promise.all([
-      serve({ shards: build, store: 'virtuoso', storeHosts: ['127.0.0.2'], timeoutMs: 10_000 }),
-      serve({ shards: build, writeFiles: false, timeoutMs: 10_000 }),
-    ]);
+    ({ virtuoso, oxigraph } = await servePair('fkgqa-virtuoso-logic-', { timeoutMs: 10_000 }, { storeHosts: ['127.0.0.2'] }));
   });
 
   afterAll(async () => {

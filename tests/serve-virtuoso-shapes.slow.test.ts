@@ -5,20 +5,12 @@
  * `library`. Needs Virtuoso (skipped where it is missing, failing in CI: `virtuosoTestsRun`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve, type ShardServer } from '../src/serve/server.js';
-import { demoBuild, tmpDir, virtuosoTestsRun } from './helpers.js';
+import type { ShardServer } from '../src/serve/server.js';
+import { virtuosoTestsRun } from './helpers.js';
+import { answerOf, servePair } from './virtuoso-pair.js';
 
 const run = virtuosoTestsRun();
 const BOOK = 'http://valuenet/ontop/book#';
-
-/** Status and rows (sorted) of one answer in SPARQL JSON results; the text of any other. */
-async function answerOf(url: string, query: string): Promise<{ status: number; body: unknown }> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' }, body: query });
-  const text = await r.text();
-  if (r.status !== 200) return { status: r.status, body: text };
-  const doc = JSON.parse(text) as { head: { vars: string[] }; results: { bindings: unknown[] } };
-  return { status: 200, body: { vars: doc.head.vars, rows: doc.results.bindings.map((b) => JSON.stringify(b)).sort() } };
-}
 
 /** Shapes answered with oxigraph's rows, each with the number of rows oxigraph gives (so that an empty answer on both cannot pass). */
 const SAME: [string, number][] = [
@@ -192,11 +184,7 @@ describe.runIf(run)('serve --store virtuoso: shapes Virtuoso answers wrongly, an
   let oxigraph: ShardServer;
 
   beforeAll(async () => {
-    const build = await demoBuild(tmpDir('fkgqa-virtuoso-shapes-'));
-    [virtuoso, oxigraph] = await Promise.all([
-      serve({ shards: build, store: 'virtuoso', withOriginals: true, timeoutMs: 20_000 }),
-      serve({ shards: build, writeFiles: false, withOriginals: true, timeoutMs: 20_000 }),
-    ]);
+    ({ virtuoso, oxigraph } = await servePair('fkgqa-virtuoso-shapes-', { withOriginals: true, timeoutMs: 20_000 }));
   });
 
   afterAll(async () => {

@@ -8,23 +8,15 @@
  * Virtuoso (skipped where it is missing, failing in CI: `virtuosoTestsRun`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serve, type ShardServer } from '../src/serve/server.js';
-import { demoBuild, tmpDir, virtuosoTestsRun } from './helpers.js';
+import type { ShardServer } from '../src/serve/server.js';
+import { virtuosoTestsRun } from './helpers.js';
+import { answerOf, servePair } from './virtuoso-pair.js';
 
 const run = virtuosoTestsRun();
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const MAGNITUDE = '<http://valuenet/ontop/star#magnitude>';
 const APERTURE = '<http://valuenet/ontop/telescope#aperture>';
 const LANG_STRING = '<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString>';
-
-/** Status and rows (sorted) of one answer in SPARQL JSON results; the text of any other. */
-async function answerOf(url: string, query: string): Promise<{ status: number; body: unknown }> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/sparql-query', accept: 'application/sparql-results+json' }, body: query });
-  const text = await r.text();
-  if (r.status !== 200) return { status: r.status, body: text };
-  const doc = JSON.parse(text) as { head: { vars: string[] }; results: { bindings: unknown[] } };
-  return { status: 200, body: { vars: doc.head.vars, rows: doc.results.bindings.map((b) => JSON.stringify(b)).sort() } };
-}
 
 /**
  * Queries answered with oxigraph's rows: the endpoint, the query, the number of rows oxigraph
@@ -118,11 +110,7 @@ describe.runIf(run)('serve --store virtuoso: doubles, floats, AVG and DATATYPE a
   let oxigraph: ShardServer;
 
   beforeAll(async () => {
-    const build = await demoBuild(tmpDir('fkgqa-virtuoso-values-'));
-    [virtuoso, oxigraph] = await Promise.all([
-      serve({ shards: build, store: 'virtuoso', withOriginals: true, timeoutMs: 20_000 }),
-      serve({ shards: build, writeFiles: false, withOriginals: true, timeoutMs: 20_000 }),
-    ]);
+    ({ virtuoso, oxigraph } = await servePair('fkgqa-virtuoso-values-', { withOriginals: true, timeoutMs: 20_000 }));
   });
 
   afterAll(async () => {
