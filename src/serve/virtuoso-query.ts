@@ -1093,14 +1093,25 @@ let subSelectColumns = new Set<string>();
  */
 function subSelectExpressions(ast: unknown): Set<string> {
   const out = new Set<string>();
+  for (const n of queryNodes(ast))
+    if (n !== ast && Array.isArray(n.variables)) for (const item of n.variables as Node[]) if (item.termType !== 'Variable' && isNode(item.variable)) out.add(item.variable.value as string);
+  return out;
+}
+
+/**
+ * The query nodes of a parsed query: the query itself and its sub-SELECTs at any depth, each once,
+ * in the order of a depth-first walk.
+ * @param ast the parsed query
+ */
+function queryNodes(ast: unknown): Node[] {
+  const out: Node[] = [];
   const stack: unknown[] = [ast];
   const seen = new Set<unknown>();
   while (stack.length > 0) {
     const n = stack.pop();
     if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
     seen.add(n);
-    if (n !== ast && n.type === 'query' && Array.isArray(n.variables))
-      for (const item of n.variables as Node[]) if (item.termType !== 'Variable' && isNode(item.variable)) out.add(item.variable.value as string);
+    if (n.type === 'query') out.push(n);
     stack.push(...Object.values(n));
   }
   return out;
@@ -1114,25 +1125,17 @@ function subSelectExpressions(ast: unknown): Set<string> {
  * @returns the words naming the shape, or undefined
  */
 function aggregateShapes(ast: unknown): string | undefined {
-  const stack: unknown[] = [ast];
-  const seen = new Set<unknown>();
-  while (stack.length > 0) {
-    const n = stack.pop();
-    if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
-    seen.add(n);
-    if (n.type === 'query') {
-      if (n !== ast && n.group === undefined && Array.isArray(n.having) && n.having.length > 0)
-        return 'a HAVING without GROUP BY inside a sub-SELECT: Virtuoso refuses it (SP031: HAVING clause should be preceded by a GROUP BY clause)';
-      const written = new Set<string>();
-      for (const item of (n.variables ?? []) as Node[]) {
-        if (!isNode(item.expression) || item.expression.type !== 'aggregate') continue;
-        const text = JSON.stringify(item.expression);
-        if (written.has(text))
-          return `the same aggregate projected twice (${String(item.expression.aggregation).toUpperCase()}(…) AS ?${(item.variable as Node).value as string}): Virtuoso fails to compile it (SR066)`;
-        written.add(text);
-      }
+  for (const n of queryNodes(ast)) {
+    if (n !== ast && n.group === undefined && Array.isArray(n.having) && n.having.length > 0)
+      return 'a HAVING without GROUP BY inside a sub-SELECT: Virtuoso refuses it (SP031: HAVING clause should be preceded by a GROUP BY clause)';
+    const written = new Set<string>();
+    for (const item of (n.variables ?? []) as Node[]) {
+      if (!isNode(item.expression) || item.expression.type !== 'aggregate') continue;
+      const text = JSON.stringify(item.expression);
+      if (written.has(text))
+        return `the same aggregate projected twice (${String(item.expression.aggregation).toUpperCase()}(…) AS ?${(item.variable as Node).value as string}): Virtuoso fails to compile it (SR066)`;
+      written.add(text);
     }
-    stack.push(...Object.values(n));
   }
   return undefined;
 }
