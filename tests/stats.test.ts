@@ -13,7 +13,7 @@ import type { SparqlResults } from '../src/sparql/results.js';
 import { ProgressTicker } from '../src/common/progress.js';
 import { STATS_PROGRESS_UNIT } from '../src/report/stats.js';
 import { computeStats, type BuildStats } from '../src/report/stats.js';
-import { comparePaper, flattenFigures, formatPerQueryCsv, formatStatsCsv } from '../src/report/stats-format.js';
+import { comparePaper, flattenFigures, formatPerQueryCsv, formatStatsCsv, formatStatsText } from '../src/report/stats-format.js';
 import { CHROMIUM } from '../scripts/chromium.js';
 import { DEMO, demoBuild, fkgqaInProcess, tmpDir } from './helpers.js';
 import { checkTextLayout } from './text-layout.js';
@@ -125,6 +125,12 @@ describe('stats / demo dataset, fan-out worked out by hand', async () => {
     expect(paper.length).toBe(comparePaper(stats.figures).length);
     const applies = paper.find((r) => r.figure === 'predicate sharding applies, % of questions')!;
     expect([Number(applies.paper), Number(applies.build), Number(applies.difference)]).toEqual([95.94, 81.25, -14.69]);
+  });
+
+  it('names the covered queries with f(Q) below 2 under the fan-out figures, and says nothing when there are none', () => {
+    expect(formatStatsText(stats, false)).not.toContain('f(Q) below 2');
+    const one = { ...stats, queries: stats.queries.map((q) => (q.query === 'library/q4' ? { ...q, impliedFanOut: 1 } : q)) };
+    expect(formatStatsText(one, false)).toContain("f(Q) below 2 (not federated: partition's guarantee excepts them, `partition --verbose` says why): 1 graph/query pair (1 question): library/q4");
   });
 
   it('writes one per-query CSV row per distinct query', () => {

@@ -87,6 +87,16 @@ export function formatStatsText(s: BuildStats, withPaper: boolean): string {
   }
   L.push('Fan-out (section 4.2)');
   L.push(`  implied f(Q), covered queries, mean/median/min/max: over questions ${dist(f.impliedFanOut.overQuestions)}; over graph/query pairs ${dist(f.impliedFanOut.overGraphQueryPairs)}`);
+  const belowTwo = s.queries.filter((q) => q.impliedFanOut !== null && q.impliedFanOut < 2);
+  if (belowTwo.length > 0) {
+    const ids = belowTwo.map((q) => q.query);
+    L.push(
+      `  f(Q) below 2 (not federated: partition's guarantee excepts them, \`partition --verbose\` says why): ${counted(belowTwo.length, 'graph/query pair')} (${counted(
+        belowTwo.reduce((n, q) => n + q.questions, 0),
+        'question',
+      )}): ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''}`,
+    );
+  }
   L.push(`  triple-pattern-wise sources (TPWSS, Σ_t |E_t|), over questions: ${dist(f.tpwss.overQuestions)}`);
   const rf = f.realisedFanOut;
   L.push(`  realised, computed for ${counted(rf.computed, 'graph/query pair')} (not for those whose provenance query timed out): mean/median/min/max ${dist(rf.overGraphQueryPairs)}`);

@@ -1,8 +1,8 @@
 /**
  * `fkgqa serve`: every shard of a build served as its own SPARQL endpoint (SPARQL 1.1 Protocol),
- * each backed by an oxigraph store held by the endpoint pool's worker threads (pool.ts; pitfall
- * B10), with service description, VoID, behaviour profiles and a request log. This module holds the
- * server's life (binding its ports before anything is loaded, loading the stores, dispatching,
+ * each backed by an oxigraph store held by the endpoint pool's worker threads (pool.ts), with
+ * service description, VoID, behaviour profiles and a request log. This module holds the server's
+ * life (binding its ports before anything is loaded, loading the stores, dispatching,
  * stopping); routing.ts says which path asks for what, protocol.ts answers one endpoint's SPARQL and
  * VoID requests, state.ts keeps the state folder (lock, endpoints file), federation-endpoint.ts
  * serves `/federation/sparql`.
