@@ -7,6 +7,7 @@ import { describeBuild } from '../src/describe/index.js';
 import { bucketOf } from '../src/materialize/profile.js';
 import { DEFAULT_PARTITION_OPTIONS, partition, type GraphManifest } from '../src/partition/index.js';
 import { formatPartitionSummary, summarizePartition } from '../src/report/partition-summary.js';
+import { STATE_FILES } from '../src/build/state.js';
 import { DEMO, ntLines, tmpDir } from './helpers.js';
 
 const NS = 'http://valuenet/ontop/';
@@ -189,6 +190,21 @@ describe('partition / duplicates', () => {
     expect(all.length).toBe(97);
     expect(new Set(all).size).toBe(97);
     for (const s of m.shards) expect(ntLines(path.join(out, 'library', s.file)).length).toBe(s.triples);
+  });
+});
+
+describe('partition / a serve running on the output directory', () => {
+  it('warns that the serve answers from the replaced build, and says nothing when the build is unchanged', async () => {
+    const out = path.join(tmpDir(), 'shards');
+    const options = { ...DEFAULT_PARTITION_OPTIONS, source: DEMO, out, kgs: ['library'], void: false };
+    expect((await partition(options)).warnings).toEqual([]);
+    // A serve lock held on another host counts as running (it cannot be checked from here).
+    fs.mkdirSync(`${out}.state`);
+    fs.writeFileSync(path.join(`${out}.state`, STATE_FILES.serveLock), JSON.stringify({ pid: 4242, procStart: 1, started: 'x', hostname: 'elsewhere.example' }));
+    expect((await partition(options)).warnings).toEqual([]);
+    expect((await partition({ ...options, kgs: ['observatory'] })).warnings).toEqual([
+      `fkgqa serve (pid 4242 on host elsewhere.example) is serving the build this one replaced in ${out}: it answers from the shards it loaded at its start until it is restarted`,
+    ]);
   });
 });
 

@@ -13,9 +13,9 @@ import { MEDIA, refusedRequestLine, strictSearchParams } from '../src/sparql/pro
 import { inspectQuery, quickInspect } from '../src/sparql/inspect.js';
 import { rotatedName } from '../src/serve/request-log.js';
 import { serializeResults, type SparqlResults } from '../src/sparql/results.js';
-import { SERVE_LOCK } from '../src/serve/state.js';
 import { readServeEndpoints } from '../src/federation/registry.js';
 import { serve, type ShardServer } from '../src/serve/server.js';
+import { STATE_FILES } from '../src/build/state.js';
 import { demoBuild, fkgqaInProcess, HAS_SPIDER, SPIDER, tmpDir, fileHashes, rawAnswer } from './helpers.js';
 
 const COUNT = 'SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }';
@@ -513,7 +513,7 @@ describe('serve: the build folder is immutable', () => {
 
   it('refuses a lock held on another host naming that host (exit 2), and a serve.lock that is a directory naming its path (exit 2)', async () => {
     const state = tmpDir('fkgqa-state-');
-    const lock = path.join(state, SERVE_LOCK);
+    const lock = path.join(state, STATE_FILES.serveLock);
     fs.writeFileSync(lock, JSON.stringify({ pid: 4242, procStart: 1, started: '2026-01-02T03:04:05.000Z', hostname: 'elsewhere.example' }));
     await expect(serve({ shards, kgs: ['library'], state })).rejects.toThrow(
       `fkgqa serve (pid 4242 on host elsewhere.example, started 2026-01-02T03:04:05.000Z) is already serving ${path.resolve(shards)} with this state folder: stop it, or give this serve its own --state <dir> (a process on another host cannot be checked from here: if it no longer runs, remove ${lock})`,
@@ -523,7 +523,7 @@ describe('serve: the build folder is immutable', () => {
     const cli = await fkgqaInProcess(['serve', '--shards', shards, '--kg', 'library', '--state', state, '--port', '0', '-q'], { refusal: true });
     expect(cli.code).toBe(2);
     expect(cli.stderr).toContain(`${lock}: is a directory, where fkgqa keeps its lock file: remove it`);
-    expect(fs.readdirSync(state)).toEqual([SERVE_LOCK]);
+    expect(fs.readdirSync(state)).toEqual([STATE_FILES.serveLock]);
   });
 
   it('takes over a stale lock: a dead pid, or a live pid whose process start differs (pid reused)', async () => {
@@ -533,9 +533,9 @@ describe('serve: the build folder is immutable', () => {
       { pid: Number(dead.stdout), procStart: null, started: 'x' },
       { pid: 1, procStart: 1, started: 'x' },
     ]) {
-      fs.writeFileSync(path.join(state, SERVE_LOCK), JSON.stringify(owner));
+      fs.writeFileSync(path.join(state, STATE_FILES.serveLock), JSON.stringify(owner));
       const s = await serve({ shards, kgs: ['library'], state });
-      expect(JSON.parse(fs.readFileSync(path.join(state, SERVE_LOCK), 'utf8')).pid).toBe(process.pid);
+      expect(JSON.parse(fs.readFileSync(path.join(state, STATE_FILES.serveLock), 'utf8')).pid).toBe(process.pid);
       await s.close();
     }
     expect(() => readServeEndpoints(shards, state)).toThrow(/no fkgqa serve is running/);
@@ -552,6 +552,6 @@ describe('serve: the build folder is immutable', () => {
     expect(hashes(shards)).toEqual(before);
     const build = JSON.parse(fs.readFileSync(path.join(shards, 'build.json'), 'utf8')) as { outputDigest: string };
     expect(digestTree(shards)).toBe(build.outputDigest);
-    expect(fs.readdirSync(`${shards}.state`).sort()).toEqual(['endpoints.json', SERVE_LOCK]);
+    expect(fs.readdirSync(`${shards}.state`).sort()).toEqual(['endpoints.json', STATE_FILES.serveLock]);
   });
 });

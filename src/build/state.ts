@@ -23,6 +23,8 @@ export const STATE_FILES = {
   realisedFanOut: (kg: string) => path.join('realised-fan-out', `${kg}.json`),
   /** Folder of `fkgqa mcp` caches and call logs. */
   mcp: 'mcp',
+  /** Lock of the `fkgqa serve` serving the build (a `LockOwner`), held while it runs. */
+  serveLock: 'serve.lock',
 } as const;
 
 /**

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../common/errors.js';
 import { sha256OfFile } from '../common/hash.js';
-import { checkOutputDir, StagedOutput, writeJson } from '../common/output.js';
+import { checkOutputDir, lockHolderOf, StagedOutput, writeJson } from '../common/output.js';
 import { codeDigest, TOOL } from '../common/version.js';
 import { catalogueFileTexts } from '../describe/index.js';
 import { distinctQueries, readQuestions } from '../load/questions.js';
@@ -19,6 +19,7 @@ import { methodOptionsOf, type PartitionOptions } from './options.js';
 import { PRESETS } from './presets.js';
 import { digestTree, isBuildEntry, readPrevious } from './output.js';
 import { unknownGraphError } from '../build/names.js';
+import { STATE_FILES, stateDir } from '../build/state.js';
 import { counted } from '../common/strings.js';
 
 /**
@@ -139,6 +140,12 @@ export async function partition(options: PartitionOptions): Promise<PartitionRes
     });
     const previous = readPrevious(options.out, inputsDigest, staged.dir, outputDigest);
     staged.commit(isBuildEntry);
+    // A serve loads a build's shards at its start: one running on this output directory keeps
+    // answering from the build it loaded, which partition just replaced.
+    const server = lockHolderOf(path.join(stateDir(options.out), STATE_FILES.serveLock));
+    if (server?.alive && !server.self && !previous?.identical) {
+      warnings.push(`fkgqa serve (${server.name}) is serving the build this one replaced in ${options.out}: it answers from the shards it loaded at its start until it is restarted`);
+    }
     const method = { preset: options.preset ?? null, options: methodOptionsOf(options) };
     return { out: options.out, graphs, questions, queries, warnings, outputDigest, method, previous, timings: { totalMs: ms(t0) } };
   } catch (e) {

@@ -27,9 +27,6 @@ export interface EndpointsFile extends EndpointsFileContents {
   endpoints: EndpointInfo[];
 }
 
-/** Name of the lock file of a running serve inside the state folder. */
-export const SERVE_LOCK = 'serve.lock';
-
 /**
  * Takes the serve lock of a state folder (creating the folder).
  * @param dir the state folder
@@ -39,10 +36,10 @@ export const SERVE_LOCK = 'serve.lock';
 export function acquireServeLock(dir: string, build: string): LockOwner {
   makeFolderFor(dir, 'state folder', dir);
   return takeLock(
-    path.join(dir, SERVE_LOCK),
+    path.join(dir, STATE_FILES.serveLock),
     (other) =>
       new InputError(
-        `fkgqa serve (${ownerName(other)}, started ${other.started}) is already serving ${path.resolve(build)} with this state folder: stop it, or give this serve its own --state <dir>${otherHostAdvice(other, path.join(dir, SERVE_LOCK))}`,
+        `fkgqa serve (${ownerName(other)}, started ${other.started}) is already serving ${path.resolve(build)} with this state folder: stop it, or give this serve its own --state <dir>${otherHostAdvice(other, path.join(dir, STATE_FILES.serveLock))}`,
         {
           file: dir,
         },
@@ -53,7 +50,7 @@ export function acquireServeLock(dir: string, build: string): LockOwner {
 
 /** Removes the lock and `endpoints.json` of a state folder if this process holds them. */
 export function releaseServeState(dir: string): void {
-  for (const name of [STATE_FILES.endpoints, SERVE_LOCK]) {
+  for (const name of [STATE_FILES.endpoints, STATE_FILES.serveLock]) {
     const file = path.join(dir, name);
     const owner = readLockOwner(file);
     if (owner && isThisProcess(owner)) fs.rmSync(file, { force: true });
