@@ -1175,7 +1175,8 @@ const KIND = { iri: 1, number: 2, simple: 3, otherMin: 4, otherMax: 0 } as const
  * number 2, else an IRI 1, else 0), and the aggregate over the numbers (`?fkgqa_sub_n_v`), over `STR()` of
  * the simple literals (`?fkgqa_sub_s_v`) and of the IRIs (`?fkgqa_sub_i_v`); the comparison is sent as one
  * branch per kind, `?fkgqa_sub_k_v = 2 && isNumber(?x) && COALESCE(?x) > ?fkgqa_sub_n_v`, `… = 3 &&
- * isSimple(?x) && STR(?x) > ?fkgqa_sub_s_v` (IRIs: `=` and `!=` only, ordering them is an error), joined
+ * isSimple(?x) && STR(?x) > ?fkgqa_sub_s_v` (IRIs: ordering them is an error, oxigraph's `<=` and `>=` of
+ * equal IRIs true), joined
  * by `||`; `!=` keeps the row where the kinds differ (`BOUND(?x) && (!isNumber(?x) || …)`). Terms of
  * other kinds (kind 4 or 0: dates, booleans, language-tagged literals…) are compared with Virtuoso's
  * aggregate over them alone (`?fkgqa_sub_o_v`), a variable of the data only when it is of another kind
@@ -1210,9 +1211,10 @@ function subSelectExtremeComparison(node: Node): unknown {
   ];
   const branches: Node[] = [];
   for (const kind of kinds) {
-    if (!['=', '!='].includes(operator) && !kind.ordered) continue;
+    // IRIs are not ordered (an error); oxigraph's `<=` and `>=` of two equal IRIs are true.
+    if (['<', '>'].includes(operator) && !kind.ordered) continue;
     const value = kind.value(copy(other) as Node);
-    const compared = operation(operator, at === 0 ? [column(kind.part), value] : [value, column(kind.part)]);
+    const compared = operation(kind.ordered ? operator : operator === '!=' ? '!=' : '=', at === 0 ? [column(kind.part), value] : [value, column(kind.part)]);
     if (!variable) {
       if (constant === kind.code) branches.push(operation('&&', [kindIs(kind.code), compared]));
       else if (operator === '!=') branches.push(kindIs(kind.code));
