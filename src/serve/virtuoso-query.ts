@@ -823,7 +823,43 @@ function rewriteNegation(node: Node, booleanVars: Set<string>, inPattern: boolea
 function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: boolean): unknown {
   // Read before the operands are rewritten (the branches take copies of them).
   const extreme = subSelectExtremeComparison(node);
-  return extreme ?? comparisonAsSent(node, booleanVars, inPattern);
+  if (extreme) return extreme;
+  const column = subSelectColumnWithConstant(node);
+  const sent = comparisonAsSent(node, booleanVars, inPattern);
+  return column ? operation('&&', [operation('bound', [column]), testsAsLogic(sent)]) : sent;
+}
+
+/**
+ * The sub-SELECT column of a comparison at a FILTER's top of a sub-SELECT's projected expression
+ * (`{ SELECT ?g (COUNT(*) AS ?c) … GROUP BY ?g } FILTER(?c != 10)`) with a constant, or undefined:
+ * Virtuoso fails to compile an IF or a COALESCE over such a column (SQ156), where it compiles the
+ * same tests joined by `&&`, `||` and `!` (`testsAsLogic`).
+ */
+function subSelectColumnWithConstant(node: Node): Node | undefined {
+  if (!FILTER_TOP_COMPARISONS.has(node) || GENERATED.has(node)) return undefined;
+  const args = node.args as unknown[];
+  const at = args.findIndex((a) => isNode(a) && a.termType === 'Variable' && subSelectColumns.has(a.value as string));
+  const other = args[1 - at];
+  return at >= 0 && isNode(other) && (other.termType === 'Literal' || other.termType === 'NamedNode') ? (args[at] as Node) : undefined;
+}
+
+/**
+ * A comparison as sent (`comparisonAsSent`) with its IFs and its `COALESCE(e, false)` written as
+ * `&&`, `||` and `!` of the same tests, for a FILTER's top, where false and an error drop the same
+ * rows: `IF(c, x, error)` and `IF(c, x, false)` as `c && x`, `IF(c, x, true)` as `!c || x`, other IFs
+ * as `(c && x) || (!c && y)`. The tests are two-valued over a bound column (the caller adds `BOUND`).
+ */
+function testsAsLogic(e: unknown): unknown {
+  if (!isNode(e) || e.type !== 'operation' || !GENERATED.has(e)) return e;
+  const args = e.args as unknown[];
+  const constant = (x: unknown, value: string) => isNode(x) && x.termType === 'Literal' && (x.datatype as Node | undefined)?.value === `${XSD}boolean` && x.value === value;
+  if (e.operator === 'coalesce' && args.length === 2 && constant(args[1], 'false')) return testsAsLogic(args[0]);
+  if (e.operator === '&&' || e.operator === '||') return operation(e.operator, args.map(testsAsLogic));
+  if (e.operator !== 'if') return e;
+  const [c, x, y] = args;
+  if (isErrorVariable(y) || constant(y, 'false')) return operation('&&', [c, testsAsLogic(x)]);
+  if (constant(y, 'true')) return operation('||', [operation('!', [c]), testsAsLogic(x)]);
+  return operation('||', [operation('&&', [c, testsAsLogic(x)]), operation('&&', [operation('!', [copy(c)]), testsAsLogic(y)])]);
 }
 
 /** A client's comparison as `rewriteComparison` sends it but for a sub-SELECT's MIN or MAX column: its operands rewritten. */
