@@ -743,7 +743,7 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     const operands = chainOperands(node, node.operator).map((x) => rewrite(x, booleanVars, inPattern));
     return balanced(node.operator, operands);
   }
-  if (node.type === 'filter' && mentions(node.expression, ['in', 'notin', '||'])) {
+  if (node.type === 'filter' && mentions(node.expression, ['in', 'notin', '||']) && !shortChainOnSubSelect(node.expression)) {
     // FILTER(e) ≡ FILTER(COALESCE(e, false)) (an error is false either way); the wrapping keeps Virtuoso from evaluating the test as an index lookup.
     node.expression = operation('coalesce', [
       errorsAsFalse(rewrite(node.expression, booleanVars, inPattern)),
@@ -1134,6 +1134,28 @@ function restoreWildcards(node: unknown, Wildcard: new () => unknown, seen = new
     else restoreWildcards(value, Wildcard, seen);
   }
   if (Array.isArray(node)) node.forEach((v, i) => isNode(v) && v.termType === 'Wildcard' && !(v instanceof Wildcard) && (node[i] = new Wildcard()));
+}
+
+/**
+ * True for a FILTER's expression with `||` but no IN that names a sub-SELECT's projected expression
+ * (`FILTER(?h = ?min || ?g = 3)`) and holds fewer than 20 comparisons: sent without the COALESCE of
+ * long filters (`rewrite`), which Virtuoso fails to compile over such a column (SQ156); the lookup
+ * that loses rows is taken for about 20 values or more.
+ */
+function shortChainOnSubSelect(e: unknown): boolean {
+  if (mentions(e, ['in', 'notin'])) return false;
+  let comparisons = 0;
+  let column = false;
+  const stack = [e];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n)) continue;
+    if (n.termType === 'Variable' && (subSelectColumns.has(n.value as string) || visibleExtremes.has(n.value as string))) column = true;
+    if (n.type !== 'operation') continue;
+    if (COMPARISONS.has(n.operator as string)) comparisons++;
+    stack.push(...(n.args as unknown[]));
+  }
+  return column && comparisons < 20;
 }
 
 /** The variables a sub-SELECT of the query being rewritten projects as an expression (`(AVG(?x) AS ?m)`), set by `virtuosoQuery`. */
