@@ -1170,6 +1170,8 @@ interface SubSelectExtreme {
   expression: Node;
   /** `?v`. */
   column: string;
+  /** Projected by the query itself: the sub-SELECT also counts its other terms and NaNs (`projectedSubSelectExtremes`). */
+  projected?: boolean;
 }
 
 /** Per query node of the query being rewritten, the MIN and MAX columns of its direct sub-SELECTs (`subSelectExtremes`), set by `virtuosoQuery`. */
@@ -1296,6 +1298,34 @@ function subSelectExtremeComparison(node: Node): unknown {
 }
 
 /**
+ * The MIN and MAX columns of the query's direct sub-SELECTs that a SELECT without grouping projects
+ * as plain variables (`SELECT ?m { { SELECT (MIN(?x) AS ?m) … } }`), read back as SPARQL orders terms
+ * (`extremeTerm`) from companions the sub-SELECT projects (`addSubSelectCompanions`) and the query
+ * projects after them: the aggregate over the numbers, `STR()` of the simple literals and of the
+ * IRIs, the count of NaNs and of other terms. The column itself is sent without its lexical companion
+ * (Virtuoso's isNumeric fails on its MAX of stored strings, SR586).
+ * @param select the parsed query (its projection rewritten), its projection extended in place
+ * @returns per such column, its companions
+ */
+function projectedSubSelectExtremes(select: Node): Map<string, Extreme> {
+  const out = new Map<string, Extreme>();
+  const columns = extremeColumnsOf.get(select);
+  if (!columns || !Array.isArray(select.variables) || !projectsAsPattern(select)) return out;
+  const added: Node[] = [];
+  for (const item of select.variables as Node[]) {
+    const extreme = item.termType === 'Variable' ? columns.get(item.value as string) : undefined;
+    if (!extreme || out.has(extreme.column)) continue;
+    extreme.projected = true;
+    usedExtremes.add(extreme);
+    const name = (part: string): string => `${SUB_EXTREME_PREFIX}${part}_${extreme.column}`;
+    for (const part of ['n', 's', 'i', 'nan', 'c']) added.push({ termType: 'Variable', value: name(part) });
+    out.set(extreme.column, { aggregation: extreme.aggregation, numbers: name('n'), strings: name('s'), iris: name('i'), nans: name('nan'), others: name('c') });
+  }
+  select.variables = [...(select.variables as Node[]), ...added];
+  return out;
+}
+
+/**
  * Adds to each sub-SELECT the companion columns of its MIN and MAX columns that a comparison was sent
  * against (`subSelectExtremeComparison`): the kind of term SPARQL chooses and the aggregate over each kind.
  */
@@ -1318,6 +1348,12 @@ function addSubSelectCompanions(): void {
       { expression: aggregate(operation('if', [isIri(), operation('str', [copy(x)]), error])), variable: name('i') },
       { expression: aggregate(operation('if', [balanced('||', [isIri(), isNumberTerm(x), isSimpleLiteral(x)]), error, copy(x)])), variable: name('o') },
     );
+    if (!extreme.projected) continue;
+    // As `extremeCompanions` counts them for the query's own MIN and MAX (read back by `extremeTerm`).
+    const sum = (of: Node): Node => ({ type: 'aggregate', aggregation: 'sum', distinct: false, expression: of });
+    const nan = operation('&&', [isNumberTerm(x), operation('contains', [operation('str', [copy(x)]), simpleLiteral('nan')])]);
+    const others = operation('if', [isNumberTerm(x), code(0), operation('if', [isSimpleLiteral(x), code(0), operation('if', [isIri(), code(0), code(1)])])]);
+    (extreme.select.variables as Node[]).push({ expression: sum(operation('if', [nan, code(1), code(0)])), variable: name('nan') }, { expression: sum(others), variable: name('c') });
   }
 }
 
@@ -1408,13 +1444,17 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
   for (const key of ['variables', 'group', 'having', 'order'] as const)
     if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, (key === 'variables' || key === 'order') && projection) as never;
+  const projectedExtremes = ast.queryType === 'SELECT' && !wildcard ? projectedSubSelectExtremes(ast as unknown as Node) : new Map<string, Extreme>();
   addSubSelectCompanions();
   const extremeInside = ast.queryType === 'SELECT' ? (extremeInExpression(ast as unknown as Node) ?? averageInExpression(ast as unknown as Node)) : undefined;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
-  const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
-  const extremes = new Map<string, Extreme>();
+  const { rows } =
+    ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables
+      ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard, new Set(projectedExtremes.keys()))
+      : {};
+  const extremes = new Map<string, Extreme>(projectedExtremes);
   if (ast.queryType === 'SELECT' && !wildcard) extremeCompanions(ast as unknown as Node, extremes, lexical);
   const averages = new Map<string, Average>();
   if (ast.queryType === 'SELECT' && !wildcard) averageKinds(ast as unknown as Node, averages);
@@ -1800,8 +1840,9 @@ function exactLexical(x: Node): Node {
  * @param lexical filled with variable → companion variable
  * @param emptySums filled with the SUM and AVG columns read back as 0 over no rows
  * @param Wildcard sparqljs's class of `*` (the Generator writes only its instances)
+ * @param bare projected variables that get no companion (`projectedSubSelectExtremes`)
  */
-function companions(select: Node, lexical: Map<string, string>, emptySums: string[], Wildcard: new () => unknown): { rows?: string } {
+function companions(select: Node, lexical: Map<string, string>, emptySums: string[], Wildcard: new () => unknown, bare = new Set<string>()): { rows?: string } {
   const projection = select.variables as Node[];
   const added: Node[] = [];
   let rows: string | undefined;
@@ -1815,6 +1856,8 @@ function companions(select: Node, lexical: Map<string, string>, emptySums: strin
     if (!select.group && (aggregation === 'sum' || aggregation === 'avg')) emptySums.push(variable);
     // Virtuoso fails to compile an aggregate written twice inside other expressions, or COUNT(*) twice: only columns that can hold a double get a companion.
     if (item.termType !== 'Variable' && !(aggregation && ['sum', 'avg', 'min', 'max', 'sample'].includes(aggregation)) && hasAggregate(e)) continue;
+    // A sub-SELECT's MIN or MAX read back from its companions (`projectedSubSelectExtremes`).
+    if (bare.has(variable)) continue;
     const companion = `${COMPANION_PREFIX}${variable}`;
     lexical.set(variable, companion);
     // In a grouped query a projected double is a group key or computed from keys: its STR() only (Virtuoso refuses the arithmetic of `exactLexical` on a boolean there: groupedDifference).
