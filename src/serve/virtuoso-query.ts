@@ -122,7 +122,8 @@
  *   is sent as the keys of the term read back (`extremeOrder`). One inside another expression is
  *   refused (`extremeInExpression`), and so is MAX of language-tagged literals (no value). One in a
  *   sub-SELECT compared at a FILTER's top is compared through companions by kind of term the
- *   sub-SELECT projects (`subSelectExtremeComparison`); read otherwise it is sent as written (docs/serving.md).
+ *   sub-SELECT projects (`subSelectExtremeComparison`), and one projected by a query without grouping
+ *   read back from them (`projectedSubSelectExtremes`); read otherwise it is sent as written (docs/serving.md).
  * - **Aggregate shapes Virtuoso fails on** (`aggregateShapes`): a HAVING without GROUP BY inside a
  *   sub-SELECT (SP031) and the same aggregate projected twice (SR066) are refused.
  * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
