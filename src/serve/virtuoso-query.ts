@@ -120,8 +120,10 @@
  *   strings, and sums strings as 0: a projected aggregate gets companions by kind of term
  *   (`extremeCompanions`), read back in SPARQL's order (`extremeTerm`); an ORDER BY key on one
  *   is sent as the keys of the term read back (`extremeOrder`). One inside another expression is
- *   refused (`extremeInExpression`), and so is MAX of language-tagged literals (no value); one in a
- *   sub-SELECT is sent as written (docs/serving.md).
+ *   refused (`extremeInExpression`), and so is MAX of language-tagged literals (no value). One in a
+ *   sub-SELECT compared at a FILTER's top is compared through companions by kind of term the
+ *   sub-SELECT projects (`subSelectExtremeComparison`), and one projected by a query without grouping
+ *   read back from them (`projectedSubSelectExtremes`); read otherwise it is sent as written (docs/serving.md).
  * - **Aggregate shapes Virtuoso fails on** (`aggregateShapes`): a HAVING without GROUP BY inside a
  *   sub-SELECT (SP031) and the same aggregate projected twice (SR066) are refused.
  * - **HAVING without GROUP BY** is refused (SP031), and a GROUP BY of a constant makes no group of
@@ -742,7 +744,7 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
     const operands = chainOperands(node, node.operator).map((x) => rewrite(x, booleanVars, inPattern));
     return balanced(node.operator, operands);
   }
-  if (node.type === 'filter' && mentions(node.expression, ['in', 'notin', '||'])) {
+  if (node.type === 'filter' && mentions(node.expression, ['in', 'notin', '||']) && !shortChainOnSubSelect(node.expression)) {
     // FILTER(e) ≡ FILTER(COALESCE(e, false)) (an error is false either way); the wrapping keeps Virtuoso from evaluating the test as an index lookup.
     node.expression = operation('coalesce', [
       errorsAsFalse(rewrite(node.expression, booleanVars, inPattern)),
@@ -774,12 +776,16 @@ function rewrite(node: unknown, booleanVars: Set<string>, inPattern = true): unk
   if ((node.type === 'bind' || ('expression' in node && 'variable' in node)) && isBooleanValued(node.expression)) {
     booleanVars.add((node.variable as { value: string }).value);
   }
+  // Inside a sub-SELECT, its FILTERs see the MIN and MAX columns of its own sub-SELECTs.
+  const outer = visibleExtremes;
+  if (node.type === 'query') visibleExtremes = extremeColumnsOf.get(node) ?? new Map<string, SubSelectExtreme>();
   for (const key of Object.keys(node)) {
     if (key === 'variable') continue;
     // A sub-SELECT's grouping and HAVING are not graph patterns; its projection and ORDER BY are rewritten as one when it has no grouping (projectsAsPattern).
     const outside = node.type === 'query' && (['group', 'having'].includes(key) || ((key === 'variables' || key === 'order') && !projectsAsPattern(node)));
     node[key] = rewrite(node[key], booleanVars, inPattern && !outside);
   }
+  visibleExtremes = outer;
   return node;
 }
 
@@ -810,8 +816,55 @@ function rewriteNegation(node: Node, booleanVars: Set<string>, inPattern: boolea
   return operation('if', [numberOrString, operation('if', [a, boolean(false), boolean(true)]), operation('if', [isDataBoolean(a), node, errorVariable()])]);
 }
 
-/** A client's comparison in a graph pattern (`rewrite`): the node to put in its place, its operands rewritten (module comment). */
+/**
+ * A client's comparison in a graph pattern (`rewrite`): the node to put in its place, its operands
+ * rewritten (module comment). One at a FILTER's top with a sub-SELECT's MIN or MAX column is sent
+ * against that column's companions (`subSelectExtremeComparison`).
+ */
 function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: boolean): unknown {
+  // Read before the operands are rewritten (the branches take copies of them).
+  const extreme = subSelectExtremeComparison(node);
+  if (extreme) return extreme;
+  const column = subSelectColumnWithConstant(node);
+  const sent = comparisonAsSent(node, booleanVars, inPattern);
+  return column ? operation('&&', [operation('bound', [column]), testsAsLogic(sent)]) : sent;
+}
+
+/**
+ * The sub-SELECT column of a comparison at a FILTER's top of a sub-SELECT's projected expression
+ * (`{ SELECT ?g (COUNT(*) AS ?c) … GROUP BY ?g } FILTER(?c != 10)`) with a constant, or undefined:
+ * Virtuoso fails to compile an IF or a COALESCE over such a column (SQ156), where it compiles the
+ * same tests joined by `&&`, `||` and `!` (`testsAsLogic`).
+ */
+function subSelectColumnWithConstant(node: Node): Node | undefined {
+  if (!FILTER_TOP_COMPARISONS.has(node) || GENERATED.has(node)) return undefined;
+  const args = node.args as unknown[];
+  const at = args.findIndex((a) => isNode(a) && a.termType === 'Variable' && subSelectColumns.has(a.value as string));
+  const other = args[1 - at];
+  return at >= 0 && isNode(other) && (other.termType === 'Literal' || other.termType === 'NamedNode') ? (args[at] as Node) : undefined;
+}
+
+/**
+ * A comparison as sent (`comparisonAsSent`) with its IFs and its `COALESCE(e, false)` written as
+ * `&&`, `||` and `!` of the same tests, for a FILTER's top, where false and an error drop the same
+ * rows: `IF(c, x, error)` and `IF(c, x, false)` as `c && x`, `IF(c, x, true)` as `!c || x`, other IFs
+ * as `(c && x) || (!c && y)`. The tests are two-valued over a bound column (the caller adds `BOUND`).
+ */
+function testsAsLogic(e: unknown): unknown {
+  if (!isNode(e) || e.type !== 'operation' || !GENERATED.has(e)) return e;
+  const args = e.args as unknown[];
+  const constant = (x: unknown, value: string) => isNode(x) && x.termType === 'Literal' && (x.datatype as Node | undefined)?.value === `${XSD}boolean` && x.value === value;
+  if (e.operator === 'coalesce' && args.length === 2 && constant(args[1], 'false')) return testsAsLogic(args[0]);
+  if (e.operator === '&&' || e.operator === '||') return operation(e.operator, args.map(testsAsLogic));
+  if (e.operator !== 'if') return e;
+  const [c, x, y] = args;
+  if (isErrorVariable(y) || constant(y, 'false')) return operation('&&', [c, testsAsLogic(x)]);
+  if (constant(y, 'true')) return operation('||', [operation('!', [c]), testsAsLogic(x)]);
+  return operation('||', [operation('&&', [c, testsAsLogic(x)]), operation('&&', [operation('!', [copy(c)]), testsAsLogic(y)])]);
+}
+
+/** A client's comparison as `rewriteComparison` sends it but for a sub-SELECT's MIN or MAX column: its operands rewritten. */
+function comparisonAsSent(node: Node, booleanVars: Set<string>, inPattern: boolean): unknown {
   // In a graph pattern only: Virtuoso refuses a variable it cannot group (?fkgqa_error) in projections, HAVING and ORDER BY.
   const booleans = (node.args as unknown[]).map((a) => isBooleanTyped(a, booleanVars));
   // The variables whose being unbound is the client's comparison's error, read before its operands are rewritten (none for this store's own tests).
@@ -1084,8 +1137,226 @@ function restoreWildcards(node: unknown, Wildcard: new () => unknown, seen = new
   if (Array.isArray(node)) node.forEach((v, i) => isNode(v) && v.termType === 'Wildcard' && !(v instanceof Wildcard) && (node[i] = new Wildcard()));
 }
 
+/**
+ * True for a FILTER's expression with `||` but no IN that names a sub-SELECT's projected expression
+ * (`FILTER(?h = ?min || ?g = 3)`) and holds fewer than 20 comparisons: sent without the COALESCE of
+ * long filters (`rewrite`), which Virtuoso fails to compile over such a column (SQ156); the lookup
+ * that loses rows is taken for about 20 values or more.
+ */
+function shortChainOnSubSelect(e: unknown): boolean {
+  if (mentions(e, ['in', 'notin'])) return false;
+  let comparisons = 0;
+  let column = false;
+  const stack = [e];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (!isNode(n)) continue;
+    if (n.termType === 'Variable' && (subSelectColumns.has(n.value as string) || visibleExtremes.has(n.value as string))) column = true;
+    if (n.type !== 'operation') continue;
+    if (COMPARISONS.has(n.operator as string)) comparisons++;
+    stack.push(...(n.args as unknown[]));
+  }
+  return column && comparisons < 20;
+}
+
 /** The variables a sub-SELECT of the query being rewritten projects as an expression (`(AVG(?x) AS ?m)`), set by `virtuosoQuery`. */
 let subSelectColumns = new Set<string>();
+
+/** One `(MIN(e) AS ?v)` or `(MAX(e) AS ?v)` of a sub-SELECT (`subSelectExtremes`). */
+interface SubSelectExtreme {
+  aggregation: 'min' | 'max';
+  /** The sub-SELECT projecting it, which gets its companion columns when a comparison uses them. */
+  select: Node;
+  /** `e`. */
+  expression: Node;
+  /** `?v`. */
+  column: string;
+  /** Projected by the query itself: the sub-SELECT also counts its other terms and NaNs (`projectedSubSelectExtremes`). */
+  projected?: boolean;
+}
+
+/** Per query node of the query being rewritten, the MIN and MAX columns of its direct sub-SELECTs (`subSelectExtremes`), set by `virtuosoQuery`. */
+let extremeColumnsOf = new WeakMap<object, Map<string, SubSelectExtreme>>();
+/** The MIN and MAX sub-SELECT columns a FILTER sees where `rewrite` is: those of the query node being rewritten. */
+let visibleExtremes = new Map<string, SubSelectExtreme>();
+/** The sub-SELECT MIN and MAX columns a comparison was sent against (their companions are added to the sub-SELECT). */
+let usedExtremes = new Set<SubSelectExtreme>();
+
+/** Prefix of the companion columns of a sub-SELECT's MIN or MAX (`subSelectExtremeComparison`); never a variable of a gold query. */
+export const SUB_EXTREME_PREFIX = 'fkgqa_sub_';
+
+/**
+ * Per query node (the query and its sub-SELECTs), the `(MIN(e) AS ?v)` and `(MAX(e) AS ?v)` of the
+ * sub-SELECTs directly in its WHERE clause (not inside another sub-SELECT), by `?v`: those its FILTERs
+ * see together with their companions. A column another direct sub-SELECT projects too is left out
+ * (rows of that one would have no companions).
+ * @param ast the parsed query
+ */
+function subSelectExtremes(ast: unknown): WeakMap<object, Map<string, SubSelectExtreme>> {
+  const out = new WeakMap<object, Map<string, SubSelectExtreme>>();
+  for (const query of queryNodes(ast)) {
+    const selects: Node[] = [];
+    const stack: unknown[] = [query.where];
+    while (stack.length > 0) {
+      const n = stack.pop();
+      if (Array.isArray(n)) stack.push(...(n as unknown[]));
+      else if (isNode(n) && typeof n.termType !== 'string') {
+        if (n.type === 'query') selects.push(n);
+        else stack.push(...Object.values(n));
+      }
+    }
+    const projected = new Map<string, number>();
+    const columns = new Map<string, SubSelectExtreme>();
+    for (const select of selects)
+      for (const item of (select.variables ?? []) as Node[]) {
+        const name = item.termType === 'Variable' ? (item.value as string) : isNode(item.variable) ? (item.variable.value as string) : undefined;
+        if (name === undefined) continue;
+        projected.set(name, (projected.get(name) ?? 0) + 1);
+        const e = item.expression;
+        const aggregation = isNode(e) && e.type === 'aggregate' ? String(e.aggregation).toLowerCase() : '';
+        if ((aggregation === 'min' || aggregation === 'max') && isNode((e as Node).expression) && ((e as Node).expression as Node).termType !== 'Wildcard')
+          columns.set(name, { aggregation, select, expression: (e as Node).expression as Node, column: name });
+      }
+    for (const name of [...columns.keys()]) if (projected.get(name) !== 1) columns.delete(name);
+    if (columns.size > 0) out.set(query, columns);
+  }
+  return out;
+}
+
+/** The kind codes of a sub-SELECT's MIN or MAX companion `k`: the kind of the term SPARQL chooses (§15.1; oxigraph: numbers below simple literals). */
+const KIND = { iri: 1, number: 2, simple: 3, otherMin: 4, otherMax: 0 } as const;
+
+/**
+ * A comparison at a FILTER's top of a sub-SELECT's `MIN(e)` or `MAX(e)` column `?v` with a variable of
+ * the data or a number, string or IRI constant, sent against the column's companions (its operands
+ * not rewritten yet). Virtuoso orders stored strings and IRIs in MIN and MAX by its own order of
+ * stored terms, numbers above strings (and its MIN of stored strings can be unbound), and Virtuoso
+ * fails to compile the term SPARQL chooses computed from them and then compared (SQ156). The
+ * sub-SELECT gets (`addSubSelectCompanions`) the kind of term SPARQL chooses, `?fkgqa_sub_k_v`
+ * (MIN: an IRI 1, else a number 2, else a simple literal 3, else 4; MAX: a simple literal 3, else a
+ * number 2, else an IRI 1, else 0), and the aggregate over the numbers (`?fkgqa_sub_n_v`), over `STR()` of
+ * the simple literals (`?fkgqa_sub_s_v`) and of the IRIs (`?fkgqa_sub_i_v`); the comparison is sent as one
+ * branch per kind, `?fkgqa_sub_k_v = 2 && isNumber(?x) && COALESCE(?x) > ?fkgqa_sub_n_v`, `… = 3 &&
+ * isSimple(?x) && STR(?x) > ?fkgqa_sub_s_v` (IRIs: ordering them is an error, oxigraph's `<=` and `>=` of
+ * equal IRIs true), joined
+ * by `||`; `!=` keeps the row where the kinds differ (`BOUND(?x) && (!isNumber(?x) || …)`). Terms of
+ * other kinds (kind 4 or 0: dates, booleans, language-tagged literals…) are compared with Virtuoso's
+ * aggregate over them alone (`?fkgqa_sub_o_v`), a variable of the data only when it is of another kind
+ * too; a constant is unequal to them. At a FILTER's top false and an error drop the same rows; the
+ * columns stay bare (an expression of one is SQ156) and the column `?v` itself is not read (Virtuoso's
+ * MAX of stored strings is a value its isNumeric fails on, SR586).
+ * @param node the client's comparison
+ * @returns the comparison to send, or undefined where it is sent as other comparisons are
+ */
+function subSelectExtremeComparison(node: Node): unknown {
+  if (!FILTER_TOP_COMPARISONS.has(node) || GENERATED.has(node)) return undefined;
+  const args = node.args as unknown[];
+  const isColumn = (a: unknown): boolean => isNode(a) && a.termType === 'Variable' && visibleExtremes.has(a.value as string);
+  const at = args.findIndex(isColumn);
+  if (at < 0) return undefined;
+  const other = args[1 - at];
+  if (!isNode(other)) return undefined;
+  const variable = other.termType === 'Variable';
+  if (variable && (isColumn(other) || subSelectColumns.has(other.value as string) || other.value === ERROR_VARIABLE)) return undefined;
+  const constant = isNumericLiteral(other) ? KIND.number : isStringLiteral(other) ? KIND.simple : other.termType === 'NamedNode' ? KIND.iri : undefined;
+  if (!variable && constant === undefined) return undefined;
+  const extreme = visibleExtremes.get((args[at] as Node).value as string) as SubSelectExtreme;
+  usedExtremes.add(extreme);
+  const column = (part: string): Node => ({ termType: 'Variable', value: `${SUB_EXTREME_PREFIX}${part}_${extreme.column}` });
+  const operator = node.operator as string;
+  const kindIs = (code: number): Node => operation('=', [column('k'), integer(code)]);
+  const kinds = [
+    { code: KIND.iri, test: (x: Node) => operation('isiri', [x]), value: (x: Node) => operation('str', [x]), part: 'i', ordered: false },
+    // A variable of the data compared through COALESCE (module comment: Virtuoso compares a stored integer with a sub-SELECT's decimal wrongly through an index range).
+    { code: KIND.number, test: (x: Node) => isNumber(x), value: (x: Node) => (variable ? operation('coalesce', [x]) : x), part: 'n', ordered: true },
+    { code: KIND.simple, test: (x: Node) => isSimpleLiteral(x), value: (x: Node) => (variable ? operation('str', [x]) : x), part: 's', ordered: true },
+  ];
+  const branches: Node[] = [];
+  for (const kind of kinds) {
+    // IRIs are not ordered (an error); oxigraph's `<=` and `>=` of two equal IRIs are true.
+    if (['<', '>'].includes(operator) && !kind.ordered) continue;
+    const value = kind.value(copy(other) as Node);
+    const compared = operation(kind.ordered ? operator : operator === '!=' ? '!=' : '=', at === 0 ? [column(kind.part), value] : [value, column(kind.part)]);
+    if (!variable) {
+      if (constant === kind.code) branches.push(operation('&&', [kindIs(kind.code), compared]));
+      else if (operator === '!=') branches.push(kindIs(kind.code));
+    } else if (operator === '!=')
+      branches.push(balanced('&&', [kindIs(kind.code), operation('bound', [copy(other)]), operation('||', [operation('!', [kind.test(copy(other) as Node)]), compared])]) as Node);
+    else branches.push(balanced('&&', [kindIs(kind.code), kind.test(copy(other) as Node), compared]) as Node);
+  }
+  const otherKinds = kindIs(extreme.aggregation === 'min' ? KIND.otherMin : KIND.otherMax);
+  if (variable) {
+    const value = operation('coalesce', [copy(other)]);
+    const compared = operation(operator, at === 0 ? [column('o'), value] : [value, column('o')]);
+    const ofKnownKind = balanced('||', [operation('isiri', [copy(other)]), isNumber(copy(other)), isSimpleLiteral(copy(other) as Node)]);
+    branches.push(
+      operator === '!='
+        ? (balanced('&&', [otherKinds, operation('bound', [copy(other)]), operation('||', [ofKnownKind, compared])]) as Node)
+        : (balanced('&&', [otherKinds, operation('bound', [copy(other)]), operation('!', [ofKnownKind]), compared]) as Node),
+    );
+  } else if (operator === '!=') branches.push(otherKinds);
+  return branches.length === 0 ? boolean(false) : balanced('||', branches);
+}
+
+/**
+ * The MIN and MAX columns of the query's direct sub-SELECTs that a SELECT without grouping projects
+ * as plain variables (`SELECT ?m { { SELECT (MIN(?x) AS ?m) … } }`), read back as SPARQL orders terms
+ * (`extremeTerm`) from companions the sub-SELECT projects (`addSubSelectCompanions`) and the query
+ * projects after them: the aggregate over the numbers, `STR()` of the simple literals and of the
+ * IRIs, the count of NaNs and of other terms. The column itself is sent without its lexical companion
+ * (Virtuoso's isNumeric fails on its MAX of stored strings, SR586).
+ * @param select the parsed query (its projection rewritten), its projection extended in place
+ * @returns per such column, its companions
+ */
+function projectedSubSelectExtremes(select: Node): Map<string, Extreme> {
+  const out = new Map<string, Extreme>();
+  const columns = extremeColumnsOf.get(select);
+  if (!columns || !Array.isArray(select.variables) || !projectsAsPattern(select)) return out;
+  const added: Node[] = [];
+  for (const item of select.variables as Node[]) {
+    const extreme = item.termType === 'Variable' ? columns.get(item.value as string) : undefined;
+    if (!extreme || out.has(extreme.column)) continue;
+    extreme.projected = true;
+    usedExtremes.add(extreme);
+    const name = (part: string): string => `${SUB_EXTREME_PREFIX}${part}_${extreme.column}`;
+    for (const part of ['n', 's', 'i', 'nan', 'c']) added.push({ termType: 'Variable', value: name(part) });
+    out.set(extreme.column, { aggregation: extreme.aggregation, numbers: name('n'), strings: name('s'), iris: name('i'), nans: name('nan'), others: name('c') });
+  }
+  select.variables = [...(select.variables as Node[]), ...added];
+  return out;
+}
+
+/**
+ * Adds to each sub-SELECT the companion columns of its MIN and MAX columns that a comparison was sent
+ * against (`subSelectExtremeComparison`): the kind of term SPARQL chooses and the aggregate over each kind.
+ */
+function addSubSelectCompanions(): void {
+  const error = errorVariable();
+  for (const extreme of usedExtremes) {
+    const x = extreme.expression;
+    const name = (part: string): Node => ({ termType: 'Variable', value: `${SUB_EXTREME_PREFIX}${part}_${extreme.column}` });
+    const aggregate = (of: Node): Node => ({ type: 'aggregate', aggregation: extreme.aggregation, distinct: false, expression: of });
+    const isIri = () => operation('isiri', [copy(x)]);
+    const code = (n: number) => integer(n);
+    const kind =
+      extreme.aggregation === 'min'
+        ? operation('if', [isIri(), code(KIND.iri), operation('if', [isNumberTerm(x), code(KIND.number), operation('if', [isSimpleLiteral(x), code(KIND.simple), code(KIND.otherMin)])])])
+        : operation('if', [isSimpleLiteral(x), code(KIND.simple), operation('if', [isNumberTerm(x), code(KIND.number), operation('if', [isIri(), code(KIND.iri), code(KIND.otherMax)])])]);
+    (extreme.select.variables as Node[]).push(
+      { expression: aggregate(kind), variable: name('k') },
+      { expression: aggregate(operation('if', [isNumberTerm(x), copy(x), error])), variable: name('n') },
+      { expression: aggregate(operation('if', [isSimpleLiteral(x), operation('str', [copy(x)]), error])), variable: name('s') },
+      { expression: aggregate(operation('if', [isIri(), operation('str', [copy(x)]), error])), variable: name('i') },
+      { expression: aggregate(operation('if', [balanced('||', [isIri(), isNumberTerm(x), isSimpleLiteral(x)]), error, copy(x)])), variable: name('o') },
+    );
+    if (!extreme.projected) continue;
+    // As `extremeCompanions` counts them for the query's own MIN and MAX (read back by `extremeTerm`).
+    const sum = (of: Node): Node => ({ type: 'aggregate', aggregation: 'sum', distinct: false, expression: of });
+    const nan = operation('&&', [isNumberTerm(x), operation('contains', [operation('str', [copy(x)]), simpleLiteral('nan')])]);
+    const others = operation('if', [isNumberTerm(x), code(0), operation('if', [isSimpleLiteral(x), code(0), operation('if', [isIri(), code(0), code(1)])])]);
+    (extreme.select.variables as Node[]).push({ expression: sum(operation('if', [nan, code(1), code(0)])), variable: name('nan') }, { expression: sum(others), variable: name('c') });
+  }
+}
 
 /**
  * The variables that the sub-SELECTs of a query (not the query itself) project as an expression.
@@ -1160,6 +1431,9 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   const named = wildcard && !(ast as { group?: unknown }).group ? wildcardColumns(ast.where ?? []) : undefined;
   const booleanVars = new Set<string>();
   subSelectColumns = subSelectExpressions(ast);
+  extremeColumnsOf = subSelectExtremes(ast);
+  visibleExtremes = extremeColumnsOf.get(ast) ?? new Map<string, SubSelectExtreme>();
+  usedExtremes = new Set<SubSelectExtreme>();
   const unanswered = aggregateShapes(ast);
   if (unanswered) throw new StoreCannotAnswer(`${unanswered}; this store does not answer it (an oxigraph-backed serve does)`);
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
@@ -1171,12 +1445,17 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   // The ORDER BY of a query without grouping takes the rewrites of a graph pattern too: an error in a key orders the row as unbound (§15.1), where Virtuoso fails the query.
   for (const key of ['variables', 'group', 'having', 'order'] as const)
     if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, (key === 'variables' || key === 'order') && projection) as never;
+  const projectedExtremes = ast.queryType === 'SELECT' && !wildcard ? projectedSubSelectExtremes(ast as unknown as Node) : new Map<string, Extreme>();
+  addSubSelectCompanions();
   const extremeInside = ast.queryType === 'SELECT' ? (extremeInExpression(ast as unknown as Node) ?? averageInExpression(ast as unknown as Node)) : undefined;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
   if (named && named.length > 0) (ast as { variables: unknown[] }).variables = named.map((v) => ({ termType: 'Variable', value: v }));
-  const { rows } = ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard) : {};
-  const extremes = new Map<string, Extreme>();
+  const { rows } =
+    ast.queryType === 'SELECT' && (!wildcard || (named && named.length > 0)) && variables
+      ? companions(ast as unknown as Node, lexical, emptySums, lib.Wildcard, new Set(projectedExtremes.keys()))
+      : {};
+  const extremes = new Map<string, Extreme>(projectedExtremes);
   if (ast.queryType === 'SELECT' && !wildcard) extremeCompanions(ast as unknown as Node, extremes, lexical);
   const averages = new Map<string, Average>();
   if (ast.queryType === 'SELECT' && !wildcard) averageKinds(ast as unknown as Node, averages);
@@ -1562,8 +1841,9 @@ function exactLexical(x: Node): Node {
  * @param lexical filled with variable → companion variable
  * @param emptySums filled with the SUM and AVG columns read back as 0 over no rows
  * @param Wildcard sparqljs's class of `*` (the Generator writes only its instances)
+ * @param bare projected variables that get no companion (`projectedSubSelectExtremes`)
  */
-function companions(select: Node, lexical: Map<string, string>, emptySums: string[], Wildcard: new () => unknown): { rows?: string } {
+function companions(select: Node, lexical: Map<string, string>, emptySums: string[], Wildcard: new () => unknown, bare = new Set<string>()): { rows?: string } {
   const projection = select.variables as Node[];
   const added: Node[] = [];
   let rows: string | undefined;
@@ -1577,6 +1857,8 @@ function companions(select: Node, lexical: Map<string, string>, emptySums: strin
     if (!select.group && (aggregation === 'sum' || aggregation === 'avg')) emptySums.push(variable);
     // Virtuoso fails to compile an aggregate written twice inside other expressions, or COUNT(*) twice: only columns that can hold a double get a companion.
     if (item.termType !== 'Variable' && !(aggregation && ['sum', 'avg', 'min', 'max', 'sample'].includes(aggregation)) && hasAggregate(e)) continue;
+    // A sub-SELECT's MIN or MAX read back from its companions (`projectedSubSelectExtremes`).
+    if (bare.has(variable)) continue;
     const companion = `${COMPANION_PREFIX}${variable}`;
     lexical.set(variable, companion);
     // In a grouped query a projected double is a group key or computed from keys: its STR() only (Virtuoso refuses the arithmetic of `exactLexical` on a boolean there: groupedDifference).
