@@ -384,6 +384,10 @@ export function refusedRequestAnswer(e: ParserRefusal): { status: number; messag
       return { status: 501, message: `method ${headerText(method)} is not known here${why}: send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)`, headers: { Allow: ALLOWED_METHODS } };
     }
   }
+  // A request line whose version is not followed by CRLF (a bare LF, `GET / HTTP/1.1\n`): llhttp refuses it as a version error,
+  // but the version may be HTTP/1.1; what is wrong is the line's end (RFC 9112 §2.2 lets a server refuse a bare LF).
+  if (e.code === 'HPE_INVALID_VERSION' && /CRLF after version/i.test(e.reason ?? ''))
+    return { status: 400, message: 'the request line does not end with CRLF after its HTTP version (a bare LF is refused, RFC 9112 §2.2): end every line with CRLF' };
   // A version llhttp does not read (`HTTP/3.0`, `HTTP/1.9`): 505, as for any version but HTTP/1.x (RFC 9110 §15.6.6), naming it.
   if (e.code === 'HPE_INVALID_VERSION') {
     const version = refusedVersion(e);
@@ -431,8 +435,8 @@ export function refusedRequestLine(e: ParserRefusal): { method: string; target: 
   const at = Math.min(e.bytesParsed ?? raw.length, raw.length);
   const blank = raw.lastIndexOf('\r\n\r\n', at - 1);
   const start = blank < 0 ? 0 : blank + 4;
-  const end = raw.indexOf('\r\n', start);
-  const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}) (\S{1,8000}) HTTP\/\d\.\d$/.exec(raw.slice(start, end < 0 ? raw.length : end));
+  const end = raw.indexOf('\n', start);
+  const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}) (\S{1,8000}) HTTP\/\d\.\d\r?$/.exec(raw.slice(start, end < 0 ? raw.length : end));
   return m ? { method: m[1], target: m[2] } : undefined;
 }
 
