@@ -511,3 +511,14 @@ describe('serve: a request line ended by a bare LF, and absolute-form targets wi
     ]);
   });
 });
+
+describe('serve: the time of a refused request', () => {
+  it('is counted from its first byte: a method whose line never ends is logged with the wait for it (METHOD_WAIT_MS, 1 s), not 0', async () => {
+    const from = await logMark();
+    const answer = await rawAnswer(port, `FOO ${url.pathname}`);
+    expect(statuses(answer)).toEqual([501]);
+    const [entry] = (await loggedSince(from)) as (Entry & { ms: number })[];
+    expect([entry.method, entry.status]).toEqual(['?', 501]);
+    expect(entry.ms).toBeGreaterThanOrEqual(990);
+  });
+});

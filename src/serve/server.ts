@@ -205,6 +205,8 @@ interface Connection {
   waiting: (() => void)[];
   /** Closes the answers still waiting behind earlier ones when the connection closes (`handle`). */
   unsent: Set<() => void>;
+  /** When the first byte after the last request handed to the handler came (wall clock, and `performance.now()`): a refused request's arrival. */
+  headStart?: { at: number; t: number };
 }
 const connections = new WeakMap<Socket, Connection>();
 
@@ -796,8 +798,9 @@ export class ShardServer {
       endAfterInFlight(socket);
       return;
     }
-    const arrivedAt = Date.now();
-    const started = performance.now();
+    // Arrived with its first byte (a 408's request waited the headers timeout, a refused method its line's end).
+    const arrivedAt = c.headStart?.at ?? Date.now();
+    const started = c.headStart?.t ?? performance.now();
     const line = refusedRequestLine(e);
     // The client ended the connection in the middle of a request while answers to its earlier ones are under way (a query
     // running): it left, as with CONNECT or refused bytes behind its query. The connection is closed at once, so that those
@@ -846,6 +849,7 @@ export class ShardServer {
     let trim: NodeJS.Immediate | undefined;
     socket.prependListener('data', (chunk: Buffer) => {
       c.bytesRead += chunk.length;
+      c.headStart ??= { at: Date.now(), t: performance.now() };
       c.recent = c.recent.length ? Buffer.concat([c.recent, chunk]) : chunk;
       // Cut to RECENT_BYTES once the parser has read the chunk (and handed the requests in it to the handler): a request head
       // followed by more bytes in the same chunk (a body, further requests) is still whole when its request is handled.
@@ -869,8 +873,8 @@ export class ShardServer {
       if (!m) return;
       // With its blank line, the line is the handler's (`versionRefusal`) or the parser's.
       if (/^\r?\n/.test(seen.slice(lf + 1))) return;
-      const arrivedAt = Date.now();
-      const started = performance.now();
+      const arrivedAt = c.headStart?.at ?? Date.now();
+      const started = c.headStart?.t ?? performance.now();
       const message = `the request line "${line.slice(0, 200)}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)`;
       const logId = this.logIdOf(m[2], only);
       answerOnSocket(socket, { status: 400, message }, (bytes) => {
@@ -943,6 +947,7 @@ export class ShardServer {
     const conn = connectionOf(socket);
     const place = ++conn.requests;
     conn.last = { req, res };
+    conn.headStart = undefined;
     if (conn.closing !== undefined && conn.closing < place) {
       req.resume();
       // Never answered: nothing to wait for.
