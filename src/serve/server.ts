@@ -375,10 +375,12 @@ function requestProtocol(req: http.IncomingMessage): string | undefined {
   // The kept bytes start at this place among the connection's bytes; requests before `linesRead` were read already.
   const first = c.bytesRead - c.recent.length;
   const line = `${String(req.method)} ${String(req.url)} `;
-  const raw = c.recent.toString('latin1');
-  for (let at = raw.indexOf(line, Math.max(0, c.linesRead - first)); at >= 0; at = raw.indexOf(line, at + 1)) {
-    const protocol = /^([^\s]{1,40})\r\n/.exec(raw.slice(at + line.length, at + line.length + 42));
-    if (!protocol || !headersAt(raw, at + line.length + protocol[0].length, req.rawHeaders)) continue;
+  // The longest the line and headers can be as sent (but for blanks around the values): only that much is read as text.
+  const extent = line.length + 44 + req.rawHeaders.reduce((n, h) => n + h.length + 2, 2) + 512;
+  for (let at = c.recent.indexOf(line, Math.max(0, c.linesRead - first), 'latin1'); at >= 0; at = c.recent.indexOf(line, at + 1, 'latin1')) {
+    const head = c.recent.toString('latin1', at + line.length, at + extent);
+    const protocol = /^([^\s]{1,40})\r\n/.exec(head);
+    if (!protocol || !headersAt(head, protocol[0].length, req.rawHeaders)) continue;
     c.linesRead = first + at + line.length;
     return protocol[1];
   }
