@@ -30,7 +30,7 @@ import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
 import type { EndpointLauncher } from '../federation/registry.js';
 import { MAX_OPERATOR_DEPTH, MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
-import { ALLOWED_METHODS, type ParserRefusal, ProtocolError, refusedRequestAnswer, refusedRequestLine } from '../sparql/protocol.js';
+import { ALLOWED_METHODS, type ParserRefusal, ProtocolError, refusedBodies, refusedRequestAnswer, refusedRequestLine } from '../sparql/protocol.js';
 import { DEFAULT_MAX_BODY_BYTES, FEDERATION_PATH } from './defaults.js';
 import type { FederationEndpoint } from './federation-endpoint.js';
 import type { FairQueueEvent } from './fair-queue.js';
@@ -783,8 +783,11 @@ export class ShardServer {
       // A body that arrived but is malformed (a bad chunk size, a control byte in a chunk extension, a transfer coding other than
       // chunked) while its handler reads it: the read fails with what is wrong, answered 400 (and logged so) in its place, and the
       // connection closes after it.
-      if (e.code !== 'HPE_INVALID_EOF_STATE' && last.req.listenerCount('error') > 0) {
-        last.req.emit('error', new Error(answer.message));
+      // A handler that reads the body later (it waits for something first) finds the refusal then (`refusedBodies`); one that
+      // answers without the body answers as it would have (its answer closes the connection: the body was not read to its end).
+      if (e.code !== 'HPE_INVALID_EOF_STATE') {
+        refusedBodies.set(last.req, new Error(answer.message));
+        if (last.req.listenerCount('error') > 0) last.req.emit('error', new Error(answer.message));
         return;
       }
       // A body its client cut (the connection ended before it, HPE_INVALID_EOF_STATE) is no malformed one: the request ends with

@@ -66,13 +66,25 @@ function parseMediaType(value: string): { type: string; params: Record<string, s
 }
 
 /**
+ * Request bodies Node's HTTP parser refused before their handler read them (a request pipelined behind others, whose handler
+ * reads its body later): what is wrong with each, for `readBody`. Set by the server's 'clientError' listener.
+ */
+export const refusedBodies = new WeakMap<IncomingMessage, Error>();
+
+/**
  * Reads a request body into a Buffer, refusing more than `maxBytes`.
  * @throws ProtocolError 413 when the declared `Content-Length` or the bytes received exceed `maxBytes`
  *   (the rest of the body is drained and discarded so the client can read the answer); 400 when the
- *   request fails or closes before its body ends (also when it closed before this was called)
+ *   request fails or closes before its body ends (also when it closed before this was called), or Node's parser refused
+ *   its body before this was called (`refusedBodies`)
  */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    const refused = refusedBodies.get(req);
+    if (refused) {
+      reject(new ProtocolError(400, `could not read the request body: ${refused.message}`));
+      return;
+    }
     const tooLarge = () => new ProtocolError(413, `request body larger than the limit of ${maxBytes} bytes`);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {
