@@ -202,13 +202,17 @@ describe('serve: requests under way when serve stops', () => {
     const s = await serve({ shards: await demoBuild(tmpDir('fkgqa-framing-stop-build-')), kgs: ['library'], timeoutMs: 300_000, requestLog: own, writeFiles: false });
     const u = new URL(s.endpoint('library-shard1')!.url);
     expect((await fetch(`${u.href}?query=ASK%7B%7D`)).status).toBe(200);
+    // A query running, and on its connection an answer (404) waiting behind it: neither is sent nor logged.
+    const queued = rawAnswer(Number(u.port), `GET ${u.pathname}?query=${encodeURIComponent(heavy)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).catch(() => '');
+    while (!s.queriesRunning().includes('library-shard1')) await new Promise((r) => setTimeout(r, 20));
+    // And a query waiting for the store behind it.
     const ended = fetch(`${u.href}?query=${encodeURIComponent(heavy)}`).then(
       (r) => r.status,
       (e: Error) => e.name,
     );
-    while (!s.queriesRunning().includes('library-shard1')) await new Promise((r) => setTimeout(r, 20));
     await s.close();
     expect(await ended).toBe('TypeError');
+    expect(statuses(await queued)).toEqual([]);
     const logged = fs
       .readFileSync(own, 'utf8')
       .trim()

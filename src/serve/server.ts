@@ -1095,7 +1095,7 @@ export class ShardServer {
       if (!res.headersSent && conn.closing !== undefined && conn.closing < place) return;
       // Cut because serve is stopping (it closes every connection and stops its workers): the server's doing, not its client's
       // (no 499) nor its store's (no 500 failed).
-      if (this.closed && (a.cancelled || a.failed || !res.headersSent)) return;
+      if (this.closed && (unsent || a.cancelled || a.failed || !res.headersSent)) return;
       // Never sent (its client left while it waited behind earlier answers): 499, as for a client gone during its query.
       if (unsent) a = { ...a, status: 499, cancelled: true, timeout: undefined, busy: undefined, failed: undefined };
       // A HEAD answer carries no body, nor does one never written (its client left first): their bytes are 0.
