@@ -338,8 +338,11 @@ describe('serve: answers given at once, then a query, then bytes that end the co
 describe('serve: a client that leaves with an unfinished request pipelined behind its query', () => {
   it('stops the query when the client leaves (499, not run to its time limit), and logs the unfinished request 499, not a 400 no one read', async () => {
     const heavy = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
-    // A version-less line without its blank line, and headers without theirs.
-    for (const behind of ['GET /x\r\n', 'GET / HTTP/1.1\r\nHost: a\r\n']) {
+    // A version-less line without its blank line (logged as `?`: no request line), and headers without theirs (logged under the line's endpoint).
+    for (const [behind, unfinished] of [
+      ['GET /x\r\n', { endpoint: '-', method: '?' }],
+      ['GET /library-shard2/sparql HTTP/1.1\r\nHost: a\r\n', { endpoint: 'library-shard2', method: 'GET' }],
+    ] as const) {
       const from = await logMark();
       const before = server.restartsOf('library-shard1')!.restarts;
       const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${url.pathname}?query=${encodeURIComponent(heavy)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n${behind}`));
@@ -349,10 +352,12 @@ describe('serve: a client that leaves with an unfinished request pipelined behin
       while (server.queriesRunning().length > 0) await new Promise((r) => setTimeout(r, 20));
       // Stopped because its client left (its worker replaced), not at the 5 s time limit (503, timeout).
       expect(server.restartsOf('library-shard1')!.restarts).toBe(before + 1);
-      expect(brief(await loggedSince(from)).sort((a, b) => a.endpoint.localeCompare(b.endpoint))).toEqual([
-        { endpoint: '-', method: '?', status: 499, cancelled: true },
-        { endpoint: 'library-shard1', method: 'GET', status: 499, cancelled: true },
-      ]);
+      expect(brief(await loggedSince(from)).sort((a, b) => a.endpoint.localeCompare(b.endpoint))).toEqual(
+        [
+          { ...unfinished, status: 499, cancelled: true },
+          { endpoint: 'library-shard1', method: 'GET', status: 499, cancelled: true },
+        ].sort((a, b) => a.endpoint.localeCompare(b.endpoint)),
+      );
     }
   });
 });

@@ -735,6 +735,8 @@ export class ShardServer {
       const parsed = Math.min(e.bytesParsed ?? e.rawPacket.length, e.rawPacket.length);
       e = Object.assign(e, { rawPacket: recent, bytesParsed: recent.length - e.rawPacket.length + parsed });
     }
+    // The connection ended within a request's line or headers: Node hands no packet, the unfinished request is the end of the bytes kept.
+    if (e.code === 'HPE_INVALID_EOF_STATE' && !e.rawPacket && recent.length) e = Object.assign(e, { rawPacket: recent, bytesParsed: recent.length });
     // llhttp refuses a method at its first byte no method starts with (`FO`): the rest of its line may still be on its way. The
     // answer names the method whole and the log its target, so it waits for the line's end (or the connection's end, or METHOD_WAIT_MS).
     if (e.code === 'HPE_INVALID_METHOD' && e.rawPacket && !c.methodWait && !waited) {
