@@ -202,13 +202,17 @@ describe('serve: requests under way when serve stops', () => {
     const s = await serve({ shards: await demoBuild(tmpDir('fkgqa-framing-stop-build-')), kgs: ['library'], timeoutMs: 300_000, requestLog: own, writeFiles: false });
     const u = new URL(s.endpoint('library-shard1')!.url);
     expect((await fetch(`${u.href}?query=ASK%7B%7D`)).status).toBe(200);
+    // A query running, and on its connection an answer (404) waiting behind it: neither is sent nor logged.
+    const queued = rawAnswer(Number(u.port), `GET ${u.pathname}?query=${encodeURIComponent(heavy)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).catch(() => '');
+    while (!s.queriesRunning().includes('library-shard1')) await new Promise((r) => setTimeout(r, 20));
+    // And a query waiting for the store behind it.
     const ended = fetch(`${u.href}?query=${encodeURIComponent(heavy)}`).then(
       (r) => r.status,
       (e: Error) => e.name,
     );
-    while (!s.queriesRunning().includes('library-shard1')) await new Promise((r) => setTimeout(r, 20));
     await s.close();
     expect(await ended).toBe('TypeError');
+    expect(statuses(await queued)).toEqual([]);
     const logged = fs
       .readFileSync(own, 'utf8')
       .trim()
@@ -334,8 +338,11 @@ describe('serve: answers given at once, then a query, then bytes that end the co
 describe('serve: a client that leaves with an unfinished request pipelined behind its query', () => {
   it('stops the query when the client leaves (499, not run to its time limit), and logs the unfinished request 499, not a 400 no one read', async () => {
     const heavy = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
-    // A version-less line without its blank line, and headers without theirs.
-    for (const behind of ['GET /x\r\n', 'GET / HTTP/1.1\r\nHost: a\r\n']) {
+    // A version-less line without its blank line (logged as `?`: no request line), and headers without theirs (logged under the line's endpoint).
+    for (const [behind, unfinished] of [
+      ['GET /x\r\n', { endpoint: '-', method: '?' }],
+      ['GET /library-shard2/sparql HTTP/1.1\r\nHost: a\r\n', { endpoint: 'library-shard2', method: 'GET' }],
+    ] as const) {
       const from = await logMark();
       const before = server.restartsOf('library-shard1')!.restarts;
       const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${url.pathname}?query=${encodeURIComponent(heavy)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n${behind}`));
@@ -345,10 +352,12 @@ describe('serve: a client that leaves with an unfinished request pipelined behin
       while (server.queriesRunning().length > 0) await new Promise((r) => setTimeout(r, 20));
       // Stopped because its client left (its worker replaced), not at the 5 s time limit (503, timeout).
       expect(server.restartsOf('library-shard1')!.restarts).toBe(before + 1);
-      expect(brief(await loggedSince(from)).sort((a, b) => a.endpoint.localeCompare(b.endpoint))).toEqual([
-        { endpoint: '-', method: '?', status: 499, cancelled: true },
-        { endpoint: 'library-shard1', method: 'GET', status: 499, cancelled: true },
-      ]);
+      expect(brief(await loggedSince(from)).sort((a, b) => a.endpoint.localeCompare(b.endpoint))).toEqual(
+        [
+          { ...unfinished, status: 499, cancelled: true },
+          { endpoint: 'library-shard1', method: 'GET', status: 499, cancelled: true },
+        ].sort((a, b) => a.endpoint.localeCompare(b.endpoint)),
+      );
     }
   });
 });
@@ -430,5 +439,101 @@ describe('serve: a request line naming another protocol or version than HTTP/1.x
       expect(answer).toContain(`\r\n\r\n${why}\n`);
     }
     expect(brief(await loggedSince(from))).toEqual(Array.from({ length: 3 }, () => ({ endpoint: 'library-shard1', method: 'GET', status: 505 })));
+  });
+});
+
+describe('serve: answers waiting behind a query when the client leaves', () => {
+  it('stops every query of the connection and logs every request 499 with 0 bytes, also those whose answers waited behind the first', async () => {
+    const heavy = `SELECT (COUNT(*) AS ?n) WHERE { ${Array.from({ length: 8 }, (_, i) => `?s${i} ?p${i} ?o${i} .`).join(' ')} }`;
+    const get = (target: string) => `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    const second = new URL(server.endpoint('library-shard2')!.url).pathname;
+    const from = await logMark();
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(get(`${url.pathname}?query=${encodeURIComponent(heavy)}`) + get('/nope') + get(`${second}?query=${encodeURIComponent(heavy)}`)));
+    socket.on('error', () => undefined);
+    while (!server.queriesRunning().includes('library-shard1')) await new Promise((r) => setTimeout(r, 20));
+    socket.destroy();
+    // Both queries stopped (not run to the 5 s time limit, 503) and the 404 that was never sent: 499 each, nothing sent.
+    await expect.poll(() => entries().length - from, { timeout: 60_000 }).toBeGreaterThanOrEqual(4);
+    const logged = await loggedSince(from);
+    expect(brief(logged).sort((a, b) => a.endpoint.localeCompare(b.endpoint))).toEqual([
+      { endpoint: '-', method: 'GET', status: 499, cancelled: true },
+      { endpoint: 'library-shard1', method: 'GET', status: 499, cancelled: true },
+      { endpoint: 'library-shard2', method: 'GET', status: 499, cancelled: true },
+    ]);
+    expect(logged.map((e) => e.bytes)).toEqual([0, 0, 0]);
+    await expect.poll(() => server.queriesRunning(), { timeout: 60_000 }).toEqual([]);
+  });
+});
+
+describe('serve: a malformed body of a request pipelined behind a query', () => {
+  it('is answered 400 in its place, after the query answer, and the connection closes (not left waiting, nor cut with the query answer)', async () => {
+    const first = `GET ${url.pathname}?query=${encodeURIComponent(COUNT)}&timeout=1ms HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: ${MEDIA.json}\r\n\r\n`;
+    // An endpoint reads the body at once; /federation/sparql only once its engine's modules are loaded (after the body was refused).
+    for (const [target, logged] of [
+      [url.pathname, 'library-shard1'],
+      ['/federation/sparql', '/federation/sparql'],
+    ]) {
+      const post = `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nASK{}\r\nZZ\r\n`;
+      const from = await logMark();
+      const answer = await rawAnswer(port, first + post);
+      const [status] = statuses(answer);
+      expect(statuses(answer)).toEqual([status, 400]);
+      expect(answer).toMatch(/\r\n\r\ncould not read the request body: the request is not valid HTTP\/1\.1 \(Invalid character in chunk size\)\n$/);
+      expect(answer.slice(answer.lastIndexOf('HTTP/1.1 400'))).toContain('\r\nConnection: close\r\n');
+      expect(brief(await loggedSince(from)).map((e) => [e.endpoint, e.method, e.status])).toEqual([
+        ['library-shard1', 'GET', status],
+        [logged, 'POST', 400],
+      ]);
+    }
+  });
+});
+
+describe("serve: the protocol of a request line is read from that request's own line", () => {
+  it('answers a request 200 when an earlier header value or body holds its line with RTSP/1.0, and 505 to RTSP/1.0 followed by a long body', async () => {
+    const target = `${url.pathname}?query=ASK%7B%7D`;
+    const ask = `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
+    const spoof = `GET ${target} RTSP/1.0\r\n`;
+    const inHeader = await rawAnswer(port, `GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Note: ${spoof}\r\n${ask}`);
+    expect(statuses(inHeader)).toEqual([404, 200]);
+    // The line in a comment of the query text sent as the body.
+    const query = `ASK {} # ${spoof}`;
+    const inBody = await rawAnswer(port, `POST ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nContent-Length: ${query.length}\r\n\r\n${query}${ask}`);
+    expect(statuses(inBody)).toEqual([200, 200]);
+    const body = 'x'.repeat(40_000);
+    const rtsp = await rawAnswer(port, `POST ${url.pathname} RTSP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    expect(statuses(rtsp)).toEqual([505]);
+    expect(rtsp).toContain('\r\n\r\nRTSP/1.0 is not HTTP: send HTTP/1.1 (RFC 9112 §2.3)\n');
+  });
+});
+
+describe('serve: a request line ended by a bare LF, and absolute-form targets with an empty authority or userinfo', () => {
+  it('answers 400 naming what is wrong (not 505, not the endpoint), and logs it', async () => {
+    const target = `${url.pathname}?query=ASK%7B%7D`;
+    const from = await logMark();
+    const lf = await rawAnswer(port, `GET ${target} HTTP/1.1\nHost: 127.0.0.1\r\n\r\n`);
+    expect(statuses(lf)).toEqual([400]);
+    expect(lf).toContain('\r\n\r\nthe request line does not end with CRLF after its HTTP version (a bare LF is refused, RFC 9112 §2.2): end every line with CRLF\n');
+    const empty = await rawAnswer(port, `GET http:///127.0.0.1${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect(statuses(empty)).toEqual([400]);
+    expect(empty).toContain(`\r\n\r\nthe request target "http:///127.0.0.1${target}" names no host`);
+    const user = await rawAnswer(port, `GET http://a:b@127.0.0.1${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect(statuses(user)).toEqual([400]);
+    expect(user).toContain(`names a user (userinfo@): send an origin-form target (/path) or an http URI without userinfo (RFC 9110 §4.2.4)\n`);
+    expect(brief(await loggedSince(from))).toEqual([
+      { endpoint: 'library-shard1', method: 'GET', status: 400 },
+      { endpoint: '-', method: 'GET', status: 400 },
+      { endpoint: '-', method: 'GET', status: 400 },
+    ]);
+  });
+});
+
+describe('serve: the time of a refused request', () => {
+  it('is counted from its first byte: a method whose line never ends is logged with the wait for it (METHOD_WAIT_MS, 1 s), not 0', async () => {
+    const from = await logMark();
+    const answer = await rawAnswer(port, `FOO ${url.pathname}`);
+    expect(statuses(answer)).toEqual([501]);
+    const [entry] = (await loggedSince(from)) as (Entry & { ms: number })[];
+    expect([entry.method, entry.status]).toEqual(['?', 501]);
+    expect(entry.ms).toBeGreaterThanOrEqual(990);
   });
 });

@@ -30,7 +30,7 @@ import type { StoreSource } from '../common/store-worker.js';
 import { TOOL } from '../common/version.js';
 import type { EndpointLauncher } from '../federation/registry.js';
 import { MAX_OPERATOR_DEPTH, MAX_SERVED_QUERY_DEPTH } from '../sparql/guard.js';
-import { ALLOWED_METHODS, type ParserRefusal, ProtocolError, refusedRequestAnswer, refusedRequestLine } from '../sparql/protocol.js';
+import { ALLOWED_METHODS, type ParserRefusal, ProtocolError, refusedBodies, refusedRequestAnswer, refusedRequestLine } from '../sparql/protocol.js';
 import { DEFAULT_MAX_BODY_BYTES, FEDERATION_PATH } from './defaults.js';
 import type { FederationEndpoint } from './federation-endpoint.js';
 import type { FairQueueEvent } from './fair-queue.js';
@@ -172,64 +172,74 @@ function refusal(e: unknown, gone: boolean): Answer {
 }
 
 /**
- * Connections whose close is announced: an answer on them said `Connection: close` (or will: its
- * request asked for it, or was HTTP/1.0 without keep-alive), or the server refused bytes on them and
- * closes them. A server that announced a close reads no further request on that connection (RFC 9112
- * §9.6): a request pipelined behind such an answer is neither answered nor logged, and a query it
- * started is stopped when the connection closes. Keyed by the socket (a closed socket drops out); the
- * value is the place of the announcing answer among the connection's requests (`requestsSeen`): an
- * answer written by the server itself after the ones under way (`answerOnSocket`) comes half a place
- * after the last request handed to the handler.
+ * What serve keeps of one connection (`connectionOf`, keyed by its socket: a closed socket drops out).
  */
-const closing = new WeakMap<Socket, number>();
+interface Connection {
+  /**
+   * Where its close was announced, if it was: an answer on it said `Connection: close` (or will: its
+   * request asked for it, or was HTTP/1.0 without keep-alive), or the server refused bytes on it and
+   * closes it. A server that announced a close reads no further request on that connection (RFC 9112
+   * §9.6): a request pipelined behind such an answer is neither answered nor logged, and a query it
+   * started is stopped when the connection closes. The place of the announcing answer among the
+   * connection's requests (`requests`): an answer written by the server itself after the ones under
+   * way (`answerOnSocket`) comes half a place after the last request handed to the handler.
+   */
+  closing?: number;
+  /**
+   * The last bytes read (at least the last RECENT_BYTES, and the whole chunk Node's parser is reading), kept so that a refusal
+   * of the parser can name the method and request line of a request that came in several TCP segments (the parser hands only
+   * the last one to its 'clientError' event), and the protocol of a request line can be read (`requestProtocol`).
+   */
+  recent: Buffer;
+  /** Bytes read so far (where `recent` ends among them). */
+  bytesRead: number;
+  /** Where the request line last read by `requestProtocol` ends among the bytes. */
+  linesRead: number;
+  /** A refused method is being read to its end before it is answered (`answerRefusedRequest`). */
+  methodWait: boolean;
+  /** Requests handed to the handler so far (the first is 1), and the last of them with its answer (its body may still be coming). */
+  requests: number;
+  last?: { req: http.IncomingMessage; res: http.ServerResponse };
+  /** Answers to them finished (sent in full, or closed unfinished), and what waits for `done` to reach `requests` (`afterAnswers`). */
+  done: number;
+  waiting: (() => void)[];
+  /** Closes the answers still waiting behind earlier ones when the connection closes (`handle`). */
+  unsent: Set<() => void>;
+  /** When the first byte after the last request handed to the handler came (wall clock, and `performance.now()`): a refused request's arrival. */
+  headStart?: { at: number; t: number };
+}
+const connections = new WeakMap<Socket, Connection>();
 
-/**
- * The last bytes read on a connection (at most RECENT_BYTES), kept so that a refusal of Node's parser
- * can name the method and request line of a request that came in several TCP segments (the parser
- * hands only the last one to its 'clientError' event).
- */
-const recentBytes = new WeakMap<Socket, Buffer>();
-/** Bytes read on a connection so far (where `recentBytes` ends among them). */
-const bytesRead = new WeakMap<Socket, number>();
-/** A request line as long as one the refusal names (refusedRequestLine: 8000 characters of target), and its headers' start. */
-const RECENT_BYTES = 16_384;
+/** The state of a connection (made at its first use). */
+function connectionOf(socket: Socket): Connection {
+  let c = connections.get(socket);
+  if (!c) {
+    const state: Connection = { recent: Buffer.alloc(0), bytesRead: 0, linesRead: 0, methodWait: false, requests: 0, done: 0, waiting: [], unsent: new Set() };
+    socket.once('close', () => state.unsent.forEach((drop) => drop()));
+    connections.set(socket, (c = state));
+  }
+  return c;
+}
 
-/** Connections whose refused method is being read to its end before it is answered (`answerRefusedRequest`). */
-const methodWaits = new WeakSet<Socket>();
+/** Node's limit of a request's line and headers (16 KiB), and its blank line: a request head fits in the bytes kept. */
+const RECENT_BYTES = 16_384 + 1_024;
+
 /** Whether the bytes from a request's start hold no whole request line yet (no line end within the 8 KiB a logged line may have). */
 const lineUnfinished = (fromStart: string): boolean => !fromStart.includes('\n') && fromStart.length < 8_200;
 /** How long the end of a refused method's line is waited for, in ms. */
 const METHOD_WAIT_MS = 1_000;
 
-/** Requests on a connection handed to the handler so far (the first is 1). */
-const requestsSeen = new WeakMap<Socket, number>();
-
 /** Marks a connection's close as announced by the answer at `place` (an earlier mark stands). */
-function announceClose(socket: Socket, place = (requestsSeen.get(socket) ?? 0) + 0.5): void {
-  if (!closing.has(socket)) closing.set(socket, place);
-}
-
-/**
- * Answers on a connection: the requests handed to the handler, the answers to them finished (sent in
- * full, or closed unfinished), and what waits for the two to be equal (`afterAnswers`).
- */
-interface Answers {
-  done: number;
-  waiting: (() => void)[];
-}
-const answers = new WeakMap<Socket, Answers>();
-
-function answersOf(socket: Socket): Answers {
-  let a = answers.get(socket);
-  if (!a) answers.set(socket, (a = { done: 0, waiting: [] }));
-  return a;
+function announceClose(socket: Socket, place?: number): void {
+  const c = connectionOf(socket);
+  c.closing ??= place ?? c.requests + 0.5;
 }
 
 /** Counts one answer on the connection as finished, and runs what waited for the last of them. */
 function answerDone(socket: Socket): void {
-  const a = answersOf(socket);
+  const a = connectionOf(socket);
   a.done++;
-  if (a.done < (requestsSeen.get(socket) ?? 0)) return;
+  if (a.done < a.requests) return;
   const waiting = a.waiting.splice(0);
   // After the answers' own 'close' (next tick), where their requests are logged: the log keeps the order they were sent in.
   if (waiting.length) setImmediate(() => waiting.forEach((w) => w()));
@@ -243,8 +253,8 @@ function answerDone(socket: Socket): void {
  * Node's queue: so the answers are counted, not read off the socket.
  */
 function afterAnswers(socket: Socket, then: () => void): void {
-  const a = answersOf(socket);
-  if (a.done >= (requestsSeen.get(socket) ?? 0) || socket.destroyed) {
+  const a = connectionOf(socket);
+  if (a.done >= a.requests || socket.destroyed) {
     then();
     return;
   }
@@ -328,12 +338,21 @@ function absoluteForm(target: string): boolean {
 /**
  * The host a request names (RFC 9112 §3.2): an absolute-form target's authority (it wins over the
  * Host header, §3.2.2), else the Host header (undefined without one).
- * @throws ProtocolError 400 for an absolute-form target without a host (`foo:///path`) or an empty Host header: the name the
- *   loopback guard checks would be empty, and an http URI always has one
+ * @throws ProtocolError 400 for an absolute-form target without a host (`foo:///path`, `http:///path`) or an empty Host header
+ *   (the name the loopback guard checks would be empty, and an http URI always has one, RFC 9110 §4.2.1), or for an
+ *   absolute-form target with userinfo (`http://user@host/path`, RFC 9110 §4.2.4)
  */
 function requestHost(req: http.IncomingMessage, url: URL): string | undefined {
   if (absoluteForm(req.url ?? '/')) {
-    if (url.host === '')
+    // The authority as written (the URL parser skips the empty one of `http:///host/path` and takes `host` for it).
+    const authority = /^[^:]*:\/\/([^/?#]*)/.exec(req.url ?? '')?.[1] ?? '';
+    // RFC 9110 §4.2.4: userinfo in an http URI is deprecated, and a recipient treats it as an error.
+    if (authority.includes('@'))
+      throw new ProtocolError(
+        400,
+        `the request target ${JSON.stringify(String(req.url).slice(0, 200))} names a user (userinfo@): send an origin-form target (/path) or an http URI without userinfo (RFC 9110 §4.2.4)`,
+      );
+    if (url.host === '' || authority === '')
       throw new ProtocolError(
         400,
         `the request target ${JSON.stringify(String(req.url).slice(0, 200))} names no host: send an origin-form target (/path) or an http URI with its host (RFC 9112 §3.2.2)`,
@@ -347,24 +366,42 @@ function requestHost(req: http.IncomingMessage, url: URL): string | undefined {
 
 /**
  * The protocol a request line names (`HTTP/1.1`, `RTSP/1.0`), read from the connection's bytes (Node tells the version only):
- * the word after the method and target of the last such line there.
- * @returns undefined when the line is no longer among the bytes kept
+ * the word after the method and target of the first request line there, after the ones read already, that the request's own
+ * header lines follow, as they were sent (so that a header value or a body holding such a line is not taken for it).
+ * @returns undefined when the line is not among the bytes kept
  */
 function requestProtocol(req: http.IncomingMessage): string | undefined {
-  const recent = recentBytes.get(req.socket);
-  if (!recent) return undefined;
+  const c = connectionOf(req.socket);
   // The kept bytes start at this place among the connection's bytes; requests before `linesRead` were read already.
-  const first = (bytesRead.get(req.socket) ?? recent.length) - recent.length;
+  const first = c.bytesRead - c.recent.length;
   const line = `${String(req.method)} ${String(req.url)} `;
-  const raw = recent.toString('latin1');
-  const at = raw.indexOf(line, Math.max(0, (linesRead.get(req.socket) ?? 0) - first));
-  if (at < 0) return undefined;
-  linesRead.set(req.socket, first + at + line.length);
-  return /^([^\s]{1,40})\r?\n/.exec(raw.slice(at + line.length, at + line.length + 42))?.[1];
+  // The longest the line and headers can be as sent (but for blanks around the values): only that much is read as text.
+  const extent = line.length + 44 + req.rawHeaders.reduce((n, h) => n + h.length + 2, 2) + 512;
+  for (let at = c.recent.indexOf(line, Math.max(0, c.linesRead - first), 'latin1'); at >= 0; at = c.recent.indexOf(line, at + 1, 'latin1')) {
+    const head = c.recent.toString('latin1', at + line.length, at + extent);
+    const protocol = /^([^\s]{1,40})\r\n/.exec(head);
+    if (!protocol || !headersAt(head, protocol[0].length, req.rawHeaders)) continue;
+    c.linesRead = first + at + line.length;
+    return protocol[1];
+  }
+  return undefined;
 }
 
-/** Where the request line last read by `requestProtocol` ends among a connection's bytes. */
-const linesRead = new WeakMap<Socket, number>();
+/** Whether `raw` holds, from `at`, these header lines (name, colon, optional blanks, value, optional blanks, CRLF), then a blank line. */
+function headersAt(raw: string, at: number, rawHeaders: string[]): boolean {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const head = `${rawHeaders[i]}:`;
+    if (!raw.startsWith(head, at)) return false;
+    at += head.length;
+    while (raw[at] === ' ' || raw[at] === '\t') at++;
+    if (!raw.startsWith(rawHeaders[i + 1], at)) return false;
+    at += rawHeaders[i + 1].length;
+    while (raw[at] === ' ' || raw[at] === '\t') at++;
+    if (!raw.startsWith('\r\n', at)) return false;
+    at += 2;
+  }
+  return raw.startsWith('\r\n', at);
+}
 
 /** How many Host header lines a request has (Node keeps the first of several in `headers`). */
 function hostHeaders(req: http.IncomingMessage): number {
@@ -688,36 +725,39 @@ export class ShardServer {
    */
   private answerRefusedRequest(e: Error & ParserRefusal, socket: Socket, only?: ServedEndpoint, waited = false): void {
     // A refusal of a method whose end has not come yet is answered by the wait below, once it has.
-    if (methodWaits.has(socket) && !waited) return;
+    const c = connectionOf(socket);
+    if (c.methodWait && !waited) return;
     // The parser's packet is the last chunk read: the refused request may have started in an earlier one (`F` then `OO / ...`).
-    const recent = recentBytes.get(socket);
+    const recent = c.recent;
     // Where the parser's packet ends among the connection's bytes (kept before the parser reads them: the packet is their end).
-    const packetEnd = bytesRead.get(socket) ?? e.rawPacket?.length ?? 0;
-    if (recent && e.rawPacket && !waited && recent.length >= e.rawPacket.length && recent.subarray(recent.length - e.rawPacket.length).equals(e.rawPacket)) {
+    const packetEnd = c.bytesRead || (e.rawPacket?.length ?? 0);
+    if (e.rawPacket && !waited && recent.length >= e.rawPacket.length && recent.subarray(recent.length - e.rawPacket.length).equals(e.rawPacket)) {
       const parsed = Math.min(e.bytesParsed ?? e.rawPacket.length, e.rawPacket.length);
       e = Object.assign(e, { rawPacket: recent, bytesParsed: recent.length - e.rawPacket.length + parsed });
     }
+    // The connection ended within a request's line or headers: Node hands no packet, the unfinished request is the end of the bytes kept.
+    if (e.code === 'HPE_INVALID_EOF_STATE' && !e.rawPacket && recent.length) e = Object.assign(e, { rawPacket: recent, bytesParsed: recent.length });
     // llhttp refuses a method at its first byte no method starts with (`FO`): the rest of its line may still be on its way. The
     // answer names the method whole and the log its target, so it waits for the line's end (or the connection's end, or METHOD_WAIT_MS).
-    if (e.code === 'HPE_INVALID_METHOD' && e.rawPacket && !methodWaits.has(socket) && !waited) {
+    if (e.code === 'HPE_INVALID_METHOD' && e.rawPacket && !c.methodWait && !waited) {
       const raw = e.rawPacket.toString('latin1');
       const at = Math.min(e.bytesParsed ?? raw.length, raw.length);
       const blank = raw.lastIndexOf('\r\n\r\n', at - 1);
       if (lineUnfinished(raw.slice(blank < 0 ? 0 : blank + 4))) {
-        methodWaits.add(socket);
+        c.methodWait = true;
         const refused = e;
         let settled = false;
         // The method's start and the refused byte among the connection's bytes.
         const methodAt = packetEnd - (e.rawPacket.length - (blank < 0 ? 0 : blank + 4));
         const refusedAt = packetEnd - (e.rawPacket.length - at);
         const go = (more: boolean) => {
-          const now = recentBytes.get(socket) ?? refused.rawPacket!;
+          const now = c.recent.length ? c.recent : refused.rawPacket!;
           // The bytes kept start at this place among the connection's bytes.
-          const first = (bytesRead.get(socket) ?? now.length) - now.length;
+          const first = (c.bytesRead || now.length) - now.length;
           if (more && lineUnfinished(now.toString('latin1', Math.max(0, methodAt - first)))) return;
           if (settled) return;
           settled = true;
-          methodWaits.delete(socket);
+          c.methodWait = false;
           clearTimeout(timer);
           socket.off('data', onData);
           socket.off('end', onEnd);
@@ -738,36 +778,42 @@ export class ShardServer {
       socket.destroy(e);
       return;
     }
-    const inFlight = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
-    // The refused bytes belong to the body of the request being answered (cut short by the client, or malformed): that request
-    // ends with its connection, as Node's own handling ends it (its handler hears the client gone), and nothing is answered.
-    if (inFlight && !inFlight.writableFinished && inFlight.req && !inFlight.req.complete) {
+    // The refused bytes belong to the body of the last request handed to the handler (cut short by the client, or malformed),
+    // whether its answer is being written or waits behind earlier ones (pipelined).
+    const last = c.last;
+    if (last && !last.req.complete && !last.res.writableFinished && !(last.res.headersSent && e.code !== 'HPE_INVALID_EOF_STATE')) {
       // A body that arrived but is malformed (a bad chunk size, a control byte in a chunk extension, a transfer coding other than
-      // chunked) while its handler reads it: the read fails with what is wrong, answered 400 (and logged so), and the connection closes.
-      // A body its client cut (the connection ended before it, HPE_INVALID_EOF_STATE) is no malformed one: the request ends with its connection (499).
-      if (e.code !== 'HPE_INVALID_EOF_STATE' && !inFlight.headersSent && inFlight.req.listenerCount('error') > 0) {
-        inFlight.req.emit('error', new Error(answer.message));
+      // chunked) while its handler reads it: the read fails with what is wrong, answered 400 (and logged so) in its place, and the
+      // connection closes after it.
+      // A handler that reads the body later (it waits for something first) finds the refusal then (`refusedBodies`); one that
+      // answers without the body answers as it would have (its answer closes the connection: the body was not read to its end).
+      if (e.code !== 'HPE_INVALID_EOF_STATE') {
+        refusedBodies.set(last.req, new Error(answer.message));
+        if (last.req.listenerCount('error') > 0) last.req.emit('error', new Error(answer.message));
         return;
       }
+      // A body its client cut (the connection ended before it, HPE_INVALID_EOF_STATE) is no malformed one: the request ends with
+      // its connection, as Node's own handling ends it (its handler hears the client gone: 499), and nothing is answered.
       socket.destroy(e);
       return;
     }
     // A connection whose close was announced (an answer on it said `Connection: close`, or bytes on it were refused already):
     // bytes after that are no request of the client's to answer or log (llhttp refuses them as "Data after `Connection: close`";
     // a refused request's connection that its client then ends is refused a second time). It ends after its last answer.
-    if (closing.has(socket) || e.code === 'HPE_CLOSED_CONNECTION') {
+    if (c.closing !== undefined || e.code === 'HPE_CLOSED_CONNECTION') {
       announceClose(socket);
       endAfterInFlight(socket);
       return;
     }
-    const arrivedAt = Date.now();
-    const started = performance.now();
+    // Arrived with its first byte (a 408's request waited the headers timeout, a refused method its line's end).
+    const arrivedAt = c.headStart?.at ?? Date.now();
+    const started = c.headStart?.t ?? performance.now();
     const line = refusedRequestLine(e);
     // The client ended the connection in the middle of a request while answers to its earlier ones are under way (a query
     // running): it left, as with CONNECT or refused bytes behind its query. The connection is closed at once, so that those
     // answers close and their queries are stopped (499), and the unfinished request, which no one will read an answer to, is
     // logged 499 too.
-    if (e.code === 'HPE_INVALID_EOF_STATE' && answersOf(socket).done < (requestsSeen.get(socket) ?? 0)) {
+    if (e.code === 'HPE_INVALID_EOF_STATE' && c.done < c.requests) {
       announceClose(socket);
       socket.destroy();
       this.recordRequest(line ? this.logIdOf(line.target, only) : '-', { ...text(499, '', 'invalid'), cancelled: true }, { arrivedAt, started, method: line?.method ?? '?', bytes: 0 });
@@ -806,10 +852,18 @@ export class ShardServer {
     let seen = '';
     let first = true;
     // Before Node's parser reads a chunk: what it refuses, and the requests it hands to the handler, are in the bytes kept.
+    const c = connectionOf(socket);
+    let trim: NodeJS.Immediate | undefined;
     socket.prependListener('data', (chunk: Buffer) => {
-      const recent = recentBytes.get(socket);
-      bytesRead.set(socket, (bytesRead.get(socket) ?? 0) + chunk.length);
-      recentBytes.set(socket, recent?.length ? Buffer.concat([recent, chunk]).subarray(-RECENT_BYTES) : chunk.subarray(-RECENT_BYTES));
+      c.bytesRead += chunk.length;
+      c.headStart ??= { at: Date.now(), t: performance.now() };
+      c.recent = c.recent.length ? Buffer.concat([c.recent, chunk]) : chunk;
+      // Cut to RECENT_BYTES once the parser has read the chunk (and handed the requests in it to the handler): a request head
+      // followed by more bytes in the same chunk (a body, further requests) is still whole when its request is handled.
+      trim ??= setImmediate(() => {
+        trim = undefined;
+        if (c.recent.length > RECENT_BYTES) c.recent = Buffer.from(c.recent.subarray(-RECENT_BYTES));
+      });
     });
     const onData = (chunk: Buffer) => {
       if (!first) return;
@@ -819,15 +873,15 @@ export class ShardServer {
       // Lines longer than the parser reads are refused by it (431).
       if (lf < 0 && seen.length <= 16_384) return;
       first = false;
-      if (lf < 0 || closing.has(socket)) return;
+      if (lf < 0 || c.closing !== undefined) return;
       const line = seen.slice(0, lf).replace(/\r$/, '');
       // A method and a target, however many spaces between them (llhttp waits for headers after either form).
       const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) +(\S+)$/.exec(line);
       if (!m) return;
       // With its blank line, the line is the handler's (`versionRefusal`) or the parser's.
       if (/^\r?\n/.test(seen.slice(lf + 1))) return;
-      const arrivedAt = Date.now();
-      const started = performance.now();
+      const arrivedAt = c.headStart?.at ?? Date.now();
+      const started = c.headStart?.t ?? performance.now();
       const message = `the request line "${line.slice(0, 200)}" names no HTTP version (an HTTP/0.9 request): send HTTP/1.1 (RFC 9112 §3)`;
       const logId = this.logIdOf(m[2], only);
       answerOnSocket(socket, { status: 400, message }, (bytes) => {
@@ -896,11 +950,12 @@ export class ShardServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, only?: ServedEndpoint): Promise<void> {
     // A request pipelined behind one whose answer closes the connection (RFC 9112 §9.6): the server reads no
     // further requests there, so it is neither run, answered nor logged (its body, if any, is drained).
-    const place = (requestsSeen.get(req.socket) ?? 0) + 1;
-    requestsSeen.set(req.socket, place);
     const socket = req.socket;
-    const announced = closing.get(socket);
-    if (announced !== undefined && announced < place) {
+    const conn = connectionOf(socket);
+    const place = ++conn.requests;
+    conn.last = { req, res };
+    conn.headStart = undefined;
+    if (conn.closing !== undefined && conn.closing < place) {
       req.resume();
       // Never answered: nothing to wait for.
       answerDone(socket);
@@ -924,7 +979,20 @@ export class ShardServer {
     const gone = new ClientGone();
     // One listener for both: the client went away (its query is dropped or stopped), and the log.
     let recordOnClose: (() => void) | undefined;
+    let closed = false;
+    // An answer waiting behind earlier ones (pipelined) is not on the socket yet, and Node drops it without a 'close' when the
+    // connection closes first: it is closed then as an answer on the socket is (its query stopped, its request logged 499).
+    let unsent = false;
+    const dropped = () => {
+      if (res.writableFinished || res.socket) return;
+      unsent = true;
+      res.destroy();
+      res.emit('close');
+    };
+    conn.unsent.add(dropped);
     res.once('close', () => {
+      closed = true;
+      conn.unsent.delete(dropped);
       if (!res.writableFinished) gone.abort();
       recordOnClose?.();
     });
@@ -1026,13 +1094,14 @@ export class ShardServer {
     let a = answer;
     const record = () => {
       // Never answered because an earlier answer on its connection closed it: no request of the client's to log (not a 499).
-      const closer = closing.get(req.socket);
-      if (!res.headersSent && closer !== undefined && closer < place) return;
+      if (!res.headersSent && conn.closing !== undefined && conn.closing < place) return;
       // Cut because serve is stopping (it closes every connection and stops its workers): the server's doing, not its client's
       // (no 499) nor its store's (no 500 failed).
-      if (this.closed && (a.cancelled || a.failed || !res.headersSent)) return;
-      // A HEAD answer carries no body: its bytes are 0.
-      this.recordRequest(logId, a, { arrivedAt, started, method: req.method ?? '?', bytes: req.method === 'HEAD' ? 0 : bytes });
+      if (this.closed && (unsent || a.cancelled || a.failed || !res.headersSent)) return;
+      // Never sent (its client left while it waited behind earlier answers): 499, as for a client gone during its query.
+      if (unsent) a = { ...a, status: 499, cancelled: true, timeout: undefined, busy: undefined, failed: undefined };
+      // A HEAD answer carries no body, nor does one never written (its client left first): their bytes are 0.
+      this.recordRequest(logId, a, { arrivedAt, started, method: req.method ?? '?', bytes: req.method === 'HEAD' || unsent || (a.cancelled && !streamed) ? 0 : bytes });
     };
     if (streamed) {
       await this.writeStreamed(req, res, streamed, answer.status, headers, gone, (n, stopped) => {
@@ -1043,7 +1112,7 @@ export class ShardServer {
       return;
     }
     // A request whose client went away was closed already: logged now, else once the answer is out.
-    if (res.closed) record();
+    if (closed || res.closed) record();
     else recordOnClose = record;
     if (answer.cancelled || res.destroyed) {
       // The client is gone: nothing to write (the log still records the request).

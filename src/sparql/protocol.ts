@@ -66,13 +66,25 @@ function parseMediaType(value: string): { type: string; params: Record<string, s
 }
 
 /**
+ * Request bodies Node's HTTP parser refused before their handler read them (a request pipelined behind others, whose handler
+ * reads its body later): what is wrong with each, for `readBody`. Set by the server's 'clientError' listener.
+ */
+export const refusedBodies = new WeakMap<IncomingMessage, Error>();
+
+/**
  * Reads a request body into a Buffer, refusing more than `maxBytes`.
  * @throws ProtocolError 413 when the declared `Content-Length` or the bytes received exceed `maxBytes`
  *   (the rest of the body is drained and discarded so the client can read the answer); 400 when the
- *   request fails or closes before its body ends (also when it closed before this was called)
+ *   request fails or closes before its body ends (also when it closed before this was called), or Node's parser refused
+ *   its body before this was called (`refusedBodies`)
  */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    const refused = refusedBodies.get(req);
+    if (refused) {
+      reject(new ProtocolError(400, `could not read the request body: ${refused.message}`));
+      return;
+    }
     const tooLarge = () => new ProtocolError(413, `request body larger than the limit of ${maxBytes} bytes`);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {
@@ -384,6 +396,10 @@ export function refusedRequestAnswer(e: ParserRefusal): { status: number; messag
       return { status: 501, message: `method ${headerText(method)} is not known here${why}: send SPARQL queries with GET or POST (SPARQL 1.1 Protocol §2.1)`, headers: { Allow: ALLOWED_METHODS } };
     }
   }
+  // A request line whose version is not followed by CRLF (a bare LF, `GET / HTTP/1.1\n`): llhttp refuses it as a version error,
+  // but the version may be HTTP/1.1; what is wrong is the line's end (RFC 9112 §2.2 lets a server refuse a bare LF).
+  if (e.code === 'HPE_INVALID_VERSION' && /CRLF after version/i.test(e.reason ?? ''))
+    return { status: 400, message: 'the request line does not end with CRLF after its HTTP version (a bare LF is refused, RFC 9112 §2.2): end every line with CRLF' };
   // A version llhttp does not read (`HTTP/3.0`, `HTTP/1.9`): 505, as for any version but HTTP/1.x (RFC 9110 §15.6.6), naming it.
   if (e.code === 'HPE_INVALID_VERSION') {
     const version = refusedVersion(e);
@@ -431,8 +447,8 @@ export function refusedRequestLine(e: ParserRefusal): { method: string; target: 
   const at = Math.min(e.bytesParsed ?? raw.length, raw.length);
   const blank = raw.lastIndexOf('\r\n\r\n', at - 1);
   const start = blank < 0 ? 0 : blank + 4;
-  const end = raw.indexOf('\r\n', start);
-  const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}) (\S{1,8000}) HTTP\/\d\.\d$/.exec(raw.slice(start, end < 0 ? raw.length : end));
+  const end = raw.indexOf('\n', start);
+  const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,20}) (\S{1,8000}) HTTP\/\d\.\d\r?$/.exec(raw.slice(start, end < 0 ? raw.length : end));
   return m ? { method: m[1], target: m[2] } : undefined;
 }
 
