@@ -420,16 +420,6 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
     return e;
   }
   const args = e.args as unknown[];
-  if (operator === 'notin' && where === 'filter' && (args[1] as unknown[]).some((m) => !isConstant(m))) {
-    // `a NOT IN (b, c)` is `a != b && a != c` (SPARQL 1.1 §17.4.1.10), sent as such: Virtuoso's != of an unbound operand drops the solution, as the error does.
-    const tests = (args[1] as unknown[]).map((m) => operation('!=', [args[0], m]));
-    return expression(
-      tests.reduce((x, y) => operation('&&', [x, y])),
-      where,
-      booleanVars,
-      seen,
-    );
-  }
   // `!f(?y)` of a test whose arguments are variables and constants, read before sameTerm is rewritten.
   const [first] = args as Node[];
   const negatedTest = operator === '!' && where !== 'grouped' && isNode(first) && first.type === 'operation' && NEGATED_TESTS.has(String(first.operator).toLowerCase());
