@@ -438,9 +438,13 @@ function expression(e: unknown, where: 'filter' | 'pattern' | 'negated' | 'group
   if (operator === 'sameterm') {
     const [a, b] = e.args as unknown[];
     const isVariable = (x: unknown) => isNode(x) && x.termType === 'Variable';
-    const constant = isSameTermConstant(b) || isLangLiteral(b) ? b : isSameTermConstant(a) || isLangLiteral(a) ? a : undefined;
+    const isIri = (x: unknown): x is Node => isNode(x) && x.termType === 'NamedNode';
+    const constant = isSameTermConstant(b) || isLangLiteral(b) || isIri(b) ? b : isSameTermConstant(a) || isLangLiteral(a) || isIri(a) ? a : undefined;
     const other = constant === b ? a : b;
-    if (constant && isVariable(other) && isLangLiteral(constant)) {
+    if (constant && isVariable(other) && isIri(constant)) {
+      // The same IRI: Virtuoso's `IF(BOUND(?o), !SAMETERM(?o, <iri>), …)` removed every solution (or ran without end for an IRI it does not hold).
+      result = operation('&&', [operation('isiri', [other]), operation('=', [operation('str', [other]), simpleLiteral(constant.value as string)])]);
+    } else if (constant && isVariable(other) && isLangLiteral(constant)) {
       // The same term: a literal of that language tag (compared in lower case, RDF 1.1 §3.3) and lexical form.
       result = operation('&&', [
         operation('&&', [operation('isliteral', [other]), operation('=', [operation('lcase', [operation('lang', [other])]), simpleLiteral((constant.language as string).toLowerCase())])]),
