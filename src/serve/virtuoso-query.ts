@@ -887,7 +887,11 @@ function nonFiniteKind(c: unknown): Exclude<NumberKind, 'finite'> | undefined {
 function isKind(x: unknown, kind: NumberKind): Node {
   if (kind === 'finite') return operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), BOOLEAN_DATATYPE])]);
   const forms = NON_FINITE_FORMS[kind].map((f) => operation('=', [operation('str', [copy(x)]), simpleLiteral(f)]));
-  return balanced('&&', [operation('in', [operation('datatype', [copy(x)]), [XSD_TYPE('double'), XSD_TYPE('float')]]), operation('!', [operation('isnumeric', [copy(x)])]), balanced('||', forms)]) as Node;
+  return balanced('&&', [
+    operation('in', [operation('datatype', [copy(x)]), [XSD_TYPE('double'), XSD_TYPE('float')]]),
+    operation('!', [operation('isnumeric', [copy(x)])]),
+    balanced('||', forms),
+  ]) as Node;
 }
 
 /** The mirror of an operator (`c < x` is `x > c`). */
