@@ -61,6 +61,14 @@ const SAME: [string, number][] = [
   ['SELECT ?s WHERE { ?s i:id ?id OPTIONAL { ?s i:opt ?o } FILTER(3 NOT IN (?o, ?id)) }', 4],
   ['SELECT ?s WHERE { ?s i:id ?id OPTIONAL { ?s i:opt ?o } FILTER(?id IN (?o, 7)) }', 2],
   ['SELECT ?s ?b WHERE { ?s i:id ?id OPTIONAL { ?s i:opt ?o } BIND(?id NOT IN (?o) AS ?b) }', 10],
+  // IN of IRIs, simple literals or integers only, sent as Virtuoso's own IN (a boolean, INF or a language-tagged literal matches none).
+  ['SELECT ?s WHERE { ?s i:val ?v FILTER(?v IN (0, 1, 2, 74)) }', 3],
+  ['SELECT ?s WHERE { ?s i:val ?v FILTER(?v NOT IN (1, 2)) }', 8],
+  ['SELECT ?s WHERE { ?s i:val ?v FILTER(?v IN ("abc", "INF", "1")) }', 1],
+  ['SELECT ?s WHERE { ?s i:val ?v FILTER(?v NOT IN ("abc")) }', 9],
+  ['SELECT ?s WHERE { ?s i:val ?v FILTER(?s IN (<http://valuenet/ontop/item/id=1>, <http://valuenet/ontop/item/id=4>)) }', 2],
+  ['SELECT ?s WHERE { ?s i:id ?id OPTIONAL { ?s i:opt ?o } FILTER(?o NOT IN (1, 3)) }', 4],
+  ['SELECT ?s WHERE { ?s i:id ?id OPTIONAL { ?s i:opt ?o } FILTER(?o NOT IN (<http://x/y>) && ?o NOT IN ("a")) }', 5],
   // sameTerm with an IRI of a variable unbound: an error (Virtuoso: no row, or no answer for an IRI it does not hold).
   ['SELECT ?s WHERE { ?s i:id ?id OPTIONAL { ?s i:opt ?o } FILTER(!sameTerm(?o, <http://x/y>)) }', 5],
   ['SELECT ?s WHERE { ?s i:id ?id OPTIONAL { ?s i:opt ?o } FILTER(!sameTerm(?o, <http://valuenet/ontop/item/id=1>)) }', 5],
@@ -87,5 +95,18 @@ describe.runIf(run)('serve --store virtuoso: INF, -INF and NaN, IN with an unbou
     }
     // Each query: oxigraph's row count, and Virtuoso's answer the same (status, columns and rows).
     expect(got).toEqual(SAME.map(([query, count]) => [query, count, true]));
+  });
+
+  it("answers two IN lists of 200 integers (Virtuoso's own IN), and refuses with a 500 naming SQ199 two lists of 200 decimals, which Virtuoso cannot compile", async () => {
+    const list = (f: (i: number) => string) => Array.from({ length: 200 }, (_, i) => f(i)).join(', ');
+    const integers = `SELECT ?s WHERE { ?s i:id ?id ; i:val ?v FILTER(?id IN (${list((i) => String(i))}) || ?v IN (${list((i) => String(i + 1000))})) }`;
+    const [v, o] = await Promise.all([answerOf(virtuoso.endpoint('nums')!.url, P + integers), answerOf(oxigraph.endpoint('nums')!.url, P + integers)]);
+    expect((o.body as { rows: string[] }).rows.length).toBe(10);
+    expect(v).toEqual(o);
+    const decimals = `SELECT ?s WHERE { ?s i:id ?id ; i:val ?v FILTER(?id IN (${list((i) => `${i}.5`)}) || ?v IN (${list((i) => `${i}.5`)})) }`;
+    const [vd, od] = await Promise.all([answerOf(virtuoso.endpoint('nums')!.url, P + decimals), answerOf(oxigraph.endpoint('nums')!.url, P + decimals)]);
+    expect((od.body as { rows: string[] }).rows.length).toBe(1);
+    expect(vd.status).toBe(500);
+    expect(vd.body).toMatch(/a query larger than Virtuoso's compiled code may be \(Virtuoso 42000 Error SQ199/);
   });
 });

@@ -380,6 +380,25 @@ describe('serve --store virtuoso / VALUES rows and projected comparisons', () =>
     expect(() => literalsBeforeIris(crossed)).toThrow(/columns need opposite row orders/);
   });
 
+  it("sends IN of IRIs, simple literals or integers only at a FILTER's top as Virtuoso's own IN, NOT IN guarded by BOUND, integers compared with numbers only", () => {
+    const f = `"false"^^<${XSD}boolean>`;
+    expect(virtuosoQuery('SELECT ?s WHERE { ?s ?p ?o FILTER(?o IN (1, 2)) }', G).text).toContain(`FILTER(COALESCE((ISNUMERIC(?o)) && (((DATATYPE(?o)) != <${XSD}boolean>) && (?o IN(1 , 2 ))), ${f}))`);
+    expect(virtuosoQuery('SELECT ?s WHERE { ?s ?p ?o FILTER(?o NOT IN (1, 2)) }', G).text).toContain(
+      `FILTER(COALESCE((BOUND(?o)) && (((!(ISNUMERIC(?o))) || (!((DATATYPE(?o)) != <${XSD}boolean>))) || (?o NOT IN(1 , 2 ))), ${f}))`,
+    );
+    expect(virtuosoQuery('SELECT ?s WHERE { ?s ?p ?o FILTER(?o IN ("a", "b") || ?s NOT IN (<http://e/a>)) }', G).text).toContain(
+      `FILTER(COALESCE((?o IN("a", "b")) || ((BOUND(?s)) && (?s NOT IN(<http://e/a>))), ${f}))`,
+    );
+    // Members that need SPARQL's promotion (a decimal), of several kinds, or an IN under `!` or outside a FILTER: one comparison per member.
+    for (const query of [
+      'SELECT ?s WHERE { ?s ?p ?o FILTER(?o IN (1, 2.5)) }',
+      'SELECT ?s WHERE { ?s ?p ?o FILTER(?o IN (1, "a")) }',
+      'SELECT ?s WHERE { ?s ?p ?o FILTER(!(?o IN (1, 2))) }',
+      'SELECT ?s ?b WHERE { ?s ?p ?o BIND(?o IN (1, 2) AS ?b) }',
+    ])
+      expect(virtuosoQuery(query, G).text, query).not.toMatch(/\?o (NOT )?IN\(/);
+  });
+
   it('sends a comparison with a number in the projection of a SELECT without grouping as in a FILTER (an error for a string or an IRI); a grouped one as written', () => {
     const plainText = virtuosoQuery('SELECT ?o (?o > 2 AS ?big) WHERE { ?s ?p ?o }', 'urn:g').text;
     expect(plainText).toContain(`(${NUMBER_TEST('o', '?o > 2 ', [T, F, E], E)} AS ?big)`);

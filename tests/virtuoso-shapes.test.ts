@@ -180,6 +180,11 @@ describe('serve --store virtuoso / data exceptions of Virtuoso', () => {
     expect(found).toMatch(/^a shape Virtuoso's SQL compiler fails on \(Virtuoso 37000 Error SQ156: Internal Optimized compiler error : Bad dfe in sqlo_place_exp/);
     expect(virtuosoCannotCompile("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'FILTER'")).toBeUndefined();
     expect(virtuosoCannotCompile('Virtuoso 22012 Error SR083: Division by zero')).toBeUndefined();
+    // A query whose code exceeds Virtuoso's code vector: the store's limit too (two IN lists of 200 members).
+    expect(virtuosoCannotCompile('Virtuoso 42000 Error SQ199: Maximum size (32767) of a code vector exceeded by 458617 bytes. Please split the code in smaller units.')).toMatch(
+      /^a query larger than Virtuoso's compiled code may be \(Virtuoso 42000 Error SQ199: Maximum size \(32767\) of a code vector exceeded/,
+    );
+    expect(virtuosoCannotCompile('Virtuoso 42000 Error SR186: No permission to execute procedure')).toBeUndefined();
   });
 });
 

@@ -527,12 +527,16 @@ export function virtuosoDataException(body: string): string | undefined {
  * with an `SQ…` code: `SQ156 Internal Optimized compiler error … Bad dfe in sqlo_place_exp` over an
  * expression of a sub-SELECT's aggregate). The query parsed as SPARQL 1.1 and was rewritten by
  * this store, so a shape Virtuoso cannot compile is the store's limit (500), not the client's
- * error (400). SPARQL syntax errors (`SP…`) and access errors (42xxx) are not.
+ * error (400); so is a query whose compiled code exceeds Virtuoso's code vector (`42000 … SQ199:
+ * Maximum size (32767) of a code vector exceeded`: a query within serve's limits, long IN lists sent
+ * as one test per member). SPARQL syntax errors (`SP…`) and access errors (other 42xxx) are not.
  * @param body Virtuoso's error text (`Virtuoso 37000 Error SQ156: …`)
  * @returns the words of the 500 naming Virtuoso's error, or undefined for any other error
  */
 export function virtuosoCannotCompile(body: string): string | undefined {
   const first = body.trim().split('\n').slice(0, 2).join(' ');
+  if (/^Virtuoso 42000 Error SQ199/.test(first))
+    return `a query larger than Virtuoso's compiled code may be (${first}): each IN member and each comparison is sent as its own test (two IN lists of 200 members are too many); this store does not answer it (an oxigraph-backed serve does)`;
   if (!/^Virtuoso 37000 Error SQ\d+/.test(first)) return undefined;
   return `a shape Virtuoso's SQL compiler fails on (${first}); this store does not answer it (an oxigraph-backed serve does)`;
 }
