@@ -21,7 +21,10 @@
  *   stands for `isNumber` (Virtuoso's own is true for booleans, false for INF and NaN); an `=` or `!=`
  *   is guarded by `BOUND` of its variables (`IF(BOUND(?x), …, ?fkgqa_error)`: Virtuoso takes the
  *   failed test of an unbound ?x for the fallback); IN and NOT IN are sent as `=` joined by `||`
- *   and `!=` joined by `&&` (`inAsComparisons`). The same in
+ *   and `!=` joined by `&&` (`inAsComparisons`), but at a FILTER's top a list of IRIs, simple
+ *   literals or integers only as Virtuoso's own IN (`nativeIn`: one test per member took seconds).
+ *   INF, -INF and NaN of the data, which Virtuoso orders as no numbers (`-INF > 0` true), are told
+ *   by `STR()` and compared as oxigraph compares them (`numberComparison`, `nonFiniteOrder`). The same in
  *   the projection of a SELECT without grouping or aggregate (`(?o > 2 AS ?big)`: unbound for a
  *   string or an IRI); a grouped projection keeps Virtuoso's comparison with a number (it refuses
  *   the variable there, and fails on `isNumeric` of an aggregate). Virtuoso compares a double
