@@ -992,9 +992,13 @@ function numberComparison(node: Node, numeric: number, otherwise: Node): unknown
   // `x op c`, whichever side the constant was written on.
   const op = numeric === 0 ? MIRROR[node.operator as string] : (node.operator as string);
   const constantKind = nonFiniteKind(c) ?? 'finite';
+  // `=` and `!=` of a finite constant: Virtuoso's own (INF, -INF and NaN of the data, which it holds as no numbers, equal to no number).
+  if (constantKind === 'finite' && (op === '=' || op === '!=')) return operation('if', [isNumber(x), promotedComparison(node, numeric), otherwise]);
   const value = (b: boolean | undefined): Node => (b === undefined ? errorVariable() : boolean(b));
   let sent: Node = otherwise;
   for (const kind of ['nan', '-inf', 'inf'] as const) {
+    // A kind whose value is the error of a term that is no number is left to that fallback.
+    if (kind !== constantKind && kindRelation(op, kind, constantKind) === undefined && isErrorVariable(otherwise)) continue;
     if (kind === 'nan' && constantKind === 'nan') {
       // NaN with itself: the same term only when of the constant's datatype.
       const same = operation('=', [operation('datatype', [copy(x)]), c.datatype]);
