@@ -898,7 +898,9 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
     // A variable operand bound by the data is compared through COALESCE: Virtuoso compares a stored integer with a sub-SELECT's
     // decimal wrongly (an index range: `?p > ?m` over the 4,079 city populations, ?m their AVG, kept 417 of 875), not with an expression.
     // A sub-SELECT's column is left bare: Virtuoso fails to compile an expression of it in a FILTER (SQ156).
-    node.args = args.map((a) => (isNode(a) && a.termType === 'Variable' && !subSelectColumns.has(a.value as string) ? operation('coalesce', [a]) : a));
+    // A stored xsd:float compares as equal to every number there (`?f > ?w` false, `?f >= ?w` true): such a pair is compared as
+    // doubles, the other operand first promoted to a float as SPARQL does (§17.3) unless it is a double (`floatPromoted`).
+    node.args = args.map((a, i) => (isNode(a) && a.termType === 'Variable' && !subSelectColumns.has(a.value as string) ? operation('coalesce', [floatPromoted(a, args[1 - i])]) : a));
     // INF, -INF and NaN (Virtuoso orders them as no numbers): compared by their kind (nonFiniteOrder).
     const [finite, trueCases, errorCases] = nonFiniteOrder(node.operator as string, args[0], args[1]);
     // At a FILTER's top, false removes the solution as the type error does; Virtuoso fails to compile the IF over a sub-SELECT's aggregate (SQ156), it compiles `&&`.
@@ -922,6 +924,25 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
   const otherwise = node.operator === '=' ? boolean(false) : node.operator === '!=' ? boolean(true) : { termType: 'Variable', value: ERROR_VARIABLE };
   const sent = numeric >= 0 ? numberComparison(node, numeric, otherwise) : operation('if', [isNumber(other), otherwise, node]);
   return ordering ? sent : unboundAsError(sent, strict, FILTER_TOP_COMPARISONS.has(node), node.operator === '=');
+}
+
+/**
+ * A variable operand `a` of an ordering comparison with `b`, as Virtuoso orders it right: where
+ * either is an xsd:float (Virtuoso compares a stored float as equal to every number of the data),
+ * the double of the float SPARQL compares (`a` itself promoted to a float, §17.3, unless either is a
+ * double: then `a` widened to a double); else `a`. Only numbers are cast (Virtuoso fails the query
+ * on a cast of a string).
+ */
+function floatPromoted(a: unknown, b: unknown): Node {
+  const typed = (x: unknown, local: string) => operation('=', [operation('datatype', [copy(x)]), XSD_TYPE(local)]);
+  const cast = (local: string, x: unknown): Node => ({ type: 'functionCall', function: XSD_TYPE(local), args: [x], distinct: false });
+  // Beside a sub-SELECT's column, which an expression here would keep Virtuoso from compiling (SQ156): a float widened alone.
+  if (isNode(b) && b.termType === 'Variable' && subSelectColumns.has(b.value as string))
+    return operation('if', [operation('&&', [operation('isnumeric', [copy(a)]), typed(a, 'float')]), cast('double', copy(a)), a]);
+  const float = operation('||', [typed(a, 'float'), typed(b, 'float')]);
+  const double = operation('||', [typed(a, 'double'), typed(b, 'double')]);
+  const promoted = operation('if', [double, cast('double', copy(a)), cast('double', cast('float', copy(a)))]);
+  return operation('if', [operation('&&', [operation('isnumeric', [copy(a)]), operation('&&', [operation('isnumeric', [copy(b)]), float])]), promoted, a as Node]);
 }
 
 /** The kinds of number `nonFiniteKind` tells apart: finite, INF, -INF and NaN. */
