@@ -2,6 +2,8 @@
  * The pair of serves the Virtuoso store's row tests compare: the demo build served by the Virtuoso
  * store and by oxigraph side by side, and one answer read as status plus sorted rows.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { serve, type ServeOptions, type ShardServer } from '../src/serve/server.js';
 import { demoBuild, tmpDir } from './helpers.js';
 
@@ -22,5 +24,31 @@ export async function answerOf(url: string, query: string): Promise<{ status: nu
 export async function servePair(prefix: string, options: Partial<ServeOptions>, virtuosoOnly: Partial<ServeOptions> = {}): Promise<{ virtuoso: ShardServer; oxigraph: ShardServer }> {
   const build = await demoBuild(tmpDir(prefix));
   const [virtuoso, oxigraph] = await Promise.all([serve({ ...options, ...virtuosoOnly, shards: build, store: 'virtuoso' }), serve({ ...options, shards: build, writeFiles: false })]);
+  return { virtuoso, oxigraph };
+}
+
+/**
+ * A build of one small graph, written here as N-Triples (`triples`, one a line), served twice at
+ * once: by the Virtuoso store (with `virtuosoOnly` besides `options`) and by oxigraph; its
+ * unsharded graph is endpoint `name`.
+ * @param name the graph's name (its kg name and endpoint id)
+ * @param triples the graph's N-Triples lines
+ */
+export async function serveGraphPair(
+  name: string,
+  triples: string[],
+  options: Partial<ServeOptions>,
+  virtuosoOnly: Partial<ServeOptions> = {},
+): Promise<{ virtuoso: ShardServer; oxigraph: ShardServer }> {
+  const dir = tmpDir(`fkgqa-${name}-`);
+  const source = path.join(dir, 'source');
+  fs.mkdirSync(path.join(source, 'kg'), { recursive: true });
+  fs.writeFileSync(path.join(source, 'kg', `${name}.nt`), `${triples.join('\n')}\n`);
+  fs.writeFileSync(path.join(source, 'dev.json'), JSON.stringify([{ kg_name: name, question: 'q1', query: 'select ?s where { ?s a ?t }' }]));
+  const build = path.join(dir, 'shards');
+  const { DEFAULT_PARTITION_OPTIONS, partition } = await import('../src/partition/index.js');
+  await partition({ ...DEFAULT_PARTITION_OPTIONS, source, out: build });
+  const both = { ...options, shards: build, withOriginals: true };
+  const [virtuoso, oxigraph] = await Promise.all([serve({ ...both, ...virtuosoOnly, store: 'virtuoso' }), serve({ ...both, writeFiles: false })]);
   return { virtuoso, oxigraph };
 }

@@ -149,7 +149,7 @@ describe('serve --store virtuoso / shapes Virtuoso answers wrongly', () => {
     expect(() => virtuosoQuery('SELECT ?p WHERE { ?s ?p ?o } GROUP BY ?p HAVING(MAX(?o) > STR("M"))', G)).toThrow(/a comparison with a string or another non-numeric constant \(>\)/);
   });
 
-  it('refuses OPTIONAL of BIND and FILTER only and GROUP_CONCAT of anything but STR, naming the construct; sends NOT IN with a variable member in a FILTER as its != form', () => {
+  it('refuses OPTIONAL of BIND and FILTER only and GROUP_CONCAT of anything but STR, naming the construct; sends NOT IN with a variable member in a FILTER as its != form, each an error where a member is unbound', () => {
     const refused: [string, RegExp][] = [
       ['SELECT ?x ?y WHERE { VALUES ?x { 1 2 } OPTIONAL { BIND(3 AS ?y) FILTER(?x = 7) } }', /an OPTIONAL of BIND and FILTER only/],
       ['SELECT (GROUP_CONCAT(?x) AS ?g) WHERE { VALUES ?x { 1 2 } }', /^GROUP_CONCAT of anything but STR/],
@@ -159,7 +159,9 @@ describe('serve --store virtuoso / shapes Virtuoso answers wrongly', () => {
       expect(() => virtuosoQuery(query, G), query).toThrow(words);
     }
     expect(sent('SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?w } FILTER(?x IN (?w) || ?x = 2) }')).toContain('FILTER(COALESCE((?x = ?w) || (IF(');
-    expect(sent('SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?w } FILTER(?x NOT IN (?w, ?v)) }')).toContain('(?x != ?w) && (?x != ?v)');
+    expect(sent('SELECT ?x WHERE { VALUES ?x { 1 2 } OPTIONAL { ?x ?p ?w } FILTER(?x NOT IN (?w, ?v)) }')).toContain(
+      `(COALESCE(((BOUND(?w)) && (BOUND(?x))) && (?x != ?w), "false"^^<http://www.w3.org/2001/XMLSchema#boolean>)) && (COALESCE(((BOUND(?v)) && (BOUND(?x))) && (?x != ?v), "false"^^<http://www.w3.org/2001/XMLSchema#boolean>))`,
+    );
     expect(sent('SELECT (GROUP_CONCAT(DISTINCT STR(?x); SEPARATOR = ",") AS ?g) WHERE { VALUES ?x { 1 2 } }')).toContain('GROUP_CONCAT(DISTINCT STR(?x); SEPARATOR = ",")');
   });
 });
@@ -178,11 +180,16 @@ describe('serve --store virtuoso / data exceptions of Virtuoso', () => {
     expect(found).toMatch(/^a shape Virtuoso's SQL compiler fails on \(Virtuoso 37000 Error SQ156: Internal Optimized compiler error : Bad dfe in sqlo_place_exp/);
     expect(virtuosoCannotCompile("Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'FILTER'")).toBeUndefined();
     expect(virtuosoCannotCompile('Virtuoso 22012 Error SR083: Division by zero')).toBeUndefined();
+    // A query whose code exceeds Virtuoso's code vector: the store's limit too (two IN lists of 200 members).
+    expect(virtuosoCannotCompile('Virtuoso 42000 Error SQ199: Maximum size (32767) of a code vector exceeded by 458617 bytes. Please split the code in smaller units.')).toMatch(
+      /^a query larger than Virtuoso's compiled code may be \(Virtuoso 42000 Error SQ199: Maximum size \(32767\) of a code vector exceeded/,
+    );
+    expect(virtuosoCannotCompile('Virtuoso 42000 Error SR186: No permission to execute procedure')).toBeUndefined();
   });
 });
 
 describe.runIf(HAS_SPIDER)('serve --store virtuoso / shapes: the gold queries', () => {
-  it('refuses none of the 1,034 gold queries and rewrites only the one NOT IN with a variable member (into its != form) each MINUS of a sub-SELECT (into its pattern) and the ORDER BY and LIMIT of the one ungrouped aggregate with them', () => {
+  it('refuses none of the 1,034 gold queries and rewrites only each MINUS of a sub-SELECT (into its pattern) and the ORDER BY and LIMIT of the one ungrouped aggregate with them', () => {
     const source = openSource(SPIDER);
     const questions = readQuestions(source.questionsFile);
     expect(questions.length).toBe(1034);
@@ -203,7 +210,8 @@ describe.runIf(HAS_SPIDER)('serve --store virtuoso / shapes: the gold queries', 
     const oneRow = [...changed].filter((t) => !minus.includes(t) && !/group\s+by/i.test(t) && /(order\s+by|limit)/i.test(t));
     // The one aggregate without GROUP BY ordered by a variable of its pattern loses its ORDER BY and LIMIT.
     expect(oneRow.map((t) => t.match(/order by desc \(\?\w+\) limit 1/)?.[0])).toEqual(['order by desc (?t2_capacity) limit 1']);
-    expect([...changed].filter((t) => !minus.includes(t) && !oneRow.includes(t)).map((t) => t.match(/FILTER\(\?\w+ not in \(\?\w+\)\)/)?.[0])).toEqual(['FILTER(?T1_id not in (?T22_student_id))']);
+    // The one NOT IN with a variable member (`FILTER(?T1_id not in (?T22_student_id))`) is left to the comparisons (virtuoso-query.ts).
+    expect([...changed].filter((t) => !minus.includes(t) && !oneRow.includes(t))).toEqual([]);
     // Every MINUS of a sub-SELECT is sent as its pattern: all 15 distinct gold queries with one.
     expect(minus.length).toBe(new Set(questions.map((q) => q.query).filter((t) => /MINUS\s*\{\s*select/i.test(t))).size);
     expect(minus.length).toBe(15);
