@@ -16,14 +16,14 @@ const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const ITEM = 'http://valuenet/ontop/item';
 const D = (lexical: string) => `"${lexical}"^^<${XSD}double>`;
 
-/** Ten items: the value of each (`val`), and `opt` for the even ones (item 0: 0, item 2k: 2k + 1). */
+/** Ten items: the value of each (`val`), and `opt` for the even ones (id=0: 0, id=2k: 2k + 1). */
 const VALUES = ['"1"', '"2"', `"-3.5"^^<${XSD}decimal>`, D('74.4'), D('INF'), D('-INF'), D('NaN'), '"abc"', `"0.5"^^<${XSD}decimal>`, `"0"^^<${XSD}integer>`];
 const TRIPLES = VALUES.flatMap((v, i) => [
   `<${ITEM}/id=${i}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://valuenet/ontop/item> .`,
   `<${ITEM}/id=${i}> <${ITEM}#id> "${i}"^^<${XSD}integer> .`,
   `<${ITEM}/id=${i}> <${ITEM}#val> ${v.startsWith('"1"') || v.startsWith('"2"') ? `${v}^^<${XSD}integer>` : v} .`,
   ...(i % 2 === 0 ? [`<${ITEM}/id=${i}> <${ITEM}#opt> "${i === 0 ? 0 : i + 1}"^^<${XSD}integer> .`] : []),
-  // Floats of items 0 to 2: 74.4, 0.1 and -2.5.
+  // Floats of id=0, id=1 and id=2: 74.4, 0.1 and -2.5.
   ...(i < 3 ? [`<${ITEM}/id=${i}> <${ITEM}#f> "${['74.4', '0.1', '-2.5'][i]}"^^<${XSD}float> .`] : []),
 ]);
 const P = `PREFIX i: <${ITEM}#> PREFIX xsd: <${XSD}> `;
