@@ -826,8 +826,69 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
   const extreme = subSelectExtremeComparison(node);
   if (extreme) return extreme;
   const column = subSelectColumnWithConstant(node);
+  // At a FILTER's top, a SUM or AVG column of a group holding a member that is no number is unbound in SPARQL (the comparison an error, false).
+  const members =
+    FILTER_TOP_COMPARISONS.has(node) && !GENERATED.has(node)
+      ? (node.args as unknown[]).flatMap((a) => (isNode(a) && a.termType === 'Variable' ? [sumMembersCompanion(a.value as string)] : [])).filter((v): v is Node => v !== undefined)
+      : [];
   const sent = comparisonAsSent(node, booleanVars, inPattern);
-  return column ? operation('&&', [operation('bound', [column]), testsAsLogic(sent)]) : sent;
+  const guards = [...new Set(members.map((v) => v.value as string))].map((v) => operation('=', [{ termType: 'Variable', value: v }, integer(0)]));
+  if (!column) return guards.length > 0 ? balanced('&&', [...guards, sent]) : sent;
+  return balanced('&&', [operation('bound', [column]), ...guards, testsAsLogic(sent)]);
+}
+
+/** Per sub-SELECT SUM or AVG column compared with a constant, the sub-SELECT and the aggregate's argument (`sumMembersCompanion`), set by `virtuosoQuery`. */
+let sumColumns = new Map<string, { select: Node; expression: Node; used: boolean }>();
+
+/** Prefix of the companion column counting a sub-SELECT SUM's or AVG's members that are no number; never a variable of a gold query. */
+export const SUM_MEMBERS_PREFIX = 'fkgqa_sub_nn_';
+
+/**
+ * The companion column of a sub-SELECT's `SUM(e)` or `AVG(e)` column `?v` (`?fkgqa_sub_nn_v`): the
+ * number of the group's solutions where `e` is no number (unbound, a string, a date…), or undefined
+ * for another column. SPARQL's SUM and AVG of such a group are an error (unbound), so that a
+ * comparison of them is false; Virtuoso skips unbound members and sums strings as 0. The comparison
+ * is sent with `?fkgqa_sub_nn_v = 0` (`addSumMembersCompanions` adds the column to the sub-SELECT).
+ * @param column the sub-SELECT's column `v`
+ */
+function sumMembersCompanion(column: string): Node | undefined {
+  const sum = sumColumns.get(column);
+  if (!sum) return undefined;
+  sum.used = true;
+  return { termType: 'Variable', value: `${SUM_MEMBERS_PREFIX}${column}` };
+}
+
+/**
+ * The `SUM(e)` and `AVG(e)` columns projected by exactly one sub-SELECT of the query (not the query itself).
+ * @param ast the parsed query
+ */
+function subSelectSums(ast: unknown): Map<string, { select: Node; expression: Node; used: boolean }> {
+  const out = new Map<string, { select: Node; expression: Node; used: boolean }>();
+  const seen = new Map<string, number>();
+  for (const n of queryNodes(ast))
+    if (n !== ast && Array.isArray(n.variables))
+      for (const item of n.variables as Node[]) {
+        if (item.termType === 'Variable' || !isNode(item.variable)) continue;
+        const name = item.variable.value as string;
+        seen.set(name, (seen.get(name) ?? 0) + 1);
+        const e = item.expression;
+        const aggregation = isNode(e) && e.type === 'aggregate' ? String(e.aggregation).toLowerCase() : '';
+        if ((aggregation === 'sum' || aggregation === 'avg') && isNode((e as Node).expression)) out.set(name, { select: n, expression: (e as Node).expression as Node, used: false });
+      }
+  for (const name of [...out.keys()]) if (seen.get(name) !== 1) out.delete(name);
+  return out;
+}
+
+/** Adds to each sub-SELECT the companion `SUM(IF(number, 0, 1)) AS ?fkgqa_sub_nn_v` of its SUM and AVG columns a comparison used (`sumMembersCompanion`). */
+function addSumMembersCompanions(): void {
+  for (const [column, sum] of sumColumns) {
+    if (!sum.used) continue;
+    const others = operation('if', [isNumberTerm(sum.expression), integer(0), integer(1)]);
+    (sum.select.variables as Node[]).push({
+      expression: { type: 'aggregate', aggregation: 'sum', distinct: false, expression: others },
+      variable: { termType: 'Variable', value: `${SUM_MEMBERS_PREFIX}${column}` },
+    });
+  }
 }
 
 /**
@@ -1434,6 +1495,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   extremeColumnsOf = subSelectExtremes(ast);
   visibleExtremes = extremeColumnsOf.get(ast) ?? new Map<string, SubSelectExtreme>();
   usedExtremes = new Set<SubSelectExtreme>();
+  sumColumns = subSelectSums(ast);
   const unanswered = aggregateShapes(ast);
   if (unanswered) throw new StoreCannotAnswer(`${unanswered}; this store does not answer it (an oxigraph-backed serve does)`);
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
@@ -1447,6 +1509,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, (key === 'variables' || key === 'order') && projection) as never;
   const projectedExtremes = ast.queryType === 'SELECT' && !wildcard ? projectedSubSelectExtremes(ast as unknown as Node) : new Map<string, Extreme>();
   addSubSelectCompanions();
+  addSumMembersCompanions();
   const extremeInside = ast.queryType === 'SELECT' ? (extremeInExpression(ast as unknown as Node) ?? averageInExpression(ast as unknown as Node)) : undefined;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
