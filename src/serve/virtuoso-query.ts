@@ -1234,6 +1234,8 @@ interface SubSelectExtreme {
   column: string;
   /** Projected by the query itself: the sub-SELECT also counts its other terms and NaNs (`projectedSubSelectExtremes`). */
   projected?: boolean;
+  /** Compared by a FILTER (`subSelectExtremeComparison`): the sub-SELECT fails on terms of other kinds alone and on NaNs (`addSubSelectCompanions`). */
+  compared?: boolean;
 }
 
 /** Per query node of the query being rewritten, the MIN and MAX columns of its direct sub-SELECTs (`subSelectExtremes`), set by `virtuosoQuery`. */
@@ -1323,6 +1325,7 @@ function subSelectExtremeComparison(node: Node): unknown {
   if (!variable && constant === undefined) return undefined;
   const extreme = visibleExtremes.get((args[at] as Node).value as string) as SubSelectExtreme;
   usedExtremes.add(extreme);
+  extreme.compared = true;
   const column = (part: string): Node => ({ termType: 'Variable', value: `${SUB_EXTREME_PREFIX}${part}_${extreme.column}` });
   const operator = node.operator as string;
   const kindIs = (code: number): Node => operation('=', [column('k'), integer(code)]);
@@ -1356,7 +1359,9 @@ function subSelectExtremeComparison(node: Node): unknown {
         : (balanced('&&', [otherKinds, operation('bound', [copy(other)]), operation('!', [ofKnownKind]), compared]) as Node),
     );
   } else if (operator === '!=') branches.push(otherKinds);
-  return branches.length === 0 ? boolean(false) : balanced('||', branches);
+  if (branches.length === 0) return boolean(false);
+  // The sub-SELECT's division by 0 on terms of other kinds alone or a NaN (`addSubSelectCompanions`), read so that Virtuoso evaluates it (it drops columns no one reads).
+  return balanced('&&', [operation('bound', [column('known')]), operation('bound', [column('nonan')]), balanced('||', branches)]);
 }
 
 /**
@@ -1410,6 +1415,21 @@ function addSubSelectCompanions(): void {
       { expression: aggregate(operation('if', [isIri(), operation('str', [copy(x)]), error])), variable: name('i') },
       { expression: aggregate(operation('if', [balanced('||', [isIri(), isNumberTerm(x), isSimpleLiteral(x)]), error, copy(x)])), variable: name('o') },
     );
+    if (extreme.compared) {
+      // Terms of other kinds alone (dates, booleans, language-tagged literals, custom datatypes) or a NaN among the terms: Virtuoso orders and compares them
+      // otherwise than SPARQL (a date with a string, NaN as a number), and the rewrite cannot tell them from the query text: the sub-SELECT divides by 0
+      // for such a column, so that Virtuoso fails the query (a 500 naming its data exception) rather than keep or drop rows SPARQL would not.
+      const known = operation('if', [balanced('||', [isIri(), isNumberTerm(x), isSimpleLiteral(x)]), code(1), code(0)]);
+      // Virtuoso's isNumeric is false for a NaN: a double or float whose STR() is "nan".
+      const floating = operation('||', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('double')]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('float')])]);
+      const nan = operation('if', [operation('&&', [floating, operation('contains', [operation('lcase', [operation('str', [copy(x)])]), simpleLiteral('nan')])]), code(0), code(1)]);
+      const max = (of: Node): Node => ({ type: 'aggregate', aggregation: 'max', distinct: false, expression: of });
+      const min = (of: Node): Node => ({ type: 'aggregate', aggregation: 'min', distinct: false, expression: of });
+      (extreme.select.variables as Node[]).push(
+        { expression: operation('/', [code(1), max(known)]), variable: name('known') },
+        { expression: operation('/', [code(1), min(nan)]), variable: name('nonan') },
+      );
+    }
     if (!extreme.projected) continue;
     // As `extremeCompanions` counts them for the query's own MIN and MAX (read back by `extremeTerm`).
     const sum = (of: Node): Node => ({ type: 'aggregate', aggregation: 'sum', distinct: false, expression: of });
@@ -1873,9 +1893,13 @@ function isNumberTerm(x: Node): Node {
   return operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), XSD_TYPE('boolean')])]);
 }
 
-/** Whether the term `x` is a simple literal, as an expression. */
+/** Whether the term `x` is a simple literal, as an expression (Virtuoso's DATATYPE of a language-tagged literal is xsd:string: the length of its LANG is tested too, a number, which a grouped projection takes). */
 function isSimpleLiteral(x: Node): Node {
-  return operation('&&', [operation('isliteral', [copy(x)]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('string')])]);
+  return balanced('&&', [
+    operation('isliteral', [copy(x)]),
+    operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('string')]),
+    operation('=', [operation('strlen', [operation('lang', [copy(x)])]), integer(0)]),
+  ]) as Node;
 }
 
 /**
