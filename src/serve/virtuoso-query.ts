@@ -248,6 +248,8 @@ export interface Extreme {
   /** The number of NaNs among the numbers (MAX and MIN; Virtuoso's MAX skips them, its `STR()` of one is "nan"). */
   nans?: string;
   others: string;
+  /** A sub-SELECT's column (`projectedSubSelectExtremes`): refused where it holds terms of other kinds or a NaN. */
+  sub?: boolean;
 }
 
 /** Prefix of the companion columns (lexical forms, row count); never a variable of a gold query. */
@@ -1386,7 +1388,7 @@ function projectedSubSelectExtremes(select: Node): Map<string, Extreme> {
     usedExtremes.add(extreme);
     const name = (part: string): string => `${SUB_EXTREME_PREFIX}${part}_${extreme.column}`;
     for (const part of ['n', 's', 'i', 'nan', 'c']) added.push({ termType: 'Variable', value: name(part) });
-    out.set(extreme.column, { aggregation: extreme.aggregation, numbers: name('n'), strings: name('s'), iris: name('i'), nans: name('nan'), others: name('c') });
+    out.set(extreme.column, { aggregation: extreme.aggregation, numbers: name('n'), strings: name('s'), iris: name('i'), nans: name('nan'), others: name('c'), sub: true });
   }
   select.variables = [...(select.variables as Node[]), ...added];
   return out;
@@ -1433,8 +1435,10 @@ function addSubSelectCompanions(): void {
     if (!extreme.projected) continue;
     // As `extremeCompanions` counts them for the query's own MIN and MAX (read back by `extremeTerm`).
     const sum = (of: Node): Node => ({ type: 'aggregate', aggregation: 'sum', distinct: false, expression: of });
-    const nan = operation('&&', [isNumberTerm(x), operation('contains', [operation('str', [copy(x)]), simpleLiteral('nan')])]);
-    const others = operation('if', [isNumberTerm(x), code(0), operation('if', [isSimpleLiteral(x), code(0), operation('if', [isIri(), code(0), code(1)])])]);
+    // Virtuoso's isNumeric is false for a NaN: a double or float whose STR() is "nan" (and no other term).
+    const floating = operation('||', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('double')]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('float')])]);
+    const nan = operation('&&', [floating, operation('contains', [operation('lcase', [operation('str', [copy(x)])]), simpleLiteral('nan')])]);
+    const others = operation('if', [isNumberTerm(x), code(0), operation('if', [isSimpleLiteral(x), code(0), operation('if', [isIri(), code(0), operation('if', [copy(nan), code(0), code(1)])])])]);
     (extreme.select.variables as Node[]).push({ expression: sum(operation('if', [nan, code(1), code(0)])), variable: name('nan') }, { expression: sum(others), variable: name('c') });
   }
 }
@@ -1835,6 +1839,19 @@ function extremeInExpression(select: Node): string | undefined {
       const found = where(find(item.expression), `the projection of ?${(item.variable as Node).value as string}`);
       if (found) return found;
     }
+  // A sub-SELECT's MIN or MAX column projected under another name or inside an expression (`(?m AS ?z)`): only the column projected as itself is read back (`projectedSubSelectExtremes`).
+  const columns = extremeColumnsOf.get(select);
+  const mentioned = (e: unknown): SubSelectExtreme | undefined => {
+    if (Array.isArray(e)) return e.map(mentioned).find(Boolean);
+    if (!isNode(e) || e.type === 'query') return undefined;
+    if (e.termType === 'Variable') return columns?.get(e.value as string);
+    return typeof e.termType === 'string' ? undefined : mentioned(Object.values(e));
+  };
+  for (const item of select.variables as Node[]) {
+    const extreme = item.termType !== 'Variable' && isNode(item.expression) ? mentioned(item.expression) : undefined;
+    if (extreme)
+      return `a sub-SELECT's ${extreme.aggregation.toUpperCase()} (?${extreme.column}) projected inside an expression or under another name (?${(item.variable as Node).value as string}): Virtuoso orders stored strings and IRIs otherwise than SPARQL in MAX and MIN, and only the column projected as itself is read back in SPARQL's order; this store does not answer it (an oxigraph-backed serve does)`;
+  }
   const having = where(find(select.having), 'HAVING');
   if (having) return having;
   for (const key of (select.order ?? []) as Node[])
@@ -2040,6 +2057,11 @@ function extremeTerm(b: SparqlRow, k: string, x: Extreme): [SparqlTerm | undefin
   const number: [SparqlTerm | undefined, string] = [b[x.numbers!], x.numbers!];
   const string: [SparqlTerm | undefined, string] = [b[x.strings!] ? { type: 'literal', value: b[x.strings!].value } : undefined, x.strings!];
   const iri: [SparqlTerm | undefined, string] = [b[x.iris!] ? { type: 'uri', value: b[x.iris!].value } : undefined, x.iris!];
+  // A sub-SELECT's MIN or MAX over other terms (a date beside a dateTime, language-tagged literals, Virtuoso's own order) or NaNs: refused.
+  if (x.sub && (others || Number(b[x.nans!]?.value ?? 0) > 0))
+    throw new StoreCannotAnswer(
+      `a sub-SELECT's ${x.aggregation.toUpperCase()} projected over a NaN or terms that are no numbers, simple literals or IRIs (dates, booleans, language-tagged literals, custom datatypes): Virtuoso orders them otherwise than SPARQL; this store does not answer it (an oxigraph-backed serve does)`,
+    );
   if (others && (number[0] || string[0] || iri[0]))
     throw new StoreCannotAnswer(
       `${x.aggregation.toUpperCase()} over numbers, simple literals or IRIs beside other terms (booleans, dates, language-tagged literals, blank nodes): Virtuoso orders them otherwise`,
