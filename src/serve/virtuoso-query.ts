@@ -251,6 +251,8 @@ export interface Extreme {
   /** The number of NaNs among the numbers (MAX and MIN; Virtuoso's MAX skips them, its `STR()` of one is "nan"). */
   nans?: string;
   others: string;
+  /** A sub-SELECT's column (`projectedSubSelectExtremes`): refused where it holds terms of other kinds or a NaN. */
+  sub?: boolean;
 }
 
 /** Prefix of the companion columns (lexical forms, row count); never a variable of a gold query. */
@@ -886,8 +888,69 @@ function rewriteComparison(node: Node, booleanVars: Set<string>, inPattern: bool
   const extreme = subSelectExtremeComparison(node);
   if (extreme) return extreme;
   const column = subSelectColumnWithConstant(node);
+  // At a FILTER's top, a SUM or AVG column of a group holding a member that is no number is unbound in SPARQL (the comparison an error, false).
+  const members =
+    FILTER_TOP_COMPARISONS.has(node) && !GENERATED.has(node)
+      ? (node.args as unknown[]).flatMap((a) => (isNode(a) && a.termType === 'Variable' ? [sumMembersCompanion(a.value as string)] : [])).filter((v): v is Node => v !== undefined)
+      : [];
   const sent = comparisonAsSent(node, booleanVars, inPattern);
-  return column ? operation('&&', [operation('bound', [column]), testsAsLogic(sent)]) : sent;
+  const guards = [...new Set(members.map((v) => v.value as string))].map((v) => operation('=', [{ termType: 'Variable', value: v }, integer(0)]));
+  if (!column) return guards.length > 0 ? balanced('&&', [...guards, sent]) : sent;
+  return balanced('&&', [operation('bound', [column]), ...guards, testsAsLogic(sent)]);
+}
+
+/** Per sub-SELECT SUM or AVG column compared with a constant, the sub-SELECT and the aggregate's argument (`sumMembersCompanion`), set by `virtuosoQuery`. */
+let sumColumns = new Map<string, { select: Node; expression: Node; used: boolean }>();
+
+/** Prefix of the companion column counting a sub-SELECT SUM's or AVG's members that are no number; never a variable of a gold query. */
+export const SUM_MEMBERS_PREFIX = 'fkgqa_sub_nn_';
+
+/**
+ * The companion column of a sub-SELECT's `SUM(e)` or `AVG(e)` column `?v` (`?fkgqa_sub_nn_v`): the
+ * number of the group's solutions where `e` is no number (unbound, a string, a date…), or undefined
+ * for another column. SPARQL's SUM and AVG of such a group are an error (unbound), so that a
+ * comparison of them is false; Virtuoso skips unbound members and sums strings as 0. The comparison
+ * is sent with `?fkgqa_sub_nn_v = 0` (`addSumMembersCompanions` adds the column to the sub-SELECT).
+ * @param column the sub-SELECT's column `v`
+ */
+function sumMembersCompanion(column: string): Node | undefined {
+  const sum = sumColumns.get(column);
+  if (!sum) return undefined;
+  sum.used = true;
+  return { termType: 'Variable', value: `${SUM_MEMBERS_PREFIX}${column}` };
+}
+
+/**
+ * The `SUM(e)` and `AVG(e)` columns projected by exactly one sub-SELECT of the query (not the query itself).
+ * @param ast the parsed query
+ */
+function subSelectSums(ast: unknown): Map<string, { select: Node; expression: Node; used: boolean }> {
+  const out = new Map<string, { select: Node; expression: Node; used: boolean }>();
+  const seen = new Map<string, number>();
+  for (const n of queryNodes(ast))
+    if (n !== ast && Array.isArray(n.variables))
+      for (const item of n.variables as Node[]) {
+        if (item.termType === 'Variable' || !isNode(item.variable)) continue;
+        const name = item.variable.value as string;
+        seen.set(name, (seen.get(name) ?? 0) + 1);
+        const e = item.expression;
+        const aggregation = isNode(e) && e.type === 'aggregate' ? String(e.aggregation).toLowerCase() : '';
+        if ((aggregation === 'sum' || aggregation === 'avg') && isNode((e as Node).expression)) out.set(name, { select: n, expression: (e as Node).expression as Node, used: false });
+      }
+  for (const name of [...out.keys()]) if (seen.get(name) !== 1) out.delete(name);
+  return out;
+}
+
+/** Adds to each sub-SELECT the companion `SUM(IF(number, 0, 1)) AS ?fkgqa_sub_nn_v` of its SUM and AVG columns a comparison used (`sumMembersCompanion`). */
+function addSumMembersCompanions(): void {
+  for (const [column, sum] of sumColumns) {
+    if (!sum.used) continue;
+    const others = operation('if', [isNumberTerm(sum.expression), integer(0), integer(1)]);
+    (sum.select.variables as Node[]).push({
+      expression: { type: 'aggregate', aggregation: 'sum', distinct: false, expression: others },
+      variable: { termType: 'Variable', value: `${SUM_MEMBERS_PREFIX}${column}` },
+    });
+  }
 }
 
 /**
@@ -1366,6 +1429,8 @@ interface SubSelectExtreme {
   column: string;
   /** Projected by the query itself: the sub-SELECT also counts its other terms and NaNs (`projectedSubSelectExtremes`). */
   projected?: boolean;
+  /** Compared by a FILTER (`subSelectExtremeComparison`): the sub-SELECT fails on terms of other kinds alone and on NaNs (`addSubSelectCompanions`). */
+  compared?: boolean;
 }
 
 /** Per query node of the query being rewritten, the MIN and MAX columns of its direct sub-SELECTs (`subSelectExtremes`), set by `virtuosoQuery`. */
@@ -1455,6 +1520,7 @@ function subSelectExtremeComparison(node: Node): unknown {
   if (!variable && constant === undefined) return undefined;
   const extreme = visibleExtremes.get((args[at] as Node).value as string) as SubSelectExtreme;
   usedExtremes.add(extreme);
+  extreme.compared = true;
   const column = (part: string): Node => ({ termType: 'Variable', value: `${SUB_EXTREME_PREFIX}${part}_${extreme.column}` });
   const operator = node.operator as string;
   const kindIs = (code: number): Node => operation('=', [column('k'), integer(code)]);
@@ -1488,7 +1554,9 @@ function subSelectExtremeComparison(node: Node): unknown {
         : (balanced('&&', [otherKinds, operation('bound', [copy(other)]), operation('!', [ofKnownKind]), compared]) as Node),
     );
   } else if (operator === '!=') branches.push(otherKinds);
-  return branches.length === 0 ? boolean(false) : balanced('||', branches);
+  if (branches.length === 0) return boolean(false);
+  // The sub-SELECT's division by 0 on terms of other kinds alone or a NaN (`addSubSelectCompanions`), read so that Virtuoso evaluates it (it drops columns no one reads).
+  return balanced('&&', [operation('bound', [column('known')]), operation('bound', [column('nonan')]), balanced('||', branches)]);
 }
 
 /**
@@ -1513,7 +1581,7 @@ function projectedSubSelectExtremes(select: Node): Map<string, Extreme> {
     usedExtremes.add(extreme);
     const name = (part: string): string => `${SUB_EXTREME_PREFIX}${part}_${extreme.column}`;
     for (const part of ['n', 's', 'i', 'nan', 'c']) added.push({ termType: 'Variable', value: name(part) });
-    out.set(extreme.column, { aggregation: extreme.aggregation, numbers: name('n'), strings: name('s'), iris: name('i'), nans: name('nan'), others: name('c') });
+    out.set(extreme.column, { aggregation: extreme.aggregation, numbers: name('n'), strings: name('s'), iris: name('i'), nans: name('nan'), others: name('c'), sub: true });
   }
   select.variables = [...(select.variables as Node[]), ...added];
   return out;
@@ -1542,11 +1610,28 @@ function addSubSelectCompanions(): void {
       { expression: aggregate(operation('if', [isIri(), operation('str', [copy(x)]), error])), variable: name('i') },
       { expression: aggregate(operation('if', [balanced('||', [isIri(), isNumberTerm(x), isSimpleLiteral(x)]), error, copy(x)])), variable: name('o') },
     );
+    if (extreme.compared) {
+      // Terms of other kinds alone (dates, booleans, language-tagged literals, custom datatypes) or a NaN among the terms: Virtuoso orders and compares them
+      // otherwise than SPARQL (a date with a string, NaN as a number), and the rewrite cannot tell them from the query text: the sub-SELECT divides by 0
+      // for such a column, so that Virtuoso fails the query (a 500 naming its data exception) rather than keep or drop rows SPARQL would not.
+      const known = operation('if', [balanced('||', [isIri(), isNumberTerm(x), isSimpleLiteral(x)]), code(1), code(0)]);
+      // Virtuoso's isNumeric is false for a NaN: a double or float whose STR() is "nan".
+      const floating = operation('||', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('double')]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('float')])]);
+      const nan = operation('if', [operation('&&', [floating, operation('contains', [operation('lcase', [operation('str', [copy(x)])]), simpleLiteral('nan')])]), code(0), code(1)]);
+      const max = (of: Node): Node => ({ type: 'aggregate', aggregation: 'max', distinct: false, expression: of });
+      const min = (of: Node): Node => ({ type: 'aggregate', aggregation: 'min', distinct: false, expression: of });
+      (extreme.select.variables as Node[]).push(
+        { expression: operation('/', [code(1), max(known)]), variable: name('known') },
+        { expression: operation('/', [code(1), min(nan)]), variable: name('nonan') },
+      );
+    }
     if (!extreme.projected) continue;
     // As `extremeCompanions` counts them for the query's own MIN and MAX (read back by `extremeTerm`).
     const sum = (of: Node): Node => ({ type: 'aggregate', aggregation: 'sum', distinct: false, expression: of });
-    const nan = operation('&&', [isNumberTerm(x), operation('contains', [operation('str', [copy(x)]), simpleLiteral('nan')])]);
-    const others = operation('if', [isNumberTerm(x), code(0), operation('if', [isSimpleLiteral(x), code(0), operation('if', [isIri(), code(0), code(1)])])]);
+    // Virtuoso's isNumeric is false for a NaN: a double or float whose STR() is "nan" (and no other term).
+    const floating = operation('||', [operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('double')]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('float')])]);
+    const nan = operation('&&', [floating, operation('contains', [operation('lcase', [operation('str', [copy(x)])]), simpleLiteral('nan')])]);
+    const others = operation('if', [isNumberTerm(x), code(0), operation('if', [isSimpleLiteral(x), code(0), operation('if', [isIri(), code(0), operation('if', [copy(nan), code(0), code(1)])])])]);
     (extreme.select.variables as Node[]).push({ expression: sum(operation('if', [nan, code(1), code(0)])), variable: name('nan') }, { expression: sum(others), variable: name('c') });
   }
 }
@@ -1627,6 +1712,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
   extremeColumnsOf = subSelectExtremes(ast);
   visibleExtremes = extremeColumnsOf.get(ast) ?? new Map<string, SubSelectExtreme>();
   usedExtremes = new Set<SubSelectExtreme>();
+  sumColumns = subSelectSums(ast);
   const unanswered = aggregateShapes(ast);
   if (unanswered) throw new StoreCannotAnswer(`${unanswered}; this store does not answer it (an oxigraph-backed serve does)`);
   virtuosoShapes(ast, { booleanVars, refuse: (why) => new StoreCannotAnswer(why), errorVariable: ERROR_VARIABLE, operation });
@@ -1640,6 +1726,7 @@ export function virtuosoQuery(text: string, graph: string, options: SparqlParseO
     if (ast[key] !== undefined) ast[key] = rewrite(ast[key], booleanVars, (key === 'variables' || key === 'order') && projection) as never;
   const projectedExtremes = ast.queryType === 'SELECT' && !wildcard ? projectedSubSelectExtremes(ast as unknown as Node) : new Map<string, Extreme>();
   addSubSelectCompanions();
+  addSumMembersCompanions();
   const extremeInside = ast.queryType === 'SELECT' ? (extremeInExpression(ast as unknown as Node) ?? averageInExpression(ast as unknown as Node)) : undefined;
   const lexical = new Map<string, string>();
   const emptySums: string[] = [];
@@ -1945,6 +2032,19 @@ function extremeInExpression(select: Node): string | undefined {
       const found = where(find(item.expression), `the projection of ?${(item.variable as Node).value as string}`);
       if (found) return found;
     }
+  // A sub-SELECT's MIN or MAX column projected under another name or inside an expression (`(?m AS ?z)`): only the column projected as itself is read back (`projectedSubSelectExtremes`).
+  const columns = extremeColumnsOf.get(select);
+  const mentioned = (e: unknown): SubSelectExtreme | undefined => {
+    if (Array.isArray(e)) return e.map(mentioned).find(Boolean);
+    if (!isNode(e) || e.type === 'query') return undefined;
+    if (e.termType === 'Variable') return columns?.get(e.value as string);
+    return typeof e.termType === 'string' ? undefined : mentioned(Object.values(e));
+  };
+  for (const item of select.variables as Node[]) {
+    const extreme = item.termType !== 'Variable' && isNode(item.expression) ? mentioned(item.expression) : undefined;
+    if (extreme)
+      return `a sub-SELECT's ${extreme.aggregation.toUpperCase()} (?${extreme.column}) projected inside an expression or under another name (?${(item.variable as Node).value as string}): Virtuoso orders stored strings and IRIs otherwise than SPARQL in MAX and MIN, and only the column projected as itself is read back in SPARQL's order; this store does not answer it (an oxigraph-backed serve does)`;
+  }
   const having = where(find(select.having), 'HAVING');
   if (having) return having;
   for (const key of (select.order ?? []) as Node[])
@@ -2003,9 +2103,13 @@ function isNumberTerm(x: Node): Node {
   return operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), XSD_TYPE('boolean')])]);
 }
 
-/** Whether the term `x` is a simple literal, as an expression. */
+/** Whether the term `x` is a simple literal, as an expression (Virtuoso's DATATYPE of a language-tagged literal is xsd:string: the length of its LANG is tested too, a number, which a grouped projection takes). */
 function isSimpleLiteral(x: Node): Node {
-  return operation('&&', [operation('isliteral', [copy(x)]), operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('string')])]);
+  return balanced('&&', [
+    operation('isliteral', [copy(x)]),
+    operation('=', [operation('datatype', [copy(x)]), XSD_TYPE('string')]),
+    operation('=', [operation('strlen', [operation('lang', [copy(x)])]), integer(0)]),
+  ]) as Node;
 }
 
 /**
@@ -2146,6 +2250,11 @@ function extremeTerm(b: SparqlRow, k: string, x: Extreme): [SparqlTerm | undefin
   const number: [SparqlTerm | undefined, string] = [b[x.numbers!], x.numbers!];
   const string: [SparqlTerm | undefined, string] = [b[x.strings!] ? { type: 'literal', value: b[x.strings!].value } : undefined, x.strings!];
   const iri: [SparqlTerm | undefined, string] = [b[x.iris!] ? { type: 'uri', value: b[x.iris!].value } : undefined, x.iris!];
+  // A sub-SELECT's MIN or MAX over other terms (a date beside a dateTime, language-tagged literals, Virtuoso's own order) or NaNs: refused.
+  if (x.sub && (others || Number(b[x.nans!]?.value ?? 0) > 0))
+    throw new StoreCannotAnswer(
+      `a sub-SELECT's ${x.aggregation.toUpperCase()} projected over a NaN or terms that are no numbers, simple literals or IRIs (dates, booleans, language-tagged literals, custom datatypes): Virtuoso orders them otherwise than SPARQL; this store does not answer it (an oxigraph-backed serve does)`,
+    );
   if (others && (number[0] || string[0] || iri[0]))
     throw new StoreCannotAnswer(
       `${x.aggregation.toUpperCase()} over numbers, simple literals or IRIs beside other terms (booleans, dates, language-tagged literals, blank nodes): Virtuoso orders them otherwise`,
