@@ -503,6 +503,11 @@ describe("serve: the protocol of a request line is read from that request's own 
     const rtsp = await rawAnswer(port, `POST ${url.pathname} RTSP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
     expect(statuses(rtsp)).toEqual([505]);
     expect(rtsp).toContain('\r\n\r\nRTSP/1.0 is not HTTP: send HTTP/1.1 (RFC 9112 §2.3)\n');
+    // Blanks around header values (optional whitespace, RFC 9112 §5) however many: still 505.
+    const padded = ['X-Pad: ' + ' '.repeat(700) + 'v', 'X-Pad: v' + ' '.repeat(700), Array.from({ length: 20 }, (_, i) => `X-H${i}:${' '.repeat(30)}v`).join('\r\n')];
+    for (const header of padded) {
+      expect(statuses(await rawAnswer(port, `GET ${target} RTSP/1.0\r\nHost: 127.0.0.1\r\n${header}\r\n\r\n`))).toEqual([505]);
+    }
   });
 });
 

@@ -375,10 +375,11 @@ function requestProtocol(req: http.IncomingMessage): string | undefined {
   // The kept bytes start at this place among the connection's bytes; requests before `linesRead` were read already.
   const first = c.bytesRead - c.recent.length;
   const line = `${String(req.method)} ${String(req.url)} `;
-  // The longest the line and headers can be as sent (but for blanks around the values): only that much is read as text.
-  const extent = line.length + 44 + req.rawHeaders.reduce((n, h) => n + h.length + 2, 2) + 512;
   for (let at = c.recent.indexOf(line, Math.max(0, c.linesRead - first), 'latin1'); at >= 0; at = c.recent.indexOf(line, at + 1, 'latin1')) {
-    const head = c.recent.toString('latin1', at + line.length, at + extent);
+    // Only the protocol and header block that follow are read as text (up to the blank line ending
+    // them, at most RECENT_BYTES): blanks around header values, which rawHeaders drops, count too.
+    const end = c.recent.indexOf('\r\n\r\n', at + line.length, 'latin1');
+    const head = c.recent.toString('latin1', at + line.length, Math.min(end < 0 ? c.recent.length : end + 4, at + line.length + RECENT_BYTES));
     const protocol = /^([^\s]{1,40})\r\n/.exec(head);
     if (!protocol || !headersAt(head, protocol[0].length, req.rawHeaders)) continue;
     c.linesRead = first + at + line.length;
