@@ -503,6 +503,13 @@ describe("serve: the protocol of a request line is read from that request's own 
     const rtsp = await rawAnswer(port, `POST ${url.pathname} RTSP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: ${MEDIA.sparqlQuery}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
     expect(statuses(rtsp)).toEqual([505]);
     expect(rtsp).toContain('\r\n\r\nRTSP/1.0 is not HTTP: send HTTP/1.1 (RFC 9112 §2.3)\n');
+    // A form body holding a whole RTSP request before an HTTP/1.1 one, and the reverse.
+    const form = `query=ASK%7B%7D&x=${encodeURIComponent('x')}${spoof}Host: 127.0.0.1\r\n\r\n`;
+    const post = `POST ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`;
+    expect(statuses(await rawAnswer(port, `${post}${ask}`))).toEqual([200, 200]);
+    const httpForm = form.replace('RTSP/1.0', 'HTTP/1.1');
+    const postHttp = `POST ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${httpForm.length}\r\n\r\n${httpForm}`;
+    expect(statuses(await rawAnswer(port, `${postHttp}${spoof}Host: 127.0.0.1\r\n\r\n`))).toEqual([200, 505]);
     // Blanks around header values (optional whitespace, RFC 9112 §5) however many: still 505.
     const padded = ['X-Pad: ' + ' '.repeat(700) + 'v', 'X-Pad: v' + ' '.repeat(700), Array.from({ length: 20 }, (_, i) => `X-H${i}:${' '.repeat(30)}v`).join('\r\n')];
     for (const header of padded) {

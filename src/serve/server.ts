@@ -382,7 +382,10 @@ function requestProtocol(req: http.IncomingMessage): string | undefined {
     const head = c.recent.toString('latin1', at + line.length, Math.min(end < 0 ? c.recent.length : end + 4, at + line.length + RECENT_BYTES));
     const protocol = /^([^\s]{1,40})\r\n/.exec(head);
     if (!protocol || !headersAt(head, protocol[0].length, req.rawHeaders)) continue;
-    c.linesRead = first + at + line.length;
+    // The next request line starts after this request's body: a body of known length holding a
+    // request line is never taken for the next request's (a chunked one is not measured here).
+    const length = req.headers['transfer-encoding'] === undefined ? Number(req.headers['content-length'] ?? 0) : NaN;
+    c.linesRead = first + (end >= 0 && Number.isSafeInteger(length) ? end + 4 + length : at + line.length);
     return protocol[1];
   }
   return undefined;
