@@ -432,12 +432,7 @@ const isErrorVariable = (x: unknown): boolean => isNode(x) && x.termType === 'Va
  */
 function valuesBooleanColumns(ast: unknown, booleanVars: Set<string>): Set<string> {
   const mixed = new Set<string>();
-  const stack = [ast];
-  const seen = new Set<unknown>();
-  while (stack.length > 0) {
-    const n = stack.pop();
-    if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
-    seen.add(n);
+  for (const n of astNodes(ast)) {
     const rows = Array.isArray(n) ? undefined : n.type === 'values' ? n.values : n.type === 'query' ? n.values : undefined;
     if (Array.isArray(rows)) {
       const columns = new Set((rows as Record<string, unknown>[]).flatMap((r) => Object.keys(r)));
@@ -449,7 +444,6 @@ function valuesBooleanColumns(ast: unknown, booleanVars: Set<string>): Set<strin
         else if (booleans > 0) mixed.add(name);
       }
     }
-    stack.push(...Object.values(n));
   }
   return mixed;
 }
@@ -602,22 +596,15 @@ function inAsComparisons(ast: unknown): void {
 /** The client's IN and NOT IN nodes at a FILTER's top (the FILTER's expression through `||` and `&&`), where an error and false drop the same solutions. */
 function filterTopIns(ast: unknown): Set<object> {
   const out = new Set<object>();
-  const stack: unknown[] = [ast];
-  const seen = new Set<unknown>();
-  while (stack.length > 0) {
-    const n = stack.pop();
-    if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
-    seen.add(n);
-    if (n.type === 'filter') {
-      const top: unknown[] = [n.expression];
-      while (top.length > 0) {
-        const e = top.pop();
-        if (!isNode(e) || e.type !== 'operation') continue;
-        if (e.operator === '||' || e.operator === '&&') top.push(...(e.args as unknown[]));
-        else if (e.operator === 'in' || e.operator === 'notin') out.add(e);
-      }
+  for (const n of astNodes(ast)) {
+    if (n.type !== 'filter') continue;
+    const top: unknown[] = [n.expression];
+    while (top.length > 0) {
+      const e = top.pop();
+      if (!isNode(e) || e.type !== 'operation') continue;
+      if (e.operator === '||' || e.operator === '&&') top.push(...(e.args as unknown[]));
+      else if (e.operator === 'in' || e.operator === 'notin') out.add(e);
     }
-    stack.push(...Object.values(n));
   }
   return out;
 }
@@ -1653,6 +1640,15 @@ function subSelectExpressions(ast: unknown): Set<string> {
  * @param ast the parsed query
  */
 function queryNodes(ast: unknown): Node[] {
+  return astNodes(ast).filter((n) => n.type === 'query');
+}
+
+/**
+ * Every node of a parsed query but its terms (patterns, expressions, arrays of them, sub-SELECTs),
+ * each once, in the order of a depth-first walk.
+ * @param ast the parsed query
+ */
+function astNodes(ast: unknown): Node[] {
   const out: Node[] = [];
   const stack: unknown[] = [ast];
   const seen = new Set<unknown>();
@@ -1660,7 +1656,7 @@ function queryNodes(ast: unknown): Node[] {
     const n = stack.pop();
     if (!isNode(n) || seen.has(n) || typeof n.termType === 'string') continue;
     seen.add(n);
-    if (n.type === 'query') out.push(n);
+    out.push(n);
     stack.push(...Object.values(n));
   }
   return out;
