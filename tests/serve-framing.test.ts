@@ -285,6 +285,17 @@ describe('serve: the edges of a request', () => {
     expect(brief(await loggedSince(from))).toEqual([{ endpoint: 'library-shard1', method: 'GET', status: 417 }]);
   });
 
+  it('answers 501 naming a transfer coding before chunked (gzip, chunked), and closes the connection', async () => {
+    const from = await logMark();
+    const body = 'query=ASK%7B%7D';
+    const coded = `POST ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: gzip, chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    const answer = await rawAnswer(port, `${coded}GET ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    expect(statuses(answer)).toEqual([501]);
+    expect(answer).toContain('\r\nConnection: close\r\n');
+    expect(answer).toContain('Transfer-Encoding: "gzip, chunked" is not implemented here: send the body with Content-Length or Transfer-Encoding: chunked alone (RFC 9112 §6.1)\n');
+    expect(brief(await loggedSince(from))).toEqual([{ endpoint: 'library-shard1', method: 'POST', status: 501 }]);
+  });
+
   it('logs a HEAD answer with 0 bytes (it has no body)', async () => {
     const from = await logMark();
     const answer = await rawAnswer(port, `HEAD ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);

@@ -1051,6 +1051,15 @@ export class ShardServer {
       if (expect !== undefined && !CONTINUE.test(expect)) {
         throw new ProtocolError(417, `Expect: ${JSON.stringify(expect.slice(0, 100))} cannot be met: the only expectation this server meets is 100-continue (RFC 9110 §10.1.1)`);
       }
+      // A transfer coding before the final chunked (`gzip, chunked`): Node's parser reads the chunks, but the body is still coded
+      // (without chunked last the body's length is unknown: Node's parser refuses it, 400).
+      const coding = req.headers['transfer-encoding'];
+      if (coding !== undefined && /,\s*chunked\s*$/i.test(coding)) {
+        throw new ProtocolError(
+          501,
+          `Transfer-Encoding: ${JSON.stringify(coding.slice(0, 100))} is not implemented here: send the body with Content-Length or Transfer-Encoding: chunked alone (RFC 9112 §6.1)`,
+        );
+      }
       if (req.method === 'OPTIONS') {
         req.resume();
         // A CORS preflight: allowed (its headers below) only for an origin --cors-origin names.
