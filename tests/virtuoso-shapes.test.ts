@@ -65,6 +65,15 @@ describe('serve --store virtuoso / shapes Virtuoso answers wrongly', () => {
     expect(sent('SELECT ?s WHERE { ?s a ?t MINUS { SELECT DISTINCT ?s WHERE { ?s <http://e/y> ?y } ORDER BY ?y } }')).toContain('MINUS { ?s <http://e/y> ?fkgqa_minus_y. }');
   });
 
+  it("refuses a FILTER comparing a sub-SELECT's SUM or AVG of an expression, and sends one of a variable with the count of its members that are no number", () => {
+    const sub = (e: string) => `SELECT ?t WHERE { ?t <http://e/g> ?g { SELECT ?g (SUM(${e}) AS ?s) WHERE { ?u <http://e/g> ?g . ?u <http://e/v> ?v } GROUP BY ?g } FILTER(?s > 3) }`;
+    for (const e of ['?v * 2', '?v + 0', '-?v', '<http://www.w3.org/2001/XMLSchema#integer>(?v)']) {
+      expect(() => virtuosoQuery(sub(e), G), e).toThrow(StoreCannotAnswer);
+      expect(() => virtuosoQuery(sub(e), G), e).toThrow(/^a sub-SELECT's SUM or AVG of an expression \(\?s\) compared in a FILTER/);
+    }
+    expect(sent(sub('?v'))).toContain('?fkgqa_sub_nn_s = 0');
+  });
+
   it('refuses a HAVING without GROUP BY in a sub-SELECT, the same aggregate projected twice, MAX or MIN inside another expression, and an AVG written inside one or from a sub-SELECT', () => {
     const refused: [string, RegExp][] = [
       ['SELECT ?c WHERE { { SELECT (COUNT(*) AS ?c) WHERE { ?a ?p ?n } HAVING(COUNT(*) > 0) } }', /^a HAVING without GROUP BY inside a sub-SELECT/],

@@ -899,10 +899,17 @@ export const SUM_MEMBERS_PREFIX = 'fkgqa_sub_nn_';
  * comparison of them is false; Virtuoso skips unbound members and sums strings as 0. The comparison
  * is sent with `?fkgqa_sub_nn_v = 0` (`addSumMembersCompanions` adds the column to the sub-SELECT).
  * @param column the sub-SELECT's column `v`
+ * @throws StoreCannotAnswer when `e` is no variable (`SUM(?v * 2)`)
  */
 function sumMembersCompanion(column: string): Node | undefined {
   const sum = sumColumns.get(column);
   if (!sum) return undefined;
+  // Virtuoso computes an expression of a member that is no number (`true * 2`, `xsd:integer("5")` aside), where SPARQL has an
+  // error: the members are counted only where the argument is the variable itself.
+  if (sum.expression.termType !== 'Variable')
+    throw new StoreCannotAnswer(
+      `a sub-SELECT's SUM or AVG of an expression (?${column}) compared in a FILTER: Virtuoso evaluates it otherwise than SPARQL; this store does not answer it (an oxigraph-backed serve does)`,
+    );
   sum.used = true;
   return { termType: 'Variable', value: `${SUM_MEMBERS_PREFIX}${column}` };
 }
