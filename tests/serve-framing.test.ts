@@ -521,6 +521,11 @@ describe("serve: the protocol of a request line is read from that request's own 
     const httpForm = form.replace('RTSP/1.0', 'HTTP/1.1');
     const postHttp = `POST ${url.pathname} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${httpForm.length}\r\n\r\n${httpForm}`;
     expect(statuses(await rawAnswer(port, `${postHttp}${spoof}Host: 127.0.0.1\r\n\r\n`))).toEqual([200, 505]);
+    // More header lines than Node keeps by default (1,000): still 505, and a body after them still no request line.
+    const many = Array.from({ length: 1_100 }, (_, i) => `a${i}:`).join('\r\n');
+    expect(statuses(await rawAnswer(port, `GET ${target} RTSP/1.0\r\nHost: 127.0.0.1\r\n${many}\r\n\r\n`))).toEqual([505]);
+    const postMany = post.replace('Host: 127.0.0.1\r\n', `Host: 127.0.0.1\r\n${many}\r\n`);
+    expect(statuses(await rawAnswer(port, `${postMany}${ask}`))).toEqual([200, 200]);
     // Blanks around header values (optional whitespace, RFC 9112 §5) however many: still 505.
     const padded = ['X-Pad: ' + ' '.repeat(700) + 'v', 'X-Pad: v' + ' '.repeat(700), Array.from({ length: 20 }, (_, i) => `X-H${i}:${' '.repeat(30)}v`).join('\r\n')];
     for (const header of padded) {

@@ -638,6 +638,9 @@ export class ShardServer {
         server.on('connection', (socket: Socket) => this.watchRequestLine(socket, only));
         server.keepAliveTimeout = 65_000;
         server.headersTimeout = 66_000;
+        // Every header line kept (Node keeps 1,000 by default; the 16 KiB header limit bounds them): a request's own header lines
+        // are how its request line is told among the connection's bytes (`requestProtocol`).
+        server.maxHeadersCount = 0;
         server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, host, port)));
         server.listen(port, host, () => {
           server.off('error', reject);
