@@ -25,6 +25,8 @@ const TRIPLES = VALUES.flatMap((v, i) => [
   ...(i % 2 === 0 ? [`<${ITEM}/id=${i}> <${ITEM}#opt> "${i === 0 ? 0 : i + 1}"^^<${XSD}integer> .`] : []),
   // Floats of id=0, id=1 and id=2: 74.4, 0.1 and -2.5.
   ...(i < 3 ? [`<${ITEM}/id=${i}> <${ITEM}#f> "${['74.4', '0.1', '-2.5'][i]}"^^<${XSD}float> .`] : []),
+  // Names of id=0 to id=3: two tagged @en, a simple literal, one tagged @fr.
+  ...(i < 4 ? [`<${ITEM}/id=${i}> <${ITEM}#name> ${['"apple"@en', '"x"@en', '"banana"', '"y"@fr'][i]} .`] : []),
 ]);
 const P = `PREFIX i: <${ITEM}#> PREFIX xsd: <${XSD}> `;
 
@@ -69,6 +71,10 @@ const SAME: [string, number][] = [
   ['SELECT ?s WHERE { ?s i:id ?id OPTIONAL { ?s i:opt ?o } FILTER(?id IN (?o, 7)) }', 2],
   ['SELECT ?s ?b WHERE { ?s i:id ?id OPTIONAL { ?s i:opt ?o } BIND(?id NOT IN (?o) AS ?b) }', 10],
   // IN of IRIs, simple literals or integers only, sent as Virtuoso's own IN (a boolean, INF or a language-tagged literal matches none).
+  // An ordering with a language-tagged constant: only literals of its language tag (Virtuoso ordered simple literals with it too).
+  ['SELECT ?s WHERE { ?s i:name ?n FILTER(?n > "apple"@en) }', 1],
+  ['SELECT ?s WHERE { ?s i:name ?n FILTER(?n <= "zzz"@EN) }', 2],
+  ['SELECT ?s WHERE { ?s i:name ?n FILTER(!(?n > "apple"@en)) }', 1],
   ['SELECT ?s WHERE { ?s i:val ?v FILTER(?v IN (0, 1, 2, 74)) }', 3],
   ['SELECT ?s WHERE { ?s i:val ?v FILTER(?v NOT IN (1, 2)) }', 8],
   ['SELECT ?s WHERE { ?s i:val ?v FILTER(?v IN ("abc", "INF", "1")) }', 1],

@@ -1018,6 +1018,13 @@ function comparisonAsSent(node: Node, booleanVars: Set<string>, inPattern: boole
     const special = operation('if', [trueCases, boolean(true), operation('if', [errorCases, errorVariable(), boolean(false)])]);
     return operation('if', [sameKind, operation('if', [finite, node, special]), { termType: 'Variable', value: ERROR_VARIABLE }]);
   }
+  // A language-tagged constant (`?v > "apple"@en`): SPARQL orders it only with a literal of the same language tag (oxigraph),
+  // Virtuoso with simple literals too.
+  const tagged = args.findIndex(isLanguageLiteral);
+  if (constant < 0 && ordering && tagged >= 0 && !(isNode(args[1 - tagged]) && (args[1 - tagged] as Node).termType === 'Literal')) {
+    const language = simpleLiteral(String((args[tagged] as Node).language).toLowerCase());
+    return operation('if', [operation('=', [operation('lcase', [operation('lang', [copy(args[1 - tagged])])]), language]), node, errorVariable()]);
+  }
   // Two terms of the data (`?x != ?w`): Virtuoso takes an unbound one for unequal.
   if (constant < 0) return ordering ? node : unboundAsError(node, strict, FILTER_TOP_COMPARISONS.has(node), node.operator === '=');
   if (isNode(other) && other.termType === 'Literal') return node;
