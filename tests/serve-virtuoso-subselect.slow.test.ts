@@ -87,11 +87,12 @@ function withBooks(aggregate: string, test: string): string {
  * MAX over terms of other kinds alone (language-tagged literals here), a sub-SELECT's MIN or MAX
  * projected under another name or over terms of other kinds.
  */
-const REFUSED: [string, number][] = [
-  [`SELECT ?a WHERE { ?a ${NAME} ?n { SELECT (MIN(STRLANG(?n2, "en")) AS ?m) WHERE { ?b ${NAME} ?n2 } } FILTER(?n != ?m) }`, 6],
-  [`SELECT ?a WHERE { ?a ${NAME} ?n { SELECT (MAX(STRLANG(?n2, "en")) AS ?m) WHERE { ?b ${NAME} ?n2 } } FILTER(?n < ?m) }`, 0],
-  [`SELECT (?m AS ?z) WHERE { { SELECT (MAX(?n) AS ?m) WHERE { ?a ${NAME} ?n } } }`, 1],
-  [`SELECT ?m WHERE { { SELECT (MIN(STRLANG(?n, "en")) AS ?m) WHERE { ?a ${NAME} ?n } } }`, 1],
+const OTHER_KINDS = /a FILTER comparing a term with a sub-SELECT's MIN or MAX over dates, booleans, language-tagged or custom-typed literals alone, or over a NaN/;
+const REFUSED: [string, number, RegExp][] = [
+  [`SELECT ?a WHERE { ?a ${NAME} ?n { SELECT (MIN(STRLANG(?n2, "en")) AS ?m) WHERE { ?b ${NAME} ?n2 } } FILTER(?n != ?m) }`, 6, OTHER_KINDS],
+  [`SELECT ?a WHERE { ?a ${NAME} ?n { SELECT (MAX(STRLANG(?n2, "en")) AS ?m) WHERE { ?b ${NAME} ?n2 } } FILTER(?n < ?m) }`, 0, OTHER_KINDS],
+  [`SELECT (?m AS ?z) WHERE { { SELECT (MAX(?n) AS ?m) WHERE { ?a ${NAME} ?n } } }`, 1, /this store does not answer it/],
+  [`SELECT ?m WHERE { { SELECT (MIN(STRLANG(?n, "en")) AS ?m) WHERE { ?a ${NAME} ?n } } }`, 1, /this store does not answer it/],
 ];
 
 describe.runIf(run)("serve --store virtuoso: a FILTER on a sub-SELECT's MIN or MAX, answered as oxigraph", () => {
@@ -115,9 +116,10 @@ describe.runIf(run)("serve --store virtuoso: a FILTER on a sub-SELECT's MIN or M
   });
 
   it('refuses, never answering other rows, a sub-SELECT MIN or MAX over other kinds of terms or projected under another name', async () => {
-    for (const [query, rows] of REFUSED) {
+    for (const [query, rows, words] of REFUSED) {
       const [v, o] = await Promise.all([answerOf(virtuoso.endpoint('library')!.url, query), answerOf(oxigraph.endpoint('library')!.url, query)]);
       expect({ query, rows: (o.body as { rows: unknown[] }).rows?.length, status: v.status }).toEqual({ query, rows, status: 500 });
+      expect(String(v.body), query).toMatch(words);
     }
   });
 });

@@ -26,7 +26,7 @@ import { queryLimits, waitingOutcome, type PoolOutcome, type RunLimits } from '.
 import { waitedTooLong } from '../federation/limit.js';
 import type { EndpointStore } from './store.js';
 import { freePorts, removeOrphans, VIRTUOSO_MAX_ROWS, VirtuosoInstance } from './virtuoso.js';
-import { StoreCannotAnswer, UnsupportedFunction, virtuosoQuery, virtuosoRowReader, type VirtuosoQuery } from './virtuoso-query.js';
+import { StoreCannotAnswer, SUB_EXTREME_PREFIX, UnsupportedFunction, virtuosoQuery, virtuosoRowReader, type VirtuosoQuery } from './virtuoso-query.js';
 import { virtuosoCannotCompile, virtuosoDataException } from './virtuoso-shapes.js';
 import { xmlResultBatches } from './virtuoso-results.js';
 
@@ -421,6 +421,12 @@ export class VirtuosoStore implements EndpointStore {
         // error of one solution, never of the query: the store's (virtuosoDataException). Anything else is the instance's.
         const first = body.trim().split('\n').slice(0, 2).join(' ');
         const dataException = virtuosoDataException(body);
+        // The division by 0 a sub-SELECT's MIN or MAX compared in a FILTER makes for terms Virtuoso orders otherwise than SPARQL.
+        if (dataException && /^Virtuoso 22012/.test(first) && q.text.includes(`?${SUB_EXTREME_PREFIX}known_`)) {
+          throw new StoreCannotAnswer(
+            `a FILTER comparing a term with a sub-SELECT's MIN or MAX over dates, booleans, language-tagged or custom-typed literals alone, or over a NaN, which Virtuoso orders otherwise than SPARQL (or a division by 0 of the query's own: ${first}); this store does not answer it (an oxigraph-backed serve does)`,
+          );
+        }
         if (dataException) throw new StoreCannotAnswer(dataException);
         // A failure of Virtuoso's SQL compiler (SQ…) on the text this store wrote: the store's limit, not the client's error.
         const cannotCompile = virtuosoCannotCompile(body);
