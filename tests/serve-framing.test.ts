@@ -296,6 +296,17 @@ describe('serve: the edges of a request', () => {
     expect(brief(await loggedSince(from))).toEqual([{ endpoint: 'library-shard1', method: 'POST', status: 501 }]);
   });
 
+  it('answers a request asking to upgrade as HTTP/1.1 and closes the connection (a request pipelined behind it is not read)', async () => {
+    const from = await logMark();
+    const ask = `GET ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\n`;
+    const answer = await rawAnswer(port, `${ask}Connection: Upgrade\r\nUpgrade: foo\r\n\r\n${ask}\r\n`);
+    expect(statuses(answer)).toEqual([200]);
+    expect(answer).toContain('\r\nConnection: close\r\n');
+    expect(brief(await loggedSince(from))).toEqual([{ endpoint: 'library-shard1', method: 'GET', status: 200 }]);
+    // Upgrade without `Connection: Upgrade` is no upgrade: the connection stays.
+    expect(statuses(await rawAnswer(port, `${ask}Upgrade: h2c\r\n\r\n${ask}Connection: close\r\n\r\n`))).toEqual([200, 200]);
+  });
+
   it('logs a HEAD answer with 0 bytes (it has no body)', async () => {
     const from = await logMark();
     const answer = await rawAnswer(port, `HEAD ${url.pathname}?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);

@@ -1103,7 +1103,10 @@ export class ShardServer {
     // the rest of that body may never come (a declared length no client sends), and the next request could not be found after it.
     // So is one whose request line named no HTTP/1.x.
     const bodyLeft = !req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
-    if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1 || foreign) {
+    // So is one asking to upgrade (`Connection: Upgrade`, `Upgrade: h2c`): serve answers it as HTTP/1.1 (RFC 9110 §7.8 lets it
+    // ignore the upgrade), but Node's parser reads no further request on that connection, whose pipelined requests would wait.
+    const upgrade = req.headers.upgrade !== undefined && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(String(req.headers.connection ?? ''));
+    if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1 || foreign || upgrade) {
       headers.Connection = 'close';
       announceClose(req.socket, place);
     }
