@@ -303,8 +303,9 @@ describe('serve: the edges of a request', () => {
     expect(statuses(answer)).toEqual([200]);
     expect(answer).toContain('\r\nConnection: close\r\n');
     expect(brief(await loggedSince(from))).toEqual([{ endpoint: 'library-shard1', method: 'GET', status: 200 }]);
-    // Upgrade without `Connection: Upgrade` is no upgrade: the connection stays.
+    // Upgrade without `Connection: Upgrade`, or with an empty value, is no upgrade: the connection stays.
     expect(statuses(await rawAnswer(port, `${ask}Upgrade: h2c\r\n\r\n${ask}Connection: close\r\n\r\n`))).toEqual([200, 200]);
+    expect(statuses(await rawAnswer(port, `${ask}Connection: upgrade\r\nUpgrade:\r\n\r\n${ask}Connection: close\r\n\r\n`))).toEqual([200, 200]);
   });
 
   it('logs a HEAD answer with 0 bytes (it has no body)', async () => {

@@ -1105,7 +1105,7 @@ export class ShardServer {
     const bodyLeft = !req.complete && (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0);
     // So is one asking to upgrade (`Connection: Upgrade`, `Upgrade: h2c`): serve answers it as HTTP/1.1 (RFC 9110 §7.8 lets it
     // ignore the upgrade), but Node's parser reads no further request on that connection, whose pipelined requests would wait.
-    const upgrade = req.headers.upgrade !== undefined && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(String(req.headers.connection ?? ''));
+    const upgrade = Boolean(req.headers.upgrade?.trim()) && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(String(req.headers.connection ?? ''));
     if (answer.status === 413 || bodyLeft || req.httpVersionMajor !== 1 || foreign || upgrade) {
       headers.Connection = 'close';
       announceClose(req.socket, place);

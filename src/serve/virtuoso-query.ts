@@ -903,7 +903,8 @@ export const SUM_MEMBERS_PREFIX = 'fkgqa_sub_nn_';
  */
 function sumMembersCompanion(column: string): Node | undefined {
   const sum = sumColumns.get(column);
-  if (!sum) return undefined;
+  // A numeric constant (`SUM(1)`) has no member that is no number.
+  if (!sum || isNumericLiteral(sum.expression)) return undefined;
   // Virtuoso computes an expression of a member that is no number (`true * 2`, `xsd:integer("5")` aside), where SPARQL has an
   // error: the members are counted only where the argument is the variable itself.
   if (sum.expression.termType !== 'Variable')
