@@ -630,7 +630,7 @@ function nativeIn(n: Node): Node | undefined {
   const integers = members.every(isIntegerLiteral);
   if (!iris && !strings && !integers) return undefined;
   const sent = operation(n.operator as string, [x, members]);
-  const number = () => operation('&&', [operation('isnumeric', [x]), operation('!=', [operation('datatype', [x]), BOOLEAN_DATATYPE])]);
+  const number = () => isNumberTerm(x);
   if (n.operator === 'in') return integers ? operation('&&', [number(), sent]) : sent;
   return operation('&&', [operation('bound', [x]), integers ? operation('||', [operation('!', [number()]), sent]) : sent]);
 }
@@ -1083,7 +1083,7 @@ function nonFiniteKind(c: unknown): Exclude<NumberKind, 'finite'> | undefined {
  * as no numbers (`-INF > 0` and `NaN > 0` true); `STR()` gives their lexical form.
  */
 function isKind(x: unknown, kind: NumberKind): Node {
-  if (kind === 'finite') return operation('&&', [operation('isnumeric', [copy(x)]), operation('!=', [operation('datatype', [copy(x)]), BOOLEAN_DATATYPE])]);
+  if (kind === 'finite') return isNumberTerm(x as Node);
   const forms = NON_FINITE_FORMS[kind].map((f) => operation('=', [operation('str', [copy(x)]), simpleLiteral(f)]));
   return balanced('&&', [
     operation('in', [operation('datatype', [copy(x)]), [XSD_TYPE('double'), XSD_TYPE('float')]]),
